@@ -1,0 +1,134 @@
+/*
+ * kernels.c - the kernel registry and the shared head/tail handling.
+ *
+ * The table is the x-macro expansion of arch/<arch>/kernels.def: there is
+ * no second list anywhere (Python reads this one through module.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "kernels.h"
+
+/* Prototypes, once. */
+#define PZ_FILL(fn, name, desc, feat, flags, unit, align) void fn(void *, int, size_t);
+#define PZ_COPY(fn, name, desc, feat, flags, unit, align) void fn(void *, const void *, size_t);
+#include "generic/kernels.def"
+#if defined(__x86_64__)
+#include "x86/kernels.def"
+#endif
+#undef PZ_FILL
+#undef PZ_COPY
+
+/* The registry, once. */
+#define PZ_FILL(f, nm, desc, feat, fl, un, al) \
+	{ .name = nm, .description = desc, .arch = PZ_ARCH, .kind = PZ_KIND_FILL, \
+	  .features = feat, .flags = fl, .unit = un, .align = al, .fn.fill = f },
+#define PZ_COPY(f, nm, desc, feat, fl, un, al) \
+	{ .name = nm, .description = desc, .arch = PZ_ARCH, .kind = PZ_KIND_COPY, \
+	  .features = feat, .flags = fl, .unit = un, .align = al, .fn.copy = f },
+
+static const struct pz_kernel registry[] = {
+#define PZ_ARCH "any"
+#include "generic/kernels.def"
+#undef PZ_ARCH
+#if defined(__x86_64__)
+#define PZ_ARCH "x86-64"
+#include "x86/kernels.def"
+#undef PZ_ARCH
+#endif
+};
+#undef PZ_FILL
+#undef PZ_COPY
+
+size_t pz_kernel_count(void)
+{
+	return PZ_ARRAY_SIZE(registry);
+}
+
+const struct pz_kernel *pz_kernel_at(size_t i)
+{
+	return i < PZ_ARRAY_SIZE(registry) ? &registry[i] : NULL;
+}
+
+const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < PZ_ARRAY_SIZE(registry); i++)
+		if (registry[i].kind == kind && strcmp(registry[i].name, name) == 0)
+			return &registry[i];
+	return NULL;
+}
+
+int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n)
+{
+	uint64_t missing = k->features & ~pz_cpu_features();
+	int w;
+
+	if (n)
+		reason[0] = '\0';
+	if (!missing)
+		return 1;
+	w = snprintf(reason, n, "this CPU lacks ");
+	if (w > 0 && (size_t)w < n)
+		pz_feature_list(missing, reason + w, n - (size_t)w);
+	return 0;
+}
+
+/*
+ * Head and tail bytes, the only code shared by all kernels. At most
+ * align-1 + unit-1 bytes go through here per call, so a byte loop is fine;
+ * it must not become a memset() call (built with
+ * -fno-tree-loop-distribute-patterns) or a "generic" measurement would
+ * secretly include glibc.
+ */
+static void fill_bytes(unsigned char *p, int c, size_t n)
+{
+	while (n--)
+		*p++ = (unsigned char)c;
+}
+
+static void copy_bytes(unsigned char *d, const unsigned char *s, size_t n)
+{
+	while (n--)
+		*d++ = *s++;
+}
+
+/* Bytes from @addr to the next multiple of @align (a power of two). */
+static size_t head_bytes(const void *addr, size_t align)
+{
+	return (size_t)(-(uintptr_t)addr) & (align - 1);
+}
+
+void pz_kernel_fill(const struct pz_kernel *k, void *dst, int c, size_t len)
+{
+	unsigned char *p = dst;
+	size_t head = PZ_MIN(head_bytes(p, k->align), len);
+	size_t body;
+
+	fill_bytes(p, c, head);
+	p += head;
+	len -= head;
+	body = len - len % k->unit;
+	if (body)
+		k->fn.fill(p, c, body);
+	fill_bytes(p + body, c, len - body);
+}
+
+void pz_kernel_copy(const struct pz_kernel *k, void *dst, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	size_t head = PZ_MIN(head_bytes(d, k->align), len);
+	size_t body;
+
+	copy_bytes(d, s, head);
+	d += head;
+	s += head;
+	len -= head;
+	body = len - len % k->unit;
+	if (body)
+		k->fn.copy(d, s, body);
+	copy_bytes(d + body, s + body, len - body);
+}

@@ -1,0 +1,57 @@
+/*
+ * kernels.h - the registry of fill (memset) and copy (memcpy) kernels.
+ *
+ * The rows are declared once per architecture in arch/<arch>/kernels.def and
+ * expanded twice by kernels.c: once for prototypes, once for the table.
+ *
+ * A kernel body only ever sees the part of the buffer it can handle: dst
+ * aligned to ->align and a length that is a non-zero multiple of ->unit.
+ * pz_kernel_fill() / pz_kernel_copy() peel the unaligned head and the short
+ * tail with shared byte-wise code, so every kernel accepts any pointer and
+ * any length.
+ */
+#ifndef PZ_KERNELS_H
+#define PZ_KERNELS_H
+
+#include "pz.h"
+
+typedef void (*pz_fill_fn)(void *dst, int c, size_t len);
+typedef void (*pz_copy_fn)(void *dst, const void *src, size_t len);
+
+enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
+
+/* Row flags. */
+#define PZ_TEMPORAL    0u         /* ordinary stores: lines are allocated in cache */
+#define PZ_NONTEMPORAL (1u << 0)  /* streaming stores; the body ends with sfence */
+#define PZ_ZERO_ONLY   (1u << 1)  /* can only write zeros (clzero, dc zva) */
+
+struct pz_kernel {
+	const char *name;
+	const char *description;
+	const char *arch;
+	enum pz_kernel_kind kind;
+	uint64_t features;      /* PZ_FEAT_* bits the body needs */
+	unsigned flags;         /* PZ_NONTEMPORAL, PZ_ZERO_ONLY */
+	size_t unit;            /* body lengths are multiples of this */
+	size_t align;           /* body destinations are aligned to this */
+	union {
+		pz_fill_fn fill;
+		pz_copy_fn copy;
+	} fn;
+};
+
+size_t pz_kernel_count(void);
+const struct pz_kernel *pz_kernel_at(size_t i);
+const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *name);
+
+/*
+ * 1 when this CPU can run @k; otherwise 0 and a reason such as
+ * "this CPU lacks avx512f" is written to @reason (NUL-terminated).
+ */
+int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n);
+
+/* Fill/copy any [dst, dst+len) with @k. The caller checked availability. */
+void pz_kernel_fill(const struct pz_kernel *k, void *dst, int c, size_t len);
+void pz_kernel_copy(const struct pz_kernel *k, void *dst, const void *src, size_t len);
+
+#endif /* PZ_KERNELS_H */

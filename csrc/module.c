@@ -1,0 +1,775 @@
+/*
+ * module.c - pagezero._core: the CPython bindings of the C core.
+ *
+ * The only file that includes Python.h. It parses arguments, releases the
+ * GIL around everything timed, and turns the core's -errno returns into
+ * ValueError, pagezero.UnavailableError or pagezero.MappingError (an
+ * OSError carrying errno) with a message that names the cause and the fix.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "clock.h"
+#include "cpu.h"
+#include "kernels.h"
+#include "region.h"
+
+static PyObject *PagezeroError;
+static PyObject *UnavailableError;
+static PyObject *MappingError;
+
+/* Below this many bytes, dropping the GIL costs more than it lets others do. */
+#define PZ_GIL_RELEASE_BYTES (64 * 1024)
+
+static const char *kind_name(enum pz_kernel_kind kind)
+{
+	return kind == PZ_KIND_FILL ? "clear" : "copy";
+}
+
+static int parse_kind(const char *s, enum pz_kernel_kind *kind)
+{
+	if (strcmp(s, "clear") == 0) {
+		*kind = PZ_KIND_FILL;
+		return 0;
+	}
+	if (strcmp(s, "copy") == 0) {
+		*kind = PZ_KIND_COPY;
+		return 0;
+	}
+	PyErr_Format(PyExc_ValueError, "unknown kernel kind '%s' (expected 'clear' or 'copy')", s);
+	return -1;
+}
+
+/* The named kernel if it exists and this CPU runs it; NULL with an exception otherwise. */
+static const struct pz_kernel *usable_kernel(enum pz_kernel_kind kind, const char *name)
+{
+	const struct pz_kernel *k = pz_kernel_find(kind, name);
+	char reason[128];
+
+	if (!k) {
+		PyErr_Format(PyExc_ValueError,
+			     "unknown %s kernel '%s' (pagezero.kernels() lists them)",
+			     kind_name(kind), name);
+		return NULL;
+	}
+	if (!pz_kernel_available(k, reason, sizeof(reason))) {
+		PyErr_Format(UnavailableError, "kernel '%s' is not available: %s", name, reason);
+		return NULL;
+	}
+	return k;
+}
+
+static int check_fill_value(const struct pz_kernel *k, int value)
+{
+	if (value != PZ_VALUE_LOOP && (value < 0 || value > 255)) {
+		PyErr_Format(PyExc_ValueError, "fill value %d is outside 0..255", value);
+		return -1;
+	}
+	if ((k->flags & PZ_ZERO_ONLY) && value != 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "kernel '%s' can only write zeros (fill value must be 0)", k->name);
+		return -1;
+	}
+	return 0;
+}
+
+static void hugepage_counts(unsigned shift, long *free_pages, char *path, size_t n)
+{
+	char file[160];
+	FILE *f;
+
+	snprintf(path, n, "/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages",
+		 (1ul << shift) / 1024);
+	snprintf(file, sizeof(file), "/sys/kernel/mm/hugepages/hugepages-%lukB/free_hugepages",
+		 (1ul << shift) / 1024);
+	*free_pages = -1;
+	f = fopen(file, "re");
+	if (f) {
+		if (fscanf(f, "%ld", free_pages) != 1)
+			*free_pages = -1;
+		fclose(f);
+	}
+}
+
+/* Raise MappingError(errno, message): an OSError whose errno says why. */
+static PyObject *raise_mapping(int errnum, const char *fmt, ...)
+{
+	PyObject *msg, *exc;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = PyUnicode_FromFormatV(fmt, ap);
+	va_end(ap);
+	if (!msg)
+		return NULL;
+	exc = PyObject_CallFunction(MappingError, "iO", errnum, msg);
+	Py_DECREF(msg);
+	if (exc) {
+		PyErr_SetObject(MappingError, exc);
+		Py_DECREF(exc);
+	}
+	return NULL;
+}
+
+/*
+ * A mapping failure, worded as perf's "maybe size (X) has insufficient
+ * hugepages / is too large", plus what to do about it.
+ */
+static PyObject *mapping_error(int err, size_t bytes, unsigned shift, unsigned buffers)
+{
+	uint64_t avail = 0;
+
+	if (shift != PZ_PAGE_SHIFT_4KB && (err == -ENOMEM || err == -EINVAL)) {
+		unsigned long page = 1ul << shift;
+		unsigned long need = (unsigned long)((bytes + page - 1) / page) * buffers;
+		long free_pages;
+		char path[160];
+
+		hugepage_counts(shift, &free_pages, path, sizeof(path));
+		return raise_mapping(-err, "memory allocation failed - maybe size (%zu bytes) "
+				     "has insufficient hugepages: %lu %luMB pages needed, %ld free; "
+				     "reserve them as root with: echo %lu > %s",
+				     bytes, need, page >> 20, free_pages, need, path);
+	}
+	if (err == -E2BIG) {
+		pz_mem_available(&avail);
+		return raise_mapping(ENOMEM, "size (%zu bytes) is too large: %zu bytes needed, "
+				     "only %llu available (MemAvailable in /proc/meminfo)",
+				     bytes, bytes * buffers, (unsigned long long)avail);
+	}
+	if (err == -ENOMEM || err == -EOVERFLOW)
+		return raise_mapping(ENOMEM, "memory allocation failed - maybe size "
+				     "(%zu bytes) is too large", bytes);
+	return raise_mapping(-err, "mmap failed: %s", strerror(-err));
+}
+
+static int open_clock(struct pz_clock *c, const char *name)
+{
+	int id = pz_clock_lookup(name), ret;
+
+	if (id < 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "unknown clock '%s' (expected ns, timeval, cycles or tsc)", name);
+		return -1;
+	}
+	ret = pz_clock_open(c, (enum pz_clock_id)id);
+	if (ret == 0)
+		return 0;
+	if (id == PZ_CLOCK_CYCLES)
+		PyErr_Format(UnavailableError,
+			     "the cycles clock needs a hardware cycle counter, and "
+			     "perf_event_open(cpu-cycles) failed: %s (no PMU on this machine, "
+			     "or kernel.perf_event_paranoid forbids it); use the tsc clock "
+			     "(--clock tsc) to count reference cycles instead",
+			     strerror(-ret));
+	else
+		PyErr_Format(UnavailableError, "the %s clock is not available here: %s",
+			     name, strerror(-ret));
+	return -1;
+}
+
+/* Kernels ------------------------------------------------------------- */
+
+static PyObject *kernel_row(const struct pz_kernel *k)
+{
+	PyObject *features, *row;
+	char reason[128];
+	int available = pz_kernel_available(k, reason, sizeof(reason));
+	Py_ssize_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < PZ_FEAT_COUNT; i++)
+		n += (k->features >> i) & 1;
+	features = PyTuple_New(n);
+	if (!features)
+		return NULL;
+	for (i = 0, n = 0; i < PZ_FEAT_COUNT; i++) {
+		PyObject *name;
+
+		if (!(k->features & (1ull << i)))
+			continue;
+		name = PyUnicode_FromString(pz_feature_name(i));
+		if (!name) {
+			Py_DECREF(features);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(features, n++, name);
+	}
+	row = Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:z,s:n,s:n}",
+			    "kind", kind_name(k->kind),
+			    "name", k->name,
+			    "description", k->description,
+			    "arch", k->arch,
+			    "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True,
+			    "zero_only", (k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False,
+			    "features", features,
+			    "available", available ? Py_True : Py_False,
+			    "reason", available ? NULL : reason,
+			    "unit", (Py_ssize_t)k->unit,
+			    "align", (Py_ssize_t)k->align);
+	Py_DECREF(features);
+	return row;
+}
+
+PyDoc_STRVAR(kernels__doc__,
+"kernels()\n--\n\n"
+"The kernel registry as a tuple of dicts, in table order: kind ('clear' or\n"
+"'copy'), name, description, arch, temporal, zero_only, features,\n"
+"available, reason (None when available), unit and align (bytes).");
+
+static PyObject *core_kernels(PyObject *self, PyObject *unused)
+{
+	size_t i, n = pz_kernel_count();
+	PyObject *rows = PyTuple_New((Py_ssize_t)n);
+
+	if (!rows)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		PyObject *row = kernel_row(pz_kernel_at(i));
+
+		if (!row) {
+			Py_DECREF(rows);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(rows, (Py_ssize_t)i, row);
+	}
+	return rows;
+}
+
+PyDoc_STRVAR(cpu_features__doc__,
+"cpu_features()\n--\n\n"
+"Names of the CPU features pagezero's kernels care about that this CPU\n"
+"(and OS) supports, detected with CPUID.");
+
+static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
+{
+	uint64_t f = pz_cpu_features();
+	PyObject *names = PyList_New(0), *tuple;
+	unsigned i;
+
+	if (!names)
+		return NULL;
+	for (i = 0; i < PZ_FEAT_COUNT; i++) {
+		PyObject *name;
+
+		if (!(f & (1ull << i)))
+			continue;
+		name = PyUnicode_FromString(pz_feature_name(i));
+		if (!name || PyList_Append(names, name) < 0) {
+			Py_XDECREF(name);
+			Py_DECREF(names);
+			return NULL;
+		}
+		Py_DECREF(name);
+	}
+	tuple = PyList_AsTuple(names);
+	Py_DECREF(names);
+	return tuple;
+}
+
+/* Direct kernel calls -------------------------------------------------- */
+
+static int get_writable(PyObject *obj, Py_buffer *view, const char *what)
+{
+	if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) == 0)
+		return 0;
+	PyErr_Clear();
+	PyErr_Format(PyExc_ValueError,
+		     "%s must be a writable contiguous buffer (bytearray, memoryview, "
+		     "mmap, numpy array), not %.100s", what, Py_TYPE(obj)->tp_name);
+	return -1;
+}
+
+PyDoc_STRVAR(fill__doc__,
+"fill(buffer, value, kernel)\n--\n\n"
+"Set every byte of the writable contiguous buffer to value (0..255) with\n"
+"the named clear kernel.");
+
+static PyObject *core_fill(PyObject *self, PyObject *args)
+{
+	PyObject *obj;
+	const char *name;
+	int value;
+	const struct pz_kernel *k;
+	Py_buffer view;
+
+	if (!PyArg_ParseTuple(args, "Ois:fill", &obj, &value, &name))
+		return NULL;
+	k = usable_kernel(PZ_KIND_FILL, name);
+	if (!k || check_fill_value(k, value) < 0 || value == PZ_VALUE_LOOP) {
+		if (k && !PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "fill value must be 0..255");
+		return NULL;
+	}
+	if (get_writable(obj, &view, "buffer") < 0)
+		return NULL;
+	if (view.len >= PZ_GIL_RELEASE_BYTES) {
+		Py_BEGIN_ALLOW_THREADS
+		pz_kernel_fill(k, view.buf, value, (size_t)view.len);
+		Py_END_ALLOW_THREADS
+	} else if (view.len > 0) {
+		pz_kernel_fill(k, view.buf, value, (size_t)view.len);
+	}
+	PyBuffer_Release(&view);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(copy__doc__,
+"copy(dst, src, kernel)\n--\n\n"
+"Copy src into the writable buffer dst (same length) with the named copy kernel.");
+
+static PyObject *core_copy(PyObject *self, PyObject *args)
+{
+	PyObject *dst_obj, *src_obj, *ret = NULL;
+	const char *name;
+	const struct pz_kernel *k;
+	Py_buffer dst, src;
+
+	if (!PyArg_ParseTuple(args, "OOs:copy", &dst_obj, &src_obj, &name))
+		return NULL;
+	k = usable_kernel(PZ_KIND_COPY, name);
+	if (!k || get_writable(dst_obj, &dst, "dst") < 0)
+		return NULL;
+	if (PyObject_GetBuffer(src_obj, &src, PyBUF_ANY_CONTIGUOUS) < 0) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError, "src must be a contiguous buffer, not %.100s",
+			     Py_TYPE(src_obj)->tp_name);
+		goto out_dst;
+	}
+	if (src.len != dst.len) {
+		PyErr_Format(PyExc_ValueError, "dst has %zd bytes but src has %zd",
+			     dst.len, src.len);
+		goto out;
+	}
+	if (dst.len >= PZ_GIL_RELEASE_BYTES) {
+		Py_BEGIN_ALLOW_THREADS
+		pz_kernel_copy(k, dst.buf, src.buf, (size_t)dst.len);
+		Py_END_ALLOW_THREADS
+	} else if (dst.len > 0) {
+		pz_kernel_copy(k, dst.buf, src.buf, (size_t)dst.len);
+	}
+	ret = Py_None;
+	Py_INCREF(ret);
+out:
+	PyBuffer_Release(&src);
+out_dst:
+	PyBuffer_Release(&dst);
+	return ret;
+}
+
+/* Benchmarks ----------------------------------------------------------- */
+
+static int check_page_shift(unsigned shift)
+{
+	if (shift == PZ_PAGE_SHIFT_4KB || shift == PZ_PAGE_SHIFT_2MB || shift == PZ_PAGE_SHIFT_1GB)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "page shift %u is not 12 (4KB), 21 (2MB) or 30 (1GB)", shift);
+	return -1;
+}
+
+static int check_thp(int thp, unsigned shift)
+{
+	if (thp < PZ_THP_SYSTEM || thp > PZ_THP_OFF) {
+		PyErr_Format(PyExc_ValueError, "thp mode %d is not 0 (system), 1 (on) or 2 (off)", thp);
+		return -1;
+	}
+	if (thp == PZ_THP_ON && shift != PZ_PAGE_SHIFT_4KB) {
+		PyErr_SetString(PyExc_ValueError,
+				"transparent huge pages apply to 4KB mappings only");
+		return -1;
+	}
+	return 0;
+}
+
+PyDoc_STRVAR(bench_mem__doc__,
+"bench_mem(kind, kernel, size, chunk, page_shift, thp, loops, clock, value)\n--\n\n"
+"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
+"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
+"bytes in `chunk`-byte kernel calls. Returns one duration per pass in the\n"
+"clock's unit (ns for ns and timeval, cycles, tsc ticks). value is the fill\n"
+"byte or -1 for the loop index (perf's memset(dst, i, size)).");
+
+static PyObject *core_bench_mem(PyObject *self, PyObject *args)
+{
+	const char *kind_s, *name, *clock_s;
+	Py_ssize_t size, chunk;
+	unsigned int shift, loops, i;
+	int thp, value, ret;
+	enum pz_kernel_kind kind;
+	struct pz_mem_params p;
+	struct pz_clock clock;
+	uint64_t *samples;
+	PyObject *result = NULL;
+
+	if (!PyArg_ParseTuple(args, "ssnnIiIsi:bench_mem", &kind_s, &name, &size, &chunk,
+			      &shift, &thp, &loops, &clock_s, &value))
+		return NULL;
+	if (parse_kind(kind_s, &kind) < 0 || check_page_shift(shift) < 0 || check_thp(thp, shift) < 0)
+		return NULL;
+	if (size <= 0 || chunk <= 0 || chunk > size) {
+		PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, chunk %zd)",
+			     size, chunk);
+		return NULL;
+	}
+	if (loops == 0) {
+		PyErr_SetString(PyExc_ValueError, "loops must be at least 1");
+		return NULL;
+	}
+	p.kernel = usable_kernel(kind, name);
+	if (!p.kernel)
+		return NULL;
+	if (kind == PZ_KIND_FILL && check_fill_value(p.kernel, value) < 0)
+		return NULL;
+	p.size = (size_t)size;
+	p.chunk = (size_t)chunk;
+	p.page_shift = shift;
+	p.thp = (enum pz_thp)thp;
+	p.loops = loops;
+	p.value = value;
+
+	if (shift == PZ_PAGE_SHIFT_4KB) {
+		/* Refuse before mapping anything; region.c checks one buffer, memcpy needs two. */
+		uint64_t avail;
+		unsigned buffers = kind == PZ_KIND_COPY ? 2 : 1;
+
+		if (pz_mem_available(&avail) == 0 && (uint64_t)size > avail / buffers)
+			return mapping_error(-E2BIG, p.size, shift, buffers);
+	}
+
+	samples = PyMem_Calloc(loops, sizeof(*samples));
+	if (!samples)
+		return PyErr_NoMemory();
+	if (open_clock(&clock, clock_s) < 0)
+		goto out;
+
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_mem(&p, &clock, samples);
+	Py_END_ALLOW_THREADS
+	pz_clock_close(&clock);
+	if (ret) {
+		mapping_error(ret, p.size, shift, kind == PZ_KIND_COPY ? 2 : 1);
+		goto out;
+	}
+
+	result = PyTuple_New(loops);
+	for (i = 0; result && i < loops; i++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(samples[i]);
+
+		if (!v) {
+			Py_CLEAR(result);
+			break;
+		}
+		PyTuple_SET_ITEM(result, i, v);
+	}
+out:
+	PyMem_Free(samples);
+	return result;
+}
+
+PyDoc_STRVAR(check_clock__doc__,
+"check_clock(name)\n--\n\n"
+"Raise ValueError for an unknown clock and pagezero.UnavailableError for one\n"
+"this machine cannot read (cycles without a PMU).");
+
+static PyObject *core_check_clock(PyObject *self, PyObject *arg)
+{
+	struct pz_clock c;
+	const char *name = PyUnicode_AsUTF8(arg);
+
+	if (!name || open_clock(&c, name) < 0)
+		return NULL;
+	pz_clock_close(&c);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(clocks__doc__, "clocks()\n--\n\nThe clock names, default first.");
+
+static PyObject *core_clocks(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_CLOCK_COUNT);
+	int i;
+
+	for (i = 0; t && i < PZ_CLOCK_COUNT; i++) {
+		PyObject *s = PyUnicode_FromString(pz_clock_name((enum pz_clock_id)i));
+
+		if (!s) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, s);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(tsc_hz__doc__,
+"tsc_hz()\n--\n\n"
+"The time-stamp counter's rate in Hz, measured once against\n"
+"CLOCK_MONOTONIC_RAW (about 150 ms the first time); 0.0 without a TSC.");
+
+static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
+{
+	double hz;
+
+	Py_BEGIN_ALLOW_THREADS
+	hz = pz_tsc_hz();
+	Py_END_ALLOW_THREADS
+	return PyFloat_FromDouble(hz);
+}
+
+PyDoc_STRVAR(mem_available__doc__,
+"mem_available()\n--\n\nMemAvailable from /proc/meminfo, in bytes.");
+
+static PyObject *core_mem_available(PyObject *self, PyObject *unused)
+{
+	uint64_t bytes;
+	int ret = pz_mem_available(&bytes);
+
+	if (ret) {
+		errno = -ret;
+		return PyErr_SetFromErrnoWithFilename(PyExc_OSError, "/proc/meminfo");
+	}
+	return PyLong_FromUnsignedLongLong(bytes);
+}
+
+/* Region --------------------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	struct pz_region r;
+	Py_ssize_t exports;     /* live buffer views: unmapping under them would be a use-after-free */
+} RegionObject;
+
+static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"size", "page_shift", "thp", "populate", "guard", NULL};
+	Py_ssize_t size;
+	unsigned int shift = PZ_PAGE_SHIFT_4KB;
+	int thp = PZ_THP_SYSTEM, populate = 1, guard = 0, ret;
+	RegionObject *self;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|Iipp:Region", kwlist,
+					 &size, &shift, &thp, &populate, &guard))
+		return NULL;
+	if (size <= 0) {
+		PyErr_Format(PyExc_ValueError, "region size must be positive, not %zd", size);
+		return NULL;
+	}
+	if (check_page_shift(shift) < 0 || check_thp(thp, shift) < 0)
+		return NULL;
+	if (guard && shift != PZ_PAGE_SHIFT_4KB) {
+		PyErr_SetString(PyExc_ValueError, "guard pages need a 4KB-page region");
+		return NULL;
+	}
+	self = (RegionObject *)type->tp_alloc(type, 0);
+	if (!self)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_region_map(&self->r, (size_t)size, shift, (enum pz_thp)thp, populate, guard);
+	Py_END_ALLOW_THREADS
+	if (ret) {
+		mapping_error(ret, (size_t)size, shift, 1);
+		Py_DECREF(self);
+		return NULL;
+	}
+	return (PyObject *)self;
+}
+
+static void region_dealloc(RegionObject *self)
+{
+	pz_region_unmap(&self->r);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int region_getbuffer(RegionObject *self, Py_buffer *view, int flags)
+{
+	if (!self->r.addr) {
+		PyErr_SetString(PyExc_ValueError, "region is closed");
+		view->obj = NULL;
+		return -1;
+	}
+	if (PyBuffer_FillInfo(view, (PyObject *)self, self->r.addr,
+			      (Py_ssize_t)self->r.size, 0, flags) < 0)
+		return -1;
+	self->exports++;
+	return 0;
+}
+
+static void region_releasebuffer(RegionObject *self, Py_buffer *view)
+{
+	self->exports--;
+}
+
+static PyBufferProcs region_as_buffer = {
+	(getbufferproc)region_getbuffer,
+	(releasebufferproc)region_releasebuffer,
+};
+
+static PyObject *region_close(RegionObject *self, PyObject *unused)
+{
+	if (self->exports > 0) {
+		PyErr_SetString(PyExc_BufferError,
+				"cannot close a region while memoryviews of it exist");
+		return NULL;
+	}
+	pz_region_unmap(&self->r);
+	Py_RETURN_NONE;
+}
+
+static PyObject *region_enter(RegionObject *self, PyObject *unused)
+{
+	Py_INCREF(self);
+	return (PyObject *)self;
+}
+
+static PyObject *region_exit(RegionObject *self, PyObject *args)
+{
+	return region_close(self, NULL);
+}
+
+static PyObject *region_get_size(RegionObject *self, void *c)
+{
+	return PyLong_FromSize_t(self->r.size);
+}
+
+static PyObject *region_get_page_size(RegionObject *self, void *c)
+{
+	return PyLong_FromSize_t((size_t)1 << self->r.page_shift);
+}
+
+static PyObject *region_get_address(RegionObject *self, void *c)
+{
+	return PyLong_FromVoidPtr(self->r.addr);
+}
+
+static PyObject *region_get_closed(RegionObject *self, void *c)
+{
+	return PyBool_FromLong(self->r.addr == NULL);
+}
+
+static PyMethodDef region_methods[] = {
+	{"close", (PyCFunction)region_close, METH_NOARGS,
+	 PyDoc_STR("close()\n--\n\nUnmap the region (refused while memoryviews of it exist).")},
+	{"__enter__", (PyCFunction)region_enter, METH_NOARGS, NULL},
+	{"__exit__", (PyCFunction)region_exit, METH_VARARGS, NULL},
+	{NULL, NULL, 0, NULL}
+};
+
+static PyGetSetDef region_getset[] = {
+	{"size", (getter)region_get_size, NULL, PyDoc_STR("usable bytes (the request rounded up to the page size)"), NULL},
+	{"page_size", (getter)region_get_page_size, NULL, PyDoc_STR("the page size asked for, in bytes"), NULL},
+	{"address", (getter)region_get_address, NULL, PyDoc_STR("address of the first usable byte (0 once closed)"), NULL},
+	{"closed", (getter)region_get_closed, NULL, PyDoc_STR("True once unmapped"), NULL},
+	{NULL, NULL, NULL, NULL, NULL}
+};
+
+PyDoc_STRVAR(Region__doc__,
+"Region(size, page_shift=12, thp=0, populate=True, guard=False)\n--\n\n"
+"An anonymous mapping that exposes the buffer protocol. page_shift 12, 21\n"
+"or 30 selects 4KB pages or 2MB / 1GB hugetlb pages; thp 0 leaves THP to\n"
+"the system, 1 asks for it, 2 refuses it (4KB only); guard puts a PROT_NONE\n"
+"page on both sides (4KB only). Unmapped by close(), the with statement,\n"
+"or garbage collection.");
+
+static PyTypeObject RegionType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "pagezero._core.Region",
+	.tp_basicsize = sizeof(RegionObject),
+	.tp_dealloc = (destructor)region_dealloc,
+	.tp_as_buffer = &region_as_buffer,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = Region__doc__,
+	.tp_methods = region_methods,
+	.tp_getset = region_getset,
+	.tp_new = region_new,
+};
+
+/* Module --------------------------------------------------------------- */
+
+static PyMethodDef core_methods[] = {
+	{"kernels", core_kernels, METH_NOARGS, kernels__doc__},
+	{"cpu_features", core_cpu_features, METH_NOARGS, cpu_features__doc__},
+	{"fill", core_fill, METH_VARARGS, fill__doc__},
+	{"copy", core_copy, METH_VARARGS, copy__doc__},
+	{"bench_mem", core_bench_mem, METH_VARARGS, bench_mem__doc__},
+	{"check_clock", core_check_clock, METH_O, check_clock__doc__},
+	{"clocks", core_clocks, METH_NOARGS, clocks__doc__},
+	{"tsc_hz", core_tsc_hz, METH_NOARGS, tsc_hz__doc__},
+	{"mem_available", core_mem_available, METH_NOARGS, mem_available__doc__},
+	{NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef core_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "pagezero._core",
+	.m_doc = "pagezero's C core: kernels, clocks, regions and timed loops.",
+	.m_size = -1,
+	.m_methods = core_methods,
+};
+
+static int add_exception(PyObject *m, PyObject **slot, const char *name,
+			 PyObject *base, const char *doc)
+{
+	*slot = PyErr_NewExceptionWithDoc(name, doc, base, NULL);
+	if (!*slot)
+		return -1;
+	Py_INCREF(*slot);
+	if (PyModule_AddObject(m, strrchr(name, '.') + 1, *slot) < 0) {
+		Py_DECREF(*slot);
+		return -1;
+	}
+	return 0;
+}
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+	PyObject *m, *mapping_bases = NULL;
+
+	if (PyType_Ready(&RegionType) < 0)
+		return NULL;
+	m = PyModule_Create(&core_module);
+	if (!m)
+		return NULL;
+	if (add_exception(m, &PagezeroError, "pagezero.PagezeroError", NULL,
+			  "Base class of pagezero's own errors.") < 0)
+		goto fail;
+	if (add_exception(m, &UnavailableError, "pagezero.UnavailableError", PagezeroError,
+			  "This machine cannot run what was asked: a kernel its CPU lacks "
+			  "the instructions for, or a clock it has no counter for.") < 0)
+		goto fail;
+	mapping_bases = PyTuple_Pack(2, PagezeroError, PyExc_OSError);
+	if (!mapping_bases)
+		goto fail;
+	if (add_exception(m, &MappingError, "pagezero.MappingError", mapping_bases,
+			  "A region could not be mapped (too large, or too few hugepages); "
+			  "an OSError whose errno says why.") < 0)
+		goto fail;
+	Py_CLEAR(mapping_bases);
+	Py_INCREF(&RegionType);
+	if (PyModule_AddObject(m, "Region", (PyObject *)&RegionType) < 0) {
+		Py_DECREF(&RegionType);
+		goto fail;
+	}
+	if (PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0 ||
+	    PyModule_AddIntConstant(m, "THP_SYSTEM", PZ_THP_SYSTEM) < 0 ||
+	    PyModule_AddIntConstant(m, "THP_ON", PZ_THP_ON) < 0 ||
+	    PyModule_AddIntConstant(m, "THP_OFF", PZ_THP_OFF) < 0 ||
+	    PyModule_AddStringConstant(m, "ARCH",
+#if defined(__x86_64__)
+				       "x86-64"
+#else
+				       "generic"
+#endif
+				       ) < 0)
+		goto fail;
+	return m;
+fail:
+	Py_XDECREF(mapping_bases);
+	Py_DECREF(m);
+	return NULL;
+}

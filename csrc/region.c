@@ -1,0 +1,134 @@
+/*
+ * region.c - anonymous mappings with 4KB, 2MB or 1GB pages.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "region.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+int pz_mem_available(uint64_t *bytes)
+{
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long kb;
+
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+			*bytes = (uint64_t)kb * 1024u;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static int map_hugetlb(struct pz_region *r, size_t size, unsigned shift, int populate)
+{
+	size_t page = (size_t)1 << shift;
+	size_t len = (size + page - 1) & ~(page - 1);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (int)(shift << MAP_HUGE_SHIFT);
+	void *p;
+
+	if (len < size)
+		return -EOVERFLOW;
+	if (populate)
+		flags |= MAP_POPULATE;
+	/* hugetlb reserves its pages at mmap time: too few free pages fails here, with ENOMEM. */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->addr = r->map_addr = p;
+	r->size = r->map_size = len;
+	return 0;
+}
+
+static int map_small(struct pz_region *r, size_t size, enum pz_thp thp, int populate, int guard)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (size + page - 1) & ~(page - 1);
+	size_t gap = guard ? page : 0;
+	uint64_t avail;
+	char *p;
+
+	if (len < size || len + 2 * gap < len)
+		return -EOVERFLOW;
+	/* Refuse before mapping: overcommit would accept it and the OOM killer would answer later. */
+	if (pz_mem_available(&avail) == 0 && (uint64_t)len > avail)
+		return -E2BIG;
+
+	p = mmap(NULL, len + 2 * gap, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->map_addr = p;
+	r->map_size = len + 2 * gap;
+	r->addr = p + gap;
+	r->size = len;
+
+	if (mprotect(r->addr, len, PROT_READ | PROT_WRITE))
+		goto fail;
+	/* Before the first touch, or the first fault decides the page size. */
+	if (thp != PZ_THP_SYSTEM &&
+	    madvise(r->addr, len, thp == PZ_THP_ON ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		goto fail;
+	if (populate && madvise(r->addr, len, MADV_POPULATE_WRITE)) {
+		/* Kernels before 5.14 lack MADV_POPULATE_WRITE: touch every page instead. */
+		volatile char *q;
+
+		if (errno != EINVAL)
+			goto fail;
+		for (q = r->addr; q < (char *)r->addr + len; q += page)
+			*q = 0;
+	}
+	return 0;
+fail:
+	{
+		int err = -errno;
+
+		pz_region_unmap(r);
+		return err;
+	}
+}
+
+int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
+		  enum pz_thp thp, int populate, int guard)
+{
+	memset(r, 0, sizeof(*r));
+	r->page_shift = page_shift;
+	if (size == 0)
+		return -EINVAL;
+	switch (page_shift) {
+	case PZ_PAGE_SHIFT_4KB:
+		return map_small(r, size, thp, populate, guard);
+	case PZ_PAGE_SHIFT_2MB:
+	case PZ_PAGE_SHIFT_1GB:
+		if (guard || thp == PZ_THP_ON)
+			return -EINVAL;
+		return map_hugetlb(r, size, page_shift, populate);
+	default:
+		return -EINVAL;
+	}
+}
+
+void pz_region_unmap(struct pz_region *r)
+{
+	if (r->map_addr)
+		munmap(r->map_addr, r->map_size);
+	r->addr = r->map_addr = NULL;
+	r->size = r->map_size = 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * region.h - anonymous memory regions with a chosen page size.
+ *
+ * 4KB regions can ask for transparent huge pages or refuse them; 2MB and 1GB
+ * regions are hugetlb mappings (MAP_HUGETLB | the size flag) and need
+ * reserved hugepages. Optional PROT_NONE guard pages sit on both sides
+ * (4KB regions only) so that a stray write faults instead of passing.
+ */
+#ifndef PZ_REGION_H
+#define PZ_REGION_H
+
+#include "pz.h"
+
+enum pz_thp { PZ_THP_SYSTEM = 0, PZ_THP_ON = 1, PZ_THP_OFF = 2 };
+
+struct pz_region {
+	void *addr;             /* first usable byte */
+	size_t size;            /* usable bytes: the request rounded up to the page */
+	void *map_addr;         /* what munmap gets */
+	size_t map_size;
+	unsigned page_shift;
+};
+
+/*
+ * Map @size bytes. Returns 0 or -errno: -EINVAL for a bad page shift or a
+ * guard on hugetlb, -ENOMEM when the kernel refused (for hugetlb: not enough
+ * free hugepages), -E2BIG when @size exceeds MemAvailable (4KB pages only;
+ * checked before mapping). On failure nothing stays mapped.
+ */
+int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
+		  enum pz_thp thp, int populate, int guard);
+void pz_region_unmap(struct pz_region *r);
+
+/* MemAvailable from /proc/meminfo, in bytes; 0 or -errno. */
+int pz_mem_available(uint64_t *bytes);
+
+#endif /* PZ_REGION_H */

@@ -1,0 +1,236 @@
+"""The pagezero command line.
+
+    pagezero mem memset|memcpy [perf bench mem options]
+    pagezero kernels
+
+One cmd_<name> function per subcommand, chosen through a dispatch table.
+User errors print one line, "pagezero: error: ...", and exit 2; a machine
+that cannot do what was asked (no hugepages, no cycle counter, a kernel
+the CPU lacks) exits 1 with a line that names the cause and the fix.
+Never a traceback.
+"""
+import argparse
+import os
+import sys
+
+from . import _core
+from .bench import memcpy, memset
+from .kernels import find_kernel, kernels
+from .results import save_results
+from .units import format_rate
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 1
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A command-line mistake: exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage before its error; one line is enough.
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _parse_loops(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"invalid loops {text!r}: not a whole number") from None
+
+
+def _parse_value(text):
+    if text == "loop":
+        return text
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise UsageError(f"invalid fill value {text!r}: expected 0..255 or 'loop'") from None
+
+
+def _check_output(path):
+    # Refuse up front rather than after minutes of measuring.
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {path!r}: no directory {directory!r}")
+
+
+def _print_functions(kind):
+    print("Available functions:")
+    for k in kernels(kind):
+        note = "" if k.available else f"  [unavailable: {k.reason}]"
+        print(f"\t{k.name} ... {k.description}{note}")
+
+
+def _selected(args, kind):
+    """The kernels to run: one by name, or every one this machine can run for 'all'."""
+    if args.function != "all":
+        return [find_kernel(args.function, kind)]
+    chosen = []
+    for k in kernels(kind):
+        if not k.available:
+            print(f"# function '{k.name}' skipped: {k.reason}", file=sys.stderr)
+        elif kind == "clear" and k.zero_only and args.value != 0:
+            print(f"# function '{k.name}' skipped: it can only write zeros", file=sys.stderr)
+        else:
+            chosen.append(k)
+    return chosen
+
+
+def _print_result(args, kernel, result, benchmark, first):
+    if args.format == "simple":
+        value = result.cycles_per_byte if args.clock == "cycles" else result.bytes_per_sec
+        print(f"{value:f}")
+        return
+    if first:
+        print(f"# Running 'mem/{benchmark}' benchmark:")
+    print(f"# function '{kernel.name}' ({kernel.description})")
+    print(f"# Copying {args.size} bytes ...")
+    print()
+    if args.clock == "cycles":
+        print(f" {result.cycles_per_byte:14f} cycles/byte")
+    else:
+        print(format_rate(result.bytes_per_sec))
+    sys.stdout.flush()
+
+
+def _cmd_mem(args, benchmark):
+    kind = "clear" if benchmark == "memset" else "copy"
+    if args.function == "help":
+        _print_functions(kind)
+        return 0
+    if args.cycles:
+        if args.clock not in (None, "cycles"):
+            raise UsageError(f"-c/--cycles and --clock {args.clock} contradict each other")
+        args.clock = "cycles"
+    args.clock = args.clock or "ns"
+    loops = _parse_loops(args.nr_loops)
+    if args.output:
+        _check_output(args.output)
+
+    options = dict(size=args.size, page=args.page, chunk=args.chunk, loops=loops,
+                   clock=args.clock, thp=True if args.thp else False)
+    if kind == "clear":
+        args.value = _parse_value(args.value)
+        options["value"] = args.value
+    run = memset if kind == "clear" else memcpy
+
+    results = []
+    try:
+        for kernel in _selected(args, kind):
+            result = run(function=kernel.name, **options)
+            results.append(result)
+            _print_result(args, kernel, result, benchmark, first=len(results) == 1)
+    finally:
+        # Ctrl-C or a failure part-way still keeps what was measured.
+        if args.output and results:
+            save_results(args.output, results)
+    return 0
+
+
+def cmd_memset(args):
+    return _cmd_mem(args, "memset")
+
+
+def cmd_memcpy(args):
+    return _cmd_mem(args, "memcpy")
+
+
+def cmd_kernels(args):
+    kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
+    rows = [("KIND", "NAME", "AVAILABLE", "STORES", "NEEDS", "DESCRIPTION")]
+    for kind in kinds:
+        for k in kernels(kind):
+            rows.append((
+                k.kind,
+                k.name,
+                "yes" if k.available else f"no: {k.reason}",
+                "temporal" if k.temporal else "non-temporal",
+                ",".join(k.features) or "-",
+                k.description,
+            ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+    return 0
+
+
+COMMANDS = {
+    "memset": cmd_memset,
+    "memcpy": cmd_memcpy,
+    "kernels": cmd_kernels,
+}
+
+
+def _add_mem_options(p, benchmark):
+    p.add_argument("-s", "--size", default="1GB",
+                   help="bytes per loop; units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)")
+    p.add_argument("-p", "--page", default="4KB",
+                   help="page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)")
+    p.add_argument("-k", "--chunk", default="0",
+                   help="bytes per kernel call; 0 means the whole extent (default: 0)")
+    p.add_argument("-f", "--function", default="all",
+                   help="kernel to run, 'all' (default) or 'help' to list them")
+    p.add_argument("-l", "--nr_loops", default="10",
+                   help="timed loops over the whole size, one sample each (default: 10)")
+    p.add_argument("-c", "--cycles", action="store_true",
+                   help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
+    p.add_argument("--clock", choices=None, default=None,
+                   help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+    if benchmark == "memset":
+        p.add_argument("--value", default="0",
+                       help="fill byte 0..255 (default 0), or 'loop' to write the loop "
+                            "index as perf does")
+    p.add_argument("--thp", action="store_true",
+                   help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
+    p.add_argument("--format", default="default", choices=["default", "simple"],
+                   help="default: perf's text; simple: only the number")
+    p.add_argument("-o", "--output", metavar="FILE.json",
+                   help="also save every result, with its samples and the machine, as JSON")
+
+
+def build_parser():
+    parser = _Parser(prog="pagezero",
+                     description="A laboratory for clearing memory pages.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    mem = sub.add_parser("mem", help="perf bench mem workloads")
+    mem_sub = mem.add_subparsers(dest="benchmark", metavar="BENCHMARK")
+    mem_sub.required = True
+    for benchmark, text in (("memset", "time clearing a region, as perf bench mem memset"),
+                            ("memcpy", "time copying a region, as perf bench mem memcpy")):
+        p = mem_sub.add_parser(benchmark, help=text, description=text)
+        _add_mem_options(p, benchmark)
+        p.set_defaults(command=benchmark)
+
+    k = sub.add_parser("kernels", help="list the clearing and copying kernels")
+    k.add_argument("--kind", default="all", choices=["clear", "copy", "all"])
+    return parser
+
+
+def _fail(message, status):
+    print(f"pagezero: error: {message}", file=sys.stderr)
+    return status
+
+
+def main(argv=None):
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        return _fail(e, EXIT_USAGE)
+    except ValueError as e:
+        return _fail(e, EXIT_USAGE)
+    except _core.MappingError as e:
+        return _fail(e.strerror or e, EXIT_ENVIRONMENT)
+    except _core.PagezeroError as e:
+        return _fail(e, EXIT_ENVIRONMENT)
+    except OSError as e:
+        return _fail(f"{e.filename or ''}: {e.strerror}" if e.filename else e, EXIT_ENVIRONMENT)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)

@@ -1,0 +1,86 @@
+"""Sizes as perf bench mem takes them: ints, or strings with B/KB/MB/GB/TB.
+
+Units are powers of 1024 and case-insensitive, as in perf ("4kb" == 4096).
+Rates are printed as perf prints them: its "GB/sec" is 2**30 bytes per second.
+"""
+import re
+
+__all__ = ["parse_size", "format_size", "parse_page", "format_page", "format_rate", "PAGE_SHIFTS"]
+
+_UNITS = {"": 0, "B": 0, "KB": 10, "MB": 20, "GB": 30, "TB": 40}
+_SIZE_RE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
+
+# The largest size the C core can take (Py_ssize_t).
+MAX_SIZE = 2**63 - 1
+
+# Page sizes perf bench mem -p accepts, by their shift.
+PAGE_SHIFTS = {"4KB": 12, "2MB": 21, "1GB": 30}
+
+
+def parse_size(value, what="size", allow_zero=False):
+    """Return `value` (an int, or a string such as "4KB" or "1gb") in bytes.
+
+    Raises ValueError naming `what` for anything else: negative, zero (unless
+    `allow_zero`), a fraction, an unknown unit, or more than 2**63-1 bytes.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{what} must be an int or a string such as '4KB', not {value!r}")
+    if isinstance(value, int):
+        n = value
+    else:
+        m = _SIZE_RE.fullmatch(value)
+        if m is None:
+            raise ValueError(
+                f"invalid {what} {value!r}: expected a whole number with an optional "
+                "unit B, KB, MB, GB or TB"
+            )
+        unit = m.group(2).upper()
+        if unit not in _UNITS:
+            raise ValueError(f"invalid {what} {value!r}: unknown unit {m.group(2)!r} "
+                             "(use B, KB, MB, GB or TB)")
+        n = int(m.group(1)) << _UNITS[unit]
+    if n < 0:
+        raise ValueError(f"invalid {what} {value!r}: must not be negative")
+    if n == 0 and not allow_zero:
+        raise ValueError(f"invalid {what} {value!r}: must be at least 1 byte")
+    if n > MAX_SIZE:
+        raise ValueError(f"invalid {what} {value!r}: too large (more than 2**63-1 bytes)")
+    return n
+
+
+def format_size(n):
+    """The shortest exact spelling of `n` bytes: 4096 -> '4KB', 1000 -> '1000B'."""
+    for unit in ("TB", "GB", "MB", "KB"):
+        shift = _UNITS[unit]
+        if n and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return f"{n}B"
+
+
+def parse_page(value):
+    """Page size ("4KB", "2mb", 1 << 30, ...) to its shift: 12, 21 or 30."""
+    try:
+        n = parse_size(value, what="page size")
+    except ValueError:
+        n = None
+    for name, shift in PAGE_SHIFTS.items():
+        if n == 1 << shift:
+            return shift
+    raise ValueError(f"invalid page size {value!r}: expected 4KB, 2MB or 1GB")
+
+
+def format_page(shift):
+    return format_size(1 << shift)
+
+
+def format_rate(bytes_per_sec):
+    """perf's print_bps(): the unit picked by magnitude, K = 1024."""
+    k = 1024.0
+    x = float(bytes_per_sec)
+    if x < k:
+        return f" {x:14f} bytes/sec"
+    if x < k * k:
+        return f" {x / k:14f} KB/sec"
+    if x < k * k * k:
+        return f" {x / k / k:14f} MB/sec"
+    return f" {x / k / k / k:14f} GB/sec"

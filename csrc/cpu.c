@@ -7,9 +7,15 @@
  * feature stay in the registry, marked unavailable.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
+
+static const char *const feature_names[PZ_FEAT_COUNT] = {
+	"sse2", "avx", "avx2", "avx512f", "avx512bw",
+	"erms", "fsrm", "clzero", "tsc", "constant_tsc",
+};
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -79,10 +85,35 @@ static uint64_t detect(void)
 }
 #endif
 
-static const char *const feature_names[PZ_FEAT_COUNT] = {
-	"sse2", "avx", "avx2", "avx512f", "avx512bw",
-	"erms", "fsrm", "clzero", "tsc", "constant_tsc",
-};
+
+/*
+ * PAGEZERO_HIDE_FEATURES=avx512f,clzero hides features the CPU has, the way
+ * GLIBC_TUNABLES can mask hwcaps: it shows what pagezero does on an older
+ * CPU (the kernels become unavailable, with the reason) without one.
+ */
+static uint64_t hidden_features(void)
+{
+	const char *env = getenv("PAGEZERO_HIDE_FEATURES");
+	uint64_t mask = 0;
+	unsigned i;
+
+	if (!env)
+		return 0;
+	for (i = 0; i < PZ_FEAT_COUNT; i++) {
+		const char *p = env;
+		size_t n = strlen(feature_names[i]);
+
+		while ((p = strstr(p, feature_names[i])) != NULL) {
+			int starts = p == env || p[-1] == ',';
+			int ends = p[n] == '\0' || p[n] == ',';
+
+			if (starts && ends)
+				mask |= 1ull << i;
+			p += n;
+		}
+	}
+	return mask;
+}
 
 uint64_t pz_cpu_features(void)
 {
@@ -91,7 +122,7 @@ uint64_t pz_cpu_features(void)
 	static int done;
 
 	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		features = detect();
+		features = detect() & ~hidden_features();
 		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 	}
 	return features;

@@ -17,7 +17,10 @@
 #define PZ_FEAT_INVARIANT_TSC (1ull << 9)
 #define PZ_FEAT_COUNT    10
 
-/* Features this CPU (and its OS, for the vector register state) supports. */
+/*
+ * Features this CPU (and its OS, for the vector register state) supports,
+ * less those named in $PAGEZERO_HIDE_FEATURES (comma-separated).
+ */
 uint64_t pz_cpu_features(void);
 
 /* Name of feature bit number @i (0 <= i < PZ_FEAT_COUNT). */

@@ -1,0 +1,89 @@
+"""Regions: page sizes, THP, guard pages, and nothing left mapped."""
+import subprocess
+import sys
+
+import pytest
+
+import pagezero
+from conftest import mapping_count, needs_hugepages
+
+
+def test_a_region_is_a_writable_buffer_and_is_unmapped_on_close():
+    before = mapping_count()
+    r = pagezero.region("1MB", thp=False)
+    assert r.size == 1 << 20 and r.page_size == 4096 and not r.closed
+    mv = memoryview(r)
+    mv[:4] = b"abcd"
+    assert bytes(mv[:4]) == b"abcd"
+    with pytest.raises(BufferError):
+        r.close()  # unmapping under a live view would be a use-after-free
+    mv.release()
+    r.close()
+    assert r.closed and r.address == 0
+    with pytest.raises(ValueError, match="closed"):
+        memoryview(r)
+    assert mapping_count() == before
+
+
+def test_sizes_round_up_to_the_page():
+    with pagezero.region(5000) as r:
+        assert r.size == 8192
+
+
+@pytest.mark.parametrize("side", ["below", "above"])
+def test_guard_pages_fault(side):
+    # A write one byte outside must kill the process with SIGSEGV.
+    code = f"""
+import ctypes, pagezero
+r = pagezero.region(4096, guard=True)
+addr = r.address - 1 if "{side}" == "below" else r.address + r.size
+ctypes.c_char.from_address(addr).value = b"x"
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    assert proc.returncode == -11
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(size=0), "at least"),
+    (dict(size="1MB", page="3MB"), "page size"),
+    (dict(size="2MB", page="2MB", guard=True), "guard"),
+    (dict(size="2MB", page="2MB", thp=True), "4KB pages only"),
+    (dict(size="1MB", thp="yes"), "thp"),
+])
+def test_bad_regions_are_value_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pagezero.region(**kwargs)
+
+
+def test_more_than_the_memory_available_is_refused_before_mapping():
+    before = mapping_count()
+    with pytest.raises(pagezero.MappingError, match="too large") as info:
+        pagezero.region("64TB")
+    assert info.value.errno == 12
+    assert mapping_count() == before
+
+
+@needs_hugepages("2MB", 2)
+def test_2mb_hugetlb_region():
+    with pagezero.region("3MB", page="2MB") as r:
+        assert r.size == 4 << 20 and r.page_size == 2 << 20
+        mv = memoryview(r)
+        pagezero.clear(mv)
+        assert mv[-1] == 0
+        mv.release()
+
+
+def test_hugepage_shortage_names_the_fix():
+    from conftest import free_hugepages
+    if free_hugepages("1GB") >= 1024:
+        pytest.skip("1024 free 1GB hugepages: cannot provoke a shortage")
+    before = mapping_count()
+    with pytest.raises(pagezero.MappingError, match="insufficient hugepages.*nr_hugepages"):
+        pagezero.region("1TB", page="1GB")
+    assert mapping_count() == before
+
+
+def test_thp_can_be_asked_for():
+    # Whether THP is granted is the system's call; asking must work either way.
+    with pagezero.region("4MB", thp=True) as r:
+        assert r.size == 4 << 20

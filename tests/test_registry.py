@@ -1,0 +1,73 @@
+"""The kernel table: one registry in C, read as is by Python."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import pagezero
+
+X86_CLEAR = {"default", "generic", "x86-64-unrolled", "x86-64-stosq", "x86-64-stosb",
+             "x86-64-movnti", "x86-64-sse2-nt", "x86-64-avx-nt", "x86-64-avx512-nt",
+             "x86-64-avx512", "x86-64-clzero"}
+X86_COPY = {"default", "generic", "x86-64-unrolled", "x86-64-movsq", "x86-64-movsb",
+            "x86-64-avx-nt"}
+
+
+@pytest.mark.parametrize("kind", ["clear", "copy"])
+def test_names_are_unique_and_every_row_is_described(kind):
+    table = pagezero.kernels(kind)
+    names = [k.name for k in table]
+    assert len(names) == len(set(names))
+    for k in table:
+        assert k.kind == kind
+        assert k.description.strip() and k.arch
+        assert k.unit >= 1 and k.align >= 1 and k.align & (k.align - 1) == 0
+        assert k.available == (k.reason is None)
+
+
+def test_portable_kernels_exist_everywhere():
+    for kind in ("clear", "copy"):
+        table = {k.name: k for k in pagezero.kernels(kind)}
+        assert table["default"].available and table["generic"].available
+
+
+@pytest.mark.skipif(pagezero._core.ARCH != "x86-64", reason="x86-64 kernels need an x86-64 build")
+def test_x86_tables_have_exactly_the_named_kernels():
+    assert {k.name for k in pagezero.kernels("clear")} == X86_CLEAR
+    assert {k.name for k in pagezero.kernels("copy")} == X86_COPY
+    nontemporal = {k.name for k in pagezero.kernels("clear") if not k.temporal}
+    assert {"x86-64-movnti", "x86-64-sse2-nt", "x86-64-avx-nt", "x86-64-avx512-nt"} <= nontemporal
+    assert "x86-64-avx512" not in nontemporal
+
+
+def test_availability_follows_the_detected_features():
+    have = set(pagezero._core.cpu_features())
+    for kind in ("clear", "copy"):
+        for k in pagezero.kernels(kind):
+            assert k.available == (set(k.features) <= have)
+
+
+def test_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="kind"):
+        pagezero.kernels("zero")
+
+
+HIDDEN = """
+import pagezero
+k = pagezero.find_kernel("x86-64-avx512-nt")
+assert not k.available and "avx512f" in k.reason, k
+try:
+    pagezero.clear(bytearray(4096), "x86-64-avx512-nt")
+except pagezero.UnavailableError as e:
+    print("refused:", e)
+"""
+
+
+@pytest.mark.skipif("avx512f" not in pagezero._core.cpu_features(),
+                    reason="this CPU has no avx512f to hide")
+def test_a_kernel_the_cpu_lacks_is_listed_and_refused_never_run():
+    env = dict(os.environ, PAGEZERO_HIDE_FEATURES="avx512f")
+    out = subprocess.run([sys.executable, "-c", HIDDEN], env=env, capture_output=True,
+                         text=True, check=True)
+    assert "refused: kernel 'x86-64-avx512-nt' is not available: this CPU lacks avx512f" in out.stdout

@@ -22,7 +22,7 @@ core = Extension(
     include_dirs=["csrc", "arch"],
     depends=glob.glob("csrc/*.h") + glob.glob("arch/*/*.def"),
     extra_compile_args=[
-        "-O2",
+        "-O3",
         "-std=gnu11",
         "-Wall",
         "-Wextra",

@@ -26,7 +26,7 @@ from _common import (GB, KB, MB, alternate, gbps, header, import_pagezero, loop_
                      parse_args, size_str, table, verdict)
 
 TARGET = 0.95
-CFLAGS = "-O2 -march=native -fno-tree-loop-distribute-patterns"
+CFLAGS = "-O3 -march=native -fno-tree-loop-distribute-patterns"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

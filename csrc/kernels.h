@@ -32,8 +32,8 @@ struct pz_kernel {
 	enum pz_kernel_kind kind;
 	uint64_t features;      /* PZ_FEAT_* bits the body needs */
 	unsigned flags;         /* PZ_NONTEMPORAL, PZ_ZERO_ONLY */
-	size_t unit;            /* body lengths are multiples of this */
-	size_t align;           /* body destinations are aligned to this */
+	size_t unit;            /* body lengths are multiples of this (a power of two) */
+	size_t align;           /* body destinations are aligned to this (a power of two) */
 	union {
 		pz_fill_fn fill;
 		pz_copy_fn copy;

@@ -3,6 +3,8 @@
 Arguments are checked and parsed here; the run itself (mapping, prefault,
 timed loops) is one call into the C core with the GIL released.
 """
+from dataclasses import dataclass
+
 from . import _core
 from .kernels import find_kernel
 from .machine import machine
@@ -10,7 +12,7 @@ from .region import thp_mode
 from .results import Result
 from .units import parse_page, parse_size, format_page, format_size
 
-__all__ = ["memset", "memcpy", "CLOCKS", "MAX_LOOPS"]
+__all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS"]
 
 CLOCKS = _core.clocks()
 MAX_LOOPS = 10_000_000
@@ -28,7 +30,7 @@ def _check_clock(clock):
         raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
 
 
-def _parse_value(value):
+def check_fill_value(value):
     """The fill byte, or VALUE_LOOP for perf's memset(dst, loop_index, size)."""
     if value == "loop":
         return _core.VALUE_LOOP
@@ -37,39 +39,62 @@ def _parse_value(value):
     return value
 
 
-def _run(benchmark, kind, size, page, chunk, function, loops, clock, value, thp):
+@dataclass(frozen=True)
+class Plan:
+    """Checked, parsed arguments of a memset/memcpy run, for any function."""
+
+    benchmark: str      # "memset" or "memcpy"
+    kind: str           # the kernel kind it runs: "clear" or "copy"
+    nbytes: int
+    chunk: int          # as given: 0 means the whole extent
+    shift: int
+    thp: object         # None, True or False, as given
+    loops: int
+    clock: str
+    value: object       # as given: an int or "loop" (memset only)
+
+    def params(self):
+        p = {"size": self.nbytes, "page": format_page(self.shift), "chunk": self.chunk,
+             "loops": self.loops, "thp": self.thp}
+        if self.kind == "clear":
+            p["value"] = self.value
+        return p
+
+
+def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value=0, thp=False):
+    """Check every argument of a run except the function; ValueError on the first bad one."""
+    if benchmark not in ("memset", "memcpy"):
+        raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
     nbytes = parse_size(size)
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
     if chunk_bytes > nbytes:
         raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
     shift = parse_page(page)
-    thp_flag = thp_mode(thp, shift)
+    thp_mode(thp, shift)
     _check_loops(loops)
     _check_clock(clock)
-    kernel = find_kernel(function, kind)
-    fill_value = _parse_value(value) if kind == "clear" else 0
+    kind = "clear" if benchmark == "memset" else "copy"
+    if kind == "clear":
+        check_fill_value(value)
+    return Plan(benchmark, kind, nbytes, chunk_bytes, shift, thp, loops, clock, value)
+
+
+def run(p, function):
+    """Run plan `p` with the named kernel: one call into the C core."""
+    kernel = find_kernel(function, p.kind)
+    fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
         raise ValueError(f"kernel {function!r} can only write zeros (value must be 0)")
-
-    samples = _core.bench_mem(kind, function, nbytes, chunk_bytes or nbytes, shift,
-                              thp_flag, loops, clock, fill_value)
-    params = {
-        "size": nbytes,
-        "page": format_page(shift),
-        "chunk": chunk_bytes,
-        "loops": loops,
-        "thp": thp,
-    }
-    if kind == "clear":
-        params["value"] = value
+    samples = _core.bench_mem(p.kind, function, p.nbytes, p.chunk or p.nbytes, p.shift,
+                              thp_mode(p.thp, p.shift), p.loops, p.clock, fill_value)
     return Result(
-        benchmark=benchmark,
+        benchmark=p.benchmark,
         function=function,
-        params=params,
-        bytes_per_loop=nbytes,
-        clock=clock,
+        params=p.params(),
+        bytes_per_loop=p.nbytes,
+        clock=p.clock,
         samples=samples,
-        clock_hz=_core.tsc_hz() if clock == "tsc" else None,
+        clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
         machine=machine(),
     )
 
@@ -92,11 +117,11 @@ def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
     The buffer is mapped populated and prefaulted before timing; each loop's
     time is a sample of the returned Result.
     """
-    return _run("memset", "clear", size, page, chunk, function, loops, clock, value, thp)
+    return run(plan("memset", size, page, chunk, loops, clock, value, thp), function)
 
 
 def memcpy(size="1GB", page="4KB", chunk=0, function="default", loops=10,
            clock="ns", thp=False):
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
     Same arguments as memset(), with a copy kernel's name as function."""
-    return _run("memcpy", "copy", size, page, chunk, function, loops, clock, 0, thp)
+    return run(plan("memcpy", size, page, chunk, loops, clock, 0, thp), function)

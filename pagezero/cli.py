@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import _core
-from .bench import memcpy, memset
+from .bench import plan, run
 from .kernels import find_kernel, kernels
 from .results import save_results
 from .units import format_rate
@@ -50,6 +50,7 @@ def _parse_value(text):
         return int(text, 0)
     except ValueError:
         raise UsageError(f"invalid fill value {text!r}: expected 0..255 or 'loop'") from None
+    return value
 
 
 def _check_output(path):
@@ -66,15 +67,15 @@ def _print_functions(kind):
         print(f"\t{k.name} ... {k.description}{note}")
 
 
-def _selected(args, kind):
+def _selected(function, kind, value):
     """The kernels to run: one by name, or every one this machine can run for 'all'."""
-    if args.function != "all":
-        return [find_kernel(args.function, kind)]
+    if function != "all":
+        return [find_kernel(function, kind)]
     chosen = []
     for k in kernels(kind):
         if not k.available:
             print(f"# function '{k.name}' skipped: {k.reason}", file=sys.stderr)
-        elif kind == "clear" and k.zero_only and args.value != 0:
+        elif k.zero_only and value != 0:
             print(f"# function '{k.name}' skipped: it can only write zeros", file=sys.stderr)
         else:
             chosen.append(k)
@@ -112,17 +113,16 @@ def _cmd_mem(args, benchmark):
     if args.output:
         _check_output(args.output)
 
-    options = dict(size=args.size, page=args.page, chunk=args.chunk, loops=loops,
-                   clock=args.clock, thp=True if args.thp else False)
-    if kind == "clear":
-        args.value = _parse_value(args.value)
-        options["value"] = args.value
-    run = memset if kind == "clear" else memcpy
+    value = _parse_value(args.value) if benchmark == "memset" else 0
+    # Check everything before running anything, so a bad argument never
+    # follows part of a run (or notes about kernels that -f all skips).
+    job = plan(benchmark, size=args.size, page=args.page, chunk=args.chunk, loops=loops,
+               clock=args.clock, value=value, thp=True if args.thp else False)
 
     results = []
     try:
-        for kernel in _selected(args, kind):
-            result = run(function=kernel.name, **options)
+        for kernel in _selected(args.function, kind, value):
+            result = run(job, kernel.name)
             results.append(result)
             _print_result(args, kernel, result, benchmark, first=len(results) == 1)
     finally:

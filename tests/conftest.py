@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -13,6 +15,24 @@ def free_hugepages(page):
             return int(f.read())
     except OSError:
         return 0
+
+
+PAGE_SHIFT = {"2MB": 21, "1GB": 30}
+
+
+def hugepage_shortage(page, buffers=1):
+    """A size whose `buffers` mappings of `page` pages the free pool cannot all
+    give. With two buffers the first mapping succeeds and the second fails,
+    so the clean-up after a partial success is exercised too."""
+    return (free_hugepages(page) // buffers + 1) << PAGE_SHIFT[page]
+
+
+def mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def needs_hugepages(page, count=1):
@@ -30,3 +50,15 @@ def available_kernels(kind):
 def mapping_count():
     with open(f"/proc/{os.getpid()}/maps") as f:
         return sum(1 for _ in f)
+
+
+# Subprocesses run from here, not from the repository root: `python -m` and
+# `python -c` put their working directory first on sys.path, and the root's
+# pagezero/ is the source tree, without the built extension.
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_python(*args, cwd=None, **kwargs):
+    """Run this interpreter with `args` against the installed pagezero."""
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          cwd=cwd or TESTS_DIR, timeout=300, **kwargs)

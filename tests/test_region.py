@@ -1,11 +1,8 @@
 """Regions: page sizes, THP, guard pages, and nothing left mapped."""
-import subprocess
-import sys
-
 import pytest
 
 import pagezero
-from conftest import mapping_count, needs_hugepages
+from conftest import hugepage_shortage, mapping_count, needs_hugepages, run_python
 
 
 def test_a_region_is_a_writable_buffer_and_is_unmapped_on_close():
@@ -39,7 +36,7 @@ r = pagezero.region(4096, guard=True)
 addr = r.address - 1 if "{side}" == "below" else r.address + r.size
 ctypes.c_char.from_address(addr).value = b"x"
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    proc = run_python("-c", code)
     assert proc.returncode == -11
 
 
@@ -73,13 +70,11 @@ def test_2mb_hugetlb_region():
         mv.release()
 
 
-def test_hugepage_shortage_names_the_fix():
-    from conftest import free_hugepages
-    if free_hugepages("1GB") >= 1024:
-        pytest.skip("1024 free 1GB hugepages: cannot provoke a shortage")
+@pytest.mark.parametrize("page", ["2MB", "1GB"])
+def test_hugepage_shortage_names_the_fix(page):
     before = mapping_count()
     with pytest.raises(pagezero.MappingError, match="insufficient hugepages.*nr_hugepages"):
-        pagezero.region("1TB", page="1GB")
+        pagezero.region(hugepage_shortage(page), page=page)
     assert mapping_count() == before
 
 

@@ -76,5 +76,4 @@ void pz_copy_x86_avx_nt(void *dst, const void *src, size_t len)
 		_mm256_stream_si256(d + 3, e);
 	}
 	_mm_sfence();
-	_mm256_zeroupper();
 }

@@ -113,9 +113,8 @@ void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
 		_mm256_stream_si256(p + 6, v);
 		_mm256_stream_si256(p + 7, v);
 	}
+	/* gcc adds the vzeroupper that spares SSE code the AVX transition penalty. */
 	_mm_sfence();
-	/* Leave no dirty upper YMM state behind for SSE code (transition penalty). */
-	_mm256_zeroupper();
 }
 
 __attribute__((target("avx512f")))
@@ -131,7 +130,6 @@ void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
 		_mm512_stream_si512(p + 3, v);
 	}
 	_mm_sfence();
-	_mm256_zeroupper();
 }
 
 __attribute__((target("avx512f")))
@@ -146,7 +144,6 @@ void pz_fill_x86_avx512(void *dst, int c, size_t len)
 		_mm512_store_si512(p + 2, v);
 		_mm512_store_si512(p + 3, v);
 	}
-	_mm256_zeroupper();
 }
 
 /*

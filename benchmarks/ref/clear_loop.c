@@ -8,7 +8,7 @@
  * CHUNK-sized calls of a plain C loop of uint64_t stores.  Each loop is timed
  * with CLOCK_MONOTONIC_RAW.  Prints the median rate in bytes/sec on stdout.
  *
- * Build with: gcc -O2 -march=native -fno-tree-loop-distribute-patterns
+ * Build with: gcc -O3 -march=native -fno-tree-loop-distribute-patterns
  * (the flag stops gcc turning the loop into a memset() call: the reference
  * must be the loop itself, whatever code gcc generates for it).
  */

@@ -1,0 +1,311 @@
+"""End-to-end tests of the command line, run as a user runs it:
+`python -m pagezero ...` in a subprocess, looking only at stdout, stderr,
+the exit status and the files it writes.
+
+Sizes are small (1MB..16MB, two loops) so the whole file stays fast on a
+two-core machine. No assertion is made on how fast anything is, only that
+rates are printed the way perf prints them and are positive.
+"""
+import os
+import re
+
+import pytest
+
+import pagezero
+from conftest import free_hugepages, hugepage_shortage, run_python
+
+SMALL = ["-s", "1MB", "-l", "2"]
+
+# perf's print_bps(): " %14f GB/sec" and friends, K = 1024.
+RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
+FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
+COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
+
+
+# Helpers ----------------------------------------------------------------
+
+
+def pagezero_cli(*args, cwd=None):
+    """Run `python -m pagezero ARGS` and return the CompletedProcess."""
+    return run_python("-m", "pagezero", *args, cwd=cwd)
+
+
+def mem(benchmark, *args, **kw):
+    return pagezero_cli("mem", benchmark, *args, **kw)
+
+
+def ok(proc):
+    """Assert a run succeeded cleanly and return its stdout."""
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def available(kind):
+    return [k for k in pagezero.kernels(kind) if k.available]
+
+
+def runnable(kind, value=0):
+    """The kernels `-f all` runs: available ones, minus zero-only ones for a non-zero fill."""
+    return [k for k in available(kind) if not (value != 0 and k.zero_only)]
+
+
+def parse_default(stdout, benchmark):
+    """Split perf-style output into (name, description, size, rate line) per function."""
+    lines = stdout.splitlines()
+    assert lines[0] == f"# Running 'mem/{benchmark}' benchmark:"
+    body = lines[1:]
+    assert len(body) % 4 == 0, stdout
+    blocks = []
+    for i in range(0, len(body), 4):
+        function, copying, blank, rate = body[i:i + 4]
+        fm, cm = FUNCTION_RE.match(function), COPYING_RE.match(copying)
+        assert fm, function
+        assert cm, copying
+        assert blank == ""
+        blocks.append((fm["name"], fm["description"], cm["size"], rate))
+    return blocks
+
+
+def check_rate_line(line):
+    m = RATE_RE.match(line)
+    assert m, f"not a perf rate line: {line!r}"
+    assert len(m["num"]) >= 14  # %14f
+    assert float(m["num"]) > 0
+
+
+def has_cycle_counter():
+    try:
+        pagezero.memset(size=4096, loops=1, clock="cycles")
+    except pagezero.UnavailableError:
+        return False
+    return True
+
+
+# Output format -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", ["1MB", "1mb", "1048576", "1024KB"])
+def test_default_format_as_perf_prints_it(size):
+    out = ok(mem("memset", "-s", size, "-l", "2", "-f", "default"))
+    [(name, description, printed_size, rate)] = parse_default(out, "memset")
+    assert name == "default"
+    assert description == pagezero.find_kernel("default", "clear").description
+    assert printed_size == size  # exactly as the user wrote it
+    check_rate_line(rate)
+
+
+@pytest.mark.parametrize("benchmark, kind", [("memset", "clear"), ("memcpy", "copy")])
+def test_all_functions_default_format(benchmark, kind):
+    out = ok(mem(benchmark, *SMALL, "-f", "all"))
+    blocks = parse_default(out, benchmark)
+    assert [b[0] for b in blocks] == [k.name for k in runnable(kind)]
+    for name, description, size, rate in blocks:
+        assert description == pagezero.find_kernel(name, kind).description
+        assert size == "1MB"
+        check_rate_line(rate)
+
+
+def test_function_all_is_the_default():
+    out = ok(mem("memset", *SMALL))
+    assert [b[0] for b in parse_default(out, "memset")] == [k.name for k in runnable("clear")]
+
+
+@pytest.mark.parametrize("benchmark, kind", [("memset", "clear"), ("memcpy", "copy")])
+def test_simple_format_prints_one_number_per_function(benchmark, kind):
+    out = ok(mem(benchmark, *SMALL, "-f", "all", "--format", "simple"))
+    lines = out.splitlines()
+    assert len(lines) == len(runnable(kind))
+    for line in lines:
+        assert float(line) > 0
+
+
+@pytest.mark.parametrize("value", ["7", "loop"])
+def test_all_skips_zero_only_kernels_for_a_nonzero_value(value):
+    proc = mem("memset", *SMALL, "-f", "all", "--value", value, "--format", "simple")
+    lines = ok(proc).splitlines()
+    assert len(lines) == len(runnable("clear", value=value))
+    for k in available("clear"):
+        if k.zero_only:
+            assert f"'{k.name}' skipped" in proc.stderr
+
+
+@pytest.mark.parametrize("clock", ["ns", "timeval", "tsc"])
+def test_clocks(clock):
+    out = ok(mem("memset", "-s", "16MB", "-l", "2", "-f", "default", "--clock", clock))
+    [(_, _, _, rate)] = parse_default(out, "memset")
+    check_rate_line(rate)
+
+
+@pytest.mark.parametrize("chunk", ["0", "64KB", "3000"])
+def test_chunks(chunk):
+    out = ok(mem("memset", *SMALL, "-f", "default", "-k", chunk, "--format", "simple"))
+    assert float(out) > 0
+
+
+@pytest.mark.parametrize("benchmark, kind", [("memset", "clear"), ("memcpy", "copy")])
+def test_function_help_lists_every_kernel(benchmark, kind):
+    out = ok(mem(benchmark, "-f", "help"))
+    for k in pagezero.kernels(kind):
+        assert re.search(rf"^\s+{re.escape(k.name)} \.\.\. {re.escape(k.description)}", out, re.M), k.name
+
+
+def test_kernels_command_lists_every_kernel_with_availability():
+    out = ok(pagezero_cli("kernels"))
+    rows = {}
+    for line in out.splitlines()[1:]:
+        kind, name, avail = line.split()[:3]
+        rows[kind, name] = avail
+    expected = {(k.kind, k.name): k for kind in ("clear", "copy") for k in pagezero.kernels(kind)}
+    assert set(rows) == set(expected)
+    for key, k in expected.items():
+        assert rows[key] == ("yes" if k.available else "no:")
+
+
+# Bad input: one line on stderr, exit 2 ------------------------------------
+
+BAD_INPUTS = {
+    "size 0": ["mem", "memset", "-s", "0"],
+    "size -1": ["mem", "memset", "-s", "-1"],
+    "size garbage": ["mem", "memset", "-s", "abc"],
+    "size unknown unit": ["mem", "memset", "-s", "12XB"],
+    "size fraction": ["mem", "memset", "-s", "1.5GB"],
+    "size overflowing": ["mem", "memset", "-s", "99999999TB"],
+    "memcpy size 0": ["mem", "memcpy", "-s", "0"],
+    "page 3KB": ["mem", "memset", "-s", "1MB", "-p", "3KB"],
+    "chunk larger than size": ["mem", "memset", "-s", "1MB", "-k", "2MB"],
+    "chunk negative": ["mem", "memset", "-s", "1MB", "-k", "-1"],
+    "unknown function": ["mem", "memset", "-s", "1MB", "-f", "nope"],
+    "memset-only function for memcpy": ["mem", "memcpy", "-s", "1MB", "-f", "x86-64-stosb"],
+    "unknown clock": ["mem", "memset", "-s", "1MB", "--clock", "nope"],
+    "loops 0": ["mem", "memset", "-s", "1MB", "-l", "0"],
+    "loops -3": ["mem", "memset", "-s", "1MB", "-l", "-3"],
+    "loops x": ["mem", "memset", "-s", "1MB", "-l", "x"],
+    "value 256": ["mem", "memset", "-s", "1MB", "--value", "256"],
+    "value -1": ["mem", "memset", "-s", "1MB", "--value", "-1"],
+    "value abc": ["mem", "memset", "-s", "1MB", "--value", "abc"],
+    "value 256, one function": ["mem", "memset", "-s", "1MB", "-f", "default", "--value", "256"],
+    "format xml": ["mem", "memset", "-s", "1MB", "--format", "xml"],
+    "unknown option": ["mem", "memset", "-s", "1MB", "--bogus"],
+    "unknown benchmark": ["mem", "memmove"],
+    "no command": [],
+    "-c with --clock ns": ["mem", "memset", "-s", "1MB", "-c", "--clock", "ns"],
+}
+
+
+def check_usage_error(proc):
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_is_one_line_and_exit_2(args):
+    check_usage_error(pagezero_cli(*args))
+
+
+@pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_writes_no_output_file(args, tmp_path):
+    out = tmp_path / "out.json"
+    proc = pagezero_cli(*args, "-o", str(out)) if args[:1] == ["mem"] else pagezero_cli(*args)
+    assert proc.returncode == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+# Environment failures: exit 1 with the cause and the fix --------------------
+
+
+def check_environment_error(proc, *words):
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
+    for word in words:
+        assert word in proc.stderr
+    assert not any(RATE_RE.match(line) for line in proc.stdout.splitlines())
+
+
+@pytest.mark.parametrize("clock_args", [["-c"], ["--clock", "cycles"]])
+def test_no_cycle_counter_names_tsc(clock_args):
+    if has_cycle_counter():
+        pytest.skip("this machine has a hardware cycle counter (PMU)")
+    proc = mem("memset", *SMALL, "-f", "default", *clock_args)
+    check_environment_error(proc, "tsc")
+
+
+def test_cycles_with_a_pmu_prints_cycles_per_byte():
+    if not has_cycle_counter():
+        pytest.skip("no hardware cycle counter (PMU) on this machine")
+    out = ok(mem("memset", *SMALL, "-f", "default", "-c", "--format", "simple"))
+    assert float(out) > 0
+
+
+@pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
+def test_too_few_1gb_hugepages(benchmark):
+    size = hugepage_shortage("1GB", buffers=2 if benchmark == "memcpy" else 1)
+    proc = mem(benchmark, "-p", "1GB", "-s", str(size), "-l", "2", "-f", "default")
+    check_environment_error(proc, "hugepages", "nr_hugepages")
+
+
+def test_too_few_2mb_hugepages():
+    proc = mem("memset", "-p", "2MB", "-s", str(hugepage_shortage("2MB")), "-l", "2", "-f", "default")
+    check_environment_error(proc, "hugepages", "nr_hugepages")
+
+
+def test_2mb_hugepages_when_reserved():
+    if free_hugepages("2MB") < 1:
+        pytest.skip("no free 2MB hugepages (reserve some with /proc/sys/vm/nr_hugepages)")
+    out = ok(mem("memset", "-p", "2MB", "-s", "2MB", "-l", "2", "-f", "default", "--format", "simple"))
+    assert float(out) > 0
+
+
+@pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
+def test_size_larger_than_memory(benchmark):
+    proc = mem(benchmark, "-s", "64TB", "-l", "2", "-f", "default")
+    check_environment_error(proc, "too large")
+
+
+def test_environment_failure_writes_no_output_file(tmp_path):
+    proc = mem("memset", "-s", "64TB", "-l", "2", "-o", str(tmp_path / "out.json"))
+    assert proc.returncode == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+# -o FILE.json --------------------------------------------------------------
+
+
+def test_output_file_holds_one_result_per_function(tmp_path):
+    path = tmp_path / "out.json"
+    ok(mem("memset", *SMALL, "-f", "all", "-k", "64KB", "-o", str(path)))
+    results = pagezero.load_results(str(path))
+    assert [r.function for r in results] == [k.name for k in runnable("clear")]
+    for r in results:
+        assert r.benchmark == "memset"
+        assert len(r.samples) == 2
+        assert r.bytes_per_sec > 0
+        assert dict(r.params) == {"size": 1 << 20, "page": "4KB", "chunk": 64 << 10,
+                                  "loops": 2, "thp": False, "value": 0}
+
+
+def test_output_file_memcpy_and_loop_value(tmp_path):
+    path = tmp_path / "copy.json"
+    ok(mem("memcpy", *SMALL, "-f", "default", "-o", str(path)))
+    [r] = pagezero.load_results(str(path))
+    assert (r.benchmark, r.function, r.params["size"], r.loops) == ("memcpy", "default", 1 << 20, 2)
+
+    path = tmp_path / "loop.json"
+    ok(mem("memset", *SMALL, "-f", "default", "--value", "loop", "-o", str(path)))
+    [r] = pagezero.load_results(str(path))
+    assert r.params["value"] == "loop"
+
+
+def test_output_file_relative_to_working_directory(tmp_path):
+    ok(mem("memset", *SMALL, "-f", "default", "-o", "out.json", cwd=tmp_path))
+    assert len(pagezero.load_results(str(tmp_path / "out.json"))) == 1
+
+
+def test_output_into_missing_directory_fails_before_running(tmp_path):
+    proc = mem("memset", *SMALL, "-o", str(tmp_path / "missing" / "out.json"))
+    check_usage_error(proc)
+    assert list(tmp_path.iterdir()) == []

@@ -15,6 +15,9 @@ import sys
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def parse_args(description, rounds=5, extra=None):
     """--quick and --rounds for every script; extra(parser) adds its own."""
     p = argparse.ArgumentParser(description=description,
@@ -66,7 +69,9 @@ def alternate(tasks, rounds, label=""):
 def run_numbers(cmd):
     """Run a command; return the numbers it prints on lines not starting with
     '#' (perf's and pagezero's --format simple print bytes/sec that way)."""
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    # From benchmarks/, not the repository root: `python -m` puts its working
+    # directory first on sys.path, and the root's pagezero/ is the unbuilt source.
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE)
     if p.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
     return [float(line) for line in p.stdout.split()

@@ -11,6 +11,23 @@
 
 #define PZ_BYTE_X8(c) (0x0101010101010101ull * (unsigned char)(c))
 
+/*
+ * The fill value as a vector register. Zero, the case that matters, is
+ * vpxor, which has no latency; a broadcast costs an imul and a shuffle
+ * (~7 cycles) before the first store, which is 10% of a 4KB clear in L1.
+ */
+__attribute__((target("avx512f")))
+static inline __m512i splat512(int c)
+{
+	return c ? _mm512_set1_epi64((long long)PZ_BYTE_X8(c)) : _mm512_setzero_si512();
+}
+
+__attribute__((target("avx")))
+static inline __m256i splat256(int c)
+{
+	return c ? _mm256_set1_epi64x((long long)PZ_BYTE_X8(c)) : _mm256_setzero_si256();
+}
+
 /* The kernel's memzero_page_aligned_unrolled: one 64-byte line per iteration. */
 void pz_fill_x86_unrolled(void *dst, int c, size_t len)
 {
@@ -101,7 +118,7 @@ __attribute__((target("avx")))
 void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
 {
 	__m256i *p = dst, *end = (__m256i *)((char *)dst + len);
-	const __m256i v = _mm256_set1_epi64x((long long)PZ_BYTE_X8(c));
+	const __m256i v = splat256(c);
 
 	for (; p < end; p += 8) {
 		_mm256_stream_si256(p + 0, v);
@@ -121,7 +138,7 @@ __attribute__((target("avx512f")))
 void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
 {
 	__m512i *p = dst, *end = (__m512i *)((char *)dst + len);
-	const __m512i v = _mm512_set1_epi64((long long)PZ_BYTE_X8(c));
+	const __m512i v = splat512(c);
 
 	for (; p < end; p += 4) {
 		_mm512_stream_si512(p + 0, v);
@@ -136,7 +153,7 @@ __attribute__((target("avx512f")))
 void pz_fill_x86_avx512(void *dst, int c, size_t len)
 {
 	__m512i *p = dst, *end = (__m512i *)((char *)dst + len);
-	const __m512i v = _mm512_set1_epi64((long long)PZ_BYTE_X8(c));
+	const __m512i v = splat512(c);
 
 	for (; p < end; p += 4) {
 		_mm512_store_si512(p + 0, v);

@@ -65,9 +65,10 @@ static const struct pz_kernel *usable_kernel(enum pz_kernel_kind kind, const cha
 	return k;
 }
 
-static int check_fill_value(const struct pz_kernel *k, int value)
+/* A fill byte @k can write: 0..255 (or the loop index where @allow_loop). */
+static int check_fill_value(const struct pz_kernel *k, int value, int allow_loop)
 {
-	if (value != PZ_VALUE_LOOP && (value < 0 || value > 255)) {
+	if (!(allow_loop && value == PZ_VALUE_LOOP) && (value < 0 || value > 255)) {
 		PyErr_Format(PyExc_ValueError, "fill value %d is outside 0..255", value);
 		return -1;
 	}
@@ -140,7 +141,8 @@ static PyObject *mapping_error(int err, size_t bytes, unsigned shift, unsigned b
 	if (err == -E2BIG) {
 		pz_mem_available(&avail);
 		return raise_mapping(ENOMEM, "size (%zu bytes) is too large: %zu bytes needed, "
-				     "only %llu available (MemAvailable in /proc/meminfo)",
+				     "only %llu available (MemAvailable in /proc/meminfo); "
+				     "use a smaller size",
 				     bytes, bytes * buffers, (unsigned long long)avail);
 	}
 	if (err == -ENOMEM || err == -EOVERFLOW)
@@ -302,11 +304,8 @@ static PyObject *core_fill(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "Ois:fill", &obj, &value, &name))
 		return NULL;
 	k = usable_kernel(PZ_KIND_FILL, name);
-	if (!k || check_fill_value(k, value) < 0 || value == PZ_VALUE_LOOP) {
-		if (k && !PyErr_Occurred())
-			PyErr_SetString(PyExc_ValueError, "fill value must be 0..255");
+	if (!k || check_fill_value(k, value, 0) < 0)
 		return NULL;
-	}
 	if (get_writable(obj, &view, "buffer") < 0)
 		return NULL;
 	if (view.len >= PZ_GIL_RELEASE_BYTES) {
@@ -424,7 +423,7 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args)
 	p.kernel = usable_kernel(kind, name);
 	if (!p.kernel)
 		return NULL;
-	if (kind == PZ_KIND_FILL && check_fill_value(p.kernel, value) < 0)
+	if (kind == PZ_KIND_FILL && check_fill_value(p.kernel, value, 1) < 0)
 		return NULL;
 	p.size = (size_t)size;
 	p.chunk = (size_t)chunk;

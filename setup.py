@@ -5,9 +5,14 @@ import platform
 from setuptools import Extension, setup
 
 # Which arch/ directories to compile: generic always, plus the build machine's own.
+# Anything else (riscv64, ppc64le, 32-bit arm, ...) gets the generic kernels only.
+# csrc/kernels.c picks the matching .def rows by the compiler's own macros
+# (__x86_64__, __aarch64__), so the two choices agree on a native build.
 ARCH_DIRS = {
     "x86_64": ["generic", "x86"],
     "amd64": ["generic", "x86"],
+    "aarch64": ["generic", "arm64"],
+    "arm64": ["generic", "arm64"],
 }
 
 

@@ -1,10 +1,12 @@
 /*
  * cpu.c - run-time CPU feature detection.
  *
- * A feature counts only when the CPU has it AND, for vector registers, the
- * OS saves their state (XGETBV): a CPU with AVX-512 under an OS that does
- * not enable the ZMM state would SIGILL. Kernels that need a missing
- * feature stay in the registry, marked unavailable.
+ * A feature counts only when the CPU has it AND the OS lets user space use
+ * it: on x86-64 the OS must save the vector registers (XGETBV), or a CPU
+ * with AVX-512 under an OS that does not enable the ZMM state would SIGILL;
+ * on arm64 the kernel must advertise the feature (HWCAP2_MOPS) or allow it
+ * (DCZID_EL0.DZP clear for DC ZVA). Kernels that need a missing feature
+ * stay in the registry, marked unavailable.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,11 @@
 static const char *const feature_names[PZ_FEAT_COUNT] = {
 	"sse2", "avx", "avx2", "avx512f", "avx512bw",
 	"erms", "fsrm", "clzero", "tsc", "constant_tsc",
+	"mops", "dczva",
 };
+
+/* What detection found about a missing feature, where that says more than its absence. */
+static const char *absent_detail[PZ_FEAT_COUNT];
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -78,8 +84,68 @@ static uint64_t detect(void)
 	}
 	return f;
 }
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+
+/* Linux 6.5's uapi value; older headers (Debian 12 has 6.1's) lack the name. */
+#ifndef HWCAP2_MOPS
+#define HWCAP2_MOPS (1ul << 43)
+#endif
+
+static void note_absent(uint64_t bit, const char *why)
+{
+	absent_detail[__builtin_ctzll(bit)] = why;
+}
+
+/* DCZID_EL0 is readable at EL0 by design: user-space memset sizes DC ZVA by it. */
+static uint64_t read_dczid(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mrs %0, dczid_el0" : "=r"(v));
+	return v;
+}
+
+#define PZ_DCZID_DZP (1u << 4)    /* DC ZVA prohibited */
+#define PZ_DCZID_BS  0xfu         /* log2 of the block size in 4-byte words */
+
+/*
+ * MOPS is read from the hwcaps, never from ID_AA64ISAR2_EL1: the CPU may
+ * have it while the kernel has not enabled it (SCTLR_EL1.MSCEn), and then
+ * SETP traps. HWCAP2_MOPS says both are true.
+ */
+static uint64_t detect(void)
+{
+	uint64_t f = 0;
+
+	if (getauxval(AT_HWCAP2) & HWCAP2_MOPS)
+		f |= PZ_FEAT_MOPS;
+	else
+		note_absent(PZ_FEAT_MOPS, "no HWCAP2_MOPS in AT_HWCAP2: no FEAT_MOPS, or Linux before 6.5");
+	/*
+	 * DZP reads as 1 when the OS (SCTLR_EL1.DZE clear) or a hypervisor
+	 * (HCR_EL2.TDZ set) forbids DC ZVA: executing it would then trap.
+	 */
+	if (!(read_dczid() & PZ_DCZID_DZP))
+		f |= PZ_FEAT_DCZVA;
+	else
+		note_absent(PZ_FEAT_DCZVA, "DCZID_EL0.DZP is set: DC ZVA is prohibited");
+	return f;
+}
+
+size_t pz_cpu_dczva_block(void)
+{
+	return (size_t)4 << (read_dczid() & PZ_DCZID_BS);
+}
 #else
 static uint64_t detect(void)
+{
+	return 0;
+}
+#endif
+
+#if !defined(__aarch64__)
+size_t pz_cpu_dczva_block(void)
 {
 	return 0;
 }
@@ -115,6 +181,8 @@ static uint64_t hidden_features(void)
 	return mask;
 }
 
+static uint64_t detected;     /* what the CPU and OS offer, before hiding */
+
 uint64_t pz_cpu_features(void)
 {
 	/* CPUID is slow under a hypervisor (it traps): ask once. */
@@ -122,7 +190,8 @@ uint64_t pz_cpu_features(void)
 	static int done;
 
 	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		features = detect() & ~hidden_features();
+		detected = detect();
+		features = detected & ~hidden_features();
 		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 	}
 	return features;
@@ -133,7 +202,8 @@ const char *pz_feature_name(unsigned i)
 	return i < PZ_FEAT_COUNT ? feature_names[i] : "?";
 }
 
-unsigned pz_feature_list(uint64_t mask, char *buf, size_t n)
+/* The names in @mask, comma-separated; those also in @why with their absent_detail. */
+static unsigned list_features(uint64_t mask, uint64_t why, char *buf, size_t n)
 {
 	unsigned i, count = 0;
 	size_t used = 0;
@@ -141,17 +211,31 @@ unsigned pz_feature_list(uint64_t mask, char *buf, size_t n)
 	if (n)
 		buf[0] = '\0';
 	for (i = 0; i < PZ_FEAT_COUNT; i++) {
+		const char *detail = (why & (1ull << i)) ? absent_detail[i] : NULL;
 		int w;
 
 		if (!(mask & (1ull << i)))
 			continue;
 		if (used >= n)
 			break;
-		w = snprintf(buf + used, n - used, "%s%s", count ? ", " : "", feature_names[i]);
+		w = snprintf(buf + used, n - used, "%s%s%s%s%s", count ? ", " : "", feature_names[i],
+			     detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
 		if (w < 0)
 			break;
 		used += (size_t)w;
 		count++;
 	}
 	return count;
+}
+
+unsigned pz_feature_list(uint64_t mask, char *buf, size_t n)
+{
+	return list_features(mask, 0, buf, n);
+}
+
+unsigned pz_missing_list(uint64_t mask, char *buf, size_t n)
+{
+	pz_cpu_features();      /* detection fills absent_detail */
+	/* A feature the CPU has but that is hidden has nothing to explain beyond its name. */
+	return list_features(mask, ~detected, buf, n);
 }

@@ -1,4 +1,7 @@
-/* cpu.h - CPU features the kernels need, detected at run time (CPUID on x86). */
+/*
+ * cpu.h - CPU features the kernels need, detected at run time: CPUID on
+ * x86-64, getauxval(AT_HWCAP2) and DCZID_EL0 on arm64.
+ */
 #ifndef PZ_CPU_H
 #define PZ_CPU_H
 
@@ -15,7 +18,9 @@
 #define PZ_FEAT_CLZERO   (1ull << 7)
 #define PZ_FEAT_TSC      (1ull << 8)
 #define PZ_FEAT_INVARIANT_TSC (1ull << 9)
-#define PZ_FEAT_COUNT    10
+#define PZ_FEAT_MOPS     (1ull << 10)  /* arm64 FEAT_MOPS: SETP/SETM/SETE (HWCAP2_MOPS) */
+#define PZ_FEAT_DCZVA    (1ull << 11)  /* arm64 DC ZVA allowed: DCZID_EL0.DZP clear (no cpuinfo name of its own) */
+#define PZ_FEAT_COUNT    12
 
 /*
  * Features this CPU (and its OS, for the vector register state) supports,
@@ -31,5 +36,19 @@ const char *pz_feature_name(unsigned i);
  * (always NUL-terminated); returns the number of features written.
  */
 unsigned pz_feature_list(uint64_t mask, char *buf, size_t n);
+
+/*
+ * As pz_feature_list(), for features this CPU lacks: a name is followed by
+ * what detection found, in parentheses, where it found more than "absent"
+ * (e.g. "dczva (DCZID_EL0.DZP is set: DC ZVA is prohibited)"). A feature
+ * the CPU has but $PAGEZERO_HIDE_FEATURES hides gets its bare name.
+ */
+unsigned pz_missing_list(uint64_t mask, char *buf, size_t n);
+
+/*
+ * The DC ZVA block in bytes (4 << DCZID_EL0.BS) on arm64, whether or not
+ * DC ZVA is allowed; 0 on other architectures.
+ */
+size_t pz_cpu_dczva_block(void);
 
 #endif /* PZ_CPU_H */

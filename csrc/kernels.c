@@ -16,6 +16,8 @@
 #include "generic/kernels.def"
 #if defined(__x86_64__)
 #include "x86/kernels.def"
+#elif defined(__aarch64__)
+#include "arm64/kernels.def"
 #endif
 #undef PZ_FILL
 #undef PZ_COPY
@@ -28,7 +30,7 @@
 	{ .name = nm, .description = desc, .arch = PZ_ARCH, .kind = PZ_KIND_COPY, \
 	  .features = feat, .flags = fl, .unit = un, .align = al, .fn.copy = f },
 
-static const struct pz_kernel registry[] = {
+static struct pz_kernel registry[] = {
 #define PZ_ARCH "any"
 #include "generic/kernels.def"
 #undef PZ_ARCH
@@ -36,10 +38,39 @@ static const struct pz_kernel registry[] = {
 #define PZ_ARCH "x86-64"
 #include "x86/kernels.def"
 #undef PZ_ARCH
+#elif defined(__aarch64__)
+#define PZ_ARCH "arm64"
+#include "arm64/kernels.def"
+#undef PZ_ARCH
 #endif
 };
 #undef PZ_FILL
 #undef PZ_COPY
+
+/*
+ * Not const only for this: rows whose unit is the DC ZVA block get the
+ * size this CPU reports, once, before any row is handed out. Every caller
+ * would store the same value, so a race between two first callers is
+ * harmless.
+ */
+static const struct pz_kernel *rows(void)
+{
+	static int done;
+	size_t i;
+
+	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+		size_t block = pz_cpu_dczva_block();
+
+		for (i = 0; i < PZ_ARRAY_SIZE(registry); i++) {
+			if (registry[i].unit == PZ_DCZVA_BLOCK)
+				registry[i].unit = block ? block : 1;
+			if (registry[i].align == PZ_DCZVA_BLOCK)
+				registry[i].align = block ? block : 1;
+		}
+		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+	}
+	return registry;
+}
 
 size_t pz_kernel_count(void)
 {
@@ -48,16 +79,17 @@ size_t pz_kernel_count(void)
 
 const struct pz_kernel *pz_kernel_at(size_t i)
 {
-	return i < PZ_ARRAY_SIZE(registry) ? &registry[i] : NULL;
+	return i < PZ_ARRAY_SIZE(registry) ? &rows()[i] : NULL;
 }
 
 const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *name)
 {
+	const struct pz_kernel *r = rows();
 	size_t i;
 
 	for (i = 0; i < PZ_ARRAY_SIZE(registry); i++)
-		if (registry[i].kind == kind && strcmp(registry[i].name, name) == 0)
-			return &registry[i];
+		if (r[i].kind == kind && strcmp(r[i].name, name) == 0)
+			return &r[i];
 	return NULL;
 }
 
@@ -72,7 +104,7 @@ int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n)
 		return 1;
 	w = snprintf(reason, n, "this CPU lacks ");
 	if (w > 0 && (size_t)w < n)
-		pz_feature_list(missing, reason + w, n - (size_t)w);
+		pz_missing_list(missing, reason + w, n - (size_t)w);
 	return 0;
 }
 

@@ -22,8 +22,17 @@ enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
 
 /* Row flags. */
 #define PZ_TEMPORAL    0u         /* ordinary stores: lines are allocated in cache */
-#define PZ_NONTEMPORAL (1u << 0)  /* streaming stores; the body ends with sfence */
+#define PZ_NONTEMPORAL (1u << 0)  /* streaming stores; the body ends with a store
+				     barrier (sfence on x86-64, dmb ishst on arm64) */
 #define PZ_ZERO_ONLY   (1u << 1)  /* can only write zeros (clzero, dc zva) */
+
+/*
+ * A row's unit and align when they are the DC ZVA block: a property of the
+ * CPU (DCZID_EL0.BS: 64 bytes on most arm64 cores, 256 on A64FX, 512 under
+ * qemu's "max" CPU), not of the code. The registry replaces it with the
+ * block size before anyone sees the row.
+ */
+#define PZ_DCZVA_BLOCK 0
 
 struct pz_kernel {
 	const char *name;

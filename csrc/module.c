@@ -761,6 +761,8 @@ PyMODINIT_FUNC PyInit__core(void)
 	    PyModule_AddStringConstant(m, "ARCH",
 #if defined(__x86_64__)
 				       "x86-64"
+#elif defined(__aarch64__)
+				       "arm64"
 #else
 				       "generic"
 #endif

@@ -19,7 +19,7 @@ class Kernel:
     description: str
     arch: str           # "any" for the portable ones
     temporal: bool      # False: non-temporal (streaming) stores
-    zero_only: bool     # can only write zeros (clzero)
+    zero_only: bool     # can only write zeros (clzero, DC ZVA)
     features: tuple     # CPU features it needs, as /proc/cpuinfo names them
     available: bool     # this CPU can run it
     reason: str         # why not, when not available; else None

@@ -306,11 +306,14 @@ print(len(missing))
 
 def test_unavailable_kernels_raise_and_never_run():
     # Hide every feature pagezero knows, so kernels become unavailable on any CPU.
-    env = dict(os.environ, PAGEZERO_HIDE_FEATURES="sse2,avx,avx2,avx512f,avx512bw,erms,fsrm,clzero")
+    env = dict(os.environ,
+               PAGEZERO_HIDE_FEATURES="sse2,avx,avx2,avx512f,avx512bw,erms,fsrm,clzero,mops,dczva")
     proc = run_python("-c", UNAVAILABLE, env=env)
     assert proc.returncode == 0, proc.stderr
     if pagezero._core.ARCH == "x86-64":
         assert int(proc.stdout) >= 8
+    if pagezero._core.ARCH == "arm64":
+        assert int(proc.stdout) == 3    # arm64-dc-zva, arm64-mops, arm64-mops-nt
 
 
 @pytest.mark.skipif(free_hugepages("1GB") < 1, reason="needs a free 1GB hugepage; none reserved")

@@ -11,6 +11,9 @@ X86_CLEAR = {"default", "generic", "x86-64-unrolled", "x86-64-stosq", "x86-64-st
              "x86-64-avx512", "x86-64-clzero"}
 X86_COPY = {"default", "generic", "x86-64-unrolled", "x86-64-movsq", "x86-64-movsb",
             "x86-64-avx-nt"}
+ARM64_CLEAR = {"default", "generic", "arm64-dc-zva", "arm64-stp", "arm64-stnp", "arm64-mops",
+               "arm64-mops-nt"}
+ARM64_COPY = {"default", "generic"}
 
 
 @pytest.mark.parametrize("kind", ["clear", "copy"])
@@ -40,6 +43,19 @@ def test_x86_tables_have_exactly_the_named_kernels():
     nontemporal = {k.name for k in pagezero.kernels("clear") if not k.temporal}
     assert {"x86-64-movnti", "x86-64-sse2-nt", "x86-64-avx-nt", "x86-64-avx512-nt"} <= nontemporal
     assert "x86-64-avx512" not in nontemporal
+
+
+@pytest.mark.skipif(pagezero._core.ARCH != "arm64", reason="arm64 kernels need an arm64 build")
+def test_arm64_tables_have_exactly_the_named_kernels():
+    clear = {k.name: k for k in pagezero.kernels("clear")}
+    assert set(clear) == ARM64_CLEAR
+    assert {k.name for k in pagezero.kernels("copy")} == ARM64_COPY
+    assert {n for n, k in clear.items() if not k.temporal} == {"arm64-stnp", "arm64-mops-nt"}
+    assert {n for n, k in clear.items() if k.zero_only} == {"arm64-dc-zva"}
+    assert clear["arm64-dc-zva"].features == ("dczva",)
+    assert clear["arm64-mops"].features == clear["arm64-mops-nt"].features == ("mops",)
+    # The DC ZVA row's unit is the CPU's block, 4 << DCZID_EL0.BS bytes.
+    assert clear["arm64-dc-zva"].unit == clear["arm64-dc-zva"].align >= 4
 
 
 def test_availability_follows_the_detected_features():
@@ -72,3 +88,21 @@ def test_a_kernel_the_cpu_lacks_is_listed_and_refused_never_run():
     out = run_python("-c", HIDDEN, env=env)
     assert out.returncode == 0, out.stderr
     assert "refused: kernel 'x86-64-avx512-nt' is not available: this CPU lacks avx512f" in out.stdout
+
+
+ARM64_HIDDEN = """
+import pagezero
+for name in ("arm64-dc-zva", "arm64-mops", "arm64-mops-nt"):
+    k = pagezero.find_kernel(name)
+    assert not k.available, k
+    print(name, k.reason)
+"""
+
+
+@pytest.mark.skipif(pagezero._core.ARCH != "arm64", reason="arm64 kernels need an arm64 build")
+def test_arm64_features_can_be_hidden():
+    env = dict(os.environ, PAGEZERO_HIDE_FEATURES="dczva,mops")
+    out = run_python("-c", ARM64_HIDDEN, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "arm64-dc-zva this CPU lacks dczva" in out.stdout
+    assert "arm64-mops this CPU lacks mops" in out.stdout

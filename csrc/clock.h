@@ -4,7 +4,8 @@
  *   ns       CLOCK_MONOTONIC_RAW in nanoseconds (default: not slewed by NTP)
  *   timeval  gettimeofday(), microseconds, as perf bench without -c
  *   cycles   perf_event_open() PERF_COUNT_HW_CPU_CYCLES, as perf bench -c
- *   tsc      rdtsc: reference cycles at a constant rate, measured once
+ *   tsc      a constant-rate counter: rdtsc on x86-64 (rate measured once),
+ *            CNTVCT_EL0 on arm64 (rate from CNTFRQ_EL0)
  */
 #ifndef PZ_CLOCK_H
 #define PZ_CLOCK_H
@@ -35,7 +36,10 @@ void pz_clock_close(struct pz_clock *c);
 /* A reading in the clock's own unit (ns, ns, cycles, tsc ticks). */
 uint64_t pz_clock_read(const struct pz_clock *c);
 
-/* TSC frequency in Hz, measured against CLOCK_MONOTONIC_RAW once; 0 when none. */
+/*
+ * The tsc clock's rate in Hz: on x86-64 measured against CLOCK_MONOTONIC_RAW
+ * once, on arm64 CNTFRQ_EL0; 0 when there is no such counter.
+ */
 double pz_tsc_hz(void);
 
 #endif /* PZ_CLOCK_H */

@@ -228,6 +228,10 @@ def main(argv=None):
         return _fail(e, EXIT_USAGE)
     except ValueError as e:
         return _fail(e, EXIT_USAGE)
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error worth a message.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except _core.MappingError as e:
         return _fail(e.strerror or e, EXIT_ENVIRONMENT)
     except _core.PagezeroError as e:

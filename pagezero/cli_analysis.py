@@ -91,15 +91,10 @@ def _grid(args):
 
 def _print_stats(rs):
     for row in rs.stats():
-        from .comparison import point_label
-        label = point_label(next(r for r in rs.results if r.benchmark == row["benchmark"]
-                                 and r.function == row["function"]
-                                 and dict(r.params) == row["params"]))
-        value = f"{row['median'] / 1e9:8.2f} GB/s" if row["unit"] == "bytes/sec" \
-            else f"{row['median']:.4g} {row['unit']}"
-        print(f"{label}: median {value} +-{row['stdev_pct']:.1f}% "
-              f"(n={row['n']}, 95% CI {row['ci_low'] / 1e9 if row['unit'] == 'bytes/sec' else row['ci_low']:.2f}"
-              f"..{row['ci_high'] / 1e9 if row['unit'] == 'bytes/sec' else row['ci_high']:.2f})")
+        scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
+        print(f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
+              f"+-{row['stdev_pct']:.1f}% (n={row['n']}, 95% CI "
+              f"{row['ci_low'] / scale:.2f}..{row['ci_high'] / scale:.2f})")
 
 
 def cmd_sweep(args):

@@ -5,17 +5,10 @@ value, then one % change column per other result set, each change marked
 (R) regression or (I) improvement only when it is larger than the threshold
 and significant (Mann-Whitney U), "~" when larger but not significant.
 """
-import json
-
 from .results import params_key
 from .stats import compare_samples, summarize
-from .units import format_size
 
-__all__ = ["compare", "format_table", "point_label"]
-
-# Parameters that say how long to measure, not what: never part of a label.
-_NOT_IDENTITY = ("loops",)
-
+__all__ = ["compare", "format_table"]
 
 def _by_point(rs):
     points = {}
@@ -23,18 +16,6 @@ def _by_point(rs):
         key = (first.benchmark, first.function, params_key(first.params))
         points[key] = (first, [v for r in results for v in r.values()])
     return points
-
-
-def point_label(result):
-    """memset x86-64-stosb size=1GB chunk=4KB page=4KB: what a row measured."""
-    parts = [result.benchmark, result.function]
-    for k, v in sorted(result.params.items()):
-        if k in _NOT_IDENTITY or v is None:
-            continue
-        if k in ("size", "chunk") and isinstance(v, int):
-            v = format_size(v) if v else "0"
-        parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
-    return " ".join(parts)
 
 
 def compare(base, *others, threshold=0.02, alpha=0.01):
@@ -64,7 +45,7 @@ def compare(base, *others, threshold=0.02, alpha=0.01):
                 changes.append(c)
             else:
                 changes.append(None)
-        rows.append({"label": point_label(first), "unit": first.unit,
+        rows.append({"label": first.label(), "unit": first.unit,
                      "base": summarize(values), "changes": changes})
     return rows
 

@@ -7,7 +7,7 @@ the curves are expected to bend. The machine is named in every title.
 """
 import os
 
-from .comparison import compare, point_label
+from .comparison import compare
 from .sysinfo import cache_bytes, llc_bytes
 from .units import format_size
 
@@ -92,7 +92,7 @@ def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing 
     return _save(fig, stem)
 
 
-def plot_bars(rs, stem, label=point_label, title="Rates"):
+def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
     """One bar per grid point: mean rate with a stdev error bar."""
     plt = _pyplot()
     rows = []

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .stats import summarize
+from .units import format_size
 
 __all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
 
@@ -20,6 +21,9 @@ SCHEMA = "pagezero.results"
 # Version 2 moved the machine to the top of the file and added each
 # result's run (repetition, process); version 1 files still load.
 SCHEMA_VERSION = 2
+
+# Parameters that say how long to measure, not what: never part of a label.
+_NOT_IDENTITY = ("loops",)
 
 # Units of a sample, by clock. Clocks that count cycles have no fixed rate
 # except tsc, whose rate is measured and stored with the result.
@@ -119,6 +123,18 @@ class Result:
         the per-loop values, with their unit."""
         return dict(summarize(self.values()), unit=self.unit)
 
+    def label(self):
+        """What this result measured, in one line:
+        "memset x86-64-stosb chunk=4KB page=4KB size=1GB value=0"."""
+        parts = [self.benchmark, self.function]
+        for k, v in sorted(self.params.items()):
+            if k in _NOT_IDENTITY or v is None:
+                continue
+            if k in ("size", "chunk") and isinstance(v, int):
+                v = format_size(v) if v else "0"
+            parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
+        return " ".join(parts)
+
     # Serialisation ----------------------------------------------------
 
     def to_dict(self):
@@ -217,7 +233,7 @@ class ResultSet:
         for first, rs in self.points():
             values = [v for r in rs for v in r.values()]
             rows.append(dict(benchmark=first.benchmark, function=first.function,
-                             params=dict(first.params), unit=first.unit,
+                             params=dict(first.params), label=first.label(), unit=first.unit,
                              **summarize(values)))
         return rows
 

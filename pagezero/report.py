@@ -107,17 +107,36 @@ def _markdown_table(medians, xs, x_label):
     return lines
 
 
+# Kernels within this fraction of the fastest count as tied: beyond the LLC
+# the streaming kernels differ by less than the noise of a shared machine,
+# and the summary should not hop between them from one extent to the next.
+TIE = 0.05
+
+
 def _best_ranges(medians, xs):
-    """Consecutive extents won by the same kernel, merged into ranges."""
+    """Extents split into ranges each won by one kernel: the fastest, or one
+    within TIE of the fastest. Where a range must end, the next one goes to
+    the near-fastest kernel that stays near-fastest the longest, so that
+    ties do not split the summary into one range per extent."""
+    def near_best(f, x):
+        top = max(m[x] for m in medians.values() if x in m)
+        return medians[f].get(x, 0) >= (1 - TIE) * top
+
+    def run_length(f, i):
+        n = 0
+        while i + n < len(xs) and near_best(f, xs[i + n]):
+            n += 1
+        return n
+
     ranges = []
-    for x in xs:
-        best = max((f for f in medians if x in medians[f]), key=lambda f: medians[f][x])
-        rate = medians[best][x]
-        if ranges and ranges[-1]["kernel"] == best:
+    for i, x in enumerate(xs):
+        if ranges and near_best(ranges[-1]["kernel"], x):
             ranges[-1]["max_bytes"] = x
-            ranges[-1]["rates"].append(rate)
-        else:
-            ranges.append({"kernel": best, "min_bytes": x, "max_bytes": x, "rates": [rate]})
+            ranges[-1]["rates"].append(medians[ranges[-1]["kernel"]][x])
+            continue
+        f = max((f for f in medians if near_best(f, x)),
+                key=lambda f: (run_length(f, i), medians[f][x]))
+        ranges.append({"kernel": f, "min_bytes": x, "max_bytes": x, "rates": [medians[f][x]]})
     return ranges
 
 
@@ -130,8 +149,8 @@ def _summarize(info, extents, chunks, chunk_size):
         for r in _best_ranges(med, xs):
             span = format_size(r["min_bytes"]) if r["min_bytes"] == r["max_bytes"] else \
                 f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
-            lines.append(f"For extents of {span}, {r['kernel']} clears fastest "
-                         f"(up to {max(r['rates']) / 1e9:.0f} GB/s).")
+            lines.append(f"For extents of {span}, {r['kernel']} clears fastest, or within "
+                         f"{TIE:.0%} of the fastest (up to {max(r['rates']) / 1e9:.0f} GB/s).")
     if chunks is not None and len(chunks):
         med = _medians(chunks, lambda r: r.params["chunk"] or r.params["size"])
         for f, by_chunk in sorted(med.items()):

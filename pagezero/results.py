@@ -318,8 +318,11 @@ class ResultSet:
                 raise ValueError(f"{path}: a result is not an object")
             if "machine" not in d and machine is not None:
                 d = dict(d, machine=machine)
+            run = d.get("run", {})
+            if not isinstance(run, dict):
+                raise ValueError(f"{path}: a result's run is not an object")
             results.append(Result.from_dict(d))
-            runs.append(d.get("run", {}))
+            runs.append(run)
         return cls(results, runs, machine, doc.get("interrupted", False))
 
 

@@ -7,9 +7,11 @@ from . import _core
 from ._core import MappingError, PagezeroError, UnavailableError
 from .bench import memcpy, memset
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
-from .machine import machine
+from .sysinfo import machine
 from .region import region
-from .results import Result, load_results, save_results
+from .results import Result, ResultSet, load_results, save_results
+from .sweeps import sweep
+from .comparison import compare
 from .units import format_size, parse_size
 
 __version__ = "0.1.0"
@@ -19,6 +21,6 @@ __all__ = [
     "memset", "memcpy",
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
     "machine", "region",
-    "Result", "load_results", "save_results",
+    "Result", "ResultSet", "load_results", "save_results", "sweep", "compare",
     "parse_size", "format_size",
 ]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import _core
 from .kernels import find_kernel
-from .machine import machine
+from .sysinfo import machine
 from .region import thp_mode
 from .results import Result
 from .units import parse_page, parse_size, format_page, format_size

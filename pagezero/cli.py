@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from . import _core
+from . import _core, cli_analysis
 from .bench import plan, run
 from .kernels import find_kernel, kernels
 from .results import save_results
@@ -163,6 +163,7 @@ COMMANDS = {
     "memset": cmd_memset,
     "memcpy": cmd_memcpy,
     "kernels": cmd_kernels,
+    **cli_analysis.COMMANDS,
 }
 
 
@@ -210,6 +211,7 @@ def build_parser():
 
     k = sub.add_parser("kernels", help="list the clearing and copying kernels")
     k.add_argument("--kind", default="all", choices=["clear", "copy", "all"])
+    cli_analysis.add_parsers(sub)
     return parser
 
 
@@ -226,6 +228,10 @@ def main(argv=None):
         return _fail(e, EXIT_USAGE)
     except ValueError as e:
         return _fail(e, EXIT_USAGE)
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error worth a message.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except _core.MappingError as e:
         return _fail(e.strerror or e, EXIT_ENVIRONMENT)
     except _core.PagezeroError as e:
@@ -234,3 +240,5 @@ def main(argv=None):
         return _fail(f"{e.filename or ''}: {e.strerror}" if e.filename else e, EXIT_ENVIRONMENT)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
+    except RuntimeError as e:  # a sweep worker that died
+        return _fail(e, EXIT_ENVIRONMENT)

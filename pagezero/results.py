@@ -8,15 +8,22 @@ derived from those, so a saved file can be re-analysed without re-running.
 import json
 import math
 import os
-import statistics
 import tempfile
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["Result", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
+from .stats import summarize
+from .units import format_size
+
+__all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
 
 SCHEMA = "pagezero.results"
-SCHEMA_VERSION = 1
+# Version 2 moved the machine to the top of the file and added each
+# result's run (repetition, process); version 1 files still load.
+SCHEMA_VERSION = 2
+
+# Parameters that say how long to measure, not what: never part of a label.
+_NOT_IDENTITY = ("loops",)
 
 # Units of a sample, by clock. Clocks that count cycles have no fixed rate
 # except tsc, whose rate is measured and stored with the result.
@@ -100,25 +107,33 @@ class Result:
             return None
         return tuple(self.bytes_per_loop / s if s > 0 else math.inf for s in secs)
 
+    @property
+    def unit(self):
+        """The unit of values(): bytes/sec, or cycles/byte for the cycles clock."""
+        return "bytes/sec" if self.clock_hz is not None else "cycles/byte"
+
+    def values(self):
+        """One value per loop in `unit`: what statistics and comparisons use."""
+        if self.clock_hz is not None:
+            return self.rates
+        return tuple(s / self.bytes_per_loop for s in self.samples)
+
     def stats(self):
-        """Mean, stdev, %stdev, median, min and max of the per-loop rates
-        (or of the per-loop cycles per byte for the cycles clock)."""
-        if self.rates is not None:
-            values, unit = self.rates, "bytes/sec"
-        else:
-            values, unit = tuple(s / self.bytes_per_loop for s in self.samples), "cycles/byte"
-        mean = statistics.fmean(values)
-        stdev = statistics.stdev(values) if len(values) > 1 else 0.0
-        return {
-            "unit": unit,
-            "n": len(values),
-            "mean": mean,
-            "stdev": stdev,
-            "stdev_pct": 100.0 * stdev / mean if mean else 0.0,
-            "median": statistics.median(values),
-            "min": min(values),
-            "max": max(values),
-        }
+        """Mean, stdev, %stdev, median, min, max and 95% confidence interval of
+        the per-loop values, with their unit."""
+        return dict(summarize(self.values()), unit=self.unit)
+
+    def label(self):
+        """What this result measured, in one line:
+        "memset x86-64-stosb chunk=4KB page=4KB size=1GB value=0"."""
+        parts = [self.benchmark, self.function]
+        for k, v in sorted(self.params.items()):
+            if k in _NOT_IDENTITY or v is None:
+                continue
+            if k in ("size", "chunk") and isinstance(v, int):
+                v = format_size(v) if v else "0"
+            parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
+        return " ".join(parts)
 
     # Serialisation ----------------------------------------------------
 
@@ -151,36 +166,171 @@ class Result:
             raise ValueError(f"not a pagezero result: {e}") from None
 
 
-def save_results(path, results):
-    """Write results to `path` as JSON, atomically: a crash leaves no half-written file."""
-    doc = {
-        "schema": SCHEMA,
-        "version": SCHEMA_VERSION,
-        "results": [r.to_dict() for r in results],
-    }
+def _atomic_write(path, write):
+    """Call write(file) on a temporary file beside `path`, then rename it into
+    place: a crash or Ctrl-C leaves the old file or none, never half a file."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".pagezero-", suffix=".json", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=".pagezero-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a result is for sharing
+        with os.fdopen(fd, "w", newline="") as f:
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
 
 
-def load_results(path):
-    """Read a file written by save_results (any schema version up to this one)."""
-    with open(path) as f:
+def params_key(params):
+    return tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
+
+
+class ResultSet:
+    """Results of one study: each Result with how it was run (repetition and
+    worker process), the machine, and whether the study was interrupted.
+
+    Grid points are the distinct (benchmark, function, parameters); each
+    point's samples pool the loops of all its repetitions.
+    """
+
+    def __init__(self, results, runs=None, machine=None, interrupted=False):
+        self.results = tuple(results)
+        runs = runs if runs is not None else [{}] * len(self.results)
+        if len(runs) != len(self.results):
+            raise ValueError("one run description per result is needed")
+        self.runs = tuple(MappingProxyType({"repetition": r.get("repetition", 0),
+                                            "process": r.get("process", 0)}) for r in runs)
+        if machine is None:
+            machine = self.results[0].machine if self.results else {}
+        self.machine = _frozen(machine)
+        self.interrupted = bool(interrupted)
+
+    def __len__(self):
+        return len(self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    @property
+    def benchmarks(self):
+        return sorted({r.benchmark for r in self.results})
+
+    def points(self):
+        """Grid points in first-seen order: a list of (Result of the first run,
+        [every Result of that point])."""
+        groups = {}
+        for r in self.results:
+            key = (r.benchmark, r.function, params_key(r.params))
+            groups.setdefault(key, []).append(r)
+        return [(rs[0], rs) for rs in groups.values()]
+
+    def stats(self):
+        """One row per grid point: benchmark, function, its parameters, the unit,
+        and summarize() of all its per-loop values."""
+        rows = []
+        for first, rs in self.points():
+            values = [v for r in rs for v in r.values()]
+            rows.append(dict(benchmark=first.benchmark, function=first.function,
+                             params=dict(first.params), label=first.label(), unit=first.unit,
+                             **summarize(values)))
+        return rows
+
+    def table(self):
+        """A tidy numpy structured array, one row per sample (loop)."""
+        import numpy as np
+
+        names = sorted({k for r in self.results for k in r.params})
+        numeric = {k: all(isinstance(r.params.get(k), int) and not isinstance(r.params.get(k), bool)
+                          for r in self.results) for k in names}
+        rows = []
+        for r, run in zip(self.results, self.runs):
+            params = [r.params.get(k) if numeric[k] else json.dumps(r.params.get(k)).strip('"')
+                      for k in names]
+            for i, v in enumerate(r.values()):
+                rows.append((r.benchmark, r.function, *params, run["repetition"],
+                             run["process"], i, v, r.unit))
+        width = max([len(str(x)) for row in rows for x in row if isinstance(x, str)] + [8])
+        dtype = ([("benchmark", f"U{width}"), ("function", f"U{width}")]
+                 + [(k, "i8" if numeric[k] else f"U{width}") for k in names]
+                 + [("repetition", "i8"), ("process", "i8"), ("loop", "i8"),
+                    ("measurement", "f8"), ("unit", f"U{width}")])
+        return np.array(rows, dtype=dtype)
+
+    def to_pandas(self):
+        """The table() as a pandas DataFrame (pandas is not a dependency)."""
         try:
-            doc = json.load(f)
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from None
+        return pd.DataFrame(self.table())
+
+    def to_csv(self, path):
+        import csv
+
+        t = self.table()
+
+        def write(f):
+            w = csv.writer(f)
+            w.writerow(t.dtype.names)
+            w.writerows(row.tolist() for row in t)
+
+        _atomic_write(path, write)
+
+    def save(self, path):
+        """Versioned JSON: the machine once at the top, each result with its run."""
+        machine = dict(self.machine)
+        entries = []
+        for r, run in zip(self.results, self.runs):
+            d = r.to_dict()
+            if d["machine"] == machine:
+                del d["machine"]  # inherits the top-level one on loading
+            d["run"] = dict(run)
+            entries.append(d)
+        doc = {"schema": SCHEMA, "version": SCHEMA_VERSION, "machine": machine,
+               "interrupted": self.interrupted, "results": entries}
+        _atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
+
+    @classmethod
+    def load(cls, path):
+        """Read any schema version up to this one; ValueError for anything else."""
+        try:
+            with open(path) as f:
+                doc = json.load(f)
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}: not JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: not a pagezero results file")
-    version = doc.get("version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise ValueError(f"{path}: results schema version {version!r} is newer than "
-                         f"this pagezero understands ({SCHEMA_VERSION})")
-    return [Result.from_dict(r) for r in doc["results"]]
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a text file") from None
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            raise ValueError(f"{path}: not a pagezero results file")
+        version = doc.get("version")
+        if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
+            raise ValueError(f"{path}: results schema version {version!r} is not one this "
+                             f"pagezero understands (1..{SCHEMA_VERSION})")
+        entries = doc.get("results")
+        if not isinstance(entries, list):
+            raise ValueError(f"{path}: no list of results")
+        machine = doc.get("machine")  # version 1 kept it in each result only
+        results, runs = [], []
+        for d in entries:
+            if not isinstance(d, dict):
+                raise ValueError(f"{path}: a result is not an object")
+            if "machine" not in d and machine is not None:
+                d = dict(d, machine=machine)
+            run = d.get("run", {})
+            if not isinstance(run, dict):
+                raise ValueError(f"{path}: a result's run is not an object")
+            results.append(Result.from_dict(d))
+            runs.append(run)
+        return cls(results, runs, machine, doc.get("interrupted", False))
+
+
+def save_results(path, results):
+    """Write results to `path` as JSON, atomically (see ResultSet.save)."""
+    ResultSet(results).save(path)
+
+
+def load_results(path):
+    """The Results of a file written by save_results or ResultSet.save."""
+    return list(ResultSet.load(path).results)

@@ -47,9 +47,21 @@ def available_kernels(kind):
     return [k.name for k in pagezero.kernels(kind) if k.available]
 
 
-def mapping_count():
+def _maps():
     with open(f"/proc/{os.getpid()}/maps") as f:
-        return sum(1 for _ in f)
+        for line in f:
+            start, end = (int(x, 16) for x in line.split()[0].split("-"))
+            yield start, end
+
+
+def mapping_count():
+    """Mappings of this process. Python's allocator maps and unmaps arenas
+    too, so compare counts only around calls that map nothing on success."""
+    return sum(1 for _ in _maps())
+
+
+def is_mapped(address):
+    return any(start <= address < end for start, end in _maps())
 
 
 # Subprocesses run from here, not from the repository root: `python -m` and

@@ -1,0 +1,203 @@
+"""The analysis commands: info, sweep, compare, plot, report.
+
+Registered into pagezero.cli's dispatch table; errors follow its rules
+(ValueError: one line, exit 2; a machine that cannot: exit 1).
+"""
+import json
+import os
+import sys
+
+from .comparison import compare, format_table
+from .plot import plot_bars, plot_comparison, plot_rates
+from .report import SCALES, report
+from .results import ResultSet
+from .sweeps import BENCHMARKS, sweep
+from .sysinfo import machine, summary
+
+__all__ = ["COMMANDS", "add_parsers"]
+
+EXIT_INTERRUPTED = 130
+
+
+def _load(path):
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file")
+    return ResultSet.load(path)
+
+
+def _check_writable(path):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ValueError(f"cannot write {path!r}: no directory {directory!r}")
+
+
+def cmd_info(args):
+    info = machine()
+    if args.format == "json":
+        print(json.dumps(info, indent=1))
+    else:
+        print("\n".join(summary(info)))
+    return 0
+
+
+def _grid_value(text):
+    """A grid value from the command line: ints and true/false/none as such,
+    anything else (sizes such as 4KB, kernel names) as a string."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip()
+
+
+def _grid_from_file(path):
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file")
+    if path.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:
+            raise ValueError("TOML grids need Python 3.11 or later; use JSON") from None
+        with open(path, "rb") as f:
+            try:
+                doc = tomllib.load(f)
+            except tomllib.TOMLDecodeError as e:
+                raise ValueError(f"{path}: not TOML: {e}") from None
+    else:
+        with open(path) as f:
+            try:
+                doc = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: not JSON: {e}") from None
+    grid = doc.get("grid", doc) if isinstance(doc, dict) else None
+    if not isinstance(grid, dict):
+        raise ValueError(f"{path}: expected a table of parameter = [values]")
+    return grid
+
+
+def _grid(args):
+    grid = _grid_from_file(args.grid) if args.grid else {}
+    for item in args.param or ():
+        name, sep, values = item.partition("=")
+        if not sep or not name.strip() or not values.strip():
+            raise ValueError(f"invalid -g {item!r}: expected NAME=VALUE[,VALUE...]")
+        grid[name.strip()] = [_grid_value(v) for v in values.split(",")]
+    return grid
+
+
+def _print_stats(rs):
+    for row in rs.stats():
+        scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
+        print(f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
+              f"+-{row['stdev_pct']:.1f}% (n={row['n']}, 95% CI "
+              f"{row['ci_low'] / scale:.2f}..{row['ci_high'] / scale:.2f})")
+
+
+def cmd_sweep(args):
+    _check_writable(args.output)
+    if args.csv:
+        _check_writable(args.csv)
+    rs = sweep(args.benchmark, _grid(args), repeat=args.repeat, warmup=args.warmup,
+               processes=args.processes)
+    rs.save(args.output)
+    if args.csv:
+        rs.to_csv(args.csv)
+    _print_stats(rs)
+    if rs.interrupted:
+        print(f"pagezero: interrupted; {len(rs)} runs saved to {args.output}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def cmd_compare(args):
+    sets = [_load(p) for p in args.results]
+    rows = compare(*sets, threshold=args.threshold / 100.0, alpha=args.alpha)
+    names = [os.path.basename(p) for p in args.results]
+    if args.format == "json":
+        print(json.dumps({"names": names, "rows": rows}, indent=1))
+    else:
+        print(format_table(rows, names))
+    if args.plot:
+        _check_writable(args.plot)
+        plot_comparison(sets, names, args.plot)
+    return 0
+
+
+def cmd_plot(args):
+    rs = _load(args.results)
+    if not len(rs):
+        raise ValueError(f"{args.results}: holds no results")
+    stem = args.output or os.path.splitext(args.results)[0]
+    _check_writable(stem)
+    if set(rs.benchmarks) <= {"memset", "memcpy"}:
+        x = {"extent": lambda r: r.params.get("chunk") or r.params["size"],
+             "chunk": lambda r: r.params.get("chunk") or r.params["size"],
+             "size": lambda r: r.params["size"]}[args.x]
+        paths = plot_rates(rs, stem, x=x, xlabel=f"{args.x} per call" if args.x != "size"
+                           else "region size")
+    else:
+        paths = plot_bars(rs, stem)
+    print("\n".join(paths))
+    return 0
+
+
+def cmd_report(args):
+    scale = "quick" if args.quick else os.environ.get("PAGEZERO_SCALE", "full")
+    if scale not in SCALES:
+        raise ValueError(f"PAGEZERO_SCALE={scale!r} is not one of {', '.join(SCALES)}")
+    out = report(args.output, scale=scale)
+    print(f"report written to {out}/report.md")
+    with open(os.path.join(out, "report.md")) as f:
+        text = f.read()
+    summary_part = text.split("## Summary", 1)[-1].split("##", 1)[0].strip()
+    print(summary_part)
+    return 0
+
+
+COMMANDS = {
+    "info": cmd_info,
+    "sweep": cmd_sweep,
+    "compare": cmd_compare,
+    "plot": cmd_plot,
+    "report": cmd_report,
+}
+
+
+def add_parsers(sub):
+    p = sub.add_parser("info", help="what this machine is: CPU, caches, hugepages, THP, preemption")
+    p.add_argument("--format", default="text", choices=["text", "json"])
+
+    p = sub.add_parser("sweep", help="run a benchmark over a grid of parameters")
+    p.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    p.add_argument("-g", "--param", action="append", metavar="NAME=V1,V2",
+                   help="a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB")
+    p.add_argument("--grid", metavar="FILE", help="grid from a JSON or TOML file: name = [values]")
+    p.add_argument("-r", "--repeat", type=int, default=3, help="repetitions (default 3)")
+    p.add_argument("--warmup", type=int, default=1, help="warm-up passes thrown away (default 1)")
+    p.add_argument("--processes", type=int, default=1,
+                   help="spread repetitions over this many fresh processes (default 1)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
+
+    p = sub.add_parser("compare", help="compare result sets: base, then one or more others")
+    p.add_argument("results", nargs="+", metavar="RESULTS.json")
+    p.add_argument("--threshold", type=float, default=2.0,
+                   help="smallest change worth flagging, in percent (default 2)")
+    p.add_argument("--alpha", type=float, default=0.01,
+                   help="significance level of the Mann-Whitney U test (default 0.01)")
+    p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
+
+    p = sub.add_parser("plot", help="plot a results file as PNG and SVG")
+    p.add_argument("results", metavar="RESULTS.json")
+    p.add_argument("-o", "--output", metavar="STEM", help="default: the results file's name")
+    p.add_argument("--x", default="extent", choices=["extent", "chunk", "size"])
+
+    p = sub.add_parser("report", help="the default study of this machine, as a folder")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="folder to write (default: pagezero-report-DATE-TIME)")
+    p.add_argument("--quick", action="store_true", help="a smaller study: under 3 minutes")

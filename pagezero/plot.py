@@ -1,0 +1,155 @@
+"""Plots of result sets, as PNG and SVG, readable without a caption.
+
+Rates are drawn in GB/s (10^9 bytes per second) against extents on a log2
+axis, with the machine's cache sizes and the kernel's clearing batch sizes
+(8MB in the series' v6-v8, 32MB as merged) marked, since those are where
+the curves are expected to bend. The machine is named in every title.
+"""
+import os
+
+from .comparison import compare
+from .sysinfo import cache_bytes, llc_bytes
+from .units import format_size
+
+__all__ = ["plot_rates", "plot_bars", "plot_comparison", "extent_of"]
+
+BATCHES = {"8MB batch": 8 << 20, "32MB batch": 32 << 20}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed, none assumed
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def extent_of(result):
+    """Bytes per kernel call: the chunk, or the whole size when chunk is 0."""
+    return result.params.get("chunk") or result.params["size"]
+
+
+def _title(text, rs):
+    return f"{text}\n{rs.machine.get('cpu_model', 'unknown CPU')}, {rs.machine.get('kernel_release', '')}"
+
+
+def _save(fig, stem):
+    os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        path = f"{stem}.{ext}"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        paths.append(path)
+    _pyplot().close(fig)
+    return paths
+
+
+def _mark_thresholds(ax, rs):
+    marks = {"L1d": cache_bytes(rs.machine, 1, "Data"), "L2": cache_bytes(rs.machine, 2),
+             "LLC": llc_bytes(rs.machine), **BATCHES}
+    lo, hi = ax.get_xlim()
+    for i, (name, x) in enumerate(sorted(((n, x) for n, x in marks.items() if x),
+                                         key=lambda m: m[1])):
+        if lo <= x <= hi:
+            style = ":" if "batch" in name else "--"
+            ax.axvline(x, color="grey", linestyle=style, linewidth=1)
+            ax.text(x, 0.98 - 0.06 * (i % 2), f" {name} {format_size(x)}", rotation=90,
+                    transform=ax.get_xaxis_transform(), va="top", fontsize=7, color="dimgrey")
+
+
+def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing rate"):
+    """Median rate (error bars: min..max) against x(result) per function, log2 x axis."""
+    plt = _pyplot()
+    series = {}
+    for first, results in rs.points():
+        if first.unit != "bytes/sec":
+            continue
+        values = sorted(v for r in results for v in r.values())
+        series.setdefault(first.function, []).append(
+            (x(first), values[len(values) // 2], values[0], values[-1]))
+    if not series:
+        raise ValueError("no rates (bytes/sec) to plot in this result set")
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for name, pts in sorted(series.items()):
+        pts.sort()
+        xs = [p[0] for p in pts]
+        med = [p[1] / 1e9 for p in pts]
+        err = [[(p[1] - p[2]) / 1e9 for p in pts], [(p[3] - p[1]) / 1e9 for p in pts]]
+        ax.errorbar(xs, med, yerr=err, marker="o", markersize=3, capsize=2, label=name)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({p[0] for pts in series.values() for p in pts})
+    step = max(1, len(ticks) // 12)
+    ax.set_xticks(ticks[::step])
+    ax.set_xticklabels([format_size(t) for t in ticks[::step]], rotation=45, ha="right")
+    ax.set_xlabel(f"{xlabel} (bytes, log2 scale)")
+    ax.set_ylabel("rate (GB/s, 10^9 bytes/s; median, bars min..max)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    _mark_thresholds(ax, rs)
+    ax.set_title(_title(title, rs), fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    return _save(fig, stem)
+
+
+def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
+    """One bar per grid point: mean rate with a stdev error bar."""
+    plt = _pyplot()
+    rows = []
+    for first, results in rs.points():
+        values = [v for r in results for v in r.values()]
+        mean = sum(values) / len(values)
+        sd = (sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)) ** 0.5
+        rows.append((label(first), mean, sd, first.unit))
+    if not rows:
+        raise ValueError("nothing to plot in this result set")
+    unit = rows[0][3]
+    scale, ylabel = (1e9, "rate (GB/s, 10^9 bytes/s; mean +- stdev)") if unit == "bytes/sec" \
+        else (1.0, f"{unit} (mean +- stdev)")
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 5))
+    ax.bar(range(len(rows)), [r[1] / scale for r in rows], yerr=[r[2] / scale for r in rows],
+           capsize=3, color="tab:blue")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([r[0] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(_title(title, rs), fontsize=10)
+    return _save(fig, stem)
+
+
+def plot_comparison(sets, names, stem, title="Comparison"):
+    """Grouped bars, one group per point of the base, one bar per result set,
+    mean with stdev error bars; the markers of compare() above the bars."""
+    plt = _pyplot()
+    rows = compare(sets[0], *sets[1:])
+    width = 0.8 / len(sets)
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows) + 2), 5))
+    unit = rows[0]["unit"] if rows else "bytes/sec"
+    scale = 1e9 if unit == "bytes/sec" else 1.0
+    for j, name in enumerate(names):
+        means, errs = [], []
+        for row in rows:
+            s = row["base"] if j == 0 else row["changes"][j - 1]
+            if s is None:
+                means.append(0.0)
+                errs.append(0.0)
+            elif j == 0:
+                means.append(s["mean"] / scale)
+                errs.append(s["stdev"] / scale)
+            else:
+                means.append(s["mean"] / scale)
+                errs.append(0.0)
+        xs = [i + (j - (len(sets) - 1) / 2) * width for i in range(len(rows))]
+        ax.bar(xs, means, width, yerr=errs, capsize=2, label=name)
+        if j:
+            for x_, m, row in zip(xs, means, rows):
+                c = row["changes"][j - 1]
+                if c and c["marker"]:
+                    ax.text(x_, m, c["marker"], ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("rate (GB/s, 10^9 bytes/s)" if unit == "bytes/sec" else unit)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(title, sets[0]), fontsize=10)
+    return _save(fig, stem)

@@ -1,0 +1,287 @@
+"""What machine a result was measured on.
+
+Read once per process and attached to every Result, so a saved result says
+where it came from. Every fact records its source. Cache sizes come from
+sysfs first and are cross-checked against sysconf, because the two can
+disagree (on the AMD EPYC VMs here sysfs says 32 MiB of L3 and sysconf
+several hundred): a disagreement is reported, and a size of 0 is never
+trusted.
+
+Every reader takes a `root` (default "/") so that tests can point it at a
+tree of fixture files instead of the live /sys and /proc.
+"""
+import copy
+import functools
+import os
+import platform
+import re
+import subprocess
+
+from . import _core
+
+__all__ = ["machine", "caches", "llc_bytes", "cache_bytes", "preemption", "summary"]
+
+_CACHE_DIR = "sys/devices/system/cpu/cpu0/cache"
+_HUGEPAGE_DIR = "sys/kernel/mm/hugepages"
+_NODE_DIR = "sys/devices/system/node"
+
+# getconf names of the cache sizes sysconf() reports, by (level, type).
+_SYSCONF_CACHES = {
+    (1, "Data"): "LEVEL1_DCACHE_SIZE",
+    (1, "Instruction"): "LEVEL1_ICACHE_SIZE",
+    (2, "Unified"): "LEVEL2_CACHE_SIZE",
+    (3, "Unified"): "LEVEL3_CACHE_SIZE",
+}
+
+
+def _path(root, rel):
+    return os.path.join(root, rel)
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _cpu_model(root):
+    text = _read(_path(root, "proc/cpuinfo")) or ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("model name", "Model", "cpu model"):
+            return value.strip()
+    return platform.processor() or "unknown"
+
+
+def _size_bytes(text):
+    """sysfs cache sizes read "48K", "1024K", "32768K"; None for anything else or 0."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", text or "")
+    if not m:
+        return None
+    n = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+    return n or None
+
+
+def sysconf_caches():
+    """Cache sizes as glibc's sysconf() reports them, through getconf; {} if unavailable."""
+    try:
+        out = subprocess.run(["getconf", "-a"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    values = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in _SYSCONF_CACHES.values() and parts[1].isdigit():
+            values[parts[0]] = int(parts[1])
+    return values
+
+
+def caches(root="/", sysconf=None):
+    """cpu0's caches from sysfs, each with its source and sysconf's opinion.
+
+    `sysconf` maps getconf names (LEVEL3_CACHE_SIZE, ...) to bytes; by default
+    it is read from this machine when root is "/" and taken as empty otherwise.
+    """
+    if sysconf is None:
+        sysconf = sysconf_caches() if root == "/" else {}
+    base = _path(root, _CACHE_DIR)
+    try:
+        entries = sorted(e for e in os.listdir(base) if re.fullmatch(r"index\d+", e))
+    except OSError:
+        entries = []
+    found = []
+    for entry in entries:
+        d = os.path.join(base, entry)
+        level = int(_read(os.path.join(d, "level")) or 0)
+        kind = _read(os.path.join(d, "type")) or "Unknown"
+        size = _size_bytes(_read(os.path.join(d, "size")))
+        if not level or size is None:
+            continue  # never trust a 0 or a missing size
+        cache = {
+            "level": level,
+            "type": kind,
+            "size_bytes": size,
+            "shared_cpu_list": _read(os.path.join(d, "shared_cpu_list")),
+            "source": os.path.join("/", _CACHE_DIR, entry, "size"),
+        }
+        name = _SYSCONF_CACHES.get((level, kind))
+        other = sysconf.get(name) if name else None
+        if other:  # sysconf's 0 means "unknown", not "no cache"
+            cache["sysconf_bytes"] = other
+            if other != size:
+                cache["disagreement"] = (f"sysconf {name} says {other} bytes, "
+                                         f"sysfs says {size}; using sysfs")
+        found.append(cache)
+    if not found:
+        # No sysfs (some containers): fall back to sysconf, saying so.
+        for (level, kind), name in _SYSCONF_CACHES.items():
+            if sysconf.get(name):
+                found.append({"level": level, "type": kind, "size_bytes": sysconf[name],
+                              "shared_cpu_list": None, "source": f"sysconf {name}"})
+    return found
+
+
+def cache_bytes(info, level, kind="Unified"):
+    """Size of the cache at `level` ("Data" for L1) in `info` (a machine() dict), or None."""
+    for c in info.get("caches", ()):
+        if c["level"] == level and c["type"] in (kind, "Unified"):
+            return c["size_bytes"]
+    return None
+
+
+def llc_bytes(info=None):
+    """The last-level cache's size in bytes (the largest level found), or None."""
+    info = info if info is not None else machine()
+    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
+    if not levels:
+        return None
+    return max(levels, key=lambda c: c["level"])["size_bytes"]
+
+
+def _hugepages(root):
+    pools = {}
+    base = _path(root, _HUGEPAGE_DIR)
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return pools
+    for entry in entries:
+        d = os.path.join(base, entry)
+        total, free = _read(d + "/nr_hugepages"), _read(d + "/free_hugepages")
+        m = re.fullmatch(r"hugepages-(\d+)kB", entry)
+        if m and total is not None and free is not None:
+            pools[entry.replace("hugepages-", "")] = {
+                "total": int(total), "free": int(free),
+                "page_bytes": int(m.group(1)) * 1024,
+                "source": os.path.join("/", _HUGEPAGE_DIR, entry, "nr_hugepages"),
+            }
+    return pools
+
+
+def _bracketed(text):
+    """The selected word of a sysfs choice list: "always [madvise] never" -> "madvise"."""
+    m = re.search(r"\[([^\]]+)\]", text or "")
+    return m.group(1) if m else None
+
+
+def preemption(root="/", uname_version=None):
+    """The preemption model and where it was read.
+
+    debugfs sched/preempt names the live model of a PREEMPT_DYNAMIC kernel
+    ("none voluntary (full) lazy"); without it (debugfs is root-only and often
+    unmounted), a preempt= boot parameter, then `uname -v` (PREEMPT_RT,
+    PREEMPT_DYNAMIC, PREEMPT), then the kernel config, else "unknown".
+    """
+    live = _read(_path(root, "sys/kernel/debug/sched/preempt"))
+    if live:
+        m = re.search(r"\((\w+)\)", live)
+        if m:
+            return {"model": m.group(1), "source": "/sys/kernel/debug/sched/preempt"}
+    cmdline = _read(_path(root, "proc/cmdline")) or ""
+    m = re.search(r"(?:^|\s)preempt=(\w+)", cmdline)
+    if m:
+        return {"model": m.group(1), "source": "/proc/cmdline preempt="}
+    version = uname_version if uname_version is not None else os.uname().version
+    for tag, model in (("PREEMPT_RT", "rt"), ("PREEMPT_DYNAMIC", "dynamic"),
+                       ("PREEMPT_LAZY", "lazy"), ("PREEMPT", "full")):
+        if re.search(rf"\b{tag}\b", version):
+            note = " (the live mode needs debugfs sched/preempt)" if model == "dynamic" else ""
+            return {"model": model, "source": f"uname -v{note}"}
+    release = os.uname().release if root == "/" else ""
+    config = _read(_path(root, f"boot/config-{release}")) or ""
+    for option, model in (("CONFIG_PREEMPT_RT", "rt"), ("CONFIG_PREEMPT", "full"),
+                          ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+                          ("CONFIG_PREEMPT_NONE", "none")):
+        if re.search(rf"^{option}=y$", config, re.M):
+            return {"model": model, "source": f"/boot/config-{release}"}
+    return {"model": "unknown", "source": None}
+
+
+def _numa_nodes(root):
+    base = _path(root, _NODE_DIR)
+    nodes = []
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return nodes
+    for entry in entries:
+        m = re.fullmatch(r"node(\d+)", entry)
+        if m:
+            nodes.append({"node": int(m.group(1)),
+                          "cpus": _read(os.path.join(base, entry, "cpulist"))})
+    return sorted(nodes, key=lambda n: n["node"])
+
+
+def _memory(root):
+    text = _read(_path(root, "proc/meminfo")) or ""
+    mem = {}
+    for key, name in (("MemTotal", "total_bytes"), ("MemAvailable", "available_bytes")):
+        m = re.search(rf"^{key}:\s+(\d+) kB", text, re.M)
+        if m:
+            mem[name] = int(m.group(1)) * 1024
+    return mem
+
+
+@functools.lru_cache(maxsize=None)
+def _static(root):
+    uname = os.uname()
+    thp = _path(root, "sys/kernel/mm/transparent_hugepage")
+    return {
+        "cpu_model": _cpu_model(root),
+        "arch": uname.machine,
+        "cpu_features": list(_core.cpu_features()),
+        "cpus_online": os.cpu_count(),
+        "kernel_release": uname.release,
+        "kernel_version": uname.version,
+        "hostname": uname.nodename,
+        "python": platform.python_version(),
+        "pagezero_arch": _core.ARCH,
+        "caches": caches(root),
+        "thp": {"enabled": _bracketed(_read(thp + "/enabled")),
+                "defrag": _bracketed(_read(thp + "/defrag")),
+                "source": "/sys/kernel/mm/transparent_hugepage"},
+        "preemption": preemption(root),
+        "numa_nodes": _numa_nodes(root),
+    }
+
+
+def machine(root="/"):
+    """A dict describing this machine. Static facts are read once per process;
+    hugepage pools and memory, which change, are read afresh on each call."""
+    info = copy.deepcopy(_static(root))
+    info["hugepages"] = _hugepages(root)
+    info["memory"] = _memory(root)
+    return info
+
+
+def _mib(n):
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n / 2**10:g} KiB"
+
+
+def summary(info):
+    """The machine as lines of plain text, for `pagezero info` and reports."""
+    lines = [
+        f"cpu:         {info['cpu_model']} ({info['arch']}, {info['cpus_online']} CPUs online)",
+        f"features:    {', '.join(info['cpu_features']) or '-'}",
+        f"kernel:      {info['kernel_release']}",
+        f"preemption:  {info['preemption']['model']} (from {info['preemption']['source'] or 'nowhere'})",
+        f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",
+    ]
+    mem = info.get("memory", {})
+    if mem:
+        lines.append(f"memory:      {_mib(mem.get('total_bytes', 0))} total, "
+                     f"{_mib(mem.get('available_bytes', 0))} available")
+    nodes = info.get("numa_nodes", [])
+    described = "; ".join("node%d: cpus %s" % (n["node"], n["cpus"]) for n in nodes)
+    lines.append(f"numa nodes:  {len(nodes)} ({described})" if nodes else "numa nodes:  unknown")
+    for c in info["caches"]:
+        line = (f"L{c['level']} {c['type'].lower():<11} {_mib(c['size_bytes']):>10}  "
+                f"shared by cpus {c['shared_cpu_list']}  ({c['source']})")
+        if "disagreement" in c:
+            line += f"\n             note: {c['disagreement']}"
+        lines.append(line)
+    for size, pool in info.get("hugepages", {}).items():
+        lines.append(f"hugepages {size}: {pool['free']} free of {pool['total']} ({pool['source']})")
+    return lines

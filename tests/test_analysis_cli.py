@@ -1,0 +1,282 @@
+"""The analysis commands end to end, as a user runs them: `python -m pagezero
+info|sweep|compare|plot|report` in a subprocess, looking at the exit status,
+stdout, stderr and the files written. Sizes are tiny (64KB, one loop; the
+report at PAGEZERO_SCALE=tiny); nothing is asserted about speed."""
+import json
+import os
+import random
+
+import pytest
+
+from conftest import run_python
+from pagezero.results import Result, ResultSet
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+TINY = ["-g", "function=default", "-g", "loops=1"]
+
+
+# Helpers ----------------------------------------------------------------
+
+
+def cli(*args, **kw):
+    return run_python("-m", "pagezero", *[str(a) for a in args], **kw)
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def usage_error(proc):
+    """Exit 2 with a single 'pagezero: error:' line and no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
+    return lines[0]
+
+
+def synthetic(path, benchmark="memset", factor=1.0, seed=0):
+    """A results file of two points, 15 samples each, rates about 10 GB/s (x factor
+    for function a)."""
+    rng = random.Random(seed)
+    results = []
+    for function, f in (("a", factor), ("b", 1.0)):
+        for _ in range(3):
+            ticks = [int(1e9 * (1 << 20) / (10e9 * f * (1 + rng.gauss(0, 0.002))))
+                     for _ in range(5)]
+            results.append(Result(benchmark=benchmark, function=function,
+                                  params={"size": 1 << 20, "chunk": 0, "loops": 5},
+                                  bytes_per_loop=1 << 20, clock="ns", samples=ticks,
+                                  machine={"cpu_model": "Test CPU"}))
+    ResultSet(results).save(str(path))
+    return path
+
+
+def check_plot(stem):
+    with open(f"{stem}.png", "rb") as f:
+        assert f.read(8) == PNG_MAGIC
+    assert os.path.getsize(f"{stem}.svg") > 0
+
+
+# info --------------------------------------------------------------------------
+
+
+def test_info_text():
+    out = ok(cli("info"))
+    assert "L3" in out or "cache" in out
+    assert "preemption:" in out and "thp:" in out
+
+
+def test_info_json():
+    info = json.loads(ok(cli("info", "--format", "json")))
+    assert info["caches"]
+    assert all(c["size_bytes"] > 0 and c["source"] for c in info["caches"])
+    assert info["cpu_model"]
+
+
+# sweep ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sweep")
+    proc = cli("sweep", "memset", *TINY, "-g", "size=64KB,128KB", "-r", "2",
+               "-o", d / "X.json", "--csv", d / "X.csv")
+    return d, proc
+
+
+def test_sweep_writes_json_and_csv(swept):
+    d, proc = swept
+    out = ok(proc)
+    lines = out.strip().splitlines()
+    assert len(lines) == 2  # one per point
+    assert all("memset default" in line and "GB/s" in line for line in lines)
+    rs = ResultSet.load(str(d / "X.json"))
+    assert len(rs) == 4
+    assert sorted(run["repetition"] for run in rs.runs) == [0, 0, 1, 1]
+    csv_lines = (d / "X.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("benchmark,function,")
+    assert len(csv_lines) == 1 + 4  # header + one row per sample
+    assert not [p for p in os.listdir(d) if p.startswith(".")]  # no temporary left
+
+
+@pytest.mark.parametrize("name, text, flags", [
+    # A JSON table, completed by a -g flag.
+    ("grid.json", json.dumps({"function": ["default"], "size": ["64KB", "128KB"]}),
+     ["-g", "loops=1"]),
+    # A TOML [grid] table, single values standing for lists of one.
+    ("grid.toml", '[grid]\nfunction = "default"\nsize = ["64KB", "128KB"]\nloops = 1\n', []),
+], ids=["json", "toml"])
+def test_sweep_grid_from_file(tmp_path, name, text, flags):
+    (tmp_path / name).write_text(text)
+    out = ok(cli("sweep", "memset", "--grid", tmp_path / name, *flags, "-r", "1",
+                 "--warmup", "0", "-o", tmp_path / "out.json"))
+    assert len(out.strip().splitlines()) == 2
+    rs = ResultSet.load(str(tmp_path / "out.json"))
+    assert sorted(r.params["size"] for r in rs) == [64 << 10, 128 << 10]
+    assert all(r.function == "default" and r.loops == 1 for r in rs)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["memset", *TINY, "-g", "size=64KB", "-g", "bogus=1"], "bogus"),
+    (["memset", *TINY, "-g", "size=0"], "size"),
+    (["memset", *TINY, "-g", "size=64KB,0"], "size"),
+    (["memset", *TINY, "-g", "nothing"], "nothing"),
+    (["memset", *TINY, "-g", "size="], "size"),
+    (["memset", *TINY, "-g", "size=64KB", "-r", "0"], "repeat"),
+    (["memset", *TINY, "-g", "size=64KB", "-o", "{tmp}/no/such/dir/X.json"], "no/such/dir"),
+    (["memset", *TINY, "-g", "size=64KB", "--csv", "{tmp}/no/such/dir/X.csv"], "no/such/dir"),
+    (["memset", *TINY, "--grid", "{tmp}/missing.toml"], "missing.toml"),
+    (["memset", *TINY, "--grid", "{tmp}/bad.toml"], "bad.toml"),
+    (["memset", *TINY, "--grid", "{tmp}/bad.json"], "bad.json"),
+    (["nosuchbench", "-g", "size=64KB"], "nosuchbench"),
+], ids=["unknown-param", "size-0", "size-0-late", "no-equals", "no-values", "repeat-0",
+        "missing-dir", "missing-csv-dir", "missing-grid", "bad-toml", "bad-json",
+        "unknown-benchmark"])
+def test_sweep_bad_input(tmp_path, args, needle):
+    (tmp_path / "bad.toml").write_text("size = [64KB\n")
+    (tmp_path / "bad.json").write_text("[1, 2")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if "-o" not in args:
+        args += ["-o", str(tmp_path / "X.json")]
+    before = set(os.listdir(tmp_path))
+    line = usage_error(cli("sweep", *args))
+    assert needle in line
+    assert set(os.listdir(tmp_path)) == before  # nothing written
+
+
+# compare --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    d = tmp_path_factory.mktemp("compare")
+    return (synthetic(d / "A.json", seed=1), synthetic(d / "B.json", factor=0.9, seed=2),
+            synthetic(d / "C.json", factor=1.1, seed=3))
+
+
+def test_compare_text(pair):
+    a, b, c = pair
+    out = ok(cli("compare", a, b, c))
+    lines = out.splitlines()
+    assert "result class" in lines[0]
+    assert "A.json" in lines[0] and "B.json" in lines[0] and "C.json" in lines[0]
+    row_a = next(line for line in lines if line.startswith("memset a "))
+    assert "(R)" in row_a and "(I)" in row_a
+    row_b = next(line for line in lines if line.startswith("memset b "))
+    assert "(R)" not in row_b and "(I)" not in row_b
+
+
+def test_compare_json(pair):
+    a, b, _ = pair
+    doc = json.loads(ok(cli("compare", a, b, "--format", "json")))
+    assert doc["names"] == ["A.json", "B.json"]
+    markers = {row["label"].split()[1]: row["changes"][0]["marker"] for row in doc["rows"]}
+    assert markers == {"a": "(R)", "b": ""}
+
+
+def test_compare_threshold_flag(pair):
+    a, b, _ = pair
+    doc = json.loads(ok(cli("compare", a, b, "--format", "json", "--threshold", "20")))
+    assert all(row["changes"][0]["marker"] == "" for row in doc["rows"])
+
+
+def test_compare_plot(pair, tmp_path):
+    a, b, _ = pair
+    ok(cli("compare", a, b, "--plot", tmp_path / "cmp"))
+    check_plot(tmp_path / "cmp")
+
+
+def test_compare_real_sweep_with_itself(swept):
+    d, proc = swept
+    ok(proc)
+    out = ok(cli("compare", d / "X.json", d / "X.json"))
+    rows = [line for line in out.splitlines() if line.startswith("memset ")]
+    assert len(rows) == 2
+    assert all(line.rstrip().endswith("+0.0%") for line in rows)
+
+
+@pytest.mark.parametrize("case", ["one-file", "not-results", "not-json", "missing",
+                                  "memset-vs-memcpy", "bad-run", "plot-dir"])
+def test_compare_bad_input(pair, tmp_path, case):
+    a, b, _ = pair
+    (tmp_path / "other.json").write_text(json.dumps({"hello": "world"}))
+    (tmp_path / "text.json").write_text("not json at all")
+    doc = json.loads(a.read_text())
+    doc["results"][0]["run"] = []
+    (tmp_path / "badrun.json").write_text(json.dumps(doc))
+    args = {
+        "one-file": [a],
+        "not-results": [a, tmp_path / "other.json"],
+        "not-json": [tmp_path / "text.json", a],
+        "missing": [a, tmp_path / "missing.json"],
+        "memset-vs-memcpy": [a, synthetic(tmp_path / "memcpy.json", benchmark="memcpy")],
+        "bad-run": [a, tmp_path / "badrun.json"],
+        "plot-dir": [a, b, "--plot", tmp_path / "no" / "dir" / "cmp"],
+    }[case]
+    line = usage_error(cli("compare", *args))
+    if case == "memset-vs-memcpy":
+        assert "memset" in line and "memcpy" in line
+
+
+# plot ----------------------------------------------------------------------------
+
+
+def test_plot(swept, tmp_path):
+    d, proc = swept
+    ok(proc)
+    out = ok(cli("plot", d / "X.json", "-o", tmp_path / "stem"))
+    check_plot(tmp_path / "stem")
+    assert str(tmp_path / "stem.png") in out
+
+
+@pytest.mark.parametrize("case", ["missing", "not-results"])
+def test_plot_bad_input(tmp_path, case):
+    (tmp_path / "other.json").write_text("{}")
+    path = tmp_path / ("missing.json" if case == "missing" else "other.json")
+    usage_error(cli("plot", path, "-o", tmp_path / "stem"))
+    assert not (tmp_path / "stem.png").exists()
+
+
+# report --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report") / "out"
+    proc = cli("report", "-o", d, env=dict(os.environ, PAGEZERO_SCALE="tiny"))
+    return d, proc
+
+
+def test_report_tiny(report_dir):
+    d, proc = report_dir
+    out = ok(proc)
+    assert "report.md" in out
+    md = (d / "report.md").read_text()
+    assert "## Summary" in md and "## Machine" in md
+    summary = md.split("## Summary", 1)[1].split("##", 1)[0]
+    assert summary.strip().startswith("- ")  # at least one plain-words line
+    for name in ("extents.json", "chunks.json"):
+        rs = ResultSet.load(str(d / name))
+        assert len(rs) > 0 and not rs.interrupted
+    check_plot(d / "extents")
+    assert "extents.png" in md
+
+
+def test_report_refuses_an_existing_report(report_dir):
+    d, proc = report_dir
+    ok(proc)
+    before = (d / "report.md").read_bytes()
+    mtime = os.stat(d / "report.md").st_mtime_ns
+    line = usage_error(cli("report", "-o", d, env=dict(os.environ, PAGEZERO_SCALE="tiny")))
+    assert str(d) in line
+    assert (d / "report.md").read_bytes() == before
+    assert os.stat(d / "report.md").st_mtime_ns == mtime
+
+
+def test_report_bad_scale(tmp_path):
+    usage_error(cli("report", "-o", tmp_path / "r", env=dict(os.environ, PAGEZERO_SCALE="huge")))
+    assert not (tmp_path / "r").exists()

@@ -224,6 +224,16 @@ def _memory(root):
     return mem
 
 
+def _dczva_block():
+    """arm64: the DC ZVA block in bytes, as DCZID_EL0 gives it (the dc-zva kernel's unit)."""
+    from .kernels import kernels
+
+    for k in kernels("clear"):
+        if k.name == "arm64-dc-zva":
+            return k.unit
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def _static(root):
     uname = os.uname()
@@ -238,6 +248,7 @@ def _static(root):
         "hostname": uname.nodename,
         "python": platform.python_version(),
         "pagezero_arch": _core.ARCH,
+        "dczva_block_bytes": _dczva_block(),
         "caches": caches(root),
         "thp": {"enabled": _bracketed(_read(thp + "/enabled")),
                 "defrag": _bracketed(_read(thp + "/defrag")),
@@ -264,7 +275,8 @@ def summary(info):
     """The machine as lines of plain text, for `pagezero info` and reports."""
     lines = [
         f"cpu:         {info['cpu_model']} ({info['arch']}, {info['cpus_online']} CPUs online)",
-        f"features:    {', '.join(info['cpu_features']) or '-'}",
+        f"features:    {', '.join(info['cpu_features']) or '-'}"
+        + (f" (DC ZVA block {info['dczva_block_bytes']} bytes)" if info.get("dczva_block_bytes") else ""),
         f"kernel:      {info['kernel_release']}",
         f"preemption:  {info['preemption']['model']} (from {info['preemption']['source'] or 'nowhere'})",
         f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",

@@ -8,6 +8,7 @@ from ._core import MappingError, PagezeroError, UnavailableError
 from .bench import memcpy, memset
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .machine import machine
+from .policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
 from .region import region
 from .results import Result, load_results, save_results
 from .units import format_size, parse_size
@@ -19,6 +20,7 @@ __all__ = [
     "memset", "memcpy",
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
     "machine", "region",
+    "batch", "folio", "clear_order", "clear_folio", "BatchResult", "FolioResult",
     "Result", "load_results", "save_results",
     "parse_size", "format_size",
 ]

@@ -5,6 +5,7 @@ loops; this package parses arguments, wraps results and drives the CLI.
 """
 from . import _core
 from ._core import MappingError, PagezeroError, UnavailableError
+from .advise import Advice, advise
 from .bench import memcpy, memset
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .machine import machine
@@ -21,6 +22,7 @@ __all__ = [
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
     "machine", "region",
     "batch", "folio", "clear_order", "clear_folio", "BatchResult", "FolioResult",
+    "advise", "Advice",
     "Result", "load_results", "save_results",
     "parse_size", "format_size",
 ]

@@ -18,8 +18,8 @@ import sys
 from . import _core
 from .advise import DEFAULT_BUDGETS_MS, advise
 from .bench import plan, run
-from .policy import (PRESETS, STRATEGIES, default_nt_kernel, plan_batch, plan_folio,
-                     run_batch, run_folio)
+from .policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
+                     plan_folio, run_batch, run_folio)
 from .kernels import find_kernel, kernels
 from .results import save_results
 from .units import format_rate, format_size, parse_size
@@ -254,10 +254,11 @@ def cmd_folio(args):
         print("# strategy 'nocache-except-target' skipped: no non-temporal kernel "
               "available here", file=sys.stderr)
     results = []
-    memory = _FolioMemoryFor(jobs[0])
+    # One folio (and scrub buffer) for every strategy: they differ in order only.
+    memory = FolioMemory(jobs[0].nbytes, jobs[0].backing)
     try:
         for job in jobs:
-            results.append(run_folio(job, memory.get()))
+            results.append(run_folio(job, memory))
     finally:
         memory.close()
         if args.output and results:
@@ -293,23 +294,6 @@ def cmd_folio(args):
 
 _COLD_WORDS = {"clflush": "clflush of those lines",
                "evict": "reading twice the LLC to evict them"}
-
-
-class _FolioMemoryFor:
-    """One folio mapping shared by every strategy of a run, made on first use."""
-
-    def __init__(self, job):
-        self.job, self.mem = job, None
-
-    def get(self):
-        from .policy import _FolioMemory
-        if self.mem is None:
-            self.mem = _FolioMemory(self.job.nbytes, self.job.backing)
-        return self.mem
-
-    def close(self):
-        if self.mem is not None:
-            self.mem.close()
 
 
 def _parse_budget(text):

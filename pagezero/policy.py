@@ -29,7 +29,7 @@ from .units import format_size, parse_size
 
 __all__ = [
     "STRATEGIES", "PRESETS", "PAGE_SIZE", "NEIGHBOURHOOD_RADIUS",
-    "Step", "BatchResult", "FolioResult",
+    "Step", "BatchResult", "FolioResult", "FolioMemory",
     "batch", "plan_batch", "run_batch", "folio", "plan_folio", "run_folio",
     "clear_order", "clear_folio", "default_kernel", "default_nt_kernel", "llc_bytes",
 ]
@@ -453,12 +453,17 @@ def _free_hugepages(nbytes):
 
 
 def _scrub_bytes():
-    # Read before every clear so the folio starts cache-cold: twice the LLC.
-    return max(2 * llc_bytes(), 16 << 20) if llc_bytes() else 64 << 20
+    # Read before every clear so the folio starts cache-cold: twice the LLC
+    # (64MB when sysfs gives no LLC size).
+    llc = llc_bytes()
+    return max(2 * llc, 16 << 20) if llc else 64 << 20
 
 
-class _FolioMemory:
-    """The folio (hugetlb page, or an aligned run of 4KB pages) and the scrub buffer."""
+class FolioMemory:
+    """The folio (a hugetlb page, or a run of 4KB pages aligned to min(size, 2MB),
+    THP refused) and the scrub buffer read before each clear, mapped once so
+    several runs (strategies) can share them; close() unmaps. .backing says
+    which the folio got: "hugetlb" or "4KB"."""
 
     def __init__(self, nbytes, backing):
         self.regions = []
@@ -493,9 +498,9 @@ class _FolioMemory:
 
 
 def run_folio(p, memory=None):
-    """Run plan `p`; `memory` (from _FolioMemory) lets runs share one mapping."""
+    """Run plan `p`, on `memory` (a FolioMemory of p's size) when given."""
     own = memory is None
-    mem = _FolioMemory(p.nbytes, p.backing) if own else memory
+    mem = FolioMemory(p.nbytes, p.backing) if own else memory
     try:
         d = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
                               max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.nt_kernel,

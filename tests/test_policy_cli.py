@@ -166,12 +166,3 @@ def test_unavailable_kernel_exits_1():
     for args in (BATCH + ["--kernel", "x86-64-stosb"], FOLIO + ["--kernel", "x86-64-stosb"]):
         proc = run_python("-m", "pagezero", *args, env=env)
         check_environment_error(proc, "erms")
-
-
-def test_no_free_1gb_hugepage_exits_1():
-    free = pagezero.machine()["hugepages"].get("1048576kB", {}).get("free", 0)
-    if free:
-        pytest.skip("a 1GB hugepage is free here")
-    proc = pagezero_cli("folio", "-p", "1GB", "--backing", "hugetlb", "-l", "1",
-                        "--strategy", "sequential")
-    check_environment_error(proc, "hugepages", "nr_hugepages")

@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass
 
 from .kernels import kernels
-from .machine import machine
 from .policy import default_kernel, llc_bytes, plan_batch, run_batch
 from .region import region
 from .units import format_size

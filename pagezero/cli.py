@@ -18,9 +18,9 @@ import sys
 from . import _core
 from .advise import DEFAULT_BUDGETS_MS, advise
 from .bench import plan, run
+from .kernels import find_kernel, kernels
 from .policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
                      plan_folio, run_batch, run_folio)
-from .kernels import find_kernel, kernels
 from .results import save_results
 from .units import format_rate, format_size, parse_size
 

@@ -18,6 +18,8 @@
 #include "clock.h"
 #include "cpu.h"
 #include "kernels.h"
+#include "policy.h"
+#include "policy_bench.h"
 #include "region.h"
 
 static PyObject *PagezeroError;
@@ -537,6 +539,485 @@ static PyObject *core_mem_available(PyObject *self, PyObject *unused)
 	return PyLong_FromUnsignedLongLong(bytes);
 }
 
+/* Clearing policies ---------------------------------------------------- */
+
+static int parse_strategy(const char *name, enum pz_strategy *s)
+{
+	int id = pz_strategy_lookup(name);
+	char known[160] = "";
+	int i;
+
+	if (id >= 0) {
+		*s = (enum pz_strategy)id;
+		return 0;
+	}
+	for (i = 0; i < PZ_STRATEGY_COUNT; i++) {
+		if (i)
+			strncat(known, ", ", sizeof(known) - strlen(known) - 1);
+		strncat(known, pz_strategy_name((enum pz_strategy)i), sizeof(known) - strlen(known) - 1);
+	}
+	PyErr_Format(PyExc_ValueError, "unknown strategy '%s' (known: %s)", name, known);
+	return -1;
+}
+
+/* A writable buffer of whole 4KB pages; its page count in *nr_pages. */
+static int get_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages)
+{
+	if (get_writable(obj, view, "buffer") < 0)
+		return -1;
+	if (view->len <= 0 || (size_t)view->len % PZ_PAGE_SIZE) {
+		PyErr_Format(PyExc_ValueError, "buffer must hold a whole number of %zu-byte pages, "
+			     "not %zd bytes", PZ_PAGE_SIZE, view->len);
+		PyBuffer_Release(view);
+		return -1;
+	}
+	*nr_pages = (size_t)view->len / PZ_PAGE_SIZE;
+	return 0;
+}
+
+static int check_fault_batch(size_t nr_pages, Py_ssize_t fault, Py_ssize_t batch)
+{
+	if (fault < 0 || (size_t)fault >= nr_pages) {
+		PyErr_Format(PyExc_ValueError, "fault index %zd is outside the folio (0..%zu)",
+			     fault, nr_pages - 1);
+		return -1;
+	}
+	if (batch <= 0) {
+		PyErr_Format(PyExc_ValueError, "batch must be at least 1 page, not %zd", batch);
+		return -1;
+	}
+	return 0;
+}
+
+/* The non-temporal kernel a strategy needs, or NULL when it needs none (not an error). */
+static int strategy_nt_kernel(enum pz_strategy s, const char *name, const struct pz_kernel **k)
+{
+	*k = NULL;
+	if (!pz_strategy_uses_nontemporal(s))
+		return 0;
+	if (!name) {
+		PyErr_Format(PyExc_ValueError, "strategy '%s' needs a non-temporal kernel (nt_kernel)",
+			     pz_strategy_name(s));
+		return -1;
+	}
+	*k = usable_kernel(PZ_KIND_FILL, name);
+	return *k ? 0 : -1;
+}
+
+static PyObject *steps_tuple(const struct pz_step_log *log)
+{
+	size_t i, n = PZ_MIN(log->n, log->cap);
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+
+	for (i = 0; t && i < n; i++) {
+		const struct pz_step *s = &log->steps[i];
+		PyObject *row = Py_BuildValue("(nnO)", (Py_ssize_t)s->first, (Py_ssize_t)s->count,
+					      s->nontemporal ? Py_True : Py_False);
+
+		if (!row) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, row);
+	}
+	return t;
+}
+
+static PyObject *u64_tuple(const uint64_t *v, size_t n)
+{
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+	size_t i;
+
+	for (i = 0; t && i < n; i++) {
+		PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+
+		if (!x) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, x);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(strategies__doc__,
+"strategies()\n--\n\n"
+"The folio clearing strategies, in the C core's order.");
+
+static PyObject *core_strategies(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_STRATEGY_COUNT);
+	int i;
+
+	for (i = 0; t && i < PZ_STRATEGY_COUNT; i++) {
+		PyObject *s = PyUnicode_FromString(pz_strategy_name((enum pz_strategy)i));
+
+		if (!s) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, s);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(cold_methods__doc__,
+"cold_methods()\n--\n\n"
+"How this build can evict the fault neighbourhood for the cold baseline,\n"
+"preferred first: 'clflush' (x86-64) and 'evict' (read a buffer larger\n"
+"than the LLC).");
+
+static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
+{
+	PyObject *names = PyList_New(0), *t;
+	int i;
+
+	for (i = 0; names && i < PZ_COLD_COUNT; i++) {
+		PyObject *s;
+		int failed;
+
+		if (!pz_cold_available((enum pz_cold)i))
+			continue;
+		s = PyUnicode_FromString(pz_cold_name((enum pz_cold)i));
+		failed = !s || PyList_Append(names, s) < 0;
+		Py_XDECREF(s);
+		if (failed)
+			Py_CLEAR(names);
+	}
+	if (!names)
+		return NULL;
+	t = PyList_AsTuple(names);
+	Py_DECREF(names);
+	return t;
+}
+
+PyDoc_STRVAR(policy_constants__doc__,
+"policy_constants()\n--\n\n"
+"The C core's policy constants: page_size (the 4KB unit strategies and\n"
+"batches count in), neighbourhood_radius (pages each side of the fault\n"
+"cleared last and touched), line_size (the touch's and flush's stride).");
+
+static PyObject *core_policy_constants(PyObject *self, PyObject *unused)
+{
+	return Py_BuildValue("{s:n,s:n,s:n}", "page_size", (Py_ssize_t)PZ_PAGE_SIZE,
+			     "neighbourhood_radius", (Py_ssize_t)PZ_NEIGHBOURHOOD_RADIUS,
+			     "line_size", (Py_ssize_t)PZ_LINE_SIZE);
+}
+
+PyDoc_STRVAR(clear_order__doc__,
+"clear_order(strategy, nr_pages, fault_index, batch_pages)\n--\n\n"
+"The steps strategy takes over nr_pages pages for a fault at fault_index,\n"
+"clearing at most batch_pages at once, as (first_page, page_count,\n"
+"nontemporal) tuples in order. Nothing is cleared: the walk is the one the\n"
+"timed loops run, with a callback that records instead of clearing.");
+
+static void record_step(void *log, const struct pz_step *s)
+{
+	pz_step_log_add(log, s);
+}
+
+static PyObject *core_clear_order(PyObject *self, PyObject *args)
+{
+	const char *name;
+	Py_ssize_t nr, fault, batch;
+	enum pz_strategy s;
+	struct pz_step_log log = { 0 };
+	PyObject *result;
+
+	if (!PyArg_ParseTuple(args, "snnn:clear_order", &name, &nr, &fault, &batch))
+		return NULL;
+	if (parse_strategy(name, &s) < 0)
+		return NULL;
+	if (nr <= 0) {
+		PyErr_Format(PyExc_ValueError, "nr_pages must be at least 1, not %zd", nr);
+		return NULL;
+	}
+	if (check_fault_batch((size_t)nr, fault, batch) < 0)
+		return NULL;
+	/* Every step clears at least one page, and each page once: nr steps at most. */
+	log.cap = (size_t)nr;
+	log.steps = PyMem_Calloc(log.cap, sizeof(*log.steps));
+	if (!log.steps)
+		return PyErr_NoMemory();
+	pz_strategy_order(s, (size_t)nr, (size_t)fault, (size_t)batch, record_step, &log);
+	result = steps_tuple(&log);
+	PyMem_Free(log.steps);
+	return result;
+}
+
+PyDoc_STRVAR(clear_folio__doc__,
+"clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt_kernel=None, record=False)\n"
+"--\n\n"
+"Zero the writable buffer (whole 4KB pages) in strategy's order with the\n"
+"named kernels, untimed: the clearing callback of the timed loops. With\n"
+"record, return the steps it executed (as clear_order()), else None.");
+
+static PyObject *core_clear_folio(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"buffer", "strategy", "fault_index", "batch_pages", "kernel",
+				 "nt_kernel", "record", NULL};
+	PyObject *obj, *result = NULL;
+	const char *name, *kname, *ntname = NULL;
+	Py_ssize_t fault, batch;
+	int record = 0;
+	enum pz_strategy s;
+	struct pz_step_log log = { 0 };
+	struct pz_clearer clr = { 0 };
+	Py_buffer view;
+	size_t nr;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "Osnns|zp:clear_folio", kwlist, &obj, &name,
+					 &fault, &batch, &kname, &ntname, &record))
+		return NULL;
+	if (parse_strategy(name, &s) < 0)
+		return NULL;
+	clr.kernel = usable_kernel(PZ_KIND_FILL, kname);
+	if (!clr.kernel || strategy_nt_kernel(s, ntname, &clr.nt_kernel) < 0)
+		return NULL;
+	if (get_pages(obj, &view, &nr) < 0)
+		return NULL;
+	if (check_fault_batch(nr, fault, batch) < 0)
+		goto out;
+	if (record) {
+		log.cap = nr;
+		log.steps = PyMem_Calloc(log.cap, sizeof(*log.steps));
+		if (!log.steps) {
+			PyErr_NoMemory();
+			goto out;
+		}
+		clr.log = &log;
+	}
+	clr.base = view.buf;
+	Py_BEGIN_ALLOW_THREADS
+	pz_strategy_order(s, nr, (size_t)fault, (size_t)batch, pz_clear_step, &clr);
+	Py_END_ALLOW_THREADS
+	if (record) {
+		result = steps_tuple(&log);
+	} else {
+		result = Py_None;
+		Py_INCREF(result);
+	}
+out:
+	PyMem_Free(log.steps);
+	PyBuffer_Release(&view);
+	return result;
+}
+
+PyDoc_STRVAR(bench_batches__doc__,
+"bench_batches(buffer, kernel, batch_pages, loops, yield_between=False, record=False)\n--\n\n"
+"Clear the buffer (whole 4KB pages, mapped and populated) in batches of\n"
+"batch_pages pages with the named kernel: one untimed pass, then `loops`\n"
+"timed passes, the ns clock read after every batch, sched_yield() after\n"
+"each batch with yield_between. Returns a dict: samples (ns per pass),\n"
+"pass_worst (ns of each pass's slowest batch), batches (per pass),\n"
+"typical_worst (ns: the slowest batch position, median over the passes),\n"
+"max, p99, median (ns, nearest rank over every batch of every pass), mean, and\n"
+"steps (the steps of the timed passes with record, else None).");
+
+static PyObject *core_bench_batches(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"buffer", "kernel", "batch_pages", "loops", "yield_between",
+				 "record", NULL};
+	PyObject *obj, *result = NULL, *samples = NULL, *worst = NULL, *steps = NULL;
+	const char *kname;
+	Py_ssize_t batch;
+	unsigned int loops;
+	int yield = 0, record = 0, ret;
+	struct pz_batch_params p = { 0 };
+	struct pz_step_log log = { 0 };
+	struct pz_tick_summary sum;
+	struct pz_clock clock;
+	uint64_t *pass = NULL, *pass_worst = NULL, *ticks = NULL, *scratch = NULL, typical = 0;
+	Py_buffer view;
+	size_t nb, total;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OsnI|pp:bench_batches", kwlist, &obj, &kname,
+					 &batch, &loops, &yield, &record))
+		return NULL;
+	p.kernel = usable_kernel(PZ_KIND_FILL, kname);
+	if (!p.kernel)
+		return NULL;
+	if (loops == 0) {
+		PyErr_SetString(PyExc_ValueError, "loops must be at least 1");
+		return NULL;
+	}
+	if (get_pages(obj, &view, &p.nr_pages) < 0)
+		return NULL;
+	if (batch <= 0 || (size_t)batch > p.nr_pages) {
+		PyErr_Format(PyExc_ValueError, "batch must be 1..%zu pages (the region), not %zd",
+			     p.nr_pages, batch);
+		goto out_view;
+	}
+	p.batch_pages = (size_t)batch;
+	p.loops = loops;
+	p.yield = yield;
+	nb = pz_batch_count(&p);
+	total = nb * loops;
+	if (total / loops != nb) {
+		PyErr_SetString(PyExc_ValueError, "too many batches to record");
+		goto out_view;
+	}
+	pass = PyMem_Calloc(loops, sizeof(*pass));
+	pass_worst = PyMem_Calloc(loops, sizeof(*pass_worst));
+	ticks = PyMem_Calloc(total, sizeof(*ticks));
+	scratch = PyMem_Calloc(loops, sizeof(*scratch));
+	if (record) {
+		log.cap = total;
+		log.steps = PyMem_Calloc(total, sizeof(*log.steps));
+	}
+	if (!pass || !pass_worst || !ticks || !scratch || (record && !log.steps)) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (open_clock(&clock, "ns") < 0)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_batches(&p, view.buf, &clock, pass, pass_worst, ticks,
+			       record ? &log : NULL);
+	if (ret == 0) {
+		typical = pz_batch_typical_worst(ticks, loops, nb, scratch);
+		pz_ticks_summarize(ticks, total, &sum);
+	}
+	Py_END_ALLOW_THREADS
+	pz_clock_close(&clock);
+	if (ret) {
+		errno = -ret;
+		PyErr_SetFromErrno(PyExc_OSError);
+		goto out;
+	}
+	samples = u64_tuple(pass, loops);
+	worst = u64_tuple(pass_worst, loops);
+	if (record) {
+		steps = steps_tuple(&log);
+	} else {
+		steps = Py_None;
+		Py_INCREF(steps);
+	}
+	if (samples && worst && steps)
+		result = Py_BuildValue("{s:O,s:O,s:n,s:K,s:K,s:K,s:K,s:d,s:O}",
+				       "samples", samples, "pass_worst", worst,
+				       "batches", (Py_ssize_t)nb,
+				       "typical_worst", (unsigned long long)typical,
+				       "max", (unsigned long long)sum.max,
+				       "p99", (unsigned long long)sum.p99,
+				       "median", (unsigned long long)sum.median,
+				       "mean", sum.mean, "steps", steps);
+out:
+	Py_XDECREF(samples);
+	Py_XDECREF(worst);
+	Py_XDECREF(steps);
+	PyMem_Free(pass);
+	PyMem_Free(pass_worst);
+	PyMem_Free(ticks);
+	PyMem_Free(scratch);
+	PyMem_Free(log.steps);
+out_view:
+	PyBuffer_Release(&view);
+	return result;
+}
+
+PyDoc_STRVAR(bench_folio__doc__,
+"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, nt_kernel, loops, cold)\n"
+"--\n\n"
+"Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
+"order, each followed by a touch of the fault neighbourhood (fault +-2\n"
+"pages: each line read, through a chain of dependent loads, then written)\n"
+"and the same touch after evicting the neighbourhood with cold ('clflush'\n"
+"or 'evict', which reads scrub). Before each loop the folio is dirtied and\n"
+"scrub, a buffer larger than the LLC, is read. Returns a dict: clear,\n"
+"touch, cold (ns per loop), touch_lines, neighbourhood (first page, pages).");
+
+static PyObject *core_bench_folio(PyObject *self, PyObject *args)
+{
+	PyObject *fobj, *sobj, *result = NULL, *clear = NULL, *touch = NULL, *cold = NULL;
+	const char *name, *kname, *ntname, *cold_s;
+	Py_ssize_t fault, batch;
+	unsigned int loops, i;
+	int cold_id, ret;
+	struct pz_folio_params p = { 0 };
+	struct pz_folio_sample *out = NULL;
+	uint64_t *col = NULL;
+	struct pz_clock clock;
+	Py_buffer fview, sview;
+	size_t nb_first, nb_count;
+
+	if (!PyArg_ParseTuple(args, "OOsnnszIs:bench_folio", &fobj, &sobj, &name, &fault, &batch,
+			      &kname, &ntname, &loops, &cold_s))
+		return NULL;
+	if (parse_strategy(name, &p.strategy) < 0)
+		return NULL;
+	p.kernel = usable_kernel(PZ_KIND_FILL, kname);
+	if (!p.kernel || strategy_nt_kernel(p.strategy, ntname, &p.nt_kernel) < 0)
+		return NULL;
+	cold_id = pz_cold_lookup(cold_s);
+	if (cold_id < 0 || !pz_cold_available((enum pz_cold)cold_id)) {
+		PyErr_Format(PyExc_ValueError, "cold method '%s' is not available here "
+			     "(pagezero._core.cold_methods() lists them)", cold_s);
+		return NULL;
+	}
+	p.cold = (enum pz_cold)cold_id;
+	if (loops == 0) {
+		PyErr_SetString(PyExc_ValueError, "loops must be at least 1");
+		return NULL;
+	}
+	if (get_pages(fobj, &fview, &p.nr_pages) < 0)
+		return NULL;
+	if (PyObject_GetBuffer(sobj, &sview, PyBUF_ANY_CONTIGUOUS) < 0) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError, "scrub must be a contiguous buffer, not %.100s",
+			     Py_TYPE(sobj)->tp_name);
+		goto out_folio;
+	}
+	if (check_fault_batch(p.nr_pages, fault, batch) < 0)
+		goto out_scrub;
+	p.fault = (size_t)fault;
+	p.batch_pages = (size_t)batch;
+	p.loops = loops;
+	out = PyMem_Calloc(loops, sizeof(*out));
+	col = PyMem_Calloc(loops, sizeof(*col));
+	if (!out || !col) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (open_clock(&clock, "ns") < 0)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len, &clock, out);
+	Py_END_ALLOW_THREADS
+	pz_clock_close(&clock);
+	if (ret) {
+		errno = -ret;
+		PyErr_SetFromErrno(PyExc_OSError);
+		goto out;
+	}
+	for (i = 0; i < loops; i++)
+		col[i] = out[i].clear;
+	clear = u64_tuple(col, loops);
+	for (i = 0; i < loops; i++)
+		col[i] = out[i].touch;
+	touch = u64_tuple(col, loops);
+	for (i = 0; i < loops; i++)
+		col[i] = out[i].cold;
+	cold = u64_tuple(col, loops);
+	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
+	if (clear && touch && cold)
+		result = Py_BuildValue("{s:O,s:O,s:O,s:n,s:(nn)}", "clear", clear, "touch", touch,
+				       "cold", cold,
+				       "touch_lines", (Py_ssize_t)pz_folio_touch_lines(&p),
+				       "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count);
+out:
+	Py_XDECREF(clear);
+	Py_XDECREF(touch);
+	Py_XDECREF(cold);
+	PyMem_Free(out);
+	PyMem_Free(col);
+out_scrub:
+	PyBuffer_Release(&sview);
+out_folio:
+	PyBuffer_Release(&fview);
+	return result;
+}
+
 /* Region --------------------------------------------------------------- */
 
 typedef struct {
@@ -701,6 +1182,15 @@ static PyMethodDef core_methods[] = {
 	{"clocks", core_clocks, METH_NOARGS, clocks__doc__},
 	{"tsc_hz", core_tsc_hz, METH_NOARGS, tsc_hz__doc__},
 	{"mem_available", core_mem_available, METH_NOARGS, mem_available__doc__},
+	{"strategies", core_strategies, METH_NOARGS, strategies__doc__},
+	{"cold_methods", core_cold_methods, METH_NOARGS, cold_methods__doc__},
+	{"policy_constants", core_policy_constants, METH_NOARGS, policy_constants__doc__},
+	{"clear_order", core_clear_order, METH_VARARGS, clear_order__doc__},
+	{"clear_folio", (PyCFunction)(void (*)(void))core_clear_folio, METH_VARARGS | METH_KEYWORDS,
+	 clear_folio__doc__},
+	{"bench_batches", (PyCFunction)(void (*)(void))core_bench_batches,
+	 METH_VARARGS | METH_KEYWORDS, bench_batches__doc__},
+	{"bench_folio", core_bench_folio, METH_VARARGS, bench_folio__doc__},
 	{NULL, NULL, 0, NULL}
 };
 

@@ -5,9 +5,11 @@ loops; this package parses arguments, wraps results and drives the CLI.
 """
 from . import _core
 from ._core import MappingError, PagezeroError, UnavailableError
+from .advise import Advice, advise
 from .bench import memcpy, memset
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .sysinfo import machine
+from .policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
 from .region import region
 from .results import Result, ResultSet, load_results, save_results
 from .sweeps import sweep
@@ -22,5 +24,7 @@ __all__ = [
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
     "machine", "region",
     "Result", "ResultSet", "load_results", "save_results", "sweep", "compare",
+    "batch", "folio", "clear_order", "clear_folio", "BatchResult", "FolioResult",
+    "advise", "Advice",
     "parse_size", "format_size",
 ]

@@ -22,7 +22,7 @@ import time
 from .kernels import kernels
 from .plot import extent_of, plot_rates
 from .results import ResultSet, _atomic_write
-from .stats import find_knee
+from .stats import KNEE_CLEAR_STEP, TIE, best_kernels, find_knee
 from .sweeps import default_sizes, sweep
 from .sysinfo import llc_bytes, machine, summary
 from .units import format_size
@@ -107,71 +107,39 @@ def _markdown_table(medians, xs, x_label):
     return lines
 
 
-# Kernels within this fraction of the fastest count as tied: beyond the LLC
-# the streaming kernels differ by less than the noise of a shared machine,
-# and the summary should not hop between them from one extent to the next.
-TIE = 0.05
-
-
-def _best_ranges(medians, xs):
-    """Extents split into ranges each won by one kernel: the fastest, or one
-    within TIE of the fastest. Where a range must end, the next one goes to
-    the near-fastest kernel that stays near-fastest the longest, so that
-    ties do not split the summary into one range per extent."""
-    def near_best(f, x):
-        top = max(m[x] for m in medians.values() if x in m)
-        return medians[f].get(x, 0) >= (1 - TIE) * top
-
-    def run_length(f, i):
-        n = 0
-        while i + n < len(xs) and near_best(f, xs[i + n]):
-            n += 1
-        return n
-
-    ranges = []
-    for i, x in enumerate(xs):
-        if ranges and near_best(ranges[-1]["kernel"], x):
-            ranges[-1]["max_bytes"] = x
-            ranges[-1]["rates"].append(medians[ranges[-1]["kernel"]][x])
-            continue
-        f = max((f for f in medians if near_best(f, x)),
-                key=lambda f: (run_length(f, i), medians[f][x]))
-        ranges.append({"kernel": f, "min_bytes": x, "max_bytes": x, "rates": [medians[f][x]]})
-    return ranges
-
-
 def _summarize(info, extents, chunks, chunk_size):
     lines = []
     llc = llc_bytes(info)
     if extents is not None and len(extents):
         med = _medians(extents, extent_of)
         xs = sorted({x for m in med.values() for x in m})
-        for r in _best_ranges(med, xs):
+        for r in best_kernels(med, xs):
             span = format_size(r["min_bytes"]) if r["min_bytes"] == r["max_bytes"] else \
                 f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
             lines.append(f"For extents of {span}, {r['kernel']} clears fastest, or within "
-                         f"{TIE:.0%} of the fastest (up to {max(r['rates']) / 1e9:.0f} GB/s).")
+                         f"{TIE:.0%} of the fastest ({r['bytes_per_sec'] / 1e9:.0f} GB/s).")
     if chunks is not None and len(chunks):
         med = _medians(chunks, lambda r: r.params["chunk"] or r.params["size"])
         for f, by_chunk in sorted(med.items()):
+            try:
+                knee, step = find_knee(by_chunk.items())
+            except ValueError:
+                continue  # too few chunk sizes of 64KB and up to look for a step
             xs = sorted(by_chunk)
-            knee = find_knee(xs, [by_chunk[x] for x in xs])
-            whole = by_chunk[xs[-1]]
-            if knee is None:
-                lines.append(f"{f}: no step in rate with chunk size up to {format_size(xs[-1])} "
-                             f"(whole region: {whole / 1e9:.1f} GB/s).")
+            if step < KNEE_CLEAR_STEP:
+                lines.append(f"{f}: no clear step in rate with chunk size up to "
+                             f"{format_size(xs[-1])} (whole region: {by_chunk[xs[-1]] / 1e9:.1f} GB/s).")
                 continue
             below = max(x for x in xs if x < knee)
-            step = (f"{format_size(knee)} chunks clear at {by_chunk[knee] / 1e9:.1f} GB/s, "
-                    f"{by_chunk[knee] / by_chunk[below]:.1f}x the {by_chunk[below] / 1e9:.1f} GB/s "
-                    f"of {format_size(below)} chunks, over a {format_size(chunk_size)} region")
+            where = (f"{format_size(knee)} chunks and up clear {step:.1f}x as fast as smaller "
+                     f"ones ({by_chunk[knee] / 1e9:.1f} vs {by_chunk[below] / 1e9:.1f} GB/s at "
+                     f"{format_size(below)}), over a {format_size(chunk_size)} region")
             if llc and below <= 2 * llc and knee >= llc // 2:
                 # The seeds' threshold: long enough stores stop allocating lines near the LLC size.
                 lines.append(f"{f} stops allocating cache lines above ~{format_size(below)} per "
-                             f"call here (LLC: {format_size(llc)}): {step}.")
+                             f"call here (LLC: {format_size(llc)}): {where}.")
             else:
-                lines.append(f"{f}: the rate steps up between {format_size(below)} and "
-                             f"{format_size(knee)} per call: {step}.")
+                lines.append(f"{f}: the rate steps up at {format_size(knee)} per call: {where}.")
     return lines
 
 

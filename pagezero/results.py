@@ -31,6 +31,9 @@ _NS_CLOCKS = ("ns", "timeval")
 _CYCLE_CLOCKS = ("cycles", "tsc")
 
 
+_RESULT_TYPES = {}
+
+
 def _frozen(mapping):
     return MappingProxyType(dict(mapping))
 
@@ -47,6 +50,12 @@ class Result:
     samples: tuple              # one duration per loop, in the clock's unit
     clock_hz: float = None      # ticks per second: 1e9 for ns/timeval, measured for tsc
     machine: MappingProxyType = field(default_factory=dict)
+
+    def __init_subclass__(cls, **kwargs):
+        # Results of other benchmarks (batch, folio) carry more; files name
+        # the class so that loading gives back the same kind of value.
+        super().__init_subclass__(**kwargs)
+        _RESULT_TYPES[cls.__name__] = cls
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
@@ -138,7 +147,7 @@ class Result:
     # Serialisation ----------------------------------------------------
 
     def to_dict(self):
-        return {
+        d = {
             "benchmark": self.benchmark,
             "function": self.function,
             "params": dict(self.params),
@@ -148,6 +157,9 @@ class Result:
             "samples": list(self.samples),
             "machine": dict(self.machine),
         }
+        if type(self) is not Result:
+            d["type"] = type(self).__name__
+        return d
 
     @classmethod
     def from_dict(cls, d):
@@ -321,7 +333,8 @@ class ResultSet:
             run = d.get("run", {})
             if not isinstance(run, dict):
                 raise ValueError(f"{path}: a result's run is not an object")
-            results.append(Result.from_dict(d))
+            kind = _RESULT_TYPES.get(d.get("type"), Result)
+            results.append(kind.from_dict(d))
             runs.append(run)
         return cls(results, runs, machine, doc.get("interrupted", False))
 

@@ -9,7 +9,7 @@ never count as significant by themselves.
 import math
 import statistics
 
-__all__ = ["summarize", "min_p_value", "compare_samples", "higher_is_better", "find_knee",
+__all__ = ["summarize", "min_p_value", "compare_samples", "higher_is_better", "find_knee", "best_kernels",
            "REGRESSION", "IMPROVEMENT", "NOT_SIGNIFICANT"]
 
 REGRESSION = "(R)"
@@ -96,14 +96,69 @@ def compare_samples(base, new, unit="bytes/sec", threshold=0.02, alpha=0.01):
     return {"change_pct": 100.0 * change, "p_value": p, "marker": marker, "note": note}
 
 
-def find_knee(xs, ys, min_ratio=1.25):
-    """Where a rate curve steps up: the x after the largest rise between
-    neighbouring points (xs ascending), if that rise is at least `min_ratio`;
-    else None. For a chunked clear this is where the CPU stops allocating
-    cache lines (the LLC threshold of the seeds)."""
-    pairs = sorted(zip(xs, ys))
-    best, knee = min_ratio, None
-    for (x0, y0), (x1, y1) in zip(pairs, pairs[1:]):
-        if y0 > 0 and y1 / y0 >= best:
-            best, knee = y1 / y0, x1
-    return knee
+# Below this, the cost of each call, not the cache, sets the rate: no knee there.
+KNEE_MIN_EXTENT = 64 << 10
+# A step smaller than this is not called a knee in words (it still is the largest step).
+KNEE_CLEAR_STEP = 1.3
+# A kernel within this of the fastest keeps the range it already holds, so
+# noise between near-equals does not split the table.
+TIE = 0.05
+
+
+def _spread(logs):
+    m = statistics.median(logs)
+    return sum(abs(x - m) for x in logs)
+
+
+def find_knee(points):
+    """The knee of [(extent, bytes_per_sec), ...] over extents of KNEE_MIN_EXTENT
+    and up: fit one step (two levels) in log rate at every split between
+    extents and keep the rising split whose levels fit best (least absolute
+    deviation from each side's median, so one noisy point costs what it is
+    off by and no more). Returns (first extent of the upper side, ratio of
+    the two medians); the smallest such extent on a tie. Needs two extents."""
+    pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
+    if len(pts) < 2:
+        raise ValueError("finding a knee needs rates at two extents of 64KB or more")
+    logs = [math.log(r) for _, r in pts]
+    fits = []
+    for k in range(1, len(pts)):
+        rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
+        fits.append((rise <= 0, _spread(logs[:k]) + _spread(logs[k:]), k, rise))
+    _, _, k, rise = min(fits)
+    return pts[k][0], math.exp(rise)
+
+
+def best_kernels(rates, extents):
+    """Ranges of extents with their fastest kernel: [{min_bytes, max_bytes, kernel,
+    bytes_per_sec}], bytes_per_sec the median of that kernel's rates over the range.
+    rates: {kernel: {extent: bytes_per_sec}}.
+
+    A kernel within TIE of the fastest keeps the range it holds; where a new
+    range must start, it goes to the near-fastest kernel that stays so the
+    longest, so that near-equals (the streaming kernels beyond the LLC) do
+    not split the table into one range per extent."""
+    def near_best(k, e):
+        here = [r[e] for r in rates.values() if e in r]
+        return e in rates[k] and rates[k][e] >= (1 - TIE) * max(here)
+
+    def run_length(k, i):
+        n = 0
+        while i + n < len(extents) and near_best(k, extents[i + n]):
+            n += 1
+        return n
+
+    ranges = []
+    for i, e in enumerate(extents):
+        if ranges and near_best(ranges[-1]["kernel"], e):
+            ranges[-1]["extents"].append(e)
+            continue
+        winner = max((k for k in rates if near_best(k, e)),
+                     key=lambda k: (run_length(k, i), rates[k][e]))
+        ranges.append({"kernel": winner, "extents": [e]})
+    out = []
+    for rg in ranges:
+        k, es = rg["kernel"], rg["extents"]
+        out.append({"min_bytes": es[0], "max_bytes": es[-1], "kernel": k,
+                    "bytes_per_sec": float(statistics.median(rates[k][e] for e in es))})
+    return out

@@ -6,7 +6,6 @@ Sizes are small (1MB..16MB, two loops) so the whole file stays fast on a
 two-core machine. No assertion is made on how fast anything is, only that
 rates are printed the way perf prints them and are positive.
 """
-import os
 import re
 
 import pytest

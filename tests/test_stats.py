@@ -7,7 +7,7 @@ import random
 import pytest
 
 from pagezero.stats import (IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, compare_samples,
-                            find_knee, higher_is_better, min_p_value, summarize)
+                            higher_is_better, min_p_value, summarize)
 
 RATE = 10e9  # bytes/sec
 
@@ -165,25 +165,4 @@ def test_compare_samples_bad_input(base, new, kw):
         compare_samples(base, new, **kw)
 
 
-# find_knee ------------------------------------------------------------------
-
-KB, MB = 1 << 10, 1 << 20
-
-
-def test_knee_of_a_step():
-    xs = [4 * KB, 64 * KB, 2 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 512 * MB]
-    ys = [13, 13.2, 13.1, 13.4, 13.3, 21, 22, 22.1]
-    assert find_knee(xs, ys) == 32 * MB
-    # Order of the points does not matter.
-    assert find_knee(xs[::-1], ys[::-1]) == 32 * MB
-
-
-@pytest.mark.parametrize("ys", [[10, 10.5, 10.2, 11, 10.9], [10, 9, 8, 7, 6]], ids=["flat", "falling"])
-def test_no_knee(ys):
-    assert find_knee([1, 2, 4, 8, 16], ys) is None
-
-
-def test_knee_degenerate():
-    assert find_knee([], []) is None
-    assert find_knee([1], [5]) is None
-    assert find_knee([1, 2], [0, 5]) is None  # a zero rate is no base for a ratio
+# find_knee and best_kernels: tests/test_advise.py, their first user.

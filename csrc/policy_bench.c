@@ -1,0 +1,285 @@
+/*
+ * policy_bench.c - timing the clearing policies: batches and folio orders.
+ *
+ * The walks come from policy.c; this file only wraps clocks around them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+#include "policy_bench.h"
+
+/*
+ * Read by the touch so the compiler cannot prove it is zero: ANDing each
+ * loaded value with it makes the next address depend on the load, in the
+ * hardware, without ever changing the address.
+ */
+static volatile uint64_t pz_zero;
+/* Results of reads that exist only for their effect on the caches. */
+static volatile uint64_t pz_sink;
+
+/* Batches ---------------------------------------------------------------- */
+
+size_t pz_batch_count(const struct pz_batch_params *p)
+{
+	return p->nr_pages / p->batch_pages + (p->nr_pages % p->batch_pages != 0);
+}
+
+struct batch_run {
+	struct pz_clearer clr;
+	const struct pz_clock *clock;
+	uint64_t *ticks;
+	size_t n, cap;
+	uint64_t prev, worst;
+	int yield;
+};
+
+/*
+ * After each batch: one clock read that ends this batch and, without a
+ * yield, starts the next, so a batch costs one read of overhead, not two.
+ * With a yield the clock is read again after it: the yield is the
+ * scheduler's time, not the batch's.
+ */
+static void timed_step(void *ctx, const struct pz_step *s)
+{
+	struct batch_run *b = ctx;
+	uint64_t now, d;
+
+	pz_clear_step(&b->clr, s);
+	now = pz_clock_read(b->clock);
+	d = now - b->prev;
+	if (b->n < b->cap)
+		b->ticks[b->n] = d;
+	b->n++;
+	if (d > b->worst)
+		b->worst = d;
+	if (b->yield) {
+		sched_yield();
+		now = pz_clock_read(b->clock);
+	}
+	b->prev = now;
+}
+
+int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
+		     uint64_t *pass_ticks, uint64_t *pass_worst, uint64_t *batch_ticks,
+		     struct pz_step_log *log)
+{
+	struct pz_clearer warm = { .base = base, .kernel = p->kernel };
+	struct batch_run b = { .clr = warm, .clock = clock, .yield = p->yield };
+	size_t nb;
+	unsigned i;
+	int ret;
+
+	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops)
+		return -EINVAL;
+	nb = pz_batch_count(p);
+	b.clr.log = log;
+
+	/* Prefault and warm up through the kernel under test, as perf does. */
+	ret = pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
+				pz_clear_step, &warm);
+	if (ret)
+		return ret;
+	for (i = 0; i < p->loops; i++) {
+		uint64_t t0, t1;
+
+		b.ticks = batch_ticks + (size_t)i * nb;
+		b.n = 0;
+		b.cap = nb;
+		b.worst = 0;
+		t0 = pz_clock_read(clock);
+		b.prev = t0;
+		pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
+				  timed_step, &b);
+		t1 = pz_clock_read(clock);
+		pass_ticks[i] = t1 - t0;
+		pass_worst[i] = b.worst;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+uint64_t pz_batch_typical_worst(const uint64_t *ticks, unsigned loops, size_t nb,
+				uint64_t *scratch)
+{
+	uint64_t worst = 0;
+	size_t j;
+	unsigned i;
+
+	for (j = 0; j < nb; j++) {
+		for (i = 0; i < loops; i++)
+			scratch[i] = ticks[(size_t)i * nb + j];
+		qsort(scratch, loops, sizeof(*scratch), cmp_u64);
+		/* The lower median: with two passes, the better one. */
+		if (scratch[(loops - 1) / 2] > worst)
+			worst = scratch[(loops - 1) / 2];
+	}
+	return worst;
+}
+
+void pz_ticks_summarize(uint64_t *ticks, size_t n, struct pz_tick_summary *s)
+{
+	long double sum = 0;
+	size_t i;
+
+	qsort(ticks, n, sizeof(*ticks), cmp_u64);
+	for (i = 0; i < n; i++)
+		sum += ticks[i];
+	s->max = ticks[n - 1];
+	/* Nearest rank, in integers: rank ceil(99n/100), 1-based. */
+	s->p99 = ticks[(n * 99 + 99) / 100 - 1];
+	s->median = ticks[(n + 1) / 2 - 1];
+	s->mean = (double)(sum / n);
+}
+
+/* Folios ----------------------------------------------------------------- */
+
+static const char *const cold_names[PZ_COLD_COUNT] = {
+	[PZ_COLD_CLFLUSH] = "clflush",
+	[PZ_COLD_EVICT] = "evict",
+};
+
+const char *pz_cold_name(enum pz_cold c)
+{
+	return (unsigned)c < PZ_COLD_COUNT ? cold_names[c] : "?";
+}
+
+int pz_cold_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < PZ_COLD_COUNT; i++)
+		if (strcmp(name, cold_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int pz_cold_available(enum pz_cold c)
+{
+#if defined(__x86_64__)
+	return (unsigned)c < PZ_COLD_COUNT;
+#else
+	/* Flushing by address from user space is an x86 guarantee; elsewhere, evict. */
+	return c == PZ_COLD_EVICT;
+#endif
+}
+
+size_t pz_folio_touch_lines(const struct pz_folio_params *p)
+{
+	size_t first, count;
+
+	pz_neighbourhood(p->nr_pages, p->fault, &first, &count);
+	return count * (PZ_PAGE_SIZE / PZ_LINE_SIZE);
+}
+
+/*
+ * Read then write every line of [p, p + len), each load's address depending
+ * on the previous load's value (always zero here, ANDed with pz_zero), so
+ * the loads form a chain and out-of-order execution cannot overlap them:
+ * the time says where the lines were (L1, L2, L3, memory). Each line is
+ * written back with what was read, so the memory stays zero.
+ */
+__attribute__((noinline))
+static uint64_t touch_lines(char *p, size_t len)
+{
+	uint64_t zero = pz_zero, dep = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += PZ_LINE_SIZE) {
+		volatile uint64_t *q = (volatile uint64_t *)(p + off + dep);
+		uint64_t v = *q;
+
+		*q = v;
+		dep = v & zero;
+	}
+	return dep;
+}
+
+/* One load per line: pulls [p, p + len) through the caches, evicting others. */
+__attribute__((noinline))
+static uint64_t read_lines(const char *p, size_t len)
+{
+	uint64_t sum = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += PZ_LINE_SIZE)
+		sum += *(const volatile uint64_t *)(p + off);
+	return sum;
+}
+
+static void flush_lines(char *p, size_t len)
+{
+#if defined(__x86_64__)
+	size_t off;
+
+	for (off = 0; off < len; off += PZ_LINE_SIZE)
+		_mm_clflush(p + off);
+	/* clflush is ordered by mfence only: the touch must not start before it ends. */
+	_mm_mfence();
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
+int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scrub,
+		   size_t scrub_len, const struct pz_clock *clock, struct pz_folio_sample *out)
+{
+	struct pz_clearer clr = { .base = folio, .kernel = p->kernel, .nt_kernel = p->nt_kernel };
+	size_t bytes = p->nr_pages * PZ_PAGE_SIZE, nb_first, nb_count, nb_len;
+	char *nb;
+	unsigned i;
+
+	if (!p->nr_pages || p->fault >= p->nr_pages || !p->batch_pages || !p->loops ||
+	    (unsigned)p->strategy >= PZ_STRATEGY_COUNT || !p->kernel ||
+	    (unsigned)p->cold >= PZ_COLD_COUNT || !pz_cold_available(p->cold) ||
+	    (pz_strategy_uses_nontemporal(p->strategy) && !p->nt_kernel))
+		return -EINVAL;
+	pz_neighbourhood(p->nr_pages, p->fault, &nb_first, &nb_count);
+	nb = folio + nb_first * PZ_PAGE_SIZE;
+	nb_len = nb_count * PZ_PAGE_SIZE;
+
+	for (i = 0; i < p->loops; i++) {
+		uint64_t t0, t1, t2, t3, t4;
+
+		/*
+		 * A folio fresh from the page allocator holds old data and is
+		 * rarely in cache: dirty it, then push it out by reading more
+		 * than the LLC holds (the 2012 reviewers: measure cache-cold).
+		 */
+		memset(folio, 0xa5, bytes);
+		pz_sink += read_lines(scrub, scrub_len);
+
+		t0 = pz_clock_read(clock);
+		pz_strategy_order(p->strategy, p->nr_pages, p->fault, p->batch_pages,
+				  pz_clear_step, &clr);
+		t1 = pz_clock_read(clock);
+		pz_sink += touch_lines(nb, nb_len);
+		t2 = pz_clock_read(clock);
+
+		if (p->cold == PZ_COLD_CLFLUSH)
+			flush_lines(nb, nb_len);
+		else
+			pz_sink += read_lines(scrub, scrub_len);
+		t3 = pz_clock_read(clock);
+		pz_sink += touch_lines(nb, nb_len);
+		t4 = pz_clock_read(clock);
+
+		out[i].clear = t1 - t0;
+		out[i].touch = t2 - t1;
+		out[i].cold = t4 - t3;
+	}
+	return 0;
+}

@@ -1,0 +1,313 @@
+/*
+ * test_policy.c - C-level tests of the clearing orders and their timed loops.
+ *
+ * No Python: built with the C core alone by tests/c/build_policy.sh, so the
+ * walks (policy.c) and the loops around them (policy_bench.c) also run under
+ * AddressSanitizer/UBSan. Memory sits between PROT_NONE guard pages, so a
+ * clear outside the folio faults instead of passing.
+ *
+ * Checks: every strategy hands every page over exactly once, whatever the
+ * folio size, fault and batch; the fault is in the last step where the
+ * strategy promises it; the clearing callback leaves exactly the folio zero;
+ * the timed loops record one duration per batch and steps that tile the
+ * region; the duration summaries pick the right ranks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pz.h"
+#include "clock.h"
+#include "kernels.h"
+#include "policy.h"
+#include "policy_bench.h"
+#include "region.h"
+
+static unsigned long n_passed, n_failed;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		n_passed++;
+		return;
+	}
+	if (n_failed++ < 20) {
+		va_start(ap, fmt);
+		fputs("FAIL: ", stdout);
+		vprintf(fmt, ap);
+		putchar('\n');
+		va_end(ap);
+	}
+}
+
+static void record(void *log, const struct pz_step *s)
+{
+	pz_step_log_add(log, s);
+}
+
+/* One walk, recorded and checked. */
+static void check_walk(enum pz_strategy s, size_t nr, size_t fault, size_t batch)
+{
+	struct pz_step steps[600];
+	struct pz_step_log log = { .steps = steps, .cap = PZ_ARRAY_SIZE(steps) };
+	unsigned char seen[600] = { 0 };
+	const char *name = pz_strategy_name(s);
+	size_t i, p, nb_first, nb_count;
+	int ok = 1;
+
+	check(pz_strategy_order(s, nr, fault, batch, record, &log) == 0,
+	      "%s nr %zu fault %zu batch %zu: refused", name, nr, fault, batch);
+	check(log.n <= nr && log.n >= 1, "%s nr %zu: %zu steps", name, nr, log.n);
+	for (i = 0; i < log.n && i < log.cap; i++) {
+		const struct pz_step *st = &steps[i];
+
+		if (st->count == 0 || st->first + st->count > nr) {
+			ok = 0;
+			break;
+		}
+		for (p = st->first; p < st->first + st->count; p++)
+			seen[p]++;
+	}
+	for (p = 0; p < nr; p++)
+		ok = ok && seen[p] == 1;
+	check(ok, "%s nr %zu fault %zu batch %zu: not every page exactly once",
+	      name, nr, fault, batch);
+
+	if (log.n == 0)
+		return;
+	{
+		const struct pz_step *last = &steps[log.n - 1];
+
+		pz_neighbourhood(nr, fault, &nb_first, &nb_count);
+		switch (s) {
+		case PZ_STRATEGY_PAGE_AT_A_TIME:
+			check(last->first == fault && last->count == 1 && !last->nontemporal,
+			      "page-at-a-time nr %zu fault %zu: the fault is not last", nr, fault);
+			break;
+		case PZ_STRATEGY_NOCACHE_EXCEPT_TARGET:
+			check(last->first == fault && last->count == 1 && !last->nontemporal,
+			      "nocache nr %zu fault %zu: the target is not last, cached", nr, fault);
+			for (i = 0; i + 1 < log.n; i++)
+				ok = ok && steps[i].nontemporal;
+			check(ok, "nocache nr %zu fault %zu: a cached step before the target",
+			      nr, fault);
+			break;
+		case PZ_STRATEGY_NEIGHBOURHOOD_LAST:
+			check(last->first == nb_first && last->count == nb_count,
+			      "neighbourhood-last nr %zu fault %zu: last step %zu+%zu, want %zu+%zu",
+			      nr, fault, last->first, last->count, nb_first, nb_count);
+			for (i = 0; i + 1 < log.n; i++)
+				ok = ok && steps[i].count <= batch;
+			check(ok, "neighbourhood-last nr %zu batch %zu: a step over the batch",
+			      nr, batch);
+			break;
+		case PZ_STRATEGY_SEQUENTIAL:
+			for (i = 0; i < log.n; i++)
+				ok = ok && steps[i].first == i * batch;
+			check(ok, "sequential nr %zu batch %zu: not front to back", nr, batch);
+			break;
+		default:
+			check(0, "untested strategy %d", (int)s);
+		}
+	}
+}
+
+static void test_walks(void)
+{
+	static const size_t sizes[] = { 1, 2, 3, 5, 8, 13, 64, 512 };
+	static const size_t batches[] = { 1, 2, 3, 7, 512 };
+	size_t a, b, fault;
+	int s;
+
+	for (s = 0; s < PZ_STRATEGY_COUNT; s++)
+		for (a = 0; a < PZ_ARRAY_SIZE(sizes); a++)
+			for (fault = 0; fault < sizes[a]; fault++)
+				for (b = 0; b < PZ_ARRAY_SIZE(batches); b++)
+					check_walk((enum pz_strategy)s, sizes[a], fault, batches[b]);
+}
+
+static void test_bad_walks(void)
+{
+	struct pz_step steps[4];
+	struct pz_step_log log = { .steps = steps, .cap = 4 };
+
+	check(pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, 0, 0, 1, record, &log) == -EINVAL,
+	      "0 pages accepted");
+	check(pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, 4, 4, 1, record, &log) == -EINVAL,
+	      "fault past the end accepted");
+	check(pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, 4, 0, 0, record, &log) == -EINVAL,
+	      "batch 0 accepted");
+	check(pz_strategy_order(PZ_STRATEGY_COUNT, 4, 0, 1, record, &log) == -EINVAL,
+	      "unknown strategy accepted");
+	check(log.n == 0, "a refused walk emitted steps");
+	check(pz_strategy_lookup("neighbourhood-last") == PZ_STRATEGY_NEIGHBOURHOOD_LAST &&
+	      pz_strategy_lookup("nope") == -1, "strategy lookup");
+}
+
+/* A guarded 4KB-page region of @nr pages filled with 0xa5. */
+static int map_pages(struct pz_region *r, size_t nr)
+{
+	if (pz_region_map(r, nr * PZ_PAGE_SIZE, PZ_PAGE_SHIFT_4KB, PZ_THP_OFF, 1, 1))
+		return -1;
+	memset(r->addr, 0xa5, r->size);
+	return 0;
+}
+
+static int all_zero(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static const struct pz_kernel *first_nt_kernel(void)
+{
+	size_t i;
+	char reason[128];
+
+	for (i = 0; i < pz_kernel_count(); i++) {
+		const struct pz_kernel *k = pz_kernel_at(i);
+
+		if (k->kind == PZ_KIND_FILL && (k->flags & PZ_NONTEMPORAL) &&
+		    !(k->flags & PZ_ZERO_ONLY) && pz_kernel_available(k, reason, sizeof(reason)))
+			return k;
+	}
+	return NULL;
+}
+
+static void test_clearing(void)
+{
+	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "generic");
+	const struct pz_kernel *nt = first_nt_kernel();
+	struct pz_region r;
+	int s;
+
+	for (s = 0; s < PZ_STRATEGY_COUNT; s++) {
+		struct pz_clearer c = { .kernel = k, .nt_kernel = nt ? nt : k };
+
+		if (map_pages(&r, 33)) {
+			check(0, "cannot map");
+			return;
+		}
+		c.base = r.addr;
+		pz_strategy_order((enum pz_strategy)s, 33, 17, 4, pz_clear_step, &c);
+		check(all_zero(r.addr, r.size), "%s left non-zero bytes",
+		      pz_strategy_name((enum pz_strategy)s));
+		pz_region_unmap(&r);
+	}
+}
+
+static void test_batches(void)
+{
+	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "default");
+	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 3,
+				     .yield = 1 };
+	uint64_t pass[3], worst[3], ticks[9];
+	struct pz_step steps[9];
+	struct pz_step_log log = { .steps = steps, .cap = 9 };
+	struct pz_clock clock;
+	struct pz_region r;
+	unsigned i;
+	int ok = 1;
+
+	check(pz_batch_count(&p) == 3, "10 pages in 4s: %zu batches", pz_batch_count(&p));
+	if (map_pages(&r, 10) || pz_clock_open(&clock, PZ_CLOCK_NS)) {
+		check(0, "cannot map or open the clock");
+		return;
+	}
+	check(pz_bench_batches(&p, r.addr, &clock, pass, worst, ticks, &log) == 0, "batches failed");
+	check(log.n == 9, "%zu steps recorded, want 9", log.n);
+	for (i = 0; i < 9; i++)
+		ok = ok && steps[i].first == (i % 3) * 4 && steps[i].count == (i % 3 == 2 ? 2 : 4);
+	check(ok, "batch steps do not tile the region pass after pass");
+	for (i = 0; i < 3; i++)
+		check(worst[i] <= pass[i], "a batch longer than its pass");
+	check(all_zero(r.addr, r.size), "batches left non-zero bytes");
+	p.batch_pages = 11;
+	check(pz_bench_batches(&p, r.addr, &clock, pass, worst, ticks, NULL) == -EINVAL,
+	      "a batch larger than the region accepted");
+	pz_clock_close(&clock);
+	pz_region_unmap(&r);
+}
+
+static void test_folio(void)
+{
+	struct pz_folio_params p = { .strategy = PZ_STRATEGY_NEIGHBOURHOOD_LAST, .nr_pages = 16,
+				     .fault = 15, .batch_pages = 8, .loops = 2 };
+	struct pz_folio_sample out[2];
+	struct pz_region folio, scrub;
+	struct pz_clock clock;
+	int cold, s;
+
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.nt_kernel = first_nt_kernel();
+	if (map_pages(&folio, 16) || map_pages(&scrub, 64) || pz_clock_open(&clock, PZ_CLOCK_NS)) {
+		check(0, "cannot map or open the clock");
+		return;
+	}
+	check(pz_folio_touch_lines(&p) == 3 * PZ_PAGE_SIZE / PZ_LINE_SIZE, "touch lines");
+	for (cold = 0; cold < PZ_COLD_COUNT; cold++) {
+		if (!pz_cold_available((enum pz_cold)cold))
+			continue;
+		for (s = 0; s < PZ_STRATEGY_COUNT; s++) {
+			if (pz_strategy_uses_nontemporal((enum pz_strategy)s) && !p.nt_kernel)
+				continue;
+			p.strategy = (enum pz_strategy)s;
+			p.cold = (enum pz_cold)cold;
+			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == 0,
+			      "folio %s/%s failed", pz_strategy_name(p.strategy),
+			      pz_cold_name(p.cold));
+			check(all_zero(folio.addr, folio.size), "folio %s left non-zero bytes",
+			      pz_strategy_name(p.strategy));
+		}
+	}
+	p.fault = 16;
+	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == -EINVAL,
+	      "a fault outside the folio accepted");
+	pz_clock_close(&clock);
+	pz_region_unmap(&folio);
+	pz_region_unmap(&scrub);
+}
+
+static void test_summaries(void)
+{
+	uint64_t t[200], scratch[3];
+	/* Three passes of four batches; position 2 is slow in two passes of three. */
+	static const uint64_t passes[12] = { 10, 10, 50, 10,
+					     10, 900, 40, 10,
+					     10, 10, 10, 10 };
+	struct pz_tick_summary s;
+	size_t i;
+
+	for (i = 0; i < 200; i++)
+		t[i] = 200 - i;         /* 1..200, reversed */
+	pz_ticks_summarize(t, 200, &s);
+	check(s.max == 200 && s.p99 == 198 && s.median == 100,
+	      "summary of 1..200: max %llu p99 %llu median %llu", (unsigned long long)s.max,
+	      (unsigned long long)s.p99, (unsigned long long)s.median);
+	t[0] = 7;
+	pz_ticks_summarize(t, 1, &s);
+	check(s.max == 7 && s.p99 == 7 && s.median == 7, "summary of one value");
+	check(pz_batch_typical_worst(passes, 3, 4, scratch) == 40,
+	      "typical worst: the one-off 900 must not count, the repeated 40/50 must");
+}
+
+int main(void)
+{
+	test_walks();
+	test_bad_walks();
+	test_clearing();
+	test_batches();
+	test_folio();
+	test_summaries();
+	printf("%lu passed, %lu failed\n", n_passed, n_failed);
+	return n_failed ? 1 : 0;
+}

@@ -1,0 +1,149 @@
+"""pagezero advise: the analysis on made-up data, and the shape of a real quick sweep."""
+import pytest
+
+import pagezero
+from pagezero.advise import SWEEPS, batch_for_budget
+from pagezero.stats import best_kernels, find_knee
+from pagezero.sysinfo import llc_bytes
+
+KB, MB = 1 << 10, 1 << 20
+GBPS = 1e9
+
+
+# find_knee ----------------------------------------------------------------------
+
+
+def test_knee_is_the_first_extent_of_the_upper_level():
+    pts = [(64 * KB, 30), (1 * MB, 31), (8 * MB, 29), (16 * MB, 30), (32 * MB, 60),
+           (64 * MB, 62), (128 * MB, 61)]
+    knee, step = find_knee(pts)
+    assert knee == 32 * MB
+    assert step == pytest.approx(61 / 30, rel=0.05)
+
+
+@pytest.mark.parametrize("noise", [(4 * MB, 70), (8 * MB, 12), (128 * MB, 140), (256 * MB, 45)])
+def test_one_noisy_point_does_not_move_the_knee(noise):
+    pts = dict([(64 * KB, 30), (1 * MB, 31), (4 * MB, 30), (8 * MB, 29), (16 * MB, 30),
+                (32 * MB, 60), (64 * MB, 58), (128 * MB, 61), (256 * MB, 62)])
+    pts[noise[0]] = noise[1]
+    assert find_knee(pts.items())[0] == 32 * MB
+
+
+def test_a_falling_curve_has_no_knee():
+    knee, step = find_knee([(64 * KB, 60), (1 * MB, 50), (32 * MB, 30)])
+    assert step <= 1 and knee in (1 * MB, 32 * MB)
+
+
+def test_small_extents_do_not_make_a_knee():
+    # Per-call overhead makes 4KB slow; that is not the cache knee.
+    pts = [(4 * KB, 5), (64 * KB, 30), (1 * MB, 30), (32 * MB, 31), (64 * MB, 30)]
+    knee, step = find_knee(pts)
+    assert knee >= 64 * KB and step < 1.3
+
+
+def test_knee_is_always_a_measured_extent():
+    pts = [(64 * KB, 10), (MB, 10)]
+    assert find_knee(pts)[0] in (64 * KB, MB)
+
+
+def test_knee_needs_two_extents():
+    with pytest.raises(ValueError, match="two extents"):
+        find_knee([(4 * KB, 10), (MB, 10)])
+
+
+# best_kernels ------------------------------------------------------------------
+
+
+def test_best_kernels_merges_ranges_and_keeps_near_ties():
+    rates = {
+        "a": {4 * KB: 10, 1 * MB: 50, 8 * MB: 50, 64 * MB: 40},
+        "b": {4 * KB: 20, 1 * MB: 40, 8 * MB: 51, 64 * MB: 90},
+    }
+    extents = [4 * KB, 1 * MB, 8 * MB, 64 * MB]
+    rows = best_kernels(rates, extents)
+    # b at 8MB is within 5% of a, which holds the range: a keeps it.
+    assert [(r["min_bytes"], r["max_bytes"], r["kernel"]) for r in rows] == [
+        (4 * KB, 4 * KB, "b"), (1 * MB, 8 * MB, "a"), (64 * MB, 64 * MB, "b")]
+    assert rows[1]["bytes_per_sec"] == 50.0
+
+
+# batch_for_budget ----------------------------------------------------------------
+
+
+def test_batch_for_budget_takes_the_fastest_that_fits():
+    cells = {("a", 8 * MB): {"bytes_per_sec": 30 * GBPS, "worst_ms": 0.3},
+             ("a", 32 * MB): {"bytes_per_sec": 60 * GBPS, "worst_ms": 0.6},
+             ("b", 128 * MB): {"bytes_per_sec": 90 * GBPS, "worst_ms": 1.5}}
+    row, fits = batch_for_budget(cells, 1.0)
+    assert fits and (row["batch_bytes"], row["kernel"]) == (32 * MB, "a")
+    assert row == {"budget_ms": 1.0, "batch_bytes": 32 * MB, "kernel": "a",
+                   "bytes_per_sec": 60 * GBPS, "worst_ms": 0.6}
+    row, fits = batch_for_budget(cells, 3)
+    assert fits and row["batch_bytes"] == 128 * MB
+    row, fits = batch_for_budget(cells, 0.1)
+    assert not fits and row["batch_bytes"] == 8 * MB
+
+
+# A real quick sweep ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return pagezero.advise(quick=True, budgets_ms=(1, 3, 0.5))
+
+
+def test_json_has_exactly_the_documented_shape(quick):
+    doc = quick.to_json()
+    assert set(doc) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
+    assert type(doc["knee_bytes"]) is int and type(doc["llc_bytes"]) is int
+    assert doc["best_kernel"]
+    for row in doc["best_kernel"]:
+        assert set(row) == {"min_bytes", "max_bytes", "kernel", "bytes_per_sec"}
+        assert type(row["min_bytes"]) is int and type(row["max_bytes"]) is int
+        assert type(row["kernel"]) is str and type(row["bytes_per_sec"]) is float
+    assert [r["budget_ms"] for r in doc["batch"]] == [1.0, 3.0, 0.5]
+    for row in doc["batch"]:
+        assert set(row) == {"budget_ms", "batch_bytes", "kernel", "bytes_per_sec", "worst_ms"}
+        assert type(row["budget_ms"]) is float and type(row["batch_bytes"]) is int
+        assert type(row["kernel"]) is str
+        assert type(row["bytes_per_sec"]) is float and type(row["worst_ms"]) is float
+
+
+def test_knee_lies_within_the_measured_extents(quick):
+    assert quick.extents == SWEEPS["quick"]["extents"]
+    assert quick.knee_bytes in quick.extents
+
+
+def test_llc_is_the_machines(quick):
+    assert quick.llc_bytes == llc_bytes()
+
+
+def test_best_kernel_ranges_cover_the_extents_in_order(quick):
+    rows = quick.best_kernel
+    assert rows[0]["min_bytes"] == quick.extents[0]
+    assert rows[-1]["max_bytes"] == quick.extents[-1]
+    available = {k.name for k in pagezero.kernels() if k.available}
+    for a, b in zip(rows, rows[1:]):
+        assert quick.extents.index(b["min_bytes"]) == quick.extents.index(a["max_bytes"]) + 1
+    assert {r["kernel"] for r in rows} <= available
+
+
+def test_batches_are_measured_cells(quick):
+    for row, fits in zip(quick.batch, quick.batch_fits):
+        assert row["batch_bytes"] in quick.extents
+        cell = quick.cells[(row["kernel"], row["batch_bytes"])]
+        assert cell["worst_ms"] == row["worst_ms"]
+        assert fits == (row["worst_ms"] <= row["budget_ms"])
+
+
+def test_words_name_the_knee_and_the_budgets(quick):
+    text = "\n".join(quick.describe())
+    assert "Knee" in text and quick.knee_kernel in text
+    assert "1 ms:" in text and "3 ms:" in text and "0.5 ms:" in text
+    assert pagezero.format_size(quick.llc_bytes) in text
+
+
+@pytest.mark.parametrize("budgets", [(), (0,), (-1,), ("1",), (float("nan"),), (True,)])
+def test_bad_budgets(budgets):
+    with pytest.raises(ValueError, match="budget"):
+        pagezero.advise(quick=True, budgets_ms=budgets)

@@ -5,7 +5,9 @@ Studies:
            LLC, dense around the cache sizes (which kernel wins where);
   chunks   the seeds' chunk study: one large region cleared in chunks of 4KB
            up to the whole region (where the CPU stops allocating cache
-           lines, compared with the LLC size).
+           lines, compared with the LLC size);
+  advice   `pagezero advise`: the batch size for clear_pages() per latency
+           budget, with the kernel to use.
 
 The folder holds each study's results (JSON, loadable with
 pagezero.ResultSet.load), PNG and SVG plots, and report.md with the tables,
@@ -16,9 +18,11 @@ Sizes: "full" (the default, minutes), "quick" (under three minutes on a
 by --quick or the PAGEZERO_SCALE environment variable.
 """
 import datetime
+import json
 import os
 import time
 
+from .advise import advise
 from .kernels import kernels
 from .plot import extent_of, plot_rates
 from .results import ResultSet, _atomic_write
@@ -107,7 +111,7 @@ def _markdown_table(medians, xs, x_label):
     return lines
 
 
-def _summarize(info, extents, chunks, chunk_size):
+def _summarize(info, extents, chunks, chunk_size, advice=None):
     lines = []
     llc = llc_bytes(info)
     if extents is not None and len(extents):
@@ -134,12 +138,21 @@ def _summarize(info, extents, chunks, chunk_size):
             where = (f"{format_size(knee)} chunks and up clear {step:.1f}x as fast as smaller "
                      f"ones ({by_chunk[knee] / 1e9:.1f} vs {by_chunk[below] / 1e9:.1f} GB/s at "
                      f"{format_size(below)}), over a {format_size(chunk_size)} region")
-            if llc and below <= 2 * llc and knee >= llc // 2:
+            if llc and llc // 2 <= knee <= 2 * llc and below >= llc // 4:
                 # The seeds' threshold: long enough stores stop allocating lines near the LLC size.
                 lines.append(f"{f} stops allocating cache lines above ~{format_size(below)} per "
                              f"call here (LLC: {format_size(llc)}): {where}.")
             else:
                 lines.append(f"{f}: the rate steps up at {format_size(knee)} per call: {where}.")
+    if advice is not None:
+        for row, fits in zip(advice.batch, advice.batch_fits):
+            if fits:
+                lines.append(f"Within a {row['budget_ms']:g} ms budget between resched points, "
+                             f"clear_pages() batches of {format_size(row['batch_bytes'])} with "
+                             f"{row['kernel']} clear fastest ({row['bytes_per_sec'] / 1e9:.0f} GB/s, "
+                             f"worst batch {row['worst_ms']:.2f} ms).")
+            else:
+                lines.append(f"No batch measured stays within {row['budget_ms']:g} ms here.")
     return lines
 
 
@@ -181,24 +194,32 @@ def report(out_dir=None, scale="full", functions=None, progress=None):
         chunks.save(os.path.join(out_dir, "chunks.json"))
         interrupted = chunks.interrupted
 
-    plots = {}
+    advice = None
+    if not interrupted:
+        try:
+            advice = advise(quick=scale != "full")
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            _atomic_write(os.path.join(out_dir, "advice.json"),
+                          lambda f: json.dump(advice.to_json(), f, indent=1))
+
     if len(extents):
-        plots["extents"] = plot_rates(extents, os.path.join(out_dir, "extents"),
-                                      title="Clearing rate by extent (memset, each kernel)")
+        plot_rates(extents, os.path.join(out_dir, "extents"),
+                   title="Clearing rate by extent (memset, each kernel)")
     if chunks is not None and len(chunks):
-        plots["chunks"] = plot_rates(chunks, os.path.join(out_dir, "chunks"),
-                                     x=lambda r: r.params["chunk"] or r.params["size"],
-                                     xlabel="chunk per call",
-                                     title=f"Clearing {format_size(cfg['chunk_size'])} in chunks")
+        plot_rates(chunks, os.path.join(out_dir, "chunks"),
+                   x=lambda r: r.params["chunk"] or r.params["size"], xlabel="chunk per call",
+                   title=f"Clearing {format_size(cfg['chunk_size'])} in chunks")
     elapsed = time.monotonic() - start
-    summary_lines = _summarize(info, extents, chunks, cfg["chunk_size"])
+    summary_lines = _summarize(info, extents, chunks, cfg["chunk_size"], advice)
     _write_markdown(out_dir, info, scale, elapsed, interrupted, summary_lines, extents, chunks,
-                    plots)
+                    advice)
     return out_dir
 
 
 def _write_markdown(out_dir, info, scale, elapsed, interrupted, summary_lines, extents, chunks,
-                    plots):
+                    advice):
     md = [f"# pagezero report: {info['cpu_model']}", ""]
     md.append(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
               f"{elapsed:.0f} s of measuring. Rates are medians in GB/s (10^9 bytes/s).")
@@ -223,6 +244,10 @@ def _write_markdown(out_dir, info, scale, elapsed, interrupted, summary_lines, e
                "`perf bench mem memset -k CHUNK`.", ""]
         md += _markdown_table(med, xs, "chunk")
         md += ["", "![rate by chunk](chunks.png)"]
+    if advice is not None:
+        md += ["", "## Advice", "", "From `pagezero advise`"
+               + (" (its quick sweep)" if scale != "full" else "") + ":", "", "```"]
+        md += advice.describe() + ["```"]
     md += ["", "## Files", ""]
     md += [f"- `{name}`" for name in sorted(os.listdir(out_dir)) if not name.startswith(".")]
     _atomic_write(os.path.join(out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))

@@ -6,6 +6,8 @@ loops; this package parses arguments, wraps results and drives the CLI.
 from . import _core
 from ._core import MappingError, PagezeroError, UnavailableError
 from .bench import memcpy, memset
+from .fault import Headroom, faults, headroom
+from .hugepages import pools as hugepage_pools, reserve as reserve_hugepages
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .machine import machine
 from .region import region
@@ -17,6 +19,7 @@ __version__ = "0.1.0"
 __all__ = [
     "MappingError", "PagezeroError", "UnavailableError",
     "memset", "memcpy",
+    "faults", "headroom", "Headroom", "hugepage_pools", "reserve_hugepages",
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
     "machine", "region",
     "Result", "load_results", "save_results",

@@ -9,12 +9,11 @@ import functools
 import os
 import platform
 
-from . import _core
+from . import _core, hugepages
 
 __all__ = ["machine"]
 
 _SYSFS_CPU0_CACHE = "/sys/devices/system/cpu/cpu0/cache"
-_SYSFS_HUGEPAGES = "/sys/kernel/mm/hugepages"
 
 
 def _read(path):
@@ -63,17 +62,10 @@ def _caches():
 
 
 def _hugepages():
-    pools = {}
-    try:
-        entries = sorted(os.listdir(_SYSFS_HUGEPAGES))
-    except OSError:
-        return pools
-    for entry in entries:
-        base = os.path.join(_SYSFS_HUGEPAGES, entry)
-        total, free = _read(base + "/nr_hugepages"), _read(base + "/free_hugepages")
-        if total is not None and free is not None:
-            pools[entry.replace("hugepages-", "")] = {"total": int(total), "free": int(free)}
-    return pools
+    # Keyed as sysfs names the pools ("2048kB"); hugepages.pools() has the detail.
+    return {f"{p.page_bytes // 1024}kB": {"total": p.total, "free": p.free,
+                                          "reserved": p.reserved, "surplus": p.surplus}
+            for p in hugepages.pools().values()}
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,13 +3,18 @@ exit status and the files it writes. Small sizes, one or two loops; no
 assertion on how fast anything is.
 """
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 import pagezero
-from pagezero import fault
-from conftest import free_hugepages, hugepage_shortage, mem_available
+from pagezero import fault, hugepages
+from conftest import TESTS_DIR, free_hugepages, hugepage_shortage, mem_available
 from test_cli import (RATE_RE, check_environment_error, check_rate_line, check_usage_error,
                       has_cycle_counter, ok, pagezero_cli)
 
@@ -157,3 +162,41 @@ def test_no_cycle_counter_is_exit_1():
     if has_cycle_counter():
         pytest.skip("this machine has a hardware cycle counter (PMU)")
     check_environment_error(mmap("-s", "1MB", "-l", "1", "-c", "-f", "demand"), "tsc")
+
+
+def test_a_thp_fallback_is_never_silent():
+    mode = pagezero.machine()["thp_enabled"] or ""
+    if "[madvise]" not in mode:
+        pytest.skip(f"THP mode is {mode!r}, not madvise: MAP_POPULATE may get THP here")
+    # In madvise mode MAP_POPULATE faults the pages before MADV_HUGEPAGE applies.
+    proc = mmap("-s", "4MB", "-l", "1", "-f", "populate", "--thp")
+    out = ok(proc)
+    assert "# pages: asked 4KB with THP, got 4KB" in out
+    assert "pagezero: warning: 'populate'" in proc.stderr and "populate-write" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
+                    reason="resizing a hugepage pool needs root and a 2MB pool")
+def test_ctrl_c_during_a_reserved_run_restores_the_pool():
+    before = hugepages.pool("2MB").total
+    pages = hugepages.pool("2MB").available + 1       # one more than is free: --reserve acts
+    # About 4GB of faults, a second or so: the interrupt comes while it runs;
+    # the C loops finish their measurement first, then the CLI unwinds.
+    loops = max(10, 2000 // pages)
+    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "mem", "mmap", "-s", f"{2 * pages}MB",
+                             "-p", "2MB", "-f", "demand", "-l", str(loops), "--reserve"],
+                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while hugepages.pool("2MB").total == before and proc.poll() is None:
+            assert time.monotonic() < deadline, "the pool never grew"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "pagezero: error: interrupted"
+    assert hugepages.pool("2MB").total == before

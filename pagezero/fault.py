@@ -12,6 +12,7 @@ measured in the same run: how much faster the hardware clears than the fault
 path does.
 """
 import contextlib
+import errno
 import statistics
 from dataclasses import dataclass
 
@@ -129,7 +130,7 @@ def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="
         avail = _core.mem_available()
         if threads * nbytes > avail:
             raise _core.MappingError(
-                12, f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
+                errno.ENOMEM, f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
                     f"{threads * nbytes} bytes needed, only {avail} available "
                     f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads")
     return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)

@@ -13,7 +13,7 @@ import pytest
 
 import pagezero
 from pagezero import _core, fault
-from conftest import free_hugepages, hugepage_shortage, mapping_count, mem_available
+from conftest import free_hugepages, mapping_count, mem_available
 
 MB = 1 << 20
 SIZE = 8 * MB
@@ -28,6 +28,19 @@ def needs_free(page, count):
     if free_hugepages(page) < count:
         pytest.skip(f"needs {count} free {page} hugepage(s); none reserved "
                     f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)")
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        return int(f.readline().split()[1]) * 1024       # MemTotal comes first
+
+
+def never_available(page, threads=1):
+    """A size whose `threads` regions of `page` hugepages exceed the machine's
+    memory: a shortage that no other user of the shared pools can lift
+    between the check and the mapping (freeing pages, growing the pool)."""
+    size = 1 << HUGE[page]
+    return (mem_total() // threads // size + 1) * size
 
 
 def written(region):
@@ -291,15 +304,14 @@ def test_hugepage_shortage_names_the_sysfs_file_and_changes_nothing(page):
     pools_before = pagezero.hugepage_pools()
     before = mapping_count()
     with pytest.raises(pagezero.MappingError, match=f"not enough {page} hugepages.*nr_hugepages"):
-        pagezero.faults(hugepage_shortage(page), page=page, loops=1)
+        pagezero.faults(never_available(page), page=page, loops=1)
     assert mapping_count() == before
     assert pagezero.hugepage_pools()[page].total == pools_before[page].total
 
 
 def test_too_many_threads_for_the_hugepage_pool():
-    threads = free_hugepages("2MB") + 1
     with pytest.raises(pagezero.MappingError, match="not enough 2MB hugepages"):
-        pagezero.faults("2MB", page="2MB", threads=threads, loops=1)
+        pagezero.faults(never_available("2MB", 4), page="2MB", threads=4, loops=1)
 
 
 def test_the_c_core_checks_its_own_arguments():

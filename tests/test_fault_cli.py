@@ -14,7 +14,8 @@ import pytest
 
 import pagezero
 from pagezero import fault, hugepages
-from conftest import TESTS_DIR, free_hugepages, hugepage_shortage, mem_available
+from conftest import TESTS_DIR, free_hugepages, mem_available
+from test_fault import never_available
 from test_cli import (RATE_RE, check_environment_error, check_rate_line, check_usage_error,
                       has_cycle_counter, ok, pagezero_cli)
 
@@ -153,7 +154,7 @@ def test_more_threads_than_memory_allows_is_exit_1():
 @pytest.mark.parametrize("page", ["2MB", "1GB"])
 def test_hugepage_shortage_names_the_file(page):
     before = pagezero.hugepage_pools()[page].total
-    proc = mmap("-s", f"{hugepage_shortage(page)}B", "-p", page, "-l", "1")
+    proc = mmap("-s", f"{never_available(page)}B", "-p", page, "-l", "1")
     check_environment_error(proc, f"not enough {page} hugepages", "nr_hugepages", "--reserve")
     assert pagezero.hugepage_pools()[page].total == before
 

@@ -14,9 +14,9 @@ import pytest
 
 import pagezero
 from pagezero import fault, hugepages
-from conftest import TESTS_DIR, free_hugepages, mem_available
+from conftest import TESTS_DIR, mem_available
 from test_fault import never_available
-from test_cli import (RATE_RE, check_environment_error, check_rate_line, check_usage_error,
+from test_cli import (check_environment_error, check_rate_line, check_usage_error,
                       has_cycle_counter, ok, pagezero_cli)
 
 SMALL = ["-s", "4MB", "-l", "2"]
@@ -113,7 +113,7 @@ def test_output_file_keeps_samples_pages_and_threads(tmp_path):
 
 
 def test_2mb_pages_when_reserved():
-    if free_hugepages("2MB") < 2:
+    if pagezero.hugepage_pools()["2MB"].available < 2:
         pytest.skip("needs 2 free 2MB hugepages; none reserved")
     out = ok(mmap("-s", "4MB", "-p", "2MB", "-l", "1", "-f", "demand", "--latency"))
     [b] = blocks(out)

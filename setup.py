@@ -36,7 +36,10 @@ core = Extension(
         # Keep C loops as loops: gcc would otherwise turn the "generic" kernels
         # and the head/tail byte loops into memset/memcpy calls.
         "-fno-tree-loop-distribute-patterns",
+        # The fault workloads run their threads with pthreads (in libc since glibc 2.34).
+        "-pthread",
     ],
+    extra_link_args=["-pthread"],
 )
 
 setup(ext_modules=[core])

@@ -17,6 +17,7 @@
 #include "bench.h"
 #include "clock.h"
 #include "cpu.h"
+#include "fault.h"
 #include "kernels.h"
 #include "policy.h"
 #include "policy_bench.h"
@@ -623,13 +624,14 @@ static PyObject *steps_tuple(const struct pz_step_log *log)
 	return t;
 }
 
-static PyObject *u64_tuple(const uint64_t *v, size_t n)
+/* v[0], v[stride], ... v[(n - 1) * stride] as a tuple of ints: a column of a row-major table. */
+static PyObject *u64_tuple(const uint64_t *v, size_t n, size_t stride)
 {
 	PyObject *t = PyTuple_New((Py_ssize_t)n);
 	size_t i;
 
 	for (i = 0; t && i < n; i++) {
-		PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+		PyObject *x = PyLong_FromUnsignedLongLong(v[i * stride]);
 
 		if (!x) {
 			Py_CLEAR(t);
@@ -885,8 +887,8 @@ static PyObject *core_bench_batches(PyObject *self, PyObject *args, PyObject *kw
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto out;
 	}
-	samples = u64_tuple(pass, loops);
-	worst = u64_tuple(pass_worst, loops);
+	samples = u64_tuple(pass, loops, 1);
+	worst = u64_tuple(pass_worst, loops, 1);
 	if (record) {
 		steps = steps_tuple(&log);
 	} else {
@@ -992,13 +994,13 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 	}
 	for (i = 0; i < loops; i++)
 		col[i] = out[i].clear;
-	clear = u64_tuple(col, loops);
+	clear = u64_tuple(col, loops, 1);
 	for (i = 0; i < loops; i++)
 		col[i] = out[i].touch;
-	touch = u64_tuple(col, loops);
+	touch = u64_tuple(col, loops, 1);
 	for (i = 0; i < loops; i++)
 		col[i] = out[i].cold;
-	cold = u64_tuple(col, loops);
+	cold = u64_tuple(col, loops, 1);
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
 	if (clear && touch && cold)
 		result = Py_BuildValue("{s:O,s:O,s:O,s:n,s:(nn)}", "clear", clear, "touch", touch,
@@ -1018,6 +1020,323 @@ out_folio:
 	return result;
 }
 
+/* Fault workloads ---------------------------------------------------- */
+
+/* Defined with the Region type below: a Region that takes over a mapping. */
+static PyObject *region_adopt(struct pz_region *r);
+
+/* Latency samples a run may keep: 8 bytes each, so 128 MiB at most. */
+#define PZ_FAULT_MAX_LAT (16u << 20)
+
+static int parse_workload(const char *name, enum pz_fault_workload *w)
+{
+	int id = pz_fault_lookup(name);
+
+	if (id < 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "unknown workload '%s' (expected demand, populate or populate-write)",
+			     name);
+		return -1;
+	}
+	*w = (enum pz_fault_workload)id;
+	return 0;
+}
+
+/* The checks pz_fault_run makes, each with its own message. */
+static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size,
+			      Py_ssize_t lat_unit)
+{
+	const size_t page = (size_t)1 << p->page_shift;
+
+	if (size <= 0 || (size_t)size % page) {
+		PyErr_Format(PyExc_ValueError, "size %zd is not a positive multiple of the "
+			     "%zu-byte page", size, page);
+		return -1;
+	}
+	if (p->loops == 0) {
+		PyErr_SetString(PyExc_ValueError, "loops must be at least 1");
+		return -1;
+	}
+	if (p->threads == 0 || p->threads > PZ_FAULT_MAX_THREADS) {
+		PyErr_Format(PyExc_ValueError, "threads must be between 1 and %u, not %u",
+			     PZ_FAULT_MAX_THREADS, p->threads);
+		return -1;
+	}
+	if (lat_unit < 0 || (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
+		PyErr_Format(PyExc_ValueError, "latency unit %zd must be a multiple of the page "
+			     "that divides the size", lat_unit);
+		return -1;
+	}
+	if (lat_unit && p->workload == PZ_FAULT_POPULATE) {
+		PyErr_SetString(PyExc_ValueError,
+				"populate faults every page inside mmap(MAP_POPULATE): there is no "
+				"fault to time on its own; use demand or populate-write for latencies");
+		return -1;
+	}
+	return 0;
+}
+
+/* Raise the exception a failed fault run or pass deserves. */
+static PyObject *fault_error(int err, const struct pz_fault_params *p)
+{
+	if (err == -EOPNOTSUPP)
+		return PyErr_Format(UnavailableError,
+				    "populate-write needs madvise(MADV_POPULATE_WRITE), which this "
+				    "kernel lacks (Linux 5.14 and later have it); use demand or populate");
+	if (err == -EAGAIN && p->threads > 1)
+		return PyErr_Format(PagezeroError, "could not start %u threads: %s",
+				    p->threads, strerror(-err));
+	return mapping_error(err, p->size, p->page_shift, p->threads);
+}
+
+static PyObject *pages_dict(const struct pz_fault_pages *pg)
+{
+	return Py_BuildValue("{s:K,s:K,s:K,s:K}",
+			     "rss", (unsigned long long)pg->rss,
+			     "anon_huge", (unsigned long long)pg->anon_huge,
+			     "hugetlb", (unsigned long long)pg->hugetlb,
+			     "kernel_page", (unsigned long long)pg->kernel_page);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentiles of the sorted @v: the smallest sample with at least q of them at or below it. */
+static uint64_t rank(const uint64_t *v, size_t n, double q)
+{
+	size_t k = (size_t)(q * (double)n + 0.999999);
+
+	return v[k ? PZ_MIN(k, n) - 1 : 0];
+}
+
+/* A summary of @n latencies in ns (sorted in place): too many to keep raw. */
+static PyObject *latency_dict(uint64_t *v, size_t n, size_t unit)
+{
+	long double sum = 0;
+	size_t i;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	return Py_BuildValue("{s:n,s:n,s:K,s:K,s:K,s:K,s:K,s:K,s:d}",
+			     "n", (Py_ssize_t)n, "unit_bytes", (Py_ssize_t)unit,
+			     "min_ns", (unsigned long long)v[0],
+			     "p50_ns", (unsigned long long)rank(v, n, 0.50),
+			     "p90_ns", (unsigned long long)rank(v, n, 0.90),
+			     "p99_ns", (unsigned long long)rank(v, n, 0.99),
+			     "p999_ns", (unsigned long long)rank(v, n, 0.999),
+			     "max_ns", (unsigned long long)v[n - 1],
+			     "mean_ns", (double)(sum / n));
+}
+
+/* {"wall": (per loop), "threads": ((per loop) per thread), "pages": ({...} per loop), "latency": {...} or None} */
+static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_fault_out *out,
+			      size_t nlat)
+{
+	PyObject *wall = NULL, *threads = NULL, *pages = NULL, *lat = NULL, *res = NULL;
+	unsigned i;
+
+	wall = u64_tuple(out->wall, p->loops, 1);
+	threads = PyTuple_New(p->threads);
+	pages = PyTuple_New(p->loops);
+	if (!wall || !threads || !pages)
+		goto out;
+	for (i = 0; i < p->threads; i++) {
+		PyObject *t = u64_tuple(out->thread + i, p->loops, p->threads);
+
+		if (!t)
+			goto out;
+		PyTuple_SET_ITEM(threads, i, t);
+	}
+	for (i = 0; i < p->loops; i++) {
+		PyObject *d = pages_dict(&out->pages[i]);
+
+		if (!d)
+			goto out;
+		PyTuple_SET_ITEM(pages, i, d);
+	}
+	if (nlat) {
+		lat = latency_dict(out->lat, nlat, p->lat_unit);
+	} else {
+		lat = Py_None;
+		Py_INCREF(lat);
+	}
+	if (lat)
+		res = Py_BuildValue("{s:O,s:O,s:O,s:O}", "wall", wall, "threads", threads,
+				    "pages", pages, "latency", lat);
+out:
+	Py_XDECREF(wall);
+	Py_XDECREF(threads);
+	Py_XDECREF(pages);
+	Py_XDECREF(lat);
+	return res;
+}
+
+PyDoc_STRVAR(fault_workloads__doc__,
+"fault_workloads()\n--\n\n"
+"The fault workloads as a tuple of (name, description), in table order.");
+
+static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_FAULT_COUNT);
+	int i;
+
+	for (i = 0; t && i < PZ_FAULT_COUNT; i++) {
+		PyObject *row = Py_BuildValue("(ss)", pz_fault_name((enum pz_fault_workload)i),
+					      pz_fault_description((enum pz_fault_workload)i));
+
+		if (!row) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, row);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(bench_fault__doc__,
+"bench_fault(workload, size, page_shift, thp, loops, threads, seed, clock, lat_unit)\n--\n\n"
+"Run a fault workload ('demand', 'populate' or 'populate-write') entirely in C\n"
+"with the GIL released: each of `threads` threads maps `size` bytes and faults\n"
+"every page in, timed, then the regions' smaps counters are read and they are\n"
+"unmapped, untimed; `loops` times. seed != 0 makes demand write a random offset\n"
+"of each page. lat_unit > 0 also times every lat_unit bytes of faults (ns).\n"
+"Returns {'wall': per-loop durations from the first start to the last end,\n"
+"'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
+"loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
+"None or {'n', 'unit_bytes', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns',\n"
+"'p999_ns', 'max_ns', 'mean_ns'}}.");
+
+static PyObject *core_bench_fault(PyObject *self, PyObject *args)
+{
+	const char *workload_s, *clock_s;
+	Py_ssize_t size, lat_unit;
+	unsigned int shift, loops, threads, seed;
+	int thp, ret;
+	struct pz_fault_params p;
+	struct pz_fault_out out = { 0 };
+	struct pz_clock clock;
+	size_t nlat;
+	uint64_t avail;
+	PyObject *result = NULL;
+
+	if (!PyArg_ParseTuple(args, "snIiIIIsn:bench_fault", &workload_s, &size, &shift, &thp,
+			      &loops, &threads, &seed, &clock_s, &lat_unit))
+		return NULL;
+	memset(&p, 0, sizeof(p));
+	if (parse_workload(workload_s, &p.workload) < 0 || check_page_shift(shift) < 0 ||
+	    check_thp(thp, shift) < 0)
+		return NULL;
+	p.size = (size_t)size;
+	p.page_shift = shift;
+	p.thp = (enum pz_thp)thp;
+	p.loops = loops;
+	p.threads = threads;
+	p.seed = seed;
+	p.lat_unit = (size_t)lat_unit;
+	if (check_fault_params(&p, size, lat_unit) < 0)
+		return NULL;
+	nlat = pz_fault_lat_count(&p);
+	if (nlat > PZ_FAULT_MAX_LAT) {
+		PyErr_Format(PyExc_ValueError, "%zu latency samples are too many to keep (at most "
+			     "%u): use fewer loops or threads, a smaller size or a larger unit",
+			     nlat, PZ_FAULT_MAX_LAT);
+		return NULL;
+	}
+	/* Refuse before mapping: overcommit would accept it and the OOM killer answer later. */
+	if (shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
+	    (uint64_t)size > avail / threads)
+		return mapping_error(-E2BIG, p.size, shift, threads);
+
+	out.wall = PyMem_Calloc(loops, sizeof(*out.wall));
+	out.thread = PyMem_Calloc((size_t)loops * threads, sizeof(*out.thread));
+	out.pages = PyMem_Calloc(loops, sizeof(*out.pages));
+	out.lat = nlat ? PyMem_Calloc(nlat, sizeof(*out.lat)) : NULL;
+	if (!out.wall || !out.thread || !out.pages || (nlat && !out.lat)) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (open_clock(&clock, clock_s) < 0)
+		goto out;
+	if (clock.id == PZ_CLOCK_CYCLES && threads > 1) {
+		pz_clock_close(&clock);
+		PyErr_SetString(PyExc_ValueError, "the cycles clock counts the thread that opened "
+				"it only: use ns or tsc with more than one thread");
+		goto out;
+	}
+
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_fault_run(&p, &clock, &out);
+	Py_END_ALLOW_THREADS
+	pz_clock_close(&clock);
+	if (ret)
+		fault_error(ret, &p);
+	else
+		result = fault_result(&p, &out, nlat);
+out:
+	PyMem_Free(out.wall);
+	PyMem_Free(out.thread);
+	PyMem_Free(out.pages);
+	PyMem_Free(out.lat);
+	return result;
+}
+
+PyDoc_STRVAR(fault_pass__doc__,
+"fault_pass(workload, size, page_shift, thp, seed, lat_unit=0)\n--\n\n"
+"One untimed pass of a fault workload, as one thread of bench_fault runs it,\n"
+"that leaves the region mapped: returns (Region, pages) where pages is the\n"
+"smaps summary bench_fault reports. For tests and inspection.");
+
+static PyObject *core_fault_pass(PyObject *self, PyObject *args)
+{
+	const char *workload_s;
+	Py_ssize_t size, lat_unit = 0;
+	unsigned int shift, seed;
+	int thp, ret;
+	struct pz_fault_params p;
+	struct pz_fault_pages pages;
+	struct pz_region r;
+	PyObject *region, *pd;
+
+	if (!PyArg_ParseTuple(args, "snIiI|n:fault_pass", &workload_s, &size, &shift, &thp,
+			      &seed, &lat_unit))
+		return NULL;
+	memset(&p, 0, sizeof(p));
+	if (parse_workload(workload_s, &p.workload) < 0 || check_page_shift(shift) < 0 ||
+	    check_thp(thp, shift) < 0)
+		return NULL;
+	p.size = (size_t)size;
+	p.page_shift = shift;
+	p.thp = (enum pz_thp)thp;
+	p.loops = p.threads = 1;
+	p.seed = seed;
+	p.lat_unit = (size_t)lat_unit;
+	if (check_fault_params(&p, size, lat_unit) < 0)
+		return NULL;
+
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_fault_once(&p, &r, &pages);
+	Py_END_ALLOW_THREADS
+	if (ret)
+		return fault_error(ret, &p);
+	pd = pages_dict(&pages);
+	if (!pd) {
+		pz_region_unmap(&r);
+		return NULL;
+	}
+	region = region_adopt(&r);
+	if (!region) {
+		Py_DECREF(pd);
+		return NULL;
+	}
+	return Py_BuildValue("(NN)", region, pd);
+}
+
+
 /* Region --------------------------------------------------------------- */
 
 typedef struct {
@@ -1025,6 +1344,22 @@ typedef struct {
 	struct pz_region r;
 	Py_ssize_t exports;     /* live buffer views: unmapping under them would be a use-after-free */
 } RegionObject;
+
+static PyTypeObject RegionType;
+
+/* A Region that owns the mapping @r already holds (unmapped on failure too). */
+static PyObject *region_adopt(struct pz_region *r)
+{
+	RegionObject *self = (RegionObject *)RegionType.tp_alloc(&RegionType, 0);
+
+	if (!self) {
+		pz_region_unmap(r);
+		return NULL;
+	}
+	self->r = *r;
+	return (PyObject *)self;
+}
+
 
 static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -1191,6 +1526,9 @@ static PyMethodDef core_methods[] = {
 	{"bench_batches", (PyCFunction)(void (*)(void))core_bench_batches,
 	 METH_VARARGS | METH_KEYWORDS, bench_batches__doc__},
 	{"bench_folio", core_bench_folio, METH_VARARGS, bench_folio__doc__},
+	{"fault_workloads", core_fault_workloads, METH_NOARGS, fault_workloads__doc__},
+	{"bench_fault", core_bench_fault, METH_VARARGS, bench_fault__doc__},
+	{"fault_pass", core_fault_pass, METH_VARARGS, fault_pass__doc__},
 	{NULL, NULL, 0, NULL}
 };
 

@@ -7,6 +7,8 @@ from . import _core
 from ._core import MappingError, PagezeroError, UnavailableError
 from .advise import Advice, advise
 from .bench import memcpy, memset
+from .fault import Headroom, faults, headroom
+from .hugepages import pools as hugepage_pools, reserve as reserve_hugepages
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .sysinfo import machine
 from .policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
@@ -21,6 +23,7 @@ __version__ = "0.1.0"
 __all__ = [
     "MappingError", "PagezeroError", "UnavailableError",
     "memset", "memcpy",
+    "faults", "headroom", "Headroom", "hugepage_pools", "reserve_hugepages",
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
     "machine", "region",
     "Result", "ResultSet", "load_results", "save_results", "sweep", "compare",

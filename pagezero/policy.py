@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
-from . import _core
+from . import _core, hugepages
 from .kernels import find_kernel, kernels
 from .sysinfo import llc_bytes, machine
 from .region import region
@@ -440,8 +440,11 @@ def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=
 
 
 def _free_hugepages(nbytes):
-    pools = machine()["hugepages"]
-    return pools.get(f"{nbytes >> 10}kB", {}).get("free", 0)
+    """Hugepages of nbytes a new mapping can have now (free, less those promised)."""
+    for p in hugepages.pools().values():
+        if p.page_bytes == nbytes:
+            return p.available
+    return 0
 
 
 def _scrub_bytes():

@@ -38,18 +38,39 @@ def _frozen(mapping):
     return MappingProxyType(dict(mapping))
 
 
+def _deep_frozen(value):
+    """Nested dicts and lists as read-only mappings and tuples."""
+    if isinstance(value, (dict, MappingProxyType)):
+        return MappingProxyType({k: _deep_frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_deep_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value):
+    """_deep_frozen's inverse, for JSON."""
+    if isinstance(value, MappingProxyType):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Result:
     """One run of a benchmark: `loops` samples of `bytes_per_loop` bytes each."""
 
-    benchmark: str              # "memset" or "memcpy"
-    function: str               # kernel name
+    benchmark: str              # "memset", "memcpy" or "mmap"
+    function: str               # kernel name (mmap: the workload)
     params: MappingProxyType    # size, page, chunk, loops, value, ... as given
     bytes_per_loop: int
     clock: str
     samples: tuple              # one duration per loop, in the clock's unit
     clock_hz: float = None      # ticks per second: 1e9 for ns/timeval, measured for tsc
     machine: MappingProxyType = field(default_factory=dict)
+    # What a benchmark measured beyond the samples, e.g. mmap's per-thread
+    # samples, page sizes and fault latencies; empty for memset/memcpy.
+    details: MappingProxyType = field(default_factory=dict)
 
     def __init_subclass__(cls, **kwargs):
         # Results of other benchmarks (batch, folio) carry more; files name
@@ -59,6 +80,7 @@ class Result:
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
+        object.__setattr__(self, "details", _deep_frozen(self.details))
         object.__setattr__(self, "machine", _frozen(self.machine))
         object.__setattr__(self, "samples", tuple(self.samples))
         if not self.samples:
@@ -159,6 +181,9 @@ class Result:
         }
         if type(self) is not Result:
             d["type"] = type(self).__name__
+        if self.details:
+            # Optional, so files without it (and readers that ignore it) still work.
+            d["details"] = _thawed(self.details)
         return d
 
     @classmethod
@@ -173,6 +198,7 @@ class Result:
                 samples=d["samples"],
                 clock_hz=d.get("clock_hz"),
                 machine=d.get("machine", {}),
+                details=d.get("details", {}),
             )
         except (KeyError, TypeError) as e:
             raise ValueError(f"not a pagezero result: {e}") from None

@@ -17,7 +17,7 @@ import platform
 import re
 import subprocess
 
-from . import _core
+from . import _core, hugepages
 
 __all__ = ["machine", "caches", "llc_bytes", "cache_bytes", "preemption", "summary"]
 
@@ -141,23 +141,15 @@ def llc_bytes(info=None):
 
 
 def _hugepages(root):
-    pools = {}
-    base = _path(root, _HUGEPAGE_DIR)
-    try:
-        entries = sorted(os.listdir(base))
-    except OSError:
-        return pools
-    for entry in entries:
-        d = os.path.join(base, entry)
-        total, free = _read(d + "/nr_hugepages"), _read(d + "/free_hugepages")
-        m = re.fullmatch(r"hugepages-(\d+)kB", entry)
-        if m and total is not None and free is not None:
-            pools[entry.replace("hugepages-", "")] = {
-                "total": int(total), "free": int(free),
-                "page_bytes": int(m.group(1)) * 1024,
-                "source": os.path.join("/", _HUGEPAGE_DIR, entry, "nr_hugepages"),
-            }
-    return pools
+    """The pools keyed as sysfs names them ("2048kB"); hugepages.pools() has the detail."""
+    found = {}
+    for p in hugepages.pools(_path(root, _HUGEPAGE_DIR)).values():
+        key = f"{p.page_bytes // 1024}kB"
+        found[key] = {"total": p.total, "free": p.free, "reserved": p.reserved,
+                      "surplus": p.surplus, "available": p.available,
+                      "page_bytes": p.page_bytes,
+                      "source": os.path.join("/", _HUGEPAGE_DIR, f"hugepages-{key}", "nr_hugepages")}
+    return found
 
 
 def _bracketed(text):

@@ -205,9 +205,11 @@ def test_machine_from_fixture(tmp_path):
     assert info["cpu_model"] == "AMD EPYC 9R14 96-Core Processor"
     assert [c["size_bytes"] for c in info["caches"]] == [48 * KB, 32 * KB, 1 * MB, 32 * MB]
     assert info["hugepages"] == {
-        "2048kB": {"total": 16, "free": 10, "page_bytes": 2 * MB,
+        "2048kB": {"total": 16, "free": 10, "reserved": 0, "surplus": 0, "available": 10,
+                   "page_bytes": 2 * MB,
                    "source": "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"},
-        "1048576kB": {"total": 2, "free": 0, "page_bytes": 1 << 30,
+        "1048576kB": {"total": 2, "free": 0, "reserved": 0, "surplus": 0, "available": 0,
+                      "page_bytes": 1 << 30,
                       "source": "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"},
     }
     assert info["thp"]["enabled"] == "madvise"

@@ -1,0 +1,524 @@
+/*
+ * fault.c - the fault workloads: map, fault every page, time it.
+ *
+ * The timed part of a loop is what perf bench mem mmap times: the mmap()
+ * (with its madvise), and faulting every page in. Everything else (reading
+ * what the kernel gave the region from /proc/self/smaps, munmap, starting
+ * and joining threads) happens outside it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "fault.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+static const struct {
+	const char *name;
+	const char *description;
+} workloads[PZ_FAULT_COUNT] = {
+	/* The first two descriptions are perf's, so the output reads the same. */
+	[PZ_FAULT_DEMAND] = { "demand", "Demand loaded mmap()" },
+	[PZ_FAULT_POPULATE] = { "populate", "Eagerly populated mmap()" },
+	[PZ_FAULT_POPULATE_WRITE] = { "populate-write", "mmap() then MADV_POPULATE_WRITE" },
+};
+
+const char *pz_fault_name(enum pz_fault_workload w)
+{
+	return (unsigned)w < PZ_FAULT_COUNT ? workloads[w].name : "?";
+}
+
+const char *pz_fault_description(enum pz_fault_workload w)
+{
+	return (unsigned)w < PZ_FAULT_COUNT ? workloads[w].description : "?";
+}
+
+int pz_fault_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < PZ_FAULT_COUNT; i++)
+		if (strcmp(name, workloads[i].name) == 0)
+			return i;
+	return -1;
+}
+
+/* Random offsets ---------------------------------------------------------- */
+
+/*
+ * perf draws each page's offset with rand() after srand(seed). rand() keeps
+ * one state for the whole process behind a lock, so threads drawing from it
+ * would interleave their sequences and contend on the lock inside the timed
+ * loop. glibc's random_r() over a 128-byte state (TYPE_3, rand()'s own) gives
+ * each thread the very sequence srand(seed + thread) would give rand().
+ */
+struct rng {
+#ifdef __GLIBC__
+	struct random_data rd;
+	char state[128];
+#else
+	unsigned state;
+#endif
+};
+
+static void rng_seed(struct rng *g, unsigned seed)
+{
+	memset(g, 0, sizeof(*g));
+#ifdef __GLIBC__
+	initstate_r(seed, g->state, sizeof(g->state), &g->rd);
+#else
+	g->state = seed;
+#endif
+}
+
+static inline unsigned rng_next(struct rng *g)
+{
+#ifdef __GLIBC__
+	int32_t v;
+
+	random_r(&g->rd, &v);
+	return (unsigned)v;
+#else
+	return (unsigned)rand_r(&g->state);
+#endif
+}
+
+/* One pass ---------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Write one byte in each of @npages pages from @base (perf's mmap_page_touch). */
+static void touch(const struct pz_fault_params *p, char *base, size_t npages, struct rng *rng)
+{
+	volatile char *q = base;
+	const size_t page = (size_t)1 << p->page_shift;
+	size_t i;
+
+	if (!p->seed) {
+		for (i = 0; i < npages; i++)
+			q[i << p->page_shift] = PZ_FAULT_MARK;
+		return;
+	}
+	for (i = 0; i < npages; i++)
+		q[(i << p->page_shift) + rng_next(rng) % page] = PZ_FAULT_MARK;
+}
+
+/* MADV_POPULATE_WRITE, with the EINVAL of kernels before 5.14 told apart. */
+static int populate_write(char *addr, size_t len)
+{
+	if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	return errno == EINVAL ? -EOPNOTSUPP : -errno;
+}
+
+/*
+ * Fault the mapped region in, lat_unit bytes at a time, reading the clock
+ * between units. A unit is one page for hugetlb (one fault), a group of
+ * pages for 4KB: a clock read costs tens of ns, a 4KB fault about a us.
+ */
+static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *rng,
+		       uint64_t *lat)
+{
+	const size_t units = p->size / p->lat_unit, per = p->lat_unit >> p->page_shift;
+	uint64_t t = now_ns(), u;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < units; i++) {
+		char *at = base + i * p->lat_unit;
+
+		if (p->workload == PZ_FAULT_DEMAND) {
+			touch(p, at, per, rng);
+		} else {
+			ret = populate_write(at, p->lat_unit);
+			if (ret)
+				return ret;
+		}
+		u = now_ns();
+		lat[i] = u - t;
+		t = u;
+	}
+	return 0;
+}
+
+/*
+ * The part of a loop perf times: map, advise, fault every page in. The
+ * region is left in *@addr (NULL if mmap failed) for the caller to inspect
+ * and unmap, also on error.
+ */
+static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *rng,
+		      uint64_t *lat)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	char *base;
+
+	if (p->page_shift != PZ_PAGE_SHIFT_4KB)
+		flags |= MAP_HUGETLB | (int)(p->page_shift << MAP_HUGE_SHIFT);
+	if (p->workload == PZ_FAULT_POPULATE)
+		flags |= MAP_POPULATE;
+	/* hugetlb reserves the pages here: too few free ones fails now, with ENOMEM. */
+	base = mmap(NULL, p->size, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (base == MAP_FAILED) {
+		*addr = NULL;
+		return -errno;
+	}
+	*addr = base;
+	/* Before the first touch: the first fault decides the page size. */
+	if (p->page_shift == PZ_PAGE_SHIFT_4KB && p->thp != PZ_THP_SYSTEM &&
+	    madvise(base, p->size, p->thp == PZ_THP_ON ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		return -errno;
+	if (lat && p->workload != PZ_FAULT_POPULATE)
+		return fault_timed(p, base, rng, lat);
+	if (p->workload == PZ_FAULT_DEMAND)
+		touch(p, base, p->size >> p->page_shift, rng);
+	else if (p->workload == PZ_FAULT_POPULATE_WRITE)
+		return populate_write(base, p->size);
+	return 0;
+}
+
+/* What the kernel gave the regions ---------------------------------------- */
+
+struct span {
+	uintptr_t start, end;
+};
+
+static int overlaps(const struct span *s, unsigned n, uintptr_t start, uintptr_t end)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (start < s[i].end && s[i].start < end)
+			return 1;
+	return 0;
+}
+
+/*
+ * Sum the smaps counters of the mappings that overlap the @n spans. One
+ * read of /proc/self/smaps for all the threads' regions: the kernel walks
+ * every mapping's page tables to write it, so reading it once per region
+ * would cost threads^2 region walks.
+ */
+static int scan_smaps(const struct span *s, unsigned n, struct pz_fault_pages *pg)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int in = 0;
+
+	memset(pg, 0, sizeof(*pg));
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long start, end;
+		unsigned long long kb;
+		char perms[8];
+
+		/* Field names such as "AnonHugePages:" begin with hex digits too,
+		   but only a mapping's header line has a range and permissions. */
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
+			in = overlaps(s, n, start, end);
+			continue;
+		}
+		if (!in)
+			continue;
+		if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+			pg->rss += kb * 1024u;
+		else if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
+			pg->anon_huge += kb * 1024u;
+		else if (sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1 ||
+			 sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1)
+			pg->hugetlb += kb * 1024u;
+		else if (sscanf(line, "KernelPageSize: %llu kB", &kb) == 1 &&
+			 kb * 1024u > pg->kernel_page)
+			pg->kernel_page = kb * 1024u;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* Runs -------------------------------------------------------------------- */
+
+/* A barrier whose count can drop when a thread fails to start (pthread_barrier's cannot). */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned count, waiting, generation;
+};
+
+static void gate_wait(struct gate *g)
+{
+	unsigned gen;
+
+	pthread_mutex_lock(&g->lock);
+	gen = g->generation;
+	if (++g->waiting >= g->count) {
+		g->waiting = 0;
+		g->generation++;
+		pthread_cond_broadcast(&g->cond);
+	} else {
+		while (gen == g->generation)
+			pthread_cond_wait(&g->cond, &g->lock);
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct run;
+
+struct worker {
+	struct run *run;
+	unsigned index;
+	struct rng rng;
+	void *addr;             /* this loop's region, NULL when none */
+	uint64_t t0, t1;
+	int err;
+	pthread_t tid;
+};
+
+struct run {
+	const struct pz_fault_params *p;
+	const struct pz_clock *clock;
+	struct pz_fault_out *out;
+	struct worker *w;
+	unsigned loop;
+	int stop;               /* read by workers after the start gate, which orders it */
+	struct gate start, done;
+};
+
+static size_t lat_per_pass(const struct pz_fault_params *p)
+{
+	return p->lat_unit ? p->size / p->lat_unit : 0;
+}
+
+size_t pz_fault_lat_count(const struct pz_fault_params *p)
+{
+	return lat_per_pass(p) * p->threads * p->loops;
+}
+
+static void timed_pass(struct run *run, struct worker *w)
+{
+	const struct pz_fault_params *p = run->p;
+	uint64_t *lat = NULL;
+
+	if (run->out->lat)
+		lat = run->out->lat + ((size_t)run->loop * p->threads + w->index) * lat_per_pass(p);
+	w->t0 = pz_clock_read(run->clock);
+	w->err = fault_pass(p, &w->addr, &w->rng, lat);
+	w->t1 = pz_clock_read(run->clock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *run = w->run;
+
+	for (;;) {
+		gate_wait(&run->start);
+		if (run->stop)
+			break;
+		timed_pass(run, w);
+		gate_wait(&run->done);
+	}
+	return NULL;
+}
+
+/* After a loop's passes: record the times and the pages, unmap. */
+static int finish_loop(struct run *run)
+{
+	const struct pz_fault_params *p = run->p;
+	struct span spans[64], *s = spans;
+	uint64_t first = UINT64_MAX, last = 0;
+	unsigned i, n = 0;
+	int err = 0;
+
+	if (p->threads > PZ_ARRAY_SIZE(spans)) {
+		s = calloc(p->threads, sizeof(*s));
+		if (!s)
+			err = -ENOMEM;
+	}
+	for (i = 0; i < p->threads; i++) {
+		struct worker *w = &run->w[i];
+
+		if (w->err && !err)
+			err = w->err;
+		first = PZ_MIN(first, w->t0);
+		last = w->t1 > last ? w->t1 : last;
+		run->out->thread[(size_t)run->loop * p->threads + i] = w->t1 - w->t0;
+		if (s && w->addr) {
+			s[n].start = (uintptr_t)w->addr;
+			s[n++].end = (uintptr_t)w->addr + p->size;
+		}
+	}
+	run->out->wall[run->loop] = last - first;
+	if (!err)
+		err = scan_smaps(s, n, &run->out->pages[run->loop]);
+	for (i = 0; i < p->threads; i++) {
+		struct worker *w = &run->w[i];
+
+		if (w->addr)
+			munmap(w->addr, p->size);
+		w->addr = NULL;
+	}
+	if (s != spans)
+		free(s);
+	return err;
+}
+
+static int check_params(const struct pz_fault_params *p, const struct pz_clock *clock)
+{
+	const size_t page = (size_t)1 << p->page_shift;
+
+	if ((unsigned)p->workload >= PZ_FAULT_COUNT || p->size == 0 || p->loops == 0 ||
+	    p->threads == 0 || p->threads > PZ_FAULT_MAX_THREADS)
+		return -EINVAL;
+	if (p->page_shift != PZ_PAGE_SHIFT_4KB && p->page_shift != PZ_PAGE_SHIFT_2MB &&
+	    p->page_shift != PZ_PAGE_SHIFT_1GB)
+		return -EINVAL;
+	if (p->size % page || (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB))
+		return -EINVAL;
+	if (p->lat_unit && (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page ||
+			    p->size % p->lat_unit))
+		return -EINVAL;
+	/* A cycle counter counts the thread that opened it, not the workers. */
+	if (clock && clock->id == PZ_CLOCK_CYCLES && p->threads > 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* threads == 1: no thread of its own, as perf runs it. */
+static int run_inline(struct run *run)
+{
+	int ret = 0;
+
+	for (run->loop = 0; run->loop < run->p->loops && !ret; run->loop++) {
+		timed_pass(run, &run->w[0]);
+		ret = finish_loop(run);
+	}
+	return ret;
+}
+
+static int run_threads(struct run *run)
+{
+	const unsigned n = run->p->threads;
+	unsigned started = 0;
+	int ret = 0;
+
+	pthread_mutex_init(&run->start.lock, NULL);
+	pthread_cond_init(&run->start.cond, NULL);
+	pthread_mutex_init(&run->done.lock, NULL);
+	pthread_cond_init(&run->done.cond, NULL);
+	run->start.count = run->done.count = n + 1;     /* the workers and this thread */
+
+	for (; started < n; started++) {
+		ret = -pthread_create(&run->w[started].tid, NULL, worker_main, &run->w[started]);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		/* Release the ones that started: they find stop set at the gate. */
+		pthread_mutex_lock(&run->start.lock);
+		run->start.count = started + 1;
+		pthread_mutex_unlock(&run->start.lock);
+	}
+	for (run->loop = 0; !ret && run->loop < run->p->loops; run->loop++) {
+		gate_wait(&run->start);         /* all threads fault at once... */
+		gate_wait(&run->done);          /* ...and all have finished */
+		ret = finish_loop(run);
+	}
+	run->stop = 1;
+	gate_wait(&run->start);
+	while (started > 0)
+		pthread_join(run->w[--started].tid, NULL);
+
+	pthread_cond_destroy(&run->start.cond);
+	pthread_mutex_destroy(&run->start.lock);
+	pthread_cond_destroy(&run->done.cond);
+	pthread_mutex_destroy(&run->done.lock);
+	return ret;
+}
+
+int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
+		 struct pz_fault_out *out)
+{
+	struct run run;
+	unsigned i;
+	int ret = check_params(p, clock);
+
+	if (ret)
+		return ret;
+	if (!out->wall || !out->thread || !out->pages || (!out->lat && p->lat_unit))
+		return -EINVAL;
+	memset(&run, 0, sizeof(run));
+	run.p = p;
+	run.clock = clock;
+	run.out = out;
+	run.w = calloc(p->threads, sizeof(*run.w));
+	if (!run.w)
+		return -ENOMEM;
+	for (i = 0; i < p->threads; i++) {
+		run.w[i].run = &run;
+		run.w[i].index = i;
+		rng_seed(&run.w[i].rng, p->seed + i);
+	}
+	ret = p->threads == 1 ? run_inline(&run) : run_threads(&run);
+	free(run.w);
+	return ret;
+}
+
+int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
+		  struct pz_fault_pages *pages)
+{
+	struct pz_fault_params once = *p;
+	uint64_t *lat = NULL;
+	struct span s;
+	struct rng rng;
+	void *addr;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	once.threads = 1;
+	once.loops = 1;
+	ret = check_params(&once, NULL);
+	if (ret)
+		return ret;
+	if (once.lat_unit) {
+		/* The same pass as a run with latencies (the faults come in units). */
+		lat = calloc(once.size / once.lat_unit, sizeof(*lat));
+		if (!lat)
+			return -ENOMEM;
+	}
+	rng_seed(&rng, once.seed);
+	ret = fault_pass(&once, &addr, &rng, lat);
+	free(lat);
+	if (!ret) {
+		s.start = (uintptr_t)addr;
+		s.end = s.start + once.size;
+		ret = scan_smaps(&s, 1, pages);
+	}
+	if (ret) {
+		if (addr)
+			munmap(addr, once.size);
+		return ret;
+	}
+	r->addr = r->map_addr = addr;
+	r->size = r->map_size = once.size;
+	r->page_shift = once.page_shift;
+	return 0;
+}

@@ -1,0 +1,95 @@
+/*
+ * fault.h - the fault workloads of `perf bench mem mmap`.
+ *
+ * Every first touch of an anonymous page makes the kernel zero it
+ * (folio_zero_user() for huge pages), so the time to map a region and
+ * fault in every page is the kernel's clearing rate plus its fault
+ * overhead. As perf times it: mmap plus faulting every page inside the
+ * timed region, munmap outside it, one sample per loop.
+ *
+ *   demand          mmap, then write one byte per page
+ *   populate        mmap with MAP_POPULATE
+ *   populate-write  mmap, then madvise(MADV_POPULATE_WRITE)
+ *
+ * With threads > 1 each thread maps and faults its own region of @size
+ * bytes; all start together behind a barrier.
+ */
+#ifndef PZ_FAULT_H
+#define PZ_FAULT_H
+
+#include "pz.h"
+#include "clock.h"
+#include "region.h"
+
+enum pz_fault_workload {
+	PZ_FAULT_DEMAND = 0,
+	PZ_FAULT_POPULATE,
+	PZ_FAULT_POPULATE_WRITE,
+	PZ_FAULT_COUNT
+};
+
+/* The byte demand writes: not 0, so a test can find every touched byte. */
+#define PZ_FAULT_MARK 0x5a
+
+/* More threads than this is a mistake, not a measurement. */
+#define PZ_FAULT_MAX_THREADS 1024u
+
+const char *pz_fault_name(enum pz_fault_workload w);
+const char *pz_fault_description(enum pz_fault_workload w);
+/* The workload's id, or -1 for an unknown name. */
+int pz_fault_lookup(const char *name);
+
+struct pz_fault_params {
+	enum pz_fault_workload workload;
+	size_t size;            /* bytes each thread maps per loop: a multiple of the page, > 0 */
+	unsigned page_shift;    /* 12, 21 or 30 (hugetlb) */
+	enum pz_thp thp;        /* 4KB only: ON asks for THP, OFF refuses it */
+	unsigned loops;         /* > 0 */
+	unsigned threads;       /* 1 .. PZ_FAULT_MAX_THREADS */
+	unsigned seed;          /* demand: 0 writes offset 0 of each page, else a random
+				   offset, thread t drawing as after srand(seed + t) */
+	size_t lat_unit;        /* 0, or bytes per latency sample: a multiple of the page
+				   (demand and populate-write only) */
+};
+
+/*
+ * What the kernel gave the regions, from their /proc/self/smaps entries,
+ * read after the timed pass and before munmap. A mapping the kernel merged
+ * with one of the regions counts too (neighbours with equal flags merge).
+ */
+struct pz_fault_pages {
+	uint64_t rss;           /* Rss: resident bytes in 4KB or THP pages */
+	uint64_t anon_huge;     /* AnonHugePages: the part of Rss in PMD-mapped THP */
+	uint64_t hugetlb;       /* Private_Hugetlb + Shared_Hugetlb */
+	uint64_t kernel_page;   /* KernelPageSize: the hugetlb page size, else 4KB */
+};
+
+struct pz_fault_out {
+	uint64_t *wall;         /* [loops]: first thread's start to last thread's end */
+	uint64_t *thread;       /* [loops * threads]: each thread's map + fault time */
+	struct pz_fault_pages *pages;   /* [loops]: summed over the threads' regions */
+	uint64_t *lat;          /* NULL, or [loops * threads * (size / lat_unit)] in ns */
+};
+
+/* Latency samples one run records (0 without lat_unit). */
+size_t pz_fault_lat_count(const struct pz_fault_params *p);
+
+/*
+ * Run @p->loops loops, filling @out (clock units, except latencies: ns).
+ * 0 or -errno: -ENOMEM (mmap refused: for hugetlb, too few free pages),
+ * -EOPNOTSUPP (the kernel has no MADV_POPULATE_WRITE), -EAGAIN (a thread
+ * could not be started), -EINVAL (bad parameters). Nothing stays mapped.
+ */
+int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
+		 struct pz_fault_out *out);
+
+/*
+ * One untimed pass of @p's workload (thread 0's offsets), leaving the region
+ * mapped in @r for inspection; pz_region_unmap() releases it. @pages says
+ * what the kernel gave it. 0 or -errno as pz_fault_run; on failure nothing
+ * stays mapped.
+ */
+int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
+		  struct pz_fault_pages *pages);
+
+#endif /* PZ_FAULT_H */

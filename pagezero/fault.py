@@ -1,0 +1,347 @@
+"""The fault workloads of perf bench mem mmap: what the kernel's own page
+clearing achieves, fault by fault.
+
+Every first touch of an anonymous page makes the kernel zero it, so mapping a
+region and faulting every page in measures the kernel's clearing rate plus its
+fault overhead. Arguments are checked here; each run is one call into the C
+core (csrc/fault.c), which times mmap + faulting in C with the GIL released
+and leaves munmap outside the timing, as perf does.
+
+headroom() sets that rate beside the best user-space clear of the same extent,
+measured in the same run: how much faster the hardware clears than the fault
+path does.
+"""
+import contextlib
+import errno
+import statistics
+from dataclasses import dataclass
+
+from . import _core, hugepages
+from .bench import CLOCKS, MAX_LOOPS, memset
+from .kernels import kernels
+from .sysinfo import machine
+from .region import thp_mode
+from .results import Result
+from .units import format_page, format_size, parse_page, parse_size
+
+__all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan", "Headroom",
+           "WORKLOADS", "describe", "page_report", "thread_rates", "check_workload",
+           "check_latency", "check_hugepages", "reserved", "latency_unit", "MAX_THREADS",
+           "fault_pass"]
+
+WORKLOADS = tuple(name for name, _ in _core.fault_workloads())
+_DESCRIPTIONS = dict(_core.fault_workloads())
+MAX_THREADS = 1024
+MAX_SEED = 2**32 - 1
+
+# Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts
+# about a microsecond and a clock read tens of ns, so 4KB faults are timed in
+# groups of this many pages, keeping the reads' cost near 1%.
+_GROUP_4KB = 16
+
+
+def describe(function):
+    """A workload's one-line description (perf's for demand and populate)."""
+    return _DESCRIPTIONS[check_workload(function)]
+
+
+def check_workload(function):
+    if function not in WORKLOADS:
+        raise ValueError(f"unknown workload {function!r} (expected one of: {', '.join(WORKLOADS)})")
+    return function
+
+
+def _check_int(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, not {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def latency_unit(shift, thp, nbytes):
+    """Bytes per latency sample: one fault for hugetlb and THP, a group of
+    4KB faults otherwise (or one, where the size is not a whole number of groups)."""
+    if shift != 12:
+        return 1 << shift
+    unit = (2 << 20) if thp else (_GROUP_4KB << 12)
+    return unit if nbytes % unit == 0 else 1 << 12
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Checked, parsed arguments of a fault run, for any workload."""
+
+    nbytes: int         # each thread's region
+    shift: int
+    thp: object         # None, True or False, as given
+    loops: int
+    threads: int
+    seed: int
+    clock: str
+    latency: bool
+
+    @property
+    def page(self):
+        return format_page(self.shift)
+
+    @property
+    def hugetlb(self):
+        return self.shift != 12
+
+    @property
+    def hugepages_needed(self):
+        """Hugepages the run maps at once (0 for 4KB pages)."""
+        return self.threads * (self.nbytes >> self.shift) if self.hugetlb else 0
+
+    @property
+    def lat_unit(self):
+        return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
+
+    def params(self):
+        return {"size": self.nbytes, "page": self.page, "loops": self.loops,
+                "threads": self.threads, "seed": self.seed, "thp": self.thp,
+                "latency": self.latency}
+
+
+def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="ns",
+         latency=False):
+    """Check every argument of a fault run except the workload; ValueError on
+    the first bad one, MappingError when the regions cannot fit in memory."""
+    nbytes = parse_size(size)
+    shift = parse_page(page)
+    if nbytes % (1 << shift):
+        raise ValueError(f"invalid size {size!r}: not a whole number of {format_page(shift)} "
+                         f"pages (each page is mapped and faulted whole)")
+    thp_mode(thp, shift)
+    _check_int("loops", loops, 1, MAX_LOOPS)
+    _check_int("threads", threads, 1, MAX_THREADS)
+    _check_int("seed", seed, 0, MAX_SEED)
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
+    if clock == "cycles" and threads > 1:
+        raise ValueError("the cycles clock counts the thread that opened it only: "
+                         "use ns or tsc with more than one thread")
+    if not isinstance(latency, bool):
+        raise ValueError(f"latency must be True or False, not {latency!r}")
+    if shift == 12:
+        # Refuse before mapping anything: overcommit would accept the regions
+        # and the OOM killer would answer half-way through the run.
+        avail = _core.mem_available()
+        if threads * nbytes > avail:
+            raise _core.MappingError(
+                errno.ENOMEM, f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
+                    f"{threads * nbytes} bytes needed, only {avail} available "
+                    f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads")
+    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
+
+
+def check_latency(p, function):
+    if p.latency and function == "populate":
+        raise ValueError("populate faults every page inside mmap(MAP_POPULATE): there is no "
+                         "fault to time on its own; use demand or populate-write for latencies")
+
+
+def check_hugepages(p):
+    """MappingError naming the sysfs file unless the run's hugepages are free."""
+    if p.hugetlb:
+        hugepages.check_available(p.page, p.hugepages_needed)
+
+
+@contextlib.contextmanager
+def reserved(p, reserve=True):
+    """Around a run: with reserve, grow the pool by what the run lacks (root
+    only) and give it back afterwards; without, check the pool is big enough."""
+    if not p.hugetlb:
+        yield
+    elif reserve:
+        with hugepages.reserve(p.page, p.hugepages_needed):
+            yield
+    else:
+        check_hugepages(p)
+        yield
+
+
+def run(p, function):
+    """Run plan `p` with workload `function`: one call into the C core."""
+    check_workload(function)
+    check_latency(p, function)
+    check_hugepages(p)
+    raw = _core.bench_fault(function, p.nbytes, p.shift, thp_mode(p.thp, p.shift), p.loops,
+                            p.threads, p.seed, p.clock, p.lat_unit)
+    return Result(
+        benchmark="mmap",
+        function=function,
+        params=p.params(),
+        bytes_per_loop=p.nbytes * p.threads,
+        clock=p.clock,
+        samples=raw["wall"],
+        clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
+        machine=machine(),
+        details={"thread_samples": raw["threads"], "pages": raw["pages"],
+                 "latency": raw["latency"]},
+    )
+
+
+def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
+           thp=False, clock="ns", latency=False, reserve=False):
+    """Time `loops` rounds of mapping `size` bytes and faulting every page in,
+    as perf bench mem mmap; returns a Result (benchmark "mmap").
+
+    function: "demand" (write one byte per page), "populate" (MAP_POPULATE) or
+        "populate-write" (MADV_POPULATE_WRITE, Linux 5.14+).
+    page: "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
+    thp: for 4KB pages, False refuses transparent huge pages, True asks for
+        them, None leaves the system's policy. page_report() says what came.
+    threads: that many threads each map and fault their own `size` bytes at
+        once; samples then run from the first start to the last end, and
+        thread_rates() gives each thread's own rate.
+    seed: 0 writes byte 0 of each page; otherwise a random byte of each,
+        thread t drawing as rand() does after srand(seed + t) (perf's -r).
+    latency: also time each fault (groups of 16 for 4KB pages): the
+        distribution is in result.details["latency"] (ns).
+    reserve: grow the hugepage pool by what the run lacks for its duration
+        (root only), giving it back afterwards.
+    """
+    p = plan(size, page, loops, threads, seed, thp, clock, latency)
+    check_workload(function)
+    check_latency(p, function)
+    with reserved(p, reserve):
+        return run(p, function)
+
+
+# Reading a Result ---------------------------------------------------------
+
+
+def thread_rates(result):
+    """Each thread's rate in bytes/sec over all its loops (None for cycles)."""
+    if result.clock_hz is None:
+        return None
+    size = result.params["size"]
+    return tuple(size * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
+                 for s in result.details["thread_samples"])
+
+
+def thread_spread(result):
+    """(mean per-thread rate, its standard deviation across threads in %)."""
+    rates = thread_rates(result)
+    if not rates:
+        return None, None
+    mean = statistics.fmean(rates)
+    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return mean, 100.0 * stdev / mean if mean else 0.0
+
+
+def page_report(result):
+    """Which pages the kernel really gave, from the smaps counters read after
+    each loop (the loop that got the fewest huge pages counts).
+
+    Returns {"asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
+    "hugetlb_bytes", "fallback", "text"}; fallback is True when the pages
+    differ from those asked for (THP not granted, or granted though refused).
+    """
+    params = result.params
+    shift = parse_page(params["page"])
+    expected = result.bytes_per_loop
+    loops = result.details["pages"]
+    worst = min(loops, key=lambda pg: (pg["anon_huge"] + pg["hugetlb"], pg["rss"]))
+    resident = min(pg["rss"] + pg["hugetlb"] for pg in loops)
+    thp_bytes = worst["anon_huge"]
+    if shift != 12:
+        asked = f"{format_page(shift)} hugetlb"
+        got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
+        fallback = worst["kernel_page"] != 1 << shift
+    else:
+        asked = {True: "4KB with THP", False: "4KB (THP refused)",
+                 None: "4KB (system THP policy)"}[params["thp"]]
+        if thp_bytes == 0:
+            got = "4KB"
+        elif thp_bytes >= worst["rss"]:
+            got = "2MB THP"
+        else:
+            got = f"2MB THP for {format_size(thp_bytes)}, 4KB for the rest"
+        fallback = (params["thp"] is True and thp_bytes < expected) or \
+                   (params["thp"] is False and thp_bytes > 0)
+    text = f"asked {asked}, got {got}"
+    if resident < expected:
+        text += f"; only {format_size(resident)} of {format_size(expected)} resident"
+    return {"asked": asked, "got": got, "expected_bytes": expected,
+            "resident_bytes": resident, "thp_bytes": thp_bytes,
+            "hugetlb_bytes": worst["hugetlb"], "fallback": fallback, "text": text}
+
+
+# Headroom -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """A fault rate beside the best user-space clear of the same extent, the
+    same page size, measured in the same run."""
+
+    fault: Result
+    clears: tuple       # one memset Result per clear kernel, chunk = the page size
+
+    @property
+    def fault_rate(self):
+        """Bytes/sec one thread faulted in (the per-thread mean with threads)."""
+        if self.fault.params["threads"] > 1:
+            return thread_spread(self.fault)[0]
+        return self.fault.bytes_per_sec
+
+    @property
+    def best(self):
+        return max(self.clears, key=lambda r: r.bytes_per_sec)
+
+    @property
+    def ratio(self):
+        """How many times faster user space clears the same extents."""
+        return self.best.bytes_per_sec / self.fault_rate
+
+
+def _clear_kernels(names):
+    if names is None:
+        return [k.name for k in kernels("clear") if k.available]
+    return list(names)
+
+
+def measure_headroom(fault, kernel_names=None, reserve=False):
+    """Clear the fault run's extent (its size, page size and THP choice) with
+    each clear kernel, chunk = one page, as many loops; return one memset
+    Result per kernel, for Headroom(fault, clears)."""
+    p = fault.params
+    clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
+    clears = []
+    with reserved(clear_plan, reserve):
+        for name in _clear_kernels(kernel_names):
+            clears.append(memset(size=p["size"], page=p["page"], chunk=1 << clear_plan.shift,
+                                 function=name, loops=p["loops"], clock=fault.clock,
+                                 thp=p["thp"]))
+    return tuple(clears)
+
+
+def headroom(size="1GB", page="4KB", function="demand", loops=10, thp=False,
+             clear_kernels=None, reserve=False):
+    """Measure faults() and, right after, the best user-space clear of the same
+    extent (each clear kernel, or those named, in page-sized calls over a
+    region of the same size and page size). Returns a Headroom: .fault_rate,
+    .best (the fastest clear's Result), .ratio."""
+    p = plan(size, page, loops, 1, 0, thp)
+    check_workload(function)
+    with reserved(p, reserve):
+        fault = run(p, function)
+        return Headroom(fault, measure_headroom(fault, clear_kernels))
+
+
+# Inspection -------------------------------------------------------------------
+
+
+def fault_pass(size, page="4KB", function="demand", thp=False, seed=0, latency=False):
+    """One untimed pass of a workload that leaves its region mapped:
+    returns (Region, pages), pages being the smaps counters a run reports.
+    Close the Region (or use it in a with block) to unmap it. For tests and
+    for looking at what a workload leaves behind."""
+    p = plan(size, page, 1, 1, seed, thp, "ns", latency)
+    check_workload(function)
+    check_latency(p, function)
+    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed,
+                            p.lat_unit)

@@ -1,0 +1,211 @@
+"""Hugepage pools: what is reserved and free, and reserving more for one run.
+
+2MB and 1GB hugetlb mappings take their pages from the kernel's pools in
+/sys/kernel/mm/hugepages/hugepages-<size>kB/. A mapping reserves its pages
+when it is created, so the pages a new mapping can have are the free ones
+less those already promised to other mappings (resv_hugepages).
+
+reserve() grows a pool for the length of a `with` block and gives back what
+it added afterwards, also on an exception, Ctrl-C or SIGTERM.
+"""
+import contextlib
+import errno
+import os
+import signal
+import threading
+from dataclasses import dataclass
+
+from ._core import MappingError, PagezeroError
+from .units import format_page, parse_page
+
+__all__ = ["Pool", "pools", "pool", "pages_needed", "check_available", "reserve", "SYSFS"]
+
+SYSFS = "/sys/kernel/mm/hugepages"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One hugepage pool, as sysfs describes it now."""
+
+    page: str           # "2MB" or "1GB"
+    page_bytes: int
+    total: int          # nr_hugepages: the pool's size
+    free: int           # free_hugepages: not yet faulted in by anyone
+    reserved: int       # resv_hugepages: free, but promised to existing mappings
+    surplus: int        # surplus_hugepages: overcommitted beyond nr_hugepages
+    path: str           # the file to write to change the pool's size
+
+    @property
+    def available(self):
+        """Pages a new mapping can have now."""
+        return max(0, self.free - self.reserved)
+
+    def as_dict(self):
+        return {"total": self.total, "free": self.free, "reserved": self.reserved,
+                "surplus": self.surplus, "available": self.available, "path": self.path}
+
+
+def _read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _pool_dir(shift):
+    return os.path.join(SYSFS, f"hugepages-{(1 << shift) // 1024}kB")
+
+
+def _read_pool(directory, page, page_bytes):
+    values = [_read_int(os.path.join(directory, name)) for name in
+              ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")]
+    if values[0] is None or values[1] is None:
+        return None
+    total, free, reserved, surplus = (v or 0 for v in values)
+    return Pool(page, page_bytes, total, free, reserved, surplus,
+                os.path.join(directory, "nr_hugepages"))
+
+
+def pools(sysfs=None):
+    """Every hugepage pool of this machine, {"2MB": Pool, "1GB": Pool, ...},
+    read afresh (an empty dict without hugetlb). `sysfs` lets tests read a
+    fixture tree instead."""
+    sysfs = sysfs or SYSFS
+    found = {}
+    try:
+        entries = os.listdir(sysfs)
+    except OSError:
+        return found
+    for entry in entries:
+        kb = entry[len("hugepages-"):-len("kB")]
+        if not (entry.startswith("hugepages-") and entry.endswith("kB") and kb.isdigit()):
+            continue
+        page_bytes = int(kb) * 1024
+        name = format_page(page_bytes.bit_length() - 1)
+        p = _read_pool(os.path.join(sysfs, entry), name, page_bytes)
+        if p:
+            found[name] = p
+    return dict(sorted(found.items(), key=lambda kv: kv[1].page_bytes))
+
+
+def pool(page):
+    """The pool of `page` ("2MB" or "1GB"); MappingError if this kernel has none."""
+    shift = parse_page(page)
+    name = format_page(shift)
+    p = _read_pool(_pool_dir(shift), name, 1 << shift)
+    if p is None:
+        raise MappingError(errno.ENOENT, f"this kernel has no {name} hugepage pool "
+                                         f"({_pool_dir(shift)} is missing)")
+    return p
+
+
+def pages_needed(nbytes, page, count=1):
+    """Hugepages of `page` that `count` mappings of `nbytes` each need."""
+    size = 1 << parse_page(page)
+    return count * -(-nbytes // size)
+
+
+def check_available(page, needed):
+    """MappingError naming the sysfs file to write unless `needed` pages of
+    `page` are available to a new mapping now."""
+    p = pool(page)
+    if p.available >= needed:
+        return p
+    raise MappingError(
+        errno.ENOMEM,
+        f"not enough {p.page} hugepages: {needed} needed, {p.available} available "
+        f"({p.total} in the pool, {p.free} free, {p.reserved} reserved by other mappings); "
+        f"reserve them as root with: echo {p.total + needed - p.available} > {p.path} "
+        f"(or pass --reserve / reserve=True to do it for this run only)")
+
+
+def _write(path, value):
+    with open(path, "w") as f:
+        f.write(f"{value}\n")
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Hold SIGINT/SIGTERM/SIGHUP while a pool is resized, so a second Ctrl-C
+    cannot land between growing it and noting what to give back."""
+    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP during a reservation: unwinds like Ctrl-C does."""
+
+
+@contextlib.contextmanager
+def _terminate_unwinds():
+    """Make SIGTERM and SIGHUP unwind the stack (running finally blocks)
+    instead of killing the process where it stands, as Ctrl-C already does."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def unwind(signum, frame):
+        raise _Terminated(signum)
+
+    # Only where the signal would kill us outright: a handler or SIG_IGN the
+    # program chose stays as it is.
+    old = {s: signal.signal(s, unwind) for s in (signal.SIGTERM, signal.SIGHUP)
+           if signal.getsignal(s) == signal.SIG_DFL}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def reserve(page, needed):
+    """Make `needed` pages of `page` available for the `with` block.
+
+    Grows the pool only by what is missing (nothing when enough are free),
+    as root only. Afterwards, also on an error, Ctrl-C, SIGTERM or SIGHUP,
+    the pool gives back exactly what was added: it returns to its previous
+    size unless someone else resized it meanwhile, whose change is kept.
+    Yields the Pool as it was once grown.
+    """
+    before = pool(page)
+    missing = needed - before.available
+    if missing <= 0:
+        yield before
+        return
+    if os.geteuid() != 0:
+        raise PagezeroError(
+            f"reserving {missing} more {before.page} hugepages needs root (it writes "
+            f"{before.path}); run as root, or ask root to: "
+            f"echo {before.total + missing} > {before.path}")
+    added = 0
+    try:
+        with _terminate_unwinds():
+            try:
+                with _signals_deferred():
+                    _write(before.path, before.total + missing)
+                    added = pool(page).total - before.total
+                grown = pool(page)
+                if grown.available < needed:
+                    raise MappingError(
+                        errno.ENOMEM,
+                        f"asked the kernel for {missing} more {before.page} hugepages "
+                        f"({before.path}: {before.total} -> {before.total + missing}) but it "
+                        f"found only {max(added, 0)} (memory too fragmented or too small); "
+                        f"{needed} needed, {grown.available} available")
+                yield grown
+            finally:
+                if added > 0:
+                    with _signals_deferred():
+                        now = pool(page).total
+                        _write(before.path, max(0, now - added))
+    except _Terminated as e:
+        # The pool is restored and the default action back: die of the signal
+        # now, as the process would have without the reservation.
+        os.kill(os.getpid(), e.args[0])
+        raise

@@ -1,0 +1,335 @@
+"""The fault workloads through the Python API: what each workload leaves in
+memory, the page-size report, threads, latencies, headroom and the errors.
+
+Regions are inspected through fault_pass(), which runs one pass of a workload
+as a run does but leaves the region mapped. No assertion is made on how fast
+anything is.
+"""
+import ctypes
+import platform
+
+import numpy as np
+import pytest
+
+import pagezero
+from pagezero import _core, fault
+from conftest import mapping_count, mem_available
+
+MB = 1 << 20
+SIZE = 8 * MB
+MARK = 0x5A
+HUGE = {"2MB": 21, "1GB": 30}
+
+
+# Helpers ----------------------------------------------------------------------
+
+
+def needs_free(page, count):
+    # Free and not promised to another process's mapping (free_hugepages counts those too).
+    if pagezero.hugepage_pools()[page].available < count:
+        pytest.skip(f"needs {count} free {page} hugepage(s); none reserved "
+                    f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)")
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        return int(f.readline().split()[1]) * 1024       # MemTotal comes first
+
+
+def never_available(page, threads=1):
+    """A size whose `threads` regions of `page` hugepages exceed the machine's
+    memory: a shortage that no other user of the shared pools can lift
+    between the check and the mapping (freeing pages, growing the pool)."""
+    size = 1 << HUGE[page]
+    return (mem_total() // threads // size + 1) * size
+
+
+def written(region):
+    """(offsets, values) of the region's non-zero bytes."""
+    mv = memoryview(region)
+    try:
+        a = np.frombuffer(mv, dtype=np.uint8)
+        idx = np.flatnonzero(a)
+        vals = a[idx].copy()
+        del a
+    finally:
+        mv.release()
+    return idx, vals
+
+
+def expected_offsets(npages, page, seed):
+    """Where demand writes: byte 0 of each page, or rand() % page after srand(seed)."""
+    if not seed:
+        return np.arange(npages, dtype=np.int64) * page
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("the random offsets follow glibc's rand(); this is not glibc")
+    libc = ctypes.CDLL(None)
+    libc.srand(ctypes.c_uint(seed))
+    return np.array([i * page + libc.rand() % page for i in range(npages)], dtype=np.int64)
+
+
+def check_contents(region, function, page, seed):
+    idx, vals = written(region)
+    if function == "demand":
+        np.testing.assert_array_equal(idx, expected_offsets(region.size // page, page, seed))
+        assert (vals == MARK).all()
+    else:
+        assert idx.size == 0, f"{function} wrote {idx.size} bytes"
+
+
+# What each workload leaves --------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", fault.WORKLOADS)
+@pytest.mark.parametrize("seed", [0, 12345])
+@pytest.mark.parametrize("thp", [False, True])
+def test_4kb_workloads_leave_zeros_but_the_bytes_written(function, seed, thp):
+    before = mapping_count()
+    region, pages = fault.fault_pass(SIZE, "4KB", function, thp=thp, seed=seed)
+    with region:
+        assert region.size == SIZE
+        check_contents(region, function, 4096, seed)
+    assert pages["rss"] == SIZE          # every page faulted in
+    assert pages["hugetlb"] == 0
+    if not thp:
+        assert pages["anon_huge"] == 0   # refused means refused
+    assert mapping_count() == before
+
+
+@pytest.mark.parametrize("page", ["2MB", "1GB"])
+@pytest.mark.parametrize("function", fault.WORKLOADS)
+def test_hugetlb_workloads_leave_zeros_but_the_bytes_written(page, function):
+    count = 2 if page == "2MB" else 1
+    needs_free(page, count)
+    size = count << HUGE[page]
+    seed = 7 if function == "demand" else 0
+    region, pages = fault.fault_pass(size, page, function, seed=seed)
+    with region:
+        check_contents(region, function, 1 << HUGE[page], seed)
+    assert pages["hugetlb"] == size and pages["kernel_page"] == 1 << HUGE[page]
+    assert pages["anon_huge"] == 0
+
+
+def test_latency_pass_writes_the_same_bytes():
+    region, _ = fault.fault_pass(SIZE, function="demand", seed=3, latency=True)
+    with region:
+        check_contents(region, "demand", 4096, 3)
+
+
+# Runs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", fault.WORKLOADS)
+def test_a_run_has_one_sample_per_loop_and_unmaps(function):
+    before = mapping_count()
+    r = pagezero.faults(SIZE, function=function, loops=3)
+    assert mapping_count() == before
+    assert r.benchmark == "mmap" and r.function == function
+    assert r.loops == 3 and r.bytes_per_loop == SIZE and r.bytes_per_sec > 0
+    assert r.params["size"] == SIZE and r.params["page"] == "4KB"
+    assert r.params["threads"] == 1 and r.params["thp"] is False
+    assert len(r.details["pages"]) == 3
+    assert all(pg["rss"] == SIZE for pg in r.details["pages"])
+    assert r.details["thread_samples"] == (r.samples,)
+    assert r.details["latency"] is None
+
+
+def test_threads_fault_their_own_regions():
+    r = pagezero.faults(SIZE, threads=3, loops=2, seed=5)
+    samples = r.details["thread_samples"]
+    assert len(samples) == 3 and all(len(s) == 2 for s in samples)
+    assert r.bytes_per_loop == 3 * SIZE
+    # The wall time runs from the first start to the last end.
+    for loop, wall in enumerate(r.samples):
+        assert all(s[loop] <= wall for s in samples)
+    assert all(pg["rss"] == 3 * SIZE for pg in r.details["pages"])
+    rates = fault.thread_rates(r)
+    assert len(rates) == 3 and min(rates) > 0
+    mean, pct = fault.thread_spread(r)
+    assert mean > 0 and pct >= 0
+
+
+@pytest.mark.parametrize("function", ["demand", "populate-write"])
+def test_latencies_of_4kb_groups(function):
+    r = pagezero.faults(SIZE, function=function, loops=2, latency=True)
+    lat = r.details["latency"]
+    assert lat["unit_bytes"] == 64 * 1024
+    assert lat["n"] == 2 * SIZE // (64 * 1024)
+    assert 0 < lat["min_ns"] <= lat["p50_ns"] <= lat["p99_ns"] <= lat["max_ns"]
+
+
+def test_latency_unit_follows_the_fault_size():
+    assert fault.latency_unit(12, False, SIZE) == 64 * 1024
+    assert fault.latency_unit(12, False, 12 * 1024) == 4096   # not a whole number of groups
+    assert fault.latency_unit(12, True, SIZE) == 2 * MB
+    assert fault.latency_unit(21, False, SIZE) == 2 * MB
+    assert fault.latency_unit(30, False, 1 << 30) == 1 << 30
+
+
+def test_2mb_hugetlb_run_with_threads_and_latency():
+    needs_free("2MB", 4)
+    r = pagezero.faults("4MB", page="2MB", threads=2, loops=2, latency=True)
+    lat = r.details["latency"]
+    assert lat["unit_bytes"] == 2 * MB and lat["n"] == 2 * 2 * 2
+    report = fault.page_report(r)
+    assert report["got"] == "2MB hugetlb" and not report["fallback"]
+    assert report["hugetlb_bytes"] == 8 * MB
+
+
+def test_1gb_fault_latency():
+    needs_free("1GB", 1)
+    r = pagezero.faults("1GB", page="1GB", loops=1, latency=True)
+    lat = r.details["latency"]
+    assert lat["n"] == 1 and lat["unit_bytes"] == 1 << 30 and lat["max_ns"] > 0
+    assert fault.page_report(r)["got"] == "1GB hugetlb"
+
+
+def test_results_with_details_survive_json(tmp_path):
+    r = pagezero.faults(SIZE, threads=2, loops=2, latency=True)
+    path = tmp_path / "faults.json"
+    pagezero.save_results(path, [r])
+    (back,) = pagezero.load_results(path)
+    assert back.to_dict() == r.to_dict()
+    assert fault.thread_rates(back) == fault.thread_rates(r)
+    with pytest.raises(TypeError):
+        r.details["latency"]["n"] = 0    # a value: frozen all the way down
+
+
+# The page-size report ----------------------------------------------------------------
+
+
+def synthetic(page="4KB", thp=False, pages=None, threads=1):
+    size = 4 * MB
+    return pagezero.Result(
+        benchmark="mmap", function="demand", bytes_per_loop=size * threads, clock="ns",
+        samples=(1000,),
+        params={"size": size, "page": page, "loops": 1, "threads": threads, "seed": 0,
+                "thp": thp, "latency": False},
+        details={"thread_samples": ((1000,),) * threads, "pages": (pages,), "latency": None})
+
+
+def pg(rss=4 * MB, anon_huge=0, hugetlb=0, kernel_page=4096):
+    return {"rss": rss, "anon_huge": anon_huge, "hugetlb": hugetlb, "kernel_page": kernel_page}
+
+
+@pytest.mark.parametrize("thp, pages, got, fallback", [
+    (False, pg(), "4KB", False),
+    (True, pg(anon_huge=4 * MB), "2MB THP", False),
+    (True, pg(), "4KB", True),                                    # THP asked, none came
+    (True, pg(anon_huge=2 * MB), "2MB THP for 2MB, 4KB for the rest", True),
+    (False, pg(anon_huge=2 * MB), "2MB THP for 2MB, 4KB for the rest", True),
+    (None, pg(anon_huge=4 * MB), "2MB THP", False),
+])
+def test_page_report_never_hides_a_thp_fallback(thp, pages, got, fallback):
+    report = fault.page_report(synthetic(thp=thp, pages=pages))
+    assert report["got"] == got and report["fallback"] is fallback
+    assert got in report["text"]
+
+
+def test_page_report_says_when_pages_are_missing():
+    report = fault.page_report(synthetic(pages=pg(rss=3 * MB)))
+    assert "only 3MB of 4MB resident" in report["text"]
+
+
+def test_page_report_for_hugetlb():
+    report = fault.page_report(synthetic(
+        page="2MB", pages=pg(rss=0, hugetlb=4 * MB, kernel_page=2 * MB)))
+    assert report["asked"] == report["got"] == "2MB hugetlb" and not report["fallback"]
+
+
+def test_thp_report_matches_the_counters():
+    if pagezero.machine()["thp"]["enabled"] in (None, "never"):
+        pytest.skip("transparent huge pages are disabled (or unknown) on this machine")
+    r = pagezero.faults(SIZE, thp=True, loops=1)
+    report = fault.page_report(r)
+    assert report["fallback"] is (report["thp_bytes"] < SIZE)
+
+
+# Headroom ------------------------------------------------------------------------------
+
+
+def test_headroom_sets_the_fault_rate_beside_the_best_clear():
+    h = pagezero.headroom("4MB", loops=1, clear_kernels=["default", "generic"])
+    assert h.fault.benchmark == "mmap" and h.fault.function == "demand"
+    assert [c.function for c in h.clears] == ["default", "generic"]
+    assert all(c.params["chunk"] == 4096 and c.params["size"] == 4 * MB for c in h.clears)
+    assert h.best in h.clears
+    assert h.ratio == h.best.bytes_per_sec / h.fault.bytes_per_sec > 0
+
+
+# Errors: clear, and nothing left behind --------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(function="fault"), "unknown workload"),
+    (dict(page="3MB"), "page size"),
+    (dict(seed="abc"), "seed must be an int"),
+    (dict(seed=1.5), "seed must be an int"),
+    (dict(seed=-1), "seed must be between"),
+    (dict(seed=2**32), "seed must be between"),
+    (dict(threads=0), "threads must be between 1"),
+    (dict(threads=-2), "threads must be between 1"),
+    (dict(threads=fault.MAX_THREADS + 1), "threads must be between 1"),
+    (dict(threads=True), "threads must be an int"),
+    (dict(loops=0), "loops must be between"),
+    (dict(size=0), "at least 1 byte"),
+    (dict(size="5KB"), "not a whole number of 4KB pages"),
+    (dict(size="3MB", page="2MB"), "not a whole number of 2MB pages"),
+    (dict(thp=True, page="2MB", size="2MB"), "4KB pages only"),
+    (dict(clock="cycles", threads=2), "cycles clock counts the thread"),
+    (dict(clock="sundial"), "unknown clock"),
+    (dict(function="populate", latency=True), "no fault to time"),
+    (dict(latency="yes"), "latency must be True or False"),
+])
+def test_bad_arguments_are_value_errors(kwargs, match):
+    kwargs.setdefault("size", "1MB")
+    before = mapping_count()
+    with pytest.raises(ValueError, match=match):
+        pagezero.faults(loops=kwargs.pop("loops", 1), **kwargs)
+    assert mapping_count() == before
+
+
+def test_more_threads_than_memory_allows():
+    # Twice the memory available, so that no change in MemAvailable between
+    # here and the check can let the run start (it would end in the OOM killer).
+    size = mem_available() // 2 // 4096 * 4096
+    before = mapping_count()
+    with pytest.raises(pagezero.MappingError, match="too large for 4 thread") as info:
+        pagezero.faults(size, threads=4, loops=1)
+    assert info.value.errno == 12
+    assert mapping_count() == before
+
+
+@pytest.mark.parametrize("page", ["2MB", "1GB"])
+def test_hugepage_shortage_names_the_sysfs_file_and_changes_nothing(page):
+    pools_before = pagezero.hugepage_pools()
+    before = mapping_count()
+    with pytest.raises(pagezero.MappingError, match=f"not enough {page} hugepages.*nr_hugepages"):
+        pagezero.faults(never_available(page), page=page, loops=1)
+    assert mapping_count() == before
+    assert pagezero.hugepage_pools()[page].total == pools_before[page].total
+
+
+def test_too_many_threads_for_the_hugepage_pool():
+    with pytest.raises(pagezero.MappingError, match="not enough 2MB hugepages"):
+        pagezero.faults(never_available("2MB", 4), page="2MB", threads=4, loops=1)
+
+
+def test_the_c_core_checks_its_own_arguments():
+    # The Python layer checks first; the C core must not trust it.
+    bad = [
+        (("nope", MB, 12, 2, 1, 1, 0, "ns", 0), "unknown workload"),
+        (("demand", MB + 1, 12, 2, 1, 1, 0, "ns", 0), "multiple of the 4096-byte page"),
+        (("demand", MB, 13, 2, 1, 1, 0, "ns", 0), "page shift"),
+        (("demand", MB, 12, 2, 0, 1, 0, "ns", 0), "loops"),
+        (("demand", MB, 12, 2, 1, 0, 0, "ns", 0), "threads"),
+        (("demand", MB, 12, 2, 1, 1, 0, "ns", 4000), "latency unit"),
+        (("populate", MB, 12, 2, 1, 1, 0, "ns", 4096), "no fault to time"),
+        (("demand", MB, 12, 2, 1, 1, 0, "sundial", 0), "unknown clock"),
+        (("demand", 2 * MB, 21, 1, 1, 1, 0, "ns", 0), "4KB mappings only"),
+    ]
+    for args, match in bad:
+        with pytest.raises(ValueError, match=match):
+            _core.bench_fault(*args)
+    with pytest.raises(ValueError, match="unknown workload"):
+        _core.fault_pass("nope", MB, 12, 2, 0)

@@ -1,0 +1,203 @@
+"""`pagezero mem mmap` end to end, run as a user runs it: stdout, stderr, the
+exit status and the files it writes. Small sizes, one or two loops; no
+assertion on how fast anything is.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pagezero
+from pagezero import fault, hugepages
+from conftest import TESTS_DIR, mem_available
+from test_fault import never_available
+from test_cli import (check_environment_error, check_rate_line, check_usage_error,
+                      has_cycle_counter, ok, pagezero_cli)
+
+SMALL = ["-s", "4MB", "-l", "2"]
+FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
+THREAD_RE = re.compile(r"^ +\d+\.\d{6} (bytes|KB|MB|GB)/sec/thread \( \+- \d+\.\d\d% \)$")
+LATENCY_RE = re.compile(r"^# latency per (?P<what>.+): p50 [\d.]+ (ns|us|ms|s), "
+                        r"p99 [\d.]+ (ns|us|ms|s), max [\d.]+ (ns|us|ms|s) \((?P<n>\d+) samples\)$")
+HEADROOM_RE = re.compile(r"^# headroom '(?P<name>[^']+)': faults [\d.]+ \w+/sec(/thread)?, "
+                         r"best user-space clear of 4KB extents [\d.]+ \w+/sec \((?P<kernel>[^)]+)\): "
+                         r"(?P<ratio>[\d.]+)x$")
+
+
+def mmap(*args):
+    return pagezero_cli("mem", "mmap", *args)
+
+
+def blocks(stdout):
+    """Split the default output into one list of lines per function."""
+    lines = stdout.splitlines()
+    assert lines[0] == "# Running 'mem/mmap' benchmark:"
+    out = []
+    for line in lines[1:]:
+        if FUNCTION_RE.match(line):
+            out.append([])
+        out[-1].append(line)
+    return out
+
+
+def test_default_output_as_perf_prints_it():
+    out = ok(mmap(*SMALL))
+    found = blocks(out)
+    assert [FUNCTION_RE.match(b[0])["name"] for b in found] == list(fault.WORKLOADS)
+    for b in found:
+        m = FUNCTION_RE.match(b[0])
+        assert m["description"] == fault.describe(m["name"])
+        assert b[1] == "# Copying 4MB bytes ..."
+        assert b[2] == ""
+        check_rate_line(b[3])
+        assert b[4] == "# pages: asked 4KB (THP refused), got 4KB"
+    assert fault.describe("demand") == "Demand loaded mmap()"      # perf's words
+    assert fault.describe("populate") == "Eagerly populated mmap()"
+
+
+def test_threads_print_the_aggregate_and_the_per_thread_rate():
+    out = ok(mmap(*SMALL, "-f", "demand", "-t", "2", "-r", "9"))
+    [b] = blocks(out)
+    assert b[2] == "# 2 threads, each faulting its own 4MB"
+    check_rate_line(b[4])
+    assert THREAD_RE.match(b[5]), b[5]
+
+
+def test_latency_lines_and_populate_skipped():
+    proc = mmap(*SMALL, "--latency")
+    out = ok(proc)
+    assert "'populate' skipped" in proc.stderr
+    found = blocks(out)
+    assert [FUNCTION_RE.match(b[0])["name"] for b in found] == ["demand", "populate-write"]
+    for b in found:
+        m = LATENCY_RE.match(b[-1])
+        assert m, b[-1]
+        assert m["what"] == "64KB (16 faults of 4KB)" and int(m["n"]) == 2 * 64
+
+
+def test_headroom_line():
+    out = ok(mmap(*SMALL, "-f", "demand", "--headroom"))
+    m = HEADROOM_RE.match(out.splitlines()[-1])
+    assert m, out
+    assert m["name"] == "demand" and float(m["ratio"]) > 0
+    assert m["kernel"] in [k.name for k in pagezero.kernels("clear") if k.available]
+
+
+def test_simple_format_prints_one_number_per_function():
+    lines = ok(mmap(*SMALL, "--format", "simple")).splitlines()
+    assert len(lines) == len(fault.WORKLOADS)
+    assert all(float(x) > 0 for x in lines)
+
+
+def test_help_lists_the_workloads():
+    out = ok(mmap("-f", "help"))
+    for name in fault.WORKLOADS:
+        assert f"\t{name} ... {fault.describe(name)}" in out
+
+
+def test_output_file_keeps_samples_pages_and_threads(tmp_path):
+    path = tmp_path / "mmap.json"
+    ok(mmap(*SMALL, "-f", "populate", "-t", "2", "-o", str(path)))
+    doc = json.loads(path.read_text())
+    [r] = doc["results"]
+    assert r["benchmark"] == "mmap" and r["function"] == "populate"
+    assert len(r["samples"]) == 2 and len(r["details"]["thread_samples"]) == 2
+    assert r["details"]["pages"][0]["rss"] == 2 * 4 << 20
+    [back] = pagezero.load_results(path)
+    assert back.params["threads"] == 2
+
+
+def test_2mb_pages_when_reserved():
+    if pagezero.hugepage_pools()["2MB"].available < 2:
+        pytest.skip("needs 2 free 2MB hugepages; none reserved")
+    out = ok(mmap("-s", "4MB", "-p", "2MB", "-l", "1", "-f", "demand", "--latency"))
+    [b] = blocks(out)
+    assert b[4] == "# pages: asked 2MB hugetlb, got 2MB hugetlb"
+    assert LATENCY_RE.match(b[5])["what"] == "2MB fault"
+
+
+BAD_INPUTS = {
+    "unknown workload": ["-f", "fault"],
+    "unknown page size": ["-p", "3MB"],
+    "seed not a number": ["-r", "abc"],
+    "negative seed": ["-r", "-1"],
+    "seed too large": ["-r", str(2**32)],
+    "threads zero": ["-t", "0"],
+    "threads negative": ["-t", "-3"],
+    "threads not a number": ["-t", "many"],
+    "size not whole pages": ["-s", "3MB", "-p", "2MB"],
+    "populate latency": ["-f", "populate", "--latency"],
+    "loops zero": ["-l", "0"],
+    "thp on hugetlb": ["-p", "2MB", "-s", "2MB", "--thp"],
+    "cycles with threads": ["-c", "-t", "2"],
+    "-c against --clock tsc": ["--clock", "tsc", "-c"],
+    "unknown option": ["--bogus"],
+}
+
+
+@pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_is_one_line_and_exit_2(args):
+    check_usage_error(mmap("-s", "1MB", "-l", "1", *args))
+
+
+def test_more_threads_than_memory_allows_is_exit_1():
+    size = mem_available() // 2 // 4096 * 4096
+    check_environment_error(mmap("-s", f"{size}B", "-t", "4", "-l", "1"),
+                            "too large", "MemAvailable")
+
+
+@pytest.mark.parametrize("page", ["2MB", "1GB"])
+def test_hugepage_shortage_names_the_file(page):
+    before = pagezero.hugepage_pools()[page].total
+    proc = mmap("-s", f"{never_available(page)}B", "-p", page, "-l", "1")
+    check_environment_error(proc, f"not enough {page} hugepages", "nr_hugepages", "--reserve")
+    assert pagezero.hugepage_pools()[page].total == before
+
+
+def test_no_cycle_counter_is_exit_1():
+    if has_cycle_counter():
+        pytest.skip("this machine has a hardware cycle counter (PMU)")
+    check_environment_error(mmap("-s", "1MB", "-l", "1", "-c", "-f", "demand"), "tsc")
+
+
+def test_a_thp_fallback_is_never_silent():
+    mode = pagezero.machine()["thp"]["enabled"]
+    if mode != "madvise":
+        pytest.skip(f"THP mode is {mode!r}, not madvise: MAP_POPULATE may get THP here")
+    # In madvise mode MAP_POPULATE faults the pages before MADV_HUGEPAGE applies.
+    proc = mmap("-s", "4MB", "-l", "1", "-f", "populate", "--thp")
+    out = ok(proc)
+    assert "# pages: asked 4KB with THP, got 4KB" in out
+    assert "pagezero: warning: 'populate'" in proc.stderr and "populate-write" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
+                    reason="resizing a hugepage pool needs root and a 2MB pool")
+def test_ctrl_c_during_a_reserved_run_restores_the_pool():
+    before = hugepages.pool("2MB").total
+    pages = hugepages.pool("2MB").available + 1       # one more than is free: --reserve acts
+    # About 4GB of faults, a second or so: the interrupt comes while it runs;
+    # the C loops finish their measurement first, then the CLI unwinds.
+    loops = max(10, 2000 // pages)
+    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "mem", "mmap", "-s", f"{2 * pages}MB",
+                             "-p", "2MB", "-f", "demand", "-l", str(loops), "--reserve"],
+                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while hugepages.pool("2MB").total == before and proc.poll() is None:
+            assert time.monotonic() < deadline, "the pool never grew"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "pagezero: error: interrupted"
+    assert hugepages.pool("2MB").total == before

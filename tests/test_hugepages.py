@@ -1,0 +1,206 @@
+"""Hugepage pools: the report, the shortage error, and reserve()'s promise to
+give back what it added, whatever happens.
+
+Most cases run against a fake sysfs whose "kernel" honours writes to
+nr_hugepages; the rest resize the real 2MB pool and need root.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pagezero
+from pagezero import hugepages
+from conftest import TESTS_DIR, run_python
+
+
+# A fake sysfs ---------------------------------------------------------------------
+
+
+class FakeKernel:
+    """A hugepages-2048kB directory whose nr_hugepages writes move free_hugepages
+    along, up to `limit` pages (a fragmented machine gives fewer than asked)."""
+
+    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6):
+        self.dir = root / "hugepages-2048kB"
+        self.dir.mkdir(parents=True)
+        self.limit = limit
+        self.writes = []
+        self.set(total=total, free=free, reserved=reserved)
+        (self.dir / "surplus_hugepages").write_text("0\n")
+
+    def set(self, **values):
+        for name, v in values.items():
+            f = {"total": "nr_hugepages", "free": "free_hugepages",
+                 "reserved": "resv_hugepages"}[name]
+            (self.dir / f).write_text(f"{v}\n")
+
+    def get(self, name):
+        f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}
+        return int((self.dir / f[name]).read_text())
+
+    def write(self, path, value):
+        assert path == str(self.dir / "nr_hugepages")
+        self.writes.append(value)
+        total = self.get("total")
+        value = min(value, self.limit)
+        self.set(total=value, free=max(0, self.get("free") + value - total))
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    kernel = FakeKernel(tmp_path)
+    monkeypatch.setattr(hugepages, "SYSFS", str(tmp_path))
+    monkeypatch.setattr(hugepages, "_write", kernel.write)
+    monkeypatch.setattr(hugepages.os, "geteuid", lambda: 0)
+    return kernel
+
+
+def test_pools_report_total_free_reserved_and_the_file(fake):
+    fake.set(total=10, free=6, reserved=2)
+    p = hugepages.pools()["2MB"]
+    assert (p.total, p.free, p.reserved, p.available) == (10, 6, 2, 4)
+    assert p.page_bytes == 2 << 20 and p.path.endswith("hugepages-2048kB/nr_hugepages")
+
+
+def test_shortage_names_the_file_and_what_to_write(fake):
+    fake.set(total=3, free=3, reserved=1)
+    with pytest.raises(pagezero.MappingError, match=r"5 needed, 2 available .*echo 6 > .*"
+                                                    r"hugepages-2048kB/nr_hugepages"):
+        hugepages.check_available("2MB", 5)
+
+
+def test_reserve_adds_what_is_missing_and_gives_it_back(fake):
+    fake.set(total=4, free=3, reserved=0)
+    with hugepages.reserve("2MB", 5) as grown:
+        assert grown.total == 6 and grown.available == 5
+    assert fake.get("total") == 4
+    assert fake.writes == [6, 4]
+
+
+def test_reserve_writes_nothing_when_enough_are_free(fake):
+    fake.set(total=8, free=8)
+    with hugepages.reserve("2MB", 5):
+        pass
+    assert fake.writes == []
+
+
+def test_reserve_gives_back_on_an_error(fake):
+    with pytest.raises(RuntimeError):
+        with hugepages.reserve("2MB", 3):
+            assert fake.get("total") == 3
+            raise RuntimeError("the run failed")
+    assert fake.get("total") == 0
+
+
+def test_reserve_gives_back_on_ctrl_c(fake):
+    with pytest.raises(KeyboardInterrupt):
+        with hugepages.reserve("2MB", 3):
+            raise KeyboardInterrupt
+    assert fake.get("total") == 0
+
+
+def test_reserve_keeps_what_someone_else_added_meanwhile(fake):
+    fake.set(total=2, free=2)
+    with hugepages.reserve("2MB", 5):
+        fake.set(total=fake.get("total") + 10)     # another user grows the pool
+    assert fake.get("total") == 12                 # 2 + their 10: ours given back
+
+
+def test_reserve_when_the_kernel_finds_too_few_pages(fake):
+    fake.limit = 3
+    with pytest.raises(pagezero.MappingError, match="found only 3"):
+        with hugepages.reserve("2MB", 5):
+            pytest.fail("the block must not run")
+    assert fake.get("total") == 0
+
+
+def test_reserve_needs_root(fake, monkeypatch):
+    monkeypatch.setattr(hugepages.os, "geteuid", lambda: 1000)
+    with pytest.raises(pagezero.PagezeroError, match="needs root.*echo 2 > .*nr_hugepages"):
+        with hugepages.reserve("2MB", 2):
+            pass
+    assert fake.writes == []
+
+
+def test_no_pool_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(hugepages, "SYSFS", str(tmp_path))
+    assert hugepages.pools() == {}
+    with pytest.raises(pagezero.MappingError, match="no 1GB hugepage pool"):
+        hugepages.pool("1GB")
+
+
+def test_machine_reports_the_pools():
+    pools = pagezero.hugepage_pools()
+    info = pagezero.machine()["hugepages"]
+    assert sorted(info) == sorted(f"{p.page_bytes // 1024}kB" for p in pools.values())
+    for p in pools.values():
+        assert set(info[f"{p.page_bytes // 1024}kB"]) >= {"total", "free", "reserved"}
+
+
+# The real pool (root) ---------------------------------------------------------------
+
+ROOT_ONLY = pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
+    reason="resizing a hugepage pool needs root and a 2MB pool")
+
+
+def real_total():
+    return hugepages.pool("2MB").total
+
+
+@ROOT_ONLY
+def test_reserve_restores_the_real_pool():
+    before = hugepages.pool("2MB")
+    needed = before.available + 2
+    with hugepages.reserve("2MB", needed) as grown:
+        assert grown.available >= needed
+        pagezero.faults("4MB", page="2MB", loops=1)
+    assert real_total() == before.total
+
+
+@ROOT_ONLY
+def test_cli_reserve_restores_the_real_pool():
+    before = real_total()
+    size = (hugepages.pool("2MB").available + 2) * 2
+    proc = run_python("-m", "pagezero", "mem", "mmap", "-s", f"{size}MB", "-p", "2MB",
+                      "-f", "demand", "-l", "1", "--reserve")
+    assert proc.returncode == 0, proc.stderr
+    assert "asked 2MB hugetlb, got 2MB hugetlb" in proc.stdout
+    assert real_total() == before
+
+
+HOLD = """
+import sys, time
+from pagezero import hugepages
+with hugepages.reserve("2MB", int(sys.argv[1])):
+    print("reserved", flush=True)
+    time.sleep(60)
+"""
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_during_a_reservation_restores_the_pool(sig):
+    before = real_total()
+    needed = hugepages.pool("2MB").available + 2
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(needed)], cwd=TESTS_DIR,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "reserved"
+        assert real_total() > before
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    # The process still dies of the signal (Python re-raises an uncaught
+    # KeyboardInterrupt as SIGINT), but only after the pool is restored.
+    assert proc.returncode == -sig, err
+    deadline = time.monotonic() + 5
+    while real_total() != before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert real_total() == before

@@ -149,7 +149,7 @@ def cmd_report(args):
     scale = "quick" if args.quick else os.environ.get("PAGEZERO_SCALE", "full")
     if scale not in SCALES:
         raise ValueError(f"PAGEZERO_SCALE={scale!r} is not one of {', '.join(SCALES)}")
-    out = report(args.output, scale=scale)
+    out = report(args.output, scale=scale, reserve=args.reserve)
     print(f"report written to {out}/report.md")
     with open(os.path.join(out, "report.md")) as f:
         text = f.read()
@@ -201,3 +201,6 @@ def add_parsers(sub):
     p.add_argument("-o", "--output", metavar="DIR",
                    help="folder to write (default: pagezero-report-DATE-TIME)")
     p.add_argument("--quick", action="store_true", help="a smaller study: under 3 minutes")
+    p.add_argument("--reserve", action="store_true",
+                   help="reserve the 2MB and 1GB hugepages the fault study needs (root), "
+                        "giving them back afterwards; without it, sizes lacking pages are skipped")

@@ -6,6 +6,8 @@ Studies:
   chunks   the seeds' chunk study: one large region cleared in chunks of 4KB
            up to the whole region (where the CPU stops allocating cache
            lines, compared with the LLC size);
+  faults   `pagezero mem mmap`: demand and populate faults per page size,
+           and the headroom between them and user space's best clear;
   advice   `pagezero advise`: the batch size for clear_pages() per latency
            budget, with the kernel to use.
 
@@ -21,15 +23,18 @@ import datetime
 import json
 import os
 import time
+from dataclasses import dataclass
 
+from . import fault
+from ._core import MappingError
 from .advise import advise
 from .kernels import kernels
-from .plot import extent_of, plot_rates
+from .plot import extent_of, plot_bars, plot_rates
 from .results import ResultSet, _atomic_write
 from .stats import KNEE_CLEAR_STEP, TIE, best_kernels, find_knee
 from .sweeps import default_sizes, sweep
 from .sysinfo import llc_bytes, machine, summary
-from .units import format_size
+from .units import format_size, parse_size
 
 __all__ = ["report", "SCALES"]
 
@@ -42,14 +47,17 @@ SMALL_REGION = 256 * KB
 
 SCALES = {
     "full": dict(extents=None, repeat=3, warmup=1, chunk_size=1 * GB, chunk_loops=3,
+                 fault_size=1 * GB, fault_loops=5,
                  chunk_kernels=("x86-64-stosb", "x86-64-avx512-nt", "default", "generic"),
                  chunks=None),
     "quick": dict(extents=[4 * KB, 16 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB,
                            32 * MB, 64 * MB, 256 * MB],
                   repeat=2, warmup=1, chunk_size=512 * MB, chunk_loops=2,
+                  fault_size=256 * MB, fault_loops=3,
                   chunk_kernels=("x86-64-stosb", "default"),
                   chunks=[4 * KB, 64 * KB, 2 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 512 * MB]),
     "tiny": dict(extents=[4 * KB, 64 * KB, 1 * MB], repeat=1, warmup=0,
+                 fault_size=16 * MB, fault_loops=1,
                  chunk_size=16 * MB, chunk_loops=1, chunk_kernels=("default", "generic"),
                  chunks=[4 * KB, 1 * MB, 16 * MB]),
 }
@@ -111,53 +119,182 @@ def _markdown_table(medians, xs, x_label):
     return lines
 
 
-def _summarize(info, extents, chunks, chunk_size, advice=None):
-    lines = []
-    llc = llc_bytes(info)
-    if extents is not None and len(extents):
-        med = _medians(extents, extent_of)
-        xs = sorted({x for m in med.values() for x in m})
-        for r in best_kernels(med, xs):
-            span = format_size(r["min_bytes"]) if r["min_bytes"] == r["max_bytes"] else \
-                f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
-            lines.append(f"For extents of {span}, {r['kernel']} clears fastest, or within "
-                         f"{TIE:.0%} of the fastest ({r['bytes_per_sec'] / 1e9:.0f} GB/s).")
-    if chunks is not None and len(chunks):
-        med = _medians(chunks, lambda r: r.params["chunk"] or r.params["size"])
-        for f, by_chunk in sorted(med.items()):
+def _span(lo, hi):
+    return format_size(lo) if lo == hi else f"{format_size(lo)} to {format_size(hi)}"
+
+
+@dataclass
+class Section:
+    """One study's part of the report: its lines in report.md and in the summary."""
+
+    title: str
+    body: list
+    summary: list
+    interrupted: bool = False
+
+
+def _study_extents(out_dir, cfg, info, functions, progress):
+    rs = _run_points("memset", _extent_points(cfg["extents"] or default_sizes(info), functions),
+                     cfg["repeat"], cfg["warmup"])
+    rs.save(os.path.join(out_dir, "extents.json"))
+    section = Section("Kernels by extent", [], [], rs.interrupted)
+    if not len(rs):
+        return section
+    plot_rates(rs, os.path.join(out_dir, "extents"),
+               title="Clearing rate by extent (memset, each kernel)")
+    med = _medians(rs, extent_of)
+    xs = sorted({x for m in med.values() for x in m})
+    for r in best_kernels(med, xs):
+        section.summary.append(
+            f"For extents of {_span(r['min_bytes'], r['max_bytes'])}, {r['kernel']} clears "
+            f"fastest, or within {TIE:.0%} of the fastest ({r['bytes_per_sec'] / 1e9:.0f} GB/s).")
+    section.body = [f"Each kernel clears an extent in one call, repeatedly; extents under "
+                    f"{format_size(SMALL_REGION)} are cleared in extent-sized calls over a "
+                    f"{format_size(SMALL_REGION)} region so the timing clock does not count.", ""]
+    section.body += _markdown_table(med, xs, "extent") + ["", "![rate by extent](extents.png)"]
+    return section
+
+
+def _knee_line(kernel, by_chunk, llc, region):
+    try:
+        knee, step = find_knee(by_chunk.items())
+    except ValueError:
+        return None  # too few chunk sizes of 64KB and up to look for a step
+    xs = sorted(by_chunk)
+    if step < KNEE_CLEAR_STEP:
+        return (f"{kernel}: no clear step in rate with chunk size up to {format_size(xs[-1])} "
+                f"(whole region: {by_chunk[xs[-1]] / 1e9:.1f} GB/s).")
+    below = max(x for x in xs if x < knee)
+    where = (f"{format_size(knee)} chunks and up clear {step:.1f}x as fast as smaller ones "
+             f"({by_chunk[knee] / 1e9:.1f} vs {by_chunk[below] / 1e9:.1f} GB/s at "
+             f"{format_size(below)}), over a {format_size(region)} region")
+    if llc and llc // 2 <= knee <= 2 * llc and below >= llc // 4:
+        # The seeds' threshold: long enough stores stop allocating lines near the LLC size.
+        return (f"{kernel} stops allocating cache lines above ~{format_size(below)} per call "
+                f"here (LLC: {format_size(llc)}): {where}.")
+    return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."
+
+
+def _study_chunks(out_dir, cfg, info, functions, progress):
+    size = cfg["chunk_size"]
+    chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
+    chosen = [f for f in cfg["chunk_kernels"] if f in functions] or functions[:1]
+    rs = sweep("memset", {"function": chosen, "size": [size], "chunk": chunk_list,
+                          "loops": [cfg["chunk_loops"]]},
+               repeat=cfg["repeat"], warmup=cfg["warmup"], progress=progress)
+    rs.save(os.path.join(out_dir, "chunks.json"))
+    section = Section("Chunk study", [], [], rs.interrupted)
+    if not len(rs):
+        return section
+    chunk_of = lambda r: r.params["chunk"] or r.params["size"]  # noqa: E731
+    plot_rates(rs, os.path.join(out_dir, "chunks"), x=chunk_of, xlabel="chunk per call",
+               title=f"Clearing {format_size(size)} in chunks")
+    med = _medians(rs, chunk_of)
+    for kernel, by_chunk in sorted(med.items()):
+        line = _knee_line(kernel, by_chunk, llc_bytes(info), size)
+        if line:
+            section.summary.append(line)
+    xs = sorted({x for m in med.values() for x in m})
+    section.body = ["One region cleared per loop in chunk-sized calls, as "
+                    "`perf bench mem memset -k CHUNK`.", ""]
+    section.body += _markdown_table(med, xs, "chunk") + ["", "![rate by chunk](chunks.png)"]
+    return section
+
+
+# The fault workloads per page size: 4KB with THP refused and asked for,
+# then the hugetlb sizes when their pools have the pages (or --reserve).
+FAULT_PAGES = (("4KB", False), ("4KB", True), ("2MB", False), ("1GB", False))
+
+
+def _study_faults(out_dir, cfg, info, functions, progress, reserve):
+    size, loops = cfg["fault_size"], cfg["fault_loops"]
+    section = Section("Page faults: the kernel's own clearing", [], [])
+    points, notes = [], []
+    sizes = {page: max(size, parse_size(page)) for page, _ in FAULT_PAGES}  # whole pages
+    for page, thp in FAULT_PAGES:
+        p = fault.plan(sizes[page], page, loops, thp=thp)
+        if p.hugetlb and not reserve:
             try:
-                knee, step = find_knee(by_chunk.items())
-            except ValueError:
-                continue  # too few chunk sizes of 64KB and up to look for a step
-            xs = sorted(by_chunk)
-            if step < KNEE_CLEAR_STEP:
-                lines.append(f"{f}: no clear step in rate with chunk size up to "
-                             f"{format_size(xs[-1])} (whole region: {by_chunk[xs[-1]] / 1e9:.1f} GB/s).")
+                fault.check_hugepages(p)
+            except MappingError as e:
+                notes.append(f"{page} pages not measured: {e.strerror}")
                 continue
-            below = max(x for x in xs if x < knee)
-            where = (f"{format_size(knee)} chunks and up clear {step:.1f}x as fast as smaller "
-                     f"ones ({by_chunk[knee] / 1e9:.1f} vs {by_chunk[below] / 1e9:.1f} GB/s at "
-                     f"{format_size(below)}), over a {format_size(chunk_size)} region")
-            if llc and llc // 2 <= knee <= 2 * llc and below >= llc // 4:
-                # The seeds' threshold: long enough stores stop allocating lines near the LLC size.
-                lines.append(f"{f} stops allocating cache lines above ~{format_size(below)} per "
-                             f"call here (LLC: {format_size(llc)}): {where}.")
-            else:
-                lines.append(f"{f}: the rate steps up at {format_size(knee)} per call: {where}.")
-    if advice is not None:
-        for row, fits in zip(advice.batch, advice.batch_fits):
-            if fits:
-                lines.append(f"Within a {row['budget_ms']:g} ms budget between resched points, "
-                             f"clear_pages() batches of {format_size(row['batch_bytes'])} with "
-                             f"{row['kernel']} clear fastest ({row['bytes_per_sec'] / 1e9:.0f} GB/s, "
-                             f"worst batch {row['worst_ms']:.2f} ms).")
-            else:
-                lines.append(f"No batch measured stays within {row['budget_ms']:g} ms here.")
-    return lines
+        points += [{"size": sizes[page], "page": page, "thp": thp, "loops": loops, "function": f,
+                    "reserve": reserve} for f in ("demand", "populate")]
+    rs = _run_points("mmap", points, cfg["repeat"], cfg["warmup"])
+    rs.save(os.path.join(out_dir, "faults.json"))
+    section.interrupted = rs.interrupted
+    if len(rs):
+        plot_bars(rs, os.path.join(out_dir, "faults"), label=_fault_label,
+                  title="Fault rate by page size and workload")
+        rows = ["| page | workload | region | GB/s (median) |", "|---|---|---|---|"]
+        for first, results in rs.points():
+            values = sorted(v for r in results for v in r.values())
+            rows.append(f"| {_fault_page(first)} | {first.function} | "
+                        f"{format_size(first.params['size'])} | "
+                        f"{values[len(values) // 2] / 1e9:.2f} |")
+        section.body = ["Each loop maps the region and touches every page (demand) or maps it "
+                        "populated (populate): the kernel zeroes every page it hands out, so this "
+                        "is its clearing rate plus the fault path's cost, as "
+                        "`perf bench mem mmap`.", ""] + rows + ["", "![fault rates](faults.png)"]
+    if not section.interrupted:
+        section.body += ["", "Headroom: demand faults beside the fastest user-space clear of the "
+                         "same extents (page-sized calls over a region of the same page size), "
+                         "measured right after:", "",
+                         "| page | faults GB/s | best clear GB/s | kernel | headroom |",
+                         "|---|---|---|---|---|"]
+        for page, thp in FAULT_PAGES:
+            if thp or any(page in n for n in notes):
+                continue
+            try:
+                h = fault.headroom(sizes[page], page, "demand", loops, reserve=reserve,
+                                   clear_kernels=functions)
+            except KeyboardInterrupt:
+                section.interrupted = True
+                break
+            section.body.append(f"| {page} | {h.fault_rate / 1e9:.2f} | "
+                                f"{h.best.bytes_per_sec / 1e9:.2f} | {h.best.function} | "
+                                f"{h.ratio:.1f}x |")
+            section.summary.append(
+                f"Demand faults on {page} pages run at {h.fault_rate / 1e9:.1f} GB/s; user space "
+                f"clears the same extents at {h.best.bytes_per_sec / 1e9:.1f} GB/s "
+                f"({h.best.function}): {h.ratio:.1f}x headroom for the kernel's fault path.")
+    section.body += [""] + [f"- {n}" for n in notes] if notes else []
+    return section
 
 
-def report(out_dir=None, scale="full", functions=None, progress=None):
+def _fault_page(r):
+    return r.params["page"] + (" + THP" if r.params.get("thp") else "")
+
+
+def _fault_label(r):
+    return f"{r.function} {_fault_page(r)}"
+
+
+def _study_advice(out_dir, cfg, info, functions, progress, quick):
+    advice = advise(quick=quick)
+    _atomic_write(os.path.join(out_dir, "advice.json"),
+                  lambda f: json.dump(advice.to_json(), f, indent=1))
+    section = Section("Advice", ["From `pagezero advise`" + (" (its quick sweep)" if quick else "")
+                                 + ":", "", "```"] + advice.describe() + ["```"], [])
+    for row, fits in zip(advice.batch, advice.batch_fits):
+        if fits:
+            section.summary.append(
+                f"Within a {row['budget_ms']:g} ms budget between resched points, clear_pages() "
+                f"batches of {format_size(row['batch_bytes'])} with {row['kernel']} clear "
+                f"fastest ({row['bytes_per_sec'] / 1e9:.0f} GB/s, worst batch "
+                f"{row['worst_ms']:.2f} ms).")
+        else:
+            section.summary.append(f"No batch measured stays within {row['budget_ms']:g} ms here.")
+    return section
+
+
+def report(out_dir=None, scale="full", functions=None, progress=None, reserve=False):
     """Run the default study and write the report folder; returns its path.
+
+    reserve: let the fault study grow the hugepage pools for its 2MB and 1GB
+    runs (root only), giving the pages back afterwards; without it, page
+    sizes whose pools lack free pages are skipped, saying so.
 
     Refuses a folder that already holds a report. Ctrl-C stops the study,
     and the report is written from what was measured, saying so.
@@ -172,82 +309,38 @@ def report(out_dir=None, scale="full", functions=None, progress=None):
     os.makedirs(out_dir, exist_ok=True)
 
     info = machine()
-    available = [k.name for k in kernels("clear") if k.available]
-    functions = list(functions) if functions else available
+    functions = list(functions) if functions else \
+        [k.name for k in kernels("clear") if k.available]
+    studies = [
+        lambda: _study_extents(out_dir, cfg, info, functions, progress),
+        lambda: _study_chunks(out_dir, cfg, info, functions, progress),
+        lambda: _study_faults(out_dir, cfg, info, functions, progress, reserve),
+        lambda: _study_advice(out_dir, cfg, info, functions, progress, scale != "full"),
+    ]
     start = time.monotonic()
-    interrupted = False
-
-    extent_list = cfg["extents"] or default_sizes(info)
-    extents = _run_points("memset", _extent_points(extent_list, functions),
-                          cfg["repeat"], cfg["warmup"])
-    extents.save(os.path.join(out_dir, "extents.json"))
-    interrupted = extents.interrupted
-
-    chunks = None
-    if not interrupted:
-        chunk_size = cfg["chunk_size"]
-        chunk_list = cfg["chunks"] or [1 << s for s in range(12, chunk_size.bit_length())]
-        chunk_functions = [f for f in cfg["chunk_kernels"] if f in available] or available[:1]
-        chunks = sweep("memset", {"function": chunk_functions, "size": [chunk_size],
-                                  "chunk": chunk_list, "loops": [cfg["chunk_loops"]]},
-                       repeat=cfg["repeat"], warmup=cfg["warmup"], progress=progress)
-        chunks.save(os.path.join(out_dir, "chunks.json"))
-        interrupted = chunks.interrupted
-
-    advice = None
-    if not interrupted:
+    sections = []
+    for study in studies:
         try:
-            advice = advise(quick=scale != "full")
+            sections.append(study())
         except KeyboardInterrupt:
-            interrupted = True
-        else:
-            _atomic_write(os.path.join(out_dir, "advice.json"),
-                          lambda f: json.dump(advice.to_json(), f, indent=1))
-
-    if len(extents):
-        plot_rates(extents, os.path.join(out_dir, "extents"),
-                   title="Clearing rate by extent (memset, each kernel)")
-    if chunks is not None and len(chunks):
-        plot_rates(chunks, os.path.join(out_dir, "chunks"),
-                   x=lambda r: r.params["chunk"] or r.params["size"], xlabel="chunk per call",
-                   title=f"Clearing {format_size(cfg['chunk_size'])} in chunks")
-    elapsed = time.monotonic() - start
-    summary_lines = _summarize(info, extents, chunks, cfg["chunk_size"], advice)
-    _write_markdown(out_dir, info, scale, elapsed, interrupted, summary_lines, extents, chunks,
-                    advice)
+            sections.append(Section("", [], [], interrupted=True))
+        if sections[-1].interrupted:
+            break
+    _write_markdown(out_dir, info, scale, time.monotonic() - start, sections)
     return out_dir
 
 
-def _write_markdown(out_dir, info, scale, elapsed, interrupted, summary_lines, extents, chunks,
-                    advice):
+def _write_markdown(out_dir, info, scale, elapsed, sections):
     md = [f"# pagezero report: {info['cpu_model']}", ""]
     md.append(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
               f"{elapsed:.0f} s of measuring. Rates are medians in GB/s (10^9 bytes/s).")
-    if interrupted:
+    if any(s.interrupted for s in sections):
         md += ["", "**Interrupted: this report covers only what was measured before Ctrl-C.**"]
-    md += ["", "## Summary", ""] + [f"- {line}" for line in summary_lines]
+    md += ["", "## Summary", ""] + [f"- {line}" for s in sections for line in s.summary]
     md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
-    if len(extents):
-        med = _medians(extents, extent_of)
-        xs = sorted({x for m in med.values() for x in m})
-        md += ["", "## Kernels by extent", "",
-               f"Each kernel clears an extent in one call, repeatedly; extents under "
-               f"{format_size(SMALL_REGION)} are cleared in extent-sized calls over a "
-               f"{format_size(SMALL_REGION)} region so the timing clock does not count.", ""]
-        md += _markdown_table(med, xs, "extent")
-        md += ["", "![rate by extent](extents.png)"]
-    if chunks is not None and len(chunks):
-        med = _medians(chunks, lambda r: r.params["chunk"] or r.params["size"])
-        xs = sorted({x for m in med.values() for x in m})
-        md += ["", "## Chunk study", "",
-               "One region cleared per loop in chunk-sized calls, as "
-               "`perf bench mem memset -k CHUNK`.", ""]
-        md += _markdown_table(med, xs, "chunk")
-        md += ["", "![rate by chunk](chunks.png)"]
-    if advice is not None:
-        md += ["", "## Advice", "", "From `pagezero advise`"
-               + (" (its quick sweep)" if scale != "full" else "") + ":", "", "```"]
-        md += advice.describe() + ["```"]
+    for s in sections:
+        if s.body:
+            md += ["", f"## {s.title}", ""] + s.body
     md += ["", "## Files", ""]
     md += [f"- `{name}`" for name in sorted(os.listdir(out_dir)) if not name.startswith(".")]
     _atomic_write(os.path.join(out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from . import bench
+from . import bench, fault, policy
 from .kernels import find_kernel
 from .results import ResultSet
 from .sysinfo import cache_bytes, llc_bytes, machine
@@ -57,8 +57,26 @@ def register(name, run, check=None):
     BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
 
 
+def _check_mmap(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
+                thp=False, clock="ns", latency=False, reserve=False):
+    p = fault.plan(size, page, loops, threads, seed, thp, clock, latency)
+    fault.check_workload(function)
+    fault.check_latency(p, function)
+
+
+def _check_batch(**params):
+    policy.plan_batch(**params)
+
+
+def _check_folio(**params):
+    policy.plan_folio(**params)
+
+
 register("memset", bench.memset, _check_mem("memset"))
 register("memcpy", bench.memcpy, _check_mem("memcpy"))
+register("mmap", fault.faults, _check_mmap)
+register("batch", policy.batch, _check_batch)
+register("folio", policy.folio, _check_folio)
 
 
 def _points(benchmark, grid):

@@ -259,11 +259,16 @@ def test_report_tiny(report_dir):
     assert "## Summary" in md and "## Machine" in md
     summary = md.split("## Summary", 1)[1].split("##", 1)[0]
     assert summary.strip().startswith("- ")  # at least one plain-words line
-    for name in ("extents.json", "chunks.json"):
+    for name in ("extents.json", "chunks.json", "faults.json"):
         rs = ResultSet.load(str(d / name))
         assert len(rs) > 0 and not rs.interrupted
-    check_plot(d / "extents")
-    assert "extents.png" in md
+    for stem in ("extents", "chunks", "faults"):
+        check_plot(d / stem)
+        assert f"{stem}.png" in md
+    assert "## Page faults" in md and "headroom" in summary
+    assert "## Advice" in md and "budget" in summary
+    advice = json.loads((d / "advice.json").read_text())
+    assert set(advice) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
 
 
 def test_report_refuses_an_existing_report(report_dir):

@@ -179,6 +179,55 @@ static int open_clock(struct pz_clock *c, const char *name)
 	return -1;
 }
 
+/* Tuples of C values -------------------------------------------------- */
+
+/* v[0], v[stride], ... v[(n - 1) * stride] as a tuple of ints: a column of a row-major table. */
+static PyObject *u64_tuple(const uint64_t *v, size_t n, size_t stride)
+{
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+	size_t i;
+
+	for (i = 0; t && i < n; i++) {
+		PyObject *x = PyLong_FromUnsignedLongLong(v[i * stride]);
+
+		if (!x) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, x);
+	}
+	return t;
+}
+
+/*
+ * The names of the C core's enumerations (features, clocks, strategies,
+ * cold methods) as a tuple of str, in enum order, keeping those @keep
+ * accepts (all when NULL).
+ */
+static PyObject *names_tuple(int n, const char *(*name_at)(int), int (*keep)(int))
+{
+	PyObject *names = PyList_New(0), *tuple;
+	int i;
+
+	for (i = 0; names && i < n; i++) {
+		PyObject *s;
+		int failed;
+
+		if (keep && !keep(i))
+			continue;
+		s = PyUnicode_FromString(name_at(i));
+		failed = !s || PyList_Append(names, s) < 0;
+		Py_XDECREF(s);
+		if (failed)
+			Py_CLEAR(names);
+	}
+	if (!names)
+		return NULL;
+	tuple = PyList_AsTuple(names);
+	Py_DECREF(names);
+	return tuple;
+}
+
 /* Kernels ------------------------------------------------------------- */
 
 static PyObject *kernel_row(const struct pz_kernel *k)
@@ -247,6 +296,16 @@ static PyObject *core_kernels(PyObject *self, PyObject *unused)
 	return rows;
 }
 
+static const char *feature_name_at(int i)
+{
+	return pz_feature_name((unsigned)i);
+}
+
+static int feature_detected(int i)
+{
+	return (int)((pz_cpu_features() >> i) & 1);
+}
+
 PyDoc_STRVAR(cpu_features__doc__,
 "cpu_features()\n--\n\n"
 "Names of the CPU features pagezero's kernels care about that this CPU\n"
@@ -254,28 +313,7 @@ PyDoc_STRVAR(cpu_features__doc__,
 
 static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 {
-	uint64_t f = pz_cpu_features();
-	PyObject *names = PyList_New(0), *tuple;
-	unsigned i;
-
-	if (!names)
-		return NULL;
-	for (i = 0; i < PZ_FEAT_COUNT; i++) {
-		PyObject *name;
-
-		if (!(f & (1ull << i)))
-			continue;
-		name = PyUnicode_FromString(pz_feature_name(i));
-		if (!name || PyList_Append(names, name) < 0) {
-			Py_XDECREF(name);
-			Py_DECREF(names);
-			return NULL;
-		}
-		Py_DECREF(name);
-	}
-	tuple = PyList_AsTuple(names);
-	Py_DECREF(names);
-	return tuple;
+	return names_tuple(PZ_FEAT_COUNT, feature_name_at, feature_detected);
 }
 
 /* Direct kernel calls -------------------------------------------------- */
@@ -401,7 +439,7 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args)
 {
 	const char *kind_s, *name, *clock_s;
 	Py_ssize_t size, chunk;
-	unsigned int shift, loops, i;
+	unsigned int shift, loops;
 	int thp, value, ret;
 	enum pz_kernel_kind kind;
 	struct pz_mem_params p;
@@ -459,16 +497,7 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args)
 		goto out;
 	}
 
-	result = PyTuple_New(loops);
-	for (i = 0; result && i < loops; i++) {
-		PyObject *v = PyLong_FromUnsignedLongLong(samples[i]);
-
-		if (!v) {
-			Py_CLEAR(result);
-			break;
-		}
-		PyTuple_SET_ITEM(result, i, v);
-	}
+	result = u64_tuple(samples, loops, 1);
 out:
 	PyMem_Free(samples);
 	return result;
@@ -492,21 +521,14 @@ static PyObject *core_check_clock(PyObject *self, PyObject *arg)
 
 PyDoc_STRVAR(clocks__doc__, "clocks()\n--\n\nThe clock names, default first.");
 
+static const char *clock_name_at(int i)
+{
+	return pz_clock_name((enum pz_clock_id)i);
+}
+
 static PyObject *core_clocks(PyObject *self, PyObject *unused)
 {
-	PyObject *t = PyTuple_New(PZ_CLOCK_COUNT);
-	int i;
-
-	for (i = 0; t && i < PZ_CLOCK_COUNT; i++) {
-		PyObject *s = PyUnicode_FromString(pz_clock_name((enum pz_clock_id)i));
-
-		if (!s) {
-			Py_CLEAR(t);
-			break;
-		}
-		PyTuple_SET_ITEM(t, i, s);
-	}
-	return t;
+	return names_tuple(PZ_CLOCK_COUNT, clock_name_at, NULL);
 }
 
 PyDoc_STRVAR(tsc_hz__doc__,
@@ -624,43 +646,18 @@ static PyObject *steps_tuple(const struct pz_step_log *log)
 	return t;
 }
 
-/* v[0], v[stride], ... v[(n - 1) * stride] as a tuple of ints: a column of a row-major table. */
-static PyObject *u64_tuple(const uint64_t *v, size_t n, size_t stride)
-{
-	PyObject *t = PyTuple_New((Py_ssize_t)n);
-	size_t i;
-
-	for (i = 0; t && i < n; i++) {
-		PyObject *x = PyLong_FromUnsignedLongLong(v[i * stride]);
-
-		if (!x) {
-			Py_CLEAR(t);
-			break;
-		}
-		PyTuple_SET_ITEM(t, (Py_ssize_t)i, x);
-	}
-	return t;
-}
-
 PyDoc_STRVAR(strategies__doc__,
 "strategies()\n--\n\n"
 "The folio clearing strategies, in the C core's order.");
 
+static const char *strategy_name_at(int i)
+{
+	return pz_strategy_name((enum pz_strategy)i);
+}
+
 static PyObject *core_strategies(PyObject *self, PyObject *unused)
 {
-	PyObject *t = PyTuple_New(PZ_STRATEGY_COUNT);
-	int i;
-
-	for (i = 0; t && i < PZ_STRATEGY_COUNT; i++) {
-		PyObject *s = PyUnicode_FromString(pz_strategy_name((enum pz_strategy)i));
-
-		if (!s) {
-			Py_CLEAR(t);
-			break;
-		}
-		PyTuple_SET_ITEM(t, i, s);
-	}
-	return t;
+	return names_tuple(PZ_STRATEGY_COUNT, strategy_name_at, NULL);
 }
 
 PyDoc_STRVAR(cold_methods__doc__,
@@ -669,28 +666,19 @@ PyDoc_STRVAR(cold_methods__doc__,
 "preferred first: 'clflush' (x86-64) and 'evict' (read a buffer larger\n"
 "than the LLC).");
 
+static const char *cold_name_at(int i)
+{
+	return pz_cold_name((enum pz_cold)i);
+}
+
+static int cold_available_at(int i)
+{
+	return pz_cold_available((enum pz_cold)i);
+}
+
 static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
 {
-	PyObject *names = PyList_New(0), *t;
-	int i;
-
-	for (i = 0; names && i < PZ_COLD_COUNT; i++) {
-		PyObject *s;
-		int failed;
-
-		if (!pz_cold_available((enum pz_cold)i))
-			continue;
-		s = PyUnicode_FromString(pz_cold_name((enum pz_cold)i));
-		failed = !s || PyList_Append(names, s) < 0;
-		Py_XDECREF(s);
-		if (failed)
-			Py_CLEAR(names);
-	}
-	if (!names)
-		return NULL;
-	t = PyList_AsTuple(names);
-	Py_DECREF(names);
-	return t;
+	return names_tuple(PZ_COLD_COUNT, cold_name_at, cold_available_at);
 }
 
 PyDoc_STRVAR(policy_constants__doc__,

@@ -471,6 +471,18 @@ COMMANDS = {
 }
 
 
+def _add_clock_options(p):
+    p.add_argument("-c", "--cycles", action="store_true",
+                   help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
+    p.add_argument("--clock", default=None,
+                   help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+
+
+def _add_output_option(p):
+    p.add_argument("-o", "--output", metavar="FILE.json",
+                   help="also save every result, with its samples and the machine, as JSON")
+
+
 def _add_mem_options(p, benchmark):
     p.add_argument("-s", "--size", default="1GB",
                    help="bytes per loop; units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)")
@@ -482,10 +494,7 @@ def _add_mem_options(p, benchmark):
                    help="kernel to run, 'all' (default) or 'help' to list them")
     p.add_argument("-l", "--nr_loops", default="10",
                    help="timed loops over the whole size, one sample each (default: 10)")
-    p.add_argument("-c", "--cycles", action="store_true",
-                   help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
-    p.add_argument("--clock", choices=None, default=None,
-                   help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+    _add_clock_options(p)
     if benchmark == "memset":
         p.add_argument("--value", default="0",
                        help="fill byte 0..255 (default 0), or 'loop' to write the loop "
@@ -494,8 +503,7 @@ def _add_mem_options(p, benchmark):
                    help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
     p.add_argument("--format", default="default", choices=["default", "simple"],
                    help="default: perf's text; simple: only the number")
-    p.add_argument("-o", "--output", metavar="FILE.json",
-                   help="also save every result, with its samples and the machine, as JSON")
+    _add_output_option(p)
 
 
 def _add_mmap_options(p):
@@ -508,10 +516,7 @@ def _add_mmap_options(p):
                    help="workload: demand, populate, populate-write, 'all' (default) or 'help'")
     p.add_argument("-l", "--nr_loops", default="10",
                    help="timed map + fault loops, one sample each (default: 10)")
-    p.add_argument("-c", "--cycles", action="store_true",
-                   help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
-    p.add_argument("--clock", default=None,
-                   help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+    _add_clock_options(p)
     p.add_argument("-r", "--randomize", default="0", metavar="SEED",
                    help="demand: write a random byte of each page, drawn as rand() after "
                         "srand(SEED + thread) (default: 0, byte 0 of each page)")
@@ -529,8 +534,7 @@ def _add_mmap_options(p):
                         "it afterwards")
     p.add_argument("--format", default="default", choices=["default", "simple"],
                    help="default: perf's text; simple: only the number")
-    p.add_argument("-o", "--output", metavar="FILE.json",
-                   help="also save every result, with its samples and the machine, as JSON")
+    _add_output_option(p)
 
 
 def build_parser():
@@ -580,8 +584,7 @@ def build_parser():
                         "where the CPU has it)")
     f.add_argument("--format", default="default", choices=["default", "simple", "json"],
                    help="simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy")
-    f.add_argument("-o", "--output", metavar="FILE.json",
-                   help="also save every result, with its samples and the machine, as JSON")
+    _add_output_option(f)
 
     text = "clear a region in clear_pages() batches and time every batch"
     b = sub.add_parser("batch", help=text, description=text)
@@ -597,8 +600,7 @@ def build_parser():
                    help="sched_yield() after each batch, as cond_resched()")
     b.add_argument("--format", default="default", choices=["default", "simple", "json"],
                    help="simple: 'rate worst_ms p99_ms' per batch")
-    b.add_argument("-o", "--output", metavar="FILE.json",
-                   help="also save every result, with its samples and the machine, as JSON")
+    _add_output_option(b)
 
     text = "sweep this machine and advise kernels, the cache knee and batch sizes"
     a = sub.add_parser("advise", help=text, description=text)

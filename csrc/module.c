@@ -7,6 +7,7 @@
  * OSError carrying errno) with a message that names the cause and the fix.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
 #include <Python.h>
 
 #include <errno.h>
@@ -14,7 +15,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "bench.h"
+#include "cache.h"
+#include "counters.h"
+#include "numa.h"
+#include "threads.h"
 #include "clock.h"
 #include "cpu.h"
 #include "fault.h"
@@ -1325,6 +1333,517 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *args)
 }
 
 
+/* Measured conditions: cold caches, threads, NUMA, counters ------------- */
+
+static int parse_flush(const char *name, enum pz_flush *m)
+{
+	int id;
+
+	if (!name || !*name) {
+		*m = pz_flush_best();
+		return 0;
+	}
+	id = pz_flush_lookup(name);
+	if (id < 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "unknown cold method '%s' (expected clflushopt, clflush or evict)", name);
+		return -1;
+	}
+	if (!pz_flush_available((enum pz_flush)id)) {
+		PyErr_Format(UnavailableError, "this CPU cannot flush with %s; use evict", name);
+		return -1;
+	}
+	*m = (enum pz_flush)id;
+	return 0;
+}
+
+/* threads CPU numbers from a sequence of ints, or NULL for an empty one. */
+static int get_cpus(PyObject *seq, unsigned threads, int **cpus)
+{
+	PyObject *fast = PySequence_Fast(seq, "cpus must be a sequence of ints");
+	Py_ssize_t i, n;
+
+	*cpus = NULL;
+	if (!fast)
+		return -1;
+	n = PySequence_Fast_GET_SIZE(fast);
+	if (n && (size_t)n != threads) {
+		PyErr_Format(PyExc_ValueError, "%zd cpus given for %u threads", n, threads);
+		goto fail;
+	}
+	if (n) {
+		*cpus = PyMem_Calloc((size_t)n, sizeof(**cpus));
+		if (!*cpus) {
+			PyErr_NoMemory();
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		long c = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+
+		if (c == -1 && PyErr_Occurred())
+			goto fail;
+		if (c < 0 || c >= CPU_SETSIZE) {
+			PyErr_Format(PyExc_ValueError, "cpu %ld out of range", c);
+			goto fail;
+		}
+		(*cpus)[i] = (int)c;
+	}
+	Py_DECREF(fast);
+	return 0;
+fail:
+	PyMem_Free(*cpus);
+	*cpus = NULL;
+	Py_DECREF(fast);
+	return -1;
+}
+
+static int alloc_out(struct pz_run_out *o, unsigned threads, unsigned loops, int counters)
+{
+	size_t n = (size_t)threads * loops;
+
+	memset(o, 0, sizeof(*o));
+	o->failed_counter = PZ_CTR_COUNT;
+	o->samples = PyMem_Calloc(n, sizeof(uint64_t));
+	o->start = PyMem_Calloc(n, sizeof(uint64_t));
+	o->end = PyMem_Calloc(n, sizeof(uint64_t));
+	if (counters)
+		o->counters = PyMem_Calloc(n * PZ_CTR_COUNT, sizeof(uint64_t));
+	if (!o->samples || !o->start || !o->end || (counters && !o->counters)) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
+}
+
+static void free_out(struct pz_run_out *o)
+{
+	PyMem_Free(o->samples);
+	PyMem_Free(o->start);
+	PyMem_Free(o->end);
+	PyMem_Free(o->counters);
+}
+
+/* The exception for a failed threaded run. */
+static PyObject *threads_error(int ret, const struct pz_run_params *p, const struct pz_run_out *o)
+{
+	if (p->counters && o->failed_counter < PZ_CTR_COUNT)
+		return PyErr_Format(UnavailableError,
+				    "--counters needs hardware performance counters, and "
+				    "perf_event_open(%s) failed: %s (no PMU on this machine, as on "
+				    "most VMs, or kernel.perf_event_paranoid forbids it)",
+				    pz_counter_name(o->failed_counter), strerror(-ret));
+	if (ret == -EINVAL && p->cpus)
+		return PyErr_Format(PyExc_ValueError,
+				    "could not pin the threads to their CPUs (sched_setaffinity: %s)",
+				    strerror(-ret));
+	if (ret == -EAGAIN)
+		return PyErr_Format(PagezeroError, "could not start %u threads", p->threads);
+	if (p->node >= 0 && (ret == -EINVAL || ret == -EIO || ret == -EPERM))
+		return PyErr_Format(PyExc_ValueError, "could not bind the buffer to node %d "
+				    "(mbind: %s)", p->node, strerror(-ret));
+	return mapping_error(ret, p->size, p->page_shift,
+			     (p->kernel->kind == PZ_KIND_COPY ? 2u : 1u) *
+			     (p->mode == PZ_THREADS_PRIVATE ? p->threads : 1u));
+}
+
+/*
+ * One sample per loop for the whole run: with threads, from the first
+ * thread's start to the last one's end (hot), or the slowest thread's sum
+ * of chunk times (cold: the flushes between chunks are not clearing time).
+ */
+static PyObject *threads_result(const struct pz_run_params *p, const struct pz_run_out *o)
+{
+	const unsigned T = p->threads, L = p->loops;
+	PyObject *agg = PyTuple_New(L), *per = PyTuple_New(T), *d = NULL, *ctr = NULL;
+	unsigned t, i, j;
+
+	if (!agg || !per)
+		goto fail;
+	for (i = 0; i < L; i++) {
+		uint64_t lo = UINT64_MAX, hi = 0, slowest = 0;
+		PyObject *v;
+
+		for (t = 0; t < T; t++) {
+			size_t k = (size_t)t * L + i;
+
+			lo = PZ_MIN(lo, o->start[k]);
+			hi = o->end[k] > hi ? o->end[k] : hi;
+			slowest = o->samples[k] > slowest ? o->samples[k] : slowest;
+		}
+		v = PyLong_FromUnsignedLongLong(p->cold ? slowest : hi - lo);
+		if (!v)
+			goto fail;
+		PyTuple_SET_ITEM(agg, i, v);
+	}
+	for (t = 0; t < T; t++) {
+		PyObject *row = u64_tuple(o->samples + (size_t)t * L, L, 1);
+
+		if (!row)
+			goto fail;
+		PyTuple_SET_ITEM(per, t, row);
+	}
+	if (o->counters) {
+		ctr = PyDict_New();
+		for (j = 0; ctr && j < PZ_CTR_COUNT; j++) {
+			PyObject *row = PyTuple_New(L);
+
+			for (i = 0; row && i < L; i++) {
+				uint64_t sum = 0;
+				PyObject *v;
+
+				for (t = 0; t < T; t++)
+					sum += o->counters[((size_t)t * L + i) * PZ_CTR_COUNT + j];
+				v = PyLong_FromUnsignedLongLong(sum);
+				if (!v) {
+					Py_CLEAR(row);
+					break;
+				}
+				PyTuple_SET_ITEM(row, i, v);
+			}
+			if (!row || PyDict_SetItemString(ctr, pz_counter_name(j), row) < 0) {
+				Py_XDECREF(row);
+				goto fail;
+			}
+			Py_DECREF(row);
+		}
+		if (!ctr)
+			goto fail;
+	} else {
+		ctr = Py_None;
+		Py_INCREF(ctr);
+	}
+	d = Py_BuildValue("{sOsOsOss}", "samples", agg, "thread_samples", per, "counters", ctr,
+			  "cold_method", p->cold ? pz_flush_name(p->flush.method) : "");
+fail:
+	Py_XDECREF(agg);
+	Py_XDECREF(per);
+	Py_XDECREF(ctr);
+	return d;
+}
+
+PyDoc_STRVAR(bench_threads__doc__,
+"bench_threads(kind, kernel, size, chunk, page_shift, thp, loops, clock, value, *,\n"
+"              cold=False, flush='', evict_bytes=0, threads=1, mode='shared',\n"
+"              cpus=(), node=-1, counters=False)\n--\n\n"
+"memset ('clear') or memcpy ('copy') under measured conditions, in C with\n"
+"the GIL released. cold flushes each chunk before its kernel call (flush:\n"
+"clflushopt, clflush, evict, or '' for the best; evict reads evict_bytes);\n"
+"threads clear disjoint parts of one region ('shared') or their own\n"
+"regions ('private'), pinned to cpus when given; node binds the buffers;\n"
+"counters reads hardware counters around each loop. Returns a dict:\n"
+"samples (one per loop for the whole run), thread_samples, counters\n"
+"(name -> per-loop deltas summed over threads, or None), cold_method.");
+
+static PyObject *core_bench_threads(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"kind", "kernel", "size", "chunk", "page_shift", "thp", "loops",
+				 "clock", "value", "cold", "flush", "evict_bytes", "threads",
+				 "mode", "cpus", "node", "counters", NULL};
+	const char *kind_s, *name, *clock_s, *flush_s = "", *mode_s = "shared";
+	Py_ssize_t size, chunk, evict_bytes = 0;
+	unsigned int shift, loops, threads = 1;
+	int thp, value, cold = 0, node = -1, counters = 0, ret;
+	PyObject *cpus_obj = NULL, *result = NULL;
+	enum pz_kernel_kind kind;
+	struct pz_run_params p;
+	struct pz_run_out out;
+	struct pz_clock clock;
+	int *cpus = NULL;
+
+	memset(&out, 0, sizeof(out));
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "ssnnIiIsi|$pznIsOip:bench_threads", kwlist,
+					 &kind_s, &name, &size, &chunk, &shift, &thp, &loops,
+					 &clock_s, &value, &cold, &flush_s, &evict_bytes, &threads,
+					 &mode_s, &cpus_obj, &node, &counters))
+		return NULL;
+	memset(&p, 0, sizeof(p));
+	if (parse_kind(kind_s, &kind) < 0 || check_page_shift(shift) < 0 ||
+	    check_thp(thp, shift) < 0)
+		return NULL;
+	if (size <= 0 || chunk <= 0 || chunk > size || loops == 0) {
+		PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size and loops > 0 "
+			     "(size %zd, chunk %zd, loops %u)", size, chunk, loops);
+		return NULL;
+	}
+	if (threads == 0 || threads > PZ_MAX_THREADS) {
+		PyErr_Format(PyExc_ValueError, "threads must be 1..%u, not %u", PZ_MAX_THREADS,
+			     threads);
+		return NULL;
+	}
+	if (strcmp(mode_s, "shared") && strcmp(mode_s, "private")) {
+		PyErr_Format(PyExc_ValueError, "threads mode '%s' is not shared or private", mode_s);
+		return NULL;
+	}
+	p.mode = strcmp(mode_s, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
+	if (p.mode == PZ_THREADS_SHARED && threads > 1 && (size_t)size / threads < 4096) {
+		PyErr_Format(PyExc_ValueError, "size %zd is too small for %u threads: each needs "
+			     "at least 4KB of it", size, threads);
+		return NULL;
+	}
+	p.kernel = usable_kernel(kind, name);
+	if (!p.kernel)
+		return NULL;
+	if (kind == PZ_KIND_FILL && check_fill_value(p.kernel, value, 1) < 0)
+		return NULL;
+	if (cold && parse_flush(flush_s, &p.flush.method) < 0)
+		return NULL;
+	if (cold && p.flush.method == PZ_FLUSH_EVICT) {
+		if (evict_bytes <= 0) {
+			PyErr_SetString(PyExc_ValueError, "evicting needs evict_bytes > 0 (2x the LLC)");
+			return NULL;
+		}
+		p.flush.evict_len = (size_t)evict_bytes;
+	}
+	if (cpus_obj && get_cpus(cpus_obj, threads, &cpus) < 0)
+		return NULL;
+	p.size = (size_t)size;
+	p.chunk = (size_t)chunk;
+	p.page_shift = shift;
+	p.thp = (enum pz_thp)thp;
+	p.loops = loops;
+	p.value = value;
+	p.cold = cold;
+	p.threads = threads;
+	p.cpus = cpus;
+	p.node = node;
+	p.counters = counters;
+
+	if (alloc_out(&out, threads, loops, counters) < 0)
+		goto out;
+	if (open_clock(&clock, clock_s) < 0)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_threads(&p, &clock, &out);
+	Py_END_ALLOW_THREADS
+	pz_clock_close(&clock);
+	if (ret)
+		threads_error(ret, &p, &out);
+	else
+		result = threads_result(&p, &out);
+out:
+	free_out(&out);
+	PyMem_Free(cpus);
+	return result;
+}
+
+/* The test hook's log: every event of every thread, in arrival order. */
+struct trace {
+	pthread_mutex_t lock;
+	const char *base;
+	size_t n, cap;
+	struct { unsigned t; int ev; size_t off, len; } *e;
+};
+
+static void record_event(void *ctx, unsigned thread, enum pz_run_event ev, const void *p,
+			 size_t len)
+{
+	struct trace *tr = ctx;
+
+	pthread_mutex_lock(&tr->lock);
+	if (tr->n < tr->cap) {
+		tr->e[tr->n].t = thread;
+		tr->e[tr->n].ev = ev;
+		tr->e[tr->n].off = p ? (size_t)((const char *)p - tr->base) : 0;
+		tr->e[tr->n].len = len;
+		tr->n++;
+	}
+	pthread_mutex_unlock(&tr->lock);
+}
+
+PyDoc_STRVAR(run_threads_on__doc__,
+"run_threads_on(buffer, kernel, threads, chunk, loops, value, value_step, cold, flush,\n"
+"               evict_bytes=0)\n--\n\n"
+"Test hook: run the threaded clear (shared mode) on a writable buffer the\n"
+"caller mapped, thread t writing value + t * value_step, and return the\n"
+"events every thread reported, in order: (thread, event, offset, length)\n"
+"with event 'start' (length: threads past the barrier), 'flush' or 'clear'.");
+
+static PyObject *core_run_threads_on(PyObject *self, PyObject *args)
+{
+	static const char *const ev_names[] = { "start", "flush", "clear" };
+	PyObject *obj, *result = NULL;
+	const char *name, *flush_s;
+	unsigned int threads, loops;
+	Py_ssize_t chunk, evict_bytes = 0;
+	int value, step, cold, ret;
+	struct pz_run_params p;
+	struct pz_run_out out;
+	struct pz_clock clock;
+	struct pz_region evict = { 0 };
+	struct trace tr = { .n = 0 };
+	Py_buffer view;
+	char *dst;
+	size_t i;
+
+	if (!PyArg_ParseTuple(args, "OsInIiipz|n:run_threads_on", &obj, &name, &threads, &chunk,
+			      &loops, &value, &step, &cold, &flush_s, &evict_bytes))
+		return NULL;
+	if (get_writable(obj, &view, "buffer") < 0)
+		return NULL;
+	memset(&p, 0, sizeof(p));
+	memset(&out, 0, sizeof(out));
+	p.kernel = usable_kernel(PZ_KIND_FILL, name);
+	if (!p.kernel || (cold && parse_flush(flush_s, &p.flush.method) < 0))
+		goto out_view;
+	if (threads == 0 || threads > PZ_MAX_THREADS || loops == 0 || chunk <= 0 ||
+	    view.len <= 0 || (size_t)view.len / threads < 4096) {
+		PyErr_SetString(PyExc_ValueError, "need 1..1024 threads, loops and chunk > 0, "
+				"and at least 4KB of buffer per thread");
+		goto out_view;
+	}
+	p.size = (size_t)view.len;
+	p.chunk = (size_t)chunk;
+	p.loops = loops;
+	p.value = value;
+	p.value_step = step;
+	p.cold = cold;
+	p.threads = threads;
+	p.mode = PZ_THREADS_SHARED;
+	p.node = -1;
+	p.hook = record_event;
+	p.hook_ctx = &tr;
+	tr.base = view.buf;
+	tr.cap = (size_t)threads + 2 * (size_t)loops * ((p.size + p.chunk - 1) / p.chunk + threads);
+	tr.e = PyMem_Calloc(tr.cap, sizeof(*tr.e));
+	if (!tr.e) {
+		PyErr_NoMemory();
+		goto out_view;
+	}
+	if (cold && p.flush.method == PZ_FLUSH_EVICT) {
+		ret = pz_region_map(&evict, evict_bytes > 0 ? (size_t)evict_bytes : 1u << 20,
+				    PZ_PAGE_SHIFT_4KB, PZ_THP_SYSTEM, 1, 0);
+		if (ret) {
+			mapping_error(ret, (size_t)evict_bytes, PZ_PAGE_SHIFT_4KB, 1);
+			goto out_trace;
+		}
+		p.flush.evict = evict.addr;
+		p.flush.evict_len = evict.size;
+	}
+	if (alloc_out(&out, threads, loops, 0) < 0 || open_clock(&clock, "ns") < 0)
+		goto out_trace;
+	pthread_mutex_init(&tr.lock, NULL);
+	dst = view.buf;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_run_threads(&p, &clock, &dst, NULL, &out);
+	Py_END_ALLOW_THREADS
+	pthread_mutex_destroy(&tr.lock);
+	pz_clock_close(&clock);
+	if (ret) {
+		errno = -ret;
+		PyErr_SetFromErrno(PyExc_OSError);
+		goto out_trace;
+	}
+	result = PyList_New((Py_ssize_t)tr.n);
+	for (i = 0; result && i < tr.n; i++) {
+		PyObject *row = Py_BuildValue("(Isnn)", tr.e[i].t, ev_names[tr.e[i].ev],
+					      (Py_ssize_t)tr.e[i].off, (Py_ssize_t)tr.e[i].len);
+
+		if (!row) {
+			Py_CLEAR(result);
+			break;
+		}
+		PyList_SET_ITEM(result, (Py_ssize_t)i, row);
+	}
+out_trace:
+	pz_region_unmap(&evict);
+	free_out(&out);
+	PyMem_Free(tr.e);
+out_view:
+	PyBuffer_Release(&view);
+	return result;
+}
+
+PyDoc_STRVAR(cache_methods__doc__,
+"cache_methods()\n--\n\n"
+"The ways cold mode can get a target out of the caches, best first, as\n"
+"(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
+
+static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_FLUSH_COUNT);
+	int i;
+
+	for (i = 0; t && i < PZ_FLUSH_COUNT; i++) {
+		PyObject *row = Py_BuildValue("(sO)", pz_flush_name((enum pz_flush)i),
+					      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
+
+		if (!row) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, row);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(counter_names__doc__,
+"counter_names()\n--\n\nThe hardware counters --counters reads, in perf's names.");
+
+static PyObject *core_counter_names(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_CTR_COUNT);
+	unsigned i;
+
+	for (i = 0; t && i < PZ_CTR_COUNT; i++) {
+		PyObject *s = PyUnicode_FromString(pz_counter_name(i));
+
+		if (!s) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, s);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(numa_bind__doc__,
+"numa_bind(buffer, node)\n--\n\n"
+"Bind a writable buffer's pages to a NUMA node (mbind MPOL_BIND, moving any\n"
+"already there). OSError with the errno on failure.");
+
+static PyObject *core_numa_bind(PyObject *self, PyObject *args)
+{
+	PyObject *obj;
+	Py_buffer view;
+	int node, ret;
+
+	if (!PyArg_ParseTuple(args, "Oi:numa_bind", &obj, &node) ||
+	    get_writable(obj, &view, "buffer") < 0)
+		return NULL;
+	ret = pz_numa_bind(view.buf, (size_t)view.len, node);
+	PyBuffer_Release(&view);
+	if (ret) {
+		errno = -ret;
+		return PyErr_SetFromErrno(PyExc_OSError);
+	}
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(numa_policy__doc__,
+"numa_policy(buffer)\n--\n\n"
+"(mode, first node of the mask, node of the first page) for the mapping\n"
+"holding the buffer's first byte, read back with get_mempolicy(MPOL_F_ADDR)\n"
+"and get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR). mode 2 is MPOL_BIND.");
+
+static PyObject *core_numa_policy(PyObject *self, PyObject *arg)
+{
+	Py_buffer view;
+	int mode = -1, first = -1, node = -1, ret;
+
+	if (get_writable(arg, &view, "buffer") < 0)
+		return NULL;
+	ret = pz_numa_policy(view.buf, &mode, &first);
+	if (!ret)
+		ret = pz_numa_node_of(view.buf, &node);
+	PyBuffer_Release(&view);
+	if (ret) {
+		errno = -ret;
+		return PyErr_SetFromErrno(PyExc_OSError);
+	}
+	return Py_BuildValue("(iii)", mode, first, node);
+}
+
 /* Region --------------------------------------------------------------- */
 
 typedef struct {
@@ -1517,6 +2036,13 @@ static PyMethodDef core_methods[] = {
 	{"fault_workloads", core_fault_workloads, METH_NOARGS, fault_workloads__doc__},
 	{"bench_fault", core_bench_fault, METH_VARARGS, bench_fault__doc__},
 	{"fault_pass", core_fault_pass, METH_VARARGS, fault_pass__doc__},
+	{"bench_threads", (PyCFunction)(void (*)(void))core_bench_threads,
+	 METH_VARARGS | METH_KEYWORDS, bench_threads__doc__},
+	{"run_threads_on", core_run_threads_on, METH_VARARGS, run_threads_on__doc__},
+	{"cache_methods", core_cache_methods, METH_NOARGS, cache_methods__doc__},
+	{"counter_names", core_counter_names, METH_NOARGS, counter_names__doc__},
+	{"numa_bind", core_numa_bind, METH_VARARGS, numa_bind__doc__},
+	{"numa_policy", core_numa_policy, METH_O, numa_policy__doc__},
 	{NULL, NULL, 0, NULL}
 };
 

@@ -17,7 +17,7 @@ import sys
 
 from . import _core, cli_analysis, fault
 from .advise import DEFAULT_BUDGETS_MS, advise
-from .bench import plan, run
+from .bench import plan, run, thread_spread
 from .kernels import find_kernel, kernels
 from .policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
                      plan_folio, run_batch, run_folio)
@@ -113,7 +113,28 @@ def _print_result(args, kernel, result, benchmark, first):
         print(f" {result.cycles_per_byte:14f} cycles/byte")
     else:
         print(format_rate(result.bytes_per_sec))
+    _print_conditions(result)
     sys.stdout.flush()
+
+
+def _print_conditions(result):
+    """What cold mode, threads and counters add below perf's lines."""
+    d = result.details
+    if "cold_method" in d:
+        print(f"# cache cold: every chunk flushed with {d['cold_method']} before its "
+              f"timed call (the flushes are not timed)")
+    if len(d.get("thread_samples", ())) > 1:
+        mean, spread = thread_spread(result)
+        mode = result.params.get("threads_mode", "shared")
+        where = "parts of one region" if mode == "shared" else "their own regions"
+        print(f"# {len(d['thread_samples'])} threads on CPUs {', '.join(map(str, d['cpus']))} "
+              f"clearing {where}: aggregate above")
+        if mean is not None:
+            print(f" {mean / (1 << 30):14f} GB/sec/thread ( +- {spread:.2f}% )")
+    if "counters" in d:
+        loops = len(result.samples)
+        for name, values in d["counters"].items():
+            print(f"# {name}: {sum(values) / loops:.0f} per loop")
 
 
 def _cmd_mem(args, benchmark):
@@ -130,7 +151,13 @@ def _cmd_mem(args, benchmark):
     # Check everything before running anything, so a bad argument never
     # follows part of a run (or notes about kernels that -f all skips).
     job = plan(benchmark, size=args.size, page=args.page, chunk=args.chunk, loops=loops,
-               clock=args.clock, value=value, thp=True if args.thp else False)
+               clock=args.clock, value=value, thp=True if args.thp else False,
+               cache=args.cache, threads=_parse_whole(args.threads, "threads"),
+               threads_mode=args.threads_mode,
+               node=None if args.node is None else _parse_whole(args.node, "node"),
+               cpu_node=None if args.cpu_node is None else _parse_whole(args.cpu_node,
+                                                                         "cpu node"),
+               counters=args.counters)
 
     results = []
     try:
@@ -501,6 +528,22 @@ def _add_mem_options(p, benchmark):
                             "index as perf does")
     p.add_argument("--thp", action="store_true",
                    help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
+    p.add_argument("--cache", default="hot", choices=["hot", "cold"],
+                   help="hot: the same buffer every loop, as perf (default); cold: flush each "
+                        "chunk from the caches before its timed call (clflushopt/clflush, "
+                        "elsewhere evict), timing each chunk")
+    p.add_argument("-t", "--threads", default="1",
+                   help="threads, each pinned to its own CPU, started together (default: 1)")
+    p.add_argument("--threads-mode", default="shared", choices=["shared", "private"],
+                   help="shared: disjoint parts of one region (default); private: a region "
+                        "of --size each")
+    p.add_argument("--node", default=None,
+                   help="bind the buffers to this NUMA node (mbind)")
+    p.add_argument("--cpu-node", default=None,
+                   help="run the threads on this NUMA node's CPUs")
+    p.add_argument("--counters", action="store_true",
+                   help="read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles "
+                        "and instructions around each loop (needs a PMU)")
     p.add_argument("--format", default="default", choices=["default", "simple"],
                    help="default: perf's text; simple: only the number")
     _add_output_option(p)

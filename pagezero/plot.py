@@ -11,7 +11,7 @@ from .comparison import compare
 from .sysinfo import cache_bytes, llc_bytes
 from .units import format_size
 
-__all__ = ["plot_rates", "plot_bars", "plot_comparison", "extent_of"]
+__all__ = ["plot_rates", "plot_bars", "plot_comparison", "plot_scaling", "extent_of"]
 
 BATCHES = {"8MB batch": 8 << 20, "32MB batch": 32 << 20}
 
@@ -152,4 +152,31 @@ def plot_comparison(sets, names, stem, title="Comparison"):
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(_title(title, sets[0]), fontsize=10)
+    return _save(fig, stem)
+
+
+def plot_scaling(rs, stem, title="Clearing with several CPUs"):
+    """Aggregate rate against thread count (bench.scaling()), with the ideal
+    line: one thread's rate times the count, which shared memory bandwidth
+    bends away from."""
+    from .bench import thread_spread
+
+    plt = _pyplot()
+    points = sorted((r.params.get("threads", 1), r) for r in rs)
+    if not points:
+        raise ValueError("nothing to plot in this result set")
+    xs = [n for n, _ in points]
+    agg = [r.bytes_per_sec / 1e9 for _, r in points]
+    per = [(thread_spread(r)[0] or r.bytes_per_sec) / 1e9 for _, r in points]
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    ax.plot(xs, agg, marker="o", label="aggregate (first start to last end)")
+    ax.plot(xs, per, marker="s", linestyle="--", label="per thread (mean)")
+    ax.plot(xs, [agg[0] * n / xs[0] for n in xs], color="grey", linestyle=":",
+            label="ideal (one thread's rate x threads)")
+    ax.set_xlabel("threads (each pinned to its own CPU)")
+    ax.set_xticks(xs)
+    ax.set_ylabel("rate (GB/s, 10^9 bytes/s)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(title, rs), fontsize=10)
     return _save(fig, stem)

@@ -12,7 +12,7 @@ import pagezero
 from pagezero import _core
 from pagezero.bench import choose_cpus, numa_nodes, scaling, thread_rates, thread_spread
 
-from conftest import available_kernels, run_python
+from conftest import run_python
 
 CPUS = len(os.sched_getaffinity(0))
 FILL = "generic"   # any fill byte, on every architecture

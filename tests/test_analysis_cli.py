@@ -259,13 +259,15 @@ def test_report_tiny(report_dir):
     assert "## Summary" in md and "## Machine" in md
     summary = md.split("## Summary", 1)[1].split("##", 1)[0]
     assert summary.strip().startswith("- ")  # at least one plain-words line
-    for name in ("extents.json", "chunks.json", "faults.json"):
+    for name in ("extents.json", "chunks.json", "cold.json", "threads.json", "faults.json"):
         rs = ResultSet.load(str(d / name))
         assert len(rs) > 0 and not rs.interrupted
-    for stem in ("extents", "chunks", "faults"):
+    for stem in ("extents", "chunks", "threads", "faults"):
         check_plot(d / stem)
         assert f"{stem}.png" in md
     assert "## Page faults" in md and "headroom" in summary
+    assert "## Cold vs hot" in md and "cache-cold" in summary
+    assert "## Several CPUs at once" in md
     assert "## Advice" in md and "budget" in summary
     advice = json.loads((d / "advice.json").read_text())
     assert set(advice) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}

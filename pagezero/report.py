@@ -402,6 +402,7 @@ def report(out_dir=None, scale="full", functions=None, progress=None, reserve=Fa
         lambda: _study_advice(out_dir, cfg, info, functions, progress, scale != "full"),
     ]
     start = time.monotonic()
+    load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
     sections = []
     for study in studies:
         try:
@@ -410,14 +411,15 @@ def report(out_dir=None, scale="full", functions=None, progress=None, reserve=Fa
             sections.append(Section("", [], [], interrupted=True))
         if sections[-1].interrupted:
             break
-    _write_markdown(out_dir, info, scale, time.monotonic() - start, sections)
+    _write_markdown(out_dir, info, scale, time.monotonic() - start, load, sections)
     return out_dir
 
 
-def _write_markdown(out_dir, info, scale, elapsed, sections):
+def _write_markdown(out_dir, info, scale, elapsed, load, sections):
     md = [f"# pagezero report: {info['cpu_model']}", ""]
     md.append(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
-              f"{elapsed:.0f} s of measuring. Rates are medians in GB/s (10^9 bytes/s).")
+              f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
+              f"(on {info['cpus_online']} CPUs). Rates are medians in GB/s (10^9 bytes/s).")
     if any(s.interrupted for s in sections):
         md += ["", "**Interrupted: this report covers only what was measured before Ctrl-C.**"]
     md += ["", "## Summary", ""] + [f"- {line}" for s in sections for line in s.summary]

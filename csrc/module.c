@@ -915,32 +915,54 @@ out_view:
 }
 
 PyDoc_STRVAR(bench_folio__doc__,
-"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, nt_kernel, loops, cold)\n"
+"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, nt_kernel, loops, cold,\n"
+"            flush_folio=False, flush='', counters=False, evict_bytes=0, trace=False)\n"
 "--\n\n"
 "Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
 "order, each followed by a touch of the fault neighbourhood (fault +-2\n"
 "pages: each line read, through a chain of dependent loads, then written)\n"
 "and the same touch after evicting the neighbourhood with cold ('clflush'\n"
 "or 'evict', which reads scrub). Before each loop the folio is dirtied and\n"
-"scrub, a buffer larger than the LLC, is read. Returns a dict: clear,\n"
-"touch, cold (ns per loop), touch_lines, neighbourhood (first page, pages).");
+"scrub, a buffer larger than the LLC, is read; with flush_folio the whole\n"
+"folio is then flushed by address too (flush: clflushopt, clflush, evict\n"
+"or '' for the best; evict reads evict_bytes), and counters reads hardware\n"
+"counters around each clear. Returns a dict: clear, touch, cold (ns per\n"
+"loop), touch_lines, neighbourhood (first page, pages), counters (name ->\n"
+"per-loop deltas, or None), cold_method, and with trace flushes:\n"
+"(0, offset in the folio, length) per flush.");
+
+/* Defined with the threaded runs below; cold folios and counters use them too. */
+struct flush_trace;
+static int cold_flusher(const char *flush_s, Py_ssize_t evict_bytes, struct pz_flusher *f,
+			struct pz_region *evict);
+static PyObject *counters_error(unsigned failed, int ret);
+static void record_flush(void *ctx, unsigned t, const void *p, size_t len);
+static PyObject *flush_list(const struct flush_trace *tr);
+static struct flush_trace *new_flush_trace(char *const *bases, size_t len, size_t cap);
+static void free_flush_trace(struct flush_trace *tr);
 
 static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 {
 	PyObject *fobj, *sobj, *result = NULL, *clear = NULL, *touch = NULL, *cold = NULL;
-	const char *name, *kname, *ntname, *cold_s;
-	Py_ssize_t fault, batch;
-	unsigned int loops, i;
-	int cold_id, ret;
+	PyObject *ctr = NULL, *flushes = NULL;
+	const char *name, *kname, *ntname, *cold_s, *flush_s = "";
+	Py_ssize_t fault, batch, evict_bytes = 0;
+	unsigned int loops, i, j, failed = PZ_CTR_COUNT;
+	int cold_id, ret, flush_folio = 0, counters = 0, trace = 0, have_ctr = 0;
 	struct pz_folio_params p = { 0 };
+	struct pz_counters pc;
+	struct pz_region evict = { 0 };
+	struct flush_trace *tr = NULL;
+	char *folio_base;
 	struct pz_folio_sample *out = NULL;
 	uint64_t *col = NULL;
 	struct pz_clock clock;
 	Py_buffer fview, sview;
 	size_t nb_first, nb_count;
 
-	if (!PyArg_ParseTuple(args, "OOsnnszIs:bench_folio", &fobj, &sobj, &name, &fault, &batch,
-			      &kname, &ntname, &loops, &cold_s))
+	if (!PyArg_ParseTuple(args, "OOsnnszIs|pzpnp:bench_folio", &fobj, &sobj, &name, &fault,
+			      &batch, &kname, &ntname, &loops, &cold_s, &flush_folio, &flush_s,
+			      &counters, &evict_bytes, &trace))
 		return NULL;
 	if (parse_strategy(name, &p.strategy) < 0)
 		return NULL;
@@ -973,9 +995,32 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 	p.loops = loops;
 	out = PyMem_Calloc(loops, sizeof(*out));
 	col = PyMem_Calloc(loops, sizeof(*col));
-	if (!out || !col) {
+	if (counters)
+		p.counters = PyMem_Calloc((size_t)loops * PZ_CTR_COUNT, sizeof(uint64_t));
+	if (!out || !col || (counters && !p.counters)) {
 		PyErr_NoMemory();
 		goto out;
+	}
+	p.flush_folio = flush_folio;
+	if (flush_folio && cold_flusher(flush_s, evict_bytes, &p.flush, &evict) < 0)
+		goto out;
+	folio_base = fview.buf;
+	if (trace) {
+		tr = new_flush_trace(&folio_base, (size_t)fview.len, loops);
+		if (!tr)
+			goto out;
+		p.hook = record_flush;
+		p.hook_ctx = tr;
+	}
+	if (counters) {
+		/* Opened here, on the thread that runs the folio with the GIL released. */
+		ret = pz_counters_open(&pc, &failed);
+		if (ret) {
+			counters_error(failed, ret);
+			goto out;
+		}
+		have_ctr = 1;
+		p.ctr = &pc;
 	}
 	if (open_clock(&clock, "ns") < 0)
 		goto out;
@@ -998,12 +1043,44 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 		col[i] = out[i].cold;
 	cold = u64_tuple(col, loops, 1);
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
-	if (clear && touch && cold)
-		result = Py_BuildValue("{s:O,s:O,s:O,s:n,s:(nn)}", "clear", clear, "touch", touch,
-				       "cold", cold,
+	if (counters) {
+		ctr = PyDict_New();
+		for (j = 0; ctr && j < PZ_CTR_COUNT; j++) {
+			PyObject *row = u64_tuple(p.counters + j, loops, PZ_CTR_COUNT);
+
+			if (!row || PyDict_SetItemString(ctr, pz_counter_name(j), row) < 0) {
+				Py_XDECREF(row);
+				Py_CLEAR(ctr);
+			} else {
+				Py_DECREF(row);
+			}
+		}
+	} else {
+		ctr = Py_None;
+		Py_INCREF(ctr);
+	}
+	if (tr) {
+		flushes = flush_list(tr);
+	} else {
+		flushes = Py_None;
+		Py_INCREF(flushes);
+	}
+	if (clear && touch && cold && ctr && flushes)
+		result = Py_BuildValue("{s:O,s:O,s:O,s:n,s:(nn),s:O,s:s,s:O}", "clear", clear,
+				       "touch", touch, "cold", cold,
 				       "touch_lines", (Py_ssize_t)pz_folio_touch_lines(&p),
-				       "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count);
+				       "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count,
+				       "counters", ctr,
+				       "cold_method", flush_folio ? pz_flush_name(p.flush.method) : "",
+				       "flushes", flushes);
 out:
+	Py_XDECREF(ctr);
+	Py_XDECREF(flushes);
+	if (have_ctr)
+		pz_counters_close(&pc);
+	free_flush_trace(tr);
+	pz_region_unmap(&evict);
+	PyMem_Free(p.counters);
 	Py_XDECREF(clear);
 	Py_XDECREF(touch);
 	Py_XDECREF(cold);
@@ -1804,6 +1881,33 @@ static PyObject *flush_list(const struct flush_trace *tr)
 		PyList_SET_ITEM(l, (Py_ssize_t)i, row);
 	}
 	return l;
+}
+
+static struct flush_trace *new_flush_trace(char *const *bases, size_t len, size_t cap)
+{
+	struct flush_trace *tr = PyMem_Calloc(1, sizeof(*tr));
+
+	if (tr)
+		tr->e = PyMem_Calloc(cap ? cap : 1, sizeof(*tr->e));
+	if (!tr || !tr->e) {
+		PyMem_Free(tr);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	pthread_mutex_init(&tr->lock, NULL);
+	tr->bases = bases;
+	tr->len = len;
+	tr->cap = cap;
+	return tr;
+}
+
+static void free_flush_trace(struct flush_trace *tr)
+{
+	if (!tr)
+		return;
+	pthread_mutex_destroy(&tr->lock);
+	PyMem_Free(tr->e);
+	PyMem_Free(tr);
 }
 
 /* The flusher cold mode asks for; evict maps its buffer into @evict (unmapped by the caller). */

@@ -527,20 +527,26 @@ class FolioPlan:
     loops: int
     backing: str            # as asked: auto, hugetlb, 4KB
     cold: str               # clflush or evict
+    cache: str = "hot"
+    node: object = None     # NUMA node for the folio, or None
+    counters: bool = False
 
     @property
     def nr_pages(self):
         return self.nbytes // PAGE_SIZE
 
     def params(self, backing):
-        return {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
-                "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
-                "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
-                "cold": self.cold}
+        p = {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
+             "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
+             "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
+             "cold": self.cold}
+        _condition_params(p, self.cache, self.node, self.counters)
+        return p
 
 
 def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto"):
+               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto",
+               cache="hot", node=None, counters=False):
     """Check every argument of a folio run; ValueError on the first bad one."""
     nbytes = parse_size(size, what="folio size")
     nr = _pages(nbytes, "folio size")
@@ -562,10 +568,11 @@ def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=
     elif cold not in methods:
         raise ValueError(f"unknown or unavailable cold method {cold!r} "
                          f"(here: auto, {', '.join(methods)})")
+    _check_conditions(cache, node, counters)
     kernel = _kernel(kernel or default_kernel()).name
     nt = _nt_kernel(strategy, nt_kernel)
     return FolioPlan(nbytes, strategy, fault_index, kernel, nt, batch, batch_bytes, loops,
-                     backing, cold)
+                     backing, cold, cache, node, counters)
 
 
 def _free_hugepages(nbytes):
@@ -587,15 +594,18 @@ class FolioMemory:
     """The folio (a hugetlb page, or a run of 4KB pages aligned to min(size, 2MB),
     THP refused) and the scrub buffer read before each clear, mapped once so
     several runs (strategies) can share them; close() unmaps. .backing says
-    which the folio got: "hugetlb" or "4KB"."""
+    which the folio got: "hugetlb" or "4KB". node: bind the folio to that
+    NUMA node before its first touch."""
 
-    def __init__(self, nbytes, backing):
+    def __init__(self, nbytes, backing, node=None):
         self.regions = []
         self.backing = "4KB"
+        self.node = node
+        populate = node is None
         if backing in ("auto", "hugetlb") and nbytes in _HUGETLB_SHIFTS:
             if backing == "hugetlb" or _free_hugepages(nbytes) > 0:
                 try:
-                    reg = region(nbytes, page=format_size(nbytes))
+                    reg = region(nbytes, page=format_size(nbytes), populate=populate)
                     self.regions.append(reg)
                     self.folio = memoryview(reg)
                     self.backing = "hugetlb"
@@ -606,17 +616,24 @@ class FolioMemory:
             # A folio is aligned to its size; 2MB alignment is what a 4KB-page
             # mapping can usefully mimic (the physical pages are scattered anyway).
             align = min(nbytes, 2 << 20)
-            reg = region(nbytes + align, page="4KB", thp=False)
+            reg = region(nbytes + align, page="4KB", thp=False, populate=populate)
             self.regions.append(reg)
             off = (-reg.address) % align
             self.folio = memoryview(reg)[off:off + nbytes]
+        if node is not None:
+            try:
+                _bind(self.folio, node)
+            except ValueError:
+                self.close()
+                raise
         scrub = region(_scrub_bytes(), page="4KB", thp=False)
         self.regions.append(scrub)
         self.scrub = memoryview(scrub)
 
     def close(self):
-        self.folio.release()
-        self.scrub.release()
+        for view in ("folio", "scrub"):
+            if hasattr(self, view):
+                getattr(self, view).release()
         for reg in self.regions:
             reg.close()
 
@@ -624,24 +641,34 @@ class FolioMemory:
 def run_folio(p, memory=None):
     """Run plan `p`, on `memory` (a FolioMemory of p's size) when given."""
     own = memory is None
-    mem = FolioMemory(p.nbytes, p.backing) if own else memory
+    mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
+    if not own and p.node is not None and mem.node != p.node:
+        _bind(mem.folio, p.node)
     try:
         d = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
                               max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.nt_kernel,
-                              p.loops, p.cold)
+                              p.loops, p.cold, p.cache == "cold", "", p.counters,
+                              _evict_bytes())
     finally:
         if own:
             mem.close()
+    details = {}
+    if p.cache == "cold":
+        details["cold_method"] = d["cold_method"]
+        details["cold_timing"] = "the whole folio flushed before each clear, outside its clock"
+    _counter_details(d, details)
     return FolioResult(
         benchmark="folio", function=p.kernel, params=p.params(mem.backing),
         bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
+        details=details,
         touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
         neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
     )
 
 
 def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto"):
+          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
+          node=None, counters=False):
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     size: "2MB", "1GB" or any power-of-two number of 4KB pages.
@@ -656,9 +683,17 @@ def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
     cold: how the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
 
+    cache: "hot" (default) keeps the above; "cold" also flushes the whole folio
+        by address (clflushopt, else clflush, else evicting; details["cold_method"])
+        after the scrub and before each clear, outside its timing, so no line of
+        it is left in any cache.
+    node: bind the folio to this NUMA node (mbind) before its first touch.
+    counters: read hardware counters around each clear into details["counters"];
+        UnavailableError without a PMU.
+
     Before each loop the folio is dirtied and pushed out of cache. Returns a
     FolioResult: clearing rate, and touch_ns_per_line / cold_ns_per_line for
     the neighbourhood (fault +-2 pages, clamped) right after the clear and cold.
     """
     return run_folio(plan_folio(size, strategy, fault_index, kernel, nt_kernel, loops, batch,
-                                backing, cold))
+                                backing, cold, cache, node, counters))

@@ -915,32 +915,54 @@ out_view:
 }
 
 PyDoc_STRVAR(bench_folio__doc__,
-"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, nt_kernel, loops, cold)\n"
+"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, nt_kernel, loops, cold,\n"
+"            flush_folio=False, flush='', counters=False, evict_bytes=0, trace=False)\n"
 "--\n\n"
 "Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
 "order, each followed by a touch of the fault neighbourhood (fault +-2\n"
 "pages: each line read, through a chain of dependent loads, then written)\n"
 "and the same touch after evicting the neighbourhood with cold ('clflush'\n"
 "or 'evict', which reads scrub). Before each loop the folio is dirtied and\n"
-"scrub, a buffer larger than the LLC, is read. Returns a dict: clear,\n"
-"touch, cold (ns per loop), touch_lines, neighbourhood (first page, pages).");
+"scrub, a buffer larger than the LLC, is read; with flush_folio the whole\n"
+"folio is then flushed by address too (flush: clflushopt, clflush, evict\n"
+"or '' for the best; evict reads evict_bytes), and counters reads hardware\n"
+"counters around each clear. Returns a dict: clear, touch, cold (ns per\n"
+"loop), touch_lines, neighbourhood (first page, pages), counters (name ->\n"
+"per-loop deltas, or None), cold_method, and with trace flushes:\n"
+"(0, offset in the folio, length) per flush.");
+
+/* Defined with the threaded runs below; cold folios and counters use them too. */
+struct flush_trace;
+static int cold_flusher(const char *flush_s, Py_ssize_t evict_bytes, struct pz_flusher *f,
+			struct pz_region *evict);
+static PyObject *counters_error(unsigned failed, int ret);
+static void record_flush(void *ctx, unsigned t, const void *p, size_t len);
+static PyObject *flush_list(const struct flush_trace *tr);
+static struct flush_trace *new_flush_trace(char *const *bases, size_t len, size_t cap);
+static void free_flush_trace(struct flush_trace *tr);
 
 static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 {
 	PyObject *fobj, *sobj, *result = NULL, *clear = NULL, *touch = NULL, *cold = NULL;
-	const char *name, *kname, *ntname, *cold_s;
-	Py_ssize_t fault, batch;
-	unsigned int loops, i;
-	int cold_id, ret;
+	PyObject *ctr = NULL, *flushes = NULL;
+	const char *name, *kname, *ntname, *cold_s, *flush_s = "";
+	Py_ssize_t fault, batch, evict_bytes = 0;
+	unsigned int loops, i, j, failed = PZ_CTR_COUNT;
+	int cold_id, ret, flush_folio = 0, counters = 0, trace = 0, have_ctr = 0;
 	struct pz_folio_params p = { 0 };
+	struct pz_counters pc;
+	struct pz_region evict = { 0 };
+	struct flush_trace *tr = NULL;
+	char *folio_base;
 	struct pz_folio_sample *out = NULL;
 	uint64_t *col = NULL;
 	struct pz_clock clock;
 	Py_buffer fview, sview;
 	size_t nb_first, nb_count;
 
-	if (!PyArg_ParseTuple(args, "OOsnnszIs:bench_folio", &fobj, &sobj, &name, &fault, &batch,
-			      &kname, &ntname, &loops, &cold_s))
+	if (!PyArg_ParseTuple(args, "OOsnnszIs|pzpnp:bench_folio", &fobj, &sobj, &name, &fault,
+			      &batch, &kname, &ntname, &loops, &cold_s, &flush_folio, &flush_s,
+			      &counters, &evict_bytes, &trace))
 		return NULL;
 	if (parse_strategy(name, &p.strategy) < 0)
 		return NULL;
@@ -973,9 +995,32 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 	p.loops = loops;
 	out = PyMem_Calloc(loops, sizeof(*out));
 	col = PyMem_Calloc(loops, sizeof(*col));
-	if (!out || !col) {
+	if (counters)
+		p.counters = PyMem_Calloc((size_t)loops * PZ_CTR_COUNT, sizeof(uint64_t));
+	if (!out || !col || (counters && !p.counters)) {
 		PyErr_NoMemory();
 		goto out;
+	}
+	p.flush_folio = flush_folio;
+	if (flush_folio && cold_flusher(flush_s, evict_bytes, &p.flush, &evict) < 0)
+		goto out;
+	folio_base = fview.buf;
+	if (trace) {
+		tr = new_flush_trace(&folio_base, (size_t)fview.len, loops);
+		if (!tr)
+			goto out;
+		p.hook = record_flush;
+		p.hook_ctx = tr;
+	}
+	if (counters) {
+		/* Opened here, on the thread that runs the folio with the GIL released. */
+		ret = pz_counters_open(&pc, &failed);
+		if (ret) {
+			counters_error(failed, ret);
+			goto out;
+		}
+		have_ctr = 1;
+		p.ctr = &pc;
 	}
 	if (open_clock(&clock, "ns") < 0)
 		goto out;
@@ -998,12 +1043,44 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args)
 		col[i] = out[i].cold;
 	cold = u64_tuple(col, loops, 1);
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
-	if (clear && touch && cold)
-		result = Py_BuildValue("{s:O,s:O,s:O,s:n,s:(nn)}", "clear", clear, "touch", touch,
-				       "cold", cold,
+	if (counters) {
+		ctr = PyDict_New();
+		for (j = 0; ctr && j < PZ_CTR_COUNT; j++) {
+			PyObject *row = u64_tuple(p.counters + j, loops, PZ_CTR_COUNT);
+
+			if (!row || PyDict_SetItemString(ctr, pz_counter_name(j), row) < 0) {
+				Py_XDECREF(row);
+				Py_CLEAR(ctr);
+			} else {
+				Py_DECREF(row);
+			}
+		}
+	} else {
+		ctr = Py_None;
+		Py_INCREF(ctr);
+	}
+	if (tr) {
+		flushes = flush_list(tr);
+	} else {
+		flushes = Py_None;
+		Py_INCREF(flushes);
+	}
+	if (clear && touch && cold && ctr && flushes)
+		result = Py_BuildValue("{s:O,s:O,s:O,s:n,s:(nn),s:O,s:s,s:O}", "clear", clear,
+				       "touch", touch, "cold", cold,
 				       "touch_lines", (Py_ssize_t)pz_folio_touch_lines(&p),
-				       "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count);
+				       "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count,
+				       "counters", ctr,
+				       "cold_method", flush_folio ? pz_flush_name(p.flush.method) : "",
+				       "flushes", flushes);
 out:
+	Py_XDECREF(ctr);
+	Py_XDECREF(flushes);
+	if (have_ctr)
+		pz_counters_close(&pc);
+	free_flush_trace(tr);
+	pz_region_unmap(&evict);
+	PyMem_Free(p.counters);
 	Py_XDECREF(clear);
 	Py_XDECREF(touch);
 	Py_XDECREF(cold);
@@ -1424,15 +1501,21 @@ static void free_out(struct pz_run_out *o)
 	PyMem_Free(o->counters);
 }
 
+/* Counters asked for and refused: say which and why, never return zeros. */
+static PyObject *counters_error(unsigned failed, int ret)
+{
+	return PyErr_Format(UnavailableError,
+			    "--counters needs hardware performance counters, and "
+			    "perf_event_open(%s) failed: %s (no PMU on this machine, as on "
+			    "most VMs, or kernel.perf_event_paranoid forbids it)",
+			    pz_counter_name(failed), strerror(-ret));
+}
+
 /* The exception for a failed threaded run. */
 static PyObject *threads_error(int ret, const struct pz_run_params *p, const struct pz_run_out *o)
 {
 	if (p->counters && o->failed_counter < PZ_CTR_COUNT)
-		return PyErr_Format(UnavailableError,
-				    "--counters needs hardware performance counters, and "
-				    "perf_event_open(%s) failed: %s (no PMU on this machine, as on "
-				    "most VMs, or kernel.perf_event_paranoid forbids it)",
-				    pz_counter_name(o->failed_counter), strerror(-ret));
+		return counters_error(o->failed_counter, ret);
 	if (ret == -EINVAL && p->cpus)
 		return PyErr_Format(PyExc_ValueError,
 				    "could not pin the threads to their CPUs (sched_setaffinity: %s)",
@@ -1754,6 +1837,365 @@ out_view:
 	return result;
 }
 
+/* Batches and folios under measured conditions ----------------------- */
+
+/* The cold flushes a test sees: (thread, offset in that thread's buffer or -1, length). */
+struct flush_trace {
+	pthread_mutex_t lock;
+	char *const *bases;
+	size_t len;              /* bytes of each buffer */
+	size_t n, cap;
+	struct { unsigned t; Py_ssize_t off; size_t len; } *e;
+};
+
+static void record_flush(void *ctx, unsigned t, const void *p, size_t len)
+{
+	struct flush_trace *tr = ctx;
+	const char *c = p;
+
+	pthread_mutex_lock(&tr->lock);
+	if (tr->n < tr->cap) {
+		tr->e[tr->n].t = t;
+		/* -1: outside the thread's own buffer, which a test must never see. */
+		tr->e[tr->n].off = c >= tr->bases[t] && c + len <= tr->bases[t] + tr->len ?
+				   (Py_ssize_t)(c - tr->bases[t]) : -1;
+		tr->e[tr->n].len = len;
+		tr->n++;
+	}
+	pthread_mutex_unlock(&tr->lock);
+}
+
+static PyObject *flush_list(const struct flush_trace *tr)
+{
+	PyObject *l = PyList_New((Py_ssize_t)tr->n);
+	size_t i;
+
+	for (i = 0; l && i < tr->n; i++) {
+		PyObject *row = Py_BuildValue("(Inn)", tr->e[i].t, tr->e[i].off,
+					      (Py_ssize_t)tr->e[i].len);
+
+		if (!row) {
+			Py_CLEAR(l);
+			break;
+		}
+		PyList_SET_ITEM(l, (Py_ssize_t)i, row);
+	}
+	return l;
+}
+
+static struct flush_trace *new_flush_trace(char *const *bases, size_t len, size_t cap)
+{
+	struct flush_trace *tr = PyMem_Calloc(1, sizeof(*tr));
+
+	if (tr)
+		tr->e = PyMem_Calloc(cap ? cap : 1, sizeof(*tr->e));
+	if (!tr || !tr->e) {
+		PyMem_Free(tr);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	pthread_mutex_init(&tr->lock, NULL);
+	tr->bases = bases;
+	tr->len = len;
+	tr->cap = cap;
+	return tr;
+}
+
+static void free_flush_trace(struct flush_trace *tr)
+{
+	if (!tr)
+		return;
+	pthread_mutex_destroy(&tr->lock);
+	PyMem_Free(tr->e);
+	PyMem_Free(tr);
+}
+
+/* The flusher cold mode asks for; evict maps its buffer into @evict (unmapped by the caller). */
+static int cold_flusher(const char *flush_s, Py_ssize_t evict_bytes, struct pz_flusher *f,
+			struct pz_region *evict)
+{
+	int ret;
+
+	if (parse_flush(flush_s, &f->method) < 0)
+		return -1;
+	if (f->method != PZ_FLUSH_EVICT)
+		return 0;
+	if (evict_bytes <= 0) {
+		PyErr_SetString(PyExc_ValueError, "evicting needs evict_bytes > 0 (2x the LLC)");
+		return -1;
+	}
+	ret = pz_region_map(evict, (size_t)evict_bytes, PZ_PAGE_SHIFT_4KB, PZ_THP_SYSTEM, 1, 0);
+	if (ret) {
+		mapping_error(ret, (size_t)evict_bytes, PZ_PAGE_SHIFT_4KB, 1);
+		return -1;
+	}
+	f->evict = evict->addr;
+	f->evict_len = evict->size;
+	return 0;
+}
+
+PyDoc_STRVAR(bench_batch_team__doc__,
+"bench_batch_team(buffers, kernel, batch_pages, loops, yield_between=False, record=False, *,\n"
+"                 cold=False, flush='', evict_bytes=0, cpus=(), counters=False, trace=False)\n"
+"--\n\n"
+"bench_batches under measured conditions: one thread per buffer (each its\n"
+"own region, the same number of whole 4KB pages), pinned to cpus when\n"
+"given, every pass started together behind a barrier. cold flushes each\n"
+"batch's range before its clock read (flush: clflushopt, clflush, evict\n"
+"or '' for the best; evict reads evict_bytes), outside the pass's time;\n"
+"counters reads hardware counters around each pass. Returns bench_batches'\n"
+"dict (over every thread's batches; samples: first start to last end per\n"
+"pass, cold: the slowest thread's pass) plus thread_samples, counters\n"
+"(name -> per-pass deltas summed over threads, or None), cold_method and,\n"
+"with trace, flushes: (thread, offset in its buffer or -1, length).");
+
+static PyObject *core_bench_batch_team(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"buffers", "kernel", "batch_pages", "loops", "yield_between",
+				 "record", "cold", "flush", "evict_bytes", "cpus", "counters",
+				 "trace", NULL};
+	PyObject *bufs, *fast = NULL, *cpus_obj = NULL, *result = NULL, *d = NULL;
+	PyObject *agg = NULL, *per = NULL, *ctr = NULL, *flushes = NULL;
+	const char *kname, *flush_s = "";
+	Py_ssize_t batch, evict_bytes = 0;
+	unsigned int loops, threads = 0, t, i, j, nviews = 0, failed = PZ_CTR_COUNT;
+	int yield = 0, record = 0, cold = 0, counters = 0, trace = 0, ret;
+	struct pz_batch_params p = { 0 };
+	struct pz_batch_out *out = NULL;
+	struct pz_step_log log = { 0 };
+	struct pz_tick_summary sum;
+	struct pz_clock clock;
+	struct pz_region evict = { 0 };
+	struct flush_trace tr = { .n = 0 };
+	Py_buffer *views = NULL;
+	char **bases = NULL;
+	uint64_t *mem = NULL, *ticks = NULL, *scratch = NULL, typical = 0;
+	int *cpus = NULL;
+	size_t nb = 0, total = 0, per_t;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OsnI|pp$pznOpp:bench_batch_team", kwlist,
+					 &bufs, &kname, &batch, &loops, &yield, &record, &cold,
+					 &flush_s, &evict_bytes, &cpus_obj, &counters, &trace))
+		return NULL;
+	p.kernel = usable_kernel(PZ_KIND_FILL, kname);
+	if (!p.kernel)
+		return NULL;
+	fast = PySequence_Fast(bufs, "buffers must be a sequence of buffers, one per thread");
+	if (!fast)
+		return NULL;
+	if (PySequence_Fast_GET_SIZE(fast) < 1 ||
+	    PySequence_Fast_GET_SIZE(fast) > (Py_ssize_t)PZ_MAX_THREADS || loops == 0) {
+		PyErr_Format(PyExc_ValueError, "need 1..%u buffers (threads) and loops >= 1",
+			     PZ_MAX_THREADS);
+		goto out;
+	}
+	threads = (unsigned)PySequence_Fast_GET_SIZE(fast);
+	views = PyMem_Calloc(threads, sizeof(*views));
+	bases = PyMem_Calloc(threads, sizeof(*bases));
+	out = PyMem_Calloc(threads, sizeof(*out));
+	if (!views || !bases || !out) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	for (; nviews < threads; nviews++) {
+		size_t nr;
+
+		if (get_pages(PySequence_Fast_GET_ITEM(fast, nviews), &views[nviews], &nr) < 0)
+			goto out;
+		if (nviews && nr != p.nr_pages) {
+			PyBuffer_Release(&views[nviews]);
+			PyErr_SetString(PyExc_ValueError, "every thread's buffer must be the same size");
+			goto out;
+		}
+		p.nr_pages = nr;
+		bases[nviews] = views[nviews].buf;
+	}
+	if (batch <= 0 || (size_t)batch > p.nr_pages) {
+		PyErr_Format(PyExc_ValueError, "batch must be 1..%zu pages (the region), not %zd",
+			     p.nr_pages, batch);
+		goto out;
+	}
+	p.batch_pages = (size_t)batch;
+	p.loops = loops;
+	p.yield = yield;
+	p.cold = cold;
+	p.counters = counters;
+	if (cold && cold_flusher(flush_s, evict_bytes, &p.flush, &evict) < 0)
+		goto out;
+	if (cpus_obj && get_cpus(cpus_obj, threads, &cpus) < 0)
+		goto out;
+	nb = pz_batch_count(&p);
+	total = nb * loops;
+	/* Per thread: pass, worst, start, end (loops each), counters; the batches apart. */
+	per_t = 4 * (size_t)loops + (counters ? (size_t)loops * PZ_CTR_COUNT : 0);
+	if (total / loops != nb || total > ((size_t)-1 / sizeof(uint64_t)) / threads) {
+		PyErr_SetString(PyExc_ValueError, "too many batches to record");
+		goto out;
+	}
+	mem = PyMem_Calloc(per_t * threads, sizeof(*mem));
+	/* Every thread's batches back to back, so one summary covers them all. */
+	ticks = PyMem_Calloc(total * threads, sizeof(*ticks));
+	scratch = PyMem_Calloc(loops, sizeof(*scratch));
+	if (record) {
+		log.cap = total;
+		log.steps = PyMem_Calloc(total, sizeof(*log.steps));
+	}
+	if (trace) {
+		tr.bases = bases;
+		tr.len = p.nr_pages * PZ_PAGE_SIZE;
+		tr.cap = (size_t)threads * total;
+		tr.e = PyMem_Calloc(tr.cap ? tr.cap : 1, sizeof(*tr.e));
+		p.hook = record_flush;
+		p.hook_ctx = &tr;
+	}
+	if (!mem || !ticks || !scratch || (record && !log.steps) || (trace && !tr.e)) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	for (t = 0; t < threads; t++) {
+		uint64_t *m = mem + per_t * t;
+
+		out[t].pass_ticks = m;
+		out[t].pass_worst = m + loops;
+		out[t].start = m + 2 * (size_t)loops;
+		out[t].end = m + 3 * (size_t)loops;
+		out[t].batch_ticks = ticks + total * t;
+		out[t].counters = counters ? m + 4 * (size_t)loops : NULL;
+	}
+	/* The recorded steps are thread 0's: every thread walks its region the same way. */
+	out[0].log = record ? &log : NULL;
+	if (open_clock(&clock, "ns") < 0)
+		goto out;
+	pthread_mutex_init(&tr.lock, NULL);
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_batch_team(&p, threads, cpus, bases, &clock, out, &failed);
+	if (ret == 0) {
+		for (t = 0; t < threads; t++) {
+			uint64_t w = pz_batch_typical_worst(out[t].batch_ticks, loops, nb, scratch);
+
+			typical = w > typical ? w : typical;
+		}
+		pz_ticks_summarize(ticks, total * threads, &sum);
+	}
+	Py_END_ALLOW_THREADS
+	pthread_mutex_destroy(&tr.lock);
+	pz_clock_close(&clock);
+	if (ret) {
+		if (counters && failed < PZ_CTR_COUNT)
+			counters_error(failed, ret);
+		else if (ret == -EINVAL && cpus)
+			PyErr_Format(PyExc_ValueError, "could not pin the threads to their CPUs "
+				     "(sched_setaffinity: %s)", strerror(-ret));
+		else if (ret == -EAGAIN)
+			PyErr_Format(PagezeroError, "could not start %u threads", threads);
+		else {
+			errno = -ret;
+			PyErr_SetFromErrno(PyExc_OSError);
+		}
+		goto out;
+	}
+	agg = PyTuple_New(loops);
+	per = PyTuple_New(threads);
+	if (!agg || !per)
+		goto out;
+	for (i = 0; i < loops; i++) {
+		uint64_t lo = UINT64_MAX, hi = 0, slowest = 0;
+		PyObject *v;
+
+		for (t = 0; t < threads; t++) {
+			lo = PZ_MIN(lo, out[t].start[i]);
+			hi = out[t].end[i] > hi ? out[t].end[i] : hi;
+			slowest = out[t].pass_ticks[i] > slowest ? out[t].pass_ticks[i] : slowest;
+		}
+		/* Cold: the flushes between batches are not clearing time (threads.c does the same). */
+		v = PyLong_FromUnsignedLongLong(cold ? slowest : hi - lo);
+		if (!v)
+			goto out;
+		PyTuple_SET_ITEM(agg, i, v);
+	}
+	for (t = 0; t < threads; t++) {
+		PyObject *row = u64_tuple(out[t].pass_ticks, loops, 1);
+
+		if (!row)
+			goto out;
+		PyTuple_SET_ITEM(per, t, row);
+		/* Each pass's slowest batch over every thread, kept in thread 0's row. */
+		for (i = 0; t && i < loops; i++)
+			if (out[t].pass_worst[i] > out[0].pass_worst[i])
+				out[0].pass_worst[i] = out[t].pass_worst[i];
+	}
+	if (counters) {
+		ctr = PyDict_New();
+		for (j = 0; ctr && j < PZ_CTR_COUNT; j++) {
+			PyObject *row;
+
+			for (i = 0; i < loops; i++) {
+				uint64_t sum_c = 0;
+
+				for (t = 0; t < threads; t++)
+					sum_c += out[t].counters[(size_t)i * PZ_CTR_COUNT + j];
+				scratch[i] = sum_c;
+			}
+			row = u64_tuple(scratch, loops, 1);
+			if (!row || PyDict_SetItemString(ctr, pz_counter_name(j), row) < 0) {
+				Py_XDECREF(row);
+				goto out;
+			}
+			Py_DECREF(row);
+		}
+		if (!ctr)
+			goto out;
+	} else {
+		ctr = Py_None;
+		Py_INCREF(ctr);
+	}
+	if (trace) {
+		flushes = flush_list(&tr);
+	} else {
+		flushes = Py_None;
+		Py_INCREF(flushes);
+	}
+	{
+		PyObject *worst = u64_tuple(out[0].pass_worst, loops, 1);
+		PyObject *steps = record ? steps_tuple(&log) : (Py_INCREF(Py_None), Py_None);
+
+		if (worst && steps && flushes)
+			d = Py_BuildValue("{s:O,s:O,s:n,s:K,s:K,s:K,s:K,s:d,s:O,s:O,s:O,s:s,s:O}",
+					  "samples", agg, "pass_worst", worst,
+					  "batches", (Py_ssize_t)nb,
+					  "typical_worst", (unsigned long long)typical,
+					  "max", (unsigned long long)sum.max,
+					  "p99", (unsigned long long)sum.p99,
+					  "median", (unsigned long long)sum.median,
+					  "mean", sum.mean, "steps", steps,
+					  "thread_samples", per, "counters", ctr,
+					  "cold_method", cold ? pz_flush_name(p.flush.method) : "",
+					  "flushes", flushes);
+		Py_XDECREF(worst);
+		Py_XDECREF(steps);
+	}
+	result = d;
+out:
+	Py_XDECREF(agg);
+	Py_XDECREF(per);
+	Py_XDECREF(ctr);
+	Py_XDECREF(flushes);
+	pz_region_unmap(&evict);
+	for (t = 0; t < nviews; t++)
+		PyBuffer_Release(&views[t]);
+	PyMem_Free(views);
+	PyMem_Free(bases);
+	PyMem_Free(out);
+	PyMem_Free(mem);
+	PyMem_Free(ticks);
+	PyMem_Free(scratch);
+	PyMem_Free(log.steps);
+	PyMem_Free(tr.e);
+	PyMem_Free(cpus);
+	Py_XDECREF(fast);
+	return result;
+}
+
 PyDoc_STRVAR(cache_methods__doc__,
 "cache_methods()\n--\n\n"
 "The ways cold mode can get a target out of the caches, best first, as\n"
@@ -2039,6 +2481,8 @@ static PyMethodDef core_methods[] = {
 	{"bench_threads", (PyCFunction)(void (*)(void))core_bench_threads,
 	 METH_VARARGS | METH_KEYWORDS, bench_threads__doc__},
 	{"run_threads_on", core_run_threads_on, METH_VARARGS, run_threads_on__doc__},
+	{"bench_batch_team", (PyCFunction)(void (*)(void))core_bench_batch_team,
+	 METH_VARARGS | METH_KEYWORDS, bench_batch_team__doc__},
 	{"cache_methods", core_cache_methods, METH_NOARGS, cache_methods__doc__},
 	{"counter_names", core_counter_names, METH_NOARGS, counter_names__doc__},
 	{"numa_bind", core_numa_bind, METH_VARARGS, numa_bind__doc__},

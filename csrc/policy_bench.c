@@ -14,6 +14,7 @@
 #endif
 
 #include "policy_bench.h"
+#include "threads.h"
 
 /*
  * Read by the touch so the compiler cannot prove it is zero: ANDing each
@@ -38,6 +39,10 @@ struct batch_run {
 	size_t n, cap;
 	uint64_t prev, worst;
 	int yield;
+	/* Cold runs only. */
+	const struct pz_batch_params *p;
+	unsigned thread;
+	uint64_t flushed;       /* ticks spent flushing in this pass, left out of it */
 };
 
 /*
@@ -66,20 +71,48 @@ static void timed_step(void *ctx, const struct pz_step *s)
 	b->prev = now;
 }
 
-int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
-		     uint64_t *pass_ticks, uint64_t *pass_worst, uint64_t *batch_ticks,
-		     struct pz_step_log *log)
+/*
+ * Cold: flush the batch's range, then restart the batch's clock, so neither
+ * the flush nor the hook is part of the batch or (via @flushed) the pass.
+ * A separate step function keeps the hot path's timed_step as it was.
+ */
+static void cold_step(void *ctx, const struct pz_step *s)
+{
+	struct batch_run *b = ctx;
+	char *p = b->clr.base + s->first * PZ_PAGE_SIZE;
+	size_t len = s->count * PZ_PAGE_SIZE;
+	uint64_t t0 = pz_clock_read(b->clock), t1;
+
+	pz_flush(&b->p->flush, p, len);
+	if (b->p->hook)
+		b->p->hook(b->p->hook_ctx, b->thread, p, len);
+	t1 = pz_clock_read(b->clock);
+	b->flushed += t1 - t0;
+	b->prev = t1;
+	timed_step(b, s);
+}
+
+/*
+ * The prefault and the timed passes of one thread. @team, when not NULL,
+ * lines every pass up with the other threads'; @ctr, when not NULL, is
+ * read around each pass, outside its clock reads.
+ */
+static int batch_passes(const struct pz_batch_params *p, unsigned thread, char *base,
+			const struct pz_clock *clock, const struct pz_batch_out *out,
+			struct pz_counters *ctr, struct pz_team_state *team)
 {
 	struct pz_clearer warm = { .base = base, .kernel = p->kernel };
-	struct batch_run b = { .clr = warm, .clock = clock, .yield = p->yield };
+	struct batch_run b = { .clr = warm, .clock = clock, .yield = p->yield, .p = p,
+			       .thread = thread };
+	pz_step_fn step = p->cold ? cold_step : timed_step;
 	size_t nb;
-	unsigned i;
+	unsigned i, j;
 	int ret;
 
 	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops)
 		return -EINVAL;
 	nb = pz_batch_count(p);
-	b.clr.log = log;
+	b.clr.log = out->log;
 
 	/* Prefault and warm up through the kernel under test, as perf does. */
 	ret = pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
@@ -87,21 +120,108 @@ int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct p
 	if (ret)
 		return ret;
 	for (i = 0; i < p->loops; i++) {
-		uint64_t t0, t1;
+		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1;
 
-		b.ticks = batch_ticks + (size_t)i * nb;
+		/* Every pass starts together, or the threads drift apart and overlap less. */
+		if (team)
+			pz_team_sync(team);
+		b.ticks = out->batch_ticks + (size_t)i * nb;
 		b.n = 0;
 		b.cap = nb;
 		b.worst = 0;
+		b.flushed = 0;
+		if (ctr)
+			pz_counters_read(ctr, c0);
 		t0 = pz_clock_read(clock);
 		b.prev = t0;
 		pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
-				  timed_step, &b);
+				  step, &b);
 		t1 = pz_clock_read(clock);
-		pass_ticks[i] = t1 - t0;
-		pass_worst[i] = b.worst;
+		if (ctr) {
+			pz_counters_read(ctr, c1);
+			for (j = 0; j < PZ_CTR_COUNT; j++)
+				out->counters[(size_t)i * PZ_CTR_COUNT + j] = c1[j] - c0[j];
+		}
+		out->pass_ticks[i] = t1 - t0 - b.flushed;
+		out->pass_worst[i] = b.worst;
+		if (out->start) {
+			out->start[i] = t0;
+			out->end[i] = t1;
+		}
 	}
 	return 0;
+}
+
+int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
+		     uint64_t *pass_ticks, uint64_t *pass_worst, uint64_t *batch_ticks,
+		     struct pz_step_log *log)
+{
+	const struct pz_batch_out out = { .pass_ticks = pass_ticks, .pass_worst = pass_worst,
+					  .batch_ticks = batch_ticks, .log = log };
+
+	return batch_passes(p, 0, base, clock, &out, NULL, NULL);
+}
+
+struct batch_team {
+	const struct pz_batch_params *p;
+	char *const *bases;
+	const struct pz_clock *clock;
+	struct pz_batch_out *out;
+	struct pz_counters *ctr;         /* one per thread, when counting */
+	unsigned *failed_counter;
+	int *err;                        /* one per thread */
+};
+
+static int batch_team_setup(void *ctx, unsigned t)
+{
+	struct batch_team *bt = ctx;
+
+	return bt->p->counters ? pz_counters_open(&bt->ctr[t], bt->failed_counter) : 0;
+}
+
+static void batch_team_body(void *ctx, unsigned t, struct pz_team_state *st)
+{
+	struct batch_team *bt = ctx;
+
+	bt->err[t] = batch_passes(bt->p, t, bt->bases[t], bt->clock, &bt->out[t],
+				  bt->p->counters ? &bt->ctr[t] : NULL, st);
+}
+
+static void batch_team_teardown(void *ctx, unsigned t)
+{
+	struct batch_team *bt = ctx;
+
+	if (bt->p->counters)
+		pz_counters_close(&bt->ctr[t]);
+}
+
+int pz_bench_batch_team(const struct pz_batch_params *p, unsigned threads, const int *cpus,
+			char *const *bases, const struct pz_clock *clock,
+			struct pz_batch_out *out, unsigned *failed_counter)
+{
+	struct batch_team bt = { .p = p, .bases = bases, .clock = clock, .out = out,
+				 .failed_counter = failed_counter };
+	struct pz_team team = { .threads = threads, .cpus = cpus, .setup = batch_team_setup,
+				.body = batch_team_body, .teardown = batch_team_teardown,
+				.ctx = &bt };
+	unsigned t;
+	int ret = -ENOMEM;
+
+	/* Checked here too: a thread that failed alone would leave the others at the barrier. */
+	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops ||
+	    threads == 0 || threads > PZ_MAX_THREADS ||
+	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict))
+		return -EINVAL;
+	bt.err = calloc(threads, sizeof(*bt.err));
+	bt.ctr = calloc(threads, sizeof(*bt.ctr));
+	if (bt.err && bt.ctr) {
+		ret = pz_team_run(&team);
+		for (t = 0; !ret && t < threads; t++)
+			ret = bt.err[t];
+	}
+	free(bt.err);
+	free(bt.ctr);
+	return ret;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -240,19 +360,21 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 	struct pz_clearer clr = { .base = folio, .kernel = p->kernel, .nt_kernel = p->nt_kernel };
 	size_t bytes = p->nr_pages * PZ_PAGE_SIZE, nb_first, nb_count, nb_len;
 	char *nb;
-	unsigned i;
+	unsigned i, j;
 
 	if (!p->nr_pages || p->fault >= p->nr_pages || !p->batch_pages || !p->loops ||
 	    (unsigned)p->strategy >= PZ_STRATEGY_COUNT || !p->kernel ||
 	    (unsigned)p->cold >= PZ_COLD_COUNT || !pz_cold_available(p->cold) ||
-	    (pz_strategy_uses_nontemporal(p->strategy) && !p->nt_kernel))
+	    (pz_strategy_uses_nontemporal(p->strategy) && !p->nt_kernel) ||
+	    (p->flush_folio && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) ||
+	    (p->ctr && !p->counters))
 		return -EINVAL;
 	pz_neighbourhood(p->nr_pages, p->fault, &nb_first, &nb_count);
 	nb = folio + nb_first * PZ_PAGE_SIZE;
 	nb_len = nb_count * PZ_PAGE_SIZE;
 
 	for (i = 0; i < p->loops; i++) {
-		uint64_t t0, t1, t2, t3, t4;
+		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1, t2, t3, t4;
 
 		/*
 		 * A folio fresh from the page allocator holds old data and is
@@ -261,11 +383,24 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 		 */
 		memset(folio, 0xa5, bytes);
 		pz_sink += read_lines(scrub, scrub_len);
+		/* Cache cold: reading the scrub evicts most lines, flushing by address all of them. */
+		if (p->flush_folio) {
+			pz_flush(&p->flush, folio, bytes);
+			if (p->hook)
+				p->hook(p->hook_ctx, 0, folio, bytes);
+		}
+		if (p->ctr)
+			pz_counters_read(p->ctr, c0);
 
 		t0 = pz_clock_read(clock);
 		pz_strategy_order(p->strategy, p->nr_pages, p->fault, p->batch_pages,
 				  pz_clear_step, &clr);
 		t1 = pz_clock_read(clock);
+		if (p->ctr) {
+			pz_counters_read(p->ctr, c1);
+			for (j = 0; j < PZ_CTR_COUNT; j++)
+				p->counters[(size_t)i * PZ_CTR_COUNT + j] = c1[j] - c0[j];
+		}
 		pz_sink += touch_lines(nb, nb_len);
 		t2 = pz_clock_read(clock);
 

@@ -17,12 +17,17 @@
 #define PZ_POLICY_BENCH_H
 
 #include "pz.h"
+#include "cache.h"
 #include "clock.h"
+#include "counters.h"
 #include "kernels.h"
 #include "policy.h"
 
 /* Cache line size the touch and the flush step by. */
 #define PZ_LINE_SIZE 64u
+
+/* Test hook: thread @t flushed [p, p + len) before timing the clear of it (cache cold). */
+typedef void (*pz_flush_hook)(void *ctx, unsigned t, const void *p, size_t len);
 
 struct pz_batch_params {
 	const struct pz_kernel *kernel;  /* available */
@@ -30,6 +35,12 @@ struct pz_batch_params {
 	size_t batch_pages;              /* 1 <= batch_pages <= nr_pages */
 	unsigned loops;                  /* >= 1 */
 	int yield;                       /* sched_yield() between batches */
+	/* Measured conditions (issue 7): left zero, the plain loop runs unchanged. */
+	int cold;                        /* flush each batch's range before it, untimed */
+	struct pz_flusher flush;         /* cold: how (evict: the caller's buffer) */
+	int counters;                    /* read pz_counters around each timed pass */
+	pz_flush_hook hook;              /* NULL, or told of every cold flush (tests) */
+	void *hook_ctx;
 };
 
 /* Batches per pass: nr_pages / batch_pages rounded up. */
@@ -46,6 +57,27 @@ size_t pz_batch_count(const struct pz_batch_params *p);
 int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
 		     uint64_t *pass_ticks, uint64_t *pass_worst, uint64_t *batch_ticks,
 		     struct pz_step_log *log);
+
+/* One thread's results under pz_bench_batch_team: pz_bench_batches' arrays and more. */
+struct pz_batch_out {
+	uint64_t *pass_ticks, *pass_worst, *batch_ticks;  /* loops, loops, loops * batches */
+	uint64_t *start, *end;   /* loops: the clock readings around each pass */
+	uint64_t *counters;      /* counters: loops * PZ_CTR_COUNT deltas, pass by pass */
+	struct pz_step_log *log; /* NULL, or the steps of the timed passes */
+};
+
+/*
+ * pz_bench_batches under measured conditions, on a team (threads.h) of
+ * @threads threads, pinned to @cpus when given: thread t clears
+ * @bases[t] (@p->nr_pages pages, its own region) into @out[t], every pass
+ * started together behind the team's barrier. Cold: each batch's range is
+ * flushed before its clock read, and a pass's ticks leave the flushes out.
+ * 0 or -errno: -EINVAL for bad parameters or a CPU not allowed, counters'
+ * errors with @failed_counter set, -EAGAIN when a thread could not start.
+ */
+int pz_bench_batch_team(const struct pz_batch_params *p, unsigned threads, const int *cpus,
+			char *const *bases, const struct pz_clock *clock,
+			struct pz_batch_out *out, unsigned *failed_counter);
 
 /* How the cold baseline gets the neighbourhood out of the caches. */
 enum pz_cold {
@@ -68,6 +100,13 @@ struct pz_folio_params {
 	const struct pz_kernel *nt_kernel; /* non-temporal steps, when the strategy has any */
 	unsigned loops;                  /* >= 1 */
 	enum pz_cold cold;
+	/* Measured conditions (issue 7): left zero, the plain loop runs unchanged. */
+	int flush_folio;                 /* cache cold: flush the whole folio before each clear */
+	struct pz_flusher flush;         /* flush_folio: how */
+	struct pz_counters *ctr;         /* NULL, or counters opened by the caller, read around each clear */
+	uint64_t *counters;              /* ctr: loops * PZ_CTR_COUNT deltas */
+	pz_flush_hook hook;              /* NULL, or told of every folio flush (tests) */
+	void *hook_ctx;
 };
 
 struct pz_folio_sample {

@@ -16,23 +16,10 @@
 /* Parts of a shared region start on page boundaries: no two threads share a line or a page. */
 #define PZ_PART_ALIGN 4096u
 
-struct pz_run;
+/* The team ------------------------------------------------------------------ */
 
-struct pz_worker {
-	struct pz_run *run;
-	unsigned t;
-	pthread_t tid;
-	char *dst;
-	const char *src;
-	size_t len;
-	int err;
-};
-
-struct pz_run {
-	const struct pz_run_params *p;
-	const struct pz_clock *clock;
-	struct pz_run_out *out;
-	struct pz_worker *w;
+struct pz_team_state {
+	const struct pz_team *team;
 	/*
 	 * Threads are created one by one and creation can fail part-way, which a
 	 * pthread barrier cannot absorb (its count is fixed); so they first wait
@@ -44,6 +31,122 @@ struct pz_run {
 	pthread_barrier_t barrier;
 	atomic_uint arrived;     /* threads that reached the first barrier */
 	atomic_int failed;       /* a thread's setup failed: nobody times anything */
+	struct pz_team_member {
+		struct pz_team_state *st;
+		unsigned t;
+		pthread_t tid;
+		int err;
+	} *m;
+};
+
+void pz_team_sync(struct pz_team_state *st)
+{
+	pthread_barrier_wait(&st->barrier);
+}
+
+unsigned pz_team_arrived(struct pz_team_state *st)
+{
+	return atomic_load(&st->arrived);
+}
+
+static void *team_main(void *arg)
+{
+	struct pz_team_member *m = arg;
+	struct pz_team_state *st = m->st;
+	const struct pz_team *team = st->team;
+	int set_up = 0;
+
+	pthread_mutex_lock(&st->lock);
+	while (!st->open)
+		pthread_cond_wait(&st->cond, &st->lock);
+	pthread_mutex_unlock(&st->lock);
+	if (st->abort)
+		return NULL;
+
+	if (team->cpus) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(team->cpus[m->t], &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			m->err = -errno;
+	}
+	if (!m->err && team->setup) {
+		m->err = team->setup(team->ctx, m->t);
+		set_up = !m->err;
+	}
+	if (m->err)
+		atomic_store(&st->failed, 1);
+
+	atomic_fetch_add(&st->arrived, 1);
+	pthread_barrier_wait(&st->barrier);
+	/* Everyone's setup is done and every thread reads the same flag now. */
+	if (!atomic_load(&st->failed))
+		team->body(team->ctx, m->t, st);
+	if (set_up && team->teardown)
+		team->teardown(team->ctx, m->t);
+	return NULL;
+}
+
+int pz_team_run(const struct pz_team *team)
+{
+	struct pz_team_state st;
+	unsigned t, started = 0;
+	int ret = 0;
+
+	if (team->threads == 0 || team->threads > PZ_MAX_THREADS)
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	st.team = team;
+	st.m = calloc(team->threads, sizeof(*st.m));
+	if (!st.m)
+		return -ENOMEM;
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.cond, NULL);
+	pthread_barrier_init(&st.barrier, NULL, team->threads);
+	for (; started < team->threads; started++) {
+		st.m[started].st = &st;
+		st.m[started].t = started;
+		ret = -pthread_create(&st.m[started].tid, NULL, team_main, &st.m[started]);
+		if (ret)
+			break;
+	}
+	pthread_mutex_lock(&st.lock);
+	st.open = 1;
+	st.abort = ret != 0;
+	pthread_cond_broadcast(&st.cond);
+	pthread_mutex_unlock(&st.lock);
+	for (t = 0; t < started; t++)
+		pthread_join(st.m[t].tid, NULL);
+	if (ret)
+		ret = -EAGAIN;
+	for (t = 0; !ret && t < team->threads; t++)
+		ret = st.m[t].err;
+	pthread_barrier_destroy(&st.barrier);
+	pthread_cond_destroy(&st.cond);
+	pthread_mutex_destroy(&st.lock);
+	free(st.m);
+	return ret;
+}
+
+/* memset/memcpy ---------------------------------------------------------- */
+
+struct pz_run;
+
+struct pz_worker {
+	struct pz_run *run;
+	unsigned t;
+	char *dst;
+	const char *src;
+	size_t len;
+	struct pz_counters ctr;
+};
+
+struct pz_run {
+	const struct pz_run_params *p;
+	const struct pz_clock *clock;
+	struct pz_run_out *out;
+	struct pz_worker *w;
 };
 
 static int pass_value(const struct pz_run_params *p, unsigned t, unsigned loop)
@@ -123,47 +226,34 @@ static uint64_t cold_pass(const struct pz_run_params *p, struct pz_worker *w, in
 	return sum;
 }
 
-static void *worker_main(void *arg)
+static int worker_setup(void *ctx, unsigned t)
 {
-	struct pz_worker *w = arg;
-	struct pz_run *run = w->run;
+	struct pz_run *run = ctx;
+
+	return run->p->counters ? pz_counters_open(&run->w[t].ctr, &run->out->failed_counter) : 0;
+}
+
+static void worker_teardown(void *ctx, unsigned t)
+{
+	struct pz_run *run = ctx;
+
+	if (run->p->counters)
+		pz_counters_close(&run->w[t].ctr);
+}
+
+static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
+{
+	struct pz_run *run = ctx;
+	struct pz_worker *w = &run->w[t];
 	const struct pz_run_params *p = run->p;
 	struct pz_run_out *out = run->out;
-	struct pz_counters ctr;
-	int direct, have_ctr = 0;
+	int direct;
 	unsigned i;
 
-	pthread_mutex_lock(&run->lock);
-	while (!run->open)
-		pthread_cond_wait(&run->cond, &run->lock);
-	pthread_mutex_unlock(&run->lock);
-	if (run->abort)
-		return NULL;
-
-	if (p->cpus) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(p->cpus[w->t], &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			w->err = -errno;
-	}
-	if (!w->err && p->counters) {
-		w->err = pz_counters_open(&ctr, &out->failed_counter);
-		have_ctr = !w->err;
-	}
-	if (w->err)
-		atomic_store(&run->failed, 1);
 	direct = whole_units(p->kernel, w->dst, p->chunk, w->len) &&
 		 (!w->src || whole_units(p->kernel, w->src, p->chunk, w->len));
-
-	atomic_fetch_add(&run->arrived, 1);
-	pthread_barrier_wait(&run->barrier);
-	/* Everyone's setup is done and every thread reads the same flag now. */
-	if (atomic_load(&run->failed))
-		goto out;
 	if (p->hook)
-		p->hook(p->hook_ctx, w->t, PZ_EV_START, NULL, atomic_load(&run->arrived));
+		p->hook(p->hook_ctx, w->t, PZ_EV_START, NULL, pz_team_arrived(st));
 
 	for (i = 0; i < p->loops; i++) {
 		const size_t k = (size_t)w->t * p->loops + i;
@@ -173,27 +263,23 @@ static void *worker_main(void *arg)
 
 		/* Each loop starts together, or the threads drift apart and overlap less. */
 		if (i)
-			pthread_barrier_wait(&run->barrier);
-		if (have_ctr)
-			pz_counters_read(&ctr, c0);
+			pz_team_sync(st);
+		if (p->counters)
+			pz_counters_read(&w->ctr, c0);
 		if (p->cold) {
 			out->samples[k] = cold_pass(p, w, c, direct, &t0, &t1);
 		} else {
 			hot_pass(p, w, c, direct, &t0, &t1);
 			out->samples[k] = t1 - t0;
 		}
-		if (have_ctr) {
-			pz_counters_read(&ctr, c1);
+		if (p->counters) {
+			pz_counters_read(&w->ctr, c1);
 			for (j = 0; j < PZ_CTR_COUNT; j++)
 				out->counters[k * PZ_CTR_COUNT + j] = c1[j] - c0[j];
 		}
 		out->start[k] = t0;
 		out->end[k] = t1;
 	}
-out:
-	if (have_ctr)
-		pz_counters_close(&ctr);
-	return NULL;
 }
 
 static size_t part_len(const struct pz_run_params *p, unsigned t)
@@ -210,8 +296,10 @@ int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 		   char *const *dst, const char *const *src, struct pz_run_out *out)
 {
 	struct pz_run run;
-	unsigned t, started = 0;
-	int ret = 0;
+	struct pz_team team = { .threads = p->threads, .cpus = p->cpus, .setup = worker_setup,
+				.body = worker_body, .teardown = worker_teardown, .ctx = &run };
+	unsigned t;
+	int ret;
 
 	if (p->threads == 0 || p->threads > PZ_MAX_THREADS || p->loops == 0 || p->chunk == 0 ||
 	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) ||
@@ -236,28 +324,7 @@ int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 		w->src = src ? src[b] + off : NULL;
 		w->len = part_len(p, t);
 	}
-	pthread_mutex_init(&run.lock, NULL);
-	pthread_cond_init(&run.cond, NULL);
-	pthread_barrier_init(&run.barrier, NULL, p->threads);
-	for (; started < p->threads; started++) {
-		ret = -pthread_create(&run.w[started].tid, NULL, worker_main, &run.w[started]);
-		if (ret)
-			break;
-	}
-	pthread_mutex_lock(&run.lock);
-	run.open = 1;
-	run.abort = ret != 0;
-	pthread_cond_broadcast(&run.cond);
-	pthread_mutex_unlock(&run.lock);
-	for (t = 0; t < started; t++)
-		pthread_join(run.w[t].tid, NULL);
-	if (ret)
-		ret = -EAGAIN;
-	for (t = 0; !ret && t < p->threads; t++)
-		ret = run.w[t].err;
-	pthread_barrier_destroy(&run.barrier);
-	pthread_cond_destroy(&run.cond);
-	pthread_mutex_destroy(&run.lock);
+	ret = pz_team_run(&team);
 	free(run.w);
 	return ret;
 }

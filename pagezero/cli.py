@@ -17,7 +17,7 @@ import sys
 
 from . import _core, cli_analysis, fault
 from .advise import DEFAULT_BUDGETS_MS, advise
-from .bench import plan, run, thread_spread
+from .bench import plan, run, thread_rates, thread_spread
 from .kernels import find_kernel, kernels
 from .policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
                      plan_folio, run_batch, run_folio)
@@ -368,7 +368,9 @@ def cmd_batch(args):
                 notes.append(f"# batch '{name}' skipped: larger than the "
                              f"{format_size(nbytes)} region")
     jobs = [plan_batch(size=args.size, batch=b, kernel=args.kernel, loops=loops,
-                       yield_between=args.yield_between) for b in batches]
+                       yield_between=args.yield_between, cache=args.cache,
+                       threads=_parse_whole(args.threads, "threads"), node=_node_arg(args),
+                       counters=args.counters) for b in batches]
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
         print(note, file=sys.stderr)
@@ -382,7 +384,8 @@ def cmd_batch(args):
     rows = [{"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function,
              "batches_per_loop": r.batches_per_loop, "loops": r.loops,
              "bytes_per_sec": r.bytes_per_sec, "worst_ms": r.worst_ms, "p99_ms": r.p99_ms,
-             "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms}
+             "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms,
+             **_condition_row(r)}
             for j, r in zip(jobs, results)]
     head = jobs[0]
     lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of 4KB pages "
@@ -397,6 +400,7 @@ def cmd_batch(args):
                      f"{row['batches_per_loop']:>8} {_gbs(row['bytes_per_sec']):>8} "
                      f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
                      f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}")
+    lines += _condition_lines(results, "batch's range")
     args.simple_keys = ("bytes_per_sec", "worst_ms", "p99_ms")
     _emit(args, rows, lines)
     return 0
@@ -414,13 +418,14 @@ def cmd_folio(args):
         names.remove("nocache-except-target")
     jobs = [plan_folio(size=args.page, strategy=name, fault_index=fault, kernel=args.kernel,
                        nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
-                       backing=args.backing, cold=args.cold) for name in names]
+                       backing=args.backing, cold=args.cold, cache=args.cache,
+                       node=_node_arg(args), counters=args.counters) for name in names]
     if skip_nt:
         print("# strategy 'nocache-except-target' skipped: no non-temporal kernel "
               "available here", file=sys.stderr)
     results = []
     # One folio (and scrub buffer) for every strategy: they differ in order only.
-    memory = FolioMemory(jobs[0].nbytes, jobs[0].backing)
+    memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
     try:
         for job in jobs:
             results.append(run_folio(job, memory))
@@ -433,7 +438,8 @@ def cmd_folio(args):
              "fault_index": fault, "backing": r.backing, "loops": r.loops,
              "bytes_per_sec": r.clear_bytes_per_sec,
              "touch_ns_per_line": r.touch_ns_per_line, "cold_ns_per_line": r.cold_ns_per_line,
-             "touch_lines": r.touch_lines, "cold_method": r.cold_method}
+             "touch_lines": r.touch_lines, "cold_method": r.cold_method,
+             **_condition_row(r)}
             for r in results]
     r0 = results[0]
     first, count = r0.neighbourhood
@@ -452,9 +458,53 @@ def cmd_folio(args):
         lines.append(f"{row['strategy']:<22} {_gbs(row['bytes_per_sec']):>8} "
                      f"{row['touch_ns_per_line']:14.2f} {row['cold_ns_per_line']:13.2f} "
                      f"{row['touch_ns_per_line'] / row['cold_ns_per_line']:10.2f}")
+    lines += _condition_lines(results, "folio")
     args.simple_keys = ("bytes_per_sec", "touch_ns_per_line", "cold_ns_per_line")
     _emit(args, rows, lines)
     return 0
+
+
+def _node_arg(args):
+    return None if args.node is None else _parse_whole(args.node, "node")
+
+
+def _condition_row(result):
+    """The measured conditions of a policy result, for --format json and --output rows."""
+    row = {k: result.params[k] for k in ("cache", "threads", "node") if k in result.params}
+    d = result.details
+    if "cold_method" in d:
+        row["cache_flush"] = d["cold_method"]
+    if "thread_samples" in d:
+        row["thread_bytes_per_sec"] = list(thread_rates(result) or ())
+        row["cpus"] = list(d["cpus"])
+    if "counters" in d:
+        row["counters"] = {name: list(v) for name, v in d["counters"].items()}
+    return row
+
+
+def _condition_lines(results, what):
+    """Comment lines below a policy table: cold mode, threads, counters (first result's
+    conditions; every row ran under the same)."""
+    r0, lines = results[0], []
+    d = r0.details
+    if "cold_method" in d:
+        lines.append(f"# cache cold: each {what} flushed with {d['cold_method']} before its "
+                     f"timed clear (the flushes are not timed)")
+    if "node" in r0.params:
+        lines.append(f"# memory bound to NUMA node {r0.params['node']}")
+    for r in results:
+        if len(r.details.get("thread_samples", ())) > 1:
+            mean, spread = thread_spread(r)
+            lines.append(f"# {r.params.get('batch', '')}: {len(r.details['thread_samples'])} "
+                         f"threads on CPUs {', '.join(map(str, r.details['cpus']))}, each "
+                         f"clearing its own region: {_gbs(r.bytes_per_sec)} GB/s aggregate, "
+                         f"{_gbs(mean)} GB/s/thread ( +- {spread:.2f}% )")
+        if "counters" in r.details:
+            loops = len(r.samples)
+            label = r.params.get("strategy", r.params.get("batch"))
+            lines.append(f"# {label} counters per loop: " + ", ".join(
+                f"{name} {sum(v) / loops:.0f}" for name, v in r.details["counters"].items()))
+    return lines
 
 
 _COLD_WORDS = {"clflush": "clflush of those lines",
@@ -503,6 +553,18 @@ def _add_clock_options(p):
                    help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
     p.add_argument("--clock", default=None,
                    help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+
+
+def _add_policy_conditions(p, cold_text):
+    """mem memset's --cache, --node and --counters, on a clearing policy command."""
+    p.add_argument("--cache", default="hot", choices=["hot", "cold"],
+                   help=f"hot: as before (default); cold: {cold_text} "
+                        "(clflushopt/clflush, elsewhere evict)")
+    p.add_argument("--node", default=None,
+                   help="bind the memory to this NUMA node (mbind) before its first touch")
+    p.add_argument("--counters", action="store_true",
+                   help="read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles "
+                        "and instructions around each timed pass (needs a PMU)")
 
 
 def _add_output_option(p):
@@ -625,6 +687,8 @@ def build_parser():
     f.add_argument("--cold", default="auto", choices=["auto", "clflush", "evict"],
                    help="how the cold baseline evicts the neighbourhood (default: clflush "
                         "where the CPU has it)")
+    _add_policy_conditions(f, "flush the whole folio from the caches before each clear "
+                              "(after the scrub read), outside the timing")
     f.add_argument("--format", default="default", choices=["default", "simple", "json"],
                    help="simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy")
     _add_output_option(f)
@@ -641,6 +705,11 @@ def build_parser():
                    help="timed passes over the region (default: 10)")
     b.add_argument("--yield", dest="yield_between", action="store_true",
                    help="sched_yield() after each batch, as cond_resched()")
+    _add_policy_conditions(b, "flush each batch's range from the caches before it, outside "
+                              "the timing")
+    b.add_argument("-t", "--threads", default="1",
+                   help="threads, each pinned to its own CPU and clearing its own region of "
+                        "--size in batches, every pass started together (default: 1)")
     b.add_argument("--format", default="default", choices=["default", "simple", "json"],
                    help="simple: 'rate worst_ms p99_ms' per batch")
     _add_output_option(b)

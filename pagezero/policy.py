@@ -16,11 +16,14 @@ those choices in user space:
 Arguments are checked by plan_batch()/plan_folio() before anything runs;
 run_batch()/run_folio() make one C call each (GIL released).
 """
+import contextlib
+import os
 import statistics
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
 from . import _core, hugepages
+from .bench import CACHE_STATES, _check_threads, check_node, choose_cpus
 from .kernels import find_kernel, kernels
 from .sysinfo import llc_bytes, machine
 from .region import region
@@ -312,17 +315,63 @@ class BatchPlan:
     kernel: str
     loops: int
     yield_between: bool
+    cache: str = "hot"
+    threads: int = 1
+    node: object = None     # NUMA node for the regions, or None
+    counters: bool = False
 
     @property
     def batches_per_loop(self):
         return -(-self.nbytes // self.batch_bytes)
 
+    @property
+    def plain(self):
+        """The original loop (one thread, hot, no placement, no counters): no team, no thread."""
+        return (self.cache == "hot" and self.threads == 1 and self.node is None
+                and not self.counters)
+
     def params(self):
-        return {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes,
-                "kernel": self.kernel, "loops": self.loops, "yield": self.yield_between}
+        p = {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes,
+             "kernel": self.kernel, "loops": self.loops, "yield": self.yield_between}
+        _condition_params(p, self.cache, self.node, self.counters)
+        if self.threads != 1:
+            p["threads"] = self.threads
+        return p
 
 
-def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False):
+def _condition_params(p, cache, node, counters):
+    # Only what differs from the plain loop, as bench.Plan.params: older results keep their labels.
+    if cache != "hot":
+        p["cache"] = cache
+    if node is not None:
+        p["node"] = node
+    if counters:
+        p["counters"] = True
+
+
+def _check_conditions(cache, node, counters):
+    if cache not in CACHE_STATES:
+        raise ValueError(f"unknown cache state {cache!r} (expected hot or cold)")
+    if node is not None:
+        check_node(node, "node")
+    if not isinstance(counters, bool):
+        raise ValueError(f"counters must be True or False, not {counters!r}")
+
+
+def _evict_bytes():
+    # Evicting (where no flush instruction exists) reads twice the LLC, as memset's cold mode.
+    return 2 * (llc_bytes() or (32 << 20))
+
+
+def _counter_details(raw, details):
+    if raw["counters"] is not None:
+        details["counters"] = raw["counters"]
+        if os.environ.get("PAGEZERO_FAKE_COUNTERS"):
+            details["counters_source"] = "fake (PAGEZERO_FAKE_COUNTERS)"
+
+
+def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False,
+               cache="hot", threads=1, node=None, counters=False):
     """Check every argument of a batch run; ValueError on the first bad one."""
     nbytes = parse_size(size)
     _pages(nbytes, "size")
@@ -334,19 +383,34 @@ def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=Fa
     _check_loops(loops)
     if not isinstance(yield_between, bool):
         raise ValueError(f"yield_between must be True or False, not {yield_between!r}")
+    _check_conditions(cache, node, counters)
+    _check_threads(threads)
     kernel = _kernel(kernel or default_kernel()).name
-    p = BatchPlan(nbytes, batch, batch_bytes, kernel, loops, yield_between)
-    if p.batches_per_loop * loops > MAX_BATCH_RECORDS:
-        raise ValueError(f"{p.batches_per_loop * loops} batches to record ({loops} loops of "
-                         f"{p.batches_per_loop}); at most {MAX_BATCH_RECORDS}: use a larger "
+    p = BatchPlan(nbytes, batch, batch_bytes, kernel, loops, yield_between, cache, threads,
+                  node, counters)
+    if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
+        raise ValueError(f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
+                         f"loops of {p.batches_per_loop}, {threads} thread(s)); "
+                         f"at most {MAX_BATCH_RECORDS}: use a larger "
                          "batch, a smaller size or fewer loops")
     return p
 
 
+def _bind(buffer, node):
+    try:
+        _core.numa_bind(buffer, node)
+    except OSError as e:
+        raise ValueError(f"could not bind the region to node {node} (mbind: "
+                         f"{e.strerror})") from None
+
+
 def run_batch(p, buffer=None, record=False):
-    """Run plan `p`: on `buffer` when given (whole 4KB pages, at least p.nbytes),
-    else on a fresh 4KB-page mapping that refuses THP. With record, also
-    return the steps of the timed passes: (result, steps)."""
+    """Run plan `p`: on `buffer` when given (whole 4KB pages, at least p.nbytes;
+    with threads, a sequence of one such buffer per thread), else on fresh
+    4KB-page mappings that refuse THP. With record, also return the steps of
+    the timed passes (thread 0's): (result, steps)."""
+    if not p.plain:
+        return _run_batch_team(p, buffer, record)
     if buffer is None:
         with region(p.nbytes, page="4KB", thp=False) as reg:
             return run_batch(p, reg, record)
@@ -368,7 +432,57 @@ def run_batch(p, buffer=None, record=False):
     return r
 
 
-def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False):
+def _run_batch_team(p, buffers, record):
+    """Cold caches, threads, a node or counters: csrc/policy_bench.c's team."""
+    with contextlib.ExitStack() as stack:
+        if buffers is None:
+            buffers = []
+            for _ in range(p.threads):
+                # With a node, bind before the first touch (the untimed pass), so no page
+                # starts elsewhere.
+                reg = stack.enter_context(region(p.nbytes, page="4KB", thp=False,
+                                                 populate=p.node is None))
+                if p.node is not None:
+                    _bind(reg, p.node)
+                buffers.append(reg)
+        elif p.threads == 1 and not isinstance(buffers, (list, tuple)):
+            buffers = [buffers]
+        if len(buffers) != p.threads:
+            raise ValueError(f"{len(buffers)} buffers given for {p.threads} threads")
+        views = [stack.enter_context(memoryview(b)[:p.nbytes]) for b in buffers]
+        if p.node is not None:
+            for v in views:
+                _bind(v, p.node)
+        # One thread runs unpinned, as the plain loop does; several get distinct CPUs.
+        cpus = choose_cpus(p.threads) if p.threads > 1 else ()
+        d = _core.bench_batch_team(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops,
+                                   p.yield_between, record, cold=p.cache == "cold",
+                                   evict_bytes=_evict_bytes(), cpus=cpus,
+                                   counters=p.counters)
+    details = {}
+    if p.threads > 1:
+        details.update(thread_samples=d["thread_samples"],
+                       thread_bytes=(p.nbytes,) * p.threads, cpus=cpus)
+    if p.cache == "cold":
+        details["cold_method"] = d["cold_method"]
+        details["cold_timing"] = ("per batch: flush, clock, clear, clock; a pass leaves "
+                                  "the flushes out")
+    _counter_details(d, details)
+    r = BatchResult(
+        benchmark="batch", function=p.kernel, params=p.params(),
+        bytes_per_loop=p.nbytes * p.threads, clock="ns", samples=d["samples"],
+        machine=machine(), details=details,
+        batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
+        pass_worst_ns=d["pass_worst"],
+        batch_ns={k: d[k] for k in ("max", "p99", "median", "mean", "typical_worst")},
+    )
+    if record:
+        return r, tuple(Step(*s) for s in d["steps"])
+    return r
+
+
+def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, cache="hot",
+          threads=1, node=None, counters=False):
     """Clear `size` bytes of 4KB pages in batches, timing every batch.
 
     batch: a preset ("page", "8MB", "32MB", "extent") or a size, a whole
@@ -377,10 +491,25 @@ def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False):
     yield_between: sched_yield() after each batch, the user-space stand-in
         for the kernel's cond_resched().
 
+    cache: "hot" (default: the region stays in cache from the last pass as far
+        as it fits) or "cold": each batch's range is flushed (clflushopt, else
+        clflush, else evicted; details["cold_method"]) before its clock read,
+        and a pass's time leaves the flushes out.
+    threads: that many threads, each pinned to its own allowed CPU and clearing
+        its own region of `size` in batches, every pass started together
+        behind a barrier. A sample is the first start to the last end (cold:
+        the slowest thread's pass) over threads * size bytes;
+        details["thread_samples"] holds each thread's passes
+        (bench.thread_rates() reads them).
+    node: bind the regions to this NUMA node (mbind) before their first touch.
+    counters: read hardware counters around each pass into details["counters"]
+        (summed over threads); UnavailableError without a PMU.
+
     Returns a BatchResult: bytes_per_sec over whole passes, and worst_ms,
-    p99_ms, median_ms, typical_worst_ms over every batch.
+    p99_ms, median_ms, typical_worst_ms over every batch (of every thread).
     """
-    return run_batch(plan_batch(size, batch, kernel, loops, yield_between))
+    return run_batch(plan_batch(size, batch, kernel, loops, yield_between, cache, threads,
+                                node, counters))
 
 
 # Folios ---------------------------------------------------------------------
@@ -398,20 +527,26 @@ class FolioPlan:
     loops: int
     backing: str            # as asked: auto, hugetlb, 4KB
     cold: str               # clflush or evict
+    cache: str = "hot"
+    node: object = None     # NUMA node for the folio, or None
+    counters: bool = False
 
     @property
     def nr_pages(self):
         return self.nbytes // PAGE_SIZE
 
     def params(self, backing):
-        return {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
-                "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
-                "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
-                "cold": self.cold}
+        p = {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
+             "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
+             "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
+             "cold": self.cold}
+        _condition_params(p, self.cache, self.node, self.counters)
+        return p
 
 
 def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto"):
+               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto",
+               cache="hot", node=None, counters=False):
     """Check every argument of a folio run; ValueError on the first bad one."""
     nbytes = parse_size(size, what="folio size")
     nr = _pages(nbytes, "folio size")
@@ -433,10 +568,11 @@ def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=
     elif cold not in methods:
         raise ValueError(f"unknown or unavailable cold method {cold!r} "
                          f"(here: auto, {', '.join(methods)})")
+    _check_conditions(cache, node, counters)
     kernel = _kernel(kernel or default_kernel()).name
     nt = _nt_kernel(strategy, nt_kernel)
     return FolioPlan(nbytes, strategy, fault_index, kernel, nt, batch, batch_bytes, loops,
-                     backing, cold)
+                     backing, cold, cache, node, counters)
 
 
 def _free_hugepages(nbytes):
@@ -458,15 +594,18 @@ class FolioMemory:
     """The folio (a hugetlb page, or a run of 4KB pages aligned to min(size, 2MB),
     THP refused) and the scrub buffer read before each clear, mapped once so
     several runs (strategies) can share them; close() unmaps. .backing says
-    which the folio got: "hugetlb" or "4KB"."""
+    which the folio got: "hugetlb" or "4KB". node: bind the folio to that
+    NUMA node before its first touch."""
 
-    def __init__(self, nbytes, backing):
+    def __init__(self, nbytes, backing, node=None):
         self.regions = []
         self.backing = "4KB"
+        self.node = node
+        populate = node is None
         if backing in ("auto", "hugetlb") and nbytes in _HUGETLB_SHIFTS:
             if backing == "hugetlb" or _free_hugepages(nbytes) > 0:
                 try:
-                    reg = region(nbytes, page=format_size(nbytes))
+                    reg = region(nbytes, page=format_size(nbytes), populate=populate)
                     self.regions.append(reg)
                     self.folio = memoryview(reg)
                     self.backing = "hugetlb"
@@ -477,17 +616,24 @@ class FolioMemory:
             # A folio is aligned to its size; 2MB alignment is what a 4KB-page
             # mapping can usefully mimic (the physical pages are scattered anyway).
             align = min(nbytes, 2 << 20)
-            reg = region(nbytes + align, page="4KB", thp=False)
+            reg = region(nbytes + align, page="4KB", thp=False, populate=populate)
             self.regions.append(reg)
             off = (-reg.address) % align
             self.folio = memoryview(reg)[off:off + nbytes]
+        if node is not None:
+            try:
+                _bind(self.folio, node)
+            except ValueError:
+                self.close()
+                raise
         scrub = region(_scrub_bytes(), page="4KB", thp=False)
         self.regions.append(scrub)
         self.scrub = memoryview(scrub)
 
     def close(self):
-        self.folio.release()
-        self.scrub.release()
+        for view in ("folio", "scrub"):
+            if hasattr(self, view):
+                getattr(self, view).release()
         for reg in self.regions:
             reg.close()
 
@@ -495,24 +641,34 @@ class FolioMemory:
 def run_folio(p, memory=None):
     """Run plan `p`, on `memory` (a FolioMemory of p's size) when given."""
     own = memory is None
-    mem = FolioMemory(p.nbytes, p.backing) if own else memory
+    mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
+    if not own and p.node is not None and mem.node != p.node:
+        _bind(mem.folio, p.node)
     try:
         d = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
                               max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.nt_kernel,
-                              p.loops, p.cold)
+                              p.loops, p.cold, p.cache == "cold", "", p.counters,
+                              _evict_bytes())
     finally:
         if own:
             mem.close()
+    details = {}
+    if p.cache == "cold":
+        details["cold_method"] = d["cold_method"]
+        details["cold_timing"] = "the whole folio flushed before each clear, outside its clock"
+    _counter_details(d, details)
     return FolioResult(
         benchmark="folio", function=p.kernel, params=p.params(mem.backing),
         bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
+        details=details,
         touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
         neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
     )
 
 
 def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto"):
+          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
+          node=None, counters=False):
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     size: "2MB", "1GB" or any power-of-two number of 4KB pages.
@@ -527,9 +683,17 @@ def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
     cold: how the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
 
+    cache: "hot" (default) keeps the above; "cold" also flushes the whole folio
+        by address (clflushopt, else clflush, else evicting; details["cold_method"])
+        after the scrub and before each clear, outside its timing, so no line of
+        it is left in any cache.
+    node: bind the folio to this NUMA node (mbind) before its first touch.
+    counters: read hardware counters around each clear into details["counters"];
+        UnavailableError without a PMU.
+
     Before each loop the folio is dirtied and pushed out of cache. Returns a
     FolioResult: clearing rate, and touch_ns_per_line / cold_ns_per_line for
     the neighbourhood (fault +-2 pages, clamped) right after the clear and cold.
     """
     return run_folio(plan_folio(size, strategy, fault_index, kernel, nt_kernel, loops, batch,
-                                backing, cold))
+                                backing, cold, cache, node, counters))

@@ -30,14 +30,15 @@ if [ -z "${TARGET_ARCH:-}" ]; then
 fi
 
 shopt -s nullglob
-sources=(csrc/cpu.c csrc/kernels.c csrc/region.c csrc/clock.c csrc/policy.c csrc/policy_bench.c
+sources=(csrc/cpu.c csrc/kernels.c csrc/region.c csrc/clock.c csrc/policy.c csrc/policy_bench.c csrc/threads.c csrc/cache.c
+	csrc/counters.c csrc/numa.c
 	arch/generic/*.c arch/generic/*.S)
 if [ "$TARGET_ARCH" != generic ] && [ -d "arch/$TARGET_ARCH" ]; then
 	sources+=(arch/"$TARGET_ARCH"/*.c arch/"$TARGET_ARCH"/*.S)
 fi
 shopt -u nullglob
 
-cflags=(-O2 -g -Wall -Wextra -fno-tree-loop-distribute-patterns -Icsrc -Iarch)
+cflags=(-O2 -g -Wall -Wextra -pthread -fno-tree-loop-distribute-patterns -Icsrc -Iarch)
 if [ "$mode" = sanitize ]; then
 	cflags+=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=$([ -n "${RUN:-}" ] && echo 0 || echo 1)}

@@ -277,6 +277,88 @@ static void test_folio(void)
 	pz_region_unmap(&scrub);
 }
 
+/* The cold flushes of a team run, one list per thread (each thread writes only its own). */
+struct team_flushes {
+	char *base[2];
+	size_t off[2][16], len[2][16];
+	unsigned n[2];
+	int outside;
+};
+
+static void note_flush(void *ctx, unsigned t, const void *p, size_t len)
+{
+	struct team_flushes *f = ctx;
+	const char *c = p;
+
+	if (t > 1 || f->n[t] >= 16 || c < f->base[t]) {
+		f->outside = 1;
+		return;
+	}
+	f->off[t][f->n[t]] = (size_t)(c - f->base[t]);
+	f->len[t][f->n[t]] = len;
+	f->n[t]++;
+}
+
+static void test_batch_team(void)
+{
+	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "generic");
+	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 2,
+				     .cold = 1 };
+	uint64_t m[2][4 * 2 + 6], ctr[2][2 * PZ_CTR_COUNT];
+	struct pz_batch_out out[2];
+	struct team_flushes fl = { .outside = 0 };
+	struct pz_region r[2];
+	struct pz_clock clock;
+	unsigned t, i, failed = PZ_CTR_COUNT;
+	int ok = 1;
+
+	p.flush.method = pz_flush_best();
+	if (p.flush.method == PZ_FLUSH_EVICT) {
+		check(1, "no flush instruction: the team's cold path is covered by Python's evict");
+		return;
+	}
+	if (map_pages(&r[0], 10) || map_pages(&r[1], 10) || pz_clock_open(&clock, PZ_CLOCK_NS)) {
+		check(0, "cannot map or open the clock");
+		return;
+	}
+	p.hook = note_flush;
+	p.hook_ctx = &fl;
+	p.counters = 1;
+	setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
+	for (t = 0; t < 2; t++) {
+		fl.base[t] = r[t].addr;
+		memset(r[t].addr, 0xff, r[t].size);
+		out[t] = (struct pz_batch_out){ .pass_ticks = m[t], .pass_worst = m[t] + 2,
+						.start = m[t] + 4, .end = m[t] + 6,
+						.batch_ticks = m[t] + 8, .counters = ctr[t] };
+	}
+	{
+		char *bases[2] = { r[0].addr, r[1].addr };
+
+		check(pz_bench_batch_team(&p, 2, NULL, bases, &clock, out, &failed) == 0,
+		      "team of 2 failed");
+	}
+	unsetenv("PAGEZERO_FAKE_COUNTERS");
+	check(!fl.outside, "a thread flushed outside its own region");
+	for (t = 0; t < 2; t++) {
+		check(fl.n[t] == 6, "thread %u: %u flushes, want 6 (3 batches x 2 passes)", t,
+		      fl.n[t]);
+		for (i = 0; i < fl.n[t] && i < 6; i++)
+			ok = ok && fl.off[t][i] == (i % 3) * 4 * PZ_PAGE_SIZE &&
+			     fl.len[t][i] == (i % 3 == 2 ? 2 : 4) * PZ_PAGE_SIZE;
+		check(all_zero(r[t].addr, r[t].size), "thread %u left non-zero bytes", t);
+		for (i = 0; i < PZ_CTR_COUNT; i++)
+			ok = ok && ctr[t][i] == (i + 1) * PZ_FAKE_COUNTER_STEP;
+	}
+	check(ok, "cold flushes do not tile each region, or fake counters are off");
+	p.batch_pages = 11;
+	check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock, out,
+				  &failed) == -EINVAL, "a batch larger than the region accepted");
+	pz_clock_close(&clock);
+	pz_region_unmap(&r[0]);
+	pz_region_unmap(&r[1]);
+}
+
 static void test_summaries(void)
 {
 	uint64_t t[200], scratch[3];
@@ -306,6 +388,7 @@ int main(void)
 	test_bad_walks();
 	test_clearing();
 	test_batches();
+	test_batch_team();
 	test_folio();
 	test_summaries();
 	printf("%lu passed, %lu failed\n", n_passed, n_failed);

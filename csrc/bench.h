@@ -23,6 +23,7 @@ struct pz_mem_params {
 	enum pz_thp thp;
 	unsigned loops;                  /* > 0 */
 	int value;                       /* fill byte 0..255 or PZ_VALUE_LOOP */
+	size_t offset;                   /* buffers start this far past a page boundary */
 };
 
 /* 0 or -errno from mapping (see pz_region_map). */

@@ -436,17 +436,18 @@ static int check_thp(int thp, unsigned shift)
 }
 
 PyDoc_STRVAR(bench_mem__doc__,
-"bench_mem(kind, kernel, size, chunk, page_shift, thp, loops, clock, value)\n--\n\n"
+"bench_mem(kind, kernel, size, chunk, page_shift, thp, loops, clock, value, offset=0)\n--\n\n"
 "Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
 "the GIL released: map, prefault, then `loops` timed passes over `size`\n"
 "bytes in `chunk`-byte kernel calls. Returns one duration per pass in the\n"
 "clock's unit (ns for ns and timeval, cycles, tsc ticks). value is the fill\n"
-"byte or -1 for the loop index (perf's memset(dst, i, size)).");
+"byte or -1 for the loop index (perf's memset(dst, i, size)); offset moves\n"
+"the buffers that many bytes past a page boundary (0..4095).");
 
 static PyObject *core_bench_mem(PyObject *self, PyObject *args)
 {
 	const char *kind_s, *name, *clock_s;
-	Py_ssize_t size, chunk;
+	Py_ssize_t size, chunk, offset = 0;
 	unsigned int shift, loops;
 	int thp, value, ret;
 	enum pz_kernel_kind kind;
@@ -455,9 +456,13 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args)
 	uint64_t *samples;
 	PyObject *result = NULL;
 
-	if (!PyArg_ParseTuple(args, "ssnnIiIsi:bench_mem", &kind_s, &name, &size, &chunk,
-			      &shift, &thp, &loops, &clock_s, &value))
+	if (!PyArg_ParseTuple(args, "ssnnIiIsi|n:bench_mem", &kind_s, &name, &size, &chunk,
+			      &shift, &thp, &loops, &clock_s, &value, &offset))
 		return NULL;
+	if (offset < 0 || offset >= 4096) {
+		PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd", offset);
+		return NULL;
+	}
 	if (parse_kind(kind_s, &kind) < 0 || check_page_shift(shift) < 0 || check_thp(thp, shift) < 0)
 		return NULL;
 	if (size <= 0 || chunk <= 0 || chunk > size) {
@@ -480,6 +485,7 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args)
 	p.thp = (enum pz_thp)thp;
 	p.loops = loops;
 	p.value = value;
+	p.offset = (size_t)offset;
 
 	if (shift == PZ_PAGE_SHIFT_4KB) {
 		/* Refuse before mapping anything; region.c checks one buffer, memcpy needs two. */

@@ -157,7 +157,7 @@ def _cmd_mem(args, benchmark):
                node=None if args.node is None else _parse_whole(args.node, "node"),
                cpu_node=None if args.cpu_node is None else _parse_whole(args.cpu_node,
                                                                          "cpu node"),
-               counters=args.counters)
+               counters=args.counters, offset=_parse_whole(args.offset, "offset"))
 
     results = []
     try:
@@ -590,6 +590,9 @@ def _add_mem_options(p, benchmark):
                             "index as perf does")
     p.add_argument("--thp", action="store_true",
                    help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
+    p.add_argument("--offset", default="0", metavar="BYTES",
+                   help="start the buffers BYTES past a page boundary (default 0, as perf "
+                        "since it mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)")
     p.add_argument("--cache", default="hot", choices=["hot", "cold"],
                    help="hot: the same buffer every loop, as perf (default); cold: flush each "
                         "chunk from the caches before its timed call (clflushopt/clflush, "

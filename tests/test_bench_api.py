@@ -536,3 +536,24 @@ def test_zero_only_kernel_refuses_fill_value_7():
 def test_empty_buffers_are_fine():
     pagezero.clear(bytearray())
     pagezero.copy(bytearray(), b"")
+
+
+# offset: perf 6.1's malloc()ed buffers sit 16 bytes past a page boundary ---------
+
+
+@pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
+def test_offset_is_recorded_and_only_when_set(benchmark):
+    r = run(benchmark, function="default", offset=16)
+    assert r.params["offset"] == 16 and r.bytes_per_sec > 0
+    assert "offset" not in run(benchmark, function="default").params
+
+
+@pytest.mark.parametrize("bad", [-1, 4096, 1.5, True, "16"])
+def test_bad_offsets_are_value_errors(bad):
+    with pytest.raises(ValueError, match="offset"):
+        run("memset", offset=bad)
+
+
+def test_offset_is_refused_with_conditions_it_does_not_reach():
+    with pytest.raises(ValueError, match="offset applies to hot single-thread runs"):
+        run("memset", offset=16, cache="cold")

@@ -165,6 +165,9 @@ def test_kernels_command_lists_every_kernel_with_availability():
 
 BAD_INPUTS = {
     "size 0": ["mem", "memset", "-s", "0"],
+    "offset 4096": ["mem", "memset", "-s", "1MB", "--offset", "4096"],
+    "offset x": ["mem", "memset", "-s", "1MB", "--offset", "x"],
+    "offset with threads": ["mem", "memset", "-s", "1MB", "--offset", "16", "-t", "2"],
     "size -1": ["mem", "memset", "-s", "-1"],
     "size garbage": ["mem", "memset", "-s", "abc"],
     "size unknown unit": ["mem", "memset", "-s", "12XB"],

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Build and run the C-level kernel tests (no Python involved).
+# Build and run one of the C-level tests (no Python involved).
 #
 #   bash tests/c/build.sh [normal|sanitize] [test args...]
 #
 # Environment:
+#   TEST         which test: kernels (default), clock, fault, policy or threads,
+#                i.e. tests/c/test_$TEST.c, linked with the whole C core
+#                (csrc/*.c but module.c) and the kernels of the target arch
 #   CC           compiler (default gcc); a cross compiler selects its arch
 #   TARGET_ARCH  arch/ directory to build (default: from `$CC -dumpmachine`); it
 #                must match the compiler's target, since csrc/kernels.c picks
@@ -38,8 +41,19 @@ if [ -z "${TARGET_ARCH:-}" ]; then
 	esac
 fi
 
+TEST=${TEST:-kernels}
+test_src=tests/c/test_$TEST.c
+if [ ! -f "$test_src" ]; then
+	echo "build.sh: no $test_src (TEST is one of: kernels clock fault policy threads)" >&2
+	exit 2
+fi
+
 shopt -s nullglob
-sources=(csrc/cpu.c csrc/kernels.c csrc/region.c arch/generic/*.c arch/generic/*.S)
+sources=()
+for f in csrc/*.c; do
+	[ "$f" = csrc/module.c ] || sources+=("$f") # module.c is the Python binding
+done
+sources+=(arch/generic/*.c arch/generic/*.S)
 if [ "$TARGET_ARCH" != generic ]; then
 	if [ -d "arch/$TARGET_ARCH" ]; then
 		sources+=(arch/"$TARGET_ARCH"/*.c arch/"$TARGET_ARCH"/*.S)
@@ -49,7 +63,7 @@ if [ "$TARGET_ARCH" != generic ]; then
 fi
 shopt -u nullglob
 
-cflags=(-O2 -g -Wall -Wextra -fno-tree-loop-distribute-patterns -Icsrc -Iarch)
+cflags=(-O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -fno-tree-loop-distribute-patterns -Icsrc -Iarch)
 if [ "$mode" = sanitize ]; then
 	cflags+=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
 fi
@@ -58,10 +72,10 @@ cflags+=(${EXTRA_CFLAGS:-})
 
 outdir=build/ctest/$TARGET_ARCH-$mode
 mkdir -p "$outdir"
-bin=$outdir/test_kernels
+bin=$outdir/test_$TEST
 
-echo "+ $CC ${cflags[*]} -o $bin tests/c/test_kernels.c ${sources[*]}" >&2
-$CC "${cflags[@]}" -o "$bin" tests/c/test_kernels.c "${sources[@]}"
+echo "+ $CC ${cflags[*]} -o $bin $test_src ${sources[*]} -lm" >&2
+$CC "${cflags[@]}" -o "$bin" "$test_src" "${sources[@]}" -lm
 
 if [ "$mode" = sanitize ]; then
 	# LeakSanitizer needs ptrace, which qemu-user does not give it.

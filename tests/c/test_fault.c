@@ -3,10 +3,9 @@
  *
  * No Python, so it also runs under AddressSanitizer and UBSan, where the
  * threads, the smaps parsing and the error paths are checked for stray
- * accesses and leaks. tests/test_fault_c.py builds and runs it:
+ * accesses and leaks. tests/test_c_core.py builds and runs it, as
  *
- *   gcc -O1 -g -pthread -fsanitize=address,undefined -Icsrc \
- *       tests/c/test_fault.c csrc/fault.c csrc/clock.c csrc/cpu.c csrc/region.c
+ *   TEST=fault bash tests/c/build.sh sanitize
  *
  * 4KB pages only (hugetlb needs reserved pools; the Python tests cover it).
  */

@@ -1,7 +1,7 @@
 /*
  * test_policy.c - C-level tests of the clearing orders and their timed loops.
  *
- * No Python: built with the C core alone by tests/c/build_policy.sh, so the
+ * No Python: built with the C core alone by TEST=policy tests/c/build.sh, so the
  * walks (policy.c) and the loops around them (policy_bench.c) also run under
  * AddressSanitizer/UBSan. Memory sits between PROT_NONE guard pages, so a
  * clear outside the folio faults instead of passing.

@@ -2,7 +2,7 @@
  * test_threads.c - csrc/threads.c, cache.c, numa.c and counters.c without
  * Python: parts, barrier, flush order, evict buffers, node binding, the
  * fake counter source, error paths. Run plain and under ASan/UBSan by
- * tests/test_threads_c.py. Prints "N passed, M failed".
+ * tests/test_c_core.py (TEST=threads tests/c/build.sh). Prints "N passed, M failed".
  */
 #define _GNU_SOURCE
 #include <errno.h>

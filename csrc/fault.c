@@ -17,13 +17,6 @@
 
 #include "fault.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT 26
-#endif
-
 static const struct {
 	const char *name;
 	const char *description;

@@ -10,13 +10,6 @@
 
 #include "region.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT 26
-#endif
-
 int pz_mem_available(uint64_t *bytes)
 {
 	char line[256];

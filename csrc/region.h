@@ -9,7 +9,17 @@
 #ifndef PZ_REGION_H
 #define PZ_REGION_H
 
+#include <sys/mman.h>
+
 #include "pz.h"
+
+/* Older C libraries' headers lack these; the kernel ABI has had them since 5.14 / 3.8. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
 
 enum pz_thp { PZ_THP_SYSTEM = 0, PZ_THP_ON = 1, PZ_THP_OFF = 2 };
 

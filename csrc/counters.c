@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -49,6 +50,23 @@ void pz_counters_fake_add(uint64_t n)
 	fake_extra += n;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The fake read's cost: spin until this thread has run @ns more. */
+static void spend_cpu(uint64_t ns)
+{
+	uint64_t end = thread_cpu_ns() + ns;
+
+	while (thread_cpu_ns() < end)
+		;
+}
+
 static uint64_t env_u64(const char *name)
 {
 	const char *s = getenv(name);
@@ -67,6 +85,7 @@ int pz_counters_open(struct pz_counters *c, unsigned *failed)
 	c->fail_at = env_u64("PAGEZERO_FAIL_COUNTER_READ");
 	if (fake && *fake) {
 		c->fake = 1;
+		c->fake_cost_ns = env_u64("PAGEZERO_FAKE_COUNTER_COST_US") * 1000u;
 		return 0;
 	}
 	for (i = 0; i < PZ_CTR_COUNT; i++) {
@@ -105,6 +124,8 @@ int pz_counters_read(struct pz_counters *c, struct pz_counter_snap *s)
 	if (++c->reads == c->fail_at)
 		return -EIO;
 	if (c->fake) {
+		if (c->fake_cost_ns)
+			spend_cpu(c->fake_cost_ns);
 		for (i = 0; i < PZ_CTR_COUNT; i++)
 			s->v[i] = c->reads * (i + 1) * PZ_FAKE_COUNTER_STEP + fake_extra;
 		s->enabled = s->running = c->reads;

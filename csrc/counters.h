@@ -20,6 +20,9 @@
  *   test's hook standing for work that must not be counted).
  *   $PAGEZERO_FAIL_COUNTER_READ=N makes the Nth read of each opened set
  *   fail with -EIO (real or fake source), as a read() error would.
+ *   $PAGEZERO_FAKE_COUNTER_COST_US=N makes each fake read spend N us of the
+ *   reading thread's CPU time, a read() syscall's cost magnified, so a test
+ *   can see which timed span (if any) a counter read falls into.
  */
 #ifndef PZ_COUNTERS_H
 #define PZ_COUNTERS_H
@@ -45,6 +48,7 @@ struct pz_counters {
 	int fake;
 	uint64_t reads;          /* reads so far (the fake source's clock) */
 	uint64_t fail_at;        /* 0, or the read that fails ($PAGEZERO_FAIL_COUNTER_READ) */
+	uint64_t fake_cost_ns;   /* CPU time each fake read spends */
 };
 
 /* One reading of the group. */

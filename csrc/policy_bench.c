@@ -14,6 +14,7 @@
 #endif
 
 #include "policy_bench.h"
+#include "region.h"
 #include "stop.h"
 #include "threads.h"
 
@@ -222,7 +223,14 @@ static int batch_passes(const struct pz_batch_params *p, unsigned thread, char *
 	nb = pz_batch_count(p);
 	b.clr.log = out->log;
 
-	/* Prefault and warm up through the kernel under test, as perf does. */
+	/*
+	 * Prefault (an error, not SIGBUS, where a hugetlb region bound to a
+	 * node cannot get its pages there), then warm up through the kernel
+	 * under test, as perf does.
+	 */
+	ret = pz_region_prefault(base, p->nr_pages * PZ_PAGE_SIZE, PZ_PAGE_SHIFT_4KB);
+	if (ret)
+		return ret;
 	ret = pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
 				pz_clear_step, &warm);
 	if (ret)
@@ -480,6 +488,7 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 	size_t bytes = p->nr_pages * PZ_PAGE_SIZE, nb_first, nb_count, nb_len;
 	char *nb;
 	unsigned i, j;
+	int ret;
 
 	if (!p->nr_pages || p->fault >= p->nr_pages || !p->batch_pages || !p->loops ||
 	    (unsigned)p->strategy >= PZ_STRATEGY_COUNT || !p->kernel ||
@@ -488,6 +497,10 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 	    (p->flush_folio && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) ||
 	    (p->ctr && !p->counters))
 		return -EINVAL;
+	/* The folio is dirtied below: fault it in first, where a failure is an error, not SIGBUS. */
+	ret = pz_region_prefault(folio, bytes, PZ_PAGE_SHIFT_4KB);
+	if (ret)
+		return ret;
 	pz_neighbourhood(p->nr_pages, p->fault, &nb_first, &nb_count);
 	nb = folio + nb_first * PZ_PAGE_SIZE;
 	nb_len = nb_count * PZ_PAGE_SIZE;
@@ -497,7 +510,6 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 	for (i = 0; i < p->loops; i++) {
 		uint64_t acc[PZ_CTR_COUNT] = { 0 }, t0, t1, t1c, t2, t3, t4;
 		struct pz_counter_snap a, b;
-		int ret;
 
 		/* Between loops: a folio clear is short, a whole loop well under a second. */
 		if (pz_stopping())

@@ -119,7 +119,8 @@ int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
 
 int pz_region_prefault(void *addr, size_t len, unsigned page_shift)
 {
-	const uintptr_t page = (uintptr_t)1 << page_shift;
+	const uintptr_t page = page_shift == PZ_PAGE_SHIFT_4KB ? (uintptr_t)sysconf(_SC_PAGESIZE)
+							       : (uintptr_t)1 << page_shift;
 	uintptr_t start = (uintptr_t)addr & ~(page - 1);
 	uintptr_t end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
 	volatile char *q;
@@ -130,16 +131,22 @@ int pz_region_prefault(void *addr, size_t len, unsigned page_shift)
 		return 0;
 	/*
 	 * mm/madvise.c madvise_populate(): a fault that would have raised
-	 * SIGBUS (VM_FAULT_SIGBUS: for hugetlb, no free page where the policy
-	 * allows one) comes back as EFAULT. Here it can only mean that.
+	 * SIGBUS or SIGSEGV comes back as EFAULT (incompatible permissions as
+	 * EINVAL, holes as ENOMEM). On the writable anonymous memory here that
+	 * is a page the kernel could not allocate: for hugetlb, no free page
+	 * on a node the policy allows.
 	 */
-	if (errno == EFAULT && page_shift != PZ_PAGE_SHIFT_4KB)
+	if (errno == EFAULT)
 		return -ENOMEM;
 	if (errno != EINVAL)
 		return -errno;
-	/* Kernels before 5.14 lack MADV_POPULATE_WRITE: touch every page instead. */
+	/*
+	 * Kernels before 5.14 lack MADV_POPULATE_WRITE: touch every page
+	 * instead, writing back what is there (the widened range may hold the
+	 * caller's bytes around the buffer).
+	 */
 	for (q = (char *)start; q < (char *)end; q += page)
-		*q = 0;
+		*q = *q;
 	return 0;
 }
 

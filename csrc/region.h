@@ -48,7 +48,8 @@ void pz_region_unmap(struct pz_region *r);
  * signal: a hugetlb page that cannot be allocated (a region bound to a node
  * whose pool is short, although mmap reserved against the whole pool; or
  * a MAP_NORESERVE mapping) gives -ENOMEM here, where a store would get
- * SIGBUS and kill the process. The range is widened to whole pages. 0 or
+ * SIGBUS and kill the process. The range is widened to whole pages (the
+ * system's page size for PZ_PAGE_SHIFT_4KB); what it holds is kept. 0 or
  * -errno. Kernels before 5.14 lack MADV_POPULATE_WRITE: the pages are
  * touched instead, which brings the SIGBUS back there.
  */

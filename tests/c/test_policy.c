@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pz.h"
 #include "clock.h"
@@ -238,6 +239,44 @@ static void test_batches(void)
 	      "a batch larger than the region accepted");
 	pz_clock_close(&clock);
 	pz_region_unmap(&r);
+}
+
+/*
+ * Hugetlb memory the kernel cannot back (a MAP_NORESERVE mapping larger
+ * than the free pool: what a region bound to a node short of pages meets)
+ * fails the run with -ENOMEM at the prefault instead of killing it with
+ * SIGBUS.
+ */
+static void test_batches_hugetlb_short(void)
+{
+	const size_t len = 64u << 21;
+	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "default"),
+				     .nr_pages = len / PZ_PAGE_SIZE, .batch_pages = 512,
+				     .loops = 1 };
+	uint64_t pass[1], worst[1], *ticks = calloc(pz_batch_count(&p), sizeof(*ticks));
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE | (21 << 26), -1, 0);
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
+	unsigned long free_pages = 0;
+	struct pz_clock clock;
+
+	if (f) {
+		if (fscanf(f, "%lu", &free_pages) != 1)
+			free_pages = 0;
+		fclose(f);
+	}
+	if (m == MAP_FAILED || free_pages >= 64) {
+		printf("skip: hugetlb shortage (%s)\n",
+		       m == MAP_FAILED ? "no 2MB hugetlb mappings here" : "64 free 2MB pages");
+	} else {
+		pz_clock_open(&clock, PZ_CLOCK_NS);
+		check(pz_bench_batches(&p, m, &clock, pass, worst, ticks, NULL) == -ENOMEM,
+		      "batches on hugetlb memory the pool cannot back");
+		pz_clock_close(&clock);
+	}
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	free(ticks);
 }
 
 static void test_folio(void)
@@ -471,6 +510,7 @@ int main(void)
 	test_bad_walks();
 	test_clearing();
 	test_batches();
+	test_batches_hugetlb_short();
 	test_batch_team();
 	test_folio();
 	test_summaries();

@@ -481,6 +481,44 @@ static void test_batch_team(void)
 	pz_region_unmap(&r[1]);
 }
 
+/*
+ * The team's threads each read their own cycles clock: the fake one reads
+ * the opener's CPU time, so a worker reading the caller's (waiting in
+ * pthread_join) would find its 2MB passes taking ~0.
+ */
+static void test_batch_team_cycles(void)
+{
+	const size_t pages = 512;
+	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "generic"),
+				     .nr_pages = pages, .batch_pages = 64, .loops = 2 };
+	uint64_t m[2][4 * 2], ticks[2][2 * 8];
+	struct pz_batch_out out[2];
+	struct pz_region r[2];
+	struct pz_clock clock;
+	unsigned t, i, failed = PZ_CTR_COUNT;
+
+	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	if (map_pages(&r[0], pages) || map_pages(&r[1], pages) ||
+	    pz_clock_open(&clock, PZ_CLOCK_CYCLES)) {
+		check(0, "cannot map or open the fake cycles clock");
+		return;
+	}
+	for (t = 0; t < 2; t++)
+		out[t] = (struct pz_batch_out){ .pass_ticks = m[t], .pass_worst = m[t] + 2,
+						.start = m[t] + 4, .end = m[t] + 6,
+						.batch_ticks = ticks[t] };
+	check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock, out,
+				  &failed) == 0, "team with the cycles clock");
+	for (t = 0; t < 2; t++)
+		for (i = 0; i < 2; i++)
+			check(m[t][i] >= 1000, "thread %u pass %u: %llu cycles for 2MB", t, i,
+			      (unsigned long long)m[t][i]);
+	pz_clock_close(&clock);
+	unsetenv("PAGEZERO_FAKE_CYCLES");
+	pz_region_unmap(&r[0]);
+	pz_region_unmap(&r[1]);
+}
+
 static void test_summaries(void)
 {
 	uint64_t t[200], scratch[3];
@@ -512,6 +550,7 @@ int main(void)
 	test_batches();
 	test_batches_hugetlb_short();
 	test_batch_team();
+	test_batch_team_cycles();
 	test_folio();
 	test_summaries();
 	printf("%lu passed, %lu failed\n", n_passed, n_failed);

@@ -5,11 +5,14 @@
  * function under test before any timing; each pass walks the region in
  * chunk-sized calls. Unlike perf, the clock is read around every pass so
  * each pass is a sample of its own (perf reads it once around all loops).
- * Nothing here allocates, prints or can fail once timing has started.
+ * Nothing here allocates, prints or can fail once timing has started;
+ * a stop request (stop.h), checked between chunks, ends the run early.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "bench.h"
+#include "stop.h"
 
 static int pass_value(const struct pz_mem_params *p, unsigned loop)
 {
@@ -32,7 +35,12 @@ static int whole_units(const struct pz_mem_params *p, const void *dst)
 	return !((uintptr_t)dst & (k->align - 1)) && !(p->chunk & mask) && !(p->size & mask);
 }
 
-static void fill_pass(const struct pz_mem_params *p, char *dst, int c, int direct)
+/*
+ * Both passes return 0, or -EINTR when a stop request came between two
+ * chunks: one relaxed load per kernel call, which even 4KB chunks do not
+ * feel, and a 1GB call lasts tens of ms, so a stop takes effect quickly.
+ */
+static int fill_pass(const struct pz_mem_params *p, char *dst, int c, int direct)
 {
 	const pz_fill_fn body = p->kernel->fn.fill;
 	size_t off;
@@ -40,14 +48,17 @@ static void fill_pass(const struct pz_mem_params *p, char *dst, int c, int direc
 	for (off = 0; off < p->size; off += p->chunk) {
 		size_t len = PZ_MIN(p->chunk, p->size - off);
 
+		if (pz_stopping())
+			return -EINTR;
 		if (direct)
 			body(dst + off, c, len);
 		else
 			pz_kernel_fill(p->kernel, dst + off, c, len);
 	}
+	return 0;
 }
 
-static void copy_pass(const struct pz_mem_params *p, char *dst, const char *src, int direct)
+static int copy_pass(const struct pz_mem_params *p, char *dst, const char *src, int direct)
 {
 	const pz_copy_fn body = p->kernel->fn.copy;
 	size_t off;
@@ -55,15 +66,26 @@ static void copy_pass(const struct pz_mem_params *p, char *dst, const char *src,
 	for (off = 0; off < p->size; off += p->chunk) {
 		size_t len = PZ_MIN(p->chunk, p->size - off);
 
+		if (pz_stopping())
+			return -EINTR;
 		if (direct)
 			body(dst + off, src + off, len);
 		else
 			pz_kernel_copy(p->kernel, dst + off, src + off, len);
 	}
+	return 0;
 }
 
 int pz_bench_mem(const struct pz_mem_params *p, const struct pz_clock *clock,
 		 uint64_t *samples)
+{
+	unsigned done;
+
+	return pz_bench_mem_loops(p, clock, samples, &done);
+}
+
+int pz_bench_mem_loops(const struct pz_mem_params *p, const struct pz_clock *clock,
+		       uint64_t *samples, unsigned *loops_done)
 {
 	const int copy = p->kernel->kind == PZ_KIND_COPY;
 	struct pz_region dst_map, src_map = { 0 };
@@ -71,6 +93,7 @@ int pz_bench_mem(const struct pz_mem_params *p, const struct pz_clock *clock,
 	unsigned i;
 	int ret, direct;
 
+	*loops_done = 0;
 	/*
 	 * Buffers start at a page boundary, as perf's since it maps them with
 	 * mmap(); @offset moves them, e.g. 16 bytes in for perf 6.1's malloc()
@@ -95,21 +118,24 @@ int pz_bench_mem(const struct pz_mem_params *p, const struct pz_clock *clock,
 	direct = whole_units(p, dst);
 	if (copy) {
 		memset(src, 0, p->size);
-		copy_pass(p, dst, src, direct);
+		ret = copy_pass(p, dst, src, direct);
 	} else {
-		fill_pass(p, dst, (p->kernel->flags & PZ_ZERO_ONLY) ? 0 : 0xff, direct);
+		ret = fill_pass(p, dst, (p->kernel->flags & PZ_ZERO_ONLY) ? 0 : 0xff, direct);
 	}
 
-	for (i = 0; i < p->loops; i++) {
+	for (i = 0; !ret && i < p->loops; i++) {
 		uint64_t t0, t1;
 
 		t0 = pz_clock_read(clock);
 		if (copy)
-			copy_pass(p, dst, src, direct);
+			ret = copy_pass(p, dst, src, direct);
 		else
-			fill_pass(p, dst, pass_value(p, i), direct);
+			ret = fill_pass(p, dst, pass_value(p, i), direct);
 		t1 = pz_clock_read(clock);
+		if (ret)
+			break;          /* the interrupted pass is no sample */
 		samples[i] = t1 - t0;
+		*loops_done = i + 1;
 	}
 out:
 	pz_region_unmap(&src_map);

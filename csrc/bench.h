@@ -26,8 +26,16 @@ struct pz_mem_params {
 	size_t offset;                   /* buffers start this far past a page boundary */
 };
 
-/* 0 or -errno from mapping (see pz_region_map). */
+/* 0 or -errno from mapping (see pz_region_map); -EINTR as pz_bench_mem_loops. */
 int pz_bench_mem(const struct pz_mem_params *p, const struct pz_clock *clock,
 		 uint64_t *samples);
+
+/*
+ * pz_bench_mem, also saying how far it got: -EINTR when a stop request
+ * (stop.h) came between two chunks, with *@loops_done passes complete and
+ * in samples[0 .. *loops_done - 1] (the interrupted pass is dropped).
+ */
+int pz_bench_mem_loops(const struct pz_mem_params *p, const struct pz_clock *clock,
+		       uint64_t *samples, unsigned *loops_done);
 
 #endif /* PZ_BENCH_H */

@@ -14,6 +14,8 @@
 #endif
 
 #include "policy_bench.h"
+#include "region.h"
+#include "stop.h"
 #include "threads.h"
 
 /*
@@ -39,11 +41,25 @@ struct batch_run {
 	size_t n, cap;
 	uint64_t prev, worst;
 	int yield;
+	int stopped;            /* a stop request or a counter error ended this pass */
 	/* Cold runs only. */
 	const struct pz_batch_params *p;
 	unsigned thread;
 	uint64_t flushed;       /* ticks spent flushing in this pass, left out of it */
+	struct pz_counters *ctr;         /* NULL, or read around each batch's clear */
+	struct pz_counter_snap snap;     /* the reading that began the open count */
+	int counting;                    /* snap is set and not yet closed */
+	uint64_t *acc;                   /* the pass's counts */
+	int err;                         /* a counter read's error */
 };
+
+/* Between batches: a stop request abandons the rest of the pass (its steps do nothing). */
+static int stopped(struct batch_run *b)
+{
+	if (!b->stopped && pz_stopping())
+		b->stopped = 1;
+	return b->stopped;
+}
 
 /*
  * After each batch: one clock read that ends this batch and, without a
@@ -56,6 +72,8 @@ static void timed_step(void *ctx, const struct pz_step *s)
 	struct batch_run *b = ctx;
 	uint64_t now, d;
 
+	if (stopped(b))
+		return;
 	pz_clear_step(&b->clr, s);
 	now = pz_clock_read(b->clock);
 	d = now - b->prev;
@@ -71,9 +89,27 @@ static void timed_step(void *ctx, const struct pz_step *s)
 	b->prev = now;
 }
 
+/* Cold counters: close the count the previous batch opened (adding it to the pass's). */
+static void close_count(struct batch_run *b)
+{
+	struct pz_counter_snap z;
+
+	if (!b->counting)
+		return;
+	b->counting = 0;
+	b->err = pz_counters_read(b->ctr, &z);
+	if (!b->err)
+		b->err = pz_counters_delta(&b->snap, &z, b->acc);
+	if (b->err)
+		b->stopped = 1;
+}
+
 /*
  * Cold: flush the batch's range, then restart the batch's clock, so neither
  * the flush nor the hook is part of the batch or (via @flushed) the pass.
+ * The counters are read inside that untimed window too, so they count the
+ * batch's clear (and its clock read), not the flush: each batch opens a
+ * count there and the next batch's window (or the pass's end) closes it.
  * A separate step function keeps the hot path's timed_step as it was.
  */
 static void cold_step(void *ctx, const struct pz_step *s)
@@ -81,11 +117,21 @@ static void cold_step(void *ctx, const struct pz_step *s)
 	struct batch_run *b = ctx;
 	char *p = b->clr.base + s->first * PZ_PAGE_SIZE;
 	size_t len = s->count * PZ_PAGE_SIZE;
-	uint64_t t0 = pz_clock_read(b->clock), t1;
+	uint64_t t0, t1;
 
+	if (stopped(b))
+		return;
+	t0 = pz_clock_read(b->clock);
+	if (b->ctr)
+		close_count(b);
 	pz_flush(&b->p->flush, p, len);
 	if (b->p->hook)
 		b->p->hook(b->p->hook_ctx, b->thread, p, len);
+	if (b->ctr && !b->stopped) {
+		b->err = pz_counters_read(b->ctr, &b->snap);
+		b->counting = !b->err;
+		b->stopped = b->err != 0;
+	}
 	t1 = pz_clock_read(b->clock);
 	b->flushed += t1 - t0;
 	b->prev = t1;
@@ -93,63 +139,118 @@ static void cold_step(void *ctx, const struct pz_step *s)
 }
 
 /*
+ * One timed pass. 0, -EINTR (a stop request cut it short) or a counter
+ * read's error; only a pass that returned 0 is recorded.
+ */
+static int batch_pass(const struct pz_batch_params *p, struct batch_run *b, unsigned i,
+		      const struct pz_batch_out *out, size_t nb)
+{
+	uint64_t acc[PZ_CTR_COUNT] = { 0 }, t0, t1;
+	struct pz_counter_snap a;
+	unsigned j;
+	int ret = 0;
+
+	b->ticks = out->batch_ticks + (size_t)i * nb;
+	b->n = 0;
+	b->cap = nb;
+	b->worst = 0;
+	b->flushed = 0;
+	b->stopped = 0;
+	b->counting = 0;
+	b->acc = acc;
+	b->err = 0;
+	/* Hot: around the whole pass; cold: around each clear (cold_step). */
+	if (b->ctr && !p->cold && (ret = pz_counters_read(b->ctr, &a)))
+		return ret;
+	t0 = pz_clock_read(b->clock);
+	b->prev = t0;
+	pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
+			  p->cold ? cold_step : timed_step, b);
+	t1 = pz_clock_read(b->clock);
+	if (b->ctr && p->cold)
+		close_count(b);
+	if (b->err)
+		return b->err;
+	if (b->stopped)
+		return -EINTR;
+	if (b->ctr && !p->cold) {
+		struct pz_counter_snap z;
+
+		ret = pz_counters_read(b->ctr, &z);
+		if (!ret)
+			ret = pz_counters_delta(&a, &z, acc);
+		if (ret)
+			return ret;
+	}
+	for (j = 0; b->ctr && j < PZ_CTR_COUNT; j++)
+		out->counters[(size_t)i * PZ_CTR_COUNT + j] = acc[j];
+	out->pass_ticks[i] = t1 - t0 - b->flushed;
+	out->pass_worst[i] = b->worst;
+	if (out->start) {
+		out->start[i] = t0;
+		out->end[i] = t1;
+	}
+	return 0;
+}
+
+static int check_batches(const struct pz_batch_params *p)
+{
+	return !p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops ? -EINVAL
+											      : 0;
+}
+
+/*
  * The prefault and the timed passes of one thread. @team, when not NULL,
  * lines every pass up with the other threads'; @ctr, when not NULL, is
- * read around each pass, outside its clock reads.
+ * read around each pass (hot) or each batch's clear (cold), outside the
+ * clock reads. 0, -EINTR when a stop request ended the passes (*@done
+ * passes were completed) or a counter read's error.
  */
 static int batch_passes(const struct pz_batch_params *p, unsigned thread, char *base,
 			const struct pz_clock *clock, const struct pz_batch_out *out,
-			struct pz_counters *ctr, struct pz_team_state *team)
+			struct pz_counters *ctr, struct pz_team_state *team, unsigned *done)
 {
 	struct pz_clearer warm = { .base = base, .kernel = p->kernel };
 	struct batch_run b = { .clr = warm, .clock = clock, .yield = p->yield, .p = p,
-			       .thread = thread };
-	pz_step_fn step = p->cold ? cold_step : timed_step;
+			       .thread = thread, .ctr = ctr };
 	size_t nb;
-	unsigned i, j;
-	int ret;
+	unsigned i;
+	int ret, give_up = 0, err = 0;
 
-	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops)
+	*done = 0;
+	if (check_batches(p))
 		return -EINVAL;
 	nb = pz_batch_count(p);
 	b.clr.log = out->log;
 
-	/* Prefault and warm up through the kernel under test, as perf does. */
+	/*
+	 * Prefault (an error, not SIGBUS, where a hugetlb region bound to a
+	 * node cannot get its pages there), then warm up through the kernel
+	 * under test, as perf does.
+	 */
+	ret = pz_region_prefault(base, p->nr_pages * PZ_PAGE_SIZE, PZ_PAGE_SHIFT_4KB);
+	if (ret)
+		return ret;
 	ret = pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
 				pz_clear_step, &warm);
 	if (ret)
 		return ret;
+	/* Every pass starts together, or the threads drift apart and overlap less. */
 	for (i = 0; i < p->loops; i++) {
-		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1;
-
-		/* Every pass starts together, or the threads drift apart and overlap less. */
-		if (team)
-			pz_team_sync(team);
-		b.ticks = out->batch_ticks + (size_t)i * nb;
-		b.n = 0;
-		b.cap = nb;
-		b.worst = 0;
-		b.flushed = 0;
-		if (ctr)
-			pz_counters_read(ctr, c0);
-		t0 = pz_clock_read(clock);
-		b.prev = t0;
-		pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
-				  step, &b);
-		t1 = pz_clock_read(clock);
-		if (ctr) {
-			pz_counters_read(ctr, c1);
-			for (j = 0; j < PZ_CTR_COUNT; j++)
-				out->counters[(size_t)i * PZ_CTR_COUNT + j] = c1[j] - c0[j];
+		if (team ? !pz_team_next(team, i, give_up) : (give_up || pz_stopping()))
+			break;
+		ret = batch_pass(p, &b, i, out, nb);
+		if (ret) {
+			if (ret != -EINTR)
+				err = ret;
+			give_up = 1;
+			continue;
 		}
-		out->pass_ticks[i] = t1 - t0 - b.flushed;
-		out->pass_worst[i] = b.worst;
-		if (out->start) {
-			out->start[i] = t0;
-			out->end[i] = t1;
-		}
+		*done = i + 1;
 	}
-	return 0;
+	if (err)
+		return err;
+	return *done < p->loops ? -EINTR : 0;
 }
 
 int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
@@ -158,8 +259,12 @@ int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct p
 {
 	const struct pz_batch_out out = { .pass_ticks = pass_ticks, .pass_worst = pass_worst,
 					  .batch_ticks = batch_ticks, .log = log };
+	unsigned done;
+	int ret = batch_passes(p, 0, base, clock, &out, NULL, NULL, &done);
 
-	return batch_passes(p, 0, base, clock, &out, NULL, NULL);
+	if (p->loops_done)
+		*p->loops_done = done;
+	return ret;
 }
 
 struct batch_team {
@@ -167,24 +272,32 @@ struct batch_team {
 	char *const *bases;
 	const struct pz_clock *clock;
 	struct pz_batch_out *out;
+	struct pz_clock *clocks;         /* one per thread: a cycles clock counts its opener */
 	struct pz_counters *ctr;         /* one per thread, when counting */
 	unsigned *failed_counter;
 	int *err;                        /* one per thread */
+	unsigned *done;                  /* one per thread: passes completed */
 };
 
 static int batch_team_setup(void *ctx, unsigned t)
 {
 	struct batch_team *bt = ctx;
+	int ret = pz_clock_open_thread(&bt->clocks[t], bt->clock);
 
-	return bt->p->counters ? pz_counters_open(&bt->ctr[t], bt->failed_counter) : 0;
+	if (!ret && bt->p->counters) {
+		ret = pz_counters_open(&bt->ctr[t], bt->failed_counter);
+		if (ret)
+			pz_clock_close(&bt->clocks[t]);
+	}
+	return ret;
 }
 
 static void batch_team_body(void *ctx, unsigned t, struct pz_team_state *st)
 {
 	struct batch_team *bt = ctx;
 
-	bt->err[t] = batch_passes(bt->p, t, bt->bases[t], bt->clock, &bt->out[t],
-				  bt->p->counters ? &bt->ctr[t] : NULL, st);
+	bt->err[t] = batch_passes(bt->p, t, bt->bases[t], &bt->clocks[t], &bt->out[t],
+				  bt->p->counters ? &bt->ctr[t] : NULL, st, &bt->done[t]);
 }
 
 static void batch_team_teardown(void *ctx, unsigned t)
@@ -193,6 +306,7 @@ static void batch_team_teardown(void *ctx, unsigned t)
 
 	if (bt->p->counters)
 		pz_counters_close(&bt->ctr[t]);
+	pz_clock_close(&bt->clocks[t]);
 }
 
 int pz_bench_batch_team(const struct pz_batch_params *p, unsigned threads, const int *cpus,
@@ -204,23 +318,36 @@ int pz_bench_batch_team(const struct pz_batch_params *p, unsigned threads, const
 	struct pz_team team = { .threads = threads, .cpus = cpus, .setup = batch_team_setup,
 				.body = batch_team_body, .teardown = batch_team_teardown,
 				.ctx = &bt };
-	unsigned t;
-	int ret = -ENOMEM;
+	unsigned t, done = p->loops;
+	int ret = -ENOMEM, pass_err = 0;
 
 	/* Checked here too: a thread that failed alone would leave the others at the barrier. */
-	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops ||
-	    threads == 0 || threads > PZ_MAX_THREADS ||
+	if (check_batches(p) || threads == 0 || threads > PZ_MAX_THREADS ||
 	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict))
 		return -EINVAL;
 	bt.err = calloc(threads, sizeof(*bt.err));
 	bt.ctr = calloc(threads, sizeof(*bt.ctr));
-	if (bt.err && bt.ctr) {
+	bt.clocks = calloc(threads, sizeof(*bt.clocks));
+	bt.done = calloc(threads, sizeof(*bt.done));
+	if (bt.err && bt.ctr && bt.clocks && bt.done) {
 		ret = pz_team_run(&team);
+		/* A counter read's error first; -EINTR only when nothing else went wrong. */
 		for (t = 0; !ret && t < threads; t++)
-			ret = bt.err[t];
+			if (bt.err[t] && bt.err[t] != -EINTR)
+				ret = pass_err = bt.err[t];
+		for (t = 0; t < threads; t++)
+			done = PZ_MIN(done, bt.done[t]);
+		if (!ret && done < p->loops)
+			ret = -EINTR;
+		if (pass_err && failed_counter)
+			*failed_counter = 0;   /* a read failed: the group leader's */
+		if (p->loops_done)
+			*p->loops_done = ret && ret != -EINTR ? 0 : done;
 	}
 	free(bt.err);
 	free(bt.ctr);
+	free(bt.clocks);
+	free(bt.done);
 	return ret;
 }
 
@@ -361,6 +488,7 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 	size_t bytes = p->nr_pages * PZ_PAGE_SIZE, nb_first, nb_count, nb_len;
 	char *nb;
 	unsigned i, j;
+	int ret;
 
 	if (!p->nr_pages || p->fault >= p->nr_pages || !p->batch_pages || !p->loops ||
 	    (unsigned)p->strategy >= PZ_STRATEGY_COUNT || !p->kernel ||
@@ -369,13 +497,23 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 	    (p->flush_folio && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) ||
 	    (p->ctr && !p->counters))
 		return -EINVAL;
+	/* The folio is dirtied below: fault it in first, where a failure is an error, not SIGBUS. */
+	ret = pz_region_prefault(folio, bytes, PZ_PAGE_SHIFT_4KB);
+	if (ret)
+		return ret;
 	pz_neighbourhood(p->nr_pages, p->fault, &nb_first, &nb_count);
 	nb = folio + nb_first * PZ_PAGE_SIZE;
 	nb_len = nb_count * PZ_PAGE_SIZE;
 
+	if (p->loops_done)
+		*p->loops_done = 0;
 	for (i = 0; i < p->loops; i++) {
-		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1, t2, t3, t4;
+		uint64_t acc[PZ_CTR_COUNT] = { 0 }, t0, t1, t1c, t2, t3, t4;
+		struct pz_counter_snap a, b;
 
+		/* Between loops: a folio clear is short, a whole loop well under a second. */
+		if (pz_stopping())
+			return -EINTR;
 		/*
 		 * A folio fresh from the page allocator holds old data and is
 		 * rarely in cache: dirty it, then push it out by reading more
@@ -389,17 +527,29 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 			if (p->hook)
 				p->hook(p->hook_ctx, 0, folio, bytes);
 		}
-		if (p->ctr)
-			pz_counters_read(p->ctr, c0);
+		if (p->ctr && (ret = pz_counters_read(p->ctr, &a)))
+			return ret;
 
 		t0 = pz_clock_read(clock);
 		pz_strategy_order(p->strategy, p->nr_pages, p->fault, p->batch_pages,
 				  pz_clear_step, &clr);
-		t1 = pz_clock_read(clock);
+		t1 = t1c = pz_clock_read(clock);
 		if (p->ctr) {
-			pz_counters_read(p->ctr, c1);
+			ret = pz_counters_read(p->ctr, &b);
+			if (!ret)
+				ret = pz_counters_delta(&a, &b, acc);
+			if (ret)
+				return ret;
 			for (j = 0; j < PZ_CTR_COUNT; j++)
-				p->counters[(size_t)i * PZ_CTR_COUNT + j] = c1[j] - c0[j];
+				p->counters[(size_t)i * PZ_CTR_COUNT + j] = acc[j];
+			/*
+			 * The touch starts after the counter read, as the cold
+			 * touch starts after the eviction: the read (a read()
+			 * syscall) is no part of finding the lines. The lines
+			 * the syscall itself evicts are few (its own stack and
+			 * data) and the same for every strategy.
+			 */
+			t1 = pz_clock_read(clock);
 		}
 		pz_sink += touch_lines(nb, nb_len);
 		t2 = pz_clock_read(clock);
@@ -412,9 +562,11 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 		pz_sink += touch_lines(nb, nb_len);
 		t4 = pz_clock_read(clock);
 
-		out[i].clear = t1 - t0;
+		out[i].clear = t1c - t0;
 		out[i].touch = t2 - t1;
 		out[i].cold = t4 - t3;
+		if (p->loops_done)
+			*p->loops_done = i + 1;
 	}
 	return 0;
 }

@@ -41,6 +41,7 @@ struct pz_batch_params {
 	int counters;                    /* read pz_counters around each timed pass */
 	pz_flush_hook hook;              /* NULL, or told of every cold flush (tests) */
 	void *hook_ctx;
+	unsigned *loops_done;            /* NULL, or where the passes completed go */
 };
 
 /* Batches per pass: nr_pages / batch_pages rounded up. */
@@ -52,7 +53,9 @@ size_t pz_batch_count(const struct pz_batch_params *p);
  * yields included; pass_worst[i] its slowest batch; batch_ticks holds every
  * batch of every pass, pass by pass (loops * pz_batch_count() entries),
  * each without the yield after it. @log, when not NULL, records the steps
- * of the timed passes. 0 or -EINVAL.
+ * of the timed passes. 0, -EINVAL, or -EINTR when a stop request (stop.h)
+ * ended the run between batches: *@p->loops_done passes are complete and
+ * recorded, the interrupted one is not.
  */
 int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
 		     uint64_t *pass_ticks, uint64_t *pass_worst, uint64_t *batch_ticks,
@@ -72,8 +75,13 @@ struct pz_batch_out {
  * @bases[t] (@p->nr_pages pages, its own region) into @out[t], every pass
  * started together behind the team's barrier. Cold: each batch's range is
  * flushed before its clock read, and a pass's ticks leave the flushes out.
+ * Each thread reads its own clock (pz_clock_open_thread). Counters count
+ * each pass (hot) or each batch's clear alone (cold), never the flushes.
  * 0 or -errno: -EINVAL for bad parameters or a CPU not allowed, counters'
- * errors with @failed_counter set, -EAGAIN when a thread could not start.
+ * errors with @failed_counter set (to 0 when a read failed: the read's
+ * -errno, -EBUSY for a multiplexed group), -EAGAIN when a thread could not
+ * start, -EINTR when a stop request ended the run (*@p->loops_done passes,
+ * completed by every thread, are recorded).
  */
 int pz_bench_batch_team(const struct pz_batch_params *p, unsigned threads, const int *cpus,
 			char *const *bases, const struct pz_clock *clock,
@@ -107,6 +115,7 @@ struct pz_folio_params {
 	uint64_t *counters;              /* ctr: loops * PZ_CTR_COUNT deltas */
 	pz_flush_hook hook;              /* NULL, or told of every folio flush (tests) */
 	void *hook_ctx;
+	unsigned *loops_done;            /* NULL, or where the loops completed go */
 };
 
 struct pz_folio_sample {
@@ -122,7 +131,10 @@ struct pz_folio_sample {
  * neighbourhood (pz_neighbourhood) and, after evicting it with @p->cold,
  * the same touch again. The touch reads each line with a load whose address
  * depends on the previous load, then writes it: a chain, so the time is
- * how long finding each line takes, not the memory bandwidth. 0 or -EINVAL.
+ * how long finding each line takes, not the memory bandwidth. Counters,
+ * when given, are read around the clear, outside both touches. 0, -EINVAL,
+ * a counter read's -errno (-EBUSY: multiplexed), or -EINTR when a stop
+ * request (stop.h) came between loops (*@p->loops_done loops are valid).
  */
 int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scrub,
 		   size_t scrub_len, const struct pz_clock *clock, struct pz_folio_sample *out);

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 
 #include "bench.h"
 #include "numa.h"
+#include "stop.h"
 #include "threads.h"
 
 /* Parts of a shared region start on page boundaries: no two threads share a line or a page. */
@@ -31,6 +33,14 @@ struct pz_team_state {
 	pthread_barrier_t barrier;
 	atomic_uint arrived;     /* threads that reached the first barrier */
 	atomic_int failed;       /* a thread's setup failed: nobody times anything */
+	/*
+	 * The first loop nobody runs: a thread that sees a stop request (or
+	 * gave up its own pass) lowers it before a barrier, and every thread
+	 * compares it with its loop index after the barrier. All writes for
+	 * loop i happen before barrier i and every read for loop i after it,
+	 * so each thread takes the same decision for each loop.
+	 */
+	atomic_uint stop_loop;
 	struct pz_team_member {
 		struct pz_team_state *st;
 		unsigned t;
@@ -42,6 +52,24 @@ struct pz_team_state {
 void pz_team_sync(struct pz_team_state *st)
 {
 	pthread_barrier_wait(&st->barrier);
+}
+
+static void lower_stop_loop(struct pz_team_state *st, unsigned loop)
+{
+	unsigned cur = atomic_load(&st->stop_loop);
+
+	while (loop < cur && !atomic_compare_exchange_weak(&st->stop_loop, &cur, loop))
+		;
+}
+
+int pz_team_next(struct pz_team_state *st, unsigned loop, int give_up)
+{
+	if (loop > 0) {
+		if (give_up || pz_stopping())
+			lower_stop_loop(st, loop);
+		pthread_barrier_wait(&st->barrier);
+	}
+	return atomic_load(&st->stop_loop) > loop;
 }
 
 unsigned pz_team_arrived(struct pz_team_state *st)
@@ -79,6 +107,9 @@ static void *team_main(void *arg)
 		atomic_store(&st->failed, 1);
 
 	atomic_fetch_add(&st->arrived, 1);
+	/* Loop 0 starts behind this barrier: a stop requested by now means no loop at all. */
+	if (pz_stopping())
+		lower_stop_loop(st, 0);
 	pthread_barrier_wait(&st->barrier);
 	/* Everyone's setup is done and every thread reads the same flag now. */
 	if (!atomic_load(&st->failed))
@@ -98,6 +129,7 @@ int pz_team_run(const struct pz_team *team)
 		return -EINVAL;
 	memset(&st, 0, sizeof(st));
 	st.team = team;
+	atomic_init(&st.stop_loop, UINT_MAX);
 	st.m = calloc(team->threads, sizeof(*st.m));
 	if (!st.m)
 		return -ENOMEM;
@@ -139,7 +171,11 @@ struct pz_worker {
 	char *dst;
 	const char *src;
 	size_t len;
+	struct pz_clock clock;   /* this thread's: a cycles clock counts its opener only */
+	int have_clock;
 	struct pz_counters ctr;
+	unsigned done;           /* loops this thread completed */
+	int err;                 /* a counter read failed: the run's error */
 };
 
 struct pz_run {
@@ -147,6 +183,7 @@ struct pz_run {
 	const struct pz_clock *clock;
 	struct pz_run_out *out;
 	struct pz_worker *w;
+	int prefault;            /* the buffers are the run's own: each thread prefaults its part */
 };
 
 static int pass_value(const struct pz_run_params *p, unsigned t, unsigned loop)
@@ -180,57 +217,121 @@ static void call(const struct pz_kernel *k, int direct, char *dst, const char *s
 	}
 }
 
-static void hot_pass(const struct pz_run_params *p, struct pz_worker *w, int c, int direct,
-		     uint64_t *t0, uint64_t *t1)
+/* Counters, when asked for: read before a timed span... */
+static int count_from(struct pz_worker *w, struct pz_counter_snap *a)
 {
-	const struct pz_clock *clock = w->run->clock;
-	size_t off;
-
-	*t0 = pz_clock_read(clock);
-	for (off = 0; off < w->len; off += p->chunk)
-		call(p->kernel, direct, w->dst + off, w->src ? w->src + off : NULL, c,
-		     PZ_MIN(p->chunk, w->len - off));
-	*t1 = pz_clock_read(clock);
+	return w->run->p->counters ? pz_counters_read(&w->ctr, a) : 0;
 }
 
-/* Flush, then time, each chunk: the flushes stay outside the sum. */
-static uint64_t cold_pass(const struct pz_run_params *p, struct pz_worker *w, int c, int direct,
-			  uint64_t *first, uint64_t *last)
+/* ...and after it, adding the span's counts to @acc. */
+static int count_to(struct pz_worker *w, const struct pz_counter_snap *a, uint64_t *acc)
 {
-	const struct pz_clock *clock = w->run->clock;
-	uint64_t sum = 0, t0 = 0, t1 = 0;
+	struct pz_counter_snap b;
+	int ret;
+
+	if (!w->run->p->counters)
+		return 0;
+	ret = pz_counters_read(&w->ctr, &b);
+	return ret ? ret : pz_counters_delta(a, &b, acc);
+}
+
+/*
+ * The pass timed as a whole, counters read outside its clock reads. 0,
+ * -EINTR when a stop request ended it between two chunks, or a counter
+ * read's error.
+ */
+static int hot_pass(const struct pz_run_params *p, struct pz_worker *w, int c, int direct,
+		    uint64_t *t0, uint64_t *t1, uint64_t *acc)
+{
+	struct pz_counter_snap a;
 	size_t off;
+	int ret = count_from(w, &a);
+
+	if (ret)
+		return ret;
+	*t0 = pz_clock_read(&w->clock);
+	for (off = 0; off < w->len; off += p->chunk) {
+		if (pz_stopping())
+			return -EINTR;
+		call(p->kernel, direct, w->dst + off, w->src ? w->src + off : NULL, c,
+		     PZ_MIN(p->chunk, w->len - off));
+	}
+	*t1 = pz_clock_read(&w->clock);
+	return count_to(w, &a, acc);
+}
+
+/*
+ * Flush, then time, each chunk: the flushes stay outside the sum, and
+ * outside the counters too, which are read around each kernel call alone
+ * (with evict, the only way on arm64, the flush's loads would outnumber
+ * the clear's). 0, -EINTR or a counter read's error, as hot_pass.
+ */
+static int cold_pass(const struct pz_run_params *p, struct pz_worker *w, int c, int direct,
+		     uint64_t *first, uint64_t *last, uint64_t *sum, uint64_t *acc)
+{
+	uint64_t t0 = 0, t1 = 0;
+	size_t off;
+	int ret;
 
 	*first = 0;
-
+	*sum = 0;
 	for (off = 0; off < w->len; off += p->chunk) {
 		size_t len = PZ_MIN(p->chunk, w->len - off);
 		char *d = w->dst + off;
 		const char *s = w->src ? w->src + off : NULL;
+		struct pz_counter_snap a;
 
+		if (pz_stopping())
+			return -EINTR;
 		pz_flush(&p->flush, d, len);
 		if (s)
 			pz_flush(&p->flush, s, len);
 		if (p->hook)
 			p->hook(p->hook_ctx, w->t, PZ_EV_FLUSH, d, len);
-		t0 = pz_clock_read(clock);
+		ret = count_from(w, &a);
+		if (ret)
+			return ret;
+		t0 = pz_clock_read(&w->clock);
 		call(p->kernel, direct, d, s, c, len);
-		t1 = pz_clock_read(clock);
+		t1 = pz_clock_read(&w->clock);
+		ret = count_to(w, &a, acc);
+		if (ret)
+			return ret;
 		if (off == 0)
 			*first = t0;
-		sum += t1 - t0;
+		*sum += t1 - t0;
 		if (p->hook)
 			p->hook(p->hook_ctx, w->t, PZ_EV_CLEAR, d, len);
 	}
 	*last = t1;
-	return sum;
+	return 0;
 }
 
-static int worker_setup(void *ctx, unsigned t)
+/*
+ * Prefault as bench.c does (the first loop must not pay the faults), from
+ * the thread that will clear the memory, after it pinned itself: the first
+ * touch places each page on the toucher's node, so a region prefaulted by
+ * the unpinned creator would sit on the creator's node for every thread.
+ */
+static int prefault(const struct pz_run_params *p, struct pz_worker *w)
 {
-	struct pz_run *run = ctx;
+	int ret = pz_region_prefault(w->dst, w->len, p->page_shift);
 
-	return run->p->counters ? pz_counters_open(&run->w[t].ctr, &run->out->failed_counter) : 0;
+	if (!ret && w->src)
+		ret = pz_region_prefault((char *)w->src, w->len, p->page_shift);
+	if (ret)
+		return ret;
+	/* Then through the kernel under test, as perf does: warm, and the pages dirty. */
+	if (w->src) {
+		memset((char *)w->src, 0, w->len);
+		pz_kernel_copy(p->kernel, w->dst, w->src, w->len);
+	} else {
+		pz_kernel_fill(p->kernel, w->dst, (p->kernel->flags & PZ_ZERO_ONLY) ? 0 : 0xff,
+			       w->len);
+	}
+	if (p->hook)
+		p->hook(p->hook_ctx, w->t, PZ_EV_PREFAULT, w->dst, w->len);
+	return 0;
 }
 
 static void worker_teardown(void *ctx, unsigned t)
@@ -239,6 +340,33 @@ static void worker_teardown(void *ctx, unsigned t)
 
 	if (run->p->counters)
 		pz_counters_close(&run->w[t].ctr);
+	if (run->w[t].have_clock)
+		pz_clock_close(&run->w[t].clock);
+	run->w[t].have_clock = 0;
+}
+
+static int worker_setup(void *ctx, unsigned t)
+{
+	struct pz_run *run = ctx;
+	struct pz_worker *w = &run->w[t];
+	int ret;
+
+	ret = pz_clock_open_thread(&w->clock, run->clock);
+	if (ret)
+		return ret;
+	w->have_clock = 1;
+	if (run->p->counters) {
+		ret = pz_counters_open(&w->ctr, &run->out->failed_counter);
+		if (ret) {
+			pz_clock_close(&w->clock);
+			w->have_clock = 0;
+			return ret;
+		}
+	}
+	ret = run->prefault ? prefault(run->p, w) : 0;
+	if (ret)
+		worker_teardown(run, t);
+	return ret;
 }
 
 static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
@@ -247,7 +375,7 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	struct pz_worker *w = &run->w[t];
 	const struct pz_run_params *p = run->p;
 	struct pz_run_out *out = run->out;
-	int direct;
+	int direct, give_up = 0;
 	unsigned i;
 
 	direct = whole_units(p->kernel, w->dst, p->chunk, w->len) &&
@@ -255,30 +383,33 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	if (p->hook)
 		p->hook(p->hook_ctx, w->t, PZ_EV_START, NULL, pz_team_arrived(st));
 
-	for (i = 0; i < p->loops; i++) {
+	/* Each loop starts together, or the threads drift apart and overlap less. */
+	for (i = 0; i < p->loops && pz_team_next(st, i, give_up); i++) {
 		const size_t k = (size_t)w->t * p->loops + i;
-		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1;
-		int c = pass_value(p, w->t, i);
+		uint64_t acc[PZ_CTR_COUNT] = { 0 }, t0 = 0, t1 = 0, sum = 0;
+		int c = pass_value(p, w->t, i), ret;
 		unsigned j;
 
-		/* Each loop starts together, or the threads drift apart and overlap less. */
-		if (i)
-			pz_team_sync(st);
+		if (p->cold)
+			ret = cold_pass(p, w, c, direct, &t0, &t1, &sum, acc);
+		else
+			ret = hot_pass(p, w, c, direct, &t0, &t1, acc);
+		if (ret) {
+			/* The loop is dropped; the others stop at the next barrier. */
+			if (ret != -EINTR) {
+				w->err = ret;
+				out->failed_counter = 0;   /* the group leader's read */
+			}
+			give_up = 1;
+			continue;
+		}
+		out->samples[k] = p->cold ? sum : t1 - t0;
 		if (p->counters)
-			pz_counters_read(&w->ctr, c0);
-		if (p->cold) {
-			out->samples[k] = cold_pass(p, w, c, direct, &t0, &t1);
-		} else {
-			hot_pass(p, w, c, direct, &t0, &t1);
-			out->samples[k] = t1 - t0;
-		}
-		if (p->counters) {
-			pz_counters_read(&w->ctr, c1);
 			for (j = 0; j < PZ_CTR_COUNT; j++)
-				out->counters[k * PZ_CTR_COUNT + j] = c1[j] - c0[j];
-		}
+				out->counters[k * PZ_CTR_COUNT + j] = acc[j];
 		out->start[k] = t0;
 		out->end[k] = t1;
+		w->done = i + 1;
 	}
 }
 
@@ -292,8 +423,8 @@ static size_t part_len(const struct pz_run_params *p, unsigned t)
 	return t + 1 < p->threads ? part : p->size - part * (p->threads - 1);
 }
 
-int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
-		   char *const *dst, const char *const *src, struct pz_run_out *out)
+static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
+		    char *const *dst, const char *const *src, struct pz_run_out *out, int prefault)
 {
 	struct pz_run run;
 	struct pz_team team = { .threads = p->threads, .cpus = p->cpus, .setup = worker_setup,
@@ -310,6 +441,8 @@ int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 	run.p = p;
 	run.clock = clock;
 	run.out = out;
+	run.prefault = prefault;
+	out->loops_done = 0;
 	run.w = calloc(p->threads, sizeof(*run.w));
 	if (!run.w)
 		return -ENOMEM;
@@ -325,8 +458,24 @@ int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 		w->len = part_len(p, t);
 	}
 	ret = pz_team_run(&team);
+	if (!ret) {
+		out->loops_done = p->loops;
+		for (t = 0; t < p->threads; t++) {
+			out->loops_done = PZ_MIN(out->loops_done, run.w[t].done);
+			if (run.w[t].err && !ret)
+				ret = run.w[t].err;
+		}
+		if (!ret && out->loops_done < p->loops)
+			ret = -EINTR;
+	}
 	free(run.w);
 	return ret;
+}
+
+int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
+		   char *const *dst, const char *const *src, struct pz_run_out *out)
+{
+	return run_team(p, clock, dst, src, out, 0);
 }
 
 int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock,
@@ -351,11 +500,12 @@ int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock
 		goto out;
 	for (b = 0; b < nbuf; b++) {
 		/* With a node, bind before the first touch, so no page starts elsewhere. */
-		ret = pz_region_map(&dst[b], p->size, p->page_shift, p->thp, p->node < 0, 0);
+		/* Not populated: each thread faults its own part in (see prefault()). */
+		ret = pz_region_map(&dst[b], p->size, p->page_shift, p->thp, 0, 0);
 		if (!ret && p->node >= 0)
 			ret = pz_numa_bind(dst[b].addr, dst[b].size, p->node);
 		if (!ret && copy) {
-			ret = pz_region_map(&src[b], p->size, p->page_shift, p->thp, p->node < 0, 0);
+			ret = pz_region_map(&src[b], p->size, p->page_shift, p->thp, 0, 0);
 			if (!ret && p->node >= 0)
 				ret = pz_numa_bind(src[b].addr, src[b].size, p->node);
 		}
@@ -363,14 +513,6 @@ int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock
 			goto out;
 		d[b] = dst[b].addr;
 		s[b] = src[b].addr;
-		/* Prefault as bench.c does: the first loop must not pay the faults. */
-		if (copy) {
-			memset(src[b].addr, 0, p->size);
-			pz_kernel_copy(p->kernel, d[b], s[b], p->size);
-		} else {
-			pz_kernel_fill(p->kernel, d[b],
-				       (p->kernel->flags & PZ_ZERO_ONLY) ? 0 : 0xff, p->size);
-		}
 	}
 	if (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) {
 		ret = pz_region_map(&evict, p->flush.evict_len, PZ_PAGE_SHIFT_4KB, PZ_THP_SYSTEM,
@@ -379,7 +521,8 @@ int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock
 			goto out;
 		q.flush.evict = evict.addr;
 	}
-	ret = pz_run_threads(&q, clock, d, copy ? s : NULL, out);
+	/* Each thread prefaults its own part, pinned: see prefault(). */
+	ret = run_team(&q, clock, d, copy ? s : NULL, out, 1);
 out:
 	pz_region_unmap(&evict);
 	for (b = 0; dst && src && b < nbuf; b++) {

@@ -51,6 +51,14 @@ struct pz_team {
 int pz_team_run(const struct pz_team *team);
 /* From @body: wait until every thread of the team gets here. */
 void pz_team_sync(struct pz_team_state *st);
+/*
+ * From @body, before loop @loop (0, 1, ...): for loop > 0, meet the others
+ * at the barrier (as pz_team_sync); 1 when every thread runs the loop, 0
+ * when they all stop here, because a stop was requested (stop.h) or a
+ * thread passed @give_up (its previous loop failed or was cut short).
+ * Every thread gets the same answer for the same loop.
+ */
+int pz_team_next(struct pz_team_state *st, unsigned loop, int give_up);
 /* From @body: threads that had reached the start barrier when this one passed it. */
 unsigned pz_team_arrived(struct pz_team_state *st);
 
@@ -61,6 +69,8 @@ enum pz_run_event {
 	PZ_EV_START = 0,   /* passed the first barrier; len = threads that had arrived */
 	PZ_EV_FLUSH,       /* flushed [p, p + len) before a kernel call (cold) */
 	PZ_EV_CLEAR,       /* the kernel call on [p, p + len) returned (cold) */
+	PZ_EV_PREFAULT,    /* prefaulted its part [p, p + len), pinned, before the start
+			      barrier (pz_bench_threads only) */
 };
 
 typedef void (*pz_run_hook)(void *ctx, unsigned thread, enum pz_run_event ev,
@@ -91,21 +101,29 @@ struct pz_run_out {
 	uint64_t *samples;       /* thread t's time for its part in loop i */
 	uint64_t *start, *end;   /* the clock readings that began and ended it */
 	uint64_t *counters;      /* NULL unless counters: deltas over loop i */
-	unsigned failed_counter; /* counters refused: which one */
+	unsigned failed_counter; /* counters refused: which one (0 also when a read failed) */
+	unsigned loops_done;     /* loops every thread completed: the valid samples */
 };
 
 /*
- * Map (bound to @p->node if asked), prefault, run, unmap. 0 or -errno:
- * mapping errors as pz_region_map, -EINVAL from pinning to a CPU not
- * allowed or binding to a node that does not exist, counters' errors
- * (out->failed_counter says which), -EAGAIN when a thread could not start.
+ * Map (bound to @p->node if asked), run, unmap; each thread prefaults its
+ * own part, pinned, before the start barrier (untimed). 0 or -errno:
+ * mapping errors as pz_region_map, -ENOMEM when a thread's prefault could
+ * not get its hugetlb pages (pz_region_prefault), -EINVAL from pinning to
+ * a CPU not allowed or binding to a node that does not exist, counters'
+ * errors (out->failed_counter says which; a failed read: the read's
+ * -errno, -EBUSY for a multiplexed group), -EAGAIN when a thread could not
+ * start, -EINTR when a stop request (stop.h) ended the run: then
+ * out->loops_done loops were completed by every thread and their samples
+ * are valid, the interrupted loop's are not.
  */
 int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 		     struct pz_run_out *out);
 
 /*
- * The timed part alone, on buffers the caller mapped: SHARED uses dst[0]
- * (and src[0]) of @p->size bytes, PRIVATE dst[t] (src[t]) for each thread.
+ * The timed part alone, on buffers the caller mapped (and prefaulted):
+ * SHARED uses dst[0] (and src[0]) of @p->size bytes, PRIVATE dst[t]
+ * (src[t]) for each thread. Errors as pz_bench_threads, but mapping's.
  */
 int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 		   char *const *dst, const char *const *src, struct pz_run_out *out);

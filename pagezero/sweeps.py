@@ -130,7 +130,7 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
                 runs.append({"repetition": rep, "process": process})
                 bar.update()
     except KeyboardInterrupt:
-        return ResultSet(results, runs, machine(), interrupted=True)
+        return ResultSet(results, runs, machine(), interrupted="SIGINT")
     finally:
         bar.close()
     return ResultSet(results, runs, machine())

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from . import _core
 
 __all__ = ["Kernel", "kernels", "find_kernel", "clear", "fill", "copy", "KERNEL_KIND",
-           "clear_pages_kernel", "nontemporal_kernel"]
+           "clear_pages_kernel", "nontemporal_kernel", "kernel_roles"]
 
 KINDS = ("clear", "copy")
 
@@ -77,14 +77,24 @@ def clear_pages_kernel():
     return next(name for name in _CLEAR_PAGES_FALLBACK if name in available)
 
 
-def nontemporal_kernel():
+def nontemporal_kernel(widest=False):
     """The first available non-temporal clear kernel that can write any
-    value, in registry order (on x86-64: movnti, the 2012
-    clear_page_nocache), or None."""
-    for k in kernels("clear"):
-        if k.available and not k.temporal and not k.zero_only:
-            return k.name
-    return None
+    value, in registry order (on x86-64: movnti, the store of the 2012
+    clear_page_nocache), or with `widest` the one with the widest body (the
+    last of them), or None."""
+    table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
+    if not table:
+        return None
+    return max(reversed(table), key=lambda k: k.unit).name if widest else table[0].name
+
+
+def kernel_roles():
+    """Kernels by the role a study gives them, from the registry alone:
+    "clear_pages" (what the Linux clear_pages() uses here), "streaming" (the
+    widest non-temporal store), "portable" (the kernels of every arch)."""
+    return {"clear_pages": (clear_pages_kernel(),),
+            "streaming": tuple(n for n in (nontemporal_kernel(widest=True),) if n),
+            "portable": tuple(k.name for k in kernels("clear") if k.arch == "any")}
 
 
 def _check_name(name):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 from .stats import summarize
+from .sysinfo import build_info
 from .units import format_size
 
 __all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION",
@@ -256,24 +257,6 @@ def _signal_name(value):
     if not value:
         return None
     return value if isinstance(value, str) else "unknown signal"
-
-
-def build_info():
-    """The pagezero version and the compiler and flags _core was built with."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-        try:
-            pz = version("pagezero")
-        except PackageNotFoundError:
-            pz = None
-    except ImportError:
-        pz = None
-    if pz is None:
-        # A source tree without installed metadata: the package's own string.
-        from . import __version__ as pz
-    from . import _core
-    build = getattr(_core, "BUILD", None)
-    return {"pagezero": pz, "build": dict(build) if build else None}
 
 
 def _atomic_write(path, write):

@@ -82,13 +82,11 @@ def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=
 
 def _free_hugepages(nbytes, node=None):
     """Hugepages of nbytes a new mapping can have now (free, less those
-    promised; on `node`, its free ones)."""
-    if node is not None:
-        return hugepages.node_free(format_size(nbytes), node)
-    for p in hugepages.pools().values():
-        if p.page_bytes == nbytes:
-            return p.available
-    return 0
+    promised), and with a node no more than that node has free."""
+    available = next((p.available for p in hugepages.pools().values()
+                      if p.page_bytes == nbytes), 0)
+    on_node = None if node is None else hugepages.node_free(format_size(nbytes), node)
+    return available if on_node is None else min(available, on_node)
 
 
 def _scrub_bytes():

@@ -170,7 +170,7 @@ def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=
     """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
 
     grid: {parameter: [values]} (a single value stands for a list of one),
-        e.g. {"function": ["x86-64-stosb", "x86-64-avx512-nt"],
+        e.g. {"function": ["default", "generic"],
               "size": ["1GB"], "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}.
     repeat: repetitions of the whole grid; warmup: passes thrown away first.
     processes: spread the repetitions over this many fresh processes, run one

@@ -8,8 +8,9 @@ import statistics
 from dataclasses import dataclass
 
 from . import _core, hugepages
-from .conditions import (CACHE_STATES, THREADS_MODES, Conditions, check_loops, check_node,
-                         check_threads, choose_cpus, evict_bytes, node_cpus, numa_nodes)
+from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, Conditions,
+                         check_loops, check_node, check_threads, choose_cpus, evict_bytes,
+                         node_cpus, numa_nodes)
 from .kernels import KERNEL_KIND, find_kernel
 from .sysinfo import machine
 from .region import thp_mode
@@ -21,7 +22,7 @@ __all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CA
            "node_cpus", "choose_cpus", "check_node"]
 
 CLOCKS = _core.clocks()
-MAX_LOOPS = 10_000_000  # conditions.MAX_LOOPS["memset"], kept for importers
+MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
 # Parts of a shared region start on 4KB boundaries (csrc/threads.c).
 _PART_ALIGN = 4096
 
@@ -165,6 +166,8 @@ def run(p, function):
         machine=machine(),
         details=c.details(raw, "per chunk: flush, clock, clear, clock; samples sum the chunks",
                           p.thread_bytes(), cpus),
+        # The signal that stopped the loops, where the C core says (see Result).
+        interrupted=raw.get("interrupted"),
     )
 
 
@@ -237,8 +240,8 @@ def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
         cycles and instructions around each loop into details["counters"]
         (per-loop deltas summed over threads); UnavailableError without a PMU.
     offset: start the buffer this many bytes (0..4095) past a page boundary.
-        perf maps its buffers since the 2025 series ("Switch from zalloc() to
-        mmap()"); older perf, Debian's 6.1 among them, malloc()s them, 16
+        perf maps its buffers since "perf bench mem: Switch from zalloc() to
+        mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
         bytes in: rep stosq runs several percent slower there (hot, one
         thread only).
 

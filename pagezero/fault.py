@@ -171,6 +171,7 @@ def run(p, function):
         machine=machine(),
         details={"thread_samples": raw["threads"], "pages": raw["pages"],
                  "latency": raw["latency"]},
+        interrupted=raw.get("interrupted"),
     )
 
 

@@ -2,7 +2,8 @@
 
 Rates are drawn in GB/s (10^9 bytes per second) against extents on a log2
 axis, with the machine's cache sizes and the kernel's clearing batch sizes
-(8MB in the series' v6-v8, 32MB as merged) marked, since those are where
+(8MB in "mm: folio_zero_user: clear contiguous pages" v6-v8 (2025), 32MB
+as merged in Linux 7.0) marked, since those are where
 the curves are expected to bend. The machine is named in every title.
 """
 import os

@@ -3,7 +3,7 @@
 Studies:
   extents  every available clear kernel over extents from 4KB to beyond the
            LLC, dense around the cache sizes (which kernel wins where);
-  chunks   the seeds' chunk study: one large region cleared in chunks of 4KB
+  chunks   the chunk study of perf bench mem memset -k: one large region cleared in chunks of 4KB
            up to the whole region (where the CPU stops allocating cache
            lines, compared with the LLC size);
   cold     hot vs cache-cold clears of one extent per call;

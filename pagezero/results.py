@@ -105,8 +105,9 @@ class Result:
     samples: tuple              # one duration per loop, in the clock's unit
     clock_hz: float = None      # ticks per second: 1e9 for ns/timeval, measured for tsc
     machine: MappingProxyType = field(default_factory=dict)
-    # What a benchmark measured beyond the samples, e.g. mmap's per-thread
-    # samples, page sizes and fault latencies; empty for memset/memcpy.
+    # The conditions a run had and what its C entry measured beside the
+    # samples (per-thread samples, cold method, counters; mmap's pages and
+    # latencies): DETAIL_KEYS lists the keys by benchmark. Empty for a plain run.
     details: MappingProxyType = field(default_factory=dict)
     # None, or the signal that stopped the run ("SIGINT", ...): the samples
     # are the loops completed before it.

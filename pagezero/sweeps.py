@@ -6,7 +6,7 @@ neighbour) spreads over all points instead of landing on the last ones.
 Warm-up runs are made and thrown away. Repetitions can be spread over
 several fresh worker processes run one after the other (never at the same
 time): one process can land on a lucky or unlucky physical placement of its
-buffers, as pyperf's workers and the seeds' "three repeats in four sessions"
+buffers, as pyperf's workers and measuring "three repeats in four sessions"
 guard against. Ctrl-C keeps what was measured: the ResultSet comes back
 marked interrupted.
 """

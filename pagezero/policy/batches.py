@@ -114,6 +114,7 @@ def run_batch(p, buffer=None, record=False):
                              "the flushes out", (p.nbytes,) * p.threads, cpus),
         batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
         pass_worst_ns=d["pass_worst"], batch_ns={k: d[k] for k in _BATCH_STATS},
+        interrupted=d.get("interrupted"),
     )
     if record:
         return r, tuple(Step(*s) for s in d["steps"])

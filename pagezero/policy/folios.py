@@ -169,6 +169,7 @@ def run_folio(p, memory=None):
                           (p.nbytes,)),
         touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
         neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
+        interrupted=d.get("interrupted"),
     )
 def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
           nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",

@@ -22,7 +22,7 @@ from .policy import default_kernel, plan_batch, run_batch
 from .stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, best_kernels, find_knee
 from .sysinfo import llc_bytes
 from .region import region
-from .units import format_size
+from .units import format_gbps, format_size
 
 __all__ = ["Advice", "advise", "find_knee", "best_kernels", "batch_for_budget",
            "DEFAULT_BUDGETS_MS", "SWEEPS"]
@@ -86,7 +86,7 @@ class Advice:
 
     def describe(self):
         """The advice in plain words, as lines."""
-        gb = lambda r: f"{r / 1e9:.1f} GB/s"  # noqa: E731
+        gb = format_gbps
         n_kernels = len({k for k, _ in self.cells})
         lines = [f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
                  f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "

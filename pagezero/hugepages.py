@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from ._core import MappingError, PagezeroError
 from .units import format_page, parse_page
 
-__all__ = ["Pool", "pools", "pool", "pages_needed", "check_available", "reserve", "SYSFS"]
+__all__ = ["Pool", "pools", "pool", "pages_needed", "check_available", "reserve", "SYSFS",
+           "NODE_SYSFS", "node_free", "check_node_available"]
 
 SYSFS = "/sys/kernel/mm/hugepages"
+# Each NUMA node's share of the pools: nodeN/hugepages/hugepages-<kB>kB/.
+NODE_SYSFS = "/sys/devices/system/node"
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,39 @@ def check_available(page, needed):
         f"({p.total} in the pool, {p.free} free, {p.reserved} reserved by other mappings); "
         f"reserve them as root with: echo {p.total + needed - p.available} > {p.path} "
         f"(or pass --reserve / reserve=True to do it for this run only)")
+
+
+def _node_pool_dir(page, node, root):
+    return os.path.join(root or NODE_SYSFS, f"node{node}", "hugepages",
+                        f"hugepages-{(1 << parse_page(page)) // 1024}kB")
+
+
+def node_free(page, node, root=None):
+    """Free hugepages of `page` on NUMA node `node` (None: sysfs has no
+    per-node count, a kernel without NUMA)."""
+    return _read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
+
+
+def check_node_available(page, needed, node, root=None):
+    """MappingError naming the node and the file to write unless node `node`
+    has `needed` free hugepages of `page`.
+
+    A hugetlb mapping reserves its pages against the whole pool when it is
+    mapped (mm/hugetlb.c hugetlb_reserve_pages()); binding it to a node
+    afterwards (mbind) only moves where the faults take pages from, so a
+    node without free pages fails at the first touch, with SIGBUS. Checking
+    the node's own count first turns that into this error."""
+    directory = _node_pool_dir(page, node, root)
+    free = node_free(page, node, root)
+    if free is None or free >= needed:
+        return free
+    nr = _read_int(os.path.join(directory, "nr_hugepages")) or 0
+    path = os.path.join(directory, "nr_hugepages")
+    raise MappingError(
+        errno.ENOMEM,
+        f"not enough {format_page(parse_page(page))} hugepages on node {node}: {needed} "
+        f"needed, {free} free there ({nr} in its pool); reserve them on that node as root "
+        f"with: echo {nr + needed - free} > {path}")
 
 
 def _write(path, value):

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from conftest import run_python
+from conftest import check_usage_error as usage_error, ok, pagezero_cli as cli
 from pagezero.results import Result, ResultSet
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -17,25 +17,6 @@ TINY = ["-g", "function=default", "-g", "loops=1"]
 
 
 # Helpers ----------------------------------------------------------------
-
-
-def cli(*args, **kw):
-    return run_python("-m", "pagezero", *[str(a) for a in args], **kw)
-
-
-def ok(proc):
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return proc.stdout
-
-
-def usage_error(proc):
-    """Exit 2 with a single 'pagezero: error:' line and no traceback."""
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
-    return lines[0]
 
 
 def synthetic(path, benchmark="memset", factor=1.0, seed=0):

@@ -11,12 +11,11 @@ import re
 import pytest
 
 import pagezero
-from conftest import free_hugepages, hugepage_shortage, run_python
+from conftest import (check_environment_error, check_rate_line, check_usage_error,
+                      free_hugepages, has_cycle_counter, hugepage_shortage, ok, pagezero_cli)
 
 SMALL = ["-s", "1MB", "-l", "2"]
 
-# perf's print_bps(): " %14f GB/sec" and friends, K = 1024.
-RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
 FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 
@@ -24,20 +23,8 @@ COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 # Helpers ----------------------------------------------------------------
 
 
-def pagezero_cli(*args, cwd=None):
-    """Run `python -m pagezero ARGS` and return the CompletedProcess."""
-    return run_python("-m", "pagezero", *args, cwd=cwd)
-
-
 def mem(benchmark, *args, **kw):
     return pagezero_cli("mem", benchmark, *args, **kw)
-
-
-def ok(proc):
-    """Assert a run succeeded cleanly and return its stdout."""
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return proc.stdout
 
 
 def available(kind):
@@ -64,21 +51,6 @@ def parse_default(stdout, benchmark):
         assert blank == ""
         blocks.append((fm["name"], fm["description"], cm["size"], rate))
     return blocks
-
-
-def check_rate_line(line):
-    m = RATE_RE.match(line)
-    assert m, f"not a perf rate line: {line!r}"
-    assert len(m["num"]) >= 14  # %14f
-    assert float(m["num"]) > 0
-
-
-def has_cycle_counter():
-    try:
-        pagezero.memset(size=4096, loops=1, clock="cycles")
-    except pagezero.UnavailableError:
-        return False
-    return True
 
 
 # Output format -----------------------------------------------------------
@@ -195,14 +167,6 @@ BAD_INPUTS = {
 }
 
 
-def check_usage_error(proc):
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
-    assert len(proc.stderr.splitlines()) == 1, proc.stderr
-    assert proc.stdout == ""
-
-
 @pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
 def test_bad_input_is_one_line_and_exit_2(args):
     check_usage_error(pagezero_cli(*args))
@@ -217,15 +181,6 @@ def test_bad_input_writes_no_output_file(args, tmp_path):
 
 
 # Environment failures: exit 1 with the cause and the fix --------------------
-
-
-def check_environment_error(proc, *words):
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
-    for word in words:
-        assert word in proc.stderr
-    assert not any(RATE_RE.match(line) for line in proc.stdout.splitlines())
 
 
 @pytest.mark.parametrize("clock_args", [["-c"], ["--clock", "cycles"]])

@@ -55,12 +55,14 @@ def _fail(message, status):
 
 def _interrupted(exc):
     """The exit status after a signal, the line on stderr printed once."""
-    # A second signal can land while the first is handled: the first decides.
-    while isinstance(exc.__context__, KeyboardInterrupt):
-        exc = exc.__context__
-    stop = as_interrupted(exc)
+    # A second signal can land while the first is handled: the first decides,
+    # and a line already printed for either is not printed again.
+    chain = [exc]
+    while isinstance(chain[-1].__context__, KeyboardInterrupt):
+        chain.append(chain[-1].__context__)
+    stop = as_interrupted(chain[-1])
     try:
-        if not getattr(stop, "reported", False):
+        if not any(getattr(e, "reported", False) for e in chain):
             # Stopped where no result was being kept: before, between or after runs.
             print(interrupted_line(stop, "; nothing saved"), file=sys.stderr)
     except KeyboardInterrupt:

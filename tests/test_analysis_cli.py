@@ -51,6 +51,14 @@ def test_info_text():
     assert "preemption:" in out and "thp:" in out
 
 
+def test_info_text_is_a_deprecated_spelling_of_default():
+    proc = cli("info", "--format", "text")
+    labels = [line.split(":")[0] for line in ok(proc).splitlines()]
+    assert labels == [line.split(":")[0] for line in ok(cli("info")).splitlines()]
+    assert proc.stderr.strip() == ("pagezero: warning: --format text is deprecated: "
+                                   "use --format default")
+
+
 def test_info_json():
     info = json.loads(ok(cli("info", "--format", "json")))
     assert info["caches"]
@@ -149,6 +157,18 @@ def test_compare_text(pair):
     assert "(R)" in row_a and "(I)" in row_a
     row_b = next(line for line in lines if line.startswith("memset b "))
     assert "(R)" not in row_b and "(I)" not in row_b
+
+
+def test_compare_simple_prints_the_base_and_each_change(pair):
+    a, b, c = pair
+    doc = json.loads(ok(cli("compare", a, b, c, "--format", "json")))
+    lines = ok(cli("compare", a, b, c, "--format", "simple")).splitlines()
+    assert len(lines) == len(doc["rows"])
+    for line, row in zip(lines, doc["rows"]):
+        base, *changes = (float(x) for x in line.split())
+        assert base == pytest.approx(row["base"]["mean"], rel=1e-6)
+        assert changes == pytest.approx([ch["change_pct"] for ch in row["changes"]],
+                                        rel=1e-6, abs=1e-6)
 
 
 def test_compare_json(pair):

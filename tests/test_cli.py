@@ -6,6 +6,7 @@ Sizes are small (1MB..16MB, two loops) so the whole file stays fast on a
 two-core machine. No assertion is made on how fast anything is, only that
 rates are printed the way perf prints them and are positive.
 """
+import json
 import re
 
 import pytest
@@ -266,3 +267,53 @@ def test_output_into_missing_directory_fails_before_running(tmp_path):
     proc = mem("memset", *SMALL, "-o", str(tmp_path / "missing" / "out.json"))
     check_usage_error(proc)
     assert list(tmp_path.iterdir()) == []
+
+
+# One integer parser: every integer option, the same spellings and errors ------------
+
+INTEGER_OPTIONS = {
+    "memset loops": (["mem", "memset", "-s", "1MB"], "-l", "-l/--nr_loops"),
+    "memset threads": (["mem", "memset", "-s", "1MB"], "-t", "-t/--threads"),
+    "memset node": (["mem", "memset", "-s", "1MB"], "--node", "--node"),
+    "memset cpu node": (["mem", "memset", "-s", "1MB"], "--cpu-node", "--cpu-node"),
+    "memset offset": (["mem", "memset", "-s", "1MB"], "--offset", "--offset"),
+    "memset value": (["mem", "memset", "-s", "1MB"], "--value", "--value"),
+    "mmap seed": (["mem", "mmap", "-s", "1MB"], "-r", "-r/--randomize"),
+    "mmap threads": (["mem", "mmap", "-s", "1MB"], "-t", "-t/--threads"),
+    "folio fault index": (["folio", "-p", "64KB"], "--fault-index", "--fault-index"),
+    "batch loops": (["batch", "-s", "1MB"], "-l", "-l/--nr_loops"),
+    "batch threads": (["batch", "-s", "1MB"], "-t", "-t/--threads"),
+    "batch node": (["batch", "-s", "1MB"], "--node", "--node"),
+    "sweep repeat": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "-r",
+                     "-r/--repeat"),
+    "sweep processes": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "--processes",
+                        "--processes"),
+}
+
+
+@pytest.mark.parametrize("text", ["x", "1.5", "2MB", ""])
+@pytest.mark.parametrize("args, option, name", INTEGER_OPTIONS.values(),
+                         ids=INTEGER_OPTIONS.keys())
+def test_every_integer_option_fails_the_same_way(args, option, name, text):
+    line = check_usage_error(pagezero_cli(*args, option, text))
+    assert line == f"pagezero: error: argument {name}: invalid integer {text!r}"
+
+
+@pytest.mark.parametrize("loops", ["2", "02", "0x2", "0b10"])
+def test_integers_in_decimal_or_with_a_base_prefix(loops, tmp_path):
+    path = tmp_path / "out.json"
+    ok(mem("memset", "-s", "1MB", "-l", loops, "-f", "default", "--format", "simple",
+           "-o", str(path)))
+    [r] = pagezero.load_results(str(path))
+    assert r.loops == 2
+
+
+# --format: default|simple|json, the same words in every command ----------------------
+
+
+def test_kernels_formats():
+    rows = json.loads(ok(pagezero_cli("kernels", "--format", "json")))
+    assert {(r["kind"], r["name"]) for r in rows} == {
+        (k.kind, k.name) for kind in ("clear", "copy") for k in pagezero.kernels(kind)}
+    names = ok(pagezero_cli("kernels", "--kind", "clear", "--format", "simple")).split()
+    assert names == [k.name for k in available("clear")]

@@ -12,7 +12,7 @@ from ..plot import plot_bars, plot_comparison, plot_rates
 from ..report import SCALES, report
 from ..results import ResultSet
 from ..sweeps import BENCHMARKS, sweep
-from .options import add_format, add_output, check_output, integer
+from .options import add_format, add_output, check_output, integer, number
 from .render import interrupted_line
 
 __all__ = ["COMMANDS", "add_parsers"]
@@ -119,6 +119,7 @@ def _compare_simple(rows):
 
 
 def cmd_compare(args):
+    check_output(args.plot)     # before the table: a mistake is one line, nothing else
     sets = [_load(p) for p in args.results]
     rows = compare(*sets, threshold=args.threshold / 100.0, alpha=args.alpha)
     names = [os.path.basename(p) for p in args.results]
@@ -129,7 +130,6 @@ def cmd_compare(args):
     else:
         print(format_table(rows, names))
     if args.plot:
-        check_output(args.plot)
         plot_comparison(sets, names, args.plot)
     return 0
 
@@ -189,9 +189,9 @@ def add_parsers(sub):
 
     p = sub.add_parser("compare", help="compare result sets: base, then one or more others")
     p.add_argument("results", nargs="+", metavar="RESULTS.json")
-    p.add_argument("--threshold", type=float, default=2.0,
+    p.add_argument("--threshold", type=number, default=2.0,
                    help="smallest change worth flagging, in percent (default 2)")
-    p.add_argument("--alpha", type=float, default=0.01,
+    p.add_argument("--alpha", type=number, default=0.01,
                    help="significance level of the Mann-Whitney U test (default 0.01)")
     add_format(p, ("default", "simple", "json"),
                help="simple: per point, the base's mean and each other's change in percent")

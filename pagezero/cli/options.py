@@ -5,8 +5,9 @@ import argparse
 import os
 import sys
 
-__all__ = ["UsageError", "Parser", "integer", "fill_value", "add_clock", "resolve_clock",
-           "add_output", "check_output", "add_conditions", "add_format", "FORMATS"]
+__all__ = ["UsageError", "Parser", "integer", "number", "fill_value", "add_clock",
+           "resolve_clock", "add_output", "check_output", "add_conditions", "add_format",
+           "FORMATS"]
 
 
 class UsageError(Exception):
@@ -34,7 +35,12 @@ def integer(text):
     raise argparse.ArgumentTypeError(f"invalid integer {text!r}")
 
 
-integer.__name__ = "integer"
+def number(text):
+    """Every non-integer numeric option's parser (budgets in ms, thresholds)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
 
 
 def fill_value(text):

@@ -8,7 +8,7 @@ from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_
                       plan_folio, run_batch, run_folio)
 from ..units import format_size, parse_size
 from .mem import add_loops
-from .options import UsageError, add_conditions, add_format, add_output, check_output, integer
+from .options import add_conditions, add_format, add_output, check_output, integer, number
 from .render import Measured, condition_lines, condition_row, emit, gbs
 
 __all__ = ["COMMANDS", "add_parsers"]
@@ -118,15 +118,8 @@ def cmd_folio(args):
     return 0
 
 
-def _budget(text):
-    try:
-        return float(text)
-    except ValueError:
-        raise UsageError(f"invalid budget {text!r}: not a number of milliseconds") from None
-
-
 def cmd_advise(args):
-    budgets = [_budget(b) for b in args.budget] if args.budget else DEFAULT_BUDGETS_MS
+    budgets = args.budget or DEFAULT_BUDGETS_MS
     check_output(args.output)
     advice = advise(quick=args.quick, budgets_ms=budgets,
                     progress=sys.stderr if args.format == "default" else None)
@@ -201,7 +194,7 @@ def _add_advise(sub):
     a = sub.add_parser("advise", help=text, description=text)
     a.add_argument("--quick", action="store_true",
                    help="a sweep of a few seconds (smoke test, not a measurement)")
-    a.add_argument("--budget", action="append", metavar="MS",
+    a.add_argument("--budget", action="append", metavar="MS", type=number,
                    help="worst-case batch latency budget in ms; repeat for several "
                         "(default: 1 and 3)")
     add_format(a, ("default", "json"))

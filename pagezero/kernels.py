@@ -25,6 +25,7 @@ class Kernel:
     reason: str         # why not, when not available; else None
     unit: int           # bytes per loop iteration of its body
     align: int          # alignment its body needs; kernels.c handles the rest
+    clear_pages: bool = False  # the one Linux's clear_page() uses on this CPU
 
 
 def _check_kind(kind):

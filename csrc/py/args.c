@@ -137,32 +137,11 @@ static int bounded(PyObject *obj, const char *what, long long lo, long long hi, 
 	return 1;
 }
 
-int pzpy_int(PyObject *obj, void *dest)
-{
-	long long v;
+/* Where a bounded integer goes: an int, an unsigned or a Py_ssize_t. */
+enum width { AS_INT, AS_UNSIGNED, AS_SSIZE };
 
-	if (!obj)
-		return 1;
-	if (!bounded(obj, "the value", INT_MIN, INT_MAX, &v))
-		return 0;
-	*(int *)dest = (int)v;
-	return 1;
-}
-
-int pzpy_ssize(PyObject *obj, void *dest)
-{
-	long long v;
-
-	if (!obj)
-		return 1;
-	if (!bounded(obj, "the size", PY_SSIZE_T_MIN, PY_SSIZE_T_MAX, &v))
-		return 0;
-	*(Py_ssize_t *)dest = (Py_ssize_t)v;
-	return 1;
-}
-
-static int bounded_unsigned(PyObject *obj, void *dest, const char *what, long long lo,
-			    long long hi)
+static int convert_int(PyObject *obj, void *dest, const char *what, long long lo, long long hi,
+		       enum width w)
 {
 	long long v;
 
@@ -170,51 +149,60 @@ static int bounded_unsigned(PyObject *obj, void *dest, const char *what, long lo
 		return 1;
 	if (!bounded(obj, what, lo, hi, &v))
 		return 0;
-	*(unsigned *)dest = (unsigned)v;
+	if (w == AS_INT)
+		*(int *)dest = (int)v;
+	else if (w == AS_UNSIGNED)
+		*(unsigned *)dest = (unsigned)v;
+	else
+		*(Py_ssize_t *)dest = (Py_ssize_t)v;
 	return 1;
+}
+
+int pzpy_int(PyObject *obj, void *dest)
+{
+	return convert_int(obj, dest, "the value", INT_MIN, INT_MAX, AS_INT);
+}
+
+int pzpy_ssize(PyObject *obj, void *dest)
+{
+	return convert_int(obj, dest, "the size", PY_SSIZE_T_MIN, PY_SSIZE_T_MAX, AS_SSIZE);
 }
 
 int pzpy_loops(PyObject *obj, void *dest)
 {
-	return bounded_unsigned(obj, dest, "loops", 1, UINT32_MAX);
+	return convert_int(obj, dest, "loops", 1, UINT32_MAX, AS_UNSIGNED);
 }
 
 int pzpy_threads(PyObject *obj, void *dest)
 {
-	return bounded_unsigned(obj, dest, "threads", 1, PZ_MAX_THREADS);
+	return convert_int(obj, dest, "threads", 1, PZ_MAX_THREADS, AS_UNSIGNED);
 }
 
 int pzpy_seed(PyObject *obj, void *dest)
 {
-	return bounded_unsigned(obj, dest, "seed", 0, UINT32_MAX);
-}
-
-int pzpy_page_shift(PyObject *obj, void *dest)
-{
-	long long v;
-
-	if (!obj)
-		return 1;
-	if (!bounded(obj, "page_shift", 0, 63, &v))
-		return 0;
-	if (v != PZ_PAGE_SHIFT_4KB && v != PZ_PAGE_SHIFT_2MB && v != PZ_PAGE_SHIFT_1GB) {
-		PyErr_Format(PyExc_ValueError,
-			     "page shift %lld is not 12 (4KB), 21 (2MB) or 30 (1GB)", v);
-		return 0;
-	}
-	*(unsigned *)dest = (unsigned)v;
-	return 1;
+	return convert_int(obj, dest, "seed", 0, UINT32_MAX, AS_UNSIGNED);
 }
 
 int pzpy_thp(PyObject *obj, void *dest)
 {
-	long long v;
+	return convert_int(obj, dest, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM,
+			   PZ_THP_OFF, AS_INT);
+}
+
+int pzpy_page_shift(PyObject *obj, void *dest)
+{
+	unsigned v;
 
 	if (!obj)
 		return 1;
-	if (!bounded(obj, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM, PZ_THP_OFF, &v))
+	if (!convert_int(obj, &v, "page_shift", 0, 63, AS_UNSIGNED))
 		return 0;
-	*(int *)dest = (int)v;
+	if (v != PZ_PAGE_SHIFT_4KB && v != PZ_PAGE_SHIFT_2MB && v != PZ_PAGE_SHIFT_1GB) {
+		PyErr_Format(PyExc_ValueError,
+			     "page shift %u is not 12 (4KB), 21 (2MB) or 30 (1GB)", v);
+		return 0;
+	}
+	*(unsigned *)dest = v;
 	return 1;
 }
 

@@ -106,6 +106,23 @@ int pzpy_check_fill_value(const struct pz_kernel *k, int value, int allow_loop)
 	return 0;
 }
 
+/* Run @k over @len bytes, without the GIL when that is worth it. */
+static void run_kernel(const struct pz_kernel *k, void *dst, const void *src, int value,
+		       Py_ssize_t len)
+{
+	PyThreadState *ts;
+
+	if (len <= 0)
+		return;
+	ts = len >= PZPY_GIL_RELEASE_BYTES ? PyEval_SaveThread() : NULL;
+	if (k->kind == PZ_KIND_FILL)
+		pz_kernel_fill(k, dst, value, (size_t)len);
+	else
+		pz_kernel_copy(k, dst, src, (size_t)len);
+	if (ts)
+		PyEval_RestoreThread(ts);
+}
+
 PyDoc_STRVAR(fill__doc__,
 "fill(buffer, value, kernel)\n--\n\n"
 "Set every byte of the writable contiguous buffer to value (0..255) with\n"
@@ -128,13 +145,7 @@ static PyObject *core_fill(PyObject *self, PyObject *const *args, Py_ssize_t nar
 		return NULL;
 	if (!pzpy_writable(obj, &view))
 		return NULL;
-	if (view.len >= PZPY_GIL_RELEASE_BYTES) {
-		Py_BEGIN_ALLOW_THREADS
-		pz_kernel_fill(k, view.buf, value, (size_t)view.len);
-		Py_END_ALLOW_THREADS
-	} else if (view.len > 0) {
-		pz_kernel_fill(k, view.buf, value, (size_t)view.len);
-	}
+	run_kernel(k, view.buf, NULL, value, view.len);
 	PyBuffer_Release(&view);
 	Py_RETURN_NONE;
 }
@@ -171,13 +182,7 @@ static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nar
 				"read bytes it already overwrote (use two buffers)");
 		goto out;
 	}
-	if (dst.len >= PZPY_GIL_RELEASE_BYTES) {
-		Py_BEGIN_ALLOW_THREADS
-		pz_kernel_copy(k, dst.buf, src.buf, (size_t)dst.len);
-		Py_END_ALLOW_THREADS
-	} else if (dst.len > 0) {
-		pz_kernel_copy(k, dst.buf, src.buf, (size_t)dst.len);
-	}
+	run_kernel(k, dst.buf, src.buf, 0, dst.len);
 	ret = Py_None;
 	Py_INCREF(ret);
 out:

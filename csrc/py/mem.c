@@ -17,6 +17,18 @@ static unsigned kind_buffers(enum pz_kernel_kind kind)
 	return kind == PZ_KIND_COPY ? 2 : 1;
 }
 
+/* The leading arguments bench_mem and bench_threads share, in their order. */
+#define MEM_PARAMS \
+		{ "kind", pzpy_kind, &kind }, \
+		{ "kernel", pzpy_str, &name }, \
+		{ "size", pzpy_ssize, &size }, \
+		{ "chunk", pzpy_ssize, &chunk }, \
+		{ "page_shift", pzpy_page_shift, &shift }, \
+		{ "thp", pzpy_thp, &thp }, \
+		{ "loops", pzpy_loops, &loops }, \
+		{ "clock", pzpy_clock, &clock_id }, \
+		{ "value", pzpy_int, &value }
+
 /* The checks bench_mem and bench_threads share; the kernel resolved into *k. */
 static int check_mem(enum pz_kernel_kind kind, const char *name, unsigned shift, int thp,
 		     Py_ssize_t size, Py_ssize_t chunk, int value, const struct pz_kernel **k)
@@ -60,18 +72,10 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 	uint64_t *samples, avail;
 	PyObject *result = NULL;
 	const struct pzpy_param params[] = {
-		{ "kind", pzpy_kind, &kind },
-		{ "kernel", pzpy_str, &name },
-		{ "size", pzpy_ssize, &size },
-		{ "chunk", pzpy_ssize, &chunk },
-		{ "page_shift", pzpy_page_shift, &shift },
-		{ "thp", pzpy_thp, &thp },
-		{ "loops", pzpy_loops, &loops },
-		{ "clock", pzpy_clock, &clock_id },
-		{ "value", pzpy_int, &value },
+		MEM_PARAMS,
 		{ "offset", pzpy_ssize, &offset },
 	};
-	struct pzpy_failure fail = { .doing = "mmap", .shift = shift };
+	struct pzpy_failure fail = { .doing = "mmap" };
 
 	if (PZPY_PARSE("bench_mem", params, 9, 10) < 0)
 		return NULL;
@@ -210,15 +214,7 @@ static PyObject *core_bench_threads(PyObject *self, PyObject *const *args, Py_ss
 	struct pz_clock clock;
 	int *cpus = NULL;
 	const struct pzpy_param params[] = {
-		{ "kind", pzpy_kind, &kind },
-		{ "kernel", pzpy_str, &name },
-		{ "size", pzpy_ssize, &size },
-		{ "chunk", pzpy_ssize, &chunk },
-		{ "page_shift", pzpy_page_shift, &shift },
-		{ "thp", pzpy_thp, &thp },
-		{ "loops", pzpy_loops, &loops },
-		{ "clock", pzpy_clock, &clock_id },
-		{ "value", pzpy_int, &value },
+		MEM_PARAMS,
 		{ "cold", pzpy_bool, &cold },
 		{ "flush", pzpy_str_or_none, &flush_s },
 		{ "evict_bytes", pzpy_ssize, &evict_bytes },

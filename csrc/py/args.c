@@ -248,66 +248,62 @@ int pzpy_copy_kernel(PyObject *obj, void *dest)
 	return kernel_of(obj, dest, PZ_KIND_COPY);
 }
 
-int pzpy_clock(PyObject *obj, void *dest)
+/*
+ * The id @lookup gives the str @obj in *id: 1, or 0 with a ValueError that
+ * names @what and the @known names.
+ */
+static int lookup_name(PyObject *obj, int (*lookup)(const char *), const char *what,
+		       const char *known, int *id)
 {
 	const char *name;
-	int id;
 
-	if (!obj)
-		return 1;
 	if (!pzpy_str(obj, &name))
 		return 0;
-	id = pz_clock_lookup(name);
-	if (id < 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "unknown clock '%s' (expected ns, timeval, cycles or tsc)", name);
+	*id = lookup(name);
+	if (*id >= 0)
+		return 1;
+	PyErr_Format(PyExc_ValueError, "unknown %s '%s' (%s)", what, name, known);
+	return 0;
+}
+
+int pzpy_clock(PyObject *obj, void *dest)
+{
+	int id;
+
+	if (obj && !lookup_name(obj, pz_clock_lookup, "clock",
+				"expected ns, timeval, cycles or tsc", &id))
 		return 0;
-	}
-	*(enum pz_clock_id *)dest = (enum pz_clock_id)id;
+	if (obj)
+		*(enum pz_clock_id *)dest = (enum pz_clock_id)id;
+	return 1;
+}
+
+int pzpy_workload(PyObject *obj, void *dest)
+{
+	int id;
+
+	if (obj && !lookup_name(obj, pz_fault_lookup, "workload",
+				"expected demand, populate or populate-write", &id))
+		return 0;
+	if (obj)
+		*(enum pz_fault_workload *)dest = (enum pz_fault_workload)id;
 	return 1;
 }
 
 int pzpy_strategy(PyObject *obj, void *dest)
 {
-	const char *name;
-	char known[160] = "";
+	char known[160] = "known: ";
 	int i, id;
 
-	if (!obj)
-		return 1;
-	if (!pzpy_str(obj, &name))
-		return 0;
-	id = pz_strategy_lookup(name);
-	if (id >= 0) {
-		*(enum pz_strategy *)dest = (enum pz_strategy)id;
-		return 1;
-	}
 	for (i = 0; i < PZ_STRATEGY_COUNT; i++) {
 		if (i)
 			strncat(known, ", ", sizeof(known) - strlen(known) - 1);
 		strncat(known, pz_strategy_name((enum pz_strategy)i), sizeof(known) - strlen(known) - 1);
 	}
-	PyErr_Format(PyExc_ValueError, "unknown strategy '%s' (known: %s)", name, known);
-	return 0;
-}
-
-int pzpy_workload(PyObject *obj, void *dest)
-{
-	const char *name;
-	int id;
-
-	if (!obj)
-		return 1;
-	if (!pzpy_str(obj, &name))
+	if (obj && !lookup_name(obj, pz_strategy_lookup, "strategy", known, &id))
 		return 0;
-	id = pz_fault_lookup(name);
-	if (id < 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "unknown workload '%s' (expected demand, populate or populate-write)",
-			     name);
-		return 0;
-	}
-	*(enum pz_fault_workload *)dest = (enum pz_fault_workload)id;
+	if (obj)
+		*(enum pz_strategy *)dest = (enum pz_strategy)id;
 	return 1;
 }
 

@@ -18,35 +18,55 @@ static unsigned kind_buffers(enum pz_kernel_kind kind)
 }
 
 /* The leading arguments bench_mem and bench_threads share, in their order. */
-#define MEM_PARAMS \
-		{ "kind", pzpy_kind, &kind }, \
-		{ "kernel", pzpy_str, &name }, \
-		{ "size", pzpy_ssize, &size }, \
-		{ "chunk", pzpy_ssize, &chunk }, \
-		{ "page_shift", pzpy_page_shift, &shift }, \
-		{ "thp", pzpy_thp, &thp }, \
-		{ "loops", pzpy_loops, &loops }, \
-		{ "clock", pzpy_clock, &clock_id }, \
-		{ "value", pzpy_int, &value }
+struct mem_args {
+	enum pz_kernel_kind kind;
+	const char *name;
+	Py_ssize_t size, chunk;
+	unsigned shift, loops;
+	int thp, value;
+	enum pz_clock_id clock;
+	const struct pz_kernel *kernel;     /* resolved by check_mem() */
+};
 
-/* The checks bench_mem and bench_threads share; the kernel resolved into *k. */
-static int check_mem(enum pz_kernel_kind kind, const char *name, unsigned shift, int thp,
-		     Py_ssize_t size, Py_ssize_t chunk, int value, const struct pz_kernel **k)
+#define MEM_PARAMS(a) \
+		{ "kind", pzpy_kind, &(a).kind }, \
+		{ "kernel", pzpy_str, &(a).name }, \
+		{ "size", pzpy_ssize, &(a).size }, \
+		{ "chunk", pzpy_ssize, &(a).chunk }, \
+		{ "page_shift", pzpy_page_shift, &(a).shift }, \
+		{ "thp", pzpy_thp, &(a).thp }, \
+		{ "loops", pzpy_loops, &(a).loops }, \
+		{ "clock", pzpy_clock, &(a).clock }, \
+		{ "value", pzpy_int, &(a).value }
+
+/* The same fields of struct pz_mem_params and struct pz_run_params, from @a. */
+#define MEM_FIELDS(p, a) do { \
+		(p).kernel = (a).kernel; \
+		(p).size = (size_t)(a).size; \
+		(p).chunk = (size_t)(a).chunk; \
+		(p).page_shift = (a).shift; \
+		(p).thp = (enum pz_thp)(a).thp; \
+		(p).loops = (a).loops; \
+		(p).value = (a).value; \
+	} while (0)
+
+/* The checks bench_mem and bench_threads share; the kernel resolved into a->kernel. */
+static int check_mem(struct mem_args *a)
 {
-	if (thp == PZ_THP_ON && shift != PZ_PAGE_SHIFT_4KB) {
+	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB) {
 		PyErr_SetString(PyExc_ValueError,
 				"transparent huge pages apply to 4KB mappings only");
 		return -1;
 	}
-	if (size <= 0 || chunk <= 0 || chunk > size) {
+	if (a->size <= 0 || a->chunk <= 0 || a->chunk > a->size) {
 		PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, chunk %zd)",
-			     size, chunk);
+			     a->size, a->chunk);
 		return -1;
 	}
-	*k = pzpy_usable_kernel(kind, name);
-	if (!*k)
+	a->kernel = pzpy_usable_kernel(a->kind, a->name);
+	if (!a->kernel)
 		return -1;
-	return kind == PZ_KIND_FILL ? pzpy_check_fill_value(*k, value, 1) : 0;
+	return a->kind == PZ_KIND_FILL ? pzpy_check_fill_value(a->kernel, a->value, 1) : 0;
 }
 
 PyDoc_STRVAR(bench_mem__doc__,
@@ -61,18 +81,15 @@ PyDoc_STRVAR(bench_mem__doc__,
 static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				PyObject *kwnames)
 {
-	enum pz_kernel_kind kind = PZ_KIND_FILL;
-	enum pz_clock_id clock_id = PZ_CLOCK_NS;
-	const char *name = NULL;
-	Py_ssize_t size = 0, chunk = 0, offset = 0;
-	unsigned shift = 0, loops = 0;
-	int thp = 0, value = 0, ret;
+	struct mem_args a = { .clock = PZ_CLOCK_NS };
+	Py_ssize_t offset = 0;
+	int ret;
 	struct pz_mem_params p;
 	struct pz_clock clock;
 	uint64_t *samples, avail;
 	PyObject *result = NULL;
 	const struct pzpy_param params[] = {
-		MEM_PARAMS,
+		MEM_PARAMS(a),
 		{ "offset", pzpy_ssize, &offset },
 	};
 	struct pzpy_failure fail = { .doing = "mmap" };
@@ -83,29 +100,24 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 		PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd", offset);
 		return NULL;
 	}
-	memset(&p, 0, sizeof(p));
-	if (check_mem(kind, name, shift, thp, size, chunk, value, &p.kernel) < 0)
+	if (check_mem(&a) < 0)
 		return NULL;
-	p.size = (size_t)size;
-	p.chunk = (size_t)chunk;
-	p.page_shift = shift;
-	p.thp = (enum pz_thp)thp;
-	p.loops = loops;
-	p.value = value;
+	memset(&p, 0, sizeof(p));
+	MEM_FIELDS(p, a);
 	p.offset = (size_t)offset;
 	fail.bytes = p.size;
-	fail.shift = shift;
-	fail.buffers = kind_buffers(kind);
+	fail.shift = a.shift;
+	fail.buffers = kind_buffers(a.kind);
 
 	/* Refuse before mapping anything; region.c checks one buffer, memcpy needs two. */
-	if (shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
-	    (uint64_t)size > avail / fail.buffers)
+	if (a.shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
+	    (uint64_t)a.size > avail / fail.buffers)
 		return pzpy_raise(-E2BIG, &fail);
 
-	samples = PyMem_Calloc(loops, sizeof(*samples));
+	samples = PyMem_Calloc(a.loops, sizeof(*samples));
 	if (!samples)
 		return PyErr_NoMemory();
-	if (pzpy_open_clock(&clock, clock_id) < 0)
+	if (pzpy_open_clock(&clock, a.clock) < 0)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS
 	ret = pz_bench_mem(&p, &clock, samples);
@@ -114,7 +126,7 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 	if (ret)
 		pzpy_raise(ret, &fail);
 	else
-		result = pzpy_u64_tuple(samples, loops, 1);
+		result = pzpy_u64_tuple(samples, a.loops, 1);
 out:
 	PyMem_Free(samples);
 	return result;
@@ -202,19 +214,18 @@ PyDoc_STRVAR(bench_threads__doc__,
 static PyObject *core_bench_threads(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				    PyObject *kwnames)
 {
-	enum pz_kernel_kind kind = PZ_KIND_FILL;
-	enum pz_clock_id clock_id = PZ_CLOCK_NS;
-	const char *name = NULL, *flush_s = "", *mode_s = "shared";
-	Py_ssize_t size = 0, chunk = 0, evict_bytes = 0;
-	unsigned shift = 0, loops = 0, threads = 1;
-	int thp = 0, value = 0, cold = 0, node = -1, counters = 0, ret;
+	struct mem_args a = { .clock = PZ_CLOCK_NS };
+	const char *flush_s = "", *mode_s = "shared";
+	Py_ssize_t evict_bytes = 0;
+	unsigned threads = 1;
+	int cold = 0, node = -1, counters = 0, ret;
 	PyObject *cpus_obj = NULL, *result = NULL;
 	struct pz_run_params p;
 	struct pz_run_out out;
 	struct pz_clock clock;
 	int *cpus = NULL;
 	const struct pzpy_param params[] = {
-		MEM_PARAMS,
+		MEM_PARAMS(a),
 		{ "cold", pzpy_bool, &cold },
 		{ "flush", pzpy_str_or_none, &flush_s },
 		{ "evict_bytes", pzpy_ssize, &evict_bytes },
@@ -236,12 +247,12 @@ static PyObject *core_bench_threads(PyObject *self, PyObject *const *args, Py_ss
 		return NULL;
 	}
 	p.mode = strcmp(mode_s, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
-	if (p.mode == PZ_THREADS_SHARED && threads > 1 && (size_t)size / threads < 4096) {
+	if (p.mode == PZ_THREADS_SHARED && threads > 1 && (size_t)a.size / threads < 4096) {
 		PyErr_Format(PyExc_ValueError, "size %zd is too small for %u threads: each needs "
-			     "at least 4KB of it", size, threads);
+			     "at least 4KB of it", a.size, threads);
 		return NULL;
 	}
-	if (check_mem(kind, name, shift, thp, size, chunk, value, &p.kernel) < 0)
+	if (check_mem(&a) < 0)
 		return NULL;
 	if (cold && pzpy_flush_method(flush_s, &p.flush.method) < 0)
 		return NULL;
@@ -254,27 +265,23 @@ static PyObject *core_bench_threads(PyObject *self, PyObject *const *args, Py_ss
 	}
 	if (cpus_obj && pzpy_cpus(cpus_obj, threads, &cpus) < 0)
 		return NULL;
-	p.size = (size_t)size;
-	p.chunk = (size_t)chunk;
-	p.page_shift = shift;
-	p.thp = (enum pz_thp)thp;
-	p.loops = loops;
-	p.value = value;
+	MEM_FIELDS(p, a);
 	p.cold = cold;
 	p.threads = threads;
 	p.cpus = cpus;
 	p.node = node;
 	p.counters = counters;
 	fail.bytes = p.size;
-	fail.shift = shift;
-	fail.buffers = kind_buffers(kind) * (p.mode == PZ_THREADS_PRIVATE ? threads : 1u);
+	fail.shift = a.shift;
+	fail.buffers = kind_buffers(a.kind) * (p.mode == PZ_THREADS_PRIVATE ? threads : 1u);
 	fail.threads = threads;
 	fail.cpus = cpus;
 	fail.node = node >= 0 ? &p.node : NULL;
 	if (!counters)
 		fail.failed_counter = NULL;
 
-	if (alloc_out(&out, threads, loops, counters) < 0 || pzpy_open_clock(&clock, clock_id) < 0)
+	if (alloc_out(&out, threads, a.loops, counters) < 0 ||
+	    pzpy_open_clock(&clock, a.clock) < 0)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS
 	ret = pz_bench_threads(&p, &clock, &out);

@@ -4,8 +4,11 @@
  * parser and converters, and the builders of Python values from C arrays.
  *
  * Each Python-facing concern (kernels.c, mem.c, fault.c, policy.c,
- * system.c, region.c) has its own method table and a pzpy_init_*() that
- * adds it to the module; module.c calls them in turn.
+ * batch.c, system.c, region.c) has its own method table and a
+ * pzpy_init_*() that adds it to the module; module.c calls them in turn.
+ * What they share: errors.c (exceptions), args.c (parser, converters),
+ * conditions.c (cold flushers, pinned CPUs, flush traces), values.c
+ * (tuples and dicts from C arrays).
  */
 #ifndef PZPY_H
 #define PZPY_H

@@ -1,0 +1,161 @@
+/*
+ * errors.c - the one place where the C core's -errno becomes a Python
+ * exception, and the lookups whose failure is worded for the user
+ * (kernels, clocks).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "counters.h"
+#include "pzpy.h"
+
+PyObject *pzpy_PagezeroError;
+PyObject *pzpy_UnavailableError;
+PyObject *pzpy_MappingError;
+
+const char *pzpy_kind_name(enum pz_kernel_kind kind)
+{
+	return kind == PZ_KIND_FILL ? "clear" : "copy";
+}
+
+const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char *name)
+{
+	const struct pz_kernel *k = pz_kernel_find(kind, name);
+	char reason[128];
+
+	if (!k) {
+		PyErr_Format(PyExc_ValueError,
+			     "unknown %s kernel '%s' (pagezero.kernels() lists them)",
+			     pzpy_kind_name(kind), name);
+		return NULL;
+	}
+	if (!pz_kernel_available(k, reason, sizeof(reason))) {
+		PyErr_Format(pzpy_UnavailableError, "kernel '%s' is not available: %s", name, reason);
+		return NULL;
+	}
+	return k;
+}
+
+int pzpy_open_clock(struct pz_clock *c, enum pz_clock_id id)
+{
+	int ret = pz_clock_open(c, id);
+
+	if (ret == 0)
+		return 0;
+	if (id == PZ_CLOCK_CYCLES)
+		PyErr_Format(pzpy_UnavailableError,
+			     "the cycles clock needs a hardware cycle counter, and "
+			     "perf_event_open(cpu-cycles) failed: %s (no PMU on this machine, "
+			     "or kernel.perf_event_paranoid forbids it); use the tsc clock "
+			     "(--clock tsc) to count reference cycles instead",
+			     strerror(-ret));
+	else
+		PyErr_Format(pzpy_UnavailableError, "the %s clock is not available here: %s",
+			     pz_clock_name(id), strerror(-ret));
+	return -1;
+}
+
+/* Raise MappingError(errno, message): an OSError whose errno says why. */
+static PyObject *raise_mapping(int errnum, const char *fmt, ...)
+{
+	PyObject *msg, *exc;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = PyUnicode_FromFormatV(fmt, ap);
+	va_end(ap);
+	if (!msg)
+		return NULL;
+	exc = PyObject_CallFunction(pzpy_MappingError, "iO", errnum, msg);
+	Py_DECREF(msg);
+	if (exc) {
+		PyErr_SetObject(pzpy_MappingError, exc);
+		Py_DECREF(exc);
+	}
+	return NULL;
+}
+
+static long free_hugepages(unsigned shift)
+{
+	char file[160];
+	long n = -1;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/sys/kernel/mm/hugepages/hugepages-%lukB/free_hugepages",
+		 (1ul << shift) / 1024);
+	f = fopen(file, "re");
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * A mapping that failed, worded as perf's "maybe size (X) has insufficient
+ * hugepages / is too large". Facts only: what to write into the pool, and
+ * whether that is safe, is pagezero.hugepages' job (writing a number below
+ * the pool's size shrinks it).
+ */
+static PyObject *mapping_failed(int err, const struct pzpy_failure *f)
+{
+	unsigned buffers = f->buffers ? f->buffers : 1;
+	uint64_t avail = 0;
+
+	if (f->shift && f->shift != PZ_PAGE_SHIFT_4KB && (err == -ENOMEM || err == -EINVAL)) {
+		unsigned long page = 1ul << f->shift;
+		unsigned long need = (unsigned long)((f->bytes + page - 1) / page) * buffers;
+
+		return raise_mapping(-err, "memory allocation failed - maybe size (%zu bytes) "
+				     "has insufficient hugepages: %lu %luMB pages needed, %ld free "
+				     "in the pool (/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages)",
+				     f->bytes, need, page >> 20, free_hugepages(f->shift), need,
+				     page / 1024);
+	}
+	if (err == -E2BIG) {
+		pz_mem_available(&avail);
+		return raise_mapping(ENOMEM, "size (%zu bytes) is too large: %zu bytes needed, "
+				     "only %llu available (MemAvailable in /proc/meminfo); "
+				     "use a smaller size",
+				     f->bytes, f->bytes * buffers, (unsigned long long)avail);
+	}
+	if (err == -ENOMEM || err == -EOVERFLOW)
+		return raise_mapping(ENOMEM, "memory allocation failed - maybe size "
+				     "(%zu bytes) is too large", f->bytes);
+	return raise_mapping(-err, "%s failed: %s", f->doing ? f->doing : "mmap", strerror(-err));
+}
+
+PyObject *pzpy_raise(int err, const struct pzpy_failure *f)
+{
+	const char *doing = f->doing ? f->doing : "the C core";
+
+	if (f->failed_counter && *f->failed_counter < PZ_CTR_COUNT)
+		return PyErr_Format(pzpy_UnavailableError,
+				    "--counters needs hardware performance counters, and "
+				    "perf_event_open(%s) failed: %s (no PMU on this machine, as on "
+				    "most VMs, or kernel.perf_event_paranoid forbids it)",
+				    pz_counter_name(*f->failed_counter), strerror(-err));
+	if (err == -EOPNOTSUPP && f->unsupported)
+		return PyErr_Format(pzpy_UnavailableError, "%s", f->unsupported);
+	if (err == -EINVAL && f->cpus)
+		return PyErr_Format(PyExc_ValueError,
+				    "could not pin the threads to their CPUs (sched_setaffinity: %s)",
+				    strerror(-err));
+	if (err == -EAGAIN && f->threads > 1)
+		return PyErr_Format(pzpy_PagezeroError, "could not start %u threads: %s",
+				    f->threads, strerror(-err));
+	if (f->node && (err == -EINVAL || err == -EIO || err == -EPERM))
+		return PyErr_Format(PyExc_ValueError, "could not bind the buffer to node %d "
+				    "(mbind: %s)", *f->node, strerror(-err));
+	if (f->bytes)
+		return mapping_failed(err, f);
+	if (f->memory)
+		return raise_mapping(-err, "%s failed: %s", doing, strerror(-err));
+	if (err == -EINVAL)
+		return PyErr_Format(PyExc_ValueError, "%s refused its arguments: %s", doing,
+				    strerror(-err));
+	return PyErr_Format(pzpy_PagezeroError, "%s failed: %s", doing, strerror(-err));
+}

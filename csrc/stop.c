@@ -48,7 +48,19 @@ int pz_stop_catch(struct pz_stop_saved *s)
 	 */
 	sa.sa_flags = 0;
 	for (i = 0; i < PZ_STOP_NSIG; i++) {
-		if (sigaction(stop_signals[i], &sa, &s->old[i])) {
+		/*
+		 * A signal its starter chose to ignore (nohup's SIGHUP, a
+		 * background job's SIGINT) stays ignored: read the action first
+		 * and replace only the others. Saved either way, so that
+		 * pz_stop_release() can walk the array back.
+		 */
+		if (sigaction(stop_signals[i], NULL, &s->old[i])) {
+			int err = -errno;
+			pz_stop_release(s);
+			return err;
+		}
+		if (s->old[i].sa_handler != SIG_IGN &&
+		    sigaction(stop_signals[i], &sa, &s->old[i])) {
 			int err = -errno;
 
 			pz_stop_release(s);

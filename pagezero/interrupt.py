@@ -12,7 +12,7 @@ import signal
 import threading
 
 __all__ = ["Interrupted", "signals_interrupt", "deferred", "received", "as_interrupted",
-           "STOP_SIGNALS"]
+           "finish", "STOP_SIGNALS"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -102,3 +102,20 @@ def deferred(signals=STOP_SIGNALS):
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def finish(raw, make_result):
+    """The value of a timed C call's `raw` dict, built by `make_result(raw)`.
+
+    Around every timed call the C core turns SIGINT, SIGTERM and SIGHUP into
+    a stop request its loops honour within one loop (csrc/py/pzpy.h); such a
+    run comes back with `raw["interrupted"]` naming the signal and only its
+    completed loops (`raw["loops_done"]` of them). Then this raises
+    Interrupted carrying what they measured (None when no loop completed),
+    as the signal would have, had the interpreter seen it.
+    """
+    name = raw.get("interrupted")
+    if not name:
+        return make_result(raw)
+    partial = make_result(raw) if raw.get("loops_done") else None
+    raise Interrupted(getattr(signal, name, signal.SIGINT), partial=partial)

@@ -159,3 +159,40 @@ PyObject *pzpy_raise(int err, const struct pzpy_failure *f)
 				    strerror(-err));
 	return PyErr_Format(pzpy_PagezeroError, "%s failed: %s", doing, strerror(-err));
 }
+
+int pzpy_stop_begin(struct pzpy_stop *s)
+{
+	int err;
+
+	s->sig = 0;
+	pz_stop_clear();
+	err = pz_stop_catch(&s->saved);
+	if (err) {
+		pzpy_raise(err, &(struct pzpy_failure){ .doing = "sigaction" });
+		return -1;
+	}
+	return 0;
+}
+
+void pzpy_stop_end(struct pzpy_stop *s)
+{
+	pz_stop_release(&s->saved);
+	s->sig = pz_stop_requested();
+	pz_stop_clear();
+}
+
+PyObject *pzpy_interrupted(int sig)
+{
+	switch (sig) {
+	case 0:
+		Py_RETURN_NONE;
+	case SIGINT:
+		return PyUnicode_FromString("SIGINT");
+	case SIGTERM:
+		return PyUnicode_FromString("SIGTERM");
+	case SIGHUP:
+		return PyUnicode_FromString("SIGHUP");
+	default:
+		return PyUnicode_FromFormat("signal %d", sig);
+	}
+}

@@ -23,6 +23,7 @@
 #include "kernels.h"
 #include "policy.h"
 #include "region.h"
+#include "stop.h"
 
 extern PyObject *pzpy_PagezeroError;
 extern PyObject *pzpy_UnavailableError;
@@ -57,6 +58,35 @@ struct pzpy_failure {
  * mapped or bound, PagezeroError for the rest.
  */
 PyObject *pzpy_raise(int err, const struct pzpy_failure *f);
+
+/*
+ * Signals during a timed call. The loops run with the GIL released and never
+ * reach the interpreter's signal handling, so around every timed call
+ * SIGINT, SIGTERM and SIGHUP become a stop request (csrc/stop.h) that the
+ * loops honour within one loop:
+ *
+ *	struct pzpy_stop stop;
+ *	if (pzpy_stop_begin(&stop) < 0) goto out;
+ *	Py_BEGIN_ALLOW_THREADS
+ *	rc = pz_bench_...(...);
+ *	Py_END_ALLOW_THREADS
+ *	pzpy_stop_end(&stop);
+ *
+ * After pzpy_stop_end, stop.sig is 0 or the signal that stopped the run
+ * (its -EINTR is then not an error: the binding returns the completed
+ * loops with pzpy_interrupted(stop.sig) under "interrupted", and the Python
+ * layer raises pagezero.Interrupted carrying them).
+ */
+struct pzpy_stop {
+	struct pz_stop_saved saved;
+	int sig;
+};
+
+/* 0, or -1 with an exception (the handlers could not be installed). */
+int pzpy_stop_begin(struct pzpy_stop *s);
+void pzpy_stop_end(struct pzpy_stop *s);
+/* None, or the signal's name ("SIGINT", "SIGTERM", "SIGHUP") as a new reference. */
+PyObject *pzpy_interrupted(int sig);
 
 /* The named kernel of @kind if it exists and this CPU runs it; NULL with ValueError/UnavailableError. */
 const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char *name);

@@ -175,7 +175,8 @@ def _knee_line(kernel, by_chunk, llc, region):
              f"({gbps(by_chunk[knee]):.1f} vs {gbps(by_chunk[below]):.1f} GB/s at "
              f"{format_size(below)}), over a {format_size(region)} region")
     if llc and llc // 2 <= knee <= 2 * llc and below >= llc // 4:
-        # The seeds' threshold: long enough stores stop allocating lines near the LLC size.
+        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
+        # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
         return (f"{kernel} stops allocating cache lines above ~{format_size(below)} per call "
                 f"here (LLC: {format_size(llc)}): {where}.")
     return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."

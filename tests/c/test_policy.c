@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "pz.h"
 #include "clock.h"
@@ -268,6 +269,8 @@ static void test_batches_hugetlb_short(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE | (21 << 26), -1, 0);
 	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
 	unsigned long free_pages = 0;
+	uint64_t two[4];
+	struct pz_region ok;
 	struct pz_clock clock;
 
 	if (f) {
@@ -282,6 +285,30 @@ static void test_batches_hugetlb_short(void)
 		pz_clock_open(&clock, PZ_CLOCK_NS);
 		check(pz_bench_batches(&p, (char *[]){ m }, &clock, &out) == -ENOMEM,
 		      "batches on hugetlb memory the pool cannot back");
+		/*
+		 * Two threads, the second on that memory: its prefault fails
+		 * before the start barrier, so the first cannot be left waiting
+		 * at the second pass's barrier (SIGALRM ends a hang).
+		 */
+		if (!map_pages(&ok, p.nr_pages)) {
+			struct pz_batch_out outs[2] = { out, out };
+
+			p.threads = 2;
+			p.loops = 2;
+			outs[0].batch_ticks = outs[1].batch_ticks = NULL;
+			outs[0].batch_ticks = calloc(2 * pz_batch_count(&p), sizeof(uint64_t));
+			outs[1].batch_ticks = calloc(2 * pz_batch_count(&p), sizeof(uint64_t));
+			outs[0].pass_ticks = outs[1].pass_ticks = two;
+			outs[0].pass_worst = outs[1].pass_worst = two + 2;
+			alarm(60);
+			check(outs[0].batch_ticks && outs[1].batch_ticks &&
+			      pz_bench_batches(&p, (char *[]){ ok.addr, m }, &clock, outs) == -ENOMEM,
+			      "a team with one thread on hugetlb memory the pool cannot back");
+			alarm(0);
+			free(outs[0].batch_ticks);
+			free(outs[1].batch_ticks);
+			pz_region_unmap(&ok);
+		}
 		pz_clock_close(&clock);
 	}
 	if (m != MAP_FAILED)

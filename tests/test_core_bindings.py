@@ -64,7 +64,7 @@ def test_keyword_only_arguments_refuse_positions():
     (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, -1, 0, "ns", 0), "threads"),
     (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, 1, -1, "ns", 0), "seed"),
     (lambda: _core.fault_pass("demand", 4096, 12, 0, 1 << 32), "seed"),
-    (lambda: _core.bench_batches(bytearray(4096), CLEAR, 1, -1), "loops"),
+    (lambda: _core.bench_batch([bytearray(4096)], CLEAR, 1, -1), "loops"),
 ])
 def test_negative_or_huge_ints_are_refused_not_wrapped(call, name):
     # The "I" format wrapped -1 to 4294967295 without a word.

@@ -215,37 +215,38 @@ static int folio_columns(PyObject *d, const struct pz_folio_sample *out, unsigne
 }
 
 PyDoc_STRVAR(bench_folio__doc__,
-"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, nt_kernel, loops, cold,\n"
-"            flush_folio=False, flush='', counters=False, evict_bytes=0, trace=False)\n"
+"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, loops, baseline, *,\n"
+"            nt_kernel=None, cold=False, flush='', evict_bytes=0, counters=False,\n"
+"            trace=False)\n"
 "--\n\n"
 "Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
 "order, each followed by a touch of the fault neighbourhood (fault +-2\n"
 "pages: each line read, through a chain of dependent loads, then written)\n"
-"and the same touch after evicting the neighbourhood with cold ('clflush'\n"
-"or 'evict', which reads scrub). Before each loop the folio is dirtied and\n"
-"scrub, a buffer larger than the LLC, is read; with flush_folio the whole\n"
-"folio is then flushed by address too (flush: clflushopt, clflush, evict\n"
+"and the same touch after evicting the neighbourhood with baseline\n"
+"('clflush' or 'evict', which reads scrub). Before each loop the folio is\n"
+"dirtied and scrub, a buffer larger than the LLC, is read; cold then\n"
+"flushes the whole folio by address too (flush: clflushopt, clflush, evict\n"
 "or '' for the best; evict reads evict_bytes), and counters reads hardware\n"
-"counters around each clear. Returns a dict: clear, touch, cold (ns per\n"
+"counters around each clear. A plain run is hot, without counters: the\n"
+"same loop. SIGINT, SIGTERM and SIGHUP stop the run between loops. Returns\n"
+"a dict over the loops_done loops completed: clear, touch, cold (ns per\n"
 "loop), touch_lines, neighbourhood (first page, pages), counters (name ->\n"
-"per-loop deltas, or None), cold_method, and with trace flushes:\n"
-"(0, offset in the folio, length) per flush.");
+"per-loop deltas, or None), cold_method, flushes ((0, offset in the folio,\n"
+"length) per flush with trace, else None), loops_done and interrupted\n"
+"(None, or the signal's name).");
 
 static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
 {
-	PyObject *fobj = NULL, *result = NULL, *d = NULL, *ctr = NULL, *flushes = NULL;
-	const char *ntname = NULL, *cold_s = NULL, *flush_s = "";
-	Py_ssize_t fault = 0, batch = 0, evict_bytes = 0;
-	unsigned failed = PZ_CTR_COUNT;
-	int cold_id, ret, flush_folio = 0, counters = 0, trace = 0, have_ctr = 0;
+	PyObject *fobj = NULL, *result = NULL, *d = NULL;
+	const char *ntname = NULL, *baseline = NULL;
+	Py_ssize_t fault = 0, batch = 0;
+	int base_id, ret;
 	struct pz_folio_params p = { 0 };
-	struct pz_counters pc;
-	struct pz_region evict = { 0 };
-	struct pzpy_flush_trace *tr = NULL;
+	struct pzpy_policy_run pr = { .flush = "" };
 	struct pz_folio_sample *out = NULL;
-	struct pz_clock clock;
-	Py_buffer fview, sview;
+	uint64_t *counters = NULL;
+	Py_buffer fview = { 0 }, sview = { 0 };
 	char *folio_base;
 	size_t nb_first, nb_count;
 	const struct pzpy_param params[] = {
@@ -255,105 +256,63 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssiz
 		{ "fault_index", pzpy_ssize, &fault },
 		{ "batch_pages", pzpy_ssize, &batch },
 		{ "kernel", pzpy_clear_kernel, &p.kernel },
-		{ "nt_kernel", pzpy_str_or_none, &ntname },
 		{ "loops", pzpy_loops, &p.loops },
-		{ "cold", pzpy_str, &cold_s },
-		{ "flush_folio", pzpy_bool, &flush_folio },
-		{ "flush", pzpy_str_or_none, &flush_s },
-		{ "counters", pzpy_bool, &counters },
-		{ "evict_bytes", pzpy_ssize, &evict_bytes },
-		{ "trace", pzpy_bool, &trace },
+		{ "baseline", pzpy_str, &baseline },
+		{ "nt_kernel", pzpy_str_or_none, &ntname },
+		PZPY_POLICY_PARAMS(pr),
 	};
+	struct pzpy_failure fail = { .doing = "the folio benchmark" };
 
-	if (PZPY_PARSE("bench_folio", params, 9, 14) < 0)
+	if (PZPY_PARSE("bench_folio", params, 8, 8) < 0)
 		return NULL;
 	if (strategy_nt_kernel(p.strategy, ntname, &p.nt_kernel) < 0)
-		goto out_scrub;
-	cold_id = pz_cold_lookup(cold_s);
-	if (cold_id < 0 || !pz_cold_available((enum pz_cold)cold_id)) {
+		goto out;
+	base_id = pz_cold_lookup(baseline);
+	if (base_id < 0 || !pz_cold_available((enum pz_cold)base_id)) {
 		PyErr_Format(PyExc_ValueError, "cold method '%s' is not available here "
-			     "(pagezero._core.cold_methods() lists them)", cold_s);
-		goto out_scrub;
+			     "(pagezero._core.cold_methods() lists them)", baseline);
+		goto out;
 	}
-	p.cold = (enum pz_cold)cold_id;
+	p.baseline = (enum pz_cold)base_id;
 	if (pzpy_pages(fobj, &fview, &p.nr_pages) < 0)
-		goto out_scrub;
+		goto out;
 	if (check_fault_batch(p.nr_pages, fault, batch) < 0)
 		goto out;
 	p.fault = (size_t)fault;
 	p.batch_pages = (size_t)batch;
 	out = PyMem_Calloc(p.loops, sizeof(*out));
-	if (counters)
-		p.counters = PyMem_Calloc((size_t)p.loops * PZ_CTR_COUNT, sizeof(uint64_t));
-	if (!out || (counters && !p.counters)) {
+	if (pr.counters)
+		counters = PyMem_Calloc((size_t)p.loops * PZ_CTR_COUNT, sizeof(*counters));
+	if (!out || (pr.counters && !counters)) {
 		PyErr_NoMemory();
 		goto out;
 	}
-	p.flush_folio = flush_folio;
-	if (flush_folio && pzpy_cold_flusher(flush_s, evict_bytes, &p.flush, &evict) < 0)
-		goto out;
 	folio_base = fview.buf;
-	if (trace) {
-		tr = pzpy_flush_trace_new(&folio_base, (size_t)fview.len, p.loops);
-		if (!tr)
-			goto out;
-		p.hook = pzpy_flush_trace_record;
-		p.hook_ctx = tr;
-	}
-	if (counters) {
-		/* Opened here, on the thread that runs the folio with the GIL released. */
-		ret = pz_counters_open(&pc, &failed);
-		if (ret) {
-			struct pzpy_failure fail = { .failed_counter = &failed };
-
-			pzpy_raise(ret, &fail);
-			goto out;
-		}
-		have_ctr = 1;
-		p.ctr = &pc;
-	}
-	if (pzpy_open_clock(&clock, PZ_CLOCK_NS) < 0)
+	if (pzpy_policy_cond(&pr, &p.cond, &folio_base, (size_t)fview.len, p.loops) < 0 ||
+	    pzpy_policy_begin(&pr) < 0)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len, &clock, out);
+	ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len, &pr.clock, out, counters);
 	Py_END_ALLOW_THREADS
-	pz_clock_close(&clock);
-	if (ret) {
-		struct pzpy_failure fail = { .doing = "the folio benchmark" };
-
-		pzpy_raise(ret, &fail);
+	pzpy_policy_end(&pr);
+	if (pzpy_policy_check(&pr, ret, &fail) < 0)
 		goto out;
-	}
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
-	ctr = pzpy_counters_dict(p.counters, p.loops);
-	flushes = pzpy_flush_trace_list(tr);
-	if (ctr && flushes)
-		d = Py_BuildValue("{s:n,s:(nn),s:O,s:s,s:O}",
-				  "touch_lines", (Py_ssize_t)pz_folio_touch_lines(&p),
-				  "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count,
-				  "counters", ctr,
-				  "cold_method", flush_folio ? pz_flush_name(p.flush.method) : "",
-				  "flushes", flushes);
-	if (d && folio_columns(d, out, p.loops) == 0) {
+	d = Py_BuildValue("{s:n,s:(nn)}", "touch_lines", (Py_ssize_t)pz_folio_touch_lines(&p),
+			  "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count);
+	if (d && folio_columns(d, out, pr.done) == 0 && pzpy_policy_keys(d, &pr, counters) == 0) {
 		result = d;
 		d = NULL;
 	}
 out:
 	Py_XDECREF(d);
-	Py_XDECREF(ctr);
-	Py_XDECREF(flushes);
-	if (have_ctr)
-		pz_counters_close(&pc);
-	pzpy_flush_trace_free(tr);
-	pz_region_unmap(&evict);
-	PyMem_Free(p.counters);
+	pzpy_policy_release(&pr);
+	PyMem_Free(counters);
 	PyMem_Free(out);
-	PyBuffer_Release(&fview);
+	if (fview.obj)
+		PyBuffer_Release(&fview);
 	PyBuffer_Release(&sview);
 	return result;
-out_scrub:
-	PyBuffer_Release(&sview);
-	return NULL;
 }
 
 static PyMethodDef policy_methods[] = {

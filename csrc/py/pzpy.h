@@ -117,6 +117,50 @@ void pzpy_flush_trace_free(struct pzpy_flush_trace *tr);
 void pzpy_flush_trace_record(void *ctx, unsigned t, const void *p, size_t len);
 PyObject *pzpy_flush_trace_list(const struct pzpy_flush_trace *tr);
 
+/* policy_run.c: what bench_batch and bench_folio share --------------------- */
+
+struct pz_policy_cond;
+
+/*
+ * One timed policy call: the measured conditions' keywords (cold, flush,
+ * evict_bytes, counters, trace: PZPY_POLICY_PARAMS in the call's parameter
+ * table), what they set up, the clock and the signals around the run.
+ * Zero it, with flush = "", then: pzpy_policy_cond, pzpy_policy_begin,
+ * the run with the GIL released, pzpy_policy_end, pzpy_policy_check,
+ * pzpy_policy_keys into the result; pzpy_policy_release in every case.
+ */
+struct pzpy_policy_run {
+	int cold, counters, trace;
+	const char *flush;
+	Py_ssize_t evict_bytes;
+	struct pz_region evict;          /* cold with evict: the buffer read */
+	struct pzpy_flush_trace *tr;
+	const char *method;              /* cold_method: the flush's name, or "" */
+	unsigned failed, done;           /* the counter refused; the loops completed */
+	struct pzpy_stop stop;
+	struct pz_clock clock;
+	int clock_open;
+};
+
+#define PZPY_POLICY_PARAMS(pr) \
+	{ "cold", pzpy_bool, &(pr).cold }, \
+	{ "flush", pzpy_str_or_none, &(pr).flush }, \
+	{ "evict_bytes", pzpy_ssize, &(pr).evict_bytes }, \
+	{ "counters", pzpy_bool, &(pr).counters }, \
+	{ "trace", pzpy_bool, &(pr).trace }
+
+/* Fill @c from the keywords (the trace sees @bases, @len bytes each, @cap flushes). 0 or -1. */
+int pzpy_policy_cond(struct pzpy_policy_run *pr, struct pz_policy_cond *c, char *const *bases,
+		     size_t len, size_t cap);
+/* Open the ns clock (pr->clock) and catch the stop signals. 0 or -1 with an exception. */
+int pzpy_policy_begin(struct pzpy_policy_run *pr);
+void pzpy_policy_end(struct pzpy_policy_run *pr);
+/* The run's @ret: 0 when there is a result (done, or stopped by a signal), else -1 raised. */
+int pzpy_policy_check(struct pzpy_policy_run *pr, int ret, struct pzpy_failure *fail);
+/* Add counters (@counters: per-loop deltas), cold_method, flushes, loops_done, interrupted. */
+int pzpy_policy_keys(PyObject *d, const struct pzpy_policy_run *pr, const uint64_t *counters);
+void pzpy_policy_release(struct pzpy_policy_run *pr);
+
 /* args.c ------------------------------------------------------------------ */
 
 /*

@@ -4,12 +4,13 @@ import json
 import sys
 
 from ..advise import DEFAULT_BUDGETS_MS, advise
+from ..interrupt import as_interrupted, deferred
 from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
                       plan_folio, run_batch, run_folio)
 from ..units import format_size, parse_size
 from .mem import add_loops
 from .options import add_conditions, add_format, add_output, check_output, integer, number
-from .render import Measured, condition_lines, condition_row, emit, gbs
+from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -121,18 +122,36 @@ def cmd_folio(args):
 def cmd_advise(args):
     budgets = args.budget or DEFAULT_BUDGETS_MS
     check_output(args.output)
-    advice = advise(quick=args.quick, budgets_ms=budgets,
-                    progress=sys.stderr if args.format == "default" else None)
-    doc = advice.to_json()
+    try:
+        advice = advise(quick=args.quick, budgets_ms=budgets,
+                        progress=sys.stderr if args.format == "default" else None)
+    except KeyboardInterrupt as e:
+        # The advice from the cells measured, marked interrupted, to -o; one line.
+        stop = as_interrupted(e)
+        if stop.partial is None:
+            kept = "; too little measured to advise"
+        elif args.output:
+            with deferred():
+                _write_advice(args.output, stop.partial)
+            kept = f"; the partial advice is in {args.output}"
+        else:
+            kept = "; not saved (no -o)"
+        print(interrupted_line(stop, kept), file=sys.stderr)
+        stop.reported = True
+        raise stop from None
     if args.output:
-        with open(args.output, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        _write_advice(args.output, advice)
     if args.format == "json":
-        print(json.dumps(doc, indent=1))
+        print(json.dumps(advice.to_json(), indent=1))
     else:
         print("\n".join(advice.describe()))
     return 0
+
+
+def _write_advice(path, advice):
+    with open(path, "w") as f:
+        json.dump(advice.to_json(), f, indent=1)
+        f.write("\n")
 
 
 COMMANDS = {"batch": cmd_batch, "folio": cmd_folio, "advise": cmd_advise}

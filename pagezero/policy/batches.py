@@ -6,7 +6,7 @@ bounds under a cooperative preemption model.
 import contextlib
 from dataclasses import dataclass
 
-from .. import _core
+from .. import _core, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
 from ..region import region
 from ..sysinfo import machine
@@ -95,29 +95,32 @@ def run_batch(p, buffer=None, record=False):
     """Run plan `p`: on `buffer` when given (whole 4KB pages, at least p.nbytes;
     with threads, a sequence of one such buffer per thread), else on fresh
     4KB-page mappings that refuse THP. With record, also return the steps of
-    the timed passes (thread 0's): (result, steps)."""
+    the timed passes (thread 0's): (result, steps). SIGINT, SIGTERM and SIGHUP
+    stop it between batches: Interrupted, its partial the passes completed."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views = _buffers(p, buffer, stack)
         cpus = c.cpus()
-        args = (p.kernel, p.batch_bytes // PAGE_SIZE, p.loops, p.yield_between, record)
-        # Until csrc has one entry per benchmark, this line picks between its two:
-        # bench_batches (csrc/policy_bench.c's plain loop) for the default conditions.
-        d = (_core.bench_batches(views[0], *args) if c.default else
-             _core.bench_batch_team(views, *args, cold=c.cold, evict_bytes=evict_bytes(),
-                                    cpus=cpus, counters=c.counters))
-    r = BatchResult(
-        benchmark="batch", function=p.kernel, params=p.params(),
-        bytes_per_loop=p.nbytes * p.threads, clock="ns", samples=d["samples"],
-        machine=machine(),
-        details=c.details(d, "per batch: flush, clock, clear, clock; a pass leaves "
-                             "the flushes out", (p.nbytes,) * p.threads, cpus),
-        batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
-        pass_worst_ns=d["pass_worst"], batch_ns={k: d[k] for k in _BATCH_STATS},
-        interrupted=d.get("interrupted"),
-    )
+        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops,
+                                yield_between=p.yield_between, record=record, cpus=cpus,
+                                cold=c.cold, evict_bytes=evict_bytes(), counters=c.counters)
+
+    def make_result(d):
+        return BatchResult(
+            benchmark="batch", function=p.kernel, params=p.params(),
+            bytes_per_loop=p.nbytes * p.threads, clock="ns", samples=d["samples"],
+            machine=machine(),
+            details=c.details(d, "per batch: flush, clock, clear, clock; a pass leaves "
+                                 "the flushes out", (p.nbytes,) * p.threads, cpus),
+            batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
+            pass_worst_ns=d["pass_worst"], batch_ns={k: d[k] for k in _BATCH_STATS},
+            interrupted=d["interrupted"],
+        )
+
+    # A signal raises Interrupted here, carrying the passes completed before it.
+    r = interrupt.finish(raw, make_result)
     if record:
-        return r, tuple(Step(*s) for s in d["steps"])
+        return r, tuple(Step(*s) for s in raw["steps"])
     return r
 
 

@@ -2,7 +2,7 @@
 the touch of the fault neighbourhood right after, against a cold baseline."""
 from dataclasses import dataclass
 
-from .. import _core, hugepages
+from .. import _core, hugepages, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
 from ..region import region
 from ..sysinfo import llc_bytes, machine
@@ -148,29 +148,38 @@ class FolioMemory:
 
 
 def run_folio(p, memory=None):
-    """Run plan `p`, on `memory` (a FolioMemory of p's size) when given."""
+    """Run plan `p`, on `memory` (a FolioMemory of p's size) when given.
+    SIGINT, SIGTERM and SIGHUP stop it between loops: Interrupted, its
+    partial the loops completed."""
     c = p.conditions
     own = memory is None
     mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
     if not own and p.node is not None and mem.node != p.node:
         bind(mem.folio, p.node)
     try:
-        # One C entry for every condition (csrc/policy_bench.c).
-        d = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
-                              max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.nt_kernel,
-                              p.loops, p.cold, c.cold, "", c.counters, evict_bytes())
+        raw = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
+                                max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops, p.cold,
+                                nt_kernel=p.nt_kernel, cold=c.cold,
+                                evict_bytes=evict_bytes(), counters=c.counters)
     finally:
         if own:
             mem.close()
-    return FolioResult(
-        benchmark="folio", function=p.kernel, params=p.params(mem.backing),
-        bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
-        details=c.details(d, "the whole folio flushed before each clear, outside its clock",
-                          (p.nbytes,)),
-        touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
-        neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
-        interrupted=d.get("interrupted"),
-    )
+
+    def make_result(d):
+        return FolioResult(
+            benchmark="folio", function=p.kernel, params=p.params(mem.backing),
+            bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
+            details=c.details(d, "the whole folio flushed before each clear, outside its "
+                                 "clock", (p.nbytes,)),
+            touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
+            neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
+            interrupted=d["interrupted"],
+        )
+
+    # A signal raises Interrupted here, carrying the loops completed before it.
+    return interrupt.finish(raw, make_result)
+
+
 def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
           nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
           node=None, counters=False):

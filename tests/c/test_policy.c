@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "pz.h"
 #include "clock.h"
@@ -211,14 +212,16 @@ static void test_clearing(void)
 static void test_batches(void)
 {
 	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "default");
+	unsigned i, done = 99;
 	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 3,
-				     .yield = 1 };
+				     .yield = 1, .threads = 1, .cond.loops_done = &done };
 	uint64_t pass[3], worst[3], ticks[9];
 	struct pz_step steps[9];
 	struct pz_step_log log = { .steps = steps, .cap = 9 };
+	struct pz_batch_out out = { .pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks,
+				    .log = &log };
 	struct pz_clock clock;
 	struct pz_region r;
-	unsigned i;
 	int ok = 1;
 
 	check(pz_batch_count(&p) == 3, "10 pages in 4s: %zu batches", pz_batch_count(&p));
@@ -226,7 +229,8 @@ static void test_batches(void)
 		check(0, "cannot map or open the clock");
 		return;
 	}
-	check(pz_bench_batches(&p, r.addr, &clock, pass, worst, ticks, &log) == 0, "batches failed");
+	check(pz_bench_batches(&p, (char *[]){ r.addr }, &clock, &out) == 0 && done == 3,
+	      "batches failed");
 	check(log.n == 9, "%zu steps recorded, want 9", log.n);
 	for (i = 0; i < 9; i++)
 		ok = ok && steps[i].first == (i % 3) * 4 && steps[i].count == (i % 3 == 2 ? 2 : 4);
@@ -234,8 +238,14 @@ static void test_batches(void)
 	for (i = 0; i < 3; i++)
 		check(worst[i] <= pass[i], "a batch longer than its pass");
 	check(all_zero(r.addr, r.size), "batches left non-zero bytes");
+	/* A stop requested before the first pass: no pass at all, and none counted. */
+	out.log = NULL;
+	pz_stop_request(SIGHUP);
+	check(pz_bench_batches(&p, (char *[]){ r.addr }, &clock, &out) == -EINTR && done == 0,
+	      "a stop before pass 0: %u passes", done);
+	pz_stop_clear();
 	p.batch_pages = 11;
-	check(pz_bench_batches(&p, r.addr, &clock, pass, worst, ticks, NULL) == -EINVAL,
+	check(pz_bench_batches(&p, (char *[]){ r.addr }, &clock, &out) == -EINVAL,
 	      "a batch larger than the region accepted");
 	pz_clock_close(&clock);
 	pz_region_unmap(&r);
@@ -252,12 +262,15 @@ static void test_batches_hugetlb_short(void)
 	const size_t len = 64u << 21;
 	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "default"),
 				     .nr_pages = len / PZ_PAGE_SIZE, .batch_pages = 512,
-				     .loops = 1 };
+				     .loops = 1, .threads = 1 };
 	uint64_t pass[1], worst[1], *ticks = calloc(pz_batch_count(&p), sizeof(*ticks));
+	struct pz_batch_out out = { .pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks };
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE | (21 << 26), -1, 0);
 	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
 	unsigned long free_pages = 0;
+	uint64_t two[4];
+	struct pz_region ok;
 	struct pz_clock clock;
 
 	if (f) {
@@ -270,8 +283,32 @@ static void test_batches_hugetlb_short(void)
 		       m == MAP_FAILED ? "no 2MB hugetlb mappings here" : "64 free 2MB pages");
 	} else {
 		pz_clock_open(&clock, PZ_CLOCK_NS);
-		check(pz_bench_batches(&p, m, &clock, pass, worst, ticks, NULL) == -ENOMEM,
+		check(pz_bench_batches(&p, (char *[]){ m }, &clock, &out) == -ENOMEM,
 		      "batches on hugetlb memory the pool cannot back");
+		/*
+		 * Two threads, the second on that memory: its prefault fails
+		 * before the start barrier, so the first cannot be left waiting
+		 * at the second pass's barrier (SIGALRM ends a hang).
+		 */
+		if (!map_pages(&ok, p.nr_pages)) {
+			struct pz_batch_out outs[2] = { out, out };
+
+			p.threads = 2;
+			p.loops = 2;
+			outs[0].batch_ticks = outs[1].batch_ticks = NULL;
+			outs[0].batch_ticks = calloc(2 * pz_batch_count(&p), sizeof(uint64_t));
+			outs[1].batch_ticks = calloc(2 * pz_batch_count(&p), sizeof(uint64_t));
+			outs[0].pass_ticks = outs[1].pass_ticks = two;
+			outs[0].pass_worst = outs[1].pass_worst = two + 2;
+			alarm(60);
+			check(outs[0].batch_ticks && outs[1].batch_ticks &&
+			      pz_bench_batches(&p, (char *[]){ ok.addr, m }, &clock, outs) == -ENOMEM,
+			      "a team with one thread on hugetlb memory the pool cannot back");
+			alarm(0);
+			free(outs[0].batch_ticks);
+			free(outs[1].batch_ticks);
+			pz_region_unmap(&ok);
+		}
 		pz_clock_close(&clock);
 	}
 	if (m != MAP_FAILED)
@@ -284,6 +321,7 @@ static void test_folio(void)
 	struct pz_folio_params p = { .strategy = PZ_STRATEGY_NEIGHBOURHOOD_LAST, .nr_pages = 16,
 				     .fault = 15, .batch_pages = 8, .loops = 2 };
 	struct pz_folio_sample out[2];
+	uint64_t counts[2 * PZ_CTR_COUNT];
 	struct pz_region folio, scrub;
 	struct pz_clock clock;
 	int cold, s;
@@ -302,16 +340,16 @@ static void test_folio(void)
 			if (pz_strategy_uses_nontemporal((enum pz_strategy)s) && !p.nt_kernel)
 				continue;
 			p.strategy = (enum pz_strategy)s;
-			p.cold = (enum pz_cold)cold;
-			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == 0,
+			p.baseline = (enum pz_cold)cold;
+			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == 0,
 			      "folio %s/%s failed", pz_strategy_name(p.strategy),
-			      pz_cold_name(p.cold));
+			      pz_cold_name(p.baseline));
 			check(all_zero(folio.addr, folio.size), "folio %s left non-zero bytes",
 			      pz_strategy_name(p.strategy));
 		}
 	}
 	p.fault = 16;
-	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == -EINVAL,
+	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EINVAL,
 	      "a fault outside the folio accepted");
 	pz_clock_close(&clock);
 	p.fault = 15;
@@ -323,22 +361,19 @@ static void test_folio(void)
 	 * touch of three pages' lines lasts microseconds.
 	 */
 	{
-		struct pz_counters ctr;
-		uint64_t counts[2 * PZ_CTR_COUNT];
 		unsigned failed = PZ_CTR_COUNT, done = 0;
 		const uint64_t cost = 20 * 1000 * 1000;
 
 		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
 		setenv("PAGEZERO_FAKE_COUNTER_COST_US", "20000", 1);
 		setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
-		check(pz_counters_open(&ctr, &failed) == 0 &&
-		      pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0, "fake counters and cycles");
+		check(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0, "fake cycles");
 		p.strategy = PZ_STRATEGY_SEQUENTIAL;
-		p.cold = pz_cold_available(PZ_COLD_CLFLUSH) ? PZ_COLD_CLFLUSH : PZ_COLD_EVICT;
-		p.ctr = &ctr;
-		p.counters = counts;
-		p.loops_done = &done;
-		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == 0 &&
+		p.baseline = pz_cold_available(PZ_COLD_CLFLUSH) ? PZ_COLD_CLFLUSH : PZ_COLD_EVICT;
+		p.cond.counters = 1;
+		p.cond.failed_counter = &failed;
+		p.cond.loops_done = &done;
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == 0 &&
 		      done == 2, "folio with counters");
 		for (s = 0; s < 2; s++)
 			check(out[s].touch < cost && out[s].clear < cost,
@@ -348,17 +383,14 @@ static void test_folio(void)
 		/* A failed read: an error, not a wrapped count. */
 		unsetenv("PAGEZERO_FAKE_COUNTER_COST_US");
 		setenv("PAGEZERO_FAIL_COUNTER_READ", "4", 1);
-		pz_counters_close(&ctr);
-		check(pz_counters_open(&ctr, &failed) == 0, "fake counters");
-		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == -EIO &&
-		      done == 1, "folio: the 4th counter read failed, %u loops", done);
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EIO &&
+		      done == 0 && failed == 0, "folio: the 4th counter read failed, %u loops", done);
 		/* A stop between loops. */
 		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
 		pz_stop_request(SIGTERM);
-		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == -EINTR &&
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EINTR &&
 		      done == 0, "folio: a stop before the first loop");
 		pz_stop_clear();
-		pz_counters_close(&ctr);
 		pz_clock_close(&clock);
 		unsetenv("PAGEZERO_FAKE_COUNTERS");
 		unsetenv("PAGEZERO_FAKE_CYCLES");
@@ -398,7 +430,7 @@ static void test_batch_team(void)
 {
 	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "generic");
 	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 2,
-				     .cold = 1 };
+				     .threads = 2, .cond.cold = 1 };
 	uint64_t m[2][4 * 2 + 6], ctr[2][2 * PZ_CTR_COUNT];
 	struct pz_batch_out out[2];
 	struct team_flushes fl = { .outside = 0 };
@@ -407,8 +439,9 @@ static void test_batch_team(void)
 	unsigned t, i, failed = PZ_CTR_COUNT;
 	int ok = 1;
 
-	p.flush.method = pz_flush_best();
-	if (p.flush.method == PZ_FLUSH_EVICT) {
+	p.cond.flush.method = pz_flush_best();
+	p.cond.failed_counter = &failed;
+	if (p.cond.flush.method == PZ_FLUSH_EVICT) {
 		check(1, "no flush instruction: the team's cold path is covered by Python's evict");
 		return;
 	}
@@ -416,9 +449,9 @@ static void test_batch_team(void)
 		check(0, "cannot map or open the clock");
 		return;
 	}
-	p.hook = note_flush;
-	p.hook_ctx = &fl;
-	p.counters = 1;
+	p.cond.hook = note_flush;
+	p.cond.hook_ctx = &fl;
+	p.cond.counters = 1;
 	setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
 	for (t = 0; t < 2; t++) {
 		fl.base[t] = r[t].addr;
@@ -430,7 +463,7 @@ static void test_batch_team(void)
 	{
 		char *bases[2] = { r[0].addr, r[1].addr };
 
-		check(pz_bench_batch_team(&p, 2, NULL, bases, &clock, out, &failed) == 0,
+		check(pz_bench_batches(&p, bases, &clock, out) == 0,
 		      "team of 2 failed");
 	}
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
@@ -456,26 +489,23 @@ static void test_batch_team(void)
 		fl.base[0] = r[0].addr;
 		fl.base[1] = r[1].addr;
 		fl.stop_at = 5;
-		p.loops_done = &done;
+		p.cond.loops_done = &done;
 		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
-		check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock,
-					  out, &failed) == -EINTR && done == 1,
+		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINTR && done == 1,
 		      "a stop in pass 1: want -EINTR and 1 pass, got %u", done);
 		check(pz_stop_requested() == SIGINT, "the stop request is kept");
 		pz_stop_clear();
 		/* A failed counter read fails the run, with the leader named. */
 		setenv("PAGEZERO_FAIL_COUNTER_READ", "2", 1);
 		failed = PZ_CTR_COUNT;
-		check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock,
-					  out, &failed) == -EIO && failed == 0 && done == 0,
+		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EIO && failed == 0 && done == 0,
 		      "a failed counter read: %u passes, counter %u", done, failed);
 		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
 		unsetenv("PAGEZERO_FAKE_COUNTERS");
-		p.loops_done = NULL;
+		p.cond.loops_done = NULL;
 	}
 	p.batch_pages = 11;
-	check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock, out,
-				  &failed) == -EINVAL, "a batch larger than the region accepted");
+	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINVAL, "a batch larger than the region accepted");
 	pz_clock_close(&clock);
 	pz_region_unmap(&r[0]);
 	pz_region_unmap(&r[1]);
@@ -490,12 +520,12 @@ static void test_batch_team_cycles(void)
 {
 	const size_t pages = 512;
 	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "generic"),
-				     .nr_pages = pages, .batch_pages = 64, .loops = 2 };
+				     .nr_pages = pages, .batch_pages = 64, .loops = 2, .threads = 2 };
 	uint64_t m[2][4 * 2], ticks[2][2 * 8];
 	struct pz_batch_out out[2];
 	struct pz_region r[2];
 	struct pz_clock clock;
-	unsigned t, i, failed = PZ_CTR_COUNT;
+	unsigned t, i;
 
 	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
 	if (map_pages(&r[0], pages) || map_pages(&r[1], pages) ||
@@ -507,8 +537,7 @@ static void test_batch_team_cycles(void)
 		out[t] = (struct pz_batch_out){ .pass_ticks = m[t], .pass_worst = m[t] + 2,
 						.start = m[t] + 4, .end = m[t] + 6,
 						.batch_ticks = ticks[t] };
-	check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock, out,
-				  &failed) == 0, "team with the cycles clock");
+	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == 0, "team with the cycles clock");
 	for (t = 0; t < 2; t++)
 		for (i = 0; i < 2; i++)
 			check(m[t][i] >= 1000, "thread %u pass %u: %llu cycles for 2MB", t, i,

@@ -68,7 +68,7 @@ static int whole_units(const struct pz_kernel *k, const void *dst, size_t chunk,
 	return !((uintptr_t)dst & (k->align - 1)) && !(chunk & mask) && !(len & mask);
 }
 
-/* One kernel call, for the prefault and the cold chunks (the hot pass has its own loops). */
+/* One kernel call: the prefault's, a cold chunk's, a hot chunk that is not whole units. */
 static void call(const struct pz_kernel *k, int direct, char *dst, const char *src, int c,
 		 size_t len)
 {
@@ -86,46 +86,37 @@ static void call(const struct pz_kernel *k, int direct, char *dst, const char *s
 }
 
 /*
- * The hot passes: the loop a plain C program would write, plus one relaxed
- * load of the stop flag per kernel call, which even 4KB chunks do not feel
- * (and a 1GB call lasts tens of ms, so a stop takes effect quickly). Fill
- * and copy each have their own loop, so that nothing but the flag and the
- * body's call is decided per chunk. 0, or -EINTR between two chunks.
+ * The hot pass's chunks: the loop a plain C program would write, plus one
+ * relaxed load of the stop flag per kernel call, which even 4KB chunks do
+ * not feel (and a 1GB call lasts tens of ms, so a stop takes effect
+ * quickly). Everything else is read once, before the loop, into locals
+ * that stay in registers across the calls; @copy is a constant at both
+ * call sites, so always_inline makes a fill loop and a copy loop, with no
+ * test of the kernel's kind per chunk. 0, or -EINTR between two chunks.
  */
-static int fill_chunks(const struct pz_worker *w, size_t chunk, int c)
+static inline __attribute__((always_inline)) int hot_chunks(const struct pz_worker *w, int c,
+							     const int copy)
 {
 	const struct pz_kernel *k = w->run->p->kernel;
-	const pz_fill_fn body = k->fn.fill;
+	const pz_fill_fn fill = copy ? NULL : k->fn.fill;
+	const pz_copy_fn cpy = copy ? k->fn.copy : NULL;
+	char *const dst = w->dst;
+	const char *const src = w->src;
+	const size_t size = w->len, chunk = w->run->p->chunk;
+	const int direct = w->direct;
 	size_t off;
 
-	for (off = 0; off < w->len; off += chunk) {
-		size_t len = PZ_MIN(chunk, w->len - off);
+	for (off = 0; off < size; off += chunk) {
+		size_t len = PZ_MIN(chunk, size - off);
 
 		if (pz_stopping())
 			return -EINTR;
-		if (w->direct)
-			body(w->dst + off, c, len);
+		if (!direct)
+			call(k, 0, dst + off, copy ? src + off : NULL, c, len);
+		else if (copy)
+			cpy(dst + off, src + off, len);
 		else
-			pz_kernel_fill(k, w->dst + off, c, len);
-	}
-	return 0;
-}
-
-static int copy_chunks(const struct pz_worker *w, size_t chunk)
-{
-	const struct pz_kernel *k = w->run->p->kernel;
-	const pz_copy_fn body = k->fn.copy;
-	size_t off;
-
-	for (off = 0; off < w->len; off += chunk) {
-		size_t len = PZ_MIN(chunk, w->len - off);
-
-		if (pz_stopping())
-			return -EINTR;
-		if (w->direct)
-			body(w->dst + off, w->src + off, len);
-		else
-			pz_kernel_copy(k, w->dst + off, w->src + off, len);
+			fill(dst + off, c, len);
 	}
 	return 0;
 }
@@ -166,14 +157,13 @@ static int count_to(struct pz_worker *w, const struct pz_counter_snap *a, uint64
  */
 static int hot_pass(struct pz_worker *w, int c, uint64_t *t0, uint64_t *t1, uint64_t *acc)
 {
-	const size_t chunk = w->run->p->chunk;
 	struct pz_counter_snap a;
 	int ret = count_from(w, &a);
 
 	if (ret)
 		return ret;
 	*t0 = pz_clock_read(&w->clock);
-	ret = w->src ? copy_chunks(w, chunk) : fill_chunks(w, chunk, c);
+	ret = w->src ? hot_chunks(w, c, 1) : hot_chunks(w, c, 0);
 	*t1 = pz_clock_read(&w->clock);
 	return ret ? ret : count_to(w, &a, acc);
 }

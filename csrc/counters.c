@@ -84,7 +84,10 @@ int pz_counters_open(struct pz_counters *c, unsigned *failed)
 		c->fd[i] = -1;
 	c->fail_at = env_u64("PAGEZERO_FAIL_COUNTER_READ");
 	if (fake && *fake) {
+		const char *mux = getenv("PAGEZERO_FAKE_MULTIPLEXED");
+
 		c->fake = 1;
+		c->fake_multiplexed = mux && *mux;
 		c->fake_cost_ns = env_u64("PAGEZERO_FAKE_COUNTER_COST_US") * 1000u;
 		return 0;
 	}
@@ -129,6 +132,8 @@ int pz_counters_read(struct pz_counters *c, struct pz_counter_snap *s)
 		for (i = 0; i < PZ_CTR_COUNT; i++)
 			s->v[i] = c->reads * (i + 1) * PZ_FAKE_COUNTER_STEP + fake_extra;
 		s->enabled = s->running = c->reads;
+		if (c->fake_multiplexed)
+			s->enabled = 2 * c->reads;
 		return 0;
 	}
 	n = read(c->fd[0], buf, sizeof(buf));

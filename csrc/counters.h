@@ -20,6 +20,9 @@
  *   test's hook standing for work that must not be counted).
  *   $PAGEZERO_FAIL_COUNTER_READ=N makes the Nth read of each opened set
  *   fail with -EIO (real or fake source), as a read() error would.
+ *   $PAGEZERO_FAKE_MULTIPLEXED set to anything non-empty makes the fake
+ *   group count only half the time it is enabled, as a group the kernel
+ *   multiplexes with others: every delta is then refused (-EBUSY).
  *   $PAGEZERO_FAKE_COUNTER_COST_US=N makes each fake read spend N us of the
  *   reading thread's CPU time, a read() syscall's cost magnified, so a test
  *   can see which timed span (if any) a counter read falls into.
@@ -46,6 +49,7 @@ const char *pz_counter_name(unsigned i);
 struct pz_counters {
 	int fd[PZ_CTR_COUNT];    /* fd[0] leads the group */
 	int fake;
+	int fake_multiplexed;    /* the fake group runs half the time it is enabled */
 	uint64_t reads;          /* reads so far (the fake source's clock) */
 	uint64_t fail_at;        /* 0, or the read that fails ($PAGEZERO_FAIL_COUNTER_READ) */
 	uint64_t fake_cost_ns;   /* CPU time each fake read spends */

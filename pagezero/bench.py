@@ -7,7 +7,7 @@ import os
 import statistics
 from dataclasses import dataclass
 
-from . import _core, hugepages
+from . import _core, hugepages, interrupt
 from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, Conditions,
                          check_loops, check_node, check_threads, choose_cpus, evict_bytes,
                          node_cpus, numa_nodes)
@@ -119,8 +119,6 @@ def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value
                          f"each needs at least 4KB of it")
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
-    if offset and not c.default:
-        raise ValueError("offset applies to hot single-thread runs without node or counters")
     return Plan(benchmark, nbytes, chunk_bytes, shift, thp, loops, clock, value, c, offset)
 
 
@@ -139,7 +137,9 @@ def check_hugepages(p):
 
 
 def run(p, function):
-    """Run plan `p` with the named kernel: one call into the C core."""
+    """Run plan `p` with the named kernel: one call into the C core, whatever
+    the conditions. A signal during the run raises Interrupted carrying the
+    loops it completed (pagezero.interrupt.finish)."""
     kernel = find_kernel(function, p.kind)
     fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
@@ -147,28 +147,29 @@ def run(p, function):
     check_hugepages(p)
     c = p.conditions
     cpus = c.cpus()
-    args = (p.kind, function, p.nbytes, p.chunk or p.nbytes, p.shift, thp_mode(p.thp, p.shift),
-            p.loops, p.clock, fill_value)
-    # Until csrc has one entry per benchmark, this line picks between its two:
-    # bench_mem (csrc/bench.c) for the default conditions, bench_threads otherwise.
-    raw = ({"samples": _core.bench_mem(*args, p.offset)} if c.default else
-           _core.bench_threads(*args, cold=c.cold, evict_bytes=evict_bytes(),
-                               threads=c.threads, mode=c.threads_mode, cpus=cpus,
-                               node=-1 if c.node is None else c.node, counters=c.counters))
-    return Result(
-        benchmark=p.benchmark,
-        function=function,
-        params=p.params(),
-        bytes_per_loop=p.total_bytes,
-        clock=p.clock,
-        samples=raw["samples"],
-        clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
-        machine=machine(),
-        details=c.details(raw, "per chunk: flush, clock, clear, clock; samples sum the chunks",
-                          p.thread_bytes(), cpus),
-        # The signal that stopped the loops, where the C core says (see Result).
-        interrupted=raw.get("interrupted"),
-    )
+    raw = _core.bench_mem(p.kind, function, p.nbytes, chunk=p.chunk, page_shift=p.shift,
+                          thp=thp_mode(p.thp, p.shift), loops=p.loops, clock=p.clock,
+                          value=fill_value, offset=p.offset, cold=c.cold,
+                          evict_bytes=evict_bytes() if c.cold else 0, threads=c.threads,
+                          mode=c.threads_mode, cpus=cpus,
+                          node=-1 if c.node is None else c.node, counters=c.counters)
+
+    def result(raw):
+        return Result(
+            benchmark=p.benchmark,
+            function=function,
+            params=p.params(),
+            bytes_per_loop=p.total_bytes,
+            clock=p.clock,
+            samples=raw["samples"],
+            clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
+            machine=machine(),
+            details=c.details(raw, "per chunk: flush, clock, clear, clock; samples sum the "
+                                   "chunks", p.thread_bytes(), cpus),
+            interrupted=raw["interrupted"],
+        )
+
+    return interrupt.finish(raw, result)
 
 
 # Reading a Result of several threads ---------------------------------------
@@ -242,8 +243,8 @@ def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
     offset: start the buffer this many bytes (0..4095) past a page boundary.
         perf maps its buffers since "perf bench mem: Switch from zalloc() to
         mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
-        bytes in: rep stosq runs several percent slower there (hot, one
-        thread only).
+        bytes in: rep stosq runs several percent slower there. Under any
+        conditions: every buffer (each thread's, memcpy's source) moves.
 
     The buffer is mapped populated and prefaulted before timing; each loop's
     time is a sample of the returned Result.

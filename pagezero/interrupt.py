@@ -114,8 +114,12 @@ def finish(raw, make_result):
     Interrupted carrying what they measured (None when no loop completed),
     as the signal would have, had the interpreter seen it.
     """
+    global _received
     name = raw.get("interrupted")
     if not name:
         return make_result(raw)
     partial = make_result(raw) if raw.get("loops_done") else None
-    raise Interrupted(getattr(signal, name, signal.SIGINT), partial=partial)
+    # The C core caught the signal in Python's stead: received() must say so
+    # too, for code that catches KeyboardInterrupt and carries on (a sweep).
+    _received = getattr(signal, name, signal.SIGINT)
+    raise Interrupted(_received, partial=partial)

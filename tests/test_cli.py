@@ -140,7 +140,6 @@ BAD_INPUTS = {
     "size 0": ["mem", "memset", "-s", "0"],
     "offset 4096": ["mem", "memset", "-s", "1MB", "--offset", "4096"],
     "offset x": ["mem", "memset", "-s", "1MB", "--offset", "x"],
-    "offset with threads": ["mem", "memset", "-s", "1MB", "--offset", "16", "-t", "2"],
     "size -1": ["mem", "memset", "-s", "-1"],
     "size garbage": ["mem", "memset", "-s", "abc"],
     "size unknown unit": ["mem", "memset", "-s", "12XB"],

@@ -33,34 +33,51 @@ def test_region_has_a_signature():
 def test_keywords_name_every_argument():
     params = list(inspect.signature(_core.bench_mem).parameters)
     assert params[:3] == ["kind", "kernel", "size"]
-    samples = _core.bench_mem(kind="clear", kernel=CLEAR, size=8192, chunk=4096, page_shift=12,
-                              thp=0, loops=2, clock="ns", value=0)
-    assert len(samples) == 2
+    assert {"chunk", "loops", "offset", "cold", "threads", "cpus", "node", "counters"} <= \
+        set(params)
+    raw = _core.bench_mem(kind="clear", kernel=CLEAR, size=8192, chunk=4096, page_shift=12,
+                          thp=0, loops=2, clock="ns", value=0)
+    assert len(raw["samples"]) == 2 and raw["loops_done"] == 2
+
+
+def test_one_entry_answers_for_every_condition():
+    # The plain run is the conditioned run with default conditions: same keys.
+    plain = _core.bench_mem("clear", CLEAR, 1 << 16, loops=2)
+    cold = _core.bench_mem("clear", CLEAR, 1 << 16, loops=2, cold=True, evict_bytes=1 << 20,
+                           offset=16)
+    assert set(plain) == set(cold) == {"samples", "thread_samples", "counters", "cold_method",
+                                       "loops_done", "interrupted"}
+    assert plain["interrupted"] is None and plain["counters"] is None
+    assert plain["cold_method"] == "" and cold["cold_method"] in ("clflushopt", "clflush",
+                                                                   "evict")
+    assert len(plain["thread_samples"]) == 1 and len(cold["thread_samples"][0]) == 2
+    assert not hasattr(_core, "bench_threads")
 
 
 def test_unknown_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="unexpected keyword argument 'loop'"):
-        _core.bench_mem("clear", CLEAR, 4096, 4096, 12, 0, loop=1, clock="ns", value=0)
+        _core.bench_mem("clear", CLEAR, 4096, chunk=4096, loop=1)
 
 
 def test_duplicate_argument_is_a_type_error():
-    with pytest.raises(TypeError, match="multiple values for argument 'loops'"):
-        _core.bench_mem("clear", CLEAR, 4096, 4096, 12, 0, 1, "ns", 0, loops=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        _core.bench_mem("clear", CLEAR, 4096, size=4096)
 
 
 def test_missing_argument_is_a_type_error():
-    with pytest.raises(TypeError, match="missing required argument 'value'"):
-        _core.bench_mem("clear", CLEAR, 4096, 4096, 12, 0, 1, "ns")
+    with pytest.raises(TypeError, match="missing required argument 'size'"):
+        _core.bench_mem("clear", CLEAR)
 
 
 def test_keyword_only_arguments_refuse_positions():
-    with pytest.raises(TypeError, match="at most 9 positional"):
-        _core.bench_threads("clear", CLEAR, 4096, 4096, 12, 0, 1, "ns", 0, True)
+    with pytest.raises(TypeError, match="at most 3 positional"):
+        _core.bench_mem("clear", CLEAR, 4096, 4096)
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: _core.bench_mem("clear", CLEAR, 4096, 4096, 12, 0, -1, "ns", 0), "loops"),
-    (lambda: _core.bench_mem("clear", CLEAR, 4096, 4096, -1, 0, 1, "ns", 0), "page_shift"),
+    (lambda: _core.bench_mem("clear", CLEAR, 4096, loops=-1), "loops"),
+    (lambda: _core.bench_mem("clear", CLEAR, 4096, page_shift=-1), "page_shift"),
+    (lambda: _core.bench_mem("clear", CLEAR, 8192, threads=-1), "threads"),
     (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, -1, 0, "ns", 0), "threads"),
     (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, 1, -1, "ns", 0), "seed"),
     (lambda: _core.fault_pass("demand", 4096, 12, 0, 1 << 32), "seed"),
@@ -74,7 +91,7 @@ def test_negative_or_huge_ints_are_refused_not_wrapped(call, name):
 
 def test_a_non_integer_is_a_type_error():
     with pytest.raises(TypeError, match="loops must be an integer"):
-        _core.bench_mem("clear", CLEAR, 4096, 4096, 12, 0, 1.5, "ns", 0)
+        _core.bench_mem("clear", CLEAR, 4096, loops=1.5)
 
 
 def test_copy_refuses_overlapping_buffers():

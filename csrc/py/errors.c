@@ -128,16 +128,93 @@ static PyObject *mapping_failed(int err, const struct pzpy_failure *f)
 	return raise_mapping(-err, "%s failed: %s", f->doing ? f->doing : "mmap", strerror(-err));
 }
 
+static PyObject *counters_unavailable(int err, unsigned counter)
+{
+	return PyErr_Format(pzpy_UnavailableError,
+			    "--counters needs hardware performance counters, and "
+			    "perf_event_open(%s) failed: %s (no PMU on this machine, as on "
+			    "most VMs, or kernel.perf_event_paranoid forbids it)",
+			    pz_counter_name(counter), strerror(-err));
+}
+
+/*
+ * A counter read in a timed loop (the counters were open): never worded as
+ * a perf_event_open failure. -EBUSY is pz_counters_delta()'s refusal of a
+ * multiplexed group, whose counts would cover part of the loop only.
+ */
+static PyObject *counter_read_failed(int err, unsigned thread)
+{
+	if (err == -EBUSY)
+		return PyErr_Format(pzpy_PagezeroError,
+				    "the hardware counters were multiplexed during a loop of "
+				    "thread %u: the kernel gave the PMU to other events for part "
+				    "of it, so the counts cover only part of the loop (pagezero "
+				    "does not scale them); stop other perf users (perf record, "
+				    "perf top, the NMI watchdog: sysctl kernel.nmi_watchdog=0) "
+				    "or run without --counters", thread);
+	return PyErr_Format(pzpy_PagezeroError,
+			    "reading the hardware counters failed during a loop of thread "
+			    "%u (read() of the perf event group: %s)", thread, strerror(-err));
+}
+
+static PyObject *by_errno(int err, const struct pzpy_failure *f);
+
+/* The step the C core named (f->stage): each its own words. */
+static PyObject *stage_failed(int err, const struct pzpy_failure *f)
+{
+	switch (f->stage) {
+	case PZ_STAGE_ARGS:
+		return PyErr_Format(PyExc_ValueError, "%s refused its arguments: %s",
+				    f->doing ? f->doing : "the C core", strerror(-err));
+	case PZ_STAGE_BIND:
+		return PyErr_Format(PyExc_ValueError, "could not bind the buffers to node %d "
+				    "(mbind: %s)", f->node ? *f->node : -1, strerror(-err));
+	case PZ_STAGE_START:
+		return PyErr_Format(pzpy_PagezeroError, "could not start %u thread%s: %s",
+				    f->threads ? f->threads : 1, f->threads > 1 ? "s" : "",
+				    strerror(-err));
+	case PZ_STAGE_PIN:
+		return PyErr_Format(err == -EINVAL ? PyExc_ValueError : pzpy_PagezeroError,
+				    "could not pin thread %u to CPU %d (sched_setaffinity: %s)",
+				    f->thread, f->cpus ? f->cpus[f->thread] : -1, strerror(-err));
+	case PZ_STAGE_CLOCK:
+		return PyErr_Format(pzpy_UnavailableError,
+				    "thread %u could not open its own cycles clock "
+				    "(perf_event_open(cpu-cycles): %s)", f->thread, strerror(-err));
+	case PZ_STAGE_COUNTERS:
+		return counters_unavailable(err, f->failed_counter &&
+					    *f->failed_counter < PZ_CTR_COUNT ?
+					    *f->failed_counter : 0);
+	case PZ_STAGE_COUNTER_READ:
+		return counter_read_failed(err, f->thread);
+	case PZ_STAGE_MAP:
+	case PZ_STAGE_PREFAULT:
+		if (f->bytes)
+			return mapping_failed(err, f);
+		return raise_mapping(-err, "%s failed: %s", f->doing ? f->doing : "mmap",
+				     strerror(-err));
+	default:
+		return by_errno(err, f);
+	}
+}
+
 PyObject *pzpy_raise(int err, const struct pzpy_failure *f)
+{
+	return f->stage ? stage_failed(err, f) : by_errno(err, f);
+}
+
+/* What @err means for what @f was doing, where the C core named no step. */
+static PyObject *by_errno(int err, const struct pzpy_failure *f)
 {
 	const char *doing = f->doing ? f->doing : "the C core";
 
+	/*
+	 * A failed_counter below PZ_CTR_COUNT is an open that failed, except
+	 * -EIO, which perf_event_open never returns and a failed read does.
+	 */
 	if (f->failed_counter && *f->failed_counter < PZ_CTR_COUNT)
-		return PyErr_Format(pzpy_UnavailableError,
-				    "--counters needs hardware performance counters, and "
-				    "perf_event_open(%s) failed: %s (no PMU on this machine, as on "
-				    "most VMs, or kernel.perf_event_paranoid forbids it)",
-				    pz_counter_name(*f->failed_counter), strerror(-err));
+		return err == -EIO ? counter_read_failed(err, f->thread) :
+		       counters_unavailable(err, *f->failed_counter);
 	if (err == -EOPNOTSUPP && f->unsupported)
 		return PyErr_Format(pzpy_UnavailableError, "%s", f->unsupported);
 	if (err == -EINVAL && f->cpus)

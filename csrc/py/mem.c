@@ -1,7 +1,7 @@
 /*
- * mem.c - the memset / memcpy benchmarks: hot single-thread (bench_mem),
- * under measured conditions (bench_threads) and the threaded run's test
- * hook on a caller's buffer (run_threads_on).
+ * mem.c - the memset / memcpy benchmark (bench_mem: one entry for every
+ * condition, the plain run being the default ones) and its test hook on a
+ * caller's buffer (run_threads_on), both on csrc/threads.c's one loop.
  */
 #include <pthread.h>
 #include <string.h>
@@ -11,125 +11,11 @@
 #include "stats.h"
 #include "threads.h"
 
-/* Buffers a run maps: memcpy's two per region. */
-static unsigned kind_buffers(enum pz_kernel_kind kind)
+/* Buffers a run maps: memcpy's two per region, a region per thread in private mode. */
+static unsigned run_buffers(const struct pz_run_params *p)
 {
-	return kind == PZ_KIND_COPY ? 2 : 1;
-}
-
-/* The leading arguments bench_mem and bench_threads share, in their order. */
-struct mem_args {
-	enum pz_kernel_kind kind;
-	const char *name;
-	Py_ssize_t size, chunk;
-	unsigned shift, loops;
-	int thp, value;
-	enum pz_clock_id clock;
-	const struct pz_kernel *kernel;     /* resolved by check_mem() */
-};
-
-#define MEM_PARAMS(a) \
-		{ "kind", pzpy_kind, &(a).kind }, \
-		{ "kernel", pzpy_str, &(a).name }, \
-		{ "size", pzpy_ssize, &(a).size }, \
-		{ "chunk", pzpy_ssize, &(a).chunk }, \
-		{ "page_shift", pzpy_page_shift, &(a).shift }, \
-		{ "thp", pzpy_thp, &(a).thp }, \
-		{ "loops", pzpy_loops, &(a).loops }, \
-		{ "clock", pzpy_clock, &(a).clock }, \
-		{ "value", pzpy_int, &(a).value }
-
-/* The same fields of struct pz_mem_params and struct pz_run_params, from @a. */
-#define MEM_FIELDS(p, a) do { \
-		(p).kernel = (a).kernel; \
-		(p).size = (size_t)(a).size; \
-		(p).chunk = (size_t)(a).chunk; \
-		(p).page_shift = (a).shift; \
-		(p).thp = (enum pz_thp)(a).thp; \
-		(p).loops = (a).loops; \
-		(p).value = (a).value; \
-	} while (0)
-
-/* The checks bench_mem and bench_threads share; the kernel resolved into a->kernel. */
-static int check_mem(struct mem_args *a)
-{
-	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB) {
-		PyErr_SetString(PyExc_ValueError,
-				"transparent huge pages apply to 4KB mappings only");
-		return -1;
-	}
-	if (a->size <= 0 || a->chunk <= 0 || a->chunk > a->size) {
-		PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, chunk %zd)",
-			     a->size, a->chunk);
-		return -1;
-	}
-	a->kernel = pzpy_usable_kernel(a->kind, a->name);
-	if (!a->kernel)
-		return -1;
-	return a->kind == PZ_KIND_FILL ? pzpy_check_fill_value(a->kernel, a->value, 1) : 0;
-}
-
-PyDoc_STRVAR(bench_mem__doc__,
-"bench_mem(kind, kernel, size, chunk, page_shift, thp, loops, clock, value, offset=0)\n--\n\n"
-"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
-"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
-"bytes in `chunk`-byte kernel calls. Returns one duration per pass in the\n"
-"clock's unit (ns for ns and timeval, cycles, tsc ticks). value is the fill\n"
-"byte or -1 for the loop index (perf's memset(dst, i, size)); offset moves\n"
-"the buffers that many bytes past a page boundary (0..4095).");
-
-static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				PyObject *kwnames)
-{
-	struct mem_args a = { .clock = PZ_CLOCK_NS };
-	Py_ssize_t offset = 0;
-	int ret;
-	struct pz_mem_params p;
-	struct pz_clock clock;
-	uint64_t *samples, avail;
-	PyObject *result = NULL;
-	const struct pzpy_param params[] = {
-		MEM_PARAMS(a),
-		{ "offset", pzpy_ssize, &offset },
-	};
-	struct pzpy_failure fail = { .doing = "mmap" };
-
-	if (PZPY_PARSE("bench_mem", params, 9, 10) < 0)
-		return NULL;
-	if (offset < 0 || offset >= 4096) {
-		PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd", offset);
-		return NULL;
-	}
-	if (check_mem(&a) < 0)
-		return NULL;
-	memset(&p, 0, sizeof(p));
-	MEM_FIELDS(p, a);
-	p.offset = (size_t)offset;
-	fail.bytes = p.size;
-	fail.shift = a.shift;
-	fail.buffers = kind_buffers(a.kind);
-
-	/* Refuse before mapping anything; region.c checks one buffer, memcpy needs two. */
-	if (a.shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
-	    (uint64_t)a.size > avail / fail.buffers)
-		return pzpy_raise(-E2BIG, &fail);
-
-	samples = PyMem_Calloc(a.loops, sizeof(*samples));
-	if (!samples)
-		return PyErr_NoMemory();
-	if (pzpy_open_clock(&clock, a.clock) < 0)
-		goto out;
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_mem(&p, &clock, samples);
-	Py_END_ALLOW_THREADS
-	pz_clock_close(&clock);
-	if (ret)
-		pzpy_raise(ret, &fail);
-	else
-		result = pzpy_u64_tuple(samples, a.loops, 1);
-out:
-	PyMem_Free(samples);
-	return result;
+	return (p->kernel->kind == PZ_KIND_COPY ? 2u : 1u) *
+	       (p->mode == PZ_THREADS_PRIVATE ? p->threads : 1u);
 }
 
 static int alloc_out(struct pz_run_out *o, unsigned threads, unsigned loops, int counters)
@@ -137,7 +23,6 @@ static int alloc_out(struct pz_run_out *o, unsigned threads, unsigned loops, int
 	size_t n = (size_t)threads * loops;
 
 	memset(o, 0, sizeof(*o));
-	o->failed_counter = PZ_CTR_COUNT;
 	o->samples = PyMem_Calloc(n, sizeof(uint64_t));
 	o->start = PyMem_Calloc(n, sizeof(uint64_t));
 	o->end = PyMem_Calloc(n, sizeof(uint64_t));
@@ -158,11 +43,24 @@ static void free_out(struct pz_run_out *o)
 	PyMem_Free(o->counters);
 }
 
-/* samples (one per loop for the whole team), thread_samples, counters (summed), cold_method. */
-static PyObject *threads_result(const struct pz_run_params *p, const struct pz_run_out *o)
+/* What the C core said about a failure, for pzpy_raise. */
+static void failure_from(struct pzpy_failure *f, const struct pz_run_out *o)
 {
-	const unsigned T = p->threads, L = p->loops;
-	PyObject *agg = NULL, *per = PyTuple_New(T), *ctr = NULL, *d = NULL;
+	f->stage = o->stage;
+	f->thread = o->thread;
+	f->failed_counter = &o->failed_counter;
+}
+
+/*
+ * The answer of a run that completed, or that a signal stopped after
+ * o->loops_done loops (every array then holds those loops only): samples
+ * (one per loop for the whole team), thread_samples, counters (summed over
+ * the threads, or None), cold_method, loops_done, interrupted.
+ */
+static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_out *o, int sig)
+{
+	const unsigned T = p->threads, L = p->loops, done = o->loops_done;
+	PyObject *agg = NULL, *per = PyTuple_New(T), *ctr = NULL, *why = NULL, *d = NULL;
 	uint64_t *loop = PyMem_Calloc(L, sizeof(*loop)), *sums = NULL;
 	unsigned t;
 
@@ -172,128 +70,186 @@ static PyObject *threads_result(const struct pz_run_params *p, const struct pz_r
 		PyErr_NoMemory();
 		goto out;
 	}
-	pz_team_loop_samples(o->start, o->end, o->samples, L, T, L, p->cold, loop);
+	pz_team_loop_samples(o->start, o->end, o->samples, L, T, done, p->cold, loop);
 	if (sums)
-		pz_team_counter_sums(o->counters, (size_t)L * PZ_CTR_COUNT, T, L, PZ_CTR_COUNT, sums);
-	agg = pzpy_u64_tuple(loop, L, 1);
+		pz_team_counter_sums(o->counters, (size_t)L * PZ_CTR_COUNT, T, done, PZ_CTR_COUNT,
+				     sums);
+	agg = pzpy_u64_tuple(loop, done, 1);
 	for (t = 0; per && t < T; t++) {
-		PyObject *row = pzpy_u64_tuple(o->samples + (size_t)t * L, L, 1);
+		PyObject *row = pzpy_u64_tuple(o->samples + (size_t)t * L, done, 1);
 
 		if (!row)
 			Py_CLEAR(per);
 		else
 			PyTuple_SET_ITEM(per, t, row);
 	}
-	ctr = pzpy_counters_dict(sums, L);
-	if (agg && per && ctr)
-		d = Py_BuildValue("{sOsOsOss}", "samples", agg, "thread_samples", per,
+	ctr = pzpy_counters_dict(sums, done);
+	why = pzpy_interrupted(sig);
+	if (agg && per && ctr && why)
+		d = Py_BuildValue("{sOsOsOsssIsO}", "samples", agg, "thread_samples", per,
 				  "counters", ctr, "cold_method",
-				  p->cold ? pz_flush_name(p->flush.method) : "");
+				  p->cold ? pz_flush_name(p->flush.method) : "",
+				  "loops_done", done, "interrupted", why);
 out:
 	Py_XDECREF(agg);
 	Py_XDECREF(per);
 	Py_XDECREF(ctr);
+	Py_XDECREF(why);
 	PyMem_Free(loop);
 	PyMem_Free(sums);
 	return d;
 }
 
-PyDoc_STRVAR(bench_threads__doc__,
-"bench_threads(kind, kernel, size, chunk, page_shift, thp, loops, clock, value, *,\n"
-"              cold=False, flush='', evict_bytes=0, threads=1, mode='shared',\n"
-"              cpus=(), node=-1, counters=False)\n--\n\n"
-"memset ('clear') or memcpy ('copy') under measured conditions, in C with\n"
-"the GIL released. cold flushes each chunk before its kernel call (flush:\n"
-"clflushopt, clflush, evict, or '' for the best; evict reads evict_bytes);\n"
-"threads clear disjoint parts of one region ('shared') or their own\n"
-"regions ('private'), pinned to cpus when given; node binds the buffers;\n"
-"counters reads hardware counters around each loop. Returns a dict:\n"
-"samples (one per loop for the whole run), thread_samples, counters\n"
-"(name -> per-loop deltas summed over threads, or None), cold_method.");
+/* The arguments of bench_mem, as given. */
+struct mem_args {
+	enum pz_kernel_kind kind;
+	const char *name, *flush, *mode;
+	Py_ssize_t size, chunk, offset, evict_bytes;
+	unsigned shift, loops, threads;
+	int thp, value, cold, node, counters;
+	enum pz_clock_id clock;
+	PyObject *cpus;
+};
 
-static PyObject *core_bench_threads(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				    PyObject *kwnames)
+/* Check @a and fill @p from it (p->cpus: PyMem, the caller frees it); -1 with an exception. */
+static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 {
-	struct mem_args a = { .clock = PZ_CLOCK_NS };
-	const char *flush_s = "", *mode_s = "shared";
-	Py_ssize_t evict_bytes = 0;
-	unsigned threads = 1;
-	int cold = 0, node = -1, counters = 0, ret;
-	PyObject *cpus_obj = NULL, *result = NULL;
-	struct pz_run_params p;
-	struct pz_run_out out;
-	struct pz_clock clock;
 	int *cpus = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->chunk = (size_t)(a->chunk ? a->chunk : a->size);
+	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB)
+		return PyErr_SetString(PyExc_ValueError,
+				       "transparent huge pages apply to 4KB mappings only"), -1;
+	if (a->size <= 0 || a->chunk < 0 || (Py_ssize_t)p->chunk > a->size)
+		return PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, "
+				    "chunk %zd)", a->size, a->chunk), -1;
+	if (a->offset < 0 || a->offset >= 4096)
+		return PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd",
+				    a->offset), -1;
+	if (strcmp(a->mode, "shared") && strcmp(a->mode, "private"))
+		return PyErr_Format(PyExc_ValueError, "threads mode '%s' is not shared or private",
+				    a->mode), -1;
+	p->mode = strcmp(a->mode, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
+	if (p->mode == PZ_THREADS_SHARED && a->threads > 1 && (size_t)a->size / a->threads < 4096)
+		return PyErr_Format(PyExc_ValueError, "size %zd is too small for %u threads: each "
+				    "needs at least 4KB of it", a->size, a->threads), -1;
+	p->kernel = pzpy_usable_kernel(a->kind, a->name);
+	if (!p->kernel ||
+	    (a->kind == PZ_KIND_FILL && pzpy_check_fill_value(p->kernel, a->value, 1) < 0))
+		return -1;
+	if (a->cold && pzpy_flush_method(a->flush, &p->flush.method) < 0)
+		return -1;
+	if (a->cold && p->flush.method == PZ_FLUSH_EVICT) {
+		if (a->evict_bytes <= 0)
+			return PyErr_SetString(PyExc_ValueError,
+					       "evicting needs evict_bytes > 0 (2x the LLC)"), -1;
+		p->flush.evict_len = (size_t)a->evict_bytes;
+	}
+	if (a->cpus && pzpy_cpus(a->cpus, a->threads, &cpus) < 0)
+		return -1;
+	p->size = (size_t)a->size;
+	p->page_shift = a->shift;
+	p->thp = (enum pz_thp)a->thp;
+	p->loops = a->loops;
+	p->value = a->value;
+	p->offset = (size_t)a->offset;
+	p->cold = a->cold;
+	p->threads = a->threads;
+	p->cpus = cpus;
+	p->node = a->node;
+	p->counters = a->counters;
+	return 0;
+}
+
+PyDoc_STRVAR(bench_mem__doc__,
+"bench_mem(kind, kernel, size, *, chunk=0, page_shift=12, thp=0, loops=1, clock='ns',\n"
+"          value=0, offset=0, cold=False, flush='', evict_bytes=0, threads=1,\n"
+"          mode='shared', cpus=(), node=-1, counters=False)\n--\n\n"
+"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
+"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
+"bytes in `chunk`-byte kernel calls (0: the whole size in one). The\n"
+"defaults are perf's conditions: hot, one unpinned thread, no node, no\n"
+"counters. value is the fill byte or -1 for the loop index (perf's\n"
+"memset(dst, i, size)); offset moves the buffers that many bytes past a\n"
+"page boundary (0..4095). cold flushes each chunk before its kernel call\n"
+"(flush: clflushopt, clflush, evict, or '' for the best; evict reads\n"
+"evict_bytes); threads clear disjoint parts of one region ('shared') or\n"
+"their own regions ('private'), pinned to cpus when given; node binds the\n"
+"buffers; counters reads hardware counters around each loop.\n"
+"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
+"unit), thread_samples, counters (name -> per-loop deltas summed over\n"
+"threads, or None), cold_method, loops_done and interrupted (None, or the\n"
+"signal that stopped the run: the arrays then hold the completed loops).");
+
+static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				PyObject *kwnames)
+{
+	struct mem_args a = { .flush = "", .mode = "shared", .shift = PZ_PAGE_SHIFT_4KB,
+			      .loops = 1, .threads = 1, .node = -1, .clock = PZ_CLOCK_NS };
 	const struct pzpy_param params[] = {
-		MEM_PARAMS(a),
-		{ "cold", pzpy_bool, &cold },
-		{ "flush", pzpy_str_or_none, &flush_s },
-		{ "evict_bytes", pzpy_ssize, &evict_bytes },
-		{ "threads", pzpy_threads, &threads },
-		{ "mode", pzpy_str, &mode_s },
-		{ "cpus", pzpy_object, &cpus_obj },
-		{ "node", pzpy_int, &node },
-		{ "counters", pzpy_bool, &counters },
+		{ "kind", pzpy_kind, &a.kind },
+		{ "kernel", pzpy_str, &a.name },
+		{ "size", pzpy_ssize, &a.size },
+		{ "chunk", pzpy_ssize, &a.chunk },
+		{ "page_shift", pzpy_page_shift, &a.shift },
+		{ "thp", pzpy_thp, &a.thp },
+		{ "loops", pzpy_loops, &a.loops },
+		{ "clock", pzpy_clock, &a.clock },
+		{ "value", pzpy_int, &a.value },
+		{ "offset", pzpy_ssize, &a.offset },
+		{ "cold", pzpy_bool, &a.cold },
+		{ "flush", pzpy_str_or_none, &a.flush },
+		{ "evict_bytes", pzpy_ssize, &a.evict_bytes },
+		{ "threads", pzpy_threads, &a.threads },
+		{ "mode", pzpy_str, &a.mode },
+		{ "cpus", pzpy_object, &a.cpus },
+		{ "node", pzpy_int, &a.node },
+		{ "counters", pzpy_bool, &a.counters },
 	};
-	struct pzpy_failure fail = { .doing = "mmap", .failed_counter = &out.failed_counter };
+	struct pzpy_failure fail = { .doing = "mmap" };
+	struct pz_run_params p = { .cpus = NULL };
+	struct pz_run_out out = { .samples = NULL };
+	struct pz_clock clock;
+	struct pzpy_stop stop;
+	PyObject *result = NULL;
+	uint64_t avail;
+	int ret;
 
-	memset(&out, 0, sizeof(out));
-	out.failed_counter = PZ_CTR_COUNT;
-	if (PZPY_PARSE("bench_threads", params, 9, 9) < 0)
-		return NULL;
-	memset(&p, 0, sizeof(p));
-	if (strcmp(mode_s, "shared") && strcmp(mode_s, "private")) {
-		PyErr_Format(PyExc_ValueError, "threads mode '%s' is not shared or private", mode_s);
-		return NULL;
+	if (PZPY_PARSE("bench_mem", params, 3, 3) < 0 || mem_params(&a, &p) < 0)
+		goto out;
+	fail.bytes = p.size + p.offset;
+	fail.shift = p.page_shift;
+	fail.buffers = run_buffers(&p);
+	fail.threads = p.threads;
+	fail.cpus = p.cpus;
+	fail.node = p.node >= 0 ? &p.node : NULL;
+	/* Refuse before mapping anything; region.c checks one buffer at a time. */
+	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
+	    (uint64_t)fail.bytes > avail / fail.buffers) {
+		pzpy_raise(-E2BIG, &fail);
+		goto out;
 	}
-	p.mode = strcmp(mode_s, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
-	if (p.mode == PZ_THREADS_SHARED && threads > 1 && (size_t)a.size / threads < 4096) {
-		PyErr_Format(PyExc_ValueError, "size %zd is too small for %u threads: each needs "
-			     "at least 4KB of it", a.size, threads);
-		return NULL;
-	}
-	if (check_mem(&a) < 0)
-		return NULL;
-	if (cold && pzpy_flush_method(flush_s, &p.flush.method) < 0)
-		return NULL;
-	if (cold && p.flush.method == PZ_FLUSH_EVICT) {
-		if (evict_bytes <= 0) {
-			PyErr_SetString(PyExc_ValueError, "evicting needs evict_bytes > 0 (2x the LLC)");
-			return NULL;
-		}
-		p.flush.evict_len = (size_t)evict_bytes;
-	}
-	if (cpus_obj && pzpy_cpus(cpus_obj, threads, &cpus) < 0)
-		return NULL;
-	MEM_FIELDS(p, a);
-	p.cold = cold;
-	p.threads = threads;
-	p.cpus = cpus;
-	p.node = node;
-	p.counters = counters;
-	fail.bytes = p.size;
-	fail.shift = a.shift;
-	fail.buffers = kind_buffers(a.kind) * (p.mode == PZ_THREADS_PRIVATE ? threads : 1u);
-	fail.threads = threads;
-	fail.cpus = cpus;
-	fail.node = node >= 0 ? &p.node : NULL;
-	if (!counters)
-		fail.failed_counter = NULL;
-
-	if (alloc_out(&out, threads, a.loops, counters) < 0 ||
+	if (alloc_out(&out, p.threads, p.loops, p.counters) < 0 ||
 	    pzpy_open_clock(&clock, a.clock) < 0)
 		goto out;
+	if (pzpy_stop_begin(&stop) < 0) {
+		pz_clock_close(&clock);
+		goto out;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_threads(&p, &clock, &out);
+	ret = pz_bench_mem(&p, &clock, &out);
 	Py_END_ALLOW_THREADS
+	pzpy_stop_end(&stop);
 	pz_clock_close(&clock);
-	if (ret)
+	failure_from(&fail, &out);
+	if (ret && !(ret == -EINTR && stop.sig))
 		pzpy_raise(ret, &fail);
 	else
-		result = threads_result(&p, &out);
+		result = mem_result(&p, &out, stop.sig);
 out:
 	free_out(&out);
-	PyMem_Free(cpus);
+	PyMem_Free((int *)p.cpus);
 	return result;
 }
 
@@ -342,7 +298,7 @@ static PyObject *trace_list(const struct trace *tr)
 PyDoc_STRVAR(run_threads_on__doc__,
 "run_threads_on(buffer, kernel, threads, chunk, loops, value, value_step, cold, flush,\n"
 "               evict_bytes=0)\n--\n\n"
-"Test hook: run the threaded clear (shared mode) on a writable buffer the\n"
+"Test hook: run bench_mem's loops (shared mode) on a writable buffer the\n"
 "caller mapped, thread t writing value + t * value_step (each 0..255, or 0\n"
 "for a zeros-only kernel), and return the events every thread reported, in\n"
 "order: (thread, event, offset, length) with event 'start' (length: threads\n"
@@ -415,13 +371,14 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_s
 	pthread_mutex_init(&tr.lock, NULL);
 	dst = view.buf;
 	Py_BEGIN_ALLOW_THREADS
-	ret = pz_run_threads(&p, &clock, &dst, NULL, &out);
+	ret = pz_bench_mem_on(&p, &clock, &dst, NULL, &out);
 	Py_END_ALLOW_THREADS
 	pthread_mutex_destroy(&tr.lock);
 	pz_clock_close(&clock);
 	if (ret) {
 		struct pzpy_failure fail = { .doing = "the threaded clear", .threads = threads };
 
+		failure_from(&fail, &out);
 		pzpy_raise(ret, &fail);
 	} else {
 		result = trace_list(&tr);
@@ -437,7 +394,6 @@ out_view:
 
 static PyMethodDef mem_methods[] = {
 	{ "bench_mem", PZPY_FASTCALL(core_bench_mem), PZPY_KW, bench_mem__doc__ },
-	{ "bench_threads", PZPY_FASTCALL(core_bench_threads), PZPY_KW, bench_threads__doc__ },
 	{ "run_threads_on", PZPY_FASTCALL(core_run_threads_on), PZPY_KW, run_threads_on__doc__ },
 	{ NULL, NULL, 0, NULL }
 };

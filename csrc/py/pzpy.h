@@ -16,7 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "bench.h"
+#include "threads.h"
 #include "cache.h"
 #include "clock.h"
 #include "fault.h"
@@ -49,6 +49,14 @@ struct pzpy_failure {
 	const int *node;                /* bound to *node: -EINVAL/-EIO/-EPERM are mbind's */
 	const unsigned *failed_counter; /* < PZ_CTR_COUNT: perf_event_open refused it */
 	const char *unsupported;        /* the message for -EOPNOTSUPP */
+	/*
+	 * The step that failed, where the C core says (enum pz_run_stage,
+	 * threads.h; 0: unknown, the fields above decide), and in which thread:
+	 * an -EINVAL of pinning and one of binding then get their own messages,
+	 * as do a counter read that failed and one that was multiplexed.
+	 */
+	int stage;
+	unsigned thread;
 };
 
 /*

@@ -4,7 +4,7 @@ import sys
 
 from ..bench import plan, run, thread_spread
 from ..kernels import find_kernel, kernels
-from ..units import format_rate
+from ..units import format_rate, gb_per_sec
 from .options import (add_clock, add_conditions, add_format, add_output, check_output,
                       fill_value, integer, resolve_clock)
 from .render import Measured
@@ -78,7 +78,7 @@ def _print_conditions(result):
         print(f"# {len(d['thread_samples'])} threads on CPUs {', '.join(map(str, d['cpus']))} "
               f"clearing {where}: aggregate above")
         if mean is not None:
-            print(f" {mean / (1 << 30):14f} GB/sec/thread ( +- {spread:.2f}% )")
+            print(f" {gb_per_sec(mean):14f} GB/sec/thread ( +- {spread:.2f}% )")
     if "counters" in d:
         loops = len(result.samples)
         for name, values in d["counters"].items():

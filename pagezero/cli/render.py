@@ -8,6 +8,7 @@ import sys
 from ..bench import thread_rates, thread_spread
 from ..interrupt import as_interrupted, deferred
 from ..results import Result, ResultSet
+from ..units import gbps
 
 __all__ = ["emit", "gbs", "format_ns", "condition_row", "condition_lines", "Measured",
            "interrupted_line"]
@@ -25,8 +26,8 @@ def emit(args, rows, text_lines, simple_keys):
 
 
 def gbs(rate):
-    """A rate in GB/s, 10^9 bytes per second."""
-    return f"{rate / 1e9:.2f}"
+    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB)."""
+    return f"{gbps(rate):.2f}"
 
 
 def format_ns(ns):

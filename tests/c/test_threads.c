@@ -1,7 +1,8 @@
 /*
- * test_threads.c - csrc/threads.c, cache.c, numa.c and counters.c without
- * Python: parts, barrier, flush order, evict buffers, node binding, the
- * fake counter source, error paths. Run plain and under ASan/UBSan by
+ * test_threads.c - csrc/threads.c, cache.c, numa.c, counters.c and stop.c
+ * without Python: parts, barrier, flush order, evict buffers, node binding,
+ * offsets, the fake counter source, error paths and the step they name,
+ * stop requests and the signals that make them. Run plain and under ASan/UBSan by
  * tests/test_c_core.py (TEST=threads tests/c/build.sh). Prints "N passed, M failed".
  */
 #define _GNU_SOURCE
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "bench.h"
 #include "numa.h"
 #include "stop.h"
 #include "threads.h"
@@ -79,7 +79,7 @@ static void test_parts(void)
 	out.samples = s;
 	out.start = a;
 	out.end = b;
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == 0);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == 0);
 	for (i = 0; i < size; i++) {
 		unsigned t = i / part < threads ? (unsigned)(i / part) : threads - 1;
 
@@ -103,16 +103,16 @@ static void test_parts(void)
 		p.flush.evict = evict_buf;
 		p.flush.evict_len = sizeof(evict_buf);
 	}
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == 0);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == 0);
 	CHECK(l.flushes == 2 * (size / 4096) && l.clears == l.flushes);
 
 	/* Errors: no threads; evicting without a buffer. */
 	p.threads = 0;
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == -EINVAL);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == -EINVAL);
 	p.threads = 1;
 	p.flush.method = PZ_FLUSH_EVICT;
 	p.flush.evict = NULL;
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == -EINVAL);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == -EINVAL);
 	pz_clock_close(&clock);
 	munmap(map, size + 2 * page);
 }
@@ -159,16 +159,16 @@ static void test_bench_private_evict_counters(void)
 	out.end = b;
 	out.counters = c;
 	p.hook = count_flush;
-	i = (unsigned)-pz_bench_threads(&p, &clock, &out);
+	i = (unsigned)-pz_bench_mem(&p, &clock, &out);
 	if (i)
-		printf("pz_bench_threads: %s\n", strerror((int)i));
+		printf("pz_bench_mem: %s\n", strerror((int)i));
 	CHECK(i == 0);
 	CHECK(out.loops_done == 2);
 	for (i = 0; i < 4 * PZ_CTR_COUNT; i++)
 		CHECK(c[i] == 4 * (i % PZ_CTR_COUNT + 1) * PZ_FAKE_COUNTER_STEP);
 	/* Hot: around the whole pass, one step per counter. */
 	p.cold = 0;
-	CHECK(pz_bench_threads(&p, &clock, &out) == 0);
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0);
 	for (i = 0; i < 4 * PZ_CTR_COUNT; i++)
 		CHECK(c[i] == (i % PZ_CTR_COUNT + 1) * PZ_FAKE_COUNTER_STEP);
 	/* A failed read fails the run (never a wrapped delta), whichever read it is. */
@@ -179,9 +179,16 @@ static void test_bench_private_evict_counters(void)
 		snprintf(v, sizeof(v), "%u", n);
 		setenv("PAGEZERO_FAIL_COUNTER_READ", v, 1);
 		out.failed_counter = PZ_CTR_COUNT;
-		CHECK(pz_bench_threads(&p, &clock, &out) == -EIO && out.failed_counter == 0);
+		out.stage = PZ_STAGE_NONE;
+		CHECK(pz_bench_mem(&p, &clock, &out) == -EIO);
+		/* A read, not an open: no counter is named as refused. */
+		CHECK(out.stage == PZ_STAGE_COUNTER_READ && out.failed_counter == PZ_CTR_COUNT);
 	}
 	unsetenv("PAGEZERO_FAIL_COUNTER_READ");
+	/* A multiplexed group: refused, and said to be a read's. */
+	setenv("PAGEZERO_FAKE_MULTIPLEXED", "1", 1);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EBUSY && out.stage == PZ_STAGE_COUNTER_READ);
+	unsetenv("PAGEZERO_FAKE_MULTIPLEXED");
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
 	pz_clock_close(&clock);
 }
@@ -246,7 +253,7 @@ static void test_cycles_per_thread(void)
 		p.flush.method = pz_flush_best();
 		p.flush.evict_len = 1u << 20;
 		for (p.threads = 1; p.threads <= 2; p.threads++) {
-			CHECK(pz_bench_threads(&p, &clock, &out) == 0);
+			CHECK(pz_bench_mem(&p, &clock, &out) == 0);
 			for (i = 0; i < p.threads * p.loops; i++)
 				if (s[i] < 1000) {
 					printf("cold %d, %u threads: sample %u is %llu cycles\n", cold,
@@ -332,7 +339,7 @@ static void test_prefault_per_thread(void)
 
 		p.mode = mode;
 		p.hook_ctx = &f;
-		CHECK(pz_bench_threads(&p, &clock, &out) == 0);
+		CHECK(pz_bench_mem(&p, &clock, &out) == 0);
 		for (t = 0; t < 2; t++) {
 			CHECK(f.n[t] == 1 && f.before_start[t] == 1);
 			CHECK(f.on_cpu[t]);
@@ -395,7 +402,7 @@ static void test_stop_threads(void)
 	out.samples = s;
 	out.start = a;
 	out.end = b;
-	CHECK(pz_bench_threads(&p, &clock, &out) == -EINTR);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINTR);
 	CHECK(out.loops_done == 2);
 	for (t = 0; t < 2; t++)
 		for (i = 0; i < out.loops_done; i++)
@@ -403,9 +410,9 @@ static void test_stop_threads(void)
 	CHECK(pz_stop_requested() == SIGINT);
 	/* Still set: the next run stops before its first loop. */
 	p.hook = NULL;
-	CHECK(pz_bench_threads(&p, &clock, &out) == -EINTR && out.loops_done == 0);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINTR && out.loops_done == 0);
 	pz_stop_clear();
-	CHECK(pz_bench_threads(&p, &clock, &out) == 0 && out.loops_done == p.loops);
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.loops_done == p.loops);
 	pz_clock_close(&clock);
 }
 
@@ -418,13 +425,18 @@ static void *stop_later(void *arg)
 	return NULL;
 }
 
-/* The plain loop: a request from another thread ends a run that would take minutes. */
-static void test_stop_bench_mem(void)
+/*
+ * The plain run (default conditions: one unpinned thread, hot): a request
+ * from another thread ends a run that would take minutes.
+ */
+static void test_stop_plain(void)
 {
-	struct pz_mem_params p = { 0 };
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
 	struct pz_clock clock;
-	unsigned loops = 1000000, done = 0;
-	uint64_t *s = calloc(loops, sizeof(*s));
+	unsigned loops = 1000000;
+	uint64_t *s = calloc(loops, sizeof(*s)), *a = calloc(loops, sizeof(*a));
+	uint64_t *b = calloc(loops, sizeof(*b));
 	int sig = SIGHUP;
 	pthread_t tid;
 
@@ -435,14 +447,22 @@ static void test_stop_bench_mem(void)
 	p.page_shift = PZ_PAGE_SHIFT_4KB;
 	p.thp = PZ_THP_OFF;
 	p.loops = loops;
+	p.threads = 1;
+	p.node = -1;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
 	CHECK(pthread_create(&tid, NULL, stop_later, &sig) == 0);
-	CHECK(pz_bench_mem_loops(&p, &clock, s, &done) == -EINTR);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINTR);
 	pthread_join(tid, NULL);
-	CHECK(done < loops && (done == 0 || s[done - 1] > 0));
+	CHECK(out.loops_done < loops && (out.loops_done == 0 || s[out.loops_done - 1] > 0));
+	CHECK(out.stage == PZ_STAGE_NONE);
 	CHECK(pz_stop_requested() == SIGHUP);
 	pz_stop_clear();
 	pz_clock_close(&clock);
 	free(s);
+	free(a);
+	free(b);
 }
 
 static void note_signal(int sig)
@@ -471,6 +491,136 @@ static void test_stop_catch(void)
 	pz_stop_clear();
 	CHECK(pz_stop_requested() == 0);
 	signal(SIGTERM, SIG_DFL);
+}
+
+/* A signal its starter ignored (nohup's SIGHUP) stays ignored while the handlers are in. */
+static void test_stop_catch_keeps_ignored(void)
+{
+	struct pz_stop_saved saved;
+	struct sigaction now;
+
+	CHECK(signal(SIGHUP, SIG_IGN) != SIG_ERR);
+	CHECK(pz_stop_catch(&saved) == 0);
+	CHECK(sigaction(SIGHUP, NULL, &now) == 0 && now.sa_handler == SIG_IGN);
+	raise(SIGHUP);
+	CHECK(pz_stop_requested() == 0);
+	/* The others are caught meanwhile. */
+	CHECK(sigaction(SIGTERM, NULL, &now) == 0 && now.sa_handler != SIG_DFL &&
+	      now.sa_handler != SIG_IGN);
+	pz_stop_release(&saved);
+	CHECK(sigaction(SIGHUP, NULL, &now) == 0 && now.sa_handler == SIG_IGN);
+	CHECK(sigaction(SIGTERM, NULL, &now) == 0 && now.sa_handler == SIG_DFL);
+	pz_stop_clear();
+	signal(SIGHUP, SIG_DFL);
+}
+
+/* A CPU number no thread may run on: one past the last one this process may use. */
+static int forbidden_cpu(void)
+{
+	cpu_set_t set;
+	int c, last = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return CPU_SETSIZE - 1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			last = c;
+	return last + 1 < CPU_SETSIZE ? last + 1 : -1;
+}
+
+/*
+ * Every failure names its step: -EINVAL from pinning and -EINVAL from
+ * binding are told apart, and the thread that failed is the one named.
+ */
+static void test_stages(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[2], a[2], b[2];
+	int cpus[2] = { 0, forbidden_cpu() };
+	cpu_set_t set;
+
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			cpus[0] = c;
+			break;
+		}
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 1u << 16;
+	p.chunk = 1u << 12;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.loops = 1;
+	p.threads = 2;
+	p.mode = PZ_THREADS_PRIVATE;
+	p.node = -1;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	if (cpus[1] >= 0) {
+		p.cpus = cpus;
+		CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL);
+		CHECK(out.stage == PZ_STAGE_PIN && out.thread == 1);
+	} else {
+		printf("skip: pinning error (every CPU number is allowed)\n");
+	}
+	/* A node that does not exist: mbind's -EINVAL, pinned or not. */
+	p.cpus = NULL;
+	p.node = 4000;
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL && out.stage == PZ_STAGE_BIND);
+	/* Arguments. */
+	p.node = -1;
+	p.offset = 4096;
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL && out.stage == PZ_STAGE_ARGS);
+	p.offset = 0;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.stage == PZ_STAGE_NONE);
+	pz_clock_close(&clock);
+}
+
+struct offsets { const void *p[2]; };
+
+static void note_offset(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
+{
+	if (ev == PZ_EV_PREFAULT && t < 2)
+		((struct offsets *)ctx)->p[t] = p;
+}
+
+/*
+ * @offset moves every buffer, under any conditions: each thread's region
+ * (private) starts that far past a page boundary.
+ */
+static void test_offset(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[4], a[4], b[4];
+	struct offsets o = { { NULL } };
+
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "default");
+	p.size = 1u << 16;
+	p.chunk = 1u << 12;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.loops = 2;
+	p.threads = 2;
+	p.mode = PZ_THREADS_PRIVATE;
+	p.node = -1;
+	p.offset = 16;
+	p.value = 0x5a;
+	p.hook = note_offset;
+	p.hook_ctx = &o;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.loops_done == 2);
+	CHECK(o.p[0] && ((uintptr_t)o.p[0] & 4095) == 16);
+	CHECK(o.p[1] && ((uintptr_t)o.p[1] & 4095) == 16);
+	pz_clock_close(&clock);
 }
 
 /*
@@ -513,7 +663,10 @@ int main(void)
 	test_cycles_per_thread();
 	test_prefault_per_thread();
 	test_stop_threads();
-	test_stop_bench_mem();
+	test_stop_plain();
+	test_stop_catch_keeps_ignored();
+	test_stages();
+	test_offset();
 	test_stop_catch();
 	test_hugetlb_prefault();
 	test_parts();

@@ -198,6 +198,21 @@ def test_folio_counters_with_fake_source(monkeypatch):
         assert r.details["counters"][name] == ((i + 1) * 1000,) * 2
 
 
+@pytest.mark.parametrize("fn", ["batch", "folio"])
+@pytest.mark.parametrize("fault, words", [("PAGEZERO_FAKE_MULTIPLEXED", "multiplexed"),
+                                          ("PAGEZERO_FAIL_COUNTER_READ", "reading the hardware")])
+def test_counter_loop_failures_are_not_called_an_open_failure(monkeypatch, fn, fault, words):
+    # Both come back from a timed loop as -EBUSY / -EIO with the counters
+    # open; neither may read as "perf_event_open(...) failed".
+    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+    monkeypatch.setenv(fault, "1")
+    kwargs = {"size": "256KB", "batch": "64KB"} if fn == "batch" else {"size": "64KB",
+                                                                          "backing": "4KB"}
+    with pytest.raises(pagezero.PagezeroError, match=words) as e:
+        getattr(pagezero, fn)(loops=2, counters=True, **kwargs)
+    assert "perf_event_open" not in str(e.value)
+
+
 @pytest.mark.skipif(_has_pmu(), reason="this machine has a PMU: the no-PMU error cannot happen")
 @pytest.mark.parametrize("fn", ["batch", "folio"])
 def test_counters_without_pmu_fail_clearly(monkeypatch, fn):

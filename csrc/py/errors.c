@@ -210,10 +210,14 @@ static PyObject *by_errno(int err, const struct pzpy_failure *f)
 
 	/*
 	 * A failed_counter below PZ_CTR_COUNT is an open that failed, except
-	 * -EIO, which perf_event_open never returns and a failed read does.
+	 * -EIO, which perf_event_open never returns and a failed read does, and
+	 * -EBUSY, pz_counters_delta()'s refusal of a multiplexed loop (the
+	 * policy loops name no step; an exclusive PMU user that makes the open
+	 * itself fail with EBUSY is rarer than multiplexing, and both say to
+	 * stop other perf users).
 	 */
 	if (f->failed_counter && *f->failed_counter < PZ_CTR_COUNT)
-		return err == -EIO ? counter_read_failed(err, f->thread) :
+		return (err == -EIO || err == -EBUSY) ? counter_read_failed(err, f->thread) :
 		       counters_unavailable(err, *f->failed_counter);
 	if (err == -EOPNOTSUPP && f->unsupported)
 		return PyErr_Format(pzpy_UnavailableError, "%s", f->unsupported);

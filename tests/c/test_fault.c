@@ -175,7 +175,7 @@ static void test_errors(void)
 	p = ok;
 	p.threads = 0;
 	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, "threads = 0");
-	p.threads = PZ_FAULT_MAX_THREADS + 1;
+	p.threads = PZ_MAX_THREADS + 1;
 	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, "threads too many");
 	p = ok;
 	p.workload = PZ_FAULT_POPULATE;

@@ -2,11 +2,12 @@
 line and the -o file kept and marked interrupted, and a reserved hugepage
 pool given back even when a second signal comes during the give-back.
 
-The C loops do not look at signals yet, so the CLI is driven here where
-Python already can stop: a benchmark function replaced by one that raises
-Interrupted with a partial Result, a sweep between its points, and a pool
-held in a Python-level wait. The pools are a fake sysfs (conftest's
-FakeKernel); nothing here needs root.
+The CLI is driven with a benchmark function replaced by one that raises
+Interrupted with a partial Result, with sweeps stopped between points and
+inside one (mmap points, whose C loops take the signal: csrc/stop.h), also
+through a worker process, and with a pool held in a Python-level wait. The
+pools are a fake sysfs (conftest's FakeKernel); nothing here needs root
+(tests/test_signals_fault.py drives the real pool).
 """
 import json
 import os
@@ -188,6 +189,91 @@ def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted in (True, sig.name)
     assert len(rs) == int(err.split(" after ")[1].split()[0])
+
+
+# mmap points of 100000 loops of 4MB (minutes each): a signal always lands
+# inside a point, where the C loops take it (csrc/stop.h).
+LONG_POINTS = ["sweep", "mmap", "-g", "function=demand", "-g", "size=4MB", "-g", "loops=100000",
+               "--warmup", "0", "-r", "2"]
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(c) for c in f.read().split()]
+
+
+def check_cut_point(out, sig, err, kept):
+    """The sweep's file: `kept` runs, the last the cut point's completed loops, marked."""
+    check_one_line(err, rf"pagezero: interrupted by {sig.name} after {kept} of 2 runs; "
+                        rf"saved to {re.escape(str(out))}")
+    rs = pagezero.ResultSet.load(str(out))
+    assert rs.interrupted == sig.name and len(rs) == kept
+    cut = rs.results[-1]
+    assert cut.interrupted == sig.name and 0 < cut.loops < 100000
+    assert len(cut.details["pages"]) == cut.loops
+
+
+@pytest.mark.parametrize("sig", STATUS)
+def test_a_signal_inside_a_sweep_point_keeps_its_completed_loops(sig, tmp_path):
+    out = tmp_path / "sweep.json"
+    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *LONG_POINTS, "-o", str(out)],
+                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(1.5)     # into the first point's loops
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == STATUS[sig], err
+    check_cut_point(out, sig, err, kept=1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_a_sweep_worker_alone_stops_the_sweep(sig, tmp_path):
+    # A supervisor or a user who kills the busy process, the worker: the sweep
+    # keeps what the worker measured and stops, with the worker's signal.
+    out = tmp_path / "sweep.json"
+    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *LONG_POINTS, "--processes", "2",
+                             "-o", str(out)], cwd=TESTS_DIR, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 30
+        while not children(proc.pid):
+            assert time.monotonic() < deadline and proc.poll() is None, "no worker started"
+            time.sleep(0.01)
+        time.sleep(1.5)     # the worker imports pagezero, then measures
+        (worker,) = children(proc.pid)
+        os.kill(worker, sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == STATUS[sig], err
+    check_cut_point(out, sig, err, kept=1)
+
+
+def test_a_signal_to_the_sweep_reaches_its_worker_once(tmp_path):
+    # The sweep passes the signal on to the worker (a session of its own, out of
+    # reach of the terminal's Ctrl-C) and waits until it has saved.
+    out = tmp_path / "sweep.json"
+    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *LONG_POINTS, "--processes", "2",
+                             "-o", str(out)], cwd=TESTS_DIR, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(3)       # a worker started and is measuring
+        assert children(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    check_cut_point(out, signal.SIGINT, err, kept=1)
 
 
 HOLD_POOL = """

@@ -202,6 +202,33 @@ def children(pid):
         return [int(c) for c in f.read().split()]
 
 
+def first_worker(proc):
+    """The pid of the sweep's worker, once it has started."""
+    deadline = time.monotonic() + 30
+    while not children(proc.pid):
+        assert time.monotonic() < deadline and proc.poll() is None, "no worker started"
+        time.sleep(0.01)
+    return children(proc.pid)[0]
+
+
+def stopped_sweep(args, sig, to_worker=False):
+    """Run the sweep CLI with `args`, send `sig` 1.5 s into its measuring, to
+    it or to its worker alone; (exit status, stderr)."""
+    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *args], cwd=TESTS_DIR,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        worker = first_worker(proc) if "--processes" in args else None
+        pid = worker if to_worker else proc.pid
+        time.sleep(1.5)     # a worker imports pagezero first; then into the loops
+        os.kill(pid, sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    return proc.returncode, err
+
+
 def check_cut_point(out, sig, err, kept):
     """The sweep's file: `kept` runs, the last the cut point's completed loops, marked."""
     check_one_line(err, rf"pagezero: interrupted by {sig.name} after {kept} of 2 runs; "
@@ -216,18 +243,8 @@ def check_cut_point(out, sig, err, kept):
 @pytest.mark.parametrize("sig", STATUS)
 def test_a_signal_inside_a_sweep_point_keeps_its_completed_loops(sig, tmp_path):
     out = tmp_path / "sweep.json"
-    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *LONG_POINTS, "-o", str(out)],
-                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(1.5)     # into the first point's loops
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == STATUS[sig], err
+    status, err = stopped_sweep([*LONG_POINTS, "-o", str(out)], sig)
+    assert status == STATUS[sig], err
     check_cut_point(out, sig, err, kept=1)
 
 
@@ -236,23 +253,9 @@ def test_a_signal_to_a_sweep_worker_alone_stops_the_sweep(sig, tmp_path):
     # A supervisor or a user who kills the busy process, the worker: the sweep
     # keeps what the worker measured and stops, with the worker's signal.
     out = tmp_path / "sweep.json"
-    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *LONG_POINTS, "--processes", "2",
-                             "-o", str(out)], cwd=TESTS_DIR, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 30
-        while not children(proc.pid):
-            assert time.monotonic() < deadline and proc.poll() is None, "no worker started"
-            time.sleep(0.01)
-        time.sleep(1.5)     # the worker imports pagezero, then measures
-        (worker,) = children(proc.pid)
-        os.kill(worker, sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == STATUS[sig], err
+    status, err = stopped_sweep([*LONG_POINTS, "--processes", "2", "-o", str(out)], sig,
+                                to_worker=True)
+    assert status == STATUS[sig], err
     check_cut_point(out, sig, err, kept=1)
 
 
@@ -260,19 +263,9 @@ def test_a_signal_to_the_sweep_reaches_its_worker_once(tmp_path):
     # The sweep passes the signal on to the worker (a session of its own, out of
     # reach of the terminal's Ctrl-C) and waits until it has saved.
     out = tmp_path / "sweep.json"
-    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *LONG_POINTS, "--processes", "2",
-                             "-o", str(out)], cwd=TESTS_DIR, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(3)       # a worker started and is measuring
-        assert children(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == 130, err
+    status, err = stopped_sweep([*LONG_POINTS, "--processes", "2", "-o", str(out)],
+                                signal.SIGINT)
+    assert status == 130, err
     check_cut_point(out, signal.SIGINT, err, kept=1)
 
 

@@ -111,12 +111,15 @@ def start(argv, before):
     return proc
 
 
-def stop(proc, sig, settle=2.0):
-    """Let it run `settle` s, send `sig`; (seconds from the signal to the exit, stdout, stderr)."""
+def stop(proc, sig, then=None, settle=2.0):
+    """Let it run `settle` s, send `sig` (then call `then`, if given); (seconds
+    from the signal to the exit, stdout, stderr)."""
     try:
         time.sleep(settle)
         sent = time.monotonic()
         proc.send_signal(sig)
+        if then:
+            then()
         out, err = proc.communicate(timeout=60)
         return time.monotonic() - sent, out, err
     finally:
@@ -159,15 +162,11 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(first, sec
                                                                       tmp_path):
     out_file = tmp_path / "run.json"
     proc = start([sys.executable, "-c", CLI, "slow", *RUN, "-o", str(out_file)], pool)
-    try:
-        time.sleep(2.0)
-        proc.send_signal(first)
+
+    def second_signal():
         assert proc.stdout.readline().strip() == "giving back"
         proc.send_signal(second)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
+    _, _, err = stop(proc, first, then=second_signal)
     # The first signal decides; the second neither skips the give-back nor
     # changes the status or the file.
     assert proc.returncode == STATUS[first], err

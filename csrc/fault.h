@@ -78,7 +78,9 @@ size_t pz_fault_lat_count(const struct pz_fault_params *p);
  * Run @p->loops loops, filling @out (clock units, except latencies: ns).
  * 0 or -errno: -ENOMEM (mmap refused: for hugetlb, too few free pages),
  * -EOPNOTSUPP (the kernel has no MADV_POPULATE_WRITE), -EAGAIN (a thread
- * could not be started), -EINVAL (bad parameters), -EINTR (a stop request,
+ * could not be started), -EINVAL (bad parameters; a cycles clock with more
+ * than one thread), pz_clock_open's error (each thread opens its own cycles
+ * clock: pz_clock_open_thread), -EINTR (a stop request,
  * stop.h, came: before a loop, or within a demand or latency pass, whose
  * loop is dropped). @out->loops_done loops are complete either way.
  * Nothing stays mapped.

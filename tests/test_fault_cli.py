@@ -196,7 +196,7 @@ def test_ctrl_c_during_a_reserved_run_restores_the_pool():
     before = hugepages.pool("2MB").total
     pages = hugepages.pool("2MB").available + 1       # one more than is free: --reserve acts
     # About 4GB of faults, a second or so: the interrupt comes while it runs;
-    # the C loops finish their measurement first, then the CLI unwinds.
+    # the C loops stop within one loop (csrc/stop.h), then the CLI unwinds.
     loops = max(10, 2000 // pages)
     proc = subprocess.Popen([sys.executable, "-m", "pagezero", "mem", "mmap", "-s", f"{2 * pages}MB",
                              "-p", "2MB", "-f", "demand", "-l", str(loops), "--reserve"],

@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -27,6 +28,7 @@ from pagezero.cli import mem as mem_cli
 from pagezero.cli import policy as policy_cli
 from pagezero.interrupt import Interrupted, deferred, signals_interrupt
 from conftest import TESTS_DIR, FakeKernel
+from test_resultset import GRID6, key, point_key, registered_fake
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -154,6 +156,46 @@ def test_batch_keeps_a_partial_result_set(tmp_path, monkeypatch, capsys):
     check_one_line(capsys.readouterr().err,
                    r"pagezero: interrupted by SIGTERM after 2 of 5 loops; saved to .*batch\.json")
     assert [r.loops for r in pagezero.load_results(str(out))] == [2]
+
+
+# Sweeps in this process --------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_bench():
+    """test_resultset's Fake benchmark, registered as "fake"."""
+    with registered_fake() as f:
+        yield f
+
+
+@pytest.mark.parametrize("interrupt_at, warmup, kept", [(5, 0, 5), (8, 1, 2), (3, 1, 0)])
+def test_a_stop_signal_keeps_the_loops_of_the_point_it_cut_short(fake_bench, interrupt_at,
+                                                                 warmup, kept):
+    fake_bench.interrupt_at, fake_bench.signum = interrupt_at, signal.SIGTERM
+    rs = pagezero.sweep("fake", GRID6, repeat=3, warmup=warmup)
+    assert rs.interrupted == "SIGTERM"              # the signal, not "SIGINT"
+    assert len(rs) == len(rs.runs) == kept
+    if kept:
+        # The cut point's completed loop, in the repetition it belongs to.
+        cut = rs.results[-1]
+        assert cut.samples == (7,) and cut.interrupted == "SIGTERM"
+        assert point_key(cut) == key(fake_bench.calls[-1])
+        assert rs.runs[-1] == {"repetition": 0, "process": 0}
+        assert all(r.interrupted is None for r in rs.results[:-1])
+    # A warm-up cut short keeps nothing: its loops were to be thrown away.
+
+
+def test_a_sweep_leaves_no_thread_to_take_a_held_signal(fake_bench):
+    # A process-directed signal goes to any thread that does not block it:
+    # a thread left behind (tqdm's monitor) would take the signals that
+    # interrupt.deferred() holds in the main thread while a file is written.
+    from tqdm import tqdm
+    if tqdm.monitor is not None:    # one that tqdm used elsewhere started
+        tqdm.monitor.exit()
+        tqdm.monitor = None
+    before = set(threading.enumerate())
+    pagezero.sweep("fake", GRID6, repeat=1, warmup=0, progress=False)
+    assert set(threading.enumerate()) <= before
 
 
 # Real signals, in a subprocess ----------------------------------------------------

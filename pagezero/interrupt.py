@@ -96,29 +96,12 @@ def signals_interrupt(signals=STOP_SIGNALS):
 @contextlib.contextmanager
 def deferred(signals=STOP_SIGNALS):
     """Hold `signals` for the block: one arriving meanwhile is delivered when it
-    ends, so a write that must finish (a pool given back, a result file) does.
-
-    Blocking a signal holds it for the calling thread only, and the kernel
-    gives a signal sent to the process to any thread that does not block it
-    (numpy's OpenBLAS starts native threads on import), whose delivery runs
-    the Python handler in the main thread all the same. So in the main
-    thread the handlers are also swapped for one that notes the signal, which
-    is raised again, in this thread, once the block ends and they are back.
-    """
-    held, swapped = [], {}
-    if threading.current_thread() is threading.main_thread():
-        for s in signals:
-            if signal.getsignal(s) not in (signal.SIG_IGN, None):
-                swapped[s] = signal.signal(s, lambda signum, frame: held.append(signum))
+    ends, so a write that must finish (a pool given back, a result file) does."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
         yield
     finally:
-        for s, handler in swapped.items():
-            signal.signal(s, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        for signum in dict.fromkeys(held):
-            signal.raise_signal(signum)
 
 
 def finish(raw, make_result):

@@ -92,8 +92,12 @@ def start(argv, before):
     """Start `argv` and return it once it measures: --reserve has grown the
     pool by what it lacked (or, when the pool had enough free, after 1.5 s)."""
     grows = max(0, PAGES - pagezero.hugepage_pools()["2MB"].available)
+    # SIGINT at its default, as a terminal's Ctrl-C finds it: a shell started
+    # without job control has its background jobs (this pytest, maybe) ignore
+    # it, and pagezero keeps an ignored signal ignored.
     proc = subprocess.Popen(argv, cwd=TESTS_DIR, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     if not grows:
         time.sleep(1.5)
     deadline = time.monotonic() + 30

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 
 #include "fault.h"
 #include "stop.h"
+#include "team.h"
 
 static const struct {
 	const char *name;
@@ -270,40 +270,20 @@ static int scan_smaps(const struct span *s, unsigned n, struct pz_fault_pages *p
 
 /* Runs -------------------------------------------------------------------- */
 
-/* A barrier whose count can drop when a thread fails to start (pthread_barrier's cannot). */
-struct gate {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned count, waiting, generation;
-};
-
-static void gate_wait(struct gate *g)
-{
-	unsigned gen;
-
-	pthread_mutex_lock(&g->lock);
-	gen = g->generation;
-	if (++g->waiting >= g->count) {
-		g->waiting = 0;
-		g->generation++;
-		pthread_cond_broadcast(&g->cond);
-	} else {
-		while (gen == g->generation)
-			pthread_cond_wait(&g->cond, &g->lock);
-	}
-	pthread_mutex_unlock(&g->lock);
-}
-
-struct run;
-
+/*
+ * A run is a team (team.h) of p->threads unpinned threads: the scheduler
+ * places them, as perf bench mem mmap's own process is placed. Every loop
+ * they map and fault together behind the team's barrier; thread 0 then
+ * reads smaps for all the regions and unmaps them, while the others wait
+ * at the next loop's barrier.
+ */
 struct worker {
-	struct run *run;
-	unsigned index;
+	struct pz_clock clock;  /* this thread's (a cycles clock counts its opener only) */
+	int have_clock;
 	struct rng rng;
 	void *addr;             /* this loop's region, NULL when none */
 	uint64_t t0, t1;
-	int err;
-	pthread_t tid;
+	int err;                /* this loop's pass: 0 or -errno */
 };
 
 struct run {
@@ -311,9 +291,7 @@ struct run {
 	const struct pz_clock *clock;
 	struct pz_fault_out *out;
 	struct worker *w;
-	unsigned loop;
-	int stop;               /* read by workers after the start gate, which orders it */
-	struct gate start, done;
+	int err;                /* thread 0's verdict on the first loop that failed */
 };
 
 static size_t lat_per_pass(const struct pz_fault_params *p)
@@ -326,35 +304,25 @@ size_t pz_fault_lat_count(const struct pz_fault_params *p)
 	return lat_per_pass(p) * p->threads * p->loops;
 }
 
-static void timed_pass(struct run *run, struct worker *w)
+static void timed_pass(struct run *run, unsigned t, unsigned loop)
 {
 	const struct pz_fault_params *p = run->p;
+	struct worker *w = &run->w[t];
 	uint64_t *lat = NULL;
 
 	if (run->out->lat)
-		lat = run->out->lat + ((size_t)run->loop * p->threads + w->index) * lat_per_pass(p);
-	w->t0 = pz_clock_read(run->clock);
+		lat = run->out->lat + ((size_t)loop * p->threads + t) * lat_per_pass(p);
+	w->t0 = pz_clock_read(&w->clock);
 	w->err = fault_pass(p, &w->addr, &w->rng, lat);
-	w->t1 = pz_clock_read(run->clock);
+	w->t1 = pz_clock_read(&w->clock);
 }
 
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct run *run = w->run;
-
-	for (;;) {
-		gate_wait(&run->start);
-		if (run->stop)
-			break;
-		timed_pass(run, w);
-		gate_wait(&run->done);
-	}
-	return NULL;
-}
-
-/* After a loop's passes: record the times and the pages, unmap. */
-static int finish_loop(struct run *run)
+/*
+ * After every thread's pass of @loop: record the times and the pages, unmap
+ * all the regions. 0, or the first thread's error (-EINTR for a pass a stop
+ * request cut short): the loop is then not counted.
+ */
+static int finish_loop(struct run *run, unsigned loop)
 {
 	const struct pz_fault_params *p = run->p;
 	struct span spans[64], *s = spans;
@@ -374,15 +342,15 @@ static int finish_loop(struct run *run)
 			err = w->err;
 		first = PZ_MIN(first, w->t0);
 		last = w->t1 > last ? w->t1 : last;
-		run->out->thread[(size_t)run->loop * p->threads + i] = w->t1 - w->t0;
+		run->out->thread[(size_t)loop * p->threads + i] = w->t1 - w->t0;
 		if (s && w->addr) {
 			s[n].start = (uintptr_t)w->addr;
 			s[n++].end = (uintptr_t)w->addr + p->size;
 		}
 	}
-	run->out->wall[run->loop] = last - first;
+	run->out->wall[loop] = last - first;
 	if (!err)
-		err = scan_smaps(s, n, &run->out->pages[run->loop]);
+		err = scan_smaps(s, n, &run->out->pages[loop]);
 	for (i = 0; i < p->threads; i++) {
 		struct worker *w = &run->w[i];
 
@@ -395,12 +363,57 @@ static int finish_loop(struct run *run)
 	return err;
 }
 
+static int worker_setup(void *ctx, unsigned t)
+{
+	struct run *run = ctx;
+	int ret = pz_clock_open_thread(&run->w[t].clock, run->clock);
+
+	run->w[t].have_clock = !ret;
+	return ret;
+}
+
+static void worker_teardown(void *ctx, unsigned t)
+{
+	struct run *run = ctx;
+
+	if (run->w[t].have_clock)
+		pz_clock_close(&run->w[t].clock);
+	run->w[t].have_clock = 0;
+}
+
+/*
+ * A stop request (stop.h) ends the run at the next loop's barrier
+ * (pz_team_next); within a loop, demand faults check it too (touch()), and
+ * a loop cut short fails with -EINTR in finish_loop and is not counted.
+ * MAP_POPULATE and one MADV_POPULATE_WRITE over the region are single
+ * system calls that only a fatal signal interrupts: they finish their loop
+ * first. A failed loop (thread 0's verdict) stops the others the same way.
+ */
+static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
+{
+	struct run *run = ctx;
+	unsigned loop;
+	int failed = 0;
+
+	for (loop = 0; loop < run->p->loops && pz_team_next(st, loop, failed); loop++) {
+		timed_pass(run, t, loop);
+		pz_team_sync(st);       /* every pass is over: the regions can be read */
+		if (t != 0)
+			continue;
+		run->err = finish_loop(run, loop);
+		if (run->err)
+			failed = 1;
+		else
+			run->out->loops_done = loop + 1;
+	}
+}
+
 static int check_params(const struct pz_fault_params *p, const struct pz_clock *clock)
 {
 	const size_t page = (size_t)1 << p->page_shift;
 
 	if ((unsigned)p->workload >= PZ_FAULT_COUNT || p->size == 0 || p->loops == 0 ||
-	    p->threads == 0 || p->threads > PZ_FAULT_MAX_THREADS)
+	    p->threads == 0 || p->threads > PZ_MAX_THREADS)
 		return -EINVAL;
 	if (p->page_shift != PZ_PAGE_SHIFT_4KB && p->page_shift != PZ_PAGE_SHIFT_2MB &&
 	    p->page_shift != PZ_PAGE_SHIFT_1GB)
@@ -410,90 +423,18 @@ static int check_params(const struct pz_fault_params *p, const struct pz_clock *
 	if (p->lat_unit && (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page ||
 			    p->size % p->lat_unit))
 		return -EINVAL;
-	/* A cycle counter counts the thread that opened it, not the workers. */
+	/* Each thread counts its own cycles: a wall time across threads has no meaning. */
 	if (clock && clock->id == PZ_CLOCK_CYCLES && p->threads > 1)
 		return -EINVAL;
 	return 0;
-}
-
-/*
- * Before each loop: a stop request (stop.h) ends the run here. Within a
- * loop, demand faults check it too (touch()); a loop cut short fails with
- * -EINTR in finish_loop and is not counted. MAP_POPULATE and one
- * MADV_POPULATE_WRITE over the region are single system calls that only a
- * fatal signal interrupts: they finish their loop first.
- */
-static int loop_may_start(struct run *run)
-{
-	return !pz_stopping();
-}
-
-/* threads == 1: no thread of its own, as perf runs it. */
-static int run_inline(struct run *run)
-{
-	int ret = 0;
-
-	for (run->loop = 0; run->loop < run->p->loops && !ret; run->loop++) {
-		if (!loop_may_start(run))
-			return -EINTR;
-		timed_pass(run, &run->w[0]);
-		ret = finish_loop(run);
-		if (!ret)
-			run->out->loops_done = run->loop + 1;
-	}
-	return ret;
-}
-
-static int run_threads(struct run *run)
-{
-	const unsigned n = run->p->threads;
-	unsigned started = 0;
-	int ret = 0;
-
-	pthread_mutex_init(&run->start.lock, NULL);
-	pthread_cond_init(&run->start.cond, NULL);
-	pthread_mutex_init(&run->done.lock, NULL);
-	pthread_cond_init(&run->done.cond, NULL);
-	run->start.count = run->done.count = n + 1;     /* the workers and this thread */
-
-	for (; started < n; started++) {
-		ret = -pthread_create(&run->w[started].tid, NULL, worker_main, &run->w[started]);
-		if (ret)
-			break;
-	}
-	if (ret) {
-		/* Release the ones that started: they find stop set at the gate. */
-		pthread_mutex_lock(&run->start.lock);
-		run->start.count = started + 1;
-		pthread_mutex_unlock(&run->start.lock);
-	}
-	for (run->loop = 0; !ret && run->loop < run->p->loops; run->loop++) {
-		if (!loop_may_start(run)) {
-			ret = -EINTR;
-			break;
-		}
-		gate_wait(&run->start);         /* all threads fault at once... */
-		gate_wait(&run->done);          /* ...and all have finished */
-		ret = finish_loop(run);
-		if (!ret)
-			run->out->loops_done = run->loop + 1;
-	}
-	run->stop = 1;
-	gate_wait(&run->start);
-	while (started > 0)
-		pthread_join(run->w[--started].tid, NULL);
-
-	pthread_cond_destroy(&run->start.cond);
-	pthread_mutex_destroy(&run->start.lock);
-	pthread_cond_destroy(&run->done.cond);
-	pthread_mutex_destroy(&run->done.lock);
-	return ret;
 }
 
 int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out)
 {
 	struct run run;
+	struct pz_team team = { .threads = p->threads, .cpus = NULL, .setup = worker_setup,
+				.body = worker_body, .teardown = worker_teardown, .ctx = &run };
 	unsigned i;
 	int ret = check_params(p, clock);
 
@@ -509,12 +450,14 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 	run.w = calloc(p->threads, sizeof(*run.w));
 	if (!run.w)
 		return -ENOMEM;
-	for (i = 0; i < p->threads; i++) {
-		run.w[i].run = &run;
-		run.w[i].index = i;
+	for (i = 0; i < p->threads; i++)
 		rng_seed(&run.w[i].rng, p->seed + i);
-	}
-	ret = p->threads == 1 ? run_inline(&run) : run_threads(&run);
+	ret = pz_team_run(&team);
+	if (!ret)
+		ret = run.err;
+	/* No loop failed and some were not run: a stop request ended the run. */
+	if (!ret && out->loops_done < p->loops)
+		ret = -EINTR;
 	free(run.w);
 	return ret;
 }

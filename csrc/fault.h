@@ -11,8 +11,9 @@
  *   populate        mmap with MAP_POPULATE
  *   populate-write  mmap, then madvise(MADV_POPULATE_WRITE)
  *
- * With threads > 1 each thread maps and faults its own region of @size
- * bytes; all start together behind a barrier.
+ * Each of the run's threads (a team, team.h; one thread by default) maps
+ * and faults its own region of @size bytes; all start every loop together
+ * behind the team's barrier.
  */
 #ifndef PZ_FAULT_H
 #define PZ_FAULT_H
@@ -20,6 +21,7 @@
 #include "pz.h"
 #include "clock.h"
 #include "region.h"
+#include "team.h"
 
 enum pz_fault_workload {
 	PZ_FAULT_DEMAND = 0,
@@ -30,9 +32,6 @@ enum pz_fault_workload {
 
 /* The byte demand writes: not 0, so a test can find every touched byte. */
 #define PZ_FAULT_MARK 0x5a
-
-/* More threads than this is a mistake, not a measurement. */
-#define PZ_FAULT_MAX_THREADS 1024u
 
 const char *pz_fault_name(enum pz_fault_workload w);
 const char *pz_fault_description(enum pz_fault_workload w);
@@ -45,7 +44,7 @@ struct pz_fault_params {
 	unsigned page_shift;    /* 12, 21 or 30 (hugetlb) */
 	enum pz_thp thp;        /* 4KB only: ON asks for THP, OFF refuses it */
 	unsigned loops;         /* > 0 */
-	unsigned threads;       /* 1 .. PZ_FAULT_MAX_THREADS */
+	unsigned threads;       /* 1 .. PZ_MAX_THREADS (team.h), not pinned */
 	unsigned seed;          /* demand: 0 writes offset 0 of each page, else a random
 				   offset, thread t drawing as after srand(seed + t) */
 	size_t lat_unit;        /* 0, or bytes per latency sample: a multiple of the page
@@ -79,7 +78,9 @@ size_t pz_fault_lat_count(const struct pz_fault_params *p);
  * Run @p->loops loops, filling @out (clock units, except latencies: ns).
  * 0 or -errno: -ENOMEM (mmap refused: for hugetlb, too few free pages),
  * -EOPNOTSUPP (the kernel has no MADV_POPULATE_WRITE), -EAGAIN (a thread
- * could not be started), -EINVAL (bad parameters), -EINTR (a stop request,
+ * could not be started), -EINVAL (bad parameters; a cycles clock with more
+ * than one thread), pz_clock_open's error (each thread opens its own cycles
+ * clock: pz_clock_open_thread), -EINTR (a stop request,
  * stop.h, came: before a loop, or within a demand or latency pass, whose
  * loop is dropped). @out->loops_done loops are complete either way.
  * Nothing stays mapped.

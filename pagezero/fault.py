@@ -16,13 +16,13 @@ import errno
 import statistics
 from dataclasses import dataclass
 
-from . import _core, hugepages
+from . import _core, hugepages, interrupt
 from .bench import check_clock, memset
 from .conditions import MAX_FAULT_THREADS, check_int, check_loops
 from .kernels import kernels
 from .sysinfo import machine
 from .region import thp_mode
-from .results import Result
+from .results import Result, ResultSet
 from .units import format_page, format_size, parse_page, parse_size
 
 __all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan", "Headroom",
@@ -154,25 +154,33 @@ def reserved(p, reserve=True):
 
 
 def run(p, function):
-    """Run plan `p` with workload `function`: one call into the C core."""
+    """Run plan `p` with workload `function`: one call into the C core.
+
+    SIGINT, SIGTERM or SIGHUP during the call stop it within one loop: it
+    raises Interrupted whose partial is the Result of the loops completed
+    (None when none), marked with the signal.
+    """
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
     raw = _core.bench_fault(function, p.nbytes, p.shift, thp_mode(p.thp, p.shift), p.loops,
                             p.threads, p.seed, p.clock, p.lat_unit)
-    return Result(
-        benchmark="mmap",
-        function=function,
-        params=p.params(),
-        bytes_per_loop=p.nbytes * p.threads,
-        clock=p.clock,
-        samples=raw["wall"],
-        clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
-        machine=machine(),
-        details={"thread_samples": raw["threads"], "pages": raw["pages"],
-                 "latency": raw["latency"]},
-        interrupted=raw.get("interrupted"),
-    )
+
+    def result(raw):
+        return Result(
+            benchmark="mmap",
+            function=function,
+            params=p.params(),
+            bytes_per_loop=p.nbytes * p.threads,
+            clock=p.clock,
+            samples=raw["wall"],
+            clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
+            machine=machine(),
+            details={"thread_samples": raw["threads"], "pages": raw["pages"],
+                     "latency": raw["latency"]},
+            interrupted=raw["interrupted"],
+        )
+    return interrupt.finish(raw, result)
 
 
 def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
@@ -299,15 +307,25 @@ def _clear_kernels(names):
 def measure_headroom(fault, kernel_names=None, reserve=False):
     """Clear the fault run's extent (its size, page size and THP choice) with
     each clear kernel, chunk = one page, as many loops; return one memset
-    Result per kernel, for Headroom(fault, clears)."""
+    Result per kernel, for Headroom(fault, clears).
+
+    A stop signal raises Interrupted whose partial is a ResultSet of the
+    clears measured before it (None when none)."""
     p = fault.params
     clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
     clears = []
-    with reserved(clear_plan, reserve):
-        for name in _clear_kernels(kernel_names):
-            clears.append(memset(size=p["size"], page=p["page"], chunk=1 << clear_plan.shift,
-                                 function=name, loops=p["loops"], clock=fault.clock,
-                                 thp=p["thp"]))
+    try:
+        with reserved(clear_plan, reserve):
+            for name in _clear_kernels(kernel_names):
+                clears.append(memset(size=p["size"], page=p["page"],
+                                     chunk=1 << clear_plan.shift, function=name,
+                                     loops=p["loops"], clock=fault.clock, thp=p["thp"]))
+    except KeyboardInterrupt as e:
+        stop = interrupt.as_interrupted(e)
+        # The clear the signal cut short keeps its completed loops too.
+        done = clears + ([stop.partial] if isinstance(stop.partial, Result) else [])
+        stop.partial = ResultSet(done, interrupted=stop.signame) if done else None
+        raise stop from None
     return tuple(clears)
 
 
@@ -316,12 +334,21 @@ def headroom(size="1GB", page="4KB", function="demand", loops=10, thp=False,
     """Measure faults() and, right after, the best user-space clear of the same
     extent (each clear kernel, or those named, in page-sized calls over a
     region of the same size and page size). Returns a Headroom: .fault_rate,
-    .best (the fastest clear's Result), .ratio."""
+    .best (the fastest clear's Result), .ratio.
+
+    A stop signal raises Interrupted: during the faults its partial is their
+    Result so far; during the clears, a ResultSet of the fault Result and the
+    clears measured."""
     p = plan(size, page, loops, 1, 0, thp)
     check_workload(function)
     with reserved(p, reserve):
         fault = run(p, function)
-        return Headroom(fault, measure_headroom(fault, clear_kernels))
+        try:
+            return Headroom(fault, measure_headroom(fault, clear_kernels))
+        except interrupt.Interrupted as e:
+            clears = e.partial.results if e.partial is not None else ()
+            e.partial = ResultSet((fault, *clears), interrupted=e.signame)
+            raise
 
 
 # Inspection -------------------------------------------------------------------

@@ -9,24 +9,37 @@ time): one process can land on a lucky or unlucky physical placement of its
 buffers, as pyperf's workers and measuring "three repeats in four sessions"
 guard against. Ctrl-C keeps what was measured: the ResultSet comes back
 marked interrupted.
+
+A stop signal (SIGINT, SIGTERM, SIGHUP) ends a sweep within one loop of the
+point it lands in: what the finished points measured, and the completed loops
+of that point, come back in a ResultSet marked with the signal. Workers run
+in a session of their own, so that the signal reaches each worker once, from
+the sweep (a terminal's Ctrl-C would otherwise reach both); one sent to a
+worker alone stops the sweep the same way.
 """
 import inspect
 import itertools
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 
 from . import bench, fault, policy
+from .interrupt import STOP_SIGNALS, as_interrupted, deferred
 from .kernels import find_kernel
-from .results import ResultSet
+from .results import Result, ResultSet
 from .sysinfo import cache_bytes, llc_bytes, machine
 from .units import parse_size
 
 __all__ = ["sweep", "default_sizes", "BENCHMARKS", "register"]
+
+# How long a stopped worker may take to save what it measured: it stops within
+# one loop, so this is only reached by a worker that hangs.
+WORKER_STOP_S = 60
 
 
 @dataclass(frozen=True)
@@ -109,14 +122,33 @@ def _progress(total, enabled):
         enabled = sys.stderr.isatty()
     from tqdm import tqdm
 
-    return tqdm(total=total, disable=not enabled, unit="run", leave=False)
+    class Bar(tqdm):
+        # No monitor thread (tqdm starts one even for a disabled bar): a
+        # signal sent to the process goes to any thread that does not block
+        # it, so a second thread would take the signals interrupt.deferred()
+        # holds in the main thread while a result file or a pool is written.
+        monitor_interval = 0
+
+    return Bar(total=total, disable=not enabled, unit="run", leave=False)
+
+
+def _partial(stop):
+    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut short."""
+    if isinstance(stop.partial, Result):
+        return [stop.partial]
+    if isinstance(stop.partial, ResultSet):
+        return list(stop.partial.results)
+    return []
 
 
 def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
-    """Warm up, then run each repetition's shuffled pass over the points in this process."""
+    """Warm up, then run each repetition's shuffled pass over the points in this
+    process. A stop signal ends it: the ResultSet then holds what was measured,
+    the point it cut short included, marked with the signal."""
     b = BENCHMARKS[benchmark]
     results, runs = [], []
     bar = _progress(len(points) * (warmup + len(repetitions)), progress)
+    measuring = None    # the run description of the point being measured
     try:
         for _ in range(warmup):
             for p in points:
@@ -126,41 +158,85 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
             order = list(points)
             random.Random(seed + rep).shuffle(order)
             for p in order:
+                measuring = {"repetition": rep, "process": process}
                 results.append(b.run(**p))
-                runs.append({"repetition": rep, "process": process})
+                runs.append(measuring)
+                measuring = None
                 bar.update()
-    except KeyboardInterrupt:
-        return ResultSet(results, runs, machine(), interrupted="SIGINT")
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        if measuring is not None:   # a warm-up's loops are thrown away, stopped or not
+            cut = _partial(stop)
+            results += cut
+            runs += [measuring] * len(cut)
+        return ResultSet(results, runs, machine(), interrupted=stop.signame)
     finally:
         bar.close()
     return ResultSet(results, runs, machine())
 
 
+def _stop_worker(proc, signum):
+    """Pass a stop signal on to a worker and wait until it has saved what it
+    measured. Signals are held meanwhile; one arriving before they are (a
+    second Ctrl-C) does not skip the wait."""
+    sent = done = False
+    while not done:
+        try:
+            with deferred():
+                if not sent:
+                    proc.send_signal(signum)
+                    sent = True
+                try:
+                    proc.wait(timeout=WORKER_STOP_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                done = True
+        except KeyboardInterrupt:
+            pass    # the sweep is stopping already
+
+
+def _run_worker(proc_index, spec, tmp):
+    """Run one worker process; (its ResultSet or None, the signal that stopped it or None)."""
+    out = spec["output"]
+    # -m from a directory that is not the source tree (see tests/conftest.py).
+    proc = subprocess.Popen([sys.executable, "-m", "pagezero._sweep_worker"],
+                            stdin=subprocess.PIPE, text=True, cwd=tmp, start_new_session=True)
+    stopped = None
+    try:
+        proc.communicate(json.dumps(spec))
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        stopped = stop.signame
+        _stop_worker(proc, stop.signum)
+    part = ResultSet.load(out) if os.path.exists(out) else None
+    # A worker a stop signal ended saved what it measured and exited with the
+    # shell's status for the signal, 128 + signum.
+    by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
+    if proc.returncode in by_signal and part is not None:
+        stopped = stopped or part.interrupted or by_signal[proc.returncode]
+    elif proc.returncode != 0 and not stopped:
+        # (A worker the sweep's own stop reached before it could save has
+        # nothing to give: not a failure.)
+        raise RuntimeError(f"sweep worker {proc_index} failed with status {proc.returncode}")
+    return part, stopped
+
+
 def _run_workers(benchmark, points, repeat, warmup, processes, seed, progress):
     """Spread the repetitions over `processes` fresh interpreters, one at a time."""
-    collected, runs, interrupted = [], [], False
+    collected, runs, interrupted = [], [], None
     with tempfile.TemporaryDirectory(prefix="pagezero-sweep-") as tmp:
         for proc in range(processes):
             reps = list(range(proc, repeat, processes))
             if not reps:
                 continue
-            out = os.path.join(tmp, f"worker{proc}.json")
             spec = {"benchmark": benchmark, "points": points, "repetitions": reps,
-                    "warmup": warmup, "seed": seed, "process": proc, "output": out,
-                    "progress": progress}
-            try:
-                # -m from a directory that is not the source tree (see tests/conftest.py).
-                subprocess.run([sys.executable, "-m", "pagezero._sweep_worker"], input=json.dumps(spec),
-                               text=True, check=True, cwd=tmp)
-            except KeyboardInterrupt:
-                interrupted = True
-            except subprocess.CalledProcessError as e:
-                raise RuntimeError(f"sweep worker {proc} failed with status {e.returncode}") from None
-            if os.path.exists(out):
-                part = ResultSet.load(out)
+                    "warmup": warmup, "seed": seed, "process": proc,
+                    "output": os.path.join(tmp, f"worker{proc}.json"), "progress": progress}
+            part, interrupted = _run_worker(proc, spec, tmp)
+            if part is not None:
                 collected += part.results
                 runs += part.runs
-                interrupted = interrupted or part.interrupted
             if interrupted:
                 break
     return ResultSet(collected, runs, machine(), interrupted=interrupted)

@@ -6,13 +6,18 @@ as a run does but leaves the region mapped. No assertion is made on how fast
 anything is.
 """
 import ctypes
+import dataclasses
+import os
 import platform
+import signal
+import threading
 
 import numpy as np
 import pytest
 
 import pagezero
 from pagezero import _core, fault
+from pagezero.interrupt import STOP_SIGNALS, Interrupted, signals_interrupt
 from conftest import mapping_count, mem_available, never_available
 
 MB = 1 << 20
@@ -108,6 +113,9 @@ def test_latency_pass_writes_the_same_bytes():
 
 @pytest.mark.parametrize("function", fault.WORKLOADS)
 def test_a_run_has_one_sample_per_loop_and_unmaps(function):
+    # A first run leaves what glibc keeps for the next thread (its stack
+    # cache, a malloc arena): mappings, but not a run's regions.
+    pagezero.faults(SIZE, function=function, loops=1)
     before = mapping_count()
     r = pagezero.faults(SIZE, function=function, loops=3)
     assert mapping_count() == before
@@ -242,6 +250,66 @@ def test_headroom_sets_the_fault_rate_beside_the_best_clear():
     assert all(c.params["chunk"] == 4096 and c.params["size"] == 4 * MB for c in h.clears)
     assert h.best in h.clears
     assert h.ratio == h.best.bytes_per_sec / h.fault.bytes_per_sec > 0
+
+
+def cut_short_memset(monkeypatch, at):
+    """Make headroom's clear number `at` stop as a signal stops it: Interrupted(SIGTERM)
+    carrying one completed loop."""
+    real, calls = fault.memset, []
+
+    def memset(**kwargs):
+        calls.append(kwargs["function"])
+        if len(calls) == at:
+            cut = real(**dict(kwargs, loops=1))
+            raise Interrupted(signal.SIGTERM, partial=dataclasses.replace(cut,
+                                                                          interrupted="SIGTERM"))
+        return real(**kwargs)
+    monkeypatch.setattr(fault, "memset", memset)
+
+
+def test_headroom_stopped_during_the_clears_keeps_the_faults_and_the_clears(monkeypatch):
+    cut_short_memset(monkeypatch, at=2)
+    with pytest.raises(Interrupted) as caught:
+        pagezero.headroom("4MB", loops=2, clear_kernels=["default", "generic"])
+    rs = caught.value.partial
+    assert caught.value.signum == signal.SIGTERM and rs.interrupted == "SIGTERM"
+    assert [(r.benchmark, r.function, r.loops) for r in rs] == [
+        ("mmap", "demand", 2), ("memset", "default", 2), ("memset", "generic", 1)]
+    assert rs.results[-1].interrupted == "SIGTERM"
+
+
+# Signals ------------------------------------------------------------------------------
+
+
+def test_a_complete_run_says_so():
+    raw = _core.bench_fault("demand", MB, 12, 2, 3, 2, 0, "ns", 0)
+    assert raw["loops_done"] == 3 and raw["interrupted"] is None
+    assert len(raw["wall"]) == len(raw["pages"]) == 3
+    assert [len(t) for t in raw["threads"]] == [3, 3]
+
+
+@pytest.mark.parametrize("sig", STOP_SIGNALS)
+def test_a_signal_stops_a_run_and_keeps_the_loops_done(sig):
+    handlers = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), sig))
+    timer.start()
+    try:
+        # Python's handlers as a net: without the C core's, the signal would
+        # wait for the end of the run (minutes) and then raise, partial None.
+        with signals_interrupt(), pytest.raises(Interrupted) as caught:
+            pagezero.faults("4MB", threads=2, loops=5000, latency=True)
+    finally:
+        timer.cancel()
+        timer.join()
+    r = caught.value.partial
+    assert caught.value.signum == sig and r.interrupted == sig.name
+    # Only the completed loops, every per-loop value cut to them.
+    assert 0 < r.loops < 5000
+    assert len(r.details["pages"]) == r.loops
+    assert [len(s) for s in r.details["thread_samples"]] == [r.loops, r.loops]
+    assert all(pg["rss"] == 2 * 4 * MB for pg in r.details["pages"])
+    assert r.details["latency"]["n"] == r.loops * 2 * (4 * MB // (64 << 10))
+    assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == handlers
 
 
 # Errors: clear, and nothing left behind --------------------------------------------------

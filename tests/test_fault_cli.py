@@ -14,6 +14,7 @@ import pytest
 
 import pagezero
 from pagezero import fault, hugepages
+from pagezero.cli import main
 from conftest import (TESTS_DIR, check_environment_error, check_rate_line, check_usage_error,
                       has_cycle_counter, mem_available, never_available, ok, pagezero_cli)
 
@@ -84,6 +85,21 @@ def test_headroom_line():
     assert m, out
     assert m["name"] == "demand" and float(m["ratio"]) > 0
     assert m["kernel"] in [k.name for k in pagezero.kernels("clear") if k.available]
+
+
+def test_headroom_stopped_saves_the_faults_and_the_clears(tmp_path, monkeypatch, capsys):
+    # The clears are saved beside the faults but not counted among the loops planned.
+    from test_fault import cut_short_memset
+    cut_short_memset(monkeypatch, at=2)
+    out = tmp_path / "run.json"
+    status = main(["mem", "mmap", "-s", "4MB", "-l", "2", "-f", "demand", "--headroom",
+                   "-o", str(out)])
+    err = capsys.readouterr().err
+    assert status == 143, err
+    assert err.strip() == f"pagezero: interrupted by SIGTERM after 2 of 2 loops; saved to {out}"
+    results = pagezero.load_results(str(out))
+    assert [(r.benchmark, r.loops) for r in results] == [("mmap", 2), ("memset", 2), ("memset", 1)]
+    assert results[-1].interrupted == "SIGTERM"
 
 
 def test_simple_format_prints_one_number_per_function():
@@ -180,7 +196,7 @@ def test_ctrl_c_during_a_reserved_run_restores_the_pool():
     before = hugepages.pool("2MB").total
     pages = hugepages.pool("2MB").available + 1       # one more than is free: --reserve acts
     # About 4GB of faults, a second or so: the interrupt comes while it runs;
-    # the C loops finish their measurement first, then the CLI unwinds.
+    # the C loops stop within one loop (csrc/stop.h), then the CLI unwinds.
     loops = max(10, 2000 // pages)
     proc = subprocess.Popen([sys.executable, "-m", "pagezero", "mem", "mmap", "-s", f"{2 * pages}MB",
                              "-p", "2MB", "-f", "demand", "-l", str(loops), "--reserve"],

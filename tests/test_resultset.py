@@ -6,6 +6,7 @@ every call, so warm-up, repetitions, interleaving and Ctrl-C are checked
 fast and deterministically. The real memset is used only where the real
 thing matters (its checks, worker processes), at tiny sizes.
 """
+import contextlib
 import csv
 import dataclasses
 import functools
@@ -16,6 +17,7 @@ import pytest
 
 import pagezero
 from pagezero import sweeps
+from pagezero.interrupt import Interrupted
 from pagezero.results import SCHEMA, SCHEMA_VERSION, Result, ResultSet
 
 MACHINE = {"cpu_model": "Test CPU", "kernel_release": "6.0.0-test",
@@ -34,27 +36,42 @@ def make_result(function="a", size=4096, samples=(1000, 1100), benchmark="fake",
 
 class Fake:
     """A sweepable benchmark: records each call's parameters; raises
-    KeyboardInterrupt on call number `interrupt_at` (1-based)."""
+    KeyboardInterrupt on call number `interrupt_at` (1-based), or, with
+    `signum`, Interrupted(signum) carrying the one loop it completed, as a
+    run of the C core does when a stop signal cuts it short."""
 
-    def __init__(self, interrupt_at=None):
+    def __init__(self, interrupt_at=None, signum=None):
         self.calls = []
         self.interrupt_at = interrupt_at
+        self.signum = signum
 
     def run(self, function="a", size=4096, loops=2):
         self.calls.append({"function": function, "size": size, "loops": loops})
         if len(self.calls) == self.interrupt_at:
-            raise KeyboardInterrupt
+            if self.signum is None:
+                raise KeyboardInterrupt
+            cut = dataclasses.replace(make_result(function, size, samples=[7], loops=loops),
+                                      interrupted=self.signum.name)
+            raise Interrupted(self.signum, partial=cut)
         return make_result(function, size, samples=[1000 + i for i in range(loops)], loops=loops)
+
+
+@contextlib.contextmanager
+def registered_fake():
+    """A Fake registered as the benchmark "fake", unregistered afterwards."""
+    f = Fake()
+    sweeps.register("fake", lambda function="a", size=4096, loops=2: f.run(function, size, loops),
+                    check=lambda function="a", size=4096, loops=2: _check_fake(size))
+    try:
+        yield f
+    finally:
+        sweeps.BENCHMARKS.pop("fake", None)
 
 
 @pytest.fixture
 def fake():
-    """Register a Fake as the benchmark "fake"; unregister it afterwards."""
-    f = Fake()
-    sweeps.register("fake", lambda function="a", size=4096, loops=2: f.run(function, size, loops),
-                    check=lambda function="a", size=4096, loops=2: _check_fake(size))
-    yield f
-    sweeps.BENCHMARKS.pop("fake", None)
+    with registered_fake() as f:
+        yield f
 
 
 def _check_fake(size):

@@ -2,6 +2,7 @@
  * fault.c - the page-fault workloads: bench_fault (timed, threaded) and
  * fault_pass (one untimed pass that leaves the region mapped).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "pzpy.h"
@@ -28,11 +29,6 @@ static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size,
 	if (size <= 0 || (size_t)size % page) {
 		PyErr_Format(PyExc_ValueError, "size %zd is not a positive multiple of the "
 			     "%zu-byte page", size, page);
-		return -1;
-	}
-	if (p->threads > PZ_FAULT_MAX_THREADS) {
-		PyErr_Format(PyExc_ValueError, "threads must be between 1 and %u, not %u",
-			     PZ_FAULT_MAX_THREADS, p->threads);
 		return -1;
 	}
 	if (lat_unit < 0 || (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
@@ -87,25 +83,31 @@ static PyObject *latency_dict(uint64_t *v, size_t n, size_t unit)
 			     "mean_ns", s.mean);
 }
 
-/* {"wall": (per loop), "threads": ((per loop) per thread), "pages": ({...} per loop), "latency": {...} or None} */
+/*
+ * {"wall": (per loop), "threads": ((per loop) per thread), "pages": ({...} per
+ * loop), "latency": {...} or None, "loops_done": n, "interrupted": None or the
+ * signal's name}, every per-loop value cut to the @out->loops_done loops that
+ * completed (all of them unless a signal stopped the run).
+ */
 static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_fault_out *out,
-			      size_t nlat)
+			      size_t nlat, int sig)
 {
+	const unsigned done = out->loops_done;
 	PyObject *wall, *threads, *pages, *lat, *res = NULL;
 	unsigned i;
 
-	wall = pzpy_u64_tuple(out->wall, p->loops, 1);
+	wall = pzpy_u64_tuple(out->wall, done, 1);
 	threads = PyTuple_New(p->threads);
-	pages = PyTuple_New(p->loops);
+	pages = PyTuple_New(done);
 	for (i = 0; threads && i < p->threads; i++) {
-		PyObject *t = pzpy_u64_tuple(out->thread + i, p->loops, p->threads);
+		PyObject *t = pzpy_u64_tuple(out->thread + i, done, p->threads);
 
 		if (!t)
 			Py_CLEAR(threads);
 		else
 			PyTuple_SET_ITEM(threads, i, t);
 	}
-	for (i = 0; pages && i < p->loops; i++) {
+	for (i = 0; pages && i < done; i++) {
 		PyObject *d = pages_dict(&out->pages[i]);
 
 		if (!d)
@@ -113,10 +115,12 @@ static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_f
 		else
 			PyTuple_SET_ITEM(pages, i, d);
 	}
-	lat = latency_dict(out->lat, nlat, p->lat_unit);
+	/* @nlat covers every loop, loop-major: the completed loops' samples come first. */
+	lat = latency_dict(out->lat, nlat / p->loops * done, p->lat_unit);
 	if (wall && threads && pages && lat)
-		res = Py_BuildValue("{s:O,s:O,s:O,s:O}", "wall", wall, "threads", threads,
-				    "pages", pages, "latency", lat);
+		res = Py_BuildValue("{s:O,s:O,s:O,s:O,s:I,s:N}", "wall", wall, "threads", threads,
+				    "pages", pages, "latency", lat, "loops_done", done,
+				    "interrupted", pzpy_interrupted(sig));
 	Py_XDECREF(wall);
 	Py_XDECREF(threads);
 	Py_XDECREF(pages);
@@ -156,7 +160,10 @@ PyDoc_STRVAR(bench_fault__doc__,
 "'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
 "loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
 "None or {'n', 'unit_bytes', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns',\n"
-"'p999_ns', 'max_ns', 'mean_ns'}}.");
+"'p999_ns', 'max_ns', 'mean_ns'}, 'loops_done': the loops completed,\n"
+"'interrupted': None, or the signal (SIGINT, SIGTERM, SIGHUP) that stopped\n"
+"the run within a loop: every per-loop value then covers the completed\n"
+"loops only}.");
 
 static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -167,6 +174,7 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	struct pz_fault_params p;
 	struct pz_fault_out out = { 0 };
 	struct pz_clock clock;
+	struct pzpy_stop stop;
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
@@ -217,14 +225,19 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	}
 	if (pzpy_open_clock(&clock, clock_id) < 0)
 		goto out;
+	if (pzpy_stop_begin(&stop) < 0) {
+		pz_clock_close(&clock);
+		goto out;
+	}
 	Py_BEGIN_ALLOW_THREADS
 	ret = pz_fault_run(&p, &clock, &out);
 	Py_END_ALLOW_THREADS
+	pzpy_stop_end(&stop);
 	pz_clock_close(&clock);
-	if (ret)
+	if (ret && !(ret == -EINTR && stop.sig))
 		fault_error(ret, &p);
 	else
-		result = fault_result(&p, &out, nlat);
+		result = fault_result(&p, &out, nlat, stop.sig);
 out:
 	PyMem_Free(out.wall);
 	PyMem_Free(out.thread);

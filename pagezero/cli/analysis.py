@@ -81,9 +81,10 @@ def _print_stats(rs):
               f"{row['ci_low'] / scale:.2f}..{row['ci_high'] / scale:.2f})")
 
 
-def _stopped():
-    """The Interrupted of the signal a sweep or the report caught and kept going after."""
-    return Interrupted(received() or signal.SIGINT)
+def _stopped(name=None):
+    """The Interrupted of the signal a sweep or the report caught and kept going after:
+    `name` when the ResultSet says which (a signal its C loops or a worker took)."""
+    return Interrupted(getattr(signal, name or "", None) or received() or signal.SIGINT)
 
 
 def cmd_sweep(args):
@@ -92,7 +93,7 @@ def cmd_sweep(args):
     grid = _grid(args)
     rs = sweep(args.benchmark, grid, repeat=args.repeat, warmup=args.warmup,
                processes=args.processes)
-    stop = _stopped() if rs.interrupted else None
+    stop = _stopped(rs.interrupted) if rs.interrupted else None
     if stop:
         # The sweep caught the signal to keep what ran; the file says which one.
         rs = ResultSet(rs.results, rs.runs, rs.machine, interrupted=stop.signame)

@@ -4,6 +4,7 @@ import sys
 
 from .. import _core
 from .. import fault as faults
+from ..interrupt import Interrupted
 from ..units import format_rate, format_size, parse_page
 from .mem import add_loops, add_simple_format, print_functions, print_rate, print_simple
 from .options import UsageError, add_clock, add_output, check_output, integer, resolve_clock
@@ -86,6 +87,17 @@ def _functions(function, latency):
     return chosen
 
 
+def _measure_headroom(measured):
+    """The clears of --headroom, kept as extras: saved with the faults, not
+    counted among the loops planned, also those a signal stops."""
+    try:
+        measured.extra = list(faults.measure_headroom(measured.results[0]))
+    except Interrupted as e:
+        measured.extra = list(e.partial.results) if e.partial is not None else []
+        e.partial = None
+        raise
+
+
 def cmd_mmap(args):
     if args.function == "help":
         print_functions((name, faults.describe(name)) for name in faults.WORKLOADS)
@@ -117,7 +129,7 @@ def cmd_mmap(args):
                 _print_fault(args, job, result, first=len(measured.results) == 1)
                 _warn_pages(result)
             if args.headroom and measured.results:
-                measured.extra = list(faults.measure_headroom(measured.results[0]))
+                _measure_headroom(measured)
                 _print_headroom(args, measured.results, measured.extra)
     return 0
 

@@ -175,7 +175,7 @@ static void test_errors(void)
 	p = ok;
 	p.threads = 0;
 	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, "threads = 0");
-	p.threads = PZ_FAULT_MAX_THREADS + 1;
+	p.threads = PZ_MAX_THREADS + 1;
 	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, "threads too many");
 	p = ok;
 	p.workload = PZ_FAULT_POPULATE;
@@ -198,15 +198,54 @@ static void test_errors(void)
 	 * OOM killer came, so the case is skipped there.
 	 */
 	if (overcommit_mode() != 1) {
+		uint64_t wall2[1], thread2[2];
+		struct pz_fault_out out2 = { .wall = wall2, .thread = thread2, .pages = pages };
+
 		p = ok;
 		p.size = (size_t)1 << 46;
 		p.workload = PZ_FAULT_POPULATE;
 		pz_clock_open(&clock, PZ_CLOCK_NS);
 		CHECK(pz_fault_run(&p, &clock, &out) == -ENOMEM, "64TB populate mapped");
+		/* Every thread of the team fails its loop; the run says why, once. */
+		p.threads = 2;
+		CHECK(pz_fault_run(&p, &clock, &out2) == -ENOMEM && out2.loops_done == 0,
+		      "64TB populate mapped by 2 threads");
 		pz_clock_close(&clock);
 	} else {
 		printf("skip: the 64TB mapping case (vm.overcommit_memory is 1)\n");
 	}
+}
+
+/*
+ * A cycles clock counts the thread that opened it; the run faults on a
+ * team thread, which opens its own. $PAGEZERO_FAKE_CYCLES makes the clock
+ * the opener's CPU time: read from the caller's clock instead, every sample
+ * would be the time the caller spent running while it waited for the team,
+ * about nothing. 1024 first touches, each clearing 4KB, take far more CPU
+ * time than the 1 us asked of each sample here.
+ */
+static void test_thread_clock(void)
+{
+	struct pz_fault_params p = params(PZ_FAULT_DEMAND, 4 * MB, 1, 3, 0, 0);
+	uint64_t wall[3], thread[3];
+	struct pz_fault_pages pages[3];
+	struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages };
+	struct pz_clock clock;
+	int ret;
+
+	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0 && clock.fake, "fake cycles clock");
+	ret = pz_fault_run(&p, &clock, &out);
+	CHECK(ret == 0 && out.loops_done == 3, "cycles run: %d, %u loops", ret, out.loops_done);
+	for (unsigned l = 0; !ret && l < 3; l++)
+		CHECK(wall[l] >= 1000 && thread[l] == wall[l],
+		      "loop %u: %llu cycles: a clock that counts another thread", l,
+		      (unsigned long long)wall[l]);
+	p.threads = 2;
+	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL,
+	      "cycles across threads (no common count) accepted");
+	pz_clock_close(&clock);
+	unsetenv("PAGEZERO_FAKE_CYCLES");
 }
 
 /* A second thread that asks for a stop once the run has begun. */
@@ -270,6 +309,7 @@ int main(void)
 	test_once();
 	test_runs();
 	test_errors();
+	test_thread_clock();
 	test_stop();
 	printf("test_fault: %lu passed, %lu failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;

@@ -15,7 +15,11 @@ static const int stop_signals[PZ_STOP_NSIG] = { SIGINT, SIGTERM, SIGHUP };
 
 void pz_stop_request(int sig)
 {
-	__atomic_store_n(&pz_stop_signal, sig > 0 ? sig : SIGINT, __ATOMIC_SEQ_CST);
+	int none = 0;
+
+	/* The first signal decides (its exit status is the one reported): a later one keeps it. */
+	__atomic_compare_exchange_n(&pz_stop_signal, &none, sig > 0 ? sig : SIGINT, 0,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 int pz_stop_requested(void)

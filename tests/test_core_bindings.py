@@ -156,6 +156,7 @@ def test_hugepage_shortage_from_c_states_facts_without_advice():
     assert info.value.errno in (12, 22)
     assert "echo" not in str(info.value)
     assert f"{free_hugepages('2MB')} free" in str(info.value)
+    assert "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages" in str(info.value)
 
 
 def test_numa_bind_failure_is_a_mapping_error():

@@ -112,7 +112,7 @@ static PyObject *mapping_failed(int err, const struct pzpy_failure *f)
 		return raise_mapping(-err, "memory allocation failed - maybe size (%zu bytes) "
 				     "has insufficient hugepages: %lu %luMB pages needed, %ld free "
 				     "in the pool (/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages)",
-				     f->bytes, need, page >> 20, free_hugepages(f->shift), need,
+				     f->bytes, need, page >> 20, free_hugepages(f->shift),
 				     page / 1024);
 	}
 	if (err == -E2BIG) {

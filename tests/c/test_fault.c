@@ -290,6 +290,9 @@ static void test_stop(void)
 		      "threads %u: a stop during the run: %d, %u loops", threads, ret,
 		      out.loops_done);
 		CHECK(pz_stop_requested() == SIGTERM, "the request keeps its signal");
+		pz_stop_request(SIGHUP);
+		CHECK(pz_stop_requested() == SIGTERM,
+		      "a second signal does not replace the first (its exit status is reported)");
 		for (unsigned i = 0; i < out.loops_done; i++)
 			if (pages[i].rss < p.size * threads) {
 				CHECK(0, "threads %u: completed loop %u has %llu bytes resident",

@@ -5,7 +5,7 @@
  * The timed loops run in C with the GIL released and never return to the
  * interpreter's signal handling, so a signal must reach them some other
  * way: a handler stores the signal number in one int, and every timed loop
- * of the core (threads.c, fault.c, policy_bench.c) reads it between
+ * of the core (mem_bench.c, fault.c, policy_bench.c) reads it between
  * loops and between chunks, batches or groups of pages. A run that sees it
  * stops within one loop: the loops it completed keep their samples, the
  * interrupted one is dropped, and the run returns -EINTR with the number of

@@ -2,7 +2,7 @@
  * team.h - threads started together, pinned, meeting at a barrier every loop.
  *
  * Every benchmark that runs on more than the calling thread runs on a team:
- * memset/memcpy (threads.c), the policy batches (policy_bench.c) and the
+ * memset/memcpy (mem_bench.c), the policy batches (policy_bench.c) and the
  * fault workloads (fault.c), so pinning, the start gate and the agreement
  * on when to stop are written once.
  */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "pzpy.h"
-#include "threads.h"
+#include "mem_bench.h"
 
 #define PZPY_MAX_PARAMS 24
 

@@ -1,7 +1,7 @@
 /*
  * mem.c - the memset / memcpy benchmark (bench_mem: one entry for every
  * condition, the plain run being the default ones) and its test hook on a
- * caller's buffer (run_threads_on), both on csrc/threads.c's one loop.
+ * caller's buffer (run_threads_on), both on csrc/mem_bench.c's one loop.
  */
 #include <pthread.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "counters.h"
 #include "pzpy.h"
 #include "stats.h"
-#include "threads.h"
+#include "mem_bench.h"
 
 /* Buffers a run maps: memcpy's two per region, a region per thread in private mode. */
 static unsigned run_buffers(const struct pz_run_params *p)

@@ -16,7 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "threads.h"
+#include "mem_bench.h"
 #include "cache.h"
 #include "clock.h"
 #include "fault.h"
@@ -51,7 +51,7 @@ struct pzpy_failure {
 	const char *unsupported;        /* the message for -EOPNOTSUPP */
 	/*
 	 * The step that failed, where the C core says (enum pz_run_stage,
-	 * threads.h; 0: unknown, the fields above decide), and in which thread:
+	 * mem_bench.h; 0: unknown, the fields above decide), and in which thread:
 	 * an -EINVAL of pinning and one of binding then get their own messages,
 	 * as do a counter read that failed and one that was multiplexed.
 	 */

@@ -1,5 +1,5 @@
 /*
- * threads.c - the memset/memcpy benchmark under any conditions (see threads.h).
+ * mem_bench.c - the memset/memcpy benchmark under any conditions (see mem_bench.h).
  *
  * As perf bench mem: buffers are prefaulted by the function under test
  * before any timing; each pass walks the region in chunk-sized calls.
@@ -15,7 +15,7 @@
 
 #include "numa.h"
 #include "stop.h"
-#include "threads.h"
+#include "mem_bench.h"
 
 /* Parts of a shared region start on page boundaries: no two threads share a line or a page. */
 #define PZ_PART_ALIGN 4096u

@@ -1,9 +1,9 @@
 /*
- * test_threads.c - csrc/threads.c, cache.c, numa.c, counters.c and stop.c
+ * test_mem.c - csrc/mem_bench.c, cache.c, numa.c, counters.c and stop.c
  * without Python: parts, barrier, flush order, evict buffers, node binding,
  * offsets, the fake counter source, error paths and the step they name,
  * stop requests and the signals that make them. Run plain and under ASan/UBSan by
- * tests/test_c_core.py (TEST=threads tests/c/build.sh). Prints "N passed, M failed".
+ * tests/test_c_core.py (TEST=mem tests/c/build.sh). Prints "N passed, M failed".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,7 +18,7 @@
 
 #include "numa.h"
 #include "stop.h"
-#include "threads.h"
+#include "mem_bench.h"
 
 static int passed, failed;
 
@@ -483,6 +483,9 @@ static void test_stop_catch(void)
 	CHECK(pz_stop_requested() == 0);
 	raise(SIGTERM);
 	CHECK(pz_stop_requested() == SIGTERM);
+	raise(SIGHUP);
+	CHECK(pz_stop_requested() == SIGTERM);   /* the first signal decides */
+	pz_stop_clear();
 	raise(SIGHUP);
 	CHECK(pz_stop_requested() == SIGHUP);
 	pz_stop_release(&saved);

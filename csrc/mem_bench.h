@@ -1,5 +1,5 @@
 /*
- * threads.h - the memset/memcpy benchmark, under any conditions, on a team.
+ * mem_bench.h - the memset/memcpy benchmark, under any conditions, on a team.
  *
  * One entry, pz_bench_mem(), runs perf bench mem's memset and memcpy: the
  * plain run (hot, one unpinned thread, no node, no counters: perf's
@@ -20,8 +20,8 @@
  * the timing; the clock is then read around each chunk and a loop's sample
  * is the sum.
  */
-#ifndef PZ_THREADS_H
-#define PZ_THREADS_H
+#ifndef PZ_MEM_BENCH_H
+#define PZ_MEM_BENCH_H
 
 #include "pz.h"
 #include "cache.h"
@@ -123,4 +123,4 @@ int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
 int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock,
 		    char *const *dst, const char *const *src, struct pz_run_out *out);
 
-#endif /* PZ_THREADS_H */
+#endif /* PZ_MEM_BENCH_H */

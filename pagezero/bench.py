@@ -23,7 +23,7 @@ __all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CA
 
 CLOCKS = _core.clocks()
 MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
-# Parts of a shared region start on 4KB boundaries (csrc/threads.c).
+# Parts of a shared region start on 4KB boundaries (csrc/mem_bench.c).
 _PART_ALIGN = 4096
 
 

@@ -14,7 +14,7 @@ Both clear a buffer at the same alignment: perf before the 2025 series
 (Debian's 6.1 among them) malloc()s its buffer, which glibc places 16 bytes
 past a page boundary, and rep stosq runs several percent slower there than
 on a page boundary; so pagezero runs with --offset 16 (--offset 0 for a perf
-that mmap()s its buffers, as the seeds' series made it do).
+that mmap()s its buffers, as "mm: folio_zero_user: clear contiguous pages" (2025) made it do).
 
 Target: pagezero's median rate within 5% of perf's for every function.
 """

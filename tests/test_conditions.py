@@ -1,4 +1,4 @@
-"""Issue 7: cache-cold clears, threads, NUMA placement, hardware counters.
+"""Measured conditions: cache-cold clears, threads, NUMA placement, hardware counters.
 
 Mechanisms only: which lines were flushed before which call, which bytes
 each thread wrote, which node a buffer is bound to, which counts a counter

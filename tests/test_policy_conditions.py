@@ -1,4 +1,4 @@
-"""Issue 7 on the clearing policies: batch() and folio() with cache, threads, node, counters.
+"""Measured conditions on the clearing policies: batch() and folio() with cache, threads, node, counters.
 
 Mechanisms only, as tests/test_conditions.py: which ranges were flushed before
 which clear, which bytes each thread wrote, which node the memory is bound to,

@@ -109,7 +109,6 @@ def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value
     shift = parse_page(page)
     thp_mode(thp, shift)
     check_loops(loops, benchmark)
-    check_clock(clock)
     if KERNEL_KIND[benchmark] == "clear":
         check_fill_value(value)
     c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)

@@ -4,7 +4,6 @@ Arguments are checked and parsed here; the run itself (mapping, prefault,
 timed loops) is one call into the C core with the GIL released.
 """
 import os
-import statistics
 from dataclasses import dataclass
 
 from . import _core, hugepages, interrupt
@@ -14,6 +13,7 @@ from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, C
 from .kernels import KERNEL_KIND, find_kernel
 from .sysinfo import machine
 from .region import thp_mode
+from .stats import spread
 from .results import Result
 from .units import parse_page, parse_size, format_page, format_size
 
@@ -185,12 +185,7 @@ def thread_rates(result):
 def thread_spread(result):
     """(mean per-thread rate, its standard deviation across threads in %), as perf's
     "/thread ( +- x% )"."""
-    rates = thread_rates(result)
-    if not rates:
-        return None, None
-    mean = statistics.fmean(rates)
-    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return mean, 100.0 * stdev / mean if mean else 0.0
+    return spread(thread_rates(result))
 
 
 def scaling(size="1GB", function="default", max_threads=None, threads_mode="shared",

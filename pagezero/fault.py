@@ -13,7 +13,6 @@ path does.
 """
 import contextlib
 import errno
-import statistics
 from dataclasses import dataclass
 
 from . import _core, hugepages, interrupt
@@ -22,6 +21,7 @@ from .conditions import MAX_FAULT_THREADS, check_int, check_loops
 from .kernels import kernels
 from .sysinfo import machine
 from .region import thp_mode
+from .stats import spread
 from .results import Result, ResultSet
 from .units import format_page, format_size, parse_page, parse_size
 
@@ -224,12 +224,7 @@ def thread_rates(result):
 
 def thread_spread(result):
     """(mean per-thread rate, its standard deviation across threads in %)."""
-    rates = thread_rates(result)
-    if not rates:
-        return None, None
-    mean = statistics.fmean(rates)
-    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return mean, 100.0 * stdev / mean if mean else 0.0
+    return spread(thread_rates(result))
 
 
 def page_report(result):

@@ -110,6 +110,16 @@ def _spread(logs):
     return sum(abs(x - m) for x in logs)
 
 
+def spread(rates):
+    """(mean of `rates`, their standard deviation in % of it), as perf's
+    "GB/sec/thread ( +- x% )"; (None, None) for no rates."""
+    if not rates:
+        return None, None
+    mean = statistics.fmean(rates)
+    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return mean, 100.0 * stdev / mean if mean else 0.0
+
+
 def find_knee(points):
     """The knee of [(extent, bytes_per_sec), ...] over extents of KNEE_MIN_EXTENT
     and up: fit one step (two levels) in log rate at every split between

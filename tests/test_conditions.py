@@ -12,7 +12,7 @@ import pagezero
 from pagezero import _core
 from pagezero.bench import choose_cpus, numa_nodes, scaling, thread_rates, thread_spread
 
-from conftest import run_python
+from conftest import has_cycle_counter, run_python
 
 CPUS = len(os.sched_getaffinity(0))
 FILL = "generic"   # any fill byte, on every architecture
@@ -169,15 +169,8 @@ def test_counters_with_fake_source(monkeypatch):
     assert "fake" in r.details["counters_source"]
 
 
-def _has_pmu():
-    try:
-        _core.check_clock("cycles")
-        return True
-    except pagezero.UnavailableError:
-        return False
 
-
-@pytest.mark.skipif(_has_pmu(), reason="this machine has a PMU: the no-PMU error cannot happen")
+@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen")
 def test_counters_without_pmu_fail_clearly(monkeypatch):
     monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
     with pytest.raises(pagezero.UnavailableError, match="no PMU"):
@@ -248,7 +241,7 @@ def test_cli_bad_input_exits_2(args):
     assert p.stderr.startswith("pagezero: error:") and "Traceback" not in p.stderr
 
 
-@pytest.mark.skipif(_has_pmu(), reason="this machine has a PMU")
+@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU")
 def test_cli_counters_without_pmu_exit_1():
     env = {k: v for k, v in os.environ.items() if k != "PAGEZERO_FAKE_COUNTERS"}
     p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", "--counters", env=env)

@@ -13,20 +13,13 @@ from pagezero import _core
 from pagezero.bench import numa_nodes, thread_rates
 from pagezero.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
 
-from conftest import run_python
+from conftest import has_cycle_counter, run_python
 
 CPUS = len(os.sched_getaffinity(0))
 PAGE = 4096
 METHODS = [m for m, ok in _core.cache_methods() if ok]
 needs_2_cpus = pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs allowed to this process")
 
-
-def _has_pmu():
-    try:
-        _core.check_clock("cycles")
-        return True
-    except pagezero.UnavailableError:
-        return False
 
 
 # Cold ---------------------------------------------------------------------------
@@ -213,7 +206,7 @@ def test_counter_loop_failures_are_not_called_an_open_failure(monkeypatch, fn, f
     assert "perf_event_open" not in str(e.value)
 
 
-@pytest.mark.skipif(_has_pmu(), reason="this machine has a PMU: the no-PMU error cannot happen")
+@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen")
 @pytest.mark.parametrize("fn", ["batch", "folio"])
 def test_counters_without_pmu_fail_clearly(monkeypatch, fn):
     monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
@@ -235,7 +228,7 @@ def test_cli_bad_input_exits_2(args):
     assert p.stderr.startswith("pagezero: error:") and "Traceback" not in p.stderr
 
 
-@pytest.mark.skipif(_has_pmu(), reason="this machine has a PMU")
+@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU")
 @pytest.mark.parametrize("args", [["batch", "-s", "256KB", "-b", "64KB"],
                                   ["folio", "-p", "64KB"]])
 def test_cli_counters_without_pmu_exit_1(args):

@@ -46,8 +46,8 @@ def stop_once(args, delay, sig, pagezero):
         elapsed = time.monotonic() - t0
         loops = None
         if os.path.exists(out):
-            rs = pagezero.load_results(out)
-            loops = sum(r.loops for r in rs)
+            rs = pagezero.ResultSet.load(out)
+            loops = sum(r.loops for r in rs.results)
             assert rs.interrupted, "a file saved after a signal must say so"
         return p.returncode, elapsed, loops, before, pool(), err.strip().splitlines()[-1:]
 

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from . import _core, cli_analysis, fault
+from . import _core, cli_analysis, cli_fleet, cli_store, fault
 from .advise import DEFAULT_BUDGETS_MS, advise
 from .bench import plan, run, thread_rates, thread_spread
 from .kernels import find_kernel, kernels
@@ -545,6 +545,8 @@ COMMANDS = {
     "batch": cmd_batch,
     "advise": cmd_advise,
     **cli_analysis.COMMANDS,
+    **cli_fleet.COMMANDS,
+    **cli_store.COMMANDS,
 }
 
 
@@ -727,6 +729,8 @@ def build_parser():
     a.add_argument("--format", default="default", choices=["default", "json"])
     a.add_argument("-o", "--output", metavar="FILE.json", help="also write the JSON advice")
     cli_analysis.add_parsers(sub)
+    cli_fleet.add_parsers(sub)
+    cli_store.add_parsers(sub)
     return parser
 
 

@@ -8,6 +8,7 @@ import os
 import sys
 
 from .comparison import compare, format_table
+from .folders import load_path
 from .plot import plot_bars, plot_comparison, plot_rates
 from .report import SCALES, report
 from .results import ResultSet
@@ -20,9 +21,7 @@ EXIT_INTERRUPTED = 130
 
 
 def _load(path):
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file")
-    return ResultSet.load(path)
+    return load_path(path)  # a results file, or a folder of them (a fleet's DIR/<machine>)
 
 
 def _check_writable(path):

@@ -11,15 +11,16 @@ import os
 import sys
 
 from .results import _atomic_write
-from .store import Store, default_path
+from .store import Store, default_path, read_records
 from .store.history import format_history, plot_history
 
 __all__ = ["COMMANDS", "add_parsers", "add_store_option"]
 
 
 def cmd_store_add(args):
+    records = read_records(args.paths)  # a bad file is refused before a store is made
     with Store(args.store, create=True) as store:
-        outcomes = store.add(args.paths)
+        outcomes = store.add_records(records)
     for path, status, set_id in outcomes:
         print(f"{status}: {path} (set #{set_id})")
     added = sum(1 for _, status, _ in outcomes if status == "added")

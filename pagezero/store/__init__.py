@@ -27,7 +27,7 @@ from ..units import parse_size
 from .records import point_rows, read_record, stored_result_set
 from .schema import CREATE, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 
-__all__ = ["Store", "StoreError", "default_path", "SCHEMA_VERSION"]
+__all__ = ["Store", "StoreError", "default_path", "read_records", "SCHEMA_VERSION"]
 
 # Long enough for another pagezero's add (a few hundred rows) to finish.
 BUSY_TIMEOUT_S = 30
@@ -164,14 +164,10 @@ class Store:
         """Add results files, and every results file under folders, in one transaction.
         Returns (path, "added" | "already stored", set id) per file. ValueError for a
         path that is no results file or folder, before anything is written."""
-        records = []
-        for path in paths:
-            if os.path.isdir(path):
-                records += [read_record(p) for p in results_files(path)]
-            elif not os.path.exists(path):
-                raise ValueError(f"{path}: no such file")
-            else:
-                records.append(read_record(path))
+        return self.add_records(read_records(paths))
+
+    def add_records(self, records):
+        """Add what read_records() read, in one transaction (see add)."""
         self._require_writable("add to")
         outcomes, added_at = [], _now()
         with self._errors(), self._transaction():
@@ -253,6 +249,20 @@ class Store:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def read_records(paths):
+    """The results files named, and those under the folders named, read and checked;
+    ValueError for a path that is neither."""
+    records = []
+    for path in paths:
+        if os.path.isdir(path):
+            records += [read_record(p) for p in results_files(path)]
+        elif not os.path.exists(path):
+            raise ValueError(f"{path}: no such file")
+        else:
+            records.append(read_record(path))
+    return records
 
 
 def _insert_row(db, table, row):

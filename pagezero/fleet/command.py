@@ -5,6 +5,8 @@ here, without running it: a mistake is one line on the client instead of
 one error per machine. Only commands that write results with -o qualify; the
 fleet gives each run its own -o on the worker.
 """
+import contextlib
+import io
 import shlex
 
 from ..units import parse_page, parse_size
@@ -29,7 +31,8 @@ def parse_command(argv):
     from ..cli import UsageError, build_parser
 
     try:
-        return build_parser().parse_args(argv)
+        with contextlib.redirect_stdout(io.StringIO()):  # -h would print the help
+            return build_parser().parse_args(argv)
     except UsageError as e:
         raise ValueError(f"pagezero would refuse '{shlex.join(argv)}': {e}") from None
     except SystemExit:
@@ -49,10 +52,15 @@ def check_command(argv):
                          "-- mem memset -s 1GB -l 10")
     if _names_output(argv):
         raise ValueError("leave -o out of the command: each run writes under the fleet's -o DIR")
-    args = parse_command(argv + ["-o", _PLACEHOLDER])
-    if args.command not in FILE_COMMANDS + FOLDER_COMMANDS:
-        raise ValueError(f"'{shlex.join(argv)}' writes no results; a fleet runs "
-                         f"mem memset|memcpy|mmap, batch, folio, sweep or report")
+    try:
+        bare = parse_command(argv)
+    except ValueError:
+        bare = None  # e.g. sweep, whose -o is required
+    for args in ([bare] if bare else []) + [None]:
+        args = args or parse_command(argv + ["-o", _PLACEHOLDER])
+        if args.command not in FILE_COMMANDS + FOLDER_COMMANDS:
+            raise ValueError(f"'{shlex.join(argv)}' writes no results; a fleet runs "
+                             f"mem memset|memcpy|mmap, batch, folio, sweep or report")
     if args.command in ("memset", "memcpy", "mmap"):
         # Sizes are text to argparse; the command would parse them first thing.
         parse_size(args.size)

@@ -75,10 +75,14 @@ class FleetLog:
         self._by_name[name] = entry
 
     def started(self, name, run, at):
-        entry = self._by_name[name]
-        entry["runs"].append({"run": run, "status": "running", "start": at, "end": None,
-                              "error": None, "files": []})
+        """Mark a run as running; False if it had finished already (events and results
+        travel separately, so a start can be heard of after the end)."""
+        entry, r = self._run(name, run)
+        if r["status"] != "pending":
+            return False
+        r.update(status="running", start=at)
         self._update(entry)
+        return True
 
     def _run(self, name, run):
         entry = self._by_name[name]
@@ -88,6 +92,7 @@ class FleetLog:
         r = {"run": run, "status": "pending", "start": None, "end": None, "error": None,
              "files": []}
         entry["runs"].append(r)
+        entry["runs"].sort(key=lambda x: x["run"])
         return entry, r
 
     def finished(self, name, run, status, error=None, start=None, end=None, files=()):
@@ -95,7 +100,6 @@ class FleetLog:
         r.update(status=status, error=error, files=list(files))
         r["start"] = start or r["start"]
         r["end"] = end or r["end"] or (_now() if status != "cancelled" else None)
-        entry["runs"].sort(key=lambda x: x["run"])
         self._update(entry)
 
     def write_run(self, result):
@@ -116,7 +120,10 @@ class FleetLog:
                 data = _annotated(data, name)
             _write_bytes(path, data, mtime)
             written.append(os.path.relpath(path, self.out_dir))
-        log = f"$ {' '.join(self.doc['command'])} -o ...\n{result['stdout']}{result['stderr']}"
+        out = result["stdout"]
+        if out and not out.endswith("\n"):
+            out += "\n"
+        log = f"$ {' '.join(self.doc['command'])} -o ...\n{out}{result['stderr']}"
         _write_bytes(os.path.join(base, f"run-{run}.log"), log.encode(), mtime)
         return written
 

@@ -112,13 +112,16 @@ def _check_out_dir(out_dir):
 
 
 class _Progress:
-    """One line per start and end of a run, for a terminal."""
+    """One line per start and end of a run, for a terminal; or a function called
+    with (machine, run, what) for a caller that shows progress its own way."""
 
     def __init__(self, stream, runs):
         self.stream, self.runs, self.t0 = stream, runs, time.monotonic()
 
     def __call__(self, name, run, text):
-        if self.stream is not None:
+        if callable(self.stream):
+            self.stream(name, run, text)
+        elif self.stream is not None:
             print(f"[{time.monotonic() - self.t0:7.1f}s] {name}: run {run}/{self.runs} {text}",
                   file=self.stream, flush=True)
 
@@ -128,7 +131,8 @@ def run_fleet(scheduler, command, out_dir, machines=None, runs=1, progress=None,
     """Run a pagezero command (argv list) on the chosen machines of the cluster at
     `scheduler`, `runs` times each, writing under `out_dir`; the FleetLog.
 
-    progress: a stream for one line per start and end of a run (None: quiet).
+    progress: a stream for one line per start and end of a run, a function called
+    as progress(machine, run, what), or None (quiet).
     ValueError for a command, folder or machine name it cannot use, before
     anything is sent; FleetError for a cluster it cannot use; KeyboardInterrupt
     after cancelling, with what finished written.
@@ -194,8 +198,8 @@ class _Watch:
                 return
             if msg.get("what") == "started" and msg["key"] not in self.started:
                 self.started.add(msg["key"])
-                self.log.started(msg["machine"], msg["run"], msg["at"])
-                self.show(msg["machine"], msg["run"], "started")
+                if self.log.started(msg["machine"], msg["run"], msg["at"]):
+                    self.show(msg["machine"], msg["run"], "started")
 
     def _collect(self, future):
         self.pending.discard(future)
@@ -223,9 +227,9 @@ class _Watch:
             # Polled: distributed's wait() needs a default client, which a
             # library should not install in its caller's process.
             _wait_any(self.pending, poll_s)
-            self._drain()
             for future in [f for f in self.pending if f.done()]:
                 self._collect(future)
+            self._drain()
             if not self.pending:
                 break
             # A task tied to a worker that left would wait for it forever.

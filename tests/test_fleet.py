@@ -1,0 +1,255 @@
+"""The fleet on the loopback: a real `dask scheduler` and `dask worker`s, each
+worker a machine named host-a, host-b, ..., started the documented way as
+their own processes (so a test can kill one as a machine dies). Commands are
+tiny (4KB memsets), except where a run must last long enough to be killed;
+nothing is asserted about speed. `fleet up` fakes only the SSH connection:
+its scheduler and workers are real processes here."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import TESTS_DIR, run_python
+from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
+from pagezero.fleet.table import format_table, machine_sets
+from pagezero.folders import load_folder
+
+TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
+# Long enough to be killed mid-run (1GB of page faults, a second or more; 64MB resident).
+SLOW = ["mem", "mmap", "-s", "64MB", "-l", "16", "-f", "demand"]
+STARTUP_S = 90
+
+
+def _dask(*args, env=None, log=None):
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=TESTS_DIR, env=env,
+                            stdout=subprocess.DEVNULL, stderr=log or subprocess.DEVNULL,
+                            start_new_session=True)  # its own group: killed as one machine
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def start_scheduler(folder):
+    path = os.path.join(folder, "scheduler.json")
+    proc = _dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                 "--scheduler-file", path)
+    deadline = time.monotonic() + STARTUP_S
+    while not os.path.exists(path):
+        assert proc.poll() is None and time.monotonic() < deadline, "dask scheduler did not start"
+        time.sleep(0.1)
+    time.sleep(0.2)  # written whole: it is small, but give the writer its moment
+    with open(path) as f:
+        return proc, json.load(f)["address"]
+
+
+def start_workers(address, *names, threads=None, env=None):
+    """The documented workers, started together: one process each, the benchmark
+    resource, named after their machines; threads: {name: count} (default 1)."""
+    procs = [_dask("worker", address, "--nworkers", "1",
+                   "--nthreads", str((threads or {}).get(name, 1)),
+                   "--resources", "benchmark=1", "--name", name, "--no-dashboard", env=env)
+             for name in names]
+    client = connect(address)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while not set(names) <= {w["name"] for w in client.scheduler_info()["workers"].values()}:
+            assert all(p.poll() is None for p in procs) and time.monotonic() < deadline, \
+                f"{names} did not start"
+            time.sleep(0.1)
+    finally:
+        client.close()
+    return procs
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """A scheduler with host-a and host-b. host-a has two threads: only the benchmark
+    resource, not a lack of threads, keeps two of its runs from overlapping."""
+    folder = str(tmp_path_factory.mktemp("fleet"))
+    scheduler, address = start_scheduler(folder)
+    procs = [scheduler]
+    try:
+        procs += start_workers(address, "host-a", "host-b", threads={"host-a": 2})
+        yield address, dict(zip(("host-a", "host-b"), procs[1:]))
+    finally:
+        for proc in reversed(procs):
+            _kill(proc)
+
+
+def cli(*args):
+    return run_python("-m", "pagezero", *[str(a) for a in args])
+
+
+def one_line_error(proc, status):
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
+    return lines[0]
+
+
+def main_error(capsys, status, *args):
+    """pagezero's main() in this process (no interpreter to start): its one error line."""
+    from pagezero.cli import main
+
+    capsys.readouterr()
+    assert main([str(a) for a in args]) == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pagezero: error:"), err
+    return err[0]
+
+
+def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
+    out = str(tmp_path / "run")
+    log = run_fleet(fleet[0], ["--", *TINY], out)
+    assert [(m["name"], m["status"]) for m in log.machines] == [("host-a", "ok"), ("host-b", "ok")]
+    with open(os.path.join(out, "fleet.json")) as f:
+        doc = json.load(f)
+    assert doc["command"] == ["pagezero", *TINY] and doc["ended"] and not doc["interrupted"]
+    for m in doc["machines"]:
+        (run,) = m["runs"]
+        assert run["files"] == [f"{m['name']}/run-1.json"] and run["start"] < run["end"]
+        rs = load_folder(os.path.join(out, m["name"]))
+        assert rs.machine["fleet_name"] == m["name"]       # its name in the fleet
+        assert rs.machine["hostname"] == os.uname().nodename  # and the machine's metadata
+        assert [r.params["size"] for r in rs] == [4096]
+        assert os.path.exists(os.path.join(out, m["name"], "run-1.log"))
+    text = "\n".join(format_table(*machine_sets(out)))
+    assert "host-a" in text and "host-b" in text and "size=4KB" in text
+
+    compared = cli("compare", os.path.join(out, "host-a"), os.path.join(out, "host-b"))
+    assert compared.returncode == 0, compared.stderr
+    assert "size=4KB" in compared.stdout
+    assert "several machines" in main_error(capsys, 2, "compare", out, os.path.join(out, "host-b"))
+
+
+def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
+    # Two clients at once, two runs each, all on host-a (two threads, one benchmark unit).
+    logs = {}
+
+    def client(i):
+        logs[i] = run_fleet(fleet[0], TINY, str(tmp_path / f"c{i}"), machines=["host-a"], runs=2,
+                            poll_s=0.1)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans = sorted((r["start"], r["end"]) for log in logs.values()
+                   for m in log.machines for r in m["runs"])
+    assert len(spans) == 4 and all(r["status"] == "ok" for log in logs.values()
+                                   for m in log.machines for r in m["runs"])
+    for (_, end), (next_start, _) in zip(spans, spans[1:]):
+        assert end <= next_start, spans
+
+
+def test_a_machine_with_another_pagezero_is_refused(fleet, tmp_path):
+    # Metadata of an older pagezero first on that worker's path: importlib.metadata
+    # reads it there, as it would an older installation.
+    fake = tmp_path / "old" / "pagezero-0.0.1.dist-info"
+    fake.mkdir(parents=True)
+    (fake / "METADATA").write_text("Metadata-Version: 2.1\nName: pagezero\nVersion: 0.0.1\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "old"))
+    (old,) = start_workers(fleet[0], "host-old", env=env)
+    try:
+        out = str(tmp_path / "run")
+        log = run_fleet(fleet[0], TINY, out, machines=["host-b", "host-old"])
+    finally:
+        _kill(old)
+    status = {m["name"]: m for m in log.machines}
+    assert status["host-b"]["status"] == "ok"
+    assert status["host-old"]["status"] == "refused"
+    assert "pagezero 0.0.1 there" in status["host-old"]["error"]
+    assert status["host-old"]["runs"] == [] and not os.path.exists(os.path.join(out, "host-old"))
+
+
+def test_version_verdicts():
+    verdicts = version_verdicts("1.0", {"a": "1.0", "b": "0.9", "c": ImportError("no pagezero")})
+    assert verdicts["a"] is None
+    assert "0.9 there, 1.0 here" in verdicts["b"]
+    assert "no pagezero" in verdicts["c"]
+
+
+def test_cli_run_table_and_store(fleet, tmp_path, capsys):
+    from pagezero.cli import main
+
+    out = tmp_path / "run"
+    store = tmp_path / "s.sqlite"
+    proc = cli("fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "2", "--store", store,
+               "--", *TINY)
+    assert proc.returncode == 0, proc.stderr
+    assert "host-a: ok, 2/2 runs ok" in proc.stdout and "host-b: ok, 2/2 runs ok" in proc.stdout
+    capsys.readouterr()
+    assert main(["fleet", "table", str(out), "--plot", str(tmp_path / "side")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[3].split() == ["point", "|", "host-a", "|", "host-b"]
+    assert table[5].startswith("memset default") and table[5].count("+-") == 2
+    assert (tmp_path / "side.png").exists()
+    assert main(["store", "list", "--store", str(store)]) == 0
+    assert capsys.readouterr().out.count("host-") == 4  # two machines, two runs each
+
+
+def test_cli_refuses_before_sending(fleet, tmp_path, capsys):
+    out = tmp_path / "run"
+    base = ["fleet", "run", "--scheduler", fleet[0], "-o", out, "--"]
+    assert "pagezero would refuse" in main_error(capsys, 2, *base, "mem", "memset", "--bogus")
+    assert "invalid size" in main_error(capsys, 2, *base, "mem", "memset", "-s", "4XB")
+    assert "writes no results" in main_error(capsys, 2, *base, "kernels")
+    assert "leave -o out" in main_error(capsys, 2, *base, *TINY, "-o", "x.json")
+    assert "no pagezero command" in main_error(capsys, 2, *base)
+    assert "at least 1" in main_error(capsys, 2, "fleet", "run", "--scheduler", fleet[0],
+                                      "-o", out, "--runs", "0", "--", *TINY)
+    assert "no worker named 'host-z'" in main_error(
+        capsys, 2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--machines", "host-z",
+        "--", *TINY)
+    assert not out.exists()  # nothing written for a refused run
+
+
+def test_cli_cluster_faults(tmp_path, capsys):
+    unreachable = cli("fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1",
+                      "-o", tmp_path / "run", "--", *TINY)
+    assert "cannot reach the Dask scheduler" in one_line_error(unreachable, 1)
+    scheduler, address = start_scheduler(str(tmp_path))
+    try:
+        assert "has no workers" in main_error(capsys, 1, "fleet", "run", "--scheduler", address,
+                                              "-o", tmp_path / "run", "--", *TINY)
+    finally:
+        _kill(scheduler)
+    assert "no such folder" in main_error(capsys, 2, "fleet", "table", tmp_path / "none")
+
+
+def test_fleet_error_is_a_pagezero_error():
+    import pagezero
+    assert issubclass(FleetError, pagezero.PagezeroError)
+
+
+def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
+    # Last in this file: it kills the fleet's host-b.
+    address, workers = fleet
+
+    def kill_when_it_starts(machine, run, what):
+        if machine == "host-b" and what == "started":
+            _kill(workers["host-b"])
+
+    out = str(tmp_path / "run")
+    log = run_fleet(address, SLOW, out, poll_s=0.1, progress=kill_when_it_starts)
+    status = {m["name"]: m for m in log.machines}
+    assert status["host-a"]["status"] == "ok"
+    assert status["host-b"]["status"] == "died"
+    assert "left the cluster" in status["host-b"]["error"]
+    assert len(load_folder(os.path.join(out, "host-a"))) == 1
+    assert not os.path.exists(os.path.join(out, "host-b", "run-1.json"))
+    with open(os.path.join(out, "fleet.json")) as f:
+        assert {m["name"]: m["status"] for m in json.load(f)["machines"]} == \
+            {"host-a": "ok", "host-b": "died"}

@@ -234,6 +234,37 @@ def test_fleet_error_is_a_pagezero_error():
     assert issubclass(FleetError, pagezero.PagezeroError)
 
 
+def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "fleet", "run", "--scheduler",
+                             fleet[0], "-o", str(out), "--machines", "host-b", "--runs", "4",
+                             "--", "mem", "mmap", "-s", "64MB", "-l", "8", "-f", "demand"],
+                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while True:  # until the first run is in: then Ctrl-C
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        try:
+            with open(out / "fleet.json") as f:
+                runs = json.load(f)["machines"][0]["runs"]
+        except (OSError, ValueError, IndexError):
+            runs = []
+        if any(r["status"] == "ok" for r in runs):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted" in stderr
+    with open(out / "fleet.json") as f:
+        doc = json.load(f)
+    assert doc["interrupted"] and doc["ended"]
+    runs = doc["machines"][0]["runs"]
+    assert runs[0]["status"] == "ok" and (out / "host-b" / "run-1.json").exists()
+    assert runs[-1]["status"] == "cancelled"
+    assert {r["status"] for r in runs} <= {"ok", "interrupted", "cancelled"}
+
+
 def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
     # Last in this file: it kills the fleet's host-b.
     address, workers = fleet

@@ -14,6 +14,7 @@ from .run import FleetError, RESOURCE
 __all__ = ["start_fleet", "worker_spec"]
 
 DEFAULT_PORT = 8786
+REGISTER_TIMEOUT_S = 60
 
 
 def worker_spec(hosts, connect_options=None, remote_python=None):
@@ -50,11 +51,20 @@ def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=N
                              "remote_python": remote_python,
                              "kwargs": {"port": port, "dashboard": False}}}
     try:
-        return SpecCluster(worker_spec(hosts, connect_options, remote_python), scheduler,
-                           name="pagezero-fleet")
+        cluster = SpecCluster(worker_spec(hosts, connect_options, remote_python), scheduler,
+                              name="pagezero-fleet")
     except ImportError as e:
         raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") \
             from None
     except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise FleetError(f"cannot start the fleet over SSH: {text}") from None
+    try:
+        # A worker process has started before the scheduler knows it: wait until
+        # every machine is there, so that the address printed is ready for a run.
+        cluster.wait_for_workers(len(hosts), timeout=REGISTER_TIMEOUT_S)
+    except (TimeoutError, OSError) as e:
+        cluster.close()
+        raise FleetError(f"the workers started but did not all join the scheduler within "
+                         f"{REGISTER_TIMEOUT_S} s: {e}") from None
+    return cluster

@@ -157,9 +157,11 @@ def run_fleet(scheduler, command, out_dir, machines=None, runs=1, progress=None,
                 continue
             for run in range(1, runs + 1):
                 key = f"pagezero-{folder_name(name)}-run{run}-{uuid.uuid4().hex[:8]}"
+                # priority: a machine's runs in their order, which Dask does not
+                # promise for tasks submitted one by one.
                 future = client.submit(run_command, argv, kind, name, run, key, key=key,
                                        workers=[address], allow_other_workers=False,
-                                       resources=RESOURCE, pure=False)
+                                       resources=RESOURCE, pure=False, priority=runs - run)
                 futures[future] = (name, run)
         log.save()
         watch = _Watch(client, futures, chosen, log, events, _Progress(progress, runs))

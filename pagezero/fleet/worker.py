@@ -22,8 +22,10 @@ __all__ = ["installed_version", "run_command", "stop_runs", "EVENT_TOPIC"]
 
 EVENT_TOPIC = "pagezero-fleet"
 
-# The runs in progress on this worker, by task key, for stop_runs().
+# The runs in progress on this worker, by task key, for stop_runs(), and the
+# keys it stopped: however their process ended, they were interrupted.
 _running = {}
+_stopped = set()
 
 
 def installed_version():
@@ -92,7 +94,11 @@ def run_command(argv, output_kind, machine, run, key):
             _running.pop(key, None)
         end = _now()
         files = _collect(out) if os.path.exists(out) else {}
-    if proc.returncode == 0:
+    if key in _stopped:
+        _stopped.discard(key)
+        status = "interrupted"
+        stderr += "pagezero: error: stopped by Ctrl-C on the fleet's client\n"
+    elif proc.returncode == 0:
         status = "ok"
     elif proc.returncode in (130, 143, 129, -signal.SIGINT, -signal.SIGTERM):
         status = "interrupted"
@@ -112,6 +118,7 @@ def stop_runs(keys):
     for key in keys:
         proc = _running.get(key)
         if proc is not None and proc.poll() is None:
+            _stopped.add(key)
             proc.send_signal(signal.SIGINT)
             stopped.append(key)
     return stopped

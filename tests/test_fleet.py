@@ -266,7 +266,7 @@ def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path
 
 
 def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
-    # Last in this file: it kills the fleet's host-b.
+    # The last test to use the fleet: it kills its host-b.
     address, workers = fleet
 
     def kill_when_it_starts(machine, run, what):
@@ -284,3 +284,18 @@ def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
     with open(os.path.join(out, "fleet.json")) as f:
         assert {m["name"]: m["status"] for m in json.load(f)["machines"]} == \
             {"host-a": "ok", "host-b": "died"}
+
+
+def test_commands_are_checked_with_pagezero_own_parser(capsys):
+    from pagezero.fleet.command import check_command
+
+    assert check_command(["--", "pagezero", *TINY]) == (TINY, "file")
+    assert check_command(["sweep", "memset", "-g", "size=4KB"])[1] == "file"  # -o required
+    assert check_command(["report", "--quick"]) == (["report", "--quick"], "folder")
+    for bad, why in ((["mem", "memset", "-h"], "prints help"), (["info"], "writes no results"),
+                     (["advise", "--quick"], "writes no results"),
+                     (["mem", "mmap", "-p", "3MB"], "invalid page size"),
+                     (["batch", "--output=x"], "leave -o out")):
+        with pytest.raises(ValueError, match=why):
+            check_command(bad)
+    assert capsys.readouterr().out == ""  # -h's help went nowhere

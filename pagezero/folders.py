@@ -52,7 +52,10 @@ def load_folder(folder):
         raise ValueError(f"{folder}: holds results of several machines ({', '.join(names)}); "
                          f"name one machine's folder, e.g. {os.path.join(folder, names[0])}")
     results = [r for s in sets for r in s.results]
-    runs = [dict(run) for s in sets for run in s.runs]
+    # Each file's processes are other processes than the next file's: number them anew.
+    processes = {}
+    runs = [dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
+            for i, s in enumerate(sets) for run in s.runs]
     interrupted = next((s.interrupted for s in sets if s.interrupted), False)
     return ResultSet(results, runs, dict(sets[0].machine), interrupted)
 

@@ -5,8 +5,9 @@ history` (one line per result set). The run is the unit (DESIGN.md, "the run
 is the unit"; Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time",
 2013): loops inside one process share one placement of the buffers, so the
 spread that tells whether two machines differ is the spread of the runs'
-medians. With a single run there is no such spread; the loops' spread is
-given instead and says so.
+medians, a run being one process (a sweep's --processes, a fleet's --runs).
+With a single run there is no such spread; the loops' spread is given
+instead and says so.
 """
 import statistics
 
@@ -20,24 +21,31 @@ def point_key(result):
     return (result.benchmark, result.function, params_key(result.params))
 
 
-def point_summary(results):
-    """median, spread_pct, runs, spread_of ("runs" or "loops") and unit of the
-    Results of one point, each Result being one run."""
-    if not results:
+def point_summary(runs, unit):
+    """median, spread_pct, runs, spread_of ("runs" or "loops") and unit of one point,
+    from `runs`: per process that measured it, the values of all its loops."""
+    runs = [list(v) for v in runs if len(v)]
+    if not runs:
         raise ValueError("a point needs at least one run")
-    unit = results[0].unit
-    run_medians = [statistics.median(r.values()) for r in results]
-    if len(results) > 1:
+    run_medians = [statistics.median(v) for v in runs]
+    if len(runs) > 1:
         values, spread_of = run_medians, "runs"
     else:
-        values, spread_of = list(results[0].values()), "loops"
+        values, spread_of = runs[0], "loops"
     center = statistics.median(run_medians)
     mean = statistics.fmean(values)
     spread = 100.0 * statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
-    return {"median": center, "spread_pct": spread, "runs": len(results),
+    return {"median": center, "spread_pct": spread, "runs": len(runs),
             "spread_of": spread_of, "unit": unit}
 
 
 def summarize_points(result_set):
-    """{point_key: (first Result, point_summary)} over a ResultSet, in first-seen order."""
-    return {point_key(first): (first, point_summary(rs)) for first, rs in result_set.points()}
+    """{point_key: (first Result, point_summary)} over a ResultSet, in first-seen order.
+    A run is a process (the ResultSet's runs say which one measured each Result):
+    repetitions inside one process pool their loops."""
+    points = {}
+    for result, run in zip(result_set.results, result_set.runs):
+        first, by_process = points.setdefault(point_key(result), (result, {}))
+        by_process.setdefault(run.get("process", 0), []).extend(result.values())
+    return {key: (first, point_summary(by_process.values(), first.unit))
+            for key, (first, by_process) in points.items()}

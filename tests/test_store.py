@@ -17,18 +17,18 @@ from pagezero.store import SCHEMA_VERSION, Store, StoreError, default_path
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "store")
 LABEL = "memset default chunk=0 page=4KB size=4KB thp=false value=0"
-V1_HASH = "992a4337e5eaf46a4d680567da77575c4e058895a5745335b9edc0aa85429268"
+V1_HASH = "11d656f5fe9a786e32e9e7bc3091fc5b385bedece87bdb3b56bb7c9c4499b5d1"
 
 
 def make_results(path, samples_per_run, host="box", kernel="6.1.0", mtime=None,
                  function="default", size=4096):
-    """A results file of one memset point, one Result per run of `samples_per_run`."""
+    """A results file of one memset point, one Result per run (process) of `samples_per_run`."""
     machine = {"hostname": host, "cpu_model": "Test CPU", "kernel_release": kernel}
     params = {"size": size, "page": "4KB", "chunk": 0, "loops": 2, "thp": False, "value": 0}
     results = [Result(benchmark="memset", function=function, params=params,
                       bytes_per_loop=size, clock="ns", samples=s, machine=machine)
                for s in samples_per_run]
-    ResultSet(results, [{"repetition": i} for i in range(len(results))], machine).save(path)
+    ResultSet(results, [{"process": i} for i in range(len(results))], machine).save(path)
     if mtime is not None:
         os.utime(path, (mtime, mtime))
     return path
@@ -265,3 +265,27 @@ def test_cli_faults_are_one_line(tmp_path):
     assert cli("store", "add", tmp_path / "a.json", "--store", db).returncode == 0
     assert "no stored point matches" in one_line_error(
         cli("store", "history", "--store", db, "--function", "nothing"), 2)
+
+
+def test_a_run_is_a_process_not_a_repetition(tmp_path):
+    from pagezero.folders import load_folder
+    from pagezero.points import summarize_points
+
+    machine = {"hostname": "box"}
+    params = {"size": 4096, "page": "4KB", "chunk": 0}
+    results = [Result(benchmark="memset", function="default", params=params, bytes_per_loop=4096,
+                      clock="ns", samples=s, machine=machine) for s in ([100, 100], [200, 200])]
+    one_process = ResultSet(results, [{"repetition": 0}, {"repetition": 1}], machine)
+    ((_, summary),) = summarize_points(one_process).values()
+    assert (summary["runs"], summary["spread_of"]) == (1, "loops")
+    two = ResultSet(results, [{"process": 0}, {"process": 1}], machine)
+    ((_, summary),) = summarize_points(two).values()
+    assert (summary["runs"], summary["spread_of"]) == (2, "runs")
+    # Two files of a folder are two processes, though each file calls its own process 0.
+    folder = tmp_path / "machine"
+    folder.mkdir()
+    for i, r in enumerate(results):
+        ResultSet([r], [{"process": 0}], machine).save(str(folder / f"run-{i}.json"))
+    ((_, summary),) = summarize_points(load_folder(str(folder))).values()
+    assert summary["runs"] == 2 and summary["median"] == pytest.approx(
+        (4096 / 100e-9 + 4096 / 200e-9) / 2)

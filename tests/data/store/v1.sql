@@ -1,6 +1,6 @@
 -- A results store as pagezero's store schema version 1 wrote it, written out by hand
 -- (not by today's code), for the migration test: one result set of old-box, one point
--- measured in two runs, summarised the version 1 way (median and %stdev over all loops).
+-- measured in two processes (runs), summarised the version 1 way (median and %stdev over all loops).
 -- The content hash is the SHA-256 of the document's canonical JSON (keys sorted, no
 -- whitespace), so adding the same document again must find it.
 CREATE TABLE pagezero_store (version INTEGER NOT NULL);
@@ -33,7 +33,7 @@ CREATE TABLE points (
 CREATE INDEX points_by_point ON points (benchmark, function, size, page);
 INSERT INTO result_sets (id, content_hash, machine_name, hostname, cpu_model, kernel_release,
                          benchmarks, measured_at, source, added_at, document)
-VALUES (1, '992a4337e5eaf46a4d680567da77575c4e058895a5745335b9edc0aa85429268', 'old-box',
+VALUES (1, '11d656f5fe9a786e32e9e7bc3091fc5b385bedece87bdb3b56bb7c9c4499b5d1', 'old-box',
         'old-box', 'Test CPU 1', '6.1.0-old', 'memset', '2026-01-15T10:00:00+00:00',
         '/home/someone/old.json', '2026-01-15T10:05:00+00:00',
 '{
@@ -88,8 +88,8 @@ VALUES (1, '992a4337e5eaf46a4d680567da77575c4e058895a5745335b9edc0aa85429268', '
     150
    ],
    "run": {
-    "repetition": 1,
-    "process": 0
+    "repetition": 0,
+    "process": 1
    }
   }
  ]

@@ -81,10 +81,10 @@ def test_add_is_idempotent_by_content(tmp_path):
 
 def test_history_of_one_point_in_time_order(tmp_path):
     # Three result sets of one point, added out of time order; the second ran twice.
-    paths = [make_results(str(tmp_path / "march.json"), [[100, 100]], mtime=1772000000),
-             make_results(str(tmp_path / "january.json"), [[200, 200]], mtime=1768000000),
-             make_results(str(tmp_path / "february.json"), [[400, 400], [100, 100]],
-                          mtime=1770000000, kernel="6.2.0")]
+    make_results(str(tmp_path / "march.json"), [[100, 100]], mtime=1772000000)
+    make_results(str(tmp_path / "january.json"), [[200, 200]], mtime=1768000000)
+    make_results(str(tmp_path / "february.json"), [[400, 400], [100, 100]], mtime=1770000000,
+                 kernel="6.2.0")
     make_results(str(tmp_path / "other.json"), [[50, 50]], function="generic")
     with Store(str(tmp_path / "s.sqlite"), create=True) as s:
         s.add([str(tmp_path)])

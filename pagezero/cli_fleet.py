@@ -179,5 +179,5 @@ def add_parsers(sub):
     p = fleet_sub.add_parser("table", help=text, description=text)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--format", default="default", choices=["default", "json"])
     p.set_defaults(command="fleet-table")

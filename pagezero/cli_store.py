@@ -116,7 +116,7 @@ def add_parsers(sub):
 
     p = store_sub.add_parser("list", help="one line per stored result set")
     add_store_option(p, help=where)
-    p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--format", default="default", choices=["default", "json"])
     p.set_defaults(command="store-list")
 
     p = store_sub.add_parser("history", help="a point's median per result set, in time "
@@ -128,7 +128,7 @@ def add_parsers(sub):
     p.add_argument("--size", help="region size, e.g. 1GB")
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    p.add_argument("--format", default="text", choices=["text", "json"])
+    p.add_argument("--format", default="default", choices=["default", "json"])
     add_store_option(p, help=where)
     p.set_defaults(command="store-history")
 

@@ -68,6 +68,7 @@ def cmd_fleet_run(args):
     if args.store is not None:
         from .store import Store
         store = Store(args.store or None, create=True)  # refuse a bad store before running
+        store.require_writable()
     try:
         log = run_fleet(args.scheduler, args.fleet_command, args.output,
                         machines=_names(args.machines), runs=args.runs,

@@ -198,6 +198,16 @@ def test_cli_run_table_and_store(fleet, tmp_path, capsys):
     assert (tmp_path / "side.png").exists()
     assert main(["store", "list", "--store", str(store)]) == 0
     assert capsys.readouterr().out.count("host-") == 4  # two machines, two runs each
+    assert main(["fleet", "table", str(out), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert {m: s["runs"] for m, s in row["machines"].items()} == {"host-a": 2, "host-b": 2}
+    os.chmod(store, 0o444)
+    try:  # a store that cannot take the results is refused before anything runs
+        assert "read-only" in main_error(capsys, 1, "fleet", "run", "--scheduler", fleet[0],
+                                         "-o", tmp_path / "again", "--store", store, "--", *TINY)
+    finally:
+        os.chmod(store, 0o644)
+    assert not (tmp_path / "again").exists()
 
 
 def test_cli_refuses_before_sending(fleet, tmp_path, capsys):

@@ -106,7 +106,7 @@ class Store:
                              f"pagezero; upgrade pagezero or use another --store")
         if version == SCHEMA_VERSION:
             return
-        self._require_writable("migrate" if version else "create")
+        self.require_writable("migrate" if version else "create")
         if version is None:
             self.db.execute("PRAGMA journal_mode = WAL")  # persistent: set once
         with self._transaction():
@@ -154,7 +154,9 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
-    def _require_writable(self, what):
+    def require_writable(self, what="add to"):
+        """StoreError unless results can be added (checked before long work that ends
+        in an add, e.g. a fleet run)."""
         if self.read_only:
             raise StoreError(f"{self.path}: the store is read-only; cannot {what} it")
 
@@ -168,7 +170,7 @@ class Store:
 
     def add_records(self, records):
         """Add what read_records() read, in one transaction (see add)."""
-        self._require_writable("add to")
+        self.require_writable("add to")
         outcomes, added_at = [], _now()
         with self._errors(), self._transaction():
             for record in records:

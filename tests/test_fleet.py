@@ -309,3 +309,21 @@ def test_commands_are_checked_with_pagezero_own_parser(capsys):
         with pytest.raises(ValueError, match=why):
             check_command(bad)
     assert capsys.readouterr().out == ""  # -h's help went nowhere
+
+
+def test_machines_with_many_samples_compare(tmp_path, capsys):
+    # A report's points can pool hundreds of loops; comparing two machines' folders
+    # of them overflowed in the Mann-Whitney floor (2.0 / C(n1+n2, n1)).
+    from pagezero.cli import main
+    from pagezero.results import Result, ResultSet
+
+    for name, tick in (("a", 100), ("b", 101)):
+        machine = {"hostname": name}
+        r = Result(benchmark="memset", function="default", params={"size": 4096},
+                   bytes_per_loop=4096, clock="ns", samples=[tick + i % 7 for i in range(600)],
+                   machine=machine)
+        (tmp_path / name).mkdir()
+        ResultSet([r], machine=machine).save(str(tmp_path / name / "run-1.json"))
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "size=4KB" in capsys.readouterr().out

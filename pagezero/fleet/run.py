@@ -220,7 +220,10 @@ class _Watch:
 
     def _give_up(self, future, status, error):
         self.pending.discard(future)
-        future.cancel()
+        try:
+            future.cancel()
+        except (OSError, TimeoutError):
+            pass  # nothing left to cancel it on
         self.log.finished(*self.futures[future], status, error=error)
         self.show(*self.futures[future], f"{status}: {error}")
 
@@ -235,7 +238,12 @@ class _Watch:
             if not self.pending:
                 break
             # A task tied to a worker that left would wait for it forever.
-            alive = set(self.client.scheduler_info()["workers"])
+            try:
+                alive = set(self.client.scheduler_info()["workers"])
+            except (OSError, TimeoutError) as e:  # the scheduler itself went away
+                for future in list(self.pending):
+                    self._give_up(future, "died", f"lost the scheduler: {e}")
+                break
             for future in [f for f in self.pending
                            if self.chosen[self.futures[f][0]] not in alive]:
                 name = self.futures[future][0]

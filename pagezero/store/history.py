@@ -68,6 +68,7 @@ def plot_history(rows, stem):
     ax.set_xlabel("measured (UTC)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title("History of stored points; error bars: spread between runs", fontsize=10)
+    ax.set_title("History of stored points; error bars: spread between runs "
+                 "(one run: between its loops)", fontsize=10)
     fig.autofmt_xdate()
     return _save(fig, stem)

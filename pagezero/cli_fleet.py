@@ -21,9 +21,15 @@ __all__ = ["COMMANDS", "add_parsers"]
 
 
 def _quiet_dask(level=logging.CRITICAL):
-    # distributed logs connection trouble on stderr by itself; pagezero says
-    # what went wrong in one line instead.
-    logging.getLogger("distributed").setLevel(level)
+    # distributed logs connection trouble on stderr by itself, tracebacks
+    # included; pagezero says what went wrong in one line instead. Its
+    # configuration gives some loggers (distributed.client, ...) levels of
+    # their own, so each is set, not only the parent.
+    import distributed  # noqa: F401  (configures its loggers on import)
+
+    for name in ["distributed"] + list(logging.root.manager.loggerDict):
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(level)
 
 
 def _names(text):

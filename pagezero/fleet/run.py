@@ -208,9 +208,10 @@ class _Watch:
         name, run = self.futures[future]
         try:
             result = future.result()
-        except Exception as e:  # the task itself failed: pagezero missing there, ...
-            self.log.finished(name, run, "failed", error=f"{type(e).__name__}: {e}")
-            self.show(name, run, f"failed: {e}")
+        except Exception as e:  # the task failed: pagezero missing there, the scheduler lost
+            text = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
+            self.log.finished(name, run, "failed", error=text)
+            self.show(name, run, f"failed: {text}")
             return
         files = self.log.write_run(result)
         self.log.finished(name, run, result["status"], error=result["error"],

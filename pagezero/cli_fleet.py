@@ -115,6 +115,9 @@ def cmd_fleet_table(args):
     from .fleet.table import format_table, machine_sets
 
     sets, notes = machine_sets(args.dir)
+    if args.match:
+        from .fleet.table import only_matching
+        sets = only_matching(sets, args.match)
     if args.format == "json":
         from .fleet.table import table_rows
         print(json.dumps({"machines": [n for n, _ in sets], "rows": table_rows(sets),
@@ -185,6 +188,9 @@ def add_parsers(sub):
     text = "one row per measured point, one column per machine: median and spread"
     p = fleet_sub.add_parser("table", help=text, description=text)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
+    p.add_argument("--match", metavar="WORDS",
+                   help="only the points with every one of these words in their label, "
+                        "e.g. 'x86-64-stosb chunk=0'")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     p.add_argument("--format", default="default", choices=["default", "json"])
     p.set_defaults(command="fleet-table")

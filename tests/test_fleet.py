@@ -131,6 +131,8 @@ def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
     assert compared.returncode == 0, compared.stderr
     assert "size=4KB" in compared.stdout
     assert "several machines" in main_error(capsys, 2, "compare", out, os.path.join(out, "host-b"))
+    assert "no measured point has all of 'size=8KB'" in main_error(
+        capsys, 2, "fleet", "table", out, "--match", "size=8KB")
 
 
 def test_runs_on_one_machine_never_overlap(fleet, tmp_path):

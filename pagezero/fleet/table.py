@@ -11,10 +11,11 @@ import os
 
 from ..folders import load_folder
 from ..points import summarize_points
+from ..results import ResultSet
 from ..store.history import format_value
 from .log import FLEET_FILE
 
-__all__ = ["machine_sets", "table_rows", "format_table"]
+__all__ = ["machine_sets", "table_rows", "format_table", "only_matching"]
 
 
 def machine_sets(fleet_dir):
@@ -46,6 +47,22 @@ def machine_sets(fleet_dir):
         raise ValueError(f"{fleet_dir}: no machine's results under it"
                          + (f" ({'; '.join(notes)})" if notes else ""))
     return sets, notes
+
+
+def only_matching(sets, words):
+    """The sets with only the results whose label has every one of `words` among its
+    words (e.g. "x86-64-stosb chunk=0"); ValueError when none is left."""
+    words = set(words.split())
+    kept = []
+    for name, rs in sets:
+        pairs = [(r, run) for r, run in zip(rs.results, rs.runs)
+                 if words <= set(r.label().split())]
+        if pairs:
+            kept.append((name, ResultSet([r for r, _ in pairs], [dict(run) for _, run in pairs],
+                                         dict(rs.machine))))
+    if not kept:
+        raise ValueError(f"no measured point has all of {' '.join(sorted(words))!r} in its label")
+    return kept
 
 
 def table_rows(sets):

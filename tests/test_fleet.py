@@ -329,3 +329,21 @@ def test_machines_with_many_samples_compare(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert "size=4KB" in capsys.readouterr().out
+
+
+def test_a_signal_just_after_a_file_is_renamed_into_place_stays_a_signal(tmp_path, monkeypatch):
+    # fleet.json is rewritten after every change, so a Ctrl-C often lands inside a
+    # save; one landing just after the rename came out as FileNotFoundError (exit 1).
+    import pagezero.results as results
+
+    real_replace = os.replace
+
+    def replace_then_interrupted(src, dst):
+        real_replace(src, dst)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results.os, "replace", replace_then_interrupted)
+    path = tmp_path / "fleet.json"
+    with pytest.raises(KeyboardInterrupt):
+        results._atomic_write(str(path), lambda f: f.write("{}\n"))
+    assert path.read_text() == "{}\n" and os.listdir(tmp_path) == ["fleet.json"]

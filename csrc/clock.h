@@ -6,9 +6,20 @@
  *   cycles   perf_event_open() PERF_COUNT_HW_CPU_CYCLES, as perf bench -c
  *   tsc      a constant-rate counter: rdtsc on x86-64 (rate measured once),
  *            CNTVCT_EL0 on arm64 (rate from CNTFRQ_EL0)
+ *
+ * A cycles clock counts the thread that opened it (perf_event_open with
+ * pid 0 and no inherit): a thread that times its own work reads its own
+ * instance, from pz_clock_open_thread().
+ *
+ * $PAGEZERO_FAKE_CYCLES set to anything non-empty makes the cycles clock a
+ * test double where there is no PMU: it reads the opening thread's CPU time
+ * (pthread_getcpuclockid, in ns), which, like a cycle counter opened for
+ * one thread, advances only while that thread runs.
  */
 #ifndef PZ_CLOCK_H
 #define PZ_CLOCK_H
+
+#include <time.h>
 
 #include "pz.h"
 
@@ -23,6 +34,8 @@ enum pz_clock_id {
 struct pz_clock {
 	enum pz_clock_id id;
 	int fd;                 /* perf event for PZ_CLOCK_CYCLES, else -1 */
+	int fake;               /* cycles: the $PAGEZERO_FAKE_CYCLES double */
+	clockid_t cpu_clock;    /* fake: the opening thread's CPU-time clock */
 };
 
 /* Name <-> id. pz_clock_lookup returns -1 for an unknown name. */
@@ -32,6 +45,14 @@ int pz_clock_lookup(const char *name);
 /* 0, or -errno (-ENOENT/-EOPNOTSUPP: no such counter on this machine). */
 int pz_clock_open(struct pz_clock *c, enum pz_clock_id id);
 void pz_clock_close(struct pz_clock *c);
+
+/*
+ * For a thread that reads @shared's kind of clock around its own work:
+ * a cycles clock is opened again, for the calling thread; any other clock
+ * is copied (it reads the same from every thread). 0 or -errno, as
+ * pz_clock_open; pz_clock_close() @mine afterwards in either case.
+ */
+int pz_clock_open_thread(struct pz_clock *mine, const struct pz_clock *shared);
 
 /* A reading in the clock's own unit (ns, ns, cycles, tsc ticks). */
 uint64_t pz_clock_read(const struct pz_clock *c);

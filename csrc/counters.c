@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -41,6 +42,38 @@ const char *pz_counter_name(unsigned i)
 	return i < PZ_CTR_COUNT ? events[i].name : "?";
 }
 
+/* Every fake counter of this thread advances by this much more (pz_counters_fake_add). */
+static __thread uint64_t fake_extra;
+
+void pz_counters_fake_add(uint64_t n)
+{
+	fake_extra += n;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The fake read's cost: spin until this thread has run @ns more. */
+static void spend_cpu(uint64_t ns)
+{
+	uint64_t end = thread_cpu_ns() + ns;
+
+	while (thread_cpu_ns() < end)
+		;
+}
+
+static uint64_t env_u64(const char *name)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtoull(s, NULL, 10) : 0;
+}
+
 int pz_counters_open(struct pz_counters *c, unsigned *failed)
 {
 	const char *fake = getenv("PAGEZERO_FAKE_COUNTERS");
@@ -49,8 +82,13 @@ int pz_counters_open(struct pz_counters *c, unsigned *failed)
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < PZ_CTR_COUNT; i++)
 		c->fd[i] = -1;
+	c->fail_at = env_u64("PAGEZERO_FAIL_COUNTER_READ");
 	if (fake && *fake) {
+		const char *mux = getenv("PAGEZERO_FAKE_MULTIPLEXED");
+
 		c->fake = 1;
+		c->fake_multiplexed = mux && *mux;
+		c->fake_cost_ns = env_u64("PAGEZERO_FAKE_COUNTER_COST_US") * 1000u;
 		return 0;
 	}
 	for (i = 0; i < PZ_CTR_COUNT; i++) {
@@ -64,7 +102,11 @@ int pz_counters_open(struct pz_counters *c, unsigned *failed)
 		/* The clearing runs in user space; excluding the kernel also suits paranoid 2. */
 		attr.exclude_kernel = 1;
 		attr.exclude_hv = 1;
-		c->fd[i] = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+		attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				   PERF_FORMAT_TOTAL_TIME_RUNNING;
+		/* CLOEXEC: a child the process starts must not inherit (and keep) the PMU. */
+		c->fd[i] = (int)syscall(SYS_perf_event_open, &attr, 0, -1, i ? c->fd[0] : -1,
+					PERF_FLAG_FD_CLOEXEC);
 		if (c->fd[i] < 0) {
 			err = errno;
 			*failed = i;
@@ -75,26 +117,62 @@ int pz_counters_open(struct pz_counters *c, unsigned *failed)
 	return 0;
 }
 
-void pz_counters_read(struct pz_counters *c, uint64_t v[PZ_CTR_COUNT])
+int pz_counters_read(struct pz_counters *c, struct pz_counter_snap *s)
+{
+	/* PERF_FORMAT_GROUP with both times: nr, time_enabled, time_running, then each value. */
+	uint64_t buf[3 + PZ_CTR_COUNT];
+	ssize_t n;
+	unsigned i;
+
+	if (++c->reads == c->fail_at)
+		return -EIO;
+	if (c->fake) {
+		if (c->fake_cost_ns)
+			spend_cpu(c->fake_cost_ns);
+		for (i = 0; i < PZ_CTR_COUNT; i++)
+			s->v[i] = c->reads * (i + 1) * PZ_FAKE_COUNTER_STEP + fake_extra;
+		s->enabled = s->running = c->reads;
+		if (c->fake_multiplexed)
+			s->enabled = 2 * c->reads;
+		return 0;
+	}
+	n = read(c->fd[0], buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(buf) || buf[0] != PZ_CTR_COUNT)
+		return -EIO;
+	s->enabled = buf[1];
+	s->running = buf[2];
+	for (i = 0; i < PZ_CTR_COUNT; i++)
+		s->v[i] = buf[3 + i];
+	return 0;
+}
+
+int pz_counters_delta(const struct pz_counter_snap *a, const struct pz_counter_snap *b,
+		      uint64_t acc[PZ_CTR_COUNT])
 {
 	unsigned i;
 
-	if (c->fake) {
-		c->reads++;
-		for (i = 0; i < PZ_CTR_COUNT; i++)
-			v[i] = c->reads * (i + 1) * PZ_FAKE_COUNTER_STEP;
-		return;
-	}
+	/*
+	 * Refused rather than scaled by enabled / running: a group counts all
+	 * or nothing, and scaling assumes the events were spread evenly over
+	 * the interval, which a loop of flushes and clears is not; the counts
+	 * this tool exists to show (L1 loads that collapse when clearing stops
+	 * allocating lines) would come out as guesses that look like counts.
+	 */
+	if (b->running - a->running < b->enabled - a->enabled)
+		return -EBUSY;
 	for (i = 0; i < PZ_CTR_COUNT; i++)
-		if (read(c->fd[i], &v[i], sizeof(v[i])) != (ssize_t)sizeof(v[i]))
-			v[i] = 0;
+		acc[i] += b->v[i] - a->v[i];
+	return 0;
 }
 
 void pz_counters_close(struct pz_counters *c)
 {
 	unsigned i;
 
-	for (i = 0; i < PZ_CTR_COUNT; i++) {
+	/* Members first: closing the leader first would leave them counting alone. */
+	for (i = PZ_CTR_COUNT; i-- > 0;) {
 		if (c->fd[i] >= 0)
 			close(c->fd[i]);
 		c->fd[i] = -1;

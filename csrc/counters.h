@@ -6,9 +6,26 @@
  * These are the same events, counted for the calling thread in user space.
  * Without a PMU (most VMs) opening fails: never zeros passed off as counts.
  *
- * $PAGEZERO_FAKE_COUNTERS set to anything non-empty substitutes a source
- * whose counter i advances by (i + 1) * 1000 per read, so the code path is
- * testable where there is no PMU.
+ * The five events are one group (the first is the leader), read together
+ * with one read() (PERF_FORMAT_GROUP), so they count over the same
+ * interval, and with the times the group was enabled and running: the
+ * kernel multiplexes groups when the PMU has too few counters, and a loop
+ * whose group did not run all the time it was enabled is refused (-EBUSY),
+ * never scaled (see pz_counters_delta).
+ *
+ * Test doubles, for machines without a PMU:
+ *   $PAGEZERO_FAKE_COUNTERS set to anything non-empty substitutes a source
+ *   whose counter i advances by (i + 1) * PZ_FAKE_COUNTER_STEP per read,
+ *   plus whatever the reading thread passed to pz_counters_fake_add() (a
+ *   test's hook standing for work that must not be counted).
+ *   $PAGEZERO_FAIL_COUNTER_READ=N makes the Nth read of each opened set
+ *   fail with -EIO (real or fake source), as a read() error would.
+ *   $PAGEZERO_FAKE_MULTIPLEXED set to anything non-empty makes the fake
+ *   group count only half the time it is enabled, as a group the kernel
+ *   multiplexes with others: every delta is then refused (-EBUSY).
+ *   $PAGEZERO_FAKE_COUNTER_COST_US=N makes each fake read spend N us of the
+ *   reading thread's CPU time, a read() syscall's cost magnified, so a test
+ *   can see which timed span (if any) a counter read falls into.
  */
 #ifndef PZ_COUNTERS_H
 #define PZ_COUNTERS_H
@@ -30,9 +47,18 @@ enum {
 const char *pz_counter_name(unsigned i);
 
 struct pz_counters {
-	int fd[PZ_CTR_COUNT];
+	int fd[PZ_CTR_COUNT];    /* fd[0] leads the group */
 	int fake;
-	uint64_t reads;          /* the fake source's clock */
+	int fake_multiplexed;    /* the fake group runs half the time it is enabled */
+	uint64_t reads;          /* reads so far (the fake source's clock) */
+	uint64_t fail_at;        /* 0, or the read that fails ($PAGEZERO_FAIL_COUNTER_READ) */
+	uint64_t fake_cost_ns;   /* CPU time each fake read spends */
+};
+
+/* One reading of the group. */
+struct pz_counter_snap {
+	uint64_t v[PZ_CTR_COUNT];
+	uint64_t enabled, running;   /* ns the group was enabled / counting */
 };
 
 /*
@@ -41,7 +67,18 @@ struct pz_counters {
  * set to its index; nothing stays open then.
  */
 int pz_counters_open(struct pz_counters *c, unsigned *failed);
-void pz_counters_read(struct pz_counters *c, uint64_t v[PZ_CTR_COUNT]);
+/* 0, or -errno when the read failed (-EIO for a short one): never a zero passed off as a count. */
+int pz_counters_read(struct pz_counters *c, struct pz_counter_snap *s);
+/*
+ * @acc[i] += b - a for every counter. 0, or -EBUSY when the group was
+ * multiplexed between @a and @b (ran for less time than it was enabled):
+ * its counts then cover only part of the interval.
+ */
+int pz_counters_delta(const struct pz_counter_snap *a, const struct pz_counter_snap *b,
+		      uint64_t acc[PZ_CTR_COUNT]);
 void pz_counters_close(struct pz_counters *c);
+
+/* Test double: the calling thread's fake counters advance by @n more (see above). */
+void pz_counters_fake_add(uint64_t n);
 
 #endif /* PZ_COUNTERS_H */

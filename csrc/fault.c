@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "fault.h"
+#include "stop.h"
 
 static const struct {
 	const char *name;
@@ -97,20 +98,39 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Write one byte in each of @npages pages from @base (perf's mmap_page_touch). */
-static void touch(const struct pz_fault_params *p, char *base, size_t npages, struct rng *rng)
+/*
+ * A stop request (stop.h) is checked every 2MB of faults: 512 4KB faults
+ * (well under a ms), or every huge page; one load each time.
+ */
+static size_t stop_mask(const struct pz_fault_params *p)
+{
+	return p->page_shift < 21 ? ((size_t)1 << (21 - p->page_shift)) - 1 : 0;
+}
+
+/*
+ * Write one byte in each of @npages pages from @base (perf's
+ * mmap_page_touch). 0, or -EINTR when a stop request cut it short.
+ */
+static int touch(const struct pz_fault_params *p, char *base, size_t npages, struct rng *rng)
 {
 	volatile char *q = base;
-	const size_t page = (size_t)1 << p->page_shift;
+	const size_t page = (size_t)1 << p->page_shift, mask = stop_mask(p);
 	size_t i;
 
 	if (!p->seed) {
-		for (i = 0; i < npages; i++)
+		for (i = 0; i < npages; i++) {
+			if (!(i & mask) && pz_stopping())
+				return -EINTR;
 			q[i << p->page_shift] = PZ_FAULT_MARK;
-		return;
+		}
+		return 0;
 	}
-	for (i = 0; i < npages; i++)
+	for (i = 0; i < npages; i++) {
+		if (!(i & mask) && pz_stopping())
+			return -EINTR;
 		q[(i << p->page_shift) + rng_next(rng) % page] = PZ_FAULT_MARK;
+	}
+	return 0;
 }
 
 /* MADV_POPULATE_WRITE, with the EINVAL of kernels before 5.14 told apart. */
@@ -137,13 +157,14 @@ static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *
 	for (i = 0; i < units; i++) {
 		char *at = base + i * p->lat_unit;
 
-		if (p->workload == PZ_FAULT_DEMAND) {
-			touch(p, at, per, rng);
-		} else {
+		if (p->workload == PZ_FAULT_DEMAND)
+			ret = touch(p, at, per, rng);
+		else if (pz_stopping())
+			ret = -EINTR;
+		else
 			ret = populate_write(at, p->lat_unit);
-			if (ret)
-				return ret;
-		}
+		if (ret)
+			return ret;
 		u = now_ns();
 		lat[i] = u - t;
 		t = u;
@@ -180,7 +201,7 @@ static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *
 	if (lat && p->workload != PZ_FAULT_POPULATE)
 		return fault_timed(p, base, rng, lat);
 	if (p->workload == PZ_FAULT_DEMAND)
-		touch(p, base, p->size >> p->page_shift, rng);
+		return touch(p, base, p->size >> p->page_shift, rng);
 	else if (p->workload == PZ_FAULT_POPULATE_WRITE)
 		return populate_write(base, p->size);
 	return 0;
@@ -395,14 +416,30 @@ static int check_params(const struct pz_fault_params *p, const struct pz_clock *
 	return 0;
 }
 
+/*
+ * Before each loop: a stop request (stop.h) ends the run here. Within a
+ * loop, demand faults check it too (touch()); a loop cut short fails with
+ * -EINTR in finish_loop and is not counted. MAP_POPULATE and one
+ * MADV_POPULATE_WRITE over the region are single system calls that only a
+ * fatal signal interrupts: they finish their loop first.
+ */
+static int loop_may_start(struct run *run)
+{
+	return !pz_stopping();
+}
+
 /* threads == 1: no thread of its own, as perf runs it. */
 static int run_inline(struct run *run)
 {
 	int ret = 0;
 
 	for (run->loop = 0; run->loop < run->p->loops && !ret; run->loop++) {
+		if (!loop_may_start(run))
+			return -EINTR;
 		timed_pass(run, &run->w[0]);
 		ret = finish_loop(run);
+		if (!ret)
+			run->out->loops_done = run->loop + 1;
 	}
 	return ret;
 }
@@ -431,9 +468,15 @@ static int run_threads(struct run *run)
 		pthread_mutex_unlock(&run->start.lock);
 	}
 	for (run->loop = 0; !ret && run->loop < run->p->loops; run->loop++) {
+		if (!loop_may_start(run)) {
+			ret = -EINTR;
+			break;
+		}
 		gate_wait(&run->start);         /* all threads fault at once... */
 		gate_wait(&run->done);          /* ...and all have finished */
 		ret = finish_loop(run);
+		if (!ret)
+			run->out->loops_done = run->loop + 1;
 	}
 	run->stop = 1;
 	gate_wait(&run->start);
@@ -459,6 +502,7 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 	if (!out->wall || !out->thread || !out->pages || (!out->lat && p->lat_unit))
 		return -EINVAL;
 	memset(&run, 0, sizeof(run));
+	out->loops_done = 0;
 	run.p = p;
 	run.clock = clock;
 	run.out = out;

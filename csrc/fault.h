@@ -69,6 +69,7 @@ struct pz_fault_out {
 	uint64_t *thread;       /* [loops * threads]: each thread's map + fault time */
 	struct pz_fault_pages *pages;   /* [loops]: summed over the threads' regions */
 	uint64_t *lat;          /* NULL, or [loops * threads * (size / lat_unit)] in ns */
+	unsigned loops_done;    /* loops completed: the valid entries (see pz_fault_run) */
 };
 
 /* Latency samples one run records (0 without lat_unit). */
@@ -78,7 +79,10 @@ size_t pz_fault_lat_count(const struct pz_fault_params *p);
  * Run @p->loops loops, filling @out (clock units, except latencies: ns).
  * 0 or -errno: -ENOMEM (mmap refused: for hugetlb, too few free pages),
  * -EOPNOTSUPP (the kernel has no MADV_POPULATE_WRITE), -EAGAIN (a thread
- * could not be started), -EINVAL (bad parameters). Nothing stays mapped.
+ * could not be started), -EINVAL (bad parameters), -EINTR (a stop request,
+ * stop.h, came: before a loop, or within a demand or latency pass, whose
+ * loop is dropped). @out->loops_done loops are complete either way.
+ * Nothing stays mapped.
  */
 int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out);

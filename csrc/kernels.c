@@ -2,7 +2,7 @@
  * kernels.c - the kernel registry and the shared head/tail handling.
  *
  * The table is the x-macro expansion of arch/<arch>/kernels.def: there is
- * no second list anywhere (Python reads this one through module.c).
+ * no second list anywhere (Python reads this one through csrc/py/kernels.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +91,44 @@ const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *nam
 		if (r[i].kind == kind && strcmp(r[i].name, name) == 0)
 			return &r[i];
 	return NULL;
+}
+
+/*
+ * What clear_page() / clear_pages() runs here, best first; the first this
+ * CPU can run wins.
+ *
+ * x86-64, arch/x86/include/asm/page_64.h clear_page() and
+ * arch/x86/lib/clear_page_64.S: rep stosb (clear_page_erms) with ERMS,
+ * else rep stosq (clear_page_rep) with REP_GOOD, else the unrolled movq
+ * loop (clear_page_orig). FSRM CPUs have ERMS too. REP_GOOD is a kernel
+ * quirk flag, not a CPUID bit: Linux sets it on every 64-bit Intel CPU and
+ * on AMD from family 0xf on, so every 64-bit CPU without ERMS is taken to
+ * have it and rep stosq always wins over the unrolled loop here.
+ *
+ * arm64, arch/arm64/lib/clear_page.S: DC ZVA when DCZID_EL0.DZP allows it,
+ * else STNP pairs. Elsewhere the generic clear_page() is a memset().
+ */
+static const char *const clear_pages_order[] = {
+#if defined(__x86_64__)
+	"x86-64-stosb", "x86-64-stosq", "x86-64-unrolled",
+#elif defined(__aarch64__)
+	"arm64-dc-zva", "arm64-stnp",
+#endif
+	"default",
+};
+
+const struct pz_kernel *pz_kernel_clear_pages(void)
+{
+	const struct pz_kernel *k = NULL;
+	char reason[8];
+	size_t i;
+
+	for (i = 0; i < PZ_ARRAY_SIZE(clear_pages_order); i++) {
+		k = pz_kernel_find(PZ_KIND_FILL, clear_pages_order[i]);
+		if (k && pz_kernel_available(k, reason, sizeof(reason)))
+			return k;
+	}
+	return k;
 }
 
 int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n)

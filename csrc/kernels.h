@@ -59,6 +59,12 @@ const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *nam
  */
 int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n);
 
+/*
+ * The clear kernel Linux's clear_page() uses on this CPU: the first
+ * available of this arch's preference order (kernels.c). Never NULL.
+ */
+const struct pz_kernel *pz_kernel_clear_pages(void);
+
 /* Fill/copy any [dst, dst+len) with @k. The caller checked availability. */
 void pz_kernel_fill(const struct pz_kernel *k, void *dst, int c, size_t len);
 void pz_kernel_copy(const struct pz_kernel *k, void *dst, const void *src, size_t len);

@@ -1,420 +1,153 @@
 /*
- * policy_bench.c - timing the clearing policies: batches and folio orders.
- *
- * The walks come from policy.c; this file only wraps clocks around them.
+ * policy_bench.c - what the batch and folio benchmarks share: each thread's
+ * clock and counters (the meter) and the team they run on, so a plain run
+ * (one thread, hot, no counters) and a conditioned one are the same code.
+ * The loops themselves are in batch_bench.c and folio_bench.c.
  */
-#define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <string.h>
-
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #include "policy_bench.h"
-#include "threads.h"
+#include "stop.h"
+#include "team.h"
 
-/*
- * Read by the touch so the compiler cannot prove it is zero: ANDing each
- * loaded value with it makes the next address depend on the load, in the
- * hardware, without ever changing the address.
- */
-static volatile uint64_t pz_zero;
-/* Results of reads that exist only for their effect on the caches. */
-static volatile uint64_t pz_sink;
-
-/* Batches ---------------------------------------------------------------- */
-
-size_t pz_batch_count(const struct pz_batch_params *p)
+int pz_meter_start(struct pz_meter *m)
 {
-	return p->nr_pages / p->batch_pages + (p->nr_pages % p->batch_pages != 0);
+	int err;
+
+	if (!m->counters)
+		return 0;
+	err = pz_counters_read(&m->ctr, &m->snap);
+	m->counting = !err;
+	return err;
 }
 
-struct batch_run {
-	struct pz_clearer clr;
-	const struct pz_clock *clock;
-	uint64_t *ticks;
-	size_t n, cap;
-	uint64_t prev, worst;
-	int yield;
-	/* Cold runs only. */
-	const struct pz_batch_params *p;
-	unsigned thread;
-	uint64_t flushed;       /* ticks spent flushing in this pass, left out of it */
+int pz_meter_stop(struct pz_meter *m, uint64_t acc[PZ_CTR_COUNT])
+{
+	struct pz_counter_snap z;
+	int err;
+
+	if (!m->counting)
+		return 0;
+	m->counting = 0;
+	err = pz_counters_read(&m->ctr, &z);
+	return err ? err : pz_counters_delta(&m->snap, &z, acc);
+}
+
+int pz_policy_cond_check(const struct pz_policy_cond *c)
+{
+	return c->cold && c->flush.method == PZ_FLUSH_EVICT && !c->flush.evict ? -EINVAL : 0;
+}
+
+/* What each thread of a policy run keeps. */
+struct policy_thread {
+	struct pz_meter meter;
+	unsigned failed;        /* the counter its pz_counters_open refused */
+	int err;                /* 0, -EINTR or its loop's error */
+	unsigned done;          /* loops it completed */
 };
 
-/*
- * After each batch: one clock read that ends this batch and, without a
- * yield, starts the next, so a batch costs one read of overhead, not two.
- * With a yield the clock is read again after it: the yield is the
- * scheduler's time, not the batch's.
- */
-static void timed_step(void *ctx, const struct pz_step *s)
+struct policy_run {
+	const struct pz_policy_team *r;
+	struct policy_thread *th;
+};
+
+static int policy_setup(void *ctx, unsigned t)
 {
-	struct batch_run *b = ctx;
-	uint64_t now, d;
+	struct policy_run *run = ctx;
+	struct policy_thread *th = &run->th[t];
+	int ret = pz_clock_open_thread(&th->meter.clock, run->r->clock);
 
-	pz_clear_step(&b->clr, s);
-	now = pz_clock_read(b->clock);
-	d = now - b->prev;
-	if (b->n < b->cap)
-		b->ticks[b->n] = d;
-	b->n++;
-	if (d > b->worst)
-		b->worst = d;
-	if (b->yield) {
-		sched_yield();
-		now = pz_clock_read(b->clock);
-	}
-	b->prev = now;
-}
-
-/*
- * Cold: flush the batch's range, then restart the batch's clock, so neither
- * the flush nor the hook is part of the batch or (via @flushed) the pass.
- * A separate step function keeps the hot path's timed_step as it was.
- */
-static void cold_step(void *ctx, const struct pz_step *s)
-{
-	struct batch_run *b = ctx;
-	char *p = b->clr.base + s->first * PZ_PAGE_SIZE;
-	size_t len = s->count * PZ_PAGE_SIZE;
-	uint64_t t0 = pz_clock_read(b->clock), t1;
-
-	pz_flush(&b->p->flush, p, len);
-	if (b->p->hook)
-		b->p->hook(b->p->hook_ctx, b->thread, p, len);
-	t1 = pz_clock_read(b->clock);
-	b->flushed += t1 - t0;
-	b->prev = t1;
-	timed_step(b, s);
-}
-
-/*
- * The prefault and the timed passes of one thread. @team, when not NULL,
- * lines every pass up with the other threads'; @ctr, when not NULL, is
- * read around each pass, outside its clock reads.
- */
-static int batch_passes(const struct pz_batch_params *p, unsigned thread, char *base,
-			const struct pz_clock *clock, const struct pz_batch_out *out,
-			struct pz_counters *ctr, struct pz_team_state *team)
-{
-	struct pz_clearer warm = { .base = base, .kernel = p->kernel };
-	struct batch_run b = { .clr = warm, .clock = clock, .yield = p->yield, .p = p,
-			       .thread = thread };
-	pz_step_fn step = p->cold ? cold_step : timed_step;
-	size_t nb;
-	unsigned i, j;
-	int ret;
-
-	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops)
-		return -EINVAL;
-	nb = pz_batch_count(p);
-	b.clr.log = out->log;
-
-	/* Prefault and warm up through the kernel under test, as perf does. */
-	ret = pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
-				pz_clear_step, &warm);
-	if (ret)
+	if (ret) {
+		pz_clock_close(&th->meter.clock);
 		return ret;
-	for (i = 0; i < p->loops; i++) {
-		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1;
-
-		/* Every pass starts together, or the threads drift apart and overlap less. */
-		if (team)
-			pz_team_sync(team);
-		b.ticks = out->batch_ticks + (size_t)i * nb;
-		b.n = 0;
-		b.cap = nb;
-		b.worst = 0;
-		b.flushed = 0;
-		if (ctr)
-			pz_counters_read(ctr, c0);
-		t0 = pz_clock_read(clock);
-		b.prev = t0;
-		pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
-				  step, &b);
-		t1 = pz_clock_read(clock);
-		if (ctr) {
-			pz_counters_read(ctr, c1);
-			for (j = 0; j < PZ_CTR_COUNT; j++)
-				out->counters[(size_t)i * PZ_CTR_COUNT + j] = c1[j] - c0[j];
-		}
-		out->pass_ticks[i] = t1 - t0 - b.flushed;
-		out->pass_worst[i] = b.worst;
-		if (out->start) {
-			out->start[i] = t0;
-			out->end[i] = t1;
-		}
 	}
-	return 0;
-}
-
-int pz_bench_batches(const struct pz_batch_params *p, char *base, const struct pz_clock *clock,
-		     uint64_t *pass_ticks, uint64_t *pass_worst, uint64_t *batch_ticks,
-		     struct pz_step_log *log)
-{
-	const struct pz_batch_out out = { .pass_ticks = pass_ticks, .pass_worst = pass_worst,
-					  .batch_ticks = batch_ticks, .log = log };
-
-	return batch_passes(p, 0, base, clock, &out, NULL, NULL);
-}
-
-struct batch_team {
-	const struct pz_batch_params *p;
-	char *const *bases;
-	const struct pz_clock *clock;
-	struct pz_batch_out *out;
-	struct pz_counters *ctr;         /* one per thread, when counting */
-	unsigned *failed_counter;
-	int *err;                        /* one per thread */
-};
-
-static int batch_team_setup(void *ctx, unsigned t)
-{
-	struct batch_team *bt = ctx;
-
-	return bt->p->counters ? pz_counters_open(&bt->ctr[t], bt->failed_counter) : 0;
-}
-
-static void batch_team_body(void *ctx, unsigned t, struct pz_team_state *st)
-{
-	struct batch_team *bt = ctx;
-
-	bt->err[t] = batch_passes(bt->p, t, bt->bases[t], bt->clock, &bt->out[t],
-				  bt->p->counters ? &bt->ctr[t] : NULL, st);
-}
-
-static void batch_team_teardown(void *ctx, unsigned t)
-{
-	struct batch_team *bt = ctx;
-
-	if (bt->p->counters)
-		pz_counters_close(&bt->ctr[t]);
-}
-
-int pz_bench_batch_team(const struct pz_batch_params *p, unsigned threads, const int *cpus,
-			char *const *bases, const struct pz_clock *clock,
-			struct pz_batch_out *out, unsigned *failed_counter)
-{
-	struct batch_team bt = { .p = p, .bases = bases, .clock = clock, .out = out,
-				 .failed_counter = failed_counter };
-	struct pz_team team = { .threads = threads, .cpus = cpus, .setup = batch_team_setup,
-				.body = batch_team_body, .teardown = batch_team_teardown,
-				.ctx = &bt };
-	unsigned t;
-	int ret = -ENOMEM;
-
-	/* Checked here too: a thread that failed alone would leave the others at the barrier. */
-	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->loops ||
-	    threads == 0 || threads > PZ_MAX_THREADS ||
-	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict))
-		return -EINVAL;
-	bt.err = calloc(threads, sizeof(*bt.err));
-	bt.ctr = calloc(threads, sizeof(*bt.ctr));
-	if (bt.err && bt.ctr) {
-		ret = pz_team_run(&team);
-		for (t = 0; !ret && t < threads; t++)
-			ret = bt.err[t];
+	if (run->r->cond->counters) {
+		ret = pz_counters_open(&th->meter.ctr, &th->failed);
+		th->meter.counters = !ret;
 	}
-	free(bt.err);
-	free(bt.ctr);
+	if (!ret && run->r->prepare)
+		ret = run->r->prepare(run->r->ctx, t, &th->meter);
+	if (ret) {
+		if (th->meter.counters)
+			pz_counters_close(&th->meter.ctr);
+		th->meter.counters = 0;
+		pz_clock_close(&th->meter.clock);
+	}
 	return ret;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-uint64_t pz_batch_typical_worst(const uint64_t *ticks, unsigned loops, size_t nb,
-				uint64_t *scratch)
-{
-	uint64_t worst = 0;
-	size_t j;
-	unsigned i;
-
-	for (j = 0; j < nb; j++) {
-		for (i = 0; i < loops; i++)
-			scratch[i] = ticks[(size_t)i * nb + j];
-		qsort(scratch, loops, sizeof(*scratch), cmp_u64);
-		/* The lower median: with two passes, the better one. */
-		if (scratch[(loops - 1) / 2] > worst)
-			worst = scratch[(loops - 1) / 2];
-	}
-	return worst;
-}
-
-void pz_ticks_summarize(uint64_t *ticks, size_t n, struct pz_tick_summary *s)
-{
-	long double sum = 0;
-	size_t i;
-
-	qsort(ticks, n, sizeof(*ticks), cmp_u64);
-	for (i = 0; i < n; i++)
-		sum += ticks[i];
-	s->max = ticks[n - 1];
-	/* Nearest rank, in integers: rank ceil(99n/100), 1-based. */
-	s->p99 = ticks[(n * 99 + 99) / 100 - 1];
-	s->median = ticks[(n + 1) / 2 - 1];
-	s->mean = (double)(sum / n);
-}
-
-/* Folios ----------------------------------------------------------------- */
-
-static const char *const cold_names[PZ_COLD_COUNT] = {
-	[PZ_COLD_CLFLUSH] = "clflush",
-	[PZ_COLD_EVICT] = "evict",
-};
-
-const char *pz_cold_name(enum pz_cold c)
-{
-	return (unsigned)c < PZ_COLD_COUNT ? cold_names[c] : "?";
-}
-
-int pz_cold_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_COLD_COUNT; i++)
-		if (strcmp(name, cold_names[i]) == 0)
-			return i;
-	return -1;
-}
-
-int pz_cold_available(enum pz_cold c)
-{
-#if defined(__x86_64__)
-	return (unsigned)c < PZ_COLD_COUNT;
-#else
-	/* Flushing by address from user space is an x86 guarantee; elsewhere, evict. */
-	return c == PZ_COLD_EVICT;
-#endif
-}
-
-size_t pz_folio_touch_lines(const struct pz_folio_params *p)
-{
-	size_t first, count;
-
-	pz_neighbourhood(p->nr_pages, p->fault, &first, &count);
-	return count * (PZ_PAGE_SIZE / PZ_LINE_SIZE);
-}
-
 /*
- * Read then write every line of [p, p + len), each load's address depending
- * on the previous load's value (always zero here, ANDed with pz_zero), so
- * the loads form a chain and out-of-order execution cannot overlap them:
- * the time says where the lines were (L1, L2, L3, memory). Each line is
- * written back with what was read, so the memory stays zero.
+ * Loop after loop, every thread starting each together (or they drift
+ * apart and overlap less): a thread whose loop failed or was cut short
+ * gives up, and at the next barrier every thread stops with it.
  */
-__attribute__((noinline))
-static uint64_t touch_lines(char *p, size_t len)
+static void policy_body(void *ctx, unsigned t, struct pz_team_state *st)
 {
-	uint64_t zero = pz_zero, dep = 0;
-	size_t off;
+	struct policy_run *run = ctx;
+	struct policy_thread *th = &run->th[t];
+	unsigned i;
+	int ret, give_up = 0;
 
-	for (off = 0; off < len; off += PZ_LINE_SIZE) {
-		volatile uint64_t *q = (volatile uint64_t *)(p + off + dep);
-		uint64_t v = *q;
-
-		*q = v;
-		dep = v & zero;
+	for (i = 0; i < run->r->loops; i++) {
+		if (!pz_team_next(st, i, give_up))
+			break;
+		ret = run->r->loop(run->r->ctx, t, i, &th->meter);
+		if (ret) {
+			if (ret != -EINTR)
+				th->err = ret;
+			give_up = 1;
+			continue;
+		}
+		th->done = i + 1;
 	}
-	return dep;
 }
 
-/* One load per line: pulls [p, p + len) through the caches, evicting others. */
-__attribute__((noinline))
-static uint64_t read_lines(const char *p, size_t len)
+static void policy_teardown(void *ctx, unsigned t)
 {
-	uint64_t sum = 0;
-	size_t off;
+	struct policy_run *run = ctx;
+	struct policy_thread *th = &run->th[t];
 
-	for (off = 0; off < len; off += PZ_LINE_SIZE)
-		sum += *(const volatile uint64_t *)(p + off);
-	return sum;
+	if (th->meter.counters)
+		pz_counters_close(&th->meter.ctr);
+	pz_clock_close(&th->meter.clock);
 }
 
-static void flush_lines(char *p, size_t len)
+int pz_policy_team_run(const struct pz_policy_team *r)
 {
-#if defined(__x86_64__)
-	size_t off;
+	struct policy_run run = { .r = r };
+	struct pz_team team = { .threads = r->threads, .cpus = r->cpus, .setup = policy_setup,
+				.body = policy_body, .teardown = policy_teardown, .ctx = &run };
+	const struct pz_policy_cond *c = r->cond;
+	unsigned t, done = r->loops;
+	int ret;
 
-	for (off = 0; off < len; off += PZ_LINE_SIZE)
-		_mm_clflush(p + off);
-	/* clflush is ordered by mfence only: the touch must not start before it ends. */
-	_mm_mfence();
-#else
-	(void)p;
-	(void)len;
-#endif
-}
-
-int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scrub,
-		   size_t scrub_len, const struct pz_clock *clock, struct pz_folio_sample *out)
-{
-	struct pz_clearer clr = { .base = folio, .kernel = p->kernel, .nt_kernel = p->nt_kernel };
-	size_t bytes = p->nr_pages * PZ_PAGE_SIZE, nb_first, nb_count, nb_len;
-	char *nb;
-	unsigned i, j;
-
-	if (!p->nr_pages || p->fault >= p->nr_pages || !p->batch_pages || !p->loops ||
-	    (unsigned)p->strategy >= PZ_STRATEGY_COUNT || !p->kernel ||
-	    (unsigned)p->cold >= PZ_COLD_COUNT || !pz_cold_available(p->cold) ||
-	    (pz_strategy_uses_nontemporal(p->strategy) && !p->nt_kernel) ||
-	    (p->flush_folio && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) ||
-	    (p->ctr && !p->counters))
+	if (c->loops_done)
+		*c->loops_done = 0;
+	if (!r->loops || !r->threads || r->threads > PZ_MAX_THREADS || pz_policy_cond_check(c))
 		return -EINVAL;
-	pz_neighbourhood(p->nr_pages, p->fault, &nb_first, &nb_count);
-	nb = folio + nb_first * PZ_PAGE_SIZE;
-	nb_len = nb_count * PZ_PAGE_SIZE;
-
-	for (i = 0; i < p->loops; i++) {
-		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1, t2, t3, t4;
-
-		/*
-		 * A folio fresh from the page allocator holds old data and is
-		 * rarely in cache: dirty it, then push it out by reading more
-		 * than the LLC holds (the 2012 reviewers: measure cache-cold).
-		 */
-		memset(folio, 0xa5, bytes);
-		pz_sink += read_lines(scrub, scrub_len);
-		/* Cache cold: reading the scrub evicts most lines, flushing by address all of them. */
-		if (p->flush_folio) {
-			pz_flush(&p->flush, folio, bytes);
-			if (p->hook)
-				p->hook(p->hook_ctx, 0, folio, bytes);
+	run.th = calloc(r->threads, sizeof(*run.th));
+	if (!run.th)
+		return -ENOMEM;
+	for (t = 0; t < r->threads; t++)
+		run.th[t].failed = PZ_CTR_COUNT;
+	ret = pz_team_run(&team);
+	for (t = 0; ret && t < r->threads; t++)
+		if (run.th[t].failed < PZ_CTR_COUNT && c->failed_counter)
+			*c->failed_counter = run.th[t].failed;
+	/* A loop's error (a counter read's) first; -EINTR only when nothing else went wrong. */
+	for (t = 0; !ret && t < r->threads; t++)
+		if (run.th[t].err) {
+			ret = run.th[t].err;
+			if (c->failed_counter)
+				*c->failed_counter = 0;   /* a read failed: the group leader's */
 		}
-		if (p->ctr)
-			pz_counters_read(p->ctr, c0);
-
-		t0 = pz_clock_read(clock);
-		pz_strategy_order(p->strategy, p->nr_pages, p->fault, p->batch_pages,
-				  pz_clear_step, &clr);
-		t1 = pz_clock_read(clock);
-		if (p->ctr) {
-			pz_counters_read(p->ctr, c1);
-			for (j = 0; j < PZ_CTR_COUNT; j++)
-				p->counters[(size_t)i * PZ_CTR_COUNT + j] = c1[j] - c0[j];
-		}
-		pz_sink += touch_lines(nb, nb_len);
-		t2 = pz_clock_read(clock);
-
-		if (p->cold == PZ_COLD_CLFLUSH)
-			flush_lines(nb, nb_len);
-		else
-			pz_sink += read_lines(scrub, scrub_len);
-		t3 = pz_clock_read(clock);
-		pz_sink += touch_lines(nb, nb_len);
-		t4 = pz_clock_read(clock);
-
-		out[i].clear = t1 - t0;
-		out[i].touch = t2 - t1;
-		out[i].cold = t4 - t3;
-	}
-	return 0;
+	for (t = 0; t < r->threads; t++)
+		done = PZ_MIN(done, run.th[t].done);
+	if (!ret && done < r->loops)
+		ret = -EINTR;
+	if (c->loops_done && (!ret || ret == -EINTR))
+		*c->loops_done = done;
+	free(run.th);
+	return ret;
 }

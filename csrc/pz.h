@@ -2,7 +2,7 @@
  * pz.h - conventions shared by the whole C core.
  *
  * The core knows nothing of Python: every function that can fail returns 0
- * or a negative errno, and only module.c turns that into an exception.
+ * or a negative errno, and only csrc/py/errors.c turns that into an exception.
  */
 #ifndef PZ_H
 #define PZ_H

@@ -79,14 +79,13 @@ static int map_small(struct pz_region *r, size_t size, enum pz_thp thp, int popu
 	if (thp != PZ_THP_SYSTEM &&
 	    madvise(r->addr, len, thp == PZ_THP_ON ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
 		goto fail;
-	if (populate && madvise(r->addr, len, MADV_POPULATE_WRITE)) {
-		/* Kernels before 5.14 lack MADV_POPULATE_WRITE: touch every page instead. */
-		volatile char *q;
+	if (populate) {
+		int err = pz_region_prefault(r->addr, len, PZ_PAGE_SHIFT_4KB);
 
-		if (errno != EINVAL)
+		if (err) {
+			errno = -err;
 			goto fail;
-		for (q = r->addr; q < (char *)r->addr + len; q += page)
-			*q = 0;
+		}
 	}
 	return 0;
 fail:
@@ -116,6 +115,39 @@ int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
 	default:
 		return -EINVAL;
 	}
+}
+
+int pz_region_prefault(void *addr, size_t len, unsigned page_shift)
+{
+	const uintptr_t page = page_shift == PZ_PAGE_SHIFT_4KB ? (uintptr_t)sysconf(_SC_PAGESIZE)
+							       : (uintptr_t)1 << page_shift;
+	uintptr_t start = (uintptr_t)addr & ~(page - 1);
+	uintptr_t end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
+	volatile char *q;
+
+	if (len == 0)
+		return 0;
+	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	/*
+	 * mm/madvise.c madvise_populate(): a fault that would have raised
+	 * SIGBUS or SIGSEGV comes back as EFAULT (incompatible permissions as
+	 * EINVAL, holes as ENOMEM). On the writable anonymous memory here that
+	 * is a page the kernel could not allocate: for hugetlb, no free page
+	 * on a node the policy allows.
+	 */
+	if (errno == EFAULT)
+		return -ENOMEM;
+	if (errno != EINVAL)
+		return -errno;
+	/*
+	 * Kernels before 5.14 lack MADV_POPULATE_WRITE: touch every page
+	 * instead, writing back what is there (the widened range may hold the
+	 * caller's bytes around the buffer).
+	 */
+	for (q = (char *)start; q < (char *)end; q += page)
+		*q = *q;
+	return 0;
 }
 
 void pz_region_unmap(struct pz_region *r)

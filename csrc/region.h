@@ -41,6 +41,20 @@ int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
 		  enum pz_thp thp, int populate, int guard);
 void pz_region_unmap(struct pz_region *r);
 
+/*
+ * Fault in [@addr, @addr + @len) of a region with 2^@page_shift pages,
+ * writable, from the calling thread (so first-touch placement follows it),
+ * with MADV_POPULATE_WRITE, which reports a failure instead of raising a
+ * signal: a hugetlb page that cannot be allocated (a region bound to a node
+ * whose pool is short, although mmap reserved against the whole pool; or
+ * a MAP_NORESERVE mapping) gives -ENOMEM here, where a store would get
+ * SIGBUS and kill the process. The range is widened to whole pages (the
+ * system's page size for PZ_PAGE_SHIFT_4KB); what it holds is kept. 0 or
+ * -errno. Kernels before 5.14 lack MADV_POPULATE_WRITE: the pages are
+ * touched instead, which brings the SIGBUS back there.
+ */
+int pz_region_prefault(void *addr, size_t len, unsigned page_shift);
+
 /* MemAvailable from /proc/meminfo, in bytes; 0 or -errno. */
 int pz_mem_available(uint64_t *bytes);
 

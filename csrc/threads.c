@@ -1,135 +1,24 @@
 /*
- * threads.c - the memset/memcpy loops under measured conditions (see threads.h).
+ * threads.c - the memset/memcpy benchmark under any conditions (see threads.h).
+ *
+ * As perf bench mem: buffers are prefaulted by the function under test
+ * before any timing; each pass walks the region in chunk-sized calls.
+ * Unlike perf, the clock is read around every pass so each pass is a
+ * sample of its own (perf reads it once around all loops). Nothing here
+ * allocates, prints or can fail once timing has started, but a counter
+ * read; a stop request (stop.h), checked between chunks, ends the run early.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
 #include "numa.h"
+#include "stop.h"
 #include "threads.h"
 
 /* Parts of a shared region start on page boundaries: no two threads share a line or a page. */
 #define PZ_PART_ALIGN 4096u
-
-/* The team ------------------------------------------------------------------ */
-
-struct pz_team_state {
-	const struct pz_team *team;
-	/*
-	 * Threads are created one by one and creation can fail part-way, which a
-	 * pthread barrier cannot absorb (its count is fixed); so they first wait
-	 * at a gate the creator opens once all exist, or opens with @abort set.
-	 */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int open, abort;
-	pthread_barrier_t barrier;
-	atomic_uint arrived;     /* threads that reached the first barrier */
-	atomic_int failed;       /* a thread's setup failed: nobody times anything */
-	struct pz_team_member {
-		struct pz_team_state *st;
-		unsigned t;
-		pthread_t tid;
-		int err;
-	} *m;
-};
-
-void pz_team_sync(struct pz_team_state *st)
-{
-	pthread_barrier_wait(&st->barrier);
-}
-
-unsigned pz_team_arrived(struct pz_team_state *st)
-{
-	return atomic_load(&st->arrived);
-}
-
-static void *team_main(void *arg)
-{
-	struct pz_team_member *m = arg;
-	struct pz_team_state *st = m->st;
-	const struct pz_team *team = st->team;
-	int set_up = 0;
-
-	pthread_mutex_lock(&st->lock);
-	while (!st->open)
-		pthread_cond_wait(&st->cond, &st->lock);
-	pthread_mutex_unlock(&st->lock);
-	if (st->abort)
-		return NULL;
-
-	if (team->cpus) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(team->cpus[m->t], &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			m->err = -errno;
-	}
-	if (!m->err && team->setup) {
-		m->err = team->setup(team->ctx, m->t);
-		set_up = !m->err;
-	}
-	if (m->err)
-		atomic_store(&st->failed, 1);
-
-	atomic_fetch_add(&st->arrived, 1);
-	pthread_barrier_wait(&st->barrier);
-	/* Everyone's setup is done and every thread reads the same flag now. */
-	if (!atomic_load(&st->failed))
-		team->body(team->ctx, m->t, st);
-	if (set_up && team->teardown)
-		team->teardown(team->ctx, m->t);
-	return NULL;
-}
-
-int pz_team_run(const struct pz_team *team)
-{
-	struct pz_team_state st;
-	unsigned t, started = 0;
-	int ret = 0;
-
-	if (team->threads == 0 || team->threads > PZ_MAX_THREADS)
-		return -EINVAL;
-	memset(&st, 0, sizeof(st));
-	st.team = team;
-	st.m = calloc(team->threads, sizeof(*st.m));
-	if (!st.m)
-		return -ENOMEM;
-	pthread_mutex_init(&st.lock, NULL);
-	pthread_cond_init(&st.cond, NULL);
-	pthread_barrier_init(&st.barrier, NULL, team->threads);
-	for (; started < team->threads; started++) {
-		st.m[started].st = &st;
-		st.m[started].t = started;
-		ret = -pthread_create(&st.m[started].tid, NULL, team_main, &st.m[started]);
-		if (ret)
-			break;
-	}
-	pthread_mutex_lock(&st.lock);
-	st.open = 1;
-	st.abort = ret != 0;
-	pthread_cond_broadcast(&st.cond);
-	pthread_mutex_unlock(&st.lock);
-	for (t = 0; t < started; t++)
-		pthread_join(st.m[t].tid, NULL);
-	if (ret)
-		ret = -EAGAIN;
-	for (t = 0; !ret && t < team->threads; t++)
-		ret = st.m[t].err;
-	pthread_barrier_destroy(&st.barrier);
-	pthread_cond_destroy(&st.cond);
-	pthread_mutex_destroy(&st.lock);
-	free(st.m);
-	return ret;
-}
-
-/* memset/memcpy ---------------------------------------------------------- */
 
 struct pz_run;
 
@@ -139,7 +28,14 @@ struct pz_worker {
 	char *dst;
 	const char *src;
 	size_t len;
+	int direct;              /* every chunk is whole units: call the kernel's body */
+	struct pz_clock clock;   /* this thread's: a cycles clock counts its opener only */
+	int have_clock;
 	struct pz_counters ctr;
+	unsigned done;           /* loops this thread completed */
+	int entered;             /* setup ran: the thread started and pinned itself */
+	int err;                 /* setup or a counter read failed ... */
+	enum pz_run_stage stage; /* ... at this step */
 };
 
 struct pz_run {
@@ -147,16 +43,24 @@ struct pz_run {
 	const struct pz_clock *clock;
 	struct pz_run_out *out;
 	struct pz_worker *w;
+	int prefault;            /* the buffers are the run's own: each thread prefaults its part */
 };
 
 static int pass_value(const struct pz_run_params *p, unsigned t, unsigned loop)
 {
+	/* perf: memset(dst, i, size), the int truncated to a byte by memset. */
 	int v = p->value == PZ_VALUE_LOOP ? (int)(loop & 0xff) : p->value;
 
 	return (v + (int)t * p->value_step) & 0xff;
 }
 
-/* As bench.c: call the body directly when every chunk is whole units. */
+/*
+ * When every chunk starts aligned and spans whole units (page-aligned
+ * buffers, power-of-two chunks: the usual case), a pass calls the kernel's
+ * body directly, as a plain C loop would. Otherwise each call goes through
+ * the head/tail handling. Decided once per run, not per chunk: at 4KB
+ * chunks even a few instructions per call show in the rate.
+ */
 static int whole_units(const struct pz_kernel *k, const void *dst, size_t chunk, size_t len)
 {
 	size_t mask = (k->unit - 1) | (k->align - 1);
@@ -164,6 +68,7 @@ static int whole_units(const struct pz_kernel *k, const void *dst, size_t chunk,
 	return !((uintptr_t)dst & (k->align - 1)) && !(chunk & mask) && !(len & mask);
 }
 
+/* One kernel call: the prefault's, a cold chunk's, a hot chunk that is not whole units. */
 static void call(const struct pz_kernel *k, int direct, char *dst, const char *src, int c,
 		 size_t len)
 {
@@ -180,57 +85,162 @@ static void call(const struct pz_kernel *k, int direct, char *dst, const char *s
 	}
 }
 
-static void hot_pass(const struct pz_run_params *p, struct pz_worker *w, int c, int direct,
-		     uint64_t *t0, uint64_t *t1)
+/*
+ * The hot pass's chunks: the loop a plain C program would write, plus one
+ * relaxed load of the stop flag per kernel call, which even 4KB chunks do
+ * not feel (and a 1GB call lasts tens of ms, so a stop takes effect
+ * quickly). Everything else is read once, before the loop, into locals
+ * that stay in registers across the calls; @copy is a constant at both
+ * call sites, so always_inline makes a fill loop and a copy loop, with no
+ * test of the kernel's kind per chunk. 0, or -EINTR between two chunks.
+ */
+static inline __attribute__((always_inline)) int hot_chunks(const struct pz_worker *w, int c,
+							     const int copy)
 {
-	const struct pz_clock *clock = w->run->clock;
+	const struct pz_kernel *k = w->run->p->kernel;
+	const pz_fill_fn fill = copy ? NULL : k->fn.fill;
+	const pz_copy_fn cpy = copy ? k->fn.copy : NULL;
+	char *const dst = w->dst;
+	const char *const src = w->src;
+	const size_t size = w->len, chunk = w->run->p->chunk;
+	const int direct = w->direct;
 	size_t off;
 
-	*t0 = pz_clock_read(clock);
-	for (off = 0; off < w->len; off += p->chunk)
-		call(p->kernel, direct, w->dst + off, w->src ? w->src + off : NULL, c,
-		     PZ_MIN(p->chunk, w->len - off));
-	*t1 = pz_clock_read(clock);
+	for (off = 0; off < size; off += chunk) {
+		size_t len = PZ_MIN(chunk, size - off);
+
+		if (pz_stopping())
+			return -EINTR;
+		if (!direct)
+			call(k, 0, dst + off, copy ? src + off : NULL, c, len);
+		else if (copy)
+			cpy(dst + off, src + off, len);
+		else
+			fill(dst + off, c, len);
+	}
+	return 0;
 }
 
-/* Flush, then time, each chunk: the flushes stay outside the sum. */
-static uint64_t cold_pass(const struct pz_run_params *p, struct pz_worker *w, int c, int direct,
-			  uint64_t *first, uint64_t *last)
+/* A counter read that failed: the run's error, at the counter stage. */
+static int counter_error(struct pz_worker *w, int err)
 {
-	const struct pz_clock *clock = w->run->clock;
-	uint64_t sum = 0, t0 = 0, t1 = 0;
+	w->stage = PZ_STAGE_COUNTER_READ;
+	return err;
+}
+
+/* Counters, when asked for: read before a timed span... */
+static int count_from(struct pz_worker *w, struct pz_counter_snap *a)
+{
+	int ret = w->run->p->counters ? pz_counters_read(&w->ctr, a) : 0;
+
+	return ret ? counter_error(w, ret) : 0;
+}
+
+/* ...and after it, adding the span's counts to @acc (-EBUSY: multiplexed meanwhile). */
+static int count_to(struct pz_worker *w, const struct pz_counter_snap *a, uint64_t *acc)
+{
+	struct pz_counter_snap b;
+	int ret;
+
+	if (!w->run->p->counters)
+		return 0;
+	ret = pz_counters_read(&w->ctr, &b);
+	if (!ret)
+		ret = pz_counters_delta(a, &b, acc);
+	return ret ? counter_error(w, ret) : 0;
+}
+
+/*
+ * The pass timed as a whole, counters read outside its clock reads. 0,
+ * -EINTR when a stop request ended it between two chunks, or a counter
+ * read's error.
+ */
+static int hot_pass(struct pz_worker *w, int c, uint64_t *t0, uint64_t *t1, uint64_t *acc)
+{
+	struct pz_counter_snap a;
+	int ret = count_from(w, &a);
+
+	if (ret)
+		return ret;
+	*t0 = pz_clock_read(&w->clock);
+	ret = w->src ? hot_chunks(w, c, 1) : hot_chunks(w, c, 0);
+	*t1 = pz_clock_read(&w->clock);
+	return ret ? ret : count_to(w, &a, acc);
+}
+
+/*
+ * Flush, then time, each chunk: the flushes stay outside the sum, and
+ * outside the counters too, which are read around each kernel call alone
+ * (with evict, the only way on arm64, the flush's loads would outnumber
+ * the clear's). 0, -EINTR or a counter read's error, as hot_pass.
+ */
+static int cold_pass(struct pz_worker *w, int c, uint64_t *first, uint64_t *last, uint64_t *sum,
+		     uint64_t *acc)
+{
+	const struct pz_run_params *p = w->run->p;
+	uint64_t t0 = 0, t1 = 0;
 	size_t off;
+	int ret;
 
 	*first = 0;
-
+	*sum = 0;
 	for (off = 0; off < w->len; off += p->chunk) {
 		size_t len = PZ_MIN(p->chunk, w->len - off);
 		char *d = w->dst + off;
 		const char *s = w->src ? w->src + off : NULL;
+		struct pz_counter_snap a;
 
+		if (pz_stopping())
+			return -EINTR;
 		pz_flush(&p->flush, d, len);
 		if (s)
 			pz_flush(&p->flush, s, len);
 		if (p->hook)
 			p->hook(p->hook_ctx, w->t, PZ_EV_FLUSH, d, len);
-		t0 = pz_clock_read(clock);
-		call(p->kernel, direct, d, s, c, len);
-		t1 = pz_clock_read(clock);
+		ret = count_from(w, &a);
+		if (ret)
+			return ret;
+		t0 = pz_clock_read(&w->clock);
+		call(p->kernel, w->direct, d, s, c, len);
+		t1 = pz_clock_read(&w->clock);
+		ret = count_to(w, &a, acc);
+		if (ret)
+			return ret;
 		if (off == 0)
 			*first = t0;
-		sum += t1 - t0;
+		*sum += t1 - t0;
 		if (p->hook)
 			p->hook(p->hook_ctx, w->t, PZ_EV_CLEAR, d, len);
 	}
 	*last = t1;
-	return sum;
+	return 0;
 }
 
-static int worker_setup(void *ctx, unsigned t)
+/*
+ * Prefault as perf does (the first loop must not pay the faults), from the
+ * thread that will clear the memory, after it pinned itself: the first
+ * touch places each page on the toucher's node, so a region prefaulted by
+ * the unpinned creator would sit on the creator's node for every thread.
+ */
+static int prefault(const struct pz_run_params *p, struct pz_worker *w)
 {
-	struct pz_run *run = ctx;
+	int ret = pz_region_prefault(w->dst, w->len, p->page_shift);
 
-	return run->p->counters ? pz_counters_open(&run->w[t].ctr, &run->out->failed_counter) : 0;
+	if (!ret && w->src)
+		ret = pz_region_prefault((char *)w->src, w->len, p->page_shift);
+	if (ret)
+		return ret;
+	/*
+	 * Then through the kernel under test, as perf does: warm, and the
+	 * pages dirty. perf fills with -1, except that a zero-only kernel can
+	 * only write zeros.
+	 */
+	if (w->src)
+		memset((char *)w->src, 0, w->len);
+	call(p->kernel, 0, w->dst, w->src, (p->kernel->flags & PZ_ZERO_ONLY) ? 0 : 0xff, w->len);
+	if (p->hook)
+		p->hook(p->hook_ctx, w->t, PZ_EV_PREFAULT, w->dst, w->len);
+	return 0;
 }
 
 static void worker_teardown(void *ctx, unsigned t)
@@ -239,6 +249,41 @@ static void worker_teardown(void *ctx, unsigned t)
 
 	if (run->p->counters)
 		pz_counters_close(&run->w[t].ctr);
+	if (run->w[t].have_clock)
+		pz_clock_close(&run->w[t].clock);
+	run->w[t].have_clock = 0;
+}
+
+/* Runs pinned (when asked): its own clock and counters, then its part prefaulted. */
+static int worker_setup(void *ctx, unsigned t)
+{
+	struct pz_run *run = ctx;
+	struct pz_worker *w = &run->w[t];
+	int ret;
+
+	w->entered = 1;
+	w->stage = PZ_STAGE_CLOCK;
+	ret = pz_clock_open_thread(&w->clock, run->clock);
+	if (ret)
+		return w->err = ret;
+	w->have_clock = 1;
+	if (run->p->counters) {
+		w->stage = PZ_STAGE_COUNTERS;
+		ret = pz_counters_open(&w->ctr, &run->out->failed_counter);
+		if (ret) {
+			pz_clock_close(&w->clock);
+			w->have_clock = 0;
+			return w->err = ret;
+		}
+	}
+	w->stage = PZ_STAGE_PREFAULT;
+	ret = run->prefault ? prefault(run->p, w) : 0;
+	if (ret) {
+		worker_teardown(run, t);
+		return w->err = ret;
+	}
+	w->stage = PZ_STAGE_NONE;
+	return 0;
 }
 
 static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
@@ -247,38 +292,39 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	struct pz_worker *w = &run->w[t];
 	const struct pz_run_params *p = run->p;
 	struct pz_run_out *out = run->out;
-	int direct;
+	int give_up = 0;
 	unsigned i;
 
-	direct = whole_units(p->kernel, w->dst, p->chunk, w->len) &&
-		 (!w->src || whole_units(p->kernel, w->src, p->chunk, w->len));
+	w->direct = whole_units(p->kernel, w->dst, p->chunk, w->len) &&
+		    (!w->src || whole_units(p->kernel, w->src, p->chunk, w->len));
 	if (p->hook)
 		p->hook(p->hook_ctx, w->t, PZ_EV_START, NULL, pz_team_arrived(st));
 
-	for (i = 0; i < p->loops; i++) {
+	/* Each loop starts together, or the threads drift apart and overlap less. */
+	for (i = 0; i < p->loops && pz_team_next(st, i, give_up); i++) {
 		const size_t k = (size_t)w->t * p->loops + i;
-		uint64_t c0[PZ_CTR_COUNT], c1[PZ_CTR_COUNT], t0, t1;
-		int c = pass_value(p, w->t, i);
+		uint64_t acc[PZ_CTR_COUNT] = { 0 }, t0 = 0, t1 = 0, sum = 0;
+		int c = pass_value(p, w->t, i), ret;
 		unsigned j;
 
-		/* Each loop starts together, or the threads drift apart and overlap less. */
-		if (i)
-			pz_team_sync(st);
+		if (p->cold)
+			ret = cold_pass(w, c, &t0, &t1, &sum, acc);
+		else
+			ret = hot_pass(w, c, &t0, &t1, acc);
+		if (ret) {
+			/* The loop is dropped; the others stop at the next barrier. */
+			if (ret != -EINTR)
+				w->err = ret;
+			give_up = 1;
+			continue;
+		}
+		out->samples[k] = p->cold ? sum : t1 - t0;
 		if (p->counters)
-			pz_counters_read(&w->ctr, c0);
-		if (p->cold) {
-			out->samples[k] = cold_pass(p, w, c, direct, &t0, &t1);
-		} else {
-			hot_pass(p, w, c, direct, &t0, &t1);
-			out->samples[k] = t1 - t0;
-		}
-		if (p->counters) {
-			pz_counters_read(&w->ctr, c1);
 			for (j = 0; j < PZ_CTR_COUNT; j++)
-				out->counters[k * PZ_CTR_COUNT + j] = c1[j] - c0[j];
-		}
+				out->counters[k * PZ_CTR_COUNT + j] = acc[j];
 		out->start[k] = t0;
 		out->end[k] = t1;
+		w->done = i + 1;
 	}
 }
 
@@ -292,8 +338,46 @@ static size_t part_len(const struct pz_run_params *p, unsigned t)
 	return t + 1 < p->threads ? part : p->size - part * (p->threads - 1);
 }
 
-int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
-		   char *const *dst, const char *const *src, struct pz_run_out *out)
+static int bad_params(const struct pz_run_params *p)
+{
+	return !p->kernel || p->threads == 0 || p->threads > PZ_MAX_THREADS || p->loops == 0 ||
+	       p->size == 0 || p->chunk == 0 || p->offset >= PZ_PART_ALIGN ||
+	       (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict &&
+		!p->flush.evict_len) ||
+	       (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
+		p->size / p->threads < PZ_PART_ALIGN);
+}
+
+/*
+ * The step at which pz_team_run's error came: it returns the first failed
+ * thread's error, so the first thread that failed its setup, or never got
+ * to it, is the one. A thread that never set up either did not start or
+ * could not pin itself; sched_setaffinity never fails with EAGAIN or
+ * ENOMEM, which starting the threads does.
+ */
+static void team_failure(const struct pz_run *run, int ret)
+{
+	const struct pz_run_params *p = run->p;
+	struct pz_run_out *out = run->out;
+	unsigned t;
+
+	out->stage = PZ_STAGE_START;
+	for (t = 0; t < p->threads; t++) {
+		const struct pz_worker *w = &run->w[t];
+
+		if (w->entered && !w->err)
+			continue;
+		out->thread = t;
+		if (w->entered)
+			out->stage = w->stage;
+		else if (p->cpus && ret != -EAGAIN && ret != -ENOMEM)
+			out->stage = PZ_STAGE_PIN;
+		return;
+	}
+}
+
+static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
+		    char *const *dst, const char *const *src, struct pz_run_out *out, int prefault)
 {
 	struct pz_run run;
 	struct pz_team team = { .threads = p->threads, .cpus = p->cpus, .setup = worker_setup,
@@ -301,18 +385,16 @@ int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 	unsigned t;
 	int ret;
 
-	if (p->threads == 0 || p->threads > PZ_MAX_THREADS || p->loops == 0 || p->chunk == 0 ||
-	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) ||
-	    (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
-	     p->size / p->threads < PZ_PART_ALIGN))
-		return -EINVAL;
 	memset(&run, 0, sizeof(run));
 	run.p = p;
 	run.clock = clock;
 	run.out = out;
+	run.prefault = prefault;
 	run.w = calloc(p->threads, sizeof(*run.w));
-	if (!run.w)
+	if (!run.w) {
+		out->stage = PZ_STAGE_START;
 		return -ENOMEM;
+	}
 	for (t = 0; t < p->threads; t++) {
 		struct pz_worker *w = &run.w[t];
 		size_t off = p->mode == PZ_THREADS_SHARED ? part_len(p, 0) * t : 0;
@@ -325,70 +407,146 @@ int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
 		w->len = part_len(p, t);
 	}
 	ret = pz_team_run(&team);
+	if (ret) {
+		team_failure(&run, ret);
+	} else {
+		out->loops_done = p->loops;
+		for (t = 0; t < p->threads; t++) {
+			out->loops_done = PZ_MIN(out->loops_done, run.w[t].done);
+			if (run.w[t].err && !ret) {
+				ret = run.w[t].err;
+				out->stage = run.w[t].stage;
+				out->thread = t;
+			}
+		}
+		if (!ret && out->loops_done < p->loops)
+			ret = -EINTR;
+	}
 	free(run.w);
 	return ret;
 }
 
-int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock,
-		     struct pz_run_out *out)
+static void start_out(struct pz_run_out *out)
+{
+	out->loops_done = 0;
+	out->stage = PZ_STAGE_NONE;
+	out->thread = 0;
+	out->failed_counter = PZ_CTR_COUNT;
+}
+
+int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock,
+		    char *const *dst, const char *const *src, struct pz_run_out *out)
+{
+	start_out(out);
+	if (bad_params(p) || (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict)) {
+		out->stage = PZ_STAGE_ARGS;
+		return -EINVAL;
+	}
+	return run_team(p, clock, dst, src, out, 0);
+}
+
+/* The run's buffers: @n regions (for each, memcpy's source too) and the evict buffer. */
+struct pz_mem_buffers {
+	unsigned n;
+	struct pz_region *dst, *src, evict;
+	char **d;
+	const char **s;
+};
+
+static void unmap_buffers(struct pz_mem_buffers *b)
+{
+	unsigned i;
+
+	pz_region_unmap(&b->evict);
+	for (i = 0; b->dst && b->src && i < b->n; i++) {
+		pz_region_unmap(&b->src[i]);
+		pz_region_unmap(&b->dst[i]);
+	}
+	free(b->dst);
+	free(b->src);
+	free(b->d);
+	free(b->s);
+}
+
+/* One buffer of size + offset, bound to the node if asked, not populated (see prefault()). */
+static int map_one(const struct pz_run_params *p, struct pz_region *r, struct pz_run_out *out)
+{
+	int ret = pz_region_map(r, p->size + p->offset, p->page_shift, p->thp, 0, 0);
+
+	if (ret) {
+		out->stage = PZ_STAGE_MAP;
+		return ret;
+	}
+	/* With a node, bind before the first touch, so no page starts elsewhere. */
+	if (p->node >= 0) {
+		ret = pz_numa_bind(r->addr, r->size, p->node);
+		if (ret)
+			out->stage = PZ_STAGE_BIND;
+	}
+	return ret;
+}
+
+static int map_buffers(const struct pz_run_params *p, struct pz_mem_buffers *b,
+		       struct pz_run_out *out)
 {
 	const int copy = p->kernel->kind == PZ_KIND_COPY;
-	const unsigned nbuf = p->mode == PZ_THREADS_PRIVATE ? p->threads : 1;
-	struct pz_region *dst = NULL, *src = NULL, evict = { 0 };
-	struct pz_run_params q = *p;
-	char **d = NULL;
-	const char **s = NULL;
-	unsigned b;
-	int ret = -ENOMEM;
+	unsigned i;
+	int ret;
 
-	if (p->threads == 0 || p->threads > PZ_MAX_THREADS)
-		return -EINVAL;
-	dst = calloc(nbuf, sizeof(*dst));
-	src = calloc(nbuf, sizeof(*src));
-	d = calloc(nbuf, sizeof(*d));
-	s = calloc(nbuf, sizeof(*s));
-	if (!dst || !src || !d || !s)
-		goto out;
-	for (b = 0; b < nbuf; b++) {
-		/* With a node, bind before the first touch, so no page starts elsewhere. */
-		ret = pz_region_map(&dst[b], p->size, p->page_shift, p->thp, p->node < 0, 0);
-		if (!ret && p->node >= 0)
-			ret = pz_numa_bind(dst[b].addr, dst[b].size, p->node);
-		if (!ret && copy) {
-			ret = pz_region_map(&src[b], p->size, p->page_shift, p->thp, p->node < 0, 0);
-			if (!ret && p->node >= 0)
-				ret = pz_numa_bind(src[b].addr, src[b].size, p->node);
-		}
+	b->n = p->mode == PZ_THREADS_PRIVATE ? p->threads : 1;
+	b->dst = calloc(b->n, sizeof(*b->dst));
+	b->src = calloc(b->n, sizeof(*b->src));
+	b->d = calloc(b->n, sizeof(*b->d));
+	b->s = calloc(b->n, sizeof(*b->s));
+	if (!b->dst || !b->src || !b->d || !b->s) {
+		out->stage = PZ_STAGE_MAP;
+		return -ENOMEM;
+	}
+	for (i = 0; i < b->n; i++) {
+		/*
+		 * @offset moves the buffers past the page boundary mmap() gives,
+		 * e.g. 16 bytes in for perf 6.1's malloc()ed buffers: rep stosq
+		 * is several percent slower off a line boundary.
+		 */
+		ret = map_one(p, &b->dst[i], out);
+		if (!ret && copy)
+			ret = map_one(p, &b->src[i], out);
 		if (ret)
-			goto out;
-		d[b] = dst[b].addr;
-		s[b] = src[b].addr;
-		/* Prefault as bench.c does: the first loop must not pay the faults. */
-		if (copy) {
-			memset(src[b].addr, 0, p->size);
-			pz_kernel_copy(p->kernel, d[b], s[b], p->size);
-		} else {
-			pz_kernel_fill(p->kernel, d[b],
-				       (p->kernel->flags & PZ_ZERO_ONLY) ? 0 : 0xff, p->size);
-		}
+			return ret;
+		b->d[i] = (char *)b->dst[i].addr + p->offset;
+		b->s[i] = copy ? (const char *)b->src[i].addr + p->offset : NULL;
 	}
 	if (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) {
-		ret = pz_region_map(&evict, p->flush.evict_len, PZ_PAGE_SHIFT_4KB, PZ_THP_SYSTEM,
-				    1, 0);
-		if (ret)
-			goto out;
-		q.flush.evict = evict.addr;
+		ret = pz_region_map(&b->evict, p->flush.evict_len, PZ_PAGE_SHIFT_4KB,
+				    PZ_THP_SYSTEM, 1, 0);
+		if (ret) {
+			out->stage = PZ_STAGE_MAP;
+			return ret;
+		}
 	}
-	ret = pz_run_threads(&q, clock, d, copy ? s : NULL, out);
-out:
-	pz_region_unmap(&evict);
-	for (b = 0; dst && src && b < nbuf; b++) {
-		pz_region_unmap(&src[b]);
-		pz_region_unmap(&dst[b]);
+	return 0;
+}
+
+int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
+		 struct pz_run_out *out)
+{
+	struct pz_mem_buffers b;
+	struct pz_run_params q = *p;
+	int ret;
+
+	start_out(out);
+	if (bad_params(p)) {
+		out->stage = PZ_STAGE_ARGS;
+		return -EINVAL;
 	}
-	free(dst);
-	free(src);
-	free(d);
-	free(s);
+	memset(&b, 0, sizeof(b));
+	ret = map_buffers(p, &b, out);
+	if (!ret) {
+		if (b.evict.addr)
+			q.flush.evict = b.evict.addr;
+		/* Each thread prefaults its own part, pinned: see prefault(). */
+		ret = run_team(&q, clock, b.d, q.kernel->kind == PZ_KIND_COPY ? b.s : NULL, out, 1);
+	}
+	unmap_buffers(&b);
 	return ret;
 }

@@ -1,20 +1,24 @@
 /*
- * threads.h - memset/memcpy under measured conditions: cache-cold targets,
- * several CPUs at once, a NUMA node, hardware counters.
+ * threads.h - the memset/memcpy benchmark, under any conditions, on a team.
  *
- * bench.c keeps the plain hot, one-thread loop (its speed is compared with
- * perf and with a C loop); every run that asks for more comes here.
+ * One entry, pz_bench_mem(), runs perf bench mem's memset and memcpy: the
+ * plain run (hot, one unpinned thread, no node, no counters: perf's
+ * conditions, whose rate benchmarks/vs_perf.py and vs_c_loop.py compare) is
+ * the same call with default conditions, not a loop of its own.
  *
- * Threads: N threads, each pinned to its own CPU when @cpus is given, clear
- * disjoint, consecutive parts of one region (SHARED: the way a parallel
- * gigantic-page clear would) or each its own region of @size bytes
- * (PRIVATE: a pre-zeroing daemon per CPU). Every loop starts behind a
- * pthread barrier; each thread reads the clock around its own part.
+ * Threads: N threads (one by default), each pinned to its own CPU when
+ * @cpus is given, clear disjoint, consecutive parts of one region (SHARED:
+ * the way a parallel gigantic-page clear would) or each its own region of
+ * @size bytes (PRIVATE: a pre-zeroing daemon per CPU). Every loop starts
+ * behind a barrier (team.h); each thread reads its own clock around its
+ * own part.
  *
- * Cold: before every kernel call the chunk it will clear (and, for memcpy,
- * its source) is flushed from the caches, outside the timing; the clock is
- * then read around each chunk and a loop's sample is the sum. Hot: the
- * clock is read around the whole pass, as bench.c does.
+ * Hot (the default): the clock is read around the whole pass, which calls
+ * the kernel's body directly for whole-unit chunks and checks nothing per
+ * chunk but the stop flag. Cold: before every kernel call the chunk it will
+ * clear (and, for memcpy, its source) is flushed from the caches, outside
+ * the timing; the clock is then read around each chunk and a loop's sample
+ * is the sum.
  */
 #ifndef PZ_THREADS_H
 #define PZ_THREADS_H
@@ -25,34 +29,9 @@
 #include "counters.h"
 #include "kernels.h"
 #include "region.h"
+#include "team.h"
 
-#define PZ_MAX_THREADS 1024u
-
-/*
- * A team: threads started together, on which both this file's loops and the
- * policy batches (policy_bench.c) run, so pinning and the start barrier are
- * written once. Each thread waits until every thread exists, pins itself to
- * cpus[t] (when @cpus is given), runs @setup, then meets the others at a
- * barrier; @body runs only when every thread's pinning and setup succeeded,
- * and @teardown runs for every thread whose setup did.
- */
-struct pz_team_state;
-
-struct pz_team {
-	unsigned threads;                                  /* 1 .. PZ_MAX_THREADS */
-	const int *cpus;                                   /* NULL, or threads CPU numbers */
-	int (*setup)(void *ctx, unsigned t);               /* NULL, or 0 / -errno */
-	void (*body)(void *ctx, unsigned t, struct pz_team_state *st);
-	void (*teardown)(void *ctx, unsigned t);           /* NULL, or undoes setup */
-	void *ctx;
-};
-
-/* 0, -EINVAL (thread count), -ENOMEM, -EAGAIN (a thread could not start) or a thread's -errno. */
-int pz_team_run(const struct pz_team *team);
-/* From @body: wait until every thread of the team gets here. */
-void pz_team_sync(struct pz_team_state *st);
-/* From @body: threads that had reached the start barrier when this one passed it. */
-unsigned pz_team_arrived(struct pz_team_state *st);
+#define PZ_VALUE_LOOP (-1)      /* fill with the loop index, as perf does */
 
 enum pz_threads_mode { PZ_THREADS_SHARED = 0, PZ_THREADS_PRIVATE = 1 };
 
@@ -61,13 +40,34 @@ enum pz_run_event {
 	PZ_EV_START = 0,   /* passed the first barrier; len = threads that had arrived */
 	PZ_EV_FLUSH,       /* flushed [p, p + len) before a kernel call (cold) */
 	PZ_EV_CLEAR,       /* the kernel call on [p, p + len) returned (cold) */
+	PZ_EV_PREFAULT,    /* prefaulted its part [p, p + len), pinned, before the start
+			      barrier (pz_bench_mem only) */
+};
+
+/*
+ * The step a failed run was taking, so that an error names it: -EINVAL
+ * from sched_setaffinity (a CPU not allowed) and from mbind (a node that
+ * does not exist) are the same number, and a counter read that failed is
+ * not a counter that could not be opened.
+ */
+enum pz_run_stage {
+	PZ_STAGE_NONE = 0,       /* no failure (or -EINTR: stopped, not failed) */
+	PZ_STAGE_ARGS,           /* the parameters themselves */
+	PZ_STAGE_MAP,            /* mapping a buffer (pz_region_map) */
+	PZ_STAGE_BIND,           /* binding it to the node (mbind) */
+	PZ_STAGE_START,          /* starting the threads (pthread_create, memory) */
+	PZ_STAGE_PIN,            /* pinning a thread to its CPU (sched_setaffinity) */
+	PZ_STAGE_CLOCK,          /* opening a thread's cycles clock (perf_event_open) */
+	PZ_STAGE_COUNTERS,       /* opening the counters: failed_counter says which */
+	PZ_STAGE_PREFAULT,       /* a thread's prefault: hugetlb pages short */
+	PZ_STAGE_COUNTER_READ,   /* a counter read in a loop: -EIO failed, -EBUSY multiplexed */
 };
 
 typedef void (*pz_run_hook)(void *ctx, unsigned thread, enum pz_run_event ev,
 			    const void *p, size_t len);
 
 struct pz_run_params {
-	const struct pz_kernel *kernel;  /* available */
+	const struct pz_kernel *kernel;  /* fill or copy; available */
 	size_t size;                     /* SHARED: the region; PRIVATE: each thread's */
 	size_t chunk;                    /* bytes per kernel call, > 0 (a part may be shorter) */
 	unsigned page_shift;
@@ -75,6 +75,7 @@ struct pz_run_params {
 	unsigned loops;                  /* > 0 */
 	int value;                       /* fill byte; PZ_VALUE_LOOP for the loop index */
 	int value_step;                  /* thread t writes value + t * value_step (tests) */
+	size_t offset;                   /* buffers start this far past a page boundary, < 4096 */
 	int cold;                        /* flush each chunk before its call */
 	struct pz_flusher flush;         /* cold: how; evict buffers are mapped by the run */
 	unsigned threads;                /* 1 .. PZ_MAX_THREADS */
@@ -91,23 +92,35 @@ struct pz_run_out {
 	uint64_t *samples;       /* thread t's time for its part in loop i */
 	uint64_t *start, *end;   /* the clock readings that began and ended it */
 	uint64_t *counters;      /* NULL unless counters: deltas over loop i */
-	unsigned failed_counter; /* counters refused: which one */
+	unsigned loops_done;     /* loops every thread completed: the valid samples */
+	/* On failure: */
+	enum pz_run_stage stage; /* the step that failed */
+	unsigned thread;         /* the thread that failed (stages PIN .. COUNTER_READ) */
+	unsigned failed_counter; /* PZ_STAGE_COUNTERS: the counter perf_event_open refused */
 };
 
 /*
- * Map (bound to @p->node if asked), prefault, run, unmap. 0 or -errno:
- * mapping errors as pz_region_map, -EINVAL from pinning to a CPU not
- * allowed or binding to a node that does not exist, counters' errors
- * (out->failed_counter says which), -EAGAIN when a thread could not start.
+ * The benchmark: map (bound to @p->node if asked), run, unmap; each thread
+ * prefaults its own part, pinned, before the start barrier (untimed).
+ * 0, or -errno with out->stage saying which step failed: mapping errors as
+ * pz_region_map, -EINVAL from pinning to a CPU not allowed or binding to a
+ * node that does not exist, -ENOMEM from a prefault that could not get its
+ * hugetlb pages (pz_region_prefault), opening errors of a clock or the
+ * counters, a counter read's -errno or -EBUSY for a multiplexed group,
+ * -EAGAIN when a thread could not start. -EINTR when a stop request
+ * (stop.h) ended the run: then out->loops_done loops were completed by
+ * every thread and their samples are valid, the interrupted loop's are not.
  */
-int pz_bench_threads(const struct pz_run_params *p, const struct pz_clock *clock,
-		     struct pz_run_out *out);
+int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
+		 struct pz_run_out *out);
 
 /*
- * The timed part alone, on buffers the caller mapped: SHARED uses dst[0]
- * (and src[0]) of @p->size bytes, PRIVATE dst[t] (src[t]) for each thread.
+ * The timed part alone, on buffers the caller mapped (and prefaulted),
+ * @p->offset and @p->node ignored: SHARED uses dst[0] (and src[0]) of
+ * @p->size bytes, PRIVATE dst[t] (src[t]) for each thread. Errors as
+ * pz_bench_mem, but mapping's.
  */
-int pz_run_threads(const struct pz_run_params *p, const struct pz_clock *clock,
-		   char *const *dst, const char *const *src, struct pz_run_out *out);
+int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock,
+		    char *const *dst, const char *const *src, struct pz_run_out *out);
 
 #endif /* PZ_THREADS_H */

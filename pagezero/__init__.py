@@ -3,11 +3,21 @@
 The C core (pagezero._core) holds the kernels, clocks, regions and timed
 loops; this package parses arguments, wraps results and drives the CLI.
 """
-from . import _core
+import importlib.util
+
+if importlib.util.find_spec(__name__ + "._core") is None:
+    # Imported from a source tree where nothing was built: say so, rather than
+    # let `from . import _core` fail as a circular import.
+    raise ImportError(
+        "pagezero's C extension (pagezero._core) is not built: install with `pip install .` "
+        "or build it in place with `python setup.py build_ext --inplace`")
+
+from . import _core  # noqa: E402 (after the check above)
 from ._core import MappingError, PagezeroError, UnavailableError
 from .advise import Advice, advise
 from .bench import memcpy, memset
 from .fault import Headroom, faults, headroom
+from .interrupt import Interrupted
 from .hugepages import pools as hugepage_pools, reserve as reserve_hugepages
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .sysinfo import machine
@@ -21,7 +31,7 @@ from .units import format_size, parse_size
 __version__ = "0.1.0"
 
 __all__ = [
-    "MappingError", "PagezeroError", "UnavailableError",
+    "MappingError", "PagezeroError", "UnavailableError", "Interrupted",
     "memset", "memcpy",
     "faults", "headroom", "Headroom", "hugepage_pools", "reserve_hugepages",
     "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",

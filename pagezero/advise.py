@@ -17,12 +17,13 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from .interrupt import Interrupted, as_interrupted
 from .kernels import kernels
 from .policy import default_kernel, plan_batch, run_batch
 from .stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, best_kernels, find_knee
 from .sysinfo import llc_bytes
 from .region import region
-from .units import format_size
+from .units import format_gbps, format_size
 
 __all__ = ["Advice", "advise", "find_knee", "best_kernels", "batch_for_budget",
            "DEFAULT_BUDGETS_MS", "SWEEPS"]
@@ -74,25 +75,33 @@ class Advice:
     passes: int
     seconds: float
     cells: dict                 # {(kernel, extent): {"bytes_per_sec", "worst_ms"}}
+    interrupted: object = None  # None, or the signal that cut the sweep short ("SIGINT")
 
     def to_json(self):
-        """Exactly the documented shape."""
-        return {
+        """Exactly the documented shape, and "interrupted" (the signal's name)
+        when a signal cut the sweep short."""
+        doc = {
             "knee_bytes": int(self.knee_bytes),
             "llc_bytes": int(self.llc_bytes),
             "best_kernel": [dict(r) for r in self.best_kernel],
             "batch": [dict(r) for r in self.batch],
         }
+        if self.interrupted:
+            doc["interrupted"] = self.interrupted
+        return doc
 
     def describe(self):
         """The advice in plain words, as lines."""
-        gb = lambda r: f"{r / 1e9:.1f} GB/s"  # noqa: E731
+        gb = format_gbps
         n_kernels = len({k for k, _ in self.cells})
         lines = [f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
                  f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
                  f"clearing a {format_size(self.region_bytes)} region in batches of each "
                  f"extent, {self.rounds} rounds of {self.passes} passes, {self.seconds:.1f} s "
                  "(GB/s = 10^9 bytes/s):", "", "Fastest kernel by extent:"]
+        if self.interrupted:
+            lines[1:1] = [f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
+                          "cells measured before it, partly with fewer rounds."]
         for r in self.best_kernel:
             span = format_size(r["min_bytes"]) if r["min_bytes"] == r["max_bytes"] else \
                 f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
@@ -144,7 +153,9 @@ def _check_budgets(budgets_ms):
 def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None):
     """Sweep this machine and return an Advice. quick: a few-second sweep
     (smoke tests; its figures are not measurements). progress: a file to
-    report rounds on (e.g. sys.stderr), or None."""
+    report rounds on (e.g. sys.stderr), or None. A signal (SIGINT, SIGTERM,
+    SIGHUP, see pagezero.interrupt) raises Interrupted whose partial is the
+    Advice from the cells measured before it (None when too few for a knee)."""
     budgets = _check_budgets(budgets_ms)
     sweep = SWEEPS["quick" if quick else "default"]
     extents, rounds, nbytes = sweep["extents"], sweep["rounds"], sweep["region"]
@@ -155,32 +166,57 @@ def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None):
     rates = {c: [] for c in combos}
     worst = {c: [] for c in combos}
     start = time.monotonic()
-    with region(nbytes, page="4KB", thp=False) as reg:
-        for rnd in range(rounds):
-            # Rotate the order each round: nothing always runs first, or
-            # always right after the same neighbour.
-            shift = (rnd * len(combos)) // rounds
-            for c in combos[shift:] + combos[:shift]:
-                r = run_batch(plans[c], reg)
-                rates[c].extend(r.rates)
-                worst[c].append(r.typical_worst_ms)
-            if progress:
-                print(f"pagezero advise: round {rnd + 1}/{rounds} done",
-                      file=progress, flush=True)
-    seconds = time.monotonic() - start
+    c = None
+    try:
+        with region(nbytes, page="4KB", thp=False) as reg:
+            for rnd in range(rounds):
+                # Rotate the order each round: nothing always runs first, or
+                # always right after the same neighbour.
+                shift = (rnd * len(combos)) // rounds
+                for c in combos[shift:] + combos[:shift]:
+                    _add(rates, worst, c, run_batch(plans[c], reg))
+                if progress:
+                    print(f"pagezero advise: round {rnd + 1}/{rounds} done",
+                          file=progress, flush=True)
+    except KeyboardInterrupt as e:
+        # Keep what was measured: the cells done, and the passes of the one cut short.
+        stop = as_interrupted(e)
+        if stop.partial is not None and c is not None:
+            _add(rates, worst, c, stop.partial)
+        try:
+            partial = _analyse(rates, worst, budgets, knee_kernel, sweep, nbytes,
+                               time.monotonic() - start, stop.signame)
+        except ValueError:
+            partial = None      # too little to analyse (no knee from one extent)
+        raise Interrupted(stop.signum, partial=partial) from None
+    return _analyse(rates, worst, budgets, knee_kernel, sweep, nbytes, time.monotonic() - start)
+
+
+def _add(rates, worst, cell, r):
+    rates[cell].extend(r.rates)
+    worst[cell].append(r.typical_worst_ms)
+
+
+def _analyse(rates, worst, budgets, knee_kernel, sweep, nbytes, seconds, interrupted=None):
+    """The Advice from the cells measured (all, or those before a signal)."""
     # Rates: the median of every pass. Worst: per round the slowest batch
     # position (each position's median over that round's passes), then the
     # median over rounds.
     cells = {c: {"bytes_per_sec": statistics.median(rates[c]),
-                 "worst_ms": statistics.median(worst[c])} for c in combos}
+                 "worst_ms": statistics.median(worst[c])} for c in rates if rates[c]}
+    if knee_kernel not in {k for k, _ in cells}:
+        raise ValueError(f"nothing measured with {knee_kernel}")
     by_kernel = {}
     for (k, e), cell in cells.items():
         by_kernel.setdefault(k, {})[e] = cell["bytes_per_sec"]
+    extents = sorted({e for _, e in cells})
     knee, step = find_knee(by_kernel[knee_kernel].items())
     rows = [batch_for_budget(cells, b) for b in budgets]
     return Advice(
-        knee_bytes=knee, llc_bytes=llc_bytes() or 0, best_kernel=tuple(best_kernels(by_kernel, extents)),
+        knee_bytes=knee, llc_bytes=llc_bytes() or 0,
+        best_kernel=tuple(best_kernels(by_kernel, extents)),
         batch=tuple(r for r, _ in rows), knee_kernel=knee_kernel, knee_step=step,
         batch_fits=tuple(f for _, f in rows), extents=tuple(extents), region_bytes=nbytes,
-        rounds=rounds, passes=sweep["passes"], seconds=seconds, cells=cells,
+        rounds=sweep["rounds"], passes=sweep["passes"], seconds=seconds, cells=cells,
+        interrupted=interrupted,
     )

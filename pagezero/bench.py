@@ -5,111 +5,35 @@ timed loops) is one call into the C core with the GIL released.
 """
 import os
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from . import _core
-from .kernels import find_kernel
-from .sysinfo import llc_bytes, machine
+from . import _core, hugepages, interrupt
+from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, Conditions,
+                         check_loops, check_node, check_threads, choose_cpus, evict_bytes,
+                         node_cpus, numa_nodes)
+from .kernels import KERNEL_KIND, find_kernel
+from .sysinfo import machine
 from .region import thp_mode
 from .results import Result
 from .units import parse_page, parse_size, format_page, format_size
 
 __all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CACHE_STATES",
            "THREADS_MODES", "scaling", "thread_rates", "thread_spread", "numa_nodes",
-           "node_cpus", "choose_cpus"]
+           "node_cpus", "choose_cpus", "check_node"]
 
 CLOCKS = _core.clocks()
-MAX_LOOPS = 10_000_000
-# hot: the same buffer again and again, as perf (the default, for parity);
-# cold: every chunk flushed from the caches before its timed call.
-CACHE_STATES = ("hot", "cold")
-THREADS_MODES = ("shared", "private")
+MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
 # Parts of a shared region start on 4KB boundaries (csrc/threads.c).
 _PART_ALIGN = 4096
-_NODE_DIR = "/sys/devices/system/node"
 
 
-def numa_nodes(root=_NODE_DIR):
-    """The machine's NUMA nodes, from sysfs (a machine without the directory has node 0)."""
-    try:
-        nodes = sorted(int(e[4:]) for e in os.listdir(root)
-                       if e.startswith("node") and e[4:].isdigit())
-    except OSError:
-        nodes = []
-    return nodes or [0]
-
-
-def _parse_cpulist(text):
-    cpus = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
-def node_cpus(node, root=_NODE_DIR):
-    """The CPUs of `node`, from its sysfs cpulist; ValueError for a node that does not exist."""
-    check_node(node, "node", root)
-    try:
-        with open(os.path.join(root, f"node{node}", "cpulist")) as f:
-            return _parse_cpulist(f.read())
-    except OSError:
-        # No sysfs node directory at all: a single-node machine, every CPU is node 0's.
-        return set(range(os.cpu_count() or 1))
-
-
-def check_node(node, what="node", root=_NODE_DIR):
-    if isinstance(node, bool) or not isinstance(node, int):
-        raise ValueError(f"{what} must be an int, not {node!r}")
-    nodes = numa_nodes(root)
-    if node not in nodes:
-        if nodes == [0]:
-            raise ValueError(f"{what} {node} does not exist: this machine has only node 0 "
-                             f"(one NUMA node; {root} lists no other), so only {what} 0 "
-                             f"can be asked for")
-        raise ValueError(f"{what} {node} does not exist: this machine's nodes are "
-                         f"{', '.join(map(str, nodes))}")
-    return node
-
-
-def choose_cpus(threads, cpu_node=None):
-    """Distinct CPUs for `threads` threads: the lowest allowed ones (of `cpu_node`, if given).
-    ValueError when there are fewer."""
-    allowed = set(os.sched_getaffinity(0))
-    where = "allowed to this process (os.sched_getaffinity)"
-    if cpu_node is not None:
-        check_node(cpu_node, "cpu_node")
-        allowed &= node_cpus(cpu_node)
-        where = f"of node {cpu_node} allowed to this process"
-    if threads > len(allowed):
-        raise ValueError(f"{threads} threads need {threads} distinct CPUs, and only "
-                         f"{len(allowed)} are {where}")
-    return tuple(sorted(allowed)[:threads])
-
-
-def _check_threads(threads):
-    if isinstance(threads, bool) or not isinstance(threads, int):
-        raise ValueError(f"threads must be an int, not {threads!r}")
-    if threads < 1:
-        raise ValueError(f"threads must be at least 1, not {threads}")
-    allowed = len(os.sched_getaffinity(0))
-    if threads > allowed:
-        raise ValueError(f"threads ({threads}) is more than the {allowed} CPUs this process "
-                         f"may run on (os.sched_getaffinity)")
-
-
-def _check_loops(loops):
-    if isinstance(loops, bool) or not isinstance(loops, int):
-        raise ValueError(f"loops must be an int, not {loops!r}")
-    if not 1 <= loops <= MAX_LOOPS:
-        raise ValueError(f"loops must be between 1 and {MAX_LOOPS}, not {loops}")
-
-
-def _check_clock(clock):
+def check_clock(clock, threads=1):
     if clock not in CLOCKS:
         raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
+    if threads > 1 and clock == "cycles":
+        raise ValueError("the cycles clock counts the thread that opened it only: "
+                         "use ns or tsc with more than one thread")
+    return clock
 
 
 def check_fill_value(value):
@@ -126,7 +50,6 @@ class Plan:
     """Checked, parsed arguments of a memset/memcpy run, for any function."""
 
     benchmark: str      # "memset" or "memcpy"
-    kind: str           # the kernel kind it runs: "clear" or "copy"
     nbytes: int
     chunk: int          # as given: 0 means the whole extent
     shift: int
@@ -134,19 +57,21 @@ class Plan:
     loops: int
     clock: str
     value: object       # as given: an int or "loop" (memset only)
-    cache: str = "hot"
-    threads: int = 1
-    threads_mode: str = "shared"
-    node: object = None       # NUMA node for the buffers, or None
-    cpu_node: object = None   # NUMA node whose CPUs run the threads, or None
-    counters: bool = False
-    offset: int = 0           # buffers start this far past a page boundary
+    conditions: Conditions = Conditions()
+    offset: int = 0     # buffers start this far past a page boundary
 
     @property
-    def plain(self):
-        """Today's loop (bench.c): hot, one thread, no placement, no counters."""
-        return (self.cache == "hot" and self.threads == 1 and self.node is None
-                and self.cpu_node is None and not self.counters)
+    def kind(self):
+        """The kernel kind it runs: "clear" or "copy"."""
+        return KERNEL_KIND[self.benchmark]
+
+    # The conditions, by the names callers have always read.
+    cache = property(lambda self: self.conditions.cache)
+    threads = property(lambda self: self.conditions.threads)
+    threads_mode = property(lambda self: self.conditions.threads_mode)
+    node = property(lambda self: self.conditions.node)
+    cpu_node = property(lambda self: self.conditions.cpu_node)
+    counters = property(lambda self: self.conditions.counters)
 
     @property
     def total_bytes(self):
@@ -165,18 +90,7 @@ class Plan:
              "loops": self.loops, "thp": self.thp}
         if self.kind == "clear":
             p["value"] = self.value
-        # Only what differs from perf's conditions: older results keep their labels.
-        if self.cache != "hot":
-            p["cache"] = self.cache
-        if self.threads != 1:
-            p["threads"] = self.threads
-            p["threads_mode"] = self.threads_mode
-        if self.node is not None:
-            p["node"] = self.node
-        if self.cpu_node is not None:
-            p["cpu_node"] = self.cpu_node
-        if self.counters:
-            p["counters"] = True
+        p.update(self.conditions.params())
         if self.offset:
             p["offset"] = self.offset
         return p
@@ -194,85 +108,68 @@ def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value
         raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
     shift = parse_page(page)
     thp_mode(thp, shift)
-    _check_loops(loops)
-    _check_clock(clock)
-    kind = "clear" if benchmark == "memset" else "copy"
-    if kind == "clear":
+    check_loops(loops, benchmark)
+    check_clock(clock)
+    if KERNEL_KIND[benchmark] == "clear":
         check_fill_value(value)
-    if cache not in CACHE_STATES:
-        raise ValueError(f"unknown cache state {cache!r} (expected hot or cold)")
-    _check_threads(threads)
-    if threads_mode not in THREADS_MODES:
-        raise ValueError(f"unknown threads mode {threads_mode!r} (expected shared or private)")
-    if threads > 1 and clock == "cycles":
-        raise ValueError("the cycles clock counts the thread that opened it only: "
-                         "use ns or tsc with more than one thread")
-    if threads > 1 and threads_mode == "shared" and nbytes // threads < _PART_ALIGN:
-        raise ValueError(f"size ({format_size(nbytes)}) is too small for {threads} threads: "
+    c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)
+    check_clock(clock, c.threads)
+    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
+        raise ValueError(f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
                          f"each needs at least 4KB of it")
-    if node is not None:
-        check_node(node, "node")
-    if cpu_node is not None:
-        choose_cpus(threads, cpu_node)
-    if not isinstance(counters, bool):
-        raise ValueError(f"counters must be True or False, not {counters!r}")
-    p = Plan(benchmark, kind, nbytes, chunk_bytes, shift, thp, loops, clock, value,
-             cache, threads, threads_mode, node, cpu_node, counters)
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
-    if offset and not p.plain:
-        raise ValueError("offset applies to hot single-thread runs without node or counters")
-    return replace(p, offset=offset)
+    return Plan(benchmark, nbytes, chunk_bytes, shift, thp, loops, clock, value, c, offset)
+
+
+def check_hugepages(p):
+    """For hugetlb pages, MappingError (pagezero.hugepages' message) unless the
+    pool, and with a node that node, has the run's pages free: before
+    mapping anything, so a bound prefault never meets an empty node."""
+    if p.shift == 12:
+        return
+    page = format_page(p.shift)
+    buffers = (p.threads if p.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
+    needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
+    hugepages.check_available(page, needed)
+    if p.node is not None:
+        hugepages.check_node_available(page, needed, p.node)
 
 
 def run(p, function):
-    """Run plan `p` with the named kernel: one call into the C core."""
+    """Run plan `p` with the named kernel: one call into the C core, whatever
+    the conditions. A signal during the run raises Interrupted carrying the
+    loops it completed (pagezero.interrupt.finish)."""
     kernel = find_kernel(function, p.kind)
     fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
         raise ValueError(f"kernel {function!r} can only write zeros (value must be 0)")
-    details = {}
-    if p.plain:
-        samples = _core.bench_mem(p.kind, function, p.nbytes, p.chunk or p.nbytes, p.shift,
-                                  thp_mode(p.thp, p.shift), p.loops, p.clock, fill_value,
-                                  p.offset)
-    else:
-        samples, details = _run_conditions(p, function, fill_value)
-    return Result(
-        benchmark=p.benchmark,
-        function=function,
-        params=p.params(),
-        bytes_per_loop=p.total_bytes,
-        clock=p.clock,
-        samples=samples,
-        clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
-        machine=machine(),
-        details=details,
-    )
+    check_hugepages(p)
+    c = p.conditions
+    cpus = c.cpus()
+    raw = _core.bench_mem(p.kind, function, p.nbytes, chunk=p.chunk, page_shift=p.shift,
+                          thp=thp_mode(p.thp, p.shift), loops=p.loops, clock=p.clock,
+                          value=fill_value, offset=p.offset, cold=c.cold,
+                          evict_bytes=evict_bytes() if c.cold else 0, threads=c.threads,
+                          mode=c.threads_mode, cpus=cpus,
+                          node=-1 if c.node is None else c.node, counters=c.counters)
 
+    def result(raw):
+        return Result(
+            benchmark=p.benchmark,
+            function=function,
+            params=p.params(),
+            bytes_per_loop=p.total_bytes,
+            clock=p.clock,
+            samples=raw["samples"],
+            clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
+            machine=machine(),
+            details=c.details(raw, "per chunk: flush, clock, clear, clock; samples sum the "
+                                   "chunks", p.thread_bytes(), cpus),
+            interrupted=raw["interrupted"],
+        )
 
-def _run_conditions(p, function, fill_value):
-    """Cold caches, threads, a node or counters: csrc/threads.c."""
-    # Pin only when asked for more than one thread or for a node's CPUs: one
-    # unpinned thread is what the plain loop measures too.
-    cpus = choose_cpus(p.threads, p.cpu_node) if p.threads > 1 or p.cpu_node is not None else ()
-    llc = llc_bytes() or (32 << 20)
-    raw = _core.bench_threads(p.kind, function, p.nbytes, p.chunk or p.nbytes, p.shift,
-                              thp_mode(p.thp, p.shift), p.loops, p.clock, fill_value,
-                              cold=p.cache == "cold", evict_bytes=2 * llc,
-                              threads=p.threads, mode=p.threads_mode, cpus=cpus,
-                              node=-1 if p.node is None else p.node, counters=p.counters)
-    details = {"thread_samples": raw["thread_samples"], "thread_bytes": p.thread_bytes(),
-               "cpus": cpus}
-    if p.cache == "cold":
-        # How the lines left the caches, and what a sample then covers.
-        details["cold_method"] = raw["cold_method"]
-        details["cold_timing"] = "per chunk: flush, clock, clear, clock; samples sum the chunks"
-    if raw["counters"] is not None:
-        details["counters"] = raw["counters"]
-        if os.environ.get("PAGEZERO_FAKE_COUNTERS"):
-            details["counters_source"] = "fake (PAGEZERO_FAKE_COUNTERS)"
-    return raw["samples"], details
+    return interrupt.finish(raw, result)
 
 
 # Reading a Result of several threads ---------------------------------------
@@ -304,7 +201,7 @@ def scaling(size="1GB", function="default", max_threads=None, threads_mode="shar
     from .results import ResultSet
 
     max_threads = max_threads or len(os.sched_getaffinity(0))
-    _check_threads(max_threads)
+    check_threads(max_threads)
     return ResultSet([memset(size, function=function, loops=loops, threads=n,
                              threads_mode=threads_mode, **kwargs)
                       for n in range(1, max_threads + 1)])
@@ -344,10 +241,10 @@ def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
         cycles and instructions around each loop into details["counters"]
         (per-loop deltas summed over threads); UnavailableError without a PMU.
     offset: start the buffer this many bytes (0..4095) past a page boundary.
-        perf maps its buffers since the 2025 series ("Switch from zalloc() to
-        mmap()"); older perf, Debian's 6.1 among them, malloc()s them, 16
-        bytes in: rep stosq runs several percent slower there (hot, one
-        thread only).
+        perf maps its buffers since "perf bench mem: Switch from zalloc() to
+        mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
+        bytes in: rep stosq runs several percent slower there. Under any
+        conditions: every buffer (each thread's, memcpy's source) moves.
 
     The buffer is mapped populated and prefaulted before timing; each loop's
     time is a sample of the returned Result.

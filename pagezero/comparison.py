@@ -7,6 +7,7 @@ and significant (Mann-Whitney U), "~" when larger but not significant.
 """
 from .results import params_key
 from .stats import compare_samples, summarize
+from .units import format_gbps
 
 __all__ = ["compare", "format_table"]
 
@@ -52,7 +53,7 @@ def compare(base, *others, threshold=0.02, alpha=0.01):
 
 def _value(x, unit):
     if unit == "bytes/sec":
-        return f"{x / 1e9:.2f} GB/s"
+        return format_gbps(x, 2)
     return f"{x:.4g} {unit}"
 
 

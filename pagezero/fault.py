@@ -17,7 +17,8 @@ import statistics
 from dataclasses import dataclass
 
 from . import _core, hugepages
-from .bench import CLOCKS, MAX_LOOPS, memset
+from .bench import check_clock, memset
+from .conditions import MAX_FAULT_THREADS, check_int, check_loops
 from .kernels import kernels
 from .sysinfo import machine
 from .region import thp_mode
@@ -31,7 +32,7 @@ __all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan",
 
 WORKLOADS = tuple(name for name, _ in _core.fault_workloads())
 _DESCRIPTIONS = dict(_core.fault_workloads())
-MAX_THREADS = 1024
+MAX_THREADS = MAX_FAULT_THREADS  # conditions.py holds every limit
 MAX_SEED = 2**32 - 1
 
 # Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts
@@ -49,14 +50,6 @@ def check_workload(function):
     if function not in WORKLOADS:
         raise ValueError(f"unknown workload {function!r} (expected one of: {', '.join(WORKLOADS)})")
     return function
-
-
-def _check_int(name, value, low, high):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, not {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
-    return value
 
 
 def latency_unit(shift, thp, nbytes):
@@ -114,14 +107,12 @@ def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="
         raise ValueError(f"invalid size {size!r}: not a whole number of {format_page(shift)} "
                          f"pages (each page is mapped and faulted whole)")
     thp_mode(thp, shift)
-    _check_int("loops", loops, 1, MAX_LOOPS)
-    _check_int("threads", threads, 1, MAX_THREADS)
-    _check_int("seed", seed, 0, MAX_SEED)
-    if clock not in CLOCKS:
-        raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
-    if clock == "cycles" and threads > 1:
-        raise ValueError("the cycles clock counts the thread that opened it only: "
-                         "use ns or tsc with more than one thread")
+    check_loops(loops, "mmap")
+    # mmap's threads are not pinned: bounded by MAX_FAULT_THREADS, not by the
+    # CPUs, so they are not conditions.Conditions' pinned threads.
+    check_int("threads", threads, 1, MAX_FAULT_THREADS)
+    check_int("seed", seed, 0, MAX_SEED)
+    check_clock(clock, threads)
     if not isinstance(latency, bool):
         raise ValueError(f"latency must be True or False, not {latency!r}")
     if shift == 12:
@@ -180,6 +171,7 @@ def run(p, function):
         machine=machine(),
         details={"thread_samples": raw["threads"], "pages": raw["pages"],
                  "latency": raw["latency"]},
+        interrupted=raw.get("interrupted"),
     )
 
 

@@ -12,15 +12,18 @@ import contextlib
 import errno
 import os
 import signal
-import threading
 from dataclasses import dataclass
 
 from ._core import MappingError, PagezeroError
+from .interrupt import Interrupted, deferred, signals_interrupt
 from .units import format_page, parse_page
 
-__all__ = ["Pool", "pools", "pool", "pages_needed", "check_available", "reserve", "SYSFS"]
+__all__ = ["Pool", "pools", "pool", "pages_needed", "check_available", "reserve", "SYSFS",
+           "NODE_SYSFS", "node_free", "check_node_available"]
 
 SYSFS = "/sys/kernel/mm/hugepages"
+# Each NUMA node's share of the pools: nodeN/hugepages/hugepages-<kB>kB/.
+NODE_SYSFS = "/sys/devices/system/node"
 
 
 @dataclass(frozen=True)
@@ -120,47 +123,62 @@ def check_available(page, needed):
         f"(or pass --reserve / reserve=True to do it for this run only)")
 
 
+def _node_pool_dir(page, node, root):
+    return os.path.join(root or NODE_SYSFS, f"node{node}", "hugepages",
+                        f"hugepages-{(1 << parse_page(page)) // 1024}kB")
+
+
+def node_free(page, node, root=None):
+    """Free hugepages of `page` on NUMA node `node` (None: sysfs has no
+    per-node count, a kernel without NUMA)."""
+    return _read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
+
+
+def check_node_available(page, needed, node, root=None):
+    """MappingError naming the node and the file to write unless node `node`
+    has `needed` free hugepages of `page`.
+
+    A hugetlb mapping reserves its pages against the whole pool when it is
+    mapped (mm/hugetlb.c hugetlb_reserve_pages()); binding it to a node
+    afterwards (mbind) only moves where the faults take pages from, so a
+    node without free pages fails at the first touch, with SIGBUS. Checking
+    the node's own count first turns that into this error."""
+    directory = _node_pool_dir(page, node, root)
+    free = node_free(page, node, root)
+    if free is None or free >= needed:
+        return free
+    nr = _read_int(os.path.join(directory, "nr_hugepages")) or 0
+    path = os.path.join(directory, "nr_hugepages")
+    raise MappingError(
+        errno.ENOMEM,
+        f"not enough {format_page(parse_page(page))} hugepages on node {node}: {needed} "
+        f"needed, {free} free there ({nr} in its pool); reserve them on that node as root "
+        f"with: echo {nr + needed - free} > {path}")
+
+
 def _write(path, value):
     with open(path, "w") as f:
         f.write(f"{value}\n")
 
 
-@contextlib.contextmanager
-def _signals_deferred():
-    """Hold SIGINT/SIGTERM/SIGHUP while a pool is resized, so a second Ctrl-C
-    cannot land between growing it and noting what to give back."""
-    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+def _give_back(path, page, added):
+    """Shrink the pool by what reserve() added, signals held meanwhile.
 
-
-class _Terminated(BaseException):
-    """SIGTERM or SIGHUP during a reservation: unwinds like Ctrl-C does."""
-
-
-@contextlib.contextmanager
-def _terminate_unwinds():
-    """Make SIGTERM and SIGHUP unwind the stack (running finally blocks)
-    instead of killing the process where it stands, as Ctrl-C already does."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def unwind(signum, frame):
-        raise _Terminated(signum)
-
-    # Only where the signal would kill us outright: a handler or SIG_IGN the
-    # program chose stays as it is.
-    old = {s: signal.signal(s, unwind) for s in (signal.SIGTERM, signal.SIGHUP)
-           if signal.getsignal(s) == signal.SIG_DFL}
-    try:
-        yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
+    A signal that lands after the block's exception but before the signals
+    are held (a second Ctrl-C, SIGTERM after SIGINT) raises here too: the
+    give-back is tried again rather than skipped. Returns the first such
+    interruption, for the caller to raise once the pool is back.
+    """
+    late, done = None, False
+    while not done:
+        try:
+            with deferred():
+                if not done:
+                    _write(path, max(0, pool(page).total - added))
+                    done = True
+        except KeyboardInterrupt as e:
+            late = late or e
+    return late
 
 
 @contextlib.contextmanager
@@ -183,11 +201,14 @@ def reserve(page, needed):
             f"reserving {missing} more {before.page} hugepages needs root (it writes "
             f"{before.path}); run as root, or ask root to: "
             f"echo {before.total + missing} > {before.path}")
-    added = 0
+    added, unwinding, taken = 0, True, frozenset()
     try:
-        with _terminate_unwinds():
+        # SIGTERM and SIGHUP unwind the stack (finally blocks run) instead of
+        # killing the process where it stands; under the CLI's
+        # signals_interrupt() they already do, and nothing is taken over here.
+        with signals_interrupt((signal.SIGTERM, signal.SIGHUP)) as taken:
             try:
-                with _signals_deferred():
+                with deferred():
                     _write(before.path, before.total + missing)
                     added = pool(page).total - before.total
                 grown = pool(page)
@@ -199,13 +220,17 @@ def reserve(page, needed):
                         f"found only {max(added, 0)} (memory too fragmented or too small); "
                         f"{needed} needed, {grown.available} available")
                 yield grown
+                unwinding = False
             finally:
                 if added > 0:
-                    with _signals_deferred():
-                        now = pool(page).total
-                        _write(before.path, max(0, now - added))
-    except _Terminated as e:
-        # The pool is restored and the default action back: die of the signal
-        # now, as the process would have without the reservation.
-        os.kill(os.getpid(), e.args[0])
+                    late = _give_back(before.path, page, added)
+                    # A signal during a give-back that ends the block normally still
+                    # stops the run; during an unwind, the first exception goes on.
+                    if late is not None and not unwinding:
+                        raise late
+    except Interrupted as e:
+        if e.signum in taken:
+            # The pool is restored and the default action back: die of the
+            # signal now, as the process would have without the reservation.
+            os.kill(os.getpid(), e.signum)
         raise

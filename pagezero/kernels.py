@@ -7,9 +7,19 @@ from dataclasses import dataclass
 
 from . import _core
 
-__all__ = ["Kernel", "kernels", "find_kernel", "clear", "fill", "copy"]
+__all__ = ["Kernel", "kernels", "find_kernel", "clear", "fill", "copy", "KERNEL_KIND",
+           "clear_pages_kernel", "nontemporal_kernel", "kernel_roles"]
 
 KINDS = ("clear", "copy")
+
+# The kind of kernel each benchmark runs: the one table for every module.
+KERNEL_KIND = {"memset": "clear", "memcpy": "copy", "batch": "clear", "folio": "clear"}
+
+# Until the registry marks it (a "clear_pages" flag on each row of
+# _core.kernels()), the kernel the Linux clear_pages() uses on x86-64: rep
+# stosb with ERMS, else rep stosq (arch/x86/include/asm/page_64.h, its
+# ALTERNATIVE_2); elsewhere memset(), which arm64's clear_page rework adopts.
+_CLEAR_PAGES_FALLBACK = ("x86-64-stosb", "x86-64-stosq", "default")
 
 
 @dataclass(frozen=True)
@@ -25,6 +35,12 @@ class Kernel:
     reason: str         # why not, when not available; else None
     unit: int           # bytes per loop iteration of its body
     align: int          # alignment its body needs; kernels.c handles the rest
+    # What the Linux clear_pages() uses on this CPU, where the registry says
+    # so (rows without the flag read as False).
+    clear_pages: bool = False
+
+
+_FIELDS = frozenset(Kernel.__dataclass_fields__)
 
 
 def _check_kind(kind):
@@ -36,7 +52,8 @@ def kernels(kind="clear"):
     """The registered kernels of one kind ('clear' or 'copy'), in table order,
     including those this CPU cannot run (available=False, with the reason)."""
     _check_kind(kind)
-    return tuple(Kernel(**row) for row in _core.kernels() if row["kind"] == kind)
+    return tuple(Kernel(**{k: v for k, v in row.items() if k in _FIELDS})
+                 for row in _core.kernels() if row["kind"] == kind)
 
 
 def find_kernel(name, kind="clear"):
@@ -47,6 +64,37 @@ def find_kernel(name, kind="clear"):
             return k
     known = ", ".join(k.name for k in table)
     raise ValueError(f"unknown {kind} kernel {name!r} (known: {known})")
+
+
+def clear_pages_kernel():
+    """The available clear kernel the kernel's clear_pages() uses on this CPU:
+    the registry's own choice where it marks one, else the fallback above."""
+    table = [k for k in kernels("clear") if k.available]
+    for k in table:
+        if k.clear_pages:
+            return k.name
+    available = {k.name for k in table}
+    return next(name for name in _CLEAR_PAGES_FALLBACK if name in available)
+
+
+def nontemporal_kernel(widest=False):
+    """The first available non-temporal clear kernel that can write any
+    value, in registry order (on x86-64: movnti, the store of the 2012
+    clear_page_nocache), or with `widest` the one with the widest body (the
+    last of them), or None."""
+    table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
+    if not table:
+        return None
+    return max(reversed(table), key=lambda k: k.unit).name if widest else table[0].name
+
+
+def kernel_roles():
+    """Kernels by the role a study gives them, from the registry alone:
+    "clear_pages" (what the Linux clear_pages() uses here), "streaming" (the
+    widest non-temporal store), "portable" (the kernels of every arch)."""
+    return {"clear_pages": (clear_pages_kernel(),),
+            "streaming": tuple(n for n in (nontemporal_kernel(widest=True),) if n),
+            "portable": tuple(k.name for k in kernels("clear") if k.arch == "any")}
 
 
 def _check_name(name):

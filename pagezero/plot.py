@@ -2,14 +2,15 @@
 
 Rates are drawn in GB/s (10^9 bytes per second) against extents on a log2
 axis, with the machine's cache sizes and the kernel's clearing batch sizes
-(8MB in the series' v6-v8, 32MB as merged) marked, since those are where
+(8MB in "mm: folio_zero_user: clear contiguous pages" v6-v8 (2025), 32MB
+as merged in Linux 7.0) marked, since those are where
 the curves are expected to bend. The machine is named in every title.
 """
 import os
 
 from .comparison import compare
 from .sysinfo import cache_bytes, llc_bytes
-from .units import format_size
+from .units import GBPS, format_size, gbps
 
 __all__ = ["plot_rates", "plot_bars", "plot_comparison", "plot_scaling", "extent_of"]
 
@@ -74,8 +75,8 @@ def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing 
     for name, pts in sorted(series.items()):
         pts.sort()
         xs = [p[0] for p in pts]
-        med = [p[1] / 1e9 for p in pts]
-        err = [[(p[1] - p[2]) / 1e9 for p in pts], [(p[3] - p[1]) / 1e9 for p in pts]]
+        med = [gbps(p[1]) for p in pts]
+        err = [[gbps(p[1] - p[2]) for p in pts], [gbps(p[3] - p[1]) for p in pts]]
         ax.errorbar(xs, med, yerr=err, marker="o", markersize=3, capsize=2, label=name)
     ax.set_xscale("log", base=2)
     ticks = sorted({p[0] for pts in series.values() for p in pts})
@@ -104,7 +105,7 @@ def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
     if not rows:
         raise ValueError("nothing to plot in this result set")
     unit = rows[0][3]
-    scale, ylabel = (1e9, "rate (GB/s, 10^9 bytes/s; mean +- stdev)") if unit == "bytes/sec" \
+    scale, ylabel = (GBPS, "rate (GB/s, 10^9 bytes/s; mean +- stdev)") if unit == "bytes/sec" \
         else (1.0, f"{unit} (mean +- stdev)")
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 5))
     ax.bar(range(len(rows)), [r[1] / scale for r in rows], yerr=[r[2] / scale for r in rows],
@@ -125,7 +126,7 @@ def plot_comparison(sets, names, stem, title="Comparison"):
     width = 0.8 / len(sets)
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows) + 2), 5))
     unit = rows[0]["unit"] if rows else "bytes/sec"
-    scale = 1e9 if unit == "bytes/sec" else 1.0
+    scale = GBPS if unit == "bytes/sec" else 1.0
     for j, name in enumerate(names):
         means, errs = [], []
         for row in rows:
@@ -166,8 +167,8 @@ def plot_scaling(rs, stem, title="Clearing with several CPUs"):
     if not points:
         raise ValueError("nothing to plot in this result set")
     xs = [n for n, _ in points]
-    agg = [r.bytes_per_sec / 1e9 for _, r in points]
-    per = [(thread_spread(r)[0] or r.bytes_per_sec) / 1e9 for _, r in points]
+    agg = [gbps(r.bytes_per_sec) for _, r in points]
+    per = [gbps(thread_spread(r)[0] or r.bytes_per_sec) for _, r in points]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ax.plot(xs, agg, marker="o", label="aggregate (first start to last end)")
     ax.plot(xs, per, marker="s", linestyle="--", label="per thread (mean)")

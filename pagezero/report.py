@@ -3,7 +3,7 @@
 Studies:
   extents  every available clear kernel over extents from 4KB to beyond the
            LLC, dense around the cache sizes (which kernel wins where);
-  chunks   the seeds' chunk study: one large region cleared in chunks of 4KB
+  chunks   the chunk study of perf bench mem memset -k: one large region cleared in chunks of 4KB
            up to the whole region (where the CPU stops allocating cache
            lines, compared with the LLC size);
   cold     hot vs cache-cold clears of one extent per call;
@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from . import fault
 from ._core import MappingError
 from .advise import advise
-from .kernels import kernels
+from .kernels import kernel_roles, kernels
 from .bench import scaling
 from .plot import extent_of, plot_bars, plot_rates, plot_scaling
 from .results import ResultSet, _atomic_write
 from .stats import KNEE_CLEAR_STEP, TIE, best_kernels, find_knee
 from .sweeps import default_sizes, sweep
 from .sysinfo import llc_bytes, machine, summary
-from .units import format_size, parse_size
+from .units import format_size, gbps, parse_size
 
 __all__ = ["report", "SCALES"]
 
@@ -52,19 +52,19 @@ SCALES = {
     "full": dict(extents=None, repeat=3, warmup=1, chunk_size=1 * GB, chunk_loops=3,
                  fault_size=1 * GB, fault_loops=5,
                  cold_extents=[64 * KB, 2 * MB, 32 * MB], thread_size=1 * GB,
-                 chunk_kernels=("x86-64-stosb", "x86-64-avx512-nt", "default", "generic"),
+                 chunk_kernels=("clear_pages", "streaming", "portable"),
                  chunks=None),
     "quick": dict(extents=[4 * KB, 16 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB,
                            32 * MB, 64 * MB, 256 * MB],
                   repeat=2, warmup=1, chunk_size=512 * MB, chunk_loops=2,
                   fault_size=256 * MB, fault_loops=3,
                   cold_extents=[64 * KB, 2 * MB, 32 * MB], thread_size=256 * MB,
-                  chunk_kernels=("x86-64-stosb", "default"),
+                  chunk_kernels=("clear_pages", "default"),
                   chunks=[4 * KB, 64 * KB, 2 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 512 * MB]),
     "tiny": dict(extents=[4 * KB, 64 * KB, 1 * MB], repeat=1, warmup=0,
                  fault_size=16 * MB, fault_loops=1,
                  cold_extents=[64 * KB, 1 * MB], thread_size=16 * MB,
-                 chunk_size=16 * MB, chunk_loops=1, chunk_kernels=("default", "generic"),
+                 chunk_size=16 * MB, chunk_loops=1, chunk_kernels=("portable",),
                  chunks=[4 * KB, 1 * MB, 16 * MB]),
 }
 
@@ -112,7 +112,7 @@ def _medians(rs, x):
 
 
 def _gbps(v):
-    return f"{v / 1e9:.1f}" if v is not None else "-"
+    return "-" if v is None else f"{gbps(v):.1f}"
 
 
 def _markdown_table(medians, xs, x_label):
@@ -153,7 +153,7 @@ def _study_extents(out_dir, cfg, info, functions, progress):
     for r in best_kernels(med, xs):
         section.summary.append(
             f"For extents of {_span(r['min_bytes'], r['max_bytes'])}, {r['kernel']} clears "
-            f"fastest, or within {TIE:.0%} of the fastest ({r['bytes_per_sec'] / 1e9:.0f} GB/s).")
+            f"fastest, or within {TIE:.0%} of the fastest ({gbps(r['bytes_per_sec']):.0f} GB/s).")
     section.body = [f"Each kernel clears an extent in one call, repeatedly; extents under "
                     f"{format_size(SMALL_REGION)} are cleared in extent-sized calls over a "
                     f"{format_size(SMALL_REGION)} region so the timing clock does not count.", ""]
@@ -169,13 +169,14 @@ def _knee_line(kernel, by_chunk, llc, region):
     xs = sorted(by_chunk)
     if step < KNEE_CLEAR_STEP:
         return (f"{kernel}: no clear step in rate with chunk size up to {format_size(xs[-1])} "
-                f"(whole region: {by_chunk[xs[-1]] / 1e9:.1f} GB/s).")
+                f"(whole region: {gbps(by_chunk[xs[-1]]):.1f} GB/s).")
     below = max(x for x in xs if x < knee)
     where = (f"{format_size(knee)} chunks and up clear {step:.1f}x as fast as smaller ones "
-             f"({by_chunk[knee] / 1e9:.1f} vs {by_chunk[below] / 1e9:.1f} GB/s at "
+             f"({gbps(by_chunk[knee]):.1f} vs {gbps(by_chunk[below]):.1f} GB/s at "
              f"{format_size(below)}), over a {format_size(region)} region")
     if llc and llc // 2 <= knee <= 2 * llc and below >= llc // 4:
-        # The seeds' threshold: long enough stores stop allocating lines near the LLC size.
+        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
+        # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
         return (f"{kernel} stops allocating cache lines above ~{format_size(below)} per call "
                 f"here (LLC: {format_size(llc)}): {where}.")
     return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."
@@ -184,7 +185,7 @@ def _knee_line(kernel, by_chunk, llc, region):
 def _study_chunks(out_dir, cfg, info, functions, progress):
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
-    chosen = [f for f in cfg["chunk_kernels"] if f in functions] or functions[:1]
+    chosen = _by_role(cfg["chunk_kernels"], functions)
     rs = sweep("memset", {"function": chosen, "size": [size], "chunk": chunk_list,
                           "loops": [cfg["chunk_loops"]]},
                repeat=cfg["repeat"], warmup=cfg["warmup"], progress=progress)
@@ -208,12 +209,21 @@ def _study_chunks(out_dir, cfg, info, functions, progress):
 
 
 # Kernels for the cold-vs-hot and threads studies: the kernel's clear_page()
-# choice and the widest streaming store (the 2012 proposal's kind).
-CONDITION_KERNELS = ("x86-64-stosb", "x86-64-avx512-nt")
+# choice and the widest streaming store (the kind of the 2012
+# clear_page_nocache proposal).
+CONDITION_KERNELS = ("clear_pages", "streaming")
+
+
+def _by_role(roles, functions):
+    """The kernels of `roles` (kernels.kernel_roles(), or a kernel's own
+    name such as "default") that are among `functions`, else the first of them."""
+    table = kernel_roles()
+    names = [n for r in roles for n in table.get(r, (r,))]
+    return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
 
 
 def _condition_kernels(functions):
-    return [f for f in CONDITION_KERNELS if f in functions] or functions[:1]
+    return _by_role(CONDITION_KERNELS, functions)
 
 
 def _study_cold(out_dir, cfg, info, functions, progress):
@@ -238,12 +248,12 @@ def _study_cold(out_dir, cfg, info, functions, progress):
         for e in cfg["cold_extents"]:
             hot, cold = med.get((f, e, "hot")), med.get((f, e, "cold"))
             if hot and cold:
-                rows.append(f"| {f} | {format_size(e)} | {hot / 1e9:.1f} | {cold / 1e9:.1f} | "
+                rows.append(f"| {f} | {format_size(e)} | {gbps(hot):.1f} | {gbps(cold):.1f} | "
                             f"{hot / cold:.2f}x |")
                 if e == max(x for x in cfg["cold_extents"] if x <= 2 * MB):
                     section.summary.append(
-                        f"{f} clears a cache-cold {format_size(e)} extent at {cold / 1e9:.0f} "
-                        f"GB/s, a hot one at {hot / 1e9:.0f} GB/s: measure with the cache state "
+                        f"{f} clears a cache-cold {format_size(e)} extent at {gbps(cold):.0f} "
+                        f"GB/s, a hot one at {gbps(hot):.0f} GB/s: measure with the cache state "
                         f"a page fault sees (cold), as the 2012 reviewers asked.")
     methods = sorted({(r.details or {}).get("cold_method") for r in rs.results} - {None})
     section.body = ["Each loop clears one extent in one call. Hot: the same buffer every loop, "
@@ -267,7 +277,7 @@ def _study_threads(out_dir, cfg, info, functions, progress):
     one = rs.results[0].bytes_per_sec
     rows = ["| threads | aggregate GB/s | vs one thread |", "|---|---|---|"]
     for r in rs.results:
-        rows.append(f"| {r.params.get('threads', 1)} | {r.bytes_per_sec / 1e9:.1f} | "
+        rows.append(f"| {r.params.get('threads', 1)} | {gbps(r.bytes_per_sec):.1f} | "
                     f"{r.bytes_per_sec / one:.2f}x |")
     last = rs.results[-1]
     section = Section("Several CPUs at once", [
@@ -278,8 +288,8 @@ def _study_threads(out_dir, cfg, info, functions, progress):
     if len(rs) > 1:
         section.summary.append(
             f"{last.params.get('threads', 1)} CPUs clearing one "
-            f"{format_size(cfg['thread_size'])} region together reach {last.bytes_per_sec / 1e9:.0f} GB/s, "
-            f"{last.bytes_per_sec / one:.2f}x one CPU's {one / 1e9:.0f} GB/s.")
+            f"{format_size(cfg['thread_size'])} region together reach {gbps(last.bytes_per_sec):.0f} GB/s, "
+            f"{last.bytes_per_sec / one:.2f}x one CPU's {gbps(one):.0f} GB/s.")
     return section
 
 
@@ -314,7 +324,7 @@ def _study_faults(out_dir, cfg, info, functions, progress, reserve):
             values = sorted(v for r in results for v in r.values())
             rows.append(f"| {_fault_page(first)} | {first.function} | "
                         f"{format_size(first.params['size'])} | "
-                        f"{values[len(values) // 2] / 1e9:.2f} |")
+                        f"{gbps(values[len(values) // 2]):.2f} |")
         section.body = ["Each loop maps the region and touches every page (demand) or maps it "
                         "populated (populate): the kernel zeroes every page it hands out, so this "
                         "is its clearing rate plus the fault path's cost, as "
@@ -334,12 +344,12 @@ def _study_faults(out_dir, cfg, info, functions, progress, reserve):
             except KeyboardInterrupt:
                 section.interrupted = True
                 break
-            section.body.append(f"| {page} | {h.fault_rate / 1e9:.2f} | "
-                                f"{h.best.bytes_per_sec / 1e9:.2f} | {h.best.function} | "
+            section.body.append(f"| {page} | {gbps(h.fault_rate):.2f} | "
+                                f"{gbps(h.best.bytes_per_sec):.2f} | {h.best.function} | "
                                 f"{h.ratio:.1f}x |")
             section.summary.append(
-                f"Demand faults on {page} pages run at {h.fault_rate / 1e9:.1f} GB/s; user space "
-                f"clears the same extents at {h.best.bytes_per_sec / 1e9:.1f} GB/s "
+                f"Demand faults on {page} pages run at {gbps(h.fault_rate):.1f} GB/s; user space "
+                f"clears the same extents at {gbps(h.best.bytes_per_sec):.1f} GB/s "
                 f"({h.best.function}): {h.ratio:.1f}x headroom for the kernel's fault path.")
     section.body += [""] + [f"- {n}" for n in notes] if notes else []
     return section
@@ -364,7 +374,7 @@ def _study_advice(out_dir, cfg, info, functions, progress, quick):
             section.summary.append(
                 f"Within a {row['budget_ms']:g} ms budget between resched points, clear_pages() "
                 f"batches of {format_size(row['batch_bytes'])} with {row['kernel']} clear "
-                f"fastest ({row['bytes_per_sec'] / 1e9:.0f} GB/s, worst batch "
+                f"fastest ({gbps(row['bytes_per_sec']):.0f} GB/s, worst batch "
                 f"{row['worst_ms']:.2f} ms).")
         else:
             section.summary.append(f"No batch measured stays within {row['budget_ms']:g} ms here.")

@@ -9,18 +9,23 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 from .stats import summarize
+from .sysinfo import build_info
 from .units import format_size
 
-__all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION",
+           "result_type", "DETAIL_KEYS"]
 
 SCHEMA = "pagezero.results"
 # Version 2 moved the machine to the top of the file and added each
-# result's run (repetition, process); version 1 files still load.
-SCHEMA_VERSION = 2
+# result's run (repetition, process). Version 3 keys a result's extra fields
+# by its benchmark name (no "type"), records the pagezero version and the
+# extension's build at the top, and says which signal stopped a run
+# ("interrupted"). Version 1 and 2 files still load.
+SCHEMA_VERSION = 3
 
 # Parameters that say how long to measure, not what: never part of a label.
 _NOT_IDENTITY = ("loops",)
@@ -31,7 +36,39 @@ _NS_CLOCKS = ("ns", "timeval")
 _CYCLE_CLOCKS = ("cycles", "tsc")
 
 
+# One way to extend a result: a Result subclass registered under its
+# BENCHMARK name (result_type). The benchmark name is in every file of every
+# version and says what was measured; a class name is a Python detail that a
+# rename would break saved files with. A subclass's own fields are saved
+# under the benchmark's name ("batch": {...}, "folio": {...}).
 _RESULT_TYPES = {}
+
+# `details` records the conditions a run had and what its C entry measured
+# beside the samples; these are its keys, by benchmark (all optional).
+_CONDITION_KEYS = ("thread_samples", "thread_bytes", "cpus", "cold_method", "cold_timing",
+                   "counters", "counters_source")
+DETAIL_KEYS = {
+    "memset": _CONDITION_KEYS,
+    "memcpy": _CONDITION_KEYS,
+    "batch": _CONDITION_KEYS,
+    "folio": ("cold_method", "cold_timing", "counters", "counters_source"),
+    "mmap": ("thread_samples", "pages", "latency"),
+}
+
+
+def result_type(benchmark):
+    """Class decorator: results of `benchmark` load as this Result subclass."""
+    def register(cls):
+        cls.BENCHMARK = benchmark
+        _RESULT_TYPES[benchmark] = cls
+        return cls
+    return register
+
+
+def _own_fields(cls):
+    """The fields a registered subclass adds to Result."""
+    base = {f.name for f in fields(Result)}
+    return [f.name for f in fields(cls) if f.name not in base]
 
 
 def _frozen(mapping):
@@ -68,15 +105,13 @@ class Result:
     samples: tuple              # one duration per loop, in the clock's unit
     clock_hz: float = None      # ticks per second: 1e9 for ns/timeval, measured for tsc
     machine: MappingProxyType = field(default_factory=dict)
-    # What a benchmark measured beyond the samples, e.g. mmap's per-thread
-    # samples, page sizes and fault latencies; empty for memset/memcpy.
+    # The conditions a run had and what its C entry measured beside the
+    # samples (per-thread samples, cold method, counters; mmap's pages and
+    # latencies): DETAIL_KEYS lists the keys by benchmark. Empty for a plain run.
     details: MappingProxyType = field(default_factory=dict)
-
-    def __init_subclass__(cls, **kwargs):
-        # Results of other benchmarks (batch, folio) carry more; files name
-        # the class so that loading gives back the same kind of value.
-        super().__init_subclass__(**kwargs)
-        _RESULT_TYPES[cls.__name__] = cls
+    # None, or the signal that stopped the run ("SIGINT", ...): the samples
+    # are the loops completed before it.
+    interrupted: str = None
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
@@ -179,17 +214,28 @@ class Result:
             "samples": list(self.samples),
             "machine": dict(self.machine),
         }
-        if type(self) is not Result:
-            d["type"] = type(self).__name__
         if self.details:
             # Optional, so files without it (and readers that ignore it) still work.
             d["details"] = _thawed(self.details)
+        if self.interrupted:
+            d["interrupted"] = self.interrupted
+        own = _own_fields(type(self))
+        if own:
+            d[self.benchmark] = {name: _thawed(_deep_frozen(getattr(self, name)))
+                                 for name in own}
         return d
 
     @classmethod
     def from_dict(cls, d):
+        """The Result a to_dict() gave (any schema version), as the class
+        registered for its benchmark."""
         try:
-            return cls(
+            kind = _RESULT_TYPES.get(d["benchmark"], Result) if cls is Result else cls
+            own = {}
+            if kind is not Result:
+                extra = d[d["benchmark"]]
+                own = {name: extra[name] for name in _own_fields(kind)}
+            return kind(
                 benchmark=d["benchmark"],
                 function=d["function"],
                 params=d["params"],
@@ -199,9 +245,19 @@ class Result:
                 clock_hz=d.get("clock_hz"),
                 machine=d.get("machine", {}),
                 details=d.get("details", {}),
+                interrupted=_signal_name(d.get("interrupted")),
+                **own,
             )
         except (KeyError, TypeError) as e:
-            raise ValueError(f"not a pagezero result: {e}") from None
+            raise ValueError(f"not a pagezero result: missing or bad {e}") from None
+
+
+def _signal_name(value):
+    """None, or what stopped a run: a signal name; True (files before version
+    3 recorded only whether) reads as "unknown signal"."""
+    if not value:
+        return None
+    return value if isinstance(value, str) else "unknown signal"
 
 
 def _atomic_write(path, write):
@@ -236,7 +292,7 @@ class ResultSet:
     point's samples pool the loops of all its repetitions.
     """
 
-    def __init__(self, results, runs=None, machine=None, interrupted=False):
+    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None):
         self.results = tuple(results)
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
@@ -246,7 +302,11 @@ class ResultSet:
         if machine is None:
             machine = self.results[0].machine if self.results else {}
         self.machine = _frozen(machine)
-        self.interrupted = bool(interrupted)
+        # None, or the signal that stopped the study ("SIGINT", ...).
+        self.interrupted = _signal_name(interrupted)
+        # pagezero's version and the extension's build, as the file recorded
+        # them (None: made here, build_info() is written on saving).
+        self.build = _frozen(build) if build else None
 
     def __len__(self):
         return len(self.results)
@@ -329,8 +389,9 @@ class ResultSet:
                 del d["machine"]  # inherits the top-level one on loading
             d["run"] = dict(run)
             entries.append(d)
-        doc = {"schema": SCHEMA, "version": SCHEMA_VERSION, "machine": machine,
-               "interrupted": self.interrupted, "results": entries}
+        doc = {"schema": SCHEMA, "version": SCHEMA_VERSION,
+               **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
+               "machine": machine, "interrupted": self.interrupted, "results": entries}
         _atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
 
     @classmethod
@@ -362,10 +423,10 @@ class ResultSet:
             run = d.get("run", {})
             if not isinstance(run, dict):
                 raise ValueError(f"{path}: a result's run is not an object")
-            kind = _RESULT_TYPES.get(d.get("type"), Result)
-            results.append(kind.from_dict(d))
+            results.append(Result.from_dict(d))
             runs.append(run)
-        return cls(results, runs, machine, doc.get("interrupted", False))
+        build = {k: doc[k] for k in ("pagezero", "build") if k in doc}
+        return cls(results, runs, machine, doc.get("interrupted"), build or None)
 
 
 def save_results(path, results):

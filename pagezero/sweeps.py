@@ -6,7 +6,7 @@ neighbour) spreads over all points instead of landing on the last ones.
 Warm-up runs are made and thrown away. Repetitions can be spread over
 several fresh worker processes run one after the other (never at the same
 time): one process can land on a lucky or unlucky physical placement of its
-buffers, as pyperf's workers and the seeds' "three repeats in four sessions"
+buffers, as pyperf's workers and measuring "three repeats in four sessions"
 guard against. Ctrl-C keeps what was measured: the ResultSet comes back
 marked interrupted.
 """
@@ -130,7 +130,7 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
                 runs.append({"repetition": rep, "process": process})
                 bar.update()
     except KeyboardInterrupt:
-        return ResultSet(results, runs, machine(), interrupted=True)
+        return ResultSet(results, runs, machine(), interrupted="SIGINT")
     finally:
         bar.close()
     return ResultSet(results, runs, machine())
@@ -170,7 +170,7 @@ def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=
     """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
 
     grid: {parameter: [values]} (a single value stands for a list of one),
-        e.g. {"function": ["x86-64-stosb", "x86-64-avx512-nt"],
+        e.g. {"function": ["default", "generic"],
               "size": ["1GB"], "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}.
     repeat: repetitions of the whole grid; warmup: passes thrown away first.
     processes: spread the repetitions over this many fresh processes, run one

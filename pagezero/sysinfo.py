@@ -217,11 +217,12 @@ def _memory(root):
 
 
 def _dczva_block():
-    """arm64: the DC ZVA block in bytes, as DCZID_EL0 gives it (the dc-zva kernel's unit)."""
+    """arm64: the DC ZVA block in bytes, as DCZID_EL0 gives it: the unit of
+    the unit of the registry's kernel that needs the dczva feature."""
     from .kernels import kernels
 
     for k in kernels("clear"):
-        if k.name == "arm64-dc-zva":
+        if "dczva" in k.features:
             return k.unit
     return None
 
@@ -289,3 +290,17 @@ def summary(info):
     for size, pool in info.get("hugepages", {}).items():
         lines.append(f"hugepages {size}: {pool['free']} free of {pool['total']} ({pool['source']})")
     return lines
+
+
+def build_info():
+    """What made this pagezero: {"pagezero": its version, "build": the compiler
+    and flags the extension was built with (None where _core does not say)}."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        pz = version("pagezero")
+    except PackageNotFoundError:
+        # A source tree without installed metadata: the package's own string.
+        from . import __version__ as pz
+    build = getattr(_core, "BUILD", None)
+    return {"pagezero": pz, "build": dict(build) if build else None}

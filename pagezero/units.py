@@ -1,17 +1,23 @@
 """Sizes as perf bench mem takes them: ints, or strings with B/KB/MB/GB/TB.
 
 Units are powers of 1024 and case-insensitive, as in perf ("4kb" == 4096).
-Rates are printed as perf prints them: its "GB/sec" is 2**30 bytes per second.
+Two rate units, both formatted here only: perf's "GB/sec" is 2**30 bytes per
+second (format_rate, gb_per_sec), and the tables, reports and plots of this
+package say "GB/s" for 10**9 bytes per second (gbps, format_gbps).
 """
 import re
 
-__all__ = ["parse_size", "format_size", "parse_page", "format_page", "format_rate", "PAGE_SHIFTS"]
+__all__ = ["parse_size", "format_size", "parse_page", "format_page", "format_rate", "PAGE_SHIFTS",
+           "GBPS", "gbps", "format_gbps", "gb_per_sec"]
 
 _UNITS = {"": 0, "B": 0, "KB": 10, "MB": 20, "GB": 30, "TB": 40}
 _SIZE_RE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
 
 # The largest size the C core can take (Py_ssize_t).
 MAX_SIZE = 2**63 - 1
+
+# "GB/s": 10**9 bytes per second. perf's "GB/sec" is 2**30 (gb_per_sec).
+GBPS = 1e9
 
 # Page sizes perf bench mem -p accepts, by their shift.
 PAGE_SHIFTS = {"4KB": 12, "2MB": 21, "1GB": 30}
@@ -84,3 +90,18 @@ def format_rate(bytes_per_sec):
     if x < k * k * k:
         return f" {x / k / k:14f} MB/sec"
     return f" {x / k / k / k:14f} GB/sec"
+
+
+def gb_per_sec(bytes_per_sec):
+    """Bytes/sec in perf's GB/sec: 2**30 bytes per second."""
+    return bytes_per_sec / (1 << 30)
+
+
+def gbps(bytes_per_sec):
+    """Bytes/sec in GB/s: 10**9 bytes per second."""
+    return bytes_per_sec / GBPS
+
+
+def format_gbps(bytes_per_sec, digits=1):
+    """"12.3 GB/s" (10**9 bytes per second); "-" for None."""
+    return "-" if bytes_per_sec is None else f"{gbps(bytes_per_sec):.{digits}f} GB/s"

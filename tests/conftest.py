@@ -1,4 +1,6 @@
 import os
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -74,3 +76,115 @@ def run_python(*args, cwd=None, **kwargs):
     """Run this interpreter with `args` against the installed pagezero."""
     return subprocess.run([sys.executable, *args], capture_output=True, text=True,
                           cwd=cwd or TESTS_DIR, timeout=300, **kwargs)
+
+
+# The command line -----------------------------------------------------------------
+
+# perf's print_bps(): " %14f GB/sec" and friends, K = 1024.
+RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
+
+
+def pagezero_cli(*args, cwd=None, **kwargs):
+    """Run `python -m pagezero ARGS` and return the CompletedProcess."""
+    return run_python("-m", "pagezero", *[str(a) for a in args], cwd=cwd, **kwargs)
+
+
+def ok(proc):
+    """Assert a run succeeded cleanly and return its stdout."""
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def check_usage_error(proc):
+    """Exit 2 with a single 'pagezero: error:' line, no traceback, nothing on stdout;
+    returns the line."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stdout == ""
+    return proc.stderr.strip()
+
+
+def check_environment_error(proc, *words):
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
+    for word in words:
+        assert word in proc.stderr
+    assert not any(RATE_RE.match(line) for line in proc.stdout.splitlines())
+
+
+def check_rate_line(line):
+    m = RATE_RE.match(line)
+    assert m, f"not a perf rate line: {line!r}"
+    assert len(m["num"]) >= 14  # %14f
+    assert float(m["num"]) > 0
+
+
+def has_cycle_counter():
+    try:
+        pagezero.memset(size=4096, loops=1, clock="cycles")
+    except pagezero.UnavailableError:
+        return False
+    return True
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        return int(f.readline().split()[1]) * 1024       # MemTotal comes first
+
+
+def never_available(page, threads=1):
+    """A size whose `threads` regions of `page` hugepages exceed the machine's
+    memory: a shortage that no other user of the shared pools can lift
+    between the check and the mapping (freeing pages, growing the pool)."""
+    size = 1 << PAGE_SHIFT[page]
+    return (mem_total() // threads // size + 1) * size
+
+
+# A fake sysfs for hugepage pools ---------------------------------------------------
+
+
+class FakeKernel:
+    """A hugepages-2048kB directory whose nr_hugepages writes move free_hugepages
+    along, up to `limit` pages (a fragmented machine gives fewer than asked)."""
+
+    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6, create=True):
+        self.dir = pathlib.Path(root) / "hugepages-2048kB"
+        self.limit = limit
+        self.writes = []
+        if create:      # else: the tree another process made, as it stands
+            self.dir.mkdir(parents=True)
+            self.set(total=total, free=free, reserved=reserved)
+            (self.dir / "surplus_hugepages").write_text("0\n")
+
+    def set(self, **values):
+        for name, v in values.items():
+            f = {"total": "nr_hugepages", "free": "free_hugepages",
+                 "reserved": "resv_hugepages"}[name]
+            (self.dir / f).write_text(f"{v}\n")
+
+    def get(self, name):
+        f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}
+        return int((self.dir / f[name]).read_text())
+
+    def write(self, path, value):
+        assert path == str(self.dir / "nr_hugepages")
+        self.writes.append(value)
+        total = self.get("total")
+        value = min(value, self.limit)
+        self.set(total=value, free=max(0, self.get("free") + value - total))
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """hugepages.py reading and writing a FakeKernel's pool, as root."""
+    from pagezero import hugepages
+
+    kernel = FakeKernel(tmp_path)
+    monkeypatch.setattr(hugepages, "SYSFS", str(tmp_path))
+    monkeypatch.setattr(hugepages, "_write", kernel.write)
+    monkeypatch.setattr(hugepages.os, "geteuid", lambda: 0)
+    return kernel

@@ -1,7 +1,14 @@
 """pagezero advise: the analysis on made-up data, and the shape of a real quick sweep."""
+import json
+import signal
+import sys
+
 import pytest
 
 import pagezero
+from pagezero.cli import main
+from pagezero.interrupt import Interrupted
+from pagezero.policy import default_kernel
 from pagezero.advise import SWEEPS, batch_for_budget
 from pagezero.stats import best_kernels, find_knee
 from pagezero.sysinfo import llc_bytes
@@ -147,3 +154,59 @@ def test_words_name_the_knee_and_the_budgets(quick):
 def test_bad_budgets(budgets):
     with pytest.raises(ValueError, match="budget"):
         pagezero.advise(quick=True, budgets_ms=budgets)
+
+
+# A signal in the middle of the sweep ---------------------------------------------
+
+
+def _stop_after(monkeypatch, calls, sig=signal.SIGTERM, partial=True):
+    """Make the sweep's run_batch stop with `sig` at call number `calls`,
+    carrying that cell's passes when `partial` (as the C loops do)."""
+    real = sys.modules["pagezero.advise"].run_batch
+    seen = []
+
+    def run(plan, buffer=None):
+        r = real(plan, buffer)
+        seen.append(plan)
+        if len(seen) == calls:
+            raise Interrupted(sig, partial=r if partial else None)
+        return r
+    monkeypatch.setattr(sys.modules["pagezero.advise"], "run_batch", run)
+    return seen
+
+
+def _knee_cells(extents):
+    """Calls of the quick sweep (one round, kernel after kernel) until the knee
+    kernel (clear_pages()'s) has `extents` extents measured."""
+    names = [k.name for k in pagezero.kernels("clear") if k.available]
+    return names.index(default_kernel()) * len(SWEEPS["quick"]["extents"]) + extents
+
+
+def test_an_interrupted_sweep_advises_from_the_cells_measured(monkeypatch):
+    calls = _knee_cells(2)
+    seen = _stop_after(monkeypatch, calls)
+    with pytest.raises(Interrupted) as e:
+        pagezero.advise(quick=True)
+    advice = e.value.partial
+    assert e.value.signum == signal.SIGTERM
+    # The cells done before and the one the signal cut short, no more.
+    assert len(advice.cells) == calls == len(seen)
+    assert advice.interrupted == "SIGTERM" and advice.to_json()["interrupted"] == "SIGTERM"
+    assert advice.knee_bytes in advice.extents
+    assert "Interrupted by SIGTERM" in "\n".join(advice.describe())
+
+
+def test_a_sweep_stopped_before_two_extents_has_no_advice(monkeypatch):
+    _stop_after(monkeypatch, _knee_cells(1), partial=False)
+    with pytest.raises(Interrupted) as e:
+        pagezero.advise(quick=True)
+    assert e.value.partial is None
+
+
+def test_cli_advise_saves_the_partial_advice(monkeypatch, tmp_path, capsys):
+    _stop_after(monkeypatch, _knee_cells(2), sig=signal.SIGHUP)
+    out = tmp_path / "advice.json"
+    assert main(["advise", "--quick", "-o", str(out)]) == 129
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"pagezero: interrupted by SIGHUP; the partial advice is in {out}"
+    assert json.loads(out.read_text())["interrupted"] == "SIGHUP"

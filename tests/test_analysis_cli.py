@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from conftest import run_python
+from conftest import check_usage_error as usage_error, ok, pagezero_cli as cli
 from pagezero.results import Result, ResultSet
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -17,25 +17,6 @@ TINY = ["-g", "function=default", "-g", "loops=1"]
 
 
 # Helpers ----------------------------------------------------------------
-
-
-def cli(*args, **kw):
-    return run_python("-m", "pagezero", *[str(a) for a in args], **kw)
-
-
-def ok(proc):
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return proc.stdout
-
-
-def usage_error(proc):
-    """Exit 2 with a single 'pagezero: error:' line and no traceback."""
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
-    return lines[0]
 
 
 def synthetic(path, benchmark="memset", factor=1.0, seed=0):
@@ -68,6 +49,14 @@ def test_info_text():
     out = ok(cli("info"))
     assert "L3" in out or "cache" in out
     assert "preemption:" in out and "thp:" in out
+
+
+def test_info_text_is_a_deprecated_spelling_of_default():
+    proc = cli("info", "--format", "text")
+    labels = [line.split(":")[0] for line in ok(proc).splitlines()]
+    assert labels == [line.split(":")[0] for line in ok(cli("info")).splitlines()]
+    assert proc.stderr.strip() == ("pagezero: warning: --format text is deprecated: "
+                                   "use --format default")
 
 
 def test_info_json():
@@ -168,6 +157,18 @@ def test_compare_text(pair):
     assert "(R)" in row_a and "(I)" in row_a
     row_b = next(line for line in lines if line.startswith("memset b "))
     assert "(R)" not in row_b and "(I)" not in row_b
+
+
+def test_compare_simple_prints_the_base_and_each_change(pair):
+    a, b, c = pair
+    doc = json.loads(ok(cli("compare", a, b, c, "--format", "json")))
+    lines = ok(cli("compare", a, b, c, "--format", "simple")).splitlines()
+    assert len(lines) == len(doc["rows"])
+    for line, row in zip(lines, doc["rows"]):
+        base, *changes = (float(x) for x in line.split())
+        assert base == pytest.approx(row["base"]["mean"], rel=1e-6)
+        assert changes == pytest.approx([ch["change_pct"] for ch in row["changes"]],
+                                        rel=1e-6, abs=1e-6)
 
 
 def test_compare_json(pair):

@@ -554,6 +554,11 @@ def test_bad_offsets_are_value_errors(bad):
         run("memset", offset=bad)
 
 
-def test_offset_is_refused_with_conditions_it_does_not_reach():
-    with pytest.raises(ValueError, match="offset applies to hot single-thread runs"):
-        run("memset", offset=16, cache="cold")
+@pytest.mark.parametrize("conditions", [{"cache": "cold"}, {"threads": 2},
+                                        {"threads": 2, "threads_mode": "private"}])
+def test_offset_applies_under_any_conditions(conditions):
+    # One C path for every condition: the offset reaches each of them.
+    if conditions.get("threads", 1) > len(os.sched_getaffinity(0)):
+        pytest.skip("needs 2 CPUs")
+    r = run("memcpy", function="default", offset=16, **conditions)
+    assert r.params["offset"] == 16 and r.loops == 2 and r.bytes_per_sec > 0

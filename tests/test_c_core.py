@@ -18,7 +18,7 @@ BUILD = os.path.join(ROOT, "tests", "c", "build.sh")
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is needed to build the C tests")
 @pytest.mark.parametrize("mode", ["normal", "sanitize"])
-@pytest.mark.parametrize("test", ["kernels", "clock", "fault", "policy", "threads"])
+@pytest.mark.parametrize("test", ["kernels", "clock", "fault", "policy", "threads", "stats"])
 def test_c(test, mode):
     env = dict(os.environ, TEST=test, EXTRA_CFLAGS="-Werror")
     env.pop("PAGEZERO_FAKE_COUNTERS", None)  # the counter tests pick their source themselves

@@ -6,17 +6,17 @@ Sizes are small (1MB..16MB, two loops) so the whole file stays fast on a
 two-core machine. No assertion is made on how fast anything is, only that
 rates are printed the way perf prints them and are positive.
 """
+import json
 import re
 
 import pytest
 
 import pagezero
-from conftest import free_hugepages, hugepage_shortage, run_python
+from conftest import (check_environment_error, check_rate_line, check_usage_error,
+                      free_hugepages, has_cycle_counter, hugepage_shortage, ok, pagezero_cli)
 
 SMALL = ["-s", "1MB", "-l", "2"]
 
-# perf's print_bps(): " %14f GB/sec" and friends, K = 1024.
-RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
 FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 
@@ -24,20 +24,8 @@ COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 # Helpers ----------------------------------------------------------------
 
 
-def pagezero_cli(*args, cwd=None):
-    """Run `python -m pagezero ARGS` and return the CompletedProcess."""
-    return run_python("-m", "pagezero", *args, cwd=cwd)
-
-
 def mem(benchmark, *args, **kw):
     return pagezero_cli("mem", benchmark, *args, **kw)
-
-
-def ok(proc):
-    """Assert a run succeeded cleanly and return its stdout."""
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return proc.stdout
 
 
 def available(kind):
@@ -64,21 +52,6 @@ def parse_default(stdout, benchmark):
         assert blank == ""
         blocks.append((fm["name"], fm["description"], cm["size"], rate))
     return blocks
-
-
-def check_rate_line(line):
-    m = RATE_RE.match(line)
-    assert m, f"not a perf rate line: {line!r}"
-    assert len(m["num"]) >= 14  # %14f
-    assert float(m["num"]) > 0
-
-
-def has_cycle_counter():
-    try:
-        pagezero.memset(size=4096, loops=1, clock="cycles")
-    except pagezero.UnavailableError:
-        return False
-    return True
 
 
 # Output format -----------------------------------------------------------
@@ -167,7 +140,6 @@ BAD_INPUTS = {
     "size 0": ["mem", "memset", "-s", "0"],
     "offset 4096": ["mem", "memset", "-s", "1MB", "--offset", "4096"],
     "offset x": ["mem", "memset", "-s", "1MB", "--offset", "x"],
-    "offset with threads": ["mem", "memset", "-s", "1MB", "--offset", "16", "-t", "2"],
     "size -1": ["mem", "memset", "-s", "-1"],
     "size garbage": ["mem", "memset", "-s", "abc"],
     "size unknown unit": ["mem", "memset", "-s", "12XB"],
@@ -195,14 +167,6 @@ BAD_INPUTS = {
 }
 
 
-def check_usage_error(proc):
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
-    assert len(proc.stderr.splitlines()) == 1, proc.stderr
-    assert proc.stdout == ""
-
-
 @pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
 def test_bad_input_is_one_line_and_exit_2(args):
     check_usage_error(pagezero_cli(*args))
@@ -217,15 +181,6 @@ def test_bad_input_writes_no_output_file(args, tmp_path):
 
 
 # Environment failures: exit 1 with the cause and the fix --------------------
-
-
-def check_environment_error(proc, *words):
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.startswith("pagezero: error:"), proc.stderr
-    for word in words:
-        assert word in proc.stderr
-    assert not any(RATE_RE.match(line) for line in proc.stdout.splitlines())
 
 
 @pytest.mark.parametrize("clock_args", [["-c"], ["--clock", "cycles"]])
@@ -311,3 +266,53 @@ def test_output_into_missing_directory_fails_before_running(tmp_path):
     proc = mem("memset", *SMALL, "-o", str(tmp_path / "missing" / "out.json"))
     check_usage_error(proc)
     assert list(tmp_path.iterdir()) == []
+
+
+# One integer parser: every integer option, the same spellings and errors ------------
+
+INTEGER_OPTIONS = {
+    "memset loops": (["mem", "memset", "-s", "1MB"], "-l", "-l/--nr_loops"),
+    "memset threads": (["mem", "memset", "-s", "1MB"], "-t", "-t/--threads"),
+    "memset node": (["mem", "memset", "-s", "1MB"], "--node", "--node"),
+    "memset cpu node": (["mem", "memset", "-s", "1MB"], "--cpu-node", "--cpu-node"),
+    "memset offset": (["mem", "memset", "-s", "1MB"], "--offset", "--offset"),
+    "memset value": (["mem", "memset", "-s", "1MB"], "--value", "--value"),
+    "mmap seed": (["mem", "mmap", "-s", "1MB"], "-r", "-r/--randomize"),
+    "mmap threads": (["mem", "mmap", "-s", "1MB"], "-t", "-t/--threads"),
+    "folio fault index": (["folio", "-p", "64KB"], "--fault-index", "--fault-index"),
+    "batch loops": (["batch", "-s", "1MB"], "-l", "-l/--nr_loops"),
+    "batch threads": (["batch", "-s", "1MB"], "-t", "-t/--threads"),
+    "batch node": (["batch", "-s", "1MB"], "--node", "--node"),
+    "sweep repeat": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "-r",
+                     "-r/--repeat"),
+    "sweep processes": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "--processes",
+                        "--processes"),
+}
+
+
+@pytest.mark.parametrize("text", ["x", "1.5", "2MB", ""])
+@pytest.mark.parametrize("args, option, name", INTEGER_OPTIONS.values(),
+                         ids=INTEGER_OPTIONS.keys())
+def test_every_integer_option_fails_the_same_way(args, option, name, text):
+    line = check_usage_error(pagezero_cli(*args, option, text))
+    assert line == f"pagezero: error: argument {name}: invalid integer {text!r}"
+
+
+@pytest.mark.parametrize("loops", ["2", "02", "0x2", "0b10"])
+def test_integers_in_decimal_or_with_a_base_prefix(loops, tmp_path):
+    path = tmp_path / "out.json"
+    ok(mem("memset", "-s", "1MB", "-l", loops, "-f", "default", "--format", "simple",
+           "-o", str(path)))
+    [r] = pagezero.load_results(str(path))
+    assert r.loops == 2
+
+
+# --format: default|simple|json, the same words in every command ----------------------
+
+
+def test_kernels_formats():
+    rows = json.loads(ok(pagezero_cli("kernels", "--format", "json")))
+    assert {(r["kind"], r["name"]) for r in rows} == {
+        (k.kind, k.name) for kind in ("clear", "copy") for k in pagezero.kernels(kind)}
+    names = ok(pagezero_cli("kernels", "--kind", "clear", "--format", "simple")).split()
+    assert names == [k.name for k in available("clear")]

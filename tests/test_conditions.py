@@ -184,6 +184,58 @@ def test_counters_without_pmu_fail_clearly(monkeypatch):
         pagezero.memset("1MB", loops=1, counters=True)
 
 
+# A failure names the step that failed ---------------------------------------------
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failed_counter_read_is_not_called_an_open(monkeypatch, threads):
+    # Read 1 is before loop 0, read 2 after it: the counters were open.
+    if threads > CPUS:
+        pytest.skip(f"needs {threads} CPUs")
+    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+    monkeypatch.setenv("PAGEZERO_FAIL_COUNTER_READ", "2")
+    with pytest.raises(pagezero.PagezeroError) as e:
+        pagezero.memset("1MB", function=FILL, loops=3, counters=True, threads=threads)
+    assert "reading the hardware counters failed" in str(e.value)
+    assert "perf_event_open" not in str(e.value) and "Input/output error" in str(e.value)
+
+
+def test_multiplexed_counters_are_refused_and_said_so(monkeypatch):
+    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+    monkeypatch.setenv("PAGEZERO_FAKE_MULTIPLEXED", "1")
+    with pytest.raises(pagezero.PagezeroError, match="multiplexed") as e:
+        pagezero.memset("1MB", function=FILL, loops=2, counters=True)
+    assert "perf_event_open" not in str(e.value)
+
+
+def test_cli_failed_counter_read_exits_1_naming_the_read():
+    env = dict(os.environ, PAGEZERO_FAKE_COUNTERS="1", PAGEZERO_FAIL_COUNTER_READ="2")
+    p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", "-f", FILL, "--counters",
+                   env=env)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("pagezero: error: reading the hardware counters failed")
+
+
+def test_binding_to_a_missing_node_is_not_called_pinning():
+    # Both are -EINVAL from the C core; pinned threads used to make every
+    # -EINVAL a "could not pin the threads".
+    cpu = min(os.sched_getaffinity(0))
+    with pytest.raises(ValueError, match="could not bind the buffers to node 4000 "
+                                         r"\(mbind: Invalid argument\)"):
+        _core.bench_mem("clear", FILL, 1 << 16, cpus=(cpu,), node=4000)
+
+
+def test_pinning_to_a_forbidden_cpu_names_the_thread_and_cpu():
+    allowed = os.sched_getaffinity(0)
+    forbidden = max(allowed) + 1
+    if forbidden >= 1024:
+        pytest.skip("every CPU number is allowed to this process")
+    cpus = (min(allowed), forbidden)
+    with pytest.raises(ValueError, match=rf"could not pin thread 1 to CPU {forbidden} "
+                                         r"\(sched_setaffinity"):
+        _core.bench_mem("clear", FILL, 1 << 16, threads=2, mode="private", cpus=cpus)
+
+
 # Command line -------------------------------------------------------------------
 
 

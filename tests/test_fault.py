@@ -13,7 +13,7 @@ import pytest
 
 import pagezero
 from pagezero import _core, fault
-from conftest import mapping_count, mem_available
+from conftest import mapping_count, mem_available, never_available
 
 MB = 1 << 20
 SIZE = 8 * MB
@@ -29,19 +29,6 @@ def needs_free(page, count):
     if pagezero.hugepage_pools()[page].available < count:
         pytest.skip(f"needs {count} free {page} hugepage(s); none reserved "
                     f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)")
-
-
-def mem_total():
-    with open("/proc/meminfo") as f:
-        return int(f.readline().split()[1]) * 1024       # MemTotal comes first
-
-
-def never_available(page, threads=1):
-    """A size whose `threads` regions of `page` hugepages exceed the machine's
-    memory: a shortage that no other user of the shared pools can lift
-    between the check and the mapping (freeing pages, growing the pool)."""
-    size = 1 << HUGE[page]
-    return (mem_total() // threads // size + 1) * size
 
 
 def written(region):

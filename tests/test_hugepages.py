@@ -17,46 +17,7 @@ from pagezero import hugepages
 from conftest import TESTS_DIR, run_python
 
 
-# A fake sysfs ---------------------------------------------------------------------
-
-
-class FakeKernel:
-    """A hugepages-2048kB directory whose nr_hugepages writes move free_hugepages
-    along, up to `limit` pages (a fragmented machine gives fewer than asked)."""
-
-    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6):
-        self.dir = root / "hugepages-2048kB"
-        self.dir.mkdir(parents=True)
-        self.limit = limit
-        self.writes = []
-        self.set(total=total, free=free, reserved=reserved)
-        (self.dir / "surplus_hugepages").write_text("0\n")
-
-    def set(self, **values):
-        for name, v in values.items():
-            f = {"total": "nr_hugepages", "free": "free_hugepages",
-                 "reserved": "resv_hugepages"}[name]
-            (self.dir / f).write_text(f"{v}\n")
-
-    def get(self, name):
-        f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}
-        return int((self.dir / f[name]).read_text())
-
-    def write(self, path, value):
-        assert path == str(self.dir / "nr_hugepages")
-        self.writes.append(value)
-        total = self.get("total")
-        value = min(value, self.limit)
-        self.set(total=value, free=max(0, self.get("free") + value - total))
-
-
-@pytest.fixture
-def fake(tmp_path, monkeypatch):
-    kernel = FakeKernel(tmp_path)
-    monkeypatch.setattr(hugepages, "SYSFS", str(tmp_path))
-    monkeypatch.setattr(hugepages, "_write", kernel.write)
-    monkeypatch.setattr(hugepages.os, "geteuid", lambda: 0)
-    return kernel
+# The fake sysfs (conftest's FakeKernel, the `fake` fixture) ------------------------
 
 
 def test_pools_report_total_free_reserved_and_the_file(fake):

@@ -190,7 +190,7 @@ def test_folio_on_a_2mb_hugetlb_page():
 def refused_hugetlb(monkeypatch):
     """Make every hugetlb mapping fail as a pool without free pages does (a real
     pool is shared with whoever else reserves pages on this machine)."""
-    real = policy.region
+    real = policy.folios.region
 
     def region(size, page="4KB", **kw):
         if page != "4KB":
@@ -198,8 +198,8 @@ def refused_hugetlb(monkeypatch):
                                             "has insufficient hugepages")
         return real(size, page=page, **kw)
 
-    monkeypatch.setattr(policy, "region", region)
-    monkeypatch.setattr(policy, "_free_hugepages", lambda nbytes: 1)
+    monkeypatch.setattr(policy.folios, "region", region)
+    monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 1)
 
 
 def test_folio_hugetlb_refused_fails_clearly(monkeypatch):
@@ -215,7 +215,7 @@ def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
 
 
 def test_folio_auto_without_free_hugepages_takes_4kb_pages(monkeypatch):
-    monkeypatch.setattr(policy, "_free_hugepages", lambda nbytes: 0)
+    monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
     r = pagezero.folio(size="2MB", strategy="sequential", loops=1)
     assert r.backing == "4KB"
 

@@ -10,7 +10,7 @@ import pytest
 
 import pagezero
 from pagezero.policy import PRESETS, STRATEGIES
-from test_cli import check_environment_error, check_usage_error, ok, pagezero_cli
+from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
 
 FOLIO = ["folio", "-p", "64KB", "-l", "2", "--backing", "4KB"]
 BATCH = ["batch", "-s", "1MB", "-l", "2"]
@@ -162,7 +162,6 @@ def test_unavailable_kernel_exits_1():
     if "x86-64-stosb" not in [k.name for k in pagezero.kernels()]:
         pytest.skip("no x86-64-stosb kernel on this architecture")
     env = dict(os.environ, PAGEZERO_HIDE_FEATURES="erms")
-    from conftest import run_python
     for args in (BATCH + ["--kernel", "x86-64-stosb"], FOLIO + ["--kernel", "x86-64-stosb"]):
         proc = run_python("-m", "pagezero", *args, env=env)
         check_environment_error(proc, "erms")

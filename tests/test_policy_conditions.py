@@ -36,8 +36,8 @@ def _has_pmu():
 def test_cold_batch_flushes_every_batch_range_before_it(method):
     # 10 pages in batches of 4: the last batch is 2 pages.
     with pagezero.region(10 * PAGE) as r:
-        d = _core.bench_batch_team([r], "generic", 4, 3, cold=True, flush=method,
-                                   evict_bytes=1 << 20, trace=True)
+        d = _core.bench_batch([r], "generic", 4, 3, cold=True, flush=method,
+                              evict_bytes=1 << 20, trace=True)
     expected = [(0, 0, 4 * PAGE), (0, 4 * PAGE, 4 * PAGE), (0, 8 * PAGE, 2 * PAGE)] * 3
     assert d["flushes"] == expected
     assert d["cold_method"] == method and len(d["samples"]) == 3
@@ -45,7 +45,7 @@ def test_cold_batch_flushes_every_batch_range_before_it(method):
 
 def test_hot_batch_flushes_nothing():
     with pagezero.region(10 * PAGE) as r:
-        d = _core.bench_batch_team([r], "generic", 4, 2, trace=True)
+        d = _core.bench_batch([r], "generic", 4, 2, trace=True)
     assert d["flushes"] == [] and d["cold_method"] == ""
 
 
@@ -66,8 +66,8 @@ def test_plain_batch_and_folio_keep_old_params():
 @pytest.mark.parametrize("method", METHODS)
 def test_cold_folio_flushes_the_whole_folio_before_each_clear(method):
     with pagezero.region(64 << 10) as folio, pagezero.region(1 << 20) as scrub:
-        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", None, 3, "evict",
-                              True, method, False, 1 << 20, True)
+        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", 3, "evict",
+                              cold=True, flush=method, evict_bytes=1 << 20, trace=True)
         assert bytes(memoryview(folio)) == bytes(64 << 10)
     assert d["flushes"] == [(0, 0, 64 << 10)] * 3
     assert d["cold_method"] == method
@@ -75,8 +75,8 @@ def test_cold_folio_flushes_the_whole_folio_before_each_clear(method):
 
 def test_hot_folio_flushes_nothing():
     with pagezero.region(64 << 10) as folio, pagezero.region(1 << 20) as scrub:
-        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", None, 2, "evict",
-                              False, "", False, 0, True)
+        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", 2, "evict",
+                              trace=True)
     assert d["flushes"] == [] and d["counters"] is None
 
 
@@ -99,8 +99,8 @@ def test_batch_threads_clear_exactly_their_own_regions(cold):
     try:
         for r in regions:
             memoryview(r)[:] = b"\xff" * size
-        d = _core.bench_batch_team(regions, "generic", 5, 2, cold=cold, cpus=range(threads),
-                                   evict_bytes=1 << 20, trace=True)
+        d = _core.bench_batch(regions, "generic", 5, 2, cold=cold, cpus=range(threads),
+                              evict_bytes=1 << 20, trace=True)
         # Every byte of every region cleared; the guard pages fault on any byte beyond.
         for r in regions:
             assert bytes(memoryview(r)) == bytes(size)
@@ -196,6 +196,21 @@ def test_folio_counters_with_fake_source(monkeypatch):
     r = pagezero.folio("64KB", loops=2, backing="4KB", counters=True)
     for i, name in enumerate(_core.counter_names()):
         assert r.details["counters"][name] == ((i + 1) * 1000,) * 2
+
+
+@pytest.mark.parametrize("fn", ["batch", "folio"])
+@pytest.mark.parametrize("fault, words", [("PAGEZERO_FAKE_MULTIPLEXED", "multiplexed"),
+                                          ("PAGEZERO_FAIL_COUNTER_READ", "reading the hardware")])
+def test_counter_loop_failures_are_not_called_an_open_failure(monkeypatch, fn, fault, words):
+    # Both come back from a timed loop as -EBUSY / -EIO with the counters
+    # open; neither may read as "perf_event_open(...) failed".
+    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+    monkeypatch.setenv(fault, "1")
+    kwargs = {"size": "256KB", "batch": "64KB"} if fn == "batch" else {"size": "64KB",
+                                                                          "backing": "4KB"}
+    with pytest.raises(pagezero.PagezeroError, match=words) as e:
+        getattr(pagezero, fn)(loops=2, counters=True, **kwargs)
+    assert "perf_event_open" not in str(e.value)
 
 
 @pytest.mark.skipif(_has_pmu(), reason="this machine has a PMU: the no-PMU error cannot happen")

@@ -258,7 +258,7 @@ def test_to_csv(tmp_path):
 
 
 def test_round_trip(tmp_path):
-    rs = small_set(interrupted=True)
+    rs = small_set(interrupted="SIGINT")
     path = tmp_path / "rs.json"
     rs.save(str(path))
     assert os.listdir(tmp_path) == ["rs.json"]
@@ -266,7 +266,7 @@ def test_round_trip(tmp_path):
     assert back.results == rs.results
     assert back.runs == rs.runs
     assert dict(back.machine) == MACHINE
-    assert back.interrupted is True
+    assert back.interrupted == "SIGINT"
     doc = json.loads(path.read_text())
     assert (doc["schema"], doc["version"]) == (SCHEMA, SCHEMA_VERSION)
     assert doc["machine"] == MACHINE
@@ -279,7 +279,7 @@ def test_round_trip_of_a_sweep(fake, tmp_path):
     back = ResultSet.load(str(tmp_path / "s.json"))
     assert back.results == rs.results and back.runs == rs.runs
     assert dict(back.machine) == dict(rs.machine)
-    assert back.interrupted is False
+    assert back.interrupted is None
 
 
 def test_results_with_another_machine_keep_it(tmp_path):

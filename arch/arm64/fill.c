@@ -86,8 +86,8 @@ void pz_fill_arm64_stnp(void *dst, int c, size_t len)
  * read again per call, as clear_page() does: one mrs, and no state shared
  * with the registry. Its stores are ordered like ordinary stores, so,
  * unlike x86's clzero, it needs no barrier; whether the lines land in the
- * cache is the implementation's choice (on AmpereOne the thread reckons it
- * behaves like STP). Zeros only: the caller never passes
+ * cache is the implementation's choice (on AmpereOne, the review of "arm64:
+ * clear_page[s] using memset" (2026) reckons it behaves like STP). Zeros only: the caller never passes
  * another byte.
  */
 void pz_fill_arm64_dc_zva(void *dst, int c, size_t len)

@@ -2,8 +2,8 @@
  * arm64 FEAT_MOPS fill kernels: one SET prologue/main/epilogue triple does
  * the whole fill, at any alignment and length, with the CPU choosing how.
  * SETP/SETM/SETE is what memset() uses on MOPS CPUs; SETPN/SETMN/SETEN,
- * the non-temporal hint, is what clear_page() uses. The thread expects
- * them to perform alike and could not check (no tested machine had MOPS):
+ * the non-temporal hint, is what clear_page() uses. "arm64: clear_page[s]
+ * using memset" (2026) expects them to perform alike and could not check (no tested machine had MOPS):
  * these rows let a MOPS machine answer.
  *
  * The instructions are written as .inst words: binutils learnt the

@@ -11,12 +11,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "fault.h"
+#include "stop.h"
 
 static unsigned long n_passed, n_failed;
 
@@ -110,7 +114,7 @@ static void test_runs(void)
 			struct pz_fault_pages pages[2];
 			size_t nlat = pz_fault_lat_count(&p);
 			uint64_t *lat = nlat ? calloc(nlat, sizeof(*lat)) : NULL;
-			struct pz_fault_out out = { wall, thread, pages, lat };
+			struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages, .lat = lat };
 			int ret = pz_fault_run(&p, &clock, &out);
 
 			CHECK(ret == 0, "%s x%u: %d", pz_fault_name(w), threads, ret);
@@ -149,7 +153,7 @@ static void test_errors(void)
 	struct pz_fault_params ok = params(PZ_FAULT_DEMAND, MB, 1, 1, 0, 0), p;
 	uint64_t wall[1], thread[1];
 	struct pz_fault_pages pages[1];
-	struct pz_fault_out out = { wall, thread, pages, NULL };
+	struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages };
 	struct pz_clock clock;
 	struct pz_region r;
 
@@ -205,11 +209,68 @@ static void test_errors(void)
 	}
 }
 
+/* A second thread that asks for a stop once the run has begun. */
+static void *stop_later(void *arg)
+{
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+
+	(void)arg;
+	nanosleep(&nap, NULL);
+	pz_stop_request(SIGTERM);
+	return NULL;
+}
+
+/*
+ * Stop requests: before the run no loop runs; during a run that would
+ * take minutes, it ends with -EINTR, the loops it completed counted and
+ * nothing left mapped (ASan and the smaps check of the next run see it).
+ */
+static void test_stop(void)
+{
+	for (unsigned threads = 1; threads <= 2; threads++) {
+		struct pz_fault_params p = params(PZ_FAULT_DEMAND, 4 * MB, threads, 100000, 0, 0);
+		uint64_t *wall = calloc(p.loops, sizeof(*wall));
+		uint64_t *thread = calloc((size_t)p.loops * threads, sizeof(*thread));
+		struct pz_fault_pages *pages = calloc(p.loops, sizeof(*pages));
+		struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages };
+		struct pz_clock clock;
+		pthread_t tid;
+		int ret;
+
+		pz_clock_open(&clock, PZ_CLOCK_NS);
+		pz_stop_request(SIGINT);
+		ret = pz_fault_run(&p, &clock, &out);
+		CHECK(ret == -EINTR && out.loops_done == 0,
+		      "threads %u: a stop before the run: %d, %u loops", threads, ret, out.loops_done);
+		pz_stop_clear();
+
+		CHECK(pthread_create(&tid, NULL, stop_later, NULL) == 0, "stop thread");
+		ret = pz_fault_run(&p, &clock, &out);
+		pthread_join(tid, NULL);
+		CHECK(ret == -EINTR && out.loops_done < p.loops,
+		      "threads %u: a stop during the run: %d, %u loops", threads, ret,
+		      out.loops_done);
+		CHECK(pz_stop_requested() == SIGTERM, "the request keeps its signal");
+		for (unsigned i = 0; i < out.loops_done; i++)
+			if (pages[i].rss < p.size * threads) {
+				CHECK(0, "threads %u: completed loop %u has %llu bytes resident",
+				      threads, i, (unsigned long long)pages[i].rss);
+				break;
+			}
+		pz_stop_clear();
+		pz_clock_close(&clock);
+		free(wall);
+		free(thread);
+		free(pages);
+	}
+}
+
 int main(void)
 {
 	test_once();
 	test_runs();
 	test_errors();
+	test_stop();
 	printf("test_fault: %lu passed, %lu failed\n", n_passed, n_failed);
 	return n_failed ? 1 : 0;
 }

@@ -14,10 +14,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "pz.h"
 #include "clock.h"
@@ -25,6 +28,7 @@
 #include "policy.h"
 #include "policy_bench.h"
 #include "region.h"
+#include "stop.h"
 
 static unsigned long n_passed, n_failed;
 
@@ -208,14 +212,16 @@ static void test_clearing(void)
 static void test_batches(void)
 {
 	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "default");
+	unsigned i, done = 99;
 	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 3,
-				     .yield = 1 };
+				     .yield = 1, .threads = 1, .cond.loops_done = &done };
 	uint64_t pass[3], worst[3], ticks[9];
 	struct pz_step steps[9];
 	struct pz_step_log log = { .steps = steps, .cap = 9 };
+	struct pz_batch_out out = { .pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks,
+				    .log = &log };
 	struct pz_clock clock;
 	struct pz_region r;
-	unsigned i;
 	int ok = 1;
 
 	check(pz_batch_count(&p) == 3, "10 pages in 4s: %zu batches", pz_batch_count(&p));
@@ -223,7 +229,8 @@ static void test_batches(void)
 		check(0, "cannot map or open the clock");
 		return;
 	}
-	check(pz_bench_batches(&p, r.addr, &clock, pass, worst, ticks, &log) == 0, "batches failed");
+	check(pz_bench_batches(&p, (char *[]){ r.addr }, &clock, &out) == 0 && done == 3,
+	      "batches failed");
 	check(log.n == 9, "%zu steps recorded, want 9", log.n);
 	for (i = 0; i < 9; i++)
 		ok = ok && steps[i].first == (i % 3) * 4 && steps[i].count == (i % 3 == 2 ? 2 : 4);
@@ -231,11 +238,82 @@ static void test_batches(void)
 	for (i = 0; i < 3; i++)
 		check(worst[i] <= pass[i], "a batch longer than its pass");
 	check(all_zero(r.addr, r.size), "batches left non-zero bytes");
+	/* A stop requested before the first pass: no pass at all, and none counted. */
+	out.log = NULL;
+	pz_stop_request(SIGHUP);
+	check(pz_bench_batches(&p, (char *[]){ r.addr }, &clock, &out) == -EINTR && done == 0,
+	      "a stop before pass 0: %u passes", done);
+	pz_stop_clear();
 	p.batch_pages = 11;
-	check(pz_bench_batches(&p, r.addr, &clock, pass, worst, ticks, NULL) == -EINVAL,
+	check(pz_bench_batches(&p, (char *[]){ r.addr }, &clock, &out) == -EINVAL,
 	      "a batch larger than the region accepted");
 	pz_clock_close(&clock);
 	pz_region_unmap(&r);
+}
+
+/*
+ * Hugetlb memory the kernel cannot back (a MAP_NORESERVE mapping larger
+ * than the free pool: what a region bound to a node short of pages meets)
+ * fails the run with -ENOMEM at the prefault instead of killing it with
+ * SIGBUS.
+ */
+static void test_batches_hugetlb_short(void)
+{
+	const size_t len = 64u << 21;
+	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "default"),
+				     .nr_pages = len / PZ_PAGE_SIZE, .batch_pages = 512,
+				     .loops = 1, .threads = 1 };
+	uint64_t pass[1], worst[1], *ticks = calloc(pz_batch_count(&p), sizeof(*ticks));
+	struct pz_batch_out out = { .pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks };
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE | (21 << 26), -1, 0);
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
+	unsigned long free_pages = 0;
+	uint64_t two[4];
+	struct pz_region ok;
+	struct pz_clock clock;
+
+	if (f) {
+		if (fscanf(f, "%lu", &free_pages) != 1)
+			free_pages = 0;
+		fclose(f);
+	}
+	if (m == MAP_FAILED || free_pages >= 64) {
+		printf("skip: hugetlb shortage (%s)\n",
+		       m == MAP_FAILED ? "no 2MB hugetlb mappings here" : "64 free 2MB pages");
+	} else {
+		pz_clock_open(&clock, PZ_CLOCK_NS);
+		check(pz_bench_batches(&p, (char *[]){ m }, &clock, &out) == -ENOMEM,
+		      "batches on hugetlb memory the pool cannot back");
+		/*
+		 * Two threads, the second on that memory: its prefault fails
+		 * before the start barrier, so the first cannot be left waiting
+		 * at the second pass's barrier (SIGALRM ends a hang).
+		 */
+		if (!map_pages(&ok, p.nr_pages)) {
+			struct pz_batch_out outs[2] = { out, out };
+
+			p.threads = 2;
+			p.loops = 2;
+			outs[0].batch_ticks = outs[1].batch_ticks = NULL;
+			outs[0].batch_ticks = calloc(2 * pz_batch_count(&p), sizeof(uint64_t));
+			outs[1].batch_ticks = calloc(2 * pz_batch_count(&p), sizeof(uint64_t));
+			outs[0].pass_ticks = outs[1].pass_ticks = two;
+			outs[0].pass_worst = outs[1].pass_worst = two + 2;
+			alarm(60);
+			check(outs[0].batch_ticks && outs[1].batch_ticks &&
+			      pz_bench_batches(&p, (char *[]){ ok.addr, m }, &clock, outs) == -ENOMEM,
+			      "a team with one thread on hugetlb memory the pool cannot back");
+			alarm(0);
+			free(outs[0].batch_ticks);
+			free(outs[1].batch_ticks);
+			pz_region_unmap(&ok);
+		}
+		pz_clock_close(&clock);
+	}
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	free(ticks);
 }
 
 static void test_folio(void)
@@ -243,6 +321,7 @@ static void test_folio(void)
 	struct pz_folio_params p = { .strategy = PZ_STRATEGY_NEIGHBOURHOOD_LAST, .nr_pages = 16,
 				     .fault = 15, .batch_pages = 8, .loops = 2 };
 	struct pz_folio_sample out[2];
+	uint64_t counts[2 * PZ_CTR_COUNT];
 	struct pz_region folio, scrub;
 	struct pz_clock clock;
 	int cold, s;
@@ -261,18 +340,61 @@ static void test_folio(void)
 			if (pz_strategy_uses_nontemporal((enum pz_strategy)s) && !p.nt_kernel)
 				continue;
 			p.strategy = (enum pz_strategy)s;
-			p.cold = (enum pz_cold)cold;
-			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == 0,
+			p.baseline = (enum pz_cold)cold;
+			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == 0,
 			      "folio %s/%s failed", pz_strategy_name(p.strategy),
-			      pz_cold_name(p.cold));
+			      pz_cold_name(p.baseline));
 			check(all_zero(folio.addr, folio.size), "folio %s left non-zero bytes",
 			      pz_strategy_name(p.strategy));
 		}
 	}
 	p.fault = 16;
-	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out) == -EINVAL,
+	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EINVAL,
 	      "a fault outside the folio accepted");
 	pz_clock_close(&clock);
+	p.fault = 15;
+
+	/*
+	 * Counters are read around the clear and outside both touches: with
+	 * fake reads that each spend 20 ms of CPU and a clock of this thread's
+	 * CPU time, a touch that contained a read would last 20 ms or more; a
+	 * touch of three pages' lines lasts microseconds.
+	 */
+	{
+		unsigned failed = PZ_CTR_COUNT, done = 0;
+		const uint64_t cost = 20 * 1000 * 1000;
+
+		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
+		setenv("PAGEZERO_FAKE_COUNTER_COST_US", "20000", 1);
+		setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+		check(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0, "fake cycles");
+		p.strategy = PZ_STRATEGY_SEQUENTIAL;
+		p.baseline = pz_cold_available(PZ_COLD_CLFLUSH) ? PZ_COLD_CLFLUSH : PZ_COLD_EVICT;
+		p.cond.counters = 1;
+		p.cond.failed_counter = &failed;
+		p.cond.loops_done = &done;
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == 0 &&
+		      done == 2, "folio with counters");
+		for (s = 0; s < 2; s++)
+			check(out[s].touch < cost && out[s].clear < cost,
+			      "loop %d: touch %llu, clear %llu: a counter read timed", s,
+			      (unsigned long long)out[s].touch, (unsigned long long)out[s].clear);
+		check(counts[0] == PZ_FAKE_COUNTER_STEP, "one step counted around a clear");
+		/* A failed read: an error, not a wrapped count. */
+		unsetenv("PAGEZERO_FAKE_COUNTER_COST_US");
+		setenv("PAGEZERO_FAIL_COUNTER_READ", "4", 1);
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EIO &&
+		      done == 0 && failed == 0, "folio: the 4th counter read failed, %u loops", done);
+		/* A stop between loops. */
+		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
+		pz_stop_request(SIGTERM);
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EINTR &&
+		      done == 0, "folio: a stop before the first loop");
+		pz_stop_clear();
+		pz_clock_close(&clock);
+		unsetenv("PAGEZERO_FAKE_COUNTERS");
+		unsetenv("PAGEZERO_FAKE_CYCLES");
+	}
 	pz_region_unmap(&folio);
 	pz_region_unmap(&scrub);
 }
@@ -283,6 +405,7 @@ struct team_flushes {
 	size_t off[2][16], len[2][16];
 	unsigned n[2];
 	int outside;
+	unsigned stop_at;       /* thread 0's flush that asks for a stop, 0: none */
 };
 
 static void note_flush(void *ctx, unsigned t, const void *p, size_t len)
@@ -297,13 +420,17 @@ static void note_flush(void *ctx, unsigned t, const void *p, size_t len)
 	f->off[t][f->n[t]] = (size_t)(c - f->base[t]);
 	f->len[t][f->n[t]] = len;
 	f->n[t]++;
+	/* Work the counters must not see: they count each batch's clear alone. */
+	pz_counters_fake_add(1000000);
+	if (f->stop_at && f->n[t] == f->stop_at && t == 0)
+		pz_stop_request(SIGINT);
 }
 
 static void test_batch_team(void)
 {
 	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "generic");
 	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 2,
-				     .cold = 1 };
+				     .threads = 2, .cond.cold = 1 };
 	uint64_t m[2][4 * 2 + 6], ctr[2][2 * PZ_CTR_COUNT];
 	struct pz_batch_out out[2];
 	struct team_flushes fl = { .outside = 0 };
@@ -312,8 +439,9 @@ static void test_batch_team(void)
 	unsigned t, i, failed = PZ_CTR_COUNT;
 	int ok = 1;
 
-	p.flush.method = pz_flush_best();
-	if (p.flush.method == PZ_FLUSH_EVICT) {
+	p.cond.flush.method = pz_flush_best();
+	p.cond.failed_counter = &failed;
+	if (p.cond.flush.method == PZ_FLUSH_EVICT) {
 		check(1, "no flush instruction: the team's cold path is covered by Python's evict");
 		return;
 	}
@@ -321,9 +449,9 @@ static void test_batch_team(void)
 		check(0, "cannot map or open the clock");
 		return;
 	}
-	p.hook = note_flush;
-	p.hook_ctx = &fl;
-	p.counters = 1;
+	p.cond.hook = note_flush;
+	p.cond.hook_ctx = &fl;
+	p.cond.counters = 1;
 	setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
 	for (t = 0; t < 2; t++) {
 		fl.base[t] = r[t].addr;
@@ -335,7 +463,7 @@ static void test_batch_team(void)
 	{
 		char *bases[2] = { r[0].addr, r[1].addr };
 
-		check(pz_bench_batch_team(&p, 2, NULL, bases, &clock, out, &failed) == 0,
+		check(pz_bench_batches(&p, bases, &clock, out) == 0,
 		      "team of 2 failed");
 	}
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
@@ -347,14 +475,75 @@ static void test_batch_team(void)
 			ok = ok && fl.off[t][i] == (i % 3) * 4 * PZ_PAGE_SIZE &&
 			     fl.len[t][i] == (i % 3 == 2 ? 2 : 4) * PZ_PAGE_SIZE;
 		check(all_zero(r[t].addr, r[t].size), "thread %u left non-zero bytes", t);
-		for (i = 0; i < PZ_CTR_COUNT; i++)
-			ok = ok && ctr[t][i] == (i + 1) * PZ_FAKE_COUNTER_STEP;
+		/* 3 batches a pass, each counted alone: 3 steps, none of the flushes' work. */
+		for (i = 0; i < 2 * PZ_CTR_COUNT; i++)
+			ok = ok && ctr[t][i] == 3 * (i % PZ_CTR_COUNT + 1) * PZ_FAKE_COUNTER_STEP;
 	}
 	check(ok, "cold flushes do not tile each region, or fake counters are off");
+
+	/* A stop asked for at thread 0's 5th flush (pass 1, batch 2): pass 0 alone is kept. */
+	{
+		unsigned done = 99;
+
+		memset(&fl, 0, sizeof(fl));
+		fl.base[0] = r[0].addr;
+		fl.base[1] = r[1].addr;
+		fl.stop_at = 5;
+		p.cond.loops_done = &done;
+		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
+		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINTR && done == 1,
+		      "a stop in pass 1: want -EINTR and 1 pass, got %u", done);
+		check(pz_stop_requested() == SIGINT, "the stop request is kept");
+		pz_stop_clear();
+		/* A failed counter read fails the run, with the leader named. */
+		setenv("PAGEZERO_FAIL_COUNTER_READ", "2", 1);
+		failed = PZ_CTR_COUNT;
+		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EIO && failed == 0 && done == 0,
+		      "a failed counter read: %u passes, counter %u", done, failed);
+		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
+		unsetenv("PAGEZERO_FAKE_COUNTERS");
+		p.cond.loops_done = NULL;
+	}
 	p.batch_pages = 11;
-	check(pz_bench_batch_team(&p, 2, NULL, (char *[]){ r[0].addr, r[1].addr }, &clock, out,
-				  &failed) == -EINVAL, "a batch larger than the region accepted");
+	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINVAL, "a batch larger than the region accepted");
 	pz_clock_close(&clock);
+	pz_region_unmap(&r[0]);
+	pz_region_unmap(&r[1]);
+}
+
+/*
+ * The team's threads each read their own cycles clock: the fake one reads
+ * the opener's CPU time, so a worker reading the caller's (waiting in
+ * pthread_join) would find its 2MB passes taking ~0.
+ */
+static void test_batch_team_cycles(void)
+{
+	const size_t pages = 512;
+	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "generic"),
+				     .nr_pages = pages, .batch_pages = 64, .loops = 2, .threads = 2 };
+	uint64_t m[2][4 * 2], ticks[2][2 * 8];
+	struct pz_batch_out out[2];
+	struct pz_region r[2];
+	struct pz_clock clock;
+	unsigned t, i;
+
+	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	if (map_pages(&r[0], pages) || map_pages(&r[1], pages) ||
+	    pz_clock_open(&clock, PZ_CLOCK_CYCLES)) {
+		check(0, "cannot map or open the fake cycles clock");
+		return;
+	}
+	for (t = 0; t < 2; t++)
+		out[t] = (struct pz_batch_out){ .pass_ticks = m[t], .pass_worst = m[t] + 2,
+						.start = m[t] + 4, .end = m[t] + 6,
+						.batch_ticks = ticks[t] };
+	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == 0, "team with the cycles clock");
+	for (t = 0; t < 2; t++)
+		for (i = 0; i < 2; i++)
+			check(m[t][i] >= 1000, "thread %u pass %u: %llu cycles for 2MB", t, i,
+			      (unsigned long long)m[t][i]);
+	pz_clock_close(&clock);
+	unsetenv("PAGEZERO_FAKE_CYCLES");
 	pz_region_unmap(&r[0]);
 	pz_region_unmap(&r[1]);
 }
@@ -388,7 +577,9 @@ int main(void)
 	test_bad_walks();
 	test_clearing();
 	test_batches();
+	test_batches_hugetlb_short();
 	test_batch_team();
+	test_batch_team_cycles();
 	test_folio();
 	test_summaries();
 	printf("%lu passed, %lu failed\n", n_passed, n_failed);

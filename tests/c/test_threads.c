@@ -1,18 +1,23 @@
 /*
- * test_threads.c - csrc/threads.c, cache.c, numa.c and counters.c without
- * Python: parts, barrier, flush order, evict buffers, node binding, the
- * fake counter source, error paths. Run plain and under ASan/UBSan by
+ * test_threads.c - csrc/threads.c, cache.c, numa.c, counters.c and stop.c
+ * without Python: parts, barrier, flush order, evict buffers, node binding,
+ * offsets, the fake counter source, error paths and the step they name,
+ * stop requests and the signals that make them. Run plain and under ASan/UBSan by
  * tests/test_c_core.py (TEST=threads tests/c/build.sh). Prints "N passed, M failed".
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "bench.h"
 #include "numa.h"
+#include "stop.h"
 #include "threads.h"
 
 static int passed, failed;
@@ -35,7 +40,7 @@ static void hook(void *ctx, unsigned t, enum pz_run_event ev, const void *p, siz
 			__atomic_store_n(&l->start_arrived_min, (unsigned)len, __ATOMIC_SEQ_CST);
 	} else if (ev == PZ_EV_FLUSH) {
 		l->flushes++;
-	} else {
+	} else if (ev == PZ_EV_CLEAR) {
 		l->clears++;
 	}
 	(void)t;
@@ -74,7 +79,7 @@ static void test_parts(void)
 	out.samples = s;
 	out.start = a;
 	out.end = b;
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == 0);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == 0);
 	for (i = 0; i < size; i++) {
 		unsigned t = i / part < threads ? (unsigned)(i / part) : threads - 1;
 
@@ -98,20 +103,34 @@ static void test_parts(void)
 		p.flush.evict = evict_buf;
 		p.flush.evict_len = sizeof(evict_buf);
 	}
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == 0);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == 0);
 	CHECK(l.flushes == 2 * (size / 4096) && l.clears == l.flushes);
 
 	/* Errors: no threads; evicting without a buffer. */
 	p.threads = 0;
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == -EINVAL);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == -EINVAL);
 	p.threads = 1;
 	p.flush.method = PZ_FLUSH_EVICT;
 	p.flush.evict = NULL;
-	CHECK(pz_run_threads(&p, &clock, &buf, NULL, &out) == -EINVAL);
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == -EINVAL);
 	pz_clock_close(&clock);
 	munmap(map, size + 2 * page);
 }
 
+/* Work a flush stands for, in the fake counters: never part of a loop's counts. */
+#define FLUSH_WORK 1000000u
+
+static void count_flush(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
+{
+	if (ev == PZ_EV_FLUSH)
+		pz_counters_fake_add(FLUSH_WORK);
+}
+
+/*
+ * Cold: the counters count the kernel calls, as the samples time them, not
+ * the flushes between them: 4 chunks per loop give 4 fake steps per
+ * counter, and the flushes' fake work (FLUSH_WORK each) stays out.
+ */
 static void test_bench_private_evict_counters(void)
 {
 	struct pz_run_params p = { 0 };
@@ -139,12 +158,37 @@ static void test_bench_private_evict_counters(void)
 	out.start = a;
 	out.end = b;
 	out.counters = c;
-	i = (unsigned)-pz_bench_threads(&p, &clock, &out);
+	p.hook = count_flush;
+	i = (unsigned)-pz_bench_mem(&p, &clock, &out);
 	if (i)
-		printf("pz_bench_threads: %s\n", strerror((int)i));
+		printf("pz_bench_mem: %s\n", strerror((int)i));
 	CHECK(i == 0);
+	CHECK(out.loops_done == 2);
+	for (i = 0; i < 4 * PZ_CTR_COUNT; i++)
+		CHECK(c[i] == 4 * (i % PZ_CTR_COUNT + 1) * PZ_FAKE_COUNTER_STEP);
+	/* Hot: around the whole pass, one step per counter. */
+	p.cold = 0;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0);
 	for (i = 0; i < 4 * PZ_CTR_COUNT; i++)
 		CHECK(c[i] == (i % PZ_CTR_COUNT + 1) * PZ_FAKE_COUNTER_STEP);
+	/* A failed read fails the run (never a wrapped delta), whichever read it is. */
+	p.cold = 1;
+	for (unsigned n = 1; n <= 3; n++) {
+		char v[8];
+
+		snprintf(v, sizeof(v), "%u", n);
+		setenv("PAGEZERO_FAIL_COUNTER_READ", v, 1);
+		out.failed_counter = PZ_CTR_COUNT;
+		out.stage = PZ_STAGE_NONE;
+		CHECK(pz_bench_mem(&p, &clock, &out) == -EIO);
+		/* A read, not an open: no counter is named as refused. */
+		CHECK(out.stage == PZ_STAGE_COUNTER_READ && out.failed_counter == PZ_CTR_COUNT);
+	}
+	unsetenv("PAGEZERO_FAIL_COUNTER_READ");
+	/* A multiplexed group: refused, and said to be a read's. */
+	setenv("PAGEZERO_FAKE_MULTIPLEXED", "1", 1);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EBUSY && out.stage == PZ_STAGE_COUNTER_READ);
+	unsetenv("PAGEZERO_FAKE_MULTIPLEXED");
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
 	pz_clock_close(&clock);
 }
@@ -164,8 +208,467 @@ static void test_numa(void)
 	munmap(p, len);
 }
 
+/* Counter snapshots: a multiplexed interval is refused, a whole one counted. */
+static void test_counter_delta(void)
+{
+	struct pz_counter_snap a = { .enabled = 100, .running = 100 }, b = a;
+	uint64_t acc[PZ_CTR_COUNT] = { 0 };
+
+	b.v[0] = 7;
+	b.enabled = 300;
+	b.running = 250;
+	CHECK(pz_counters_delta(&a, &b, acc) == -EBUSY && acc[0] == 0);
+	b.running = 300;
+	CHECK(pz_counters_delta(&a, &b, acc) == 0 && acc[0] == 7);
+}
+
+/*
+ * The cycles clock counts the thread that opened it. The fake source reads
+ * the opener's CPU time, which, like its cycles, stands still while it waits
+ * in pthread_join: a worker reading the caller's clock would see ~0 for a
+ * clear of 8MB, its own clock several microseconds at least.
+ */
+static void test_cycles_per_thread(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[2 * 2], a[2 * 2], b[2 * 2];
+	unsigned i;
+
+	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0 && clock.fake);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 8u << 20;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.chunk = 1u << 20;
+	p.loops = 2;
+	p.node = -1;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	for (int cold = 0; cold <= 1; cold++) {
+		p.cold = cold;
+		p.flush.method = pz_flush_best();
+		p.flush.evict_len = 1u << 20;
+		for (p.threads = 1; p.threads <= 2; p.threads++) {
+			CHECK(pz_bench_mem(&p, &clock, &out) == 0);
+			for (i = 0; i < p.threads * p.loops; i++)
+				if (s[i] < 1000) {
+					printf("cold %d, %u threads: sample %u is %llu cycles\n", cold,
+					       p.threads, i, (unsigned long long)s[i]);
+					CHECK(!"a worker read a clock that counts another thread");
+					break;
+				}
+		}
+	}
+	pz_clock_close(&clock);
+	unsetenv("PAGEZERO_FAKE_CYCLES");
+}
+
+/* Prefaults: which thread, on which CPU, before or after its start. */
+struct prefaults {
+	const int *cpus;
+	int on_cpu[2];                /* 1: thread t prefaulted on cpus[t] */
+	const void *p[2];
+	size_t len[2];
+	unsigned n[2], before_start[2];
+	const void *first_clear[2];
+};
+
+static void note_prefault(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
+{
+	struct prefaults *f = ctx;
+
+	if (t > 1)
+		return;
+	if (ev == PZ_EV_PREFAULT) {
+		f->n[t]++;
+		f->p[t] = p;
+		f->len[t] = len;
+		f->on_cpu[t] = sched_getcpu() == f->cpus[t];
+	} else if (ev == PZ_EV_START) {
+		f->before_start[t] = f->n[t];
+	} else if (ev == PZ_EV_CLEAR && !f->first_clear[t]) {
+		f->first_clear[t] = p;
+	}
+}
+
+/*
+ * Each thread faults its own part in, after pinning itself and before the
+ * start barrier, so first touch puts its pages on its own node: PRIVATE,
+ * its region; SHARED, its part of the one region.
+ */
+static void test_prefault_per_thread(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[4], a[4], b[4];
+	int cpus[2];
+	cpu_set_t set;
+	unsigned t;
+
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	cpus[0] = cpus[1] = -1;
+	for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[k++] = c;
+	if (cpus[1] < 0)
+		cpus[1] = cpus[0];
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 1u << 20;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.chunk = 1u << 16;
+	p.loops = 2;
+	p.threads = 2;
+	p.cpus = cpus;
+	p.node = -1;
+	p.cold = 1;
+	p.flush.method = pz_flush_best();
+	p.flush.evict_len = 1u << 20;
+	p.hook = note_prefault;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	for (int mode = PZ_THREADS_SHARED; mode <= PZ_THREADS_PRIVATE; mode++) {
+		struct prefaults f = { .cpus = cpus };
+
+		p.mode = mode;
+		p.hook_ctx = &f;
+		CHECK(pz_bench_mem(&p, &clock, &out) == 0);
+		for (t = 0; t < 2; t++) {
+			CHECK(f.n[t] == 1 && f.before_start[t] == 1);
+			CHECK(f.on_cpu[t]);
+			/* The part it prefaulted is the part it clears. */
+			CHECK(f.p[t] && f.p[t] == f.first_clear[t]);
+			CHECK(f.len[t] == (mode == PZ_THREADS_SHARED ? p.size / 2 : p.size));
+		}
+		if (mode == PZ_THREADS_SHARED)
+			CHECK((const char *)f.p[1] == (const char *)f.p[0] + p.size / 2);
+		else
+			CHECK(f.p[0] != f.p[1]);
+	}
+	pz_clock_close(&clock);
+}
+
+/* Stop requests -------------------------------------------------------------- */
+
+struct stopper {
+	unsigned at_clear;            /* thread 0's clear that asks for the stop */
+	unsigned clears;
+};
+
+static void stop_mid_loop(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
+{
+	struct stopper *st = ctx;
+
+	if (t == 0 && ev == PZ_EV_CLEAR && ++st->clears == st->at_clear)
+		pz_stop_request(SIGINT);
+}
+
+/*
+ * A stop requested in the middle of loop 2 (thread 0's 10th clear of 4-chunk
+ * loops): the run returns -EINTR with 2 whole loops, every thread's samples
+ * of them set, and the threads all met and ended (ASan: nothing leaks).
+ */
+static void test_stop_threads(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[2 * 6] = { 0 }, a[2 * 6], b[2 * 6];
+	struct stopper st = { .at_clear = 10 };
+	unsigned t, i;
+
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 1u << 18;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.chunk = 1u << 16;
+	p.loops = 6;
+	p.threads = 2;
+	p.mode = PZ_THREADS_PRIVATE;
+	p.node = -1;
+	p.cold = 1;
+	p.flush.method = pz_flush_best();
+	p.flush.evict_len = 1u << 20;
+	p.hook = stop_mid_loop;
+	p.hook_ctx = &st;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINTR);
+	CHECK(out.loops_done == 2);
+	for (t = 0; t < 2; t++)
+		for (i = 0; i < out.loops_done; i++)
+			CHECK(s[t * p.loops + i] > 0);
+	CHECK(pz_stop_requested() == SIGINT);
+	/* Still set: the next run stops before its first loop. */
+	p.hook = NULL;
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINTR && out.loops_done == 0);
+	pz_stop_clear();
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.loops_done == p.loops);
+	pz_clock_close(&clock);
+}
+
+static void *stop_later(void *arg)
+{
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+
+	nanosleep(&nap, NULL);
+	pz_stop_request(*(int *)arg);
+	return NULL;
+}
+
+/*
+ * The plain run (default conditions: one unpinned thread, hot): a request
+ * from another thread ends a run that would take minutes.
+ */
+static void test_stop_plain(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	unsigned loops = 1000000;
+	uint64_t *s = calloc(loops, sizeof(*s)), *a = calloc(loops, sizeof(*a));
+	uint64_t *b = calloc(loops, sizeof(*b));
+	int sig = SIGHUP;
+	pthread_t tid;
+
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 1u << 20;
+	p.chunk = 1u << 12;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.loops = loops;
+	p.threads = 1;
+	p.node = -1;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	CHECK(pthread_create(&tid, NULL, stop_later, &sig) == 0);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINTR);
+	pthread_join(tid, NULL);
+	CHECK(out.loops_done < loops && (out.loops_done == 0 || s[out.loops_done - 1] > 0));
+	CHECK(out.stage == PZ_STAGE_NONE);
+	CHECK(pz_stop_requested() == SIGHUP);
+	pz_stop_clear();
+	pz_clock_close(&clock);
+	free(s);
+	free(a);
+	free(b);
+}
+
+static void note_signal(int sig)
+{
+	(void)sig;
+}
+
+/* The handlers set the flag and give the previous actions back. */
+static void test_stop_catch(void)
+{
+	struct pz_stop_saved saved;
+	struct sigaction mine = { 0 }, now;
+
+	mine.sa_handler = note_signal;
+	sigemptyset(&mine.sa_mask);
+	CHECK(sigaction(SIGTERM, &mine, NULL) == 0);
+	CHECK(pz_stop_catch(&saved) == 0);
+	CHECK(pz_stop_requested() == 0);
+	raise(SIGTERM);
+	CHECK(pz_stop_requested() == SIGTERM);
+	raise(SIGHUP);
+	CHECK(pz_stop_requested() == SIGHUP);
+	pz_stop_release(&saved);
+	CHECK(sigaction(SIGTERM, NULL, &now) == 0 && now.sa_handler == note_signal);
+	CHECK(sigaction(SIGINT, NULL, &now) == 0 && now.sa_handler == SIG_DFL);
+	pz_stop_clear();
+	CHECK(pz_stop_requested() == 0);
+	signal(SIGTERM, SIG_DFL);
+}
+
+/* A signal its starter ignored (nohup's SIGHUP) stays ignored while the handlers are in. */
+static void test_stop_catch_keeps_ignored(void)
+{
+	struct pz_stop_saved saved;
+	struct sigaction now;
+
+	CHECK(signal(SIGHUP, SIG_IGN) != SIG_ERR);
+	CHECK(pz_stop_catch(&saved) == 0);
+	CHECK(sigaction(SIGHUP, NULL, &now) == 0 && now.sa_handler == SIG_IGN);
+	raise(SIGHUP);
+	CHECK(pz_stop_requested() == 0);
+	/* The others are caught meanwhile. */
+	CHECK(sigaction(SIGTERM, NULL, &now) == 0 && now.sa_handler != SIG_DFL &&
+	      now.sa_handler != SIG_IGN);
+	pz_stop_release(&saved);
+	CHECK(sigaction(SIGHUP, NULL, &now) == 0 && now.sa_handler == SIG_IGN);
+	CHECK(sigaction(SIGTERM, NULL, &now) == 0 && now.sa_handler == SIG_DFL);
+	pz_stop_clear();
+	signal(SIGHUP, SIG_DFL);
+}
+
+/* A CPU number no thread may run on: one past the last one this process may use. */
+static int forbidden_cpu(void)
+{
+	cpu_set_t set;
+	int c, last = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return CPU_SETSIZE - 1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			last = c;
+	return last + 1 < CPU_SETSIZE ? last + 1 : -1;
+}
+
+/*
+ * Every failure names its step: -EINVAL from pinning and -EINVAL from
+ * binding are told apart, and the thread that failed is the one named.
+ */
+static void test_stages(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[2], a[2], b[2];
+	int cpus[2] = { 0, forbidden_cpu() };
+	cpu_set_t set;
+
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set)) {
+			cpus[0] = c;
+			break;
+		}
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 1u << 16;
+	p.chunk = 1u << 12;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.loops = 1;
+	p.threads = 2;
+	p.mode = PZ_THREADS_PRIVATE;
+	p.node = -1;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	if (cpus[1] >= 0) {
+		p.cpus = cpus;
+		CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL);
+		CHECK(out.stage == PZ_STAGE_PIN && out.thread == 1);
+	} else {
+		printf("skip: pinning error (every CPU number is allowed)\n");
+	}
+	/* A node that does not exist: mbind's -EINVAL, pinned or not. */
+	p.cpus = NULL;
+	p.node = 4000;
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL && out.stage == PZ_STAGE_BIND);
+	/* Arguments. */
+	p.node = -1;
+	p.offset = 4096;
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL && out.stage == PZ_STAGE_ARGS);
+	p.offset = 0;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.stage == PZ_STAGE_NONE);
+	pz_clock_close(&clock);
+}
+
+struct offsets { const void *p[2]; };
+
+static void note_offset(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
+{
+	if (ev == PZ_EV_PREFAULT && t < 2)
+		((struct offsets *)ctx)->p[t] = p;
+}
+
+/*
+ * @offset moves every buffer, under any conditions: each thread's region
+ * (private) starts that far past a page boundary.
+ */
+static void test_offset(void)
+{
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[4], a[4], b[4];
+	struct offsets o = { { NULL } };
+
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "default");
+	p.size = 1u << 16;
+	p.chunk = 1u << 12;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_OFF;
+	p.loops = 2;
+	p.threads = 2;
+	p.mode = PZ_THREADS_PRIVATE;
+	p.node = -1;
+	p.offset = 16;
+	p.value = 0x5a;
+	p.hook = note_offset;
+	p.hook_ctx = &o;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.loops_done == 2);
+	CHECK(o.p[0] && ((uintptr_t)o.p[0] & 4095) == 16);
+	CHECK(o.p[1] && ((uintptr_t)o.p[1] & 4095) == 16);
+	pz_clock_close(&clock);
+}
+
+/*
+ * A hugetlb page the kernel cannot give (here: a MAP_NORESERVE mapping
+ * larger than the free pool, as a node-bound region whose node is short)
+ * is an error from the prefault, not a SIGBUS that kills the process.
+ */
+static void test_hugetlb_prefault(void)
+{
+	const size_t huge = 2u << 20, len = 64 * huge;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE |
+			       (21 << MAP_HUGE_SHIFT), -1, 0);
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
+	unsigned long free_pages = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &free_pages) != 1)
+			free_pages = 0;
+		fclose(f);
+	}
+	if (m == MAP_FAILED || free_pages >= 64) {
+		printf("skip: hugetlb prefault error (%s)\n",
+		       m == MAP_FAILED ? "no 2MB hugetlb mappings here" : "64 free 2MB pages");
+		if (m != MAP_FAILED)
+			munmap(m, len);
+		return;
+	}
+	CHECK(pz_region_prefault(m, len, PZ_PAGE_SHIFT_2MB) == -ENOMEM);
+	munmap(m, len);
+	/* 4KB: no error to find. */
+	m = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED && pz_region_prefault((char *)m + 100, 5000, 12) == 0);
+	munmap(m, 1u << 20);
+}
+
 int main(void)
 {
+	test_counter_delta();
+	test_cycles_per_thread();
+	test_prefault_per_thread();
+	test_stop_threads();
+	test_stop_plain();
+	test_stop_catch_keeps_ignored();
+	test_stages();
+	test_offset();
+	test_stop_catch();
+	test_hugetlb_prefault();
 	test_parts();
 	test_bench_private_evict_counters();
 	test_numa();

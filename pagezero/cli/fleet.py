@@ -11,11 +11,12 @@ import argparse
 import json
 import logging
 import os
-import signal
 import sys
-import threading
+import time
 
-from .fleet.run import FleetError
+from ..fleet.run import FleetError
+from ..interrupt import as_interrupted
+from .options import add_format, check_output, integer, number
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -37,7 +38,7 @@ def _names(text):
 
 
 def cmd_fleet_up(args):
-    from .fleet.cluster import start_fleet
+    from ..fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
     options = {}
@@ -50,29 +51,27 @@ def cmd_fleet_up(args):
     cluster = start_fleet(_names(args.hosts), scheduler_host=args.scheduler_host,
                           port=args.port, connect_options=options,
                           remote_python=args.remote_python)
-    stop = threading.Event()
     try:
         print(f"scheduler: {cluster.scheduler_address}")
         print(f"workers: {', '.join(_names(args.hosts))} (benchmark=1 each)")
         print(f"run: pagezero fleet run --scheduler {cluster.scheduler_address} -o DIR -- "
               f"COMMAND; Ctrl-C stops the fleet", flush=True)
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        while not stop.wait(1.0):
-            pass
+        while True:
+            time.sleep(3600)
     except KeyboardInterrupt:
-        pass  # the way to stop a fleet
+        # Ctrl-C, SIGTERM or SIGHUP (signals_interrupt): the way to stop a fleet.
+        return 0
     finally:
         cluster.close()
-    return 0
 
 
 def cmd_fleet_run(args):
-    from .fleet.run import run_fleet
+    from ..fleet.run import run_fleet
 
     _quiet_dask()
     store = None
     if args.store is not None:
-        from .store import Store
+        from ..store import Store
         store = Store(args.store or None, create=True)  # refuse a bad store before running
         store.require_writable()
     try:
@@ -80,12 +79,13 @@ def cmd_fleet_run(args):
                         machines=_names(args.machines), runs=args.runs,
                         progress=sys.stderr if sys.stderr.isatty() else None,
                         timeout=args.timeout)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if store is not None:
             _store_results(store, args.output)
-        print(f"pagezero: interrupted; what finished is in {args.output} "
+        stop = as_interrupted(e)
+        print(f"pagezero: {stop}; what finished is in {args.output} "
               f"(see {os.path.join(args.output, 'fleet.json')})", file=sys.stderr)
-        return 130
+        return stop.exit_status
     if store is not None:
         _store_results(store, args.output)
     for m in log.machines:
@@ -112,20 +112,21 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
-    from .fleet.table import format_table, machine_sets
+    from ..fleet.table import format_table, machine_sets
 
+    check_output(args.plot)
     sets, notes = machine_sets(args.dir)
     if args.match:
-        from .fleet.table import only_matching
+        from ..fleet.table import only_matching
         sets = only_matching(sets, args.match)
     if args.format == "json":
-        from .fleet.table import table_rows
+        from ..fleet.table import table_rows
         print(json.dumps({"machines": [n for n, _ in sets], "rows": table_rows(sets),
                           "notes": notes}, indent=1))
     else:
         print("\n".join(format_table(sets, notes)))
     if args.plot:
-        from .plot import plot_comparison
+        from ..plot import plot_comparison
         if len(sets) < 2:
             raise ValueError("--plot draws machines side by side: it needs two or more")
         print("\n".join(plot_comparison([rs for _, rs in sets], [n for n, _ in sets],
@@ -137,10 +138,7 @@ COMMANDS = {"fleet-up": cmd_fleet_up, "fleet-run": cmd_fleet_run, "fleet-table":
 
 
 def _positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not at least 1")
     return value
@@ -156,9 +154,10 @@ def add_parsers(sub):
     p.add_argument("--hosts", required=True, metavar="A,B,C",
                    help="the machines, one worker each, named after the host")
     p.add_argument("--scheduler-host", help="where the scheduler runs (default: the first host)")
-    p.add_argument("--port", type=int, default=8786, help="the scheduler's port (default 8786)")
+    p.add_argument("--port", type=integer, default=8786,
+                   help="the scheduler's port (default 8786)")
     p.add_argument("--ssh-username", help="SSH user (default: as ~/.ssh/config says)")
-    p.add_argument("--ssh-port", type=int, help="SSH port (default 22)")
+    p.add_argument("--ssh-port", type=integer, help="SSH port (default 22)")
     p.add_argument("--ssh-key", metavar="FILE", help="SSH private key")
     p.add_argument("--remote-python", metavar="PATH",
                    help="the Python with pagezero on the hosts (default: this one's path)")
@@ -179,7 +178,7 @@ def add_parsers(sub):
                    help="fresh processes per machine, one after the other (default 1)")
     p.add_argument("--store", nargs="?", const="", metavar="PATH",
                    help="also add the results to the store (default store without PATH)")
-    p.add_argument("--timeout", type=float, default=10,
+    p.add_argument("--timeout", type=number, default=10,
                    help="seconds to wait for the scheduler to answer (default 10)")
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
                    help="the pagezero command, without -o")
@@ -192,5 +191,5 @@ def add_parsers(sub):
                    help="only the points with every one of these words in their label, "
                         "e.g. 'x86-64-stosb chunk=0'")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    p.add_argument("--format", default="default", choices=["default", "json"])
+    add_format(p, ("default", "json"))
     p.set_defaults(command="fleet-table")

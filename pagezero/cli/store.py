@@ -10,9 +10,10 @@ import json
 import os
 import sys
 
-from .results import _atomic_write
-from .store import Store, default_path, read_records
-from .store.history import format_history, plot_history
+from ..results import _atomic_write
+from ..store import Store, default_path, read_records
+from ..store.history import format_history, plot_history
+from .options import add_format, check_output
 
 __all__ = ["COMMANDS", "add_parsers", "add_store_option"]
 
@@ -45,10 +46,7 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
-    if args.plot:
-        directory = os.path.dirname(os.path.abspath(args.plot))
-        if not os.path.isdir(directory):
-            raise ValueError(f"cannot write {args.plot!r}: no directory {directory!r}")
+    check_output(args.plot)
     with Store(args.store) as store:
         rows = store.history(machine=args.machine, kernel=args.kernel,
                              benchmark=args.benchmark, function=args.function,
@@ -65,10 +63,7 @@ def cmd_store_history(args):
 
 
 def cmd_store_export(args):
-    if args.output:
-        directory = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(directory):
-            raise ValueError(f"cannot write {args.output!r}: no directory {directory!r}")
+    check_output(args.output)
     with Store(args.store) as store:
         if args.format == "json":
             doc = [{"set": set_id, **json.loads(text)} for set_id, text in store.documents()]
@@ -116,7 +111,7 @@ def add_parsers(sub):
 
     p = store_sub.add_parser("list", help="one line per stored result set")
     add_store_option(p, help=where)
-    p.add_argument("--format", default="default", choices=["default", "json"])
+    add_format(p, ("default", "json"))
     p.set_defaults(command="store-list")
 
     p = store_sub.add_parser("history", help="a point's median per result set, in time "
@@ -128,7 +123,7 @@ def add_parsers(sub):
     p.add_argument("--size", help="region size, e.g. 1GB")
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    p.add_argument("--format", default="default", choices=["default", "json"])
+    add_format(p, ("default", "json"))
     add_store_option(p, help=where)
     p.set_defaults(command="store-history")
 

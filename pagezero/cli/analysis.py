@@ -1,42 +1,26 @@
-"""The analysis commands: info, sweep, compare, plot, report.
-
-Registered into pagezero.cli's dispatch table; errors follow its rules
-(ValueError: one line, exit 2; a machine that cannot: exit 1).
-"""
+"""pagezero sweep | compare | plot | report: studies over many runs, and what
+is drawn from their result files."""
 import json
+import math
 import os
+import signal
 import sys
 
-from .comparison import compare, format_table
-from .folders import load_path
-from .plot import plot_bars, plot_comparison, plot_rates
-from .report import SCALES, report
-from .results import ResultSet
-from .sweeps import BENCHMARKS, sweep
-from .sysinfo import machine, summary
+from ..comparison import compare, format_table
+from ..folders import load_path
+from ..interrupt import Interrupted, deferred, received
+from ..plot import plot_bars, plot_comparison, plot_rates
+from ..report import SCALES, report
+from ..results import ResultSet
+from ..sweeps import BENCHMARKS, sweep
+from .options import add_format, add_output, check_output, integer, number
+from .render import interrupted_line
 
 __all__ = ["COMMANDS", "add_parsers"]
-
-EXIT_INTERRUPTED = 130
 
 
 def _load(path):
     return load_path(path)  # a results file, or a folder of them (a fleet's DIR/<machine>)
-
-
-def _check_writable(path):
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ValueError(f"cannot write {path!r}: no directory {directory!r}")
-
-
-def cmd_info(args):
-    info = machine()
-    if args.format == "json":
-        print(json.dumps(info, indent=1))
-    else:
-        print("\n".join(summary(info)))
-    return 0
 
 
 def _grid_value(text):
@@ -96,32 +80,55 @@ def _print_stats(rs):
               f"{row['ci_low'] / scale:.2f}..{row['ci_high'] / scale:.2f})")
 
 
+def _stopped():
+    """The Interrupted of the signal a sweep or the report caught and kept going after."""
+    return Interrupted(received() or signal.SIGINT)
+
+
 def cmd_sweep(args):
-    _check_writable(args.output)
-    if args.csv:
-        _check_writable(args.csv)
-    rs = sweep(args.benchmark, _grid(args), repeat=args.repeat, warmup=args.warmup,
+    check_output(args.output)
+    check_output(args.csv)
+    grid = _grid(args)
+    rs = sweep(args.benchmark, grid, repeat=args.repeat, warmup=args.warmup,
                processes=args.processes)
-    rs.save(args.output)
-    if args.csv:
-        rs.to_csv(args.csv)
+    stop = _stopped() if rs.interrupted else None
+    if stop:
+        # The sweep caught the signal to keep what ran; the file says which one.
+        rs = ResultSet(rs.results, rs.runs, rs.machine, interrupted=stop.signame)
+    with deferred():
+        rs.save(args.output)
+        if args.csv:
+            rs.to_csv(args.csv)
     _print_stats(rs)
-    if rs.interrupted:
-        print(f"pagezero: interrupted; {len(rs)} runs saved to {args.output}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    if stop:
+        planned = args.repeat * math.prod(len(v) if isinstance(v, (list, tuple)) else 1
+                                          for v in grid.values())
+        print(interrupted_line(stop, f" after {len(rs)} of {planned} runs; saved to "
+                                     f"{args.output}"), file=sys.stderr)
+        return stop.exit_status
     return 0
 
 
+def _compare_simple(rows):
+    """One line per point: the base's mean, then each other set's change in percent
+    (nan where it lacks the point)."""
+    for row in rows:
+        changes = [c["change_pct"] if c else math.nan for c in row["changes"]]
+        print(" ".join(f"{x:f}" for x in [row["base"]["mean"], *changes]))
+
+
 def cmd_compare(args):
+    check_output(args.plot)     # before the table: a mistake is one line, nothing else
     sets = [_load(p) for p in args.results]
     rows = compare(*sets, threshold=args.threshold / 100.0, alpha=args.alpha)
     names = [os.path.basename(p) for p in args.results]
     if args.format == "json":
         print(json.dumps({"names": names, "rows": rows}, indent=1))
+    elif args.format == "simple":
+        _compare_simple(rows)
     else:
         print(format_table(rows, names))
     if args.plot:
-        _check_writable(args.plot)
         plot_comparison(sets, names, args.plot)
     return 0
 
@@ -131,7 +138,7 @@ def cmd_plot(args):
     if not len(rs):
         raise ValueError(f"{args.results}: holds no results")
     stem = args.output or os.path.splitext(args.results)[0]
-    _check_writable(stem)
+    check_output(stem)
     if set(rs.benchmarks) <= {"memset", "memcpy"}:
         x = {"extent": lambda r: r.params.get("chunk") or r.params["size"],
              "chunk": lambda r: r.params.get("chunk") or r.params["size"],
@@ -154,51 +161,48 @@ def cmd_report(args):
         text = f.read()
     summary_part = text.split("## Summary", 1)[-1].split("##", 1)[0].strip()
     print(summary_part)
+    if received():
+        # The report caught the signal to write what was measured.
+        stop = _stopped()
+        print(interrupted_line(stop, f"; the part measured is in {out}"), file=sys.stderr)
+        return stop.exit_status
     return 0
 
 
-COMMANDS = {
-    "info": cmd_info,
-    "sweep": cmd_sweep,
-    "compare": cmd_compare,
-    "plot": cmd_plot,
-    "report": cmd_report,
-}
+COMMANDS = {"sweep": cmd_sweep, "compare": cmd_compare, "plot": cmd_plot, "report": cmd_report}
 
 
 def add_parsers(sub):
-    p = sub.add_parser("info", help="what this machine is: CPU, caches, hugepages, THP, preemption")
-    p.add_argument("--format", default="text", choices=["text", "json"])
-
     p = sub.add_parser("sweep", help="run a benchmark over a grid of parameters")
     p.add_argument("benchmark", choices=sorted(BENCHMARKS))
     p.add_argument("-g", "--param", action="append", metavar="NAME=V1,V2",
                    help="a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB")
     p.add_argument("--grid", metavar="FILE", help="grid from a JSON or TOML file: name = [values]")
-    p.add_argument("-r", "--repeat", type=int, default=3, help="repetitions (default 3)")
-    p.add_argument("--warmup", type=int, default=1, help="warm-up passes thrown away (default 1)")
-    p.add_argument("--processes", type=int, default=1,
+    p.add_argument("-r", "--repeat", type=integer, default=3, help="repetitions (default 3)")
+    p.add_argument("--warmup", type=integer, default=1,
+                   help="warm-up passes thrown away (default 1)")
+    p.add_argument("--processes", type=integer, default=1,
                    help="spread repetitions over this many fresh processes (default 1)")
-    p.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    add_output(p, help=None, required=True)
     p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
 
     p = sub.add_parser("compare", help="compare result sets: base, then one or more others")
     p.add_argument("results", nargs="+", metavar="RESULTS.json")
-    p.add_argument("--threshold", type=float, default=2.0,
+    p.add_argument("--threshold", type=number, default=2.0,
                    help="smallest change worth flagging, in percent (default 2)")
-    p.add_argument("--alpha", type=float, default=0.01,
+    p.add_argument("--alpha", type=number, default=0.01,
                    help="significance level of the Mann-Whitney U test (default 0.01)")
-    p.add_argument("--format", default="text", choices=["text", "json"])
+    add_format(p, ("default", "simple", "json"),
+               help="simple: per point, the base's mean and each other's change in percent")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
 
     p = sub.add_parser("plot", help="plot a results file as PNG and SVG")
     p.add_argument("results", metavar="RESULTS.json")
-    p.add_argument("-o", "--output", metavar="STEM", help="default: the results file's name")
+    add_output(p, help="default: the results file's name", metavar="STEM")
     p.add_argument("--x", default="extent", choices=["extent", "chunk", "size"])
 
     p = sub.add_parser("report", help="the default study of this machine, as a folder")
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="folder to write (default: pagezero-report-DATE-TIME)")
+    add_output(p, help="folder to write (default: pagezero-report-DATE-TIME)", metavar="DIR")
     p.add_argument("--quick", action="store_true", help="a smaller study: under 3 minutes")
     p.add_argument("--reserve", action="store_true",
                    help="reserve the 2MB and 1GB hugepages the fault study needs (root), "

@@ -1,0 +1,298 @@
+/*
+ * fault.c - the page-fault workloads: bench_fault (timed, threaded) and
+ * fault_pass (one untimed pass that leaves the region mapped).
+ */
+#include <string.h>
+
+#include "pzpy.h"
+#include "stats.h"
+
+/* Latency samples a run may keep: 8 bytes each, so 128 MiB at most. */
+#define PZ_FAULT_MAX_LAT (16u << 20)
+
+static const char populate_write_missing[] =
+	"populate-write needs madvise(MADV_POPULATE_WRITE), which this "
+	"kernel lacks (Linux 5.14 and later have it); use demand or populate";
+
+/* The checks pz_fault_run makes, each with its own message. */
+static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size,
+			      Py_ssize_t lat_unit)
+{
+	const size_t page = (size_t)1 << p->page_shift;
+
+	if (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB) {
+		PyErr_SetString(PyExc_ValueError,
+				"transparent huge pages apply to 4KB mappings only");
+		return -1;
+	}
+	if (size <= 0 || (size_t)size % page) {
+		PyErr_Format(PyExc_ValueError, "size %zd is not a positive multiple of the "
+			     "%zu-byte page", size, page);
+		return -1;
+	}
+	if (p->threads > PZ_FAULT_MAX_THREADS) {
+		PyErr_Format(PyExc_ValueError, "threads must be between 1 and %u, not %u",
+			     PZ_FAULT_MAX_THREADS, p->threads);
+		return -1;
+	}
+	if (lat_unit < 0 || (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
+		PyErr_Format(PyExc_ValueError, "latency unit %zd must be a multiple of the page "
+			     "that divides the size", lat_unit);
+		return -1;
+	}
+	if (lat_unit && p->workload == PZ_FAULT_POPULATE) {
+		PyErr_SetString(PyExc_ValueError,
+				"populate faults every page inside mmap(MAP_POPULATE): there is no "
+				"fault to time on its own; use demand or populate-write for latencies");
+		return -1;
+	}
+	return 0;
+}
+
+/* Raise the exception a failed fault run or pass deserves. */
+static PyObject *fault_error(int err, const struct pz_fault_params *p)
+{
+	struct pzpy_failure fail = { .doing = "mmap", .bytes = p->size, .shift = p->page_shift,
+				     .buffers = p->threads, .threads = p->threads,
+				     .unsupported = populate_write_missing };
+
+	return pzpy_raise(err, &fail);
+}
+
+static PyObject *pages_dict(const struct pz_fault_pages *pg)
+{
+	return Py_BuildValue("{s:K,s:K,s:K,s:K}",
+			     "rss", (unsigned long long)pg->rss,
+			     "anon_huge", (unsigned long long)pg->anon_huge,
+			     "hugetlb", (unsigned long long)pg->hugetlb,
+			     "kernel_page", (unsigned long long)pg->kernel_page);
+}
+
+/* A summary of @n latencies in ns (sorted in place): too many to keep raw. */
+static PyObject *latency_dict(uint64_t *v, size_t n, size_t unit)
+{
+	struct pz_latency_summary s;
+
+	if (!n)
+		Py_RETURN_NONE;
+	pz_latency_summarize(v, n, &s);
+	return Py_BuildValue("{s:n,s:n,s:K,s:K,s:K,s:K,s:K,s:K,s:d}",
+			     "n", (Py_ssize_t)n, "unit_bytes", (Py_ssize_t)unit,
+			     "min_ns", (unsigned long long)s.min,
+			     "p50_ns", (unsigned long long)s.p50,
+			     "p90_ns", (unsigned long long)s.p90,
+			     "p99_ns", (unsigned long long)s.p99,
+			     "p999_ns", (unsigned long long)s.p999,
+			     "max_ns", (unsigned long long)s.max,
+			     "mean_ns", s.mean);
+}
+
+/* {"wall": (per loop), "threads": ((per loop) per thread), "pages": ({...} per loop), "latency": {...} or None} */
+static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_fault_out *out,
+			      size_t nlat)
+{
+	PyObject *wall, *threads, *pages, *lat, *res = NULL;
+	unsigned i;
+
+	wall = pzpy_u64_tuple(out->wall, p->loops, 1);
+	threads = PyTuple_New(p->threads);
+	pages = PyTuple_New(p->loops);
+	for (i = 0; threads && i < p->threads; i++) {
+		PyObject *t = pzpy_u64_tuple(out->thread + i, p->loops, p->threads);
+
+		if (!t)
+			Py_CLEAR(threads);
+		else
+			PyTuple_SET_ITEM(threads, i, t);
+	}
+	for (i = 0; pages && i < p->loops; i++) {
+		PyObject *d = pages_dict(&out->pages[i]);
+
+		if (!d)
+			Py_CLEAR(pages);
+		else
+			PyTuple_SET_ITEM(pages, i, d);
+	}
+	lat = latency_dict(out->lat, nlat, p->lat_unit);
+	if (wall && threads && pages && lat)
+		res = Py_BuildValue("{s:O,s:O,s:O,s:O}", "wall", wall, "threads", threads,
+				    "pages", pages, "latency", lat);
+	Py_XDECREF(wall);
+	Py_XDECREF(threads);
+	Py_XDECREF(pages);
+	Py_XDECREF(lat);
+	return res;
+}
+
+PyDoc_STRVAR(fault_workloads__doc__,
+"fault_workloads()\n--\n\n"
+"The fault workloads as a tuple of (name, description), in table order.");
+
+static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_FAULT_COUNT);
+	int i;
+
+	for (i = 0; t && i < PZ_FAULT_COUNT; i++) {
+		PyObject *row = Py_BuildValue("(ss)", pz_fault_name((enum pz_fault_workload)i),
+					      pz_fault_description((enum pz_fault_workload)i));
+
+		if (!row)
+			Py_CLEAR(t);
+		else
+			PyTuple_SET_ITEM(t, i, row);
+	}
+	return t;
+}
+
+PyDoc_STRVAR(bench_fault__doc__,
+"bench_fault(workload, size, page_shift, thp, loops, threads, seed, clock, lat_unit)\n--\n\n"
+"Run a fault workload ('demand', 'populate' or 'populate-write') entirely in C\n"
+"with the GIL released: each of `threads` threads maps `size` bytes and faults\n"
+"every page in, timed, then the regions' smaps counters are read and they are\n"
+"unmapped, untimed; `loops` times. seed != 0 makes demand write a random offset\n"
+"of each page. lat_unit > 0 also times every lat_unit bytes of faults (ns).\n"
+"Returns {'wall': per-loop durations from the first start to the last end,\n"
+"'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
+"loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
+"None or {'n', 'unit_bytes', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns',\n"
+"'p999_ns', 'max_ns', 'mean_ns'}}.");
+
+static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				  PyObject *kwnames)
+{
+	enum pz_clock_id clock_id = PZ_CLOCK_NS;
+	Py_ssize_t size = 0, lat_unit = 0;
+	int thp = 0, ret;
+	struct pz_fault_params p;
+	struct pz_fault_out out = { 0 };
+	struct pz_clock clock;
+	size_t nlat;
+	uint64_t avail;
+	PyObject *result = NULL;
+	const struct pzpy_param params[] = {
+		{ "workload", pzpy_workload, &p.workload },
+		{ "size", pzpy_ssize, &size },
+		{ "page_shift", pzpy_page_shift, &p.page_shift },
+		{ "thp", pzpy_thp, &thp },
+		{ "loops", pzpy_loops, &p.loops },
+		{ "threads", pzpy_threads, &p.threads },
+		{ "seed", pzpy_seed, &p.seed },
+		{ "clock", pzpy_clock, &clock_id },
+		{ "lat_unit", pzpy_ssize, &lat_unit },
+	};
+
+	memset(&p, 0, sizeof(p));
+	if (PZPY_PARSE("bench_fault", params, 9, 9) < 0)
+		return NULL;
+	p.size = (size_t)size;
+	p.thp = (enum pz_thp)thp;
+	p.lat_unit = (size_t)lat_unit;
+	if (check_fault_params(&p, size, lat_unit) < 0)
+		return NULL;
+	nlat = pz_fault_lat_count(&p);
+	if (nlat > PZ_FAULT_MAX_LAT) {
+		PyErr_Format(PyExc_ValueError, "%zu latency samples are too many to keep (at most "
+			     "%u): use fewer loops or threads, a smaller size or a larger unit",
+			     nlat, PZ_FAULT_MAX_LAT);
+		return NULL;
+	}
+	/* Refuse before mapping: overcommit would accept it and the OOM killer answer later. */
+	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
+	    (uint64_t)size > avail / p.threads)
+		return fault_error(-E2BIG, &p);
+	if (clock_id == PZ_CLOCK_CYCLES && p.threads > 1) {
+		PyErr_SetString(PyExc_ValueError, "the cycles clock counts the thread that opened "
+				"it only: use ns or tsc with more than one thread");
+		return NULL;
+	}
+
+	out.wall = PyMem_Calloc(p.loops, sizeof(*out.wall));
+	out.thread = PyMem_Calloc((size_t)p.loops * p.threads, sizeof(*out.thread));
+	out.pages = PyMem_Calloc(p.loops, sizeof(*out.pages));
+	out.lat = nlat ? PyMem_Calloc(nlat, sizeof(*out.lat)) : NULL;
+	if (!out.wall || !out.thread || !out.pages || (nlat && !out.lat)) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (pzpy_open_clock(&clock, clock_id) < 0)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_fault_run(&p, &clock, &out);
+	Py_END_ALLOW_THREADS
+	pz_clock_close(&clock);
+	if (ret)
+		fault_error(ret, &p);
+	else
+		result = fault_result(&p, &out, nlat);
+out:
+	PyMem_Free(out.wall);
+	PyMem_Free(out.thread);
+	PyMem_Free(out.pages);
+	PyMem_Free(out.lat);
+	return result;
+}
+
+PyDoc_STRVAR(fault_pass__doc__,
+"fault_pass(workload, size, page_shift, thp, seed, lat_unit=0)\n--\n\n"
+"One untimed pass of a fault workload, as one thread of bench_fault runs it,\n"
+"that leaves the region mapped: returns (Region, pages) where pages is the\n"
+"smaps summary bench_fault reports. For tests and inspection.");
+
+static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				 PyObject *kwnames)
+{
+	Py_ssize_t size = 0, lat_unit = 0;
+	int thp = 0, ret;
+	struct pz_fault_params p;
+	struct pz_fault_pages pages;
+	struct pz_region r;
+	PyObject *region, *pd;
+	const struct pzpy_param params[] = {
+		{ "workload", pzpy_workload, &p.workload },
+		{ "size", pzpy_ssize, &size },
+		{ "page_shift", pzpy_page_shift, &p.page_shift },
+		{ "thp", pzpy_thp, &thp },
+		{ "seed", pzpy_seed, &p.seed },
+		{ "lat_unit", pzpy_ssize, &lat_unit },
+	};
+
+	memset(&p, 0, sizeof(p));
+	if (PZPY_PARSE("fault_pass", params, 5, 6) < 0)
+		return NULL;
+	p.size = (size_t)size;
+	p.thp = (enum pz_thp)thp;
+	p.loops = p.threads = 1;
+	p.lat_unit = (size_t)lat_unit;
+	if (check_fault_params(&p, size, lat_unit) < 0)
+		return NULL;
+
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_fault_once(&p, &r, &pages);
+	Py_END_ALLOW_THREADS
+	if (ret)
+		return fault_error(ret, &p);
+	pd = pages_dict(&pages);
+	if (!pd) {
+		pz_region_unmap(&r);
+		return NULL;
+	}
+	region = pzpy_region_adopt(&r);
+	if (!region) {
+		Py_DECREF(pd);
+		return NULL;
+	}
+	return Py_BuildValue("(NN)", region, pd);
+}
+
+static PyMethodDef fault_methods[] = {
+	{ "fault_workloads", core_fault_workloads, METH_NOARGS, fault_workloads__doc__ },
+	{ "bench_fault", PZPY_FASTCALL(core_bench_fault), PZPY_KW, bench_fault__doc__ },
+	{ "fault_pass", PZPY_FASTCALL(core_fault_pass), PZPY_KW, fault_pass__doc__ },
+	{ NULL, NULL, 0, NULL }
+};
+
+int pzpy_init_fault(PyObject *m)
+{
+	return pzpy_add_methods(m, fault_methods);
+}

@@ -1,0 +1,265 @@
+/*
+ * kernels.c - the kernel registry, the CPU's features, direct kernel calls
+ * (fill, copy) and the clocks.
+ */
+#include "cpu.h"
+#include "pzpy.h"
+
+static PyObject *kernel_row(const struct pz_kernel *k, const struct pz_kernel *clear_pages)
+{
+	PyObject *features, *row;
+	char reason[128];
+	int available = pz_kernel_available(k, reason, sizeof(reason));
+	Py_ssize_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < PZ_FEAT_COUNT; i++)
+		n += (k->features >> i) & 1;
+	features = PyTuple_New(n);
+	for (i = 0, n = 0; features && i < PZ_FEAT_COUNT; i++) {
+		PyObject *name;
+
+		if (!(k->features & (1ull << i)))
+			continue;
+		name = PyUnicode_FromString(pz_feature_name(i));
+		if (!name)
+			Py_CLEAR(features);
+		else
+			PyTuple_SET_ITEM(features, n++, name);
+	}
+	if (!features)
+		return NULL;
+	row = Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:z,s:n,s:n,s:O}",
+			    "kind", pzpy_kind_name(k->kind),
+			    "name", k->name,
+			    "description", k->description,
+			    "arch", k->arch,
+			    "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True,
+			    "zero_only", (k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False,
+			    "features", features,
+			    "available", available ? Py_True : Py_False,
+			    "reason", available ? NULL : reason,
+			    "unit", (Py_ssize_t)k->unit,
+			    "align", (Py_ssize_t)k->align,
+			    "clear_pages", k == clear_pages ? Py_True : Py_False);
+	Py_DECREF(features);
+	return row;
+}
+
+PyDoc_STRVAR(kernels__doc__,
+"kernels()\n--\n\n"
+"The kernel registry as a tuple of dicts, in table order: kind ('clear' or\n"
+"'copy'), name, description, arch, temporal, zero_only, features,\n"
+"available, reason (None when available), unit and align (bytes), and\n"
+"clear_pages: True for the one clear kernel Linux's clear_page() uses on\n"
+"this CPU.");
+
+static PyObject *core_kernels(PyObject *self, PyObject *unused)
+{
+	const struct pz_kernel *clear_pages = pz_kernel_clear_pages();
+	size_t i, n = pz_kernel_count();
+	PyObject *rows = PyTuple_New((Py_ssize_t)n);
+
+	for (i = 0; rows && i < n; i++) {
+		PyObject *row = kernel_row(pz_kernel_at(i), clear_pages);
+
+		if (!row)
+			Py_CLEAR(rows);
+		else
+			PyTuple_SET_ITEM(rows, (Py_ssize_t)i, row);
+	}
+	return rows;
+}
+
+static const char *feature_name_at(int i)
+{
+	return pz_feature_name((unsigned)i);
+}
+
+static int feature_detected(int i)
+{
+	return (int)((pz_cpu_features() >> i) & 1);
+}
+
+PyDoc_STRVAR(cpu_features__doc__,
+"cpu_features()\n--\n\n"
+"Names of the CPU features pagezero's kernels care about that this CPU\n"
+"(and OS) supports, detected with CPUID.");
+
+static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
+{
+	return pzpy_names_tuple(PZ_FEAT_COUNT, feature_name_at, feature_detected);
+}
+
+/* A fill byte @k can write: 0..255 (or the loop index where @allow_loop). */
+int pzpy_check_fill_value(const struct pz_kernel *k, int value, int allow_loop)
+{
+	if (!(allow_loop && value == PZ_VALUE_LOOP) && (value < 0 || value > 255)) {
+		PyErr_Format(PyExc_ValueError, "fill value %d is outside 0..255", value);
+		return -1;
+	}
+	if ((k->flags & PZ_ZERO_ONLY) && value != 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "kernel '%s' can only write zeros (fill value must be 0)", k->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Run @k over @len bytes, without the GIL when that is worth it. */
+static void run_kernel(const struct pz_kernel *k, void *dst, const void *src, int value,
+		       Py_ssize_t len)
+{
+	PyThreadState *ts;
+
+	if (len <= 0)
+		return;
+	ts = len >= PZPY_GIL_RELEASE_BYTES ? PyEval_SaveThread() : NULL;
+	if (k->kind == PZ_KIND_FILL)
+		pz_kernel_fill(k, dst, value, (size_t)len);
+	else
+		pz_kernel_copy(k, dst, src, (size_t)len);
+	if (ts)
+		PyEval_RestoreThread(ts);
+}
+
+PyDoc_STRVAR(fill__doc__,
+"fill(buffer, value, kernel)\n--\n\n"
+"Set every byte of the writable contiguous buffer to value (0..255) with\n"
+"the named clear kernel.");
+
+static PyObject *core_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+			   PyObject *kwnames)
+{
+	const struct pz_kernel *k = NULL;
+	PyObject *obj = NULL;
+	Py_buffer view;
+	int value = 0;
+	const struct pzpy_param params[] = {
+		{ "buffer", pzpy_object, &obj },
+		{ "value", pzpy_int, &value },
+		{ "kernel", pzpy_clear_kernel, &k },
+	};
+
+	if (PZPY_PARSE("fill", params, 3, 3) < 0 || pzpy_check_fill_value(k, value, 0) < 0)
+		return NULL;
+	if (!pzpy_writable(obj, &view))
+		return NULL;
+	run_kernel(k, view.buf, NULL, value, view.len);
+	PyBuffer_Release(&view);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(copy__doc__,
+"copy(dst, src, kernel)\n--\n\n"
+"Copy src into the writable buffer dst (same length, not overlapping: the\n"
+"kernels copy forwards, as memcpy may) with the named copy kernel.");
+
+static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+			   PyObject *kwnames)
+{
+	const struct pz_kernel *k = NULL;
+	PyObject *ret = NULL;
+	Py_buffer dst, src;
+	const char *d, *s;
+	const struct pzpy_param params[] = {
+		{ "dst", pzpy_writable, &dst },
+		{ "src", pzpy_readable, &src },
+		{ "kernel", pzpy_copy_kernel, &k },
+	};
+
+	if (PZPY_PARSE("copy", params, 3, 3) < 0)
+		return NULL;
+	d = dst.buf;
+	s = src.buf;
+	if (src.len != dst.len) {
+		PyErr_Format(PyExc_ValueError, "dst has %zd bytes but src has %zd",
+			     dst.len, src.len);
+		goto out;
+	}
+	if (dst.len > 0 && d < s + src.len && s < d + dst.len) {
+		PyErr_SetString(PyExc_ValueError, "dst and src overlap: a copy kernel may "
+				"read bytes it already overwrote (use two buffers)");
+		goto out;
+	}
+	run_kernel(k, dst.buf, src.buf, 0, dst.len);
+	ret = Py_None;
+	Py_INCREF(ret);
+out:
+	PyBuffer_Release(&src);
+	PyBuffer_Release(&dst);
+	return ret;
+}
+
+PyDoc_STRVAR(check_clock__doc__,
+"check_clock(name)\n--\n\n"
+"Raise ValueError for an unknown clock and pagezero.UnavailableError for one\n"
+"this machine cannot read (cycles without a PMU).");
+
+static PyObject *core_check_clock(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				  PyObject *kwnames)
+{
+	enum pz_clock_id id = PZ_CLOCK_NS;
+	struct pz_clock c;
+	const struct pzpy_param params[] = { { "name", pzpy_clock, &id } };
+
+	if (PZPY_PARSE("check_clock", params, 1, 1) < 0 || pzpy_open_clock(&c, id) < 0)
+		return NULL;
+	pz_clock_close(&c);
+	Py_RETURN_NONE;
+}
+
+static const char *clock_name_at(int i)
+{
+	return pz_clock_name((enum pz_clock_id)i);
+}
+
+PyDoc_STRVAR(clocks__doc__, "clocks()\n--\n\nThe clock names, default first.");
+
+static PyObject *core_clocks(PyObject *self, PyObject *unused)
+{
+	return pzpy_names_tuple(PZ_CLOCK_COUNT, clock_name_at, NULL);
+}
+
+PyDoc_STRVAR(tsc_hz__doc__,
+"tsc_hz()\n--\n\n"
+"The tsc clock's rate in Hz. On x86-64 the time-stamp counter's, measured\n"
+"once against CLOCK_MONOTONIC_RAW (about 150 ms the first time); on arm64\n"
+"the generic timer's, read from CNTFRQ_EL0; 0.0 without such a counter.");
+
+static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
+{
+	double hz;
+
+	Py_BEGIN_ALLOW_THREADS
+	hz = pz_tsc_hz();
+	Py_END_ALLOW_THREADS
+	return PyFloat_FromDouble(hz);
+}
+
+static PyMethodDef kernel_methods[] = {
+	{ "kernels", core_kernels, METH_NOARGS, kernels__doc__ },
+	{ "cpu_features", core_cpu_features, METH_NOARGS, cpu_features__doc__ },
+	{ "fill", PZPY_FASTCALL(core_fill), PZPY_KW, fill__doc__ },
+	{ "copy", PZPY_FASTCALL(core_copy), PZPY_KW, copy__doc__ },
+	{ "check_clock", PZPY_FASTCALL(core_check_clock), PZPY_KW, check_clock__doc__ },
+	{ "clocks", core_clocks, METH_NOARGS, clocks__doc__ },
+	{ "tsc_hz", core_tsc_hz, METH_NOARGS, tsc_hz__doc__ },
+	{ NULL, NULL, 0, NULL }
+};
+
+int pzpy_init_kernels(PyObject *m)
+{
+	if (pzpy_add_methods(m, kernel_methods) < 0 ||
+	    PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0)
+		return -1;
+	return PyModule_AddStringConstant(m, "ARCH",
+#if defined(__x86_64__)
+					  "x86-64"
+#elif defined(__aarch64__)
+					  "arm64"
+#else
+					  "generic"
+#endif
+					  );
+}

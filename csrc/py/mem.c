@@ -1,0 +1,404 @@
+/*
+ * mem.c - the memset / memcpy benchmark (bench_mem: one entry for every
+ * condition, the plain run being the default ones) and its test hook on a
+ * caller's buffer (run_threads_on), both on csrc/threads.c's one loop.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "counters.h"
+#include "pzpy.h"
+#include "stats.h"
+#include "threads.h"
+
+/* Buffers a run maps: memcpy's two per region, a region per thread in private mode. */
+static unsigned run_buffers(const struct pz_run_params *p)
+{
+	return (p->kernel->kind == PZ_KIND_COPY ? 2u : 1u) *
+	       (p->mode == PZ_THREADS_PRIVATE ? p->threads : 1u);
+}
+
+static int alloc_out(struct pz_run_out *o, unsigned threads, unsigned loops, int counters)
+{
+	size_t n = (size_t)threads * loops;
+
+	memset(o, 0, sizeof(*o));
+	o->samples = PyMem_Calloc(n, sizeof(uint64_t));
+	o->start = PyMem_Calloc(n, sizeof(uint64_t));
+	o->end = PyMem_Calloc(n, sizeof(uint64_t));
+	if (counters)
+		o->counters = PyMem_Calloc(n * PZ_CTR_COUNT, sizeof(uint64_t));
+	if (!o->samples || !o->start || !o->end || (counters && !o->counters)) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
+}
+
+static void free_out(struct pz_run_out *o)
+{
+	PyMem_Free(o->samples);
+	PyMem_Free(o->start);
+	PyMem_Free(o->end);
+	PyMem_Free(o->counters);
+}
+
+/* What the C core said about a failure, for pzpy_raise. */
+static void failure_from(struct pzpy_failure *f, const struct pz_run_out *o)
+{
+	f->stage = o->stage;
+	f->thread = o->thread;
+	f->failed_counter = &o->failed_counter;
+}
+
+/*
+ * The answer of a run that completed, or that a signal stopped after
+ * o->loops_done loops (every array then holds those loops only): samples
+ * (one per loop for the whole team), thread_samples, counters (summed over
+ * the threads, or None), cold_method, loops_done, interrupted.
+ */
+static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_out *o, int sig)
+{
+	const unsigned T = p->threads, L = p->loops, done = o->loops_done;
+	PyObject *agg = NULL, *per = PyTuple_New(T), *ctr = NULL, *why = NULL, *d = NULL;
+	uint64_t *loop = PyMem_Calloc(L, sizeof(*loop)), *sums = NULL;
+	unsigned t;
+
+	if (o->counters)
+		sums = PyMem_Calloc((size_t)L * PZ_CTR_COUNT, sizeof(*sums));
+	if (!loop || (o->counters && !sums)) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	pz_team_loop_samples(o->start, o->end, o->samples, L, T, done, p->cold, loop);
+	if (sums)
+		pz_team_counter_sums(o->counters, (size_t)L * PZ_CTR_COUNT, T, done, PZ_CTR_COUNT,
+				     sums);
+	agg = pzpy_u64_tuple(loop, done, 1);
+	for (t = 0; per && t < T; t++) {
+		PyObject *row = pzpy_u64_tuple(o->samples + (size_t)t * L, done, 1);
+
+		if (!row)
+			Py_CLEAR(per);
+		else
+			PyTuple_SET_ITEM(per, t, row);
+	}
+	ctr = pzpy_counters_dict(sums, done);
+	why = pzpy_interrupted(sig);
+	if (agg && per && ctr && why)
+		d = Py_BuildValue("{sOsOsOsssIsO}", "samples", agg, "thread_samples", per,
+				  "counters", ctr, "cold_method",
+				  p->cold ? pz_flush_name(p->flush.method) : "",
+				  "loops_done", done, "interrupted", why);
+out:
+	Py_XDECREF(agg);
+	Py_XDECREF(per);
+	Py_XDECREF(ctr);
+	Py_XDECREF(why);
+	PyMem_Free(loop);
+	PyMem_Free(sums);
+	return d;
+}
+
+/* The arguments of bench_mem, as given. */
+struct mem_args {
+	enum pz_kernel_kind kind;
+	const char *name, *flush, *mode;
+	Py_ssize_t size, chunk, offset, evict_bytes;
+	unsigned shift, loops, threads;
+	int thp, value, cold, node, counters;
+	enum pz_clock_id clock;
+	PyObject *cpus;
+};
+
+/* Check @a and fill @p from it (p->cpus: PyMem, the caller frees it); -1 with an exception. */
+static int mem_params(const struct mem_args *a, struct pz_run_params *p)
+{
+	int *cpus = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->chunk = (size_t)(a->chunk ? a->chunk : a->size);
+	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB)
+		return PyErr_SetString(PyExc_ValueError,
+				       "transparent huge pages apply to 4KB mappings only"), -1;
+	if (a->size <= 0 || a->chunk < 0 || (Py_ssize_t)p->chunk > a->size)
+		return PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, "
+				    "chunk %zd)", a->size, a->chunk), -1;
+	if (a->offset < 0 || a->offset >= 4096)
+		return PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd",
+				    a->offset), -1;
+	if (strcmp(a->mode, "shared") && strcmp(a->mode, "private"))
+		return PyErr_Format(PyExc_ValueError, "threads mode '%s' is not shared or private",
+				    a->mode), -1;
+	p->mode = strcmp(a->mode, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
+	if (p->mode == PZ_THREADS_SHARED && a->threads > 1 && (size_t)a->size / a->threads < 4096)
+		return PyErr_Format(PyExc_ValueError, "size %zd is too small for %u threads: each "
+				    "needs at least 4KB of it", a->size, a->threads), -1;
+	p->kernel = pzpy_usable_kernel(a->kind, a->name);
+	if (!p->kernel ||
+	    (a->kind == PZ_KIND_FILL && pzpy_check_fill_value(p->kernel, a->value, 1) < 0))
+		return -1;
+	if (a->cold && pzpy_flush_method(a->flush, &p->flush.method) < 0)
+		return -1;
+	if (a->cold && p->flush.method == PZ_FLUSH_EVICT) {
+		if (a->evict_bytes <= 0)
+			return PyErr_SetString(PyExc_ValueError,
+					       "evicting needs evict_bytes > 0 (2x the LLC)"), -1;
+		p->flush.evict_len = (size_t)a->evict_bytes;
+	}
+	if (a->cpus && pzpy_cpus(a->cpus, a->threads, &cpus) < 0)
+		return -1;
+	p->size = (size_t)a->size;
+	p->page_shift = a->shift;
+	p->thp = (enum pz_thp)a->thp;
+	p->loops = a->loops;
+	p->value = a->value;
+	p->offset = (size_t)a->offset;
+	p->cold = a->cold;
+	p->threads = a->threads;
+	p->cpus = cpus;
+	p->node = a->node;
+	p->counters = a->counters;
+	return 0;
+}
+
+PyDoc_STRVAR(bench_mem__doc__,
+"bench_mem(kind, kernel, size, *, chunk=0, page_shift=12, thp=0, loops=1, clock='ns',\n"
+"          value=0, offset=0, cold=False, flush='', evict_bytes=0, threads=1,\n"
+"          mode='shared', cpus=(), node=-1, counters=False)\n--\n\n"
+"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
+"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
+"bytes in `chunk`-byte kernel calls (0: the whole size in one). The\n"
+"defaults are perf's conditions: hot, one unpinned thread, no node, no\n"
+"counters. value is the fill byte or -1 for the loop index (perf's\n"
+"memset(dst, i, size)); offset moves the buffers that many bytes past a\n"
+"page boundary (0..4095). cold flushes each chunk before its kernel call\n"
+"(flush: clflushopt, clflush, evict, or '' for the best; evict reads\n"
+"evict_bytes); threads clear disjoint parts of one region ('shared') or\n"
+"their own regions ('private'), pinned to cpus when given; node binds the\n"
+"buffers; counters reads hardware counters around each loop.\n"
+"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
+"unit), thread_samples, counters (name -> per-loop deltas summed over\n"
+"threads, or None), cold_method, loops_done and interrupted (None, or the\n"
+"signal that stopped the run: the arrays then hold the completed loops).");
+
+static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				PyObject *kwnames)
+{
+	struct mem_args a = { .flush = "", .mode = "shared", .shift = PZ_PAGE_SHIFT_4KB,
+			      .loops = 1, .threads = 1, .node = -1, .clock = PZ_CLOCK_NS };
+	const struct pzpy_param params[] = {
+		{ "kind", pzpy_kind, &a.kind },
+		{ "kernel", pzpy_str, &a.name },
+		{ "size", pzpy_ssize, &a.size },
+		{ "chunk", pzpy_ssize, &a.chunk },
+		{ "page_shift", pzpy_page_shift, &a.shift },
+		{ "thp", pzpy_thp, &a.thp },
+		{ "loops", pzpy_loops, &a.loops },
+		{ "clock", pzpy_clock, &a.clock },
+		{ "value", pzpy_int, &a.value },
+		{ "offset", pzpy_ssize, &a.offset },
+		{ "cold", pzpy_bool, &a.cold },
+		{ "flush", pzpy_str_or_none, &a.flush },
+		{ "evict_bytes", pzpy_ssize, &a.evict_bytes },
+		{ "threads", pzpy_threads, &a.threads },
+		{ "mode", pzpy_str, &a.mode },
+		{ "cpus", pzpy_object, &a.cpus },
+		{ "node", pzpy_int, &a.node },
+		{ "counters", pzpy_bool, &a.counters },
+	};
+	struct pzpy_failure fail = { .doing = "mmap" };
+	struct pz_run_params p = { .cpus = NULL };
+	struct pz_run_out out = { .samples = NULL };
+	struct pz_clock clock;
+	struct pzpy_stop stop;
+	PyObject *result = NULL;
+	uint64_t avail;
+	int ret;
+
+	if (PZPY_PARSE("bench_mem", params, 3, 3) < 0 || mem_params(&a, &p) < 0)
+		goto out;
+	fail.bytes = p.size + p.offset;
+	fail.shift = p.page_shift;
+	fail.buffers = run_buffers(&p);
+	fail.threads = p.threads;
+	fail.cpus = p.cpus;
+	fail.node = p.node >= 0 ? &p.node : NULL;
+	/* Refuse before mapping anything; region.c checks one buffer at a time. */
+	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
+	    (uint64_t)fail.bytes > avail / fail.buffers) {
+		pzpy_raise(-E2BIG, &fail);
+		goto out;
+	}
+	if (alloc_out(&out, p.threads, p.loops, p.counters) < 0 ||
+	    pzpy_open_clock(&clock, a.clock) < 0)
+		goto out;
+	if (pzpy_stop_begin(&stop) < 0) {
+		pz_clock_close(&clock);
+		goto out;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_mem(&p, &clock, &out);
+	Py_END_ALLOW_THREADS
+	pzpy_stop_end(&stop);
+	pz_clock_close(&clock);
+	failure_from(&fail, &out);
+	if (ret && !(ret == -EINTR && stop.sig))
+		pzpy_raise(ret, &fail);
+	else
+		result = mem_result(&p, &out, stop.sig);
+out:
+	free_out(&out);
+	PyMem_Free((int *)p.cpus);
+	return result;
+}
+
+/* The test hook's log: every event of every thread, in arrival order. */
+struct trace {
+	pthread_mutex_t lock;
+	const char *base;
+	size_t n, cap;
+	struct { unsigned t; int ev; size_t off, len; } *e;
+};
+
+static void record_event(void *ctx, unsigned thread, enum pz_run_event ev, const void *p,
+			 size_t len)
+{
+	struct trace *tr = ctx;
+
+	pthread_mutex_lock(&tr->lock);
+	if (tr->n < tr->cap) {
+		tr->e[tr->n].t = thread;
+		tr->e[tr->n].ev = ev;
+		tr->e[tr->n].off = p ? (size_t)((const char *)p - tr->base) : 0;
+		tr->e[tr->n].len = len;
+		tr->n++;
+	}
+	pthread_mutex_unlock(&tr->lock);
+}
+
+static PyObject *trace_list(const struct trace *tr)
+{
+	static const char *const ev_names[] = { "start", "flush", "clear" };
+	PyObject *l = PyList_New((Py_ssize_t)tr->n);
+	size_t i;
+
+	for (i = 0; l && i < tr->n; i++) {
+		PyObject *row = Py_BuildValue("(Isnn)", tr->e[i].t, ev_names[tr->e[i].ev],
+					      (Py_ssize_t)tr->e[i].off, (Py_ssize_t)tr->e[i].len);
+
+		if (!row)
+			Py_CLEAR(l);
+		else
+			PyList_SET_ITEM(l, (Py_ssize_t)i, row);
+	}
+	return l;
+}
+
+PyDoc_STRVAR(run_threads_on__doc__,
+"run_threads_on(buffer, kernel, threads, chunk, loops, value, value_step, cold, flush,\n"
+"               evict_bytes=0)\n--\n\n"
+"Test hook: run bench_mem's loops (shared mode) on a writable buffer the\n"
+"caller mapped, thread t writing value + t * value_step (each 0..255, or 0\n"
+"for a zeros-only kernel), and return the events every thread reported, in\n"
+"order: (thread, event, offset, length) with event 'start' (length: threads\n"
+"past the barrier), 'flush' or 'clear'.");
+
+static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				     PyObject *kwnames)
+{
+	const char *flush_s = NULL;
+	unsigned threads = 0, loops = 0, t;
+	Py_ssize_t chunk = 0, evict_bytes = 0;
+	int value = 0, step = 0, cold = 0, ret;
+	struct pz_run_params p;
+	struct pz_run_out out;
+	struct pz_clock clock;
+	struct pz_region evict = { 0 };
+	struct trace tr = { .n = 0 };
+	PyObject *result = NULL;
+	Py_buffer view;
+	char *dst;
+	const struct pzpy_param params[] = {
+		{ "buffer", pzpy_writable, &view },
+		{ "kernel", pzpy_clear_kernel, &p.kernel },
+		{ "threads", pzpy_threads, &threads },
+		{ "chunk", pzpy_ssize, &chunk },
+		{ "loops", pzpy_loops, &loops },
+		{ "value", pzpy_int, &value },
+		{ "value_step", pzpy_int, &step },
+		{ "cold", pzpy_bool, &cold },
+		{ "flush", pzpy_str_or_none, &flush_s },
+		{ "evict_bytes", pzpy_ssize, &evict_bytes },
+	};
+
+	memset(&p, 0, sizeof(p));
+	memset(&out, 0, sizeof(out));
+	if (PZPY_PARSE("run_threads_on", params, 9, 10) < 0)
+		return NULL;
+	/* Every thread's byte, not only the first: thread t writes value + t * step. */
+	for (t = 0; t < threads; t++)
+		if (pzpy_check_fill_value(p.kernel, value + (int)t * step, 0) < 0)
+			goto out_view;
+	if (cold && pzpy_cold_flusher(flush_s, evict_bytes > 0 ? evict_bytes : 1 << 20,
+				      &p.flush, &evict) < 0)
+		goto out_view;
+	if (chunk <= 0 || view.len <= 0 || (size_t)view.len / threads < 4096) {
+		PyErr_SetString(PyExc_ValueError, "need chunk > 0 and at least 4KB of buffer "
+				"per thread");
+		goto out_view;
+	}
+	p.size = (size_t)view.len;
+	p.chunk = (size_t)chunk;
+	p.loops = loops;
+	p.value = value;
+	p.value_step = step;
+	p.cold = cold;
+	p.threads = threads;
+	p.mode = PZ_THREADS_SHARED;
+	p.node = -1;
+	p.hook = record_event;
+	p.hook_ctx = &tr;
+	tr.base = view.buf;
+	tr.cap = (size_t)threads + 2 * (size_t)loops * ((p.size + p.chunk - 1) / p.chunk + threads);
+	tr.e = PyMem_Calloc(tr.cap, sizeof(*tr.e));
+	if (!tr.e) {
+		PyErr_NoMemory();
+		goto out_view;
+	}
+	if (alloc_out(&out, threads, loops, 0) < 0 || pzpy_open_clock(&clock, PZ_CLOCK_NS) < 0)
+		goto out_trace;
+	pthread_mutex_init(&tr.lock, NULL);
+	dst = view.buf;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_mem_on(&p, &clock, &dst, NULL, &out);
+	Py_END_ALLOW_THREADS
+	pthread_mutex_destroy(&tr.lock);
+	pz_clock_close(&clock);
+	if (ret) {
+		struct pzpy_failure fail = { .doing = "the threaded clear", .threads = threads };
+
+		failure_from(&fail, &out);
+		pzpy_raise(ret, &fail);
+	} else {
+		result = trace_list(&tr);
+	}
+out_trace:
+	free_out(&out);
+	PyMem_Free(tr.e);
+out_view:
+	pz_region_unmap(&evict);
+	PyBuffer_Release(&view);
+	return result;
+}
+
+static PyMethodDef mem_methods[] = {
+	{ "bench_mem", PZPY_FASTCALL(core_bench_mem), PZPY_KW, bench_mem__doc__ },
+	{ "run_threads_on", PZPY_FASTCALL(core_run_threads_on), PZPY_KW, run_threads_on__doc__ },
+	{ NULL, NULL, 0, NULL }
+};
+
+int pzpy_init_mem(PyObject *m)
+{
+	return pzpy_add_methods(m, mem_methods);
+}

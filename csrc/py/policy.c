@@ -1,0 +1,331 @@
+/*
+ * policy.c - the folio clearing strategies: their names and constants, the
+ * order they clear in (clear_order), an untimed clear (clear_folio) and
+ * the timed folio (bench_folio). The batch benchmarks are in batch.c.
+ */
+#include <string.h>
+
+#include "counters.h"
+#include "policy_bench.h"
+#include "pzpy.h"
+
+static int check_fault_batch(size_t nr_pages, Py_ssize_t fault, Py_ssize_t batch)
+{
+	if (fault < 0 || (size_t)fault >= nr_pages) {
+		PyErr_Format(PyExc_ValueError, "fault index %zd is outside the folio (0..%zu)",
+			     fault, nr_pages - 1);
+		return -1;
+	}
+	if (batch <= 0) {
+		PyErr_Format(PyExc_ValueError, "batch must be at least 1 page, not %zd", batch);
+		return -1;
+	}
+	return 0;
+}
+
+/* The non-temporal kernel a strategy needs, or NULL when it needs none (not an error). */
+static int strategy_nt_kernel(enum pz_strategy s, const char *name, const struct pz_kernel **k)
+{
+	*k = NULL;
+	if (!pz_strategy_uses_nontemporal(s))
+		return 0;
+	if (!name) {
+		PyErr_Format(PyExc_ValueError, "strategy '%s' needs a non-temporal kernel (nt_kernel)",
+			     pz_strategy_name(s));
+		return -1;
+	}
+	*k = pzpy_usable_kernel(PZ_KIND_FILL, name);
+	return *k ? 0 : -1;
+}
+
+/* A step log with room for @cap steps, or -1 with MemoryError. */
+static int log_alloc(struct pz_step_log *log, size_t cap)
+{
+	log->cap = cap;
+	log->steps = PyMem_Calloc(cap ? cap : 1, sizeof(*log->steps));
+	if (log->steps)
+		return 0;
+	PyErr_NoMemory();
+	return -1;
+}
+
+static const char *strategy_name_at(int i)
+{
+	return pz_strategy_name((enum pz_strategy)i);
+}
+
+PyDoc_STRVAR(strategies__doc__,
+"strategies()\n--\n\n"
+"The folio clearing strategies, in the C core's order.");
+
+static PyObject *core_strategies(PyObject *self, PyObject *unused)
+{
+	return pzpy_names_tuple(PZ_STRATEGY_COUNT, strategy_name_at, NULL);
+}
+
+static const char *cold_name_at(int i)
+{
+	return pz_cold_name((enum pz_cold)i);
+}
+
+static int cold_available_at(int i)
+{
+	return pz_cold_available((enum pz_cold)i);
+}
+
+PyDoc_STRVAR(cold_methods__doc__,
+"cold_methods()\n--\n\n"
+"How this build can evict the fault neighbourhood for the cold baseline,\n"
+"preferred first: 'clflush' (x86-64) and 'evict' (read a buffer larger\n"
+"than the LLC).");
+
+static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
+{
+	return pzpy_names_tuple(PZ_COLD_COUNT, cold_name_at, cold_available_at);
+}
+
+PyDoc_STRVAR(policy_constants__doc__,
+"policy_constants()\n--\n\n"
+"The C core's policy constants: page_size (the 4KB unit strategies and\n"
+"batches count in), neighbourhood_radius (pages each side of the fault\n"
+"cleared last and touched), line_size (the touch's and flush's stride).");
+
+static PyObject *core_policy_constants(PyObject *self, PyObject *unused)
+{
+	return Py_BuildValue("{s:n,s:n,s:n}", "page_size", (Py_ssize_t)PZ_PAGE_SIZE,
+			     "neighbourhood_radius", (Py_ssize_t)PZ_NEIGHBOURHOOD_RADIUS,
+			     "line_size", (Py_ssize_t)PZ_LINE_SIZE);
+}
+
+static void record_step(void *log, const struct pz_step *s)
+{
+	pz_step_log_add(log, s);
+}
+
+PyDoc_STRVAR(clear_order__doc__,
+"clear_order(strategy, nr_pages, fault_index, batch_pages)\n--\n\n"
+"The steps strategy takes over nr_pages pages for a fault at fault_index,\n"
+"clearing at most batch_pages at once, as (first_page, page_count,\n"
+"nontemporal) tuples in order. Nothing is cleared: the walk is the one the\n"
+"timed loops run, with a callback that records instead of clearing.");
+
+static PyObject *core_clear_order(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				  PyObject *kwnames)
+{
+	enum pz_strategy s = 0;
+	Py_ssize_t nr = 0, fault = 0, batch = 0;
+	struct pz_step_log log = { 0 };
+	PyObject *result;
+	const struct pzpy_param params[] = {
+		{ "strategy", pzpy_strategy, &s },
+		{ "nr_pages", pzpy_ssize, &nr },
+		{ "fault_index", pzpy_ssize, &fault },
+		{ "batch_pages", pzpy_ssize, &batch },
+	};
+
+	if (PZPY_PARSE("clear_order", params, 4, 4) < 0)
+		return NULL;
+	if (nr <= 0) {
+		PyErr_Format(PyExc_ValueError, "nr_pages must be at least 1, not %zd", nr);
+		return NULL;
+	}
+	/* Every step clears at least one page, and each page once: nr steps at most. */
+	if (check_fault_batch((size_t)nr, fault, batch) < 0 || log_alloc(&log, (size_t)nr) < 0)
+		return NULL;
+	pz_strategy_order(s, (size_t)nr, (size_t)fault, (size_t)batch, record_step, &log);
+	result = pzpy_steps_tuple(&log);
+	PyMem_Free(log.steps);
+	return result;
+}
+
+PyDoc_STRVAR(clear_folio__doc__,
+"clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt_kernel=None, record=False)\n"
+"--\n\n"
+"Zero the writable buffer (whole 4KB pages) in strategy's order with the\n"
+"named kernels, untimed: the clearing callback of the timed loops. With\n"
+"record, return the steps it executed (as clear_order()), else None.");
+
+static PyObject *core_clear_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				  PyObject *kwnames)
+{
+	PyObject *obj = NULL, *result = NULL;
+	const char *ntname = NULL;
+	Py_ssize_t fault = 0, batch = 0;
+	int record = 0;
+	enum pz_strategy s = 0;
+	struct pz_step_log log = { 0 };
+	struct pz_clearer clr = { 0 };
+	Py_buffer view;
+	size_t nr;
+	const struct pzpy_param params[] = {
+		{ "buffer", pzpy_object, &obj },
+		{ "strategy", pzpy_strategy, &s },
+		{ "fault_index", pzpy_ssize, &fault },
+		{ "batch_pages", pzpy_ssize, &batch },
+		{ "kernel", pzpy_clear_kernel, &clr.kernel },
+		{ "nt_kernel", pzpy_str_or_none, &ntname },
+		{ "record", pzpy_bool, &record },
+	};
+
+	if (PZPY_PARSE("clear_folio", params, 5, 7) < 0 ||
+	    strategy_nt_kernel(s, ntname, &clr.nt_kernel) < 0 || pzpy_pages(obj, &view, &nr) < 0)
+		return NULL;
+	if (check_fault_batch(nr, fault, batch) < 0 || (record && log_alloc(&log, nr) < 0))
+		goto out;
+	clr.log = record ? &log : NULL;
+	clr.base = view.buf;
+	Py_BEGIN_ALLOW_THREADS
+	pz_strategy_order(s, nr, (size_t)fault, (size_t)batch, pz_clear_step, &clr);
+	Py_END_ALLOW_THREADS
+	if (record) {
+		result = pzpy_steps_tuple(&log);
+	} else {
+		result = Py_None;
+		Py_INCREF(result);
+	}
+out:
+	PyMem_Free(log.steps);
+	PyBuffer_Release(&view);
+	return result;
+}
+
+/* The per-loop columns of the folio's samples, as clear, touch and cold tuples. */
+static int folio_columns(PyObject *d, const struct pz_folio_sample *out, unsigned loops)
+{
+	static const char *const names[] = { "clear", "touch", "cold" };
+	uint64_t *col = PyMem_Calloc(loops, sizeof(*col));
+	unsigned i, c;
+	int ret = 0;
+
+	if (!col) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (c = 0; ret == 0 && c < 3; c++) {
+		PyObject *t;
+
+		for (i = 0; i < loops; i++)
+			col[i] = c == 0 ? out[i].clear : c == 1 ? out[i].touch : out[i].cold;
+		t = pzpy_u64_tuple(col, loops, 1);
+		ret = !t || PyDict_SetItemString(d, names[c], t) < 0 ? -1 : 0;
+		Py_XDECREF(t);
+	}
+	PyMem_Free(col);
+	return ret;
+}
+
+PyDoc_STRVAR(bench_folio__doc__,
+"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, loops, baseline, *,\n"
+"            nt_kernel=None, cold=False, flush='', evict_bytes=0, counters=False,\n"
+"            trace=False)\n"
+"--\n\n"
+"Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
+"order, each followed by a touch of the fault neighbourhood (fault +-2\n"
+"pages: each line read, through a chain of dependent loads, then written)\n"
+"and the same touch after evicting the neighbourhood with baseline\n"
+"('clflush' or 'evict', which reads scrub). Before each loop the folio is\n"
+"dirtied and scrub, a buffer larger than the LLC, is read; cold then\n"
+"flushes the whole folio by address too (flush: clflushopt, clflush, evict\n"
+"or '' for the best; evict reads evict_bytes), and counters reads hardware\n"
+"counters around each clear. A plain run is hot, without counters: the\n"
+"same loop. SIGINT, SIGTERM and SIGHUP stop the run between loops. Returns\n"
+"a dict over the loops_done loops completed: clear, touch, cold (ns per\n"
+"loop), touch_lines, neighbourhood (first page, pages), counters (name ->\n"
+"per-loop deltas, or None), cold_method, flushes ((0, offset in the folio,\n"
+"length) per flush with trace, else None), loops_done and interrupted\n"
+"(None, or the signal's name).");
+
+static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				  PyObject *kwnames)
+{
+	PyObject *fobj = NULL, *result = NULL, *d = NULL;
+	const char *ntname = NULL, *baseline = NULL;
+	Py_ssize_t fault = 0, batch = 0;
+	int base_id, ret;
+	struct pz_folio_params p = { 0 };
+	struct pzpy_policy_run pr = { .flush = "" };
+	struct pz_folio_sample *out = NULL;
+	uint64_t *counters = NULL;
+	Py_buffer fview = { 0 }, sview = { 0 };
+	char *folio_base;
+	size_t nb_first, nb_count;
+	const struct pzpy_param params[] = {
+		{ "folio", pzpy_object, &fobj },
+		{ "scrub", pzpy_readable, &sview },
+		{ "strategy", pzpy_strategy, &p.strategy },
+		{ "fault_index", pzpy_ssize, &fault },
+		{ "batch_pages", pzpy_ssize, &batch },
+		{ "kernel", pzpy_clear_kernel, &p.kernel },
+		{ "loops", pzpy_loops, &p.loops },
+		{ "baseline", pzpy_str, &baseline },
+		{ "nt_kernel", pzpy_str_or_none, &ntname },
+		PZPY_POLICY_PARAMS(pr),
+	};
+	struct pzpy_failure fail = { .doing = "the folio benchmark" };
+
+	if (PZPY_PARSE("bench_folio", params, 8, 8) < 0)
+		return NULL;
+	if (strategy_nt_kernel(p.strategy, ntname, &p.nt_kernel) < 0)
+		goto out;
+	base_id = pz_cold_lookup(baseline);
+	if (base_id < 0 || !pz_cold_available((enum pz_cold)base_id)) {
+		PyErr_Format(PyExc_ValueError, "cold method '%s' is not available here "
+			     "(pagezero._core.cold_methods() lists them)", baseline);
+		goto out;
+	}
+	p.baseline = (enum pz_cold)base_id;
+	if (pzpy_pages(fobj, &fview, &p.nr_pages) < 0)
+		goto out;
+	if (check_fault_batch(p.nr_pages, fault, batch) < 0)
+		goto out;
+	p.fault = (size_t)fault;
+	p.batch_pages = (size_t)batch;
+	out = PyMem_Calloc(p.loops, sizeof(*out));
+	if (pr.counters)
+		counters = PyMem_Calloc((size_t)p.loops * PZ_CTR_COUNT, sizeof(*counters));
+	if (!out || (pr.counters && !counters)) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	folio_base = fview.buf;
+	if (pzpy_policy_cond(&pr, &p.cond, &folio_base, (size_t)fview.len, p.loops) < 0 ||
+	    pzpy_policy_begin(&pr) < 0)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len, &pr.clock, out, counters);
+	Py_END_ALLOW_THREADS
+	pzpy_policy_end(&pr);
+	if (pzpy_policy_check(&pr, ret, &fail) < 0)
+		goto out;
+	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
+	d = Py_BuildValue("{s:n,s:(nn)}", "touch_lines", (Py_ssize_t)pz_folio_touch_lines(&p),
+			  "neighbourhood", (Py_ssize_t)nb_first, (Py_ssize_t)nb_count);
+	if (d && folio_columns(d, out, pr.done) == 0 && pzpy_policy_keys(d, &pr, counters) == 0) {
+		result = d;
+		d = NULL;
+	}
+out:
+	Py_XDECREF(d);
+	pzpy_policy_release(&pr);
+	PyMem_Free(counters);
+	PyMem_Free(out);
+	if (fview.obj)
+		PyBuffer_Release(&fview);
+	PyBuffer_Release(&sview);
+	return result;
+}
+
+static PyMethodDef policy_methods[] = {
+	{ "strategies", core_strategies, METH_NOARGS, strategies__doc__ },
+	{ "cold_methods", core_cold_methods, METH_NOARGS, cold_methods__doc__ },
+	{ "policy_constants", core_policy_constants, METH_NOARGS, policy_constants__doc__ },
+	{ "clear_order", PZPY_FASTCALL(core_clear_order), PZPY_KW, clear_order__doc__ },
+	{ "clear_folio", PZPY_FASTCALL(core_clear_folio), PZPY_KW, clear_folio__doc__ },
+	{ "bench_folio", PZPY_FASTCALL(core_bench_folio), PZPY_KW, bench_folio__doc__ },
+	{ NULL, NULL, 0, NULL }
+};
+
+int pzpy_init_policy(PyObject *m)
+{
+	return pzpy_add_methods(m, policy_methods);
+}

@@ -1,0 +1,123 @@
+/*
+ * system.c - facts about this machine and its memory that the benchmarks
+ * depend on: MemAvailable, the cache flush methods, the hardware counters,
+ * NUMA binding.
+ */
+#include "counters.h"
+#include "numa.h"
+#include "pzpy.h"
+
+PyDoc_STRVAR(mem_available__doc__,
+"mem_available()\n--\n\nMemAvailable from /proc/meminfo, in bytes.");
+
+static PyObject *core_mem_available(PyObject *self, PyObject *unused)
+{
+	uint64_t bytes;
+	int ret = pz_mem_available(&bytes);
+
+	if (ret) {
+		struct pzpy_failure fail = { .doing = "reading MemAvailable from /proc/meminfo" };
+
+		return pzpy_raise(ret, &fail);
+	}
+	return PyLong_FromUnsignedLongLong(bytes);
+}
+
+PyDoc_STRVAR(cache_methods__doc__,
+"cache_methods()\n--\n\n"
+"The ways cold mode can get a target out of the caches, best first, as\n"
+"(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
+
+static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
+{
+	PyObject *t = PyTuple_New(PZ_FLUSH_COUNT);
+	int i;
+
+	for (i = 0; t && i < PZ_FLUSH_COUNT; i++) {
+		PyObject *row = Py_BuildValue("(sO)", pz_flush_name((enum pz_flush)i),
+					      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
+
+		if (!row)
+			Py_CLEAR(t);
+		else
+			PyTuple_SET_ITEM(t, i, row);
+	}
+	return t;
+}
+
+static const char *counter_name_at(int i)
+{
+	return pz_counter_name((unsigned)i);
+}
+
+PyDoc_STRVAR(counter_names__doc__,
+"counter_names()\n--\n\nThe hardware counters --counters reads, in perf's names.");
+
+static PyObject *core_counter_names(PyObject *self, PyObject *unused)
+{
+	return pzpy_names_tuple(PZ_CTR_COUNT, counter_name_at, NULL);
+}
+
+PyDoc_STRVAR(numa_bind__doc__,
+"numa_bind(buffer, node)\n--\n\n"
+"Bind a writable buffer's pages to a NUMA node (mbind MPOL_BIND, moving any\n"
+"already there). pagezero.MappingError (an OSError) with the errno on failure.");
+
+static PyObject *core_numa_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				PyObject *kwnames)
+{
+	Py_buffer view;
+	int node = 0, ret;
+	const struct pzpy_param params[] = {
+		{ "buffer", pzpy_writable, &view },
+		{ "node", pzpy_int, &node },
+	};
+	struct pzpy_failure fail = { .doing = "mbind", .memory = 1 };
+
+	if (PZPY_PARSE("numa_bind", params, 2, 2) < 0)
+		return NULL;
+	ret = pz_numa_bind(view.buf, (size_t)view.len, node);
+	PyBuffer_Release(&view);
+	if (ret)
+		return pzpy_raise(ret, &fail);
+	Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(numa_policy__doc__,
+"numa_policy(buffer)\n--\n\n"
+"(mode, first node of the mask, node of the first page) for the mapping\n"
+"holding the buffer's first byte, read back with get_mempolicy(MPOL_F_ADDR)\n"
+"and get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR). mode 2 is MPOL_BIND.");
+
+static PyObject *core_numa_policy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+				  PyObject *kwnames)
+{
+	Py_buffer view;
+	int mode = -1, first = -1, node = -1, ret;
+	const struct pzpy_param params[] = { { "buffer", pzpy_writable, &view } };
+	struct pzpy_failure fail = { .doing = "get_mempolicy", .memory = 1 };
+
+	if (PZPY_PARSE("numa_policy", params, 1, 1) < 0)
+		return NULL;
+	ret = pz_numa_policy(view.buf, &mode, &first);
+	if (!ret)
+		ret = pz_numa_node_of(view.buf, &node);
+	PyBuffer_Release(&view);
+	if (ret)
+		return pzpy_raise(ret, &fail);
+	return Py_BuildValue("(iii)", mode, first, node);
+}
+
+static PyMethodDef system_methods[] = {
+	{ "mem_available", core_mem_available, METH_NOARGS, mem_available__doc__ },
+	{ "cache_methods", core_cache_methods, METH_NOARGS, cache_methods__doc__ },
+	{ "counter_names", core_counter_names, METH_NOARGS, counter_names__doc__ },
+	{ "numa_bind", PZPY_FASTCALL(core_numa_bind), PZPY_KW, numa_bind__doc__ },
+	{ "numa_policy", PZPY_FASTCALL(core_numa_policy), PZPY_KW, numa_policy__doc__ },
+	{ NULL, NULL, 0, NULL }
+};
+
+int pzpy_init_system(PyObject *m)
+{
+	return pzpy_add_methods(m, system_methods);
+}

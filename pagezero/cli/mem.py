@@ -1,0 +1,169 @@
+"""pagezero mem memset | memcpy: perf bench mem's clearing and copying, with
+the measured conditions (cold cache, threads, NUMA node, counters) added."""
+import sys
+
+from ..bench import plan, run, thread_spread
+from ..kernels import find_kernel, kernels
+from ..units import format_rate, gb_per_sec
+from .options import (add_clock, add_conditions, add_format, add_output, check_output,
+                      fill_value, integer, resolve_clock)
+from .render import Measured
+
+__all__ = ["COMMANDS", "add_parsers", "print_functions"]
+
+
+def print_functions(names_and_descriptions):
+    print("Available functions:")
+    for name, description in names_and_descriptions:
+        print(f"\t{name} ... {description}")
+
+
+def _help_rows(kind):
+    for k in kernels(kind):
+        note = "" if k.available else f"  [unavailable: {k.reason}]"
+        yield k.name, k.description + note
+
+
+def _selected(function, kind, value):
+    """The kernels to run: one by name, or every one this machine can run for 'all'."""
+    if function != "all":
+        return [find_kernel(function, kind)]
+    chosen = []
+    for k in kernels(kind):
+        if not k.available:
+            print(f"# function '{k.name}' skipped: {k.reason}", file=sys.stderr)
+        elif k.zero_only and value != 0:
+            print(f"# function '{k.name}' skipped: it can only write zeros", file=sys.stderr)
+        else:
+            chosen.append(k)
+    return chosen
+
+
+def print_rate(args, result):
+    """perf's rate line, or with -c its cycles per byte."""
+    if args.clock == "cycles":
+        print(f" {result.cycles_per_byte:14f} cycles/byte")
+    else:
+        print(format_rate(result.bytes_per_sec))
+
+
+def print_simple(args, result):
+    print(f"{result.cycles_per_byte if args.clock == 'cycles' else result.bytes_per_sec:f}")
+
+
+def _print_result(args, kernel, result, benchmark, first):
+    if args.format == "simple":
+        print_simple(args, result)
+        return
+    if first:
+        print(f"# Running 'mem/{benchmark}' benchmark:")
+    print(f"# function '{kernel.name}' ({kernel.description})")
+    print(f"# Copying {args.size} bytes ...")
+    print()
+    print_rate(args, result)
+    _print_conditions(result)
+    sys.stdout.flush()
+
+
+def _print_conditions(result):
+    """What cold mode, threads and counters add below perf's lines."""
+    d = result.details
+    if "cold_method" in d:
+        print(f"# cache cold: every chunk flushed with {d['cold_method']} before its "
+              f"timed call (the flushes are not timed)")
+    if len(d.get("thread_samples", ())) > 1:
+        mean, spread = thread_spread(result)
+        mode = result.params.get("threads_mode", "shared")
+        where = "parts of one region" if mode == "shared" else "their own regions"
+        print(f"# {len(d['thread_samples'])} threads on CPUs {', '.join(map(str, d['cpus']))} "
+              f"clearing {where}: aggregate above")
+        if mean is not None:
+            print(f" {gb_per_sec(mean):14f} GB/sec/thread ( +- {spread:.2f}% )")
+    if "counters" in d:
+        loops = len(result.samples)
+        for name, values in d["counters"].items():
+            print(f"# {name}: {sum(values) / loops:.0f} per loop")
+
+
+def _cmd_mem(args, benchmark):
+    kind = "clear" if benchmark == "memset" else "copy"
+    if args.function == "help":
+        print_functions(_help_rows(kind))
+        return 0
+    resolve_clock(args)
+    check_output(args.output)
+    value = args.value if benchmark == "memset" else 0
+    # Check everything before running anything, so a bad argument never
+    # follows part of a run (or notes about kernels that -f all skips).
+    job = plan(benchmark, size=args.size, page=args.page, chunk=args.chunk,
+               loops=args.nr_loops, clock=args.clock, value=value, thp=bool(args.thp),
+               cache=args.cache, threads=args.threads, threads_mode=args.threads_mode,
+               node=args.node, cpu_node=args.cpu_node, counters=args.counters,
+               offset=args.offset)
+    chosen = _selected(args.function, kind, value)
+    with Measured(args.output, len(chosen) * args.nr_loops).saving() as measured:
+        for kernel in chosen:
+            result = run(job, kernel.name)
+            measured.results.append(result)
+            _print_result(args, kernel, result, benchmark, first=len(measured.results) == 1)
+    return 0
+
+
+def cmd_memset(args):
+    return _cmd_mem(args, "memset")
+
+
+def cmd_memcpy(args):
+    return _cmd_mem(args, "memcpy")
+
+
+COMMANDS = {"memset": cmd_memset, "memcpy": cmd_memcpy}
+
+
+def add_loops(p, help):
+    p.add_argument("-l", "--nr_loops", default=10, type=integer, help=help)
+
+
+def add_simple_format(p):
+    add_format(p, ("default", "simple"),
+               help="default: perf's text; simple: only the number")
+
+
+def _add_mem_options(p, benchmark):
+    p.add_argument("-s", "--size", default="1GB",
+                   help="bytes per loop; units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)")
+    p.add_argument("-p", "--page", default="4KB",
+                   help="page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)")
+    p.add_argument("-k", "--chunk", default="0",
+                   help="bytes per kernel call; 0 means the whole extent (default: 0)")
+    p.add_argument("-f", "--function", default="all",
+                   help="kernel to run, 'all' (default) or 'help' to list them")
+    add_loops(p, "timed loops over the whole size, one sample each (default: 10)")
+    add_clock(p)
+    if benchmark == "memset":
+        p.add_argument("--value", default=0, type=fill_value,
+                       help="fill byte 0..255 (default 0), or 'loop' to write the loop "
+                            "index as perf does")
+    p.add_argument("--thp", action="store_true",
+                   help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
+    p.add_argument("--offset", default=0, type=integer, metavar="BYTES",
+                   help="start the buffers BYTES past a page boundary (default 0, as perf "
+                        "since it mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)")
+    add_conditions(p, "flush each chunk from the caches before its timed call, timing each "
+                      "chunk",
+                   threads_text="threads, each pinned to its own CPU, started together "
+                                "(default: 1)",
+                   cpu_node=True)
+    p.add_argument("--threads-mode", default="shared", choices=["shared", "private"],
+                   help="shared: disjoint parts of one region (default); private: a region "
+                        "of --size each")
+    add_simple_format(p)
+    add_output(p)
+
+
+def add_parsers(mem_sub):
+    for benchmark, text in (("memset", "time clearing a region, as perf bench mem memset"),
+                            ("memcpy", "time copying a region, as perf bench mem memcpy")):
+        p = mem_sub.add_parser(benchmark, help=text, description=text)
+        _add_mem_options(p, benchmark)
+        p.set_defaults(command=benchmark)

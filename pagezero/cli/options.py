@@ -1,0 +1,119 @@
+"""What the commands share on their command lines: the parser that fails in one
+line, the one integer parser, and the option groups (clock, output, conditions,
+format)."""
+import argparse
+import os
+import sys
+
+__all__ = ["UsageError", "Parser", "integer", "number", "fill_value", "add_clock",
+           "resolve_clock", "add_output", "check_output", "add_conditions", "add_format",
+           "FORMATS"]
+
+
+class UsageError(Exception):
+    """A command-line mistake: exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    # argparse prints the whole usage before its error; one line is enough.
+    def error(self, message):
+        raise UsageError(message)
+
+
+def integer(text):
+    """Every integer option's parser: decimal (leading zeros allowed) or 0x/0o/0b.
+
+    Only the spelling is checked here; the range (loops >= 1, a node that
+    exists) is the API's to check, so that Python callers get the same rules.
+    argparse names the option: "argument -l/--nr_loops: invalid integer 'x'".
+    """
+    for base in (10, 0):
+        try:
+            return int(text, base)
+        except ValueError:
+            pass
+    raise argparse.ArgumentTypeError(f"invalid integer {text!r}")
+
+
+def number(text):
+    """Every non-integer numeric option's parser (budgets in ms, thresholds)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+
+
+def fill_value(text):
+    """memset's --value: an integer, or 'loop' for the loop index as perf writes it."""
+    return text if text == "loop" else integer(text)
+
+
+def add_clock(p):
+    p.add_argument("-c", "--cycles", action="store_true",
+                   help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
+    p.add_argument("--clock", default=None,
+                   help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+
+
+def resolve_clock(args):
+    """-c is perf's spelling of --clock cycles; the default clock is ns."""
+    if args.cycles:
+        if args.clock not in (None, "cycles"):
+            raise UsageError(f"-c/--cycles and --clock {args.clock} contradict each other")
+        args.clock = "cycles"
+    args.clock = args.clock or "ns"
+
+
+def add_output(p, help="also save every result, with its samples and the machine, as JSON",
+               metavar="FILE.json", **kw):
+    p.add_argument("-o", "--output", metavar=metavar, help=help, **kw)
+
+
+def check_output(path):
+    """Refuse an output in a missing directory up front, not after minutes of measuring."""
+    if path is None:
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {path!r}: no directory {directory!r}")
+
+
+COUNTERS_HELP = ("read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
+                 "instructions around each timed pass (needs a PMU)")
+
+
+def add_conditions(p, cold_text, threads_text=None, cpu_node=False):
+    """The measured conditions: --cache, --node, --counters, and where the command
+    has them, -t/--threads and --cpu-node."""
+    p.add_argument("--cache", default="hot", choices=["hot", "cold"],
+                   help=f"hot: the same memory every loop, as perf (default); cold: "
+                        f"{cold_text} (clflushopt/clflush, elsewhere evict)")
+    if threads_text:
+        p.add_argument("-t", "--threads", default=1, type=integer, help=threads_text)
+    p.add_argument("--node", default=None, type=integer,
+                   help="bind the memory to this NUMA node (mbind) before its first touch")
+    if cpu_node:
+        p.add_argument("--cpu-node", default=None, type=integer,
+                       help="run the threads on this NUMA node's CPUs")
+    p.add_argument("--counters", action="store_true", help=COUNTERS_HELP)
+
+
+# The one --format vocabulary: default (the text for people), simple (only the
+# numbers, one line per row), json. A command offers those that make sense for
+# what it prints.
+FORMATS = ("default", "simple", "json")
+
+
+def _format_word(text):
+    if text == "text":
+        # The analysis commands' old name for default.
+        print("pagezero: warning: --format text is deprecated: use --format default",
+              file=sys.stderr)
+        return "default"
+    return text
+
+
+def add_format(p, formats, help=None):
+    assert set(formats) <= set(FORMATS), formats
+    p.add_argument("--format", default="default", type=_format_word, choices=list(formats),
+                   help=help)

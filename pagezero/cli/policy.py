@@ -1,0 +1,226 @@
+"""pagezero batch | folio | advise: the clearing policies (clear_pages() batch
+sizes, folio_zero_user() orders) and the advice drawn from them."""
+import json
+import sys
+
+from ..advise import DEFAULT_BUDGETS_MS, advise
+from ..interrupt import as_interrupted, deferred
+from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
+                      plan_folio, run_batch, run_folio)
+from ..units import format_size, parse_size
+from .mem import add_loops
+from .options import add_conditions, add_format, add_output, check_output, integer, number
+from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
+
+__all__ = ["COMMANDS", "add_parsers"]
+
+_COLD_WORDS = {"clflush": "clflush of those lines",
+               "evict": "reading twice the LLC to evict them"}
+
+
+def cmd_batch(args):
+    loops = args.nr_loops
+    check_output(args.output)
+    batches, notes = args.batch or list(PRESETS), []
+    if not args.batch:
+        # Every preset by default; those larger than the region step aside.
+        nbytes = parse_size(args.size)
+        for name, b in PRESETS.items():
+            if b is not None and b > nbytes:
+                batches.remove(name)
+                notes.append(f"# batch '{name}' skipped: larger than the "
+                             f"{format_size(nbytes)} region")
+    jobs = [plan_batch(size=args.size, batch=b, kernel=args.kernel, loops=loops,
+                       yield_between=args.yield_between, cache=args.cache,
+                       threads=args.threads, node=args.node, counters=args.counters)
+            for b in batches]
+    # Only once every argument passed: a mistake is one line, never notes and then an error.
+    for note in notes:
+        print(note, file=sys.stderr)
+    with Measured(args.output, len(jobs) * loops).saving() as measured:
+        for job in jobs:
+            measured.results.append(run_batch(job))
+    results = measured.results
+    rows = [{"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function,
+             "batches_per_loop": r.batches_per_loop, "loops": r.loops,
+             "bytes_per_sec": r.bytes_per_sec, "worst_ms": r.worst_ms, "p99_ms": r.p99_ms,
+             "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms,
+             **condition_row(r)}
+            for j, r in zip(jobs, results)]
+    head = jobs[0]
+    lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of 4KB pages "
+             f"in batches with {head.kernel}, {loops} loops, "
+             f"{'sched_yield() after each batch' if args.yield_between else 'no yield'}",
+             "# GB/s = 10^9 bytes/s over whole loops; latencies over every batch of every "
+             "loop; typ.worst: the slowest batch position, median over loops",
+             f"{'batch':>8} {'bytes':>8} {'batches':>8} {'GB/s':>8} {'worst ms':>9} "
+             f"{'p99 ms':>9} {'typ.worst':>9} {'median ms':>9}"]
+    for row in rows:
+        lines.append(f"{row['batch']:>8} {format_size(row['batch_bytes']):>8} "
+                     f"{row['batches_per_loop']:>8} {gbs(row['bytes_per_sec']):>8} "
+                     f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
+                     f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}")
+    lines += condition_lines(results, "batch's range")
+    emit(args, rows, lines, ("bytes_per_sec", "worst_ms", "p99_ms"))
+    return 0
+
+
+def cmd_folio(args):
+    loops, fault = args.nr_loops, args.fault_index
+    check_output(args.output)
+    names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
+    skip_nt = args.strategy == "all" and args.nt_kernel is None and default_nt_kernel() is None
+    if skip_nt:
+        # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
+        names.remove("nocache-except-target")
+    jobs = [plan_folio(size=args.page, strategy=name, fault_index=fault, kernel=args.kernel,
+                       nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
+                       backing=args.backing, cold=args.cold, cache=args.cache,
+                       node=args.node, counters=args.counters) for name in names]
+    if skip_nt:
+        print("# strategy 'nocache-except-target' skipped: no non-temporal kernel "
+              "available here", file=sys.stderr)
+    with Measured(args.output, len(jobs) * loops).saving() as measured:
+        # One folio (and scrub buffer) for every strategy: they differ in order only.
+        memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
+        try:
+            for job in jobs:
+                measured.results.append(run_folio(job, memory))
+        finally:
+            memory.close()
+    results = measured.results
+    rows = [{"strategy": r.params["strategy"], "kernel": r.function,
+             "nt_kernel": r.params["nt_kernel"], "folio_bytes": r.bytes_per_loop,
+             "fault_index": fault, "backing": r.backing, "loops": r.loops,
+             "bytes_per_sec": r.clear_bytes_per_sec,
+             "touch_ns_per_line": r.touch_ns_per_line, "cold_ns_per_line": r.cold_ns_per_line,
+             "touch_lines": r.touch_lines, "cold_method": r.cold_method,
+             **condition_row(r)}
+            for r in results]
+    r0 = results[0]
+    first, count = r0.neighbourhood
+    backing = ("one hugetlb page" if r0.backing == "hugetlb"
+               else "4KB pages, THP refused")
+    nt = {j.nt_kernel for j in jobs} - {None}
+    lines = [f"# Running 'policy/folio': {format_size(r0.bytes_per_loop)} folio ({backing}), "
+             f"fault at page {fault}, {r0.function}"
+             + (f" (non-temporal: {', '.join(sorted(nt))})" if nt else "") + f", {loops} loops",
+             f"# GB/s = 10^9 bytes/s; touch: read then write each line of pages "
+             f"{first}..{first + count - 1} ({r0.touch_lines} lines) right after the clear; "
+             f"cold: the same touch after {_COLD_WORDS[r0.cold_method]}; medians over loops",
+             f"{'strategy':<22} {'GB/s':>8} {'touch ns/line':>14} {'cold ns/line':>13} "
+             f"{'touch/cold':>10}"]
+    for row in rows:
+        lines.append(f"{row['strategy']:<22} {gbs(row['bytes_per_sec']):>8} "
+                     f"{row['touch_ns_per_line']:14.2f} {row['cold_ns_per_line']:13.2f} "
+                     f"{row['touch_ns_per_line'] / row['cold_ns_per_line']:10.2f}")
+    lines += condition_lines(results, "folio")
+    emit(args, rows, lines, ("bytes_per_sec", "touch_ns_per_line", "cold_ns_per_line"))
+    return 0
+
+
+def cmd_advise(args):
+    budgets = args.budget or DEFAULT_BUDGETS_MS
+    check_output(args.output)
+    try:
+        advice = advise(quick=args.quick, budgets_ms=budgets,
+                        progress=sys.stderr if args.format == "default" else None)
+    except KeyboardInterrupt as e:
+        # The advice from the cells measured, marked interrupted, to -o; one line.
+        stop = as_interrupted(e)
+        if stop.partial is None:
+            kept = "; too little measured to advise"
+        elif args.output:
+            with deferred():
+                _write_advice(args.output, stop.partial)
+            kept = f"; the partial advice is in {args.output}"
+        else:
+            kept = "; not saved (no -o)"
+        print(interrupted_line(stop, kept), file=sys.stderr)
+        stop.reported = True
+        raise stop from None
+    if args.output:
+        _write_advice(args.output, advice)
+    if args.format == "json":
+        print(json.dumps(advice.to_json(), indent=1))
+    else:
+        print("\n".join(advice.describe()))
+    return 0
+
+
+def _write_advice(path, advice):
+    with open(path, "w") as f:
+        json.dump(advice.to_json(), f, indent=1)
+        f.write("\n")
+
+
+COMMANDS = {"batch": cmd_batch, "folio": cmd_folio, "advise": cmd_advise}
+
+
+def _add_folio(sub):
+    text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
+    f = sub.add_parser("folio", help=text, description=text)
+    f.add_argument("-p", "--page", default="2MB",
+                   help="folio size: 2MB, 1GB or any power-of-two number of 4KB pages "
+                        "(default: 2MB)")
+    f.add_argument("--strategy", default="all", choices=list(STRATEGIES) + ["all"],
+                   help="clearing order (default: all)")
+    f.add_argument("--fault-index", default=0, type=integer,
+                   help="the faulting page, 0-based (default: 0, the common case)")
+    f.add_argument("--kernel", help="clear kernel for cached stores (default: clear_pages()'s)")
+    f.add_argument("--nt-kernel",
+                   help="non-temporal kernel for nocache-except-target (default: the first "
+                        "available)")
+    f.add_argument("-b", "--batch", default="32MB",
+                   help="most clear_pages() clears at once: a size or a preset "
+                        f"({', '.join(PRESETS)}) (default: 32MB)")
+    add_loops(f, "timed clears (default: 10)")
+    f.add_argument("--backing", default="auto", choices=["auto", "hugetlb", "4KB"],
+                   help="hugetlb page or 4KB pages (THP refused); auto: hugetlb when one "
+                        "is free (default)")
+    f.add_argument("--cold", default="auto", choices=["auto", "clflush", "evict"],
+                   help="how the cold baseline evicts the neighbourhood (default: clflush "
+                        "where the CPU has it)")
+    add_conditions(f, "flush the whole folio from the caches before each clear (after the "
+                      "scrub read), outside the timing")
+    add_format(f, ("default", "simple", "json"),
+               help="simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy")
+    add_output(f)
+
+
+def _add_batch(sub):
+    text = "clear a region in clear_pages() batches and time every batch"
+    b = sub.add_parser("batch", help=text, description=text)
+    b.add_argument("-s", "--size", default="1GB",
+                   help="region size, a whole number of 4KB pages (default: 1GB)")
+    b.add_argument("-b", "--batch", action="append",
+                   help=f"batch: a size or a preset ({', '.join(PRESETS)}); repeat for "
+                        "several (default: every preset)")
+    b.add_argument("--kernel", help="clear kernel (default: clear_pages()'s)")
+    add_loops(b, "timed passes over the region (default: 10)")
+    b.add_argument("--yield", dest="yield_between", action="store_true",
+                   help="sched_yield() after each batch, as cond_resched()")
+    add_conditions(b, "flush each batch's range from the caches before it, outside the timing",
+                   threads_text="threads, each pinned to its own CPU and clearing its own "
+                                "region of --size in batches, every pass started together "
+                                "(default: 1)")
+    add_format(b, ("default", "simple", "json"), help="simple: 'rate worst_ms p99_ms' per batch")
+    add_output(b)
+
+
+def _add_advise(sub):
+    text = "sweep this machine and advise kernels, the cache knee and batch sizes"
+    a = sub.add_parser("advise", help=text, description=text)
+    a.add_argument("--quick", action="store_true",
+                   help="a sweep of a few seconds (smoke test, not a measurement)")
+    a.add_argument("--budget", action="append", metavar="MS", type=number,
+                   help="worst-case batch latency budget in ms; repeat for several "
+                        "(default: 1 and 3)")
+    add_format(a, ("default", "json"))
+    add_output(a, help="also write the JSON advice")
+
+
+def add_parsers(sub):
+    _add_folio(sub)
+    _add_batch(sub)
+    _add_advise(sub)

@@ -1,0 +1,215 @@
+"""The conditions a benchmark runs under, checked once and recorded once.
+
+Every benchmark (memset/memcpy, batch, folio; mmap for its threads) runs a
+clear under the same conditions: a cache state, a number of threads and how
+they share the memory, the NUMA node of the memory and of the CPUs, and
+whether hardware counters are read. The plain run (perf's conditions: hot,
+one unpinned thread, no placement, no counters) is Conditions() itself, so
+a run with default conditions and one with `node=0` go through the same
+Python function.
+
+The limits on loops and threads live here too, one table for every
+benchmark.
+"""
+import os
+from dataclasses import dataclass
+
+from .sysinfo import llc_bytes
+
+__all__ = ["Conditions", "CACHE_STATES", "THREADS_MODES", "MAX_LOOPS", "MAX_FAULT_THREADS",
+           "check_loops", "check_int", "check_node", "choose_cpus", "numa_nodes", "node_cpus",
+           "evict_bytes"]
+
+# hot: the same buffer again and again, as perf (the default, for parity);
+# cold: every chunk flushed from the caches before its timed call.
+CACHE_STATES = ("hot", "cold")
+# shared: one region split into parts; private: a region per thread.
+THREADS_MODES = ("shared", "private")
+
+# The most loops a run may ask for, per benchmark. batch and folio record
+# every batch / touch of every loop, so they are bounded lower.
+MAX_LOOPS = {"memset": 10_000_000, "memcpy": 10_000_000, "mmap": 10_000_000,
+             "batch": 100_000, "folio": 100_000}
+# mmap's threads are not pinned, so they are not bounded by the CPUs this
+# process may run on; the others pin one thread per CPU.
+MAX_FAULT_THREADS = 1024
+
+NODE_DIR = "/sys/devices/system/node"
+
+
+def check_int(name, value, low, high):
+    """`value` when it is an int in low..high; ValueError naming `name` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, not {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def check_loops(loops, benchmark):
+    return check_int("loops", loops, 1, MAX_LOOPS[benchmark])
+
+
+def numa_nodes(root=NODE_DIR):
+    """The machine's NUMA nodes, from sysfs (a machine without the directory has node 0)."""
+    try:
+        nodes = sorted(int(e[4:]) for e in os.listdir(root)
+                       if e.startswith("node") and e[4:].isdigit())
+    except OSError:
+        nodes = []
+    return nodes or [0]
+
+
+def _parse_cpulist(text):
+    cpus = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def node_cpus(node, root=NODE_DIR):
+    """The CPUs of `node`, from its sysfs cpulist; ValueError for a node that does not exist."""
+    check_node(node, "node", root)
+    try:
+        with open(os.path.join(root, f"node{node}", "cpulist")) as f:
+            return _parse_cpulist(f.read())
+    except OSError:
+        # No sysfs node directory at all: a single-node machine, every CPU is node 0's.
+        return set(range(os.cpu_count() or 1))
+
+
+def check_node(node, what="node", root=NODE_DIR):
+    if isinstance(node, bool) or not isinstance(node, int):
+        raise ValueError(f"{what} must be an int, not {node!r}")
+    nodes = numa_nodes(root)
+    if node not in nodes:
+        if nodes == [0]:
+            raise ValueError(f"{what} {node} does not exist: this machine has only node 0 "
+                             f"(one NUMA node; {root} lists no other), so only {what} 0 "
+                             f"can be asked for")
+        raise ValueError(f"{what} {node} does not exist: this machine's nodes are "
+                         f"{', '.join(map(str, nodes))}")
+    return node
+
+
+def choose_cpus(threads, cpu_node=None):
+    """Distinct CPUs for `threads` threads: the lowest allowed ones (of `cpu_node`, if given).
+    ValueError when there are fewer."""
+    allowed = set(os.sched_getaffinity(0))
+    where = "allowed to this process (os.sched_getaffinity)"
+    if cpu_node is not None:
+        check_node(cpu_node, "cpu_node")
+        allowed &= node_cpus(cpu_node)
+        where = f"of node {cpu_node} allowed to this process"
+    if threads > len(allowed):
+        raise ValueError(f"{threads} threads need {threads} distinct CPUs, and only "
+                         f"{len(allowed)} are {where}")
+    return tuple(sorted(allowed)[:threads])
+
+
+def check_threads(threads):
+    """Pinned threads: at least one, at most the CPUs this process may run on."""
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise ValueError(f"threads must be an int, not {threads!r}")
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    allowed = len(os.sched_getaffinity(0))
+    if threads > allowed:
+        raise ValueError(f"threads ({threads}) is more than the {allowed} CPUs this process "
+                         f"may run on (os.sched_getaffinity)")
+    return threads
+
+
+def evict_bytes():
+    """Bytes read to evict the caches where no flush instruction exists: twice
+    the LLC (32MB assumed when sysfs gives no LLC size)."""
+    return 2 * (llc_bytes() or (32 << 20))
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """Checked conditions of one run; Conditions() is perf's plain run.
+
+    threads_mode is None for benchmarks where the mode is fixed (batch gives
+    every thread its own region; folio and mmap have no choice to record).
+    """
+
+    cache: str = "hot"
+    threads: int = 1
+    threads_mode: object = "shared"
+    node: object = None         # NUMA node for the memory, or None
+    cpu_node: object = None     # NUMA node whose CPUs run the threads, or None
+    counters: bool = False
+
+    @classmethod
+    def check(cls, cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None,
+              counters=False):
+        """The Conditions, or ValueError on the first bad value (the only place they are checked)."""
+        if cache not in CACHE_STATES:
+            raise ValueError(f"unknown cache state {cache!r} (expected hot or cold)")
+        check_threads(threads)
+        if threads_mode is not None and threads_mode not in THREADS_MODES:
+            raise ValueError(f"unknown threads mode {threads_mode!r} (expected shared or private)")
+        if node is not None:
+            check_node(node, "node")
+        if cpu_node is not None:
+            choose_cpus(threads, cpu_node)
+        if not isinstance(counters, bool):
+            raise ValueError(f"counters must be True or False, not {counters!r}")
+        return cls(cache, threads, threads_mode, node, cpu_node, counters)
+
+    @property
+    def default(self):
+        """Hot, one thread, no placement, no counters: perf's conditions."""
+        return (self.cache == "hot" and self.threads == 1 and self.node is None
+                and self.cpu_node is None and not self.counters)
+
+    @property
+    def cold(self):
+        return self.cache == "cold"
+
+    def cpus(self):
+        """The CPUs the threads are pinned to: none for one thread without a
+        cpu_node (unpinned, as the plain loop), else distinct ones."""
+        if self.threads > 1 or self.cpu_node is not None:
+            return choose_cpus(self.threads, self.cpu_node)
+        return ()
+
+    def params(self):
+        """Only what differs from the defaults, under the keys results have
+        always carried, so older results keep their labels."""
+        p = {}
+        if self.cache != "hot":
+            p["cache"] = self.cache
+        if self.threads != 1:
+            p["threads"] = self.threads
+            if self.threads_mode is not None:
+                p["threads_mode"] = self.threads_mode
+        if self.node is not None:
+            p["node"] = self.node
+        if self.cpu_node is not None:
+            p["cpu_node"] = self.cpu_node
+        if self.counters:
+            p["counters"] = True
+        return p
+
+    def details(self, raw, cold_timing, thread_bytes, cpus=()):
+        """What a conditioned run adds to a Result's details, from the C
+        core's answer `raw`: per-thread samples and bytes (several threads or
+        pinned ones), how the cache was made cold and what a sample then
+        covers, and the counters."""
+        d = {}
+        if self.threads > 1 or cpus:
+            d.update(thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes),
+                     cpus=cpus)
+        if self.cold:
+            d["cold_method"] = raw["cold_method"]
+            d["cold_timing"] = cold_timing
+        if raw.get("counters") is not None:
+            d["counters"] = raw["counters"]
+            if os.environ.get("PAGEZERO_FAKE_COUNTERS"):
+                d["counters_source"] = "fake (PAGEZERO_FAKE_COUNTERS)"
+        return d

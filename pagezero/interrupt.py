@@ -1,0 +1,125 @@
+"""Signals as exceptions: SIGINT, SIGTERM and SIGHUP stop a run the way Ctrl-C does.
+
+Python turns SIGINT into KeyboardInterrupt, which unwinds the stack (finally
+blocks run: a hugepage pool is given back, what was measured is saved), but
+SIGTERM and SIGHUP kill the process where it stands. signals_interrupt()
+makes all three raise Interrupted, a KeyboardInterrupt that knows its signal,
+so that a supervisor's SIGTERM or a closed terminal's SIGHUP ends a run as
+cleanly as Ctrl-C, with the shell's exit status for that signal (128 + signum).
+"""
+import contextlib
+import signal
+import threading
+
+__all__ = ["Interrupted", "signals_interrupt", "deferred", "received", "as_interrupted",
+           "finish", "STOP_SIGNALS"]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+# The last stop signal a handler of signals_interrupt() turned into Interrupted:
+# code that catches KeyboardInterrupt and carries on with a partial result (a
+# sweep, the report) loses the exception, and the CLI still needs its signal.
+_received = None
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by a signal.
+
+    signum: the signal (SIGINT, SIGTERM, SIGHUP); partial: what was measured
+    before it came (a Result, a ResultSet, or None).
+    """
+
+    def __init__(self, signum, partial=None):
+        super().__init__(signum)
+        self.signum = int(signum)
+        self.partial = partial
+
+    @property
+    def signame(self):
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self):
+        """What a shell reports for a process killed by this signal: 130, 143, 129."""
+        return 128 + self.signum
+
+    def __str__(self):
+        return f"interrupted by {self.signame}"
+
+
+def as_interrupted(exc):
+    """`exc` as an Interrupted: a plain KeyboardInterrupt is Python's SIGINT."""
+    if isinstance(exc, Interrupted):
+        return exc
+    return Interrupted(signal.SIGINT)
+
+
+def received():
+    """The last signal signals_interrupt() turned into Interrupted, or None."""
+    return _received
+
+
+def _raise_interrupted(signum, frame):
+    global _received
+    _received = signum
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_interrupt(signals=STOP_SIGNALS):
+    """Within the block, each of `signals` raises Interrupted(signum) in the main thread.
+
+    Only signals left to their default action are taken over (SIG_DFL, or
+    Python's own SIGINT handler): a SIG_IGN chosen by whoever started us
+    (nohup's SIGHUP, a background job's SIGINT) or a handler the program
+    installed stays as it is. Yields the signals taken over; the previous
+    handlers come back afterwards. Outside the main thread it does nothing,
+    since only the main thread can install handlers.
+    """
+    global _received
+    if threading.current_thread() is not threading.main_thread():
+        yield frozenset()
+        return
+    taken = {}
+    try:
+        for s in signals:
+            if signal.getsignal(s) in (signal.SIG_DFL, signal.default_int_handler):
+                taken[s] = signal.signal(s, _raise_interrupted)
+        if taken:
+            _received = None
+        yield frozenset(taken)
+    finally:
+        for s, handler in taken.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def deferred(signals=STOP_SIGNALS):
+    """Hold `signals` for the block: one arriving meanwhile is delivered when it
+    ends, so a write that must finish (a pool given back, a result file) does."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def finish(raw, make_result):
+    """The value of a timed C call's `raw` dict, built by `make_result(raw)`.
+
+    Around every timed call the C core turns SIGINT, SIGTERM and SIGHUP into
+    a stop request its loops honour within one loop (csrc/py/pzpy.h); such a
+    run comes back with `raw["interrupted"]` naming the signal and only its
+    completed loops (`raw["loops_done"]` of them). Then this raises
+    Interrupted carrying what they measured (None when no loop completed),
+    as the signal would have, had the interpreter seen it.
+    """
+    global _received
+    name = raw.get("interrupted")
+    if not name:
+        return make_result(raw)
+    partial = make_result(raw) if raw.get("loops_done") else None
+    # The C core caught the signal in Python's stead: received() must say so
+    # too, for code that catches KeyboardInterrupt and carries on (a sweep).
+    _received = getattr(signal, name, signal.SIGINT)
+    raise Interrupted(_received, partial=partial)

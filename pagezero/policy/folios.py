@@ -1,0 +1,213 @@
+"""folio_zero_user() orders: clear a folio in one strategy's order, then time
+the touch of the fault neighbourhood right after, against a cold baseline."""
+from dataclasses import dataclass
+
+from .. import _core, hugepages, interrupt
+from ..conditions import Conditions, check_loops, evict_bytes
+from ..region import region
+from ..sysinfo import llc_bytes, machine
+from ..units import format_size, parse_size
+from .orders import (PAGE_SIZE, batch_bytes, bind, check_fault, check_kernel, check_strategy,
+                     default_kernel, nt_kernel_for, pages)
+from .results import FolioResult
+
+__all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
+
+FOLIO_BACKINGS = ("auto", "hugetlb", "4KB")
+_HUGETLB_SHIFTS = {2 << 20: 21, 1 << 30: 30}
+
+
+@dataclass(frozen=True)
+class FolioPlan:
+    nbytes: int
+    strategy: str
+    fault_index: int
+    kernel: str
+    nt_kernel: object       # None unless the strategy uses one
+    batch: object
+    batch_bytes: int
+    loops: int
+    backing: str            # as asked: auto, hugetlb, 4KB
+    cold: str               # clflush or evict
+    conditions: Conditions = Conditions(threads_mode=None)
+
+    cache = property(lambda self: self.conditions.cache)
+    node = property(lambda self: self.conditions.node)
+    counters = property(lambda self: self.conditions.counters)
+
+    @property
+    def nr_pages(self):
+        return self.nbytes // PAGE_SIZE
+
+    def params(self, backing):
+        p = {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
+             "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
+             "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
+             "cold": self.cold}
+        p.update(self.conditions.params())
+        return p
+
+
+def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
+               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto",
+               cache="hot", node=None, counters=False):
+    """Check every argument of a folio run; ValueError on the first bad one."""
+    nbytes = parse_size(size, what="folio size")
+    nr = pages(nbytes, "folio size")
+    if nr & (nr - 1):
+        raise ValueError(f"invalid folio size {size!r}: not a power-of-two number of "
+                         f"{format_size(PAGE_SIZE)} pages")
+    check_strategy(strategy)
+    check_fault(fault_index, nr)
+    check_loops(loops, "folio")
+    b_bytes = batch_bytes(batch, nbytes)
+    pages(b_bytes, "batch")
+    if backing not in FOLIO_BACKINGS:
+        raise ValueError(f"unknown backing {backing!r} (expected {', '.join(FOLIO_BACKINGS)})")
+    if backing == "hugetlb" and nbytes not in _HUGETLB_SHIFTS:
+        raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
+    methods = _core.cold_methods()
+    if cold == "auto":
+        cold = methods[0]
+    elif cold not in methods:
+        raise ValueError(f"unknown or unavailable cold method {cold!r} "
+                         f"(here: auto, {', '.join(methods)})")
+    # One folio, one thread.
+    c = Conditions.check(cache, 1, None, node, None, counters)
+    kernel = check_kernel(kernel or default_kernel()).name
+    nt = nt_kernel_for(strategy, nt_kernel)
+    return FolioPlan(nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops,
+                     backing, cold, c)
+
+
+def _free_hugepages(nbytes, node=None):
+    """Hugepages of nbytes a new mapping can have now (free, less those
+    promised), and with a node no more than that node has free."""
+    available = next((p.available for p in hugepages.pools().values()
+                      if p.page_bytes == nbytes), 0)
+    on_node = None if node is None else hugepages.node_free(format_size(nbytes), node)
+    return available if on_node is None else min(available, on_node)
+
+
+def _scrub_bytes():
+    # Read before every clear so the folio starts cache-cold: twice the LLC
+    # (64MB when sysfs gives no LLC size).
+    llc = llc_bytes() or 0
+    return max(2 * llc, 16 << 20) if llc else 64 << 20
+
+
+class FolioMemory:
+    """The folio (a hugetlb page, or a run of 4KB pages aligned to min(size, 2MB),
+    THP refused) and the scrub buffer read before each clear, mapped once so
+    several runs (strategies) can share them; close() unmaps. .backing says
+    which the folio got: "hugetlb" or "4KB". node: bind the folio to that
+    NUMA node before its first touch."""
+
+    def __init__(self, nbytes, backing, node=None):
+        self.regions = []
+        self.backing = "4KB"
+        self.node = node
+        populate = node is None
+        if backing in ("auto", "hugetlb") and nbytes in _HUGETLB_SHIFTS:
+            if backing == "hugetlb" and node is not None:
+                # The pool's reservation does not look at nodes: check node's own.
+                hugepages.check_node_available(format_size(nbytes), 1, node)
+            if backing == "hugetlb" or _free_hugepages(nbytes, node) > 0:
+                try:
+                    reg = region(nbytes, page=format_size(nbytes), populate=populate)
+                    self.regions.append(reg)
+                    self.folio = memoryview(reg)
+                    self.backing = "hugetlb"
+                except _core.MappingError:
+                    if backing == "hugetlb":
+                        raise
+        if self.backing == "4KB":
+            # A folio is aligned to its size; 2MB alignment is what a 4KB-page
+            # mapping can usefully mimic (the physical pages are scattered anyway).
+            align = min(nbytes, 2 << 20)
+            reg = region(nbytes + align, page="4KB", thp=False, populate=populate)
+            self.regions.append(reg)
+            off = (-reg.address) % align
+            self.folio = memoryview(reg)[off:off + nbytes]
+        if node is not None:
+            try:
+                bind(self.folio, node)
+            except ValueError:
+                self.close()
+                raise
+        scrub = region(_scrub_bytes(), page="4KB", thp=False)
+        self.regions.append(scrub)
+        self.scrub = memoryview(scrub)
+
+    def close(self):
+        for view in ("folio", "scrub"):
+            if hasattr(self, view):
+                getattr(self, view).release()
+        for reg in self.regions:
+            reg.close()
+
+
+def run_folio(p, memory=None):
+    """Run plan `p`, on `memory` (a FolioMemory of p's size) when given.
+    SIGINT, SIGTERM and SIGHUP stop it between loops: Interrupted, its
+    partial the loops completed."""
+    c = p.conditions
+    own = memory is None
+    mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
+    if not own and p.node is not None and mem.node != p.node:
+        bind(mem.folio, p.node)
+    try:
+        raw = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
+                                max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops, p.cold,
+                                nt_kernel=p.nt_kernel, cold=c.cold,
+                                evict_bytes=evict_bytes(), counters=c.counters)
+    finally:
+        if own:
+            mem.close()
+
+    def make_result(d):
+        return FolioResult(
+            benchmark="folio", function=p.kernel, params=p.params(mem.backing),
+            bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
+            details=c.details(d, "the whole folio flushed before each clear, outside its "
+                                 "clock", (p.nbytes,)),
+            touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
+            neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
+            interrupted=d["interrupted"],
+        )
+
+    # A signal raises Interrupted here, carrying the loops completed before it.
+    return interrupt.finish(raw, make_result)
+
+
+def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
+          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
+          node=None, counters=False):
+    """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
+
+    size: "2MB", "1GB" or any power-of-two number of 4KB pages.
+    strategy: one of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
+        nocache-except-target).
+    fault_index: the faulting page (0 = the first, the common case).
+    kernel: the clear kernel for cached stores (default: clear_pages()'s);
+        nt_kernel: the non-temporal one for nocache-except-target.
+    batch: the most clear_pages() clears at once (sequential, neighbourhood-last).
+    backing: "hugetlb" (a 2MB/1GB hugetlb page), "4KB" (an aligned run of 4KB
+        pages, THP refused) or "auto" (hugetlb when a page is free, else 4KB).
+    cold: how the baseline evicts the neighbourhood: "clflush" (x86-64) or
+        "evict" (reading twice the LLC); "auto" picks clflush where it exists.
+
+    cache: "hot" (default) keeps the above; "cold" also flushes the whole folio
+        by address (clflushopt, else clflush, else evicting; details["cold_method"])
+        after the scrub and before each clear, outside its timing, so no line of
+        it is left in any cache.
+    node: bind the folio to this NUMA node (mbind) before its first touch.
+    counters: read hardware counters around each clear into details["counters"];
+        UnavailableError without a PMU.
+
+    Before each loop the folio is dirtied and pushed out of cache. Returns a
+    FolioResult: clearing rate, and touch_ns_per_line / cold_ns_per_line for
+    the neighbourhood (fault +-2 pages, clamped) right after the clear and cold.
+    """
+    return run_folio(plan_folio(size, strategy, fault_index, kernel, nt_kernel, loops, batch,
+                                backing, cold, cache, node, counters))

@@ -1,0 +1,156 @@
+"""Clearing orders: the C core's strategies, the steps they take, and the
+kernels they clear with.
+
+A strategy decides in which order a huge page's subpages are cleared, as the
+kernel's folio_zero_user() (mm/memory.c) does; the walk itself is C
+(csrc/policy.c), and clear_order() records it without clearing.
+"""
+import functools
+from dataclasses import dataclass
+
+from .. import _core
+from ..kernels import clear_pages_kernel, find_kernel, nontemporal_kernel
+from ..units import format_size, parse_size
+
+__all__ = ["STRATEGIES", "PRESETS", "PAGE_SIZE", "NEIGHBOURHOOD_RADIUS", "LINE_SIZE", "Step",
+           "clear_order", "clear_folio", "default_kernel", "default_nt_kernel",
+           "needs_nontemporal"]
+
+_CONSTANTS = _core.policy_constants()
+PAGE_SIZE = _CONSTANTS["page_size"]
+NEIGHBOURHOOD_RADIUS = _CONSTANTS["neighbourhood_radius"]
+LINE_SIZE = _CONSTANTS["line_size"]
+
+STRATEGIES = _core.strategies()
+
+# Batch presets: what each kernel generation clears between resched points,
+# the one table of them. None: the whole region in one call (preempt=full|lazy
+# need no batch).
+PRESETS = {
+    "page": PAGE_SIZE,          # clear_page() one page at a time: an arch without clear_pages()
+    "8MB": 8 << 20,             # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
+                                # pages" (2025, v6-v8): ~1ms at ~10GB/s
+    "32MB": 32 << 20,           # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0: ~3ms
+    "extent": None,             # preempt=full|lazy: the whole extent at once
+}
+
+
+def default_kernel():
+    """The kernel the Linux clear_pages() uses on this CPU (kernels.clear_pages_kernel)."""
+    return clear_pages_kernel()
+
+
+def default_nt_kernel():
+    """The first available non-temporal clear kernel (kernels.nontemporal_kernel), or None."""
+    return nontemporal_kernel()
+
+
+def check_kernel(name, what="kernel"):
+    if not isinstance(name, str):
+        raise ValueError(f"{what} must be a name (str), not {name!r}")
+    k = find_kernel(name, "clear")
+    if not k.available:
+        raise _core.UnavailableError(f"kernel {name!r} is not available: {k.reason}")
+    return k
+
+
+def check_strategy(name):
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+    return name
+
+
+def pages(nbytes, what):
+    if nbytes % PAGE_SIZE:
+        raise ValueError(f"invalid {what} {format_size(nbytes)}: not a whole number of "
+                         f"{format_size(PAGE_SIZE)} pages")
+    return nbytes // PAGE_SIZE
+
+
+def batch_bytes(value, extent):
+    """A preset name or a size, in bytes (None: the whole extent)."""
+    if isinstance(value, str) and value in PRESETS:
+        b = PRESETS[value]
+        return extent if b is None else b
+    if value is None:
+        return extent
+    try:
+        return parse_size(value, what="batch")
+    except ValueError as e:
+        raise ValueError(f"{e} (or a preset: {', '.join(PRESETS)})") from None
+
+
+def check_fault(fault_index, nr_pages):
+    if isinstance(fault_index, bool) or not isinstance(fault_index, int):
+        raise ValueError(f"fault index must be an int, not {fault_index!r}")
+    if not 0 <= fault_index < nr_pages:
+        raise ValueError(f"fault index {fault_index} is outside the folio "
+                         f"(0..{nr_pages - 1}, {nr_pages} pages)")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One clear a strategy decides on: pages [first, first + count)."""
+
+    first: int
+    count: int
+    nontemporal: bool
+
+
+def clear_order(strategy, nr_pages, fault_index=0, batch="32MB"):
+    """The steps `strategy` takes over `nr_pages` pages for a fault at
+    `fault_index`, clearing at most `batch` (preset or size) at once. Nothing
+    is cleared: this is the C walk the timed loops run, recording."""
+    check_strategy(strategy)
+    if isinstance(nr_pages, bool) or not isinstance(nr_pages, int) or nr_pages < 1:
+        raise ValueError(f"nr_pages must be a positive int, not {nr_pages!r}")
+    check_fault(fault_index, nr_pages)
+    batch_pages = max(1, pages(batch_bytes(batch, nr_pages * PAGE_SIZE), "batch"))
+    return tuple(Step(*s) for s in _core.clear_order(strategy, nr_pages, fault_index,
+                                                       batch_pages))
+
+
+@functools.lru_cache(maxsize=None)
+def needs_nontemporal(strategy):
+    """Whether `strategy` clears with a non-temporal kernel: read from the C
+    walk itself (a 2MB folio, fault on its first page), not restated here."""
+    nr = (2 << 20) // PAGE_SIZE
+    return any(s.nontemporal for s in clear_order(strategy, nr, 0, "extent"))
+
+
+def nt_kernel_for(strategy, nt_kernel):
+    """The non-temporal kernel `strategy` clears with, or None when it uses none."""
+    if not needs_nontemporal(strategy):
+        return None
+    name = nt_kernel or default_nt_kernel()
+    if name is None:
+        raise _core.UnavailableError(f"strategy {strategy!r} needs a non-temporal "
+                                     "clear kernel and this machine has none available")
+    k = check_kernel(name, "nt_kernel")
+    if k.temporal:
+        raise ValueError(f"nt_kernel {name!r} uses temporal stores; {strategy} "
+                         "needs a non-temporal one")
+    return name
+
+
+def clear_folio(buffer, strategy, fault_index=0, kernel=None, nt_kernel=None, batch="32MB",
+                record=False):
+    """Zero a writable buffer of whole 4KB pages in `strategy`'s order, untimed,
+    through the same clearing callback the timed loops use. With record,
+    return the steps executed."""
+    check_strategy(strategy)
+    kernel = check_kernel(kernel or default_kernel()).name
+    nt = nt_kernel_for(strategy, nt_kernel)
+    nbytes = memoryview(buffer).nbytes
+    batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
+    steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
+    return None if steps is None else tuple(Step(*s) for s in steps)
+
+
+def bind(buffer, node):
+    """mbind `buffer` to NUMA node `node`; ValueError saying why not."""
+    try:
+        _core.numa_bind(buffer, node)
+    except OSError as e:
+        raise ValueError(f"could not bind the region to node {node} (mbind: "
+                         f"{e.strerror})") from None

@@ -1,0 +1,87 @@
+"""The results of the policy benchmarks, registered under their benchmark
+names ("batch", "folio") so that files load them back as these classes."""
+import statistics
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..results import Result, result_type
+
+__all__ = ["BatchResult", "FolioResult"]
+
+
+@result_type("batch")
+@dataclass(frozen=True)
+class BatchResult(Result):
+    """A batch run: samples are whole passes (ns, yields included); the batch
+    figures summarise every batch of every pass (ns, without the yields)."""
+
+    batch_bytes: int = 0
+    batches_per_loop: int = 0
+    pass_worst_ns: tuple = ()           # each pass's slowest batch
+    batch_ns: MappingProxyType = None   # max, p99, median, mean, typical_worst
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "pass_worst_ns", tuple(self.pass_worst_ns))
+        object.__setattr__(self, "batch_ns", MappingProxyType(dict(self.batch_ns or {})))
+        if self.batch_bytes <= 0 or self.batches_per_loop <= 0:
+            raise ValueError("a BatchResult needs batch_bytes and batches_per_loop")
+        if len(self.pass_worst_ns) != len(self.samples):
+            raise ValueError("pass_worst_ns needs one value per pass")
+
+    @property
+    def worst_ms(self):
+        """The slowest batch of all passes, in ms."""
+        return self.batch_ns["max"] / 1e6
+
+    @property
+    def p99_ms(self):
+        return self.batch_ns["p99"] / 1e6
+
+    @property
+    def median_ms(self):
+        return self.batch_ns["median"] / 1e6
+
+    @property
+    def typical_worst_ms(self):
+        """The slowest batch position, median over passes: what a batch costs
+        when no other task takes the CPU in the middle of it."""
+        return self.batch_ns["typical_worst"] / 1e6
+
+
+@result_type("folio")
+@dataclass(frozen=True)
+class FolioResult(Result):
+    """A folio run: samples are the clears (ns); touch_ns and cold_ns the
+    neighbourhood touch right after each clear and after evicting it."""
+
+    touch_ns: tuple = ()
+    cold_ns: tuple = ()
+    touch_lines: int = 0
+    neighbourhood: tuple = ()           # (first page, page count)
+    backing: str = ""                   # "hugetlb" or "4KB"
+    cold_method: str = ""               # "clflush" or "evict"
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("touch_ns", "cold_ns", "neighbourhood"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not (len(self.touch_ns) == len(self.cold_ns) == len(self.samples)):
+            raise ValueError("touch_ns and cold_ns need one value per loop")
+        if self.touch_lines <= 0 or len(self.neighbourhood) != 2:
+            raise ValueError("a FolioResult needs touch_lines and the neighbourhood")
+
+    @property
+    def touch_ns_per_line(self):
+        """Median over loops of the touch right after the clear, ns per line."""
+        return statistics.median(self.touch_ns) / self.touch_lines
+
+    @property
+    def cold_ns_per_line(self):
+        """Median over loops of the same touch with the neighbourhood evicted."""
+        return statistics.median(self.cold_ns) / self.touch_lines
+
+    @property
+    def clear_bytes_per_sec(self):
+        """Median over loops of the clearing rate (bytes_per_sec is total/total)."""
+        return statistics.median(self.rates)

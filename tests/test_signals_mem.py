@@ -1,0 +1,114 @@
+"""SIGINT, SIGTERM and SIGHUP during a real memset, end to end.
+
+The timed loops run in C with the GIL released; around them the binding
+turns the three signals into a stop request the loops honour between two
+chunks (csrc/stop.h), and the completed loops come back as a partial result.
+Here a real process gets a real signal while it measures: the CLI must exit
+with the shell's status for it, one line on stderr, the -o file holding the
+completed loops marked interrupted; the Python API must raise Interrupted
+carrying them. The time from the signal to the exit is bounded only
+generously (the machine is shared): a liveness check, not a target.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pagezero
+from conftest import TESTS_DIR
+
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+# Far more loops than can finish: the signal always lands in the middle.
+LOOPS = 1_000_000
+
+
+def wait_until_measuring(proc, timeout=60):
+    """Until the run's worker thread exists (every run has one, csrc/team.c),
+    then a while more, so that some loops complete before the signal even on
+    a busy machine (a 64MB loop takes milliseconds)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise AssertionError(f"exited early: {proc.communicate()}")
+        try:
+            if len(os.listdir(f"/proc/{proc.pid}/task")) > 1:
+                time.sleep(1.5)
+                return
+        except FileNotFoundError:
+            pass
+        time.sleep(0.02)
+    raise AssertionError("the run never started measuring")
+
+
+def signal_and_wait(proc, sig):
+    """Send `sig`; (stdout, stderr, seconds from the signal to the exit)."""
+    try:
+        wait_until_measuring(proc)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        return out, err, time.monotonic() - sent
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("sig", STATUS)
+def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path):
+    out = tmp_path / "run.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pagezero", "mem", "memset", "-s", "64MB", "-l", str(LOOPS),
+         "-o", str(out)],
+        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, err, seconds = signal_and_wait(proc, sig)
+    assert proc.returncode == STATUS[sig], err
+    assert seconds < 5, f"{seconds:.1f} s from {sig.name} to exit"
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if not line.startswith("# ")]
+    assert len(lines) == 1, err
+    m = re.fullmatch(rf"pagezero: interrupted by {sig.name} after (\d+) of \d+ loops; "
+                     rf"saved to {re.escape(str(out))}", lines[0])
+    assert m, err
+    done = int(m.group(1))
+    assert 0 < done < LOOPS
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] in (True, sig.name)
+    assert doc["results"][-1]["interrupted"] == sig.name
+    loaded = pagezero.load_results(str(out))
+    assert sum(r.loops for r in loaded) == done
+    assert all(s > 0 for r in loaded for s in r.samples)
+
+
+API = """
+import sys
+import pagezero
+
+try:
+    pagezero.memset(size="64MB", loops=%d, function="default", threads=int(sys.argv[1]))
+except pagezero.Interrupted as e:
+    p = e.partial
+    print(e.signame, p.loops if p else 0, p.interrupted if p else None, flush=True)
+    sys.exit(e.exit_status)
+print("finished", flush=True)
+""" % LOOPS
+
+
+@pytest.mark.parametrize("sig, threads", [(signal.SIGINT, 1), (signal.SIGTERM, 1),
+                                          (signal.SIGHUP, 2)])
+def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
+    if threads > len(os.sched_getaffinity(0)):
+        pytest.skip(f"needs {threads} CPUs")
+    proc = subprocess.Popen([sys.executable, "-c", API, str(threads)], cwd=TESTS_DIR,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err, seconds = signal_and_wait(proc, sig)
+    assert proc.returncode == STATUS[sig], err
+    assert seconds < 5
+    name, loops, marked = out.split()
+    assert name == sig.name and marked == sig.name
+    assert 0 < int(loops) < LOOPS
+

@@ -1,0 +1,87 @@
+"""SIGINT, SIGTERM and SIGHUP end `pagezero batch` and `pagezero folio` as a user sees it.
+
+Each command is started in a subprocess with far more loops than can finish,
+gets the signal once it is measuring, and must exit with the shell's status
+for that signal (130, 143, 129), one line on stderr and no traceback, its -o
+file holding the loops completed, marked interrupted. The time from the
+signal to the exit is asserted only against a generous bound: on a shared
+machine it is a liveness check, not a performance figure.
+"""
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pagezero
+from pagezero.policy import BatchResult, FolioResult
+
+from conftest import TESTS_DIR
+
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+# A run that says when it is about to start, with every signal at its default
+# action (a background job of a non-interactive shell would ignore SIGINT).
+RUN = """
+import signal, sys
+from pagezero.cli import main
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL if s != signal.SIGINT else signal.default_int_handler)
+print("ready", flush=True)
+sys.exit(main(sys.argv[1:]))
+"""
+
+COMMANDS = {
+    # 8 batches of 8MB a pass: a pass takes milliseconds, 100000 of them minutes.
+    "batch": (["batch", "-s", "64MB", "-b", "8MB", "-l", "100000"], BatchResult, "loops"),
+    # Each loop reads a scrub buffer of twice the LLC: 100000 loops take minutes.
+    "folio": (["folio", "-p", "2MB", "--strategy", "sequential", "-l", "100000"],
+              FolioResult, "loops"),
+}
+
+
+def interrupt(args, sig, out, wait=2.0):
+    """Run `pagezero args -o out`, send `sig` after `wait` s of measuring: the
+    process, its stderr and the seconds from the signal to its exit."""
+    proc = subprocess.Popen([sys.executable, "-c", RUN, *args, "-o", str(out)], cwd=TESTS_DIR,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(wait)
+        assert proc.poll() is None, proc.communicate()
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        return proc, err, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("sig", list(STATUS), ids=lambda s: s.name)
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command, sig,
+                                                                        tmp_path):
+    args, cls, unit = COMMANDS[command]
+    out = tmp_path / f"{command}.json"
+    proc, err, seconds = interrupt(args, sig, out)
+    assert proc.returncode == STATUS[sig], err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    m = re.fullmatch(rf"pagezero: interrupted by {sig.name} after (\d+) of 100000 {unit}; "
+                     rf"saved to {re.escape(str(out))}", lines[0])
+    assert m, err
+    done = int(m.group(1))
+    assert 0 < done < 100000
+    results = pagezero.load_results(str(out))
+    assert len(results) == 1
+    r = results[0]
+    assert r.interrupted == sig.name
+    assert len(r.samples) == done
+    assert cls.from_dict(r.to_dict()).loops == done
+    # Liveness only: the loops check the stop request between batches / loops.
+    assert seconds < 5, f"{seconds:.1f} s from {sig.name} to exit"

@@ -12,6 +12,7 @@ import json
 import os
 import re
 
+from ..interrupt import deferred
 from ..results import SCHEMA, _atomic_write
 
 __all__ = ["FleetLog", "FLEET_FILE", "folder_name"]
@@ -142,5 +143,6 @@ class FleetLog:
             self.doc["ended"] = _now()
         if interrupted is not None:
             self.doc["interrupted"] = interrupted
-        _atomic_write(os.path.join(self.out_dir, FLEET_FILE),
-                      lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")))
+        with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place
+            _atomic_write(os.path.join(self.out_dir, FLEET_FILE),
+                          lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")))

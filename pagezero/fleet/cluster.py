@@ -9,6 +9,7 @@ of worker options to every host, so it cannot name each worker after its
 machine; building the same SpecCluster with per-host options can. SSH is
 asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
 """
+from ..interrupt import deferred
 from .run import FleetError, RESOURCE
 
 __all__ = ["start_fleet", "worker_spec"]
@@ -51,8 +52,9 @@ def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=N
                              "remote_python": remote_python,
                              "kwargs": {"port": port, "dashboard": False}}}
     try:
-        cluster = SpecCluster(worker_spec(hosts, connect_options, remote_python), scheduler,
-                              name="pagezero-fleet")
+        with deferred():  # its threads keep the stop signals for the main thread (run.connect)
+            cluster = SpecCluster(worker_spec(hosts, connect_options, remote_python), scheduler,
+                                  name="pagezero-fleet")
     except ImportError as e:
         raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") \
             from None

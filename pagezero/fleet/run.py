@@ -16,6 +16,7 @@ import time
 import uuid
 
 from .._core import PagezeroError
+from ..interrupt import deferred
 from .command import check_command
 from .log import FLEET_FILE, FleetLog, folder_name
 from .worker import EVENT_TOPIC, installed_version, run_command, stop_runs
@@ -40,7 +41,12 @@ def connect(address, timeout=10):
     from distributed import Client
 
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        # The threads the client starts (its event loop, its offload pool) inherit
+        # this mask: started with the stop signals held, they never take one, and
+        # a Ctrl-C is left to the main thread, whose deferred() can hold it while
+        # fleet.json is written.
+        with deferred():
+            return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise FleetError(f"cannot reach the Dask scheduler at {address}: "
                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None

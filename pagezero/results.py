@@ -273,7 +273,10 @@ def _atomic_write(path, write):
             write(f)
         os.replace(tmp, path)
     except BaseException:
-        os.unlink(tmp)
+        # A signal can land just after the rename, when tmp is gone already:
+        # it must still reach the caller as itself, not as FileNotFoundError.
+        if os.path.exists(tmp):
+            os.unlink(tmp)
         raise
 
 

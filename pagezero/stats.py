@@ -56,7 +56,9 @@ def min_p_value(n1, n2):
     of n1 and n2 (all of one above all of the other): 2 / C(n1+n2, n1)."""
     if n1 < 1 or n2 < 1:
         return 1.0
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+    # int / int: C(n1+n2, n1) passes a float's range from about 500 samples a side,
+    # where 2.0 / C overflows; the exact quotient just rounds to 0.0.
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
 def compare_samples(base, new, unit="bytes/sec", threshold=0.02, alpha=0.01):

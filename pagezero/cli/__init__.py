@@ -4,6 +4,7 @@
     pagezero kernels | info
     pagezero folio | batch | advise       (clearing policies)
     pagezero sweep | compare | plot | report
+    pagezero fleet up|run|table | store add|list|history|export   (many machines, history)
 
 One module per command family, each with its cmd_<name> functions and the
 parsers for them; main() picks the function from one dispatch table. User
@@ -19,7 +20,7 @@ import sys
 
 from .. import _core
 from ..interrupt import as_interrupted, signals_interrupt
-from . import analysis, fault, mem, policy, system
+from . import analysis, fault, fleet, mem, policy, store, system
 from .options import Parser, UsageError
 from .render import interrupted_line
 
@@ -29,7 +30,7 @@ EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 1
 
 COMMANDS = {**mem.COMMANDS, **fault.COMMANDS, **system.COMMANDS, **policy.COMMANDS,
-            **analysis.COMMANDS}
+            **analysis.COMMANDS, **fleet.COMMANDS, **store.COMMANDS}
 
 
 def build_parser():
@@ -45,6 +46,8 @@ def build_parser():
     system.add_parsers(sub)
     policy.add_parsers(sub)
     analysis.add_parsers(sub)
+    fleet.add_parsers(sub)
+    store.add_parsers(sub)
     return parser
 
 

@@ -7,6 +7,7 @@ import signal
 import sys
 
 from ..comparison import compare, format_table
+from ..folders import load_path
 from ..interrupt import Interrupted, deferred, received
 from ..plot import plot_bars, plot_comparison, plot_rates
 from ..report import SCALES, report
@@ -19,9 +20,7 @@ __all__ = ["COMMANDS", "add_parsers"]
 
 
 def _load(path):
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file")
-    return ResultSet.load(path)
+    return load_path(path)  # a results file, or a folder of them (a fleet's DIR/<machine>)
 
 
 def _grid_value(text):

@@ -1,0 +1,136 @@
+"""`pagezero store add|list|history|export`: the results store on the command line.
+
+Registered into pagezero's command line like the other command families
+(COMMANDS and add_parsers). A results file or folder that is not one is a
+user error (ValueError: exit 2); a store that cannot be used (corrupt,
+foreign, newer, read-only, busy: StoreError, a PagezeroError) exits 1.
+"""
+import csv
+import json
+import os
+import sys
+
+from ..results import _atomic_write
+from ..store import Store, default_path, read_records
+from ..store.history import format_history, plot_history
+from .options import add_format, check_output
+
+__all__ = ["COMMANDS", "add_parsers", "add_store_option"]
+
+
+def cmd_store_add(args):
+    records = read_records(args.paths)  # a bad file is refused before a store is made
+    with Store(args.store, create=True) as store:
+        outcomes = store.add_records(records)
+    for path, status, set_id in outcomes:
+        print(f"{status}: {path} (set #{set_id})")
+    added = sum(1 for _, status, _ in outcomes if status == "added")
+    print(f"{added} added, {len(outcomes) - added} already stored, in {store.path}")
+    return 0
+
+
+def cmd_store_list(args):
+    with Store(args.store) as store:
+        rows = store.list()
+    if args.format == "json":
+        print(json.dumps(rows, indent=1))
+        return 0
+    for r in rows:
+        mark = f" (interrupted: {r['interrupted']})" if r["interrupted"] else ""
+        print(f"#{r['id']:<4} {r['measured_at'].replace('+00:00', 'Z')}  {r['machine_name']}  "
+              f"{r['kernel_release'] or '?'}  {r['benchmarks']}  "
+              f"pagezero {r['pagezero_version'] or '?'}  {r['points']} points{mark}")
+    if not rows:
+        print(f"{store.path}: no result sets yet", file=sys.stderr)
+    return 0
+
+
+def cmd_store_history(args):
+    check_output(args.plot)
+    with Store(args.store) as store:
+        rows = store.history(machine=args.machine, kernel=args.kernel,
+                             benchmark=args.benchmark, function=args.function,
+                             size=args.size, page=args.page)
+    if not rows:
+        raise ValueError("no stored point matches these filters (see pagezero store list)")
+    if args.format == "json":
+        print(json.dumps(rows, indent=1))
+    else:
+        print("\n".join(format_history(rows)))
+    if args.plot:
+        print("\n".join(plot_history(rows, args.plot)))
+    return 0
+
+
+def cmd_store_export(args):
+    check_output(args.output)
+    with Store(args.store) as store:
+        if args.format == "json":
+            doc = [{"set": set_id, **json.loads(text)} for set_id, text in store.documents()]
+        else:
+            rows = store.export()
+
+    def write(f):
+        if args.format == "json":
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+            return
+        w = csv.writer(f)
+        w.writerow(rows[0].keys() if rows else ["set_id"])
+        w.writerows(r.values() for r in rows)
+    if args.output:
+        _atomic_write(args.output, write)
+    else:
+        write(sys.stdout)
+    return 0
+
+
+COMMANDS = {
+    "store-add": cmd_store_add,
+    "store-list": cmd_store_list,
+    "store-history": cmd_store_history,
+    "store-export": cmd_store_export,
+}
+
+
+def add_store_option(p, **kwargs):
+    p.add_argument("--store", metavar="PATH", **kwargs)
+
+
+def add_parsers(sub):
+    where = f"the store file (default: {default_path().replace(os.path.expanduser('~'), '~')})"
+    store = sub.add_parser("store", help="keep every result set in a SQLite store, with history")
+    store_sub = store.add_subparsers(dest="store_command", metavar="ACTION")
+    store_sub.required = True
+
+    p = store_sub.add_parser("add", help="add results files, or every results file under "
+                                         "folders; each result set is kept once")
+    p.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    add_store_option(p, help=where)
+    p.set_defaults(command="store-add")
+
+    p = store_sub.add_parser("list", help="one line per stored result set")
+    add_store_option(p, help=where)
+    add_format(p, ("default", "json"))
+    p.set_defaults(command="store-list")
+
+    p = store_sub.add_parser("history", help="a point's median per result set, in time "
+                                             "order, with its spread")
+    p.add_argument("--machine", help="machine name in a fleet, or hostname")
+    p.add_argument("--kernel", help="kernel release, as uname -r says")
+    p.add_argument("--benchmark", help="memset, memcpy, mmap, batch, folio, ...")
+    p.add_argument("--function", help="kernel or workload, e.g. x86-64-stosb")
+    p.add_argument("--size", help="region size, e.g. 1GB")
+    p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
+    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
+    add_format(p, ("default", "json"))
+    add_store_option(p, help=where)
+    p.set_defaults(command="store-history")
+
+    p = store_sub.add_parser("export", help="every stored point as CSV, or every result "
+                                            "set's document as JSON")
+    p.add_argument("--format", default="csv", choices=["csv", "json"])
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    add_store_option(p, help=where)
+    p.set_defaults(command="store-export")
+

@@ -1,0 +1,72 @@
+"""`pagezero fleet up`: a fleet started over SSH with Dask's SSHCluster machinery.
+
+The same cluster as the documented manual start (`dask scheduler` on one
+host; on each machine `dask worker tcp://SCHEDULER:8786 --nworkers 1
+--nthreads 1 --resources benchmark=1 --name MACHINE`), started by the
+process classes of distributed.deploy.ssh (its Scheduler and Worker, which
+SSHCluster assembles) inside a SpecCluster. SSHCluster itself passes one set
+of worker options to every host, so it cannot name each worker after its
+machine; building the same SpecCluster with per-host options can. SSH is
+asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
+"""
+from ..interrupt import deferred
+from .run import FleetError, RESOURCE
+
+__all__ = ["start_fleet", "worker_spec"]
+
+DEFAULT_PORT = 8786
+REGISTER_TIMEOUT_S = 60
+
+
+def worker_spec(hosts, connect_options=None, remote_python=None):
+    """One Nanny-managed worker per host, named after it, with one thread and
+    the benchmark resource: the spec SpecCluster starts over SSH."""
+    from distributed.deploy.ssh import Worker
+
+    return {host: {"cls": Worker,
+                   "options": {"address": host, "connect_options": connect_options or {},
+                               "remote_python": remote_python,
+                               "kwargs": {"name": host, "nthreads": 1,
+                                          "resources": dict(RESOURCE)}}}
+            for host in hosts}
+
+
+def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=None,
+                remote_python=None):
+    """Start the scheduler on scheduler_host (default: the first host) and a worker on
+    every host over SSH; the running cluster (close() stops it). ValueError for a bad
+    host list, FleetError when SSH or a process fails to start."""
+    hosts = [h.strip() for h in hosts if h and h.strip()]
+    if not hosts:
+        raise ValueError("--hosts needs at least one host name")
+    if len(set(hosts)) != len(hosts):
+        raise ValueError(f"a host is named twice in --hosts: {','.join(hosts)}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"invalid --port {port}: expected 0..65535")
+    from distributed.deploy.spec import SpecCluster
+    from distributed.deploy.ssh import Scheduler
+
+    scheduler = {"cls": Scheduler,
+                 "options": {"address": scheduler_host or hosts[0],
+                             "connect_options": connect_options or {},
+                             "remote_python": remote_python,
+                             "kwargs": {"port": port, "dashboard": False}}}
+    try:
+        with deferred():  # its threads keep the stop signals for the main thread (run.connect)
+            cluster = SpecCluster(worker_spec(hosts, connect_options, remote_python), scheduler,
+                                  name="pagezero-fleet")
+    except ImportError as e:
+        raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") \
+            from None
+    except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise FleetError(f"cannot start the fleet over SSH: {text}") from None
+    try:
+        # A worker process has started before the scheduler knows it: wait until
+        # every machine is there, so that the address printed is ready for a run.
+        cluster.wait_for_workers(len(hosts), timeout=REGISTER_TIMEOUT_S)
+    except (TimeoutError, OSError) as e:
+        cluster.close()
+        raise FleetError(f"the workers started but did not all join the scheduler within "
+                         f"{REGISTER_TIMEOUT_S} s: {e}") from None
+    return cluster

@@ -1,0 +1,283 @@
+"""`pagezero fleet run`: one pagezero command on every chosen machine of a Dask cluster.
+
+Each machine is one Dask worker offering the resource benchmark=1; every run
+is a task restricted to that worker and needing that resource, so the
+scheduler never starts two benchmarks on one machine at once, and each run
+is a fresh process there (worker.py). The client checks the command first
+(command.py), then pagezero's version on every machine, refusing those that
+differ; it writes each run's files as they come back and keeps fleet.json
+(log.py) true throughout. A machine whose worker leaves the cluster is
+reported as died and the others go on; Ctrl-C cancels what has not started,
+interrupts what runs (pagezero saves what it measured) and keeps all the rest.
+"""
+import os
+import queue
+import time
+import uuid
+
+from .._core import PagezeroError
+from ..interrupt import deferred
+from .command import check_command
+from .log import FLEET_FILE, FleetLog, folder_name
+from .worker import EVENT_TOPIC, installed_version, run_command, stop_runs
+
+__all__ = ["run_fleet", "connect", "benchmark_workers", "version_verdicts", "FleetError",
+           "RESOURCE"]
+
+RESOURCE = {"benchmark": 1}
+# How long Ctrl-C waits for interrupted runs to send back what they measured.
+GRACE_S = 15
+
+WORKER_HINT = ("dask worker {address} --nworkers 1 --nthreads 1 --resources benchmark=1 "
+               "--name MACHINE")
+
+
+class FleetError(PagezeroError):
+    """A cluster that cannot run the fleet (unreachable, no workers): exit 1."""
+
+
+def connect(address, timeout=10):
+    """A Client of the scheduler at `address`; FleetError when it cannot be reached."""
+    from distributed import Client
+
+    try:
+        # The threads the client starts (its event loop, its offload pool) inherit
+        # this mask: started with the stop signals held, they never take one, and
+        # a Ctrl-C is left to the main thread, whose deferred() can hold it while
+        # fleet.json is written.
+        with deferred():
+            return Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise FleetError(f"cannot reach the Dask scheduler at {address}: "
+                         f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+
+
+def benchmark_workers(client, address):
+    """{worker name: address} of the workers offering the benchmark resource, and the
+    names of all workers; FleetError when there are none."""
+    workers = client.scheduler_info()["workers"]
+    if not workers:
+        raise FleetError(f"the cluster at {address} has no workers; on each machine run: "
+                         + WORKER_HINT.format(address=address))
+    usable = {str(info["name"]): addr for addr, info in workers.items()
+              if (info.get("resources") or {}).get("benchmark", 0) >= 1}
+    if not usable:
+        raise FleetError(f"none of the {len(workers)} workers at {address} offers the resource "
+                         f"benchmark=1; start them as: " + WORKER_HINT.format(address=address))
+    return usable, sorted(str(info["name"]) for info in workers.values())
+
+
+def choose(usable, names, machines):
+    """The workers to run on: the named ones (ValueError for a name that is no usable
+    worker), or every usable one."""
+    if not machines:
+        return dict(sorted(usable.items()))
+    chosen = {}
+    for name in machines:
+        if name in usable:
+            chosen[name] = usable[name]
+        elif name in names:
+            raise ValueError(f"worker {name!r} offers no benchmark resource (start it with "
+                             f"--resources benchmark=1)")
+        else:
+            raise ValueError(f"no worker named {name!r} in the cluster (workers: "
+                             f"{', '.join(names)})")
+    return chosen
+
+
+def version_verdicts(mine, theirs):
+    """{machine: None (same version) or why it is refused}, from {machine: version or
+    the exception reading it raised}."""
+    verdicts = {}
+    for name, version in theirs.items():
+        if isinstance(version, BaseException):
+            verdicts[name] = f"cannot read pagezero's version there: {version}"
+        elif version != mine:
+            verdicts[name] = (f"pagezero {version} there, {mine} here: install the same "
+                              f"pagezero on every machine")
+        else:
+            verdicts[name] = None
+    return verdicts
+
+
+def _versions(client, chosen):
+    by_address = client.run(installed_version, workers=list(chosen.values()),
+                            on_error="return")
+    return {name: by_address.get(addr, RuntimeError("no answer"))
+            for name, addr in chosen.items()}
+
+
+def _check_out_dir(out_dir):
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    if not os.path.isdir(parent):
+        raise ValueError(f"cannot write {out_dir!r}: no directory {parent!r}")
+    if os.path.exists(os.path.join(out_dir, FLEET_FILE)):
+        raise ValueError(f"{out_dir} already holds a fleet run; choose another folder")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"{out_dir} is a file, not a folder")
+
+
+class _Progress:
+    """One line per start and end of a run, for a terminal; or a function called
+    with (machine, run, what) for a caller that shows progress its own way."""
+
+    def __init__(self, stream, runs):
+        self.stream, self.runs, self.t0 = stream, runs, time.monotonic()
+
+    def __call__(self, name, run, text):
+        if callable(self.stream):
+            self.stream(name, run, text)
+        elif self.stream is not None:
+            print(f"[{time.monotonic() - self.t0:7.1f}s] {name}: run {run}/{self.runs} {text}",
+                  file=self.stream, flush=True)
+
+
+def run_fleet(scheduler, command, out_dir, machines=None, runs=1, progress=None,
+              timeout=10, poll_s=0.5):
+    """Run a pagezero command (argv list) on the chosen machines of the cluster at
+    `scheduler`, `runs` times each, writing under `out_dir`; the FleetLog.
+
+    progress: a stream for one line per start and end of a run, a function called
+    as progress(machine, run, what), or None (quiet).
+    ValueError for a command, folder or machine name it cannot use, before
+    anything is sent; FleetError for a cluster it cannot use; KeyboardInterrupt
+    after cancelling, with what finished written.
+    """
+    argv, kind = check_command(command)
+    if runs < 1:
+        raise ValueError(f"--runs must be at least 1, not {runs}")
+    _check_out_dir(out_dir)
+    client = connect(scheduler, timeout)
+    try:
+        events = queue.Queue()
+        client.subscribe_topic(EVENT_TOPIC, events.put)
+        usable, names = benchmark_workers(client, scheduler)
+        chosen = choose(usable, names, machines)
+        verdicts = version_verdicts(installed_version(), _versions(client, chosen))
+        os.makedirs(out_dir, exist_ok=True)
+        log = FleetLog(out_dir, scheduler, argv, runs, installed_version())
+        futures = {}
+        for name, address in chosen.items():
+            log.add_machine(name, address, verdicts[name])
+            if verdicts[name]:
+                continue
+            for run in range(1, runs + 1):
+                key = f"pagezero-{folder_name(name)}-run{run}-{uuid.uuid4().hex[:8]}"
+                # priority: a machine's runs in their order, which Dask does not
+                # promise for tasks submitted one by one.
+                future = client.submit(run_command, argv, kind, name, run, key, key=key,
+                                       workers=[address], allow_other_workers=False,
+                                       resources=RESOURCE, pure=False, priority=runs - run)
+                futures[future] = (name, run)
+        log.save()
+        watch = _Watch(client, futures, chosen, log, events, _Progress(progress, runs))
+        try:
+            watch.until_done(poll_s)
+        except KeyboardInterrupt:
+            watch.stop()
+            log.save(ended=True, interrupted=True)
+            raise
+        log.save(ended=True)
+        return log
+    finally:
+        client.close()
+
+
+def _wait_any(futures, seconds, step=0.05):
+    """Return when one of the futures is done, or after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not any(f.done() for f in futures):
+        time.sleep(step)
+
+
+class _Watch:
+    """The runs in flight: their results written as they come, their starts shown."""
+
+    def __init__(self, client, futures, chosen, log, events, show):
+        self.client, self.futures, self.chosen = client, futures, chosen
+        self.log, self.events, self.show = log, events, show
+        self.pending, self.started = set(futures), set()
+
+    def _drain(self):
+        while True:
+            try:
+                _, msg = self.events.get_nowait()
+            except queue.Empty:
+                return
+            if msg.get("what") == "started" and msg["key"] not in self.started:
+                self.started.add(msg["key"])
+                if self.log.started(msg["machine"], msg["run"], msg["at"]):
+                    self.show(msg["machine"], msg["run"], "started")
+
+    def _collect(self, future):
+        self.pending.discard(future)
+        name, run = self.futures[future]
+        try:
+            result = future.result()
+        except Exception as e:  # the task failed: pagezero missing there, the scheduler lost
+            text = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
+            self.log.finished(name, run, "failed", error=text)
+            self.show(name, run, f"failed: {text}")
+            return
+        files = self.log.write_run(result)
+        self.log.finished(name, run, result["status"], error=result["error"],
+                          start=result["start"], end=result["end"], files=files)
+        self.show(name, run, result["status"]
+                  + (f": {result['error']}" if result["error"] else ""))
+
+    def _give_up(self, future, status, error):
+        self.pending.discard(future)
+        try:
+            future.cancel()
+        except (OSError, TimeoutError):
+            pass  # nothing left to cancel it on
+        self.log.finished(*self.futures[future], status, error=error)
+        self.show(*self.futures[future], f"{status}: {error}")
+
+    def until_done(self, poll_s):
+        while self.pending:
+            # Polled: distributed's wait() needs a default client, which a
+            # library should not install in its caller's process.
+            _wait_any(self.pending, poll_s)
+            for future in [f for f in self.pending if f.done()]:
+                self._collect(future)
+            self._drain()
+            if not self.pending:
+                break
+            # A task tied to a worker that left would wait for it forever.
+            try:
+                alive = set(self.client.scheduler_info()["workers"])
+            except (OSError, TimeoutError) as e:  # the scheduler itself went away
+                for future in list(self.pending):
+                    self._give_up(future, "died", f"lost the scheduler: {e}")
+                break
+            for future in [f for f in self.pending
+                           if self.chosen[self.futures[f][0]] not in alive]:
+                name = self.futures[future][0]
+                self._give_up(future, "died", f"the worker {name} at {self.chosen[name]} left "
+                                              f"the cluster (machine down or worker killed)")
+
+    def stop(self):
+        """After Ctrl-C: cancel the runs not started, interrupt the running ones and
+        take what they saved, waiting up to GRACE_S."""
+        self._drain()
+        for future in [f for f in self.pending if f.done()]:
+            self._collect(future)
+        running = [f for f in self.pending if f.key in self.started]
+        for future in [f for f in self.pending if f.key not in self.started]:
+            self._give_up(future, "cancelled", "cancelled by Ctrl-C before it started")
+        try:
+            if running:
+                addresses = sorted({self.chosen[self.futures[f][0]] for f in running})
+                self.client.run(stop_runs, [f.key for f in running], workers=addresses,
+                                on_error="return")
+                deadline = time.monotonic() + GRACE_S
+                while time.monotonic() < deadline and not all(f.done() for f in running):
+                    _wait_any(running, 0.5)
+        except (KeyboardInterrupt, OSError):
+            pass  # a second Ctrl-C, or a worker gone: keep what came back
+        for future in running:
+            if future.done():
+                self._collect(future)
+            else:
+                self._give_up(future, "interrupted", "interrupted by Ctrl-C; nothing came back")

@@ -1,0 +1,104 @@
+"""`pagezero fleet table DIR`: machines side by side, point by point.
+
+As the tables of the arm64 clear_page thread ("arm64: mm: clear_page() with
+DC ZVA or STNP", comparing aws-m7g.metal with AmpereOne kernel by kernel):
+one row per measured point, one column per machine, each cell the median
+rate and its spread between runs. Where a machine ran once the spread is its
+loops', marked with *, since the run is the unit (points.py).
+"""
+import json
+import os
+
+from ..folders import load_folder
+from ..points import summarize_points
+from ..results import ResultSet
+from ..store.history import format_value
+from .log import FLEET_FILE
+
+__all__ = ["machine_sets", "table_rows", "format_table", "only_matching"]
+
+
+def machine_sets(fleet_dir):
+    """[(machine name, ResultSet)] of a fleet run's folder, in fleet.json's order (else by
+    folder name), and notes on machines without results. ValueError when none has any."""
+    entries = []
+    path = os.path.join(fleet_dir, FLEET_FILE)
+    if os.path.exists(path):
+        with open(path) as f:
+            try:
+                doc = json.load(f)
+            except ValueError as e:
+                raise ValueError(f"{path}: not JSON: {e}") from None
+        entries = [(m["name"], m["folder"], m.get("status"), m.get("error"))
+                   for m in doc.get("machines", []) if isinstance(m, dict)]
+    elif os.path.isdir(fleet_dir):
+        entries = [(name, name, None, None) for name in sorted(os.listdir(fleet_dir))
+                   if os.path.isdir(os.path.join(fleet_dir, name))]
+    else:
+        raise ValueError(f"{fleet_dir}: no such folder")
+    sets, notes = [], []
+    for name, folder, status, error in entries:
+        try:
+            sets.append((name, load_folder(os.path.join(fleet_dir, folder))))
+        except ValueError:
+            why = f"{status}: {error}" if status and status != "ok" else "no results"
+            notes.append(f"{name}: no results ({why})")
+    if not sets:
+        raise ValueError(f"{fleet_dir}: no machine's results under it"
+                         + (f" ({'; '.join(notes)})" if notes else ""))
+    return sets, notes
+
+
+def only_matching(sets, words):
+    """The sets with only the results whose label has every one of `words` among its
+    words (e.g. "x86-64-stosb chunk=0"); ValueError when none is left."""
+    words = set(words.split())
+    kept = []
+    for name, rs in sets:
+        pairs = [(r, run) for r, run in zip(rs.results, rs.runs)
+                 if words <= set(r.label().split())]
+        if pairs:
+            kept.append((name, ResultSet([r for r, _ in pairs], [dict(run) for _, run in pairs],
+                                         dict(rs.machine))))
+    if not kept:
+        raise ValueError(f"no measured point has all of {' '.join(sorted(words))!r} in its label")
+    return kept
+
+
+def table_rows(sets):
+    """One row per point: its label, unit and {machine: point_summary or None}."""
+    rows = {}
+    for name, rs in sets:
+        for key, (first, summary) in summarize_points(rs).items():
+            row = rows.setdefault(key, {"label": first.label(), "unit": first.unit,
+                                        "machines": {n: None for n, _ in sets}})
+            row["machines"][name] = summary
+    return list(rows.values())
+
+
+def _cell(summary):
+    if summary is None:
+        return "-"
+    mark = "" if summary["spread_of"] == "runs" else "*"
+    return (f"{format_value(summary['median'], summary['unit'])} "
+            f"+-{summary['spread_pct']:.1f}%{mark}")
+
+
+def format_table(sets, notes=()):
+    """The table as lines of text, the machines described above it."""
+    names = [name for name, _ in sets]
+    lines = [f"{name}: {rs.machine.get('cpu_model', '?')}, "
+             f"{rs.machine.get('kernel_release', '?')}" for name, rs in sets]
+    lines.append("")
+    header = ["point", *names]
+    body = [[row["label"], *(_cell(row["machines"][n]) for n in names)]
+            for row in table_rows(sets)]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+    lines.append("-+-".join("-" * w for w in widths))
+    lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    lines.append("")
+    lines.append("median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "
+                 "medians; * one run: the stdev of its loops instead")
+    lines += list(notes)
+    return lines

@@ -1,0 +1,69 @@
+"""Results folders: every results file under a folder, as one ResultSet.
+
+`pagezero fleet run` writes one folder per machine (DIR/<machine>/), with one
+file per run, or one report folder per run for `pagezero report`; `pagezero
+compare DIR/a DIR/b` and `pagezero store add DIR` read such folders. Other JSON
+files there (fleet.json, advice) are not results and are passed over.
+"""
+import json
+import os
+
+from .results import SCHEMA, ResultSet
+
+__all__ = ["results_files", "is_results_file", "load_folder", "load_path"]
+
+
+def is_results_file(path):
+    """Whether `path` holds a pagezero results document (read, not validated)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == SCHEMA
+
+
+def results_files(folder):
+    """The results files under `folder`, in a stable order; ValueError when there are none."""
+    if not os.path.isdir(folder):
+        raise ValueError(f"{folder}: no such folder")
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        found += [os.path.join(root, name) for name in sorted(files)
+                  if name.endswith(".json") and not name.startswith(".")]
+    found = [p for p in found if is_results_file(p)]
+    if not found:
+        raise ValueError(f"{folder}: no pagezero results files under it")
+    return found
+
+
+def _machine_name(machine):
+    return machine.get("fleet_name") or machine.get("hostname") or "unknown"
+
+
+def load_folder(folder):
+    """Every results file under `folder` as one ResultSet: each file's runs side by side,
+    interrupted if any was. ValueError for an empty or foreign folder, or one that
+    mixes machines (a fleet's top folder: name one machine's folder instead)."""
+    sets = [ResultSet.load(p) for p in results_files(folder)]
+    names = sorted({_machine_name(s.machine) for s in sets})
+    if len(names) > 1:
+        raise ValueError(f"{folder}: holds results of several machines ({', '.join(names)}); "
+                         f"name one machine's folder, e.g. {os.path.join(folder, names[0])}")
+    results = [r for s in sets for r in s.results]
+    # Each file's processes are other processes than the next file's: number them anew.
+    processes = {}
+    runs = [dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
+            for i, s in enumerate(sets) for run in s.runs]
+    interrupted = next((s.interrupted for s in sets if s.interrupted), False)
+    return ResultSet(results, runs, dict(sets[0].machine), interrupted)
+
+
+def load_path(path):
+    """A results file, or a folder of them (load_folder)."""
+    if os.path.isdir(path):
+        return load_folder(path)
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file")
+    return ResultSet.load(path)

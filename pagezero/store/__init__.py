@@ -1,0 +1,279 @@
+"""The results store: every result set ever added, in one SQLite file.
+
+    pagezero store add FILE|DIR...       store list
+    pagezero store history [filters]     store export
+
+By default at $XDG_DATA_HOME/pagezero/results.sqlite (~/.local/share when
+XDG_DATA_HOME is unset, as the XDG Base Directory Specification says).
+
+- Adding is idempotent: a result set is recorded once, by the hash of its
+  content (records.py), however often and under whatever name it is added.
+- Adding is atomic: every file named in one add goes in one transaction, so an
+  add that fails or is interrupted half-way leaves the store as it was.
+- Concurrent writers are safe: the store runs in WAL mode (readers never block
+  the writer), writers take the lock up front (BEGIN IMMEDIATE) and wait up to
+  BUSY_TIMEOUT_S for each other instead of failing at once.
+- The schema is versioned (schema.py): older stores are migrated forward on
+  opening, stores of a newer pagezero are refused, foreign SQLite files too.
+"""
+import contextlib
+import datetime
+import os
+import sqlite3
+
+from .._core import PagezeroError
+from ..folders import results_files
+from ..units import parse_size
+from .records import point_rows, read_record, stored_result_set
+from .schema import CREATE, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
+
+__all__ = ["Store", "StoreError", "default_path", "read_records", "SCHEMA_VERSION"]
+
+# Long enough for another pagezero's add (a few hundred rows) to finish.
+BUSY_TIMEOUT_S = 30
+
+
+class StoreError(PagezeroError):
+    """A store that cannot be used as asked (corrupt, foreign, newer, read-only, busy)."""
+
+
+def default_path():
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):  # the specification says to ignore a relative one
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "pagezero", "results.sqlite")
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _writable(path):
+    # Root may write through a file without write bits; a store made
+    # read-only with chmod a-w is read-only for root too.
+    return os.access(path, os.W_OK) and bool(os.stat(path).st_mode & 0o222)
+
+
+class Store:
+    """An open store. create: make the file (and its folder) when missing."""
+
+    def __init__(self, path=None, create=False):
+        self.path = path or default_path()
+        self.db = None
+        if os.path.isdir(self.path):
+            raise StoreError(f"{self.path}: a folder, not a store file")
+        exists = os.path.exists(self.path)
+        if not exists and not create:
+            raise StoreError(f"{self.path}: no store there yet (pagezero store add FILE "
+                             f"creates it)")
+        if not exists:
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"{self.path}: cannot create the store: {e.strerror}") from None
+        self.read_only = exists and not _writable(self.path)
+        try:
+            with self._errors():
+                self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S,
+                                          isolation_level=None)
+                self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+                self.db.execute("PRAGMA foreign_keys = ON")
+                self._open_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    # Opening ----------------------------------------------------------
+
+    def _version(self):
+        tables = {name for (name,) in
+                  self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return None
+        if VERSION_TABLE not in tables:
+            raise StoreError(f"{self.path}: a SQLite database, but not a pagezero store "
+                             f"(no {VERSION_TABLE} table); choose another --store")
+        row = self.db.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
+        if row is None or not isinstance(row[0], int):
+            raise StoreError(f"{self.path}: a pagezero store without a valid schema version")
+        return row[0]
+
+    def _open_schema(self):
+        version = self._version()
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: store schema version {version} is newer than this "
+                             f"pagezero's ({SCHEMA_VERSION}): it was written by a newer "
+                             f"pagezero; upgrade pagezero or use another --store")
+        if version == SCHEMA_VERSION:
+            return
+        self.require_writable("migrate" if version else "create")
+        if version is None:
+            self.db.execute("PRAGMA journal_mode = WAL")  # persistent: set once
+        with self._transaction():
+            version = self._version()  # another process may have got there first
+            if version is None:
+                for statement in CREATE.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                return
+            for v in range(version, SCHEMA_VERSION):
+                MIGRATIONS[v](self.db, self._recompute_points)
+            self.db.execute(f"UPDATE {VERSION_TABLE} SET version = ?", (SCHEMA_VERSION,))
+
+    def _recompute_points(self, db, set_id, document):
+        db.execute("DELETE FROM points WHERE set_id = ?", (set_id,))
+        _insert_points(db, set_id, point_rows(stored_result_set(document)))
+
+    # Errors and transactions ------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self):
+        """sqlite3's exceptions as one-line StoreErrors naming the file."""
+        try:
+            yield
+        except sqlite3.OperationalError as e:
+            text = str(e)
+            if "readonly" in text:
+                raise StoreError(f"{self.path}: the store is read-only") from None
+            if "locked" in text or "busy" in text:
+                raise StoreError(f"{self.path}: busy: another process held the store for "
+                                 f"{BUSY_TIMEOUT_S} s") from None
+            raise StoreError(f"{self.path}: {text}") from None
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: not a pagezero store ({e})") from None
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """All or nothing, the write lock taken at the start (BEGIN IMMEDIATE), so
+        that two writers wait for each other rather than fail on upgrading a lock."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def require_writable(self, what="add to"):
+        """StoreError unless results can be added (checked before long work that ends
+        in an add, e.g. a fleet run)."""
+        if self.read_only:
+            raise StoreError(f"{self.path}: the store is read-only; cannot {what} it")
+
+    # Adding -----------------------------------------------------------
+
+    def add(self, paths):
+        """Add results files, and every results file under folders, in one transaction.
+        Returns (path, "added" | "already stored", set id) per file. ValueError for a
+        path that is no results file or folder, before anything is written."""
+        return self.add_records(read_records(paths))
+
+    def add_records(self, records):
+        """Add what read_records() read, in one transaction (see add)."""
+        self.require_writable("add to")
+        outcomes, added_at = [], _now()
+        with self._errors(), self._transaction():
+            for record in records:
+                row = self.db.execute("SELECT id FROM result_sets WHERE content_hash = ?",
+                                      (record.content_hash,)).fetchone()
+                if row:
+                    outcomes.append((record.path, "already stored", row[0]))
+                    continue
+                set_id = _insert_row(self.db, "result_sets", record.set_row(added_at))
+                _insert_points(self.db, set_id, point_rows(record.result_set))
+                outcomes.append((record.path, "added", set_id))
+        return outcomes
+
+    # Reading ----------------------------------------------------------
+
+    def _query(self, sql, args=()):
+        with self._errors():
+            cursor = self.db.execute(sql, args)
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def list(self):
+        """One row per result set, oldest measurement first."""
+        return self._query(
+            "SELECT s.id, s.measured_at, s.machine_name, s.hostname, s.kernel_release, "
+            "s.benchmarks, s.pagezero_version, s.interrupted, s.source, "
+            "(SELECT COUNT(*) FROM points p WHERE p.set_id = s.id) AS points "
+            "FROM result_sets s ORDER BY s.measured_at, s.id")
+
+    def history(self, machine=None, kernel=None, benchmark=None, function=None, size=None,
+                page=None):
+        """Every stored point matching the filters, with its result set, grouped by
+        point and in time order within each."""
+        where, args = [], []
+        if machine:
+            where.append("(s.machine_name = ? OR s.hostname = ?)")
+            args += [machine, machine]
+        for column, value in (("s.kernel_release", kernel), ("p.benchmark", benchmark),
+                              ("p.function", function)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if size is not None:
+            where.append("p.size = ?")
+            args.append(parse_size(size))
+        if page:
+            where.append("UPPER(p.page) = UPPER(?)")
+            args.append(str(page))
+        return self._query(
+            "SELECT s.id AS set_id, s.measured_at, s.machine_name, s.kernel_release, "
+            "s.pagezero_version, p.label, p.unit, p.median, p.spread_pct, p.runs, p.spread_of "
+            "FROM points p JOIN result_sets s ON s.id = p.set_id"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY p.label, s.measured_at, s.id", args)
+
+    def export(self):
+        """Every point of every result set, with the set's metadata: a flat table."""
+        return self._query(
+            "SELECT s.id AS set_id, s.measured_at, s.machine_name, s.hostname, s.cpu_model, "
+            "s.kernel_release, s.pagezero_version, s.content_hash, p.benchmark, p.function, "
+            "p.size, p.page, p.label, p.params, p.unit, p.median, p.spread_pct, p.runs, "
+            "p.spread_of FROM points p JOIN result_sets s ON s.id = p.set_id "
+            "ORDER BY s.measured_at, s.id, p.label")
+
+    def documents(self):
+        """(set id, document text) of every result set, oldest first."""
+        with self._errors():
+            return self.db.execute("SELECT id, document FROM result_sets "
+                                   "ORDER BY measured_at, id").fetchall()
+
+    def close(self):
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def read_records(paths):
+    """The results files named, and those under the folders named, read and checked;
+    ValueError for a path that is neither."""
+    records = []
+    for path in paths:
+        if os.path.isdir(path):
+            records += [read_record(p) for p in results_files(path)]
+        elif not os.path.exists(path):
+            raise ValueError(f"{path}: no such file")
+        else:
+            records.append(read_record(path))
+    return records
+
+
+def _insert_row(db, table, row):
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    return db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                      list(row.values())).lastrowid
+
+
+def _insert_points(db, set_id, rows):
+    for row in rows:
+        _insert_row(db, "points", dict(row, set_id=set_id))

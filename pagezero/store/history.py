@@ -1,0 +1,74 @@
+"""A point's history across result sets: as text, and as a plot of medians over time."""
+import datetime
+
+__all__ = ["format_value", "format_spread", "format_history", "plot_history"]
+
+# Beyond this many lines a plot is unreadable: the filters should narrow it.
+MAX_SERIES = 12
+
+
+def format_value(value, unit):
+    if unit == "bytes/sec":
+        return f"{value / 1e9:.2f} GB/s"
+    return f"{value:.4g} {unit}"
+
+
+def format_spread(row):
+    """"+-1.2% (3 runs)", or for one run "+-0.4% (loops, 1 run)": the run is the unit."""
+    if row["spread_of"] == "runs":
+        return f"+-{row['spread_pct']:.1f}% ({row['runs']} runs)"
+    return f"+-{row['spread_pct']:.1f}% (loops, 1 run)"
+
+
+def _table(header, body):
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + body]
+
+
+def format_history(rows):
+    """Lines of text: per point its label, then one line per result set in time order."""
+    lines, by_label = [], {}
+    for row in rows:
+        by_label.setdefault(row["label"], []).append(row)
+    for label, group in by_label.items():
+        if lines:
+            lines.append("")
+        lines.append(label)
+        body = [[r["measured_at"].replace("+00:00", "Z"), r["machine_name"],
+                 r["kernel_release"] or "?", r["pagezero_version"] or "?",
+                 format_value(r["median"], r["unit"]), format_spread(r), f"#{r['set_id']}"]
+                for r in group]
+        header = ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread", "set"]
+        lines += ["  " + line for line in _table(header, body)]
+    return lines
+
+
+def plot_history(rows, stem):
+    """Each point's median per result set over time, with its spread as error bars,
+    one line per point and machine; PNG and SVG at stem.*."""
+    from ..plot import _pyplot, _save
+
+    series = {}
+    for row in rows:
+        series.setdefault((row["label"], row["machine_name"]), []).append(row)
+    if len(series) > MAX_SERIES:
+        raise ValueError(f"{len(series)} points and machines match; a plot shows at most "
+                         f"{MAX_SERIES}: narrow the filters (--function, --size, --page, ...)")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    unit = rows[0]["unit"]
+    scale = 1e9 if unit == "bytes/sec" else 1.0
+    for (label, machine), group in series.items():
+        when = [datetime.datetime.fromisoformat(r["measured_at"]) for r in group]
+        medians = [r["median"] / scale for r in group]
+        errors = [m * r["spread_pct"] / 100 for m, r in zip(medians, group)]
+        ax.errorbar(when, medians, yerr=errors, marker="o", capsize=3,
+                    label=f"{machine}: {label}")
+    ax.set_ylabel("median rate (GB/s, 10^9 bytes/s)" if unit == "bytes/sec" else unit)
+    ax.set_xlabel("measured (UTC)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("History of stored points; error bars: spread between runs "
+                 "(one run: between its loops)", fontsize=10)
+    fig.autofmt_xdate()
+    return _save(fig, stem)

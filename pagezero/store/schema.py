@@ -1,0 +1,73 @@
+"""The store's SQLite schema, its version, and the migrations between versions.
+
+The version lives in a table of its own (pagezero_store), so that a SQLite
+file made by anything else is recognised as foreign, and a store written by a
+newer pagezero (a version above SCHEMA_VERSION) is refused rather than
+misread. Each migration takes a store from version N to N+1 inside the
+caller's transaction; opening an older store runs them in order.
+
+Every result set keeps its whole document as it was added, so a migration
+can recompute what an older version derived from it (the points table).
+"""
+
+__all__ = ["SCHEMA_VERSION", "CREATE", "MIGRATIONS", "VERSION_TABLE"]
+
+VERSION_TABLE = "pagezero_store"
+
+# Version 1 summarised each point over all its loops (spread_pct) and kept no
+# pagezero version. Version 2 adds the pagezero version and the interrupted
+# mark of each result set, and per point the number of runs and whether the
+# spread is between runs or (one run only) between loops: the run is the unit.
+SCHEMA_VERSION = 2
+
+CREATE = f"""
+CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL);
+INSERT INTO {VERSION_TABLE} (version) VALUES ({SCHEMA_VERSION});
+CREATE TABLE result_sets (
+    id INTEGER PRIMARY KEY,
+    content_hash TEXT NOT NULL UNIQUE,
+    machine_name TEXT NOT NULL,
+    hostname TEXT,
+    cpu_model TEXT,
+    kernel_release TEXT,
+    benchmarks TEXT NOT NULL,
+    measured_at TEXT NOT NULL,
+    source TEXT,
+    added_at TEXT NOT NULL,
+    document TEXT NOT NULL,
+    pagezero_version TEXT,
+    interrupted TEXT
+);
+CREATE TABLE points (
+    set_id INTEGER NOT NULL REFERENCES result_sets(id) ON DELETE CASCADE,
+    benchmark TEXT NOT NULL,
+    function TEXT NOT NULL,
+    size INTEGER,
+    page TEXT,
+    label TEXT NOT NULL,
+    params TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    median REAL NOT NULL,
+    spread_pct REAL NOT NULL,
+    runs INTEGER NOT NULL,
+    spread_of TEXT NOT NULL
+);
+CREATE INDEX points_by_point ON points (benchmark, function, size, page);
+CREATE INDEX sets_by_time ON result_sets (measured_at);
+"""
+
+
+def _migrate_1_to_2(db, recompute_points):
+    db.execute("ALTER TABLE result_sets ADD COLUMN pagezero_version TEXT")
+    db.execute("ALTER TABLE result_sets ADD COLUMN interrupted TEXT")
+    db.execute("ALTER TABLE points ADD COLUMN runs INTEGER NOT NULL DEFAULT 1")
+    db.execute("ALTER TABLE points ADD COLUMN spread_of TEXT NOT NULL DEFAULT 'loops'")
+    db.execute("CREATE INDEX IF NOT EXISTS sets_by_time ON result_sets (measured_at)")
+    # Version 1's spreads were over loops: recompute every point, between runs.
+    for set_id, document in db.execute("SELECT id, document FROM result_sets").fetchall():
+        recompute_points(db, set_id, document)
+
+
+# MIGRATIONS[n] takes a store from version n to n + 1:
+# migrate(db, recompute_points), recompute_points(db, set_id, document_text).
+MIGRATIONS = {1: _migrate_1_to_2}

@@ -1,0 +1,350 @@
+"""The fleet on the loopback: a real `dask scheduler` and `dask worker`s, each
+worker a machine named host-a, host-b, ..., started the documented way as
+their own processes (so a test can kill one as a machine dies). Commands are
+tiny (4KB memsets), except where a run must last long enough to be killed;
+nothing is asserted about speed. `fleet up` fakes only the SSH connection:
+its scheduler and workers are real processes here."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import TESTS_DIR, run_python
+from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
+from pagezero.fleet.table import format_table, machine_sets
+from pagezero.folders import load_folder
+
+TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
+# Long enough to be killed mid-run: 1.5GB of 4KB page faults, half a second or more even
+# unloaded (~2.7 GB/s here), against the client's ~0.15 s to react to its start; 64MB resident.
+SLOW = ["mem", "mmap", "-s", "64MB", "-l", "24", "-f", "demand"]
+STARTUP_S = 90
+
+
+def _dask(*args, env=None, log=None):
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=TESTS_DIR, env=env,
+                            stdout=subprocess.DEVNULL, stderr=log or subprocess.DEVNULL,
+                            start_new_session=True)  # its own group: killed as one machine
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def start_scheduler(folder):
+    path = os.path.join(folder, "scheduler.json")
+    proc = _dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                 "--scheduler-file", path)
+    deadline = time.monotonic() + STARTUP_S
+    while not os.path.exists(path):
+        assert proc.poll() is None and time.monotonic() < deadline, "dask scheduler did not start"
+        time.sleep(0.1)
+    time.sleep(0.2)  # written whole: it is small, but give the writer its moment
+    with open(path) as f:
+        return proc, json.load(f)["address"]
+
+
+def start_workers(address, *names, threads=None, env=None):
+    """The documented workers, started together: one process each, the benchmark
+    resource, named after their machines; threads: {name: count} (default 1)."""
+    procs = [_dask("worker", address, "--nworkers", "1",
+                   "--nthreads", str((threads or {}).get(name, 1)),
+                   "--resources", "benchmark=1", "--name", name, "--no-dashboard", env=env)
+             for name in names]
+    client = connect(address)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while not set(names) <= {w["name"] for w in client.scheduler_info()["workers"].values()}:
+            assert all(p.poll() is None for p in procs) and time.monotonic() < deadline, \
+                f"{names} did not start"
+            time.sleep(0.1)
+    finally:
+        client.close()
+    return procs
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """A scheduler with host-a and host-b. host-a has two threads: only the benchmark
+    resource, not a lack of threads, keeps two of its runs from overlapping."""
+    folder = str(tmp_path_factory.mktemp("fleet"))
+    scheduler, address = start_scheduler(folder)
+    procs = [scheduler]
+    try:
+        procs += start_workers(address, "host-a", "host-b", threads={"host-a": 2})
+        yield address, dict(zip(("host-a", "host-b"), procs[1:]))
+    finally:
+        for proc in reversed(procs):
+            _kill(proc)
+
+
+def cli(*args):
+    return run_python("-m", "pagezero", *[str(a) for a in args])
+
+
+def one_line_error(proc, status):
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
+    return lines[0]
+
+
+def main_error(capsys, status, *args):
+    """pagezero's main() in this process (no interpreter to start): its one error line."""
+    from pagezero.cli import main
+
+    capsys.readouterr()
+    assert main([str(a) for a in args]) == status
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pagezero: error:"), err
+    return err[0]
+
+
+def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
+    out = str(tmp_path / "run")
+    log = run_fleet(fleet[0], ["--", *TINY], out)
+    assert [(m["name"], m["status"]) for m in log.machines] == [("host-a", "ok"), ("host-b", "ok")]
+    with open(os.path.join(out, "fleet.json")) as f:
+        doc = json.load(f)
+    assert doc["command"] == ["pagezero", *TINY] and doc["ended"] and not doc["interrupted"]
+    for m in doc["machines"]:
+        (run,) = m["runs"]
+        assert run["files"] == [f"{m['name']}/run-1.json"] and run["start"] < run["end"]
+        rs = load_folder(os.path.join(out, m["name"]))
+        assert rs.machine["fleet_name"] == m["name"]       # its name in the fleet
+        assert rs.machine["hostname"] == os.uname().nodename  # and the machine's metadata
+        assert [r.params["size"] for r in rs] == [4096]
+        assert os.path.exists(os.path.join(out, m["name"], "run-1.log"))
+    text = "\n".join(format_table(*machine_sets(out)))
+    assert "host-a" in text and "host-b" in text and "size=4KB" in text
+
+    compared = cli("compare", os.path.join(out, "host-a"), os.path.join(out, "host-b"))
+    assert compared.returncode == 0, compared.stderr
+    assert "size=4KB" in compared.stdout
+    assert "several machines" in main_error(capsys, 2, "compare", out, os.path.join(out, "host-b"))
+    assert "no measured point has all of 'size=8KB'" in main_error(
+        capsys, 2, "fleet", "table", out, "--match", "size=8KB")
+
+
+def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
+    # Two clients at once, two runs each, all on host-a (two threads, one benchmark unit).
+    logs = {}
+
+    def client(i):
+        logs[i] = run_fleet(fleet[0], TINY, str(tmp_path / f"c{i}"), machines=["host-a"], runs=2,
+                            poll_s=0.1)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans = sorted((r["start"], r["end"]) for log in logs.values()
+                   for m in log.machines for r in m["runs"])
+    assert len(spans) == 4 and all(r["status"] == "ok" for log in logs.values()
+                                   for m in log.machines for r in m["runs"])
+    for (_, end), (next_start, _) in zip(spans, spans[1:]):
+        assert end <= next_start, spans
+
+
+def test_a_machine_with_another_pagezero_is_refused(fleet, tmp_path):
+    # Metadata of an older pagezero first on that worker's path: importlib.metadata
+    # reads it there, as it would an older installation.
+    fake = tmp_path / "old" / "pagezero-0.0.1.dist-info"
+    fake.mkdir(parents=True)
+    (fake / "METADATA").write_text("Metadata-Version: 2.1\nName: pagezero\nVersion: 0.0.1\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "old"))
+    (old,) = start_workers(fleet[0], "host-old", env=env)
+    try:
+        out = str(tmp_path / "run")
+        log = run_fleet(fleet[0], TINY, out, machines=["host-b", "host-old"])
+    finally:
+        _kill(old)
+    status = {m["name"]: m for m in log.machines}
+    assert status["host-b"]["status"] == "ok"
+    assert status["host-old"]["status"] == "refused"
+    assert "pagezero 0.0.1 there" in status["host-old"]["error"]
+    assert status["host-old"]["runs"] == [] and not os.path.exists(os.path.join(out, "host-old"))
+
+
+def test_version_verdicts():
+    verdicts = version_verdicts("1.0", {"a": "1.0", "b": "0.9", "c": ImportError("no pagezero")})
+    assert verdicts["a"] is None
+    assert "0.9 there, 1.0 here" in verdicts["b"]
+    assert "no pagezero" in verdicts["c"]
+
+
+def test_cli_run_table_and_store(fleet, tmp_path, capsys):
+    from pagezero.cli import main
+
+    out = tmp_path / "run"
+    store = tmp_path / "s.sqlite"
+    proc = cli("fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "2", "--store", store,
+               "--", *TINY)
+    assert proc.returncode == 0, proc.stderr
+    assert "host-a: ok, 2/2 runs ok" in proc.stdout and "host-b: ok, 2/2 runs ok" in proc.stdout
+    capsys.readouterr()
+    assert main(["fleet", "table", str(out), "--plot", str(tmp_path / "side")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[3].split() == ["point", "|", "host-a", "|", "host-b"]
+    assert table[5].startswith("memset default") and table[5].count("+-") == 2
+    assert (tmp_path / "side.png").exists()
+    assert main(["store", "list", "--store", str(store)]) == 0
+    assert capsys.readouterr().out.count("host-") == 4  # two machines, two runs each
+    assert main(["fleet", "table", str(out), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert {m: s["runs"] for m, s in row["machines"].items()} == {"host-a": 2, "host-b": 2}
+    os.chmod(store, 0o444)
+    try:  # a store that cannot take the results is refused before anything runs
+        assert "read-only" in main_error(capsys, 1, "fleet", "run", "--scheduler", fleet[0],
+                                         "-o", tmp_path / "again", "--store", store, "--", *TINY)
+    finally:
+        os.chmod(store, 0o644)
+    assert not (tmp_path / "again").exists()
+
+
+def test_cli_refuses_before_sending(fleet, tmp_path, capsys):
+    out = tmp_path / "run"
+    base = ["fleet", "run", "--scheduler", fleet[0], "-o", out, "--"]
+    assert "pagezero would refuse" in main_error(capsys, 2, *base, "mem", "memset", "--bogus")
+    assert "invalid size" in main_error(capsys, 2, *base, "mem", "memset", "-s", "4XB")
+    assert "writes no results" in main_error(capsys, 2, *base, "kernels")
+    assert "leave -o out" in main_error(capsys, 2, *base, *TINY, "-o", "x.json")
+    assert "no pagezero command" in main_error(capsys, 2, *base)
+    assert "at least 1" in main_error(capsys, 2, "fleet", "run", "--scheduler", fleet[0],
+                                      "-o", out, "--runs", "0", "--", *TINY)
+    assert "no worker named 'host-z'" in main_error(
+        capsys, 2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--machines", "host-z",
+        "--", *TINY)
+    assert not out.exists()  # nothing written for a refused run
+
+
+def test_cli_cluster_faults(tmp_path, capsys):
+    unreachable = cli("fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1",
+                      "-o", tmp_path / "run", "--", *TINY)
+    assert "cannot reach the Dask scheduler" in one_line_error(unreachable, 1)
+    scheduler, address = start_scheduler(str(tmp_path))
+    try:
+        assert "has no workers" in main_error(capsys, 1, "fleet", "run", "--scheduler", address,
+                                              "-o", tmp_path / "run", "--", *TINY)
+    finally:
+        _kill(scheduler)
+    assert "no such folder" in main_error(capsys, 2, "fleet", "table", tmp_path / "none")
+
+
+def test_fleet_error_is_a_pagezero_error():
+    import pagezero
+    assert issubclass(FleetError, pagezero.PagezeroError)
+
+
+def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "fleet", "run", "--scheduler",
+                             fleet[0], "-o", str(out), "--machines", "host-b", "--runs", "4",
+                             "--", "mem", "mmap", "-s", "64MB", "-l", "8", "-f", "demand"],
+                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while True:  # until the first run is in: then Ctrl-C
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        try:
+            with open(out / "fleet.json") as f:
+                runs = json.load(f)["machines"][0]["runs"]
+        except (OSError, ValueError, IndexError):
+            runs = []
+        if any(r["status"] == "ok" for r in runs):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted" in stderr
+    with open(out / "fleet.json") as f:
+        doc = json.load(f)
+    assert doc["interrupted"] and doc["ended"]
+    runs = doc["machines"][0]["runs"]
+    assert runs[0]["status"] == "ok" and (out / "host-b" / "run-1.json").exists()
+    assert runs[-1]["status"] == "cancelled"
+    assert {r["status"] for r in runs} <= {"ok", "interrupted", "cancelled"}
+
+
+def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
+    # The last test to use the fleet: it kills its host-b.
+    address, workers = fleet
+
+    def kill_when_it_starts(machine, run, what):
+        if machine == "host-b" and what == "started":
+            _kill(workers["host-b"])
+
+    out = str(tmp_path / "run")
+    log = run_fleet(address, SLOW, out, poll_s=0.1, progress=kill_when_it_starts)
+    status = {m["name"]: m for m in log.machines}
+    assert status["host-a"]["status"] == "ok"
+    assert status["host-b"]["status"] == "died"
+    assert "left the cluster" in status["host-b"]["error"]
+    assert len(load_folder(os.path.join(out, "host-a"))) == 1
+    assert not os.path.exists(os.path.join(out, "host-b", "run-1.json"))
+    with open(os.path.join(out, "fleet.json")) as f:
+        assert {m["name"]: m["status"] for m in json.load(f)["machines"]} == \
+            {"host-a": "ok", "host-b": "died"}
+
+
+def test_commands_are_checked_with_pagezero_own_parser(capsys):
+    from pagezero.fleet.command import check_command
+
+    assert check_command(["--", "pagezero", *TINY]) == (TINY, "file")
+    assert check_command(["sweep", "memset", "-g", "size=4KB"])[1] == "file"  # -o required
+    assert check_command(["report", "--quick"]) == (["report", "--quick"], "folder")
+    for bad, why in ((["mem", "memset", "-h"], "prints help"), (["info"], "writes no results"),
+                     (["advise", "--quick"], "writes no results"),
+                     (["mem", "mmap", "-p", "3MB"], "invalid page size"),
+                     (["batch", "--output=x"], "leave -o out")):
+        with pytest.raises(ValueError, match=why):
+            check_command(bad)
+    assert capsys.readouterr().out == ""  # -h's help went nowhere
+
+
+def test_machines_with_many_samples_compare(tmp_path, capsys):
+    # A report's points can pool hundreds of loops; comparing two machines' folders
+    # of them overflowed in the Mann-Whitney floor (2.0 / C(n1+n2, n1)).
+    from pagezero.cli import main
+    from pagezero.results import Result, ResultSet
+
+    for name, tick in (("a", 100), ("b", 101)):
+        machine = {"hostname": name}
+        r = Result(benchmark="memset", function="default", params={"size": 4096},
+                   bytes_per_loop=4096, clock="ns", samples=[tick + i % 7 for i in range(600)],
+                   machine=machine)
+        (tmp_path / name).mkdir()
+        ResultSet([r], machine=machine).save(str(tmp_path / name / "run-1.json"))
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "size=4KB" in capsys.readouterr().out
+
+
+def test_a_signal_just_after_a_file_is_renamed_into_place_stays_a_signal(tmp_path, monkeypatch):
+    # fleet.json is rewritten after every change, so a Ctrl-C often lands inside a
+    # save; one landing just after the rename came out as FileNotFoundError (exit 1).
+    import pagezero.results as results
+
+    real_replace = os.replace
+
+    def replace_then_interrupted(src, dst):
+        real_replace(src, dst)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results.os, "replace", replace_then_interrupted)
+    path = tmp_path / "fleet.json"
+    with pytest.raises(KeyboardInterrupt):
+        results._atomic_write(str(path), lambda f: f.write("{}\n"))
+    assert path.read_text() == "{}\n" and os.listdir(tmp_path) == ["fleet.json"]

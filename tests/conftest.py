@@ -107,6 +107,15 @@ def check_usage_error(proc):
     return proc.stderr.strip()
 
 
+def one_line_error(proc, status):
+    """Exit `status` with a single 'pagezero: error:' line and no traceback; returns the line."""
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
+    return lines[0]
+
+
 def check_environment_error(proc, *words):
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stdout + proc.stderr

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import TESTS_DIR, run_python
+from conftest import TESTS_DIR, one_line_error, pagezero_cli as cli
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
 from pagezero.folders import load_folder
@@ -85,18 +85,6 @@ def fleet(tmp_path_factory):
     finally:
         for proc in reversed(procs):
             _kill(proc)
-
-
-def cli(*args):
-    return run_python("-m", "pagezero", *[str(a) for a in args])
-
-
-def one_line_error(proc, status):
-    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
-    return lines[0]
 
 
 def main_error(capsys, status, *args):

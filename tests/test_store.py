@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from conftest import run_python
+from conftest import one_line_error, pagezero_cli as cli
 import pagezero.store as store_module
 from pagezero.results import Result, ResultSet
 from pagezero.store import SCHEMA_VERSION, Store, StoreError, default_path
@@ -32,18 +32,6 @@ def make_results(path, samples_per_run, host="box", kernel="6.1.0", mtime=None,
     if mtime is not None:
         os.utime(path, (mtime, mtime))
     return path
-
-
-def cli(*args):
-    return run_python("-m", "pagezero", *[str(a) for a in args])
-
-
-def one_line_error(proc, status):
-    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pagezero: error:"), proc.stderr
-    return lines[0]
 
 
 def v1_store(tmp_path):

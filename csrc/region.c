@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "region.h"
+#include "stop.h"
 
 int pz_mem_available(uint64_t *bytes)
 {
@@ -117,17 +118,32 @@ int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
 	}
 }
 
+/* Populated this much at a time, so a stop request waits for at most one slice. */
+#define PZ_PREFAULT_SLICE ((uintptr_t)256 << 20)
+
 int pz_region_prefault(void *addr, size_t len, unsigned page_shift)
 {
 	const uintptr_t page = page_shift == PZ_PAGE_SHIFT_4KB ? (uintptr_t)sysconf(_SC_PAGESIZE)
 							       : (uintptr_t)1 << page_shift;
+	const uintptr_t slice = PZ_PREFAULT_SLICE > page ? PZ_PREFAULT_SLICE : page;
 	uintptr_t start = (uintptr_t)addr & ~(page - 1);
 	uintptr_t end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
+	uintptr_t at;
 	volatile char *q;
 
 	if (len == 0)
 		return 0;
-	if (madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
+	/*
+	 * Populating gigabytes of 4KB pages takes seconds: in slices, with
+	 * the stop flag read between them, a signal ends it within ~0.2 s.
+	 */
+	for (at = start; at < end; at += PZ_MIN(slice, end - at)) {
+		if (pz_stopping())
+			return -EINTR;
+		if (madvise((void *)at, PZ_MIN(slice, end - at), MADV_POPULATE_WRITE))
+			break;
+	}
+	if (at >= end)
 		return 0;
 	/*
 	 * mm/madvise.c madvise_populate(): a fault that would have raised
@@ -141,10 +157,14 @@ int pz_region_prefault(void *addr, size_t len, unsigned page_shift)
 	if (errno != EINVAL)
 		return -errno;
 	/*
-	 * Kernels before 5.14 lack MADV_POPULATE_WRITE: touch every page
-	 * instead, writing back what is there (the widened range may hold the
-	 * caller's bytes around the buffer).
+	 * Kernels before 5.14 lack MADV_POPULATE_WRITE. Touching a hugetlb
+	 * page that cannot be had raises SIGBUS, which would kill the
+	 * interpreter: refuse instead. 4KB pages: touch every page, writing
+	 * back what is there (the widened range may hold the caller's bytes
+	 * around the buffer).
 	 */
+	if (page_shift != PZ_PAGE_SHIFT_4KB)
+		return -EOPNOTSUPP;
 	for (q = (char *)start; q < (char *)end; q += page)
 		*q = *q;
 	return 0;

@@ -112,3 +112,47 @@ def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
     assert name == sig.name and marked == sig.name
     assert 0 < int(loops) < LOOPS
 
+
+
+OVERLAPPING_RUNS = """
+import os, signal, threading, time
+import pagezero
+
+# Run B starts after run A and ends after it: the handlers A's binding took
+# over must still go back to the interpreter's when B, the last one, ends.
+def run_b():
+    pagezero.memset("1MB", loops=60000)
+
+b = threading.Thread(target=run_b)
+a_started = threading.Event()
+
+def run_a():
+    a_started.set()
+    pagezero.memset("1MB", loops=20000)
+
+a = threading.Thread(target=run_a)
+a.start()
+a_started.wait()
+time.sleep(0.05)
+b.start()
+a.join()
+b.join()
+print("both done", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)    # SIG_DFL again: this must end the process
+time.sleep(5)
+print("still alive")
+"""
+
+
+def test_overlapping_runs_give_the_signals_back():
+    p = subprocess.run([sys.executable, "-c", OVERLAPPING_RUNS], capture_output=True,
+                       text=True, timeout=120, cwd=TESTS_DIR)
+    assert "both done" in p.stdout, p.stderr
+    assert "still alive" not in p.stdout
+    assert p.returncode == -signal.SIGTERM, (p.returncode, p.stderr)
+
+
+def test_the_c_entry_refuses_a_cycles_clock_over_threads():
+    # Each thread's cycles count its own thread: a span over several is meaningless.
+    with pytest.raises(ValueError, match="cycles clock counts the thread"):
+        pagezero._core.bench_mem("clear", "default", 1 << 20, clock="cycles", threads=2)

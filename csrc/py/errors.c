@@ -241,14 +241,27 @@ static PyObject *by_errno(int err, const struct pzpy_failure *f)
 	return PyErr_Format(pzpy_PagezeroError, "%s failed: %s", doing, strerror(-err));
 }
 
+/*
+ * Timed calls can overlap: the GIL is released while they run, so two
+ * Python threads can each be in one. The handlers and the flag are the
+ * process's, so they are taken by the first call and given back by the
+ * last (begin and end run with the GIL held, which orders them): a signal
+ * stops every run in progress, and none clears it under another's feet.
+ */
+static unsigned stop_users;
+static struct pz_stop_saved stop_saved;
+
 int pzpy_stop_begin(struct pzpy_stop *s)
 {
 	int err;
 
 	s->sig = 0;
+	if (stop_users++ > 0)
+		return 0;
 	pz_stop_clear();
-	err = pz_stop_catch(&s->saved);
+	err = pz_stop_catch(&stop_saved);
 	if (err) {
+		stop_users--;
 		pzpy_raise(err, &(struct pzpy_failure){ .doing = "sigaction" });
 		return -1;
 	}
@@ -257,9 +270,24 @@ int pzpy_stop_begin(struct pzpy_stop *s)
 
 void pzpy_stop_end(struct pzpy_stop *s)
 {
-	pz_stop_release(&s->saved);
 	s->sig = pz_stop_requested();
+	if (--stop_users > 0)
+		return;
+	pz_stop_release(&stop_saved);
 	pz_stop_clear();
+}
+
+void pzpy_stop_redeliver(const struct pzpy_stop *s)
+{
+	/*
+	 * The run failed as well as being stopped: its error is raised, and the
+	 * signal, which the C handler took from the interpreter, goes back to
+	 * the handlers now restored (Python's: KeyboardInterrupt or
+	 * pagezero.Interrupted at the next check; SIG_DFL: what the signal
+	 * means), so that a sweep catching the error still stops.
+	 */
+	if (s->sig && stop_users == 0)
+		raise(s->sig);
 }
 
 PyObject *pzpy_interrupted(int sig)

@@ -234,9 +234,10 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	Py_END_ALLOW_THREADS
 	pzpy_stop_end(&stop);
 	pz_clock_close(&clock);
-	if (ret && !(ret == -EINTR && stop.sig))
+	if (ret && !(ret == -EINTR && stop.sig)) {
 		fault_error(ret, &p);
-	else
+		pzpy_stop_redeliver(&stop);
+	} else
 		result = fault_result(&p, &out, nlat, stop.sig);
 out:
 	PyMem_Free(out.wall);

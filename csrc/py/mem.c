@@ -121,6 +121,11 @@ static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB)
 		return PyErr_SetString(PyExc_ValueError,
 				       "transparent huge pages apply to 4KB mappings only"), -1;
+	/* A sample spans every thread's start and end: one clock, not one counter per thread. */
+	if (a->clock == PZ_CLOCK_CYCLES && a->threads > 1)
+		return PyErr_SetString(PyExc_ValueError,
+				       "the cycles clock counts the thread that opened it only: "
+				       "use ns or tsc with more than one thread"), -1;
 	if (a->size <= 0 || a->chunk < 0 || (Py_ssize_t)p->chunk > a->size)
 		return PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, "
 				    "chunk %zd)", a->size, a->chunk), -1;
@@ -243,9 +248,10 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 	pzpy_stop_end(&stop);
 	pz_clock_close(&clock);
 	failure_from(&fail, &out);
-	if (ret && !(ret == -EINTR && stop.sig))
+	if (ret && !(ret == -EINTR && stop.sig)) {
 		pzpy_raise(ret, &fail);
-	else
+		pzpy_stop_redeliver(&stop);
+	} else
 		result = mem_result(&p, &out, stop.sig);
 out:
 	free_out(&out);

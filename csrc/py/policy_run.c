@@ -55,6 +55,7 @@ int pzpy_policy_check(struct pzpy_policy_run *pr, int ret, struct pzpy_failure *
 	else
 		fail->failed_counter = &pr->failed;
 	pzpy_raise(ret, fail);
+	pzpy_stop_redeliver(&pr->stop);
 	return -1;
 }
 

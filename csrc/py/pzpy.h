@@ -86,13 +86,14 @@ PyObject *pzpy_raise(int err, const struct pzpy_failure *f);
  * layer raises pagezero.Interrupted carrying them).
  */
 struct pzpy_stop {
-	struct pz_stop_saved saved;
 	int sig;
 };
 
 /* 0, or -1 with an exception (the handlers could not be installed). */
 int pzpy_stop_begin(struct pzpy_stop *s);
 void pzpy_stop_end(struct pzpy_stop *s);
+/* After raising a stopped run's other error: the signal to the restored handlers. */
+void pzpy_stop_redeliver(const struct pzpy_stop *s);
 /* None, or the signal's name ("SIGINT", "SIGTERM", "SIGHUP") as a new reference. */
 PyObject *pzpy_interrupted(int sig);
 

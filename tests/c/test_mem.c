@@ -497,6 +497,29 @@ static void test_stop_catch(void)
 }
 
 /* A signal its starter ignored (nohup's SIGHUP) stays ignored while the handlers are in. */
+/* A stop request ends a prefault between slices: nothing more is populated. */
+static void test_prefault_stops(void)
+{
+	const size_t len = (size_t)1 << 30;
+	unsigned char vec[16];
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		       MAP_NORESERVE, -1, 0);
+
+	CHECK(p != MAP_FAILED);
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	pz_stop_request(SIGTERM);
+	CHECK(pz_region_prefault(p, len, PZ_PAGE_SHIFT_4KB) == -EINTR);
+	/* The last pages of the region were never faulted in. */
+	CHECK(mincore(p + len - sizeof(vec) * 4096, sizeof(vec) * 4096, vec) == 0);
+	for (size_t i = 0; i < sizeof(vec); i++)
+		CHECK((vec[i] & 1) == 0);   /* the last pages were never faulted in */
+	pz_stop_clear();
+	CHECK(pz_region_prefault(p, 64 << 10, PZ_PAGE_SHIFT_4KB) == 0);
+	munmap(p, len);
+}
+
 static void test_stop_catch_keeps_ignored(void)
 {
 	struct pz_stop_saved saved;
@@ -671,6 +694,7 @@ int main(void)
 	test_stages();
 	test_offset();
 	test_stop_catch();
+	test_prefault_stops();
 	test_hugetlb_prefault();
 	test_parts();
 	test_bench_private_evict_counters();

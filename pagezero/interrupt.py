@@ -118,8 +118,26 @@ def finish(raw, make_result):
     name = raw.get("interrupted")
     if not name:
         return make_result(raw)
-    partial = make_result(raw) if raw.get("loops_done") else None
-    # The C core caught the signal in Python's stead: received() must say so
-    # too, for code that catches KeyboardInterrupt and carries on (a sweep).
-    _received = getattr(signal, name, signal.SIGINT)
-    raise Interrupted(_received, partial=partial)
+    signum = getattr(signal, name, signal.SIGINT)
+    # Held while the partial is built: a second signal must not replace
+    # the Interrupted that carries it.
+    with deferred():
+        partial = make_result(raw) if raw.get("loops_done") else None
+        handler = signal.getsignal(signum)
+        if handler not in (signal.default_int_handler, _raise_interrupted):
+            # Not a stop pagezero owns: a program's own handler, or SIGTERM /
+            # SIGHUP left to their default action. The signal goes to it, as
+            # if the C core had never caught it (the default action ends the
+            # process with the shell's status for it), and a handler that
+            # returns gets the loops that were completed.
+            signal.raise_signal(signum)
+            deliver = True
+        else:
+            deliver = False
+            # The C core caught the signal in Python's stead: received() must
+            # say so too, for code that catches KeyboardInterrupt and carries
+            # on (a sweep).
+            _received = signum
+    if deliver:
+        return partial
+    raise Interrupted(signum, partial=partial)

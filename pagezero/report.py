@@ -33,7 +33,7 @@ from .advise import advise
 from .kernels import kernel_roles, kernels
 from .bench import scaling
 from .plot import extent_of, plot_bars, plot_rates, plot_scaling
-from .results import ResultSet, _atomic_write
+from .results import ResultSet, atomic_write
 from .stats import KNEE_CLEAR_STEP, TIE, best_kernels, find_knee
 from .sweeps import default_sizes, sweep
 from .sysinfo import llc_bytes, machine, summary
@@ -85,7 +85,7 @@ def _extent_points(extents, functions):
 def _run_points(benchmark, points, repeat, warmup):
     """Points that are not a grid (size and chunk go together): one sweep per
     point shape, merged. Interleaving still holds within each sweep."""
-    results, runs, interrupted = [], [], False
+    results, runs, interrupted = [], [], None
     shapes = {}
     for p in points:
         key = tuple(sorted((k, v) for k, v in p.items() if k != "function"))
@@ -97,7 +97,7 @@ def _run_points(benchmark, points, repeat, warmup):
         results += rs.results
         runs += rs.runs
         if rs.interrupted:
-            interrupted = True
+            interrupted = rs.interrupted    # the signal's name
             break
     return ResultSet(results, runs, machine(), interrupted)
 
@@ -365,7 +365,7 @@ def _fault_label(r):
 
 def _study_advice(out_dir, cfg, info, functions, progress, quick):
     advice = advise(quick=quick)
-    _atomic_write(os.path.join(out_dir, "advice.json"),
+    atomic_write(os.path.join(out_dir, "advice.json"),
                   lambda f: json.dump(advice.to_json(), f, indent=1))
     section = Section("Advice", ["From `pagezero advise`" + (" (its quick sweep)" if quick else "")
                                  + ":", "", "```"] + advice.describe() + ["```"], [])
@@ -439,4 +439,4 @@ def _write_markdown(out_dir, info, scale, elapsed, load, sections):
             md += ["", f"## {s.title}", ""] + s.body
     md += ["", "## Files", ""]
     md += [f"- `{name}`" for name in sorted(os.listdir(out_dir)) if not name.startswith(".")]
-    _atomic_write(os.path.join(out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))
+    atomic_write(os.path.join(out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))

@@ -260,7 +260,7 @@ def _signal_name(value):
     return value if isinstance(value, str) else "unknown signal"
 
 
-def _atomic_write(path, write):
+def atomic_write(path, write):
     """Call write(file) on a temporary file beside `path`, then rename it into
     place: a crash or Ctrl-C leaves the old file or none, never half a file."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -377,7 +377,7 @@ class ResultSet:
             w.writerow(t.dtype.names)
             w.writerows(row.tolist() for row in t)
 
-        _atomic_write(path, write)
+        atomic_write(path, write)
 
     def save(self, path):
         """Versioned JSON: the machine once at the top, each result with its run."""
@@ -392,7 +392,7 @@ class ResultSet:
         doc = {"schema": SCHEMA, "version": SCHEMA_VERSION,
                **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
                "machine": machine, "interrupted": self.interrupted, "results": entries}
-        _atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
+        atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
 
     @classmethod
     def load(cls, path):

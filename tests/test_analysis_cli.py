@@ -288,3 +288,17 @@ def test_report_refuses_an_existing_report(report_dir):
 def test_report_bad_scale(tmp_path):
     usage_error(cli("report", "-o", tmp_path / "r", env=dict(os.environ, PAGEZERO_SCALE="huge")))
     assert not (tmp_path / "r").exists()
+
+
+def test_an_interrupted_report_study_keeps_the_signals_name(monkeypatch):
+    # report merged its sweeps' interrupted marks into True, which schema 3
+    # files then recorded as "unknown signal".
+    from pagezero import report
+    from pagezero.results import Result, ResultSet
+
+    one = Result(benchmark="memset", function="generic", params={"size": 4096}, clock="ns",
+                 bytes_per_loop=4096, samples=(1000,))
+    monkeypatch.setattr(report, "sweep",
+                        lambda *a, **k: ResultSet([one], interrupted="SIGTERM"))
+    rs = report._run_points("memset", [{"size": 4096, "function": "generic"}], 1, 0)
+    assert rs.interrupted == "SIGTERM"

@@ -316,3 +316,10 @@ def test_kernels_formats():
         (k.kind, k.name) for kind in ("clear", "copy") for k in pagezero.kernels(kind)}
     names = ok(pagezero_cli("kernels", "--kind", "clear", "--format", "simple")).split()
     assert names == [k.name for k in available("clear")]
+
+
+def test_output_naming_a_directory_is_refused_before_measuring(tmp_path):
+    # Found only after the measurement, it used to lose the whole run.
+    line = check_usage_error(pagezero_cli("mem", "memset", "-s", "4KB", "-l", "1",
+                                          "-o", tmp_path))
+    assert "is a directory" in line and str(tmp_path) in line

@@ -334,5 +334,5 @@ def test_a_signal_just_after_a_file_is_renamed_into_place_stays_a_signal(tmp_pat
     monkeypatch.setattr(results.os, "replace", replace_then_interrupted)
     path = tmp_path / "fleet.json"
     with pytest.raises(KeyboardInterrupt):
-        results._atomic_write(str(path), lambda f: f.write("{}\n"))
+        results.atomic_write(str(path), lambda f: f.write("{}\n"))
     assert path.read_text() == "{}\n" and os.listdir(tmp_path) == ["fleet.json"]

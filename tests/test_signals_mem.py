@@ -87,9 +87,12 @@ def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path)
 API = """
 import sys
 import pagezero
+from pagezero.interrupt import signals_interrupt
 
 try:
-    pagezero.memset(size="64MB", loops=%d, function="default", threads=int(sys.argv[1]))
+    # As the CLI does: SIGTERM and SIGHUP, like SIGINT, become Interrupted.
+    with signals_interrupt():
+        pagezero.memset(size="64MB", loops=%d, function="default", threads=int(sys.argv[1]))
 except pagezero.Interrupted as e:
     p = e.partial
     print(e.signame, p.loops if p else 0, p.interrupted if p else None, flush=True)
@@ -112,6 +115,23 @@ def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
     assert name == sig.name and marked == sig.name
     assert 0 < int(loops) < LOOPS
 
+
+DEFAULT_ACTION = """
+import pagezero
+pagezero.memset(size="64MB", loops=%d, function="default")
+print("finished", flush=True)
+""" % LOOPS
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_left_to_its_default_action_still_ends_the_process(sig):
+    # A library user who installed nothing: the C core's catch must not turn
+    # SIGTERM into an exception (a traceback and exit 1); the process dies of it.
+    proc = subprocess.Popen([sys.executable, "-c", DEFAULT_ACTION], cwd=TESTS_DIR,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err, seconds = signal_and_wait(proc, sig)
+    assert proc.returncode == -sig, (proc.returncode, err)
+    assert "Traceback" not in err and "finished" not in out
 
 
 OVERLAPPING_RUNS = """

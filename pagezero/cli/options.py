@@ -76,6 +76,10 @@ def check_output(path):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise UsageError(f"cannot write {path!r}: no directory {directory!r}")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {path!r}: it is a directory (name a file in it)")
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"cannot write {path!r}: directory {directory!r} is not writable")
 
 
 COUNTERS_HELP = ("read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "

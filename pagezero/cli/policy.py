@@ -5,6 +5,7 @@ import sys
 
 from ..advise import DEFAULT_BUDGETS_MS, advise
 from ..interrupt import as_interrupted, deferred
+from ..results import atomic_write
 from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
                       plan_folio, run_batch, run_folio)
 from ..units import format_size, parse_size
@@ -149,9 +150,13 @@ def cmd_advise(args):
 
 
 def _write_advice(path, advice):
-    with open(path, "w") as f:
+    def write(f):
         json.dump(advice.to_json(), f, indent=1)
         f.write("\n")
+
+    # As results are written: renamed into place, signals held meanwhile.
+    with deferred():
+        atomic_write(path, write)
 
 
 COMMANDS = {"batch": cmd_batch, "folio": cmd_folio, "advise": cmd_advise}

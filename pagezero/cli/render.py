@@ -118,18 +118,20 @@ class Measured:
             yield self
         except KeyboardInterrupt as e:
             stop = as_interrupted(e)
-            partial = stop.partial
-            if isinstance(partial, Result):
-                self.results.append(_marked(partial, stop.signame))
-            elif isinstance(partial, ResultSet):
-                self.results += [_marked(r, stop.signame) for r in partial.results]
-            done = sum(r.loops for r in self.results)
-            saved = self._save(interrupted=stop.signame)
-            kept = (f"; saved to {self.output}" if saved else
-                    "; nothing measured" if not done else "; not saved (no -o)")
-            print(interrupted_line(stop, f" after {done} of {self.planned} {self.unit}{kept}"),
-                  file=sys.stderr)
-            stop.reported = True
+            # Held to the end: a second signal cannot cut the save from its line.
+            with deferred():
+                partial = stop.partial
+                if isinstance(partial, Result):
+                    self.results.append(_marked(partial, stop.signame))
+                elif isinstance(partial, ResultSet):
+                    self.results += [_marked(r, stop.signame) for r in partial.results]
+                done = sum(r.loops for r in self.results)
+                saved = self._save(interrupted=stop.signame)
+                kept = (f"; saved to {self.output}" if saved else
+                        "; nothing measured" if not done else "; not saved (no -o)")
+                print(interrupted_line(stop, f" after {done} of {self.planned} "
+                                             f"{self.unit}{kept}"), file=sys.stderr)
+                stop.reported = True
             raise stop from None
         except BaseException:
             self._save()    # a failure part-way still keeps what was measured

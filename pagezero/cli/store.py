@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from ..results import _atomic_write
+from ..results import atomic_write
 from ..store import Store, default_path, read_records
 from ..store.history import format_history, plot_history
 from .options import add_format, check_output
@@ -79,7 +79,7 @@ def cmd_store_export(args):
         w.writerow(rows[0].keys() if rows else ["set_id"])
         w.writerows(r.values() for r in rows)
     if args.output:
-        _atomic_write(args.output, write)
+        atomic_write(args.output, write)
     else:
         write(sys.stdout)
     return 0

@@ -13,7 +13,7 @@ import os
 import re
 
 from ..interrupt import deferred
-from ..results import SCHEMA, _atomic_write
+from ..results import SCHEMA, atomic_write
 
 __all__ = ["FleetLog", "FLEET_FILE", "folder_name"]
 
@@ -144,5 +144,5 @@ class FleetLog:
         if interrupted is not None:
             self.doc["interrupted"] = interrupted
         with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place
-            _atomic_write(os.path.join(self.out_dir, FLEET_FILE),
+            atomic_write(os.path.join(self.out_dir, FLEET_FILE),
                           lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")))

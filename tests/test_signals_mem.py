@@ -6,8 +6,9 @@ chunks (csrc/stop.h), and the completed loops come back as a partial result.
 Here a real process gets a real signal while it measures: the CLI must exit
 with the shell's status for it, one line on stderr, the -o file holding the
 completed loops marked interrupted; the Python API must raise Interrupted
-carrying them. The time from the signal to the exit is bounded only
-generously (the machine is shared): a liveness check, not a target.
+carrying them. Stopping "within one loop" is checked by the loops kept, and
+a run that never stops fails on the 60 s wait; how long a stop takes is a
+figure of benchmarks/signal_stop.py, not an assertion here.
 """
 import json
 import os
@@ -67,7 +68,6 @@ def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path)
         cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == STATUS[sig], err
-    assert seconds < 5, f"{seconds:.1f} s from {sig.name} to exit"
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if not line.startswith("# ")]
     assert len(lines) == 1, err
@@ -110,7 +110,6 @@ def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == STATUS[sig], err
-    assert seconds < 5
     name, loops, marked = out.split()
     assert name == sig.name and marked == sig.name
     assert 0 < int(loops) < LOOPS

@@ -4,8 +4,8 @@ Each command is started in a subprocess with far more loops than can finish,
 gets the signal once it is measuring, and must exit with the shell's status
 for that signal (130, 143, 129), one line on stderr and no traceback, its -o
 file holding the loops completed, marked interrupted. The time from the
-signal to the exit is asserted only against a generous bound: on a shared
-machine it is a liveness check, not a performance figure.
+signal to the exit is not asserted (benchmarks/signal_stop.py measures it);
+a run that never stops fails on the 60 s wait.
 """
 import re
 import signal
@@ -83,5 +83,3 @@ def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command,
     assert r.interrupted == sig.name
     assert len(r.samples) == done
     assert cls.from_dict(r.to_dict()).loops == done
-    # Liveness only: the loops check the stop request between batches / loops.
-    assert seconds < 5, f"{seconds:.1f} s from {sig.name} to exit"

@@ -92,6 +92,14 @@ def _check_machine(machine, where="machine"):
         v = machine.get(name)
         _need(v is None or (isinstance(v, kind) and not isinstance(v, bool)),
               f"{where}.{name} is not {'a ' + kind.__name__ if kind is not list else 'a list'}")
+    # One level further where reports and comparison headers read fields by name.
+    for cache in machine.get("caches") or ():
+        _need(isinstance(cache, dict) and _is_int(cache.get("level", 0))
+              and isinstance(cache.get("type", ""), str)
+              and _is_int(cache.get("size_bytes", 0)), f"{where}.caches holds a bad cache")
+    for name in ("preemption", "thp"):
+        _need(all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values()),
+              f"{where}.{name} is not an object of strings")
 
 
 def check_result(d):

@@ -120,7 +120,15 @@ def check_result(d):
     _need(hz is None or (_is_number(hz) and hz > 0), "clock_hz is not a positive number")
     if d.get("machine") is not None:
         _check_machine(d["machine"])
-    _need(isinstance(d.get("details", {}), dict), "details is not an object")
+    details = d.get("details", {})
+    _need(isinstance(details, dict), "details is not an object")
+    threads = details.get("thread_samples", [])
+    _need(isinstance(threads, list) and all(
+        isinstance(t, list) and all(_is_int(s) and s >= 0 for s in t) for t in threads),
+        "details.thread_samples is not a list of lists of clock ticks")
+    thread_bytes = details.get("thread_bytes", [])
+    _need(isinstance(thread_bytes, list) and all(_is_int(n) for n in thread_bytes),
+          "details.thread_bytes is not a list of byte counts")
     _need(isinstance(d.get("interrupted"), (str, bool, type(None))),
           "interrupted is neither a signal's name nor true/false")
 

@@ -132,6 +132,12 @@ class Result:
                 f"took 0 ticks: shorter than the {self.clock} clock's resolution "
                 f"({_TICK.get(self.clock, 'one tick')}); clear more bytes per loop "
                 f"or use a finer clock (ns)")
+        threads = self.details.get("thread_samples", ())
+        if any(not sum(t) for t in threads):
+            raise ValueError(
+                f"a thread of {self.benchmark} {self.function} took 0 ticks in every loop: "
+                f"its part is below the {self.clock} clock's resolution "
+                f"({_TICK.get(self.clock, 'one tick')}); clear more bytes per thread")
         if self.bytes_per_loop <= 0:
             raise ValueError("bytes_per_loop must be positive")
         if self.clock in _NS_CLOCKS:

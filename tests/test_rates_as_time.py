@@ -105,3 +105,11 @@ def test_spread_of_rates_is_the_spread_of_their_times():
 def test_summarize_refuses_infinite_values():
     with pytest.raises(ValueError, match="finite"):
         summarize([1.0, float("inf")], unit="bytes/sec")
+
+
+def test_a_thread_below_the_clock_is_refused():
+    # Its rate over the run would be infinite: thread_spread() died on it.
+    with pytest.raises(ValueError, match="a thread .* took 0 ticks in every loop"):
+        Result(benchmark="memset", function="k", params={"size": SIZE}, bytes_per_loop=SIZE,
+               clock="timeval", samples=[3, 2],
+               details={"thread_samples": [[3, 2], [0, 0]], "thread_bytes": [SIZE // 2] * 2})

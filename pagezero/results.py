@@ -32,8 +32,7 @@ SCHEMA_VERSION = 3
 _NS_CLOCKS = ("ns", "timeval")
 _CYCLE_CLOCKS = ("cycles", "tsc")
 # What one tick of each clock is, for the message on a loop shorter than one.
-_TICK = {"ns": "1 ns", "timeval": "1 us (gettimeofday)", "tsc": "one TSC tick",
-         "cycles": "one cycle"}
+_TICK = {"ns": "1 ns", "timeval": "1 us", "tsc": "a TSC tick", "cycles": "a cycle"}
 
 
 # One way to extend a result: a Result subclass registered under its
@@ -129,15 +128,15 @@ class Result:
             # rather than keep an infinite rate or drop loops silently.
             raise ValueError(
                 f"{zeros} of {len(self.samples)} loops of {self.benchmark} {self.function} "
-                f"took 0 ticks: shorter than the {self.clock} clock's resolution "
-                f"({_TICK.get(self.clock, 'one tick')}); clear more bytes per loop "
+                f"took 0 ticks: shorter than one tick of the {self.clock} clock "
+                f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per loop "
                 f"or use a finer clock (ns)")
         threads = self.details.get("thread_samples", ())
         if any(not sum(t) for t in threads):
             raise ValueError(
                 f"a thread of {self.benchmark} {self.function} took 0 ticks in every loop: "
-                f"its part is below the {self.clock} clock's resolution "
-                f"({_TICK.get(self.clock, 'one tick')}); clear more bytes per thread")
+                f"its part is shorter than one tick of the {self.clock} clock "
+                f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per thread")
         if self.bytes_per_loop <= 0:
             raise ValueError("bytes_per_loop must be positive")
         if self.clock in _NS_CLOCKS:

@@ -9,7 +9,8 @@ never count as significant by themselves.
 import math
 import statistics
 
-__all__ = ["summarize", "median_interval", "relative_spread", "is_rate", "min_p_value", "compare_samples", "higher_is_better", "find_knee", "best_kernels",
+__all__ = ["summarize", "median_interval", "relative_spread", "is_rate", "min_p_value",
+           "compare_samples", "higher_is_better", "find_knee", "best_kernels",
            "REGRESSION", "IMPROVEMENT", "NOT_SIGNIFICANT"]
 
 REGRESSION = "(R)"

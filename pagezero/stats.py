@@ -5,6 +5,10 @@ significant by a Mann-Whitney U test: noisy machines make small differences
 common, and a difference is only interesting when it is too large to be
 noise. Different sample counts are fine: the test handles them, and they
 never count as significant by themselves.
+
+Rates are summarised as the times they stand for (summarize): the mean of
+bytes/sec is harmonic, total bytes over total time, and says so in
+"mean_kind"; medians stay medians, with an interval of their own.
 """
 import math
 import statistics

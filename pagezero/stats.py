@@ -63,16 +63,18 @@ def median_interval(values, confidence=0.95):
     the median with probability `level` >= `confidence` (the sign test's
     distribution-free interval, Binomial(n, 1/2)); with too few values for
     `confidence`, min..max with the level it has (a level of 0 for one value)."""
+    import numpy as np
     from scipy import stats as sps
 
     xs = sorted(float(v) for v in values)
     n = len(xs)
-    j = 1
-    # Coverage of (x(j), x(n+1-j)) is 1 - 2 P(B <= j-1), B ~ Binomial(n, 1/2).
-    while j + 1 <= (n + 1) // 2 and 1 - 2 * sps.binom.cdf(j, n, 0.5) >= confidence:
-        j += 1
-    level = max(0.0, 1 - 2 * float(sps.binom.cdf(j - 1, n, 0.5)))
-    return xs[j - 1], xs[n - j], level
+    if not n:
+        raise ValueError("no samples for an interval of the median")
+    # Coverage of (x(j), x(n+1-j)) is 1 - 2 P(B <= j-1), B ~ Binomial(n, 1/2):
+    # the largest j (1-based, at most the middle) whose coverage is enough, else 1.
+    coverage = 1 - 2 * sps.binom.cdf(np.arange((n + 1) // 2), n, 0.5)  # falls with j
+    j = max(1, int(np.count_nonzero(coverage >= confidence)))
+    return xs[j - 1], xs[n - j], max(0.0, float(coverage[j - 1]))
 
 
 def summarize(values, confidence=0.95, unit=None):

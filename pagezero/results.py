@@ -287,8 +287,9 @@ class ResultSet:
     """Results of one study: each Result with how it was run (repetition and
     worker process), the machine, and whether the study was interrupted.
 
-    Grid points are the distinct (benchmark, function, parameters); each
-    point's samples pool the loops of all its repetitions.
+    Grid points are the distinct points.point_key()s (benchmark, function,
+    unit, parameters but loops); each point's samples pool the loops of all
+    its repetitions.
     """
 
     def __init__(self, results, runs=None, machine=None, interrupted=None, build=None):

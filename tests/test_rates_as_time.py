@@ -114,3 +114,14 @@ def test_a_thread_below_the_clock_is_refused():
         Result(benchmark="memset", function="k", params={"size": SIZE}, bytes_per_loop=SIZE,
                clock="timeval", samples=[3, 2],
                details={"thread_samples": [[3, 2], [0, 0]], "thread_bytes": [SIZE // 2] * 2})
+
+
+def test_a_slowdown_stays_a_slowdown():
+    # Two very fast loops among slow ones: the arithmetic mean of the rates
+    # rises while the time per byte grew by more than a quarter.
+    base = summarize([1.0] * 10, unit="bytes/sec")
+    new_rates = [10.0] * 2 + [1 / 1.4] * 18
+    new = summarize(new_rates, unit="bytes/sec")
+    assert statistics.fmean(new_rates) > base["mean"]          # what an average of rates says
+    assert new["mean"] == pytest.approx(20 / (2 * 0.1 + 18 * 1.4))  # total over total
+    assert new["mean"] < base["mean"]

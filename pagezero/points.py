@@ -1,29 +1,68 @@
-"""One figure per measured point: its median and the spread between runs.
+"""What a measured point is, and one figure per point: its median and the
+spread between runs.
 
-Shared by `pagezero fleet table` (one column per machine) and `pagezero store
-history` (one line per result set). The run is the unit (DESIGN.md, "the run
-is the unit"; Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time",
-2013): loops inside one process share one placement of the buffers, so the
-spread that tells whether two machines differ is the spread of the runs'
-medians, a run being one process (a sweep's --processes, a fleet's --runs).
-With a single run there is no such spread; the loops' spread is given
-instead and says so.
+A point is what was measured, not how long: the benchmark, the function, the
+unit its values come in (bytes/sec from a clock that counts time, cycles/byte
+from one that counts cycles: the two never compare), and its parameters
+without `loops`, sizes read as bytes ("32MB" and 33554432 are one point).
+ResultSet.points(), comparisons, `fleet table` and `store history` all group
+by point_key(); there is no second definition.
+
+The figure: the run is the unit (DESIGN.md, "the run is the unit"; Kalibera
+and Jones, "Rigorous Benchmarking in Reasonable Time", 2013): loops inside one
+process share one placement of the buffers, so the spread that tells whether
+two machines differ is the spread of the runs' medians, a run being one
+process (a sweep's --processes, a fleet's --runs). With a single run there is
+no such spread; the loops' spread is given instead and says so.
 """
+import json
 import statistics
 
-from .results import params_key
+from .stats import relative_spread
+from .units import parse_size
 
-__all__ = ["point_key", "point_summary", "summarize_points"]
+__all__ = ["point_key", "params_key", "identity_params", "point_summary", "summarize_points",
+           "NOT_IDENTITY", "SIZE_PARAMS"]
+
+# Parameters that say how long to measure, not what: never part of a point.
+NOT_IDENTITY = ("loops",)
+
+# Parameters that are sizes, given as bytes or as "4KB"-style strings: read
+# as bytes so that one size spelled two ways is one point. A value that is no
+# size (batch presets such as "llc", None) stays as it is.
+SIZE_PARAMS = ("size", "chunk", "page", "batch", "batch_bytes")
+
+
+def _normal(name, value):
+    if name in SIZE_PARAMS and isinstance(value, (int, str)) and not isinstance(value, bool):
+        try:
+            return parse_size(value, what=name, allow_zero=True)
+        except ValueError:
+            pass
+    return value
+
+
+def identity_params(params):
+    """`params` as a point knows them: without NOT_IDENTITY, sizes in bytes."""
+    return {k: _normal(k, v) for k, v in params.items() if k not in NOT_IDENTITY}
+
+
+def params_key(params):
+    """A hashable, order-free key of identity_params(params)."""
+    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str))
+                        for k, v in identity_params(params).items()))
 
 
 def point_key(result):
-    """What identifies a point across files and machines."""
-    return (result.benchmark, result.function, params_key(result.params))
+    """What identifies a point across runs, files and machines."""
+    return (result.benchmark, result.function, result.unit, params_key(result.params))
 
 
 def point_summary(runs, unit):
     """median, spread_pct, runs, spread_of ("runs" or "loops") and unit of one point,
-    from `runs`: per process that measured it, the values of all its loops."""
+    from `runs`: per process that measured it, the values of all its loops.
+    The spread of rates is the spread of the times they stand for
+    (stats.relative_spread)."""
     runs = [list(v) for v in runs if len(v)]
     if not runs:
         raise ValueError("a point needs at least one run")
@@ -32,11 +71,8 @@ def point_summary(runs, unit):
         values, spread_of = run_medians, "runs"
     else:
         values, spread_of = runs[0], "loops"
-    center = statistics.median(run_medians)
-    mean = statistics.fmean(values)
-    spread = 100.0 * statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
-    return {"median": center, "spread_pct": spread, "runs": len(runs),
-            "spread_of": spread_of, "unit": unit}
+    return {"median": statistics.median(run_medians), "spread_pct": relative_spread(values, unit),
+            "runs": len(runs), "spread_of": spread_of, "unit": unit}
 
 
 def summarize_points(result_set):

@@ -6,18 +6,18 @@ Everything else (seconds, bytes per second, cycles per byte, statistics) is
 derived from those, so a saved file can be re-analysed without re-running.
 """
 import json
-import math
-import os
-import tempfile
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
+from .files import atomic_write
+from .points import SIZE_PARAMS, identity_params, params_key, point_key
+from .result_checks import check_document, check_result, check_run, read_json
 from .stats import summarize
 from .sysinfo import build_info
 from .units import format_size
 
 __all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION",
-           "result_type", "DETAIL_KEYS"]
+           "result_type", "DETAIL_KEYS", "atomic_write", "params_key", "point_key"]
 
 SCHEMA = "pagezero.results"
 # Version 2 moved the machine to the top of the file and added each
@@ -27,13 +27,12 @@ SCHEMA = "pagezero.results"
 # ("interrupted"). Version 1 and 2 files still load.
 SCHEMA_VERSION = 3
 
-# Parameters that say how long to measure, not what: never part of a label.
-_NOT_IDENTITY = ("loops",)
-
 # Units of a sample, by clock. Clocks that count cycles have no fixed rate
 # except tsc, whose rate is measured and stored with the result.
 _NS_CLOCKS = ("ns", "timeval")
 _CYCLE_CLOCKS = ("cycles", "tsc")
+# What one tick of each clock is, for the message on a loop shorter than one.
+_TICK = {"ns": "1 ns", "timeval": "1 us", "tsc": "a TSC tick", "cycles": "a cycle"}
 
 
 # One way to extend a result: a Result subclass registered under its
@@ -122,6 +121,22 @@ class Result:
             raise ValueError("a Result needs at least one sample")
         if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in self.samples):
             raise ValueError("samples must be non-negative integers (clock ticks)")
+        zeros = self.samples.count(0)
+        if zeros:
+            # A loop shorter than one tick has no rate (bytes over no time), and
+            # the loops beside it are a tick or two, as coarse: refuse the run
+            # rather than keep an infinite rate or drop loops silently.
+            raise ValueError(
+                f"{zeros} of {len(self.samples)} loops of {self.benchmark} {self.function} "
+                f"took 0 ticks: shorter than one tick of the {self.clock} clock "
+                f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per loop "
+                f"or use a finer clock (ns)")
+        threads = self.details.get("thread_samples", ())
+        if any(not sum(t) for t in threads):
+            raise ValueError(
+                f"a thread of {self.benchmark} {self.function} took 0 ticks in every loop: "
+                f"its part is shorter than one tick of the {self.clock} clock "
+                f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per thread")
         if self.bytes_per_loop <= 0:
             raise ValueError("bytes_per_loop must be positive")
         if self.clock in _NS_CLOCKS:
@@ -156,7 +171,7 @@ class Result:
         if secs is None:
             return None
         total = sum(secs)
-        return self.total_bytes / total if total > 0 else math.inf
+        return self.total_bytes / total
 
     @property
     def cycles_per_byte(self):
@@ -171,7 +186,7 @@ class Result:
         secs = self.seconds
         if secs is None:
             return None
-        return tuple(self.bytes_per_loop / s if s > 0 else math.inf for s in secs)
+        return tuple(self.bytes_per_loop / s for s in secs)
 
     @property
     def unit(self):
@@ -185,20 +200,25 @@ class Result:
         return tuple(s / self.bytes_per_loop for s in self.samples)
 
     def stats(self):
-        """Mean, stdev, %stdev, median, min, max and 95% confidence interval of
-        the per-loop values, with their unit."""
-        return dict(summarize(self.values()), unit=self.unit)
+        """stats.summarize() of the per-loop values, with their unit: for rates
+        the mean is harmonic (total bytes over total time, as bytes_per_sec)."""
+        return dict(summarize(self.values(), unit=self.unit), unit=self.unit)
 
     def label(self):
-        """What this result measured, in one line:
+        """What this result measured, in one line, the point's identity as read
+        (point_key: no loops, sizes spelled alike, the cycles clock named):
         "memset x86-64-stosb chunk=4KB page=4KB size=1GB value=0"."""
         parts = [self.benchmark, self.function]
-        for k, v in sorted(self.params.items()):
-            if k in _NOT_IDENTITY or v is None:
+        for k, v in sorted(identity_params(self.params).items()):
+            if v is None:
                 continue
-            if k in ("size", "chunk") and isinstance(v, int):
+            if k in SIZE_PARAMS and isinstance(v, int) and not isinstance(v, bool):
                 v = format_size(v) if v else "0"
             parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
+        if self.unit != "bytes/sec":
+            # Cycles per byte is another point than bytes per second (point_key):
+            # the label says so, as the grid axis `-g clock=cycles` would.
+            parts.append(f"clock={self.clock}")
         return " ".join(parts)
 
     # Serialisation ----------------------------------------------------
@@ -229,11 +249,14 @@ class Result:
     def from_dict(cls, d):
         """The Result a to_dict() gave (any schema version), as the class
         registered for its benchmark."""
+        check_result(d)
         try:
             kind = _RESULT_TYPES.get(d["benchmark"], Result) if cls is Result else cls
             own = {}
             if kind is not Result:
                 extra = d[d["benchmark"]]
+                if not isinstance(extra, dict):
+                    raise TypeError(d["benchmark"])
                 own = {name: extra[name] for name in _own_fields(kind)}
             return kind(
                 benchmark=d["benchmark"],
@@ -248,7 +271,7 @@ class Result:
                 interrupted=_signal_name(d.get("interrupted")),
                 **own,
             )
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, AttributeError, OverflowError) as e:
             raise ValueError(f"not a pagezero result: missing or bad {e}") from None
 
 
@@ -260,36 +283,13 @@ def _signal_name(value):
     return value if isinstance(value, str) else "unknown signal"
 
 
-def atomic_write(path, write):
-    """Call write(file) on a temporary file beside `path`, then rename it into
-    place: a crash or Ctrl-C leaves the old file or none, never half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".pagezero-", suffix=".tmp", dir=directory)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it 0600; a result is for sharing
-        with os.fdopen(fd, "w", newline="") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        # A signal can land just after the rename, when tmp is gone already:
-        # it must still reach the caller as itself, not as FileNotFoundError.
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def params_key(params):
-    return tuple(sorted((k, json.dumps(v)) for k, v in params.items()))
-
-
 class ResultSet:
     """Results of one study: each Result with how it was run (repetition and
     worker process), the machine, and whether the study was interrupted.
 
-    Grid points are the distinct (benchmark, function, parameters); each
-    point's samples pool the loops of all its repetitions.
+    Grid points are the distinct points.point_key()s (benchmark, function,
+    unit, parameters but loops); each point's samples pool the loops of all
+    its repetitions.
     """
 
     def __init__(self, results, runs=None, machine=None, interrupted=None, build=None):
@@ -323,19 +323,19 @@ class ResultSet:
         [every Result of that point])."""
         groups = {}
         for r in self.results:
-            key = (r.benchmark, r.function, params_key(r.params))
-            groups.setdefault(key, []).append(r)
+            groups.setdefault(point_key(r), []).append(r)
         return [(rs[0], rs) for rs in groups.values()]
 
     def stats(self):
         """One row per grid point: benchmark, function, its parameters, the unit,
-        and summarize() of all its per-loop values."""
+        and summarize() of all its per-loop values (for rates, the harmonic
+        mean: the point's total bytes over its total time)."""
         rows = []
         for first, rs in self.points():
             values = [v for r in rs for v in r.values()]
             rows.append(dict(benchmark=first.benchmark, function=first.function,
                              params=dict(first.params), label=first.label(), unit=first.unit,
-                             **summarize(values)))
+                             **summarize(values, unit=first.unit)))
         return rows
 
     def table(self):
@@ -397,36 +397,32 @@ class ResultSet:
     @classmethod
     def load(cls, path):
         """Read any schema version up to this one; ValueError for anything else."""
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON: {e}") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not a text file") from None
+        doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise ValueError(f"{path}: not a pagezero results file")
         version = doc.get("version")
         if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
             raise ValueError(f"{path}: results schema version {version!r} is not one this "
                              f"pagezero understands (1..{SCHEMA_VERSION})")
-        entries = doc.get("results")
-        if not isinstance(entries, list):
-            raise ValueError(f"{path}: no list of results")
-        machine = doc.get("machine")  # version 1 kept it in each result only
-        results, runs = [], []
-        for d in entries:
-            if not isinstance(d, dict):
-                raise ValueError(f"{path}: a result is not an object")
-            if "machine" not in d and machine is not None:
-                d = dict(d, machine=machine)
-            run = d.get("run", {})
-            if not isinstance(run, dict):
-                raise ValueError(f"{path}: a result's run is not an object")
-            results.append(Result.from_dict(d))
-            runs.append(run)
-        build = {k: doc[k] for k in ("pagezero", "build") if k in doc}
-        return cls(results, runs, machine, doc.get("interrupted"), build or None)
+        try:
+            check_document(doc)
+            machine = doc.get("machine")  # version 1 kept it in each result only
+            results, runs = [], []
+            for i, d in enumerate(doc["results"]):
+                try:
+                    check_result(d)
+                    if "machine" not in d and machine is not None:
+                        d = dict(d, machine=machine)
+                    run = d.get("run", {})
+                    check_run(run)
+                    results.append(Result.from_dict(d))
+                    runs.append(run)
+                except ValueError as e:
+                    raise ValueError(f"result {i + 1}: {e}") from None
+            build = {k: doc[k] for k in ("pagezero", "build") if k in doc}
+            return cls(results, runs, machine, doc.get("interrupted"), build or None)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
 
 def save_results(path, results):

@@ -5,11 +5,16 @@ significant by a Mann-Whitney U test: noisy machines make small differences
 common, and a difference is only interesting when it is too large to be
 noise. Different sample counts are fine: the test handles them, and they
 never count as significant by themselves.
+
+Rates are summarised as the times they stand for (summarize): the mean of
+bytes/sec is harmonic, total bytes over total time, and says so in
+"mean_kind"; medians stay medians, with an interval of their own.
 """
 import math
 import statistics
 
-__all__ = ["summarize", "min_p_value", "compare_samples", "higher_is_better", "find_knee", "best_kernels",
+__all__ = ["summarize", "median_interval", "relative_spread", "is_rate", "min_p_value",
+           "compare_samples", "higher_is_better", "find_knee", "best_kernels",
            "REGRESSION", "IMPROVEMENT", "NOT_SIGNIFICANT"]
 
 REGRESSION = "(R)"
@@ -19,35 +24,109 @@ NOT_SIGNIFICANT = "~"
 # Units where a larger number is better; every other unit (cycles/byte,
 # ns/line, seconds) is a cost.
 _HIGHER_IS_BETTER = ("bytes/sec",)
+# Units that are an amount per time: averaged over the times (summarize).
+_RATE_UNITS = ("bytes/sec",)
 
 
 def higher_is_better(unit):
     return unit in _HIGHER_IS_BETTER
 
 
-def summarize(values, confidence=0.95):
-    """n, mean, stdev, %stdev, median, min, max and the `confidence` interval
-    of the mean (Student's t; the interval is the mean itself for one sample)."""
+def is_rate(unit):
+    """Whether values in `unit` are amounts per time (bytes/sec), whose mean
+    must be taken over the times they stand for, not over the rates."""
+    return unit in _RATE_UNITS
+
+
+def _costs(values, unit):
+    """Values as costs that add up as time does: a rate's reciprocal (time per
+    byte), any other unit (cycles/byte, seconds) as it is."""
+    if not is_rate(unit):
+        return list(values)
+    if any(v <= 0 for v in values):
+        raise ValueError("a rate must be positive to average it as time")
+    return [1.0 / v for v in values]
+
+
+def relative_spread(values, unit=None):
+    """Standard deviation in % of the mean, of the costs `values` stand for
+    (for rates: of the times per byte, the spread a run's time has)."""
+    costs = _costs([float(v) for v in values], unit)
+    if len(costs) < 2:
+        return 0.0
+    mean = statistics.fmean(costs)
+    return 100.0 * statistics.stdev(costs) / mean if mean else 0.0
+
+
+def median_interval(values, confidence=0.95):
+    """(low, high, level): the order statistics x(j) and x(n+1-j) that cover
+    the median with probability `level` >= `confidence` (the sign test's
+    distribution-free interval, Binomial(n, 1/2)); with too few values for
+    `confidence`, min..max with the level it has (a level of 0 for one value)."""
+    import numpy as np
+    from scipy import stats as sps
+
+    xs = sorted(float(v) for v in values)
+    n = len(xs)
+    if not n:
+        raise ValueError("no samples for an interval of the median")
+    # Coverage of (x(j), x(n+1-j)) is 1 - 2 P(B <= j-1), B ~ Binomial(n, 1/2):
+    # the largest j (1-based, at most the middle) whose coverage is enough, else 1.
+    coverage = 1 - 2 * sps.binom.cdf(np.arange((n + 1) // 2), n, 0.5)  # falls with j
+    j = max(1, int(np.count_nonzero(coverage >= confidence)))
+    return xs[j - 1], xs[n - j], max(0.0, float(coverage[j - 1]))
+
+
+def summarize(values, confidence=0.95, unit=None):
+    """n, mean, stdev, %stdev, median, min, max, the `confidence` interval of
+    the mean (Student's t; the mean itself for one sample), and the median's
+    own interval (median_interval: median_ci_low, median_ci_high, median_ci_level).
+
+    Rates (unit bytes/sec) are averaged as time is: "mean" is their harmonic
+    mean, which for loops of equal bytes is total bytes over total time (what
+    a run prints), and stdev, %stdev and the mean's interval come from the
+    times per byte, turned back into rates. An arithmetic mean of per-loop
+    rates weighs a fast loop more than the time it took and can call a
+    slowdown an improvement. "mean_kind" says which mean it is: "harmonic"
+    for rates, "arithmetic" for costs (cycles/byte, seconds: they add as time
+    does already) and for values of no given unit.
+    """
     from scipy import stats as sps
 
     values = [float(v) for v in values]
     if not values:
         raise ValueError("no samples to summarize")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("samples must be finite numbers")
     n = len(values)
-    mean = statistics.fmean(values)
-    stdev = statistics.stdev(values) if n > 1 else 0.0
+    costs = _costs(values, unit)
+    mean = statistics.fmean(costs)
+    stdev = statistics.stdev(costs) if n > 1 else 0.0
     half = (sps.t.ppf((1 + confidence) / 2, n - 1) * stdev / math.sqrt(n)) if n > 1 else 0.0
+    low, high = mean - half, mean + half
+    stdev_pct = 100.0 * stdev / mean if mean else 0.0
+    if is_rate(unit):
+        # Back to rates: the mean time's interval, inverted (its ends swap);
+        # an interval reaching zero time has no upper rate.
+        mean = 1.0 / mean
+        stdev = mean * stdev_pct / 100.0   # the times' relative spread, as a rate's
+        low, high = 1.0 / high, (1.0 / low if low > 0 else math.inf)
+    m_low, m_high, m_level = median_interval(values, confidence)
     return {
         "n": n,
         "mean": mean,
+        "mean_kind": "harmonic" if is_rate(unit) else "arithmetic",
         "stdev": stdev,
-        "stdev_pct": 100.0 * stdev / mean if mean else 0.0,
+        "stdev_pct": stdev_pct,
         "median": statistics.median(values),
         "min": min(values),
         "max": max(values),
-        "ci_low": mean - half,
-        "ci_high": mean + half,
+        "ci_low": low,
+        "ci_high": high,
         "confidence": confidence,
+        "median_ci_low": m_low,
+        "median_ci_high": m_high,
+        "median_ci_level": m_level,
     }
 
 

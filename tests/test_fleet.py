@@ -323,7 +323,7 @@ def test_machines_with_many_samples_compare(tmp_path, capsys):
 def test_a_signal_just_after_a_file_is_renamed_into_place_stays_a_signal(tmp_path, monkeypatch):
     # fleet.json is rewritten after every change, so a Ctrl-C often lands inside a
     # save; one landing just after the rename came out as FileNotFoundError (exit 1).
-    import pagezero.results as results
+    import pagezero.files as results  # atomic_write lives in pagezero.files
 
     real_replace = os.replace
 

@@ -73,11 +73,18 @@ def _grid(args):
 
 
 def _print_stats(rs):
+    """Per point: the median with the median's own interval (order statistics,
+    stats.median_interval: a mean's interval can exclude the median), and the
+    spread of the loops' times."""
     for row in rs.stats():
         scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
+        if row["n"] > 1:
+            interval = (f"{row['median_ci_level'] * 100:.0f}% CI of the median "
+                        f"{row['median_ci_low'] / scale:.2f}..{row['median_ci_high'] / scale:.2f}")
+        else:
+            interval = "one loop: no interval"
         print(f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
-              f"+-{row['stdev_pct']:.1f}% (n={row['n']}, 95% CI "
-              f"{row['ci_low'] / scale:.2f}..{row['ci_high'] / scale:.2f})")
+              f"+-{row['stdev_pct']:.1f}% (n={row['n']}, {interval})")
 
 
 def _stopped(name=None):

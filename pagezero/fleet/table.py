@@ -6,16 +6,32 @@ one row per measured point, one column per machine, each cell the median
 rate and its spread between runs. Where a machine ran once the spread is its
 loops', marked with *, since the run is the unit (points.py).
 """
-import json
 import os
 
 from ..folders import load_folder
 from ..points import summarize_points
+from ..result_checks import read_json
 from ..results import ResultSet
 from ..store.history import format_value
 from .log import FLEET_FILE
 
 __all__ = ["machine_sets", "table_rows", "format_table", "only_matching"]
+
+
+def _fleet_entries(path):
+    """(name, folder, status, error) of each machine fleet.json lists; ValueError naming
+    the file when it is not the shape `pagezero fleet run` writes."""
+    doc = read_json(path)
+    machines = doc.get("machines", []) if isinstance(doc, dict) else None
+    if not isinstance(machines, list):
+        raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
+    entries = []
+    for m in machines:
+        if not (isinstance(m, dict) and isinstance(m.get("name"), str)
+                and isinstance(m.get("folder"), str)):
+            raise ValueError(f"{path}: a machine without a name and a folder")
+        entries.append((m["name"], m["folder"], m.get("status"), m.get("error")))
+    return entries
 
 
 def machine_sets(fleet_dir):
@@ -24,13 +40,7 @@ def machine_sets(fleet_dir):
     entries = []
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
-        with open(path) as f:
-            try:
-                doc = json.load(f)
-            except ValueError as e:
-                raise ValueError(f"{path}: not JSON: {e}") from None
-        entries = [(m["name"], m["folder"], m.get("status"), m.get("error"))
-                   for m in doc.get("machines", []) if isinstance(m, dict)]
+        entries = _fleet_entries(path)
     elif os.path.isdir(fleet_dir):
         entries = [(name, name, None, None) for name in sorted(os.listdir(fleet_dir))
                    if os.path.isdir(os.path.join(fleet_dir, name))]

@@ -121,8 +121,9 @@ class Store:
             self.db.execute(f"UPDATE {VERSION_TABLE} SET version = ?", (SCHEMA_VERSION,))
 
     def _recompute_points(self, db, set_id, document):
+        rows = point_rows(stored_result_set(document))  # a ValueError leaves the old rows
         db.execute("DELETE FROM points WHERE set_id = ?", (set_id,))
-        _insert_points(db, set_id, point_rows(stored_result_set(document)))
+        _insert_points(db, set_id, rows)
 
     # Errors and transactions ------------------------------------------
 

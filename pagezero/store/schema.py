@@ -18,7 +18,10 @@ VERSION_TABLE = "pagezero_store"
 # pagezero version. Version 2 adds the pagezero version and the interrupted
 # mark of each result set, and per point the number of runs and whether the
 # spread is between runs or (one run only) between loops: the run is the unit.
-SCHEMA_VERSION = 2
+# Version 3 recomputes the points under the point identity of pagezero/points.py
+# (labels spell every size alike and name the cycles clock; a rate's spread is
+# that of its times).
+SCHEMA_VERSION = 3
 
 CREATE = f"""
 CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL);
@@ -64,10 +67,23 @@ def _migrate_1_to_2(db, recompute_points):
     db.execute("ALTER TABLE points ADD COLUMN spread_of TEXT NOT NULL DEFAULT 'loops'")
     db.execute("CREATE INDEX IF NOT EXISTS sets_by_time ON result_sets (measured_at)")
     # Version 1's spreads were over loops: recompute every point, between runs.
+    _recompute_all(db, recompute_points)
+
+
+def _migrate_2_to_3(db, recompute_points):
+    _recompute_all(db, recompute_points)
+
+
+def _recompute_all(db, recompute_points):
     for set_id, document in db.execute("SELECT id, document FROM result_sets").fetchall():
-        recompute_points(db, set_id, document)
+        try:
+            recompute_points(db, set_id, document)
+        except ValueError:
+            # A document that no longer reads (a loop of 0 ticks, refused since)
+            # keeps the points it was stored with, rather than keep the store shut.
+            pass
 
 
 # MIGRATIONS[n] takes a store from version n to n + 1:
 # migrate(db, recompute_points), recompute_points(db, set_id, document_text).
-MIGRATIONS = {1: _migrate_1_to_2}
+MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3}

@@ -282,3 +282,37 @@ def test_plot_marks_with_the_threshold_given(tmp_path, monkeypatch):
                  "--threshold", "20", "--alpha", "0.05", "--plot", str(tmp_path / "cmp")]) == 0
     assert seen == [{"threshold": 0.2, "alpha": 0.05}]
     assert (tmp_path / "cmp.png").stat().st_size > 0
+
+
+# benchmarks/aa_compare.py's pairing, on synthetic files ------------------------------
+
+AA_SCRIPT = os.path.join(os.path.dirname(DATA), os.pardir, "benchmarks", "aa_compare.py")
+
+
+def test_aa_benchmark_pairs_every_quiet_result_and_every_hog_one(tmp_path):
+    from conftest import run_python
+
+    rng = random.Random(21)
+    for i in range(1, 5):
+        runs_set(rng, 60e9, 5, between=0.01).save(str(tmp_path / f"q{i}.json"))
+    for i in range(1, 3):
+        runs_set(rng, 36e9, 5, between=0.01).save(str(tmp_path / f"h{i}.json"))
+    p = run_python(AA_SCRIPT, "--from", str(tmp_path))
+    assert "Traceback" not in p.stderr, p.stderr
+    assert "A/A: 0 of 6 quiet pairs flagged (R)/(I) (alpha 0.01, threshold 2%)" in p.stdout
+    assert "A/B: 8 of 8 hog-vs-quiet pairs found (R)" in p.stdout
+    assert p.stdout.splitlines()[-1].startswith("PASS 0 of 6 quiet pairs flagged")
+    assert p.returncode == 0
+
+
+def test_aa_benchmark_dry_run_alternates_quiet_and_hog(tmp_path):
+    from conftest import run_python
+
+    p = run_python(AA_SCRIPT, "--dry-run", "--rounds", "3", "--keep", str(tmp_path), "--cpu", "0")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 6
+    assert [line.startswith("hog on CPU 0 + ") for line in lines] == [False, True] * 3
+    assert all("mem memset -s 256MB -l 10 -f x86-64-stosb --runs 5 -o" in line for line in lines)
+    assert lines[0].endswith("q1.json") and lines[5].endswith("h3.json")
+    assert list(tmp_path.iterdir()) == []  # nothing measured

@@ -235,6 +235,24 @@ def test_side_facts_of_an_old_file():
                      "preemption": "unknown", "thp": "unknown"}
 
 
+def test_machine_records_the_kernel_command_line(tmp_path):
+    from pagezero import sysinfo
+
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "cmdline").write_text("root=/dev/vda1 preempt=full mitigations=off\n")
+    info = sysinfo.machine(root=str(tmp_path))
+    assert info["kernel_cmdline"] == "root=/dev/vda1 preempt=full mitigations=off"
+    assert side_facts(info)["kernel_cmdline"] == info["kernel_cmdline"]
+
+
+@pytest.mark.parametrize("bad", [["--alpha", "0"], ["--alpha", "1.5"], ["--threshold", "-1"]])
+def test_bad_alpha_or_threshold_is_one_line(bad, capsys):
+    assert main(["compare", os.path.join(FOLDERS, "base"), os.path.join(FOLDERS, "patched"),
+                 *bad]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pagezero: error: alpha must be in (0, 1)") and len(err.splitlines()) == 1
+
+
 # Files saved before runs existed ---------------------------------------------------
 
 

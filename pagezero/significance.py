@@ -43,7 +43,7 @@ the change is shown with "?" and no verdict.
 import math
 import statistics
 
-from .stats import higher_is_better
+from .stats import IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, higher_is_better
 
 __all__ = ["compare_runs", "MIN_RUNS", "METHOD", "REGRESSION", "IMPROVEMENT",
            "NOT_SIGNIFICANT", "UNKNOWN", "MARKERS"]
@@ -51,9 +51,6 @@ __all__ = ["compare_runs", "MIN_RUNS", "METHOD", "REGRESSION", "IMPROVEMENT",
 MIN_RUNS = 3
 METHOD = "Welch's t-test on the logs of per-run medians"
 
-REGRESSION = "(R)"
-IMPROVEMENT = "(I)"
-NOT_SIGNIFICANT = "~"
 UNKNOWN = "?"
 
 # Legend entries, in the order a legend lists them.

@@ -20,16 +20,20 @@ loop noise, 10 loops a run; tests/test_compare_runs.py keeps the A/A part):
   10 distinct resamples and underestimates their spread; its 99% interval
   excluded 1 in 7-11% of A/A pairs, not 1%.
 - Welch's t-test on the logs of the per-run medians about held its level
-  (0.7-1.5% of A/A pairs at alpha 0.01 with 3 or 5 runs a side, 2.4% at
-  worst, 3 runs against 8 with the 3 the noisy side) and
-  is the one that can find something at 3-5 runs: a 10% change against a 3%
-  spread between runs is found in about 9 of 10 comparisons with 5 runs a
-  side. Logs make the interval one of the ratio new/base, as a change in
-  percent is, and treat rates and costs alike. Welch's form, not Student's,
-  because a patch or a busy neighbour can change the spread as well as the
-  centre, and Student's pooled variance then holds its level only with equal
-  run counts (3 runs against 8, the small side the noisy one: 12% of A/A
-  pairs flagged at alpha 0.01, Welch's 2%).
+  (0.7-1.5% of A/A pairs at alpha 0.01 with 3 or 5 runs a side; 2.4% at
+  worst, 3 runs against 8 with the 3 the noisy side) and is the one that
+  can find something at 3-5 runs: a 10% change against a 3% spread between
+  runs is found in about 9 of 10 comparisons with 5 runs a side. Logs make
+  the interval one of the ratio new/base, as a change in percent is, and
+  treat rates and costs alike. Welch's form, not Student's, because a patch
+  or a busy neighbour can change the spread as well as the centre, and
+  Student's pooled variance then holds its level only with equal run counts
+  (3 runs against 8, the small side the noisy one: 12% of A/A pairs flagged
+  at alpha 0.01, Welch's 2%).
+
+What no test on 3 runs can see: a placement that comes in two kinds (lucky
+3 times in 10, say) and that all three runs of a side happen to share; the
+side then looks steady and off. More runs are the only cure.
 
 alpha stays 0.01 by default: a report folder compares about a hundred points,
 and 0.05 would flag about five of them between two identical boots.

@@ -65,14 +65,20 @@ def machine_differences(a, b):
 
 def header_lines(machines, names, runs, method):
     """Lines above the table: one per side (name, kernel release, preemption,
-    THP, runs per point, command line), a warning per side measured on another
+    THP, runs per point, and the kernel command line where the sides' differ;
+    one line for it where they agree), a warning per side measured on another
     machine than the base, and the method (a line of text)."""
     facts = [side_facts(m) for m in machines]
+    cmdlines = {f["kernel_cmdline"] for f in facts}
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
     rows += [[name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
              for name, f, r in zip(names, facts, runs)]
+    if len(cmdlines) == 1:
+        rows = [r[:-1] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]) for r in rows]
+    lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
+    if len(cmdlines) == 1:
+        lines.append(f"command line (every side): {cmdlines.pop()}")
     for name, m in zip(names[1:], machines[1:]):
         diff = machine_differences(machines[0], m)
         if diff:

@@ -189,15 +189,21 @@ def test_report_folders_compare_study_by_study(capsys):
     assert "6.18.0-base" in base_line and "6.18.0-patched+" in patched_line
     for line in (base_line, patched_line):
         assert "voluntary" in line and "enabled=madvise defrag=madvise" in line
-        assert "root=/dev/vda1 console=ttyS0 preempt=voluntary" in line
-        assert line.split()[-4] == "3"  # runs
+        assert line.split()[-1] == "3"  # runs
+    # One command line for both: said once.
+    assert "command line (every side): root=/dev/vda1 console=ttyS0 preempt=voluntary" in lines
     assert "warning" not in out  # MemTotal 24MB apart: one machine, two kernels
     assert "method: Welch's t-test" in out
 
 
 def test_a_folder_of_another_machine_is_warned_about(capsys):
     out = run_cli(capsys, os.path.join(FOLDERS, "base"), os.path.join(FOLDERS, "other"))
-    [warning] = [line for line in out.splitlines() if line.startswith("warning:")]
+    lines = out.splitlines()
+    # Command lines that differ: one per side.
+    assert lines[1].endswith("root=/dev/vda1 console=ttyS0 preempt=voluntary")
+    assert lines[2].endswith("root=/dev/nvme0n1p1 preempt=voluntary")
+    assert not any(line.startswith("command line (every side)") for line in lines)
+    [warning] = [line for line in lines if line.startswith("warning:")]
     assert "base and other were not measured on the same machine" in warning
     assert "CPU model" in warning and "caches" in warning and "memory" in warning
 

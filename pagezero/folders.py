@@ -10,7 +10,7 @@ import os
 
 from .results import SCHEMA, ResultSet
 
-__all__ = ["results_files", "is_results_file", "load_folder", "load_path"]
+__all__ = ["results_files", "is_results_file", "load_folder", "load_path", "load_sources"]
 
 
 def is_results_file(path):
@@ -42,11 +42,15 @@ def _machine_name(machine):
     return machine.get("fleet_name") or machine.get("hostname") or "unknown"
 
 
-def load_folder(folder):
-    """Every results file under `folder` as one ResultSet: each file's runs side by side,
-    interrupted if any was. ValueError for an empty or foreign folder, or one that
-    mixes machines (a fleet's top folder: name one machine's folder instead)."""
-    sets = [ResultSet.load(p) for p in results_files(folder)]
+def _study(path):
+    """The study a file holds, by its name: "extents" for .../run-2/extents.json."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _merged(folder, paths):
+    """(ResultSet of every file in `paths`, each file's runs side by side, and
+    the study of each result); see load_folder."""
+    sets = [ResultSet.load(p) for p in paths]
     names = sorted({_machine_name(s.machine) for s in sets})
     if len(names) > 1:
         raise ValueError(f"{folder}: holds results of several machines ({', '.join(names)}); "
@@ -57,7 +61,26 @@ def load_folder(folder):
     runs = [dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
             for i, s in enumerate(sets) for run in s.runs]
     interrupted = next((s.interrupted for s in sets if s.interrupted), False)
-    return ResultSet(results, runs, dict(sets[0].machine), interrupted)
+    studies = [_study(p) for p, s in zip(paths, sets) for _ in s.results]
+    return ResultSet(results, runs, dict(sets[0].machine), interrupted), studies
+
+
+def load_folder(folder):
+    """Every results file under `folder` as one ResultSet: each file's runs side by side,
+    interrupted if any was. ValueError for an empty or foreign folder, or one that
+    mixes machines (a fleet's top folder: name one machine's folder instead)."""
+    return _merged(folder, results_files(folder))[0]
+
+
+def load_sources(path):
+    """(ResultSet, studies): load_path(path) and, per result, the study it came
+    from: its file's name without .json ("extents", "chunks" in a report folder;
+    a fleet's "run-1", "run-2" name runs of one study, which compare sees by
+    their points appearing in several)."""
+    if os.path.isdir(path):
+        return _merged(path, results_files(path))
+    rs = load_path(path)
+    return rs, [_study(path)] * len(rs.results)
 
 
 def load_path(path):

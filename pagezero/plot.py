@@ -118,38 +118,35 @@ def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
     return _save(fig, stem)
 
 
-def plot_comparison(sets, names, stem, title="Comparison"):
-    """Grouped bars, one group per point of the base, one bar per result set,
-    mean with stdev error bars; the markers of compare() above the bars."""
+def plot_comparison(sets, names, stem, title="Comparison", threshold=0.02, alpha=0.01):
+    """Grouped bars, one group per point of the base, one bar per result set:
+    the median of per-run medians, error bars the spread between runs (of the
+    loops where a side has one run); the markers of compare(), with the same
+    `threshold` and `alpha` as the table, above the bars."""
     plt = _pyplot()
-    rows = compare(sets[0], *sets[1:])
+    rows = compare(sets[0], *sets[1:], threshold=threshold, alpha=alpha)
     width = 0.8 / len(sets)
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows) + 2), 5))
     unit = rows[0]["unit"] if rows else "bytes/sec"
     scale = GBPS if unit == "bytes/sec" else 1.0
     for j, name in enumerate(names):
-        means, errs = [], []
+        centers, errs = [], []
         for row in rows:
             s = row["base"] if j == 0 else row["changes"][j - 1]
-            if s is None:
-                means.append(0.0)
-                errs.append(0.0)
-            elif j == 0:
-                means.append(s["mean"] / scale)
-                errs.append(s["stdev"] / scale)
-            else:
-                means.append(s["mean"] / scale)
-                errs.append(0.0)
+            centers.append(s["center"] / scale if s else 0.0)
+            errs.append(s["center"] * s["spread_pct"] / 100 / scale if s else 0.0)
         xs = [i + (j - (len(sets) - 1) / 2) * width for i in range(len(rows))]
-        ax.bar(xs, means, width, yerr=errs, capsize=2, label=name)
+        ax.bar(xs, centers, width, yerr=errs, capsize=2, label=name)
         if j:
-            for x_, m, row in zip(xs, means, rows):
+            for x_, m, row in zip(xs, centers, rows):
                 c = row["changes"][j - 1]
                 if c and c["marker"]:
                     ax.text(x_, m, c["marker"], ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("rate (GB/s, 10^9 bytes/s)" if unit == "bytes/sec" else unit)
+    what = f"median of per-run medians; markers beyond {100 * threshold:g}% at alpha {alpha:g}"
+    ax.set_ylabel(f"rate (GB/s, 10^9 bytes/s; {what})" if unit == "bytes/sec"
+                  else f"{unit} ({what})")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(_title(title, sets[0]), fontsize=10)

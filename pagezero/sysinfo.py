@@ -238,6 +238,9 @@ def _static(root):
         "cpus_online": os.cpu_count(),
         "kernel_release": uname.release,
         "kernel_version": uname.version,
+        # The boot parameters (preempt=, transparent_hugepage=, mitigations=, ...)
+        # that can make two boots of one kernel measure differently.
+        "kernel_cmdline": _read(_path(root, "proc/cmdline")),
         "hostname": uname.nodename,
         "python": platform.python_version(),
         "pagezero_arch": _core.ARCH,

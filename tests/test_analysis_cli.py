@@ -20,8 +20,8 @@ TINY = ["-g", "function=default", "-g", "loops=1"]
 
 
 def synthetic(path, benchmark="memset", factor=1.0, seed=0):
-    """A results file of two points, 15 samples each, rates about 10 GB/s (x factor
-    for function a)."""
+    """A results file of two points, 3 runs of 5 samples each, rates about 10 GB/s
+    (x factor for function a)."""
     rng = random.Random(seed)
     results = []
     for function, f in (("a", factor), ("b", 1.0)):
@@ -32,7 +32,8 @@ def synthetic(path, benchmark="memset", factor=1.0, seed=0):
                                   params={"size": 1 << 20, "chunk": 0, "loops": 5},
                                   bytes_per_loop=1 << 20, clock="ns", samples=ticks,
                                   machine={"cpu_model": "Test CPU"}))
-    ResultSet(results).save(str(path))
+    # Each repetition its own process: three runs a point, as --runs 3 gives.
+    ResultSet(results, [{"repetition": i, "process": i} for i in range(3)] * 2).save(str(path))
     return path
 
 
@@ -151,8 +152,9 @@ def test_compare_text(pair):
     a, b, c = pair
     out = ok(cli("compare", a, b, c))
     lines = out.splitlines()
-    assert "result class" in lines[0]
-    assert "A.json" in lines[0] and "B.json" in lines[0] and "C.json" in lines[0]
+    table = next(i for i, line in enumerate(lines) if "result class" in line)
+    assert "A.json" in lines[table] and "B.json" in lines[table] and "C.json" in lines[table]
+    assert "method: Welch's t-test on the logs of per-run medians" in out
     row_a = next(line for line in lines if line.startswith("memset a "))
     assert "(R)" in row_a and "(I)" in row_a
     row_b = next(line for line in lines if line.startswith("memset b "))
@@ -166,7 +168,7 @@ def test_compare_simple_prints_the_base_and_each_change(pair):
     assert len(lines) == len(doc["rows"])
     for line, row in zip(lines, doc["rows"]):
         base, *changes = (float(x) for x in line.split())
-        assert base == pytest.approx(row["base"]["mean"], rel=1e-6)
+        assert base == pytest.approx(row["base"]["center"], rel=1e-6)
         assert changes == pytest.approx([ch["change_pct"] for ch in row["changes"]],
                                         rel=1e-6, abs=1e-6)
 

@@ -6,8 +6,9 @@ import os
 import signal
 import sys
 
-from ..comparison import compare, format_table
-from ..folders import load_path
+from ..comparison import METHOD, compare, format_table, runs_per_side
+from ..comparison_header import header_json, header_lines
+from ..folders import load_path, load_sources
 from ..interrupt import Interrupted, deferred, received
 from ..plot import plot_bars, plot_comparison, plot_rates
 from ..report import SCALES, report
@@ -118,26 +119,40 @@ def cmd_sweep(args):
 
 
 def _compare_simple(rows):
-    """One line per point: the base's mean, then each other set's change in percent
-    (nan where it lacks the point)."""
+    """One line per point: the base's centre (median of its per-run medians), then
+    each other set's change of the centre in percent (nan where it lacks the point)."""
     for row in rows:
         changes = [c["change_pct"] if c else math.nan for c in row["changes"]]
-        print(" ".join(f"{x:f}" for x in [row["base"]["mean"], *changes]))
+        print(" ".join(f"{x:f}" for x in [row["base"]["center"], *changes]))
+
+
+def _name(path):
+    """A side's name in the table: the file's or the folder's own name."""
+    return os.path.basename(os.path.normpath(path)) or path
 
 
 def cmd_compare(args):
     check_output(args.plot)     # before the table: a mistake is one line, nothing else
-    sets = [_load(p) for p in args.results]
-    rows = compare(*sets, threshold=args.threshold / 100.0, alpha=args.alpha)
-    names = [os.path.basename(p) for p in args.results]
+    loaded = [load_sources(p) for p in args.results]
+    sets = [rs for rs, _ in loaded]
+    threshold = args.threshold / 100.0
+    rows = compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
+    names = [_name(p) for p in args.results]
+    machines = [dict(rs.machine) for rs in sets]
+    runs = runs_per_side(rows, len(sets))
+    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
     if args.format == "json":
-        print(json.dumps({"names": names, "rows": rows}, indent=1))
+        sides, warnings = header_json(machines, names, runs)
+        print(json.dumps({"names": names, "rows": rows, "method": METHOD, "alpha": args.alpha,
+                          "threshold_pct": args.threshold, "sides": sides,
+                          "machine_warnings": warnings}, indent=1))
     elif args.format == "simple":
         _compare_simple(rows)
     else:
+        print("\n".join(header_lines(machines, names, runs, method)))
         print(format_table(rows, names))
     if args.plot:
-        plot_comparison(sets, names, args.plot)
+        plot_comparison(sets, names, args.plot, threshold=threshold, alpha=args.alpha)
     return 0
 
 
@@ -194,14 +209,16 @@ def add_parsers(sub):
     add_output(p, help=None, required=True)
     p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
 
-    p = sub.add_parser("compare", help="compare result sets: base, then one or more others")
-    p.add_argument("results", nargs="+", metavar="RESULTS.json")
+    p = sub.add_parser("compare", help="compare result sets (files or report folders): base, "
+                                       "then one or more others; the run is the unit")
+    p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
     p.add_argument("--threshold", type=number, default=2.0,
                    help="smallest change worth flagging, in percent (default 2)")
     p.add_argument("--alpha", type=number, default=0.01,
-                   help="significance level of the Mann-Whitney U test (default 0.01)")
+                   help="significance level of the test on the runs' medians (default 0.01)")
     add_format(p, ("default", "simple", "json"),
-               help="simple: per point, the base's mean and each other's change in percent")
+               help="simple: per point, the base's median of per-run medians and each "
+                    "other's change of it in percent")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
 
     p = sub.add_parser("plot", help="plot a results file as PNG and SVG")

@@ -7,7 +7,7 @@ from ..advise import advise
 from ..interrupt import as_interrupted
 from ..results import atomic_write
 from ..units import format_size
-from .cells import Section, rate
+from .cells import Section, holding, rate
 
 __all__ = ["study_advice"]
 
@@ -48,15 +48,21 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
         if stop.partial is None:
             raise
         advice, interrupted = stop.partial, stop.signame
-    atomic_write(os.path.join(out_dir, "advice.json"),
-                 lambda f: json.dump(advice.to_json(), f, indent=1))
+    section = Section("Advice", interrupted=interrupted)
+    with holding(section):
+        atomic_write(os.path.join(out_dir, "advice.json"),
+                     lambda f: json.dump(advice.to_json(), f, indent=1))
+        _tabulate(section, advice, quick)
+    return section
+
+
+def _tabulate(section, advice, quick):
     region = format_size(advice.region_bytes)
     beyond = " (larger than the LLC, as the kernel clears fresh pages)" \
         if advice.llc_bytes and advice.region_bytes > advice.llc_bytes else ""
     question = f"clearing a {region} region{beyond} in batches between resched points"
     rows = ["| budget (ms) | batch | kernel | GB/s | worst batch (ms) | fits | tied with |",
             "|---|---|---|---|---|---|---|"]
-    section = Section("Advice", interrupted=interrupted)
     for row, fits in zip(advice.batch, advice.batch_fits):
         batch, worst = format_size(row["batch_bytes"]), _ms(_worst_ms(row))
         rows.append(f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | "
@@ -73,4 +79,3 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
     section.body = [f"From `pagezero advise`" + (" (its quick sweep)" if quick else "") +
                     f": {question}, per latency budget (GB/s = 10^9 bytes/s):", ""] + rows + \
                    ["", "Its own account:", "", "```"] + advice.describe() + ["```"]
-    return section

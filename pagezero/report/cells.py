@@ -11,15 +11,18 @@ One formatting function per kind of figure (rate, ratio) serves the tables
 and the summary alike, so that a number quoted in the summary is the very
 string of a table cell: same measurement, same rounding.
 """
+import contextlib
 from dataclasses import dataclass, field
 
+from ..interrupt import as_interrupted, deferred
 from ..points import summarize_points
 from ..results import ResultSet
 from ..sweeps import sweep
 from ..sysinfo import machine
 from ..units import format_size, gbps
 
-__all__ = ["Section", "run_points", "cells", "rate", "ratio", "span", "marked", "cell_text",
+__all__ = ["Section", "holding", "draw", "run_points", "cells", "rate", "ratio", "span", "marked",
+           "cell_text",
            "markdown_table", "spread_footnote", "runs_line", "SPREAD_MARK", "SPREAD_LIMIT_PCT"]
 
 # Beyond the LLC, placement decides more than anything inside one process
@@ -39,6 +42,27 @@ class Section:
     summary: list = field(default_factory=list)
     interrupted: bool = False
     failed: str = None
+
+
+@contextlib.contextmanager
+def holding(section):
+    """Stop signals held while a study saves and tabulates what it measured
+    (milliseconds): one arriving meanwhile marks `section` interrupted when
+    the block ends, instead of taking the finished section with it."""
+    try:
+        with deferred():
+            yield section
+    except KeyboardInterrupt as e:
+        section.interrupted = section.interrupted or as_interrupted(e).signame
+
+
+def draw(section, plot, *args, **kwargs):
+    """Draw a study's plot; a stop signal meanwhile marks the section
+    interrupted and keeps its tables, which matter more than the picture."""
+    try:
+        plot(*args, **kwargs)
+    except KeyboardInterrupt as e:
+        section.interrupted = as_interrupted(e).signame
 
 
 def run_points(benchmark, points, runs, warmup, progress=None):
@@ -67,7 +91,8 @@ def cells(rs, x):
     """{function: {x(result): point_summary}} of a result set's points."""
     table = {}
     for first, summary in summarize_points(rs).values():
-        table.setdefault(first.function, {})[x(first)] = dict(summary, size=first.params.get("size"))
+        cell = dict(summary, size=first.params.get("size"))
+        table.setdefault(first.function, {})[x(first)] = cell
     return table
 
 

@@ -10,7 +10,8 @@ from ..plot import plot_rates
 from ..stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, find_knee
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import Section, cells, markdown_table, rate, ratio, run_points, runs_line, span
+from .cells import (Section, cells, draw, holding, markdown_table, rate, ratio, run_points,
+                    runs_line, span)
 
 __all__ = ["study_chunks", "knee_of", "by_role"]
 
@@ -67,23 +68,13 @@ def _knee_line(kernel, k, by_chunk, llc, region, label):
     return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."
 
 
-def study_chunks(out_dir, cfg, info, functions, progress):
-    size = cfg["chunk_size"]
-    chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
-    chosen = by_role(cfg["chunk_kernels"], functions)
-    backing = kernel_backing(size)
-    points = [{"function": f, "size": size, "chunk": c, "loops": cfg["chunk_loops"],
-               **backing.region_args()} for f in chosen for c in chunk_list]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    rs.save(os.path.join(out_dir, "chunks.json"))
-    section = Section(f"Chunk study ({backing.label} pages)", interrupted=rs.interrupted)
-    if not len(rs):
-        return section
-    chunk_of = lambda r: r.params["chunk"] or r.params["size"]  # noqa: E731
-    plot_rates(rs, os.path.join(out_dir, "chunks"), x=chunk_of, xlabel="chunk per call",
-               title=f"Clearing {format_size(size)} in chunks ({backing.label} pages)")
+def _chunk_of(r):
+    return r.params["chunk"] or r.params["size"]
+
+
+def _tabulate(section, rs, size, backing, info):
     llc = llc_bytes(info)
-    table = cells(rs, chunk_of)
+    table = cells(rs, _chunk_of)
     knees = ["| kernel | chunks below the knee | median GB/s | chunks from the knee | "
              "median GB/s | step |", "|---|---|---|---|---|---|"]
     for kernel, by_x in sorted(table.items()):
@@ -104,4 +95,23 @@ def study_chunks(out_dir, cfg, info, functions, progress):
                          "up, split where one step fits best; each side's median rate, and "
                          "their ratio):", ""] + knees
     section.body += ["", "![rate by chunk](chunks.png)"]
+
+
+def study_chunks(out_dir, cfg, info, functions, progress):
+    size = cfg["chunk_size"]
+    chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
+    chosen = by_role(cfg["chunk_kernels"], functions)
+    backing = kernel_backing(size)
+    points = [{"function": f, "size": size, "chunk": c, "loops": cfg["chunk_loops"],
+               **backing.region_args()} for f in chosen for c in chunk_list]
+    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
+    section = Section(f"Chunk study ({backing.label} pages)", interrupted=rs.interrupted)
+    with holding(section):
+        rs.save(os.path.join(out_dir, "chunks.json"))
+        if len(rs):
+            _tabulate(section, rs, size, backing, info)
+    if len(rs):
+        draw(section, plot_rates, rs, os.path.join(out_dir, "chunks"), x=_chunk_of,
+             xlabel="chunk per call",
+             title=f"Clearing {format_size(size)} in chunks ({backing.label} pages)")
     return section

@@ -4,7 +4,7 @@ import os
 
 from ..points import summarize_points
 from ..units import format_size
-from .cells import Section, rate, ratio, run_points, runs_line
+from .cells import Section, holding, rate, ratio, run_points, runs_line
 from .chunks import by_role
 from .scales import MB
 
@@ -30,8 +30,14 @@ def study_cold(out_dir, cfg, info, functions, progress):
         points += [{"size": e, "loops": loops, "clock": "tsc", "cache": c, "function": f}
                    for f in condition_kernels(functions) for c in ("hot", "cold")]
     rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    rs.save(os.path.join(out_dir, "cold.json"))
     section = Section("Cold vs hot", interrupted=rs.interrupted)
+    with holding(section):
+        rs.save(os.path.join(out_dir, "cold.json"))
+        _tabulate(section, rs, cfg, functions)
+    return section
+
+
+def _tabulate(section, rs, cfg, functions):
     med = {(first.function, first.params["size"], first.params.get("cache", "hot")): s["median"]
            for first, s in summarize_points(rs).values()}
     rows = ["| kernel | extent | hot GB/s | cold GB/s | hot/cold |", "|---|---|---|---|---|"]
@@ -54,4 +60,3 @@ def study_cold(out_dir, cfg, info, functions, progress):
                     f"({', '.join(methods) or 'flushed'}, outside the timing) before each call, "
                     "as a freshly faulted page is. Extents below 64KB take less time than the "
                     f"clock reads around them and are left out. {runs_line(rs)}", ""] + rows
-    return section

@@ -9,7 +9,7 @@ from ..stats import TIE, best_kernels
 from ..sweeps import default_sizes
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import Section, cells, markdown_table, rate, run_points, runs_line, span
+from .cells import Section, cells, draw, holding, markdown_table, rate, run_points, runs_line, span
 from .scales import MB, SMALL_REGION
 
 __all__ = ["study_extents", "HOT_QUESTION", "STREAM_QUESTION"]
@@ -55,17 +55,7 @@ def fastest_lines(table, xs, llc):
     return lines
 
 
-def study_extents(out_dir, cfg, info, functions, progress):
-    extents = cfg["extents"] or default_sizes(info)
-    backing = kernel_backing(max(max(extents), SMALL_REGION))
-    rs = run_points("memset", extent_points(extents, functions, backing.region_args()),
-                    cfg["runs"], cfg["warmup"], progress)
-    rs.save(os.path.join(out_dir, "extents.json"))
-    section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
-    if not len(rs):
-        return section
-    plot_rates(rs, os.path.join(out_dir, "extents"),
-               title=f"Clearing rate by extent (memset, each kernel, {backing.label} pages)")
+def _tabulate(section, rs, backing, info):
     llc = llc_bytes(info)
     table = cells(rs, extent_of)
     xs = sorted({x for by_x in table.values() for x in by_x})
@@ -80,4 +70,19 @@ def study_extents(out_dir, cfg, info, functions, progress):
         section.body[1:1] = ["", f"Pages: {backing.note}."]
     section.body += markdown_table(table, xs, "extent", llc)
     section.body += ["", "![rate by extent](extents.png)"]
+
+
+def study_extents(out_dir, cfg, info, functions, progress):
+    extents = cfg["extents"] or default_sizes(info)
+    backing = kernel_backing(max(max(extents), SMALL_REGION))
+    rs = run_points("memset", extent_points(extents, functions, backing.region_args()),
+                    cfg["runs"], cfg["warmup"], progress)
+    section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
+    with holding(section):
+        rs.save(os.path.join(out_dir, "extents.json"))
+        if len(rs):
+            _tabulate(section, rs, backing, info)
+    if len(rs):
+        draw(section, plot_rates, rs, os.path.join(out_dir, "extents"),
+             title=f"Clearing rate by extent (memset, each kernel, {backing.label} pages)")
     return section

@@ -5,10 +5,11 @@ import os
 
 from .. import fault
 from .._core import MappingError
+from ..interrupt import as_interrupted
 from ..plot import plot_bars
 from ..points import summarize_points
 from ..units import format_size, parse_size
-from .cells import Section, rate, ratio, run_points, runs_line
+from .cells import Section, draw, holding, rate, ratio, run_points, runs_line
 
 __all__ = ["study_faults", "FAULT_PAGES"]
 
@@ -56,37 +57,45 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
         try:
             h = fault.headroom(sizes[page], page, "demand", cfg["fault_loops"], reserve=reserve,
                                clear_kernels=functions)
-        except KeyboardInterrupt:
-            section.interrupted = True
+        except KeyboardInterrupt as e:
+            section.interrupted = as_interrupted(e).signame
             return
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
-        section.body.append(f"| {page} | {fault_rate} | {best} | {h.best.function} | "
-                            f"{ratio(h.ratio)} |")
-        section.summary.append(
-            f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears the "
-            f"same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} headroom for "
-            f"the kernel's fault path (headroom table).")
+        with holding(section):
+            section.body.append(f"| {page} | {fault_rate} | {best} | {h.best.function} | "
+                                f"{ratio(h.ratio)} |")
+            section.summary.append(
+                f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
+                f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
+                f"headroom for the kernel's fault path (headroom table).")
+        if section.interrupted:
+            return
+
+
+def _tabulate(section, rs):
+    rows = ["| page | workload | region | GB/s |", "|---|---|---|---|"]
+    for first, s in summarize_points(rs).values():
+        rows.append(f"| {_fault_page(first)} | {first.function} | "
+                    f"{format_size(first.params['size'])} | {rate(s['median'])} |")
+    section.body = ["Each loop maps the region and touches every page (demand) or maps it "
+                    "populated (populate): the kernel zeroes every page it hands out, so this "
+                    "is its clearing rate plus the fault path's cost, as "
+                    f"`perf bench mem mmap`. {runs_line(rs)}", ""] + rows + \
+                   ["", "![fault rates](faults.png)"]
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):
-    section = Section("Page faults: the kernel's own clearing")
     notes = []
     points, sizes = _points(cfg, reserve, notes)
     rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)
-    rs.save(os.path.join(out_dir, "faults.json"))
-    section.interrupted = rs.interrupted
+    section = Section("Page faults: the kernel's own clearing", interrupted=rs.interrupted)
+    with holding(section):
+        rs.save(os.path.join(out_dir, "faults.json"))
+        if len(rs):
+            _tabulate(section, rs)
     if len(rs):
-        plot_bars(rs, os.path.join(out_dir, "faults"), label=_fault_label,
-                  title="Fault rate by page size and workload")
-        rows = ["| page | workload | region | GB/s |", "|---|---|---|---|"]
-        for first, s in summarize_points(rs).values():
-            rows.append(f"| {_fault_page(first)} | {first.function} | "
-                        f"{format_size(first.params['size'])} | {rate(s['median'])} |")
-        section.body = ["Each loop maps the region and touches every page (demand) or maps it "
-                        "populated (populate): the kernel zeroes every page it hands out, so this "
-                        "is its clearing rate plus the fault path's cost, as "
-                        f"`perf bench mem mmap`. {runs_line(rs)}", ""] + rows + \
-                       ["", "![fault rates](faults.png)"]
+        draw(section, plot_bars, rs, os.path.join(out_dir, "faults"), label=_fault_label,
+             title="Fault rate by page size and workload")
     if not section.interrupted:
         skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
         _headroom(section, sizes, cfg, functions, reserve, skipped)

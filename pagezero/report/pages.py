@@ -12,25 +12,14 @@ from ..kernels import clear_pages_kernel
 from ..mappings import Backing, kernel_backing
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import (Section, cell_text, cells, marked, rate, ratio, run_points, runs_line,
+from .cells import (Section, cell_text, cells, holding, marked, rate, ratio, run_points, runs_line,
                     spread_footnote)
 
 __all__ = ["study_pages"]
 
 
-def study_pages(out_dir, cfg, info, functions, progress):
-    size, loops = cfg["page_size"], cfg["page_loops"]
-    small, huge = Backing("4KB"), kernel_backing(size)
-    backings = {small.label: small, huge.label: huge}
-    points = [{"function": f, "size": size, "loops": loops, **b.region_args()}
-              for b in backings.values() for f in functions]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    rs.save(os.path.join(out_dir, "pages.json"))
-    title = f"Page size: {format_size(size)} on 4KB and on {huge.label} pages"
-    section = Section(title, interrupted=rs.interrupted)
-    if not len(rs):
-        return section
-    label_of = {(b.page, b.thp): label for label, b in backings.items()}
+def _tabulate(section, rs, size, small, huge, info):
+    label_of = {(b.page, b.thp): b.label for b in (small, huge)}
     table = cells(rs, lambda r: label_of.get((r.params["page"], r.params.get("thp"))))
     llc = llc_bytes(info)
     small_l, huge_l = small.label, huge.label
@@ -51,10 +40,27 @@ def study_pages(out_dir, cfg, info, functions, progress):
         section.body[1:1] = ["", f"Pages: {huge.note}."]
     kernel = clear_pages_kernel()
     a, b = table.get(kernel, {}).get(small_l), table.get(kernel, {}).get(huge_l)
-    if a and b and huge.how != "4KB":
+    if a and b:
         section.summary.append(
             f"{kernel} (clear_pages() here) clears a {format_size(size)} region at "
             f"{rate(a['median'])} GB/s on 4KB pages and {rate(b['median'])} GB/s on {huge_l} "
             f"pages ({ratio(b['median'] / a['median'])}): the share of TLB misses the kernel's "
             f"direct map does not pay.")
+
+
+def study_pages(out_dir, cfg, info, functions, progress):
+    size, loops = cfg["page_size"], cfg["page_loops"]
+    small, huge = Backing("4KB"), kernel_backing(size)
+    if huge.how == "4KB":
+        return Section("Page size: 4KB against 2MB",
+                       [f"Not measured: this machine gives no 2MB pages now ({huge.note})."])
+    points = [{"function": f, "size": size, "loops": loops, **b.region_args()}
+              for b in (small, huge) for f in functions]
+    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
+    section = Section(f"Page size: {format_size(size)} on 4KB and on {huge.label} pages",
+                      interrupted=rs.interrupted)
+    with holding(section):
+        rs.save(os.path.join(out_dir, "pages.json"))
+        if len(rs):
+            _tabulate(section, rs, size, small, huge, info)
     return section

@@ -31,5 +31,6 @@ SCALES = {
                  fault_size=16 * MB, fault_loops=1,
                  cold_extents=[64 * KB, 1 * MB], thread_size=16 * MB,
                  chunk_size=16 * MB, chunk_loops=1, chunk_kernels=("portable",),
-                 chunks=[4 * KB, 1 * MB, 16 * MB], page_size=16 * MB, page_loops=1, cold_loop_div=8),
+                 chunks=[4 * KB, 1 * MB, 16 * MB], page_size=16 * MB, page_loops=1,
+                 cold_loop_div=8),
 }

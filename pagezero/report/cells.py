@@ -22,8 +22,8 @@ from ..sysinfo import machine
 from ..units import format_size, gbps
 
 __all__ = ["Section", "holding", "draw", "run_points", "cells", "rate", "ratio", "span", "marked",
-           "cell_text",
-           "markdown_table", "spread_footnote", "runs_line", "SPREAD_MARK", "SPREAD_LIMIT_PCT"]
+           "cell_text", "markdown_table", "spread_footnote", "runs_line", "SPREAD_MARK",
+           "SPREAD_LIMIT_PCT"]
 
 # Beyond the LLC, placement decides more than anything inside one process
 # (3-5% between processes at 256MB on a Zen 4 VM): a cell whose runs spread

@@ -291,3 +291,17 @@ def test_ctrl_c_in_a_real_report(tmp_path):
     assert proc.returncode == 130, stderr
     md = (out / "report.md").read_text()
     assert "Interrupted by SIGINT" in md and "## Kernels by extent" in md
+
+
+def test_headroom_without_memory_keeps_the_fault_table(tmp_path, monkeypatch):
+    from pagezero.report import faults
+    from pagezero.report.scales import SCALES
+
+    def no_memory(*a, **k):
+        raise MappingError(12, "not enough memory for the clears")
+    monkeypatch.setattr(faults.fault, "headroom", no_memory)
+    section = faults.study_faults(str(tmp_path), SCALES["tiny"], {}, ["generic"], False, False)
+    text = "\n".join(section.body)
+    assert "| 4KB | demand |" in text
+    assert "not measured: MappingError: not enough memory for the clears" in text
+    assert not any("headroom" in line for line in section.summary)

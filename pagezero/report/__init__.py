@@ -44,7 +44,7 @@ from ..interrupt import as_interrupted, received
 from ..kernels import kernels
 from ..sysinfo import machine
 from .advice import study_advice
-from .cells import Section
+from .cells import Section, failure_text
 from .chunks import study_chunks
 from .cold import study_cold
 from .extents import study_extents
@@ -89,11 +89,6 @@ class ReportRun:
         return [s for s in self.sections if s.failed]
 
 
-def _failure(e):
-    text = getattr(e, "strerror", None) if isinstance(e, OSError) else None
-    return f"{type(e).__name__}: {text or e}"
-
-
 def _check(scale, runs):
     if scale not in SCALES:
         raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
@@ -127,13 +122,17 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         except KeyboardInterrupt as e:
             section = Section(title, interrupted=as_interrupted(e).signame)
         except STUDY_FAILURES as e:
-            section = Section(title, failed=_failure(e))
+            section = Section(title, failed=failure_text(e))
         run.sections.append(section)
         if section.interrupted:
             run.interrupted = _signal_name(section.interrupted)
             run.not_run = tuple(n for n, _, _ in STUDIES[i + 1:])
             break
-    write_markdown(run, info, scale, time.monotonic() - start, load)
+    try:
+        write_markdown(run, info, scale, time.monotonic() - start, load)
+    except KeyboardInterrupt as e:
+        # A signal held while report.md was written: every study had finished.
+        run.interrupted = run.interrupted or as_interrupted(e).signame
     return run
 
 

@@ -22,7 +22,7 @@ from ..sysinfo import machine
 from ..units import format_size, gbps
 
 __all__ = ["Section", "holding", "draw", "run_points", "cells", "rate", "ratio", "span", "marked",
-           "cell_text", "markdown_table", "spread_footnote", "runs_line", "SPREAD_MARK",
+           "cell_text", "failure_text", "markdown_table", "spread_footnote", "runs_line", "SPREAD_MARK",
            "SPREAD_LIMIT_PCT"]
 
 # Beyond the LLC, placement decides more than anything inside one process
@@ -63,6 +63,12 @@ def draw(section, plot, *args, **kwargs):
         plot(*args, **kwargs)
     except KeyboardInterrupt as e:
         section.interrupted = as_interrupted(e).signame
+
+
+def failure_text(e):
+    """An exception in one line, for the reader: its type and its message."""
+    text = getattr(e, "strerror", None) if isinstance(e, OSError) else None
+    return f"{type(e).__name__}: {text or e}"
 
 
 def run_points(benchmark, points, runs, warmup, progress=None):

@@ -4,12 +4,13 @@ clear of the same extents."""
 import os
 
 from .. import fault
-from .._core import MappingError
+from .._core import MappingError, PagezeroError
 from ..interrupt import as_interrupted
 from ..plot import plot_bars
 from ..points import summarize_points
 from ..units import format_size, parse_size
-from .cells import Section, draw, holding, rate, ratio, run_points, runs_line
+from .cells import (Section, draw, failure_text, holding, rate, ratio, run_points,
+                    runs_line)
 
 __all__ = ["study_faults", "FAULT_PAGES"]
 
@@ -60,6 +61,11 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
         except KeyboardInterrupt as e:
             section.interrupted = as_interrupted(e).signame
             return
+        except (PagezeroError, OSError) as e:
+            # Too little memory for the clears beside the faults: the fault
+            # table stands without this row.
+            section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - |")
+            continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
         with holding(section):
             section.body.append(f"| {page} | {fault_rate} | {best} | {h.best.function} | "

@@ -33,7 +33,13 @@ def _status_lines(run):
 
 
 def write_markdown(run, info, scale, elapsed, load):
-    """Write `run.out_dir`/report.md, holding stop signals until it is written."""
+    """Write `run.out_dir`/report.md, holding stop signals until it is written
+    (one arriving meanwhile is raised afterwards)."""
+    with deferred():
+        _write(run, info, scale, elapsed, load)
+
+
+def _write(run, info, scale, elapsed, load):
     md = [f"# pagezero report: {info['cpu_model']}", ""]
     md.append(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
               f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
@@ -46,8 +52,5 @@ def write_markdown(run, info, scale, elapsed, load):
         if s.body or s.failed:
             md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
     md += ["", "## Files", ""]
-    with deferred():
-        md += [f"- `{name}`" for name in sorted(os.listdir(run.out_dir))
-               if not name.startswith(".")]
-        atomic_write(os.path.join(run.out_dir, "report.md"),
-                     lambda f: f.write("\n".join(md) + "\n"))
+    md += [f"- `{name}`" for name in sorted(os.listdir(run.out_dir)) if not name.startswith(".")]
+    atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))

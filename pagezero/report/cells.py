@@ -35,12 +35,14 @@ SPREAD_MARK = "*"
 @dataclass
 class Section:
     """One study's part of the report: its lines in report.md and in the summary.
-    failed: why the study could not finish (its exception, in one line), or None."""
+    interrupted: the name of the stop signal that cut the study short (or True
+    where the name is not known), else None. failed: why the study could not
+    finish (its exception, in one line), or None."""
 
     title: str
     body: list = field(default_factory=list)
     summary: list = field(default_factory=list)
-    interrupted: bool = False
+    interrupted: object = None
     failed: str = None
 
 

@@ -30,7 +30,7 @@ def study_cold(out_dir, cfg, info, functions, progress):
         points += [{"size": e, "loops": loops, "clock": "tsc", "cache": c, "function": f}
                    for f in condition_kernels(functions) for c in ("hot", "cold")]
     rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section("Cold vs hot", interrupted=rs.interrupted)
+    section = Section("Cold vs hot (4KB pages)", interrupted=rs.interrupted)
     with holding(section):
         rs.save(os.path.join(out_dir, "cold.json"))
         _tabulate(section, rs, cfg, functions)

@@ -13,7 +13,7 @@ __all__ = ["study_threads"]
 
 def study_threads(out_dir, cfg, info, functions, progress):
     f = condition_kernels(functions)[0]
-    title = "Several CPUs at once"
+    title = "Several CPUs at once (4KB pages)"
     try:
         rs = scaling(cfg["thread_size"], function=f, loops=3)
     except KeyboardInterrupt:

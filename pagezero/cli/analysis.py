@@ -207,8 +207,9 @@ def add_parsers(sub):
 
     p = sub.add_parser("report", help="the default study of this machine, as a folder")
     add_output(p, help="folder to write (default: pagezero-report-DATE-TIME)", metavar="DIR")
-    p.add_argument("--quick", action="store_true", help="a smaller study: under 3 minutes")
-    p.add_argument("--runs", type=integer, default=None,
+    p.add_argument("--quick", action="store_true",
+                   help="a smaller study, one run per point: a few minutes")
+    p.add_argument("--runs", type=integer, default=None, metavar="N",
                    help="fresh processes per point, each cell the median of their medians "
                         "(default 3; 1 with --quick)")
     p.add_argument("--reserve", action="store_true",

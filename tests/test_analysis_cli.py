@@ -1,7 +1,7 @@
 """The analysis commands end to end, as a user runs them: `python -m pagezero
-info|sweep|compare|plot|report` in a subprocess, looking at the exit status,
-stdout, stderr and the files written. Sizes are tiny (64KB, one loop; the
-report at PAGEZERO_SCALE=tiny); nothing is asserted about speed."""
+info|sweep|compare|plot` in a subprocess, looking at the exit status,
+stdout, stderr and the files written. Sizes are tiny (64KB, one loop);
+nothing is asserted about speed. The report's tests are in test_report.py."""
 import json
 import os
 import random
@@ -242,65 +242,3 @@ def test_plot_bad_input(tmp_path, case):
     path = tmp_path / ("missing.json" if case == "missing" else "other.json")
     usage_error(cli("plot", path, "-o", tmp_path / "stem"))
     assert not (tmp_path / "stem.png").exists()
-
-
-# report --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def report_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("report") / "out"
-    proc = cli("report", "-o", d, env=dict(os.environ, PAGEZERO_SCALE="tiny"))
-    return d, proc
-
-
-def test_report_tiny(report_dir):
-    d, proc = report_dir
-    out = ok(proc)
-    assert "report.md" in out
-    md = (d / "report.md").read_text()
-    assert "## Summary" in md and "## Machine" in md
-    summary = md.split("## Summary", 1)[1].split("##", 1)[0]
-    assert summary.strip().startswith("- ")  # at least one plain-words line
-    for name in ("extents.json", "chunks.json", "cold.json", "threads.json", "faults.json"):
-        rs = ResultSet.load(str(d / name))
-        assert len(rs) > 0 and not rs.interrupted
-    for stem in ("extents", "chunks", "threads", "faults"):
-        check_plot(d / stem)
-        assert f"{stem}.png" in md
-    assert "## Page faults" in md and "headroom" in summary
-    assert "## Cold vs hot" in md and "cache-cold" in summary
-    assert "## Several CPUs at once" in md
-    assert "## Advice" in md and "budget" in summary
-    advice = json.loads((d / "advice.json").read_text())
-    assert set(advice) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
-
-
-def test_report_refuses_an_existing_report(report_dir):
-    d, proc = report_dir
-    ok(proc)
-    before = (d / "report.md").read_bytes()
-    mtime = os.stat(d / "report.md").st_mtime_ns
-    line = usage_error(cli("report", "-o", d, env=dict(os.environ, PAGEZERO_SCALE="tiny")))
-    assert str(d) in line
-    assert (d / "report.md").read_bytes() == before
-    assert os.stat(d / "report.md").st_mtime_ns == mtime
-
-
-def test_report_bad_scale(tmp_path):
-    usage_error(cli("report", "-o", tmp_path / "r", env=dict(os.environ, PAGEZERO_SCALE="huge")))
-    assert not (tmp_path / "r").exists()
-
-
-def test_an_interrupted_report_study_keeps_the_signals_name(monkeypatch):
-    # report merged its sweeps' interrupted marks into True, which schema 3
-    # files then recorded as "unknown signal".
-    from pagezero import report
-    from pagezero.results import Result, ResultSet
-
-    one = Result(benchmark="memset", function="generic", params={"size": 4096}, clock="ns",
-                 bytes_per_loop=4096, samples=(1000,))
-    monkeypatch.setattr(report, "sweep",
-                        lambda *a, **k: ResultSet([one], interrupted="SIGTERM"))
-    rs = report._run_points("memset", [{"size": 4096, "function": "generic"}], 1, 0)
-    assert rs.interrupted == "SIGTERM"

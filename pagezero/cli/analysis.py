@@ -11,7 +11,7 @@ from ..comparison_header import header_json, header_lines
 from ..folders import load_path, load_sources
 from ..interrupt import Interrupted, deferred, received
 from ..plot import plot_bars, plot_comparison, plot_rates
-from ..report import SCALES, report
+from ..report import SCALES, run_report
 from ..results import ResultSet
 from ..sweeps import BENCHMARKS, sweep
 from .options import add_format, add_output, check_output, integer, number
@@ -178,15 +178,18 @@ def cmd_report(args):
     scale = "quick" if args.quick else os.environ.get("PAGEZERO_SCALE", "full")
     if scale not in SCALES:
         raise ValueError(f"PAGEZERO_SCALE={scale!r} is not one of {', '.join(SCALES)}")
-    out = report(args.output, scale=scale, reserve=args.reserve)
+    run = run_report(args.output, scale=scale, reserve=args.reserve, runs=args.runs)
+    out = run.out_dir
     print(f"report written to {out}/report.md")
     with open(os.path.join(out, "report.md")) as f:
         text = f.read()
     summary_part = text.split("## Summary", 1)[-1].split("##", 1)[0].strip()
     print(summary_part)
-    if received():
+    for section in run.failed:
+        print(f"pagezero: study \"{section.title}\" failed: {section.failed}", file=sys.stderr)
+    if run.interrupted:
         # The report caught the signal to write what was measured.
-        stop = _stopped()
+        stop = _stopped(run.interrupted)
         print(interrupted_line(stop, f"; the part measured is in {out}"), file=sys.stderr)
         return stop.exit_status
     return 0
@@ -228,7 +231,11 @@ def add_parsers(sub):
 
     p = sub.add_parser("report", help="the default study of this machine, as a folder")
     add_output(p, help="folder to write (default: pagezero-report-DATE-TIME)", metavar="DIR")
-    p.add_argument("--quick", action="store_true", help="a smaller study: under 3 minutes")
+    p.add_argument("--quick", action="store_true",
+                   help="a smaller study, one run per point: a few minutes")
+    p.add_argument("--runs", type=integer, default=None, metavar="N",
+                   help="fresh processes per point, each cell the median of their medians "
+                        "(default 3; 1 with --quick)")
     p.add_argument("--reserve", action="store_true",
                    help="reserve the 2MB and 1GB hugepages the fault study needs (root), "
                         "giving them back afterwards; without it, sizes lacking pages are skipped")

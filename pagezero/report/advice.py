@@ -1,0 +1,81 @@
+"""`pagezero advise` in the report: the batch size for clear_pages() per
+latency budget, with the kernel to use, as a table the summary quotes."""
+import json
+import os
+
+from ..advise import advise
+from ..interrupt import as_interrupted
+from ..results import atomic_write
+from ..units import format_size
+from .cells import Section, holding, rate
+
+__all__ = ["study_advice"]
+
+
+def _worst_ms(row):
+    """The batch latency a budget was checked against (its name has changed
+    over versions of advise: the typical worst batch of the passes)."""
+    for key in ("typical_worst_ms", "worst_ms"):
+        if key in row:
+            return row[key]
+    return None
+
+
+def _tied_text(tied):
+    """advise's tied alternatives of one row, in words ("-" when none)."""
+    words = []
+    for t in tied or ():
+        if isinstance(t, dict):
+            parts = [format_size(t["batch_bytes"]) if "batch_bytes" in t else None,
+                     t.get("kernel")]
+            words.append(" ".join(p for p in parts if p))
+        else:
+            words.append(str(t))
+    return ", ".join(words) or "-"
+
+
+def _ms(value):
+    return "-" if value is None else f"{value:.2f}"
+
+
+def study_advice(out_dir, cfg, info, functions, progress, quick):
+    interrupted = None
+    try:
+        advice = advise(quick=quick)
+    except KeyboardInterrupt as e:
+        # advise's partial: the Advice from the cells measured, or None.
+        stop = as_interrupted(e)
+        if stop.partial is None:
+            raise
+        advice, interrupted = stop.partial, stop.signame
+    section = Section("Advice", interrupted=interrupted)
+    with holding(section):
+        atomic_write(os.path.join(out_dir, "advice.json"),
+                     lambda f: json.dump(advice.to_json(), f, indent=1))
+        _tabulate(section, advice, quick)
+    return section
+
+
+def _tabulate(section, advice, quick):
+    region = format_size(advice.region_bytes)
+    beyond = " (larger than the LLC, as the kernel clears fresh pages)" \
+        if advice.llc_bytes and advice.region_bytes > advice.llc_bytes else ""
+    question = f"clearing a {region} region{beyond} in batches between resched points"
+    rows = ["| budget (ms) | batch | kernel | GB/s | worst batch (ms) | fits | tied with |",
+            "|---|---|---|---|---|---|---|"]
+    for row, fits in zip(advice.batch, advice.batch_fits):
+        batch, worst = format_size(row["batch_bytes"]), _ms(_worst_ms(row))
+        rows.append(f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | "
+                    f"{rate(row['bytes_per_sec'])} | {worst} | {'yes' if fits else 'no'} | "
+                    f"{_tied_text(row.get('tied'))} |")
+        if fits:
+            section.summary.append(
+                f"For {question}, within a {row['budget_ms']:g} ms budget: batches of {batch} "
+                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, worst "
+                f"batch {worst} ms; advice table).")
+        else:
+            section.summary.append(f"For {question}: no batch measured stays within "
+                                   f"{row['budget_ms']:g} ms here.")
+    section.body = [f"From `pagezero advise`" + (" (its quick sweep)" if quick else "") +
+                    f": {question}, per latency budget (GB/s = 10^9 bytes/s):", ""] + rows + \
+                   ["", "Its own account:", "", "```"] + advice.describe() + ["```"]

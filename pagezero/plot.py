@@ -94,19 +94,23 @@ def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing 
 
 
 def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
-    """One bar per grid point: mean rate with a stdev error bar."""
+    """One bar per grid point: the median of its runs' medians, with the spread
+    between runs (between loops when one run measured it) as the error bar: the
+    figures the report's tables and `pagezero compare` give."""
+    from .points import summarize_points
+
     plt = _pyplot()
     rows = []
-    for first, results in rs.points():
-        values = [v for r in results for v in r.values()]
-        mean = sum(values) / len(values)
-        sd = (sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)) ** 0.5
-        rows.append((label(first), mean, sd, first.unit))
+    spread_of = set()
+    for first, s in summarize_points(rs).values():
+        rows.append((label(first), s["median"], s["median"] * s["spread_pct"] / 100, first.unit))
+        spread_of.add(s["spread_of"])
     if not rows:
         raise ValueError("nothing to plot in this result set")
     unit = rows[0][3]
-    scale, ylabel = (GBPS, "rate (GB/s, 10^9 bytes/s; mean +- stdev)") if unit == "bytes/sec" \
-        else (1.0, f"{unit} (mean +- stdev)")
+    what = f"median +- spread between {' or '.join(sorted(spread_of))}"
+    scale, ylabel = (GBPS, f"rate (GB/s, 10^9 bytes/s; {what})") if unit == "bytes/sec" \
+        else (1.0, f"{unit} ({what})")
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 5))
     ax.bar(range(len(rows)), [r[1] / scale for r in rows], yerr=[r[2] / scale for r in rows],
            capsize=3, color="tab:blue")

@@ -16,7 +16,7 @@ from pagezero.results import Result, ResultSet
 HERE = os.path.dirname(os.path.abspath(__file__))
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 RUNS, LOOPS = 3, 5
-BUILD = {"pagezero": "fixture", "build": None}
+BUILD = {"pagezero": "fixture", "build": {"compiler": "fixture", "flags": ""}}
 
 EPYC = {"cpu_model": "AMD EPYC 9R14 96-Core Processor", "arch": "x86_64", "cpus_online": 2,
         "hostname": "lab1",

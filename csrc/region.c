@@ -213,7 +213,13 @@ static int overlaps(const struct pz_span *s, unsigned n, uintptr_t start, uintpt
 
 int pz_smaps_scan(const struct pz_span *s, unsigned n, struct pz_smaps_pages *pg)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
+	return pz_smaps_scan_file("/proc/self/smaps", s, n, pg);
+}
+
+int pz_smaps_scan_file(const char *path, const struct pz_span *s, unsigned n,
+		       struct pz_smaps_pages *pg)
+{
+	FILE *f = fopen(path, "re");
 	char *line = NULL;
 	size_t cap = 0;
 	int in = 0;

@@ -85,5 +85,8 @@ struct pz_smaps_pages {
  * would cost n^2 walks). 0 or -errno.
  */
 int pz_smaps_scan(const struct pz_span *s, unsigned n, struct pz_smaps_pages *pg);
+/* The same from a file in smaps' format (tests read fixtures). */
+int pz_smaps_scan_file(const char *path, const struct pz_span *s, unsigned n,
+		       struct pz_smaps_pages *pg);
 
 #endif /* PZ_REGION_H */

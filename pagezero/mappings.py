@@ -20,13 +20,15 @@ perf bench mem memset and memcpy keep perf's 4KB pages for parity.
 import math
 from dataclasses import dataclass
 
-from . import hugepages
-from ._core import MappingError
+from . import _core, hugepages
+from ._core import MappingError, UnavailableError
 from .units import format_size
 
-__all__ = ["Backing", "BACKINGS", "kernel_backing", "check_backing", "huge_bytes",
+__all__ = ["Backing", "BACKINGS", "kernel_backing", "chosen_backing", "check_backing",
+           "observed_backing", "backing_details", "huge_bytes",
            "huge_share", "huge_details", "thp_warning", "THP_SYSFS", "THP_MIN_SHARE"]
 
+SMAPS = "/proc/self/smaps"
 THP_SYSFS = "/sys/kernel/mm/transparent_hugepage/enabled"
 # Kernels with multi-size THP ("mm: thp: introduce multi-size THP sysfs
 # interface", 6.8) have a switch per size; "inherit" defers to THP_SYSFS.
@@ -105,62 +107,73 @@ def _hugetlb_available(node):
     return available if on_node is None else min(available, on_node)
 
 
-def kernel_backing(nbytes, buffers=1, node=None, thp_path=THP_SYSFS, size_path=THP_2MB_SYSFS):
+def kernel_backing(nbytes, buffers=1, node=None, refused=None, thp_path=THP_SYSFS,
+                   size_path=THP_2MB_SYSFS):
     """The best mapping this machine gives now for `buffers` buffers of `nbytes`
     standing for the kernel's direct map: a Backing (hugetlb, thp or 4KB).
-    node: the buffers will be bound to that NUMA node."""
-    needed = hugepages.pages_needed(nbytes, "2MB", buffers)
-    available = _hugetlb_available(node)
-    if available >= needed:
-        return Backing("hugetlb")
-    where = "" if node is None else f" on node {node}"
-    short = f"{needed} 2MB hugepages needed, {available} available{where}"
+    node: the buffers will be bound to that NUMA node. refused: why hugetlb
+    is out of the question (e.g. its mapping failed), to choose between the
+    other two."""
+    if refused is None:
+        needed = hugepages.pages_needed(nbytes, "2MB", buffers)
+        available = _hugetlb_available(node)
+        if available >= needed:
+            return Backing("hugetlb")
+        where = "" if node is None else f" on node {node}"
+        refused = f"{needed} 2MB hugepages needed, {available} available{where}"
     mode = thp_mode(thp_path, size_path)
     if mode in ("always", "madvise"):
-        return Backing("thp", f"{short}: transparent huge pages asked with MADV_HUGEPAGE")
-    return Backing("4KB", f"{short}, and transparent huge pages are "
+        return Backing("thp", f"{refused}: transparent huge pages asked with MADV_HUGEPAGE")
+    return Backing("4KB", f"{refused}, and transparent huge pages are "
                           f"{mode or 'not available'} ({thp_path}): 4KB pages, whose TLB "
                           f"misses clear_pages() does not pay")
 
 
+def chosen_backing(backing, nbytes, buffers=1, node=None):
+    """The Backing for `backing` as asked (one of BACKINGS): "auto" is
+    kernel_backing()'s choice; "hugetlb" checks the 2MB pool (and the node's
+    share) and raises MappingError naming the file to write; "thp" raises
+    UnavailableError where THP is off; "4KB" refuses THP."""
+    check_backing(backing)
+    if backing == "auto":
+        return kernel_backing(nbytes, buffers, node)
+    if backing == "hugetlb":
+        needed = hugepages.pages_needed(nbytes, "2MB", buffers)
+        hugepages.check_available("2MB", needed)
+        if node is not None:
+            hugepages.check_node_available("2MB", needed, node)
+    elif backing == "thp" and thp_mode() not in ("always", "madvise"):
+        raise UnavailableError(f"transparent huge pages are {thp_mode() or 'not available'} "
+                               f"here ({THP_SYSFS}, {THP_2MB_SYSFS}): no THP backing")
+    return Backing(backing)
+
+
 def _huge_bytes(spans, smaps):
     """Bytes on huge pages (THP's AnonHugePages, hugetlb's Private_ and
-    Shared_Hugetlb) of the smaps entries overlapping any of `spans`
-    ((address, length) pairs), each entry once, at most the spans' total.
-
-    An entry counts whole: anonymous neighbours with the same flags merge into
-    one entry, so the other part of an entry is usually another of the
-    caller's buffers (the C core's pz_smaps_scan() counts the same way)."""
-    total = 0
-    hits = False
-
-    def overlaps(lo, hi):
-        return any(lo < a + n and a < hi for a, n in spans)
-
-    with open(smaps) as f:
-        for line in f:
-            fields = line.split()
-            if not fields:
-                continue
-            head = fields[0]
-            if "-" in head and not head.endswith(":"):
-                lo, hi = (int(x, 16) for x in head.split("-"))
-                hits = overlaps(lo, hi)
-            elif hits and head in ("AnonHugePages:", "Private_Hugetlb:", "Shared_Hugetlb:"):
-                total += int(fields[1]) * 1024
-    return min(total, sum(n for _, n in spans))
+    Shared_Hugetlb) of the smaps entries that overlap any of `spans`
+    (buffers or (address, length) pairs), each entry once, at most the
+    spans' total. One scanner for C and Python: csrc/region.c
+    pz_smaps_scan_file(), which counts an entry whole (anonymous neighbours
+    with the same flags merge into one entry, so the rest of an entry is
+    usually another of the caller's buffers)."""
+    pages = _core.smaps_pages(spans, smaps)
+    return min(pages["anon_huge"] + pages["hugetlb"], _total(spans))
 
 
-def huge_bytes(address, length, smaps="/proc/self/smaps"):
-    """Bytes of [address, address + length) that smaps shows on huge pages
-    (see _huge_bytes for how a merged entry counts)."""
+def _total(spans):
+    return sum(s[1] if isinstance(s, tuple) else memoryview(s).nbytes for s in spans)
+
+
+def huge_bytes(address, length, smaps=SMAPS):
+    """Bytes of [address, address + length) that smaps shows on huge pages."""
     return _huge_bytes([(address, length)], smaps)
 
 
-def huge_share(*regions, smaps="/proc/self/smaps"):
-    """The share (0..1) of pagezero Regions (together) on huge pages now."""
-    spans = [(r.address, r.size) for r in regions]
-    total = sum(n for _, n in spans)
+def huge_share(*buffers, smaps=SMAPS):
+    """The share (0..1) of pagezero Regions or other buffers, together, that
+    is on huge pages now (0 for no bytes)."""
+    spans = [(r.address, r.size) if hasattr(r, "address") else r for r in buffers]
+    total = _total(spans)
     return _huge_bytes(spans, smaps) / total if total else 0.0
 
 
@@ -171,6 +184,23 @@ def huge_details(huge_pages):
         return {}
     huge, total = huge_pages
     return {"huge_bytes": huge, "buffer_bytes": total, "huge_share": huge / total}
+
+
+def observed_backing(buffers, smaps=SMAPS):
+    """The Backing of buffers someone else mapped, as smaps shows it: hugetlb,
+    THP when any of it is on transparent huge pages, else 4KB."""
+    pages = _core.smaps_pages(buffers, smaps)
+    return Backing("hugetlb" if pages["hugetlb"] else "thp" if pages["anon_huge"] else "4KB")
+
+
+def backing_details(used, buffers, smaps=SMAPS):
+    """What a result's details say of its buffers' Backing `used`: its note
+    (why not hugetlb), and for THP the share smaps shows on huge pages
+    (huge_details), read once the buffers are faulted in."""
+    d = {"backing_note": used.note} if used.note else {}
+    if used.how == "thp":
+        d.update(huge_details((_huge_bytes(buffers, smaps), _total(buffers))))
+    return d
 
 
 def thp_warning(share, nbytes):

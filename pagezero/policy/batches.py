@@ -105,8 +105,11 @@ def _buffers(p, buffers, stack):
     """(one view of p.nbytes per thread, the Backing used): of `buffers` when
     given (their backing as p says, or for "auto" as smaps shows), else of
     fresh mappings on p's backing (_map)."""
+    bound = None
     if buffers is None:
         buffers, used = _map(p, stack)
+        # The whole of each region: mbind takes whole hugetlb pages only.
+        bound = buffers
     else:
         if p.threads == 1 and not isinstance(buffers, (list, tuple)):
             buffers = [buffers]
@@ -115,8 +118,8 @@ def _buffers(p, buffers, stack):
         raise ValueError(f"{len(buffers)} buffers given for {p.threads} threads")
     views = [stack.enter_context(memoryview(b)[:p.nbytes]) for b in buffers]
     if p.node is not None:
-        for v in views:
-            bind(v, p.node)
+        for b in bound if bound is not None else views:
+            bind(b, p.node)
     return views, used
 
 

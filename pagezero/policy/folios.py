@@ -128,7 +128,7 @@ class FolioMemory:
             self._map(nbytes, used, populate)
         if node is not None:
             try:
-                bind(self.folio, node)
+                self.bind(node)
             except ValueError:
                 self.close()
                 raise
@@ -173,6 +173,12 @@ class FolioMemory:
         self.regions.append(reg)
         self.folio = memoryview(reg)[off:off + nbytes]
 
+    def bind(self, node):
+        """mbind the folio to `node`: on huge pages the whole mapping (mbind
+        takes whole hugetlb pages only), on 4KB pages the folio's range."""
+        bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
+        self.node = node
+
     def details(self):
         """What the result's details say of the folio's backing (read after
         its first touch): mappings.backing_details()."""
@@ -194,7 +200,7 @@ def run_folio(p, memory=None):
     own = memory is None
     mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
     if not own and p.node is not None and mem.node != p.node:
-        bind(mem.folio, p.node)
+        mem.bind(p.node)
     try:
         raw = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
                                 max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops, p.cold,

@@ -105,7 +105,7 @@ class FolioMemory:
     hugetlb pages, on THP (a 2MB-aligned mapping asking for it, the folio at
     its start) or on a run of 4KB pages aligned to min(size, 2MB), THP
     refused. .backing says which ("hugetlb", "thp" or "4KB"), .page_label
-    in words, .details what the result's details add (backing_details).
+    in words, .details() what the result's details add (backing_details).
     node: bind the folio to that NUMA node before its first touch."""
 
     def __init__(self, nbytes, backing, node=None):

@@ -21,6 +21,7 @@ __all__ = ["BatchPlan", "plan_batch", "run_batch", "batch", "MAX_BATCH_RECORDS"]
 # Every batch of every pass is recorded (8 bytes each): bound the buffer.
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
+_HUGE = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,12 @@ def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=Fa
 
 
 def _regions(p, used, stack):
-    # Not populated when bound to a node: bind() comes first, the C core faults them in.
-    return [stack.enter_context(region(p.nbytes, populate=p.node is None,
-                                       **used.region_args()))
+    # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot
+    # have one; mappings of 2MB or more asking for THP start on a 2MB boundary
+    # (csrc/region.c). Not populated when bound to a node: bind() comes first,
+    # the C core faults them in.
+    size = -(-p.nbytes // _HUGE) * _HUGE if used.how == "thp" else p.nbytes
+    return [stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
             for _ in range(p.threads)]
 
 

@@ -207,67 +207,6 @@ static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *
 	return 0;
 }
 
-/* What the kernel gave the regions ---------------------------------------- */
-
-struct span {
-	uintptr_t start, end;
-};
-
-static int overlaps(const struct span *s, unsigned n, uintptr_t start, uintptr_t end)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		if (start < s[i].end && s[i].start < end)
-			return 1;
-	return 0;
-}
-
-/*
- * Sum the smaps counters of the mappings that overlap the @n spans. One
- * read of /proc/self/smaps for all the threads' regions: the kernel walks
- * every mapping's page tables to write it, so reading it once per region
- * would cost threads^2 region walks.
- */
-static int scan_smaps(const struct span *s, unsigned n, struct pz_fault_pages *pg)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char *line = NULL;
-	size_t cap = 0;
-	int in = 0;
-
-	memset(pg, 0, sizeof(*pg));
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long start, end;
-		unsigned long long kb;
-		char perms[8];
-
-		/* Field names such as "AnonHugePages:" begin with hex digits too,
-		   but only a mapping's header line has a range and permissions. */
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3) {
-			in = overlaps(s, n, start, end);
-			continue;
-		}
-		if (!in)
-			continue;
-		if (sscanf(line, "Rss: %llu kB", &kb) == 1)
-			pg->rss += kb * 1024u;
-		else if (sscanf(line, "AnonHugePages: %llu kB", &kb) == 1)
-			pg->anon_huge += kb * 1024u;
-		else if (sscanf(line, "Private_Hugetlb: %llu kB", &kb) == 1 ||
-			 sscanf(line, "Shared_Hugetlb: %llu kB", &kb) == 1)
-			pg->hugetlb += kb * 1024u;
-		else if (sscanf(line, "KernelPageSize: %llu kB", &kb) == 1 &&
-			 kb * 1024u > pg->kernel_page)
-			pg->kernel_page = kb * 1024u;
-	}
-	free(line);
-	fclose(f);
-	return 0;
-}
-
 /* Runs -------------------------------------------------------------------- */
 
 /*
@@ -325,7 +264,7 @@ static void timed_pass(struct run *run, unsigned t, unsigned loop)
 static int finish_loop(struct run *run, unsigned loop)
 {
 	const struct pz_fault_params *p = run->p;
-	struct span spans[64], *s = spans;
+	struct pz_span spans[64], *s = spans;
 	uint64_t first = UINT64_MAX, last = 0;
 	unsigned i, n = 0;
 	int err = 0;
@@ -350,7 +289,7 @@ static int finish_loop(struct run *run, unsigned loop)
 	}
 	run->out->wall[loop] = last - first;
 	if (!err)
-		err = scan_smaps(s, n, &run->out->pages[loop]);
+		err = pz_smaps_scan(s, n, &run->out->pages[loop]);
 	for (i = 0; i < p->threads; i++) {
 		struct worker *w = &run->w[i];
 
@@ -463,11 +402,11 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 }
 
 int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
-		  struct pz_fault_pages *pages)
+		  struct pz_smaps_pages *pages)
 {
 	struct pz_fault_params once = *p;
 	uint64_t *lat = NULL;
-	struct span s;
+	struct pz_span s;
 	struct rng rng;
 	void *addr;
 	int ret;
@@ -490,7 +429,7 @@ int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
 	if (!ret) {
 		s.start = (uintptr_t)addr;
 		s.end = s.start + once.size;
-		ret = scan_smaps(&s, 1, pages);
+		ret = pz_smaps_scan(&s, 1, pages);
 	}
 	if (ret) {
 		if (addr)

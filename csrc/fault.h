@@ -51,22 +51,11 @@ struct pz_fault_params {
 				   (demand and populate-write only) */
 };
 
-/*
- * What the kernel gave the regions, from their /proc/self/smaps entries,
- * read after the timed pass and before munmap. A mapping the kernel merged
- * with one of the regions counts too (neighbours with equal flags merge).
- */
-struct pz_fault_pages {
-	uint64_t rss;           /* Rss: resident bytes in 4KB or THP pages */
-	uint64_t anon_huge;     /* AnonHugePages: the part of Rss in PMD-mapped THP */
-	uint64_t hugetlb;       /* Private_Hugetlb + Shared_Hugetlb */
-	uint64_t kernel_page;   /* KernelPageSize: the hugetlb page size, else 4KB */
-};
-
 struct pz_fault_out {
 	uint64_t *wall;         /* [loops]: first thread's start to last thread's end */
 	uint64_t *thread;       /* [loops * threads]: each thread's map + fault time */
-	struct pz_fault_pages *pages;   /* [loops]: summed over the threads' regions */
+	struct pz_smaps_pages *pages;   /* [loops]: the threads' regions' smaps entries (region.h),
+					   read after the timed pass and before munmap */
 	uint64_t *lat;          /* NULL, or [loops * threads * (size / lat_unit)] in ns */
 	unsigned loops_done;    /* loops completed: the valid entries (see pz_fault_run) */
 };
@@ -95,6 +84,6 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
  * stays mapped.
  */
 int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
-		  struct pz_fault_pages *pages);
+		  struct pz_smaps_pages *pages);
 
 #endif /* PZ_FAULT_H */

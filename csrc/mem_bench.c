@@ -429,6 +429,7 @@ static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
 static void start_out(struct pz_run_out *out)
 {
 	out->loops_done = 0;
+	out->buffer_bytes = out->huge_bytes = 0;
 	out->stage = PZ_STAGE_NONE;
 	out->thread = 0;
 	out->failed_counter = PZ_CTR_COUNT;
@@ -527,6 +528,38 @@ static int map_buffers(const struct pz_run_params *p, struct pz_mem_buffers *b,
 	return 0;
 }
 
+/*
+ * How many of the buffers' bytes are on huge pages, for a run that asked
+ * for THP: the kernel may still give 4KB pages (fragmented memory, the
+ * THP defrag setting), and a rate measured on them is a 4KB one.
+ */
+static void huge_share(const struct pz_mem_buffers *b, size_t size, struct pz_run_out *out)
+{
+	struct pz_span spans[2 * 64], *s = spans;
+	struct pz_smaps_pages pg;
+	unsigned i, n = 0;
+
+	if (2 * (size_t)b->n > PZ_ARRAY_SIZE(spans)) {
+		s = calloc(2 * (size_t)b->n, sizeof(*s));
+		if (!s)
+			return;
+	}
+	for (i = 0; i < b->n; i++) {
+		s[n].start = (uintptr_t)b->d[i];
+		s[n++].end = (uintptr_t)b->d[i] + size;
+		if (b->s[i]) {
+			s[n].start = (uintptr_t)b->s[i];
+			s[n++].end = (uintptr_t)b->s[i] + size;
+		}
+	}
+	if (pz_smaps_scan(s, n, &pg) == 0) {
+		out->buffer_bytes = (uint64_t)n * size;
+		out->huge_bytes = PZ_MIN(pg.anon_huge, out->buffer_bytes);
+	}
+	if (s != spans)
+		free(s);
+}
+
 int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
 		 struct pz_run_out *out)
 {
@@ -546,6 +579,12 @@ int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
 			q.flush.evict = b.evict.addr;
 		/* Each thread prefaults its own part, pinned: see prefault(). */
 		ret = run_team(&q, clock, b.d, q.kernel->kind == PZ_KIND_COPY ? b.s : NULL, out, 1);
+		/*
+		 * A stopped run keeps its loops, and what its pages were. Without
+		 * a readable smaps the share stays unknown (0 of 0), the run valid.
+		 */
+		if ((!ret || ret == -EINTR) && p->thp == PZ_THP_ON)
+			huge_share(&b, p->size, out);
 	}
 	unmap_buffers(&b);
 	return ret;

@@ -93,6 +93,13 @@ struct pz_run_out {
 	uint64_t *start, *end;   /* the clock readings that began and ended it */
 	uint64_t *counters;      /* NULL unless counters: deltas over loop i */
 	unsigned loops_done;     /* loops every thread completed: the valid samples */
+	/*
+	 * pz_bench_mem with PZ_THP_ON: the buffers' bytes (each thread's,
+	 * memcpy's sources) and how many of them smaps shows on huge pages,
+	 * read once the run ends, before munmap (the prefault decided the
+	 * pages). Both 0 otherwise, or when smaps could not be read.
+	 */
+	uint64_t buffer_bytes, huge_bytes;
 	/* On failure: */
 	enum pz_run_stage stage; /* the step that failed */
 	unsigned thread;         /* the thread that failed (stages PIN .. COUNTER_READ) */

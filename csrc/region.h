@@ -32,7 +32,9 @@ struct pz_region {
 };
 
 /*
- * Map @size bytes. Returns 0 or -errno: -EINVAL for a bad page shift or a
+ * Map @size bytes. A 4KB region asking for THP (PZ_THP_ON) of 2MB or more
+ * starts on a 2MB boundary, so that every 2MB of it can be a huge page.
+ * Returns 0 or -errno: -EINVAL for a bad page shift or a
  * guard on hugetlb, -ENOMEM when the kernel refused (for hugetlb: not enough
  * free hugepages), -E2BIG when @size exceeds MemAvailable (4KB pages only;
  * checked before mapping). On failure nothing stays mapped.
@@ -57,5 +59,34 @@ int pz_region_prefault(void *addr, size_t len, unsigned page_shift);
 
 /* MemAvailable from /proc/meminfo, in bytes; 0 or -errno. */
 int pz_mem_available(uint64_t *bytes);
+
+/* An address range [start, end). */
+struct pz_span {
+	uintptr_t start, end;
+};
+
+/*
+ * What the kernel gave some mappings, from their /proc/self/smaps entries.
+ * A mapping the kernel merged with one of the spans counts whole: anonymous
+ * neighbours with equal flags merge, so a region asking for THP can share
+ * its entry with another such region next to it.
+ */
+struct pz_smaps_pages {
+	uint64_t rss;           /* Rss: resident bytes in 4KB or THP pages */
+	uint64_t anon_huge;     /* AnonHugePages: the part of Rss in PMD-mapped THP */
+	uint64_t hugetlb;       /* Private_Hugetlb + Shared_Hugetlb */
+	uint64_t kernel_page;   /* KernelPageSize: the hugetlb page size, else 4KB */
+};
+
+/*
+ * Sum the smaps counters of every mapping that overlaps one of the @n
+ * spans, each mapping once, in one read of /proc/self/smaps (the kernel
+ * walks every mapping's page tables to write it: reading it once per span
+ * would cost n^2 walks). 0 or -errno.
+ */
+int pz_smaps_scan(const struct pz_span *s, unsigned n, struct pz_smaps_pages *pg);
+/* The same from a file in smaps' format (tests read fixtures). */
+int pz_smaps_scan_file(const char *path, const struct pz_span *s, unsigned n,
+		       struct pz_smaps_pages *pg);
 
 #endif /* PZ_REGION_H */

@@ -11,6 +11,7 @@ from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, C
                          check_loops, check_node, check_threads, choose_cpus, evict_bytes,
                          node_cpus, numa_nodes)
 from .kernels import KERNEL_KIND, find_kernel
+from .mappings import huge_details
 from .sysinfo import machine
 from .region import thp_mode
 from .stats import spread
@@ -163,8 +164,9 @@ def run(p, function):
             samples=raw["samples"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details=c.details(raw, "per chunk: flush, clock, clear, clock; samples sum the "
-                                   "chunks", p.thread_bytes(), cpus),
+            details={**c.details(raw, "per chunk: flush, clock, clear, clock; samples sum "
+                                      "the chunks", p.thread_bytes(), cpus),
+                     **huge_details(raw.get("huge_pages"))},
             interrupted=raw["interrupted"],
         )
 

@@ -17,19 +17,27 @@ report's extents and chunks, advise, batch, folio) therefore clear buffers on
 
 perf bench mem memset and memcpy keep perf's 4KB pages for parity.
 """
+import math
 from dataclasses import dataclass
 
-from . import hugepages
-from ._core import MappingError
+from . import _core, hugepages
+from ._core import MappingError, UnavailableError
 from .units import format_size
 
-__all__ = ["Backing", "kernel_backing", "huge_bytes", "huge_share", "thp_warning",
-           "THP_SYSFS", "THP_MIN_SHARE"]
+__all__ = ["Backing", "BACKINGS", "kernel_backing", "chosen_backing", "check_backing",
+           "observed_backing", "backing_details", "huge_bytes",
+           "huge_share", "huge_details", "thp_warning", "THP_SYSFS", "THP_MIN_SHARE"]
 
+SMAPS = "/proc/self/smaps"
 THP_SYSFS = "/sys/kernel/mm/transparent_hugepage/enabled"
+# Kernels with multi-size THP ("mm: thp: introduce multi-size THP sysfs
+# interface", 6.8) have a switch per size; "inherit" defers to THP_SYSFS.
+THP_2MB_SYSFS = "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled"
 # Below this share of a THP buffer on huge pages, its figures are said to be
 # partly 4KB ones.
 THP_MIN_SHARE = 0.95
+# What batch() and folio() take: auto is kernel_backing()'s choice.
+BACKINGS = ("auto", "hugetlb", "thp", "4KB")
 _HUGE = 2 << 20
 
 
@@ -60,8 +68,16 @@ class Backing:
         return {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}[self.how]
 
 
-def _thp_mode(path=THP_SYSFS):
-    """The bracketed word of the THP sysfs file ("always", "madvise", "never"), or None."""
+def check_backing(backing):
+    """`backing` if it is one of BACKINGS, else ValueError."""
+    if backing not in BACKINGS:
+        raise ValueError(f"unknown backing {backing!r} (expected {', '.join(BACKINGS)})")
+    return backing
+
+
+def _bracketed(path):
+    """The bracketed word of a THP sysfs file ("always", "madvise", "never",
+    "inherit"), or None when the file is missing or unreadable."""
     try:
         with open(path) as f:
             text = f.read()
@@ -71,54 +87,120 @@ def _thp_mode(path=THP_SYSFS):
     return text[start + 1:end] if 0 <= start < end else None
 
 
-def kernel_backing(nbytes, buffers=1, thp_path=THP_SYSFS):
-    """The best mapping this machine gives now for `buffers` buffers of `nbytes`
-    standing for the kernel's direct map: a Backing (hugetlb, thp or 4KB)."""
+def thp_mode(thp_path=THP_SYSFS, size_path=THP_2MB_SYSFS):
+    """Whether 2MB THP can be had by asking: "always", "madvise", "never", or
+    None without THP. The 2MB size's own switch wins over the global one
+    unless it says "inherit" (or the kernel has none)."""
+    own = _bracketed(size_path)
+    return own if own not in (None, "inherit") else _bracketed(thp_path)
+
+
+def _hugetlb_available(node):
+    """2MB hugepages a new mapping can have now: the pool's available pages,
+    and with a node no more than the node has free (the pool's reservation
+    does not look at nodes, see hugepages.check_node_available)."""
     try:
-        pool = hugepages.pool("2MB")
+        available = hugepages.pool("2MB").available
     except MappingError:
-        pool = None
-    needed = hugepages.pages_needed(nbytes, "2MB", buffers)
-    if pool is not None and pool.available >= needed:
-        return Backing("hugetlb")
-    short = (f"{needed} 2MB hugepages needed, {pool.available if pool else 0} available")
-    mode = _thp_mode(thp_path)
+        return 0
+    on_node = None if node is None else hugepages.node_free("2MB", node)
+    return available if on_node is None else min(available, on_node)
+
+
+def kernel_backing(nbytes, buffers=1, node=None, refused=None, thp_path=THP_SYSFS,
+                   size_path=THP_2MB_SYSFS):
+    """The best mapping this machine gives now for `buffers` buffers of `nbytes`
+    standing for the kernel's direct map: a Backing (hugetlb, thp or 4KB).
+    node: the buffers will be bound to that NUMA node. refused: why hugetlb
+    is out of the question (e.g. its mapping failed), to choose between the
+    other two."""
+    if refused is None:
+        needed = hugepages.pages_needed(nbytes, "2MB", buffers)
+        available = _hugetlb_available(node)
+        if available >= needed:
+            return Backing("hugetlb")
+        where = "" if node is None else f" on node {node}"
+        refused = f"{needed} 2MB hugepages needed, {available} available{where}"
+    mode = thp_mode(thp_path, size_path)
     if mode in ("always", "madvise"):
-        return Backing("thp", f"{short}: transparent huge pages asked with MADV_HUGEPAGE")
-    return Backing("4KB", f"{short}, and transparent huge pages are "
+        return Backing("thp", f"{refused}: transparent huge pages asked with MADV_HUGEPAGE")
+    return Backing("4KB", f"{refused}, and transparent huge pages are "
                           f"{mode or 'not available'} ({thp_path}): 4KB pages, whose TLB "
                           f"misses clear_pages() does not pay")
 
 
-def huge_bytes(address, length, smaps="/proc/self/smaps"):
-    """Bytes of [address, address + length) that /proc/self/smaps shows on huge
-    pages (THP's AnonHugePages and hugetlb's Private_Hugetlb), summed over the
-    mappings that overlap it (a mapping counts in proportion to the overlap)."""
-    total, mapping = 0, None
-
-    def flush():
-        nonlocal total
-        if mapping and mapping[2]:
-            lo, hi, huge = mapping
-            overlap = max(0, min(hi, address + length) - max(lo, address))
-            total += huge * overlap // (hi - lo)
-
-    with open(smaps) as f:
-        for line in f:
-            head = line.split(None, 1)[0]
-            if "-" in head and ":" not in head:
-                flush()
-                lo, hi = (int(x, 16) for x in head.split("-"))
-                mapping = [lo, hi, 0] if lo < address + length and hi > address else None
-            elif mapping and head in ("AnonHugePages:", "Private_Hugetlb:", "Shared_Hugetlb:"):
-                mapping[2] += int(line.split()[1]) * 1024
-    flush()
-    return min(total, length)
+def chosen_backing(backing, nbytes, buffers=1, node=None):
+    """The Backing for `backing` as asked (one of BACKINGS): "auto" is
+    kernel_backing()'s choice; "hugetlb" checks the 2MB pool (and the node's
+    share) and raises MappingError naming the file to write; "thp" raises
+    UnavailableError where THP is off; "4KB" refuses THP."""
+    check_backing(backing)
+    if backing == "auto":
+        return kernel_backing(nbytes, buffers, node)
+    if backing == "hugetlb":
+        needed = hugepages.pages_needed(nbytes, "2MB", buffers)
+        hugepages.check_available("2MB", needed)
+        if node is not None:
+            hugepages.check_node_available("2MB", needed, node)
+    elif backing == "thp" and thp_mode() not in ("always", "madvise"):
+        raise UnavailableError(f"transparent huge pages are {thp_mode() or 'not available'} "
+                               f"here ({THP_SYSFS}, {THP_2MB_SYSFS}): no THP backing")
+    return Backing(backing)
 
 
-def huge_share(region):
-    """The share (0..1) of a pagezero Region that is on huge pages now."""
-    return huge_bytes(region.address, region.size) / region.size
+def _huge_bytes(spans, smaps):
+    """Bytes on huge pages (THP's AnonHugePages, hugetlb's Private_ and
+    Shared_Hugetlb) of the smaps entries that overlap any of `spans`
+    (buffers or (address, length) pairs), each entry once, at most the
+    spans' total. One scanner for C and Python: csrc/region.c
+    pz_smaps_scan_file(), which counts an entry whole (anonymous neighbours
+    with the same flags merge into one entry, so the rest of an entry is
+    usually another of the caller's buffers)."""
+    pages = _core.smaps_pages(spans, smaps)
+    return min(pages["anon_huge"] + pages["hugetlb"], _total(spans))
+
+
+def _total(spans):
+    return sum(s[1] if isinstance(s, tuple) else memoryview(s).nbytes for s in spans)
+
+
+def huge_bytes(address, length, smaps=SMAPS):
+    """Bytes of [address, address + length) that smaps shows on huge pages."""
+    return _huge_bytes([(address, length)], smaps)
+
+
+def huge_share(*buffers, smaps=SMAPS):
+    """The share (0..1) of pagezero Regions or other buffers, together, that
+    is on huge pages now (0 for no bytes)."""
+    spans = [(r.address, r.size) if hasattr(r, "address") else r for r in buffers]
+    total = _total(spans)
+    return _huge_bytes(spans, smaps) / total if total else 0.0
+
+
+def huge_details(huge_pages):
+    """A Result's details for a (bytes on huge pages, bytes) pair: huge_bytes,
+    buffer_bytes and huge_share; {} for None (not measured)."""
+    if not huge_pages or not huge_pages[1]:
+        return {}
+    huge, total = huge_pages
+    return {"huge_bytes": huge, "buffer_bytes": total, "huge_share": huge / total}
+
+
+def observed_backing(buffers, smaps=SMAPS):
+    """The Backing of buffers someone else mapped, as smaps shows it: hugetlb,
+    THP when any of it is on transparent huge pages, else 4KB."""
+    pages = _core.smaps_pages(buffers, smaps)
+    return Backing("hugetlb" if pages["hugetlb"] else "thp" if pages["anon_huge"] else "4KB")
+
+
+def backing_details(used, buffers, smaps=SMAPS):
+    """What a result's details say of its buffers' Backing `used`: its note
+    (why not hugetlb), and for THP the share smaps shows on huge pages
+    (huge_details), read once the buffers are faulted in."""
+    d = {"backing_note": used.note} if used.note else {}
+    if used.how == "thp":
+        d.update(huge_details((_huge_bytes(buffers, smaps), _total(buffers))))
+    return d
 
 
 def thp_warning(share, nbytes):
@@ -126,6 +208,6 @@ def thp_warning(share, nbytes):
     huge pages, else None. Buffers under 2MB cannot have any and get none."""
     if nbytes < _HUGE or share >= THP_MIN_SHARE:
         return None
-    return (f"only {share:.0%} of the {format_size(nbytes)} buffer is on huge pages "
-            f"(THP asked; smaps): its figures are partly those of 4KB pages")
-
+    # Rounded down: 94.9% must not read "95%" beside a 95% threshold.
+    return (f"only {math.floor(share * 100)}% of the {format_size(nbytes)} buffer is on huge "
+            f"pages (THP asked; smaps): its figures are partly those of 4KB pages")

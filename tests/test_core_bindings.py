@@ -46,8 +46,10 @@ def test_one_entry_answers_for_every_condition():
     cold = _core.bench_mem("clear", CLEAR, 1 << 16, loops=2, cold=True, evict_bytes=1 << 20,
                            offset=16)
     assert set(plain) == set(cold) == {"samples", "thread_samples", "counters", "cold_method",
-                                       "loops_done", "interrupted"}
+                                       "loops_done", "interrupted", "huge_pages"}
     assert plain["interrupted"] is None and plain["counters"] is None
+    # Read from smaps only when THP was asked for (mem --thp).
+    assert plain["huge_pages"] is None
     assert plain["cold_method"] == "" and cold["cold_method"] in ("clflushopt", "clflush",
                                                                    "evict")
     assert len(plain["thread_samples"]) == 1 and len(cold["thread_samples"][0]) == 2

@@ -70,7 +70,9 @@ def test_batch_result_fields():
     assert all(w <= s for w, s in zip(r.pass_worst_ns, r.samples))
     assert r.bytes_per_sec > 0 and r.worst_ms > 0 and r.p99_ms > 0
     assert dict(r.params) == {"size": 2 * MB, "batch": "64KB", "batch_bytes": 64 << 10,
-                              "kernel": r.function, "loops": 3, "yield": False}
+                              "kernel": r.function, "loops": 3, "yield": False,
+                              "backing": r.params["backing"]}
+    assert r.params["backing"] in ("hugetlb", "thp", "4KB")
 
 
 @pytest.mark.parametrize("kernel", available_kernels("clear"))
@@ -210,12 +212,15 @@ def test_folio_hugetlb_refused_fails_clearly(monkeypatch):
 
 def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
     refused_hugetlb(monkeypatch)
+    monkeypatch.setattr(pagezero.mappings, "thp_mode", lambda *paths: "never")
     r = pagezero.folio(size="2MB", strategy="sequential", loops=1, backing="auto")
     assert r.backing == "4KB" and r.params["backing"] == "4KB"
+    assert "transparent huge pages are never" in r.details["backing_note"]
 
 
-def test_folio_auto_without_free_hugepages_takes_4kb_pages(monkeypatch):
+def test_folio_auto_without_free_hugepages_takes_4kb_pages_without_thp(monkeypatch):
     monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
+    monkeypatch.setattr(pagezero.mappings, "thp_mode", lambda *paths: "never")
     r = pagezero.folio(size="2MB", strategy="sequential", loops=1)
     assert r.backing == "4KB"
 
@@ -234,7 +239,7 @@ def test_folio_1gb_of_4kb_pages():
     ({"size": "48KB"}, "power-of-two"),
     ({"size": "6KB"}, "whole number of 4KB pages"),
     ({"size": "0"}, "at least 1 byte"),
-    ({"backing": "thp"}, "unknown backing"),
+    ({"backing": "huge"}, "unknown backing"),
     ({"backing": "hugetlb"}, "needs a 2MB or 1GB folio"),
     ({"cold": "freeze"}, "cold method"),
     ({"kernel": "nope"}, "unknown clear kernel"),

@@ -50,7 +50,7 @@ def test_cold_batch_result_says_which_method():
 
 
 def test_plain_batch_and_folio_keep_old_params():
-    r = pagezero.batch("256KB", "64KB", loops=1)
+    r = pagezero.batch("256KB", "64KB", loops=1, backing="4KB")
     assert not {"cache", "threads", "node", "counters"} & set(r.params) and not r.details
     f = pagezero.folio("64KB", loops=1, backing="4KB")
     assert not {"cache", "node", "counters"} & set(f.params) and not f.details

@@ -55,7 +55,7 @@ static PyObject *fault_error(int err, const struct pz_fault_params *p)
 	return pzpy_raise(err, &fail);
 }
 
-static PyObject *pages_dict(const struct pz_fault_pages *pg)
+static PyObject *pages_dict(const struct pz_smaps_pages *pg)
 {
 	return Py_BuildValue("{s:K,s:K,s:K,s:K}",
 			     "rss", (unsigned long long)pg->rss,
@@ -259,7 +259,7 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
 	struct pz_fault_params p;
-	struct pz_fault_pages pages;
+	struct pz_smaps_pages pages;
 	struct pz_region r;
 	PyObject *region, *pd;
 	const struct pzpy_param params[] = {

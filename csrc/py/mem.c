@@ -55,12 +55,13 @@ static void failure_from(struct pzpy_failure *f, const struct pz_run_out *o)
  * The answer of a run that completed, or that a signal stopped after
  * o->loops_done loops (every array then holds those loops only): samples
  * (one per loop for the whole team), thread_samples, counters (summed over
- * the threads, or None), cold_method, loops_done, interrupted.
+ * the threads, or None), cold_method, loops_done, interrupted, huge_pages.
  */
 static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_out *o, int sig)
 {
 	const unsigned T = p->threads, L = p->loops, done = o->loops_done;
 	PyObject *agg = NULL, *per = PyTuple_New(T), *ctr = NULL, *why = NULL, *d = NULL;
+	PyObject *huge = NULL;
 	uint64_t *loop = PyMem_Calloc(L, sizeof(*loop)), *sums = NULL;
 	unsigned t;
 
@@ -85,12 +86,16 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 	}
 	ctr = pzpy_counters_dict(sums, done);
 	why = pzpy_interrupted(sig);
-	if (agg && per && ctr && why)
-		d = Py_BuildValue("{sOsOsOsssIsO}", "samples", agg, "thread_samples", per,
+	huge = o->buffer_bytes ? Py_BuildValue("(KK)", (unsigned long long)o->huge_bytes,
+					       (unsigned long long)o->buffer_bytes)
+			       : Py_BuildValue("");
+	if (agg && per && ctr && why && huge)
+		d = Py_BuildValue("{sOsOsOsssIsOsO}", "samples", agg, "thread_samples", per,
 				  "counters", ctr, "cold_method",
 				  p->cold ? pz_flush_name(p->flush.method) : "",
-				  "loops_done", done, "interrupted", why);
+				  "loops_done", done, "interrupted", why, "huge_pages", huge);
 out:
+	Py_XDECREF(huge);
 	Py_XDECREF(agg);
 	Py_XDECREF(per);
 	Py_XDECREF(ctr);
@@ -184,8 +189,10 @@ PyDoc_STRVAR(bench_mem__doc__,
 "buffers; counters reads hardware counters around each loop.\n"
 "Returns a dict: samples (one per loop for the whole run, in the clock's\n"
 "unit), thread_samples, counters (name -> per-loop deltas summed over\n"
-"threads, or None), cold_method, loops_done and interrupted (None, or the\n"
-"signal that stopped the run: the arrays then hold the completed loops).");
+"threads, or None), cold_method, loops_done, interrupted (None, or the\n"
+"signal that stopped the run: the arrays then hold the completed loops)\n"
+"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
+"buffers) from /proc/self/smaps once the run ends, else None.");
 
 static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				PyObject *kwnames)

@@ -175,8 +175,94 @@ static PyTypeObject RegionType = {
 	.tp_new = region_new,
 };
 
+/* Item @i of smaps_pages' spans: an (address, length) pair or a buffer; -1 with an exception. */
+static int span_of(PyObject *item, struct pz_span *s)
+{
+	Py_ssize_t addr, len;
+	Py_buffer view;
+
+	if (PyTuple_Check(item)) {
+		if (!PyArg_ParseTuple(item, "nn;a span is (address, length)", &addr, &len))
+			return -1;
+	} else {
+		if (PyObject_GetBuffer(item, &view, PyBUF_SIMPLE) < 0)
+			return -1;
+		addr = (Py_ssize_t)(uintptr_t)view.buf;
+		len = view.len;
+		PyBuffer_Release(&view);
+	}
+	if (len < 0) {
+		PyErr_SetString(PyExc_ValueError, "a span's length cannot be negative");
+		return -1;
+	}
+	s->start = (uintptr_t)addr;
+	s->end = (uintptr_t)addr + (uintptr_t)len;
+	return 0;
+}
+
+PyDoc_STRVAR(smaps_pages__doc__,
+"smaps_pages(spans, smaps='/proc/self/smaps')\n--\n\n"
+"What the kernel gave the mappings that overlap any of spans (buffers, or\n"
+"(address, length) pairs), each smaps entry once, whole: a dict of rss,\n"
+"anon_huge (PMD-mapped THP), hugetlb and kernel_page, in bytes. smaps: a\n"
+"file in /proc/self/smaps' format to read instead (tests).");
+
+static PyObject *core_smaps_pages(PyObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"spans", "smaps", NULL};
+	const char *path = "/proc/self/smaps";
+	struct pz_smaps_pages pg;
+	struct pz_span *s = NULL;
+	PyObject *seq, *fast, *result = NULL;
+	Py_ssize_t n, i;
+	int ret;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s:smaps_pages", kwlist, &seq, &path))
+		return NULL;
+	fast = PySequence_Fast(seq, "spans must be a sequence");
+	if (!fast)
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(fast);
+	if (n > UINT_MAX) {
+		PyErr_SetString(PyExc_ValueError, "too many spans");
+		goto out;
+	}
+	s = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*s));
+	if (!s) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (span_of(PySequence_Fast_GET_ITEM(fast, i), &s[i]) < 0)
+			goto out;
+	Py_BEGIN_ALLOW_THREADS
+	ret = pz_smaps_scan_file(path, s, (unsigned)n, &pg);
+	Py_END_ALLOW_THREADS
+	if (ret) {
+		errno = -ret;
+		PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+		goto out;
+	}
+	result = Py_BuildValue("{sKsKsKsK}", "rss", (unsigned long long)pg.rss,
+			       "anon_huge", (unsigned long long)pg.anon_huge,
+			       "hugetlb", (unsigned long long)pg.hugetlb,
+			       "kernel_page", (unsigned long long)pg.kernel_page);
+out:
+	PyMem_Free(s);
+	Py_DECREF(fast);
+	return result;
+}
+
+static PyMethodDef region_functions[] = {
+	{ "smaps_pages", (PyCFunction)(void (*)(void))core_smaps_pages, METH_VARARGS | METH_KEYWORDS,
+	  smaps_pages__doc__ },
+	{ NULL, NULL, 0, NULL }
+};
+
 int pzpy_init_region(PyObject *m)
 {
+	if (pzpy_add_methods(m, region_functions) < 0)
+		return -1;
 	if (PyType_Ready(&RegionType) < 0 ||
 	    PyModule_AddIntConstant(m, "THP_SYSTEM", PZ_THP_SYSTEM) < 0 ||
 	    PyModule_AddIntConstant(m, "THP_ON", PZ_THP_ON) < 0 ||

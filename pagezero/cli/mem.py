@@ -1,9 +1,11 @@
 """pagezero mem memset | memcpy: perf bench mem's clearing and copying, with
 the measured conditions (cold cache, threads, NUMA node, counters) added."""
+import math
 import sys
 
 from ..bench import plan, run, thread_spread
 from ..kernels import find_kernel, kernels
+from ..mappings import thp_warning
 from ..units import format_rate, gb_per_sec
 from .options import (add_clock, add_conditions, add_format, add_output, check_output,
                       fill_value, integer, resolve_clock)
@@ -66,8 +68,14 @@ def _print_result(args, kernel, result, benchmark, first):
 
 
 def _print_conditions(result):
-    """What cold mode, threads and counters add below perf's lines."""
+    """What cold mode, threads, counters and THP add below perf's lines."""
     d = result.details
+    if "huge_share" in d:
+        # As mem mmap's "# pages:" line: what the kernel gave, not what was asked.
+        print(f"# THP: {math.floor(d['huge_share'] * 100)}% of the buffer on huge pages (smaps)")
+        warning = thp_warning(d["huge_share"], d["buffer_bytes"])
+        if warning:
+            print(f"pagezero: warning: '{result.function}': {warning}", file=sys.stderr)
     if "cold_method" in d:
         print(f"# cache cold: every chunk flushed with {d['cold_method']} before its "
               f"timed call (the flushes are not timed)")

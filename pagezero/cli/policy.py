@@ -5,10 +5,12 @@ import sys
 
 from ..advise import DEFAULT_BUDGETS_MS, advise
 from ..interrupt import as_interrupted, deferred
+from ..mappings import BACKINGS
 from ..results import atomic_write
 from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
                       plan_folio, run_batch, run_folio)
 from ..units import format_size, parse_size
+from .backing import backing_heading, backing_lines, backing_row
 from .mem import add_loops
 from .options import add_conditions, add_format, add_output, check_output, integer, number
 from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
@@ -33,7 +35,8 @@ def cmd_batch(args):
                              f"{format_size(nbytes)} region")
     jobs = [plan_batch(size=args.size, batch=b, kernel=args.kernel, loops=loops,
                        yield_between=args.yield_between, cache=args.cache,
-                       threads=args.threads, node=args.node, counters=args.counters)
+                       threads=args.threads, node=args.node, counters=args.counters,
+                       backing=args.backing)
             for b in batches]
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
@@ -46,11 +49,11 @@ def cmd_batch(args):
              "batches_per_loop": r.batches_per_loop, "loops": r.loops,
              "bytes_per_sec": r.bytes_per_sec, "worst_ms": r.worst_ms, "p99_ms": r.p99_ms,
              "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms,
-             **condition_row(r)}
+             **backing_row(r), **condition_row(r)}
             for j, r in zip(jobs, results)]
     head = jobs[0]
-    lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of 4KB pages "
-             f"in batches with {head.kernel}, {loops} loops, "
+    lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of "
+             f"{backing_heading(results)} in batches with {head.kernel}, {loops} loops, "
              f"{'sched_yield() after each batch' if args.yield_between else 'no yield'}",
              "# GB/s = 10^9 bytes/s over whole loops; latencies over every batch of every "
              "loop; typ.worst: the slowest batch position, median over loops",
@@ -62,6 +65,8 @@ def cmd_batch(args):
                      f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
                      f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}")
     lines += condition_lines(results, "batch's range")
+    for line in backing_lines(results, lambda r: f"batch '{r.params['batch']}'"):
+        print(line, file=sys.stderr)
     emit(args, rows, lines, ("bytes_per_sec", "worst_ms", "p99_ms"))
     return 0
 
@@ -92,7 +97,7 @@ def cmd_folio(args):
     results = measured.results
     rows = [{"strategy": r.params["strategy"], "kernel": r.function,
              "nt_kernel": r.params["nt_kernel"], "folio_bytes": r.bytes_per_loop,
-             "fault_index": fault, "backing": r.backing, "loops": r.loops,
+             "fault_index": fault, **backing_row(r), "loops": r.loops,
              "bytes_per_sec": r.clear_bytes_per_sec,
              "touch_ns_per_line": r.touch_ns_per_line, "cold_ns_per_line": r.cold_ns_per_line,
              "touch_lines": r.touch_lines, "cold_method": r.cold_method,
@@ -100,8 +105,9 @@ def cmd_folio(args):
             for r in results]
     r0 = results[0]
     first, count = r0.neighbourhood
-    backing = ("one hugetlb page" if r0.backing == "hugetlb"
-               else "4KB pages, THP refused")
+    backing = memory.page_label
+    if "huge_share" in r0.details:
+        backing = backing_heading(results)
     nt = {j.nt_kernel for j in jobs} - {None}
     lines = [f"# Running 'policy/folio': {format_size(r0.bytes_per_loop)} folio ({backing}), "
              f"fault at page {fault}, {r0.function}"
@@ -116,6 +122,8 @@ def cmd_folio(args):
                      f"{row['touch_ns_per_line']:14.2f} {row['cold_ns_per_line']:13.2f} "
                      f"{row['touch_ns_per_line'] / row['cold_ns_per_line']:10.2f}")
     lines += condition_lines(results, "folio")
+    for line in backing_lines(results, lambda r: f"strategy '{r.params['strategy']}'"):
+        print(line, file=sys.stderr)
     emit(args, rows, lines, ("bytes_per_sec", "touch_ns_per_line", "cold_ns_per_line"))
     return 0
 
@@ -180,9 +188,11 @@ def _add_folio(sub):
                    help="most clear_pages() clears at once: a size or a preset "
                         f"({', '.join(PRESETS)}) (default: 32MB)")
     add_loops(f, "timed clears (default: 10)")
-    f.add_argument("--backing", default="auto", choices=["auto", "hugetlb", "4KB"],
-                   help="hugetlb page or 4KB pages (THP refused); auto: hugetlb when one "
-                        "is free (default)")
+    f.add_argument("--backing", default="auto", choices=list(BACKINGS),
+                   help="a hugetlb page of the folio's size, THP (asked with MADV_HUGEPAGE, "
+                        "checked in smaps) or 4KB pages (THP refused); auto (default): a "
+                        "hugetlb page when one is free, else 2MB hugetlb pages, else THP, "
+                        "else 4KB pages with a line saying so")
     f.add_argument("--cold", default="auto", choices=["auto", "clflush", "evict"],
                    help="how the cold baseline evicts the neighbourhood (default: clflush "
                         "where the CPU has it)")
@@ -205,6 +215,11 @@ def _add_batch(sub):
     add_loops(b, "timed passes over the region (default: 10)")
     b.add_argument("--yield", dest="yield_between", action="store_true",
                    help="sched_yield() after each batch, as cond_resched()")
+    b.add_argument("--backing", default="auto", choices=list(BACKINGS),
+                   help="the region's pages, standing for the kernel's direct map: 2MB "
+                        "hugetlb, THP (asked with MADV_HUGEPAGE, checked in smaps) or 4KB "
+                        "(THP refused); auto (default): hugetlb when enough 2MB pages are "
+                        "available, else THP, else 4KB with a line saying so")
     add_conditions(b, "flush each batch's range from the caches before it, outside the timing",
                    threads_text="threads, each pinned to its own CPU and clearing its own "
                                 "region of --size in batches, every pass started together "

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from .. import _core, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
+from ..mappings import (Backing, backing_details, check_backing, chosen_backing, kernel_backing,
+                         observed_backing)
 from ..region import region
 from ..sysinfo import machine
 from ..units import format_size, parse_size
@@ -19,6 +21,7 @@ __all__ = ["BatchPlan", "plan_batch", "run_batch", "batch", "MAX_BATCH_RECORDS"]
 # Every batch of every pass is recorded (8 bytes each): bound the buffer.
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
+_HUGE = 2 << 20
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class BatchPlan:
     loops: int
     yield_between: bool
     conditions: Conditions = Conditions(threads_mode=None)
+    backing: str = "auto"   # as asked: auto, hugetlb, thp or 4KB
+
 
     cache = property(lambda self: self.conditions.cache)
     threads = property(lambda self: self.conditions.threads)
@@ -40,15 +45,17 @@ class BatchPlan:
     def batches_per_loop(self):
         return -(-self.nbytes // self.batch_bytes)
 
-    def params(self):
+    def params(self, backing=None):
+        """The result's params; backing: the one used (default: as asked)."""
         p = {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes,
-             "kernel": self.kernel, "loops": self.loops, "yield": self.yield_between}
+             "kernel": self.kernel, "loops": self.loops, "yield": self.yield_between,
+             "backing": backing or self.backing}
         p.update(self.conditions.params())
         return p
 
 
 def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False,
-               cache="hot", threads=1, node=None, counters=False):
+               cache="hot", threads=1, node=None, counters=False, backing="auto"):
     """Check every argument of a batch run; ValueError on the first bad one."""
     nbytes = parse_size(size)
     pages(nbytes, "size")
@@ -58,12 +65,13 @@ def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=Fa
         raise ValueError(f"invalid batch {batch!r}: larger than the region "
                          f"({format_size(nbytes)})")
     check_loops(loops, "batch")
+    check_backing(backing)
     if not isinstance(yield_between, bool):
         raise ValueError(f"yield_between must be True or False, not {yield_between!r}")
     # Each thread clears its own region: there is no threads mode to choose.
     c = Conditions.check(cache, threads, None, node, None, counters)
     kernel = check_kernel(kernel or default_kernel()).name
-    p = BatchPlan(nbytes, batch, b_bytes, kernel, loops, yield_between, c)
+    p = BatchPlan(nbytes, batch, b_bytes, kernel, loops, yield_between, c, backing)
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
                          f"loops of {p.batches_per_loop}, {threads} thread(s)); "
@@ -72,46 +80,78 @@ def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=Fa
     return p
 
 
+def _regions(p, used, stack):
+    # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot
+    # have one; mappings of 2MB or more asking for THP start on a 2MB boundary
+    # (csrc/region.c). Not populated when bound to a node: bind() comes first,
+    # the C core faults them in.
+    size = -(-p.nbytes // _HUGE) * _HUGE if used.how == "thp" else p.nbytes
+    return [stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
+            for _ in range(p.threads)]
+
+
+def _map(p, stack):
+    """p.threads fresh regions of p.nbytes on the backing p asks for, and the
+    Backing they got."""
+    used = chosen_backing(p.backing, p.nbytes, p.threads, p.node)
+    try:
+        return _regions(p, used, stack), used
+    except _core.MappingError as e:
+        if p.backing != "auto" or used.how != "hugetlb":
+            raise
+        # The pool emptied between the look and the mapping (another process took it).
+        why = f"the hugetlb mapping failed ({e})"
+    used = kernel_backing(p.nbytes, p.threads, p.node, refused=why)
+    return _regions(p, used, stack), used
+
+
 def _buffers(p, buffers, stack):
-    """One view of p.nbytes per thread: of `buffers` when given, else of fresh
-    4KB-page mappings refusing THP (bound to p.node before their first touch,
-    so no page starts elsewhere)."""
+    """(one view of p.nbytes per thread, the Backing used): of `buffers` when
+    given (their backing as p says, or for "auto" as smaps shows), else of
+    fresh mappings on p's backing (_map)."""
+    bound = None
     if buffers is None:
-        buffers = [stack.enter_context(region(p.nbytes, page="4KB", thp=False,
-                                              populate=p.node is None))
-                   for _ in range(p.threads)]
-    elif p.threads == 1 and not isinstance(buffers, (list, tuple)):
-        buffers = [buffers]
+        buffers, used = _map(p, stack)
+        # The whole of each region: mbind takes whole hugetlb pages only.
+        bound = buffers
+    else:
+        if p.threads == 1 and not isinstance(buffers, (list, tuple)):
+            buffers = [buffers]
+        used = observed_backing(buffers) if p.backing == "auto" else Backing(p.backing)
     if len(buffers) != p.threads:
         raise ValueError(f"{len(buffers)} buffers given for {p.threads} threads")
     views = [stack.enter_context(memoryview(b)[:p.nbytes]) for b in buffers]
     if p.node is not None:
-        for v in views:
-            bind(v, p.node)
-    return views
+        for b in bound if bound is not None else views:
+            bind(b, p.node)
+    return views, used
 
 
 def run_batch(p, buffer=None, record=False):
     """Run plan `p`: on `buffer` when given (whole 4KB pages, at least p.nbytes;
     with threads, a sequence of one such buffer per thread), else on fresh
-    4KB-page mappings that refuse THP. With record, also return the steps of
-    the timed passes (thread 0's): (result, steps). SIGINT, SIGTERM and SIGHUP
-    stop it between batches: Interrupted, its partial the passes completed."""
+    mappings on p.backing (auto: mappings.kernel_backing()'s choice). With
+    record, also return the steps of the timed passes (thread 0's):
+    (result, steps). SIGINT, SIGTERM and SIGHUP stop it between batches:
+    Interrupted, its partial the passes completed."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
-        views = _buffers(p, buffer, stack)
+        views, used = _buffers(p, buffer, stack)
         cpus = c.cpus()
         raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops,
                                 yield_between=p.yield_between, record=record, cpus=cpus,
                                 cold=c.cold, evict_bytes=evict_bytes(), counters=c.counters)
+        # After the prefault (the C core's, for regions bound to a node): what THP gave.
+        pages = backing_details(used, views)
 
     def make_result(d):
         return BatchResult(
-            benchmark="batch", function=p.kernel, params=p.params(),
+            benchmark="batch", function=p.kernel, params=p.params(used.how),
             bytes_per_loop=p.nbytes * p.threads, clock="ns", samples=d["samples"],
             machine=machine(),
-            details=c.details(d, "per batch: flush, clock, clear, clock; a pass leaves "
-                                 "the flushes out", (p.nbytes,) * p.threads, cpus),
+            details={**c.details(d, "per batch: flush, clock, clear, clock; a pass leaves "
+                                    "the flushes out", (p.nbytes,) * p.threads, cpus),
+                     **pages},
             batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
             pass_worst_ns=d["pass_worst"], batch_ns={k: d[k] for k in _BATCH_STATS},
             interrupted=d["interrupted"],
@@ -125,14 +165,21 @@ def run_batch(p, buffer=None, record=False):
 
 
 def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, cache="hot",
-          threads=1, node=None, counters=False):
-    """Clear `size` bytes of 4KB pages in batches, timing every batch.
+          threads=1, node=None, counters=False, backing="auto"):
+    """Clear `size` bytes in batches, timing every batch.
 
     batch: a preset ("page", "8MB", "32MB", "extent") or a size, a whole
         number of 4KB pages no larger than size.
     kernel: a clear kernel (default: the one clear_pages() uses here).
     yield_between: sched_yield() after each batch, the user-space stand-in
         for the kernel's cond_resched().
+    backing: the pages of the region, standing for the kernel's direct map
+        (pagezero.mappings): "auto" (default) takes 2MB hugetlb pages when
+        enough are available, else transparent huge pages (asked with
+        MADV_HUGEPAGE before the first touch), else 4KB pages; or "hugetlb",
+        "thp", "4KB" (THP refused). params["backing"] is the one used;
+        details["backing_note"] says why not hugetlb, and for THP
+        details["huge_share"] how much of the region smaps shows on huge pages.
 
     cache: "hot" (default: the region stays in cache from the last pass as far
         as it fits) or "cold": each batch's range is flushed (clflushopt, else
@@ -152,4 +199,4 @@ def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, 
     p99_ms, median_ms, typical_worst_ms over every batch (of every thread).
     """
     return run_batch(plan_batch(size, batch, kernel, loops, yield_between, cache, threads,
-                                node, counters))
+                                node, counters, backing))

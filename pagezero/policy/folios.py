@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from .. import _core, hugepages, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
+from ..mappings import BACKINGS, Backing, backing_details, chosen_backing, kernel_backing
 from ..region import region
 from ..sysinfo import llc_bytes, machine
 from ..units import format_size, parse_size
@@ -13,7 +14,7 @@ from .results import FolioResult
 
 __all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
 
-FOLIO_BACKINGS = ("auto", "hugetlb", "4KB")
+FOLIO_BACKINGS = BACKINGS
 _HUGETLB_SHIFTS = {2 << 20: 21, 1 << 30: 30}
 
 
@@ -27,7 +28,7 @@ class FolioPlan:
     batch: object
     batch_bytes: int
     loops: int
-    backing: str            # as asked: auto, hugetlb, 4KB
+    backing: str            # as asked: auto, hugetlb, thp, 4KB
     cold: str               # clflush or evict
     conditions: Conditions = Conditions(threads_mode=None)
 
@@ -97,47 +98,91 @@ def _scrub_bytes():
 
 
 class FolioMemory:
-    """The folio (a hugetlb page, or a run of 4KB pages aligned to min(size, 2MB),
-    THP refused) and the scrub buffer read before each clear, mapped once so
-    several runs (strategies) can share them; close() unmaps. .backing says
-    which the folio got: "hugetlb" or "4KB". node: bind the folio to that
-    NUMA node before its first touch."""
+    """The folio and the scrub buffer read before each clear, mapped once so
+    several runs (strategies) can share them; close() unmaps. The folio is
+    a hugetlb page of its own size (2MB, 1GB) when asked or, for auto, when
+    one is free; else, as mappings.kernel_backing() chooses for auto, on 2MB
+    hugetlb pages, on THP (a 2MB-aligned mapping asking for it, the folio at
+    its start) or on a run of 4KB pages aligned to min(size, 2MB), THP
+    refused. .backing says which ("hugetlb", "thp" or "4KB"), .page_label
+    in words, .details() what the result's details add (backing_details).
+    node: bind the folio to that NUMA node before its first touch."""
 
     def __init__(self, nbytes, backing, node=None):
         self.regions = []
-        self.backing = "4KB"
         self.node = node
+        self.note = None
         populate = node is None
-        if backing in ("auto", "hugetlb") and nbytes in _HUGETLB_SHIFTS:
-            if backing == "hugetlb" and node is not None:
-                # The pool's reservation does not look at nodes: check node's own.
-                hugepages.check_node_available(format_size(nbytes), 1, node)
-            if backing == "hugetlb" or _free_hugepages(nbytes, node) > 0:
-                try:
-                    reg = region(nbytes, page=format_size(nbytes), populate=populate)
-                    self.regions.append(reg)
-                    self.folio = memoryview(reg)
-                    self.backing = "hugetlb"
-                except _core.MappingError:
-                    if backing == "hugetlb":
-                        raise
-        if self.backing == "4KB":
-            # A folio is aligned to its size; 2MB alignment is what a 4KB-page
-            # mapping can usefully mimic (the physical pages are scattered anyway).
-            align = min(nbytes, 2 << 20)
-            reg = region(nbytes + align, page="4KB", thp=False, populate=populate)
-            self.regions.append(reg)
-            off = (-reg.address) % align
-            self.folio = memoryview(reg)[off:off + nbytes]
+        own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
+        if own and self._own_page(nbytes, backing, node, populate):
+            used = None
+        elif backing == "hugetlb":
+            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not "
+                             f"{format_size(nbytes)}")
+        elif own and nbytes == 2 << 20:
+            # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
+            used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
+        else:
+            used = chosen_backing(backing, nbytes, node=node)
+        if used is not None:
+            self._map(nbytes, used, populate)
         if node is not None:
             try:
-                bind(self.folio, node)
+                self.bind(node)
             except ValueError:
                 self.close()
                 raise
         scrub = region(_scrub_bytes(), page="4KB", thp=False)
         self.regions.append(scrub)
         self.scrub = memoryview(scrub)
+
+    def _own_page(self, nbytes, backing, node, populate):
+        """Map the folio as one hugetlb page of its size; False when auto finds none."""
+        if backing == "hugetlb" and node is not None:
+            # The pool's reservation does not look at nodes: check node's own.
+            hugepages.check_node_available(format_size(nbytes), 1, node)
+        if backing == "auto" and _free_hugepages(nbytes, node) == 0:
+            return False
+        try:
+            reg = region(nbytes, page=format_size(nbytes), populate=populate)
+        except _core.MappingError:
+            if backing == "hugetlb":
+                raise
+            return False
+        self.regions.append(reg)
+        self.folio = memoryview(reg)
+        self.backing, self.page_label = "hugetlb", f"one {format_size(nbytes)} hugetlb page"
+        return True
+
+    def _map(self, nbytes, used, populate):
+        self.backing, self.note = used.how, used.note
+        if used.how == "4KB":
+            # A folio is aligned to its size; 2MB alignment is what a 4KB-page
+            # mapping can usefully mimic (the physical pages are scattered anyway).
+            align = min(nbytes, 2 << 20)
+            reg = region(nbytes + align, page="4KB", thp=False, populate=populate)
+            off = (-reg.address) % align
+            self.page_label = "4KB pages, THP refused"
+        else:
+            # Whole 2MB pages: THP mappings of 2MB or more start on a 2MB
+            # boundary (csrc/region.c), and so does every hugetlb mapping.
+            reg = region(-(-nbytes // (2 << 20)) * (2 << 20), populate=populate,
+                         **used.region_args())
+            off = 0
+            self.page_label = "2MB hugetlb pages" if used.how == "hugetlb" else "2MB THP"
+        self.regions.append(reg)
+        self.folio = memoryview(reg)[off:off + nbytes]
+
+    def bind(self, node):
+        """mbind the folio to `node`: on huge pages the whole mapping (mbind
+        takes whole hugetlb pages only), on 4KB pages the folio's range."""
+        bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
+        self.node = node
+
+    def details(self):
+        """What the result's details say of the folio's backing (read after
+        its first touch): mappings.backing_details()."""
+        return backing_details(Backing(self.backing, self.note), [self.folio])
 
     def close(self):
         for view in ("folio", "scrub"):
@@ -155,12 +200,13 @@ def run_folio(p, memory=None):
     own = memory is None
     mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
     if not own and p.node is not None and mem.node != p.node:
-        bind(mem.folio, p.node)
+        mem.bind(p.node)
     try:
         raw = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
                                 max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops, p.cold,
                                 nt_kernel=p.nt_kernel, cold=c.cold,
                                 evict_bytes=evict_bytes(), counters=c.counters)
+        pages = mem.details()
     finally:
         if own:
             mem.close()
@@ -169,8 +215,8 @@ def run_folio(p, memory=None):
         return FolioResult(
             benchmark="folio", function=p.kernel, params=p.params(mem.backing),
             bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
-            details=c.details(d, "the whole folio flushed before each clear, outside its "
-                                 "clock", (p.nbytes,)),
+            details={**c.details(d, "the whole folio flushed before each clear, outside "
+                                    "its clock", (p.nbytes,)), **pages},
             touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
             neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
             interrupted=d["interrupted"],
@@ -192,8 +238,14 @@ def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
     kernel: the clear kernel for cached stores (default: clear_pages()'s);
         nt_kernel: the non-temporal one for nocache-except-target.
     batch: the most clear_pages() clears at once (sequential, neighbourhood-last).
-    backing: "hugetlb" (a 2MB/1GB hugetlb page), "4KB" (an aligned run of 4KB
-        pages, THP refused) or "auto" (hugetlb when a page is free, else 4KB).
+    backing: "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
+        pages, asked with MADV_HUGEPAGE before the first touch), "4KB" (an
+        aligned run of 4KB pages, THP refused) or "auto" (default: a hugetlb
+        page of the folio's size when one is free, else the choice of
+        pagezero.mappings.kernel_backing(): 2MB hugetlb pages, THP, or 4KB
+        pages with details["backing_note"] saying why). The result's backing
+        is the one used; for THP details["huge_share"] is how much of the
+        folio smaps shows on huge pages.
     cold: how the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
 

@@ -13,7 +13,8 @@ __all__ = ["BatchResult", "FolioResult"]
 @dataclass(frozen=True)
 class BatchResult(Result):
     """A batch run: samples are whole passes (ns, yields included); the batch
-    figures summarise every batch of every pass (ns, without the yields)."""
+    figures summarise every batch of every pass (ns, without the yields).
+    params["backing"]: the pages cleared (hugetlb, thp or 4KB)."""
 
     batch_bytes: int = 0
     batches_per_loop: int = 0
@@ -21,6 +22,9 @@ class BatchResult(Result):
     batch_ns: MappingProxyType = None   # max, p99, median, mean, typical_worst
 
     def __post_init__(self):
+        if "backing" not in self.params:
+            # Saved before batch() chose its pages: those runs cleared 4KB pages, THP refused.
+            object.__setattr__(self, "params", {**self.params, "backing": "4KB"})
         super().__post_init__()
         object.__setattr__(self, "pass_worst_ns", tuple(self.pass_worst_ns))
         object.__setattr__(self, "batch_ns", MappingProxyType(dict(self.batch_ns or {})))
@@ -59,7 +63,7 @@ class FolioResult(Result):
     cold_ns: tuple = ()
     touch_lines: int = 0
     neighbourhood: tuple = ()           # (first page, page count)
-    backing: str = ""                   # "hugetlb" or "4KB"
+    backing: str = ""                   # "hugetlb", "thp" or "4KB"
     cold_method: str = ""               # "clflush" or "evict"
 
     def __post_init__(self):

@@ -79,7 +79,7 @@ static void test_once(void)
 	for (int w = 0; w < PZ_FAULT_COUNT; w++) {
 		for (unsigned seed = 0; seed < 2; seed++) {
 			struct pz_fault_params p = params(w, 4 * MB, 1, 1, seed * 7, 0);
-			struct pz_fault_pages pg;
+			struct pz_smaps_pages pg;
 			struct pz_region r;
 			size_t bad, n;
 			int ret = pz_fault_once(&p, &r, &pg);
@@ -111,7 +111,7 @@ static void test_runs(void)
 			size_t lat_unit = w == PZ_FAULT_POPULATE ? 0 : 64 * 1024;
 			struct pz_fault_params p = params(w, 2 * MB, threads, 2, 3, lat_unit);
 			uint64_t wall[2], thread[2 * 3];
-			struct pz_fault_pages pages[2];
+			struct pz_smaps_pages pages[2];
 			size_t nlat = pz_fault_lat_count(&p);
 			uint64_t *lat = nlat ? calloc(nlat, sizeof(*lat)) : NULL;
 			struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages, .lat = lat };
@@ -152,7 +152,7 @@ static void test_errors(void)
 {
 	struct pz_fault_params ok = params(PZ_FAULT_DEMAND, MB, 1, 1, 0, 0), p;
 	uint64_t wall[1], thread[1];
-	struct pz_fault_pages pages[1];
+	struct pz_smaps_pages pages[1];
 	struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages };
 	struct pz_clock clock;
 	struct pz_region r;
@@ -228,7 +228,7 @@ static void test_thread_clock(void)
 {
 	struct pz_fault_params p = params(PZ_FAULT_DEMAND, 4 * MB, 1, 3, 0, 0);
 	uint64_t wall[3], thread[3];
-	struct pz_fault_pages pages[3];
+	struct pz_smaps_pages pages[3];
 	struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages };
 	struct pz_clock clock;
 	int ret;
@@ -270,7 +270,7 @@ static void test_stop(void)
 		struct pz_fault_params p = params(PZ_FAULT_DEMAND, 4 * MB, threads, 100000, 0, 0);
 		uint64_t *wall = calloc(p.loops, sizeof(*wall));
 		uint64_t *thread = calloc((size_t)p.loops * threads, sizeof(*thread));
-		struct pz_fault_pages *pages = calloc(p.loops, sizeof(*pages));
+		struct pz_smaps_pages *pages = calloc(p.loops, sizeof(*pages));
 		struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages };
 		struct pz_clock clock;
 		pthread_t tid;

@@ -683,8 +683,54 @@ static void test_hugetlb_prefault(void)
 	munmap(m, 1u << 20);
 }
 
+/* The THP share a run reports: the buffers' bytes, and no more on huge pages than those. */
+static void test_thp_share(void)
+{
+	uint64_t s[2], a[2], b[2];
+	struct pz_run_params p;
+	struct pz_run_out out;
+	struct pz_clock clock;
+	struct pz_region r;
+	struct pz_span span;
+	struct pz_smaps_pages pg;
+
+	memset(&p, 0, sizeof(p));
+	memset(&out, 0, sizeof(out));
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_COPY, "generic");
+	p.size = 4u << 20;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_ON;
+	p.chunk = p.size;
+	p.loops = 1;
+	p.threads = 1;
+	p.node = -1;
+	p.offset = 16;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0);
+	/* memcpy: the destination and the source. */
+	CHECK(out.buffer_bytes == 2 * p.size && out.huge_bytes <= out.buffer_bytes);
+	p.thp = PZ_THP_OFF;
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0);
+	CHECK(out.buffer_bytes == 0 && out.huge_bytes == 0);
+	pz_clock_close(&clock);
+
+	/* A region asking for THP starts on a 2MB boundary; its guard pages stay around it. */
+	CHECK(pz_region_map(&r, 3u << 20, PZ_PAGE_SHIFT_4KB, PZ_THP_ON, 1, 1) == 0);
+	CHECK(((uintptr_t)r.addr & ((2u << 20) - 1)) == 0);
+	CHECK((char *)r.map_addr + 4096 == (char *)r.addr && r.map_size == r.size + 8192);
+	span.start = (uintptr_t)r.addr;
+	span.end = span.start + r.size;
+	CHECK(pz_smaps_scan(&span, 1, &pg) == 0);
+	CHECK(pg.rss == r.size && pg.anon_huge <= r.size && pg.hugetlb == 0);
+	pz_region_unmap(&r);
+}
+
 int main(void)
 {
+	test_thp_share();
 	test_counter_delta();
 	test_cycles_per_thread();
 	test_prefault_per_thread();

@@ -292,13 +292,17 @@ class ResultSet:
     point's samples pool the loops of all its repetitions.
     """
 
-    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None):
+    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None,
+                 lost=None):
         self.results = tuple(results)
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
             raise ValueError("one run description per result is needed")
+        # "pid": the process that measured it, where the maker knew (sweeps.run_here).
         self.runs = tuple(MappingProxyType({"repetition": r.get("repetition", 0),
-                                            "process": r.get("process", 0)}) for r in runs)
+                                            "process": r.get("process", 0),
+                                            **({"pid": r["pid"]} if "pid" in r else {})})
+                          for r in runs)
         if machine is None:
             machine = self.results[0].machine if self.results else {}
         self.machine = _frozen(machine)
@@ -307,6 +311,12 @@ class ResultSet:
         # pagezero's version and the extension's build, as the file recorded
         # them (None: made here, build_info() is written on saving).
         self.build = _frozen(build) if build else None
+        # The worker processes that died before saving (sweeps._run_workers):
+        # {"process", "repetitions", "reason"} each; their repetitions are missing.
+        if lost is not None and not (isinstance(lost, (list, tuple)) and all(
+                isinstance(x, (dict, MappingProxyType)) for x in lost)):
+            raise ValueError("lost is not a list of objects (the worker processes lost)")
+        self.lost = tuple(_deep_frozen(x) for x in lost or ())
 
     def __len__(self):
         return len(self.results)
@@ -392,6 +402,8 @@ class ResultSet:
         doc = {"schema": SCHEMA, "version": SCHEMA_VERSION,
                **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
                "machine": machine, "interrupted": self.interrupted, "results": entries}
+        if self.lost:
+            doc["lost"] = [dict(x) for x in self.lost]
         atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
 
     @classmethod
@@ -426,7 +438,8 @@ class ResultSet:
             results.append(Result.from_dict(d))
             runs.append(run)
         build = {k: doc[k] for k in ("pagezero", "build") if k in doc}
-        return cls(results, runs, machine, doc.get("interrupted"), build or None)
+        return cls(results, runs, machine, doc.get("interrupted"), build or None,
+                   lost=doc.get("lost"))
 
 
 def save_results(path, results):

@@ -11,7 +11,9 @@ from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_
 from ..units import format_size, parse_size
 from .mem import add_loops
 from .options import add_conditions, add_format, add_output, check_output, integer, number
+from ..points import point_summary
 from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
+from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -31,23 +33,29 @@ def cmd_batch(args):
                 batches.remove(name)
                 notes.append(f"# batch '{name}' skipped: larger than the "
                              f"{format_size(nbytes)} region")
-    jobs = [plan_batch(size=args.size, batch=b, kernel=args.kernel, loops=loops,
-                       yield_between=args.yield_between, cache=args.cache,
-                       threads=args.threads, node=args.node, counters=args.counters)
-            for b in batches]
+    common = dict(size=args.size, kernel=args.kernel, loops=loops,
+                  yield_between=args.yield_between, cache=args.cache,
+                  threads=args.threads, node=args.node, counters=args.counters)
+    jobs = [plan_batch(batch=b, **common) for b in batches]
+    runs = check_runs_option(args)
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
         print(note, file=sys.stderr)
-    with Measured(args.output, len(jobs) * loops).saving() as measured:
-        for job in jobs:
-            measured.results.append(run_batch(job))
-    results = measured.results
+    with Measured(args.output, runs * len(jobs) * loops).saving() as measured:
+        if runs > 1:
+            per_batch = measure_runs(measured, "batch", [dict(common, batch=b) for b in batches],
+                                     runs, lambda r: r.params["batch"], batches)
+        else:
+            for job in jobs:
+                measured.results.append(run_batch(job))
+            per_batch = [[r] for r in measured.results]
+    results = [pooled(rs) for rs in per_batch]
     rows = [{"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function,
              "batches_per_loop": r.batches_per_loop, "loops": r.loops,
              "bytes_per_sec": r.bytes_per_sec, "worst_ms": r.worst_ms, "p99_ms": r.p99_ms,
              "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms,
-             **condition_row(r)}
-            for j, r in zip(jobs, results)]
+             **condition_row(r), **_runs_row(rs)}
+            for j, r, rs in zip(jobs, results, per_batch)]
     head = jobs[0]
     lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of 4KB pages "
              f"in batches with {head.kernel}, {loops} loops, "
@@ -62,8 +70,21 @@ def cmd_batch(args):
                      f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
                      f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}")
     lines += condition_lines(results, "batch's range")
+    if runs > 1:
+        lines.append(f"# {runs} runs: GB/s over every loop of every run, worst ms the worst "
+                     f"of all runs, the other latencies the median of the runs'")
+        lines += [between_runs_line(rs, f" (batch {row['batch']})")
+                  for rs, row in zip(per_batch, rows)]
     emit(args, rows, lines, ("bytes_per_sec", "worst_ms", "p99_ms"))
     return 0
+
+
+def _runs_row(results):
+    """--format json's figures of --runs: runs, and the spread between them in %."""
+    if len(results) < 2:
+        return {}
+    s = point_summary([r.values() for r in results], results[0].unit)
+    return {"runs": s["runs"], "between_runs_pct": s["spread_pct"]}
 
 
 def cmd_folio(args):
@@ -78,26 +99,38 @@ def cmd_folio(args):
                        nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
                        backing=args.backing, cold=args.cold, cache=args.cache,
                        node=args.node, counters=args.counters) for name in names]
+    runs = check_runs_option(args)
     if skip_nt:
         print("# strategy 'nocache-except-target' skipped: no non-temporal kernel "
               "available here", file=sys.stderr)
-    with Measured(args.output, len(jobs) * loops).saving() as measured:
-        # One folio (and scrub buffer) for every strategy: they differ in order only.
-        memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
-        try:
-            for job in jobs:
-                measured.results.append(run_folio(job, memory))
-        finally:
-            memory.close()
-    results = measured.results
+    with Measured(args.output, runs * len(jobs) * loops).saving() as measured:
+        if runs > 1:
+            # Each run's process maps its own folio for each strategy (folio()).
+            point = dict(size=args.page, fault_index=fault, kernel=args.kernel,
+                         nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
+                         backing=args.backing, cold=args.cold, cache=args.cache,
+                         node=args.node, counters=args.counters)
+            per_strategy = measure_runs(measured, "folio",
+                                        [dict(point, strategy=n) for n in names], runs,
+                                        lambda r: r.params["strategy"], names)
+        else:
+            # One folio (and scrub buffer) for every strategy: they differ in order only.
+            memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
+            try:
+                for job in jobs:
+                    measured.results.append(run_folio(job, memory))
+            finally:
+                memory.close()
+            per_strategy = [[r] for r in measured.results]
+    results = [pooled(rs) for rs in per_strategy]
     rows = [{"strategy": r.params["strategy"], "kernel": r.function,
              "nt_kernel": r.params["nt_kernel"], "folio_bytes": r.bytes_per_loop,
              "fault_index": fault, "backing": r.backing, "loops": r.loops,
              "bytes_per_sec": r.clear_bytes_per_sec,
              "touch_ns_per_line": r.touch_ns_per_line, "cold_ns_per_line": r.cold_ns_per_line,
              "touch_lines": r.touch_lines, "cold_method": r.cold_method,
-             **condition_row(r)}
-            for r in results]
+             **condition_row(r), **_runs_row(rs)}
+            for r, rs in zip(results, per_strategy)]
     r0 = results[0]
     first, count = r0.neighbourhood
     backing = ("one hugetlb page" if r0.backing == "hugetlb"
@@ -116,6 +149,11 @@ def cmd_folio(args):
                      f"{row['touch_ns_per_line']:14.2f} {row['cold_ns_per_line']:13.2f} "
                      f"{row['touch_ns_per_line'] / row['cold_ns_per_line']:10.2f}")
     lines += condition_lines(results, "folio")
+    if runs > 1:
+        lines.append(f"# {runs} runs: medians over every loop of every run; the spread "
+                     f"between runs is the clearing rate's")
+        lines += [between_runs_line(rs, f" ({row['strategy']})")
+                  for rs, row in zip(per_strategy, rows)]
     emit(args, rows, lines, ("bytes_per_sec", "touch_ns_per_line", "cold_ns_per_line"))
     return 0
 
@@ -188,6 +226,7 @@ def _add_folio(sub):
                         "where the CPU has it)")
     add_conditions(f, "flush the whole folio from the caches before each clear (after the "
                       "scrub read), outside the timing")
+    add_runs(f)
     add_format(f, ("default", "simple", "json"),
                help="simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy")
     add_output(f)
@@ -209,6 +248,7 @@ def _add_batch(sub):
                    threads_text="threads, each pinned to its own CPU and clearing its own "
                                 "region of --size in batches, every pass started together "
                                 "(default: 1)")
+    add_runs(b)
     add_format(b, ("default", "simple", "json"), help="simple: 'rate worst_ms p99_ms' per batch")
     add_output(b)
 

@@ -19,7 +19,7 @@ import json
 import signal
 import sys
 
-from .interrupt import as_interrupted, deferred, signals_interrupt
+from .interrupt import STOP_SIGNALS, as_interrupted, deferred, signals_interrupt
 from .sweeps import BENCHMARKS, register, run_here
 
 
@@ -60,8 +60,14 @@ def main():
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     try:
-        _benchmark(spec)
-        return _measure(spec)
+        with signals_interrupt():
+            # The sweep starts this process with the stop signals held (sweeps._run_worker):
+            # one sent meanwhile arrives now, as an Interrupted.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            _benchmark(spec)
+            return _measure(spec)
+    except KeyboardInterrupt as e:
+        return as_interrupted(e).exit_status    # before anything was measured
     except Exception as e:
         reason = f"{type(e).__name__}: {e}".splitlines()[0]
         with open(spec["error"], "w") as f:

@@ -263,22 +263,29 @@ def _run_worker(spec, tmp):
     spec_file = os.path.join(tmp, f"worker{spec['process']}.spec.json")
     with open(spec_file, "w") as f:
         json.dump(spec, f)
-    # -m from a directory that is not the source tree (see tests/conftest.py).
-    proc = subprocess.Popen([sys.executable, "-m", "pagezero._sweep_worker", spec_file],
-                            cwd=tmp, start_new_session=True)
-    stopped = None
+    proc, stopped = None, None
     try:
+        # Started with the stop signals held, which it inherits: one sent to it
+        # while its interpreter starts waits until its handlers are in place
+        # (_sweep_worker.main), instead of ending it with a traceback; and this
+        # process cannot be stopped between starting it and waiting for it.
+        with deferred():
+            # -m from a directory that is not the source tree (see tests/conftest.py).
+            proc = subprocess.Popen([sys.executable, "-m", "pagezero._sweep_worker", spec_file],
+                                    cwd=tmp, start_new_session=True)
         _wait(proc)
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
         stopped = stop.signame
+        if proc is None:
+            raise
         _stop_worker(proc, stop.signum)
     part = ResultSet.load(out) if os.path.exists(out) else None
-    # A worker a stop signal ended saved what it measured and exited with the
-    # shell's status for the signal, 128 + signum.
+    # A worker a stop signal ended saved what it measured (if anything) and
+    # exited with the shell's status for the signal, 128 + signum.
     by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
-    if proc.returncode in by_signal and part is not None:
-        stopped = stopped or part.interrupted or by_signal[proc.returncode]
+    if proc.returncode in by_signal:
+        stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
     elif (proc.returncode != 0 or part is None) and not stopped:
         # (A worker the sweep's own stop reached before it could save has
         # nothing to give: not lost, stopped.)

@@ -112,10 +112,10 @@ def cmd_mmap(args):
     job = faults.plan(size=args.size, page=args.page, loops=args.nr_loops,
                       threads=args.threads, seed=args.randomize, thp=bool(args.thp),
                       clock=args.clock, latency=args.latency)
+    runs = check_runs_option(args)
     functions = _functions(args.function, args.latency)
     if args.function != "all":
         faults.check_latency(job, functions[0])
-    runs = check_runs_option(args)
     if runs > 1 and args.headroom:
         raise UsageError("--headroom sets faults beside clears of the same process: "
                          "use it without --runs")

@@ -67,3 +67,27 @@ def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
     assert sum(r.loops for r in rs) == int(m.group(1))
     if len(rs) > 1:     # the cut run: its completed loops, marked
         assert rs.results[1].interrupted == sig.name or rs.results[1].loops == LOOPS
+
+
+def test_a_signal_as_a_sweep_worker_starts_keeps_the_earlier_workers(tmp_path):
+    # The sweep passes the signal on at once; the worker, still importing
+    # pagezero, takes it once its handlers are in place: no traceback, and the
+    # first worker's repetition is kept.
+    out = tmp_path / "sweep.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pagezero", "sweep", "mmap", "-g", "function=demand",
+         "-g", "size=4MB", "-g", f"loops={LOOPS}", "--warmup", "0", "-r", "2",
+         "--processes", "2", "-o", str(out)],
+        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        second_run_started(proc)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    rs = pagezero.ResultSet.load(str(out))
+    assert rs.interrupted == "SIGINT"
+    assert [run["process"] for run in rs.runs][:1] == [0] and rs.results[0].loops == LOOPS

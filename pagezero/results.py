@@ -298,7 +298,6 @@ class ResultSet:
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
             raise ValueError("one run description per result is needed")
-        # "pid": the process that measured it, where the maker knew (sweeps.run_here).
         self.runs = tuple(MappingProxyType({"repetition": r.get("repetition", 0),
                                             "process": r.get("process", 0),
                                             **({"pid": r["pid"]} if "pid" in r else {})})
@@ -311,8 +310,7 @@ class ResultSet:
         # pagezero's version and the extension's build, as the file recorded
         # them (None: made here, build_info() is written on saving).
         self.build = _frozen(build) if build else None
-        # The worker processes that died before saving (sweeps._run_workers):
-        # {"process", "repetitions", "reason"} each; their repetitions are missing.
+        # Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
         if lost is not None and not (isinstance(lost, (list, tuple)) and all(
                 isinstance(x, (dict, MappingProxyType)) for x in lost)):
             raise ValueError("lost is not a list of objects (the worker processes lost)")

@@ -14,10 +14,11 @@ Every public measuring function dispatches here in two lines:
     if check_runs(runs) > 1:
         return in_processes("memset", locals())
 """
-from .interrupt import Interrupted, received
-from .points import point_summary
+import signal
 
-__all__ = ["check_runs", "in_processes", "across_processes", "between_runs"]
+from .interrupt import Interrupted, received
+
+__all__ = ["check_runs", "in_processes", "across_processes"]
 
 
 def check_runs(runs):
@@ -51,14 +52,7 @@ def across_processes(benchmark, points, runs, progress=False):
     rs = sweeps._run_workers(benchmark, points, repeat=runs, warmup=0, processes=runs,
                              seed=0, progress=progress)
     if rs.interrupted:
-        import signal
         raise Interrupted(getattr(signal, rs.interrupted, None) or received() or signal.SIGINT,
                           partial=rs)
     return rs
 
-
-def between_runs(values_by_run, unit):
-    """(median of the per-run medians, their spread in %, runs) for one point:
-    pagezero.points.point_summary() of each run's per-loop values."""
-    s = point_summary(values_by_run, unit)
-    return s["median"], s["spread_pct"], s["runs"]

@@ -286,7 +286,7 @@ def _run_worker(spec, tmp):
     by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
     if proc.returncode in by_signal:
         stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
-    elif (proc.returncode != 0 or part is None) and not stopped:
+    elif part is None and not stopped:
         # (A worker the sweep's own stop reached before it could save has
         # nothing to give: not lost, stopped.)
         return None, None, _lost_reason(proc.returncode, spec["error"])

@@ -66,6 +66,10 @@ def _keep(measured, rs):
         print(line, file=sys.stderr)
 
 
+# The per-loop fields of Result and its subclasses (pagezero.policy.results).
+_PER_LOOP = ("samples", "pass_worst_ns", "touch_ns", "cold_ns")
+
+
 def pooled(results):
     """One Result standing for the Results of one point in several runs, for
     printing: every per-loop sequence (samples, and a subclass's per-loop
@@ -77,12 +81,8 @@ def pooled(results):
     first = results[0]
     if len(results) == 1:
         return first
-    loops = len(first.samples)
-    changes = {}
-    for f in dataclasses.fields(first):
-        value = getattr(first, f.name)
-        if isinstance(value, tuple) and len(value) == loops and f.name not in ("neighbourhood",):
-            changes[f.name] = tuple(v for r in results for v in getattr(r, f.name))
+    changes = {name: tuple(v for r in results for v in getattr(r, name))
+               for name in _PER_LOOP if hasattr(first, name)}
     if getattr(first, "batch_ns", None):
         changes["batch_ns"] = {k: (max if k == "max" else statistics.median)(
             r.batch_ns[k] for r in results) for k in first.batch_ns}

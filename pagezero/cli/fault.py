@@ -109,9 +109,10 @@ def cmd_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    job = faults.plan(size=args.size, page=args.page, loops=args.nr_loops,
-                      threads=args.threads, seed=args.randomize, thp=bool(args.thp),
-                      clock=args.clock, latency=args.latency)
+    point = dict(size=args.size, page=args.page, loops=args.nr_loops, threads=args.threads,
+                 seed=args.randomize, thp=bool(args.thp), clock=args.clock,
+                 latency=args.latency)
+    job = faults.plan(**point)
     runs = check_runs_option(args)
     functions = _functions(args.function, args.latency)
     if args.function != "all":
@@ -121,7 +122,7 @@ def cmd_mmap(args):
                          "use it without --runs")
     if runs > 1:
         with Measured(args.output, runs * len(functions) * args.nr_loops).saving() as measured:
-            _mmap_runs(args, job, functions, measured)
+            _mmap_runs(args, job, dict(point, reserve=args.reserve), functions, measured)
         return 0
 
     # The pool is given back (inner block) before the results are saved (outer).
@@ -144,14 +145,11 @@ def cmd_mmap(args):
     return 0
 
 
-def _mmap_runs(args, job, functions, measured):
+def _mmap_runs(args, job, point, functions, measured):
     """--runs N: every workload in each of N fresh processes; perf's lines per
     workload over the loops of all runs, each run's latencies, the spread
     between runs. A workload this kernel lacks ends every run: with -f all,
     name the workloads instead."""
-    point = dict(size=args.size, page=args.page, loops=args.nr_loops, threads=args.threads,
-                 seed=args.randomize, thp=bool(args.thp), clock=args.clock,
-                 latency=args.latency, reserve=args.reserve)
     per_workload = measure_runs(measured, "mmap", [dict(point, function=f) for f in functions],
                                 args.runs, lambda r: r.function, functions)
     for i, results in enumerate(per_workload):

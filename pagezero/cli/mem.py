@@ -96,16 +96,18 @@ def _cmd_mem(args, benchmark):
     value = args.value if benchmark == "memset" else 0
     # Check everything before running anything, so a bad argument never
     # follows part of a run (or notes about kernels that -f all skips).
-    job = plan(benchmark, size=args.size, page=args.page, chunk=args.chunk,
-               loops=args.nr_loops, clock=args.clock, value=value, thp=bool(args.thp),
-               cache=args.cache, threads=args.threads, threads_mode=args.threads_mode,
-               node=args.node, cpu_node=args.cpu_node, counters=args.counters,
-               offset=args.offset)
+    point = dict(size=args.size, page=args.page, chunk=args.chunk, loops=args.nr_loops,
+                 clock=args.clock, thp=bool(args.thp), cache=args.cache, threads=args.threads,
+                 threads_mode=args.threads_mode, node=args.node, cpu_node=args.cpu_node,
+                 counters=args.counters, offset=args.offset)
+    if benchmark == "memset":
+        point["value"] = value
+    job = plan(benchmark, **point)
     runs = check_runs_option(args)
     chosen = _selected(args.function, kind, value)
     with Measured(args.output, runs * len(chosen) * args.nr_loops).saving() as measured:
         if runs > 1:
-            _mem_runs(args, benchmark, chosen, measured)
+            _mem_runs(args, benchmark, point, chosen, measured)
             return 0
         for kernel in chosen:
             result = run(job, kernel.name)
@@ -114,16 +116,10 @@ def _cmd_mem(args, benchmark):
     return 0
 
 
-def _mem_runs(args, benchmark, chosen, measured):
+def _mem_runs(args, benchmark, point, chosen, measured):
     """--runs N: every selected kernel in each of N fresh processes (cli/runs.py
     says why one process per run, not per kernel); then perf's lines per
     kernel over the loops of all runs, and the spread between runs."""
-    point = dict(size=args.size, page=args.page, chunk=args.chunk, loops=args.nr_loops,
-                 clock=args.clock, thp=bool(args.thp), cache=args.cache, threads=args.threads,
-                 threads_mode=args.threads_mode, node=args.node, cpu_node=args.cpu_node,
-                 counters=args.counters, offset=args.offset)
-    if benchmark == "memset":
-        point["value"] = args.value
     names = [k.name for k in chosen]
     per_kernel = measure_runs(measured, benchmark, [dict(point, function=n) for n in names],
                               args.runs, lambda r: r.function, names)

@@ -11,9 +11,9 @@ from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_
 from ..units import format_size, parse_size
 from .mem import add_loops
 from .options import add_conditions, add_format, add_output, check_output, integer, number
-from ..points import point_summary
 from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
-from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
+from .runs import (add_runs, between_runs_line, check_runs_option, measure_runs, pooled,
+                   runs_row)
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -54,7 +54,7 @@ def cmd_batch(args):
              "batches_per_loop": r.batches_per_loop, "loops": r.loops,
              "bytes_per_sec": r.bytes_per_sec, "worst_ms": r.worst_ms, "p99_ms": r.p99_ms,
              "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms,
-             **condition_row(r), **_runs_row(rs)}
+             **condition_row(r), **runs_row(rs)}
             for j, r, rs in zip(jobs, results, per_batch)]
     head = jobs[0]
     lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of 4KB pages "
@@ -79,14 +79,6 @@ def cmd_batch(args):
     return 0
 
 
-def _runs_row(results):
-    """--format json's figures of --runs: runs, and the spread between them in %."""
-    if len(results) < 2:
-        return {}
-    s = point_summary([r.values() for r in results], results[0].unit)
-    return {"runs": s["runs"], "between_runs_pct": s["spread_pct"]}
-
-
 def cmd_folio(args):
     loops, fault = args.nr_loops, args.fault_index
     check_output(args.output)
@@ -95,10 +87,11 @@ def cmd_folio(args):
     if skip_nt:
         # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
         names.remove("nocache-except-target")
-    jobs = [plan_folio(size=args.page, strategy=name, fault_index=fault, kernel=args.kernel,
-                       nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
-                       backing=args.backing, cold=args.cold, cache=args.cache,
-                       node=args.node, counters=args.counters) for name in names]
+    common = dict(size=args.page, fault_index=fault, kernel=args.kernel,
+                  nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
+                  backing=args.backing, cold=args.cold, cache=args.cache,
+                  node=args.node, counters=args.counters)
+    jobs = [plan_folio(strategy=name, **common) for name in names]
     runs = check_runs_option(args)
     if skip_nt:
         print("# strategy 'nocache-except-target' skipped: no non-temporal kernel "
@@ -106,12 +99,8 @@ def cmd_folio(args):
     with Measured(args.output, runs * len(jobs) * loops).saving() as measured:
         if runs > 1:
             # Each run's process maps its own folio for each strategy (folio()).
-            point = dict(size=args.page, fault_index=fault, kernel=args.kernel,
-                         nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
-                         backing=args.backing, cold=args.cold, cache=args.cache,
-                         node=args.node, counters=args.counters)
             per_strategy = measure_runs(measured, "folio",
-                                        [dict(point, strategy=n) for n in names], runs,
+                                        [dict(common, strategy=n) for n in names], runs,
                                         lambda r: r.params["strategy"], names)
         else:
             # One folio (and scrub buffer) for every strategy: they differ in order only.
@@ -129,7 +118,7 @@ def cmd_folio(args):
              "bytes_per_sec": r.clear_bytes_per_sec,
              "touch_ns_per_line": r.touch_ns_per_line, "cold_ns_per_line": r.cold_ns_per_line,
              "touch_lines": r.touch_lines, "cold_method": r.cold_method,
-             **condition_row(r), **_runs_row(rs)}
+             **condition_row(r), **runs_row(rs)}
             for r, rs in zip(results, per_strategy)]
     r0 = results[0]
     first, count = r0.neighbourhood

@@ -20,7 +20,8 @@ from ..runs import across_processes
 from ..sweeps import lost_lines
 from .options import UsageError, integer
 
-__all__ = ["add_runs", "check_runs_option", "measure_runs", "pooled", "between_runs_line"]
+__all__ = ["add_runs", "check_runs_option", "measure_runs", "pooled", "between_runs_line",
+           "runs_row"]
 
 
 def add_runs(p):
@@ -99,10 +100,23 @@ def pooled(results):
     return dataclasses.replace(first, **changes)
 
 
+def _summary(results):
+    """pagezero.points.point_summary of one point's Results, one per run."""
+    return point_summary([r.values() for r in results], results[0].unit)
+
+
+def runs_row(results):
+    """--format json's figures of --runs: runs, and the spread between them in %."""
+    if len(results) < 2:
+        return {}
+    s = _summary(results)
+    return {"runs": s["runs"], "between_runs_pct": s["spread_pct"]}
+
+
 def between_runs_line(results, what=""):
     """`# N runs: between runs +- X.X%`: the spread of the runs' medians
     (pagezero.points.point_summary), for one point; `what` names the point."""
-    s = point_summary([r.values() for r in results], results[0].unit)
+    s = _summary(results)
     if s["runs"] < 2:
         return f"# 1 run{what}: no spread between runs (the others were lost or not run)"
     return f"# {s['runs']} runs{what}: between runs +- {s['spread_pct']:.1f}%"

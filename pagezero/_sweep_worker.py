@@ -1,23 +1,42 @@
-"""A sweep's worker process: a JSON spec on stdin, a ResultSet file out.
+"""A sweep's worker process: a JSON spec file named on the command line, a
+ResultSet file out.
 
 A module of its own so that `python -m` runs it without importing it twice
 (pagezero/__init__.py imports pagezero.sweeps).
 
+The benchmark's run function is imported by the module and name the spec
+gives (sweeps._importable), so that one added with sweeps.register() runs here
+as pagezero's own do.
+
 SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
 (and the completed loops of the one cut short) are saved, marked with the
 signal, and it exits with the shell's status for that signal, 128 + signum,
-which the sweep reads as "stopped", not "failed".
+which the sweep reads as "stopped", not "failed". An error is written, in one
+line, to the spec's error file for the sweep to report, and the status is 1.
 """
+import importlib
 import json
 import signal
 import sys
 
-from .interrupt import as_interrupted, deferred, signals_interrupt
-from .sweeps import run_here
+from .interrupt import STOP_SIGNALS, as_interrupted, deferred, signals_interrupt
+from .sweeps import BENCHMARKS, register, run_here
 
 
-def main():
-    spec = json.load(sys.stdin)
+def _benchmark(spec):
+    """Register the spec's benchmark here, by importing its run function."""
+    where = spec["import"]
+    if where["path"] and where["path"] not in sys.path:
+        # After the installed packages: pagezero itself still comes from them.
+        sys.path.append(where["path"])
+    target = importlib.import_module(where["module"])
+    for part in where["qualname"].split("."):
+        target = getattr(target, part)
+    if spec["benchmark"] not in BENCHMARKS or BENCHMARKS[spec["benchmark"]].run is not target:
+        register(spec["benchmark"], target)
+
+
+def _measure(spec):
     rs, late = None, None
     try:
         with signals_interrupt():
@@ -35,6 +54,26 @@ def main():
     if rs is not None and rs.interrupted:
         return 128 + getattr(signal, rs.interrupted, signal.SIGINT)
     return late.exit_status if late else 0
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    try:
+        with signals_interrupt():
+            # The sweep starts this process with the stop signals held (sweeps._run_worker):
+            # one sent meanwhile arrives now, as an Interrupted.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            _benchmark(spec)
+            return _measure(spec)
+    except KeyboardInterrupt as e:
+        return as_interrupted(e).exit_status    # before anything was measured
+    except Exception as e:
+        reason = f"{type(e).__name__}: {e}".splitlines()[0]
+        with open(spec["error"], "w") as f:
+            f.write(reason + "\n")
+        print(f"pagezero: error: worker process {spec['process']}: {reason}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from .sysinfo import machine
 from .region import thp_mode
 from .stats import spread
 from .results import Result
+from .runs import check_runs, in_processes
 from .units import parse_page, parse_size, format_page, format_size
 
 __all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CACHE_STATES",
@@ -205,7 +206,7 @@ def scaling(size="1GB", function="default", max_threads=None, threads_mode="shar
 
 def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
            clock="ns", value=0, thp=False, cache="hot", threads=1, threads_mode="shared",
-           node=None, cpu_node=None, counters=False, offset=0):
+           node=None, cpu_node=None, counters=False, offset=0, runs=1):
     """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
 
     size, chunk: ints or strings such as "4KB", "1GB" (powers of 1024); chunk 0
@@ -241,19 +242,27 @@ def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
         mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
         bytes in: rep stosq runs several percent slower there. Under any
         conditions: every buffer (each thread's, memcpy's source) moves.
+    runs: 1 (default) measures here and returns a Result; N > 1 measures in N
+        fresh processes, one after the other, each with its own mapping,
+        prefault and loops, and returns a ResultSet of N Results,
+        runs[i]["process"] = i (pagezero.runs).
 
     The buffer is mapped populated and prefaulted before timing; each loop's
     time is a sample of the returned Result.
     """
+    if check_runs(runs) > 1:
+        return in_processes("memset", locals())
     return run(plan("memset", size, page, chunk, loops, clock, value, thp, cache, threads,
                     threads_mode, node, cpu_node, counters, offset), function)
 
 
 def memcpy(size="1GB", page="4KB", chunk=0, function="default", loops=10,
            clock="ns", thp=False, cache="hot", threads=1, threads_mode="shared",
-           node=None, cpu_node=None, counters=False, offset=0):
+           node=None, cpu_node=None, counters=False, offset=0, runs=1):
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
-    Same arguments as memset(), with a copy kernel's name as function
-    (cold flushes source and destination chunks)."""
+    Same arguments as memset(), runs included, with a copy kernel's name as
+    function (cold flushes source and destination chunks)."""
+    if check_runs(runs) > 1:
+        return in_processes("memcpy", locals())
     return run(plan("memcpy", size, page, chunk, loops, clock, 0, thp, cache, threads,
                     threads_mode, node, cpu_node, counters, offset), function)

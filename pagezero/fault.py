@@ -23,6 +23,7 @@ from .sysinfo import machine
 from .region import thp_mode
 from .stats import spread
 from .results import Result, ResultSet
+from .runs import check_runs, in_processes
 from .units import format_page, format_size, parse_page, parse_size
 
 __all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan", "Headroom",
@@ -184,7 +185,7 @@ def run(p, function):
 
 
 def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
-           thp=False, clock="ns", latency=False, reserve=False):
+           thp=False, clock="ns", latency=False, reserve=False, runs=1):
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
     as perf bench mem mmap; returns a Result (benchmark "mmap").
 
@@ -202,7 +203,13 @@ def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=
         distribution is in result.details["latency"] (ns).
     reserve: grow the hugepage pool by what the run lacks for its duration
         (root only), giving it back afterwards.
+    runs: 1 (default) measures here and returns a Result; N > 1 measures in N
+        fresh processes, one after the other, each with its own mapping,
+        prefault and loops, and returns a ResultSet of N Results,
+        runs[i]["process"] = i (pagezero.runs).
     """
+    if check_runs(runs) > 1:
+        return in_processes("mmap", locals())
     p = plan(size, page, loops, threads, seed, thp, clock, latency)
     check_workload(function)
     check_latency(p, function)

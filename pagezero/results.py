@@ -292,13 +292,16 @@ class ResultSet:
     its repetitions.
     """
 
-    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None):
+    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None,
+                 lost=None):
         self.results = tuple(results)
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
             raise ValueError("one run description per result is needed")
         self.runs = tuple(MappingProxyType({"repetition": r.get("repetition", 0),
-                                            "process": r.get("process", 0)}) for r in runs)
+                                            "process": r.get("process", 0),
+                                            **({"pid": r["pid"]} if "pid" in r else {})})
+                          for r in runs)
         if machine is None:
             machine = self.results[0].machine if self.results else {}
         self.machine = _frozen(machine)
@@ -307,6 +310,11 @@ class ResultSet:
         # pagezero's version and the extension's build, as the file recorded
         # them (None: made here, build_info() is written on saving).
         self.build = _frozen(build) if build else None
+        # Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
+        if lost is not None and not (isinstance(lost, (list, tuple)) and all(
+                isinstance(x, (dict, MappingProxyType)) for x in lost)):
+            raise ValueError("lost is not a list of objects (the worker processes lost)")
+        self.lost = tuple(_deep_frozen(x) for x in lost or ())
 
     def __len__(self):
         return len(self.results)
@@ -392,6 +400,8 @@ class ResultSet:
         doc = {"schema": SCHEMA, "version": SCHEMA_VERSION,
                **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
                "machine": machine, "interrupted": self.interrupted, "results": entries}
+        if self.lost:
+            doc["lost"] = [dict(x) for x in self.lost]
         atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
 
     @classmethod
@@ -420,7 +430,8 @@ class ResultSet:
                 except ValueError as e:
                     raise ValueError(f"result {i + 1}: {e}") from None
             build = {k: doc[k] for k in ("pagezero", "build") if k in doc}
-            return cls(results, runs, machine, doc.get("interrupted"), build or None)
+            return cls(results, runs, machine, doc.get("interrupted"), build or None,
+                       lost=doc.get("lost"))
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
 

@@ -35,7 +35,7 @@ from .results import Result, ResultSet
 from .sysinfo import cache_bytes, llc_bytes, machine
 from .units import parse_size
 
-__all__ = ["sweep", "default_sizes", "BENCHMARKS", "register"]
+__all__ = ["sweep", "default_sizes", "BENCHMARKS", "register", "lost_lines"]
 
 # How long a stopped worker may take to save what it measured: it stops within
 # one loop, so this is only reached by a worker that hangs.
@@ -66,7 +66,9 @@ BENCHMARKS = {}
 
 def register(name, run, check=None):
     """Make a benchmark sweepable: run(**params) returns a Result; check(**params)
-    raises on a bad point before anything runs (default: no check)."""
+    raises on a bad point before anything runs (default: no check). For
+    processes > 1, run must be importable by its module and name (a top-level
+    function of a module, not of __main__): each worker imports it."""
     BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
 
 
@@ -101,6 +103,9 @@ def _points(benchmark, grid):
         raise ValueError("the grid is empty: give at least one parameter with its values")
     known = list(inspect.signature(b.run).parameters)
     for name, values in grid.items():
+        if name == "runs" and name in known:
+            raise ValueError("runs is not a grid parameter: a sweep's fresh processes are "
+                             "its processes")
         if name not in known:
             raise ValueError(f"{benchmark} has no parameter {name!r} (its parameters: "
                              f"{', '.join(known)})")
@@ -158,7 +163,7 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
             order = list(points)
             random.Random(seed + rep).shuffle(order)
             for p in order:
-                measuring = {"repetition": rep, "process": process}
+                measuring = {"repetition": rep, "process": process, "pid": os.getpid()}
                 results.append(b.run(**p))
                 runs.append(measuring)
                 measuring = None
@@ -196,50 +201,135 @@ def _stop_worker(proc, signum):
             pass    # the sweep is stopping already
 
 
-def _run_worker(proc_index, spec, tmp):
-    """Run one worker process; (its ResultSet or None, the signal that stopped it or None)."""
+def _wait(proc):
+    """Wait for a worker to end. Not Popen.wait() or communicate() alone: on
+    KeyboardInterrupt they wait 0.25 s more for a child they assume the
+    terminal's Ctrl-C reached too (CPython's subprocess, bpo-25942), which a
+    worker in its own session never gets; here the signal comes through at
+    once, to be passed on. WNOWAIT leaves the worker for Popen.wait() to reap."""
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    return proc.wait()
+
+
+def _importable(benchmark):
+    """What a worker imports to run `benchmark`: {"module", "qualname", "path"};
+    ValueError when a fresh interpreter cannot import its run function (one
+    defined in __main__, a lambda, a function inside a function)."""
+    run = BENCHMARKS[benchmark].run
+    module = getattr(run, "__module__", None)
+    qualname = getattr(run, "__qualname__", None) or getattr(run, "__name__", None)
+    why = None
+    if module is None or qualname is None:
+        why = "has no module and name to import it by"
+    elif module == "__main__":
+        why = "is defined in __main__ (the script itself)"
+    elif "<" in qualname:
+        why = f"is {'a lambda' if '<lambda>' in qualname else 'defined inside a function'}"
+    else:
+        target = sys.modules.get(module)
+        for part in qualname.split("."):
+            target = getattr(target, part, None)
+        if target is not run:
+            why = f"is not {module}.{qualname}"
+    if why:
+        raise ValueError(f"benchmark {benchmark!r} cannot run in a worker process: its run "
+                         f"function {why}; define it at the top level of an importable "
+                         f"module, or use processes=1")
+    # The folder the module's top-level package sits in, for a module found only
+    # through this interpreter's sys.path (a script's own folder).
+    path = getattr(sys.modules[module], "__file__", None)
+    if path:
+        path = os.path.dirname(os.path.abspath(path))
+        for _ in range(module.count(".") + (os.path.basename(path) == "__init__.py")):
+            path = os.path.dirname(path)
+    return {"module": module, "qualname": qualname, "path": path}
+
+
+def _lost_reason(status, error_file):
+    if os.path.exists(error_file):
+        with open(error_file) as f:
+            return f.read().strip()
+    if status < 0:
+        return f"killed by {signal.Signals(-status).name}"
+    if status == 0:
+        return "exited without saving its results"
+    return f"exited with status {status}"
+
+
+def _run_worker(spec, tmp):
+    """Run one worker process: (its ResultSet or None, the signal that stopped
+    it or None, why it was lost or None)."""
     out = spec["output"]
-    # -m from a directory that is not the source tree (see tests/conftest.py).
-    proc = subprocess.Popen([sys.executable, "-m", "pagezero._sweep_worker"],
-                            stdin=subprocess.PIPE, text=True, cwd=tmp, start_new_session=True)
-    stopped = None
+    spec_file = os.path.join(tmp, f"worker{spec['process']}.spec.json")
+    with open(spec_file, "w") as f:
+        json.dump(spec, f)
+    proc, stopped = None, None
     try:
-        proc.communicate(json.dumps(spec))
+        # Started with the stop signals held, which it inherits: one sent to it
+        # while its interpreter starts waits until its handlers are in place
+        # (_sweep_worker.main), instead of ending it with a traceback; and this
+        # process cannot be stopped between starting it and waiting for it.
+        with deferred():
+            # -m from a directory that is not the source tree (see tests/conftest.py).
+            proc = subprocess.Popen([sys.executable, "-m", "pagezero._sweep_worker", spec_file],
+                                    cwd=tmp, start_new_session=True)
+        _wait(proc)
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
         stopped = stop.signame
+        if proc is None:
+            raise
         _stop_worker(proc, stop.signum)
     part = ResultSet.load(out) if os.path.exists(out) else None
-    # A worker a stop signal ended saved what it measured and exited with the
-    # shell's status for the signal, 128 + signum.
+    # A worker a stop signal ended saved what it measured (if anything) and
+    # exited with the shell's status for the signal, 128 + signum.
     by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
-    if proc.returncode in by_signal and part is not None:
-        stopped = stopped or part.interrupted or by_signal[proc.returncode]
-    elif proc.returncode != 0 and not stopped:
+    if proc.returncode in by_signal:
+        stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
+    elif part is None and not stopped:
         # (A worker the sweep's own stop reached before it could save has
-        # nothing to give: not a failure.)
-        raise RuntimeError(f"sweep worker {proc_index} failed with status {proc.returncode}")
-    return part, stopped
+        # nothing to give: not lost, stopped.)
+        return None, None, _lost_reason(proc.returncode, spec["error"])
+    return part, stopped, None
 
 
 def _run_workers(benchmark, points, repeat, warmup, processes, seed, progress):
-    """Spread the repetitions over `processes` fresh interpreters, one at a time."""
-    collected, runs, interrupted = [], [], None
+    """Spread the repetitions over `processes` fresh interpreters, one at a time.
+
+    A worker that dies (an error, the OOM killer) loses its own repetitions
+    only: the others' are kept, and the ResultSet's `lost` says which process,
+    which repetitions and why. The workers after it still run, each being a
+    fresh process; with nothing measured at all, RuntimeError."""
+    where = _importable(benchmark)
+    collected, runs, lost, interrupted = [], [], [], None
     with tempfile.TemporaryDirectory(prefix="pagezero-sweep-") as tmp:
         for proc in range(processes):
             reps = list(range(proc, repeat, processes))
             if not reps:
                 continue
-            spec = {"benchmark": benchmark, "points": points, "repetitions": reps,
-                    "warmup": warmup, "seed": seed, "process": proc,
-                    "output": os.path.join(tmp, f"worker{proc}.json"), "progress": progress}
-            part, interrupted = _run_worker(proc, spec, tmp)
+            spec = {"benchmark": benchmark, "import": where, "points": points,
+                    "repetitions": reps, "warmup": warmup, "seed": seed, "process": proc,
+                    "output": os.path.join(tmp, f"worker{proc}.json"),
+                    "error": os.path.join(tmp, f"worker{proc}.error"), "progress": progress}
+            part, interrupted, reason = _run_worker(spec, tmp)
+            if reason is not None:
+                lost.append({"process": proc, "repetitions": reps, "reason": reason})
             if part is not None:
                 collected += part.results
                 runs += part.runs
             if interrupted:
                 break
-    return ResultSet(collected, runs, machine(), interrupted=interrupted)
+    if lost and not collected and not interrupted:
+        first = lost[0]
+        raise RuntimeError(f"sweep worker {first['process']} failed: {first['reason']}"
+                           + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""))
+    return ResultSet(collected, runs, machine(), interrupted=interrupted, lost=lost)
+
+
+def lost_lines(rs):
+    """One line per worker process a ResultSet lost, for stderr."""
+    return [f"pagezero: warning: worker process {x['process']} lost (repetitions "
+            f"{', '.join(map(str, x['repetitions']))}): {x['reason']}" for x in rs.lost]
 
 
 def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=0):
@@ -253,8 +343,12 @@ def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=
         after the other.
     progress: a tqdm bar on stderr (default: when stderr is a terminal).
 
-    Every point is checked before anything runs. Returns a ResultSet; after
-    Ctrl-C, the part measured, with interrupted=True.
+    Every point is checked before anything runs. Returns a ResultSet, each
+    run description naming its repetition, process and pid; after a stop
+    signal, the part measured, with interrupted naming the signal. A worker
+    process that dies loses its repetitions only: the ResultSet's `lost` lists
+    such processes ({"process", "repetitions", "reason"}) and lost_lines()
+    words them.
     """
     points = _points(benchmark, grid)
     for name, value in (("repeat", repeat), ("processes", processes)):

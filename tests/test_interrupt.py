@@ -184,7 +184,7 @@ def test_a_stop_signal_keeps_the_loops_of_the_point_it_cut_short(fake_bench, int
         cut = rs.results[-1]
         assert cut.samples == (7,) and cut.interrupted == "SIGTERM"
         assert point_key(cut) == key(fake_bench.calls[-1])
-        assert rs.runs[-1] == {"repetition": 0, "process": 0}
+        assert rs.runs[-1] == {"repetition": 0, "process": 0, "pid": os.getpid()}
         assert all(r.interrupted is None for r in rs.results[:-1])
     # A warm-up cut short keeps nothing: its loops were to be thrown away.
 

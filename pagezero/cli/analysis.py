@@ -13,7 +13,7 @@ from ..interrupt import Interrupted, deferred, received
 from ..plot import plot_bars, plot_comparison, plot_rates
 from ..report import SCALES, run_report
 from ..results import ResultSet
-from ..sweeps import BENCHMARKS, sweep
+from ..sweeps import BENCHMARKS, lost_lines, sweep
 from .options import add_format, add_output, check_output, integer, number
 from .render import interrupted_line
 
@@ -103,7 +103,10 @@ def cmd_sweep(args):
     stop = _stopped(rs.interrupted) if rs.interrupted else None
     if stop:
         # The sweep caught the signal to keep what ran; the file says which one.
-        rs = ResultSet(rs.results, rs.runs, rs.machine, interrupted=stop.signame)
+        rs = ResultSet(rs.results, rs.runs, rs.machine, interrupted=stop.signame, lost=rs.lost)
+    # Kept and saved; the lost workers' repetitions are missing, and stderr says so.
+    for line in lost_lines(rs):
+        print(line, file=sys.stderr)
     with deferred():
         rs.save(args.output)
         if args.csv:

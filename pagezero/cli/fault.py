@@ -1,5 +1,6 @@
 """pagezero mem mmap: perf bench mem mmap's fault workloads, with threads,
 fault latencies, the headroom against user-space clears and --reserve."""
+import dataclasses
 import sys
 
 from .. import _core
@@ -9,6 +10,7 @@ from ..units import format_rate, format_size, parse_page
 from .mem import add_loops, add_simple_format, print_functions, print_rate, print_simple
 from .options import UsageError, add_clock, add_output, check_output, integer, resolve_clock
 from .render import Measured, format_ns
+from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
 
 __all__ = ["COMMANDS", "add_parser"]
 
@@ -107,12 +109,21 @@ def cmd_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    job = faults.plan(size=args.size, page=args.page, loops=args.nr_loops,
-                      threads=args.threads, seed=args.randomize, thp=bool(args.thp),
-                      clock=args.clock, latency=args.latency)
+    point = dict(size=args.size, page=args.page, loops=args.nr_loops, threads=args.threads,
+                 seed=args.randomize, thp=bool(args.thp), clock=args.clock,
+                 latency=args.latency)
+    job = faults.plan(**point)
+    runs = check_runs_option(args)
     functions = _functions(args.function, args.latency)
     if args.function != "all":
         faults.check_latency(job, functions[0])
+    if runs > 1 and args.headroom:
+        raise UsageError("--headroom sets faults beside clears of the same process: "
+                         "use it without --runs")
+    if runs > 1:
+        with Measured(args.output, runs * len(functions) * args.nr_loops).saving() as measured:
+            _mmap_runs(args, job, dict(point, reserve=args.reserve), functions, measured)
+        return 0
 
     # The pool is given back (inner block) before the results are saved (outer).
     with Measured(args.output, len(functions) * args.nr_loops).saving() as measured:
@@ -132,6 +143,25 @@ def cmd_mmap(args):
                 _measure_headroom(measured)
                 _print_headroom(args, measured.results, measured.extra)
     return 0
+
+
+def _mmap_runs(args, job, point, functions, measured):
+    """--runs N: every workload in each of N fresh processes; perf's lines per
+    workload over the loops of all runs, each run's latencies, the spread
+    between runs. A workload this kernel lacks ends every run: with -f all,
+    name the workloads instead."""
+    per_workload = measure_runs(measured, "mmap", [dict(point, function=f) for f in functions],
+                                args.runs, lambda r: r.function, functions)
+    for i, results in enumerate(per_workload):
+        result = pooled(results)
+        _print_fault(args, job, dataclasses.replace(result, details=dict(
+            result.details, latency=None)), first=i == 0)
+        _warn_pages(result)
+        if args.format != "simple":
+            if args.latency:
+                for run, r in enumerate(results):
+                    print(_latency_line(r).replace("# latency", f"# run {run}: latency", 1))
+            print(between_runs_line(results))
 
 
 COMMANDS = {"mmap": cmd_mmap}
@@ -165,5 +195,6 @@ def add_parser(mem_sub):
     p.add_argument("--reserve", action="store_true",
                    help="grow the hugepage pool by what the run lacks, as root, and restore "
                         "it afterwards")
+    add_runs(p)
     add_simple_format(p)
     add_output(p)

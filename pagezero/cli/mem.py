@@ -10,6 +10,7 @@ from ..units import format_rate, gb_per_sec
 from .options import (add_clock, add_conditions, add_format, add_output, check_output,
                       fill_value, integer, resolve_clock)
 from .render import Measured
+from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
 
 __all__ = ["COMMANDS", "add_parsers", "print_functions"]
 
@@ -103,18 +104,37 @@ def _cmd_mem(args, benchmark):
     value = args.value if benchmark == "memset" else 0
     # Check everything before running anything, so a bad argument never
     # follows part of a run (or notes about kernels that -f all skips).
-    job = plan(benchmark, size=args.size, page=args.page, chunk=args.chunk,
-               loops=args.nr_loops, clock=args.clock, value=value, thp=bool(args.thp),
-               cache=args.cache, threads=args.threads, threads_mode=args.threads_mode,
-               node=args.node, cpu_node=args.cpu_node, counters=args.counters,
-               offset=args.offset)
+    point = dict(size=args.size, page=args.page, chunk=args.chunk, loops=args.nr_loops,
+                 clock=args.clock, thp=bool(args.thp), cache=args.cache, threads=args.threads,
+                 threads_mode=args.threads_mode, node=args.node, cpu_node=args.cpu_node,
+                 counters=args.counters, offset=args.offset)
+    if benchmark == "memset":
+        point["value"] = value
+    job = plan(benchmark, **point)
+    runs = check_runs_option(args)
     chosen = _selected(args.function, kind, value)
-    with Measured(args.output, len(chosen) * args.nr_loops).saving() as measured:
+    with Measured(args.output, runs * len(chosen) * args.nr_loops).saving() as measured:
+        if runs > 1:
+            _mem_runs(args, benchmark, point, chosen, measured)
+            return 0
         for kernel in chosen:
             result = run(job, kernel.name)
             measured.results.append(result)
             _print_result(args, kernel, result, benchmark, first=len(measured.results) == 1)
     return 0
+
+
+def _mem_runs(args, benchmark, point, chosen, measured):
+    """--runs N: every selected kernel in each of N fresh processes (cli/runs.py
+    says why one process per run, not per kernel); then perf's lines per
+    kernel over the loops of all runs, and the spread between runs."""
+    names = [k.name for k in chosen]
+    per_kernel = measure_runs(measured, benchmark, [dict(point, function=n) for n in names],
+                              args.runs, lambda r: r.function, names)
+    for kernel, results in zip(chosen, per_kernel):
+        _print_result(args, kernel, pooled(results), benchmark, first=kernel is chosen[0])
+        if args.format != "simple":
+            print(between_runs_line(results))
 
 
 def cmd_memset(args):
@@ -165,6 +185,7 @@ def _add_mem_options(p, benchmark):
     p.add_argument("--threads-mode", default="shared", choices=["shared", "private"],
                    help="shared: disjoint parts of one region (default); private: a region "
                         "of --size each")
+    add_runs(p)
     add_simple_format(p)
     add_output(p)
 

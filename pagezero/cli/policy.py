@@ -14,6 +14,8 @@ from .backing import backing_heading, backing_lines, backing_row
 from .mem import add_loops
 from .options import add_conditions, add_format, add_output, check_output, integer, number
 from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
+from .runs import (add_runs, between_runs_line, check_runs_option, measure_runs, pooled,
+                   runs_row)
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -33,24 +35,30 @@ def cmd_batch(args):
                 batches.remove(name)
                 notes.append(f"# batch '{name}' skipped: larger than the "
                              f"{format_size(nbytes)} region")
-    jobs = [plan_batch(size=args.size, batch=b, kernel=args.kernel, loops=loops,
-                       yield_between=args.yield_between, cache=args.cache,
-                       threads=args.threads, node=args.node, counters=args.counters,
-                       backing=args.backing)
-            for b in batches]
+    common = dict(size=args.size, kernel=args.kernel, loops=loops,
+                  yield_between=args.yield_between, cache=args.cache,
+                  threads=args.threads, node=args.node, counters=args.counters,
+                  backing=args.backing)
+    jobs = [plan_batch(batch=b, **common) for b in batches]
+    runs = check_runs_option(args)
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
         print(note, file=sys.stderr)
-    with Measured(args.output, len(jobs) * loops).saving() as measured:
-        for job in jobs:
-            measured.results.append(run_batch(job))
-    results = measured.results
+    with Measured(args.output, runs * len(jobs) * loops).saving() as measured:
+        if runs > 1:
+            per_batch = measure_runs(measured, "batch", [dict(common, batch=b) for b in batches],
+                                     runs, lambda r: r.params["batch"], batches)
+        else:
+            for job in jobs:
+                measured.results.append(run_batch(job))
+            per_batch = [[r] for r in measured.results]
+    results = [pooled(rs) for rs in per_batch]
     rows = [{"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function,
              "batches_per_loop": r.batches_per_loop, "loops": r.loops,
              "bytes_per_sec": r.bytes_per_sec, "worst_ms": r.worst_ms, "p99_ms": r.p99_ms,
              "typical_worst_ms": r.typical_worst_ms, "median_ms": r.median_ms,
-             **backing_row(r), **condition_row(r)}
-            for j, r in zip(jobs, results)]
+             **backing_row(r), **condition_row(r), **runs_row(rs)}
+            for j, r, rs in zip(jobs, results, per_batch)]
     head = jobs[0]
     lines = [f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of "
              f"{backing_heading(results)} in batches with {head.kernel}, {loops} loops, "
@@ -67,6 +75,11 @@ def cmd_batch(args):
     lines += condition_lines(results, "batch's range")
     for line in backing_lines(results, lambda r: f"batch '{r.params['batch']}'"):
         print(line, file=sys.stderr)
+    if runs > 1:
+        lines.append(f"# {runs} runs: GB/s over every loop of every run, worst ms the worst "
+                     f"of all runs, the other latencies the median of the runs'")
+        lines += [between_runs_line(rs, f" (batch {row['batch']})")
+                  for rs, row in zip(per_batch, rows)]
     emit(args, rows, lines, ("bytes_per_sec", "worst_ms", "p99_ms"))
     return 0
 
@@ -79,33 +92,42 @@ def cmd_folio(args):
     if skip_nt:
         # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
         names.remove("nocache-except-target")
-    jobs = [plan_folio(size=args.page, strategy=name, fault_index=fault, kernel=args.kernel,
-                       nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
-                       backing=args.backing, cold=args.cold, cache=args.cache,
-                       node=args.node, counters=args.counters) for name in names]
+    common = dict(size=args.page, fault_index=fault, kernel=args.kernel,
+                  nt_kernel=args.nt_kernel, loops=loops, batch=args.batch,
+                  backing=args.backing, cold=args.cold, cache=args.cache,
+                  node=args.node, counters=args.counters)
+    jobs = [plan_folio(strategy=name, **common) for name in names]
+    runs = check_runs_option(args)
     if skip_nt:
         print("# strategy 'nocache-except-target' skipped: no non-temporal kernel "
               "available here", file=sys.stderr)
-    with Measured(args.output, len(jobs) * loops).saving() as measured:
-        # One folio (and scrub buffer) for every strategy: they differ in order only.
-        memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
-        try:
-            for job in jobs:
-                measured.results.append(run_folio(job, memory))
-        finally:
-            memory.close()
-    results = measured.results
+    with Measured(args.output, runs * len(jobs) * loops).saving() as measured:
+        if runs > 1:
+            # Each run's process maps its own folio for each strategy (folio()).
+            per_strategy = measure_runs(measured, "folio",
+                                        [dict(common, strategy=n) for n in names], runs,
+                                        lambda r: r.params["strategy"], names)
+        else:
+            # One folio (and scrub buffer) for every strategy: they differ in order only.
+            memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
+            try:
+                for job in jobs:
+                    measured.results.append(run_folio(job, memory))
+            finally:
+                memory.close()
+            per_strategy = [[r] for r in measured.results]
+    results = [pooled(rs) for rs in per_strategy]
     rows = [{"strategy": r.params["strategy"], "kernel": r.function,
              "nt_kernel": r.params["nt_kernel"], "folio_bytes": r.bytes_per_loop,
              "fault_index": fault, **backing_row(r), "loops": r.loops,
              "bytes_per_sec": r.clear_bytes_per_sec,
              "touch_ns_per_line": r.touch_ns_per_line, "cold_ns_per_line": r.cold_ns_per_line,
              "touch_lines": r.touch_lines, "cold_method": r.cold_method,
-             **condition_row(r)}
-            for r in results]
+             **condition_row(r), **runs_row(rs)}
+            for r, rs in zip(results, per_strategy)]
     r0 = results[0]
     first, count = r0.neighbourhood
-    backing = memory.page_label
+    backing = memory.page_label if runs == 1 else backing_heading(results)
     if "huge_share" in r0.details:
         backing = backing_heading(results)
     nt = {j.nt_kernel for j in jobs} - {None}
@@ -124,6 +146,11 @@ def cmd_folio(args):
     lines += condition_lines(results, "folio")
     for line in backing_lines(results, lambda r: f"strategy '{r.params['strategy']}'"):
         print(line, file=sys.stderr)
+    if runs > 1:
+        lines.append(f"# {runs} runs: medians over every loop of every run; the spread "
+                     f"between runs is the clearing rate's")
+        lines += [between_runs_line(rs, f" ({row['strategy']})")
+                  for rs, row in zip(per_strategy, rows)]
     emit(args, rows, lines, ("bytes_per_sec", "touch_ns_per_line", "cold_ns_per_line"))
     return 0
 
@@ -198,6 +225,7 @@ def _add_folio(sub):
                         "where the CPU has it)")
     add_conditions(f, "flush the whole folio from the caches before each clear (after the "
                       "scrub read), outside the timing")
+    add_runs(f)
     add_format(f, ("default", "simple", "json"),
                help="simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy")
     add_output(f)
@@ -224,6 +252,7 @@ def _add_batch(sub):
                    threads_text="threads, each pinned to its own CPU and clearing its own "
                                 "region of --size in batches, every pass started together "
                                 "(default: 1)")
+    add_runs(b)
     add_format(b, ("default", "simple", "json"), help="simple: 'rate worst_ms p99_ms' per batch")
     add_output(b)
 

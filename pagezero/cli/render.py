@@ -100,6 +100,9 @@ class Measured:
         self.output, self.planned, self.unit = output, planned, unit
         self.results = []   # counted in "N of M"
         self.extra = []     # saved too (headroom's clears), not counted
+        # With --runs: each result's run description (its process), and the
+        # worker processes lost (pagezero.runs); saved with the results.
+        self.runs, self.lost = [], []
 
     def _save(self, interrupted=None):
         results = self.results + self.extra
@@ -109,7 +112,8 @@ class Measured:
         with deferred():
             # ResultSet.interrupted is a flag today; the signal's name says more
             # once it keeps one.
-            ResultSet(results, interrupted=interrupted).save(self.output)
+            runs = self.runs + [{}] * (len(results) - len(self.runs))
+            ResultSet(results, runs, interrupted=interrupted, lost=self.lost).save(self.output)
         return True
 
     @contextlib.contextmanager

@@ -11,6 +11,7 @@ from ..conditions import Conditions, check_loops, evict_bytes
 from ..mappings import (Backing, backing_details, check_backing, chosen_backing, kernel_backing,
                          observed_backing)
 from ..region import region
+from ..runs import check_runs, in_processes
 from ..sysinfo import machine
 from ..units import format_size, parse_size
 from .orders import PAGE_SIZE, Step, batch_bytes, bind, check_kernel, default_kernel, pages
@@ -165,7 +166,7 @@ def run_batch(p, buffer=None, record=False):
 
 
 def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, cache="hot",
-          threads=1, node=None, counters=False, backing="auto"):
+          threads=1, node=None, counters=False, backing="auto", runs=1):
     """Clear `size` bytes in batches, timing every batch.
 
     batch: a preset ("page", "8MB", "32MB", "extent") or a size, a whole
@@ -197,6 +198,12 @@ def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, 
 
     Returns a BatchResult: bytes_per_sec over whole passes, and worst_ms,
     p99_ms, median_ms, typical_worst_ms over every batch (of every thread).
+    runs: 1 (default) measures here and returns a BatchResult; N > 1 measures in N
+        fresh processes, one after the other, each with its own mapping,
+        prefault and loops, and returns a ResultSet of N BatchResults,
+        runs[i]["process"] = i (pagezero.runs).
     """
+    if check_runs(runs) > 1:
+        return in_processes("batch", locals())
     return run_batch(plan_batch(size, batch, kernel, loops, yield_between, cache, threads,
                                 node, counters, backing))

@@ -6,6 +6,7 @@ from .. import _core, hugepages, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
 from ..mappings import BACKINGS, Backing, backing_details, chosen_backing, kernel_backing
 from ..region import region
+from ..runs import check_runs, in_processes
 from ..sysinfo import llc_bytes, machine
 from ..units import format_size, parse_size
 from .orders import (PAGE_SIZE, batch_bytes, bind, check_fault, check_kernel, check_strategy,
@@ -228,7 +229,7 @@ def run_folio(p, memory=None):
 
 def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
           nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
-          node=None, counters=False):
+          node=None, counters=False, runs=1):
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     size: "2MB", "1GB" or any power-of-two number of 4KB pages.
@@ -260,6 +261,12 @@ def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
     Before each loop the folio is dirtied and pushed out of cache. Returns a
     FolioResult: clearing rate, and touch_ns_per_line / cold_ns_per_line for
     the neighbourhood (fault +-2 pages, clamped) right after the clear and cold.
+    runs: 1 (default) measures here and returns a FolioResult; N > 1 measures in N
+        fresh processes, one after the other, each with its own mapping,
+        prefault and loops, and returns a ResultSet of N FolioResults,
+        runs[i]["process"] = i (pagezero.runs).
     """
+    if check_runs(runs) > 1:
+        return in_processes("folio", locals())
     return run_folio(plan_folio(size, strategy, fault_index, kernel, nt_kernel, loops, batch,
                                 backing, cold, cache, node, counters))

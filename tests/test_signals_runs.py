@@ -1,0 +1,93 @@
+"""A stop signal during --runs: the runs measured before it are kept, with the
+completed loops of the run it cut short, saved with -o, and the command exits
+with the shell's status for the signal."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import pagezero
+from conftest import TESTS_DIR
+
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+LOOPS = 300     # of 4MB faults: a run lasts a second or more
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(c) for c in f.read().split()]
+
+
+def second_run_started(proc, timeout=120):
+    """Wait until the first run's process has ended and the second's has begun."""
+    first, deadline = None, time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        kids = children(proc.pid)
+        if kids and first is None:
+            first = kids[0]
+        elif kids and kids[0] != first:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the second run never started: {proc.communicate()}")
+
+
+# 0: while the second run's interpreter starts, before its handlers are in place
+# (it is started with the signals held, so none ends it with a traceback);
+# 1.5: into its loops, usually (between runs keeps the same).
+@pytest.mark.parametrize("sig, delay", [(signal.SIGINT, 0), (signal.SIGTERM, 1.5),
+                                        (signal.SIGHUP, 1.5)])
+def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
+    out = tmp_path / "runs.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pagezero", "mem", "mmap", "-s", "4MB", "-f", "demand",
+         "-l", str(LOOPS), "--runs", "3", "-o", str(out)],
+        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        second_run_started(proc)
+        time.sleep(delay)
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == STATUS[sig], err
+    assert "Traceback" not in err
+    m = re.search(rf"^pagezero: interrupted by {sig.name} after (\d+) of {3 * LOOPS} loops; "
+                  rf"saved to {re.escape(str(out))}$", err, re.M)
+    assert m, err
+    rs = pagezero.ResultSet.load(str(out))
+    assert rs.interrupted == sig.name
+    processes = [run["process"] for run in rs.runs]
+    assert processes[0] == 0 and set(processes) <= {0, 1}
+    assert rs.results[0].loops == LOOPS and rs.results[0].interrupted is None
+    assert sum(r.loops for r in rs) == int(m.group(1))
+    if len(rs) > 1:     # the cut run: its completed loops, marked
+        assert rs.results[1].interrupted == sig.name or rs.results[1].loops == LOOPS
+
+
+def test_a_signal_as_a_sweep_worker_starts_keeps_the_earlier_workers(tmp_path):
+    # The sweep passes the signal on at once; the worker, still importing
+    # pagezero, takes it once its handlers are in place: no traceback, and the
+    # first worker's repetition is kept.
+    out = tmp_path / "sweep.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pagezero", "sweep", "mmap", "-g", "function=demand",
+         "-g", "size=4MB", "-g", f"loops={LOOPS}", "--warmup", "0", "-r", "2",
+         "--processes", "2", "-o", str(out)],
+        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        second_run_started(proc)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    rs = pagezero.ResultSet.load(str(out))
+    assert rs.interrupted == "SIGINT"
+    assert [run["process"] for run in rs.runs][:1] == [0] and rs.results[0].loops == LOOPS

@@ -2,7 +2,8 @@
 import pytest
 
 from pagezero.advise_ties import (CHECKED_AGAINST, TIE_FLOOR_PCT, batch_for_budget,
-                                  best_kernels, choose_kernel, knee, tied, tolerance_pct)
+                                  best_kernels, choose_kernel, knee, run_spreads, tied,
+                                  tolerance_pct)
 
 KB, MB = 1 << 10, 1 << 20
 GBPS = 1e9
@@ -165,3 +166,26 @@ def test_a_point_halfway_up_ties_two_knees_and_the_smaller_is_taken():
 def test_a_falling_curve_has_no_knee_to_tie():
     extent, step, tied_extents = knee(_curve([60, 55, 50, 45, 40, 35, 30, 30]))
     assert step <= 1 and tied_extents == []
+
+
+# The noise between runs ----------------------------------------------------------------
+
+
+def test_a_run_the_whole_machine_slowed_does_not_count_as_noise():
+    # Run 1 ran at half speed for every cell (another task on the CPU): the
+    # cells' order within each run is the same, so their spread is none.
+    medians = {("a", 1): {0: 100, 1: 50, 2: 100}, ("b", 1): {0: 90, 1: 45, 2: 90},
+               ("a", 2): {0: 80, 1: 40, 2: 80}}
+    assert all(s == pytest.approx(0, abs=1e-9) for s in run_spreads(medians).values())
+
+
+def test_a_cell_that_moves_against_its_run_keeps_its_spread():
+    medians = {("a", 1): {0: 100, 1: 100, 2: 100}, ("b", 1): {0: 90, 1: 90, 2: 90},
+               ("c", 1): {0: 80, 1: 60, 2: 80}}
+    spreads = run_spreads(medians)
+    assert spreads[("a", 1)] == pytest.approx(0, abs=1e-9)
+    assert spreads[("c", 1)] > 10
+
+
+def test_one_run_has_no_spread_between_runs():
+    assert run_spreads({("a", 1): {0: 100}}) == {("a", 1): None}

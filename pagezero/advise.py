@@ -25,7 +25,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from .advise_ties import batch_for_budget, best_kernels, knee, run_spreads
+from .advise_ties import TIE_FLOOR_PCT, batch_for_budget, best_kernels, knee, run_spreads
 from .interrupt import Interrupted
 from .kernels import kernels
 from .points import point_summary
@@ -114,7 +114,7 @@ class Advice:
                  f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
                  "(GB/s = 10^9 bytes/s; medians over runs):",
                  "Candidates within the noise between runs are tied (the larger of twice "
-                 "their spread and 3%); among tied kernels, clear_pages()'s "
+                 f"their spread and {TIE_FLOOR_PCT:g}%); among tied kernels, clear_pages()'s "
                  f"({self.knee_kernel}) if tied, else the first in the kernel table.",
                  "", "Fastest kernel by extent:"]
         if self.interrupted:

@@ -189,3 +189,9 @@ def test_a_cell_that_moves_against_its_run_keeps_its_spread():
 
 def test_one_run_has_no_spread_between_runs():
     assert run_spreads({("a", 1): {0: 100}}) == {("a", 1): None}
+
+
+def test_only_a_neighbouring_split_ties_with_the_knee():
+    # Very noisy extents: still, the knee may move by one extent at most.
+    extent, _, tied_extents = knee(_curve([30, 31, 30, 29, 42.4, 60, 62, 61], spread=40))
+    assert extent == 16 * MB and set(tied_extents) <= {32 * MB}

@@ -77,11 +77,6 @@ class Advice:
     backing: str = "4KB"        # the pages the region was on, in words
     interrupted: object = None  # None, or the signal that cut the sweep short ("SIGINT")
 
-    @property
-    def rounds(self):
-        """The runs under the name of the single-process sweep's rounds."""
-        return self.runs
-
     def to_json(self):
         """The documented shape: today's keys, and "tied", "typical_worst_ms",
         "max_worst_ms", "checked_against" per row, "knee_tied", "runs" and

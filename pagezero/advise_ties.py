@@ -11,7 +11,8 @@ last digit:
   arch/x86/include/asm/page_64.h), else the first of them in the kernel
   table (the registry's order);
 - a batch for a latency budget: the largest batch among the tied (fewest
-  resched points), then the kernel rule among the tied at that batch;
+  resched points), then the kernel rule among the kernels tied at that
+  batch (with the fastest there, as for the best kernel by extent);
 - the knee: of the best one-step fit and a neighbouring split tied with
   it, the smaller extent (the first from which the faster level is within
   noise).
@@ -101,15 +102,23 @@ def batch_for_budget(cells, budget_ms, order, clear_pages):
     """The batch for one latency budget and whether anything fits it.
 
     Among the cells whose typical worst fits the budget, the fastest and all
-    tied with it; of those the largest batch, then the kernel rule. The row
-    names the tied alternatives. When nothing fits: the cell with the
+    tied with it; of those the largest batch; at that batch the kernel rule
+    among the kernels tied with the fastest there. The row names the
+    alternatives tied with the fastest overall. When nothing fits: the cell with the
     smallest typical worst, no ties (nothing to choose between)."""
     fitting = {c: v for c, v in cells.items() if v[CHECKED_AGAINST] <= budget_ms}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
         ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
         extent = max(e for _, e in ties)
-        kernel = choose_kernel([k for k, e in ties if e == extent], order, clear_pages)
+        # The kernel as for the best kernel by extent: among those tied with
+        # the fastest at that batch. Those tied with the fastest overall are
+        # often one or two there, which of them changes from one measurement
+        # to the next, and the rule would then have nothing to choose from.
+        here = {k: v for (k, e), v in fitting.items() if e == extent}
+        top = max(here.values(), key=lambda v: v["bytes_per_sec"])
+        kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order,
+                               clear_pages)
         fits = True
     else:
         kernel, extent = min(cells, key=lambda c: (cells[c][CHECKED_AGAINST],

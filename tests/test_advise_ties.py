@@ -195,3 +195,16 @@ def test_only_a_neighbouring_split_ties_with_the_knee():
     # Very noisy extents: still, the knee may move by one extent at most.
     extent, _, tied_extents = knee(_curve([30, 31, 30, 29, 42.4, 60, 62, 61], spread=40))
     assert extent == 16 * MB and set(tied_extents) <= {32 * MB}
+
+
+def test_budget_kernel_is_chosen_among_those_tied_at_its_batch():
+    # 32MB is the largest batch tied with the fastest (avx-nt, 4% below it);
+    # movnti is 8% below the fastest but within noise of avx-nt at 32MB, and
+    # comes first in the table: the kernel rule picks it there.
+    cells = {("x86-64-avx-nt", 8 * MB): cell(100, typical=0.1),
+             ("x86-64-avx-nt", 32 * MB): cell(96, typical=0.4),
+             ("x86-64-movnti", 32 * MB): cell(92, typical=0.4)}
+    row, _ = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES)
+    assert (row["batch_bytes"], row["kernel"]) == (32 * MB, "x86-64-movnti")
+    assert [(t["batch_bytes"], t["kernel"]) for t in row["tied"]] == [
+        (8 * MB, "x86-64-avx-nt"), (32 * MB, "x86-64-avx-nt")]

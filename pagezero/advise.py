@@ -223,7 +223,8 @@ def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None, runs=None)
             partial = _analyse(rs, budgets, cfg, seconds, rs.interrupted)
         except ValueError:
             partial = None      # too little to analyse (no knee from one extent)
-        raise Interrupted(signal.Signals[rs.interrupted], partial=partial)
+        signum = getattr(signal, str(rs.interrupted), signal.SIGINT)  # its name, as sweeps keep it
+        raise Interrupted(signum, partial=partial)
     return _analyse(rs, budgets, cfg, seconds)
 
 

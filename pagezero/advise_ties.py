@@ -39,8 +39,8 @@ import statistics
 
 from .stats import KNEE_MIN_EXTENT, find_knee
 
-__all__ = ["TIE_FLOOR_PCT", "run_spreads", "tolerance_pct", "tied", "choose_kernel", "batch_for_budget",
-           "best_kernels", "knee", "CHECKED_AGAINST"]
+__all__ = ["TIE_FLOOR_PCT", "run_spreads", "tolerance_pct", "tied", "choose_kernel",
+           "batch_for_budget", "best_kernels", "knee", "CHECKED_AGAINST"]
 
 # Differences smaller than this are never told apart: the between-run spread
 # of a 256MB clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of

@@ -126,7 +126,8 @@ def test_budget_takes_clear_pages_when_tied_at_the_largest_batch():
 
 
 def test_budget_nothing_fits_gives_the_smallest_typical_worst_and_no_ties():
-    cells = {("generic", 8 * MB): cell(30, typical=0.3), ("generic", 32 * MB): cell(60, typical=0.6)}
+    cells = {("generic", 8 * MB): cell(30, typical=0.3),
+             ("generic", 32 * MB): cell(60, typical=0.6)}
     row, fits = batch_for_budget(cells, 0.1, ORDER, CLEAR_PAGES)
     assert not fits and row["fits"] is False
     assert (row["batch_bytes"], row["tied"]) == (8 * MB, [])

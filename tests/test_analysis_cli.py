@@ -271,7 +271,7 @@ def test_report_tiny(report_dir):
     assert "## Several CPUs at once" in md
     assert "## Advice" in md and "budget" in summary
     advice = json.loads((d / "advice.json").read_text())
-    assert set(advice) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
+    assert set(advice) >= {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
 
 
 def test_report_refuses_an_existing_report(report_dir):

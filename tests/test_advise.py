@@ -1,7 +1,8 @@
 """pagezero advise: the analysis on made-up data, and the shape of a real quick sweep."""
+import dataclasses
+import functools
 import json
 import signal
-import sys
 
 import pytest
 
@@ -9,7 +10,8 @@ import pagezero
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.policy import default_kernel
-from pagezero.advise import SWEEPS, batch_for_budget
+from pagezero import sweeps
+from pagezero.advise import SWEEPS
 from pagezero.stats import best_kernels, find_knee
 from pagezero.sysinfo import llc_bytes
 
@@ -74,23 +76,6 @@ def test_best_kernels_merges_ranges_and_keeps_near_ties():
     assert rows[1]["bytes_per_sec"] == 50.0
 
 
-# batch_for_budget ----------------------------------------------------------------
-
-
-def test_batch_for_budget_takes_the_fastest_that_fits():
-    cells = {("a", 8 * MB): {"bytes_per_sec": 30 * GBPS, "worst_ms": 0.3},
-             ("a", 32 * MB): {"bytes_per_sec": 60 * GBPS, "worst_ms": 0.6},
-             ("b", 128 * MB): {"bytes_per_sec": 90 * GBPS, "worst_ms": 1.5}}
-    row, fits = batch_for_budget(cells, 1.0)
-    assert fits and (row["batch_bytes"], row["kernel"]) == (32 * MB, "a")
-    assert row == {"budget_ms": 1.0, "batch_bytes": 32 * MB, "kernel": "a",
-                   "bytes_per_sec": 60 * GBPS, "worst_ms": 0.6}
-    row, fits = batch_for_budget(cells, 3)
-    assert fits and row["batch_bytes"] == 128 * MB
-    row, fits = batch_for_budget(cells, 0.1)
-    assert not fits and row["batch_bytes"] == 8 * MB
-
-
 # A real quick sweep ----------------------------------------------------------------
 
 
@@ -99,26 +84,53 @@ def quick():
     return pagezero.advise(quick=True, budgets_ms=(1, 3, 0.5))
 
 
-def test_json_has_exactly_the_documented_shape(quick):
+BEST_KEYS = {"min_bytes", "max_bytes", "kernel", "bytes_per_sec"}
+BATCH_KEYS = {"budget_ms", "batch_bytes", "kernel", "bytes_per_sec", "worst_ms"}
+
+
+def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
     doc = quick.to_json()
-    assert set(doc) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
+    assert set(doc) == {"knee_bytes", "llc_bytes", "best_kernel", "batch", "knee_tied",
+                        "runs", "backing"}
     assert type(doc["knee_bytes"]) is int and type(doc["llc_bytes"]) is int
+    assert doc["runs"] == 1 and doc["backing"] == quick.backing
+    assert all(type(e) is int for e in doc["knee_tied"])
     assert doc["best_kernel"]
     for row in doc["best_kernel"]:
-        assert set(row) == {"min_bytes", "max_bytes", "kernel", "bytes_per_sec"}
+        assert set(row) == BEST_KEYS | {"tied"}
         assert type(row["min_bytes"]) is int and type(row["max_bytes"]) is int
         assert type(row["kernel"]) is str and type(row["bytes_per_sec"]) is float
+        assert row["kernel"] not in row["tied"]
     assert [r["budget_ms"] for r in doc["batch"]] == [1.0, 3.0, 0.5]
     for row in doc["batch"]:
-        assert set(row) == {"budget_ms", "batch_bytes", "kernel", "bytes_per_sec", "worst_ms"}
+        assert set(row) == BATCH_KEYS | {"typical_worst_ms", "max_worst_ms", "checked_against",
+                                         "fits", "spread_pct", "tied"}
         assert type(row["budget_ms"]) is float and type(row["batch_bytes"]) is int
         assert type(row["kernel"]) is str
         assert type(row["bytes_per_sec"]) is float and type(row["worst_ms"]) is float
+        # worst_ms is the typical worst under its old name, and says so.
+        assert row["checked_against"] == "typical_worst_ms"
+        assert row["worst_ms"] == row["typical_worst_ms"] <= row["max_worst_ms"]
+        for t in row["tied"]:
+            assert set(t) == {"batch_bytes", "kernel", "bytes_per_sec"}
+            assert (t["kernel"], t["batch_bytes"]) in quick.cells
+
+
+def test_quick_is_one_run_and_says_so(quick):
+    assert quick.runs == 1
+    assert all(c["runs"] == 1 and c["spread_of"] == "loops" for c in quick.cells.values())
+    assert "1 run of 2 passes (--quick" in quick.describe()[0]
+
+
+def test_the_backing_is_the_results_and_is_printed(quick):
+    assert quick.backing in ("2MB hugetlb", "2MB THP", "4KB")
+    assert f"region on {quick.backing} pages" in quick.describe()[0]
 
 
 def test_knee_lies_within_the_measured_extents(quick):
     assert quick.extents == SWEEPS["quick"]["extents"]
     assert quick.knee_bytes in quick.extents
+    assert set(quick.knee_tied) <= set(quick.extents) - {quick.knee_bytes}
 
 
 def test_llc_is_the_machines(quick):
@@ -139,15 +151,25 @@ def test_batches_are_measured_cells(quick):
     for row, fits in zip(quick.batch, quick.batch_fits):
         assert row["batch_bytes"] in quick.extents
         cell = quick.cells[(row["kernel"], row["batch_bytes"])]
-        assert cell["worst_ms"] == row["worst_ms"]
-        assert fits == (row["worst_ms"] <= row["budget_ms"])
+        assert cell["typical_worst_ms"] == row["typical_worst_ms"]
+        assert cell["max_worst_ms"] == row["max_worst_ms"]
+        assert fits == row["fits"] == (row["typical_worst_ms"] <= row["budget_ms"])
 
 
-def test_words_name_the_knee_and_the_budgets(quick):
+def test_words_name_the_knee_the_budgets_the_ties_and_what_was_checked(quick):
     text = "\n".join(quick.describe())
     assert "Knee" in text and quick.knee_kernel in text
     assert "1 ms:" in text and "3 ms:" in text and "0.5 ms:" in text
     assert pagezero.format_size(quick.llc_bytes) in text
+    assert "by typical worst batch latency" in text and "max:" in text
+    for row in quick.batch:
+        assert f"typical worst {row['typical_worst_ms']:.2f} ms" in text
+        assert bool(row["tied"]) == (f"{row['budget_ms']:g} ms: " in text and
+                                     "tied: " in text.split(f"{row['budget_ms']:g} ms: ")[1]
+                                     .split("\n")[1])
+    for row in quick.best_kernel:
+        if row["tied"]:
+            assert f"(tied: {', '.join(row['tied'])})" in text
 
 
 @pytest.mark.parametrize("budgets", [(), (0,), (-1,), ("1",), (float("nan"),), (True,)])
@@ -156,57 +178,72 @@ def test_bad_budgets(budgets):
         pagezero.advise(quick=True, budgets_ms=budgets)
 
 
+@pytest.mark.parametrize("runs", [0, 2, 1.5, True])
+def test_the_full_sweep_needs_three_runs(runs):
+    with pytest.raises(ValueError, match="runs"):
+        pagezero.advise(runs=runs)
+
+
+def test_runs_are_fresh_processes_and_recorded():
+    advice = pagezero.advise(quick=True, runs=2, budgets_ms=(1,))
+    assert advice.runs == 2 and advice.to_json()["runs"] == 2
+    assert all(c["runs"] == 2 and c["spread_of"] == "runs" for c in advice.cells.values())
+    assert "2 runs (fresh processes) of 2 passes each" in advice.describe()[0]
+
+
 # A signal in the middle of the sweep ---------------------------------------------
 
 
-def _stop_after(monkeypatch, calls, sig=signal.SIGTERM, partial=True):
-    """Make the sweep's run_batch stop with `sig` at call number `calls`,
-    carrying that cell's passes when `partial` (as the C loops do)."""
-    real = sys.modules["pagezero.advise"].run_batch
+def _stop_when(monkeypatch, knee_extents, sig=signal.SIGTERM, partial=True):
+    """Make the quick sweep's batch runs stop with `sig` once clear_pages()'s
+    kernel has measured `knee_extents` extents, carrying that run's passes
+    when `partial` (as the C loops do). Returns the calls seen."""
+    real = sweeps.BENCHMARKS["batch"]
     seen = []
 
-    def run(plan, buffer=None):
-        r = real(plan, buffer)
-        seen.append(plan)
-        if len(seen) == calls:
+    @functools.wraps(real.run)      # the sweep reads the parameters off its signature
+    def run(**params):
+        r = real.run(**params)
+        seen.append(params)
+        if sum(p["kernel"] == default_kernel() for p in seen) == knee_extents:
             raise Interrupted(sig, partial=r if partial else None)
         return r
-    monkeypatch.setattr(sys.modules["pagezero.advise"], "run_batch", run)
+    monkeypatch.setitem(sweeps.BENCHMARKS, "batch", dataclasses.replace(real, run=run))
     return seen
 
 
-def _knee_cells(extents):
-    """Calls of the quick sweep (one round, kernel after kernel) until the knee
-    kernel (clear_pages()'s) has `extents` extents measured."""
-    names = [k.name for k in pagezero.kernels("clear") if k.available]
-    return names.index(default_kernel()) * len(SWEEPS["quick"]["extents"]) + extents
-
-
 def test_an_interrupted_sweep_advises_from_the_cells_measured(monkeypatch):
-    calls = _knee_cells(2)
-    seen = _stop_after(monkeypatch, calls)
+    seen = _stop_when(monkeypatch, 2)
     with pytest.raises(Interrupted) as e:
         pagezero.advise(quick=True)
     advice = e.value.partial
     assert e.value.signum == signal.SIGTERM
     # The cells done before and the one the signal cut short, no more.
-    assert len(advice.cells) == calls == len(seen)
+    assert len(advice.cells) == len(seen)
     assert advice.interrupted == "SIGTERM" and advice.to_json()["interrupted"] == "SIGTERM"
     assert advice.knee_bytes in advice.extents
     assert "Interrupted by SIGTERM" in "\n".join(advice.describe())
 
 
 def test_a_sweep_stopped_before_two_extents_has_no_advice(monkeypatch):
-    _stop_after(monkeypatch, _knee_cells(1), partial=False)
+    _stop_when(monkeypatch, 1, partial=False)
     with pytest.raises(Interrupted) as e:
         pagezero.advise(quick=True)
     assert e.value.partial is None
 
 
 def test_cli_advise_saves_the_partial_advice(monkeypatch, tmp_path, capsys):
-    _stop_after(monkeypatch, _knee_cells(2), sig=signal.SIGHUP)
+    _stop_when(monkeypatch, 2, sig=signal.SIGHUP)
     out = tmp_path / "advice.json"
     assert main(["advise", "--quick", "-o", str(out)]) == 129
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"pagezero: interrupted by SIGHUP; the partial advice is in {out}"
     assert json.loads(out.read_text())["interrupted"] == "SIGHUP"
+
+
+def test_cli_quick_says_one_run(capsys):
+    assert main(["advise", "--quick", "--budget", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "1 run of 2 passes (--quick" in out and "2 ms:" in out
+    assert main(["advise", "--quick", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == 1

@@ -115,7 +115,7 @@ def test_batch_output_file(tmp_path):
 
 def test_advise_quick_json_shape():
     doc = json.loads(ok(pagezero_cli("advise", "--quick", "--format", "json")))
-    assert set(doc) == {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
+    assert set(doc) >= {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
     assert [b["budget_ms"] for b in doc["batch"]] == [1.0, 3.0]
 
 

@@ -261,9 +261,11 @@ def _add_advise(sub):
     text = "sweep this machine and advise kernels, the cache knee and batch sizes"
     a = sub.add_parser("advise", help=text, description=text)
     a.add_argument("--quick", action="store_true",
-                   help="a sweep of a few seconds (smoke test, not a measurement)")
+                   help="a sweep of a few seconds in 1 run (smoke test, not a measurement; "
+                        "the full sweep makes 3 runs, fresh processes)")
     a.add_argument("--budget", action="append", metavar="MS", type=number,
-                   help="worst-case batch latency budget in ms; repeat for several "
+                   help="budget in ms for the typical worst batch latency (the slowest "
+                        "batch position, median over passes and runs); repeat for several "
                         "(default: 1 and 3)")
     add_format(a, ("default", "json"))
     add_output(a, help="also write the JSON advice")

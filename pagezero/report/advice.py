@@ -61,7 +61,7 @@ def _tabulate(section, advice, quick):
     beyond = " (larger than the LLC, as the kernel clears fresh pages)" \
         if advice.llc_bytes and advice.region_bytes > advice.llc_bytes else ""
     question = f"clearing a {region} region{beyond} in batches between resched points"
-    rows = ["| budget (ms) | batch | kernel | GB/s | worst batch (ms) | fits | tied with |",
+    rows = ["| budget (ms) | batch | kernel | GB/s | typical worst batch (ms) | fits | tied with |",
             "|---|---|---|---|---|---|---|"]
     for row, fits in zip(advice.batch, advice.batch_fits):
         batch, worst = format_size(row["batch_bytes"]), _ms(_worst_ms(row))
@@ -71,7 +71,7 @@ def _tabulate(section, advice, quick):
         if fits:
             section.summary.append(
                 f"For {question}, within a {row['budget_ms']:g} ms budget: batches of {batch} "
-                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, worst "
+                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, typical worst "
                 f"batch {worst} ms; advice table).")
         else:
             section.summary.append(f"For {question}: no batch measured stays within "

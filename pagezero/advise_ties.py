@@ -1,0 +1,215 @@
+"""Ties in the advice: candidates whose difference is within the measured noise.
+
+A sweep that names the fastest of near-equals presents a coin toss as a
+recommendation: measured again, another of them wins. So advise treats two
+candidates as tied when their rates differ by no more than the noise between
+runs, and chooses among tied candidates by a fixed rule instead of by the
+last digit:
+
+- a kernel: the one the Linux clear_pages() uses on this CPU when it is
+  among the tied (rep stosb with ERMS, else rep stosq, on x86-64:
+  arch/x86/include/asm/page_64.h), else the first of them in the kernel
+  table (the registry's order);
+- a batch for a latency budget: the largest batch among the tied (fewest
+  resched points), then the kernel rule among the kernels tied at that
+  batch (with the fastest there, as for the best kernel by extent);
+- the knee: of the best one-step fit and a neighbouring split tied with
+  it, the smaller extent (the first from which the faster level is within
+  noise).
+
+The noise of a cell is the spread between runs (the standard deviation of
+the per-run medians in % of their mean; a run is one process), or of the
+loops when only one run was made (points.point_summary). Between runs, each
+run is first divided by its load factor (run_spreads): on a shared machine
+another task can slow a whole run, every cell of it alike, and that common
+factor cannot change which candidate is faster within the run, so it must
+not tie everything either. Two rates are tied
+when they differ by less than twice the larger of their two spreads, or
+TIE_FLOOR_PCT, whichever is larger: two medians each off by up to one
+spread can differ by two, and with three runs a spread is itself only
+roughly known, hence the floor.
+
+Every function here works on plain dicts, so the rules can be checked on
+made-up cells:
+    cells: {(kernel, extent): {"bytes_per_sec", "spread_pct",
+            "typical_worst_ms", "max_worst_ms"}}
+"""
+import math
+import statistics
+
+from .stats import KNEE_MIN_EXTENT, find_knee
+
+__all__ = ["TIE_FLOOR_PCT", "run_spreads", "tolerance_pct", "tied", "choose_kernel",
+           "batch_for_budget", "best_kernels", "knee", "CHECKED_AGAINST"]
+
+# Differences smaller than this are never told apart: the between-run spread
+# of a 256MB clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of
+# the buffer), and three runs estimate a spread only roughly.
+TIE_FLOOR_PCT = 5.0
+
+# What a budget is checked against: the slowest batch position, median over a
+# run's passes, then median over runs (what a batch costs when no other task
+# takes the CPU in the middle of it), not the slowest batch ever seen.
+CHECKED_AGAINST = "typical_worst_ms"
+
+
+def run_spreads(run_medians):
+    """{cell: spread between runs in %} from {cell: {run: median}}, after
+    dividing each run by its load factor: the median over the cells it
+    measured of its median over that cell's median across runs. Cells
+    measured in one run only get None (no spread between runs)."""
+    centre = {c: statistics.median(m.values()) for c, m in run_medians.items()}
+    ratios = {}
+    for c, m in run_medians.items():
+        for run, v in m.items():
+            if centre[c] > 0:
+                ratios.setdefault(run, []).append(v / centre[c])
+    factor = {run: statistics.median(r) or 1.0 for run, r in ratios.items()}
+    out = {}
+    for c, m in run_medians.items():
+        adjusted = [v / factor[run] for run, v in m.items()]
+        mean = statistics.fmean(adjusted)
+        out[c] = (100.0 * statistics.stdev(adjusted) / mean if len(adjusted) > 1 and mean
+                  else None)
+    return out
+
+
+def tolerance_pct(a, b):
+    """How far apart (in %) cells a and b may be and still be tied."""
+    return max(TIE_FLOOR_PCT, 2.0 * max(a.get("spread_pct", 0.0), b.get("spread_pct", 0.0)))
+
+
+def tied(best, other):
+    """Whether `other`'s rate is within the noise of `best`'s (best the faster)."""
+    b, o = best["bytes_per_sec"], other["bytes_per_sec"]
+    return b - o <= b * tolerance_pct(best, other) / 100.0
+
+
+def choose_kernel(names, order, clear_pages):
+    """The kernel rule: clear_pages when among `names`, else the first of
+    `names` in `order` (the kernel table)."""
+    names = set(names)
+    if clear_pages in names:
+        return clear_pages
+    return min(names, key=lambda k: order.index(k) if k in order else len(order))
+
+
+def _sort(names, order):
+    return sorted(names, key=lambda k: (order.index(k) if k in order else len(order), k))
+
+
+def batch_for_budget(cells, budget_ms, order, clear_pages):
+    """The batch for one latency budget and whether anything fits it.
+
+    Among the cells whose typical worst fits the budget, the fastest and all
+    tied with it; of those the largest batch; at that batch the kernel rule
+    among the kernels tied with the fastest there. The row names the
+    alternatives tied with the fastest overall. When nothing fits: the cell with the
+    smallest typical worst, no ties (nothing to choose between)."""
+    fitting = {c: v for c, v in cells.items() if v[CHECKED_AGAINST] <= budget_ms}
+    if fitting:
+        fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
+        ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
+        extent = max(e for _, e in ties)
+        # The kernel as for the best kernel by extent: among those tied with
+        # the fastest at that batch. Those tied with the fastest overall are
+        # often one or two there, which of them changes from one measurement
+        # to the next, and the rule would then have nothing to choose from.
+        here = {k: v for (k, e), v in fitting.items() if e == extent}
+        top = max(here.values(), key=lambda v: v["bytes_per_sec"])
+        kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order,
+                               clear_pages)
+        fits = True
+    else:
+        kernel, extent = min(cells, key=lambda c: (cells[c][CHECKED_AGAINST],
+                                                   -cells[c]["bytes_per_sec"]))
+        ties, fits = {}, False
+    c = cells[(kernel, extent)]
+    others = sorted((e, order.index(k) if k in order else len(order), k)
+                    for k, e in ties if (k, e) != (kernel, extent))
+    row = {"budget_ms": float(budget_ms), "batch_bytes": extent, "kernel": kernel,
+           "bytes_per_sec": float(c["bytes_per_sec"]),
+           # "worst_ms" is the typical worst under its old name, kept for
+           # readers of earlier files; typical_worst_ms says what it is.
+           "worst_ms": float(c["typical_worst_ms"]),
+           "typical_worst_ms": float(c["typical_worst_ms"]),
+           "max_worst_ms": float(c["max_worst_ms"]),
+           "checked_against": CHECKED_AGAINST,
+           "fits": fits,
+           "spread_pct": float(c.get("spread_pct", 0.0)),
+           "tied": [{"batch_bytes": e, "kernel": k,
+                     "bytes_per_sec": float(cells[(k, e)]["bytes_per_sec"])}
+                    for e, _, k in others]}
+    return row, fits
+
+
+def best_kernels(cells, extents, order, clear_pages):
+    """Ranges of extents with their kernel: per extent, the fastest and every
+    kernel tied with it, chosen by the kernel rule; neighbouring extents with
+    the same choice make one range. Rows: {min_bytes, max_bytes, kernel,
+    bytes_per_sec (its median over the range), tied (the kernels within
+    noise of the fastest at one or more of the range's extents)}."""
+    ranges = []
+    for e in extents:
+        here = {k: v for (k, x), v in cells.items() if x == e}
+        if not here:
+            continue
+        fastest = max(here.values(), key=lambda v: v["bytes_per_sec"])
+        ties = [k for k, v in here.items() if tied(fastest, v)]
+        kernel = choose_kernel(ties, order, clear_pages)
+        if ranges and ranges[-1]["kernel"] == kernel:
+            ranges[-1]["extents"].append(e)
+            ranges[-1]["tied"].update(ties)
+        else:
+            ranges.append({"kernel": kernel, "extents": [e], "tied": set(ties)})
+    out = []
+    for rg in ranges:
+        k, es = rg["kernel"], rg["extents"]
+        out.append({"min_bytes": es[0], "max_bytes": es[-1], "kernel": k,
+                    "bytes_per_sec": float(statistics.median(cells[(k, e)]["bytes_per_sec"]
+                                                             for e in es)),
+                    "tied": _sort(rg["tied"] - {k}, order)})
+    return out
+
+
+def _fit_cost(logs, k):
+    """Least absolute deviation of a one-step fit split before index k."""
+    def dev(xs):
+        m = statistics.median(xs)
+        return sum(abs(x - m) for x in xs)
+    return dev(logs[:k]) + dev(logs[k:])
+
+
+def knee(by_extent):
+    """The knee of one kernel's cells {extent: cell}: (extent, step, tied extents).
+
+    stats.find_knee gives the best one-step fit of log rate over the extents
+    of KNEE_MIN_EXTENT and up. A split one extent lower or higher is tied
+    with it when its fit is worse by no more than the noise of the extent
+    that changes side (its tolerance, in log rate); the knee is the smaller
+    of the tied, the first extent from which the faster level is within
+    noise. Only neighbours tie: when the best fit moves between two
+    neighbouring extents from one measurement to the next, both name the
+    smaller; a split further away is a different knee, not a tie. The step
+    is the ratio of the medians of the two sides of the split taken."""
+    pts = sorted((e, c) for e, c in by_extent.items()
+                 if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0)
+    best, best_step = find_knee((e, c["bytes_per_sec"]) for e, c in pts)
+    if best_step <= 1:
+        return best, best_step, []     # no rising step: nothing to be tied with
+    extents = [e for e, _ in pts]
+    logs = [math.log(c["bytes_per_sec"]) for _, c in pts]
+    kb = extents.index(best)
+    best_cost = _fit_cost(logs, kb)
+    ties = []
+    for k in (kb - 1, kb + 1):
+        if not 1 <= k < len(pts):
+            continue
+        rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
+        moved = pts[min(k, kb)][1]
+        noise = math.log1p(max(TIE_FLOOR_PCT, 2.0 * moved.get("spread_pct", 0.0)) / 100.0)
+        if rise > 0 and _fit_cost(logs, k) - best_cost <= noise:
+            ties.append(k)
+    k = min([kb] + ties)
+    step = math.exp(statistics.median(logs[k:]) - statistics.median(logs[:k]))
+    return extents[k], step, [extents[t] for t in sorted([kb] + ties) if t != k]

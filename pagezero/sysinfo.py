@@ -295,12 +295,7 @@ def summary(info):
 def build_info():
     """What made this pagezero: {"pagezero": its version, "build": the compiler
     and flags the extension was built with (None where _core does not say)}."""
-    from importlib.metadata import PackageNotFoundError, version
+    from . import __version__ as pz  # importlib.metadata, read once in __init__
 
-    try:
-        pz = version("pagezero")
-    except PackageNotFoundError:
-        # A source tree without installed metadata: the package's own string.
-        from . import __version__ as pz
     build = getattr(_core, "BUILD", None)
     return {"pagezero": pz, "build": dict(build) if build else None}

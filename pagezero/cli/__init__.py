@@ -18,7 +18,7 @@ one line says so, and the exit status is the shell's for that signal (130,
 import os
 import sys
 
-from .. import _core
+from .. import __version__, _core
 from ..interrupt import as_interrupted, signals_interrupt
 from . import analysis, fault, fleet, mem, policy, store, system
 from .options import Parser, UsageError
@@ -34,7 +34,19 @@ COMMANDS = {**mem.COMMANDS, **fault.COMMANDS, **system.COMMANDS, **policy.COMMAN
 
 
 def build_parser():
+    """The top-level parser of `pagezero`, with every command's subparser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A :class:`~pagezero.cli.options.Parser`: its ``error()`` raises
+        :class:`~pagezero.cli.options.UsageError` instead of exiting, so that
+        :func:`main` prints one line and returns 2. The reference docs render
+        the whole command line from it (sphinx-argparse).
+    """
     parser = Parser(prog="pagezero", description="A laboratory for clearing memory pages.")
+    parser.add_argument("--version", action="version", version=f"pagezero {__version__}",
+                        help="print pagezero's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

@@ -4,7 +4,7 @@ As the tables of the arm64 clear_page thread ("arm64: mm: clear_page() with
 DC ZVA or STNP", comparing aws-m7g.metal with AmpereOne kernel by kernel):
 one row per measured point, one column per machine, each cell the median
 rate and its spread between runs. Where a machine ran once the spread is its
-loops', marked with *, since the run is the unit (points.py).
+loops', marked with ``*``, since the run is the unit (points.py).
 """
 import json
 import os

@@ -91,6 +91,21 @@ def _run(argv):
 
 
 def main(argv=None):
+    """Run the ``pagezero`` command line (the console script's entry point).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments without the program name; by default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0; 2 for a usage error (one line, ``pagezero: error: ...``);
+        1 for a machine that cannot do what was asked; 130, 143 or 129 after SIGINT,
+        SIGTERM or SIGHUP. ``--help`` and ``--version`` exit 0 through
+        :class:`SystemExit`.
+    """
     try:
         with signals_interrupt():
             return _run(argv)

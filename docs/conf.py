@@ -9,6 +9,7 @@ by napoleon), the command line from its argparse parsers (sphinx-argparse, throu
 pagezero.cli.build_parser()), and the kernel table from the registry of the machine
 that builds the docs (_ext/pagezero_kernels.py), so none of them can drift from the code.
 """
+
 import os
 import sys
 

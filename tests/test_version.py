@@ -1,13 +1,14 @@
 """One version: pyproject.toml's [project] version, read through the installed
 metadata (importlib.metadata) by pagezero.__version__, `pagezero --version`
 and every results file."""
+
 import importlib.metadata
 import json
 
+from conftest import ok, pagezero_cli
+
 import pagezero
 from pagezero.sysinfo import build_info
-
-from conftest import ok, pagezero_cli
 
 
 def test_version_is_the_installed_distributions():

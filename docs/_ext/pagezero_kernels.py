@@ -8,6 +8,7 @@ docs (its architecture's arch/*/kernels.def rows, plus the portable ones), with 
 flags the registry gives: temporal or non-temporal, zeros only, unit and alignment,
 the CPU features it needs, and whether it is clear_pages()'s kernel on that CPU.
 """
+
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 
@@ -22,8 +23,14 @@ def _cells(k):
         stores += ", zeros only"
     if getattr(k, "clear_pages", False):
         stores += ", clear_pages() here"
-    return (k.name, k.arch, stores, f"{k.unit} / {k.align}",
-            ", ".join(k.features) or "-", k.description)
+    return (
+        k.name,
+        k.arch,
+        stores,
+        f"{k.unit} / {k.align}",
+        ", ".join(k.features) or "-",
+        k.description,
+    )
 
 
 def _row(cells, literal_first=True):

@@ -31,7 +31,7 @@ class Kernel:
     kind : str
         ``"clear"`` (memset) or ``"copy"`` (memcpy).
     name : str
-        The name every API and command takes (``"x86-64-stosb"``).
+        The name every API and command takes, e.g. ``x86-64-stosb``.
     description : str
         What it is, in one line.
     arch : str

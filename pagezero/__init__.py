@@ -3,7 +3,17 @@
 The C core (pagezero._core) holds the kernels, clocks, regions and timed
 loops; this package parses arguments, wraps results and drives the CLI.
 """
+import importlib.metadata
 import importlib.util
+
+try:
+    # The one version: pyproject.toml's [project] version, as the installed
+    # distribution's metadata carries it.
+    __version__ = importlib.metadata.version(__name__)
+except importlib.metadata.PackageNotFoundError:
+    # A source tree built in place (`python setup.py build_ext --inplace`) has
+    # no metadata: say so rather than guess a number (PEP 440 local label).
+    __version__ = "0+unknown"
 
 if importlib.util.find_spec(__name__ + "._core") is None:
     # Imported from a source tree where nothing was built: say so, rather than
@@ -27,8 +37,6 @@ from .results import Result, ResultSet, load_results, save_results
 from .sweeps import sweep
 from .comparison import compare
 from .units import format_size, parse_size
-
-__version__ = "0.1.0"
 
 __all__ = [
     "MappingError", "PagezeroError", "UnavailableError", "Interrupted",

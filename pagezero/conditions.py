@@ -38,7 +38,27 @@ NODE_DIR = "/sys/devices/system/node"
 
 
 def check_int(name, value, low, high):
-    """`value` when it is an int in low..high; ValueError naming `name` otherwise."""
+    """Check an integer argument's type and range.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the message.
+    value : int
+        The value (a bool is refused).
+    low, high : int
+        The inclusive range.
+
+    Returns
+    -------
+    int
+        `value`.
+
+    Raises
+    ------
+    ValueError
+        Naming `name`, for a non-int or a value outside low..high.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be an int, not {value!r}")
     if not low <= value <= high:
@@ -47,11 +67,41 @@ def check_int(name, value, low, high):
 
 
 def check_loops(loops, benchmark):
+    """Check a loop count: an int from 1 to ``MAX_LOOPS[benchmark]``.
+
+    Parameters
+    ----------
+    loops : int
+        Loops asked for.
+    benchmark : str
+        ``"memset"``, ``"memcpy"``, ``"mmap"``, ``"batch"`` or ``"folio"``.
+
+    Returns
+    -------
+    int
+        `loops`.
+
+    Raises
+    ------
+    ValueError
+        For a non-int or a count out of range.
+    """
     return check_int("loops", loops, 1, MAX_LOOPS[benchmark])
 
 
 def numa_nodes(root=NODE_DIR):
-    """The machine's NUMA nodes, from sysfs (a machine without the directory has node 0)."""
+    """The machine's NUMA nodes, from sysfs.
+
+    Parameters
+    ----------
+    root : str
+        The directory of the nodes; by default ``/sys/devices/system/node``.
+
+    Returns
+    -------
+    list of int
+        The node numbers, ascending; ``[0]`` on a machine without the directory.
+    """
     try:
         nodes = sorted(int(e[4:]) for e in os.listdir(root)
                        if e.startswith("node") and e[4:].isdigit())
@@ -71,7 +121,25 @@ def _parse_cpulist(text):
 
 
 def node_cpus(node, root=NODE_DIR):
-    """The CPUs of `node`, from its sysfs cpulist; ValueError for a node that does not exist."""
+    """The CPUs of a NUMA node, from its sysfs ``cpulist``.
+
+    Parameters
+    ----------
+    node : int
+        The node.
+    root : str
+        The directory of the nodes; by default ``/sys/devices/system/node``.
+
+    Returns
+    -------
+    set of int
+        CPU numbers.
+
+    Raises
+    ------
+    ValueError
+        For a node that does not exist.
+    """
     check_node(node, "node", root)
     try:
         with open(os.path.join(root, f"node{node}", "cpulist")) as f:
@@ -82,6 +150,27 @@ def node_cpus(node, root=NODE_DIR):
 
 
 def check_node(node, what="node", root=NODE_DIR):
+    """Check that a NUMA node exists on this machine.
+
+    Parameters
+    ----------
+    node : int
+        The node.
+    what : str
+        The argument's name, for the message (``"node"``, ``"cpu_node"``).
+    root : str
+        The directory of the nodes; by default ``/sys/devices/system/node``.
+
+    Returns
+    -------
+    int
+        `node`.
+
+    Raises
+    ------
+    ValueError
+        For a non-int or a node the machine lacks; the message lists its nodes.
+    """
     if isinstance(node, bool) or not isinstance(node, int):
         raise ValueError(f"{what} must be an int, not {node!r}")
     nodes = numa_nodes(root)
@@ -96,8 +185,26 @@ def check_node(node, what="node", root=NODE_DIR):
 
 
 def choose_cpus(threads, cpu_node=None):
-    """Distinct CPUs for `threads` threads: the lowest allowed ones (of `cpu_node`, if given).
-    ValueError when there are fewer."""
+    """Distinct CPUs to pin `threads` threads to.
+
+    Parameters
+    ----------
+    threads : int
+        Threads, one per CPU.
+    cpu_node : int, optional
+        Take the CPUs of this NUMA node only.
+
+    Returns
+    -------
+    tuple of int
+        The lowest CPU numbers this process may run on (``os.sched_getaffinity``),
+        of `cpu_node` if given.
+
+    Raises
+    ------
+    ValueError
+        When there are fewer such CPUs than threads, or `cpu_node` does not exist.
+    """
     allowed = set(os.sched_getaffinity(0))
     where = "allowed to this process (os.sched_getaffinity)"
     if cpu_node is not None:
@@ -111,7 +218,24 @@ def choose_cpus(threads, cpu_node=None):
 
 
 def check_threads(threads):
-    """Pinned threads: at least one, at most the CPUs this process may run on."""
+    """Check a count of pinned threads: at least one, at most the CPUs this process may
+    run on.
+
+    Parameters
+    ----------
+    threads : int
+        Threads asked for.
+
+    Returns
+    -------
+    int
+        `threads`.
+
+    Raises
+    ------
+    ValueError
+        For a non-int, fewer than 1, or more than ``os.sched_getaffinity`` allows.
+    """
     if isinstance(threads, bool) or not isinstance(threads, int):
         raise ValueError(f"threads must be an int, not {threads!r}")
     if threads < 1:
@@ -124,17 +248,39 @@ def check_threads(threads):
 
 
 def evict_bytes():
-    """Bytes read to evict the caches where no flush instruction exists: twice
-    the LLC (32MB assumed when sysfs gives no LLC size)."""
+    """Bytes read to evict the caches where there is no flush by address.
+
+    Returns
+    -------
+    int
+        Twice the LLC's size in bytes (32MB assumed when sysfs gives no LLC size).
+    """
     return 2 * (llc_bytes() or (32 << 20))
 
 
 @dataclass(frozen=True)
 class Conditions:
-    """Checked conditions of one run; Conditions() is perf's plain run.
+    """How a run is measured besides its size; ``Conditions()`` is perf's plain run.
 
-    threads_mode is None for benchmarks where the mode is fixed (batch gives
-    every thread its own region; folio and mmap have no choice to record).
+    Build checked ones with :meth:`check`.
+
+    Attributes
+    ----------
+    cache : {"hot", "cold"}
+        Hot: the same buffer every loop (perf's conditions). Cold: each chunk flushed
+        from the caches before its timed call.
+    threads : int
+        Threads, each pinned to its own CPU when more than one.
+    threads_mode : {"shared", "private"} or None
+        Shared: one region split into parts; private: a region per thread. None for
+        benchmarks where the mode is fixed (batch gives every thread its own region;
+        folio and mmap have no choice to record).
+    node : int or None
+        NUMA node the memory is bound to (``mbind``), or None.
+    cpu_node : int or None
+        NUMA node whose CPUs run the threads, or None.
+    counters : bool
+        Read hardware counters (``perf_event_open``) around each loop.
     """
 
     cache: str = "hot"
@@ -147,7 +293,24 @@ class Conditions:
     @classmethod
     def check(cls, cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None,
               counters=False):
-        """The Conditions, or ValueError on the first bad value (the only place they are checked)."""
+        """Checked conditions: the only place they are checked.
+
+        Parameters
+        ----------
+        cache, threads, threads_mode, node, cpu_node, counters
+            As the attributes.
+
+        Returns
+        -------
+        Conditions
+
+        Raises
+        ------
+        ValueError
+            On the first bad value: an unknown cache state or threads mode, a thread
+            count this process cannot pin, a node the machine lacks, too few CPUs on
+            `cpu_node`, or a non-bool `counters`.
+        """
         if cache not in CACHE_STATES:
             raise ValueError(f"unknown cache state {cache!r} (expected hot or cold)")
         check_threads(threads)
@@ -169,18 +332,31 @@ class Conditions:
 
     @property
     def cold(self):
+        """True for cache-cold runs."""
         return self.cache == "cold"
 
     def cpus(self):
-        """The CPUs the threads are pinned to: none for one thread without a
-        cpu_node (unpinned, as the plain loop), else distinct ones."""
+        """The CPUs the threads are pinned to.
+
+        Returns
+        -------
+        tuple of int
+            Empty for one thread without a `cpu_node` (unpinned, as the plain loop),
+            else distinct CPUs (:func:`choose_cpus`).
+        """
         if self.threads > 1 or self.cpu_node is not None:
             return choose_cpus(self.threads, self.cpu_node)
         return ()
 
     def params(self):
-        """Only what differs from the defaults, under the keys results have
-        always carried, so older results keep their labels."""
+        """The conditions as a result's params.
+
+        Returns
+        -------
+        dict
+            Only what differs from the defaults, under the keys results have always
+            carried, so that older results keep their labels.
+        """
         p = {}
         if self.cache != "hot":
             p["cache"] = self.cache
@@ -197,10 +373,25 @@ class Conditions:
         return p
 
     def details(self, raw, cold_timing, thread_bytes, cpus=()):
-        """What a conditioned run adds to a Result's details, from the C
-        core's answer `raw`: per-thread samples and bytes (several threads or
-        pinned ones), how the cache was made cold and what a sample then
-        covers, and the counters."""
+        """What a conditioned run adds to a Result's details.
+
+        Parameters
+        ----------
+        raw : dict
+            The C core's answer.
+        cold_timing : str
+            What a sample covers in cold mode (the clock is read around each chunk).
+        thread_bytes : sequence of int
+            Bytes each thread cleared per loop.
+        cpus : tuple of int
+            The CPUs the threads were pinned to.
+
+        Returns
+        -------
+        dict
+            Per-thread samples and bytes (several threads or pinned ones), how the
+            cache was made cold and what a sample then covers, and the counters.
+        """
         d = {}
         if self.threads > 1 or cpus:
             d.update(thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes),

@@ -28,7 +28,25 @@ NODE_SYSFS = "/sys/devices/system/node"
 
 @dataclass(frozen=True)
 class Pool:
-    """One hugepage pool, as sysfs describes it now."""
+    """One hugepage pool, as sysfs describes it when read.
+
+    Attributes
+    ----------
+    page : str
+        ``"2MB"`` or ``"1GB"``.
+    page_bytes : int
+        The page size in bytes.
+    total : int
+        ``nr_hugepages``: the pool's size, in pages.
+    free : int
+        ``free_hugepages``: pages not yet faulted in by anyone.
+    reserved : int
+        ``resv_hugepages``: free pages already promised to existing mappings.
+    surplus : int
+        ``surplus_hugepages``: pages overcommitted beyond ``nr_hugepages``.
+    path : str
+        The file to write to change the pool's size.
+    """
 
     page: str           # "2MB" or "1GB"
     page_bytes: int
@@ -40,10 +58,11 @@ class Pool:
 
     @property
     def available(self):
-        """Pages a new mapping can have now."""
+        """Pages a new mapping can have now: free less reserved."""
         return max(0, self.free - self.reserved)
 
     def as_dict(self):
+        """The pool as a JSON-ready dict (without ``page`` and ``page_bytes``)."""
         return {"total": self.total, "free": self.free, "reserved": self.reserved,
                 "surplus": self.surplus, "available": self.available, "path": self.path}
 
@@ -71,9 +90,20 @@ def _read_pool(directory, page, page_bytes):
 
 
 def pools(sysfs=None):
-    """Every hugepage pool of this machine, {"2MB": Pool, "1GB": Pool, ...},
-    read afresh (an empty dict without hugetlb). `sysfs` lets tests read a
-    fixture tree instead."""
+    """Every hugepage pool of this machine, read afresh.
+
+    Parameters
+    ----------
+    sysfs : str, optional
+        The directory of the pools; by default ``/sys/kernel/mm/hugepages``. Tests
+        point it at a fixture tree.
+
+    Returns
+    -------
+    dict of str to Pool
+        ``{"2MB": Pool, "1GB": Pool, ...}`` by page size, smallest first; empty
+        without hugetlb.
+    """
     sysfs = sysfs or SYSFS
     found = {}
     try:
@@ -93,7 +123,24 @@ def pools(sysfs=None):
 
 
 def pool(page):
-    """The pool of `page` ("2MB" or "1GB"); MappingError if this kernel has none."""
+    """The pool of one page size, read afresh.
+
+    Parameters
+    ----------
+    page : str or int
+        ``"2MB"`` or ``"1GB"`` (or any spelling :func:`~pagezero.units.parse_page` reads).
+
+    Returns
+    -------
+    Pool
+
+    Raises
+    ------
+    pagezero.MappingError
+        ``ENOENT`` when this kernel has no pool of that size.
+    ValueError
+        For a page size that is not 4KB, 2MB or 1GB.
+    """
     shift = parse_page(page)
     name = format_page(shift)
     p = _read_pool(_pool_dir(shift), name, 1 << shift)
@@ -104,14 +151,47 @@ def pool(page):
 
 
 def pages_needed(nbytes, page, count=1):
-    """Hugepages of `page` that `count` mappings of `nbytes` each need."""
+    """Hugepages that `count` mappings of `nbytes` bytes each need.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes per mapping (rounded up to whole pages).
+    page : str or int
+        The page size, ``"2MB"`` or ``"1GB"``.
+    count : int
+        Mappings.
+
+    Returns
+    -------
+    int
+        Pages.
+    """
     size = 1 << parse_page(page)
     return count * -(-nbytes // size)
 
 
 def check_available(page, needed):
-    """MappingError naming the sysfs file to write unless `needed` pages of
-    `page` are available to a new mapping now."""
+    """Check that a new mapping can have `needed` pages of `page` now.
+
+    Parameters
+    ----------
+    page : str or int
+        ``"2MB"`` or ``"1GB"``.
+    needed : int
+        Pages.
+
+    Returns
+    -------
+    Pool
+        The pool, as read.
+
+    Raises
+    ------
+    pagezero.MappingError
+        ``ENOMEM`` with the command that reserves them (the sysfs file to write), or
+        ``ENOENT`` when there is no such pool.
+    """
     p = pool(page)
     if p.available >= needed:
         return p
@@ -129,20 +209,56 @@ def _node_pool_dir(page, node, root):
 
 
 def node_free(page, node, root=None):
-    """Free hugepages of `page` on NUMA node `node` (None: sysfs has no
-    per-node count, a kernel without NUMA)."""
+    """Free hugepages of one size on one NUMA node.
+
+    Parameters
+    ----------
+    page : str or int
+        ``"2MB"`` or ``"1GB"``.
+    node : int
+        The node.
+    root : str, optional
+        The directory of the nodes; by default ``/sys/devices/system/node``.
+
+    Returns
+    -------
+    int or None
+        Pages, or None where sysfs has no per-node count (a kernel without NUMA).
+    """
     return _read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
 
 
 def check_node_available(page, needed, node, root=None):
-    """MappingError naming the node and the file to write unless node `node`
-    has `needed` free hugepages of `page`.
+    """Check that NUMA node `node` has `needed` free hugepages of `page`.
 
     A hugetlb mapping reserves its pages against the whole pool when it is
     mapped (mm/hugetlb.c hugetlb_reserve_pages()); binding it to a node
     afterwards (mbind) only moves where the faults take pages from, so a
     node without free pages fails at the first touch, with SIGBUS. Checking
-    the node's own count first turns that into this error."""
+    the node's own count first turns that into an error.
+
+    Parameters
+    ----------
+    page : str or int
+        ``"2MB"`` or ``"1GB"``.
+    needed : int
+        Pages.
+    node : int
+        The node.
+    root : str, optional
+        The directory of the nodes; by default ``/sys/devices/system/node``.
+
+    Returns
+    -------
+    int or None
+        The node's free pages, or None where sysfs has no per-node count (nothing
+        is checked then).
+
+    Raises
+    ------
+    pagezero.MappingError
+        ``ENOMEM`` naming the node and the file to write.
+    """
     directory = _node_pool_dir(page, node, root)
     free = node_free(page, node, root)
     if free is None or free >= needed:
@@ -183,13 +299,33 @@ def _give_back(path, page, added):
 
 @contextlib.contextmanager
 def reserve(page, needed):
-    """Make `needed` pages of `page` available for the `with` block.
+    """A context manager that makes `needed` pages of `page` available for its block.
 
     Grows the pool only by what is missing (nothing when enough are free),
     as root only. Afterwards, also on an error, Ctrl-C, SIGTERM or SIGHUP,
     the pool gives back exactly what was added: it returns to its previous
     size unless someone else resized it meanwhile, whose change is kept.
-    Yields the Pool as it was once grown.
+
+    Parameters
+    ----------
+    page : str or int
+        ``"2MB"`` or ``"1GB"``.
+    needed : int
+        Pages a new mapping must be able to have.
+
+    Yields
+    ------
+    Pool
+        The pool as it was once grown.
+
+    Raises
+    ------
+    pagezero.PagezeroError
+        When the pool must grow and this process is not root; the message gives the
+        command for root.
+    pagezero.MappingError
+        When the kernel grew the pool by less than asked (memory too fragmented or too
+        small), or has no such pool.
     """
     before = pool(page)
     missing = needed - before.available

@@ -23,10 +23,22 @@ _received = None
 
 
 class Interrupted(KeyboardInterrupt):
-    """A run stopped by a signal.
+    """A run stopped by a signal: a :class:`KeyboardInterrupt` that knows its signal.
 
-    signum: the signal (SIGINT, SIGTERM, SIGHUP); partial: what was measured
-    before it came (a Result, a ResultSet, or None).
+    Parameters
+    ----------
+    signum : int
+        The signal: ``SIGINT``, ``SIGTERM`` or ``SIGHUP``.
+    partial : Result, ResultSet or None
+        What was measured before it came: the completed loops, marked
+        ``interrupted``, or None when no loop completed.
+
+    Attributes
+    ----------
+    signum : int
+        The signal's number.
+    partial : Result, ResultSet or None
+        As given.
     """
 
     def __init__(self, signum, partial=None):
@@ -36,11 +48,13 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def signame(self):
+        """The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``."""
         return signal.Signals(self.signum).name
 
     @property
     def exit_status(self):
-        """What a shell reports for a process killed by this signal: 130, 143, 129."""
+        """What a shell reports for a process killed by this signal (128 + signum):
+        130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
         return 128 + self.signum
 
     def __str__(self):
@@ -48,14 +62,34 @@ class Interrupted(KeyboardInterrupt):
 
 
 def as_interrupted(exc):
-    """`exc` as an Interrupted: a plain KeyboardInterrupt is Python's SIGINT."""
+    """A KeyboardInterrupt as an Interrupted.
+
+    Parameters
+    ----------
+    exc : KeyboardInterrupt
+        An :class:`Interrupted` (returned as is) or a plain KeyboardInterrupt, which is
+        Python's SIGINT.
+
+    Returns
+    -------
+    Interrupted
+    """
     if isinstance(exc, Interrupted):
         return exc
     return Interrupted(signal.SIGINT)
 
 
 def received():
-    """The last signal signals_interrupt() turned into Interrupted, or None."""
+    """The last stop signal turned into :class:`Interrupted`.
+
+    Returns
+    -------
+    int or None
+        The signal number that :func:`signals_interrupt`'s handlers or the C core (see
+        :func:`finish`) last caught, or None since the last :func:`signals_interrupt`
+        took any signal over. Code that catches KeyboardInterrupt and carries on with a
+        partial result (a sweep) reads it to report the right signal.
+    """
     return _received
 
 
@@ -67,14 +101,24 @@ def _raise_interrupted(signum, frame):
 
 @contextlib.contextmanager
 def signals_interrupt(signals=STOP_SIGNALS):
-    """Within the block, each of `signals` raises Interrupted(signum) in the main thread.
+    """A context manager: within it, each of `signals` raises Interrupted in the main thread.
 
     Only signals left to their default action are taken over (SIG_DFL, or
     Python's own SIGINT handler): a SIG_IGN chosen by whoever started us
     (nohup's SIGHUP, a background job's SIGINT) or a handler the program
-    installed stays as it is. Yields the signals taken over; the previous
-    handlers come back afterwards. Outside the main thread it does nothing,
-    since only the main thread can install handlers.
+    installed stays as it is. The previous handlers come back afterwards.
+    Outside the main thread it does nothing, since only the main thread can
+    install handlers.
+
+    Parameters
+    ----------
+    signals : iterable of int
+        The signals to take over; by default SIGINT, SIGTERM and SIGHUP.
+
+    Yields
+    ------
+    frozenset of int
+        The signals taken over (empty outside the main thread).
     """
     global _received
     if threading.current_thread() is not threading.main_thread():
@@ -95,8 +139,17 @@ def signals_interrupt(signals=STOP_SIGNALS):
 
 @contextlib.contextmanager
 def deferred(signals=STOP_SIGNALS):
-    """Hold `signals` for the block: one arriving meanwhile is delivered when it
-    ends, so a write that must finish (a pool given back, a result file) does."""
+    """A context manager that holds `signals` for its block.
+
+    A signal arriving meanwhile is delivered when the block ends, so that a write
+    that must finish (a pool given back, a result file) does. The calling thread's
+    signal mask is changed (``pthread_sigmask``), and restored afterwards.
+
+    Parameters
+    ----------
+    signals : iterable of int
+        The signals to hold; by default SIGINT, SIGTERM and SIGHUP.
+    """
     old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
         yield
@@ -105,14 +158,33 @@ def deferred(signals=STOP_SIGNALS):
 
 
 def finish(raw, make_result):
-    """The value of a timed C call's `raw` dict, built by `make_result(raw)`.
+    """The value of a timed C call, or the Interrupted that stopped it.
 
     Around every timed call the C core turns SIGINT, SIGTERM and SIGHUP into
     a stop request its loops honour within one loop (csrc/py/pzpy.h); such a
-    run comes back with `raw["interrupted"]` naming the signal and only its
-    completed loops (`raw["loops_done"]` of them). Then this raises
-    Interrupted carrying what they measured (None when no loop completed),
-    as the signal would have, had the interpreter seen it.
+    run comes back with ``raw["interrupted"]`` naming the signal and only its
+    completed loops (``raw["loops_done"]`` of them).
+
+    Parameters
+    ----------
+    raw : dict
+        What the C call returned.
+    make_result : callable
+        Builds the call's value from `raw`.
+
+    Returns
+    -------
+    object
+        ``make_result(raw)`` for a run that was not stopped; for a stop signal that
+        pagezero does not own (a program's own handler that returns), the partial
+        result, or None.
+
+    Raises
+    ------
+    Interrupted
+        For a run stopped by a signal pagezero owns, carrying what the completed loops
+        measured (None when no loop completed), as the signal would have, had the
+        interpreter seen it.
     """
     global _received
     name = raw.get("interrupted")

@@ -8,7 +8,26 @@ _THP = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
 
 
 def thp_mode(thp, shift):
-    """The C core's THP mode for `thp` (None, True or False) on pages of 2**shift bytes."""
+    """The C core's transparent-huge-page mode for a mapping.
+
+    Parameters
+    ----------
+    thp : bool or None
+        True asks for transparent huge pages, False refuses them (``MADV_NOHUGEPAGE``),
+        None leaves the system's policy.
+    shift : int
+        The mapping's page shift (12 for 4KB pages).
+
+    Returns
+    -------
+    int
+        ``_core.THP_ON``, ``_core.THP_OFF`` or ``_core.THP_SYSTEM``.
+
+    Raises
+    ------
+    ValueError
+        For any other `thp`, or True on hugetlb pages.
+    """
     if thp not in _THP:
         raise ValueError(f"thp must be None (system default), True or False, not {thp!r}")
     if thp is True and shift != 12:
@@ -17,13 +36,38 @@ def thp_mode(thp, shift):
 
 
 def region(size, page="4KB", thp=None, populate=True, guard=False):
-    """Map an anonymous region and return it as a pagezero._core.Region.
+    """Map an anonymous memory region with a chosen page size.
 
-    page: "4KB", "2MB" or "1GB" (hugetlb). thp (4KB only): True asks for
-    transparent huge pages, False refuses them, None leaves the system's
-    policy. guard (4KB only): PROT_NONE pages on both sides, so a write past
-    either end faults. The region supports the buffer protocol
-    (memoryview(r)) and is unmapped by close() or a with block.
+    Parameters
+    ----------
+    size : int or str
+        Bytes, or a size such as ``"8MB"`` (:func:`~pagezero.units.parse_size`); a whole
+        number of pages.
+    page : {"4KB", "2MB", "1GB"}
+        The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
+    thp : bool or None
+        4KB pages only: True asks for transparent huge pages, False refuses them,
+        None leaves the system's policy.
+    populate : bool
+        Map it populated (``MAP_POPULATE``): every page faulted in now, not on first
+        touch.
+    guard : bool
+        4KB pages only: ``PROT_NONE`` pages on both sides, so that a write past either
+        end faults.
+
+    Returns
+    -------
+    pagezero._core.Region
+        A writable buffer (``memoryview(r)``, :func:`pagezero.clear`), unmapped by
+        ``close()`` or at the end of a ``with`` block.
+
+    Raises
+    ------
+    ValueError
+        For a bad size, page or flag combination.
+    pagezero.MappingError
+        When the kernel refuses the mapping (e.g. too few free hugepages); the message
+        says how to fix it.
     """
     shift = parse_page(page)
     return _core.Region(parse_size(size), shift, thp_mode(thp, shift), bool(populate), bool(guard))

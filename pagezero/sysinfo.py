@@ -65,7 +65,14 @@ def _size_bytes(text):
 
 
 def sysconf_caches():
-    """Cache sizes as glibc's sysconf() reports them, through getconf; {} if unavailable."""
+    """Cache sizes as glibc's ``sysconf()`` reports them, through ``getconf -a``.
+
+    Returns
+    -------
+    dict of str to int
+        Bytes by getconf name (``"LEVEL3_CACHE_SIZE"``, ...); empty when getconf is
+        unavailable.
+    """
     try:
         out = subprocess.run(["getconf", "-a"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
@@ -81,8 +88,23 @@ def sysconf_caches():
 def caches(root="/", sysconf=None):
     """cpu0's caches from sysfs, each with its source and sysconf's opinion.
 
-    `sysconf` maps getconf names (LEVEL3_CACHE_SIZE, ...) to bytes; by default
-    it is read from this machine when root is "/" and taken as empty otherwise.
+    Parameters
+    ----------
+    root : str
+        The file system root to read ``sys/devices/system/cpu/cpu0/cache`` under;
+        tests point it at a fixture tree.
+    sysconf : dict of str to int, optional
+        getconf names (``LEVEL3_CACHE_SIZE``, ...) to bytes; by default read from this
+        machine (:func:`sysconf_caches`) when `root` is ``"/"``, empty otherwise.
+
+    Returns
+    -------
+    list of dict
+        One per cache with a non-zero size: ``level``, ``type`` (``"Data"``,
+        ``"Instruction"``, ``"Unified"``), ``size_bytes``, ``shared_cpu_list``,
+        ``source`` (the file read), and where sysconf gives a size, ``sysconf_bytes``
+        and, if the two differ, ``disagreement`` (sysfs is used). Without sysfs,
+        sysconf's sizes, saying so in ``source``.
     """
     if sysconf is None:
         sysconf = sysconf_caches() if root == "/" else {}
@@ -124,7 +146,22 @@ def caches(root="/", sysconf=None):
 
 
 def cache_bytes(info, level, kind="Unified"):
-    """Size of the cache at `level` ("Data" for L1) in `info` (a machine() dict), or None."""
+    """The size of one cache level.
+
+    Parameters
+    ----------
+    info : dict
+        A :func:`machine` dict.
+    level : int
+        1, 2, 3...
+    kind : str
+        ``"Data"`` for L1's data cache; ``"Unified"`` (the default) for the others.
+
+    Returns
+    -------
+    int or None
+        Bytes, or None when `info` has no such cache.
+    """
     for c in info.get("caches", ()):
         if c["level"] == level and c["type"] in (kind, "Unified"):
             return c["size_bytes"]
@@ -132,7 +169,19 @@ def cache_bytes(info, level, kind="Unified"):
 
 
 def llc_bytes(info=None):
-    """The last-level cache's size in bytes (the largest level found), or None."""
+    """The last-level cache's size.
+
+    Parameters
+    ----------
+    info : dict, optional
+        A :func:`machine` dict; by default this machine's.
+
+    Returns
+    -------
+    int or None
+        Bytes of the highest data or unified level found, or None when no cache
+        size is known.
+    """
     info = info if info is not None else machine()
     levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
     if not levels:
@@ -159,12 +208,25 @@ def _bracketed(text):
 
 
 def preemption(root="/", uname_version=None):
-    """The preemption model and where it was read.
+    """The kernel's preemption model and where it was read.
 
     debugfs sched/preempt names the live model of a PREEMPT_DYNAMIC kernel
     ("none voluntary (full) lazy"); without it (debugfs is root-only and often
     unmounted), a preempt= boot parameter, then `uname -v` (PREEMPT_RT,
     PREEMPT_DYNAMIC, PREEMPT), then the kernel config, else "unknown".
+
+    Parameters
+    ----------
+    root : str
+        The file system root to read under; tests point it at a fixture tree.
+    uname_version : str, optional
+        ``uname -v``'s text; by default this kernel's.
+
+    Returns
+    -------
+    dict
+        ``{"model": "none" | "voluntary" | "full" | "lazy" | "rt" | "dynamic" |
+        "unknown", "source": the file or command read, or None}``.
     """
     live = _read(_path(root, "sys/kernel/debug/sched/preempt"))
     if live:
@@ -218,7 +280,7 @@ def _memory(root):
 
 def _dczva_block():
     """arm64: the DC ZVA block in bytes, as DCZID_EL0 gives it: the unit of
-    the unit of the registry's kernel that needs the dczva feature."""
+    the registry's kernel that needs the dczva feature."""
     from .kernels import kernels
 
     for k in kernels("clear"):
@@ -255,8 +317,27 @@ def _static(root):
 
 
 def machine(root="/"):
-    """A dict describing this machine. Static facts are read once per process;
-    hugepage pools and memory, which change, are read afresh on each call."""
+    """This machine, as every saved result records it.
+
+    Static facts (CPU model and features, caches, kernel, THP, preemption, NUMA
+    nodes) are read once per process; hugepage pools and memory, which change,
+    afresh on each call. Every fact records its source.
+
+    Parameters
+    ----------
+    root : str
+        The file system root to read ``/sys`` and ``/proc`` under; tests point it at a
+        fixture tree.
+
+    Returns
+    -------
+    dict
+        A fresh copy: ``cpu_model``, ``arch``, ``cpu_features``, ``cpus_online``,
+        ``kernel_release``, ``kernel_version``, ``hostname``, ``python``,
+        ``pagezero_arch``, ``dczva_block_bytes``, ``caches`` (:func:`caches`), ``thp``,
+        ``preemption`` (:func:`preemption`), ``numa_nodes``, ``hugepages`` and
+        ``memory``.
+    """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)
     info["memory"] = _memory(root)
@@ -268,7 +349,18 @@ def _mib(n):
 
 
 def summary(info):
-    """The machine as lines of plain text, for `pagezero info` and reports."""
+    """The machine as lines of plain text, for ``pagezero info`` and reports.
+
+    Parameters
+    ----------
+    info : dict
+        A :func:`machine` dict.
+
+    Returns
+    -------
+    list of str
+        Lines without newlines.
+    """
     lines = [
         f"cpu:         {info['cpu_model']} ({info['arch']}, {info['cpus_online']} CPUs online)",
         f"features:    {', '.join(info['cpu_features']) or '-'}"
@@ -296,14 +388,17 @@ def summary(info):
 
 
 def build_info():
-    """What made this pagezero: {"pagezero": its version, "build": the compiler
-    and flags the extension was built with (None where _core does not say)}."""
-    from importlib.metadata import PackageNotFoundError, version
+    """What made this pagezero, as every results file records it.
 
-    try:
-        pz = version("pagezero")
-    except PackageNotFoundError:
-        # A source tree without installed metadata: the package's own string.
-        from . import __version__ as pz
+    Returns
+    -------
+    dict
+        ``{"pagezero": pagezero.__version__ (from the installed metadata),
+        "build": {"compiler": ..., "flags": ...}}``, the compiler and flags the
+        extension was built with (``pagezero._core.BUILD``; None where it does not
+        say).
+    """
+    from . import __version__ as pz  # importlib.metadata, read once in __init__
+
     build = getattr(_core, "BUILD", None)
     return {"pagezero": pz, "build": dict(build) if build else None}

@@ -24,10 +24,28 @@ PAGE_SHIFTS = {"4KB": 12, "2MB": 21, "1GB": 30}
 
 
 def parse_size(value, what="size", allow_zero=False):
-    """Return `value` (an int, or a string such as "4KB" or "1gb") in bytes.
+    """A size in bytes, from an int or a string as ``perf bench mem`` takes it.
 
-    Raises ValueError naming `what` for anything else: negative, zero (unless
-    `allow_zero`), a fraction, an unknown unit, or more than 2**63-1 bytes.
+    Parameters
+    ----------
+    value : int or str
+        Bytes, or a whole number with an optional unit B, KB, MB, GB or TB
+        (case-insensitive, powers of 1024): ``"4KB"``, ``"1gb"``, ``"512"``.
+    what : str
+        What the size is, for the error message (``"size"``, ``"chunk"``).
+    allow_zero : bool
+        Accept 0 (a chunk of 0 means "the whole extent").
+
+    Returns
+    -------
+    int
+        The size in bytes.
+
+    Raises
+    ------
+    ValueError
+        Naming `what`, for anything else: a bool or other type, a negative size, 0
+        (unless `allow_zero`), a fraction, an unknown unit, or more than 2**63-1 bytes.
     """
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"{what} must be an int or a string such as '4KB', not {value!r}")
@@ -55,7 +73,19 @@ def parse_size(value, what="size", allow_zero=False):
 
 
 def format_size(n):
-    """The shortest exact spelling of `n` bytes: 4096 -> '4KB', 1000 -> '1000B'."""
+    """The shortest exact spelling of a size.
+
+    Parameters
+    ----------
+    n : int
+        Bytes.
+
+    Returns
+    -------
+    str
+        The largest unit (powers of 1024) that divides `n`: 4096 gives ``"4KB"``,
+        1000 gives ``"1000B"``; :func:`parse_size` reads it back.
+    """
     for unit in ("TB", "GB", "MB", "KB"):
         shift = _UNITS[unit]
         if n and n % (1 << shift) == 0:
@@ -64,7 +94,23 @@ def format_size(n):
 
 
 def parse_page(value):
-    """Page size ("4KB", "2mb", 1 << 30, ...) to its shift: 12, 21 or 30."""
+    """The shift of a page size.
+
+    Parameters
+    ----------
+    value : int or str
+        A page size as :func:`parse_size` reads it: ``"4KB"``, ``"2mb"``, ``1 << 30``.
+
+    Returns
+    -------
+    int
+        12, 21 or 30 (4KB, 2MB or 1GB pages).
+
+    Raises
+    ------
+    ValueError
+        For any other size or spelling.
+    """
     try:
         n = parse_size(value, what="page size")
     except ValueError:
@@ -76,11 +122,24 @@ def parse_page(value):
 
 
 def format_page(shift):
+    """The page size of a shift, spelled as :func:`format_size` does (21 gives ``"2MB"``)."""
     return format_size(1 << shift)
 
 
 def format_rate(bytes_per_sec):
-    """perf's print_bps(): the unit picked by magnitude, K = 1024."""
+    """A rate as perf's ``print_bps()`` prints it (tools/perf/bench/mem-functions.c).
+
+    Parameters
+    ----------
+    bytes_per_sec : float
+        Bytes per second.
+
+    Returns
+    -------
+    str
+        ``" %14f bytes/sec"``, ``KB/sec``, ``MB/sec`` or ``GB/sec``, the unit picked by
+        magnitude with K = 1024 (so ``GB/sec`` is 2^30 bytes per second).
+    """
     k = 1024.0
     x = float(bytes_per_sec)
     if x < k:
@@ -93,15 +152,50 @@ def format_rate(bytes_per_sec):
 
 
 def gb_per_sec(bytes_per_sec):
-    """Bytes/sec in perf's GB/sec: 2**30 bytes per second."""
+    """A rate in perf's GB/sec.
+
+    Parameters
+    ----------
+    bytes_per_sec : float
+        Bytes per second.
+
+    Returns
+    -------
+    float
+        Units of 2^30 bytes per second.
+    """
     return bytes_per_sec / (1 << 30)
 
 
 def gbps(bytes_per_sec):
-    """Bytes/sec in GB/s: 10**9 bytes per second."""
+    """A rate in GB/s, the unit of pagezero's tables, reports and plots.
+
+    Parameters
+    ----------
+    bytes_per_sec : float
+        Bytes per second.
+
+    Returns
+    -------
+    float
+        Units of 10^9 bytes per second.
+    """
     return bytes_per_sec / GBPS
 
 
 def format_gbps(bytes_per_sec, digits=1):
-    """"12.3 GB/s" (10**9 bytes per second); "-" for None."""
+    """A rate as text in GB/s (10^9 bytes per second).
+
+    Parameters
+    ----------
+    bytes_per_sec : float or None
+        Bytes per second, or None for "not measured".
+    digits : int
+        Digits after the decimal point.
+
+    Returns
+    -------
+    str
+        ``"12.3 GB/s"``, or ``"-"`` for None.
+    """
     return "-" if bytes_per_sec is None else f"{gbps(bytes_per_sec):.{digits}f} GB/s"

@@ -9,6 +9,29 @@ import pytest
 import pagezero
 
 
+def installed_package_problem():
+    """None when the pagezero under test is the installed one (in this interpreter's
+    site-packages), else a line saying where it was imported from."""
+    import sysconfig
+
+    installed = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    where = os.path.realpath(os.path.dirname(pagezero.__file__))
+    if os.path.dirname(where) in installed:
+        return None
+    return f"pagezero was imported from {where}, not from site-packages ({', '.join(installed)})"
+
+
+def pytest_configure(config):
+    # CI installs the wheel, then the sdist, and runs the suite from the checkout
+    # with PAGEZERO_TEST_INSTALLED=1: the package tested must be the installed one,
+    # never the checkout's pagezero/ (which a `python -m pytest` or an editable
+    # install would put first on sys.path). Checked before any test runs.
+    if os.environ.get("PAGEZERO_TEST_INSTALLED") == "1":
+        problem = installed_package_problem()
+        if problem:
+            raise pytest.UsageError(f"PAGEZERO_TEST_INSTALLED=1: {problem}")
+
+
 def free_hugepages(page):
     """Free hugepages of `page` ("2MB" or "1GB") in the system pool, 0 if none."""
     kb = {"2MB": 2048, "1GB": 1048576}[page]

@@ -18,7 +18,7 @@ one line says so, and the exit status is the shell's for that signal (130,
 import os
 import sys
 
-from .. import _core
+from .. import __version__, _core
 from ..interrupt import as_interrupted, signals_interrupt
 from . import analysis, fault, fleet, mem, policy, store, system
 from .options import Parser, UsageError
@@ -34,7 +34,19 @@ COMMANDS = {**mem.COMMANDS, **fault.COMMANDS, **system.COMMANDS, **policy.COMMAN
 
 
 def build_parser():
+    """The top-level parser of `pagezero`, with every command's subparser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A :class:`~pagezero.cli.options.Parser`: its ``error()`` raises
+        :class:`~pagezero.cli.options.UsageError` instead of exiting, so that
+        :func:`main` prints one line and returns 2. The reference docs render
+        the whole command line from it (sphinx-argparse).
+    """
     parser = Parser(prog="pagezero", description="A laboratory for clearing memory pages.")
+    parser.add_argument("--version", action="version", version=f"pagezero {__version__}",
+                        help="print pagezero's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -79,6 +91,21 @@ def _run(argv):
 
 
 def main(argv=None):
+    """Run the ``pagezero`` command line (the console script's entry point).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments without the program name; by default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0; 2 for a usage error (one line, ``pagezero: error: ...``);
+        1 for a machine that cannot do what was asked; 130, 143 or 129 after SIGINT,
+        SIGTERM or SIGHUP. ``--help`` and ``--version`` exit 0 through
+        :class:`SystemExit`.
+    """
     try:
         with signals_interrupt():
             return _run(argv)

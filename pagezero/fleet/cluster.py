@@ -19,8 +19,23 @@ REGISTER_TIMEOUT_S = 60
 
 
 def worker_spec(hosts, connect_options=None, remote_python=None):
-    """One Nanny-managed worker per host, named after it, with one thread and
-    the benchmark resource: the spec SpecCluster starts over SSH."""
+    """The worker spec that SpecCluster starts over SSH.
+
+    Parameters
+    ----------
+    hosts : list of str
+        Host names; one Nanny-managed worker each, named after it, with one thread and
+        the ``benchmark`` resource.
+    connect_options : dict, optional
+        asyncssh's connection options.
+    remote_python : str, optional
+        The Python to run on the hosts.
+
+    Returns
+    -------
+    dict
+        ``{host: {"cls": distributed.deploy.ssh.Worker, "options": {...}}}``.
+    """
     from distributed.deploy.ssh import Worker
 
     return {host: {"cls": Worker,
@@ -33,9 +48,34 @@ def worker_spec(hosts, connect_options=None, remote_python=None):
 
 def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=None,
                 remote_python=None):
-    """Start the scheduler on scheduler_host (default: the first host) and a worker on
-    every host over SSH; the running cluster (close() stops it). ValueError for a bad
-    host list, FleetError when SSH or a process fails to start."""
+    """Start a fleet over SSH: the scheduler on one host, a worker on every host.
+
+    Parameters
+    ----------
+    hosts : list of str
+        The machines, one worker each, named after the host.
+    scheduler_host : str, optional
+        Where the scheduler runs; by default the first host.
+    port : int
+        The scheduler's port, 0 to 65535 (default 8786).
+    connect_options : dict, optional
+        asyncssh's connection options.
+    remote_python : str, optional
+        The Python to run on the hosts.
+
+    Returns
+    -------
+    distributed.deploy.spec.SpecCluster
+        The running cluster, every worker registered; ``close()`` stops it.
+
+    Raises
+    ------
+    ValueError
+        For an empty host list, a host named twice, or a bad port.
+    FleetError
+        When asyncssh is missing, SSH or a process fails to start, or the workers do
+        not all join within 60 s.
+    """
     hosts = [h.strip() for h in hosts if h and h.strip()]
     if not hosts:
         raise ValueError("--hosts needs at least one host name")

@@ -26,8 +26,22 @@ def _names_output(argv):
 
 
 def parse_command(argv):
-    """The argparse namespace pagezero would run for `argv`; ValueError if it would
-    refuse it (the parser's message), or if it asks for help."""
+    """Parse a command as pagezero would, without running it.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command, without ``pagezero``.
+
+    Returns
+    -------
+    argparse.Namespace
+
+    Raises
+    ------
+    ValueError
+        If pagezero would refuse it (the parser's message), or if it asks for help.
+    """
     from ..cli import UsageError, build_parser
 
     try:
@@ -40,8 +54,25 @@ def parse_command(argv):
 
 
 def check_command(argv):
-    """(argv, "file" | "folder"): the command without a leading "--" or "pagezero",
-    and what its -o writes. ValueError for anything a fleet cannot run."""
+    """Check a command a fleet is asked to run.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command, optionally after ``--`` and ``pagezero``.
+
+    Returns
+    -------
+    tuple
+        ``(argv, "file" or "folder")``: the command without a leading ``--`` or
+        ``pagezero``, and what its ``-o`` writes.
+
+    Raises
+    ------
+    ValueError
+        For anything a fleet cannot run: a command pagezero refuses, one without
+        results to save, or one that names its own ``-o``.
+    """
     argv = [str(a) for a in argv]
     if argv[:1] == ["--"]:
         argv = argv[1:]

@@ -29,7 +29,18 @@ def _now():
 
 
 def folder_name(machine):
-    """A worker's name as a folder name: Dask allows any text, a folder does not."""
+    """A worker's name as a folder name: Dask allows any text, a folder does not.
+
+    Parameters
+    ----------
+    machine : str
+        The worker's name.
+
+    Returns
+    -------
+    str
+        A name safe as one path component.
+    """
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(machine)).strip("._")
     return name or "machine"
 
@@ -58,6 +69,25 @@ def _write_bytes(path, data, mtime):
 
 
 class FleetLog:
+    """A fleet run's ``fleet.json``: the command, each machine and each of its runs.
+
+    Saved afresh (atomically, stop signals held) on every change, so that the file
+    says how far a run got even when it is stopped.
+
+    Parameters
+    ----------
+    out_dir : str
+        The fleet run's folder.
+    scheduler : str
+        The Dask scheduler's address.
+    argv : list of str
+        The command, without ``pagezero``.
+    runs : int
+        Runs per machine.
+    version : str
+        pagezero's version on the client (every machine must run the same).
+    """
+
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir
         self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler,
@@ -67,17 +97,42 @@ class FleetLog:
 
     @property
     def machines(self):
+        """The machines' entries (name, address, folder, status, error, runs), in order."""
         return self.doc["machines"]
 
     def add_machine(self, name, address, refused=None):
+        """Add a machine: pending, or refused with the reason (not run on).
+
+        Parameters
+        ----------
+        name, address : str
+            The worker's name and address.
+        refused : str, optional
+            Why the machine is not run on (another pagezero version, ...).
+        """
         entry = {"name": name, "address": address, "folder": folder_name(name),
                  "status": "refused" if refused else "pending", "error": refused, "runs": []}
         self.machines.append(entry)
         self._by_name[name] = entry
 
     def started(self, name, run, at):
-        """Mark a run as running; False if it had finished already (events and results
-        travel separately, so a start can be heard of after the end)."""
+        """Mark a run as running.
+
+        Parameters
+        ----------
+        name : str
+            The machine.
+        run : int
+            The run's index.
+        at : str
+            When it started (ISO 8601).
+
+        Returns
+        -------
+        bool
+            False if it had finished already: events and results travel separately, so
+            a start can be heard of after the end.
+        """
         entry, r = self._run(name, run)
         if r["status"] != "pending":
             return False
@@ -97,6 +152,23 @@ class FleetLog:
         return entry, r
 
     def finished(self, name, run, status, error=None, start=None, end=None, files=()):
+        """Record how a run ended, and save.
+
+        Parameters
+        ----------
+        name : str
+            The machine.
+        run : int
+            The run's index.
+        status : str
+            ``"ok"``, ``"failed"``, ``"interrupted"`` or ``"cancelled"``.
+        error : str, optional
+            The run's error line.
+        start, end : str, optional
+            When it started and ended (ISO 8601); `end` defaults to now.
+        files : iterable of str
+            Its files, relative to the fleet's folder.
+        """
         entry, r = self._run(name, run)
         r.update(status=status, error=error, files=list(files))
         r["start"] = start or r["start"]
@@ -104,7 +176,22 @@ class FleetLog:
         self._update(entry)
 
     def write_run(self, result):
-        """The files of one finished run, under DIR/<machine>/; their paths from DIR."""
+        """Write the files of one finished run under ``DIR/<machine>/``.
+
+        Results files get the worker's name in their machine metadata; the command's
+        output goes to ``run-N.log``. A file name that would leave the machine's folder
+        is skipped.
+
+        Parameters
+        ----------
+        result : dict
+            What :func:`pagezero.fleet.worker.run_command` returned.
+
+        Returns
+        -------
+        list of str
+            The paths written, relative to the fleet's folder.
+        """
         name, run = result["machine"], result["run"]
         base = os.path.join(self.out_dir, folder_name(name))
         mtime = datetime.datetime.fromisoformat(result["end"]).timestamp()
@@ -139,6 +226,15 @@ class FleetLog:
         self.save()
 
     def save(self, ended=False, interrupted=None):
+        """Write ``fleet.json`` atomically, stop signals held until it is in place.
+
+        Parameters
+        ----------
+        ended : bool
+            Record the end time (now).
+        interrupted : bool, optional
+            Record whether the fleet run was stopped.
+        """
         if ended:
             self.doc["ended"] = _now()
         if interrupted is not None:

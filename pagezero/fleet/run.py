@@ -33,11 +33,31 @@ WORKER_HINT = ("dask worker {address} --nworkers 1 --nthreads 1 --resources benc
 
 
 class FleetError(PagezeroError):
-    """A cluster that cannot run the fleet (unreachable, no workers): exit 1."""
+    """A cluster that cannot run the fleet: unreachable, or without workers offering the
+    ``benchmark`` resource. A :class:`pagezero.PagezeroError` (the CLI exits 1)."""
 
 
 def connect(address, timeout=10):
-    """A Client of the scheduler at `address`; FleetError when it cannot be reached."""
+    """A Dask client of a fleet's scheduler.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler's address (``tcp://HOST:8786``).
+    timeout : float
+        Seconds to wait for it.
+
+    Returns
+    -------
+    distributed.Client
+        Its threads started with the stop signals held, so that Ctrl-C goes to the main
+        thread.
+
+    Raises
+    ------
+    FleetError
+        When the scheduler cannot be reached.
+    """
     from distributed import Client
 
     try:
@@ -53,8 +73,27 @@ def connect(address, timeout=10):
 
 
 def benchmark_workers(client, address):
-    """{worker name: address} of the workers offering the benchmark resource, and the
-    names of all workers; FleetError when there are none."""
+    """The workers that can run benchmarks.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A client of the scheduler.
+    address : str
+        The scheduler's address, for the messages.
+
+    Returns
+    -------
+    tuple
+        ``({worker name: address}`` of the workers offering the ``benchmark``
+        resource, ``sorted names of all workers)``.
+
+    Raises
+    ------
+    FleetError
+        When the cluster has no workers, or none offers the resource; the message says
+        how to start one.
+    """
     workers = client.scheduler_info()["workers"]
     if not workers:
         raise FleetError(f"the cluster at {address} has no workers; on each machine run: "
@@ -68,8 +107,27 @@ def benchmark_workers(client, address):
 
 
 def choose(usable, names, machines):
-    """The workers to run on: the named ones (ValueError for a name that is no usable
-    worker), or every usable one."""
+    """The workers to run on.
+
+    Parameters
+    ----------
+    usable : dict of str to str
+        Worker names to addresses, as :func:`benchmark_workers` gives them.
+    names : list of str
+        The names of all workers.
+    machines : list of str or None
+        The names asked for; None or empty for every usable worker.
+
+    Returns
+    -------
+    dict of str to str
+        The chosen workers' names to addresses.
+
+    Raises
+    ------
+    ValueError
+        For a name that is no worker, or a worker without the ``benchmark`` resource.
+    """
     if not machines:
         return dict(sorted(usable.items()))
     chosen = {}
@@ -86,8 +144,20 @@ def choose(usable, names, machines):
 
 
 def version_verdicts(mine, theirs):
-    """{machine: None (same version) or why it is refused}, from {machine: version or
-    the exception reading it raised}."""
+    """Which machines run the same pagezero as this one.
+
+    Parameters
+    ----------
+    mine : str
+        This machine's version.
+    theirs : dict
+        Machine name to its version, or to the exception reading it raised.
+
+    Returns
+    -------
+    dict
+        Machine name to None (the same version), or to why it is refused.
+    """
     verdicts = {}
     for name, version in theirs.items():
         if isinstance(version, BaseException):
@@ -134,14 +204,42 @@ class _Progress:
 
 def run_fleet(scheduler, command, out_dir, machines=None, runs=1, progress=None,
               timeout=10, poll_s=0.5):
-    """Run a pagezero command (argv list) on the chosen machines of the cluster at
-    `scheduler`, `runs` times each, writing under `out_dir`; the FleetLog.
+    """Run a pagezero command on machines of a fleet, each run written under `out_dir`.
 
-    progress: a stream for one line per start and end of a run, a function called
-    as progress(machine, run, what), or None (quiet).
-    ValueError for a command, folder or machine name it cannot use, before
-    anything is sent; FleetError for a cluster it cannot use; KeyboardInterrupt
-    after cancelling, with what finished written.
+    Parameters
+    ----------
+    scheduler : str
+        The Dask scheduler's address.
+    command : list of str
+        The pagezero command, without ``pagezero`` and ``-o`` (``["mem", "memset",
+        "-s", "1GB"]``).
+    out_dir : str
+        A new folder: ``fleet.json`` and one folder per machine.
+    machines : list of str, optional
+        Worker names; by default every worker offering the ``benchmark`` resource.
+    runs : int
+        Runs per machine (at least 1), each a fresh process.
+    progress : file or callable, optional
+        A stream for one line per start and end of a run, a function called as
+        ``progress(machine, run, what)``, or None (quiet).
+    timeout : float
+        Seconds to wait for the scheduler.
+    poll_s : float
+        Seconds between checks for finished runs.
+
+    Returns
+    -------
+    FleetLog
+        What ran where, as saved in ``fleet.json``.
+
+    Raises
+    ------
+    ValueError
+        For a command, folder or machine name it cannot use, before anything is sent.
+    FleetError
+        For a cluster it cannot use.
+    KeyboardInterrupt
+        After cancelling the runs on Ctrl-C, with what finished written.
     """
     argv, kind = check_command(command)
     if runs < 1:

@@ -4,7 +4,7 @@ As the tables of the arm64 clear_page thread ("arm64: mm: clear_page() with
 DC ZVA or STNP", comparing aws-m7g.metal with AmpereOne kernel by kernel):
 one row per measured point, one column per machine, each cell the median
 rate and its spread between runs. Where a machine ran once the spread is its
-loops', marked with *, since the run is the unit (points.py).
+loops', marked with ``*``, since the run is the unit (points.py).
 """
 import os
 
@@ -35,8 +35,25 @@ def _fleet_entries(path):
 
 
 def machine_sets(fleet_dir):
-    """[(machine name, ResultSet)] of a fleet run's folder, in fleet.json's order (else by
-    folder name), and notes on machines without results. ValueError when none has any."""
+    """The results of each machine of a fleet run.
+
+    Parameters
+    ----------
+    fleet_dir : str
+        A fleet run's folder (with ``fleet.json``), or any folder of machine folders.
+
+    Returns
+    -------
+    tuple
+        ``([(machine name, ResultSet)], notes)``: in ``fleet.json``'s order (else by
+        folder name), and one line per machine without results.
+
+    Raises
+    ------
+    ValueError
+        For a missing folder, a ``fleet.json`` that is not JSON, or when no machine has
+        any results.
+    """
     entries = []
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
@@ -60,8 +77,26 @@ def machine_sets(fleet_dir):
 
 
 def only_matching(sets, words):
-    """The sets with only the results whose label has every one of `words` among its
-    words (e.g. "x86-64-stosb chunk=0"); ValueError when none is left."""
+    """Keep only the results whose label has every one of `words` among its words.
+
+    Parameters
+    ----------
+    sets : list of tuple
+        ``(machine name, ResultSet)`` pairs, as :func:`machine_sets` gives them.
+    words : str
+        Space-separated words, e.g. ``"x86-64-stosb chunk=0"``.
+
+    Returns
+    -------
+    list of tuple
+        The same pairs, each set with only the matching results; machines left with
+        none are dropped.
+
+    Raises
+    ------
+    ValueError
+        When no result matches.
+    """
     words = set(words.split())
     kept = []
     for name, rs in sets:
@@ -76,7 +111,20 @@ def only_matching(sets, words):
 
 
 def table_rows(sets):
-    """One row per point: its label, unit and {machine: point_summary or None}."""
+    """The points of every machine, side by side.
+
+    Parameters
+    ----------
+    sets : list of tuple
+        ``(machine name, ResultSet)`` pairs.
+
+    Returns
+    -------
+    list of dict
+        One per point: ``label``, ``unit`` and ``machines``, machine name to its
+        :func:`pagezero.points.point_summary` (median of the runs' medians and their
+        spread) or None where it was not measured.
+    """
     rows = {}
     for name, rs in sets:
         for key, (first, summary) in summarize_points(rs).items():
@@ -95,7 +143,21 @@ def _cell(summary):
 
 
 def format_table(sets, notes=()):
-    """The table as lines of text, the machines described above it."""
+    """The table of :func:`table_rows` as text, the machines described above it.
+
+    Parameters
+    ----------
+    sets : list of tuple
+        ``(machine name, ResultSet)`` pairs.
+    notes : iterable of str
+        Lines to add below it (machines without results).
+
+    Returns
+    -------
+    list of str
+        Lines without newlines; rates in GB/s (10^9 bytes/s), with the spread between
+        runs in %.
+    """
     names = [name for name, _ in sets]
     lines = [f"{name}: {rs.machine.get('cpu_model', '?')}, "
              f"{rs.machine.get('kernel_release', '?')}" for name, rs in sets]

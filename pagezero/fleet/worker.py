@@ -29,16 +29,15 @@ _stopped = set()
 
 
 def installed_version():
-    """The pagezero version installed here: the package's metadata, else the module's."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-        try:
-            return version("pagezero")
-        except PackageNotFoundError:
-            pass
-    except ImportError:
-        pass
+    """The pagezero version installed on this machine (run on each worker).
+
+    Returns
+    -------
+    str
+        ``pagezero.__version__``: the installed distribution's metadata.
+    """
     from .. import __version__
+
     return __version__
 
 
@@ -79,8 +78,29 @@ def _error_line(returncode, stderr):
 
 
 def run_command(argv, output_kind, machine, run, key):
-    """Run `pagezero argv -o PATH` here; a dict with the status, the times, the
-    command's output and its files (name -> bytes)."""
+    """Run ``pagezero ARGV -o PATH`` on this machine (a fleet task, run on a worker).
+
+    Parameters
+    ----------
+    argv : list of str
+        The command, without ``pagezero`` and ``-o``.
+    output_kind : {"file", "folder"}
+        What the command's ``-o`` writes.
+    machine : str
+        This worker's name, for the events and the result.
+    run : int
+        The run's index.
+    key : str
+        The Dask task key, which :func:`stop_runs` names it by.
+
+    Returns
+    -------
+    dict
+        ``machine``, ``run``, ``kind``, ``status`` (``"ok"``, ``"interrupted"`` or
+        ``"failed"``), ``returncode``, ``error`` (the command's error line, or None),
+        ``start`` and ``end`` (Unix time, s), ``hostname``, ``stdout``, ``stderr`` and
+        ``files`` (name to bytes).
+    """
     start = _now()
     _event(what="started", machine=machine, run=run, key=key, at=start)
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
@@ -112,8 +132,20 @@ def run_command(argv, output_kind, machine, run, key):
 
 
 def stop_runs(keys):
-    """SIGINT to the runs of these task keys in progress here: pagezero saves what it
-    measured, marked interrupted, and exits. Returns the keys it reached."""
+    """Stop the runs of these task keys in progress on this machine, with SIGINT.
+
+    pagezero saves what it measured, marked interrupted, and exits.
+
+    Parameters
+    ----------
+    keys : iterable of str
+        Dask task keys of :func:`run_command` calls.
+
+    Returns
+    -------
+    list of str
+        The keys whose process was signalled.
+    """
     stopped = []
     for key in keys:
         proc = _running.get(key)

@@ -34,10 +34,20 @@ BUSY_TIMEOUT_S = 30
 
 
 class StoreError(PagezeroError):
-    """A store that cannot be used as asked (corrupt, foreign, newer, read-only, busy)."""
+    """A store that cannot be used as asked: missing, corrupt, foreign (a SQLite file that
+    is not a pagezero store), of a newer schema, read-only, or busy beyond the timeout.
+    A :class:`pagezero.PagezeroError`; the message is one line naming the file."""
 
 
 def default_path():
+    """The store's default file.
+
+    Returns
+    -------
+    str
+        ``$XDG_DATA_HOME/pagezero/results.sqlite``, with ``~/.local/share`` when
+        ``XDG_DATA_HOME`` is unset or relative (the XDG Base Directory Specification).
+    """
     base = os.environ.get("XDG_DATA_HOME", "")
     if not os.path.isabs(base):  # the specification says to ignore a relative one
         base = os.path.join(os.path.expanduser("~"), ".local", "share")
@@ -55,7 +65,22 @@ def _writable(path):
 
 
 class Store:
-    """An open store. create: make the file (and its folder) when missing."""
+    """An open results store; a context manager that closes it.
+
+    Parameters
+    ----------
+    path : str, optional
+        The SQLite file; by default :func:`default_path`.
+    create : bool
+        Make the file (and its folder) when missing.
+
+    Raises
+    ------
+    StoreError
+        For a folder, a missing file (without `create`), a file that cannot be created,
+        a SQLite file that is not a pagezero store, or one of a newer schema. An older
+        schema is migrated forward.
+    """
 
     def __init__(self, path=None, create=False):
         self.path = path or default_path()
@@ -156,8 +181,19 @@ class Store:
         self.db.execute("COMMIT")
 
     def require_writable(self, what="add to"):
-        """StoreError unless results can be added (checked before long work that ends
-        in an add, e.g. a fleet run)."""
+        """Check that results can be added, before long work that ends in an add (a fleet
+        run).
+
+        Parameters
+        ----------
+        what : str
+            The action, for the message.
+
+        Raises
+        ------
+        StoreError
+            When the store is read-only.
+        """
         if self.read_only:
             raise StoreError(f"{self.path}: the store is read-only; cannot {what} it")
 
@@ -165,12 +201,47 @@ class Store:
 
     def add(self, paths):
         """Add results files, and every results file under folders, in one transaction.
-        Returns (path, "added" | "already stored", set id) per file. ValueError for a
-        path that is no results file or folder, before anything is written."""
+
+        A result set is stored once, by the hash of its content, however often and
+        under whatever name it is added.
+
+        Parameters
+        ----------
+        paths : iterable of str
+            Results files (``-o`` files of any command) and folders of them.
+
+        Returns
+        -------
+        list of tuple
+            ``(path, "added" or "already stored", set id)`` per file.
+
+        Raises
+        ------
+        ValueError
+            For a path that is no results file or folder, before anything is written.
+        StoreError
+            When the store is read-only or busy; nothing is written.
+        """
         return self.add_records(read_records(paths))
 
     def add_records(self, records):
-        """Add what read_records() read, in one transaction (see add)."""
+        """Add what :func:`read_records` read, in one transaction (see :meth:`add`).
+
+        Parameters
+        ----------
+        records : iterable of Record
+            As :func:`read_records` returns them.
+
+        Returns
+        -------
+        list of tuple
+            ``(path, "added" or "already stored", set id)`` per record.
+
+        Raises
+        ------
+        StoreError
+            When the store is read-only or busy; nothing is written.
+        """
         self.require_writable("add to")
         outcomes, added_at = [], _now()
         with self._errors(), self._transaction():
@@ -194,7 +265,15 @@ class Store:
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     def list(self):
-        """One row per result set, oldest measurement first."""
+        """Every stored result set, oldest measurement first.
+
+        Returns
+        -------
+        list of dict
+            One per set: ``id``, ``measured_at``, ``machine_name``, ``hostname``,
+            ``kernel_release``, ``benchmarks``, ``pagezero_version``, ``interrupted``,
+            ``source`` and ``points`` (how many).
+        """
         return self._query(
             "SELECT s.id, s.measured_at, s.machine_name, s.hostname, s.kernel_release, "
             "s.benchmarks, s.pagezero_version, s.interrupted, s.source, "
@@ -203,8 +282,34 @@ class Store:
 
     def history(self, machine=None, kernel=None, benchmark=None, function=None, size=None,
                 page=None):
-        """Every stored point matching the filters, with its result set, grouped by
-        point and in time order within each."""
+        """Every stored point matching the filters, with its result set.
+
+        Parameters
+        ----------
+        machine : str, optional
+            A machine name or hostname.
+        kernel : str, optional
+            A kernel release (``uname -r``).
+        benchmark, function : str, optional
+            ``"memset"``, ...; a kernel or workload name.
+        size : int or str, optional
+            The size in bytes, or a size such as ``"1GB"``.
+        page : str, optional
+            ``"4KB"``, ``"2MB"`` or ``"1GB"``.
+
+        Returns
+        -------
+        list of dict
+            Grouped by point label and in time order within each: ``set_id``,
+            ``measured_at``, ``machine_name``, ``kernel_release``,
+            ``pagezero_version``, ``label``, ``unit``, ``median``, ``spread_pct``,
+            ``runs``, ``spread_of``.
+
+        Raises
+        ------
+        ValueError
+            For a bad `size`.
+        """
         where, args = [], []
         if machine:
             where.append("(s.machine_name = ? OR s.hostname = ?)")
@@ -228,7 +333,13 @@ class Store:
             + " ORDER BY p.label, s.measured_at, s.id", args)
 
     def export(self):
-        """Every point of every result set, with the set's metadata: a flat table."""
+        """Every point of every result set, with the set's metadata: a flat table.
+
+        Returns
+        -------
+        list of dict
+            One row per point, in time order.
+        """
         return self._query(
             "SELECT s.id AS set_id, s.measured_at, s.machine_name, s.hostname, s.cpu_model, "
             "s.kernel_release, s.pagezero_version, s.content_hash, p.benchmark, p.function, "
@@ -237,12 +348,19 @@ class Store:
             "ORDER BY s.measured_at, s.id, p.label")
 
     def documents(self):
-        """(set id, document text) of every result set, oldest first."""
+        """Every stored result set as the JSON document it was added as.
+
+        Returns
+        -------
+        list of tuple
+            ``(set id, document text)``, oldest first.
+        """
         with self._errors():
             return self.db.execute("SELECT id, document FROM result_sets "
                                    "ORDER BY measured_at, id").fetchall()
 
     def close(self):
+        """Close the database; calling it again does nothing."""
         if self.db is not None:
             self.db.close()
             self.db = None
@@ -255,8 +373,23 @@ class Store:
 
 
 def read_records(paths):
-    """The results files named, and those under the folders named, read and checked;
-    ValueError for a path that is neither."""
+    """Read and check results files before a store adds them.
+
+    Parameters
+    ----------
+    paths : iterable of str
+        Results files, and folders whose results files are all read.
+
+    Returns
+    -------
+    list of Record
+        One per file, with its content hash.
+
+    Raises
+    ------
+    ValueError
+        For a path that is neither, or a file that is not a results file.
+    """
     records = []
     for path in paths:
         if os.path.isdir(path):

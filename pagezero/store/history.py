@@ -8,13 +8,38 @@ MAX_SERIES = 12
 
 
 def format_value(value, unit):
+    """A stored median as text.
+
+    Parameters
+    ----------
+    value : float
+        The median.
+    unit : str
+        Its unit; ``"bytes/sec"`` is printed in GB/s (10^9 bytes/s).
+
+    Returns
+    -------
+    str
+        ``"12.34 GB/s"``, or four significant digits and the unit.
+    """
     if unit == "bytes/sec":
         return f"{value / 1e9:.2f} GB/s"
     return f"{value:.4g} {unit}"
 
 
 def format_spread(row):
-    """"+-1.2% (3 runs)", or for one run "+-0.4% (loops, 1 run)": the run is the unit."""
+    """A stored point's spread as text; the run is the unit.
+
+    Parameters
+    ----------
+    row : dict
+        A :meth:`pagezero.store.Store.history` row.
+
+    Returns
+    -------
+    str
+        ``"+-1.2% (3 runs)"``, or for one run ``"+-0.4% (loops, 1 run)"``.
+    """
     if row["spread_of"] == "runs":
         return f"+-{row['spread_pct']:.1f}% ({row['runs']} runs)"
     return f"+-{row['spread_pct']:.1f}% (loops, 1 run)"
@@ -26,7 +51,19 @@ def _table(header, body):
 
 
 def format_history(rows):
-    """Lines of text: per point its label, then one line per result set in time order."""
+    """A history as text.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :meth:`pagezero.store.Store.history` rows.
+
+    Returns
+    -------
+    list of str
+        Per point its label, then one line per result set in time order: when, machine,
+        kernel, pagezero version, median, spread and the set's id.
+    """
     lines, by_label = [], {}
     for row in rows:
         by_label.setdefault(row["label"], []).append(row)
@@ -44,8 +81,27 @@ def format_history(rows):
 
 
 def plot_history(rows, stem):
-    """Each point's median per result set over time, with its spread as error bars,
-    one line per point and machine; PNG and SVG at stem.*."""
+    """Plot a history: each point's median per result set over time.
+
+    One line per point and machine, the spread as error bars.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :meth:`pagezero.store.Store.history` rows (not empty).
+    stem : str
+        The files' path without extension: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of str
+        The files written.
+
+    Raises
+    ------
+    ValueError
+        When more than 12 point and machine pairs match: the filters should narrow it.
+    """
     from ..plot import _pyplot, _save
 
     series = {}

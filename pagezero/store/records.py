@@ -17,7 +17,19 @@ __all__ = ["Record", "read_record", "point_rows", "stored_result_set", "machine_
 
 
 def machine_name(machine):
-    """The machine's name in a fleet (the Dask worker's name), else its hostname."""
+    """The name a store files a machine under.
+
+    Parameters
+    ----------
+    machine : dict
+        A results file's machine metadata.
+
+    Returns
+    -------
+    str
+        Its name in a fleet (the Dask worker's name), else its hostname, else
+        ``"unknown"``.
+    """
     return machine.get("fleet_name") or machine.get("hostname") or "unknown"
 
 
@@ -40,7 +52,27 @@ def _utc(timestamp):
 
 
 class Record:
-    """One results file, read and checked, ready to be inserted."""
+    """One results file, read and checked, ready to be inserted.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    text : str
+        Its content.
+    doc : dict
+        Its content, parsed.
+    result_set : ResultSet
+        Its results.
+    measured_at : str
+        When it was measured (ISO 8601, UTC).
+
+    Attributes
+    ----------
+    content_hash : str
+        SHA-256 of the canonical JSON: the same results are stored once, under
+        whatever name they are added.
+    """
 
     def __init__(self, path, text, doc, result_set, measured_at):
         self.path = path
@@ -52,6 +84,18 @@ class Record:
         self.content_hash = hashlib.sha256(canonical.encode()).hexdigest()
 
     def set_row(self, added_at):
+        """The store's ``result_sets`` row for this file.
+
+        Parameters
+        ----------
+        added_at : str
+            When it is added (ISO 8601, UTC).
+
+        Returns
+        -------
+        dict
+            Column name to value.
+        """
         m = self.result_set.machine
         return {"content_hash": self.content_hash, "machine_name": machine_name(m),
                 "hostname": m.get("hostname"), "cpu_model": m.get("cpu_model"),
@@ -64,10 +108,24 @@ class Record:
 
 
 def read_record(path):
-    """A Record of the results file at `path`; ValueError when it is none.
+    """Read and check a results file for the store.
 
     The measurement's time is the file's modification time: results files
     carry no date of their own, and `pagezero fleet run` sets it to the run's end.
+
+    Parameters
+    ----------
+    path : str
+        A results file (any command's ``-o``).
+
+    Returns
+    -------
+    Record
+
+    Raises
+    ------
+    ValueError
+        When it is not a results file, or holds no results.
     """
     result_set = ResultSet.load(path)  # validates; ValueError with the path otherwise
     if not len(result_set):
@@ -90,7 +148,20 @@ def _size(params):
 
 
 def point_rows(result_set):
-    """One row per point of a ResultSet: label, size, page, median and spread."""
+    """The store's ``points`` rows of a result set.
+
+    Parameters
+    ----------
+    result_set : ResultSet
+        The results.
+
+    Returns
+    -------
+    list of dict
+        One per point: benchmark, function, size (bytes), page, label, params (JSON),
+        unit, and :func:`pagezero.points.summarize_points`' median, spread_pct, runs
+        and spread_of.
+    """
     rows = []
     for first, summary in summarize_points(result_set).values():
         page = first.params.get("page")
@@ -105,7 +176,22 @@ def point_rows(result_set):
 
 
 def stored_result_set(document_text):
-    """The ResultSet of a stored document (for migrations that recompute points)."""
+    """The ResultSet of a stored document (for migrations that recompute points).
+
+    Parameters
+    ----------
+    document_text : str
+        A results file's content, as stored.
+
+    Returns
+    -------
+    ResultSet
+
+    Raises
+    ------
+    ValueError
+        When it is not a valid results document.
+    """
     # ResultSet.load reads files, so the document goes through a temporary one.
     import tempfile
 

@@ -25,13 +25,16 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from .advise_ties import TIE_FLOOR_PCT, batch_for_budget, best_kernels, knee, run_spreads
+from .advise_ties import (TIE_FLOOR_PCT, batch_for_budget, best_kernels, knee, run_spreads,
+                          sweep_noise)
 from .interrupt import Interrupted
 from .kernels import kernels
+from .mappings import kernel_backing
 from .points import point_summary
-from .policy import default_kernel
+from .policy import default_kernel, plan_batch, run_batch
+from .region import region
 from .stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, find_knee
-from .sweeps import sweep
+from .sweeps import register, sweep
 from .sysinfo import llc_bytes
 from .units import format_gbps, format_size
 
@@ -95,6 +98,10 @@ class Advice:
             doc["interrupted"] = self.interrupted
         return doc
 
+    def _noise_text(self):
+        noise = next((c.get("noise_pct") for c in self.cells.values()), None)
+        return "unknown with one run" if noise is None else f"{noise:.1f}%"
+
     def describe(self):
         """The advice in plain words, as lines."""
         gb = format_gbps
@@ -109,7 +116,8 @@ class Advice:
                  f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
                  "(GB/s = 10^9 bytes/s; medians over runs):",
                  "Candidates within the noise between runs are tied (the larger of twice "
-                 f"their spread and {TIE_FLOOR_PCT:g}%); among tied kernels, clear_pages()'s "
+                 f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); a batch fits "
+                 "a budget with that noise added; among tied kernels, clear_pages()'s "
                  f"({self.knee_kernel}) if tied, else the first in the kernel table.",
                  "", "Fastest kernel by extent:"]
         if self.interrupted:
@@ -192,6 +200,35 @@ def _check_runs(runs, quick):
     return runs
 
 
+# One region per process, shared by every cell that process measures. The
+# kernels at one extent are then compared on the same physical pages: a run's
+# placement of the region (3-5% at 256MB here) moves every cell of the run
+# alike, and run_spreads' load factor takes it out. A fresh mapping per cell
+# gave each cell a placement of its own, which no run-level factor removes,
+# and ties as wide as that noise.
+_REGIONS = {}
+
+
+def _shared_region(nbytes):
+    if nbytes not in _REGIONS:
+        _REGIONS[nbytes] = region(nbytes, **kernel_backing(nbytes).region_args())
+    return _REGIONS[nbytes]
+
+
+def _release_regions():
+    while _REGIONS:
+        _REGIONS.popitem()[1].close()
+
+
+def advise_cell(size, batch, kernel, loops):
+    """One cell of the advice sweep: pagezero.batch()'s measurement on this
+    process's shared region (its pages: pagezero.mappings.kernel_backing)."""
+    return run_batch(plan_batch(size, batch, kernel, loops), _shared_region(size))
+
+
+register("advise-cell", advise_cell, lambda **point: plan_batch(**point))
+
+
 def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None, runs=None):
     """Sweep this machine and return an Advice.
 
@@ -215,8 +252,11 @@ def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None, runs=None)
     start = time.monotonic()
     # One repetition of the grid per process: the run is the unit. warmup=0:
     # each batch() makes an untimed pass through its kernel before timing.
-    rs = sweep("batch", grid, repeat=cfg["runs"], warmup=0, processes=cfg["runs"],
-               progress=None if progress else False)     # None: a bar on a terminal
+    try:
+        rs = sweep("advise-cell", grid, repeat=cfg["runs"], warmup=0, processes=cfg["runs"],
+                   progress=None if progress else False)     # None: a bar on a terminal
+    finally:
+        _release_regions()      # one run measures here (quick): its region goes now
     seconds = time.monotonic() - start
     if rs.interrupted:
         try:
@@ -234,7 +274,8 @@ def cells_from_results(results, runs):
     bytes_per_sec (median of the per-run medians, points.point_summary),
     spread_pct and spread_of: between runs, each run divided by its load
     factor (advise_ties.run_spreads), or the passes' spread when one run
-    measured the cell; runs; typical_worst_ms (per run the slowest batch
+    measured the cell; noise_pct, the sweep's noise (advise_ties.sweep_noise:
+    what ties are judged by); runs; typical_worst_ms (per run the slowest batch
     position, median over its passes; then the median over runs) and
     worst_ms, its old name; max_worst_ms (the slowest batch of every pass of
     every run)."""
@@ -247,6 +288,7 @@ def cells_from_results(results, runs):
         per_run["max"].append(r.worst_ms)
     between = run_spreads({key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
                            for key, per_run in by_cell.items()})
+    noise = sweep_noise(between.values())   # None with one run: each cell's loops decide
     cells = {}
     for key, per_run in by_cell.items():
         summary = point_summary([p["rates"] for p in per_run.values()], "bytes/sec")
@@ -256,7 +298,8 @@ def cells_from_results(results, runs):
                       else between[key],
                       "spread_of": summary["spread_of"], "runs": summary["runs"],
                       "typical_worst_ms": typical, "worst_ms": typical,
-                      "max_worst_ms": max(max(p["max"]) for p in per_run.values())}
+                      "max_worst_ms": max(max(p["max"]) for p in per_run.values()),
+                      "noise_pct": noise}
     return cells
 
 

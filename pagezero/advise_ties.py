@@ -19,13 +19,14 @@ last digit:
 
 The noise of a cell is the spread between runs (the standard deviation of
 the per-run medians in % of their mean; a run is one process), or of the
-loops when only one run was made (points.point_summary). Between runs, each
+loops when only one run was made (points.point_summary), and a cell's noise
+the median of those spreads over the whole sweep (sweep_noise). Between runs, each
 run is first divided by its load factor (run_spreads): on a shared machine
 another task can slow a whole run, every cell of it alike, and that common
 factor cannot change which candidate is faster within the run, so it must
 not tie everything either. Two rates are tied
 when they differ by less than twice the larger of their two spreads, or
-TIE_FLOOR_PCT, whichever is larger: two medians each off by up to one
+TIE_FLOOR_PCT, whichever is larger (noise_pct: the sweep's): two medians each off by up to one
 spread can differ by two, and with three runs a spread is itself only
 roughly known, hence the floor.
 
@@ -39,7 +40,8 @@ import statistics
 
 from .stats import KNEE_MIN_EXTENT, find_knee
 
-__all__ = ["TIE_FLOOR_PCT", "run_spreads", "tolerance_pct", "tied", "choose_kernel",
+__all__ = ["TIE_FLOOR_PCT", "run_spreads", "sweep_noise", "tolerance_pct", "tied", "choose_kernel",
+           "fits_budget",
            "batch_for_budget", "best_kernels", "knee", "CHECKED_AGAINST"]
 
 # Differences smaller than this are never told apart: the between-run spread
@@ -74,9 +76,28 @@ def run_spreads(run_medians):
     return out
 
 
+def sweep_noise(spreads):
+    """The noise of a whole sweep in %: the median of its cells' spreads (None
+    when no cell has one). A spread from three runs is itself known only
+    roughly (three values' standard deviation), so a cell's own spread decides
+    its ties by chance: one that happened to spread wide tied with every
+    kernel at its extent and, early in the kernel table, was chosen, then not
+    the next time. The cells of one sweep are measured alike (the same runs,
+    each run on one region), so their median spread is the noise of each of
+    them, and far better known."""
+    known = [s for s in spreads if s is not None]
+    return statistics.median(known) if known else None
+
+
+def _noise(cell):
+    """A cell's noise in %: its sweep's (noise_pct), else its own spread."""
+    noise = cell.get("noise_pct")
+    return cell.get("spread_pct", 0.0) if noise is None else noise
+
+
 def tolerance_pct(a, b):
     """How far apart (in %) cells a and b may be and still be tied."""
-    return max(TIE_FLOOR_PCT, 2.0 * max(a.get("spread_pct", 0.0), b.get("spread_pct", 0.0)))
+    return max(TIE_FLOOR_PCT, 2.0 * max(_noise(a), _noise(b)))
 
 
 def tied(best, other):
@@ -98,15 +119,24 @@ def _sort(names, order):
     return sorted(names, key=lambda k: (order.index(k) if k in order else len(order), k))
 
 
+def fits_budget(cell, budget_ms):
+    """Whether a cell's typical worst batch stays within the budget with its
+    noise added: a batch that fits only by the noise of its measurement fits
+    one time and not the next (a 128MB batch at ~3.1 ms against a 3 ms budget,
+    here), and the advice would change with it."""
+    return cell[CHECKED_AGAINST] * (1.0 + _noise(cell) / 100.0) <= budget_ms
+
+
 def batch_for_budget(cells, budget_ms, order, clear_pages):
     """The batch for one latency budget and whether anything fits it.
 
-    Among the cells whose typical worst fits the budget, the fastest and all
+    Among the cells whose typical worst fits the budget with the noise added
+    (fits_budget), the fastest and all
     tied with it; of those the largest batch; at that batch the kernel rule
     among the kernels tied with the fastest there. The row names the
     alternatives tied with the fastest overall. When nothing fits: the cell with the
     smallest typical worst, no ties (nothing to choose between)."""
-    fitting = {c: v for c, v in cells.items() if v[CHECKED_AGAINST] <= budget_ms}
+    fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
         ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
@@ -207,7 +237,7 @@ def knee(by_extent):
             continue
         rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
         moved = pts[min(k, kb)][1]
-        noise = math.log1p(max(TIE_FLOOR_PCT, 2.0 * moved.get("spread_pct", 0.0)) / 100.0)
+        noise = math.log1p(max(TIE_FLOOR_PCT, 2.0 * _noise(moved)) / 100.0)
         if rise > 0 and _fit_cost(logs, k) - best_cost <= noise:
             ties.append(k)
     k = min([kb] + ties)

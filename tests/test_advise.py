@@ -198,7 +198,7 @@ def _stop_when(monkeypatch, knee_extents, sig=signal.SIGTERM, partial=True):
     """Make the quick sweep's batch runs stop with `sig` once clear_pages()'s
     kernel has measured `knee_extents` extents, carrying that run's passes
     when `partial` (as the C loops do). Returns the calls seen."""
-    real = sweeps.BENCHMARKS["batch"]
+    real = sweeps.BENCHMARKS["advise-cell"]
     seen = []
 
     @functools.wraps(real.run)      # the sweep reads the parameters off its signature
@@ -208,7 +208,7 @@ def _stop_when(monkeypatch, knee_extents, sig=signal.SIGTERM, partial=True):
         if sum(p["kernel"] == default_kernel() for p in seen) == knee_extents:
             raise Interrupted(sig, partial=r if partial else None)
         return r
-    monkeypatch.setitem(sweeps.BENCHMARKS, "batch", dataclasses.replace(real, run=run))
+    monkeypatch.setitem(sweeps.BENCHMARKS, "advise-cell", dataclasses.replace(real, run=run))
     return seen
 
 

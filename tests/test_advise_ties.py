@@ -2,8 +2,8 @@
 import pytest
 
 from pagezero.advise_ties import (CHECKED_AGAINST, TIE_FLOOR_PCT, batch_for_budget,
-                                  best_kernels, choose_kernel, knee, run_spreads, tied,
-                                  tolerance_pct)
+                                  best_kernels, choose_kernel, fits_budget, knee, run_spreads,
+                                  sweep_noise, tied, tolerance_pct)
 
 KB, MB = 1 << 10, 1 << 20
 GBPS = 1e9
@@ -32,6 +32,29 @@ def test_a_noisy_cell_widens_the_tie_to_twice_its_spread():
     assert tied(cell(100, spread=5), cell(90))
     assert tied(cell(100), cell(90, spread=5))
     assert not tied(cell(100, spread=4), cell(90))
+
+
+def test_the_sweeps_noise_outweighs_a_cells_own_spread():
+    # Three runs' spread is rough: a cell that happened to spread 20% tied with a kernel
+    # 30% faster. With the sweep's noise (the median spread, 2%) only the floor ties.
+    spreads = [1.0, 2.0, 2.0, 3.0, 20.0]
+    noise = sweep_noise(spreads + [None])
+    assert noise == 2.0
+    assert tied(cell(100), cell(70, spread=20))
+    assert not tied(dict(cell(100), noise_pct=noise), dict(cell(70, spread=20), noise_pct=noise))
+    assert sweep_noise([None]) is None
+    # No sweep noise (one run): the cell's own spread decides, as before.
+    assert tied(dict(cell(100), noise_pct=None), dict(cell(70, spread=20), noise_pct=None))
+
+
+def test_a_batch_fits_its_budget_with_the_noise_added():
+    at_the_edge = dict(cell(100, typical=2.9), noise_pct=5.0)      # 2.9 ms + 5% > 3 ms
+    assert not fits_budget(at_the_edge, 3.0)
+    assert fits_budget(dict(at_the_edge, noise_pct=3.0), 3.0)      # 2.987 ms
+    cells = {("x86-64-stosb", 64 * MB): dict(cell(40, typical=1.5), noise_pct=5.0),
+             ("x86-64-stosb", 128 * MB): dict(cell(40, typical=2.9), noise_pct=5.0)}
+    row, fits = batch_for_budget(cells, 3.0, ORDER, CLEAR_PAGES)
+    assert fits and row["batch_bytes"] == 64 * MB
 
 
 # The kernel rule ---------------------------------------------------------------------

@@ -46,11 +46,13 @@ DEFAULT_BUDGETS_MS = (1.0, 3.0)
 # The sweeps. The region must be larger than the LLC several times over, and
 # than the largest extent, so every extent is cleared from cold memory. Each
 # run is a fresh process (the quick sweep's one run is this process) that
-# visits every (kernel, extent) cell once in its own shuffled order, mapping
-# the region anew for each cell, as `passes` timed passes after the untimed
-# one pagezero.batch() always makes.
+# visits every (kernel, extent) cell once in its own shuffled order, on the
+# one region it maps (_shared_region), as `passes` timed passes after the
+# untimed one pagezero.batch() always makes. Five runs of eight passes: with
+# three of three, the largest batches (two per pass) spread 10-20% between
+# runs here and the advice changed with them; this takes about a minute.
 SWEEPS = {
-    "default": {"region": 256 << 20, "runs": 3, "passes": 3,
+    "default": {"region": 256 << 20, "runs": 5, "passes": 8,
                 "extents": (4 << 10, 64 << 10, 1 << 20, 4 << 20, 8 << 20, 16 << 20,
                             32 << 20, 64 << 20, 128 << 20)},
     "quick": {"region": 64 << 20, "runs": 1, "passes": 2,

@@ -178,7 +178,7 @@ def main():
         steps = plan(args, folder)
         if args.dry_run:
             for kind, cmd in steps:
-                print(("hog on CPU %d + " % cpu if kind == "h" else "") + " ".join(cmd[1:]))
+                print((f"hog on CPU {cpu:d} + " if kind == "h" else "") + " ".join(cmd[1:]))
             return
         import_pagezero()
         s = settings(args)

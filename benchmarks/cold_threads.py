@@ -15,8 +15,20 @@ loops of each run, medians again over alternating rounds.
 """
 import os
 
-from _common import (GB, KB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table)
+from _common import (
+    GB,
+    KB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+)
 
 EXTENTS = [4 * KB, 64 * KB, 2 * MB, 32 * MB]
 FUNCTIONS = ["x86-64-stosb", "x86-64-avx512-nt"]
@@ -34,7 +46,7 @@ def main():
         for extent in EXTENTS:
             # Enough loops for ~tens of ms per run at ~50 GB/s.
             loops = max(5, min(20000, (256 * MB) // extent)) // (8 if args.quick else 1) or 5
-            res = alternate({c: lambda c=c: loop_rate(pz.memset(
+            res = alternate({c: lambda c=c, f=f, extent=extent, loops=loops: loop_rate(pz.memset(
                 size=extent, function=f, loops=loops, cache=c, clock="tsc"), extent)
                 for c in ("hot", "cold")}, rounds)
             hot, cold = median(res["hot"]), median(res["cold"])

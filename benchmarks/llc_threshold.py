@@ -9,8 +9,20 @@ shown for information.
 
 Target: 1GB-chunk rate >= 1.5x the 8MB-chunk rate.
 """
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table, verdict)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 TARGET = 1.5
 FUNCTION = "x86-64-stosb"

@@ -12,8 +12,19 @@ Information only: no target, so no PASS/FAIL. The ratio column is the TLB's
 cost as the kernel would not pay it; a kernel whose ranking changes between
 the columns is one that a 4KB study would misjudge.
 """
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+)
 
 # The x86-64 string ops, the unrolled loop and the widest streaming stores
 # this CPU has; the arm64 kernels where they are the ones available.
@@ -38,7 +49,7 @@ def main():
         print(f"# {huge.note}")
     rows = []
     for f in functions:
-        res = alternate({name: lambda kw=kw: loop_rate(
+        res = alternate({name: lambda kw=kw, f=f: loop_rate(
             pz.memset(size=size, function=f, loops=loops, **kw), size)
             for name, kw in pages.items()}, args.rounds, label=f)
         small, big = median(res["4KB"]), median(res[huge.label])

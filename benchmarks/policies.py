@@ -17,8 +17,19 @@ folio_zero_user() order leaves in cache for the faulting access.
    sequential (the neighbourhood cleared last is still in cache; cleared
    first, 2MB of stores later it is not).
 """
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, median, parse_args,
-                     size_str, table, verdict)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 KNEE_KERNEL = "x86-64-stosb"
 KNEE_RANGE = (16 * MB, 64 * MB)
@@ -26,8 +37,8 @@ TOUCH_TARGET = 0.8
 
 
 def knee(pz, args):
-    from pagezero.stats import find_knee
     from pagezero.policy import plan_batch, run_batch
+    from pagezero.stats import find_knee
 
     size, passes = (256 * MB, 2) if args.quick else (1 * GB, 3)
     extents = [4 * MB, 8 * MB, 16 * MB, 24 * MB, 32 * MB, 48 * MB, 64 * MB, 128 * MB]

@@ -24,8 +24,20 @@ import subprocess
 import sys
 import tempfile
 
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table, verdict)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 LOW, HIGH = 0.90, 1.10
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -22,8 +22,21 @@ import subprocess
 import sys
 import tempfile
 
-from _common import (GB, KB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table, verdict)
+from _common import (
+    GB,
+    KB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 TARGET = 0.95
 CFLAGS = "-O3 -march=native -fno-tree-loop-distribute-patterns"
@@ -76,7 +89,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         exe = compile_ref(tmp, args.cflags)
         for label, size, chunk, loops in cases:
-            tasks = {"C": lambda: float(subprocess.run(
+            tasks = {"C": lambda size=size, chunk=chunk, loops=loops: float(subprocess.run(
                 [exe, str(size), str(chunk), str(loops)], check=True,
                 capture_output=True, text=True).stdout)}
             tasks.update({k: pz_task(k, size, chunk, loops) for k in kernels})

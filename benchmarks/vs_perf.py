@@ -22,8 +22,20 @@ import shutil
 import subprocess
 import sys
 
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, median, parse_args,
-                     run_numbers, size_str, table, verdict)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    median,
+    parse_args,
+    run_numbers,
+    size_str,
+    table,
+    verdict,
+)
 
 TOLERANCE = 0.05
 
@@ -53,18 +65,18 @@ def main():
         sys.exit(2)
     pz_names = {k.name for k in import_pagezero().kernels(kind="clear") if k.available}
     common = [n for n in names if n in pz_names]
-    s, l = size_str(size), str(loops)
-    header(f"pagezero vs perf bench mem memset, {s} x {l} loops, value=loop, "
+    s, n = size_str(size), str(loops)
+    header(f"pagezero vs perf bench mem memset, {s} x {n} loops, value=loop, "
            f"pagezero buffer offset {args.offset}", args)
 
     rows, bad = [], []
     for fn in common:
         # Alternate per function, so the two tools of one function run close in time.
         res = alternate({
-            "perf": lambda: run_numbers(["perf", "bench", "--format=simple", "mem", "memset",
-                                         "-s", s, "-l", l, "-f", fn])[0],
-            "pagezero": lambda: run_numbers([sys.executable, "-m", "pagezero", "mem", "memset",
-                                             "-s", s, "-l", l, "-f", fn, "--value", "loop",
+            "perf": lambda fn=fn: run_numbers(["perf", "bench", "--format=simple", "mem", "memset",
+                                         "-s", s, "-l", n, "-f", fn])[0],
+            "pagezero": lambda fn=fn: run_numbers([sys.executable, "-m", "pagezero", "mem", "memset",
+                                             "-s", s, "-l", n, "-f", fn, "--value", "loop",
                                              "--offset", str(args.offset),
                                              "--format", "simple"])[0],
         }, args.rounds, label=fn)

@@ -7,17 +7,27 @@ import os
 from dataclasses import dataclass
 
 from . import _core, hugepages, interrupt
-from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, Conditions,
-                         check_loops, check_node, check_threads, choose_cpus, evict_bytes,
-                         node_cpus, numa_nodes)
+from .conditions import (
+    CACHE_STATES,
+    THREADS_MODES,
+    Conditions,
+    check_loops,
+    check_node,
+    check_threads,
+    choose_cpus,
+    evict_bytes,
+    node_cpus,
+    numa_nodes,
+)
+from .conditions import MAX_LOOPS as _MAX_LOOPS
 from .kernels import KERNEL_KIND, find_kernel
 from .mappings import huge_details
-from .sysinfo import machine
 from .region import thp_mode
-from .stats import spread
 from .results import Result
 from .runs import check_runs, in_processes
-from .units import parse_page, parse_size, format_page, format_size
+from .stats import spread
+from .sysinfo import machine
+from .units import format_page, format_size, parse_page, parse_size
 
 __all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CACHE_STATES",
            "THREADS_MODES", "scaling", "thread_rates", "thread_spread", "numa_nodes",

@@ -19,11 +19,11 @@ from . import _core, hugepages, interrupt
 from .bench import check_clock, memset
 from .conditions import MAX_FAULT_THREADS, check_int, check_loops
 from .kernels import kernels
-from .sysinfo import machine
 from .region import thp_mode
-from .stats import spread
 from .results import Result, ResultSet
 from .runs import check_runs, in_processes
+from .stats import spread
+from .sysinfo import machine
 from .units import format_page, format_size, parse_page, parse_size
 
 __all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan", "Headroom",

@@ -32,7 +32,8 @@ def extent_of(result):
 
 
 def _title(text, rs):
-    return f"{text}\n{rs.machine.get('cpu_model', 'unknown CPU')}, {rs.machine.get('kernel_release', '')}"
+    cpu = rs.machine.get("cpu_model", "unknown CPU")
+    return f"{text}\n{cpu}, {rs.machine.get('kernel_release', '')}"
 
 
 def _save(fig, stem):

@@ -44,7 +44,7 @@ def across_processes(benchmark, points, runs, progress=False):
     each of `runs` fresh processes, one process after the other; within a
     process the points run in a shuffled order (as a sweep's repetition).
     Every point is checked before any process starts."""
-    from . import sweeps    # it imports the benchmarks, which import this module
+    from . import sweeps  # it imports the benchmarks, which import this module
 
     check_runs(runs)
     for point in points:

@@ -138,7 +138,8 @@ def _progress(total, enabled):
 
 
 def _partial(stop):
-    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut short."""
+    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut
+    short."""
     if isinstance(stop.partial, Result):
         return [stop.partial]
     if isinstance(stop.partial, ResultSet):

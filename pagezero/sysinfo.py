@@ -289,7 +289,7 @@ def _dczva_block():
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _static(root):
     uname = os.uname()
     thp = _path(root, "sys/kernel/mm/transparent_hugepage")
@@ -366,7 +366,8 @@ def summary(info):
         f"features:    {', '.join(info['cpu_features']) or '-'}"
         + (f" (DC ZVA block {info['dczva_block_bytes']} bytes)" if info.get("dczva_block_bytes") else ""),
         f"kernel:      {info['kernel_release']}",
-        f"preemption:  {info['preemption']['model']} (from {info['preemption']['source'] or 'nowhere'})",
+        f"preemption:  {info['preemption']['model']} "
+        f"(from {info['preemption']['source'] or 'nowhere'})",
         f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",
     ]
     mem = info.get("memory", {})
@@ -374,7 +375,7 @@ def summary(info):
         lines.append(f"memory:      {_mib(mem.get('total_bytes', 0))} total, "
                      f"{_mib(mem.get('available_bytes', 0))} available")
     nodes = info.get("numa_nodes", [])
-    described = "; ".join("node%d: cpus %s" % (n["node"], n["cpus"]) for n in nodes)
+    described = "; ".join(f"node{n['node']:d}: cpus {n['cpus']}" for n in nodes)
     lines.append(f"numa nodes:  {len(nodes)} ({described})" if nodes else "numa nodes:  unknown")
     for c in info["caches"]:
         line = (f"L{c['level']} {c['type'].lower():<11} {_mib(c['size_bytes']):>10}  "

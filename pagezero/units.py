@@ -115,7 +115,7 @@ def parse_page(value):
         n = parse_size(value, what="page size")
     except ValueError:
         n = None
-    for name, shift in PAGE_SHIFTS.items():
+    for shift in PAGE_SHIFTS.values():
         if n == 1 << shift:
             return shift
     raise ValueError(f"invalid page size {value!r}: expected 4KB, 2MB or 1GB")

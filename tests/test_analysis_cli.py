@@ -7,8 +7,10 @@ import os
 import random
 
 import pytest
+from conftest import check_usage_error as usage_error
+from conftest import ok
+from conftest import pagezero_cli as cli
 
-from conftest import check_usage_error as usage_error, ok, pagezero_cli as cli
 from pagezero.results import Result, ResultSet
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -3,6 +3,7 @@ used, recorded in results and printed in headings; THP checked in smaps."""
 import json
 
 import pytest
+from conftest import check_usage_error, ok, pagezero_cli
 
 import pagezero
 from pagezero import mappings, policy
@@ -11,7 +12,6 @@ from pagezero.cli.backing import backing_heading, backing_lines
 from pagezero.cli.mem import _print_conditions
 from pagezero.policy import BatchResult
 from pagezero.results import Result
-from conftest import check_usage_error, ok, pagezero_cli
 
 MB = 1 << 20
 THP_ON = mappings.thp_mode() in ("always", "madvise")

@@ -11,9 +11,9 @@ import mmap
 import os
 
 import pytest
+from conftest import free_hugepages, hugepage_shortage, mem_available, run_python
 
 import pagezero
-from conftest import free_hugepages, hugepage_shortage, mem_available, run_python
 
 MB = 1 << 20
 

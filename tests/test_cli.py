@@ -10,10 +10,18 @@ import json
 import re
 
 import pytest
+from conftest import (
+    check_environment_error,
+    check_rate_line,
+    check_usage_error,
+    free_hugepages,
+    has_cycle_counter,
+    hugepage_shortage,
+    ok,
+    pagezero_cli,
+)
 
 import pagezero
-from conftest import (check_environment_error, check_rate_line, check_usage_error,
-                      free_hugepages, has_cycle_counter, hugepage_shortage, ok, pagezero_cli)
 
 SMALL = ["-s", "1MB", "-l", "2"]
 

@@ -7,12 +7,11 @@ source gave. Never how fast anything ran.
 import os
 
 import pytest
+from conftest import has_cycle_counter, run_python
 
 import pagezero
 from pagezero import _core
 from pagezero.bench import choose_cpus, numa_nodes, scaling, thread_rates, thread_spread
-
-from conftest import has_cycle_counter, run_python
 
 CPUS = len(os.sched_getaffinity(0))
 FILL = "generic"   # any fill byte, on every architecture

@@ -4,11 +4,10 @@ import inspect
 import os
 
 import pytest
+from conftest import free_hugepages, hugepage_shortage, run_python
 
 import pagezero
 from pagezero import _core
-
-from conftest import free_hugepages, hugepage_shortage, run_python
 
 CLEAR = "default"
 COPY = "default"

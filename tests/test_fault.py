@@ -14,11 +14,11 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import mapping_count, mem_available, never_available
 
 import pagezero
 from pagezero import _core, fault
 from pagezero.interrupt import STOP_SIGNALS, Interrupted, signals_interrupt
-from conftest import mapping_count, mem_available, never_available
 
 MB = 1 << 20
 SIZE = 8 * MB

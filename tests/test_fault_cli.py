@@ -11,12 +11,21 @@ import sys
 import time
 
 import pytest
+from conftest import (
+    TESTS_DIR,
+    check_environment_error,
+    check_rate_line,
+    check_usage_error,
+    has_cycle_counter,
+    mem_available,
+    never_available,
+    ok,
+    pagezero_cli,
+)
 
 import pagezero
 from pagezero import fault, hugepages
 from pagezero.cli import main
-from conftest import (TESTS_DIR, check_environment_error, check_rate_line, check_usage_error,
-                      has_cycle_counter, mem_available, never_available, ok, pagezero_cli)
 
 SMALL = ["-s", "4MB", "-l", "2"]
 FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")

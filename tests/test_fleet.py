@@ -13,8 +13,9 @@ import threading
 import time
 
 import pytest
+from conftest import TESTS_DIR, one_line_error
+from conftest import pagezero_cli as cli
 
-from conftest import TESTS_DIR, one_line_error, pagezero_cli as cli
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
 from pagezero.folders import load_folder

@@ -11,8 +11,8 @@ import sys
 import types
 
 import pytest
-
 from conftest import TESTS_DIR
+
 from pagezero.fleet.cluster import start_fleet
 from pagezero.fleet.run import FleetError, connect, run_fleet
 

@@ -11,11 +11,10 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR, run_python
 
 import pagezero
 from pagezero import hugepages
-from conftest import TESTS_DIR, run_python
-
 
 # The fake sysfs (conftest's FakeKernel, the `fake` fixture) ------------------------
 

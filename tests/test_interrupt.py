@@ -20,6 +20,8 @@ import threading
 import time
 
 import pytest
+from conftest import TESTS_DIR, FakeKernel
+from test_resultset import GRID6, key, point_key, registered_fake
 
 import pagezero
 from pagezero import hugepages
@@ -27,8 +29,6 @@ from pagezero.cli import main
 from pagezero.cli import mem as mem_cli
 from pagezero.cli import policy as policy_cli
 from pagezero.interrupt import Interrupted, deferred, signals_interrupt
-from conftest import TESTS_DIR, FakeKernel
-from test_resultset import GRID6, key, point_key, registered_fake
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 

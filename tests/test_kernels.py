@@ -7,10 +7,11 @@ misalignments; explicit cases pin the edges (empty, one byte, ending on the
 guard page).
 """
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import available_kernels
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pagezero
-from conftest import available_kernels
 
 REGION = 64 * 1024
 CANARY = 0xA5

@@ -7,8 +7,14 @@ import re
 import pytest
 
 from pagezero import _core, policy, units
-from pagezero.kernels import (KERNEL_KIND, clear_pages_kernel, find_kernel, kernel_roles, kernels,
-                              nontemporal_kernel)
+from pagezero.kernels import (
+    KERNEL_KIND,
+    clear_pages_kernel,
+    find_kernel,
+    kernel_roles,
+    kernels,
+    nontemporal_kernel,
+)
 
 PKG = os.path.join(os.path.dirname(__file__), "..", "pagezero")
 

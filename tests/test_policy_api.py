@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TESTS_DIR, available_kernels, mem_available, needs_hugepages
 
 import pagezero
 from pagezero import policy
 from pagezero.policy import PAGE_SIZE, PRESETS, STRATEGIES, BatchResult, FolioResult, Step
-from conftest import TESTS_DIR, available_kernels, mem_available, needs_hugepages
 
 MB = 1 << 20
 

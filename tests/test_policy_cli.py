@@ -8,10 +8,10 @@ import os
 import re
 
 import pytest
+from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
 
 import pagezero
 from pagezero.policy import PRESETS, STRATEGIES
-from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
 
 FOLIO = ["folio", "-p", "64KB", "-l", "2", "--backing", "4KB"]
 BATCH = ["batch", "-s", "1MB", "-l", "2"]

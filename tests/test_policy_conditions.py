@@ -1,4 +1,5 @@
-"""Measured conditions on the clearing policies: batch() and folio() with cache, threads, node, counters.
+"""Measured conditions on the clearing policies: batch() and folio() with cache, threads, node,
+counters.
 
 Mechanisms only, as tests/test_conditions.py: which ranges were flushed before
 which clear, which bytes each thread wrote, which node the memory is bound to,
@@ -7,13 +8,12 @@ which counts the fake counter source gave. Never how fast anything ran.
 import os
 
 import pytest
+from conftest import has_cycle_counter, run_python
 
 import pagezero
 from pagezero import _core
 from pagezero.bench import numa_nodes, thread_rates
 from pagezero.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
-
-from conftest import has_cycle_counter, run_python
 
 CPUS = len(os.sched_getaffinity(0))
 PAGE = 4096

@@ -8,13 +8,13 @@ memory it leaves is checked byte by byte.
 import collections
 
 import pytest
+from conftest import available_kernels
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pagezero
 from pagezero import _core
 from pagezero.policy import NEIGHBOURHOOD_RADIUS, PAGE_SIZE, STRATEGIES, Step, clear_order
-from conftest import available_kernels
 
 CANARY = 0x5C
 

@@ -1,8 +1,8 @@
 """Regions: page sizes, THP, guard pages, and nothing left mapped."""
 import pytest
+from conftest import hugepage_shortage, is_mapped, mapping_count, needs_hugepages, run_python
 
 import pagezero
-from conftest import hugepage_shortage, is_mapped, mapping_count, needs_hugepages, run_python
 
 
 def test_a_region_is_a_writable_buffer_and_is_unmapped_on_close():

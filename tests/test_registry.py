@@ -2,9 +2,9 @@
 import os
 
 import pytest
+from conftest import run_python
 
 import pagezero
-from conftest import run_python
 
 X86_CLEAR = {"default", "generic", "x86-64-unrolled", "x86-64-stosq", "x86-64-stosb",
              "x86-64-movnti", "x86-64-sse2-nt", "x86-64-avx-nt", "x86-64-avx512-nt",

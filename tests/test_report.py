@@ -11,9 +11,12 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR, ok
+from conftest import check_usage_error as usage_error
+from conftest import pagezero_cli as cli
 
-from conftest import TESTS_DIR, check_usage_error as usage_error, ok, pagezero_cli as cli
-from pagezero import MappingError, report as report_pkg
+from pagezero import MappingError
+from pagezero import report as report_pkg
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.report import cells as report_cells

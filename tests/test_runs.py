@@ -5,10 +5,10 @@ import os
 import re
 
 import pytest
+from conftest import check_rate_line, check_usage_error, ok, pagezero_cli
 
 import pagezero
 from pagezero.cli.runs import pooled
-from conftest import check_rate_line, check_usage_error, ok, pagezero_cli
 
 BETWEEN_RUNS = re.compile(r"^# (\d+) runs: between runs \+- \d+\.\d%$")
 

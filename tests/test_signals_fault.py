@@ -24,9 +24,9 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
-from conftest import TESTS_DIR
 
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}

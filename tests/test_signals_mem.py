@@ -19,9 +19,9 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
-from conftest import TESTS_DIR
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 # Far more loops than can finish: the signal always lands in the middle.
@@ -84,7 +84,7 @@ def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path)
     assert all(s > 0 for r in loaded for s in r.samples)
 
 
-API = """
+API = f"""
 import sys
 import pagezero
 from pagezero.interrupt import signals_interrupt
@@ -92,13 +92,13 @@ from pagezero.interrupt import signals_interrupt
 try:
     # As the CLI does: SIGTERM and SIGHUP, like SIGINT, become Interrupted.
     with signals_interrupt():
-        pagezero.memset(size="64MB", loops=%d, function="default", threads=int(sys.argv[1]))
+        pagezero.memset(size="64MB", loops={LOOPS}, function="default", threads=int(sys.argv[1]))
 except pagezero.Interrupted as e:
     p = e.partial
     print(e.signame, p.loops if p else 0, p.interrupted if p else None, flush=True)
     sys.exit(e.exit_status)
 print("finished", flush=True)
-""" % LOOPS
+"""
 
 
 @pytest.mark.parametrize("sig, threads", [(signal.SIGINT, 1), (signal.SIGTERM, 1),
@@ -115,11 +115,11 @@ def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
     assert 0 < int(loops) < LOOPS
 
 
-DEFAULT_ACTION = """
+DEFAULT_ACTION = f"""
 import pagezero
-pagezero.memset(size="64MB", loops=%d, function="default")
+pagezero.memset(size="64MB", loops={LOOPS}, function="default")
 print("finished", flush=True)
-""" % LOOPS
+"""
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])

@@ -14,11 +14,10 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
 from pagezero.policy import BatchResult, FolioResult
-
-from conftest import TESTS_DIR
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 

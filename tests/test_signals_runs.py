@@ -9,9 +9,9 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
-from conftest import TESTS_DIR
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 LOOPS = 300     # of 4MB faults: a run lasts a second or more

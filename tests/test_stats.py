@@ -6,8 +6,15 @@ import random
 
 import pytest
 
-from pagezero.stats import (IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, compare_samples,
-                            higher_is_better, min_p_value, summarize)
+from pagezero.stats import (
+    IMPROVEMENT,
+    NOT_SIGNIFICANT,
+    REGRESSION,
+    compare_samples,
+    higher_is_better,
+    min_p_value,
+    summarize,
+)
 
 RATE = 10e9  # bytes/sec
 

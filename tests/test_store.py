@@ -9,8 +9,9 @@ import sqlite3
 import threading
 
 import pytest
+from conftest import one_line_error
+from conftest import pagezero_cli as cli
 
-from conftest import one_line_error, pagezero_cli as cli
 import pagezero.store as store_module
 from pagezero.results import Result, ResultSet
 from pagezero.store import SCHEMA_VERSION, Store, StoreError, default_path

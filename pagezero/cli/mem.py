@@ -7,8 +7,16 @@ from ..bench import plan, run, thread_spread
 from ..kernels import find_kernel, kernels
 from ..mappings import thp_warning
 from ..units import format_rate, gb_per_sec
-from .options import (add_clock, add_conditions, add_format, add_output, check_output,
-                      fill_value, integer, resolve_clock)
+from .options import (
+    add_clock,
+    add_conditions,
+    add_format,
+    add_output,
+    check_output,
+    fill_value,
+    integer,
+    resolve_clock,
+)
 from .render import Measured
 from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
 

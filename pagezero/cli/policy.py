@@ -6,16 +6,23 @@ import sys
 from ..advise import DEFAULT_BUDGETS_MS, advise
 from ..interrupt import as_interrupted, deferred
 from ..mappings import BACKINGS
+from ..policy import (
+    PRESETS,
+    STRATEGIES,
+    FolioMemory,
+    default_nt_kernel,
+    plan_batch,
+    plan_folio,
+    run_batch,
+    run_folio,
+)
 from ..results import atomic_write
-from ..policy import (PRESETS, STRATEGIES, FolioMemory, default_nt_kernel, plan_batch,
-                      plan_folio, run_batch, run_folio)
 from ..units import format_size, parse_size
 from .backing import backing_heading, backing_lines, backing_row
 from .mem import add_loops
 from .options import add_conditions, add_format, add_output, check_output, integer, number
 from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
-from .runs import (add_runs, between_runs_line, check_runs_option, measure_runs, pooled,
-                   runs_row)
+from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled, runs_row
 
 __all__ = ["COMMANDS", "add_parsers"]
 

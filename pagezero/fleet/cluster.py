@@ -10,7 +10,7 @@ machine; building the same SpecCluster with per-host options can. SSH is
 asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
 """
 from ..interrupt import deferred
-from .run import FleetError, RESOURCE
+from .run import RESOURCE, FleetError
 
 __all__ = ["start_fleet", "worker_spec"]
 

@@ -8,8 +8,14 @@ from dataclasses import dataclass
 
 from .. import _core, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
-from ..mappings import (Backing, backing_details, check_backing, chosen_backing, kernel_backing,
-                         observed_backing)
+from ..mappings import (
+    Backing,
+    backing_details,
+    check_backing,
+    chosen_backing,
+    kernel_backing,
+    observed_backing,
+)
 from ..region import region
 from ..runs import check_runs, in_processes
 from ..sysinfo import machine

@@ -9,8 +9,17 @@ from ..region import region
 from ..runs import check_runs, in_processes
 from ..sysinfo import llc_bytes, machine
 from ..units import format_size, parse_size
-from .orders import (PAGE_SIZE, batch_bytes, bind, check_fault, check_kernel, check_strategy,
-                     default_kernel, nt_kernel_for, pages)
+from .orders import (
+    PAGE_SIZE,
+    batch_bytes,
+    bind,
+    check_fault,
+    check_kernel,
+    check_strategy,
+    default_kernel,
+    nt_kernel_for,
+    pages,
+)
 from .results import FolioResult
 
 __all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]

@@ -110,7 +110,7 @@ def clear_order(strategy, nr_pages, fault_index=0, batch="32MB"):
                                                        batch_pages))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def needs_nontemporal(strategy):
     """Whether `strategy` clears with a non-temporal kernel: read from the C
     walk itself (a 2MB folio, fault on its first page), not restated here."""

@@ -71,11 +71,11 @@ def _tabulate(section, advice, quick):
         if fits:
             section.summary.append(
                 f"For {question}, within a {row['budget_ms']:g} ms budget: batches of {batch} "
-                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, typical worst "
-                f"batch {worst} ms; advice table).")
+                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, "
+                f"typical worst batch {worst} ms; advice table).")
         else:
             section.summary.append(f"For {question}: no batch measured stays within "
                                    f"{row['budget_ms']:g} ms here.")
-    section.body = [f"From `pagezero advise`" + (" (its quick sweep)" if quick else "") +
+    section.body = ["From `pagezero advise`" + (" (its quick sweep)" if quick else "") +
                     f": {question}, per latency budget (GB/s = 10^9 bytes/s):", ""] + rows + \
                    ["", "Its own account:", "", "```"] + advice.describe() + ["```"]

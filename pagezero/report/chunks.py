@@ -10,8 +10,18 @@ from ..plot import plot_rates
 from ..stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, find_knee
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import (Section, cells, draw, holding, markdown_table, rate, ratio, run_points,
-                    runs_line, span)
+from .cells import (
+    Section,
+    cells,
+    draw,
+    holding,
+    markdown_table,
+    rate,
+    ratio,
+    run_points,
+    runs_line,
+    span,
+)
 
 __all__ = ["study_chunks", "knee_of", "by_role"]
 

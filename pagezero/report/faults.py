@@ -9,8 +9,7 @@ from ..interrupt import as_interrupted
 from ..plot import plot_bars
 from ..points import summarize_points
 from ..units import format_size, parse_size
-from .cells import (Section, draw, failure_text, holding, rate, ratio, run_points,
-                    runs_line)
+from .cells import Section, draw, failure_text, holding, rate, ratio, run_points, runs_line
 
 __all__ = ["study_faults", "FAULT_PAGES"]
 

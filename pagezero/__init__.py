@@ -3,6 +3,7 @@
 The C core (pagezero._core) holds the kernels, clocks, regions and timed
 loops; this package parses arguments, wraps results and drives the CLI.
 """
+
 import importlib.metadata
 import importlib.util
 
@@ -20,7 +21,8 @@ if importlib.util.find_spec(__name__ + "._core") is None:
     # let `from . import _core` fail as a circular import.
     raise ImportError(
         "pagezero's C extension (pagezero._core) is not built: install with `pip install .` "
-        "or build it in place with `python setup.py build_ext --inplace`")
+        "or build it in place with `python setup.py build_ext --inplace`"
+    )
 
 from . import _core as _core  # noqa: E402 (after the check above; re-exported)
 from ._core import MappingError, PagezeroError, UnavailableError
@@ -40,13 +42,39 @@ from .sysinfo import machine
 from .units import format_size, parse_size
 
 __all__ = [
-    "MappingError", "PagezeroError", "UnavailableError", "Interrupted",
-    "memset", "memcpy",
-    "faults", "headroom", "Headroom", "hugepage_pools", "reserve_hugepages",
-    "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
-    "machine", "region",
-    "Result", "ResultSet", "load_results", "save_results", "sweep", "compare",
-    "batch", "folio", "clear_order", "clear_folio", "BatchResult", "FolioResult",
-    "advise", "Advice",
-    "parse_size", "format_size",
+    "MappingError",
+    "PagezeroError",
+    "UnavailableError",
+    "Interrupted",
+    "memset",
+    "memcpy",
+    "faults",
+    "headroom",
+    "Headroom",
+    "hugepage_pools",
+    "reserve_hugepages",
+    "Kernel",
+    "kernels",
+    "find_kernel",
+    "clear",
+    "fill",
+    "copy",
+    "machine",
+    "region",
+    "Result",
+    "ResultSet",
+    "load_results",
+    "save_results",
+    "sweep",
+    "compare",
+    "batch",
+    "folio",
+    "clear_order",
+    "clear_folio",
+    "BatchResult",
+    "FolioResult",
+    "advise",
+    "Advice",
+    "parse_size",
+    "format_size",
 ]

@@ -3,6 +3,7 @@
 Arguments are checked and parsed here; the run itself (mapping, prefault,
 timed loops) is one call into the C core with the GIL released.
 """
+
 import os
 from dataclasses import dataclass
 
@@ -29,9 +30,24 @@ from .stats import spread
 from .sysinfo import machine
 from .units import format_page, format_size, parse_page, parse_size
 
-__all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CACHE_STATES",
-           "THREADS_MODES", "scaling", "thread_rates", "thread_spread", "numa_nodes",
-           "node_cpus", "choose_cpus", "check_node"]
+__all__ = [
+    "memset",
+    "memcpy",
+    "plan",
+    "run",
+    "Plan",
+    "CLOCKS",
+    "MAX_LOOPS",
+    "CACHE_STATES",
+    "THREADS_MODES",
+    "scaling",
+    "thread_rates",
+    "thread_spread",
+    "numa_nodes",
+    "node_cpus",
+    "choose_cpus",
+    "check_node",
+]
 
 CLOCKS = _core.clocks()
 MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
@@ -43,8 +59,10 @@ def check_clock(clock, threads=1):
     if clock not in CLOCKS:
         raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
     if threads > 1 and clock == "cycles":
-        raise ValueError("the cycles clock counts the thread that opened it only: "
-                         "use ns or tsc with more than one thread")
+        raise ValueError(
+            "the cycles clock counts the thread that opened it only: "
+            "use ns or tsc with more than one thread"
+        )
     return clock
 
 
@@ -61,16 +79,16 @@ def check_fill_value(value):
 class Plan:
     """Checked, parsed arguments of a memset/memcpy run, for any function."""
 
-    benchmark: str      # "memset" or "memcpy"
+    benchmark: str  # "memset" or "memcpy"
     nbytes: int
-    chunk: int          # as given: 0 means the whole extent
+    chunk: int  # as given: 0 means the whole extent
     shift: int
-    thp: object         # None, True or False, as given
+    thp: object  # None, True or False, as given
     loops: int
     clock: str
-    value: object       # as given: an int or "loop" (memset only)
+    value: object  # as given: an int or "loop" (memset only)
     conditions: Conditions = Conditions()
-    offset: int = 0     # buffers start this far past a page boundary
+    offset: int = 0  # buffers start this far past a page boundary
 
     @property
     def kind(self):
@@ -98,8 +116,13 @@ class Plan:
         return (part,) * (self.threads - 1) + (self.nbytes - part * (self.threads - 1),)
 
     def params(self):
-        p = {"size": self.nbytes, "page": format_page(self.shift), "chunk": self.chunk,
-             "loops": self.loops, "thp": self.thp}
+        p = {
+            "size": self.nbytes,
+            "page": format_page(self.shift),
+            "chunk": self.chunk,
+            "loops": self.loops,
+            "thp": self.thp,
+        }
         if self.kind == "clear":
             p["value"] = self.value
         p.update(self.conditions.params())
@@ -108,9 +131,23 @@ class Plan:
         return p
 
 
-def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value=0, thp=False,
-         cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None,
-         counters=False, offset=0):
+def plan(
+    benchmark,
+    size="1GB",
+    page="4KB",
+    chunk=0,
+    loops=10,
+    clock="ns",
+    value=0,
+    thp=False,
+    cache="hot",
+    threads=1,
+    threads_mode="shared",
+    node=None,
+    cpu_node=None,
+    counters=False,
+    offset=0,
+):
     """Check every argument of a run except the function; ValueError on the first bad one."""
     if benchmark not in ("memset", "memcpy"):
         raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
@@ -126,8 +163,10 @@ def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value
     c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)
     check_clock(clock, c.threads)
     if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
-        raise ValueError(f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
-                         f"each needs at least 4KB of it")
+        raise ValueError(
+            f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
+            f"each needs at least 4KB of it"
+        )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
     return Plan(benchmark, nbytes, chunk_bytes, shift, thp, loops, clock, value, c, offset)
@@ -158,12 +197,25 @@ def run(p, function):
     check_hugepages(p)
     c = p.conditions
     cpus = c.cpus()
-    raw = _core.bench_mem(p.kind, function, p.nbytes, chunk=p.chunk, page_shift=p.shift,
-                          thp=thp_mode(p.thp, p.shift), loops=p.loops, clock=p.clock,
-                          value=fill_value, offset=p.offset, cold=c.cold,
-                          evict_bytes=evict_bytes() if c.cold else 0, threads=c.threads,
-                          mode=c.threads_mode, cpus=cpus,
-                          node=-1 if c.node is None else c.node, counters=c.counters)
+    raw = _core.bench_mem(
+        p.kind,
+        function,
+        p.nbytes,
+        chunk=p.chunk,
+        page_shift=p.shift,
+        thp=thp_mode(p.thp, p.shift),
+        loops=p.loops,
+        clock=p.clock,
+        value=fill_value,
+        offset=p.offset,
+        cold=c.cold,
+        evict_bytes=evict_bytes() if c.cold else 0,
+        threads=c.threads,
+        mode=c.threads_mode,
+        cpus=cpus,
+        node=-1 if c.node is None else c.node,
+        counters=c.counters,
+    )
 
     def result(raw):
         return Result(
@@ -175,9 +227,15 @@ def run(p, function):
             samples=raw["samples"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details={**c.details(raw, "per chunk: flush, clock, clear, clock; samples sum "
-                                      "the chunks", p.thread_bytes(), cpus),
-                     **huge_details(raw.get("huge_pages"))},
+            details={
+                **c.details(
+                    raw,
+                    "per chunk: flush, clock, clear, clock; samples sum the chunks",
+                    p.thread_bytes(),
+                    cpus,
+                ),
+                **huge_details(raw.get("huge_pages")),
+            },
             interrupted=raw["interrupted"],
         )
 
@@ -191,8 +249,10 @@ def thread_rates(result):
     """Each thread's rate in bytes/sec over all its loops (None for the cycles clock)."""
     if result.clock_hz is None or "thread_samples" not in result.details:
         return None
-    return tuple(n * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
-                 for n, s in zip(result.details["thread_bytes"], result.details["thread_samples"]))
+    return tuple(
+        n * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
+        for n, s in zip(result.details["thread_bytes"], result.details["thread_samples"])
+    )
 
 
 def thread_spread(result):
@@ -201,22 +261,43 @@ def thread_spread(result):
     return spread(thread_rates(result))
 
 
-def scaling(size="1GB", function="default", max_threads=None, threads_mode="shared",
-            loops=5, **kwargs):
+def scaling(
+    size="1GB", function="default", max_threads=None, threads_mode="shared", loops=5, **kwargs
+):
     """memset with 1, 2, ... max_threads threads (default: every allowed CPU).
     Returns a ResultSet, one Result per thread count; plot.plot_scaling draws it."""
     from .results import ResultSet
 
     max_threads = max_threads or len(os.sched_getaffinity(0))
     check_threads(max_threads)
-    return ResultSet([memset(size, function=function, loops=loops, threads=n,
-                             threads_mode=threads_mode, **kwargs)
-                      for n in range(1, max_threads + 1)])
+    return ResultSet(
+        [
+            memset(
+                size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs
+            )
+            for n in range(1, max_threads + 1)
+        ]
+    )
 
 
-def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
-           clock="ns", value=0, thp=False, cache="hot", threads=1, threads_mode="shared",
-           node=None, cpu_node=None, counters=False, offset=0, runs=1):
+def memset(
+    size="1GB",
+    page="4KB",
+    chunk=0,
+    function="default",
+    loops=10,
+    clock="ns",
+    value=0,
+    thp=False,
+    cache="hot",
+    threads=1,
+    threads_mode="shared",
+    node=None,
+    cpu_node=None,
+    counters=False,
+    offset=0,
+    runs=1,
+):
     """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
 
     size, chunk: ints or strings such as "4KB", "1GB" (powers of 1024); chunk 0
@@ -262,17 +343,67 @@ def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
     """
     if check_runs(runs) > 1:
         return in_processes("memset", locals())
-    return run(plan("memset", size, page, chunk, loops, clock, value, thp, cache, threads,
-                    threads_mode, node, cpu_node, counters, offset), function)
+    return run(
+        plan(
+            "memset",
+            size,
+            page,
+            chunk,
+            loops,
+            clock,
+            value,
+            thp,
+            cache,
+            threads,
+            threads_mode,
+            node,
+            cpu_node,
+            counters,
+            offset,
+        ),
+        function,
+    )
 
 
-def memcpy(size="1GB", page="4KB", chunk=0, function="default", loops=10,
-           clock="ns", thp=False, cache="hot", threads=1, threads_mode="shared",
-           node=None, cpu_node=None, counters=False, offset=0, runs=1):
+def memcpy(
+    size="1GB",
+    page="4KB",
+    chunk=0,
+    function="default",
+    loops=10,
+    clock="ns",
+    thp=False,
+    cache="hot",
+    threads=1,
+    threads_mode="shared",
+    node=None,
+    cpu_node=None,
+    counters=False,
+    offset=0,
+    runs=1,
+):
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
     Same arguments as memset(), runs included, with a copy kernel's name as
     function (cold flushes source and destination chunks)."""
     if check_runs(runs) > 1:
         return in_processes("memcpy", locals())
-    return run(plan("memcpy", size, page, chunk, loops, clock, 0, thp, cache, threads,
-                    threads_mode, node, cpu_node, counters, offset), function)
+    return run(
+        plan(
+            "memcpy",
+            size,
+            page,
+            chunk,
+            loops,
+            clock,
+            0,
+            thp,
+            cache,
+            threads,
+            threads_mode,
+            node,
+            cpu_node,
+            counters,
+            offset,
+        ),
+        function,
+    )

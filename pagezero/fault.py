@@ -11,6 +11,7 @@ headroom() sets that rate beside the best user-space clear of the same extent,
 measured in the same run: how much faster the hardware clears than the fault
 path does.
 """
+
 import contextlib
 import errno
 from dataclasses import dataclass
@@ -26,10 +27,26 @@ from .stats import spread
 from .sysinfo import machine
 from .units import format_page, format_size, parse_page, parse_size
 
-__all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan", "Headroom",
-           "WORKLOADS", "describe", "page_report", "thread_rates", "check_workload",
-           "check_latency", "check_hugepages", "reserved", "latency_unit", "MAX_THREADS",
-           "fault_pass"]
+__all__ = [
+    "faults",
+    "headroom",
+    "measure_headroom",
+    "plan",
+    "run",
+    "FaultPlan",
+    "Headroom",
+    "WORKLOADS",
+    "describe",
+    "page_report",
+    "thread_rates",
+    "check_workload",
+    "check_latency",
+    "check_hugepages",
+    "reserved",
+    "latency_unit",
+    "MAX_THREADS",
+    "fault_pass",
+]
 
 WORKLOADS = tuple(name for name, _ in _core.fault_workloads())
 _DESCRIPTIONS = dict(_core.fault_workloads())
@@ -66,9 +83,9 @@ def latency_unit(shift, thp, nbytes):
 class FaultPlan:
     """Checked, parsed arguments of a fault run, for any workload."""
 
-    nbytes: int         # each thread's region
+    nbytes: int  # each thread's region
     shift: int
-    thp: object         # None, True or False, as given
+    thp: object  # None, True or False, as given
     loops: int
     threads: int
     seed: int
@@ -93,20 +110,27 @@ class FaultPlan:
         return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
 
     def params(self):
-        return {"size": self.nbytes, "page": self.page, "loops": self.loops,
-                "threads": self.threads, "seed": self.seed, "thp": self.thp,
-                "latency": self.latency}
+        return {
+            "size": self.nbytes,
+            "page": self.page,
+            "loops": self.loops,
+            "threads": self.threads,
+            "seed": self.seed,
+            "thp": self.thp,
+            "latency": self.latency,
+        }
 
 
-def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="ns",
-         latency=False):
+def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="ns", latency=False):
     """Check every argument of a fault run except the workload; ValueError on
     the first bad one, MappingError when the regions cannot fit in memory."""
     nbytes = parse_size(size)
     shift = parse_page(page)
     if nbytes % (1 << shift):
-        raise ValueError(f"invalid size {size!r}: not a whole number of {format_page(shift)} "
-                         f"pages (each page is mapped and faulted whole)")
+        raise ValueError(
+            f"invalid size {size!r}: not a whole number of {format_page(shift)} "
+            f"pages (each page is mapped and faulted whole)"
+        )
     thp_mode(thp, shift)
     check_loops(loops, "mmap")
     # mmap's threads are not pinned: bounded by MAX_FAULT_THREADS, not by the
@@ -122,16 +146,20 @@ def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="
         avail = _core.mem_available()
         if threads * nbytes > avail:
             raise _core.MappingError(
-                errno.ENOMEM, f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
-                    f"{threads * nbytes} bytes needed, only {avail} available "
-                    f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads")
+                errno.ENOMEM,
+                f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
+                f"{threads * nbytes} bytes needed, only {avail} available "
+                f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
+            )
     return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
 
 
 def check_latency(p, function):
     if p.latency and function == "populate":
-        raise ValueError("populate faults every page inside mmap(MAP_POPULATE): there is no "
-                         "fault to time on its own; use demand or populate-write for latencies")
+        raise ValueError(
+            "populate faults every page inside mmap(MAP_POPULATE): there is no "
+            "fault to time on its own; use demand or populate-write for latencies"
+        )
 
 
 def check_hugepages(p):
@@ -164,8 +192,17 @@ def run(p, function):
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
-    raw = _core.bench_fault(function, p.nbytes, p.shift, thp_mode(p.thp, p.shift), p.loops,
-                            p.threads, p.seed, p.clock, p.lat_unit)
+    raw = _core.bench_fault(
+        function,
+        p.nbytes,
+        p.shift,
+        thp_mode(p.thp, p.shift),
+        p.loops,
+        p.threads,
+        p.seed,
+        p.clock,
+        p.lat_unit,
+    )
 
     def result(raw):
         return Result(
@@ -177,15 +214,30 @@ def run(p, function):
             samples=raw["wall"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details={"thread_samples": raw["threads"], "pages": raw["pages"],
-                     "latency": raw["latency"]},
+            details={
+                "thread_samples": raw["threads"],
+                "pages": raw["pages"],
+                "latency": raw["latency"],
+            },
             interrupted=raw["interrupted"],
         )
+
     return interrupt.finish(raw, result)
 
 
-def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
-           thp=False, clock="ns", latency=False, reserve=False, runs=1):
+def faults(
+    size="1GB",
+    page="4KB",
+    function="demand",
+    loops=10,
+    threads=1,
+    seed=0,
+    thp=False,
+    clock="ns",
+    latency=False,
+    reserve=False,
+    runs=1,
+):
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
     as perf bench mem mmap; returns a Result (benchmark "mmap").
 
@@ -225,8 +277,10 @@ def thread_rates(result):
     if result.clock_hz is None:
         return None
     size = result.params["size"]
-    return tuple(size * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
-                 for s in result.details["thread_samples"])
+    return tuple(
+        size * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
+        for s in result.details["thread_samples"]
+    )
 
 
 def thread_spread(result):
@@ -254,22 +308,31 @@ def page_report(result):
         got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
         fallback = worst["kernel_page"] != 1 << shift
     else:
-        asked = {True: "4KB with THP", False: "4KB (THP refused)",
-                 None: "4KB (system THP policy)"}[params["thp"]]
+        asked = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}[
+            params["thp"]
+        ]
         if thp_bytes == 0:
             got = "4KB"
         elif thp_bytes >= worst["rss"]:
             got = "2MB THP"
         else:
             got = f"2MB THP for {format_size(thp_bytes)}, 4KB for the rest"
-        fallback = (params["thp"] is True and thp_bytes < expected) or \
-                   (params["thp"] is False and thp_bytes > 0)
+        fallback = (params["thp"] is True and thp_bytes < expected) or (
+            params["thp"] is False and thp_bytes > 0
+        )
     text = f"asked {asked}, got {got}"
     if resident < expected:
         text += f"; only {format_size(resident)} of {format_size(expected)} resident"
-    return {"asked": asked, "got": got, "expected_bytes": expected,
-            "resident_bytes": resident, "thp_bytes": thp_bytes,
-            "hugetlb_bytes": worst["hugetlb"], "fallback": fallback, "text": text}
+    return {
+        "asked": asked,
+        "got": got,
+        "expected_bytes": expected,
+        "resident_bytes": resident,
+        "thp_bytes": thp_bytes,
+        "hugetlb_bytes": worst["hugetlb"],
+        "fallback": fallback,
+        "text": text,
+    }
 
 
 # Headroom -------------------------------------------------------------------
@@ -281,7 +344,7 @@ class Headroom:
     same page size, measured in the same run."""
 
     fault: Result
-    clears: tuple       # one memset Result per clear kernel, chunk = the page size
+    clears: tuple  # one memset Result per clear kernel, chunk = the page size
 
     @property
     def fault_rate(self):
@@ -319,9 +382,17 @@ def measure_headroom(fault, kernel_names=None, reserve=False):
     try:
         with reserved(clear_plan, reserve):
             for name in _clear_kernels(kernel_names):
-                clears.append(memset(size=p["size"], page=p["page"],
-                                     chunk=1 << clear_plan.shift, function=name,
-                                     loops=p["loops"], clock=fault.clock, thp=p["thp"]))
+                clears.append(
+                    memset(
+                        size=p["size"],
+                        page=p["page"],
+                        chunk=1 << clear_plan.shift,
+                        function=name,
+                        loops=p["loops"],
+                        clock=fault.clock,
+                        thp=p["thp"],
+                    )
+                )
     except KeyboardInterrupt as e:
         stop = interrupt.as_interrupted(e)
         # The clear the signal cut short keeps its completed loops too.
@@ -331,8 +402,15 @@ def measure_headroom(fault, kernel_names=None, reserve=False):
     return tuple(clears)
 
 
-def headroom(size="1GB", page="4KB", function="demand", loops=10, thp=False,
-             clear_kernels=None, reserve=False):
+def headroom(
+    size="1GB",
+    page="4KB",
+    function="demand",
+    loops=10,
+    thp=False,
+    clear_kernels=None,
+    reserve=False,
+):
     """Measure faults() and, right after, the best user-space clear of the same
     extent (each clear kernel, or those named, in page-sized calls over a
     region of the same size and page size). Returns a Headroom: .fault_rate,
@@ -364,5 +442,4 @@ def fault_pass(size, page="4KB", function="demand", thp=False, seed=0, latency=F
     p = plan(size, page, 1, 1, seed, thp, "ns", latency)
     check_workload(function)
     check_latency(p, function)
-    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed,
-                            p.lat_unit)
+    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit)

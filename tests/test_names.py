@@ -1,6 +1,7 @@
 """One source for every name and rule: kernels come from the registry
 (never named in Python except a user-facing default), rates are formatted in
 units.py only."""
+
 import os
 import re
 
@@ -50,8 +51,9 @@ def test_nontemporal_kernels_are_the_registrys():
     k = find_kernel(nt)
     assert not k.temporal and k.available
     widest = find_kernel(nontemporal_kernel(widest=True))
-    assert widest.unit == max(x.unit for x in kernels("clear")
-                              if x.available and not x.temporal and not x.zero_only)
+    assert widest.unit == max(
+        x.unit for x in kernels("clear") if x.available and not x.temporal and not x.zero_only
+    )
     assert kernel_roles()["streaming"] == (widest.name,)
 
 
@@ -61,8 +63,7 @@ def test_strategies_needing_a_nontemporal_kernel_come_from_the_c_walk():
 
 
 def test_kernel_kind_per_benchmark():
-    assert KERNEL_KIND == {"memset": "clear", "memcpy": "copy", "batch": "clear",
-                           "folio": "clear"}
+    assert KERNEL_KIND == {"memset": "clear", "memcpy": "copy", "batch": "clear", "folio": "clear"}
 
 
 def test_no_kernel_names_in_python_outside_the_fallback():

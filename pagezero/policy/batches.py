@@ -3,6 +3,7 @@
 Weighs throughput against the worst batch: the latency a batch constant
 bounds under a cooperative preemption model.
 """
+
 import contextlib
 from dataclasses import dataclass
 
@@ -34,14 +35,13 @@ _HUGE = 2 << 20
 @dataclass(frozen=True)
 class BatchPlan:
     nbytes: int
-    batch: object           # as given: a preset name or a size
+    batch: object  # as given: a preset name or a size
     batch_bytes: int
     kernel: str
     loops: int
     yield_between: bool
     conditions: Conditions = Conditions(threads_mode=None)
-    backing: str = "auto"   # as asked: auto, hugetlb, thp or 4KB
-
+    backing: str = "auto"  # as asked: auto, hugetlb, thp or 4KB
 
     cache = property(lambda self: self.conditions.cache)
     threads = property(lambda self: self.conditions.threads)
@@ -54,23 +54,38 @@ class BatchPlan:
 
     def params(self, backing=None):
         """The result's params; backing: the one used (default: as asked)."""
-        p = {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes,
-             "kernel": self.kernel, "loops": self.loops, "yield": self.yield_between,
-             "backing": backing or self.backing}
+        p = {
+            "size": self.nbytes,
+            "batch": self.batch,
+            "batch_bytes": self.batch_bytes,
+            "kernel": self.kernel,
+            "loops": self.loops,
+            "yield": self.yield_between,
+            "backing": backing or self.backing,
+        }
         p.update(self.conditions.params())
         return p
 
 
-def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False,
-               cache="hot", threads=1, node=None, counters=False, backing="auto"):
+def plan_batch(
+    size="1GB",
+    batch="32MB",
+    kernel=None,
+    loops=10,
+    yield_between=False,
+    cache="hot",
+    threads=1,
+    node=None,
+    counters=False,
+    backing="auto",
+):
     """Check every argument of a batch run; ValueError on the first bad one."""
     nbytes = parse_size(size)
     pages(nbytes, "size")
     b_bytes = batch_bytes(batch, nbytes)
     pages(b_bytes, "batch")
     if b_bytes > nbytes:
-        raise ValueError(f"invalid batch {batch!r}: larger than the region "
-                         f"({format_size(nbytes)})")
+        raise ValueError(f"invalid batch {batch!r}: larger than the region ({format_size(nbytes)})")
     check_loops(loops, "batch")
     check_backing(backing)
     if not isinstance(yield_between, bool):
@@ -80,10 +95,12 @@ def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=Fa
     kernel = check_kernel(kernel or default_kernel()).name
     p = BatchPlan(nbytes, batch, b_bytes, kernel, loops, yield_between, c, backing)
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
-        raise ValueError(f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
-                         f"loops of {p.batches_per_loop}, {threads} thread(s)); "
-                         f"at most {MAX_BATCH_RECORDS}: use a larger "
-                         "batch, a smaller size or fewer loops")
+        raise ValueError(
+            f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
+            f"loops of {p.batches_per_loop}, {threads} thread(s)); "
+            f"at most {MAX_BATCH_RECORDS}: use a larger "
+            "batch, a smaller size or fewer loops"
+        )
     return p
 
 
@@ -93,8 +110,10 @@ def _regions(p, used, stack):
     # (csrc/region.c). Not populated when bound to a node: bind() comes first,
     # the C core faults them in.
     size = -(-p.nbytes // _HUGE) * _HUGE if used.how == "thp" else p.nbytes
-    return [stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
-            for _ in range(p.threads)]
+    return [
+        stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
+        for _ in range(p.threads)
+    ]
 
 
 def _map(p, stack):
@@ -127,7 +146,7 @@ def _buffers(p, buffers, stack):
         used = observed_backing(buffers) if p.backing == "auto" else Backing(p.backing)
     if len(buffers) != p.threads:
         raise ValueError(f"{len(buffers)} buffers given for {p.threads} threads")
-    views = [stack.enter_context(memoryview(b)[:p.nbytes]) for b in buffers]
+    views = [stack.enter_context(memoryview(b)[: p.nbytes]) for b in buffers]
     if p.node is not None:
         for b in bound if bound is not None else views:
             bind(b, p.node)
@@ -145,22 +164,43 @@ def run_batch(p, buffer=None, record=False):
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
         cpus = c.cpus()
-        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops,
-                                yield_between=p.yield_between, record=record, cpus=cpus,
-                                cold=c.cold, evict_bytes=evict_bytes(), counters=c.counters)
+        raw = _core.bench_batch(
+            views,
+            p.kernel,
+            p.batch_bytes // PAGE_SIZE,
+            p.loops,
+            yield_between=p.yield_between,
+            record=record,
+            cpus=cpus,
+            cold=c.cold,
+            evict_bytes=evict_bytes(),
+            counters=c.counters,
+        )
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
         pages = backing_details(used, views)
 
     def make_result(d):
         return BatchResult(
-            benchmark="batch", function=p.kernel, params=p.params(used.how),
-            bytes_per_loop=p.nbytes * p.threads, clock="ns", samples=d["samples"],
+            benchmark="batch",
+            function=p.kernel,
+            params=p.params(used.how),
+            bytes_per_loop=p.nbytes * p.threads,
+            clock="ns",
+            samples=d["samples"],
             machine=machine(),
-            details={**c.details(d, "per batch: flush, clock, clear, clock; a pass leaves "
-                                    "the flushes out", (p.nbytes,) * p.threads, cpus),
-                     **pages},
-            batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
-            pass_worst_ns=d["pass_worst"], batch_ns={k: d[k] for k in _BATCH_STATS},
+            details={
+                **c.details(
+                    d,
+                    "per batch: flush, clock, clear, clock; a pass leaves the flushes out",
+                    (p.nbytes,) * p.threads,
+                    cpus,
+                ),
+                **pages,
+            },
+            batch_bytes=p.batch_bytes,
+            batches_per_loop=d["batches"],
+            pass_worst_ns=d["pass_worst"],
+            batch_ns={k: d[k] for k in _BATCH_STATS},
             interrupted=d["interrupted"],
         )
 
@@ -171,8 +211,19 @@ def run_batch(p, buffer=None, record=False):
     return r
 
 
-def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, cache="hot",
-          threads=1, node=None, counters=False, backing="auto", runs=1):
+def batch(
+    size="1GB",
+    batch="32MB",
+    kernel=None,
+    loops=10,
+    yield_between=False,
+    cache="hot",
+    threads=1,
+    node=None,
+    counters=False,
+    backing="auto",
+    runs=1,
+):
     """Clear `size` bytes in batches, timing every batch.
 
     batch: a preset ("page", "8MB", "32MB", "extent") or a size, a whole
@@ -211,5 +262,8 @@ def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, 
     """
     if check_runs(runs) > 1:
         return in_processes("batch", locals())
-    return run_batch(plan_batch(size, batch, kernel, loops, yield_between, cache, threads,
-                                node, counters, backing))
+    return run_batch(
+        plan_batch(
+            size, batch, kernel, loops, yield_between, cache, threads, node, counters, backing
+        )
+    )

@@ -1,5 +1,6 @@
 """folio_zero_user() orders: clear a folio in one strategy's order, then time
 the touch of the fault neighbourhood right after, against a cold baseline."""
+
 from dataclasses import dataclass
 
 from .. import _core, hugepages, interrupt
@@ -34,12 +35,12 @@ class FolioPlan:
     strategy: str
     fault_index: int
     kernel: str
-    nt_kernel: object       # None unless the strategy uses one
+    nt_kernel: object  # None unless the strategy uses one
     batch: object
     batch_bytes: int
     loops: int
-    backing: str            # as asked: auto, hugetlb, thp, 4KB
-    cold: str               # clflush or evict
+    backing: str  # as asked: auto, hugetlb, thp, 4KB
+    cold: str  # clflush or evict
     conditions: Conditions = Conditions(threads_mode=None)
 
     cache = property(lambda self: self.conditions.cache)
@@ -51,23 +52,44 @@ class FolioPlan:
         return self.nbytes // PAGE_SIZE
 
     def params(self, backing):
-        p = {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
-             "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
-             "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
-             "cold": self.cold}
+        p = {
+            "size": self.nbytes,
+            "strategy": self.strategy,
+            "fault_index": self.fault_index,
+            "kernel": self.kernel,
+            "nt_kernel": self.nt_kernel,
+            "batch": self.batch,
+            "batch_bytes": self.batch_bytes,
+            "loops": self.loops,
+            "backing": backing,
+            "cold": self.cold,
+        }
         p.update(self.conditions.params())
         return p
 
 
-def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto",
-               cache="hot", node=None, counters=False):
+def plan_folio(
+    size="2MB",
+    strategy="neighbourhood-last",
+    fault_index=0,
+    kernel=None,
+    nt_kernel=None,
+    loops=10,
+    batch="32MB",
+    backing="auto",
+    cold="auto",
+    cache="hot",
+    node=None,
+    counters=False,
+):
     """Check every argument of a folio run; ValueError on the first bad one."""
     nbytes = parse_size(size, what="folio size")
     nr = pages(nbytes, "folio size")
     if nr & (nr - 1):
-        raise ValueError(f"invalid folio size {size!r}: not a power-of-two number of "
-                         f"{format_size(PAGE_SIZE)} pages")
+        raise ValueError(
+            f"invalid folio size {size!r}: not a power-of-two number of "
+            f"{format_size(PAGE_SIZE)} pages"
+        )
     check_strategy(strategy)
     check_fault(fault_index, nr)
     check_loops(loops, "folio")
@@ -81,21 +103,22 @@ def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=
     if cold == "auto":
         cold = methods[0]
     elif cold not in methods:
-        raise ValueError(f"unknown or unavailable cold method {cold!r} "
-                         f"(here: auto, {', '.join(methods)})")
+        raise ValueError(
+            f"unknown or unavailable cold method {cold!r} (here: auto, {', '.join(methods)})"
+        )
     # One folio, one thread.
     c = Conditions.check(cache, 1, None, node, None, counters)
     kernel = check_kernel(kernel or default_kernel()).name
     nt = nt_kernel_for(strategy, nt_kernel)
-    return FolioPlan(nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops,
-                     backing, cold, c)
+    return FolioPlan(
+        nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops, backing, cold, c
+    )
 
 
 def _free_hugepages(nbytes, node=None):
     """Hugepages of nbytes a new mapping can have now (free, less those
     promised), and with a node no more than that node has free."""
-    available = next((p.available for p in hugepages.pools().values()
-                      if p.page_bytes == nbytes), 0)
+    available = next((p.available for p in hugepages.pools().values() if p.page_bytes == nbytes), 0)
     on_node = None if node is None else hugepages.node_free(format_size(nbytes), node)
     return available if on_node is None else min(available, on_node)
 
@@ -127,8 +150,7 @@ class FolioMemory:
         if own and self._own_page(nbytes, backing, node, populate):
             used = None
         elif backing == "hugetlb":
-            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not "
-                             f"{format_size(nbytes)}")
+            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
         elif own and nbytes == 2 << 20:
             # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
             used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
@@ -176,12 +198,13 @@ class FolioMemory:
         else:
             # Whole 2MB pages: THP mappings of 2MB or more start on a 2MB
             # boundary (csrc/region.c), and so does every hugetlb mapping.
-            reg = region(-(-nbytes // (2 << 20)) * (2 << 20), populate=populate,
-                         **used.region_args())
+            reg = region(
+                -(-nbytes // (2 << 20)) * (2 << 20), populate=populate, **used.region_args()
+            )
             off = 0
             self.page_label = "2MB hugetlb pages" if used.how == "hugetlb" else "2MB THP"
         self.regions.append(reg)
-        self.folio = memoryview(reg)[off:off + nbytes]
+        self.folio = memoryview(reg)[off : off + nbytes]
 
     def bind(self, node):
         """mbind the folio to `node`: on huge pages the whole mapping (mbind
@@ -212,10 +235,20 @@ def run_folio(p, memory=None):
     if not own and p.node is not None and mem.node != p.node:
         mem.bind(p.node)
     try:
-        raw = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
-                                max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops, p.cold,
-                                nt_kernel=p.nt_kernel, cold=c.cold,
-                                evict_bytes=evict_bytes(), counters=c.counters)
+        raw = _core.bench_folio(
+            mem.folio,
+            mem.scrub,
+            p.strategy,
+            p.fault_index,
+            max(1, p.batch_bytes // PAGE_SIZE),
+            p.kernel,
+            p.loops,
+            p.cold,
+            nt_kernel=p.nt_kernel,
+            cold=c.cold,
+            evict_bytes=evict_bytes(),
+            counters=c.counters,
+        )
         pages = mem.details()
     finally:
         if own:
@@ -223,12 +256,25 @@ def run_folio(p, memory=None):
 
     def make_result(d):
         return FolioResult(
-            benchmark="folio", function=p.kernel, params=p.params(mem.backing),
-            bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
-            details={**c.details(d, "the whole folio flushed before each clear, outside "
-                                    "its clock", (p.nbytes,)), **pages},
-            touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
-            neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
+            benchmark="folio",
+            function=p.kernel,
+            params=p.params(mem.backing),
+            bytes_per_loop=p.nbytes,
+            clock="ns",
+            samples=d["clear"],
+            machine=machine(),
+            details={
+                **c.details(
+                    d, "the whole folio flushed before each clear, outside its clock", (p.nbytes,)
+                ),
+                **pages,
+            },
+            touch_ns=d["touch"],
+            cold_ns=d["cold"],
+            touch_lines=d["touch_lines"],
+            neighbourhood=d["neighbourhood"],
+            backing=mem.backing,
+            cold_method=p.cold,
             interrupted=d["interrupted"],
         )
 
@@ -236,9 +282,21 @@ def run_folio(p, memory=None):
     return interrupt.finish(raw, make_result)
 
 
-def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
-          node=None, counters=False, runs=1):
+def folio(
+    size="2MB",
+    strategy="neighbourhood-last",
+    fault_index=0,
+    kernel=None,
+    nt_kernel=None,
+    loops=10,
+    batch="32MB",
+    backing="auto",
+    cold="auto",
+    cache="hot",
+    node=None,
+    counters=False,
+    runs=1,
+):
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     size: "2MB", "1GB" or any power-of-two number of 4KB pages.
@@ -277,5 +335,19 @@ def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
     """
     if check_runs(runs) > 1:
         return in_processes("folio", locals())
-    return run_folio(plan_folio(size, strategy, fault_index, kernel, nt_kernel, loops, batch,
-                                backing, cold, cache, node, counters))
+    return run_folio(
+        plan_folio(
+            size,
+            strategy,
+            fault_index,
+            kernel,
+            nt_kernel,
+            loops,
+            batch,
+            backing,
+            cold,
+            cache,
+            node,
+            counters,
+        )
+    )

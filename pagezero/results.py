@@ -11,8 +11,12 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 from .files import atomic_write
+from .frozen import deep_frozen as _deep_frozen
+from .frozen import frozen as _frozen
+from .frozen import thawed as _thawed
 from .points import SIZE_PARAMS, identity_params, params_key, point_key
 from .result_checks import check_document, check_result, check_run, read_json
+from .results_table import sample_table, write_csv
 from .stats import summarize
 from .sysinfo import build_info
 from .units import format_size
@@ -89,28 +93,6 @@ def _own_fields(cls):
     """The fields a registered subclass adds to Result."""
     base = {f.name for f in fields(Result)}
     return [f.name for f in fields(cls) if f.name not in base]
-
-
-def _frozen(mapping):
-    return MappingProxyType(dict(mapping))
-
-
-def _deep_frozen(value):
-    """Nested dicts and lists as read-only mappings and tuples."""
-    if isinstance(value, (dict, MappingProxyType)):
-        return MappingProxyType({k: _deep_frozen(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(_deep_frozen(v) for v in value)
-    return value
-
-
-def _thawed(value):
-    """_deep_frozen's inverse, for JSON."""
-    if isinstance(value, MappingProxyType):
-        return {k: _thawed(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -384,48 +366,7 @@ class ResultSet:
 
     def table(self):
         """A tidy numpy structured array, one row per sample (loop)."""
-        import numpy as np
-
-        names = sorted({k for r in self.results for k in r.params})
-        numeric = {
-            k: all(
-                isinstance(r.params.get(k), int) and not isinstance(r.params.get(k), bool)
-                for r in self.results
-            )
-            for k in names
-        }
-        rows = []
-        for r, run in zip(self.results, self.runs):
-            params = [
-                r.params.get(k) if numeric[k] else json.dumps(r.params.get(k)).strip('"')
-                for k in names
-            ]
-            for i, v in enumerate(r.values()):
-                rows.append(
-                    (
-                        r.benchmark,
-                        r.function,
-                        *params,
-                        run["repetition"],
-                        run["process"],
-                        i,
-                        v,
-                        r.unit,
-                    )
-                )
-        width = max([len(str(x)) for row in rows for x in row if isinstance(x, str)] + [8])
-        dtype = (
-            [("benchmark", f"U{width}"), ("function", f"U{width}")]
-            + [(k, "i8" if numeric[k] else f"U{width}") for k in names]
-            + [
-                ("repetition", "i8"),
-                ("process", "i8"),
-                ("loop", "i8"),
-                ("measurement", "f8"),
-                ("unit", f"U{width}"),
-            ]
-        )
-        return np.array(rows, dtype=dtype)
+        return sample_table(self)
 
     def to_pandas(self):
         """The table() as a pandas DataFrame (pandas is not a dependency)."""
@@ -436,16 +377,8 @@ class ResultSet:
         return pd.DataFrame(self.table())
 
     def to_csv(self, path):
-        import csv
-
-        t = self.table()
-
-        def write(f):
-            w = csv.writer(f)
-            w.writerow(t.dtype.names)
-            w.writerows(row.tolist() for row in t)
-
-        atomic_write(path, write)
+        """The table() written to `path` as CSV, a header row first."""
+        write_csv(self, path)
 
     def save(self, path):
         """Versioned JSON: the machine once at the top, each result with its run."""

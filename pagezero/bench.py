@@ -300,46 +300,79 @@ def memset(
 ):
     """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
 
-    size, chunk: ints or strings such as "4KB", "1GB" (powers of 1024); chunk 0
+    The buffer is mapped populated and prefaulted before timing; each loop's
+    time is a sample of the returned Result.
+
+    Parameters
+    ----------
+    size, chunk : int or str
+        Bytes, or strings such as "4KB", "1GB" (powers of 1024); chunk 0
         clears the whole extent in one call, otherwise each pass clears the
         region in chunk-sized calls.
-    page: "4KB", "2MB" or "1GB" (hugetlb; needs reserved hugepages).
-    function: a clear kernel's name (pagezero.kernels()).
-    clock: "ns" (CLOCK_MONOTONIC_RAW), "timeval", "cycles" (needs a PMU) or "tsc".
-    value: the fill byte (0: the subject is zeroing), or "loop" to write the
+    page : {"4KB", "2MB", "1GB"}
+        The page size; 2MB and 1GB are hugetlb pages (needs reserved hugepages).
+    function : str
+        A clear kernel's name (pagezero.kernels()).
+    loops : int
+        The timed passes, one sample each.
+    clock : {"ns", "timeval", "cycles", "tsc"}
+        "ns" (CLOCK_MONOTONIC_RAW), "timeval", "cycles" (needs a PMU) or "tsc".
+    value : int or "loop"
+        The fill byte (0: the subject is zeroing), or "loop" to write the
         loop index as perf does, for side-by-side parity.
-    thp: for 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
+    thp : bool or None
+        For 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
         True asks for them, None leaves the system's policy.
-
-    cache: "hot" (default, perf's conditions: the same buffer every loop, so
+    cache : {"hot", "cold"}
+        "hot" (default, perf's conditions: the same buffer every loop, so
         extents that fit a cache are timed from it) or "cold": every chunk is
         flushed from the caches (clflushopt, else clflush, else evicted by
         reading twice the LLC; details["cold_method"] says which) outside the
         timing, and the clock is read around each chunk, a loop's sample
         being the sum: as a page fault finds a page it has not touched lately.
-    threads: that many threads, each pinned to its own allowed CPU, started
-        together behind a barrier every loop; threads_mode "shared" splits one
-        region of `size` into disjoint 4KB-aligned parts, "private" gives
-        each thread its own region of `size`. A sample is the first start to
+    threads : int
+        That many threads, each pinned to its own allowed CPU, started
+        together behind a barrier every loop. A sample is the first start to
         the last end (cold: the slowest thread's sum); thread_rates() and
         thread_spread() read the per-thread samples.
-    node: bind the buffers to this NUMA node (mbind); cpu_node: run the
-        threads on that node's CPUs. A node the machine lacks is a ValueError.
-    counters: read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses,
+    threads_mode : {"shared", "private"}
+        "shared" splits one region of `size` into disjoint 4KB-aligned parts,
+        "private" gives each thread its own region of `size`.
+    node : int or None
+        Bind the buffers to this NUMA node (mbind).
+    cpu_node : int or None
+        Run the threads on that node's CPUs.
+    counters : bool
+        Read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses,
         cycles and instructions around each loop into details["counters"]
-        (per-loop deltas summed over threads); UnavailableError without a PMU.
-    offset: start the buffer this many bytes (0..4095) past a page boundary.
+        (per-loop deltas summed over threads).
+    offset : int
+        Start the buffer this many bytes (0..4095) past a page boundary.
         perf maps its buffers since "perf bench mem: Switch from zalloc() to
         mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
         bytes in: rep stosq runs several percent slower there. Under any
         conditions: every buffer (each thread's, memcpy's source) moves.
-    runs: 1 (default) measures here and returns a Result; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N Results,
-        runs[i]["process"] = i (pagezero.runs).
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
 
-    The buffer is mapped populated and prefaulted before timing; each loop's
-    time is a sample of the returned Result.
+    Returns
+    -------
+    Result or ResultSet
+        A Result when runs is 1; else a ResultSet of N Results,
+        runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, a NUMA node the machine lacks among them.
+    UnavailableError
+        For a kernel or clock this machine cannot run; counters without a PMU.
+    MappingError
+        When the buffer cannot be mapped (hugepages lacking, for one).
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("memset", locals())

@@ -371,20 +371,42 @@ def lost_lines(rs):
 def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=0):
     """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
 
-    grid: {parameter: [values]} (a single value stands for a list of one),
-        e.g. {"function": ["default", "generic"],
-              "size": ["1GB"], "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}.
-    repeat: repetitions of the whole grid; warmup: passes thrown away first.
-    processes: spread the repetitions over this many fresh processes, run one
-        after the other.
-    progress: a tqdm bar on stderr (default: when stderr is a terminal).
+    Every point is checked before anything runs.
 
-    Every point is checked before anything runs. Returns a ResultSet, each
-    run description naming its repetition, process and pid; after a stop
-    signal, the part measured, with interrupted naming the signal. A worker
-    process that dies loses its repetitions only: the ResultSet's `lost` lists
-    such processes ({"process", "repetitions", "reason"}) and lost_lines()
-    words them.
+    Parameters
+    ----------
+    benchmark : str
+        "memset", "memcpy", ...
+    grid : dict
+        {parameter: [values]} (a single value stands for a list of one),
+        e.g. ``{"function": ["default", "generic"], "size": ["1GB"],
+        "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}``.
+    repeat : int
+        Repetitions of the whole grid.
+    warmup : int
+        Passes thrown away first.
+    processes : int
+        Spread the repetitions over this many fresh processes, run one
+        after the other.
+    progress : bool or None
+        A tqdm bar on stderr (default: when stderr is a terminal).
+    seed : int
+        Each repetition runs the points in an order shuffled by
+        random.Random(seed + repetition).
+
+    Returns
+    -------
+    ResultSet
+        Each run description naming its repetition, process and pid; after a
+        stop signal, the part measured, with interrupted naming the signal. A
+        worker process that dies loses its repetitions only: the ResultSet's
+        `lost` lists such processes ({"process", "repetitions", "reason"}) and
+        lost_lines() words them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown benchmark or a bad point (the first one found).
     """
     points = _points(benchmark, grid)
     for name, value in (("repeat", repeat), ("processes", processes)):

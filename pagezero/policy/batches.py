@@ -226,39 +226,67 @@ def batch(
 ):
     """Clear `size` bytes in batches, timing every batch.
 
-    batch: a preset ("page", "8MB", "32MB", "extent") or a size, a whole
+    Parameters
+    ----------
+    size : int or str
+        The region's bytes (per thread), or a string such as "1GB".
+    batch : int or str
+        A preset ("page", "8MB", "32MB", "extent") or a size, a whole
         number of 4KB pages no larger than size.
-    kernel: a clear kernel (default: the one clear_pages() uses here).
-    yield_between: sched_yield() after each batch, the user-space stand-in
+    kernel : str or None
+        A clear kernel (default: the one clear_pages() uses here).
+    loops : int
+        The timed passes over the region.
+    yield_between : bool
+        sched_yield() after each batch, the user-space stand-in
         for the kernel's cond_resched().
-    backing: the pages of the region, standing for the kernel's direct map
+    cache : {"hot", "cold"}
+        "hot" (default: the region stays in cache from the last pass as far
+        as it fits) or "cold": each batch's range is flushed (clflushopt, else
+        clflush, else evicted; details["cold_method"]) before its clock read,
+        and a pass's time leaves the flushes out.
+    threads : int
+        That many threads, each pinned to its own allowed CPU and clearing
+        its own region of `size` in batches, every pass started together
+        behind a barrier. A sample is the first start to the last end (cold:
+        the slowest thread's pass) over threads * size bytes;
+        details["thread_samples"] holds each thread's passes
+        (bench.thread_rates() reads them).
+    node : int or None
+        Bind the regions to this NUMA node (mbind) before their first touch.
+    counters : bool
+        Read hardware counters around each pass into details["counters"]
+        (summed over threads).
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        The pages of the region, standing for the kernel's direct map
         (pagezero.mappings): "auto" (default) takes 2MB hugetlb pages when
         enough are available, else transparent huge pages (asked with
         MADV_HUGEPAGE before the first touch), else 4KB pages; or "hugetlb",
         "thp", "4KB" (THP refused). params["backing"] is the one used;
         details["backing_note"] says why not hugetlb, and for THP
         details["huge_share"] how much of the region smaps shows on huge pages.
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
 
-    cache: "hot" (default: the region stays in cache from the last pass as far
-        as it fits) or "cold": each batch's range is flushed (clflushopt, else
-        clflush, else evicted; details["cold_method"]) before its clock read,
-        and a pass's time leaves the flushes out.
-    threads: that many threads, each pinned to its own allowed CPU and clearing
-        its own region of `size` in batches, every pass started together
-        behind a barrier. A sample is the first start to the last end (cold:
-        the slowest thread's pass) over threads * size bytes;
-        details["thread_samples"] holds each thread's passes
-        (bench.thread_rates() reads them).
-    node: bind the regions to this NUMA node (mbind) before their first touch.
-    counters: read hardware counters around each pass into details["counters"]
-        (summed over threads); UnavailableError without a PMU.
+    Returns
+    -------
+    BatchResult or ResultSet
+        A BatchResult when runs is 1: bytes_per_sec over whole passes, and
+        worst_ms, p99_ms, median_ms, typical_worst_ms over every batch (of every
+        thread); else a ResultSet of N BatchResults, runs[i]["process"] = i.
 
-    Returns a BatchResult: bytes_per_sec over whole passes, and worst_ms,
-    p99_ms, median_ms, typical_worst_ms over every batch (of every thread).
-    runs: 1 (default) measures here and returns a BatchResult; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N BatchResults,
-        runs[i]["process"] = i (pagezero.runs).
+    Raises
+    ------
+    ValueError
+        For a bad argument (checked by plan_batch() before anything runs).
+    UnavailableError
+        For a kernel this machine cannot run; counters without a PMU.
+    MappingError
+        When the region cannot be mapped with the backing asked for.
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("batch", locals())

@@ -299,14 +299,27 @@ def folio(
 ):
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
-    size: "2MB", "1GB" or any power-of-two number of 4KB pages.
-    strategy: one of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
+    Before each loop the folio is dirtied and pushed out of cache.
+
+    Parameters
+    ----------
+    size : int or str
+        "2MB", "1GB" or any power-of-two number of 4KB pages.
+    strategy : str
+        One of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
         nocache-except-target).
-    fault_index: the faulting page (0 = the first, the common case).
-    kernel: the clear kernel for cached stores (default: clear_pages()'s);
-        nt_kernel: the non-temporal one for nocache-except-target.
-    batch: the most clear_pages() clears at once (sequential, neighbourhood-last).
-    backing: "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
+    fault_index : int
+        The faulting page (0 = the first, the common case).
+    kernel : str or None
+        The clear kernel for cached stores (default: clear_pages()'s).
+    nt_kernel : str or None
+        The non-temporal one for nocache-except-target.
+    loops : int
+        The timed clears.
+    batch : int or str
+        The most clear_pages() clears at once (sequential, neighbourhood-last).
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
         pages, asked with MADV_HUGEPAGE before the first touch), "4KB" (an
         aligned run of 4KB pages, THP refused) or "auto" (default: a hugetlb
         page of the folio's size when one is free, else the choice of
@@ -314,24 +327,41 @@ def folio(
         pages with details["backing_note"] saying why). The result's backing
         is the one used; for THP details["huge_share"] is how much of the
         folio smaps shows on huge pages.
-    cold: how the baseline evicts the neighbourhood: "clflush" (x86-64) or
+    cold : {"auto", "clflush", "evict"}
+        How the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
-
-    cache: "hot" (default) keeps the above; "cold" also flushes the whole folio
+    cache : {"hot", "cold"}
+        "hot" (default) keeps the above; "cold" also flushes the whole folio
         by address (clflushopt, else clflush, else evicting; details["cold_method"])
         after the scrub and before each clear, outside its timing, so no line of
         it is left in any cache.
-    node: bind the folio to this NUMA node (mbind) before its first touch.
-    counters: read hardware counters around each clear into details["counters"];
-        UnavailableError without a PMU.
+    node : int or None
+        Bind the folio to this NUMA node (mbind) before its first touch.
+    counters : bool
+        Read hardware counters around each clear into details["counters"].
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
 
-    Before each loop the folio is dirtied and pushed out of cache. Returns a
-    FolioResult: clearing rate, and touch_ns_per_line / cold_ns_per_line for
-    the neighbourhood (fault +-2 pages, clamped) right after the clear and cold.
-    runs: 1 (default) measures here and returns a FolioResult; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N FolioResults,
-        runs[i]["process"] = i (pagezero.runs).
+    Returns
+    -------
+    FolioResult or ResultSet
+        A FolioResult when runs is 1: clearing rate, and touch_ns_per_line /
+        cold_ns_per_line for the neighbourhood (fault +-2 pages, clamped) right
+        after the clear and cold; else a ResultSet of N FolioResults,
+        runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (checked by plan_folio() before anything runs).
+    UnavailableError
+        For a kernel this machine cannot run; counters without a PMU.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("folio", locals())

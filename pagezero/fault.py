@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from . import _core, hugepages, interrupt
 from .bench import check_clock, memset
 from .conditions import MAX_FAULT_THREADS, check_int, check_loops
+from .fault_reading import page_report, thread_rates, thread_spread
 from .kernels import kernels
 from .region import thp_mode
 from .results import Result, ResultSet
 from .runs import check_runs, in_processes
-from .stats import spread
 from .sysinfo import machine
 from .units import format_page, format_size, parse_page, parse_size
 
@@ -239,26 +239,58 @@ def faults(
     runs=1,
 ):
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
-    as perf bench mem mmap; returns a Result (benchmark "mmap").
+    as perf bench mem mmap.
 
-    function: "demand" (write one byte per page), "populate" (MAP_POPULATE) or
+    Parameters
+    ----------
+    size : int or str
+        Bytes per round (and per thread), or a string such as "1GB".
+    page : {"4KB", "2MB", "1GB"}
+        "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
+    function : {"demand", "populate", "populate-write"}
+        "demand" (write one byte per page), "populate" (MAP_POPULATE) or
         "populate-write" (MADV_POPULATE_WRITE, Linux 5.14+).
-    page: "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
-    thp: for 4KB pages, False refuses transparent huge pages, True asks for
-        them, None leaves the system's policy. page_report() says what came.
-    threads: that many threads each map and fault their own `size` bytes at
+    loops : int
+        The timed rounds, one sample each.
+    threads : int
+        That many threads each map and fault their own `size` bytes at
         once; samples then run from the first start to the last end, and
         thread_rates() gives each thread's own rate.
-    seed: 0 writes byte 0 of each page; otherwise a random byte of each,
+    seed : int
+        0 writes byte 0 of each page; otherwise a random byte of each,
         thread t drawing as rand() does after srand(seed + t) (perf's -r).
-    latency: also time each fault (groups of 16 for 4KB pages): the
+    thp : bool or None
+        For 4KB pages, False refuses transparent huge pages, True asks for
+        them, None leaves the system's policy. page_report() says what came.
+    clock : str
+        The clock, as memset()'s.
+    latency : bool
+        Also time each fault (groups of 16 for 4KB pages): the
         distribution is in result.details["latency"] (ns).
-    reserve: grow the hugepage pool by what the run lacks for its duration
+    reserve : bool
+        Grow the hugepage pool by what the run lacks for its duration
         (root only), giving it back afterwards.
-    runs: 1 (default) measures here and returns a Result; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N Results,
-        runs[i]["process"] = i (pagezero.runs).
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
+
+    Returns
+    -------
+    Result or ResultSet
+        A Result (benchmark "mmap") when runs is 1; else a ResultSet of N
+        Results, runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument.
+    UnavailableError
+        For a clock this machine cannot run.
+    MappingError
+        When a mapping is refused (hugepages lacking, for one).
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("mmap", locals())
@@ -267,72 +299,6 @@ def faults(
     check_latency(p, function)
     with reserved(p, reserve):
         return run(p, function)
-
-
-# Reading a Result ---------------------------------------------------------
-
-
-def thread_rates(result):
-    """Each thread's rate in bytes/sec over all its loops (None for cycles)."""
-    if result.clock_hz is None:
-        return None
-    size = result.params["size"]
-    return tuple(
-        size * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
-        for s in result.details["thread_samples"]
-    )
-
-
-def thread_spread(result):
-    """(mean per-thread rate, its standard deviation across threads in %)."""
-    return spread(thread_rates(result))
-
-
-def page_report(result):
-    """Which pages the kernel really gave, from the smaps counters read after
-    each loop (the loop that got the fewest huge pages counts).
-
-    Returns {"asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
-    "hugetlb_bytes", "fallback", "text"}; fallback is True when the pages
-    differ from those asked for (THP not granted, or granted though refused).
-    """
-    params = result.params
-    shift = parse_page(params["page"])
-    expected = result.bytes_per_loop
-    loops = result.details["pages"]
-    worst = min(loops, key=lambda pg: (pg["anon_huge"] + pg["hugetlb"], pg["rss"]))
-    resident = min(pg["rss"] + pg["hugetlb"] for pg in loops)
-    thp_bytes = worst["anon_huge"]
-    if shift != 12:
-        asked = f"{format_page(shift)} hugetlb"
-        got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
-        fallback = worst["kernel_page"] != 1 << shift
-    else:
-        asked = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}[
-            params["thp"]
-        ]
-        if thp_bytes == 0:
-            got = "4KB"
-        elif thp_bytes >= worst["rss"]:
-            got = "2MB THP"
-        else:
-            got = f"2MB THP for {format_size(thp_bytes)}, 4KB for the rest"
-        fallback = (params["thp"] is True and thp_bytes < expected) or (
-            params["thp"] is False and thp_bytes > 0
-        )
-    text = f"asked {asked}, got {got}"
-    if resident < expected:
-        text += f"; only {format_size(resident)} of {format_size(expected)} resident"
-    return {
-        "asked": asked,
-        "got": got,
-        "expected_bytes": expected,
-        "resident_bytes": resident,
-        "thp_bytes": thp_bytes,
-        "hugetlb_bytes": worst["hugetlb"],
-        "fallback": fallback,
-        "text": text,
-    }
 
 
 # Headroom -------------------------------------------------------------------

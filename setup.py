@@ -1,4 +1,5 @@
 """Build pagezero._core: the portable C core plus the kernels of this machine's arch/."""
+
 import glob
 import platform
 

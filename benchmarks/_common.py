@@ -6,6 +6,7 @@ The machine is a noisy shared VM, so every comparison is a ratio of medians
 over rounds in which the contenders alternate (and the order within a round
 rotates, so neither side always runs first, on a cooler or warmer machine).
 """
+
 import argparse
 import os
 import statistics
@@ -20,12 +21,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def parse_args(description, rounds=5, extra=None):
     """--quick and --rounds for every script; extra(parser) adds its own."""
-    p = argparse.ArgumentParser(description=description,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true",
-                   help="small sizes and few rounds: a smoke run, not a measurement")
-    p.add_argument("--rounds", type=int, default=None,
-                   help=f"alternating rounds (default {rounds}, 2 with --quick)")
+    p = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes and few rounds: a smoke run, not a measurement",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"alternating rounds (default {rounds}, 2 with --quick)",
+    )
     if extra:
         extra(p)
     args = p.parse_args()
@@ -38,8 +47,10 @@ def import_pagezero():
     try:
         import pagezero
     except ImportError as e:
-        sys.exit(f"cannot import pagezero with {sys.executable} ({e}); "
-                 "run `pip install -e .` in the repository first")
+        sys.exit(
+            f"cannot import pagezero with {sys.executable} ({e}); "
+            "run `pip install -e .` in the repository first"
+        )
     return pagezero
 
 
@@ -74,8 +85,11 @@ def run_numbers(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE)
     if p.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
-    return [float(line) for line in p.stdout.split()
-            if line and not line.startswith("#") and _is_number(line)]
+    return [
+        float(line)
+        for line in p.stdout.split()
+        if line and not line.startswith("#") and _is_number(line)
+    ]
 
 
 def _is_number(s):
@@ -108,13 +122,14 @@ def table(headers, rows):
 
 
 def header(title, args):
-    print(f"{title}  (rounds={args.rounds}{', quick' if args.quick else ''}; "
-          f"medians of alternating rounds; GB/s = 10^9 bytes/s; "
-          f"load average at start {os.getloadavg()[0]:.2f})")
+    print(
+        f"{title}  (rounds={args.rounds}{', quick' if args.quick else ''}; "
+        f"medians of alternating rounds; GB/s = 10^9 bytes/s; "
+        f"load average at start {os.getloadavg()[0]:.2f})"
+    )
 
 
 def verdict(ok, message):
     """Print the final PASS/FAIL line and exit 0/1."""
-    print(f"{'PASS' if ok else 'FAIL'} {message} "
-          f"(load average at end {os.getloadavg()[0]:.2f})")
+    print(f"{'PASS' if ok else 'FAIL'} {message} (load average at end {os.getloadavg()[0]:.2f})")
     sys.exit(0 if ok else 1)

@@ -20,6 +20,7 @@ a nominal alpha of 0.01 (loops taken as samples).
 Target: at most alpha x the quiet pairs flagged (rounded up: 1 of 28 at alpha
 0.01), and every hog pair found.
 """
+
 import glob
 import itertools
 import math
@@ -35,16 +36,30 @@ QUICK = {"size": "64MB", "loops": 5, "runs": 3}
 
 
 def options(p):
-    p.add_argument("--runs", type=int, default=None,
-                   help="processes per result (--runs of pagezero; default 5, 3 with --quick)")
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="processes per result (--runs of pagezero; default 5, 3 with --quick)",
+    )
     p.add_argument("--function", default="x86-64-stosb")
     p.add_argument("--alpha", type=float, default=0.01)
     p.add_argument("--threshold", type=float, default=2.0, help="percent (default 2)")
-    p.add_argument("--cpu", type=int, default=None,
-                   help="the CPU both the benchmark and the hog run on (default: the last allowed)")
-    p.add_argument("--keep", metavar="DIR", help="write the results here (default: a temporary folder)")
-    p.add_argument("--from", dest="source", metavar="DIR",
-                   help="measure nothing: compare the q*.json (quiet) and h*.json (hog) in DIR")
+    p.add_argument(
+        "--cpu",
+        type=int,
+        default=None,
+        help="the CPU both the benchmark and the hog run on (default: the last allowed)",
+    )
+    p.add_argument(
+        "--keep", metavar="DIR", help="write the results here (default: a temporary folder)"
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        help="measure nothing: compare the q*.json (quiet) and h*.json (hog) in DIR",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the commands and stop")
 
 
@@ -58,8 +73,23 @@ def settings(args):
 
 
 def command(s, function, out):
-    return [sys.executable, "-m", "pagezero", "mem", "memset", "-s", s["size"], "-l",
-            str(s["loops"]), "-f", function, "--runs", str(s["runs"]), "-o", out]
+    return [
+        sys.executable,
+        "-m",
+        "pagezero",
+        "mem",
+        "memset",
+        "-s",
+        s["size"],
+        "-l",
+        str(s["loops"]),
+        "-f",
+        function,
+        "--runs",
+        str(s["runs"]),
+        "-o",
+        out,
+    ]
 
 
 def plan(args, folder):
@@ -80,20 +110,25 @@ def measure(steps, cpu):
     for n, (kind, cmd) in enumerate(steps, 1):
         hog = None
         if kind == "h":
-            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                   preexec_fn=pinned(cpu))
+            hog = subprocess.Popen(
+                [sys.executable, "-c", "while True: pass"], preexec_fn=pinned(cpu)
+            )
         try:
             # From benchmarks/: the repository root's pagezero/ is the unbuilt source.
-            p = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE,
-                               preexec_fn=pinned(cpu))
+            p = subprocess.run(
+                cmd, capture_output=True, text=True, cwd=HERE, preexec_fn=pinned(cpu)
+            )
         finally:
             if hog:
                 hog.kill()
                 hog.wait()
         if p.returncode:
             sys.exit(f"aa_compare: {' '.join(cmd[1:])} failed ({p.returncode}): {p.stderr.strip()}")
-        print(f"  {n}/{len(steps)} {'hog  ' if hog else 'quiet'} {os.path.basename(cmd[-1])}",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {n}/{len(steps)} {'hog  ' if hog else 'quiet'} {os.path.basename(cmd[-1])}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def load(folder):
@@ -101,8 +136,9 @@ def load(folder):
     from pagezero.folders import load_path
 
     def kind(prefix):
-        paths = sorted(glob.glob(os.path.join(folder, f"{prefix}*.json")),
-                       key=lambda p: (len(p), p))
+        paths = sorted(
+            glob.glob(os.path.join(folder, f"{prefix}*.json")), key=lambda p: (len(p), p)
+        )
         return {os.path.basename(p): load_path(p) for p in paths}
 
     return kind("q"), kind("h")
@@ -137,8 +173,14 @@ def summary_rows(sets):
     rows = []
     for name, rs in sets.items():
         for _, s in summarize_points(rs).values():
-            rows.append([name, f"{s['median'] / 1e9:.2f}", f"{s['spread_pct']:.1f}%",
-                         f"{s['runs']} {s['spread_of']}"])
+            rows.append(
+                [
+                    name,
+                    f"{s['median'] / 1e9:.2f}",
+                    f"{s['spread_pct']:.1f}%",
+                    f"{s['runs']} {s['spread_of']}",
+                ]
+            )
     return rows
 
 
@@ -148,22 +190,28 @@ def report(quiet, hog, threshold, alpha):
     aa = changes(quiet, quiet_pairs(list(quiet)), threshold, alpha)
     flagged = [c for c in aa if c[3] in ("(R)", "(I)")]
     few = sum(1 for c in aa if min(c[4]) < 3)
-    print(f"\nA/A: {len(flagged)} of {len(aa)} quiet pairs flagged (R)/(I) "
-          f"(alpha {alpha:g}, threshold {threshold:g}%)"
-          + (f"; {few} pairs with fewer than 3 runs a side, never flagged" if few else ""))
+    print(
+        f"\nA/A: {len(flagged)} of {len(aa)} quiet pairs flagged (R)/(I) "
+        f"(alpha {alpha:g}, threshold {threshold:g}%)"
+        + (f"; {few} pairs with fewer than 3 runs a side, never flagged" if few else "")
+    )
     for a, b, pct, marker, _ in flagged:
         print(f"  {a} vs {b}: {pct:+.1f}% {marker}")
     spread = sorted(abs(c[2]) for c in aa)
     if spread:
-        print(f"  |change| between quiet results: median {spread[len(spread) // 2]:.1f}%, "
-              f"largest {spread[-1]:.1f}%")
+        print(
+            f"  |change| between quiet results: median {spread[len(spread) // 2]:.1f}%, "
+            f"largest {spread[-1]:.1f}%"
+        )
     ab = changes({**quiet, **hog}, hog_pairs(list(quiet), list(hog)), threshold, alpha)
     found = [c for c in ab if c[3] == "(R)"]
     print(f"A/B: {len(found)} of {len(ab)} hog-vs-quiet pairs found (R)")
     if ab:
         pcts = sorted(c[2] for c in ab)
-        print(f"  change with the hog: median {pcts[len(pcts) // 2]:+.1f}% "
-              f"({pcts[0]:+.1f}% .. {pcts[-1]:+.1f}%)")
+        print(
+            f"  change with the hog: median {pcts[len(pcts) // 2]:+.1f}% "
+            f"({pcts[0]:+.1f}% .. {pcts[-1]:+.1f}%)"
+        )
     return len(flagged), len(aa), len(found), len(ab)
 
 
@@ -178,23 +226,29 @@ def main():
         steps = plan(args, folder)
         if args.dry_run:
             for kind, cmd in steps:
-                print(("hog on CPU %d + " % cpu if kind == "h" else "") + " ".join(cmd[1:]))
+                print((f"hog on CPU {cpu:d} + " if kind == "h" else "") + " ".join(cmd[1:]))
             return
         import_pagezero()
         s = settings(args)
-        print(f"aa_compare: {args.rounds} quiet and {args.rounds} hog results of `pagezero mem "
-              f"memset -s {s['size']} -l {s['loops']} -f {args.function} --runs {s['runs']}`, "
-              f"alternating, pinned to CPU {cpu}; results in {folder}")
+        print(
+            f"aa_compare: {args.rounds} quiet and {args.rounds} hog results of `pagezero mem "
+            f"memset -s {s['size']} -l {s['loops']} -f {args.function} --runs {s['runs']}`, "
+            f"alternating, pinned to CPU {cpu}; results in {folder}"
+        )
         measure(steps, cpu)
     import_pagezero()
     quiet, hog = load(folder)
     if len(quiet) < 2:
-        sys.exit(f"aa_compare: {folder} holds {len(quiet)} quiet results (q*.json); 2 or more needed")
+        sys.exit(
+            f"aa_compare: {folder} holds {len(quiet)} quiet results (q*.json); 2 or more needed"
+        )
     flagged, pairs, found, ab = report(quiet, hog, args.threshold, args.alpha)
     allowed = math.ceil(args.alpha * pairs)
-    verdict(flagged <= allowed and found == ab,
-            f"{flagged} of {pairs} quiet pairs flagged (target at most {allowed}); "
-            f"{found} of {ab} hog pairs found (target all)")
+    verdict(
+        flagged <= allowed and found == ab,
+        f"{flagged} of {pairs} quiet pairs flagged (target at most {allowed}); "
+        f"{found} of {ab} hog pairs found (target all)",
+    )
 
 
 if __name__ == "__main__":

@@ -13,10 +13,23 @@ below what CLOCK_MONOTONIC_RAW resolves on a VM.
 Information only: no target, so no PASS/FAIL. Rates are medians over the
 loops of each run, medians again over alternating rounds.
 """
+
 import os
 
-from _common import (GB, KB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table)
+from _common import (
+    GB,
+    KB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+)
 
 EXTENTS = [4 * KB, 64 * KB, 2 * MB, 32 * MB]
 FUNCTIONS = ["x86-64-stosb", "x86-64-avx512-nt"]
@@ -34,9 +47,16 @@ def main():
         for extent in EXTENTS:
             # Enough loops for ~tens of ms per run at ~50 GB/s.
             loops = max(5, min(20000, (256 * MB) // extent)) // (8 if args.quick else 1) or 5
-            res = alternate({c: lambda c=c: loop_rate(pz.memset(
-                size=extent, function=f, loops=loops, cache=c, clock="tsc"), extent)
-                for c in ("hot", "cold")}, rounds)
+            res = alternate(
+                {
+                    c: lambda c=c, f=f, extent=extent, loops=loops: loop_rate(
+                        pz.memset(size=extent, function=f, loops=loops, cache=c, clock="tsc"),
+                        extent,
+                    )
+                    for c in ("hot", "cold")
+                },
+                rounds,
+            )
             hot, cold = median(res["hot"]), median(res["cold"])
             rows.append([f, size_str(extent), gbps(hot), gbps(cold), f"{hot / cold:.2f}x"])
     table(["function", "extent", "hot GB/s", "cold GB/s", "hot/cold"], rows)
@@ -46,13 +66,29 @@ def main():
     counts = sorted({1, 2, cpus} & set(range(1, cpus + 1)))
     print()
     header(f"threads clearing one {size_str(size)} region (shared), {functions[0]}", args)
-    res = alternate({n: lambda n=n: pz.memset(size=size, function=functions[0], loops=5,
-                                              threads=n).bytes_per_sec
-                     for n in counts}, rounds)
+    res = alternate(
+        {
+            n: lambda n=n: (
+                pz.memset(size=size, function=functions[0], loops=5, threads=n).bytes_per_sec
+            )
+            for n in counts
+        },
+        rounds,
+    )
     base = median(res[1])
-    table(["threads", "aggregate GB/s", "min", "max", "vs 1"],
-          [[n, gbps(median(res[n])), gbps(min(res[n])), gbps(max(res[n])),
-            f"{median(res[n]) / base:.2f}x"] for n in counts])
+    table(
+        ["threads", "aggregate GB/s", "min", "max", "vs 1"],
+        [
+            [
+                n,
+                gbps(median(res[n])),
+                gbps(min(res[n])),
+                gbps(max(res[n])),
+                f"{median(res[n]) / base:.2f}x",
+            ]
+            for n in counts
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -12,14 +12,35 @@ Information only: no target, so no PASS/FAIL. The ratio column is the TLB's
 cost as the kernel would not pay it; a kernel whose ranking changes between
 the columns is one that a 4KB study would misjudge.
 """
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table)
+
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+)
 
 # The x86-64 string ops, the unrolled loop and the widest streaming stores
 # this CPU has; the arm64 kernels where they are the ones available.
-FUNCTIONS = ("x86-64-stosb", "x86-64-stosq", "x86-64-unrolled", "x86-64-movnti",
-             "x86-64-avx-nt", "x86-64-avx512-nt", "x86-64-clzero", "arm64-dczva",
-             "arm64-stp", "arm64-stnp")
+FUNCTIONS = (
+    "x86-64-stosb",
+    "x86-64-stosq",
+    "x86-64-unrolled",
+    "x86-64-movnti",
+    "x86-64-avx-nt",
+    "x86-64-avx512-nt",
+    "x86-64-clzero",
+    "arm64-dczva",
+    "arm64-stp",
+    "arm64-stnp",
+)
 
 
 def main():
@@ -32,20 +53,31 @@ def main():
     functions = [f for f in FUNCTIONS if f in usable] or ["default"]
     huge = kernel_backing(size)
     pages = {"4KB": {"page": "4KB", "thp": False}, huge.label: huge.region_args()}
-    header(f"clearing {size_str(size)} in one call per loop, {loops} loops, "
-           f"4KB pages vs {huge.label}", args)
+    header(
+        f"clearing {size_str(size)} in one call per loop, {loops} loops, 4KB pages vs {huge.label}",
+        args,
+    )
     if huge.note:
         print(f"# {huge.note}")
     rows = []
     for f in functions:
-        res = alternate({name: lambda kw=kw: loop_rate(
-            pz.memset(size=size, function=f, loops=loops, **kw), size)
-            for name, kw in pages.items()}, args.rounds, label=f)
+        res = alternate(
+            {
+                name: lambda kw=kw, f=f: loop_rate(
+                    pz.memset(size=size, function=f, loops=loops, **kw), size
+                )
+                for name, kw in pages.items()
+            },
+            args.rounds,
+            label=f,
+        )
         small, big = median(res["4KB"]), median(res[huge.label])
         rows.append([f, gbps(small), gbps(big), f"{big / small:.2f}x"])
     table(["kernel", "4KB GB/s", f"{huge.label} GB/s", "2MB/4KB"], rows)
-    by = {"4KB": sorted(rows, key=lambda r: -float(r[1]))[0][0],
-          "2MB": sorted(rows, key=lambda r: -float(r[2]))[0][0]}
+    by = {
+        "4KB": sorted(rows, key=lambda r: -float(r[1]))[0][0],
+        "2MB": sorted(rows, key=lambda r: -float(r[2]))[0][0],
+    }
     print(f"fastest on 4KB pages: {by['4KB']}; on 2MB pages: {by['2MB']}")
 
 

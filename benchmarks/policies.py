@@ -17,8 +17,20 @@ folio_zero_user() order leaves in cache for the faulting access.
    sequential (the neighbourhood cleared last is still in cache; cleared
    first, 2MB of stores later it is not).
 """
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, median, parse_args,
-                     size_str, table, verdict)
+
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 KNEE_KERNEL = "x86-64-stosb"
 KNEE_RANGE = (16 * MB, 64 * MB)
@@ -26,8 +38,8 @@ TOUCH_TARGET = 0.8
 
 
 def knee(pz, args):
-    from pagezero.stats import find_knee
     from pagezero.policy import plan_batch, run_batch
+    from pagezero.stats import find_knee
 
     size, passes = (256 * MB, 2) if args.quick else (1 * GB, 3)
     extents = [4 * MB, 8 * MB, 16 * MB, 24 * MB, 32 * MB, 48 * MB, 64 * MB, 128 * MB]
@@ -35,15 +47,30 @@ def knee(pz, args):
         extents.append(256 * MB)
     plans = {e: plan_batch(size, e, KNEE_KERNEL, loops=passes) for e in extents}
     with pz.region(size, thp=False) as reg:
-        res = alternate({size_str(e): lambda e=e: median(run_batch(plans[e], reg).rates)
-                         for e in extents}, args.rounds, "knee")
+        res = alternate(
+            {size_str(e): lambda e=e: median(run_batch(plans[e], reg).rates) for e in extents},
+            args.rounds,
+            "knee",
+        )
     med = {e: median(res[size_str(e)]) for e in extents}
     k, step = find_knee(med.items())
-    print(f"\n{KNEE_KERNEL}: clearing {size_str(size)} in batches of each extent "
-          f"({passes} passes per round)")
-    table(["extent", "median GB/s", "min", "max", "extent/median ms"],
-          [[size_str(e), gbps(med[e]), gbps(min(res[size_str(e)])), gbps(max(res[size_str(e)])),
-            f"{e / med[e] * 1e3:.3f}"] for e in extents])
+    print(
+        f"\n{KNEE_KERNEL}: clearing {size_str(size)} in batches of each extent "
+        f"({passes} passes per round)"
+    )
+    table(
+        ["extent", "median GB/s", "min", "max", "extent/median ms"],
+        [
+            [
+                size_str(e),
+                gbps(med[e]),
+                gbps(min(res[size_str(e)])),
+                gbps(max(res[size_str(e)])),
+                f"{e / med[e] * 1e3:.3f}",
+            ]
+            for e in extents
+        ],
+    )
     return k, step
 
 
@@ -51,27 +78,38 @@ def touch(pz, args):
     from pagezero.policy import STRATEGIES, FolioMemory, plan_folio, run_folio
 
     loops = 5 if args.quick else 20
-    plans = {s: plan_folio("2MB", s, fault_index=0, loops=loops, backing="4KB")
-             for s in STRATEGIES}
+    plans = {s: plan_folio("2MB", s, fault_index=0, loops=loops, backing="4KB") for s in STRATEGIES}
     mem = FolioMemory(2 * MB, "4KB")
     try:
-        res = alternate({s: lambda s=s: run_folio(plans[s], mem) for s in STRATEGIES},
-                        args.rounds, "touch")
+        res = alternate(
+            {s: lambda s=s: run_folio(plans[s], mem) for s in STRATEGIES}, args.rounds, "touch"
+        )
     finally:
         mem.close()
     touch_ns = {s: median(r.touch_ns_per_line for r in res[s]) for s in STRATEGIES}
     cold_ns = {s: median(r.cold_ns_per_line for r in res[s]) for s in STRATEGIES}
     rate = {s: median(r.clear_bytes_per_sec for r in res[s]) for s in STRATEGIES}
     r0 = res[STRATEGIES[0]][0]
-    print(f"\n2MB folio ({r0.backing} pages), fault at page 0, {r0.function}, "
-          f"non-temporal {plans['nocache-except-target'].nt_kernel}; touch of pages 0..2 "
-          f"({r0.touch_lines} lines); cold: after {r0.cold_method}; {loops} clears per round")
-    table(["strategy", "clear GB/s", "touch ns/line", "cold ns/line", "touch/cold",
-           "touch min..max"],
-          [[s, gbps(rate[s]), f"{touch_ns[s]:.2f}", f"{cold_ns[s]:.2f}",
-            f"{touch_ns[s] / cold_ns[s]:.2f}",
-            f"{min(r.touch_ns_per_line for r in res[s]):.2f}.."
-            f"{max(r.touch_ns_per_line for r in res[s]):.2f}"] for s in STRATEGIES])
+    print(
+        f"\n2MB folio ({r0.backing} pages), fault at page 0, {r0.function}, "
+        f"non-temporal {plans['nocache-except-target'].nt_kernel}; touch of pages 0..2 "
+        f"({r0.touch_lines} lines); cold: after {r0.cold_method}; {loops} clears per round"
+    )
+    table(
+        ["strategy", "clear GB/s", "touch ns/line", "cold ns/line", "touch/cold", "touch min..max"],
+        [
+            [
+                s,
+                gbps(rate[s]),
+                f"{touch_ns[s]:.2f}",
+                f"{cold_ns[s]:.2f}",
+                f"{touch_ns[s] / cold_ns[s]:.2f}",
+                f"{min(r.touch_ns_per_line for r in res[s]):.2f}.."
+                f"{max(r.touch_ns_per_line for r in res[s]):.2f}",
+            ]
+            for s in STRATEGIES
+        ],
+    )
     return touch_ns
 
 
@@ -91,12 +129,14 @@ def main():
     knee_ok = KNEE_RANGE[0] <= k <= KNEE_RANGE[1]
     touch_ok = ratio <= TOUCH_TARGET
     print()
-    verdict(knee_ok and touch_ok,
-            f"knee of {KNEE_KERNEL} at {size_str(k)} (step {step:.2f}x; LLC "
-            f"{size_str(llc) if llc else 'unknown'}; target {size_str(KNEE_RANGE[0])}.."
-            f"{size_str(KNEE_RANGE[1])}: {'ok' if knee_ok else 'missed'}); touch after "
-            f"neighbourhood-last / after sequential = {ratio:.2f}x (target <= {TOUCH_TARGET}x: "
-            f"{'ok' if touch_ok else 'missed'})")
+    verdict(
+        knee_ok and touch_ok,
+        f"knee of {KNEE_KERNEL} at {size_str(k)} (step {step:.2f}x; LLC "
+        f"{size_str(llc) if llc else 'unknown'}; target {size_str(KNEE_RANGE[0])}.."
+        f"{size_str(KNEE_RANGE[1])}: {'ok' if knee_ok else 'missed'}); touch after "
+        f"neighbourhood-last / after sequential = {ratio:.2f}x (target <= {TOUCH_TARGET}x: "
+        f"{'ok' if touch_ok else 'missed'})",
+    )
 
 
 if __name__ == "__main__":

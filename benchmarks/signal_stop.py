@@ -8,6 +8,7 @@ a delay, and timed from the signal to its exit. Reported: the exit status (expec
 
     python benchmarks/signal_stop.py [--rounds N]        # the mmap run needs root
 """
+
 import os
 import signal
 import subprocess
@@ -20,8 +21,10 @@ from _common import import_pagezero, parse_args
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 COMMANDS = {
     "memset": (["mem", "memset", "-s", "64MB", "-l", "1000000"], 2.0),
-    "mmap --reserve": (["mem", "mmap", "-p", "2MB", "-s", "64MB", "-l", "200000",
-                        "-f", "demand", "--reserve"], 3.0),
+    "mmap --reserve": (
+        ["mem", "mmap", "-p", "2MB", "-s", "64MB", "-l", "200000", "-f", "demand", "--reserve"],
+        3.0,
+    ),
 }
 
 
@@ -37,8 +40,12 @@ def stop_once(args, delay, sig, pagezero):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
         before = pool()
-        p = subprocess.Popen([sys.executable, "-m", "pagezero", *args, "-o", out],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "pagezero", *args, "-o", out],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(delay)
         t0 = time.monotonic()
         p.send_signal(sig)
@@ -63,8 +70,10 @@ def main():
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             for _ in range(args.rounds):
                 status, secs, loops, before, after, last = stop_once(argv, delay, sig, pagezero)
-                print(f"{name:16} {sig.name:8} {status:6} {secs * 1000:7.0f} ms {loops!s:>10}"
-                      f"  {before} -> {after}   {last[0] if last else ''}")
+                print(
+                    f"{name:16} {sig.name:8} {status:6} {secs * 1000:7.0f} ms {loops!s:>10}"
+                    f"  {before} -> {after}   {last[0] if last else ''}"
+                )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Without enough free pages a page size is skipped, saying why.
 Target: pagezero within 10% of the C program (0.90 <= ratio <= 1.10) for
 every page size and workload measured.
 """
+
 import contextlib
 import math
 import os
@@ -24,8 +25,20 @@ import subprocess
 import sys
 import tempfile
 
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table, verdict)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 LOW, HIGH = 0.90, 1.10
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,14 +48,16 @@ WORKLOADS = ("demand", "populate")
 
 def compile_ref(tmp):
     exe = os.path.join(tmp, "fault_loop")
-    subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(HERE, "ref", "fault_loop.c")],
-                   check=True)
+    subprocess.run(["gcc", "-O2", "-o", exe, os.path.join(HERE, "ref", "fault_loop.c")], check=True)
     return exe
 
 
 def extra(p):
-    p.add_argument("--reserve", action="store_true",
-                   help="as root, reserve the hugepages the run needs and restore the pools after")
+    p.add_argument(
+        "--reserve",
+        action="store_true",
+        help="as root, reserve the hugepages the run needs and restore the pools after",
+    )
     p.add_argument("--no-headroom", action="store_true", help="skip the headroom figures")
 
 
@@ -75,6 +90,7 @@ def main():
         for page in usable:
             n = sizes[page]
             for workload in WORKLOADS:
+
                 def pz_task(page=page, workload=workload, n=n):
                     try:
                         r = pz.faults(n, page=page, function=workload, loops=loops)
@@ -88,8 +104,11 @@ def main():
                 def c_task(page=page, workload=workload, n=n):
                     # A failed mmap (someone shrank the pool meanwhile: it is
                     # shared) loses this round, not the whole run.
-                    p = subprocess.run([exe, str(n), str(PAGES[page]), workload, str(loops)],
-                                       capture_output=True, text=True)
+                    p = subprocess.run(
+                        [exe, str(n), str(PAGES[page]), workload, str(loops)],
+                        capture_output=True,
+                        text=True,
+                    )
                     if p.returncode:
                         print(f"  C {page} {workload}: {p.stderr.strip()}", file=sys.stderr)
                         return math.nan
@@ -100,10 +119,13 @@ def main():
                 # slower, and the pages a pool or the allocator hands out may be
                 # such pages. After it, both sides reuse the same warm pages.
                 c_task(), pz_task()
-                res = alternate({"C": c_task, "pagezero": pz_task}, args.rounds,
-                                f"{page} {workload}")
-                c, p = (median([x for x in res[k] if not math.isnan(x)] or [math.nan])
-                        for k in ("C", "pagezero"))
+                res = alternate(
+                    {"C": c_task, "pagezero": pz_task}, args.rounds, f"{page} {workload}"
+                )
+                c, p = (
+                    median([x for x in res[k] if not math.isnan(x)] or [math.nan])
+                    for k in ("C", "pagezero")
+                )
                 ratio = p / c
                 rows.append([page, workload, size_str(n), gbps(c), gbps(p), f"{ratio:.3f}"])
                 if not LOW <= ratio <= HIGH:  # NaN (every round failed) counts as outside
@@ -122,24 +144,36 @@ def main():
                     continue
                 h = fault.Headroom(r, clears)
                 best = h.best
-                head.append([page, gbps(loop_rate(r, sizes[page])), best.function,
-                             gbps(loop_rate(best, sizes[page])),
-                             f"{loop_rate(best, sizes[page]) / loop_rate(r, sizes[page]):.2f}x"])
+                head.append(
+                    [
+                        page,
+                        gbps(loop_rate(r, sizes[page])),
+                        best.function,
+                        gbps(loop_rate(best, sizes[page])),
+                        f"{loop_rate(best, sizes[page]) / loop_rate(r, sizes[page]):.2f}x",
+                    ]
+                )
 
     print()
     table(["page", "workload", "size", "C GB/s", "pagezero GB/s", "pagezero/C"], rows)
     if head:
-        print("\nheadroom: demand faults vs the best user-space clear of page-sized extents "
-              "(same size, same page size, median of loops)")
+        print(
+            "\nheadroom: demand faults vs the best user-space clear of page-sized extents "
+            "(same size, same page size, median of loops)"
+        )
         table(["page", "faults GB/s", "best kernel", "clear GB/s", "headroom"], head)
     if skipped:
         print("\nskipped: " + "; ".join(skipped))
     if not rows:
         print("nothing measured")
         sys.exit(2)
-    verdict(not bad, f"pagezero within {LOW:.2f}..{HIGH:.2f} of the C program for "
-            f"{len(rows) - len(bad)}/{len(rows)} cases" + (f"; outside: {', '.join(bad)}" if bad else "")
-            + (f"; {len(skipped)} page size(s) skipped" if skipped else ""))
+    verdict(
+        not bad,
+        f"pagezero within {LOW:.2f}..{HIGH:.2f} of the C program for "
+        f"{len(rows) - len(bad)}/{len(rows)} cases"
+        + (f"; outside: {', '.join(bad)}" if bad else "")
+        + (f"; {len(skipped)} page size(s) skipped" if skipped else ""),
+    )
 
 
 if __name__ == "__main__":

@@ -16,14 +16,28 @@ over loops of region/seconds.
 
 Target: pagezero best >= 95% of the C loop at every extent.
 """
+
 import math
 import os
 import subprocess
 import sys
 import tempfile
 
-from _common import (GB, KB, MB, alternate, gbps, header, import_pagezero, loop_rate, median,
-                     parse_args, size_str, table, verdict)
+from _common import (
+    GB,
+    KB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    loop_rate,
+    median,
+    parse_args,
+    size_str,
+    table,
+    verdict,
+)
 
 TARGET = 0.95
 CFLAGS = "-O3 -march=native -fno-tree-loop-distribute-patterns"
@@ -44,14 +58,19 @@ def half_l2():
 
 def compile_ref(tmp, cflags):
     exe = os.path.join(tmp, "clear_loop")
-    subprocess.run(["gcc", *cflags.split(), "-o", exe, os.path.join(HERE, "ref", "clear_loop.c")],
-                   check=True)
+    subprocess.run(
+        ["gcc", *cflags.split(), "-o", exe, os.path.join(HERE, "ref", "clear_loop.c")], check=True
+    )
     return exe
 
 
 def main():
-    args = parse_args(__doc__, extra=lambda p: p.add_argument(
-        "--cflags", default=CFLAGS, help=f"flags for the C reference (default: {CFLAGS})"))
+    args = parse_args(
+        __doc__,
+        extra=lambda p: p.add_argument(
+            "--cflags", default=CFLAGS, help=f"flags for the C reference (default: {CFLAGS})"
+        ),
+    )
     pz = import_pagezero()
     kernels = [k.name for k in pz.kernels(kind="clear") if k.available]
     region = half_l2()
@@ -59,8 +78,11 @@ def main():
     # (label, size, chunk, loops); chunk 0 = the whole region in one call.
     cases = [(size_str(e), region, e, cache_loops) for e in (4 * KB, 16 * KB, 64 * KB, 256 * KB)]
     cases.append((size_str(big), big, 0, big_loops))
-    header(f"pagezero best clear kernel vs plain C loop ({args.cflags}); "
-           f"cache extents cleared over a {size_str(region)} region", args)
+    header(
+        f"pagezero best clear kernel vs plain C loop ({args.cflags}); "
+        f"cache extents cleared over a {size_str(region)} region",
+        args,
+    )
 
     def pz_task(name, size, chunk, loops):
         def run():
@@ -70,23 +92,32 @@ def main():
                 print(f"  {name} {size_str(size)}/{chunk}: {e}", file=sys.stderr)
                 return math.nan
             return loop_rate(r, size)
+
         return run
 
     rows, per_kernel, bad = [], {k: [] for k in kernels}, []
     with tempfile.TemporaryDirectory() as tmp:
         exe = compile_ref(tmp, args.cflags)
         for label, size, chunk, loops in cases:
-            tasks = {"C": lambda: float(subprocess.run(
-                [exe, str(size), str(chunk), str(loops)], check=True,
-                capture_output=True, text=True).stdout)}
+            tasks = {
+                "C": lambda size=size, chunk=chunk, loops=loops: float(
+                    subprocess.run(
+                        [exe, str(size), str(chunk), str(loops)],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    ).stdout
+                )
+            }
             tasks.update({k: pz_task(k, size, chunk, loops) for k in kernels})
             res = {n: median(v) for n, v in alternate(tasks, args.rounds, label).items()}
             for k in kernels:
                 per_kernel[k].append(gbps(res[k]))
             best = max(kernels, key=lambda k: -1 if math.isnan(res[k]) else res[k])
             ratio = res[best] / res["C"]
-            rows.append([label, size_str(size), gbps(res["C"]), best, gbps(res[best]),
-                         f"{ratio:.3f}"])
+            rows.append(
+                [label, size_str(size), gbps(res["C"]), best, gbps(res[best]), f"{ratio:.3f}"]
+            )
             if not ratio >= TARGET:
                 bad.append(f"{label} {ratio:.3f}")
 
@@ -94,8 +125,11 @@ def main():
     table(["kernel", *(c[0] for c in cases)], [[k, *v] for k, v in per_kernel.items()])
     print()
     table(["extent", "region", "C loop GB/s", "best kernel", "best GB/s", "best/C"], rows)
-    verdict(not bad, f"pagezero best >= {TARGET:.0%} of the C loop at {len(cases) - len(bad)}/"
-            f"{len(cases)} extents" + (f"; below: {', '.join(bad)}" if bad else ""))
+    verdict(
+        not bad,
+        f"pagezero best >= {TARGET:.0%} of the C loop at {len(cases) - len(bad)}/"
+        f"{len(cases)} extents" + (f"; below: {', '.join(bad)}" if bad else ""),
+    )
 
 
 if __name__ == "__main__":

@@ -18,12 +18,25 @@ that mmap()s its buffers, as "mm: folio_zero_user: clear contiguous pages" (2025
 
 Target: pagezero's median rate within 5% of perf's for every function.
 """
+
 import shutil
 import subprocess
 import sys
 
-from _common import (GB, MB, alternate, gbps, header, import_pagezero, median, parse_args,
-                     run_numbers, size_str, table, verdict)
+from _common import (
+    GB,
+    MB,
+    alternate,
+    gbps,
+    header,
+    import_pagezero,
+    median,
+    parse_args,
+    run_numbers,
+    size_str,
+    table,
+    verdict,
+)
 
 TOLERANCE = 0.05
 
@@ -34,40 +47,87 @@ def perf_functions():
     linux-perf package)."""
     if not shutil.which("perf"):
         return None
-    p = subprocess.run(["perf", "bench", "mem", "memset", "-f", "help"],
-                       capture_output=True, text=True)
-    names = [line.split()[0] for line in p.stdout.splitlines()
-             if line.startswith("\t") and "..." in line]
+    p = subprocess.run(
+        ["perf", "bench", "mem", "memset", "-f", "help"], capture_output=True, text=True
+    )
+    names = [
+        line.split()[0] for line in p.stdout.splitlines() if line.startswith("\t") and "..." in line
+    ]
     return names or None
 
 
 def main():
-    args = parse_args(__doc__, extra=lambda p: p.add_argument(
-        "--offset", type=int, default=16,
-        help="pagezero's buffer offset past a page boundary (default 16: perf 6.1's malloc)"))
+    args = parse_args(
+        __doc__,
+        extra=lambda p: p.add_argument(
+            "--offset",
+            type=int,
+            default=16,
+            help="pagezero's buffer offset past a page boundary (default 16: perf 6.1's malloc)",
+        ),
+    )
     size, loops = (64 * MB, 3) if args.quick else (1 * GB, 10)
     names = perf_functions()
     if names is None:
-        print("perf is not available: install it (Debian: apt-get install linux-perf; "
-              "Fedora: dnf install perf; Ubuntu: apt-get install linux-tools-$(uname -r))")
+        print(
+            "perf is not available: install it (Debian: apt-get install linux-perf; "
+            "Fedora: dnf install perf; Ubuntu: apt-get install linux-tools-$(uname -r))"
+        )
         sys.exit(2)
     pz_names = {k.name for k in import_pagezero().kernels(kind="clear") if k.available}
     common = [n for n in names if n in pz_names]
-    s, l = size_str(size), str(loops)
-    header(f"pagezero vs perf bench mem memset, {s} x {l} loops, value=loop, "
-           f"pagezero buffer offset {args.offset}", args)
+    s, n = size_str(size), str(loops)
+    header(
+        f"pagezero vs perf bench mem memset, {s} x {n} loops, value=loop, "
+        f"pagezero buffer offset {args.offset}",
+        args,
+    )
 
     rows, bad = [], []
     for fn in common:
         # Alternate per function, so the two tools of one function run close in time.
-        res = alternate({
-            "perf": lambda: run_numbers(["perf", "bench", "--format=simple", "mem", "memset",
-                                         "-s", s, "-l", l, "-f", fn])[0],
-            "pagezero": lambda: run_numbers([sys.executable, "-m", "pagezero", "mem", "memset",
-                                             "-s", s, "-l", l, "-f", fn, "--value", "loop",
-                                             "--offset", str(args.offset),
-                                             "--format", "simple"])[0],
-        }, args.rounds, label=fn)
+        res = alternate(
+            {
+                "perf": lambda fn=fn: run_numbers(
+                    [
+                        "perf",
+                        "bench",
+                        "--format=simple",
+                        "mem",
+                        "memset",
+                        "-s",
+                        s,
+                        "-l",
+                        n,
+                        "-f",
+                        fn,
+                    ]
+                )[0],
+                "pagezero": lambda fn=fn: run_numbers(
+                    [
+                        sys.executable,
+                        "-m",
+                        "pagezero",
+                        "mem",
+                        "memset",
+                        "-s",
+                        s,
+                        "-l",
+                        n,
+                        "-f",
+                        fn,
+                        "--value",
+                        "loop",
+                        "--offset",
+                        str(args.offset),
+                        "--format",
+                        "simple",
+                    ]
+                )[0],
+            },
+            args.rounds,
+            label=fn,
+        )
         perf, pz = median(res["perf"]), median(res["pagezero"])
         rows.append([fn, gbps(perf), gbps(pz), f"{pz / perf:.3f}"])
         if abs(pz / perf - 1) > TOLERANCE:
@@ -78,8 +138,11 @@ def main():
         print(f"perf functions pagezero lacks (not compared): {', '.join(skipped)}")
     if not common:
         verdict(False, "no function in common between perf and pagezero")
-    verdict(not bad, f"pagezero within {TOLERANCE:.0%} of perf for {len(common) - len(bad)}/"
-            f"{len(common)} functions" + (f"; outside: {', '.join(bad)}" if bad else ""))
+    verdict(
+        not bad,
+        f"pagezero within {TOLERANCE:.0%} of perf for {len(common) - len(bad)}/"
+        f"{len(common)} functions" + (f"; outside: {', '.join(bad)}" if bad else ""),
+    )
 
 
 if __name__ == "__main__":

@@ -27,10 +27,10 @@ struct batch_run {
 	uint64_t *ticks;
 	size_t n, cap;
 	uint64_t prev, worst;
-	int stopped;            /* a stop request or a counter error ended this pass */
-	uint64_t flushed;       /* cold: ticks spent flushing in this pass, left out of it */
-	uint64_t *acc;          /* cold counters: the pass's counts */
-	int err;                /* cold counters: a read's error */
+	int stopped;      /* a stop request or a counter error ended this pass */
+	uint64_t flushed; /* cold: ticks spent flushing in this pass, left out of it */
+	uint64_t *acc;    /* cold counters: the pass's counts */
+	int err;          /* cold counters: a read's error */
 };
 
 /* Between batches: a stop request abandons the rest of the pass (its steps do nothing). */
@@ -105,8 +105,8 @@ struct batch_ctx {
 	const struct pz_batch_params *p;
 	char *const *bases;
 	struct pz_batch_out *out;
-	struct batch_run *runs;          /* one per thread */
-	size_t nb;                       /* batches per pass */
+	struct batch_run *runs; /* one per thread */
+	size_t nb;              /* batches per pass */
 };
 
 /*
@@ -123,8 +123,9 @@ static int batch_prepare(void *ctx, unsigned t, struct pz_meter *m)
 
 	bc->runs[t] = (struct batch_run){ .clr = warm, .p = p, .thread = t, .m = m };
 	bc->runs[t].clr.log = bc->out[t].log;
-	return ret ? ret : pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0,
-					     p->batch_pages, pz_clear_step, &warm);
+	return ret ? ret
+		   : pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
+				       pz_clear_step, &warm);
 }
 
 /* Timed pass @i of thread @t: 0, -EINTR (a stop request cut it short) or a counter read's error. */
@@ -174,9 +175,14 @@ int pz_bench_batches(const struct pz_batch_params *p, char *const *bases,
 		     const struct pz_clock *clock, struct pz_batch_out *out)
 {
 	struct batch_ctx bc = { .p = p, .bases = bases, .out = out };
-	struct pz_policy_team team = { .threads = p->threads, .cpus = p->cpus, .loops = p->loops,
-				       .clock = clock, .cond = &p->cond, .prepare = batch_prepare,
-				       .loop = batch_pass, .ctx = &bc };
+	struct pz_policy_team team = { .threads = p->threads,
+				       .cpus = p->cpus,
+				       .loops = p->loops,
+				       .clock = clock,
+				       .cond = &p->cond,
+				       .prepare = batch_prepare,
+				       .loop = batch_pass,
+				       .ctx = &bc };
 	unsigned t;
 	int ret;
 
@@ -205,8 +211,7 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-uint64_t pz_batch_typical_worst(const uint64_t *ticks, unsigned loops, size_t nb,
-				uint64_t *scratch)
+uint64_t pz_batch_typical_worst(const uint64_t *ticks, unsigned loops, size_t nb, uint64_t *scratch)
 {
 	uint64_t worst = 0;
 	size_t j;

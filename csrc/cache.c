@@ -71,8 +71,7 @@ enum pz_flush pz_flush_best(void)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("clflushopt")))
-static void flush_opt(const char *p, size_t len)
+__attribute__((target("clflushopt"))) static void flush_opt(const char *p, size_t len)
 {
 	const char *end = p + len;
 
@@ -96,8 +95,7 @@ static void flush_plain(const char *p, size_t len)
 #endif
 
 /* One load per line of a buffer twice the LLC: whatever was cached before is gone. */
-__attribute__((noinline))
-static void evict(const char *buf, size_t len)
+__attribute__((noinline)) static void evict(const char *buf, size_t len)
 {
 	uint64_t sum = 0;
 	size_t off;

@@ -14,9 +14,9 @@
 #include "pz.h"
 
 enum pz_flush {
-	PZ_FLUSH_CLFLUSHOPT = 0,  /* weakly ordered flush, one mfence at the end */
-	PZ_FLUSH_CLFLUSH,         /* the original, ordered with respect to itself */
-	PZ_FLUSH_EVICT,           /* read a buffer >= 2x LLC: any architecture */
+	PZ_FLUSH_CLFLUSHOPT = 0, /* weakly ordered flush, one mfence at the end */
+	PZ_FLUSH_CLFLUSH,        /* the original, ordered with respect to itself */
+	PZ_FLUSH_EVICT,          /* read a buffer >= 2x LLC: any architecture */
 	PZ_FLUSH_COUNT
 };
 
@@ -30,7 +30,7 @@ enum pz_flush pz_flush_best(void);
 
 struct pz_flusher {
 	enum pz_flush method;
-	const char *evict;        /* PZ_FLUSH_EVICT: the buffer read */
+	const char *evict; /* PZ_FLUSH_EVICT: the buffer read */
 	size_t evict_len;
 };
 

@@ -158,7 +158,7 @@ int pz_clock_open_thread(struct pz_clock *mine, const struct pz_clock *shared)
 	if (shared->id == PZ_CLOCK_CYCLES)
 		return pz_clock_open(mine, shared->id);
 	*mine = *shared;
-	mine->fd = -1;          /* never closes @shared's */
+	mine->fd = -1; /* never closes @shared's */
 	return 0;
 }
 

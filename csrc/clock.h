@@ -33,9 +33,9 @@ enum pz_clock_id {
 
 struct pz_clock {
 	enum pz_clock_id id;
-	int fd;                 /* perf event for PZ_CLOCK_CYCLES, else -1 */
-	int fake;               /* cycles: the $PAGEZERO_FAKE_CYCLES double */
-	clockid_t cpu_clock;    /* fake: the opening thread's CPU-time clock */
+	int fd;              /* perf event for PZ_CLOCK_CYCLES, else -1 */
+	int fake;            /* cycles: the $PAGEZERO_FAKE_CYCLES double */
+	clockid_t cpu_clock; /* fake: the opening thread's CPU-time clock */
 };
 
 /* Name <-> id. pz_clock_lookup returns -1 for an unknown name. */

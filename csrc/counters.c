@@ -13,8 +13,7 @@
 
 #include "counters.h"
 
-#define PZ_CACHE_EVENT(cache, op, result) \
-	((cache) | ((op) << 8) | ((result) << 16))
+#define PZ_CACHE_EVENT(cache, op, result) ((cache) | ((op) << 8) | ((result) << 16))
 
 static const struct {
 	const char *name;
@@ -33,8 +32,7 @@ static const struct {
 						    PERF_COUNT_HW_CACHE_OP_READ,
 						    PERF_COUNT_HW_CACHE_RESULT_MISS) },
 	[PZ_CTR_CYCLES] = { "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	[PZ_CTR_INSTRUCTIONS] = { "instructions", PERF_TYPE_HARDWARE,
-				  PERF_COUNT_HW_INSTRUCTIONS },
+	[PZ_CTR_INSTRUCTIONS] = { "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
 };
 
 const char *pz_counter_name(unsigned i)

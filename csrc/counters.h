@@ -47,18 +47,18 @@ enum {
 const char *pz_counter_name(unsigned i);
 
 struct pz_counters {
-	int fd[PZ_CTR_COUNT];    /* fd[0] leads the group */
+	int fd[PZ_CTR_COUNT]; /* fd[0] leads the group */
 	int fake;
-	int fake_multiplexed;    /* the fake group runs half the time it is enabled */
-	uint64_t reads;          /* reads so far (the fake source's clock) */
-	uint64_t fail_at;        /* 0, or the read that fails ($PAGEZERO_FAIL_COUNTER_READ) */
-	uint64_t fake_cost_ns;   /* CPU time each fake read spends */
+	int fake_multiplexed;  /* the fake group runs half the time it is enabled */
+	uint64_t reads;        /* reads so far (the fake source's clock) */
+	uint64_t fail_at;      /* 0, or the read that fails ($PAGEZERO_FAIL_COUNTER_READ) */
+	uint64_t fake_cost_ns; /* CPU time each fake read spends */
 };
 
 /* One reading of the group. */
 struct pz_counter_snap {
 	uint64_t v[PZ_CTR_COUNT];
-	uint64_t enabled, running;   /* ns the group was enabled / counting */
+	uint64_t enabled, running; /* ns the group was enabled / counting */
 };
 
 /*

@@ -15,9 +15,8 @@
 #include "cpu.h"
 
 static const char *const feature_names[PZ_FEAT_COUNT] = {
-	"sse2", "avx", "avx2", "avx512f", "avx512bw",
-	"erms", "fsrm", "clzero", "tsc", "constant_tsc",
-	"mops", "dczva",
+	"sse2", "avx",    "avx2", "avx512f",      "avx512bw", "erms",
+	"fsrm", "clzero", "tsc",  "constant_tsc", "mops",     "dczva",
 };
 
 /* What detection found about a missing feature, where that says more than its absence. */
@@ -49,10 +48,10 @@ static uint64_t detect(void)
 		f |= PZ_FEAT_TSC;
 	if (d & (1u << 26))
 		f |= PZ_FEAT_SSE2;
-	if (c & (1u << 27)) {           /* OSXSAVE: XGETBV is usable */
+	if (c & (1u << 27)) { /* OSXSAVE: XGETBV is usable */
 		xcr0 = xgetbv0();
-		os_avx = (xcr0 & 0x6) == 0x6;          /* XMM | YMM */
-		os_avx512 = (xcr0 & 0xe6) == 0xe6;     /* + opmask, ZMM_Hi256, Hi16_ZMM */
+		os_avx = (xcr0 & 0x6) == 0x6;      /* XMM | YMM */
+		os_avx512 = (xcr0 & 0xe6) == 0xe6; /* + opmask, ZMM_Hi256, Hi16_ZMM */
 	}
 	if ((c & (1u << 28)) && os_avx)
 		f |= PZ_FEAT_AVX;
@@ -106,8 +105,8 @@ static uint64_t read_dczid(void)
 	return v;
 }
 
-#define PZ_DCZID_DZP (1u << 4)    /* DC ZVA prohibited */
-#define PZ_DCZID_BS  0xfu         /* log2 of the block size in 4-byte words */
+#define PZ_DCZID_DZP (1u << 4) /* DC ZVA prohibited */
+#define PZ_DCZID_BS 0xfu       /* log2 of the block size in 4-byte words */
 
 /*
  * MOPS is read from the hwcaps, never from ID_AA64ISAR2_EL1: the CPU may
@@ -121,7 +120,8 @@ static uint64_t detect(void)
 	if (getauxval(AT_HWCAP2) & HWCAP2_MOPS)
 		f |= PZ_FEAT_MOPS;
 	else
-		note_absent(PZ_FEAT_MOPS, "no HWCAP2_MOPS in AT_HWCAP2: no FEAT_MOPS, or Linux before 6.5");
+		note_absent(PZ_FEAT_MOPS,
+			    "no HWCAP2_MOPS in AT_HWCAP2: no FEAT_MOPS, or Linux before 6.5");
 	/*
 	 * DZP reads as 1 when the OS (SCTLR_EL1.DZE clear) or a hypervisor
 	 * (HCR_EL2.TDZ set) forbids DC ZVA: executing it would then trap.
@@ -150,7 +150,6 @@ size_t pz_cpu_dczva_block(void)
 	return 0;
 }
 #endif
-
 
 /*
  * PAGEZERO_HIDE_FEATURES=avx512f,clzero hides features the CPU has, the way
@@ -181,7 +180,7 @@ static uint64_t hidden_features(void)
 	return mask;
 }
 
-static uint64_t detected;     /* what the CPU and OS offer, before hiding */
+static uint64_t detected; /* what the CPU and OS offer, before hiding */
 
 uint64_t pz_cpu_features(void)
 {
@@ -218,8 +217,9 @@ static unsigned list_features(uint64_t mask, uint64_t why, char *buf, size_t n)
 			continue;
 		if (used >= n)
 			break;
-		w = snprintf(buf + used, n - used, "%s%s%s%s%s", count ? ", " : "", feature_names[i],
-			     detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+		w = snprintf(buf + used, n - used, "%s%s%s%s%s", count ? ", " : "",
+			     feature_names[i], detail ? " (" : "", detail ? detail : "",
+			     detail ? ")" : "");
 		if (w < 0)
 			break;
 		used += (size_t)w;
@@ -235,7 +235,7 @@ unsigned pz_feature_list(uint64_t mask, char *buf, size_t n)
 
 unsigned pz_missing_list(uint64_t mask, char *buf, size_t n)
 {
-	pz_cpu_features();      /* detection fills absent_detail */
+	pz_cpu_features(); /* detection fills absent_detail */
 	/* A feature the CPU has but that is hidden has nothing to explain beyond its name. */
 	return list_features(mask, ~detected, buf, n);
 }

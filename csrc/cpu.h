@@ -8,19 +8,20 @@
 #include "pz.h"
 
 /* One bit per feature a kernel can need. The names are /proc/cpuinfo's. */
-#define PZ_FEAT_SSE2     (1ull << 0)
-#define PZ_FEAT_AVX      (1ull << 1)
-#define PZ_FEAT_AVX2     (1ull << 2)
-#define PZ_FEAT_AVX512F  (1ull << 3)
+#define PZ_FEAT_SSE2 (1ull << 0)
+#define PZ_FEAT_AVX (1ull << 1)
+#define PZ_FEAT_AVX2 (1ull << 2)
+#define PZ_FEAT_AVX512F (1ull << 3)
 #define PZ_FEAT_AVX512BW (1ull << 4)
-#define PZ_FEAT_ERMS     (1ull << 5)
-#define PZ_FEAT_FSRM     (1ull << 6)
-#define PZ_FEAT_CLZERO   (1ull << 7)
-#define PZ_FEAT_TSC      (1ull << 8)
+#define PZ_FEAT_ERMS (1ull << 5)
+#define PZ_FEAT_FSRM (1ull << 6)
+#define PZ_FEAT_CLZERO (1ull << 7)
+#define PZ_FEAT_TSC (1ull << 8)
 #define PZ_FEAT_INVARIANT_TSC (1ull << 9)
-#define PZ_FEAT_MOPS     (1ull << 10)  /* arm64 FEAT_MOPS: SETP/SETM/SETE (HWCAP2_MOPS) */
-#define PZ_FEAT_DCZVA    (1ull << 11)  /* arm64 DC ZVA allowed: DCZID_EL0.DZP clear (no cpuinfo name of its own) */
-#define PZ_FEAT_COUNT    12
+#define PZ_FEAT_MOPS (1ull << 10) /* arm64 FEAT_MOPS: SETP/SETM/SETE (HWCAP2_MOPS) */
+#define PZ_FEAT_DCZVA \
+	(1ull << 11) /* arm64 DC ZVA allowed: DCZID_EL0.DZP clear (no cpuinfo name of its own) */
+#define PZ_FEAT_COUNT 12
 
 /*
  * Features this CPU (and its OS, for the vector register state) supports,

@@ -146,8 +146,7 @@ static int populate_write(char *addr, size_t len)
  * between units. A unit is one page for hugetlb (one fault), a group of
  * pages for 4KB: a clock read costs tens of ns, a 4KB fault about a us.
  */
-static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *rng,
-		       uint64_t *lat)
+static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *rng, uint64_t *lat)
 {
 	const size_t units = p->size / p->lat_unit, per = p->lat_unit >> p->page_shift;
 	uint64_t t = now_ns(), u;
@@ -177,8 +176,7 @@ static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *
  * region is left in *@addr (NULL if mmap failed) for the caller to inspect
  * and unmap, also on error.
  */
-static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *rng,
-		      uint64_t *lat)
+static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *rng, uint64_t *lat)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	char *base;
@@ -217,12 +215,12 @@ static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *
  * at the next loop's barrier.
  */
 struct worker {
-	struct pz_clock clock;  /* this thread's (a cycles clock counts its opener only) */
+	struct pz_clock clock; /* this thread's (a cycles clock counts its opener only) */
 	int have_clock;
 	struct rng rng;
-	void *addr;             /* this loop's region, NULL when none */
+	void *addr; /* this loop's region, NULL when none */
 	uint64_t t0, t1;
-	int err;                /* this loop's pass: 0 or -errno */
+	int err; /* this loop's pass: 0 or -errno */
 };
 
 struct run {
@@ -230,7 +228,7 @@ struct run {
 	const struct pz_clock *clock;
 	struct pz_fault_out *out;
 	struct worker *w;
-	int err;                /* thread 0's verdict on the first loop that failed */
+	int err; /* thread 0's verdict on the first loop that failed */
 };
 
 static size_t lat_per_pass(const struct pz_fault_params *p)
@@ -336,7 +334,7 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 
 	for (loop = 0; loop < run->p->loops && pz_team_next(st, loop, failed); loop++) {
 		timed_pass(run, t, loop);
-		pz_team_sync(st);       /* every pass is over: the regions can be read */
+		pz_team_sync(st); /* every pass is over: the regions can be read */
 		if (t != 0)
 			continue;
 		run->err = finish_loop(run, loop);
@@ -359,8 +357,8 @@ static int check_params(const struct pz_fault_params *p, const struct pz_clock *
 		return -EINVAL;
 	if (p->size % page || (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB))
 		return -EINVAL;
-	if (p->lat_unit && (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page ||
-			    p->size % p->lat_unit))
+	if (p->lat_unit &&
+	    (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page || p->size % p->lat_unit))
 		return -EINVAL;
 	/* Each thread counts its own cycles: a wall time across threads has no meaning. */
 	if (clock && clock->id == PZ_CLOCK_CYCLES && p->threads > 1)
@@ -372,8 +370,12 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out)
 {
 	struct run run;
-	struct pz_team team = { .threads = p->threads, .cpus = NULL, .setup = worker_setup,
-				.body = worker_body, .teardown = worker_teardown, .ctx = &run };
+	struct pz_team team = { .threads = p->threads,
+				.cpus = NULL,
+				.setup = worker_setup,
+				.body = worker_body,
+				.teardown = worker_teardown,
+				.ctx = &run };
 	unsigned i;
 	int ret = check_params(p, clock);
 

@@ -40,24 +40,24 @@ int pz_fault_lookup(const char *name);
 
 struct pz_fault_params {
 	enum pz_fault_workload workload;
-	size_t size;            /* bytes each thread maps per loop: a multiple of the page, > 0 */
-	unsigned page_shift;    /* 12, 21 or 30 (hugetlb) */
-	enum pz_thp thp;        /* 4KB only: ON asks for THP, OFF refuses it */
-	unsigned loops;         /* > 0 */
-	unsigned threads;       /* 1 .. PZ_MAX_THREADS (team.h), not pinned */
-	unsigned seed;          /* demand: 0 writes offset 0 of each page, else a random
+	size_t size;         /* bytes each thread maps per loop: a multiple of the page, > 0 */
+	unsigned page_shift; /* 12, 21 or 30 (hugetlb) */
+	enum pz_thp thp;     /* 4KB only: ON asks for THP, OFF refuses it */
+	unsigned loops;      /* > 0 */
+	unsigned threads;    /* 1 .. PZ_MAX_THREADS (team.h), not pinned */
+	unsigned seed;       /* demand: 0 writes offset 0 of each page, else a random
 				   offset, thread t drawing as after srand(seed + t) */
-	size_t lat_unit;        /* 0, or bytes per latency sample: a multiple of the page
+	size_t lat_unit;     /* 0, or bytes per latency sample: a multiple of the page
 				   (demand and populate-write only) */
 };
 
 struct pz_fault_out {
-	uint64_t *wall;         /* [loops]: first thread's start to last thread's end */
-	uint64_t *thread;       /* [loops * threads]: each thread's map + fault time */
-	struct pz_smaps_pages *pages;   /* [loops]: the threads' regions' smaps entries (region.h),
+	uint64_t *wall;               /* [loops]: first thread's start to last thread's end */
+	uint64_t *thread;             /* [loops * threads]: each thread's map + fault time */
+	struct pz_smaps_pages *pages; /* [loops]: the threads' regions' smaps entries (region.h),
 					   read after the timed pass and before munmap */
-	uint64_t *lat;          /* NULL, or [loops * threads * (size / lat_unit)] in ns */
-	unsigned loops_done;    /* loops completed: the valid entries (see pz_fault_run) */
+	uint64_t *lat;                /* NULL, or [loops * threads * (size / lat_unit)] in ns */
+	unsigned loops_done;          /* loops completed: the valid entries (see pz_fault_run) */
 };
 
 /* Latency samples one run records (0 without lat_unit). */

@@ -69,8 +69,7 @@ size_t pz_folio_touch_lines(const struct pz_folio_params *p)
  * the time says where the lines were (L1, L2, L3, memory). Each line is
  * written back with what was read, so the memory stays zero.
  */
-__attribute__((noinline))
-static uint64_t touch_lines(char *p, size_t len)
+__attribute__((noinline)) static uint64_t touch_lines(char *p, size_t len)
 {
 	uint64_t zero = pz_zero, dep = 0;
 	size_t off;
@@ -86,8 +85,7 @@ static uint64_t touch_lines(char *p, size_t len)
 }
 
 /* One load per line: pulls [p, p + len) through the caches, evicting others. */
-__attribute__((noinline))
-static uint64_t read_lines(const char *p, size_t len)
+__attribute__((noinline)) static uint64_t read_lines(const char *p, size_t len)
 {
 	uint64_t sum = 0;
 	size_t off;
@@ -137,7 +135,8 @@ static int folio_loop(void *ctx, unsigned t, unsigned i, struct pz_meter *m)
 	struct folio_ctx *fc = ctx;
 	const struct pz_folio_params *p = fc->p;
 	const struct pz_policy_cond *c = &p->cond;
-	struct pz_clearer clr = { .base = fc->folio, .kernel = p->kernel,
+	struct pz_clearer clr = { .base = fc->folio,
+				  .kernel = p->kernel,
 				  .nt_kernel = p->nt_kernel };
 	uint64_t acc[PZ_CTR_COUNT] = { 0 }, t0, t1, t1c, t2, t3, t4;
 	unsigned j;
@@ -199,12 +198,20 @@ int pz_bench_folio(const struct pz_folio_params *p, char *folio, const char *scr
 		   size_t scrub_len, const struct pz_clock *clock, struct pz_folio_sample *out,
 		   uint64_t *counters)
 {
-	struct folio_ctx fc = { .p = p, .folio = folio, .bytes = p->nr_pages * PZ_PAGE_SIZE,
-				.scrub = scrub, .scrub_len = scrub_len, .out = out,
+	struct folio_ctx fc = { .p = p,
+				.folio = folio,
+				.bytes = p->nr_pages * PZ_PAGE_SIZE,
+				.scrub = scrub,
+				.scrub_len = scrub_len,
+				.out = out,
 				.counters = counters };
-	struct pz_policy_team team = { .threads = 1, .loops = p->loops, .clock = clock,
-				       .cond = &p->cond, .prepare = folio_prepare,
-				       .loop = folio_loop, .ctx = &fc };
+	struct pz_policy_team team = { .threads = 1,
+				       .loops = p->loops,
+				       .clock = clock,
+				       .cond = &p->cond,
+				       .prepare = folio_prepare,
+				       .loop = folio_loop,
+				       .ctx = &fc };
 	size_t first, count;
 
 	if (p->cond.loops_done)

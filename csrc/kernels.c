@@ -24,11 +24,25 @@
 
 /* The registry, once. */
 #define PZ_FILL(f, nm, desc, feat, fl, un, al) \
-	{ .name = nm, .description = desc, .arch = PZ_ARCH, .kind = PZ_KIND_FILL, \
-	  .features = feat, .flags = fl, .unit = un, .align = al, .fn.fill = f },
+	{ .name = nm,                          \
+	  .description = desc,                 \
+	  .arch = PZ_ARCH,                     \
+	  .kind = PZ_KIND_FILL,                \
+	  .features = feat,                    \
+	  .flags = fl,                         \
+	  .unit = un,                          \
+	  .align = al,                         \
+	  .fn.fill = f },
 #define PZ_COPY(f, nm, desc, feat, fl, un, al) \
-	{ .name = nm, .description = desc, .arch = PZ_ARCH, .kind = PZ_KIND_COPY, \
-	  .features = feat, .flags = fl, .unit = un, .align = al, .fn.copy = f },
+	{ .name = nm,                          \
+	  .description = desc,                 \
+	  .arch = PZ_ARCH,                     \
+	  .kind = PZ_KIND_COPY,                \
+	  .features = feat,                    \
+	  .flags = fl,                         \
+	  .unit = un,                          \
+	  .align = al,                         \
+	  .fn.copy = f },
 
 static struct pz_kernel registry[] = {
 #define PZ_ARCH "any"
@@ -110,9 +124,12 @@ const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *nam
  */
 static const char *const clear_pages_order[] = {
 #if defined(__x86_64__)
-	"x86-64-stosb", "x86-64-stosq", "x86-64-unrolled",
+	"x86-64-stosb",
+	"x86-64-stosq",
+	"x86-64-unrolled",
 #elif defined(__aarch64__)
-	"arm64-dc-zva", "arm64-stnp",
+	"arm64-dc-zva",
+	"arm64-stnp",
 #endif
 	"default",
 };

@@ -21,10 +21,11 @@ typedef void (*pz_copy_fn)(void *dst, const void *src, size_t len);
 enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
 
 /* Row flags. */
-#define PZ_TEMPORAL    0u         /* ordinary stores: lines are allocated in cache */
-#define PZ_NONTEMPORAL (1u << 0)  /* streaming stores; the body ends with a store
+#define PZ_TEMPORAL 0u /* ordinary stores: lines are allocated in cache */
+#define PZ_NONTEMPORAL \
+	(1u << 0)              /* streaming stores; the body ends with a store
 				     barrier (sfence on x86-64, dmb ishst on arm64) */
-#define PZ_ZERO_ONLY   (1u << 1)  /* can only write zeros (clzero, dc zva) */
+#define PZ_ZERO_ONLY (1u << 1) /* can only write zeros (clzero, dc zva) */
 
 /*
  * A row's unit and align when they are the DC ZVA block: a property of the
@@ -39,10 +40,10 @@ struct pz_kernel {
 	const char *description;
 	const char *arch;
 	enum pz_kernel_kind kind;
-	uint64_t features;      /* PZ_FEAT_* bits the body needs */
-	unsigned flags;         /* PZ_NONTEMPORAL, PZ_ZERO_ONLY */
-	size_t unit;            /* body lengths are multiples of this (a power of two) */
-	size_t align;           /* body destinations are aligned to this (a power of two) */
+	uint64_t features; /* PZ_FEAT_* bits the body needs */
+	unsigned flags;    /* PZ_NONTEMPORAL, PZ_ZERO_ONLY */
+	size_t unit;       /* body lengths are multiples of this (a power of two) */
+	size_t align;      /* body destinations are aligned to this (a power of two) */
 	union {
 		pz_fill_fn fill;
 		pz_copy_fn copy;

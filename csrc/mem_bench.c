@@ -28,8 +28,8 @@ struct pz_worker {
 	char *dst;
 	const char *src;
 	size_t len;
-	int direct;              /* every chunk is whole units: call the kernel's body */
-	struct pz_clock clock;   /* this thread's: a cycles clock counts its opener only */
+	int direct;            /* every chunk is whole units: call the kernel's body */
+	struct pz_clock clock; /* this thread's: a cycles clock counts its opener only */
 	int have_clock;
 	struct pz_counters ctr;
 	unsigned done;           /* loops this thread completed */
@@ -43,7 +43,7 @@ struct pz_run {
 	const struct pz_clock *clock;
 	struct pz_run_out *out;
 	struct pz_worker *w;
-	int prefault;            /* the buffers are the run's own: each thread prefaults its part */
+	int prefault; /* the buffers are the run's own: each thread prefaults its part */
 };
 
 static int pass_value(const struct pz_run_params *p, unsigned t, unsigned loop)
@@ -95,7 +95,7 @@ static void call(const struct pz_kernel *k, int direct, char *dst, const char *s
  * test of the kernel's kind per chunk. 0, or -EINTR between two chunks.
  */
 static inline __attribute__((always_inline)) int hot_chunks(const struct pz_worker *w, int c,
-							     const int copy)
+							    const int copy)
 {
 	const struct pz_kernel *k = w->run->p->kernel;
 	const pz_fill_fn fill = copy ? NULL : k->fn.fill;
@@ -376,12 +376,16 @@ static void team_failure(const struct pz_run *run, int ret)
 	}
 }
 
-static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
-		    char *const *dst, const char *const *src, struct pz_run_out *out, int prefault)
+static int run_team(const struct pz_run_params *p, const struct pz_clock *clock, char *const *dst,
+		    const char *const *src, struct pz_run_out *out, int prefault)
 {
 	struct pz_run run;
-	struct pz_team team = { .threads = p->threads, .cpus = p->cpus, .setup = worker_setup,
-				.body = worker_body, .teardown = worker_teardown, .ctx = &run };
+	struct pz_team team = { .threads = p->threads,
+				.cpus = p->cpus,
+				.setup = worker_setup,
+				.body = worker_body,
+				.teardown = worker_teardown,
+				.ctx = &run };
 	unsigned t;
 	int ret;
 
@@ -435,8 +439,8 @@ static void start_out(struct pz_run_out *out)
 	out->failed_counter = PZ_CTR_COUNT;
 }
 
-int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock,
-		    char *const *dst, const char *const *src, struct pz_run_out *out)
+int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock, char *const *dst,
+		    const char *const *src, struct pz_run_out *out)
 {
 	start_out(out);
 	if (bad_params(p) || (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict)) {
@@ -518,8 +522,8 @@ static int map_buffers(const struct pz_run_params *p, struct pz_mem_buffers *b,
 		b->s[i] = copy ? (const char *)b->src[i].addr + p->offset : NULL;
 	}
 	if (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict) {
-		ret = pz_region_map(&b->evict, p->flush.evict_len, PZ_PAGE_SHIFT_4KB,
-				    PZ_THP_SYSTEM, 1, 0);
+		ret = pz_region_map(&b->evict, p->flush.evict_len, PZ_PAGE_SHIFT_4KB, PZ_THP_SYSTEM,
+				    1, 0);
 		if (ret) {
 			out->stage = PZ_STAGE_MAP;
 			return ret;

@@ -31,16 +31,16 @@
 #include "region.h"
 #include "team.h"
 
-#define PZ_VALUE_LOOP (-1)      /* fill with the loop index, as perf does */
+#define PZ_VALUE_LOOP (-1) /* fill with the loop index, as perf does */
 
 enum pz_threads_mode { PZ_THREADS_SHARED = 0, PZ_THREADS_PRIVATE = 1 };
 
 /* What a test hook sees, in each thread's order. */
 enum pz_run_event {
-	PZ_EV_START = 0,   /* passed the first barrier; len = threads that had arrived */
-	PZ_EV_FLUSH,       /* flushed [p, p + len) before a kernel call (cold) */
-	PZ_EV_CLEAR,       /* the kernel call on [p, p + len) returned (cold) */
-	PZ_EV_PREFAULT,    /* prefaulted its part [p, p + len), pinned, before the start
+	PZ_EV_START = 0, /* passed the first barrier; len = threads that had arrived */
+	PZ_EV_FLUSH,     /* flushed [p, p + len) before a kernel call (cold) */
+	PZ_EV_CLEAR,     /* the kernel call on [p, p + len) returned (cold) */
+	PZ_EV_PREFAULT,  /* prefaulted its part [p, p + len), pinned, before the start
 			      barrier (pz_bench_mem only) */
 };
 
@@ -51,48 +51,48 @@ enum pz_run_event {
  * not a counter that could not be opened.
  */
 enum pz_run_stage {
-	PZ_STAGE_NONE = 0,       /* no failure (or -EINTR: stopped, not failed) */
-	PZ_STAGE_ARGS,           /* the parameters themselves */
-	PZ_STAGE_MAP,            /* mapping a buffer (pz_region_map) */
-	PZ_STAGE_BIND,           /* binding it to the node (mbind) */
-	PZ_STAGE_START,          /* starting the threads (pthread_create, memory) */
-	PZ_STAGE_PIN,            /* pinning a thread to its CPU (sched_setaffinity) */
-	PZ_STAGE_CLOCK,          /* opening a thread's cycles clock (perf_event_open) */
-	PZ_STAGE_COUNTERS,       /* opening the counters: failed_counter says which */
-	PZ_STAGE_PREFAULT,       /* a thread's prefault: hugetlb pages short */
-	PZ_STAGE_COUNTER_READ,   /* a counter read in a loop: -EIO failed, -EBUSY multiplexed */
+	PZ_STAGE_NONE = 0,     /* no failure (or -EINTR: stopped, not failed) */
+	PZ_STAGE_ARGS,         /* the parameters themselves */
+	PZ_STAGE_MAP,          /* mapping a buffer (pz_region_map) */
+	PZ_STAGE_BIND,         /* binding it to the node (mbind) */
+	PZ_STAGE_START,        /* starting the threads (pthread_create, memory) */
+	PZ_STAGE_PIN,          /* pinning a thread to its CPU (sched_setaffinity) */
+	PZ_STAGE_CLOCK,        /* opening a thread's cycles clock (perf_event_open) */
+	PZ_STAGE_COUNTERS,     /* opening the counters: failed_counter says which */
+	PZ_STAGE_PREFAULT,     /* a thread's prefault: hugetlb pages short */
+	PZ_STAGE_COUNTER_READ, /* a counter read in a loop: -EIO failed, -EBUSY multiplexed */
 };
 
-typedef void (*pz_run_hook)(void *ctx, unsigned thread, enum pz_run_event ev,
-			    const void *p, size_t len);
+typedef void (*pz_run_hook)(void *ctx, unsigned thread, enum pz_run_event ev, const void *p,
+			    size_t len);
 
 struct pz_run_params {
-	const struct pz_kernel *kernel;  /* fill or copy; available */
-	size_t size;                     /* SHARED: the region; PRIVATE: each thread's */
-	size_t chunk;                    /* bytes per kernel call, > 0 (a part may be shorter) */
+	const struct pz_kernel *kernel; /* fill or copy; available */
+	size_t size;                    /* SHARED: the region; PRIVATE: each thread's */
+	size_t chunk;                   /* bytes per kernel call, > 0 (a part may be shorter) */
 	unsigned page_shift;
 	enum pz_thp thp;
-	unsigned loops;                  /* > 0 */
-	int value;                       /* fill byte; PZ_VALUE_LOOP for the loop index */
-	int value_step;                  /* thread t writes value + t * value_step (tests) */
-	size_t offset;                   /* buffers start this far past a page boundary, < 4096 */
-	int cold;                        /* flush each chunk before its call */
-	struct pz_flusher flush;         /* cold: how; evict buffers are mapped by the run */
-	unsigned threads;                /* 1 .. PZ_MAX_THREADS */
+	unsigned loops;          /* > 0 */
+	int value;               /* fill byte; PZ_VALUE_LOOP for the loop index */
+	int value_step;          /* thread t writes value + t * value_step (tests) */
+	size_t offset;           /* buffers start this far past a page boundary, < 4096 */
+	int cold;                /* flush each chunk before its call */
+	struct pz_flusher flush; /* cold: how; evict buffers are mapped by the run */
+	unsigned threads;        /* 1 .. PZ_MAX_THREADS */
 	enum pz_threads_mode mode;
-	const int *cpus;                 /* NULL, or threads CPU numbers to pin to */
-	int node;                        /* -1, or the NUMA node to bind the buffers to */
-	int counters;                    /* read pz_counters around each loop */
-	pz_run_hook hook;                /* NULL, or called from every thread (tests) */
+	const int *cpus;  /* NULL, or threads CPU numbers to pin to */
+	int node;         /* -1, or the NUMA node to bind the buffers to */
+	int counters;     /* read pz_counters around each loop */
+	pz_run_hook hook; /* NULL, or called from every thread (tests) */
 	void *hook_ctx;
 };
 
 /* Arrays of threads * loops, [t * loops + i]; counters: * PZ_CTR_COUNT more. */
 struct pz_run_out {
-	uint64_t *samples;       /* thread t's time for its part in loop i */
-	uint64_t *start, *end;   /* the clock readings that began and ended it */
-	uint64_t *counters;      /* NULL unless counters: deltas over loop i */
-	unsigned loops_done;     /* loops every thread completed: the valid samples */
+	uint64_t *samples;     /* thread t's time for its part in loop i */
+	uint64_t *start, *end; /* the clock readings that began and ended it */
+	uint64_t *counters;    /* NULL unless counters: deltas over loop i */
+	unsigned loops_done;   /* loops every thread completed: the valid samples */
 	/*
 	 * pz_bench_mem with PZ_THP_ON: the buffers' bytes (each thread's,
 	 * memcpy's sources) and how many of them smaps shows on huge pages,
@@ -127,7 +127,7 @@ int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
  * @p->size bytes, PRIVATE dst[t] (src[t]) for each thread. Errors as
  * pz_bench_mem, but mapping's.
  */
-int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock,
-		    char *const *dst, const char *const *src, struct pz_run_out *out);
+int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock, char *const *dst,
+		    const char *const *src, struct pz_run_out *out);
 
 #endif /* PZ_MEM_BENCH_H */

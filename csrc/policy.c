@@ -112,8 +112,8 @@ static void order_page_at_a_time(size_t nr, size_t fault, pz_step_fn fn, void *c
  * clear whatever the batch: the kernel's batch is never that small, and
  * split, its last piece might not hold the faulting page.
  */
-static void order_neighbourhood_last(size_t nr, size_t fault, size_t batch,
-				     pz_step_fn fn, void *ctx)
+static void order_neighbourhood_last(size_t nr, size_t fault, size_t batch, pz_step_fn fn,
+				     void *ctx)
 {
 	size_t nb_first, nb_count, nb_end;
 

@@ -40,8 +40,8 @@ enum pz_strategy {
 /* One clear decided by a strategy: pages [first, first + count). */
 struct pz_step {
 	size_t first;
-	size_t count;           /* >= 1 */
-	int nontemporal;        /* 1: clear with the non-temporal kernel */
+	size_t count;    /* >= 1 */
+	int nontemporal; /* 1: clear with the non-temporal kernel */
 };
 
 typedef void (*pz_step_fn)(void *ctx, const struct pz_step *step);

@@ -42,9 +42,9 @@ int pz_policy_cond_check(const struct pz_policy_cond *c)
 /* What each thread of a policy run keeps. */
 struct policy_thread {
 	struct pz_meter meter;
-	unsigned failed;        /* the counter its pz_counters_open refused */
-	int err;                /* 0, -EINTR or its loop's error */
-	unsigned done;          /* loops it completed */
+	unsigned failed; /* the counter its pz_counters_open refused */
+	int err;         /* 0, -EINTR or its loop's error */
+	unsigned done;   /* loops it completed */
 };
 
 struct policy_run {
@@ -116,8 +116,12 @@ static void policy_teardown(void *ctx, unsigned t)
 int pz_policy_team_run(const struct pz_policy_team *r)
 {
 	struct policy_run run = { .r = r };
-	struct pz_team team = { .threads = r->threads, .cpus = r->cpus, .setup = policy_setup,
-				.body = policy_body, .teardown = policy_teardown, .ctx = &run };
+	struct pz_team team = { .threads = r->threads,
+				.cpus = r->cpus,
+				.setup = policy_setup,
+				.body = policy_body,
+				.teardown = policy_teardown,
+				.ctx = &run };
 	const struct pz_policy_cond *c = r->cond;
 	unsigned t, done = r->loops;
 	int ret;
@@ -140,7 +144,7 @@ int pz_policy_team_run(const struct pz_policy_team *r)
 		if (run.th[t].err) {
 			ret = run.th[t].err;
 			if (c->failed_counter)
-				*c->failed_counter = 0;   /* a read failed: the group leader's */
+				*c->failed_counter = 0; /* a read failed: the group leader's */
 		}
 	for (t = 0; t < r->threads; t++)
 		done = PZ_MIN(done, run.th[t].done);

@@ -36,12 +36,12 @@ typedef void (*pz_flush_hook)(void *ctx, unsigned t, const void *p, size_t len);
 
 /* The measured conditions both policies share; left zero: hot, no counters. */
 struct pz_policy_cond {
-	int cold;                        /* flush what is cleared before its clock read, untimed */
-	struct pz_flusher flush;         /* cold: how (evict: the caller's buffer) */
-	int counters;                    /* read pz_counters around each clear, never the flushes */
-	pz_flush_hook hook;              /* NULL, or told of every cold flush (tests) */
+	int cold;                /* flush what is cleared before its clock read, untimed */
+	struct pz_flusher flush; /* cold: how (evict: the caller's buffer) */
+	int counters;            /* read pz_counters around each clear, never the flushes */
+	pz_flush_hook hook;      /* NULL, or told of every cold flush (tests) */
 	void *hook_ctx;
-	unsigned *loops_done;            /* NULL, or where the loops every thread completed go */
+	unsigned *loops_done; /* NULL, or where the loops every thread completed go */
 	/*
 	 * NULL, or the counter that could not be opened (perf_event_open's
 	 * -errno comes back), 0 (the group leader) when a read failed.
@@ -56,8 +56,8 @@ struct pz_policy_cond {
 struct pz_meter {
 	struct pz_clock clock;
 	struct pz_counters ctr;
-	int counters;                    /* ctr is open */
-	int counting;                    /* snap begins an open count */
+	int counters; /* ctr is open */
+	int counting; /* snap begins an open count */
 	struct pz_counter_snap snap;
 };
 
@@ -68,10 +68,10 @@ int pz_meter_stop(struct pz_meter *m, uint64_t acc[PZ_CTR_COUNT]);
 
 /* A policy run on a team: what the two benchmarks give policy_bench.c. */
 struct pz_policy_team {
-	unsigned threads;                /* 1 .. PZ_MAX_THREADS */
-	const int *cpus;                 /* NULL, or threads CPUs to pin them to */
-	unsigned loops;                  /* >= 1 */
-	const struct pz_clock *clock;    /* the kind each thread opens for itself */
+	unsigned threads;             /* 1 .. PZ_MAX_THREADS */
+	const int *cpus;              /* NULL, or threads CPUs to pin them to */
+	unsigned loops;               /* >= 1 */
+	const struct pz_clock *clock; /* the kind each thread opens for itself */
 	const struct pz_policy_cond *cond;
 	/* Thread @t, pinned, its meter open, before the start barrier: untimed work. */
 	int (*prepare)(void *ctx, unsigned t, struct pz_meter *m);
@@ -99,19 +99,19 @@ int pz_policy_cond_check(const struct pz_policy_cond *c);
 /* Batches ------------------------------------------------------------------ */
 
 struct pz_batch_params {
-	const struct pz_kernel *kernel;  /* available */
-	size_t nr_pages;                 /* pages of each thread's region, >= 1 */
-	size_t batch_pages;              /* 1 <= batch_pages <= nr_pages */
-	unsigned loops;                  /* >= 1 */
-	int yield;                       /* sched_yield() between batches */
-	unsigned threads;                /* 1 .. PZ_MAX_THREADS, each on its own region */
-	const int *cpus;                 /* NULL, or threads CPU numbers to pin them to */
-	struct pz_policy_cond cond;      /* cold: each batch's range flushed before it */
+	const struct pz_kernel *kernel; /* available */
+	size_t nr_pages;                /* pages of each thread's region, >= 1 */
+	size_t batch_pages;             /* 1 <= batch_pages <= nr_pages */
+	unsigned loops;                 /* >= 1 */
+	int yield;                      /* sched_yield() between batches */
+	unsigned threads;               /* 1 .. PZ_MAX_THREADS, each on its own region */
+	const int *cpus;                /* NULL, or threads CPU numbers to pin them to */
+	struct pz_policy_cond cond;     /* cold: each batch's range flushed before it */
 };
 
 /* One thread's results. */
 struct pz_batch_out {
-	uint64_t *pass_ticks, *pass_worst, *batch_ticks;  /* loops, loops, loops * batches */
+	uint64_t *pass_ticks, *pass_worst, *batch_ticks; /* loops, loops, loops * batches */
 	uint64_t *start, *end;   /* NULL, or loops: the clock readings around each pass */
 	uint64_t *counters;      /* cond.counters: loops * PZ_CTR_COUNT deltas, pass by pass */
 	struct pz_step_log *log; /* NULL, or the steps of the timed passes */
@@ -138,8 +138,8 @@ int pz_bench_batches(const struct pz_batch_params *p, char *const *bases,
 
 struct pz_tick_summary {
 	uint64_t max;
-	uint64_t p99;           /* nearest rank: the ceil(0.99 n)-th smallest */
-	uint64_t median;        /* the ceil(n/2)-th smallest */
+	uint64_t p99;    /* nearest rank: the ceil(0.99 n)-th smallest */
+	uint64_t median; /* the ceil(n/2)-th smallest */
 	double mean;
 };
 
@@ -160,8 +160,8 @@ void pz_ticks_summarize(uint64_t *ticks, size_t n, struct pz_tick_summary *s);
 
 /* How the cold baseline gets the neighbourhood out of the caches. */
 enum pz_cold {
-	PZ_COLD_CLFLUSH = 0,    /* clflush each line (x86-64 only) */
-	PZ_COLD_EVICT = 1,      /* read a buffer larger than the LLC (anywhere) */
+	PZ_COLD_CLFLUSH = 0, /* clflush each line (x86-64 only) */
+	PZ_COLD_EVICT = 1,   /* read a buffer larger than the LLC (anywhere) */
 	PZ_COLD_COUNT
 };
 
@@ -172,20 +172,20 @@ int pz_cold_available(enum pz_cold c);
 
 struct pz_folio_params {
 	enum pz_strategy strategy;
-	size_t nr_pages;                 /* >= 1 */
-	size_t fault;                    /* < nr_pages */
-	size_t batch_pages;              /* >= 1 */
-	const struct pz_kernel *kernel;  /* temporal steps */
+	size_t nr_pages;                   /* >= 1 */
+	size_t fault;                      /* < nr_pages */
+	size_t batch_pages;                /* >= 1 */
+	const struct pz_kernel *kernel;    /* temporal steps */
 	const struct pz_kernel *nt_kernel; /* non-temporal steps, when the strategy has any */
-	unsigned loops;                  /* >= 1 */
-	enum pz_cold baseline;           /* how the cold touch's neighbourhood is evicted */
-	struct pz_policy_cond cond;      /* cold: the whole folio flushed before each clear */
+	unsigned loops;                    /* >= 1 */
+	enum pz_cold baseline;             /* how the cold touch's neighbourhood is evicted */
+	struct pz_policy_cond cond;        /* cold: the whole folio flushed before each clear */
 };
 
 struct pz_folio_sample {
-	uint64_t clear;         /* clearing the folio in the strategy's order */
-	uint64_t touch;         /* touching the neighbourhood right after */
-	uint64_t cold;          /* the same touch after the neighbourhood was evicted */
+	uint64_t clear; /* clearing the folio in the strategy's order */
+	uint64_t touch; /* touching the neighbourhood right after */
+	uint64_t cold;  /* the same touch after the neighbourhood was evicted */
 };
 
 /*

@@ -83,7 +83,8 @@ static int map_small(struct pz_region *r, size_t size, enum pz_thp thp, int popu
 	if (p == MAP_FAILED)
 		return -errno;
 	if (slack) {
-		char *start = (char *)(((uintptr_t)p + gap + slack - 1) & ~(uintptr_t)(slack - 1)) - gap;
+		char *start =
+			(char *)(((uintptr_t)p + gap + slack - 1) & ~(uintptr_t)(slack - 1)) - gap;
 		size_t head = (size_t)(start - p), tail = slack - head;
 
 		if (head)
@@ -112,17 +113,16 @@ static int map_small(struct pz_region *r, size_t size, enum pz_thp thp, int popu
 		}
 	}
 	return 0;
-fail:
-	{
-		int err = -errno;
+fail : {
+	int err = -errno;
 
-		pz_region_unmap(r);
-		return err;
-	}
+	pz_region_unmap(r);
+	return err;
+}
 }
 
-int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
-		  enum pz_thp thp, int populate, int guard)
+int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift, enum pz_thp thp,
+		  int populate, int guard)
 {
 	memset(r, 0, sizeof(*r));
 	r->page_shift = page_shift;

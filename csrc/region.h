@@ -24,9 +24,9 @@
 enum pz_thp { PZ_THP_SYSTEM = 0, PZ_THP_ON = 1, PZ_THP_OFF = 2 };
 
 struct pz_region {
-	void *addr;             /* first usable byte */
-	size_t size;            /* usable bytes: the request rounded up to the page */
-	void *map_addr;         /* what munmap gets */
+	void *addr;     /* first usable byte */
+	size_t size;    /* usable bytes: the request rounded up to the page */
+	void *map_addr; /* what munmap gets */
 	size_t map_size;
 	unsigned page_shift;
 };
@@ -39,8 +39,8 @@ struct pz_region {
  * free hugepages), -E2BIG when @size exceeds MemAvailable (4KB pages only;
  * checked before mapping). On failure nothing stays mapped.
  */
-int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift,
-		  enum pz_thp thp, int populate, int guard);
+int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift, enum pz_thp thp,
+		  int populate, int guard);
 void pz_region_unmap(struct pz_region *r);
 
 /*
@@ -72,10 +72,10 @@ struct pz_span {
  * its entry with another such region next to it.
  */
 struct pz_smaps_pages {
-	uint64_t rss;           /* Rss: resident bytes in 4KB or THP pages */
-	uint64_t anon_huge;     /* AnonHugePages: the part of Rss in PMD-mapped THP */
-	uint64_t hugetlb;       /* Private_Hugetlb + Shared_Hugetlb */
-	uint64_t kernel_page;   /* KernelPageSize: the hugetlb page size, else 4KB */
+	uint64_t rss;         /* Rss: resident bytes in 4KB or THP pages */
+	uint64_t anon_huge;   /* AnonHugePages: the part of Rss in PMD-mapped THP */
+	uint64_t hugetlb;     /* Private_Hugetlb + Shared_Hugetlb */
+	uint64_t kernel_page; /* KernelPageSize: the hugetlb page size, else 4KB */
 };
 
 /*

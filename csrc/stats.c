@@ -65,8 +65,8 @@ void pz_team_loop_samples(const uint64_t *start, const uint64_t *end, const uint
 	}
 }
 
-void pz_team_counter_sums(const uint64_t *v, size_t thread_stride, unsigned threads,
-			  unsigned loops, unsigned ncounters, uint64_t *sums)
+void pz_team_counter_sums(const uint64_t *v, size_t thread_stride, unsigned threads, unsigned loops,
+			  unsigned ncounters, uint64_t *sums)
 {
 	size_t n = (size_t)loops * ncounters, k;
 	unsigned t;

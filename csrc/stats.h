@@ -37,7 +37,7 @@ void pz_team_loop_samples(const uint64_t *start, const uint64_t *end, const uint
  * Per-loop counter deltas summed over a team: element (t, i, c) of @v is at
  * [t * thread_stride + i * ncounters + c]; @sums gets [i * ncounters + c].
  */
-void pz_team_counter_sums(const uint64_t *v, size_t thread_stride, unsigned threads,
-			  unsigned loops, unsigned ncounters, uint64_t *sums);
+void pz_team_counter_sums(const uint64_t *v, size_t thread_stride, unsigned threads, unsigned loops,
+			  unsigned ncounters, uint64_t *sums);
 
 #endif /* PZ_STATS_H */

@@ -24,8 +24,8 @@
 #define PZ_STOP_NSIG 3
 
 struct pz_stop_saved {
-	struct sigaction old[PZ_STOP_NSIG];   /* the actions in place before pz_stop_catch */
-	int caught;                           /* how many were saved (and, unless ignored, replaced) */
+	struct sigaction old[PZ_STOP_NSIG]; /* the actions in place before pz_stop_catch */
+	int caught; /* how many were saved (and, unless ignored, replaced) */
 };
 
 /* Ask every running loop to stop; @sig > 0 is recorded (async-signal-safe). */

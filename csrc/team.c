@@ -24,8 +24,8 @@ struct pz_team_state {
 	pthread_cond_t cond;
 	int open, abort;
 	pthread_barrier_t barrier;
-	atomic_uint arrived;     /* threads that reached the first barrier */
-	atomic_int failed;       /* a thread's setup failed: nobody times anything */
+	atomic_uint arrived; /* threads that reached the first barrier */
+	atomic_int failed;   /* a thread's setup failed: nobody times anything */
 	/*
 	 * The first loop nobody runs: a thread that sees a stop request (or
 	 * gave up its own pass) lowers it before a barrier, and every thread
@@ -39,7 +39,7 @@ struct pz_team_state {
 		unsigned t;
 		pthread_t tid;
 		int err;
-	} *m;
+	} * m;
 };
 
 void pz_team_sync(struct pz_team_state *st)

@@ -24,11 +24,11 @@
 struct pz_team_state;
 
 struct pz_team {
-	unsigned threads;                                  /* 1 .. PZ_MAX_THREADS */
-	const int *cpus;                                   /* NULL, or threads CPU numbers */
-	int (*setup)(void *ctx, unsigned t);               /* NULL, or 0 / -errno */
+	unsigned threads;                    /* 1 .. PZ_MAX_THREADS */
+	const int *cpus;                     /* NULL, or threads CPU numbers */
+	int (*setup)(void *ctx, unsigned t); /* NULL, or 0 / -errno */
 	void (*body)(void *ctx, unsigned t, struct pz_team_state *st);
-	void (*teardown)(void *ctx, unsigned t);           /* NULL, or undoes setup */
+	void (*teardown)(void *ctx, unsigned t); /* NULL, or undoes setup */
 	void *ctx;
 };
 

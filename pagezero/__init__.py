@@ -3,6 +3,7 @@
 The C core (pagezero._core) holds the kernels, clocks, regions and timed
 loops; this package parses arguments, wraps results and drives the CLI.
 """
+
 import importlib.metadata
 import importlib.util
 
@@ -20,32 +21,60 @@ if importlib.util.find_spec(__name__ + "._core") is None:
     # let `from . import _core` fail as a circular import.
     raise ImportError(
         "pagezero's C extension (pagezero._core) is not built: install with `pip install .` "
-        "or build it in place with `python setup.py build_ext --inplace`")
+        "or build it in place with `python setup.py build_ext --inplace`"
+    )
 
-from . import _core  # noqa: E402 (after the check above)
+from . import _core as _core  # noqa: E402 (after the check above; re-exported)
 from ._core import MappingError, PagezeroError, UnavailableError
 from .advise import Advice, advise
 from .bench import memcpy, memset
+from .comparison import compare
 from .fault import Headroom, faults, headroom
+from .hugepages import pools as hugepage_pools
+from .hugepages import reserve as reserve_hugepages
 from .interrupt import Interrupted
-from .hugepages import pools as hugepage_pools, reserve as reserve_hugepages
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
-from .sysinfo import machine
 from .policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
 from .region import region
 from .results import Result, ResultSet, load_results, save_results
 from .sweeps import sweep
-from .comparison import compare
+from .sysinfo import machine
 from .units import format_size, parse_size
 
 __all__ = [
-    "MappingError", "PagezeroError", "UnavailableError", "Interrupted",
-    "memset", "memcpy",
-    "faults", "headroom", "Headroom", "hugepage_pools", "reserve_hugepages",
-    "Kernel", "kernels", "find_kernel", "clear", "fill", "copy",
-    "machine", "region",
-    "Result", "ResultSet", "load_results", "save_results", "sweep", "compare",
-    "batch", "folio", "clear_order", "clear_folio", "BatchResult", "FolioResult",
-    "advise", "Advice",
-    "parse_size", "format_size",
+    "MappingError",
+    "PagezeroError",
+    "UnavailableError",
+    "Interrupted",
+    "memset",
+    "memcpy",
+    "faults",
+    "headroom",
+    "Headroom",
+    "hugepage_pools",
+    "reserve_hugepages",
+    "Kernel",
+    "kernels",
+    "find_kernel",
+    "clear",
+    "fill",
+    "copy",
+    "machine",
+    "region",
+    "Result",
+    "ResultSet",
+    "load_results",
+    "save_results",
+    "sweep",
+    "compare",
+    "batch",
+    "folio",
+    "clear_order",
+    "clear_folio",
+    "BatchResult",
+    "FolioResult",
+    "advise",
+    "Advice",
+    "parse_size",
+    "format_size",
 ]

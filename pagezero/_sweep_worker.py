@@ -14,6 +14,7 @@ signal, and it exits with the shell's status for that signal, 128 + signum,
 which the sweep reads as "stopped", not "failed". An error is written, in one
 line, to the spec's error file for the sweep to report, and the status is 1.
 """
+
 import importlib
 import json
 import signal
@@ -40,8 +41,15 @@ def _measure(spec):
     rs, late = None, None
     try:
         with signals_interrupt():
-            rs = run_here(spec["benchmark"], spec["points"], spec["repetitions"],
-                          spec["warmup"], spec["seed"], spec["process"], spec["progress"])
+            rs = run_here(
+                spec["benchmark"],
+                spec["points"],
+                spec["repetitions"],
+                spec["warmup"],
+                spec["seed"],
+                spec["process"],
+                spec["progress"],
+            )
             # Held signals: a second one cannot leave the file half written.
             with deferred():
                 rs.save(spec["output"])
@@ -67,7 +75,7 @@ def main():
             _benchmark(spec)
             return _measure(spec)
     except KeyboardInterrupt as e:
-        return as_interrupted(e).exit_status    # before anything was measured
+        return as_interrupted(e).exit_status  # before anything was measured
     except Exception as e:
         reason = f"{type(e).__name__}: {e}".splitlines()[0]
         with open(spec["error"], "w") as f:

@@ -3,25 +3,51 @@
 Arguments are checked and parsed here; the run itself (mapping, prefault,
 timed loops) is one call into the C core with the GIL released.
 """
+
 import os
 from dataclasses import dataclass
 
 from . import _core, hugepages, interrupt
-from .conditions import (CACHE_STATES, MAX_LOOPS as _MAX_LOOPS, THREADS_MODES, Conditions,
-                         check_loops, check_node, check_threads, choose_cpus, evict_bytes,
-                         node_cpus, numa_nodes)
+from .conditions import (
+    CACHE_STATES,
+    THREADS_MODES,
+    Conditions,
+    check_loops,
+    check_node,
+    check_threads,
+    choose_cpus,
+    evict_bytes,
+    node_cpus,
+    numa_nodes,
+)
+from .conditions import MAX_LOOPS as _MAX_LOOPS
 from .kernels import KERNEL_KIND, find_kernel
 from .mappings import huge_details
-from .sysinfo import machine
 from .region import thp_mode
-from .stats import spread
 from .results import Result
 from .runs import check_runs, in_processes
-from .units import parse_page, parse_size, format_page, format_size
+from .stats import spread
+from .sysinfo import machine
+from .units import format_page, format_size, parse_page, parse_size
 
-__all__ = ["memset", "memcpy", "plan", "run", "Plan", "CLOCKS", "MAX_LOOPS", "CACHE_STATES",
-           "THREADS_MODES", "scaling", "thread_rates", "thread_spread", "numa_nodes",
-           "node_cpus", "choose_cpus", "check_node"]
+__all__ = [
+    "memset",
+    "memcpy",
+    "plan",
+    "run",
+    "Plan",
+    "CLOCKS",
+    "MAX_LOOPS",
+    "CACHE_STATES",
+    "THREADS_MODES",
+    "scaling",
+    "thread_rates",
+    "thread_spread",
+    "numa_nodes",
+    "node_cpus",
+    "choose_cpus",
+    "check_node",
+]
 
 CLOCKS = _core.clocks()
 MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
@@ -33,8 +59,10 @@ def check_clock(clock, threads=1):
     if clock not in CLOCKS:
         raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
     if threads > 1 and clock == "cycles":
-        raise ValueError("the cycles clock counts the thread that opened it only: "
-                         "use ns or tsc with more than one thread")
+        raise ValueError(
+            "the cycles clock counts the thread that opened it only: "
+            "use ns or tsc with more than one thread"
+        )
     return clock
 
 
@@ -51,16 +79,16 @@ def check_fill_value(value):
 class Plan:
     """Checked, parsed arguments of a memset/memcpy run, for any function."""
 
-    benchmark: str      # "memset" or "memcpy"
+    benchmark: str  # "memset" or "memcpy"
     nbytes: int
-    chunk: int          # as given: 0 means the whole extent
+    chunk: int  # as given: 0 means the whole extent
     shift: int
-    thp: object         # None, True or False, as given
+    thp: object  # None, True or False, as given
     loops: int
     clock: str
-    value: object       # as given: an int or "loop" (memset only)
+    value: object  # as given: an int or "loop" (memset only)
     conditions: Conditions = Conditions()
-    offset: int = 0     # buffers start this far past a page boundary
+    offset: int = 0  # buffers start this far past a page boundary
 
     @property
     def kind(self):
@@ -88,8 +116,13 @@ class Plan:
         return (part,) * (self.threads - 1) + (self.nbytes - part * (self.threads - 1),)
 
     def params(self):
-        p = {"size": self.nbytes, "page": format_page(self.shift), "chunk": self.chunk,
-             "loops": self.loops, "thp": self.thp}
+        p = {
+            "size": self.nbytes,
+            "page": format_page(self.shift),
+            "chunk": self.chunk,
+            "loops": self.loops,
+            "thp": self.thp,
+        }
         if self.kind == "clear":
             p["value"] = self.value
         p.update(self.conditions.params())
@@ -98,9 +131,23 @@ class Plan:
         return p
 
 
-def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value=0, thp=False,
-         cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None,
-         counters=False, offset=0):
+def plan(
+    benchmark,
+    size="1GB",
+    page="4KB",
+    chunk=0,
+    loops=10,
+    clock="ns",
+    value=0,
+    thp=False,
+    cache="hot",
+    threads=1,
+    threads_mode="shared",
+    node=None,
+    cpu_node=None,
+    counters=False,
+    offset=0,
+):
     """Check every argument of a run except the function; ValueError on the first bad one."""
     if benchmark not in ("memset", "memcpy"):
         raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
@@ -116,8 +163,10 @@ def plan(benchmark, size="1GB", page="4KB", chunk=0, loops=10, clock="ns", value
     c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)
     check_clock(clock, c.threads)
     if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
-        raise ValueError(f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
-                         f"each needs at least 4KB of it")
+        raise ValueError(
+            f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
+            f"each needs at least 4KB of it"
+        )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
     return Plan(benchmark, nbytes, chunk_bytes, shift, thp, loops, clock, value, c, offset)
@@ -148,12 +197,25 @@ def run(p, function):
     check_hugepages(p)
     c = p.conditions
     cpus = c.cpus()
-    raw = _core.bench_mem(p.kind, function, p.nbytes, chunk=p.chunk, page_shift=p.shift,
-                          thp=thp_mode(p.thp, p.shift), loops=p.loops, clock=p.clock,
-                          value=fill_value, offset=p.offset, cold=c.cold,
-                          evict_bytes=evict_bytes() if c.cold else 0, threads=c.threads,
-                          mode=c.threads_mode, cpus=cpus,
-                          node=-1 if c.node is None else c.node, counters=c.counters)
+    raw = _core.bench_mem(
+        p.kind,
+        function,
+        p.nbytes,
+        chunk=p.chunk,
+        page_shift=p.shift,
+        thp=thp_mode(p.thp, p.shift),
+        loops=p.loops,
+        clock=p.clock,
+        value=fill_value,
+        offset=p.offset,
+        cold=c.cold,
+        evict_bytes=evict_bytes() if c.cold else 0,
+        threads=c.threads,
+        mode=c.threads_mode,
+        cpus=cpus,
+        node=-1 if c.node is None else c.node,
+        counters=c.counters,
+    )
 
     def result(raw):
         return Result(
@@ -165,9 +227,15 @@ def run(p, function):
             samples=raw["samples"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details={**c.details(raw, "per chunk: flush, clock, clear, clock; samples sum "
-                                      "the chunks", p.thread_bytes(), cpus),
-                     **huge_details(raw.get("huge_pages"))},
+            details={
+                **c.details(
+                    raw,
+                    "per chunk: flush, clock, clear, clock; samples sum the chunks",
+                    p.thread_bytes(),
+                    cpus,
+                ),
+                **huge_details(raw.get("huge_pages")),
+            },
             interrupted=raw["interrupted"],
         )
 
@@ -181,8 +249,10 @@ def thread_rates(result):
     """Each thread's rate in bytes/sec over all its loops (None for the cycles clock)."""
     if result.clock_hz is None or "thread_samples" not in result.details:
         return None
-    return tuple(n * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
-                 for n, s in zip(result.details["thread_bytes"], result.details["thread_samples"]))
+    return tuple(
+        n * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
+        for n, s in zip(result.details["thread_bytes"], result.details["thread_samples"])
+    )
 
 
 def thread_spread(result):
@@ -191,78 +261,182 @@ def thread_spread(result):
     return spread(thread_rates(result))
 
 
-def scaling(size="1GB", function="default", max_threads=None, threads_mode="shared",
-            loops=5, **kwargs):
+def scaling(
+    size="1GB", function="default", max_threads=None, threads_mode="shared", loops=5, **kwargs
+):
     """memset with 1, 2, ... max_threads threads (default: every allowed CPU).
     Returns a ResultSet, one Result per thread count; plot.plot_scaling draws it."""
     from .results import ResultSet
 
     max_threads = max_threads or len(os.sched_getaffinity(0))
     check_threads(max_threads)
-    return ResultSet([memset(size, function=function, loops=loops, threads=n,
-                             threads_mode=threads_mode, **kwargs)
-                      for n in range(1, max_threads + 1)])
+    return ResultSet(
+        [
+            memset(
+                size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs
+            )
+            for n in range(1, max_threads + 1)
+        ]
+    )
 
 
-def memset(size="1GB", page="4KB", chunk=0, function="default", loops=10,
-           clock="ns", value=0, thp=False, cache="hot", threads=1, threads_mode="shared",
-           node=None, cpu_node=None, counters=False, offset=0, runs=1):
+def memset(
+    size="1GB",
+    page="4KB",
+    chunk=0,
+    function="default",
+    loops=10,
+    clock="ns",
+    value=0,
+    thp=False,
+    cache="hot",
+    threads=1,
+    threads_mode="shared",
+    node=None,
+    cpu_node=None,
+    counters=False,
+    offset=0,
+    runs=1,
+):
     """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
 
-    size, chunk: ints or strings such as "4KB", "1GB" (powers of 1024); chunk 0
+    The buffer is mapped populated and prefaulted before timing; each loop's
+    time is a sample of the returned Result.
+
+    Parameters
+    ----------
+    size, chunk : int or str
+        Bytes, or strings such as "4KB", "1GB" (powers of 1024); chunk 0
         clears the whole extent in one call, otherwise each pass clears the
         region in chunk-sized calls.
-    page: "4KB", "2MB" or "1GB" (hugetlb; needs reserved hugepages).
-    function: a clear kernel's name (pagezero.kernels()).
-    clock: "ns" (CLOCK_MONOTONIC_RAW), "timeval", "cycles" (needs a PMU) or "tsc".
-    value: the fill byte (0: the subject is zeroing), or "loop" to write the
+    page : {"4KB", "2MB", "1GB"}
+        The page size; 2MB and 1GB are hugetlb pages (needs reserved hugepages).
+    function : str
+        A clear kernel's name (pagezero.kernels()).
+    loops : int
+        The timed passes, one sample each.
+    clock : {"ns", "timeval", "cycles", "tsc"}
+        "ns" (CLOCK_MONOTONIC_RAW), "timeval", "cycles" (needs a PMU) or "tsc".
+    value : int or "loop"
+        The fill byte (0: the subject is zeroing), or "loop" to write the
         loop index as perf does, for side-by-side parity.
-    thp: for 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
+    thp : bool or None
+        For 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
         True asks for them, None leaves the system's policy.
-
-    cache: "hot" (default, perf's conditions: the same buffer every loop, so
+    cache : {"hot", "cold"}
+        "hot" (default, perf's conditions: the same buffer every loop, so
         extents that fit a cache are timed from it) or "cold": every chunk is
         flushed from the caches (clflushopt, else clflush, else evicted by
         reading twice the LLC; details["cold_method"] says which) outside the
         timing, and the clock is read around each chunk, a loop's sample
         being the sum: as a page fault finds a page it has not touched lately.
-    threads: that many threads, each pinned to its own allowed CPU, started
-        together behind a barrier every loop; threads_mode "shared" splits one
-        region of `size` into disjoint 4KB-aligned parts, "private" gives
-        each thread its own region of `size`. A sample is the first start to
+    threads : int
+        That many threads, each pinned to its own allowed CPU, started
+        together behind a barrier every loop. A sample is the first start to
         the last end (cold: the slowest thread's sum); thread_rates() and
         thread_spread() read the per-thread samples.
-    node: bind the buffers to this NUMA node (mbind); cpu_node: run the
-        threads on that node's CPUs. A node the machine lacks is a ValueError.
-    counters: read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses,
+    threads_mode : {"shared", "private"}
+        "shared" splits one region of `size` into disjoint 4KB-aligned parts,
+        "private" gives each thread its own region of `size`.
+    node : int or None
+        Bind the buffers to this NUMA node (mbind).
+    cpu_node : int or None
+        Run the threads on that node's CPUs.
+    counters : bool
+        Read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses,
         cycles and instructions around each loop into details["counters"]
-        (per-loop deltas summed over threads); UnavailableError without a PMU.
-    offset: start the buffer this many bytes (0..4095) past a page boundary.
+        (per-loop deltas summed over threads).
+    offset : int
+        Start the buffer this many bytes (0..4095) past a page boundary.
         perf maps its buffers since "perf bench mem: Switch from zalloc() to
         mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
         bytes in: rep stosq runs several percent slower there. Under any
         conditions: every buffer (each thread's, memcpy's source) moves.
-    runs: 1 (default) measures here and returns a Result; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N Results,
-        runs[i]["process"] = i (pagezero.runs).
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
 
-    The buffer is mapped populated and prefaulted before timing; each loop's
-    time is a sample of the returned Result.
+    Returns
+    -------
+    Result or ResultSet
+        A Result when runs is 1; else a ResultSet of N Results,
+        runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument, a NUMA node the machine lacks among them.
+    UnavailableError
+        For a kernel or clock this machine cannot run; counters without a PMU.
+    MappingError
+        When the buffer cannot be mapped (hugepages lacking, for one).
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("memset", locals())
-    return run(plan("memset", size, page, chunk, loops, clock, value, thp, cache, threads,
-                    threads_mode, node, cpu_node, counters, offset), function)
+    return run(
+        plan(
+            "memset",
+            size,
+            page,
+            chunk,
+            loops,
+            clock,
+            value,
+            thp,
+            cache,
+            threads,
+            threads_mode,
+            node,
+            cpu_node,
+            counters,
+            offset,
+        ),
+        function,
+    )
 
 
-def memcpy(size="1GB", page="4KB", chunk=0, function="default", loops=10,
-           clock="ns", thp=False, cache="hot", threads=1, threads_mode="shared",
-           node=None, cpu_node=None, counters=False, offset=0, runs=1):
+def memcpy(
+    size="1GB",
+    page="4KB",
+    chunk=0,
+    function="default",
+    loops=10,
+    clock="ns",
+    thp=False,
+    cache="hot",
+    threads=1,
+    threads_mode="shared",
+    node=None,
+    cpu_node=None,
+    counters=False,
+    offset=0,
+    runs=1,
+):
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
     Same arguments as memset(), runs included, with a copy kernel's name as
     function (cold flushes source and destination chunks)."""
     if check_runs(runs) > 1:
         return in_processes("memcpy", locals())
-    return run(plan("memcpy", size, page, chunk, loops, clock, 0, thp, cache, threads,
-                    threads_mode, node, cpu_node, counters, offset), function)
+    return run(
+        plan(
+            "memcpy",
+            size,
+            page,
+            chunk,
+            loops,
+            clock,
+            0,
+            thp,
+            cache,
+            threads,
+            threads_mode,
+            node,
+            cpu_node,
+            counters,
+            offset,
+        ),
+        function,
+    )

@@ -9,6 +9,7 @@ it is larger than the threshold and significant, "~" when larger but not
 significant, "?" when larger with fewer than 3 runs on a side (nothing can
 be said about noise between runs then).
 """
+
 from .points import point_key, point_summary
 from .significance import MARKERS, METHOD, MIN_RUNS, compare_runs
 from .stats import summarize
@@ -35,8 +36,13 @@ def _side(first, by_run):
     (the keys compare() always gave) and the centre and spread between runs."""
     values = [v for loops in by_run.values() for v in loops]
     s = point_summary(by_run.values(), first.unit)
-    return dict(summarize(values, unit=first.unit), center=s["median"], runs=s["runs"],
-                spread_pct=s["spread_pct"], spread_of=s["spread_of"])
+    return dict(
+        summarize(values, unit=first.unit),
+        center=s["median"],
+        runs=s["runs"],
+        spread_pct=s["spread_pct"],
+        spread_of=s["spread_of"],
+    )
 
 
 def compare(base, *others, threshold=0.02, alpha=0.01, sources=None):
@@ -57,7 +63,8 @@ def compare(base, *others, threshold=0.02, alpha=0.01, sources=None):
         if not set(points) & set(base_points):
             raise ValueError(
                 f"nothing to compare: the base measured {', '.join(base.benchmarks) or 'nothing'}, "
-                f"the other {', '.join(o.benchmarks) or 'nothing'}, with no point in common")
+                f"the other {', '.join(o.benchmarks) or 'nothing'}, with no point in common"
+            )
     rows = []
     for key, (first, by_run, names) in base_points.items():
         changes = []
@@ -66,15 +73,28 @@ def compare(base, *others, threshold=0.02, alpha=0.01, sources=None):
                 changes.append(None)
                 continue
             other_first, other_runs, _ = points[key]
-            c = compare_runs(list(by_run.values()), list(other_runs.values()), first.unit,
-                             threshold, alpha)
+            c = compare_runs(
+                list(by_run.values()), list(other_runs.values()), first.unit, threshold, alpha
+            )
             side = _side(other_first, other_runs)
-            c.update(n=side["n"], mean=side["mean"], center=side["center"],
-                     spread_pct=side["spread_pct"], method=METHOD)
+            c.update(
+                n=side["n"],
+                mean=side["mean"],
+                center=side["center"],
+                spread_pct=side["spread_pct"],
+                method=METHOD,
+            )
             changes.append(c)
         study = next(iter(names)) if len(names) == 1 else None
-        rows.append({"label": first.label(), "unit": first.unit, "study": study,
-                     "base": _side(first, by_run), "changes": changes})
+        rows.append(
+            {
+                "label": first.label(),
+                "unit": first.unit,
+                "study": study,
+                "base": _side(first, by_run),
+                "changes": changes,
+            }
+        )
     return rows
 
 
@@ -83,10 +103,10 @@ def runs_per_side(rows, sides):
     the points it has."""
     counts = [sorted({row["base"]["runs"] for row in rows})]
     for j in range(sides - 1):
-        counts.append(sorted({row["changes"][j]["runs"][1] for row in rows
-                              if row["changes"][j] is not None}))
-    return [("-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}")
-            for c in counts]
+        counts.append(
+            sorted({row["changes"][j]["runs"][1] for row in rows if row["changes"][j] is not None})
+        )
+    return [("-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}") for c in counts]
 
 
 def _value(x, unit):
@@ -137,15 +157,21 @@ def format_table(rows, names):
         body.append(cells)
     full = [r for r in body if len(r) == len(header)]
     widths = [max(len(r[i]) for r in [header] + full) for i in range(len(header))]
-    lines = [" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
-             "-+-".join("-" * w for w in widths)]
-    lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if len(r) > 1
-              else r[0] for r in body]
+    lines = [
+        " | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
+        "-+-".join("-" * w for w in widths),
+    ]
+    lines += [
+        " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if len(r) > 1 else r[0]
+        for r in body
+    ]
     lines += _legend(markers)
     if few_runs:
-        lines.append(f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation "
-                     f"between runs is unknown there, so no change is called significant; "
-                     f"measure with --runs {MIN_RUNS} or more (or sweep --processes "
-                     f"{MIN_RUNS}) on each side")
+        lines.append(
+            f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation "
+            f"between runs is unknown there, so no change is called significant; "
+            f"measure with --runs {MIN_RUNS} or more (or sweep --processes "
+            f"{MIN_RUNS}) on each side"
+        )
     lines += [f"note: {n}" for n in sorted(notes)]
     return "\n".join(lines)

@@ -8,6 +8,7 @@ mitigations=), its preemption mode and the THP settings: each side's are
 shown. What must not differ is the machine: a CPU model, caches or memory
 that differ mean the change measured is not the patch's alone.
 """
+
 from .units import format_size
 
 __all__ = ["side_facts", "machine_differences", "header_lines", "header_json"]
@@ -26,8 +27,7 @@ def side_facts(machine):
         "kernel_release": machine.get("kernel_release") or machine.get("kernel") or "unknown",
         "kernel_cmdline": machine.get("kernel_cmdline") or "unknown",
         "preemption": preemption.get("model") or "unknown",
-        "thp": (f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp
-                else "unknown"),
+        "thp": (f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp else "unknown"),
     }
 
 
@@ -35,12 +35,15 @@ def _caches(machine):
     caches = machine.get("caches")
     if not caches:
         return None
-    return sorted((c.get("level") or 0, c.get("type") or "", c.get("size_bytes") or 0)
-                  for c in caches)
+    return sorted(
+        (c.get("level") or 0, c.get("type") or "", c.get("size_bytes") or 0) for c in caches
+    )
 
 
 def _cache_text(caches):
-    return ", ".join(f"L{level} {str(kind).lower()} {format_size(size)}" for level, kind, size in caches)
+    return ", ".join(
+        f"L{level} {str(kind).lower()} {format_size(size)}" for level, kind, size in caches
+    )
 
 
 def _memory(machine):
@@ -71,8 +74,10 @@ def header_lines(machines, names, runs, method):
     facts = [side_facts(m) for m in machines]
     cmdlines = {f["kernel_cmdline"] for f in facts}
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
-    rows += [[name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
-             for name, f, r in zip(names, facts, runs)]
+    rows += [
+        [name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
+        for name, f, r in zip(names, facts, runs)
+    ]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
@@ -82,8 +87,10 @@ def header_lines(machines, names, runs, method):
     for name, m in zip(names[1:], machines[1:]):
         diff = machine_differences(machines[0], m)
         if diff:
-            lines.append(f"warning: {names[0]} and {name} were not measured on the same machine: "
-                         f"{'; '.join(diff)}")
+            lines.append(
+                f"warning: {names[0]} and {name} were not measured on the same machine: "
+                f"{'; '.join(diff)}"
+            )
     lines.append(f"method: {method}")
     return lines
 
@@ -91,6 +98,9 @@ def header_lines(machines, names, runs, method):
 def header_json(machines, names, runs):
     """The header's facts for --format json: one entry per side, and the warnings."""
     sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
-    warnings = [{"side": n, "differences": machine_differences(machines[0], m)}
-                for n, m in zip(names[1:], machines[1:]) if machine_differences(machines[0], m)]
+    warnings = [
+        {"side": n, "differences": machine_differences(machines[0], m)}
+        for n, m in zip(names[1:], machines[1:])
+        if machine_differences(machines[0], m)
+    ]
     return sides, warnings

@@ -11,14 +11,26 @@ Python function.
 The limits on loops and threads live here too, one table for every
 benchmark.
 """
+
 import os
 from dataclasses import dataclass
 
 from .sysinfo import llc_bytes
 
-__all__ = ["Conditions", "CACHE_STATES", "THREADS_MODES", "MAX_LOOPS", "MAX_FAULT_THREADS",
-           "check_loops", "check_int", "check_node", "choose_cpus", "numa_nodes", "node_cpus",
-           "evict_bytes"]
+__all__ = [
+    "Conditions",
+    "CACHE_STATES",
+    "THREADS_MODES",
+    "MAX_LOOPS",
+    "MAX_FAULT_THREADS",
+    "check_loops",
+    "check_int",
+    "check_node",
+    "choose_cpus",
+    "numa_nodes",
+    "node_cpus",
+    "evict_bytes",
+]
 
 # hot: the same buffer again and again, as perf (the default, for parity);
 # cold: every chunk flushed from the caches before its timed call.
@@ -28,8 +40,13 @@ THREADS_MODES = ("shared", "private")
 
 # The most loops a run may ask for, per benchmark. batch and folio record
 # every batch / touch of every loop, so they are bounded lower.
-MAX_LOOPS = {"memset": 10_000_000, "memcpy": 10_000_000, "mmap": 10_000_000,
-             "batch": 100_000, "folio": 100_000}
+MAX_LOOPS = {
+    "memset": 10_000_000,
+    "memcpy": 10_000_000,
+    "mmap": 10_000_000,
+    "batch": 100_000,
+    "folio": 100_000,
+}
 # mmap's threads are not pinned, so they are not bounded by the CPUs this
 # process may run on; the others pin one thread per CPU.
 MAX_FAULT_THREADS = 1024
@@ -103,8 +120,9 @@ def numa_nodes(root=NODE_DIR):
         The node numbers, ascending; ``[0]`` on a machine without the directory.
     """
     try:
-        nodes = sorted(int(e[4:]) for e in os.listdir(root)
-                       if e.startswith("node") and e[4:].isdigit())
+        nodes = sorted(
+            int(e[4:]) for e in os.listdir(root) if e.startswith("node") and e[4:].isdigit()
+        )
     except OSError:
         nodes = []
     return nodes or [0]
@@ -176,11 +194,14 @@ def check_node(node, what="node", root=NODE_DIR):
     nodes = numa_nodes(root)
     if node not in nodes:
         if nodes == [0]:
-            raise ValueError(f"{what} {node} does not exist: this machine has only node 0 "
-                             f"(one NUMA node; {root} lists no other), so only {what} 0 "
-                             f"can be asked for")
-        raise ValueError(f"{what} {node} does not exist: this machine's nodes are "
-                         f"{', '.join(map(str, nodes))}")
+            raise ValueError(
+                f"{what} {node} does not exist: this machine has only node 0 "
+                f"(one NUMA node; {root} lists no other), so only {what} 0 "
+                f"can be asked for"
+            )
+        raise ValueError(
+            f"{what} {node} does not exist: this machine's nodes are {', '.join(map(str, nodes))}"
+        )
     return node
 
 
@@ -212,8 +233,9 @@ def choose_cpus(threads, cpu_node=None):
         allowed &= node_cpus(cpu_node)
         where = f"of node {cpu_node} allowed to this process"
     if threads > len(allowed):
-        raise ValueError(f"{threads} threads need {threads} distinct CPUs, and only "
-                         f"{len(allowed)} are {where}")
+        raise ValueError(
+            f"{threads} threads need {threads} distinct CPUs, and only {len(allowed)} are {where}"
+        )
     return tuple(sorted(allowed)[:threads])
 
 
@@ -242,8 +264,10 @@ def check_threads(threads):
         raise ValueError(f"threads must be at least 1, not {threads}")
     allowed = len(os.sched_getaffinity(0))
     if threads > allowed:
-        raise ValueError(f"threads ({threads}) is more than the {allowed} CPUs this process "
-                         f"may run on (os.sched_getaffinity)")
+        raise ValueError(
+            f"threads ({threads}) is more than the {allowed} CPUs this process "
+            f"may run on (os.sched_getaffinity)"
+        )
     return threads
 
 
@@ -286,13 +310,14 @@ class Conditions:
     cache: str = "hot"
     threads: int = 1
     threads_mode: object = "shared"
-    node: object = None         # NUMA node for the memory, or None
-    cpu_node: object = None     # NUMA node whose CPUs run the threads, or None
+    node: object = None  # NUMA node for the memory, or None
+    cpu_node: object = None  # NUMA node whose CPUs run the threads, or None
     counters: bool = False
 
     @classmethod
-    def check(cls, cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None,
-              counters=False):
+    def check(
+        cls, cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None, counters=False
+    ):
         """Checked conditions: the only place they are checked.
 
         Parameters
@@ -327,8 +352,13 @@ class Conditions:
     @property
     def default(self):
         """Hot, one thread, no placement, no counters: perf's conditions."""
-        return (self.cache == "hot" and self.threads == 1 and self.node is None
-                and self.cpu_node is None and not self.counters)
+        return (
+            self.cache == "hot"
+            and self.threads == 1
+            and self.node is None
+            and self.cpu_node is None
+            and not self.counters
+        )
 
     @property
     def cold(self):
@@ -394,8 +424,9 @@ class Conditions:
         """
         d = {}
         if self.threads > 1 or cpus:
-            d.update(thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes),
-                     cpus=cpus)
+            d.update(
+                thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes), cpus=cpus
+            )
         if self.cold:
             d["cold_method"] = raw["cold_method"]
             d["cold_timing"] = cold_timing

@@ -11,6 +11,7 @@ headroom() sets that rate beside the best user-space clear of the same extent,
 measured in the same run: how much faster the hardware clears than the fault
 path does.
 """
+
 import contextlib
 import errno
 from dataclasses import dataclass
@@ -18,18 +19,34 @@ from dataclasses import dataclass
 from . import _core, hugepages, interrupt
 from .bench import check_clock, memset
 from .conditions import MAX_FAULT_THREADS, check_int, check_loops
+from .fault_reading import page_report, thread_rates, thread_spread
 from .kernels import kernels
-from .sysinfo import machine
 from .region import thp_mode
-from .stats import spread
 from .results import Result, ResultSet
 from .runs import check_runs, in_processes
+from .sysinfo import machine
 from .units import format_page, format_size, parse_page, parse_size
 
-__all__ = ["faults", "headroom", "measure_headroom", "plan", "run", "FaultPlan", "Headroom",
-           "WORKLOADS", "describe", "page_report", "thread_rates", "check_workload",
-           "check_latency", "check_hugepages", "reserved", "latency_unit", "MAX_THREADS",
-           "fault_pass"]
+__all__ = [
+    "faults",
+    "headroom",
+    "measure_headroom",
+    "plan",
+    "run",
+    "FaultPlan",
+    "Headroom",
+    "WORKLOADS",
+    "describe",
+    "page_report",
+    "thread_rates",
+    "check_workload",
+    "check_latency",
+    "check_hugepages",
+    "reserved",
+    "latency_unit",
+    "MAX_THREADS",
+    "fault_pass",
+]
 
 WORKLOADS = tuple(name for name, _ in _core.fault_workloads())
 _DESCRIPTIONS = dict(_core.fault_workloads())
@@ -66,9 +83,9 @@ def latency_unit(shift, thp, nbytes):
 class FaultPlan:
     """Checked, parsed arguments of a fault run, for any workload."""
 
-    nbytes: int         # each thread's region
+    nbytes: int  # each thread's region
     shift: int
-    thp: object         # None, True or False, as given
+    thp: object  # None, True or False, as given
     loops: int
     threads: int
     seed: int
@@ -93,20 +110,27 @@ class FaultPlan:
         return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
 
     def params(self):
-        return {"size": self.nbytes, "page": self.page, "loops": self.loops,
-                "threads": self.threads, "seed": self.seed, "thp": self.thp,
-                "latency": self.latency}
+        return {
+            "size": self.nbytes,
+            "page": self.page,
+            "loops": self.loops,
+            "threads": self.threads,
+            "seed": self.seed,
+            "thp": self.thp,
+            "latency": self.latency,
+        }
 
 
-def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="ns",
-         latency=False):
+def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="ns", latency=False):
     """Check every argument of a fault run except the workload; ValueError on
     the first bad one, MappingError when the regions cannot fit in memory."""
     nbytes = parse_size(size)
     shift = parse_page(page)
     if nbytes % (1 << shift):
-        raise ValueError(f"invalid size {size!r}: not a whole number of {format_page(shift)} "
-                         f"pages (each page is mapped and faulted whole)")
+        raise ValueError(
+            f"invalid size {size!r}: not a whole number of {format_page(shift)} "
+            f"pages (each page is mapped and faulted whole)"
+        )
     thp_mode(thp, shift)
     check_loops(loops, "mmap")
     # mmap's threads are not pinned: bounded by MAX_FAULT_THREADS, not by the
@@ -122,16 +146,20 @@ def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="
         avail = _core.mem_available()
         if threads * nbytes > avail:
             raise _core.MappingError(
-                errno.ENOMEM, f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
-                    f"{threads * nbytes} bytes needed, only {avail} available "
-                    f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads")
+                errno.ENOMEM,
+                f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
+                f"{threads * nbytes} bytes needed, only {avail} available "
+                f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
+            )
     return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
 
 
 def check_latency(p, function):
     if p.latency and function == "populate":
-        raise ValueError("populate faults every page inside mmap(MAP_POPULATE): there is no "
-                         "fault to time on its own; use demand or populate-write for latencies")
+        raise ValueError(
+            "populate faults every page inside mmap(MAP_POPULATE): there is no "
+            "fault to time on its own; use demand or populate-write for latencies"
+        )
 
 
 def check_hugepages(p):
@@ -164,8 +192,17 @@ def run(p, function):
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
-    raw = _core.bench_fault(function, p.nbytes, p.shift, thp_mode(p.thp, p.shift), p.loops,
-                            p.threads, p.seed, p.clock, p.lat_unit)
+    raw = _core.bench_fault(
+        function,
+        p.nbytes,
+        p.shift,
+        thp_mode(p.thp, p.shift),
+        p.loops,
+        p.threads,
+        p.seed,
+        p.clock,
+        p.lat_unit,
+    )
 
     def result(raw):
         return Result(
@@ -177,36 +214,83 @@ def run(p, function):
             samples=raw["wall"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details={"thread_samples": raw["threads"], "pages": raw["pages"],
-                     "latency": raw["latency"]},
+            details={
+                "thread_samples": raw["threads"],
+                "pages": raw["pages"],
+                "latency": raw["latency"],
+            },
             interrupted=raw["interrupted"],
         )
+
     return interrupt.finish(raw, result)
 
 
-def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
-           thp=False, clock="ns", latency=False, reserve=False, runs=1):
+def faults(
+    size="1GB",
+    page="4KB",
+    function="demand",
+    loops=10,
+    threads=1,
+    seed=0,
+    thp=False,
+    clock="ns",
+    latency=False,
+    reserve=False,
+    runs=1,
+):
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
-    as perf bench mem mmap; returns a Result (benchmark "mmap").
+    as perf bench mem mmap.
 
-    function: "demand" (write one byte per page), "populate" (MAP_POPULATE) or
+    Parameters
+    ----------
+    size : int or str
+        Bytes per round (and per thread), or a string such as "1GB".
+    page : {"4KB", "2MB", "1GB"}
+        "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
+    function : {"demand", "populate", "populate-write"}
+        "demand" (write one byte per page), "populate" (MAP_POPULATE) or
         "populate-write" (MADV_POPULATE_WRITE, Linux 5.14+).
-    page: "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
-    thp: for 4KB pages, False refuses transparent huge pages, True asks for
-        them, None leaves the system's policy. page_report() says what came.
-    threads: that many threads each map and fault their own `size` bytes at
+    loops : int
+        The timed rounds, one sample each.
+    threads : int
+        That many threads each map and fault their own `size` bytes at
         once; samples then run from the first start to the last end, and
         thread_rates() gives each thread's own rate.
-    seed: 0 writes byte 0 of each page; otherwise a random byte of each,
+    seed : int
+        0 writes byte 0 of each page; otherwise a random byte of each,
         thread t drawing as rand() does after srand(seed + t) (perf's -r).
-    latency: also time each fault (groups of 16 for 4KB pages): the
+    thp : bool or None
+        For 4KB pages, False refuses transparent huge pages, True asks for
+        them, None leaves the system's policy. page_report() says what came.
+    clock : str
+        The clock, as memset()'s.
+    latency : bool
+        Also time each fault (groups of 16 for 4KB pages): the
         distribution is in result.details["latency"] (ns).
-    reserve: grow the hugepage pool by what the run lacks for its duration
+    reserve : bool
+        Grow the hugepage pool by what the run lacks for its duration
         (root only), giving it back afterwards.
-    runs: 1 (default) measures here and returns a Result; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N Results,
-        runs[i]["process"] = i (pagezero.runs).
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
+
+    Returns
+    -------
+    Result or ResultSet
+        A Result (benchmark "mmap") when runs is 1; else a ResultSet of N
+        Results, runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument.
+    UnavailableError
+        For a clock this machine cannot run.
+    MappingError
+        When a mapping is refused (hugepages lacking, for one).
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("mmap", locals())
@@ -215,61 +299,6 @@ def faults(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=
     check_latency(p, function)
     with reserved(p, reserve):
         return run(p, function)
-
-
-# Reading a Result ---------------------------------------------------------
-
-
-def thread_rates(result):
-    """Each thread's rate in bytes/sec over all its loops (None for cycles)."""
-    if result.clock_hz is None:
-        return None
-    size = result.params["size"]
-    return tuple(size * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
-                 for s in result.details["thread_samples"])
-
-
-def thread_spread(result):
-    """(mean per-thread rate, its standard deviation across threads in %)."""
-    return spread(thread_rates(result))
-
-
-def page_report(result):
-    """Which pages the kernel really gave, from the smaps counters read after
-    each loop (the loop that got the fewest huge pages counts).
-
-    Returns {"asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
-    "hugetlb_bytes", "fallback", "text"}; fallback is True when the pages
-    differ from those asked for (THP not granted, or granted though refused).
-    """
-    params = result.params
-    shift = parse_page(params["page"])
-    expected = result.bytes_per_loop
-    loops = result.details["pages"]
-    worst = min(loops, key=lambda pg: (pg["anon_huge"] + pg["hugetlb"], pg["rss"]))
-    resident = min(pg["rss"] + pg["hugetlb"] for pg in loops)
-    thp_bytes = worst["anon_huge"]
-    if shift != 12:
-        asked = f"{format_page(shift)} hugetlb"
-        got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
-        fallback = worst["kernel_page"] != 1 << shift
-    else:
-        asked = {True: "4KB with THP", False: "4KB (THP refused)",
-                 None: "4KB (system THP policy)"}[params["thp"]]
-        if thp_bytes == 0:
-            got = "4KB"
-        elif thp_bytes >= worst["rss"]:
-            got = "2MB THP"
-        else:
-            got = f"2MB THP for {format_size(thp_bytes)}, 4KB for the rest"
-        fallback = (params["thp"] is True and thp_bytes < expected) or \
-                   (params["thp"] is False and thp_bytes > 0)
-    text = f"asked {asked}, got {got}"
-    if resident < expected:
-        text += f"; only {format_size(resident)} of {format_size(expected)} resident"
-    return {"asked": asked, "got": got, "expected_bytes": expected,
-            "resident_bytes": resident, "thp_bytes": thp_bytes,
-            "hugetlb_bytes": worst["hugetlb"], "fallback": fallback, "text": text}
 
 
 # Headroom -------------------------------------------------------------------
@@ -281,7 +310,7 @@ class Headroom:
     same page size, measured in the same run."""
 
     fault: Result
-    clears: tuple       # one memset Result per clear kernel, chunk = the page size
+    clears: tuple  # one memset Result per clear kernel, chunk = the page size
 
     @property
     def fault_rate(self):
@@ -319,9 +348,17 @@ def measure_headroom(fault, kernel_names=None, reserve=False):
     try:
         with reserved(clear_plan, reserve):
             for name in _clear_kernels(kernel_names):
-                clears.append(memset(size=p["size"], page=p["page"],
-                                     chunk=1 << clear_plan.shift, function=name,
-                                     loops=p["loops"], clock=fault.clock, thp=p["thp"]))
+                clears.append(
+                    memset(
+                        size=p["size"],
+                        page=p["page"],
+                        chunk=1 << clear_plan.shift,
+                        function=name,
+                        loops=p["loops"],
+                        clock=fault.clock,
+                        thp=p["thp"],
+                    )
+                )
     except KeyboardInterrupt as e:
         stop = interrupt.as_interrupted(e)
         # The clear the signal cut short keeps its completed loops too.
@@ -331,8 +368,15 @@ def measure_headroom(fault, kernel_names=None, reserve=False):
     return tuple(clears)
 
 
-def headroom(size="1GB", page="4KB", function="demand", loops=10, thp=False,
-             clear_kernels=None, reserve=False):
+def headroom(
+    size="1GB",
+    page="4KB",
+    function="demand",
+    loops=10,
+    thp=False,
+    clear_kernels=None,
+    reserve=False,
+):
     """Measure faults() and, right after, the best user-space clear of the same
     extent (each clear kernel, or those named, in page-sized calls over a
     region of the same size and page size). Returns a Headroom: .fault_rate,
@@ -364,5 +408,4 @@ def fault_pass(size, page="4KB", function="demand", thp=False, seed=0, latency=F
     p = plan(size, page, 1, 1, seed, thp, "ns", latency)
     check_workload(function)
     check_latency(p, function)
-    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed,
-                            p.lat_unit)
+    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit)

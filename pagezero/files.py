@@ -1,6 +1,7 @@
 """Writing files so that a crash, a signal or a power loss leaves the old file
 or the new one, whole: write beside it, sync, rename into place, sync the
 folder (the sequence rename(2) and fsync(2) leave to the caller)."""
+
 import os
 import tempfile
 
@@ -32,7 +33,7 @@ def _fsync_folder(directory):
     try:
         os.fsync(fd)
     except OSError:
-        pass    # file systems that cannot sync a folder (some network ones) say EINVAL
+        pass  # file systems that cannot sync a folder (some network ones) say EINVAL
     finally:
         os.close(fd)
 

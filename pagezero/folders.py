@@ -5,6 +5,7 @@ file per run, or one report folder per run for `pagezero report`; `pagezero
 compare DIR/a DIR/b` and `pagezero store add DIR` read such folders. Other JSON
 files there (fleet.json, advice) are not results and are passed over.
 """
+
 import json
 import os
 
@@ -30,8 +31,11 @@ def results_files(folder):
     found = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
-        found += [os.path.join(root, name) for name in sorted(files)
-                  if name.endswith(".json") and not name.startswith(".")]
+        found += [
+            os.path.join(root, name)
+            for name in sorted(files)
+            if name.endswith(".json") and not name.startswith(".")
+        ]
     found = [p for p in found if is_results_file(p)]
     if not found:
         raise ValueError(f"{folder}: no pagezero results files under it")
@@ -53,13 +57,18 @@ def _merged(folder, paths):
     sets = [ResultSet.load(p) for p in paths]
     names = sorted({_machine_name(s.machine) for s in sets})
     if len(names) > 1:
-        raise ValueError(f"{folder}: holds results of several machines ({', '.join(names)}); "
-                         f"name one machine's folder, e.g. {os.path.join(folder, names[0])}")
+        raise ValueError(
+            f"{folder}: holds results of several machines ({', '.join(names)}); "
+            f"name one machine's folder, e.g. {os.path.join(folder, names[0])}"
+        )
     results = [r for s in sets for r in s.results]
     # Each file's processes are other processes than the next file's: number them anew.
     processes = {}
-    runs = [dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
-            for i, s in enumerate(sets) for run in s.runs]
+    runs = [
+        dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
+        for i, s in enumerate(sets)
+        for run in s.runs
+    ]
     interrupted = next((s.interrupted for s in sets if s.interrupted), False)
     studies = [_study(p) for p, s in zip(paths, sets) for _ in s.results]
     return ResultSet(results, runs, dict(sets[0].machine), interrupted), studies

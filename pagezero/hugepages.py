@@ -8,6 +8,7 @@ less those already promised to other mappings (resv_hugepages).
 reserve() grows a pool for the length of a `with` block and gives back what
 it added afterwards, also on an exception, Ctrl-C or SIGTERM.
 """
+
 import contextlib
 import errno
 import os
@@ -18,8 +19,18 @@ from ._core import MappingError, PagezeroError
 from .interrupt import Interrupted, deferred, signals_interrupt
 from .units import format_page, parse_page
 
-__all__ = ["Pool", "pools", "pool", "pages_needed", "check_available", "reserve", "SYSFS",
-           "NODE_SYSFS", "node_free", "check_node_available"]
+__all__ = [
+    "Pool",
+    "pools",
+    "pool",
+    "pages_needed",
+    "check_available",
+    "reserve",
+    "SYSFS",
+    "NODE_SYSFS",
+    "node_free",
+    "check_node_available",
+]
 
 SYSFS = "/sys/kernel/mm/hugepages"
 # Each NUMA node's share of the pools: nodeN/hugepages/hugepages-<kB>kB/.
@@ -48,13 +59,13 @@ class Pool:
         The file to write to change the pool's size.
     """
 
-    page: str           # "2MB" or "1GB"
+    page: str  # "2MB" or "1GB"
     page_bytes: int
-    total: int          # nr_hugepages: the pool's size
-    free: int           # free_hugepages: not yet faulted in by anyone
-    reserved: int       # resv_hugepages: free, but promised to existing mappings
-    surplus: int        # surplus_hugepages: overcommitted beyond nr_hugepages
-    path: str           # the file to write to change the pool's size
+    total: int  # nr_hugepages: the pool's size
+    free: int  # free_hugepages: not yet faulted in by anyone
+    reserved: int  # resv_hugepages: free, but promised to existing mappings
+    surplus: int  # surplus_hugepages: overcommitted beyond nr_hugepages
+    path: str  # the file to write to change the pool's size
 
     @property
     def available(self):
@@ -63,8 +74,14 @@ class Pool:
 
     def as_dict(self):
         """The pool as a JSON-ready dict (without ``page`` and ``page_bytes``)."""
-        return {"total": self.total, "free": self.free, "reserved": self.reserved,
-                "surplus": self.surplus, "available": self.available, "path": self.path}
+        return {
+            "total": self.total,
+            "free": self.free,
+            "reserved": self.reserved,
+            "surplus": self.surplus,
+            "available": self.available,
+            "path": self.path,
+        }
 
 
 def _read_int(path):
@@ -80,13 +97,16 @@ def _pool_dir(shift):
 
 
 def _read_pool(directory, page, page_bytes):
-    values = [_read_int(os.path.join(directory, name)) for name in
-              ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")]
+    values = [
+        _read_int(os.path.join(directory, name))
+        for name in ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")
+    ]
     if values[0] is None or values[1] is None:
         return None
     total, free, reserved, surplus = (v or 0 for v in values)
-    return Pool(page, page_bytes, total, free, reserved, surplus,
-                os.path.join(directory, "nr_hugepages"))
+    return Pool(
+        page, page_bytes, total, free, reserved, surplus, os.path.join(directory, "nr_hugepages")
+    )
 
 
 def pools(sysfs=None):
@@ -111,7 +131,7 @@ def pools(sysfs=None):
     except OSError:
         return found
     for entry in entries:
-        kb = entry[len("hugepages-"):-len("kB")]
+        kb = entry[len("hugepages-") : -len("kB")]
         if not (entry.startswith("hugepages-") and entry.endswith("kB") and kb.isdigit()):
             continue
         page_bytes = int(kb) * 1024
@@ -145,8 +165,9 @@ def pool(page):
     name = format_page(shift)
     p = _read_pool(_pool_dir(shift), name, 1 << shift)
     if p is None:
-        raise MappingError(errno.ENOENT, f"this kernel has no {name} hugepage pool "
-                                         f"({_pool_dir(shift)} is missing)")
+        raise MappingError(
+            errno.ENOENT, f"this kernel has no {name} hugepage pool ({_pool_dir(shift)} is missing)"
+        )
     return p
 
 
@@ -200,12 +221,17 @@ def check_available(page, needed):
         f"not enough {p.page} hugepages: {needed} needed, {p.available} available "
         f"({p.total} in the pool, {p.free} free, {p.reserved} reserved by other mappings); "
         f"reserve them as root with: echo {p.total + needed - p.available} > {p.path} "
-        f"(or pass --reserve / reserve=True to do it for this run only)")
+        f"(or pass --reserve / reserve=True to do it for this run only)",
+    )
 
 
 def _node_pool_dir(page, node, root):
-    return os.path.join(root or NODE_SYSFS, f"node{node}", "hugepages",
-                        f"hugepages-{(1 << parse_page(page)) // 1024}kB")
+    return os.path.join(
+        root or NODE_SYSFS,
+        f"node{node}",
+        "hugepages",
+        f"hugepages-{(1 << parse_page(page)) // 1024}kB",
+    )
 
 
 def node_free(page, node, root=None):
@@ -269,7 +295,8 @@ def check_node_available(page, needed, node, root=None):
         errno.ENOMEM,
         f"not enough {format_page(parse_page(page))} hugepages on node {node}: {needed} "
         f"needed, {free} free there ({nr} in its pool); reserve them on that node as root "
-        f"with: echo {nr + needed - free} > {path}")
+        f"with: echo {nr + needed - free} > {path}",
+    )
 
 
 def _write(path, value):
@@ -336,7 +363,8 @@ def reserve(page, needed):
         raise PagezeroError(
             f"reserving {missing} more {before.page} hugepages needs root (it writes "
             f"{before.path}); run as root, or ask root to: "
-            f"echo {before.total + missing} > {before.path}")
+            f"echo {before.total + missing} > {before.path}"
+        )
     added, unwinding, taken = 0, True, frozenset()
     try:
         # SIGTERM and SIGHUP unwind the stack (finally blocks run) instead of
@@ -354,7 +382,8 @@ def reserve(page, needed):
                         f"asked the kernel for {missing} more {before.page} hugepages "
                         f"({before.path}: {before.total} -> {before.total + missing}) but it "
                         f"found only {max(added, 0)} (memory too fragmented or too small); "
-                        f"{needed} needed, {grown.available} available")
+                        f"{needed} needed, {grown.available} available",
+                    )
                 yield grown
                 unwinding = False
             finally:

@@ -7,12 +7,20 @@ makes all three raise Interrupted, a KeyboardInterrupt that knows its signal,
 so that a supervisor's SIGTERM or a closed terminal's SIGHUP ends a run as
 cleanly as Ctrl-C, with the shell's exit status for that signal (128 + signum).
 """
+
 import contextlib
 import signal
 import threading
 
-__all__ = ["Interrupted", "signals_interrupt", "deferred", "received", "as_interrupted",
-           "finish", "STOP_SIGNALS"]
+__all__ = [
+    "Interrupted",
+    "signals_interrupt",
+    "deferred",
+    "received",
+    "as_interrupted",
+    "finish",
+    "STOP_SIGNALS",
+]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

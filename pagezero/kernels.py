@@ -3,12 +3,23 @@
 There is no list of kernels in Python: this module only wraps the rows the
 extension returns, and reaches the kernels for direct use.
 """
+
 from dataclasses import dataclass
 
 from . import _core
 
-__all__ = ["Kernel", "kernels", "find_kernel", "clear", "fill", "copy", "KERNEL_KIND",
-           "clear_pages_kernel", "nontemporal_kernel", "kernel_roles"]
+__all__ = [
+    "Kernel",
+    "kernels",
+    "find_kernel",
+    "clear",
+    "fill",
+    "copy",
+    "KERNEL_KIND",
+    "clear_pages_kernel",
+    "nontemporal_kernel",
+    "kernel_roles",
+]
 
 KINDS = ("clear", "copy")
 
@@ -55,17 +66,17 @@ class Kernel:
         The Linux ``clear_pages()`` uses it on this CPU (where the registry says so).
     """
 
-    kind: str           # "clear" (memset) or "copy" (memcpy)
+    kind: str  # "clear" (memset) or "copy" (memcpy)
     name: str
     description: str
-    arch: str           # "any" for the portable ones
-    temporal: bool      # False: non-temporal (streaming) stores
-    zero_only: bool     # can only write zeros (clzero, DC ZVA)
-    features: tuple     # CPU features it needs, as /proc/cpuinfo names them
-    available: bool     # this CPU can run it
-    reason: str         # why not, when not available; else None
-    unit: int           # bytes per loop iteration of its body
-    align: int          # alignment its body needs; kernels.c handles the rest
+    arch: str  # "any" for the portable ones
+    temporal: bool  # False: non-temporal (streaming) stores
+    zero_only: bool  # can only write zeros (clzero, DC ZVA)
+    features: tuple  # CPU features it needs, as /proc/cpuinfo names them
+    available: bool  # this CPU can run it
+    reason: str  # why not, when not available; else None
+    unit: int  # bytes per loop iteration of its body
+    align: int  # alignment its body needs; kernels.c handles the rest
     # What the Linux clear_pages() uses on this CPU, where the registry says
     # so (rows without the flag read as False).
     clear_pages: bool = False
@@ -99,8 +110,11 @@ def kernels(kind="clear"):
         For any other `kind`.
     """
     _check_kind(kind)
-    return tuple(Kernel(**{k: v for k, v in row.items() if k in _FIELDS})
-                 for row in _core.kernels() if row["kind"] == kind)
+    return tuple(
+        Kernel(**{k: v for k, v in row.items() if k in _FIELDS})
+        for row in _core.kernels()
+        if row["kind"] == kind
+    )
 
 
 def find_kernel(name, kind="clear"):
@@ -180,9 +194,11 @@ def kernel_roles():
         (:func:`clear_pages_kernel`); ``"streaming"``: the widest non-temporal store,
         if any; ``"portable"``: the kernels of every architecture.
     """
-    return {"clear_pages": (clear_pages_kernel(),),
-            "streaming": tuple(n for n in (nontemporal_kernel(widest=True),) if n),
-            "portable": tuple(k.name for k in kernels("clear") if k.arch == "any")}
+    return {
+        "clear_pages": (clear_pages_kernel(),),
+        "streaming": tuple(n for n in (nontemporal_kernel(widest=True),) if n),
+        "portable": tuple(k.name for k in kernels("clear") if k.arch == "any"),
+    }
 
 
 def _check_name(name):

@@ -17,6 +17,7 @@ report's extents and chunks, advise, batch, folio) therefore clear buffers on
 
 perf bench mem memset and memcpy keep perf's 4KB pages for parity.
 """
+
 import math
 from dataclasses import dataclass
 
@@ -24,9 +25,21 @@ from . import _core, hugepages
 from ._core import MappingError, UnavailableError
 from .units import format_size
 
-__all__ = ["Backing", "BACKINGS", "kernel_backing", "chosen_backing", "check_backing",
-           "observed_backing", "backing_details", "huge_bytes",
-           "huge_share", "huge_details", "thp_warning", "THP_SYSFS", "THP_MIN_SHARE"]
+__all__ = [
+    "Backing",
+    "BACKINGS",
+    "kernel_backing",
+    "chosen_backing",
+    "check_backing",
+    "observed_backing",
+    "backing_details",
+    "huge_bytes",
+    "huge_share",
+    "huge_details",
+    "thp_warning",
+    "THP_SYSFS",
+    "THP_MIN_SHARE",
+]
 
 SMAPS = "/proc/self/smaps"
 THP_SYSFS = "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -45,8 +58,8 @@ _HUGE = 2 << 20
 class Backing:
     """How a buffer standing for the kernel's direct map is mapped."""
 
-    how: str            # "hugetlb", "thp" or "4KB"
-    note: str = None    # why not hugetlb, when not (a line for the reader)
+    how: str  # "hugetlb", "thp" or "4KB"
+    note: str = None  # why not hugetlb, when not (a line for the reader)
 
     @property
     def page(self):
@@ -84,7 +97,7 @@ def _bracketed(path):
     except OSError:
         return None
     start, end = text.find("["), text.find("]")
-    return text[start + 1:end] if 0 <= start < end else None
+    return text[start + 1 : end] if 0 <= start < end else None
 
 
 def thp_mode(thp_path=THP_SYSFS, size_path=THP_2MB_SYSFS):
@@ -107,8 +120,9 @@ def _hugetlb_available(node):
     return available if on_node is None else min(available, on_node)
 
 
-def kernel_backing(nbytes, buffers=1, node=None, refused=None, thp_path=THP_SYSFS,
-                   size_path=THP_2MB_SYSFS):
+def kernel_backing(
+    nbytes, buffers=1, node=None, refused=None, thp_path=THP_SYSFS, size_path=THP_2MB_SYSFS
+):
     """The best mapping this machine gives now for `buffers` buffers of `nbytes`
     standing for the kernel's direct map: a Backing (hugetlb, thp or 4KB).
     node: the buffers will be bound to that NUMA node. refused: why hugetlb
@@ -124,9 +138,12 @@ def kernel_backing(nbytes, buffers=1, node=None, refused=None, thp_path=THP_SYSF
     mode = thp_mode(thp_path, size_path)
     if mode in ("always", "madvise"):
         return Backing("thp", f"{refused}: transparent huge pages asked with MADV_HUGEPAGE")
-    return Backing("4KB", f"{refused}, and transparent huge pages are "
-                          f"{mode or 'not available'} ({thp_path}): 4KB pages, whose TLB "
-                          f"misses clear_pages() does not pay")
+    return Backing(
+        "4KB",
+        f"{refused}, and transparent huge pages are "
+        f"{mode or 'not available'} ({thp_path}): 4KB pages, whose TLB "
+        f"misses clear_pages() does not pay",
+    )
 
 
 def chosen_backing(backing, nbytes, buffers=1, node=None):
@@ -143,8 +160,10 @@ def chosen_backing(backing, nbytes, buffers=1, node=None):
         if node is not None:
             hugepages.check_node_available("2MB", needed, node)
     elif backing == "thp" and thp_mode() not in ("always", "madvise"):
-        raise UnavailableError(f"transparent huge pages are {thp_mode() or 'not available'} "
-                               f"here ({THP_SYSFS}, {THP_2MB_SYSFS}): no THP backing")
+        raise UnavailableError(
+            f"transparent huge pages are {thp_mode() or 'not available'} "
+            f"here ({THP_SYSFS}, {THP_2MB_SYSFS}): no THP backing"
+        )
     return Backing(backing)
 
 
@@ -209,5 +228,7 @@ def thp_warning(share, nbytes):
     if nbytes < _HUGE or share >= THP_MIN_SHARE:
         return None
     # Rounded down: 94.9% must not read "95%" beside a 95% threshold.
-    return (f"only {math.floor(share * 100)}% of the {format_size(nbytes)} buffer is on huge "
-            f"pages (THP asked; smaps): its figures are partly those of 4KB pages")
+    return (
+        f"only {math.floor(share * 100)}% of the {format_size(nbytes)} buffer is on huge "
+        f"pages (THP asked; smaps): its figures are partly those of 4KB pages"
+    )

@@ -6,6 +6,7 @@ axis, with the machine's cache sizes and the kernel's clearing batch sizes
 as merged in Linux 7.0) marked, since those are where
 the curves are expected to bend. The machine is named in every title.
 """
+
 import os
 
 from .comparison import compare
@@ -32,7 +33,8 @@ def extent_of(result):
 
 
 def _title(text, rs):
-    return f"{text}\n{rs.machine.get('cpu_model', 'unknown CPU')}, {rs.machine.get('kernel_release', '')}"
+    cpu = rs.machine.get("cpu_model", "unknown CPU")
+    return f"{text}\n{cpu}, {rs.machine.get('kernel_release', '')}"
 
 
 def _save(fig, stem):
@@ -47,16 +49,29 @@ def _save(fig, stem):
 
 
 def _mark_thresholds(ax, rs):
-    marks = {"L1d": cache_bytes(rs.machine, 1, "Data"), "L2": cache_bytes(rs.machine, 2),
-             "LLC": llc_bytes(rs.machine), **BATCHES}
+    marks = {
+        "L1d": cache_bytes(rs.machine, 1, "Data"),
+        "L2": cache_bytes(rs.machine, 2),
+        "LLC": llc_bytes(rs.machine),
+        **BATCHES,
+    }
     lo, hi = ax.get_xlim()
-    for i, (name, x) in enumerate(sorted(((n, x) for n, x in marks.items() if x),
-                                         key=lambda m: m[1])):
+    for i, (name, x) in enumerate(
+        sorted(((n, x) for n, x in marks.items() if x), key=lambda m: m[1])
+    ):
         if lo <= x <= hi:
             style = ":" if "batch" in name else "--"
             ax.axvline(x, color="grey", linestyle=style, linewidth=1)
-            ax.text(x, 0.98 - 0.06 * (i % 2), f" {name} {format_size(x)}", rotation=90,
-                    transform=ax.get_xaxis_transform(), va="top", fontsize=7, color="dimgrey")
+            ax.text(
+                x,
+                0.98 - 0.06 * (i % 2),
+                f" {name} {format_size(x)}",
+                rotation=90,
+                transform=ax.get_xaxis_transform(),
+                va="top",
+                fontsize=7,
+                color="dimgrey",
+            )
 
 
 def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing rate"):
@@ -68,7 +83,8 @@ def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing 
             continue
         values = sorted(v for r in results for v in r.values())
         series.setdefault(first.function, []).append(
-            (x(first), values[len(values) // 2], values[0], values[-1]))
+            (x(first), values[len(values) // 2], values[0], values[-1])
+        )
     if not series:
         raise ValueError("no rates (bytes/sec) to plot in this result set")
     fig, ax = plt.subplots(figsize=(9, 5.5))
@@ -109,11 +125,19 @@ def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
         raise ValueError("nothing to plot in this result set")
     unit = rows[0][3]
     what = f"median +- spread between {' or '.join(sorted(spread_of))}"
-    scale, ylabel = (GBPS, f"rate (GB/s, 10^9 bytes/s; {what})") if unit == "bytes/sec" \
+    scale, ylabel = (
+        (GBPS, f"rate (GB/s, 10^9 bytes/s; {what})")
+        if unit == "bytes/sec"
         else (1.0, f"{unit} ({what})")
+    )
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 5))
-    ax.bar(range(len(rows)), [r[1] / scale for r in rows], yerr=[r[2] / scale for r in rows],
-           capsize=3, color="tab:blue")
+    ax.bar(
+        range(len(rows)),
+        [r[1] / scale for r in rows],
+        yerr=[r[2] / scale for r in rows],
+        capsize=3,
+        color="tab:blue",
+    )
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r[0] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
@@ -149,8 +173,9 @@ def plot_comparison(sets, names, stem, title="Comparison", threshold=0.02, alpha
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
     what = f"median of per-run medians; markers beyond {100 * threshold:g}% at alpha {alpha:g}"
-    ax.set_ylabel(f"rate (GB/s, 10^9 bytes/s; {what})" if unit == "bytes/sec"
-                  else f"{unit} ({what})")
+    ax.set_ylabel(
+        f"rate (GB/s, 10^9 bytes/s; {what})" if unit == "bytes/sec" else f"{unit} ({what})"
+    )
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(_title(title, sets[0]), fontsize=10)
@@ -173,8 +198,13 @@ def plot_scaling(rs, stem, title="Clearing with several CPUs"):
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ax.plot(xs, agg, marker="o", label="aggregate (first start to last end)")
     ax.plot(xs, per, marker="s", linestyle="--", label="per thread (mean)")
-    ax.plot(xs, [agg[0] * n / xs[0] for n in xs], color="grey", linestyle=":",
-            label="ideal (one thread's rate x threads)")
+    ax.plot(
+        xs,
+        [agg[0] * n / xs[0] for n in xs],
+        color="grey",
+        linestyle=":",
+        label="ideal (one thread's rate x threads)",
+    )
     ax.set_xlabel("threads (each pinned to its own CPU)")
     ax.set_xticks(xs)
     ax.set_ylabel("rate (GB/s, 10^9 bytes/s)")

@@ -15,14 +15,22 @@ two machines differ is the spread of the runs' medians, a run being one
 process (a sweep's --processes, a fleet's --runs). With a single run there is
 no such spread; the loops' spread is given instead and says so.
 """
+
 import json
 import statistics
 
 from .stats import relative_spread
 from .units import parse_size
 
-__all__ = ["point_key", "params_key", "identity_params", "point_summary", "summarize_points",
-           "NOT_IDENTITY", "SIZE_PARAMS"]
+__all__ = [
+    "point_key",
+    "params_key",
+    "identity_params",
+    "point_summary",
+    "summarize_points",
+    "NOT_IDENTITY",
+    "SIZE_PARAMS",
+]
 
 # Parameters that say how long to measure, not what: never part of a point.
 NOT_IDENTITY = ("loops",)
@@ -49,8 +57,12 @@ def identity_params(params):
 
 def params_key(params):
     """A hashable, order-free key of identity_params(params)."""
-    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str))
-                        for k, v in identity_params(params).items()))
+    return tuple(
+        sorted(
+            (str(k), json.dumps(v, sort_keys=True, default=str))
+            for k, v in identity_params(params).items()
+        )
+    )
 
 
 def point_key(result):
@@ -71,8 +83,13 @@ def point_summary(runs, unit):
         values, spread_of = run_medians, "runs"
     else:
         values, spread_of = runs[0], "loops"
-    return {"median": statistics.median(run_medians), "spread_pct": relative_spread(values, unit),
-            "runs": len(runs), "spread_of": spread_of, "unit": unit}
+    return {
+        "median": statistics.median(run_medians),
+        "spread_pct": relative_spread(values, unit),
+        "runs": len(runs),
+        "spread_of": spread_of,
+        "unit": unit,
+    }
 
 
 def summarize_points(result_set):
@@ -83,5 +100,7 @@ def summarize_points(result_set):
     for result, run in zip(result_set.results, result_set.runs):
         first, by_process = points.setdefault(point_key(result), (result, {}))
         by_process.setdefault(run.get("process", 0), []).extend(result.values())
-    return {key: (first, point_summary(by_process.values(), first.unit))
-            for key, (first, by_process) in points.items()}
+    return {
+        key: (first, point_summary(by_process.values(), first.unit))
+        for key, (first, by_process) in points.items()
+    }

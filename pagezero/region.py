@@ -1,4 +1,5 @@
 """Memory regions with a chosen page size, usable as buffers from Python."""
+
 from . import _core
 from .units import parse_page, parse_size
 

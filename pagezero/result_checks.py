@@ -5,6 +5,7 @@ truncated copy): every loader (ResultSet.load, Result.from_dict, folders, the
 store) turns a document of the wrong shape into one ValueError that names
 what is wrong, so that no command meets a list where it reads a number.
 """
+
 import json
 import math
 
@@ -17,10 +18,22 @@ LIMIT = 2**63 - 1
 
 # Top-level machine fields that sysinfo.machine() writes, with the JSON type
 # each must have; the rest of the machine is free-form and read with care.
-_MACHINE_TYPES = {"hostname": str, "fleet_name": str, "cpu_model": str, "arch": str,
-                  "kernel_release": str, "kernel": str, "cpus_online": int,
-                  "cpu_features": list, "caches": list, "preemption": dict, "thp": dict,
-                  "memory": dict, "hugepages": dict, "numa_nodes": list}
+_MACHINE_TYPES = {
+    "hostname": str,
+    "fleet_name": str,
+    "cpu_model": str,
+    "arch": str,
+    "kernel_release": str,
+    "kernel": str,
+    "cpus_online": int,
+    "cpu_features": list,
+    "caches": list,
+    "preemption": dict,
+    "thp": dict,
+    "memory": dict,
+    "hugepages": dict,
+    "numa_nodes": list,
+}
 
 
 def _bad_constant(name):
@@ -30,8 +43,10 @@ def _bad_constant(name):
 def _int(text):
     n = int(text)
     if abs(n) > LIMIT:
-        raise ValueError(f"the integer {text[:20]}{'...' if len(text) > 20 else ''} "
-                         f"is larger than any measurement (2**63-1)")
+        raise ValueError(
+            f"the integer {text[:20]}{'...' if len(text) > 20 else ''} "
+            f"is larger than any measurement (2**63-1)"
+        )
     return n
 
 
@@ -47,8 +62,7 @@ def read_json(path):
     the range a measurement has. ValueError naming the file for anything else."""
     try:
         with open(path) as f:
-            return json.load(f, parse_constant=_bad_constant, parse_int=_int,
-                             parse_float=_float)
+            return json.load(f, parse_constant=_bad_constant, parse_int=_int, parse_float=_float)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not JSON: {e}") from None
     except UnicodeDecodeError:
@@ -64,8 +78,12 @@ def _is_int(x):
 
 
 def _is_number(x):
-    return (isinstance(x, (int, float)) and not isinstance(x, bool)
-            and math.isfinite(x) and abs(x) <= LIMIT)
+    return (
+        isinstance(x, (int, float))
+        and not isinstance(x, bool)
+        and math.isfinite(x)
+        and abs(x) <= LIMIT
+    )
 
 
 def _need(ok, what):
@@ -77,12 +95,15 @@ def _check_params(params):
     _need(isinstance(params, dict), "params is not an object")
     for name in ("size", "chunk", "batch_bytes", "offset"):
         v = params.get(name)
-        _need(v is None or (_is_int(v) and 0 <= v <= LIMIT),
-              f"params.{name} is not a number of bytes")
+        _need(
+            v is None or (_is_int(v) and 0 <= v <= LIMIT), f"params.{name} is not a number of bytes"
+        )
     for name in ("page", "batch"):
         v = params.get(name)
-        _need(v is None or isinstance(v, str) or (_is_int(v) and 0 <= v <= LIMIT),
-              f"params.{name} is not a size")
+        _need(
+            v is None or isinstance(v, str) or (_is_int(v) and 0 <= v <= LIMIT),
+            f"params.{name} is not a size",
+        )
     _need(_is_int(params.get("loops", 0)), "params.loops is not an integer")
 
 
@@ -90,16 +111,24 @@ def _check_machine(machine, where="machine"):
     _need(isinstance(machine, dict), f"{where} is not an object")
     for name, kind in _MACHINE_TYPES.items():
         v = machine.get(name)
-        _need(v is None or (isinstance(v, kind) and not isinstance(v, bool)),
-              f"{where}.{name} is not {'a ' + kind.__name__ if kind is not list else 'a list'}")
+        _need(
+            v is None or (isinstance(v, kind) and not isinstance(v, bool)),
+            f"{where}.{name} is not {'a ' + kind.__name__ if kind is not list else 'a list'}",
+        )
     # One level further where reports and comparison headers read fields by name.
     for cache in machine.get("caches") or ():
-        _need(isinstance(cache, dict) and _is_int(cache.get("level", 0))
-              and isinstance(cache.get("type", ""), str)
-              and _is_int(cache.get("size_bytes", 0)), f"{where}.caches holds a bad cache")
+        _need(
+            isinstance(cache, dict)
+            and _is_int(cache.get("level", 0))
+            and isinstance(cache.get("type", ""), str)
+            and _is_int(cache.get("size_bytes", 0)),
+            f"{where}.caches holds a bad cache",
+        )
     for name in ("preemption", "thp"):
-        _need(all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values()),
-              f"{where}.{name} is not an object of strings")
+        _need(
+            all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values()),
+            f"{where}.{name} is not an object of strings",
+        )
 
 
 def check_result(d):
@@ -114,8 +143,10 @@ def check_result(d):
     _check_params(d["params"])
     _need(_is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
     samples = d["samples"]
-    _need(isinstance(samples, list) and all(_is_int(s) for s in samples),
-          "samples is not a list of integers (clock ticks)")
+    _need(
+        isinstance(samples, list) and all(_is_int(s) for s in samples),
+        "samples is not a list of integers (clock ticks)",
+    )
     hz = d.get("clock_hz")
     _need(hz is None or (_is_number(hz) and hz > 0), "clock_hz is not a positive number")
     if d.get("machine") is not None:
@@ -123,22 +154,30 @@ def check_result(d):
     details = d.get("details", {})
     _need(isinstance(details, dict), "details is not an object")
     threads = details.get("thread_samples", [])
-    _need(isinstance(threads, list) and all(
-        isinstance(t, list) and all(_is_int(s) and s >= 0 for s in t) for t in threads),
-        "details.thread_samples is not a list of lists of clock ticks")
+    _need(
+        isinstance(threads, list)
+        and all(isinstance(t, list) and all(_is_int(s) and s >= 0 for s in t) for t in threads),
+        "details.thread_samples is not a list of lists of clock ticks",
+    )
     thread_bytes = details.get("thread_bytes", [])
-    _need(isinstance(thread_bytes, list) and all(_is_int(n) for n in thread_bytes),
-          "details.thread_bytes is not a list of byte counts")
-    _need(isinstance(d.get("interrupted"), (str, bool, type(None))),
-          "interrupted is neither a signal's name nor true/false")
+    _need(
+        isinstance(thread_bytes, list) and all(_is_int(n) for n in thread_bytes),
+        "details.thread_bytes is not a list of byte counts",
+    )
+    _need(
+        isinstance(d.get("interrupted"), (str, bool, type(None))),
+        "interrupted is neither a signal's name nor true/false",
+    )
 
 
 def check_run(run):
     """ValueError unless `run` is a result's run: {"repetition": int, "process": int}."""
     _need(isinstance(run, dict), "a result's run is not an object")
     for name in ("repetition", "process"):
-        _need(_is_int(run.get(name, 0)) and run.get(name, 0) >= 0,
-              f"run.{name} is not a non-negative integer")
+        _need(
+            _is_int(run.get(name, 0)) and run.get(name, 0) >= 0,
+            f"run.{name} is not a non-negative integer",
+        )
 
 
 def check_document(doc):
@@ -146,7 +185,9 @@ def check_document(doc):
     _need(isinstance(doc.get("results"), list), "no list of results")
     if doc.get("machine") is not None:
         _check_machine(doc["machine"])
-    _need(isinstance(doc.get("interrupted"), (str, bool, type(None))),
-          "interrupted is neither a signal's name nor true/false")
+    _need(
+        isinstance(doc.get("interrupted"), (str, bool, type(None))),
+        "interrupted is neither a signal's name nor true/false",
+    )
     _need(isinstance(doc.get("pagezero", ""), str), "pagezero (the version) is not a string")
     _need(isinstance(doc.get("build", {}), dict), "build is not an object")

@@ -5,19 +5,35 @@ loop in the clock's own unit, the clock's rate, and the machine it ran on.
 Everything else (seconds, bytes per second, cycles per byte, statistics) is
 derived from those, so a saved file can be re-analysed without re-running.
 """
+
 import json
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 from .files import atomic_write
+from .frozen import deep_frozen as _deep_frozen
+from .frozen import frozen as _frozen
+from .frozen import thawed as _thawed
 from .points import SIZE_PARAMS, identity_params, params_key, point_key
 from .result_checks import check_document, check_result, check_run, read_json
+from .results_table import sample_table, write_csv
 from .stats import summarize
 from .sysinfo import build_info
 from .units import format_size
 
-__all__ = ["Result", "ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION",
-           "result_type", "DETAIL_KEYS", "atomic_write", "params_key", "point_key"]
+__all__ = [
+    "Result",
+    "ResultSet",
+    "save_results",
+    "load_results",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "result_type",
+    "DETAIL_KEYS",
+    "atomic_write",
+    "params_key",
+    "point_key",
+]
 
 SCHEMA = "pagezero.results"
 # Version 2 moved the machine to the top of the file and added each
@@ -44,8 +60,15 @@ _RESULT_TYPES = {}
 
 # `details` records the conditions a run had and what its C entry measured
 # beside the samples; these are its keys, by benchmark (all optional).
-_CONDITION_KEYS = ("thread_samples", "thread_bytes", "cpus", "cold_method", "cold_timing",
-                   "counters", "counters_source")
+_CONDITION_KEYS = (
+    "thread_samples",
+    "thread_bytes",
+    "cpus",
+    "cold_method",
+    "cold_timing",
+    "counters",
+    "counters_source",
+)
 DETAIL_KEYS = {
     "memset": _CONDITION_KEYS,
     "memcpy": _CONDITION_KEYS,
@@ -57,10 +80,12 @@ DETAIL_KEYS = {
 
 def result_type(benchmark):
     """Class decorator: results of `benchmark` load as this Result subclass."""
+
     def register(cls):
         cls.BENCHMARK = benchmark
         _RESULT_TYPES[benchmark] = cls
         return cls
+
     return register
 
 
@@ -70,39 +95,17 @@ def _own_fields(cls):
     return [f.name for f in fields(cls) if f.name not in base]
 
 
-def _frozen(mapping):
-    return MappingProxyType(dict(mapping))
-
-
-def _deep_frozen(value):
-    """Nested dicts and lists as read-only mappings and tuples."""
-    if isinstance(value, (dict, MappingProxyType)):
-        return MappingProxyType({k: _deep_frozen(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(_deep_frozen(v) for v in value)
-    return value
-
-
-def _thawed(value):
-    """_deep_frozen's inverse, for JSON."""
-    if isinstance(value, MappingProxyType):
-        return {k: _thawed(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(v) for v in value]
-    return value
-
-
 @dataclass(frozen=True)
 class Result:
     """One run of a benchmark: `loops` samples of `bytes_per_loop` bytes each."""
 
-    benchmark: str              # "memset", "memcpy" or "mmap"
-    function: str               # kernel name (mmap: the workload)
-    params: MappingProxyType    # size, page, chunk, loops, value, ... as given
+    benchmark: str  # "memset", "memcpy" or "mmap"
+    function: str  # kernel name (mmap: the workload)
+    params: MappingProxyType  # size, page, chunk, loops, value, ... as given
     bytes_per_loop: int
     clock: str
-    samples: tuple              # one duration per loop, in the clock's unit
-    clock_hz: float = None      # ticks per second: 1e9 for ns/timeval, measured for tsc
+    samples: tuple  # one duration per loop, in the clock's unit
+    clock_hz: float = None  # ticks per second: 1e9 for ns/timeval, measured for tsc
     machine: MappingProxyType = field(default_factory=dict)
     # The conditions a run had and what its C entry measured beside the
     # samples (per-thread samples, cold method, counters; mmap's pages and
@@ -130,13 +133,15 @@ class Result:
                 f"{zeros} of {len(self.samples)} loops of {self.benchmark} {self.function} "
                 f"took 0 ticks: shorter than one tick of the {self.clock} clock "
                 f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per loop "
-                f"or use a finer clock (ns)")
+                f"or use a finer clock (ns)"
+            )
         threads = self.details.get("thread_samples", ())
         if any(not sum(t) for t in threads):
             raise ValueError(
                 f"a thread of {self.benchmark} {self.function} took 0 ticks in every loop: "
                 f"its part is shorter than one tick of the {self.clock} clock "
-                f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per thread")
+                f"({_TICK.get(self.clock, 'its resolution')}); clear more bytes per thread"
+            )
         if self.bytes_per_loop <= 0:
             raise ValueError("bytes_per_loop must be positive")
         if self.clock in _NS_CLOCKS:
@@ -241,8 +246,7 @@ class Result:
             d["interrupted"] = self.interrupted
         own = _own_fields(type(self))
         if own:
-            d[self.benchmark] = {name: _thawed(_deep_frozen(getattr(self, name)))
-                                 for name in own}
+            d[self.benchmark] = {name: _thawed(_deep_frozen(getattr(self, name))) for name in own}
         return d
 
     @classmethod
@@ -292,16 +296,21 @@ class ResultSet:
     its repetitions.
     """
 
-    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None,
-                 lost=None):
+    def __init__(self, results, runs=None, machine=None, interrupted=None, build=None, lost=None):
         self.results = tuple(results)
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
             raise ValueError("one run description per result is needed")
-        self.runs = tuple(MappingProxyType({"repetition": r.get("repetition", 0),
-                                            "process": r.get("process", 0),
-                                            **({"pid": r["pid"]} if "pid" in r else {})})
-                          for r in runs)
+        self.runs = tuple(
+            MappingProxyType(
+                {
+                    "repetition": r.get("repetition", 0),
+                    "process": r.get("process", 0),
+                    **({"pid": r["pid"]} if "pid" in r else {}),
+                }
+            )
+            for r in runs
+        )
         if machine is None:
             machine = self.results[0].machine if self.results else {}
         self.machine = _frozen(machine)
@@ -311,8 +320,10 @@ class ResultSet:
         # them (None: made here, build_info() is written on saving).
         self.build = _frozen(build) if build else None
         # Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
-        if lost is not None and not (isinstance(lost, (list, tuple)) and all(
-                isinstance(x, (dict, MappingProxyType)) for x in lost)):
+        if lost is not None and not (
+            isinstance(lost, (list, tuple))
+            and all(isinstance(x, (dict, MappingProxyType)) for x in lost)
+        ):
             raise ValueError("lost is not a list of objects (the worker processes lost)")
         self.lost = tuple(_deep_frozen(x) for x in lost or ())
 
@@ -341,31 +352,21 @@ class ResultSet:
         rows = []
         for first, rs in self.points():
             values = [v for r in rs for v in r.values()]
-            rows.append(dict(benchmark=first.benchmark, function=first.function,
-                             params=dict(first.params), label=first.label(), unit=first.unit,
-                             **summarize(values, unit=first.unit)))
+            rows.append(
+                dict(
+                    benchmark=first.benchmark,
+                    function=first.function,
+                    params=dict(first.params),
+                    label=first.label(),
+                    unit=first.unit,
+                    **summarize(values, unit=first.unit),
+                )
+            )
         return rows
 
     def table(self):
         """A tidy numpy structured array, one row per sample (loop)."""
-        import numpy as np
-
-        names = sorted({k for r in self.results for k in r.params})
-        numeric = {k: all(isinstance(r.params.get(k), int) and not isinstance(r.params.get(k), bool)
-                          for r in self.results) for k in names}
-        rows = []
-        for r, run in zip(self.results, self.runs):
-            params = [r.params.get(k) if numeric[k] else json.dumps(r.params.get(k)).strip('"')
-                      for k in names]
-            for i, v in enumerate(r.values()):
-                rows.append((r.benchmark, r.function, *params, run["repetition"],
-                             run["process"], i, v, r.unit))
-        width = max([len(str(x)) for row in rows for x in row if isinstance(x, str)] + [8])
-        dtype = ([("benchmark", f"U{width}"), ("function", f"U{width}")]
-                 + [(k, "i8" if numeric[k] else f"U{width}") for k in names]
-                 + [("repetition", "i8"), ("process", "i8"), ("loop", "i8"),
-                    ("measurement", "f8"), ("unit", f"U{width}")])
-        return np.array(rows, dtype=dtype)
+        return sample_table(self)
 
     def to_pandas(self):
         """The table() as a pandas DataFrame (pandas is not a dependency)."""
@@ -376,16 +377,8 @@ class ResultSet:
         return pd.DataFrame(self.table())
 
     def to_csv(self, path):
-        import csv
-
-        t = self.table()
-
-        def write(f):
-            w = csv.writer(f)
-            w.writerow(t.dtype.names)
-            w.writerows(row.tolist() for row in t)
-
-        atomic_write(path, write)
+        """The table() written to `path` as CSV, a header row first."""
+        write_csv(self, path)
 
     def save(self, path):
         """Versioned JSON: the machine once at the top, each result with its run."""
@@ -397,9 +390,14 @@ class ResultSet:
                 del d["machine"]  # inherits the top-level one on loading
             d["run"] = dict(run)
             entries.append(d)
-        doc = {"schema": SCHEMA, "version": SCHEMA_VERSION,
-               **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
-               "machine": machine, "interrupted": self.interrupted, "results": entries}
+        doc = {
+            "schema": SCHEMA,
+            "version": SCHEMA_VERSION,
+            **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
+            "machine": machine,
+            "interrupted": self.interrupted,
+            "results": entries,
+        }
         if self.lost:
             doc["lost"] = [dict(x) for x in self.lost]
         atomic_write(path, lambda f: (json.dump(doc, f, indent=1), f.write("\n")))
@@ -412,8 +410,10 @@ class ResultSet:
             raise ValueError(f"{path}: not a pagezero results file")
         version = doc.get("version")
         if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
-            raise ValueError(f"{path}: results schema version {version!r} is not one this "
-                             f"pagezero understands (1..{SCHEMA_VERSION})")
+            raise ValueError(
+                f"{path}: results schema version {version!r} is not one this "
+                f"pagezero understands (1..{SCHEMA_VERSION})"
+            )
         try:
             check_document(doc)
             machine = doc.get("machine")  # version 1 kept it in each result only
@@ -430,8 +430,9 @@ class ResultSet:
                 except ValueError as e:
                     raise ValueError(f"result {i + 1}: {e}") from None
             build = {k: doc[k] for k in ("pagezero", "build") if k in doc}
-            return cls(results, runs, machine, doc.get("interrupted"), build or None,
-                       lost=doc.get("lost"))
+            return cls(
+                results, runs, machine, doc.get("interrupted"), build or None, lost=doc.get("lost")
+            )
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
 

@@ -14,6 +14,7 @@ Every public measuring function dispatches here in two lines:
     if check_runs(runs) > 1:
         return in_processes("memset", locals())
 """
+
 import signal
 
 from .interrupt import Interrupted, received
@@ -44,15 +45,16 @@ def across_processes(benchmark, points, runs, progress=False):
     each of `runs` fresh processes, one process after the other; within a
     process the points run in a shuffled order (as a sweep's repetition).
     Every point is checked before any process starts."""
-    from . import sweeps    # it imports the benchmarks, which import this module
+    from . import sweeps  # it imports the benchmarks, which import this module
 
     check_runs(runs)
     for point in points:
         sweeps.BENCHMARKS[benchmark].check(**point)
-    rs = sweeps._run_workers(benchmark, points, repeat=runs, warmup=0, processes=runs,
-                             seed=0, progress=progress)
+    rs = sweeps._run_workers(
+        benchmark, points, repeat=runs, warmup=0, processes=runs, seed=0, progress=progress
+    )
     if rs.interrupted:
-        raise Interrupted(getattr(signal, rs.interrupted, None) or received() or signal.SIGINT,
-                          partial=rs)
+        raise Interrupted(
+            getattr(signal, rs.interrupted, None) or received() or signal.SIGINT, partial=rs
+        )
     return rs
-

@@ -44,13 +44,22 @@ mean of their logs. Fewer than MIN_RUNS runs on a side: the spread between
 runs is unknown (with one run, the loops' spread is no stand-in for it), so
 the change is shown with "?" and no verdict.
 """
+
 import math
 import statistics
 
 from .stats import IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, higher_is_better
 
-__all__ = ["compare_runs", "MIN_RUNS", "METHOD", "REGRESSION", "IMPROVEMENT",
-           "NOT_SIGNIFICANT", "UNKNOWN", "MARKERS"]
+__all__ = [
+    "compare_runs",
+    "MIN_RUNS",
+    "METHOD",
+    "REGRESSION",
+    "IMPROVEMENT",
+    "NOT_SIGNIFICANT",
+    "UNKNOWN",
+    "MARKERS",
+]
 
 MIN_RUNS = 3
 METHOD = "Welch's t-test on the logs of per-run medians"
@@ -63,7 +72,7 @@ MARKERS = {
     IMPROVEMENT: "(R) regression and (I) improvement: beyond the threshold and significant",
     NOT_SIGNIFICANT: "~ beyond the threshold but not significant",
     UNKNOWN: f"? beyond the threshold, but fewer than {MIN_RUNS} runs on a side: "
-             "the variation between runs is unknown",
+    "the variation between runs is unknown",
 }
 
 
@@ -79,7 +88,7 @@ def _welch(base_logs, new_logs, alpha):
     if se == 0:
         # Every run of each side gave the same median: nothing varies but the centre.
         return (1.0 if diff == 0 else 0.0), diff, diff
-    df = (va + vb) ** 2 / (va ** 2 / (len(base_logs) - 1) + vb ** 2 / (len(new_logs) - 1))
+    df = (va + vb) ** 2 / (va**2 / (len(base_logs) - 1) + vb**2 / (len(new_logs) - 1))
     p = float(2 * sps.t.sf(abs(diff) / se, df))
     half = float(sps.t.ppf(1 - alpha / 2, df)) * se
     return p, diff - half, diff + half
@@ -104,12 +113,20 @@ def compare_runs(base_runs, new_runs, unit="bytes/sec", threshold=0.02, alpha=0.
         raise ValueError("both sides need at least one run")
     b, n = statistics.median(base_medians), statistics.median(new_medians)
     change = (n - b) / b if b else math.inf
-    out = {"change_pct": 100.0 * change, "runs": [len(base_medians), len(new_medians)],
-           "p_value": None, "ci_pct": None, "marker": "", "note": None}
+    out = {
+        "change_pct": 100.0 * change,
+        "runs": [len(base_medians), len(new_medians)],
+        "p_value": None,
+        "ci_pct": None,
+        "marker": "",
+        "note": None,
+    }
     beyond = abs(change) > threshold
     if min(out["runs"]) < MIN_RUNS:
-        out["note"] = (f"{out['runs'][0]} vs {out['runs'][1]} runs: the variation between runs "
-                       f"is unknown; measure with --runs {MIN_RUNS} or more on each side")
+        out["note"] = (
+            f"{out['runs'][0]} vs {out['runs'][1]} runs: the variation between runs "
+            f"is unknown; measure with --runs {MIN_RUNS} or more on each side"
+        )
         out["marker"] = UNKNOWN if beyond else ""
         return out
     medians = base_medians + new_medians
@@ -117,8 +134,9 @@ def compare_runs(base_runs, new_runs, unit="bytes/sec", threshold=0.02, alpha=0.
         out["note"] = "a run's median is not a positive finite number: no test"
         out["marker"] = UNKNOWN if beyond else ""
         return out
-    p, low, high = _welch([math.log(m) for m in base_medians],
-                          [math.log(m) for m in new_medians], alpha)
+    p, low, high = _welch(
+        [math.log(m) for m in base_medians], [math.log(m) for m in new_medians], alpha
+    )
     out["p_value"] = p
     out["ci_pct"] = [100.0 * math.expm1(low), 100.0 * math.expm1(high)]
     if beyond:

@@ -10,12 +10,24 @@ Rates are summarised as the times they stand for (summarize): the mean of
 bytes/sec is harmonic, total bytes over total time, and says so in
 "mean_kind"; medians stay medians, with an interval of their own.
 """
+
 import math
 import statistics
 
-__all__ = ["summarize", "median_interval", "relative_spread", "is_rate", "min_p_value",
-           "compare_samples", "higher_is_better", "find_knee", "best_kernels",
-           "REGRESSION", "IMPROVEMENT", "NOT_SIGNIFICANT"]
+__all__ = [
+    "summarize",
+    "median_interval",
+    "relative_spread",
+    "is_rate",
+    "min_p_value",
+    "compare_samples",
+    "higher_is_better",
+    "find_knee",
+    "best_kernels",
+    "REGRESSION",
+    "IMPROVEMENT",
+    "NOT_SIGNIFICANT",
+]
 
 REGRESSION = "(R)"
 IMPROVEMENT = "(I)"
@@ -109,7 +121,7 @@ def summarize(values, confidence=0.95, unit=None):
         # Back to rates: the mean time's interval, inverted (its ends swap);
         # an interval reaching zero time has no upper rate.
         mean = 1.0 / mean
-        stdev = mean * stdev_pct / 100.0   # the times' relative spread, as a rate's
+        stdev = mean * stdev_pct / 100.0  # the times' relative spread, as a rate's
         low, high = 1.0 / high, (1.0 / low if low > 0 else math.inf)
     m_low, m_high, m_level = median_interval(values, confidence)
     return {
@@ -161,8 +173,10 @@ def compare_samples(base, new, unit="bytes/sec", threshold=0.02, alpha=0.01):
     note = None
     floor = min_p_value(len(base), len(new))
     if floor >= alpha:
-        note = (f"{len(base)} vs {len(new)} samples cannot reach p < {alpha} "
-                f"(smallest possible p is {floor:.3g})")
+        note = (
+            f"{len(base)} vs {len(new)} samples cannot reach p < {alpha} "
+            f"(smallest possible p is {floor:.3g})"
+        )
     if len(set(base + new)) == 1:
         p = 1.0  # every sample equal: nothing to test
     else:
@@ -229,6 +243,7 @@ def best_kernels(rates, extents):
     range must start, it goes to the near-fastest kernel that stays so the
     longest, so that near-equals (the streaming kernels beyond the LLC) do
     not split the table into one range per extent."""
+
     def near_best(k, e):
         here = [r[e] for r in rates.values() if e in r]
         return e in rates[k] and rates[k][e] >= (1 - TIE) * max(here)
@@ -244,12 +259,19 @@ def best_kernels(rates, extents):
         if ranges and near_best(ranges[-1]["kernel"], e):
             ranges[-1]["extents"].append(e)
             continue
-        winner = max((k for k in rates if near_best(k, e)),
-                     key=lambda k: (run_length(k, i), rates[k][e]))
+        winner = max(
+            (k for k in rates if near_best(k, e)), key=lambda k: (run_length(k, i), rates[k][e])
+        )
         ranges.append({"kernel": winner, "extents": [e]})
     out = []
     for rg in ranges:
         k, es = rg["kernel"], rg["extents"]
-        out.append({"min_bytes": es[0], "max_bytes": es[-1], "kernel": k,
-                    "bytes_per_sec": float(statistics.median(rates[k][e] for e in es))})
+        out.append(
+            {
+                "min_bytes": es[0],
+                "max_bytes": es[-1],
+                "kernel": k,
+                "bytes_per_sec": float(statistics.median(rates[k][e] for e in es)),
+            }
+        )
     return out

@@ -17,6 +17,7 @@ in a session of their own, so that the signal reaches each worker once, from
 the sweep (a terminal's Ctrl-C would otherwise reach both); one sent to a
 worker alone stops the sweep the same way.
 """
+
 import inspect
 import itertools
 import json
@@ -45,8 +46,8 @@ WORKER_STOP_S = 60
 @dataclass(frozen=True)
 class Benchmark:
     name: str
-    run: object         # run(**params) -> Result
-    check: object       # check(**params): raises ValueError / UnavailableError
+    run: object  # run(**params) -> Result
+    check: object  # check(**params): raises ValueError / UnavailableError
 
 
 def _check_mem(benchmark):
@@ -57,7 +58,9 @@ def _check_mem(benchmark):
         kernel = find_kernel(function, kind)
         if not kernel.available:
             from ._core import UnavailableError
+
             raise UnavailableError(f"kernel '{function}' is not available: {kernel.reason}")
+
     return check
 
 
@@ -72,8 +75,18 @@ def register(name, run, check=None):
     BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
 
 
-def _check_mmap(size="1GB", page="4KB", function="demand", loops=10, threads=1, seed=0,
-                thp=False, clock="ns", latency=False, reserve=False):
+def _check_mmap(
+    size="1GB",
+    page="4KB",
+    function="demand",
+    loops=10,
+    threads=1,
+    seed=0,
+    thp=False,
+    clock="ns",
+    latency=False,
+    reserve=False,
+):
     p = fault.plan(size, page, loops, threads, seed, thp, clock, latency)
     fault.check_workload(function)
     fault.check_latency(p, function)
@@ -97,18 +110,22 @@ register("folio", policy.folio, _check_folio)
 def _points(benchmark, grid):
     """The grid's points as dicts, checked; ValueError on the first bad one."""
     if benchmark not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {benchmark!r} (known: {', '.join(sorted(BENCHMARKS))})")
+        raise ValueError(
+            f"unknown benchmark {benchmark!r} (known: {', '.join(sorted(BENCHMARKS))})"
+        )
     b = BENCHMARKS[benchmark]
     if not isinstance(grid, dict) or not grid:
         raise ValueError("the grid is empty: give at least one parameter with its values")
     known = list(inspect.signature(b.run).parameters)
     for name, values in grid.items():
         if name == "runs" and name in known:
-            raise ValueError("runs is not a grid parameter: a sweep's fresh processes are "
-                             "its processes")
+            raise ValueError(
+                "runs is not a grid parameter: a sweep's fresh processes are its processes"
+            )
         if name not in known:
-            raise ValueError(f"{benchmark} has no parameter {name!r} (its parameters: "
-                             f"{', '.join(known)})")
+            raise ValueError(
+                f"{benchmark} has no parameter {name!r} (its parameters: {', '.join(known)})"
+            )
         if isinstance(values, (list, tuple)) and not values:
             raise ValueError(f"grid parameter {name!r} has no values")
     names = list(grid)
@@ -138,7 +155,8 @@ def _progress(total, enabled):
 
 
 def _partial(stop):
-    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut short."""
+    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut
+    short."""
     if isinstance(stop.partial, Result):
         return [stop.partial]
     if isinstance(stop.partial, ResultSet):
@@ -153,7 +171,7 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
     b = BENCHMARKS[benchmark]
     results, runs = [], []
     bar = _progress(len(points) * (warmup + len(repetitions)), progress)
-    measuring = None    # the run description of the point being measured
+    measuring = None  # the run description of the point being measured
     try:
         for _ in range(warmup):
             for p in points:
@@ -170,7 +188,7 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
                 bar.update()
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
-        if measuring is not None:   # a warm-up's loops are thrown away, stopped or not
+        if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
             cut = _partial(stop)
             results += cut
             runs += [measuring] * len(cut)
@@ -198,7 +216,7 @@ def _stop_worker(proc, signum):
                     proc.wait()
                 done = True
         except KeyboardInterrupt:
-            pass    # the sweep is stopping already
+            pass  # the sweep is stopping already
 
 
 def _wait(proc):
@@ -232,9 +250,11 @@ def _importable(benchmark):
         if target is not run:
             why = f"is not {module}.{qualname}"
     if why:
-        raise ValueError(f"benchmark {benchmark!r} cannot run in a worker process: its run "
-                         f"function {why}; define it at the top level of an importable "
-                         f"module, or use processes=1")
+        raise ValueError(
+            f"benchmark {benchmark!r} cannot run in a worker process: its run "
+            f"function {why}; define it at the top level of an importable "
+            f"module, or use processes=1"
+        )
     # The folder the module's top-level package sits in, for a module found only
     # through this interpreter's sys.path (a script's own folder).
     path = getattr(sys.modules[module], "__file__", None)
@@ -271,8 +291,11 @@ def _run_worker(spec, tmp):
         # process cannot be stopped between starting it and waiting for it.
         with deferred():
             # -m from a directory that is not the source tree (see tests/conftest.py).
-            proc = subprocess.Popen([sys.executable, "-m", "pagezero._sweep_worker", spec_file],
-                                    cwd=tmp, start_new_session=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pagezero._sweep_worker", spec_file],
+                cwd=tmp,
+                start_new_session=True,
+            )
         _wait(proc)
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
@@ -307,10 +330,18 @@ def _run_workers(benchmark, points, repeat, warmup, processes, seed, progress):
             reps = list(range(proc, repeat, processes))
             if not reps:
                 continue
-            spec = {"benchmark": benchmark, "import": where, "points": points,
-                    "repetitions": reps, "warmup": warmup, "seed": seed, "process": proc,
-                    "output": os.path.join(tmp, f"worker{proc}.json"),
-                    "error": os.path.join(tmp, f"worker{proc}.error"), "progress": progress}
+            spec = {
+                "benchmark": benchmark,
+                "import": where,
+                "points": points,
+                "repetitions": reps,
+                "warmup": warmup,
+                "seed": seed,
+                "process": proc,
+                "output": os.path.join(tmp, f"worker{proc}.json"),
+                "error": os.path.join(tmp, f"worker{proc}.error"),
+                "progress": progress,
+            }
             part, interrupted, reason = _run_worker(spec, tmp)
             if reason is not None:
                 lost.append({"process": proc, "repetitions": reps, "reason": reason})
@@ -321,34 +352,61 @@ def _run_workers(benchmark, points, repeat, warmup, processes, seed, progress):
                 break
     if lost and not collected and not interrupted:
         first = lost[0]
-        raise RuntimeError(f"sweep worker {first['process']} failed: {first['reason']}"
-                           + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""))
+        raise RuntimeError(
+            f"sweep worker {first['process']} failed: {first['reason']}"
+            + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else "")
+        )
     return ResultSet(collected, runs, machine(), interrupted=interrupted, lost=lost)
 
 
 def lost_lines(rs):
     """One line per worker process a ResultSet lost, for stderr."""
-    return [f"pagezero: warning: worker process {x['process']} lost (repetitions "
-            f"{', '.join(map(str, x['repetitions']))}): {x['reason']}" for x in rs.lost]
+    return [
+        f"pagezero: warning: worker process {x['process']} lost (repetitions "
+        f"{', '.join(map(str, x['repetitions']))}): {x['reason']}"
+        for x in rs.lost
+    ]
 
 
 def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=0):
     """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
 
-    grid: {parameter: [values]} (a single value stands for a list of one),
-        e.g. {"function": ["default", "generic"],
-              "size": ["1GB"], "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}.
-    repeat: repetitions of the whole grid; warmup: passes thrown away first.
-    processes: spread the repetitions over this many fresh processes, run one
-        after the other.
-    progress: a tqdm bar on stderr (default: when stderr is a terminal).
+    Every point is checked before anything runs.
 
-    Every point is checked before anything runs. Returns a ResultSet, each
-    run description naming its repetition, process and pid; after a stop
-    signal, the part measured, with interrupted naming the signal. A worker
-    process that dies loses its repetitions only: the ResultSet's `lost` lists
-    such processes ({"process", "repetitions", "reason"}) and lost_lines()
-    words them.
+    Parameters
+    ----------
+    benchmark : str
+        "memset", "memcpy", ...
+    grid : dict
+        {parameter: [values]} (a single value stands for a list of one),
+        e.g. ``{"function": ["default", "generic"], "size": ["1GB"],
+        "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}``.
+    repeat : int
+        Repetitions of the whole grid.
+    warmup : int
+        Passes thrown away first.
+    processes : int
+        Spread the repetitions over this many fresh processes, run one
+        after the other.
+    progress : bool or None
+        A tqdm bar on stderr (default: when stderr is a terminal).
+    seed : int
+        Each repetition runs the points in an order shuffled by
+        random.Random(seed + repetition).
+
+    Returns
+    -------
+    ResultSet
+        Each run description naming its repetition, process and pid; after a
+        stop signal, the part measured, with interrupted naming the signal. A
+        worker process that dies loses its repetitions only: the ResultSet's
+        `lost` lists such processes ({"process", "repetitions", "reason"}) and
+        lost_lines() words them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown benchmark or a bad point (the first one found).
     """
     points = _points(benchmark, grid)
     for name, value in (("repeat", repeat), ("processes", processes)):

@@ -10,6 +10,7 @@ trusted.
 Every reader takes a `root` (default "/") so that tests can point it at a
 tree of fixture files instead of the live /sys and /proc.
 """
+
 import copy
 import functools
 import os
@@ -133,15 +134,23 @@ def caches(root="/", sysconf=None):
         if other:  # sysconf's 0 means "unknown", not "no cache"
             cache["sysconf_bytes"] = other
             if other != size:
-                cache["disagreement"] = (f"sysconf {name} says {other} bytes, "
-                                         f"sysfs says {size}; using sysfs")
+                cache["disagreement"] = (
+                    f"sysconf {name} says {other} bytes, sysfs says {size}; using sysfs"
+                )
         found.append(cache)
     if not found:
         # No sysfs (some containers): fall back to sysconf, saying so.
         for (level, kind), name in _SYSCONF_CACHES.items():
             if sysconf.get(name):
-                found.append({"level": level, "type": kind, "size_bytes": sysconf[name],
-                              "shared_cpu_list": None, "source": f"sysconf {name}"})
+                found.append(
+                    {
+                        "level": level,
+                        "type": kind,
+                        "size_bytes": sysconf[name],
+                        "shared_cpu_list": None,
+                        "source": f"sysconf {name}",
+                    }
+                )
     return found
 
 
@@ -194,10 +203,15 @@ def _hugepages(root):
     found = {}
     for p in hugepages.pools(_path(root, _HUGEPAGE_DIR)).values():
         key = f"{p.page_bytes // 1024}kB"
-        found[key] = {"total": p.total, "free": p.free, "reserved": p.reserved,
-                      "surplus": p.surplus, "available": p.available,
-                      "page_bytes": p.page_bytes,
-                      "source": os.path.join("/", _HUGEPAGE_DIR, f"hugepages-{key}", "nr_hugepages")}
+        found[key] = {
+            "total": p.total,
+            "free": p.free,
+            "reserved": p.reserved,
+            "surplus": p.surplus,
+            "available": p.available,
+            "page_bytes": p.page_bytes,
+            "source": os.path.join("/", _HUGEPAGE_DIR, f"hugepages-{key}", "nr_hugepages"),
+        }
     return found
 
 
@@ -238,16 +252,23 @@ def preemption(root="/", uname_version=None):
     if m:
         return {"model": m.group(1), "source": "/proc/cmdline preempt="}
     version = uname_version if uname_version is not None else os.uname().version
-    for tag, model in (("PREEMPT_RT", "rt"), ("PREEMPT_DYNAMIC", "dynamic"),
-                       ("PREEMPT_LAZY", "lazy"), ("PREEMPT", "full")):
+    for tag, model in (
+        ("PREEMPT_RT", "rt"),
+        ("PREEMPT_DYNAMIC", "dynamic"),
+        ("PREEMPT_LAZY", "lazy"),
+        ("PREEMPT", "full"),
+    ):
         if re.search(rf"\b{tag}\b", version):
             note = " (the live mode needs debugfs sched/preempt)" if model == "dynamic" else ""
             return {"model": model, "source": f"uname -v{note}"}
     release = os.uname().release if root == "/" else ""
     config = _read(_path(root, f"boot/config-{release}")) or ""
-    for option, model in (("CONFIG_PREEMPT_RT", "rt"), ("CONFIG_PREEMPT", "full"),
-                          ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
-                          ("CONFIG_PREEMPT_NONE", "none")):
+    for option, model in (
+        ("CONFIG_PREEMPT_RT", "rt"),
+        ("CONFIG_PREEMPT", "full"),
+        ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+        ("CONFIG_PREEMPT_NONE", "none"),
+    ):
         if re.search(rf"^{option}=y$", config, re.M):
             return {"model": model, "source": f"/boot/config-{release}"}
     return {"model": "unknown", "source": None}
@@ -263,8 +284,9 @@ def _numa_nodes(root):
     for entry in entries:
         m = re.fullmatch(r"node(\d+)", entry)
         if m:
-            nodes.append({"node": int(m.group(1)),
-                          "cpus": _read(os.path.join(base, entry, "cpulist"))})
+            nodes.append(
+                {"node": int(m.group(1)), "cpus": _read(os.path.join(base, entry, "cpulist"))}
+            )
     return sorted(nodes, key=lambda n: n["node"])
 
 
@@ -289,7 +311,7 @@ def _dczva_block():
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _static(root):
     uname = os.uname()
     thp = _path(root, "sys/kernel/mm/transparent_hugepage")
@@ -308,9 +330,11 @@ def _static(root):
         "pagezero_arch": _core.ARCH,
         "dczva_block_bytes": _dczva_block(),
         "caches": caches(root),
-        "thp": {"enabled": _bracketed(_read(thp + "/enabled")),
-                "defrag": _bracketed(_read(thp + "/defrag")),
-                "source": "/sys/kernel/mm/transparent_hugepage"},
+        "thp": {
+            "enabled": _bracketed(_read(thp + "/enabled")),
+            "defrag": _bracketed(_read(thp + "/defrag")),
+            "source": "/sys/kernel/mm/transparent_hugepage",
+        },
         "preemption": preemption(root),
         "numa_nodes": _numa_nodes(root),
     }
@@ -364,21 +388,30 @@ def summary(info):
     lines = [
         f"cpu:         {info['cpu_model']} ({info['arch']}, {info['cpus_online']} CPUs online)",
         f"features:    {', '.join(info['cpu_features']) or '-'}"
-        + (f" (DC ZVA block {info['dczva_block_bytes']} bytes)" if info.get("dczva_block_bytes") else ""),
+        + (
+            f" (DC ZVA block {info['dczva_block_bytes']} bytes)"
+            if info.get("dczva_block_bytes")
+            else ""
+        ),
         f"kernel:      {info['kernel_release']}",
-        f"preemption:  {info['preemption']['model']} (from {info['preemption']['source'] or 'nowhere'})",
+        f"preemption:  {info['preemption']['model']} "
+        f"(from {info['preemption']['source'] or 'nowhere'})",
         f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",
     ]
     mem = info.get("memory", {})
     if mem:
-        lines.append(f"memory:      {_mib(mem.get('total_bytes', 0))} total, "
-                     f"{_mib(mem.get('available_bytes', 0))} available")
+        lines.append(
+            f"memory:      {_mib(mem.get('total_bytes', 0))} total, "
+            f"{_mib(mem.get('available_bytes', 0))} available"
+        )
     nodes = info.get("numa_nodes", [])
-    described = "; ".join("node%d: cpus %s" % (n["node"], n["cpus"]) for n in nodes)
+    described = "; ".join(f"node{n['node']:d}: cpus {n['cpus']}" for n in nodes)
     lines.append(f"numa nodes:  {len(nodes)} ({described})" if nodes else "numa nodes:  unknown")
     for c in info["caches"]:
-        line = (f"L{c['level']} {c['type'].lower():<11} {_mib(c['size_bytes']):>10}  "
-                f"shared by cpus {c['shared_cpu_list']}  ({c['source']})")
+        line = (
+            f"L{c['level']} {c['type'].lower():<11} {_mib(c['size_bytes']):>10}  "
+            f"shared by cpus {c['shared_cpu_list']}  ({c['source']})"
+        )
         if "disagreement" in c:
             line += f"\n             note: {c['disagreement']}"
         lines.append(line)

@@ -5,10 +5,21 @@ Two rate units, both formatted here only: perf's "GB/sec" is 2**30 bytes per
 second (format_rate, gb_per_sec), and the tables, reports and plots of this
 package say "GB/s" for 10**9 bytes per second (gbps, format_gbps).
 """
+
 import re
 
-__all__ = ["parse_size", "format_size", "parse_page", "format_page", "format_rate", "PAGE_SHIFTS",
-           "GBPS", "gbps", "format_gbps", "gb_per_sec"]
+__all__ = [
+    "parse_size",
+    "format_size",
+    "parse_page",
+    "format_page",
+    "format_rate",
+    "PAGE_SHIFTS",
+    "GBPS",
+    "gbps",
+    "format_gbps",
+    "gb_per_sec",
+]
 
 _UNITS = {"": 0, "B": 0, "KB": 10, "MB": 20, "GB": 30, "TB": 40}
 _SIZE_RE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
@@ -60,8 +71,9 @@ def parse_size(value, what="size", allow_zero=False):
             )
         unit = m.group(2).upper()
         if unit not in _UNITS:
-            raise ValueError(f"invalid {what} {value!r}: unknown unit {m.group(2)!r} "
-                             "(use B, KB, MB, GB or TB)")
+            raise ValueError(
+                f"invalid {what} {value!r}: unknown unit {m.group(2)!r} (use B, KB, MB, GB or TB)"
+            )
         n = int(m.group(1)) << _UNITS[unit]
     if n < 0:
         raise ValueError(f"invalid {what} {value!r}: must not be negative")
@@ -115,7 +127,7 @@ def parse_page(value):
         n = parse_size(value, what="page size")
     except ValueError:
         n = None
-    for name, shift in PAGE_SHIFTS.items():
+    for shift in PAGE_SHIFTS.values():
         if n == 1 << shift:
             return shift
     raise ValueError(f"invalid page size {value!r}: expected 4KB, 2MB or 1GB")

@@ -64,7 +64,7 @@ def needs_hugepages(page, count=1):
     return pytest.mark.skipif(
         free_hugepages(page) < count,
         reason=f"needs {count} free {page} hugepage(s); none reserved "
-               f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)",
+        f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)",
     )
 
 
@@ -97,8 +97,14 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 def run_python(*args, cwd=None, **kwargs):
     """Run this interpreter with `args` against the installed pagezero."""
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          cwd=cwd or TESTS_DIR, timeout=300, **kwargs)
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or TESTS_DIR,
+        timeout=300,
+        **kwargs,
+    )
 
 
 # The command line -----------------------------------------------------------------
@@ -165,7 +171,7 @@ def has_cycle_counter():
 
 def mem_total():
     with open("/proc/meminfo") as f:
-        return int(f.readline().split()[1]) * 1024       # MemTotal comes first
+        return int(f.readline().split()[1]) * 1024  # MemTotal comes first
 
 
 def never_available(page, threads=1):
@@ -187,15 +193,16 @@ class FakeKernel:
         self.dir = pathlib.Path(root) / "hugepages-2048kB"
         self.limit = limit
         self.writes = []
-        if create:      # else: the tree another process made, as it stands
+        if create:  # else: the tree another process made, as it stands
             self.dir.mkdir(parents=True)
             self.set(total=total, free=free, reserved=reserved)
             (self.dir / "surplus_hugepages").write_text("0\n")
 
     def set(self, **values):
         for name, v in values.items():
-            f = {"total": "nr_hugepages", "free": "free_hugepages",
-                 "reserved": "resv_hugepages"}[name]
+            f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}[
+                name
+            ]
             (self.dir / f).write_text(f"{v}\n")
 
     def get(self, name):

@@ -2,13 +2,16 @@
 info|sweep|compare|plot` in a subprocess, looking at the exit status,
 stdout, stderr and the files written. Sizes are tiny (64KB, one loop);
 nothing is asserted about speed. The report's tests are in test_report.py."""
+
 import json
 import os
 import random
 
 import pytest
+from conftest import check_usage_error as usage_error
+from conftest import ok
+from conftest import pagezero_cli as cli
 
-from conftest import check_usage_error as usage_error, ok, pagezero_cli as cli
 from pagezero.results import Result, ResultSet
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -26,12 +29,20 @@ def synthetic(path, benchmark="memset", factor=1.0, seed=0):
     results = []
     for function, f in (("a", factor), ("b", 1.0)):
         for _ in range(3):
-            ticks = [int(1e9 * (1 << 20) / (10e9 * f * (1 + rng.gauss(0, 0.002))))
-                     for _ in range(5)]
-            results.append(Result(benchmark=benchmark, function=function,
-                                  params={"size": 1 << 20, "chunk": 0, "loops": 5},
-                                  bytes_per_loop=1 << 20, clock="ns", samples=ticks,
-                                  machine={"cpu_model": "Test CPU"}))
+            ticks = [
+                int(1e9 * (1 << 20) / (10e9 * f * (1 + rng.gauss(0, 0.002)))) for _ in range(5)
+            ]
+            results.append(
+                Result(
+                    benchmark=benchmark,
+                    function=function,
+                    params={"size": 1 << 20, "chunk": 0, "loops": 5},
+                    bytes_per_loop=1 << 20,
+                    clock="ns",
+                    samples=ticks,
+                    machine={"cpu_model": "Test CPU"},
+                )
+            )
     # Each repetition its own process: three runs a point, as --runs 3 gives.
     ResultSet(results, [{"repetition": i, "process": i} for i in range(3)] * 2).save(str(path))
     return path
@@ -56,8 +67,9 @@ def test_info_text_is_a_deprecated_spelling_of_default():
     proc = cli("info", "--format", "text")
     labels = [line.split(":")[0] for line in ok(proc).splitlines()]
     assert labels == [line.split(":")[0] for line in ok(cli("info")).splitlines()]
-    assert proc.stderr.strip() == ("pagezero: warning: --format text is deprecated: "
-                                   "use --format default")
+    assert proc.stderr.strip() == (
+        "pagezero: warning: --format text is deprecated: use --format default"
+    )
 
 
 def test_info_json():
@@ -73,8 +85,19 @@ def test_info_json():
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     d = tmp_path_factory.mktemp("sweep")
-    proc = cli("sweep", "memset", *TINY, "-g", "size=64KB,128KB", "-r", "2",
-               "-o", d / "X.json", "--csv", d / "X.csv")
+    proc = cli(
+        "sweep",
+        "memset",
+        *TINY,
+        "-g",
+        "size=64KB,128KB",
+        "-r",
+        "2",
+        "-o",
+        d / "X.json",
+        "--csv",
+        d / "X.csv",
+    )
     return d, proc
 
 
@@ -93,39 +116,74 @@ def test_sweep_writes_json_and_csv(swept):
     assert not [p for p in os.listdir(d) if p.startswith(".")]  # no temporary left
 
 
-@pytest.mark.parametrize("name, text, flags", [
-    # A JSON table, completed by a -g flag.
-    ("grid.json", json.dumps({"function": ["default"], "size": ["64KB", "128KB"]}),
-     ["-g", "loops=1"]),
-    # A TOML [grid] table, single values standing for lists of one.
-    ("grid.toml", '[grid]\nfunction = "default"\nsize = ["64KB", "128KB"]\nloops = 1\n', []),
-], ids=["json", "toml"])
+@pytest.mark.parametrize(
+    "name, text, flags",
+    [
+        # A JSON table, completed by a -g flag.
+        (
+            "grid.json",
+            json.dumps({"function": ["default"], "size": ["64KB", "128KB"]}),
+            ["-g", "loops=1"],
+        ),
+        # A TOML [grid] table, single values standing for lists of one.
+        ("grid.toml", '[grid]\nfunction = "default"\nsize = ["64KB", "128KB"]\nloops = 1\n', []),
+    ],
+    ids=["json", "toml"],
+)
 def test_sweep_grid_from_file(tmp_path, name, text, flags):
     (tmp_path / name).write_text(text)
-    out = ok(cli("sweep", "memset", "--grid", tmp_path / name, *flags, "-r", "1",
-                 "--warmup", "0", "-o", tmp_path / "out.json"))
+    out = ok(
+        cli(
+            "sweep",
+            "memset",
+            "--grid",
+            tmp_path / name,
+            *flags,
+            "-r",
+            "1",
+            "--warmup",
+            "0",
+            "-o",
+            tmp_path / "out.json",
+        )
+    )
     assert len(out.strip().splitlines()) == 2
     rs = ResultSet.load(str(tmp_path / "out.json"))
     assert sorted(r.params["size"] for r in rs) == [64 << 10, 128 << 10]
     assert all(r.function == "default" and r.loops == 1 for r in rs)
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["memset", *TINY, "-g", "size=64KB", "-g", "bogus=1"], "bogus"),
-    (["memset", *TINY, "-g", "size=0"], "size"),
-    (["memset", *TINY, "-g", "size=64KB,0"], "size"),
-    (["memset", *TINY, "-g", "nothing"], "nothing"),
-    (["memset", *TINY, "-g", "size="], "size"),
-    (["memset", *TINY, "-g", "size=64KB", "-r", "0"], "repeat"),
-    (["memset", *TINY, "-g", "size=64KB", "-o", "{tmp}/no/such/dir/X.json"], "no/such/dir"),
-    (["memset", *TINY, "-g", "size=64KB", "--csv", "{tmp}/no/such/dir/X.csv"], "no/such/dir"),
-    (["memset", *TINY, "--grid", "{tmp}/missing.toml"], "missing.toml"),
-    (["memset", *TINY, "--grid", "{tmp}/bad.toml"], "bad.toml"),
-    (["memset", *TINY, "--grid", "{tmp}/bad.json"], "bad.json"),
-    (["nosuchbench", "-g", "size=64KB"], "nosuchbench"),
-], ids=["unknown-param", "size-0", "size-0-late", "no-equals", "no-values", "repeat-0",
-        "missing-dir", "missing-csv-dir", "missing-grid", "bad-toml", "bad-json",
-        "unknown-benchmark"])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["memset", *TINY, "-g", "size=64KB", "-g", "bogus=1"], "bogus"),
+        (["memset", *TINY, "-g", "size=0"], "size"),
+        (["memset", *TINY, "-g", "size=64KB,0"], "size"),
+        (["memset", *TINY, "-g", "nothing"], "nothing"),
+        (["memset", *TINY, "-g", "size="], "size"),
+        (["memset", *TINY, "-g", "size=64KB", "-r", "0"], "repeat"),
+        (["memset", *TINY, "-g", "size=64KB", "-o", "{tmp}/no/such/dir/X.json"], "no/such/dir"),
+        (["memset", *TINY, "-g", "size=64KB", "--csv", "{tmp}/no/such/dir/X.csv"], "no/such/dir"),
+        (["memset", *TINY, "--grid", "{tmp}/missing.toml"], "missing.toml"),
+        (["memset", *TINY, "--grid", "{tmp}/bad.toml"], "bad.toml"),
+        (["memset", *TINY, "--grid", "{tmp}/bad.json"], "bad.json"),
+        (["nosuchbench", "-g", "size=64KB"], "nosuchbench"),
+    ],
+    ids=[
+        "unknown-param",
+        "size-0",
+        "size-0-late",
+        "no-equals",
+        "no-values",
+        "repeat-0",
+        "missing-dir",
+        "missing-csv-dir",
+        "missing-grid",
+        "bad-toml",
+        "bad-json",
+        "unknown-benchmark",
+    ],
+)
 def test_sweep_bad_input(tmp_path, args, needle):
     (tmp_path / "bad.toml").write_text("size = [64KB\n")
     (tmp_path / "bad.json").write_text("[1, 2")
@@ -144,8 +202,11 @@ def test_sweep_bad_input(tmp_path, args, needle):
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     d = tmp_path_factory.mktemp("compare")
-    return (synthetic(d / "A.json", seed=1), synthetic(d / "B.json", factor=0.9, seed=2),
-            synthetic(d / "C.json", factor=1.1, seed=3))
+    return (
+        synthetic(d / "A.json", seed=1),
+        synthetic(d / "B.json", factor=0.9, seed=2),
+        synthetic(d / "C.json", factor=1.1, seed=3),
+    )
 
 
 def test_compare_text(pair):
@@ -169,8 +230,9 @@ def test_compare_simple_prints_the_base_and_each_change(pair):
     for line, row in zip(lines, doc["rows"]):
         base, *changes = (float(x) for x in line.split())
         assert base == pytest.approx(row["base"]["center"], rel=1e-6)
-        assert changes == pytest.approx([ch["change_pct"] for ch in row["changes"]],
-                                        rel=1e-6, abs=1e-6)
+        assert changes == pytest.approx(
+            [ch["change_pct"] for ch in row["changes"]], rel=1e-6, abs=1e-6
+        )
 
 
 def test_compare_json(pair):
@@ -202,8 +264,10 @@ def test_compare_real_sweep_with_itself(swept):
     assert all(line.rstrip().endswith("+0.0%") for line in rows)
 
 
-@pytest.mark.parametrize("case", ["one-file", "not-results", "not-json", "missing",
-                                  "memset-vs-memcpy", "bad-run", "plot-dir"])
+@pytest.mark.parametrize(
+    "case",
+    ["one-file", "not-results", "not-json", "missing", "memset-vs-memcpy", "bad-run", "plot-dir"],
+)
 def test_compare_bad_input(pair, tmp_path, case):
     a, b, _ = pair
     (tmp_path / "other.json").write_text(json.dumps({"hello": "world"}))

@@ -1,4 +1,5 @@
 """Results files reach the disk whole (pagezero/files.py atomic_write)."""
+
 import os
 import stat
 
@@ -9,8 +10,18 @@ from pagezero.results import Result, ResultSet
 
 
 def one_set():
-    return ResultSet([Result(benchmark="memset", function="k", params={"size": 4096},
-                             bytes_per_loop=4096, clock="ns", samples=[1000, 1100])])
+    return ResultSet(
+        [
+            Result(
+                benchmark="memset",
+                function="k",
+                params={"size": 4096},
+                bytes_per_loop=4096,
+                clock="ns",
+                samples=[1000, 1100],
+            )
+        ]
+    )
 
 
 def test_file_and_folder_are_synced(tmp_path, monkeypatch):
@@ -33,6 +44,7 @@ def test_umask_is_read_without_changing_it(tmp_path, monkeypatch):
     # would make it world-writable. /proc/self/status says the umask instead.
     old = os.umask(0o027)
     try:
+
         def no_umask(mask):
             raise AssertionError(f"os.umask({mask:o}) called")
 

@@ -1,8 +1,10 @@
 """The pages batch(), folio() and mem --thp clear on: the backing asked and
 used, recorded in results and printed in headings; THP checked in smaps."""
+
 import json
 
 import pytest
+from conftest import check_usage_error, ok, pagezero_cli
 
 import pagezero
 from pagezero import mappings, policy
@@ -11,13 +13,15 @@ from pagezero.cli.backing import backing_heading, backing_lines
 from pagezero.cli.mem import _print_conditions
 from pagezero.policy import BatchResult
 from pagezero.results import Result
-from conftest import check_usage_error, ok, pagezero_cli
 
 MB = 1 << 20
 THP_ON = mappings.thp_mode() in ("always", "madvise")
-needs_thp = pytest.mark.skipif(not THP_ON, reason="transparent huge pages are "
-                               f"{mappings.thp_mode() or 'not available'} on this kernel "
-                               f"({mappings.THP_SYSFS})")
+needs_thp = pytest.mark.skipif(
+    not THP_ON,
+    reason="transparent huge pages are "
+    f"{mappings.thp_mode() or 'not available'} on this kernel "
+    f"({mappings.THP_SYSFS})",
+)
 
 
 def no_hugetlb(monkeypatch, thp="madvise"):
@@ -77,8 +81,11 @@ def test_batch_auto_falls_back_when_the_hugetlb_mapping_fails(monkeypatch):
 
 
 def test_batch_hugetlb_without_pages_fails_clearly(monkeypatch):
-    monkeypatch.setattr(mappings.hugepages, "pool", lambda page: mappings.hugepages.Pool(
-        "2MB", 2 * MB, 0, 0, 0, 0, "/fixture/nr_hugepages"))
+    monkeypatch.setattr(
+        mappings.hugepages,
+        "pool",
+        lambda page: mappings.hugepages.Pool("2MB", 2 * MB, 0, 0, 0, 0, "/fixture/nr_hugepages"),
+    )
     with pytest.raises(pagezero.MappingError, match="not enough 2MB hugepages"):
         pagezero.batch("4MB", "1MB", loops=1, backing="hugetlb")
 
@@ -138,8 +145,9 @@ def test_folio_auto_without_a_free_page_asks_thp(monkeypatch):
     no_hugetlb(monkeypatch)
     r = pagezero.folio("2MB", strategy="sequential", loops=1)
     assert r.backing == "thp" and "huge_share" in r.details
-    assert r.details["backing_note"] == ("no free 2MB hugetlb page: transparent huge pages "
-                                         "asked with MADV_HUGEPAGE")
+    assert r.details["backing_note"] == (
+        "no free 2MB hugetlb page: transparent huge pages asked with MADV_HUGEPAGE"
+    )
 
 
 def test_folio_memory_says_its_pages(monkeypatch):
@@ -156,9 +164,9 @@ def test_folio_memory_says_its_pages(monkeypatch):
 
 
 @needs_thp
-@pytest.mark.parametrize("run, kw", [(pagezero.memset, {}),
-                                     (pagezero.memcpy, {"threads": 2,
-                                                        "threads_mode": "private"})])
+@pytest.mark.parametrize(
+    "run, kw", [(pagezero.memset, {}), (pagezero.memcpy, {"threads": 2, "threads_mode": "private"})]
+)
 def test_mem_thp_reports_the_share(run, kw):
     r = run("4MB", thp=True, loops=1, **kw)
     d = r.details
@@ -180,29 +188,49 @@ def synthetic(share, nbytes=64 * MB, backing="thp", note=None):
     details = {"huge_share": share, "huge_bytes": int(share * nbytes), "buffer_bytes": nbytes}
     if note:
         details["backing_note"] = note
-    return BatchResult(benchmark="batch", function="generic", bytes_per_loop=nbytes,
-                       params={"size": nbytes, "batch": "8MB", "backing": backing},
-                       clock="ns", samples=(1000,), details=details, batch_bytes=8 * MB,
-                       batches_per_loop=8, pass_worst_ns=(100,), batch_ns={"max": 100})
+    return BatchResult(
+        benchmark="batch",
+        function="generic",
+        bytes_per_loop=nbytes,
+        params={"size": nbytes, "batch": "8MB", "backing": backing},
+        clock="ns",
+        samples=(1000,),
+        details=details,
+        batch_bytes=8 * MB,
+        batches_per_loop=8,
+        pass_worst_ns=(100,),
+        batch_ns={"max": 100},
+    )
 
 
 def test_heading_and_lines_for_a_thp_run_short_of_huge_pages():
-    results = [synthetic(0.5, note="16 2MB hugepages needed, 0 available"),
-               synthetic(0.999, note="16 2MB hugepages needed, 0 available")]
-    assert backing_heading(results) == ("2MB THP pages, 50% on huge pages per smaps; "
-                                        "2MB THP pages, 99% on huge pages per smaps")
+    results = [
+        synthetic(0.5, note="16 2MB hugepages needed, 0 available"),
+        synthetic(0.999, note="16 2MB hugepages needed, 0 available"),
+    ]
+    assert backing_heading(results) == (
+        "2MB THP pages, 50% on huge pages per smaps; 2MB THP pages, 99% on huge pages per smaps"
+    )
     lines = backing_lines(results, lambda r: "batch '8MB'")
-    assert lines == ["# pages: 16 2MB hugepages needed, 0 available",
-                     "pagezero: warning: batch '8MB': only 50% of the 64MB buffer is on "
-                     "huge pages (THP asked; smaps): its figures are partly those of 4KB pages"]
+    assert lines == [
+        "# pages: 16 2MB hugepages needed, 0 available",
+        "pagezero: warning: batch '8MB': only 50% of the 64MB buffer is on "
+        "huge pages (THP asked; smaps): its figures are partly those of 4KB pages",
+    ]
     assert backing_heading([synthetic(0, backing="4KB")]).startswith("4KB pages")
 
 
 def test_mem_conditions_print_the_share_and_warn(capsys):
     r = pagezero.memset("4MB", loops=1)
-    r = Result(benchmark="memset", function="generic", params=r.params, bytes_per_loop=64 * MB,
-               clock="ns", samples=(1000,),
-               details={"huge_share": 0.9, "huge_bytes": 0, "buffer_bytes": 64 * MB})
+    r = Result(
+        benchmark="memset",
+        function="generic",
+        params=r.params,
+        bytes_per_loop=64 * MB,
+        clock="ns",
+        samples=(1000,),
+        details={"huge_share": 0.9, "huge_bytes": 0, "buffer_bytes": 64 * MB},
+    )
     _print_conditions(r)
     out, err = capsys.readouterr()
     assert out == "# THP: 90% of the buffer on huge pages (smaps)\n"
@@ -212,8 +240,10 @@ def test_mem_conditions_print_the_share_and_warn(capsys):
 @needs_thp
 def test_cli_mem_memset_thp_prints_the_share():
     out = ok(pagezero_cli("mem", "memset", "-s", "4MB", "-l", "1", "-f", "generic", "--thp"))
-    assert any(line.startswith("# THP: ") and line.endswith(
-        "% of the buffer on huge pages (smaps)") for line in out.splitlines())
+    assert any(
+        line.startswith("# THP: ") and line.endswith("% of the buffer on huge pages (smaps)")
+        for line in out.splitlines()
+    )
     out = ok(pagezero_cli("mem", "memset", "-s", "4MB", "-l", "1", "-f", "generic"))
     assert "# THP:" not in out
 
@@ -223,10 +253,13 @@ def test_cli_batch_and_folio_headings_name_the_pages(capsys, monkeypatch):
     assert main(["batch", "-s", "4MB", "-b", "1MB", "-l", "1"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("# Running 'policy/batch': clearing 4MB of 4KB pages in batches")
-    assert "# pages: 2 2MB hugepages needed, 0 available, and transparent huge pages are " \
-           "never" in err
-    assert main(["folio", "-p", "64KB", "-l", "1", "--strategy", "sequential",
-                 "--format", "json"]) == 0
+    assert (
+        "# pages: 2 2MB hugepages needed, 0 available, and transparent huge pages are never" in err
+    )
+    assert (
+        main(["folio", "-p", "64KB", "-l", "1", "--strategy", "sequential", "--format", "json"])
+        == 0
+    )
     [row] = json.loads(capsys.readouterr().out)
     assert row["backing"] == "4KB" and "huge_share" not in row
 
@@ -238,8 +271,13 @@ def test_cli_batch_and_folio_on_thp():
     assert "% on huge pages per smaps in batches" in out.splitlines()[0]
     out = ok(pagezero_cli("folio", "-l", "1", "--strategy", "sequential", "--backing", "thp"))
     assert out.startswith("# Running 'policy/folio': 2MB folio (2MB THP pages, ")
-    rows = json.loads(ok(pagezero_cli("batch", "-s", "4MB", "-b", "1MB", "-l", "1",
-                                      "--backing", "thp", "--format", "json")))
+    rows = json.loads(
+        ok(
+            pagezero_cli(
+                "batch", "-s", "4MB", "-b", "1MB", "-l", "1", "--backing", "thp", "--format", "json"
+            )
+        )
+    )
     assert rows[0]["backing"] == "thp" and 0 <= rows[0]["huge_share"] <= 1
 
 

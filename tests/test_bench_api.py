@@ -3,6 +3,7 @@ kernel calls (clear, fill, copy) on every kind of buffer, and the errors.
 
 No assertion is made on how fast anything is, only that rates are positive.
 """
+
 import dataclasses
 import errno
 import gc
@@ -11,9 +12,9 @@ import mmap
 import os
 
 import pytest
+from conftest import free_hugepages, hugepage_shortage, mem_available, run_python
 
 import pagezero
-from conftest import free_hugepages, hugepage_shortage, mem_available, run_python
 
 MB = 1 << 20
 
@@ -129,12 +130,15 @@ def test_fill_values(value):
     assert r.bytes_per_sec > 0
 
 
-@pytest.mark.parametrize("chunk, chunk_bytes", [
-    (0, 0),
-    ("64KB", 64 << 10),      # divides the size
-    (3000, 3000),            # does not: the last call is shorter
-    ("1MB", MB),             # the whole extent, spelled out
-])
+@pytest.mark.parametrize(
+    "chunk, chunk_bytes",
+    [
+        (0, 0),
+        ("64KB", 64 << 10),  # divides the size
+        (3000, 3000),  # does not: the last call is shorter
+        ("1MB", MB),  # the whole extent, spelled out
+    ],
+)
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
 def test_chunks(benchmark, chunk, chunk_bytes):
     r = run(benchmark, chunk=chunk)
@@ -160,10 +164,16 @@ def test_2mb_hugepages_when_reserved():
 # Result values --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field, value", [
-    ("samples", ()), ("function", "generic"), ("clock", "tsc"), ("params", {}),
-    ("bytes_per_loop", 1),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("samples", ()),
+        ("function", "generic"),
+        ("clock", "tsc"),
+        ("params", {}),
+        ("bytes_per_loop", 1),
+    ],
+)
 def test_result_is_immutable(field, value):
     r = small_result()
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -208,14 +218,17 @@ def test_newer_schema_version_is_refused(tmp_path):
         pagezero.load_results(str(path))
 
 
-@pytest.mark.parametrize("text", [
-    "garbage",
-    "",
-    "[]",
-    '{"schema": "something.else", "version": 1, "results": []}',
-    '{"schema": "pagezero.results", "version": 1, "results": [{"benchmark": "memset"}]}',
-    '{"schema": "pagezero.results", "version": "1", "results": []}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "garbage",
+        "",
+        "[]",
+        '{"schema": "something.else", "version": 1, "results": []}',
+        '{"schema": "pagezero.results", "version": 1, "results": [{"benchmark": "memset"}]}',
+        '{"schema": "pagezero.results", "version": "1", "results": []}',
+    ],
+)
 def test_garbage_is_refused(tmp_path, text):
     path = tmp_path / "results.json"
     path.write_text(text)
@@ -311,14 +324,16 @@ print(len(missing))
 
 def test_unavailable_kernels_raise_and_never_run():
     # Hide every feature pagezero knows, so kernels become unavailable on any CPU.
-    env = dict(os.environ,
-               PAGEZERO_HIDE_FEATURES="sse2,avx,avx2,avx512f,avx512bw,erms,fsrm,clzero,mops,dczva")
+    env = dict(
+        os.environ,
+        PAGEZERO_HIDE_FEATURES="sse2,avx,avx2,avx512f,avx512bw,erms,fsrm,clzero,mops,dczva",
+    )
     proc = run_python("-c", UNAVAILABLE, env=env)
     assert proc.returncode == 0, proc.stderr
     if pagezero._core.ARCH == "x86-64":
         assert int(proc.stdout) >= 8
     if pagezero._core.ARCH == "arm64":
-        assert int(proc.stdout) == 3    # arm64-dc-zva, arm64-mops, arm64-mops-nt
+        assert int(proc.stdout) == 3  # arm64-dc-zva, arm64-mops, arm64-mops-nt
 
 
 @pytest.mark.skipif(free_hugepages("1GB") < 1, reason="needs a free 1GB hugepage; none reserved")
@@ -443,8 +458,9 @@ def test_clear_memoryview_slice_touches_only_the_slice(kernel):
 
 
 @pytest.mark.parametrize("make", BUFFERS.values(), ids=BUFFERS.keys())
-@pytest.mark.parametrize("kernel", [k for k in available_clear_kernels()
-                                    if not pagezero.find_kernel(k).zero_only])
+@pytest.mark.parametrize(
+    "kernel", [k for k in available_clear_kernels() if not pagezero.find_kernel(k).zero_only]
+)
 def test_fill_buffer(make, kernel):
     buf = make(4099)
     pagezero.fill(buf, 7, kernel=kernel)
@@ -465,7 +481,7 @@ def test_copy_buffers(kernel):
 
 def test_numpy_arrays():
     np = pytest.importorskip("numpy")
-    a = np.full(1000, 0x55aa, dtype=np.uint16)
+    a = np.full(1000, 0x55AA, dtype=np.uint16)
     pagezero.clear(a)
     assert not a.any()
 
@@ -499,25 +515,41 @@ def test_numpy_read_only_is_refused():
         pagezero.clear(a)
 
 
-@pytest.mark.parametrize("target", [b"\xaa" * 100, "text", 12, None, memoryview(b"abc")],
-                         ids=["bytes", "str", "int", "None", "read-only memoryview"])
+@pytest.mark.parametrize(
+    "target",
+    [b"\xaa" * 100, "text", 12, None, memoryview(b"abc")],
+    ids=["bytes", "str", "int", "None", "read-only memoryview"],
+)
 def test_clear_refuses_what_it_cannot_write(target):
     with pytest.raises(ValueError):
         pagezero.clear(target)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: pagezero.copy(bytearray(10), bytes(11)),
-    lambda: pagezero.copy(b"x" * 10, bytes(10)),
-    lambda: pagezero.copy(bytearray(10), "0123456789"),
-    lambda: pagezero.fill(bytearray(10), 256),
-    lambda: pagezero.fill(bytearray(10), -1),
-    lambda: pagezero.fill(bytearray(10), "loop"),
-    lambda: pagezero.clear(bytearray(10), kernel="nope"),
-    lambda: pagezero.clear(bytearray(10), kernel=None),
-    lambda: pagezero.copy(bytearray(10), bytes(10), kernel="x86-64-stosb"),
-], ids=["length mismatch", "read-only dst", "str src", "fill 256", "fill -1", "fill loop",
-        "unknown kernel", "kernel None", "clear kernel for copy"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: pagezero.copy(bytearray(10), bytes(11)),
+        lambda: pagezero.copy(b"x" * 10, bytes(10)),
+        lambda: pagezero.copy(bytearray(10), "0123456789"),
+        lambda: pagezero.fill(bytearray(10), 256),
+        lambda: pagezero.fill(bytearray(10), -1),
+        lambda: pagezero.fill(bytearray(10), "loop"),
+        lambda: pagezero.clear(bytearray(10), kernel="nope"),
+        lambda: pagezero.clear(bytearray(10), kernel=None),
+        lambda: pagezero.copy(bytearray(10), bytes(10), kernel="x86-64-stosb"),
+    ],
+    ids=[
+        "length mismatch",
+        "read-only dst",
+        "str src",
+        "fill 256",
+        "fill -1",
+        "fill loop",
+        "unknown kernel",
+        "kernel None",
+        "clear kernel for copy",
+    ],
+)
 def test_direct_calls_refuse_bad_input(call):
     with pytest.raises(ValueError):
         call()
@@ -554,8 +586,9 @@ def test_bad_offsets_are_value_errors(bad):
         run("memset", offset=bad)
 
 
-@pytest.mark.parametrize("conditions", [{"cache": "cold"}, {"threads": 2},
-                                        {"threads": 2, "threads_mode": "private"}])
+@pytest.mark.parametrize(
+    "conditions", [{"cache": "cold"}, {"threads": 2}, {"threads": 2, "threads_mode": "private"}]
+)
 def test_offset_applies_under_any_conditions(conditions):
     # One C path for every condition: the offset reaches each of them.
     if conditions.get("threads", 1) > len(os.sched_getaffinity(0)):

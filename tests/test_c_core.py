@@ -6,6 +6,7 @@ without Python in the way: the kernels between guard pages, the clocks, the
 fault workloads, the clearing policies' walks and timed loops, and the
 threads, cache flushing, NUMA and counter code.
 """
+
 import os
 import shutil
 import subprocess
@@ -23,8 +24,9 @@ def test_c(test, mode):
     env = dict(os.environ, TEST=test, EXTRA_CFLAGS="-Werror")
     env.pop("PAGEZERO_FAKE_COUNTERS", None)  # the counter tests pick their source themselves
     env.pop("PAGEZERO_HIDE_FEATURES", None)
-    proc = subprocess.run(["bash", BUILD, mode], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=600)
+    proc = subprocess.run(
+        ["bash", BUILD, mode], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     if test != "clock":  # test_clock prints one "ok" line per check, no tally
         assert proc.stdout.strip().splitlines()[-1].endswith(" 0 failed"), proc.stdout[-500:]

@@ -6,14 +6,23 @@ Sizes are small (1MB..16MB, two loops) so the whole file stays fast on a
 two-core machine. No assertion is made on how fast anything is, only that
 rates are printed the way perf prints them and are positive.
 """
+
 import json
 import re
 
 import pytest
+from conftest import (
+    check_environment_error,
+    check_rate_line,
+    check_usage_error,
+    free_hugepages,
+    has_cycle_counter,
+    hugepage_shortage,
+    ok,
+    pagezero_cli,
+)
 
 import pagezero
-from conftest import (check_environment_error, check_rate_line, check_usage_error,
-                      free_hugepages, has_cycle_counter, hugepage_shortage, ok, pagezero_cli)
 
 SMALL = ["-s", "1MB", "-l", "2"]
 
@@ -45,7 +54,7 @@ def parse_default(stdout, benchmark):
     assert len(body) % 4 == 0, stdout
     blocks = []
     for i in range(0, len(body), 4):
-        function, copying, blank, rate = body[i:i + 4]
+        function, copying, blank, rate = body[i : i + 4]
         fm, cm = FUNCTION_RE.match(function), COPYING_RE.match(copying)
         assert fm, function
         assert cm, copying
@@ -119,7 +128,9 @@ def test_chunks(chunk):
 def test_function_help_lists_every_kernel(benchmark, kind):
     out = ok(mem(benchmark, "-f", "help"))
     for k in pagezero.kernels(kind):
-        assert re.search(rf"^\s+{re.escape(k.name)} \.\.\. {re.escape(k.description)}", out, re.M), k.name
+        assert re.search(
+            rf"^\s+{re.escape(k.name)} \.\.\. {re.escape(k.description)}", out, re.M
+        ), k.name
 
 
 def test_kernels_command_lists_every_kernel_with_availability():
@@ -206,14 +217,18 @@ def test_too_few_1gb_hugepages(benchmark):
 
 
 def test_too_few_2mb_hugepages():
-    proc = mem("memset", "-p", "2MB", "-s", str(hugepage_shortage("2MB")), "-l", "2", "-f", "default")
+    proc = mem(
+        "memset", "-p", "2MB", "-s", str(hugepage_shortage("2MB")), "-l", "2", "-f", "default"
+    )
     check_environment_error(proc, "hugepages", "nr_hugepages")
 
 
 def test_2mb_hugepages_when_reserved():
     if free_hugepages("2MB") < 1:
         pytest.skip("no free 2MB hugepages (reserve some with /proc/sys/vm/nr_hugepages)")
-    out = ok(mem("memset", "-p", "2MB", "-s", "2MB", "-l", "2", "-f", "default", "--format", "simple"))
+    out = ok(
+        mem("memset", "-p", "2MB", "-s", "2MB", "-l", "2", "-f", "default", "--format", "simple")
+    )
     assert float(out) > 0
 
 
@@ -241,8 +256,14 @@ def test_output_file_holds_one_result_per_function(tmp_path):
         assert r.benchmark == "memset"
         assert len(r.samples) == 2
         assert r.bytes_per_sec > 0
-        assert dict(r.params) == {"size": 1 << 20, "page": "4KB", "chunk": 64 << 10,
-                                  "loops": 2, "thp": False, "value": 0}
+        assert dict(r.params) == {
+            "size": 1 << 20,
+            "page": "4KB",
+            "chunk": 64 << 10,
+            "loops": 2,
+            "thp": False,
+            "value": 0,
+        }
 
 
 def test_output_file_memcpy_and_loop_value(tmp_path):
@@ -283,16 +304,17 @@ INTEGER_OPTIONS = {
     "batch loops": (["batch", "-s", "1MB"], "-l", "-l/--nr_loops"),
     "batch threads": (["batch", "-s", "1MB"], "-t", "-t/--threads"),
     "batch node": (["batch", "-s", "1MB"], "--node", "--node"),
-    "sweep repeat": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "-r",
-                     "-r/--repeat"),
-    "sweep processes": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "--processes",
-                        "--processes"),
+    "sweep repeat": (["sweep", "memset", "-g", "loops=1", "-o", "x.json"], "-r", "-r/--repeat"),
+    "sweep processes": (
+        ["sweep", "memset", "-g", "loops=1", "-o", "x.json"],
+        "--processes",
+        "--processes",
+    ),
 }
 
 
 @pytest.mark.parametrize("text", ["x", "1.5", "2MB", ""])
-@pytest.mark.parametrize("args, option, name", INTEGER_OPTIONS.values(),
-                         ids=INTEGER_OPTIONS.keys())
+@pytest.mark.parametrize("args, option, name", INTEGER_OPTIONS.values(), ids=INTEGER_OPTIONS.keys())
 def test_every_integer_option_fails_the_same_way(args, option, name, text):
     line = check_usage_error(pagezero_cli(*args, option, text))
     assert line == f"pagezero: error: argument {name}: invalid integer {text!r}"
@@ -301,8 +323,21 @@ def test_every_integer_option_fails_the_same_way(args, option, name, text):
 @pytest.mark.parametrize("loops", ["2", "02", "0x2", "0b10"])
 def test_integers_in_decimal_or_with_a_base_prefix(loops, tmp_path):
     path = tmp_path / "out.json"
-    ok(mem("memset", "-s", "1MB", "-l", loops, "-f", "default", "--format", "simple",
-           "-o", str(path)))
+    ok(
+        mem(
+            "memset",
+            "-s",
+            "1MB",
+            "-l",
+            loops,
+            "-f",
+            "default",
+            "--format",
+            "simple",
+            "-o",
+            str(path),
+        )
+    )
     [r] = pagezero.load_results(str(path))
     assert r.loops == 2
 
@@ -313,13 +348,13 @@ def test_integers_in_decimal_or_with_a_base_prefix(loops, tmp_path):
 def test_kernels_formats():
     rows = json.loads(ok(pagezero_cli("kernels", "--format", "json")))
     assert {(r["kind"], r["name"]) for r in rows} == {
-        (k.kind, k.name) for kind in ("clear", "copy") for k in pagezero.kernels(kind)}
+        (k.kind, k.name) for kind in ("clear", "copy") for k in pagezero.kernels(kind)
+    }
     names = ok(pagezero_cli("kernels", "--kind", "clear", "--format", "simple")).split()
     assert names == [k.name for k in available("clear")]
 
 
 def test_output_naming_a_directory_is_refused_before_measuring(tmp_path):
     # Found only after the measurement, it used to lose the whole run.
-    line = check_usage_error(pagezero_cli("mem", "memset", "-s", "4KB", "-l", "1",
-                                          "-o", tmp_path))
+    line = check_usage_error(pagezero_cli("mem", "memset", "-s", "4KB", "-l", "1", "-o", tmp_path))
     assert "is a directory" in line and str(tmp_path) in line

@@ -2,6 +2,7 @@
 below alpha, where treating loops as samples is far above it), a planted change
 found, "?" below 3 runs, the legend, report folders, the header's machine
 warning, files saved before runs existed, and --plot's threshold."""
+
 import json
 import os
 import random
@@ -22,17 +23,25 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 FOLDERS = os.path.join(DATA, "compare")
 
 
-def runs_set(rng, rate, runs, loops=10, between=0.04, within=0.01, function="x86-64-stosb",
-             size=256 * MB):
+def runs_set(
+    rng, rate, runs, loops=10, between=0.04, within=0.01, function="x86-64-stosb", size=256 * MB
+):
     """One point measured by `runs` processes: each run has its own offset (the
     physical placement of its buffer, `between` as a fraction) and loop noise."""
     results, described = [], []
     for process in range(runs):
         run_rate = rate * (1 + rng.gauss(0, between))
         ticks = [int(1e9 * size / (run_rate * (1 + rng.gauss(0, within)))) for _ in range(loops)]
-        results.append(Result(benchmark="memset", function=function,
-                              params={"size": size, "chunk": 0, "loops": loops},
-                              bytes_per_loop=size, clock="ns", samples=ticks))
+        results.append(
+            Result(
+                benchmark="memset",
+                function=function,
+                params={"size": size, "chunk": 0, "loops": loops},
+                bytes_per_loop=size,
+                clock="ns",
+                samples=ticks,
+            )
+        )
         described.append({"repetition": 0, "process": process})
     return ResultSet(results, described)
 
@@ -45,8 +54,10 @@ def flagged(base, new, **kw):
 # A/A: the false-positive rate --------------------------------------------------------
 
 
-@pytest.mark.parametrize("base_runs, new_runs, alpha",
-                         [(3, 3, 0.05), (5, 5, 0.05), (3, 3, 0.01), (5, 5, 0.01), (3, 5, 0.01)])
+@pytest.mark.parametrize(
+    "base_runs, new_runs, alpha",
+    [(3, 3, 0.05), (5, 5, 0.05), (3, 3, 0.01), (5, 5, 0.01), (3, 5, 0.01)],
+)
 def test_identical_runs_are_flagged_at_most_alpha_of_the_time(base_runs, new_runs, alpha):
     # 3-5% between runs (4% here), 1% between loops: the issue's 256MB memset.
     # A rate exactly alpha gives more than the binomial's 99.9% quantile of hits
@@ -55,8 +66,10 @@ def test_identical_runs_are_flagged_at_most_alpha_of_the_time(base_runs, new_run
 
     rng = random.Random(base_runs * 1000 + new_runs * 10 + int(alpha * 100))
     pairs = 600
-    hits = sum(flagged(runs_set(rng, 60e9, base_runs), runs_set(rng, 60e9, new_runs),
-                       alpha=alpha) for _ in range(pairs))
+    hits = sum(
+        flagged(runs_set(rng, 60e9, base_runs), runs_set(rng, 60e9, new_runs), alpha=alpha)
+        for _ in range(pairs)
+    )
     assert hits <= binom.ppf(0.999, pairs, alpha)
 
 
@@ -85,8 +98,7 @@ def test_a_planted_10_percent_change_is_found():
     trials = 200
     found = 0
     for _ in range(trials):
-        [row] = compare(runs_set(rng, 60e9, 5, between=0.03),
-                        runs_set(rng, 54e9, 5, between=0.03))
+        [row] = compare(runs_set(rng, 60e9, 5, between=0.03), runs_set(rng, 54e9, 5, between=0.03))
         found += row["changes"][0]["marker"] == "(R)"
     assert found / trials >= 0.8
 
@@ -94,7 +106,10 @@ def test_a_planted_10_percent_change_is_found():
 @pytest.mark.parametrize("factor, marker", [(0.9, "(R)"), (1.1, "(I)")])
 def test_the_change_shown_is_of_the_centre(factor, marker):
     rng = random.Random(3)
-    base, new = runs_set(rng, 60e9, 5, between=0.005), runs_set(rng, 60e9 * factor, 5, between=0.005)
+    base, new = (
+        runs_set(rng, 60e9, 5, between=0.005),
+        runs_set(rng, 60e9 * factor, 5, between=0.005),
+    )
     [row] = compare(base, new)
     c = row["changes"][0]
     assert c["marker"] == marker
@@ -209,8 +224,15 @@ def test_a_folder_of_another_machine_is_warned_about(capsys):
 
 
 def test_folder_comparison_as_json(capsys):
-    doc = json.loads(run_cli(capsys, os.path.join(FOLDERS, "base"), os.path.join(FOLDERS, "other"),
-                             "--format", "json"))
+    doc = json.loads(
+        run_cli(
+            capsys,
+            os.path.join(FOLDERS, "base"),
+            os.path.join(FOLDERS, "other"),
+            "--format",
+            "json",
+        )
+    )
     assert doc["names"] == ["base", "other"]
     assert doc["method"] == "Welch's t-test on the logs of per-run medians"
     assert [s["kernel_release"] for s in doc["sides"]] == ["6.18.0-base"] * 2
@@ -229,19 +251,27 @@ def test_a_fleet_folder_of_runs_is_one_study(tmp_path):
 
 
 def test_machine_differences():
-    a = {"cpu_model": "X", "memory": {"total_bytes": 16 << 30},
-         "caches": [{"level": 3, "type": "Unified", "size_bytes": 32 * MB}]}
+    a = {
+        "cpu_model": "X",
+        "memory": {"total_bytes": 16 << 30},
+        "caches": [{"level": 3, "type": "Unified", "size_bytes": 32 * MB}],
+    }
     assert machine_differences(a, dict(a, memory={"total_bytes": (16 << 30) - 50 * MB})) == []
     assert machine_differences(a, {"cpu_model": "X"}) == []  # facts one side lacks
     assert machine_differences(a, dict(a, memory={"total_bytes": 8 << 30})) == [
-        "memory (16.0 GiB vs 8.0 GiB)"]
+        "memory (16.0 GiB vs 8.0 GiB)"
+    ]
     assert machine_differences(a, dict(a, cpu_model="Y")) == ["CPU model (X vs Y)"]
 
 
 def test_side_facts_of_an_old_file():
     facts = side_facts({"cpu_model": "Old CPU", "kernel": "6.1.0"})
-    assert facts == {"kernel_release": "6.1.0", "kernel_cmdline": "unknown",
-                     "preemption": "unknown", "thp": "unknown"}
+    assert facts == {
+        "kernel_release": "6.1.0",
+        "kernel_cmdline": "unknown",
+        "preemption": "unknown",
+        "thp": "unknown",
+    }
 
 
 def test_machine_records_the_kernel_command_line(tmp_path):
@@ -256,8 +286,10 @@ def test_machine_records_the_kernel_command_line(tmp_path):
 
 @pytest.mark.parametrize("bad", [["--alpha", "0"], ["--alpha", "1.5"], ["--threshold", "-1"]])
 def test_bad_alpha_or_threshold_is_one_line(bad, capsys):
-    assert main(["compare", os.path.join(FOLDERS, "base"), os.path.join(FOLDERS, "patched"),
-                 *bad]) == 2
+    assert (
+        main(["compare", os.path.join(FOLDERS, "base"), os.path.join(FOLDERS, "patched"), *bad])
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("pagezero: error: alpha must be in (0, 1)") and len(err.splitlines()) == 1
 
@@ -305,8 +337,22 @@ def test_plot_marks_with_the_threshold_given(tmp_path, monkeypatch):
         return real(*sets, **kw)
 
     monkeypatch.setattr(plot, "compare", spy)
-    assert main(["compare", os.path.join(FOLDERS, "base"), os.path.join(FOLDERS, "patched"),
-                 "--threshold", "20", "--alpha", "0.05", "--plot", str(tmp_path / "cmp")]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                os.path.join(FOLDERS, "base"),
+                os.path.join(FOLDERS, "patched"),
+                "--threshold",
+                "20",
+                "--alpha",
+                "0.05",
+                "--plot",
+                str(tmp_path / "cmp"),
+            ]
+        )
+        == 0
+    )
     assert seen == [{"threshold": 0.2, "alpha": 0.05}]
     assert (tmp_path / "cmp.png").stat().st_size > 0
 

@@ -1,5 +1,6 @@
 """compare() and format_table() on synthetic result sets, and the plots
 (files exist, are non-empty and are what their names say)."""
+
 import random
 
 import pytest
@@ -10,10 +11,15 @@ from pagezero.results import Result, ResultSet
 
 KB, MB = 1 << 10, 1 << 20
 
-MACHINE = {"cpu_model": "Test CPU", "kernel_release": "6.0.0-test",
-           "caches": [{"level": 1, "type": "Data", "size_bytes": 48 * KB},
-                      {"level": 2, "type": "Unified", "size_bytes": 1 * MB},
-                      {"level": 3, "type": "Unified", "size_bytes": 32 * MB}]}
+MACHINE = {
+    "cpu_model": "Test CPU",
+    "kernel_release": "6.0.0-test",
+    "caches": [
+        {"level": 1, "type": "Data", "size_bytes": 48 * KB},
+        {"level": 2, "type": "Unified", "size_bytes": 1 * MB},
+        {"level": 3, "type": "Unified", "size_bytes": 32 * MB},
+    ],
+}
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -21,8 +27,18 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Helpers ----------------------------------------------------------------
 
 
-def results(function, size, rate, benchmark="memset", reps=3, loops=5, noise=0.002, seed=0,
-            clock="ns", **params):
+def results(
+    function,
+    size,
+    rate,
+    benchmark="memset",
+    reps=3,
+    loops=5,
+    noise=0.002,
+    seed=0,
+    clock="ns",
+    **params,
+):
     """`reps` Results of one point whose per-loop rates are about `rate` bytes/sec
     (for the cycles clock: about `rate` cycles per byte)."""
     rng = random.Random(seed)
@@ -32,9 +48,17 @@ def results(function, size, rate, benchmark="memset", reps=3, loops=5, noise=0.0
             ticks = [int(size * rate * (1 + rng.gauss(0, noise))) for _ in range(loops)]
         else:
             ticks = [int(1e9 * size / (rate * (1 + rng.gauss(0, noise)))) for _ in range(loops)]
-        out.append(Result(benchmark=benchmark, function=function,
-                          params={"size": size, "chunk": 0, "loops": loops, **params},
-                          bytes_per_loop=size, clock=clock, samples=ticks, machine=MACHINE))
+        out.append(
+            Result(
+                benchmark=benchmark,
+                function=function,
+                params={"size": size, "chunk": 0, "loops": loops, **params},
+                bytes_per_loop=size,
+                clock=clock,
+                samples=ticks,
+                machine=MACHINE,
+            )
+        )
     return out
 
 
@@ -48,10 +72,18 @@ def result_set(*groups):
 def base_new():
     """base and new: function a regresses 10%, b improves 10%, c is unchanged;
     d is only in base, e only in new."""
-    base = result_set(results("a", 1 * MB, 10e9, seed=1), results("b", 1 * MB, 10e9, seed=2),
-                      results("c", 1 * MB, 10e9, seed=3), results("d", 1 * MB, 10e9, seed=4))
-    new = result_set(results("a", 1 * MB, 9e9, seed=5), results("b", 1 * MB, 11e9, seed=6),
-                     results("c", 1 * MB, 10e9, seed=7), results("e", 1 * MB, 10e9, seed=8))
+    base = result_set(
+        results("a", 1 * MB, 10e9, seed=1),
+        results("b", 1 * MB, 10e9, seed=2),
+        results("c", 1 * MB, 10e9, seed=3),
+        results("d", 1 * MB, 10e9, seed=4),
+    )
+    new = result_set(
+        results("a", 1 * MB, 9e9, seed=5),
+        results("b", 1 * MB, 11e9, seed=6),
+        results("c", 1 * MB, 10e9, seed=7),
+        results("e", 1 * MB, 10e9, seed=8),
+    )
     return base, new
 
 
@@ -107,7 +139,11 @@ def test_format_table(base_new):
     text = format_table(rows, ["base.json", "new.json"])
     lines = text.splitlines()
     assert [c.strip() for c in lines[0].split(" | ")] == [
-        "benchmark", "result class", "base.json", "new.json"]
+        "benchmark",
+        "result class",
+        "base.json",
+        "new.json",
+    ]
     body = {line.split()[1]: line for line in lines[2:6]}
     assert body["a"].rstrip().endswith("(R)")
     assert body["b"].rstrip().endswith("(I)")

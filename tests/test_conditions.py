@@ -4,18 +4,18 @@ Mechanisms only: which lines were flushed before which call, which bytes
 each thread wrote, which node a buffer is bound to, which counts a counter
 source gave. Never how fast anything ran.
 """
+
 import os
 
 import pytest
+from conftest import has_cycle_counter, run_python
 
 import pagezero
 from pagezero import _core
 from pagezero.bench import choose_cpus, numa_nodes, scaling, thread_rates, thread_spread
 
-from conftest import has_cycle_counter, run_python
-
 CPUS = len(os.sched_getaffinity(0))
-FILL = "generic"   # any fill byte, on every architecture
+FILL = "generic"  # any fill byte, on every architecture
 METHODS = [m for m, ok in _core.cache_methods() if ok]
 needs_2_cpus = pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs allowed to this process")
 
@@ -30,8 +30,7 @@ def test_cold_flushes_each_chunk_before_its_call(method, size, chunk):
         events = _core.run_threads_on(r, FILL, 1, chunk, 3, 0, 0, True, method, 1 << 20)
     assert events[0] == (0, "start", 0, 1)
     chunks = [(off, min(chunk, size - off)) for off in range(0, size, chunk)]
-    expected = [(0, ev, off, n) for _ in range(3) for off, n in chunks
-                for ev in ("flush", "clear")]
+    expected = [(0, ev, off, n) for _ in range(3) for off, n in chunks for ev in ("flush", "clear")]
     assert events[1:] == expected
 
 
@@ -65,7 +64,7 @@ def test_cold_memcpy():
 @pytest.mark.parametrize("threads", sorted({2, min(CPUS, 4)}))
 @pytest.mark.parametrize("cold", [False, True])
 def test_threads_clear_exactly_their_parts(threads, cold):
-    size = threads * (64 << 10) + (12 << 10)   # the last part is longer
+    size = threads * (64 << 10) + (12 << 10)  # the last part is longer
     with _core.Region(size, guard=True) as r:
         view = memoryview(r)
         view[:] = b"\xff" * size
@@ -75,7 +74,7 @@ def test_threads_clear_exactly_their_parts(threads, cold):
     part = size // threads // 4096 * 4096
     for t in range(threads):
         end = (t + 1) * part if t + 1 < threads else size
-        assert data[t * part:end] == bytes([0x10 + t]) * (end - t * part), t
+        assert data[t * part : end] == bytes([0x10 + t]) * (end - t * part), t
     # Every thread passed the barrier only once all had arrived.
     starts = [e for e in events if e[1] == "start"]
     assert sorted(e[0] for e in starts) == list(range(threads))
@@ -105,6 +104,7 @@ def test_scaling_runs_each_thread_count(tmp_path):
     rs = scaling("1MB", function=FILL, max_threads=2, loops=2)
     assert [r.params.get("threads", 1) for r in rs] == [1, 2]
     from pagezero.plot import plot_scaling
+
     paths = plot_scaling(rs, str(tmp_path / "scaling"))
     assert all(os.path.getsize(p) > 0 for p in paths)
 
@@ -136,7 +136,7 @@ def test_bind_reads_back_node_0():
         _core.numa_bind(r, 0)
         memoryview(r)[:] = b"\0" * (1 << 20)
         mode, first, node = _core.numa_policy(r)
-    assert (mode, first, node) == (2, 0, 0)   # MPOL_BIND to node 0, page on node 0
+    assert (mode, first, node) == (2, 0, 0)  # MPOL_BIND to node 0, page on node 0
 
 
 def test_memset_on_node_0():
@@ -169,8 +169,9 @@ def test_counters_with_fake_source(monkeypatch):
     assert "fake" in r.details["counters_source"]
 
 
-
-@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen")
+@pytest.mark.skipif(
+    has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen"
+)
 def test_counters_without_pmu_fail_clearly(monkeypatch):
     monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
     with pytest.raises(pagezero.UnavailableError, match="no PMU"):
@@ -203,8 +204,9 @@ def test_multiplexed_counters_are_refused_and_said_so(monkeypatch):
 
 def test_cli_failed_counter_read_exits_1_naming_the_read():
     env = dict(os.environ, PAGEZERO_FAKE_COUNTERS="1", PAGEZERO_FAIL_COUNTER_READ="2")
-    p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", "-f", FILL, "--counters",
-                   env=env)
+    p = run_python(
+        "-m", "pagezero", "mem", "memset", "-s", "1MB", "-f", FILL, "--counters", env=env
+    )
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert p.stderr.startswith("pagezero: error: reading the hardware counters failed")
 
@@ -213,8 +215,11 @@ def test_binding_to_a_missing_node_is_not_called_pinning():
     # Both are -EINVAL from the C core; pinned threads used to make every
     # -EINVAL a "could not pin the threads".
     cpu = min(os.sched_getaffinity(0))
-    with pytest.raises(ValueError, match="could not bind the buffers to node 4000 "
-                                         r"\(mbind: Invalid argument\)"):
+    with pytest.raises(
+        ValueError,
+        match="could not bind the buffers to node 4000 "
+        r"\(mbind: Invalid argument\)",
+    ):
         _core.bench_mem("clear", FILL, 1 << 16, cpus=(cpu,), node=4000)
 
 
@@ -224,17 +229,29 @@ def test_pinning_to_a_forbidden_cpu_names_the_thread_and_cpu():
     if forbidden >= 1024:
         pytest.skip("every CPU number is allowed to this process")
     cpus = (min(allowed), forbidden)
-    with pytest.raises(ValueError, match=rf"could not pin thread 1 to CPU {forbidden} "
-                                         r"\(sched_setaffinity"):
+    with pytest.raises(
+        ValueError,
+        match=rf"could not pin thread 1 to CPU {forbidden} "
+        r"\(sched_setaffinity",
+    ):
         _core.bench_mem("clear", FILL, 1 << 16, threads=2, mode="private", cpus=cpus)
 
 
 # Command line -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [["-t", "0"], ["-t", "-2"], ["-t", str(CPUS + 1)],
-                                  ["--node", "4096"], ["--cpu-node", "4096"],
-                                  ["--cache", "lukewarm"], ["--threads-mode", "x"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-t", "0"],
+        ["-t", "-2"],
+        ["-t", str(CPUS + 1)],
+        ["--node", "4096"],
+        ["--cpu-node", "4096"],
+        ["--cache", "lukewarm"],
+        ["--threads-mode", "x"],
+    ],
+)
 def test_cli_bad_input_exits_2(args):
     p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", *args)
     assert p.returncode == 2, p.stderr
@@ -252,9 +269,30 @@ def test_cli_cold_threads_counters(tmp_path):
     out = tmp_path / "r.json"
     threads = "2" if CPUS >= 2 else "1"
     env = dict(os.environ, PAGEZERO_FAKE_COUNTERS="1")
-    p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", "-k", "64KB", "-l", "2",
-                   "-f", FILL, "--cache", "cold", "-t", threads, "--counters", "--node", "0",
-                   "-o", str(out), env=env)
+    p = run_python(
+        "-m",
+        "pagezero",
+        "mem",
+        "memset",
+        "-s",
+        "1MB",
+        "-k",
+        "64KB",
+        "-l",
+        "2",
+        "-f",
+        FILL,
+        "--cache",
+        "cold",
+        "-t",
+        threads,
+        "--counters",
+        "--node",
+        "0",
+        "-o",
+        str(out),
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     assert "cache cold" in p.stdout and "cycles:" in p.stdout
     if threads == "2":

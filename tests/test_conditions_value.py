@@ -1,5 +1,6 @@
 """The Conditions value: checked once, recorded once, and the same Python
 path for the plain run and the conditioned one (no hardware needed)."""
+
 import dataclasses
 
 import pytest
@@ -14,30 +15,36 @@ def test_defaults_are_perfs_conditions_and_record_nothing():
     assert c == Conditions() and c.default and c.params() == {} and c.cpus() == ()
 
 
-@pytest.mark.parametrize("kwargs, params", [
-    (dict(cache="cold"), {"cache": "cold"}),
-    (dict(threads=2), {"threads": 2, "threads_mode": "shared"}),
-    (dict(threads=2, threads_mode=None), {"threads": 2}),
-    (dict(threads=2, threads_mode="private"), {"threads": 2, "threads_mode": "private"}),
-    (dict(node=0), {"node": 0}),
-    (dict(cpu_node=0), {"cpu_node": 0}),
-    (dict(counters=True), {"counters": True}),
-])
+@pytest.mark.parametrize(
+    "kwargs, params",
+    [
+        (dict(cache="cold"), {"cache": "cold"}),
+        (dict(threads=2), {"threads": 2, "threads_mode": "shared"}),
+        (dict(threads=2, threads_mode=None), {"threads": 2}),
+        (dict(threads=2, threads_mode="private"), {"threads": 2, "threads_mode": "private"}),
+        (dict(node=0), {"node": 0}),
+        (dict(cpu_node=0), {"cpu_node": 0}),
+        (dict(counters=True), {"counters": True}),
+    ],
+)
 def test_params_keep_the_keys_results_always_had(kwargs, params, monkeypatch):
     monkeypatch.setattr(conditions.os, "sched_getaffinity", lambda pid: {0, 1})
     c = Conditions.check(**kwargs)
     assert c.params() == params and not c.default
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(cache="warm"), "unknown cache state"),
-    (dict(threads=0), "at least 1"),
-    (dict(threads=True), "must be an int"),
-    (dict(threads_mode="split"), "unknown threads mode"),
-    (dict(node="0"), "node must be an int"),
-    (dict(node=999), "node 999 does not exist"),
-    (dict(counters=1), "counters must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(cache="warm"), "unknown cache state"),
+        (dict(threads=0), "at least 1"),
+        (dict(threads=True), "must be an int"),
+        (dict(threads_mode="split"), "unknown threads mode"),
+        (dict(node="0"), "node must be an int"),
+        (dict(node=999), "node 999 does not exist"),
+        (dict(counters=1), "counters must be True or False"),
+    ],
+)
 def test_bad_conditions_are_one_value_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
         Conditions.check(**kwargs)
@@ -61,8 +68,14 @@ def test_loop_limits_live_in_one_table():
 def test_plan_carries_its_conditions():
     p = bench.plan("memset", size="64KB", cache="cold")
     assert p.conditions == Conditions(cache="cold")
-    assert (p.cache, p.threads, p.threads_mode, p.node, p.cpu_node, p.counters) == \
-           ("cold", 1, "shared", None, None, False)
+    assert (p.cache, p.threads, p.threads_mode, p.node, p.cpu_node, p.counters) == (
+        "cold",
+        1,
+        "shared",
+        None,
+        None,
+        False,
+    )
     assert p.params()["cache"] == "cold" and "threads" not in p.params()
 
 
@@ -73,9 +86,14 @@ def fake_core(monkeypatch):
     def bench_mem(*args, **kwargs):
         calls.append((args, kwargs))
         loops = kwargs["loops"]
-        return {"samples": (100,) * loops, "thread_samples": ((100,) * loops,),
-                "cold_method": "clflush" if kwargs["cold"] else "", "counters": None,
-                "loops_done": loops, "interrupted": None}
+        return {
+            "samples": (100,) * loops,
+            "thread_samples": ((100,) * loops,),
+            "cold_method": "clflush" if kwargs["cold"] else "",
+            "counters": None,
+            "loops_done": loops,
+            "interrupted": None,
+        }
 
     monkeypatch.setattr(_core, "bench_mem", bench_mem)
     return calls

@@ -1,22 +1,25 @@
 """The _core bindings themselves: signatures, the keyword parser, the
 argument converters and the errors they raise (csrc/py/)."""
+
 import inspect
 import os
 
 import pytest
+from conftest import free_hugepages, hugepage_shortage, run_python
 
 import pagezero
 from pagezero import _core
-
-from conftest import free_hugepages, hugepage_shortage, run_python
 
 CLEAR = "default"
 COPY = "default"
 
 
 def public_functions():
-    return sorted(name for name, obj in vars(_core).items()
-                  if not name.startswith("_") and inspect.isbuiltin(obj))
+    return sorted(
+        name
+        for name, obj in vars(_core).items()
+        if not name.startswith("_") and inspect.isbuiltin(obj)
+    )
 
 
 @pytest.mark.parametrize("name", public_functions())
@@ -33,25 +36,46 @@ def test_region_has_a_signature():
 def test_keywords_name_every_argument():
     params = list(inspect.signature(_core.bench_mem).parameters)
     assert params[:3] == ["kind", "kernel", "size"]
-    assert {"chunk", "loops", "offset", "cold", "threads", "cpus", "node", "counters"} <= \
-        set(params)
-    raw = _core.bench_mem(kind="clear", kernel=CLEAR, size=8192, chunk=4096, page_shift=12,
-                          thp=0, loops=2, clock="ns", value=0)
+    assert {"chunk", "loops", "offset", "cold", "threads", "cpus", "node", "counters"} <= set(
+        params
+    )
+    raw = _core.bench_mem(
+        kind="clear",
+        kernel=CLEAR,
+        size=8192,
+        chunk=4096,
+        page_shift=12,
+        thp=0,
+        loops=2,
+        clock="ns",
+        value=0,
+    )
     assert len(raw["samples"]) == 2 and raw["loops_done"] == 2
 
 
 def test_one_entry_answers_for_every_condition():
     # The plain run is the conditioned run with default conditions: same keys.
     plain = _core.bench_mem("clear", CLEAR, 1 << 16, loops=2)
-    cold = _core.bench_mem("clear", CLEAR, 1 << 16, loops=2, cold=True, evict_bytes=1 << 20,
-                           offset=16)
-    assert set(plain) == set(cold) == {"samples", "thread_samples", "counters", "cold_method",
-                                       "loops_done", "interrupted", "huge_pages"}
+    cold = _core.bench_mem(
+        "clear", CLEAR, 1 << 16, loops=2, cold=True, evict_bytes=1 << 20, offset=16
+    )
+    assert (
+        set(plain)
+        == set(cold)
+        == {
+            "samples",
+            "thread_samples",
+            "counters",
+            "cold_method",
+            "loops_done",
+            "interrupted",
+            "huge_pages",
+        }
+    )
     assert plain["interrupted"] is None and plain["counters"] is None
     # Read from smaps only when THP was asked for (mem --thp).
     assert plain["huge_pages"] is None
-    assert plain["cold_method"] == "" and cold["cold_method"] in ("clflushopt", "clflush",
-                                                                   "evict")
+    assert plain["cold_method"] == "" and cold["cold_method"] in ("clflushopt", "clflush", "evict")
     assert len(plain["thread_samples"]) == 1 and len(cold["thread_samples"][0]) == 2
     assert not hasattr(_core, "bench_threads")
 
@@ -76,15 +100,18 @@ def test_keyword_only_arguments_refuse_positions():
         _core.bench_mem("clear", CLEAR, 4096, 4096)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: _core.bench_mem("clear", CLEAR, 4096, loops=-1), "loops"),
-    (lambda: _core.bench_mem("clear", CLEAR, 4096, page_shift=-1), "page_shift"),
-    (lambda: _core.bench_mem("clear", CLEAR, 8192, threads=-1), "threads"),
-    (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, -1, 0, "ns", 0), "threads"),
-    (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, 1, -1, "ns", 0), "seed"),
-    (lambda: _core.fault_pass("demand", 4096, 12, 0, 1 << 32), "seed"),
-    (lambda: _core.bench_batch([bytearray(4096)], CLEAR, 1, -1), "loops"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: _core.bench_mem("clear", CLEAR, 4096, loops=-1), "loops"),
+        (lambda: _core.bench_mem("clear", CLEAR, 4096, page_shift=-1), "page_shift"),
+        (lambda: _core.bench_mem("clear", CLEAR, 8192, threads=-1), "threads"),
+        (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, -1, 0, "ns", 0), "threads"),
+        (lambda: _core.bench_fault("demand", 4096, 12, 0, 1, 1, -1, "ns", 0), "seed"),
+        (lambda: _core.fault_pass("demand", 4096, 12, 0, 1 << 32), "seed"),
+        (lambda: _core.bench_batch([bytearray(4096)], CLEAR, 1, -1), "loops"),
+    ],
+)
 def test_negative_or_huge_ints_are_refused_not_wrapped(call, name):
     # The "I" format wrapped -1 to 4294967295 without a word.
     with pytest.raises(ValueError, match=rf"{name} must be .*, not (-1|4294967296)$"):
@@ -102,7 +129,7 @@ def test_copy_refuses_overlapping_buffers():
     with pytest.raises(ValueError, match="overlap"):
         _core.copy(mv[0:8192], mv[4096:12288], COPY)
     before = bytes(b)
-    _core.copy(mv[0:4096], mv[8192:12288], COPY)    # disjoint parts of one buffer are fine
+    _core.copy(mv[0:4096], mv[8192:12288], COPY)  # disjoint parts of one buffer are fine
     assert b[0:4096] == before[8192:12288]
 
 
@@ -139,8 +166,10 @@ print([r["name"] for r in _core.kernels() if r["clear_pages"]])
 """
 
 
-@pytest.mark.skipif(_core.ARCH != "x86-64" or "erms" not in _core.cpu_features(),
-                    reason="needs an x86-64 CPU with erms to hide")
+@pytest.mark.skipif(
+    _core.ARCH != "x86-64" or "erms" not in _core.cpu_features(),
+    reason="needs an x86-64 CPU with erms to hide",
+)
 def test_clear_pages_without_erms_is_rep_stosq():
     env = dict(os.environ, PAGEZERO_HIDE_FEATURES="erms")
     out = run_python("-c", CLEAR_PAGES, env=env)
@@ -148,8 +177,10 @@ def test_clear_pages_without_erms_is_rep_stosq():
     assert out.stdout.strip() == "['x86-64-stosq']"
 
 
-@pytest.mark.skipif(not os.path.isdir("/sys/kernel/mm/hugepages/hugepages-2048kB"),
-                    reason="this kernel has no 2MB hugepage pool")
+@pytest.mark.skipif(
+    not os.path.isdir("/sys/kernel/mm/hugepages/hugepages-2048kB"),
+    reason="this kernel has no 2MB hugepage pool",
+)
 def test_hugepage_shortage_from_c_states_facts_without_advice():
     # Writing a number into nr_hugepages can shrink the pool: only
     # pagezero.hugepages, which knows the pool, words that advice.

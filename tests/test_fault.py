@@ -5,6 +5,7 @@ Regions are inspected through fault_pass(), which runs one pass of a workload
 as a run does but leaves the region mapped. No assertion is made on how fast
 anything is.
 """
+
 import ctypes
 import dataclasses
 import os
@@ -14,11 +15,11 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import mapping_count, mem_available, never_available
 
 import pagezero
 from pagezero import _core, fault
 from pagezero.interrupt import STOP_SIGNALS, Interrupted, signals_interrupt
-from conftest import mapping_count, mem_available, never_available
 
 MB = 1 << 20
 SIZE = 8 * MB
@@ -32,8 +33,10 @@ HUGE = {"2MB": 21, "1GB": 30}
 def needs_free(page, count):
     # Free and not promised to another process's mapping (free_hugepages counts those too).
     if pagezero.hugepage_pools()[page].available < count:
-        pytest.skip(f"needs {count} free {page} hugepage(s); none reserved "
-                    f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)")
+        pytest.skip(
+            f"needs {count} free {page} hugepage(s); none reserved "
+            f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)"
+        )
 
 
 def written(region):
@@ -81,10 +84,10 @@ def test_4kb_workloads_leave_zeros_but_the_bytes_written(function, seed, thp):
     with region:
         assert region.size == SIZE
         check_contents(region, function, 4096, seed)
-    assert pages["rss"] == SIZE          # every page faulted in
+    assert pages["rss"] == SIZE  # every page faulted in
     assert pages["hugetlb"] == 0
     if not thp:
-        assert pages["anon_huge"] == 0   # refused means refused
+        assert pages["anon_huge"] == 0  # refused means refused
     assert mapping_count() == before
 
 
@@ -155,7 +158,7 @@ def test_latencies_of_4kb_groups(function):
 
 def test_latency_unit_follows_the_fault_size():
     assert fault.latency_unit(12, False, SIZE) == 64 * 1024
-    assert fault.latency_unit(12, False, 12 * 1024) == 4096   # not a whole number of groups
+    assert fault.latency_unit(12, False, 12 * 1024) == 4096  # not a whole number of groups
     assert fault.latency_unit(12, True, SIZE) == 2 * MB
     assert fault.latency_unit(21, False, SIZE) == 2 * MB
     assert fault.latency_unit(30, False, 1 << 30) == 1 << 30
@@ -187,7 +190,7 @@ def test_results_with_details_survive_json(tmp_path):
     assert back.to_dict() == r.to_dict()
     assert fault.thread_rates(back) == fault.thread_rates(r)
     with pytest.raises(TypeError):
-        r.details["latency"]["n"] = 0    # a value: frozen all the way down
+        r.details["latency"]["n"] = 0  # a value: frozen all the way down
 
 
 # The page-size report ----------------------------------------------------------------
@@ -196,25 +199,39 @@ def test_results_with_details_survive_json(tmp_path):
 def synthetic(page="4KB", thp=False, pages=None, threads=1):
     size = 4 * MB
     return pagezero.Result(
-        benchmark="mmap", function="demand", bytes_per_loop=size * threads, clock="ns",
+        benchmark="mmap",
+        function="demand",
+        bytes_per_loop=size * threads,
+        clock="ns",
         samples=(1000,),
-        params={"size": size, "page": page, "loops": 1, "threads": threads, "seed": 0,
-                "thp": thp, "latency": False},
-        details={"thread_samples": ((1000,),) * threads, "pages": (pages,), "latency": None})
+        params={
+            "size": size,
+            "page": page,
+            "loops": 1,
+            "threads": threads,
+            "seed": 0,
+            "thp": thp,
+            "latency": False,
+        },
+        details={"thread_samples": ((1000,),) * threads, "pages": (pages,), "latency": None},
+    )
 
 
 def pg(rss=4 * MB, anon_huge=0, hugetlb=0, kernel_page=4096):
     return {"rss": rss, "anon_huge": anon_huge, "hugetlb": hugetlb, "kernel_page": kernel_page}
 
 
-@pytest.mark.parametrize("thp, pages, got, fallback", [
-    (False, pg(), "4KB", False),
-    (True, pg(anon_huge=4 * MB), "2MB THP", False),
-    (True, pg(), "4KB", True),                                    # THP asked, none came
-    (True, pg(anon_huge=2 * MB), "2MB THP for 2MB, 4KB for the rest", True),
-    (False, pg(anon_huge=2 * MB), "2MB THP for 2MB, 4KB for the rest", True),
-    (None, pg(anon_huge=4 * MB), "2MB THP", False),
-])
+@pytest.mark.parametrize(
+    "thp, pages, got, fallback",
+    [
+        (False, pg(), "4KB", False),
+        (True, pg(anon_huge=4 * MB), "2MB THP", False),
+        (True, pg(), "4KB", True),  # THP asked, none came
+        (True, pg(anon_huge=2 * MB), "2MB THP for 2MB, 4KB for the rest", True),
+        (False, pg(anon_huge=2 * MB), "2MB THP for 2MB, 4KB for the rest", True),
+        (None, pg(anon_huge=4 * MB), "2MB THP", False),
+    ],
+)
 def test_page_report_never_hides_a_thp_fallback(thp, pages, got, fallback):
     report = fault.page_report(synthetic(thp=thp, pages=pages))
     assert report["got"] == got and report["fallback"] is fallback
@@ -227,8 +244,9 @@ def test_page_report_says_when_pages_are_missing():
 
 
 def test_page_report_for_hugetlb():
-    report = fault.page_report(synthetic(
-        page="2MB", pages=pg(rss=0, hugetlb=4 * MB, kernel_page=2 * MB)))
+    report = fault.page_report(
+        synthetic(page="2MB", pages=pg(rss=0, hugetlb=4 * MB, kernel_page=2 * MB))
+    )
     assert report["asked"] == report["got"] == "2MB hugetlb" and not report["fallback"]
 
 
@@ -261,9 +279,11 @@ def cut_short_memset(monkeypatch, at):
         calls.append(kwargs["function"])
         if len(calls) == at:
             cut = real(**dict(kwargs, loops=1))
-            raise Interrupted(signal.SIGTERM, partial=dataclasses.replace(cut,
-                                                                          interrupted="SIGTERM"))
+            raise Interrupted(
+                signal.SIGTERM, partial=dataclasses.replace(cut, interrupted="SIGTERM")
+            )
         return real(**kwargs)
+
     monkeypatch.setattr(fault, "memset", memset)
 
 
@@ -274,7 +294,10 @@ def test_headroom_stopped_during_the_clears_keeps_the_faults_and_the_clears(monk
     rs = caught.value.partial
     assert caught.value.signum == signal.SIGTERM and rs.interrupted == "SIGTERM"
     assert [(r.benchmark, r.function, r.loops) for r in rs] == [
-        ("mmap", "demand", 2), ("memset", "default", 2), ("memset", "generic", 1)]
+        ("mmap", "demand", 2),
+        ("memset", "default", 2),
+        ("memset", "generic", 1),
+    ]
     assert rs.results[-1].interrupted == "SIGTERM"
 
 
@@ -315,27 +338,30 @@ def test_a_signal_stops_a_run_and_keeps_the_loops_done(sig):
 # Errors: clear, and nothing left behind --------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(function="fault"), "unknown workload"),
-    (dict(page="3MB"), "page size"),
-    (dict(seed="abc"), "seed must be an int"),
-    (dict(seed=1.5), "seed must be an int"),
-    (dict(seed=-1), "seed must be between"),
-    (dict(seed=2**32), "seed must be between"),
-    (dict(threads=0), "threads must be between 1"),
-    (dict(threads=-2), "threads must be between 1"),
-    (dict(threads=fault.MAX_THREADS + 1), "threads must be between 1"),
-    (dict(threads=True), "threads must be an int"),
-    (dict(loops=0), "loops must be between"),
-    (dict(size=0), "at least 1 byte"),
-    (dict(size="5KB"), "not a whole number of 4KB pages"),
-    (dict(size="3MB", page="2MB"), "not a whole number of 2MB pages"),
-    (dict(thp=True, page="2MB", size="2MB"), "4KB pages only"),
-    (dict(clock="cycles", threads=2), "cycles clock counts the thread"),
-    (dict(clock="sundial"), "unknown clock"),
-    (dict(function="populate", latency=True), "no fault to time"),
-    (dict(latency="yes"), "latency must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(function="fault"), "unknown workload"),
+        (dict(page="3MB"), "page size"),
+        (dict(seed="abc"), "seed must be an int"),
+        (dict(seed=1.5), "seed must be an int"),
+        (dict(seed=-1), "seed must be between"),
+        (dict(seed=2**32), "seed must be between"),
+        (dict(threads=0), "threads must be between 1"),
+        (dict(threads=-2), "threads must be between 1"),
+        (dict(threads=fault.MAX_THREADS + 1), "threads must be between 1"),
+        (dict(threads=True), "threads must be an int"),
+        (dict(loops=0), "loops must be between"),
+        (dict(size=0), "at least 1 byte"),
+        (dict(size="5KB"), "not a whole number of 4KB pages"),
+        (dict(size="3MB", page="2MB"), "not a whole number of 2MB pages"),
+        (dict(thp=True, page="2MB", size="2MB"), "4KB pages only"),
+        (dict(clock="cycles", threads=2), "cycles clock counts the thread"),
+        (dict(clock="sundial"), "unknown clock"),
+        (dict(function="populate", latency=True), "no fault to time"),
+        (dict(latency="yes"), "latency must be True or False"),
+    ],
+)
 def test_bad_arguments_are_value_errors(kwargs, match):
     kwargs.setdefault("size", "1MB")
     before = mapping_count()

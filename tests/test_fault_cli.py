@@ -2,6 +2,7 @@
 exit status and the files it writes. Small sizes, one or two loops; no
 assertion on how fast anything is.
 """
+
 import json
 import os
 import re
@@ -11,21 +12,34 @@ import sys
 import time
 
 import pytest
+from conftest import (
+    TESTS_DIR,
+    check_environment_error,
+    check_rate_line,
+    check_usage_error,
+    has_cycle_counter,
+    mem_available,
+    never_available,
+    ok,
+    pagezero_cli,
+)
 
 import pagezero
 from pagezero import fault, hugepages
 from pagezero.cli import main
-from conftest import (TESTS_DIR, check_environment_error, check_rate_line, check_usage_error,
-                      has_cycle_counter, mem_available, never_available, ok, pagezero_cli)
 
 SMALL = ["-s", "4MB", "-l", "2"]
 FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 THREAD_RE = re.compile(r"^ +\d+\.\d{6} (bytes|KB|MB|GB)/sec/thread \( \+- \d+\.\d\d% \)$")
-LATENCY_RE = re.compile(r"^# latency per (?P<what>.+): p50 [\d.]+ (ns|us|ms|s), "
-                        r"p99 [\d.]+ (ns|us|ms|s), max [\d.]+ (ns|us|ms|s) \((?P<n>\d+) samples\)$")
-HEADROOM_RE = re.compile(r"^# headroom '(?P<name>[^']+)': faults [\d.]+ \w+/sec(/thread)?, "
-                         r"best user-space clear of 4KB extents [\d.]+ \w+/sec \((?P<kernel>[^)]+)\): "
-                         r"(?P<ratio>[\d.]+)x$")
+LATENCY_RE = re.compile(
+    r"^# latency per (?P<what>.+): p50 [\d.]+ (ns|us|ms|s), "
+    r"p99 [\d.]+ (ns|us|ms|s), max [\d.]+ (ns|us|ms|s) \((?P<n>\d+) samples\)$"
+)
+HEADROOM_RE = re.compile(
+    r"^# headroom '(?P<name>[^']+)': faults [\d.]+ \w+/sec(/thread)?, "
+    r"best user-space clear of 4KB extents [\d.]+ \w+/sec \((?P<kernel>[^)]+)\): "
+    r"(?P<ratio>[\d.]+)x$"
+)
 
 
 def mmap(*args):
@@ -55,7 +69,7 @@ def test_default_output_as_perf_prints_it():
         assert b[2] == ""
         check_rate_line(b[3])
         assert b[4] == "# pages: asked 4KB (THP refused), got 4KB"
-    assert fault.describe("demand") == "Demand loaded mmap()"      # perf's words
+    assert fault.describe("demand") == "Demand loaded mmap()"  # perf's words
     assert fault.describe("populate") == "Eagerly populated mmap()"
 
 
@@ -90,10 +104,12 @@ def test_headroom_line():
 def test_headroom_stopped_saves_the_faults_and_the_clears(tmp_path, monkeypatch, capsys):
     # The clears are saved beside the faults but not counted among the loops planned.
     from test_fault import cut_short_memset
+
     cut_short_memset(monkeypatch, at=2)
     out = tmp_path / "run.json"
-    status = main(["mem", "mmap", "-s", "4MB", "-l", "2", "-f", "demand", "--headroom",
-                   "-o", str(out)])
+    status = main(
+        ["mem", "mmap", "-s", "4MB", "-l", "2", "-f", "demand", "--headroom", "-o", str(out)]
+    )
     err = capsys.readouterr().err
     assert status == 143, err
     assert err.strip() == f"pagezero: interrupted by SIGTERM after 2 of 2 loops; saved to {out}"
@@ -161,8 +177,9 @@ def test_bad_input_is_one_line_and_exit_2(args):
 
 def test_more_threads_than_memory_allows_is_exit_1():
     size = mem_available() // 2 // 4096 * 4096
-    check_environment_error(mmap("-s", f"{size}B", "-t", "4", "-l", "1"),
-                            "too large", "MemAvailable")
+    check_environment_error(
+        mmap("-s", f"{size}B", "-t", "4", "-l", "1"), "too large", "MemAvailable"
+    )
 
 
 @pytest.mark.parametrize("page", ["2MB", "1GB"])
@@ -190,18 +207,38 @@ def test_a_thp_fallback_is_never_silent():
     assert "pagezero: warning: 'populate'" in proc.stderr and "populate-write" in proc.stderr
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
-                    reason="resizing a hugepage pool needs root and a 2MB pool")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
+    reason="resizing a hugepage pool needs root and a 2MB pool",
+)
 def test_ctrl_c_during_a_reserved_run_restores_the_pool():
     before = hugepages.pool("2MB").total
-    pages = hugepages.pool("2MB").available + 1       # one more than is free: --reserve acts
+    pages = hugepages.pool("2MB").available + 1  # one more than is free: --reserve acts
     # About 4GB of faults, a second or so: the interrupt comes while it runs;
     # the C loops stop within one loop (csrc/stop.h), then the CLI unwinds.
     loops = max(10, 2000 // pages)
-    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "mem", "mmap", "-s", f"{2 * pages}MB",
-                             "-p", "2MB", "-f", "demand", "-l", str(loops), "--reserve"],
-                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pagezero",
+            "mem",
+            "mmap",
+            "-s",
+            f"{2 * pages}MB",
+            "-p",
+            "2MB",
+            "-f",
+            "demand",
+            "-l",
+            str(loops),
+            "--reserve",
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while hugepages.pool("2MB").total == before and proc.poll() is None:
@@ -213,6 +250,9 @@ def test_ctrl_c_during_a_reserved_run_restores_the_pool():
         proc.kill()
         proc.wait()
     assert proc.returncode == 130, err
-    assert re.fullmatch(rf"pagezero: interrupted by SIGINT after \d+ of {loops} loops; "
-                        r"(nothing measured|not saved \(no -o\))", err.strip()), err
+    assert re.fullmatch(
+        rf"pagezero: interrupted by SIGINT after \d+ of {loops} loops; "
+        r"(nothing measured|not saved \(no -o\))",
+        err.strip(),
+    ), err
     assert hugepages.pool("2MB").total == before

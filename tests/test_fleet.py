@@ -4,6 +4,7 @@ their own processes (so a test can kill one as a machine dies). Commands are
 tiny (4KB memsets), except where a run must last long enough to be killed;
 nothing is asserted about speed. `fleet up` fakes only the SSH connection:
 its scheduler and workers are real processes here."""
+
 import json
 import os
 import signal
@@ -13,8 +14,9 @@ import threading
 import time
 
 import pytest
+from conftest import TESTS_DIR, one_line_error
+from conftest import pagezero_cli as cli
 
-from conftest import TESTS_DIR, one_line_error, pagezero_cli as cli
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
 from pagezero.folders import load_folder
@@ -27,9 +29,14 @@ STARTUP_S = 90
 
 
 def _dask(*args, env=None, log=None):
-    return subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=TESTS_DIR, env=env,
-                            stdout=subprocess.DEVNULL, stderr=log or subprocess.DEVNULL,
-                            start_new_session=True)  # its own group: killed as one machine
+    return subprocess.Popen(
+        [sys.executable, "-m", "dask", *args],
+        cwd=TESTS_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log or subprocess.DEVNULL,
+        start_new_session=True,
+    )  # its own group: killed as one machine
 
 
 def _kill(proc):
@@ -42,8 +49,16 @@ def _kill(proc):
 
 def start_scheduler(folder):
     path = os.path.join(folder, "scheduler.json")
-    proc = _dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                 "--scheduler-file", path)
+    proc = _dask(
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--scheduler-file",
+        path,
+    )
     deadline = time.monotonic() + STARTUP_S
     while not os.path.exists(path):
         assert proc.poll() is None and time.monotonic() < deadline, "dask scheduler did not start"
@@ -56,16 +71,30 @@ def start_scheduler(folder):
 def start_workers(address, *names, threads=None, env=None):
     """The documented workers, started together: one process each, the benchmark
     resource, named after their machines; threads: {name: count} (default 1)."""
-    procs = [_dask("worker", address, "--nworkers", "1",
-                   "--nthreads", str((threads or {}).get(name, 1)),
-                   "--resources", "benchmark=1", "--name", name, "--no-dashboard", env=env)
-             for name in names]
+    procs = [
+        _dask(
+            "worker",
+            address,
+            "--nworkers",
+            "1",
+            "--nthreads",
+            str((threads or {}).get(name, 1)),
+            "--resources",
+            "benchmark=1",
+            "--name",
+            name,
+            "--no-dashboard",
+            env=env,
+        )
+        for name in names
+    ]
     client = connect(address)
     try:
         deadline = time.monotonic() + STARTUP_S
         while not set(names) <= {w["name"] for w in client.scheduler_info()["workers"].values()}:
-            assert all(p.poll() is None for p in procs) and time.monotonic() < deadline, \
+            assert all(p.poll() is None for p in procs) and time.monotonic() < deadline, (
                 f"{names} did not start"
+            )
             time.sleep(0.1)
     finally:
         client.close()
@@ -109,7 +138,7 @@ def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
         (run,) = m["runs"]
         assert run["files"] == [f"{m['name']}/run-1.json"] and run["start"] < run["end"]
         rs = load_folder(os.path.join(out, m["name"]))
-        assert rs.machine["fleet_name"] == m["name"]       # its name in the fleet
+        assert rs.machine["fleet_name"] == m["name"]  # its name in the fleet
         assert rs.machine["hostname"] == os.uname().nodename  # and the machine's metadata
         assert [r.params["size"] for r in rs] == [4096]
         assert os.path.exists(os.path.join(out, m["name"], "run-1.log"))
@@ -121,7 +150,8 @@ def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
     assert "size=4KB" in compared.stdout
     assert "several machines" in main_error(capsys, 2, "compare", out, os.path.join(out, "host-b"))
     assert "no measured point has all of 'size=8KB'" in main_error(
-        capsys, 2, "fleet", "table", out, "--match", "size=8KB")
+        capsys, 2, "fleet", "table", out, "--match", "size=8KB"
+    )
 
 
 def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
@@ -129,18 +159,21 @@ def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
     logs = {}
 
     def client(i):
-        logs[i] = run_fleet(fleet[0], TINY, str(tmp_path / f"c{i}"), machines=["host-a"], runs=2,
-                            poll_s=0.1)
+        logs[i] = run_fleet(
+            fleet[0], TINY, str(tmp_path / f"c{i}"), machines=["host-a"], runs=2, poll_s=0.1
+        )
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    spans = sorted((r["start"], r["end"]) for log in logs.values()
-                   for m in log.machines for r in m["runs"])
-    assert len(spans) == 4 and all(r["status"] == "ok" for log in logs.values()
-                                   for m in log.machines for r in m["runs"])
+    spans = sorted(
+        (r["start"], r["end"]) for log in logs.values() for m in log.machines for r in m["runs"]
+    )
+    assert len(spans) == 4 and all(
+        r["status"] == "ok" for log in logs.values() for m in log.machines for r in m["runs"]
+    )
     for (_, end), (next_start, _) in zip(spans, spans[1:]):
         assert end <= next_start, spans
 
@@ -177,8 +210,20 @@ def test_cli_run_table_and_store(fleet, tmp_path, capsys):
 
     out = tmp_path / "run"
     store = tmp_path / "s.sqlite"
-    proc = cli("fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "2", "--store", store,
-               "--", *TINY)
+    proc = cli(
+        "fleet",
+        "run",
+        "--scheduler",
+        fleet[0],
+        "-o",
+        out,
+        "--runs",
+        "2",
+        "--store",
+        store,
+        "--",
+        *TINY,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "host-a: ok, 2/2 runs ok" in proc.stdout and "host-b: ok, 2/2 runs ok" in proc.stdout
     capsys.readouterr()
@@ -194,8 +239,20 @@ def test_cli_run_table_and_store(fleet, tmp_path, capsys):
     assert {m: s["runs"] for m, s in row["machines"].items()} == {"host-a": 2, "host-b": 2}
     os.chmod(store, 0o444)
     try:  # a store that cannot take the results is refused before anything runs
-        assert "read-only" in main_error(capsys, 1, "fleet", "run", "--scheduler", fleet[0],
-                                         "-o", tmp_path / "again", "--store", store, "--", *TINY)
+        assert "read-only" in main_error(
+            capsys,
+            1,
+            "fleet",
+            "run",
+            "--scheduler",
+            fleet[0],
+            "-o",
+            tmp_path / "again",
+            "--store",
+            store,
+            "--",
+            *TINY,
+        )
     finally:
         os.chmod(store, 0o644)
     assert not (tmp_path / "again").exists()
@@ -209,22 +266,45 @@ def test_cli_refuses_before_sending(fleet, tmp_path, capsys):
     assert "writes no results" in main_error(capsys, 2, *base, "kernels")
     assert "leave -o out" in main_error(capsys, 2, *base, *TINY, "-o", "x.json")
     assert "no pagezero command" in main_error(capsys, 2, *base)
-    assert "at least 1" in main_error(capsys, 2, "fleet", "run", "--scheduler", fleet[0],
-                                      "-o", out, "--runs", "0", "--", *TINY)
+    assert "at least 1" in main_error(
+        capsys, 2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "0", "--", *TINY
+    )
     assert "no worker named 'host-z'" in main_error(
-        capsys, 2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--machines", "host-z",
-        "--", *TINY)
+        capsys,
+        2,
+        "fleet",
+        "run",
+        "--scheduler",
+        fleet[0],
+        "-o",
+        out,
+        "--machines",
+        "host-z",
+        "--",
+        *TINY,
+    )
     assert not out.exists()  # nothing written for a refused run
 
 
 def test_cli_cluster_faults(tmp_path, capsys):
-    unreachable = cli("fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1",
-                      "-o", tmp_path / "run", "--", *TINY)
+    unreachable = cli(
+        "fleet",
+        "run",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        "--timeout",
+        "1",
+        "-o",
+        tmp_path / "run",
+        "--",
+        *TINY,
+    )
     assert "cannot reach the Dask scheduler" in one_line_error(unreachable, 1)
     scheduler, address = start_scheduler(str(tmp_path))
     try:
-        assert "has no workers" in main_error(capsys, 1, "fleet", "run", "--scheduler", address,
-                                              "-o", tmp_path / "run", "--", *TINY)
+        assert "has no workers" in main_error(
+            capsys, 1, "fleet", "run", "--scheduler", address, "-o", tmp_path / "run", "--", *TINY
+        )
     finally:
         _kill(scheduler)
     assert "no such folder" in main_error(capsys, 2, "fleet", "table", tmp_path / "none")
@@ -232,16 +312,42 @@ def test_cli_cluster_faults(tmp_path, capsys):
 
 def test_fleet_error_is_a_pagezero_error():
     import pagezero
+
     assert issubclass(FleetError, pagezero.PagezeroError)
 
 
 def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "fleet", "run", "--scheduler",
-                             fleet[0], "-o", str(out), "--machines", "host-b", "--runs", "4",
-                             "--", "mem", "mmap", "-s", "64MB", "-l", "8", "-f", "demand"],
-                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pagezero",
+            "fleet",
+            "run",
+            "--scheduler",
+            fleet[0],
+            "-o",
+            str(out),
+            "--machines",
+            "host-b",
+            "--runs",
+            "4",
+            "--",
+            "mem",
+            "mmap",
+            "-s",
+            "64MB",
+            "-l",
+            "8",
+            "-f",
+            "demand",
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while True:  # until the first run is in: then Ctrl-C
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -283,8 +389,10 @@ def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
     assert len(load_folder(os.path.join(out, "host-a"))) == 1
     assert not os.path.exists(os.path.join(out, "host-b", "run-1.json"))
     with open(os.path.join(out, "fleet.json")) as f:
-        assert {m["name"]: m["status"] for m in json.load(f)["machines"]} == \
-            {"host-a": "ok", "host-b": "died"}
+        assert {m["name"]: m["status"] for m in json.load(f)["machines"]} == {
+            "host-a": "ok",
+            "host-b": "died",
+        }
 
 
 def test_commands_are_checked_with_pagezero_own_parser(capsys):
@@ -293,10 +401,13 @@ def test_commands_are_checked_with_pagezero_own_parser(capsys):
     assert check_command(["--", "pagezero", *TINY]) == (TINY, "file")
     assert check_command(["sweep", "memset", "-g", "size=4KB"])[1] == "file"  # -o required
     assert check_command(["report", "--quick"]) == (["report", "--quick"], "folder")
-    for bad, why in ((["mem", "memset", "-h"], "prints help"), (["info"], "writes no results"),
-                     (["advise", "--quick"], "writes no results"),
-                     (["mem", "mmap", "-p", "3MB"], "invalid page size"),
-                     (["batch", "--output=x"], "leave -o out")):
+    for bad, why in (
+        (["mem", "memset", "-h"], "prints help"),
+        (["info"], "writes no results"),
+        (["advise", "--quick"], "writes no results"),
+        (["mem", "mmap", "-p", "3MB"], "invalid page size"),
+        (["batch", "--output=x"], "leave -o out"),
+    ):
         with pytest.raises(ValueError, match=why):
             check_command(bad)
     assert capsys.readouterr().out == ""  # -h's help went nowhere
@@ -310,9 +421,15 @@ def test_machines_with_many_samples_compare(tmp_path, capsys):
 
     for name, tick in (("a", 100), ("b", 101)):
         machine = {"hostname": name}
-        r = Result(benchmark="memset", function="default", params={"size": 4096},
-                   bytes_per_loop=4096, clock="ns", samples=[tick + i % 7 for i in range(600)],
-                   machine=machine)
+        r = Result(
+            benchmark="memset",
+            function="default",
+            params={"size": 4096},
+            bytes_per_loop=4096,
+            clock="ns",
+            samples=[tick + i % 7 for i in range(600)],
+            machine=machine,
+        )
         (tmp_path / name).mkdir()
         ResultSet([r], machine=machine).save(str(tmp_path / name / "run-1.json"))
     capsys.readouterr()

@@ -3,6 +3,7 @@ asyncssh whose connections run each command on this machine instead of over
 SSH. Everything above it is real: distributed's SSH Scheduler and Worker
 process classes build the command lines, a real scheduler and real workers
 (one per "host") start, and a fleet run goes through them."""
+
 import asyncio
 import os
 import signal
@@ -11,8 +12,8 @@ import sys
 import types
 
 import pytest
-
 from conftest import TESTS_DIR
+
 from pagezero.fleet.cluster import start_fleet
 from pagezero.fleet.run import FleetError, connect, run_fleet
 
@@ -25,9 +26,15 @@ class _Process:
     is synchronous and leaves nothing open."""
 
     def __init__(self, command):
-        self._proc = subprocess.Popen(command, shell=True, cwd=TESTS_DIR, text=True,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                      start_new_session=True)
+        self._proc = subprocess.Popen(
+            command,
+            shell=True,
+            cwd=TESTS_DIR,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self.stderr = self
 
     async def readline(self):
@@ -51,7 +58,8 @@ class _Connection:
     async def run(self, command):
         self.log.append((self.host, command))
         done = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: subprocess.run(command, shell=True, capture_output=True))
+            None, lambda: subprocess.run(command, shell=True, capture_output=True)
+        )
         return types.SimpleNamespace(exit_status=done.returncode)
 
     async def create_process(self, command):
@@ -87,13 +95,16 @@ def test_fleet_up_starts_one_named_worker_per_host(fake_ssh, tmp_path):
         client = connect(cluster.scheduler_address)
         try:
             workers = client.scheduler_info()["workers"].values()
-            assert sorted((w["name"], w["resources"]["benchmark"], w["nthreads"])
-                          for w in workers) == [("lab-a", 1, 1), ("lab-b", 1, 1)]
+            assert sorted(
+                (w["name"], w["resources"]["benchmark"], w["nthreads"]) for w in workers
+            ) == [("lab-a", 1, 1), ("lab-b", 1, 1)]
         finally:
             client.close()
         log = run_fleet(cluster.scheduler_address, TINY, str(tmp_path / "run"))
-        assert [(m["name"], m["status"]) for m in log.machines] == [("lab-a", "ok"),
-                                                                    ("lab-b", "ok")]
+        assert [(m["name"], m["status"]) for m in log.machines] == [
+            ("lab-a", "ok"),
+            ("lab-b", "ok"),
+        ]
     finally:
         cluster.close()
 

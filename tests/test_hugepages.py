@@ -4,6 +4,7 @@ give back what it added, whatever happens.
 Most cases run against a fake sysfs whose "kernel" honours writes to
 nr_hugepages; the rest resize the real 2MB pool and need root.
 """
+
 import os
 import signal
 import subprocess
@@ -11,11 +12,10 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR, run_python
 
 import pagezero
 from pagezero import hugepages
-from conftest import TESTS_DIR, run_python
-
 
 # The fake sysfs (conftest's FakeKernel, the `fake` fixture) ------------------------
 
@@ -29,8 +29,11 @@ def test_pools_report_total_free_reserved_and_the_file(fake):
 
 def test_shortage_names_the_file_and_what_to_write(fake):
     fake.set(total=3, free=3, reserved=1)
-    with pytest.raises(pagezero.MappingError, match=r"5 needed, 2 available .*echo 6 > .*"
-                                                    r"hugepages-2048kB/nr_hugepages"):
+    with pytest.raises(
+        pagezero.MappingError,
+        match=r"5 needed, 2 available .*echo 6 > .*"
+        r"hugepages-2048kB/nr_hugepages",
+    ):
         hugepages.check_available("2MB", 5)
 
 
@@ -67,8 +70,8 @@ def test_reserve_gives_back_on_ctrl_c(fake):
 def test_reserve_keeps_what_someone_else_added_meanwhile(fake):
     fake.set(total=2, free=2)
     with hugepages.reserve("2MB", 5):
-        fake.set(total=fake.get("total") + 10)     # another user grows the pool
-    assert fake.get("total") == 12                 # 2 + their 10: ours given back
+        fake.set(total=fake.get("total") + 10)  # another user grows the pool
+    assert fake.get("total") == 12  # 2 + their 10: ours given back
 
 
 def test_reserve_when_the_kernel_finds_too_few_pages(fake):
@@ -106,7 +109,8 @@ def test_machine_reports_the_pools():
 
 ROOT_ONLY = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
-    reason="resizing a hugepage pool needs root and a 2MB pool")
+    reason="resizing a hugepage pool needs root and a 2MB pool",
+)
 
 
 def real_total():
@@ -127,8 +131,21 @@ def test_reserve_restores_the_real_pool():
 def test_cli_reserve_restores_the_real_pool():
     before = real_total()
     size = (hugepages.pool("2MB").available + 2) * 2
-    proc = run_python("-m", "pagezero", "mem", "mmap", "-s", f"{size}MB", "-p", "2MB",
-                      "-f", "demand", "-l", "1", "--reserve")
+    proc = run_python(
+        "-m",
+        "pagezero",
+        "mem",
+        "mmap",
+        "-s",
+        f"{size}MB",
+        "-p",
+        "2MB",
+        "-f",
+        "demand",
+        "-l",
+        "1",
+        "--reserve",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "asked 2MB hugetlb, got 2MB hugetlb" in proc.stdout
     assert real_total() == before
@@ -148,8 +165,13 @@ with hugepages.reserve("2MB", int(sys.argv[1])):
 def test_a_signal_during_a_reservation_restores_the_pool(sig):
     before = real_total()
     needed = hugepages.pool("2MB").available + 2
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(needed)], cwd=TESTS_DIR,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(needed)],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "reserved"
         assert real_total() > before

@@ -9,6 +9,7 @@ through a worker process, and with a pool held in a Python-level wait. The
 pools are a fake sysfs (conftest's FakeKernel); nothing here needs root
 (tests/test_signals_fault.py drives the real pool).
 """
+
 import json
 import os
 import re
@@ -20,6 +21,8 @@ import threading
 import time
 
 import pytest
+from conftest import TESTS_DIR, FakeKernel
+from test_resultset import GRID6, key, point_key, registered_fake
 
 import pagezero
 from pagezero import hugepages
@@ -27,8 +30,6 @@ from pagezero.cli import main
 from pagezero.cli import mem as mem_cli
 from pagezero.cli import policy as policy_cli
 from pagezero.interrupt import Interrupted, deferred, signals_interrupt
-from conftest import TESTS_DIR, FakeKernel
-from test_resultset import GRID6, key, point_key, registered_fake
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -39,7 +40,7 @@ STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 @pytest.mark.parametrize("sig, status", STATUS.items())
 def test_interrupted_knows_its_signal_and_exit_status(sig, status):
     e = Interrupted(sig, partial="what ran")
-    assert isinstance(e, KeyboardInterrupt)     # every `except KeyboardInterrupt` still works
+    assert isinstance(e, KeyboardInterrupt)  # every `except KeyboardInterrupt` still works
     assert (e.signum, e.partial, e.exit_status) == (sig, "what ran", status)
     assert e.signame == sig.name and str(e) == f"interrupted by {sig.name}"
     assert pagezero.Interrupted is Interrupted
@@ -51,7 +52,7 @@ def test_each_stop_signal_raises_interrupted_and_the_handlers_come_back(sig):
     with pytest.raises(Interrupted) as caught:
         with signals_interrupt():
             os.kill(os.getpid(), sig)
-            time.sleep(5)       # the handler runs as soon as the signal arrives
+            time.sleep(5)  # the handler runs as soon as the signal arrives
     assert caught.value.signum == sig
     assert {s: signal.getsignal(s) for s in STATUS} == before
 
@@ -87,9 +88,14 @@ def test_deferred_signals_arrive_when_the_block_ends():
 
 
 def result(loops, function="default"):
-    return pagezero.Result(benchmark="memset", function=function,
-                           params={"size": 1 << 20, "loops": loops}, bytes_per_loop=1 << 20,
-                           clock="ns", samples=[1000] * loops)
+    return pagezero.Result(
+        benchmark="memset",
+        function=function,
+        params={"size": 1 << 20, "loops": loops},
+        bytes_per_loop=1 << 20,
+        clock="ns",
+        samples=[1000] * loops,
+    )
 
 
 class StopsOnCall:
@@ -117,18 +123,21 @@ def check_one_line(err, pattern):
 @pytest.mark.parametrize("sig", STATUS)
 def test_memset_saves_what_ran_and_the_partial_run_marked(sig, tmp_path, monkeypatch, capsys):
     out = tmp_path / "run.json"
-    monkeypatch.setattr(mem_cli, "run", StopsOnCall(2, sig, result(3, "generic"),
-                                                    lambda: result(10)))
+    monkeypatch.setattr(
+        mem_cli, "run", StopsOnCall(2, sig, result(3, "generic"), lambda: result(10))
+    )
     status = main(["mem", "memset", "-s", "1MB", "-l", "10", "-f", "all", "-o", str(out)])
     assert status == STATUS[sig]
     runs = len([k for k in pagezero.kernels("clear") if k.available])
-    check_one_line(capsys.readouterr().err,
-                   rf"pagezero: interrupted by {sig.name} after 13 of {10 * runs} loops; "
-                   rf"saved to {re.escape(str(out))}")
+    check_one_line(
+        capsys.readouterr().err,
+        rf"pagezero: interrupted by {sig.name} after 13 of {10 * runs} loops; "
+        rf"saved to {re.escape(str(out))}",
+    )
     doc = json.loads(out.read_text())
     assert doc["interrupted"] in (True, sig.name)
     assert [len(r["samples"]) for r in doc["results"]] == [10, 3]
-    if "interrupted" in doc["results"][1]:      # once Result keeps the mark itself
+    if "interrupted" in doc["results"][1]:  # once Result keeps the mark itself
         assert doc["results"][1]["interrupted"] == sig.name
     assert [r.loops for r in pagezero.load_results(str(out))] == [10, 3]
 
@@ -136,20 +145,24 @@ def test_memset_saves_what_ran_and_the_partial_run_marked(sig, tmp_path, monkeyp
 def test_nothing_measured_writes_no_file(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run.json"
     monkeypatch.setattr(mem_cli, "run", StopsOnCall(1, signal.SIGHUP, None, None))
-    assert main(["mem", "memset", "-s", "1MB", "-l", "4", "-f", "default",
-                 "-o", str(out)]) == 129
-    check_one_line(capsys.readouterr().err,
-                   r"pagezero: interrupted by SIGHUP after 0 of 4 loops; nothing measured")
+    assert main(["mem", "memset", "-s", "1MB", "-l", "4", "-f", "default", "-o", str(out)]) == 129
+    check_one_line(
+        capsys.readouterr().err,
+        r"pagezero: interrupted by SIGHUP after 0 of 4 loops; nothing measured",
+    )
     assert list(tmp_path.iterdir()) == []
 
 
 def test_ctrl_c_without_output_says_nothing_was_saved(monkeypatch, capsys):
     def ctrl_c(*args, **kwargs):
-        raise KeyboardInterrupt    # Python's own SIGINT: no Interrupted, no partial
+        raise KeyboardInterrupt  # Python's own SIGINT: no Interrupted, no partial
+
     monkeypatch.setattr(mem_cli, "run", ctrl_c)
     assert main(["mem", "memset", "-s", "1MB", "-l", "4", "-f", "default"]) == 130
-    check_one_line(capsys.readouterr().err,
-                   r"pagezero: interrupted by SIGINT after 0 of 4 loops; nothing measured")
+    check_one_line(
+        capsys.readouterr().err,
+        r"pagezero: interrupted by SIGINT after 0 of 4 loops; nothing measured",
+    )
 
 
 def test_batch_keeps_a_partial_result_set(tmp_path, monkeypatch, capsys):
@@ -157,8 +170,10 @@ def test_batch_keeps_a_partial_result_set(tmp_path, monkeypatch, capsys):
     partial = pagezero.ResultSet([result(2)])
     monkeypatch.setattr(policy_cli, "run_batch", StopsOnCall(1, signal.SIGTERM, partial, None))
     assert main(["batch", "-s", "1MB", "-l", "5", "-b", "page", "-o", str(out)]) == 143
-    check_one_line(capsys.readouterr().err,
-                   r"pagezero: interrupted by SIGTERM after 2 of 5 loops; saved to .*batch\.json")
+    check_one_line(
+        capsys.readouterr().err,
+        r"pagezero: interrupted by SIGTERM after 2 of 5 loops; saved to .*batch\.json",
+    )
     assert [r.loops for r in pagezero.load_results(str(out))] == [2]
 
 
@@ -173,11 +188,12 @@ def fake_bench():
 
 
 @pytest.mark.parametrize("interrupt_at, warmup, kept", [(5, 0, 5), (8, 1, 2), (3, 1, 0)])
-def test_a_stop_signal_keeps_the_loops_of_the_point_it_cut_short(fake_bench, interrupt_at,
-                                                                 warmup, kept):
+def test_a_stop_signal_keeps_the_loops_of_the_point_it_cut_short(
+    fake_bench, interrupt_at, warmup, kept
+):
     fake_bench.interrupt_at, fake_bench.signum = interrupt_at, signal.SIGTERM
     rs = pagezero.sweep("fake", GRID6, repeat=3, warmup=warmup)
-    assert rs.interrupted == "SIGTERM"              # the signal, not "SIGINT"
+    assert rs.interrupted == "SIGTERM"  # the signal, not "SIGINT"
     assert len(rs) == len(rs.runs) == kept
     if kept:
         # The cut point's completed loop, in the repetition it belongs to.
@@ -194,7 +210,8 @@ def test_a_sweep_leaves_no_thread_to_take_a_held_signal(fake_bench):
     # a thread left behind (tqdm's monitor) would take the signals that
     # interrupt.deferred() holds in the main thread while a file is written.
     from tqdm import tqdm
-    if tqdm.monitor is not None:    # one that tqdm used elsewhere started
+
+    if tqdm.monitor is not None:  # one that tqdm used elsewhere started
         tqdm.monitor.exit()
         tqdm.monitor = None
     before = set(threading.enumerate())
@@ -217,21 +234,44 @@ def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
     out = tmp_path / "sweep.json"
     # Far more runs than can finish: the signal always comes in the middle.
     proc = subprocess.Popen(
-        [sys.executable, "-c", SWEEP, "sweep", "memset", "-g", "function=default",
-         "-g", "size=64KB,128KB", "-g", "loops=1", "--warmup", "0", "-r", "1000000",
-         "-o", str(out)],
-        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            SWEEP,
+            "sweep",
+            "memset",
+            "-g",
+            "function=default",
+            "-g",
+            "size=64KB,128KB",
+            "-g",
+            "loops=1",
+            "--warmup",
+            "0",
+            "-r",
+            "1000000",
+            "-o",
+            str(out),
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(1)       # into the sweep's loop
+        time.sleep(1)  # into the sweep's loop
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
         proc.wait()
     assert proc.returncode == STATUS[sig], err
-    check_one_line(err, rf"pagezero: interrupted by {sig.name} after \d+ of 2000000 runs; "
-                        rf"saved to {re.escape(str(out))}")
+    check_one_line(
+        err,
+        rf"pagezero: interrupted by {sig.name} after \d+ of 2000000 runs; "
+        rf"saved to {re.escape(str(out))}",
+    )
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted in (True, sig.name)
     assert len(rs) == int(err.split(" after ")[1].split()[0])
@@ -239,8 +279,20 @@ def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
 
 # mmap points of 100000 loops of 4MB (minutes each): a signal always lands
 # inside a point, where the C loops take it (csrc/stop.h).
-LONG_POINTS = ["sweep", "mmap", "-g", "function=demand", "-g", "size=4MB", "-g", "loops=100000",
-               "--warmup", "0", "-r", "2"]
+LONG_POINTS = [
+    "sweep",
+    "mmap",
+    "-g",
+    "function=demand",
+    "-g",
+    "size=4MB",
+    "-g",
+    "loops=100000",
+    "--warmup",
+    "0",
+    "-r",
+    "2",
+]
 
 
 def children(pid):
@@ -260,13 +312,18 @@ def first_worker(proc):
 def stopped_sweep(args, sig, to_worker=False):
     """Run the sweep CLI with `args`, send `sig` 1.5 s into its measuring, to
     it or to its worker alone; (exit status, stderr)."""
-    proc = subprocess.Popen([sys.executable, "-c", SWEEP, *args], cwd=TESTS_DIR,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWEEP, *args],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
         worker = first_worker(proc) if "--processes" in args else None
         pid = worker if to_worker else proc.pid
-        time.sleep(1.5)     # a worker imports pagezero first; then into the loops
+        time.sleep(1.5)  # a worker imports pagezero first; then into the loops
         os.kill(pid, sig)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -277,8 +334,11 @@ def stopped_sweep(args, sig, to_worker=False):
 
 def check_cut_point(out, sig, err, kept):
     """The sweep's file: `kept` runs, the last the cut point's completed loops, marked."""
-    check_one_line(err, rf"pagezero: interrupted by {sig.name} after {kept} of 2 runs; "
-                        rf"saved to {re.escape(str(out))}")
+    check_one_line(
+        err,
+        rf"pagezero: interrupted by {sig.name} after {kept} of 2 runs; "
+        rf"saved to {re.escape(str(out))}",
+    )
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted == sig.name and len(rs) == kept
     cut = rs.results[-1]
@@ -299,8 +359,9 @@ def test_a_signal_to_a_sweep_worker_alone_stops_the_sweep(sig, tmp_path):
     # A supervisor or a user who kills the busy process, the worker: the sweep
     # keeps what the worker measured and stops, with the worker's signal.
     out = tmp_path / "sweep.json"
-    status, err = stopped_sweep([*LONG_POINTS, "--processes", "2", "-o", str(out)], sig,
-                                to_worker=True)
+    status, err = stopped_sweep(
+        [*LONG_POINTS, "--processes", "2", "-o", str(out)], sig, to_worker=True
+    )
     assert status == STATUS[sig], err
     check_cut_point(out, sig, err, kept=1)
 
@@ -309,8 +370,7 @@ def test_a_signal_to_the_sweep_reaches_its_worker_once(tmp_path):
     # The sweep passes the signal on to the worker (a session of its own, out of
     # reach of the terminal's Ctrl-C) and waits until it has saved.
     out = tmp_path / "sweep.json"
-    status, err = stopped_sweep([*LONG_POINTS, "--processes", "2", "-o", str(out)],
-                                signal.SIGINT)
+    status, err = stopped_sweep([*LONG_POINTS, "--processes", "2", "-o", str(out)], signal.SIGINT)
     assert status == 130, err
     check_cut_point(out, signal.SIGINT, err, kept=1)
 
@@ -349,15 +409,25 @@ else:                           # the Python API, no handlers of its own
 
 
 @pytest.mark.parametrize("mode", ["cli", "api"])
-@pytest.mark.parametrize("first, second", [(signal.SIGTERM, signal.SIGINT),
-                                           (signal.SIGINT, signal.SIGTERM),
-                                           (signal.SIGHUP, signal.SIGHUP)])
-def test_a_second_signal_during_the_give_back_still_restores_the_pool(first, second, mode,
-                                                                      tmp_path):
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (signal.SIGTERM, signal.SIGINT),
+        (signal.SIGINT, signal.SIGTERM),
+        (signal.SIGHUP, signal.SIGHUP),
+    ],
+)
+def test_a_second_signal_during_the_give_back_still_restores_the_pool(
+    first, second, mode, tmp_path
+):
     kernel = FakeKernel(tmp_path, total=1, free=1)
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_POOL, str(tmp_path), mode],
-                            cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_POOL, str(tmp_path), mode],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "reserved"
         assert kernel.get("total") == 3
@@ -368,7 +438,7 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(first, sec
     finally:
         proc.kill()
         proc.wait()
-    assert kernel.get("total") == 1          # what was there before, no more, no less
+    assert kernel.get("total") == 1  # what was there before, no more, no less
     if mode == "cli":
         # The first signal decides; the second neither skips the give-back nor
         # changes the status.
@@ -392,6 +462,7 @@ def test_a_signal_before_the_give_back_holds_signals_does_not_skip_it(fake, monk
             attempts.append("cut short")
             raise Interrupted(signal.SIGTERM)
         fake.write(path, value)
+
     monkeypatch.setattr(hugepages, "_write", write)
     with pytest.raises(RuntimeError):
         with hugepages.reserve("2MB", 3):
@@ -403,7 +474,8 @@ def test_a_signal_during_the_give_back_after_a_clean_block_still_stops(fake, mon
     def write(path, value):
         fake.write(path, value)
         if value < 3:
-            os.kill(os.getpid(), signal.SIGTERM)   # held until the give-back is done
+            os.kill(os.getpid(), signal.SIGTERM)  # held until the give-back is done
+
     monkeypatch.setattr(hugepages, "_write", write)
     with pytest.raises(Interrupted) as caught:
         with signals_interrupt():
@@ -417,15 +489,21 @@ def test_a_signal_during_the_give_back_after_a_clean_block_still_stops(fake, mon
 
 def test_importing_the_source_tree_without_the_extension_says_how_to_build(tmp_path):
     # The sources as a fresh clone has them: no built _core.
-    shutil.copytree(os.path.dirname(pagezero.__file__), tmp_path / "pagezero",
-                    ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    shutil.copytree(
+        os.path.dirname(pagezero.__file__),
+        tmp_path / "pagezero",
+        ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"),
+    )
     for args in (["-c", "import pagezero"], ["-m", "pagezero", "kernels"]):
         # -S: no site-packages, where an installed pagezero would answer instead.
-        proc = subprocess.run([sys.executable, "-S", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-S", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 1
         # python -m wraps it: "...: Error while finding module specification (ImportError: ...)".
-        assert ("ImportError: pagezero's C extension (pagezero._core) is not built: install "
-                "with `pip install .` or build it in place with `python setup.py build_ext "
-                "--inplace`") in proc.stderr.splitlines()[-1]
+        assert (
+            "ImportError: pagezero's C extension (pagezero._core) is not built: install "
+            "with `pip install .` or build it in place with `python setup.py build_ext "
+            "--inplace`"
+        ) in proc.stderr.splitlines()[-1]
         assert "circular" not in proc.stderr

@@ -6,11 +6,13 @@ outside the target was written. Property tests draw lengths and
 misalignments; explicit cases pin the edges (empty, one byte, ending on the
 guard page).
 """
+
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import available_kernels
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pagezero
-from conftest import available_kernels
 
 REGION = 64 * 1024
 CANARY = 0xA5
@@ -26,17 +28,18 @@ def check_fill(region, kernel, offset, length, value):
     mv = memoryview(region)
     try:
         mv[:] = bytes([CANARY]) * REGION
-        pagezero.fill(mv[offset:offset + length], value, kernel)
-        assert mv[offset:offset + length] == bytes([value]) * length
+        pagezero.fill(mv[offset : offset + length], value, kernel)
+        assert mv[offset : offset + length] == bytes([value]) * length
         assert mv[:offset] == bytes([CANARY]) * offset
-        assert mv[offset + length:] == bytes([CANARY]) * (REGION - offset - length)
+        assert mv[offset + length :] == bytes([CANARY]) * (REGION - offset - length)
     finally:
         mv.release()
 
 
 def offsets_and_lengths():
     return st.integers(0, 4096 + 127).flatmap(
-        lambda off: st.tuples(st.just(off), st.integers(0, min(REGION - off, 3 * 4096))))
+        lambda off: st.tuples(st.just(off), st.integers(0, min(REGION - off, 3 * 4096)))
+    )
 
 
 @pytest.mark.parametrize("kernel", available_kernels("clear"))
@@ -47,8 +50,9 @@ def test_clear_writes_exactly_the_target(guarded, kernel, case):
     check_fill(guarded, kernel, offset, length, 0)
 
 
-@pytest.mark.parametrize("kernel", [k.name for k in pagezero.kernels("clear")
-                                    if k.available and not k.zero_only])
+@pytest.mark.parametrize(
+    "kernel", [k.name for k in pagezero.kernels("clear") if k.available and not k.zero_only]
+)
 @settings(max_examples=60, deadline=None)
 @given(case=offsets_and_lengths(), value=st.integers(1, 255))
 def test_fill_writes_the_byte(guarded, kernel, case, value):
@@ -69,14 +73,14 @@ def test_clear_up_to_the_upper_guard(guarded, kernel, length):
 def test_copy_writes_exactly_the_target(guarded, kernel, case, src_offset, seed):
     offset, length = case
     pattern = bytes((seed + 7 * i) & 0xFF for i in range(256)) * (REGION // 256 + 1)
-    src = bytearray(pattern[src_offset:src_offset + length])
+    src = bytearray(pattern[src_offset : src_offset + length])
     mv = memoryview(guarded)
     try:
         mv[:] = bytes([CANARY]) * REGION
-        pagezero.copy(mv[offset:offset + length], src, kernel)
-        assert mv[offset:offset + length] == src
+        pagezero.copy(mv[offset : offset + length], src, kernel)
+        assert mv[offset : offset + length] == src
         assert mv[:offset] == bytes([CANARY]) * offset
-        assert mv[offset + length:] == bytes([CANARY]) * (REGION - offset - length)
+        assert mv[offset + length :] == bytes([CANARY]) * (REGION - offset - length)
     finally:
         mv.release()
 
@@ -89,8 +93,9 @@ def test_buffers_of_every_kind_are_cleared():
     targets = [bytearray(b"\xff" * 1000), memoryview(bytearray(b"\xff" * 1000))[10:900]]
     with mmap.mmap(-1, 8192) as m:
         m.write(b"\xff" * 8192)
-        pagezero.clear(m, "x86-64-stosb" if "x86-64-stosb" in available_kernels("clear")
-                       else "generic")
+        pagezero.clear(
+            m, "x86-64-stosb" if "x86-64-stosb" in available_kernels("clear") else "generic"
+        )
         assert m[:] == bytes(8192)
     arr = np.full((33, 17), 3.5)
     pagezero.clear(arr, "generic")

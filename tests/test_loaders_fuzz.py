@@ -7,6 +7,7 @@ ResultSet.load, folders and the store, and by `compare`, `plot` and `store
 add` as a user runs them (in this process, so that an exception that would
 be a traceback fails the test).
 """
+
 import json
 import os
 import pathlib
@@ -25,27 +26,44 @@ DATA = pathlib.Path(__file__).parent / "data"
 
 
 def _fresh_document():
-    rs = ResultSet([Result(benchmark="memset", function="x86-64-stosb",
-                           params={"size": 1 << 20, "page": "4KB", "chunk": 0, "loops": 3,
-                                   "value": 0},
-                           bytes_per_loop=1 << 20, clock="ns", samples=[100_000, 110_000, 90_000],
-                           machine={"cpu_model": "Test CPU", "hostname": "box"})],
-                   [{"repetition": 0, "process": 0}])
+    rs = ResultSet(
+        [
+            Result(
+                benchmark="memset",
+                function="x86-64-stosb",
+                params={"size": 1 << 20, "page": "4KB", "chunk": 0, "loops": 3, "value": 0},
+                bytes_per_loop=1 << 20,
+                clock="ns",
+                samples=[100_000, 110_000, 90_000],
+                machine={"cpu_model": "Test CPU", "hostname": "box"},
+            )
+        ],
+        [{"repetition": 0, "process": 0}],
+    )
     with tempfile.TemporaryDirectory() as d:
         rs.save(os.path.join(d, "r.json"))
         return (pathlib.Path(d) / "r.json").read_text()
 
 
-BASES = [_fresh_document(), (DATA / "results_v1.json").read_text(),
-         (DATA / "results_v2.json").read_text()]
+BASES = [
+    _fresh_document(),
+    (DATA / "results_v1.json").read_text(),
+    (DATA / "results_v2.json").read_text(),
+]
 
 JUNK = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**80, 2**80) | st.sampled_from([0, -1, 2**63])
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=6)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**80), 2**80)
+    | st.sampled_from([0, -1, 2**63])
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=6)
     | st.sampled_from(["4KB", "ns", "cycles", "memset", "32MB"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                               max_size=3),
-    max_leaves=8)
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(node, prefix=()):
@@ -85,9 +103,15 @@ def _exercise(rs):
         r.label(), r.stats(), r.to_dict()
 
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 
 @SETTINGS
@@ -103,7 +127,7 @@ def test_load_gives_a_result_set_or_one_value_error(data):
             assert "\n" not in str(e) and str(e).startswith(path)
             return
         _exercise(rs)
-        _exercise(load_path(d))   # the same file read as a folder
+        _exercise(load_path(d))  # the same file read as a folder
 
 
 def _cli(argv, capsys):
@@ -138,16 +162,19 @@ def test_plot_gives_one_line(data, capsys):
         _cli(["plot", bad, "-o", os.path.join(d, "p")], capsys)
 
 
-@pytest.mark.parametrize("where, value", [
-    (("results", 0, "type"), []),            # as a version 2 file's "type" could be
-    (("results", 0, "samples"), [1, [2]]),
-    (("results", 0, "params", "size"), []),
-    (("results", 0, "bytes_per_loop"), 10**30),
-    (("results", 0, "clock_hz"), float("nan")),
-    (("results", 0, "run"), {"process": []}),
-    (("machine",), {"hostname": ["a"]}),
-    (("results", 0, "samples"), [0, 5, 7]),  # a loop below the clock's resolution
-])
+@pytest.mark.parametrize(
+    "where, value",
+    [
+        (("results", 0, "type"), []),  # as a version 2 file's "type" could be
+        (("results", 0, "samples"), [1, [2]]),
+        (("results", 0, "params", "size"), []),
+        (("results", 0, "bytes_per_loop"), 10**30),
+        (("results", 0, "clock_hz"), float("nan")),
+        (("results", 0, "run"), {"process": []}),
+        (("machine",), {"hostname": ["a"]}),
+        (("results", 0, "samples"), [0, 5, 7]),  # a loop below the clock's resolution
+    ],
+)
 def test_known_shapes_exit_2_with_one_line(tmp_path, capsys, where, value):
     doc = json.loads(BASES[0])
     node = doc
@@ -158,8 +185,11 @@ def test_known_shapes_exit_2_with_one_line(tmp_path, capsys, where, value):
     bad.write_text(json.dumps(doc))
     good = tmp_path / "good.json"
     good.write_text(BASES[0])
-    for argv in (["compare", str(good), str(bad)], ["compare", str(bad), str(good)],
-                 ["plot", str(bad)]):
+    for argv in (
+        ["compare", str(good), str(bad)],
+        ["compare", str(bad), str(good)],
+        ["plot", str(bad)],
+    ):
         status = main(argv)
         err = capsys.readouterr().err
         if where[-1] == "type":
@@ -169,8 +199,15 @@ def test_known_shapes_exit_2_with_one_line(tmp_path, capsys, where, value):
         assert str(bad) in err
 
 
-@pytest.mark.parametrize("fleet", [[], {"machines": {}}, {"machines": [{"name": "a"}]},
-                                   {"machines": [{"name": [], "folder": "a"}]}])
+@pytest.mark.parametrize(
+    "fleet",
+    [
+        [],
+        {"machines": {}},
+        {"machines": [{"name": "a"}]},
+        {"machines": [{"name": [], "folder": "a"}]},
+    ],
+)
 def test_fleet_table_with_a_bad_record_exits_2(tmp_path, capsys, fleet):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "r.json").write_text(BASES[0])

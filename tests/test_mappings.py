@@ -1,6 +1,7 @@
 """pagezero.mappings: the choice of pages standing for the kernel's direct map
 (hugetlb, else THP, else 4KB) from fixture sysfs files and pools, smaps
 read from fixture text, and the THP share of real regions where THP is on."""
+
 import errno
 
 import pytest
@@ -15,6 +16,7 @@ MB = 1 << 20
 
 def fake_pool(monkeypatch, available, page_count=64):
     """The 2MB pool as sysfs would describe it with `available` pages (None: no pool)."""
+
     def pool(page):
         if available is None:
             raise pagezero.MappingError(errno.ENOENT, "this kernel has no 2MB hugepage pool")
@@ -26,6 +28,7 @@ def fake_pool(monkeypatch, available, page_count=64):
 @pytest.fixture
 def thp_files(tmp_path):
     """Write the global and the 2MB THP switches (None: the file is absent)."""
+
     def write(enabled, own=None):
         top, size = tmp_path / "enabled", tmp_path / "hugepages-2048kB-enabled"
         for path, text in ((top, enabled), (size, own)):
@@ -34,6 +37,7 @@ def thp_files(tmp_path):
             else:
                 path.write_text(text + "\n")
         return {"thp_path": str(top), "size_path": str(size)}
+
     return write
 
 
@@ -73,23 +77,34 @@ def test_4kb_with_a_line_without_pool_or_thp(monkeypatch, thp_files):
     assert "transparent huge pages are never" in b.note and files["thp_path"] in b.note
     assert "TLB" in b.note
     missing = thp_files(None)
-    assert "transparent huge pages are not available" in \
-        mappings.kernel_backing(4 * MB, **missing).note
+    assert (
+        "transparent huge pages are not available"
+        in mappings.kernel_backing(4 * MB, **missing).note
+    )
 
 
 def test_the_2mb_switch_wins_unless_it_inherits(monkeypatch, thp_files):
     # Multi-size THP kernels: hugepages-2048kB/enabled "never" means no 2MB THP,
     # whatever the global switch says; "inherit" defers to it.
     fake_pool(monkeypatch, available=0)
-    assert mappings.kernel_backing(4 * MB, **thp_files("[always] madvise never",
-                                                       "always inherit madvise [never]")
-                                   ).how == "4KB"
-    assert mappings.kernel_backing(4 * MB, **thp_files("always [madvise] never",
-                                                       "always [inherit] madvise never")
-                                   ).how == "thp"
-    assert mappings.kernel_backing(4 * MB, **thp_files("always madvise [never]",
-                                                       "always inherit [madvise] never")
-                                   ).how == "thp"
+    assert (
+        mappings.kernel_backing(
+            4 * MB, **thp_files("[always] madvise never", "always inherit madvise [never]")
+        ).how
+        == "4KB"
+    )
+    assert (
+        mappings.kernel_backing(
+            4 * MB, **thp_files("always [madvise] never", "always [inherit] madvise never")
+        ).how
+        == "thp"
+    )
+    assert (
+        mappings.kernel_backing(
+            4 * MB, **thp_files("always madvise [never]", "always inherit [madvise] never")
+        ).how
+        == "thp"
+    )
 
 
 def test_a_node_short_of_pages_is_short(monkeypatch, thp_files):
@@ -103,8 +118,9 @@ def test_a_node_short_of_pages_is_short(monkeypatch, thp_files):
 
 def test_refused_hugetlb_chooses_between_thp_and_4kb(monkeypatch, thp_files):
     fake_pool(monkeypatch, available=64)
-    b = mappings.kernel_backing(4 * MB, refused="the hugetlb mapping failed",
-                                **thp_files("always [madvise] never"))
+    b = mappings.kernel_backing(
+        4 * MB, refused="the hugetlb mapping failed", **thp_files("always [madvise] never")
+    )
     assert b.how == "thp" and b.note.startswith("the hugetlb mapping failed:")
 
 
@@ -147,7 +163,7 @@ AnonHugePages:         0 kB
 Private_Hugetlb:    4096 kB
 KernelPageSize:     2048 kB
 """
-BASE, OTHER, HUGETLB = 0x7f0000000000, 0x7f0000800000, 0x7f4000000000
+BASE, OTHER, HUGETLB = 0x7F0000000000, 0x7F0000800000, 0x7F4000000000
 
 
 @pytest.fixture
@@ -182,8 +198,11 @@ def test_observed_backing_from_smaps_text(smaps):
 def test_backing_details(smaps):
     note = Backing("thp", "16 2MB hugepages needed, 0 available")
     assert mappings.backing_details(note, [(BASE, 8 * MB)], smaps) == {
-        "backing_note": note.note, "huge_bytes": 6 * MB, "buffer_bytes": 8 * MB,
-        "huge_share": 0.75}
+        "backing_note": note.note,
+        "huge_bytes": 6 * MB,
+        "buffer_bytes": 8 * MB,
+        "huge_share": 0.75,
+    }
     assert mappings.backing_details(Backing("4KB"), [(BASE, 8 * MB)], smaps) == {}
     assert mappings.huge_details(None) == {} and mappings.huge_details((0, 0)) == {}
 
@@ -212,9 +231,12 @@ def test_thp_warning_below_95_percent():
 # Real regions ----------------------------------------------------------------------
 
 THP_ON = mappings.thp_mode() in ("always", "madvise")
-needs_thp = pytest.mark.skipif(not THP_ON, reason="transparent huge pages are "
-                               f"{mappings.thp_mode() or 'not available'} on this kernel "
-                               f"({mappings.THP_SYSFS})")
+needs_thp = pytest.mark.skipif(
+    not THP_ON,
+    reason="transparent huge pages are "
+    f"{mappings.thp_mode() or 'not available'} on this kernel "
+    f"({mappings.THP_SYSFS})",
+)
 
 
 @needs_thp

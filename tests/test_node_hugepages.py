@@ -4,6 +4,7 @@ comes later, so a node without free hugepages would meet the first touch with
 SIGBUS. pagezero checks the node's own free count first, against a fake
 sysfs here, and fails with a MappingError naming the node and the file to
 write (exit status 1 from the CLI)."""
+
 import pytest
 
 import pagezero
@@ -20,8 +21,12 @@ def write(path, value):
 def sysfs(tmp_path, monkeypatch):
     """A 2MB pool with 8 free pages in all, none of them on node 0."""
     pool = tmp_path / "kernel" / "hugepages-2048kB"
-    for name, v in (("nr_hugepages", 8), ("free_hugepages", 8), ("resv_hugepages", 0),
-                    ("surplus_hugepages", 0)):
+    for name, v in (
+        ("nr_hugepages", 8),
+        ("free_hugepages", 8),
+        ("resv_hugepages", 0),
+        ("surplus_hugepages", 0),
+    ):
         write(pool / name, v)
     node = tmp_path / "node" / "node0" / "hugepages" / "hugepages-2048kB"
     write(node / "nr_hugepages", 0)
@@ -34,8 +39,10 @@ def sysfs(tmp_path, monkeypatch):
 @pytest.fixture
 def nothing_maps(monkeypatch):
     """Fail the test if any C entry gets as far as mapping."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("mapped hugepages before checking the node")
+
     for name in ("bench_mem", "Region"):
         monkeypatch.setattr(_core, name, refuse)
 
@@ -44,7 +51,7 @@ def test_node_free_reads_the_node_file(sysfs):
     assert hugepages.node_free("2MB", 0) == 0
     write(sysfs / "free_hugepages", 3)
     assert hugepages.node_free("2MB", 0) == 3
-    assert hugepages.node_free("2MB", 7) is None   # no such node directory: no per-node count
+    assert hugepages.node_free("2MB", 7) is None  # no such node directory: no per-node count
 
 
 def test_check_node_available_names_node_and_file(sysfs):
@@ -66,8 +73,9 @@ def test_private_threads_count_every_region(sysfs, monkeypatch):
     write(sysfs / "free_hugepages", 2)
     monkeypatch.setattr(pagezero.conditions.os, "sched_getaffinity", lambda pid: {0, 1})
     with pytest.raises(pagezero.MappingError, match="4 needed, 2 free there"):
-        pagezero.memcpy(size="2MB", page="2MB", node=0, loops=1, threads=2,
-                        threads_mode="private", clock="ns")
+        pagezero.memcpy(
+            size="2MB", page="2MB", node=0, loops=1, threads=2, threads_mode="private", clock="ns"
+        )
 
 
 def test_folio_on_a_node_without_free_hugepages_fails_before_mapping(sysfs, nothing_maps):

@@ -1,5 +1,6 @@
 """What makes two results one point: the unit (clock family) does, `loops`
 does not, and a size is a size however it is spelled (pagezero/points.py)."""
+
 import pytest
 
 from pagezero.fleet.table import table_rows
@@ -10,16 +11,34 @@ PARAMS = {"size": 4096, "page": "4KB", "chunk": 0, "value": 0}
 
 
 def memset(clock="ns", samples=(1000, 1100, 1050), params=PARAMS, clock_hz=None):
-    return Result(benchmark="memset", function="x86-64-stosb", params=dict(params),
-                  bytes_per_loop=params["size"] if isinstance(params["size"], int) else 4096,
-                  clock=clock, samples=samples, clock_hz=clock_hz)
+    return Result(
+        benchmark="memset",
+        function="x86-64-stosb",
+        params=dict(params),
+        bytes_per_loop=params["size"] if isinstance(params["size"], int) else 4096,
+        clock=clock,
+        samples=samples,
+        clock_hz=clock_hz,
+    )
 
 
 def batch(batch_value, loops=10):
-    params = {"size": 64 << 20, "batch": batch_value, "batch_bytes": 32 << 20,
-              "kernel": "x86-64-stosb", "loops": loops, "yield": False}
-    return Result(benchmark="batch-like", function="x86-64-stosb", params=params,
-                  bytes_per_loop=64 << 20, clock="ns", samples=[10**7] * 3)
+    params = {
+        "size": 64 << 20,
+        "batch": batch_value,
+        "batch_bytes": 32 << 20,
+        "kernel": "x86-64-stosb",
+        "loops": loops,
+        "yield": False,
+    }
+    return Result(
+        benchmark="batch-like",
+        function="x86-64-stosb",
+        params=params,
+        bytes_per_loop=64 << 20,
+        clock="ns",
+        samples=[10**7] * 3,
+    )
 
 
 def test_cycles_and_ns_are_two_points():
@@ -52,7 +71,7 @@ def test_loops_are_not_identity():
     twenty = memset(params=dict(PARAMS, loops=20))
     assert point_key(ten) == point_key(twenty)
     assert params_key(ten.params) == params_key(twenty.params)
-    (first, members), = ResultSet([ten, twenty]).points()
+    ((first, members),) = ResultSet([ten, twenty]).points()
     assert members == [ten, twenty]
 
 

@@ -3,17 +3,18 @@
 Small sizes, few loops: these check what is recorded and returned, never
 how fast anything is (that is benchmarks/policies.py's job).
 """
+
 import json
 import os
 import subprocess
 import sys
 
 import pytest
+from conftest import TESTS_DIR, available_kernels, mem_available, needs_hugepages
 
 import pagezero
 from pagezero import policy
 from pagezero.policy import PAGE_SIZE, PRESETS, STRATEGIES, BatchResult, FolioResult, Step
-from conftest import TESTS_DIR, available_kernels, mem_available, needs_hugepages
 
 MB = 1 << 20
 
@@ -25,13 +26,16 @@ def test_presets_are_the_seeds_batches():
     assert PRESETS == {"page": 4096, "8MB": 8 * MB, "32MB": 32 * MB, "extent": None}
 
 
-@pytest.mark.parametrize("batch, batch_bytes, batches", [
-    ("page", PAGE_SIZE, 256),
-    ("8MB", 8 * MB, None),
-    ("extent", MB, 1),
-    ("64KB", 64 << 10, 16),
-    (12288, 12288, 86),         # 3 pages: the last batch holds the one page left
-])
+@pytest.mark.parametrize(
+    "batch, batch_bytes, batches",
+    [
+        ("page", PAGE_SIZE, 256),
+        ("8MB", 8 * MB, None),
+        ("extent", MB, 1),
+        ("64KB", 64 << 10, 16),
+        (12288, 12288, 86),  # 3 pages: the last batch holds the one page left
+    ],
+)
 def test_batch_boundaries_cover_the_region_exactly(batch, batch_bytes, batches):
     size = MB if batch != "8MB" else 16 * MB
     p = policy.plan_batch(size=size, batch=batch, loops=2)
@@ -69,9 +73,15 @@ def test_batch_result_fields():
     # No batch lasts longer than its pass.
     assert all(w <= s for w, s in zip(r.pass_worst_ns, r.samples))
     assert r.bytes_per_sec > 0 and r.worst_ms > 0 and r.p99_ms > 0
-    assert dict(r.params) == {"size": 2 * MB, "batch": "64KB", "batch_bytes": 64 << 10,
-                              "kernel": r.function, "loops": 3, "yield": False,
-                              "backing": r.params["backing"]}
+    assert dict(r.params) == {
+        "size": 2 * MB,
+        "batch": "64KB",
+        "batch_bytes": 64 << 10,
+        "kernel": r.function,
+        "loops": 3,
+        "yield": False,
+        "backing": r.params["backing"],
+    }
     assert r.params["backing"] in ("hugetlb", "thp", "4KB")
 
 
@@ -99,21 +109,24 @@ def test_batch_result_round_trips_through_json(tmp_path):
     assert isinstance(loaded, BatchResult) and loaded == r
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"batch": 0}, "at least 1 byte"),
-    ({"batch": "2MB"}, "larger than the region"),
-    ({"batch": "6KB"}, "whole number of 4KB pages"),
-    ({"batch": "sometimes"}, "preset"),
-    ({"size": "1000KB"}, None),                       # fine: 250 pages
-    ({"size": 5000}, "whole number of 4KB pages"),
-    ({"size": 0}, "at least 1 byte"),
-    ({"loops": 0}, "loops"),
-    ({"loops": 1.5}, "loops"),
-    ({"kernel": "nope"}, "unknown clear kernel 'nope'"),
-    ({"kernel": 7}, "must be a name"),
-    ({"yield_between": "yes"}, "yield_between"),
-    ({"size": "1TB", "batch": "page", "loops": 1000}, "batches to record"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"batch": 0}, "at least 1 byte"),
+        ({"batch": "2MB"}, "larger than the region"),
+        ({"batch": "6KB"}, "whole number of 4KB pages"),
+        ({"batch": "sometimes"}, "preset"),
+        ({"size": "1000KB"}, None),  # fine: 250 pages
+        ({"size": 5000}, "whole number of 4KB pages"),
+        ({"size": 0}, "at least 1 byte"),
+        ({"loops": 0}, "loops"),
+        ({"loops": 1.5}, "loops"),
+        ({"kernel": "nope"}, "unknown clear kernel 'nope'"),
+        ({"kernel": 7}, "must be a name"),
+        ({"yield_between": "yes"}, "yield_between"),
+        ({"size": "1TB", "batch": "page", "loops": 1000}, "batches to record"),
+    ],
+)
 def test_batch_bad_input(kwargs, message):
     args = {"size": "1MB", "batch": "64KB", "loops": 2, **kwargs}
     if message is None:
@@ -124,16 +137,24 @@ def test_batch_bad_input(kwargs, message):
 
 
 def test_unavailable_kernel_is_an_unavailable_error():
-    code = ("import pagezero\n"
-            "try:\n"
-            "    pagezero.batch(size='1MB', batch='64KB', kernel='x86-64-stosb', loops=1)\n"
-            "except pagezero.UnavailableError as e:\n"
-            "    print('unavailable:', e)\n")
+    code = (
+        "import pagezero\n"
+        "try:\n"
+        "    pagezero.batch(size='1MB', batch='64KB', kernel='x86-64-stosb', loops=1)\n"
+        "except pagezero.UnavailableError as e:\n"
+        "    print('unavailable:', e)\n"
+    )
     env = dict(os.environ, PAGEZERO_HIDE_FEATURES="erms")
     if "x86-64-stosb" not in [k.name for k in pagezero.kernels()]:
         pytest.skip("no x86-64-stosb kernel on this architecture")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, cwd=TESTS_DIR, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=TESTS_DIR,
+        timeout=60,
+    )
     assert "unavailable:" in out.stdout and "erms" in out.stdout, out.stderr
 
 
@@ -156,11 +177,13 @@ def test_folio_result_fields(strategy):
     assert (r.params["nt_kernel"] is None) == (strategy != "nocache-except-target")
 
 
-@pytest.mark.parametrize("fault, neighbourhood", [(0, (0, 3)), (1, (0, 4)), (511, (509, 3)),
-                                                  (256, (254, 5))])
+@pytest.mark.parametrize(
+    "fault, neighbourhood", [(0, (0, 3)), (1, (0, 4)), (511, (509, 3)), (256, (254, 5))]
+)
 def test_folio_2mb_neighbourhood_is_clamped(fault, neighbourhood):
-    r = pagezero.folio(size="2MB", strategy="neighbourhood-last", fault_index=fault, loops=1,
-                       backing="4KB")
+    r = pagezero.folio(
+        size="2MB", strategy="neighbourhood-last", fault_index=fault, loops=1, backing="4KB"
+    )
     assert r.neighbourhood == neighbourhood
     assert r.touch_lines == neighbourhood[1] * 64
 
@@ -196,8 +219,9 @@ def refused_hugetlb(monkeypatch):
 
     def region(size, page="4KB", **kw):
         if page != "4KB":
-            raise pagezero.MappingError(12, "memory allocation failed - maybe size "
-                                            "has insufficient hugepages")
+            raise pagezero.MappingError(
+                12, "memory allocation failed - maybe size has insufficient hugepages"
+            )
         return real(size, page=page, **kw)
 
     monkeypatch.setattr(policy.folios, "region", region)
@@ -227,26 +251,30 @@ def test_folio_auto_without_free_hugepages_takes_4kb_pages_without_thp(monkeypat
 
 @pytest.mark.skipif(mem_available() < 4 << 30, reason="a 1GB folio needs 4GB of MemAvailable")
 def test_folio_1gb_of_4kb_pages():
-    r = pagezero.folio(size="1GB", strategy="neighbourhood-last", fault_index=1000, loops=1,
-                       backing="4KB")
+    r = pagezero.folio(
+        size="1GB", strategy="neighbourhood-last", fault_index=1000, loops=1, backing="4KB"
+    )
     assert r.bytes_per_loop == 1 << 30 and r.neighbourhood == (998, 5)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"fault_index": 16}, "fault index 16 is outside the folio"),
-    ({"fault_index": -1}, "outside the folio"),
-    ({"strategy": "random"}, "unknown strategy 'random'"),
-    ({"size": "48KB"}, "power-of-two"),
-    ({"size": "6KB"}, "whole number of 4KB pages"),
-    ({"size": "0"}, "at least 1 byte"),
-    ({"backing": "huge"}, "unknown backing"),
-    ({"backing": "hugetlb"}, "needs a 2MB or 1GB folio"),
-    ({"cold": "freeze"}, "cold method"),
-    ({"kernel": "nope"}, "unknown clear kernel"),
-    ({"strategy": "nocache-except-target", "nt_kernel": "generic"}, "temporal stores"),
-    ({"batch": 0}, "at least 1 byte"),
-    ({"loops": 0}, "loops"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"fault_index": 16}, "fault index 16 is outside the folio"),
+        ({"fault_index": -1}, "outside the folio"),
+        ({"strategy": "random"}, "unknown strategy 'random'"),
+        ({"size": "48KB"}, "power-of-two"),
+        ({"size": "6KB"}, "whole number of 4KB pages"),
+        ({"size": "0"}, "at least 1 byte"),
+        ({"backing": "huge"}, "unknown backing"),
+        ({"backing": "hugetlb"}, "needs a 2MB or 1GB folio"),
+        ({"cold": "freeze"}, "cold method"),
+        ({"kernel": "nope"}, "unknown clear kernel"),
+        ({"strategy": "nocache-except-target", "nt_kernel": "generic"}, "temporal stores"),
+        ({"batch": 0}, "at least 1 byte"),
+        ({"loops": 0}, "loops"),
+    ],
+)
 def test_folio_bad_input(kwargs, message):
     args = {"size": "64KB", "strategy": "sequential", "loops": 1, **kwargs}
     with pytest.raises(ValueError, match=message):
@@ -254,5 +282,4 @@ def test_folio_bad_input(kwargs, message):
 
 
 def test_steps_are_values():
-    assert pagezero.clear_order("sequential", 2, 0, "4KB") == (Step(0, 1, False),
-                                                              Step(1, 1, False))
+    assert pagezero.clear_order("sequential", 2, 0, "4KB") == (Step(0, 1, False), Step(1, 1, False))

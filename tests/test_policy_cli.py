@@ -3,15 +3,16 @@
 Folios here are 4KB-page mappings (--backing 4KB), so the tests never take
 a hugepage from a pool someone else reserved; small sizes, two loops.
 """
+
 import json
 import os
 import re
 
 import pytest
+from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
 
 import pagezero
 from pagezero.policy import PRESETS, STRATEGIES
-from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
 
 FOLIO = ["folio", "-p", "64KB", "-l", "2", "--backing", "4KB"]
 BATCH = ["batch", "-s", "1MB", "-l", "2"]
@@ -22,11 +23,19 @@ BATCH = ["batch", "-s", "1MB", "-l", "2"]
 
 def test_folio_default_prints_every_strategy():
     out = ok(pagezero_cli("folio", "-l", "2", "--backing", "4KB")).splitlines()
-    assert out[0].startswith("# Running 'policy/folio': 2MB folio (4KB pages, THP refused), "
-                             "fault at page 0")
+    assert out[0].startswith(
+        "# Running 'policy/folio': 2MB folio (4KB pages, THP refused), fault at page 0"
+    )
     assert "pages 0..2 (192 lines)" in out[1]
-    assert out[2].split() == ["strategy", "GB/s", "touch", "ns/line", "cold", "ns/line",
-                              "touch/cold"]
+    assert out[2].split() == [
+        "strategy",
+        "GB/s",
+        "touch",
+        "ns/line",
+        "cold",
+        "ns/line",
+        "touch/cold",
+    ]
     rows = [line.split() for line in out[3:]]
     assert [r[0] for r in rows] == list(STRATEGIES)
     for r in rows:
@@ -34,8 +43,11 @@ def test_folio_default_prints_every_strategy():
 
 
 def test_folio_json():
-    out = ok(pagezero_cli(*FOLIO, "--strategy", "neighbourhood-last", "--fault-index", "9",
-                          "--format", "json"))
+    out = ok(
+        pagezero_cli(
+            *FOLIO, "--strategy", "neighbourhood-last", "--fault-index", "9", "--format", "json"
+        )
+    )
     [row] = json.loads(out)
     assert row["strategy"] == "neighbourhood-last" and row["fault_index"] == 9
     assert row["folio_bytes"] == 64 << 10 and row["backing"] == "4KB"
@@ -67,12 +79,19 @@ def test_folio_output_file(tmp_path):
 def test_batch_default_runs_every_preset():
     out = ok(pagezero_cli("batch", "-s", "32MB", "-l", "2")).splitlines()
     # The pages used, by default the kernel's own choice (pagezero.mappings).
-    assert re.match(r"# Running 'policy/batch': clearing 32MB of (2MB hugetlb|2MB THP|4KB) "
-                    r"pages", out[0])
+    assert re.match(
+        r"# Running 'policy/batch': clearing 32MB of (2MB hugetlb|2MB THP|4KB) "
+        r"pages",
+        out[0],
+    )
     rows = [line.split() for line in out[3:]]
     assert [r[0] for r in rows] == list(PRESETS)
-    assert [(r[1], r[2]) for r in rows] == [("4KB", "8192"), ("8MB", "4"), ("32MB", "1"),
-                                            ("32MB", "1")]
+    assert [(r[1], r[2]) for r in rows] == [
+        ("4KB", "8192"),
+        ("8MB", "4"),
+        ("32MB", "1"),
+        ("32MB", "1"),
+    ]
     for r in rows:
         assert all(float(x) > 0 for x in r[2:])
 
@@ -85,15 +104,30 @@ def test_batch_default_skips_presets_larger_than_the_region():
 
 
 def test_batch_json_and_presets_as_sizes():
-    out = ok(pagezero_cli("batch", "-s", "16MB", "-l", "2", "-b", "8MB", "-b", "64KB",
-                          "--format", "json"))
+    out = ok(
+        pagezero_cli(
+            "batch", "-s", "16MB", "-l", "2", "-b", "8MB", "-b", "64KB", "--format", "json"
+        )
+    )
     rows = json.loads(out)
     assert [(r["batch"], r["batch_bytes"], r["batches_per_loop"]) for r in rows] == [
-        ("8MB", 8 << 20, 2), ("64KB", 64 << 10, 256)]
+        ("8MB", 8 << 20, 2),
+        ("64KB", 64 << 10, 256),
+    ]
     for r in rows:
         assert set(r) - {"huge_share"} == {
-            "batch", "batch_bytes", "kernel", "batches_per_loop", "loops", "bytes_per_sec",
-            "worst_ms", "p99_ms", "typical_worst_ms", "median_ms", "backing"}
+            "batch",
+            "batch_bytes",
+            "kernel",
+            "batches_per_loop",
+            "loops",
+            "bytes_per_sec",
+            "worst_ms",
+            "p99_ms",
+            "typical_worst_ms",
+            "median_ms",
+            "backing",
+        }
         assert ("huge_share" in r) == (r["backing"] == "thp")
         assert r["worst_ms"] >= r["p99_ms"] >= r["median_ms"] > 0
 
@@ -136,8 +170,13 @@ BAD_INPUTS = {
     "folio fault not a number": [*FOLIO, "--fault-index", "first"],
     "folio unknown strategy": [*FOLIO, "--strategy", "random"],
     "folio unknown kernel": [*FOLIO, "--kernel", "nope"],
-    "folio temporal nt kernel": [*FOLIO, "--strategy", "nocache-except-target",
-                                 "--nt-kernel", "generic"],
+    "folio temporal nt kernel": [
+        *FOLIO,
+        "--strategy",
+        "nocache-except-target",
+        "--nt-kernel",
+        "generic",
+    ],
     "folio size not a power of two": ["folio", "-p", "48KB"],
     "folio bad size": ["folio", "-p", "2XB"],
     "folio hugetlb 64KB": [*FOLIO, "--backing", "hugetlb"],

@@ -1,25 +1,25 @@
-"""Measured conditions on the clearing policies: batch() and folio() with cache, threads, node, counters.
+"""Measured conditions on the clearing policies: batch() and folio() with cache, threads, node,
+counters.
 
 Mechanisms only, as tests/test_conditions.py: which ranges were flushed before
 which clear, which bytes each thread wrote, which node the memory is bound to,
 which counts the fake counter source gave. Never how fast anything ran.
 """
+
 import os
 
 import pytest
+from conftest import has_cycle_counter, run_python
 
 import pagezero
 from pagezero import _core
 from pagezero.bench import numa_nodes, thread_rates
 from pagezero.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
 
-from conftest import has_cycle_counter, run_python
-
 CPUS = len(os.sched_getaffinity(0))
 PAGE = 4096
 METHODS = [m for m, ok in _core.cache_methods() if ok]
 needs_2_cpus = pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs allowed to this process")
-
 
 
 # Cold ---------------------------------------------------------------------------
@@ -29,8 +29,9 @@ needs_2_cpus = pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs allowed to this
 def test_cold_batch_flushes_every_batch_range_before_it(method):
     # 10 pages in batches of 4: the last batch is 2 pages.
     with pagezero.region(10 * PAGE) as r:
-        d = _core.bench_batch([r], "generic", 4, 3, cold=True, flush=method,
-                              evict_bytes=1 << 20, trace=True)
+        d = _core.bench_batch(
+            [r], "generic", 4, 3, cold=True, flush=method, evict_bytes=1 << 20, trace=True
+        )
     expected = [(0, 0, 4 * PAGE), (0, 4 * PAGE, 4 * PAGE), (0, 8 * PAGE, 2 * PAGE)] * 3
     assert d["flushes"] == expected
     assert d["cold_method"] == method and len(d["samples"]) == 3
@@ -59,8 +60,20 @@ def test_plain_batch_and_folio_keep_old_params():
 @pytest.mark.parametrize("method", METHODS)
 def test_cold_folio_flushes_the_whole_folio_before_each_clear(method):
     with pagezero.region(64 << 10) as folio, pagezero.region(1 << 20) as scrub:
-        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", 3, "evict",
-                              cold=True, flush=method, evict_bytes=1 << 20, trace=True)
+        d = _core.bench_folio(
+            folio,
+            scrub,
+            "sequential",
+            0,
+            16,
+            "generic",
+            3,
+            "evict",
+            cold=True,
+            flush=method,
+            evict_bytes=1 << 20,
+            trace=True,
+        )
         assert bytes(memoryview(folio)) == bytes(64 << 10)
     assert d["flushes"] == [(0, 0, 64 << 10)] * 3
     assert d["cold_method"] == method
@@ -68,8 +81,7 @@ def test_cold_folio_flushes_the_whole_folio_before_each_clear(method):
 
 def test_hot_folio_flushes_nothing():
     with pagezero.region(64 << 10) as folio, pagezero.region(1 << 20) as scrub:
-        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", 2, "evict",
-                              trace=True)
+        d = _core.bench_folio(folio, scrub, "sequential", 0, 16, "generic", 2, "evict", trace=True)
     assert d["flushes"] == [] and d["counters"] is None
 
 
@@ -92,8 +104,16 @@ def test_batch_threads_clear_exactly_their_own_regions(cold):
     try:
         for r in regions:
             memoryview(r)[:] = b"\xff" * size
-        d = _core.bench_batch(regions, "generic", 5, 2, cold=cold, cpus=range(threads),
-                              evict_bytes=1 << 20, trace=True)
+        d = _core.bench_batch(
+            regions,
+            "generic",
+            5,
+            2,
+            cold=cold,
+            cpus=range(threads),
+            evict_bytes=1 << 20,
+            trace=True,
+        )
         # Every byte of every region cleared; the guard pages fault on any byte beyond.
         for r in regions:
             assert bytes(memoryview(r)) == bytes(size)
@@ -143,7 +163,7 @@ def test_bad_cache_state():
 def test_batch_binds_its_region_to_node_0():
     with _core.Region(256 << 10, populate=False) as r:
         res = run_batch(plan_batch("256KB", "64KB", loops=1, node=0), r)
-        assert _core.numa_policy(r) == (2, 0, 0)   # MPOL_BIND to node 0, page on node 0
+        assert _core.numa_policy(r) == (2, 0, 0)  # MPOL_BIND to node 0, page on node 0
     assert res.params["node"] == 0
 
 
@@ -192,21 +212,29 @@ def test_folio_counters_with_fake_source(monkeypatch):
 
 
 @pytest.mark.parametrize("fn", ["batch", "folio"])
-@pytest.mark.parametrize("fault, words", [("PAGEZERO_FAKE_MULTIPLEXED", "multiplexed"),
-                                          ("PAGEZERO_FAIL_COUNTER_READ", "reading the hardware")])
+@pytest.mark.parametrize(
+    "fault, words",
+    [
+        ("PAGEZERO_FAKE_MULTIPLEXED", "multiplexed"),
+        ("PAGEZERO_FAIL_COUNTER_READ", "reading the hardware"),
+    ],
+)
 def test_counter_loop_failures_are_not_called_an_open_failure(monkeypatch, fn, fault, words):
     # Both come back from a timed loop as -EBUSY / -EIO with the counters
     # open; neither may read as "perf_event_open(...) failed".
     monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
     monkeypatch.setenv(fault, "1")
-    kwargs = {"size": "256KB", "batch": "64KB"} if fn == "batch" else {"size": "64KB",
-                                                                          "backing": "4KB"}
+    kwargs = (
+        {"size": "256KB", "batch": "64KB"} if fn == "batch" else {"size": "64KB", "backing": "4KB"}
+    )
     with pytest.raises(pagezero.PagezeroError, match=words) as e:
         getattr(pagezero, fn)(loops=2, counters=True, **kwargs)
     assert "perf_event_open" not in str(e.value)
 
 
-@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen")
+@pytest.mark.skipif(
+    has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen"
+)
 @pytest.mark.parametrize("fn", ["batch", "folio"])
 def test_counters_without_pmu_fail_clearly(monkeypatch, fn):
     monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
@@ -218,10 +246,18 @@ def test_counters_without_pmu_fail_clearly(monkeypatch, fn):
 # Command line -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [["batch", "-t", "0"], ["batch", "-t", "-2"],
-                                  ["batch", "-t", str(CPUS + 1)], ["batch", "--node", "4096"],
-                                  ["batch", "--cache", "lukewarm"], ["folio", "--node", "4096"],
-                                  ["folio", "--cache", "lukewarm"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["batch", "-t", "0"],
+        ["batch", "-t", "-2"],
+        ["batch", "-t", str(CPUS + 1)],
+        ["batch", "--node", "4096"],
+        ["batch", "--cache", "lukewarm"],
+        ["folio", "--node", "4096"],
+        ["folio", "--cache", "lukewarm"],
+    ],
+)
 def test_cli_bad_input_exits_2(args):
     p = run_python("-m", "pagezero", *args)
     assert p.returncode == 2, p.stderr
@@ -229,8 +265,7 @@ def test_cli_bad_input_exits_2(args):
 
 
 @pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU")
-@pytest.mark.parametrize("args", [["batch", "-s", "256KB", "-b", "64KB"],
-                                  ["folio", "-p", "64KB"]])
+@pytest.mark.parametrize("args", [["batch", "-s", "256KB", "-b", "64KB"], ["folio", "-p", "64KB"]])
 def test_cli_counters_without_pmu_exit_1(args):
     env = {k: v for k, v in os.environ.items() if k != "PAGEZERO_FAKE_COUNTERS"}
     p = run_python("-m", "pagezero", *args, "--counters", env=env)
@@ -240,8 +275,25 @@ def test_cli_counters_without_pmu_exit_1(args):
 def test_cli_batch_cold_threads_counters_node():
     threads = "2" if CPUS >= 2 else "1"
     env = dict(os.environ, PAGEZERO_FAKE_COUNTERS="1")
-    p = run_python("-m", "pagezero", "batch", "-s", "1MB", "-b", "256KB", "-l", "2",
-                   "--cache", "cold", "-t", threads, "--counters", "--node", "0", env=env)
+    p = run_python(
+        "-m",
+        "pagezero",
+        "batch",
+        "-s",
+        "1MB",
+        "-b",
+        "256KB",
+        "-l",
+        "2",
+        "--cache",
+        "cold",
+        "-t",
+        threads,
+        "--counters",
+        "--node",
+        "0",
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     assert "cache cold" in p.stdout and "cycles" in p.stdout and "node 0" in p.stdout
     if threads == "2":
@@ -250,8 +302,24 @@ def test_cli_batch_cold_threads_counters_node():
 
 def test_cli_folio_cold_counters_node():
     env = dict(os.environ, PAGEZERO_FAKE_COUNTERS="1")
-    p = run_python("-m", "pagezero", "folio", "-p", "64KB", "--backing", "4KB", "-l", "2",
-                   "--strategy", "sequential", "--cache", "cold", "--counters", "--node", "0",
-                   env=env)
+    p = run_python(
+        "-m",
+        "pagezero",
+        "folio",
+        "-p",
+        "64KB",
+        "--backing",
+        "4KB",
+        "-l",
+        "2",
+        "--strategy",
+        "sequential",
+        "--cache",
+        "cold",
+        "--counters",
+        "--node",
+        "0",
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
     assert "cache cold" in p.stdout and "sequential counters" in p.stdout

@@ -5,16 +5,17 @@ runs it with the clearing callback of the timed loops, which records too
 when asked. So the order proven here is the order that is timed, and the
 memory it leaves is checked byte by byte.
 """
+
 import collections
 
 import pytest
+from conftest import available_kernels
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pagezero
 from pagezero import _core
 from pagezero.policy import NEIGHBOURHOOD_RADIUS, PAGE_SIZE, STRATEGIES, Step, clear_order
-from conftest import available_kernels
 
 CANARY = 0x5C
 
@@ -72,8 +73,12 @@ def check_order(strategy, nr, fault, batch):
 
 
 def test_strategies_are_the_four_of_the_issue():
-    assert STRATEGIES == ("page-at-a-time", "sequential", "neighbourhood-last",
-                          "nocache-except-target")
+    assert STRATEGIES == (
+        "page-at-a-time",
+        "sequential",
+        "neighbourhood-last",
+        "nocache-except-target",
+    )
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -104,40 +109,55 @@ def test_page_at_a_time_is_process_huge_page():
 def test_neighbourhood_last_is_the_merged_folio_zero_user():
     # 512 pages (2MB), fault at 100, 32MB batches: right, left, 98..102.
     assert steps_of("neighbourhood-last", 512, 100, 8192) == (
-        Step(103, 409, False), Step(0, 98, False), Step(98, 5, False))
+        Step(103, 409, False),
+        Step(0, 98, False),
+        Step(98, 5, False),
+    )
     # The common fault at page 0: the neighbourhood is clamped to 0..2.
-    assert steps_of("neighbourhood-last", 512, 0, 8192) == (
-        Step(3, 509, False), Step(0, 3, False))
+    assert steps_of("neighbourhood-last", 512, 0, 8192) == (Step(3, 509, False), Step(0, 3, False))
     # Batches split the ranges, not the neighbourhood.
     assert steps_of("neighbourhood-last", 16, 5, 4) == (
-        Step(8, 4, False), Step(12, 4, False), Step(0, 3, False), Step(3, 5, False))
+        Step(8, 4, False),
+        Step(12, 4, False),
+        Step(0, 3, False),
+        Step(3, 5, False),
+    )
 
 
 def test_sequential_in_batches_covers_the_folio():
     assert steps_of("sequential", 10, 0, 4) == (
-        Step(0, 4, False), Step(4, 4, False), Step(8, 2, False))
+        Step(0, 4, False),
+        Step(4, 4, False),
+        Step(8, 2, False),
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (("sideways", 8, 0, 1), "unknown strategy"),
-    (("sequential", 0, 0, 1), "nr_pages"),
-    (("sequential", 8, 8, 1), "fault index 8 is outside"),
-    (("sequential", 8, -1, 1), "fault index -1 is outside"),
-    (("sequential", 8, 0, 0), "batch"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("sideways", 8, 0, 1), "unknown strategy"),
+        (("sequential", 0, 0, 1), "nr_pages"),
+        (("sequential", 8, 8, 1), "fault index 8 is outside"),
+        (("sequential", 8, -1, 1), "fault index -1 is outside"),
+        (("sequential", 8, 0, 0), "batch"),
+    ],
+)
 def test_core_order_bad_input(args, message):
     with pytest.raises(ValueError, match=message):
         _core.clear_order(*args)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"strategy": "sideways"}, "unknown strategy 'sideways'"),
-    ({"nr_pages": 0}, "nr_pages"),
-    ({"fault_index": 8}, "outside the folio"),
-    ({"fault_index": True}, "must be an int"),
-    ({"batch": 0}, "batch"),
-    ({"batch": "6KB"}, "whole number of 4KB pages"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"strategy": "sideways"}, "unknown strategy 'sideways'"),
+        ({"nr_pages": 0}, "nr_pages"),
+        ({"fault_index": 8}, "outside the folio"),
+        ({"fault_index": True}, "must be an int"),
+        ({"batch": 0}, "batch"),
+        ({"batch": "6KB"}, "whole number of 4KB pages"),
+    ],
+)
 def test_api_order_bad_input(kwargs, message):
     args = {"strategy": "sequential", "nr_pages": 8, "fault_index": 0, "batch": "4KB", **kwargs}
     with pytest.raises(ValueError, match=message):
@@ -152,14 +172,14 @@ def canaried(nr):
     reg = pagezero.region((nr + 2) * PAGE_SIZE, thp=False)
     mv = memoryview(reg)
     mv[:] = bytes([CANARY]) * len(mv)
-    folio = mv[PAGE_SIZE:(nr + 1) * PAGE_SIZE]
+    folio = mv[PAGE_SIZE : (nr + 1) * PAGE_SIZE]
     return reg, mv, folio
 
 
 def check_cleared(mv, nr):
     assert mv[:PAGE_SIZE] == bytes([CANARY]) * PAGE_SIZE, "wrote below the folio"
-    assert mv[(nr + 1) * PAGE_SIZE:] == bytes([CANARY]) * PAGE_SIZE, "wrote past the folio"
-    assert mv[PAGE_SIZE:(nr + 1) * PAGE_SIZE] == bytes(nr * PAGE_SIZE), "not all zero"
+    assert mv[(nr + 1) * PAGE_SIZE :] == bytes([CANARY]) * PAGE_SIZE, "wrote past the folio"
+    assert mv[PAGE_SIZE : (nr + 1) * PAGE_SIZE] == bytes(nr * PAGE_SIZE), "not all zero"
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -179,8 +199,11 @@ def test_clear_folio_zeroes_exactly_the_folio_in_the_recorded_order(strategy, nr
 @pytest.mark.parametrize("kernel", available_kernels("clear"))
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_clear_folio_with_every_kernel(strategy, kernel):
-    nt = kernel if strategy == "nocache-except-target" and \
-        not pagezero.find_kernel(kernel).temporal else None
+    nt = (
+        kernel
+        if strategy == "nocache-except-target" and not pagezero.find_kernel(kernel).temporal
+        else None
+    )
     reg, mv, folio = canaried(64)
     try:
         pagezero.clear_folio(folio, strategy, 37, kernel=kernel, nt_kernel=nt, batch="32KB")

@@ -1,5 +1,6 @@
 """Rates aggregate as time does; loops shorter than a clock tick; the median's
 own interval in `sweep`'s lines (pagezero/stats.py, results.py, cli/analysis.py)."""
+
 import re
 import statistics
 
@@ -16,8 +17,14 @@ SIZE = 1 << 20
 
 
 def run(samples, clock="ns"):
-    return Result(benchmark="memset", function="k", params={"size": SIZE, "loops": len(samples)},
-                  bytes_per_loop=SIZE, clock=clock, samples=samples)
+    return Result(
+        benchmark="memset",
+        function="k",
+        params={"size": SIZE, "loops": len(samples)},
+        bytes_per_loop=SIZE,
+        clock=clock,
+        samples=samples,
+    )
 
 
 def test_a_result_states_total_bytes_over_total_time():
@@ -59,8 +66,9 @@ def test_rate_mean_is_total_over_total_and_inside_its_interval(samples):
 def test_zero_ticks_are_refused_with_the_reason():
     # timeval counts whole microseconds: a small clear can take 0 of them.
     # Before, the rate was infinite and stats() died with AttributeError.
-    with pytest.raises(ValueError,
-                       match=r"1 of 3 loops .* took 0 ticks.*one tick of the timeval clock"):
+    with pytest.raises(
+        ValueError, match=r"1 of 3 loops .* took 0 ticks.*one tick of the timeval clock"
+    ):
         run([0, 1, 2], clock="timeval")
     with pytest.raises(ValueError, match="0 ticks"):
         Result.from_dict(run([5, 6]).to_dict() | {"samples": [0, 0]})
@@ -98,7 +106,8 @@ def test_sweep_line_for_one_loop(capsys):
 def test_spread_of_rates_is_the_spread_of_their_times():
     rates = [SIZE / 1e-4, SIZE / 3e-4]
     assert relative_spread(rates, "bytes/sec") == pytest.approx(
-        100 * statistics.stdev([1e-4, 3e-4]) / 2e-4)
+        100 * statistics.stdev([1e-4, 3e-4]) / 2e-4
+    )
     one = point_summary([rates], "bytes/sec")
     assert one["spread_pct"] == pytest.approx(relative_spread(rates, "bytes/sec"))
 
@@ -111,9 +120,15 @@ def test_summarize_refuses_infinite_values():
 def test_a_thread_below_the_clock_is_refused():
     # Its rate over the run would be infinite: thread_spread() died on it.
     with pytest.raises(ValueError, match="a thread .* took 0 ticks in every loop"):
-        Result(benchmark="memset", function="k", params={"size": SIZE}, bytes_per_loop=SIZE,
-               clock="timeval", samples=[3, 2],
-               details={"thread_samples": [[3, 2], [0, 0]], "thread_bytes": [SIZE // 2] * 2})
+        Result(
+            benchmark="memset",
+            function="k",
+            params={"size": SIZE},
+            bytes_per_loop=SIZE,
+            clock="timeval",
+            samples=[3, 2],
+            details={"thread_samples": [[3, 2], [0, 0]], "thread_bytes": [SIZE // 2] * 2},
+        )
 
 
 def test_a_slowdown_stays_a_slowdown():
@@ -122,6 +137,6 @@ def test_a_slowdown_stays_a_slowdown():
     base = summarize([1.0] * 10, unit="bytes/sec")
     new_rates = [10.0] * 2 + [1 / 1.4] * 18
     new = summarize(new_rates, unit="bytes/sec")
-    assert statistics.fmean(new_rates) > base["mean"]          # what an average of rates says
+    assert statistics.fmean(new_rates) > base["mean"]  # what an average of rates says
     assert new["mean"] == pytest.approx(20 / (2 * 0.1 + 18 * 1.4))  # total over total
     assert new["mean"] < base["mean"]

@@ -1,8 +1,9 @@
 """Regions: page sizes, THP, guard pages, and nothing left mapped."""
+
 import pytest
+from conftest import hugepage_shortage, is_mapped, mapping_count, needs_hugepages, run_python
 
 import pagezero
-from conftest import hugepage_shortage, is_mapped, mapping_count, needs_hugepages, run_python
 
 
 def test_a_region_is_a_writable_buffer_and_is_unmapped_on_close():
@@ -41,13 +42,16 @@ ctypes.c_char.from_address(addr).value = b"x"
     assert proc.returncode == -11
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(size=0), "at least"),
-    (dict(size="1MB", page="3MB"), "page size"),
-    (dict(size="2MB", page="2MB", guard=True), "guard"),
-    (dict(size="2MB", page="2MB", thp=True), "4KB pages only"),
-    (dict(size="1MB", thp="yes"), "thp"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(size=0), "at least"),
+        (dict(size="1MB", page="3MB"), "page size"),
+        (dict(size="2MB", page="2MB", guard=True), "guard"),
+        (dict(size="2MB", page="2MB", thp=True), "4KB pages only"),
+        (dict(size="1MB", thp="yes"), "thp"),
+    ],
+)
 def test_bad_regions_are_value_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         pagezero.region(**kwargs)

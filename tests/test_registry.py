@@ -1,18 +1,42 @@
 """The kernel table: one registry in C, read as is by Python."""
+
 import os
 
 import pytest
-
-import pagezero
 from conftest import run_python
 
-X86_CLEAR = {"default", "generic", "x86-64-unrolled", "x86-64-stosq", "x86-64-stosb",
-             "x86-64-movnti", "x86-64-sse2-nt", "x86-64-avx-nt", "x86-64-avx512-nt",
-             "x86-64-avx512", "x86-64-clzero"}
-X86_COPY = {"default", "generic", "x86-64-unrolled", "x86-64-movsq", "x86-64-movsb",
-            "x86-64-avx-nt"}
-ARM64_CLEAR = {"default", "generic", "arm64-dc-zva", "arm64-stp", "arm64-stnp", "arm64-mops",
-               "arm64-mops-nt"}
+import pagezero
+
+X86_CLEAR = {
+    "default",
+    "generic",
+    "x86-64-unrolled",
+    "x86-64-stosq",
+    "x86-64-stosb",
+    "x86-64-movnti",
+    "x86-64-sse2-nt",
+    "x86-64-avx-nt",
+    "x86-64-avx512-nt",
+    "x86-64-avx512",
+    "x86-64-clzero",
+}
+X86_COPY = {
+    "default",
+    "generic",
+    "x86-64-unrolled",
+    "x86-64-movsq",
+    "x86-64-movsb",
+    "x86-64-avx-nt",
+}
+ARM64_CLEAR = {
+    "default",
+    "generic",
+    "arm64-dc-zva",
+    "arm64-stp",
+    "arm64-stnp",
+    "arm64-mops",
+    "arm64-mops-nt",
+}
 ARM64_COPY = {"default", "generic"}
 
 
@@ -81,13 +105,16 @@ except pagezero.UnavailableError as e:
 """
 
 
-@pytest.mark.skipif("avx512f" not in pagezero._core.cpu_features(),
-                    reason="this CPU has no avx512f to hide")
+@pytest.mark.skipif(
+    "avx512f" not in pagezero._core.cpu_features(), reason="this CPU has no avx512f to hide"
+)
 def test_a_kernel_the_cpu_lacks_is_listed_and_refused_never_run():
     env = dict(os.environ, PAGEZERO_HIDE_FEATURES="avx512f")
     out = run_python("-c", HIDDEN, env=env)
     assert out.returncode == 0, out.stderr
-    assert "refused: kernel 'x86-64-avx512-nt' is not available: this CPU lacks avx512f" in out.stdout
+    assert (
+        "refused: kernel 'x86-64-avx512-nt' is not available: this CPU lacks avx512f" in out.stdout
+    )
 
 
 ARM64_HIDDEN = """

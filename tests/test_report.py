@@ -2,6 +2,7 @@
 backed by its tables; runs as fresh processes and the spread mark; a failing
 study named while the others are kept; a stop signal's exit status with
 report.md written. Nothing is asserted about speed."""
+
 import json
 import os
 import re
@@ -11,9 +12,12 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR, ok
+from conftest import check_usage_error as usage_error
+from conftest import pagezero_cli as cli
 
-from conftest import TESTS_DIR, check_usage_error as usage_error, ok, pagezero_cli as cli
-from pagezero import MappingError, report as report_pkg
+from pagezero import MappingError
+from pagezero import report as report_pkg
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.report import cells as report_cells
@@ -67,8 +71,14 @@ def test_report_tiny(report_dir):
     assert "## Summary" in md and "## Machine" in md
     summary = summary_of(md)
     assert summary.strip().startswith("- ")  # at least one plain-words line
-    for name in ("extents.json", "chunks.json", "pages.json", "cold.json", "threads.json",
-                 "faults.json"):
+    for name in (
+        "extents.json",
+        "chunks.json",
+        "pages.json",
+        "cold.json",
+        "threads.json",
+        "faults.json",
+    ):
         rs = ResultSet.load(str(d / name))
         assert len(rs) > 0 and not rs.interrupted
     for stem in ("extents", "chunks", "threads", "faults"):
@@ -153,8 +163,9 @@ def test_the_chunk_sentence_quotes_the_rates_its_step_comes_from():
     assert k["knee"] == 16 * MB
     assert (k["below_rate"], k["above_rate"]) == (4.5e9, 15e9)
     line = _knee_line("k", k, by_chunk, 32 * MB, 1 * GB, "2MB THP")
-    step, above, below = re.search(r"([\d.]+)x as fast .*\(medians ([\d.]+) vs ([\d.]+) GB/s\)",
-                                   line).groups()
+    step, above, below = re.search(
+        r"([\d.]+)x as fast .*\(medians ([\d.]+) vs ([\d.]+) GB/s\)", line
+    ).groups()
     assert float(step) == pytest.approx(float(above) / float(below), abs=0.005)
 
 
@@ -167,21 +178,31 @@ def test_no_knee_below_two_chunks():
 
 def _result(rate_gbps, size, loops=3):
     ns = int(size / rate_gbps)
-    return Result(benchmark="memset", function="k", params={"size": size, "chunk": 0,
-                                                             "loops": loops},
-                  bytes_per_loop=size, clock="ns", samples=(ns,) * loops)
+    return Result(
+        benchmark="memset",
+        function="k",
+        params={"size": size, "chunk": 0, "loops": loops},
+        bytes_per_loop=size,
+        clock="ns",
+        samples=(ns,) * loops,
+    )
 
 
 def _three_runs(rates, size):
-    return ResultSet([_result(r, size) for r in rates],
-                     [{"repetition": i, "process": i} for i in range(len(rates))])
+    return ResultSet(
+        [_result(r, size) for r in rates],
+        [{"repetition": i, "process": i} for i in range(len(rates))],
+    )
 
 
-@pytest.mark.parametrize("rates, size, mark", [
-    ((10.0, 11.0, 12.0), 256 * MB, True),     # 9% between runs, beyond the LLC
-    ((10.0, 10.1, 10.2), 256 * MB, False),    # 1%
-    ((10.0, 11.0, 12.0), 1 * MB, False),      # inside the LLC
-])
+@pytest.mark.parametrize(
+    "rates, size, mark",
+    [
+        ((10.0, 11.0, 12.0), 256 * MB, True),  # 9% between runs, beyond the LLC
+        ((10.0, 10.1, 10.2), 256 * MB, False),  # 1%
+        ((10.0, 11.0, 12.0), 1 * MB, False),  # inside the LLC
+    ],
+)
 def test_cells_beyond_the_llc_with_a_wide_spread_between_runs_are_marked(rates, size, mark):
     rs = _three_runs(rates, size)
     table = report_cells.cells(rs, lambda r: r.params["size"])
@@ -194,8 +215,14 @@ def test_cells_beyond_the_llc_with_a_wide_spread_between_runs_are_marked(rates, 
 
 def test_one_run_is_never_marked():
     # The loops of one process spread, but between runs nothing is known.
-    r = Result(benchmark="memset", function="k", params={"size": 256 * MB, "chunk": 0},
-               bytes_per_loop=256 * MB, clock="ns", samples=(10**7, 2 * 10**7, 3 * 10**7))
+    r = Result(
+        benchmark="memset",
+        function="k",
+        params={"size": 256 * MB, "chunk": 0},
+        bytes_per_loop=256 * MB,
+        clock="ns",
+        samples=(10**7, 2 * 10**7, 3 * 10**7),
+    )
     table = report_cells.cells(ResultSet([r]), lambda r: r.params["size"])
     assert not report_cells.marked(table["k"][256 * MB], 32 * MB)
 
@@ -206,6 +233,7 @@ def test_runs_are_fresh_processes(monkeypatch):
     def fake_sweep(benchmark, grid, **kw):
         calls.append(kw)
         return ResultSet([])
+
     monkeypatch.setattr(report_cells, "sweep", fake_sweep)
     report_cells.run_points("memset", [{"size": 4096, "function": "generic"}], 3, 1)
     assert calls[0]["repeat"] == calls[0]["processes"] == 3
@@ -214,10 +242,17 @@ def test_runs_are_fresh_processes(monkeypatch):
 def test_an_interrupted_report_study_keeps_the_signals_name(monkeypatch):
     # report merged its sweeps' interrupted marks into True, which schema 3
     # files then recorded as "unknown signal".
-    one = Result(benchmark="memset", function="generic", params={"size": 4096}, clock="ns",
-                 bytes_per_loop=4096, samples=(1000,))
-    monkeypatch.setattr(report_cells, "sweep",
-                        lambda *a, **k: ResultSet([one], interrupted="SIGTERM"))
+    one = Result(
+        benchmark="memset",
+        function="generic",
+        params={"size": 4096},
+        clock="ns",
+        bytes_per_loop=4096,
+        samples=(1000,),
+    )
+    monkeypatch.setattr(
+        report_cells, "sweep", lambda *a, **k: ResultSet([one], interrupted="SIGTERM")
+    )
     rs = report_cells.run_points("memset", [{"size": 4096, "function": "generic"}], 1, 0)
     assert rs.interrupted == "SIGTERM"
 
@@ -239,32 +274,41 @@ def test_extents_over_two_runs(tmp_path):
 def _fake_studies(*behaviours):
     """STUDIES whose studies return a Section with one table and one summary
     figure, or raise what they are given."""
+
     def make(i, what):
         def study(out_dir, cfg, info, functions, progress):
             if isinstance(what, BaseException):
                 raise what
-            return Section(f"Study {i}", ["| a | b |", "|---|---|", f"| x | {i}.5 |"],
-                           [f"study {i} gives {i}.5 GB/s."])
+            return Section(
+                f"Study {i}",
+                ["| a | b |", "|---|---|", f"| x | {i}.5 |"],
+                [f"study {i} gives {i}.5 GB/s."],
+            )
+
         return (f"s{i}", f"Study {i}", study)
+
     return tuple(make(i, w) for i, w in enumerate(behaviours))
 
 
 def test_a_failing_study_is_named_and_the_others_kept(tmp_path, monkeypatch):
-    monkeypatch.setattr(report_pkg, "STUDIES", _fake_studies(
-        None, MappingError(12, "not enough memory for a 1GB region"), None))
+    monkeypatch.setattr(
+        report_pkg,
+        "STUDIES",
+        _fake_studies(None, MappingError(12, "not enough memory for a 1GB region"), None),
+    )
     run = report_pkg.run_report(str(tmp_path / "r"), scale="tiny")
     md = (tmp_path / "r" / "report.md").read_text()
     assert [s.title for s in run.failed] == ["Study 1"]
-    assert "Study 1\" failed: MappingError: not enough memory for a 1GB region" in md
+    assert 'Study 1" failed: MappingError: not enough memory for a 1GB region' in md
     assert "study 0 gives 0.5" in md and "study 2 gives 2.5" in md
     assert not run.interrupted
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_stopped_report_exits_with_the_signals_status(tmp_path, monkeypatch, capsys,
-                                                        signum, status):
-    monkeypatch.setattr(report_pkg, "STUDIES",
-                        _fake_studies(None, Interrupted(signum), None))
+def test_a_stopped_report_exits_with_the_signals_status(
+    tmp_path, monkeypatch, capsys, signum, status
+):
+    monkeypatch.setattr(report_pkg, "STUDIES", _fake_studies(None, Interrupted(signum), None))
     monkeypatch.setenv("PAGEZERO_SCALE", "tiny")
     assert main(["report", "-o", str(tmp_path / "r")]) == status
     md = (tmp_path / "r" / "report.md").read_text()
@@ -278,12 +322,18 @@ def test_ctrl_c_in_a_real_report(tmp_path):
     # A real SIGINT once the first study has saved its file: exit 130, and
     # report.md written from what was measured.
     out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, "-m", "pagezero", "report", "-o", str(out)],
-                            cwd=TESTS_DIR, env=TINY_ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pagezero", "report", "-o", str(out)],
+        cwd=TESTS_DIR,
+        env=TINY_ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
-    while not (out / "extents.json").exists() and proc.poll() is None \
-            and time.monotonic() < deadline:
+    while (
+        not (out / "extents.json").exists() and proc.poll() is None and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
@@ -299,6 +349,7 @@ def test_headroom_without_memory_keeps_the_fault_table(tmp_path, monkeypatch):
 
     def no_memory(*a, **k):
         raise MappingError(12, "not enough memory for the clears")
+
     monkeypatch.setattr(faults.fault, "headroom", no_memory)
     section = faults.study_faults(str(tmp_path), SCALES["tiny"], {}, ["generic"], False, False)
     text = "\n".join(section.body)

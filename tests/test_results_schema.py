@@ -3,6 +3,7 @@
 load, results are extended one way (a class registered by benchmark name),
 and version 3 files say which pagezero and which build made them, and which
 signal stopped a run."""
+
 import json
 import os
 
@@ -43,9 +44,11 @@ def test_version_2_file_loads_each_benchmark_as_its_class():
     assert folio.touch_ns_per_line == 1250 / 192 and folio.backing == "4KB"
     assert folio.machine["cpu_model"] == "Other CPU"
     assert batch.machine["cpu_model"] == "Test CPU"
-    assert [dict(r) for r in rs.runs] == [{"repetition": 1, "process": 0},
-                                         {"repetition": 0, "process": 0},
-                                         {"repetition": 0, "process": 1}]
+    assert [dict(r) for r in rs.runs] == [
+        {"repetition": 1, "process": 0},
+        {"repetition": 0, "process": 0},
+        {"repetition": 0, "process": 1},
+    ]
     # Version 2 said only whether a study was interrupted, not by what.
     assert rs.interrupted == "unknown signal"
 
@@ -90,8 +93,15 @@ def test_build_info_reads_the_extension_build_when_it_has_one(monkeypatch):
 
 
 def make(interrupted=None):
-    return Result(benchmark="memset", function="generic", params={"size": 4096},
-                  bytes_per_loop=4096, clock="ns", samples=[10, 11], interrupted=interrupted)
+    return Result(
+        benchmark="memset",
+        function="generic",
+        params={"size": 4096},
+        bytes_per_loop=4096,
+        clock="ns",
+        samples=[10, 11],
+        interrupted=interrupted,
+    )
 
 
 def test_an_interrupted_result_says_by_which_signal(tmp_path):

@@ -6,6 +6,7 @@ every call, so warm-up, repetitions, interleaving and Ctrl-C are checked
 fast and deterministically. The real memset is used only where the real
 thing matters (its checks, worker processes), at tiny sizes.
 """
+
 import contextlib
 import csv
 import dataclasses
@@ -20,18 +21,36 @@ from pagezero import sweeps
 from pagezero.interrupt import Interrupted
 from pagezero.results import SCHEMA, SCHEMA_VERSION, Result, ResultSet
 
-MACHINE = {"cpu_model": "Test CPU", "kernel_release": "6.0.0-test",
-           "caches": [{"level": 3, "type": "Unified", "size_bytes": 32 << 20,
-                       "shared_cpu_list": "0-1", "source": "fixture"}]}
+MACHINE = {
+    "cpu_model": "Test CPU",
+    "kernel_release": "6.0.0-test",
+    "caches": [
+        {
+            "level": 3,
+            "type": "Unified",
+            "size_bytes": 32 << 20,
+            "shared_cpu_list": "0-1",
+            "source": "fixture",
+        }
+    ],
+}
 
 
 # Helpers ----------------------------------------------------------------
 
 
-def make_result(function="a", size=4096, samples=(1000, 1100), benchmark="fake",
-                machine=MACHINE, **params):
-    return Result(benchmark=benchmark, function=function, params=dict(size=size, **params),
-                  bytes_per_loop=size, clock="ns", samples=samples, machine=machine)
+def make_result(
+    function="a", size=4096, samples=(1000, 1100), benchmark="fake", machine=MACHINE, **params
+):
+    return Result(
+        benchmark=benchmark,
+        function=function,
+        params=dict(size=size, **params),
+        bytes_per_loop=size,
+        clock="ns",
+        samples=samples,
+        machine=machine,
+    )
 
 
 class Fake:
@@ -50,8 +69,9 @@ class Fake:
         if len(self.calls) == self.interrupt_at:
             if self.signum is None:
                 raise KeyboardInterrupt
-            cut = dataclasses.replace(make_result(function, size, samples=[7], loops=loops),
-                                      interrupted=self.signum.name)
+            cut = dataclasses.replace(
+                make_result(function, size, samples=[7], loops=loops), interrupted=self.signum.name
+            )
             raise Interrupted(self.signum, partial=cut)
         return make_result(function, size, samples=[1000 + i for i in range(loops)], loops=loops)
 
@@ -60,8 +80,11 @@ class Fake:
 def registered_fake():
     """A Fake registered as the benchmark "fake", unregistered afterwards."""
     f = Fake()
-    sweeps.register("fake", lambda function="a", size=4096, loops=2: f.run(function, size, loops),
-                    check=lambda function="a", size=4096, loops=2: _check_fake(size))
+    sweeps.register(
+        "fake",
+        lambda function="a", size=4096, loops=2: f.run(function, size, loops),
+        check=lambda function="a", size=4096, loops=2: _check_fake(size),
+    )
     try:
         yield f
     finally:
@@ -138,8 +161,9 @@ def test_order_is_deterministic(fake):
 
 
 def test_single_values_stand_for_lists(fake):
-    rs = pagezero.sweep("fake", {"function": "a", "size": 4096, "loops": [1, 3]},
-                        repeat=1, warmup=0)
+    rs = pagezero.sweep(
+        "fake", {"function": "a", "size": 4096, "loops": [1, 3]}, repeat=1, warmup=0
+    )
     assert sorted(r.params["loops"] for r in rs) == [1, 3]
     assert [r.loops for r in rs] == [r.params["loops"] for r in rs]
 
@@ -164,8 +188,9 @@ def test_unknown_parameter(fake):
     assert fake.calls == []
 
 
-@pytest.mark.parametrize("grid", [{}, {"size": []}, {"function": ["a"], "size": ()}, None,
-                                  [("size", [4096])]], ids=repr)
+@pytest.mark.parametrize(
+    "grid", [{}, {"size": []}, {"function": ["a"], "size": ()}, None, [("size", [4096])]], ids=repr
+)
 def test_empty_grid(fake, grid):
     with pytest.raises(ValueError):
         pagezero.sweep("fake", grid)
@@ -178,8 +203,11 @@ def test_bad_value_is_caught_before_anything_runs(fake):
     assert fake.calls == []
 
 
-@pytest.mark.parametrize("kw", [{"repeat": 0}, {"repeat": 1.5}, {"repeat": True},
-                                {"warmup": -1}, {"processes": 0}], ids=repr)
+@pytest.mark.parametrize(
+    "kw",
+    [{"repeat": 0}, {"repeat": 1.5}, {"repeat": True}, {"warmup": -1}, {"processes": 0}],
+    ids=repr,
+)
 def test_bad_sweep_arguments(fake, kw):
     with pytest.raises(ValueError):
         pagezero.sweep("fake", GRID6, **kw)
@@ -191,12 +219,16 @@ def test_unknown_benchmark():
         pagezero.sweep("nosuchbench", {"size": [4096]})
 
 
-@pytest.mark.parametrize("grid", [
-    {"size": ["64KB", 0]},
-    {"size": ["64KB"], "chunk": ["128KB"]},
-    {"size": ["64KB"], "function": ["no-such-kernel"]},
-    {"size": ["64KB"], "loops": [1, 0]},
-], ids=["size-0", "chunk>size", "kernel", "loops-0"])
+@pytest.mark.parametrize(
+    "grid",
+    [
+        {"size": ["64KB", 0]},
+        {"size": ["64KB"], "chunk": ["128KB"]},
+        {"size": ["64KB"], "function": ["no-such-kernel"]},
+        {"size": ["64KB"], "loops": [1, 0]},
+    ],
+    ids=["size-0", "chunk>size", "kernel", "loops-0"],
+)
 def test_real_memset_checks_every_point_first(monkeypatch, grid):
     """The real memset's check refuses a bad point before the good ones run."""
     real = sweeps.BENCHMARKS["memset"]
@@ -214,8 +246,9 @@ def test_real_memset_checks_every_point_first(monkeypatch, grid):
 
 
 def test_worker_processes():
-    rs = pagezero.sweep("memset", {"function": "default", "size": "64KB", "loops": 1},
-                        repeat=2, processes=2)
+    rs = pagezero.sweep(
+        "memset", {"function": "default", "size": "64KB", "loops": 1}, repeat=2, processes=2
+    )
     assert len(rs) == 2
     assert sorted((run["repetition"], run["process"]) for run in rs.runs) == [(0, 0), (1, 1)]
     assert not rs.interrupted
@@ -227,11 +260,16 @@ def test_worker_processes():
 
 
 def small_set(interrupted=False):
-    results = [make_result("a", 4096, (1000, 1100, 1200), loops=3),
-               make_result("b", 8192, (2000, 2100, 2200), loops=3),
-               make_result("a", 4096, (1050, 1150, 1250), loops=3)]
-    runs = [{"repetition": 0, "process": 0}, {"repetition": 0, "process": 0},
-            {"repetition": 1, "process": 1}]
+    results = [
+        make_result("a", 4096, (1000, 1100, 1200), loops=3),
+        make_result("b", 8192, (2000, 2100, 2200), loops=3),
+        make_result("a", 4096, (1050, 1150, 1250), loops=3),
+    ]
+    runs = [
+        {"repetition": 0, "process": 0},
+        {"repetition": 0, "process": 0},
+        {"repetition": 1, "process": 1},
+    ]
     return ResultSet(results, runs, MACHINE, interrupted=interrupted)
 
 
@@ -239,8 +277,17 @@ def test_table():
     rs = small_set()
     t = rs.table()
     assert len(t) == 9  # one row per sample
-    assert t.dtype.names == ("benchmark", "function", "loops", "size", "repetition",
-                             "process", "loop", "measurement", "unit")
+    assert t.dtype.names == (
+        "benchmark",
+        "function",
+        "loops",
+        "size",
+        "repetition",
+        "process",
+        "loop",
+        "measurement",
+        "unit",
+    )
     assert list(t["function"]) == ["a"] * 3 + ["b"] * 3 + ["a"] * 3
     assert list(t["loop"]) == [0, 1, 2] * 3
     assert list(t["repetition"]) == [0] * 6 + [1] * 3
@@ -308,10 +355,14 @@ def test_results_with_another_machine_keep_it(tmp_path):
 
 
 def test_version_1_loads(tmp_path):
-    old = {"schema": "pagezero.results", "version": 1, "results": [
-        dict(make_result("a", 4096).to_dict(), machine=MACHINE),
-        dict(make_result("b", 8192).to_dict(), machine=MACHINE),
-    ]}
+    old = {
+        "schema": "pagezero.results",
+        "version": 1,
+        "results": [
+            dict(make_result("a", 4096).to_dict(), machine=MACHINE),
+            dict(make_result("b", 8192).to_dict(), machine=MACHINE),
+        ],
+    }
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(old))
     rs = ResultSet.load(str(path))
@@ -327,34 +378,60 @@ GOOD_ENTRY = make_result().to_dict()
 
 
 def doc(**changes):
-    d = {"schema": SCHEMA, "version": SCHEMA_VERSION, "machine": MACHINE,
-         "interrupted": False, "results": [GOOD_ENTRY]}
+    d = {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "machine": MACHINE,
+        "interrupted": False,
+        "results": [GOOD_ENTRY],
+    }
     d.update(changes)
     return json.dumps(d)
 
 
-@pytest.mark.parametrize("content", [
-    doc(version=SCHEMA_VERSION + 1),
-    doc(version=0),
-    doc(version="2"),
-    doc(version=None),
-    doc(schema="someone.else"),
-    json.dumps({"version": SCHEMA_VERSION, "results": []}),
-    doc(results={"a": 1}),
-    doc(results=[1]),
-    doc(results=[{"benchmark": "fake"}]),
-    doc(results=[dict(GOOD_ENTRY, samples=[])]),
-    doc(results=[dict(GOOD_ENTRY, samples=5)]),
-    doc(results=[dict(GOOD_ENTRY, clock="sundial")]),
-    doc(results=[dict(GOOD_ENTRY, run=[])]),
-    json.dumps([1, 2, 3]),
-    "",
-    "this is not JSON",
-    '{"schema": "pagezero.results", "version": 2, "resu',
-    b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe garbage",
-], ids=["newer", "version-0", "version-str", "no-version", "wrong-schema", "no-schema",
-        "results-dict", "result-int", "result-incomplete", "no-samples", "samples-int",
-        "bad-clock", "run-list", "list", "empty", "text", "truncated", "binary"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        doc(version=SCHEMA_VERSION + 1),
+        doc(version=0),
+        doc(version="2"),
+        doc(version=None),
+        doc(schema="someone.else"),
+        json.dumps({"version": SCHEMA_VERSION, "results": []}),
+        doc(results={"a": 1}),
+        doc(results=[1]),
+        doc(results=[{"benchmark": "fake"}]),
+        doc(results=[dict(GOOD_ENTRY, samples=[])]),
+        doc(results=[dict(GOOD_ENTRY, samples=5)]),
+        doc(results=[dict(GOOD_ENTRY, clock="sundial")]),
+        doc(results=[dict(GOOD_ENTRY, run=[])]),
+        json.dumps([1, 2, 3]),
+        "",
+        "this is not JSON",
+        '{"schema": "pagezero.results", "version": 2, "resu',
+        b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe garbage",
+    ],
+    ids=[
+        "newer",
+        "version-0",
+        "version-str",
+        "no-version",
+        "wrong-schema",
+        "no-schema",
+        "results-dict",
+        "result-int",
+        "result-incomplete",
+        "no-samples",
+        "samples-int",
+        "bad-clock",
+        "run-list",
+        "list",
+        "empty",
+        "text",
+        "truncated",
+        "binary",
+    ],
+)
 def test_bad_files_are_refused(tmp_path, content):
     path = tmp_path / "bad.json"
     if isinstance(content, bytes):
@@ -416,7 +493,8 @@ def test_empty_set_round_trip(tmp_path):
     rs.to_csv(str(tmp_path / "e.csv"))
     assert len(ResultSet.load(str(tmp_path / "e.json"))) == 0
     assert (tmp_path / "e.csv").read_text().splitlines() == [
-        "benchmark,function,repetition,process,loop,measurement,unit"]
+        "benchmark,function,repetition,process,loop,measurement,unit"
+    ]
 
 
 # Default sizes -----------------------------------------------------------------------
@@ -425,10 +503,14 @@ KB, MB = 1 << 10, 1 << 20
 
 
 def test_default_sizes_are_dense_around_the_caches():
-    info = {"caches": [{"level": 1, "type": "Data", "size_bytes": 48 * KB},
-                       {"level": 1, "type": "Instruction", "size_bytes": 32 * KB},
-                       {"level": 2, "type": "Unified", "size_bytes": 1 * MB},
-                       {"level": 3, "type": "Unified", "size_bytes": 32 * MB}]}
+    info = {
+        "caches": [
+            {"level": 1, "type": "Data", "size_bytes": 48 * KB},
+            {"level": 1, "type": "Instruction", "size_bytes": 32 * KB},
+            {"level": 2, "type": "Unified", "size_bytes": 1 * MB},
+            {"level": 3, "type": "Unified", "size_bytes": 32 * MB},
+        ]
+    }
     sizes = sweeps.default_sizes(info)
     assert sizes == sorted(set(sizes))
     assert sizes[0] == 4 * KB
@@ -442,5 +524,10 @@ def test_default_sizes_are_dense_around_the_caches():
 
 def test_default_sizes_bounds_and_no_caches():
     assert sweeps.default_sizes({"caches": []}, low="64KB", high="1MB") == [
-        64 * KB, 128 * KB, 256 * KB, 512 * KB, 1 * MB]
+        64 * KB,
+        128 * KB,
+        256 * KB,
+        512 * KB,
+        1 * MB,
+    ]
     assert sweeps.default_sizes({"caches": []})[-1] >= 256 * MB  # a 32MB LLC is assumed

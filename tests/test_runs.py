@@ -1,14 +1,15 @@
 """runs=N / --runs N: the same measurement in N fresh processes, one after the
 other, each Result recording its run (process) and the pid that measured it."""
+
 import json
 import os
 import re
 
 import pytest
+from conftest import check_rate_line, check_usage_error, ok, pagezero_cli
 
 import pagezero
 from pagezero.cli.runs import pooled
-from conftest import check_rate_line, check_usage_error, ok, pagezero_cli
 
 BETWEEN_RUNS = re.compile(r"^# (\d+) runs: between runs \+- \d+\.\d%$")
 
@@ -22,15 +23,19 @@ def test_runs_3_gives_3_results_from_3_fresh_processes():
     assert all(r.loops == 2 and r.benchmark == "memset" for r in rs)
 
 
-@pytest.mark.parametrize("call", [
-    lambda runs: pagezero.memcpy(size="64KB", loops=1, runs=runs),
-    lambda runs: pagezero.faults(size="64KB", loops=1, runs=runs),
-    lambda runs: pagezero.batch(size="1MB", batch="256KB", loops=1, runs=runs),
-    lambda runs: pagezero.folio(size="64KB", loops=1, runs=runs),
-], ids=["memcpy", "faults", "batch", "folio"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda runs: pagezero.memcpy(size="64KB", loops=1, runs=runs),
+        lambda runs: pagezero.faults(size="64KB", loops=1, runs=runs),
+        lambda runs: pagezero.batch(size="1MB", batch="256KB", loops=1, runs=runs),
+        lambda runs: pagezero.folio(size="64KB", loops=1, runs=runs),
+    ],
+    ids=["memcpy", "faults", "batch", "folio"],
+)
 def test_every_measuring_function_takes_runs(call):
     one = call(1)
-    assert isinstance(one, pagezero.Result)     # runs=1: this process, as always
+    assert isinstance(one, pagezero.Result)  # runs=1: this process, as always
     rs = call(2)
     assert [type(r) for r in rs] == [type(one)] * 2
     assert [r["process"] for r in rs.runs] == [0, 1]
@@ -54,7 +59,8 @@ def test_pooled_runs_rate_is_total_bytes_over_total_time():
     both = pooled([a, b])
     assert both.samples == a.samples + b.samples
     assert both.bytes_per_sec == pytest.approx(
-        (a.total_bytes + b.total_bytes) / (sum(a.seconds) + sum(b.seconds)))
+        (a.total_bytes + b.total_bytes) / (sum(a.seconds) + sum(b.seconds))
+    )
 
 
 def test_pooled_batch_worst_is_the_worst_of_the_runs():
@@ -65,8 +71,11 @@ def test_pooled_batch_worst_is_the_worst_of_the_runs():
 
 def test_cli_runs_prints_the_spread_between_runs_and_saves_every_run(tmp_path):
     out = tmp_path / "r.json"
-    stdout = ok(pagezero_cli("mem", "memset", "-s", "64KB", "-l", "2", "-f", "default",
-                             "--runs", "3", "-o", out))
+    stdout = ok(
+        pagezero_cli(
+            "mem", "memset", "-s", "64KB", "-l", "2", "-f", "default", "--runs", "3", "-o", out
+        )
+    )
     lines = stdout.splitlines()
     check_rate_line(lines[4])
     m = BETWEEN_RUNS.match(lines[5])
@@ -78,33 +87,50 @@ def test_cli_runs_prints_the_spread_between_runs_and_saves_every_run(tmp_path):
 
 def test_cli_runs_with_every_kernel_runs_each_in_every_process(tmp_path):
     out = tmp_path / "r.json"
-    stdout = ok(pagezero_cli("mem", "memcpy", "-s", "64KB", "-l", "1", "--runs", "2",
-                             "-o", out))
+    stdout = ok(pagezero_cli("mem", "memcpy", "-s", "64KB", "-l", "1", "--runs", "2", "-o", out))
     kernels = re.findall(r"^# function '([^']+)'", stdout, re.M)
     assert len(kernels) == len([line for line in stdout.splitlines() if BETWEEN_RUNS.match(line)])
     rs = pagezero.ResultSet.load(out)
     for process in (0, 1):
-        assert sorted(r.function for r, run in zip(rs, rs.runs)
-                      if run["process"] == process) == sorted(kernels)
+        assert sorted(
+            r.function for r, run in zip(rs, rs.runs) if run["process"] == process
+        ) == sorted(kernels)
 
 
 def test_cli_batch_and_folio_runs(tmp_path):
     stdout = ok(pagezero_cli("batch", "-s", "1MB", "-b", "256KB", "-l", "1", "--runs", "2"))
     assert "# 2 runs (batch 256KB): between runs +- " in stdout
-    rows = json.loads(ok(pagezero_cli("folio", "-p", "64KB", "--strategy", "sequential",
-                                      "-l", "1", "--runs", "2", "--format", "json")))
+    rows = json.loads(
+        ok(
+            pagezero_cli(
+                "folio",
+                "-p",
+                "64KB",
+                "--strategy",
+                "sequential",
+                "-l",
+                "1",
+                "--runs",
+                "2",
+                "--format",
+                "json",
+            )
+        )
+    )
     assert [(r["strategy"], r["runs"], r["loops"]) for r in rows] == [("sequential", 2, 2)]
 
 
 def test_cli_mmap_runs(tmp_path):
-    stdout = ok(pagezero_cli("mem", "mmap", "-s", "1MB", "-l", "1", "-f", "demand",
-                             "--runs", "2"))
+    stdout = ok(pagezero_cli("mem", "mmap", "-s", "1MB", "-l", "1", "-f", "demand", "--runs", "2"))
     assert any(BETWEEN_RUNS.match(line) for line in stdout.splitlines()), stdout
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x"])
-@pytest.mark.parametrize("command", [["mem", "memset"], ["mem", "memcpy"], ["mem", "mmap"],
-                                     ["batch"], ["folio"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "command",
+    [["mem", "memset"], ["mem", "memcpy"], ["mem", "mmap"], ["batch"], ["folio"]],
+    ids=" ".join,
+)
 def test_cli_a_bad_runs_is_a_usage_error(command, value):
     line = check_usage_error(pagezero_cli(*command, "--runs", value))
     assert "--runs" in line

@@ -16,6 +16,7 @@ The time from each signal to the exit is printed (pytest -s shows it), not
 asserted: benchmarks/signal_stop.py measures it; a run that never stops
 fails on the 60 s wait.
 """
+
 import os
 import re
 import signal
@@ -24,19 +25,19 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
-from conftest import TESTS_DIR
 
 POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 RUN = ["mem", "mmap", "-p", "2MB", "-s", "64MB", "-l", "200000", "-f", "demand", "--reserve"]
-PAGES = 32              # 64MB of 2MB pages
+PAGES = 32  # 64MB of 2MB pages
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists(POOL),
-    reason="growing a hugepage pool (--reserve) needs root and a 2MB hugetlb pool "
-           f"({POOL})")
+    reason=f"growing a hugepage pool (--reserve) needs root and a 2MB hugetlb pool ({POOL})",
+)
 
 # The CLI as `python -m pagezero` runs it; "slow" makes the give-back's
 # sysfs write take a second, announced on stdout, so that a second signal
@@ -95,9 +96,14 @@ def start(argv, before):
     # SIGINT at its default, as a terminal's Ctrl-C finds it: a shell started
     # without job control has its background jobs (this pytest, maybe) ignore
     # it, and pagezero keeps an ignored signal ignored.
-    proc = subprocess.Popen(argv, cwd=TESTS_DIR, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        argv,
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     if not grows:
         time.sleep(1.5)
     deadline = time.monotonic() + 30
@@ -136,8 +142,11 @@ def check_saved(out_file, sig, err):
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    m = re.fullmatch(rf"pagezero: interrupted by {sig.name} after (\d+) of 200000 loops; "
-                     rf"saved to {re.escape(str(out_file))}", lines[0])
+    m = re.fullmatch(
+        rf"pagezero: interrupted by {sig.name} after (\d+) of 200000 loops; "
+        rf"saved to {re.escape(str(out_file))}",
+        lines[0],
+    )
     assert m, err
     rs = pagezero.ResultSet.load(str(out_file))
     assert rs.interrupted == sig.name
@@ -159,16 +168,19 @@ def test_a_signal_ends_a_reserved_run_with_its_status_and_the_pool_back(sig, poo
     check_saved(out_file, sig, err)
 
 
-@pytest.mark.parametrize("first, second", [(signal.SIGTERM, signal.SIGINT),
-                                           (signal.SIGINT, signal.SIGTERM)])
-def test_a_second_signal_during_the_give_back_still_restores_the_pool(first, second, pool,
-                                                                      tmp_path):
+@pytest.mark.parametrize(
+    "first, second", [(signal.SIGTERM, signal.SIGINT), (signal.SIGINT, signal.SIGTERM)]
+)
+def test_a_second_signal_during_the_give_back_still_restores_the_pool(
+    first, second, pool, tmp_path
+):
     out_file = tmp_path / "run.json"
     proc = start([sys.executable, "-c", CLI, "slow", *RUN, "-o", str(out_file)], pool)
 
     def second_signal():
         assert proc.stdout.readline().strip() == "giving back"
         proc.send_signal(second)
+
     _, _, err = stop(proc, first, then=second_signal)
     # The first signal decides; the second neither skips the give-back nor
     # changes the status or the file.

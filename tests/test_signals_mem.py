@@ -10,6 +10,7 @@ carrying them. Stopping "within one loop" is checked by the loops kept, and
 a run that never stops fails on the 60 s wait; how long a stop takes is a
 figure of benchmarks/signal_stop.py, not an assertion here.
 """
+
 import json
 import os
 import re
@@ -19,9 +20,9 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
-from conftest import TESTS_DIR
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 # Far more loops than can finish: the signal always lands in the middle.
@@ -63,16 +64,34 @@ def signal_and_wait(proc, sig):
 def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path):
     out = tmp_path / "run.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pagezero", "mem", "memset", "-s", "64MB", "-l", str(LOOPS),
-         "-o", str(out)],
-        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pagezero",
+            "mem",
+            "memset",
+            "-s",
+            "64MB",
+            "-l",
+            str(LOOPS),
+            "-o",
+            str(out),
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == STATUS[sig], err
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if not line.startswith("# ")]
     assert len(lines) == 1, err
-    m = re.fullmatch(rf"pagezero: interrupted by {sig.name} after (\d+) of \d+ loops; "
-                     rf"saved to {re.escape(str(out))}", lines[0])
+    m = re.fullmatch(
+        rf"pagezero: interrupted by {sig.name} after (\d+) of \d+ loops; "
+        rf"saved to {re.escape(str(out))}",
+        lines[0],
+    )
     assert m, err
     done = int(m.group(1))
     assert 0 < done < LOOPS
@@ -84,7 +103,7 @@ def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path)
     assert all(s > 0 for r in loaded for s in r.samples)
 
 
-API = """
+API = f"""
 import sys
 import pagezero
 from pagezero.interrupt import signals_interrupt
@@ -92,22 +111,28 @@ from pagezero.interrupt import signals_interrupt
 try:
     # As the CLI does: SIGTERM and SIGHUP, like SIGINT, become Interrupted.
     with signals_interrupt():
-        pagezero.memset(size="64MB", loops=%d, function="default", threads=int(sys.argv[1]))
+        pagezero.memset(size="64MB", loops={LOOPS}, function="default", threads=int(sys.argv[1]))
 except pagezero.Interrupted as e:
     p = e.partial
     print(e.signame, p.loops if p else 0, p.interrupted if p else None, flush=True)
     sys.exit(e.exit_status)
 print("finished", flush=True)
-""" % LOOPS
+"""
 
 
-@pytest.mark.parametrize("sig, threads", [(signal.SIGINT, 1), (signal.SIGTERM, 1),
-                                          (signal.SIGHUP, 2)])
+@pytest.mark.parametrize(
+    "sig, threads", [(signal.SIGINT, 1), (signal.SIGTERM, 1), (signal.SIGHUP, 2)]
+)
 def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
     if threads > len(os.sched_getaffinity(0)):
         pytest.skip(f"needs {threads} CPUs")
-    proc = subprocess.Popen([sys.executable, "-c", API, str(threads)], cwd=TESTS_DIR,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", API, str(threads)],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == STATUS[sig], err
     name, loops, marked = out.split()
@@ -115,19 +140,24 @@ def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
     assert 0 < int(loops) < LOOPS
 
 
-DEFAULT_ACTION = """
+DEFAULT_ACTION = f"""
 import pagezero
-pagezero.memset(size="64MB", loops=%d, function="default")
+pagezero.memset(size="64MB", loops={LOOPS}, function="default")
 print("finished", flush=True)
-""" % LOOPS
+"""
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_left_to_its_default_action_still_ends_the_process(sig):
     # A library user who installed nothing: the C core's catch must not turn
     # SIGTERM into an exception (a traceback and exit 1); the process dies of it.
-    proc = subprocess.Popen([sys.executable, "-c", DEFAULT_ACTION], cwd=TESTS_DIR,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DEFAULT_ACTION],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == -sig, (proc.returncode, err)
     assert "Traceback" not in err and "finished" not in out
@@ -164,8 +194,13 @@ print("still alive")
 
 
 def test_overlapping_runs_give_the_signals_back():
-    p = subprocess.run([sys.executable, "-c", OVERLAPPING_RUNS], capture_output=True,
-                       text=True, timeout=120, cwd=TESTS_DIR)
+    p = subprocess.run(
+        [sys.executable, "-c", OVERLAPPING_RUNS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=TESTS_DIR,
+    )
     assert "both done" in p.stdout, p.stderr
     assert "still alive" not in p.stdout
     assert p.returncode == -signal.SIGTERM, (p.returncode, p.stderr)

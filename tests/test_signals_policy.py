@@ -7,6 +7,7 @@ file holding the loops completed, marked interrupted. The time from the
 signal to the exit is not asserted (benchmarks/signal_stop.py measures it);
 a run that never stops fails on the 60 s wait.
 """
+
 import re
 import signal
 import subprocess
@@ -14,11 +15,10 @@ import sys
 import time
 
 import pytest
+from conftest import TESTS_DIR
 
 import pagezero
 from pagezero.policy import BatchResult, FolioResult
-
-from conftest import TESTS_DIR
 
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -37,16 +37,24 @@ COMMANDS = {
     # 8 batches of 8MB a pass: a pass takes milliseconds, 100000 of them minutes.
     "batch": (["batch", "-s", "64MB", "-b", "8MB", "-l", "100000"], BatchResult, "loops"),
     # Each loop reads a scrub buffer of twice the LLC: 100000 loops take minutes.
-    "folio": (["folio", "-p", "2MB", "--strategy", "sequential", "-l", "100000"],
-              FolioResult, "loops"),
+    "folio": (
+        ["folio", "-p", "2MB", "--strategy", "sequential", "-l", "100000"],
+        FolioResult,
+        "loops",
+    ),
 }
 
 
 def interrupt(args, sig, out, wait=2.0):
     """Run `pagezero args -o out`, send `sig` after `wait` s of measuring: the
     process, its stderr and the seconds from the signal to its exit."""
-    proc = subprocess.Popen([sys.executable, "-c", RUN, *args, "-o", str(out)], cwd=TESTS_DIR,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUN, *args, "-o", str(out)],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(wait)
@@ -63,8 +71,7 @@ def interrupt(args, sig, out, wait=2.0):
 
 @pytest.mark.parametrize("sig", list(STATUS), ids=lambda s: s.name)
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command, sig,
-                                                                        tmp_path):
+def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command, sig, tmp_path):
     args, cls, unit = COMMANDS[command]
     out = tmp_path / f"{command}.json"
     proc, err, seconds = interrupt(args, sig, out)
@@ -72,8 +79,11 @@ def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command,
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    m = re.fullmatch(rf"pagezero: interrupted by {sig.name} after (\d+) of 100000 {unit}; "
-                     rf"saved to {re.escape(str(out))}", lines[0])
+    m = re.fullmatch(
+        rf"pagezero: interrupted by {sig.name} after (\d+) of 100000 {unit}; "
+        rf"saved to {re.escape(str(out))}",
+        lines[0],
+    )
     assert m, err
     done = int(m.group(1))
     assert 0 < done < 100000

@@ -1,6 +1,7 @@
 """A stop signal during --runs: the runs measured before it are kept, with the
 completed loops of the run it cut short, saved with -o, and the command exits
 with the shell's status for the signal."""
+
 import os
 import re
 import signal
@@ -9,12 +10,12 @@ import sys
 import time
 
 import pytest
-
-import pagezero
 from conftest import TESTS_DIR
 
+import pagezero
+
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
-LOOPS = 300     # of 4MB faults: a run lasts a second or more
+LOOPS = 300  # of 4MB faults: a run lasts a second or more
 
 
 def children(pid):
@@ -38,14 +39,34 @@ def second_run_started(proc, timeout=120):
 # 0: while the second run's interpreter starts, before its handlers are in place
 # (it is started with the signals held, so none ends it with a traceback);
 # 1.5: into its loops, usually (between runs keeps the same).
-@pytest.mark.parametrize("sig, delay", [(signal.SIGINT, 0), (signal.SIGTERM, 1.5),
-                                        (signal.SIGHUP, 1.5)])
+@pytest.mark.parametrize(
+    "sig, delay", [(signal.SIGINT, 0), (signal.SIGTERM, 1.5), (signal.SIGHUP, 1.5)]
+)
 def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
     out = tmp_path / "runs.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pagezero", "mem", "mmap", "-s", "4MB", "-f", "demand",
-         "-l", str(LOOPS), "--runs", "3", "-o", str(out)],
-        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pagezero",
+            "mem",
+            "mmap",
+            "-s",
+            "4MB",
+            "-f",
+            "demand",
+            "-l",
+            str(LOOPS),
+            "--runs",
+            "3",
+            "-o",
+            str(out),
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         second_run_started(proc)
         time.sleep(delay)
@@ -56,8 +77,12 @@ def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
         proc.wait()
     assert proc.returncode == STATUS[sig], err
     assert "Traceback" not in err
-    m = re.search(rf"^pagezero: interrupted by {sig.name} after (\d+) of {3 * LOOPS} loops; "
-                  rf"saved to {re.escape(str(out))}$", err, re.M)
+    m = re.search(
+        rf"^pagezero: interrupted by {sig.name} after (\d+) of {3 * LOOPS} loops; "
+        rf"saved to {re.escape(str(out))}$",
+        err,
+        re.M,
+    )
     assert m, err
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted == sig.name
@@ -65,7 +90,7 @@ def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
     assert processes[0] == 0 and set(processes) <= {0, 1}
     assert rs.results[0].loops == LOOPS and rs.results[0].interrupted is None
     assert sum(r.loops for r in rs) == int(m.group(1))
-    if len(rs) > 1:     # the cut run: its completed loops, marked
+    if len(rs) > 1:  # the cut run: its completed loops, marked
         assert rs.results[1].interrupted == sig.name or rs.results[1].loops == LOOPS
 
 
@@ -75,10 +100,32 @@ def test_a_signal_as_a_sweep_worker_starts_keeps_the_earlier_workers(tmp_path):
     # first worker's repetition is kept.
     out = tmp_path / "sweep.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pagezero", "sweep", "mmap", "-g", "function=demand",
-         "-g", "size=4MB", "-g", f"loops={LOOPS}", "--warmup", "0", "-r", "2",
-         "--processes", "2", "-o", str(out)],
-        cwd=TESTS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pagezero",
+            "sweep",
+            "mmap",
+            "-g",
+            "function=demand",
+            "-g",
+            "size=4MB",
+            "-g",
+            f"loops={LOOPS}",
+            "--warmup",
+            "0",
+            "-r",
+            "2",
+            "--processes",
+            "2",
+            "-o",
+            str(out),
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         second_run_started(proc)
         os.kill(proc.pid, signal.SIGINT)

@@ -1,13 +1,21 @@
 """Statistics against known values, and the comparison of two sets of samples
 on synthetic data drawn from a seeded random.Random (so every run sees the
 same numbers)."""
+
 import math
 import random
 
 import pytest
 
-from pagezero.stats import (IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, compare_samples,
-                            higher_is_better, min_p_value, summarize)
+from pagezero.stats import (
+    IMPROVEMENT,
+    NOT_SIGNIFICANT,
+    REGRESSION,
+    compare_samples,
+    higher_is_better,
+    min_p_value,
+    summarize,
+)
 
 RATE = 10e9  # bytes/sec
 
@@ -66,13 +74,16 @@ def test_summarize_empty(values):
 # min_p_value ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n1, n2, p", [
-    (3, 3, 0.1),
-    (5, 5, 2 / 252),
-    (8, 20, 2 / math.comb(28, 8)),
-    (1, 1, 1.0),
-    (0, 5, 1.0),
-])
+@pytest.mark.parametrize(
+    "n1, n2, p",
+    [
+        (3, 3, 0.1),
+        (5, 5, 2 / 252),
+        (8, 20, 2 / math.comb(28, 8)),
+        (1, 1, 1.0),
+        (0, 5, 1.0),
+    ],
+)
 def test_min_p_value(n1, n2, p):
     assert min_p_value(n1, n2) == pytest.approx(p)
 
@@ -153,13 +164,16 @@ def test_small_significant_change_is_not_flagged():
     assert compare_samples(base, new, threshold=0.005)["marker"] == REGRESSION
 
 
-@pytest.mark.parametrize("base, new, kw", [
-    ([], [1.0], {}),
-    ([1.0], [], {}),
-    ([1.0], [1.0], {"alpha": 0}),
-    ([1.0], [1.0], {"alpha": 1}),
-    ([1.0], [1.0], {"threshold": -0.1}),
-])
+@pytest.mark.parametrize(
+    "base, new, kw",
+    [
+        ([], [1.0], {}),
+        ([1.0], [], {}),
+        ([1.0], [1.0], {"alpha": 0}),
+        ([1.0], [1.0], {"alpha": 1}),
+        ([1.0], [1.0], {"threshold": -0.1}),
+    ],
+)
 def test_compare_samples_bad_input(base, new, kw):
     with pytest.raises(ValueError):
         compare_samples(base, new, **kw)

@@ -2,6 +2,7 @@
 that must each be one line (corrupt, foreign, newer, read-only), through the
 API and as a user runs it (`python -m pagezero store ...`). Results are made
 here with known samples, so every median is known; nothing is measured."""
+
 import json
 import os
 import shutil
@@ -9,8 +10,9 @@ import sqlite3
 import threading
 
 import pytest
+from conftest import one_line_error
+from conftest import pagezero_cli as cli
 
-from conftest import one_line_error, pagezero_cli as cli
 import pagezero.store as store_module
 from pagezero.results import Result, ResultSet
 from pagezero.store import SCHEMA_VERSION, Store, StoreError, default_path
@@ -20,14 +22,24 @@ LABEL = "memset default chunk=0 page=4KB size=4KB thp=false value=0"
 V1_HASH = "11d656f5fe9a786e32e9e7bc3091fc5b385bedece87bdb3b56bb7c9c4499b5d1"
 
 
-def make_results(path, samples_per_run, host="box", kernel="6.1.0", mtime=None,
-                 function="default", size=4096):
+def make_results(
+    path, samples_per_run, host="box", kernel="6.1.0", mtime=None, function="default", size=4096
+):
     """A results file of one memset point, one Result per run (process) of `samples_per_run`."""
     machine = {"hostname": host, "cpu_model": "Test CPU", "kernel_release": kernel}
     params = {"size": size, "page": "4KB", "chunk": 0, "loops": 2, "thp": False, "value": 0}
-    results = [Result(benchmark="memset", function=function, params=params,
-                      bytes_per_loop=size, clock="ns", samples=s, machine=machine)
-               for s in samples_per_run]
+    results = [
+        Result(
+            benchmark="memset",
+            function=function,
+            params=params,
+            bytes_per_loop=size,
+            clock="ns",
+            samples=s,
+            machine=machine,
+        )
+        for s in samples_per_run
+    ]
     ResultSet(results, [{"process": i} for i in range(len(results))], machine).save(path)
     if mtime is not None:
         os.utime(path, (mtime, mtime))
@@ -48,8 +60,9 @@ def test_default_path_follows_xdg(monkeypatch, tmp_path):
     assert default_path() == str(tmp_path / "pagezero" / "results.sqlite")
     monkeypatch.setenv("XDG_DATA_HOME", "relative/ignored")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_path() == str(tmp_path / "home" / ".local" / "share" / "pagezero"
-                                 / "results.sqlite")
+    assert default_path() == str(
+        tmp_path / "home" / ".local" / "share" / "pagezero" / "results.sqlite"
+    )
 
 
 def test_add_is_idempotent_by_content(tmp_path):
@@ -71,14 +84,16 @@ def test_history_of_one_point_in_time_order(tmp_path):
     # Three result sets of one point, added out of time order; the second ran twice.
     make_results(str(tmp_path / "march.json"), [[100, 100]], mtime=1772000000)
     make_results(str(tmp_path / "january.json"), [[200, 200]], mtime=1768000000)
-    make_results(str(tmp_path / "february.json"), [[400, 400], [100, 100]], mtime=1770000000,
-                 kernel="6.2.0")
+    make_results(
+        str(tmp_path / "february.json"), [[400, 400], [100, 100]], mtime=1770000000, kernel="6.2.0"
+    )
     make_results(str(tmp_path / "other.json"), [[50, 50]], function="generic")
     with Store(str(tmp_path / "s.sqlite"), create=True) as s:
         s.add([str(tmp_path)])
         rows = s.history(function="default", size="4KB", page="4kb")
         assert [r["median"] for r in rows] == pytest.approx(
-            [4096 / 200e-9, (4096 / 400e-9 + 4096 / 100e-9) / 2, 4096 / 100e-9])
+            [4096 / 200e-9, (4096 / 400e-9 + 4096 / 100e-9) / 2, 4096 / 100e-9]
+        )
         assert [r["spread_of"] for r in rows] == ["loops", "runs", "loops"]
         assert rows[1]["runs"] == 2 and rows[1]["spread_pct"] > 50
         assert all(r["label"] == LABEL for r in rows)
@@ -147,8 +162,7 @@ def test_migration_from_schema_1(tmp_path):
         assert s.list()[0]["machine_name"] == "old-box"
         # The migrated store still knows the document by its content.
         with open(str(tmp_path / "old.json"), "w") as f:
-            f.write(sqlite3.connect(path).execute("SELECT document FROM result_sets")
-                    .fetchone()[0])
+            f.write(sqlite3.connect(path).execute("SELECT document FROM result_sets").fetchone()[0])
         assert s.add([str(tmp_path / "old.json")])[0][1] == "already stored"
         assert s.add([make_results(str(tmp_path / "new.json"), [[100, 100]])])[0][1] == "added"
     db = sqlite3.connect(path)
@@ -215,13 +229,26 @@ def test_cli_add_list_history_export(tmp_path):
     assert listing.returncode == 0 and len(listing.stdout.splitlines()) == 3
     assert "box" in listing.stdout and "6.1.0" in listing.stdout and "memset" in listing.stdout
 
-    history = cli("store", "history", "--store", db, "--function", "default", "--size", "4KB",
-                  "--plot", str(tmp_path / "h"))
+    history = cli(
+        "store",
+        "history",
+        "--store",
+        db,
+        "--function",
+        "default",
+        "--size",
+        "4KB",
+        "--plot",
+        str(tmp_path / "h"),
+    )
     assert history.returncode == 0, history.stderr
     lines = history.stdout.splitlines()
     assert lines[0] == LABEL
-    assert [line.split()[0][:10] for line in lines[2:5]] == ["2026-01-09", "2026-02-02",
-                                                            "2026-02-25"]
+    assert [line.split()[0][:10] for line in lines[2:5]] == [
+        "2026-01-09",
+        "2026-02-02",
+        "2026-02-25",
+    ]
     assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
 
     out = str(tmp_path / "all.csv")
@@ -235,7 +262,8 @@ def test_cli_add_list_history_export(tmp_path):
 
 def test_cli_faults_are_one_line(tmp_path):
     assert "no store there yet" in one_line_error(
-        cli("store", "list", "--store", tmp_path / "none.sqlite"), 1)
+        cli("store", "list", "--store", tmp_path / "none.sqlite"), 1
+    )
     corrupt = tmp_path / "corrupt.sqlite"
     corrupt.write_bytes(b"\0garbage" * 600)
     assert "not a pagezero store" in one_line_error(cli("store", "list", "--store", corrupt), 1)
@@ -243,16 +271,19 @@ def test_cli_faults_are_one_line(tmp_path):
     not_results.write_text("{}")
     db = tmp_path / "s.sqlite"
     assert "not a pagezero results file" in one_line_error(
-        cli("store", "add", not_results, "--store", db), 2)
+        cli("store", "add", not_results, "--store", db), 2
+    )
     assert not db.exists()  # nothing half-made for a refused add
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no pagezero results files" in one_line_error(
-        cli("store", "add", empty, "--store", db), 2)
+        cli("store", "add", empty, "--store", db), 2
+    )
     make_results(str(tmp_path / "a.json"), [[100, 100]])
     assert cli("store", "add", tmp_path / "a.json", "--store", db).returncode == 0
     assert "no stored point matches" in one_line_error(
-        cli("store", "history", "--store", db, "--function", "nothing"), 2)
+        cli("store", "history", "--store", db, "--function", "nothing"), 2
+    )
 
 
 def test_a_run_is_a_process_not_a_repetition(tmp_path):
@@ -261,8 +292,18 @@ def test_a_run_is_a_process_not_a_repetition(tmp_path):
 
     machine = {"hostname": "box"}
     params = {"size": 4096, "page": "4KB", "chunk": 0}
-    results = [Result(benchmark="memset", function="default", params=params, bytes_per_loop=4096,
-                      clock="ns", samples=s, machine=machine) for s in ([100, 100], [200, 200])]
+    results = [
+        Result(
+            benchmark="memset",
+            function="default",
+            params=params,
+            bytes_per_loop=4096,
+            clock="ns",
+            samples=s,
+            machine=machine,
+        )
+        for s in ([100, 100], [200, 200])
+    ]
     one_process = ResultSet(results, [{"repetition": 0}, {"repetition": 1}], machine)
     ((_, summary),) = summarize_points(one_process).values()
     assert (summary["runs"], summary["spread_of"]) == (1, "loops")
@@ -276,4 +317,5 @@ def test_a_run_is_a_process_not_a_repetition(tmp_path):
         ResultSet([r], [{"process": 0}], machine).save(str(folder / f"run-{i}.json"))
     ((_, summary),) = summarize_points(load_folder(str(folder))).values()
     assert summary["runs"] == 2 and summary["median"] == pytest.approx(
-        (4096 / 100e-9 + 4096 / 200e-9) / 2)
+        (4096 / 100e-9 + 4096 / 200e-9) / 2
+    )

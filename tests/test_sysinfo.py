@@ -2,6 +2,7 @@
 tmp_path (every reader takes root=, caches() also sysconf=), then the live
 machine once, and that every Result carries it.
 """
+
 import pytest
 
 import pagezero
@@ -35,8 +36,12 @@ def cache_tree(root, entries=EPYC_CACHES):
     """sysfs cache index directories; a field given as None is left out."""
     for index, level, kind, size, shared in entries:
         d = f"{CACHE_DIR}/index{index}"
-        for name, value in (("level", level), ("type", kind), ("size", size),
-                            ("shared_cpu_list", shared)):
+        for name, value in (
+            ("level", level),
+            ("type", kind),
+            ("size", size),
+            ("shared_cpu_list", shared),
+        ):
             if value is not None:
                 write(root, f"{d}/{name}", str(value))
     return root
@@ -68,13 +73,17 @@ def test_caches_from_sysfs(tmp_path):
 def test_cache_without_a_usable_size_is_ignored(tmp_path, size):
     entries = EPYC_CACHES[:3] + [(3, 3, "Unified", size, "0-1")]
     caches = sysinfo.caches(root=str(cache_tree(tmp_path, entries)), sysconf={})
-    assert [(c["level"], c["type"]) for c in caches] == [(1, "Data"), (1, "Instruction"),
-                                                         (2, "Unified")]
+    assert [(c["level"], c["type"]) for c in caches] == [
+        (1, "Data"),
+        (1, "Instruction"),
+        (2, "Unified"),
+    ]
 
 
-@pytest.mark.parametrize("size, expected", [("48K", 48 * KB), ("1024K", 1 * MB),
-                                            ("32768K", 32 * MB), ("2M", 2 * MB),
-                                            ("512", 512)])
+@pytest.mark.parametrize(
+    "size, expected",
+    [("48K", 48 * KB), ("1024K", 1 * MB), ("32768K", 32 * MB), ("2M", 2 * MB), ("512", 512)],
+)
 def test_cache_size_spellings(tmp_path, size, expected):
     tree = cache_tree(tmp_path, [(0, 2, "Unified", size, "0")])
     [cache] = sysinfo.caches(root=str(tree), sysconf={})
@@ -82,8 +91,11 @@ def test_cache_size_spellings(tmp_path, size, expected):
 
 
 def test_sysconf_disagreement_is_reported(tmp_path):
-    sysconf = {"LEVEL1_DCACHE_SIZE": 48 * KB, "LEVEL2_CACHE_SIZE": 1 * MB,
-               "LEVEL3_CACHE_SIZE": 320 * MB}
+    sysconf = {
+        "LEVEL1_DCACHE_SIZE": 48 * KB,
+        "LEVEL2_CACHE_SIZE": 1 * MB,
+        "LEVEL3_CACHE_SIZE": 320 * MB,
+    }
     caches = by_level(sysinfo.caches(root=str(cache_tree(tmp_path)), sysconf=sysconf))
     l3 = caches[(3, "Unified")]
     assert l3["size_bytes"] == 32 * MB  # sysfs wins
@@ -104,11 +116,18 @@ def test_sysconf_zero_is_never_trusted(tmp_path):
 
 
 def test_fallback_to_sysconf_without_sysfs(tmp_path):
-    sysconf = {"LEVEL1_DCACHE_SIZE": 32 * KB, "LEVEL1_ICACHE_SIZE": 0,
-               "LEVEL2_CACHE_SIZE": 512 * KB, "LEVEL3_CACHE_SIZE": 16 * MB}
+    sysconf = {
+        "LEVEL1_DCACHE_SIZE": 32 * KB,
+        "LEVEL1_ICACHE_SIZE": 0,
+        "LEVEL2_CACHE_SIZE": 512 * KB,
+        "LEVEL3_CACHE_SIZE": 16 * MB,
+    }
     caches = sysinfo.caches(root=str(tmp_path), sysconf=sysconf)
     assert {(c["level"], c["type"]): c["size_bytes"] for c in caches} == {
-        (1, "Data"): 32 * KB, (2, "Unified"): 512 * KB, (3, "Unified"): 16 * MB}
+        (1, "Data"): 32 * KB,
+        (2, "Unified"): 512 * KB,
+        (3, "Unified"): 16 * MB,
+    }
     for c in caches:
         assert c["source"].startswith("sysconf ")
     assert by_level(caches)[(3, "Unified")]["source"] == "sysconf LEVEL3_CACHE_SIZE"
@@ -131,8 +150,12 @@ def test_llc_and_cache_bytes(tmp_path):
 
 
 def test_llc_ignores_instruction_caches():
-    info = {"caches": [{"level": 1, "type": "Data", "size_bytes": 32 * KB},
-                       {"level": 2, "type": "Instruction", "size_bytes": 64 * KB}]}
+    info = {
+        "caches": [
+            {"level": 1, "type": "Data", "size_bytes": 32 * KB},
+            {"level": 2, "type": "Instruction", "size_bytes": 64 * KB},
+        ]
+    }
     assert sysinfo.llc_bytes(info) == 32 * KB
 
 
@@ -141,27 +164,70 @@ def test_llc_ignores_instruction_caches():
 NO_PREEMPT_TAG = "#1 SMP Tue Jan 1 00:00:00 UTC 2030"
 
 
-@pytest.mark.parametrize("files, uname, model, source", [
-    ({"sys/kernel/debug/sched/preempt": "none voluntary (full) lazy"}, NO_PREEMPT_TAG,
-     "full", "/sys/kernel/debug/sched/preempt"),
-    ({"sys/kernel/debug/sched/preempt": "(none) voluntary full lazy",
-      "proc/cmdline": "ro preempt=full"}, "#1 SMP PREEMPT_RT", "none", "/sys/kernel/debug/sched/preempt"),
-    ({"proc/cmdline": "BOOT_IMAGE=/vmlinuz ro preempt=none quiet"}, "#1 SMP PREEMPT_DYNAMIC",
-     "none", "/proc/cmdline"),
-    ({}, "#1 SMP PREEMPT_DYNAMIC Fri Oct 10 10:10:10 UTC 2025", "dynamic", "uname -v"),
-    ({}, "#1 SMP PREEMPT_RT Fri Oct 10 10:10:10 UTC 2025", "rt", "uname -v"),
-    ({}, "#1 SMP PREEMPT Fri Oct 10 10:10:10 UTC 2025", "full", "uname -v"),
-    ({"boot/config-": "# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_VOLUNTARY=y"},
-     NO_PREEMPT_TAG, "voluntary", "/boot/config-"),
-    ({"boot/config-": "CONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT_VOLUNTARY is not set"},
-     NO_PREEMPT_TAG, "none", "/boot/config-"),
-    ({"boot/config-": "CONFIG_PREEMPT=y"}, NO_PREEMPT_TAG, "full", "/boot/config-"),
-    ({"boot/config-": "CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT=y"}, NO_PREEMPT_TAG, "rt",
-     "/boot/config-"),
-    ({"sys/kernel/debug/sched/preempt": "garbage"}, NO_PREEMPT_TAG, "unknown", None),
-    ({}, NO_PREEMPT_TAG, "unknown", None),
-], ids=["debugfs", "debugfs-first", "cmdline", "uname-dynamic", "uname-rt", "uname-preempt",
-        "config-voluntary", "config-none", "config-full", "config-rt", "bad-debugfs", "unknown"])
+@pytest.mark.parametrize(
+    "files, uname, model, source",
+    [
+        (
+            {"sys/kernel/debug/sched/preempt": "none voluntary (full) lazy"},
+            NO_PREEMPT_TAG,
+            "full",
+            "/sys/kernel/debug/sched/preempt",
+        ),
+        (
+            {
+                "sys/kernel/debug/sched/preempt": "(none) voluntary full lazy",
+                "proc/cmdline": "ro preempt=full",
+            },
+            "#1 SMP PREEMPT_RT",
+            "none",
+            "/sys/kernel/debug/sched/preempt",
+        ),
+        (
+            {"proc/cmdline": "BOOT_IMAGE=/vmlinuz ro preempt=none quiet"},
+            "#1 SMP PREEMPT_DYNAMIC",
+            "none",
+            "/proc/cmdline",
+        ),
+        ({}, "#1 SMP PREEMPT_DYNAMIC Fri Oct 10 10:10:10 UTC 2025", "dynamic", "uname -v"),
+        ({}, "#1 SMP PREEMPT_RT Fri Oct 10 10:10:10 UTC 2025", "rt", "uname -v"),
+        ({}, "#1 SMP PREEMPT Fri Oct 10 10:10:10 UTC 2025", "full", "uname -v"),
+        (
+            {"boot/config-": "# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_VOLUNTARY=y"},
+            NO_PREEMPT_TAG,
+            "voluntary",
+            "/boot/config-",
+        ),
+        (
+            {"boot/config-": "CONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT_VOLUNTARY is not set"},
+            NO_PREEMPT_TAG,
+            "none",
+            "/boot/config-",
+        ),
+        ({"boot/config-": "CONFIG_PREEMPT=y"}, NO_PREEMPT_TAG, "full", "/boot/config-"),
+        (
+            {"boot/config-": "CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT=y"},
+            NO_PREEMPT_TAG,
+            "rt",
+            "/boot/config-",
+        ),
+        ({"sys/kernel/debug/sched/preempt": "garbage"}, NO_PREEMPT_TAG, "unknown", None),
+        ({}, NO_PREEMPT_TAG, "unknown", None),
+    ],
+    ids=[
+        "debugfs",
+        "debugfs-first",
+        "cmdline",
+        "uname-dynamic",
+        "uname-rt",
+        "uname-preempt",
+        "config-voluntary",
+        "config-none",
+        "config-full",
+        "config-rt",
+        "bad-debugfs",
+        "unknown",
+    ],
+)
 def test_preemption(tmp_path, files, uname, model, source):
     for rel, text in files.items():
         write(tmp_path, rel, text)
@@ -179,20 +245,30 @@ def test_preemption(tmp_path, files, uname, model, source):
 def fixture_machine(root):
     """A whole fixture tree of the files machine() reads."""
     cache_tree(root)
-    write(root, "proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
-                                "model name\t: AMD EPYC 9R14 96-Core Processor\n")
+    write(
+        root,
+        "proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+        "model name\t: AMD EPYC 9R14 96-Core Processor\n",
+    )
     for kb, total, free in ((2048, 16, 10), (1048576, 2, 0)):
         d = f"sys/kernel/mm/hugepages/hugepages-{kb}kB"
         write(root, f"{d}/nr_hugepages", str(total))
         write(root, f"{d}/free_hugepages", str(free))
     write(root, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never")
-    write(root, "sys/kernel/mm/transparent_hugepage/defrag",
-          "always defer defer+madvise [madvise] never")
+    write(
+        root,
+        "sys/kernel/mm/transparent_hugepage/defrag",
+        "always defer defer+madvise [madvise] never",
+    )
     write(root, "sys/devices/system/node/node0/cpulist", "0-3")
     write(root, "sys/devices/system/node/node1/cpulist", "4-7")
     write(root, "sys/devices/system/node/possible", "0-1")
-    write(root, "proc/meminfo", "MemTotal:       16384000 kB\nMemFree:         1000 kB\n"
-                                "MemAvailable:    8192000 kB\n")
+    write(
+        root,
+        "proc/meminfo",
+        "MemTotal:       16384000 kB\nMemFree:         1000 kB\nMemAvailable:    8192000 kB\n",
+    )
     write(root, "sys/kernel/debug/sched/preempt", "none (voluntary) full lazy")
     return root
 
@@ -205,32 +281,49 @@ def test_machine_from_fixture(tmp_path):
     assert info["cpu_model"] == "AMD EPYC 9R14 96-Core Processor"
     assert [c["size_bytes"] for c in info["caches"]] == [48 * KB, 32 * KB, 1 * MB, 32 * MB]
     assert info["hugepages"] == {
-        "2048kB": {"total": 16, "free": 10, "reserved": 0, "surplus": 0, "available": 10,
-                   "page_bytes": 2 * MB,
-                   "source": "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"},
-        "1048576kB": {"total": 2, "free": 0, "reserved": 0, "surplus": 0, "available": 0,
-                      "page_bytes": 1 << 30,
-                      "source": "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"},
+        "2048kB": {
+            "total": 16,
+            "free": 10,
+            "reserved": 0,
+            "surplus": 0,
+            "available": 10,
+            "page_bytes": 2 * MB,
+            "source": "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+        },
+        "1048576kB": {
+            "total": 2,
+            "free": 0,
+            "reserved": 0,
+            "surplus": 0,
+            "available": 0,
+            "page_bytes": 1 << 30,
+            "source": "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+        },
     }
     assert info["thp"]["enabled"] == "madvise"
     assert info["thp"]["defrag"] == "madvise"
     assert info["numa_nodes"] == [{"node": 0, "cpus": "0-3"}, {"node": 1, "cpus": "4-7"}]
     assert info["memory"] == {"total_bytes": 16384000 * KB, "available_bytes": 8192000 * KB}
-    assert info["preemption"] == {"model": "voluntary",
-                                  "source": "/sys/kernel/debug/sched/preempt"}
+    assert info["preemption"] == {"model": "voluntary", "source": "/sys/kernel/debug/sched/preempt"}
     assert sysinfo.llc_bytes(info) == 32 * MB
 
 
-@pytest.mark.parametrize("enabled, defrag", [
-    ("[always] madvise never", "always"),
-    ("always madvise [never]", "never"),
-    ("always [madvise] never", "defer+madvise"),
-])
+@pytest.mark.parametrize(
+    "enabled, defrag",
+    [
+        ("[always] madvise never", "always"),
+        ("always madvise [never]", "never"),
+        ("always [madvise] never", "defer+madvise"),
+    ],
+)
 def test_thp_bracket(tmp_path, enabled, defrag):
     choices = ["always", "defer", "defer+madvise", "madvise", "never"]
     write(tmp_path, "sys/kernel/mm/transparent_hugepage/enabled", enabled)
-    write(tmp_path, "sys/kernel/mm/transparent_hugepage/defrag",
-          " ".join(f"[{c}]" if c == defrag else c for c in choices))
+    write(
+        tmp_path,
+        "sys/kernel/mm/transparent_hugepage/defrag",
+        " ".join(f"[{c}]" if c == defrag else c for c in choices),
+    )
     info = sysinfo.machine(root=str(tmp_path))
     assert info["thp"]["enabled"] == enabled.split("[")[1].split("]")[0]
     assert info["thp"]["defrag"] == defrag

@@ -28,37 +28,35 @@ static inline __attribute__((always_inline)) void stp_loop(char *p, size_t len, 
 {
 	const char *end = p + len;
 
-	__asm__ volatile(
-		"1:\n\t"
-		"stp %x[v], %x[v], [%[p]]\n\t"
-		"stp %x[v], %x[v], [%[p], #16]\n\t"
-		"stp %x[v], %x[v], [%[p], #32]\n\t"
-		"stp %x[v], %x[v], [%[p], #48]\n\t"
-		"add %[p], %[p], #64\n\t"
-		"cmp %[p], %[end]\n\t"
-		"b.ne 1b"
-		: [p] "+r"(p)
-		: [end] "r"(end), [v] "rZ"(v)
-		: "memory", "cc");
+	__asm__ volatile("1:\n\t"
+			 "stp %x[v], %x[v], [%[p]]\n\t"
+			 "stp %x[v], %x[v], [%[p], #16]\n\t"
+			 "stp %x[v], %x[v], [%[p], #32]\n\t"
+			 "stp %x[v], %x[v], [%[p], #48]\n\t"
+			 "add %[p], %[p], #64\n\t"
+			 "cmp %[p], %[end]\n\t"
+			 "b.ne 1b"
+			 : [p] "+r"(p)
+			 : [end] "r"(end), [v] "rZ"(v)
+			 : "memory", "cc");
 }
 
 static inline __attribute__((always_inline)) void stnp_loop(char *p, size_t len, uint64_t v)
 {
 	const char *end = p + len;
 
-	__asm__ volatile(
-		"1:\n\t"
-		"stnp %x[v], %x[v], [%[p]]\n\t"
-		"stnp %x[v], %x[v], [%[p], #16]\n\t"
-		"stnp %x[v], %x[v], [%[p], #32]\n\t"
-		"stnp %x[v], %x[v], [%[p], #48]\n\t"
-		"add %[p], %[p], #64\n\t"
-		"cmp %[p], %[end]\n\t"
-		"b.ne 1b\n\t"
-		"dmb ishst"
-		: [p] "+r"(p)
-		: [end] "r"(end), [v] "rZ"(v)
-		: "memory", "cc");
+	__asm__ volatile("1:\n\t"
+			 "stnp %x[v], %x[v], [%[p]]\n\t"
+			 "stnp %x[v], %x[v], [%[p], #16]\n\t"
+			 "stnp %x[v], %x[v], [%[p], #32]\n\t"
+			 "stnp %x[v], %x[v], [%[p], #48]\n\t"
+			 "add %[p], %[p], #64\n\t"
+			 "cmp %[p], %[end]\n\t"
+			 "b.ne 1b\n\t"
+			 "dmb ishst"
+			 : [p] "+r"(p)
+			 : [end] "r"(end), [v] "rZ"(v)
+			 : "memory", "cc");
 }
 
 /* Temporal pairs: what memset() does for a large fill when it skips DC ZVA. */

@@ -28,18 +28,18 @@
 #include <stdint.h>
 
 /* Rd = x0, Rn = x1: SETx [x0]!, x1!, xzr, then the same with Rs = x2. */
-#define PZ_SETP_ZR   ".inst 0x19df0420\n\t"   /* setp  [x0]!, x1!, xzr */
-#define PZ_SETM_ZR   ".inst 0x19df4420\n\t"   /* setm  [x0]!, x1!, xzr */
-#define PZ_SETE_ZR   ".inst 0x19df8420\n\t"   /* sete  [x0]!, x1!, xzr */
-#define PZ_SETPN_ZR  ".inst 0x19df2420\n\t"   /* setpn [x0]!, x1!, xzr */
-#define PZ_SETMN_ZR  ".inst 0x19df6420\n\t"   /* setmn [x0]!, x1!, xzr */
-#define PZ_SETEN_ZR  ".inst 0x19dfa420\n\t"   /* seten [x0]!, x1!, xzr */
-#define PZ_SETP_X2   ".inst 0x19c20420\n\t"   /* setp  [x0]!, x1!, x2 */
-#define PZ_SETM_X2   ".inst 0x19c24420\n\t"   /* setm  [x0]!, x1!, x2 */
-#define PZ_SETE_X2   ".inst 0x19c28420\n\t"   /* sete  [x0]!, x1!, x2 */
-#define PZ_SETPN_X2  ".inst 0x19c22420\n\t"   /* setpn [x0]!, x1!, x2 */
-#define PZ_SETMN_X2  ".inst 0x19c26420\n\t"   /* setmn [x0]!, x1!, x2 */
-#define PZ_SETEN_X2  ".inst 0x19c2a420\n\t"   /* seten [x0]!, x1!, x2 */
+#define PZ_SETP_ZR ".inst 0x19df0420\n\t"  /* setp  [x0]!, x1!, xzr */
+#define PZ_SETM_ZR ".inst 0x19df4420\n\t"  /* setm  [x0]!, x1!, xzr */
+#define PZ_SETE_ZR ".inst 0x19df8420\n\t"  /* sete  [x0]!, x1!, xzr */
+#define PZ_SETPN_ZR ".inst 0x19df2420\n\t" /* setpn [x0]!, x1!, xzr */
+#define PZ_SETMN_ZR ".inst 0x19df6420\n\t" /* setmn [x0]!, x1!, xzr */
+#define PZ_SETEN_ZR ".inst 0x19dfa420\n\t" /* seten [x0]!, x1!, xzr */
+#define PZ_SETP_X2 ".inst 0x19c20420\n\t"  /* setp  [x0]!, x1!, x2 */
+#define PZ_SETM_X2 ".inst 0x19c24420\n\t"  /* setm  [x0]!, x1!, x2 */
+#define PZ_SETE_X2 ".inst 0x19c28420\n\t"  /* sete  [x0]!, x1!, x2 */
+#define PZ_SETPN_X2 ".inst 0x19c22420\n\t" /* setpn [x0]!, x1!, x2 */
+#define PZ_SETMN_X2 ".inst 0x19c26420\n\t" /* setmn [x0]!, x1!, x2 */
+#define PZ_SETEN_X2 ".inst 0x19c2a420\n\t" /* seten [x0]!, x1!, x2 */
 
 void pz_fill_arm64_mops(void *dst, int c, size_t len)
 {
@@ -48,12 +48,16 @@ void pz_fill_arm64_mops(void *dst, int c, size_t len)
 
 	if ((unsigned char)c == 0) {
 		__asm__ volatile(PZ_SETP_ZR PZ_SETM_ZR PZ_SETE_ZR
-				 : "+r"(d), "+r"(n) : : "memory", "cc");
+				 : "+r"(d), "+r"(n)
+				 :
+				 : "memory", "cc");
 	} else {
 		register uint64_t v __asm__("x2") = (unsigned char)c;
 
 		__asm__ volatile(PZ_SETP_X2 PZ_SETM_X2 PZ_SETE_X2
-				 : "+r"(d), "+r"(n) : "r"(v) : "memory", "cc");
+				 : "+r"(d), "+r"(n)
+				 : "r"(v)
+				 : "memory", "cc");
 	}
 }
 
@@ -65,11 +69,15 @@ void pz_fill_arm64_mops_nt(void *dst, int c, size_t len)
 
 	if ((unsigned char)c == 0) {
 		__asm__ volatile(PZ_SETPN_ZR PZ_SETMN_ZR PZ_SETEN_ZR "dmb ishst"
-				 : "+r"(d), "+r"(n) : : "memory", "cc");
+				 : "+r"(d), "+r"(n)
+				 :
+				 : "memory", "cc");
 	} else {
 		register uint64_t v __asm__("x2") = (unsigned char)c;
 
 		__asm__ volatile(PZ_SETPN_X2 PZ_SETMN_X2 PZ_SETEN_X2 "dmb ishst"
-				 : "+r"(d), "+r"(n) : "r"(v) : "memory", "cc");
+				 : "+r"(d), "+r"(n)
+				 : "r"(v)
+				 : "memory", "cc");
 	}
 }

@@ -16,14 +16,12 @@
  * vpxor, which has no latency; a broadcast costs an imul and a shuffle
  * (~7 cycles) before the first store, which is 10% of a 4KB clear in L1.
  */
-__attribute__((target("avx512f")))
-static inline __m512i splat512(int c)
+__attribute__((target("avx512f"))) static inline __m512i splat512(int c)
 {
 	return c ? _mm512_set1_epi64((long long)PZ_BYTE_X8(c)) : _mm512_setzero_si512();
 }
 
-__attribute__((target("avx")))
-static inline __m256i splat256(int c)
+__attribute__((target("avx"))) static inline __m256i splat256(int c)
 {
 	return c ? _mm256_set1_epi64x((long long)PZ_BYTE_X8(c)) : _mm256_setzero_si256();
 }
@@ -34,23 +32,22 @@ void pz_fill_x86_unrolled(void *dst, int c, size_t len)
 	uint64_t v = PZ_BYTE_X8(c);
 	size_t lines = len / 64;
 
-	__asm__ volatile(
-		".p2align 4\n"
-		"1:\n\t"
-		"movq %[v], 0*8(%[p])\n\t"
-		"movq %[v], 1*8(%[p])\n\t"
-		"movq %[v], 2*8(%[p])\n\t"
-		"movq %[v], 3*8(%[p])\n\t"
-		"movq %[v], 4*8(%[p])\n\t"
-		"movq %[v], 5*8(%[p])\n\t"
-		"movq %[v], 6*8(%[p])\n\t"
-		"movq %[v], 7*8(%[p])\n\t"
-		"leaq 64(%[p]), %[p]\n\t"
-		"decq %[n]\n\t"
-		"jnz 1b"
-		: [p] "+r"(dst), [n] "+r"(lines)
-		: [v] "r"(v)
-		: "memory", "cc");
+	__asm__ volatile(".p2align 4\n"
+			 "1:\n\t"
+			 "movq %[v], 0*8(%[p])\n\t"
+			 "movq %[v], 1*8(%[p])\n\t"
+			 "movq %[v], 2*8(%[p])\n\t"
+			 "movq %[v], 3*8(%[p])\n\t"
+			 "movq %[v], 4*8(%[p])\n\t"
+			 "movq %[v], 5*8(%[p])\n\t"
+			 "movq %[v], 6*8(%[p])\n\t"
+			 "movq %[v], 7*8(%[p])\n\t"
+			 "leaq 64(%[p]), %[p]\n\t"
+			 "decq %[n]\n\t"
+			 "jnz 1b"
+			 : [p] "+r"(dst), [n] "+r"(lines)
+			 : [v] "r"(v)
+			 : "memory", "cc");
 }
 
 /* rep stosq: the REP_GOOD clear_page; the CPU batches the 8-byte stores. */
@@ -58,10 +55,7 @@ void pz_fill_x86_stosq(void *dst, int c, size_t len)
 {
 	size_t words = len / 8;
 
-	__asm__ volatile("rep stosq"
-			 : "+D"(dst), "+c"(words)
-			 : "a"(PZ_BYTE_X8(c))
-			 : "memory");
+	__asm__ volatile("rep stosq" : "+D"(dst), "+c"(words) : "a"(PZ_BYTE_X8(c)) : "memory");
 }
 
 /*
@@ -70,10 +64,7 @@ void pz_fill_x86_stosq(void *dst, int c, size_t len)
  */
 void pz_fill_x86_stosb(void *dst, int c, size_t len)
 {
-	__asm__ volatile("rep stosb"
-			 : "+D"(dst), "+c"(len)
-			 : "a"(c)
-			 : "memory");
+	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(len) : "a"(c) : "memory");
 }
 
 /* The 2012 clear_page_nocache: 8-byte movnti, a line per iteration. */
@@ -114,8 +105,7 @@ void pz_fill_x86_sse2_nt(void *dst, int c, size_t len)
 	_mm_sfence();
 }
 
-__attribute__((target("avx")))
-void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
+__attribute__((target("avx"))) void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
 {
 	__m256i *p = dst, *end = (__m256i *)((char *)dst + len);
 	const __m256i v = splat256(c);
@@ -134,8 +124,7 @@ void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
 	_mm_sfence();
 }
 
-__attribute__((target("avx512f")))
-void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
+__attribute__((target("avx512f"))) void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
 {
 	__m512i *p = dst, *end = (__m512i *)((char *)dst + len);
 	const __m512i v = splat512(c);
@@ -149,8 +138,7 @@ void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
 	_mm_sfence();
 }
 
-__attribute__((target("avx512f")))
-void pz_fill_x86_avx512(void *dst, int c, size_t len)
+__attribute__((target("avx512f"))) void pz_fill_x86_avx512(void *dst, int c, size_t len)
 {
 	__m512i *p = dst, *end = (__m512i *)((char *)dst + len);
 	const __m512i v = splat512(c);

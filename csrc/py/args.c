@@ -28,8 +28,10 @@ int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObj
 		return -1;
 	}
 	if (nargs > positional) {
-		PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s "
-			     "(%zd given)", fname, positional, positional == 1 ? "" : "s", nargs);
+		PyErr_Format(PyExc_TypeError,
+			     "%s() takes at most %d positional argument%s "
+			     "(%zd given)",
+			     fname, positional, positional == 1 ? "" : "s", nargs);
 		return -1;
 	}
 	for (i = 0; i < nargs; i++)
@@ -41,8 +43,8 @@ int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObj
 			if (PyUnicode_CompareWithASCIIString(key, params[i].name) == 0)
 				break;
 		if (i == n) {
-			PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
-				     fname, key);
+			PyErr_Format(PyExc_TypeError,
+				     "%s() got an unexpected keyword argument '%U'", fname, key);
 			return -1;
 		}
 		if (given[i]) {
@@ -54,8 +56,9 @@ int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObj
 	}
 	for (i = 0; i < required; i++) {
 		if (!given[i]) {
-			PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)",
-				     fname, params[i].name, i + 1);
+			PyErr_Format(PyExc_TypeError,
+				     "%s() missing required argument '%s' (pos %d)", fname,
+				     params[i].name, i + 1);
 			return -1;
 		}
 	}
@@ -185,8 +188,8 @@ int pzpy_seed(PyObject *obj, void *dest)
 
 int pzpy_thp(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM,
-			   PZ_THP_OFF, AS_INT);
+	return convert_int(obj, dest, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM, PZ_THP_OFF,
+			   AS_INT);
 }
 
 int pzpy_page_shift(PyObject *obj, void *dest)
@@ -270,8 +273,8 @@ int pzpy_clock(PyObject *obj, void *dest)
 {
 	int id;
 
-	if (obj && !lookup_name(obj, pz_clock_lookup, "clock",
-				"expected ns, timeval, cycles or tsc", &id))
+	if (obj &&
+	    !lookup_name(obj, pz_clock_lookup, "clock", "expected ns, timeval, cycles or tsc", &id))
 		return 0;
 	if (obj)
 		*(enum pz_clock_id *)dest = (enum pz_clock_id)id;
@@ -298,7 +301,8 @@ int pzpy_strategy(PyObject *obj, void *dest)
 	for (i = 0; i < PZ_STRATEGY_COUNT; i++) {
 		if (i)
 			strncat(known, ", ", sizeof(known) - strlen(known) - 1);
-		strncat(known, pz_strategy_name((enum pz_strategy)i), sizeof(known) - strlen(known) - 1);
+		strncat(known, pz_strategy_name((enum pz_strategy)i),
+			sizeof(known) - strlen(known) - 1);
 	}
 	if (obj && !lookup_name(obj, pz_strategy_lookup, "strategy", known, &id))
 		return 0;
@@ -318,9 +322,10 @@ static int get_buffer(PyObject *obj, void *dest, int flags, const char *what)
 	if (PyObject_GetBuffer(obj, view, flags | PyBUF_ANY_CONTIGUOUS) == 0)
 		return 1;
 	PyErr_Clear();
-	PyErr_Format(PyExc_ValueError, "%s must be a %scontiguous buffer (bytearray, memoryview, "
-		     "mmap, numpy array), not %.100s", what, (flags & PyBUF_WRITABLE) ?
-		     "writable " : "", Py_TYPE(obj)->tp_name);
+	PyErr_Format(PyExc_ValueError,
+		     "%s must be a %scontiguous buffer (bytearray, memoryview, "
+		     "mmap, numpy array), not %.100s",
+		     what, (flags & PyBUF_WRITABLE) ? "writable " : "", Py_TYPE(obj)->tp_name);
 	return 0;
 }
 
@@ -339,8 +344,10 @@ int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages)
 	if (!pzpy_writable(obj, view))
 		return -1;
 	if (view->len <= 0 || (size_t)view->len % PZ_PAGE_SIZE) {
-		PyErr_Format(PyExc_ValueError, "buffer must hold a whole number of %zu-byte pages, "
-			     "not %zd bytes", PZ_PAGE_SIZE, view->len);
+		PyErr_Format(PyExc_ValueError,
+			     "buffer must hold a whole number of %zu-byte pages, "
+			     "not %zd bytes",
+			     PZ_PAGE_SIZE, view->len);
 		PyBuffer_Release(view);
 		return -1;
 	}

@@ -16,8 +16,8 @@ static int check_batch(Py_ssize_t batch, size_t nr_pages)
 {
 	if (batch > 0 && (size_t)batch <= nr_pages)
 		return 0;
-	PyErr_Format(PyExc_ValueError, "batch must be 1..%zu pages (the region), not %zd",
-		     nr_pages, batch);
+	PyErr_Format(PyExc_ValueError, "batch must be 1..%zu pages (the region), not %zd", nr_pages,
+		     batch);
 	return -1;
 }
 
@@ -35,14 +35,15 @@ static size_t batch_records(size_t nb, unsigned loops, unsigned threads)
 
 /* The team's buffers: one view per thread, all of the same whole number of pages. */
 struct team_buffers {
-	unsigned n;             /* views held */
+	unsigned n; /* views held */
 	Py_buffer *views;
 	char **bases;
 };
 
 static int team_buffers_get(struct team_buffers *b, PyObject *seq, size_t *nr_pages)
 {
-	PyObject *fast = PySequence_Fast(seq, "buffers must be a sequence of buffers, one per thread");
+	PyObject *fast =
+		PySequence_Fast(seq, "buffers must be a sequence of buffers, one per thread");
 	Py_ssize_t n;
 	int ret = -1;
 
@@ -66,7 +67,8 @@ static int team_buffers_get(struct team_buffers *b, PyObject *seq, size_t *nr_pa
 			goto out;
 		if (b->n && nr != *nr_pages) {
 			PyBuffer_Release(&b->views[b->n]);
-			PyErr_SetString(PyExc_ValueError, "every thread's buffer must be the same size");
+			PyErr_SetString(PyExc_ValueError,
+					"every thread's buffer must be the same size");
 			goto out;
 		}
 		*nr_pages = nr;
@@ -88,15 +90,14 @@ static void team_buffers_release(struct team_buffers *b)
 	PyMem_Free(b->bases);
 }
 
-
 /* Every thread's arrays, in one allocation, and the summaries over them. */
 struct batch_mem {
-	struct pz_batch_out *out;       /* one per thread */
-	uint64_t *per_thread;           /* per_t per thread: pass, worst, start, end, counters */
-	uint64_t *ticks;                /* every thread's batches, thread after thread */
-	uint64_t *scratch, *samples, *worst, *sums;  /* loops each (sums: * PZ_CTR_COUNT) */
+	struct pz_batch_out *out; /* one per thread */
+	uint64_t *per_thread;     /* per_t per thread: pass, worst, start, end, counters */
+	uint64_t *ticks;          /* every thread's batches, thread after thread */
+	uint64_t *scratch, *samples, *worst, *sums; /* loops each (sums: * PZ_CTR_COUNT) */
 	struct pz_step_log log;
-	size_t per_t, total;            /* total: batches of one thread's passes */
+	size_t per_t, total; /* total: batches of one thread's passes */
 };
 
 static int batch_mem_alloc(struct batch_mem *m, const struct pz_batch_params *p, size_t nb,
@@ -127,8 +128,10 @@ static int batch_mem_alloc(struct batch_mem *m, const struct pz_batch_params *p,
 	for (t = 0; t < p->threads; t++) {
 		uint64_t *b = m->per_thread + m->per_t * t;
 
-		m->out[t] = (struct pz_batch_out){ .pass_ticks = b, .pass_worst = b + L,
-						   .start = b + 2 * L, .end = b + 3 * L,
+		m->out[t] = (struct pz_batch_out){ .pass_ticks = b,
+						   .pass_worst = b + L,
+						   .start = b + 2 * L,
+						   .end = b + 3 * L,
 						   .counters = ctr ? b + 4 * L : NULL,
 						   .batch_ticks = m->ticks + m->total * t };
 	}
@@ -171,7 +174,8 @@ static void batch_summarize(struct batch_mem *m, const struct pz_batch_params *p
 
 		*typical = w > *typical ? w : *typical;
 		if (t)
-			memmove(m->ticks + kept * t, m->out[t].batch_ticks, kept * sizeof(uint64_t));
+			memmove(m->ticks + kept * t, m->out[t].batch_ticks,
+				kept * sizeof(uint64_t));
 	}
 	pz_ticks_summarize(m->ticks, kept * p->threads, sum);
 	pz_team_loop_samples(m->out[0].start, m->out[0].end, m->out[0].pass_ticks, m->per_t,
@@ -184,9 +188,9 @@ static void batch_summarize(struct batch_mem *m, const struct pz_batch_params *p
 				     m->sums);
 }
 
-static PyObject *batch_result(const struct batch_mem *m, const struct pz_batch_params *p,
-			      size_t nb, unsigned done, uint64_t typical,
-			      const struct pz_tick_summary *sum, const struct pzpy_policy_run *pr)
+static PyObject *batch_result(const struct batch_mem *m, const struct pz_batch_params *p, size_t nb,
+			      unsigned done, uint64_t typical, const struct pz_tick_summary *sum,
+			      const struct pzpy_policy_run *pr)
 {
 	PyObject *s = pzpy_u64_tuple(m->samples, done, 1), *w = pzpy_u64_tuple(m->worst, done, 1);
 	PyObject *steps = m->log.steps ? pzpy_steps_tuple(&m->log) : (Py_INCREF(Py_None), Py_None);
@@ -202,13 +206,12 @@ static PyObject *batch_result(const struct batch_mem *m, const struct pz_batch_p
 			PyTuple_SET_ITEM(per, t, row);
 	}
 	if (s && w && steps && per)
-		d = Py_BuildValue("{s:O,s:O,s:n,s:K,s:K,s:K,s:K,s:d,s:O,s:O}",
-				  "samples", s, "pass_worst", w, "batches", (Py_ssize_t)nb,
-				  "typical_worst", (unsigned long long)typical,
-				  "max", (unsigned long long)sum->max,
-				  "p99", (unsigned long long)sum->p99,
-				  "median", (unsigned long long)sum->median,
-				  "mean", sum->mean, "steps", steps, "thread_samples", per);
+		d = Py_BuildValue("{s:O,s:O,s:n,s:K,s:K,s:K,s:K,s:d,s:O,s:O}", "samples", s,
+				  "pass_worst", w, "batches", (Py_ssize_t)nb, "typical_worst",
+				  (unsigned long long)typical, "max", (unsigned long long)sum->max,
+				  "p99", (unsigned long long)sum->p99, "median",
+				  (unsigned long long)sum->median, "mean", sum->mean, "steps",
+				  steps, "thread_samples", per);
 	if (d && pzpy_policy_keys(d, pr, m->sums) < 0)
 		Py_CLEAR(d);
 	Py_XDECREF(s);
@@ -218,29 +221,30 @@ static PyObject *batch_result(const struct batch_mem *m, const struct pz_batch_p
 	return d;
 }
 
-PyDoc_STRVAR(bench_batch__doc__,
-"bench_batch(buffers, kernel, batch_pages, loops, *, yield_between=False, record=False,\n"
-"            cpus=(), cold=False, flush='', evict_bytes=0, counters=False, trace=False)\n"
-"--\n\n"
-"Clear each buffer (one per thread, the same whole number of 4KB pages) in\n"
-"batches of batch_pages pages with the named kernel, one thread per buffer\n"
-"(pinned to cpus when given): one untimed pass, then `loops` timed passes,\n"
-"every pass started together, the ns clock read after every batch,\n"
-"sched_yield() after each with yield_between. A plain run is one buffer,\n"
-"hot, no counters. cold flushes each batch's range before its clock read\n"
-"(flush: clflushopt, clflush, evict or '' for the best; evict reads\n"
-"evict_bytes), outside the pass's time; counters reads hardware counters\n"
-"around each pass (cold: each batch's clear). SIGINT, SIGTERM and SIGHUP\n"
-"stop the run between batches. Returns a dict over the loops_done passes\n"
-"every thread completed: samples (ns per pass: first start to last end;\n"
-"cold: the slowest thread's pass), pass_worst (ns of each pass's slowest\n"
-"batch), batches (per pass), typical_worst (ns: the slowest batch position,\n"
-"median over the passes), max, p99, median (ns, nearest rank over every\n"
-"batch), mean, steps (thread 0's timed passes with record, else None),\n"
-"thread_samples (each thread's passes), counters (name -> per-pass deltas\n"
-"summed over threads, or None), cold_method, flushes ((thread, offset in\n"
-"its buffer or -1, length) with trace, else None), loops_done and\n"
-"interrupted (None, or the signal's name).");
+PyDoc_STRVAR(
+	bench_batch__doc__,
+	"bench_batch(buffers, kernel, batch_pages, loops, *, yield_between=False, record=False,\n"
+	"            cpus=(), cold=False, flush='', evict_bytes=0, counters=False, trace=False)\n"
+	"--\n\n"
+	"Clear each buffer (one per thread, the same whole number of 4KB pages) in\n"
+	"batches of batch_pages pages with the named kernel, one thread per buffer\n"
+	"(pinned to cpus when given): one untimed pass, then `loops` timed passes,\n"
+	"every pass started together, the ns clock read after every batch,\n"
+	"sched_yield() after each with yield_between. A plain run is one buffer,\n"
+	"hot, no counters. cold flushes each batch's range before its clock read\n"
+	"(flush: clflushopt, clflush, evict or '' for the best; evict reads\n"
+	"evict_bytes), outside the pass's time; counters reads hardware counters\n"
+	"around each pass (cold: each batch's clear). SIGINT, SIGTERM and SIGHUP\n"
+	"stop the run between batches. Returns a dict over the loops_done passes\n"
+	"every thread completed: samples (ns per pass: first start to last end;\n"
+	"cold: the slowest thread's pass), pass_worst (ns of each pass's slowest\n"
+	"batch), batches (per pass), typical_worst (ns: the slowest batch position,\n"
+	"median over the passes), max, p99, median (ns, nearest rank over every\n"
+	"batch), mean, steps (thread 0's timed passes with record, else None),\n"
+	"thread_samples (each thread's passes), counters (name -> per-pass deltas\n"
+	"summed over threads, or None), cold_method, flushes ((thread, offset in\n"
+	"its buffer or -1, length) with trace, else None), loops_done and\n"
+	"interrupted (None, or the signal's name).");
 
 static PyObject *core_bench_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -282,16 +286,14 @@ static PyObject *core_bench_batch(PyObject *self, PyObject *const *args, Py_ssiz
 	total = batch_records(nb, p.loops, p.threads);
 	/* The conditions first: the arrays depend on them (counters). */
 	if (!total ||
-	    pzpy_policy_cond(&pr, &p.cond, b.bases, p.nr_pages * PZ_PAGE_SIZE,
-			     p.threads * total) < 0 ||
+	    pzpy_policy_cond(&pr, &p.cond, b.bases, p.nr_pages * PZ_PAGE_SIZE, p.threads * total) <
+		    0 ||
 	    batch_mem_alloc(&m, &p, nb, record) < 0 || pzpy_policy_begin(&pr) < 0)
 		goto out;
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_batches(&p, b.bases, &pr.clock, m.out);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_batches(&p, b.bases, &pr.clock, m.out);
 	if (!ret || ret == -EINTR)
 		batch_summarize(&m, &p, nb, pr.done, &typical, &sum);
-	Py_END_ALLOW_THREADS
-	pzpy_policy_end(&pr);
+	Py_END_ALLOW_THREADS pzpy_policy_end(&pr);
 	fail.threads = p.threads;
 	fail.cpus = cpus;
 	if (pzpy_policy_check(&pr, ret, &fail) == 0)
@@ -304,10 +306,9 @@ out:
 	return result;
 }
 
-static PyMethodDef batch_methods[] = {
-	{ "bench_batch", PZPY_FASTCALL(core_bench_batch), PZPY_KW, bench_batch__doc__ },
-	{ NULL, NULL, 0, NULL }
-};
+static PyMethodDef batch_methods[] = { { "bench_batch", PZPY_FASTCALL(core_bench_batch), PZPY_KW,
+					 bench_batch__doc__ },
+				       { NULL, NULL, 0, NULL } };
 
 int pzpy_init_batch(PyObject *m)
 {

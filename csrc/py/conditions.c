@@ -20,11 +20,13 @@ int pzpy_flush_method(const char *name, enum pz_flush *m)
 	id = pz_flush_lookup(name);
 	if (id < 0) {
 		PyErr_Format(PyExc_ValueError,
-			     "unknown cold method '%s' (expected clflushopt, clflush or evict)", name);
+			     "unknown cold method '%s' (expected clflushopt, clflush or evict)",
+			     name);
 		return -1;
 	}
 	if (!pz_flush_available((enum pz_flush)id)) {
-		PyErr_Format(pzpy_UnavailableError, "this CPU cannot flush with %s; use evict", name);
+		PyErr_Format(pzpy_UnavailableError, "this CPU cannot flush with %s; use evict",
+			     name);
 		return -1;
 	}
 	*m = (enum pz_flush)id;
@@ -46,7 +48,8 @@ int pzpy_cold_flusher(const char *name, Py_ssize_t evict_bytes, struct pz_flushe
 	}
 	ret = pz_region_map(evict, (size_t)evict_bytes, PZ_PAGE_SHIFT_4KB, PZ_THP_SYSTEM, 1, 0);
 	if (ret) {
-		struct pzpy_failure fail = { .doing = "mmap", .bytes = (size_t)evict_bytes,
+		struct pzpy_failure fail = { .doing = "mmap",
+					     .bytes = (size_t)evict_bytes,
 					     .shift = PZ_PAGE_SHIFT_4KB };
 
 		pzpy_raise(ret, &fail);
@@ -100,9 +103,13 @@ fail:
 struct pzpy_flush_trace {
 	pthread_mutex_t lock;
 	char *const *bases;
-	size_t len;              /* bytes of each buffer */
+	size_t len; /* bytes of each buffer */
 	size_t n, cap;
-	struct { unsigned t; Py_ssize_t off; size_t len; } *e;
+	struct {
+		unsigned t;
+		Py_ssize_t off;
+		size_t len;
+	} * e;
 };
 
 void pzpy_flush_trace_record(void *ctx, unsigned t, const void *p, size_t len)
@@ -114,8 +121,9 @@ void pzpy_flush_trace_record(void *ctx, unsigned t, const void *p, size_t len)
 	if (tr->n < tr->cap) {
 		tr->e[tr->n].t = t;
 		/* -1: outside the thread's own buffer, which a test must never see. */
-		tr->e[tr->n].off = c >= tr->bases[t] && c + len <= tr->bases[t] + tr->len ?
-				   (Py_ssize_t)(c - tr->bases[t]) : -1;
+		tr->e[tr->n].off = c >= tr->bases[t] && c + len <= tr->bases[t] + tr->len
+					   ? (Py_ssize_t)(c - tr->bases[t])
+					   : -1;
 		tr->e[tr->n].len = len;
 		tr->n++;
 	}
@@ -131,8 +139,8 @@ PyObject *pzpy_flush_trace_list(const struct pzpy_flush_trace *tr)
 		Py_RETURN_NONE;
 	l = PyList_New((Py_ssize_t)tr->n);
 	for (i = 0; l && i < tr->n; i++) {
-		PyObject *row = Py_BuildValue("(Inn)", tr->e[i].t, tr->e[i].off,
-					      (Py_ssize_t)tr->e[i].len);
+		PyObject *row =
+			Py_BuildValue("(Inn)", tr->e[i].t, tr->e[i].off, (Py_ssize_t)tr->e[i].len);
 
 		if (!row) {
 			Py_CLEAR(l);

@@ -32,7 +32,8 @@ const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char 
 		return NULL;
 	}
 	if (!pz_kernel_available(k, reason, sizeof(reason))) {
-		PyErr_Format(pzpy_UnavailableError, "kernel '%s' is not available: %s", name, reason);
+		PyErr_Format(pzpy_UnavailableError, "kernel '%s' is not available: %s", name,
+			     reason);
 		return NULL;
 	}
 	return k;
@@ -109,22 +110,26 @@ static PyObject *mapping_failed(int err, const struct pzpy_failure *f)
 		unsigned long page = 1ul << f->shift;
 		unsigned long need = (unsigned long)((f->bytes + page - 1) / page) * buffers;
 
-		return raise_mapping(-err, "memory allocation failed - maybe size (%zu bytes) "
-				     "has insufficient hugepages: %lu %luMB pages needed, %ld free "
-				     "in the pool (/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages)",
-				     f->bytes, need, page >> 20, free_hugepages(f->shift),
-				     page / 1024);
+		return raise_mapping(
+			-err,
+			"memory allocation failed - maybe size (%zu bytes) "
+			"has insufficient hugepages: %lu %luMB pages needed, %ld free "
+			"in the pool (/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages)",
+			f->bytes, need, page >> 20, free_hugepages(f->shift), page / 1024);
 	}
 	if (err == -E2BIG) {
 		pz_mem_available(&avail);
-		return raise_mapping(ENOMEM, "size (%zu bytes) is too large: %zu bytes needed, "
+		return raise_mapping(ENOMEM,
+				     "size (%zu bytes) is too large: %zu bytes needed, "
 				     "only %llu available (MemAvailable in /proc/meminfo); "
 				     "use a smaller size",
 				     f->bytes, f->bytes * buffers, (unsigned long long)avail);
 	}
 	if (err == -ENOMEM || err == -EOVERFLOW)
-		return raise_mapping(ENOMEM, "memory allocation failed - maybe size "
-				     "(%zu bytes) is too large", f->bytes);
+		return raise_mapping(ENOMEM,
+				     "memory allocation failed - maybe size "
+				     "(%zu bytes) is too large",
+				     f->bytes);
 	return raise_mapping(-err, "%s failed: %s", f->doing ? f->doing : "mmap", strerror(-err));
 }
 
@@ -151,10 +156,12 @@ static PyObject *counter_read_failed(int err, unsigned thread)
 				    "of it, so the counts cover only part of the loop (pagezero "
 				    "does not scale them); stop other perf users (perf record, "
 				    "perf top, the NMI watchdog: sysctl kernel.nmi_watchdog=0) "
-				    "or run without --counters", thread);
+				    "or run without --counters",
+				    thread);
 	return PyErr_Format(pzpy_PagezeroError,
 			    "reading the hardware counters failed during a loop of thread "
-			    "%u (read() of the perf event group: %s)", thread, strerror(-err));
+			    "%u (read() of the perf event group: %s)",
+			    thread, strerror(-err));
 }
 
 static PyObject *by_errno(int err, const struct pzpy_failure *f);
@@ -167,8 +174,10 @@ static PyObject *stage_failed(int err, const struct pzpy_failure *f)
 		return PyErr_Format(PyExc_ValueError, "%s refused its arguments: %s",
 				    f->doing ? f->doing : "the C core", strerror(-err));
 	case PZ_STAGE_BIND:
-		return PyErr_Format(PyExc_ValueError, "could not bind the buffers to node %d "
-				    "(mbind: %s)", f->node ? *f->node : -1, strerror(-err));
+		return PyErr_Format(PyExc_ValueError,
+				    "could not bind the buffers to node %d "
+				    "(mbind: %s)",
+				    f->node ? *f->node : -1, strerror(-err));
 	case PZ_STAGE_START:
 		return PyErr_Format(pzpy_PagezeroError, "could not start %u thread%s: %s",
 				    f->threads ? f->threads : 1, f->threads > 1 ? "s" : "",
@@ -180,11 +189,13 @@ static PyObject *stage_failed(int err, const struct pzpy_failure *f)
 	case PZ_STAGE_CLOCK:
 		return PyErr_Format(pzpy_UnavailableError,
 				    "thread %u could not open its own cycles clock "
-				    "(perf_event_open(cpu-cycles): %s)", f->thread, strerror(-err));
+				    "(perf_event_open(cpu-cycles): %s)",
+				    f->thread, strerror(-err));
 	case PZ_STAGE_COUNTERS:
-		return counters_unavailable(err, f->failed_counter &&
-					    *f->failed_counter < PZ_CTR_COUNT ?
-					    *f->failed_counter : 0);
+		return counters_unavailable(err,
+					    f->failed_counter && *f->failed_counter < PZ_CTR_COUNT
+						    ? *f->failed_counter
+						    : 0);
 	case PZ_STAGE_COUNTER_READ:
 		return counter_read_failed(err, f->thread);
 	case PZ_STAGE_MAP:
@@ -217,20 +228,24 @@ static PyObject *by_errno(int err, const struct pzpy_failure *f)
 	 * stop other perf users).
 	 */
 	if (f->failed_counter && *f->failed_counter < PZ_CTR_COUNT)
-		return (err == -EIO || err == -EBUSY) ? counter_read_failed(err, f->thread) :
-		       counters_unavailable(err, *f->failed_counter);
+		return (err == -EIO || err == -EBUSY)
+			       ? counter_read_failed(err, f->thread)
+			       : counters_unavailable(err, *f->failed_counter);
 	if (err == -EOPNOTSUPP && f->unsupported)
 		return PyErr_Format(pzpy_UnavailableError, "%s", f->unsupported);
 	if (err == -EINVAL && f->cpus)
-		return PyErr_Format(PyExc_ValueError,
-				    "could not pin the threads to their CPUs (sched_setaffinity: %s)",
-				    strerror(-err));
+		return PyErr_Format(
+			PyExc_ValueError,
+			"could not pin the threads to their CPUs (sched_setaffinity: %s)",
+			strerror(-err));
 	if (err == -EAGAIN && f->threads > 1)
 		return PyErr_Format(pzpy_PagezeroError, "could not start %u threads: %s",
 				    f->threads, strerror(-err));
 	if (f->node && (err == -EINVAL || err == -EIO || err == -EPERM))
-		return PyErr_Format(PyExc_ValueError, "could not bind the buffer to node %d "
-				    "(mbind: %s)", *f->node, strerror(-err));
+		return PyErr_Format(PyExc_ValueError,
+				    "could not bind the buffer to node %d "
+				    "(mbind: %s)",
+				    *f->node, strerror(-err));
 	if (f->bytes)
 		return mapping_failed(err, f);
 	if (f->memory)

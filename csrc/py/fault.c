@@ -16,8 +16,7 @@ static const char populate_write_missing[] =
 	"kernel lacks (Linux 5.14 and later have it); use demand or populate";
 
 /* The checks pz_fault_run makes, each with its own message. */
-static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size,
-			      Py_ssize_t lat_unit)
+static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size, Py_ssize_t lat_unit)
 {
 	const size_t page = (size_t)1 << p->page_shift;
 
@@ -27,19 +26,25 @@ static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size,
 		return -1;
 	}
 	if (size <= 0 || (size_t)size % page) {
-		PyErr_Format(PyExc_ValueError, "size %zd is not a positive multiple of the "
-			     "%zu-byte page", size, page);
+		PyErr_Format(PyExc_ValueError,
+			     "size %zd is not a positive multiple of the "
+			     "%zu-byte page",
+			     size, page);
 		return -1;
 	}
-	if (lat_unit < 0 || (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
-		PyErr_Format(PyExc_ValueError, "latency unit %zd must be a multiple of the page "
-			     "that divides the size", lat_unit);
+	if (lat_unit < 0 ||
+	    (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
+		PyErr_Format(PyExc_ValueError,
+			     "latency unit %zd must be a multiple of the page "
+			     "that divides the size",
+			     lat_unit);
 		return -1;
 	}
 	if (lat_unit && p->workload == PZ_FAULT_POPULATE) {
-		PyErr_SetString(PyExc_ValueError,
-				"populate faults every page inside mmap(MAP_POPULATE): there is no "
-				"fault to time on its own; use demand or populate-write for latencies");
+		PyErr_SetString(
+			PyExc_ValueError,
+			"populate faults every page inside mmap(MAP_POPULATE): there is no "
+			"fault to time on its own; use demand or populate-write for latencies");
 		return -1;
 	}
 	return 0;
@@ -48,8 +53,11 @@ static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size,
 /* Raise the exception a failed fault run or pass deserves. */
 static PyObject *fault_error(int err, const struct pz_fault_params *p)
 {
-	struct pzpy_failure fail = { .doing = "mmap", .bytes = p->size, .shift = p->page_shift,
-				     .buffers = p->threads, .threads = p->threads,
+	struct pzpy_failure fail = { .doing = "mmap",
+				     .bytes = p->size,
+				     .shift = p->page_shift,
+				     .buffers = p->threads,
+				     .threads = p->threads,
 				     .unsupported = populate_write_missing };
 
 	return pzpy_raise(err, &fail);
@@ -57,11 +65,10 @@ static PyObject *fault_error(int err, const struct pz_fault_params *p)
 
 static PyObject *pages_dict(const struct pz_smaps_pages *pg)
 {
-	return Py_BuildValue("{s:K,s:K,s:K,s:K}",
-			     "rss", (unsigned long long)pg->rss,
-			     "anon_huge", (unsigned long long)pg->anon_huge,
-			     "hugetlb", (unsigned long long)pg->hugetlb,
-			     "kernel_page", (unsigned long long)pg->kernel_page);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K}", "rss", (unsigned long long)pg->rss, "anon_huge",
+			     (unsigned long long)pg->anon_huge, "hugetlb",
+			     (unsigned long long)pg->hugetlb, "kernel_page",
+			     (unsigned long long)pg->kernel_page);
 }
 
 /* A summary of @n latencies in ns (sorted in place): too many to keep raw. */
@@ -72,15 +79,12 @@ static PyObject *latency_dict(uint64_t *v, size_t n, size_t unit)
 	if (!n)
 		Py_RETURN_NONE;
 	pz_latency_summarize(v, n, &s);
-	return Py_BuildValue("{s:n,s:n,s:K,s:K,s:K,s:K,s:K,s:K,s:d}",
-			     "n", (Py_ssize_t)n, "unit_bytes", (Py_ssize_t)unit,
-			     "min_ns", (unsigned long long)s.min,
-			     "p50_ns", (unsigned long long)s.p50,
-			     "p90_ns", (unsigned long long)s.p90,
-			     "p99_ns", (unsigned long long)s.p99,
-			     "p999_ns", (unsigned long long)s.p999,
-			     "max_ns", (unsigned long long)s.max,
-			     "mean_ns", s.mean);
+	return Py_BuildValue("{s:n,s:n,s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "n", (Py_ssize_t)n,
+			     "unit_bytes", (Py_ssize_t)unit, "min_ns", (unsigned long long)s.min,
+			     "p50_ns", (unsigned long long)s.p50, "p90_ns",
+			     (unsigned long long)s.p90, "p99_ns", (unsigned long long)s.p99,
+			     "p999_ns", (unsigned long long)s.p999, "max_ns",
+			     (unsigned long long)s.max, "mean_ns", s.mean);
 }
 
 /*
@@ -129,8 +133,8 @@ static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_f
 }
 
 PyDoc_STRVAR(fault_workloads__doc__,
-"fault_workloads()\n--\n\n"
-"The fault workloads as a tuple of (name, description), in table order.");
+	     "fault_workloads()\n--\n\n"
+	     "The fault workloads as a tuple of (name, description), in table order.");
 
 static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 {
@@ -150,20 +154,21 @@ static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(bench_fault__doc__,
-"bench_fault(workload, size, page_shift, thp, loops, threads, seed, clock, lat_unit)\n--\n\n"
-"Run a fault workload ('demand', 'populate' or 'populate-write') entirely in C\n"
-"with the GIL released: each of `threads` threads maps `size` bytes and faults\n"
-"every page in, timed, then the regions' smaps counters are read and they are\n"
-"unmapped, untimed; `loops` times. seed != 0 makes demand write a random offset\n"
-"of each page. lat_unit > 0 also times every lat_unit bytes of faults (ns).\n"
-"Returns {'wall': per-loop durations from the first start to the last end,\n"
-"'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
-"loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
-"None or {'n', 'unit_bytes', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns',\n"
-"'p999_ns', 'max_ns', 'mean_ns'}, 'loops_done': the loops completed,\n"
-"'interrupted': None, or the signal (SIGINT, SIGTERM, SIGHUP) that stopped\n"
-"the run within a loop: every per-loop value then covers the completed\n"
-"loops only}.");
+	     "bench_fault(workload, size, page_shift, thp, loops, threads, seed, clock, "
+	     "lat_unit)\n--\n\n"
+	     "Run a fault workload ('demand', 'populate' or 'populate-write') entirely in C\n"
+	     "with the GIL released: each of `threads` threads maps `size` bytes and faults\n"
+	     "every page in, timed, then the regions' smaps counters are read and they are\n"
+	     "unmapped, untimed; `loops` times. seed != 0 makes demand write a random offset\n"
+	     "of each page. lat_unit > 0 also times every lat_unit bytes of faults (ns).\n"
+	     "Returns {'wall': per-loop durations from the first start to the last end,\n"
+	     "'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
+	     "loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
+	     "None or {'n', 'unit_bytes', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns',\n"
+	     "'p999_ns', 'max_ns', 'mean_ns'}, 'loops_done': the loops completed,\n"
+	     "'interrupted': None, or the signal (SIGINT, SIGTERM, SIGHUP) that stopped\n"
+	     "the run within a loop: every per-loop value then covers the completed\n"
+	     "loops only}.");
 
 static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -200,7 +205,8 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 		return NULL;
 	nlat = pz_fault_lat_count(&p);
 	if (nlat > PZ_FAULT_MAX_LAT) {
-		PyErr_Format(PyExc_ValueError, "%zu latency samples are too many to keep (at most "
+		PyErr_Format(PyExc_ValueError,
+			     "%zu latency samples are too many to keep (at most "
 			     "%u): use fewer loops or threads, a smaller size or a larger unit",
 			     nlat, PZ_FAULT_MAX_LAT);
 		return NULL;
@@ -210,7 +216,8 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	    (uint64_t)size > avail / p.threads)
 		return fault_error(-E2BIG, &p);
 	if (clock_id == PZ_CLOCK_CYCLES && p.threads > 1) {
-		PyErr_SetString(PyExc_ValueError, "the cycles clock counts the thread that opened "
+		PyErr_SetString(PyExc_ValueError,
+				"the cycles clock counts the thread that opened "
 				"it only: use ns or tsc with more than one thread");
 		return NULL;
 	}
@@ -229,10 +236,8 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 		pz_clock_close(&clock);
 		goto out;
 	}
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_fault_run(&p, &clock, &out);
-	Py_END_ALLOW_THREADS
-	pzpy_stop_end(&stop);
+	Py_BEGIN_ALLOW_THREADS ret = pz_fault_run(&p, &clock, &out);
+	Py_END_ALLOW_THREADS pzpy_stop_end(&stop);
 	pz_clock_close(&clock);
 	if (ret && !(ret == -EINTR && stop.sig)) {
 		fault_error(ret, &p);
@@ -248,10 +253,10 @@ out:
 }
 
 PyDoc_STRVAR(fault_pass__doc__,
-"fault_pass(workload, size, page_shift, thp, seed, lat_unit=0)\n--\n\n"
-"One untimed pass of a fault workload, as one thread of bench_fault runs it,\n"
-"that leaves the region mapped: returns (Region, pages) where pages is the\n"
-"smaps summary bench_fault reports. For tests and inspection.");
+	     "fault_pass(workload, size, page_shift, thp, seed, lat_unit=0)\n--\n\n"
+	     "One untimed pass of a fault workload, as one thread of bench_fault runs it,\n"
+	     "that leaves the region mapped: returns (Region, pages) where pages is the\n"
+	     "smaps summary bench_fault reports. For tests and inspection.");
 
 static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				 PyObject *kwnames)
@@ -281,11 +286,8 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize
 	if (check_fault_params(&p, size, lat_unit) < 0)
 		return NULL;
 
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_fault_once(&p, &r, &pages);
-	Py_END_ALLOW_THREADS
-	if (ret)
-		return fault_error(ret, &p);
+	Py_BEGIN_ALLOW_THREADS ret = pz_fault_once(&p, &r, &pages);
+	Py_END_ALLOW_THREADS if (ret) return fault_error(ret, &p);
 	pd = pages_dict(&pages);
 	if (!pd) {
 		pz_region_unmap(&r);

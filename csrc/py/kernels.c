@@ -29,30 +29,25 @@ static PyObject *kernel_row(const struct pz_kernel *k, const struct pz_kernel *c
 	}
 	if (!features)
 		return NULL;
-	row = Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:z,s:n,s:n,s:O}",
-			    "kind", pzpy_kind_name(k->kind),
-			    "name", k->name,
-			    "description", k->description,
-			    "arch", k->arch,
-			    "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True,
-			    "zero_only", (k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False,
-			    "features", features,
-			    "available", available ? Py_True : Py_False,
-			    "reason", available ? NULL : reason,
-			    "unit", (Py_ssize_t)k->unit,
-			    "align", (Py_ssize_t)k->align,
-			    "clear_pages", k == clear_pages ? Py_True : Py_False);
+	row = Py_BuildValue(
+		"{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:z,s:n,s:n,s:O}", "kind",
+		pzpy_kind_name(k->kind), "name", k->name, "description", k->description, "arch",
+		k->arch, "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True, "zero_only",
+		(k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False, "features", features, "available",
+		available ? Py_True : Py_False, "reason", available ? NULL : reason, "unit",
+		(Py_ssize_t)k->unit, "align", (Py_ssize_t)k->align, "clear_pages",
+		k == clear_pages ? Py_True : Py_False);
 	Py_DECREF(features);
 	return row;
 }
 
 PyDoc_STRVAR(kernels__doc__,
-"kernels()\n--\n\n"
-"The kernel registry as a tuple of dicts, in table order: kind ('clear' or\n"
-"'copy'), name, description, arch, temporal, zero_only, features,\n"
-"available, reason (None when available), unit and align (bytes), and\n"
-"clear_pages: True for the one clear kernel Linux's clear_page() uses on\n"
-"this CPU.");
+	     "kernels()\n--\n\n"
+	     "The kernel registry as a tuple of dicts, in table order: kind ('clear' or\n"
+	     "'copy'), name, description, arch, temporal, zero_only, features,\n"
+	     "available, reason (None when available), unit and align (bytes), and\n"
+	     "clear_pages: True for the one clear kernel Linux's clear_page() uses on\n"
+	     "this CPU.");
 
 static PyObject *core_kernels(PyObject *self, PyObject *unused)
 {
@@ -82,9 +77,9 @@ static int feature_detected(int i)
 }
 
 PyDoc_STRVAR(cpu_features__doc__,
-"cpu_features()\n--\n\n"
-"Names of the CPU features pagezero's kernels care about that this CPU\n"
-"(and OS) supports, detected with CPUID.");
+	     "cpu_features()\n--\n\n"
+	     "Names of the CPU features pagezero's kernels care about that this CPU\n"
+	     "(and OS) supports, detected with CPUID.");
 
 static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 {
@@ -124,9 +119,9 @@ static void run_kernel(const struct pz_kernel *k, void *dst, const void *src, in
 }
 
 PyDoc_STRVAR(fill__doc__,
-"fill(buffer, value, kernel)\n--\n\n"
-"Set every byte of the writable contiguous buffer to value (0..255) with\n"
-"the named clear kernel.");
+	     "fill(buffer, value, kernel)\n--\n\n"
+	     "Set every byte of the writable contiguous buffer to value (0..255) with\n"
+	     "the named clear kernel.");
 
 static PyObject *core_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 			   PyObject *kwnames)
@@ -151,9 +146,9 @@ static PyObject *core_fill(PyObject *self, PyObject *const *args, Py_ssize_t nar
 }
 
 PyDoc_STRVAR(copy__doc__,
-"copy(dst, src, kernel)\n--\n\n"
-"Copy src into the writable buffer dst (same length, not overlapping: the\n"
-"kernels copy forwards, as memcpy may) with the named copy kernel.");
+	     "copy(dst, src, kernel)\n--\n\n"
+	     "Copy src into the writable buffer dst (same length, not overlapping: the\n"
+	     "kernels copy forwards, as memcpy may) with the named copy kernel.");
 
 static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 			   PyObject *kwnames)
@@ -173,12 +168,13 @@ static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nar
 	d = dst.buf;
 	s = src.buf;
 	if (src.len != dst.len) {
-		PyErr_Format(PyExc_ValueError, "dst has %zd bytes but src has %zd",
-			     dst.len, src.len);
+		PyErr_Format(PyExc_ValueError, "dst has %zd bytes but src has %zd", dst.len,
+			     src.len);
 		goto out;
 	}
 	if (dst.len > 0 && d < s + src.len && s < d + dst.len) {
-		PyErr_SetString(PyExc_ValueError, "dst and src overlap: a copy kernel may "
+		PyErr_SetString(PyExc_ValueError,
+				"dst and src overlap: a copy kernel may "
 				"read bytes it already overwrote (use two buffers)");
 		goto out;
 	}
@@ -192,9 +188,9 @@ out:
 }
 
 PyDoc_STRVAR(check_clock__doc__,
-"check_clock(name)\n--\n\n"
-"Raise ValueError for an unknown clock and pagezero.UnavailableError for one\n"
-"this machine cannot read (cycles without a PMU).");
+	     "check_clock(name)\n--\n\n"
+	     "Raise ValueError for an unknown clock and pagezero.UnavailableError for one\n"
+	     "this machine cannot read (cycles without a PMU).");
 
 static PyObject *core_check_clock(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -222,19 +218,17 @@ static PyObject *core_clocks(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(tsc_hz__doc__,
-"tsc_hz()\n--\n\n"
-"The tsc clock's rate in Hz. On x86-64 the time-stamp counter's, measured\n"
-"once against CLOCK_MONOTONIC_RAW (about 150 ms the first time); on arm64\n"
-"the generic timer's, read from CNTFRQ_EL0; 0.0 without such a counter.");
+	     "tsc_hz()\n--\n\n"
+	     "The tsc clock's rate in Hz. On x86-64 the time-stamp counter's, measured\n"
+	     "once against CLOCK_MONOTONIC_RAW (about 150 ms the first time); on arm64\n"
+	     "the generic timer's, read from CNTFRQ_EL0; 0.0 without such a counter.");
 
 static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
 {
 	double hz;
 
-	Py_BEGIN_ALLOW_THREADS
-	hz = pz_tsc_hz();
-	Py_END_ALLOW_THREADS
-	return PyFloat_FromDouble(hz);
+	Py_BEGIN_ALLOW_THREADS hz = pz_tsc_hz();
+	Py_END_ALLOW_THREADS return PyFloat_FromDouble(hz);
 }
 
 static PyMethodDef kernel_methods[] = {
@@ -261,5 +255,5 @@ int pzpy_init_kernels(PyObject *m)
 #else
 					  "generic"
 #endif
-					  );
+	);
 }

@@ -92,8 +92,8 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 	if (agg && per && ctr && why && huge)
 		d = Py_BuildValue("{sOsOsOsssIsOsO}", "samples", agg, "thread_samples", per,
 				  "counters", ctr, "cold_method",
-				  p->cold ? pz_flush_name(p->flush.method) : "",
-				  "loops_done", done, "interrupted", why, "huge_pages", huge);
+				  p->cold ? pz_flush_name(p->flush.method) : "", "loops_done", done,
+				  "interrupted", why, "huge_pages", huge);
 out:
 	Py_XDECREF(huge);
 	Py_XDECREF(agg);
@@ -125,25 +125,35 @@ static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 	p->chunk = (size_t)(a->chunk ? a->chunk : a->size);
 	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB)
 		return PyErr_SetString(PyExc_ValueError,
-				       "transparent huge pages apply to 4KB mappings only"), -1;
+				       "transparent huge pages apply to 4KB mappings only"),
+		       -1;
 	/* A sample spans every thread's start and end: one clock, not one counter per thread. */
 	if (a->clock == PZ_CLOCK_CYCLES && a->threads > 1)
 		return PyErr_SetString(PyExc_ValueError,
 				       "the cycles clock counts the thread that opened it only: "
-				       "use ns or tsc with more than one thread"), -1;
+				       "use ns or tsc with more than one thread"),
+		       -1;
 	if (a->size <= 0 || a->chunk < 0 || (Py_ssize_t)p->chunk > a->size)
-		return PyErr_Format(PyExc_ValueError, "need 0 < chunk <= size (size %zd, "
-				    "chunk %zd)", a->size, a->chunk), -1;
+		return PyErr_Format(PyExc_ValueError,
+				    "need 0 < chunk <= size (size %zd, "
+				    "chunk %zd)",
+				    a->size, a->chunk),
+		       -1;
 	if (a->offset < 0 || a->offset >= 4096)
 		return PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd",
-				    a->offset), -1;
+				    a->offset),
+		       -1;
 	if (strcmp(a->mode, "shared") && strcmp(a->mode, "private"))
 		return PyErr_Format(PyExc_ValueError, "threads mode '%s' is not shared or private",
-				    a->mode), -1;
+				    a->mode),
+		       -1;
 	p->mode = strcmp(a->mode, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
 	if (p->mode == PZ_THREADS_SHARED && a->threads > 1 && (size_t)a->size / a->threads < 4096)
-		return PyErr_Format(PyExc_ValueError, "size %zd is too small for %u threads: each "
-				    "needs at least 4KB of it", a->size, a->threads), -1;
+		return PyErr_Format(PyExc_ValueError,
+				    "size %zd is too small for %u threads: each "
+				    "needs at least 4KB of it",
+				    a->size, a->threads),
+		       -1;
 	p->kernel = pzpy_usable_kernel(a->kind, a->name);
 	if (!p->kernel ||
 	    (a->kind == PZ_KIND_FILL && pzpy_check_fill_value(p->kernel, a->value, 1) < 0))
@@ -153,7 +163,8 @@ static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 	if (a->cold && p->flush.method == PZ_FLUSH_EVICT) {
 		if (a->evict_bytes <= 0)
 			return PyErr_SetString(PyExc_ValueError,
-					       "evicting needs evict_bytes > 0 (2x the LLC)"), -1;
+					       "evicting needs evict_bytes > 0 (2x the LLC)"),
+			       -1;
 		p->flush.evict_len = (size_t)a->evict_bytes;
 	}
 	if (a->cpus && pzpy_cpus(a->cpus, a->threads, &cpus) < 0)
@@ -172,33 +183,39 @@ static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 	return 0;
 }
 
-PyDoc_STRVAR(bench_mem__doc__,
-"bench_mem(kind, kernel, size, *, chunk=0, page_shift=12, thp=0, loops=1, clock='ns',\n"
-"          value=0, offset=0, cold=False, flush='', evict_bytes=0, threads=1,\n"
-"          mode='shared', cpus=(), node=-1, counters=False)\n--\n\n"
-"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
-"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
-"bytes in `chunk`-byte kernel calls (0: the whole size in one). The\n"
-"defaults are perf's conditions: hot, one unpinned thread, no node, no\n"
-"counters. value is the fill byte or -1 for the loop index (perf's\n"
-"memset(dst, i, size)); offset moves the buffers that many bytes past a\n"
-"page boundary (0..4095). cold flushes each chunk before its kernel call\n"
-"(flush: clflushopt, clflush, evict, or '' for the best; evict reads\n"
-"evict_bytes); threads clear disjoint parts of one region ('shared') or\n"
-"their own regions ('private'), pinned to cpus when given; node binds the\n"
-"buffers; counters reads hardware counters around each loop.\n"
-"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
-"unit), thread_samples, counters (name -> per-loop deltas summed over\n"
-"threads, or None), cold_method, loops_done, interrupted (None, or the\n"
-"signal that stopped the run: the arrays then hold the completed loops)\n"
-"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
-"buffers) from /proc/self/smaps once the run ends, else None.");
+PyDoc_STRVAR(
+	bench_mem__doc__,
+	"bench_mem(kind, kernel, size, *, chunk=0, page_shift=12, thp=0, loops=1, clock='ns',\n"
+	"          value=0, offset=0, cold=False, flush='', evict_bytes=0, threads=1,\n"
+	"          mode='shared', cpus=(), node=-1, counters=False)\n--\n\n"
+	"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
+	"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
+	"bytes in `chunk`-byte kernel calls (0: the whole size in one). The\n"
+	"defaults are perf's conditions: hot, one unpinned thread, no node, no\n"
+	"counters. value is the fill byte or -1 for the loop index (perf's\n"
+	"memset(dst, i, size)); offset moves the buffers that many bytes past a\n"
+	"page boundary (0..4095). cold flushes each chunk before its kernel call\n"
+	"(flush: clflushopt, clflush, evict, or '' for the best; evict reads\n"
+	"evict_bytes); threads clear disjoint parts of one region ('shared') or\n"
+	"their own regions ('private'), pinned to cpus when given; node binds the\n"
+	"buffers; counters reads hardware counters around each loop.\n"
+	"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
+	"unit), thread_samples, counters (name -> per-loop deltas summed over\n"
+	"threads, or None), cold_method, loops_done, interrupted (None, or the\n"
+	"signal that stopped the run: the arrays then hold the completed loops)\n"
+	"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
+	"buffers) from /proc/self/smaps once the run ends, else None.");
 
 static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				PyObject *kwnames)
 {
-	struct mem_args a = { .flush = "", .mode = "shared", .shift = PZ_PAGE_SHIFT_4KB,
-			      .loops = 1, .threads = 1, .node = -1, .clock = PZ_CLOCK_NS };
+	struct mem_args a = { .flush = "",
+			      .mode = "shared",
+			      .shift = PZ_PAGE_SHIFT_4KB,
+			      .loops = 1,
+			      .threads = 1,
+			      .node = -1,
+			      .clock = PZ_CLOCK_NS };
 	const struct pzpy_param params[] = {
 		{ "kind", pzpy_kind, &a.kind },
 		{ "kernel", pzpy_str, &a.name },
@@ -249,10 +266,8 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 		pz_clock_close(&clock);
 		goto out;
 	}
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_mem(&p, &clock, &out);
-	Py_END_ALLOW_THREADS
-	pzpy_stop_end(&stop);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem(&p, &clock, &out);
+	Py_END_ALLOW_THREADS pzpy_stop_end(&stop);
 	pz_clock_close(&clock);
 	failure_from(&fail, &out);
 	if (ret && !(ret == -EINTR && stop.sig)) {
@@ -271,7 +286,11 @@ struct trace {
 	pthread_mutex_t lock;
 	const char *base;
 	size_t n, cap;
-	struct { unsigned t; int ev; size_t off, len; } *e;
+	struct {
+		unsigned t;
+		int ev;
+		size_t off, len;
+	} * e;
 };
 
 static void record_event(void *ctx, unsigned thread, enum pz_run_event ev, const void *p,
@@ -308,14 +327,15 @@ static PyObject *trace_list(const struct trace *tr)
 	return l;
 }
 
-PyDoc_STRVAR(run_threads_on__doc__,
-"run_threads_on(buffer, kernel, threads, chunk, loops, value, value_step, cold, flush,\n"
-"               evict_bytes=0)\n--\n\n"
-"Test hook: run bench_mem's loops (shared mode) on a writable buffer the\n"
-"caller mapped, thread t writing value + t * value_step (each 0..255, or 0\n"
-"for a zeros-only kernel), and return the events every thread reported, in\n"
-"order: (thread, event, offset, length) with event 'start' (length: threads\n"
-"past the barrier), 'flush' or 'clear'.");
+PyDoc_STRVAR(
+	run_threads_on__doc__,
+	"run_threads_on(buffer, kernel, threads, chunk, loops, value, value_step, cold, flush,\n"
+	"               evict_bytes=0)\n--\n\n"
+	"Test hook: run bench_mem's loops (shared mode) on a writable buffer the\n"
+	"caller mapped, thread t writing value + t * value_step (each 0..255, or 0\n"
+	"for a zeros-only kernel), and return the events every thread reported, in\n"
+	"order: (thread, event, offset, length) with event 'start' (length: threads\n"
+	"past the barrier), 'flush' or 'clear'.");
 
 static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				     PyObject *kwnames)
@@ -353,12 +373,12 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_s
 	for (t = 0; t < threads; t++)
 		if (pzpy_check_fill_value(p.kernel, value + (int)t * step, 0) < 0)
 			goto out_view;
-	if (cold && pzpy_cold_flusher(flush_s, evict_bytes > 0 ? evict_bytes : 1 << 20,
-				      &p.flush, &evict) < 0)
+	if (cold && pzpy_cold_flusher(flush_s, evict_bytes > 0 ? evict_bytes : 1 << 20, &p.flush,
+				      &evict) < 0)
 		goto out_view;
 	if (chunk <= 0 || view.len <= 0 || (size_t)view.len / threads < 4096) {
 		PyErr_SetString(PyExc_ValueError, "need chunk > 0 and at least 4KB of buffer "
-				"per thread");
+						  "per thread");
 		goto out_view;
 	}
 	p.size = (size_t)view.len;
@@ -383,10 +403,8 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_s
 		goto out_trace;
 	pthread_mutex_init(&tr.lock, NULL);
 	dst = view.buf;
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_mem_on(&p, &clock, &dst, NULL, &out);
-	Py_END_ALLOW_THREADS
-	pthread_mutex_destroy(&tr.lock);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem_on(&p, &clock, &dst, NULL, &out);
+	Py_END_ALLOW_THREADS pthread_mutex_destroy(&tr.lock);
 	pz_clock_close(&clock);
 	if (ret) {
 		struct pzpy_failure fail = { .doing = "the threaded clear", .threads = threads };

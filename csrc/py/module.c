@@ -11,7 +11,7 @@
 #include "pzpy.h"
 
 #ifndef PZ_BUILD_FLAGS
-#define PZ_BUILD_FLAGS "unknown"   /* built without setup.py */
+#define PZ_BUILD_FLAGS "unknown" /* built without setup.py */
 #endif
 
 #if defined(__clang__)
@@ -29,8 +29,8 @@ static struct PyModuleDef core_module = {
 	.m_size = -1,
 };
 
-static int add_exception(PyObject *m, PyObject **slot, const char *name,
-			 PyObject *base, const char *doc)
+static int add_exception(PyObject *m, PyObject **slot, const char *name, PyObject *base,
+			 const char *doc)
 {
 	*slot = PyErr_NewExceptionWithDoc(name, doc, base, NULL);
 	if (!*slot)
@@ -68,8 +68,8 @@ static int add_exceptions(PyObject *m)
 /* BUILD: {"compiler": "gcc 12.2.0", "flags": "-O3 ..."}, recorded with results. */
 static int add_build(PyObject *m)
 {
-	PyObject *build = Py_BuildValue("{s:s,s:s}", "compiler", PZ_COMPILER,
-					"flags", PZ_BUILD_FLAGS);
+	PyObject *build =
+		Py_BuildValue("{s:s,s:s}", "compiler", PZ_COMPILER, "flags", PZ_BUILD_FLAGS);
 
 	if (!build)
 		return -1;
@@ -86,11 +86,9 @@ PyMODINIT_FUNC PyInit__core(void)
 
 	if (!m)
 		return NULL;
-	if (add_exceptions(m) < 0 || add_build(m) < 0 ||
-	    pzpy_init_kernels(m) < 0 || pzpy_init_mem(m) < 0 ||
-	    pzpy_init_fault(m) < 0 || pzpy_init_policy(m) < 0 ||
-	    pzpy_init_batch(m) < 0 || pzpy_init_system(m) < 0 ||
-	    pzpy_init_region(m) < 0)
+	if (add_exceptions(m) < 0 || add_build(m) < 0 || pzpy_init_kernels(m) < 0 ||
+	    pzpy_init_mem(m) < 0 || pzpy_init_fault(m) < 0 || pzpy_init_policy(m) < 0 ||
+	    pzpy_init_batch(m) < 0 || pzpy_init_system(m) < 0 || pzpy_init_region(m) < 0)
 		goto fail;
 	return m;
 fail:

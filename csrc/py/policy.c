@@ -30,7 +30,8 @@ static int strategy_nt_kernel(enum pz_strategy s, const char *name, const struct
 	if (!pz_strategy_uses_nontemporal(s))
 		return 0;
 	if (!name) {
-		PyErr_Format(PyExc_ValueError, "strategy '%s' needs a non-temporal kernel (nt_kernel)",
+		PyErr_Format(PyExc_ValueError,
+			     "strategy '%s' needs a non-temporal kernel (nt_kernel)",
 			     pz_strategy_name(s));
 		return -1;
 	}
@@ -54,9 +55,8 @@ static const char *strategy_name_at(int i)
 	return pz_strategy_name((enum pz_strategy)i);
 }
 
-PyDoc_STRVAR(strategies__doc__,
-"strategies()\n--\n\n"
-"The folio clearing strategies, in the C core's order.");
+PyDoc_STRVAR(strategies__doc__, "strategies()\n--\n\n"
+				"The folio clearing strategies, in the C core's order.");
 
 static PyObject *core_strategies(PyObject *self, PyObject *unused)
 {
@@ -74,10 +74,10 @@ static int cold_available_at(int i)
 }
 
 PyDoc_STRVAR(cold_methods__doc__,
-"cold_methods()\n--\n\n"
-"How this build can evict the fault neighbourhood for the cold baseline,\n"
-"preferred first: 'clflush' (x86-64) and 'evict' (read a buffer larger\n"
-"than the LLC).");
+	     "cold_methods()\n--\n\n"
+	     "How this build can evict the fault neighbourhood for the cold baseline,\n"
+	     "preferred first: 'clflush' (x86-64) and 'evict' (read a buffer larger\n"
+	     "than the LLC).");
 
 static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
 {
@@ -85,10 +85,10 @@ static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(policy_constants__doc__,
-"policy_constants()\n--\n\n"
-"The C core's policy constants: page_size (the 4KB unit strategies and\n"
-"batches count in), neighbourhood_radius (pages each side of the fault\n"
-"cleared last and touched), line_size (the touch's and flush's stride).");
+	     "policy_constants()\n--\n\n"
+	     "The C core's policy constants: page_size (the 4KB unit strategies and\n"
+	     "batches count in), neighbourhood_radius (pages each side of the fault\n"
+	     "cleared last and touched), line_size (the touch's and flush's stride).");
 
 static PyObject *core_policy_constants(PyObject *self, PyObject *unused)
 {
@@ -103,11 +103,11 @@ static void record_step(void *log, const struct pz_step *s)
 }
 
 PyDoc_STRVAR(clear_order__doc__,
-"clear_order(strategy, nr_pages, fault_index, batch_pages)\n--\n\n"
-"The steps strategy takes over nr_pages pages for a fault at fault_index,\n"
-"clearing at most batch_pages at once, as (first_page, page_count,\n"
-"nontemporal) tuples in order. Nothing is cleared: the walk is the one the\n"
-"timed loops run, with a callback that records instead of clearing.");
+	     "clear_order(strategy, nr_pages, fault_index, batch_pages)\n--\n\n"
+	     "The steps strategy takes over nr_pages pages for a fault at fault_index,\n"
+	     "clearing at most batch_pages at once, as (first_page, page_count,\n"
+	     "nontemporal) tuples in order. Nothing is cleared: the walk is the one the\n"
+	     "timed loops run, with a callback that records instead of clearing.");
 
 static PyObject *core_clear_order(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -139,11 +139,12 @@ static PyObject *core_clear_order(PyObject *self, PyObject *const *args, Py_ssiz
 }
 
 PyDoc_STRVAR(clear_folio__doc__,
-"clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt_kernel=None, record=False)\n"
-"--\n\n"
-"Zero the writable buffer (whole 4KB pages) in strategy's order with the\n"
-"named kernels, untimed: the clearing callback of the timed loops. With\n"
-"record, return the steps it executed (as clear_order()), else None.");
+	     "clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt_kernel=None, "
+	     "record=False)\n"
+	     "--\n\n"
+	     "Zero the writable buffer (whole 4KB pages) in strategy's order with the\n"
+	     "named kernels, untimed: the clearing callback of the timed loops. With\n"
+	     "record, return the steps it executed (as clear_order()), else None.");
 
 static PyObject *core_clear_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -174,12 +175,14 @@ static PyObject *core_clear_folio(PyObject *self, PyObject *const *args, Py_ssiz
 		goto out;
 	clr.log = record ? &log : NULL;
 	clr.base = view.buf;
-	Py_BEGIN_ALLOW_THREADS
-	pz_strategy_order(s, nr, (size_t)fault, (size_t)batch, pz_clear_step, &clr);
-	Py_END_ALLOW_THREADS
-	if (record) {
+	Py_BEGIN_ALLOW_THREADS pz_strategy_order(s, nr, (size_t)fault, (size_t)batch, pz_clear_step,
+						 &clr);
+	Py_END_ALLOW_THREADS if (record)
+	{
 		result = pzpy_steps_tuple(&log);
-	} else {
+	}
+	else
+	{
 		result = Py_None;
 		Py_INCREF(result);
 	}
@@ -215,25 +218,26 @@ static int folio_columns(PyObject *d, const struct pz_folio_sample *out, unsigne
 }
 
 PyDoc_STRVAR(bench_folio__doc__,
-"bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, loops, baseline, *,\n"
-"            nt_kernel=None, cold=False, flush='', evict_bytes=0, counters=False,\n"
-"            trace=False)\n"
-"--\n\n"
-"Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
-"order, each followed by a touch of the fault neighbourhood (fault +-2\n"
-"pages: each line read, through a chain of dependent loads, then written)\n"
-"and the same touch after evicting the neighbourhood with baseline\n"
-"('clflush' or 'evict', which reads scrub). Before each loop the folio is\n"
-"dirtied and scrub, a buffer larger than the LLC, is read; cold then\n"
-"flushes the whole folio by address too (flush: clflushopt, clflush, evict\n"
-"or '' for the best; evict reads evict_bytes), and counters reads hardware\n"
-"counters around each clear. A plain run is hot, without counters: the\n"
-"same loop. SIGINT, SIGTERM and SIGHUP stop the run between loops. Returns\n"
-"a dict over the loops_done loops completed: clear, touch, cold (ns per\n"
-"loop), touch_lines, neighbourhood (first page, pages), counters (name ->\n"
-"per-loop deltas, or None), cold_method, flushes ((0, offset in the folio,\n"
-"length) per flush with trace, else None), loops_done and interrupted\n"
-"(None, or the signal's name).");
+	     "bench_folio(folio, scrub, strategy, fault_index, batch_pages, kernel, loops, "
+	     "baseline, *,\n"
+	     "            nt_kernel=None, cold=False, flush='', evict_bytes=0, counters=False,\n"
+	     "            trace=False)\n"
+	     "--\n\n"
+	     "Time `loops` clears of the folio buffer (whole 4KB pages) in strategy's\n"
+	     "order, each followed by a touch of the fault neighbourhood (fault +-2\n"
+	     "pages: each line read, through a chain of dependent loads, then written)\n"
+	     "and the same touch after evicting the neighbourhood with baseline\n"
+	     "('clflush' or 'evict', which reads scrub). Before each loop the folio is\n"
+	     "dirtied and scrub, a buffer larger than the LLC, is read; cold then\n"
+	     "flushes the whole folio by address too (flush: clflushopt, clflush, evict\n"
+	     "or '' for the best; evict reads evict_bytes), and counters reads hardware\n"
+	     "counters around each clear. A plain run is hot, without counters: the\n"
+	     "same loop. SIGINT, SIGTERM and SIGHUP stop the run between loops. Returns\n"
+	     "a dict over the loops_done loops completed: clear, touch, cold (ns per\n"
+	     "loop), touch_lines, neighbourhood (first page, pages), counters (name ->\n"
+	     "per-loop deltas, or None), cold_method, flushes ((0, offset in the folio,\n"
+	     "length) per flush with trace, else None), loops_done and interrupted\n"
+	     "(None, or the signal's name).");
 
 static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)
@@ -269,8 +273,10 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssiz
 		goto out;
 	base_id = pz_cold_lookup(baseline);
 	if (base_id < 0 || !pz_cold_available((enum pz_cold)base_id)) {
-		PyErr_Format(PyExc_ValueError, "cold method '%s' is not available here "
-			     "(pagezero._core.cold_methods() lists them)", baseline);
+		PyErr_Format(PyExc_ValueError,
+			     "cold method '%s' is not available here "
+			     "(pagezero._core.cold_methods() lists them)",
+			     baseline);
 		goto out;
 	}
 	p.baseline = (enum pz_cold)base_id;
@@ -291,10 +297,9 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssiz
 	if (pzpy_policy_cond(&pr, &p.cond, &folio_base, (size_t)fview.len, p.loops) < 0 ||
 	    pzpy_policy_begin(&pr) < 0)
 		goto out;
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len, &pr.clock, out, counters);
-	Py_END_ALLOW_THREADS
-	pzpy_policy_end(&pr);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len,
+						    &pr.clock, out, counters);
+	Py_END_ALLOW_THREADS pzpy_policy_end(&pr);
 	if (pzpy_policy_check(&pr, ret, &fail) < 0)
 		goto out;
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);

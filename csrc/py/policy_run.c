@@ -69,7 +69,8 @@ static int set_new(PyObject *d, const char *key, PyObject *v)
 
 int pzpy_policy_keys(PyObject *d, const struct pzpy_policy_run *pr, const uint64_t *counters)
 {
-	if (set_new(d, "counters", pzpy_counters_dict(pr->counters ? counters : NULL, pr->done)) < 0 ||
+	if (set_new(d, "counters", pzpy_counters_dict(pr->counters ? counters : NULL, pr->done)) <
+		    0 ||
 	    set_new(d, "cold_method", PyUnicode_FromString(pr->method)) < 0 ||
 	    set_new(d, "flushes", pzpy_flush_trace_list(pr->tr)) < 0 ||
 	    set_new(d, "loops_done", PyLong_FromUnsignedLong(pr->done)) < 0 ||

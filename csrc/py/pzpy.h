@@ -142,21 +142,22 @@ struct pzpy_policy_run {
 	int cold, counters, trace;
 	const char *flush;
 	Py_ssize_t evict_bytes;
-	struct pz_region evict;          /* cold with evict: the buffer read */
+	struct pz_region evict; /* cold with evict: the buffer read */
 	struct pzpy_flush_trace *tr;
-	const char *method;              /* cold_method: the flush's name, or "" */
-	unsigned failed, done;           /* the counter refused; the loops completed */
+	const char *method;    /* cold_method: the flush's name, or "" */
+	unsigned failed, done; /* the counter refused; the loops completed */
 	struct pzpy_stop stop;
 	struct pz_clock clock;
 	int clock_open;
 };
 
-#define PZPY_POLICY_PARAMS(pr) \
-	{ "cold", pzpy_bool, &(pr).cold }, \
-	{ "flush", pzpy_str_or_none, &(pr).flush }, \
-	{ "evict_bytes", pzpy_ssize, &(pr).evict_bytes }, \
-	{ "counters", pzpy_bool, &(pr).counters }, \
-	{ "trace", pzpy_bool, &(pr).trace }
+#define PZPY_POLICY_PARAMS(pr)                                                         \
+	{ "cold", pzpy_bool, &(pr).cold }, { "flush", pzpy_str_or_none, &(pr).flush }, \
+		{ "evict_bytes", pzpy_ssize, &(pr).evict_bytes },                      \
+		{ "counters", pzpy_bool, &(pr).counters },                             \
+	{                                                                              \
+		"trace", pzpy_bool, &(pr).trace                                        \
+	}
 
 /* Fill @c from the keywords (the trace sees @bases, @len bytes each, @cap flushes). 0 or -1. */
 int pzpy_policy_cond(struct pzpy_policy_run *pr, struct pz_policy_cond *c, char *const *bases,
@@ -179,25 +180,25 @@ void pzpy_policy_release(struct pzpy_policy_run *pr);
  */
 typedef int (*pzpy_converter)(PyObject *obj, void *dest);
 
-int pzpy_object(PyObject *obj, void *dest);        /* PyObject **, borrowed */
-int pzpy_str(PyObject *obj, void *dest);           /* const char ** */
-int pzpy_str_or_none(PyObject *obj, void *dest);   /* const char **, NULL for None */
-int pzpy_bool(PyObject *obj, void *dest);          /* int *, truth value */
-int pzpy_int(PyObject *obj, void *dest);           /* int * */
-int pzpy_ssize(PyObject *obj, void *dest);         /* Py_ssize_t * */
-int pzpy_kind(PyObject *obj, void *dest);          /* enum pz_kernel_kind *: 'clear' or 'copy' */
-int pzpy_clear_kernel(PyObject *obj, void *dest);  /* const struct pz_kernel **, usable */
-int pzpy_copy_kernel(PyObject *obj, void *dest);   /* const struct pz_kernel **, usable */
-int pzpy_clock(PyObject *obj, void *dest);         /* enum pz_clock_id *, known (not opened) */
-int pzpy_strategy(PyObject *obj, void *dest);      /* enum pz_strategy * */
-int pzpy_workload(PyObject *obj, void *dest);      /* enum pz_fault_workload * */
-int pzpy_page_shift(PyObject *obj, void *dest);    /* unsigned *: 12, 21 or 30 */
-int pzpy_thp(PyObject *obj, void *dest);           /* int *: PZ_THP_SYSTEM..PZ_THP_OFF */
-int pzpy_loops(PyObject *obj, void *dest);         /* unsigned *: 1..UINT32_MAX */
-int pzpy_threads(PyObject *obj, void *dest);       /* unsigned *: 1..PZ_MAX_THREADS */
-int pzpy_seed(PyObject *obj, void *dest);          /* unsigned *: 0..UINT32_MAX */
-int pzpy_writable(PyObject *obj, void *dest);      /* Py_buffer *, writable, contiguous */
-int pzpy_readable(PyObject *obj, void *dest);      /* Py_buffer *, contiguous */
+int pzpy_object(PyObject *obj, void *dest);       /* PyObject **, borrowed */
+int pzpy_str(PyObject *obj, void *dest);          /* const char ** */
+int pzpy_str_or_none(PyObject *obj, void *dest);  /* const char **, NULL for None */
+int pzpy_bool(PyObject *obj, void *dest);         /* int *, truth value */
+int pzpy_int(PyObject *obj, void *dest);          /* int * */
+int pzpy_ssize(PyObject *obj, void *dest);        /* Py_ssize_t * */
+int pzpy_kind(PyObject *obj, void *dest);         /* enum pz_kernel_kind *: 'clear' or 'copy' */
+int pzpy_clear_kernel(PyObject *obj, void *dest); /* const struct pz_kernel **, usable */
+int pzpy_copy_kernel(PyObject *obj, void *dest);  /* const struct pz_kernel **, usable */
+int pzpy_clock(PyObject *obj, void *dest);        /* enum pz_clock_id *, known (not opened) */
+int pzpy_strategy(PyObject *obj, void *dest);     /* enum pz_strategy * */
+int pzpy_workload(PyObject *obj, void *dest);     /* enum pz_fault_workload * */
+int pzpy_page_shift(PyObject *obj, void *dest);   /* unsigned *: 12, 21 or 30 */
+int pzpy_thp(PyObject *obj, void *dest);          /* int *: PZ_THP_SYSTEM..PZ_THP_OFF */
+int pzpy_loops(PyObject *obj, void *dest);        /* unsigned *: 1..UINT32_MAX */
+int pzpy_threads(PyObject *obj, void *dest);      /* unsigned *: 1..PZ_MAX_THREADS */
+int pzpy_seed(PyObject *obj, void *dest);         /* unsigned *: 0..UINT32_MAX */
+int pzpy_writable(PyObject *obj, void *dest);     /* Py_buffer *, writable, contiguous */
+int pzpy_readable(PyObject *obj, void *dest);     /* Py_buffer *, contiguous */
 
 /* A writable buffer of whole 4KB pages: 0 and its page count, or -1 with ValueError. */
 int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages);
@@ -219,9 +220,9 @@ struct pzpy_param {
 int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
 	       const struct pzpy_param *params, int n, int required, int positional);
 
-#define PZPY_PARSE(fname, params, required, positional) \
-	pzpy_parse(fname, args, nargs, kwnames, params, (int)PZ_ARRAY_SIZE(params), \
-		   required, positional)
+#define PZPY_PARSE(fname, params, required, positional)                                       \
+	pzpy_parse(fname, args, nargs, kwnames, params, (int)PZ_ARRAY_SIZE(params), required, \
+		   positional)
 
 #define PZPY_FASTCALL(fn) ((PyCFunction)(void (*)(void))(fn))
 #define PZPY_KW (METH_FASTCALL | METH_KEYWORDS)

@@ -6,9 +6,8 @@
 #include "pzpy.h"
 
 typedef struct {
-	PyObject_HEAD
-	struct pz_region r;
-	Py_ssize_t exports;     /* live buffer views: unmapping under them would be a use-after-free */
+	PyObject_HEAD struct pz_region r;
+	Py_ssize_t exports; /* live buffer views: unmapping under them would be a use-after-free */
 } RegionObject;
 
 static PyTypeObject RegionType;
@@ -27,7 +26,7 @@ PyObject *pzpy_region_adopt(struct pz_region *r)
 
 static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"size", "page_shift", "thp", "populate", "guard", NULL};
+	static char *kwlist[] = { "size", "page_shift", "thp", "populate", "guard", NULL };
 	Py_ssize_t size;
 	unsigned int shift = PZ_PAGE_SHIFT_4KB;
 	int thp = PZ_THP_SYSTEM, populate = 1, guard = 0, ret;
@@ -35,7 +34,8 @@ static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 
 	/* tp_new takes a tuple and a dict: the one place PyArg_ParseTupleAndKeywords fits. */
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|O&O&pp:Region", kwlist, &size,
-					 pzpy_page_shift, &shift, pzpy_thp, &thp, &populate, &guard))
+					 pzpy_page_shift, &shift, pzpy_thp, &thp, &populate,
+					 &guard))
 		return NULL;
 	if (size <= 0) {
 		PyErr_Format(PyExc_ValueError, "region size must be positive, not %zd", size);
@@ -53,11 +53,13 @@ static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 	self = (RegionObject *)type->tp_alloc(type, 0);
 	if (!self)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_region_map(&self->r, (size_t)size, shift, (enum pz_thp)thp, populate, guard);
-	Py_END_ALLOW_THREADS
-	if (ret) {
-		struct pzpy_failure fail = { .doing = "mmap", .bytes = (size_t)size, .shift = shift };
+	Py_BEGIN_ALLOW_THREADS ret =
+		pz_region_map(&self->r, (size_t)size, shift, (enum pz_thp)thp, populate, guard);
+	Py_END_ALLOW_THREADS if (ret)
+	{
+		struct pzpy_failure fail = { .doing = "mmap",
+					     .bytes = (size_t)size,
+					     .shift = shift };
 
 		pzpy_raise(ret, &fail);
 		Py_DECREF(self);
@@ -79,8 +81,8 @@ static int region_getbuffer(RegionObject *self, Py_buffer *view, int flags)
 		view->obj = NULL;
 		return -1;
 	}
-	if (PyBuffer_FillInfo(view, (PyObject *)self, self->r.addr,
-			      (Py_ssize_t)self->r.size, 0, flags) < 0)
+	if (PyBuffer_FillInfo(view, (PyObject *)self, self->r.addr, (Py_ssize_t)self->r.size, 0,
+			      flags) < 0)
 		return -1;
 	self->exports++;
 	return 0;
@@ -139,32 +141,34 @@ static PyObject *region_get_closed(RegionObject *self, void *c)
 }
 
 static PyMethodDef region_methods[] = {
-	{"close", (PyCFunction)region_close, METH_NOARGS,
-	 PyDoc_STR("close()\n--\n\nUnmap the region (refused while memoryviews of it exist).")},
-	{"__enter__", (PyCFunction)region_enter, METH_NOARGS, NULL},
-	{"__exit__", (PyCFunction)region_exit, METH_VARARGS, NULL},
-	{NULL, NULL, 0, NULL}
+	{ "close", (PyCFunction)region_close, METH_NOARGS,
+	  PyDoc_STR("close()\n--\n\nUnmap the region (refused while memoryviews of it exist).") },
+	{ "__enter__", (PyCFunction)region_enter, METH_NOARGS, NULL },
+	{ "__exit__", (PyCFunction)region_exit, METH_VARARGS, NULL },
+	{ NULL, NULL, 0, NULL }
 };
 
 static PyGetSetDef region_getset[] = {
-	{"size", (getter)region_get_size, NULL, PyDoc_STR("usable bytes (the request rounded up to the page size)"), NULL},
-	{"page_size", (getter)region_get_page_size, NULL, PyDoc_STR("the page size asked for, in bytes"), NULL},
-	{"address", (getter)region_get_address, NULL, PyDoc_STR("address of the first usable byte (0 once closed)"), NULL},
-	{"closed", (getter)region_get_closed, NULL, PyDoc_STR("True once unmapped"), NULL},
-	{NULL, NULL, NULL, NULL, NULL}
+	{ "size", (getter)region_get_size, NULL,
+	  PyDoc_STR("usable bytes (the request rounded up to the page size)"), NULL },
+	{ "page_size", (getter)region_get_page_size, NULL,
+	  PyDoc_STR("the page size asked for, in bytes"), NULL },
+	{ "address", (getter)region_get_address, NULL,
+	  PyDoc_STR("address of the first usable byte (0 once closed)"), NULL },
+	{ "closed", (getter)region_get_closed, NULL, PyDoc_STR("True once unmapped"), NULL },
+	{ NULL, NULL, NULL, NULL, NULL }
 };
 
 PyDoc_STRVAR(Region__doc__,
-"Region(size, page_shift=12, thp=0, populate=True, guard=False)\n--\n\n"
-"An anonymous mapping that exposes the buffer protocol. page_shift 12, 21\n"
-"or 30 selects 4KB pages or 2MB / 1GB hugetlb pages; thp 0 leaves THP to\n"
-"the system, 1 asks for it, 2 refuses it (4KB only); guard puts a PROT_NONE\n"
-"page on both sides (4KB only). Unmapped by close(), the with statement,\n"
-"or garbage collection.");
+	     "Region(size, page_shift=12, thp=0, populate=True, guard=False)\n--\n\n"
+	     "An anonymous mapping that exposes the buffer protocol. page_shift 12, 21\n"
+	     "or 30 selects 4KB pages or 2MB / 1GB hugetlb pages; thp 0 leaves THP to\n"
+	     "the system, 1 asks for it, 2 refuses it (4KB only); guard puts a PROT_NONE\n"
+	     "page on both sides (4KB only). Unmapped by close(), the with statement,\n"
+	     "or garbage collection.");
 
 static PyTypeObject RegionType = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "pagezero._core.Region",
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pagezero._core.Region",
 	.tp_basicsize = sizeof(RegionObject),
 	.tp_dealloc = (destructor)region_dealloc,
 	.tp_as_buffer = &region_as_buffer,
@@ -201,15 +205,15 @@ static int span_of(PyObject *item, struct pz_span *s)
 }
 
 PyDoc_STRVAR(smaps_pages__doc__,
-"smaps_pages(spans, smaps='/proc/self/smaps')\n--\n\n"
-"What the kernel gave the mappings that overlap any of spans (buffers, or\n"
-"(address, length) pairs), each smaps entry once, whole: a dict of rss,\n"
-"anon_huge (PMD-mapped THP), hugetlb and kernel_page, in bytes. smaps: a\n"
-"file in /proc/self/smaps' format to read instead (tests).");
+	     "smaps_pages(spans, smaps='/proc/self/smaps')\n--\n\n"
+	     "What the kernel gave the mappings that overlap any of spans (buffers, or\n"
+	     "(address, length) pairs), each smaps entry once, whole: a dict of rss,\n"
+	     "anon_huge (PMD-mapped THP), hugetlb and kernel_page, in bytes. smaps: a\n"
+	     "file in /proc/self/smaps' format to read instead (tests).");
 
 static PyObject *core_smaps_pages(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"spans", "smaps", NULL};
+	static char *kwlist[] = { "spans", "smaps", NULL };
 	const char *path = "/proc/self/smaps";
 	struct pz_smaps_pages pg;
 	struct pz_span *s = NULL;
@@ -235,29 +239,27 @@ static PyObject *core_smaps_pages(PyObject *self, PyObject *args, PyObject *kwds
 	for (i = 0; i < n; i++)
 		if (span_of(PySequence_Fast_GET_ITEM(fast, i), &s[i]) < 0)
 			goto out;
-	Py_BEGIN_ALLOW_THREADS
-	ret = pz_smaps_scan_file(path, s, (unsigned)n, &pg);
-	Py_END_ALLOW_THREADS
-	if (ret) {
+	Py_BEGIN_ALLOW_THREADS ret = pz_smaps_scan_file(path, s, (unsigned)n, &pg);
+	Py_END_ALLOW_THREADS if (ret)
+	{
 		errno = -ret;
 		PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
 		goto out;
 	}
-	result = Py_BuildValue("{sKsKsKsK}", "rss", (unsigned long long)pg.rss,
-			       "anon_huge", (unsigned long long)pg.anon_huge,
-			       "hugetlb", (unsigned long long)pg.hugetlb,
-			       "kernel_page", (unsigned long long)pg.kernel_page);
+	result = Py_BuildValue("{sKsKsKsK}", "rss", (unsigned long long)pg.rss, "anon_huge",
+			       (unsigned long long)pg.anon_huge, "hugetlb",
+			       (unsigned long long)pg.hugetlb, "kernel_page",
+			       (unsigned long long)pg.kernel_page);
 out:
 	PyMem_Free(s);
 	Py_DECREF(fast);
 	return result;
 }
 
-static PyMethodDef region_functions[] = {
-	{ "smaps_pages", (PyCFunction)(void (*)(void))core_smaps_pages, METH_VARARGS | METH_KEYWORDS,
-	  smaps_pages__doc__ },
-	{ NULL, NULL, 0, NULL }
-};
+static PyMethodDef region_functions[] = { { "smaps_pages",
+					    (PyCFunction)(void (*)(void))core_smaps_pages,
+					    METH_VARARGS | METH_KEYWORDS, smaps_pages__doc__ },
+					  { NULL, NULL, 0, NULL } };
 
 int pzpy_init_region(PyObject *m)
 {

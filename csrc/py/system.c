@@ -8,7 +8,7 @@
 #include "pzpy.h"
 
 PyDoc_STRVAR(mem_available__doc__,
-"mem_available()\n--\n\nMemAvailable from /proc/meminfo, in bytes.");
+	     "mem_available()\n--\n\nMemAvailable from /proc/meminfo, in bytes.");
 
 static PyObject *core_mem_available(PyObject *self, PyObject *unused)
 {
@@ -24,9 +24,9 @@ static PyObject *core_mem_available(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(cache_methods__doc__,
-"cache_methods()\n--\n\n"
-"The ways cold mode can get a target out of the caches, best first, as\n"
-"(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
+	     "cache_methods()\n--\n\n"
+	     "The ways cold mode can get a target out of the caches, best first, as\n"
+	     "(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
 
 static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
 {
@@ -34,8 +34,9 @@ static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
 	int i;
 
 	for (i = 0; t && i < PZ_FLUSH_COUNT; i++) {
-		PyObject *row = Py_BuildValue("(sO)", pz_flush_name((enum pz_flush)i),
-					      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
+		PyObject *row =
+			Py_BuildValue("(sO)", pz_flush_name((enum pz_flush)i),
+				      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
 
 		if (!row)
 			Py_CLEAR(t);
@@ -51,7 +52,7 @@ static const char *counter_name_at(int i)
 }
 
 PyDoc_STRVAR(counter_names__doc__,
-"counter_names()\n--\n\nThe hardware counters --counters reads, in perf's names.");
+	     "counter_names()\n--\n\nThe hardware counters --counters reads, in perf's names.");
 
 static PyObject *core_counter_names(PyObject *self, PyObject *unused)
 {
@@ -59,9 +60,9 @@ static PyObject *core_counter_names(PyObject *self, PyObject *unused)
 }
 
 PyDoc_STRVAR(numa_bind__doc__,
-"numa_bind(buffer, node)\n--\n\n"
-"Bind a writable buffer's pages to a NUMA node (mbind MPOL_BIND, moving any\n"
-"already there). pagezero.MappingError (an OSError) with the errno on failure.");
+	     "numa_bind(buffer, node)\n--\n\n"
+	     "Bind a writable buffer's pages to a NUMA node (mbind MPOL_BIND, moving any\n"
+	     "already there). pagezero.MappingError (an OSError) with the errno on failure.");
 
 static PyObject *core_numa_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				PyObject *kwnames)
@@ -84,10 +85,10 @@ static PyObject *core_numa_bind(PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 PyDoc_STRVAR(numa_policy__doc__,
-"numa_policy(buffer)\n--\n\n"
-"(mode, first node of the mask, node of the first page) for the mapping\n"
-"holding the buffer's first byte, read back with get_mempolicy(MPOL_F_ADDR)\n"
-"and get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR). mode 2 is MPOL_BIND.");
+	     "numa_policy(buffer)\n--\n\n"
+	     "(mode, first node of the mask, node of the first page) for the mapping\n"
+	     "holding the buffer's first byte, read back with get_mempolicy(MPOL_F_ADDR)\n"
+	     "and get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR). mode 2 is MPOL_BIND.");
 
 static PyObject *core_numa_policy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 				  PyObject *kwnames)

@@ -15,6 +15,7 @@ and SIGHUP stop a run: what was measured is saved to -o, marked interrupted,
 one line says so, and the exit status is the shell's for that signal (130,
 143, 129). Never a traceback.
 """
+
 import os
 import sys
 
@@ -29,8 +30,15 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 1
 
-COMMANDS = {**mem.COMMANDS, **fault.COMMANDS, **system.COMMANDS, **policy.COMMANDS,
-            **analysis.COMMANDS, **fleet.COMMANDS, **store.COMMANDS}
+COMMANDS = {
+    **mem.COMMANDS,
+    **fault.COMMANDS,
+    **system.COMMANDS,
+    **policy.COMMANDS,
+    **analysis.COMMANDS,
+    **fleet.COMMANDS,
+    **store.COMMANDS,
+}
 
 
 def build_parser():
@@ -45,8 +53,12 @@ def build_parser():
         the whole command line from it (sphinx-argparse).
     """
     parser = Parser(prog="pagezero", description="A laboratory for clearing memory pages.")
-    parser.add_argument("--version", action="version", version=f"pagezero {__version__}",
-                        help="print pagezero's version and exit")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"pagezero {__version__}",
+        help="print pagezero's version and exit",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -81,7 +93,7 @@ def _interrupted(exc):
             # Stopped where no result was being kept: before, between or after runs.
             print(interrupted_line(stop, "; nothing saved"), file=sys.stderr)
     except KeyboardInterrupt:
-        pass    # yet another signal: the status is all that is left to give
+        pass  # yet another signal: the status is all that is left to give
     return stop.exit_status
 
 

@@ -1,5 +1,6 @@
 """pagezero sweep | compare | plot | report: studies over many runs, and what
 is drawn from their result files."""
+
 import json
 import math
 import os
@@ -80,12 +81,16 @@ def _print_stats(rs):
     for row in rs.stats():
         scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
         if row["n"] > 1:
-            interval = (f"{row['median_ci_level'] * 100:.0f}% CI of the median "
-                        f"{row['median_ci_low'] / scale:.2f}..{row['median_ci_high'] / scale:.2f}")
+            interval = (
+                f"{row['median_ci_level'] * 100:.0f}% CI of the median "
+                f"{row['median_ci_low'] / scale:.2f}..{row['median_ci_high'] / scale:.2f}"
+            )
         else:
             interval = "one loop: no interval"
-        print(f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
-              f"+-{row['stdev_pct']:.1f}% (n={row['n']}, {interval})")
+        print(
+            f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
+            f"+-{row['stdev_pct']:.1f}% (n={row['n']}, {interval})"
+        )
 
 
 def _stopped(name=None):
@@ -98,8 +103,9 @@ def cmd_sweep(args):
     check_output(args.output)
     check_output(args.csv)
     grid = _grid(args)
-    rs = sweep(args.benchmark, grid, repeat=args.repeat, warmup=args.warmup,
-               processes=args.processes)
+    rs = sweep(
+        args.benchmark, grid, repeat=args.repeat, warmup=args.warmup, processes=args.processes
+    )
     stop = _stopped(rs.interrupted) if rs.interrupted else None
     if stop:
         # The sweep caught the signal to keep what ran; the file says which one.
@@ -113,10 +119,13 @@ def cmd_sweep(args):
             rs.to_csv(args.csv)
     _print_stats(rs)
     if stop:
-        planned = args.repeat * math.prod(len(v) if isinstance(v, (list, tuple)) else 1
-                                          for v in grid.values())
-        print(interrupted_line(stop, f" after {len(rs)} of {planned} runs; saved to "
-                                     f"{args.output}"), file=sys.stderr)
+        planned = args.repeat * math.prod(
+            len(v) if isinstance(v, (list, tuple)) else 1 for v in grid.values()
+        )
+        print(
+            interrupted_line(stop, f" after {len(rs)} of {planned} runs; saved to {args.output}"),
+            file=sys.stderr,
+        )
         return stop.exit_status
     return 0
 
@@ -135,7 +144,7 @@ def _name(path):
 
 
 def cmd_compare(args):
-    check_output(args.plot)     # before the table: a mistake is one line, nothing else
+    check_output(args.plot)  # before the table: a mistake is one line, nothing else
     loaded = [load_sources(p) for p in args.results]
     sets = [rs for rs, _ in loaded]
     threshold = args.threshold / 100.0
@@ -146,9 +155,20 @@ def cmd_compare(args):
     method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
     if args.format == "json":
         sides, warnings = header_json(machines, names, runs)
-        print(json.dumps({"names": names, "rows": rows, "method": METHOD, "alpha": args.alpha,
-                          "threshold_pct": args.threshold, "sides": sides,
-                          "machine_warnings": warnings}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "names": names,
+                    "rows": rows,
+                    "method": METHOD,
+                    "alpha": args.alpha,
+                    "threshold_pct": args.threshold,
+                    "sides": sides,
+                    "machine_warnings": warnings,
+                },
+                indent=1,
+            )
+        )
     elif args.format == "simple":
         _compare_simple(rows)
     else:
@@ -166,11 +186,14 @@ def cmd_plot(args):
     stem = args.output or os.path.splitext(args.results)[0]
     check_output(stem)
     if set(rs.benchmarks) <= {"memset", "memcpy"}:
-        x = {"extent": lambda r: r.params.get("chunk") or r.params["size"],
-             "chunk": lambda r: r.params.get("chunk") or r.params["size"],
-             "size": lambda r: r.params["size"]}[args.x]
-        paths = plot_rates(rs, stem, x=x, xlabel=f"{args.x} per call" if args.x != "size"
-                           else "region size")
+        x = {
+            "extent": lambda r: r.params.get("chunk") or r.params["size"],
+            "chunk": lambda r: r.params.get("chunk") or r.params["size"],
+            "size": lambda r: r.params["size"],
+        }[args.x]
+        paths = plot_rates(
+            rs, stem, x=x, xlabel=f"{args.x} per call" if args.x != "size" else "region size"
+        )
     else:
         paths = plot_bars(rs, stem)
     print("\n".join(paths))
@@ -189,7 +212,7 @@ def cmd_report(args):
     summary_part = text.split("## Summary", 1)[-1].split("##", 1)[0].strip()
     print(summary_part)
     for section in run.failed:
-        print(f"pagezero: study \"{section.title}\" failed: {section.failed}", file=sys.stderr)
+        print(f'pagezero: study "{section.title}" failed: {section.failed}', file=sys.stderr)
     if run.interrupted:
         # The report caught the signal to write what was measured.
         stop = _stopped(run.interrupted)
@@ -204,27 +227,51 @@ COMMANDS = {"sweep": cmd_sweep, "compare": cmd_compare, "plot": cmd_plot, "repor
 def add_parsers(sub):
     p = sub.add_parser("sweep", help="run a benchmark over a grid of parameters")
     p.add_argument("benchmark", choices=sorted(BENCHMARKS))
-    p.add_argument("-g", "--param", action="append", metavar="NAME=V1,V2",
-                   help="a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB")
+    p.add_argument(
+        "-g",
+        "--param",
+        action="append",
+        metavar="NAME=V1,V2",
+        help="a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB",
+    )
     p.add_argument("--grid", metavar="FILE", help="grid from a JSON or TOML file: name = [values]")
     p.add_argument("-r", "--repeat", type=integer, default=3, help="repetitions (default 3)")
-    p.add_argument("--warmup", type=integer, default=1,
-                   help="warm-up passes thrown away (default 1)")
-    p.add_argument("--processes", type=integer, default=1,
-                   help="spread repetitions over this many fresh processes (default 1)")
+    p.add_argument(
+        "--warmup", type=integer, default=1, help="warm-up passes thrown away (default 1)"
+    )
+    p.add_argument(
+        "--processes",
+        type=integer,
+        default=1,
+        help="spread repetitions over this many fresh processes (default 1)",
+    )
     add_output(p, help=None, required=True)
     p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
 
-    p = sub.add_parser("compare", help="compare result sets (files or report folders): base, "
-                                       "then one or more others; the run is the unit")
+    p = sub.add_parser(
+        "compare",
+        help="compare result sets (files or report folders): base, "
+        "then one or more others; the run is the unit",
+    )
     p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
-    p.add_argument("--threshold", type=number, default=2.0,
-                   help="smallest change worth flagging, in percent (default 2)")
-    p.add_argument("--alpha", type=number, default=0.01,
-                   help="significance level of the test on the runs' medians (default 0.01)")
-    add_format(p, ("default", "simple", "json"),
-               help="simple: per point, the base's median of per-run medians and each "
-                    "other's change of it in percent")
+    p.add_argument(
+        "--threshold",
+        type=number,
+        default=2.0,
+        help="smallest change worth flagging, in percent (default 2)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=number,
+        default=0.01,
+        help="significance level of the test on the runs' medians (default 0.01)",
+    )
+    add_format(
+        p,
+        ("default", "simple", "json"),
+        help="simple: per point, the base's median of per-run medians and each "
+        "other's change of it in percent",
+    )
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
 
     p = sub.add_parser("plot", help="plot a results file as PNG and SVG")
@@ -234,11 +281,20 @@ def add_parsers(sub):
 
     p = sub.add_parser("report", help="the default study of this machine, as a folder")
     add_output(p, help="folder to write (default: pagezero-report-DATE-TIME)", metavar="DIR")
-    p.add_argument("--quick", action="store_true",
-                   help="a smaller study, one run per point: a few minutes")
-    p.add_argument("--runs", type=integer, default=None, metavar="N",
-                   help="fresh processes per point, each cell the median of their medians "
-                        "(default 3; 1 with --quick)")
-    p.add_argument("--reserve", action="store_true",
-                   help="reserve the 2MB and 1GB hugepages the fault study needs (root), "
-                        "giving them back afterwards; without it, sizes lacking pages are skipped")
+    p.add_argument(
+        "--quick", action="store_true", help="a smaller study, one run per point: a few minutes"
+    )
+    p.add_argument(
+        "--runs",
+        type=integer,
+        default=None,
+        metavar="N",
+        help="fresh processes per point, each cell the median of their medians "
+        "(default 3; 1 with --quick)",
+    )
+    p.add_argument(
+        "--reserve",
+        action="store_true",
+        help="reserve the 2MB and 1GB hugepages the fault study needs (root), "
+        "giving them back afterwards; without it, sizes lacking pages are skipped",
+    )

@@ -1,6 +1,7 @@
 """The pages under batch and folio tables (pagezero.mappings): the words for
 a table heading, the JSON row fields, and the lines for stderr (why not
 hugetlb; a THP buffer short of huge pages)."""
+
 import math
 
 from ..mappings import Backing, thp_warning

@@ -1,5 +1,6 @@
 """pagezero mem mmap: perf bench mem mmap's fault workloads, with threads,
 fault latencies, the headroom against user-space clears and --reserve."""
+
 import dataclasses
 import sys
 
@@ -24,9 +25,11 @@ def _latency_line(result):
         what = f"{format_size(unit)} THP fault"
     else:
         what = f"{format_size(unit)} ({unit // page} faults of {format_size(page)})"
-    return (f"# latency per {what}: p50 {format_ns(lat['p50_ns'])}, "
-            f"p99 {format_ns(lat['p99_ns'])}, max {format_ns(lat['max_ns'])} "
-            f"({lat['n']} samples)")
+    return (
+        f"# latency per {what}: p50 {format_ns(lat['p50_ns'])}, "
+        f"p99 {format_ns(lat['p99_ns'])}, max {format_ns(lat['max_ns'])} "
+        f"({lat['n']} samples)"
+    )
 
 
 def _print_fault(args, job, result, first):
@@ -58,8 +61,10 @@ def _warn_pages(result):
         return
     why = ""
     if result.function == "populate" and result.params["thp"]:
-        why = (" (MAP_POPULATE faults the pages in before madvise(MADV_HUGEPAGE) can ask "
-               "for THP: use populate-write)")
+        why = (
+            " (MAP_POPULATE faults the pages in before madvise(MADV_HUGEPAGE) can ask "
+            "for THP: use populate-write)"
+        )
     print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
 
 
@@ -70,10 +75,12 @@ def _print_headroom(args, results, clears):
         if args.format == "simple":
             print(f"{h.ratio:f}")
             continue
-        print(f"# headroom '{result.function}': faults {format_rate(h.fault_rate).strip()}"
-              f"{'/thread' if result.params['threads'] > 1 else ''}, best user-space clear "
-              f"of {result.params['page']} extents {format_rate(best.bytes_per_sec).strip()} "
-              f"({best.function}): {h.ratio:.2f}x")
+        print(
+            f"# headroom '{result.function}': faults {format_rate(h.fault_rate).strip()}"
+            f"{'/thread' if result.params['threads'] > 1 else ''}, best user-space clear "
+            f"of {result.params['page']} extents {format_rate(best.bytes_per_sec).strip()} "
+            f"({best.function}): {h.ratio:.2f}x"
+        )
 
 
 def _functions(function, latency):
@@ -82,8 +89,11 @@ def _functions(function, latency):
     chosen = []
     for name in faults.WORKLOADS:
         if latency and name == "populate":
-            print("# function 'populate' skipped: MAP_POPULATE faults every page inside "
-                  "mmap(), so no fault can be timed on its own", file=sys.stderr)
+            print(
+                "# function 'populate' skipped: MAP_POPULATE faults every page inside "
+                "mmap(), so no fault can be timed on its own",
+                file=sys.stderr,
+            )
         else:
             chosen.append(name)
     return chosen
@@ -109,17 +119,25 @@ def cmd_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    point = dict(size=args.size, page=args.page, loops=args.nr_loops, threads=args.threads,
-                 seed=args.randomize, thp=bool(args.thp), clock=args.clock,
-                 latency=args.latency)
+    point = dict(
+        size=args.size,
+        page=args.page,
+        loops=args.nr_loops,
+        threads=args.threads,
+        seed=args.randomize,
+        thp=bool(args.thp),
+        clock=args.clock,
+        latency=args.latency,
+    )
     job = faults.plan(**point)
     runs = check_runs_option(args)
     functions = _functions(args.function, args.latency)
     if args.function != "all":
         faults.check_latency(job, functions[0])
     if runs > 1 and args.headroom:
-        raise UsageError("--headroom sets faults beside clears of the same process: "
-                         "use it without --runs")
+        raise UsageError(
+            "--headroom sets faults beside clears of the same process: use it without --runs"
+        )
     if runs > 1:
         with Measured(args.output, runs * len(functions) * args.nr_loops).saving() as measured:
             _mmap_runs(args, job, dict(point, reserve=args.reserve), functions, measured)
@@ -150,12 +168,22 @@ def _mmap_runs(args, job, point, functions, measured):
     workload over the loops of all runs, each run's latencies, the spread
     between runs. A workload this kernel lacks ends every run: with -f all,
     name the workloads instead."""
-    per_workload = measure_runs(measured, "mmap", [dict(point, function=f) for f in functions],
-                                args.runs, lambda r: r.function, functions)
+    per_workload = measure_runs(
+        measured,
+        "mmap",
+        [dict(point, function=f) for f in functions],
+        args.runs,
+        lambda r: r.function,
+        functions,
+    )
     for i, results in enumerate(per_workload):
         result = pooled(results)
-        _print_fault(args, job, dataclasses.replace(result, details=dict(
-            result.details, latency=None)), first=i == 0)
+        _print_fault(
+            args,
+            job,
+            dataclasses.replace(result, details=dict(result.details, latency=None)),
+            first=i == 0,
+        )
         _warn_pages(result)
         if args.format != "simple":
             if args.latency:
@@ -171,30 +199,61 @@ def add_parser(mem_sub):
     text = "time mapping a region and faulting every page in, as perf bench mem mmap"
     p = mem_sub.add_parser("mmap", help=text, description=text)
     p.set_defaults(command="mmap")
-    p.add_argument("-s", "--size", default="1GB",
-                   help="bytes each thread maps and faults per loop; units B, KB, MB, GB, TB, "
-                        "powers of 1024 (default: 1GB)")
-    p.add_argument("-p", "--page", default="4KB",
-                   help="page size: 4KB, or 2MB / 1GB hugetlb (default: 4KB)")
-    p.add_argument("-f", "--function", default="all",
-                   help="workload: demand, populate, populate-write, 'all' (default) or 'help'")
+    p.add_argument(
+        "-s",
+        "--size",
+        default="1GB",
+        help="bytes each thread maps and faults per loop; units B, KB, MB, GB, TB, "
+        "powers of 1024 (default: 1GB)",
+    )
+    p.add_argument(
+        "-p", "--page", default="4KB", help="page size: 4KB, or 2MB / 1GB hugetlb (default: 4KB)"
+    )
+    p.add_argument(
+        "-f",
+        "--function",
+        default="all",
+        help="workload: demand, populate, populate-write, 'all' (default) or 'help'",
+    )
     add_loops(p, "timed map + fault loops, one sample each (default: 10)")
     add_clock(p)
-    p.add_argument("-r", "--randomize", default=0, type=integer, metavar="SEED",
-                   help="demand: write a random byte of each page, drawn as rand() after "
-                        "srand(SEED + thread) (default: 0, byte 0 of each page)")
-    p.add_argument("-t", "--threads", default=1, type=integer,
-                   help="threads faulting their own regions at once (default: 1)")
-    p.add_argument("--thp", action="store_true",
-                   help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
-    p.add_argument("--latency", action="store_true",
-                   help="also time each fault (groups of 16 for 4KB pages): p50, p99, max")
-    p.add_argument("--headroom", action="store_true",
-                   help="then clear the same extents with every clear kernel and print how "
-                        "much faster the best one is than the faults")
-    p.add_argument("--reserve", action="store_true",
-                   help="grow the hugepage pool by what the run lacks, as root, and restore "
-                        "it afterwards")
+    p.add_argument(
+        "-r",
+        "--randomize",
+        default=0,
+        type=integer,
+        metavar="SEED",
+        help="demand: write a random byte of each page, drawn as rand() after "
+        "srand(SEED + thread) (default: 0, byte 0 of each page)",
+    )
+    p.add_argument(
+        "-t",
+        "--threads",
+        default=1,
+        type=integer,
+        help="threads faulting their own regions at once (default: 1)",
+    )
+    p.add_argument(
+        "--thp",
+        action="store_true",
+        help="ask for transparent huge pages on 4KB mappings (default: refuse them)",
+    )
+    p.add_argument(
+        "--latency",
+        action="store_true",
+        help="also time each fault (groups of 16 for 4KB pages): p50, p99, max",
+    )
+    p.add_argument(
+        "--headroom",
+        action="store_true",
+        help="then clear the same extents with every clear kernel and print how "
+        "much faster the best one is than the faults",
+    )
+    p.add_argument(
+        "--reserve",
+        action="store_true",
+        help="grow the hugepage pool by what the run lacks, as root, and restore it afterwards",
+    )
     add_runs(p)
     add_simple_format(p)
     add_output(p)

@@ -7,6 +7,7 @@ cluster that cannot be used (unreachable, no workers, SSH failing) and
 machines that did not finish exit 1 (FleetError, a PagezeroError), after
 writing what the others measured; Ctrl-C exits 130 with what finished kept.
 """
+
 import argparse
 import json
 import logging
@@ -48,14 +49,21 @@ def cmd_fleet_up(args):
         options["port"] = args.ssh_port
     if args.ssh_key:
         options["client_keys"] = [args.ssh_key]
-    cluster = start_fleet(_names(args.hosts), scheduler_host=args.scheduler_host,
-                          port=args.port, connect_options=options,
-                          remote_python=args.remote_python)
+    cluster = start_fleet(
+        _names(args.hosts),
+        scheduler_host=args.scheduler_host,
+        port=args.port,
+        connect_options=options,
+        remote_python=args.remote_python,
+    )
     try:
         print(f"scheduler: {cluster.scheduler_address}")
         print(f"workers: {', '.join(_names(args.hosts))} (benchmark=1 each)")
-        print(f"run: pagezero fleet run --scheduler {cluster.scheduler_address} -o DIR -- "
-              f"COMMAND; Ctrl-C stops the fleet", flush=True)
+        print(
+            f"run: pagezero fleet run --scheduler {cluster.scheduler_address} -o DIR -- "
+            f"COMMAND; Ctrl-C stops the fleet",
+            flush=True,
+        )
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
@@ -72,19 +80,28 @@ def cmd_fleet_run(args):
     store = None
     if args.store is not None:
         from ..store import Store
+
         store = Store(args.store or None, create=True)  # refuse a bad store before running
         store.require_writable()
     try:
-        log = run_fleet(args.scheduler, args.fleet_command, args.output,
-                        machines=_names(args.machines), runs=args.runs,
-                        progress=sys.stderr if sys.stderr.isatty() else None,
-                        timeout=args.timeout)
+        log = run_fleet(
+            args.scheduler,
+            args.fleet_command,
+            args.output,
+            machines=_names(args.machines),
+            runs=args.runs,
+            progress=sys.stderr if sys.stderr.isatty() else None,
+            timeout=args.timeout,
+        )
     except KeyboardInterrupt as e:
         if store is not None:
             _store_results(store, args.output)
         stop = as_interrupted(e)
-        print(f"pagezero: {stop}; what finished is in {args.output} "
-              f"(see {os.path.join(args.output, 'fleet.json')})", file=sys.stderr)
+        print(
+            f"pagezero: {stop}; what finished is in {args.output} "
+            f"(see {os.path.join(args.output, 'fleet.json')})",
+            file=sys.stderr,
+        )
         return stop.exit_status
     if store is not None:
         _store_results(store, args.output)
@@ -95,9 +112,11 @@ def cmd_fleet_run(args):
     print(f"results in {args.output} (pagezero fleet table {args.output})")
     bad = [m for m in log.machines if m["status"] != "ok"]
     if bad:
-        raise FleetError(f"{len(bad)} of {len(log.machines)} machines did not finish: "
-                         + "; ".join(f"{m['name']} {m['status']}" for m in bad)
-                         + "; the others' results are kept")
+        raise FleetError(
+            f"{len(bad)} of {len(log.machines)} machines did not finish: "
+            + "; ".join(f"{m['name']} {m['status']}" for m in bad)
+            + "; the others' results are kept"
+        )
     return 0
 
 
@@ -118,19 +137,34 @@ def cmd_fleet_table(args):
     sets, notes = machine_sets(args.dir)
     if args.match:
         from ..fleet.table import only_matching
+
         sets = only_matching(sets, args.match)
     if args.format == "json":
         from ..fleet.table import table_rows
-        print(json.dumps({"machines": [n for n, _ in sets], "rows": table_rows(sets),
-                          "notes": notes}, indent=1))
+
+        print(
+            json.dumps(
+                {"machines": [n for n, _ in sets], "rows": table_rows(sets), "notes": notes},
+                indent=1,
+            )
+        )
     else:
         print("\n".join(format_table(sets, notes)))
     if args.plot:
         from ..plot import plot_comparison
+
         if len(sets) < 2:
             raise ValueError("--plot draws machines side by side: it needs two or more")
-        print("\n".join(plot_comparison([rs for _, rs in sets], [n for n, _ in sets],
-                                        args.plot, title="Machines side by side")))
+        print(
+            "\n".join(
+                plot_comparison(
+                    [rs for _, rs in sets],
+                    [n for n, _ in sets],
+                    args.plot,
+                    title="Machines side by side",
+                )
+            )
+        )
     return 0
 
 
@@ -151,45 +185,83 @@ def add_parsers(sub):
 
     text = "start a scheduler and one worker per host over SSH, print the scheduler address"
     p = fleet_sub.add_parser("up", help=text, description=text)
-    p.add_argument("--hosts", required=True, metavar="A,B,C",
-                   help="the machines, one worker each, named after the host")
+    p.add_argument(
+        "--hosts",
+        required=True,
+        metavar="A,B,C",
+        help="the machines, one worker each, named after the host",
+    )
     p.add_argument("--scheduler-host", help="where the scheduler runs (default: the first host)")
-    p.add_argument("--port", type=integer, default=8786,
-                   help="the scheduler's port (default 8786)")
+    p.add_argument("--port", type=integer, default=8786, help="the scheduler's port (default 8786)")
     p.add_argument("--ssh-username", help="SSH user (default: as ~/.ssh/config says)")
     p.add_argument("--ssh-port", type=integer, help="SSH port (default 22)")
     p.add_argument("--ssh-key", metavar="FILE", help="SSH private key")
-    p.add_argument("--remote-python", metavar="PATH",
-                   help="the Python with pagezero on the hosts (default: this one's path)")
+    p.add_argument(
+        "--remote-python",
+        metavar="PATH",
+        help="the Python with pagezero on the hosts (default: this one's path)",
+    )
     p.set_defaults(command="fleet-up")
 
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
-    p = fleet_sub.add_parser("run", help=text, description=text,
-                             usage="pagezero fleet run --scheduler ADDRESS -o DIR "
-                                   "[--machines A,B] [--runs N] [--store [PATH]] "
-                                   "-- COMMAND [OPTIONS]")
-    p.add_argument("--scheduler", required=True, metavar="ADDRESS",
-                   help="the Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="folder for DIR/<machine>/ and DIR/fleet.json (new, or without "
-                        "fleet.json)")
+    p = fleet_sub.add_parser(
+        "run",
+        help=text,
+        description=text,
+        usage="pagezero fleet run --scheduler ADDRESS -o DIR "
+        "[--machines A,B] [--runs N] [--store [PATH]] "
+        "-- COMMAND [OPTIONS]",
+    )
+    p.add_argument(
+        "--scheduler",
+        required=True,
+        metavar="ADDRESS",
+        help="the Dask scheduler, e.g. tcp://host:8786",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="folder for DIR/<machine>/ and DIR/fleet.json (new, or without fleet.json)",
+    )
     p.add_argument("--machines", metavar="A,B", help="worker names (default: every worker)")
-    p.add_argument("--runs", type=_positive, default=1,
-                   help="fresh processes per machine, one after the other (default 1)")
-    p.add_argument("--store", nargs="?", const="", metavar="PATH",
-                   help="also add the results to the store (default store without PATH)")
-    p.add_argument("--timeout", type=number, default=10,
-                   help="seconds to wait for the scheduler to answer (default 10)")
-    p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
-                   help="the pagezero command, without -o")
+    p.add_argument(
+        "--runs",
+        type=_positive,
+        default=1,
+        help="fresh processes per machine, one after the other (default 1)",
+    )
+    p.add_argument(
+        "--store",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="also add the results to the store (default store without PATH)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=number,
+        default=10,
+        help="seconds to wait for the scheduler to answer (default 10)",
+    )
+    p.add_argument(
+        "fleet_command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="the pagezero command, without -o",
+    )
     p.set_defaults(command="fleet-run")
 
     text = "one row per measured point, one column per machine: median and spread"
     p = fleet_sub.add_parser("table", help=text, description=text)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
-    p.add_argument("--match", metavar="WORDS",
-                   help="only the points with every one of these words in their label, "
-                        "e.g. 'x86-64-stosb chunk=0'")
+    p.add_argument(
+        "--match",
+        metavar="WORDS",
+        help="only the points with every one of these words in their label, "
+        "e.g. 'x86-64-stosb chunk=0'",
+    )
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add_format(p, ("default", "json"))
     p.set_defaults(command="fleet-table")

@@ -1,5 +1,6 @@
 """pagezero mem memset | memcpy: perf bench mem's clearing and copying, with
 the measured conditions (cold cache, threads, NUMA node, counters) added."""
+
 import math
 import sys
 
@@ -7,8 +8,16 @@ from ..bench import plan, run, thread_spread
 from ..kernels import find_kernel, kernels
 from ..mappings import thp_warning
 from ..units import format_rate, gb_per_sec
-from .options import (add_clock, add_conditions, add_format, add_output, check_output,
-                      fill_value, integer, resolve_clock)
+from .options import (
+    add_clock,
+    add_conditions,
+    add_format,
+    add_output,
+    check_output,
+    fill_value,
+    integer,
+    resolve_clock,
+)
 from .render import Measured
 from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
 
@@ -78,14 +87,18 @@ def _print_conditions(result):
         if warning:
             print(f"pagezero: warning: '{result.function}': {warning}", file=sys.stderr)
     if "cold_method" in d:
-        print(f"# cache cold: every chunk flushed with {d['cold_method']} before its "
-              f"timed call (the flushes are not timed)")
+        print(
+            f"# cache cold: every chunk flushed with {d['cold_method']} before its "
+            f"timed call (the flushes are not timed)"
+        )
     if len(d.get("thread_samples", ())) > 1:
         mean, spread = thread_spread(result)
         mode = result.params.get("threads_mode", "shared")
         where = "parts of one region" if mode == "shared" else "their own regions"
-        print(f"# {len(d['thread_samples'])} threads on CPUs {', '.join(map(str, d['cpus']))} "
-              f"clearing {where}: aggregate above")
+        print(
+            f"# {len(d['thread_samples'])} threads on CPUs {', '.join(map(str, d['cpus']))} "
+            f"clearing {where}: aggregate above"
+        )
         if mean is not None:
             print(f" {gb_per_sec(mean):14f} GB/sec/thread ( +- {spread:.2f}% )")
     if "counters" in d:
@@ -104,10 +117,21 @@ def _cmd_mem(args, benchmark):
     value = args.value if benchmark == "memset" else 0
     # Check everything before running anything, so a bad argument never
     # follows part of a run (or notes about kernels that -f all skips).
-    point = dict(size=args.size, page=args.page, chunk=args.chunk, loops=args.nr_loops,
-                 clock=args.clock, thp=bool(args.thp), cache=args.cache, threads=args.threads,
-                 threads_mode=args.threads_mode, node=args.node, cpu_node=args.cpu_node,
-                 counters=args.counters, offset=args.offset)
+    point = dict(
+        size=args.size,
+        page=args.page,
+        chunk=args.chunk,
+        loops=args.nr_loops,
+        clock=args.clock,
+        thp=bool(args.thp),
+        cache=args.cache,
+        threads=args.threads,
+        threads_mode=args.threads_mode,
+        node=args.node,
+        cpu_node=args.cpu_node,
+        counters=args.counters,
+        offset=args.offset,
+    )
     if benchmark == "memset":
         point["value"] = value
     job = plan(benchmark, **point)
@@ -129,8 +153,14 @@ def _mem_runs(args, benchmark, point, chosen, measured):
     says why one process per run, not per kernel); then perf's lines per
     kernel over the loops of all runs, and the spread between runs."""
     names = [k.name for k in chosen]
-    per_kernel = measure_runs(measured, benchmark, [dict(point, function=n) for n in names],
-                              args.runs, lambda r: r.function, names)
+    per_kernel = measure_runs(
+        measured,
+        benchmark,
+        [dict(point, function=n) for n in names],
+        args.runs,
+        lambda r: r.function,
+        names,
+    )
     for kernel, results in zip(chosen, per_kernel):
         _print_result(args, kernel, pooled(results), benchmark, first=kernel is chosen[0])
         if args.format != "simple":
@@ -153,46 +183,78 @@ def add_loops(p, help):
 
 
 def add_simple_format(p):
-    add_format(p, ("default", "simple"),
-               help="default: perf's text; simple: only the number")
+    add_format(p, ("default", "simple"), help="default: perf's text; simple: only the number")
 
 
 def _add_mem_options(p, benchmark):
-    p.add_argument("-s", "--size", default="1GB",
-                   help="bytes per loop; units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)")
-    p.add_argument("-p", "--page", default="4KB",
-                   help="page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)")
-    p.add_argument("-k", "--chunk", default="0",
-                   help="bytes per kernel call; 0 means the whole extent (default: 0)")
-    p.add_argument("-f", "--function", default="all",
-                   help="kernel to run, 'all' (default) or 'help' to list them")
+    p.add_argument(
+        "-s",
+        "--size",
+        default="1GB",
+        help="bytes per loop; units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)",
+    )
+    p.add_argument(
+        "-p",
+        "--page",
+        default="4KB",
+        help="page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)",
+    )
+    p.add_argument(
+        "-k",
+        "--chunk",
+        default="0",
+        help="bytes per kernel call; 0 means the whole extent (default: 0)",
+    )
+    p.add_argument(
+        "-f",
+        "--function",
+        default="all",
+        help="kernel to run, 'all' (default) or 'help' to list them",
+    )
     add_loops(p, "timed loops over the whole size, one sample each (default: 10)")
     add_clock(p)
     if benchmark == "memset":
-        p.add_argument("--value", default=0, type=fill_value,
-                       help="fill byte 0..255 (default 0), or 'loop' to write the loop "
-                            "index as perf does")
-    p.add_argument("--thp", action="store_true",
-                   help="ask for transparent huge pages on 4KB mappings (default: refuse them)")
-    p.add_argument("--offset", default=0, type=integer, metavar="BYTES",
-                   help="start the buffers BYTES past a page boundary (default 0, as perf "
-                        "since it mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)")
-    add_conditions(p, "flush each chunk from the caches before its timed call, timing each "
-                      "chunk",
-                   threads_text="threads, each pinned to its own CPU, started together "
-                                "(default: 1)",
-                   cpu_node=True)
-    p.add_argument("--threads-mode", default="shared", choices=["shared", "private"],
-                   help="shared: disjoint parts of one region (default); private: a region "
-                        "of --size each")
+        p.add_argument(
+            "--value",
+            default=0,
+            type=fill_value,
+            help="fill byte 0..255 (default 0), or 'loop' to write the loop index as perf does",
+        )
+    p.add_argument(
+        "--thp",
+        action="store_true",
+        help="ask for transparent huge pages on 4KB mappings (default: refuse them)",
+    )
+    p.add_argument(
+        "--offset",
+        default=0,
+        type=integer,
+        metavar="BYTES",
+        help="start the buffers BYTES past a page boundary (default 0, as perf "
+        "since it mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)",
+    )
+    add_conditions(
+        p,
+        "flush each chunk from the caches before its timed call, timing each chunk",
+        threads_text="threads, each pinned to its own CPU, started together (default: 1)",
+        cpu_node=True,
+    )
+    p.add_argument(
+        "--threads-mode",
+        default="shared",
+        choices=["shared", "private"],
+        help="shared: disjoint parts of one region (default); private: a region of --size each",
+    )
     add_runs(p)
     add_simple_format(p)
     add_output(p)
 
 
 def add_parsers(mem_sub):
-    for benchmark, text in (("memset", "time clearing a region, as perf bench mem memset"),
-                            ("memcpy", "time copying a region, as perf bench mem memcpy")):
+    for benchmark, text in (
+        ("memset", "time clearing a region, as perf bench mem memset"),
+        ("memcpy", "time copying a region, as perf bench mem memcpy"),
+    ):
         p = mem_sub.add_parser(benchmark, help=text, description=text)
         _add_mem_options(p, benchmark)
         p.set_defaults(command=benchmark)

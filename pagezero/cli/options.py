@@ -1,13 +1,25 @@
 """What the commands share on their command lines: the parser that fails in one
 line, the one integer parser, and the option groups (clock, output, conditions,
 format)."""
+
 import argparse
 import os
 import sys
 
-__all__ = ["UsageError", "Parser", "integer", "number", "fill_value", "add_clock",
-           "resolve_clock", "add_output", "check_output", "add_conditions", "add_format",
-           "FORMATS"]
+__all__ = [
+    "UsageError",
+    "Parser",
+    "integer",
+    "number",
+    "fill_value",
+    "add_clock",
+    "resolve_clock",
+    "add_output",
+    "check_output",
+    "add_conditions",
+    "add_format",
+    "FORMATS",
+]
 
 
 class UsageError(Exception):
@@ -49,10 +61,15 @@ def fill_value(text):
 
 
 def add_clock(p):
-    p.add_argument("-c", "--cycles", action="store_true",
-                   help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)")
-    p.add_argument("--clock", default=None,
-                   help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")
+    p.add_argument(
+        "-c",
+        "--cycles",
+        action="store_true",
+        help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)",
+    )
+    p.add_argument(
+        "--clock", default=None, help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc"
+    )
 
 
 def resolve_clock(args):
@@ -64,8 +81,12 @@ def resolve_clock(args):
     args.clock = args.clock or "ns"
 
 
-def add_output(p, help="also save every result, with its samples and the machine, as JSON",
-               metavar="FILE.json", **kw):
+def add_output(
+    p,
+    help="also save every result, with its samples and the machine, as JSON",
+    metavar="FILE.json",
+    **kw,
+):
     p.add_argument("-o", "--output", metavar=metavar, help=help, **kw)
 
 
@@ -82,23 +103,37 @@ def check_output(path):
         raise UsageError(f"cannot write {path!r}: directory {directory!r} is not writable")
 
 
-COUNTERS_HELP = ("read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
-                 "instructions around each timed pass (needs a PMU)")
+COUNTERS_HELP = (
+    "read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
+    "instructions around each timed pass (needs a PMU)"
+)
 
 
 def add_conditions(p, cold_text, threads_text=None, cpu_node=False):
     """The measured conditions: --cache, --node, --counters, and where the command
     has them, -t/--threads and --cpu-node."""
-    p.add_argument("--cache", default="hot", choices=["hot", "cold"],
-                   help=f"hot: the same memory every loop, as perf (default); cold: "
-                        f"{cold_text} (clflushopt/clflush, elsewhere evict)")
+    p.add_argument(
+        "--cache",
+        default="hot",
+        choices=["hot", "cold"],
+        help=f"hot: the same memory every loop, as perf (default); cold: "
+        f"{cold_text} (clflushopt/clflush, elsewhere evict)",
+    )
     if threads_text:
         p.add_argument("-t", "--threads", default=1, type=integer, help=threads_text)
-    p.add_argument("--node", default=None, type=integer,
-                   help="bind the memory to this NUMA node (mbind) before its first touch")
+    p.add_argument(
+        "--node",
+        default=None,
+        type=integer,
+        help="bind the memory to this NUMA node (mbind) before its first touch",
+    )
     if cpu_node:
-        p.add_argument("--cpu-node", default=None, type=integer,
-                       help="run the threads on this NUMA node's CPUs")
+        p.add_argument(
+            "--cpu-node",
+            default=None,
+            type=integer,
+            help="run the threads on this NUMA node's CPUs",
+        )
     p.add_argument("--counters", action="store_true", help=COUNTERS_HELP)
 
 
@@ -111,13 +146,15 @@ FORMATS = ("default", "simple", "json")
 def _format_word(text):
     if text == "text":
         # The analysis commands' old name for default.
-        print("pagezero: warning: --format text is deprecated: use --format default",
-              file=sys.stderr)
+        print(
+            "pagezero: warning: --format text is deprecated: use --format default", file=sys.stderr
+        )
         return "default"
     return text
 
 
 def add_format(p, formats, help=None):
     assert set(formats) <= set(FORMATS), formats
-    p.add_argument("--format", default="default", type=_format_word, choices=list(formats),
-                   help=help)
+    p.add_argument(
+        "--format", default="default", type=_format_word, choices=list(formats), help=help
+    )

@@ -1,5 +1,6 @@
 """Output the commands share: tables in the --format asked for, the lines that
 describe measured conditions, and the -o file, saved whatever happens."""
+
 import contextlib
 import dataclasses
 import json
@@ -10,8 +11,15 @@ from ..interrupt import as_interrupted, deferred
 from ..results import Result, ResultSet
 from ..units import gbps
 
-__all__ = ["emit", "gbs", "format_ns", "condition_row", "condition_lines", "Measured",
-           "interrupted_line"]
+__all__ = [
+    "emit",
+    "gbs",
+    "format_ns",
+    "condition_row",
+    "condition_lines",
+    "Measured",
+    "interrupted_line",
+]
 
 
 def emit(args, rows, text_lines, simple_keys):
@@ -57,22 +65,30 @@ def condition_lines(results, what):
     r0, lines = results[0], []
     d = r0.details
     if "cold_method" in d:
-        lines.append(f"# cache cold: each {what} flushed with {d['cold_method']} before its "
-                     f"timed clear (the flushes are not timed)")
+        lines.append(
+            f"# cache cold: each {what} flushed with {d['cold_method']} before its "
+            f"timed clear (the flushes are not timed)"
+        )
     if "node" in r0.params:
         lines.append(f"# memory bound to NUMA node {r0.params['node']}")
     for r in results:
         if len(r.details.get("thread_samples", ())) > 1:
             mean, spread = thread_spread(r)
-            lines.append(f"# {r.params.get('batch', '')}: {len(r.details['thread_samples'])} "
-                         f"threads on CPUs {', '.join(map(str, r.details['cpus']))}, each "
-                         f"clearing its own region: {gbs(r.bytes_per_sec)} GB/s aggregate, "
-                         f"{gbs(mean)} GB/s/thread ( +- {spread:.2f}% )")
+            lines.append(
+                f"# {r.params.get('batch', '')}: {len(r.details['thread_samples'])} "
+                f"threads on CPUs {', '.join(map(str, r.details['cpus']))}, each "
+                f"clearing its own region: {gbs(r.bytes_per_sec)} GB/s aggregate, "
+                f"{gbs(mean)} GB/s/thread ( +- {spread:.2f}% )"
+            )
         if "counters" in r.details:
             loops = len(r.samples)
             label = r.params.get("strategy", r.params.get("batch"))
-            lines.append(f"# {label} counters per loop: " + ", ".join(
-                f"{name} {sum(v) / loops:.0f}" for name, v in r.details["counters"].items()))
+            lines.append(
+                f"# {label} counters per loop: "
+                + ", ".join(
+                    f"{name} {sum(v) / loops:.0f}" for name, v in r.details["counters"].items()
+                )
+            )
     return lines
 
 
@@ -98,8 +114,8 @@ class Measured:
 
     def __init__(self, output, planned, unit="loops"):
         self.output, self.planned, self.unit = output, planned, unit
-        self.results = []   # counted in "N of M"
-        self.extra = []     # saved too (headroom's clears), not counted
+        self.results = []  # counted in "N of M"
+        self.extra = []  # saved too (headroom's clears), not counted
         # With --runs: each result's run description (its process), and the
         # worker processes lost (pagezero.runs); saved with the results.
         self.runs, self.lost = [], []
@@ -131,14 +147,21 @@ class Measured:
                     self.results += [_marked(r, stop.signame) for r in partial.results]
                 done = sum(r.loops for r in self.results)
                 saved = self._save(interrupted=stop.signame)
-                kept = (f"; saved to {self.output}" if saved else
-                        "; nothing measured" if not done else "; not saved (no -o)")
-                print(interrupted_line(stop, f" after {done} of {self.planned} "
-                                             f"{self.unit}{kept}"), file=sys.stderr)
+                kept = (
+                    f"; saved to {self.output}"
+                    if saved
+                    else "; nothing measured"
+                    if not done
+                    else "; not saved (no -o)"
+                )
+                print(
+                    interrupted_line(stop, f" after {done} of {self.planned} {self.unit}{kept}"),
+                    file=sys.stderr,
+                )
                 stop.reported = True
             raise stop from None
         except BaseException:
-            self._save()    # a failure part-way still keeps what was measured
+            self._save()  # a failure part-way still keeps what was measured
             raise
         else:
             self._save()

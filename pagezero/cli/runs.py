@@ -10,6 +10,7 @@ alike, as in a sweep's repetition, and N process starts suffice. Each point
 still maps its own buffers inside the process, so points never share a
 physical placement.
 """
+
 import dataclasses
 import statistics
 import sys
@@ -20,15 +21,26 @@ from ..runs import across_processes
 from ..sweeps import lost_lines
 from .options import UsageError, integer
 
-__all__ = ["add_runs", "check_runs_option", "measure_runs", "pooled", "between_runs_line",
-           "runs_row"]
+__all__ = [
+    "add_runs",
+    "check_runs_option",
+    "measure_runs",
+    "pooled",
+    "between_runs_line",
+    "runs_row",
+]
 
 
 def add_runs(p):
-    p.add_argument("--runs", default=1, type=integer, metavar="N",
-                   help="measure in N fresh processes, one after the other, each with its "
-                        "own buffers and loops; prints the spread between runs (default: 1, "
-                        "this process)")
+    p.add_argument(
+        "--runs",
+        default=1,
+        type=integer,
+        metavar="N",
+        help="measure in N fresh processes, one after the other, each with its "
+        "own buffers and loops; prints the spread between runs (default: 1, "
+        "this process)",
+    )
 
 
 def check_runs_option(args):
@@ -82,18 +94,27 @@ def pooled(results):
     first = results[0]
     if len(results) == 1:
         return first
-    changes = {name: tuple(v for r in results for v in getattr(r, name))
-               for name in _PER_LOOP if hasattr(first, name)}
+    changes = {
+        name: tuple(v for r in results for v in getattr(r, name))
+        for name in _PER_LOOP
+        if hasattr(first, name)
+    }
     if getattr(first, "batch_ns", None):
-        changes["batch_ns"] = {k: (max if k == "max" else statistics.median)(
-            r.batch_ns[k] for r in results) for k in first.batch_ns}
+        changes["batch_ns"] = {
+            k: (max if k == "max" else statistics.median)(r.batch_ns[k] for r in results)
+            for k in first.batch_ns
+        }
     details = {k: v for k, v in first.details.items()}
     if "thread_samples" in details:
-        details["thread_samples"] = [[s for r in results for s in r.details["thread_samples"][t]]
-                                     for t in range(len(details["thread_samples"]))]
+        details["thread_samples"] = [
+            [s for r in results for s in r.details["thread_samples"][t]]
+            for t in range(len(details["thread_samples"]))
+        ]
     if "counters" in details:
-        details["counters"] = {name: [v for r in results for v in r.details["counters"][name]]
-                               for name in details["counters"]}
+        details["counters"] = {
+            name: [v for r in results for v in r.details["counters"][name]]
+            for name in details["counters"]
+        }
     if "pages" in details:
         details["pages"] = [p for r in results for p in r.details["pages"]]
     changes["details"] = details

@@ -5,6 +5,7 @@ Registered into pagezero's command line like the other command families
 user error (ValueError: exit 2); a store that cannot be used (corrupt,
 foreign, newer, read-only, busy: StoreError, a PagezeroError) exits 1.
 """
+
 import csv
 import json
 import os
@@ -37,9 +38,11 @@ def cmd_store_list(args):
         return 0
     for r in rows:
         mark = f" (interrupted: {r['interrupted']})" if r["interrupted"] else ""
-        print(f"#{r['id']:<4} {r['measured_at'].replace('+00:00', 'Z')}  {r['machine_name']}  "
-              f"{r['kernel_release'] or '?'}  {r['benchmarks']}  "
-              f"pagezero {r['pagezero_version'] or '?'}  {r['points']} points{mark}")
+        print(
+            f"#{r['id']:<4} {r['measured_at'].replace('+00:00', 'Z')}  {r['machine_name']}  "
+            f"{r['kernel_release'] or '?'}  {r['benchmarks']}  "
+            f"pagezero {r['pagezero_version'] or '?'}  {r['points']} points{mark}"
+        )
     if not rows:
         print(f"{store.path}: no result sets yet", file=sys.stderr)
     return 0
@@ -48,9 +51,14 @@ def cmd_store_list(args):
 def cmd_store_history(args):
     check_output(args.plot)
     with Store(args.store) as store:
-        rows = store.history(machine=args.machine, kernel=args.kernel,
-                             benchmark=args.benchmark, function=args.function,
-                             size=args.size, page=args.page)
+        rows = store.history(
+            machine=args.machine,
+            kernel=args.kernel,
+            benchmark=args.benchmark,
+            function=args.function,
+            size=args.size,
+            page=args.page,
+        )
     if not rows:
         raise ValueError("no stored point matches these filters (see pagezero store list)")
     if args.format == "json":
@@ -78,6 +86,7 @@ def cmd_store_export(args):
         w = csv.writer(f)
         w.writerow(rows[0].keys() if rows else ["set_id"])
         w.writerows(r.values() for r in rows)
+
     if args.output:
         atomic_write(args.output, write)
     else:
@@ -103,8 +112,10 @@ def add_parsers(sub):
     store_sub = store.add_subparsers(dest="store_command", metavar="ACTION")
     store_sub.required = True
 
-    p = store_sub.add_parser("add", help="add results files, or every results file under "
-                                         "folders; each result set is kept once")
+    p = store_sub.add_parser(
+        "add",
+        help="add results files, or every results file under folders; each result set is kept once",
+    )
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
     add_store_option(p, help=where)
     p.set_defaults(command="store-add")
@@ -114,8 +125,9 @@ def add_parsers(sub):
     add_format(p, ("default", "json"))
     p.set_defaults(command="store-list")
 
-    p = store_sub.add_parser("history", help="a point's median per result set, in time "
-                                             "order, with its spread")
+    p = store_sub.add_parser(
+        "history", help="a point's median per result set, in time order, with its spread"
+    )
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
     p.add_argument("--kernel", help="kernel release, as uname -r says")
     p.add_argument("--benchmark", help="memset, memcpy, mmap, batch, folio, ...")
@@ -127,10 +139,10 @@ def add_parsers(sub):
     add_store_option(p, help=where)
     p.set_defaults(command="store-history")
 
-    p = store_sub.add_parser("export", help="every stored point as CSV, or every result "
-                                            "set's document as JSON")
+    p = store_sub.add_parser(
+        "export", help="every stored point as CSV, or every result set's document as JSON"
+    )
     p.add_argument("--format", default="csv", choices=["csv", "json"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     add_store_option(p, help=where)
     p.set_defaults(command="store-export")
-

@@ -1,4 +1,5 @@
 """pagezero info | kernels: what this machine is, and which kernels it can run."""
+
 import json
 
 from ..kernels import kernels
@@ -21,10 +22,24 @@ def cmd_kernels(args):
     kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
     found = [k for kind in kinds for k in kernels(kind)]
     if args.format == "json":
-        print(json.dumps([{"kind": k.kind, "name": k.name, "available": k.available,
-                           "reason": k.reason, "temporal": k.temporal,
-                           "zero_only": k.zero_only, "features": list(k.features),
-                           "description": k.description} for k in found], indent=1))
+        print(
+            json.dumps(
+                [
+                    {
+                        "kind": k.kind,
+                        "name": k.name,
+                        "available": k.available,
+                        "reason": k.reason,
+                        "temporal": k.temporal,
+                        "zero_only": k.zero_only,
+                        "features": list(k.features),
+                        "description": k.description,
+                    }
+                    for k in found
+                ],
+                indent=1,
+            )
+        )
         return 0
     if args.format == "simple":
         # What -f/--function and --kernel accept here, one name a line.
@@ -32,14 +47,16 @@ def cmd_kernels(args):
         return 0
     rows = [("KIND", "NAME", "AVAILABLE", "STORES", "NEEDS", "DESCRIPTION")]
     for k in found:
-        rows.append((
-            k.kind,
-            k.name,
-            "yes" if k.available else f"no: {k.reason}",
-            "temporal" if k.temporal else "non-temporal",
-            ",".join(k.features) or "-",
-            k.description,
-        ))
+        rows.append(
+            (
+                k.kind,
+                k.name,
+                "yes" if k.available else f"no: {k.reason}",
+                "temporal" if k.temporal else "non-temporal",
+                ",".join(k.features) or "-",
+                k.description,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
@@ -55,5 +72,8 @@ def add_parsers(sub):
 
     k = sub.add_parser("kernels", help="list the clearing and copying kernels")
     k.add_argument("--kind", default="all", choices=["clear", "copy", "all"])
-    add_format(k, ("default", "simple", "json"),
-               help="simple: the names of the kernels this machine can run, one a line")
+    add_format(
+        k,
+        ("default", "simple", "json"),
+        help="simple: the names of the kernels this machine can run, one a line",
+    )

@@ -9,8 +9,9 @@ of worker options to every host, so it cannot name each worker after its
 machine; building the same SpecCluster with per-host options can. SSH is
 asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
 """
+
 from ..interrupt import deferred
-from .run import FleetError, RESOURCE
+from .run import RESOURCE, FleetError
 
 __all__ = ["start_fleet", "worker_spec"]
 
@@ -38,16 +39,23 @@ def worker_spec(hosts, connect_options=None, remote_python=None):
     """
     from distributed.deploy.ssh import Worker
 
-    return {host: {"cls": Worker,
-                   "options": {"address": host, "connect_options": connect_options or {},
-                               "remote_python": remote_python,
-                               "kwargs": {"name": host, "nthreads": 1,
-                                          "resources": dict(RESOURCE)}}}
-            for host in hosts}
+    return {
+        host: {
+            "cls": Worker,
+            "options": {
+                "address": host,
+                "connect_options": connect_options or {},
+                "remote_python": remote_python,
+                "kwargs": {"name": host, "nthreads": 1, "resources": dict(RESOURCE)},
+            },
+        }
+        for host in hosts
+    }
 
 
-def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=None,
-                remote_python=None):
+def start_fleet(
+    hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=None, remote_python=None
+):
     """Start a fleet over SSH: the scheduler on one host, a worker on every host.
 
     Parameters
@@ -86,18 +94,22 @@ def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=N
     from distributed.deploy.spec import SpecCluster
     from distributed.deploy.ssh import Scheduler
 
-    scheduler = {"cls": Scheduler,
-                 "options": {"address": scheduler_host or hosts[0],
-                             "connect_options": connect_options or {},
-                             "remote_python": remote_python,
-                             "kwargs": {"port": port, "dashboard": False}}}
+    scheduler = {
+        "cls": Scheduler,
+        "options": {
+            "address": scheduler_host or hosts[0],
+            "connect_options": connect_options or {},
+            "remote_python": remote_python,
+            "kwargs": {"port": port, "dashboard": False},
+        },
+    }
     try:
         with deferred():  # its threads keep the stop signals for the main thread (run.connect)
-            cluster = SpecCluster(worker_spec(hosts, connect_options, remote_python), scheduler,
-                                  name="pagezero-fleet")
+            cluster = SpecCluster(
+                worker_spec(hosts, connect_options, remote_python), scheduler, name="pagezero-fleet"
+            )
     except ImportError as e:
-        raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") \
-            from None
+        raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") from None
     except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise FleetError(f"cannot start the fleet over SSH: {text}") from None
@@ -107,6 +119,8 @@ def start_fleet(hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=N
         cluster.wait_for_workers(len(hosts), timeout=REGISTER_TIMEOUT_S)
     except (TimeoutError, OSError) as e:
         cluster.close()
-        raise FleetError(f"the workers started but did not all join the scheduler within "
-                         f"{REGISTER_TIMEOUT_S} s: {e}") from None
+        raise FleetError(
+            f"the workers started but did not all join the scheduler within "
+            f"{REGISTER_TIMEOUT_S} s: {e}"
+        ) from None
     return cluster

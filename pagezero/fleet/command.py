@@ -5,6 +5,7 @@ here, without running it: a mistake is one line on the client instead of
 one error per machine. Only commands that write results with -o qualify; the
 fleet gives each run its own -o on the worker.
 """
+
 import contextlib
 import io
 import shlex
@@ -21,8 +22,12 @@ _PLACEHOLDER = "/nonexistent/pagezero-fleet-output"
 
 
 def _names_output(argv):
-    return any(t in ("-o", "--output") or t.startswith("--output=")
-               or (t.startswith("-o") and not t.startswith("--")) for t in argv)
+    return any(
+        t in ("-o", "--output")
+        or t.startswith("--output=")
+        or (t.startswith("-o") and not t.startswith("--"))
+        for t in argv
+    )
 
 
 def parse_command(argv):
@@ -79,8 +84,9 @@ def check_command(argv):
     if argv[:1] == ["pagezero"]:
         argv = argv[1:]
     if not argv:
-        raise ValueError("no pagezero command to run: put it after --, e.g. "
-                         "-- mem memset -s 1GB -l 10")
+        raise ValueError(
+            "no pagezero command to run: put it after --, e.g. -- mem memset -s 1GB -l 10"
+        )
     if _names_output(argv):
         raise ValueError("leave -o out of the command: each run writes under the fleet's -o DIR")
     try:
@@ -90,8 +96,10 @@ def check_command(argv):
     for args in ([bare] if bare else []) + [None]:
         args = args or parse_command(argv + ["-o", _PLACEHOLDER])
         if args.command not in FILE_COMMANDS + FOLDER_COMMANDS:
-            raise ValueError(f"'{shlex.join(argv)}' writes no results; a fleet runs "
-                             f"mem memset|memcpy|mmap, batch, folio, sweep or report")
+            raise ValueError(
+                f"'{shlex.join(argv)}' writes no results; a fleet runs "
+                f"mem memset|memcpy|mmap, batch, folio, sweep or report"
+            )
     if args.command in ("memset", "memcpy", "mmap"):
         # Sizes are text to argparse; the command would parse them first thing.
         parse_size(args.size)

@@ -7,6 +7,7 @@ also after Ctrl-C. Each run's files go to DIR/<machine>/run-N.json (or the
 folder run-N/ for a report), with the worker's name added to the machine
 metadata as "fleet_name", and the command's output in run-N.log.
 """
+
 import datetime
 import json
 import os
@@ -90,9 +91,18 @@ class FleetLog:
 
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir
-        self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler,
-                    "command": ["pagezero", *argv], "runs": runs, "pagezero": version,
-                    "started": _now(), "ended": None, "interrupted": False, "machines": []}
+        self.doc = {
+            "schema": FLEET_SCHEMA,
+            "version": 1,
+            "scheduler": scheduler,
+            "command": ["pagezero", *argv],
+            "runs": runs,
+            "pagezero": version,
+            "started": _now(),
+            "ended": None,
+            "interrupted": False,
+            "machines": [],
+        }
         self._by_name = {}
 
     @property
@@ -110,8 +120,14 @@ class FleetLog:
         refused : str, optional
             Why the machine is not run on (another pagezero version, ...).
         """
-        entry = {"name": name, "address": address, "folder": folder_name(name),
-                 "status": "refused" if refused else "pending", "error": refused, "runs": []}
+        entry = {
+            "name": name,
+            "address": address,
+            "folder": folder_name(name),
+            "status": "refused" if refused else "pending",
+            "error": refused,
+            "runs": [],
+        }
         self.machines.append(entry)
         self._by_name[name] = entry
 
@@ -145,8 +161,14 @@ class FleetLog:
         for r in entry["runs"]:
             if r["run"] == run:
                 return entry, r
-        r = {"run": run, "status": "pending", "start": None, "end": None, "error": None,
-             "files": []}
+        r = {
+            "run": run,
+            "status": "pending",
+            "start": None,
+            "end": None,
+            "error": None,
+            "files": [],
+        }
         entry["runs"].append(r)
         entry["runs"].sort(key=lambda x: x["run"])
         return entry, r
@@ -240,5 +262,7 @@ class FleetLog:
         if interrupted is not None:
             self.doc["interrupted"] = interrupted
         with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place
-            atomic_write(os.path.join(self.out_dir, FLEET_FILE),
-                          lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")))
+            atomic_write(
+                os.path.join(self.out_dir, FLEET_FILE),
+                lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")),
+            )

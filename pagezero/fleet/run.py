@@ -10,6 +10,7 @@ differ; it writes each run's files as they come back and keeps fleet.json
 reported as died and the others go on; Ctrl-C cancels what has not started,
 interrupts what runs (pagezero saves what it measured) and keeps all the rest.
 """
+
 import os
 import queue
 import time
@@ -21,15 +22,22 @@ from .command import check_command
 from .log import FLEET_FILE, FleetLog, folder_name
 from .worker import EVENT_TOPIC, installed_version, run_command, stop_runs
 
-__all__ = ["run_fleet", "connect", "benchmark_workers", "version_verdicts", "FleetError",
-           "RESOURCE"]
+__all__ = [
+    "run_fleet",
+    "connect",
+    "benchmark_workers",
+    "version_verdicts",
+    "FleetError",
+    "RESOURCE",
+]
 
 RESOURCE = {"benchmark": 1}
 # How long Ctrl-C waits for interrupted runs to send back what they measured.
 GRACE_S = 15
 
-WORKER_HINT = ("dask worker {address} --nworkers 1 --nthreads 1 --resources benchmark=1 "
-               "--name MACHINE")
+WORKER_HINT = (
+    "dask worker {address} --nworkers 1 --nthreads 1 --resources benchmark=1 --name MACHINE"
+)
 
 
 class FleetError(PagezeroError):
@@ -68,8 +76,10 @@ def connect(address, timeout=10):
         with deferred():
             return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
-        raise FleetError(f"cannot reach the Dask scheduler at {address}: "
-                         f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        raise FleetError(
+            f"cannot reach the Dask scheduler at {address}: "
+            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        ) from None
 
 
 def benchmark_workers(client, address):
@@ -96,13 +106,20 @@ def benchmark_workers(client, address):
     """
     workers = client.scheduler_info()["workers"]
     if not workers:
-        raise FleetError(f"the cluster at {address} has no workers; on each machine run: "
-                         + WORKER_HINT.format(address=address))
-    usable = {str(info["name"]): addr for addr, info in workers.items()
-              if (info.get("resources") or {}).get("benchmark", 0) >= 1}
+        raise FleetError(
+            f"the cluster at {address} has no workers; on each machine run: "
+            + WORKER_HINT.format(address=address)
+        )
+    usable = {
+        str(info["name"]): addr
+        for addr, info in workers.items()
+        if (info.get("resources") or {}).get("benchmark", 0) >= 1
+    }
     if not usable:
-        raise FleetError(f"none of the {len(workers)} workers at {address} offers the resource "
-                         f"benchmark=1; start them as: " + WORKER_HINT.format(address=address))
+        raise FleetError(
+            f"none of the {len(workers)} workers at {address} offers the resource "
+            f"benchmark=1; start them as: " + WORKER_HINT.format(address=address)
+        )
     return usable, sorted(str(info["name"]) for info in workers.values())
 
 
@@ -135,11 +152,14 @@ def choose(usable, names, machines):
         if name in usable:
             chosen[name] = usable[name]
         elif name in names:
-            raise ValueError(f"worker {name!r} offers no benchmark resource (start it with "
-                             f"--resources benchmark=1)")
+            raise ValueError(
+                f"worker {name!r} offers no benchmark resource (start it with "
+                f"--resources benchmark=1)"
+            )
         else:
-            raise ValueError(f"no worker named {name!r} in the cluster (workers: "
-                             f"{', '.join(names)})")
+            raise ValueError(
+                f"no worker named {name!r} in the cluster (workers: {', '.join(names)})"
+            )
     return chosen
 
 
@@ -163,18 +183,17 @@ def version_verdicts(mine, theirs):
         if isinstance(version, BaseException):
             verdicts[name] = f"cannot read pagezero's version there: {version}"
         elif version != mine:
-            verdicts[name] = (f"pagezero {version} there, {mine} here: install the same "
-                              f"pagezero on every machine")
+            verdicts[name] = (
+                f"pagezero {version} there, {mine} here: install the same pagezero on every machine"
+            )
         else:
             verdicts[name] = None
     return verdicts
 
 
 def _versions(client, chosen):
-    by_address = client.run(installed_version, workers=list(chosen.values()),
-                            on_error="return")
-    return {name: by_address.get(addr, RuntimeError("no answer"))
-            for name, addr in chosen.items()}
+    by_address = client.run(installed_version, workers=list(chosen.values()), on_error="return")
+    return {name: by_address.get(addr, RuntimeError("no answer")) for name, addr in chosen.items()}
 
 
 def _check_out_dir(out_dir):
@@ -198,12 +217,16 @@ class _Progress:
         if callable(self.stream):
             self.stream(name, run, text)
         elif self.stream is not None:
-            print(f"[{time.monotonic() - self.t0:7.1f}s] {name}: run {run}/{self.runs} {text}",
-                  file=self.stream, flush=True)
+            print(
+                f"[{time.monotonic() - self.t0:7.1f}s] {name}: run {run}/{self.runs} {text}",
+                file=self.stream,
+                flush=True,
+            )
 
 
-def run_fleet(scheduler, command, out_dir, machines=None, runs=1, progress=None,
-              timeout=10, poll_s=0.5):
+def run_fleet(
+    scheduler, command, out_dir, machines=None, runs=1, progress=None, timeout=10, poll_s=0.5
+):
     """Run a pagezero command on machines of a fleet, each run written under `out_dir`.
 
     Parameters
@@ -263,9 +286,20 @@ def run_fleet(scheduler, command, out_dir, machines=None, runs=1, progress=None,
                 key = f"pagezero-{folder_name(name)}-run{run}-{uuid.uuid4().hex[:8]}"
                 # priority: a machine's runs in their order, which Dask does not
                 # promise for tasks submitted one by one.
-                future = client.submit(run_command, argv, kind, name, run, key, key=key,
-                                       workers=[address], allow_other_workers=False,
-                                       resources=RESOURCE, pure=False, priority=runs - run)
+                future = client.submit(
+                    run_command,
+                    argv,
+                    kind,
+                    name,
+                    run,
+                    key,
+                    key=key,
+                    workers=[address],
+                    allow_other_workers=False,
+                    resources=RESOURCE,
+                    pure=False,
+                    priority=runs - run,
+                )
                 futures[future] = (name, run)
         log.save()
         watch = _Watch(client, futures, chosen, log, events, _Progress(progress, runs))
@@ -318,10 +352,16 @@ class _Watch:
             self.show(name, run, f"failed: {text}")
             return
         files = self.log.write_run(result)
-        self.log.finished(name, run, result["status"], error=result["error"],
-                          start=result["start"], end=result["end"], files=files)
-        self.show(name, run, result["status"]
-                  + (f": {result['error']}" if result["error"] else ""))
+        self.log.finished(
+            name,
+            run,
+            result["status"],
+            error=result["error"],
+            start=result["start"],
+            end=result["end"],
+            files=files,
+        )
+        self.show(name, run, result["status"] + (f": {result['error']}" if result["error"] else ""))
 
     def _give_up(self, future, status, error):
         self.pending.discard(future)
@@ -349,11 +389,14 @@ class _Watch:
                 for future in list(self.pending):
                     self._give_up(future, "died", f"lost the scheduler: {e}")
                 break
-            for future in [f for f in self.pending
-                           if self.chosen[self.futures[f][0]] not in alive]:
+            for future in [f for f in self.pending if self.chosen[self.futures[f][0]] not in alive]:
                 name = self.futures[future][0]
-                self._give_up(future, "died", f"the worker {name} at {self.chosen[name]} left "
-                                              f"the cluster (machine down or worker killed)")
+                self._give_up(
+                    future,
+                    "died",
+                    f"the worker {name} at {self.chosen[name]} left "
+                    f"the cluster (machine down or worker killed)",
+                )
 
     def stop(self):
         """After Ctrl-C: cancel the runs not started, interrupt the running ones and
@@ -367,8 +410,9 @@ class _Watch:
         try:
             if running:
                 addresses = sorted({self.chosen[self.futures[f][0]] for f in running})
-                self.client.run(stop_runs, [f.key for f in running], workers=addresses,
-                                on_error="return")
+                self.client.run(
+                    stop_runs, [f.key for f in running], workers=addresses, on_error="return"
+                )
                 deadline = time.monotonic() + GRACE_S
                 while time.monotonic() < deadline and not all(f.done() for f in running):
                     _wait_any(running, 0.5)

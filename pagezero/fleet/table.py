@@ -6,6 +6,7 @@ one row per measured point, one column per machine, each cell the median
 rate and its spread between runs. Where a machine ran once the spread is its
 loops', marked with ``*``, since the run is the unit (points.py).
 """
+
 import os
 
 from ..folders import load_folder
@@ -27,8 +28,11 @@ def _fleet_entries(path):
         raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
     entries = []
     for m in machines:
-        if not (isinstance(m, dict) and isinstance(m.get("name"), str)
-                and isinstance(m.get("folder"), str)):
+        if not (
+            isinstance(m, dict)
+            and isinstance(m.get("name"), str)
+            and isinstance(m.get("folder"), str)
+        ):
             raise ValueError(f"{path}: a machine without a name and a folder")
         entries.append((m["name"], m["folder"], m.get("status"), m.get("error")))
     return entries
@@ -59,8 +63,11 @@ def machine_sets(fleet_dir):
     if os.path.exists(path):
         entries = _fleet_entries(path)
     elif os.path.isdir(fleet_dir):
-        entries = [(name, name, None, None) for name in sorted(os.listdir(fleet_dir))
-                   if os.path.isdir(os.path.join(fleet_dir, name))]
+        entries = [
+            (name, name, None, None)
+            for name in sorted(os.listdir(fleet_dir))
+            if os.path.isdir(os.path.join(fleet_dir, name))
+        ]
     else:
         raise ValueError(f"{fleet_dir}: no such folder")
     sets, notes = [], []
@@ -71,8 +78,10 @@ def machine_sets(fleet_dir):
             why = f"{status}: {error}" if status and status != "ok" else "no results"
             notes.append(f"{name}: no results ({why})")
     if not sets:
-        raise ValueError(f"{fleet_dir}: no machine's results under it"
-                         + (f" ({'; '.join(notes)})" if notes else ""))
+        raise ValueError(
+            f"{fleet_dir}: no machine's results under it"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
     return sets, notes
 
 
@@ -100,11 +109,16 @@ def only_matching(sets, words):
     words = set(words.split())
     kept = []
     for name, rs in sets:
-        pairs = [(r, run) for r, run in zip(rs.results, rs.runs)
-                 if words <= set(r.label().split())]
+        pairs = [(r, run) for r, run in zip(rs.results, rs.runs) if words <= set(r.label().split())]
         if pairs:
-            kept.append((name, ResultSet([r for r, _ in pairs], [dict(run) for _, run in pairs],
-                                         dict(rs.machine))))
+            kept.append(
+                (
+                    name,
+                    ResultSet(
+                        [r for r, _ in pairs], [dict(run) for _, run in pairs], dict(rs.machine)
+                    ),
+                )
+            )
     if not kept:
         raise ValueError(f"no measured point has all of {' '.join(sorted(words))!r} in its label")
     return kept
@@ -128,8 +142,14 @@ def table_rows(sets):
     rows = {}
     for name, rs in sets:
         for key, (first, summary) in summarize_points(rs).items():
-            row = rows.setdefault(key, {"label": first.label(), "unit": first.unit,
-                                        "machines": {n: None for n, _ in sets}})
+            row = rows.setdefault(
+                key,
+                {
+                    "label": first.label(),
+                    "unit": first.unit,
+                    "machines": {n: None for n, _ in sets},
+                },
+            )
             row["machines"][name] = summary
     return list(rows.values())
 
@@ -138,8 +158,9 @@ def _cell(summary):
     if summary is None:
         return "-"
     mark = "" if summary["spread_of"] == "runs" else "*"
-    return (f"{format_value(summary['median'], summary['unit'])} "
-            f"+-{summary['spread_pct']:.1f}%{mark}")
+    return (
+        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%{mark}"
+    )
 
 
 def format_table(sets, notes=()):
@@ -159,18 +180,21 @@ def format_table(sets, notes=()):
         runs in %.
     """
     names = [name for name, _ in sets]
-    lines = [f"{name}: {rs.machine.get('cpu_model', '?')}, "
-             f"{rs.machine.get('kernel_release', '?')}" for name, rs in sets]
+    lines = [
+        f"{name}: {rs.machine.get('cpu_model', '?')}, {rs.machine.get('kernel_release', '?')}"
+        for name, rs in sets
+    ]
     lines.append("")
     header = ["point", *names]
-    body = [[row["label"], *(_cell(row["machines"][n]) for n in names)]
-            for row in table_rows(sets)]
+    body = [[row["label"], *(_cell(row["machines"][n]) for n in names)] for row in table_rows(sets)]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     lines.append("-+-".join("-" * w for w in widths))
     lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
     lines.append("")
-    lines.append("median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "
-                 "medians; * one run: the stdev of its loops instead")
+    lines.append(
+        "median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "
+        "medians; * one run: the stdev of its loops instead"
+    )
     lines += list(notes)
     return lines

@@ -10,6 +10,7 @@ with its error, never raised, so that what it wrote still comes back.
 The functions here are sent to the worker by reference: the worker imports
 pagezero.fleet.worker, from the pagezero installed there.
 """
+
 import datetime
 import os
 import signal
@@ -49,6 +50,7 @@ def _event(**msg):
     """Progress for the client's display; a run outside a worker has no one to tell."""
     try:
         from distributed import get_worker
+
         get_worker().log_event(EVENT_TOPIC, msg)
     except (ImportError, ValueError):
         pass
@@ -105,8 +107,13 @@ def run_command(argv, output_kind, machine, run, key):
     _event(what="started", machine=machine, run=run, key=key, at=start)
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
         out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
-        proc = subprocess.Popen([sys.executable, "-m", "pagezero", *argv, "-o", out], cwd=tmp,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pagezero", *argv, "-o", out],
+            cwd=tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         _running[key] = proc
         try:
             stdout, stderr = proc.communicate()
@@ -125,10 +132,20 @@ def run_command(argv, output_kind, machine, run, key):
     else:
         status = "failed"
     _event(what="finished", machine=machine, run=run, key=key, at=end, status=status)
-    return {"machine": machine, "run": run, "kind": output_kind, "status": status, "returncode": proc.returncode,
-            "error": None if status == "ok" else _error_line(proc.returncode, stderr),
-            "start": start, "end": end, "hostname": socket.gethostname(),
-            "stdout": stdout, "stderr": stderr, "files": files}
+    return {
+        "machine": machine,
+        "run": run,
+        "kind": output_kind,
+        "status": status,
+        "returncode": proc.returncode,
+        "error": None if status == "ok" else _error_line(proc.returncode, stderr),
+        "start": start,
+        "end": end,
+        "hostname": socket.gethostname(),
+        "stdout": stdout,
+        "stderr": stderr,
+        "files": files,
+    }
 
 
 def stop_runs(keys):

@@ -17,19 +17,50 @@ replays those choices in user space:
 Arguments are checked by plan_batch()/plan_folio() before anything runs;
 run_batch()/run_folio() make one C call each (GIL released).
 """
+
 from ..conditions import MAX_LOOPS as _MAX_LOOPS
 from .batches import MAX_BATCH_RECORDS, BatchPlan, batch, plan_batch, run_batch
 from .folios import FOLIO_BACKINGS, FolioMemory, FolioPlan, folio, plan_folio, run_folio
-from .orders import (LINE_SIZE, NEIGHBOURHOOD_RADIUS, PAGE_SIZE, PRESETS, STRATEGIES, Step,
-                     clear_folio, clear_order, default_kernel, default_nt_kernel,
-                     needs_nontemporal)
+from .orders import (
+    LINE_SIZE,
+    NEIGHBOURHOOD_RADIUS,
+    PAGE_SIZE,
+    PRESETS,
+    STRATEGIES,
+    Step,
+    clear_folio,
+    clear_order,
+    default_kernel,
+    default_nt_kernel,
+    needs_nontemporal,
+)
 from .results import BatchResult, FolioResult
 
 __all__ = [
-    "STRATEGIES", "PRESETS", "PAGE_SIZE", "NEIGHBOURHOOD_RADIUS",
-    "Step", "BatchResult", "FolioResult", "FolioMemory",
-    "batch", "plan_batch", "run_batch", "folio", "plan_folio", "run_folio",
-    "clear_order", "clear_folio", "default_kernel", "default_nt_kernel",
+    "STRATEGIES",
+    "PRESETS",
+    "PAGE_SIZE",
+    "NEIGHBOURHOOD_RADIUS",
+    "Step",
+    "BatchResult",
+    "FolioResult",
+    "FolioMemory",
+    "batch",
+    "plan_batch",
+    "run_batch",
+    "folio",
+    "plan_folio",
+    "run_folio",
+    "clear_order",
+    "clear_folio",
+    "default_kernel",
+    "default_nt_kernel",
+    "MAX_BATCH_RECORDS",
+    "BatchPlan",
+    "FOLIO_BACKINGS",
+    "FolioPlan",
+    "LINE_SIZE",
+    "needs_nontemporal",
 ]
 
 MAX_LOOPS = _MAX_LOOPS["batch"]

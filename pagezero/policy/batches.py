@@ -3,13 +3,20 @@
 Weighs throughput against the worst batch: the latency a batch constant
 bounds under a cooperative preemption model.
 """
+
 import contextlib
 from dataclasses import dataclass
 
 from .. import _core, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
-from ..mappings import (Backing, backing_details, check_backing, chosen_backing, kernel_backing,
-                         observed_backing)
+from ..mappings import (
+    Backing,
+    backing_details,
+    check_backing,
+    chosen_backing,
+    kernel_backing,
+    observed_backing,
+)
 from ..region import region
 from ..runs import check_runs, in_processes
 from ..sysinfo import machine
@@ -28,14 +35,13 @@ _HUGE = 2 << 20
 @dataclass(frozen=True)
 class BatchPlan:
     nbytes: int
-    batch: object           # as given: a preset name or a size
+    batch: object  # as given: a preset name or a size
     batch_bytes: int
     kernel: str
     loops: int
     yield_between: bool
     conditions: Conditions = Conditions(threads_mode=None)
-    backing: str = "auto"   # as asked: auto, hugetlb, thp or 4KB
-
+    backing: str = "auto"  # as asked: auto, hugetlb, thp or 4KB
 
     cache = property(lambda self: self.conditions.cache)
     threads = property(lambda self: self.conditions.threads)
@@ -48,23 +54,38 @@ class BatchPlan:
 
     def params(self, backing=None):
         """The result's params; backing: the one used (default: as asked)."""
-        p = {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes,
-             "kernel": self.kernel, "loops": self.loops, "yield": self.yield_between,
-             "backing": backing or self.backing}
+        p = {
+            "size": self.nbytes,
+            "batch": self.batch,
+            "batch_bytes": self.batch_bytes,
+            "kernel": self.kernel,
+            "loops": self.loops,
+            "yield": self.yield_between,
+            "backing": backing or self.backing,
+        }
         p.update(self.conditions.params())
         return p
 
 
-def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False,
-               cache="hot", threads=1, node=None, counters=False, backing="auto"):
+def plan_batch(
+    size="1GB",
+    batch="32MB",
+    kernel=None,
+    loops=10,
+    yield_between=False,
+    cache="hot",
+    threads=1,
+    node=None,
+    counters=False,
+    backing="auto",
+):
     """Check every argument of a batch run; ValueError on the first bad one."""
     nbytes = parse_size(size)
     pages(nbytes, "size")
     b_bytes = batch_bytes(batch, nbytes)
     pages(b_bytes, "batch")
     if b_bytes > nbytes:
-        raise ValueError(f"invalid batch {batch!r}: larger than the region "
-                         f"({format_size(nbytes)})")
+        raise ValueError(f"invalid batch {batch!r}: larger than the region ({format_size(nbytes)})")
     check_loops(loops, "batch")
     check_backing(backing)
     if not isinstance(yield_between, bool):
@@ -74,10 +95,12 @@ def plan_batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=Fa
     kernel = check_kernel(kernel or default_kernel()).name
     p = BatchPlan(nbytes, batch, b_bytes, kernel, loops, yield_between, c, backing)
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
-        raise ValueError(f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
-                         f"loops of {p.batches_per_loop}, {threads} thread(s)); "
-                         f"at most {MAX_BATCH_RECORDS}: use a larger "
-                         "batch, a smaller size or fewer loops")
+        raise ValueError(
+            f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
+            f"loops of {p.batches_per_loop}, {threads} thread(s)); "
+            f"at most {MAX_BATCH_RECORDS}: use a larger "
+            "batch, a smaller size or fewer loops"
+        )
     return p
 
 
@@ -87,8 +110,10 @@ def _regions(p, used, stack):
     # (csrc/region.c). Not populated when bound to a node: bind() comes first,
     # the C core faults them in.
     size = -(-p.nbytes // _HUGE) * _HUGE if used.how == "thp" else p.nbytes
-    return [stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
-            for _ in range(p.threads)]
+    return [
+        stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
+        for _ in range(p.threads)
+    ]
 
 
 def _map(p, stack):
@@ -121,7 +146,7 @@ def _buffers(p, buffers, stack):
         used = observed_backing(buffers) if p.backing == "auto" else Backing(p.backing)
     if len(buffers) != p.threads:
         raise ValueError(f"{len(buffers)} buffers given for {p.threads} threads")
-    views = [stack.enter_context(memoryview(b)[:p.nbytes]) for b in buffers]
+    views = [stack.enter_context(memoryview(b)[: p.nbytes]) for b in buffers]
     if p.node is not None:
         for b in bound if bound is not None else views:
             bind(b, p.node)
@@ -139,22 +164,43 @@ def run_batch(p, buffer=None, record=False):
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
         cpus = c.cpus()
-        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops,
-                                yield_between=p.yield_between, record=record, cpus=cpus,
-                                cold=c.cold, evict_bytes=evict_bytes(), counters=c.counters)
+        raw = _core.bench_batch(
+            views,
+            p.kernel,
+            p.batch_bytes // PAGE_SIZE,
+            p.loops,
+            yield_between=p.yield_between,
+            record=record,
+            cpus=cpus,
+            cold=c.cold,
+            evict_bytes=evict_bytes(),
+            counters=c.counters,
+        )
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
         pages = backing_details(used, views)
 
     def make_result(d):
         return BatchResult(
-            benchmark="batch", function=p.kernel, params=p.params(used.how),
-            bytes_per_loop=p.nbytes * p.threads, clock="ns", samples=d["samples"],
+            benchmark="batch",
+            function=p.kernel,
+            params=p.params(used.how),
+            bytes_per_loop=p.nbytes * p.threads,
+            clock="ns",
+            samples=d["samples"],
             machine=machine(),
-            details={**c.details(d, "per batch: flush, clock, clear, clock; a pass leaves "
-                                    "the flushes out", (p.nbytes,) * p.threads, cpus),
-                     **pages},
-            batch_bytes=p.batch_bytes, batches_per_loop=d["batches"],
-            pass_worst_ns=d["pass_worst"], batch_ns={k: d[k] for k in _BATCH_STATS},
+            details={
+                **c.details(
+                    d,
+                    "per batch: flush, clock, clear, clock; a pass leaves the flushes out",
+                    (p.nbytes,) * p.threads,
+                    cpus,
+                ),
+                **pages,
+            },
+            batch_bytes=p.batch_bytes,
+            batches_per_loop=d["batches"],
+            pass_worst_ns=d["pass_worst"],
+            batch_ns={k: d[k] for k in _BATCH_STATS},
             interrupted=d["interrupted"],
         )
 
@@ -165,45 +211,87 @@ def run_batch(p, buffer=None, record=False):
     return r
 
 
-def batch(size="1GB", batch="32MB", kernel=None, loops=10, yield_between=False, cache="hot",
-          threads=1, node=None, counters=False, backing="auto", runs=1):
+def batch(
+    size="1GB",
+    batch="32MB",
+    kernel=None,
+    loops=10,
+    yield_between=False,
+    cache="hot",
+    threads=1,
+    node=None,
+    counters=False,
+    backing="auto",
+    runs=1,
+):
     """Clear `size` bytes in batches, timing every batch.
 
-    batch: a preset ("page", "8MB", "32MB", "extent") or a size, a whole
+    Parameters
+    ----------
+    size : int or str
+        The region's bytes (per thread), or a string such as "1GB".
+    batch : int or str
+        A preset ("page", "8MB", "32MB", "extent") or a size, a whole
         number of 4KB pages no larger than size.
-    kernel: a clear kernel (default: the one clear_pages() uses here).
-    yield_between: sched_yield() after each batch, the user-space stand-in
+    kernel : str or None
+        A clear kernel (default: the one clear_pages() uses here).
+    loops : int
+        The timed passes over the region.
+    yield_between : bool
+        sched_yield() after each batch, the user-space stand-in
         for the kernel's cond_resched().
-    backing: the pages of the region, standing for the kernel's direct map
+    cache : {"hot", "cold"}
+        "hot" (default: the region stays in cache from the last pass as far
+        as it fits) or "cold": each batch's range is flushed (clflushopt, else
+        clflush, else evicted; details["cold_method"]) before its clock read,
+        and a pass's time leaves the flushes out.
+    threads : int
+        That many threads, each pinned to its own allowed CPU and clearing
+        its own region of `size` in batches, every pass started together
+        behind a barrier. A sample is the first start to the last end (cold:
+        the slowest thread's pass) over threads * size bytes;
+        details["thread_samples"] holds each thread's passes
+        (bench.thread_rates() reads them).
+    node : int or None
+        Bind the regions to this NUMA node (mbind) before their first touch.
+    counters : bool
+        Read hardware counters around each pass into details["counters"]
+        (summed over threads).
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        The pages of the region, standing for the kernel's direct map
         (pagezero.mappings): "auto" (default) takes 2MB hugetlb pages when
         enough are available, else transparent huge pages (asked with
         MADV_HUGEPAGE before the first touch), else 4KB pages; or "hugetlb",
         "thp", "4KB" (THP refused). params["backing"] is the one used;
         details["backing_note"] says why not hugetlb, and for THP
         details["huge_share"] how much of the region smaps shows on huge pages.
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
 
-    cache: "hot" (default: the region stays in cache from the last pass as far
-        as it fits) or "cold": each batch's range is flushed (clflushopt, else
-        clflush, else evicted; details["cold_method"]) before its clock read,
-        and a pass's time leaves the flushes out.
-    threads: that many threads, each pinned to its own allowed CPU and clearing
-        its own region of `size` in batches, every pass started together
-        behind a barrier. A sample is the first start to the last end (cold:
-        the slowest thread's pass) over threads * size bytes;
-        details["thread_samples"] holds each thread's passes
-        (bench.thread_rates() reads them).
-    node: bind the regions to this NUMA node (mbind) before their first touch.
-    counters: read hardware counters around each pass into details["counters"]
-        (summed over threads); UnavailableError without a PMU.
+    Returns
+    -------
+    BatchResult or ResultSet
+        A BatchResult when runs is 1: bytes_per_sec over whole passes, and
+        worst_ms, p99_ms, median_ms, typical_worst_ms over every batch (of every
+        thread); else a ResultSet of N BatchResults, runs[i]["process"] = i.
 
-    Returns a BatchResult: bytes_per_sec over whole passes, and worst_ms,
-    p99_ms, median_ms, typical_worst_ms over every batch (of every thread).
-    runs: 1 (default) measures here and returns a BatchResult; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N BatchResults,
-        runs[i]["process"] = i (pagezero.runs).
+    Raises
+    ------
+    ValueError
+        For a bad argument (checked by plan_batch() before anything runs).
+    UnavailableError
+        For a kernel this machine cannot run; counters without a PMU.
+    MappingError
+        When the region cannot be mapped with the backing asked for.
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("batch", locals())
-    return run_batch(plan_batch(size, batch, kernel, loops, yield_between, cache, threads,
-                                node, counters, backing))
+    return run_batch(
+        plan_batch(
+            size, batch, kernel, loops, yield_between, cache, threads, node, counters, backing
+        )
+    )

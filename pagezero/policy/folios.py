@@ -1,5 +1,6 @@
 """folio_zero_user() orders: clear a folio in one strategy's order, then time
 the touch of the fault neighbourhood right after, against a cold baseline."""
+
 from dataclasses import dataclass
 
 from .. import _core, hugepages, interrupt
@@ -9,8 +10,17 @@ from ..region import region
 from ..runs import check_runs, in_processes
 from ..sysinfo import llc_bytes, machine
 from ..units import format_size, parse_size
-from .orders import (PAGE_SIZE, batch_bytes, bind, check_fault, check_kernel, check_strategy,
-                     default_kernel, nt_kernel_for, pages)
+from .orders import (
+    PAGE_SIZE,
+    batch_bytes,
+    bind,
+    check_fault,
+    check_kernel,
+    check_strategy,
+    default_kernel,
+    nt_kernel_for,
+    pages,
+)
 from .results import FolioResult
 
 __all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
@@ -25,12 +35,12 @@ class FolioPlan:
     strategy: str
     fault_index: int
     kernel: str
-    nt_kernel: object       # None unless the strategy uses one
+    nt_kernel: object  # None unless the strategy uses one
     batch: object
     batch_bytes: int
     loops: int
-    backing: str            # as asked: auto, hugetlb, thp, 4KB
-    cold: str               # clflush or evict
+    backing: str  # as asked: auto, hugetlb, thp, 4KB
+    cold: str  # clflush or evict
     conditions: Conditions = Conditions(threads_mode=None)
 
     cache = property(lambda self: self.conditions.cache)
@@ -42,23 +52,44 @@ class FolioPlan:
         return self.nbytes // PAGE_SIZE
 
     def params(self, backing):
-        p = {"size": self.nbytes, "strategy": self.strategy, "fault_index": self.fault_index,
-             "kernel": self.kernel, "nt_kernel": self.nt_kernel, "batch": self.batch,
-             "batch_bytes": self.batch_bytes, "loops": self.loops, "backing": backing,
-             "cold": self.cold}
+        p = {
+            "size": self.nbytes,
+            "strategy": self.strategy,
+            "fault_index": self.fault_index,
+            "kernel": self.kernel,
+            "nt_kernel": self.nt_kernel,
+            "batch": self.batch,
+            "batch_bytes": self.batch_bytes,
+            "loops": self.loops,
+            "backing": backing,
+            "cold": self.cold,
+        }
         p.update(self.conditions.params())
         return p
 
 
-def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-               nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto",
-               cache="hot", node=None, counters=False):
+def plan_folio(
+    size="2MB",
+    strategy="neighbourhood-last",
+    fault_index=0,
+    kernel=None,
+    nt_kernel=None,
+    loops=10,
+    batch="32MB",
+    backing="auto",
+    cold="auto",
+    cache="hot",
+    node=None,
+    counters=False,
+):
     """Check every argument of a folio run; ValueError on the first bad one."""
     nbytes = parse_size(size, what="folio size")
     nr = pages(nbytes, "folio size")
     if nr & (nr - 1):
-        raise ValueError(f"invalid folio size {size!r}: not a power-of-two number of "
-                         f"{format_size(PAGE_SIZE)} pages")
+        raise ValueError(
+            f"invalid folio size {size!r}: not a power-of-two number of "
+            f"{format_size(PAGE_SIZE)} pages"
+        )
     check_strategy(strategy)
     check_fault(fault_index, nr)
     check_loops(loops, "folio")
@@ -72,21 +103,22 @@ def plan_folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=
     if cold == "auto":
         cold = methods[0]
     elif cold not in methods:
-        raise ValueError(f"unknown or unavailable cold method {cold!r} "
-                         f"(here: auto, {', '.join(methods)})")
+        raise ValueError(
+            f"unknown or unavailable cold method {cold!r} (here: auto, {', '.join(methods)})"
+        )
     # One folio, one thread.
     c = Conditions.check(cache, 1, None, node, None, counters)
     kernel = check_kernel(kernel or default_kernel()).name
     nt = nt_kernel_for(strategy, nt_kernel)
-    return FolioPlan(nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops,
-                     backing, cold, c)
+    return FolioPlan(
+        nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops, backing, cold, c
+    )
 
 
 def _free_hugepages(nbytes, node=None):
     """Hugepages of nbytes a new mapping can have now (free, less those
     promised), and with a node no more than that node has free."""
-    available = next((p.available for p in hugepages.pools().values()
-                      if p.page_bytes == nbytes), 0)
+    available = next((p.available for p in hugepages.pools().values() if p.page_bytes == nbytes), 0)
     on_node = None if node is None else hugepages.node_free(format_size(nbytes), node)
     return available if on_node is None else min(available, on_node)
 
@@ -118,8 +150,7 @@ class FolioMemory:
         if own and self._own_page(nbytes, backing, node, populate):
             used = None
         elif backing == "hugetlb":
-            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not "
-                             f"{format_size(nbytes)}")
+            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
         elif own and nbytes == 2 << 20:
             # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
             used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
@@ -167,12 +198,13 @@ class FolioMemory:
         else:
             # Whole 2MB pages: THP mappings of 2MB or more start on a 2MB
             # boundary (csrc/region.c), and so does every hugetlb mapping.
-            reg = region(-(-nbytes // (2 << 20)) * (2 << 20), populate=populate,
-                         **used.region_args())
+            reg = region(
+                -(-nbytes // (2 << 20)) * (2 << 20), populate=populate, **used.region_args()
+            )
             off = 0
             self.page_label = "2MB hugetlb pages" if used.how == "hugetlb" else "2MB THP"
         self.regions.append(reg)
-        self.folio = memoryview(reg)[off:off + nbytes]
+        self.folio = memoryview(reg)[off : off + nbytes]
 
     def bind(self, node):
         """mbind the folio to `node`: on huge pages the whole mapping (mbind
@@ -203,10 +235,20 @@ def run_folio(p, memory=None):
     if not own and p.node is not None and mem.node != p.node:
         mem.bind(p.node)
     try:
-        raw = _core.bench_folio(mem.folio, mem.scrub, p.strategy, p.fault_index,
-                                max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops, p.cold,
-                                nt_kernel=p.nt_kernel, cold=c.cold,
-                                evict_bytes=evict_bytes(), counters=c.counters)
+        raw = _core.bench_folio(
+            mem.folio,
+            mem.scrub,
+            p.strategy,
+            p.fault_index,
+            max(1, p.batch_bytes // PAGE_SIZE),
+            p.kernel,
+            p.loops,
+            p.cold,
+            nt_kernel=p.nt_kernel,
+            cold=c.cold,
+            evict_bytes=evict_bytes(),
+            counters=c.counters,
+        )
         pages = mem.details()
     finally:
         if own:
@@ -214,12 +256,25 @@ def run_folio(p, memory=None):
 
     def make_result(d):
         return FolioResult(
-            benchmark="folio", function=p.kernel, params=p.params(mem.backing),
-            bytes_per_loop=p.nbytes, clock="ns", samples=d["clear"], machine=machine(),
-            details={**c.details(d, "the whole folio flushed before each clear, outside "
-                                    "its clock", (p.nbytes,)), **pages},
-            touch_ns=d["touch"], cold_ns=d["cold"], touch_lines=d["touch_lines"],
-            neighbourhood=d["neighbourhood"], backing=mem.backing, cold_method=p.cold,
+            benchmark="folio",
+            function=p.kernel,
+            params=p.params(mem.backing),
+            bytes_per_loop=p.nbytes,
+            clock="ns",
+            samples=d["clear"],
+            machine=machine(),
+            details={
+                **c.details(
+                    d, "the whole folio flushed before each clear, outside its clock", (p.nbytes,)
+                ),
+                **pages,
+            },
+            touch_ns=d["touch"],
+            cold_ns=d["cold"],
+            touch_lines=d["touch_lines"],
+            neighbourhood=d["neighbourhood"],
+            backing=mem.backing,
+            cold_method=p.cold,
             interrupted=d["interrupted"],
         )
 
@@ -227,19 +282,44 @@ def run_folio(p, memory=None):
     return interrupt.finish(raw, make_result)
 
 
-def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
-          nt_kernel=None, loops=10, batch="32MB", backing="auto", cold="auto", cache="hot",
-          node=None, counters=False, runs=1):
+def folio(
+    size="2MB",
+    strategy="neighbourhood-last",
+    fault_index=0,
+    kernel=None,
+    nt_kernel=None,
+    loops=10,
+    batch="32MB",
+    backing="auto",
+    cold="auto",
+    cache="hot",
+    node=None,
+    counters=False,
+    runs=1,
+):
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
-    size: "2MB", "1GB" or any power-of-two number of 4KB pages.
-    strategy: one of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
+    Before each loop the folio is dirtied and pushed out of cache.
+
+    Parameters
+    ----------
+    size : int or str
+        "2MB", "1GB" or any power-of-two number of 4KB pages.
+    strategy : str
+        One of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
         nocache-except-target).
-    fault_index: the faulting page (0 = the first, the common case).
-    kernel: the clear kernel for cached stores (default: clear_pages()'s);
-        nt_kernel: the non-temporal one for nocache-except-target.
-    batch: the most clear_pages() clears at once (sequential, neighbourhood-last).
-    backing: "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
+    fault_index : int
+        The faulting page (0 = the first, the common case).
+    kernel : str or None
+        The clear kernel for cached stores (default: clear_pages()'s).
+    nt_kernel : str or None
+        The non-temporal one for nocache-except-target.
+    loops : int
+        The timed clears.
+    batch : int or str
+        The most clear_pages() clears at once (sequential, neighbourhood-last).
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
         pages, asked with MADV_HUGEPAGE before the first touch), "4KB" (an
         aligned run of 4KB pages, THP refused) or "auto" (default: a hugetlb
         page of the folio's size when one is free, else the choice of
@@ -247,26 +327,57 @@ def folio(size="2MB", strategy="neighbourhood-last", fault_index=0, kernel=None,
         pages with details["backing_note"] saying why). The result's backing
         is the one used; for THP details["huge_share"] is how much of the
         folio smaps shows on huge pages.
-    cold: how the baseline evicts the neighbourhood: "clflush" (x86-64) or
+    cold : {"auto", "clflush", "evict"}
+        How the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
-
-    cache: "hot" (default) keeps the above; "cold" also flushes the whole folio
+    cache : {"hot", "cold"}
+        "hot" (default) keeps the above; "cold" also flushes the whole folio
         by address (clflushopt, else clflush, else evicting; details["cold_method"])
         after the scrub and before each clear, outside its timing, so no line of
         it is left in any cache.
-    node: bind the folio to this NUMA node (mbind) before its first touch.
-    counters: read hardware counters around each clear into details["counters"];
-        UnavailableError without a PMU.
+    node : int or None
+        Bind the folio to this NUMA node (mbind) before its first touch.
+    counters : bool
+        Read hardware counters around each clear into details["counters"].
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs).
 
-    Before each loop the folio is dirtied and pushed out of cache. Returns a
-    FolioResult: clearing rate, and touch_ns_per_line / cold_ns_per_line for
-    the neighbourhood (fault +-2 pages, clamped) right after the clear and cold.
-    runs: 1 (default) measures here and returns a FolioResult; N > 1 measures in N
-        fresh processes, one after the other, each with its own mapping,
-        prefault and loops, and returns a ResultSet of N FolioResults,
-        runs[i]["process"] = i (pagezero.runs).
+    Returns
+    -------
+    FolioResult or ResultSet
+        A FolioResult when runs is 1: clearing rate, and touch_ns_per_line /
+        cold_ns_per_line for the neighbourhood (fault +-2 pages, clamped) right
+        after the clear and cold; else a ResultSet of N FolioResults,
+        runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (checked by plan_folio() before anything runs).
+    UnavailableError
+        For a kernel this machine cannot run; counters without a PMU.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    Interrupted
+        When a stop signal cuts the run short.
     """
     if check_runs(runs) > 1:
         return in_processes("folio", locals())
-    return run_folio(plan_folio(size, strategy, fault_index, kernel, nt_kernel, loops, batch,
-                                backing, cold, cache, node, counters))
+    return run_folio(
+        plan_folio(
+            size,
+            strategy,
+            fault_index,
+            kernel,
+            nt_kernel,
+            loops,
+            batch,
+            backing,
+            cold,
+            cache,
+            node,
+            counters,
+        )
+    )

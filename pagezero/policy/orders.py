@@ -5,6 +5,7 @@ A strategy decides in which order a huge page's subpages are cleared, as the
 kernel's folio_zero_user() (mm/memory.c) does; the walk itself is C
 (csrc/policy.c), and clear_order() records it without clearing.
 """
+
 import functools
 from dataclasses import dataclass
 
@@ -12,9 +13,19 @@ from .. import _core
 from ..kernels import clear_pages_kernel, find_kernel, nontemporal_kernel
 from ..units import format_size, parse_size
 
-__all__ = ["STRATEGIES", "PRESETS", "PAGE_SIZE", "NEIGHBOURHOOD_RADIUS", "LINE_SIZE", "Step",
-           "clear_order", "clear_folio", "default_kernel", "default_nt_kernel",
-           "needs_nontemporal"]
+__all__ = [
+    "STRATEGIES",
+    "PRESETS",
+    "PAGE_SIZE",
+    "NEIGHBOURHOOD_RADIUS",
+    "LINE_SIZE",
+    "Step",
+    "clear_order",
+    "clear_folio",
+    "default_kernel",
+    "default_nt_kernel",
+    "needs_nontemporal",
+]
 
 _CONSTANTS = _core.policy_constants()
 PAGE_SIZE = _CONSTANTS["page_size"]
@@ -27,11 +38,11 @@ STRATEGIES = _core.strategies()
 # the one table of them. None: the whole region in one call (preempt=full|lazy
 # need no batch).
 PRESETS = {
-    "page": PAGE_SIZE,          # clear_page() one page at a time: an arch without clear_pages()
-    "8MB": 8 << 20,             # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
-                                # pages" (2025, v6-v8): ~1ms at ~10GB/s
-    "32MB": 32 << 20,           # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0: ~3ms
-    "extent": None,             # preempt=full|lazy: the whole extent at once
+    "page": PAGE_SIZE,  # clear_page() one page at a time: an arch without clear_pages()
+    "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
+    # pages" (2025, v6-v8): ~1ms at ~10GB/s
+    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0: ~3ms
+    "extent": None,  # preempt=full|lazy: the whole extent at once
 }
 
 
@@ -62,8 +73,10 @@ def check_strategy(name):
 
 def pages(nbytes, what):
     if nbytes % PAGE_SIZE:
-        raise ValueError(f"invalid {what} {format_size(nbytes)}: not a whole number of "
-                         f"{format_size(PAGE_SIZE)} pages")
+        raise ValueError(
+            f"invalid {what} {format_size(nbytes)}: not a whole number of "
+            f"{format_size(PAGE_SIZE)} pages"
+        )
     return nbytes // PAGE_SIZE
 
 
@@ -84,8 +97,9 @@ def check_fault(fault_index, nr_pages):
     if isinstance(fault_index, bool) or not isinstance(fault_index, int):
         raise ValueError(f"fault index must be an int, not {fault_index!r}")
     if not 0 <= fault_index < nr_pages:
-        raise ValueError(f"fault index {fault_index} is outside the folio "
-                         f"(0..{nr_pages - 1}, {nr_pages} pages)")
+        raise ValueError(
+            f"fault index {fault_index} is outside the folio (0..{nr_pages - 1}, {nr_pages} pages)"
+        )
 
 
 @dataclass(frozen=True)
@@ -106,11 +120,10 @@ def clear_order(strategy, nr_pages, fault_index=0, batch="32MB"):
         raise ValueError(f"nr_pages must be a positive int, not {nr_pages!r}")
     check_fault(fault_index, nr_pages)
     batch_pages = max(1, pages(batch_bytes(batch, nr_pages * PAGE_SIZE), "batch"))
-    return tuple(Step(*s) for s in _core.clear_order(strategy, nr_pages, fault_index,
-                                                       batch_pages))
+    return tuple(Step(*s) for s in _core.clear_order(strategy, nr_pages, fault_index, batch_pages))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def needs_nontemporal(strategy):
     """Whether `strategy` clears with a non-temporal kernel: read from the C
     walk itself (a 2MB folio, fault on its first page), not restated here."""
@@ -124,17 +137,21 @@ def nt_kernel_for(strategy, nt_kernel):
         return None
     name = nt_kernel or default_nt_kernel()
     if name is None:
-        raise _core.UnavailableError(f"strategy {strategy!r} needs a non-temporal "
-                                     "clear kernel and this machine has none available")
+        raise _core.UnavailableError(
+            f"strategy {strategy!r} needs a non-temporal "
+            "clear kernel and this machine has none available"
+        )
     k = check_kernel(name, "nt_kernel")
     if k.temporal:
-        raise ValueError(f"nt_kernel {name!r} uses temporal stores; {strategy} "
-                         "needs a non-temporal one")
+        raise ValueError(
+            f"nt_kernel {name!r} uses temporal stores; {strategy} needs a non-temporal one"
+        )
     return name
 
 
-def clear_folio(buffer, strategy, fault_index=0, kernel=None, nt_kernel=None, batch="32MB",
-                record=False):
+def clear_folio(
+    buffer, strategy, fault_index=0, kernel=None, nt_kernel=None, batch="32MB", record=False
+):
     """Zero a writable buffer of whole 4KB pages in `strategy`'s order, untimed,
     through the same clearing callback the timed loops use. With record,
     return the steps executed."""
@@ -152,5 +169,6 @@ def bind(buffer, node):
     try:
         _core.numa_bind(buffer, node)
     except OSError as e:
-        raise ValueError(f"could not bind the region to node {node} (mbind: "
-                         f"{e.strerror})") from None
+        raise ValueError(
+            f"could not bind the region to node {node} (mbind: {e.strerror})"
+        ) from None

@@ -1,5 +1,6 @@
 """The results of the policy benchmarks, registered under their benchmark
 names ("batch", "folio") so that files load them back as these classes."""
+
 import statistics
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -18,8 +19,8 @@ class BatchResult(Result):
 
     batch_bytes: int = 0
     batches_per_loop: int = 0
-    pass_worst_ns: tuple = ()           # each pass's slowest batch
-    batch_ns: MappingProxyType = None   # max, p99, median, mean, typical_worst
+    pass_worst_ns: tuple = ()  # each pass's slowest batch
+    batch_ns: MappingProxyType = None  # max, p99, median, mean, typical_worst
 
     def __post_init__(self):
         if "backing" not in self.params:
@@ -62,9 +63,9 @@ class FolioResult(Result):
     touch_ns: tuple = ()
     cold_ns: tuple = ()
     touch_lines: int = 0
-    neighbourhood: tuple = ()           # (first page, page count)
-    backing: str = ""                   # "hugetlb", "thp" or "4KB"
-    cold_method: str = ""               # "clflush" or "evict"
+    neighbourhood: tuple = ()  # (first page, page count)
+    backing: str = ""  # "hugetlb", "thp" or "4KB"
+    cold_method: str = ""  # "clflush" or "evict"
 
     def __post_init__(self):
         super().__post_init__()

@@ -33,6 +33,7 @@ Sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
 2-core machine; 1 run) and "tiny" (seconds; for tests and CI; 1 run), the
 last two picked by --quick or the PAGEZERO_SCALE environment variable.
 """
+
 import datetime
 import os
 import signal
@@ -96,8 +97,7 @@ def _check(scale, runs):
         raise ValueError(f"runs must be a positive int, not {runs!r}")
 
 
-def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False,
-               runs=None):
+def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
     """Run the default study and write the report folder; returns a ReportRun.
     See report() for the arguments."""
     _check(scale, runs)
@@ -110,8 +110,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     os.makedirs(out_dir, exist_ok=True)
 
     info = machine()
-    functions = list(functions) if functions else \
-        [k.name for k in kernels("clear") if k.available]
+    functions = list(functions) if functions else [k.name for k in kernels("clear") if k.available]
     extra = {"faults": {"reserve": reserve}, "advice": {"quick": scale != "full"}}
     run = ReportRun(out_dir, cfg["runs"], [])
     start = time.monotonic()
@@ -126,7 +125,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         run.sections.append(section)
         if section.interrupted:
             run.interrupted = _signal_name(section.interrupted)
-            run.not_run = tuple(n for n, _, _ in STUDIES[i + 1:])
+            run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
             break
     try:
         write_markdown(run, info, scale, time.monotonic() - start, load)

@@ -1,5 +1,6 @@
 """`pagezero advise` in the report: the batch size for clear_pages() per
 latency budget, with the kernel to use, as a table the summary quotes."""
+
 import json
 import os
 
@@ -26,8 +27,7 @@ def _tied_text(tied):
     words = []
     for t in tied or ():
         if isinstance(t, dict):
-            parts = [format_size(t["batch_bytes"]) if "batch_bytes" in t else None,
-                     t.get("kernel")]
+            parts = [format_size(t["batch_bytes"]) if "batch_bytes" in t else None, t.get("kernel")]
             words.append(" ".join(p for p in parts if p))
         else:
             words.append(str(t))
@@ -50,32 +50,51 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
         advice, interrupted = stop.partial, stop.signame
     section = Section("Advice", interrupted=interrupted)
     with holding(section):
-        atomic_write(os.path.join(out_dir, "advice.json"),
-                     lambda f: json.dump(advice.to_json(), f, indent=1))
+        atomic_write(
+            os.path.join(out_dir, "advice.json"), lambda f: json.dump(advice.to_json(), f, indent=1)
+        )
         _tabulate(section, advice, quick)
     return section
 
 
 def _tabulate(section, advice, quick):
     region = format_size(advice.region_bytes)
-    beyond = " (larger than the LLC, as the kernel clears fresh pages)" \
-        if advice.llc_bytes and advice.region_bytes > advice.llc_bytes else ""
+    beyond = (
+        " (larger than the LLC, as the kernel clears fresh pages)"
+        if advice.llc_bytes and advice.region_bytes > advice.llc_bytes
+        else ""
+    )
     question = f"clearing a {region} region{beyond} in batches between resched points"
-    rows = ["| budget (ms) | batch | kernel | GB/s | typical worst batch (ms) | fits | tied with |",
-            "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| budget (ms) | batch | kernel | GB/s | typical worst batch (ms) | fits | tied with |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row, fits in zip(advice.batch, advice.batch_fits):
         batch, worst = format_size(row["batch_bytes"]), _ms(_worst_ms(row))
-        rows.append(f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | "
-                    f"{rate(row['bytes_per_sec'])} | {worst} | {'yes' if fits else 'no'} | "
-                    f"{_tied_text(row.get('tied'))} |")
+        rows.append(
+            f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | "
+            f"{rate(row['bytes_per_sec'])} | {worst} | {'yes' if fits else 'no'} | "
+            f"{_tied_text(row.get('tied'))} |"
+        )
         if fits:
             section.summary.append(
                 f"For {question}, within a {row['budget_ms']:g} ms budget: batches of {batch} "
-                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, typical worst "
-                f"batch {worst} ms; advice table).")
+                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, "
+                f"typical worst batch {worst} ms; advice table)."
+            )
         else:
-            section.summary.append(f"For {question}: no batch measured stays within "
-                                   f"{row['budget_ms']:g} ms here.")
-    section.body = [f"From `pagezero advise`" + (" (its quick sweep)" if quick else "") +
-                    f": {question}, per latency budget (GB/s = 10^9 bytes/s):", ""] + rows + \
-                   ["", "Its own account:", "", "```"] + advice.describe() + ["```"]
+            section.summary.append(
+                f"For {question}: no batch measured stays within {row['budget_ms']:g} ms here."
+            )
+    section.body = (
+        [
+            "From `pagezero advise`"
+            + (" (its quick sweep)" if quick else "")
+            + f": {question}, per latency budget (GB/s = 10^9 bytes/s):",
+            "",
+        ]
+        + rows
+        + ["", "Its own account:", "", "```"]
+        + advice.describe()
+        + ["```"]
+    )

@@ -11,6 +11,7 @@ One formatting function per kind of figure (rate, ratio) serves the tables
 and the summary alike, so that a number quoted in the summary is the very
 string of a table cell: same measurement, same rounding.
 """
+
 import contextlib
 from dataclasses import dataclass, field
 
@@ -21,9 +22,24 @@ from ..sweeps import sweep
 from ..sysinfo import machine
 from ..units import format_size, gbps
 
-__all__ = ["Section", "holding", "draw", "run_points", "cells", "rate", "ratio", "span", "marked",
-           "cell_text", "failure_text", "markdown_table", "spread_footnote", "runs_line", "SPREAD_MARK",
-           "SPREAD_LIMIT_PCT"]
+__all__ = [
+    "Section",
+    "holding",
+    "draw",
+    "run_points",
+    "cells",
+    "rate",
+    "ratio",
+    "span",
+    "marked",
+    "cell_text",
+    "failure_text",
+    "markdown_table",
+    "spread_footnote",
+    "runs_line",
+    "SPREAD_MARK",
+    "SPREAD_LIMIT_PCT",
+]
 
 # Beyond the LLC, placement decides more than anything inside one process
 # (3-5% between processes at 256MB on a Zen 4 VM): a cell whose runs spread
@@ -85,12 +101,11 @@ def run_points(benchmark, points, runs, warmup, progress=None):
     for key, functions in shapes.items():
         grid = {k: [v] for k, v in key}
         grid["function"] = functions
-        rs = sweep(benchmark, grid, repeat=runs, warmup=warmup, processes=runs,
-                   progress=progress)
+        rs = sweep(benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress)
         results += rs.results
         run_rows += rs.runs
         if rs.interrupted:
-            interrupted = rs.interrupted    # the signal's name
+            interrupted = rs.interrupted  # the signal's name
             break
     return ResultSet(results, run_rows, machine(), interrupted)
 
@@ -137,8 +152,7 @@ def cell_text(cell, llc):
 def markdown_table(table, xs, x_label, llc):
     """Rows of xs, one column per function, with the spread marks."""
     functions = sorted(table)
-    lines = [f"| {x_label} | " + " | ".join(functions) + " |",
-             "|---|" + "---|" * len(functions)]
+    lines = [f"| {x_label} | " + " | ".join(functions) + " |", "|---|" + "---|" * len(functions)]
     for x in xs:
         row = [format_size(x)] + [cell_text(table[f].get(x), llc) for f in functions]
         lines.append("| " + " | ".join(row) + " |")
@@ -148,9 +162,11 @@ def markdown_table(table, xs, x_label, llc):
 
 
 def spread_footnote():
-    return (f"{SPREAD_MARK} beyond the LLC, the runs' medians of this cell spread by more "
-            f"than {SPREAD_LIMIT_PCT:g}% (coefficient of variation): each process got its "
-            f"own physical placement of the buffer; more runs (--runs) narrow it down.")
+    return (
+        f"{SPREAD_MARK} beyond the LLC, the runs' medians of this cell spread by more "
+        f"than {SPREAD_LIMIT_PCT:g}% (coefficient of variation): each process got its "
+        f"own physical placement of the buffer; more runs (--runs) narrow it down."
+    )
 
 
 def runs_line(rs):
@@ -160,6 +176,8 @@ def runs_line(rs):
         return ""
     n = min(s["runs"] for s in summaries)
     if n < 2:
-        return ("Cells: medians of one run (one process): the spread between runs is unknown; "
-                "`pagezero report --runs 3` measures it.")
+        return (
+            "Cells: medians of one run (one process): the spread between runs is unknown; "
+            "`pagezero report --runs 3` measures it."
+        )
     return f"Cells: the median of {n} runs' medians, each run a fresh process."

@@ -1,6 +1,7 @@
 """The chunk study of `perf bench mem memset -k`: one large region cleared in
 chunks of 4KB up to the whole region, on the kernel's own mappings: where
 the CPU stops allocating cache lines, compared with the LLC size."""
+
 import os
 import statistics
 
@@ -10,8 +11,18 @@ from ..plot import plot_rates
 from ..stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, find_knee
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import (Section, cells, draw, holding, markdown_table, rate, ratio, run_points,
-                    runs_line, span)
+from .cells import (
+    Section,
+    cells,
+    draw,
+    holding,
+    markdown_table,
+    rate,
+    ratio,
+    run_points,
+    runs_line,
+    span,
+)
 
 __all__ = ["study_chunks", "knee_of", "by_role"]
 
@@ -39,32 +50,46 @@ def knee_of(by_chunk):
     below, above = [x for x in xs if x < knee], [x for x in xs if x >= knee]
     lo = statistics.median(by_chunk[x] for x in below)
     hi = statistics.median(by_chunk[x] for x in above)
-    return {"knee": knee, "below": below, "above": above, "below_rate": lo, "above_rate": hi,
-            "step": hi / lo}
+    return {
+        "knee": knee,
+        "below": below,
+        "above": above,
+        "below_rate": lo,
+        "above_rate": hi,
+        "step": hi / lo,
+    }
 
 
 def _knee_row(kernel, k):
-    return (f"| {kernel} | {span(k['below'][0], k['below'][-1])} | {rate(k['below_rate'])} | "
-            f"{span(k['above'][0], k['above'][-1])} | {rate(k['above_rate'])} | "
-            f"{ratio(k['step'])} |")
+    return (
+        f"| {kernel} | {span(k['below'][0], k['below'][-1])} | {rate(k['below_rate'])} | "
+        f"{span(k['above'][0], k['above'][-1])} | {rate(k['above_rate'])} | "
+        f"{ratio(k['step'])} |"
+    )
 
 
 def _knee_line(kernel, k, by_chunk, llc, region, label):
     xs = sorted(by_chunk)
     if k["step"] < KNEE_CLEAR_STEP:
-        return (f"{kernel}: no clear step in rate with chunk size up to {format_size(xs[-1])} "
-                f"(whole {format_size(region)} region on {label} pages: "
-                f"{rate(by_chunk[xs[-1]])} GB/s).")
-    where = (f"chunks of {span(k['above'][0], k['above'][-1])} clear {ratio(k['step'])} as fast "
-             f"as chunks of {span(k['below'][0], k['below'][-1])} (medians "
-             f"{rate(k['above_rate'])} vs {rate(k['below_rate'])} GB/s), clearing a "
-             f"{format_size(region)} region on {label} pages")
+        return (
+            f"{kernel}: no clear step in rate with chunk size up to {format_size(xs[-1])} "
+            f"(whole {format_size(region)} region on {label} pages: "
+            f"{rate(by_chunk[xs[-1]])} GB/s)."
+        )
+    where = (
+        f"chunks of {span(k['above'][0], k['above'][-1])} clear {ratio(k['step'])} as fast "
+        f"as chunks of {span(k['below'][0], k['below'][-1])} (medians "
+        f"{rate(k['above_rate'])} vs {rate(k['below_rate'])} GB/s), clearing a "
+        f"{format_size(region)} region on {label} pages"
+    )
     knee, last_below = k["knee"], k["below"][-1]
     if llc and llc // 2 <= knee <= 2 * llc and last_below >= llc // 4:
         # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
         # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
-        return (f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
-                f"call here (LLC: {format_size(llc)}): {where}.")
+        return (
+            f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
+            f"call here (LLC: {format_size(llc)}): {where}."
+        )
     return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."
 
 
@@ -75,8 +100,11 @@ def _chunk_of(r):
 def _tabulate(section, rs, size, backing, info):
     llc = llc_bytes(info)
     table = cells(rs, _chunk_of)
-    knees = ["| kernel | chunks below the knee | median GB/s | chunks from the knee | "
-             "median GB/s | step |", "|---|---|---|---|---|---|"]
+    knees = [
+        "| kernel | chunks below the knee | median GB/s | chunks from the knee | "
+        "median GB/s | step |",
+        "|---|---|---|---|---|---|",
+    ]
     for kernel, by_x in sorted(table.items()):
         by_chunk = {x: c["median"] for x, c in by_x.items()}
         k = knee_of(by_chunk)
@@ -84,16 +112,23 @@ def _tabulate(section, rs, size, backing, info):
             knees.append(_knee_row(kernel, k))
             section.summary.append(_knee_line(kernel, k, by_chunk, llc, size, backing.label))
     xs = sorted({x for by_x in table.values() for x in by_x})
-    section.body = [f"One {format_size(size)} region on {backing.label} pages cleared per loop "
-                    f"in chunk-sized calls, as `perf bench mem memset -k CHUNK`. "
-                    f"{runs_line(rs)} GB/s:", ""]
+    section.body = [
+        f"One {format_size(size)} region on {backing.label} pages cleared per loop "
+        f"in chunk-sized calls, as `perf bench mem memset -k CHUNK`. "
+        f"{runs_line(rs)} GB/s:",
+        "",
+    ]
     if backing.note:
         section.body[1:1] = ["", f"Pages: {backing.note}."]
     section.body += markdown_table(table, xs, "chunk", llc)
     if len(knees) > 2:
-        section.body += ["", f"The step in rate (chunks of {format_size(KNEE_MIN_EXTENT)} and "
-                         "up, split where one step fits best; each side's median rate, and "
-                         "their ratio):", ""] + knees
+        section.body += [
+            "",
+            f"The step in rate (chunks of {format_size(KNEE_MIN_EXTENT)} and "
+            "up, split where one step fits best; each side's median rate, and "
+            "their ratio):",
+            "",
+        ] + knees
     section.body += ["", "![rate by chunk](chunks.png)"]
 
 
@@ -102,8 +137,17 @@ def study_chunks(out_dir, cfg, info, functions, progress):
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     chosen = by_role(cfg["chunk_kernels"], functions)
     backing = kernel_backing(size)
-    points = [{"function": f, "size": size, "chunk": c, "loops": cfg["chunk_loops"],
-               **backing.region_args()} for f in chosen for c in chunk_list]
+    points = [
+        {
+            "function": f,
+            "size": size,
+            "chunk": c,
+            "loops": cfg["chunk_loops"],
+            **backing.region_args(),
+        }
+        for f in chosen
+        for c in chunk_list
+    ]
     rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
     section = Section(f"Chunk study ({backing.label} pages)", interrupted=rs.interrupted)
     with holding(section):
@@ -111,7 +155,13 @@ def study_chunks(out_dir, cfg, info, functions, progress):
         if len(rs):
             _tabulate(section, rs, size, backing, info)
     if len(rs):
-        draw(section, plot_rates, rs, os.path.join(out_dir, "chunks"), x=_chunk_of,
-             xlabel="chunk per call",
-             title=f"Clearing {format_size(size)} in chunks ({backing.label} pages)")
+        draw(
+            section,
+            plot_rates,
+            rs,
+            os.path.join(out_dir, "chunks"),
+            x=_chunk_of,
+            xlabel="chunk per call",
+            title=f"Clearing {format_size(size)} in chunks ({backing.label} pages)",
+        )
     return section

@@ -1,5 +1,6 @@
 """Hot against cache-cold clears of one extent per call: the cache state a
 page fault sees is cold, the state perf's repeated loops measure is hot."""
+
 import os
 
 from ..points import summarize_points
@@ -27,8 +28,11 @@ def study_cold(out_dir, cfg, info, functions, progress):
     for e in cfg["cold_extents"]:
         # ~tens of ms per run; tsc: a small clear takes tens of ns.
         loops = max(5, min(20000, (256 * MB) // e)) // cfg["cold_loop_div"] or 5
-        points += [{"size": e, "loops": loops, "clock": "tsc", "cache": c, "function": f}
-                   for f in condition_kernels(functions) for c in ("hot", "cold")]
+        points += [
+            {"size": e, "loops": loops, "clock": "tsc", "cache": c, "function": f}
+            for f in condition_kernels(functions)
+            for c in ("hot", "cold")
+        ]
     rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
     section = Section("Cold vs hot (4KB pages)", interrupted=rs.interrupted)
     with holding(section):
@@ -38,8 +42,10 @@ def study_cold(out_dir, cfg, info, functions, progress):
 
 
 def _tabulate(section, rs, cfg, functions):
-    med = {(first.function, first.params["size"], first.params.get("cache", "hot")): s["median"]
-           for first, s in summarize_points(rs).values()}
+    med = {
+        (first.function, first.params["size"], first.params.get("cache", "hot")): s["median"]
+        for first, s in summarize_points(rs).values()
+    }
     rows = ["| kernel | extent | hot GB/s | cold GB/s | hot/cold |", "|---|---|---|---|---|"]
     quoted = max((x for x in cfg["cold_extents"] if x <= 2 * MB), default=None)
     for f in condition_kernels(functions):
@@ -47,16 +53,21 @@ def _tabulate(section, rs, cfg, functions):
             hot, cold = med.get((f, e, "hot")), med.get((f, e, "cold"))
             if not (hot and cold):
                 continue
-            rows.append(f"| {f} | {format_size(e)} | {rate(hot)} | {rate(cold)} | "
-                        f"{ratio(hot / cold)} |")
+            rows.append(
+                f"| {f} | {format_size(e)} | {rate(hot)} | {rate(cold)} | {ratio(hot / cold)} |"
+            )
             if e == quoted:
                 section.summary.append(
                     f"{f} clears a cache-cold {format_size(e)} extent at {rate(cold)} GB/s, a "
                     f"hot one at {rate(hot)} GB/s: measure with the cache state a page fault "
-                    f"sees (cold), as the 2012 reviewers asked.")
+                    f"sees (cold), as the 2012 reviewers asked."
+                )
     methods = sorted({(r.details or {}).get("cold_method") for r in rs.results} - {None})
-    section.body = ["Each loop clears one extent in one call. Hot: the same buffer every loop, "
-                    "as perf runs. Cold: the extent flushed from every cache "
-                    f"({', '.join(methods) or 'flushed'}, outside the timing) before each call, "
-                    "as a freshly faulted page is. Extents below 64KB take less time than the "
-                    f"clock reads around them and are left out. {runs_line(rs)}", ""] + rows
+    section.body = [
+        "Each loop clears one extent in one call. Hot: the same buffer every loop, "
+        "as perf runs. Cold: the extent flushed from every cache "
+        f"({', '.join(methods) or 'flushed'}, outside the timing) before each call, "
+        "as a freshly faulted page is. Extents below 64KB take less time than the "
+        f"clock reads around them and are left out. {runs_line(rs)}",
+        "",
+    ] + rows

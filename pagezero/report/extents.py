@@ -1,6 +1,7 @@
 """The extents study: every available clear kernel over extents from 4KB to
 beyond the LLC, dense around the cache sizes (which kernel wins where), on
 the kernel's own mappings (2MB pages when this machine gives them)."""
+
 import os
 
 from ..mappings import kernel_backing
@@ -17,8 +18,7 @@ __all__ = ["study_extents", "HOT_QUESTION", "STREAM_QUESTION"]
 # The two questions a "fastest" answers: they have different answers, since
 # the stores that skip the caches lose while the buffer fits in them.
 HOT_QUESTION = "reusing a buffer while it is hot (in cache)"
-STREAM_QUESTION = ("streaming through a region larger than the LLC, as the kernel clears "
-                   "fresh pages")
+STREAM_QUESTION = "streaming through a region larger than the LLC, as the kernel clears fresh pages"
 
 
 def _loops(size):
@@ -30,8 +30,9 @@ def extent_points(extents, functions, region_args):
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
-        points.append({"size": size, "chunk": e if e < size else 0, "loops": _loops(size),
-                       **region_args})
+        points.append(
+            {"size": size, "chunk": e if e < size else 0, "loops": _loops(size), **region_args}
+        )
     return [dict(p, function=f) for p in points for f in functions]
 
 
@@ -39,8 +40,10 @@ def fastest_lines(table, xs, llc):
     """The summary's "fastest" sentences: one per range of extents with its
     kernel, each naming its question, quoting the table's cells at both ends."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
-    groups = [(HOT_QUESTION, [x for x in xs if not llc or x <= llc]),
-              (STREAM_QUESTION, [x for x in xs if llc and x > llc])]
+    groups = [
+        (HOT_QUESTION, [x for x in xs if not llc or x <= llc]),
+        (STREAM_QUESTION, [x for x in xs if llc and x > llc]),
+    ]
     lines = []
     for question, group in groups:
         if not group:
@@ -50,8 +53,10 @@ def fastest_lines(table, xs, llc):
             ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
             if hi != lo:
                 ends += f", {rate(rates[k][hi])} GB/s at {format_size(hi)}"
-            lines.append(f"{question[0].upper()}{question[1:]}, extents of {span(lo, hi)}: "
-                         f"{k} clears fastest, or within {TIE:.0%} of the fastest ({ends}).")
+            lines.append(
+                f"{question[0].upper()}{question[1:]}, extents of {span(lo, hi)}: "
+                f"{k} clears fastest, or within {TIE:.0%} of the fastest ({ends})."
+            )
     return lines
 
 
@@ -60,12 +65,15 @@ def _tabulate(section, rs, backing, info):
     table = cells(rs, extent_of)
     xs = sorted({x for by_x in table.values() for x in by_x})
     section.summary = fastest_lines(table, xs, llc)
-    section.body = [f"Each kernel clears an extent in one call, repeatedly, on {backing.label} "
-                    f"pages (the kernel clears through its direct map's huge pages); extents "
-                    f"under {format_size(SMALL_REGION)} are cleared in extent-sized calls over a "
-                    f"{format_size(SMALL_REGION)} region so the timing clock does not count. "
-                    f"Up to the LLC the buffer is hot; beyond it, each loop streams through "
-                    f"memory. {runs_line(rs)} GB/s:", ""]
+    section.body = [
+        f"Each kernel clears an extent in one call, repeatedly, on {backing.label} "
+        f"pages (the kernel clears through its direct map's huge pages); extents "
+        f"under {format_size(SMALL_REGION)} are cleared in extent-sized calls over a "
+        f"{format_size(SMALL_REGION)} region so the timing clock does not count. "
+        f"Up to the LLC the buffer is hot; beyond it, each loop streams through "
+        f"memory. {runs_line(rs)} GB/s:",
+        "",
+    ]
     if backing.note:
         section.body[1:1] = ["", f"Pages: {backing.note}."]
     section.body += markdown_table(table, xs, "extent", llc)
@@ -75,14 +83,24 @@ def _tabulate(section, rs, backing, info):
 def study_extents(out_dir, cfg, info, functions, progress):
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
-    rs = run_points("memset", extent_points(extents, functions, backing.region_args()),
-                    cfg["runs"], cfg["warmup"], progress)
+    rs = run_points(
+        "memset",
+        extent_points(extents, functions, backing.region_args()),
+        cfg["runs"],
+        cfg["warmup"],
+        progress,
+    )
     section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
     with holding(section):
         rs.save(os.path.join(out_dir, "extents.json"))
         if len(rs):
             _tabulate(section, rs, backing, info)
     if len(rs):
-        draw(section, plot_rates, rs, os.path.join(out_dir, "extents"),
-             title=f"Clearing rate by extent (memset, each kernel, {backing.label} pages)")
+        draw(
+            section,
+            plot_rates,
+            rs,
+            os.path.join(out_dir, "extents"),
+            title=f"Clearing rate by extent (memset, each kernel, {backing.label} pages)",
+        )
     return section

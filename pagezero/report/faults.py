@@ -1,6 +1,7 @@
 """`pagezero mem mmap` per page size: demand and populate faults, the
 kernel's own clearing, and the headroom between them and user space's best
 clear of the same extents."""
+
 import os
 
 from .. import fault
@@ -9,8 +10,7 @@ from ..interrupt import as_interrupted
 from ..plot import plot_bars
 from ..points import summarize_points
 from ..units import format_size, parse_size
-from .cells import (Section, draw, failure_text, holding, rate, ratio, run_points,
-                    runs_line)
+from .cells import Section, draw, failure_text, holding, rate, ratio, run_points, runs_line
 
 __all__ = ["study_faults", "FAULT_PAGES"]
 
@@ -39,25 +39,44 @@ def _points(cfg, reserve, notes):
             except MappingError as e:
                 notes.append(f"{page} pages not measured: {e.strerror}")
                 continue
-        points += [{"size": sizes[page], "page": page, "thp": thp, "loops": loops, "function": f,
-                    "reserve": reserve} for f in ("demand", "populate")]
+        points += [
+            {
+                "size": sizes[page],
+                "page": page,
+                "thp": thp,
+                "loops": loops,
+                "function": f,
+                "reserve": reserve,
+            }
+            for f in ("demand", "populate")
+        ]
     return points, sizes
 
 
 def _headroom(section, sizes, cfg, functions, reserve, skipped):
     """The headroom table, measured right after the faults; its figures are
     the ones the summary quotes."""
-    section.body += ["", "Headroom: demand faults beside the fastest user-space clear of the "
-                     "same extents (page-sized calls over a region of the same page size), "
-                     "measured right after, one run:", "",
-                     "| page | faults GB/s | best clear GB/s | kernel | headroom |",
-                     "|---|---|---|---|---|"]
+    section.body += [
+        "",
+        "Headroom: demand faults beside the fastest user-space clear of the "
+        "same extents (page-sized calls over a region of the same page size), "
+        "measured right after, one run:",
+        "",
+        "| page | faults GB/s | best clear GB/s | kernel | headroom |",
+        "|---|---|---|---|---|",
+    ]
     for page, thp in FAULT_PAGES:
         if thp or page in skipped:
             continue
         try:
-            h = fault.headroom(sizes[page], page, "demand", cfg["fault_loops"], reserve=reserve,
-                               clear_kernels=functions)
+            h = fault.headroom(
+                sizes[page],
+                page,
+                "demand",
+                cfg["fault_loops"],
+                reserve=reserve,
+                clear_kernels=functions,
+            )
         except KeyboardInterrupt as e:
             section.interrupted = as_interrupted(e).signame
             return
@@ -68,12 +87,14 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
         with holding(section):
-            section.body.append(f"| {page} | {fault_rate} | {best} | {h.best.function} | "
-                                f"{ratio(h.ratio)} |")
+            section.body.append(
+                f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} |"
+            )
             section.summary.append(
                 f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
                 f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
-                f"headroom for the kernel's fault path (headroom table).")
+                f"headroom for the kernel's fault path (headroom table)."
+            )
         if section.interrupted:
             return
 
@@ -81,13 +102,21 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
 def _tabulate(section, rs):
     rows = ["| page | workload | region | GB/s |", "|---|---|---|---|"]
     for first, s in summarize_points(rs).values():
-        rows.append(f"| {_fault_page(first)} | {first.function} | "
-                    f"{format_size(first.params['size'])} | {rate(s['median'])} |")
-    section.body = ["Each loop maps the region and touches every page (demand) or maps it "
-                    "populated (populate): the kernel zeroes every page it hands out, so this "
-                    "is its clearing rate plus the fault path's cost, as "
-                    f"`perf bench mem mmap`. {runs_line(rs)}", ""] + rows + \
-                   ["", "![fault rates](faults.png)"]
+        rows.append(
+            f"| {_fault_page(first)} | {first.function} | "
+            f"{format_size(first.params['size'])} | {rate(s['median'])} |"
+        )
+    section.body = (
+        [
+            "Each loop maps the region and touches every page (demand) or maps it "
+            "populated (populate): the kernel zeroes every page it hands out, so this "
+            "is its clearing rate plus the fault path's cost, as "
+            f"`perf bench mem mmap`. {runs_line(rs)}",
+            "",
+        ]
+        + rows
+        + ["", "![fault rates](faults.png)"]
+    )
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):
@@ -100,8 +129,14 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
         if len(rs):
             _tabulate(section, rs)
     if len(rs):
-        draw(section, plot_bars, rs, os.path.join(out_dir, "faults"), label=_fault_label,
-             title="Fault rate by page size and workload")
+        draw(
+            section,
+            plot_bars,
+            rs,
+            os.path.join(out_dir, "faults"),
+            label=_fault_label,
+            title="Fault rate by page size and workload",
+        )
     if not section.interrupted:
         skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
         _headroom(section, sizes, cfg, functions, reserve, skipped)

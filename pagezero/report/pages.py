@@ -6,14 +6,25 @@ clear_pages() pays almost none of the TLB misses a user-space buffer on 4KB
 pages pays once it outgrows the L2 TLB's reach (measured on a Zen 4 VM,
 clearing 1GB: rep stosb 53-62 GB/s on 4KB pages against 76 GB/s on THP).
 """
+
 import os
 
 from ..kernels import clear_pages_kernel
 from ..mappings import Backing, kernel_backing
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import (Section, cell_text, cells, holding, marked, rate, ratio, run_points, runs_line,
-                    spread_footnote)
+from .cells import (
+    Section,
+    cell_text,
+    cells,
+    holding,
+    marked,
+    rate,
+    ratio,
+    run_points,
+    runs_line,
+    spread_footnote,
+)
 
 __all__ = ["study_pages"]
 
@@ -23,19 +34,24 @@ def _tabulate(section, rs, size, small, huge, info):
     table = cells(rs, lambda r: label_of.get((r.params["page"], r.params.get("thp"))))
     llc = llc_bytes(info)
     small_l, huge_l = small.label, huge.label
-    rows = [f"| kernel | {small_l} GB/s | {huge_l} GB/s | {huge_l} / {small_l} |",
-            "|---|---|---|---|"]
+    rows = [
+        f"| kernel | {small_l} GB/s | {huge_l} GB/s | {huge_l} / {small_l} |",
+        "|---|---|---|---|",
+    ]
     for f in sorted(table):
         a, b = table[f].get(small_l), table[f].get(huge_l)
         change = ratio(b["median"] / a["median"]) if a and b else "-"
         rows.append(f"| {f} | {cell_text(a, llc)} | {cell_text(b, llc)} | {change} |")
     if any(marked(c, llc) for by in table.values() for c in by.values()):
         rows += ["", spread_footnote()]
-    section.body = [f"Each kernel clears one {format_size(size)} region per loop in one call, "
-                    f"on 4KB pages (THP refused) and on {huge_l} pages, alternated in one "
-                    f"sweep: the difference is the TLB misses of 4KB pages, which "
-                    f"clear_pages() does not pay through the kernel's direct map. "
-                    f"{runs_line(rs)}", ""] + rows
+    section.body = [
+        f"Each kernel clears one {format_size(size)} region per loop in one call, "
+        f"on 4KB pages (THP refused) and on {huge_l} pages, alternated in one "
+        f"sweep: the difference is the TLB misses of 4KB pages, which "
+        f"clear_pages() does not pay through the kernel's direct map. "
+        f"{runs_line(rs)}",
+        "",
+    ] + rows
     if huge.note:
         section.body[1:1] = ["", f"Pages: {huge.note}."]
     kernel = clear_pages_kernel()
@@ -45,20 +61,28 @@ def _tabulate(section, rs, size, small, huge, info):
             f"{kernel} (clear_pages() here) clears a {format_size(size)} region at "
             f"{rate(a['median'])} GB/s on 4KB pages and {rate(b['median'])} GB/s on {huge_l} "
             f"pages ({ratio(b['median'] / a['median'])}): the share of TLB misses the kernel's "
-            f"direct map does not pay.")
+            f"direct map does not pay."
+        )
 
 
 def study_pages(out_dir, cfg, info, functions, progress):
     size, loops = cfg["page_size"], cfg["page_loops"]
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":
-        return Section("Page size: 4KB against 2MB",
-                       [f"Not measured: this machine gives no 2MB pages now ({huge.note})."])
-    points = [{"function": f, "size": size, "loops": loops, **b.region_args()}
-              for b in (small, huge) for f in functions]
+        return Section(
+            "Page size: 4KB against 2MB",
+            [f"Not measured: this machine gives no 2MB pages now ({huge.note})."],
+        )
+    points = [
+        {"function": f, "size": size, "loops": loops, **b.region_args()}
+        for b in (small, huge)
+        for f in functions
+    ]
     rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section(f"Page size: {format_size(size)} on 4KB and on {huge.label} pages",
-                      interrupted=rs.interrupted)
+    section = Section(
+        f"Page size: {format_size(size)} on 4KB and on {huge.label} pages",
+        interrupted=rs.interrupted,
+    )
     with holding(section):
         rs.save(os.path.join(out_dir, "pages.json"))
         if len(rs):

@@ -1,5 +1,6 @@
 """Several CPUs clearing one region together: 1..N threads, each pinned to
 its own CPU, clearing disjoint parts of it."""
+
 import os
 
 from ..bench import scaling
@@ -22,8 +23,13 @@ def study_threads(out_dir, cfg, info, functions, progress):
     with holding(section):
         rs.save(os.path.join(out_dir, "threads.json"))
         _tabulate(section, rs, f, cfg["thread_size"])
-    draw(section, plot_scaling, rs, os.path.join(out_dir, "threads"),
-         title=f"{f} clearing {format_size(cfg['thread_size'])} with several CPUs")
+    draw(
+        section,
+        plot_scaling,
+        rs,
+        os.path.join(out_dir, "threads"),
+        title=f"{f} clearing {format_size(cfg['thread_size'])} with several CPUs",
+    )
     return section
 
 
@@ -31,16 +37,25 @@ def _tabulate(section, rs, f, size):
     one = rs.results[0].bytes_per_sec
     rows = ["| threads | aggregate GB/s | vs one thread |", "|---|---|---|"]
     for r in rs.results:
-        rows.append(f"| {r.params.get('threads', 1)} | {rate(r.bytes_per_sec)} | "
-                    f"{ratio(r.bytes_per_sec / one)} |")
-    section.body = [
-        f"Threads pinned to distinct CPUs, started behind a barrier, clear disjoint parts of "
-        f"one {format_size(size)} region with {f}: the way a parallel gigantic-page clear or "
-        f"a pre-zeroing daemon would. One run (one process): total bytes over total time of "
-        f"its loops.", ""] + rows + ["", "![scaling](threads.png)"]
+        rows.append(
+            f"| {r.params.get('threads', 1)} | {rate(r.bytes_per_sec)} | "
+            f"{ratio(r.bytes_per_sec / one)} |"
+        )
+    section.body = (
+        [
+            f"Threads pinned to distinct CPUs, started behind a barrier, clear disjoint parts of "
+            f"one {format_size(size)} region with {f}: the way a parallel gigantic-page clear or "
+            f"a pre-zeroing daemon would. One run (one process): total bytes over total time of "
+            f"its loops.",
+            "",
+        ]
+        + rows
+        + ["", "![scaling](threads.png)"]
+    )
     last = rs.results[-1]
     if len(rs) > 1:
         section.summary.append(
             f"{last.params.get('threads', 1)} CPUs clearing one {format_size(size)} region "
             f"together reach {rate(last.bytes_per_sec)} GB/s, {ratio(last.bytes_per_sec / one)} "
-            f"one CPU's {rate(one)} GB/s.")
+            f"one CPU's {rate(one)} GB/s."
+        )

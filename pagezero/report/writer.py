@@ -1,5 +1,6 @@
 """report.md: the header, the summary, the machine, each study's section,
 the studies that failed or were not run, and the files."""
+
 import datetime
 import os
 
@@ -12,21 +13,26 @@ __all__ = ["write_markdown"]
 
 def _runs_words(runs, scale):
     if runs > 1:
-        return (f"{runs} runs per point, each a fresh process; a cell is the median of the "
-                f"runs' medians")
-    return (f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
-            f"`pagezero report --runs 3` measures it")
+        return (
+            f"{runs} runs per point, each a fresh process; a cell is the median of the "
+            f"runs' medians"
+        )
+    return (
+        f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
+        f"`pagezero report --runs 3` measures it"
+    )
 
 
 def _status_lines(run):
     lines = []
     failed = [s for s in run.sections if s.failed]
     for s in failed:
-        lines.append(f"**The study \"{s.title}\" failed: {s.failed}. The other studies are "
-                     f"kept.**")
+        lines.append(f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**')
     if run.interrupted:
-        lines.append(f"**Interrupted by {run.interrupted}: this report covers only what was "
-                     f"measured before it.**")
+        lines.append(
+            f"**Interrupted by {run.interrupted}: this report covers only what was "
+            f"measured before it.**"
+        )
     if run.not_run:
         lines.append(f"Not run: {', '.join(run.not_run)}.")
     return [x for line in lines for x in ("", line)]
@@ -41,10 +47,12 @@ def write_markdown(run, info, scale, elapsed, load):
 
 def _write(run, info, scale, elapsed, load):
     md = [f"# pagezero report: {info['cpu_model']}", ""]
-    md.append(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
-              f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
-              f"(on {info['cpus_online']} CPUs); {_runs_words(run.runs, scale)}. "
-              f"Rates in GB/s (10^9 bytes/s).")
+    md.append(
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
+        f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
+        f"(on {info['cpus_online']} CPUs); {_runs_words(run.runs, scale)}. "
+        f"Rates in GB/s (10^9 bytes/s)."
+    )
     md += _status_lines(run)
     md += ["", "## Summary", ""] + [f"- {line}" for s in run.sections for line in s.summary]
     md += ["", "## Machine", "", "```"] + summary(info) + ["```"]

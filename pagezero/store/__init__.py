@@ -16,6 +16,7 @@ XDG_DATA_HOME is unset, as the XDG Base Directory Specification says).
 - The schema is versioned (schema.py): older stores are migrated forward on
   opening, stores of a newer pagezero are refused, foreign SQLite files too.
 """
+
 import contextlib
 import datetime
 import os
@@ -89,8 +90,9 @@ class Store:
             raise StoreError(f"{self.path}: a folder, not a store file")
         exists = os.path.exists(self.path)
         if not exists and not create:
-            raise StoreError(f"{self.path}: no store there yet (pagezero store add FILE "
-                             f"creates it)")
+            raise StoreError(
+                f"{self.path}: no store there yet (pagezero store add FILE creates it)"
+            )
         if not exists:
             try:
                 os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
@@ -99,8 +101,7 @@ class Store:
         self.read_only = exists and not _writable(self.path)
         try:
             with self._errors():
-                self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S,
-                                          isolation_level=None)
+                self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
                 self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self._open_schema()
@@ -111,13 +112,17 @@ class Store:
     # Opening ----------------------------------------------------------
 
     def _version(self):
-        tables = {name for (name,) in
-                  self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {
+            name
+            for (name,) in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         if not tables:
             return None
         if VERSION_TABLE not in tables:
-            raise StoreError(f"{self.path}: a SQLite database, but not a pagezero store "
-                             f"(no {VERSION_TABLE} table); choose another --store")
+            raise StoreError(
+                f"{self.path}: a SQLite database, but not a pagezero store "
+                f"(no {VERSION_TABLE} table); choose another --store"
+            )
         row = self.db.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
         if row is None or not isinstance(row[0], int):
             raise StoreError(f"{self.path}: a pagezero store without a valid schema version")
@@ -126,9 +131,11 @@ class Store:
     def _open_schema(self):
         version = self._version()
         if version is not None and version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: store schema version {version} is newer than this "
-                             f"pagezero's ({SCHEMA_VERSION}): it was written by a newer "
-                             f"pagezero; upgrade pagezero or use another --store")
+            raise StoreError(
+                f"{self.path}: store schema version {version} is newer than this "
+                f"pagezero's ({SCHEMA_VERSION}): it was written by a newer "
+                f"pagezero; upgrade pagezero or use another --store"
+            )
         if version == SCHEMA_VERSION:
             return
         self.require_writable("migrate" if version else "create")
@@ -162,8 +169,9 @@ class Store:
             if "readonly" in text:
                 raise StoreError(f"{self.path}: the store is read-only") from None
             if "locked" in text or "busy" in text:
-                raise StoreError(f"{self.path}: busy: another process held the store for "
-                                 f"{BUSY_TIMEOUT_S} s") from None
+                raise StoreError(
+                    f"{self.path}: busy: another process held the store for {BUSY_TIMEOUT_S} s"
+                ) from None
             raise StoreError(f"{self.path}: {text}") from None
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a pagezero store ({e})") from None
@@ -246,8 +254,9 @@ class Store:
         outcomes, added_at = [], _now()
         with self._errors(), self._transaction():
             for record in records:
-                row = self.db.execute("SELECT id FROM result_sets WHERE content_hash = ?",
-                                      (record.content_hash,)).fetchone()
+                row = self.db.execute(
+                    "SELECT id FROM result_sets WHERE content_hash = ?", (record.content_hash,)
+                ).fetchone()
                 if row:
                     outcomes.append((record.path, "already stored", row[0]))
                     continue
@@ -278,10 +287,12 @@ class Store:
             "SELECT s.id, s.measured_at, s.machine_name, s.hostname, s.kernel_release, "
             "s.benchmarks, s.pagezero_version, s.interrupted, s.source, "
             "(SELECT COUNT(*) FROM points p WHERE p.set_id = s.id) AS points "
-            "FROM result_sets s ORDER BY s.measured_at, s.id")
+            "FROM result_sets s ORDER BY s.measured_at, s.id"
+        )
 
-    def history(self, machine=None, kernel=None, benchmark=None, function=None, size=None,
-                page=None):
+    def history(
+        self, machine=None, kernel=None, benchmark=None, function=None, size=None, page=None
+    ):
         """Every stored point matching the filters, with its result set.
 
         Parameters
@@ -314,8 +325,11 @@ class Store:
         if machine:
             where.append("(s.machine_name = ? OR s.hostname = ?)")
             args += [machine, machine]
-        for column, value in (("s.kernel_release", kernel), ("p.benchmark", benchmark),
-                              ("p.function", function)):
+        for column, value in (
+            ("s.kernel_release", kernel),
+            ("p.benchmark", benchmark),
+            ("p.function", function),
+        ):
             if value:
                 where.append(f"{column} = ?")
                 args.append(value)
@@ -330,7 +344,9 @@ class Store:
             "s.pagezero_version, p.label, p.unit, p.median, p.spread_pct, p.runs, p.spread_of "
             "FROM points p JOIN result_sets s ON s.id = p.set_id"
             + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY p.label, s.measured_at, s.id", args)
+            + " ORDER BY p.label, s.measured_at, s.id",
+            args,
+        )
 
     def export(self):
         """Every point of every result set, with the set's metadata: a flat table.
@@ -345,7 +361,8 @@ class Store:
             "s.kernel_release, s.pagezero_version, s.content_hash, p.benchmark, p.function, "
             "p.size, p.page, p.label, p.params, p.unit, p.median, p.spread_pct, p.runs, "
             "p.spread_of FROM points p JOIN result_sets s ON s.id = p.set_id "
-            "ORDER BY s.measured_at, s.id, p.label")
+            "ORDER BY s.measured_at, s.id, p.label"
+        )
 
     def documents(self):
         """Every stored result set as the JSON document it was added as.
@@ -356,8 +373,9 @@ class Store:
             ``(set id, document text)``, oldest first.
         """
         with self._errors():
-            return self.db.execute("SELECT id, document FROM result_sets "
-                                   "ORDER BY measured_at, id").fetchall()
+            return self.db.execute(
+                "SELECT id, document FROM result_sets ORDER BY measured_at, id"
+            ).fetchall()
 
     def close(self):
         """Close the database; calling it again does nothing."""
@@ -404,8 +422,9 @@ def read_records(paths):
 def _insert_row(db, table, row):
     columns = ", ".join(row)
     marks = ", ".join("?" for _ in row)
-    return db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
-                      list(row.values())).lastrowid
+    return db.execute(
+        f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values())
+    ).lastrowid
 
 
 def _insert_points(db, set_id, rows):

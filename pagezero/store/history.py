@@ -1,4 +1,5 @@
 """A point's history across result sets: as text, and as a plot of medians over time."""
+
 import datetime
 
 __all__ = ["format_value", "format_spread", "format_history", "plot_history"]
@@ -71,10 +72,18 @@ def format_history(rows):
         if lines:
             lines.append("")
         lines.append(label)
-        body = [[r["measured_at"].replace("+00:00", "Z"), r["machine_name"],
-                 r["kernel_release"] or "?", r["pagezero_version"] or "?",
-                 format_value(r["median"], r["unit"]), format_spread(r), f"#{r['set_id']}"]
-                for r in group]
+        body = [
+            [
+                r["measured_at"].replace("+00:00", "Z"),
+                r["machine_name"],
+                r["kernel_release"] or "?",
+                r["pagezero_version"] or "?",
+                format_value(r["median"], r["unit"]),
+                format_spread(r),
+                f"#{r['set_id']}",
+            ]
+            for r in group
+        ]
         header = ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread", "set"]
         lines += ["  " + line for line in _table(header, body)]
     return lines
@@ -108,8 +117,10 @@ def plot_history(rows, stem):
     for row in rows:
         series.setdefault((row["label"], row["machine_name"]), []).append(row)
     if len(series) > MAX_SERIES:
-        raise ValueError(f"{len(series)} points and machines match; a plot shows at most "
-                         f"{MAX_SERIES}: narrow the filters (--function, --size, --page, ...)")
+        raise ValueError(
+            f"{len(series)} points and machines match; a plot shows at most "
+            f"{MAX_SERIES}: narrow the filters (--function, --size, --page, ...)"
+        )
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 5))
     unit = rows[0]["unit"]
@@ -118,13 +129,14 @@ def plot_history(rows, stem):
         when = [datetime.datetime.fromisoformat(r["measured_at"]) for r in group]
         medians = [r["median"] / scale for r in group]
         errors = [m * r["spread_pct"] / 100 for m, r in zip(medians, group)]
-        ax.errorbar(when, medians, yerr=errors, marker="o", capsize=3,
-                    label=f"{machine}: {label}")
+        ax.errorbar(when, medians, yerr=errors, marker="o", capsize=3, label=f"{machine}: {label}")
     ax.set_ylabel("median rate (GB/s, 10^9 bytes/s)" if unit == "bytes/sec" else unit)
     ax.set_xlabel("measured (UTC)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title("History of stored points; error bars: spread between runs "
-                 "(one run: between its loops)", fontsize=10)
+    ax.set_title(
+        "History of stored points; error bars: spread between runs (one run: between its loops)",
+        fontsize=10,
+    )
     fig.autofmt_xdate()
     return _save(fig, stem)

@@ -4,6 +4,7 @@ A result set is identified by its content: the SHA-256 of its document in a
 canonical JSON form (keys sorted, no whitespace), so the same file added twice,
 or a copy of it, is recorded once, whatever its name or modification time.
 """
+
 import datetime
 import hashlib
 import json
@@ -47,8 +48,9 @@ def _interrupted(doc):
 
 
 def _utc(timestamp):
-    return datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc) \
-        .isoformat(timespec="seconds")
+    return datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc).isoformat(
+        timespec="seconds"
+    )
 
 
 class Record:
@@ -97,14 +99,20 @@ class Record:
             Column name to value.
         """
         m = self.result_set.machine
-        return {"content_hash": self.content_hash, "machine_name": machine_name(m),
-                "hostname": m.get("hostname"), "cpu_model": m.get("cpu_model"),
-                "kernel_release": m.get("kernel_release"),
-                "benchmarks": ",".join(self.result_set.benchmarks),
-                "measured_at": self.measured_at, "source": os.path.abspath(self.path),
-                "added_at": added_at, "document": self.document,
-                "pagezero_version": _pagezero_version(self.doc),
-                "interrupted": _interrupted(self.doc)}
+        return {
+            "content_hash": self.content_hash,
+            "machine_name": machine_name(m),
+            "hostname": m.get("hostname"),
+            "cpu_model": m.get("cpu_model"),
+            "kernel_release": m.get("kernel_release"),
+            "benchmarks": ",".join(self.result_set.benchmarks),
+            "measured_at": self.measured_at,
+            "source": os.path.abspath(self.path),
+            "added_at": added_at,
+            "document": self.document,
+            "pagezero_version": _pagezero_version(self.doc),
+            "interrupted": _interrupted(self.doc),
+        }
 
 
 def read_record(path):
@@ -165,13 +173,21 @@ def point_rows(result_set):
     rows = []
     for first, summary in summarize_points(result_set).values():
         page = first.params.get("page")
-        rows.append({"benchmark": first.benchmark, "function": first.function,
-                     "size": _size(first.params), "page": None if page is None else str(page),
-                     "label": first.label(),
-                     "params": json.dumps(dict(first.params), sort_keys=True),
-                     "unit": summary["unit"], "median": summary["median"],
-                     "spread_pct": summary["spread_pct"], "runs": summary["runs"],
-                     "spread_of": summary["spread_of"]})
+        rows.append(
+            {
+                "benchmark": first.benchmark,
+                "function": first.function,
+                "size": _size(first.params),
+                "page": None if page is None else str(page),
+                "label": first.label(),
+                "params": json.dumps(dict(first.params), sort_keys=True),
+                "unit": summary["unit"],
+                "median": summary["median"],
+                "spread_pct": summary["spread_pct"],
+                "runs": summary["runs"],
+                "spread_of": summary["spread_of"],
+            }
+        )
     return rows
 
 

@@ -71,8 +71,10 @@ int main(void)
 		if (r > rate)
 			rate = r;
 	}
-	snprintf(what, sizeof(what), "counted %.0f ticks/s against CLOCK_MONOTONIC_RAW, "
-		 "within 2%% of %.0f Hz", rate, hz);
+	snprintf(what, sizeof(what),
+		 "counted %.0f ticks/s against CLOCK_MONOTONIC_RAW, "
+		 "within 2%% of %.0f Hz",
+		 rate, hz);
 	check(hz > 0.0 && fabs(rate / hz - 1.0) < 0.02, what);
 
 	pz_clock_close(&tsc);

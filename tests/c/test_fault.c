@@ -24,16 +24,16 @@
 
 static unsigned long n_passed, n_failed;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (cond) {                                                     \
-			n_passed++;                                             \
-		} else {                                                        \
-			n_failed++;                                             \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);             \
-			printf(__VA_ARGS__);                                    \
-			printf("\n");                                           \
-		}                                                               \
+#define CHECK(cond, ...)                                            \
+	do {                                                        \
+		if (cond) {                                         \
+			n_passed++;                                 \
+		} else {                                            \
+			n_failed++;                                 \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+			printf(__VA_ARGS__);                        \
+			printf("\n");                               \
+		}                                                   \
 	} while (0)
 
 #define MB (1u << 20)
@@ -92,8 +92,8 @@ static void test_once(void)
 			      "%s seed %u: %zu bytes written", pz_fault_name(w), p.seed, n);
 			CHECK(bad == 0, "%s: %zu pages with a wrong byte", pz_fault_name(w), bad);
 			CHECK(pg.rss == p.size && pg.anon_huge == 0 && pg.hugetlb == 0,
-			      "%s: rss %llu thp %llu", pz_fault_name(w),
-			      (unsigned long long)pg.rss, (unsigned long long)pg.anon_huge);
+			      "%s: rss %llu thp %llu", pz_fault_name(w), (unsigned long long)pg.rss,
+			      (unsigned long long)pg.anon_huge);
 			CHECK(pg.kernel_page == 4096, "kernel page %llu",
 			      (unsigned long long)pg.kernel_page);
 			pz_region_unmap(&r);
@@ -114,7 +114,9 @@ static void test_runs(void)
 			struct pz_smaps_pages pages[2];
 			size_t nlat = pz_fault_lat_count(&p);
 			uint64_t *lat = nlat ? calloc(nlat, sizeof(*lat)) : NULL;
-			struct pz_fault_out out = { .wall = wall, .thread = thread, .pages = pages, .lat = lat };
+			struct pz_fault_out out = {
+				.wall = wall, .thread = thread, .pages = pages, .lat = lat
+			};
 			int ret = pz_fault_run(&p, &clock, &out);
 
 			CHECK(ret == 0, "%s x%u: %d", pz_fault_name(w), threads, ret);
@@ -123,7 +125,7 @@ static void test_runs(void)
 				      (unsigned long long)pages[l].rss);
 				for (unsigned t = 0; t < threads; t++)
 					CHECK(thread[l * threads + t] > 0 &&
-					      thread[l * threads + t] <= wall[l],
+						      thread[l * threads + t] <= wall[l],
 					      "thread %u of loop %u outside the wall time", t, l);
 			}
 			CHECK(nlat == (lat_unit ? 2 * threads * 32u : 0), "nlat %zu", nlat);
@@ -138,7 +140,7 @@ static void test_runs(void)
 static int overcommit_mode(void)
 {
 	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "re");
-	int mode = 1;   /* unknown: assume the dangerous one */
+	int mode = 1; /* unknown: assume the dangerous one */
 
 	if (f) {
 		if (fscanf(f, "%d", &mode) != 1)
@@ -158,20 +160,20 @@ static void test_errors(void)
 	struct pz_region r;
 
 	pz_clock_open(&clock, PZ_CLOCK_NS);
-#define EXPECT_EINVAL(field, value)                                              \
-	do {                                                                    \
-		p = ok;                                                         \
-		p.field = value;                                                \
+#define EXPECT_EINVAL(field, value)                                                    \
+	do {                                                                           \
+		p = ok;                                                                \
+		p.field = value;                                                       \
 		CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, #field " = " #value); \
-		CHECK(pz_fault_once(&p, &r, pages) == -EINVAL && !r.addr,       \
-		      "once: " #field " = " #value);                            \
+		CHECK(pz_fault_once(&p, &r, pages) == -EINVAL && !r.addr,              \
+		      "once: " #field " = " #value);                                   \
 	} while (0)
 	EXPECT_EINVAL(workload, PZ_FAULT_COUNT);
 	EXPECT_EINVAL(size, 0);
 	EXPECT_EINVAL(size, MB + 1);
 	EXPECT_EINVAL(page_shift, 13);
 	EXPECT_EINVAL(lat_unit, 1000);
-	EXPECT_EINVAL(lat_unit, 3 * 4096);      /* does not divide 1MB */
+	EXPECT_EINVAL(lat_unit, 3 * 4096); /* does not divide 1MB */
 	p = ok;
 	p.threads = 0;
 	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, "threads = 0");
@@ -280,7 +282,8 @@ static void test_stop(void)
 		pz_stop_request(SIGINT);
 		ret = pz_fault_run(&p, &clock, &out);
 		CHECK(ret == -EINTR && out.loops_done == 0,
-		      "threads %u: a stop before the run: %d, %u loops", threads, ret, out.loops_done);
+		      "threads %u: a stop before the run: %d, %u loops", threads, ret,
+		      out.loops_done);
 		pz_stop_clear();
 
 		CHECK(pthread_create(&tid, NULL, stop_later, NULL) == 0, "stop thread");

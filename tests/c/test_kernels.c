@@ -40,12 +40,12 @@ static const size_t class_size[] = { 4096, 16384, 73728, 139264, 270336 };
 struct rclass {
 	struct pz_region dst;
 	struct pz_region src;
-	uint8_t *pristine;      /* what src holds; src must never change */
+	uint8_t *pristine; /* what src holds; src must never change */
 };
 
 static struct rclass cls[NCLASS];
-static uint8_t *canary_ref;     /* CANARY bytes, as long as the largest region */
-static uint8_t *value_ref;      /* the current fill byte, same length */
+static uint8_t *canary_ref; /* CANARY bytes, as long as the largest region */
+static uint8_t *value_ref;  /* the current fill byte, same length */
 static size_t max_region;
 
 static unsigned long n_passed, n_failed;
@@ -98,10 +98,13 @@ static void describe_fault_addr(uintptr_t a, char *buf, size_t n)
 			uintptr_t lo = (uintptr_t)rs[j]->addr, hi = lo + rs[j]->size;
 
 			if (a >= lo - 65536 && a < lo)
-				snprintf(buf, n, "%zu bytes below the %s region of size %zu (lower guard)",
+				snprintf(buf, n,
+					 "%zu bytes below the %s region of size %zu (lower guard)",
 					 (size_t)(lo - a), nm[j], rs[j]->size);
 			else if (a >= hi && a < hi + 65536)
-				snprintf(buf, n, "%zu bytes past the end of the %s region of size %zu (upper guard)",
+				snprintf(buf, n,
+					 "%zu bytes past the end of the %s region of size %zu "
+					 "(upper guard)",
 					 (size_t)(a - hi), nm[j], rs[j]->size);
 			else
 				continue;
@@ -215,8 +218,8 @@ static void test_registry(void)
 		ncopy += k->kind == PZ_KIND_COPY;
 		check(k->description && k->description[0],
 		      "registry: %s %s has an empty description", kind_name(k->kind), k->name);
-		check(k->arch && k->arch[0],
-		      "registry: %s %s has an empty arch", kind_name(k->kind), k->name);
+		check(k->arch && k->arch[0], "registry: %s %s has an empty arch",
+		      kind_name(k->kind), k->name);
 		check(k->kind == PZ_KIND_FILL ? k->fn.fill != NULL : k->fn.copy != NULL,
 		      "registry: %s %s has no function", kind_name(k->kind), k->name);
 		check(k->unit >= 1, "registry: %s %s has unit 0", kind_name(k->kind), k->name);
@@ -225,7 +228,8 @@ static void test_registry(void)
 		check((k->features & ~all_feats) == 0, "registry: %s %s needs unknown feature bits",
 		      kind_name(k->kind), k->name);
 		check((k->flags & ~(PZ_NONTEMPORAL | PZ_ZERO_ONLY)) == 0,
-		      "registry: %s %s has unknown flags 0x%x", kind_name(k->kind), k->name, k->flags);
+		      "registry: %s %s has unknown flags 0x%x", kind_name(k->kind), k->name,
+		      k->flags);
 		check(k->kind == PZ_KIND_FILL || !(k->flags & PZ_ZERO_ONLY),
 		      "registry: copy %s is marked PZ_ZERO_ONLY", k->name);
 
@@ -240,11 +244,12 @@ static void test_registry(void)
 
 		/* find returns this very row */
 		check(pz_kernel_find(k->kind, k->name) == k,
-		      "registry: pz_kernel_find(%s, \"%s\") is not row %zu",
-		      kind_name(k->kind), k->name, i);
+		      "registry: pz_kernel_find(%s, \"%s\") is not row %zu", kind_name(k->kind),
+		      k->name, i);
 		/* the other kind: that kind's row of the same name, or NULL */
 		{
-			enum pz_kernel_kind other = k->kind == PZ_KIND_FILL ? PZ_KIND_COPY : PZ_KIND_FILL;
+			enum pz_kernel_kind other = k->kind == PZ_KIND_FILL ? PZ_KIND_COPY
+									    : PZ_KIND_FILL;
 			const struct pz_kernel *o = pz_kernel_find(other, k->name);
 
 			if (name_exists(other, k->name))
@@ -252,7 +257,8 @@ static void test_registry(void)
 				      "registry: pz_kernel_find(%s, \"%s\") missed the row",
 				      kind_name(other), k->name);
 			else
-				check(o == NULL, "registry: pz_kernel_find(%s, \"%s\") should be NULL",
+				check(o == NULL,
+				      "registry: pz_kernel_find(%s, \"%s\") should be NULL",
 				      kind_name(other), k->name);
 		}
 		/* near misses are not found */
@@ -271,11 +277,11 @@ static void test_registry(void)
 		      k->name, avail);
 		check(!!avail == want,
 		      "registry: %s %s available=%d but its features are %s on this CPU (%s)",
-		      kind_name(k->kind), k->name, avail, want ? "all present" : "missing",
-		      reason);
+		      kind_name(k->kind), k->name, avail, want ? "all present" : "missing", reason);
 		if (!avail)
 			check(reason[0] != '\0' && memchr(reason, '\0', sizeof(reason)),
-			      "registry: %s %s unavailable without a reason", kind_name(k->kind), k->name);
+			      "registry: %s %s unavailable without a reason", kind_name(k->kind),
+			      k->name);
 		memset(small, 'x', sizeof(small));
 		pz_kernel_available(k, small, sizeof(small));
 		check(memchr(small, '\0', sizeof(small)) != NULL,
@@ -319,7 +325,7 @@ static int write_faults(volatile uint8_t *p)
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
 
-		if (fd >= 0) {   /* a sanitizer's SEGV report is expected noise */
+		if (fd >= 0) { /* a sanitizer's SEGV report is expected noise */
 			dup2(fd, 2);
 			dup2(fd, 1);
 		}
@@ -340,13 +346,14 @@ static int map_regions(void)
 	for (i = 0; i < NCLASS; i++) {
 		int err;
 
-		err = pz_region_map(&cls[i].dst, class_size[i], PZ_PAGE_SHIFT_4KB, PZ_THP_OFF, 1, 1);
+		err = pz_region_map(&cls[i].dst, class_size[i], PZ_PAGE_SHIFT_4KB, PZ_THP_OFF, 1,
+				    1);
 		if (err == 0)
 			err = pz_region_map(&cls[i].src, class_size[i], PZ_PAGE_SHIFT_4KB,
 					    PZ_THP_OFF, 1, 1);
 		if (err) {
-			printf("FAIL region: pz_region_map(%zu, guard) = %d (%s)\n",
-			       class_size[i], err, strerror(-err));
+			printf("FAIL region: pz_region_map(%zu, guard) = %d (%s)\n", class_size[i],
+			       err, strerror(-err));
 			n_failed++;
 			return -1;
 		}
@@ -439,7 +446,7 @@ static const char *anchor_name(struct place p)
 
 struct kstate {
 	const struct pz_kernel *k;
-	int c;                  /* fill byte */
+	int c; /* fill byte */
 	unsigned long cases, fails;
 };
 
@@ -451,8 +458,8 @@ static void report_fail(struct kstate *ks, const char *fmt, ...)
 	n_failed++;
 	if (ks->fails > MAX_FAIL_LINES) {
 		if (ks->fails == MAX_FAIL_LINES + 1)
-			printf("FAIL %s %s: further failures not shown\n",
-			       kind_name(ks->k->kind), ks->k->name);
+			printf("FAIL %s %s: further failures not shown\n", kind_name(ks->k->kind),
+			       ks->k->name);
 		return;
 	}
 	printf("FAIL %s %s: ", kind_name(ks->k->kind), ks->k->name);
@@ -493,8 +500,9 @@ static void describe_bad(const uint8_t *region, size_t n, size_t off, size_t len
 		 "first bad byte at region+%zu (dst%+lld) is 0x%02x, expected 0x%02x (%s); "
 		 "%zu bad bytes in region[%zu, %zu]",
 		 first, (long long)first - (long long)off, got, exp,
-		 (first >= off && first < off + len) ? "inside the buffer" :
-		 first < off ? "BEFORE the buffer" : "PAST the end of the buffer",
+		 (first >= off && first < off + len) ? "inside the buffer"
+		 : first < off                       ? "BEFORE the buffer"
+						     : "PAST the end of the buffer",
 		 count, first, last);
 }
 
@@ -524,8 +532,7 @@ static void run_fill_case(struct kstate *ks, struct place dp, size_t len)
 	cur.active = 0;
 
 	ks->cases++;
-	if (memcmp(base, canary_ref, off) == 0 &&
-	    memcmp(base + off, value_ref, len) == 0 &&
+	if (memcmp(base, canary_ref, off) == 0 && memcmp(base + off, value_ref, len) == 0 &&
 	    memcmp(base + off + len, canary_ref, size - off - len) == 0) {
 		n_passed++;
 		memset(base + off, CANARY, len);
@@ -553,7 +560,7 @@ static void run_copy_case(struct kstate *ks, struct place dp, struct place sp, s
 	sbase = rc->src.addr;
 	size = rc->dst.size;
 	ssize = rc->src.size;
-	if (sp.pos > ssize - len)        /* whole-region copies */
+	if (sp.pos > ssize - len) /* whole-region copies */
 		sp.pos = ssize - len;
 	off = place_off(dp, size, len);
 	soff = place_off(sp, ssize, len);
@@ -585,11 +592,13 @@ static void run_copy_case(struct kstate *ks, struct place dp, struct place sp, s
 	} else {
 		describe_bad(dbase, size, off, len, rc->pristine + soff, why, sizeof(why));
 	}
-	report_fail(ks, "dst=region+%zu (%s %zu, dst mod 64 = %zu) src=region+%zu (%s %zu, src mod 64 = %zu) "
+	report_fail(ks,
+		    "dst=region+%zu (%s %zu, dst mod 64 = %zu) src=region+%zu (%s %zu, src mod 64 "
+		    "= %zu) "
 		    "len=%zu region=%zu: %s",
-		    off, anchor_name(dp), dp.pos, (size_t)((uintptr_t)(dbase + off) & 63),
-		    soff, anchor_name(sp), sp.pos, (size_t)((uintptr_t)(sbase + soff) & 63),
-		    len, size, why);
+		    off, anchor_name(dp), dp.pos, (size_t)((uintptr_t)(dbase + off) & 63), soff,
+		    anchor_name(sp), sp.pos, (size_t)((uintptr_t)(sbase + soff) & 63), len, size,
+		    why);
 	memset(dbase, CANARY, size);
 }
 
@@ -617,11 +626,11 @@ static void run_case(struct kstate *ks, struct place dp, size_t len)
 }
 
 static const size_t big_lens[] = {
-	301, 320, 383, 384, 385, 447, 448, 449, 511, 512, 513, 1000, 1023, 1024, 1025,
-	2047, 2048, 2049, 3000, 4031, 4032, 4033, 4095, 4096, 4097, 4159, 4160, 4161,
-	5000, 8128, 8191, 8192, 8193, 8256, 12288, 16383, 16384, 16385, 32767, 32768,
-	32769, 65472, 65535, 65536, 65537, 65600, 100000, 131071, 131072, 131073,
-	200003, 262143, 262144, 262145,
+	301,   320,   383,    384,    385,    447,    448,    449,    511,    512,    513,
+	1000,  1023,  1024,   1025,   2047,   2048,   2049,   3000,   4031,   4032,   4033,
+	4095,  4096,  4097,   4159,   4160,   4161,   5000,   8128,   8191,   8192,   8193,
+	8256,  12288, 16383,  16384,  16385,  32767,  32768,  32769,  65472,  65535,  65536,
+	65537, 65600, 100000, 131071, 131072, 131073, 200003, 262143, 262144, 262145,
 };
 static const size_t big_offs[] = {
 	0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 127, 128, 129,
@@ -724,11 +733,9 @@ static void test_kernel(const struct pz_kernel *k, unsigned *skipped)
 	}
 
 	printf("%s %s %s (%s, unit %zu, align %zu%s%s): %lu cases, %lu failed\n",
-	       ks.fails ? "FAIL" : "ok  ", kind_name(k->kind), k->name, k->arch,
-	       k->unit, k->align,
+	       ks.fails ? "FAIL" : "ok  ", kind_name(k->kind), k->name, k->arch, k->unit, k->align,
 	       (k->flags & PZ_NONTEMPORAL) ? ", non-temporal" : "",
-	       (k->flags & PZ_ZERO_ONLY) ? ", zero-only" : "",
-	       ks.cases, ks.fails);
+	       (k->flags & PZ_ZERO_ONLY) ? ", zero-only" : "", ks.cases, ks.fails);
 	fflush(stdout);
 }
 

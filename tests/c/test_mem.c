@@ -22,12 +22,21 @@
 
 static int passed, failed;
 
-#define CHECK(cond) do {                                                        \
-	if (cond) passed++;                                                     \
-	else { failed++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (cond)                                                      \
+			passed++;                                              \
+		else {                                                         \
+			failed++;                                              \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                              \
+	} while (0)
 
-struct log { unsigned starts, start_arrived_min, flushes, clears; size_t next_off; int in_order; };
+struct log {
+	unsigned starts, start_arrived_min, flushes, clears;
+	size_t next_off;
+	int in_order;
+};
 
 static void hook(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
 {
@@ -256,8 +265,8 @@ static void test_cycles_per_thread(void)
 			CHECK(pz_bench_mem(&p, &clock, &out) == 0);
 			for (i = 0; i < p.threads * p.loops; i++)
 				if (s[i] < 1000) {
-					printf("cold %d, %u threads: sample %u is %llu cycles\n", cold,
-					       p.threads, i, (unsigned long long)s[i]);
+					printf("cold %d, %u threads: sample %u is %llu cycles\n",
+					       cold, p.threads, i, (unsigned long long)s[i]);
 					CHECK(!"a worker read a clock that counts another thread");
 					break;
 				}
@@ -270,7 +279,7 @@ static void test_cycles_per_thread(void)
 /* Prefaults: which thread, on which CPU, before or after its start. */
 struct prefaults {
 	const int *cpus;
-	int on_cpu[2];                /* 1: thread t prefaulted on cpus[t] */
+	int on_cpu[2]; /* 1: thread t prefaulted on cpus[t] */
 	const void *p[2];
 	size_t len[2];
 	unsigned n[2], before_start[2];
@@ -358,7 +367,7 @@ static void test_prefault_per_thread(void)
 /* Stop requests -------------------------------------------------------------- */
 
 struct stopper {
-	unsigned at_clear;            /* thread 0's clear that asks for the stop */
+	unsigned at_clear; /* thread 0's clear that asks for the stop */
 	unsigned clears;
 };
 
@@ -484,7 +493,7 @@ static void test_stop_catch(void)
 	raise(SIGTERM);
 	CHECK(pz_stop_requested() == SIGTERM);
 	raise(SIGHUP);
-	CHECK(pz_stop_requested() == SIGTERM);   /* the first signal decides */
+	CHECK(pz_stop_requested() == SIGTERM); /* the first signal decides */
 	pz_stop_clear();
 	raise(SIGHUP);
 	CHECK(pz_stop_requested() == SIGHUP);
@@ -502,8 +511,8 @@ static void test_prefault_stops(void)
 {
 	const size_t len = (size_t)1 << 30;
 	unsigned char vec[16];
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-		       MAP_NORESERVE, -1, 0);
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	CHECK(p != MAP_FAILED);
 	if (p == MAP_FAILED)
@@ -514,7 +523,7 @@ static void test_prefault_stops(void)
 	/* The last pages of the region were never faulted in. */
 	CHECK(mincore(p + len - sizeof(vec) * 4096, sizeof(vec) * 4096, vec) == 0);
 	for (size_t i = 0; i < sizeof(vec); i++)
-		CHECK((vec[i] & 1) == 0);   /* the last pages were never faulted in */
+		CHECK((vec[i] & 1) == 0); /* the last pages were never faulted in */
 	pz_stop_clear();
 	CHECK(pz_region_prefault(p, 64 << 10, PZ_PAGE_SHIFT_4KB) == 0);
 	munmap(p, len);
@@ -606,7 +615,9 @@ static void test_stages(void)
 	pz_clock_close(&clock);
 }
 
-struct offsets { const void *p[2]; };
+struct offsets {
+	const void *p[2];
+};
 
 static void note_offset(void *ctx, unsigned t, enum pz_run_event ev, const void *p, size_t len)
 {
@@ -659,7 +670,8 @@ static void test_hugetlb_prefault(void)
 	const size_t huge = 2u << 20, len = 64 * huge;
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE |
-			       (21 << MAP_HUGE_SHIFT), -1, 0);
+			       (21 << MAP_HUGE_SHIFT),
+		       -1, 0);
 	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
 	unsigned long free_pages = 0;
 

@@ -79,8 +79,8 @@ static void check_walk(enum pz_strategy s, size_t nr, size_t fault, size_t batch
 	}
 	for (p = 0; p < nr; p++)
 		ok = ok && seen[p] == 1;
-	check(ok, "%s nr %zu fault %zu batch %zu: not every page exactly once",
-	      name, nr, fault, batch);
+	check(ok, "%s nr %zu fault %zu batch %zu: not every page exactly once", name, nr, fault,
+	      batch);
 
 	if (log.n == 0)
 		return;
@@ -95,20 +95,22 @@ static void check_walk(enum pz_strategy s, size_t nr, size_t fault, size_t batch
 			break;
 		case PZ_STRATEGY_NOCACHE_EXCEPT_TARGET:
 			check(last->first == fault && last->count == 1 && !last->nontemporal,
-			      "nocache nr %zu fault %zu: the target is not last, cached", nr, fault);
+			      "nocache nr %zu fault %zu: the target is not last, cached", nr,
+			      fault);
 			for (i = 0; i + 1 < log.n; i++)
 				ok = ok && steps[i].nontemporal;
-			check(ok, "nocache nr %zu fault %zu: a cached step before the target",
-			      nr, fault);
+			check(ok, "nocache nr %zu fault %zu: a cached step before the target", nr,
+			      fault);
 			break;
 		case PZ_STRATEGY_NEIGHBOURHOOD_LAST:
 			check(last->first == nb_first && last->count == nb_count,
-			      "neighbourhood-last nr %zu fault %zu: last step %zu+%zu, want %zu+%zu",
+			      "neighbourhood-last nr %zu fault %zu: last step %zu+%zu, want "
+			      "%zu+%zu",
 			      nr, fault, last->first, last->count, nb_first, nb_count);
 			for (i = 0; i + 1 < log.n; i++)
 				ok = ok && steps[i].count <= batch;
-			check(ok, "neighbourhood-last nr %zu batch %zu: a step over the batch",
-			      nr, batch);
+			check(ok, "neighbourhood-last nr %zu batch %zu: a step over the batch", nr,
+			      batch);
 			break;
 		case PZ_STRATEGY_SEQUENTIAL:
 			for (i = 0; i < log.n; i++)
@@ -132,7 +134,8 @@ static void test_walks(void)
 		for (a = 0; a < PZ_ARRAY_SIZE(sizes); a++)
 			for (fault = 0; fault < sizes[a]; fault++)
 				for (b = 0; b < PZ_ARRAY_SIZE(batches); b++)
-					check_walk((enum pz_strategy)s, sizes[a], fault, batches[b]);
+					check_walk((enum pz_strategy)s, sizes[a], fault,
+						   batches[b]);
 }
 
 static void test_bad_walks(void)
@@ -150,7 +153,8 @@ static void test_bad_walks(void)
 	      "unknown strategy accepted");
 	check(log.n == 0, "a refused walk emitted steps");
 	check(pz_strategy_lookup("neighbourhood-last") == PZ_STRATEGY_NEIGHBOURHOOD_LAST &&
-	      pz_strategy_lookup("nope") == -1, "strategy lookup");
+		      pz_strategy_lookup("nope") == -1,
+	      "strategy lookup");
 }
 
 /* A guarded 4KB-page region of @nr pages filled with 0xa5. */
@@ -213,13 +217,19 @@ static void test_batches(void)
 {
 	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "default");
 	unsigned i, done = 99;
-	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 3,
-				     .yield = 1, .threads = 1, .cond.loops_done = &done };
+	struct pz_batch_params p = { .kernel = k,
+				     .nr_pages = 10,
+				     .batch_pages = 4,
+				     .loops = 3,
+				     .yield = 1,
+				     .threads = 1,
+				     .cond.loops_done = &done };
 	uint64_t pass[3], worst[3], ticks[9];
 	struct pz_step steps[9];
 	struct pz_step_log log = { .steps = steps, .cap = 9 };
-	struct pz_batch_out out = { .pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks,
-				    .log = &log };
+	struct pz_batch_out out = {
+		.pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks, .log = &log
+	};
 	struct pz_clock clock;
 	struct pz_region r;
 	int ok = 1;
@@ -261,12 +271,15 @@ static void test_batches_hugetlb_short(void)
 {
 	const size_t len = 64u << 21;
 	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "default"),
-				     .nr_pages = len / PZ_PAGE_SIZE, .batch_pages = 512,
-				     .loops = 1, .threads = 1 };
+				     .nr_pages = len / PZ_PAGE_SIZE,
+				     .batch_pages = 512,
+				     .loops = 1,
+				     .threads = 1 };
 	uint64_t pass[1], worst[1], *ticks = calloc(pz_batch_count(&p), sizeof(*ticks));
 	struct pz_batch_out out = { .pass_ticks = pass, .pass_worst = worst, .batch_ticks = ticks };
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE | (21 << 26), -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE | (21 << 26), -1,
+		       0);
 	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "re");
 	unsigned long free_pages = 0;
 	uint64_t two[4];
@@ -302,7 +315,8 @@ static void test_batches_hugetlb_short(void)
 			outs[0].pass_worst = outs[1].pass_worst = two + 2;
 			alarm(60);
 			check(outs[0].batch_ticks && outs[1].batch_ticks &&
-			      pz_bench_batches(&p, (char *[]){ ok.addr, m }, &clock, outs) == -ENOMEM,
+				      pz_bench_batches(&p, (char *[]){ ok.addr, m }, &clock,
+						       outs) == -ENOMEM,
 			      "a team with one thread on hugetlb memory the pool cannot back");
 			alarm(0);
 			free(outs[0].batch_ticks);
@@ -318,8 +332,11 @@ static void test_batches_hugetlb_short(void)
 
 static void test_folio(void)
 {
-	struct pz_folio_params p = { .strategy = PZ_STRATEGY_NEIGHBOURHOOD_LAST, .nr_pages = 16,
-				     .fault = 15, .batch_pages = 8, .loops = 2 };
+	struct pz_folio_params p = { .strategy = PZ_STRATEGY_NEIGHBOURHOOD_LAST,
+				     .nr_pages = 16,
+				     .fault = 15,
+				     .batch_pages = 8,
+				     .loops = 2 };
 	struct pz_folio_sample out[2];
 	uint64_t counts[2 * PZ_CTR_COUNT];
 	struct pz_region folio, scrub;
@@ -341,7 +358,8 @@ static void test_folio(void)
 				continue;
 			p.strategy = (enum pz_strategy)s;
 			p.baseline = (enum pz_cold)cold;
-			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == 0,
+			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out,
+					     counts) == 0,
 			      "folio %s/%s failed", pz_strategy_name(p.strategy),
 			      pz_cold_name(p.baseline));
 			check(all_zero(folio.addr, folio.size), "folio %s left non-zero bytes",
@@ -349,7 +367,8 @@ static void test_folio(void)
 		}
 	}
 	p.fault = 16;
-	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EINVAL,
+	check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) ==
+		      -EINVAL,
 	      "a fault outside the folio accepted");
 	pz_clock_close(&clock);
 	p.fault = 15;
@@ -373,8 +392,10 @@ static void test_folio(void)
 		p.cond.counters = 1;
 		p.cond.failed_counter = &failed;
 		p.cond.loops_done = &done;
-		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == 0 &&
-		      done == 2, "folio with counters");
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) ==
+				      0 &&
+			      done == 2,
+		      "folio with counters");
 		for (s = 0; s < 2; s++)
 			check(out[s].touch < cost && out[s].clear < cost,
 			      "loop %d: touch %llu, clear %llu: a counter read timed", s,
@@ -383,13 +404,17 @@ static void test_folio(void)
 		/* A failed read: an error, not a wrapped count. */
 		unsetenv("PAGEZERO_FAKE_COUNTER_COST_US");
 		setenv("PAGEZERO_FAIL_COUNTER_READ", "4", 1);
-		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EIO &&
-		      done == 0 && failed == 0, "folio: the 4th counter read failed, %u loops", done);
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) ==
+				      -EIO &&
+			      done == 0 && failed == 0,
+		      "folio: the 4th counter read failed, %u loops", done);
 		/* A stop between loops. */
 		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
 		pz_stop_request(SIGTERM);
-		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) == -EINTR &&
-		      done == 0, "folio: a stop before the first loop");
+		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) ==
+				      -EINTR &&
+			      done == 0,
+		      "folio: a stop before the first loop");
 		pz_stop_clear();
 		pz_clock_close(&clock);
 		unsetenv("PAGEZERO_FAKE_COUNTERS");
@@ -405,7 +430,7 @@ struct team_flushes {
 	size_t off[2][16], len[2][16];
 	unsigned n[2];
 	int outside;
-	unsigned stop_at;       /* thread 0's flush that asks for a stop, 0: none */
+	unsigned stop_at; /* thread 0's flush that asks for a stop, 0: none */
 };
 
 static void note_flush(void *ctx, unsigned t, const void *p, size_t len)
@@ -429,8 +454,12 @@ static void note_flush(void *ctx, unsigned t, const void *p, size_t len)
 static void test_batch_team(void)
 {
 	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, "generic");
-	struct pz_batch_params p = { .kernel = k, .nr_pages = 10, .batch_pages = 4, .loops = 2,
-				     .threads = 2, .cond.cold = 1 };
+	struct pz_batch_params p = { .kernel = k,
+				     .nr_pages = 10,
+				     .batch_pages = 4,
+				     .loops = 2,
+				     .threads = 2,
+				     .cond.cold = 1 };
 	uint64_t m[2][4 * 2 + 6], ctr[2][2 * PZ_CTR_COUNT];
 	struct pz_batch_out out[2];
 	struct team_flushes fl = { .outside = 0 };
@@ -456,15 +485,17 @@ static void test_batch_team(void)
 	for (t = 0; t < 2; t++) {
 		fl.base[t] = r[t].addr;
 		memset(r[t].addr, 0xff, r[t].size);
-		out[t] = (struct pz_batch_out){ .pass_ticks = m[t], .pass_worst = m[t] + 2,
-						.start = m[t] + 4, .end = m[t] + 6,
-						.batch_ticks = m[t] + 8, .counters = ctr[t] };
+		out[t] = (struct pz_batch_out){ .pass_ticks = m[t],
+						.pass_worst = m[t] + 2,
+						.start = m[t] + 4,
+						.end = m[t] + 6,
+						.batch_ticks = m[t] + 8,
+						.counters = ctr[t] };
 	}
 	{
 		char *bases[2] = { r[0].addr, r[1].addr };
 
-		check(pz_bench_batches(&p, bases, &clock, out) == 0,
-		      "team of 2 failed");
+		check(pz_bench_batches(&p, bases, &clock, out) == 0, "team of 2 failed");
 	}
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
 	check(!fl.outside, "a thread flushed outside its own region");
@@ -491,21 +522,26 @@ static void test_batch_team(void)
 		fl.stop_at = 5;
 		p.cond.loops_done = &done;
 		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
-		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINTR && done == 1,
+		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) ==
+				      -EINTR &&
+			      done == 1,
 		      "a stop in pass 1: want -EINTR and 1 pass, got %u", done);
 		check(pz_stop_requested() == SIGINT, "the stop request is kept");
 		pz_stop_clear();
 		/* A failed counter read fails the run, with the leader named. */
 		setenv("PAGEZERO_FAIL_COUNTER_READ", "2", 1);
 		failed = PZ_CTR_COUNT;
-		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EIO && failed == 0 && done == 0,
+		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) ==
+				      -EIO &&
+			      failed == 0 && done == 0,
 		      "a failed counter read: %u passes, counter %u", done, failed);
 		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
 		unsetenv("PAGEZERO_FAKE_COUNTERS");
 		p.cond.loops_done = NULL;
 	}
 	p.batch_pages = 11;
-	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINVAL, "a batch larger than the region accepted");
+	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == -EINVAL,
+	      "a batch larger than the region accepted");
 	pz_clock_close(&clock);
 	pz_region_unmap(&r[0]);
 	pz_region_unmap(&r[1]);
@@ -520,7 +556,10 @@ static void test_batch_team_cycles(void)
 {
 	const size_t pages = 512;
 	struct pz_batch_params p = { .kernel = pz_kernel_find(PZ_KIND_FILL, "generic"),
-				     .nr_pages = pages, .batch_pages = 64, .loops = 2, .threads = 2 };
+				     .nr_pages = pages,
+				     .batch_pages = 64,
+				     .loops = 2,
+				     .threads = 2 };
 	uint64_t m[2][4 * 2], ticks[2][2 * 8];
 	struct pz_batch_out out[2];
 	struct pz_region r[2];
@@ -534,10 +573,13 @@ static void test_batch_team_cycles(void)
 		return;
 	}
 	for (t = 0; t < 2; t++)
-		out[t] = (struct pz_batch_out){ .pass_ticks = m[t], .pass_worst = m[t] + 2,
-						.start = m[t] + 4, .end = m[t] + 6,
+		out[t] = (struct pz_batch_out){ .pass_ticks = m[t],
+						.pass_worst = m[t] + 2,
+						.start = m[t] + 4,
+						.end = m[t] + 6,
 						.batch_ticks = ticks[t] };
-	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == 0, "team with the cycles clock");
+	check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) == 0,
+	      "team with the cycles clock");
 	for (t = 0; t < 2; t++)
 		for (i = 0; i < 2; i++)
 			check(m[t][i] >= 1000, "thread %u pass %u: %llu cycles for 2MB", t, i,
@@ -552,14 +594,12 @@ static void test_summaries(void)
 {
 	uint64_t t[200], scratch[3];
 	/* Three passes of four batches; position 2 is slow in two passes of three. */
-	static const uint64_t passes[12] = { 10, 10, 50, 10,
-					     10, 900, 40, 10,
-					     10, 10, 10, 10 };
+	static const uint64_t passes[12] = { 10, 10, 50, 10, 10, 900, 40, 10, 10, 10, 10, 10 };
 	struct pz_tick_summary s;
 	size_t i;
 
 	for (i = 0; i < 200; i++)
-		t[i] = 200 - i;         /* 1..200, reversed */
+		t[i] = 200 - i; /* 1..200, reversed */
 	pz_ticks_summarize(t, 200, &s);
 	check(s.max == 200 && s.p99 == 198 && s.median == 100,
 	      "summary of 1..200: max %llu p99 %llu median %llu", (unsigned long long)s.max,

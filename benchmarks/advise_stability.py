@@ -12,6 +12,7 @@ run; the same batch and kernel per budget, and the same kernel for the 4KB and
 
     python benchmarks/advise_stability.py [--runs N] [--quick]
 """
+
 import collections
 import json
 import subprocess
@@ -33,8 +34,10 @@ def kernel_at(doc, extent):
 def answers(doc, size):
     out = {"knee": (size(doc["knee_bytes"]), len(doc.get("knee_tied", ())))}
     for row in doc["batch"]:
-        out[f"{row['budget_ms']:g} ms"] = (f"{size(row['batch_bytes'])} {row['kernel']}",
-                                           len(row.get("tied", ())))
+        out[f"{row['budget_ms']:g} ms"] = (
+            f"{size(row['batch_bytes'])} {row['kernel']}",
+            len(row.get("tied", ())),
+        )
     for name, extent in EXTENTS.items():
         kernel, ties = kernel_at(doc, extent)
         if kernel is not None:
@@ -43,8 +46,12 @@ def answers(doc, size):
 
 
 def main():
-    args = parse_args(__doc__, extra=lambda p: p.add_argument(
-        "--runs", type=int, default=5, help="advise runs in a row (default 5)"))
+    args = parse_args(
+        __doc__,
+        extra=lambda p: p.add_argument(
+            "--runs", type=int, default=5, help="advise runs in a row (default 5)"
+        ),
+    )
     pagezero = import_pagezero()
     size = pagezero.format_size
     cmd = [sys.executable, "-m", "pagezero", "advise", "--format", "json"]
@@ -63,15 +70,21 @@ def main():
 
     keys = list(rows[0][0])
     doc0 = rows[0][2]
-    print(f"# {args.runs} runs of {' '.join(cmd[1:])}; {doc0.get('runs', 1)} run(s) each, "
-          f"region on {doc0.get('backing', '4KB')} pages; (n): tied alternatives")
-    width = {k: max(len(k), *(len(f"{r[0][k][0]} ({r[0][k][1]})") for r in rows if k in r[0]))
-             for k in keys}
+    print(
+        f"# {args.runs} runs of {' '.join(cmd[1:])}; {doc0.get('runs', 1)} run(s) each, "
+        f"region on {doc0.get('backing', '4KB')} pages; (n): tied alternatives"
+    )
+    width = {
+        k: max(len(k), *(len(f"{r[0][k][0]} ({r[0][k][1]})") for r in rows if k in r[0]))
+        for k in keys
+    }
     print(f"{'run':>3} {'s':>4}  " + "  ".join(f"{k:<{width[k]}}" for k in keys))
     for i, (ans, seconds, _) in enumerate(rows):
         cells = [f"{ans[k][0]} ({ans[k][1]})" if k in ans else "-" for k in keys]
-        print(f"{i + 1:>3} {seconds:4.0f}  " + "  ".join(f"{c:<{width[k]}}"
-                                                          for c, k in zip(cells, keys)))
+        print(
+            f"{i + 1:>3} {seconds:4.0f}  "
+            + "  ".join(f"{c:<{width[k]}}" for c, k in zip(cells, keys))
+        )
     print()
     verdicts = []
     for k in keys:
@@ -81,8 +94,10 @@ def main():
         verdicts.append(count >= need)
         print(f"{k:<14} {count}/{args.runs} agree on {value}  (need {need})")
     ok = all(verdicts)
-    print(("PASS" if ok else "FAIL") + f": knee in every run, the rest in at least "
-          f"{args.runs - 1} of {args.runs}")
+    print(
+        ("PASS" if ok else "FAIL") + f": knee in every run, the rest in at least "
+        f"{args.runs - 1} of {args.runs}"
+    )
     return 0 if ok else 1
 
 

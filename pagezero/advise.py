@@ -19,14 +19,21 @@ the same advice rather than another of the near-equals.
 
 The advice is a value (Advice); to_json() gives the documented shape.
 """
+
 import math
 import signal
 import statistics
 import time
 from dataclasses import dataclass
 
-from .advise_ties import (TIE_FLOOR_PCT, batch_for_budget, best_kernels, knee, run_spreads,
-                          sweep_noise)
+from .advise_ties import (
+    TIE_FLOOR_PCT,
+    batch_for_budget,
+    best_kernels,
+    knee,
+    run_spreads,
+    sweep_noise,
+)
 from .interrupt import Interrupted
 from .kernels import kernels
 from .mappings import kernel_backing
@@ -38,8 +45,16 @@ from .sweeps import register, sweep
 from .sysinfo import llc_bytes
 from .units import format_gbps, format_size
 
-__all__ = ["Advice", "advise", "find_knee", "best_kernels", "batch_for_budget",
-           "DEFAULT_BUDGETS_MS", "SWEEPS", "cells_from_results"]
+__all__ = [
+    "Advice",
+    "advise",
+    "find_knee",
+    "best_kernels",
+    "batch_for_budget",
+    "DEFAULT_BUDGETS_MS",
+    "SWEEPS",
+    "cells_from_results",
+]
 
 DEFAULT_BUDGETS_MS = (1.0, 3.0)
 
@@ -52,11 +67,28 @@ DEFAULT_BUDGETS_MS = (1.0, 3.0)
 # three of three, the largest batches (two per pass) spread 10-20% between
 # runs here and the advice changed with them; this takes about a minute.
 SWEEPS = {
-    "default": {"region": 256 << 20, "runs": 5, "passes": 8,
-                "extents": (4 << 10, 64 << 10, 1 << 20, 4 << 20, 8 << 20, 16 << 20,
-                            32 << 20, 64 << 20, 128 << 20)},
-    "quick": {"region": 64 << 20, "runs": 1, "passes": 2,
-              "extents": (64 << 10, 1 << 20, 8 << 20, 32 << 20)},
+    "default": {
+        "region": 256 << 20,
+        "runs": 5,
+        "passes": 8,
+        "extents": (
+            4 << 10,
+            64 << 10,
+            1 << 20,
+            4 << 20,
+            8 << 20,
+            16 << 20,
+            32 << 20,
+            64 << 20,
+            128 << 20,
+        ),
+    },
+    "quick": {
+        "region": 64 << 20,
+        "runs": 1,
+        "passes": 2,
+        "extents": (64 << 10, 1 << 20, 8 << 20, 32 << 20),
+    },
 }
 
 # How results' params["backing"] reads in words (pagezero.mappings' labels).
@@ -67,19 +99,19 @@ _BACKING_WORDS = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
 class Advice:
     knee_bytes: int
     llc_bytes: int
-    best_kernel: tuple          # of dicts, the JSON rows (with "tied")
-    batch: tuple                # of dicts, the JSON rows (with "tied")
+    best_kernel: tuple  # of dicts, the JSON rows (with "tied")
+    batch: tuple  # of dicts, the JSON rows (with "tied")
     knee_kernel: str
-    knee_step: float            # upper level / lower level around the knee
-    batch_fits: tuple           # per batch row: whether anything met the budget
+    knee_step: float  # upper level / lower level around the knee
+    batch_fits: tuple  # per batch row: whether anything met the budget
     extents: tuple
     region_bytes: int
-    runs: int                   # runs (processes) that measured the cells
+    runs: int  # runs (processes) that measured the cells
     passes: int
     seconds: float
-    cells: dict                 # {(kernel, extent): cell}, see cells_from_results()
-    knee_tied: tuple = ()       # other extents whose knee fit is within noise
-    backing: str = "4KB"        # the pages the region was on, in words
+    cells: dict  # {(kernel, extent): cell}, see cells_from_results()
+    knee_tied: tuple = ()  # other extents whose knee fit is within noise
+    backing: str = "4KB"  # the pages the region was on, in words
     interrupted: object = None  # None, or the signal that cut the sweep short ("SIGINT")
 
     def to_json(self):
@@ -108,39 +140,54 @@ class Advice:
         """The advice in plain words, as lines."""
         gb = format_gbps
         n_kernels = len({k for k, _ in self.cells})
-        runs = (f"{self.runs} runs (fresh processes) of {self.passes} passes each"
-                if self.runs > 1 else
-                f"1 run of {self.passes} passes (--quick: the noise between runs is "
-                "unknown, ties judged by the passes' spread)")
-        lines = [f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
-                 f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
-                 f"clearing a {format_size(self.region_bytes)} region on {self.backing} "
-                 f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
-                 "(GB/s = 10^9 bytes/s; medians over runs):",
-                 "Candidates within the noise between runs are tied (the larger of twice "
-                 f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); a batch fits "
-                 "a budget with that noise added; among tied kernels, clear_pages()'s "
-                 f"({self.knee_kernel}) if tied, else the first in the kernel table.",
-                 "", "Fastest kernel by extent:"]
+        runs = (
+            f"{self.runs} runs (fresh processes) of {self.passes} passes each"
+            if self.runs > 1
+            else f"1 run of {self.passes} passes (--quick: the noise between runs is "
+            "unknown, ties judged by the passes' spread)"
+        )
+        lines = [
+            f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
+            f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
+            f"clearing a {format_size(self.region_bytes)} region on {self.backing} "
+            f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
+            "(GB/s = 10^9 bytes/s; medians over runs):",
+            "Candidates within the noise between runs are tied (the larger of twice "
+            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); a batch fits "
+            "a budget with that noise added; among tied kernels, clear_pages()'s "
+            f"({self.knee_kernel}) if tied, else the first in the kernel table.",
+            "",
+            "Fastest kernel by extent:",
+        ]
         if self.interrupted:
-            lines[1:1] = [f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
-                          "cells measured before it, partly with fewer runs."]
+            lines[1:1] = [
+                f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
+                "cells measured before it, partly with fewer runs."
+            ]
         for r in self.best_kernel:
-            span = format_size(r["min_bytes"]) if r["min_bytes"] == r["max_bytes"] else \
-                f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
+            span = (
+                format_size(r["min_bytes"])
+                if r["min_bytes"] == r["max_bytes"]
+                else f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
+            )
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
             lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}")
         lines.append("")
         lines.append(self._knee_line())
-        lines += ["", "Batch for clear_pages() between resched points, by typical worst "
-                  "batch latency (the slowest batch position, each position's time the "
-                  "median over a run's passes, then the median over runs, so a pass another "
-                  "task interrupted does not decide; max: the slowest batch of all runs); "
-                  "among tied, the largest batch:"]
+        lines += [
+            "",
+            "Batch for clear_pages() between resched points, by typical worst "
+            "batch latency (the slowest batch position, each position's time the "
+            "median over a run's passes, then the median over runs, so a pass another "
+            "task interrupted does not decide; max: the slowest batch of all runs); "
+            "among tied, the largest batch:",
+        ]
         for row, fits in zip(self.batch, self.batch_fits):
-            what = (f"{format_size(row['batch_bytes'])} with {row['kernel']}, "
-                    f"{gb(row['bytes_per_sec'])}, typical worst "
-                    f"{row['typical_worst_ms']:.2f} ms (max {row['max_worst_ms']:.2f} ms)")
+            what = (
+                f"{format_size(row['batch_bytes'])} with {row['kernel']}, "
+                f"{gb(row['bytes_per_sec'])}, typical worst "
+                f"{row['typical_worst_ms']:.2f} ms (max {row['max_worst_ms']:.2f} ms)"
+            )
             if not fits:
                 what = f"nothing measured fits; closest: {what}"
             lines.append(f"  {row['budget_ms']:g} ms: {what}")
@@ -151,41 +198,62 @@ class Advice:
 
     def _knee_line(self):
         gb = format_gbps
-        knee_rates = {e: c["bytes_per_sec"] for (k, e), c in self.cells.items()
-                      if k == self.knee_kernel}
+        knee_rates = {
+            e: c["bytes_per_sec"] for (k, e), c in self.cells.items() if k == self.knee_kernel
+        }
         below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
         above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        llc = (f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
-               f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC") if self.llc_bytes else \
-            "the LLC size is unknown (sysfs gives none)"
-        tied = (f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
-                "(the smallest is taken)") if self.knee_tied else ""
+        llc = (
+            (
+                f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
+                f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+            )
+            if self.llc_bytes
+            else "the LLC size is unknown (sysfs gives none)"
+        )
+        tied = (
+            (
+                f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
+                "(the smallest is taken)"
+            )
+            if self.knee_tied
+            else ""
+        )
         if self.knee_step >= KNEE_CLEAR_STEP:
-            return (f"Knee: {self.knee_kernel} (clear_pages() here) clears "
-                    f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
-                    f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
-                    f"from there): from that extent the CPU stops allocating cache lines for "
-                    f"its stores; {llc}{tied}.")
-        return (f"Knee: none clear for {self.knee_kernel} (clear_pages() here): its largest "
-                f"step is only {self.knee_step:.2f}x, at {format_size(self.knee_bytes)}; "
-                f"{llc}.")
+            return (
+                f"Knee: {self.knee_kernel} (clear_pages() here) clears "
+                f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
+                f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
+                f"from there): from that extent the CPU stops allocating cache lines for "
+                f"its stores; {llc}{tied}."
+            )
+        return (
+            f"Knee: none clear for {self.knee_kernel} (clear_pages() here): its largest "
+            f"step is only {self.knee_step:.2f}x, at {format_size(self.knee_bytes)}; "
+            f"{llc}."
+        )
 
 
 def _tied_cells(tied, kernels_measured):
-    """"16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel" from a row's tied cells."""
+    """ "16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel" from a row's tied cells."""
     by_extent = {}
     for t in tied:
         by_extent.setdefault(t["batch_bytes"], []).append(t["kernel"])
-    return "; ".join(f"{format_size(e)} "
-                     f"{'every kernel' if set(ks) >= kernels_measured else ', '.join(ks)}"
-                     for e, ks in by_extent.items())
+    return "; ".join(
+        f"{format_size(e)} {'every kernel' if set(ks) >= kernels_measured else ', '.join(ks)}"
+        for e, ks in by_extent.items()
+    )
 
 
 def _check_budgets(budgets_ms):
     out = []
     for b in budgets_ms:
-        if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 0 or \
-                not math.isfinite(b):
+        if (
+            isinstance(b, bool)
+            or not isinstance(b, (int, float))
+            or not b > 0
+            or not math.isfinite(b)
+        ):
             raise ValueError(f"latency budget must be a positive number of ms, not {b!r}")
         out.append(float(b))
     if not out:
@@ -246,25 +314,39 @@ def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None, runs=None)
     cfg = dict(SWEEPS["quick" if quick else "default"])
     cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
     names = [k.name for k in kernels("clear") if k.available]
-    grid = {"size": [cfg["region"]], "batch": list(cfg["extents"]), "kernel": names,
-            "loops": [cfg["passes"]]}
+    grid = {
+        "size": [cfg["region"]],
+        "batch": list(cfg["extents"]),
+        "kernel": names,
+        "loops": [cfg["passes"]],
+    }
     if progress:
-        print(f"pagezero advise: {len(names)} kernels x {len(cfg['extents'])} extents, "
-              f"{cfg['runs']} run(s)", file=progress, flush=True)
+        print(
+            f"pagezero advise: {len(names)} kernels x {len(cfg['extents'])} extents, "
+            f"{cfg['runs']} run(s)",
+            file=progress,
+            flush=True,
+        )
     start = time.monotonic()
     # One repetition of the grid per process: the run is the unit. warmup=0:
     # each batch() makes an untimed pass through its kernel before timing.
     try:
-        rs = sweep("advise-cell", grid, repeat=cfg["runs"], warmup=0, processes=cfg["runs"],
-                   progress=None if progress else False)     # None: a bar on a terminal
+        rs = sweep(
+            "advise-cell",
+            grid,
+            repeat=cfg["runs"],
+            warmup=0,
+            processes=cfg["runs"],
+            progress=None if progress else False,
+        )  # None: a bar on a terminal
     finally:
-        _release_regions()      # one run measures here (quick): its region goes now
+        _release_regions()  # one run measures here (quick): its region goes now
     seconds = time.monotonic() - start
     if rs.interrupted:
         try:
             partial = _analyse(rs, budgets, cfg, seconds, rs.interrupted)
         except ValueError:
-            partial = None      # too little to analyse (no knee from one extent)
+            partial = None  # too little to analyse (no knee from one extent)
         signum = getattr(signal, str(rs.interrupted), signal.SIGINT)  # its name, as sweeps keep it
         raise Interrupted(signum, partial=partial)
     return _analyse(rs, budgets, cfg, seconds)
@@ -288,20 +370,27 @@ def cells_from_results(results, runs):
         per_run["rates"].extend(r.values())
         per_run["typical"].append(r.typical_worst_ms)
         per_run["max"].append(r.worst_ms)
-    between = run_spreads({key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
-                           for key, per_run in by_cell.items()})
-    noise = sweep_noise(between.values())   # None with one run: each cell's loops decide
+    between = run_spreads(
+        {
+            key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
+            for key, per_run in by_cell.items()
+        }
+    )
+    noise = sweep_noise(between.values())  # None with one run: each cell's loops decide
     cells = {}
     for key, per_run in by_cell.items():
         summary = point_summary([p["rates"] for p in per_run.values()], "bytes/sec")
         typical = statistics.median(statistics.median(p["typical"]) for p in per_run.values())
-        cells[key] = {"bytes_per_sec": summary["median"],
-                      "spread_pct": summary["spread_pct"] if between[key] is None
-                      else between[key],
-                      "spread_of": summary["spread_of"], "runs": summary["runs"],
-                      "typical_worst_ms": typical, "worst_ms": typical,
-                      "max_worst_ms": max(max(p["max"]) for p in per_run.values()),
-                      "noise_pct": noise}
+        cells[key] = {
+            "bytes_per_sec": summary["median"],
+            "spread_pct": summary["spread_pct"] if between[key] is None else between[key],
+            "spread_of": summary["spread_of"],
+            "runs": summary["runs"],
+            "typical_worst_ms": typical,
+            "worst_ms": typical,
+            "max_worst_ms": max(max(p["max"]) for p in per_run.values()),
+            "noise_pct": noise,
+        }
     return cells
 
 
@@ -325,16 +414,23 @@ def _analyse(rs, budgets, cfg, seconds, interrupted=None):
     if knee_kernel not in {k for k, _ in cells}:
         raise ValueError(f"nothing measured with {knee_kernel}")
     extents = sorted({e for _, e in cells})
-    knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items()
-                                        if k == knee_kernel})
+    knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items() if k == knee_kernel})
     rows = [batch_for_budget(cells, b, order, knee_kernel) for b in budgets]
     return Advice(
-        knee_bytes=knee_bytes, llc_bytes=llc_bytes() or 0,
+        knee_bytes=knee_bytes,
+        llc_bytes=llc_bytes() or 0,
         best_kernel=tuple(best_kernels(cells, extents, order, knee_kernel)),
-        batch=tuple(r for r, _ in rows), knee_kernel=knee_kernel, knee_step=step,
-        batch_fits=tuple(f for _, f in rows), extents=tuple(extents),
-        region_bytes=cfg["region"], runs=len({run.get("process", 0) for run in rs.runs}),
-        passes=cfg["passes"], seconds=seconds, cells=cells, knee_tied=tuple(knee_tied),
-        backing=_backing(rs.results), interrupted=interrupted,
+        batch=tuple(r for r, _ in rows),
+        knee_kernel=knee_kernel,
+        knee_step=step,
+        batch_fits=tuple(f for _, f in rows),
+        extents=tuple(extents),
+        region_bytes=cfg["region"],
+        runs=len({run.get("process", 0) for run in rs.runs}),
+        passes=cfg["passes"],
+        seconds=seconds,
+        cells=cells,
+        knee_tied=tuple(knee_tied),
+        backing=_backing(rs.results),
+        interrupted=interrupted,
     )
-

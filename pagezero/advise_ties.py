@@ -35,14 +35,25 @@ made-up cells:
     cells: {(kernel, extent): {"bytes_per_sec", "spread_pct",
             "typical_worst_ms", "max_worst_ms"}}
 """
+
 import math
 import statistics
 
 from .stats import KNEE_MIN_EXTENT, find_knee
 
-__all__ = ["TIE_FLOOR_PCT", "run_spreads", "sweep_noise", "tolerance_pct", "tied", "choose_kernel",
-           "fits_budget",
-           "batch_for_budget", "best_kernels", "knee", "CHECKED_AGAINST"]
+__all__ = [
+    "TIE_FLOOR_PCT",
+    "run_spreads",
+    "sweep_noise",
+    "tolerance_pct",
+    "tied",
+    "choose_kernel",
+    "fits_budget",
+    "batch_for_budget",
+    "best_kernels",
+    "knee",
+    "CHECKED_AGAINST",
+]
 
 # Differences smaller than this are never told apart: the between-run spread
 # of a 256MB clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of
@@ -71,8 +82,7 @@ def run_spreads(run_medians):
     for c, m in run_medians.items():
         adjusted = [v / factor[run] for run, v in m.items()]
         mean = statistics.fmean(adjusted)
-        out[c] = (100.0 * statistics.stdev(adjusted) / mean if len(adjusted) > 1 and mean
-                  else None)
+        out[c] = 100.0 * statistics.stdev(adjusted) / mean if len(adjusted) > 1 and mean else None
     return out
 
 
@@ -147,29 +157,37 @@ def batch_for_budget(cells, budget_ms, order, clear_pages):
         # to the next, and the rule would then have nothing to choose from.
         here = {k: v for (k, e), v in fitting.items() if e == extent}
         top = max(here.values(), key=lambda v: v["bytes_per_sec"])
-        kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order,
-                               clear_pages)
+        kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order, clear_pages)
         fits = True
     else:
-        kernel, extent = min(cells, key=lambda c: (cells[c][CHECKED_AGAINST],
-                                                   -cells[c]["bytes_per_sec"]))
+        kernel, extent = min(
+            cells, key=lambda c: (cells[c][CHECKED_AGAINST], -cells[c]["bytes_per_sec"])
+        )
         ties, fits = {}, False
     c = cells[(kernel, extent)]
-    others = sorted((e, order.index(k) if k in order else len(order), k)
-                    for k, e in ties if (k, e) != (kernel, extent))
-    row = {"budget_ms": float(budget_ms), "batch_bytes": extent, "kernel": kernel,
-           "bytes_per_sec": float(c["bytes_per_sec"]),
-           # "worst_ms" is the typical worst under its old name, kept for
-           # readers of earlier files; typical_worst_ms says what it is.
-           "worst_ms": float(c["typical_worst_ms"]),
-           "typical_worst_ms": float(c["typical_worst_ms"]),
-           "max_worst_ms": float(c["max_worst_ms"]),
-           "checked_against": CHECKED_AGAINST,
-           "fits": fits,
-           "spread_pct": float(c.get("spread_pct", 0.0)),
-           "tied": [{"batch_bytes": e, "kernel": k,
-                     "bytes_per_sec": float(cells[(k, e)]["bytes_per_sec"])}
-                    for e, _, k in others]}
+    others = sorted(
+        (e, order.index(k) if k in order else len(order), k)
+        for k, e in ties
+        if (k, e) != (kernel, extent)
+    )
+    row = {
+        "budget_ms": float(budget_ms),
+        "batch_bytes": extent,
+        "kernel": kernel,
+        "bytes_per_sec": float(c["bytes_per_sec"]),
+        # "worst_ms" is the typical worst under its old name, kept for
+        # readers of earlier files; typical_worst_ms says what it is.
+        "worst_ms": float(c["typical_worst_ms"]),
+        "typical_worst_ms": float(c["typical_worst_ms"]),
+        "max_worst_ms": float(c["max_worst_ms"]),
+        "checked_against": CHECKED_AGAINST,
+        "fits": fits,
+        "spread_pct": float(c.get("spread_pct", 0.0)),
+        "tied": [
+            {"batch_bytes": e, "kernel": k, "bytes_per_sec": float(cells[(k, e)]["bytes_per_sec"])}
+            for e, _, k in others
+        ],
+    }
     return row, fits
 
 
@@ -195,18 +213,27 @@ def best_kernels(cells, extents, order, clear_pages):
     out = []
     for rg in ranges:
         k, es = rg["kernel"], rg["extents"]
-        out.append({"min_bytes": es[0], "max_bytes": es[-1], "kernel": k,
-                    "bytes_per_sec": float(statistics.median(cells[(k, e)]["bytes_per_sec"]
-                                                             for e in es)),
-                    "tied": _sort(rg["tied"] - {k}, order)})
+        out.append(
+            {
+                "min_bytes": es[0],
+                "max_bytes": es[-1],
+                "kernel": k,
+                "bytes_per_sec": float(
+                    statistics.median(cells[(k, e)]["bytes_per_sec"] for e in es)
+                ),
+                "tied": _sort(rg["tied"] - {k}, order),
+            }
+        )
     return out
 
 
 def _fit_cost(logs, k):
     """Least absolute deviation of a one-step fit split before index k."""
+
     def dev(xs):
         m = statistics.median(xs)
         return sum(abs(x - m) for x in xs)
+
     return dev(logs[:k]) + dev(logs[k:])
 
 
@@ -222,11 +249,12 @@ def knee(by_extent):
     neighbouring extents from one measurement to the next, both name the
     smaller; a split further away is a different knee, not a tie. The step
     is the ratio of the medians of the two sides of the split taken."""
-    pts = sorted((e, c) for e, c in by_extent.items()
-                 if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0)
+    pts = sorted(
+        (e, c) for e, c in by_extent.items() if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0
+    )
     best, best_step = find_knee((e, c["bytes_per_sec"]) for e, c in pts)
     if best_step <= 1:
-        return best, best_step, []     # no rising step: nothing to be tied with
+        return best, best_step, []  # no rising step: nothing to be tied with
     extents = [e for e, _ in pts]
     logs = [math.log(c["bytes_per_sec"]) for _, c in pts]
     kb = extents.index(best)

@@ -1,4 +1,5 @@
 """pagezero advise: the analysis on made-up data, and the shape of a real quick sweep."""
+
 import dataclasses
 import functools
 import json
@@ -7,11 +8,11 @@ import signal
 import pytest
 
 import pagezero
+from pagezero import sweeps
+from pagezero.advise import SWEEPS
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.policy import default_kernel
-from pagezero import sweeps
-from pagezero.advise import SWEEPS
 from pagezero.stats import best_kernels, find_knee
 from pagezero.sysinfo import llc_bytes
 
@@ -23,8 +24,15 @@ GBPS = 1e9
 
 
 def test_knee_is_the_first_extent_of_the_upper_level():
-    pts = [(64 * KB, 30), (1 * MB, 31), (8 * MB, 29), (16 * MB, 30), (32 * MB, 60),
-           (64 * MB, 62), (128 * MB, 61)]
+    pts = [
+        (64 * KB, 30),
+        (1 * MB, 31),
+        (8 * MB, 29),
+        (16 * MB, 30),
+        (32 * MB, 60),
+        (64 * MB, 62),
+        (128 * MB, 61),
+    ]
     knee, step = find_knee(pts)
     assert knee == 32 * MB
     assert step == pytest.approx(61 / 30, rel=0.05)
@@ -32,8 +40,19 @@ def test_knee_is_the_first_extent_of_the_upper_level():
 
 @pytest.mark.parametrize("noise", [(4 * MB, 70), (8 * MB, 12), (128 * MB, 140), (256 * MB, 45)])
 def test_one_noisy_point_does_not_move_the_knee(noise):
-    pts = dict([(64 * KB, 30), (1 * MB, 31), (4 * MB, 30), (8 * MB, 29), (16 * MB, 30),
-                (32 * MB, 60), (64 * MB, 58), (128 * MB, 61), (256 * MB, 62)])
+    pts = dict(
+        [
+            (64 * KB, 30),
+            (1 * MB, 31),
+            (4 * MB, 30),
+            (8 * MB, 29),
+            (16 * MB, 30),
+            (32 * MB, 60),
+            (64 * MB, 58),
+            (128 * MB, 61),
+            (256 * MB, 62),
+        ]
+    )
     pts[noise[0]] = noise[1]
     assert find_knee(pts.items())[0] == 32 * MB
 
@@ -72,7 +91,10 @@ def test_best_kernels_merges_ranges_and_keeps_near_ties():
     rows = best_kernels(rates, extents)
     # b at 8MB is within 5% of a, which holds the range: a keeps it.
     assert [(r["min_bytes"], r["max_bytes"], r["kernel"]) for r in rows] == [
-        (4 * KB, 4 * KB, "b"), (1 * MB, 8 * MB, "a"), (64 * MB, 64 * MB, "b")]
+        (4 * KB, 4 * KB, "b"),
+        (1 * MB, 8 * MB, "a"),
+        (64 * MB, 64 * MB, "b"),
+    ]
     assert rows[1]["bytes_per_sec"] == 50.0
 
 
@@ -90,8 +112,15 @@ BATCH_KEYS = {"budget_ms", "batch_bytes", "kernel", "bytes_per_sec", "worst_ms"}
 
 def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
     doc = quick.to_json()
-    assert set(doc) == {"knee_bytes", "llc_bytes", "best_kernel", "batch", "knee_tied",
-                        "runs", "backing"}
+    assert set(doc) == {
+        "knee_bytes",
+        "llc_bytes",
+        "best_kernel",
+        "batch",
+        "knee_tied",
+        "runs",
+        "backing",
+    }
     assert type(doc["knee_bytes"]) is int and type(doc["llc_bytes"]) is int
     assert doc["runs"] == 1 and doc["backing"] == quick.backing
     assert all(type(e) is int for e in doc["knee_tied"])
@@ -103,8 +132,14 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
         assert row["kernel"] not in row["tied"]
     assert [r["budget_ms"] for r in doc["batch"]] == [1.0, 3.0, 0.5]
     for row in doc["batch"]:
-        assert set(row) == BATCH_KEYS | {"typical_worst_ms", "max_worst_ms", "checked_against",
-                                         "fits", "spread_pct", "tied"}
+        assert set(row) == BATCH_KEYS | {
+            "typical_worst_ms",
+            "max_worst_ms",
+            "checked_against",
+            "fits",
+            "spread_pct",
+            "tied",
+        }
         assert type(row["budget_ms"]) is float and type(row["batch_bytes"]) is int
         assert type(row["kernel"]) is str
         assert type(row["bytes_per_sec"]) is float and type(row["worst_ms"]) is float
@@ -164,9 +199,10 @@ def test_words_name_the_knee_the_budgets_the_ties_and_what_was_checked(quick):
     assert "by typical worst batch latency" in text and "max:" in text
     for row in quick.batch:
         assert f"typical worst {row['typical_worst_ms']:.2f} ms" in text
-        assert bool(row["tied"]) == (f"{row['budget_ms']:g} ms: " in text and
-                                     "tied: " in text.split(f"{row['budget_ms']:g} ms: ")[1]
-                                     .split("\n")[1])
+        assert bool(row["tied"]) == (
+            f"{row['budget_ms']:g} ms: " in text
+            and "tied: " in text.split(f"{row['budget_ms']:g} ms: ")[1].split("\n")[1]
+        )
     for row in quick.best_kernel:
         if row["tied"]:
             assert f"(tied: {', '.join(row['tied'])})" in text
@@ -201,13 +237,14 @@ def _stop_when(monkeypatch, knee_extents, sig=signal.SIGTERM, partial=True):
     real = sweeps.BENCHMARKS["advise-cell"]
     seen = []
 
-    @functools.wraps(real.run)      # the sweep reads the parameters off its signature
+    @functools.wraps(real.run)  # the sweep reads the parameters off its signature
     def run(**params):
         r = real.run(**params)
         seen.append(params)
         if sum(p["kernel"] == default_kernel() for p in seen) == knee_extents:
             raise Interrupted(sig, partial=r if partial else None)
         return r
+
     monkeypatch.setitem(sweeps.BENCHMARKS, "advise-cell", dataclasses.replace(real, run=run))
     return seen
 

@@ -1,20 +1,34 @@
 """advise's tie rules on made-up cells: what counts as tied, and what is chosen among ties."""
+
 import pytest
 
-from pagezero.advise_ties import (CHECKED_AGAINST, TIE_FLOOR_PCT, batch_for_budget,
-                                  best_kernels, choose_kernel, fits_budget, knee, run_spreads,
-                                  sweep_noise, tied, tolerance_pct)
+from pagezero.advise_ties import (
+    CHECKED_AGAINST,
+    TIE_FLOOR_PCT,
+    batch_for_budget,
+    best_kernels,
+    choose_kernel,
+    fits_budget,
+    knee,
+    run_spreads,
+    sweep_noise,
+    tied,
+    tolerance_pct,
+)
 
 KB, MB = 1 << 10, 1 << 20
 GBPS = 1e9
-ORDER = ["default", "generic", "x86-64-stosq", "x86-64-stosb", "x86-64-movnti",
-         "x86-64-avx-nt"]
+ORDER = ["default", "generic", "x86-64-stosq", "x86-64-stosb", "x86-64-movnti", "x86-64-avx-nt"]
 CLEAR_PAGES = "x86-64-stosb"
 
 
 def cell(gbps, spread=0.0, typical=0.1, worst=None):
-    return {"bytes_per_sec": gbps * GBPS, "spread_pct": spread, "typical_worst_ms": typical,
-            "max_worst_ms": typical * 2 if worst is None else worst}
+    return {
+        "bytes_per_sec": gbps * GBPS,
+        "spread_pct": spread,
+        "typical_worst_ms": typical,
+        "max_worst_ms": typical * 2 if worst is None else worst,
+    }
 
 
 # What counts as tied ---------------------------------------------------------------
@@ -48,11 +62,13 @@ def test_the_sweeps_noise_outweighs_a_cells_own_spread():
 
 
 def test_a_batch_fits_its_budget_with_the_noise_added():
-    at_the_edge = dict(cell(100, typical=2.9), noise_pct=5.0)      # 2.9 ms + 5% > 3 ms
+    at_the_edge = dict(cell(100, typical=2.9), noise_pct=5.0)  # 2.9 ms + 5% > 3 ms
     assert not fits_budget(at_the_edge, 3.0)
-    assert fits_budget(dict(at_the_edge, noise_pct=3.0), 3.0)      # 2.987 ms
-    cells = {("x86-64-stosb", 64 * MB): dict(cell(40, typical=1.5), noise_pct=5.0),
-             ("x86-64-stosb", 128 * MB): dict(cell(40, typical=2.9), noise_pct=5.0)}
+    assert fits_budget(dict(at_the_edge, noise_pct=3.0), 3.0)  # 2.987 ms
+    cells = {
+        ("x86-64-stosb", 64 * MB): dict(cell(40, typical=1.5), noise_pct=5.0),
+        ("x86-64-stosb", 128 * MB): dict(cell(40, typical=2.9), noise_pct=5.0),
+    }
     row, fits = batch_for_budget(cells, 3.0, ORDER, CLEAR_PAGES)
     assert fits and row["batch_bytes"] == 64 * MB
 
@@ -61,29 +77,39 @@ def test_a_batch_fits_its_budget_with_the_noise_added():
 
 
 def test_kernel_rule_prefers_clear_pages_among_the_tied():
-    assert choose_kernel(["x86-64-avx-nt", CLEAR_PAGES, "generic"], ORDER,
-                         CLEAR_PAGES) == CLEAR_PAGES
+    assert (
+        choose_kernel(["x86-64-avx-nt", CLEAR_PAGES, "generic"], ORDER, CLEAR_PAGES) == CLEAR_PAGES
+    )
 
 
 def test_kernel_rule_else_takes_the_first_in_the_table():
-    assert choose_kernel(["x86-64-avx-nt", "x86-64-movnti", "x86-64-stosq"], ORDER,
-                         CLEAR_PAGES) == "x86-64-stosq"
+    assert (
+        choose_kernel(["x86-64-avx-nt", "x86-64-movnti", "x86-64-stosq"], ORDER, CLEAR_PAGES)
+        == "x86-64-stosq"
+    )
 
 
 # best kernels by extent ------------------------------------------------------------
 
 
 def test_best_kernel_without_ties_is_the_fastest():
-    cells = {("generic", 4 * KB): cell(10), (CLEAR_PAGES, 4 * KB): cell(20),
-             ("x86-64-avx-nt", 4 * KB): cell(30)}
+    cells = {
+        ("generic", 4 * KB): cell(10),
+        (CLEAR_PAGES, 4 * KB): cell(20),
+        ("x86-64-avx-nt", 4 * KB): cell(30),
+    }
     [row] = best_kernels(cells, [4 * KB], ORDER, CLEAR_PAGES)
     assert (row["kernel"], row["tied"]) == ("x86-64-avx-nt", [])
     assert row["bytes_per_sec"] == 30 * GBPS
 
 
 def test_best_kernel_takes_clear_pages_when_tied_and_names_the_others():
-    cells = {("generic", 4 * KB): cell(29.5), (CLEAR_PAGES, 4 * KB): cell(29.2),
-             ("x86-64-avx-nt", 4 * KB): cell(30), ("x86-64-stosq", 4 * KB): cell(20)}
+    cells = {
+        ("generic", 4 * KB): cell(29.5),
+        (CLEAR_PAGES, 4 * KB): cell(29.2),
+        ("x86-64-avx-nt", 4 * KB): cell(30),
+        ("x86-64-stosq", 4 * KB): cell(20),
+    }
     [row] = best_kernels(cells, [4 * KB], ORDER, CLEAR_PAGES)
     assert row["kernel"] == CLEAR_PAGES
     # In table order, the chosen one left out; stosq, 33% slower, is not tied.
@@ -91,8 +117,11 @@ def test_best_kernel_takes_clear_pages_when_tied_and_names_the_others():
 
 
 def test_best_kernel_without_clear_pages_among_tied_takes_the_first_in_the_table():
-    cells = {("x86-64-avx-nt", 128 * MB): cell(90), ("x86-64-movnti", 128 * MB): cell(88),
-             (CLEAR_PAGES, 128 * MB): cell(70)}
+    cells = {
+        ("x86-64-avx-nt", 128 * MB): cell(90),
+        ("x86-64-movnti", 128 * MB): cell(88),
+        (CLEAR_PAGES, 128 * MB): cell(70),
+    }
     [row] = best_kernels(cells, [128 * MB], ORDER, CLEAR_PAGES)
     assert (row["kernel"], row["tied"]) == ("x86-64-movnti", ["x86-64-avx-nt"])
     assert row["bytes_per_sec"] == 88 * GBPS
@@ -101,24 +130,31 @@ def test_best_kernel_without_clear_pages_among_tied_takes_the_first_in_the_table
 def test_best_kernel_ranges_join_extents_with_the_same_choice():
     es = [4 * KB, 1 * MB, 64 * MB, 128 * MB]
     cells = {}
-    for e, (nt, movnti, stosb) in zip(es, [(10, 11, 20), (50, 49, 50), (90, 89, 70),
-                                          (91, 80, 72)]):
-        cells.update({("x86-64-avx-nt", e): cell(nt), ("x86-64-movnti", e): cell(movnti),
-                      (CLEAR_PAGES, e): cell(stosb)})
+    for e, (nt, movnti, stosb) in zip(es, [(10, 11, 20), (50, 49, 50), (90, 89, 70), (91, 80, 72)]):
+        cells.update(
+            {
+                ("x86-64-avx-nt", e): cell(nt),
+                ("x86-64-movnti", e): cell(movnti),
+                (CLEAR_PAGES, e): cell(stosb),
+            }
+        )
     rows = best_kernels(cells, es, ORDER, CLEAR_PAGES)
     assert [(r["min_bytes"], r["max_bytes"], r["kernel"], r["tied"]) for r in rows] == [
         (4 * KB, 1 * MB, CLEAR_PAGES, ["x86-64-movnti", "x86-64-avx-nt"]),
         (64 * MB, 64 * MB, "x86-64-movnti", ["x86-64-avx-nt"]),
-        (128 * MB, 128 * MB, "x86-64-avx-nt", [])]
+        (128 * MB, 128 * MB, "x86-64-avx-nt", []),
+    ]
 
 
 # The budget rule -------------------------------------------------------------------
 
 
 def test_budget_without_ties_takes_the_fastest_that_fits():
-    cells = {("generic", 8 * MB): cell(30, typical=0.3),
-             ("generic", 32 * MB): cell(60, typical=0.6),
-             ("x86-64-avx-nt", 128 * MB): cell(90, typical=1.5)}
+    cells = {
+        ("generic", 8 * MB): cell(30, typical=0.3),
+        ("generic", 32 * MB): cell(60, typical=0.6),
+        ("x86-64-avx-nt", 128 * MB): cell(90, typical=1.5),
+    }
     row, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES)
     assert fits and (row["batch_bytes"], row["kernel"], row["tied"]) == (32 * MB, "generic", [])
     row, fits = batch_for_budget(cells, 3, ORDER, CLEAR_PAGES)
@@ -126,31 +162,39 @@ def test_budget_without_ties_takes_the_fastest_that_fits():
 
 
 def test_budget_among_ties_takes_the_largest_batch_then_the_kernel_rule():
-    cells = {("x86-64-avx-nt", 8 * MB): cell(91, typical=0.1),     # the fastest
-             ("x86-64-movnti", 32 * MB): cell(89, typical=0.4),
-             ("x86-64-avx-nt", 32 * MB): cell(90, typical=0.4),
-             (CLEAR_PAGES, 32 * MB): cell(60, typical=0.5),          # not tied
-             ("x86-64-avx-nt", 128 * MB): cell(92, typical=1.4)}     # does not fit
+    cells = {
+        ("x86-64-avx-nt", 8 * MB): cell(91, typical=0.1),  # the fastest
+        ("x86-64-movnti", 32 * MB): cell(89, typical=0.4),
+        ("x86-64-avx-nt", 32 * MB): cell(90, typical=0.4),
+        (CLEAR_PAGES, 32 * MB): cell(60, typical=0.5),  # not tied
+        ("x86-64-avx-nt", 128 * MB): cell(92, typical=1.4),
+    }  # does not fit
     row, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES)
     assert fits
     # 32MB is the largest tied batch; of its tied kernels movnti comes first in the table.
     assert (row["batch_bytes"], row["kernel"]) == (32 * MB, "x86-64-movnti")
     assert [(t["batch_bytes"], t["kernel"]) for t in row["tied"]] == [
-        (8 * MB, "x86-64-avx-nt"), (32 * MB, "x86-64-avx-nt")]
+        (8 * MB, "x86-64-avx-nt"),
+        (32 * MB, "x86-64-avx-nt"),
+    ]
 
 
 def test_budget_takes_clear_pages_when_tied_at_the_largest_batch():
-    cells = {("x86-64-avx-nt", 16 * MB): cell(80, typical=0.2),
-             ("x86-64-movnti", 16 * MB): cell(79, typical=0.2),
-             (CLEAR_PAGES, 16 * MB): cell(78, typical=0.2)}
+    cells = {
+        ("x86-64-avx-nt", 16 * MB): cell(80, typical=0.2),
+        ("x86-64-movnti", 16 * MB): cell(79, typical=0.2),
+        (CLEAR_PAGES, 16 * MB): cell(78, typical=0.2),
+    }
     row, _ = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES)
     assert row["kernel"] == CLEAR_PAGES
     assert {t["kernel"] for t in row["tied"]} == {"x86-64-avx-nt", "x86-64-movnti"}
 
 
 def test_budget_nothing_fits_gives_the_smallest_typical_worst_and_no_ties():
-    cells = {("generic", 8 * MB): cell(30, typical=0.3),
-             ("generic", 32 * MB): cell(60, typical=0.6)}
+    cells = {
+        ("generic", 8 * MB): cell(30, typical=0.3),
+        ("generic", 32 * MB): cell(60, typical=0.6),
+    }
     row, fits = batch_for_budget(cells, 0.1, ORDER, CLEAR_PAGES)
     assert not fits and row["fits"] is False
     assert (row["batch_bytes"], row["tied"]) == (8 * MB, [])
@@ -198,14 +242,20 @@ def test_a_falling_curve_has_no_knee_to_tie():
 def test_a_run_the_whole_machine_slowed_does_not_count_as_noise():
     # Run 1 ran at half speed for every cell (another task on the CPU): the
     # cells' order within each run is the same, so their spread is none.
-    medians = {("a", 1): {0: 100, 1: 50, 2: 100}, ("b", 1): {0: 90, 1: 45, 2: 90},
-               ("a", 2): {0: 80, 1: 40, 2: 80}}
+    medians = {
+        ("a", 1): {0: 100, 1: 50, 2: 100},
+        ("b", 1): {0: 90, 1: 45, 2: 90},
+        ("a", 2): {0: 80, 1: 40, 2: 80},
+    }
     assert all(s == pytest.approx(0, abs=1e-9) for s in run_spreads(medians).values())
 
 
 def test_a_cell_that_moves_against_its_run_keeps_its_spread():
-    medians = {("a", 1): {0: 100, 1: 100, 2: 100}, ("b", 1): {0: 90, 1: 90, 2: 90},
-               ("c", 1): {0: 80, 1: 60, 2: 80}}
+    medians = {
+        ("a", 1): {0: 100, 1: 100, 2: 100},
+        ("b", 1): {0: 90, 1: 90, 2: 90},
+        ("c", 1): {0: 80, 1: 60, 2: 80},
+    }
     spreads = run_spreads(medians)
     assert spreads[("a", 1)] == pytest.approx(0, abs=1e-9)
     assert spreads[("c", 1)] > 10
@@ -225,10 +275,14 @@ def test_budget_kernel_is_chosen_among_those_tied_at_its_batch():
     # 32MB is the largest batch tied with the fastest (avx-nt, 4% below it);
     # movnti is 8% below the fastest but within noise of avx-nt at 32MB, and
     # comes first in the table: the kernel rule picks it there.
-    cells = {("x86-64-avx-nt", 8 * MB): cell(100, typical=0.1),
-             ("x86-64-avx-nt", 32 * MB): cell(96, typical=0.4),
-             ("x86-64-movnti", 32 * MB): cell(92, typical=0.4)}
+    cells = {
+        ("x86-64-avx-nt", 8 * MB): cell(100, typical=0.1),
+        ("x86-64-avx-nt", 32 * MB): cell(96, typical=0.4),
+        ("x86-64-movnti", 32 * MB): cell(92, typical=0.4),
+    }
     row, _ = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES)
     assert (row["batch_bytes"], row["kernel"]) == (32 * MB, "x86-64-movnti")
     assert [(t["batch_bytes"], t["kernel"]) for t in row["tied"]] == [
-        (8 * MB, "x86-64-avx-nt"), (32 * MB, "x86-64-avx-nt")]
+        (8 * MB, "x86-64-avx-nt"),
+        (32 * MB, "x86-64-avx-nt"),
+    ]

@@ -28,8 +28,8 @@ sdist=$(ls dist/pagezero-*.tar.gz)
 python -m build --wheel --outdir "$raw" "$sdist"
 
 # What the sdist must hold: the build's sources for every architecture, and the tests
-# with their C sources (the suite builds tests/c/ from csrc/ and arch/); and what it must
-# not: docs, tools, CI, benchmarks.
+# with their C sources (the suite builds tests/c/ from csrc/ and arch/), the benchmarks
+# (the suite runs aa_compare.py's pairing); and what it must not: docs, tools, CI.
 fail() {
 	echo "build-dist: $*" >&2
 	exit 1
@@ -38,10 +38,11 @@ listing=$(tar tzf "$sdist" | sed 's|^[^/]*/||')
 for need in pyproject.toml setup.py MANIFEST.in LICENSE CHANGELOG.md README.md \
 	csrc/pz.h csrc/py/module.c csrc/py/pzpy.h arch/generic/kernels.def arch/x86/kernels.def \
 	arch/arm64/kernels.def arch/arm64/mops.c tests/conftest.py tests/c/build.sh \
-	tests/c/test_kernels.c tests/c/cross_arm64.sh notebooks/llc_threshold.ipynb; do
+	tests/c/test_kernels.c tests/c/cross_arm64.sh notebooks/llc_threshold.ipynb \
+	benchmarks/aa_compare.py benchmarks/ref/clear_loop.c; do
 	grep -qxF "$need" <<<"$listing" || fail "the sdist lacks $need"
 done
-for never in docs/ tools/ .ci/ benchmarks/ .clang-format .pre-commit-config.yaml; do
+for never in docs/ tools/ .ci/ .clang-format .pre-commit-config.yaml; do
 	if grep -q "^${never//./\\.}" <<<"$listing"; then fail "the sdist holds $never"; fi
 done
 if grep -qE '(^|/)(__pycache__|[^/]*\.so|[^/]*\.o)$' <<<"$listing"; then

@@ -215,3 +215,19 @@ def test_fleet_table_with_a_bad_record_exits_2(tmp_path, capsys, fleet):
     assert main(["fleet", "table", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "fleet.json" in err, err
+
+
+@pytest.mark.parametrize("size", [None, "1GB", -1, True])
+def test_plot_of_memset_results_without_a_size_in_bytes_exits_2(tmp_path, capsys, size):
+    # Hypothesis found it: the x axis read params["size"] and died with a KeyError.
+    doc = json.loads(BASES[0])
+    for r in doc["results"]:
+        if size is None:
+            r["params"].pop("size", None)
+        else:
+            r["params"]["size"] = size
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    assert main(["plot", str(bad), "-o", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(bad) in err, err

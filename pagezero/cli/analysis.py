@@ -179,6 +179,10 @@ def cmd_compare(args):
     return 0
 
 
+def _is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def cmd_plot(args):
     rs = _load(args.results)
     if not len(rs):
@@ -186,6 +190,14 @@ def cmd_plot(args):
     stem = args.output or os.path.splitext(args.results)[0]
     check_output(stem)
     if set(rs.benchmarks) <= {"memset", "memcpy"}:
+        # A file written by hand (or damaged) may lack the sizes the x axis needs.
+        for r in rs.results:
+            size, chunk = r.params.get("size"), r.params.get("chunk", 0)
+            if not _is_count(size) or not (chunk is None or _is_count(chunk)):
+                raise ValueError(
+                    f"{args.results}: a {r.benchmark} result without a size and chunk in "
+                    f"bytes ({r.label()}) cannot be drawn against {args.x}"
+                )
         x = {
             "extent": lambda r: r.params.get("chunk") or r.params["size"],
             "chunk": lambda r: r.params.get("chunk") or r.params["size"],

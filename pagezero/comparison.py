@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from .points import PointKey
     from .results import Result, ResultSet
 
-# One point of one side: its first Result, its loop values by process, its sources.
-_Point = tuple["Result", dict[int, list[float]], set[str | None]]
+    # One point of one side: its first Result, its loop values by process, its sources.
+    _Point = tuple[Result, dict[int, list[float]], set[str | None]]
 
 __all__ = ["compare", "format_table", "runs_per_side", "METHOD"]
 

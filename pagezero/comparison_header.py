@@ -9,6 +9,11 @@ shown. What must not differ is the machine: a CPU model, caches or memory
 that differ mean the change measured is not the patch's alone.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from .units import format_size
 
 __all__ = ["side_facts", "machine_differences", "header_lines", "header_json"]
@@ -18,9 +23,20 @@ __all__ = ["side_facts", "machine_differences", "header_lines", "header_json"]
 _MEMORY_TOLERANCE = 0.02
 
 
-def side_facts(machine):
-    """The kernel facts of one side, as short strings ("unknown" where its file
-    does not record them, e.g. files saved before they were)."""
+def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:
+    """The kernel facts of one side, as short strings.
+
+    Parameters
+    ----------
+    machine : Mapping
+        The side's machine, as sysinfo.machine() recorded it.
+
+    Returns
+    -------
+    dict of str
+        kernel_release, kernel_cmdline, preemption and thp; "unknown" where
+        its file does not record them (e.g. files saved before they were).
+    """
     thp = machine.get("thp") or {}
     preemption = machine.get("preemption") or {}
     return {
@@ -31,7 +47,7 @@ def side_facts(machine):
     }
 
 
-def _caches(machine):
+def _caches(machine: Mapping[str, Any]) -> list[tuple[Any, Any, Any]] | None:
     caches = machine.get("caches")
     if not caches:
         return None
@@ -40,21 +56,32 @@ def _caches(machine):
     )
 
 
-def _cache_text(caches):
+def _cache_text(caches: Sequence[tuple[Any, Any, Any]]) -> str:
     return ", ".join(
         f"L{level} {str(kind).lower()} {format_size(size)}" for level, kind, size in caches
     )
 
 
-def _memory(machine):
+def _memory(machine: Mapping[str, Any]) -> Any:
     return (machine.get("memory") or {}).get("total_bytes")
 
 
-def machine_differences(a, b):
-    """What says two machine() dicts are not one machine: CPU model, caches,
-    memory (beyond _MEMORY_TOLERANCE), each as "what (a vs b)". Facts only one
-    side records are passed over."""
-    found = []
+def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """What says two machine() dicts are not one machine.
+
+    Parameters
+    ----------
+    a, b : Mapping
+        The two machines, as sysinfo.machine() recorded them.
+
+    Returns
+    -------
+    list of str
+        CPU model, caches, memory (beyond _MEMORY_TOLERANCE, 2%), each as
+        "what (a vs b)"; empty when nothing differs. Facts only one side
+        records are passed over.
+    """
+    found: list[str] = []
     if a.get("cpu_model") and b.get("cpu_model") and a["cpu_model"] != b["cpu_model"]:
         found.append(f"CPU model ({a['cpu_model']} vs {b['cpu_model']})")
     ca, cb = _caches(a), _caches(b)
@@ -66,11 +93,30 @@ def machine_differences(a, b):
     return found
 
 
-def header_lines(machines, names, runs, method):
-    """Lines above the table: one per side (name, kernel release, preemption,
-    THP, runs per point, and the kernel command line where the sides' differ;
-    one line for it where they agree), a warning per side measured on another
-    machine than the base, and the method (a line of text)."""
+def header_lines(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str], method: str
+) -> list[str]:
+    """The lines above a comparison's table.
+
+    Parameters
+    ----------
+    machines : sequence of Mapping
+        Each side's machine, the base first.
+    names : sequence of str
+        Each side's name.
+    runs : sequence of str
+        Each side's runs per point, as comparison.runs_per_side() gives them.
+    method : str
+        The test done (comparison.METHOD).
+
+    Returns
+    -------
+    list of str
+        One line per side (name, kernel release, preemption, THP, runs per
+        point, and the kernel command line where the sides' differ; one line
+        for it where they agree), a warning per side measured on another
+        machine than the base, and the method.
+    """
     facts = [side_facts(m) for m in machines]
     cmdlines = {f["kernel_cmdline"] for f in facts}
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
@@ -95,8 +141,23 @@ def header_lines(machines, names, runs, method):
     return lines
 
 
-def header_json(machines, names, runs):
-    """The header's facts for --format json: one entry per side, and the warnings."""
+def header_json(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The header's facts for --format json.
+
+    Parameters
+    ----------
+    machines, names, runs : sequence
+        As header_lines() takes them.
+
+    Returns
+    -------
+    tuple of (list of dict, list of dict)
+        One entry per side (side_facts() with name and runs), and one warning
+        per side measured on another machine than the base: {"side",
+        "differences"}.
+    """
     sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
     warnings = [
         {"side": n, "differences": machine_differences(machines[0], m)}

@@ -16,11 +16,21 @@ process (a sweep's --processes, a fleet's --runs). With a single run there is
 no such spread; the loops' spread is given instead and says so.
 """
 
+from __future__ import annotations
+
 import json
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .stats import relative_spread
 from .units import parse_size
+
+if TYPE_CHECKING:
+    from .results import Result, ResultSet
+
+# What identifies a point: benchmark, function, unit, params_key().
+PointKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 
 __all__ = [
     "point_key",
@@ -41,7 +51,7 @@ NOT_IDENTITY = ("loops",)
 SIZE_PARAMS = ("size", "chunk", "page", "batch", "batch_bytes")
 
 
-def _normal(name, value):
+def _normal(name: str, value: Any) -> Any:
     if name in SIZE_PARAMS and isinstance(value, (int, str)) and not isinstance(value, bool):
         try:
             return parse_size(value, what=name, allow_zero=True)
@@ -50,13 +60,36 @@ def _normal(name, value):
     return value
 
 
-def identity_params(params):
-    """`params` as a point knows them: without NOT_IDENTITY, sizes in bytes."""
+def identity_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` as a point knows them: without NOT_IDENTITY, sizes in bytes.
+
+    Parameters
+    ----------
+    params : Mapping
+        A result's parameters, as given.
+
+    Returns
+    -------
+    dict
+        The parameters but `loops`, with the SIZE_PARAMS that read as a size
+        in bytes (int); the rest as they are.
+    """
     return {k: _normal(k, v) for k, v in params.items() if k not in NOT_IDENTITY}
 
 
-def params_key(params):
-    """A hashable, order-free key of identity_params(params)."""
+def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A hashable, order-free key of identity_params(params).
+
+    Parameters
+    ----------
+    params : Mapping
+        A result's parameters, as given.
+
+    Returns
+    -------
+    tuple of (str, str)
+        (name, value as JSON) pairs, sorted by name.
+    """
     return tuple(
         sorted(
             (str(k), json.dumps(v, sort_keys=True, default=str))
@@ -65,38 +98,81 @@ def params_key(params):
     )
 
 
-def point_key(result):
-    """What identifies a point across runs, files and machines."""
+def point_key(result: Result) -> PointKey:
+    """What identifies a point across runs, files and machines.
+
+    Parameters
+    ----------
+    result : Result
+        One run of the point.
+
+    Returns
+    -------
+    tuple
+        (benchmark, function, unit, params_key(params)): hashable, equal for
+        every run of one point whatever its loops or its sizes' spelling.
+    """
     return (result.benchmark, result.function, result.unit, params_key(result.params))
 
 
-def point_summary(runs, unit):
-    """median, spread_pct, runs, spread_of ("runs" or "loops") and unit of one point,
-    from `runs`: per process that measured it, the values of all its loops.
-    The spread of rates is the spread of the times they stand for
-    (stats.relative_spread)."""
-    runs = [list(v) for v in runs if len(v)]
-    if not runs:
+def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
+    """One point's figure: the median of its runs' medians and their spread.
+
+    Parameters
+    ----------
+    runs : iterable of sequences of float
+        Per process that measured the point, the values of all its loops, in
+        `unit`; empty runs are left out.
+    unit : str
+        The values' unit (bytes/sec or cycles/byte).
+
+    Returns
+    -------
+    dict
+        median (of the per-run medians, in `unit`), spread_pct (percent,
+        between runs, or between loops when there is one run; for rates, the
+        spread of the times they stand for: stats.relative_spread), runs (how
+        many), spread_of ("runs" or "loops") and unit.
+
+    Raises
+    ------
+    ValueError
+        No run with a value.
+    """
+    kept = [list(v) for v in runs if len(v)]
+    if not kept:
         raise ValueError("a point needs at least one run")
-    run_medians = [statistics.median(v) for v in runs]
-    if len(runs) > 1:
+    run_medians = [statistics.median(v) for v in kept]
+    if len(kept) > 1:
         values, spread_of = run_medians, "runs"
     else:
-        values, spread_of = runs[0], "loops"
+        values, spread_of = kept[0], "loops"
     return {
         "median": statistics.median(run_medians),
         "spread_pct": relative_spread(values, unit),
-        "runs": len(runs),
+        "runs": len(kept),
         "spread_of": spread_of,
         "unit": unit,
     }
 
 
-def summarize_points(result_set):
-    """{point_key: (first Result, point_summary)} over a ResultSet, in first-seen order.
-    A run is a process (the ResultSet's runs say which one measured each Result):
-    repetitions inside one process pool their loops."""
-    points = {}
+def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict[str, Any]]]:
+    """point_summary() of every point of a ResultSet, in first-seen order.
+
+    A run is a process (the ResultSet's runs say which one measured each
+    Result): repetitions inside one process pool their loops.
+
+    Parameters
+    ----------
+    result_set : ResultSet
+        The results, with their runs.
+
+    Returns
+    -------
+    dict
+        {point_key: (the point's first Result, its point_summary())}.
+    """
+    points: dict[PointKey, tuple[Result, dict[int, list[float]]]] = {}
     for result, run in zip(result_set.results, result_set.runs):
         first, by_process = points.setdefault(point_key(result), (result, {}))
         by_process.setdefault(run.get("process", 0), []).extend(result.values())

@@ -6,8 +6,12 @@ store) turns a document of the wrong shape into one ValueError that names
 what is wrong, so that no command meets a list where it reads a number.
 """
 
+from __future__ import annotations
+
 import json
 import math
+import os
+from typing import Any, NoReturn
 
 __all__ = ["read_json", "check_result", "check_run", "check_document", "LIMIT"]
 
@@ -18,7 +22,7 @@ LIMIT = 2**63 - 1
 
 # Top-level machine fields that sysinfo.machine() writes, with the JSON type
 # each must have; the rest of the machine is free-form and read with care.
-_MACHINE_TYPES = {
+_MACHINE_TYPES: dict[str, type] = {
     "hostname": str,
     "fleet_name": str,
     "cpu_model": str,
@@ -36,11 +40,11 @@ _MACHINE_TYPES = {
 }
 
 
-def _bad_constant(name):
+def _bad_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _int(text):
+def _int(text: str) -> int:
     n = int(text)
     if abs(n) > LIMIT:
         raise ValueError(
@@ -50,16 +54,35 @@ def _int(text):
     return n
 
 
-def _float(text):
+def _float(text: str) -> float:
     x = float(text)
     if not math.isfinite(x):
         raise ValueError(f"the number {text[:20]} is out of range")
     return x
 
 
-def read_json(path):
-    """The JSON document in `path`: strict JSON (no NaN or Infinity), numbers in
-    the range a measurement has. ValueError naming the file for anything else."""
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON document in `path`: strict JSON, numbers in the range a measurement has.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+
+    Returns
+    -------
+    object
+        The document as :func:`json.load` gives it (a dict for a results file;
+        the caller checks its shape).
+
+    Raises
+    ------
+    ValueError
+        Naming the file: not JSON, not text, nested too deeply, NaN or Infinity,
+        an integer beyond 2**63-1 or a float out of range.
+    OSError
+        The file cannot be opened.
+    """
     try:
         with open(path) as f:
             return json.load(f, parse_constant=_bad_constant, parse_int=_int, parse_float=_float)
@@ -73,11 +96,11 @@ def read_json(path):
         raise ValueError(f"{path}: {e}") from None
 
 
-def _is_int(x):
+def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_number(x):
+def _is_number(x: object) -> bool:
     return (
         isinstance(x, (int, float))
         and not isinstance(x, bool)
@@ -86,12 +109,12 @@ def _is_number(x):
     )
 
 
-def _need(ok, what):
+def _need(ok: object, what: str) -> None:
     if not ok:
         raise ValueError(what)
 
 
-def _check_params(params):
+def _check_params(params: Any) -> None:
     _need(isinstance(params, dict), "params is not an object")
     for name in ("size", "chunk", "batch_bytes", "offset"):
         v = params.get(name)
@@ -107,7 +130,7 @@ def _check_params(params):
     _need(_is_int(params.get("loops", 0)), "params.loops is not an integer")
 
 
-def _check_machine(machine, where="machine"):
+def _check_machine(machine: Any, where: str = "machine") -> None:
     _need(isinstance(machine, dict), f"{where} is not an object")
     for name, kind in _MACHINE_TYPES.items():
         v = machine.get(name)
@@ -131,9 +154,21 @@ def _check_machine(machine, where="machine"):
         )
 
 
-def check_result(d):
-    """ValueError unless `d` has the shape of one result (any schema version).
-    The values themselves (clock names, sample counts) Result checks on creation."""
+def check_result(d: Any) -> None:
+    """Check that `d` has the shape of one result (any schema version).
+
+    The values themselves (clock names, sample counts) Result checks on creation.
+
+    Parameters
+    ----------
+    d : object
+        One entry of a results document's "results", as read from JSON.
+
+    Raises
+    ------
+    ValueError
+        Naming the first field that is missing or of the wrong type.
+    """
     _need(isinstance(d, dict), "a result is not an object")
     for name in ("benchmark", "function", "params", "bytes_per_loop", "clock", "samples"):
         _need(name in d, f"a result has no {name!r}")
@@ -170,8 +205,20 @@ def check_result(d):
     )
 
 
-def check_run(run):
-    """ValueError unless `run` is a result's run: {"repetition": int, "process": int}."""
+def check_run(run: Any) -> None:
+    """Check that `run` is a result's run: ``{"repetition": int, "process": int}``.
+
+    Parameters
+    ----------
+    run : object
+        A result's "run" entry, as read from JSON.
+
+    Raises
+    ------
+    ValueError
+        `run` is not an object, or its repetition or process is not a
+        non-negative integer.
+    """
     _need(isinstance(run, dict), "a result's run is not an object")
     for name in ("repetition", "process"):
         _need(
@@ -180,8 +227,21 @@ def check_run(run):
         )
 
 
-def check_document(doc):
-    """ValueError unless the top of a results document has its shape."""
+def check_document(doc: dict[str, Any]) -> None:
+    """Check that the top of a results document has its shape.
+
+    Parameters
+    ----------
+    doc : dict
+        A results document, as read from JSON (its results are checked one by
+        one with :func:`check_result`).
+
+    Raises
+    ------
+    ValueError
+        No list of results, a bad machine, or an "interrupted", "pagezero" or
+        "build" entry of the wrong type.
+    """
     _need(isinstance(doc.get("results"), list), "no list of results")
     if doc.get("machine") is not None:
         _check_machine(doc["machine"])

@@ -45,8 +45,12 @@ runs is unknown (with one run, the loops' spread is no stand-in for it), so
 the change is shown with "?" and no verdict.
 """
 
+from __future__ import annotations
+
 import math
 import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .stats import IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, higher_is_better
 
@@ -76,7 +80,9 @@ MARKERS = {
 }
 
 
-def _welch(base_logs, new_logs, alpha):
+def _welch(
+    base_logs: Sequence[float], new_logs: Sequence[float], alpha: float
+) -> tuple[float, float, float]:
     """(p, low, high): Welch's two-sided p for equal means of the logs, and the
     1 - alpha interval of new mean - base mean."""
     from scipy import stats as sps
@@ -94,16 +100,42 @@ def _welch(base_logs, new_logs, alpha):
     return p, diff - half, diff + half
 
 
-def compare_runs(base_runs, new_runs, unit="bytes/sec", threshold=0.02, alpha=0.01):
-    """Compare one point measured by two sets of runs; each run is the list of
-    its loops' values in `unit`.
+def compare_runs(
+    base_runs: Iterable[Sequence[float]],
+    new_runs: Iterable[Sequence[float]],
+    unit: str = "bytes/sec",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+) -> dict[str, Any]:
+    """Compare one point measured by two sets of runs.
 
-    Returns change_pct (of the median of per-run medians, new over base),
-    runs ([base, new]), p_value and ci_pct (the 1 - alpha interval of the
-    ratio, in percent change; None below MIN_RUNS), marker and note.
-    The marker: "(R)"/"(I)" when |change| > threshold and p < alpha; "~" when
-    beyond the threshold but not significant; "?" when beyond the threshold
-    with fewer than MIN_RUNS runs on a side; "" otherwise.
+    Parameters
+    ----------
+    base_runs, new_runs : iterable of sequences of float
+        Each run is the list of its loops' values in `unit`; empty runs are
+        left out.
+    unit : str
+        The values' unit: says whether a rise is better (bytes/sec) or worse.
+    threshold : float
+        The smallest relative change marked, as a fraction (0.02 is 2%).
+    alpha : float
+        The significance level of Welch's test, in (0, 1).
+
+    Returns
+    -------
+    dict
+        change_pct (of the median of per-run medians, new over base, percent),
+        runs ([base, new]), p_value and ci_pct (the 1 - alpha interval of the
+        ratio, in percent change; None below MIN_RUNS), marker and note (str
+        or None). The marker: "(R)"/"(I)" when |change| > threshold and p <
+        alpha; "~" when beyond the threshold but not significant; "?" when
+        beyond the threshold with fewer than MIN_RUNS runs on a side (or a
+        median that is not a positive finite number); "" otherwise.
+
+    Raises
+    ------
+    ValueError
+        alpha outside (0, 1), a negative threshold, or a side without a run.
     """
     if not 0 < alpha < 1 or not threshold >= 0:
         raise ValueError("alpha must be in (0, 1) and threshold non-negative")
@@ -113,7 +145,7 @@ def compare_runs(base_runs, new_runs, unit="bytes/sec", threshold=0.02, alpha=0.
         raise ValueError("both sides need at least one run")
     b, n = statistics.median(base_medians), statistics.median(new_medians)
     change = (n - b) / b if b else math.inf
-    out = {
+    out: dict[str, Any] = {
         "change_pct": 100.0 * change,
         "runs": [len(base_medians), len(new_medians)],
         "p_value": None,

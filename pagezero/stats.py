@@ -11,8 +11,18 @@ bytes/sec is harmonic, total bytes over total time, and says so in
 "mean_kind"; medians stay medians, with an interval of their own.
 """
 
+from __future__ import annotations
+
 import math
 import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .knee import KNEE_CLEAR_STEP as KNEE_CLEAR_STEP
+from .knee import KNEE_MIN_EXTENT as KNEE_MIN_EXTENT
+from .knee import TIE as TIE
+from .knee import best_kernels as best_kernels
+from .knee import find_knee as find_knee
 
 __all__ = [
     "summarize",
@@ -40,17 +50,42 @@ _HIGHER_IS_BETTER = ("bytes/sec",)
 _RATE_UNITS = ("bytes/sec",)
 
 
-def higher_is_better(unit):
+def higher_is_better(unit: str | None) -> bool:
+    """Whether a larger value in `unit` is better (bytes/sec) rather than a cost.
+
+    Parameters
+    ----------
+    unit : str or None
+        The values' unit ("bytes/sec", "cycles/byte", "ns/line", ...).
+
+    Returns
+    -------
+    bool
+        True for bytes/sec only; every other unit is a cost.
+    """
     return unit in _HIGHER_IS_BETTER
 
 
-def is_rate(unit):
-    """Whether values in `unit` are amounts per time (bytes/sec), whose mean
-    must be taken over the times they stand for, not over the rates."""
+def is_rate(unit: str | None) -> bool:
+    """Whether values in `unit` are amounts per time (bytes/sec).
+
+    The mean of such values must be taken over the times they stand for, not
+    over the rates.
+
+    Parameters
+    ----------
+    unit : str or None
+        The values' unit.
+
+    Returns
+    -------
+    bool
+        True for bytes/sec.
+    """
     return unit in _RATE_UNITS
 
 
-def _costs(values, unit):
+def _costs(values: Iterable[float], unit: str | None) -> list[float]:
     """Values as costs that add up as time does: a rate's reciprocal (time per
     byte), any other unit (cycles/byte, seconds) as it is."""
     if not is_rate(unit):
@@ -60,9 +95,30 @@ def _costs(values, unit):
     return [1.0 / v for v in values]
 
 
-def relative_spread(values, unit=None):
-    """Standard deviation in % of the mean, of the costs `values` stand for
-    (for rates: of the times per byte, the spread a run's time has)."""
+def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
+    """Standard deviation in % of the mean, of the costs `values` stand for.
+
+    For rates this is the spread of the times per byte, the spread a run's
+    time has.
+
+    Parameters
+    ----------
+    values : iterable of float
+        The values, in `unit`.
+    unit : str or None
+        Their unit: bytes/sec is a rate, anything else (cycles/byte, seconds,
+        None) is taken as it is.
+
+    Returns
+    -------
+    float
+        The spread in percent; 0.0 for fewer than two values or a mean of 0.
+
+    Raises
+    ------
+    ValueError
+        A rate that is not positive.
+    """
     costs = _costs([float(v) for v in values], unit)
     if len(costs) < 2:
         return 0.0
@@ -70,11 +126,34 @@ def relative_spread(values, unit=None):
     return 100.0 * statistics.stdev(costs) / mean if mean else 0.0
 
 
-def median_interval(values, confidence=0.95):
-    """(low, high, level): the order statistics x(j) and x(n+1-j) that cover
-    the median with probability `level` >= `confidence` (the sign test's
-    distribution-free interval, Binomial(n, 1/2)); with too few values for
-    `confidence`, min..max with the level it has (a level of 0 for one value)."""
+def median_interval(
+    values: Iterable[float], confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """A distribution-free interval of the median.
+
+    The order statistics x(j) and x(n+1-j) that cover the median with
+    probability `level` >= `confidence` (the sign test's interval,
+    Binomial(n, 1/2)); with too few values for `confidence`, min..max with the
+    level it has (a level of 0 for one value).
+
+    Parameters
+    ----------
+    values : iterable of float
+        The samples, in any unit.
+    confidence : float
+        The coverage wanted, between 0 and 1.
+
+    Returns
+    -------
+    tuple of (float, float, float)
+        (low, high, level): the interval's ends, in the values' unit, and the
+        coverage it has.
+
+    Raises
+    ------
+    ValueError
+        No values.
+    """
     import numpy as np
     from scipy import stats as sps
 
@@ -89,8 +168,12 @@ def median_interval(values, confidence=0.95):
     return xs[j - 1], xs[n - j], max(0.0, float(coverage[j - 1]))
 
 
-def summarize(values, confidence=0.95, unit=None):
-    """n, mean, stdev, %stdev, median, min, max, the `confidence` interval of
+def summarize(
+    values: Iterable[float], confidence: float = 0.95, unit: str | None = None
+) -> dict[str, Any]:
+    """Summary statistics of one set of samples.
+
+    n, mean, stdev, %stdev, median, min, max, the `confidence` interval of
     the mean (Student's t; the mean itself for one sample), and the median's
     own interval (median_interval: median_ci_low, median_ci_high, median_ci_level).
 
@@ -102,6 +185,27 @@ def summarize(values, confidence=0.95, unit=None):
     slowdown an improvement. "mean_kind" says which mean it is: "harmonic"
     for rates, "arithmetic" for costs (cycles/byte, seconds: they add as time
     does already) and for values of no given unit.
+
+    Parameters
+    ----------
+    values : iterable of float
+        The samples, in `unit`.
+    confidence : float
+        The level of both intervals, between 0 and 1.
+    unit : str or None
+        The values' unit; bytes/sec is averaged as time (above).
+
+    Returns
+    -------
+    dict
+        n (int), mean, mean_kind ("harmonic" or "arithmetic"), stdev,
+        stdev_pct (percent), median, min, max, ci_low, ci_high, confidence,
+        median_ci_low, median_ci_high and median_ci_level; values in `unit`.
+
+    Raises
+    ------
+    ValueError
+        No values, a value that is not finite, or a rate that is not positive.
     """
     from scipy import stats as sps
 
@@ -142,9 +246,22 @@ def summarize(values, confidence=0.95, unit=None):
     }
 
 
-def min_p_value(n1, n2):
-    """The smallest two-sided p-value a Mann-Whitney U test can give for samples
-    of n1 and n2 (all of one above all of the other): 2 / C(n1+n2, n1)."""
+def min_p_value(n1: int, n2: int) -> float:
+    """The smallest two-sided p-value a Mann-Whitney U test can give.
+
+    For samples of n1 and n2 values, all of one above all of the other:
+    2 / C(n1+n2, n1).
+
+    Parameters
+    ----------
+    n1, n2 : int
+        The two sample counts.
+
+    Returns
+    -------
+    float
+        The p-value, at most 1.0 (1.0 when a side is empty).
+    """
     if n1 < 1 or n2 < 1:
         return 1.0
     # int / int: C(n1+n2, n1) passes a float's range from about 500 samples a side,
@@ -152,14 +269,39 @@ def min_p_value(n1, n2):
     return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
-def compare_samples(base, new, unit="bytes/sec", threshold=0.02, alpha=0.01):
+def compare_samples(
+    base: Iterable[float],
+    new: Iterable[float],
+    unit: str = "bytes/sec",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+) -> dict[str, Any]:
     """Compare two sets of samples of one quantity.
 
-    Returns change_pct (of the new mean over the base mean), p_value, and a
-    marker: "(R)" regression or "(I)" improvement when |change| > threshold
-    and p < alpha; "~" when the change exceeds the threshold but is not
-    significant; "" otherwise. `note` says when the sample counts are too
-    small for `alpha` to be reachable at all.
+    Parameters
+    ----------
+    base, new : iterable of float
+        The samples of each side, in `unit`.
+    unit : str
+        Their unit: says whether a rise is better (bytes/sec) or worse.
+    threshold : float
+        The smallest relative change flagged, as a fraction (0.02 is 2%).
+    alpha : float
+        The significance level of the Mann-Whitney U test, in (0, 1).
+
+    Returns
+    -------
+    dict
+        change_pct (of the new mean over the base mean, percent), p_value, and
+        a marker: "(R)" regression or "(I)" improvement when |change| >
+        threshold and p < alpha; "~" when the change exceeds the threshold but
+        is not significant; "" otherwise. `note` says when the sample counts
+        are too small for `alpha` to be reachable at all (else None).
+
+    Raises
+    ------
+    ValueError
+        An empty side, alpha outside (0, 1) or a negative threshold.
     """
     from scipy import stats as sps
 
@@ -191,87 +333,24 @@ def compare_samples(base, new, unit="bytes/sec", threshold=0.02, alpha=0.01):
     return {"change_pct": 100.0 * change, "p_value": p, "marker": marker, "note": note}
 
 
-# Below this, the cost of each call, not the cache, sets the rate: no knee there.
-KNEE_MIN_EXTENT = 64 << 10
-# A step smaller than this is not called a knee in words (it still is the largest step).
-KNEE_CLEAR_STEP = 1.3
-# A kernel within this of the fastest keeps the range it already holds, so
-# noise between near-equals does not split the table.
-TIE = 0.05
+def spread(rates: Sequence[float]) -> tuple[float, float] | tuple[None, None]:
+    """The mean of `rates` and their standard deviation in % of it.
 
+    As perf prints "GB/sec/thread ( +- x% )".
 
-def _spread(logs):
-    m = statistics.median(logs)
-    return sum(abs(x - m) for x in logs)
+    Parameters
+    ----------
+    rates : sequence of float
+        The values (bytes/sec, or any unit).
 
-
-def spread(rates):
-    """(mean of `rates`, their standard deviation in % of it), as perf's
-    "GB/sec/thread ( +- x% )"; (None, None) for no rates."""
+    Returns
+    -------
+    tuple
+        (mean, stdev in percent of the mean; 0.0 for one rate or a mean of 0),
+        or (None, None) for no rates.
+    """
     if not rates:
         return None, None
     mean = statistics.fmean(rates)
     stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
     return mean, 100.0 * stdev / mean if mean else 0.0
-
-
-def find_knee(points):
-    """The knee of [(extent, bytes_per_sec), ...] over extents of KNEE_MIN_EXTENT
-    and up: fit one step (two levels) in log rate at every split between
-    extents and keep the rising split whose levels fit best (least absolute
-    deviation from each side's median, so one noisy point costs what it is
-    off by and no more). Returns (first extent of the upper side, ratio of
-    the two medians); the smallest such extent on a tie. Needs two extents."""
-    pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
-    if len(pts) < 2:
-        raise ValueError("finding a knee needs rates at two extents of 64KB or more")
-    logs = [math.log(r) for _, r in pts]
-    fits = []
-    for k in range(1, len(pts)):
-        rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
-        fits.append((rise <= 0, _spread(logs[:k]) + _spread(logs[k:]), k, rise))
-    _, _, k, rise = min(fits)
-    return pts[k][0], math.exp(rise)
-
-
-def best_kernels(rates, extents):
-    """Ranges of extents with their fastest kernel: [{min_bytes, max_bytes, kernel,
-    bytes_per_sec}], bytes_per_sec the median of that kernel's rates over the range.
-    rates: {kernel: {extent: bytes_per_sec}}.
-
-    A kernel within TIE of the fastest keeps the range it holds; where a new
-    range must start, it goes to the near-fastest kernel that stays so the
-    longest, so that near-equals (the streaming kernels beyond the LLC) do
-    not split the table into one range per extent."""
-
-    def near_best(k, e):
-        here = [r[e] for r in rates.values() if e in r]
-        return e in rates[k] and rates[k][e] >= (1 - TIE) * max(here)
-
-    def run_length(k, i):
-        n = 0
-        while i + n < len(extents) and near_best(k, extents[i + n]):
-            n += 1
-        return n
-
-    ranges = []
-    for i, e in enumerate(extents):
-        if ranges and near_best(ranges[-1]["kernel"], e):
-            ranges[-1]["extents"].append(e)
-            continue
-        winner = max(
-            (k for k in rates if near_best(k, e)), key=lambda k: (run_length(k, i), rates[k][e])
-        )
-        ranges.append({"kernel": winner, "extents": [e]})
-    out = []
-    for rg in ranges:
-        k, es = rg["kernel"], rg["extents"]
-        out.append(
-            {
-                "min_bytes": es[0],
-                "max_bytes": es[-1],
-                "kernel": k,
-                "bytes_per_sec": float(statistics.median(rates[k][e] for e in es)),
-            }
-        )
-    return out

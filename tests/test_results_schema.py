@@ -10,7 +10,7 @@ import os
 import pytest
 
 import pagezero
-from pagezero import _core, results
+from pagezero import _core, result
 from pagezero.policy import BatchResult, FolioResult
 from pagezero.results import SCHEMA_VERSION, Result, ResultSet, result_type
 from pagezero.sysinfo import build_info
@@ -114,7 +114,7 @@ def test_an_interrupted_result_says_by_which_signal(tmp_path):
 
 
 def test_results_extend_by_benchmark_name_not_class_name(monkeypatch):
-    monkeypatch.setattr(results, "_RESULT_TYPES", dict(results._RESULT_TYPES))
+    monkeypatch.setattr(result, "_RESULT_TYPES", dict(result._RESULT_TYPES))
 
     @result_type("test-bench")
     class Renamed(Result):

@@ -15,16 +15,19 @@ which the sweep reads as "stopped", not "failed". An error is written, in one
 line, to the spec's error file for the sweep to report, and the status is 1.
 """
 
+from __future__ import annotations
+
 import importlib
 import json
 import signal
 import sys
+from typing import Any
 
 from .interrupt import STOP_SIGNALS, as_interrupted, deferred, signals_interrupt
 from .sweeps import BENCHMARKS, register, run_here
 
 
-def _benchmark(spec):
+def _benchmark(spec: dict[str, Any]) -> None:
     """Register the spec's benchmark here, by importing its run function."""
     where = spec["import"]
     if where["path"] and where["path"] not in sys.path:
@@ -37,7 +40,7 @@ def _benchmark(spec):
         register(spec["benchmark"], target)
 
 
-def _measure(spec):
+def _measure(spec: dict[str, Any]) -> int:
     rs, late = None, None
     try:
         with signals_interrupt():
@@ -64,7 +67,15 @@ def _measure(spec):
     return late.exit_status if late else 0
 
 
-def main():
+def main() -> int:
+    """Measure the spec named by ``sys.argv[1]``; the process's exit status.
+
+    Returns
+    -------
+    int
+        0 when done, 128 + signum when a stop signal ended it (the points
+        measured are saved), 1 on an error (written to the spec's error file).
+    """
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     try:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core, hugepages
-from .bench import check_clock
 from .conditions import MAX_FAULT_THREADS, check_int, check_loops
+from .mem_plan import check_clock
 from .region import thp_mode
 from .units import format_page, format_size, parse_page, parse_size
 

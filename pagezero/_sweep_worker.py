@@ -5,7 +5,7 @@ A module of its own so that `python -m` runs it without importing it twice
 (pagezero/__init__.py imports pagezero.sweeps).
 
 The benchmark's run function is imported by the module and name the spec
-gives (sweeps._importable), so that one added with sweeps.register() runs here
+gives (sweep_workers._importable), so that one added with sweeps.register() runs here
 as pagezero's own do.
 
 SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
@@ -33,7 +33,7 @@ def _benchmark(spec: dict[str, Any]) -> None:
     if where["path"] and where["path"] not in sys.path:
         # After the installed packages: pagezero itself still comes from them.
         sys.path.append(where["path"])
-    target = importlib.import_module(where["module"])
+    target: Any = importlib.import_module(where["module"])  # then the function in it
     for part in where["qualname"].split("."):
         target = getattr(target, part)
     if spec["benchmark"] not in BENCHMARKS or BENCHMARKS[spec["benchmark"]].run is not target:
@@ -80,7 +80,7 @@ def main() -> int:
         spec = json.load(f)
     try:
         with signals_interrupt():
-            # The sweep starts this process with the stop signals held (sweeps._run_worker):
+            # The sweep starts this process with the stop signals held (sweep_workers._run_worker):
             # one sent meanwhile arrives now, as an Interrupted.
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             _benchmark(spec)

@@ -52,7 +52,7 @@ __all__ = [
 MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
 
 
-def run(p: Plan, function: str) -> Result:
+def run(p: Plan, function: str) -> Result | None:
     """Run plan `p` with the named kernel: one call into the C core, whatever the conditions.
 
     Parameters
@@ -64,8 +64,10 @@ def run(p: Plan, function: str) -> Result:
 
     Returns
     -------
-    Result
-        One sample per loop.
+    Result or None
+        One sample per loop. When a program's own handler takes a stop
+        signal and returns, the loops completed, or None for none
+        (pagezero.interrupt.finish).
 
     Raises
     ------
@@ -100,7 +102,7 @@ def run(p: Plan, function: str) -> Result:
         cold=c.cold,
         evict_bytes=evict_bytes() if c.cold else 0,
         threads=c.threads,
-        mode=c.threads_mode,
+        mode=p.threads_mode,
         cpus=cpus,
         node=-1 if c.node is None else c.node,
         counters=c.counters,
@@ -156,7 +158,7 @@ def thread_rates(result: Result) -> tuple[float, ...] | None:
     )
 
 
-def thread_spread(result: Result) -> tuple[float, float]:
+def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
     """The threads' mean rate and how far they spread, as perf's "/thread ( +- x% )".
 
     Parameters
@@ -166,11 +168,12 @@ def thread_spread(result: Result) -> tuple[float, float]:
 
     Returns
     -------
-    tuple of (float, float)
+    tuple of (float, float), or (None, None)
         The mean per-thread rate in bytes/sec, and its standard deviation
-        across threads in % of that mean.
+        across threads in % of that mean; (None, None) without per-thread
+        rates (the cycles clock).
     """
-    return spread(thread_rates(result))
+    return spread(thread_rates(result) or ())  # None: no rates, as spread(()) says
 
 
 def scaling(
@@ -210,14 +213,12 @@ def scaling(
     """
     max_threads = max_threads or len(os.sched_getaffinity(0))
     check_threads(max_threads)
-    return ResultSet(
-        [
-            memset(
-                size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs
-            )
-            for n in range(1, max_threads + 1)
-        ]
-    )
+    # memset's Results (runs=1), or what run() and kwargs make of them: kept as they come.
+    measured: list[Any] = [
+        memset(size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs)
+        for n in range(1, max_threads + 1)
+    ]
+    return ResultSet(measured)
 
 
 def memset(
@@ -237,7 +238,7 @@ def memset(
     counters: bool = False,
     offset: int = 0,
     runs: int = 1,
-) -> Result | ResultSet:
+) -> Result | ResultSet | None:
     """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
 
     The buffer is mapped populated and prefaulted before timing; each loop's
@@ -300,8 +301,8 @@ def memset(
     Returns
     -------
     Result or ResultSet
-        A Result when runs is 1; else a ResultSet of N Results,
-        runs[i]["process"] = i.
+        A Result when runs is 1 (None as run() says); else a ResultSet of N
+        Results, runs[i]["process"] = i.
 
     Raises
     ------
@@ -354,7 +355,7 @@ def memcpy(
     counters: bool = False,
     offset: int = 0,
     runs: int = 1,
-) -> Result | ResultSet:
+) -> Result | ResultSet | None:
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
 
     Parameters
@@ -370,8 +371,8 @@ def memcpy(
     Returns
     -------
     Result or ResultSet
-        A Result when runs is 1; else a ResultSet of N Results,
-        runs[i]["process"] = i.
+        A Result when runs is 1 (None as run() says); else a ResultSet of N
+        Results, runs[i]["process"] = i.
 
     Raises
     ------

@@ -63,7 +63,7 @@ __all__ = [
 MAX_THREADS = MAX_FAULT_THREADS  # conditions.py holds every limit
 
 
-def run(p: FaultPlan, function: str) -> Result:
+def run(p: FaultPlan, function: str) -> Result | None:
     """Run plan `p` with workload `function`: one call into the C core.
 
     Parameters
@@ -75,8 +75,10 @@ def run(p: FaultPlan, function: str) -> Result:
 
     Returns
     -------
-    Result
-        Benchmark "mmap", one sample per loop.
+    Result or None
+        Benchmark "mmap", one sample per loop. When a program's own handler
+        takes a stop signal and returns, the loops completed, or None for
+        none (pagezero.interrupt.finish).
 
     Raises
     ------
@@ -137,7 +139,7 @@ def faults(
     latency: bool = False,
     reserve: bool = False,
     runs: int = 1,
-) -> Result | ResultSet:
+) -> Result | ResultSet | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
     as perf bench mem mmap.
 
@@ -178,8 +180,8 @@ def faults(
     Returns
     -------
     Result or ResultSet
-        A Result (benchmark "mmap") when runs is 1; else a ResultSet of N
-        Results, runs[i]["process"] = i.
+        A Result (benchmark "mmap") when runs is 1 (None as run() says);
+        else a ResultSet of N Results, runs[i]["process"] = i.
 
     Raises
     ------
@@ -222,21 +224,25 @@ class Headroom:
     clears: tuple[Result, ...]  # one memset Result per clear kernel, chunk = the page size
 
     @property
-    def fault_rate(self) -> float:
-        """Bytes/sec one thread faulted in (the per-thread mean with threads)."""
+    def fault_rate(self) -> float | None:
+        """Bytes/sec one thread faulted in (the per-thread mean with threads).
+
+        None for the cycles clock, which gives no rate (headroom() measures in ns).
+        """
         if self.fault.params["threads"] > 1:
             return thread_spread(self.fault)[0]
         return self.fault.bytes_per_sec
 
     @property
     def best(self) -> Result:
-        """The fastest clear's Result."""
-        return max(self.clears, key=lambda r: r.bytes_per_sec)
+        """The fastest clear's Result (one of the cycles clock, without a rate, ranks last)."""
+        return max(self.clears, key=lambda r: r.bytes_per_sec or 0.0)
 
     @property
-    def ratio(self) -> float:
-        """How many times faster user space clears the same extents."""
-        return self.best.bytes_per_sec / self.fault_rate
+    def ratio(self) -> float | None:
+        """How many times faster user space clears the same extents (None without rates)."""
+        best, fault = self.best.bytes_per_sec, self.fault_rate
+        return None if best is None or fault is None else best / fault
 
 
 def _clear_kernels(names: Iterable[str] | None) -> list[str]:
@@ -274,7 +280,8 @@ def measure_headroom(
     """
     p = fault.params
     clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
-    clears: list[Result] = []
+    # memset's Results (runs=1), or None as run() says: kept as they come.
+    clears: list[Any] = []
     try:
         with reserved(clear_plan, reserve):
             for name in _clear_kernels(kernel_names):
@@ -306,7 +313,7 @@ def headroom(
     thp: bool | None = False,
     clear_kernels: Iterable[str] | None = None,
     reserve: bool = False,
-) -> Headroom:
+) -> Headroom | None:
     """Measure faults() and, right after, the best user-space clear of the same extent.
 
     The clears: each clear kernel, or those named, in page-sized calls over a
@@ -321,9 +328,10 @@ def headroom(
 
     Returns
     -------
-    Headroom
+    Headroom or None
         ``.fault_rate`` (bytes/sec), ``.best`` (the fastest clear's Result),
-        ``.ratio``.
+        ``.ratio``; None when a program's own handler took a stop signal
+        before the first fault loop completed (nothing to set the clears beside).
 
     Raises
     ------
@@ -338,6 +346,8 @@ def headroom(
     check_workload(function)
     with reserved(p, reserve):
         fault = run(p, function)
+        if fault is None:
+            return None
         try:
             return Headroom(fault, measure_headroom(fault, clear_kernels))
         except interrupt.Interrupted as e:

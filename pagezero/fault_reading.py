@@ -37,7 +37,7 @@ def thread_rates(result: Result) -> tuple[float, ...] | None:
     )
 
 
-def thread_spread(result: Result) -> tuple[float, float]:
+def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
     """The threads' mean rate and how far they spread.
 
     Parameters
@@ -47,11 +47,12 @@ def thread_spread(result: Result) -> tuple[float, float]:
 
     Returns
     -------
-    tuple of (float, float)
+    tuple of (float, float), or (None, None)
         The mean per-thread rate in bytes/sec, and its standard deviation
-        across threads in % of that mean.
+        across threads in % of that mean; (None, None) without per-thread
+        rates (the cycles clock).
     """
-    return spread(thread_rates(result))
+    return spread(thread_rates(result) or ())  # None: no rates, as spread(()) says
 
 
 def page_report(result: Result) -> dict[str, Any]:

@@ -130,7 +130,14 @@ class Plan:
     # The conditions, by the names callers have always read.
     cache = property(lambda self: self.conditions.cache)
     threads = property(lambda self: self.conditions.threads)
-    threads_mode = property(lambda self: self.conditions.threads_mode)
+
+    @property
+    def threads_mode(self) -> str:
+        """ "shared" or "private" (plan() refuses None, which Conditions take)."""
+        mode = self.conditions.threads_mode
+        assert mode is not None, "a memset/memcpy Plan has a threads mode"
+        return mode
+
     node = property(lambda self: self.conditions.node)
     cpu_node = property(lambda self: self.conditions.cpu_node)
     counters = property(lambda self: self.conditions.counters)
@@ -214,6 +221,10 @@ def plan(
     check_loops(loops, benchmark)
     if KERNEL_KIND[benchmark] == "clear":
         check_fill_value(value)
+    if threads_mode is None:
+        # Conditions take None for benchmarks whose mode is fixed; the C core's
+        # memset and memcpy need one (it took None for a TypeError).
+        raise ValueError("unknown threads mode None (expected shared or private)")
     c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)
     check_clock(clock, c.threads)
     if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:

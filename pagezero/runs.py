@@ -111,12 +111,14 @@ def across_processes(
     Interrupted
         On a stop signal, with the ResultSet measured so far as its partial.
     """
-    from . import sweeps  # it imports the benchmarks, which import this module
+    # Both import the benchmarks (through pagezero.sweeps), which import this module.
+    from . import sweeps
+    from .sweep_workers import run_workers
 
     check_runs(runs)
     for point in points:
         sweeps.BENCHMARKS[benchmark].check(**point)
-    rs = sweeps._run_workers(
+    rs = run_workers(
         benchmark, points, repeat=runs, warmup=0, processes=runs, seed=0, progress=progress
     )
     if rs.interrupted:

@@ -162,7 +162,14 @@ class FaultPlan:
         return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
 
     def params(self) -> dict[str, Any]:
-        """The plan as a Result's params (size in bytes, page as a string)."""
+        """The plan as a Result's params.
+
+        Returns
+        -------
+        dict
+            size (bytes, each thread's), page (a string), loops, threads,
+            seed, thp and latency.
+        """
         return {
             "size": self.nbytes,
             "page": self.page,

@@ -148,14 +148,28 @@ class Plan:
         return self.nbytes * (self.threads if self.threads_mode == "private" else 1)
 
     def thread_bytes(self) -> tuple[int, ...]:
-        """Bytes each thread clears per loop (the C core's split of a shared region)."""
+        """Bytes each thread clears per loop (the C core's split of a shared region).
+
+        Returns
+        -------
+        tuple of int
+            One size in bytes per thread: `nbytes` each in private mode, else
+            4KB-aligned parts, the last taking the rest.
+        """
         if self.threads_mode == "private" or self.threads == 1:
             return (self.nbytes,) * self.threads
         part = self.nbytes // self.threads // _PART_ALIGN * _PART_ALIGN
         return (part,) * (self.threads - 1) + (self.nbytes - part * (self.threads - 1),)
 
     def params(self) -> dict[str, Any]:
-        """The plan as a Result's params (sizes in bytes, page as a string)."""
+        """The plan as a Result's params.
+
+        Returns
+        -------
+        dict
+            size, chunk and offset in bytes, page as a string, loops, thp,
+            value (memset only) and the conditions that differ from the defaults.
+        """
         p: dict[str, Any] = {
             "size": self.nbytes,
             "page": format_page(self.shift),

@@ -5,7 +5,7 @@ A module of its own so that `python -m` runs it without importing it twice
 (pagezero/__init__.py imports pagezero.sweeps).
 
 The benchmark's run function is imported by the module and name the spec
-gives (sweeps._importable), so that one added with sweeps.register() runs here
+gives (sweep_workers._importable), so that one added with sweeps.register() runs here
 as pagezero's own do.
 
 SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
@@ -15,29 +15,32 @@ which the sweep reads as "stopped", not "failed". An error is written, in one
 line, to the spec's error file for the sweep to report, and the status is 1.
 """
 
+from __future__ import annotations
+
 import importlib
 import json
 import signal
 import sys
+from typing import Any
 
 from .interrupt import STOP_SIGNALS, as_interrupted, deferred, signals_interrupt
 from .sweeps import BENCHMARKS, register, run_here
 
 
-def _benchmark(spec):
+def _benchmark(spec: dict[str, Any]) -> None:
     """Register the spec's benchmark here, by importing its run function."""
     where = spec["import"]
     if where["path"] and where["path"] not in sys.path:
         # After the installed packages: pagezero itself still comes from them.
         sys.path.append(where["path"])
-    target = importlib.import_module(where["module"])
+    target: Any = importlib.import_module(where["module"])  # then the function in it
     for part in where["qualname"].split("."):
         target = getattr(target, part)
     if spec["benchmark"] not in BENCHMARKS or BENCHMARKS[spec["benchmark"]].run is not target:
         register(spec["benchmark"], target)
 
 
-def _measure(spec):
+def _measure(spec: dict[str, Any]) -> int:
     rs, late = None, None
     try:
         with signals_interrupt():
@@ -64,12 +67,20 @@ def _measure(spec):
     return late.exit_status if late else 0
 
 
-def main():
+def main() -> int:
+    """Measure the spec named by ``sys.argv[1]``; the process's exit status.
+
+    Returns
+    -------
+    int
+        0 when done, 128 + signum when a stop signal ended it (the points
+        measured are saved), 1 on an error (written to the spec's error file).
+    """
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     try:
         with signals_interrupt():
-            # The sweep starts this process with the stop signals held (sweeps._run_worker):
+            # The sweep starts this process with the stop signals held (sweep_workers._run_worker):
             # one sent meanwhile arrives now, as an Interrupted.
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             _benchmark(spec)

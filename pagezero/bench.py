@@ -4,15 +4,15 @@ Arguments are checked and parsed here; the run itself (mapping, prefault,
 timed loops) is one call into the C core with the GIL released.
 """
 
-import os
-from dataclasses import dataclass
+from __future__ import annotations
 
-from . import _core, hugepages, interrupt
+import os
+from typing import Any
+
+from . import _core, interrupt
 from .conditions import (
     CACHE_STATES,
     THREADS_MODES,
-    Conditions,
-    check_loops,
     check_node,
     check_threads,
     choose_cpus,
@@ -21,14 +21,14 @@ from .conditions import (
     numa_nodes,
 )
 from .conditions import MAX_LOOPS as _MAX_LOOPS
-from .kernels import KERNEL_KIND, find_kernel
+from .kernels import find_kernel
 from .mappings import huge_details
+from .mem_plan import CLOCKS, Plan, check_fill_value, check_hugepages, plan
 from .region import thp_mode
-from .results import Result
+from .results import Result, ResultSet
 from .runs import check_runs, in_processes
 from .stats import spread
 from .sysinfo import machine
-from .units import format_page, format_size, parse_page, parse_size
 
 __all__ = [
     "memset",
@@ -49,147 +49,38 @@ __all__ = [
     "check_node",
 ]
 
-CLOCKS = _core.clocks()
 MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
-# Parts of a shared region start on 4KB boundaries (csrc/mem_bench.c).
-_PART_ALIGN = 4096
 
 
-def check_clock(clock, threads=1):
-    if clock not in CLOCKS:
-        raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
-    if threads > 1 and clock == "cycles":
-        raise ValueError(
-            "the cycles clock counts the thread that opened it only: "
-            "use ns or tsc with more than one thread"
-        )
-    return clock
+def run(p: Plan, function: str) -> Result | None:
+    """Run plan `p` with the named kernel: one call into the C core, whatever the conditions.
 
+    Parameters
+    ----------
+    p : Plan
+        The checked arguments.
+    function : str
+        A kernel's name, of the plan's kind (clear for memset, copy for memcpy).
 
-def check_fill_value(value):
-    """The fill byte, or VALUE_LOOP for perf's memset(dst, loop_index, size)."""
-    if value == "loop":
-        return _core.VALUE_LOOP
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
-        raise ValueError(f"fill value must be an int in 0..255 or 'loop', not {value!r}")
-    return value
+    Returns
+    -------
+    Result or None
+        One sample per loop. When a program's own handler takes a stop
+        signal and returns, the loops completed, or None for none
+        (pagezero.interrupt.finish).
 
-
-@dataclass(frozen=True)
-class Plan:
-    """Checked, parsed arguments of a memset/memcpy run, for any function."""
-
-    benchmark: str  # "memset" or "memcpy"
-    nbytes: int
-    chunk: int  # as given: 0 means the whole extent
-    shift: int
-    thp: object  # None, True or False, as given
-    loops: int
-    clock: str
-    value: object  # as given: an int or "loop" (memset only)
-    conditions: Conditions = Conditions()
-    offset: int = 0  # buffers start this far past a page boundary
-
-    @property
-    def kind(self):
-        """The kernel kind it runs: "clear" or "copy"."""
-        return KERNEL_KIND[self.benchmark]
-
-    # The conditions, by the names callers have always read.
-    cache = property(lambda self: self.conditions.cache)
-    threads = property(lambda self: self.conditions.threads)
-    threads_mode = property(lambda self: self.conditions.threads_mode)
-    node = property(lambda self: self.conditions.node)
-    cpu_node = property(lambda self: self.conditions.cpu_node)
-    counters = property(lambda self: self.conditions.counters)
-
-    @property
-    def total_bytes(self):
-        """Bytes one loop clears over all threads."""
-        return self.nbytes * (self.threads if self.threads_mode == "private" else 1)
-
-    def thread_bytes(self):
-        """Bytes each thread clears per loop (the C core's split of a shared region)."""
-        if self.threads_mode == "private" or self.threads == 1:
-            return (self.nbytes,) * self.threads
-        part = self.nbytes // self.threads // _PART_ALIGN * _PART_ALIGN
-        return (part,) * (self.threads - 1) + (self.nbytes - part * (self.threads - 1),)
-
-    def params(self):
-        p = {
-            "size": self.nbytes,
-            "page": format_page(self.shift),
-            "chunk": self.chunk,
-            "loops": self.loops,
-            "thp": self.thp,
-        }
-        if self.kind == "clear":
-            p["value"] = self.value
-        p.update(self.conditions.params())
-        if self.offset:
-            p["offset"] = self.offset
-        return p
-
-
-def plan(
-    benchmark,
-    size="1GB",
-    page="4KB",
-    chunk=0,
-    loops=10,
-    clock="ns",
-    value=0,
-    thp=False,
-    cache="hot",
-    threads=1,
-    threads_mode="shared",
-    node=None,
-    cpu_node=None,
-    counters=False,
-    offset=0,
-):
-    """Check every argument of a run except the function; ValueError on the first bad one."""
-    if benchmark not in ("memset", "memcpy"):
-        raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
-    nbytes = parse_size(size)
-    chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
-    if chunk_bytes > nbytes:
-        raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
-    shift = parse_page(page)
-    thp_mode(thp, shift)
-    check_loops(loops, benchmark)
-    if KERNEL_KIND[benchmark] == "clear":
-        check_fill_value(value)
-    c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)
-    check_clock(clock, c.threads)
-    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
-        raise ValueError(
-            f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
-            f"each needs at least 4KB of it"
-        )
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
-        raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
-    return Plan(benchmark, nbytes, chunk_bytes, shift, thp, loops, clock, value, c, offset)
-
-
-def check_hugepages(p):
-    """For hugetlb pages, MappingError (pagezero.hugepages' message) unless the
-    pool, and with a node that node, has the run's pages free: before
-    mapping anything, so a bound prefault never meets an empty node."""
-    if p.shift == 12:
-        return
-    page = format_page(p.shift)
-    buffers = (p.threads if p.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
-    needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
-    hugepages.check_available(page, needed)
-    if p.node is not None:
-        hugepages.check_node_available(page, needed, p.node)
-
-
-def run(p, function):
-    """Run plan `p` with the named kernel: one call into the C core, whatever
-    the conditions. A signal during the run raises Interrupted carrying the
-    loops it completed (pagezero.interrupt.finish)."""
+    Raises
+    ------
+    ValueError
+        For a kernel that can only write zeros asked for another value.
+    UnavailableError
+        For a kernel this machine cannot run; counters without a PMU.
+    MappingError
+        When the buffers cannot be mapped (hugepages lacking, for one).
+    Interrupted
+        When a signal stops the run, carrying the loops it completed
+        (pagezero.interrupt.finish).
+    """
     kernel = find_kernel(function, p.kind)
     fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
@@ -211,13 +102,13 @@ def run(p, function):
         cold=c.cold,
         evict_bytes=evict_bytes() if c.cold else 0,
         threads=c.threads,
-        mode=c.threads_mode,
+        mode=p.threads_mode,
         cpus=cpus,
         node=-1 if c.node is None else c.node,
         counters=c.counters,
     )
 
-    def result(raw):
+    def result(raw: dict[str, Any]) -> Result:
         return Result(
             benchmark=p.benchmark,
             function=function,
@@ -245,8 +136,20 @@ def run(p, function):
 # Reading a Result of several threads ---------------------------------------
 
 
-def thread_rates(result):
-    """Each thread's rate in bytes/sec over all its loops (None for the cycles clock)."""
+def thread_rates(result: Result) -> tuple[float, ...] | None:
+    """Each thread's rate over all its loops.
+
+    Parameters
+    ----------
+    result : Result
+        A memset/memcpy Result.
+
+    Returns
+    -------
+    tuple of float or None
+        One rate per thread, in bytes/sec (``inf`` for samples summing to 0);
+        None for the cycles clock or a run without per-thread samples.
+    """
     if result.clock_hz is None or "thread_samples" not in result.details:
         return None
     return tuple(
@@ -255,49 +158,87 @@ def thread_rates(result):
     )
 
 
-def thread_spread(result):
-    """(mean per-thread rate, its standard deviation across threads in %), as perf's
-    "/thread ( +- x% )"."""
-    return spread(thread_rates(result))
+def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
+    """The threads' mean rate and how far they spread, as perf's "/thread ( +- x% )".
+
+    Parameters
+    ----------
+    result : Result
+        A memset/memcpy Result of several threads, measured with a clock.
+
+    Returns
+    -------
+    tuple of (float, float), or (None, None)
+        The mean per-thread rate in bytes/sec, and its standard deviation
+        across threads in % of that mean; (None, None) without per-thread
+        rates (the cycles clock).
+    """
+    return spread(thread_rates(result) or ())  # None: no rates, as spread(()) says
 
 
 def scaling(
-    size="1GB", function="default", max_threads=None, threads_mode="shared", loops=5, **kwargs
-):
-    """memset with 1, 2, ... max_threads threads (default: every allowed CPU).
-    Returns a ResultSet, one Result per thread count; plot.plot_scaling draws it."""
-    from .results import ResultSet
+    size: int | str = "1GB",
+    function: str = "default",
+    max_threads: int | None = None,
+    threads_mode: str = "shared",
+    loops: int = 5,
+    **kwargs: Any,
+) -> ResultSet:
+    """memset with 1, 2, ... max_threads threads.
 
+    Parameters
+    ----------
+    size : int or str
+        Bytes, or a string such as "1GB".
+    function : str
+        A clear kernel's name.
+    max_threads : int or None
+        The most threads; None for every CPU this process may run on.
+    threads_mode : {"shared", "private"}
+        As memset()'s.
+    loops : int
+        The timed passes of each thread count.
+    **kwargs
+        memset()'s other arguments.
+
+    Returns
+    -------
+    ResultSet
+        One Result per thread count; plot.plot_scaling draws it.
+
+    Raises
+    ------
+    ValueError, UnavailableError, MappingError, Interrupted
+        As memset().
+    """
     max_threads = max_threads or len(os.sched_getaffinity(0))
     check_threads(max_threads)
-    return ResultSet(
-        [
-            memset(
-                size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs
-            )
-            for n in range(1, max_threads + 1)
-        ]
-    )
+    # memset's Results (runs=1), or what run() and kwargs make of them: kept as they come.
+    measured: list[Any] = [
+        memset(size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs)
+        for n in range(1, max_threads + 1)
+    ]
+    return ResultSet(measured)
 
 
 def memset(
-    size="1GB",
-    page="4KB",
-    chunk=0,
-    function="default",
-    loops=10,
-    clock="ns",
-    value=0,
-    thp=False,
-    cache="hot",
-    threads=1,
-    threads_mode="shared",
-    node=None,
-    cpu_node=None,
-    counters=False,
-    offset=0,
-    runs=1,
-):
+    size: int | str = "1GB",
+    page: str = "4KB",
+    chunk: int | str = 0,
+    function: str = "default",
+    loops: int = 10,
+    clock: str = "ns",
+    value: int | str = 0,
+    thp: bool | None = False,
+    cache: str = "hot",
+    threads: int = 1,
+    threads_mode: str | None = "shared",
+    node: int | None = None,
+    cpu_node: int | None = None,
+    counters: bool = False,
+    offset: int = 0,
+    runs: int = 1,
+) -> Result | ResultSet | None:
     """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
 
     The buffer is mapped populated and prefaulted before timing; each loop's
@@ -360,8 +301,8 @@ def memset(
     Returns
     -------
     Result or ResultSet
-        A Result when runs is 1; else a ResultSet of N Results,
-        runs[i]["process"] = i.
+        A Result when runs is 1 (None as run() says); else a ResultSet of N
+        Results, runs[i]["process"] = i.
 
     Raises
     ------
@@ -399,25 +340,45 @@ def memset(
 
 
 def memcpy(
-    size="1GB",
-    page="4KB",
-    chunk=0,
-    function="default",
-    loops=10,
-    clock="ns",
-    thp=False,
-    cache="hot",
-    threads=1,
-    threads_mode="shared",
-    node=None,
-    cpu_node=None,
-    counters=False,
-    offset=0,
-    runs=1,
-):
+    size: int | str = "1GB",
+    page: str = "4KB",
+    chunk: int | str = 0,
+    function: str = "default",
+    loops: int = 10,
+    clock: str = "ns",
+    thp: bool | None = False,
+    cache: str = "hot",
+    threads: int = 1,
+    threads_mode: str | None = "shared",
+    node: int | None = None,
+    cpu_node: int | None = None,
+    counters: bool = False,
+    offset: int = 0,
+    runs: int = 1,
+) -> Result | ResultSet | None:
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
-    Same arguments as memset(), runs included, with a copy kernel's name as
-    function (cold flushes source and destination chunks)."""
+
+    Parameters
+    ----------
+    size, page, chunk, loops, clock, thp, runs
+        As memset() takes them.
+    cache, threads, threads_mode, node, cpu_node, counters, offset
+        As memset() takes them (cold flushes source and destination chunks;
+        an offset moves both buffers).
+    function : str
+        A copy kernel's name (pagezero.kernels()).
+
+    Returns
+    -------
+    Result or ResultSet
+        A Result when runs is 1 (None as run() says); else a ResultSet of N
+        Results, runs[i]["process"] = i.
+
+    Raises
+    ------
+    ValueError, UnavailableError, MappingError, Interrupted
+        As memset().
+    """
     if check_runs(runs) > 1:
         return in_processes("memcpy", locals())
     return run(

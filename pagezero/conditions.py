@@ -12,9 +12,14 @@ The limits on loops and threads live here too, one table for every
 benchmark.
 """
 
-import os
-from dataclasses import dataclass
+from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .numa import check_node, node_cpus, numa_nodes
 from .sysinfo import llc_bytes
 
 __all__ = [
@@ -51,10 +56,8 @@ MAX_LOOPS = {
 # process may run on; the others pin one thread per CPU.
 MAX_FAULT_THREADS = 1024
 
-NODE_DIR = "/sys/devices/system/node"
 
-
-def check_int(name, value, low, high):
+def check_int(name: str, value: object, low: int, high: int) -> int:
     """Check an integer argument's type and range.
 
     Parameters
@@ -83,7 +86,7 @@ def check_int(name, value, low, high):
     return value
 
 
-def check_loops(loops, benchmark):
+def check_loops(loops: object, benchmark: str) -> int:
     """Check a loop count: an int from 1 to ``MAX_LOOPS[benchmark]``.
 
     Parameters
@@ -106,106 +109,7 @@ def check_loops(loops, benchmark):
     return check_int("loops", loops, 1, MAX_LOOPS[benchmark])
 
 
-def numa_nodes(root=NODE_DIR):
-    """The machine's NUMA nodes, from sysfs.
-
-    Parameters
-    ----------
-    root : str
-        The directory of the nodes; by default ``/sys/devices/system/node``.
-
-    Returns
-    -------
-    list of int
-        The node numbers, ascending; ``[0]`` on a machine without the directory.
-    """
-    try:
-        nodes = sorted(
-            int(e[4:]) for e in os.listdir(root) if e.startswith("node") and e[4:].isdigit()
-        )
-    except OSError:
-        nodes = []
-    return nodes or [0]
-
-
-def _parse_cpulist(text):
-    cpus = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
-def node_cpus(node, root=NODE_DIR):
-    """The CPUs of a NUMA node, from its sysfs ``cpulist``.
-
-    Parameters
-    ----------
-    node : int
-        The node.
-    root : str
-        The directory of the nodes; by default ``/sys/devices/system/node``.
-
-    Returns
-    -------
-    set of int
-        CPU numbers.
-
-    Raises
-    ------
-    ValueError
-        For a node that does not exist.
-    """
-    check_node(node, "node", root)
-    try:
-        with open(os.path.join(root, f"node{node}", "cpulist")) as f:
-            return _parse_cpulist(f.read())
-    except OSError:
-        # No sysfs node directory at all: a single-node machine, every CPU is node 0's.
-        return set(range(os.cpu_count() or 1))
-
-
-def check_node(node, what="node", root=NODE_DIR):
-    """Check that a NUMA node exists on this machine.
-
-    Parameters
-    ----------
-    node : int
-        The node.
-    what : str
-        The argument's name, for the message (``"node"``, ``"cpu_node"``).
-    root : str
-        The directory of the nodes; by default ``/sys/devices/system/node``.
-
-    Returns
-    -------
-    int
-        `node`.
-
-    Raises
-    ------
-    ValueError
-        For a non-int or a node the machine lacks; the message lists its nodes.
-    """
-    if isinstance(node, bool) or not isinstance(node, int):
-        raise ValueError(f"{what} must be an int, not {node!r}")
-    nodes = numa_nodes(root)
-    if node not in nodes:
-        if nodes == [0]:
-            raise ValueError(
-                f"{what} {node} does not exist: this machine has only node 0 "
-                f"(one NUMA node; {root} lists no other), so only {what} 0 "
-                f"can be asked for"
-            )
-        raise ValueError(
-            f"{what} {node} does not exist: this machine's nodes are {', '.join(map(str, nodes))}"
-        )
-    return node
-
-
-def choose_cpus(threads, cpu_node=None):
+def choose_cpus(threads: int, cpu_node: int | None = None) -> tuple[int, ...]:
     """Distinct CPUs to pin `threads` threads to.
 
     Parameters
@@ -239,7 +143,7 @@ def choose_cpus(threads, cpu_node=None):
     return tuple(sorted(allowed)[:threads])
 
 
-def check_threads(threads):
+def check_threads(threads: object) -> int:
     """Check a count of pinned threads: at least one, at most the CPUs this process may
     run on.
 
@@ -271,7 +175,7 @@ def check_threads(threads):
     return threads
 
 
-def evict_bytes():
+def evict_bytes() -> int:
     """Bytes read to evict the caches where there is no flush by address.
 
     Returns
@@ -309,15 +213,21 @@ class Conditions:
 
     cache: str = "hot"
     threads: int = 1
-    threads_mode: object = "shared"
-    node: object = None  # NUMA node for the memory, or None
-    cpu_node: object = None  # NUMA node whose CPUs run the threads, or None
+    threads_mode: str | None = "shared"
+    node: int | None = None  # NUMA node for the memory, or None
+    cpu_node: int | None = None  # NUMA node whose CPUs run the threads, or None
     counters: bool = False
 
     @classmethod
     def check(
-        cls, cache="hot", threads=1, threads_mode="shared", node=None, cpu_node=None, counters=False
-    ):
+        cls,
+        cache: str = "hot",
+        threads: int = 1,
+        threads_mode: str | None = "shared",
+        node: int | None = None,
+        cpu_node: int | None = None,
+        counters: bool = False,
+    ) -> Conditions:
         """Checked conditions: the only place they are checked.
 
         Parameters
@@ -350,7 +260,7 @@ class Conditions:
         return cls(cache, threads, threads_mode, node, cpu_node, counters)
 
     @property
-    def default(self):
+    def default(self) -> bool:
         """Hot, one thread, no placement, no counters: perf's conditions."""
         return (
             self.cache == "hot"
@@ -361,11 +271,11 @@ class Conditions:
         )
 
     @property
-    def cold(self):
+    def cold(self) -> bool:
         """True for cache-cold runs."""
         return self.cache == "cold"
 
-    def cpus(self):
+    def cpus(self) -> tuple[int, ...]:
         """The CPUs the threads are pinned to.
 
         Returns
@@ -378,7 +288,7 @@ class Conditions:
             return choose_cpus(self.threads, self.cpu_node)
         return ()
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         """The conditions as a result's params.
 
         Returns
@@ -387,7 +297,7 @@ class Conditions:
             Only what differs from the defaults, under the keys results have always
             carried, so that older results keep their labels.
         """
-        p = {}
+        p: dict[str, Any] = {}
         if self.cache != "hot":
             p["cache"] = self.cache
         if self.threads != 1:
@@ -402,7 +312,13 @@ class Conditions:
             p["counters"] = True
         return p
 
-    def details(self, raw, cold_timing, thread_bytes, cpus=()):
+    def details(
+        self,
+        raw: Mapping[str, Any],
+        cold_timing: str,
+        thread_bytes: Sequence[int],
+        cpus: tuple[int, ...] = (),
+    ) -> dict[str, Any]:
         """What a conditioned run adds to a Result's details.
 
         Parameters
@@ -422,7 +338,7 @@ class Conditions:
             Per-thread samples and bytes (several threads or pinned ones), how the
             cache was made cold and what a sample then covers, and the counters.
         """
-        d = {}
+        d: dict[str, Any] = {}
         if self.threads > 1 or cpus:
             d.update(
                 thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes), cpus=cpus

@@ -12,20 +12,32 @@ measured in the same run: how much faster the hardware clears than the fault
 path does.
 """
 
-import contextlib
-import errno
-from dataclasses import dataclass
+from __future__ import annotations
 
-from . import _core, hugepages, interrupt
-from .bench import check_clock, memset
-from .conditions import MAX_FAULT_THREADS, check_int, check_loops
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core, interrupt
+from .bench import memset
+from .conditions import MAX_FAULT_THREADS
+from .fault_plan import (
+    WORKLOADS,
+    FaultPlan,
+    check_hugepages,
+    check_latency,
+    check_workload,
+    describe,
+    latency_unit,
+    plan,
+    reserved,
+)
 from .fault_reading import page_report, thread_rates, thread_spread
 from .kernels import kernels
 from .region import thp_mode
 from .results import Result, ResultSet
 from .runs import check_runs, in_processes
 from .sysinfo import machine
-from .units import format_page, format_size, parse_page, parse_size
 
 __all__ = [
     "faults",
@@ -48,146 +60,36 @@ __all__ = [
     "fault_pass",
 ]
 
-WORKLOADS = tuple(name for name, _ in _core.fault_workloads())
-_DESCRIPTIONS = dict(_core.fault_workloads())
 MAX_THREADS = MAX_FAULT_THREADS  # conditions.py holds every limit
-MAX_SEED = 2**32 - 1
-
-# Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts
-# about a microsecond and a clock read tens of ns, so 4KB faults are timed in
-# groups of this many pages, keeping the reads' cost near 1%.
-_GROUP_4KB = 16
 
 
-def describe(function):
-    """A workload's one-line description (perf's for demand and populate)."""
-    return _DESCRIPTIONS[check_workload(function)]
-
-
-def check_workload(function):
-    if function not in WORKLOADS:
-        raise ValueError(f"unknown workload {function!r} (expected one of: {', '.join(WORKLOADS)})")
-    return function
-
-
-def latency_unit(shift, thp, nbytes):
-    """Bytes per latency sample: one fault for hugetlb and THP, a group of
-    4KB faults otherwise (or one, where the size is not a whole number of groups)."""
-    if shift != 12:
-        return 1 << shift
-    unit = (2 << 20) if thp else (_GROUP_4KB << 12)
-    return unit if nbytes % unit == 0 else 1 << 12
-
-
-@dataclass(frozen=True)
-class FaultPlan:
-    """Checked, parsed arguments of a fault run, for any workload."""
-
-    nbytes: int  # each thread's region
-    shift: int
-    thp: object  # None, True or False, as given
-    loops: int
-    threads: int
-    seed: int
-    clock: str
-    latency: bool
-
-    @property
-    def page(self):
-        return format_page(self.shift)
-
-    @property
-    def hugetlb(self):
-        return self.shift != 12
-
-    @property
-    def hugepages_needed(self):
-        """Hugepages the run maps at once (0 for 4KB pages)."""
-        return self.threads * (self.nbytes >> self.shift) if self.hugetlb else 0
-
-    @property
-    def lat_unit(self):
-        return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
-
-    def params(self):
-        return {
-            "size": self.nbytes,
-            "page": self.page,
-            "loops": self.loops,
-            "threads": self.threads,
-            "seed": self.seed,
-            "thp": self.thp,
-            "latency": self.latency,
-        }
-
-
-def plan(size="1GB", page="4KB", loops=10, threads=1, seed=0, thp=False, clock="ns", latency=False):
-    """Check every argument of a fault run except the workload; ValueError on
-    the first bad one, MappingError when the regions cannot fit in memory."""
-    nbytes = parse_size(size)
-    shift = parse_page(page)
-    if nbytes % (1 << shift):
-        raise ValueError(
-            f"invalid size {size!r}: not a whole number of {format_page(shift)} "
-            f"pages (each page is mapped and faulted whole)"
-        )
-    thp_mode(thp, shift)
-    check_loops(loops, "mmap")
-    # mmap's threads are not pinned: bounded by MAX_FAULT_THREADS, not by the
-    # CPUs, so they are not conditions.Conditions' pinned threads.
-    check_int("threads", threads, 1, MAX_FAULT_THREADS)
-    check_int("seed", seed, 0, MAX_SEED)
-    check_clock(clock, threads)
-    if not isinstance(latency, bool):
-        raise ValueError(f"latency must be True or False, not {latency!r}")
-    if shift == 12:
-        # Refuse before mapping anything: overcommit would accept the regions
-        # and the OOM killer would answer half-way through the run.
-        avail = _core.mem_available()
-        if threads * nbytes > avail:
-            raise _core.MappingError(
-                errno.ENOMEM,
-                f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
-                f"{threads * nbytes} bytes needed, only {avail} available "
-                f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
-            )
-    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
-
-
-def check_latency(p, function):
-    if p.latency and function == "populate":
-        raise ValueError(
-            "populate faults every page inside mmap(MAP_POPULATE): there is no "
-            "fault to time on its own; use demand or populate-write for latencies"
-        )
-
-
-def check_hugepages(p):
-    """MappingError naming the sysfs file unless the run's hugepages are free."""
-    if p.hugetlb:
-        hugepages.check_available(p.page, p.hugepages_needed)
-
-
-@contextlib.contextmanager
-def reserved(p, reserve=True):
-    """Around a run: with reserve, grow the pool by what the run lacks (root
-    only) and give it back afterwards; without, check the pool is big enough."""
-    if not p.hugetlb:
-        yield
-    elif reserve:
-        with hugepages.reserve(p.page, p.hugepages_needed):
-            yield
-    else:
-        check_hugepages(p)
-        yield
-
-
-def run(p, function):
+def run(p: FaultPlan, function: str) -> Result | None:
     """Run plan `p` with workload `function`: one call into the C core.
 
-    SIGINT, SIGTERM or SIGHUP during the call stop it within one loop: it
-    raises Interrupted whose partial is the Result of the loops completed
-    (None when none), marked with the signal.
+    Parameters
+    ----------
+    p : FaultPlan
+        The checked arguments.
+    function : str
+        The workload (WORKLOADS).
+
+    Returns
+    -------
+    Result or None
+        Benchmark "mmap", one sample per loop. When a program's own handler
+        takes a stop signal and returns, the loops completed, or None for
+        none (pagezero.interrupt.finish).
+
+    Raises
+    ------
+    ValueError
+        For an unknown workload, or latencies with "populate".
+    MappingError
+        When the hugepages are lacking or a mapping is refused.
+    Interrupted
+        When SIGINT, SIGTERM or SIGHUP stops the call within one loop; its
+        partial is the Result of the loops completed (None when none),
+        marked with the signal.
     """
     check_workload(function)
     check_latency(p, function)
@@ -204,7 +106,7 @@ def run(p, function):
         p.lat_unit,
     )
 
-    def result(raw):
+    def result(raw: dict[str, Any]) -> Result:
         return Result(
             benchmark="mmap",
             function=function,
@@ -226,18 +128,18 @@ def run(p, function):
 
 
 def faults(
-    size="1GB",
-    page="4KB",
-    function="demand",
-    loops=10,
-    threads=1,
-    seed=0,
-    thp=False,
-    clock="ns",
-    latency=False,
-    reserve=False,
-    runs=1,
-):
+    size: int | str = "1GB",
+    page: str = "4KB",
+    function: str = "demand",
+    loops: int = 10,
+    threads: int = 1,
+    seed: int = 0,
+    thp: bool | None = False,
+    clock: str = "ns",
+    latency: bool = False,
+    reserve: bool = False,
+    runs: int = 1,
+) -> Result | ResultSet | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
     as perf bench mem mmap.
 
@@ -278,8 +180,8 @@ def faults(
     Returns
     -------
     Result or ResultSet
-        A Result (benchmark "mmap") when runs is 1; else a ResultSet of N
-        Results, runs[i]["process"] = i.
+        A Result (benchmark "mmap") when runs is 1 (None as run() says);
+        else a ResultSet of N Results, runs[i]["process"] = i.
 
     Raises
     ------
@@ -306,45 +208,80 @@ def faults(
 
 @dataclass(frozen=True)
 class Headroom:
-    """A fault rate beside the best user-space clear of the same extent, the
-    same page size, measured in the same run."""
+    """A fault rate beside the best user-space clear of the same extent.
+
+    The same page size, measured in the same run (:func:`headroom`).
+
+    Attributes
+    ----------
+    fault : Result
+        The faults() run.
+    clears : tuple of Result
+        One memset Result per clear kernel, chunk = the page size.
+    """
 
     fault: Result
-    clears: tuple  # one memset Result per clear kernel, chunk = the page size
+    clears: tuple[Result, ...]  # one memset Result per clear kernel, chunk = the page size
 
     @property
-    def fault_rate(self):
-        """Bytes/sec one thread faulted in (the per-thread mean with threads)."""
+    def fault_rate(self) -> float | None:
+        """Bytes/sec one thread faulted in (the per-thread mean with threads).
+
+        None for the cycles clock, which gives no rate (headroom() measures in ns).
+        """
         if self.fault.params["threads"] > 1:
             return thread_spread(self.fault)[0]
         return self.fault.bytes_per_sec
 
     @property
-    def best(self):
-        return max(self.clears, key=lambda r: r.bytes_per_sec)
+    def best(self) -> Result:
+        """The fastest clear's Result (one of the cycles clock, without a rate, ranks last)."""
+        return max(self.clears, key=lambda r: r.bytes_per_sec or 0.0)
 
     @property
-    def ratio(self):
-        """How many times faster user space clears the same extents."""
-        return self.best.bytes_per_sec / self.fault_rate
+    def ratio(self) -> float | None:
+        """How many times faster user space clears the same extents (None without rates)."""
+        best, fault = self.best.bytes_per_sec, self.fault_rate
+        return None if best is None or fault is None else best / fault
 
 
-def _clear_kernels(names):
+def _clear_kernels(names: Iterable[str] | None) -> list[str]:
     if names is None:
         return [k.name for k in kernels("clear") if k.available]
     return list(names)
 
 
-def measure_headroom(fault, kernel_names=None, reserve=False):
-    """Clear the fault run's extent (its size, page size and THP choice) with
-    each clear kernel, chunk = one page, as many loops; return one memset
-    Result per kernel, for Headroom(fault, clears).
+def measure_headroom(
+    fault: Result, kernel_names: Iterable[str] | None = None, reserve: bool = False
+) -> tuple[Result, ...]:
+    """Clear the fault run's extent with each clear kernel, chunk = one page.
 
-    A stop signal raises Interrupted whose partial is a ResultSet of the
-    clears measured before it (None when none)."""
+    The same size, page size and THP choice as the fault run, as many loops.
+
+    Parameters
+    ----------
+    fault : Result
+        A faults() Result.
+    kernel_names : iterable of str or None
+        The clear kernels; None for every one available here.
+    reserve : bool
+        Grow the hugepage pool by what the clears lack (root only).
+
+    Returns
+    -------
+    tuple of Result
+        One memset Result per kernel, for Headroom(fault, clears).
+
+    Raises
+    ------
+    Interrupted
+        On a stop signal; its partial is a ResultSet of the clears measured
+        before it (None when none).
+    """
     p = fault.params
     clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
-    clears = []
+    # memset's Results (runs=1), or None as run() says: kept as they come.
+    clears: list[Any] = []
     try:
         with reserved(clear_plan, reserve):
             for name in _clear_kernels(kernel_names):
@@ -369,26 +306,48 @@ def measure_headroom(fault, kernel_names=None, reserve=False):
 
 
 def headroom(
-    size="1GB",
-    page="4KB",
-    function="demand",
-    loops=10,
-    thp=False,
-    clear_kernels=None,
-    reserve=False,
-):
-    """Measure faults() and, right after, the best user-space clear of the same
-    extent (each clear kernel, or those named, in page-sized calls over a
-    region of the same size and page size). Returns a Headroom: .fault_rate,
-    .best (the fastest clear's Result), .ratio.
+    size: int | str = "1GB",
+    page: str = "4KB",
+    function: str = "demand",
+    loops: int = 10,
+    thp: bool | None = False,
+    clear_kernels: Iterable[str] | None = None,
+    reserve: bool = False,
+) -> Headroom | None:
+    """Measure faults() and, right after, the best user-space clear of the same extent.
 
-    A stop signal raises Interrupted: during the faults its partial is their
-    Result so far; during the clears, a ResultSet of the fault Result and the
-    clears measured."""
+    The clears: each clear kernel, or those named, in page-sized calls over a
+    region of the same size and page size.
+
+    Parameters
+    ----------
+    size, page, function, loops, thp, reserve
+        As faults() takes them.
+    clear_kernels : iterable of str or None
+        The clear kernels; None for every one available here.
+
+    Returns
+    -------
+    Headroom or None
+        ``.fault_rate`` (bytes/sec), ``.best`` (the fastest clear's Result),
+        ``.ratio``; None when a program's own handler took a stop signal
+        before the first fault loop completed (nothing to set the clears beside).
+
+    Raises
+    ------
+    ValueError, UnavailableError, MappingError
+        As faults().
+    Interrupted
+        On a stop signal: during the faults its partial is their Result so
+        far; during the clears, a ResultSet of the fault Result and the
+        clears measured.
+    """
     p = plan(size, page, loops, 1, 0, thp)
     check_workload(function)
     with reserved(p, reserve):
         fault = run(p, function)
+        if fault is None:
+            return None
         try:
             return Headroom(fault, measure_headroom(fault, clear_kernels))
         except interrupt.Interrupted as e:
@@ -400,11 +359,34 @@ def headroom(
 # Inspection -------------------------------------------------------------------
 
 
-def fault_pass(size, page="4KB", function="demand", thp=False, seed=0, latency=False):
-    """One untimed pass of a workload that leaves its region mapped:
-    returns (Region, pages), pages being the smaps counters a run reports.
-    Close the Region (or use it in a with block) to unmap it. For tests and
-    for looking at what a workload leaves behind."""
+def fault_pass(
+    size: int | str,
+    page: str = "4KB",
+    function: str = "demand",
+    thp: bool | None = False,
+    seed: int = 0,
+    latency: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """One untimed pass of a workload that leaves its region mapped.
+
+    For tests and for looking at what a workload leaves behind.
+
+    Parameters
+    ----------
+    size, page, function, thp, seed, latency
+        As faults() takes them.
+
+    Returns
+    -------
+    tuple of (Region, dict)
+        The Region (close it, or use it in a with block, to unmap it) and
+        the smaps counters a run reports.
+
+    Raises
+    ------
+    ValueError, MappingError
+        As faults().
+    """
     p = plan(size, page, 1, 1, seed, thp, "ns", latency)
     check_workload(function)
     check_latency(p, function)

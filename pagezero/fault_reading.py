@@ -1,14 +1,33 @@
 """Reading a faults() Result: each thread's rate, their spread, and which pages the
 kernel really gave (from the smaps counters the run read after each loop)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .stats import spread
 from .units import format_page, format_size, parse_page
+
+if TYPE_CHECKING:
+    from .results import Result
 
 __all__ = ["thread_rates", "thread_spread", "page_report"]
 
 
-def thread_rates(result):
-    """Each thread's rate in bytes/sec over all its loops (None for cycles)."""
+def thread_rates(result: Result) -> tuple[float, ...] | None:
+    """Each thread's rate over all its loops.
+
+    Parameters
+    ----------
+    result : Result
+        A faults() Result (its details hold each thread's samples).
+
+    Returns
+    -------
+    tuple of float or None
+        One rate per thread, in bytes/sec (``inf`` for a thread whose samples
+        sum to 0); None when the samples are cycles (no clock rate).
+    """
     if result.clock_hz is None:
         return None
     size = result.params["size"]
@@ -18,18 +37,43 @@ def thread_rates(result):
     )
 
 
-def thread_spread(result):
-    """(mean per-thread rate, its standard deviation across threads in %)."""
-    return spread(thread_rates(result))
+def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
+    """The threads' mean rate and how far they spread.
+
+    Parameters
+    ----------
+    result : Result
+        A faults() Result measured with a clock (not cycles).
+
+    Returns
+    -------
+    tuple of (float, float), or (None, None)
+        The mean per-thread rate in bytes/sec, and its standard deviation
+        across threads in % of that mean; (None, None) without per-thread
+        rates (the cycles clock).
+    """
+    return spread(thread_rates(result) or ())  # None: no rates, as spread(()) says
 
 
-def page_report(result):
-    """Which pages the kernel really gave, from the smaps counters read after
-    each loop (the loop that got the fewest huge pages counts).
+def page_report(result: Result) -> dict[str, Any]:
+    """Which pages the kernel really gave.
 
-    Returns {"asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
-    "hugetlb_bytes", "fallback", "text"}; fallback is True when the pages
-    differ from those asked for (THP not granted, or granted though refused).
+    From the smaps counters read after each loop; the loop that got the
+    fewest huge pages counts.
+
+    Parameters
+    ----------
+    result : Result
+        A faults() Result (its details hold the per-loop page counters).
+
+    Returns
+    -------
+    dict
+        ``"asked"`` and ``"got"`` (str: the pages asked for and those given),
+        ``"expected_bytes"``, ``"resident_bytes"``, ``"thp_bytes"`` and
+        ``"hugetlb_bytes"`` (int, bytes), ``"fallback"`` (bool: True when the
+        pages differ from those asked for, THP not granted or granted though
+        refused) and ``"text"`` (str, one line saying all that).
     """
     params = result.params
     shift = parse_page(params["page"])

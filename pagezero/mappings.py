@@ -18,8 +18,12 @@ report's extents and chunks, advise, batch, folio) therefore clear buffers on
 perf bench mem memset and memcpy keep perf's 4KB pages for parity.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import _core, hugepages
 from ._core import MappingError, UnavailableError
@@ -53,42 +57,76 @@ THP_MIN_SHARE = 0.95
 BACKINGS = ("auto", "hugetlb", "thp", "4KB")
 _HUGE = 2 << 20
 
+# What smaps is scanned for: (address, length) pairs, or objects with the
+# buffer protocol (numpy arrays, Regions, memoryviews), which have no type.
+Span = Any
+
 
 @dataclass(frozen=True)
 class Backing:
-    """How a buffer standing for the kernel's direct map is mapped."""
+    """How a buffer standing for the kernel's direct map is mapped.
+
+    Parameters
+    ----------
+    how : str
+        ``"hugetlb"``, ``"thp"`` or ``"4KB"``.
+    note : str or None
+        Why not hugetlb, when not (a line for the reader).
+    """
 
     how: str  # "hugetlb", "thp" or "4KB"
-    note: str = None  # why not hugetlb, when not (a line for the reader)
+    note: str | None = None  # why not hugetlb, when not (a line for the reader)
 
     @property
-    def page(self):
+    def page(self) -> str:
         """The page size the mapping asks for: "2MB" for hugetlb, else "4KB"."""
         return "2MB" if self.how == "hugetlb" else "4KB"
 
     @property
-    def thp(self):
+    def thp(self) -> bool | None:
         """The THP mode of the mapping (pagezero.region's thp): True asks, False refuses."""
         return None if self.how == "hugetlb" else self.how == "thp"
 
-    def region_args(self):
-        """{"page": ..., "thp": ...}: the arguments of pagezero.region() and memset()."""
+    def region_args(self) -> dict[str, Any]:
+        """The arguments of pagezero.region() and memset() for this backing.
+
+        Returns
+        -------
+        dict
+            ``{"page": str, "thp": bool or None}``.
+        """
         return {"page": self.page, "thp": self.thp}
 
     @property
-    def label(self):
+    def label(self) -> str:
         """For table headings: "2MB hugetlb", "2MB THP" or "4KB"."""
         return {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}[self.how]
 
 
-def check_backing(backing):
-    """`backing` if it is one of BACKINGS, else ValueError."""
+def check_backing(backing: str) -> str:
+    """Check a backing's name.
+
+    Parameters
+    ----------
+    backing : str
+        One of BACKINGS: ``"auto"``, ``"hugetlb"``, ``"thp"``, ``"4KB"``.
+
+    Returns
+    -------
+    str
+        `backing`, unchanged.
+
+    Raises
+    ------
+    ValueError
+        For anything not in BACKINGS.
+    """
     if backing not in BACKINGS:
         raise ValueError(f"unknown backing {backing!r} (expected {', '.join(BACKINGS)})")
     return backing
 
 
-def _bracketed(path):
+def _bracketed(path: str) -> str | None:
     """The bracketed word of a THP sysfs file ("always", "madvise", "never",
     "inherit"), or None when the file is missing or unreadable."""
     try:
@@ -100,20 +138,34 @@ def _bracketed(path):
     return text[start + 1 : end] if 0 <= start < end else None
 
 
-def thp_mode(thp_path=THP_SYSFS, size_path=THP_2MB_SYSFS):
-    """Whether 2MB THP can be had by asking: "always", "madvise", "never", or
-    None without THP. The 2MB size's own switch wins over the global one
-    unless it says "inherit" (or the kernel has none)."""
+def thp_mode(thp_path: str = THP_SYSFS, size_path: str = THP_2MB_SYSFS) -> str | None:
+    """Whether 2MB THP can be had by asking.
+
+    The 2MB size's own switch wins over the global one unless it says
+    "inherit" (or the kernel has none).
+
+    Parameters
+    ----------
+    thp_path : str
+        The global THP switch (sysfs file).
+    size_path : str
+        The 2MB size's own switch (sysfs file, multi-size THP kernels).
+
+    Returns
+    -------
+    str or None
+        ``"always"``, ``"madvise"``, ``"never"``, or None without THP.
+    """
     own = _bracketed(size_path)
     return own if own not in (None, "inherit") else _bracketed(thp_path)
 
 
-def _hugetlb_available(node):
+def _hugetlb_available(node: int | None) -> int:
     """2MB hugepages a new mapping can have now: the pool's available pages,
     and with a node no more than the node has free (the pool's reservation
     does not look at nodes, see hugepages.check_node_available)."""
     try:
-        available = hugepages.pool("2MB").available
+        available: int = hugepages.pool("2MB").available
     except MappingError:
         return 0
     on_node = None if node is None else hugepages.node_free("2MB", node)
@@ -121,13 +173,34 @@ def _hugetlb_available(node):
 
 
 def kernel_backing(
-    nbytes, buffers=1, node=None, refused=None, thp_path=THP_SYSFS, size_path=THP_2MB_SYSFS
-):
-    """The best mapping this machine gives now for `buffers` buffers of `nbytes`
-    standing for the kernel's direct map: a Backing (hugetlb, thp or 4KB).
-    node: the buffers will be bound to that NUMA node. refused: why hugetlb
-    is out of the question (e.g. its mapping failed), to choose between the
-    other two."""
+    nbytes: int,
+    buffers: int = 1,
+    node: int | None = None,
+    refused: str | None = None,
+    thp_path: str = THP_SYSFS,
+    size_path: str = THP_2MB_SYSFS,
+) -> Backing:
+    """The best mapping this machine gives now for buffers standing for the kernel's direct map.
+
+    Parameters
+    ----------
+    nbytes : int
+        Each buffer's size, in bytes.
+    buffers : int
+        How many buffers of `nbytes`.
+    node : int or None
+        The NUMA node the buffers will be bound to (its free 2MB pages count).
+    refused : str or None
+        Why hugetlb is out of the question (e.g. its mapping failed), to
+        choose between the other two.
+    thp_path, size_path : str
+        The THP sysfs switches (see thp_mode).
+
+    Returns
+    -------
+    Backing
+        hugetlb, thp or 4KB; its note says why not hugetlb.
+    """
     if refused is None:
         needed = hugepages.pages_needed(nbytes, "2MB", buffers)
         available = _hugetlb_available(node)
@@ -146,11 +219,35 @@ def kernel_backing(
     )
 
 
-def chosen_backing(backing, nbytes, buffers=1, node=None):
-    """The Backing for `backing` as asked (one of BACKINGS): "auto" is
-    kernel_backing()'s choice; "hugetlb" checks the 2MB pool (and the node's
-    share) and raises MappingError naming the file to write; "thp" raises
-    UnavailableError where THP is off; "4KB" refuses THP."""
+def chosen_backing(backing: str, nbytes: int, buffers: int = 1, node: int | None = None) -> Backing:
+    """The Backing for `backing` as asked.
+
+    Parameters
+    ----------
+    backing : str
+        One of BACKINGS: "auto" is kernel_backing()'s choice, "hugetlb" the
+        2MB pool, "thp" transparent huge pages, "4KB" refuses THP.
+    nbytes : int
+        Each buffer's size, in bytes.
+    buffers : int
+        How many buffers of `nbytes`.
+    node : int or None
+        The NUMA node the buffers will be bound to.
+
+    Returns
+    -------
+    Backing
+
+    Raises
+    ------
+    ValueError
+        For an unknown `backing`.
+    MappingError
+        For "hugetlb" when the 2MB pool (or the node's share) is too small,
+        naming the file to write.
+    UnavailableError
+        For "thp" where THP is off.
+    """
     check_backing(backing)
     if backing == "auto":
         return kernel_backing(nbytes, buffers, node)
@@ -167,7 +264,7 @@ def chosen_backing(backing, nbytes, buffers=1, node=None):
     return Backing(backing)
 
 
-def _huge_bytes(spans, smaps):
+def _huge_bytes(spans: Sequence[Span], smaps: str) -> int:
     """Bytes on huge pages (THP's AnonHugePages, hugetlb's Private_ and
     Shared_Hugetlb) of the smaps entries that overlap any of `spans`
     (buffers or (address, length) pairs), each entry once, at most the
@@ -176,55 +273,133 @@ def _huge_bytes(spans, smaps):
     with the same flags merge into one entry, so the rest of an entry is
     usually another of the caller's buffers)."""
     pages = _core.smaps_pages(spans, smaps)
-    return min(pages["anon_huge"] + pages["hugetlb"], _total(spans))
+    huge: int = pages["anon_huge"] + pages["hugetlb"]
+    return min(huge, _total(spans))
 
 
-def _total(spans):
+def _total(spans: Sequence[Span]) -> int:
     return sum(s[1] if isinstance(s, tuple) else memoryview(s).nbytes for s in spans)
 
 
-def huge_bytes(address, length, smaps=SMAPS):
-    """Bytes of [address, address + length) that smaps shows on huge pages."""
+def huge_bytes(address: int, length: int, smaps: str = SMAPS) -> int:
+    """Bytes of [address, address + length) that smaps shows on huge pages.
+
+    Parameters
+    ----------
+    address : int
+        The span's start address.
+    length : int
+        The span's length, in bytes.
+    smaps : str
+        The smaps file to read.
+
+    Returns
+    -------
+    int
+        Bytes on huge pages (THP or hugetlb), at most `length`.
+    """
     return _huge_bytes([(address, length)], smaps)
 
 
-def huge_share(*buffers, smaps=SMAPS):
-    """The share (0..1) of pagezero Regions or other buffers, together, that
-    is on huge pages now (0 for no bytes)."""
+def huge_share(*buffers: Any, smaps: str = SMAPS) -> float:
+    """The share of buffers, together, that is on huge pages now.
+
+    Parameters
+    ----------
+    *buffers : Region or buffer
+        pagezero Regions or other objects with the buffer protocol.
+    smaps : str
+        The smaps file to read.
+
+    Returns
+    -------
+    float
+        The share, 0..1 (0 for no bytes).
+    """
     spans = [(r.address, r.size) if hasattr(r, "address") else r for r in buffers]
     total = _total(spans)
     return _huge_bytes(spans, smaps) / total if total else 0.0
 
 
-def huge_details(huge_pages):
-    """A Result's details for a (bytes on huge pages, bytes) pair: huge_bytes,
-    buffer_bytes and huge_share; {} for None (not measured)."""
+def huge_details(huge_pages: tuple[int, int] | None) -> dict[str, Any]:
+    """A Result's details for a (bytes on huge pages, bytes) pair.
+
+    Parameters
+    ----------
+    huge_pages : tuple of (int, int) or None
+        Bytes on huge pages and the buffers' bytes; None when not measured.
+
+    Returns
+    -------
+    dict
+        ``huge_bytes`` and ``buffer_bytes`` (int, bytes) and ``huge_share``
+        (float, 0..1); {} for None or no bytes.
+    """
     if not huge_pages or not huge_pages[1]:
         return {}
     huge, total = huge_pages
     return {"huge_bytes": huge, "buffer_bytes": total, "huge_share": huge / total}
 
 
-def observed_backing(buffers, smaps=SMAPS):
-    """The Backing of buffers someone else mapped, as smaps shows it: hugetlb,
-    THP when any of it is on transparent huge pages, else 4KB."""
+def observed_backing(buffers: Sequence[Span], smaps: str = SMAPS) -> Backing:
+    """The Backing of buffers someone else mapped, as smaps shows it.
+
+    Parameters
+    ----------
+    buffers : sequence
+        Buffers, or (address, length) pairs.
+    smaps : str
+        The smaps file to read.
+
+    Returns
+    -------
+    Backing
+        hugetlb, THP when any of it is on transparent huge pages, else 4KB.
+    """
     pages = _core.smaps_pages(buffers, smaps)
     return Backing("hugetlb" if pages["hugetlb"] else "thp" if pages["anon_huge"] else "4KB")
 
 
-def backing_details(used, buffers, smaps=SMAPS):
-    """What a result's details say of its buffers' Backing `used`: its note
-    (why not hugetlb), and for THP the share smaps shows on huge pages
-    (huge_details), read once the buffers are faulted in."""
+def backing_details(used: Backing, buffers: Sequence[Span], smaps: str = SMAPS) -> dict[str, Any]:
+    """What a result's details say of its buffers' Backing.
+
+    Parameters
+    ----------
+    used : Backing
+        The backing the buffers were mapped with.
+    buffers : sequence
+        The buffers (or (address, length) pairs), already faulted in.
+    smaps : str
+        The smaps file to read.
+
+    Returns
+    -------
+    dict
+        ``backing_note`` (why not hugetlb) when there is one, and for THP the
+        share smaps shows on huge pages (huge_details).
+    """
     d = {"backing_note": used.note} if used.note else {}
     if used.how == "thp":
         d.update(huge_details((_huge_bytes(buffers, smaps), _total(buffers))))
     return d
 
 
-def thp_warning(share, nbytes):
-    """A line when a THP buffer of `nbytes` got less than THP_MIN_SHARE of it on
-    huge pages, else None. Buffers under 2MB cannot have any and get none."""
+def thp_warning(share: float, nbytes: int) -> str | None:
+    """A line when a THP buffer got less than THP_MIN_SHARE of it on huge pages.
+
+    Parameters
+    ----------
+    share : float
+        The buffer's share on huge pages, 0..1 (huge_share).
+    nbytes : int
+        The buffer's size, in bytes.
+
+    Returns
+    -------
+    str or None
+        The warning, or None (always for buffers under 2MB, which cannot
+        have any huge page).
+    """
     if nbytes < _HUGE or share >= THP_MIN_SHARE:
         return None
     # Rounded down: 94.9% must not read "95%" beside a 95% threshold.

@@ -15,42 +15,110 @@ Every public measuring function dispatches here in two lines:
         return in_processes("memset", locals())
 """
 
+from __future__ import annotations
+
 import signal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .interrupt import Interrupted, received
+
+if TYPE_CHECKING:
+    from .results import ResultSet
 
 __all__ = ["check_runs", "in_processes", "across_processes"]
 
 
-def check_runs(runs):
-    """`runs` when it is a positive int; ValueError in one line otherwise."""
+def check_runs(runs: object) -> int:
+    """Check a number of runs.
+
+    Parameters
+    ----------
+    runs : int
+        How many fresh processes measure.
+
+    Returns
+    -------
+    int
+        `runs`, unchanged.
+
+    Raises
+    ------
+    ValueError
+        In one line, unless `runs` is a positive int (a bool is not).
+    """
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive int, not {runs!r}")
     return runs
 
 
-def in_processes(benchmark, arguments):
-    """A public function's call, `arguments` being its locals() on entry (runs
-    among them), as arguments["runs"] fresh processes. Returns a ResultSet of
-    one Result per run, runs[i]["process"] = i; a stop signal raises Interrupted
-    whose partial is the ResultSet of the runs measured (the run it cut short
-    with its completed loops)."""
+def in_processes(benchmark: str, arguments: Mapping[str, Any]) -> ResultSet:
+    """A public function's call, as ``arguments["runs"]`` fresh processes.
+
+    Parameters
+    ----------
+    benchmark : str
+        The sweepable benchmark's name (``"memset"``, ``"faults"``, ...).
+    arguments : mapping
+        The public function's locals() on entry, ``"runs"`` among them.
+
+    Returns
+    -------
+    ResultSet
+        One Result per run, ``runs[i]["process"] = i``.
+
+    Raises
+    ------
+    ValueError
+        For a bad ``runs`` or a bad argument of the benchmark.
+    Interrupted
+        On a stop signal; its partial is the ResultSet of the runs measured
+        (the run it cut short with its completed loops).
+    """
     point = dict(arguments)
     runs = check_runs(point.pop("runs"))
     return across_processes(benchmark, [point], runs)
 
 
-def across_processes(benchmark, points, runs, progress=False):
-    """Each point of `points` (argument dicts of the sweepable `benchmark`) in
-    each of `runs` fresh processes, one process after the other; within a
-    process the points run in a shuffled order (as a sweep's repetition).
-    Every point is checked before any process starts."""
-    from . import sweeps  # it imports the benchmarks, which import this module
+def across_processes(
+    benchmark: str, points: Sequence[Mapping[str, Any]], runs: int, progress: bool = False
+) -> ResultSet:
+    """Each point in each of `runs` fresh processes, one process after the other.
+
+    Within a process the points run in a shuffled order (as a sweep's
+    repetition). Every point is checked before any process starts.
+
+    Parameters
+    ----------
+    benchmark : str
+        The sweepable benchmark's name.
+    points : sequence of mapping
+        Argument dicts of `benchmark`, one per point.
+    runs : int
+        How many fresh processes, one after the other.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    ResultSet
+        Every point's Result from every run, ``runs[i]["process"] = i``.
+
+    Raises
+    ------
+    ValueError
+        For a bad `runs` or a point the benchmark refuses.
+    Interrupted
+        On a stop signal, with the ResultSet measured so far as its partial.
+    """
+    # Both import the benchmarks (through pagezero.sweeps), which import this module.
+    from . import sweeps
+    from .sweep_workers import run_workers
 
     check_runs(runs)
     for point in points:
         sweeps.BENCHMARKS[benchmark].check(**point)
-    rs = sweeps._run_workers(
+    rs = run_workers(
         benchmark, points, repeat=runs, warmup=0, processes=runs, seed=0, progress=progress
     )
     if rs.interrupted:

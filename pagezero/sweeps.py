@@ -18,42 +18,40 @@ the sweep (a terminal's Ctrl-C would otherwise reach both); one sent to a
 worker alone stops the sweep the same way.
 """
 
+from __future__ import annotations
+
 import inspect
 import itertools
-import json
 import os
 import random
-import signal
-import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from . import bench, fault, policy
-from .interrupt import STOP_SIGNALS, as_interrupted, deferred
+from .interrupt import Interrupted, as_interrupted
 from .kernels import find_kernel
 from .results import Result, ResultSet
+from .sweep_registry import BENCHMARKS, Benchmark, register
+from .sweep_workers import run_workers
 from .sysinfo import cache_bytes, llc_bytes, machine
 from .units import parse_size
 
-__all__ = ["sweep", "default_sizes", "BENCHMARKS", "register", "lost_lines"]
-
-# How long a stopped worker may take to save what it measured: it stops within
-# one loop, so this is only reached by a worker that hangs.
-WORKER_STOP_S = 60
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    name: str
-    run: object  # run(**params) -> Result
-    check: object  # check(**params): raises ValueError / UnavailableError
+__all__ = [
+    "sweep",
+    "default_sizes",
+    "BENCHMARKS",
+    "Benchmark",
+    "register",
+    "run_here",
+    "lost_lines",
+]
 
 
-def _check_mem(benchmark):
+def _check_mem(benchmark: str) -> Callable[..., None]:
     kind = "clear" if benchmark == "memset" else "copy"
 
-    def check(function="default", **params):
+    def check(function: str = "default", **params: Any) -> None:
         bench.plan(benchmark, **params)
         kernel = find_kernel(function, kind)
         if not kernel.available:
@@ -64,39 +62,28 @@ def _check_mem(benchmark):
     return check
 
 
-BENCHMARKS = {}
-
-
-def register(name, run, check=None):
-    """Make a benchmark sweepable: run(**params) returns a Result; check(**params)
-    raises on a bad point before anything runs (default: no check). For
-    processes > 1, run must be importable by its module and name (a top-level
-    function of a module, not of __main__): each worker imports it."""
-    BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
-
-
 def _check_mmap(
-    size="1GB",
-    page="4KB",
-    function="demand",
-    loops=10,
-    threads=1,
-    seed=0,
-    thp=False,
-    clock="ns",
-    latency=False,
-    reserve=False,
-):
+    size: int | str = "1GB",
+    page: str = "4KB",
+    function: str = "demand",
+    loops: int = 10,
+    threads: int = 1,
+    seed: int = 0,
+    thp: bool | None = False,
+    clock: str = "ns",
+    latency: bool = False,
+    reserve: bool = False,
+) -> None:
     p = fault.plan(size, page, loops, threads, seed, thp, clock, latency)
     fault.check_workload(function)
     fault.check_latency(p, function)
 
 
-def _check_batch(**params):
+def _check_batch(**params: Any) -> None:
     policy.plan_batch(**params)
 
 
-def _check_folio(**params):
+def _check_folio(**params: Any) -> None:
     policy.plan_folio(**params)
 
 
@@ -107,7 +94,7 @@ register("batch", policy.batch, _check_batch)
 register("folio", policy.folio, _check_folio)
 
 
-def _points(benchmark, grid):
+def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The grid's points as dicts, checked; ValueError on the first bad one."""
     if benchmark not in BENCHMARKS:
         raise ValueError(
@@ -139,12 +126,12 @@ def _points(benchmark, grid):
     return points
 
 
-def _progress(total, enabled):
+def _progress(total: int, enabled: bool | None) -> Any:  # a tqdm bar
     if enabled is None:
         enabled = sys.stderr.isatty()
     from tqdm import tqdm
 
-    class Bar(tqdm):
+    class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
         # No monitor thread (tqdm starts one even for a disabled bar): a
         # signal sent to the process goes to any thread that does not block
         # it, so a second thread would take the signals interrupt.deferred()
@@ -154,7 +141,7 @@ def _progress(total, enabled):
     return Bar(total=total, disable=not enabled, unit="run", leave=False)
 
 
-def _partial(stop):
+def _partial(stop: Interrupted) -> list[Result]:
     """The Results a stop signal's Interrupted carries: the completed loops of the run it cut
     short."""
     if isinstance(stop.partial, Result):
@@ -164,14 +151,48 @@ def _partial(stop):
     return []
 
 
-def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
-    """Warm up, then run each repetition's shuffled pass over the points in this
-    process. A stop signal ends it: the ResultSet then holds what was measured,
-    the point it cut short included, marked with the signal."""
+def run_here(
+    benchmark: str,
+    points: Sequence[Mapping[str, Any]],
+    repetitions: Sequence[int],
+    warmup: int,
+    seed: int,
+    process: int,
+    progress: bool | None,
+) -> ResultSet:
+    """Warm up, then run each repetition's shuffled pass over the points in this process.
+
+    Parameters
+    ----------
+    benchmark : str
+        A name in BENCHMARKS.
+    points : sequence of mapping
+        The checked points, argument dicts of the benchmark.
+    repetitions : sequence of int
+        The repetitions to run here; repetition r shuffles the points with
+        random.Random(seed + r).
+    warmup : int
+        Passes over the points thrown away first.
+    seed : int
+        The shuffles' base seed.
+    process : int
+        This process's number, recorded in each run description.
+    progress : bool or None
+        A progress bar on stderr (None: when stderr is a terminal).
+
+    Returns
+    -------
+    ResultSet
+        One Result per point and repetition, each run description naming its
+        repetition, process and pid. A stop signal ends the passes: the
+        ResultSet then holds what was measured, the point it cut short
+        included, marked with the signal.
+    """
     b = BENCHMARKS[benchmark]
-    results, runs = [], []
+    results: list[Result] = []
+    runs: list[dict[str, Any]] = []
     bar = _progress(len(points) * (warmup + len(repetitions)), progress)
-    measuring = None  # the run description of the point being measured
+    measuring: dict[str, Any] | None = None  # the run description of the point being measured
     try:
         for _ in range(warmup):
             for p in points:
@@ -198,169 +219,20 @@ def run_here(benchmark, points, repetitions, warmup, seed, process, progress):
     return ResultSet(results, runs, machine())
 
 
-def _stop_worker(proc, signum):
-    """Pass a stop signal on to a worker and wait until it has saved what it
-    measured. Signals are held meanwhile; one arriving before they are (a
-    second Ctrl-C) does not skip the wait."""
-    sent = done = False
-    while not done:
-        try:
-            with deferred():
-                if not sent:
-                    proc.send_signal(signum)
-                    sent = True
-                try:
-                    proc.wait(timeout=WORKER_STOP_S)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-                done = True
-        except KeyboardInterrupt:
-            pass  # the sweep is stopping already
+def lost_lines(rs: ResultSet) -> list[str]:
+    """One line per worker process a ResultSet lost, for stderr.
 
+    Parameters
+    ----------
+    rs : ResultSet
+        A sweep's ResultSet.
 
-def _wait(proc):
-    """Wait for a worker to end. Not Popen.wait() or communicate() alone: on
-    KeyboardInterrupt they wait 0.25 s more for a child they assume the
-    terminal's Ctrl-C reached too (CPython's subprocess, bpo-25942), which a
-    worker in its own session never gets; here the signal comes through at
-    once, to be passed on. WNOWAIT leaves the worker for Popen.wait() to reap."""
-    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
-    return proc.wait()
-
-
-def _importable(benchmark):
-    """What a worker imports to run `benchmark`: {"module", "qualname", "path"};
-    ValueError when a fresh interpreter cannot import its run function (one
-    defined in __main__, a lambda, a function inside a function)."""
-    run = BENCHMARKS[benchmark].run
-    module = getattr(run, "__module__", None)
-    qualname = getattr(run, "__qualname__", None) or getattr(run, "__name__", None)
-    why = None
-    if module is None or qualname is None:
-        why = "has no module and name to import it by"
-    elif module == "__main__":
-        why = "is defined in __main__ (the script itself)"
-    elif "<" in qualname:
-        why = f"is {'a lambda' if '<lambda>' in qualname else 'defined inside a function'}"
-    else:
-        target = sys.modules.get(module)
-        for part in qualname.split("."):
-            target = getattr(target, part, None)
-        if target is not run:
-            why = f"is not {module}.{qualname}"
-    if why:
-        raise ValueError(
-            f"benchmark {benchmark!r} cannot run in a worker process: its run "
-            f"function {why}; define it at the top level of an importable "
-            f"module, or use processes=1"
-        )
-    # The folder the module's top-level package sits in, for a module found only
-    # through this interpreter's sys.path (a script's own folder).
-    path = getattr(sys.modules[module], "__file__", None)
-    if path:
-        path = os.path.dirname(os.path.abspath(path))
-        for _ in range(module.count(".") + (os.path.basename(path) == "__init__.py")):
-            path = os.path.dirname(path)
-    return {"module": module, "qualname": qualname, "path": path}
-
-
-def _lost_reason(status, error_file):
-    if os.path.exists(error_file):
-        with open(error_file) as f:
-            return f.read().strip()
-    if status < 0:
-        return f"killed by {signal.Signals(-status).name}"
-    if status == 0:
-        return "exited without saving its results"
-    return f"exited with status {status}"
-
-
-def _run_worker(spec, tmp):
-    """Run one worker process: (its ResultSet or None, the signal that stopped
-    it or None, why it was lost or None)."""
-    out = spec["output"]
-    spec_file = os.path.join(tmp, f"worker{spec['process']}.spec.json")
-    with open(spec_file, "w") as f:
-        json.dump(spec, f)
-    proc, stopped = None, None
-    try:
-        # Started with the stop signals held, which it inherits: one sent to it
-        # while its interpreter starts waits until its handlers are in place
-        # (_sweep_worker.main), instead of ending it with a traceback; and this
-        # process cannot be stopped between starting it and waiting for it.
-        with deferred():
-            # -m from a directory that is not the source tree (see tests/conftest.py).
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "pagezero._sweep_worker", spec_file],
-                cwd=tmp,
-                start_new_session=True,
-            )
-        _wait(proc)
-    except KeyboardInterrupt as e:
-        stop = as_interrupted(e)
-        stopped = stop.signame
-        if proc is None:
-            raise
-        _stop_worker(proc, stop.signum)
-    part = ResultSet.load(out) if os.path.exists(out) else None
-    # A worker a stop signal ended saved what it measured (if anything) and
-    # exited with the shell's status for the signal, 128 + signum.
-    by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
-    if proc.returncode in by_signal:
-        stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
-    elif part is None and not stopped:
-        # (A worker the sweep's own stop reached before it could save has
-        # nothing to give: not lost, stopped.)
-        return None, None, _lost_reason(proc.returncode, spec["error"])
-    return part, stopped, None
-
-
-def _run_workers(benchmark, points, repeat, warmup, processes, seed, progress):
-    """Spread the repetitions over `processes` fresh interpreters, one at a time.
-
-    A worker that dies (an error, the OOM killer) loses its own repetitions
-    only: the others' are kept, and the ResultSet's `lost` says which process,
-    which repetitions and why. The workers after it still run, each being a
-    fresh process; with nothing measured at all, RuntimeError."""
-    where = _importable(benchmark)
-    collected, runs, lost, interrupted = [], [], [], None
-    with tempfile.TemporaryDirectory(prefix="pagezero-sweep-") as tmp:
-        for proc in range(processes):
-            reps = list(range(proc, repeat, processes))
-            if not reps:
-                continue
-            spec = {
-                "benchmark": benchmark,
-                "import": where,
-                "points": points,
-                "repetitions": reps,
-                "warmup": warmup,
-                "seed": seed,
-                "process": proc,
-                "output": os.path.join(tmp, f"worker{proc}.json"),
-                "error": os.path.join(tmp, f"worker{proc}.error"),
-                "progress": progress,
-            }
-            part, interrupted, reason = _run_worker(spec, tmp)
-            if reason is not None:
-                lost.append({"process": proc, "repetitions": reps, "reason": reason})
-            if part is not None:
-                collected += part.results
-                runs += part.runs
-            if interrupted:
-                break
-    if lost and not collected and not interrupted:
-        first = lost[0]
-        raise RuntimeError(
-            f"sweep worker {first['process']} failed: {first['reason']}"
-            + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else "")
-        )
-    return ResultSet(collected, runs, machine(), interrupted=interrupted, lost=lost)
-
-
-def lost_lines(rs):
-    """One line per worker process a ResultSet lost, for stderr."""
+    Returns
+    -------
+    list of str
+        ``"pagezero: warning: worker process N lost (...)"`` lines; empty
+        when none was lost.
+    """
     return [
         f"pagezero: warning: worker process {x['process']} lost (repetitions "
         f"{', '.join(map(str, x['repetitions']))}): {x['reason']}"
@@ -368,7 +240,15 @@ def lost_lines(rs):
     ]
 
 
-def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=0):
+def sweep(
+    benchmark: str,
+    grid: Mapping[str, Any],
+    repeat: int = 3,
+    warmup: int = 1,
+    processes: int = 1,
+    progress: bool | None = None,
+    seed: int = 0,
+) -> ResultSet:
     """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
 
     Every point is checked before anything runs.
@@ -406,7 +286,11 @@ def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=
     Raises
     ------
     ValueError
-        For an unknown benchmark or a bad point (the first one found).
+        For an unknown benchmark or a bad point (the first one found), a bad
+        repeat, warmup or processes, or (processes > 1) a run function a
+        fresh interpreter cannot import.
+    RuntimeError
+        When every worker process died and nothing was measured.
     """
     points = _points(benchmark, grid)
     for name, value in (("repeat", repeat), ("processes", processes)):
@@ -416,13 +300,38 @@ def sweep(benchmark, grid, repeat=3, warmup=1, processes=1, progress=None, seed=
         raise ValueError(f"warmup must be a non-negative int, not {warmup!r}")
     if processes == 1:
         return run_here(benchmark, points, list(range(repeat)), warmup, seed, 0, progress)
-    return _run_workers(benchmark, points, repeat, warmup, processes, seed, progress)
+    return run_workers(benchmark, points, repeat, warmup, processes, seed, progress)
 
 
-def default_sizes(info=None, low="4KB", high=None):
-    """Extents from `low` to beyond the LLC: powers of two, made dense around
-    each cache size (half, three quarters, equal, one and a half, twice), as
-    pmbw does, so the steps at L1, L2 and the LLC are resolved."""
+def default_sizes(
+    info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
+) -> list[int]:
+    """Extents from `low` to beyond the LLC, dense around each cache size.
+
+    Powers of two, with half, three quarters, equal, one and a half and twice
+    each cache size added, as pmbw does, so the steps at L1, L2 and the LLC
+    are resolved.
+
+    Parameters
+    ----------
+    info : mapping or None
+        A machine description (sysinfo.machine()); None for this machine.
+    low : int or str
+        The smallest extent, bytes or a string such as "4KB".
+    high : int or str or None
+        The largest extent; None for eight times the LLC, at least 256MB
+        (32MB assumed for an unknown LLC).
+
+    Returns
+    -------
+    list of int
+        The extents in bytes, ascending, 4KB multiples around the caches.
+
+    Raises
+    ------
+    ValueError
+        For a bad `low` or `high`.
+    """
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)

@@ -27,8 +27,24 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    """The argument parser of every command: a mistake raises :class:`UsageError`
+    (one line, exit status 2) instead of printing the whole usage.
+    """
+
     # argparse prints the whole usage before its error; one line is enough.
     def error(self, message):
+        """Raise the mistake as :class:`UsageError` instead of exiting.
+
+        Parameters
+        ----------
+        message : str
+            argparse's description of the mistake.
+
+        Raises
+        ------
+        UsageError
+            Always.
+        """
         raise UsageError(message)
 
 
@@ -61,6 +77,13 @@ def fill_value(text):
 
 
 def add_clock(p):
+    """Add ``-c/--cycles`` (perf's) and ``--clock ns|timeval|cycles|tsc``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
     p.add_argument(
         "-c",
         "--cycles",
@@ -87,6 +110,17 @@ def add_output(
     metavar="FILE.json",
     **kw,
 ):
+    """Add ``-o/--output``: where to save the results as JSON.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    help, metavar : str
+        The option's help text and placeholder.
+    **kw
+        Passed on to :meth:`argparse.ArgumentParser.add_argument`.
+    """
     p.add_argument("-o", "--output", metavar=metavar, help=help, **kw)
 
 
@@ -154,6 +188,18 @@ def _format_word(text):
 
 
 def add_format(p, formats, help=None):
+    """Add ``--format`` with the given choices (default ``default``).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    formats : sequence of str
+        The formats the command prints, a subset of ``default``, ``simple``,
+        ``json`` and ``csv``.
+    help : str, optional
+        The option's help text.
+    """
     assert set(formats) <= set(FORMATS), formats
     p.add_argument(
         "--format", default="default", type=_format_word, choices=list(formats), help=help

@@ -39,6 +39,18 @@ def gbs(rate):
 
 
 def format_ns(ns):
+    """A duration in the largest unit that keeps it at 1 or more: "1.50 ms".
+
+    Parameters
+    ----------
+    ns : float
+        The duration in nanoseconds.
+
+    Returns
+    -------
+    str
+        Two decimals in s, ms or us, or whole ns.
+    """
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.2f} {unit}"
@@ -134,6 +146,11 @@ class Measured:
 
     @contextlib.contextmanager
     def saving(self):
+        """A context in which results are measured into ``self.results``: on leaving
+        it, and on a stop signal inside it, they are saved to the output file with
+        the signal that stopped them; the signal is then raised again, marked as
+        reported.
+        """
         try:
             yield self
         except KeyboardInterrupt as e:

@@ -32,6 +32,13 @@ __all__ = [
 
 
 def add_runs(p):
+    """Add ``--runs N`` (default 1): measure in N fresh processes.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
     p.add_argument(
         "--runs",
         default=1,

@@ -12,6 +12,8 @@ and the summary alike, so that a number quoted in the summary is the very
 string of a table cell: same measurement, same rounding.
 """
 
+from __future__ import annotations
+
 import contextlib
 from dataclasses import dataclass, field
 
@@ -59,7 +61,7 @@ class Section:
     body: list = field(default_factory=list)
     summary: list = field(default_factory=list)
     interrupted: object = None
-    failed: str = None
+    failed: str | None = None
 
 
 @contextlib.contextmanager
@@ -133,6 +135,17 @@ def ratio(r):
 
 
 def span(lo, hi):
+    """A range of sizes in words: "4KB to 2MB", or one size when both ends agree.
+
+    Parameters
+    ----------
+    lo, hi : int
+        The range's ends, in bytes.
+
+    Returns
+    -------
+    str
+    """
     return format_size(lo) if lo == hi else f"{format_size(lo)} to {format_size(hi)}"
 
 
@@ -144,6 +157,21 @@ def marked(cell, llc):
 
 
 def cell_text(cell, llc):
+    """A table cell as the report prints it: the median rate in GB/s (10^9
+    bytes/s), with the spread mark when its runs spread too much beyond the LLC.
+
+    Parameters
+    ----------
+    cell : dict or None
+        The cell (a point summary: ``median`` in bytes/sec, ``spread_pct``,
+        ``spread_of``, ``size``), or None for a point not measured ("-").
+    llc : int
+        The LLC's size in bytes (0 when unknown: every cell counts as beyond it).
+
+    Returns
+    -------
+    str
+    """
     if cell is None:
         return "-"
     return rate(cell["median"]) + (SPREAD_MARK if marked(cell, llc) else "")
@@ -162,6 +190,12 @@ def markdown_table(table, xs, x_label, llc):
 
 
 def spread_footnote():
+    """The footnote that explains the spread mark under a table that has one.
+
+    Returns
+    -------
+    str
+    """
     return (
         f"{SPREAD_MARK} beyond the LLC, the runs' medians of this cell spread by more "
         f"than {SPREAD_LIMIT_PCT:g}% (coefficient of variation): each process got its "

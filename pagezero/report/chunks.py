@@ -133,6 +133,36 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
+    """The chunk study: one large region (beyond the LLC) cleared per loop in
+    chunk-sized calls from 4KB up to the whole region, with ``clear_pages()``'s
+    kernel and the widest non-temporal one, on 2MB pages where the machine gives
+    them (:func:`pagezero.mappings.kernel_backing`).
+
+    It finds the step in rate where the CPU stops allocating cache lines (the LLC
+    knee of "mm: folio_zero_user: clear contiguous pages", 2025) and sets it against
+    the LLC size; results in ``chunks.json``, the plot in ``chunks.png``/``.svg``.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     chosen = by_role(cfg["chunk_kernels"], functions)

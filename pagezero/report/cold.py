@@ -18,6 +18,18 @@ CONDITION_KERNELS = ("clear_pages", "streaming")
 
 
 def condition_kernels(functions):
+    """The kernels of the cold-vs-hot and threads studies: ``clear_pages()``'s
+    and the widest streaming one, among those given.
+
+    Parameters
+    ----------
+    functions : list of str
+        The clearing kernels this machine can run.
+
+    Returns
+    -------
+    list of str
+    """
     return by_role(CONDITION_KERNELS, functions)
 
 

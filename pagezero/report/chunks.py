@@ -29,7 +29,20 @@ __all__ = ["study_chunks", "knee_of", "by_role"]
 
 def by_role(roles, functions):
     """The kernels of `roles` (kernels.kernel_roles(), or a kernel's own
-    name such as "default") that are among `functions`, else the first of them."""
+    name such as "default") that are among `functions`, else the first of them.
+
+    Parameters
+    ----------
+    roles : iterable of str
+        Roles or kernel names.
+    functions : list of str
+        The kernels this machine can run.
+
+    Returns
+    -------
+    list of str
+        The kernels chosen, each once, in the order of `roles`.
+    """
     table = kernel_roles()
     names = [n for r in roles for n in table.get(r, (r,))]
     return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
@@ -41,7 +54,19 @@ def knee_of(by_chunk):
     up), below_rate and above_rate (the median rate of each side), step
     (above_rate / below_rate)}; None with fewer than two chunks to look at.
     The knee is pagezero.stats.find_knee's; the step is the ratio of the two
-    medians quoted beside it, so a reader can redo the division."""
+    medians quoted beside it, so a reader can redo the division.
+
+    Parameters
+    ----------
+    by_chunk : dict
+        Per chunk (bytes), its median rate (bytes/sec).
+
+    Returns
+    -------
+    dict or None
+        The knee and the chunks (bytes) on each side, the median rate of each
+        side (bytes/sec) and the step (a ratio).
+    """
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:

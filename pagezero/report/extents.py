@@ -57,7 +57,22 @@ def extent_points(extents, functions, region_args):
 
 def fastest_lines(table, xs, llc):
     """The summary's "fastest" sentences: one per range of extents with its
-    kernel, each naming its question, quoting the table's cells at both ends."""
+    kernel, each naming its question, quoting the table's cells at both ends.
+
+    Parameters
+    ----------
+    table : dict
+        Per kernel, per extent (bytes), a cell (``median`` in bytes/sec).
+    xs : sequence of int
+        The extents measured, in bytes.
+    llc : int
+        The LLC's size in bytes (0 when unknown).
+
+    Returns
+    -------
+    list of str
+        The sentences, in the summary's words.
+    """
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     groups = [
         (HOT_QUESTION, [x for x in xs if not llc or x <= llc]),

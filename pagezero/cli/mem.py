@@ -59,7 +59,15 @@ def _selected(function, kind, value):
 
 
 def print_rate(args, result):
-    """perf's rate line, or with -c its cycles per byte."""
+    """perf's rate line, or with -c its cycles per byte.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (its ``clock``).
+    result : pagezero.Result
+        The result to print.
+    """
     if args.clock == "cycles":
         print(f" {result.cycles_per_byte:14f} cycles/byte")
     else:

@@ -54,6 +54,20 @@ def integer(text):
     Only the spelling is checked here; the range (loops >= 1, a node that
     exists) is the API's to check, so that Python callers get the same rules.
     argparse names the option: "argument -l/--nr_loops: invalid integer 'x'".
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not an integer in any of those spellings.
     """
     for base in (10, 0):
         try:
@@ -64,7 +78,22 @@ def integer(text):
 
 
 def number(text):
-    """Every non-integer numeric option's parser (budgets in ms, thresholds)."""
+    """Every non-integer numeric option's parser (budgets in ms, thresholds).
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a number.
+    """
     try:
         return float(text)
     except ValueError:
@@ -72,7 +101,23 @@ def number(text):
 
 
 def fill_value(text):
-    """memset's --value: an integer, or 'loop' for the loop index as perf writes it."""
+    """memset's --value: an integer, or 'loop' for the loop index as perf writes it.
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    int or str
+        The byte value, or ``"loop"``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Neither an integer nor ``loop``.
+    """
     return text if text == "loop" else integer(text)
 
 
@@ -96,7 +141,20 @@ def add_clock(p):
 
 
 def resolve_clock(args):
-    """-c is perf's spelling of --clock cycles; the default clock is ns."""
+    """-c is perf's spelling of --clock cycles; the default clock is ns.
+
+    Sets ``args.clock`` in place.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``cycles``, ``clock``).
+
+    Raises
+    ------
+    UsageError
+        ``-c`` with another ``--clock`` (exit status 2).
+    """
     if args.cycles:
         if args.clock not in (None, "cycles"):
             raise UsageError(f"-c/--cycles and --clock {args.clock} contradict each other")
@@ -125,7 +183,18 @@ def add_output(
 
 
 def check_output(path):
-    """Refuse an output in a missing directory up front, not after minutes of measuring."""
+    """Refuse an output in a missing directory up front, not after minutes of measuring.
+
+    Parameters
+    ----------
+    path : str or None
+        The output file (or a plot's stem); None for none.
+
+    Raises
+    ------
+    UsageError
+        Its folder is missing or not writable, or the path is a folder (exit status 2).
+    """
     if path is None:
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -145,7 +214,19 @@ COUNTERS_HELP = (
 
 def add_conditions(p, cold_text, threads_text=None, cpu_node=False):
     """The measured conditions: --cache, --node, --counters, and where the command
-    has them, -t/--threads and --cpu-node."""
+    has them, -t/--threads and --cpu-node.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    cold_text : str
+        ``--cache``'s help: what cold means for this command.
+    threads_text : str, optional
+        ``-t/--threads``' help; without it the command has no threads option.
+    cpu_node : bool
+        Whether the command has ``--cpu-node``.
+    """
     p.add_argument(
         "--cache",
         default="hot",

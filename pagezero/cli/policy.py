@@ -38,18 +38,11 @@ def cmd_batch(args):
     typical worst (ms), headed by the pages used (``--backing``, 2MB by default) and,
     with ``--runs N``, the spread between runs.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
     Returns
     -------
     int
-        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
-        measured is saved and the signal's status (130, 143, 129) is returned.
-        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
-        exit status 2 (usage) or 1 (the machine cannot do it).
+        The exit status: 0, or 130, 143, 129 after a stop signal (what was measured
+        is saved); errors are raised for :func:`pagezero.cli.main` (exit 2 or 1).
     """
     loops = args.nr_loops
     check_output(args.output)
@@ -152,18 +145,11 @@ def cmd_folio(args):
     the touch and cold ns per line and their ratio, headed by the folio's pages
     (``--backing``) and, with ``--runs N``, the spread between runs.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
     Returns
     -------
     int
-        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
-        measured is saved and the signal's status (130, 143, 129) is returned.
-        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
-        exit status 2 (usage) or 1 (the machine cannot do it).
+        The exit status: 0, or 130, 143, 129 after a stop signal (what was measured
+        is saved); errors are raised for :func:`pagezero.cli.main` (exit 2 or 1).
     """
     loops, fault = args.nr_loops, args.fault_index
     check_output(args.output)
@@ -272,21 +258,14 @@ def cmd_folio(args):
 
 def cmd_advise(args):
     """`pagezero advise`: the fastest kernel per extent, the LLC knee, and the
-    batch and kernel per latency budget (:func:`pagezero.advise`).
-
-    Prints the advice in words, or with ``--format json`` as a document; ``-o`` also
-    saves it. A stop signal saves the partial advice to ``-o`` and says so.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
+    batch and kernel per latency budget (:func:`pagezero.advise`). Prints the advice
+    in words, or with ``--format json`` as a document; ``-o`` also saves it (on a stop
+    signal, the partial advice).
 
     Returns
     -------
     int
-        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
-        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+        The exit status, 0; errors are raised for :func:`pagezero.cli.main`.
     """
     budgets = args.budget or DEFAULT_BUDGETS_MS
     check_output(args.output)
@@ -464,13 +443,8 @@ def _add_advise(sub):
 
 
 def add_parsers(sub):
-    """Add the ``folio``, ``batch`` and ``advise`` commands.
-
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
-    """
+    """Add the ``folio``, ``batch`` and ``advise`` commands to `sub`, the
+    ``pagezero`` parser's subparsers."""
     _add_folio(sub)
     _add_batch(sub)
     _add_advise(sub)

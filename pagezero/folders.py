@@ -15,7 +15,19 @@ __all__ = ["results_files", "is_results_file", "load_folder", "load_path", "load
 
 
 def is_results_file(path):
-    """Whether `path` holds a pagezero results document (read, not validated)."""
+    """Whether `path` holds a pagezero results document (read, not validated).
+
+    Parameters
+    ----------
+    path : str
+        The file to read.
+
+    Returns
+    -------
+    bool
+        True when the file is JSON with pagezero's results schema; False for any
+        other file, or one that cannot be read.
+    """
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -25,7 +37,23 @@ def is_results_file(path):
 
 
 def results_files(folder):
-    """The results files under `folder`, in a stable order; ValueError when there are none."""
+    """The results files under `folder`, in a stable order (sorted, depth first).
+
+    Parameters
+    ----------
+    folder : str
+        The folder to walk.
+
+    Returns
+    -------
+    list of str
+        The paths of the pagezero results files under it.
+
+    Raises
+    ------
+    ValueError
+        No such folder, or no results file under it.
+    """
     if not os.path.isdir(folder):
         raise ValueError(f"{folder}: no such folder")
     found = []
@@ -75,17 +103,50 @@ def _merged(folder, paths):
 
 
 def load_folder(folder):
-    """Every results file under `folder` as one ResultSet: each file's runs side by side,
-    interrupted if any was. ValueError for an empty or foreign folder, or one that
-    mixes machines (a fleet's top folder: name one machine's folder instead)."""
+    """Every results file under `folder` as one ResultSet: each file's runs side by
+    side (numbered anew: one file's processes are not the next's), interrupted if any
+    file was.
+
+    Parameters
+    ----------
+    folder : str
+        A report folder, or one machine's folder of a fleet run.
+
+    Returns
+    -------
+    pagezero.ResultSet
+
+    Raises
+    ------
+    ValueError
+        An empty or foreign folder, or one that mixes machines (a fleet's top folder:
+        name one machine's folder instead).
+    """
     return _merged(folder, results_files(folder))[0]
 
 
 def load_sources(path):
-    """(ResultSet, studies): load_path(path) and, per result, the study it came
-    from: its file's name without .json ("extents", "chunks" in a report folder;
-    a fleet's "run-1", "run-2" name runs of one study, which compare sees by
-    their points appearing in several)."""
+    """:func:`load_path` and, per result, the study it came from.
+
+    The study is its file's name without .json ("extents", "chunks" in a report
+    folder; a fleet's "run-1", "run-2" name runs of one study, which compare sees by
+    their points appearing in several).
+
+    Parameters
+    ----------
+    path : str
+        A results file or a folder of them.
+
+    Returns
+    -------
+    tuple of (pagezero.ResultSet, list of str)
+        The results and, per result, its study.
+
+    Raises
+    ------
+    ValueError
+        As :func:`load_path`.
+    """
     if os.path.isdir(path):
         return _merged(path, results_files(path))
     rs = load_path(path)
@@ -93,7 +154,23 @@ def load_sources(path):
 
 
 def load_path(path):
-    """A results file, or a folder of them (load_folder)."""
+    """A results file, or a folder of them (:func:`load_folder`).
+
+    Parameters
+    ----------
+    path : str
+        The file or folder.
+
+    Returns
+    -------
+    pagezero.ResultSet
+
+    Raises
+    ------
+    ValueError
+        No such file, a file of the wrong shape, or a folder :func:`load_folder`
+        refuses.
+    """
     if os.path.isdir(path):
         return load_folder(path)
     if not os.path.exists(path):

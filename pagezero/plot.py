@@ -28,7 +28,18 @@ def _pyplot():
 
 
 def extent_of(result):
-    """Bytes per kernel call: the chunk, or the whole size when chunk is 0."""
+    """Bytes per kernel call: the chunk, or the whole size when chunk is 0.
+
+    Parameters
+    ----------
+    result : pagezero.Result
+        A memset or memcpy result.
+
+    Returns
+    -------
+    int
+        The extent, in bytes.
+    """
     return result.params.get("chunk") or result.params["size"]
 
 
@@ -75,7 +86,25 @@ def _mark_thresholds(ax, rs):
 
 
 def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing rate"):
-    """Median rate (error bars: min..max) against x(result) per function, log2 x axis."""
+    """Median rate (GB/s, error bars min..max) against x(result) per function, on a
+    log2 x axis, with the cache sizes marked.
+
+    Parameters
+    ----------
+    rs : pagezero.ResultSet
+        Results in bytes/sec.
+    stem : str
+        The path of the files to write, without extension.
+    x : callable
+        The x value of a result, in bytes (default: its extent).
+    xlabel, title : str
+        The axis label and the title.
+
+    Returns
+    -------
+    list of str
+        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
+    """
     plt = _pyplot()
     series = {}
     for first, results in rs.points():
@@ -112,7 +141,24 @@ def plot_rates(rs, stem, x=extent_of, xlabel="extent per call", title="Clearing 
 def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
     """One bar per grid point: the median of its runs' medians, with the spread
     between runs (between loops when one run measured it) as the error bar: the
-    figures the report's tables and `pagezero compare` give."""
+    figures the report's tables and ``pagezero compare`` give.
+
+    Parameters
+    ----------
+    rs : pagezero.ResultSet
+        The results.
+    stem : str
+        The path of the files to write, without extension.
+    label : callable
+        A point's label from its first result.
+    title : str
+        The title.
+
+    Returns
+    -------
+    list of str
+        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
+    """
     from .points import summarize_points
 
     plt = _pyplot()
@@ -147,10 +193,33 @@ def plot_bars(rs, stem, label=lambda r: r.label(), title="Rates"):
 
 
 def plot_comparison(sets, names, stem, title="Comparison", threshold=0.02, alpha=0.01):
-    """Grouped bars, one group per point of the base, one bar per result set:
-    the median of per-run medians, error bars the spread between runs (of the
-    loops where a side has one run); the markers of compare(), with the same
-    `threshold` and `alpha` as the table, above the bars."""
+    """Grouped bars, one group per point of the base, one bar per result set.
+
+    Each bar is the median of per-run medians, its error bar the spread between runs
+    (of the loops where a side has one run); the markers of
+    :func:`pagezero.comparison.compare`, with the same `threshold` and `alpha` as the
+    table, stand above the bars.
+
+    Parameters
+    ----------
+    sets : sequence of pagezero.ResultSet
+        The base first, then the others.
+    names : sequence of str
+        Each set's name in the legend.
+    stem : str
+        The path of the files to write, without extension.
+    title : str
+        The title.
+    threshold : float
+        The smallest change marked, as a fraction (0.02 is 2%).
+    alpha : float
+        The significance level of the test.
+
+    Returns
+    -------
+    list of str
+        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
+    """
     plt = _pyplot()
     rows = compare(sets[0], *sets[1:], threshold=threshold, alpha=alpha)
     width = 0.8 / len(sets)
@@ -183,9 +252,24 @@ def plot_comparison(sets, names, stem, title="Comparison", threshold=0.02, alpha
 
 
 def plot_scaling(rs, stem, title="Clearing with several CPUs"):
-    """Aggregate rate against thread count (bench.scaling()), with the ideal
-    line: one thread's rate times the count, which shared memory bandwidth
-    bends away from."""
+    """Aggregate rate against thread count (:func:`pagezero.bench.scaling`), with
+    the ideal line: one thread's rate times the count, which shared memory bandwidth
+    bends away from.
+
+    Parameters
+    ----------
+    rs : pagezero.ResultSet
+        One result per thread count.
+    stem : str
+        The path of the files to write, without extension.
+    title : str
+        The title.
+
+    Returns
+    -------
+    list of str
+        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
+    """
     from .bench import thread_spread
 
     plt = _pyplot()

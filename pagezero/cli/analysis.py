@@ -44,7 +44,8 @@ def _grid_from_file(path):
         raise ValueError(f"{path}: no such file")
     if path.endswith(".toml"):
         try:
-            import tomllib
+            # mypy checks as the 3.10 floor, which lacks tomllib; the except below is that case.
+            import tomllib  # type: ignore[import-not-found]
         except ImportError:
             raise ValueError("TOML grids need Python 3.11 or later; use JSON") from None
         with open(path, "rb") as f:
@@ -100,6 +101,26 @@ def _stopped(name=None):
 
 
 def cmd_sweep(args):
+    """`pagezero sweep`: run a benchmark over a grid of parameters and save it.
+
+    The points are visited in a random order per repetition (``--processes N``: in
+    N fresh worker processes). Prints each point's statistics (the median with its
+    interval); on stderr, a line per lost worker and, when a signal stopped it, how
+    many runs were made and where they were saved.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
+        measured is saved and the signal's status (130, 143, 129) is returned.
+        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
+        exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     check_output(args.output)
     check_output(args.csv)
     grid = _grid(args)
@@ -144,6 +165,28 @@ def _name(path):
 
 
 def cmd_compare(args):
+    """`pagezero compare`: compare results files or report folders with the first.
+
+    The run (one process) is the unit: per point, the change of the median of per-run
+    medians, marked ``(R)``/``(I)`` when beyond ``--threshold`` (%) and significant by
+    Welch's t-test on the logs of the per-run medians (``--alpha``), ``~`` when beyond
+    but not significant, ``?`` with fewer than 3 runs a side
+    (:func:`pagezero.comparison.compare`). Prints the header (each side's kernel,
+    preemption, THP, runs; machine warnings; the method), then the table and its
+    legend; ``--format json`` the same as a document, ``--format simple`` one line of
+    numbers per point. ``--plot STEM`` also draws STEM.png and STEM.svg.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     check_output(args.plot)  # before the table: a mistake is one line, nothing else
     loaded = [load_sources(p) for p in args.results]
     sets = [rs for rs, _ in loaded]
@@ -184,6 +227,27 @@ def _is_count(value):
 
 
 def cmd_plot(args):
+    """`pagezero plot`: draw a results file as STEM.png and STEM.svg.
+
+    memset and memcpy results are drawn as rates (bytes/sec) against the extent, the
+    chunk or the region size (``--x``); other benchmarks as bars. Prints the paths
+    written.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        The file holds no results (exit status 2).
+    """
     rs = _load(args.results)
     if not len(rs):
         raise ValueError(f"{args.results}: holds no results")
@@ -213,6 +277,31 @@ def cmd_plot(args):
 
 
 def cmd_report(args):
+    """`pagezero report`: the default study of this machine, as a folder.
+
+    Runs the studies of :mod:`pagezero.report` (``--runs N`` fresh processes per
+    point; ``--quick`` or ``PAGEZERO_SCALE`` picks a smaller scale), prints where
+    ``report.md`` was written and its summary; on stderr, each study that failed with
+    its reason (the others are kept).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
+        measured is saved and the signal's status (130, 143, 129) is returned.
+        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
+        exit status 2 (usage) or 1 (the machine cannot do it).
+
+    Raises
+    ------
+    ValueError
+        ``PAGEZERO_SCALE`` names no scale (exit status 2).
+    """
     scale = "quick" if args.quick else os.environ.get("PAGEZERO_SCALE", "full")
     if scale not in SCALES:
         raise ValueError(f"PAGEZERO_SCALE={scale!r} is not one of {', '.join(SCALES)}")
@@ -237,6 +326,13 @@ COMMANDS = {"sweep": cmd_sweep, "compare": cmd_compare, "plot": cmd_plot, "repor
 
 
 def add_parsers(sub):
+    """Add the ``sweep``, ``compare``, ``plot`` and ``report`` commands.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
+    """
     p = sub.add_parser("sweep", help="run a benchmark over a grid of parameters")
     p.add_argument("benchmark", choices=sorted(BENCHMARKS))
     p.add_argument(

@@ -21,7 +21,17 @@ def _share(result):
 
 def backing_heading(results):
     """E.g. "2MB THP pages, 100% on huge pages per smaps" or "4KB pages": the
-    pages every result cleared; several labels when runs got different ones."""
+    pages every result cleared; several labels when runs got different ones.
+
+    Parameters
+    ----------
+    results : sequence of pagezero.Result
+        batch or folio results (``params["backing"]``).
+
+    Returns
+    -------
+    str
+    """
     parts = []
     for r in results:
         share = _share(r)
@@ -32,7 +42,18 @@ def backing_heading(results):
 
 
 def backing_row(result):
-    """The JSON row's backing and, for THP, huge_share."""
+    """The JSON row's backing and, for THP, huge_share.
+
+    Parameters
+    ----------
+    result : pagezero.Result
+        A batch or folio result.
+
+    Returns
+    -------
+    dict
+        ``backing`` and, for THP, ``huge_share`` (a fraction).
+    """
     row = {"backing": result.params.get("backing", "4KB")}
     if "huge_share" in result.details:
         row["huge_share"] = result.details["huge_share"]
@@ -42,7 +63,19 @@ def backing_row(result):
 def backing_lines(results, name):
     """Lines for stderr: each distinct note on why the pages are not hugetlb
     ("# ..."), and a warning per result whose THP share is short
-    (`name(result)` names the result in it)."""
+    (`name(result)` names the result in it).
+
+    Parameters
+    ----------
+    results : sequence of pagezero.Result
+        batch or folio results.
+    name : callable
+        A result's name in a warning.
+
+    Returns
+    -------
+    list of str
+    """
     lines = []
     for r in results:
         note = r.details.get("backing_note")

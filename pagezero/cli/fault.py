@@ -111,6 +111,33 @@ def _measure_headroom(measured):
 
 
 def cmd_mmap(args):
+    """`pagezero mem mmap`: time mapping a region and faulting every page in.
+
+    As ``perf bench mem mmap``: per workload (demand, populate, populate-write), the
+    kernel's own clearing plus its fault path, in perf's lines (GB/sec, 2^30
+    bytes/sec), a ``# pages:`` line with the page size really got, with
+    ``--latency`` the per-fault latency percentiles, with ``--headroom`` the best
+    user-space clear of the same extents beside it, and with ``--runs N`` the spread
+    between runs. ``-f help`` lists the workloads.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
+        measured is saved and the signal's status (130, 143, 129) is returned.
+        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
+        exit status 2 (usage) or 1 (the machine cannot do it).
+
+    Raises
+    ------
+    UsageError
+        ``--headroom`` with the cycles clock or with ``--runs`` above 1 (exit status 2).
+    """
     if args.function == "help":
         print_functions((name, faults.describe(name)) for name in faults.WORKLOADS)
         return 0
@@ -196,6 +223,13 @@ COMMANDS = {"mmap": cmd_mmap}
 
 
 def add_parser(mem_sub):
+    """Add ``mmap`` under ``pagezero mem``.
+
+    Parameters
+    ----------
+    mem_sub : argparse._SubParsersAction
+        The subparsers of ``pagezero mem``.
+    """
     text = "time mapping a region and faulting every page in, as perf bench mem mmap"
     p = mem_sub.add_parser("mmap", help=text, description=text)
     p.set_defaults(command="mmap")

@@ -39,6 +39,21 @@ def _names(text):
 
 
 def cmd_fleet_up(args):
+    """`pagezero fleet up`: start a Dask scheduler here and a worker per host over SSH.
+
+    Prints the scheduler's address, the workers and the ``fleet run`` command to use,
+    then holds the fleet up until Ctrl-C (or SIGTERM, SIGHUP), which closes it.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (also when a signal stops the fleet, its way to end).
+    """
     from ..fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
@@ -74,6 +89,31 @@ def cmd_fleet_up(args):
 
 
 def cmd_fleet_run(args):
+    """`pagezero fleet run`: run one pagezero command on every machine of a fleet.
+
+    Each machine's results go to its own folder under ``-o`` with ``fleet.json``, the
+    log (:func:`pagezero.fleet.run.run_fleet`); ``--store`` also adds them to the
+    store. Prints one line per machine (its status and runs ok) and where the results
+    are.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
+        measured is saved and the signal's status (130, 143, 129) is returned.
+        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
+        exit status 2 (usage) or 1 (the machine cannot do it).
+
+    Raises
+    ------
+    pagezero.fleet.run.FleetError
+        A machine did not finish; the others' results are kept (exit status 1).
+    """
     from ..fleet.run import run_fleet
 
     _quiet_dask()
@@ -131,6 +171,28 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
+    """`pagezero fleet table`: the machines of a fleet run side by side.
+
+    Prints per point the median over runs and the stdev of the runs' medians for
+    each machine (``--match`` keeps the points whose label matches); ``--format
+    json`` the same as a document; ``--plot STEM`` also draws them.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+
+    Raises
+    ------
+    ValueError
+        ``--plot`` with fewer than two machines (exit status 2).
+    """
     from ..fleet.table import format_table, machine_sets
 
     check_output(args.plot)
@@ -179,6 +241,13 @@ def _positive(text):
 
 
 def add_parsers(sub):
+    """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
+    """
     fleet = sub.add_parser("fleet", help="run a study on every machine of a Dask cluster")
     fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION")
     fleet_sub.required = True

@@ -25,6 +25,13 @@ __all__ = ["COMMANDS", "add_parsers", "print_functions"]
 
 
 def print_functions(names_and_descriptions):
+    """Print ``-f help``'s list, as perf does: a heading, then one line per name.
+
+    Parameters
+    ----------
+    names_and_descriptions : iterable of (str, str)
+        Each function's name and its description.
+    """
     print("Available functions:")
     for name, description in names_and_descriptions:
         print(f"\t{name} ... {description}")
@@ -52,7 +59,15 @@ def _selected(function, kind, value):
 
 
 def print_rate(args, result):
-    """perf's rate line, or with -c its cycles per byte."""
+    """perf's rate line, or with -c its cycles per byte.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (its ``clock``).
+    result : pagezero.Result
+        The result to print.
+    """
     if args.clock == "cycles":
         print(f" {result.cycles_per_byte:14f} cycles/byte")
     else:
@@ -60,6 +75,16 @@ def print_rate(args, result):
 
 
 def print_simple(args, result):
+    """Print ``--format simple``'s only line: the rate in bytes/sec, or with the
+    cycles clock the cycles per byte.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (its ``clock``).
+    result : pagezero.Result
+        The result to print.
+    """
     print(f"{result.cycles_per_byte if args.clock == 'cycles' else result.bytes_per_sec:f}")
 
 
@@ -168,10 +193,46 @@ def _mem_runs(args, benchmark, point, chosen, measured):
 
 
 def cmd_memset(args):
+    """`pagezero mem memset`: time clearing a buffer, as ``perf bench mem memset``.
+
+    Prints perf's lines per kernel (``-f all``: every kernel this CPU can run), the
+    rate in GB/sec (2^30 bytes/sec) or cycles/byte, the conditions and, with
+    ``--runs N``, ``# N runs: between runs +- X%``. ``-f help`` lists the kernels.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
+        measured is saved and the signal's status (130, 143, 129) is returned.
+        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
+        exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     return _cmd_mem(args, "memset")
 
 
 def cmd_memcpy(args):
+    """`pagezero mem memcpy`: time copying a buffer, as ``perf bench mem memcpy``.
+
+    Prints as :func:`cmd_memset` does, per copying kernel.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
+        measured is saved and the signal's status (130, 143, 129) is returned.
+        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
+        exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     return _cmd_mem(args, "memcpy")
 
 
@@ -179,10 +240,26 @@ COMMANDS = {"memset": cmd_memset, "memcpy": cmd_memcpy}
 
 
 def add_loops(p, help):
+    """Add ``-l/--nr_loops`` (default 10), perf's spelling.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    help : str
+        The option's help text.
+    """
     p.add_argument("-l", "--nr_loops", default=10, type=integer, help=help)
 
 
 def add_simple_format(p):
+    """Add ``--format default|simple`` (perf's text, or only the number).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
     add_format(p, ("default", "simple"), help="default: perf's text; simple: only the number")
 
 
@@ -251,6 +328,13 @@ def _add_mem_options(p, benchmark):
 
 
 def add_parsers(mem_sub):
+    """Add the ``mem`` command and its ``memset``, ``memcpy`` and ``mmap`` actions.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
+    """
     for benchmark, text in (
         ("memset", "time clearing a region, as perf bench mem memset"),
         ("memcpy", "time copying a region, as perf bench mem memcpy"),

@@ -27,8 +27,24 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    """The argument parser of every command: a mistake raises :class:`UsageError`
+    (one line, exit status 2) instead of printing the whole usage.
+    """
+
     # argparse prints the whole usage before its error; one line is enough.
     def error(self, message):
+        """Raise the mistake as :class:`UsageError` instead of exiting.
+
+        Parameters
+        ----------
+        message : str
+            argparse's description of the mistake.
+
+        Raises
+        ------
+        UsageError
+            Always.
+        """
         raise UsageError(message)
 
 
@@ -38,6 +54,20 @@ def integer(text):
     Only the spelling is checked here; the range (loops >= 1, a node that
     exists) is the API's to check, so that Python callers get the same rules.
     argparse names the option: "argument -l/--nr_loops: invalid integer 'x'".
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not an integer in any of those spellings.
     """
     for base in (10, 0):
         try:
@@ -48,7 +78,22 @@ def integer(text):
 
 
 def number(text):
-    """Every non-integer numeric option's parser (budgets in ms, thresholds)."""
+    """Every non-integer numeric option's parser (budgets in ms, thresholds).
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a number.
+    """
     try:
         return float(text)
     except ValueError:
@@ -56,11 +101,34 @@ def number(text):
 
 
 def fill_value(text):
-    """memset's --value: an integer, or 'loop' for the loop index as perf writes it."""
+    """memset's --value: an integer, or 'loop' for the loop index as perf writes it.
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    int or str
+        The byte value, or ``"loop"``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Neither an integer nor ``loop``.
+    """
     return text if text == "loop" else integer(text)
 
 
 def add_clock(p):
+    """Add ``-c/--cycles`` (perf's) and ``--clock ns|timeval|cycles|tsc``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
     p.add_argument(
         "-c",
         "--cycles",
@@ -73,7 +141,20 @@ def add_clock(p):
 
 
 def resolve_clock(args):
-    """-c is perf's spelling of --clock cycles; the default clock is ns."""
+    """-c is perf's spelling of --clock cycles; the default clock is ns.
+
+    Sets ``args.clock`` in place.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``cycles``, ``clock``).
+
+    Raises
+    ------
+    UsageError
+        ``-c`` with another ``--clock`` (exit status 2).
+    """
     if args.cycles:
         if args.clock not in (None, "cycles"):
             raise UsageError(f"-c/--cycles and --clock {args.clock} contradict each other")
@@ -87,11 +168,33 @@ def add_output(
     metavar="FILE.json",
     **kw,
 ):
+    """Add ``-o/--output``: where to save the results as JSON.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    help, metavar : str
+        The option's help text and placeholder.
+    **kw
+        Passed on to :meth:`argparse.ArgumentParser.add_argument`.
+    """
     p.add_argument("-o", "--output", metavar=metavar, help=help, **kw)
 
 
 def check_output(path):
-    """Refuse an output in a missing directory up front, not after minutes of measuring."""
+    """Refuse an output in a missing directory up front, not after minutes of measuring.
+
+    Parameters
+    ----------
+    path : str or None
+        The output file (or a plot's stem); None for none.
+
+    Raises
+    ------
+    UsageError
+        Its folder is missing or not writable, or the path is a folder (exit status 2).
+    """
     if path is None:
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -111,7 +214,19 @@ COUNTERS_HELP = (
 
 def add_conditions(p, cold_text, threads_text=None, cpu_node=False):
     """The measured conditions: --cache, --node, --counters, and where the command
-    has them, -t/--threads and --cpu-node."""
+    has them, -t/--threads and --cpu-node.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    cold_text : str
+        ``--cache``'s help: what cold means for this command.
+    threads_text : str, optional
+        ``-t/--threads``' help; without it the command has no threads option.
+    cpu_node : bool
+        Whether the command has ``--cpu-node``.
+    """
     p.add_argument(
         "--cache",
         default="hot",
@@ -154,6 +269,18 @@ def _format_word(text):
 
 
 def add_format(p, formats, help=None):
+    """Add ``--format`` with the given choices (default ``default``).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    formats : sequence of str
+        The formats the command prints, a subset of ``default``, ``simple``,
+        ``json`` and ``csv``.
+    help : str, optional
+        The option's help text.
+    """
     assert set(formats) <= set(FORMATS), formats
     p.add_argument(
         "--format", default="default", type=_format_word, choices=list(formats), help=help

@@ -31,6 +31,19 @@ _COLD_WORDS = {"clflush": "clflush of those lines", "evict": "reading twice the 
 
 
 def cmd_batch(args):
+    """`pagezero batch`: clear a region in batches between resched points.
+
+    Per batch size (``-b``; every preset that fits the region by default): GB/s
+    (10^9 bytes/s) over whole passes, the worst, p99 and median batch latency and the
+    typical worst (ms), headed by the pages used (``--backing``, 2MB by default) and,
+    with ``--runs N``, the spread between runs.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 130, 143, 129 after a stop signal (what was measured
+        is saved); errors are raised for :func:`pagezero.cli.main` (exit 2 or 1).
+    """
     loops = args.nr_loops
     check_output(args.output)
     batches, notes = args.batch or list(PRESETS), []
@@ -125,6 +138,19 @@ def cmd_batch(args):
 
 
 def cmd_folio(args):
+    """`pagezero folio`: clear a folio in a strategy's order, then touch the
+    faulting page's neighbourhood.
+
+    Per strategy (``--strategy all``: every one): the clear's GB/s (10^9 bytes/s),
+    the touch and cold ns per line and their ratio, headed by the folio's pages
+    (``--backing``) and, with ``--runs N``, the spread between runs.
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 130, 143, 129 after a stop signal (what was measured
+        is saved); errors are raised for :func:`pagezero.cli.main` (exit 2 or 1).
+    """
     loops, fault = args.nr_loops, args.fault_index
     check_output(args.output)
     names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
@@ -231,6 +257,16 @@ def cmd_folio(args):
 
 
 def cmd_advise(args):
+    """`pagezero advise`: the fastest kernel per extent, the LLC knee, and the
+    batch and kernel per latency budget (:func:`pagezero.advise`). Prints the advice
+    in words, or with ``--format json`` as a document; ``-o`` also saves it (on a stop
+    signal, the partial advice).
+
+    Returns
+    -------
+    int
+        The exit status, 0; errors are raised for :func:`pagezero.cli.main`.
+    """
     budgets = args.budget or DEFAULT_BUDGETS_MS
     check_output(args.output)
     try:
@@ -407,6 +443,8 @@ def _add_advise(sub):
 
 
 def add_parsers(sub):
+    """Add the ``folio``, ``batch`` and ``advise`` commands to `sub`, the
+    ``pagezero`` parser's subparsers."""
     _add_folio(sub)
     _add_batch(sub)
     _add_advise(sub)

@@ -23,7 +23,19 @@ __all__ = [
 
 
 def emit(args, rows, text_lines, simple_keys):
-    """Print rows as --format asks: the text table, one line of numbers per row, or JSON."""
+    """Print rows as --format asks: the text table, one line of numbers per row, or JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (its ``format``).
+    rows : list of dict
+        The rows, as JSON prints them.
+    text_lines : list of str
+        The text table.
+    simple_keys : sequence of str
+        The keys of a row that ``--format simple`` prints, in order.
+    """
     if args.format == "json":
         print(json.dumps(rows, indent=1))
     elif args.format == "simple":
@@ -34,11 +46,34 @@ def emit(args, rows, text_lines, simple_keys):
 
 
 def gbs(rate):
-    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB)."""
+    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB).
+
+    Parameters
+    ----------
+    rate : float
+        The rate, in bytes/sec.
+
+    Returns
+    -------
+    str
+        Two decimals.
+    """
     return f"{gbps(rate):.2f}"
 
 
 def format_ns(ns):
+    """A duration in the largest unit that keeps it at 1 or more: "1.50 ms".
+
+    Parameters
+    ----------
+    ns : float
+        The duration in nanoseconds.
+
+    Returns
+    -------
+    str
+        Two decimals in s, ms or us, or whole ns.
+    """
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.2f} {unit}"
@@ -46,7 +81,17 @@ def format_ns(ns):
 
 
 def condition_row(result):
-    """The measured conditions of a policy result, for --format json rows."""
+    """The measured conditions of a policy result, for --format json rows.
+
+    Parameters
+    ----------
+    result : pagezero.Result
+        A batch or folio result.
+
+    Returns
+    -------
+    dict
+    """
     row = {k: result.params[k] for k in ("cache", "threads", "node") if k in result.params}
     d = result.details
     if "cold_method" in d:
@@ -61,7 +106,19 @@ def condition_row(result):
 
 def condition_lines(results, what):
     """Comment lines below a policy table: cold mode, threads, counters (first result's
-    conditions; every row ran under the same)."""
+    conditions; every row ran under the same).
+
+    Parameters
+    ----------
+    results : sequence of pagezero.Result
+        The table's results.
+    what : str
+        What is flushed before each clear in cold mode ("folio", "batch's range").
+
+    Returns
+    -------
+    list of str
+    """
     r0, lines = results[0], []
     d = r0.details
     if "cold_method" in d:
@@ -100,7 +157,19 @@ def _marked(result, signame):
 
 
 def interrupted_line(stop, what):
-    """The one line on stderr after a signal: `what` says what was kept."""
+    """The one line on stderr after a signal: `what` says what was kept.
+
+    Parameters
+    ----------
+    stop : pagezero.Interrupted
+        The stop signal.
+    what : str
+        What was kept, appended as is ("; saved to x.json").
+
+    Returns
+    -------
+    str
+    """
     return f"pagezero: interrupted by {stop.signame}{what}"
 
 
@@ -134,6 +203,11 @@ class Measured:
 
     @contextlib.contextmanager
     def saving(self):
+        """A context in which results are measured into ``self.results``: on leaving
+        it, and on a stop signal inside it, they are saved to the output file with
+        the signal that stopped them; the signal is then raised again, marked as
+        reported.
+        """
         try:
             yield self
         except KeyboardInterrupt as e:

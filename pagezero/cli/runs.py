@@ -32,6 +32,13 @@ __all__ = [
 
 
 def add_runs(p):
+    """Add ``--runs N`` (default 1): measure in N fresh processes.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
     p.add_argument(
         "--runs",
         default=1,
@@ -44,7 +51,23 @@ def add_runs(p):
 
 
 def check_runs_option(args):
-    """UsageError (exit 2) unless --runs is a positive integer; before anything runs."""
+    """UsageError (exit 2) unless --runs is a positive integer; before anything runs.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (its ``runs``).
+
+    Returns
+    -------
+    int
+        The number of runs.
+
+    Raises
+    ------
+    UsageError
+        ``--runs`` below 1 (exit status 2).
+    """
     if args.runs < 1:
         raise UsageError(f"argument --runs: must be a positive integer, not {args.runs}")
     return args.runs
@@ -55,7 +78,28 @@ def measure_runs(measured, benchmark, points, runs, key_of, keys):
     fresh processes into `measured` (each Result with its run, for -o); return,
     for each of `keys` in order, the Results of its point, one per run measured.
     key_of(result) says which key a Result is. A stop signal keeps the runs
-    measured (and the cut run's completed loops) in `measured` and goes on."""
+    measured (and the cut run's completed loops) in `measured` and goes on.
+
+    Parameters
+    ----------
+    measured : Measured
+        Where the results go, to be saved with ``-o``.
+    benchmark : str
+        The benchmark ("memset", "mmap", "batch", "folio").
+    points : list of dict
+        The points' arguments.
+    runs : int
+        Fresh processes.
+    key_of : callable
+        A result's key.
+    keys : sequence
+        The keys, in the order to return them.
+
+    Returns
+    -------
+    list of list of pagezero.Result
+        Per key, its results, one per run measured.
+    """
     try:
         rs = across_processes(benchmark, points, runs, progress=None)
     except Interrupted as e:
@@ -90,7 +134,17 @@ def pooled(results):
     over total time of every loop; per-thread samples, counters and page
     counters likewise. A BatchResult's worst batch is the worst of all runs,
     its other batch figures the median of the runs'. The latency percentiles
-    of `mem mmap --latency` are each run's own (printed per run)."""
+    of `mem mmap --latency` are each run's own (printed per run).
+
+    Parameters
+    ----------
+    results : sequence of pagezero.Result
+        One point's results, one per run.
+
+    Returns
+    -------
+    pagezero.Result
+    """
     first = results[0]
     if len(results) == 1:
         return first
@@ -127,7 +181,18 @@ def _summary(results):
 
 
 def runs_row(results):
-    """--format json's figures of --runs: runs, and the spread between them in %."""
+    """--format json's figures of --runs: runs, and the spread between them in %.
+
+    Parameters
+    ----------
+    results : sequence of pagezero.Result
+        One point's results, one per run.
+
+    Returns
+    -------
+    dict
+        ``runs`` and ``between_runs_pct`` (%); empty for fewer than 2 results.
+    """
     if len(results) < 2:
         return {}
     s = _summary(results)
@@ -136,7 +201,19 @@ def runs_row(results):
 
 def between_runs_line(results, what=""):
     """`# N runs: between runs +- X.X%`: the spread of the runs' medians
-    (pagezero.points.point_summary), for one point; `what` names the point."""
+    (pagezero.points.point_summary), for one point; `what` names the point.
+
+    Parameters
+    ----------
+    results : sequence of pagezero.Result
+        One point's results, one per run.
+    what : str
+        The point's name, appended after "runs" ("" for none).
+
+    Returns
+    -------
+    str
+    """
     s = _summary(results)
     if s["runs"] < 2:
         return f"# 1 run{what}: no spread between runs (the others were lost or not run)"

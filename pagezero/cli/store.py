@@ -20,6 +20,22 @@ __all__ = ["COMMANDS", "add_parsers", "add_store_option"]
 
 
 def cmd_store_add(args):
+    """`pagezero store add`: add results files and folders to the store.
+
+    Prints one line per file (added, or already stored, with its set number) and the
+    totals.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     records = read_records(args.paths)  # a bad file is refused before a store is made
     with Store(args.store, create=True) as store:
         outcomes = store.add_records(records)
@@ -31,6 +47,20 @@ def cmd_store_add(args):
 
 
 def cmd_store_list(args):
+    """`pagezero store list`: the result sets in the store, one line each
+    (``--format json``: as a document).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     with Store(args.store) as store:
         rows = store.list()
     if args.format == "json":
@@ -49,6 +79,26 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
+    """`pagezero store history`: one point's results over time, across kernels
+    and machines, filtered by machine, kernel, benchmark, function, size and page;
+    prints a table (or JSON) and with ``--plot STEM`` draws it.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+
+    Raises
+    ------
+    ValueError
+        No stored point matches the filters (exit status 2).
+    """
     check_output(args.plot)
     with Store(args.store) as store:
         rows = store.history(
@@ -71,6 +121,20 @@ def cmd_store_history(args):
 
 
 def cmd_store_export(args):
+    """`pagezero store export`: every result in the store, as CSV rows or JSON
+    documents, to ``-o`` or standard output.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     check_output(args.output)
     with Store(args.store) as store:
         if args.format == "json":
@@ -103,10 +167,26 @@ COMMANDS = {
 
 
 def add_store_option(p, **kwargs):
+    """Add ``--store PATH``: the store file to use.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    **kwargs
+        Passed on to :meth:`argparse.ArgumentParser.add_argument`.
+    """
     p.add_argument("--store", metavar="PATH", **kwargs)
 
 
 def add_parsers(sub):
+    """Add the ``store`` command and its actions.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
+    """
     where = f"the store file (default: {default_path().replace(os.path.expanduser('~'), '~')})"
     store = sub.add_parser("store", help="keep every result set in a SQLite store, with history")
     store_sub = store.add_subparsers(dest="store_command", metavar="ACTION")

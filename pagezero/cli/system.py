@@ -10,6 +10,20 @@ __all__ = ["COMMANDS", "add_parsers"]
 
 
 def cmd_info(args):
+    """`pagezero info`: what this machine is (CPU, caches, hugepages, THP,
+    preemption), as text or with ``--format json`` as a document.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     info = machine()
     if args.format == "json":
         print(json.dumps(info, indent=1))
@@ -19,6 +33,22 @@ def cmd_info(args):
 
 
 def cmd_kernels(args):
+    """`pagezero kernels`: the clearing and copying kernels (``--kind``), a table
+    of each one's availability on this CPU (with the reason when not), its stores
+    and the CPU features it needs; ``--format json`` as a document, ``--format
+    simple`` only the names this machine can run, one a line.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
+        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
+    """
     kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
     found = [k for kind in kinds for k in kernels(kind)]
     if args.format == "json":
@@ -67,6 +97,13 @@ COMMANDS = {"info": cmd_info, "kernels": cmd_kernels}
 
 
 def add_parsers(sub):
+    """Add the ``info`` and ``kernels`` commands.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
+    """
     p = sub.add_parser("info", help="what this machine is: CPU, caches, hugepages, THP, preemption")
     add_format(p, ("default", "json"))
 

@@ -11,6 +11,8 @@ The functions here are sent to the worker by reference: the worker imports
 pagezero.fleet.worker, from the pagezero installed there.
 """
 
+from __future__ import annotations
+
 import datetime
 import os
 import signal
@@ -25,8 +27,8 @@ EVENT_TOPIC = "pagezero-fleet"
 
 # The runs in progress on this worker, by task key, for stop_runs(), and the
 # keys it stopped: however their process ended, they were interrupted.
-_running = {}
-_stopped = set()
+_running: dict[str, subprocess.Popen[str]] = {}
+_stopped: set[str] = set()
 
 
 def installed_version():

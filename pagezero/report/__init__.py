@@ -34,6 +34,8 @@ Sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
 last two picked by --quick or the PAGEZERO_SCALE environment variable.
 """
 
+from __future__ import annotations
+
 import datetime
 import os
 import signal
@@ -82,11 +84,12 @@ class ReportRun:
     out_dir: str
     runs: int
     sections: list
-    interrupted: str = None
+    interrupted: str | None = None
     not_run: tuple = ()
 
     @property
     def failed(self):
+        """The sections of the studies that failed (each with its reason), in order."""
         return [s for s in self.sections if s.failed]
 
 
@@ -98,8 +101,23 @@ def _check(scale, runs):
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study and write the report folder; returns a ReportRun.
-    See report() for the arguments."""
+    """Run the default study and write the report folder, as :func:`report` does.
+
+    Parameters
+    ----------
+    out_dir, scale, functions, progress, reserve, runs
+        As for :func:`report`.
+
+    Returns
+    -------
+    ReportRun
+        The folder, the sections written, and the signal that stopped it, if any.
+
+    Raises
+    ------
+    ValueError
+        As :func:`report`.
+    """
     _check(scale, runs)
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
@@ -144,18 +162,38 @@ def _signal_name(mark):
 
 
 def report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study and write the report folder; returns its path.
+    """Run the default study and write the report folder.
 
-    scale: "full", "quick" or "tiny" (SCALES). runs: fresh processes per
-    point (default: 3 at full scale, 1 otherwise). functions: the clear
-    kernels to study (default: every available one).
-    reserve: let the fault study grow the hugepage pools for its 2MB and 1GB
-    runs (root only), giving the pages back afterwards; without it, page
-    sizes whose pools lack free pages are skipped, saying so.
+    Refuses a folder that already holds a report. A study that fails is named in
+    report.md with its reason, and the others are kept. A stop signal ends the study
+    it lands in, and the report is written from what was measured, saying so.
 
-    Refuses a folder that already holds a report. A study that fails is
-    named in report.md with its reason, and the others are kept. A stop
-    signal ends the study it lands in, and the report is written from what
-    was measured, saying so.
+    Parameters
+    ----------
+    out_dir : str, optional
+        The folder to write (created); by default ``pagezero-report-YYYYmmdd-HHMMSS``.
+    scale : str
+        "full", "quick" or "tiny" (:data:`SCALES`).
+    functions : iterable of str, optional
+        The clearing kernels to study; by default every available one.
+    progress : file, optional
+        Where the sweeps' progress goes.
+    reserve : bool
+        Let the fault study grow the hugepage pools for its 2MB and 1GB runs (root
+        only), giving the pages back afterwards; without it, page sizes whose pools
+        lack free pages are skipped, saying so.
+    runs : int, optional
+        Fresh processes per point; by default 3 at full scale, 1 otherwise.
+
+    Returns
+    -------
+    str
+        The report's folder.
+
+    Raises
+    ------
+    ValueError
+        An unknown scale, runs that is not a positive int, or a folder that already
+        holds a report.
     """
     return run_report(out_dir, scale, functions, progress, reserve, runs).out_dir

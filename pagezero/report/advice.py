@@ -39,6 +39,34 @@ def _ms(value):
 
 
 def study_advice(out_dir, cfg, info, functions, progress, quick):
+    """The advice study: :func:`pagezero.advise` (5 runs of 8 passes, or 1 run with
+    ``quick``), saved as ``advice.json`` and set out as a table per latency budget:
+    the batch and kernel, its GB/s (10^9 bytes/s), the typical worst batch (ms) the
+    budget was checked against, whether it fits, and the tied alternatives.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+    quick : bool
+        Advise at the quick scale (1 run, said so) rather than the full one.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     interrupted = None
     try:
         advice = advise(quick=quick)

@@ -29,7 +29,20 @@ __all__ = ["study_chunks", "knee_of", "by_role"]
 
 def by_role(roles, functions):
     """The kernels of `roles` (kernels.kernel_roles(), or a kernel's own
-    name such as "default") that are among `functions`, else the first of them."""
+    name such as "default") that are among `functions`, else the first of them.
+
+    Parameters
+    ----------
+    roles : iterable of str
+        Roles or kernel names.
+    functions : list of str
+        The kernels this machine can run.
+
+    Returns
+    -------
+    list of str
+        The kernels chosen, each once, in the order of `roles`.
+    """
     table = kernel_roles()
     names = [n for r in roles for n in table.get(r, (r,))]
     return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
@@ -41,7 +54,19 @@ def knee_of(by_chunk):
     up), below_rate and above_rate (the median rate of each side), step
     (above_rate / below_rate)}; None with fewer than two chunks to look at.
     The knee is pagezero.stats.find_knee's; the step is the ratio of the two
-    medians quoted beside it, so a reader can redo the division."""
+    medians quoted beside it, so a reader can redo the division.
+
+    Parameters
+    ----------
+    by_chunk : dict
+        Per chunk (bytes), its median rate (bytes/sec).
+
+    Returns
+    -------
+    dict or None
+        The knee and the chunks (bytes) on each side, the median rate of each
+        side (bytes/sec) and the step (a ratio).
+    """
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:
@@ -133,6 +158,36 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
+    """The chunk study: one large region (beyond the LLC) cleared per loop in
+    chunk-sized calls from 4KB up to the whole region, with ``clear_pages()``'s
+    kernel and the widest non-temporal one, on 2MB pages where the machine gives
+    them (:func:`pagezero.mappings.kernel_backing`).
+
+    It finds the step in rate where the CPU stops allocating cache lines (the LLC
+    knee of "mm: folio_zero_user: clear contiguous pages", 2025) and sets it against
+    the LLC size; results in ``chunks.json``, the plot in ``chunks.png``/``.svg``.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     chosen = by_role(cfg["chunk_kernels"], functions)

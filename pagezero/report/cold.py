@@ -18,12 +18,50 @@ CONDITION_KERNELS = ("clear_pages", "streaming")
 
 
 def condition_kernels(functions):
+    """The kernels of the cold-vs-hot and threads studies: ``clear_pages()``'s
+    and the widest streaming one, among those given.
+
+    Parameters
+    ----------
+    functions : list of str
+        The clearing kernels this machine can run.
+
+    Returns
+    -------
+    list of str
+    """
     return by_role(CONDITION_KERNELS, functions)
 
 
 def study_cold(out_dir, cfg, info, functions, progress):
     """One extent per call, the same buffer every loop (hot, perf's conditions)
-    or flushed from the caches before each call (cold, as a faulting page is)."""
+    or flushed from the caches before each call (cold, as a faulting page is).
+
+    It measures how much a hot benchmark flatters each kernel: per kernel
+    (``clear_pages()``'s and the widest streaming one) and extent, the hot and cold
+    rates (GB/s) and their ratio, on 4KB pages; extents whose clear takes less than
+    the clock reads around it are left out. Results in ``cold.json``.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`).
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``; marked interrupted when a signal
+        stopped it.
+    """
     points = []
     for e in cfg["cold_extents"]:
         # ~tens of ms per run; tsc: a small clear takes tens of ns.

@@ -27,6 +27,25 @@ def _loops(size):
 
 
 def extent_points(extents, functions, region_args):
+    """The sweep's points of the extents study: one call clears one extent;
+    extents under 256KB are cleared repeatedly over a 256KB region, so that each
+    timed loop is long enough for the clock reads around it not to count.
+
+    Parameters
+    ----------
+    extents : iterable of int
+        The extents, in bytes.
+    functions : list of str
+        The kernels to run at each extent.
+    region_args : dict
+        The buffer's pages (``page``, ``thp``), from
+        :meth:`pagezero.mappings.Backing.region_args`.
+
+    Returns
+    -------
+    list of dict
+        memset points (size, chunk, loops, pages, function).
+    """
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
@@ -38,7 +57,22 @@ def extent_points(extents, functions, region_args):
 
 def fastest_lines(table, xs, llc):
     """The summary's "fastest" sentences: one per range of extents with its
-    kernel, each naming its question, quoting the table's cells at both ends."""
+    kernel, each naming its question, quoting the table's cells at both ends.
+
+    Parameters
+    ----------
+    table : dict
+        Per kernel, per extent (bytes), a cell (``median`` in bytes/sec).
+    xs : sequence of int
+        The extents measured, in bytes.
+    llc : int
+        The LLC's size in bytes (0 when unknown).
+
+    Returns
+    -------
+    list of str
+        The sentences, in the summary's words.
+    """
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     groups = [
         (HOT_QUESTION, [x for x in xs if not llc or x <= llc]),
@@ -81,6 +115,36 @@ def _tabulate(section, rs, backing, info):
 
 
 def study_extents(out_dir, cfg, info, functions, progress):
+    """The extents study: every available clearing kernel over extents from 4KB
+    to beyond the LLC, dense around the cache sizes, on 2MB pages where the machine
+    gives them (:func:`pagezero.mappings.kernel_backing`).
+
+    It measures which kernel clears fastest where: the table and plot of rates
+    (GB/s, 10^9 bytes/s) per kernel and extent, and the summary's "fastest"
+    sentences for a hot buffer and for streaming beyond the LLC, ties named;
+    results in ``extents.json``.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     rs = run_points(

@@ -120,6 +120,37 @@ def _tabulate(section, rs):
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):
+    """The page-fault study: ``pagezero mem mmap``'s demand and populate faults
+    per page size (4KB with THP refused and asked, 2MB and 1GB hugetlb when their
+    pools have the pages), the kernel's own clearing rate, then the headroom: the
+    best user-space clear of the same extents beside the demand faults.
+
+    Results in ``faults.json``, the plot in ``faults.png``/``.svg``; page sizes not
+    measured are listed with the reason.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+    reserve : bool
+        Grow the hugepage pools for the study (root only) and give them back.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     notes = []
     points, sizes = _points(cfg, reserve, notes)
     rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)

@@ -66,6 +66,35 @@ def _tabulate(section, rs, size, small, huge, info):
 
 
 def study_pages(out_dir, cfg, info, functions, progress):
+    """The page-size study: the same kernels clearing one large region in one call
+    per loop on 4KB pages (THP refused) and on 2MB pages, alternated in one sweep.
+
+    It measures the TLB misses' share of a user-space benchmark on 4KB pages, which
+    ``clear_pages()`` does not pay through the kernel's direct map: a table of GB/s
+    (10^9 bytes/s) on each and their ratio; results in ``pages.json``. Not measured,
+    and said so, when the machine gives no 2MB pages.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     size, loops = cfg["page_size"], cfg["page_loops"]
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":

@@ -13,6 +13,36 @@ __all__ = ["study_threads"]
 
 
 def study_threads(out_dir, cfg, info, functions, progress):
+    """The threads study: 1 to N threads, each pinned to its own CPU and started
+    behind a barrier, clearing disjoint parts of one region with ``clear_pages()``'s
+    kernel on 4KB pages (:func:`pagezero.bench.scaling`).
+
+    It measures the aggregate rate (all bytes over first start to last end, GB/s)
+    against one thread's, where memory bandwidth rather than the instruction becomes
+    the limit. One run (one process): the report's runs do not apply. Results in
+    ``threads.json``, the plot in ``threads.png``/``.svg``.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
     f = condition_kernels(functions)[0]
     title = "Several CPUs at once (4KB pages)"
     try:

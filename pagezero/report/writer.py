@@ -40,7 +40,21 @@ def _status_lines(run):
 
 def write_markdown(run, info, scale, elapsed, load):
     """Write `run.out_dir`/report.md, holding stop signals until it is written
-    (one arriving meanwhile is raised afterwards)."""
+    (one arriving meanwhile is raised afterwards).
+
+    Parameters
+    ----------
+    run : ReportRun
+        What the report did: its folder, sections and stop signal.
+    info : dict
+        The machine (:func:`pagezero.sysinfo.machine`).
+    scale : str
+        The report's scale ("full", "quick", "tiny").
+    elapsed : float
+        The time the studies took, in seconds.
+    load : float
+        The 1-minute load average when they began.
+    """
     with deferred():
         _write(run, info, scale, elapsed, load)
 

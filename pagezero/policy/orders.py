@@ -6,11 +6,15 @@ kernel's folio_zero_user() (mm/memory.c) does; the walk itself is C
 (csrc/policy.c), and clear_order() records it without clearing.
 """
 
+from __future__ import annotations
+
 import functools
 from dataclasses import dataclass
+from typing import Any
+
 
 from .. import _core
-from ..kernels import clear_pages_kernel, find_kernel, nontemporal_kernel
+from ..kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
 from ..units import format_size, parse_size
 
 __all__ = [
@@ -27,17 +31,17 @@ __all__ = [
     "needs_nontemporal",
 ]
 
-_CONSTANTS = _core.policy_constants()
-PAGE_SIZE = _CONSTANTS["page_size"]
-NEIGHBOURHOOD_RADIUS = _CONSTANTS["neighbourhood_radius"]
-LINE_SIZE = _CONSTANTS["line_size"]
+_CONSTANTS: dict[str, int] = _core.policy_constants()
+PAGE_SIZE: int = _CONSTANTS["page_size"]
+NEIGHBOURHOOD_RADIUS: int = _CONSTANTS["neighbourhood_radius"]
+LINE_SIZE: int = _CONSTANTS["line_size"]
 
-STRATEGIES = _core.strategies()
+STRATEGIES: tuple[str, ...] = _core.strategies()
 
 # Batch presets: what each kernel generation clears between resched points,
 # the one table of them. None: the whole region in one call (preempt=full|lazy
 # need no batch).
-PRESETS = {
+PRESETS: dict[str, int | None] = {
     "page": PAGE_SIZE,  # clear_page() one page at a time: an arch without clear_pages()
     "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
     # pages" (2025, v6-v8): ~1ms at ~10GB/s
@@ -46,17 +50,29 @@ PRESETS = {
 }
 
 
-def default_kernel():
-    """The kernel the Linux clear_pages() uses on this CPU (kernels.clear_pages_kernel)."""
+def default_kernel() -> str:
+    """The kernel the Linux clear_pages() uses on this CPU.
+
+    Returns
+    -------
+    str
+        Its name in the kernel table (kernels.clear_pages_kernel).
+    """
     return clear_pages_kernel()
 
 
-def default_nt_kernel():
-    """The first available non-temporal clear kernel (kernels.nontemporal_kernel), or None."""
+def default_nt_kernel() -> str | None:
+    """The first available non-temporal clear kernel.
+
+    Returns
+    -------
+    str or None
+        Its name (kernels.nontemporal_kernel), or None when this CPU has none.
+    """
     return nontemporal_kernel()
 
 
-def check_kernel(name, what="kernel"):
+def check_kernel(name: str, what: str = "kernel") -> Kernel:
     if not isinstance(name, str):
         raise ValueError(f"{what} must be a name (str), not {name!r}")
     k = find_kernel(name, "clear")
@@ -65,13 +81,13 @@ def check_kernel(name, what="kernel"):
     return k
 
 
-def check_strategy(name):
+def check_strategy(name: str) -> str:
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
     return name
 
 
-def pages(nbytes, what):
+def pages(nbytes: int, what: str) -> int:
     if nbytes % PAGE_SIZE:
         raise ValueError(
             f"invalid {what} {format_size(nbytes)}: not a whole number of "
@@ -80,7 +96,7 @@ def pages(nbytes, what):
     return nbytes // PAGE_SIZE
 
 
-def batch_bytes(value, extent):
+def batch_bytes(value: int | str | None, extent: int) -> int:
     """A preset name or a size, in bytes (None: the whole extent)."""
     if isinstance(value, str) and value in PRESETS:
         b = PRESETS[value]
@@ -93,7 +109,7 @@ def batch_bytes(value, extent):
         raise ValueError(f"{e} (or a preset: {', '.join(PRESETS)})") from None
 
 
-def check_fault(fault_index, nr_pages):
+def check_fault(fault_index: int, nr_pages: int) -> None:
     if isinstance(fault_index, bool) or not isinstance(fault_index, int):
         raise ValueError(f"fault index must be an int, not {fault_index!r}")
     if not 0 <= fault_index < nr_pages:
@@ -104,17 +120,52 @@ def check_fault(fault_index, nr_pages):
 
 @dataclass(frozen=True)
 class Step:
-    """One clear a strategy decides on: pages [first, first + count)."""
+    """One clear a strategy decides on: pages [first, first + count).
+
+    Attributes
+    ----------
+    first : int
+        The first page cleared (index of a 4KB page in the folio).
+    count : int
+        How many pages the one call clears.
+    nontemporal : bool
+        Whether it clears with the non-temporal kernel.
+    """
 
     first: int
     count: int
     nontemporal: bool
 
 
-def clear_order(strategy, nr_pages, fault_index=0, batch="32MB"):
-    """The steps `strategy` takes over `nr_pages` pages for a fault at
-    `fault_index`, clearing at most `batch` (preset or size) at once. Nothing
-    is cleared: this is the C walk the timed loops run, recording."""
+def clear_order(
+    strategy: str, nr_pages: int, fault_index: int = 0, batch: int | str | None = "32MB"
+) -> tuple[Step, ...]:
+    """The steps `strategy` takes over a folio, without clearing anything.
+
+    This is the C walk the timed loops run, recording.
+
+    Parameters
+    ----------
+    strategy : str
+        One of STRATEGIES.
+    nr_pages : int
+        The folio's size in 4KB pages (positive).
+    fault_index : int
+        The faulting page, 0 <= fault_index < nr_pages.
+    batch : int, str or None
+        The most cleared at once: a preset name (PRESETS) or a size in bytes
+        (a whole number of pages); None for the whole folio.
+
+    Returns
+    -------
+    tuple of Step
+        The clears in the order the strategy makes them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown strategy, a bad page count, fault index or batch.
+    """
     check_strategy(strategy)
     if isinstance(nr_pages, bool) or not isinstance(nr_pages, int) or nr_pages < 1:
         raise ValueError(f"nr_pages must be a positive int, not {nr_pages!r}")
@@ -124,14 +175,32 @@ def clear_order(strategy, nr_pages, fault_index=0, batch="32MB"):
 
 
 @functools.cache
-def needs_nontemporal(strategy):
-    """Whether `strategy` clears with a non-temporal kernel: read from the C
-    walk itself (a 2MB folio, fault on its first page), not restated here."""
+def needs_nontemporal(strategy: str) -> bool:
+    """Whether `strategy` clears with a non-temporal kernel.
+
+    Read from the C walk itself (a 2MB folio, fault on its first page), not
+    restated here.
+
+    Parameters
+    ----------
+    strategy : str
+        One of STRATEGIES.
+
+    Returns
+    -------
+    bool
+        True when any of its steps is non-temporal.
+
+    Raises
+    ------
+    ValueError
+        For an unknown strategy.
+    """
     nr = (2 << 20) // PAGE_SIZE
     return any(s.nontemporal for s in clear_order(strategy, nr, 0, "extent"))
 
 
-def nt_kernel_for(strategy, nt_kernel):
+def nt_kernel_for(strategy: str, nt_kernel: str | None) -> str | None:
     """The non-temporal kernel `strategy` clears with, or None when it uses none."""
     if not needs_nontemporal(strategy):
         return None
@@ -150,11 +219,50 @@ def nt_kernel_for(strategy, nt_kernel):
 
 
 def clear_folio(
-    buffer, strategy, fault_index=0, kernel=None, nt_kernel=None, batch="32MB", record=False
-):
-    """Zero a writable buffer of whole 4KB pages in `strategy`'s order, untimed,
-    through the same clearing callback the timed loops use. With record,
-    return the steps executed."""
+    buffer: Any,
+    strategy: str,
+    fault_index: int = 0,
+    kernel: str | None = None,
+    nt_kernel: str | None = None,
+    batch: int | str | None = "32MB",
+    record: bool = False,
+) -> tuple[Step, ...] | None:
+    """Zero a buffer in `strategy`'s order, untimed.
+
+    It clears through the same clearing callback the timed loops use.
+
+    Parameters
+    ----------
+    buffer : writable buffer
+        Whole 4KB pages (anything exposing the buffer protocol).
+    strategy : str
+        One of STRATEGIES.
+    fault_index : int
+        The faulting page (index of a 4KB page in `buffer`).
+    kernel : str or None
+        The clear kernel for cached stores (default: clear_pages()'s).
+    nt_kernel : str or None
+        The non-temporal kernel, for strategies that use one (default: the
+        first available).
+    batch : int, str or None
+        The most cleared at once: a preset name or a size in bytes; None for
+        the whole buffer.
+    record : bool
+        Return the steps executed.
+
+    Returns
+    -------
+    tuple of Step or None
+        The steps with `record`, else None.
+
+    Raises
+    ------
+    ValueError
+        For a bad strategy, kernel, fault index, batch or buffer.
+    UnavailableError
+        For a kernel this machine cannot run, or a strategy needing a
+        non-temporal kernel where there is none.
+    """
     check_strategy(strategy)
     kernel = check_kernel(kernel or default_kernel()).name
     nt = nt_kernel_for(strategy, nt_kernel)
@@ -164,7 +272,7 @@ def clear_folio(
     return None if steps is None else tuple(Step(*s) for s in steps)
 
 
-def bind(buffer, node):
+def bind(buffer: Any, node: int) -> None:
     """mbind `buffer` to NUMA node `node`; ValueError saying why not."""
     try:
         _core.numa_bind(buffer, node)

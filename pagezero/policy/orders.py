@@ -12,7 +12,6 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-
 from .. import _core
 from ..kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
 from ..units import format_size, parse_size

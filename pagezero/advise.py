@@ -27,7 +27,7 @@ import signal
 import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from .advice_text import Advice
 from .advise_ties import (
@@ -146,7 +146,7 @@ def _release_regions() -> None:
         _REGIONS.popitem()[1].close()
 
 
-def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult:
+def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult | None:
     """One cell of the advice sweep.
 
     pagezero.batch()'s measurement on this process's shared region (its
@@ -165,8 +165,8 @@ def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult:
 
     Returns
     -------
-    BatchResult
-        The cell's measurement.
+    BatchResult or None
+        The cell's measurement (None as for run_batch()).
 
     Raises
     ------
@@ -337,7 +337,10 @@ def _analyse(
     interrupted: str | None = None,
 ) -> Advice:
     """The Advice from the cells measured (all, or those before a signal)."""
-    cells = cells_from_results(rs.results, rs.runs)
+    # Every result of the advise-cell sweep is a BatchResult (advise_cell
+    # returns run_batch's); a ResultSet holds any Result.
+    results = cast("tuple[BatchResult, ...]", rs.results)
+    cells = cells_from_results(results, rs.runs)
     knee_kernel = default_kernel()
     order = [k.name for k in kernels("clear")]
     if knee_kernel not in {k for k, _ in cells}:
@@ -360,6 +363,6 @@ def _analyse(
         seconds=seconds,
         cells=cells,
         knee_tied=tuple(knee_tied),
-        backing=_backing(rs.results),
+        backing=_backing(results),
         interrupted=interrupted,
     )

@@ -216,30 +216,32 @@ def _buffers(
 
 
 @overload
-def run_batch(p: BatchPlan, buffer: Any = None, record: Literal[False] = False) -> BatchResult: ...
+def run_batch(
+    p: BatchPlan, buffer: Any = None, record: Literal[False] = False
+) -> BatchResult | None: ...
 
 
 @overload
 def run_batch(
     p: BatchPlan, buffer: Any = None, *, record: Literal[True]
-) -> tuple[BatchResult, tuple[Step, ...]]: ...
+) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
 
 
 @overload
 def run_batch(
     p: BatchPlan, buffer: Any, record: Literal[True]
-) -> tuple[BatchResult, tuple[Step, ...]]: ...
+) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
 
 
 @overload
 def run_batch(
     p: BatchPlan, buffer: Any = None, record: bool = False
-) -> BatchResult | tuple[BatchResult, tuple[Step, ...]]: ...
+) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]: ...
 
 
 def run_batch(
     p: BatchPlan, buffer: Any = None, record: bool = False
-) -> BatchResult | tuple[BatchResult, tuple[Step, ...]]:
+) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
     """Run plan `p`.
 
     Parameters
@@ -255,8 +257,11 @@ def run_batch(
 
     Returns
     -------
-    BatchResult or tuple of (BatchResult, tuple of Step)
-        The result, or (result, steps) with `record`.
+    BatchResult, None, or tuple of (BatchResult or None, tuple of Step)
+        The result, or (result, steps) with `record`. The result is
+        None when a stop signal that pagezero does not own (a program's own
+        handler returned) stopped it before any pass completed
+        (interrupt.finish).
 
     Raises
     ------
@@ -314,7 +319,7 @@ def run_batch(
         )
 
     # A signal raises Interrupted here, carrying the passes completed before it.
-    r: BatchResult = interrupt.finish(raw, make_result)
+    r: BatchResult | None = interrupt.finish(raw, make_result)
     if record:
         return r, tuple(Step(*s) for s in raw["steps"])
     return r
@@ -332,7 +337,7 @@ def batch(
     counters: bool = False,
     backing: str = "auto",
     runs: int = 1,
-) -> BatchResult | ResultSet:
+) -> BatchResult | ResultSet | None:
     """Clear `size` bytes in batches, timing every batch.
 
     Parameters
@@ -381,10 +386,12 @@ def batch(
 
     Returns
     -------
-    BatchResult or ResultSet
+    BatchResult, ResultSet or None
         A BatchResult when runs is 1: bytes_per_sec over whole passes, and
         worst_ms, p99_ms, median_ms, typical_worst_ms over every batch (of every
         thread); else a ResultSet of N BatchResults, runs[i]["process"] = i.
+        None when a stop signal that pagezero does not own (a program's own
+        handler returned) stopped it before any pass completed.
 
     Raises
     ------

@@ -176,7 +176,7 @@ class FolioMemory:
             reg.close()
 
 
-def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult:
+def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | None:
     """Run plan `p`.
 
     Parameters
@@ -189,8 +189,10 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult:
 
     Returns
     -------
-    FolioResult
-        The clears and the neighbourhood touches.
+    FolioResult or None
+        The clears and the neighbourhood touches; None when a stop signal
+        that pagezero does not own (a program's own handler returned) stopped
+        it before any loop completed (interrupt.finish).
 
     Raises
     ------
@@ -252,7 +254,7 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult:
         )
 
     # A signal raises Interrupted here, carrying the loops completed before it.
-    r: FolioResult = interrupt.finish(raw, make_result)
+    r: FolioResult | None = interrupt.finish(raw, make_result)
     return r
 
 
@@ -270,7 +272,7 @@ def folio(
     node: int | None = None,
     counters: bool = False,
     runs: int = 1,
-) -> FolioResult | ResultSet:
+) -> FolioResult | ResultSet | None:
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     Before each loop the folio is dirtied and pushed out of cache.
@@ -320,11 +322,13 @@ def folio(
 
     Returns
     -------
-    FolioResult or ResultSet
+    FolioResult, ResultSet or None
         A FolioResult when runs is 1: clearing rate, and touch_ns_per_line /
         cold_ns_per_line for the neighbourhood (fault +-2 pages, clamped) right
         after the clear and cold; else a ResultSet of N FolioResults,
-        runs[i]["process"] = i.
+        runs[i]["process"] = i. None when a stop signal that pagezero does
+        not own (a program's own handler returned) stopped it before any loop
+        completed.
 
     Raises
     ------

@@ -141,5 +141,12 @@ class FolioResult(Result):
 
     @property
     def clear_bytes_per_sec(self) -> float:
-        """Median over loops of the clearing rate (bytes_per_sec is total/total)."""
-        return statistics.median(self.rates)
+        """Median over loops of the clearing rate, in bytes/sec.
+
+        bytes_per_sec is total/total.
+        """
+        rates = self.rates
+        if rates is None:
+            # A folio is timed in ns, so it has rates: only a file that says otherwise.
+            raise ValueError(f"a folio result timed by the {self.clock} clock has no rate")
+        return statistics.median(rates)

@@ -20,14 +20,17 @@ the same advice rather than another of the near-equals.
 The advice is a value (Advice); to_json() gives the documented shape.
 """
 
+from __future__ import annotations
+
 import math
 import signal
 import statistics
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, cast
 
+from .advice_text import Advice
 from .advise_ties import (
-    TIE_FLOOR_PCT,
     batch_for_budget,
     best_kernels,
     knee,
@@ -40,10 +43,13 @@ from .mappings import kernel_backing
 from .points import point_summary
 from .policy import default_kernel, plan_batch, run_batch
 from .region import region
-from .stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, find_knee
+from .stats import find_knee
 from .sweeps import register, sweep
 from .sysinfo import llc_bytes
-from .units import format_gbps, format_size
+
+if TYPE_CHECKING:
+    from .policy import BatchResult
+    from .results import ResultSet
 
 __all__ = [
     "Advice",
@@ -56,7 +62,7 @@ __all__ = [
     "cells_from_results",
 ]
 
-DEFAULT_BUDGETS_MS = (1.0, 3.0)
+DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 
 # The sweeps. The region must be larger than the LLC several times over, and
 # than the largest extent, so every extent is cleared from cold memory. Each
@@ -66,7 +72,7 @@ DEFAULT_BUDGETS_MS = (1.0, 3.0)
 # untimed one pagezero.batch() always makes. Five runs of eight passes: with
 # three of three, the largest batches (two per pass) spread 10-20% between
 # runs here and the advice changed with them; this takes about a minute.
-SWEEPS = {
+SWEEPS: dict[str, dict[str, Any]] = {
     "default": {
         "region": 256 << 20,
         "runs": 5,
@@ -92,161 +98,11 @@ SWEEPS = {
 }
 
 # How results' params["backing"] reads in words (pagezero.mappings' labels).
-_BACKING_WORDS = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
+_BACKING_WORDS: dict[str, str] = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
 
 
-@dataclass(frozen=True)
-class Advice:
-    knee_bytes: int
-    llc_bytes: int
-    best_kernel: tuple  # of dicts, the JSON rows (with "tied")
-    batch: tuple  # of dicts, the JSON rows (with "tied")
-    knee_kernel: str
-    knee_step: float  # upper level / lower level around the knee
-    batch_fits: tuple  # per batch row: whether anything met the budget
-    extents: tuple
-    region_bytes: int
-    runs: int  # runs (processes) that measured the cells
-    passes: int
-    seconds: float
-    cells: dict  # {(kernel, extent): cell}, see cells_from_results()
-    knee_tied: tuple = ()  # other extents whose knee fit is within noise
-    backing: str = "4KB"  # the pages the region was on, in words
-    interrupted: object = None  # None, or the signal that cut the sweep short ("SIGINT")
-
-    def to_json(self):
-        """The documented shape: today's keys, and "tied", "typical_worst_ms",
-        "max_worst_ms", "checked_against" per row, "knee_tied", "runs" and
-        "backing"; "interrupted" (the signal's name) when a signal cut the
-        sweep short."""
-        doc = {
-            "knee_bytes": int(self.knee_bytes),
-            "llc_bytes": int(self.llc_bytes),
-            "best_kernel": [dict(r) for r in self.best_kernel],
-            "batch": [dict(r) for r in self.batch],
-            "knee_tied": [int(e) for e in self.knee_tied],
-            "runs": int(self.runs),
-            "backing": self.backing,
-        }
-        if self.interrupted:
-            doc["interrupted"] = self.interrupted
-        return doc
-
-    def _noise_text(self):
-        noise = next((c.get("noise_pct") for c in self.cells.values()), None)
-        return "unknown with one run" if noise is None else f"{noise:.1f}%"
-
-    def describe(self):
-        """The advice in plain words, as lines."""
-        gb = format_gbps
-        n_kernels = len({k for k, _ in self.cells})
-        runs = (
-            f"{self.runs} runs (fresh processes) of {self.passes} passes each"
-            if self.runs > 1
-            else f"1 run of {self.passes} passes (--quick: the noise between runs is "
-            "unknown, ties judged by the passes' spread)"
-        )
-        lines = [
-            f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
-            f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
-            f"clearing a {format_size(self.region_bytes)} region on {self.backing} "
-            f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
-            "(GB/s = 10^9 bytes/s; medians over runs):",
-            "Candidates within the noise between runs are tied (the larger of twice "
-            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); a batch fits "
-            "a budget with that noise added; among tied kernels, clear_pages()'s "
-            f"({self.knee_kernel}) if tied, else the first in the kernel table.",
-            "",
-            "Fastest kernel by extent:",
-        ]
-        if self.interrupted:
-            lines[1:1] = [
-                f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
-                "cells measured before it, partly with fewer runs."
-            ]
-        for r in self.best_kernel:
-            span = (
-                format_size(r["min_bytes"])
-                if r["min_bytes"] == r["max_bytes"]
-                else f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
-            )
-            tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
-            lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}")
-        lines.append("")
-        lines.append(self._knee_line())
-        lines += [
-            "",
-            "Batch for clear_pages() between resched points, by typical worst "
-            "batch latency (the slowest batch position, each position's time the "
-            "median over a run's passes, then the median over runs, so a pass another "
-            "task interrupted does not decide; max: the slowest batch of all runs); "
-            "among tied, the largest batch:",
-        ]
-        for row, fits in zip(self.batch, self.batch_fits):
-            what = (
-                f"{format_size(row['batch_bytes'])} with {row['kernel']}, "
-                f"{gb(row['bytes_per_sec'])}, typical worst "
-                f"{row['typical_worst_ms']:.2f} ms (max {row['max_worst_ms']:.2f} ms)"
-            )
-            if not fits:
-                what = f"nothing measured fits; closest: {what}"
-            lines.append(f"  {row['budget_ms']:g} ms: {what}")
-            if row["tied"]:
-                measured = {k for k, _ in self.cells}
-                lines.append(f"      tied: {_tied_cells(row['tied'], measured)}")
-        return lines
-
-    def _knee_line(self):
-        gb = format_gbps
-        knee_rates = {
-            e: c["bytes_per_sec"] for (k, e), c in self.cells.items() if k == self.knee_kernel
-        }
-        below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
-        above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        llc = (
-            (
-                f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
-                f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
-            )
-            if self.llc_bytes
-            else "the LLC size is unknown (sysfs gives none)"
-        )
-        tied = (
-            (
-                f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
-                "(the smallest is taken)"
-            )
-            if self.knee_tied
-            else ""
-        )
-        if self.knee_step >= KNEE_CLEAR_STEP:
-            return (
-                f"Knee: {self.knee_kernel} (clear_pages() here) clears "
-                f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
-                f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
-                f"from there): from that extent the CPU stops allocating cache lines for "
-                f"its stores; {llc}{tied}."
-            )
-        return (
-            f"Knee: none clear for {self.knee_kernel} (clear_pages() here): its largest "
-            f"step is only {self.knee_step:.2f}x, at {format_size(self.knee_bytes)}; "
-            f"{llc}."
-        )
-
-
-def _tied_cells(tied, kernels_measured):
-    """ "16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel" from a row's tied cells."""
-    by_extent = {}
-    for t in tied:
-        by_extent.setdefault(t["batch_bytes"], []).append(t["kernel"])
-    return "; ".join(
-        f"{format_size(e)} {'every kernel' if set(ks) >= kernels_measured else ', '.join(ks)}"
-        for e, ks in by_extent.items()
-    )
-
-
-def _check_budgets(budgets_ms):
-    out = []
+def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
+    out: list[float] = []
     for b in budgets_ms:
         if (
             isinstance(b, bool)
@@ -261,7 +117,7 @@ def _check_budgets(budgets_ms):
     return tuple(out)
 
 
-def _check_runs(runs, quick):
+def _check_runs(runs: int, quick: bool) -> int:
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive int, not {runs!r}")
     if runs < 3 and not quick:
@@ -276,40 +132,89 @@ def _check_runs(runs, quick):
 # alike, and run_spreads' load factor takes it out. A fresh mapping per cell
 # gave each cell a placement of its own, which no run-level factor removes,
 # and ties as wide as that noise.
-_REGIONS = {}
+_REGIONS: dict[int, Any] = {}
 
 
-def _shared_region(nbytes):
+def _shared_region(nbytes: int) -> Any:
     if nbytes not in _REGIONS:
         _REGIONS[nbytes] = region(nbytes, **kernel_backing(nbytes).region_args())
     return _REGIONS[nbytes]
 
 
-def _release_regions():
+def _release_regions() -> None:
     while _REGIONS:
         _REGIONS.popitem()[1].close()
 
 
-def advise_cell(size, batch, kernel, loops):
-    """One cell of the advice sweep: pagezero.batch()'s measurement on this
-    process's shared region (its pages: pagezero.mappings.kernel_backing)."""
+def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult | None:
+    """One cell of the advice sweep.
+
+    pagezero.batch()'s measurement on this process's shared region (its
+    pages: pagezero.mappings.kernel_backing).
+
+    Parameters
+    ----------
+    size : int
+        The region's bytes.
+    batch : int
+        The extent cleared per batch, in bytes.
+    kernel : str
+        The clear kernel.
+    loops : int
+        The timed passes.
+
+    Returns
+    -------
+    BatchResult or None
+        The cell's measurement (None as for run_batch()).
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (plan_batch()).
+    """
     return run_batch(plan_batch(size, batch, kernel, loops), _shared_region(size))
 
 
 register("advise-cell", advise_cell, lambda **point: plan_batch(**point))
 
 
-def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None, runs=None):
+def advise(
+    quick: bool = False,
+    budgets_ms: Iterable[float] = DEFAULT_BUDGETS_MS,
+    progress: IO[str] | None = None,
+    runs: int | None = None,
+) -> Advice:
     """Sweep this machine and return an Advice.
 
-    quick: a few-second sweep of one run in this process (smoke tests; its
-    figures are not measurements, and its ties know no between-run noise).
-    runs: the runs (fresh processes, one after the other) to measure over;
-    default 3 (at least 3 unless quick), or 1 with quick. progress: a file to report on (e.g.
-    sys.stderr; a progress bar follows there when it is a terminal), or None.
-    A signal (SIGINT, SIGTERM, SIGHUP, see pagezero.interrupt) raises
-    Interrupted whose partial is the Advice from the cells measured before it
-    (None when too few for a knee)."""
+    Parameters
+    ----------
+    quick : bool
+        A few-second sweep of one run in this process (smoke tests; its
+        figures are not measurements, and its ties know no between-run noise).
+    budgets_ms : iterable of float
+        The latency budgets, in ms (positive, finite).
+    progress : file or None
+        A file to report on (e.g. sys.stderr; a progress bar follows there
+        when it is a terminal), or None.
+    runs : int or None
+        The runs (fresh processes, one after the other) to measure over;
+        default SWEEPS' (at least 3 unless quick), or 1 with quick.
+
+    Returns
+    -------
+    Advice
+        The advice for this machine.
+
+    Raises
+    ------
+    ValueError
+        For a bad budget or run count.
+    Interrupted
+        When a signal (SIGINT, SIGTERM, SIGHUP, see pagezero.interrupt) cuts
+        the sweep short; its partial is the Advice from the cells measured
+        before it (None when too few for a knee).
+    """
     budgets = _check_budgets(budgets_ms)
     cfg = dict(SWEEPS["quick" if quick else "default"])
     cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
@@ -352,9 +257,12 @@ def advise(quick=False, budgets_ms=DEFAULT_BUDGETS_MS, progress=None, runs=None)
     return _analyse(rs, budgets, cfg, seconds)
 
 
-def cells_from_results(results, runs):
-    """{(kernel, extent): cell} from batch Results and their runs (the
-    ResultSet's, runs[i]["process"] the run that measured result i). A cell:
+def cells_from_results(
+    results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """The cells of the advice sweep from its batch Results.
+
+    A cell:
     bytes_per_sec (median of the per-run medians, points.point_summary),
     spread_pct and spread_of: between runs, each run divided by its load
     factor (advise_ties.run_spreads), or the passes' spread when one run
@@ -362,14 +270,29 @@ def cells_from_results(results, runs):
     what ties are judged by); runs; typical_worst_ms (per run the slowest batch
     position, median over its passes; then the median over runs) and
     worst_ms, its old name; max_worst_ms (the slowest batch of every pass of
-    every run)."""
-    by_cell = {}
+    every run).
+
+    Parameters
+    ----------
+    results : sequence of BatchResult
+        The sweep's results.
+    runs : sequence of mapping
+        The ResultSet's runs, runs[i]["process"] the run that measured
+        result i.
+
+    Returns
+    -------
+    dict of (str, int) to dict
+        {(kernel, extent in bytes): cell}; rates in bytes/sec, spreads in %,
+        latencies in ms.
+    """
+    by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):
         cell = by_cell.setdefault((r.function, r.batch_bytes), {})
-        per_run = cell.setdefault(run.get("process", 0), {"rates": [], "typical": [], "max": []})
-        per_run["rates"].extend(r.values())
-        per_run["typical"].append(r.typical_worst_ms)
-        per_run["max"].append(r.worst_ms)
+        this_run = cell.setdefault(run.get("process", 0), {"rates": [], "typical": [], "max": []})
+        this_run["rates"].extend(r.values())
+        this_run["typical"].append(r.typical_worst_ms)
+        this_run["max"].append(r.worst_ms)
     between = run_spreads(
         {
             key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
@@ -377,7 +300,7 @@ def cells_from_results(results, runs):
         }
     )
     noise = sweep_noise(between.values())  # None with one run: each cell's loops decide
-    cells = {}
+    cells: dict[tuple[str, int], dict[str, Any]] = {}
     for key, per_run in by_cell.items():
         summary = point_summary([p["rates"] for p in per_run.values()], "bytes/sec")
         typical = statistics.median(statistics.median(p["typical"]) for p in per_run.values())
@@ -394,10 +317,10 @@ def cells_from_results(results, runs):
     return cells
 
 
-def _backing(results):
+def _backing(results: Iterable[BatchResult]) -> str:
     """The pages the results' regions were on, in words ("4KB" where a result
     does not say: batch() used 4KB pages before it recorded its backing)."""
-    used = []
+    used: list[str] = []
     for r in results:
         b = r.params.get("backing") or "4KB"
         b = _BACKING_WORDS.get(b, b)
@@ -406,9 +329,18 @@ def _backing(results):
     return " and ".join(used) if used else "4KB"
 
 
-def _analyse(rs, budgets, cfg, seconds, interrupted=None):
+def _analyse(
+    rs: ResultSet,
+    budgets: Sequence[float],
+    cfg: Mapping[str, Any],
+    seconds: float,
+    interrupted: str | None = None,
+) -> Advice:
     """The Advice from the cells measured (all, or those before a signal)."""
-    cells = cells_from_results(rs.results, rs.runs)
+    # Every result of the advise-cell sweep is a BatchResult (advise_cell
+    # returns run_batch's); a ResultSet holds any Result.
+    results = cast("tuple[BatchResult, ...]", rs.results)
+    cells = cells_from_results(results, rs.runs)
     knee_kernel = default_kernel()
     order = [k.name for k in kernels("clear")]
     if knee_kernel not in {k for k, _ in cells}:
@@ -431,6 +363,6 @@ def _analyse(rs, budgets, cfg, seconds, interrupted=None):
         seconds=seconds,
         cells=cells,
         knee_tied=tuple(knee_tied),
-        backing=_backing(rs.results),
+        backing=_backing(results),
         interrupted=interrupted,
     )

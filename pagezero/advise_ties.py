@@ -36,8 +36,12 @@ made-up cells:
             "typical_worst_ms", "max_worst_ms"}}
 """
 
+from __future__ import annotations
+
 import math
 import statistics
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .stats import KNEE_MIN_EXTENT, find_knee
 
@@ -65,20 +69,40 @@ TIE_FLOOR_PCT = 5.0
 # takes the CPU in the middle of it), not the slowest batch ever seen.
 CHECKED_AGAINST = "typical_worst_ms"
 
+# A cell's figures: "bytes_per_sec", "spread_pct", "typical_worst_ms",
+# "max_worst_ms", "noise_pct" (None with one run), ... (advise.cells_from_results).
+Cell = Mapping[str, Any]
+# {(kernel, extent in bytes): cell}
+Cells = Mapping[tuple[str, int], Cell]
 
-def run_spreads(run_medians):
-    """{cell: spread between runs in %} from {cell: {run: median}}, after
-    dividing each run by its load factor: the median over the cells it
-    measured of its median over that cell's median across runs. Cells
-    measured in one run only get None (no spread between runs)."""
+
+def run_spreads(
+    run_medians: Mapping[Hashable, Mapping[Hashable, float]],
+) -> dict[Hashable, float | None]:
+    """The spread between runs of every cell, each run divided by its load factor.
+
+    A run's load factor is the median over the cells it measured of its
+    median over that cell's median across runs.
+
+    Parameters
+    ----------
+    run_medians : mapping of cell to (mapping of run to float)
+        Per cell, each run's median rate (bytes/sec).
+
+    Returns
+    -------
+    dict of cell to float or None
+        The spread between runs in % of their mean; None for cells measured
+        in one run only (no spread between runs).
+    """
     centre = {c: statistics.median(m.values()) for c, m in run_medians.items()}
-    ratios = {}
+    ratios: dict[Hashable, list[float]] = {}
     for c, m in run_medians.items():
         for run, v in m.items():
             if centre[c] > 0:
                 ratios.setdefault(run, []).append(v / centre[c])
     factor = {run: statistics.median(r) or 1.0 for run, r in ratios.items()}
-    out = {}
+    out: dict[Hashable, float | None] = {}
     for c, m in run_medians.items():
         adjusted = [v / factor[run] for run, v in m.items()]
         mean = statistics.fmean(adjusted)
@@ -86,58 +110,124 @@ def run_spreads(run_medians):
     return out
 
 
-def sweep_noise(spreads):
-    """The noise of a whole sweep in %: the median of its cells' spreads (None
-    when no cell has one). A spread from three runs is itself known only
+def sweep_noise(spreads: Iterable[float | None]) -> float | None:
+    """The noise of a whole sweep in %: the median of its cells' spreads.
+
+    A spread from three runs is itself known only
     roughly (three values' standard deviation), so a cell's own spread decides
     its ties by chance: one that happened to spread wide tied with every
     kernel at its extent and, early in the kernel table, was chosen, then not
     the next time. The cells of one sweep are measured alike (the same runs,
     each run on one region), so their median spread is the noise of each of
-    them, and far better known."""
+    them, and far better known.
+
+    Parameters
+    ----------
+    spreads : iterable of float or None
+        The cells' spreads in % (None: a cell without one).
+
+    Returns
+    -------
+    float or None
+        The median spread in %, or None when no cell has one.
+    """
     known = [s for s in spreads if s is not None]
     return statistics.median(known) if known else None
 
 
-def _noise(cell):
+def _noise(cell: Cell) -> float:
     """A cell's noise in %: its sweep's (noise_pct), else its own spread."""
     noise = cell.get("noise_pct")
-    return cell.get("spread_pct", 0.0) if noise is None else noise
+    return float(cell.get("spread_pct", 0.0)) if noise is None else float(noise)
 
 
-def tolerance_pct(a, b):
-    """How far apart (in %) cells a and b may be and still be tied."""
+def tolerance_pct(a: Cell, b: Cell) -> float:
+    """How far apart cells `a` and `b` may be and still be tied.
+
+    Parameters
+    ----------
+    a, b : mapping
+        Cells with "spread_pct" and maybe "noise_pct" (in %).
+
+    Returns
+    -------
+    float
+        The tolerance in %: twice the larger noise, at least TIE_FLOOR_PCT.
+    """
     return max(TIE_FLOOR_PCT, 2.0 * max(_noise(a), _noise(b)))
 
 
-def tied(best, other):
-    """Whether `other`'s rate is within the noise of `best`'s (best the faster)."""
+def tied(best: Cell, other: Cell) -> bool:
+    """Whether `other`'s rate is within the noise of `best`'s.
+
+    Parameters
+    ----------
+    best : mapping
+        The faster cell ("bytes_per_sec", spreads in %).
+    other : mapping
+        The cell compared with it.
+
+    Returns
+    -------
+    bool
+        True when best's rate exceeds other's by no more than tolerance_pct().
+    """
     b, o = best["bytes_per_sec"], other["bytes_per_sec"]
-    return b - o <= b * tolerance_pct(best, other) / 100.0
+    return bool(b - o <= b * tolerance_pct(best, other) / 100.0)
 
 
-def choose_kernel(names, order, clear_pages):
-    """The kernel rule: clear_pages when among `names`, else the first of
-    `names` in `order` (the kernel table)."""
-    names = set(names)
-    if clear_pages in names:
+def choose_kernel(names: Iterable[str], order: Sequence[str], clear_pages: str) -> str:
+    """The kernel rule: clear_pages() when among `names`, else the first in the table.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The tied kernels (not empty).
+    order : sequence of str
+        The kernel table's order; names not in it come last.
+    clear_pages : str
+        The kernel clear_pages() uses on this CPU.
+
+    Returns
+    -------
+    str
+        The kernel chosen.
+    """
+    candidates = set(names)
+    if clear_pages in candidates:
         return clear_pages
-    return min(names, key=lambda k: order.index(k) if k in order else len(order))
+    return min(candidates, key=lambda k: order.index(k) if k in order else len(order))
 
 
-def _sort(names, order):
+def _sort(names: Iterable[str], order: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda k: (order.index(k) if k in order else len(order), k))
 
 
-def fits_budget(cell, budget_ms):
-    """Whether a cell's typical worst batch stays within the budget with its
-    noise added: a batch that fits only by the noise of its measurement fits
+def fits_budget(cell: Cell, budget_ms: float) -> bool:
+    """Whether a cell's typical worst batch stays within the budget with its noise added.
+
+    A batch that fits only by the noise of its measurement fits
     one time and not the next (a 128MB batch at ~3.1 ms against a 3 ms budget,
-    here), and the advice would change with it."""
-    return cell[CHECKED_AGAINST] * (1.0 + _noise(cell) / 100.0) <= budget_ms
+    here), and the advice would change with it.
+
+    Parameters
+    ----------
+    cell : mapping
+        A cell with "typical_worst_ms" (ms) and its spreads (in %).
+    budget_ms : float
+        The latency budget in ms.
+
+    Returns
+    -------
+    bool
+        True when the typical worst batch plus its noise is within the budget.
+    """
+    return bool(cell[CHECKED_AGAINST] * (1.0 + _noise(cell) / 100.0) <= budget_ms)
 
 
-def batch_for_budget(cells, budget_ms, order, clear_pages):
+def batch_for_budget(
+    cells: Cells, budget_ms: float, order: Sequence[str], clear_pages: str
+) -> tuple[dict[str, Any], bool]:
     """The batch for one latency budget and whether anything fits it.
 
     Among the cells whose typical worst fits the budget with the noise added
@@ -145,7 +235,26 @@ def batch_for_budget(cells, budget_ms, order, clear_pages):
     tied with it; of those the largest batch; at that batch the kernel rule
     among the kernels tied with the fastest there. The row names the
     alternatives tied with the fastest overall. When nothing fits: the cell with the
-    smallest typical worst, no ties (nothing to choose between)."""
+    smallest typical worst, no ties (nothing to choose between).
+
+    Parameters
+    ----------
+    cells : mapping of (str, int) to mapping
+        {(kernel, extent in bytes): cell}.
+    budget_ms : float
+        The latency budget in ms.
+    order : sequence of str
+        The kernel table's order.
+    clear_pages : str
+        The kernel clear_pages() uses on this CPU.
+
+    Returns
+    -------
+    tuple of (dict, bool)
+        The JSON row (budget_ms, batch_bytes, kernel, bytes_per_sec,
+        worst_ms, typical_worst_ms, max_worst_ms in ms, checked_against,
+        fits, spread_pct, tied) and whether anything fits.
+    """
     fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
@@ -191,13 +300,33 @@ def batch_for_budget(cells, budget_ms, order, clear_pages):
     return row, fits
 
 
-def best_kernels(cells, extents, order, clear_pages):
-    """Ranges of extents with their kernel: per extent, the fastest and every
-    kernel tied with it, chosen by the kernel rule; neighbouring extents with
-    the same choice make one range. Rows: {min_bytes, max_bytes, kernel,
-    bytes_per_sec (its median over the range), tied (the kernels within
-    noise of the fastest at one or more of the range's extents)}."""
-    ranges = []
+def best_kernels(
+    cells: Cells, extents: Iterable[int], order: Sequence[str], clear_pages: str
+) -> list[dict[str, Any]]:
+    """Ranges of extents with their kernel.
+
+    Per extent, the fastest and every kernel tied with it, chosen by the
+    kernel rule; neighbouring extents with the same choice make one range.
+
+    Parameters
+    ----------
+    cells : mapping of (str, int) to mapping
+        {(kernel, extent in bytes): cell}.
+    extents : iterable of int
+        The extents in bytes, in increasing order.
+    order : sequence of str
+        The kernel table's order.
+    clear_pages : str
+        The kernel clear_pages() uses on this CPU.
+
+    Returns
+    -------
+    list of dict
+        Rows {min_bytes, max_bytes, kernel, bytes_per_sec (its median over
+        the range), tied (the kernels within noise of the fastest at one or
+        more of the range's extents)}.
+    """
+    ranges: list[dict[str, Any]] = []
     for e in extents:
         here = {k: v for (k, x), v in cells.items() if x == e}
         if not here:
@@ -210,7 +339,7 @@ def best_kernels(cells, extents, order, clear_pages):
             ranges[-1]["tied"].update(ties)
         else:
             ranges.append({"kernel": kernel, "extents": [e], "tied": set(ties)})
-    out = []
+    out: list[dict[str, Any]] = []
     for rg in ranges:
         k, es = rg["kernel"], rg["extents"]
         out.append(
@@ -227,18 +356,18 @@ def best_kernels(cells, extents, order, clear_pages):
     return out
 
 
-def _fit_cost(logs, k):
+def _fit_cost(logs: Sequence[float], k: int) -> float:
     """Least absolute deviation of a one-step fit split before index k."""
 
-    def dev(xs):
+    def dev(xs: Sequence[float]) -> float:
         m = statistics.median(xs)
         return sum(abs(x - m) for x in xs)
 
     return dev(logs[:k]) + dev(logs[k:])
 
 
-def knee(by_extent):
-    """The knee of one kernel's cells {extent: cell}: (extent, step, tied extents).
+def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
+    """The knee of one kernel's cells.
 
     stats.find_knee gives the best one-step fit of log rate over the extents
     of KNEE_MIN_EXTENT and up. A split one extent lower or higher is tied
@@ -248,7 +377,19 @@ def knee(by_extent):
     noise. Only neighbours tie: when the best fit moves between two
     neighbouring extents from one measurement to the next, both name the
     smaller; a split further away is a different knee, not a tie. The step
-    is the ratio of the medians of the two sides of the split taken."""
+    is the ratio of the medians of the two sides of the split taken.
+
+    Parameters
+    ----------
+    by_extent : mapping of int to mapping
+        {extent in bytes: cell} of one kernel.
+
+    Returns
+    -------
+    tuple of (int, float, list of int)
+        The knee's extent in bytes, the step (upper level / lower level) and
+        the other extents tied with it.
+    """
     pts = sorted(
         (e, c) for e, c in by_extent.items() if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0
     )
@@ -259,7 +400,7 @@ def knee(by_extent):
     logs = [math.log(c["bytes_per_sec"]) for _, c in pts]
     kb = extents.index(best)
     best_cost = _fit_cost(logs, kb)
-    ties = []
+    ties: list[int] = []
     for k in (kb - 1, kb + 1):
         if not 1 <= k < len(pts):
             continue

@@ -18,6 +18,8 @@ Arguments are checked by plan_batch()/plan_folio() before anything runs;
 run_batch()/run_folio() make one C call each (GIL released).
 """
 
+from __future__ import annotations
+
 from ..conditions import MAX_LOOPS as _MAX_LOOPS
 from .batches import MAX_BATCH_RECORDS, BatchPlan, batch, plan_batch, run_batch
 from .folios import FOLIO_BACKINGS, FolioMemory, FolioPlan, folio, plan_folio, run_folio
@@ -63,4 +65,4 @@ __all__ = [
     "needs_nontemporal",
 ]
 
-MAX_LOOPS = _MAX_LOOPS["batch"]
+MAX_LOOPS: int = _MAX_LOOPS["batch"]

@@ -4,8 +4,11 @@ Weighs throughput against the worst batch: the latency a batch constant
 bounds under a cooperative preemption model.
 """
 
+from __future__ import annotations
+
 import contextlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import _core, interrupt
 from ..conditions import Conditions, check_loops, evict_bytes
@@ -24,6 +27,9 @@ from ..units import format_size, parse_size
 from .orders import PAGE_SIZE, Step, batch_bytes, bind, check_kernel, default_kernel, pages
 from .results import BatchResult
 
+if TYPE_CHECKING:
+    from ..results import ResultSet
+
 __all__ = ["BatchPlan", "plan_batch", "run_batch", "batch", "MAX_BATCH_RECORDS"]
 
 # Every batch of every pass is recorded (8 bytes each): bound the buffer.
@@ -34,8 +40,30 @@ _HUGE = 2 << 20
 
 @dataclass(frozen=True)
 class BatchPlan:
+    """A checked batch run, made by plan_batch() and run by run_batch().
+
+    Attributes
+    ----------
+    nbytes : int
+        The region's bytes (per thread).
+    batch : int, str or None
+        The batch as given: a preset name or a size.
+    batch_bytes : int
+        The bytes each batch clears.
+    kernel : str
+        The clear kernel.
+    loops : int
+        The timed passes.
+    yield_between : bool
+        sched_yield() after each batch.
+    conditions : Conditions
+        Cache, threads, node and counters.
+    backing : str
+        As asked: "auto", "hugetlb", "thp" or "4KB".
+    """
+
     nbytes: int
-    batch: object  # as given: a preset name or a size
+    batch: int | str | None  # as given: a preset name or a size
     batch_bytes: int
     kernel: str
     loops: int
@@ -49,11 +77,24 @@ class BatchPlan:
     counters = property(lambda self: self.conditions.counters)
 
     @property
-    def batches_per_loop(self):
+    def batches_per_loop(self) -> int:
+        """The batches of one pass (per thread), the last one maybe partial."""
         return -(-self.nbytes // self.batch_bytes)
 
-    def params(self, backing=None):
-        """The result's params; backing: the one used (default: as asked)."""
+    def params(self, backing: str | None = None) -> dict[str, Any]:
+        """The result's params.
+
+        Parameters
+        ----------
+        backing : str or None
+            The backing used (default: as asked).
+
+        Returns
+        -------
+        dict
+            size, batch, batch_bytes, kernel, loops, yield, backing and the
+            conditions' params.
+        """
         p = {
             "size": self.nbytes,
             "batch": self.batch,
@@ -68,18 +109,37 @@ class BatchPlan:
 
 
 def plan_batch(
-    size="1GB",
-    batch="32MB",
-    kernel=None,
-    loops=10,
-    yield_between=False,
-    cache="hot",
-    threads=1,
-    node=None,
-    counters=False,
-    backing="auto",
-):
-    """Check every argument of a batch run; ValueError on the first bad one."""
+    size: int | str = "1GB",
+    batch: int | str | None = "32MB",
+    kernel: str | None = None,
+    loops: int = 10,
+    yield_between: bool = False,
+    cache: str = "hot",
+    threads: int = 1,
+    node: int | None = None,
+    counters: bool = False,
+    backing: str = "auto",
+) -> BatchPlan:
+    """Check every argument of a batch run.
+
+    Parameters
+    ----------
+    size, batch, kernel, loops, yield_between, cache, threads, node, counters, backing
+        As for batch().
+
+    Returns
+    -------
+    BatchPlan
+        The checked run, for run_batch().
+
+    Raises
+    ------
+    ValueError
+        On the first bad argument, or when the batches to record would
+        exceed MAX_BATCH_RECORDS.
+    UnavailableError
+        For a kernel this machine cannot run.
+    """
     nbytes = parse_size(size)
     pages(nbytes, "size")
     b_bytes = batch_bytes(batch, nbytes)
@@ -104,7 +164,7 @@ def plan_batch(
     return p
 
 
-def _regions(p, used, stack):
+def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[Any]:
     # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot
     # have one; mappings of 2MB or more asking for THP start on a 2MB boundary
     # (csrc/region.c). Not populated when bound to a node: bind() comes first,
@@ -116,7 +176,7 @@ def _regions(p, used, stack):
     ]
 
 
-def _map(p, stack):
+def _map(p: BatchPlan, stack: contextlib.ExitStack) -> tuple[list[Any], Backing]:
     """p.threads fresh regions of p.nbytes on the backing p asks for, and the
     Backing they got."""
     used = chosen_backing(p.backing, p.nbytes, p.threads, p.node)
@@ -131,7 +191,9 @@ def _map(p, stack):
     return _regions(p, used, stack), used
 
 
-def _buffers(p, buffers, stack):
+def _buffers(
+    p: BatchPlan, buffers: Any, stack: contextlib.ExitStack
+) -> tuple[list[memoryview], Backing]:
     """(one view of p.nbytes per thread, the Backing used): of `buffers` when
     given (their backing as p says, or for "auto" as smaps shows), else of
     fresh mappings on p's backing (_map)."""
@@ -153,13 +215,65 @@ def _buffers(p, buffers, stack):
     return views, used
 
 
-def run_batch(p, buffer=None, record=False):
-    """Run plan `p`: on `buffer` when given (whole 4KB pages, at least p.nbytes;
-    with threads, a sequence of one such buffer per thread), else on fresh
-    mappings on p.backing (auto: mappings.kernel_backing()'s choice). With
-    record, also return the steps of the timed passes (thread 0's):
-    (result, steps). SIGINT, SIGTERM and SIGHUP stop it between batches:
-    Interrupted, its partial the passes completed."""
+@overload
+def run_batch(
+    p: BatchPlan, buffer: Any = None, record: Literal[False] = False
+) -> BatchResult | None: ...
+
+
+@overload
+def run_batch(
+    p: BatchPlan, buffer: Any = None, *, record: Literal[True]
+) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
+
+
+@overload
+def run_batch(
+    p: BatchPlan, buffer: Any, record: Literal[True]
+) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
+
+
+@overload
+def run_batch(
+    p: BatchPlan, buffer: Any = None, record: bool = False
+) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]: ...
+
+
+def run_batch(
+    p: BatchPlan, buffer: Any = None, record: bool = False
+) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
+    """Run plan `p`.
+
+    Parameters
+    ----------
+    p : BatchPlan
+        The run, from plan_batch().
+    buffer : buffer, sequence of buffers, or None
+        Whole 4KB pages, at least p.nbytes; with threads, a sequence of one
+        such buffer per thread. None: fresh mappings on p.backing (auto:
+        mappings.kernel_backing()'s choice).
+    record : bool
+        Also return the steps of the timed passes (thread 0's).
+
+    Returns
+    -------
+    BatchResult, None, or tuple of (BatchResult or None, tuple of Step)
+        The result, or (result, steps) with `record`. The result is
+        None when a stop signal that pagezero does not own (a program's own
+        handler returned) stopped it before any pass completed
+        (interrupt.finish).
+
+    Raises
+    ------
+    ValueError
+        When the buffers given do not match p.threads, or binding to p.node
+        fails.
+    MappingError
+        When the region cannot be mapped with the backing asked for.
+    Interrupted
+        When SIGINT, SIGTERM or SIGHUP stops it between batches; its partial
+        is the passes completed.
+    """
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
@@ -179,7 +293,7 @@ def run_batch(p, buffer=None, record=False):
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
         pages = backing_details(used, views)
 
-    def make_result(d):
+    def make_result(d: dict[str, Any]) -> BatchResult:
         return BatchResult(
             benchmark="batch",
             function=p.kernel,
@@ -205,25 +319,25 @@ def run_batch(p, buffer=None, record=False):
         )
 
     # A signal raises Interrupted here, carrying the passes completed before it.
-    r = interrupt.finish(raw, make_result)
+    r: BatchResult | None = interrupt.finish(raw, make_result)
     if record:
         return r, tuple(Step(*s) for s in raw["steps"])
     return r
 
 
 def batch(
-    size="1GB",
-    batch="32MB",
-    kernel=None,
-    loops=10,
-    yield_between=False,
-    cache="hot",
-    threads=1,
-    node=None,
-    counters=False,
-    backing="auto",
-    runs=1,
-):
+    size: int | str = "1GB",
+    batch: int | str | None = "32MB",
+    kernel: str | None = None,
+    loops: int = 10,
+    yield_between: bool = False,
+    cache: str = "hot",
+    threads: int = 1,
+    node: int | None = None,
+    counters: bool = False,
+    backing: str = "auto",
+    runs: int = 1,
+) -> BatchResult | ResultSet | None:
     """Clear `size` bytes in batches, timing every batch.
 
     Parameters
@@ -272,10 +386,12 @@ def batch(
 
     Returns
     -------
-    BatchResult or ResultSet
+    BatchResult, ResultSet or None
         A BatchResult when runs is 1: bytes_per_sec over whole passes, and
         worst_ms, p99_ms, median_ms, typical_worst_ms over every batch (of every
         thread); else a ResultSet of N BatchResults, runs[i]["process"] = i.
+        None when a stop signal that pagezero does not own (a program's own
+        handler returned) stopped it before any pass completed.
 
     Raises
     ------

@@ -1,121 +1,28 @@
 """folio_zero_user() orders: clear a folio in one strategy's order, then time
 the touch of the fault neighbourhood right after, against a cold baseline."""
 
-from dataclasses import dataclass
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .. import _core, hugepages, interrupt
-from ..conditions import Conditions, check_loops, evict_bytes
-from ..mappings import BACKINGS, Backing, backing_details, chosen_backing, kernel_backing
+from ..conditions import evict_bytes
+from ..mappings import Backing, backing_details, chosen_backing, kernel_backing
 from ..region import region
 from ..runs import check_runs, in_processes
 from ..sysinfo import llc_bytes, machine
-from ..units import format_size, parse_size
-from .orders import (
-    PAGE_SIZE,
-    batch_bytes,
-    bind,
-    check_fault,
-    check_kernel,
-    check_strategy,
-    default_kernel,
-    nt_kernel_for,
-    pages,
-)
+from ..units import format_size
+from .folio_plan import _HUGETLB_SHIFTS, FOLIO_BACKINGS, FolioPlan, plan_folio
+from .orders import PAGE_SIZE, bind
 from .results import FolioResult
+
+if TYPE_CHECKING:
+    from ..results import ResultSet
 
 __all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
 
-FOLIO_BACKINGS = BACKINGS
-_HUGETLB_SHIFTS = {2 << 20: 21, 1 << 30: 30}
 
-
-@dataclass(frozen=True)
-class FolioPlan:
-    nbytes: int
-    strategy: str
-    fault_index: int
-    kernel: str
-    nt_kernel: object  # None unless the strategy uses one
-    batch: object
-    batch_bytes: int
-    loops: int
-    backing: str  # as asked: auto, hugetlb, thp, 4KB
-    cold: str  # clflush or evict
-    conditions: Conditions = Conditions(threads_mode=None)
-
-    cache = property(lambda self: self.conditions.cache)
-    node = property(lambda self: self.conditions.node)
-    counters = property(lambda self: self.conditions.counters)
-
-    @property
-    def nr_pages(self):
-        return self.nbytes // PAGE_SIZE
-
-    def params(self, backing):
-        p = {
-            "size": self.nbytes,
-            "strategy": self.strategy,
-            "fault_index": self.fault_index,
-            "kernel": self.kernel,
-            "nt_kernel": self.nt_kernel,
-            "batch": self.batch,
-            "batch_bytes": self.batch_bytes,
-            "loops": self.loops,
-            "backing": backing,
-            "cold": self.cold,
-        }
-        p.update(self.conditions.params())
-        return p
-
-
-def plan_folio(
-    size="2MB",
-    strategy="neighbourhood-last",
-    fault_index=0,
-    kernel=None,
-    nt_kernel=None,
-    loops=10,
-    batch="32MB",
-    backing="auto",
-    cold="auto",
-    cache="hot",
-    node=None,
-    counters=False,
-):
-    """Check every argument of a folio run; ValueError on the first bad one."""
-    nbytes = parse_size(size, what="folio size")
-    nr = pages(nbytes, "folio size")
-    if nr & (nr - 1):
-        raise ValueError(
-            f"invalid folio size {size!r}: not a power-of-two number of "
-            f"{format_size(PAGE_SIZE)} pages"
-        )
-    check_strategy(strategy)
-    check_fault(fault_index, nr)
-    check_loops(loops, "folio")
-    b_bytes = batch_bytes(batch, nbytes)
-    pages(b_bytes, "batch")
-    if backing not in FOLIO_BACKINGS:
-        raise ValueError(f"unknown backing {backing!r} (expected {', '.join(FOLIO_BACKINGS)})")
-    if backing == "hugetlb" and nbytes not in _HUGETLB_SHIFTS:
-        raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
-    methods = _core.cold_methods()
-    if cold == "auto":
-        cold = methods[0]
-    elif cold not in methods:
-        raise ValueError(
-            f"unknown or unavailable cold method {cold!r} (here: auto, {', '.join(methods)})"
-        )
-    # One folio, one thread.
-    c = Conditions.check(cache, 1, None, node, None, counters)
-    kernel = check_kernel(kernel or default_kernel()).name
-    nt = nt_kernel_for(strategy, nt_kernel)
-    return FolioPlan(
-        nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops, backing, cold, c
-    )
-
-
-def _free_hugepages(nbytes, node=None):
+def _free_hugepages(nbytes: int, node: int | None = None) -> int:
     """Hugepages of nbytes a new mapping can have now (free, less those
     promised), and with a node no more than that node has free."""
     available = next((p.available for p in hugepages.pools().values() if p.page_bytes == nbytes), 0)
@@ -123,7 +30,7 @@ def _free_hugepages(nbytes, node=None):
     return available if on_node is None else min(available, on_node)
 
 
-def _scrub_bytes():
+def _scrub_bytes() -> int:
     # Read before every clear so the folio starts cache-cold: twice the LLC
     # (64MB when sysfs gives no LLC size).
     llc = llc_bytes() or 0
@@ -139,12 +46,35 @@ class FolioMemory:
     its start) or on a run of 4KB pages aligned to min(size, 2MB), THP
     refused. .backing says which ("hugetlb", "thp" or "4KB"), .page_label
     in words, .details() what the result's details add (backing_details).
-    node: bind the folio to that NUMA node before its first touch."""
+    node: bind the folio to that NUMA node before its first touch.
 
-    def __init__(self, nbytes, backing, node=None):
-        self.regions = []
+    Parameters
+    ----------
+    nbytes : int
+        The folio's bytes.
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        The pages asked for.
+    node : int or None
+        The NUMA node to bind the folio to.
+
+    Raises
+    ------
+    ValueError
+        For hugetlb backing of a folio that is not 2MB or 1GB, or when
+        binding to `node` fails.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    """
+
+    folio: memoryview
+    scrub: memoryview
+    backing: str
+    page_label: str
+
+    def __init__(self, nbytes: int, backing: str, node: int | None = None) -> None:
+        self.regions: list[Any] = []
         self.node = node
-        self.note = None
+        self.note: str | None = None
         populate = node is None
         own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
         if own and self._own_page(nbytes, backing, node, populate):
@@ -168,7 +98,7 @@ class FolioMemory:
         self.regions.append(scrub)
         self.scrub = memoryview(scrub)
 
-    def _own_page(self, nbytes, backing, node, populate):
+    def _own_page(self, nbytes: int, backing: str, node: int | None, populate: bool) -> bool:
         """Map the folio as one hugetlb page of its size; False when auto finds none."""
         if backing == "hugetlb" and node is not None:
             # The pool's reservation does not look at nodes: check node's own.
@@ -186,7 +116,7 @@ class FolioMemory:
         self.backing, self.page_label = "hugetlb", f"one {format_size(nbytes)} hugetlb page"
         return True
 
-    def _map(self, nbytes, used, populate):
+    def _map(self, nbytes: int, used: Backing, populate: bool) -> None:
         self.backing, self.note = used.how, used.note
         if used.how == "4KB":
             # A folio is aligned to its size; 2MB alignment is what a 4KB-page
@@ -206,18 +136,39 @@ class FolioMemory:
         self.regions.append(reg)
         self.folio = memoryview(reg)[off : off + nbytes]
 
-    def bind(self, node):
-        """mbind the folio to `node`: on huge pages the whole mapping (mbind
-        takes whole hugetlb pages only), on 4KB pages the folio's range."""
+    def bind(self, node: int) -> None:
+        """mbind the folio to `node`.
+
+        On huge pages the whole mapping (mbind takes whole hugetlb pages
+        only), on 4KB pages the folio's range.
+
+        Parameters
+        ----------
+        node : int
+            The NUMA node.
+
+        Raises
+        ------
+        ValueError
+            Saying why mbind failed.
+        """
         bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
         self.node = node
 
-    def details(self):
-        """What the result's details say of the folio's backing (read after
-        its first touch): mappings.backing_details()."""
+    def details(self) -> dict[str, Any]:
+        """What the result's details say of the folio's backing.
+
+        Read after its first touch: mappings.backing_details().
+
+        Returns
+        -------
+        dict
+            The details keys for the backing ("backing_note", "huge_share").
+        """
         return backing_details(Backing(self.backing, self.note), [self.folio])
 
-    def close(self):
+    def close(self) -> None:
+        """Release the views and unmap the folio and the scrub buffer."""
         for view in ("folio", "scrub"):
             if hasattr(self, view):
                 getattr(self, view).release()
@@ -225,13 +176,37 @@ class FolioMemory:
             reg.close()
 
 
-def run_folio(p, memory=None):
-    """Run plan `p`, on `memory` (a FolioMemory of p's size) when given.
-    SIGINT, SIGTERM and SIGHUP stop it between loops: Interrupted, its
-    partial the loops completed."""
+def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | None:
+    """Run plan `p`.
+
+    Parameters
+    ----------
+    p : FolioPlan
+        The run, from plan_folio().
+    memory : FolioMemory or None
+        A FolioMemory of p's size to clear (several runs can share one);
+        None maps one for this run alone.
+
+    Returns
+    -------
+    FolioResult or None
+        The clears and the neighbourhood touches; None when a stop signal
+        that pagezero does not own (a program's own handler returned) stopped
+        it before any loop completed (interrupt.finish).
+
+    Raises
+    ------
+    ValueError
+        When binding to p.node fails.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    Interrupted
+        When SIGINT, SIGTERM or SIGHUP stops it between loops; its partial is
+        the loops completed.
+    """
     c = p.conditions
     own = memory is None
-    mem = FolioMemory(p.nbytes, p.backing, p.node) if own else memory
+    mem = FolioMemory(p.nbytes, p.backing, p.node) if memory is None else memory
     if not own and p.node is not None and mem.node != p.node:
         mem.bind(p.node)
     try:
@@ -254,7 +229,7 @@ def run_folio(p, memory=None):
         if own:
             mem.close()
 
-    def make_result(d):
+    def make_result(d: dict[str, Any]) -> FolioResult:
         return FolioResult(
             benchmark="folio",
             function=p.kernel,
@@ -279,24 +254,25 @@ def run_folio(p, memory=None):
         )
 
     # A signal raises Interrupted here, carrying the loops completed before it.
-    return interrupt.finish(raw, make_result)
+    r: FolioResult | None = interrupt.finish(raw, make_result)
+    return r
 
 
 def folio(
-    size="2MB",
-    strategy="neighbourhood-last",
-    fault_index=0,
-    kernel=None,
-    nt_kernel=None,
-    loops=10,
-    batch="32MB",
-    backing="auto",
-    cold="auto",
-    cache="hot",
-    node=None,
-    counters=False,
-    runs=1,
-):
+    size: int | str = "2MB",
+    strategy: str = "neighbourhood-last",
+    fault_index: int = 0,
+    kernel: str | None = None,
+    nt_kernel: str | None = None,
+    loops: int = 10,
+    batch: int | str | None = "32MB",
+    backing: str = "auto",
+    cold: str = "auto",
+    cache: str = "hot",
+    node: int | None = None,
+    counters: bool = False,
+    runs: int = 1,
+) -> FolioResult | ResultSet | None:
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     Before each loop the folio is dirtied and pushed out of cache.
@@ -346,11 +322,13 @@ def folio(
 
     Returns
     -------
-    FolioResult or ResultSet
+    FolioResult, ResultSet or None
         A FolioResult when runs is 1: clearing rate, and touch_ns_per_line /
         cold_ns_per_line for the neighbourhood (fault +-2 pages, clamped) right
         after the clear and cold; else a ResultSet of N FolioResults,
-        runs[i]["process"] = i.
+        runs[i]["process"] = i. None when a stop signal that pagezero does
+        not own (a program's own handler returned) stopped it before any loop
+        completed.
 
     Raises
     ------

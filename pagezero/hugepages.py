@@ -77,7 +77,14 @@ class Pool:
         return max(0, self.free - self.reserved)
 
     def as_dict(self) -> dict[str, Any]:
-        """The pool as a JSON-ready dict (without ``page`` and ``page_bytes``)."""
+        """The pool as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to int or str
+            ``total``, ``free``, ``reserved``, ``surplus``, ``available`` (pages) and
+            ``path``; not ``page`` and ``page_bytes``.
+        """
         return {
             "total": self.total,
             "free": self.free,

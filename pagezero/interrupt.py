@@ -171,6 +171,10 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
     ----------
     signals : iterable of int
         The signals to hold; by default SIGINT, SIGTERM and SIGHUP.
+
+    Yields
+    ------
+    None
     """
     old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:

@@ -137,7 +137,18 @@ def parse_page(value: int | str) -> int:
 
 
 def format_page(shift: int) -> str:
-    """The page size of a shift, spelled as :func:`format_size` does (21 gives ``"2MB"``)."""
+    """The page size of a shift, spelled as :func:`format_size` does.
+
+    Parameters
+    ----------
+    shift : int
+        The page shift: 12, 21 or 30.
+
+    Returns
+    -------
+    str
+        The page size: 21 gives ``"2MB"``.
+    """
     return format_size(1 << shift)
 
 

@@ -14,7 +14,15 @@ from types import TracebackType
 from typing import Any
 
 from _typeshed import ReadableBuffer, WriteableBuffer
+from numpy.typing import NDArray
 from typing_extensions import Self
+
+# The buffers the functions take: any object with the buffer protocol (bytearray,
+# memoryview, mmap, Region), numpy arrays named too: numpy's stubs give ndarray the
+# protocol's __buffer__ (PEP 688) from Python 3.12 on only, and pagezero is checked
+# for 3.10. pagezero.kernels annotates its wrappers with these as well.
+_Writable = WriteableBuffer | NDArray[Any]
+_Readable = ReadableBuffer | NDArray[Any]
 
 # The architecture whose kernels this build has: "x86-64", "arm64" or "generic".
 ARCH: str
@@ -78,8 +86,8 @@ _Steps = tuple[tuple[int, int, bool], ...]
 # csrc/py/kernels.c
 def kernels() -> tuple[dict[str, Any], ...]: ...
 def cpu_features() -> tuple[str, ...]: ...
-def fill(buffer: WriteableBuffer, value: int, kernel: str) -> None: ...
-def copy(dst: WriteableBuffer, src: ReadableBuffer, kernel: str) -> None: ...
+def fill(buffer: _Writable, value: int, kernel: str) -> None: ...
+def copy(dst: _Writable, src: _Readable, kernel: str) -> None: ...
 def check_clock(name: str) -> None: ...
 def clocks() -> tuple[str, ...]: ...
 def tsc_hz() -> float: ...
@@ -107,7 +115,7 @@ def bench_mem(
     counters: bool = False,
 ) -> dict[str, Any]: ...
 def run_threads_on(
-    buffer: WriteableBuffer,
+    buffer: _Writable,
     kernel: str,
     threads: int,
     chunk: int,
@@ -147,7 +155,7 @@ def cold_methods() -> tuple[str, ...]: ...
 def policy_constants() -> dict[str, int]: ...
 def clear_order(strategy: str, nr_pages: int, fault_index: int, batch_pages: int) -> _Steps: ...
 def clear_folio(
-    buffer: WriteableBuffer,
+    buffer: _Writable,
     strategy: str,
     fault_index: int,
     batch_pages: int,
@@ -156,8 +164,8 @@ def clear_folio(
     record: bool = False,
 ) -> _Steps | None: ...
 def bench_folio(
-    folio: WriteableBuffer,
-    scrub: ReadableBuffer,
+    folio: _Writable,
+    scrub: _Readable,
     strategy: str,
     fault_index: int,
     batch_pages: int,
@@ -175,7 +183,7 @@ def bench_folio(
 
 # csrc/py/batch.c
 def bench_batch(
-    buffers: Sequence[WriteableBuffer],
+    buffers: Sequence[_Writable],
     kernel: str,
     batch_pages: int,
     loops: int,
@@ -194,11 +202,11 @@ def bench_batch(
 def mem_available() -> int: ...
 def cache_methods() -> tuple[tuple[str, bool], ...]: ...
 def counter_names() -> tuple[str, ...]: ...
-def numa_bind(buffer: WriteableBuffer, node: int) -> None: ...
-def numa_policy(buffer: WriteableBuffer) -> tuple[int, int, int]: ...
+def numa_bind(buffer: _Writable, node: int) -> None: ...
+def numa_policy(buffer: _Writable) -> tuple[int, int, int]: ...
 
 # csrc/py/region.c
 def smaps_pages(
-    spans: Sequence[ReadableBuffer | tuple[int, int]],
+    spans: Sequence[_Readable | tuple[int, int]],
     smaps: str = "/proc/self/smaps",
 ) -> dict[str, int]: ...

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from . import _core
 
 if TYPE_CHECKING:
-    # typeshed's names for "any object with the buffer protocol" (writable or not).
-    from _typeshed import ReadableBuffer, WriteableBuffer
+    # Any object with the buffer protocol (writable or not), numpy arrays included:
+    # the C core's own parameter types, from its stub (_core.pyi).
+    from ._core import _Readable, _Writable
 
 __all__ = [
     "Kernel",
@@ -213,7 +214,7 @@ def _check_name(name: object) -> None:
         raise ValueError(f"kernel must be a name (str), not {name!r}")
 
 
-def fill(buffer: WriteableBuffer, value: int, kernel: str = "default") -> None:
+def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     """Set every byte of a buffer to `value` with the named kernel.
 
     Parameters
@@ -241,7 +242,7 @@ def fill(buffer: WriteableBuffer, value: int, kernel: str = "default") -> None:
     _core.fill(buffer, value, kernel)
 
 
-def clear(buffer: WriteableBuffer, kernel: str = "default") -> None:
+def clear(buffer: _Writable, kernel: str = "default") -> None:
     """Zero a buffer with the named clear kernel.
 
     Parameters
@@ -262,7 +263,7 @@ def clear(buffer: WriteableBuffer, kernel: str = "default") -> None:
     fill(buffer, 0, kernel)
 
 
-def copy(dst: WriteableBuffer, src: ReadableBuffer, kernel: str = "default") -> None:
+def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
     """Copy `src` into `dst` with the named copy kernel.
 
     Parameters

@@ -9,11 +9,15 @@ reserve() grows a pool for the length of a `with` block and gives back what
 it added afterwards, also on an exception, Ctrl-C or SIGTERM.
 """
 
+from __future__ import annotations
+
 import contextlib
 import errno
 import os
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ._core import MappingError, PagezeroError
 from .interrupt import Interrupted, deferred, signals_interrupt
@@ -68,12 +72,19 @@ class Pool:
     path: str  # the file to write to change the pool's size
 
     @property
-    def available(self):
+    def available(self) -> int:
         """Pages a new mapping can have now: free less reserved."""
         return max(0, self.free - self.reserved)
 
-    def as_dict(self):
-        """The pool as a JSON-ready dict (without ``page`` and ``page_bytes``)."""
+    def as_dict(self) -> dict[str, Any]:
+        """The pool as a JSON-ready dict.
+
+        Returns
+        -------
+        dict of str to int or str
+            ``total``, ``free``, ``reserved``, ``surplus``, ``available`` (pages) and
+            ``path``; not ``page`` and ``page_bytes``.
+        """
         return {
             "total": self.total,
             "free": self.free,
@@ -84,7 +95,7 @@ class Pool:
         }
 
 
-def _read_int(path):
+def _read_int(path: str) -> int | None:
     try:
         with open(path) as f:
             return int(f.read())
@@ -92,11 +103,11 @@ def _read_int(path):
         return None
 
 
-def _pool_dir(shift):
+def _pool_dir(shift: int) -> str:
     return os.path.join(SYSFS, f"hugepages-{(1 << shift) // 1024}kB")
 
 
-def _read_pool(directory, page, page_bytes):
+def _read_pool(directory: str, page: str, page_bytes: int) -> Pool | None:
     values = [
         _read_int(os.path.join(directory, name))
         for name in ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")
@@ -109,7 +120,7 @@ def _read_pool(directory, page, page_bytes):
     )
 
 
-def pools(sysfs=None):
+def pools(sysfs: str | None = None) -> dict[str, Pool]:
     """Every hugepage pool of this machine, read afresh.
 
     Parameters
@@ -125,7 +136,7 @@ def pools(sysfs=None):
         without hugetlb.
     """
     sysfs = sysfs or SYSFS
-    found = {}
+    found: dict[str, Pool] = {}
     try:
         entries = os.listdir(sysfs)
     except OSError:
@@ -142,7 +153,7 @@ def pools(sysfs=None):
     return dict(sorted(found.items(), key=lambda kv: kv[1].page_bytes))
 
 
-def pool(page):
+def pool(page: str | int) -> Pool:
     """The pool of one page size, read afresh.
 
     Parameters
@@ -171,7 +182,7 @@ def pool(page):
     return p
 
 
-def pages_needed(nbytes, page, count=1):
+def pages_needed(nbytes: int, page: str | int, count: int = 1) -> int:
     """Hugepages that `count` mappings of `nbytes` bytes each need.
 
     Parameters
@@ -192,7 +203,7 @@ def pages_needed(nbytes, page, count=1):
     return count * -(-nbytes // size)
 
 
-def check_available(page, needed):
+def check_available(page: str | int, needed: int) -> Pool:
     """Check that a new mapping can have `needed` pages of `page` now.
 
     Parameters
@@ -225,7 +236,7 @@ def check_available(page, needed):
     )
 
 
-def _node_pool_dir(page, node, root):
+def _node_pool_dir(page: str | int, node: int, root: str | None) -> str:
     return os.path.join(
         root or NODE_SYSFS,
         f"node{node}",
@@ -234,7 +245,7 @@ def _node_pool_dir(page, node, root):
     )
 
 
-def node_free(page, node, root=None):
+def node_free(page: str | int, node: int, root: str | None = None) -> int | None:
     """Free hugepages of one size on one NUMA node.
 
     Parameters
@@ -254,7 +265,9 @@ def node_free(page, node, root=None):
     return _read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
 
 
-def check_node_available(page, needed, node, root=None):
+def check_node_available(
+    page: str | int, needed: int, node: int, root: str | None = None
+) -> int | None:
     """Check that NUMA node `node` has `needed` free hugepages of `page`.
 
     A hugetlb mapping reserves its pages against the whole pool when it is
@@ -299,12 +312,12 @@ def check_node_available(page, needed, node, root=None):
     )
 
 
-def _write(path, value):
+def _write(path: str, value: int) -> None:
     with open(path, "w") as f:
         f.write(f"{value}\n")
 
 
-def _give_back(path, page, added):
+def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | None:
     """Shrink the pool by what reserve() added, signals held meanwhile.
 
     A signal that lands after the block's exception but before the signals
@@ -325,7 +338,7 @@ def _give_back(path, page, added):
 
 
 @contextlib.contextmanager
-def reserve(page, needed):
+def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     """A context manager that makes `needed` pages of `page` available for its block.
 
     Grows the pool only by what is missing (nothing when enough are free),
@@ -365,6 +378,7 @@ def reserve(page, needed):
             f"{before.path}); run as root, or ask root to: "
             f"echo {before.total + missing} > {before.path}"
         )
+    taken: frozenset[int]
     added, unwinding, taken = 0, True, frozenset()
     try:
         # SIGTERM and SIGHUP unwind the stack (finally blocks run) instead of

@@ -8,9 +8,14 @@ so that a supervisor's SIGTERM or a closed terminal's SIGHUP ends a run as
 cleanly as Ctrl-C, with the shell's exit status for that signal (128 + signum).
 """
 
+from __future__ import annotations
+
 import contextlib
 import signal
 import threading
+from collections.abc import Callable, Iterable, Iterator
+from types import FrameType
+from typing import Any, NoReturn, TypeVar
 
 __all__ = [
     "Interrupted",
@@ -27,7 +32,14 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The last stop signal a handler of signals_interrupt() turned into Interrupted:
 # code that catches KeyboardInterrupt and carries on with a partial result (a
 # sweep, the report) loses the exception, and the CLI still needs its signal.
-_received = None
+_received: int | None = None
+
+# What a signal handler can be (signal.getsignal()'s answer): a function, SIG_DFL or
+# SIG_IGN (ints), or None for a handler not installed from Python.
+_Handler = Callable[[int, FrameType | None], Any] | int | None
+
+# The value finish() builds from a timed call's dict.
+_T = TypeVar("_T")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -49,27 +61,29 @@ class Interrupted(KeyboardInterrupt):
         As given.
     """
 
-    def __init__(self, signum, partial=None):
+    # partial is open: a Result, a ResultSet or an Advice, whatever the stopped call
+    # returns (pagezero.advise raises it with its partial Advice).
+    def __init__(self, signum: int, partial: Any = None) -> None:
         super().__init__(signum)
         self.signum = int(signum)
         self.partial = partial
 
     @property
-    def signame(self):
+    def signame(self) -> str:
         """The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``."""
         return signal.Signals(self.signum).name
 
     @property
-    def exit_status(self):
+    def exit_status(self) -> int:
         """What a shell reports for a process killed by this signal (128 + signum):
         130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
         return 128 + self.signum
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"interrupted by {self.signame}"
 
 
-def as_interrupted(exc):
+def as_interrupted(exc: KeyboardInterrupt) -> Interrupted:
     """A KeyboardInterrupt as an Interrupted.
 
     Parameters
@@ -87,7 +101,7 @@ def as_interrupted(exc):
     return Interrupted(signal.SIGINT)
 
 
-def received():
+def received() -> int | None:
     """The last stop signal turned into :class:`Interrupted`.
 
     Returns
@@ -101,14 +115,14 @@ def received():
     return _received
 
 
-def _raise_interrupted(signum, frame):
+def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
     global _received
     _received = signum
     raise Interrupted(signum)
 
 
 @contextlib.contextmanager
-def signals_interrupt(signals=STOP_SIGNALS):
+def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozenset[int]]:
     """A context manager: within it, each of `signals` raises Interrupted in the main thread.
 
     Only signals left to their default action are taken over (SIG_DFL, or
@@ -132,7 +146,7 @@ def signals_interrupt(signals=STOP_SIGNALS):
     if threading.current_thread() is not threading.main_thread():
         yield frozenset()
         return
-    taken = {}
+    taken: dict[int, _Handler] = {}
     try:
         for s in signals:
             if signal.getsignal(s) in (signal.SIG_DFL, signal.default_int_handler):
@@ -146,7 +160,7 @@ def signals_interrupt(signals=STOP_SIGNALS):
 
 
 @contextlib.contextmanager
-def deferred(signals=STOP_SIGNALS):
+def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
     """A context manager that holds `signals` for its block.
 
     A signal arriving meanwhile is delivered when the block ends, so that a write
@@ -157,6 +171,10 @@ def deferred(signals=STOP_SIGNALS):
     ----------
     signals : iterable of int
         The signals to hold; by default SIGINT, SIGTERM and SIGHUP.
+
+    Yields
+    ------
+    None
     """
     old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
@@ -165,7 +183,7 @@ def deferred(signals=STOP_SIGNALS):
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def finish(raw, make_result):
+def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> _T | None:
     """The value of a timed C call, or the Interrupted that stopped it.
 
     Around every timed call the C core turns SIGINT, SIGTERM and SIGHUP into

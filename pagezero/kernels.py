@@ -4,9 +4,17 @@ There is no list of kernels in Python: this module only wraps the rows the
 extension returns, and reaches the kernels for direct use.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import _core
+
+if TYPE_CHECKING:
+    # Any object with the buffer protocol (writable or not), numpy arrays included:
+    # the C core's own parameter types, from its stub (_core.pyi).
+    from ._core import _Readable, _Writable
 
 __all__ = [
     "Kernel",
@@ -72,9 +80,9 @@ class Kernel:
     arch: str  # "any" for the portable ones
     temporal: bool  # False: non-temporal (streaming) stores
     zero_only: bool  # can only write zeros (clzero, DC ZVA)
-    features: tuple  # CPU features it needs, as /proc/cpuinfo names them
+    features: tuple[str, ...]  # CPU features it needs, as /proc/cpuinfo names them
     available: bool  # this CPU can run it
-    reason: str  # why not, when not available; else None
+    reason: str | None  # why not, when not available; else None
     unit: int  # bytes per loop iteration of its body
     align: int  # alignment its body needs; kernels.c handles the rest
     # What the Linux clear_pages() uses on this CPU, where the registry says
@@ -85,12 +93,12 @@ class Kernel:
 _FIELDS = frozenset(Kernel.__dataclass_fields__)
 
 
-def _check_kind(kind):
+def _check_kind(kind: str) -> None:
     if kind not in KINDS:
         raise ValueError(f"unknown kernel kind {kind!r} (expected 'clear' or 'copy')")
 
 
-def kernels(kind="clear"):
+def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
     """The registered kernels of one kind, in table order.
 
     Parameters
@@ -117,7 +125,7 @@ def kernels(kind="clear"):
     )
 
 
-def find_kernel(name, kind="clear"):
+def find_kernel(name: str, kind: str = "clear") -> Kernel:
     """The kernel called `name`.
 
     Parameters
@@ -145,7 +153,7 @@ def find_kernel(name, kind="clear"):
     raise ValueError(f"unknown {kind} kernel {name!r} (known: {known})")
 
 
-def clear_pages_kernel():
+def clear_pages_kernel() -> str:
     """The clear kernel the Linux ``clear_pages()`` uses on this CPU.
 
     Returns
@@ -163,7 +171,7 @@ def clear_pages_kernel():
     return next(name for name in _CLEAR_PAGES_FALLBACK if name in available)
 
 
-def nontemporal_kernel(widest=False):
+def nontemporal_kernel(widest: bool = False) -> str | None:
     """A non-temporal clear kernel this CPU can run, that can write any value.
 
     Parameters
@@ -184,7 +192,7 @@ def nontemporal_kernel(widest=False):
     return max(reversed(table), key=lambda k: k.unit).name if widest else table[0].name
 
 
-def kernel_roles():
+def kernel_roles() -> dict[str, tuple[str, ...]]:
     """Kernels by the role a study gives them, from the registry alone.
 
     Returns
@@ -201,12 +209,12 @@ def kernel_roles():
     }
 
 
-def _check_name(name):
+def _check_name(name: object) -> None:
     if not isinstance(name, str):
         raise ValueError(f"kernel must be a name (str), not {name!r}")
 
 
-def fill(buffer, value, kernel="default"):
+def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     """Set every byte of a buffer to `value` with the named kernel.
 
     Parameters
@@ -234,7 +242,7 @@ def fill(buffer, value, kernel="default"):
     _core.fill(buffer, value, kernel)
 
 
-def clear(buffer, kernel="default"):
+def clear(buffer: _Writable, kernel: str = "default") -> None:
     """Zero a buffer with the named clear kernel.
 
     Parameters
@@ -255,7 +263,7 @@ def clear(buffer, kernel="default"):
     fill(buffer, 0, kernel)
 
 
-def copy(dst, src, kernel="default"):
+def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
     """Copy `src` into `dst` with the named copy kernel.
 
     Parameters

@@ -1,14 +1,16 @@
 """Memory regions with a chosen page size, usable as buffers from Python."""
 
+from __future__ import annotations
+
 from . import _core
 from .units import parse_page, parse_size
 
 __all__ = ["region", "thp_mode"]
 
-_THP = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
+_THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
 
 
-def thp_mode(thp, shift):
+def thp_mode(thp: bool | None, shift: int) -> int:
     """The C core's transparent-huge-page mode for a mapping.
 
     Parameters
@@ -36,7 +38,13 @@ def thp_mode(thp, shift):
     return _THP[thp]
 
 
-def region(size, page="4KB", thp=None, populate=True, guard=False):
+def region(
+    size: int | str,
+    page: int | str = "4KB",
+    thp: bool | None = None,
+    populate: bool = True,
+    guard: bool = False,
+) -> _core.Region:
     """Map an anonymous memory region with a chosen page size.
 
     Parameters

@@ -11,12 +11,16 @@ Every reader takes a `root` (default "/") so that tests can point it at a
 tree of fixture files instead of the live /sys and /proc.
 """
 
+from __future__ import annotations
+
 import copy
 import functools
 import os
 import platform
 import re
 import subprocess
+from collections.abc import Mapping
+from typing import Any
 
 from . import _core, hugepages
 
@@ -35,11 +39,11 @@ _SYSCONF_CACHES = {
 }
 
 
-def _path(root, rel):
+def _path(root: str, rel: str) -> str:
     return os.path.join(root, rel)
 
 
-def _read(path):
+def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read().strip()
@@ -47,7 +51,7 @@ def _read(path):
         return None
 
 
-def _cpu_model(root):
+def _cpu_model(root: str) -> str:
     text = _read(_path(root, "proc/cpuinfo")) or ""
     for line in text.splitlines():
         key, _, value = line.partition(":")
@@ -56,7 +60,7 @@ def _cpu_model(root):
     return platform.processor() or "unknown"
 
 
-def _size_bytes(text):
+def _size_bytes(text: str | None) -> int | None:
     """sysfs cache sizes read "48K", "1024K", "32768K"; None for anything else or 0."""
     m = re.fullmatch(r"(\d+)([KMG]?)", text or "")
     if not m:
@@ -65,7 +69,7 @@ def _size_bytes(text):
     return n or None
 
 
-def sysconf_caches():
+def sysconf_caches() -> dict[str, int]:
     """Cache sizes as glibc's ``sysconf()`` reports them, through ``getconf -a``.
 
     Returns
@@ -78,7 +82,7 @@ def sysconf_caches():
         out = subprocess.run(["getconf", "-a"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    values = {}
+    values: dict[str, int] = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0] in _SYSCONF_CACHES.values() and parts[1].isdigit():
@@ -86,7 +90,7 @@ def sysconf_caches():
     return values
 
 
-def caches(root="/", sysconf=None):
+def caches(root: str = "/", sysconf: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """cpu0's caches from sysfs, each with its source and sysconf's opinion.
 
     Parameters
@@ -114,7 +118,7 @@ def caches(root="/", sysconf=None):
         entries = sorted(e for e in os.listdir(base) if re.fullmatch(r"index\d+", e))
     except OSError:
         entries = []
-    found = []
+    found: list[dict[str, Any]] = []
     for entry in entries:
         d = os.path.join(base, entry)
         level = int(_read(os.path.join(d, "level")) or 0)
@@ -122,7 +126,7 @@ def caches(root="/", sysconf=None):
         size = _size_bytes(_read(os.path.join(d, "size")))
         if not level or size is None:
             continue  # never trust a 0 or a missing size
-        cache = {
+        cache: dict[str, Any] = {
             "level": level,
             "type": kind,
             "size_bytes": size,
@@ -154,7 +158,7 @@ def caches(root="/", sysconf=None):
     return found
 
 
-def cache_bytes(info, level, kind="Unified"):
+def cache_bytes(info: Mapping[str, Any], level: int, kind: str = "Unified") -> int | None:
     """The size of one cache level.
 
     Parameters
@@ -173,11 +177,12 @@ def cache_bytes(info, level, kind="Unified"):
     """
     for c in info.get("caches", ()):
         if c["level"] == level and c["type"] in (kind, "Unified"):
-            return c["size_bytes"]
+            size: int = c["size_bytes"]  # caches() writes an int
+            return size
     return None
 
 
-def llc_bytes(info=None):
+def llc_bytes(info: Mapping[str, Any] | None = None) -> int | None:
     """The last-level cache's size.
 
     Parameters
@@ -195,12 +200,13 @@ def llc_bytes(info=None):
     levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
     if not levels:
         return None
-    return max(levels, key=lambda c: c["level"])["size_bytes"]
+    size: int = max(levels, key=lambda c: c["level"])["size_bytes"]  # an int, as caches() writes
+    return size
 
 
-def _hugepages(root):
+def _hugepages(root: str) -> dict[str, dict[str, Any]]:
     """The pools keyed as sysfs names them ("2048kB"); hugepages.pools() has the detail."""
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for p in hugepages.pools(_path(root, _HUGEPAGE_DIR)).values():
         key = f"{p.page_bytes // 1024}kB"
         found[key] = {
@@ -215,13 +221,13 @@ def _hugepages(root):
     return found
 
 
-def _bracketed(text):
+def _bracketed(text: str | None) -> str | None:
     """The selected word of a sysfs choice list: "always [madvise] never" -> "madvise"."""
     m = re.search(r"\[([^\]]+)\]", text or "")
     return m.group(1) if m else None
 
 
-def preemption(root="/", uname_version=None):
+def preemption(root: str = "/", uname_version: str | None = None) -> dict[str, str | None]:
     """The kernel's preemption model and where it was read.
 
     debugfs sched/preempt names the live model of a PREEMPT_DYNAMIC kernel
@@ -274,9 +280,9 @@ def preemption(root="/", uname_version=None):
     return {"model": "unknown", "source": None}
 
 
-def _numa_nodes(root):
+def _numa_nodes(root: str) -> list[dict[str, Any]]:
     base = _path(root, _NODE_DIR)
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     try:
         entries = sorted(os.listdir(base))
     except OSError:
@@ -290,9 +296,9 @@ def _numa_nodes(root):
     return sorted(nodes, key=lambda n: n["node"])
 
 
-def _memory(root):
+def _memory(root: str) -> dict[str, int]:
     text = _read(_path(root, "proc/meminfo")) or ""
-    mem = {}
+    mem: dict[str, int] = {}
     for key, name in (("MemTotal", "total_bytes"), ("MemAvailable", "available_bytes")):
         m = re.search(rf"^{key}:\s+(\d+) kB", text, re.M)
         if m:
@@ -300,7 +306,7 @@ def _memory(root):
     return mem
 
 
-def _dczva_block():
+def _dczva_block() -> int | None:
     """arm64: the DC ZVA block in bytes, as DCZID_EL0 gives it: the unit of
     the registry's kernel that needs the dczva feature."""
     from .kernels import kernels
@@ -312,7 +318,7 @@ def _dczva_block():
 
 
 @functools.cache
-def _static(root):
+def _static(root: str) -> dict[str, Any]:
     uname = os.uname()
     thp = _path(root, "sys/kernel/mm/transparent_hugepage")
     return {
@@ -340,7 +346,7 @@ def _static(root):
     }
 
 
-def machine(root="/"):
+def machine(root: str = "/") -> dict[str, Any]:
     """This machine, as every saved result records it.
 
     Static facts (CPU model and features, caches, kernel, THP, preemption, NUMA
@@ -368,11 +374,11 @@ def machine(root="/"):
     return info
 
 
-def _mib(n):
+def _mib(n: float) -> str:
     return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n / 2**10:g} KiB"
 
 
-def summary(info):
+def summary(info: Mapping[str, Any]) -> list[str]:
     """The machine as lines of plain text, for ``pagezero info`` and reports.
 
     Parameters
@@ -420,7 +426,7 @@ def summary(info):
     return lines
 
 
-def build_info():
+def build_info() -> dict[str, Any]:
     """What made this pagezero, as every results file records it.
 
     Returns

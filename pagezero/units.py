@@ -6,6 +6,8 @@ second (format_rate, gb_per_sec), and the tables, reports and plots of this
 package say "GB/s" for 10**9 bytes per second (gbps, format_gbps).
 """
 
+from __future__ import annotations
+
 import re
 
 __all__ = [
@@ -34,7 +36,7 @@ GBPS = 1e9
 PAGE_SHIFTS = {"4KB": 12, "2MB": 21, "1GB": 30}
 
 
-def parse_size(value, what="size", allow_zero=False):
+def parse_size(value: int | str, what: str = "size", allow_zero: bool = False) -> int:
     """A size in bytes, from an int or a string as ``perf bench mem`` takes it.
 
     Parameters
@@ -84,7 +86,7 @@ def parse_size(value, what="size", allow_zero=False):
     return n
 
 
-def format_size(n):
+def format_size(n: int) -> str:
     """The shortest exact spelling of a size.
 
     Parameters
@@ -105,7 +107,7 @@ def format_size(n):
     return f"{n}B"
 
 
-def parse_page(value):
+def parse_page(value: int | str) -> int:
     """The shift of a page size.
 
     Parameters
@@ -123,6 +125,7 @@ def parse_page(value):
     ValueError
         For any other size or spelling.
     """
+    n: int | None
     try:
         n = parse_size(value, what="page size")
     except ValueError:
@@ -133,12 +136,23 @@ def parse_page(value):
     raise ValueError(f"invalid page size {value!r}: expected 4KB, 2MB or 1GB")
 
 
-def format_page(shift):
-    """The page size of a shift, spelled as :func:`format_size` does (21 gives ``"2MB"``)."""
+def format_page(shift: int) -> str:
+    """The page size of a shift, spelled as :func:`format_size` does.
+
+    Parameters
+    ----------
+    shift : int
+        The page shift: 12, 21 or 30.
+
+    Returns
+    -------
+    str
+        The page size: 21 gives ``"2MB"``.
+    """
     return format_size(1 << shift)
 
 
-def format_rate(bytes_per_sec):
+def format_rate(bytes_per_sec: float) -> str:
     """A rate as perf's ``print_bps()`` prints it (tools/perf/bench/mem-functions.c).
 
     Parameters
@@ -163,7 +177,7 @@ def format_rate(bytes_per_sec):
     return f" {x / k / k / k:14f} GB/sec"
 
 
-def gb_per_sec(bytes_per_sec):
+def gb_per_sec(bytes_per_sec: float) -> float:
     """A rate in perf's GB/sec.
 
     Parameters
@@ -179,7 +193,7 @@ def gb_per_sec(bytes_per_sec):
     return bytes_per_sec / (1 << 30)
 
 
-def gbps(bytes_per_sec):
+def gbps(bytes_per_sec: float) -> float:
     """A rate in GB/s, the unit of pagezero's tables, reports and plots.
 
     Parameters
@@ -195,7 +209,7 @@ def gbps(bytes_per_sec):
     return bytes_per_sec / GBPS
 
 
-def format_gbps(bytes_per_sec, digits=1):
+def format_gbps(bytes_per_sec: float | None, digits: int = 1) -> str:
     """A rate as text in GB/s (10^9 bytes per second).
 
     Parameters

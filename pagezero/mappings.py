@@ -54,7 +54,7 @@ THP_2MB_SYSFS = "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled"
 # partly 4KB ones.
 THP_MIN_SHARE = 0.95
 # What batch() and folio() take: auto is kernel_backing()'s choice.
-BACKINGS = ("auto", "hugetlb", "thp", "4KB")
+BACKINGS: tuple[str, ...] = ("auto", "hugetlb", "thp", "4KB")
 _HUGE = 2 << 20
 
 # What smaps is scanned for: (address, length) pairs, or objects with the

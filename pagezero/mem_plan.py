@@ -156,10 +156,11 @@ class Plan:
             One size in bytes per thread: `nbytes` each in private mode, else
             4KB-aligned parts, the last taking the rest.
         """
-        if self.threads_mode == "private" or self.threads == 1:
-            return (self.nbytes,) * self.threads
-        part = self.nbytes // self.threads // _PART_ALIGN * _PART_ALIGN
-        return (part,) * (self.threads - 1) + (self.nbytes - part * (self.threads - 1),)
+        threads: int = self.threads
+        if self.threads_mode == "private" or threads == 1:
+            return (self.nbytes,) * threads
+        part = self.nbytes // threads // _PART_ALIGN * _PART_ALIGN
+        return (part,) * (threads - 1) + (self.nbytes - part * (threads - 1),)
 
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params.

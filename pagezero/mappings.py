@@ -5,9 +5,9 @@ with 2MB and 1GB pages: clear_pages() pays almost no TLB misses. A user-space
 buffer on 4KB pages pays one per 4KB once the buffer outgrows the L2 TLB's
 reach, so a study on 4KB pages beyond the L2 measures the TLB as much as the
 stores (benchmarks/page_sizes.py measures it: clearing 1GB on an EPYC VM,
-2MB pages ran every kernel 1.11-1.29x as fast as 4KB pages). The studies that stand for the kernel (the
-report's extents and chunks, advise, batch, folio) therefore clear buffers on
-2MB pages, the best way this machine can give them:
+2MB pages ran every kernel 1.11-1.29x as fast as 4KB pages). The studies that
+stand for the kernel (the report's extents and chunks, advise, batch, folio)
+therefore clear buffers on 2MB pages, the best way this machine can give them:
 
 1. hugetlb, when the 2MB pool has enough pages available to a new mapping;
 2. else transparent huge pages, asked with MADV_HUGEPAGE before the first

@@ -49,7 +49,7 @@ class Advice:
     runs : int
         The runs (processes) that measured the cells.
     passes : int
-        The timed passes per cell and run.
+        The timed passes per cell and run, over all its rounds.
     seconds : float
         The sweep's wall time, in seconds.
     cells : dict of (str, int) to dict
@@ -60,6 +60,8 @@ class Advice:
         The pages the region was on, in words.
     interrupted : str or None
         None, or the signal that cut the sweep short ("SIGINT").
+    rounds : int
+        The shuffled visits of every cell per run, that the passes were spread over.
     """
 
     knee_bytes: int
@@ -78,6 +80,7 @@ class Advice:
     knee_tied: tuple[int, ...] = ()  # other extents whose knee fit is within noise
     backing: str = "4KB"  # the pages the region was on, in words
     interrupted: str | None = None  # None, or the signal that cut the sweep short ("SIGINT")
+    rounds: int = 1  # shuffled visits of every cell per run
 
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
@@ -119,6 +122,7 @@ class Advice:
         n_kernels = len({k for k, _ in self.cells})
         runs = (
             f"{self.runs} runs (fresh processes) of {self.passes} passes each"
+            + (f" in {self.rounds} shuffled rounds" if self.rounds > 1 else "")
             if self.runs > 1
             else f"1 run of {self.passes} passes (--quick: the noise between runs is "
             "unknown, ties judged by the passes' spread)"

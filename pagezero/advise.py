@@ -67,16 +67,21 @@ DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 # The sweeps. The region must be larger than the LLC several times over, and
 # than the largest extent, so every extent is cleared from cold memory. Each
 # run is a fresh process (the quick sweep's one run is this process) that
-# visits every (kernel, extent) cell once in its own shuffled order, on the
-# one region it maps (_shared_region), as `passes` timed passes after the
-# untimed one pagezero.batch() always makes. Five runs of eight passes: with
-# three of three, the largest batches (two per pass) spread 10-20% between
-# runs here and the advice changed with them; this takes about a minute.
+# maps one region (_shared_region) and visits every (kernel, extent) cell
+# `rounds` times, each round in an order shuffled anew, making `passes` timed
+# passes per visit after the untimed one pagezero.batch() always makes.
+# Rounds, not one long visit: on a shared VM the memory bandwidth a run gets
+# changes over seconds (another guest), and a cell whose eight passes all fell
+# in one slow stretch lost 10-20% against the kernel measured just before it,
+# which decided ties by the clock. Spread over four rounds, each cell meets the
+# slow stretches as its neighbours do. Five runs of 4 x 2 passes take about
+# 80 s; the extra untimed pass per visit is the cost of interleaving.
 SWEEPS: dict[str, dict[str, Any]] = {
     "default": {
         "region": 256 << 20,
         "runs": 5,
-        "passes": 8,
+        "rounds": 4,
+        "passes": 2,
         "extents": (
             4 << 10,
             64 << 10,
@@ -92,6 +97,7 @@ SWEEPS: dict[str, dict[str, Any]] = {
     "quick": {
         "region": 64 << 20,
         "runs": 1,
+        "rounds": 1,
         "passes": 2,
         "extents": (64 << 10, 1 << 20, 8 << 20, 32 << 20),
     },
@@ -233,13 +239,13 @@ def advise(
             flush=True,
         )
     start = time.monotonic()
-    # One repetition of the grid per process: the run is the unit. warmup=0:
+    # `rounds` repetitions of the grid per process: the run is the unit. warmup=0:
     # each batch() makes an untimed pass through its kernel before timing.
     try:
         rs = sweep(
             "advise-cell",
             grid,
-            repeat=cfg["runs"],
+            repeat=cfg["runs"] * cfg["rounds"],
             warmup=0,
             processes=cfg["runs"],
             progress=None if progress else False,
@@ -359,7 +365,8 @@ def _analyse(
         extents=tuple(extents),
         region_bytes=cfg["region"],
         runs=len({run.get("process", 0) for run in rs.runs}),
-        passes=cfg["passes"],
+        passes=cfg["rounds"] * cfg["passes"],
+        rounds=cfg["rounds"],
         seconds=seconds,
         cells=cells,
         knee_tied=tuple(knee_tied),

@@ -4,6 +4,7 @@ import dataclasses
 import functools
 import json
 import signal
+import sys
 
 import pytest
 
@@ -225,6 +226,35 @@ def test_runs_are_fresh_processes_and_recorded():
     assert advice.runs == 2 and advice.to_json()["runs"] == 2
     assert all(c["runs"] == 2 and c["spread_of"] == "runs" for c in advice.cells.values())
     assert "2 runs (fresh processes) of 2 passes each" in advice.describe()[0]
+
+
+def test_each_run_visits_every_cell_once_per_round_in_a_new_order(monkeypatch):
+    """Rounds interleave the cells: a run's first round visits every cell before any
+    cell's second visit, and the rounds' orders are shuffled anew."""
+    advise_module = sys.modules["pagezero.advise"]
+    monkeypatch.setitem(SWEEPS, "quick", {**SWEEPS["quick"], "rounds": 2})
+    seen = {}
+    analyse = advise_module._analyse
+
+    def keep(rs, *args, **kwargs):
+        seen["rs"] = rs
+        return analyse(rs, *args, **kwargs)
+
+    monkeypatch.setattr(advise_module, "_analyse", keep)
+    advice = pagezero.advise(quick=True, runs=2, budgets_ms=(1,))
+    assert advice.passes == 4 and advice.rounds == 2
+    assert "2 runs (fresh processes) of 4 passes each in 2 shuffled rounds" in advice.describe()[0]
+    rs = seen["rs"]
+    by_process = {}
+    for result, run in zip(rs.results, rs.runs):
+        by_process.setdefault(run["process"], []).append((result.function, result.batch_bytes))
+    assert sorted(by_process) == [0, 1]
+    n_cells = len(advice.cells)
+    for visits in by_process.values():
+        assert len(visits) == 2 * n_cells
+        first, second = visits[:n_cells], visits[n_cells:]
+        assert set(first) == set(second) == set(advice.cells)
+    assert any(v[:n_cells] != v[n_cells:] for v in by_process.values())
 
 
 # A signal in the middle of the sweep ---------------------------------------------

@@ -39,7 +39,7 @@ def _ms(value):
 
 
 def study_advice(out_dir, cfg, info, functions, progress, quick):
-    """The advice study: :func:`pagezero.advise` (5 runs of 8 passes, or 1 run with
+    """The advice study: :func:`pagezero.advise` (5 runs of 4 rounds of 2 passes, or 1 run with
     ``quick``), saved as ``advice.json`` and set out as a table per latency budget:
     the batch and kernel, its GB/s (10^9 bytes/s), the typical worst batch (ms) the
     budget was checked against, whether it fits, and the tied alternatives.

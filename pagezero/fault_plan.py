@@ -278,7 +278,7 @@ def check_hugepages(p: FaultPlan) -> None:
         Naming the sysfs file to write, when the pool lacks free hugepages.
     """
     if p.hugetlb:
-        hugepages.check_available(p.page, p.hugepages_needed)
+        hugepages.check_available(p.page, p.hugepages_needed, can_reserve=True)
 
 
 @contextlib.contextmanager

@@ -203,7 +203,7 @@ def pages_needed(nbytes: int, page: str | int, count: int = 1) -> int:
     return count * -(-nbytes // size)
 
 
-def check_available(page: str | int, needed: int) -> Pool:
+def check_available(page: str | int, needed: int, can_reserve: bool = False) -> Pool:
     """Check that a new mapping can have `needed` pages of `page` now.
 
     Parameters
@@ -212,6 +212,10 @@ def check_available(page: str | int, needed: int) -> Pool:
         ``"2MB"`` or ``"1GB"``.
     needed : int
         Pages.
+    can_reserve : bool
+        The caller offers ``--reserve`` / ``reserve=True`` (the fault runs): the
+        message then names that way too. Other callers have no such option, and
+        a hint at one would send the user looking for it.
 
     Returns
     -------
@@ -231,8 +235,8 @@ def check_available(page: str | int, needed: int) -> Pool:
         errno.ENOMEM,
         f"not enough {p.page} hugepages: {needed} needed, {p.available} available "
         f"({p.total} in the pool, {p.free} free, {p.reserved} reserved by other mappings); "
-        f"reserve them as root with: echo {p.total + needed - p.available} > {p.path} "
-        f"(or pass --reserve / reserve=True to do it for this run only)",
+        f"reserve them as root with: echo {p.total + needed - p.available} > {p.path}"
+        + (" (or pass --reserve / reserve=True to do it for this run only)" if can_reserve else ""),
     )
 
 

@@ -90,10 +90,12 @@ def _importable(benchmark: str) -> dict[str, str | None]:
         )
     # The folder the module's top-level package sits in, for a module found only
     # through this interpreter's sys.path (a script's own folder).
+    # A package's own module is its __init__.py, one folder further down.
     path = getattr(sys.modules[module], "__file__", None)
     if path:
+        levels = module.count(".") + (os.path.basename(path) == "__init__.py")
         path = os.path.dirname(os.path.abspath(path))
-        for _ in range(module.count(".") + (os.path.basename(path) == "__init__.py")):
+        for _ in range(levels):
             path = os.path.dirname(path)
     return {"module": module, "qualname": qualname, "path": path}
 

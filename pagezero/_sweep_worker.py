@@ -17,8 +17,11 @@ line, to the spec's error file for the sweep to report, and the status is 1.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
+import os
+import shutil
 import signal
 import sys
 from typing import Any
@@ -67,6 +70,33 @@ def _measure(spec: dict[str, Any]) -> int:
     return late.exit_status if late else 0
 
 
+# prctl(2): have the kernel send this process a signal when its parent ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent: int | None) -> None:
+    """Stop, as a stop signal would, when the sweep that started this worker ends.
+
+    The worker runs in a session of its own (so that a terminal's Ctrl-C reaches
+    it once, from the sweep), and a sweep killed outright (SIGKILL, the OOM
+    killer) cannot pass a signal on: without this the worker would clear memory
+    for nobody until its repetitions were done. The stop signals are still held
+    here, so SIGTERM arrives as an Interrupted once they are unblocked; a parent
+    that ended before prctl() took effect is caught by its pid.
+    """
+    if parent is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _orphaned(spec: dict[str, Any]) -> bool:
+    parent = spec.get("parent")
+    return parent is not None and os.getppid() != parent
+
+
 def main() -> int:
     """Measure the spec named by ``sys.argv[1]``; the process's exit status.
 
@@ -78,6 +108,16 @@ def main() -> int:
     """
     with open(sys.argv[1]) as f:
         spec = json.load(f)
+    _end_with_parent(spec.get("parent"))
+    status = _run(spec)
+    if _orphaned(spec):
+        # Nobody will read the results: the folder is the dead sweep's, and is removed
+        # as the sweep would have removed it.
+        shutil.rmtree(os.path.dirname(os.path.abspath(spec["output"])), ignore_errors=True)
+    return status
+
+
+def _run(spec: dict[str, Any]) -> int:
     try:
         with signals_interrupt():
             # The sweep starts this process with the stop signals held (sweep_workers._run_worker):

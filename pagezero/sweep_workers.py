@@ -222,6 +222,7 @@ def run_workers(
                 "output": os.path.join(tmp, f"worker{proc}.json"),
                 "error": os.path.join(tmp, f"worker{proc}.error"),
                 "progress": progress,
+                "parent": os.getpid(),
             }
             part, interrupted, reason = _run_worker(spec, tmp)
             if reason is not None:

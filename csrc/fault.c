@@ -238,7 +238,13 @@ static size_t lat_per_pass(const struct pz_fault_params *p)
 
 size_t pz_fault_lat_count(const struct pz_fault_params *p)
 {
-	return lat_per_pass(p) * p->threads * p->loops;
+	size_t n;
+
+	/* Saturate: a product that wrapped would pass the caller's "too many" check. */
+	if (__builtin_mul_overflow(lat_per_pass(p), (size_t)p->threads, &n) ||
+	    __builtin_mul_overflow(n, (size_t)p->loops, &n))
+		return SIZE_MAX;
+	return n;
 }
 
 static void timed_pass(struct run *run, unsigned t, unsigned loop)

@@ -60,7 +60,7 @@ struct pz_fault_out {
 	unsigned loops_done;          /* loops completed: the valid entries (see pz_fault_run) */
 };
 
-/* Latency samples one run records (0 without lat_unit). */
+/* Latency samples one run records (0 without lat_unit; SIZE_MAX when that overflows). */
 size_t pz_fault_lat_count(const struct pz_fault_params *p);
 
 /*

@@ -193,6 +193,19 @@ static void test_errors(void)
 	CHECK(pz_fault_run(&p, &clock, &out) == -EINVAL, "latencies without a buffer");
 	pz_clock_close(&clock);
 
+	/* A latency count that would wrap saturates, so that a "too many" check refuses it. */
+	p = ok;
+	p.size = SIZE_MAX / 2 + 4096; /* pz_fault_lat_count() counts, pz_fault_run() checks */
+	p.lat_unit = 1;
+	p.threads = 2;
+	CHECK(pz_fault_lat_count(&p) == SIZE_MAX, "latency count saturates");
+	p.threads = 1;
+	p.loops = 3;
+	CHECK(pz_fault_lat_count(&p) == SIZE_MAX, "latency count saturates over loops");
+	p.size = MB;
+	p.lat_unit = 4096;
+	CHECK(pz_fault_lat_count(&p) == 3 * (MB / 4096), "latency count");
+
 	/*
 	 * A mapping the kernel refuses: 64TB is more than any machine here has,
 	 * and the heuristic (0) and strict (2) overcommit modes refuse it at

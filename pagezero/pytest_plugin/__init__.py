@@ -154,6 +154,8 @@ def pytest_runtest_makereport(
     from .baseline import judge
 
     report = outcome.get_result()
+    if not report.passed:  # failed or skipped on its own: nothing to add
+        return
     try:
         failure = judge(state, item.nodeid)
     except Exception as e:  # noqa: BLE001 -- a fault here is this test's, not the session's
@@ -163,7 +165,7 @@ def pytest_runtest_makereport(
     # AND errored ("1 passed, 1 error"), where the regression is the test's
     # own outcome; a hook also sees the test's results after its body is done,
     # whatever fixtures it used.
-    if failure is not None and report.passed:
+    if failure is not None:
         report.outcome = "failed"
         report.longrepr = failure
 

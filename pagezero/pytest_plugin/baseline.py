@@ -178,7 +178,7 @@ def _without_baseline(state: PluginState, rows: Iterable[Mapping[str, Any]]) -> 
         label = result.label()
         if point_key(result) not in known and label not in shown:
             shown.add(label)
-            lines.append(f"no baseline point, passed: {label}")
+            lines.append(f"no baseline point, not compared: {label}")
     return lines
 
 

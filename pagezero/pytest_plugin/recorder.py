@@ -12,6 +12,7 @@ ResultSet.save/load as any parameter does.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .state import TEST_PARAM, PluginState
@@ -60,13 +61,16 @@ class Bench:
         """pagezero.folio(...), runs=3 unless given; the answer is recorded."""
         return self._measure("folio", args, kwargs)
 
-    def _measure(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _measure(
+        self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Result | ResultSet | None:
         # Looked up at each call, not bound once: the API as the test's
         # process has it (a test may wrap or replace a function).
         import pagezero
 
         kwargs.setdefault("runs", DEFAULT_RUNS)
-        answer = getattr(pagezero, API[method])(*args, **kwargs)
+        function: Callable[..., Result | ResultSet | None] = getattr(pagezero, API[method])
+        answer = function(*args, **kwargs)
         record(self._state, self.nodeid, answer)
         return answer
 

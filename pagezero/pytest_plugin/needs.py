@@ -1,7 +1,7 @@
 """The pagezero marker: what a test's measurement needs, checked before it runs.
 
 ``@pytest.mark.pagezero(hugepages={"2MB": 512}, features=["avx512f"],
-kernels=["x86-64-clzero"])``: a CPU feature pagezero does not detect here
+kernels=[...])``: a CPU feature pagezero does not detect here
 (pagezero._core.cpu_features(), which PAGEZERO_HIDE_FEATURES can mask), a
 kernel this CPU cannot run (pagezero.kernels(), with its reason) or too few
 free hugepages skip the test with the missing need named: missing hardware is

@@ -29,11 +29,16 @@ def hugepage_test(pytester, body="pass"):
     pytester.makepyfile(test_huge=HUGEPAGE_TEST.replace("BODY", body))
 
 
-def test_missing_hugepages_skip_naming_them(pytester, fake):
+@pytest.mark.parametrize("where, args", [("test_huge.py:*", []), ("*", ["-p", "no:skipping"])])
+def test_missing_hugepages_skip_naming_them(pytester, fake, where, args):
+    # Filed under the test's own location, as a skip marker is; without the
+    # skipping plugin, the plugin skips the test itself.
     hugepage_test(pytester)
-    result = pytester.runpytest_inprocess("-rs")
+    result = pytester.runpytest_inprocess("-rs", *args)
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*needs 3 free 2MB hugepages (0 available; --pagezero-reserve*"])
+    result.stdout.fnmatch_lines(
+        [f"SKIPPED [[]1[]] {where}: needs 3 free 2MB hugepages (0 available; --pagezero-reserve*"]
+    )
     assert fake.writes == []
 
 
@@ -58,6 +63,18 @@ def test_reserve_gives_the_pages_back_when_the_run_is_interrupted(pytester, fake
     recorder = pytester.inline_run("--pagezero-reserve", no_reraise_ctrlc=True)
     assert recorder.ret == pytest.ExitCode.INTERRUPTED
     assert fake.writes == [3, 0] and fake.get("total") == 0
+
+
+def test_a_test_skipped_otherwise_takes_no_pages(pytester, fake):
+    pytester.makepyfile(
+        test_huge=HUGEPAGE_TEST.replace("BODY", "").replace(
+            "@pytest.mark.pagezero", "@pytest.mark.skip(reason='not today')\n@pytest.mark.pagezero"
+        )
+    )
+    result = pytester.runpytest_inprocess("-rs", "--pagezero-reserve")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*not today*"])
+    assert fake.writes == []
 
 
 def test_reserve_not_possible_skips_saying_why(pytester, fake, monkeypatch):
@@ -105,8 +122,8 @@ def test_missing_features_and_kernels_skip_naming_them(pytester, monkeypatch):
     result.assert_outcomes(passed=1, skipped=2, errors=1)
     result.stdout.fnmatch_lines_random(
         [
-            f"SKIPPED * needs CPU feature {feature}",
-            f"SKIPPED * needs kernel {kernel} (*{feature}*)",
+            f"SKIPPED [[]1[]] test_needs.py:*: needs CPU feature {feature}",
+            f"SKIPPED [[]1[]] test_needs.py:*: needs kernel {kernel} (*{feature}*)",
             "*pagezero marker: no kernel named 'no-such-kernel'*",
         ]
     )

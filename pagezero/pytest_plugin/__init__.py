@@ -50,6 +50,9 @@ MARKER = (
 
 # The hugepage reservations of the running test, closed after its teardown.
 _RESERVED = pytest.StashKey[contextlib.ExitStack]()
+# A marked test's missing needs, in words, and the hugepages to reserve for it.
+_SKIP = pytest.StashKey[str]()
+_TO_RESERVE = pytest.StashKey[dict[str, int]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -99,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER)
     state = PluginState.from_options(config.option)
     config.stash[STATE] = state
+    config.pluginmanager.register(_BeforeFixtures(), "pagezero-before-fixtures")
     if state.compare is not None:
         from .baseline import load_baseline
 
@@ -123,10 +127,39 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("pagezero")
     if marker is None:
         return
-    from .needs import check_needs
+    from .needs import missing_needs
 
-    # tryfirst: before the fixtures, so a test that cannot run maps nothing.
-    check_needs(marker, item.config.stash[STATE].reserve, item.stash[_RESERVED])
+    missing, to_reserve = missing_needs(marker, item.config.stash[STATE].reserve)
+    if missing:
+        # As a skip marker, so that the skipping plugin reports the skip at the
+        # test's own location (with -rs, a skip raised here would be filed
+        # under this plugin's file, the test unnamed): its tryfirst setup hook,
+        # registered before this plugin, is called after this one.
+        reason = "needs " + "; ".join(missing)
+        item.add_marker(pytest.mark.skip(reason=reason))
+        item.stash[_SKIP] = reason
+    item.stash[_TO_RESERVE] = to_reserve
+
+
+class _BeforeFixtures:
+    """A plain setup hook, called after every tryfirst one (the skipping
+    plugin's among them) and before the fixtures are set up (the runner's,
+    registered before it)."""
+
+    @staticmethod
+    def pytest_runtest_setup(item: pytest.Item) -> None:
+        reason = item.stash.get(_SKIP, None)
+        if reason is not None:  # the skipping plugin is off (-p no:skipping)
+            pytest.skip(reason)
+        to_reserve = item.stash.get(_TO_RESERVE, None)
+        if not to_reserve:
+            return
+        from .needs import reserve_needs
+
+        # Here, not in the tryfirst hook: a test skipped for any reason takes no pages.
+        missing = reserve_needs(to_reserve, item.stash[_RESERVED])
+        if missing:
+            pytest.skip("needs " + "; ".join(missing))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -19,11 +19,11 @@ from typing import Any, NoReturn
 
 import pytest
 
-from .._core import MappingError, PagezeroError, cpu_features
+from .._core import PagezeroError, cpu_features
 from ..hugepages import pool, reserve
 from ..kernels import KINDS, kernels
 
-__all__ = ["check_needs"]
+__all__ = ["missing_needs", "reserve_needs"]
 
 
 def _bad(message: str) -> NoReturn:
@@ -58,14 +58,14 @@ def _missing_kernels(names: list[str]) -> list[str]:
     return missing
 
 
-def _hugepages(value: Any, reserving: bool, stack: contextlib.ExitStack) -> list[str]:
-    """What is missing of the hugepages asked for; with `reserving`, nothing
-    reservable: those are reserved on `stack` instead."""
+def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
+    """What is missing of the hugepages asked for, and with `reserving` what
+    to reserve instead: ([missing need], {page: pages needed})."""
     if value is None:
-        return []
+        return [], {}
     if not isinstance(value, Mapping):
         _bad(f"hugepages must be a dict such as {{'2MB': 512}}, not {value!r}")
-    missing = []
+    missing, to_reserve = [], {}
     for page, count in value.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             _bad(f"hugepages[{page!r}] must be a count, not {count!r}")
@@ -73,41 +73,40 @@ def _hugepages(value: Any, reserving: bool, stack: contextlib.ExitStack) -> list
             have = pool(page)
         except ValueError as e:
             _bad(f"hugepages: {e}")
-            continue
         except PagezeroError as e:  # no such pool on this kernel
             missing.append(f"{count} {page} hugepages ({e})")
             continue
         if have.available >= count:
             continue
-        if not reserving:
+        if reserving:
+            to_reserve[page] = count
+        else:
             missing.append(
                 f"{count} free {page} hugepages ({have.available} available; "
                 f"--pagezero-reserve reserves them as root)"
             )
-            continue
-        try:
-            stack.enter_context(reserve(page, count))
-        except (MappingError, PagezeroError) as e:
-            missing.append(f"{count} free {page} hugepages (reserving failed: {e})")
-    return missing
+    return missing, to_reserve
 
 
-def check_needs(marker: pytest.Mark, reserving: bool, stack: contextlib.ExitStack) -> None:
-    """Skip the test unless what its pagezero marker asks for is here.
+def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict[str, int]]:
+    """What the test's pagezero marker asks for and this machine lacks.
 
     Parameters
     ----------
     marker : pytest.Mark
         The test's ``pagezero`` marker.
     reserving : bool
-        --pagezero-reserve: reserve missing hugepages rather than skip.
-    stack : contextlib.ExitStack
-        Where reservations are held until the test's protocol ends.
+        --pagezero-reserve: missing hugepages are to be reserved, not missed.
+
+    Returns
+    -------
+    tuple of (list of str, dict)
+        The missing needs, each in words ("CPU feature avx512f", "kernel ...
+        (reason)", "512 free 2MB hugepages (...)"), and the hugepages to
+        reserve, {page: pages}, empty unless `reserving`.
 
     Raises
     ------
-    pytest.skip.Exception
-        Naming every missing need.
     pytest.fail.Exception
         A marker argument of the wrong shape, or a kernel name pagezero does not
         know (a typo, not missing hardware): the test errors in its setup.
@@ -120,8 +119,23 @@ def check_needs(marker: pytest.Mark, reserving: bool, stack: contextlib.ExitStac
         )
     missing = _missing_features(_check_names("features", marker.kwargs.get("features")))
     missing += _missing_kernels(_check_names("kernels", marker.kwargs.get("kernels")))
-    if missing:  # before reserving: a test that cannot run takes no pages
-        pytest.skip("needs " + "; ".join(missing))
-    missing = _hugepages(marker.kwargs.get("hugepages"), reserving, stack)
-    if missing:
-        pytest.skip("needs " + "; ".join(missing))
+    short, to_reserve = _hugepages(marker.kwargs.get("hugepages"), reserving)
+    return missing + short, to_reserve
+
+
+def reserve_needs(to_reserve: Mapping[str, int], stack: contextlib.ExitStack) -> list[str]:
+    """Reserve the hugepages on `stack`, which gives them back when it closes.
+
+    Returns
+    -------
+    list of str
+        What could not be reserved, with the reason (not root, too few pages
+        found by the kernel); empty when all were.
+    """
+    missing = []
+    for page, count in to_reserve.items():
+        try:
+            stack.enter_context(reserve(page, count))
+        except PagezeroError as e:  # MappingError among them
+            missing.append(f"{count} free {page} hugepages (reserving failed: {e})")
+    return missing

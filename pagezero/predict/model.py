@@ -9,6 +9,7 @@ difference. Another policy P changes only the clear, so its fault takes
 remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
 
 Assumptions, which every prediction states:
+
 - the remainder does not change with the policy;
 - user space clears as fast as the kernel through its direct map would, which
   is why the replays clear huge pages (the direct map's are 2MB or 1GB: no

@@ -71,11 +71,12 @@ def test_quick_scale_predicts_2mb_only_with_fewer_replays(tmp_path, monkeypatch)
 
 def test_no_fit_projects_nothing_and_says_why(tmp_path, monkeypatch):
     p = synthetic_prediction(fits=False)
+    p.explained = 0.4
     p.verdict = "the replay explains 40% of the fault time, under 60%: the model does not fit"
     section, _ = study(tmp_path, monkeypatch, {"2MB": p}, quick=True)
     body = "\n".join(section.body)
     assert "Projected fault rates" not in body and "does not fit" in body
-    assert "nothing projected" in section.summary[0]
+    assert "under 60%: the model does not fit this machine" in section.summary[0]
 
 
 def test_a_signal_keeps_the_partial_and_marks_the_section(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import os
 from .._core import PagezeroError
 from ..files import atomic_write
 from ..interrupt import as_interrupted
-from ..predict import predict
+from ..predict import FIT_HIGH, FIT_LOW, predict
 from .cells import Section, failure_text, holding, rate
 
 __all__ = ["study_predict", "MILAN"]
@@ -100,8 +100,8 @@ def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
 def _tabulate(section, found, notes):
     rows = [
         "| page | explained | fault GB/s | replayed policy | replay GB/s | remainder (us/fault) "
-        "| runs kept |",
-        "|---|---|---|---|---|---|---|",
+        "| runs kept | faults on |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     proj = [
         "| page | policy | preempt | kernel | projected GB/s | low..high |",
@@ -114,7 +114,7 @@ def _tabulate(section, found, notes):
         rows.append(
             f"| {p.page} | {p.explained:.0%} | {rate(p.fault_bytes_per_sec)} | {r.policy} "
             f"({r.strategy}, {r.source}) | {rate(p.replay_bytes_per_sec)} | {p.remainder_us:.1f} "
-            f"| {p.runs - p.discarded_runs} of {p.runs} |"
+            f"| {p.runs - p.discarded_runs} of {p.runs} | {p.fault_pages.split(' (')[0]} |"
         )
         for x in p.projections:
             proj.append(
@@ -140,7 +140,7 @@ def _tabulate(section, found, notes):
             if len(proj) > 2
             else []
         ),
-        *[f"\n{p.verdict}." for p in found if p.verdict and not p.projections],
+        *[f"\n{p.page}: {p.verdict}." for p in found if p.verdict and not p.projections],
         *[f"\n{n}" for n in notes],
     ]
 
@@ -149,7 +149,11 @@ def _summary(p):
     share = f"The running kernel's clearing explains {p.explained:.0%} of a {p.page} demand fault"
     full = _full_7_0(p)
     if full is None:
-        return f"{share} here; nothing projected ({p.verdict or 'no fit'}; prediction table)."
+        bound = f"under {FIT_LOW:.0%}" if p.explained < FIT_LOW else f"over {FIT_HIGH:.0%}"
+        return (
+            f"{share} here, {bound}: the model does not fit this machine and nothing is "
+            f"projected (prediction table)."
+        )
     a, b = MILAN[p.page]
     return (
         f"{share} here; 7.0 with preempt=full would fault at {rate(full.bytes_per_sec)} GB/s "

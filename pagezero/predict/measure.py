@@ -214,7 +214,7 @@ def predict(
         pages,
         fault_plan.nbytes,
         loops,
-        f"warmed the pool first: one pass of {needed} demand faults over "
+        f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
         f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "
         f"faults on the host)",
     )

@@ -316,3 +316,11 @@ def test_text_names_the_assumptions_and_the_discarded_runs():
     assert "3 of 4 runs kept, 1 discarded as still warming up" in text
     assert text.count("# assumed:") == 2 and "remainder" in text
     assert "process_huge_page()" in text
+
+
+def test_simple_is_the_numbers_one_a_line():
+    p = synthetic_prediction()
+    assert p.simple() == ["1e+10", "1.2e+10", "0.83", "30", "1.1e+10"]
+    p.lost_runs = 1
+    assert "3 of 4 runs kept, 1 discarded as still warming up" in "\n".join(p.describe())
+    assert "; 1 lost (worker died)" in "\n".join(p.describe())

@@ -100,7 +100,7 @@ def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
     return dict(size=size, page=page, function="demand", loops=loops)
 
 
-def _warm(p: Prediction, args: dict[str, Any], thp: bool) -> None:
+def _warm(args: dict[str, Any], thp: bool) -> None:
     """One pass over the pool before any run: on a VM its first touch also
     faults on the host. On THP, also checks that the faults got 2MB pages."""
     warm = _results(faults(**{**args, "loops": 1}))
@@ -115,6 +115,8 @@ def _warm(p: Prediction, args: dict[str, Any], thp: bool) -> None:
 def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
     """The fault runs' seconds per fault (one folio), warming runs dropped."""
     measured = _results(faults(**args, runs=runs))
+    # A worker process that died (its reason printed by the workers) is a run lost.
+    p.lost_runs = runs - len(measured)
     p.run_rates = [_median_rate(r) for r in measured]
     p.discarded_runs = warming_runs(p.run_rates)
     folio = parse_size(p.page)
@@ -220,7 +222,7 @@ def predict(
     )
     try:
         with _pool(page, needed, reserve, thp):
-            _warm(p, args, thp)
+            _warm(args, thp)
             fault_s = _measure_faults(p, args, runs)
             _replay_and_fit(p, replay_for(kernel, folio), fault_s, replay_loops, runs)
     except KeyboardInterrupt as e:

@@ -80,6 +80,8 @@ class Prediction:
         Each fault run's median rate, in the order run, discarded ones too.
     discarded_runs : int
         Leading runs discarded as still warming up (warmup.warming_runs).
+    lost_runs : int
+        Runs whose worker process died, not among the runs.
     warm_up : str
         How the pool was warmed before the runs.
     replay : Replay or None
@@ -98,6 +100,7 @@ class Prediction:
     warm_up: str
     run_rates: list[float] = field(default_factory=list)
     discarded_runs: int = 0
+    lost_runs: int = 0
     fault_bytes_per_sec: float | None = None
     replay: Replay | None = None
     replay_backing: str | None = None
@@ -144,6 +147,7 @@ class Prediction:
             fault_size=self.fault_size,
             fault_loops=self.fault_loops,
             run_bytes_per_sec=list(self.run_rates),
+            lost_runs=self.lost_runs,
             warm_up=self.warm_up,
             replay=asdict(self.replay) if self.replay else None,
             replay_backing=self.replay_backing,
@@ -175,6 +179,7 @@ class Prediction:
                     if self.discarded_runs
                     else ""
                 )
+                + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
             )
             lines.append(f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/sec")
         r = self.replay

@@ -39,9 +39,15 @@ needs_2mb_pages = pytest.mark.skipif(
 
 
 def fault_result(rate):
-    """One fault run of 8MB per loop at `rate` bytes/sec, two loops."""
-    ns = int((8 << 20) / rate * 1e9)
-    return Result("mmap", "demand", {"page": "2MB"}, 8 << 20, "ns", [ns, ns])
+    """One fault run of 8MB per loop whose median 2MB fault runs at `rate`
+    bytes/sec; its loops, with the mmap and the faults the scheduler paused,
+    four times slower, which the fit must not see."""
+    fault_ns = int(MB2 / rate * 1e9)
+    latency = {"unit_bytes": MB2, "p50_ns": fault_ns, "n": 8}
+    loop = 4 * 4 * fault_ns
+    return Result(
+        "mmap", "demand", {"page": "2MB"}, 8 << 20, "ns", [loop, loop], details={"latency": latency}
+    )
 
 
 def folio_result(strategy, batch_bytes, kernel, clear_us):
@@ -59,6 +65,7 @@ def synthetic(monkeypatch, fake):
     fake.set(total=0, free=0)
 
     def faults(runs=1, **args):
+        assert args["latency"] is True, "each fault timed: its median is the fault's time"
         seen.setdefault("pool", fake.get("total"))
         if runs == 1:  # the warm-up pass
             seen["warm"] = args["loops"]

@@ -87,17 +87,25 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
     return list(r.results) if isinstance(r, ResultSet) else [r]
 
 
-def _median_rate(r: Result) -> float:
-    rates = r.rates
-    if not rates:
-        raise PagezeroError(f"run without a rate (clock {r.clock})")
-    return statistics.median(rates)
+def _median_fault_rate(r: Result, folio: int) -> float:
+    """A fault run's rate from its median fault (the faults' own latencies):
+    like the replay's median clear, a fault during which the scheduler ran
+    another process counts no more than any other, whereas a loop's rate
+    (mmap + every fault of the region) takes every such pause in."""
+    latency = r.details["latency"]
+    if latency["unit_bytes"] != folio or not latency["p50_ns"]:
+        raise PagezeroError(
+            f"the fault run timed {format_size(latency['unit_bytes'])} per latency sample, "
+            f"not one {format_size(folio)} fault"
+        )
+    return folio / (latency["p50_ns"] * 1e-9)
 
 
 def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
+    common = dict(size=size, function="demand", loops=loops, latency=True)
     if thp:
-        return dict(size=size, page="4KB", thp=True, function="demand", loops=loops)
-    return dict(size=size, page=page, function="demand", loops=loops)
+        return dict(common, page="4KB", thp=True)
+    return dict(common, page=page)
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
@@ -117,13 +125,17 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     measured = _results(faults(**args, runs=runs))
     # A worker process that died (its reason printed by the workers) is a run lost.
     p.lost_runs = runs - len(measured)
-    p.run_rates = [_median_rate(r) for r in measured]
-    p.discarded_runs = warming_runs(p.run_rates)
     folio = parse_size(p.page)
+    p.run_rates = [_median_fault_rate(r, folio) for r in measured]
+    p.discarded_runs = warming_runs(p.run_rates)
     fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
     # From the median of the kept runs' times per fault, the figure the fit
     # uses: explained is then the fault rate over the replay's rate.
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
+    kept = measured[p.discarded_runs :]
+    p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(
+        sum(r.seconds or ()) for r in kept
+    )
     return fault_s
 
 

@@ -82,6 +82,12 @@ class Prediction:
         Leading runs discarded as still warming up (warmup.warming_runs).
     lost_runs : int
         Runs whose worker process died, not among the runs.
+    fault_bytes_per_sec : float or None
+        The folio over the median fault's time (the median of the kept runs'
+        median faults): what the fit uses.
+    loop_bytes_per_sec : float or None
+        The kept runs' loops as `pagezero mem mmap` rates them (bytes over the
+        time of mmap and every fault), scheduler pauses included.
     warm_up : str
         How the pool was warmed before the runs.
     replay : Replay or None
@@ -102,6 +108,7 @@ class Prediction:
     discarded_runs: int = 0
     lost_runs: int = 0
     fault_bytes_per_sec: float | None = None
+    loop_bytes_per_sec: float | None = None
     replay: Replay | None = None
     replay_backing: str | None = None
     replay_bytes_per_sec: float | None = None
@@ -148,6 +155,7 @@ class Prediction:
             fault_loops=self.fault_loops,
             run_bytes_per_sec=list(self.run_rates),
             lost_runs=self.lost_runs,
+            loop_bytes_per_sec=self.loop_bytes_per_sec,
             warm_up=self.warm_up,
             replay=asdict(self.replay) if self.replay else None,
             replay_backing=self.replay_backing,
@@ -181,7 +189,10 @@ class Prediction:
                 )
                 + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
             )
-            lines.append(f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/sec")
+            lines.append(
+                f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/sec (the median "
+                f"fault; whole loops as mem mmap: {_gbs(self.loop_bytes_per_sec)})"
+            )
         r = self.replay
         if r is not None and self.replay_bytes_per_sec is not None:
             lines.append(

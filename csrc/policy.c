@@ -16,6 +16,7 @@ static const char *const strategy_names[PZ_STRATEGY_COUNT] = {
 	[PZ_STRATEGY_SEQUENTIAL] = "sequential",
 	[PZ_STRATEGY_NEIGHBOURHOOD_LAST] = "neighbourhood-last",
 	[PZ_STRATEGY_NOCACHE_EXCEPT_TARGET] = "nocache-except-target",
+	[PZ_STRATEGY_FRONT_TO_BACK] = "front-to-back",
 };
 
 const char *pz_strategy_name(enum pz_strategy s)
@@ -142,6 +143,21 @@ static void order_nocache_except_target(size_t nr, size_t fault, pz_step_fn fn, 
 	emit(fn, ctx, fault, 1, 0);
 }
 
+/*
+ * clear_gigantic_page(), the pre-7.0 folio_zero_user() for folios larger
+ * than MAX_ORDER (1GB on x86-64): a plain loop of clear_user_highpage(), one
+ * 4KB page per call from the first to the last, with a cond_resched()
+ * between pages. The fault plays no part in the order, so the faulting page
+ * is cleared wherever it falls, usually first.
+ */
+static void order_front_to_back(size_t nr, pz_step_fn fn, void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		emit(fn, ctx, i, 1, 0);
+}
+
 int pz_strategy_order(enum pz_strategy s, size_t nr_pages, size_t fault, size_t batch_pages,
 		      pz_step_fn fn, void *ctx)
 {
@@ -159,6 +175,9 @@ int pz_strategy_order(enum pz_strategy s, size_t nr_pages, size_t fault, size_t 
 		return 0;
 	case PZ_STRATEGY_NOCACHE_EXCEPT_TARGET:
 		order_nocache_except_target(nr_pages, fault, fn, ctx);
+		return 0;
+	case PZ_STRATEGY_FRONT_TO_BACK:
+		order_front_to_back(nr_pages, fn, ctx);
 		return 0;
 	default:
 		return -EINVAL;

@@ -34,6 +34,11 @@ enum pz_strategy {
 	PZ_STRATEGY_NEIGHBOURHOOD_LAST,
 	/* 2012 clear_page_nocache: every other page non-temporal, then the fault page cached */
 	PZ_STRATEGY_NOCACHE_EXCEPT_TARGET,
+	/*
+	 * clear_gigantic_page() (mm/memory.c, before Linux 7.0): folios beyond
+	 * MAX_ORDER one clear_page() per 4KB page, front to back, whatever the fault
+	 */
+	PZ_STRATEGY_FRONT_TO_BACK,
 	PZ_STRATEGY_COUNT
 };
 

@@ -35,6 +35,7 @@ from .hugepages import reserve as reserve_hugepages
 from .interrupt import Interrupted
 from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
 from .policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
+from .predict import Prediction, predict
 from .region import region
 from .results import Result, ResultSet, load_results, save_results
 from .sweeps import sweep
@@ -75,6 +76,8 @@ __all__ = [
     "FolioResult",
     "advise",
     "Advice",
+    "predict",
+    "Prediction",
     "parse_size",
     "format_size",
 ]

@@ -43,7 +43,7 @@ def check_order(strategy, nr, fault, batch):
     steps = steps_of(strategy, nr, fault, batch)
     assert cover(steps) == collections.Counter(range(nr)), "every page exactly once"
     last = steps[-1]
-    if strategy != "sequential":
+    if strategy not in ("sequential", "front-to-back"):
         assert last.first <= fault < last.first + last.count, "the fault page is in the last clear"
     if strategy == "page-at-a-time":
         assert all(s.count == 1 and not s.nontemporal for s in steps)
@@ -68,16 +68,20 @@ def check_order(strategy, nr, fault, batch):
         assert last == Step(fault, 1, False), "the target last, with cached stores"
         assert all(s.count == 1 and s.nontemporal for s in steps[:-1])
         assert [s.first for s in steps[:-1]] == [i for i in range(nr) if i != fault]
+    elif strategy == "front-to-back":
+        # clear_gigantic_page(): one page per step, page i at step i, whatever the fault.
+        assert steps == tuple(Step(i, 1, False) for i in range(nr))
     else:
         pytest.fail(f"untested strategy {strategy}")
 
 
-def test_strategies_are_the_four_of_the_issue():
+def test_strategies_are_the_kernels_and_the_proposals():
     assert STRATEGIES == (
         "page-at-a-time",
         "sequential",
         "neighbourhood-last",
         "nocache-except-target",
+        "front-to-back",
     )
 
 
@@ -122,6 +126,12 @@ def test_neighbourhood_last_is_the_merged_folio_zero_user():
         Step(0, 3, False),
         Step(3, 5, False),
     )
+
+
+def test_front_to_back_is_clear_gigantic_page():
+    # Page by page from page 0, the fault in no special place (here it goes third).
+    assert [s.first for s in steps_of("front-to-back", 6, 2, 8192)] == [0, 1, 2, 3, 4, 5]
+    assert {s.count for s in steps_of("front-to-back", 6, 5, 4)} == {1}
 
 
 def test_sequential_in_batches_covers_the_folio():

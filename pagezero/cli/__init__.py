@@ -3,6 +3,7 @@
     pagezero mem memset|memcpy|mmap [perf bench mem options]
     pagezero kernels | info
     pagezero folio | batch | advise       (clearing policies)
+    pagezero predict                      (what a new clearing policy would gain)
     pagezero sweep | compare | plot | report
     pagezero fleet up|run|table | store add|list|history|export   (many machines, history)
 
@@ -21,7 +22,7 @@ import sys
 
 from .. import __version__, _core
 from ..interrupt import as_interrupted, signals_interrupt
-from . import analysis, fault, fleet, mem, policy, store, system
+from . import analysis, fault, fleet, mem, policy, predict, store, system
 from .options import Parser, UsageError
 from .render import interrupted_line
 
@@ -35,6 +36,7 @@ COMMANDS = {
     **fault.COMMANDS,
     **system.COMMANDS,
     **policy.COMMANDS,
+    **predict.COMMANDS,
     **analysis.COMMANDS,
     **fleet.COMMANDS,
     **store.COMMANDS,
@@ -69,6 +71,7 @@ def build_parser():
     fault.add_parser(mem_sub)
     system.add_parsers(sub)
     policy.add_parsers(sub)
+    predict.add_parsers(sub)
     analysis.add_parsers(sub)
     fleet.add_parsers(sub)
     store.add_parsers(sub)

@@ -13,7 +13,9 @@ Studies, one module each:
   faults   `pagezero mem mmap`: demand and populate faults per page size,
            and the headroom between them and user space's best clear;
   advice   `pagezero advise`: the batch size for clear_pages() per latency
-           budget, with the kernel to use.
+           budget, with the kernel to use;
+  predict  `pagezero predict`: the share of a huge-page fault the running
+           kernel's clearing explains, and what another policy would gain.
 
 The extents and chunk studies stand for the kernel's own clearing, which
 goes through its direct map's huge pages: their buffers are on 2MB pages
@@ -53,6 +55,7 @@ from .cold import study_cold
 from .extents import study_extents
 from .faults import study_faults
 from .pages import study_pages
+from .predict import study_predict
 from .scales import SCALES
 from .threads import study_threads
 from .writer import write_markdown
@@ -68,6 +71,7 @@ STUDIES = (
     ("threads", "Several CPUs at once", study_threads),
     ("faults", "Page faults: the kernel's own clearing", study_faults),
     ("advice", "Advice", study_advice),
+    ("predict", "What a new clearing policy would gain here", study_predict),
 )
 
 # What stops one study and not the report: the machine cannot do it (no
@@ -129,7 +133,11 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
 
     info = machine()
     functions = list(functions) if functions else [k.name for k in kernels("clear") if k.available]
-    extra = {"faults": {"reserve": reserve}, "advice": {"quick": scale != "full"}}
+    extra = {
+        "faults": {"reserve": reserve},
+        "advice": {"quick": scale != "full"},
+        "predict": {"reserve": reserve, "quick": scale != "full"},
+    }
     run = ReportRun(out_dir, cfg["runs"], [])
     start = time.monotonic()
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most

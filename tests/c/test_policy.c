@@ -117,6 +117,14 @@ static void check_walk(enum pz_strategy s, size_t nr, size_t fault, size_t batch
 				ok = ok && steps[i].first == i * batch;
 			check(ok, "sequential nr %zu batch %zu: not front to back", nr, batch);
 			break;
+		case PZ_STRATEGY_FRONT_TO_BACK:
+			/* clear_gigantic_page(): page i is step i, one page each, whatever the fault */
+			for (i = 0; i < log.n; i++)
+				ok = ok && steps[i].first == i && steps[i].count == 1 &&
+				     !steps[i].nontemporal;
+			check(ok && log.n == nr, "front-to-back nr %zu fault %zu: not page by page",
+			      nr, fault);
+			break;
 		default:
 			check(0, "untested strategy %d", (int)s);
 		}
@@ -153,6 +161,7 @@ static void test_bad_walks(void)
 	      "unknown strategy accepted");
 	check(log.n == 0, "a refused walk emitted steps");
 	check(pz_strategy_lookup("neighbourhood-last") == PZ_STRATEGY_NEIGHBOURHOOD_LAST &&
+		      pz_strategy_lookup("front-to-back") == PZ_STRATEGY_FRONT_TO_BACK &&
 		      pz_strategy_lookup("nope") == -1,
 	      "strategy lookup");
 }

@@ -1,0 +1,164 @@
+"""The fit: how much of a fault the replayed clear explains, and what another
+policy would make of the rest.
+
+A demand fault on a huge page costs the clear of its folio plus everything
+else the fault path does (finding and allocating the folio, the page table
+update, the return to user space): per fault, t_fault = t_clear + remainder.
+The replay of the running kernel's policy gives t_clear; the remainder is the
+difference. Another policy P changes only the clear, so its fault takes
+remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
+
+Assumptions, which every prediction states:
+
+- the remainder does not change with the policy;
+- user space clears as fast as the kernel through its direct map would, which
+  is why the replays clear huge pages (the direct map's are 2MB or 1GB: no
+  4KB TLB misses in the kernel's clear).
+
+The fit is checked before projecting: a replay that explains under
+FIT_LOW of the fault time leaves most of it to something the model does not
+see, and one over FIT_HIGH clears slower than the kernel faults (the replay
+pays for something the kernel does not); either way the model does not fit
+this machine and nothing is projected.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["FIT_LOW", "FIT_HIGH", "ASSUMPTIONS", "Fit", "fit", "Projection", "project"]
+
+FIT_LOW = 0.60
+FIT_HIGH = 1.10
+
+ASSUMPTIONS = (
+    "the remainder (the fault path's own cost) does not change with the clearing policy",
+    "user space clears as fast as the kernel's direct map would, hence huge pages for the replays",
+)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The measured fault against the replay of the running kernel's clear.
+
+    Times are seconds per fault (one folio). `remainder_low`/`remainder_high`
+    bound the remainder by the runs' spread: the slowest fault run less the
+    fastest replay run, and the fastest fault run less the slowest replay run
+    (not below 0).
+    """
+
+    folio_bytes: int
+    fault_s: float
+    clear_s: float
+    remainder_low: float
+    remainder_high: float
+
+    @property
+    def explained(self) -> float:
+        """The share of the fault time the replayed clear accounts for."""
+        return self.clear_s / self.fault_s
+
+    @property
+    def remainder_s(self) -> float:
+        """The fault path's own cost per fault, in seconds."""
+        return self.fault_s - self.clear_s
+
+    @property
+    def fits(self) -> bool:
+        """True when the explained share lies within [FIT_LOW, FIT_HIGH]."""
+        return FIT_LOW <= self.explained <= FIT_HIGH
+
+    def verdict(self) -> str:
+        """Why the model fits or not, in words."""
+        share = f"the replay explains {self.explained:.0%} of the fault time"
+        if self.explained < FIT_LOW:
+            return (
+                f"{share}, under {FIT_LOW:.0%}: the model does not fit this machine (the fault "
+                f"path spends most of its time elsewhere); nothing projected"
+            )
+        if self.explained > FIT_HIGH:
+            return (
+                f"{share}, over {FIT_HIGH:.0%}: the model does not fit this machine (user space "
+                f"clears slower than the kernel faults); nothing projected"
+            )
+        return f"{share}, within {FIT_LOW:.0%}..{FIT_HIGH:.0%}: the model fits"
+
+
+def _check_times(name: str, times: Sequence[float]) -> None:
+    if not times or any(not t > 0 for t in times):
+        raise ValueError(f"{name} needs positive times, one per run, not {list(times)!r}")
+
+
+def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) -> Fit:
+    """Fit the model: per-run fault and replay times of one folio.
+
+    Parameters
+    ----------
+    folio_bytes : int
+        The folio's size (one fault clears one folio).
+    fault_s : sequence of float
+        Seconds per fault, one per kept fault run.
+    clear_s : sequence of float
+        Seconds per replayed clear of the running kernel's policy, one per run.
+
+    Returns
+    -------
+    Fit
+        Built from the medians of the runs, the remainder's bounds from
+        their extremes.
+
+    Raises
+    ------
+    ValueError
+        For an empty or non-positive series.
+    """
+    _check_times("the fault", fault_s)
+    _check_times("the replay", clear_s)
+    return Fit(
+        folio_bytes,
+        statistics.median(fault_s),
+        statistics.median(clear_s),
+        max(0.0, min(fault_s) - max(clear_s)),
+        max(0.0, max(fault_s) - min(clear_s)),
+    )
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A policy's projected fault rate (bytes/sec) with its interval."""
+
+    bytes_per_sec: float
+    low: float
+    high: float
+
+
+def project(f: Fit, clear_s: Sequence[float]) -> Projection:
+    """The fault rate under a policy whose replayed clear took `clear_s`.
+
+    Parameters
+    ----------
+    f : Fit
+        The fit of the running kernel's policy.
+    clear_s : sequence of float
+        Seconds per replayed clear of the other policy, one per run.
+
+    Returns
+    -------
+    Projection
+        folio / (remainder + median clear); low from the largest remainder
+        and the slowest run, high from the smallest and the fastest.
+
+    Raises
+    ------
+    ValueError
+        For an empty or non-positive series.
+    """
+    _check_times("a projection", clear_s)
+    b = f.folio_bytes
+    return Projection(
+        b / (max(f.remainder_s, 0.0) + statistics.median(clear_s)),
+        b / (f.remainder_high + max(clear_s)),
+        b / (f.remainder_low + min(clear_s)),
+    )

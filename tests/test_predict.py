@@ -1,0 +1,326 @@
+"""pagezero.predict without measuring: the policies and their walks, the policy
+chosen per kernel release and preemption model, warm-up detection, the fit
+and the projections, the JSON shape. Synthetic numbers and fixture trees only.
+"""
+
+import json
+import math
+
+import pytest
+
+import pagezero
+from pagezero import sysinfo
+from pagezero.kernels import clear_pages_kernel, kernels
+from pagezero.policy import PAGE_SIZE, Step, clear_order
+from pagezero.predict import (
+    FIT_HIGH,
+    FIT_LOW,
+    JSON_KEYS,
+    KERNEL_DEFAULT_PREEMPT,
+    MAX_ORDER_BYTES,
+    PREEMPT_MODES,
+    Prediction,
+    ProjectedPolicy,
+    every_policy,
+    fit,
+    from_7_0,
+    pre_7_0,
+    project,
+    replay_for,
+    running_kernel,
+    warming_runs,
+)
+from pagezero.predict.choice import release_tuple
+
+MB2, GB1 = 2 << 20, 1 << 30
+
+# The replays -------------------------------------------------------------------
+
+
+def test_max_order_puts_2mb_within_and_1gb_beyond():
+    assert MB2 <= MAX_ORDER_BYTES < GB1 and MAX_ORDER_BYTES == 4 << 20
+
+
+@pytest.mark.parametrize(
+    "folio, strategy, source",
+    [
+        (MB2, "page-at-a-time", "process_huge_page()"),
+        (GB1, "front-to-back", "clear_gigantic_page()"),
+    ],
+)
+def test_pre_7_0_is_process_huge_page_then_clear_gigantic_page(folio, strategy, source):
+    r = pre_7_0(folio)
+    assert (r.policy, r.preempt, r.strategy) == ("pre-7.0", "any", strategy)
+    assert r.source == f"mm/memory.c {source}" and r.release == "before 7.0"
+    assert r.kernel == clear_pages_kernel()
+
+
+@pytest.mark.parametrize(
+    "preempt, batch",
+    [("none", "32MB"), ("voluntary", "32MB"), ("full", "extent"), ("lazy", "extent")],
+)
+def test_7_0_batches_by_preemption_model(preempt, batch):
+    small, giant = from_7_0(MB2, preempt), from_7_0(GB1, preempt)
+    assert (small.strategy, small.batch) == ("neighbourhood-last", batch)
+    assert (giant.strategy, giant.batch) == ("sequential", batch)
+    assert giant.source == "mm/memory.c clear_contig_highpages()"
+    assert small.release == giant.release == "7.0 and later"
+
+
+def test_7_0_refuses_an_unknown_preemption_model():
+    with pytest.raises(ValueError, match="unknown preemption model 'dynamic'"):
+        from_7_0(MB2, "dynamic")
+
+
+def test_every_policy_adds_nontemporal_kernels_for_gigantic_folios_only():
+    nts = [k.name for k in kernels("clear") if k.available and not k.temporal]
+    assert [(p.policy, p.preempt) for p in every_policy(MB2)] == [("pre-7.0", "any")] + [
+        ("7.0", m) for m in PREEMPT_MODES
+    ]
+    giant = every_policy(GB1)
+    assert len(giant) == 1 + len(PREEMPT_MODES) * (1 + len(nts))
+    assert {p.kernel for p in giant if p.policy.startswith("7.0+")} == set(nts)
+    assert all(p.policy == f"7.0+{p.kernel}" for p in giant if p.kernel in nts)
+
+
+def test_a_32mb_batch_and_the_whole_extent_are_one_walk_for_2mb_only():
+    assert from_7_0(MB2, "none").same_walk(MB2) == from_7_0(MB2, "full").same_walk(MB2)
+    assert from_7_0(GB1, "none").same_walk(GB1) != from_7_0(GB1, "full").same_walk(GB1)
+
+
+def expected_steps(replay, nr):
+    """The order each replay stands for, written out for a folio of nr pages."""
+    if replay.strategy == "front-to-back":  # clear_gigantic_page()
+        return tuple(Step(i, 1, False) for i in range(nr))
+    if replay.strategy == "page-at-a-time":  # process_huge_page(), fault at 0
+        return tuple(Step(i, 1, False) for i in reversed(range(nr)))
+    if replay.strategy == "neighbourhood-last":  # fault at 0: right of 0..2, then 0..2
+        return (Step(3, nr - 3, False), Step(0, 3, False))
+    # clear_contig_highpages(): front to back in the batch, or whole.
+    return (Step(0, nr, False),)
+
+
+@pytest.mark.parametrize("replay", every_policy(MB2) + every_policy(GB1), ids=str)
+def test_each_replay_is_recorded_through_the_walk_that_is_timed(replay):
+    # A 64-page folio: the walk is the same function whatever the size, and
+    # every batch here (32MB, the extent) holds the whole folio.
+    nr = 64
+    buf = pagezero.region(nr * PAGE_SIZE, thp=False)
+    try:
+        steps = pagezero.clear_folio(
+            buf, replay.strategy, 0, kernel=replay.kernel, batch=replay.batch, record=True
+        )
+    finally:
+        buf.close()
+    assert steps == clear_order(replay.strategy, nr, 0, batch=replay.batch)
+    assert steps == expected_steps(replay, nr)
+
+
+def test_the_7_0_gigantic_walk_clears_in_32mb_units_when_cooperative():
+    nr = GB1 // PAGE_SIZE
+    coop = clear_order("sequential", nr, 0, batch=from_7_0(GB1, "none").batch)
+    assert len(coop) == 32 and all(s.count == (32 << 20) // PAGE_SIZE for s in coop)
+    assert clear_order("sequential", nr, 0, batch=from_7_0(GB1, "full").batch) == (
+        Step(0, nr, False),
+    )
+
+
+# The policy chosen -------------------------------------------------------------
+
+
+def machine_from(tmp_path, release, files, uname="#1 SMP"):
+    """A machine() dict for kernel `release`, its preemption read from a fixture tree."""
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return {
+        "kernel_release": release,
+        "preemption": sysinfo.preemption(str(tmp_path), uname_version=uname),
+    }
+
+
+DEBUGFS = "sys/kernel/debug/sched/preempt"
+
+
+@pytest.mark.parametrize(
+    "release, files, uname, policy, preempt, batch",
+    [
+        ("6.18.44", {DEBUGFS: "none (voluntary) full lazy"}, "", "pre-7.0", "voluntary", "extent"),
+        ("6.1.0-13-amd64", {"proc/cmdline": "ro preempt=full"}, "", "pre-7.0", "full", "extent"),
+        ("7.0.0", {DEBUGFS: "(none) voluntary full lazy"}, "", "7.0", "none", "32MB"),
+        ("7.0.3-arch1", {DEBUGFS: "none voluntary (full) lazy"}, "", "7.0", "full", "extent"),
+        ("7.1.0", {DEBUGFS: "none voluntary full (lazy)"}, "", "7.0", "lazy", "extent"),
+        ("7.2.0-rt", {}, "#1 SMP PREEMPT_RT", "7.0", "full", "extent"),
+        ("7.0.0", {}, "#1 SMP PREEMPT_DYNAMIC", "7.0", KERNEL_DEFAULT_PREEMPT, "32MB"),
+        ("10.0", {}, "#1 SMP", "7.0", KERNEL_DEFAULT_PREEMPT, "32MB"),
+    ],
+)
+def test_policy_per_release_and_preemption(tmp_path, release, files, uname, policy, preempt, batch):
+    kernel = running_kernel(machine_from(tmp_path, release, files, uname))
+    r = replay_for(kernel, MB2)
+    assert (r.policy, kernel.preempt) == (policy, preempt)
+    if policy == "7.0":
+        assert r.batch == batch and r.preempt == preempt
+    assert replay_for(kernel, GB1).strategy == (
+        "sequential" if policy == "7.0" else "front-to-back"
+    )
+
+
+def test_an_assumed_preemption_model_says_so(tmp_path):
+    dynamic = running_kernel(machine_from(tmp_path, "6.18.0", {}, "#1 SMP PREEMPT_DYNAMIC"))
+    assert dynamic.preempt_read == "dynamic" and "debugfs" in dynamic.preempt_note
+    assert "kernel/Kconfig.preempt" in dynamic.preempt_note
+    read = running_kernel(machine_from(tmp_path, "6.18.0", {DEBUGFS: "none (full) lazy"}))
+    assert read.preempt_note is None
+
+
+@pytest.mark.parametrize(
+    "release, version", [("6.18.44-fc", (6, 18)), ("7.0", (7, 0)), ("", None), ("x.y", None)]
+)
+def test_release_tuple(release, version):
+    assert release_tuple(release) == version
+
+
+def test_an_unreadable_release_is_taken_as_pre_7_0():
+    kernel = running_kernel({"kernel_release": "custom", "preemption": {"model": "full"}})
+    assert replay_for(kernel, MB2).policy == "pre-7.0"
+
+
+# Warm-up -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rates, discarded",
+    [
+        ([1.9, 10.8, 11.5, 12.0], 1),  # the host's first touch (2MB, Zen 4 VM)
+        ([1.9, 2.1, 10.8, 11.5, 12.0], 2),  # two runs still warming
+        ([10.8, 11.5, 12.0], 0),
+        ([6.0, 11.0, 12.0], 0),  # slower, but not half: kept
+        ([10.8, 2.0, 12.0], 0),  # slow in the middle: the spread, kept
+        ([1.0, 10.0], 1),
+        ([1.0], 0),  # nothing to compare with
+        ([1.0, 1.1, 1.2], 0),
+    ],
+)
+def test_warming_runs_on_synthetic_runs(rates, discarded):
+    assert warming_runs(rates) == discarded
+
+
+def test_warming_runs_keeps_at_least_one_run():
+    assert warming_runs([1.0, 3.0, 9.0, 27.0]) == 3
+
+
+def test_warming_runs_refuses_a_non_positive_rate():
+    with pytest.raises(ValueError, match="positive"):
+        warming_runs([0.0, 1.0])
+
+
+# The fit -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fault_us, clear_us, fits",
+    [
+        (100.0, 50.0, False),  # explains 50%: too low
+        (100.0, 59.0, False),
+        (100.0, 60.0, True),
+        (100.0, 85.0, True),  # the 6.18 / Zen 4 case
+        (100.0, 110.0, True),
+        (100.0, 120.0, False),  # the replay slower than the fault: too high
+    ],
+)
+def test_fit_check_on_synthetic_numbers(fault_us, clear_us, fits):
+    f = fit(MB2, [fault_us * 1e-6], [clear_us * 1e-6])
+    assert math.isclose(f.explained, clear_us / fault_us)
+    assert f.fits is fits
+    assert ("the model fits" in f.verdict()) is fits
+    if not fits:
+        assert "does not fit this machine" in f.verdict()
+    assert FIT_LOW == 0.60 and FIT_HIGH == 1.10
+
+
+def test_fit_remainder_and_projection():
+    # Faults of 150/160/170 us, replays of 120/125/130 us: remainder 35 us.
+    f = fit(MB2, [160e-6, 150e-6, 170e-6], [125e-6, 120e-6, 130e-6])
+    assert math.isclose(f.remainder_s, 35e-6)
+    assert math.isclose(f.remainder_low, 20e-6) and math.isclose(f.remainder_high, 50e-6)
+    p = project(f, [60e-6, 50e-6, 70e-6])
+    assert math.isclose(p.bytes_per_sec, MB2 / 95e-6)
+    assert math.isclose(p.low, MB2 / 120e-6) and math.isclose(p.high, MB2 / 70e-6)
+    assert p.low < p.bytes_per_sec < p.high
+
+
+@pytest.mark.parametrize("fault, clear", [([], [1.0]), ([1.0], [0.0]), ([-1.0], [1.0])])
+def test_fit_refuses_empty_or_non_positive_times(fault, clear):
+    with pytest.raises(ValueError, match="positive times"):
+        fit(MB2, fault, clear)
+
+
+# The JSON shape --------------------------------------------------------------------
+
+
+def synthetic_prediction(fits=True):
+    p = Prediction("2MB", "6.18.0", "none", None, "2MB hugetlb", 1 << 30, 5, "warmed")
+    p.run_rates, p.discarded_runs = [1e9, 9e9, 1e10, 1.1e10], 1
+    p.fault_bytes_per_sec, p.replay, p.replay_backing = 1e10, pre_7_0(MB2), "hugetlb"
+    p.replay_bytes_per_sec, p.explained, p.remainder_us = 1.2e10, 0.83, 30.0
+    if fits:
+        p.projections = [ProjectedPolicy(from_7_0(MB2, "full"), 1.1e10, 1e10, 1.2e10, 3e10)]
+    return p
+
+
+TYPES = {
+    "page": str,
+    "kernel_release": str,
+    "preempt": str,
+    "fault_bytes_per_sec": float,
+    "replay_policy": str,
+    "replay_bytes_per_sec": float,
+    "explained": float,
+    "remainder_us": float,
+    "runs": int,
+    "discarded_runs": int,
+    "projections": list,
+}
+PROJECTION_TYPES = {
+    "policy": str,
+    "preempt": str,
+    "kernel": str,
+    "bytes_per_sec": float,
+    "low": float,
+    "high": float,
+}
+
+
+def check_json_shape(doc):
+    assert list(doc)[: len(JSON_KEYS)] == list(JSON_KEYS)
+    for key, kind in TYPES.items():
+        assert isinstance(doc[key], kind), (key, doc[key])
+    for row in doc["projections"]:
+        for key, kind in PROJECTION_TYPES.items():
+            assert isinstance(row[key], kind), (key, row)
+        assert row["low"] <= row["bytes_per_sec"] <= row["high"]
+
+
+def test_json_shape():
+    doc = json.loads(json.dumps(synthetic_prediction().to_json()))
+    check_json_shape(doc)
+    assert doc["runs"] == 4 and doc["discarded_runs"] == 1
+    assert doc["projections"][0]["policy"] == "7.0" and doc["projections"][0]["preempt"] == "full"
+    assert len(doc["assumptions"]) == 2
+
+
+def test_text_names_the_assumptions_and_the_discarded_runs():
+    text = "\n".join(synthetic_prediction().describe())
+    assert "3 of 4 runs kept, 1 discarded as still warming up" in text
+    assert text.count("# assumed:") == 2 and "remainder" in text
+    assert "process_huge_page()" in text
+
+
+def test_simple_is_the_numbers_one_a_line():
+    p = synthetic_prediction()
+    assert p.simple() == ["1e+10", "1.2e+10", "0.83", "30", "1.1e+10"]
+    p.lost_runs = 1
+    assert "3 of 4 runs kept, 1 discarded as still warming up" in "\n".join(p.describe())
+    assert "; 1 lost (worker died)" in "\n".join(p.describe())

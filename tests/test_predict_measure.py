@@ -1,0 +1,247 @@
+"""pagezero.predict() and `pagezero predict`: the pipeline on synthetic
+measurements, bad input, a stop signal, and a real measurement at tiny sizes
+where this machine has 2MB pages (hugetlb or THP)."""
+
+import json
+import signal
+
+import pytest
+from conftest import check_environment_error, check_usage_error, free_hugepages, ok, pagezero_cli
+from test_predict import check_json_shape, synthetic_prediction
+
+import pagezero
+from pagezero import sysinfo
+from pagezero.cli import main
+from pagezero.interrupt import Interrupted
+from pagezero.predict import PREEMPT_MODES, Prediction, pre_7_0
+from pagezero.predict import measure as measure_module
+from pagezero.result import Result
+from pagezero.results import ResultSet
+
+MB2 = 2 << 20
+
+
+def thp_mode():
+    return sysinfo.machine()["thp"]["enabled"]
+
+
+def has_2mb_pages():
+    return free_hugepages("2MB") >= 4 or thp_mode() in ("always", "madvise")
+
+
+needs_2mb_pages = pytest.mark.skipif(
+    not has_2mb_pages(),
+    reason="needs 2MB pages for the faults: 4 free 2MB hugepages or THP (always|madvise); "
+    f"THP is {thp_mode()!r} and {free_hugepages('2MB')} 2MB hugepages are free",
+)
+
+# The pipeline on synthetic measurements ---------------------------------------------
+
+
+def fault_result(rate):
+    """One fault run of 8MB per loop whose median 2MB fault runs at `rate`
+    bytes/sec; its loops, with the mmap and the faults the scheduler paused,
+    four times slower, which the fit must not see."""
+    fault_ns = int(MB2 / rate * 1e9)
+    latency = {"unit_bytes": MB2, "p50_ns": fault_ns, "n": 8}
+    loop = 4 * 4 * fault_ns
+    return Result(
+        "mmap", "demand", {"page": "2MB"}, 8 << 20, "ns", [loop, loop], details={"latency": latency}
+    )
+
+
+def folio_result(strategy, batch_bytes, kernel, clear_us):
+    ns = int(clear_us * 1000)
+    params = {"strategy": strategy, "batch_bytes": batch_bytes, "backing": "hugetlb"}
+    return Result("mmap", kernel, params, MB2, "ns", [ns, ns, ns])
+
+
+@pytest.fixture
+def synthetic(monkeypatch, fake):
+    """predict() on a fake 2MB pool with synthetic fault runs (the first one
+    warming up) and replays: 2MB faults of 200 us, the running kernel's replay
+    170 us, 7.0's 120 us. Records the pool's size during the runs."""
+    seen = {}
+    fake.set(total=0, free=0)
+
+    def faults(runs=1, **args):
+        assert args["latency"] is True, "each fault timed: its median is the fault's time"
+        seen.setdefault("pool", fake.get("total"))
+        if runs == 1:  # the warm-up pass
+            seen["warm"] = args["loops"]
+            return fault_result(1e9)
+        per_fault = MB2 / 200e-6
+        return ResultSet([fault_result(r) for r in [per_fault / 8, per_fault, per_fault]])
+
+    def across_processes(benchmark, points, runs):
+        assert benchmark == "folio"
+        seen["points"] = points
+        rs = []
+        for p in points:
+            us = 170.0 if p["strategy"] == pre_7_0(MB2).strategy else 120.0
+            rs += [folio_result(p["strategy"], MB2, p["kernel"], us) for _ in range(runs)]
+        return ResultSet(rs)
+
+    monkeypatch.setattr(measure_module, "faults", faults)
+    monkeypatch.setattr(measure_module, "across_processes", across_processes)
+    monkeypatch.setattr(
+        measure_module,
+        "machine",
+        lambda: {
+            "kernel_release": "6.18.44",
+            "preemption": {"model": "full", "source": "x"},
+            "thp": {"enabled": "never"},
+        },
+    )
+    return seen, fake
+
+
+def test_predict_pipeline_on_synthetic_runs(synthetic):
+    seen, fake = synthetic
+    p = pagezero.predict("2MB", runs=3, reserve=True, size="8MB", loops=2)
+    assert seen["pool"] == 4 and fake.get("total") == 0, "reserved for the runs, given back"
+    assert seen["warm"] == 1 and "warmed the pool first" in p.warm_up
+    assert (p.runs, p.discarded_runs) == (3, 1)
+    assert p.fault_pages == "2MB hugetlb" and p.preempt == "full"
+    assert p.replay.policy == "pre-7.0" and p.replay.strategy == "page-at-a-time"
+    assert p.explained == pytest.approx(170 / 200, rel=1e-3)
+    assert p.remainder_us == pytest.approx(30.0, rel=1e-3)
+    assert [(x.replay.policy, x.replay.preempt) for x in p.projections] == [
+        ("7.0", m) for m in PREEMPT_MODES
+    ]
+    assert p.projections[0].bytes_per_sec == pytest.approx(MB2 / 150e-6, rel=1e-3)
+    # One replay per distinct walk: the running policy and 7.0's (32MB = whole for 2MB).
+    assert len(seen["points"]) == 2
+    assert all(pt["cache"] == "cold" and pt["size"] == "2MB" for pt in seen["points"])
+    check_json_shape(json.loads(json.dumps(p.to_json())))
+
+
+def test_predict_projects_nothing_when_the_model_does_not_fit(synthetic, monkeypatch):
+    real = measure_module.across_processes
+
+    def slow_replays(benchmark, points, runs):  # the replay: 100 us of 200: 50%
+        rs = real(benchmark, points, runs)
+        return ResultSet(
+            [folio_result(r.params["strategy"], MB2, r.function, 100.0) for r in rs.results]
+        )
+
+    monkeypatch.setattr(measure_module, "across_processes", slow_replays)
+    p = pagezero.predict("2MB", runs=3, reserve=True, size="8MB", loops=2)
+    assert p.explained == pytest.approx(0.5, rel=1e-3)
+    assert p.projections == [] and "does not fit this machine" in p.verdict
+    assert p.to_json()["projections"] == []
+
+
+def test_predict_without_pages_names_the_fix(synthetic):
+    with pytest.raises(pagezero.MappingError, match="not enough 2MB hugepages.*--reserve"):
+        pagezero.predict("2MB", runs=1, size="8MB", loops=1)
+
+
+# Bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"page": "4MB"}, "page must be one of 2MB, 1GB"),
+        ({"page": "4KB"}, "page must be one of"),
+        ({"runs": 0}, "runs must be a positive int"),
+        ({"runs": True}, "runs must be a positive int"),
+        ({"size": "3MB"}, "not a whole number of 2MB pages"),
+        ({"loops": 0}, "loops"),
+        ({"replay_loops": 0}, "loops"),
+    ],
+)
+def test_api_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pagezero.predict(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-p", "4MB"],
+        ["-p", ""],
+        ["--runs", "0"],
+        ["--runs", "-1"],
+        ["--runs", "x"],
+        ["-s", "3MB"],
+        ["-l", "0"],
+        ["--format", "xml"],
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(args):
+    check_usage_error(pagezero_cli("predict", *args))
+
+
+@pytest.mark.skipif(free_hugepages("1GB") > 0, reason="a free 1GB hugepage is reserved here")
+def test_cli_1gb_without_pages_exits_1_naming_the_fix():
+    proc = pagezero_cli("predict", "-p", "1GB", "--runs", "1")
+    check_environment_error(proc, "not enough 1GB hugepages", "nr_hugepages", "--reserve")
+
+
+# A stop signal -------------------------------------------------------------------------
+
+
+def test_ctrl_c_prints_and_saves_the_partial_and_exits_130(monkeypatch, tmp_path, capsys):
+    partial = synthetic_prediction(fits=False)
+    partial.interrupted = "SIGINT"
+
+    def stopped(*args, **kwargs):
+        raise Interrupted(signal.SIGINT, partial=partial)
+
+    monkeypatch.setattr("pagezero.cli.predict.predict", stopped)
+    out = tmp_path / "p.json"
+    assert main(["predict", "-o", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert "interrupted by SIGINT" in captured.out and "fault rate" in captured.out
+    assert captured.err.strip() == f"pagezero: interrupted by SIGINT; saved to {out}"
+    saved = json.loads(out.read_text())
+    assert saved["interrupted"] == "SIGINT" and saved["runs"] == 4
+
+
+def test_ctrl_c_before_anything_was_measured(monkeypatch, capsys):
+    def stopped(*args, **kwargs):
+        raise Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr("pagezero.cli.predict.predict", stopped)
+    assert main(["predict"]) == 143
+    assert capsys.readouterr().err.strip() == "pagezero: interrupted by SIGTERM; nothing measured"
+
+
+# A real measurement at tiny sizes --------------------------------------------------------
+
+
+@needs_2mb_pages
+def test_cli_json_from_a_real_tiny_run(tmp_path):
+    out = tmp_path / "predict.json"
+    proc = pagezero_cli(
+        "predict", "-p", "2MB", "-s", "8MB", "-l", "1", "--runs", "2", "--format", "json",
+        "-o", out,
+    )  # fmt: skip
+    doc = json.loads(ok(proc))
+    assert json.loads(out.read_text()) == doc
+    check_json_shape(doc)
+    assert doc["page"] == "2MB" and doc["runs"] == 2 and 0 <= doc["discarded_runs"] <= 1
+    assert doc["replay_policy"] in ("pre-7.0", "7.0")
+    assert doc["fault_pages"].startswith("2MB")
+    fits = 0.60 <= doc["explained"] <= 1.10
+    assert len(doc["projections"]) == (len(PREEMPT_MODES) if fits else 0)
+    assert doc["explained"] == pytest.approx(
+        doc["fault_bytes_per_sec"] / doc["replay_bytes_per_sec"], rel=1e-9
+    )
+
+
+@needs_2mb_pages
+def test_cli_text_from_a_real_tiny_run():
+    out = ok(pagezero_cli("predict", "-s", "4MB", "-l", "1", "--runs", "1"))
+    assert "# warmed the pool first" in out
+    assert "explained" in out and "us per fault" in out
+    assert out.count("# assumed:") == 2
+
+
+@pytest.mark.skipif(free_hugepages("1GB") < 1, reason="needs a free 1GB hugepage; none reserved")
+def test_1gb_replays_the_gigantic_policy():
+    p = pagezero.predict("1GB", runs=1, loops=1, replay_loops=1)
+    assert isinstance(p, Prediction) and p.page == "1GB" and p.fault_pages == "1GB hugetlb"
+    assert p.replay.strategy == ("sequential" if p.replay.policy == "7.0" else "front-to-back")

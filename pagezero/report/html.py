@@ -112,6 +112,9 @@ def inline_svg(folder: str, image: str, alt: str) -> str:
     except OSError:
         return f"<figure><figcaption>{html.escape(alt)} (no figure drawn)</figcaption></figure>"
     svg = svg[svg.find("<svg") :]
+    # matplotlib's <metadata> names RDF vocabularies by URL: nothing a reader needs,
+    # and no address should stand in a page that fetches none.
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}" ', 1)
     return f'<figure class="figure">{svg}<figcaption>{html.escape(alt)}</figcaption></figure>'
 

@@ -19,7 +19,15 @@ from collections.abc import Sequence
 
 from ..files import atomic_write
 
-__all__ = ["write_html", "markdown_to_html", "inline_svg", "page", "SORT_SCRIPT", "STYLE"]
+__all__ = [
+    "write_html",
+    "markdown_to_html",
+    "inline_svg",
+    "html_table",
+    "page",
+    "SORT_SCRIPT",
+    "STYLE",
+]
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; max-width: 1500px; margin: 1em auto;
@@ -43,7 +51,7 @@ SORT_SCRIPT = """
 (function () {
   var units = {KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12};
   function key(text) {
-    var m = /^\\s*([-+]?[0-9.]+)\\s*([KMGT]B)?/.exec(text);
+    var m = /^\\s*#?([-+]?[0-9.]+)\\s*([KMGT]B)?/.exec(text);
     return m ? parseFloat(m[1]) * (units[m[2]] || 1) : null;
   }
   document.querySelectorAll("table.sortable").forEach(function (table) {
@@ -80,12 +88,29 @@ def _cells(line: str) -> list[str]:
 
 
 def _table(lines: Sequence[str]) -> str:
-    head = "".join(f"<th>{_inline(c)}</th>" for c in _cells(lines[0]))
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in _cells(line)) + "</tr>"
-        for line in lines[2:]
+    return html_table(
+        [_inline(c) for c in _cells(lines[0])],
+        [[_inline(c) for c in _cells(line)] for line in lines[2:]],
     )
-    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A sortable table (:data:`SORT_SCRIPT` sorts it) of cells already in HTML.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The header cells, as HTML.
+    rows : sequence of sequences of str
+        The body's cells, as HTML.
+
+    Returns
+    -------
+    str
+    """
+    head = "".join(f"<th>{c}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def inline_svg(folder: str, image: str, alt: str) -> str:

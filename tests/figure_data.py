@@ -1,11 +1,14 @@
-"""Synthetic result sets for the figure, report.html and publish tests: every
-kernel of this machine's registry over extents from 4KB to 256MB, so that the
-families, colours and the cache and batch marks are all drawn."""
+"""Synthetic result sets for the figure, report.html, publish and browser tests:
+every kernel of this machine's registry over extents from 4KB to 256MB, so that
+the families, colours and the cache and batch marks are all drawn; and a small
+store of two machines' result sets (make_store)."""
 
+import os
 import random
 
 from pagezero.kernels import kernels
 from pagezero.results import Result, ResultSet
+from pagezero.store import Store
 
 KB, MB = 1 << 10, 1 << 20
 
@@ -63,3 +66,37 @@ def extents_set(runs=3, functions=None, machine=MACHINE):
             rate = (20 + 5 * i + (30 if e < 32 * MB else 0)) * 1e9
             groups.append(point(f, e, rate, runs, seed=100 * i + j))
     return result_set(groups, machine)
+
+
+DAY = 86400
+
+
+def _set(host, rate, seed):
+    machine = dict(MACHINE, hostname=host)
+    kernels = names()[:2]
+    groups = [
+        point(k, size, rate * (1 + i), 3, seed=seed + 10 * i + j)
+        for i, k in enumerate(kernels)
+        for j, size in enumerate((1 * MB, 64 * MB))
+    ]
+    return result_set(groups, machine)
+
+
+def make_store(folder):
+    """Two machines, two result sets each a day apart, one of them in a report
+    folder beside its report.html."""
+    files = []
+    for n, (host, rate) in enumerate(
+        [("alpha", 10e9), ("beta", 12e9), ("alpha", 11e9), ("beta", 12.5e9)]
+    ):
+        sub = folder / f"r{n}"
+        sub.mkdir()
+        path = sub / "extents.json"
+        _set(host, rate, seed=100 * n).save(str(path))
+        os.utime(path, (1.7e9 + n * DAY, 1.7e9 + n * DAY))
+        files.append(str(path))
+    (folder / "r0" / "report.html").write_text("<!DOCTYPE html><title>r</title>")
+    store_path = str(folder / "store.sqlite")
+    with Store(store_path, create=True) as store:
+        store.add(files)
+    return store_path

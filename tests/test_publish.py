@@ -6,7 +6,7 @@ import os
 import re
 
 import pytest
-from figure_data import MACHINE, names, point, result_set
+from figure_data import make_store
 from html_pages import Page, external
 
 from pagezero.cli import main
@@ -14,40 +14,6 @@ from pagezero.comparison import compare, format_table
 from pagezero.store import Store
 from pagezero.store import publish as publish_module
 from pagezero.store.publish import MARKER, publish
-
-MB = 1 << 20
-DAY = 86400
-
-
-def _set(host, rate, seed):
-    machine = dict(MACHINE, hostname=host)
-    kernels = names()[:2]
-    groups = [
-        point(k, size, rate * (1 + i), 3, seed=seed + 10 * i + j)
-        for i, k in enumerate(kernels)
-        for j, size in enumerate((1 * MB, 64 * MB))
-    ]
-    return result_set(groups, machine)
-
-
-def make_store(folder):
-    """Two machines, two result sets each a day apart, one of them in a report
-    folder beside its report.html."""
-    files = []
-    for n, (host, rate) in enumerate(
-        [("alpha", 10e9), ("beta", 12e9), ("alpha", 11e9), ("beta", 12.5e9)]
-    ):
-        sub = folder / f"r{n}"
-        sub.mkdir()
-        path = sub / "extents.json"
-        _set(host, rate, seed=100 * n).save(str(path))
-        os.utime(path, (1.7e9 + n * DAY, 1.7e9 + n * DAY))
-        files.append(str(path))
-    (folder / "r0" / "report.html").write_text("<!DOCTYPE html><title>r</title>")
-    store_path = str(folder / "store.sqlite")
-    with Store(store_path, create=True) as store:
-        store.add(files)
-    return store_path
 
 
 @pytest.fixture(scope="module")

@@ -45,14 +45,17 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 code { background: #f3f3f3; padding: 0 2px; }
 """
 
-# Click a header: sort the table's rows by that column, numbers as numbers ("12.3*",
-# "1.25x", "4KB" read by their leading number and unit), again to reverse.
+# Click a header: sort the table's rows by that column, again to reverse. A cell
+# that is a number with at most a unit or mark after it ("12.3*", "1.25x", "4KB",
+# "#3 (report)", "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other
+# (a date, a name) as text.
 SORT_SCRIPT = """
 (function () {
-  var units = {KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12};
+  var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};
   function key(text) {
-    var m = /^\\s*#?([-+]?[0-9.]+)\\s*([KMGT]B)?/.exec(text);
-    return m ? parseFloat(m[1]) * (units[m[2]] || 1) : null;
+    var m = /^\\s*#?([-+]?[0-9.]+)\\s*([KMGT]B)?(.*)$/.exec(text);
+    if (!m || /[0-9]/.test(m[3])) { return null; }
+    return parseFloat(m[1]) * (units[m[2]] || 1);
   }
   document.querySelectorAll("table.sortable").forEach(function (table) {
     table.querySelectorAll("th").forEach(function (th, col) {

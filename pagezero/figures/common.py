@@ -53,23 +53,19 @@ def save(fig: Any, stem: str) -> list[str]:
     list of str
         The two paths.
     """
+    import matplotlib
+
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
     paths = []
     for ext in ("png", "svg"):
         path = f"{stem}.{ext}"
         # svg.hashsalt: the SVG's element ids are the same on every drawing, so a
         # page holding several figures never depends on chance to keep them apart.
-        with _rc({"svg.hashsalt": os.path.basename(stem)}):
+        with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
             fig.savefig(path, dpi=110, bbox_inches="tight")
         paths.append(path)
     pyplot().close(fig)
     return paths
-
-
-def _rc(settings: Mapping[str, Any]) -> Any:
-    import matplotlib
-
-    return matplotlib.rc_context(dict(settings))
 
 
 def pages_of(results: Iterable[Any]) -> str:

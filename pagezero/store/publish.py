@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import tempfile
+from typing import Any
 
 from ..comparison import METHOD, compare, format_table, runs_per_side
 from ..comparison_header import header_lines
@@ -127,7 +128,7 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
         _write(folder, name, _point_page(folder, n, label, rows, by_id))
         written.append(name)
     compared = []
-    loaded = {}
+    loaded: dict[int, Any] = {}
     for a, b in pairs:
         text = _compare_page(by_id[a], by_id[b], documents, loaded)
         if text is None:

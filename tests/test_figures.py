@@ -228,3 +228,31 @@ def test_png_for_mail_and_svg_for_the_page(three_runs, tmp_path):
     with open(paths[1]) as f:
         svg = f.read()
     assert "<svg" in svg and "http://www.w3.org/2000/svg" in svg
+
+
+def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
+    # faults.png drew mean +- stdev while the fault table gave medians (4KB + THP
+    # demand: 6.9 in the figure, 9.0 in the table); both now come from one summary.
+    from pagezero.report import faults
+    from pagezero.report.cells import Section, rate
+    from pagezero.store.history import format_spread
+
+    rs = result_set(
+        [
+            point(f, 64 * MB, r, 3, benchmark="mmap", seed=i, page="4KB", thp=thp)
+            for i, (f, r, thp) in enumerate(
+                [("demand", 6e9, True), ("populate", 9e9, True), ("demand", 1e9, False)]
+            )
+        ]
+    )
+    section = Section("faults")
+    faults._tabulate(section, rs)
+    header = next(line for line in section.body if line.startswith("| page"))
+    assert header.split("|")[4:6] == [" GB/s ", " interval "]
+    table = [line.split("|")[1:-1] for line in section.body if line.startswith("| 4KB")]
+    fig = bars_figure(rs, label=faults._fault_label)
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    summaries = [s for _, s in summarize_points(rs).values()]
+    for row, height, s in zip(table, heights, summaries, strict=True):
+        assert row[3].strip() == rate(height * GBPS) == rate(s["median"])
+        assert row[4].strip() == format_spread(s) and "3 runs" in row[4]

@@ -256,3 +256,26 @@ def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
     for row, height, s in zip(table, heights, summaries, strict=True):
         assert row[3].strip() == rate(height * GBPS) == rate(s["median"])
         assert row[4].strip() == format_spread(s) and "3 runs" in row[4]
+
+
+def test_names_matplotlib_hides_draw_without_a_warning(tmp_path):
+    # A kernel named "_x" in a results file: matplotlib leaves it out of the legend,
+    # and asking for a legend of nothing warned (an error under the suite's filters).
+    rs = result_set([point("_x", 1 * MB, 5e9, 2), point("_x", 4 * MB, 5e9, 2)])
+    for fig in (rates_figure(rs), bars_figure(rs), comparison_figure([rs, rs], ["_a", "_b"])):
+        assert fig.axes
+
+
+def test_control_characters_and_missing_glyphs_draw_without_a_warning(tmp_path):
+    # A results file's machine and kernel names are drawn as given (the loaders' fuzz
+    # test found a \x1f in one): a control character becomes "?", a glyph the font
+    # lacks its box, and neither warns.
+    from pagezero.plot import plot_bars, plot_rates
+
+    machine = dict(MACHINE, cpu_model="CPU\x1f\u4e2d\U0001f600", hostname="h\x00")
+    rs = result_set([point("k\x1f", 1 * MB, 5e9, 2), point("k\x1f", 4 * MB, 6e9, 2)], machine)
+    plot_rates(rs, str(tmp_path / "r"))
+    plot_bars(rs, str(tmp_path / "b"))
+    fig = rates_figure(rs)
+    assert "CPU?" in " ".join(t.get_text() for t in fig.texts)
+    assert "k?" in lines_by_label(fig)

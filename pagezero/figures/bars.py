@@ -8,7 +8,7 @@ from typing import Any
 
 from ..points import summarize_points
 from ..units import GBPS
-from .common import add_footer, interval, pages_of, pyplot, save, statistic_words
+from .common import add_footer, interval, pages_of, printable, pyplot, save, statistic_words
 from .palette import kernel_colour
 
 __all__ = ["bars_figure", "plot_bars"]
@@ -43,20 +43,23 @@ def bars_figure(
             color=kernel_colour(first.function),
             yerr=[[(s["median"] - lo) / scale], [(hi - s["median"]) / scale]],
             capsize=3,
-            label=first.function,
+            label=printable(first.function),
         )
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
-    ax.legend(
-        unique.values(),
-        unique.keys(),
-        fontsize=8,
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        frameon=False,
-    )
+    if unique:  # matplotlib hides names starting with "_"
+        ax.legend(
+            unique.values(),
+            unique.keys(),
+            fontsize=8,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            frameon=False,
+        )
     ax.set_xticks(range(len(points)))
-    ax.set_xticklabels([label(first) for first, _ in points], rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels(
+        [printable(label(first)) for first, _ in points], rotation=30, ha="right", fontsize=8
+    )
     ax.set_ylabel(f"{what}\n{statistic_words(s for _, s in points)}", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title, fontsize=11)

@@ -10,8 +10,10 @@ so and draws the spread of its loops instead.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,6 +25,8 @@ __all__ = [
     "statistic_words",
     "interval",
     "pages_of",
+    "printable",
+    "missing_glyphs_drawn",
     "STATISTIC",
 ]
 
@@ -62,10 +66,36 @@ def save(fig: Any, stem: str) -> list[str]:
         # svg.hashsalt: the SVG's element ids are the same on every drawing, so a
         # page holding several figures never depends on chance to keep them apart.
         with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
-            fig.savefig(path, dpi=110, bbox_inches="tight")
+            with missing_glyphs_drawn():
+                fig.savefig(path, dpi=110, bbox_inches="tight")
         paths.append(path)
     pyplot().close(fig)
     return paths
+
+
+@contextlib.contextmanager
+def missing_glyphs_drawn() -> Any:
+    """Draw a character the font lacks as its box, without matplotlib's warning: a
+    results file's names are drawn as given, in any script."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph .* missing from font")
+        yield
+
+
+def printable(text: object) -> str:
+    """`text` with its control characters as "?": a results file's names and machine
+    facts are drawn as given, and a font has no glyph for a control character.
+
+    Parameters
+    ----------
+    text : object
+        Any value; drawn as its str().
+
+    Returns
+    -------
+    str
+    """
+    return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 def pages_of(results: Iterable[Any]) -> str:
@@ -106,7 +136,7 @@ def footer_text(machine: Mapping[str, Any], pages: str) -> str:
     cpu = machine.get("cpu_model") or "unknown CPU"
     host = machine.get("hostname") or "?"
     release = machine.get("kernel_release") or "?"
-    return (
+    return printable(
         f"{cpu} ({host}), Linux {release}, pages: {pages}, "
         f"drawn {datetime.date.today().isoformat()}"
     )

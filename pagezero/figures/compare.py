@@ -7,7 +7,7 @@ from typing import Any
 
 from ..comparison import compare
 from ..units import GBPS
-from .common import STATISTIC, add_footer, pages_of, pyplot, save
+from .common import STATISTIC, add_footer, pages_of, printable, pyplot, save
 from .palette import PALETTE
 
 __all__ = ["comparison_figure", "plot_comparison"]
@@ -44,7 +44,13 @@ def comparison_figure(
         xs = [i + (j - (len(sets) - 1) / 2) * width for i in range(len(rows))]
         # Sides are result sets, not kernels: Okabe-Ito's colours in order.
         ax.bar(
-            xs, centers, width, yerr=errs, capsize=2, label=name, color=PALETTE[j % len(PALETTE)]
+            xs,
+            centers,
+            width,
+            yerr=errs,
+            capsize=2,
+            label=printable(name),
+            color=PALETTE[j % len(PALETTE)],
         )
         if j:
             for x_, m, row in zip(xs, centers, rows):
@@ -52,7 +58,7 @@ def comparison_figure(
                 if c and c["marker"]:
                     ax.text(x_, m, c["marker"], ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels([r["label"] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels([printable(r["label"]) for r in rows], rotation=30, ha="right", fontsize=8)
     interval_words = "spread of one run's loops" if one_run else "spread between runs"
     what = (
         f"{STATISTIC}, interval: {interval_words};\nmarkers beyond "
@@ -63,7 +69,8 @@ def comparison_figure(
         fontsize=9,
     )
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if ax.get_legend_handles_labels()[0]:  # matplotlib hides names starting with "_"
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(title, fontsize=11)
     add_footer(fig, sets[0].machine, pages_of(sets[0].results))
     return fig

@@ -10,12 +10,22 @@ and the envelope says in every panel how far the family is from the best.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..points import summarize_points
 from ..units import GBPS, format_size
-from .common import add_footer, interval, pages_of, pyplot, save, statistic_words
+from .common import (
+    add_footer,
+    interval,
+    missing_glyphs_drawn,
+    pages_of,
+    printable,
+    pyplot,
+    save,
+    statistic_words,
+)
 from .families import group_by_family
 from .labels import mark_lines, threshold_marks
 from .palette import kernel_colour, kernel_marker, registry_names
@@ -133,13 +143,16 @@ def rates_figure(
                 markersize=3.5,
                 linewidth=1.6,
                 zorder=3,
-                label=name,
+                label=printable(name),
             )
         ax.set_title(family, fontsize=9, loc="left", fontweight="bold")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        if ax.get_legend_handles_labels()[0]:  # matplotlib hides names starting with "_"
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
         ax.grid(True, alpha=0.3)
     # Headroom above the highest line for the marks' labels (the axes are shared).
-    axes[0, 0].set_ylim(0, 1.2 * max(env_y))
+    top = max(env_y)
+    if math.isfinite(top) and top > 0:
+        axes[0, 0].set_ylim(0, 1.2 * top)
     bottom = axes[-1, 0]
     bottom.set_xscale("log", base=2)
     ticks = sorted({p[0] for pts in series.values() for p in pts})
@@ -152,11 +165,12 @@ def rates_figure(
     add_footer(fig, rs.machine, pages_of(rs.results))
     # The labels are laid out on the final geometry: lay the figure out once, then
     # keep it, so that the boxes measured are the boxes drawn.
-    fig.canvas.draw()
-    fig.set_layout_engine("none")
-    marks = threshold_marks(rs.machine)
-    for i, ax in enumerate(axes[:, 0]):
-        mark_lines(ax, marks, label=i == 0)
+    with missing_glyphs_drawn():
+        fig.canvas.draw()
+        fig.set_layout_engine("none")
+        marks = threshold_marks(rs.machine)
+        for i, ax in enumerate(axes[:, 0]):
+            mark_lines(ax, marks, label=i == 0)
     return fig
 
 

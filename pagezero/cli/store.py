@@ -1,4 +1,4 @@
-"""`pagezero store add|list|history|export`: the results store on the command line.
+"""`pagezero store add|list|history|export|publish`: the results store on the command line.
 
 Registered into pagezero's command line like the other command families
 (COMMANDS and add_parsers). A results file or folder that is not one is a
@@ -14,6 +14,7 @@ import sys
 from ..results import atomic_write
 from ..store import Store, default_path, read_records
 from ..store.history import format_history, plot_history
+from ..store.publish import publish
 from .options import add_format, check_output
 
 __all__ = ["COMMANDS", "add_parsers", "add_store_option"]
@@ -158,11 +159,33 @@ def cmd_store_export(args):
     return 0
 
 
+def cmd_store_publish(args):
+    """`pagezero store publish -o SITE`: the store as a static site of HTML pages
+    (:func:`pagezero.store.publish.publish`); prints the index's path.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0. A bad SITE or an empty store is a ValueError (exit status
+        2), with nothing written.
+    """
+    with Store(args.store) as store:
+        pages = publish(store, args.output)
+    print(f"{len(pages)} pages in {args.output}; open {pages[0]}")
+    return 0
+
+
 COMMANDS = {
     "store-add": cmd_store_add,
     "store-list": cmd_store_list,
     "store-history": cmd_store_history,
     "store-export": cmd_store_export,
+    "store-publish": cmd_store_publish,
 }
 
 
@@ -226,3 +249,13 @@ def add_parsers(sub):
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     add_store_option(p, help=where)
     p.set_defaults(command="store-export")
+
+    p = store_sub.add_parser(
+        "publish",
+        help="the store as a static site: machines, points' histories, comparisons",
+    )
+    p.add_argument(
+        "-o", "--output", metavar="SITE", required=True, help="the site's folder (replaced whole)"
+    )
+    add_store_option(p, help=where)
+    p.set_defaults(command="store-publish")

@@ -26,10 +26,11 @@ fresh processes and each cell is the median of the runs' medians (cells.py).
 The folder holds each study's results (JSON, loadable with
 pagezero.ResultSet.load), PNG and SVG plots, and report.md with the tables,
 the pictures and a summary in plain words, whose every figure is a cell of
-one of its tables (writer.py). A study that fails (too little memory, a
-kernel the CPU lacks) is named with its reason and the others are kept; a
-stop signal ends the study it lands in, and report.md is written from what
-was measured.
+one of its tables (writer.py), and report.html, the same as one self-contained
+page with the figures inline and the tables sortable (html.py). A study
+that fails (too little memory, a kernel the CPU lacks) is named with its
+reason and the others are kept; a stop signal ends the study it lands in,
+and report.md is written from what was measured.
 
 Sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
 2-core machine; 1 run) and "tiny" (seconds; for tests and CI; 1 run), the

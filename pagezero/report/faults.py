@@ -9,6 +9,7 @@ from .._core import MappingError, PagezeroError
 from ..interrupt import as_interrupted
 from ..plot import plot_bars
 from ..points import summarize_points
+from ..store.history import format_spread
 from ..units import format_size, parse_size
 from .cells import Section, draw, failure_text, holding, rate, ratio, run_points, runs_line
 
@@ -100,11 +101,13 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
 
 
 def _tabulate(section, rs):
-    rows = ["| page | workload | region | GB/s |", "|---|---|---|---|"]
+    # The figure's statistic and interval (faults.png draws this very summary): the
+    # median of per-run medians, and the spread between runs, or one run's loops.
+    rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
     for first, s in summarize_points(rs).values():
         rows.append(
             f"| {_fault_page(first)} | {first.function} | "
-            f"{format_size(first.params['size'])} | {rate(s['median'])} |"
+            f"{format_size(first.params['size'])} | {rate(s['median'])} | {format_spread(s)} |"
         )
     section.body = (
         [

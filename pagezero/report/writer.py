@@ -1,5 +1,6 @@
 """report.md: the header, the summary, the machine, each study's section,
-the studies that failed or were not run, and the files."""
+the studies that failed or were not run, and the files; and report.html, the
+same lines as one self-contained page (html.py)."""
 
 import datetime
 import os
@@ -7,6 +8,7 @@ import os
 from ..interrupt import deferred
 from ..results import atomic_write
 from ..sysinfo import summary
+from .html import write_html
 
 __all__ = ["write_markdown"]
 
@@ -39,8 +41,8 @@ def _status_lines(run):
 
 
 def write_markdown(run, info, scale, elapsed, load):
-    """Write `run.out_dir`/report.md, holding stop signals until it is written
-    (one arriving meanwhile is raised afterwards).
+    """Write `run.out_dir`/report.md and report.html beside it, holding stop
+    signals until both are written (one arriving meanwhile is raised afterwards).
 
     Parameters
     ----------
@@ -74,5 +76,7 @@ def _write(run, info, scale, elapsed, load):
         if s.body or s.failed:
             md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
     md += ["", "## Files", ""]
-    md += [f"- `{name}`" for name in sorted(os.listdir(run.out_dir)) if not name.startswith(".")]
+    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {"report.html"}
+    md += [f"- `{name}`" for name in sorted(names)]
     atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))
+    write_html(run.out_dir, md)

@@ -1,0 +1,42 @@
+"""The figures of pagezero, as PNG (for mail) and SVG (for report.html).
+
+One module per figure (rates, bars, compare, scaling), and what they share:
+palette.py (one colour-blind-safe colour per kernel, from the registry's order),
+families.py (kernel families from the registry's facts), labels.py (cache and
+batch marks whose labels never overlap), common.py (the footer naming machine,
+kernel, pages and date; the words of the one statistic every figure draws: the
+median of per-run medians with the between-run interval, as the tables and
+`pagezero compare` give). :mod:`pagezero.plot` keeps the older import path.
+"""
+
+from .bars import bars_figure, plot_bars
+from .common import STATISTIC, statistic_words
+from .compare import comparison_figure, plot_comparison
+from .families import FAMILIES, family_of, group_by_family
+from .labels import BATCHES, overlapping
+from .palette import PALETTE, kernel_colour, kernel_marker
+from .rates import ENVELOPE_LABEL, extent_of, plot_rates, rates_figure
+from .scaling import plot_scaling, scaling_figure
+
+__all__ = [
+    "plot_rates",
+    "plot_bars",
+    "plot_comparison",
+    "plot_scaling",
+    "extent_of",
+    "rates_figure",
+    "bars_figure",
+    "comparison_figure",
+    "scaling_figure",
+    "kernel_colour",
+    "kernel_marker",
+    "family_of",
+    "group_by_family",
+    "overlapping",
+    "statistic_words",
+    "PALETTE",
+    "FAMILIES",
+    "BATCHES",
+    "STATISTIC",
+    "ENVELOPE_LABEL",
+]

@@ -1,0 +1,87 @@
+"""Kernel families, derived from the kernel registry's facts, never from names.
+
+A family is what decides a clearing kernel's shape over extents:
+
+- whole-line: stores that only write zeros, a cache line or block per
+  instruction (x86 clzero, arm64 DC ZVA), whatever their temporality;
+- non-temporal: streaming stores that skip the caches (the 2012
+  clear_page_nocache proposal's movnti, arm64's stnp), slow while the buffer
+  would fit in a cache and fast beyond the LLC;
+- temporal string ops: temporal kernels that take any alignment (align 1 in
+  arch/*/kernels.def): the string instructions (rep stosb/stosq, FEAT_MOPS
+  SET*) and libc's memset, which picks one; the microcode decides per length;
+- temporal vector: the other temporal kernels, loops of aligned register
+  stores (the kernel's unrolled movq loop, AVX-512, stp pairs, compiled C).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..kernels import KINDS, Kernel, kernels
+
+__all__ = ["FAMILIES", "OTHER", "family_of", "kernel_family", "group_by_family"]
+
+FAMILIES = ("temporal string ops", "temporal vector", "non-temporal", "whole-line")
+# Names the registry of this machine does not know (another architecture's, read
+# from a file) or series that are no kernel at all.
+OTHER = "other"
+
+
+def kernel_family(kernel: Kernel) -> str:
+    """The family of a registry row.
+
+    Parameters
+    ----------
+    kernel : pagezero.kernels.Kernel
+        A registry row.
+
+    Returns
+    -------
+    str
+        One of :data:`FAMILIES`.
+    """
+    if kernel.zero_only:
+        return "whole-line"
+    if not kernel.temporal:
+        return "non-temporal"
+    return "temporal string ops" if kernel.align == 1 else "temporal vector"
+
+
+def family_of(name: str) -> str:
+    """The family of a kernel by name.
+
+    Parameters
+    ----------
+    name : str
+        A kernel's name.
+
+    Returns
+    -------
+    str
+        One of :data:`FAMILIES`, or :data:`OTHER` for a name not in the registry.
+    """
+    for kind in KINDS:
+        for k in kernels(kind):
+            if k.name == name:
+                return kernel_family(k)
+    return OTHER
+
+
+def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
+    """Names grouped by family, families in :data:`FAMILIES` order (then OTHER),
+    names in the order given.
+
+    Parameters
+    ----------
+    names : iterable of str
+
+    Returns
+    -------
+    dict
+        Family to names; families with no name are left out.
+    """
+    groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
+    for n in names:
+        groups[family_of(n)].append(n)
+    return {f: ns for f, ns in groups.items() if ns}

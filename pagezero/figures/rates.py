@@ -1,0 +1,209 @@
+"""Rates against extents: one panel per kernel family, the panels sharing both
+axes, the fastest of all kernels drawn broad and light behind each panel, each
+kernel's median of per-run medians with its between-run interval as a band.
+
+Eleven kernels in one panel cross and hide each other; grouped by family
+(figures/families.py) each panel holds two to four lines whose shapes differ
+for a reason (string ops against vector stores against non-temporal stores),
+and the envelope says in every panel how far the family is from the best.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..points import summarize_points
+from ..units import GBPS, format_size
+from .common import (
+    add_footer,
+    interval,
+    missing_glyphs_drawn,
+    pages_of,
+    printable,
+    pyplot,
+    save,
+    statistic_words,
+)
+from .families import group_by_family
+from .labels import mark_lines, threshold_marks
+from .palette import kernel_colour, kernel_marker, registry_names
+
+__all__ = ["extent_of", "rates_figure", "plot_rates", "ENVELOPE_LABEL"]
+
+ENVELOPE_LABEL = "fastest of all kernels"
+
+
+def extent_of(result: Any) -> int:
+    """Bytes per kernel call: the chunk, or the whole size when chunk is 0.
+
+    Parameters
+    ----------
+    result : pagezero.Result
+        A memset or memcpy result.
+
+    Returns
+    -------
+    int
+        The extent, in bytes.
+    """
+    return int(result.params.get("chunk") or result.params["size"])
+
+
+def _series(rs: Any, x: Callable[[Any], int]) -> tuple[dict[str, list[tuple[int, dict]]], list]:
+    series: dict[str, list[tuple[int, dict]]] = {}
+    drawn = []
+    for first, s in summarize_points(rs).values():
+        if first.unit != "bytes/sec":
+            continue
+        series.setdefault(first.function, []).append((x(first), s))
+        drawn.append(s)
+    for pts in series.values():
+        pts.sort(key=lambda p: p[0])
+    return series, drawn
+
+
+def _ordered(names: Sequence[str]) -> list[str]:
+    order = registry_names()
+    return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
+
+
+def _envelope(series: dict[str, list[tuple[int, dict]]]) -> tuple[list[int], list[float]]:
+    best: dict[int, float] = {}
+    for pts in series.values():
+        for x, s in pts:
+            best[x] = max(best.get(x, 0.0), s["median"])
+    xs = sorted(best)
+    return xs, [best[x] / GBPS for x in xs]
+
+
+def rates_figure(
+    rs: Any,
+    x: Callable[[Any], int] = extent_of,
+    xlabel: str = "extent per call",
+    title: str = "Clearing rate",
+) -> Any:
+    """The figure of :func:`plot_rates`, not saved (the tests look at it).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        No rate (bytes/sec) in the result set.
+    """
+    series, drawn = _series(rs, x)
+    if not series:
+        raise ValueError("no rates (bytes/sec) to plot in this result set")
+    groups = group_by_family(_ordered(list(series)))
+    plt = pyplot()
+    fig, axes = plt.subplots(
+        len(groups),
+        1,
+        sharex=True,
+        sharey=True,
+        figsize=(9, 1.4 + 2.4 * len(groups)),
+        squeeze=False,
+        layout="constrained",
+    )
+    env_x, env_y = _envelope(series)
+    for ax, (family, names) in zip(axes[:, 0], groups.items()):
+        if len(series) > 1:
+            ax.plot(
+                env_x,
+                env_y,
+                color="#BBBBBB",
+                linewidth=5,
+                solid_capstyle="round",
+                zorder=1,
+                label=ENVELOPE_LABEL,
+            )
+        for name in names:
+            pts = series[name]
+            xs = [p[0] for p in pts]
+            lows, highs = zip(*(interval(p[1]) for p in pts))
+            colour = kernel_colour(name)
+            ax.fill_between(
+                xs,
+                [max(0.0, v) / GBPS for v in lows],
+                [v / GBPS for v in highs],
+                color=colour,
+                alpha=0.25,
+                linewidth=0,
+                zorder=2,
+            )
+            ax.plot(
+                xs,
+                [p[1]["median"] / GBPS for p in pts],
+                color=colour,
+                marker=kernel_marker(name),
+                markersize=3.5,
+                linewidth=1.6,
+                zorder=3,
+                label=printable(name),
+            )
+        ax.set_title(family, fontsize=9, loc="left", fontweight="bold")
+        if ax.get_legend_handles_labels()[0]:  # matplotlib hides names starting with "_"
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        ax.grid(True, alpha=0.3)
+    # Headroom above the highest line for the marks' labels (the axes are shared).
+    top = max(env_y)
+    if math.isfinite(top) and top > 0:
+        axes[0, 0].set_ylim(0, 1.2 * top)
+    bottom = axes[-1, 0]
+    bottom.set_xscale("log", base=2)
+    ticks = sorted({p[0] for pts in series.values() for p in pts})
+    step = max(1, len(ticks) // 12)
+    bottom.set_xticks(ticks[::step])
+    bottom.set_xticklabels([format_size(t) for t in ticks[::step]], rotation=45, ha="right")
+    bottom.set_xlabel(f"{xlabel} (bytes, log2 scale)")
+    fig.supylabel(f"rate (GB/s, 10^9 bytes/s)\n{statistic_words(drawn)}", fontsize=9)
+    fig.suptitle(title, fontsize=11)
+    add_footer(fig, rs.machine, pages_of(rs.results))
+    # The labels are laid out on the final geometry: lay the figure out once, then
+    # keep it, so that the boxes measured are the boxes drawn.
+    with missing_glyphs_drawn():
+        fig.canvas.draw()
+        fig.set_layout_engine("none")
+        marks = threshold_marks(rs.machine)
+        for i, ax in enumerate(axes[:, 0]):
+            mark_lines(ax, marks, label=i == 0)
+    return fig
+
+
+def plot_rates(
+    rs: Any,
+    stem: str,
+    x: Callable[[Any], int] = extent_of,
+    xlabel: str = "extent per call",
+    title: str = "Clearing rate",
+) -> list[str]:
+    """Rates against x(result), one panel per kernel family sharing both axes.
+
+    Each kernel is a line of its points' medians of per-run medians (GB/s) with
+    the between-run interval as a band (a run's loops when there is one run, as
+    the axis label then says), in its fixed colour (figures/palette.py); the
+    fastest of all kernels is the broad light line behind every panel; the
+    machine's cache sizes and the clearing batch sizes are marked, their labels
+    kept apart; the machine, kernel release, pages and date are in the footer.
+
+    Parameters
+    ----------
+    rs : pagezero.ResultSet
+        Results in bytes/sec.
+    stem : str
+        The path of the files to write, without extension.
+    x : callable
+        The x value of a result, in bytes (default: its extent).
+    xlabel, title : str
+        The axis label and the title.
+
+    Returns
+    -------
+    list of str
+        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
+    """
+    return save(rates_figure(rs, x, xlabel, title), stem)

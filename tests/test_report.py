@@ -41,11 +41,14 @@ def summary_of(md):
 
 
 def table_cells(md):
-    """Every cell of every markdown table in `md`, the spread mark taken off."""
+    """Every cell of every markdown table in `md`, the spread mark and the
+    interval ("+-3%") taken off."""
     found = set()
     for line in md.splitlines():
         if line.startswith("|") and not set(line) <= set("|-"):
-            found |= {c.strip().rstrip(report_cells.SPREAD_MARK) for c in line.split("|")}
+            found |= {
+                c.strip().rstrip(report_cells.SPREAD_MARK).split(" +-")[0] for c in line.split("|")
+            }
     return found
 
 

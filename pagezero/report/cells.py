@@ -256,7 +256,9 @@ def marked(cell, llc):
 
 def cell_text(cell, llc):
     """A table cell as the report prints it: the median rate in GB/s (10^9
-    bytes/s), with the spread mark when its runs spread too much beyond the LLC.
+    bytes/s) and its interval, the figures' (the spread between runs, or one
+    run's loops, in %: runs_line says which), with the spread mark when its runs
+    spread too much beyond the LLC.
 
     Parameters
     ----------
@@ -272,7 +274,8 @@ def cell_text(cell, llc):
     """
     if cell is None:
         return "-"
-    return rate(cell["median"]) + (SPREAD_MARK if marked(cell, llc) else "")
+    mark = SPREAD_MARK if marked(cell, llc) else ""
+    return f"{rate(cell['median'])} +-{cell['spread_pct']:.0f}%{mark}"
 
 
 def markdown_table(table, xs, x_label, llc):
@@ -337,7 +340,10 @@ def runs_line(rs):
     n = min(s["runs"] for s in summaries)
     if n < 2:
         return (
-            "Cells: medians of one run (one process): the spread between runs is unknown; "
-            "`pagezero report --runs 3` measures it."
+            "Cells: medians of one run (one process) +- the spread of its loops: the "
+            "spread between runs is unknown; `pagezero report --runs 3` measures it."
         )
-    return f"Cells: the median of {n} runs' medians, each run a fresh process."
+    return (
+        f"Cells: the median of {n} runs' medians, each run a fresh process, +- the "
+        f"spread between runs (as the figures draw them)."
+    )

@@ -32,14 +32,20 @@ def pytest_configure(config):
             raise pytest.UsageError(f"PAGEZERO_TEST_INSTALLED=1: {problem}")
 
 
-def free_hugepages(page):
-    """Free hugepages of `page` ("2MB" or "1GB") in the system pool, 0 if none."""
+def _pool_count(page, name):
     kb = {"2MB": 2048, "1GB": 1048576}[page]
     try:
-        with open(f"/sys/kernel/mm/hugepages/hugepages-{kb}kB/free_hugepages") as f:
+        with open(f"/sys/kernel/mm/hugepages/hugepages-{kb}kB/{name}") as f:
             return int(f.read())
     except OSError:
         return 0
+
+
+def free_hugepages(page):
+    """Hugepages of `page` ("2MB" or "1GB") a new mapping can have: free_hugepages
+    less resv_hugepages (free, but promised to another process's mapping), read
+    from sysfs at the moment of asking. The one gate of every hugepage test."""
+    return max(0, _pool_count(page, "free_hugepages") - _pool_count(page, "resv_hugepages"))
 
 
 PAGE_SHIFT = {"2MB": 21, "1GB": 30}
@@ -60,15 +66,35 @@ def mem_available():
     return 0
 
 
-def needs_hugepages(page, count=1):
-    return pytest.mark.skipif(
-        free_hugepages(page) < count,
-        reason=f"needs {count} free {page} hugepage(s); none reserved "
-        f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)",
-    )
+def require_hugepages(page, count=1):
+    """Skip the running test unless `count` pages of `page` can be mapped now.
+    Called inside the test, not as a collection-time mark: the pools are shared
+    and change while the suite runs."""
+    if free_hugepages(page) < count:
+        pytest.skip(
+            f"needs {count} free {page} hugepage(s); none reserved "
+            f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)"
+        )
+
+
+def require_kernel(name, kind="clear"):
+    """Skip the running test unless kernel `name` runs on this CPU, saying which
+    feature it lacks; returns the kernel. Tests are parametrized over every
+    kernel of the registry (the same on every machine of an architecture), so a
+    broken feature check shows as a changed set of skips (tools: .ci/check_skips.py)."""
+    k = pagezero.find_kernel(name, kind)
+    if not k.available:
+        pytest.skip(f"{name} is not available on this CPU: {k.reason}")
+    return k
+
+
+def kernel_names(kind, zero_only=None):
+    """Every kernel of `kind` in the registry; zero_only=False leaves the zero-only ones out."""
+    return [k.name for k in pagezero.kernels(kind) if zero_only is None or k.zero_only == zero_only]
 
 
 def available_kernels(kind):
+    """The kernels of `kind` this CPU runs, read when called (inside a test)."""
     return [k.name for k in pagezero.kernels(kind) if k.available]
 
 
@@ -111,6 +137,8 @@ def run_python(*args, cwd=None, **kwargs):
 
 # perf's print_bps(): " %14f GB/sec" and friends, K = 1024.
 RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
+# perf's "# function 'NAME' (DESCRIPTION)" header of each function's block.
+FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 
 
 def pagezero_cli(*args, cwd=None, **kwargs):
@@ -227,3 +255,20 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setattr(hugepages, "_write", kernel.write)
     monkeypatch.setattr(hugepages.os, "geteuid", lambda: 0)
     return kernel
+
+
+# Machine state, read when a test runs ------------------------------------------------
+
+
+@pytest.fixture
+def without_pmu():
+    """Skip unless this machine has no hardware cycle counter: the no-PMU errors."""
+    if has_cycle_counter():
+        pytest.skip("this machine has a PMU: the no-PMU error cannot happen")
+
+
+@pytest.fixture
+def with_pmu():
+    """Skip unless this machine has a hardware cycle counter (PMU)."""
+    if not has_cycle_counter():
+        pytest.skip("no hardware cycle counter (PMU) on this machine")

@@ -8,7 +8,7 @@ source gave. Never how fast anything ran.
 import os
 
 import pytest
-from conftest import has_cycle_counter, run_python
+from conftest import run_python
 
 import pagezero
 from pagezero import _core
@@ -169,10 +169,7 @@ def test_counters_with_fake_source(monkeypatch):
     assert "fake" in r.details["counters_source"]
 
 
-@pytest.mark.skipif(
-    has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen"
-)
-def test_counters_without_pmu_fail_clearly(monkeypatch):
+def test_counters_without_pmu_fail_clearly(monkeypatch, without_pmu):
     monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
     with pytest.raises(pagezero.UnavailableError, match="no PMU"):
         pagezero.memset("1MB", loops=1, counters=True)
@@ -258,8 +255,9 @@ def test_cli_bad_input_exits_2(args):
     assert p.stderr.startswith("pagezero: error:") and "Traceback" not in p.stderr
 
 
-@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU")
-def test_cli_counters_without_pmu_exit_1():
+def test_cli_counters_without_pmu_exit_1(
+    without_pmu,
+):
     env = {k: v for k, v in os.environ.items() if k != "PAGEZERO_FAKE_COUNTERS"}
     p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", "--counters", env=env)
     assert p.returncode == 1 and "no PMU" in p.stderr and "Traceback" not in p.stderr

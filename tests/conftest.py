@@ -197,6 +197,11 @@ def has_cycle_counter():
     return True
 
 
+def has_tsc_clock():
+    # x86-64 says so in CPUID; every arm64 Linux machine lets user space read CNTVCT_EL0.
+    return pagezero._core.ARCH == "arm64" or "tsc" in pagezero.machine()["cpu_features"]
+
+
 def mem_total():
     with open("/proc/meminfo") as f:
         return int(f.readline().split()[1]) * 1024  # MemTotal comes first

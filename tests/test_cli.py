@@ -12,21 +12,21 @@ import re
 
 import pytest
 from conftest import (
+    FUNCTION_RE,
     check_environment_error,
     check_rate_line,
     check_usage_error,
-    free_hugepages,
     has_cycle_counter,
     hugepage_shortage,
     ok,
     pagezero_cli,
+    require_hugepages,
 )
 
 import pagezero
 
 SMALL = ["-s", "1MB", "-l", "2"]
 
-FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 
 
@@ -224,8 +224,7 @@ def test_too_few_2mb_hugepages():
 
 
 def test_2mb_hugepages_when_reserved():
-    if free_hugepages("2MB") < 1:
-        pytest.skip("no free 2MB hugepages (reserve some with /proc/sys/vm/nr_hugepages)")
+    require_hugepages("2MB")
     out = ok(
         mem("memset", "-p", "2MB", "-s", "2MB", "-l", "2", "-f", "default", "--format", "simple")
     )

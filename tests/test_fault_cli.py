@@ -13,6 +13,7 @@ import time
 
 import pytest
 from conftest import (
+    FUNCTION_RE,
     TESTS_DIR,
     check_environment_error,
     check_rate_line,
@@ -22,14 +23,15 @@ from conftest import (
     never_available,
     ok,
     pagezero_cli,
+    require_hugepages,
 )
+from helpers.faults import cut_short_memset
 
 import pagezero
 from pagezero import fault, hugepages
 from pagezero.cli import main
 
 SMALL = ["-s", "4MB", "-l", "2"]
-FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 THREAD_RE = re.compile(r"^ +\d+\.\d{6} (bytes|KB|MB|GB)/sec/thread \( \+- \d+\.\d\d% \)$")
 LATENCY_RE = re.compile(
     r"^# latency per (?P<what>.+): p50 [\d.]+ (ns|us|ms|s), "
@@ -103,8 +105,6 @@ def test_headroom_line():
 
 def test_headroom_stopped_saves_the_faults_and_the_clears(tmp_path, monkeypatch, capsys):
     # The clears are saved beside the faults but not counted among the loops planned.
-    from test_fault import cut_short_memset
-
     cut_short_memset(monkeypatch, at=2)
     out = tmp_path / "run.json"
     status = main(
@@ -143,8 +143,7 @@ def test_output_file_keeps_samples_pages_and_threads(tmp_path):
 
 
 def test_2mb_pages_when_reserved():
-    if pagezero.hugepage_pools()["2MB"].available < 2:
-        pytest.skip("needs 2 free 2MB hugepages; none reserved")
+    require_hugepages("2MB", 2)
     out = ok(mmap("-s", "4MB", "-p", "2MB", "-l", "1", "-f", "demand", "--latency"))
     [b] = blocks(out)
     assert b[4] == "# pages: asked 2MB hugetlb, got 2MB hugetlb"

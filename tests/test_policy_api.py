@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TESTS_DIR, available_kernels, mem_available, needs_hugepages
+from conftest import TESTS_DIR, available_kernels, mem_available, require_hugepages
 
 import pagezero
 from pagezero import policy
@@ -203,12 +203,9 @@ def test_folio_result_round_trips_through_json():
     assert FolioResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
 
-@needs_hugepages("2MB")
 def test_folio_on_a_2mb_hugetlb_page():
-    try:
-        r = pagezero.folio(size="2MB", strategy="sequential", loops=2, backing="hugetlb")
-    except pagezero.MappingError:
-        pytest.skip("the 2MB pool emptied since collection (someone else uses it)")
+    require_hugepages("2MB")
+    r = pagezero.folio(size="2MB", strategy="sequential", loops=2, backing="hugetlb")
     assert r.backing == "hugetlb" and r.params["backing"] == "hugetlb"
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 
 import pytest
 from helpers.fake_bench import GRID6, MACHINE, POINTS6, key, make_result, orders, registered_fake
@@ -84,7 +85,7 @@ def test_ctrl_c_keeps_what_ran(fake, interrupt_at, warmup, kept):
 
 
 def test_unknown_parameter(fake):
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(ValueError, match="sise") as e:
         pagezero.sweep("fake", {"sise": [4096]})
     message = str(e.value)
     assert "sise" in message
@@ -94,10 +95,18 @@ def test_unknown_parameter(fake):
 
 
 @pytest.mark.parametrize(
-    "grid", [{}, {"size": []}, {"function": ["a"], "size": ()}, None, [("size", [4096])]], ids=repr
+    "grid, words",
+    [
+        ({}, "the grid is empty"),
+        ({"size": []}, "grid parameter 'size' has no values"),
+        ({"function": ["a"], "size": ()}, "grid parameter 'size' has no values"),
+        (None, "the grid is empty"),
+        ([("size", [4096])], "the grid is empty"),
+    ],
+    ids=repr,
 )
-def test_empty_grid(fake, grid):
-    with pytest.raises(ValueError):
+def test_empty_grid(fake, grid, words):
+    with pytest.raises(ValueError, match=words):
         pagezero.sweep("fake", grid)
     assert fake.calls == []
 
@@ -114,7 +123,8 @@ def test_bad_value_is_caught_before_anything_runs(fake):
     ids=repr,
 )
 def test_bad_sweep_arguments(fake, kw):
-    with pytest.raises(ValueError):
+    [(name, value)] = kw.items()
+    with pytest.raises(ValueError, match=f"^{name} must be .*, not {value}$"):
         pagezero.sweep("fake", GRID6, **kw)
     assert fake.calls == []
 
@@ -125,16 +135,16 @@ def test_unknown_benchmark():
 
 
 @pytest.mark.parametrize(
-    "grid",
+    "grid, words",
     [
-        {"size": ["64KB", 0]},
-        {"size": ["64KB"], "chunk": ["128KB"]},
-        {"size": ["64KB"], "function": ["no-such-kernel"]},
-        {"size": ["64KB"], "loops": [1, 0]},
+        ({"size": ["64KB", 0]}, "invalid size 0"),
+        ({"size": ["64KB"], "chunk": ["128KB"]}, "invalid chunk '128KB': larger than the size"),
+        ({"size": ["64KB"], "function": ["no-such-kernel"]}, "unknown clear kernel 'no-such"),
+        ({"size": ["64KB"], "loops": [1, 0]}, "loops must be between 1 and .*, not 0"),
     ],
     ids=["size-0", "chunk>size", "kernel", "loops-0"],
 )
-def test_real_memset_checks_every_point_first(monkeypatch, grid):
+def test_real_memset_checks_every_point_first(monkeypatch, grid, words):
     """The real memset's check refuses a bad point before the good ones run."""
     real = sweeps.BENCHMARKS["memset"]
     calls = []
@@ -145,7 +155,7 @@ def test_real_memset_checks_every_point_first(monkeypatch, grid):
         return real.run(**params)
 
     monkeypatch.setitem(sweeps.BENCHMARKS, "memset", dataclasses.replace(real, run=counting))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=words):
         pagezero.sweep("memset", dict(grid, loops=grid.get("loops", [1])), repeat=1, warmup=0)
     assert calls == []
 
@@ -343,7 +353,8 @@ def test_bad_files_are_refused(tmp_path, content):
         path.write_bytes(content)
     else:
         path.write_text(content)
-    with pytest.raises(ValueError):
+    # One line, naming the file at fault.
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: [^\n]+$"):
         ResultSet.load(str(path))
 
 
@@ -388,7 +399,7 @@ def test_to_pandas():
 
 
 def test_resultset_needs_one_run_per_result():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one run description per result"):
         ResultSet([make_result(), make_result()], runs=[{}])
 
 

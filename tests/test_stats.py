@@ -67,7 +67,7 @@ def test_summarize_one_sample():
 
 @pytest.mark.parametrize("values", [[], ()])
 def test_summarize_empty(values):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no samples to summarize"):
         summarize(values)
 
 
@@ -175,7 +175,8 @@ def test_small_significant_change_is_not_flagged():
     ],
 )
 def test_compare_samples_bad_input(base, new, kw):
-    with pytest.raises(ValueError):
+    words = "alpha must be in \\(0, 1\\) and threshold non-negative" if kw else "both sides"
+    with pytest.raises(ValueError, match=words):
         compare_samples(base, new, **kw)
 
 

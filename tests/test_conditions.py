@@ -298,3 +298,26 @@ def test_cli_cold_threads_counters(tmp_path):
     r = pagezero.load_results(str(out))
     first = next(iter(r))
     assert first.params["cache"] == "cold" and first.details["counters"]
+
+
+@needs_2_cpus
+def test_cli_per_thread_line_is_the_mean_thread_rate_in_perfs_gb(tmp_path):
+    # perf's GB is 2**30 bytes: the line's number, recomputed here from the saved
+    # per-thread samples and parts (bytes over seconds, loops included).
+    out = tmp_path / "t.json"
+    p = run_python(
+        "-m", "pagezero", "mem", "memset", "-s", "4MB", "-l", "3", "-f", FILL, "-t", "2",
+        "-o", str(out),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    [line] = [x for x in p.stdout.splitlines() if "GB/sec/thread" in x]
+    printed, spread = float(line.split()[0]), float(line.split("+-")[1].rstrip("% )"))
+    [r] = pagezero.load_results(str(out))
+    rates = [
+        part * len(s) / (sum(s) / 1e9)
+        for part, s in zip(r.details["thread_bytes"], r.details["thread_samples"])
+    ]
+    mean = sum(rates) / len(rates)
+    assert printed == pytest.approx(mean / 2**30, abs=1e-6)
+    sd = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
+    assert spread == pytest.approx(100 * sd / mean, abs=0.006)

@@ -304,5 +304,6 @@ def test_plot(swept, tmp_path):
 def test_plot_bad_input(tmp_path, case):
     (tmp_path / "other.json").write_text("{}")
     path = tmp_path / ("missing.json" if case == "missing" else "other.json")
-    usage_error(cli("plot", path, "-o", tmp_path / "stem"))
+    words = "no such file" if case == "missing" else "not a pagezero results file"
+    assert usage_error(cli("plot", path, "-o", tmp_path / "stem")).endswith(f"{path}: {words}")
     assert not (tmp_path / "stem.png").exists()

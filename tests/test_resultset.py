@@ -269,26 +269,6 @@ def test_results_with_another_machine_keep_it(tmp_path):
     assert [r.machine["cpu_model"] for r in back] == ["Test CPU", "Other CPU"]
 
 
-def test_version_1_loads(tmp_path):
-    old = {
-        "schema": "pagezero.results",
-        "version": 1,
-        "results": [
-            dict(make_result("a", 4096).to_dict(), machine=MACHINE),
-            dict(make_result("b", 8192).to_dict(), machine=MACHINE),
-        ],
-    }
-    path = tmp_path / "v1.json"
-    path.write_text(json.dumps(old))
-    rs = ResultSet.load(str(path))
-    assert [r.function for r in rs] == ["a", "b"]
-    assert all(dict(r.machine) == MACHINE for r in rs)
-    assert dict(rs.machine) == MACHINE
-    assert [dict(run) for run in rs.runs] == [{"repetition": 0, "process": 0}] * 2
-    assert not rs.interrupted
-    assert pagezero.load_results(str(path)) == list(rs.results)
-
-
 GOOD_ENTRY = make_result().to_dict()
 
 

@@ -16,7 +16,6 @@ from conftest import (
     check_environment_error,
     check_rate_line,
     check_usage_error,
-    has_cycle_counter,
     hugepage_shortage,
     ok,
     pagezero_cli,
@@ -230,16 +229,12 @@ def test_bad_input_is_one_line_naming_the_fault_and_writes_nothing(args, words, 
 
 
 @pytest.mark.parametrize("clock_args", [["-c"], ["--clock", "cycles"]])
-def test_no_cycle_counter_names_tsc(clock_args):
-    if has_cycle_counter():
-        pytest.skip("this machine has a hardware cycle counter (PMU)")
+def test_no_cycle_counter_names_tsc(clock_args, without_pmu):
     proc = mem("memset", *SMALL, "-f", "default", *clock_args)
     check_environment_error(proc, "tsc")
 
 
-def test_cycles_with_a_pmu_prints_cycles_per_byte():
-    if not has_cycle_counter():
-        pytest.skip("no hardware cycle counter (PMU) on this machine")
+def test_cycles_with_a_pmu_prints_cycles_per_byte(with_pmu):
     out = ok(mem("memset", *SMALL, "-f", "default", "-c", "--format", "simple"))
     assert float(out) > 0
 

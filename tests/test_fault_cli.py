@@ -18,7 +18,6 @@ from conftest import (
     check_environment_error,
     check_rate_line,
     check_usage_error,
-    has_cycle_counter,
     mem_available,
     never_available,
     ok,
@@ -192,9 +191,7 @@ def test_hugepage_shortage_names_the_file(page):
     assert pagezero.hugepage_pools()[page].total == before
 
 
-def test_no_cycle_counter_is_exit_1():
-    if has_cycle_counter():
-        pytest.skip("this machine has a hardware cycle counter (PMU)")
+def test_no_cycle_counter_is_exit_1(without_pmu):
     check_environment_error(mmap("-s", "1MB", "-l", "1", "-c", "-f", "demand"), "tsc")
 
 

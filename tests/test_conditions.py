@@ -321,3 +321,16 @@ def test_cli_per_thread_line_is_the_mean_thread_rate_in_perfs_gb(tmp_path):
     assert printed == pytest.approx(mean / 2**30, abs=1e-6)
     sd = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
     assert spread == pytest.approx(100 * sd / mean, abs=0.006)
+
+
+@pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
+def test_cold_flushes_stay_outside_the_timed_spans(monkeypatch, benchmark):
+    # Each flush made 20 ms longer ($PAGEZERO_FAKE_FLUSH_US, csrc/cache.c): a clock
+    # started before the flush would put 20 ms or more in a sample of four chunks
+    # whose clears take microseconds.
+    monkeypatch.setenv("PAGEZERO_FAKE_FLUSH_US", "20000")
+    r = getattr(pagezero, benchmark)(
+        "64KB", chunk="16KB", loops=2, cache="cold", function="default"
+    )
+    assert r.details["cold_method"] and len(r.samples) == 2
+    assert all(s < 20_000_000 for s in r.samples), r.samples

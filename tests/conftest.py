@@ -80,6 +80,16 @@ def mem_available():
     return 0
 
 
+def hugetlb_bytes(pid):
+    """The hugetlb pages process `pid` maps now (HugetlbPages of its status), 0 once
+    it is gone: a run has mapped its own hugepages, whatever else moves the pool."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(x.split()[1]) * 1024 for x in f if x.startswith("HugetlbPages:")), 0)
+    except OSError:
+        return 0
+
+
 def require_hugepages(page, count=1):
     """Skip the running test unless `count` pages of `page` can be mapped now.
     Called inside the test, not as a collection-time mark: the pools are shared

@@ -170,6 +170,19 @@ def pagezero_cli(*args, cwd=None, **kwargs):
     return run_python("-m", "pagezero", *[str(a) for a in args], cwd=cwd, **kwargs)
 
 
+def pagezero_main(capsys, *args):
+    """Run the command line in this process (pagezero.cli.main) and return what a
+    subprocess would: returncode, stdout, stderr. For the many bad-input cases,
+    whose parsing and one-line errors are the same code in either: a fresh
+    interpreter each costs about a second on a loaded machine."""
+    from pagezero.cli import main
+
+    capsys.readouterr()  # what ran before is not this command's
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["pagezero", *map(str, args)], status, out, err)
+
+
 def ok(proc):
     """Assert a run succeeded cleanly and return its stdout."""
     assert proc.returncode == 0, proc.stderr

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from conftest import check_usage_error as usage_error
-from conftest import ok
+from conftest import ok, pagezero_main
 from conftest import pagezero_cli as cli
 
 from pagezero.results import Result, ResultSet
@@ -177,14 +177,14 @@ def test_sweep_grid_from_file(tmp_path, name, text, flags):
         "unknown-benchmark",
     ],
 )
-def test_sweep_bad_input(tmp_path, args, needle):
+def test_sweep_bad_input(tmp_path, args, needle, capsys):
     (tmp_path / "bad.toml").write_text("size = [64KB\n")
     (tmp_path / "bad.json").write_text("[1, 2")
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     if "-o" not in args:
         args += ["-o", str(tmp_path / "X.json")]
     before = set(os.listdir(tmp_path))
-    line = usage_error(cli("sweep", *args))
+    line = usage_error(pagezero_main(capsys, "sweep", *args))
     if needle == "bad.toml" and sys.version_info < (3, 11):
         needle = "TOML grids need Python 3.11"  # the file is not read: no tomllib
     assert needle in line

@@ -19,6 +19,7 @@ from conftest import (
     hugepage_shortage,
     ok,
     pagezero_cli,
+    pagezero_main,
     require_hugepages,
 )
 
@@ -217,9 +218,10 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("args, words", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_naming_the_fault_and_writes_nothing(args, words, tmp_path):
+def test_bad_input_is_one_line_naming_the_fault_and_writes_nothing(args, words, tmp_path, capsys):
     out = tmp_path / "out.json"
-    proc = pagezero_cli(*args, "-o", str(out)) if args[:1] == ["mem"] else pagezero_cli(*args)
+    extra = ["-o", str(out)] if args[:1] == ["mem"] else []
+    proc = pagezero_main(capsys, *args, *extra)
     # The line names the option or value at fault (a regular expression).
     assert re.search(words, check_usage_error(proc))
     assert list(tmp_path.iterdir()) == []

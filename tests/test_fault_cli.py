@@ -23,6 +23,7 @@ from conftest import (
     never_available,
     ok,
     pagezero_cli,
+    pagezero_main,
     require_hugepages,
 )
 from helpers.faults import cut_short_memset
@@ -173,8 +174,9 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("args, words", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_and_exit_2(args, words):
-    assert re.search(words, check_usage_error(mmap("-s", "1MB", "-l", "1", *args)))
+def test_bad_input_is_one_line_and_exit_2(args, words, capsys):
+    proc = pagezero_main(capsys, "mem", "mmap", "-s", "1MB", "-l", "1", *args)
+    assert re.search(words, check_usage_error(proc))
 
 
 def test_more_threads_than_memory_allows_is_exit_1():

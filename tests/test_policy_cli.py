@@ -9,7 +9,14 @@ import os
 import re
 
 import pytest
-from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
+from conftest import (
+    check_environment_error,
+    check_usage_error,
+    ok,
+    pagezero_cli,
+    pagezero_main,
+    run_python,
+)
 
 import pagezero
 from pagezero.policy import PRESETS, STRATEGIES
@@ -222,10 +229,10 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("args, words", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_and_exit_2(args, words, tmp_path):
+def test_bad_input_is_one_line_and_exit_2(args, words, tmp_path, capsys):
     out = tmp_path / "out.json"
     # The line names the option or value at fault (a regular expression).
-    assert re.search(words, check_usage_error(pagezero_cli(*args, "-o", str(out))))
+    assert re.search(words, check_usage_error(pagezero_main(capsys, *args, "-o", str(out))))
     assert list(tmp_path.iterdir()) == []
 
 

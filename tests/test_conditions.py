@@ -6,6 +6,7 @@ source gave. Never how fast anything ran.
 """
 
 import os
+import time
 
 import pytest
 from conftest import run_python
@@ -329,8 +330,11 @@ def test_cold_flushes_stay_outside_the_timed_spans(monkeypatch, benchmark):
     # started before the flush would put 20 ms or more in a sample of four chunks
     # whose clears take microseconds.
     monkeypatch.setenv("PAGEZERO_FAKE_FLUSH_US", "20000")
+    started = time.monotonic()
     r = getattr(pagezero, benchmark)(
         "64KB", chunk="16KB", loops=2, cache="cold", function="default"
     )
+    # Every chunk of every loop was flushed: each flush spins for 20 ms at least.
+    assert time.monotonic() - started >= 2 * 4 * 0.020
     assert r.details["cold_method"] and len(r.samples) == 2
     assert all(s < 20_000_000 for s in r.samples), r.samples

@@ -14,7 +14,8 @@
 #   the threads' split, where the flush goes). Each is built into a copy of the
 #   checkout (build/mutation/c), extension and C tests, and the tests of the timed
 #   loops run against it: the C test of mem_bench plainly, then the Python tests of the
-#   benchmarks. A mutant the tests let pass is printed as SURVIVED.
+#   benchmarks. A mutant the tests let pass is printed as SURVIVED. The unchanged copy
+#   is run first the same way, and must pass: else every mutant would look killed.
 #
 # Needs the build tools of a checkout (gcc, setuptools >= 77) and the test extra.
 set -euo pipefail
@@ -75,7 +76,7 @@ run_python_mutants() {
 # file|what|the line as it is (a fixed string)|the line as mutated
 C_MUTANTS=(
 	'csrc/mem_bench.c|hot pass: clock started after the chunks|	*t1 = pz_clock_read(&w->clock);|	*t0 = pz_clock_read(&w->clock); *t1 = pz_clock_read(&w->clock);'
-	'csrc/mem_bench.c|cold pass: clock started before the flush|		pz_flush(&p->flush, d, len);|		t0 = pz_clock_read(&w->clock); pz_flush(&p->flush, d, len);'
+	'csrc/mem_bench.c|cold pass: clock started before the flush (at the last stop)|		t0 = pz_clock_read(&w->clock);|		t0 = off ? t1 : pz_clock_read(&w->clock);'
 	'csrc/mem_bench.c|cold pass: only the last chunk summed|		*sum += t1 - t0;|		*sum = t1 - t0;'
 	'csrc/mem_bench.c|cold pass: no flush|		pz_flush(&p->flush, d, len);|		;'
 	'csrc/mem_bench.c|hot chunks: the tail called with a whole chunk|		size_t len = PZ_MIN(chunk, size - off);|		size_t len = chunk;'
@@ -85,8 +86,21 @@ C_MUTANTS=(
 	'csrc/mem_bench.c|thread split: parts not page-aligned|	part = p->size / p->threads & ~(size_t)(PZ_PART_ALIGN - 1);|	part = p->size / p->threads;'
 )
 
+c_tests() { # c_tests <dir>: build the copy in <dir> and run the timed loops' tests
+	(cd "$1" && "$python" setup.py -q build_ext --inplace >build.log 2>&1) || return 2
+	(cd "$1" && TEST=mem bash tests/c/build.sh normal >c.log 2>&1) &&
+		(cd "$1" && PYTHONPATH=$1 "$python" -m pytest -q -x -p no:cacheprovider \
+			tests/test_conditions.py tests/test_bench_api.py tests/test_rates_as_time.py \
+			tests/test_perf_transcript.py >py.log 2>&1)
+}
+
 run_c_mutants() {
-	local dir=$out/c killed=0 total=0 m file what from to
+	local dir=$out/c killed=0 total=0 m file what from to status
+	copy_checkout "$dir"
+	c_tests "$dir" || {
+		echo "mutation: the unchanged checkout fails its tests: see $dir/*.log" >&2
+		exit 1
+	}
 	for m in "${C_MUTANTS[@]}"; do
 		IFS='|' read -r file what from to <<<"$m"
 		total=$((total + 1))
@@ -103,20 +117,14 @@ run_c_mutants() {
 			text = [new if line == old.replace("\&", "&") else line for line in text]
 			open(path, "w").write("\n".join(text))
 		PY
-		if ! (cd "$dir" && "$python" setup.py -q build_ext --inplace >build.log 2>&1); then
-			echo "mutation: C $total killed (does not build): $what"
-			killed=$((killed + 1))
-			continue
-		fi
-		if (cd "$dir" && TEST=mem bash tests/c/build.sh normal >c.log 2>&1) &&
-			(cd "$dir" && PYTHONPATH=$dir "$python" -m pytest -q -x -p no:cacheprovider \
-				tests/test_conditions.py tests/test_bench_api.py tests/test_rates_as_time.py \
-				tests/test_perf_transcript.py >py.log 2>&1); then
-			echo "mutation: C $total SURVIVED: $what"
-		else
-			echo "mutation: C $total killed: $what"
-			killed=$((killed + 1))
-		fi
+		status=0
+		c_tests "$dir" || status=$?
+		case $status in
+		0) echo "mutation: C $total SURVIVED: $what" ;;
+		2) echo "mutation: C $total killed (does not build): $what" ;;
+		*) echo "mutation: C $total killed: $what" ;;
+		esac
+		[ $status = 0 ] || killed=$((killed + 1))
 	done
 	echo "mutation: C mutants killed: $killed of $total"
 }

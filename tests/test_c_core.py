@@ -8,7 +8,7 @@ threads, cache flushing, NUMA and counter code.
 
 The core is compiled once per mode for the whole session (build.sh's CORE_DIR,
 a session temporary directory) and each test links against it: compiling it
-with each of the twelve tests was most of this file's four minutes.
+with each test (twelve builds) was most of this file's four minutes.
 """
 
 import os
@@ -29,7 +29,9 @@ def core_dir(tmp_path_factory):
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is needed to build the C tests")
 @pytest.mark.parametrize("mode", ["normal", "sanitize"])
-@pytest.mark.parametrize("test", ["kernels", "clock", "fault", "policy", "mem", "stats"])
+@pytest.mark.parametrize(
+    "test", ["kernels", "clock", "fault", "policy", "mem", "mem_tail", "stats"]
+)
 def test_c(test, mode, core_dir):
     env = dict(os.environ, TEST=test, EXTRA_CFLAGS="-Werror", CORE_DIR=core_dir)
     env.pop("PAGEZERO_FAKE_COUNTERS", None)  # the counter tests pick their source themselves

@@ -13,7 +13,7 @@
 #   csrc/mem_bench.c (where the clock starts and stops, the head and tail of a chunk,
 #   the threads' split, where the flush goes). Each is built into a copy of the
 #   checkout (build/mutation/c), extension and C tests, and the tests of the timed
-#   loops run against it: the C test of mem_bench plainly, then the Python tests of the
+#   loops run against it: the C tests of mem_bench (test_mem, test_mem_tail) plainly, then the Python tests of the
 #   benchmarks. A mutant the tests let pass is printed as SURVIVED. The unchanged copy
 #   is run first the same way, and must pass: else every mutant would look killed.
 #
@@ -89,6 +89,7 @@ C_MUTANTS=(
 c_tests() { # c_tests <dir>: build the copy in <dir> and run the timed loops' tests
 	(cd "$1" && "$python" setup.py -q build_ext --inplace >build.log 2>&1) || return 2
 	(cd "$1" && TEST=mem bash tests/c/build.sh normal >c.log 2>&1) &&
+		(cd "$1" && TEST=mem_tail bash tests/c/build.sh normal >>c.log 2>&1) &&
 		(cd "$1" && PYTHONPATH=$1 "$python" -m pytest -q -x -p no:cacheprovider \
 			tests/test_conditions.py tests/test_bench_api.py tests/test_rates_as_time.py \
 			tests/test_perf_transcript.py >py.log 2>&1)

@@ -4,7 +4,7 @@
 #   bash tests/c/build.sh [normal|sanitize] [test args...]
 #
 # Environment:
-#   TEST         which test: kernels (default), clock, fault, policy, mem or stats,
+#   TEST         which test: kernels (default), clock, fault, policy, mem, mem_tail or stats,
 #                i.e. tests/c/test_$TEST.c, linked with the whole C core
 #                (csrc/*.c but module.c) and the kernels of the target arch
 #   CC           compiler (default gcc); a cross compiler selects its arch
@@ -48,7 +48,7 @@ fi
 TEST=${TEST:-kernels}
 test_src=tests/c/test_$TEST.c
 if [ ! -f "$test_src" ]; then
-	echo "build.sh: no $test_src (TEST is one of: kernels clock fault policy mem stats)" >&2
+	echo "build.sh: no $test_src (TEST is one of: kernels clock fault policy mem mem_tail stats)" >&2
 	exit 2
 fi
 

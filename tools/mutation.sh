@@ -30,22 +30,19 @@ copy_checkout() { # copy_checkout <dir>: this checkout's tracked files, as commi
 	git -C "$root" archive HEAD | tar -x -C "$1"
 }
 
+# The modules that decide numbers; MUTATE="pagezero/units.py ..." picks some of them.
+MODULES="pagezero/units.py pagezero/stats.py pagezero/comparison.py pagezero/significance.py
+pagezero/results.py pagezero/result.py pagezero/advise_ties.py pagezero/advice_text.py"
+
 run_python_mutants() {
-	local dir=$out/python
+	local dir=$out/python modules=${MUTATE:-$MODULES}
 	copy_checkout "$dir"
 	cp "$root"/pagezero/_core*.so "$dir/pagezero/"
-	cat >"$dir/setup.cfg" <<-'CFG'
+	cat >"$dir/setup.cfg" <<-CFG
 		[mutmut]
 		source_paths=pagezero
 		only_mutate=
-		    pagezero/units.py
-		    pagezero/stats.py
-		    pagezero/comparison.py
-		    pagezero/significance.py
-		    pagezero/results.py
-		    pagezero/result.py
-		    pagezero/advise_ties.py
-		    pagezero/advice_text.py
+		$(printf '    %s\n' $modules)
 		pytest_add_cli_args_test_selection=
 		    tests/test_units.py
 		    tests/test_stats.py

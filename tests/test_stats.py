@@ -4,6 +4,7 @@ same numbers)."""
 
 import math
 import random
+import statistics
 
 import pytest
 
@@ -14,6 +15,7 @@ from pagezero.stats import (
     compare_samples,
     higher_is_better,
     min_p_value,
+    spread,
     summarize,
 )
 
@@ -190,3 +192,14 @@ def test_compare_samples_bad_input(base, new, kw):
 
 
 # find_knee and best_kernels: tests/test_advise.py, their first user.
+
+
+@pytest.mark.parametrize("values", [[1.0, 3.0], [2.0, 4.0, 6.0, 8.0], [7.0], [0.0, 0.0]])
+def test_spread_is_the_mean_and_the_sample_stdev_in_percent_of_it(values):
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    assert spread(values) == pytest.approx((mean, 100 * sd / mean if mean else 0.0))
+
+
+def test_spread_of_nothing_is_none():
+    assert spread([]) == (None, None)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "cpu.h"
 
 #define PZ_CACHE_EVENT(cache, op, result) ((cache) | ((op) << 8) | ((result) << 16))
 
@@ -88,6 +89,10 @@ int pz_counters_open(struct pz_counters *c, unsigned *failed)
 		c->fake_multiplexed = mux && *mux;
 		c->fake_cost_ns = env_u64("PAGEZERO_FAKE_COUNTER_COST_US") * 1000u;
 		return 0;
+	}
+	if (pz_pmu_hidden()) {
+		*failed = 0; /* the first event, as perf_event_open(2) without a PMU */
+		return -ENOENT;
 	}
 	for (i = 0; i < PZ_CTR_COUNT; i++) {
 		struct perf_event_attr attr;

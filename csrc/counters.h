@@ -26,6 +26,8 @@
  *   $PAGEZERO_FAKE_COUNTER_COST_US=N makes each fake read spend N us of the
  *   reading thread's CPU time, a read() syscall's cost magnified, so a test
  *   can see which timed span (if any) a counter read falls into.
+ *   $PAGEZERO_HIDE_PMU (cpu.h pz_pmu_hidden()) makes the real source fail
+ *   to open as it does without a PMU; the fake source is unaffected.
  */
 #ifndef PZ_COUNTERS_H
 #define PZ_COUNTERS_H

@@ -239,3 +239,10 @@ unsigned pz_missing_list(uint64_t mask, char *buf, size_t n)
 	/* A feature the CPU has but that is hidden has nothing to explain beyond its name. */
 	return list_features(mask, ~detected, buf, n);
 }
+
+int pz_pmu_hidden(void)
+{
+	const char *env = getenv("PAGEZERO_HIDE_PMU");
+
+	return env && *env;
+}

@@ -52,4 +52,11 @@ unsigned pz_missing_list(uint64_t mask, char *buf, size_t n);
  */
 size_t pz_cpu_dczva_block(void);
 
+/*
+ * Test-only: 1 when $PAGEZERO_HIDE_PMU is set and non-empty. The cycles clock
+ * and the counters then fail to open as perf_event_open(2) fails without a PMU
+ * (-ENOENT), so the no-PMU paths run on a machine that has one.
+ */
+int pz_pmu_hidden(void);
+
 #endif /* PZ_CPU_H */

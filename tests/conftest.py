@@ -32,23 +32,43 @@ def pytest_configure(config):
             raise pytest.UsageError(f"PAGEZERO_TEST_INSTALLED=1: {problem}")
 
 
-def free_hugepages(page):
-    """Free hugepages of `page` ("2MB" or "1GB") in the system pool, 0 if none."""
+def _pool_count(page, name):
     kb = {"2MB": 2048, "1GB": 1048576}[page]
     try:
-        with open(f"/sys/kernel/mm/hugepages/hugepages-{kb}kB/free_hugepages") as f:
+        with open(f"/sys/kernel/mm/hugepages/hugepages-{kb}kB/{name}") as f:
             return int(f.read())
     except OSError:
         return 0
 
 
+def free_hugepages(page):
+    """Hugepages of `page` ("2MB" or "1GB") a new mapping can have: free_hugepages
+    less resv_hugepages (free, but promised to another process's mapping), read
+    from sysfs at the moment of asking. The one gate of every hugepage test."""
+    return max(0, _pool_count(page, "free_hugepages") - _pool_count(page, "resv_hugepages"))
+
+
 PAGE_SHIFT = {"2MB": 21, "1GB": 30}
+
+
+def has_pool(page):
+    """Whether this kernel has a pool of `page` hugepages at all (x86-64 kernels
+    without gbpages, and many arm64 ones, have no 1GB pool)."""
+    kb = {"2MB": 2048, "1GB": 1048576}[page]
+    return os.path.isdir(f"/sys/kernel/mm/hugepages/hugepages-{kb}kB")
+
+
+def require_pool(page):
+    if not has_pool(page):
+        pytest.skip(f"this kernel has no {page} hugepage pool")
 
 
 def hugepage_shortage(page, buffers=1):
     """A size whose `buffers` mappings of `page` pages the free pool cannot all
     give. With two buffers the first mapping succeeds and the second fails,
-    so the clean-up after a partial success is exercised too."""
+    so the clean-up after a partial success is exercised too. Skips the test
+    where the kernel has no such pool (the error is then another)."""
+    require_pool(page)
     return (free_hugepages(page) // buffers + 1) << PAGE_SHIFT[page]
 
 
@@ -60,15 +80,45 @@ def mem_available():
     return 0
 
 
-def needs_hugepages(page, count=1):
-    return pytest.mark.skipif(
-        free_hugepages(page) < count,
-        reason=f"needs {count} free {page} hugepage(s); none reserved "
-        f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)",
-    )
+def hugetlb_bytes(pid):
+    """The hugetlb pages process `pid` maps now (HugetlbPages of its status), 0 once
+    it is gone: a run has mapped its own hugepages, whatever else moves the pool."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(x.split()[1]) * 1024 for x in f if x.startswith("HugetlbPages:")), 0)
+    except OSError:
+        return 0
+
+
+def require_hugepages(page, count=1):
+    """Skip the running test unless `count` pages of `page` can be mapped now.
+    Called inside the test, not as a collection-time mark: the pools are shared
+    and change while the suite runs."""
+    if free_hugepages(page) < count:
+        pytest.skip(
+            f"needs {count} free {page} hugepage(s); none reserved "
+            f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)"
+        )
+
+
+def require_kernel(name, kind="clear"):
+    """Skip the running test unless kernel `name` runs on this CPU, saying which
+    feature it lacks; returns the kernel. Tests are parametrized over every
+    kernel of the registry (the same on every machine of an architecture), so a
+    broken feature check shows as a changed set of skips (tools: .ci/check_skips.py)."""
+    k = pagezero.find_kernel(name, kind)
+    if not k.available:
+        pytest.skip(f"{name} is not available on this CPU: {k.reason}")
+    return k
+
+
+def kernel_names(kind, zero_only=None):
+    """Every kernel of `kind` in the registry; zero_only=False leaves the zero-only ones out."""
+    return [k.name for k in pagezero.kernels(kind) if zero_only is None or k.zero_only == zero_only]
 
 
 def available_kernels(kind):
+    """The kernels of `kind` this CPU runs, read when called (inside a test)."""
     return [k.name for k in pagezero.kernels(kind) if k.available]
 
 
@@ -111,11 +161,26 @@ def run_python(*args, cwd=None, **kwargs):
 
 # perf's print_bps(): " %14f GB/sec" and friends, K = 1024.
 RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
+# perf's "# function 'NAME' (DESCRIPTION)" header of each function's block.
+FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 
 
 def pagezero_cli(*args, cwd=None, **kwargs):
     """Run `python -m pagezero ARGS` and return the CompletedProcess."""
     return run_python("-m", "pagezero", *[str(a) for a in args], cwd=cwd, **kwargs)
+
+
+def pagezero_main(capsys, *args):
+    """Run the command line in this process (pagezero.cli.main) and return what a
+    subprocess would: returncode, stdout, stderr. For the many bad-input cases,
+    whose parsing and one-line errors are the same code in either: a fresh
+    interpreter each costs about a second on a loaded machine."""
+    from pagezero.cli import main
+
+    capsys.readouterr()  # what ran before is not this command's
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["pagezero", *map(str, args)], status, out, err)
 
 
 def ok(proc):
@@ -169,6 +234,11 @@ def has_cycle_counter():
     return True
 
 
+def has_tsc_clock():
+    # x86-64 says so in CPUID; every arm64 Linux machine lets user space read CNTVCT_EL0.
+    return pagezero._core.ARCH == "arm64" or "tsc" in pagezero.machine()["cpu_features"]
+
+
 def mem_total():
     with open("/proc/meminfo") as f:
         return int(f.readline().split()[1]) * 1024  # MemTotal comes first
@@ -178,6 +248,7 @@ def never_available(page, threads=1):
     """A size whose `threads` regions of `page` hugepages exceed the machine's
     memory: a shortage that no other user of the shared pools can lift
     between the check and the mapping (freeing pages, growing the pool)."""
+    require_pool(page)
     size = 1 << PAGE_SHIFT[page]
     return (mem_total() // threads // size + 1) * size
 
@@ -227,3 +298,23 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setattr(hugepages, "_write", kernel.write)
     monkeypatch.setattr(hugepages.os, "geteuid", lambda: 0)
     return kernel
+
+
+# Machine state, read when a test runs ------------------------------------------------
+
+
+@pytest.fixture
+def without_pmu(monkeypatch):
+    """A machine without a PMU, on any machine: $PAGEZERO_HIDE_PMU (csrc/cpu.h
+    pz_pmu_hidden()) makes the cycles clock and the counters fail to open as
+    perf_event_open(2) does without one, here and in the processes a test starts."""
+    monkeypatch.setenv("PAGEZERO_HIDE_PMU", "1")
+    monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
+    assert not has_cycle_counter()
+
+
+@pytest.fixture
+def with_pmu():
+    """Skip unless this machine has a hardware cycle counter (PMU)."""
+    if not has_cycle_counter():
+        pytest.skip("no hardware cycle counter (PMU) on this machine")

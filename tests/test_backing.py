@@ -283,4 +283,5 @@ def test_cli_batch_and_folio_on_thp():
 
 @pytest.mark.parametrize("command", [["batch", "-s", "4MB"], ["folio", "-p", "64KB"]])
 def test_cli_unknown_backing(command):
-    check_usage_error(pagezero_cli(*command, "--backing", "huge"))
+    line = check_usage_error(pagezero_cli(*command, "--backing", "huge"))
+    assert "argument --backing: invalid choice: 'huge'" in line

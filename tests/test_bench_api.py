@@ -1,18 +1,25 @@
 """The Python API: pagezero.memset / memcpy and their Results, the direct
 kernel calls (clear, fill, copy) on every kind of buffer, and the errors.
 
-No assertion is made on how fast anything is, only that rates are positive.
+No assertion is made on how fast anything is: rates are checked against the
+samples they come from, buffers against the bytes they must hold.
 """
 
-import dataclasses
 import errno
 import gc
-import json
-import mmap
 import os
 
 import pytest
-from conftest import free_hugepages, hugepage_shortage, mem_available, run_python
+from conftest import (
+    has_pool,
+    has_tsc_clock,
+    hugepage_shortage,
+    kernel_names,
+    mem_available,
+    require_hugepages,
+    require_kernel,
+    run_python,
+)
 
 import pagezero
 
@@ -41,10 +48,10 @@ def mappings():
 
 
 def zero_only_kernel():
-    for k in pagezero.kernels("clear"):
-        if k.zero_only:
-            return k
-    pytest.skip("no zero-only clear kernel on this architecture")
+    names = kernel_names("clear", zero_only=True)
+    if not names:
+        pytest.skip("no zero-only clear kernel on this architecture")
+    return pagezero.find_kernel(names[0])
 
 
 def run(benchmark, **kw):
@@ -68,7 +75,7 @@ def test_result_has_one_sample_per_loop(benchmark, loops):
     assert r.benchmark == benchmark
     assert len(r.samples) == loops == r.loops
     assert r.bytes_per_loop == MB
-    assert r.bytes_per_sec > 0
+    assert r.bytes_per_sec == pytest.approx(loops * MB / (sum(r.samples) / 1e9))
     assert r.params["size"] == MB
     assert r.params["page"] == "4KB"
     assert r.params["chunk"] == 0
@@ -86,7 +93,13 @@ def test_every_available_kernel_runs(kind, benchmark):
         if k.available:
             r = run(benchmark, function=k.name, size="64KB", loops=1)
             assert r.function == k.name
-            assert r.bytes_per_sec > 0
+            assert r.bytes_per_sec == pytest.approx((64 << 10) / (r.samples[0] / 1e9))
+
+
+def test_a_run_rate_counts_every_loop():
+    # A real run: its rate is its bytes times its loops over the sum of its samples.
+    r = run("memset", function="default", loops=3)
+    assert r.bytes_per_sec == pytest.approx(3 * MB / (sum(r.samples) / 1e9))
 
 
 @pytest.mark.parametrize("clock", ["ns", "timeval"])
@@ -94,13 +107,10 @@ def test_time_clocks(clock):
     r = small_result(size="16MB", clock=clock)
     assert r.clock == clock
     assert r.clock_hz == 1e9
-    assert r.bytes_per_sec > 0
+    assert r.bytes_per_sec == pytest.approx(2 * 16 * MB / (sum(r.samples) / 1e9))
+    if clock == "timeval":  # microseconds, recorded as nanoseconds
+        assert all(s % 1000 == 0 for s in r.samples)
     assert r.cycles_per_byte is None
-
-
-def has_tsc_clock():
-    # x86-64 says so in CPUID; every arm64 Linux machine lets user space read CNTVCT_EL0.
-    return pagezero._core.ARCH == "arm64" or "tsc" in pagezero.machine()["cpu_features"]
 
 
 def test_tsc_clock():
@@ -109,25 +119,25 @@ def test_tsc_clock():
     r = small_result(clock="tsc")
     assert r.clock == "tsc"
     assert r.clock_hz > 0
-    assert r.cycles_per_byte > 0
-    assert r.bytes_per_sec > 0
+    assert r.cycles_per_byte == pytest.approx(sum(r.samples) / (2 * MB))
+    assert r.bytes_per_sec == pytest.approx(2 * MB / (sum(r.samples) / r.clock_hz))
 
 
-def test_cycles_clock_needs_a_pmu():
-    try:
-        r = small_result(clock="cycles")
-    except pagezero.UnavailableError as e:
-        assert "tsc" in str(e)
-        pytest.skip("no hardware cycle counter (PMU) on this machine")
-    assert r.cycles_per_byte > 0
+def test_cycles_clock_without_a_pmu_names_tsc(without_pmu):
+    with pytest.raises(pagezero.UnavailableError, match="tsc"):
+        small_result(clock="cycles")
+
+
+def test_cycles_clock_with_a_pmu(with_pmu):
+    r = small_result(clock="cycles")
+    assert r.cycles_per_byte == pytest.approx(sum(r.samples) / (2 * MB))
     assert r.bytes_per_sec is None
 
 
 @pytest.mark.parametrize("value", [0, 7, 255, "loop"])
-def test_fill_values(value):
+def test_fill_values_are_recorded(value):
     r = small_result(value=value)
     assert r.params["value"] == value
-    assert r.bytes_per_sec > 0
 
 
 @pytest.mark.parametrize(
@@ -143,155 +153,79 @@ def test_fill_values(value):
 def test_chunks(benchmark, chunk, chunk_bytes):
     r = run(benchmark, chunk=chunk)
     assert r.params["chunk"] == chunk_bytes
-    assert r.bytes_per_sec > 0
+    assert r.bytes_per_loop == MB  # chunks split a loop, they do not shorten it
 
 
 def test_zero_only_kernel_runs_with_zero():
-    k = zero_only_kernel()
-    if not k.available:
-        pytest.skip(f"{k.name} is not available: {k.reason}")
-    assert small_result(function=k.name, value=0).bytes_per_sec > 0
+    k = require_kernel(zero_only_kernel().name)
+    r = small_result(function=k.name, value=0)
+    assert r.function == k.name and r.loops == 2
 
 
 def test_2mb_hugepages_when_reserved():
-    if free_hugepages("2MB") < 1:
-        pytest.skip("no free 2MB hugepages (reserve some with /proc/sys/vm/nr_hugepages)")
+    require_hugepages("2MB")
     r = small_result(size="2MB", page="2MB")
     assert r.params["page"] == "2MB"
-    assert r.bytes_per_sec > 0
-
-
-# Result values --------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "field, value",
-    [
-        ("samples", ()),
-        ("function", "generic"),
-        ("clock", "tsc"),
-        ("params", {}),
-        ("bytes_per_loop", 1),
-    ],
-)
-def test_result_is_immutable(field, value):
-    r = small_result()
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        setattr(r, field, value)
-
-
-def test_result_contents_are_immutable():
-    r = small_result()
-    with pytest.raises(TypeError):
-        r.params["size"] = 1
-    with pytest.raises(TypeError):
-        r.machine["cpu_model"] = "x"
-    with pytest.raises(TypeError):
-        r.samples[0] = 1
-
-
-def test_save_load_round_trip(tmp_path):
-    results = [small_result(), small_result(value="loop"), run("memcpy", function="default")]
-    path = tmp_path / "results.json"
-    pagezero.save_results(str(path), results)
-    assert pagezero.load_results(str(path)) == results
-    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no temporary left
-
-
-def test_save_load_round_trip_tsc(tmp_path):
-    if not has_tsc_clock():
-        pytest.skip("this CPU has no time-stamp counter")
-    r = small_result(clock="tsc")
-    pagezero.save_results(str(tmp_path / "r.json"), [r])
-    [back] = pagezero.load_results(str(tmp_path / "r.json"))
-    assert back == r
-    assert back.cycles_per_byte == r.cycles_per_byte
-
-
-def test_newer_schema_version_is_refused(tmp_path):
-    path = tmp_path / "results.json"
-    pagezero.save_results(str(path), [small_result()])
-    doc = json.loads(path.read_text())
-    doc["version"] += 1
-    path.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="newer"):
-        pagezero.load_results(str(path))
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "garbage",
-        "",
-        "[]",
-        '{"schema": "something.else", "version": 1, "results": []}',
-        '{"schema": "pagezero.results", "version": 1, "results": [{"benchmark": "memset"}]}',
-        '{"schema": "pagezero.results", "version": "1", "results": []}',
-    ],
-)
-def test_garbage_is_refused(tmp_path, text):
-    path = tmp_path / "results.json"
-    path.write_text(text)
-    with pytest.raises(ValueError):
-        pagezero.load_results(str(path))
+    assert r.bytes_per_loop == 2 * MB and r.loops == 2
 
 
 # Bad input: ValueError --------------------------------------------------------
 
+# Each bad input, and what the message must name: the option and the value at fault.
 BAD_MEMSET = {
-    "size 0": dict(size=0),
-    "size '0'": dict(size="0"),
-    "size -1": dict(size=-1),
-    "size '-1'": dict(size="-1"),
-    "size garbage": dict(size="abc"),
-    "size unknown unit": dict(size="12XB"),
-    "size fraction": dict(size="1.5GB"),
-    "size float": dict(size=1.5),
-    "size None": dict(size=None),
-    "size overflowing": dict(size="99999999TB"),
-    "size overflowing int": dict(size=1 << 64),
-    "page 3KB": dict(page="3KB"),
-    "page garbage": dict(page="huge"),
-    "chunk larger than size": dict(chunk="2MB"),
-    "chunk negative": dict(chunk=-1),
-    "chunk garbage": dict(chunk="abc"),
-    "unknown function": dict(function="nope"),
-    "copy kernel name": dict(function="x86-64-movsb"),
-    "unknown clock": dict(clock="nope"),
-    "loops 0": dict(loops=0),
-    "loops -3": dict(loops=-3),
-    "loops 'x'": dict(loops="x"),
-    "loops '2'": dict(loops="2"),
-    "loops float": dict(loops=2.0),
-    "value 256": dict(value=256),
-    "value -1": dict(value=-1),
-    "value 'abc'": dict(value="abc"),
-    "value '7'": dict(value="7"),
-    "thp on hugepages": dict(page="2MB", size="2MB", thp=True),
-    "thp garbage": dict(thp="yes"),
+    "size 0": (dict(size=0), r"invalid size 0: must be at least 1 byte"),
+    "size '0'": (dict(size="0"), r"invalid size '0'"),
+    "size -1": (dict(size=-1), r"invalid size -1: must not be negative"),
+    "size '-1'": (dict(size="-1"), r"invalid size '-1'"),
+    "size garbage": (dict(size="abc"), r"invalid size 'abc'"),
+    "size unknown unit": (dict(size="12XB"), r"invalid size '12XB': unknown unit 'XB'"),
+    "size fraction": (dict(size="1.5GB"), r"invalid size '1\.5GB'"),
+    "size float": (dict(size=1.5), r"size must be an int .*not 1\.5"),
+    "size None": (dict(size=None), r"size must be an int .*not None"),
+    "size overflowing": (dict(size="99999999TB"), r"invalid size '99999999TB': too large"),
+    "size overflowing int": (dict(size=1 << 64), r"invalid size 18446744073709551616: too large"),
+    "page 3KB": (dict(page="3KB"), r"invalid page size '3KB'"),
+    "page garbage": (dict(page="huge"), r"invalid page size 'huge'"),
+    "chunk larger than size": (dict(chunk="2MB"), r"invalid chunk '2MB': larger than the size"),
+    "chunk negative": (dict(chunk=-1), r"invalid chunk -1"),
+    "chunk garbage": (dict(chunk="abc"), r"invalid chunk 'abc'"),
+    "unknown function": (dict(function="nope"), r"unknown clear kernel 'nope'"),
+    "copy kernel name": (dict(function="x86-64-movsb"), r"unknown clear kernel 'x86-64-movsb'"),
+    "unknown clock": (dict(clock="nope"), r"unknown clock 'nope'"),
+    "loops 0": (dict(loops=0), r"loops must be between 1 and \d+, not 0"),
+    "loops -3": (dict(loops=-3), r"loops must be between 1 and \d+, not -3"),
+    "loops 'x'": (dict(loops="x"), r"loops must be an int, not 'x'"),
+    "loops '2'": (dict(loops="2"), r"loops must be an int, not '2'"),
+    "loops float": (dict(loops=2.0), r"loops must be an int, not 2\.0"),
+    "value 256": (dict(value=256), r"fill value must be .*, not 256"),
+    "value -1": (dict(value=-1), r"fill value must be .*, not -1"),
+    "value 'abc'": (dict(value="abc"), r"fill value must be .*, not 'abc'"),
+    "value '7'": (dict(value="7"), r"fill value must be .*, not '7'"),
+    "thp on hugepages": (dict(page="2MB", size="2MB", thp=True), r"thp=True applies to 4KB"),
+    "thp garbage": (dict(thp="yes"), r"thp must be .*, not 'yes'"),
 }
 
 BAD_MEMCPY = {
-    "size 0": dict(size=0),
-    "size garbage": dict(size="abc"),
-    "page 3KB": dict(page="3KB"),
-    "chunk larger than size": dict(chunk="2MB"),
-    "unknown function": dict(function="nope"),
-    "clear kernel name": dict(function="x86-64-stosb"),
-    "unknown clock": dict(clock="nope"),
-    "loops 0": dict(loops=0),
+    "size 0": (dict(size=0), r"invalid size 0"),
+    "size garbage": (dict(size="abc"), r"invalid size 'abc'"),
+    "page 3KB": (dict(page="3KB"), r"invalid page size '3KB'"),
+    "chunk larger than size": (dict(chunk="2MB"), r"invalid chunk '2MB': larger than the size"),
+    "unknown function": (dict(function="nope"), r"unknown copy kernel 'nope'"),
+    "clear kernel name": (dict(function="x86-64-stosb"), r"unknown copy kernel 'x86-64-stosb'"),
+    "unknown clock": (dict(clock="nope"), r"unknown clock 'nope'"),
+    "loops 0": (dict(loops=0), r"loops must be between 1 and \d+, not 0"),
 }
 
 
-@pytest.mark.parametrize("kw", BAD_MEMSET.values(), ids=BAD_MEMSET.keys())
-def test_bad_memset_input_raises_value_error(kw):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("kw, words", BAD_MEMSET.values(), ids=BAD_MEMSET.keys())
+def test_bad_memset_input_raises_value_error(kw, words):
+    with pytest.raises(ValueError, match=words):
         run("memset", **kw)
 
 
-@pytest.mark.parametrize("kw", BAD_MEMCPY.values(), ids=BAD_MEMCPY.keys())
-def test_bad_memcpy_input_raises_value_error(kw):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("kw, words", BAD_MEMCPY.values(), ids=BAD_MEMCPY.keys())
+def test_bad_memcpy_input_raises_value_error(kw, words):
+    with pytest.raises(ValueError, match=words):
         run("memcpy", **kw)
 
 
@@ -336,10 +270,10 @@ def test_unavailable_kernels_raise_and_never_run():
         assert int(proc.stdout) == 3  # arm64-dc-zva, arm64-mops, arm64-mops-nt
 
 
-@pytest.mark.skipif(free_hugepages("1GB") < 1, reason="needs a free 1GB hugepage; none reserved")
 def test_1gb_hugepages_when_reserved():
+    require_hugepages("1GB")
     r = pagezero.memset(size="1GB", page="1GB", loops=1)
-    assert r.params["page"] == "1GB" and r.bytes_per_sec > 0
+    assert r.params["page"] == "1GB" and r.bytes_per_loop == 1 << 30
 
 
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
@@ -378,7 +312,7 @@ def _failing_calls():
             lambda: pagezero.memcpy(size="64TB", function="default", loops=1),
             lambda: pagezero.region("64TB"),
         ]
-    for page in ("2MB", "1GB"):
+    for page in [p for p in ("2MB", "1GB") if has_pool(p)]:
         calls += [
             lambda page=page: pagezero.memset(size=hugepage_shortage(page), page=page, loops=1),
             lambda page=page: pagezero.memcpy(size=hugepage_shortage(page, 2), page=page, loops=1),
@@ -416,167 +350,13 @@ def test_successful_calls_leak_no_mappings():
     assert mappings() == before
 
 
-# clear / fill / copy on buffers -----------------------------------------------
-
-
-def _bytearray(n):
-    return bytearray(b"\xaa" * n)
-
-
-def _mmap(n):
-    m = mmap.mmap(-1, n)
-    m.write(b"\xaa" * n)
-    return m
-
-
-BUFFERS = {"bytearray": _bytearray, "mmap": _mmap}
-
-
-def available_clear_kernels():
-    return [k.name for k in pagezero.kernels("clear") if k.available]
-
-
-def available_copy_kernels():
-    return [k.name for k in pagezero.kernels("copy") if k.available]
-
-
-@pytest.mark.parametrize("make", BUFFERS.values(), ids=BUFFERS.keys())
-@pytest.mark.parametrize("kernel", available_clear_kernels())
-def test_clear_buffer(make, kernel):
-    buf = make(4099)
-    pagezero.clear(buf, kernel=kernel)
-    assert bytes(buf) == bytes(4099)
-
-
-@pytest.mark.parametrize("kernel", available_clear_kernels())
-def test_clear_memoryview_slice_touches_only_the_slice(kernel):
-    buf = _bytearray(5000)
-    pagezero.clear(memoryview(buf)[3:4003], kernel=kernel)
-    assert buf[:3] == b"\xaa" * 3
-    assert buf[3:4003] == bytes(4000)
-    assert buf[4003:] == b"\xaa" * 997
-
-
-@pytest.mark.parametrize("make", BUFFERS.values(), ids=BUFFERS.keys())
-@pytest.mark.parametrize(
-    "kernel", [k for k in available_clear_kernels() if not pagezero.find_kernel(k).zero_only]
-)
-def test_fill_buffer(make, kernel):
-    buf = make(4099)
-    pagezero.fill(buf, 7, kernel=kernel)
-    assert bytes(buf) == b"\x07" * 4099
-
-
-@pytest.mark.parametrize("kernel", available_copy_kernels())
-def test_copy_buffers(kernel):
-    src = bytes(range(256)) * 17 + b"tail"
-    dst = bytearray(len(src))
-    pagezero.copy(dst, src, kernel=kernel)
-    assert dst == src
-
-    m = _mmap(len(src))
-    pagezero.copy(m, memoryview(src), kernel=kernel)
-    assert m[:] == src
-
-
-def test_numpy_arrays():
-    np = pytest.importorskip("numpy")
-    a = np.full(1000, 0x55AA, dtype=np.uint16)
-    pagezero.clear(a)
-    assert not a.any()
-
-    pagezero.fill(a, 1)
-    assert (a == 0x0101).all()
-
-    src = np.arange(1000, dtype=np.uint16)
-    pagezero.copy(a, src)
-    assert (a == src).all()
-
-    f = np.ones((10, 10), order="F")  # Fortran-contiguous is contiguous too
-    pagezero.clear(f)
-    assert not f.any()
-
-
-def test_numpy_non_contiguous_slice_is_refused():
-    np = pytest.importorskip("numpy")
-    a = np.ones(1000, dtype=np.uint8)
-    with pytest.raises(ValueError):
-        pagezero.clear(a[::2])
-    with pytest.raises(ValueError):
-        pagezero.copy(a[::2], np.zeros(500, dtype=np.uint8))
-    assert (a == 1).all()
-
-
-def test_numpy_read_only_is_refused():
-    np = pytest.importorskip("numpy")
-    a = np.ones(100, dtype=np.uint8)
-    a.flags.writeable = False
-    with pytest.raises(ValueError):
-        pagezero.clear(a)
-
-
-@pytest.mark.parametrize(
-    "target",
-    [b"\xaa" * 100, "text", 12, None, memoryview(b"abc")],
-    ids=["bytes", "str", "int", "None", "read-only memoryview"],
-)
-def test_clear_refuses_what_it_cannot_write(target):
-    with pytest.raises(ValueError):
-        pagezero.clear(target)
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda: pagezero.copy(bytearray(10), bytes(11)),
-        lambda: pagezero.copy(b"x" * 10, bytes(10)),
-        lambda: pagezero.copy(bytearray(10), "0123456789"),
-        lambda: pagezero.fill(bytearray(10), 256),
-        lambda: pagezero.fill(bytearray(10), -1),
-        lambda: pagezero.fill(bytearray(10), "loop"),
-        lambda: pagezero.clear(bytearray(10), kernel="nope"),
-        lambda: pagezero.clear(bytearray(10), kernel=None),
-        lambda: pagezero.copy(bytearray(10), bytes(10), kernel="x86-64-stosb"),
-    ],
-    ids=[
-        "length mismatch",
-        "read-only dst",
-        "str src",
-        "fill 256",
-        "fill -1",
-        "fill loop",
-        "unknown kernel",
-        "kernel None",
-        "clear kernel for copy",
-    ],
-)
-def test_direct_calls_refuse_bad_input(call):
-    with pytest.raises(ValueError):
-        call()
-
-
-def test_zero_only_kernel_refuses_fill_value_7():
-    k = zero_only_kernel()
-    if not k.available:
-        pytest.skip(f"{k.name} is not available: {k.reason}")
-    buf = _bytearray(100)
-    with pytest.raises(ValueError, match="zero"):
-        pagezero.fill(buf, 7, kernel=k.name)
-    assert buf == _bytearray(100)
-
-
-def test_empty_buffers_are_fine():
-    pagezero.clear(bytearray())
-    pagezero.copy(bytearray(), b"")
-
-
 # offset: perf 6.1's malloc()ed buffers sit 16 bytes past a page boundary ---------
 
 
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
 def test_offset_is_recorded_and_only_when_set(benchmark):
     r = run(benchmark, function="default", offset=16)
-    assert r.params["offset"] == 16 and r.bytes_per_sec > 0
+    assert r.params["offset"] == 16 and r.bytes_per_loop == MB
     assert "offset" not in run(benchmark, function="default").params
 
 
@@ -594,4 +374,4 @@ def test_offset_applies_under_any_conditions(conditions):
     if conditions.get("threads", 1) > len(os.sched_getaffinity(0)):
         pytest.skip("needs 2 CPUs")
     r = run("memcpy", function="default", offset=16, **conditions)
-    assert r.params["offset"] == 16 and r.loops == 2 and r.bytes_per_sec > 0
+    assert r.params["offset"] == 16 and r.loops == 2

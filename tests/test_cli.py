@@ -12,21 +12,21 @@ import re
 
 import pytest
 from conftest import (
+    FUNCTION_RE,
     check_environment_error,
     check_rate_line,
     check_usage_error,
-    free_hugepages,
-    has_cycle_counter,
     hugepage_shortage,
     ok,
     pagezero_cli,
+    pagezero_main,
+    require_hugepages,
 )
 
 import pagezero
 
 SMALL = ["-s", "1MB", "-l", "2"]
 
-FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 
 
@@ -148,46 +148,82 @@ def test_kernels_command_lists_every_kernel_with_availability():
 # Bad input: one line on stderr, exit 2 ------------------------------------
 
 BAD_INPUTS = {
-    "size 0": ["mem", "memset", "-s", "0"],
-    "offset 4096": ["mem", "memset", "-s", "1MB", "--offset", "4096"],
-    "offset x": ["mem", "memset", "-s", "1MB", "--offset", "x"],
-    "size -1": ["mem", "memset", "-s", "-1"],
-    "size garbage": ["mem", "memset", "-s", "abc"],
-    "size unknown unit": ["mem", "memset", "-s", "12XB"],
-    "size fraction": ["mem", "memset", "-s", "1.5GB"],
-    "size overflowing": ["mem", "memset", "-s", "99999999TB"],
-    "memcpy size 0": ["mem", "memcpy", "-s", "0"],
-    "page 3KB": ["mem", "memset", "-s", "1MB", "-p", "3KB"],
-    "chunk larger than size": ["mem", "memset", "-s", "1MB", "-k", "2MB"],
-    "chunk negative": ["mem", "memset", "-s", "1MB", "-k", "-1"],
-    "unknown function": ["mem", "memset", "-s", "1MB", "-f", "nope"],
-    "memset-only function for memcpy": ["mem", "memcpy", "-s", "1MB", "-f", "x86-64-stosb"],
-    "unknown clock": ["mem", "memset", "-s", "1MB", "--clock", "nope"],
-    "loops 0": ["mem", "memset", "-s", "1MB", "-l", "0"],
-    "loops -3": ["mem", "memset", "-s", "1MB", "-l", "-3"],
-    "loops x": ["mem", "memset", "-s", "1MB", "-l", "x"],
-    "value 256": ["mem", "memset", "-s", "1MB", "--value", "256"],
-    "value -1": ["mem", "memset", "-s", "1MB", "--value", "-1"],
-    "value abc": ["mem", "memset", "-s", "1MB", "--value", "abc"],
-    "value 256, one function": ["mem", "memset", "-s", "1MB", "-f", "default", "--value", "256"],
-    "format xml": ["mem", "memset", "-s", "1MB", "--format", "xml"],
-    "unknown option": ["mem", "memset", "-s", "1MB", "--bogus"],
-    "unknown benchmark": ["mem", "memmove"],
-    "no command": [],
-    "-c with --clock ns": ["mem", "memset", "-s", "1MB", "-c", "--clock", "ns"],
+    "size 0": (["mem", "memset", "-s", "0"], "invalid size '0'"),
+    "offset 4096": (
+        ["mem", "memset", "-s", "1MB", "--offset", "4096"],
+        "offset must be .*not 4096",
+    ),
+    "offset x": (
+        ["mem", "memset", "-s", "1MB", "--offset", "x"],
+        "argument --offset: invalid integer 'x'",
+    ),
+    "size -1": (["mem", "memset", "-s", "-1"], "invalid size '-1'"),
+    "size garbage": (["mem", "memset", "-s", "abc"], "invalid size 'abc'"),
+    "size unknown unit": (
+        ["mem", "memset", "-s", "12XB"],
+        "invalid size '12XB': unknown unit 'XB'",
+    ),
+    "size fraction": (["mem", "memset", "-s", "1.5GB"], "invalid size '1.5GB'"),
+    "size overflowing": (
+        ["mem", "memset", "-s", "99999999TB"],
+        "invalid size '99999999TB': too large",
+    ),
+    "memcpy size 0": (["mem", "memcpy", "-s", "0"], "invalid size '0'"),
+    "page 3KB": (["mem", "memset", "-s", "1MB", "-p", "3KB"], "invalid page size '3KB'"),
+    "chunk larger than size": (
+        ["mem", "memset", "-s", "1MB", "-k", "2MB"],
+        "invalid chunk '2MB': larger than the size",
+    ),
+    "chunk negative": (["mem", "memset", "-s", "1MB", "-k", "-1"], "invalid chunk '-1'"),
+    "unknown function": (
+        ["mem", "memset", "-s", "1MB", "-f", "nope"],
+        "unknown clear kernel 'nope'",
+    ),
+    "memset-only function for memcpy": (
+        ["mem", "memcpy", "-s", "1MB", "-f", "x86-64-stosb"],
+        "unknown copy kernel 'x86-64-stosb'",
+    ),
+    "unknown clock": (["mem", "memset", "-s", "1MB", "--clock", "nope"], "unknown clock 'nope'"),
+    "loops 0": (["mem", "memset", "-s", "1MB", "-l", "0"], "loops must be .*not 0"),
+    "loops -3": (["mem", "memset", "-s", "1MB", "-l", "-3"], "loops must be .*not -3"),
+    "loops x": (
+        ["mem", "memset", "-s", "1MB", "-l", "x"],
+        "argument -l/--nr_loops: invalid integer 'x'",
+    ),
+    "value 256": (["mem", "memset", "-s", "1MB", "--value", "256"], "fill value must be .*not 256"),
+    "value -1": (["mem", "memset", "-s", "1MB", "--value", "-1"], "fill value must be .*not -1"),
+    "value abc": (
+        ["mem", "memset", "-s", "1MB", "--value", "abc"],
+        "argument --value: invalid integer 'abc'",
+    ),
+    "value 256, one function": (
+        ["mem", "memset", "-s", "1MB", "-f", "default", "--value", "256"],
+        "fill value must be .*not 256",
+    ),
+    "format xml": (
+        ["mem", "memset", "-s", "1MB", "--format", "xml"],
+        "argument --format: invalid choice: 'xml'",
+    ),
+    "unknown option": (
+        ["mem", "memset", "-s", "1MB", "--bogus"],
+        "unrecognized arguments: --bogus",
+    ),
+    "unknown benchmark": (["mem", "memmove"], "argument BENCHMARK: invalid choice: 'memmove'"),
+    "no command": ([], "required: COMMAND"),
+    "-c with --clock ns": (
+        ["mem", "memset", "-s", "1MB", "-c", "--clock", "ns"],
+        "-c/--cycles and --clock ns contradict",
+    ),
 }
 
 
-@pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_and_exit_2(args):
-    check_usage_error(pagezero_cli(*args))
-
-
-@pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_writes_no_output_file(args, tmp_path):
+@pytest.mark.parametrize("args, words", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_is_one_line_naming_the_fault_and_writes_nothing(args, words, tmp_path, capsys):
     out = tmp_path / "out.json"
-    proc = pagezero_cli(*args, "-o", str(out)) if args[:1] == ["mem"] else pagezero_cli(*args)
-    assert proc.returncode == 2
+    extra = ["-o", str(out)] if args[:1] == ["mem"] else []
+    proc = pagezero_main(capsys, *args, *extra)
+    # The line names the option or value at fault (a regular expression).
+    assert re.search(words, check_usage_error(proc))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -195,16 +231,12 @@ def test_bad_input_writes_no_output_file(args, tmp_path):
 
 
 @pytest.mark.parametrize("clock_args", [["-c"], ["--clock", "cycles"]])
-def test_no_cycle_counter_names_tsc(clock_args):
-    if has_cycle_counter():
-        pytest.skip("this machine has a hardware cycle counter (PMU)")
+def test_no_cycle_counter_names_tsc(clock_args, without_pmu):
     proc = mem("memset", *SMALL, "-f", "default", *clock_args)
     check_environment_error(proc, "tsc")
 
 
-def test_cycles_with_a_pmu_prints_cycles_per_byte():
-    if not has_cycle_counter():
-        pytest.skip("no hardware cycle counter (PMU) on this machine")
+def test_cycles_with_a_pmu_prints_cycles_per_byte(with_pmu):
     out = ok(mem("memset", *SMALL, "-f", "default", "-c", "--format", "simple"))
     assert float(out) > 0
 
@@ -224,8 +256,7 @@ def test_too_few_2mb_hugepages():
 
 
 def test_2mb_hugepages_when_reserved():
-    if free_hugepages("2MB") < 1:
-        pytest.skip("no free 2MB hugepages (reserve some with /proc/sys/vm/nr_hugepages)")
+    require_hugepages("2MB")
     out = ok(
         mem("memset", "-p", "2MB", "-s", "2MB", "-l", "2", "-f", "default", "--format", "simple")
     )
@@ -285,7 +316,7 @@ def test_output_file_relative_to_working_directory(tmp_path):
 
 def test_output_into_missing_directory_fails_before_running(tmp_path):
     proc = mem("memset", *SMALL, "-o", str(tmp_path / "missing" / "out.json"))
-    check_usage_error(proc)
+    assert f"no directory '{tmp_path / 'missing'}'" in check_usage_error(proc)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -6,9 +6,10 @@ source gave. Never how fast anything ran.
 """
 
 import os
+import time
 
 import pytest
-from conftest import has_cycle_counter, run_python
+from conftest import run_python
 
 import pagezero
 from pagezero import _core
@@ -169,10 +170,7 @@ def test_counters_with_fake_source(monkeypatch):
     assert "fake" in r.details["counters_source"]
 
 
-@pytest.mark.skipif(
-    has_cycle_counter(), reason="this machine has a PMU: the no-PMU error cannot happen"
-)
-def test_counters_without_pmu_fail_clearly(monkeypatch):
+def test_counters_without_pmu_fail_clearly(monkeypatch, without_pmu):
     monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
     with pytest.raises(pagezero.UnavailableError, match="no PMU"):
         pagezero.memset("1MB", loops=1, counters=True)
@@ -258,8 +256,9 @@ def test_cli_bad_input_exits_2(args):
     assert p.stderr.startswith("pagezero: error:") and "Traceback" not in p.stderr
 
 
-@pytest.mark.skipif(has_cycle_counter(), reason="this machine has a PMU")
-def test_cli_counters_without_pmu_exit_1():
+def test_cli_counters_without_pmu_exit_1(
+    without_pmu,
+):
     env = {k: v for k, v in os.environ.items() if k != "PAGEZERO_FAKE_COUNTERS"}
     p = run_python("-m", "pagezero", "mem", "memset", "-s", "1MB", "--counters", env=env)
     assert p.returncode == 1 and "no PMU" in p.stderr and "Traceback" not in p.stderr
@@ -300,3 +299,42 @@ def test_cli_cold_threads_counters(tmp_path):
     r = pagezero.load_results(str(out))
     first = next(iter(r))
     assert first.params["cache"] == "cold" and first.details["counters"]
+
+
+@needs_2_cpus
+def test_cli_per_thread_line_is_the_mean_thread_rate_in_perfs_gb(tmp_path):
+    # perf's GB is 2**30 bytes: the line's number, recomputed here from the saved
+    # per-thread samples and parts (bytes over seconds, loops included).
+    out = tmp_path / "t.json"
+    p = run_python(
+        "-m", "pagezero", "mem", "memset", "-s", "4MB", "-l", "3", "-f", FILL, "-t", "2",
+        "-o", str(out),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    [line] = [x for x in p.stdout.splitlines() if "GB/sec/thread" in x]
+    printed, spread = float(line.split()[0]), float(line.split("+-")[1].rstrip("% )"))
+    [r] = pagezero.load_results(str(out))
+    rates = [
+        part * len(s) / (sum(s) / 1e9)
+        for part, s in zip(r.details["thread_bytes"], r.details["thread_samples"])
+    ]
+    mean = sum(rates) / len(rates)
+    assert printed == pytest.approx(mean / 2**30, abs=1e-6)
+    sd = (sum((x - mean) ** 2 for x in rates) / (len(rates) - 1)) ** 0.5
+    assert spread == pytest.approx(100 * sd / mean, abs=0.006)
+
+
+@pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
+def test_cold_flushes_stay_outside_the_timed_spans(monkeypatch, benchmark):
+    # Each flush made 20 ms longer ($PAGEZERO_FAKE_FLUSH_US, csrc/cache.c): a clock
+    # started before the flush would put 20 ms or more in a sample of four chunks
+    # whose clears take microseconds.
+    monkeypatch.setenv("PAGEZERO_FAKE_FLUSH_US", "20000")
+    started = time.monotonic()
+    r = getattr(pagezero, benchmark)(
+        "64KB", chunk="16KB", loops=2, cache="cold", function="default"
+    )
+    # Every chunk of every loop was flushed: each flush spins for 20 ms at least.
+    assert time.monotonic() - started >= 2 * 4 * 0.020
+    assert r.details["cold_method"] and len(r.samples) == 2
+    assert all(s < 20_000_000 for s in r.samples), r.samples

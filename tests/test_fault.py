@@ -7,7 +7,6 @@ anything is.
 """
 
 import ctypes
-import dataclasses
 import os
 import platform
 import signal
@@ -15,7 +14,8 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import mapping_count, mem_available, never_available
+from conftest import mapping_count, mem_available, never_available, require_hugepages
+from helpers.faults import cut_short_memset
 
 import pagezero
 from pagezero import _core, fault
@@ -28,15 +28,6 @@ HUGE = {"2MB": 21, "1GB": 30}
 
 
 # Helpers ----------------------------------------------------------------------
-
-
-def needs_free(page, count):
-    # Free and not promised to another process's mapping (free_hugepages counts those too).
-    if pagezero.hugepage_pools()[page].available < count:
-        pytest.skip(
-            f"needs {count} free {page} hugepage(s); none reserved "
-            f"(as root: echo N > /sys/kernel/mm/hugepages/hugepages-*/nr_hugepages)"
-        )
 
 
 def written(region):
@@ -104,7 +95,7 @@ def _mapped_over(start, size):
 @pytest.mark.parametrize("function", fault.WORKLOADS)
 def test_hugetlb_workloads_leave_zeros_but_the_bytes_written(page, function):
     count = 2 if page == "2MB" else 1
-    needs_free(page, count)
+    require_hugepages(page, count)
     size = count << HUGE[page]
     seed = 7 if function == "demand" else 0
     region, pages = fault.fault_pass(size, page, function, seed=seed)
@@ -174,7 +165,7 @@ def test_latency_unit_follows_the_fault_size():
 
 
 def test_2mb_hugetlb_run_with_threads_and_latency():
-    needs_free("2MB", 4)
+    require_hugepages("2MB", 4)
     r = pagezero.faults("4MB", page="2MB", threads=2, loops=2, latency=True)
     lat = r.details["latency"]
     assert lat["unit_bytes"] == 2 * MB and lat["n"] == 2 * 2 * 2
@@ -184,7 +175,7 @@ def test_2mb_hugetlb_run_with_threads_and_latency():
 
 
 def test_1gb_fault_latency():
-    needs_free("1GB", 1)
+    require_hugepages("1GB", 1)
     r = pagezero.faults("1GB", page="1GB", loops=1, latency=True)
     lat = r.details["latency"]
     assert lat["n"] == 1 and lat["unit_bytes"] == 1 << 30 and lat["max_ns"] > 0
@@ -259,12 +250,39 @@ def test_page_report_for_hugetlb():
     assert report["asked"] == report["got"] == "2MB hugetlb" and not report["fallback"]
 
 
-def test_thp_report_matches_the_counters():
+def smaps_bytes(start, size, field):
+    """The sum of `field` (e.g. "AnonHugePages") over the mappings inside
+    [start, start + size), read from /proc/self/smaps here in Python: an oracle
+    apart from the C core's own reading of the same file."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo >= start and hi <= start + size
+            elif inside and head == f"{field}:":
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def test_thp_counters_agree_with_smaps_read_apart():
     if pagezero.machine()["thp"]["enabled"] in (None, "never"):
         pytest.skip("transparent huge pages are disabled (or unknown) on this machine")
-    r = pagezero.faults(SIZE, thp=True, loops=1)
+    region, pages = fault.fault_pass(SIZE, function="demand", thp=True)
+    with region:
+        anon_huge = smaps_bytes(region.address, SIZE, "AnonHugePages")
+        rss = smaps_bytes(region.address, SIZE, "Rss")
+    assert pages["anon_huge"] == anon_huge and pages["rss"] == rss == SIZE
+
+
+@pytest.mark.parametrize("anon_huge, fallback", [(4 * MB, False), (2 * MB, True), (0, True)])
+def test_thp_fallback_follows_the_smaps_counters(anon_huge, fallback):
+    # The counters a THP run reads, as smaps would give them: any 4KB page in
+    # the region is a fallback, and the report says how much.
+    r = synthetic(thp=True, pages=pg(rss=4 * MB, anon_huge=anon_huge))
     report = fault.page_report(r)
-    assert report["fallback"] is (report["thp_bytes"] < SIZE)
+    assert report["fallback"] is fallback and report["thp_bytes"] == anon_huge
 
 
 # Headroom ------------------------------------------------------------------------------
@@ -277,23 +295,6 @@ def test_headroom_sets_the_fault_rate_beside_the_best_clear():
     assert all(c.params["chunk"] == 4096 and c.params["size"] == 4 * MB for c in h.clears)
     assert h.best in h.clears
     assert h.ratio == h.best.bytes_per_sec / h.fault.bytes_per_sec > 0
-
-
-def cut_short_memset(monkeypatch, at):
-    """Make headroom's clear number `at` stop as a signal stops it: Interrupted(SIGTERM)
-    carrying one completed loop."""
-    real, calls = fault.memset, []
-
-    def memset(**kwargs):
-        calls.append(kwargs["function"])
-        if len(calls) == at:
-            cut = real(**dict(kwargs, loops=1))
-            raise Interrupted(
-                signal.SIGTERM, partial=dataclasses.replace(cut, interrupted="SIGTERM")
-            )
-        return real(**kwargs)
-
-    monkeypatch.setattr(fault, "memset", memset)
 
 
 def test_headroom_stopped_during_the_clears_keeps_the_faults_and_the_clears(monkeypatch):

@@ -5,6 +5,7 @@ Most cases run against a fake sysfs whose "kernel" honours writes to
 nr_hugepages; the rest resize the real 2MB pool and need root.
 """
 
+import errno
 import os
 import signal
 import subprocess
@@ -187,3 +188,32 @@ def test_a_signal_during_a_reservation_restores_the_pool(sig):
     while real_total() != before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert real_total() == before
+
+
+def fail_write(monkeypatch, kernel, nth):
+    """Make the `nth` sysfs write fail as a busy kernel's does (EBUSY)."""
+    calls = []
+
+    def write(path, value):
+        calls.append(value)
+        if len(calls) == nth:
+            raise OSError(errno.EBUSY, "Device or resource busy", path)
+        kernel.write(path, value)
+
+    monkeypatch.setattr(hugepages, "_write", write)
+
+
+def test_a_failed_grow_is_the_error_and_changes_nothing(fake, monkeypatch):
+    fail_write(monkeypatch, fake, 1)
+    with pytest.raises(OSError, match="nr_hugepages") as e, hugepages.reserve("2MB", 2):
+        raise AssertionError("the block ran without its pages")
+    assert e.value.errno == errno.EBUSY
+    assert fake.writes == [] and fake.get("total") == 0
+
+
+def test_a_failed_give_back_is_not_swallowed(fake, monkeypatch):
+    # The pool stays grown (the kernel refused to shrink it): the caller must hear of it.
+    fail_write(monkeypatch, fake, 2)
+    with pytest.raises(OSError, match="nr_hugepages") as e, hugepages.reserve("2MB", 2):
+        assert fake.get("total") == 2
+    assert e.value.errno == errno.EBUSY and fake.writes == [2]

@@ -22,7 +22,7 @@ import time
 
 import pytest
 from conftest import TESTS_DIR, FakeKernel
-from test_resultset import GRID6, key, point_key, registered_fake
+from helpers.fake_bench import GRID6, key, point_key, registered_fake
 
 import pagezero
 from pagezero import hugepages

@@ -1,11 +1,12 @@
 """Any JSON given to a loader or a command: a one-line error or a result, never a traceback.
 
 Documents are made by Hypothesis from real ones (a file saved now, the
-version 1 and 2 fixtures) with values replaced by JSON of the wrong shape
-(lists, objects, NaN, huge numbers, nesting) or removed, then read by
-ResultSet.load, folders and the store, and by `compare`, `plot` and `store
-add` as a user runs them (in this process, so that an exception that would
-be a traceback fails the test).
+version 1, 2 and 3 fixtures) with values replaced by JSON of the wrong shape
+(lists, objects, NaN, huge numbers, nesting) or removed, or by any JSON at all,
+then read by ResultSet.load, folders and the store, and by every command that
+reads a file as a user runs it: `compare` (files and folders), `plot`, `store
+add`, `fleet table` (its fleet.json) and `sweep --grid` (in this process, so
+that an exception that would be a traceback fails the test).
 """
 
 import json
@@ -49,6 +50,7 @@ BASES = [
     _fresh_document(),
     (DATA / "results_v1.json").read_text(),
     (DATA / "results_v2.json").read_text(),
+    (DATA / "results_v3.json").read_text(),
 ]
 
 JUNK = st.recursive(
@@ -104,7 +106,7 @@ def _exercise(rs):
 
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,
@@ -139,17 +141,42 @@ def _cli(argv, capsys):
     return status
 
 
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=40)
 @given(data=st.data())
 def test_compare_and_store_add_give_one_line(data, capsys):
-    text = _mutated(data)
+    text = _mutated(data) if data.draw(st.booleans()) else json.dumps(data.draw(JUNK))
     with tempfile.TemporaryDirectory() as d:
-        good, bad = os.path.join(d, "good.json"), os.path.join(d, "bad.json")
+        good, folder = os.path.join(d, "good.json"), os.path.join(d, "study")
+        os.mkdir(folder)
+        bad = os.path.join(folder, "bad.json")
         pathlib.Path(good).write_text(BASES[0])
         pathlib.Path(bad).write_text(text)
         _cli(["compare", good, bad], capsys)
         _cli(["compare", bad, good, "--format", "json"], capsys)
+        _cli(["compare", folder, good], capsys)  # a report's or a study's folder
         _cli(["store", "add", bad, "--store", os.path.join(d, "s.db")], capsys)
+
+
+@settings(SETTINGS, max_examples=25)
+@given(fleet=JUNK)
+def test_fleet_table_of_any_fleet_json_gives_one_line(fleet, capsys):
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "a"))
+        pathlib.Path(d, "a", "r.json").write_text(BASES[0])
+        pathlib.Path(d, "fleet.json").write_text(json.dumps(fleet))
+        _cli(["fleet", "table", d], capsys)
+
+
+@settings(SETTINGS, max_examples=25)
+@given(grid=JUNK | st.dictionaries(st.sampled_from(["function", "chunk", "value", "page"]), JUNK))
+def test_sweep_of_any_grid_file_gives_one_line(grid, capsys):
+    # The size and loops are pinned small on the command line (-g overrides the
+    # file), so a grid that passes every check runs in milliseconds.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "grid.json")
+        pathlib.Path(path).write_text(json.dumps(grid))
+        argv = ["sweep", "memset", "--grid", path, "-g", "size=4KB", "-g", "loops=1"]
+        _cli([*argv, "-r", "1", "--warmup", "0", "-o", os.path.join(d, "out.json")], capsys)
 
 
 @settings(SETTINGS, max_examples=15)

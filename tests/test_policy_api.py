@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TESTS_DIR, available_kernels, mem_available, needs_hugepages
+from conftest import TESTS_DIR, kernel_names, mem_available, require_hugepages, require_kernel
 
 import pagezero
 from pagezero import policy
@@ -85,8 +85,9 @@ def test_batch_result_fields():
     assert r.params["backing"] in ("hugetlb", "thp", "4KB")
 
 
-@pytest.mark.parametrize("kernel", available_kernels("clear"))
+@pytest.mark.parametrize("kernel", kernel_names("clear"))
 def test_batch_every_kernel_with_yield(kernel):
+    require_kernel(kernel)
     r = pagezero.batch(size="256KB", batch="64KB", kernel=kernel, loops=2, yield_between=True)
     assert r.function == kernel and r.params["yield"] is True
     assert r.batches_per_loop == 4
@@ -203,12 +204,9 @@ def test_folio_result_round_trips_through_json():
     assert FolioResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
 
-@needs_hugepages("2MB")
 def test_folio_on_a_2mb_hugetlb_page():
-    try:
-        r = pagezero.folio(size="2MB", strategy="sequential", loops=2, backing="hugetlb")
-    except pagezero.MappingError:
-        pytest.skip("the 2MB pool emptied since collection (someone else uses it)")
+    require_hugepages("2MB")
+    r = pagezero.folio(size="2MB", strategy="sequential", loops=2, backing="hugetlb")
     assert r.backing == "hugetlb" and r.params["backing"] == "hugetlb"
 
 

@@ -9,7 +9,14 @@ import os
 import re
 
 import pytest
-from conftest import check_environment_error, check_usage_error, ok, pagezero_cli, run_python
+from conftest import (
+    check_environment_error,
+    check_usage_error,
+    ok,
+    pagezero_cli,
+    pagezero_main,
+    run_python,
+)
 
 import pagezero
 from pagezero.policy import PRESETS, STRATEGIES
@@ -165,39 +172,67 @@ def test_advise_quick_words_and_output(tmp_path):
 # Bad input: one line, exit 2, nothing run -----------------------------------------
 
 BAD_INPUTS = {
-    "folio fault outside": [*FOLIO, "--fault-index", "16"],
-    "folio fault negative": [*FOLIO, "--fault-index", "-1"],
-    "folio fault not a number": [*FOLIO, "--fault-index", "first"],
-    "folio unknown strategy": [*FOLIO, "--strategy", "random"],
-    "folio unknown kernel": [*FOLIO, "--kernel", "nope"],
-    "folio temporal nt kernel": [
-        *FOLIO,
-        "--strategy",
-        "nocache-except-target",
-        "--nt-kernel",
-        "generic",
-    ],
-    "folio size not a power of two": ["folio", "-p", "48KB"],
-    "folio bad size": ["folio", "-p", "2XB"],
-    "folio hugetlb 64KB": [*FOLIO, "--backing", "hugetlb"],
-    "folio zero loops": ["folio", "-l", "0"],
-    "batch zero": [*BATCH, "-b", "0"],
-    "batch larger than region": [*BATCH, "-b", "2MB"],
-    "batch not whole pages": [*BATCH, "-b", "6KB"],
-    "batch unknown preset": [*BATCH, "-b", "huge"],
-    "batch unknown kernel": [*BATCH, "--kernel", "nope"],
-    "batch size not whole pages": ["batch", "-s", "5000"],
-    "batch loops not a number": ["batch", "-s", "1MB", "-l", "x"],
-    "advise zero budget": ["advise", "--quick", "--budget", "0"],
-    "advise bad budget": ["advise", "--quick", "--budget", "soon"],
-    "advise bad format": ["advise", "--quick", "--format", "simple"],
+    "folio fault outside": ([*FOLIO, "--fault-index", "16"], "fault index 16 is outside the folio"),
+    "folio fault negative": (
+        [*FOLIO, "--fault-index", "-1"],
+        "fault index -1 is outside the folio",
+    ),
+    "folio fault not a number": (
+        [*FOLIO, "--fault-index", "first"],
+        "argument --fault-index: invalid integer 'first'",
+    ),
+    "folio unknown strategy": (
+        [*FOLIO, "--strategy", "random"],
+        "argument --strategy: invalid choice: 'random'",
+    ),
+    "folio unknown kernel": ([*FOLIO, "--kernel", "nope"], "unknown clear kernel 'nope'"),
+    "folio temporal nt kernel": (
+        [*FOLIO, "--strategy", "nocache-except-target", "--nt-kernel", "generic"],
+        "nt_kernel 'generic' uses temporal stores",
+    ),
+    "folio size not a power of two": (["folio", "-p", "48KB"], "invalid folio size '48KB'"),
+    "folio bad size": (["folio", "-p", "2XB"], "invalid folio size '2XB'"),
+    "folio hugetlb 64KB": (
+        [*FOLIO, "--backing", "hugetlb"],
+        "hugetlb backing needs a 2MB or 1GB folio, not 64KB",
+    ),
+    "folio zero loops": (["folio", "-l", "0"], "loops must be .*not 0"),
+    "batch zero": ([*BATCH, "-b", "0"], "invalid batch '0'"),
+    "batch larger than region": (
+        [*BATCH, "-b", "2MB"],
+        "invalid batch '2MB': larger than the region",
+    ),
+    "batch not whole pages": ([*BATCH, "-b", "6KB"], "invalid batch 6KB"),
+    "batch unknown preset": ([*BATCH, "-b", "huge"], "invalid batch 'huge'"),
+    "batch unknown kernel": ([*BATCH, "--kernel", "nope"], "unknown clear kernel 'nope'"),
+    "batch size not whole pages": (
+        ["batch", "-s", "5000"],
+        "invalid size 5000B: not a whole number of 4KB pages",
+    ),
+    "batch loops not a number": (
+        ["batch", "-s", "1MB", "-l", "x"],
+        "argument -l/--nr_loops: invalid integer 'x'",
+    ),
+    "advise zero budget": (
+        ["advise", "--quick", "--budget", "0"],
+        "latency budget must be .*not 0",
+    ),
+    "advise bad budget": (
+        ["advise", "--quick", "--budget", "soon"],
+        "argument --budget: invalid number 'soon'",
+    ),
+    "advise bad format": (
+        ["advise", "--quick", "--format", "simple"],
+        "argument --format: invalid choice: 'simple'",
+    ),
 }
 
 
-@pytest.mark.parametrize("args", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_and_exit_2(args, tmp_path):
+@pytest.mark.parametrize("args, words", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_is_one_line_and_exit_2(args, words, tmp_path, capsys):
     out = tmp_path / "out.json"
-    check_usage_error(pagezero_cli(*args, "-o", str(out)))
+    # The line names the option or value at fault (a regular expression).
+    assert re.search(words, check_usage_error(pagezero_main(capsys, *args, "-o", str(out))))
     assert list(tmp_path.iterdir()) == []
 
 

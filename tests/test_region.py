@@ -1,7 +1,7 @@
 """Regions: page sizes, THP, guard pages, and nothing left mapped."""
 
 import pytest
-from conftest import hugepage_shortage, is_mapped, mapping_count, needs_hugepages, run_python
+from conftest import hugepage_shortage, is_mapped, mapping_count, require_hugepages, run_python
 
 import pagezero
 
@@ -65,8 +65,8 @@ def test_more_than_the_memory_available_is_refused_before_mapping():
     assert mapping_count() == before
 
 
-@needs_hugepages("2MB", 2)
 def test_2mb_hugetlb_region():
+    require_hugepages("2MB", 2)
     with pagezero.region("3MB", page="2MB") as r:
         assert r.size == 4 << 20 and r.page_size == 2 << 20
         mv = memoryview(r)

@@ -7,119 +7,25 @@ fast and deterministically. The real memset is used only where the real
 thing matters (its checks, worker processes), at tiny sizes.
 """
 
-import contextlib
 import csv
 import dataclasses
 import functools
 import json
 import os
+import re
 
 import pytest
+from helpers.fake_bench import GRID6, MACHINE, POINTS6, key, make_result, orders, registered_fake
 
 import pagezero
 from pagezero import sweeps
-from pagezero.interrupt import Interrupted
-from pagezero.results import SCHEMA, SCHEMA_VERSION, Result, ResultSet
-
-MACHINE = {
-    "cpu_model": "Test CPU",
-    "kernel_release": "6.0.0-test",
-    "caches": [
-        {
-            "level": 3,
-            "type": "Unified",
-            "size_bytes": 32 << 20,
-            "shared_cpu_list": "0-1",
-            "source": "fixture",
-        }
-    ],
-}
-
-
-# Helpers ----------------------------------------------------------------
-
-
-def make_result(
-    function="a", size=4096, samples=(1000, 1100), benchmark="fake", machine=MACHINE, **params
-):
-    return Result(
-        benchmark=benchmark,
-        function=function,
-        params=dict(size=size, **params),
-        bytes_per_loop=size,
-        clock="ns",
-        samples=samples,
-        machine=machine,
-    )
-
-
-class Fake:
-    """A sweepable benchmark: records each call's parameters; raises
-    KeyboardInterrupt on call number `interrupt_at` (1-based), or, with
-    `signum`, Interrupted(signum) carrying the one loop it completed, as a
-    run of the C core does when a stop signal cuts it short."""
-
-    def __init__(self, interrupt_at=None, signum=None):
-        self.calls = []
-        self.interrupt_at = interrupt_at
-        self.signum = signum
-
-    def run(self, function="a", size=4096, loops=2):
-        self.calls.append({"function": function, "size": size, "loops": loops})
-        if len(self.calls) == self.interrupt_at:
-            if self.signum is None:
-                raise KeyboardInterrupt
-            cut = dataclasses.replace(
-                make_result(function, size, samples=[7], loops=loops), interrupted=self.signum.name
-            )
-            raise Interrupted(self.signum, partial=cut)
-        return make_result(function, size, samples=[1000 + i for i in range(loops)], loops=loops)
-
-
-@contextlib.contextmanager
-def registered_fake():
-    """A Fake registered as the benchmark "fake", unregistered afterwards."""
-    f = Fake()
-    sweeps.register(
-        "fake",
-        lambda function="a", size=4096, loops=2: f.run(function, size, loops),
-        check=lambda function="a", size=4096, loops=2: _check_fake(size),
-    )
-    try:
-        yield f
-    finally:
-        sweeps.BENCHMARKS.pop("fake", None)
+from pagezero.results import SCHEMA, SCHEMA_VERSION, ResultSet
 
 
 @pytest.fixture
 def fake():
     with registered_fake() as f:
         yield f
-
-
-def _check_fake(size):
-    if size <= 0:
-        raise ValueError(f"size must be positive, not {size}")
-
-
-def key(d):
-    return (d["function"], d["size"])
-
-
-def point_key(result):
-    return (result.function, result.params["size"])
-
-
-GRID6 = {"function": ["a", "b"], "size": [4096, 8192, 16384]}  # 6 points
-POINTS6 = {(f, s) for f in GRID6["function"] for s in GRID6["size"]}
-
-
-def orders(rs):
-    """{repetition: [point, ...] in the order run}."""
-    out = {}
-    for r, run in zip(rs.results, rs.runs):
-        out.setdefault(run["repetition"], []).append(point_key(r))
-    return out
 
 
 # Sweeps -------------------------------------------------------------------------
@@ -179,7 +85,7 @@ def test_ctrl_c_keeps_what_ran(fake, interrupt_at, warmup, kept):
 
 
 def test_unknown_parameter(fake):
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(ValueError, match="sise") as e:
         pagezero.sweep("fake", {"sise": [4096]})
     message = str(e.value)
     assert "sise" in message
@@ -189,10 +95,18 @@ def test_unknown_parameter(fake):
 
 
 @pytest.mark.parametrize(
-    "grid", [{}, {"size": []}, {"function": ["a"], "size": ()}, None, [("size", [4096])]], ids=repr
+    "grid, words",
+    [
+        ({}, "the grid is empty"),
+        ({"size": []}, "grid parameter 'size' has no values"),
+        ({"function": ["a"], "size": ()}, "grid parameter 'size' has no values"),
+        (None, "the grid is empty"),
+        ([("size", [4096])], "the grid is empty"),
+    ],
+    ids=repr,
 )
-def test_empty_grid(fake, grid):
-    with pytest.raises(ValueError):
+def test_empty_grid(fake, grid, words):
+    with pytest.raises(ValueError, match=words):
         pagezero.sweep("fake", grid)
     assert fake.calls == []
 
@@ -209,7 +123,8 @@ def test_bad_value_is_caught_before_anything_runs(fake):
     ids=repr,
 )
 def test_bad_sweep_arguments(fake, kw):
-    with pytest.raises(ValueError):
+    [(name, value)] = kw.items()
+    with pytest.raises(ValueError, match=f"^{name} must be .*, not {value}$"):
         pagezero.sweep("fake", GRID6, **kw)
     assert fake.calls == []
 
@@ -220,16 +135,16 @@ def test_unknown_benchmark():
 
 
 @pytest.mark.parametrize(
-    "grid",
+    "grid, words",
     [
-        {"size": ["64KB", 0]},
-        {"size": ["64KB"], "chunk": ["128KB"]},
-        {"size": ["64KB"], "function": ["no-such-kernel"]},
-        {"size": ["64KB"], "loops": [1, 0]},
+        ({"size": ["64KB", 0]}, "invalid size 0"),
+        ({"size": ["64KB"], "chunk": ["128KB"]}, "invalid chunk '128KB': larger than the size"),
+        ({"size": ["64KB"], "function": ["no-such-kernel"]}, "unknown clear kernel 'no-such"),
+        ({"size": ["64KB"], "loops": [1, 0]}, "loops must be between 1 and .*, not 0"),
     ],
     ids=["size-0", "chunk>size", "kernel", "loops-0"],
 )
-def test_real_memset_checks_every_point_first(monkeypatch, grid):
+def test_real_memset_checks_every_point_first(monkeypatch, grid, words):
     """The real memset's check refuses a bad point before the good ones run."""
     real = sweeps.BENCHMARKS["memset"]
     calls = []
@@ -240,7 +155,7 @@ def test_real_memset_checks_every_point_first(monkeypatch, grid):
         return real.run(**params)
 
     monkeypatch.setitem(sweeps.BENCHMARKS, "memset", dataclasses.replace(real, run=counting))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=words):
         pagezero.sweep("memset", dict(grid, loops=grid.get("loops", [1])), repeat=1, warmup=0)
     assert calls == []
 
@@ -354,26 +269,6 @@ def test_results_with_another_machine_keep_it(tmp_path):
     assert [r.machine["cpu_model"] for r in back] == ["Test CPU", "Other CPU"]
 
 
-def test_version_1_loads(tmp_path):
-    old = {
-        "schema": "pagezero.results",
-        "version": 1,
-        "results": [
-            dict(make_result("a", 4096).to_dict(), machine=MACHINE),
-            dict(make_result("b", 8192).to_dict(), machine=MACHINE),
-        ],
-    }
-    path = tmp_path / "v1.json"
-    path.write_text(json.dumps(old))
-    rs = ResultSet.load(str(path))
-    assert [r.function for r in rs] == ["a", "b"]
-    assert all(dict(r.machine) == MACHINE for r in rs)
-    assert dict(rs.machine) == MACHINE
-    assert [dict(run) for run in rs.runs] == [{"repetition": 0, "process": 0}] * 2
-    assert not rs.interrupted
-    assert pagezero.load_results(str(path)) == list(rs.results)
-
-
 GOOD_ENTRY = make_result().to_dict()
 
 
@@ -438,7 +333,8 @@ def test_bad_files_are_refused(tmp_path, content):
         path.write_bytes(content)
     else:
         path.write_text(content)
-    with pytest.raises(ValueError):
+    # One line, naming the file at fault.
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: [^\n]+$"):
         ResultSet.load(str(path))
 
 
@@ -483,7 +379,7 @@ def test_to_pandas():
 
 
 def test_resultset_needs_one_run_per_result():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one run description per result"):
         ResultSet([make_result(), make_result()], runs=[{}])
 
 

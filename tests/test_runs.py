@@ -6,7 +6,7 @@ import os
 import re
 
 import pytest
-from conftest import check_rate_line, check_usage_error, ok, pagezero_cli
+from conftest import check_rate_line, check_usage_error, ok, pagezero_cli, pagezero_main
 
 import pagezero
 from pagezero.cli.runs import pooled
@@ -131,9 +131,11 @@ def test_cli_mmap_runs(tmp_path):
     [["mem", "memset"], ["mem", "memcpy"], ["mem", "mmap"], ["batch"], ["folio"]],
     ids=" ".join,
 )
-def test_cli_a_bad_runs_is_a_usage_error(command, value):
-    line = check_usage_error(pagezero_cli(*command, "--runs", value))
-    assert "--runs" in line
+def test_cli_a_bad_runs_is_a_usage_error(command, value, capsys):
+    line = check_usage_error(pagezero_main(capsys, *command, "--runs", value))
+    assert f"--runs: invalid integer '{value}'" in line or (
+        f"--runs: must be a positive integer, not {value}" in line
+    )
 
 
 def test_cli_headroom_needs_one_process():

@@ -25,7 +25,7 @@ import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR
+from conftest import TESTS_DIR, hugetlb_bytes
 
 import pagezero
 
@@ -112,6 +112,14 @@ def start(argv, before):
             proc.kill()
             proc.communicate()
             pytest.fail("the pool never grew")
+        time.sleep(0.01)
+    # Then until it maps its region (after the reservation, before the loops): on a
+    # loaded machine the imports alone can outlast the settling time of stop().
+    while hugetlb_bytes(proc.pid) == 0 and proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.communicate()
+            pytest.fail("the run never mapped its hugepages")
         time.sleep(0.01)
     if proc.poll() is not None:
         out, err = proc.communicate()

@@ -377,24 +377,32 @@ def test_summary_without_disagreement(tmp_path):
 def test_live_machine():
     info = pagezero.machine()
     assert info["cpu_model"]
-    assert info["caches"], "no cache found in sysfs or sysconf"
-    for c in info["caches"]:
-        assert c["size_bytes"] > 0
-        assert c["source"]
     assert info["preemption"]["model"]
     assert info["kernel_release"]
     assert "enabled" in info["thp"] and "defrag" in info["thp"]
+
+
+def test_live_caches():
+    info = pagezero.machine()
+    if not info["caches"]:
+        pytest.skip("this machine lists no caches in sysfs or sysconf (some VMs)")
+    for c in info["caches"]:
+        assert c["size_bytes"] > 0
+        assert c["source"]
     assert sysinfo.llc_bytes(info) > 0
 
 
 def test_machine_returns_a_copy():
     info = pagezero.machine()
-    info["caches"].clear()
-    assert pagezero.machine()["caches"]
+    caches = list(info["caches"])
+    info["caches"].append({"level": 9})
+    info["cpu_model"] = "changed"
+    assert pagezero.machine()["caches"] == caches
+    assert pagezero.machine()["cpu_model"] != "changed"
 
 
 def test_every_result_carries_the_machine():
     r = pagezero.memset(size="1MB", loops=1)
     assert r.machine["cpu_model"] == pagezero.machine()["cpu_model"]
-    assert r.machine["caches"]
+    assert list(r.machine["caches"]) == list(pagezero.machine()["caches"])
     assert all("source" in c for c in r.machine["caches"])

@@ -2,7 +2,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pagezero.units import format_rate, format_size, parse_page, parse_size
+from pagezero.units import (
+    format_gbps,
+    format_page,
+    format_rate,
+    format_size,
+    gb_per_sec,
+    gbps,
+    parse_page,
+    parse_size,
+)
 
 
 @pytest.mark.parametrize(
@@ -83,4 +92,29 @@ def test_bad_pages(page):
 )
 def test_rates_print_as_perf_prints_them(bps, text):
     # perf: printf(" %14lf GB/sec\n", x / K / K / K), K = 1024.
+    assert format_rate(bps) == text
+
+
+@pytest.mark.parametrize("shift, text", [(12, "4KB"), (21, "2MB"), (30, "1GB")])
+def test_page_names_read_back(shift, text):
+    assert format_page(shift) == text and parse_page(text) == shift
+
+
+def test_perfs_gb_is_2_to_the_30_and_gbs_10_to_the_9():
+    # perf's "GB/sec" is 2**30 bytes a second; "GB/s" is 10**9 (the report's).
+    assert gb_per_sec(3 * 2**30) == 3.0 and gb_per_sec(2**29) == 0.5
+    assert gbps(3e9) == 3.0 and gbps(5e8) == 0.5
+    assert format_gbps(2.5e9) == "2.5 GB/s" and format_gbps(2.5e9, digits=2) == "2.50 GB/s"
+    assert format_gbps(None) == "-"
+
+
+@pytest.mark.parametrize(
+    "bps, text",
+    [
+        (5, "       5.000000 bytes/sec"),
+        (1023, "    1023.000000 bytes/sec"),
+        (2**40, "    1024.000000 GB/sec"),
+    ],
+)
+def test_rate_units_switch_at_1024(bps, text):
     assert format_rate(bps) == text

@@ -4,7 +4,7 @@
 #   bash tests/c/build.sh [normal|sanitize] [test args...]
 #
 # Environment:
-#   TEST         which test: kernels (default), clock, fault, policy, mem or stats,
+#   TEST         which test: kernels (default), clock, fault, policy, mem, mem_tail or stats,
 #                i.e. tests/c/test_$TEST.c, linked with the whole C core
 #                (csrc/*.c but module.c) and the kernels of the target arch
 #   CC           compiler (default gcc); a cross compiler selects its arch
@@ -13,6 +13,10 @@
 #                the .def rows by predefined macros (__x86_64__, ...)
 #   RUN          prefix to run the binary, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu"
 #   EXTRA_CFLAGS appended to the compiler flags
+#   CORE_DIR     a directory to build the C core into once, as an archive per arch,
+#                mode and flags, and to link each test against from then on (the
+#                pytest session's: tests/test_c_core.py); unset, the core is compiled
+#                with each test, as before
 #
 # The kernels are every arch/generic/*.c plus every arch/$TARGET_ARCH/*.c (and
 # *.S), so new kernel files are picked up without touching this script.
@@ -44,7 +48,7 @@ fi
 TEST=${TEST:-kernels}
 test_src=tests/c/test_$TEST.c
 if [ ! -f "$test_src" ]; then
-	echo "build.sh: no $test_src (TEST is one of: kernels clock fault policy mem stats)" >&2
+	echo "build.sh: no $test_src (TEST is one of: kernels clock fault policy mem mem_tail stats)" >&2
 	exit 2
 fi
 
@@ -74,8 +78,31 @@ outdir=build/ctest/$TARGET_ARCH-$mode
 mkdir -p "$outdir"
 bin=$outdir/test_$TEST
 
-echo "+ $CC ${cflags[*]} -o $bin $test_src ${sources[*]} -lm" >&2
-$CC "${cflags[@]}" -o "$bin" "$test_src" "${sources[@]}" -lm
+if [ -n "${CORE_DIR:-}" ]; then
+	# The core once per arch, mode and flags (the archive's name says which), every
+	# object kept by --whole-archive as when the sources are named on the command line.
+	key=$(echo "$CC ${cflags[*]}" | cksum | cut -d' ' -f1)
+	lib=$CORE_DIR/libpzcore-$TARGET_ARCH-$mode-$key.a
+	if [ ! -f "$lib" ]; then
+		objdir=$(mktemp -d "$CORE_DIR/obj.XXXXXX")
+		objs=()
+		for src in "${sources[@]}"; do
+			obj=$objdir/$(echo "$src" | tr / _).o
+			objs+=("$obj")
+			$CC "${cflags[@]}" -c -o "$obj" "$src" &
+		done
+		echo "+ $CC ${cflags[*]} -c ${sources[*]} (into $lib)" >&2
+		failed=0
+		for job in $(jobs -p); do wait "$job" || failed=1; done
+		[ $failed = 0 ] || exit 1
+		ar rcs "$lib.tmp" "${objs[@]}" && mv "$lib.tmp" "$lib"
+	fi
+	echo "+ $CC ${cflags[*]} -o $bin $test_src $lib -lm" >&2
+	$CC "${cflags[@]}" -o "$bin" "$test_src" -Wl,--whole-archive "$lib" -Wl,--no-whole-archive -lm
+else
+	echo "+ $CC ${cflags[*]} -o $bin $test_src ${sources[*]} -lm" >&2
+	$CC "${cflags[@]}" -o "$bin" "$test_src" "${sources[@]}" -lm
+fi
 
 if [ "$mode" = sanitize ]; then
 	# LeakSanitizer needs ptrace, which qemu-user does not give it.

@@ -1,0 +1,25 @@
+"""A fault run cut short as a stop signal cuts it: for the headroom tests of the API
+and of the command line."""
+
+import dataclasses
+import signal
+
+from pagezero import fault
+from pagezero.interrupt import Interrupted
+
+
+def cut_short_memset(monkeypatch, at):
+    """Make headroom's clear number `at` stop as a signal stops it: Interrupted(SIGTERM)
+    carrying one completed loop."""
+    real, calls = fault.memset, []
+
+    def memset(**kwargs):
+        calls.append(kwargs["function"])
+        if len(calls) == at:
+            cut = real(**dict(kwargs, loops=1))
+            raise Interrupted(
+                signal.SIGTERM, partial=dataclasses.replace(cut, interrupted="SIGTERM")
+            )
+        return real(**kwargs)
+
+    monkeypatch.setattr(fault, "memset", memset)

@@ -5,13 +5,48 @@ the one expected for this kind of machine.
 
 JUNIT.xml is pytest's --junitxml report; KIND.txt lists one test id per line (text
 after "#" is a comment: the reason, for the reader). CI (.ci/run) runs it after the
-suite. A skip that appears (a broken CPU-feature check turning kernels into skips, a
+suite. A line may name, after the id, the machine facts under which the test is
+expected to skip ("@no-avx512f", "@no-pmu", "@not-arm64", all of them when several):
+machines of one kind differ in what their virtual CPU shows, and each fact is read
+here from the kernel (/proc/cpuinfo, sysfs), not from pagezero, whose detection is
+what the skips check. A skip that appears (a broken CPU-feature check turning kernels into skips, a
 hugepage pool CI failed to reserve) or disappears (hardware that changed) fails it;
 when the change is meant, the list is updated in the same commit.
 """
 
+import os
+import platform
 import sys
 import xml.etree.ElementTree as ET
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# The facts a line may name, each read without pagezero. A hardware PMU is registered
+# with perf as the event source "cpu" (x86) or "armv8_pmuv3*" (arm64).
+FACTS = {
+    "no-avx512f": lambda: "avx512f" not in _cpu_flags(),
+    "no-pmu": lambda: (
+        not any(
+            d == "cpu" or d.startswith("armv8_pmu")
+            for d in (
+                os.listdir("/sys/bus/event_source/devices")
+                if os.path.isdir("/sys/bus/event_source/devices")
+                else []
+            )
+        )
+    ),
+    "not-arm64": lambda: platform.machine() not in ("aarch64", "arm64"),
+}
 
 
 def skipped(junit_path):
@@ -26,10 +61,24 @@ def skipped(junit_path):
     return out
 
 
-def expected(list_path):
+def expected(list_path, facts=FACTS):
+    """The test ids expected to skip on this machine: every line's, but for those
+    whose facts ("@name" after the id) do not all hold here."""
+    out = set()
     with open(list_path) as f:
-        lines = (line.split("#", 1)[0].strip() for line in f)
-        return {line for line in lines if line}
+        for line in f:
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            names = [w[1:] for w in fields[1:] if w.startswith("@")]
+            unknown = [n for n in names if n not in facts]
+            if unknown:
+                raise ValueError(
+                    f"{list_path}: unknown fact @{unknown[0]} (known: {', '.join(facts)})"
+                )
+            if all(facts[n]() for n in names):
+                out.add(fields[0])
+    return out
 
 
 def main(argv):
@@ -38,7 +87,7 @@ def main(argv):
         return 2
     try:
         got, want = skipped(argv[1]), expected(argv[2])
-    except (OSError, ET.ParseError) as e:  # no report (pytest died), or no list
+    except (OSError, ET.ParseError, ValueError) as e:  # no report (pytest died), no list
         print(f"check_skips: {e}", file=sys.stderr)
         return 2
     print(f"check_skips: {len(got)} tests skipped:")

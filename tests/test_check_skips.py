@@ -45,3 +45,35 @@ def test_a_skip_gone_fails(tmp_path, capsys):
     )
     status, out = run(tmp_path, capsys, expected)
     assert status == 1 and "expected to skip, ran (or is gone): tests/test_a.py::test_ran" in out
+
+
+def test_a_line_with_facts_is_expected_only_where_they_hold(tmp_path):
+    listing = tmp_path / "kind.txt"
+    listing.write_text(
+        "tests/test_a.py::test_pmu[x] @no-pmu  # PMU\n"
+        "tests/test_b.py::test_avx512 @no-avx512f @not-arm64\n"
+        "tests/test_c.py::test_always\n"
+    )
+    facts = {"no-pmu": lambda: True, "no-avx512f": lambda: False, "not-arm64": lambda: True}
+    assert check_skips.expected(str(listing), facts) == {
+        "tests/test_a.py::test_pmu[x]",
+        "tests/test_c.py::test_always",
+    }
+    facts["no-avx512f"] = lambda: True
+    assert "tests/test_b.py::test_avx512" in check_skips.expected(str(listing), facts)
+
+
+def test_an_unknown_fact_is_one_line_and_status_2(tmp_path, capsys):
+    (tmp_path / "junit.xml").write_text(JUNIT)
+    (tmp_path / "kind.txt").write_text("tests/test_a.py::test_pmu[x] @no-such-fact\n")
+    status = check_skips.main(
+        ["check_skips", str(tmp_path / "junit.xml"), str(tmp_path / "kind.txt")]
+    )
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "unknown fact @no-such-fact" in err
+
+
+def test_the_facts_read_this_machine_without_pagezero():
+    with open("/proc/cpuinfo") as f:
+        flags = next((line for line in f if line.startswith(("flags", "Features"))), "")
+    assert check_skips.FACTS["no-avx512f"]() == ("avx512f" not in flags.split())

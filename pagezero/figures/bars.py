@@ -8,12 +8,22 @@ from typing import Any
 
 from ..points import summarize_points
 from ..units import GBPS
-from .common import add_footer, interval, pages_of, printable, pyplot, save, statistic_words
+from .common import (
+    add_footer,
+    closes_on_error,
+    interval,
+    pages_of,
+    printable,
+    pyplot,
+    save,
+    statistic_words,
+)
 from .palette import kernel_colour
 
 __all__ = ["bars_figure", "plot_bars"]
 
 
+@closes_on_error
 def bars_figure(
     rs: Any, label: Callable[[Any], str] = lambda r: r.label(), title: str = "Rates"
 ) -> Any:

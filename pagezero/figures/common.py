@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import os
 import warnings
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
 
 __all__ = [
     "pyplot",
@@ -61,16 +62,47 @@ def save(fig: Any, stem: str) -> list[str]:
 
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
     paths = []
-    for ext in ("png", "svg"):
-        path = f"{stem}.{ext}"
-        # svg.hashsalt: the SVG's element ids are the same on every drawing, so a
-        # page holding several figures never depends on chance to keep them apart.
-        with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
-            with missing_glyphs_drawn():
-                fig.savefig(path, dpi=110, bbox_inches="tight")
-        paths.append(path)
-    pyplot().close(fig)
+    try:
+        for ext in ("png", "svg"):
+            path = f"{stem}.{ext}"
+            # svg.hashsalt: the SVG's element ids are the same on every drawing, so a
+            # page holding several figures never depends on chance to keep them apart.
+            with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
+                with missing_glyphs_drawn(), warnings.catch_warnings():
+                    # Labels too long for the figure (a results file may name its
+                    # kernel anything) leave the layout as it was: the figure is
+                    # still written, and a warning would only repeat that.
+                    warnings.filterwarnings("ignore", "constrained_layout not applied")
+                    fig.savefig(path, dpi=110, bbox_inches="tight")
+            paths.append(path)
+    finally:
+        pyplot().close(fig)
     return paths
+
+
+_Builder = TypeVar("_Builder", bound=Callable[..., Any])
+
+
+def closes_on_error(build: _Builder) -> _Builder:
+    """A figure builder that closes the figures it opened when it fails half way.
+
+    pyplot keeps every figure until it is closed, and a long process that meets
+    data it cannot draw (a report, a test session, a notebook) would pile them up
+    until matplotlib warns, past 20.
+    """
+
+    @functools.wraps(build)
+    def building(*args: Any, **kwargs: Any) -> Any:
+        plt = pyplot()
+        before = set(plt.get_fignums())
+        try:
+            return build(*args, **kwargs)
+        except BaseException:
+            for number in set(plt.get_fignums()) - before:
+                plt.close(number)
+            raise
+
+    return cast(_Builder, building)
 
 
 @contextlib.contextmanager

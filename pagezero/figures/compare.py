@@ -7,12 +7,13 @@ from typing import Any
 
 from ..comparison import compare
 from ..units import GBPS
-from .common import STATISTIC, add_footer, pages_of, printable, pyplot, save
+from .common import STATISTIC, add_footer, closes_on_error, pages_of, printable, pyplot, save
 from .palette import PALETTE
 
 __all__ = ["comparison_figure", "plot_comparison"]
 
 
+@closes_on_error
 def comparison_figure(
     sets: Sequence[Any],
     names: Sequence[str],

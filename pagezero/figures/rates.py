@@ -18,6 +18,7 @@ from ..points import summarize_points
 from ..units import GBPS, format_size
 from .common import (
     add_footer,
+    closes_on_error,
     interval,
     missing_glyphs_drawn,
     pages_of,
@@ -78,6 +79,7 @@ def _envelope(series: dict[str, list[tuple[int, dict]]]) -> tuple[list[int], lis
     return xs, [best[x] / GBPS for x in xs]
 
 
+@closes_on_error
 def rates_figure(
     rs: Any,
     x: Callable[[Any], int] = extent_of,

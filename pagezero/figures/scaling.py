@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..units import gbps
-from .common import add_footer, pages_of, pyplot, save
+from .common import add_footer, closes_on_error, pages_of, pyplot, save
 from .palette import kernel_colour
 
 __all__ = ["scaling_figure", "plot_scaling"]
 
 
+@closes_on_error
 def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
     """The figure of :func:`plot_scaling`, not saved.
 

@@ -63,7 +63,9 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
         return f"{page} hugetlb"
     if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
         return THP_PAGES
-    hugepages.check_available(page, needed)  # raises, naming the file and --reserve
+    hugepages.check_available(
+        page, needed, can_reserve=True
+    )  # raises, naming the file and --reserve
     return f"{page} hugetlb"
 
 
@@ -77,7 +79,7 @@ def _pool(page: str, needed: int, reserve: bool, thp: bool) -> Iterator[None]:
         with hugepages.reserve(page, needed):
             yield
     else:
-        hugepages.check_available(page, needed)
+        hugepages.check_available(page, needed, can_reserve=True)
         yield
 
 

@@ -2,6 +2,8 @@
 
 import datetime
 
+from ..figures.common import closes_on_error
+
 __all__ = ["format_value", "format_spread", "format_history", "plot_history"]
 
 # Beyond this many lines a plot is unreadable: the filters should narrow it.
@@ -89,6 +91,7 @@ def format_history(rows):
     return lines
 
 
+@closes_on_error
 def plot_history(rows, stem):
     """Plot a history: each point's median per result set over time.
 

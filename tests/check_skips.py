@@ -6,12 +6,13 @@ the one expected for this kind of machine.
 JUNIT.xml is pytest's --junitxml report; KIND.txt lists one test id per line (text
 after "#" is a comment: the reason, for the reader). CI (.ci/run) runs it after the
 suite. A line may name, after the id, the machine facts under which the test is
-expected to skip ("@no-avx512f", "@no-pmu", "@not-arm64", all of them when several):
-machines of one kind differ in what their virtual CPU shows, and each fact is read
-here from the kernel (/proc/cpuinfo, sysfs), not from pagezero, whose detection is
-what the skips check. A skip that appears (a broken CPU-feature check turning kernels into skips, a
-hugepage pool CI failed to reserve) or disappears (hardware that changed) fails it;
-when the change is meant, the list is updated in the same commit.
+expected to skip (FACTS: "@no-avx512f", "@no-pmu", "@1gb-free", ...; all of them when
+several): machines of one kind differ in what their virtual CPU shows and in what
+hugepages CI could reserve, and each fact is read here from the kernel (/proc/cpuinfo,
+sysfs), not from pagezero, whose detection is what the skips check. A skip that
+appears (a broken CPU-feature check turning kernels into skips) or disappears
+(hardware that changed) fails it; when the change is meant, the list is updated in
+the same commit.
 """
 
 import os
@@ -31,6 +32,14 @@ def _cpu_flags():
     return set()
 
 
+def _free_hugepages(pool):
+    try:
+        with open(f"/sys/kernel/mm/hugepages/{pool}/free_hugepages") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 0
+
+
 # The facts a line may name, each read without pagezero. A hardware PMU is registered
 # with perf as the event source "cpu" (x86) or "armv8_pmuv3*" (arm64).
 FACTS = {
@@ -46,6 +55,9 @@ FACTS = {
         )
     ),
     "not-arm64": lambda: platform.machine() not in ("aarch64", "arm64"),
+    # .ci/run reserves one 1GB page where the kernel can find the memory for it.
+    "1gb-free": lambda: _free_hugepages("hugepages-1048576kB") > 0,
+    "no-1gb-free": lambda: _free_hugepages("hugepages-1048576kB") == 0,
 }
 
 

@@ -2,9 +2,10 @@
 
 import datetime
 
-from ..figures.common import closes_on_error
+from ..figures.common import closes_on_error, printable
+from ..figures.palette import MARKERS, PALETTE
 
-__all__ = ["format_value", "format_spread", "format_history", "plot_history"]
+__all__ = ["format_value", "format_spread", "format_history", "plot_history", "history_footer"]
 
 # Beyond this many lines a plot is unreadable: the filters should narrow it.
 MAX_SERIES = 12
@@ -128,11 +129,21 @@ def plot_history(rows, stem):
     fig, ax = plt.subplots(figsize=(8, 5))
     unit = rows[0]["unit"]
     scale = 1e9 if unit == "bytes/sec" else 1.0
-    for (label, machine), group in series.items():
+    # The figures' colour-blind-safe palette and markers, one per line in a fixed
+    # order (machine, then point), so a machine keeps its colour as sets are added.
+    for i, ((label, machine), group) in enumerate(sorted(series.items(), key=lambda s: s[0][::-1])):
         when = [datetime.datetime.fromisoformat(r["measured_at"]) for r in group]
         medians = [r["median"] / scale for r in group]
         errors = [m * r["spread_pct"] / 100 for m, r in zip(medians, group)]
-        ax.errorbar(when, medians, yerr=errors, marker="o", capsize=3, label=f"{machine}: {label}")
+        ax.errorbar(
+            when,
+            medians,
+            yerr=errors,
+            marker=MARKERS[i % len(MARKERS)],
+            color=PALETTE[i % len(PALETTE)],
+            capsize=3,
+            label=printable(f"{machine}: {label}"),
+        )
     ax.set_ylabel("median rate (GB/s, 10^9 bytes/s)" if unit == "bytes/sec" else unit)
     ax.set_xlabel("measured (UTC)")
     ax.grid(True, alpha=0.3)
@@ -142,4 +153,26 @@ def plot_history(rows, stem):
         fontsize=10,
     )
     fig.autofmt_xdate()
+    fig.text(0.01, 0.005, history_footer(rows), fontsize=7, color="dimgrey", va="bottom")
     return _save(fig, stem)
+
+
+def history_footer(rows):
+    """The history figure's footer: each machine with its kernel releases, and the date drawn.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :meth:`pagezero.store.Store.history` rows.
+
+    Returns
+    -------
+    str
+    """
+    releases = {}
+    for r in rows:
+        kept = releases.setdefault(r["machine_name"], [])
+        if r["kernel_release"] not in kept:
+            kept.append(r["kernel_release"])
+    machines = "; ".join(f"{m}: Linux {', '.join(map(str, rs))}" for m, rs in releases.items())
+    return printable(f"{machines}; drawn {datetime.date.today().isoformat()}")

@@ -86,12 +86,16 @@ def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
     assert m, err
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted == sig.name
+    # The runs in order from the first; on a quiet machine a run can end before the
+    # delay does, and the signal then cuts the third: every run before the cut one whole.
     processes = [run["process"] for run in rs.runs]
-    assert processes[0] == 0 and set(processes) <= {0, 1}
+    assert processes == list(range(len(processes))) and len(processes) <= 3
+    *whole, last = rs.results
+    assert all(r.loops == LOOPS and r.interrupted is None for r in whole)
     assert rs.results[0].loops == LOOPS and rs.results[0].interrupted is None
     assert sum(r.loops for r in rs) == int(m.group(1))
-    if len(rs) > 1:  # the cut run: its completed loops, marked
-        assert rs.results[1].interrupted == sig.name or rs.results[1].loops == LOOPS
+    # The cut run: its completed loops, marked (or whole, when the signal came between runs).
+    assert last.interrupted == sig.name or last.loops == LOOPS
 
 
 def test_a_signal_as_a_sweep_worker_starts_keeps_the_earlier_workers(tmp_path):

@@ -74,7 +74,7 @@ def _measure(spec: dict[str, Any]) -> int:
 _PR_SET_PDEATHSIG = 1
 
 
-def _end_with_parent(parent: int | None) -> None:
+def _end_with_parent(spec: dict[str, Any]) -> None:
     """Stop, as a stop signal would, when the sweep that started this worker ends.
 
     The worker runs in a session of its own (so that a terminal's Ctrl-C reaches
@@ -84,11 +84,11 @@ def _end_with_parent(parent: int | None) -> None:
     here, so SIGTERM arrives as an Interrupted once they are unblocked; a parent
     that ended before prctl() took effect is caught by its pid.
     """
-    if parent is None:
+    if spec.get("parent") is None:
         return
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-    if os.getppid() != parent:
+    if _orphaned(spec):
         os.kill(os.getpid(), signal.SIGTERM)
 
 
@@ -108,7 +108,7 @@ def main() -> int:
     """
     with open(sys.argv[1]) as f:
         spec = json.load(f)
-    _end_with_parent(spec.get("parent"))
+    _end_with_parent(spec)
     status = _run(spec)
     if _orphaned(spec):
         # Nobody will read the results: the folder is the dead sweep's, and is removed

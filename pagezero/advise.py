@@ -71,11 +71,12 @@ DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 # `rounds` times, each round in an order shuffled anew, making `passes` timed
 # passes per visit after the untimed one pagezero.batch() always makes.
 # Rounds, not one long visit: on a shared VM the memory bandwidth a run gets
-# changes over seconds (another guest), and a cell whose eight passes all fell
-# in one slow stretch lost 10-20% against the kernel measured just before it,
-# which decided ties by the clock. Spread over four rounds, each cell meets the
-# slow stretches as its neighbours do. Five runs of 4 x 2 passes take about
-# 80 s; the extra untimed pass per visit is the cost of interleaving.
+# changes over seconds (another guest), and eight passes of one cell in a row
+# can all fall in one slow stretch that its neighbours miss. Spread over four
+# rounds, each cell meets the slow stretches as its neighbours do (measured by
+# benchmarks/advise_stability.py: the 1 ms budget's answer went from 3 to 4 of
+# 5 runs alike on a quiet machine). Five runs of 4 x 2 passes take about 80 s;
+# the extra untimed pass per visit is the cost of interleaving.
 SWEEPS: dict[str, dict[str, Any]] = {
     "default": {
         "region": 256 << 20,

@@ -32,10 +32,10 @@ class Advice:
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
         The fastest kernel by extent range, the JSON rows (with "tied";
-        advise_ties.best_kernels).
+        advise_choices.best_kernels).
     batch : tuple of dict
         Per latency budget, the batch chosen, the JSON rows (with "tied";
-        advise_ties.batch_for_budget).
+        advise_choices.batch_for_budget).
     knee_kernel : str
         The kernel whose knee is given (clear_pages()'s).
     knee_step : float
@@ -88,7 +88,7 @@ class Advice:
         Returns
         -------
         dict
-            Today's keys, and "tied", "typical_worst_ms", "max_worst_ms",
+            Today's keys, and "tied", "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
             "checked_against" per row, "knee_tied", "runs" and "backing";
             "interrupted" (the signal's name) when a signal cut the sweep
             short. Sizes in bytes, rates in bytes/sec, latencies in ms.
@@ -135,10 +135,16 @@ class Advice:
             "(GB/s = 10^9 bytes/s; medians over runs):",
             "Candidates within the noise between runs are tied (the larger of twice "
             f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); a batch fits "
-            "a budget with that noise added; among tied kernels, clear_pages()'s "
+            "a budget with that tolerance added; among tied kernels, clear_pages()'s "
             f"({self.knee_kernel}) if tied, else the first in the kernel table.",
             "",
-            "Fastest kernel by extent:",
+            "Fastest kernel by extent"
+            + (
+                " (from the LLC's size on, one question judged over all its extents: "
+                "which stores stream fastest to memory):"
+                if any(r.get("pooled") for r in self.best_kernel)
+                else ":"
+            ),
         ]
         if self.interrupted:
             lines[1:1] = [
@@ -152,22 +158,26 @@ class Advice:
                 else f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
             )
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
-            lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}")
+            pooled = "  (judged as one range, paired within runs)" if r.get("pooled") else ""
+            lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}{pooled}")
         lines.append("")
         lines.append(self._knee_line())
         lines += [
             "",
-            "Batch for clear_pages() between resched points, by typical worst "
-            "batch latency (the slowest batch position, each position's time the "
-            "median over a run's passes, then the median over runs, so a pass another "
-            "task interrupted does not decide; max: the slowest batch of all runs); "
-            "among tied, the largest batch:",
+            "Batch for clear_pages() between resched points, by the worst batch "
+            "of 9 visits in 10 (p90: per visit of a cell, the slowest batch position, "
+            "each position's time the median over the visit's passes; its 90th "
+            f"percentile over every visit of every run, with {TIE_FLOOR_PCT:g}% added, "
+            "must fit the budget, so one visit another task interrupted does not "
+            "decide; typical: the median over runs; max: the slowest batch of all "
+            "runs); among tied, the largest batch:",
         ]
         for row, fits in zip(self.batch, self.batch_fits):
             what = (
                 f"{format_size(row['batch_bytes'])} with {row['kernel']}, "
-                f"{gb(row['bytes_per_sec'])}, typical worst "
-                f"{row['typical_worst_ms']:.2f} ms (max {row['max_worst_ms']:.2f} ms)"
+                f"{gb(row['bytes_per_sec'])}, worst batch p90 "
+                f"{row['p90_worst_ms']:.2f} ms (typical {row['typical_worst_ms']:.2f} ms, "
+                f"max {row['max_worst_ms']:.2f} ms)"
             )
             if not fits:
                 what = f"nothing measured fits; closest: {what}"

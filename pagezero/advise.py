@@ -7,14 +7,15 @@ clearing one region in batches of each extent) answers:
 - the knee: the extent from which temporal clears (clear_pages()'s kernel)
   run markedly faster because the CPU stops allocating cache lines for
   them, set against the LLC size read from sysfs;
-- for each latency budget, the batch that clears fastest while its
-  typical worst batch latency stays inside the budget.
+- for each latency budget, the batch that clears fastest while its worst
+  batch stays inside the budget in 9 visits of 10.
 
-The run is the unit: the sweep is made over several fresh processes (one
-repetition of the whole grid each, in its own shuffled order), as a single
-process can land on a lucky or unlucky physical placement of its memory.
-Candidates within the noise between those runs are tied, and the tie rules
-of pagezero.advise_ties choose among them, so that measuring again gives
+The run is the unit: the sweep is made over several fresh processes (each
+visiting every cell in several rounds, each round in its own shuffled
+order), as a single process can land on a lucky or unlucky physical
+placement of its memory. Candidates within the noise between those runs
+are tied, and the tie rules of pagezero.advise_ties (applied in
+pagezero.advise_choices) choose among them, so that measuring again gives
 the same advice rather than another of the near-equals.
 
 The advice is a value (Advice); to_json() gives the documented shape.
@@ -30,20 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from .advice_text import Advice
-from .advise_ties import (
-    batch_for_budget,
-    best_kernels,
-    knee,
-    run_spreads,
-    sweep_noise,
-)
+from .advise_choices import batch_for_budget, best_kernels
+from .advise_ties import knee, run_spreads, sweep_noise
 from .interrupt import Interrupted
 from .kernels import kernels
 from .mappings import kernel_backing
 from .points import point_summary
 from .policy import default_kernel, plan_batch, run_batch
 from .region import region
-from .stats import find_knee
+from .stats import KNEE_CLEAR_STEP, find_knee
 from .sweeps import register, sweep
 from .sysinfo import llc_bytes
 
@@ -276,8 +272,12 @@ def cells_from_results(
     measured the cell; noise_pct, the sweep's noise (advise_ties.sweep_noise:
     what ties are judged by); runs; typical_worst_ms (per run the slowest batch
     position, median over its passes; then the median over runs) and
-    worst_ms, its old name; max_worst_ms (the slowest batch of every pass of
-    every run).
+    worst_ms, its old name; p90_worst_ms (the 90th percentile over every
+    visit of every run of the visit's slowest batch position, each
+    position's time the median over the visit's passes: what a budget is
+    checked against); max_worst_ms (the slowest batch of every pass of
+    every run); run_medians ({run: its median rate}: advise_choices.judge_range
+    pairs kernels within runs).
 
     Parameters
     ----------
@@ -300,28 +300,38 @@ def cells_from_results(
         this_run["rates"].extend(r.values())
         this_run["typical"].append(r.typical_worst_ms)
         this_run["max"].append(r.worst_ms)
-    between = run_spreads(
-        {
-            key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
-            for key, per_run in by_cell.items()
-        }
-    )
+    run_medians: dict[Any, dict[Any, float]] = {
+        key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
+        for key, per_run in by_cell.items()
+    }
+    between = run_spreads(run_medians)
     noise = sweep_noise(between.values())  # None with one run: each cell's loops decide
     cells: dict[tuple[str, int], dict[str, Any]] = {}
     for key, per_run in by_cell.items():
         summary = point_summary([p["rates"] for p in per_run.values()], "bytes/sec")
         typical = statistics.median(statistics.median(p["typical"]) for p in per_run.values())
+        visits = sorted(t for p in per_run.values() for t in p["typical"])
         cells[key] = {
             "bytes_per_sec": summary["median"],
             "spread_pct": summary["spread_pct"] if between[key] is None else between[key],
             "spread_of": summary["spread_of"],
             "runs": summary["runs"],
             "typical_worst_ms": typical,
+            "p90_worst_ms": _p90(visits),
             "worst_ms": typical,
             "max_worst_ms": max(max(p["max"]) for p in per_run.values()),
             "noise_pct": noise,
+            "run_medians": run_medians[key],
         }
     return cells
+
+
+def _p90(values: Sequence[float]) -> float:
+    """The 90th percentile of `values` (sorted, not empty), interpolated
+    between the two nearest (the single value when there is one)."""
+    if len(values) == 1:
+        return float(values[0])
+    return float(statistics.quantiles(values, n=10, method="inclusive")[8])
 
 
 def _backing(results: Iterable[BatchResult]) -> str:
@@ -334,6 +344,16 @@ def _backing(results: Iterable[BatchResult]) -> str:
         if b not in used:
             used.append(b)
     return " and ".join(used) if used else "4KB"
+
+
+def _streaming_from(llc: int, knee_bytes: int, step: float) -> int | None:
+    """The smallest extent of the range judged as one by best_kernels(): the
+    LLC's size (a batch that large cannot stay in the cache), else a clear
+    knee (where clear_pages()'s stores stop allocating cache lines), else
+    none (every extent judged alone)."""
+    if llc:
+        return llc
+    return knee_bytes if step >= KNEE_CLEAR_STEP else None
 
 
 def _analyse(
@@ -354,11 +374,13 @@ def _analyse(
         raise ValueError(f"nothing measured with {knee_kernel}")
     extents = sorted({e for _, e in cells})
     knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items() if k == knee_kernel})
-    rows = [batch_for_budget(cells, b, order, knee_kernel) for b in budgets]
+    llc = llc_bytes() or 0
+    streaming = _streaming_from(llc, knee_bytes, step)
+    rows = [batch_for_budget(cells, b, order, knee_kernel, streaming) for b in budgets]
     return Advice(
         knee_bytes=knee_bytes,
-        llc_bytes=llc_bytes() or 0,
-        best_kernel=tuple(best_kernels(cells, extents, order, knee_kernel)),
+        llc_bytes=llc,
+        best_kernel=tuple(best_kernels(cells, extents, order, knee_kernel, streaming)),
         batch=tuple(r for r, _ in rows),
         knee_kernel=knee_kernel,
         knee_step=step,

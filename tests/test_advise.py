@@ -10,12 +10,11 @@ import pytest
 
 import pagezero
 from pagezero import sweeps
-from pagezero.advise import SWEEPS
+from pagezero.advise import SWEEPS, cells_from_results
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.policy import default_kernel
 from pagezero.stats import best_kernels, find_knee
-from pagezero.sysinfo import llc_bytes
 
 KB, MB = 1 << 10, 1 << 20
 GBPS = 1e9
@@ -58,9 +57,13 @@ def test_one_noisy_point_does_not_move_the_knee(noise):
     assert find_knee(pts.items())[0] == 32 * MB
 
 
-def test_a_falling_curve_has_no_knee():
-    knee, step = find_knee([(64 * KB, 60), (1 * MB, 50), (32 * MB, 30)])
-    assert step <= 1 and knee in (1 * MB, 32 * MB)
+def test_a_falling_curve_reports_its_drop_as_a_step_below_one():
+    # Rates that fall by half from 8MB: the best one-step fit splits there,
+    # and the step (upper level / lower level) says the level fell.
+    pts = [(64 * KB, 60), (1 * MB, 61), (4 * MB, 59), (8 * MB, 30), (32 * MB, 31), (64 * MB, 29)]
+    knee, step = find_knee(pts)
+    assert knee == 8 * MB
+    assert step == pytest.approx(0.5, rel=0.02)
 
 
 def test_small_extents_do_not_make_a_knee():
@@ -70,9 +73,14 @@ def test_small_extents_do_not_make_a_knee():
     assert knee >= 64 * KB and step < 1.3
 
 
-def test_knee_is_always_a_measured_extent():
-    pts = [(64 * KB, 10), (MB, 10)]
-    assert find_knee(pts)[0] in (64 * KB, MB)
+def test_a_flat_curve_has_a_step_of_about_one():
+    # No level change at all: whichever split fits best, the step is the
+    # ratio of two medians of the same level, and the knee a measured extent.
+    extents = [64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB]
+    rates = [30.0, 30.3, 29.8, 30.1, 29.9, 30.2, 30.0]
+    knee, step = find_knee(zip(extents, rates))
+    assert knee in extents
+    assert step == pytest.approx(1.0, abs=0.02)
 
 
 def test_knee_needs_two_extents():
@@ -97,6 +105,39 @@ def test_best_kernels_merges_ranges_and_keeps_near_ties():
         (64 * MB, 64 * MB, "b"),
     ]
     assert rows[1]["bytes_per_sec"] == 50.0
+
+
+# cells_from_results -----------------------------------------------------------------
+
+
+class _Visit:
+    """One visit of a cell, as a BatchResult shows it to cells_from_results."""
+
+    def __init__(self, typical, rate=10.0, worst=None, kernel="x86-64-stosb", batch=32 * MB):
+        self.function, self.batch_bytes = kernel, batch
+        self.typical_worst_ms, self.worst_ms = typical, typical if worst is None else worst
+        self._rate = rate
+
+    def values(self):
+        return (self._rate, self._rate)
+
+
+def test_a_cells_p90_worst_is_over_every_visit_of_every_run():
+    # Two runs of five visits, typical worsts 1..10 ms: the 90th percentile of
+    # the ten, interpolated, is 9 + 0.1 * (10 - 9) = 9.1 ms; the typical worst
+    # is the median over runs of each run's median (3 and 8): 5.5 ms.
+    visits = [_Visit(float(t), worst=20.0 if t == 10 else None) for t in range(1, 11)]
+    runs = [{"process": 0}] * 5 + [{"process": 1}] * 5
+    [cell] = cells_from_results(visits, runs).values()
+    assert cell["p90_worst_ms"] == pytest.approx(9.1)
+    assert cell["typical_worst_ms"] == pytest.approx(5.5)
+    assert cell["max_worst_ms"] == 20.0
+    assert cell["run_medians"] == {0: 10.0, 1: 10.0}
+
+
+def test_one_visit_is_its_own_p90():
+    [cell] = cells_from_results([_Visit(2.5)], [{"process": 0}]).values()
+    assert cell["p90_worst_ms"] == cell["typical_worst_ms"] == 2.5
 
 
 # A real quick sweep ----------------------------------------------------------------
@@ -127,7 +168,8 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
     assert all(type(e) is int for e in doc["knee_tied"])
     assert doc["best_kernel"]
     for row in doc["best_kernel"]:
-        assert set(row) == BEST_KEYS | {"tied"}
+        assert set(row) == BEST_KEYS | {"tied", "pooled"}
+        assert type(row["pooled"]) is bool
         assert type(row["min_bytes"]) is int and type(row["max_bytes"]) is int
         assert type(row["kernel"]) is str and type(row["bytes_per_sec"]) is float
         assert row["kernel"] not in row["tied"]
@@ -135,6 +177,7 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
     for row in doc["batch"]:
         assert set(row) == BATCH_KEYS | {
             "typical_worst_ms",
+            "p90_worst_ms",
             "max_worst_ms",
             "checked_against",
             "fits",
@@ -144,9 +187,11 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
         assert type(row["budget_ms"]) is float and type(row["batch_bytes"]) is int
         assert type(row["kernel"]) is str
         assert type(row["bytes_per_sec"]) is float and type(row["worst_ms"]) is float
-        # worst_ms is the typical worst under its old name, and says so.
-        assert row["checked_against"] == "typical_worst_ms"
+        # worst_ms is the typical worst under its old name; the budget was
+        # checked against the worst of 9 visits in 10, and the row says so.
+        assert row["checked_against"] == "p90_worst_ms"
         assert row["worst_ms"] == row["typical_worst_ms"] <= row["max_worst_ms"]
+        assert row["p90_worst_ms"] <= row["max_worst_ms"]
         for t in row["tied"]:
             assert set(t) == {"batch_bytes", "kernel", "bytes_per_sec"}
             assert (t["kernel"], t["batch_bytes"]) in quick.cells
@@ -169,8 +214,42 @@ def test_knee_lies_within_the_measured_extents(quick):
     assert set(quick.knee_tied) <= set(quick.extents) - {quick.knee_bytes}
 
 
-def test_llc_is_the_machines(quick):
-    assert quick.llc_bytes == llc_bytes()
+@pytest.mark.parametrize(
+    "planted, words",
+    [
+        (8 * MB, "the LLC is 8MB (sysfs)"),
+        (48 * MB, "the LLC is 48MB (sysfs)"),
+        (None, "the LLC size is unknown (sysfs gives none)"),
+    ],
+)
+def test_llc_comes_from_sysinfo_and_is_printed(monkeypatch, planted, words):
+    # A planted size, not the same llc_bytes() call advise makes: the advice
+    # must carry what sysinfo reports (0 when it knows none) and say it.
+    advise_module = sys.modules["pagezero.advise"]
+    monkeypatch.setattr(advise_module, "llc_bytes", lambda: planted)
+    advice = pagezero.advise(quick=True, budgets_ms=(1,))
+    assert advice.llc_bytes == (planted or 0) and advice.to_json()["llc_bytes"] == (planted or 0)
+    text = "\n".join(advice.describe())
+    assert words in text
+    if planted == 8 * MB:
+        # The quick extents from 8MB on (8MB, 32MB) are one range, judged as one.
+        assert (advice.best_kernel[-1]["min_bytes"], advice.best_kernel[-1]["max_bytes"]) == (
+            8 * MB,
+            32 * MB,
+        )
+        assert advice.best_kernel[-1]["pooled"] is True
+        assert "judged as one range" in text and "from the LLC's size on" in text
+    elif planted == 48 * MB:
+        # No quick extent reaches 48MB: every extent is judged alone.
+        assert not any(r["pooled"] for r in advice.best_kernel)
+        assert "judged as one range" not in text
+
+
+def test_the_streaming_range_starts_at_the_llc_else_at_a_clear_knee():
+    from_ = sys.modules["pagezero.advise"]._streaming_from
+    assert from_(16 * MB, 32 * MB, 2.0) == 16 * MB  # the LLC, known, wins
+    assert from_(0, 32 * MB, 2.0) == 32 * MB  # no LLC: a clear knee
+    assert from_(0, 32 * MB, 1.01) is None  # neither: every extent alone
 
 
 def test_best_kernel_ranges_cover_the_extents_in_order(quick):
@@ -188,8 +267,10 @@ def test_batches_are_measured_cells(quick):
         assert row["batch_bytes"] in quick.extents
         cell = quick.cells[(row["kernel"], row["batch_bytes"])]
         assert cell["typical_worst_ms"] == row["typical_worst_ms"]
+        assert cell["p90_worst_ms"] == row["p90_worst_ms"]
         assert cell["max_worst_ms"] == row["max_worst_ms"]
-        assert fits == row["fits"] == (row["typical_worst_ms"] <= row["budget_ms"])
+        # Fits: the p90 worst with the 5% floor added within the budget.
+        assert fits == row["fits"] == (row["p90_worst_ms"] * 1.05 <= row["budget_ms"])
 
 
 def test_words_name_the_knee_the_budgets_the_ties_and_what_was_checked(quick):
@@ -197,9 +278,10 @@ def test_words_name_the_knee_the_budgets_the_ties_and_what_was_checked(quick):
     assert "Knee" in text and quick.knee_kernel in text
     assert "1 ms:" in text and "3 ms:" in text and "0.5 ms:" in text
     assert pagezero.format_size(quick.llc_bytes) in text
-    assert "by typical worst batch latency" in text and "max:" in text
+    assert "by the worst batch of 9 visits in 10" in text and "max:" in text
     for row in quick.batch:
-        assert f"typical worst {row['typical_worst_ms']:.2f} ms" in text
+        assert f"worst batch p90 {row['p90_worst_ms']:.2f} ms" in text
+        assert f"typical {row['typical_worst_ms']:.2f} ms" in text
         assert bool(row["tied"]) == (
             f"{row['budget_ms']:g} ms: " in text
             and "tied: " in text.split(f"{row['budget_ms']:g} ms: ")[1].split("\n")[1]

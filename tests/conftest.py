@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers.cli import run_cli
 from hypothesis import settings
 
 import pagezero
@@ -180,16 +181,10 @@ def pagezero_cli(*args, cwd=None, **kwargs):
 
 
 def pagezero_main(capsys, *args):
-    """Run the command line in this process (pagezero.cli.main) and return what a
-    subprocess would: returncode, stdout, stderr. For the many bad-input cases,
-    whose parsing and one-line errors are the same code in either: a fresh
-    interpreter each costs about a second on a loaded machine."""
-    from pagezero.cli import main
-
-    capsys.readouterr()  # what ran before is not this command's
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["pagezero", *map(str, args)], status, out, err)
+    """Run the command line in this process (tests/helpers/cli.py run_cli) and return
+    what a subprocess would: returncode, stdout, stderr. `capsys` is no longer needed
+    (run_cli captures on its own) and kept for the callers that pass it."""
+    return run_cli(*args)
 
 
 def ok(proc):
@@ -337,3 +332,64 @@ def _close_figures():
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None:
         plt.close("all")
+
+
+# Running in parallel (pytest-xdist, `-n 2 --dist loadgroup`) ---------------------------
+
+# Tests that share the machine's state run one after another, on one worker: the
+# hugepage pools are one per machine (a test that maps or reserves pages while another
+# checks the pool would turn that one's run into a skip, or its exact count into a
+# failure), and the tests that time a real signal into a running process are the most
+# sensitive to a neighbour's load. Named by file: each of these files has such tests.
+# The C tests (test_c_core) build the C core once per session, so they stay on one
+# worker too.
+XDIST_GROUPS = {
+    "hugepages": {
+        "test_advise",  # advise measures the 2MB hugetlb backing where the pool has pages
+        "test_backing",
+        "test_bench_api",
+        "test_cli",
+        "test_core_bindings",
+        "test_fault",
+        "test_fault_cli",
+        "test_hugepages",
+        "test_mappings",
+        "test_node_hugepages",
+        "test_notebooks",  # measure the hugepage sizes whose pools have pages
+        "test_policy_api",
+        "test_predict_measure",
+        "test_pytest_plugin_markers",  # reserves pages for its marker
+        "test_region",
+        "test_report",  # the fault study maps the hugepage sizes that have pages
+        "test_shortage_hints",
+        "test_signals_fault",  # signals into runs holding the real pool
+        "test_sysinfo",
+    },
+    "signals": {
+        "test_interrupt_pool",
+        "test_interrupt_sweeps",
+        "test_signals_mem",
+        "test_signals_policy",
+        "test_signals_runs",
+    },
+    "c-core": {"test_c_core"},
+}
+GROUP_OF = {module: group for group, modules in XDIST_GROUPS.items() for module in modules}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(config, items):
+    """Give each test its xdist group: the machine's (above), else its file's when it
+    uses a fixture shared beyond one test (module-scoped: built once, not once per
+    worker), else none (any worker may run it)."""
+    for item in items:
+        module = item.path.stem
+        group = GROUP_OF.get(module)
+        if group is None and any(
+            d.scope != "function"
+            for defs in item._fixtureinfo.name2fixturedefs.values()
+            for d in defs
+        ):
+            group = module
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

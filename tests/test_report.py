@@ -15,6 +15,7 @@ import pytest
 from conftest import TESTS_DIR, ok
 from conftest import check_usage_error as usage_error
 from conftest import pagezero_cli as cli
+from helpers.cli import run_cli
 
 from pagezero import MappingError
 from pagezero import report as report_pkg
@@ -133,28 +134,32 @@ def test_fastest_sentences_name_their_question(report_dir):
             assert "hot" in line or "larger than the LLC" in line or "budget" in line, line
 
 
-def test_report_refuses_an_existing_report(report_dir):
+# The refusals: the command line in this process (run_cli), the scale in its environment.
+
+
+def test_report_refuses_an_existing_report(report_dir, monkeypatch):
     d, proc = report_dir
     ok(proc)
     before = (d / "report.md").read_bytes()
     mtime = os.stat(d / "report.md").st_mtime_ns
-    line = usage_error(cli("report", "-o", d, env=TINY_ENV))
+    monkeypatch.setenv("PAGEZERO_SCALE", "tiny")
+    line = usage_error(run_cli("report", "-o", d))
     assert str(d) in line
     assert (d / "report.md").read_bytes() == before
     assert os.stat(d / "report.md").st_mtime_ns == mtime
 
 
-def test_report_bad_scale(tmp_path):
-    line = usage_error(
-        cli("report", "-o", tmp_path / "r", env=dict(os.environ, PAGEZERO_SCALE="huge"))
-    )
+def test_report_bad_scale(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEZERO_SCALE", "huge")
+    line = usage_error(run_cli("report", "-o", tmp_path / "r"))
     assert "PAGEZERO_SCALE='huge' is not one of" in line
     assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("runs", ["0", "-1", "x"])
-def test_report_bad_runs(tmp_path, runs):
-    line = usage_error(cli("report", "-o", tmp_path / "r", "--runs", runs, env=TINY_ENV))
+def test_report_bad_runs(tmp_path, runs, monkeypatch):
+    monkeypatch.setenv("PAGEZERO_SCALE", "tiny")
+    line = usage_error(run_cli("report", "-o", tmp_path / "r", "--runs", runs))
     assert (
         f"runs must be a positive int, not {runs}" in line
         or f"--runs: invalid integer '{runs}'" in line

@@ -324,6 +324,23 @@ def with_pmu():
         pytest.skip("no hardware cycle counter (PMU) on this machine")
 
 
+@pytest.fixture(scope="session")
+def tiny_report_run(tmp_path_factory):
+    """`pagezero report` at PAGEZERO_SCALE=tiny, run once a session as a user runs it
+    (a subprocess; several seconds of measuring): (its folder, the CompletedProcess).
+    The tests sharing it only read the folder."""
+    out = tmp_path_factory.mktemp("report") / "out"
+    return out, pagezero_cli("report", "-o", out, env=dict(os.environ, PAGEZERO_SCALE="tiny"))
+
+
+@pytest.fixture(scope="session")
+def tiny_report(tiny_report_run):
+    """The folder of the session's tiny report, which must have run to the end."""
+    out, proc = tiny_report_run
+    ok(proc)
+    return out
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Close the figures a test left open (one that looks at a figure object keeps it):
@@ -348,6 +365,7 @@ XDIST_GROUPS = {
         "test_advise",  # advise measures the 2MB hugetlb backing where the pool has pages
         "test_backing",
         "test_bench_api",
+        "test_browser",  # its report (tiny_report) measures the hugepage sizes that have pages
         "test_cli",
         "test_core_bindings",
         "test_fault",
@@ -361,6 +379,7 @@ XDIST_GROUPS = {
         "test_pytest_plugin_markers",  # reserves pages for its marker
         "test_region",
         "test_report",  # the fault study maps the hugepage sizes that have pages
+        "test_report_html",  # the same, and shares the session's tiny_report
         "test_shortage_hints",
         "test_signals_fault",  # signals into runs holding the real pool
         "test_sysinfo",
@@ -377,6 +396,13 @@ XDIST_GROUPS = {
 GROUP_OF = {module: group for group, modules in XDIST_GROUPS.items() for module in modules}
 
 
+def _is_ours(func):
+    """Whether fixture function `func` is defined under tests/ (pytest's own shared
+    fixtures, tmp_path_factory's and the like, cost nothing to share)."""
+    code = getattr(func, "__code__", None)
+    return code is not None and code.co_filename.startswith(TESTS_DIR + os.sep)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
 def pytest_collection_modifyitems(config, items):
     """Give each test its xdist group: the machine's (above), else its file's when it
@@ -386,7 +412,7 @@ def pytest_collection_modifyitems(config, items):
         module = item.path.stem
         group = GROUP_OF.get(module)
         if group is None and any(
-            d.scope != "function"
+            d.scope != "function" and _is_ours(d.func)
             for defs in item._fixtureinfo.name2fixturedefs.values()
             for d in defs
         ):

@@ -14,7 +14,6 @@ import time
 import pytest
 from conftest import TESTS_DIR, ok
 from conftest import check_usage_error as usage_error
-from conftest import pagezero_cli as cli
 from helpers.cli import run_cli
 
 from pagezero import MappingError
@@ -57,18 +56,11 @@ def table_cells(md):
 FIGURE = re.compile(r"(?<![\w.])\d+\.\d+x?(?![\w.])")
 
 
-# The tiny report, end to end -----------------------------------------------------
+# The tiny report, end to end (conftest's tiny_report_run, one a session) ----------
 
 
-@pytest.fixture(scope="module")
-def report_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("report") / "out"
-    proc = cli("report", "-o", d, env=TINY_ENV)
-    return d, proc
-
-
-def test_report_tiny(report_dir):
-    d, proc = report_dir
+def test_report_tiny(tiny_report_run):
+    d, proc = tiny_report_run
     out = ok(proc)
     assert "report.md" in out
     md = (d / "report.md").read_text()
@@ -98,11 +90,11 @@ def test_report_tiny(report_dir):
     assert "1 run per point" in md and "--runs 3" in md
 
 
-def test_every_summary_figure_is_a_table_cell(report_dir):
+def test_every_summary_figure_is_a_table_cell(tiny_report_run):
     # The summary said "Demand faults on 4KB pages run at 1.7 GB/s" while the
     # fault table said 2.53: every figure it quotes must be a cell of one of
     # the report's tables, with the same rounding.
-    d, proc = report_dir
+    d, proc = tiny_report_run
     ok(proc)
     md = (d / "report.md").read_text()
     cells = table_cells(md)
@@ -112,8 +104,8 @@ def test_every_summary_figure_is_a_table_cell(report_dir):
     assert not missing, missing
 
 
-def test_the_tables_say_which_pages(report_dir):
-    d, proc = report_dir
+def test_the_tables_say_which_pages(tiny_report_run):
+    d, proc = tiny_report_run
     ok(proc)
     md = (d / "report.md").read_text()
     headings = [h for h in md.splitlines() if h.startswith("## ")]
@@ -126,8 +118,8 @@ def test_the_tables_say_which_pages(report_dir):
     assert "| kernel | 4KB GB/s |" in md
 
 
-def test_fastest_sentences_name_their_question(report_dir):
-    d, proc = report_dir
+def test_fastest_sentences_name_their_question(tiny_report_run):
+    d, proc = tiny_report_run
     ok(proc)
     for line in summary_of((d / "report.md").read_text()).splitlines():
         if "fastest" in line:
@@ -137,8 +129,8 @@ def test_fastest_sentences_name_their_question(report_dir):
 # The refusals: the command line in this process (run_cli), the scale in its environment.
 
 
-def test_report_refuses_an_existing_report(report_dir, monkeypatch):
-    d, proc = report_dir
+def test_report_refuses_an_existing_report(tiny_report_run, monkeypatch):
+    d, proc = tiny_report_run
     ok(proc)
     before = (d / "report.md").read_bytes()
     mtime = os.stat(d / "report.md").st_mtime_ns

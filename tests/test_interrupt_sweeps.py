@@ -19,7 +19,7 @@ import time
 import pytest
 from conftest import TESTS_DIR
 from helpers.fake_bench import GRID6, key, point_key, registered_fake
-from helpers.signals import STATUS, check_one_line, children
+from helpers.signals import STATUS, check_one_line, children, wait_for_cpu
 
 import pagezero
 
@@ -106,7 +106,7 @@ def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
     )
     try:
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(1)  # into the sweep's loop
+        wait_for_cpu(proc, 0.3)  # into the sweep's loop
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -151,8 +151,9 @@ def first_worker(proc):
 
 
 def stopped_sweep(args, sig, to_worker=False):
-    """Run the sweep CLI with `args`, send `sig` 1.5 s into its measuring, to
-    it or to its worker alone; (exit status, stderr)."""
+    """Run the sweep CLI with `args`, send `sig` once the measuring process has had
+    some CPU time in its loops, to the sweep or to its worker alone; (exit status,
+    stderr)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SWEEP, *args],
         cwd=TESTS_DIR,
@@ -162,9 +163,15 @@ def stopped_sweep(args, sig, to_worker=False):
     )
     try:
         assert proc.stdout.readline().strip() == "ready"
-        worker = first_worker(proc) if "--processes" in args else None
+        if "--processes" in args:
+            # The worker imports pagezero first (a quarter of a second of CPU), then
+            # measures.
+            worker = first_worker(proc)
+            wait_for_cpu(proc, 1.0, pid=worker)
+        else:
+            worker = None
+            wait_for_cpu(proc, 0.3)
         pid = worker if to_worker else proc.pid
-        time.sleep(1.5)  # a worker imports pagezero first; then into the loops
         os.kill(pid, sig)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TESTS_DIR, FakeKernel
+from conftest import TESTS_DIR
+from helpers.fake_sysfs import FakeKernel
 from helpers.signals import STATUS
 
 from pagezero import hugepages
@@ -21,7 +22,7 @@ from pagezero.interrupt import Interrupted, signals_interrupt
 
 HOLD_POOL = """
 import os, sys, time
-from conftest import FakeKernel
+from helpers.fake_sysfs import FakeKernel
 from pagezero import hugepages
 from pagezero.interrupt import Interrupted, signals_interrupt
 

@@ -131,8 +131,8 @@ def start(argv, before):
 
 def stop(proc, sig, then=None, settle=1.0):
     """Let it have `settle` s more of CPU once it has mapped its region (0.3 s was
-    sometimes not one loop: the first loops do more than fault), send `sig` (then call `then`, if given); (seconds from the signal to the exit,
-    stdout, stderr)."""
+    sometimes not one loop: the first loops do more than fault), send `sig` (then
+    call `then`, if given); (seconds from the signal to the exit, stdout, stderr)."""
     try:
         wait_for_cpu(proc, settle)
         sent = time.monotonic()

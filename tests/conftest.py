@@ -343,6 +343,7 @@ XDIST_GROUPS = {
         "test_node_hugepages",
         "test_notebooks",  # measure the hugepage sizes whose pools have pages
         "test_policy_api",
+        "test_policy_cli",  # advise --quick measures the 2MB hugetlb backing too
         "test_predict_measure",
         "test_pytest_plugin_markers",  # reserves pages for its marker
         "test_region",
@@ -350,13 +351,13 @@ XDIST_GROUPS = {
         "test_report_html",  # the same, and shares the session's tiny_report
         "test_shortage_hints",
         "test_signals_fault",  # signals into runs holding the real pool
+        "test_signals_policy",  # a 2MB folio, backed by a hugepage where the pool has one
         "test_sysinfo",
     },
     "signals": {
         "test_interrupt_pool",
         "test_interrupt_sweeps",
         "test_signals_mem",
-        "test_signals_policy",
         "test_signals_runs",
     },
     "c-core": {"test_c_core"},

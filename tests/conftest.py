@@ -319,7 +319,7 @@ def _close_figures():
         plt.close("all")
 
 
-# Running in parallel (pytest-xdist, `-n 2 --dist loadgroup`) ---------------------------
+# Running in parallel (pytest-xdist, `-n auto --dist loadgroup`) ------------------------
 
 # Tests that share the machine's state run one after another, on one worker: the
 # hugepage pools are one per machine (a test that maps or reserves pages while another

@@ -2,7 +2,7 @@
 when a second signal comes during the give-back, and the first signal still
 decides the exit status.
 
-The pools are a fake sysfs (conftest's FakeKernel), held in a Python-level
+The pools are a fake sysfs (tests/helpers/fake_sysfs.py), held in a Python-level
 wait in a subprocess that gets real signals; nothing here needs root
 (tests/test_signals_fault.py drives the real pool).
 """

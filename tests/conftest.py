@@ -319,15 +319,17 @@ def _close_figures():
         plt.close("all")
 
 
-# Running in parallel (pytest-xdist, `-n auto --dist loadgroup`) ------------------------
+# Running in parallel (pytest-xdist, `-n auto --dist loadfile`) -------------------------
 
-# Tests that share the machine's state run one after another, on one worker: the
-# hugepage pools are one per machine (a test that maps or reserves pages while another
-# checks the pool would turn that one's run into a skip, or its exact count into a
-# failure), and the tests that time a real signal into a running process are the most
-# sensitive to a neighbour's load. Named by file: each of these files has such tests.
-# The C tests (test_c_core) build the C core once per session, so they stay on one
-# worker too.
+# Each test file runs whole on one worker (a module-scoped fixture is built once), and
+# the files that share the machine's state run one after another, on one worker, as
+# one group: the hugepage pools are one per machine (a test that maps or reserves pages
+# while another checks the pool would turn that one's run into a skip, or its exact
+# count into a failure), and the tests that time a real signal into a running process
+# are the most sensitive to a neighbour's load. The C tests (test_c_core) build the C
+# core once per session, so they stay on one worker too. The groups are xdist's work
+# units here, not its xdist_group marks: pytest 9.2 took away the node ids that marks
+# are grouped by (xdist 3.8's loadgroup then spreads a group over every worker).
 XDIST_GROUPS = {
     "hugepages": {
         "test_advise",  # advise measures the 2MB hugetlb backing where the pool has pages
@@ -363,28 +365,38 @@ XDIST_GROUPS = {
     "c-core": {"test_c_core"},
 }
 GROUP_OF = {module: group for group, modules in XDIST_GROUPS.items() for module in modules}
+# The groups first, the longest first: one worker starts on the hugepages while the other
+# takes the C tests and the signals, then the files.
+GROUP_ORDER = ["hugepages", "signals", "c-core"]
 
 
-def _is_ours(func):
-    """Whether fixture function `func` is defined under tests/ (pytest's own shared
-    fixtures, tmp_path_factory's and the like, cost nothing to share)."""
-    code = getattr(func, "__code__", None)
-    return code is not None and code.co_filename.startswith(TESTS_DIR + os.sep)
+def xdist_scope(nodeid):
+    """The work unit a worker takes whole: the group of the test's file, or the file."""
+    path = nodeid.split("::", 1)[0]
+    return GROUP_OF.get(os.path.splitext(os.path.basename(path))[0], path)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
 def pytest_collection_modifyitems(config, items):
-    """Give each test its xdist group: the machine's (above), else its file's when it
-    uses a fixture shared beyond one test (module-scoped: built once, not once per
-    worker), else none (any worker may run it)."""
-    for item in items:
-        module = item.path.stem
-        group = GROUP_OF.get(module)
-        if group is None and any(
-            d.scope != "function" and _is_ours(d.func)
-            for defs in item._fixtureinfo.name2fixturedefs.values()
-            for d in defs
-        ):
-            group = module
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    """The groups' tests first (a stable sort: the order within each is kept), so that
+    the workers start on them (xdist hands out work in collection order, given
+    --no-loadscope-reorder)."""
+    last = len(GROUP_ORDER)
+    items.sort(
+        key=lambda item: (
+            GROUP_ORDER.index(GROUP_OF[item.path.stem]) if item.path.stem in GROUP_OF else last
+        )
+    )
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: inert without it
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, but for the groups above, each one work unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # another --dist asked for: xdist's own
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndMachineGroups(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_scope(nodeid)
+
+    return FilesAndMachineGroups(config, log)

@@ -1,10 +1,11 @@
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
+from helpers.cli import run_cli
+from helpers.fake_sysfs import FakeKernel
 from hypothesis import settings
 
 import pagezero
@@ -180,16 +181,10 @@ def pagezero_cli(*args, cwd=None, **kwargs):
 
 
 def pagezero_main(capsys, *args):
-    """Run the command line in this process (pagezero.cli.main) and return what a
-    subprocess would: returncode, stdout, stderr. For the many bad-input cases,
-    whose parsing and one-line errors are the same code in either: a fresh
-    interpreter each costs about a second on a loaded machine."""
-    from pagezero.cli import main
-
-    capsys.readouterr()  # what ran before is not this command's
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(["pagezero", *map(str, args)], status, out, err)
+    """Run the command line in this process (tests/helpers/cli.py run_cli) and return
+    what a subprocess would: returncode, stdout, stderr. `capsys` is no longer needed
+    (run_cli captures on its own) and kept for the callers that pass it."""
+    return run_cli(*args)
 
 
 def ok(proc):
@@ -262,39 +257,7 @@ def never_available(page, threads=1):
     return (mem_total() // threads // size + 1) * size
 
 
-# A fake sysfs for hugepage pools ---------------------------------------------------
-
-
-class FakeKernel:
-    """A hugepages-2048kB directory whose nr_hugepages writes move free_hugepages
-    along, up to `limit` pages (a fragmented machine gives fewer than asked)."""
-
-    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6, create=True):
-        self.dir = pathlib.Path(root) / "hugepages-2048kB"
-        self.limit = limit
-        self.writes = []
-        if create:  # else: the tree another process made, as it stands
-            self.dir.mkdir(parents=True)
-            self.set(total=total, free=free, reserved=reserved)
-            (self.dir / "surplus_hugepages").write_text("0\n")
-
-    def set(self, **values):
-        for name, v in values.items():
-            f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}[
-                name
-            ]
-            (self.dir / f).write_text(f"{v}\n")
-
-    def get(self, name):
-        f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}
-        return int((self.dir / f[name]).read_text())
-
-    def write(self, path, value):
-        assert path == str(self.dir / "nr_hugepages")
-        self.writes.append(value)
-        total = self.get("total")
-        value = min(value, self.limit)
-        self.set(total=value, free=max(0, self.get("free") + value - total))
+# A fake sysfs for hugepage pools (helpers/fake_sysfs.py's FakeKernel) ---------------
 
 
 @pytest.fixture
@@ -329,6 +292,23 @@ def with_pmu():
         pytest.skip("no hardware cycle counter (PMU) on this machine")
 
 
+@pytest.fixture(scope="session")
+def tiny_report_run(tmp_path_factory):
+    """`pagezero report` at PAGEZERO_SCALE=tiny, run once a session as a user runs it
+    (a subprocess; several seconds of measuring): (its folder, the CompletedProcess).
+    The tests sharing it only read the folder."""
+    out = tmp_path_factory.mktemp("report") / "out"
+    return out, pagezero_cli("report", "-o", out, env=dict(os.environ, PAGEZERO_SCALE="tiny"))
+
+
+@pytest.fixture(scope="session")
+def tiny_report(tiny_report_run):
+    """The folder of the session's tiny report, which must have run to the end."""
+    out, proc = tiny_report_run
+    ok(proc)
+    return out
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Close the figures a test left open (one that looks at a figure object keeps it):
@@ -337,3 +317,86 @@ def _close_figures():
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None:
         plt.close("all")
+
+
+# Running in parallel (pytest-xdist, `-n auto --dist loadfile`) -------------------------
+
+# Each test file runs whole on one worker (a module-scoped fixture is built once), and
+# the files that share the machine's state run one after another, on one worker, as
+# one group: the hugepage pools are one per machine (a test that maps or reserves pages
+# while another checks the pool would turn that one's run into a skip, or its exact
+# count into a failure), and the tests that time a real signal into a running process
+# are the most sensitive to a neighbour's load. The C tests (test_c_core) build the C
+# core once per session, so they stay on one worker too. The groups are xdist's work
+# units here, not its xdist_group marks: pytest 9.2 took away the node ids that marks
+# are grouped by (xdist 3.8's loadgroup then spreads a group over every worker).
+XDIST_GROUPS = {
+    "hugepages": {
+        "test_advise",  # advise measures the 2MB hugetlb backing where the pool has pages
+        "test_backing",
+        "test_bench_api",
+        "test_browser",  # its report (tiny_report) measures the hugepage sizes that have pages
+        "test_cli",
+        "test_core_bindings",
+        "test_fault",
+        "test_fault_cli",
+        "test_hugepages",
+        "test_mappings",
+        "test_node_hugepages",
+        "test_notebooks",  # measure the hugepage sizes whose pools have pages
+        "test_policy_api",
+        "test_policy_cli",  # advise --quick measures the 2MB hugetlb backing too
+        "test_predict_measure",
+        "test_pytest_plugin_markers",  # reserves pages for its marker
+        "test_region",
+        "test_report",  # the fault study maps the hugepage sizes that have pages
+        "test_report_html",  # the same, and shares the session's tiny_report
+        "test_shortage_hints",
+        "test_signals_fault",  # signals into runs holding the real pool
+        "test_signals_policy",  # a 2MB folio, backed by a hugepage where the pool has one
+        "test_sysinfo",
+    },
+    "signals": {
+        "test_interrupt_pool",
+        "test_interrupt_sweeps",
+        "test_signals_mem",
+        "test_signals_runs",
+    },
+    "c-core": {"test_c_core"},
+}
+GROUP_OF = {module: group for group, modules in XDIST_GROUPS.items() for module in modules}
+# The groups first, the longest first: one worker starts on the hugepages while the other
+# takes the C tests and the signals, then the files.
+GROUP_ORDER = ["hugepages", "signals", "c-core"]
+
+
+def xdist_scope(nodeid):
+    """The work unit a worker takes whole: the group of the test's file, or the file."""
+    path = nodeid.split("::", 1)[0]
+    return GROUP_OF.get(os.path.splitext(os.path.basename(path))[0], path)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The groups' tests first (a stable sort: the order within each is kept), so that
+    the workers start on them (xdist hands out work in collection order, given
+    --no-loadscope-reorder)."""
+    last = len(GROUP_ORDER)
+    items.sort(
+        key=lambda item: (
+            GROUP_ORDER.index(GROUP_OF[item.path.stem]) if item.path.stem in GROUP_OF else last
+        )
+    )
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: inert without it
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, but for the groups above, each one work unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # another --dist asked for: xdist's own
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndMachineGroups(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_scope(nodeid)
+
+    return FilesAndMachineGroups(config, log)

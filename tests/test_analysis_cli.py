@@ -1,6 +1,7 @@
-"""The analysis commands end to end, as a user runs them: `python -m pagezero
-info|sweep|compare|plot` in a subprocess, looking at the exit status,
-stdout, stderr and the files written. Sizes are tiny (64KB, one loop);
+"""The analysis commands end to end: `pagezero info|sweep|compare|plot`, looking
+at the exit status, stdout, stderr and the files written; run in this process
+(tests/helpers/cli.py run_cli: the command line's own main(), without a fresh
+interpreter each time; the process itself is test_cli.py's). Sizes are tiny (64KB, one loop);
 nothing is asserted about speed. The report's tests are in test_report.py."""
 
 import json
@@ -11,7 +12,7 @@ import sys
 import pytest
 from conftest import check_usage_error as usage_error
 from conftest import ok, pagezero_main
-from conftest import pagezero_cli as cli
+from helpers.cli import run_cli as cli
 
 from pagezero.results import Result, ResultSet
 

@@ -60,13 +60,10 @@ def browser():
     driver.quit()
 
 
-@pytest.fixture(scope="module")
-def report_page(tmp_path_factory):
-    from pagezero.report import run_report
-
-    out = tmp_path_factory.mktemp("report") / "out"
-    run_report(str(out), scale="tiny")
-    return out / "report.html"
+@pytest.fixture
+def report_page(tiny_report):
+    """report.html of the session's tiny report (conftest)."""
+    return tiny_report / "report.html"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
-"""End-to-end tests of the command line, run as a user runs it:
-`python -m pagezero ...` in a subprocess, looking only at stdout, stderr,
-the exit status and the files it writes.
+"""End-to-end tests of the command line, looking only at stdout, stderr, the
+exit status and the files it writes. The commands run in this process
+(tests/helpers/cli.py run_cli: the same main() a subprocess runs, without a
+fresh interpreter each time); the last tests run `python -m pagezero` and the
+console script as a user does, for what only a real process shows.
 
 Sizes are small (1MB..16MB, two loops) so the whole file stays fast on a
 two-core machine. No assertion is made on how fast anything is, only that
@@ -8,7 +10,10 @@ rates are printed the way perf prints them and are positive.
 """
 
 import json
+import os
 import re
+import subprocess
+import sysconfig
 
 import pytest
 from conftest import (
@@ -19,9 +24,9 @@ from conftest import (
     hugepage_shortage,
     ok,
     pagezero_cli,
-    pagezero_main,
     require_hugepages,
 )
+from helpers.cli import run_cli
 
 import pagezero
 
@@ -34,7 +39,7 @@ COPYING_RE = re.compile(r"^# Copying (?P<size>\S+) bytes \.\.\.$")
 
 
 def mem(benchmark, *args, **kw):
-    return pagezero_cli("mem", benchmark, *args, **kw)
+    return run_cli("mem", benchmark, *args, **kw)
 
 
 def available(kind):
@@ -134,7 +139,7 @@ def test_function_help_lists_every_kernel(benchmark, kind):
 
 
 def test_kernels_command_lists_every_kernel_with_availability():
-    out = ok(pagezero_cli("kernels"))
+    out = ok(run_cli("kernels"))
     rows = {}
     for line in out.splitlines()[1:]:
         kind, name, avail = line.split()[:3]
@@ -218,10 +223,10 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("args, words", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
-def test_bad_input_is_one_line_naming_the_fault_and_writes_nothing(args, words, tmp_path, capsys):
+def test_bad_input_is_one_line_naming_the_fault_and_writes_nothing(args, words, tmp_path):
     out = tmp_path / "out.json"
     extra = ["-o", str(out)] if args[:1] == ["mem"] else []
-    proc = pagezero_main(capsys, *args, *extra)
+    proc = run_cli(*args, *extra)
     # The line names the option or value at fault (a regular expression).
     assert re.search(words, check_usage_error(proc))
     assert list(tmp_path.iterdir()) == []
@@ -347,7 +352,7 @@ INTEGER_OPTIONS = {
 @pytest.mark.parametrize("text", ["x", "1.5", "2MB", ""])
 @pytest.mark.parametrize("args, option, name", INTEGER_OPTIONS.values(), ids=INTEGER_OPTIONS.keys())
 def test_every_integer_option_fails_the_same_way(args, option, name, text):
-    line = check_usage_error(pagezero_cli(*args, option, text))
+    line = check_usage_error(run_cli(*args, option, text))
     assert line == f"pagezero: error: argument {name}: invalid integer {text!r}"
 
 
@@ -377,15 +382,50 @@ def test_integers_in_decimal_or_with_a_base_prefix(loops, tmp_path):
 
 
 def test_kernels_formats():
-    rows = json.loads(ok(pagezero_cli("kernels", "--format", "json")))
+    rows = json.loads(ok(run_cli("kernels", "--format", "json")))
     assert {(r["kind"], r["name"]) for r in rows} == {
         (k.kind, k.name) for kind in ("clear", "copy") for k in pagezero.kernels(kind)
     }
-    names = ok(pagezero_cli("kernels", "--kind", "clear", "--format", "simple")).split()
+    names = ok(run_cli("kernels", "--kind", "clear", "--format", "simple")).split()
     assert names == [k.name for k in available("clear")]
 
 
 def test_output_naming_a_directory_is_refused_before_measuring(tmp_path):
     # Found only after the measurement, it used to lose the whole run.
-    line = check_usage_error(pagezero_cli("mem", "memset", "-s", "4KB", "-l", "1", "-o", tmp_path))
+    line = check_usage_error(run_cli("mem", "memset", "-s", "4KB", "-l", "1", "-o", tmp_path))
     assert "is a directory" in line and str(tmp_path) in line
+
+
+# The process itself: `python -m pagezero` and the console script -------------------
+
+
+def test_python_m_pagezero_measures_and_prints_as_perf():
+    out = ok(pagezero_cli("mem", "memset", *SMALL, "-f", "default"))
+    [(name, _, size, rate)] = parse_default(out, "memset")
+    assert (name, size) == ("default", "1MB")
+    check_rate_line(rate)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [BAD_INPUTS["size 0"], BAD_INPUTS["no command"], BAD_INPUTS["loops x"]],
+    ids=["size 0", "no command", "loops x"],
+)
+def test_python_m_pagezero_exits_2_with_one_line_on_bad_input(args, words):
+    assert re.search(words, check_usage_error(pagezero_cli(*args)))
+
+
+def test_python_m_pagezero_exits_1_on_what_the_machine_cannot_do():
+    check_environment_error(
+        pagezero_cli("mem", "memset", "-s", "64TB", "-l", "2", "-f", "default"), "too large"
+    )
+
+
+def test_the_console_script_runs_main():
+    # The `pagezero` command pip installs beside this interpreter ([project.scripts]).
+    script = os.path.join(sysconfig.get_path("scripts"), "pagezero")
+    assert os.access(script, os.X_OK), script
+    version = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=300)
+    assert ok(version) == f"pagezero {pagezero.__version__}\n"
+    bad = subprocess.run([script, "mem", "memset", "-s", "0"], capture_output=True, text=True)
+    assert "invalid size '0'" in check_usage_error(bad)

@@ -1,6 +1,7 @@
-"""`pagezero mem mmap` end to end, run as a user runs it: stdout, stderr, the
-exit status and the files it writes. Small sizes, one or two loops; no
-assertion on how fast anything is.
+"""`pagezero mem mmap` end to end: stdout, stderr, the exit status and the files it
+writes, the command run in this process (tests/helpers/cli.py run_cli), but for a
+Ctrl-C during a reserved run, a real process and a real signal. Small sizes, one
+or two loops; no assertion on how fast anything is.
 """
 
 import json
@@ -22,10 +23,10 @@ from conftest import (
     mem_available,
     never_available,
     ok,
-    pagezero_cli,
     pagezero_main,
     require_hugepages,
 )
+from helpers.cli import run_cli
 from helpers.faults import cut_short_memset
 
 import pagezero
@@ -46,7 +47,7 @@ HEADROOM_RE = re.compile(
 
 
 def mmap(*args):
-    return pagezero_cli("mem", "mmap", *args)
+    return run_cli("mem", "mmap", *args)
 
 
 def blocks(stdout):

@@ -15,7 +15,7 @@ import time
 
 import pytest
 from conftest import TESTS_DIR, one_line_error
-from conftest import pagezero_cli as cli
+from helpers.cli import run_cli as cli
 
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
@@ -116,18 +116,12 @@ def fleet(tmp_path_factory):
             _kill(proc)
 
 
-def main_error(capsys, status, *args):
-    """pagezero's main() in this process (no interpreter to start): its one error line."""
-    from pagezero.cli import main
-
-    capsys.readouterr()
-    assert main([str(a) for a in args]) == status
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("pagezero: error:"), err
-    return err[0]
+def main_error(status, *args):
+    """The one error line of `pagezero ARGS`, which must exit with `status`."""
+    return one_line_error(cli(*args), status)
 
 
-def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
+def test_a_command_runs_on_every_machine(fleet, tmp_path):
     out = str(tmp_path / "run")
     log = run_fleet(fleet[0], ["--", *TINY], out)
     assert [(m["name"], m["status"]) for m in log.machines] == [("host-a", "ok"), ("host-b", "ok")]
@@ -148,9 +142,9 @@ def test_a_command_runs_on_every_machine(fleet, tmp_path, capsys):
     compared = cli("compare", os.path.join(out, "host-a"), os.path.join(out, "host-b"))
     assert compared.returncode == 0, compared.stderr
     assert "size=4KB" in compared.stdout
-    assert "several machines" in main_error(capsys, 2, "compare", out, os.path.join(out, "host-b"))
+    assert "several machines" in main_error(2, "compare", out, os.path.join(out, "host-b"))
     assert "no measured point has all of 'size=8KB'" in main_error(
-        capsys, 2, "fleet", "table", out, "--match", "size=8KB"
+        2, "fleet", "table", out, "--match", "size=8KB"
     )
 
 
@@ -240,7 +234,6 @@ def test_cli_run_table_and_store(fleet, tmp_path, capsys):
     os.chmod(store, 0o444)
     try:  # a store that cannot take the results is refused before anything runs
         assert "read-only" in main_error(
-            capsys,
             1,
             "fleet",
             "run",
@@ -258,19 +251,18 @@ def test_cli_run_table_and_store(fleet, tmp_path, capsys):
     assert not (tmp_path / "again").exists()
 
 
-def test_cli_refuses_before_sending(fleet, tmp_path, capsys):
+def test_cli_refuses_before_sending(fleet, tmp_path):
     out = tmp_path / "run"
     base = ["fleet", "run", "--scheduler", fleet[0], "-o", out, "--"]
-    assert "pagezero would refuse" in main_error(capsys, 2, *base, "mem", "memset", "--bogus")
-    assert "invalid size" in main_error(capsys, 2, *base, "mem", "memset", "-s", "4XB")
-    assert "writes no results" in main_error(capsys, 2, *base, "kernels")
-    assert "leave -o out" in main_error(capsys, 2, *base, *TINY, "-o", "x.json")
-    assert "no pagezero command" in main_error(capsys, 2, *base)
+    assert "pagezero would refuse" in main_error(2, *base, "mem", "memset", "--bogus")
+    assert "invalid size" in main_error(2, *base, "mem", "memset", "-s", "4XB")
+    assert "writes no results" in main_error(2, *base, "kernels")
+    assert "leave -o out" in main_error(2, *base, *TINY, "-o", "x.json")
+    assert "no pagezero command" in main_error(2, *base)
     assert "at least 1" in main_error(
-        capsys, 2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "0", "--", *TINY
+        2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "0", "--", *TINY
     )
     assert "no worker named 'host-z'" in main_error(
-        capsys,
         2,
         "fleet",
         "run",
@@ -286,7 +278,7 @@ def test_cli_refuses_before_sending(fleet, tmp_path, capsys):
     assert not out.exists()  # nothing written for a refused run
 
 
-def test_cli_cluster_faults(tmp_path, capsys):
+def test_cli_cluster_faults(tmp_path):
     unreachable = cli(
         "fleet",
         "run",
@@ -303,11 +295,11 @@ def test_cli_cluster_faults(tmp_path, capsys):
     scheduler, address = start_scheduler(str(tmp_path))
     try:
         assert "has no workers" in main_error(
-            capsys, 1, "fleet", "run", "--scheduler", address, "-o", tmp_path / "run", "--", *TINY
+            1, "fleet", "run", "--scheduler", address, "-o", tmp_path / "run", "--", *TINY
         )
     finally:
         _kill(scheduler)
-    assert "no such folder" in main_error(capsys, 2, "fleet", "table", tmp_path / "none")
+    assert "no such folder" in main_error(2, "fleet", "table", tmp_path / "none")
 
 
 def test_fleet_error_is_a_pagezero_error():

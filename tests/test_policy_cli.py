@@ -1,4 +1,6 @@
-"""`pagezero folio`, `pagezero batch` and `pagezero advise` as a user runs them.
+"""`pagezero folio`, `pagezero batch` and `pagezero advise` as a user runs them, in
+this process (tests/helpers/cli.py run_cli), but for a CPU feature hidden, which
+takes a fresh process (the extension reads $PAGEZERO_HIDE_FEATURES once).
 
 Folios here are 4KB-page mappings (--backing 4KB), so the tests never take
 a hugepage from a pool someone else reserved; small sizes, two loops.
@@ -13,10 +15,10 @@ from conftest import (
     check_environment_error,
     check_usage_error,
     ok,
-    pagezero_cli,
     pagezero_main,
     run_python,
 )
+from helpers.cli import run_cli
 
 import pagezero
 from pagezero.policy import PRESETS, STRATEGIES
@@ -29,7 +31,7 @@ BATCH = ["batch", "-s", "1MB", "-l", "2"]
 
 
 def test_folio_default_prints_every_strategy():
-    out = ok(pagezero_cli("folio", "-l", "2", "--backing", "4KB")).splitlines()
+    out = ok(run_cli("folio", "-l", "2", "--backing", "4KB")).splitlines()
     assert out[0].startswith(
         "# Running 'policy/folio': 2MB folio (4KB pages, THP refused), fault at page 0"
     )
@@ -51,7 +53,7 @@ def test_folio_default_prints_every_strategy():
 
 def test_folio_json():
     out = ok(
-        pagezero_cli(
+        run_cli(
             *FOLIO, "--strategy", "neighbourhood-last", "--fault-index", "9", "--format", "json"
         )
     )
@@ -64,7 +66,7 @@ def test_folio_json():
 
 
 def test_folio_simple_prints_three_numbers_per_strategy():
-    out = ok(pagezero_cli(*FOLIO, "--format", "simple")).splitlines()
+    out = ok(run_cli(*FOLIO, "--format", "simple")).splitlines()
     assert len(out) == len(STRATEGIES)
     for line in out:
         assert len(line.split()) == 3 and all(float(x) > 0 for x in line.split())
@@ -72,7 +74,7 @@ def test_folio_simple_prints_three_numbers_per_strategy():
 
 def test_folio_output_file(tmp_path):
     path = tmp_path / "folio.json"
-    ok(pagezero_cli(*FOLIO, "--strategy", "sequential", "--cold", "evict", "-o", str(path)))
+    ok(run_cli(*FOLIO, "--strategy", "sequential", "--cold", "evict", "-o", str(path)))
     [r] = pagezero.load_results(str(path))
     assert r.benchmark == "folio" and r.params["strategy"] == "sequential"
     with open(path) as f:
@@ -84,7 +86,7 @@ def test_folio_output_file(tmp_path):
 
 
 def test_batch_default_runs_every_preset():
-    out = ok(pagezero_cli("batch", "-s", "32MB", "-l", "2")).splitlines()
+    out = ok(run_cli("batch", "-s", "32MB", "-l", "2")).splitlines()
     # The pages used, by default the kernel's own choice (pagezero.mappings).
     assert re.match(
         r"# Running 'policy/batch': clearing 32MB of (2MB hugetlb|2MB THP|4KB) "
@@ -104,7 +106,7 @@ def test_batch_default_runs_every_preset():
 
 
 def test_batch_default_skips_presets_larger_than_the_region():
-    proc = pagezero_cli(*BATCH)
+    proc = run_cli(*BATCH)
     rows = [line.split()[0] for line in ok(proc).splitlines()[3:]]
     assert rows == ["page", "extent"]
     assert "batch '8MB' skipped" in proc.stderr and "batch '32MB' skipped" in proc.stderr
@@ -112,9 +114,7 @@ def test_batch_default_skips_presets_larger_than_the_region():
 
 def test_batch_json_and_presets_as_sizes():
     out = ok(
-        pagezero_cli(
-            "batch", "-s", "16MB", "-l", "2", "-b", "8MB", "-b", "64KB", "--format", "json"
-        )
+        run_cli("batch", "-s", "16MB", "-l", "2", "-b", "8MB", "-b", "64KB", "--format", "json")
     )
     rows = json.loads(out)
     assert [(r["batch"], r["batch_bytes"], r["batches_per_loop"]) for r in rows] == [
@@ -140,13 +140,13 @@ def test_batch_json_and_presets_as_sizes():
 
 
 def test_batch_simple_with_yield():
-    out = ok(pagezero_cli(*BATCH, "-b", "page", "--yield", "--format", "simple"))
+    out = ok(run_cli(*BATCH, "-b", "page", "--yield", "--format", "simple"))
     assert len(out.split()) == 3
 
 
 def test_batch_output_file(tmp_path):
     path = tmp_path / "batch.json"
-    ok(pagezero_cli(*BATCH, "-b", "extent", "--kernel", "generic", "-o", str(path)))
+    ok(run_cli(*BATCH, "-b", "extent", "--kernel", "generic", "-o", str(path)))
     [r] = pagezero.load_results(str(path))
     assert (r.benchmark, r.function, r.params["batch"]) == ("batch", "generic", "extent")
 
@@ -155,14 +155,14 @@ def test_batch_output_file(tmp_path):
 
 
 def test_advise_quick_json_shape():
-    doc = json.loads(ok(pagezero_cli("advise", "--quick", "--format", "json")))
+    doc = json.loads(ok(run_cli("advise", "--quick", "--format", "json")))
     assert set(doc) >= {"knee_bytes", "llc_bytes", "best_kernel", "batch"}
     assert [b["budget_ms"] for b in doc["batch"]] == [1.0, 3.0]
 
 
 def test_advise_quick_words_and_output(tmp_path):
     path = tmp_path / "advice.json"
-    proc = pagezero_cli("advise", "--quick", "--budget", "2", "-o", str(path))
+    proc = run_cli("advise", "--quick", "--budget", "2", "-o", str(path))
     out = ok(proc)
     assert "Fastest kernel by extent:" in out and "Knee" in out and "2 ms:" in out
     with open(path) as f:

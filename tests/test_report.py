@@ -14,7 +14,7 @@ import time
 import pytest
 from conftest import TESTS_DIR, ok
 from conftest import check_usage_error as usage_error
-from conftest import pagezero_cli as cli
+from helpers.cli import run_cli
 
 from pagezero import MappingError
 from pagezero import report as report_pkg
@@ -56,18 +56,11 @@ def table_cells(md):
 FIGURE = re.compile(r"(?<![\w.])\d+\.\d+x?(?![\w.])")
 
 
-# The tiny report, end to end -----------------------------------------------------
+# The tiny report, end to end (conftest's tiny_report_run, one a session) ----------
 
 
-@pytest.fixture(scope="module")
-def report_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("report") / "out"
-    proc = cli("report", "-o", d, env=TINY_ENV)
-    return d, proc
-
-
-def test_report_tiny(report_dir):
-    d, proc = report_dir
+def test_report_tiny(tiny_report_run):
+    d, proc = tiny_report_run
     out = ok(proc)
     assert "report.md" in out
     md = (d / "report.md").read_text()
@@ -97,11 +90,11 @@ def test_report_tiny(report_dir):
     assert "1 run per point" in md and "--runs 3" in md
 
 
-def test_every_summary_figure_is_a_table_cell(report_dir):
+def test_every_summary_figure_is_a_table_cell(tiny_report_run):
     # The summary said "Demand faults on 4KB pages run at 1.7 GB/s" while the
     # fault table said 2.53: every figure it quotes must be a cell of one of
     # the report's tables, with the same rounding.
-    d, proc = report_dir
+    d, proc = tiny_report_run
     ok(proc)
     md = (d / "report.md").read_text()
     cells = table_cells(md)
@@ -111,8 +104,8 @@ def test_every_summary_figure_is_a_table_cell(report_dir):
     assert not missing, missing
 
 
-def test_the_tables_say_which_pages(report_dir):
-    d, proc = report_dir
+def test_the_tables_say_which_pages(tiny_report_run):
+    d, proc = tiny_report_run
     ok(proc)
     md = (d / "report.md").read_text()
     headings = [h for h in md.splitlines() if h.startswith("## ")]
@@ -125,36 +118,40 @@ def test_the_tables_say_which_pages(report_dir):
     assert "| kernel | 4KB GB/s |" in md
 
 
-def test_fastest_sentences_name_their_question(report_dir):
-    d, proc = report_dir
+def test_fastest_sentences_name_their_question(tiny_report_run):
+    d, proc = tiny_report_run
     ok(proc)
     for line in summary_of((d / "report.md").read_text()).splitlines():
         if "fastest" in line:
             assert "hot" in line or "larger than the LLC" in line or "budget" in line, line
 
 
-def test_report_refuses_an_existing_report(report_dir):
-    d, proc = report_dir
+# The refusals: the command line in this process (run_cli), the scale in its environment.
+
+
+def test_report_refuses_an_existing_report(tiny_report_run, monkeypatch):
+    d, proc = tiny_report_run
     ok(proc)
     before = (d / "report.md").read_bytes()
     mtime = os.stat(d / "report.md").st_mtime_ns
-    line = usage_error(cli("report", "-o", d, env=TINY_ENV))
+    monkeypatch.setenv("PAGEZERO_SCALE", "tiny")
+    line = usage_error(run_cli("report", "-o", d))
     assert str(d) in line
     assert (d / "report.md").read_bytes() == before
     assert os.stat(d / "report.md").st_mtime_ns == mtime
 
 
-def test_report_bad_scale(tmp_path):
-    line = usage_error(
-        cli("report", "-o", tmp_path / "r", env=dict(os.environ, PAGEZERO_SCALE="huge"))
-    )
+def test_report_bad_scale(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGEZERO_SCALE", "huge")
+    line = usage_error(run_cli("report", "-o", tmp_path / "r"))
     assert "PAGEZERO_SCALE='huge' is not one of" in line
     assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("runs", ["0", "-1", "x"])
-def test_report_bad_runs(tmp_path, runs):
-    line = usage_error(cli("report", "-o", tmp_path / "r", "--runs", runs, env=TINY_ENV))
+def test_report_bad_runs(tmp_path, runs, monkeypatch):
+    monkeypatch.setenv("PAGEZERO_SCALE", "tiny")
+    line = usage_error(run_cli("report", "-o", tmp_path / "r", "--runs", runs))
     assert (
         f"runs must be a positive int, not {runs}" in line
         or f"--runs: invalid integer '{runs}'" in line

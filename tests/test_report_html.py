@@ -5,20 +5,12 @@ view of it is tests/test_browser.py's."""
 
 import re
 
-import pytest
 from html_pages import Page, external
 
 from pagezero.report.html import markdown_to_html, page, write_html
 
-
-@pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory):
-    from pagezero.report import run_report
-
-    out = tmp_path_factory.mktemp("report") / "out"
-    run = run_report(str(out), scale="tiny")
-    assert not run.interrupted
-    return out
+# tiny_report: conftest's, the session's one tiny report (shared with test_report and
+# test_browser).
 
 
 def test_report_html_is_written_beside_report_md(tiny_report):

@@ -21,25 +21,26 @@ import time
 
 import pytest
 from conftest import TESTS_DIR
+from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
 
-STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 # Far more loops than can finish: the signal always lands in the middle.
 LOOPS = 1_000_000
 
 
 def wait_until_measuring(proc, timeout=60):
     """Until the run's worker thread exists (every run has one, csrc/team.c),
-    then a while more, so that some loops complete before the signal even on
-    a busy machine (a 64MB loop takes milliseconds)."""
+    then until the process has had 0.3 s more of CPU, so that some loops complete
+    before the signal even on a busy machine (mapping and touching 64MB takes tens
+    of milliseconds, a 64MB loop milliseconds)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
             raise AssertionError(f"exited early: {proc.communicate()}")
         try:
             if len(os.listdir(f"/proc/{proc.pid}/task")) > 1:
-                time.sleep(1.5)
+                wait_for_cpu(proc, 0.3, timeout=timeout)
                 return
         except FileNotFoundError:
             pass

@@ -9,18 +9,16 @@ a run that never stops fails on the 60 s wait.
 """
 
 import re
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 from conftest import TESTS_DIR
+from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
 from pagezero.policy import BatchResult, FolioResult
-
-STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 # A run that says when it is about to start, with every signal at its default
 # action (a background job of a non-interactive shell would ignore SIGINT).
@@ -45,9 +43,10 @@ COMMANDS = {
 }
 
 
-def interrupt(args, sig, out, wait=2.0):
-    """Run `pagezero args -o out`, send `sig` after `wait` s of measuring: the
-    process, its stderr and the seconds from the signal to its exit."""
+def interrupt(args, sig, out, wait):
+    """Run `pagezero args -o out`, send `sig` once it has had `wait` s of CPU after
+    starting to run the command: the process, its stderr and the seconds from the
+    signal to its exit."""
     proc = subprocess.Popen(
         [sys.executable, "-c", RUN, *args, "-o", str(out)],
         cwd=TESTS_DIR,
@@ -57,7 +56,7 @@ def interrupt(args, sig, out, wait=2.0):
     )
     try:
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(wait)
+        wait_for_cpu(proc, wait, timeout=120)
         assert proc.poll() is None, proc.communicate()
         sent = time.monotonic()
         proc.send_signal(sig)
@@ -75,9 +74,11 @@ def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command,
     args, cls, unit = COMMANDS[command]
     out = tmp_path / f"{command}.json"
     # The signal must come once a loop has completed, which nothing outside the
-    # process shows: on a loaded machine the first loop can take longer than the
-    # first wait, and the run then rightly says "nothing measured". Wait longer then.
-    for wait in (2.0, 8.0, 20.0):
+    # process shows: the wait is in CPU seconds the run has had, so a loaded machine
+    # does not shorten it, but a first loop can still take longer (a cold cache, the
+    # scrub buffer's first touch), and the run then rightly says "nothing measured".
+    # Wait longer then.
+    for wait in (1.0, 3.0, 10.0):
         proc, err, seconds = interrupt(args, sig, out, wait)
         if "nothing measured" not in err:
             break

@@ -11,38 +11,35 @@ import time
 
 import pytest
 from conftest import TESTS_DIR
+from helpers.signals import STATUS, children, wait_for_cpu
 
 import pagezero
 
-STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 LOOPS = 300  # of 4MB faults: a run lasts a second or more
 
 
-def children(pid):
-    with open(f"/proc/{pid}/task/{pid}/children") as f:
-        return [int(c) for c in f.read().split()]
-
-
 def second_run_started(proc, timeout=120):
-    """Wait until the first run's process has ended and the second's has begun."""
+    """Wait until the first run's process has ended and the second's has begun;
+    the second's pid."""
     first, deadline = None, time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         kids = children(proc.pid)
         if kids and first is None:
             first = kids[0]
         elif kids and kids[0] != first:
-            return
+            return kids[0]
         time.sleep(0.01)
     raise AssertionError(f"the second run never started: {proc.communicate()}")
 
 
 # 0: while the second run's interpreter starts, before its handlers are in place
 # (it is started with the signals held, so none ends it with a traceback);
-# 1.5: into its loops, usually (between runs keeps the same).
+# 0.6: once the second run has had 0.6 s of CPU, into its loops past its imports,
+# usually (between runs keeps the same).
 @pytest.mark.parametrize(
-    "sig, delay", [(signal.SIGINT, 0), (signal.SIGTERM, 1.5), (signal.SIGHUP, 1.5)]
+    "sig, cpu", [(signal.SIGINT, 0), (signal.SIGTERM, 0.6), (signal.SIGHUP, 0.6)]
 )
-def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
+def test_a_signal_in_the_second_run_keeps_the_first(sig, cpu, tmp_path):
     out = tmp_path / "runs.json"
     proc = subprocess.Popen(
         [
@@ -68,8 +65,9 @@ def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
         text=True,
     )
     try:
-        second_run_started(proc)
-        time.sleep(delay)
+        second = second_run_started(proc)
+        if cpu:
+            wait_for_cpu(proc, cpu, pid=second)
         os.kill(proc.pid, sig)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -87,7 +85,7 @@ def test_a_signal_in_the_second_run_keeps_the_first(sig, delay, tmp_path):
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted == sig.name
     # The runs in order from the first; on a quiet machine a run can end before the
-    # delay does, and the signal then cuts the third: every run before the cut one whole.
+    # wait does, and the signal then cuts the third: every run before the cut one whole.
     processes = [run["process"] for run in rs.runs]
     assert processes == list(range(len(processes))) and len(processes) <= 3
     *whole, last = rs.results

@@ -1,0 +1,36 @@
+"""A fake sysfs for hugepage pools, for tests (conftest's `fake` fixture) and for the
+subprocesses they start, which import it without conftest's imports."""
+
+import pathlib
+
+
+class FakeKernel:
+    """A hugepages-2048kB directory whose nr_hugepages writes move free_hugepages
+    along, up to `limit` pages (a fragmented machine gives fewer than asked)."""
+
+    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6, create=True):
+        self.dir = pathlib.Path(root) / "hugepages-2048kB"
+        self.limit = limit
+        self.writes = []
+        if create:  # else: the tree another process made, as it stands
+            self.dir.mkdir(parents=True)
+            self.set(total=total, free=free, reserved=reserved)
+            (self.dir / "surplus_hugepages").write_text("0\n")
+
+    def set(self, **values):
+        for name, v in values.items():
+            f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}[
+                name
+            ]
+            (self.dir / f).write_text(f"{v}\n")
+
+    def get(self, name):
+        f = {"total": "nr_hugepages", "free": "free_hugepages", "reserved": "resv_hugepages"}
+        return int((self.dir / f[name]).read_text())
+
+    def write(self, path, value):
+        assert path == str(self.dir / "nr_hugepages")
+        self.writes.append(value)
+        total = self.get("total")
+        value = min(value, self.limit)
+        self.set(total=value, free=max(0, self.get("free") + value - total))

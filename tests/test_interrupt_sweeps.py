@@ -1,0 +1,223 @@
+"""A stop signal during a sweep: the points measured before it are kept, with the
+completed loops of the point it cut short, marked, saved with -o, and the
+command exits with the shell's status for the signal.
+
+In this process on a fake benchmark (tests/helpers/fake_bench.py), then with
+real signals into a `pagezero sweep` subprocess: between points, inside an
+mmap point (whose C loops take the signal: csrc/stop.h), and through a worker
+process.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from conftest import TESTS_DIR
+from helpers.fake_bench import GRID6, key, point_key, registered_fake
+from helpers.signals import STATUS, check_one_line, children, wait_for_cpu
+
+import pagezero
+
+# Sweeps in this process --------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_bench():
+    """test_resultset's Fake benchmark, registered as "fake"."""
+    with registered_fake() as f:
+        yield f
+
+
+@pytest.mark.parametrize("interrupt_at, warmup, kept", [(5, 0, 5), (8, 1, 2), (3, 1, 0)])
+def test_a_stop_signal_keeps_the_loops_of_the_point_it_cut_short(
+    fake_bench, interrupt_at, warmup, kept
+):
+    fake_bench.interrupt_at, fake_bench.signum = interrupt_at, signal.SIGTERM
+    rs = pagezero.sweep("fake", GRID6, repeat=3, warmup=warmup)
+    assert rs.interrupted == "SIGTERM"  # the signal, not "SIGINT"
+    assert len(rs) == len(rs.runs) == kept
+    if kept:
+        # The cut point's completed loop, in the repetition it belongs to.
+        cut = rs.results[-1]
+        assert cut.samples == (7,) and cut.interrupted == "SIGTERM"
+        assert point_key(cut) == key(fake_bench.calls[-1])
+        assert rs.runs[-1] == {"repetition": 0, "process": 0, "pid": os.getpid()}
+        assert all(r.interrupted is None for r in rs.results[:-1])
+    # A warm-up cut short keeps nothing: its loops were to be thrown away.
+
+
+def test_a_sweep_leaves_no_thread_to_take_a_held_signal(fake_bench):
+    # A process-directed signal goes to any thread that does not block it:
+    # a thread left behind (tqdm's monitor) would take the signals that
+    # interrupt.deferred() holds in the main thread while a file is written.
+    from tqdm import tqdm
+
+    if tqdm.monitor is not None:  # one that tqdm used elsewhere started
+        tqdm.monitor.exit()
+        tqdm.monitor = None
+    before = set(threading.enumerate())
+    pagezero.sweep("fake", GRID6, repeat=1, warmup=0, progress=False)
+    assert set(threading.enumerate()) <= before
+
+
+# Real signals, in a subprocess ----------------------------------------------------
+
+SWEEP = """
+import sys
+from pagezero.cli import main
+print("ready", flush=True)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("sig", STATUS)
+def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
+    out = tmp_path / "sweep.json"
+    # Far more runs than can finish: the signal always comes in the middle.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            SWEEP,
+            "sweep",
+            "memset",
+            "-g",
+            "function=default",
+            "-g",
+            "size=64KB,128KB",
+            "-g",
+            "loops=1",
+            "--warmup",
+            "0",
+            "-r",
+            "1000000",
+            "-o",
+            str(out),
+        ],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        wait_for_cpu(proc, 0.3)  # into the sweep's loop
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == STATUS[sig], err
+    check_one_line(
+        err,
+        rf"pagezero: interrupted by {sig.name} after \d+ of 2000000 runs; "
+        rf"saved to {re.escape(str(out))}",
+    )
+    rs = pagezero.ResultSet.load(str(out))
+    assert rs.interrupted in (True, sig.name)
+    assert len(rs) == int(err.split(" after ")[1].split()[0])
+
+
+# mmap points of 100000 loops of 4MB (minutes each): a signal always lands
+# inside a point, where the C loops take it (csrc/stop.h).
+LONG_POINTS = [
+    "sweep",
+    "mmap",
+    "-g",
+    "function=demand",
+    "-g",
+    "size=4MB",
+    "-g",
+    "loops=100000",
+    "--warmup",
+    "0",
+    "-r",
+    "2",
+]
+
+
+def first_worker(proc):
+    """The pid of the sweep's worker, once it has started."""
+    deadline = time.monotonic() + 30
+    while not children(proc.pid):
+        assert time.monotonic() < deadline and proc.poll() is None, "no worker started"
+        time.sleep(0.01)
+    return children(proc.pid)[0]
+
+
+def stopped_sweep(args, sig, to_worker=False):
+    """Run the sweep CLI with `args`, send `sig` once the measuring process has had
+    some CPU time in its loops, to the sweep or to its worker alone; (exit status,
+    stderr)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWEEP, *args],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        if "--processes" in args:
+            # The worker imports pagezero first (a quarter of a second of CPU), then
+            # measures.
+            worker = first_worker(proc)
+            wait_for_cpu(proc, 1.0, pid=worker)
+        else:
+            worker = None
+            wait_for_cpu(proc, 0.3)
+        pid = worker if to_worker else proc.pid
+        os.kill(pid, sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    return proc.returncode, err
+
+
+def check_cut_point(out, sig, err, kept):
+    """The sweep's file: `kept` runs, the last the cut point's completed loops, marked."""
+    check_one_line(
+        err,
+        rf"pagezero: interrupted by {sig.name} after {kept} of 2 runs; "
+        rf"saved to {re.escape(str(out))}",
+    )
+    rs = pagezero.ResultSet.load(str(out))
+    assert rs.interrupted == sig.name and len(rs) == kept
+    cut = rs.results[-1]
+    assert cut.interrupted == sig.name and 0 < cut.loops < 100000
+    assert len(cut.details["pages"]) == cut.loops
+
+
+@pytest.mark.parametrize("sig", STATUS)
+def test_a_signal_inside_a_sweep_point_keeps_its_completed_loops(sig, tmp_path):
+    out = tmp_path / "sweep.json"
+    status, err = stopped_sweep([*LONG_POINTS, "-o", str(out)], sig)
+    assert status == STATUS[sig], err
+    check_cut_point(out, sig, err, kept=1)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_a_sweep_worker_alone_stops_the_sweep(sig, tmp_path):
+    # A supervisor or a user who kills the busy process, the worker: the sweep
+    # keeps what the worker measured and stops, with the worker's signal.
+    out = tmp_path / "sweep.json"
+    status, err = stopped_sweep(
+        [*LONG_POINTS, "--processes", "2", "-o", str(out)], sig, to_worker=True
+    )
+    assert status == STATUS[sig], err
+    check_cut_point(out, sig, err, kept=1)
+
+
+def test_a_signal_to_the_sweep_reaches_its_worker_once(tmp_path):
+    # The sweep passes the signal on to the worker (a session of its own, out of
+    # reach of the terminal's Ctrl-C) and waits until it has saved.
+    out = tmp_path / "sweep.json"
+    status, err = stopped_sweep([*LONG_POINTS, "--processes", "2", "-o", str(out)], signal.SIGINT)
+    assert status == 130, err
+    check_cut_point(out, signal.SIGINT, err, kept=1)

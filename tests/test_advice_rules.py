@@ -146,7 +146,11 @@ def test_a_step_below_the_clear_one_is_no_knee():
         "Knee: none clear for stosb (clear_pages() here): its largest step is only 1.25x, "
         "at 4MB; the LLC is 16MB (sysfs), so the knee sits at 0.25x the LLC."
     )
-    assert advice(knee_step=1.3).describe()[8].startswith("Knee: stosb (clear_pages() here) clears 1.3x")
+    assert (
+        advice(knee_step=1.3)
+        .describe()[8]
+        .startswith("Knee: stosb (clear_pages() here) clears 1.3x")
+    )
 
 
 def test_the_json_shape():

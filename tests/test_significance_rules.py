@@ -86,7 +86,14 @@ def test_a_median_of_zero_gets_no_test():
 
 
 @pytest.mark.parametrize(
-    "kw", [{"alpha": 0.0}, {"alpha": 1.0}, {"alpha": -0.5}, {"threshold": -0.01}, {"threshold": math.nan}]
+    "kw",
+    [
+        {"alpha": 0.0},
+        {"alpha": 1.0},
+        {"alpha": -0.5},
+        {"threshold": -0.01},
+        {"threshold": math.nan},
+    ],
 )
 def test_bad_alpha_or_threshold(kw):
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\) and threshold non-negative"):

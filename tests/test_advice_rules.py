@@ -1,11 +1,26 @@
-"""The advice as words and JSON (pagezero/advice_text.py), from an Advice made by hand.
+"""The advice as words and JSON (pagezero/advice_text.py), from an Advice made by hand,
+and advise's tie rules (pagezero/advise_ties.py) on cells whose answer is worked out here.
 
 The expected text is written out in full, figures worked out by hand from the cells
 (medians, GB/s, the knee's share of the LLC), so a changed word, number format or
 branch shows as a difference, not only a missing keyword.
 """
 
+import pytest
+
 from pagezero.advice_text import Advice
+from pagezero.advise_ties import (
+    TIE_FLOOR_PCT,
+    batch_for_budget,
+    best_kernels,
+    choose_kernel,
+    fits_budget,
+    knee,
+    run_spreads,
+    sweep_noise,
+    tied,
+    tolerance_pct,
+)
 
 KB, MB = 1 << 10, 1 << 20
 
@@ -165,3 +180,151 @@ def test_the_json_shape():
         "backing": "2MB",
     }
     assert advice(interrupted="SIGTERM").to_json()["interrupted"] == "SIGTERM"
+
+
+# The tie rules (pagezero/advise_ties.py), figures worked by hand ---------------------
+
+
+def rate(gbps, spread=0.0, typical=0.1, **more):
+    return {"bytes_per_sec": gbps * 1e9, "spread_pct": spread, "typical_worst_ms": typical,
+            "max_worst_ms": 2 * typical, **more}  # fmt: skip
+
+
+ORDER = ["generic", "stosq", "stosb", "movnti", "avx"]
+
+
+def test_a_cells_spread_between_runs_after_the_runs_load():
+    # Run 1 ran everything at half speed (load factor 0.5: the median of its ratios to
+    # the cells' medians); c alone also moved: 80, 30 and 60, i.e. 80, 60 and 60 once
+    # run 1 is divided by its factor: stdev 11.547 over mean 66.667, 17.3205%.
+    medians = {
+        "a": {0: 100, 1: 50, 2: 100},
+        "b": {0: 90, 1: 45, 2: 90},
+        "c": {0: 80, 1: 30, 2: 60},
+        "zero": {0: 0, 1: 0, 2: 0},  # no median to compare a run with: no spread
+        "once": {2: 70},
+    }
+    spreads = run_spreads(medians)
+    assert spreads["a"] == pytest.approx(0.0, abs=1e-9)
+    assert spreads["c"] == pytest.approx(17.3205, abs=1e-4)
+    assert spreads["zero"] is None and spreads["once"] is None
+
+
+def test_sweep_noise_is_the_median_spread():
+    assert sweep_noise([4.0, None, 1.0, 2.0, 3.0]) == 2.5
+    assert sweep_noise([3.0, 1.0, 2.0]) == 2.0
+    assert sweep_noise([]) is None
+
+
+def test_the_tolerance_is_twice_the_larger_noise_or_the_floor():
+    assert TIE_FLOOR_PCT == 5.0
+    assert tolerance_pct(rate(1, spread=1), rate(1, spread=2)) == 5.0
+    assert tolerance_pct(rate(1, spread=3), rate(1, spread=1)) == 6.0
+    # The sweep's noise, when known, stands for the cell's own spread.
+    assert tolerance_pct(rate(1, spread=9, noise_pct=4.0), rate(1, noise_pct=4.0)) == 8.0
+    assert tolerance_pct(rate(1, spread=4, noise_pct=None), rate(1)) == 8.0
+    assert tolerance_pct({"bytes_per_sec": 1}, {"bytes_per_sec": 2}) == 5.0
+
+
+def test_a_difference_of_exactly_the_tolerance_is_a_tie():
+    assert tied(rate(100), rate(95))
+    assert not tied(rate(100), rate(94.9))
+    assert tied(rate(100, spread=4), rate(92))
+
+
+def test_a_budget_met_exactly_fits():
+    assert fits_budget(rate(1, typical=3.0), 3.0)
+    assert not fits_budget(rate(1, typical=3.0, spread=1), 3.0)
+
+
+def test_the_kernel_rule_puts_names_outside_the_table_last():
+    assert choose_kernel(["zz", "movnti"], ORDER, "stosb") == "movnti"
+    assert choose_kernel(["zz"], ORDER, "stosb") == "zz"
+
+
+def test_a_budget_row_in_full():
+    cells = {
+        ("avx", 8 << 20): rate(91, typical=0.1),
+        ("movnti", 32 << 20): rate(89, spread=1.5, typical=0.4),
+        ("zz", 32 << 20): rate(88, typical=0.4),
+        ("avx", 32 << 20): rate(90, typical=0.4),
+        ("stosb", 32 << 20): rate(60, typical=0.5),
+        ("avx", 128 << 20): rate(92, typical=1.4),
+    }
+    row, fits = batch_for_budget(cells, 1, ORDER, "stosb")
+    assert fits
+    assert row == {
+        "budget_ms": 1.0,
+        "batch_bytes": 32 << 20,
+        "kernel": "movnti",
+        "bytes_per_sec": 89e9,
+        "worst_ms": 0.4,
+        "typical_worst_ms": 0.4,
+        "max_worst_ms": 0.8,
+        "checked_against": "typical_worst_ms",
+        "fits": True,
+        "spread_pct": 1.5,
+        # By batch, then table order, names outside the table last.
+        "tied": [
+            {"batch_bytes": 8 << 20, "kernel": "avx", "bytes_per_sec": 91e9},
+            {"batch_bytes": 32 << 20, "kernel": "avx", "bytes_per_sec": 90e9},
+            {"batch_bytes": 32 << 20, "kernel": "zz", "bytes_per_sec": 88e9},
+        ],
+    }
+
+
+def test_nothing_fits_the_quickest_batch_then_the_fastest_of_them():
+    cells = {
+        ("generic", 8 << 20): rate(30, typical=0.3),
+        ("avx", 8 << 20): rate(40, typical=0.3),
+        ("avx", 4 << 20): rate(50, typical=0.35),
+    }
+    row, fits = batch_for_budget(cells, 0.1, ORDER, "stosb")
+    assert not fits
+    assert (row["batch_bytes"], row["kernel"], row["fits"], row["tied"]) == (
+        8 << 20, "avx", False, []
+    )  # fmt: skip
+
+
+def test_a_kernels_range_rate_is_its_median_over_the_range():
+    cells = {("avx", e): rate(r) for e, r in [(1 << 20, 10), (2 << 20, 20), (4 << 20, 60)]}
+    cells |= {("aa", 1 << 20): rate(9.6), ("zz", 1 << 20): rate(9.7)}
+    [row] = best_kernels(cells, [512 << 10, 1 << 20, 2 << 20, 4 << 20], ORDER, "stosb")
+    assert row == {
+        "min_bytes": 1 << 20,  # 512KB has no cell: left out
+        "max_bytes": 4 << 20,
+        "kernel": "avx",
+        "bytes_per_sec": 20e9,
+        "tied": ["aa", "zz"],  # outside the table: by name
+    }
+
+
+def steps(rates, spreads=None):
+    es = [(64 << 10) << i for i in range(len(rates))]  # 64KB, 128KB, ...
+    spreads = spreads or [0.0] * len(rates)
+    return {e: rate(r, spread=s) for e, r, s in zip(es, rates, spreads)}
+
+
+def test_a_clean_step_is_its_exact_ratio():
+    # Below 64KB and rates of 0 are no part of the fit.
+    curve = steps([30, 30, 30, 30, 30, 60, 60, 60]) | {32 << 10: rate(1), 16 << 20: rate(0)}
+    assert knee(curve) == (2 << 20, pytest.approx(2.0), [])
+
+
+def test_the_neighbour_that_moves_lends_its_noise():
+    # Moving the split from 2MB (the sixth extent) down to 1MB moves the 1MB cell to the
+    # upper side, and costs log 2 in the fit; 60% noise on that cell (a tolerance of
+    # log 2.2) ties the two, and the smaller is taken, the step then 60/30 still.
+    noisy_1mb = steps([30, 30, 30, 30, 30, 60, 60, 60], [0, 0, 0, 0, 60, 0, 0, 0])
+    assert knee(noisy_1mb) == (1 << 20, pytest.approx(2.0), [2 << 20])
+    # Noise on the 2MB cell ties the split above it, which moves that cell down.
+    noisy_2mb = steps([30, 30, 30, 30, 30, 60, 60, 60], [0, 0, 0, 0, 0, 60, 0, 0])
+    assert knee(noisy_2mb) == (2 << 20, pytest.approx(2.0), [4 << 20])
+    # 40% (log 1.8 < log 2) ties nothing.
+    quiet = steps([30, 30, 30, 30, 30, 60, 60, 60], [0, 0, 0, 0, 40, 40, 0, 0])
+    assert knee(quiet) == (2 << 20, pytest.approx(2.0), [])
+
+
+def test_a_falling_curve_returns_its_best_split_without_ties():
+    extent, step, ties = knee(steps([60, 60, 60, 30, 30, 30], [80] * 6))
+    assert step <= 1 and ties == []

@@ -6,6 +6,8 @@ The expected text is written out in full, figures worked out by hand from the ce
 branch shows as a difference, not only a missing keyword.
 """
 
+import math
+
 import pytest
 
 from pagezero.advice_text import Advice
@@ -328,3 +330,84 @@ def test_the_neighbour_that_moves_lends_its_noise():
 def test_a_falling_curve_returns_its_best_split_without_ties():
     extent, step, ties = knee(steps([60, 60, 60, 30, 30, 30], [80] * 6))
     assert step <= 1 and ties == []
+
+
+def test_spreads_do_not_depend_on_the_rates_scale():
+    # The same medians in GB/s and in bytes/sec: the same spreads (a rate below 1 is
+    # still a rate).
+    medians = {"a": {0: 100, 1: 50, 2: 100}, "b": {0: 90, 1: 45, 2: 90}, "c": {0: 80, 1: 30, 2: 60}}
+    small = {c: {r: v * 1e-9 for r, v in m.items()} for c, m in medians.items()}
+    assert run_spreads(small) == pytest.approx(run_spreads(medians))
+
+
+def test_a_run_with_most_cells_at_zero_keeps_a_factor_of_one():
+    # Run 1 measured a and b at 0: its load factor (the median of its ratios, 0) is
+    # taken as 1, so c's 40 stays 40: 80, 40, 80, stdev 23.094 over 66.667, 34.641%.
+    medians = {"a": {0: 100, 1: 0, 2: 100}, "b": {0: 90, 1: 0, 2: 90}, "c": {0: 80, 1: 40, 2: 80}}
+    assert run_spreads(medians)["c"] == pytest.approx(34.641, abs=1e-3)
+
+
+def test_two_runs_have_a_spread():
+    # c: 80 and 60 (both runs' factors 1): stdev 14.142 over 70, 20.203%.
+    medians = {"a": {0: 100, 1: 100}, "b": {0: 90, 1: 90}, "c": {0: 80, 1: 60}}
+    assert run_spreads(medians)["c"] == pytest.approx(20.203, abs=1e-3)
+
+
+def test_a_cell_without_a_spread_has_no_noise_to_add():
+    assert fits_budget({"bytes_per_sec": 1e9, "typical_worst_ms": 3.0}, 3.0)
+    bare = {"bytes_per_sec": 1e9, "typical_worst_ms": 1.0, "max_worst_ms": 2.0}
+    row, _ = batch_for_budget({("avx", 1 << 20): bare}, 2.0, ORDER, "stosb")
+    assert row["spread_pct"] == 0.0
+
+
+def test_the_noise_added_to_a_batch_is_in_percent():
+    # 2 ms plus 50.5% is 3.01 ms: over a 3 ms budget; plus 50%, exactly 3 ms.
+    assert not fits_budget(rate(1, typical=2.0, spread=50.5), 3.0)
+    assert fits_budget(rate(1, typical=2.0, spread=50.0), 3.0)
+
+
+def test_a_budgets_kernel_is_clear_pages_when_tied_though_later_in_the_table():
+    cells = {("generic", 1 << 20): rate(50), ("stosb", 1 << 20): rate(49)}
+    row, _ = batch_for_budget(cells, 1.0, ORDER, "stosb")
+    assert row["kernel"] == "stosb"
+
+
+def test_tied_batches_are_listed_in_table_order_not_by_name():
+    cells = {("stosq", 1 << 20): rate(50), ("movnti", 1 << 20): rate(49.5),
+             ("avx", 1 << 20): rate(49)}  # fmt: skip
+    row, _ = batch_for_budget(cells, 1.0, ORDER, "stosb")
+    assert row["kernel"] == "stosq"
+    assert [t["kernel"] for t in row["tied"]] == ["movnti", "avx"]
+
+
+def test_a_knee_just_above_the_smallest_extent_and_its_upper_neighbour():
+    # 30 at 64KB, 60 from 128KB: the knee is 128KB. 60% noise on the 128KB cell ties
+    # the split above it (that cell moved down costs log 2 < log 2.2); the smaller stays.
+    assert knee(steps([30, 60, 60, 60])) == (128 << 10, pytest.approx(2.0), [])
+    noisy = steps([30, 60, 60, 60], [0, 60, 0, 0])
+    assert knee(noisy) == (128 << 10, pytest.approx(2.0), [256 << 10])
+
+
+def test_a_knee_at_the_third_extent_ties_the_second():
+    noisy = steps([30, 30, 60, 60], [0, 60, 0, 0])
+    assert knee(noisy) == (128 << 10, pytest.approx(2.0), [256 << 10])
+
+
+def test_the_knees_noise_is_in_percent():
+    # Moving a cell costs log 2 = 0.6931; 2 x 50.2% noise allows log 2.004 = 0.6951,
+    # 2 x 49.8% only log 1.996 = 0.6912.
+    assert knee(steps([30, 60, 60, 60], [0, 50.2, 0, 0]))[2] == [256 << 10]
+    assert knee(steps([30, 60, 60, 60], [0, 49.8, 0, 0]))[2] == []
+
+
+def test_the_knee_does_not_depend_on_the_rates_scale():
+    curve = steps([30, 30, 30, 30, 30, 60, 60, 60], [0, 0, 0, 0, 60, 0, 0, 0])
+    tiny = {e: dict(c, bytes_per_sec=c["bytes_per_sec"] * 1e-10) for e, c in curve.items()}
+    assert knee(tiny) == (1 << 20, pytest.approx(2.0), [2 << 20]) == knee(curve)
+
+
+def test_a_neighbouring_split_that_does_not_rise_never_ties():
+    # 30, 30, 60, 30: the knee is before the 60 (levels 30 and the geometric middle of
+    # 60 and 30, a step of sqrt 2). Either neighbour fits as well (the same cost) but
+    # has no step at all (30 below, 30 above): no tie.
+    assert knee(steps([30, 30, 60, 30])) == (256 << 10, pytest.approx(math.sqrt(2)), [])

@@ -77,3 +77,19 @@ def test_a_set_sharing_no_point_is_named():
     assert str(e.value) == (
         "nothing to compare: the base measured memset, the other nothing, with no point in common"
     )
+
+
+def test_sets_with_nothing_in_common_say_what_each_measured():
+    both = ResultSet([*BASE, Result(**(vars(BASE.results[0]) | {"benchmark": "memcpy"}))])
+    with pytest.raises(ValueError) as e:
+        compare(ResultSet([]), both)
+    assert str(e.value) == (
+        "nothing to compare: the base measured nothing, the other memcpy, memset, "
+        "with no point in common"
+    )
+
+
+def test_compare_needs_another_set():
+    with pytest.raises(ValueError) as e:
+        compare(BASE)
+    assert str(e.value) == "compare needs a base and at least one other result set"

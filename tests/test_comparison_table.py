@@ -84,3 +84,25 @@ def test_rows_of_no_single_study_are_grouped_as_several_files():
 def test_runs_per_side_names_the_fewest_and_most():
     assert runs_per_side(ROWS, 3) == ["1-3", "3", "3-4"]
     assert runs_per_side([ROWS[0]], 3) == ["3", "3", "-"]
+
+
+def test_runs_per_side_over_three_counts_is_the_fewest_to_the_most():
+    rows = [dict(ROWS[0], base=base(1, 0, runs=n)) for n in (3, 5, 1)]
+    assert runs_per_side(rows, 1) == ["1-5"]
+
+
+def test_a_missing_point_in_a_middle_column_leaves_the_next_ones():
+    row = dict(ROWS[0], changes=[None, change(3.0, "", [3, 3])])
+    assert format_table([row], ["base", "a", "b"]).splitlines()[2] == (
+        "memset a  | bytes/sec    | 10.00 GB/s +-1.3% | - | +3.0%"
+    )
+
+
+def test_an_unmarked_change_has_no_trailing_space():
+    # "+3.0%" is the widest cell of its column: five wide, so is its rule.
+    row = dict(ROWS[0], changes=[change(3.0, "", [3, 3])])
+    assert format_table([row], ["base", "n"]).splitlines()[:3] == [
+        "benchmark | result class | base              | n",
+        "----------+--------------+-------------------+------",
+        "memset a  | bytes/sec    | 10.00 GB/s +-1.3% | +3.0%",
+    ]

@@ -96,7 +96,7 @@ def test_a_median_of_zero_gets_no_test():
     ],
 )
 def test_bad_alpha_or_threshold(kw):
-    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\) and threshold non-negative"):
+    with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\) and threshold non-negative$"):
         compare_runs(BASE, NEW, **kw)
 
 
@@ -106,5 +106,11 @@ def test_a_zero_threshold_marks_any_significant_change():
 
 @pytest.mark.parametrize("base, new", [([], NEW), (BASE, [[], []])])
 def test_a_side_without_a_run(base, new):
-    with pytest.raises(ValueError, match="both sides need at least one run"):
+    with pytest.raises(ValueError, match="^both sides need at least one run$"):
         compare_runs(base, new)
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant():
+    p = compare_runs(BASE, NEW, alpha=0.5)["p_value"]
+    assert compare_runs(BASE, NEW, alpha=p)["marker"] == "~"
+    assert compare_runs(BASE, NEW, alpha=p * 1.000001)["marker"] == "(I)"

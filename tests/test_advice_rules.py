@@ -402,7 +402,8 @@ def test_the_knees_noise_is_in_percent():
 
 def test_the_knee_does_not_depend_on_the_rates_scale():
     curve = steps([30, 30, 30, 30, 30, 60, 60, 60], [0, 0, 0, 0, 60, 0, 0, 0])
-    tiny = {e: dict(c, bytes_per_sec=c["bytes_per_sec"] * 1e-10) for e, c in curve.items()}
+    # 30 and 60 GB/s as 0.03 and 0.06 bytes/sec: rates below 1 are rates all the same.
+    tiny = {e: dict(c, bytes_per_sec=c["bytes_per_sec"] * 1e-12) for e, c in curve.items()}
     assert knee(tiny) == (1 << 20, pytest.approx(2.0), [2 << 20]) == knee(curve)
 
 

@@ -87,6 +87,12 @@ def test_sets_with_nothing_in_common_say_what_each_measured():
         "nothing to compare: the base measured nothing, the other memcpy, memset, "
         "with no point in common"
     )
+    with pytest.raises(ValueError) as e:
+        compare(both, ResultSet([]))
+    assert str(e.value) == (
+        "nothing to compare: the base measured memcpy, memset, the other nothing, "
+        "with no point in common"
+    )
 
 
 def test_compare_needs_another_set():

@@ -124,3 +124,50 @@ def test_from_dict_names_what_is_missing():
 )
 def test_signal_names(value, name):
     assert signal_name(value) == name
+
+
+def test_a_thread_of_no_ticks_on_an_unknown_clock_says_its_resolution():
+    with pytest.raises(ValueError) as e:
+        make(clock="sundial", details={"thread_samples": [[0, 0], [1, 1]]})
+    assert str(e.value).endswith(
+        "shorter than one tick of the sundial clock (its resolution); clear more bytes per thread"
+    )
+
+
+def test_the_smallest_positive_values_are_accepted():
+    assert make(bytes_per_loop=1).total_bytes == 2
+    assert make(clock="tsc", clock_hz=0.5, samples=[1, 1]).seconds == (2.0, 2.0)
+
+
+def test_stats_name_their_unit():
+    assert make().stats()["unit"] == "bytes/sec"
+    assert make(clock="cycles").stats()["unit"] == "cycles/byte"
+
+
+def test_registered_benchmarks_name_themselves():
+    from pagezero.policy.results import BatchResult, FolioResult
+
+    assert (BatchResult.BENCHMARK, FolioResult.BENCHMARK) == ("batch", "folio")
+
+
+def test_a_subclass_reads_only_its_own_benchmark():
+    from pagezero.policy.results import BatchResult
+
+    # Result.from_dict picks the class by benchmark; BatchResult.from_dict insists on
+    # a batch's fields, which a memset has not.
+    with pytest.raises(ValueError) as e:
+        BatchResult.from_dict(make().to_dict())
+    assert str(e.value) == "not a pagezero result: missing or bad 'memset'"
+
+
+def test_a_registered_benchmarks_fields_must_be_an_object():
+    d = make(benchmark="batch").to_dict() | {"batch": 5}
+    with pytest.raises(ValueError) as e:
+        Result.from_dict(d)
+    assert str(e.value) == "not a pagezero result: missing or bad batch"
+
+
+def test_a_result_without_a_machine_has_an_empty_one():
+    d = make().to_dict()
+    del d["machine"]
+    assert dict(Result.from_dict(d).machine) == {}

@@ -2,6 +2,7 @@
 its runs, machine, interruption and lost workers, and why a file is refused."""
 
 import json
+import sys
 
 import pytest
 
@@ -143,3 +144,44 @@ def test_a_file_without_a_top_machine_keeps_each_results(tmp_path):
     rs = ResultSet.load(top)
     assert dict(rs.results[0].machine) == MACHINE
     assert (dict(rs.build), rs.interrupted) == ({"pagezero": "0.9"}, "SIGINT")
+
+
+def test_one_run_per_result_in_full():
+    with pytest.raises(ValueError) as e:
+        ResultSet([result(), result()], [{}])
+    assert str(e.value) == "one run description per result is needed"
+
+
+def test_a_set_keeps_the_build_it_was_loaded_with(tmp_path):
+    rs = ResultSet([result()], build={"pagezero": "0.1", "build": None})
+    rs.save(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert (doc["pagezero"], doc["build"]) == ("0.1", None)
+
+
+def test_lost_workers_load_back(tmp_path):
+    lost = [{"process": 3, "repetitions": 2, "reason": "killed"}]
+    ResultSet([result()], lost=lost).save(tmp_path / "l.json")
+    assert [dict(x) for x in ResultSet.load(tmp_path / "l.json").lost] == lost
+
+
+class FakePandas:
+    """Stands for pandas: records what DataFrame was given."""
+
+    @staticmethod
+    def DataFrame(table):  # noqa: N802 (pandas' name)
+        return ("frame", table)
+
+
+def test_to_pandas_hands_the_table_to_pandas(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", FakePandas)
+    rs = ResultSet([result()])
+    kind, table = rs.to_pandas()
+    assert kind == "frame" and table.tolist() == rs.table().tolist()
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    with pytest.raises(ImportError) as e:
+        ResultSet([result()]).to_pandas()
+    assert str(e.value) == "to_pandas() needs pandas: pip install pandas"

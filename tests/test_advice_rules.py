@@ -412,3 +412,18 @@ def test_a_neighbouring_split_that_does_not_rise_never_ties():
     # 60 and 30, a step of sqrt 2). Either neighbour fits as well (the same cost) but
     # has no step at all (30 below, 30 above): no tie.
     assert knee(steps([30, 30, 60, 30])) == (256 << 10, pytest.approx(math.sqrt(2)), [])
+
+
+def test_several_knee_ties_and_several_tied_kernels_are_listed():
+    line = advice(knee_tied=(1 * MB, 16 * MB)).describe()[8]
+    assert line.endswith("; tied within noise: 1MB, 16MB (the smallest is taken).")
+    tied = [{"batch_bytes": 1 * MB, "kernel": k, "bytes_per_sec": 1} for k in ("avx", "gen")]
+    batch = (dict(BATCH[0], tied=tied),)
+    cells = CELLS | {("gen", 64 * KB): cell(1)}
+    lines = advice(batch=batch, batch_fits=(True,), cells=cells).describe()
+    assert lines[-1] == "      tied: 1MB avx, gen"
+
+
+def test_no_cells_means_no_noise_known():
+    lines = advice(cells={}, knee_step=1.0).describe()
+    assert "the sweep's noise, unknown with one run, and 5%" in lines[1]

@@ -15,6 +15,7 @@ from pagezero.stats import (
     compare_samples,
     higher_is_better,
     is_rate,
+    median_interval,
     min_p_value,
     relative_spread,
     spread,
@@ -313,3 +314,32 @@ def test_a_change_of_exactly_the_threshold_is_not_marked():
 def test_a_base_mean_of_zero_is_an_infinite_change():
     c = compare_samples([0.0, 0.0, 0.0], [1.0, 2.0, 3.0], unit="cycles/byte", alpha=0.2)
     assert c["change_pct"] == math.inf and c["marker"] == "(R)"
+
+
+def test_messages_in_full():
+    with pytest.raises(ValueError, match="^no samples for an interval of the median$"):
+        median_interval([])
+    with pytest.raises(ValueError, match="^no samples to summarize$"):
+        summarize([])
+    with pytest.raises(ValueError, match="^both sides need at least one sample$"):
+        compare_samples([], [1.0])
+    with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\) and threshold non-negative$"):
+        compare_samples([1.0], [1.0], alpha=0)
+
+
+def test_min_p_value_with_one_value_a_side():
+    # 2 / C(4, 1): one value against three.
+    assert min_p_value(1, 3) == min_p_value(3, 1) == 0.5
+
+
+def test_a_mean_of_zero_has_no_relative_spread():
+    assert summarize([0.0, 0.0], unit="cycles/byte")["stdev_pct"] == 0.0
+
+
+def test_the_medians_interval_follows_the_confidence_asked():
+    # Ten values: (x4, x7) covers the median with 1 - 2 P(B <= 3) = 0.65625 (B ~
+    # Binomial(10, 1/2)), enough for 0.5; (x2, x9) 0.978515625 for 0.95.
+    s = summarize([float(v) for v in range(1, 11)], confidence=0.5)
+    assert (s["median_ci_low"], s["median_ci_high"], s["median_ci_level"]) == (4.0, 7.0, 0.65625)
+    # A level met exactly counts: four values, (x2, x3) covers with 0.375.
+    assert median_interval([1, 2, 3, 4], 0.375) == (2.0, 3.0, 0.375)

@@ -14,7 +14,10 @@ from pagezero.stats import (
     REGRESSION,
     compare_samples,
     higher_is_better,
+    is_rate,
+    median_interval,
     min_p_value,
+    relative_spread,
     spread,
     summarize,
 )
@@ -203,3 +206,140 @@ def test_spread_is_the_mean_and_the_sample_stdev_in_percent_of_it(values):
 
 def test_spread_of_nothing_is_none():
     assert spread([]) == (None, None)
+
+
+# Rates averaged as time, worked by hand ----------------------------------------------
+
+
+def test_a_rates_summary_is_taken_over_the_times():
+    # 1, 2 and 3 GB/s are 1, 1/2 and 1/3 ns a byte: mean 11/18 ns, so the mean rate is
+    # 18/11 GB/s; the times' sample stdev is 0.346944 ns (56.773% of their mean).
+    s = summarize([1e9, 2e9, 3e9], unit="bytes/sec")
+    assert s["mean"] == pytest.approx(18 / 11 * 1e9)
+    assert s["mean"] == pytest.approx(statistics.harmonic_mean([1e9, 2e9, 3e9]))
+    assert s["mean_kind"] == "harmonic"
+    assert s["stdev_pct"] == pytest.approx(56.773, abs=1e-3)
+    assert s["stdev"] == pytest.approx(18 / 11 * 1e9 * 0.56773, rel=1e-5)
+    assert (s["median"], s["min"], s["max"]) == (2e9, 1e9, 3e9)
+    # t(0.975, 2) = 4.302653: the times' interval reaches below 0, so no upper rate;
+    # the lower rate is 1 over the interval's longest time, 11/18 + 4.302653 * 0.346944
+    # / sqrt(3) ns a byte.
+    assert s["ci_high"] == math.inf
+    assert s["ci_low"] == pytest.approx(1e9 / (11 / 18 + 4.302653 * 0.346944 / 3**0.5), rel=1e-5)
+
+
+def test_a_narrow_rates_interval_has_both_ends():
+    # 9.9 and 10.1 GB/s: times 1/9.9 and 1/10.1 ns a byte, mean 0.1000100, stdev
+    # 0.00141435; t(0.975, 1) = 12.706205.
+    s = summarize([9.9e9, 10.1e9], unit="bytes/sec")
+    half = 12.706205 * 0.00141435 / 2**0.5
+    assert s["ci_low"] == pytest.approx(1e9 / (0.1000100 + half), rel=1e-5)
+    assert s["ci_high"] == pytest.approx(1e9 / (0.1000100 - half), rel=1e-5)
+
+
+def test_costs_and_unitless_values_are_averaged_as_they_are():
+    for unit in ("cycles/byte", None):
+        s = summarize([1.0, 2.0, 3.0], unit=unit)
+        assert (s["mean"], s["mean_kind"]) == (2.0, "arithmetic")
+        assert s["stdev_pct"] == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_summary_of_values_that_are_not_finite_is_refused(bad):
+    with pytest.raises(ValueError, match="^samples must be finite numbers$"):
+        summarize([1.0, bad])
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e9])
+def test_a_rate_that_is_not_positive_cannot_be_averaged_as_time(bad):
+    with pytest.raises(ValueError, match="^a rate must be positive to average it as time$"):
+        summarize([1e9, bad], unit="bytes/sec")
+    with pytest.raises(ValueError, match="^a rate must be positive"):
+        relative_spread([1e9, bad], unit="bytes/sec")
+    assert summarize([1.0, bad], unit="cycles/byte")["n"] == 2
+
+
+@pytest.mark.parametrize(
+    "values, unit, pct",
+    [
+        ([1e9, 2e9, 3e9], "bytes/sec", 56.773),  # of the times, as above
+        ([1.0, 2.0, 3.0], "cycles/byte", 50.0),
+        ([1.0, 2.0, 3.0], None, 50.0),
+        ([5.0], None, 0.0),
+        ([0.0, 0.0], None, 0.0),
+        ([], None, 0.0),
+    ],
+)
+def test_relative_spread(values, unit, pct):
+    assert relative_spread(values, unit) == pytest.approx(pct, abs=1e-3)
+
+
+def test_only_bytes_per_sec_is_a_rate_and_better_higher():
+    assert is_rate("bytes/sec") and higher_is_better("bytes/sec")
+    for unit in ("cycles/byte", "ns/line", None):
+        assert not is_rate(unit) and not higher_is_better(unit)
+
+
+# compare_samples at its edges ----------------------------------------------------------
+
+
+def test_three_against_three_all_apart_is_p_one_tenth():
+    # Every new value above every base value: 2 of the C(6, 3) = 20 orders are as
+    # extreme, two-sided p = 0.1. The change is of the means, 2 to 5: +150%.
+    c = compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], alpha=0.2)
+    assert c["p_value"] == pytest.approx(0.1)
+    assert c["change_pct"] == pytest.approx(150.0)
+    assert (c["marker"], c["note"]) == ("(I)", None)
+    assert (
+        compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], "cycles/byte", alpha=0.2)["marker"]
+        == "(R)"
+    )
+
+
+def test_a_level_the_counts_cannot_reach_is_noted():
+    # 3 against 3 cannot go below p = 0.1: at alpha 0.1 (and below) the note says so.
+    c = compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], alpha=0.1)
+    assert c["note"] == "3 vs 3 samples cannot reach p < 0.1 (smallest possible p is 0.1)"
+    assert c["marker"] == "~"
+    assert compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], alpha=0.11)["note"] is None
+
+
+def test_a_change_of_exactly_the_threshold_is_not_marked():
+    base, new = [10.0, 10.1, 9.9] * 3, [11.0, 11.11, 10.89] * 3  # means 10 and 11
+    assert compare_samples(base, new, threshold=0.1)["marker"] == ""
+    assert compare_samples(base, new, threshold=0.0999)["marker"] == "(I)"
+    assert compare_samples(base, new, threshold=0.0)["marker"] == "(I)"
+
+
+def test_a_base_mean_of_zero_is_an_infinite_change():
+    c = compare_samples([0.0, 0.0, 0.0], [1.0, 2.0, 3.0], unit="cycles/byte", alpha=0.2)
+    assert c["change_pct"] == math.inf and c["marker"] == "(R)"
+
+
+def test_messages_in_full():
+    with pytest.raises(ValueError, match="^no samples for an interval of the median$"):
+        median_interval([])
+    with pytest.raises(ValueError, match="^no samples to summarize$"):
+        summarize([])
+    with pytest.raises(ValueError, match="^both sides need at least one sample$"):
+        compare_samples([], [1.0])
+    with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\) and threshold non-negative$"):
+        compare_samples([1.0], [1.0], alpha=0)
+
+
+def test_min_p_value_with_one_value_a_side():
+    # 2 / C(4, 1): one value against three.
+    assert min_p_value(1, 3) == min_p_value(3, 1) == 0.5
+
+
+def test_a_mean_of_zero_has_no_relative_spread():
+    assert summarize([0.0, 0.0], unit="cycles/byte")["stdev_pct"] == 0.0
+
+
+def test_the_medians_interval_follows_the_confidence_asked():
+    # Ten values: (x4, x7) covers the median with 1 - 2 P(B <= 3) = 0.65625 (B ~
+    # Binomial(10, 1/2)), enough for 0.5; (x2, x9) 0.978515625 for 0.95.
+    s = summarize([float(v) for v in range(1, 11)], confidence=0.5)
+    assert (s["median_ci_low"], s["median_ci_high"], s["median_ci_level"]) == (4.0, 7.0, 0.65625)
+    # A level met exactly counts: four values, (x2, x3) covers with 0.375.
+    assert median_interval([1, 2, 3, 4], 0.375) == (2.0, 3.0, 0.375)

@@ -118,3 +118,72 @@ def test_perfs_gb_is_2_to_the_30_and_gbs_10_to_the_9():
 )
 def test_rate_units_switch_at_1024(bps, text):
     assert format_rate(bps) == text
+
+
+# Every message in full, naming what was asked for (`what`) and the value given.
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (True, "chunk must be an int or a string such as '4KB', not True"),
+        (1.0, "chunk must be an int or a string such as '4KB', not 1.0"),
+        (
+            "1.5GB",
+            "invalid chunk '1.5GB': expected a whole number with an optional unit B, KB, MB, "
+            "GB or TB",
+        ),
+        ("12XB", "invalid chunk '12XB': unknown unit 'XB' (use B, KB, MB, GB or TB)"),
+        (-1, "invalid chunk -1: must not be negative"),
+        ("0KB", "invalid chunk '0KB': must be at least 1 byte"),
+        (2**63, f"invalid chunk {2**63}: too large (more than 2**63-1 bytes)"),
+        ("8388608TB", "invalid chunk '8388608TB': too large (more than 2**63-1 bytes)"),
+    ],
+)
+def test_bad_size_messages_in_full(bad, message):
+    with pytest.raises(ValueError) as e:
+        parse_size(bad, what="chunk")
+    assert str(e.value) == message
+
+
+def test_the_largest_size_is_2_to_the_63_minus_1():
+    assert parse_size(2**63 - 1) == 2**63 - 1
+    assert parse_size("8388607TB") == 8388607 << 40  # just under 2**63
+    assert parse_size("0KB", allow_zero=True) == 0
+    assert parse_size("\t2 kB\n") == 2048
+
+
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (0, "0B"),
+        (1, "1B"),
+        (1000, "1000B"),
+        (1536, "1536B"),
+        (3 << 10, "3KB"),
+        (1025 << 10, "1025KB"),
+        (3 << 20, "3MB"),
+        (1 << 30, "1GB"),
+        (5 << 40, "5TB"),
+        (1024 << 40, "1024TB"),
+    ],
+)
+def test_format_size_takes_the_largest_unit_that_divides(n, text):
+    assert format_size(n) == text
+
+
+@pytest.mark.parametrize(
+    "bps, text",
+    [
+        (1024, "       1.000000 KB/sec"),
+        (2**20 - 1, "    1023.999023 KB/sec"),
+        (2**20, "       1.000000 MB/sec"),
+        (2**30, "       1.000000 GB/sec"),
+    ],
+)
+def test_each_rate_unit_starts_at_its_power_of_1024(bps, text):
+    assert format_rate(bps) == text
+
+
+def test_a_page_that_is_no_size_names_the_value():
+    with pytest.raises(ValueError) as e:
+        parse_page("2 pages")
+    assert str(e.value) == "invalid page size '2 pages': expected 4KB, 2MB or 1GB"

@@ -8,14 +8,17 @@
 #   sentences) and runs the tests of each against every mutant, in a copy of this
 #   checkout (build/mutation/python: mutmut is configured there, in a setup.cfg of its
 #   own, so pyproject.toml stays as it is). Prints mutmut's summary; `mutmut results`
-#   in that folder lists the survivors.
+#   in that folder lists the survivors. MUTMUT_CHILDREN (default 1) test processes.
 # c: the mutants of C_MUTANTS below, each a one-line change to a timed loop of
 #   csrc/mem_bench.c (where the clock starts and stops, the head and tail of a chunk,
 #   the threads' split, where the flush goes). Each is built into a copy of the
 #   checkout (build/mutation/c), extension and C tests, and the tests of the timed
-#   loops run against it: the C tests of mem_bench (test_mem, test_mem_tail) plainly, then the Python tests of the
-#   benchmarks. A mutant the tests let pass is printed as SURVIVED. The unchanged copy
-#   is run first the same way, and must pass: else every mutant would look killed.
+#   loops run against it: the C tests of mem_bench (test_mem, test_mem_tail) plainly,
+#   then the Python tests of the benchmarks (test_timed_spans counts the spans a pass
+#   sums through a clock that advances one step per reading,
+#   $PAGEZERO_FAKE_CLOCK_STEP_NS). A mutant the tests let pass is printed as SURVIVED.
+#   The unchanged copy is run first the same way, and must pass: else every mutant
+#   would look killed.
 #
 # Needs the build tools of a checkout (gcc, setuptools >= 77) and the test extra.
 set -euo pipefail
@@ -56,6 +59,12 @@ run_python_mutants() {
 		    tests/test_rates_as_time.py
 		    tests/test_advise_ties.py
 		    tests/test_advise.py
+		    tests/test_advice_rules.py
+		    tests/test_significance_rules.py
+		    tests/test_comparison_table.py
+		    tests/test_result_rules.py
+		    tests/test_comparison_rows.py
+		    tests/test_results_file_rules.py
 		pytest_add_cli_args=
 		    -q
 		    -p
@@ -66,7 +75,16 @@ run_python_mutants() {
 		    benchmarks
 		    notebooks
 	CFG
-	(cd "$dir" && mutmut run && mutmut results >"$out/python-survivors.txt" || true)
+	# One test process at a time unless MUTMUT_CHILDREN says otherwise: mutmut (3.x)
+	# takes this only on its command line, not from setup.cfg, and would start one per core.
+	(cd "$dir" && mutmut run --max-children "${MUTMUT_CHILDREN:-1}" &&
+		mutmut results --all true >"$out/python-mutants.txt" || true)
+	# Per module: total, killed, and the rest (survived, no tests, timeout...) as survivors.
+	awk -F': ' '{ split($1, name, ".x"); m = name[1]; gsub(/ /, "", m); total[m]++ }
+		$2 == "killed" { killed[m]++ } $2 != "killed" { print > "/dev/stderr" }
+		END { for (m in total) printf "mutation: %s: %d mutants, %d killed, %d survived\n",
+			m, total[m], killed[m], total[m] - killed[m] }' \
+		"$out/python-mutants.txt" 2>"$out/python-survivors.txt" | sort
 	echo "mutation: python survivors listed in $out/python-survivors.txt"
 }
 
@@ -89,7 +107,7 @@ c_tests() { # c_tests <dir>: build the copy in <dir> and run the timed loops' te
 		(cd "$1" && TEST=mem_tail bash tests/c/build.sh normal >>c.log 2>&1) &&
 		(cd "$1" && PYTHONPATH=$1 "$python" -m pytest -q -x -p no:cacheprovider \
 			tests/test_conditions.py tests/test_bench_api.py tests/test_rates_as_time.py \
-			tests/test_perf_transcript.py >py.log 2>&1)
+			tests/test_perf_transcript.py tests/test_timed_spans.py >py.log 2>&1)
 }
 
 run_c_mutants() {

@@ -4,8 +4,8 @@
 #   bash tools/mutation.sh [python|c|all]      (default all)
 #
 # python: mutmut (pip install mutmut) mutates the modules that decide numbers (units,
-#   stats, comparison and significance, results, advise_ties, the report's and advice's
-#   sentences) and runs the tests of each against every mutant, in a copy of this
+#   stats, comparison and significance, results, advise_ties and advise_choices, the
+#   report's and advice's sentences) and runs the tests of each against every mutant, in a copy of this
 #   checkout (build/mutation/python: mutmut is configured there, in a setup.cfg of its
 #   own, so pyproject.toml stays as it is). Prints mutmut's summary; `mutmut results`
 #   in that folder lists the survivors. MUTMUT_CHILDREN (default 1) test processes.
@@ -35,7 +35,8 @@ copy_checkout() { # copy_checkout <dir>: this checkout's tracked files, as commi
 
 # The modules that decide numbers; MUTATE="pagezero/units.py ..." picks some of them.
 MODULES="pagezero/units.py pagezero/stats.py pagezero/comparison.py pagezero/significance.py
-pagezero/results.py pagezero/result.py pagezero/advise_ties.py pagezero/advice_text.py"
+pagezero/results.py pagezero/result.py pagezero/advise_ties.py pagezero/advise_choices.py
+pagezero/advice_text.py"
 
 run_python_mutants() {
 	local dir=$out/python modules=${MUTATE:-$MODULES}
@@ -70,6 +71,8 @@ run_python_mutants() {
 		    -p
 		    no:cacheprovider
 		    -x
+		    -n
+		    0
 		also_copy=
 		    tests
 		    benchmarks

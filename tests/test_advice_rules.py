@@ -114,8 +114,7 @@ EXPECTED = [
     "with 5% added, must fit the budget, so one visit another task interrupted does not "
     "decide; typical: the median over runs; max: the slowest batch of all runs); among "
     "tied, the largest batch:",
-    "  1 ms: 4MB with stosb, 30.0 GB/s, worst batch p90 0.25 ms (typical 0.12 ms, max "
-    "0.50 ms)",
+    "  1 ms: 4MB with stosb, 30.0 GB/s, worst batch p90 0.25 ms (typical 0.12 ms, max 0.50 ms)",
     "      tied: 4MB avx; 1MB every kernel",
     "  0.05 ms: nothing measured fits; closest: 64KB with avx, 11.0 GB/s, worst batch p90 "
     "0.88 ms (typical 0.06 ms, max 1.25 ms)",

@@ -2,6 +2,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from helpers.cli import run_cli
@@ -100,10 +101,25 @@ def hugetlb_bytes(pid):
         return 0
 
 
+# How long a test waits for reserved hugepages that another test holds (the suite
+# runs on several workers, and a measurement on 2MB pages outside the hugepage group,
+# e.g. a batch run's region, can hold the whole 2MB pool for a few seconds).
+HUGEPAGE_WAIT_S = 60.0
+
+
 def require_hugepages(page, count=1):
     """Skip the running test unless `count` pages of `page` can be mapped now.
     Called inside the test, not as a collection-time mark: the pools are shared
-    and change while the suite runs."""
+    and change while the suite runs. Where the pool has the pages but another
+    test holds them, wait for them (HUGEPAGE_WAIT_S) before skipping."""
+    deadline = time.monotonic() + HUGEPAGE_WAIT_S
+    while free_hugepages(page) < count and _pool_count(page, "nr_hugepages") >= count:
+        if time.monotonic() > deadline:
+            pytest.skip(
+                f"needs {count} free {page} hugepage(s); reserved, but held by another "
+                f"process for {HUGEPAGE_WAIT_S:g} s"
+            )
+        time.sleep(0.1)
     if free_hugepages(page) < count:
         pytest.skip(
             f"needs {count} free {page} hugepage(s); none reserved "

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pagezero.advise_choices import batch_for_budget, best_kernels, judge_range
+from pagezero.advise_choices import batch_for_budget, best_kernels
 from pagezero.advise_ties import (
     CHECKED_AGAINST,
     TIE_FLOOR_PCT,
@@ -153,137 +153,6 @@ def test_best_kernel_ranges_join_extents_with_the_same_choice():
         (64 * MB, 64 * MB, "x86-64-movnti", ["x86-64-avx-nt"]),
         (128 * MB, 128 * MB, "x86-64-avx-nt", []),
     ]
-
-
-def _streaming(rates_by_extent):
-    """Cells of avx-nt, movnti and stosb at 32, 64 and 128MB from (nt, movnti, stosb) rates."""
-    cells = {}
-    for e, (nt, movnti, stosb) in zip([32 * MB, 64 * MB, 128 * MB], rates_by_extent):
-        cells[("x86-64-avx-nt", e)] = cell(nt)
-        cells[("x86-64-movnti", e)] = cell(movnti)
-        cells[(CLEAR_PAGES, e)] = cell(stosb)
-    return cells
-
-
-def test_the_range_from_pooled_from_on_is_judged_by_its_geometric_mean():
-    # movnti trails avx-nt by 8%, 4% and 9%: per extent it is tied at 64MB
-    # only (the floor is 5%), and the choice flips from extent to extent.
-    # Over the range its gap is 1 - (92 * 96 * 91)^(1/3) / 100 = 7.0%: not tied.
-    cells = _streaming([(100, 92, 70), (100, 96, 70), (100, 91, 70)])
-    extents = [32 * MB, 64 * MB, 128 * MB]
-    per_extent = best_kernels(cells, extents, ORDER, CLEAR_PAGES)
-    assert [r["kernel"] for r in per_extent] == ["x86-64-avx-nt", "x86-64-movnti", "x86-64-avx-nt"]
-    assert not any(r["pooled"] for r in per_extent)
-    [row] = best_kernels(cells, extents, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
-    assert (row["min_bytes"], row["max_bytes"], row["kernel"]) == (
-        32 * MB,
-        128 * MB,
-        "x86-64-avx-nt",
-    )
-    assert row["tied"] == [] and row["pooled"] is True
-    assert row["bytes_per_sec"] == 100 * GBPS
-
-
-def test_a_kernel_tied_over_the_range_is_chosen_by_the_kernel_rule():
-    # movnti 3%, 6% and 4% behind: 4.3% over the range, within the 5% floor,
-    # and first in the table of the tied.
-    cells = _streaming([(100, 97, 70), (100, 94, 70), (100, 96, 70)])
-    [row] = best_kernels(cells, [32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES, 32 * MB)
-    assert (row["kernel"], row["tied"]) == ("x86-64-movnti", ["x86-64-avx-nt"])
-    assert row["bytes_per_sec"] == 96 * GBPS  # the kernel's median over the range
-
-
-def test_the_pooled_range_is_its_own_row_and_below_it_extents_stand_alone():
-    cells = _streaming([(100, 80, 70), (100, 80, 70), (100, 80, 70)])
-    cells.update({("x86-64-avx-nt", 16 * MB): cell(60), (CLEAR_PAGES, 16 * MB): cell(40)})
-    rows = best_kernels(cells, [16 * MB, 32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES, 32 * MB)
-    assert [(r["min_bytes"], r["max_bytes"], r["kernel"], r["pooled"]) for r in rows] == [
-        (16 * MB, 16 * MB, "x86-64-avx-nt", False),
-        (32 * MB, 128 * MB, "x86-64-avx-nt", True),
-    ]
-
-
-def test_one_extent_from_pooled_from_on_is_judged_alone():
-    cells = _streaming([(100, 92, 70), (100, 96, 70), (100, 91, 70)])
-    rows = best_kernels(cells, [32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES, 128 * MB)
-    assert [(r["min_bytes"], r["kernel"], r["pooled"]) for r in rows] == [
-        (32 * MB, "x86-64-avx-nt", False),
-        (64 * MB, "x86-64-movnti", False),
-        (128 * MB, "x86-64-avx-nt", False),
-    ]
-
-
-def test_a_kernel_missing_from_one_extent_of_the_range_is_left_out_of_it():
-    # movnti would be fastest over the extents it has, but 128MB lacks it.
-    cells = _streaming([(100, 120, 70), (100, 120, 70), (100, 120, 70)])
-    del cells[("x86-64-movnti", 128 * MB)]
-    [row] = best_kernels(cells, [32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES, 32 * MB)
-    assert row["kernel"] == "x86-64-avx-nt" and row["tied"] == []
-
-
-def _paired(per_kernel, noise=10.0):
-    """Cells at 32, 64 and 128MB with per-run medians: {kernel: [rates of runs 0..n-1]},
-    the same at every extent; a wide sweep noise, so that single cells tie widely."""
-    cells = {}
-    for e in (32 * MB, 64 * MB, 128 * MB):
-        for k, rates in per_kernel.items():
-            c = cell(sorted(rates)[len(rates) // 2], spread=noise)
-            c["noise_pct"] = noise
-            c["run_medians"] = {run: r * GBPS for run, r in enumerate(rates)}
-            cells[(k, e)] = c
-    return cells
-
-
-def test_a_range_judges_each_kernel_by_its_gap_paired_within_runs():
-    # movnti is 8% behind avx-nt in every run, while the runs move 20% together:
-    # between runs each cell spreads widely (a tolerance of 20% would tie it),
-    # paired within runs the gap is known to well under a percent: not tied.
-    cells = _paired(
-        {"x86-64-avx-nt": [100, 80, 120, 90, 110], "x86-64-movnti": [92, 73.6, 110.4, 82.8, 101.2]}
-    )
-    assert tied(cells[("x86-64-avx-nt", 64 * MB)], cells[("x86-64-movnti", 64 * MB)])
-    kernel, ties = judge_range(cells, [32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES)
-    assert (kernel, ties) == ("x86-64-avx-nt", ["x86-64-avx-nt"])
-    [row] = best_kernels(cells, [32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES, 32 * MB)
-    assert (row["kernel"], row["tied"], row["pooled"]) == ("x86-64-avx-nt", [], True)
-
-
-def test_a_gap_within_twice_its_standard_error_is_a_tie():
-    # movnti is 8% behind on the mean of its paired log ratios, but they
-    # scatter (-20% to +5%): twice their standard error exceeds the gap.
-    cells = _paired(
-        {"x86-64-avx-nt": [100, 100, 100, 100, 100], "x86-64-movnti": [80, 105, 85, 104, 90]}
-    )
-    kernel, ties = judge_range(cells, [32 * MB, 64 * MB, 128 * MB], ORDER, CLEAR_PAGES)
-    # Tied: the first in the table of the two.
-    assert kernel == "x86-64-movnti" and set(ties) == {"x86-64-avx-nt", "x86-64-movnti"}
-
-
-def test_a_range_measured_in_fewer_than_three_runs_is_judged_by_geometric_means():
-    cells = _paired({"x86-64-avx-nt": [100, 100], "x86-64-movnti": [92, 92]}, noise=3.0)
-    # 8% apart, against a tolerance of 6% between single cells: not tied.
-    assert judge_range(cells, [32 * MB, 64 * MB], ORDER, CLEAR_PAGES)[0] == "x86-64-avx-nt"
-    cells = _paired({"x86-64-avx-nt": [100, 100], "x86-64-movnti": [92, 92]}, noise=5.0)
-    assert judge_range(cells, [32 * MB, 64 * MB], ORDER, CLEAR_PAGES)[0] == "x86-64-movnti"
-
-
-def test_a_budgets_batch_beyond_the_llc_takes_the_ranges_kernel():
-    # At 64MB alone movnti (first in the table) is tied with avx-nt; over the
-    # range, paired within runs, it is 8% behind: the budget takes avx-nt, as
-    # the best kernel beyond the LLC does.
-    cells = _paired(
-        {"x86-64-avx-nt": [100, 80, 120, 90, 110], "x86-64-movnti": [92, 73.6, 110.4, 82.8, 101.2]}
-    )
-    for c in cells.values():
-        c["p90_worst_ms"] = 0.5
-    row, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES)
-    assert fits and (row["batch_bytes"], row["kernel"]) == (128 * MB, "x86-64-movnti")
-    row, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
-    assert fits and (row["batch_bytes"], row["kernel"]) == (128 * MB, "x86-64-avx-nt")
-    # Where the range's kernel does not fit at that batch, a kernel that fits does.
-    cells[("x86-64-avx-nt", 128 * MB)]["p90_worst_ms"] = 2.0
-    row, _ = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
-    assert (row["batch_bytes"], row["kernel"]) == (128 * MB, "x86-64-movnti")
 
 
 # The budget rule -------------------------------------------------------------------

@@ -59,6 +59,7 @@ run_python_mutants() {
 		    tests/test_result_values.py
 		    tests/test_rates_as_time.py
 		    tests/test_advise_ties.py
+		    tests/test_advise_range.py
 		    tests/test_advise.py
 		    tests/test_advice_rules.py
 		    tests/test_significance_rules.py

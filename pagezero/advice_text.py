@@ -134,8 +134,8 @@ class Advice:
             f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
             "(GB/s = 10^9 bytes/s; medians over runs):",
             "Candidates within the noise between runs are tied (the larger of twice "
-            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); a batch fits "
-            "a budget with that tolerance added; among tied kernels, clear_pages()'s "
+            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); among tied "
+            "kernels, clear_pages()'s "
             f"({self.knee_kernel}) if tied, else the first in the kernel table.",
             "",
             "Fastest kernel by extent"

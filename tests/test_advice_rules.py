@@ -94,8 +94,8 @@ EXPECTED = [
     "pages in batches of each extent, 3 runs (fresh processes) of 4 passes each in 2 "
     "shuffled rounds, 12.3 s (GB/s = 10^9 bytes/s; medians over runs):",
     "Candidates within the noise between runs are tied (the larger of twice the sweep's "
-    "noise, 2.0%, and 5%); a batch fits a budget with that tolerance added; among tied "
-    "kernels, clear_pages()'s (stosb) if tied, else the first in the kernel table.",
+    "noise, 2.0%, and 5%); among tied kernels, clear_pages()'s (stosb) if tied, else the "
+    "first in the kernel table.",
     "",
     "Fastest kernel by extent:",
     "  64KB to 1MB      avx                  11.8 GB/s  (tied: stosb)",

@@ -88,7 +88,8 @@ def batch_for_budget(
         pool = _streaming_range(sorted({e for _, e in cells}), pooled_from)
         if extent in pool:
             chosen, range_ties = judge_range(cells, pool, order, clear_pages)
-            fit_here = [k for k in [chosen] + sort_by_table(range_ties, order) if k in here]
+            others = [k for k in sort_by_table(range_ties, order) if k != chosen]
+            fit_here = [k for k in [chosen] + others if k in here]
             kernel = fit_here[0] if fit_here else kernel
         fits = True
     else:

@@ -184,7 +184,7 @@ def test_three_runs_are_enough_to_pair():
     assert judge_range(cells, RANGE, ORDER, CLEAR_PAGES) == ("x86-64-avx-nt", ["x86-64-avx-nt"])
 
 
-def test_a_gap_between_twice_and_three_times_its_standard_error_is_no_tie():
+def test_the_standard_error_widens_the_tie_beyond_the_floor():
     # Log ratios -0.2, -0.1, 0: a gap of 1 - e^-0.1 = 9.516%, a standard error of
     # 0.1 / sqrt 3 = 5.774%: within 2 x 5.774 = 11.55%, a tie; shrink the scatter to
     # -0.13, -0.1, -0.07 (a standard error of 1.732%): twice is 3.46%, no tie.
@@ -272,3 +272,37 @@ def test_a_cell_without_a_spread_counts_as_none_and_a_zero_rate_as_the_slowest()
     cells |= {(CLEAR_PAGES, e): cell(1e-9) for e in RANGE[1:]}
     kernel, ties = judge_range(cells, RANGE, ORDER, CLEAR_PAGES)
     assert (kernel, sorted(ties)) == ("x86-64-movnti", ["x86-64-avx-nt", "x86-64-movnti"])
+
+
+def test_a_gap_between_twice_and_three_times_its_standard_error_is_not_tied():
+    # Log ratios -0.16928, -0.1, -0.03072: a gap of 9.516%, a standard error of
+    # 0.06928 / sqrt 3 = 4%: beyond twice it (8%), within three times (12%).
+    ratios = [100 * math.exp(x) for x in (-0.16928, -0.1, -0.03072)]
+    cells = _paired({"x86-64-avx-nt": [100] * 3, "x86-64-movnti": ratios})
+    assert judge_range(cells, RANGE, ORDER, CLEAR_PAGES) == ("x86-64-avx-nt", ["x86-64-avx-nt"])
+
+
+def test_rows_and_budgets_beyond_the_llc_take_clear_pages_kernel_when_tied_there():
+    # stosq, earlier in the table, is tied too: clear_pages()'s kernel is taken.
+    cells = _paired(
+        {
+            "x86-64-avx-nt": [100, 90, 110],
+            CLEAR_PAGES: [98, 88, 108],
+            "x86-64-stosq": [97, 87, 107],
+        }
+    )
+    [row] = best_kernels(cells, RANGE, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
+    assert (row["kernel"], row["tied"]) == (CLEAR_PAGES, ["x86-64-stosq", "x86-64-avx-nt"])
+    budget, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
+    assert fits and (budget["batch_bytes"], budget["kernel"]) == (128 * MB, CLEAR_PAGES)
+
+
+def test_geometric_means_do_not_depend_on_the_rates_scale():
+    # One run, rates in bytes per picosecond: movnti 8% behind with a sweep noise of
+    # 1% is not tied, as in bytes per second.
+    cells = {
+        (k, e): cell(r * 1e-12 / GBPS, noise_pct=1.0)
+        for e in RANGE
+        for k, r in (("x86-64-avx-nt", 100 * GBPS), ("x86-64-movnti", 92 * GBPS))
+    }
+    assert judge_range(cells, RANGE, ORDER, CLEAR_PAGES)[0] == "x86-64-avx-nt"

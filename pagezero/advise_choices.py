@@ -85,11 +85,11 @@ def batch_for_budget(
         here = {k: v for (k, e), v in fitting.items() if e == extent}
         top = max(here.values(), key=lambda v: v["bytes_per_sec"])
         kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order, clear_pages)
-        pool = _streaming_range(sorted({e for _, e in cells}), pooled_from)
+        pool = _streaming_range(cells, sorted({e for _, e in cells}), pooled_from)
         if extent in pool:
             chosen, range_ties = judge_range(cells, pool, order, clear_pages)
-            others = [k for k in sort_by_table(range_ties, order) if k != chosen]
-            fit_here = [k for k in [chosen] + others if k in here]
+            rest = [k for k in sort_by_table(range_ties, order) if k != chosen]
+            fit_here = [k for k in [chosen] + rest if k in here]
             kernel = fit_here[0] if fit_here else kernel
         fits = True
     else:
@@ -227,10 +227,14 @@ def _judge(
     return choose_kernel(ties, order, clear_pages), ties
 
 
-def _streaming_range(extents: Iterable[int], pooled_from: int | None) -> list[int]:
-    """The extents from pooled_from on, when two or more: else none."""
+def _streaming_range(cells: Cells, extents: Iterable[int], pooled_from: int | None) -> list[int]:
+    """The extents from pooled_from on, when two or more and some kernel was
+    measured at all of them (a sweep a signal cut short may lack that):
+    else none, and every extent is judged alone."""
     pool = [e for e in extents if pooled_from is not None and e >= pooled_from]
-    return pool if len(pool) >= 2 else []
+    if len(pool) < 2 or not set.intersection(*({k for k, x in cells if x == e} for e in pool)):
+        return []
+    return pool
 
 
 def best_kernels(
@@ -277,7 +281,7 @@ def best_kernels(
         (whether the range was judged as one)}.
     """
     measured = [e for e in extents if any(x == e for _, x in cells)]
-    pool = _streaming_range(measured, pooled_from)
+    pool = _streaming_range(cells, measured, pooled_from)
     ranges: list[dict[str, Any]] = []
     for e in [e for e in measured if e not in pool]:
         kernel, ties = _judge({k: v for (k, x), v in cells.items() if x == e}, order, clear_pages)

@@ -306,3 +306,19 @@ def test_geometric_means_do_not_depend_on_the_rates_scale():
         for k, r in (("x86-64-avx-nt", 100 * GBPS), ("x86-64-movnti", 92 * GBPS))
     }
     assert judge_range(cells, RANGE, ORDER, CLEAR_PAGES)[0] == "x86-64-avx-nt"
+
+
+def test_a_range_no_kernel_was_measured_across_is_judged_extent_by_extent():
+    # A sweep a signal cut short: avx-nt has 32 and 64MB, movnti only 128MB.
+    cells = {
+        ("x86-64-avx-nt", 32 * MB): cell(100),
+        ("x86-64-avx-nt", 64 * MB): cell(100),
+        ("x86-64-movnti", 128 * MB): cell(90),
+    }
+    rows = best_kernels(cells, RANGE, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
+    assert [(r["min_bytes"], r["max_bytes"], r["kernel"], r["pooled"]) for r in rows] == [
+        (32 * MB, 64 * MB, "x86-64-avx-nt", False),
+        (128 * MB, 128 * MB, "x86-64-movnti", False),
+    ]
+    row, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
+    assert fits and (row["batch_bytes"], row["kernel"]) == (64 * MB, "x86-64-avx-nt")

@@ -6,7 +6,7 @@ the one expected for this kind of machine.
 JUNIT.xml is pytest's --junitxml report; KIND.txt lists one test id per line (text
 after "#" is a comment: the reason, for the reader). CI (.ci/run) runs it after the
 suite. A line may name, after the id, the machine facts under which the test is
-expected to skip (FACTS: "@no-avx512f", "@no-pmu", "@1gb-free", ...; all of them when
+expected to skip (FACTS: "@no-avx512f", "@no-clzero", "@no-pmu", "@1gb-free", ...; all of them when
 several): machines of one kind differ in what their virtual CPU shows and in what
 hugepages CI could reserve, and each fact is read here from the kernel (/proc/cpuinfo,
 sysfs), not from pagezero, whose detection is what the skips check. A skip that
@@ -44,6 +44,8 @@ def _free_hugepages(pool):
 # with perf as the event source "cpu" (x86) or "armv8_pmuv3*" (arm64).
 FACTS = {
     "no-avx512f": lambda: "avx512f" not in _cpu_flags(),
+    # AMD's clzero: Zen machines of this kind show it, Intel Xeons do not.
+    "no-clzero": lambda: "clzero" not in _cpu_flags(),
     "no-pmu": lambda: (
         not any(
             d == "cpu" or d.startswith("armv8_pmu")

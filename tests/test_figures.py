@@ -234,7 +234,8 @@ def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
     # faults.png drew mean +- stdev while the fault table gave medians (4KB + THP
     # demand: 6.9 in the figure, 9.0 in the table); both now come from one summary.
     from pagezero.report import faults
-    from pagezero.report.cells import Section, rate
+    from pagezero.report.cells import Section
+    from pagezero.report.words import rate
     from pagezero.store.history import format_spread
 
     rs = result_set(

@@ -21,8 +21,9 @@ from pagezero import report as report_pkg
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.report import cells as report_cells
+from pagezero.report import words as report_words
 from pagezero.report.cells import Section
-from pagezero.report.chunks import _knee_line, knee_of
+from pagezero.report.words import knee_line, knee_of
 from pagezero.results import Result, ResultSet
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -47,7 +48,7 @@ def table_cells(md):
     for line in md.splitlines():
         if line.startswith("|") and not set(line) <= set("|-"):
             found |= {
-                c.strip().rstrip(report_cells.SPREAD_MARK).split(" +-")[0] for c in line.split("|")
+                c.strip().rstrip(report_words.SPREAD_MARK).split(" +-")[0] for c in line.split("|")
             }
     return found
 
@@ -169,7 +170,7 @@ def test_the_chunk_sentence_quotes_the_rates_its_step_comes_from():
     k = knee_of(by_chunk)
     assert k["knee"] == 16 * MB
     assert (k["below_rate"], k["above_rate"]) == (4.5e9, 15e9)
-    line = _knee_line("k", k, by_chunk, 32 * MB, 1 * GB, "2MB THP")
+    line = knee_line("k", k, by_chunk, 32 * MB, 1 * GB, "2MB THP")
     step, above, below = re.search(
         r"([\d.]+)x as fast .*\(medians ([\d.]+) vs ([\d.]+) GB/s\)", line
     ).groups()
@@ -215,8 +216,8 @@ def test_cells_beyond_the_llc_with_a_wide_spread_between_runs_are_marked(rates, 
     table = report_cells.cells(rs, lambda r: r.params["size"])
     cell = table["k"][size]
     assert cell["runs"] == 3 and cell["median"] == pytest.approx(rates[1] * 1e9, rel=1e-3)
-    lines = report_cells.markdown_table(table, [size], "extent", 32 * MB)
-    assert (report_cells.SPREAD_MARK in lines[2]) is mark
+    lines = report_words.markdown_table(table, [size], "extent", 32 * MB)
+    assert (report_words.SPREAD_MARK in lines[2]) is mark
     assert any("spread" in line for line in lines) is mark
 
 
@@ -231,7 +232,7 @@ def test_one_run_is_never_marked():
         samples=(10**7, 2 * 10**7, 3 * 10**7),
     )
     table = report_cells.cells(ResultSet([r]), lambda r: r.params["size"])
-    assert not report_cells.marked(table["k"][256 * MB], 32 * MB)
+    assert not report_words.marked(table["k"][256 * MB], 32 * MB)
 
 
 def test_runs_are_fresh_processes(monkeypatch):

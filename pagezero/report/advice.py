@@ -8,7 +8,8 @@ from ..advise import advise
 from ..interrupt import as_interrupted
 from ..results import atomic_write
 from ..units import format_size
-from .cells import Section, holding, rate
+from .cells import Section, holding
+from .words import rate
 
 __all__ = ["study_advice"]
 

@@ -3,28 +3,17 @@ chunks of 4KB up to the whole region, on the kernel's own mappings: where
 the CPU stops allocating cache lines, compared with the LLC size."""
 
 import os
-import statistics
 
 from ..kernels import kernel_roles
 from ..mappings import kernel_backing
 from ..plot import plot_rates
-from ..stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, find_knee
+from ..stats import KNEE_MIN_EXTENT
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import (
-    Section,
-    cells,
-    draw,
-    holding,
-    markdown_table,
-    rate,
-    ratio,
-    run_points,
-    runs_line,
-    span,
-)
+from .cells import Section, cells, draw, holding, run_points
+from .words import knee_line, knee_of, knee_row, markdown_table, runs_line
 
-__all__ = ["study_chunks", "knee_of", "by_role"]
+__all__ = ["study_chunks", "by_role"]
 
 
 def by_role(roles, functions):
@@ -48,76 +37,6 @@ def by_role(roles, functions):
     return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
 
 
-def knee_of(by_chunk):
-    """The step in rate with chunk size, as the report quotes it: {knee, below
-    (the chunks of KNEE_MIN_EXTENT and up under the knee), above (the knee's and
-    up), below_rate and above_rate (the median rate of each side), step
-    (above_rate / below_rate)}; None with fewer than two chunks to look at.
-    The knee is pagezero.stats.find_knee's; the step is the ratio of the two
-    medians quoted beside it, so a reader can redo the division.
-
-    Parameters
-    ----------
-    by_chunk : dict
-        Per chunk (bytes), its median rate (bytes/sec).
-
-    Returns
-    -------
-    dict or None
-        The knee and the chunks (bytes) on each side, the median rate of each
-        side (bytes/sec) and the step (a ratio).
-    """
-    try:
-        knee, _ = find_knee(by_chunk.items())
-    except ValueError:
-        return None
-    xs = sorted(x for x in by_chunk if x >= KNEE_MIN_EXTENT)
-    below, above = [x for x in xs if x < knee], [x for x in xs if x >= knee]
-    lo = statistics.median(by_chunk[x] for x in below)
-    hi = statistics.median(by_chunk[x] for x in above)
-    return {
-        "knee": knee,
-        "below": below,
-        "above": above,
-        "below_rate": lo,
-        "above_rate": hi,
-        "step": hi / lo,
-    }
-
-
-def _knee_row(kernel, k):
-    return (
-        f"| {kernel} | {span(k['below'][0], k['below'][-1])} | {rate(k['below_rate'])} | "
-        f"{span(k['above'][0], k['above'][-1])} | {rate(k['above_rate'])} | "
-        f"{ratio(k['step'])} |"
-    )
-
-
-def _knee_line(kernel, k, by_chunk, llc, region, label):
-    xs = sorted(by_chunk)
-    if k["step"] < KNEE_CLEAR_STEP:
-        return (
-            f"{kernel}: no clear step in rate with chunk size up to {format_size(xs[-1])} "
-            f"(whole {format_size(region)} region on {label} pages: "
-            f"{rate(by_chunk[xs[-1]])} GB/s)."
-        )
-    where = (
-        f"chunks of {span(k['above'][0], k['above'][-1])} clear {ratio(k['step'])} as fast "
-        f"as chunks of {span(k['below'][0], k['below'][-1])} (medians "
-        f"{rate(k['above_rate'])} vs {rate(k['below_rate'])} GB/s), clearing a "
-        f"{format_size(region)} region on {label} pages"
-    )
-    knee, last_below = k["knee"], k["below"][-1]
-    if llc and llc // 2 <= knee <= 2 * llc and last_below >= llc // 4:
-        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
-        # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
-        return (
-            f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
-            f"call here (LLC: {format_size(llc)}): {where}."
-        )
-    return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."
-
-
 def _chunk_of(r):
     return r.params["chunk"] or r.params["size"]
 
@@ -134,8 +53,8 @@ def _tabulate(section, rs, size, backing, info):
         by_chunk = {x: c["median"] for x, c in by_x.items()}
         k = knee_of(by_chunk)
         if k:
-            knees.append(_knee_row(kernel, k))
-            section.summary.append(_knee_line(kernel, k, by_chunk, llc, size, backing.label))
+            knees.append(knee_row(kernel, k))
+            section.summary.append(knee_line(kernel, k, by_chunk, llc, size, backing.label))
     xs = sorted({x for by_x in table.values() for x in by_x})
     section.body = [
         f"One {format_size(size)} region on {backing.label} pages cleared per loop "

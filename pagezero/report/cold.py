@@ -5,9 +5,10 @@ import os
 
 from ..points import summarize_points
 from ..units import format_size
-from .cells import Section, holding, rate, ratio, run_points, runs_line
+from .cells import Section, holding, run_points
 from .chunks import by_role
 from .scales import MB
+from .words import rate, ratio, runs_line
 
 __all__ = ["study_cold", "CONDITION_KERNELS", "condition_kernels"]
 

@@ -6,19 +6,14 @@ import os
 
 from ..mappings import kernel_backing
 from ..plot import extent_of, plot_rates
-from ..stats import TIE, best_kernels
 from ..sweeps import default_sizes
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import Section, cells, draw, holding, markdown_table, rate, run_points, runs_line, span
+from .cells import Section, cells, draw, holding, run_points
 from .scales import MB, SMALL_REGION
+from .words import fastest_lines, markdown_table, runs_line
 
-__all__ = ["study_extents", "HOT_QUESTION", "STREAM_QUESTION"]
-
-# The two questions a "fastest" answers: they have different answers, since
-# the stores that skip the caches lose while the buffer fits in them.
-HOT_QUESTION = "reusing a buffer while it is hot (in cache)"
-STREAM_QUESTION = "streaming through a region larger than the LLC, as the kernel clears fresh pages"
+__all__ = ["study_extents"]
 
 
 def _loops(size):
@@ -53,45 +48,6 @@ def extent_points(extents, functions, region_args):
             {"size": size, "chunk": e if e < size else 0, "loops": _loops(size), **region_args}
         )
     return [dict(p, function=f) for p in points for f in functions]
-
-
-def fastest_lines(table, xs, llc):
-    """The summary's "fastest" sentences: one per range of extents with its
-    kernel, each naming its question, quoting the table's cells at both ends.
-
-    Parameters
-    ----------
-    table : dict
-        Per kernel, per extent (bytes), a cell (``median`` in bytes/sec).
-    xs : sequence of int
-        The extents measured, in bytes.
-    llc : int
-        The LLC's size in bytes (0 when unknown).
-
-    Returns
-    -------
-    list of str
-        The sentences, in the summary's words.
-    """
-    rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
-    groups = [
-        (HOT_QUESTION, [x for x in xs if not llc or x <= llc]),
-        (STREAM_QUESTION, [x for x in xs if llc and x > llc]),
-    ]
-    lines = []
-    for question, group in groups:
-        if not group:
-            continue
-        for r in best_kernels(rates, group):
-            lo, hi, k = r["min_bytes"], r["max_bytes"], r["kernel"]
-            ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
-            if hi != lo:
-                ends += f", {rate(rates[k][hi])} GB/s at {format_size(hi)}"
-            lines.append(
-                f"{question[0].upper()}{question[1:]}, extents of {span(lo, hi)}: "
-                f"{k} clears fastest, or within {TIE:.0%} of the fastest ({ends})."
-            )
-    return lines
 
 
 def _tabulate(section, rs, backing, info):

@@ -11,7 +11,8 @@ from ..plot import plot_bars
 from ..points import summarize_points
 from ..store.history import format_spread
 from ..units import format_size, parse_size
-from .cells import Section, draw, failure_text, holding, rate, ratio, run_points, runs_line
+from .cells import Section, draw, failure_text, holding, run_points
+from .words import rate, ratio, runs_line
 
 __all__ = ["study_faults", "FAULT_PAGES"]
 

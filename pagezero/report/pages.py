@@ -13,18 +13,8 @@ from ..kernels import clear_pages_kernel
 from ..mappings import Backing, kernel_backing
 from ..sysinfo import llc_bytes
 from ..units import format_size
-from .cells import (
-    Section,
-    cell_text,
-    cells,
-    holding,
-    marked,
-    rate,
-    ratio,
-    run_points,
-    runs_line,
-    spread_footnote,
-)
+from .cells import Section, cells, holding, run_points
+from .words import cell_text, marked, rate, ratio, runs_line, spread_footnote
 
 __all__ = ["study_pages"]
 

@@ -9,7 +9,8 @@ from .._core import PagezeroError
 from ..files import atomic_write
 from ..interrupt import as_interrupted
 from ..predict import FIT_HIGH, FIT_LOW, predict
-from .cells import Section, failure_text, holding, rate
+from .cells import Section, failure_text, holding
+from .words import rate
 
 __all__ = ["study_predict", "MILAN"]
 

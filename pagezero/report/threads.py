@@ -6,8 +6,9 @@ import os
 from ..bench import scaling
 from ..plot import plot_scaling
 from ..units import format_size
-from .cells import Section, draw, holding, rate, ratio
+from .cells import Section, draw, holding
 from .cold import condition_kernels
+from .words import rate, ratio
 
 __all__ = ["study_threads"]
 

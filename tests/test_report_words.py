@@ -1,0 +1,270 @@
+"""The report's words (pagezero.report.words) from tables made by hand: every
+cell, sentence and footnote in full, so that a changed rounding, a boundary
+moved by one byte or a quoted rate taken from the wrong side fails here, with
+no benchmark run. The oracle is the arithmetic written beside each case."""
+
+import pytest
+
+from pagezero.report.words import (
+    HOT_QUESTION,
+    SPREAD_LIMIT_PCT,
+    STREAM_QUESTION,
+    cell_text,
+    fastest_lines,
+    knee_line,
+    knee_of,
+    knee_row,
+    markdown_table,
+    marked,
+    rate,
+    ratio,
+    runs_line,
+    span,
+    spread_footnote,
+)
+from pagezero.results import Result, ResultSet
+
+KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
+LLC = 32 * MB
+
+
+def _cell(median, spread_pct=1.0, spread_of="runs", size=None):
+    return {"median": median, "spread_pct": spread_pct, "spread_of": spread_of, "size": size}
+
+
+# Figures ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bytes_per_sec, text",
+    [
+        (None, "-"),
+        (12.34e9, "12.3"),  # GB/s of 10^9 bytes, one decimal
+        (1e9, "1.0"),  # one decimal from 1 GB/s up
+        (0.994e9, "0.99"),  # two below it
+        (0.05e9, "0.05"),
+    ],
+)
+def test_a_rate_in_gb_per_second(bytes_per_sec, text):
+    assert rate(bytes_per_sec) == text
+
+
+def test_a_ratio_and_a_span():
+    assert ratio(1.254) == "1.25x"
+    assert ratio(10 / 3) == "3.33x"
+    assert span(4 * KB, 4 * KB) == "4KB"
+    assert span(4 * KB, 2 * MB) == "4KB to 2MB"
+
+
+# The spread mark ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cell, llc, mark",
+    [
+        (_cell(1e9, 10.0, size=LLC + 1), LLC, True),  # one byte beyond the LLC
+        (_cell(1e9, 10.0, size=LLC), LLC, False),  # the LLC itself is inside
+        (_cell(1e9, SPREAD_LIMIT_PCT, size=GB), LLC, False),  # the limit itself is not over
+        (_cell(1e9, SPREAD_LIMIT_PCT + 0.01, size=GB), LLC, True),
+        (_cell(1e9, 10.0, "loops", size=GB), LLC, False),  # one run: between runs unknown
+        (_cell(1e9, 10.0, size=4 * KB), 0, True),  # LLC unknown: every cell is beyond
+        (_cell(1e9, 10.0, size=None), LLC, False),  # no size: counted as 0 bytes
+    ],
+)
+def test_which_cells_are_marked(cell, llc, mark):
+    assert marked(cell, llc) is mark
+    assert cell_text(cell, llc).endswith("*") is mark
+
+
+def test_the_footnote_names_the_limit_and_the_cure():
+    assert spread_footnote() == (
+        "* beyond the LLC, the runs' medians of this cell spread by more than 5% "
+        "(coefficient of variation): each process got its own physical placement of "
+        "the buffer; more runs (--runs) narrow it down."
+    )
+
+
+def test_a_table_in_full_with_its_footnote():
+    table = {
+        "b": {4 * KB: _cell(1.0e9, 1.2, size=4 * KB)},
+        "a": {4 * KB: _cell(45.24e9, 3.4, size=4 * KB), 64 * MB: _cell(20e9, 7.0, size=64 * MB)},
+    }
+    assert markdown_table(table, [4 * KB, 64 * MB], "extent", LLC) == [
+        "| extent | a | b |",  # kernels in name order
+        "|---|---|---|",
+        "| 4KB | 45.2 +-3% | 1.0 +-1% |",
+        "| 64MB | 20.0 +-7%* | - |",  # b not measured there
+        "",
+        spread_footnote(),
+    ]
+
+
+def test_a_table_without_a_mark_has_no_footnote():
+    table = {"a": {64 * MB: _cell(20e9, 4.0, size=64 * MB)}}
+    assert markdown_table(table, [64 * MB], "region", LLC) == [
+        "| region | a |",
+        "|---|---|",
+        "| 64MB | 20.0 +-4% |",
+    ]
+
+
+# How many runs the cells stand on -------------------------------------------------------
+
+
+def _point_runs(size, processes, first_process=0):
+    """One result per process, each of three loops at 10 GB/s."""
+    return [
+        Result(
+            benchmark="memset",
+            function="k",
+            params={"size": size, "chunk": 0, "loops": 3},
+            bytes_per_loop=size,
+            clock="ns",
+            samples=(size // 10,) * 3,
+        )
+        for _ in range(processes)
+    ]
+
+
+def _runs_of(*counts):
+    results, rows, process = [], [], 0
+    for i, n in enumerate(counts):
+        for r in _point_runs((i + 1) * MB, n):
+            results.append(r)
+            rows.append({"repetition": process, "process": process})
+            process += 1
+    return ResultSet(results, rows)
+
+
+def test_the_runs_line_counts_the_fewest_runs_of_a_point():
+    assert runs_line(_runs_of(5, 3)) == (
+        "Cells: the median of 3 runs' medians, each run a fresh process, +- the "
+        "spread between runs (as the figures draw them)."
+    )
+
+
+def test_one_run_says_the_spread_between_runs_is_unknown():
+    assert runs_line(_runs_of(1)) == (
+        "Cells: medians of one run (one process) +- the spread of its loops: the "
+        "spread between runs is unknown; `pagezero report --runs 3` measures it."
+    )
+    assert runs_line(ResultSet([])) == ""
+
+
+# "Fastest" sentences --------------------------------------------------------------------
+
+
+def _table(rates):
+    return {k: {x: _cell(r, size=x) for x, r in by_x.items()} for k, by_x in rates.items()}
+
+
+def test_fastest_sentences_split_at_the_llc_and_quote_both_ends():
+    xs = [4 * KB, 1 * MB, LLC, 64 * MB, 128 * MB]
+    table = _table(
+        {
+            "a": {4 * KB: 50e9, 1 * MB: 40e9, LLC: 30e9, 64 * MB: 10e9, 128 * MB: 10e9},
+            "b": {4 * KB: 20e9, 1 * MB: 20e9, LLC: 20e9, 64 * MB: 20e9, 128 * MB: 21e9},
+        }
+    )
+    assert fastest_lines(table, xs, LLC) == [
+        # The LLC's own extent is the hot question's: the buffer still fits.
+        "Reusing a buffer while it is hot (in cache), extents of 4KB to 32MB: a clears "
+        "fastest, or within 5% of the fastest (50.0 GB/s at 4KB, 30.0 GB/s at 32MB).",
+        "Streaming through a region larger than the LLC, as the kernel clears fresh pages, "
+        "extents of 64MB to 128MB: b clears fastest, or within 5% of the fastest "
+        "(20.0 GB/s at 64MB, 21.0 GB/s at 128MB).",
+    ]
+    # Each sentence opens with its question, capitalised.
+    for line, question in zip(fastest_lines(table, xs, LLC), (HOT_QUESTION, STREAM_QUESTION)):
+        assert line.startswith(question[0].upper() + question[1:] + ", extents of ")
+
+
+def test_without_an_llc_every_extent_is_the_hot_question_and_one_end_is_quoted_once():
+    table = _table({"a": {4 * KB: 0.5e9}, "b": {4 * KB: 0.2e9}})
+    assert fastest_lines(table, [4 * KB], 0) == [
+        "Reusing a buffer while it is hot (in cache), extents of 4KB: a clears fastest, "
+        "or within 5% of the fastest (0.50 GB/s at 4KB)."
+    ]
+
+
+def test_a_kernel_that_takes_over_gets_its_own_sentence():
+    xs = [4 * KB, 64 * KB, 1 * MB]
+    table = _table({"a": {4 * KB: 50e9, 64 * KB: 10e9, 1 * MB: 10e9}, "b": {x: 20e9 for x in xs}})
+    lines = fastest_lines(table, xs, LLC)
+    assert [line.split(": ", 1)[1].split(" clears")[0] for line in lines] == ["a", "b"]
+    assert "extents of 64KB to 1MB: b" in lines[1]
+    assert "(20.0 GB/s at 64KB, 20.0 GB/s at 1MB)" in lines[1]
+
+
+# The chunk study's step ---------------------------------------------------------------
+
+
+def test_the_knee_and_the_medians_of_its_two_sides():
+    # 4KB is below KNEE_MIN_EXTENT (64KB): it is neither side's.
+    by_chunk = {4 * KB: 1e9, 64 * KB: 4e9, 1 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
+    assert knee_of(by_chunk) == {
+        "knee": 16 * MB,
+        "below": [64 * KB, 1 * MB],
+        "above": [16 * MB, 64 * MB],
+        "below_rate": 4.5e9,  # median of 4 and 5
+        "above_rate": 15e9,  # median of 10 and 20
+        "step": pytest.approx(15 / 4.5),
+    }
+
+
+def test_no_knee_with_one_chunk_to_look_at():
+    assert knee_of({4 * KB: 1e9, 16 * KB: 5e9, 64 * KB: 2e9}) is None
+
+
+def test_the_knee_row_quotes_what_the_sentence_quotes():
+    k = knee_of({64 * KB: 4e9, 1 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9})
+    assert knee_row("k", k) == "| k | 64KB to 1MB | 4.5 | 16MB to 64MB | 15.0 | 3.33x |"
+
+
+def test_a_step_below_the_clear_step_is_not_called_a_knee():
+    by_chunk = {64 * KB: 10e9, 1 * MB: 10.5e9, 16 * MB: 11e9, 64 * MB: 11.5e9}
+    k = knee_of(by_chunk)
+    assert k["step"] == pytest.approx(1.1)  # under KNEE_CLEAR_STEP (1.3)
+    assert knee_line("k", k, by_chunk, LLC, GB, "2MB THP") == (
+        "k: no clear step in rate with chunk size up to 64MB (whole 1GB region on 2MB THP "
+        "pages: 11.5 GB/s)."  # the largest chunk's rate, not a side's median
+    )
+
+
+def test_a_step_near_the_llc_is_where_stores_stop_allocating_cache_lines():
+    by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, 8 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
+    k = knee_of(by_chunk)
+    # knee 16MB = LLC / 2, and the last chunk below it (8MB) is LLC / 4: both edges.
+    assert knee_line("k", k, by_chunk, LLC, GB, "2MB THP") == (
+        "k stops allocating cache lines above ~8MB per call here (LLC: 32MB): chunks of "
+        "16MB to 64MB clear 3.75x as fast as chunks of 64KB to 8MB (medians 15.0 vs 4.0 "
+        "GB/s), clearing a 1GB region on 2MB THP pages."
+    )
+
+
+def test_a_knee_at_twice_the_llc_is_still_near_it():
+    by_chunk = {64 * KB: 4e9, 16 * MB: 4e9, 64 * MB: 10e9, 256 * MB: 10e9}
+    k = knee_of(by_chunk)
+    assert k["knee"] == 2 * LLC
+    assert knee_line("k", k, by_chunk, LLC, GB, "4KB").startswith(
+        "k stops allocating cache lines above ~16MB per call here (LLC: 32MB): "
+    )
+
+
+@pytest.mark.parametrize(
+    "llc, why",
+    [
+        (LLC, "the last chunk below the knee (1MB) is under LLC / 4"),
+        (0, "no LLC to compare with"),
+        (4 * MB, "the knee (16MB) is beyond twice the LLC"),
+        (64 * MB, "the knee (16MB) is under half the LLC"),
+    ],
+)
+def test_a_step_away_from_the_llc_is_said_where_it_is(llc, why):
+    by_chunk = {64 * KB: 4e9, 1 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
+    k = knee_of(by_chunk)
+    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP") == (
+        "k: the rate steps up at 16MB per call: chunks of 16MB to 64MB clear 3.33x as fast "
+        "as chunks of 64KB to 1MB (medians 15.0 vs 4.5 GB/s), clearing a 1GB region on "
+        "2MB THP pages."
+    ), why

@@ -4,10 +4,11 @@
 #   bash tools/mutation.sh [python|c|all]      (default all)
 #
 # python: mutmut (pip install mutmut) mutates the modules that decide numbers (units,
-#   stats, comparison and significance, results, advise_ties and advise_choices, the
-#   report's and advice's sentences) and runs the tests of each against every mutant, in a copy of this
-#   checkout (build/mutation/python: mutmut is configured there, in a setup.cfg of its
-#   own, so pyproject.toml stays as it is). Prints mutmut's summary; `mutmut results`
+#   stats, comparison and significance, results, advise_ties and advise_choices, and
+#   the words of the advice and the report: advice_text, report/words) and runs the
+#   tests of each against every mutant, in a copy of this checkout
+#   (build/mutation/python: mutmut is configured there, in a setup.cfg of its own, so
+#   pyproject.toml stays as it is). Prints mutmut's summary; `mutmut results`
 #   in that folder lists the survivors. MUTMUT_CHILDREN (default 1) test processes.
 # c: the mutants of C_MUTANTS below, each a one-line change to a timed loop of
 #   csrc/mem_bench.c (where the clock starts and stops, the head and tail of a chunk,
@@ -36,7 +37,7 @@ copy_checkout() { # copy_checkout <dir>: this checkout's tracked files, as commi
 # The modules that decide numbers; MUTATE="pagezero/units.py ..." picks some of them.
 MODULES="pagezero/units.py pagezero/stats.py pagezero/comparison.py pagezero/significance.py
 pagezero/results.py pagezero/result.py pagezero/advise_ties.py pagezero/advise_choices.py
-pagezero/advice_text.py"
+pagezero/advice_text.py pagezero/report/words.py"
 
 run_python_mutants() {
 	local dir=$out/python modules=${MUTATE:-$MODULES}
@@ -67,6 +68,8 @@ run_python_mutants() {
 		    tests/test_result_rules.py
 		    tests/test_comparison_rows.py
 		    tests/test_results_file_rules.py
+		    tests/test_report_words.py
+		    tests/test_report_cells.py
 		pytest_add_cli_args=
 		    -q
 		    -p

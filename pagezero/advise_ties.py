@@ -193,7 +193,8 @@ def choose_kernel(names: Iterable[str], order: Sequence[str], clear_pages: str) 
     names : iterable of str
         The tied kernels (not empty).
     order : sequence of str
-        The kernel table's order; names not in it come last.
+        The kernel table's order; names not in it come last, by name (never by a
+        set's order, which changes between processes).
     clear_pages : str
         The kernel clear_pages() uses on this CPU.
 
@@ -202,10 +203,8 @@ def choose_kernel(names: Iterable[str], order: Sequence[str], clear_pages: str) 
     str
         The kernel chosen.
     """
-    candidates = set(names)
-    if clear_pages in candidates:
-        return clear_pages
-    return min(candidates, key=lambda k: order.index(k) if k in order else len(order))
+    candidates = sort_by_table(set(names), order)
+    return clear_pages if clear_pages in candidates else candidates[0]
 
 
 def sort_by_table(names: Iterable[str], order: Sequence[str]) -> list[str]:

@@ -7,6 +7,9 @@ branch shows as a difference, not only a missing keyword.
 """
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -246,6 +249,20 @@ def test_a_budget_met_exactly_with_the_floor_added_fits():
 def test_the_kernel_rule_puts_names_outside_the_table_last():
     assert choose_kernel(["zz", "movnti"], ORDER, "stosb") == "movnti"
     assert choose_kernel(["zz"], ORDER, "stosb") == "zz"
+
+
+def test_the_kernel_rule_orders_names_outside_the_table_by_name():
+    # A set's order changes between processes (string hashing is salted): kernels
+    # missing from the table were chosen between by it ("aa" or "zz" by the seed).
+    code = (
+        "from pagezero.advise_ties import choose_kernel; "
+        "print(choose_kernel(['zz', 'aa', 'mm'], ['stosb'], 'stosb'))"
+    )
+    for seed in ("1", "2", "3", "6"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.stdout.strip() == "aa", (seed, out.stderr)
+    assert choose_kernel(["zz", "aa", "stosb"], ORDER, "stosb") == "stosb"
 
 
 def test_a_budget_row_in_full():

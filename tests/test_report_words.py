@@ -86,13 +86,13 @@ def test_the_footnote_names_the_limit_and_the_cure():
 
 def test_a_table_in_full_with_its_footnote():
     table = {
-        "b": {4 * KB: _cell(1.0e9, 1.2, size=4 * KB)},
+        "b": {4 * KB: _cell(1.0e9, 9.2, size=4 * KB)},
         "a": {4 * KB: _cell(45.24e9, 3.4, size=4 * KB), 64 * MB: _cell(20e9, 7.0, size=64 * MB)},
     }
     assert markdown_table(table, [4 * KB, 64 * MB], "extent", LLC) == [
         "| extent | a | b |",  # kernels in name order
         "|---|---|---|",
-        "| 4KB | 45.2 +-3% | 1.0 +-1% |",
+        "| 4KB | 45.2 +-3% | 1.0 +-9% |",  # a wide spread inside the LLC: not marked
         "| 64MB | 20.0 +-7%* | - |",  # b not measured there
         "",
         spread_footnote(),
@@ -100,10 +100,11 @@ def test_a_table_in_full_with_its_footnote():
 
 
 def test_a_table_without_a_mark_has_no_footnote():
-    table = {"a": {64 * MB: _cell(20e9, 4.0, size=64 * MB)}}
-    assert markdown_table(table, [64 * MB], "region", LLC) == [
+    table = {"a": {64 * MB: _cell(20e9, 4.0, size=64 * MB), 1 * MB: _cell(9e9, 9.0, size=MB)}}
+    assert markdown_table(table, [1 * MB, 64 * MB], "region", LLC) == [
         "| region | a |",
         "|---|---|",
+        "| 1MB | 9.0 +-9% |",  # inside the LLC, whatever its spread
         "| 64MB | 20.0 +-4% |",
     ]
 
@@ -136,9 +137,10 @@ def _runs_of(*counts):
     return ResultSet(results, rows)
 
 
-def test_the_runs_line_counts_the_fewest_runs_of_a_point():
-    assert runs_line(_runs_of(5, 3)) == (
-        "Cells: the median of 3 runs' medians, each run a fresh process, +- the "
+@pytest.mark.parametrize("counts, n", [((5, 3), 3), ((2,), 2), ((2, 4), 2)])
+def test_the_runs_line_counts_the_fewest_runs_of_a_point(counts, n):
+    assert runs_line(_runs_of(*counts)) == (
+        f"Cells: the median of {n} runs' medians, each run a fresh process, +- the "
         "spread between runs (as the figures draw them)."
     )
 
@@ -187,6 +189,16 @@ def test_without_an_llc_every_extent_is_the_hot_question_and_one_end_is_quoted_o
     ]
 
 
+def test_extents_all_beyond_the_llc_are_the_streaming_question_alone():
+    xs = [64 * MB, 128 * MB]
+    table = _table({"a": {64 * MB: 10e9, 128 * MB: 10.2e9}})
+    assert fastest_lines(table, xs, LLC) == [
+        "Streaming through a region larger than the LLC, as the kernel clears fresh pages, "
+        "extents of 64MB to 128MB: a clears fastest, or within 5% of the fastest "
+        "(10.0 GB/s at 64MB, 10.2 GB/s at 128MB)."
+    ]
+
+
 def test_a_kernel_that_takes_over_gets_its_own_sentence():
     xs = [4 * KB, 64 * KB, 1 * MB]
     table = _table({"a": {4 * KB: 50e9, 64 * KB: 10e9, 1 * MB: 10e9}, "b": {x: 20e9 for x in xs}})
@@ -219,6 +231,22 @@ def test_no_knee_with_one_chunk_to_look_at():
 def test_the_knee_row_quotes_what_the_sentence_quotes():
     k = knee_of({64 * KB: 4e9, 1 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9})
     assert knee_row("k", k) == "| k | 64KB to 1MB | 4.5 | 16MB to 64MB | 15.0 | 3.33x |"
+
+
+def test_three_chunks_a_side_are_quoted_from_first_to_last():
+    by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, 8 * MB: 5e9, 16 * MB: 10e9, 32 * MB: 12e9, 64 * MB: 20e9}
+    k = knee_of(by_chunk)
+    assert knee_row("k", k) == "| k | 64KB to 8MB | 4.0 | 16MB to 64MB | 12.0 | 3.00x |"
+    assert "chunks of 16MB to 64MB clear 3.00x as fast as chunks of 64KB to 8MB" in knee_line(
+        "k", k, by_chunk, 0, GB, "2MB THP"
+    )
+
+
+def test_a_step_of_exactly_the_clear_step_is_a_knee():
+    by_chunk = {64 * KB: 10e9, 1 * MB: 13e9}
+    k = knee_of(by_chunk)
+    assert k["step"] == 1.3  # KNEE_CLEAR_STEP itself
+    assert knee_line("k", k, by_chunk, 0, GB, "4KB").startswith("k: the rate steps up at 1MB")
 
 
 def test_a_step_below_the_clear_step_is_not_called_a_knee():
@@ -268,3 +296,23 @@ def test_a_step_away_from_the_llc_is_said_where_it_is(llc, why):
         "as chunks of 64KB to 1MB (medians 15.0 vs 4.5 GB/s), clearing a 1GB region on "
         "2MB THP pages."
     ), why
+
+
+NEAR = "k stops allocating cache lines"
+AWAY = "k: the rate steps up at 16MB per call"
+
+
+@pytest.mark.parametrize(
+    "last_below, llc, opening",
+    [
+        (12 * MB, 40 * MB, AWAY),  # knee 16MB under half the LLC (20MB), over a third
+        (8 * MB, 6 * MB, AWAY),  # knee 16MB over twice the LLC (12MB), under three times
+        (7 * MB, LLC, AWAY),  # the last chunk below (7MB) under LLC / 4 (8MB), over LLC / 5
+        (8 * MB, 8 * MB, NEAR),  # knee 16MB at twice the LLC, last chunk below at the LLC
+    ],
+)
+def test_near_the_llc_means_from_half_to_twice_it(last_below, llc, opening):
+    by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, last_below: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
+    k = knee_of(by_chunk)
+    assert (k["knee"], k["below"][-1]) == (16 * MB, last_below)
+    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP").startswith(opening)

@@ -29,6 +29,7 @@ from .advise_ties import (
     sort_by_table,
     tied,
 )
+from .knee import range_row
 
 __all__ = ["batch_for_budget", "best_kernels", "judge_range"]
 
@@ -295,19 +296,11 @@ def best_kernels(
         # reader is told which extents were judged together.
         kernel, ties = judge_range(cells, pool, order, clear_pages)
         ranges.append({"kernel": kernel, "extents": pool, "tied": set(ties), "pooled": True})
-    out: list[dict[str, Any]] = []
-    for rg in ranges:
-        k, es = rg["kernel"], rg["extents"]
-        out.append(
-            {
-                "min_bytes": es[0],
-                "max_bytes": es[-1],
-                "kernel": k,
-                "bytes_per_sec": float(
-                    statistics.median(cells[(k, e)]["bytes_per_sec"] for e in es)
-                ),
-                "tied": sort_by_table(rg["tied"] - {k}, order),
-                "pooled": rg.get("pooled", False),
-            }
+    return [
+        dict(
+            range_row(rg["kernel"], rg["extents"], lambda k, e: cells[(k, e)]["bytes_per_sec"]),
+            tied=sort_by_table(rg["tied"] - {rg["kernel"]}, order),
+            pooled=rg.get("pooled", False),
         )
-    return out
+        for rg in ranges
+    ]

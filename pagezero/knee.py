@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["find_knee", "best_kernels", "KNEE_MIN_EXTENT", "KNEE_CLEAR_STEP", "TIE"]
+__all__ = [
+    "find_knee",
+    "best_kernels",
+    "range_row",
+    "KNEE_MIN_EXTENT",
+    "KNEE_CLEAR_STEP",
+    "TIE",
+]
 
 # Below this, the cost of each call, not the cache, sets the rate: no knee there.
 KNEE_MIN_EXTENT = 64 << 10
@@ -111,15 +118,32 @@ def best_kernels(
             (k for k in rates if near_best(k, e)), key=lambda k: (run_length(k, i), rates[k][e])
         )
         ranges.append({"kernel": winner, "extents": [e]})
-    out = []
-    for rg in ranges:
-        k, es = rg["kernel"], rg["extents"]
-        out.append(
-            {
-                "min_bytes": es[0],
-                "max_bytes": es[-1],
-                "kernel": k,
-                "bytes_per_sec": float(statistics.median(rates[k][e] for e in es)),
-            }
-        )
-    return out
+    return [range_row(rg["kernel"], rg["extents"], lambda k, e: rates[k][e]) for rg in ranges]
+
+
+def range_row(
+    kernel: str, extents: Sequence[int], rate: Callable[[str, int], float]
+) -> dict[str, Any]:
+    """One row of a kernels-by-extent table (best_kernels', advise's).
+
+    Parameters
+    ----------
+    kernel : str
+        The range's kernel.
+    extents : sequence of int
+        The range's extents in bytes, in increasing order (not empty).
+    rate : callable
+        rate(kernel, extent): bytes/sec.
+
+    Returns
+    -------
+    dict
+        min_bytes, max_bytes, kernel, and bytes_per_sec: the median of the
+        kernel's rates over the range.
+    """
+    return {
+        "min_bytes": extents[0],
+        "max_bytes": extents[-1],
+        "kernel": kernel,
+        "bytes_per_sec": float(statistics.median(rate(kernel, e) for e in extents)),
+    }

@@ -20,6 +20,7 @@ from conftest import (
     require_kernel,
     run_python,
 )
+from helpers.cpus import CPUS, NEEDS_2_CPUS
 
 import pagezero
 
@@ -371,7 +372,7 @@ def test_bad_offsets_are_value_errors(bad):
 )
 def test_offset_applies_under_any_conditions(conditions):
     # One C path for every condition: the offset reaches each of them.
-    if conditions.get("threads", 1) > len(os.sched_getaffinity(0)):
-        pytest.skip("needs 2 CPUs")
+    if conditions.get("threads", 1) > CPUS:
+        pytest.skip(NEEDS_2_CPUS)
     r = run("memcpy", function="default", offset=16, **conditions)
     assert r.params["offset"] == 16 and r.loops == 2

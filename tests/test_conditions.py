@@ -10,15 +10,14 @@ import time
 
 import pytest
 from conftest import run_python
+from helpers.cpus import CPUS, needs_2_cpus
 
 import pagezero
 from pagezero import _core
 from pagezero.bench import choose_cpus, numa_nodes, scaling, thread_rates, thread_spread
 
-CPUS = len(os.sched_getaffinity(0))
 FILL = "generic"  # any fill byte, on every architecture
 METHODS = [m for m, ok in _core.cache_methods() if ok]
-needs_2_cpus = pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs allowed to this process")
 
 
 # Cold ---------------------------------------------------------------------------

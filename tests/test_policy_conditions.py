@@ -10,16 +10,15 @@ import os
 
 import pytest
 from conftest import run_python
+from helpers.cpus import CPUS, needs_2_cpus
 
 import pagezero
 from pagezero import _core
 from pagezero.bench import numa_nodes, thread_rates
 from pagezero.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
 
-CPUS = len(os.sched_getaffinity(0))
 PAGE = 4096
 METHODS = [m for m, ok in _core.cache_methods() if ok]
-needs_2_cpus = pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs allowed to this process")
 
 
 # Cold ---------------------------------------------------------------------------

@@ -8,10 +8,9 @@ branch shows as a difference, not only a missing keyword.
 
 import math
 import os
-import subprocess
-import sys
 
 import pytest
+from conftest import run_python
 
 from pagezero.advice_text import Advice
 from pagezero.advise_choices import batch_for_budget, best_kernels
@@ -259,8 +258,7 @@ def test_the_kernel_rule_orders_names_outside_the_table_by_name():
         "print(choose_kernel(['zz', 'aa', 'mm'], ['stosb'], 'stosb'))"
     )
     for seed in ("1", "2", "3", "6"):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        out = run_python("-c", code, env=dict(os.environ, PYTHONHASHSEED=seed))
         assert out.stdout.strip() == "aa", (seed, out.stderr)
     assert choose_kernel(["zz", "aa", "stosb"], ORDER, "stosb") == "stosb"
 

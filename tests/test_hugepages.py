@@ -177,7 +177,9 @@ def test_a_signal_during_a_reservation_restores_the_pool(sig):
         text=True,
     )
     try:
-        assert proc.stdout.readline().strip() == "reserved"
+        if proc.stdout.readline().strip() != "reserved":
+            proc.kill()
+            pytest.fail(f"the reservation of {needed} pages failed: {proc.communicate()[1]}")
         assert real_total() > before
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)

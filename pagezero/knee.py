@@ -3,8 +3,9 @@
 Both read rates measured over a range of extents (bytes cleared per call):
 find_knee() fits one step in log rate, the change a cache level's edge
 makes; best_kernels() splits the extents into ranges with their fastest
-kernel, keeping near-equals together. The report's extents and chunks pages
-and advise use them; pagezero.stats re-exports them.
+kernel, keeping near-equals together, each a range_row() (advise's rows are
+too). The report's extents and chunks pages and advise use them;
+pagezero.stats re-exports them.
 """
 
 from __future__ import annotations

@@ -127,6 +127,22 @@ def test_the_words_of_a_full_sweep():
     assert advice().describe() == EXPECTED
 
 
+def test_a_range_judged_as_one_says_so_in_its_heading_and_its_row():
+    pooled = BEST[:2] + (dict(BEST[2], tied=["avx"], pooled=True),)
+    lines = advice(best_kernel=pooled).describe()
+    at = EXPECTED.index("Fastest kernel by extent:")
+    assert lines[:at] == EXPECTED[:at]
+    assert lines[at : at + 4] == [
+        "Fastest kernel by extent (from the LLC's size on, one question judged over all its "
+        "extents: which stores stream fastest to memory):",
+        EXPECTED[at + 1],
+        EXPECTED[at + 2],
+        "  16MB             stosb                34.0 GB/s  (tied: avx)  (judged as one range, "
+        "paired within runs)",
+    ]
+    assert lines[at + 4 :] == EXPECTED[at + 4 :]
+
+
 def test_one_run_says_quick_and_that_the_noise_is_unknown():
     quick_cells = {c: dict(v, noise_pct=None) for c, v in CELLS.items()}
     lines = advice(runs=1, rounds=1, cells=quick_cells).describe()

@@ -159,6 +159,26 @@ def test_a_budgets_batch_beyond_the_llc_takes_the_ranges_kernel():
     assert (row["batch_bytes"], row["kernel"]) == (128 * MB, "x86-64-movnti")
 
 
+def test_where_the_ranges_kernel_does_not_fit_the_next_tied_over_the_range_does():
+    # Over the range movnti and avx-nt are tied (movnti's gaps scatter) and stosb,
+    # 8% behind in every run, is not; movnti, first in the table, is the range's.
+    # At 128MB movnti does not fit: avx-nt, tied with it over the range, takes the
+    # batch, not stosb, which that one cell alone would tie (clear_pages()'s).
+    cells = _paired(
+        {
+            "x86-64-avx-nt": [100, 100, 100, 100, 100],
+            "x86-64-movnti": [80, 105, 85, 104, 90],
+            CLEAR_PAGES: [92, 92, 92, 92, 92],
+        }
+    )
+    for c in cells.values():
+        c["p90_worst_ms"] = 0.5
+    cells[("x86-64-movnti", 128 * MB)]["p90_worst_ms"] = 2.0
+    assert judge_range(cells, RANGE, ORDER, CLEAR_PAGES)[0] == "x86-64-movnti"
+    row, fits = batch_for_budget(cells, 1.0, ORDER, CLEAR_PAGES, pooled_from=32 * MB)
+    assert fits and (row["batch_bytes"], row["kernel"]) == (128 * MB, "x86-64-avx-nt")
+
+
 # The paired gaps, worked by hand ------------------------------------------------------
 
 

@@ -79,40 +79,10 @@ sys.exit(main(sys.argv[1:]))
 def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
     out = tmp_path / "sweep.json"
     # Far more runs than can finish: the signal always comes in the middle.
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            SWEEP,
-            "sweep",
-            "memset",
-            "-g",
-            "function=default",
-            "-g",
-            "size=64KB,128KB",
-            "-g",
-            "loops=1",
-            "--warmup",
-            "0",
-            "-r",
-            "1000000",
-            "-o",
-            str(out),
-        ],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        wait_for_cpu(proc, 0.3)  # into the sweep's loop
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == STATUS[sig], err
+    args = ["sweep", "memset", "-g", "function=default", "-g", "size=64KB,128KB"]
+    args += ["-g", "loops=1", "--warmup", "0", "-r", "1000000", "-o", str(out)]
+    status, err = stopped_sweep(args, sig)
+    assert status == STATUS[sig], err
     check_one_line(
         err,
         rf"pagezero: interrupted by {sig.name} after \d+ of 2000000 runs; "

@@ -341,14 +341,23 @@ def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | No
     return late
 
 
+# How often reserve() grows a pool whose new pages other processes map before this one
+# can: each try asks for what is still missing. A machine's other hugetlb users come
+# and go, and one that maps pages between the write and the check is no shortage of
+# memory in the kernel.
+GROW_TRIES = 3
+
+
 @contextlib.contextmanager
 def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     """A context manager that makes `needed` pages of `page` available for its block.
 
     Grows the pool only by what is missing (nothing when enough are free),
-    as root only. Afterwards, also on an error, Ctrl-C, SIGTERM or SIGHUP,
-    the pool gives back exactly what was added: it returns to its previous
-    size unless someone else resized it meanwhile, whose change is kept.
+    as root only; again by what is still missing, up to GROW_TRIES times, when
+    other processes map the new pages first. Afterwards, also on an error,
+    Ctrl-C, SIGTERM or SIGHUP, the pool gives back exactly what was added: it
+    returns to its previous size unless someone else resized it meanwhile,
+    whose change is kept.
 
     Parameters
     ----------
@@ -369,7 +378,8 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
         command for root.
     pagezero.MappingError
         When the kernel grew the pool by less than asked (memory too fragmented or too
-        small), or has no such pool.
+        small), other processes took the new pages GROW_TRIES times over, or there is
+        no such pool.
     """
     before = pool(page)
     missing = needed - before.available
@@ -390,17 +400,32 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
         # signals_interrupt() they already do, and nothing is taken over here.
         with signals_interrupt((signal.SIGTERM, signal.SIGHUP)) as taken:
             try:
-                with deferred():
-                    _write(before.path, before.total + missing)
-                    added = pool(page).total - before.total
-                grown = pool(page)
-                if grown.available < needed:
+                grown = before
+                for _ in range(GROW_TRIES):
+                    short = needed - grown.available
+                    with deferred():
+                        _write(before.path, grown.total + short)
+                        now = pool(page)
+                        added += now.total - grown.total
+                    if now.total < grown.total + short:
+                        raise MappingError(
+                            errno.ENOMEM,
+                            f"asked the kernel for {short} more {before.page} hugepages "
+                            f"({before.path}: {grown.total} -> {grown.total + short}) but it "
+                            f"found only {max(now.total - grown.total, 0)} (memory too "
+                            f"fragmented or too small); {needed} needed, {now.available} "
+                            "available",
+                        )
+                    grown = now
+                    if grown.available >= needed:
+                        break
+                else:
                     raise MappingError(
                         errno.ENOMEM,
-                        f"asked the kernel for {missing} more {before.page} hugepages "
-                        f"({before.path}: {before.total} -> {before.total + missing}) but it "
-                        f"found only {max(added, 0)} (memory too fragmented or too small); "
-                        f"{needed} needed, {grown.available} available",
+                        f"grew the {before.page} hugepage pool by {added} pages in "
+                        f"{GROW_TRIES} tries ({before.path}: {before.total} -> {grown.total}) "
+                        f"but other processes mapped them as fast; {needed} needed, "
+                        f"{grown.available} available",
                     )
                 yield grown
                 unwinding = False

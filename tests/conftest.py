@@ -7,6 +7,7 @@ import time
 import pytest
 from helpers.cli import run_cli
 from helpers.fake_sysfs import FakeKernel
+from helpers.pool_lock import hugepage_pools
 from hypothesis import settings
 
 import pagezero
@@ -325,6 +326,14 @@ def tiny_report(tiny_report_run):
     return out
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Each test, its fixtures' setup and teardown included, holds the hugepage pools'
+    lock (helpers/pool_lock.py): alone when marked owns_hugepage_pools, else shared."""
+    with hugepage_pools(alone=item.get_closest_marker("owns_hugepage_pools") is not None):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Close the figures a test left open (one that looks at a figure object keeps it):
@@ -346,6 +355,10 @@ def _close_figures():
 # core once per session, so they stay on one worker too. The groups are xdist's work
 # units here, not its xdist_group marks: pytest 9.2 took away the node ids that marks
 # are grouped by (xdist 3.8's loadgroup then spreads a group over every worker).
+# The group keeps the hugepage files off each other's way; a test that counts a pool
+# exactly also needs every other file's runs (which map 2MB pages wherever the pool has
+# free ones) stopped meanwhile: it is marked owns_hugepage_pools, and runs alone
+# (pytest_runtest_protocol above, helpers/pool_lock.py).
 XDIST_GROUPS = {
     "hugepages": {
         "test_advise",  # advise measures the 2MB hugetlb backing where the pool has pages

@@ -391,6 +391,7 @@ def test_more_threads_than_memory_allows():
     assert mapping_count() == before
 
 
+@pytest.mark.owns_hugepage_pools
 @pytest.mark.parametrize("page", ["2MB", "1GB"])
 def test_hugepage_shortage_names_the_sysfs_file_and_changes_nothing(page):
     pools_before = pagezero.hugepage_pools()

@@ -187,6 +187,7 @@ def test_more_threads_than_memory_allows_is_exit_1():
     )
 
 
+@pytest.mark.owns_hugepage_pools
 @pytest.mark.parametrize("page", ["2MB", "1GB"])
 def test_hugepage_shortage_names_the_file(page):
     before = pagezero.hugepage_pools()[page].total
@@ -214,6 +215,7 @@ def test_a_thp_fallback_is_never_silent():
     os.geteuid() != 0 or not os.path.exists(hugepages.SYSFS + "/hugepages-2048kB"),
     reason="resizing a hugepage pool needs root and a 2MB pool",
 )
+@pytest.mark.owns_hugepage_pools
 def test_ctrl_c_during_a_reserved_run_restores_the_pool():
     before = hugepages.pool("2MB").total
     pages = hugepages.pool("2MB").available + 1  # one more than is free: --reserve acts

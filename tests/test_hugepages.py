@@ -83,6 +83,37 @@ def test_reserve_when_the_kernel_finds_too_few_pages(fake):
     assert fake.get("total") == 0
 
 
+def others_map_pages(monkeypatch, kernel, takes):
+    """After each sysfs write, another process maps `takes(added)` of the pages the
+    write added (their number, not more than are free)."""
+
+    def write(path, value):
+        total = kernel.get("total")
+        kernel.write(path, value)
+        if kernel.get("total") > total:  # not after a give-back
+            taken = min(takes(kernel.get("total") - total), kernel.get("free"))
+            kernel.set(free=kernel.get("free") - taken)
+
+    monkeypatch.setattr(hugepages, "_write", write)
+
+
+def test_reserve_grows_again_when_others_map_the_new_pages(fake, monkeypatch):
+    takes = iter([2])  # the first write's new pages: 2 of them go elsewhere
+    others_map_pages(monkeypatch, fake, lambda added: next(takes, 0))
+    with hugepages.reserve("2MB", 5) as grown:
+        assert grown.available == 5 and grown.total == 7
+    assert fake.writes == [5, 7, 0]  # all 7 added given back
+
+
+def test_reserve_gives_up_when_others_map_every_new_page(fake, monkeypatch):
+    others_map_pages(monkeypatch, fake, lambda added: added)
+    with pytest.raises(pagezero.MappingError, match="other processes mapped them") as e:
+        with hugepages.reserve("2MB", 5):
+            pytest.fail("the block must not run")
+    assert "by 15 pages in 3 tries" in str(e.value) and "5 needed, 0 available" in str(e.value)
+    assert fake.writes == [5, 10, 15, 0]
+
+
 def test_reserve_needs_root(fake, monkeypatch):
     monkeypatch.setattr(hugepages.os, "geteuid", lambda: 1000)
     with pytest.raises(pagezero.PagezeroError, match="needs root.*echo 2 > .*nr_hugepages"):
@@ -119,6 +150,7 @@ def real_total():
 
 
 @ROOT_ONLY
+@pytest.mark.owns_hugepage_pools
 def test_reserve_restores_the_real_pool():
     before = hugepages.pool("2MB")
     needed = before.available + 2
@@ -129,6 +161,7 @@ def test_reserve_restores_the_real_pool():
 
 
 @ROOT_ONLY
+@pytest.mark.owns_hugepage_pools
 def test_cli_reserve_restores_the_real_pool():
     before = real_total()
     size = (hugepages.pool("2MB").available + 2) * 2
@@ -162,6 +195,7 @@ with hugepages.reserve("2MB", int(sys.argv[1])):
 
 
 @ROOT_ONLY
+@pytest.mark.owns_hugepage_pools
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_during_a_reservation_restores_the_pool(sig):
     before = real_total()

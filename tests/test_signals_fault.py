@@ -34,10 +34,13 @@ POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 RUN = ["mem", "mmap", "-p", "2MB", "-s", "64MB", "-l", "200000", "-f", "demand", "--reserve"]
 PAGES = 32  # 64MB of 2MB pages
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not os.path.exists(POOL),
-    reason=f"growing a hugepage pool (--reserve) needs root and a 2MB hugetlb pool ({POOL})",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        os.geteuid() != 0 or not os.path.exists(POOL),
+        reason=f"growing a hugepage pool (--reserve) needs root and a 2MB hugetlb pool ({POOL})",
+    ),
+    pytest.mark.owns_hugepage_pools,  # each test checks the pool's size before and after
+]
 
 # The CLI as `python -m pagezero` runs it; "slow" makes the give-back's
 # sysfs write take a second, announced on stdout, so that a second signal

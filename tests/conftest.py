@@ -192,6 +192,20 @@ RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
 FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 
 
+def start_python(*args, **kwargs):
+    """Start this interpreter with `args` against the installed pagezero, its
+    stdout and stderr piped as text: the signal tests' child, which they read
+    ("ready") and signal while it runs. `kwargs` go to Popen."""
+    return subprocess.Popen(
+        [sys.executable, *args],
+        cwd=TESTS_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
 def pagezero_cli(*args, cwd=None, **kwargs):
     """Run `python -m pagezero ARGS` and return the CompletedProcess."""
     return run_python("-m", "pagezero", *[str(a) for a in args], cwd=cwd, **kwargs)

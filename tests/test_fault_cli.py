@@ -8,14 +8,11 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 from conftest import (
     FUNCTION_RE,
-    TESTS_DIR,
     check_environment_error,
     check_rate_line,
     check_usage_error,
@@ -25,6 +22,7 @@ from conftest import (
     ok,
     pagezero_main,
     require_hugepages,
+    start_python,
 )
 from helpers.cli import run_cli
 from helpers.faults import cut_short_memset
@@ -222,27 +220,20 @@ def test_ctrl_c_during_a_reserved_run_restores_the_pool():
     # About 4GB of faults, a second or so: the interrupt comes while it runs;
     # the C loops stop within one loop (csrc/stop.h), then the CLI unwinds.
     loops = max(10, 2000 // pages)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pagezero",
-            "mem",
-            "mmap",
-            "-s",
-            f"{2 * pages}MB",
-            "-p",
-            "2MB",
-            "-f",
-            "demand",
-            "-l",
-            str(loops),
-            "--reserve",
-        ],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_python(
+        "-m",
+        "pagezero",
+        "mem",
+        "mmap",
+        "-s",
+        f"{2 * pages}MB",
+        "-p",
+        "2MB",
+        "-f",
+        "demand",
+        "-l",
+        str(loops),
+        "--reserve",
     )
     try:
         # Signalled once the run maps its own hugepages (its HugetlbPages), which

@@ -14,7 +14,7 @@ import threading
 import time
 
 import pytest
-from conftest import TESTS_DIR, one_line_error
+from conftest import TESTS_DIR, one_line_error, start_python
 from helpers.cli import run_cli as cli
 
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
@@ -310,35 +310,28 @@ def test_fleet_error_is_a_pagezero_error():
 
 def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pagezero",
-            "fleet",
-            "run",
-            "--scheduler",
-            fleet[0],
-            "-o",
-            str(out),
-            "--machines",
-            "host-b",
-            "--runs",
-            "4",
-            "--",
-            "mem",
-            "mmap",
-            "-s",
-            "64MB",
-            "-l",
-            "8",
-            "-f",
-            "demand",
-        ],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_python(
+        "-m",
+        "pagezero",
+        "fleet",
+        "run",
+        "--scheduler",
+        fleet[0],
+        "-o",
+        str(out),
+        "--machines",
+        "host-b",
+        "--runs",
+        "4",
+        "--",
+        "mem",
+        "mmap",
+        "-s",
+        "64MB",
+        "-l",
+        "8",
+        "-f",
+        "demand",
     )
     deadline = time.monotonic() + 120
     while True:  # until the first run is in: then Ctrl-C

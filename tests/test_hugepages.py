@@ -8,12 +8,10 @@ nr_hugepages; the rest resize the real 2MB pool and need root.
 import errno
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR, run_python
+from conftest import run_python, start_python
 
 import pagezero
 from pagezero import hugepages
@@ -203,13 +201,7 @@ def test_a_signal_during_a_reservation_restores_the_pool(sig):
     # meanwhile: "available + 2" was met without growing when a test on the other
     # worker let go of the 2MB pages it held in between (CI, once).
     needed = before + 2
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(needed)],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-c", HOLD, str(needed))
     try:
         if proc.stdout.readline().strip() != "reserved":
             proc.kill()

@@ -9,11 +9,9 @@ wait in a subprocess that gets real signals; nothing here needs root
 
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
-from conftest import TESTS_DIR
+from conftest import start_python
 from helpers.fake_sysfs import FakeKernel
 from helpers.signals import STATUS
 
@@ -66,13 +64,7 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(
     first, second, mode, tmp_path
 ):
     kernel = FakeKernel(tmp_path, total=1, free=1)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD_POOL, str(tmp_path), mode],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-c", HOLD_POOL, str(tmp_path), mode)
     try:
         assert proc.stdout.readline().strip() == "reserved"
         assert kernel.get("total") == 3

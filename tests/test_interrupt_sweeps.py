@@ -11,13 +11,11 @@ process.
 import os
 import re
 import signal
-import subprocess
-import sys
 import threading
 import time
 
 import pytest
-from conftest import TESTS_DIR
+from conftest import start_python
 from helpers.fake_bench import GRID6, key, point_key, registered_fake
 from helpers.signals import STATUS, check_one_line, children, wait_for_cpu
 
@@ -124,13 +122,7 @@ def stopped_sweep(args, sig, to_worker=False):
     """Run the sweep CLI with `args`, send `sig` once the measuring process has had
     some CPU time in its loops, to the sweep or to its worker alone; (exit status,
     stderr)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SWEEP, *args],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-c", SWEEP, *args)
     try:
         assert proc.stdout.readline().strip() == "ready"
         if "--processes" in args:

@@ -7,13 +7,11 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR, ok
 from conftest import check_usage_error as usage_error
+from conftest import ok, start_python
 from helpers.cli import run_cli
 
 from pagezero import MappingError
@@ -330,14 +328,7 @@ def test_ctrl_c_in_a_real_report(tmp_path):
     # A real SIGINT once the first study has saved its file: exit 130, and
     # report.md written from what was measured.
     out = tmp_path / "r"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pagezero", "report", "-o", str(out)],
-        cwd=TESTS_DIR,
-        env=TINY_ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-m", "pagezero", "report", "-o", str(out), env=TINY_ENV)
     deadline = time.monotonic() + 120
     while (
         not (out / "extents.json").exists() and proc.poll() is None and time.monotonic() < deadline

@@ -20,12 +20,10 @@ fails on the 60 s wait.
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR, hugetlb_bytes
+from conftest import hugetlb_bytes, start_python
 from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
@@ -102,21 +100,14 @@ def pool():
     assert after == before, f"the 2MB pool was {before} pages, left at {after}"
 
 
-def start(argv, before):
-    """Start `argv` and return it once it measures: --reserve has grown the
-    pool by what it lacked (or, when the pool had enough free, after 1.5 s)."""
+def start(args, before):
+    """Start Python with `args` and return it once it measures: --reserve has grown
+    the pool by what it lacked (or, when the pool had enough free, after 1.5 s)."""
     grows = max(0, PAGES - pagezero.hugepage_pools()["2MB"].available)
     # SIGINT at its default, as a terminal's Ctrl-C finds it: a shell started
     # without job control has its background jobs (this pytest, maybe) ignore
     # it, and pagezero keeps an ignored signal ignored.
-    proc = subprocess.Popen(
-        argv,
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    proc = start_python(*args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     if not grows:
         time.sleep(1.5)
     deadline = time.monotonic() + 30
@@ -182,7 +173,7 @@ def check_saved(out_file, sig, err):
 @pytest.mark.parametrize("sig", STATUS)
 def test_a_signal_ends_a_reserved_run_with_its_status_and_the_pool_back(sig, pool, tmp_path):
     out_file = tmp_path / "run.json"
-    proc = start([sys.executable, "-m", "pagezero", *RUN, "-o", str(out_file)], pool)
+    proc = start(["-m", "pagezero", *RUN, "-o", str(out_file)], pool)
     seconds, _, err = stop(proc, sig)
     print(f"\n{sig.name}: exit {proc.returncode} {seconds:.3f} s after the signal")
     assert proc.returncode == STATUS[sig], err
@@ -197,7 +188,7 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(
     first, second, pool, tmp_path
 ):
     out_file = tmp_path / "run.json"
-    proc = start([sys.executable, "-c", CLI, "slow", *RUN, "-o", str(out_file)], pool)
+    proc = start(["-c", CLI, "slow", *RUN, "-o", str(out_file)], pool)
 
     def second_signal():
         assert proc.stdout.readline().strip() == "giving back"
@@ -214,7 +205,7 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(
 def test_the_api_dies_of_sigterm_after_giving_the_pool_back(pool):
     # No handlers of the caller's: the reservation gives the pool back, then
     # the process ends as SIGTERM ends it without one.
-    proc = start([sys.executable, "-c", API], pool)
+    proc = start(["-c", API], pool)
     seconds, _, err = stop(proc, signal.SIGTERM)
     print(f"\napi SIGTERM: exit {proc.returncode} {seconds:.3f} s after the signal")
     assert proc.returncode == -signal.SIGTERM, err

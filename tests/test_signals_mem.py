@@ -20,7 +20,7 @@ import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR
+from conftest import TESTS_DIR, start_python
 from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
@@ -64,24 +64,17 @@ def signal_and_wait(proc, sig):
 @pytest.mark.parametrize("sig", STATUS)
 def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path):
     out = tmp_path / "run.json"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pagezero",
-            "mem",
-            "memset",
-            "-s",
-            "64MB",
-            "-l",
-            str(LOOPS),
-            "-o",
-            str(out),
-        ],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_python(
+        "-m",
+        "pagezero",
+        "mem",
+        "memset",
+        "-s",
+        "64MB",
+        "-l",
+        str(LOOPS),
+        "-o",
+        str(out),
     )
     _, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == STATUS[sig], err
@@ -127,13 +120,7 @@ print("finished", flush=True)
 def test_api_memset_raises_interrupted_with_the_completed_loops(sig, threads):
     if threads > len(os.sched_getaffinity(0)):
         pytest.skip(f"needs {threads} CPUs")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", API, str(threads)],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-c", API, str(threads))
     out, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == STATUS[sig], err
     name, loops, marked = out.split()
@@ -152,13 +139,7 @@ print("finished", flush=True)
 def test_a_signal_left_to_its_default_action_still_ends_the_process(sig):
     # A library user who installed nothing: the C core's catch must not turn
     # SIGTERM into an exception (a traceback and exit 1); the process dies of it.
-    proc = subprocess.Popen(
-        [sys.executable, "-c", DEFAULT_ACTION],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-c", DEFAULT_ACTION)
     out, err, seconds = signal_and_wait(proc, sig)
     assert proc.returncode == -sig, (proc.returncode, err)
     assert "Traceback" not in err and "finished" not in out

@@ -9,12 +9,10 @@ a run that never stops fails on the 60 s wait.
 """
 
 import re
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR
+from conftest import start_python
 from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
@@ -47,13 +45,7 @@ def interrupt(args, sig, out, wait):
     """Run `pagezero args -o out`, send `sig` once it has had `wait` s of CPU after
     starting to run the command: the process, its stderr and the seconds from the
     signal to its exit."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", RUN, *args, "-o", str(out)],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_python("-c", RUN, *args, "-o", str(out))
     try:
         assert proc.stdout.readline().strip() == "ready"
         wait_for_cpu(proc, wait, timeout=120)

@@ -5,12 +5,10 @@ with the shell's status for the signal."""
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR
+from conftest import start_python
 from helpers.signals import STATUS, children, wait_for_cpu
 
 import pagezero
@@ -41,28 +39,21 @@ def second_run_started(proc, timeout=120):
 )
 def test_a_signal_in_the_second_run_keeps_the_first(sig, cpu, tmp_path):
     out = tmp_path / "runs.json"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pagezero",
-            "mem",
-            "mmap",
-            "-s",
-            "4MB",
-            "-f",
-            "demand",
-            "-l",
-            str(LOOPS),
-            "--runs",
-            "3",
-            "-o",
-            str(out),
-        ],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_python(
+        "-m",
+        "pagezero",
+        "mem",
+        "mmap",
+        "-s",
+        "4MB",
+        "-f",
+        "demand",
+        "-l",
+        str(LOOPS),
+        "--runs",
+        "3",
+        "-o",
+        str(out),
     )
     try:
         second = second_run_started(proc)
@@ -101,32 +92,25 @@ def test_a_signal_as_a_sweep_worker_starts_keeps_the_earlier_workers(tmp_path):
     # pagezero, takes it once its handlers are in place: no traceback, and the
     # first worker's repetition is kept.
     out = tmp_path / "sweep.json"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pagezero",
-            "sweep",
-            "mmap",
-            "-g",
-            "function=demand",
-            "-g",
-            "size=4MB",
-            "-g",
-            f"loops={LOOPS}",
-            "--warmup",
-            "0",
-            "-r",
-            "2",
-            "--processes",
-            "2",
-            "-o",
-            str(out),
-        ],
-        cwd=TESTS_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_python(
+        "-m",
+        "pagezero",
+        "sweep",
+        "mmap",
+        "-g",
+        "function=demand",
+        "-g",
+        "size=4MB",
+        "-g",
+        f"loops={LOOPS}",
+        "--warmup",
+        "0",
+        "-r",
+        "2",
+        "--processes",
+        "2",
+        "-o",
+        str(out),
     )
     try:
         second_run_started(proc)

@@ -132,6 +132,14 @@ def test_identical_samples_are_not_flagged():
     assert c["change_pct"] == 0
 
 
+def test_two_constant_sides_apart_are_tested():
+    # A coarse clock can read the same every loop: each side constant, the two apart.
+    # Only a set of samples all equal is "nothing to test"; these are all above.
+    c = compare_samples([RATE] * 8, [RATE * 1.1] * 8)
+    assert c["p_value"] < 0.01
+    assert c["marker"] == IMPROVEMENT
+
+
 def test_too_few_samples_for_alpha():
     base = samples(3, seed=1)
     new = samples(3, mean=RATE * 0.8, seed=2)

@@ -79,7 +79,8 @@ def hugepage_shortage(page, buffers=1):
     """A size whose `buffers` mappings of `page` pages the free pool cannot all
     give. With two buffers the first mapping succeeds and the second fails,
     so the clean-up after a partial success is exercised too. Skips the test
-    where the kernel has no such pool (the error is then another)."""
+    where the kernel has no such pool (the error is then another). A test using it
+    counts on the free pages staying as read: mark it owns_hugepage_pools."""
     require_pool(page)
     return (free_hugepages(page) // buffers + 1) << PAGE_SHIFT[page]
 

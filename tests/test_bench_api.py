@@ -277,6 +277,7 @@ def test_1gb_hugepages_when_reserved():
     assert r.params["page"] == "1GB" and r.bytes_per_loop == 1 << 30
 
 
+@pytest.mark.owns_hugepage_pools
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
 @pytest.mark.parametrize("page", ["2MB", "1GB"])
 def test_hugepage_shortage_raises_mapping_error(benchmark, page):
@@ -322,6 +323,7 @@ def _failing_calls():
     return calls
 
 
+@pytest.mark.owns_hugepage_pools
 def test_failed_calls_leak_no_mappings():
     calls = _failing_calls()
 

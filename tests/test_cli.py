@@ -246,6 +246,7 @@ def test_cycles_with_a_pmu_prints_cycles_per_byte(with_pmu):
     assert float(out) > 0
 
 
+@pytest.mark.owns_hugepage_pools
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
 def test_too_few_1gb_hugepages(benchmark):
     size = hugepage_shortage("1GB", buffers=2 if benchmark == "memcpy" else 1)
@@ -253,6 +254,7 @@ def test_too_few_1gb_hugepages(benchmark):
     check_environment_error(proc, "hugepages", "nr_hugepages")
 
 
+@pytest.mark.owns_hugepage_pools
 def test_too_few_2mb_hugepages():
     proc = mem(
         "memset", "-p", "2MB", "-s", str(hugepage_shortage("2MB")), "-l", "2", "-f", "default"

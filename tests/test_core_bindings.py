@@ -175,6 +175,7 @@ def test_clear_pages_without_erms_is_rep_stosq():
     assert out.stdout.strip() == "['x86-64-stosq']"
 
 
+@pytest.mark.owns_hugepage_pools
 def test_hugepage_shortage_from_c_states_facts_without_advice():
     # Writing a number into nr_hugepages can shrink the pool: only
     # pagezero.hugepages, which knows the pool, words that advice.

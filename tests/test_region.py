@@ -75,6 +75,7 @@ def test_2mb_hugetlb_region():
         mv.release()
 
 
+@pytest.mark.owns_hugepage_pools
 @pytest.mark.parametrize("page", ["2MB", "1GB"])
 def test_hugepage_shortage_names_the_fix(page):
     before = mapping_count()

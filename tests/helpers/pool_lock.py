@@ -1,8 +1,9 @@
 """One lock between the suite's workers (and any other pytest session on the machine)
 for the hugepage pools, which are one per machine.
 
-Every test holds it shared; a test marked ``owns_hugepage_pools`` (one that resizes a
-real pool or counts it exactly before and after) holds it alone. Grouping the hugepage
+Every test holds it shared; a test marked ``owns_hugepage_pools`` holds it alone: one
+that resizes a real pool, counts it exactly before and after, or maps one page more
+than are free (conftest's hugepage_shortage) and must see that fail. Grouping the hugepage
 test files on one worker (conftest's XDIST_GROUPS) is not enough for such a test: a
 batch or folio run anywhere in the suite maps 2MB hugetlb pages when the pool has free
 ones (mappings.kernel_backing), and a run of the signal tests' group took the pages a

@@ -164,8 +164,18 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
     """A context manager that holds `signals` for its block.
 
     A signal arriving meanwhile is delivered when the block ends, so that a write
-    that must finish (a pool given back, a result file) does. The calling thread's
-    signal mask is changed (``pthread_sigmask``), and restored afterwards.
+    that must finish (a pool given back, a result file) does. Two layers, since the
+    kernel gives a signal sent to the process to any thread that does not block it
+    (numpy's OpenBLAS starts one on import), and Python then runs the handler in the
+    main thread at once:
+
+    - the calling thread's signal mask (``pthread_sigmask``), restored afterwards;
+      threads started within the block inherit it, and never take these signals;
+    - in the main thread, where Python runs every handler, a handler that only
+      notes the signal stands in for each of `signals` (but one ignored, or set
+      outside Python); afterwards the handlers are back and a noted signal is
+      raised again, as if it had come just then. Within the block,
+      ``signal.getsignal()`` answers that stand-in: read a handler before.
 
     Parameters
     ----------
@@ -176,11 +186,49 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
     ------
     None
     """
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    signals = list(signals)
+    holder = _Holder()
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
+        if threading.current_thread() is threading.main_thread():
+            for s in signals:
+                if signal.getsignal(s) not in (None, signal.SIG_IGN):
+                    holder.replaced[s] = signal.signal(s, holder)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        holder.holding = False
+        try:
+            for s, handler in holder.replaced.items():
+                signal.signal(s, handler)
+            # Raised on this thread while it still blocks them: pending, they come
+            # with any that the mask held, once it is restored.
+            for s in dict.fromkeys(holder.held):
+                signal.raise_signal(s)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+class _Holder:
+    """The handler deferred() puts in the program's place in the main thread: it
+    notes a signal while the block runs. Once the block has ended, one that comes
+    before the program's handler is back (a restore cut short by another signal's
+    exception) goes to that handler, as it would have without deferred()."""
+
+    def __init__(self) -> None:
+        self.holding = True
+        self.held: list[int] = []
+        self.replaced: dict[int, _Handler] = {}
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.holding:
+            self.held.append(signum)
+            return
+        handler = self.replaced[signum]
+        if callable(handler):
+            handler(signum, frame)
+        else:  # SIG_DFL: put back, and its default action once the mask lets it through
+            signal.signal(signum, handler)
+            signal.raise_signal(signum)
 
 
 def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> _T | None:
@@ -217,11 +265,12 @@ def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> 
     if not name:
         return make_result(raw)
     signum = getattr(signal, name, signal.SIGINT)
+    # The program's handler, read before deferred() stands in for it.
+    handler = signal.getsignal(signum)
     # Held while the partial is built: a second signal must not replace
     # the Interrupted that carries it.
     with deferred():
         partial = make_result(raw) if raw.get("loops_done") else None
-        handler = signal.getsignal(signum)
         if handler not in (signal.default_int_handler, _raise_interrupted):
             # Not a stop pagezero owns: a program's own handler, or SIGTERM /
             # SIGHUP left to their default action. The signal goes to it, as

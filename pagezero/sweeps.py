@@ -132,10 +132,8 @@ def _progress(total: int, enabled: bool | None) -> Any:  # a tqdm bar
     from tqdm import tqdm
 
     class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
-        # No monitor thread (tqdm starts one even for a disabled bar): a
-        # signal sent to the process goes to any thread that does not block
-        # it, so a second thread would take the signals interrupt.deferred()
-        # holds in the main thread while a result file or a pool is written.
+        # No monitor thread: tqdm starts one even for a disabled bar, and
+        # leaves it running in the caller's process after the sweep.
         monitor_interval = 0
 
     return Bar(total=total, disable=not enabled, unit="run", leave=False)

@@ -49,10 +49,9 @@ def test_a_stop_signal_keeps_the_loops_of_the_point_it_cut_short(
     # A warm-up cut short keeps nothing: its loops were to be thrown away.
 
 
-def test_a_sweep_leaves_no_thread_to_take_a_held_signal(fake_bench):
-    # A process-directed signal goes to any thread that does not block it:
-    # a thread left behind (tqdm's monitor) would take the signals that
-    # interrupt.deferred() holds in the main thread while a file is written.
+def test_a_sweep_leaves_no_thread_behind(fake_bench):
+    # tqdm starts a monitor thread for any bar, a disabled one too, and leaves it
+    # running: the sweep's bar asks for none.
     from tqdm import tqdm
 
     if tqdm.monitor is not None:  # one that tqdm used elsewhere started

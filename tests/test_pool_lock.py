@@ -23,7 +23,7 @@ def test_tests_share_the_pools(lock_files):
 @pytest.mark.parametrize("first, second", [(False, True), (True, False), (True, True)])
 def test_an_owner_runs_alone(lock_files, first, second):
     with pool_lock.hugepage_pools(alone=first):
-        with pytest.raises(pytest.fail.Exception, match="waited 0.2 s for the hugepage pools"):
+        with pytest.raises(TimeoutError, match="waited 0.2 s for the hugepage pools"):
             with pool_lock.hugepage_pools(alone=second):
                 pass
     with pool_lock.hugepage_pools(alone=second):  # free again once the first is done
@@ -36,7 +36,7 @@ def test_a_waiting_owner_lets_no_new_test_start(lock_files):
     fd = os.open(pool_lock.TURNSTILE, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        with pytest.raises(pytest.fail.Exception, match="the hugepage pools' turnstile"):
+        with pytest.raises(TimeoutError, match="the hugepage pools' turnstile"):
             with pool_lock.hugepage_pools(alone=False):
                 pass
     finally:

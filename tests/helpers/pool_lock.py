@@ -6,11 +6,12 @@ that resizes a real pool, counts it exactly before and after, or maps one page m
 than are free (conftest's hugepage_shortage) and must see that fail. Grouping the hugepage
 test files on one worker (conftest's XDIST_GROUPS) is not enough for such a test: a
 batch or folio run anywhere in the suite maps 2MB hugetlb pages when the pool has free
-ones (mappings.kernel_backing), and a run of the signal tests' group took the pages a
+ones (mappings.kernel_backing), and such a run in another file took the pages a
 reservation had just added (CI: "asked the kernel for 18 more ... 17 available").
 
 flock(2) locks: the kernel drops them when a worker dies, so a crash never leaves the
-suite waiting. A turnstile (a second lock, taken by a waiting owner) keeps the shared
+suite waiting; a wait past WAIT_S (a test that hangs elsewhere) stops the session,
+saying so. A turnstile (a second lock, taken by a waiting owner) keeps the shared
 holders from starving it: they pass through the turnstile before each test, and an
 owner waiting for the pools holds it.
 """
@@ -21,8 +22,6 @@ import os
 import tempfile
 import time
 
-import pytest
-
 POOLS = os.path.join(tempfile.gettempdir(), "pagezero-tests-hugepage-pools.lock")
 TURNSTILE = POOLS + ".turnstile"
 # Longer than any one test runs here (the tiny report, a notebook: a minute or two).
@@ -30,7 +29,7 @@ WAIT_S = 900.0
 
 
 def _open(path):
-    # Readable by every user, whoever made it first (root in CI, a developer here).
+    # Usable by every user, whoever made it first (root in CI, a developer here).
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     with contextlib.suppress(OSError):
         os.fchmod(fd, 0o666)
@@ -38,7 +37,7 @@ def _open(path):
 
 
 def _lock(fd, how, what):
-    """flock(fd, how), waiting at most WAIT_S; then the test fails, saying why."""
+    """flock(fd, how), waiting at most WAIT_S; then TimeoutError, saying for what."""
     deadline = time.monotonic() + WAIT_S
     while True:
         try:
@@ -46,7 +45,9 @@ def _lock(fd, how, what):
             return
         except BlockingIOError:
             if time.monotonic() > deadline:
-                pytest.fail(f"waited {WAIT_S:g} s for {what} ({POOLS}): another test holds it")
+                raise TimeoutError(
+                    f"waited {WAIT_S:g} s for {what} ({POOLS}): a test holds it"
+                ) from None
             time.sleep(0.02)
 
 

@@ -10,10 +10,9 @@ expected to skip (FACTS: "@no-avx512f", "@no-clzero", "@no-pmu", "@1gb-free", ..
 all of them when several): machines of one kind differ in what their virtual CPU
 shows and in what hugepages CI could reserve, and each fact is read here from the
 kernel (/proc/cpuinfo, sysfs), not from pagezero, whose detection is what the skips
-check. A skip that
-appears (a broken CPU-feature check turning kernels into skips) or disappears
-(hardware that changed) fails it; when the change is meant, the list is updated in
-the same commit.
+check. A skip that appears (a broken CPU-feature check turning kernels into skips)
+or disappears (hardware that changed) fails it; when the change is meant, the list
+is updated in the same commit.
 """
 
 import os

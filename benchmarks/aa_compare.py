@@ -133,7 +133,7 @@ def measure(steps, cpu):
 
 def load(folder):
     """({name: ResultSet} quiet, {name: ResultSet} hog) from q*.json and h*.json."""
-    from pagezero.folders import load_path
+    from pagezero.results.folders import load_path
 
     def kind(prefix):
         paths = sorted(
@@ -156,7 +156,7 @@ def hog_pairs(quiet, hog):
 
 def changes(sets, pairs, threshold_pct, alpha):
     """[(base, other, change_pct, marker, runs)] of the points each pair shares."""
-    from pagezero.comparison import compare
+    from pagezero.analysis.compare import compare
 
     out = []
     for a, b in pairs:
@@ -168,7 +168,7 @@ def changes(sets, pairs, threshold_pct, alpha):
 
 
 def summary_rows(sets):
-    from pagezero.points import summarize_points
+    from pagezero.results.points import summarize_points
 
     rows = []
     for name, rs in sets.items():

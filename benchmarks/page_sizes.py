@@ -46,7 +46,7 @@ FUNCTIONS = (
 def main():
     args = parse_args(__doc__)
     pz = import_pagezero()
-    from pagezero.mappings import kernel_backing
+    from pagezero.system.backing import kernel_backing
 
     size, loops = (256 * MB, 3) if args.quick else (1 * GB, 5)
     usable = {k.name for k in pz.kernels("clear") if k.available}

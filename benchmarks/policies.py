@@ -38,8 +38,8 @@ TOUCH_TARGET = 0.8
 
 
 def knee(pz, args):
-    from pagezero.policy import plan_batch, run_batch
-    from pagezero.stats import find_knee
+    from pagezero.analysis.stats import find_knee
+    from pagezero.measure.policy import plan_batch, run_batch
 
     size, passes = (256 * MB, 2) if args.quick else (1 * GB, 3)
     extents = [4 * MB, 8 * MB, 16 * MB, 24 * MB, 32 * MB, 48 * MB, 64 * MB, 128 * MB]
@@ -75,7 +75,7 @@ def knee(pz, args):
 
 
 def touch(pz, args):
-    from pagezero.policy import STRATEGIES, FolioMemory, plan_folio, run_folio
+    from pagezero.measure.policy import STRATEGIES, FolioMemory, plan_folio, run_folio
 
     loops = 5 if args.quick else 20
     plans = {s: plan_folio("2MB", s, fault_index=0, loops=loops, backing="4KB") for s in STRATEGIES}
@@ -119,7 +119,7 @@ def main():
     if KNEE_KERNEL not in [k.name for k in pz.kernels() if k.available]:
         print(f"{KNEE_KERNEL} is not available on this machine: nothing to measure")
         raise SystemExit(2)
-    from pagezero.policy import llc_bytes
+    from pagezero.measure.policy import llc_bytes
 
     llc = llc_bytes()
     header("clearing policies: the LLC knee and the fault-neighbourhood touch", args)

@@ -64,7 +64,8 @@ def extra(p):
 def main():
     args = parse_args(__doc__, extra=extra)
     pz = import_pagezero()
-    from pagezero import fault, hugepages
+    from pagezero.measure import fault
+    from pagezero.system import hugepages
 
     size = 256 * MB if args.quick else 1 * GB
     loops = 3 if args.quick else 10

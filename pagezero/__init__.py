@@ -24,23 +24,23 @@ if importlib.util.find_spec(__name__ + "._core") is None:
         "or build it in place with `python setup.py build_ext --inplace`"
     )
 
-from . import _core as _core  # noqa: E402 (after the check above; re-exported)
-from ._core import MappingError, PagezeroError, UnavailableError
-from .advise import Advice, advise
-from .bench import memcpy, memset
-from .comparison import compare
-from .fault import Headroom, faults, headroom
-from .hugepages import pools as hugepage_pools
-from .hugepages import reserve as reserve_hugepages
-from .interrupt import Interrupted
-from .kernels import Kernel, clear, copy, fill, find_kernel, kernels
-from .policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
-from .predict import Prediction, predict
-from .region import region
-from .results import Result, ResultSet, load_results, save_results
-from .sweeps import sweep
-from .sysinfo import machine
-from .units import format_size, parse_size
+from pagezero import _core as _core  # noqa: E402 (after the check above; re-exported)
+from pagezero._core import MappingError, PagezeroError, UnavailableError
+from pagezero.analysis.compare import compare
+from pagezero.interrupt import Interrupted
+from pagezero.measure.fault import Headroom, faults, headroom
+from pagezero.measure.mem import memcpy, memset
+from pagezero.measure.policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
+from pagezero.results.resultset import Result, ResultSet, load_results, save_results
+from pagezero.runs.sweeps import sweep
+from pagezero.studies.advise.study import Advice, advise
+from pagezero.studies.predict import Prediction, predict
+from pagezero.system.hugepages import pools as hugepage_pools
+from pagezero.system.hugepages import reserve as reserve_hugepages
+from pagezero.system.kernels import Kernel, clear, copy, fill, find_kernel, kernels
+from pagezero.system.machine import machine
+from pagezero.system.memory import region
+from pagezero.units import format_size, parse_size
 
 __all__ = [
     "MappingError",

@@ -20,7 +20,7 @@ from typing_extensions import Self
 # The buffers the functions take: any object with the buffer protocol (bytearray,
 # memoryview, mmap, Region), numpy arrays named too: numpy's stubs give ndarray the
 # protocol's __buffer__ (PEP 688) from Python 3.12 on only, and pagezero is checked
-# for 3.10. pagezero.kernels annotates its wrappers with these as well.
+# for 3.10. pagezero.system.kernels annotates its wrappers with these as well.
 _Writable = WriteableBuffer | NDArray[Any]
 _Readable = ReadableBuffer | NDArray[Any]
 

@@ -62,7 +62,7 @@ class Interrupted(KeyboardInterrupt):
     """
 
     # partial is open: a Result, a ResultSet or an Advice, whatever the stopped call
-    # returns (pagezero.advise raises it with its partial Advice).
+    # returns (pagezero.studies.advise.study raises it with its partial Advice).
     def __init__(self, signum: int, partial: Any = None) -> None:
         super().__init__(signum)
         self.signum = int(signum)

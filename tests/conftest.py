@@ -295,7 +295,7 @@ def never_available(page, threads=1):
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     """hugepages.py reading and writing a FakeKernel's pool, as root."""
-    from pagezero import hugepages
+    from pagezero.system import hugepages
 
     kernel = FakeKernel(tmp_path)
     monkeypatch.setattr(hugepages, "SYSFS", str(tmp_path))

@@ -6,9 +6,9 @@ store of two machines' result sets (make_store)."""
 import os
 import random
 
-from pagezero.kernels import kernels
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
 from pagezero.store import Store
+from pagezero.system.kernels import kernels
 
 KB, MB = 1 << 10, 1 << 20
 

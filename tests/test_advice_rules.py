@@ -12,9 +12,9 @@ import os
 import pytest
 from conftest import run_python
 
-from pagezero.advice_text import Advice
-from pagezero.advise_choices import batch_for_budget, best_kernels
-from pagezero.advise_ties import (
+from pagezero.studies.advise.choices import batch_for_budget, best_kernels
+from pagezero.studies.advise.text import Advice
+from pagezero.studies.advise.ties import (
     TIE_FLOOR_PCT,
     choose_kernel,
     fits_budget,
@@ -270,7 +270,7 @@ def test_the_kernel_rule_orders_names_outside_the_table_by_name():
     # A set's order changes between processes (string hashing is salted): kernels
     # missing from the table were chosen between by it ("aa" or "zz" by the seed).
     code = (
-        "from pagezero.advise_ties import choose_kernel; "
+        "from pagezero.studies.advise.ties import choose_kernel; "
         "print(choose_kernel(['zz', 'aa', 'mm'], ['stosb'], 'stosb'))"
     )
     for seed in ("1", "2", "3", "6"):

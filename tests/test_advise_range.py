@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from pagezero.advise_choices import _paired_gaps as paired_gaps
-from pagezero.advise_choices import batch_for_budget, best_kernels, judge_range
-from pagezero.advise_ties import tied
+from pagezero.studies.advise.choices import _paired_gaps as paired_gaps
+from pagezero.studies.advise.choices import batch_for_budget, best_kernels, judge_range
+from pagezero.studies.advise.ties import tied
 
 KB, MB = 1 << 10, 1 << 20
 GBPS = 1e9

@@ -2,8 +2,8 @@
 
 import pytest
 
-from pagezero.advise_choices import batch_for_budget, best_kernels
-from pagezero.advise_ties import (
+from pagezero.studies.advise.choices import batch_for_budget, best_kernels
+from pagezero.studies.advise.ties import (
     CHECKED_AGAINST,
     TIE_FLOOR_PCT,
     choose_kernel,

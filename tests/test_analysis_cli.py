@@ -14,7 +14,7 @@ from conftest import check_usage_error as usage_error
 from conftest import ok, pagezero_main
 from helpers.cli import run_cli as cli
 
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from pagezero import files
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
 
 
 def one_set():

@@ -7,12 +7,13 @@ import pytest
 from conftest import check_usage_error, ok, pagezero_cli
 
 import pagezero
-from pagezero import mappings, policy
 from pagezero.cli import main
 from pagezero.cli.backing import backing_heading, backing_lines
 from pagezero.cli.mem import _print_conditions
-from pagezero.policy import BatchResult
-from pagezero.results import Result
+from pagezero.measure import policy
+from pagezero.measure.policy import BatchResult
+from pagezero.results.resultset import Result
+from pagezero.system import backing as mappings
 
 MB = 1 << 20
 THP_ON = mappings.thp_mode() in ("always", "madvise")

@@ -11,12 +11,12 @@ import statistics
 
 import pytest
 
+from pagezero.analysis.compare import compare, format_table, runs_per_side
+from pagezero.analysis.sides import machine_differences, side_facts
+from pagezero.analysis.significance import compare_runs
 from pagezero.cli import main
-from pagezero.comparison import compare, format_table, runs_per_side
-from pagezero.comparison_header import machine_differences, side_facts
-from pagezero.folders import load_sources
-from pagezero.results import Result, ResultSet
-from pagezero.significance import compare_runs
+from pagezero.results.folders import load_sources
+from pagezero.results.resultset import Result, ResultSet
 
 MB = 1 << 20
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -275,7 +275,7 @@ def test_side_facts_of_an_old_file():
 
 
 def test_machine_records_the_kernel_command_line(tmp_path):
-    from pagezero import sysinfo
+    from pagezero.system import machine as sysinfo
 
     (tmp_path / "proc").mkdir()
     (tmp_path / "proc" / "cmdline").write_text("root=/dev/vda1 preempt=full mitigations=off\n")

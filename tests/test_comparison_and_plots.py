@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from pagezero.comparison import compare, format_table
-from pagezero.plot import plot_bars, plot_comparison, plot_rates
-from pagezero.results import Result, ResultSet
+from pagezero.analysis.compare import compare, format_table
+from pagezero.figures.plot import plot_bars, plot_comparison, plot_rates
+from pagezero.results.resultset import Result, ResultSet
 
 KB, MB = 1 << 10, 1 << 20
 

@@ -4,8 +4,8 @@ field of a row (centre, spread between runs, pooled loops, change) can be checke
 
 import pytest
 
-from pagezero.comparison import METHOD, compare
-from pagezero.results import Result, ResultSet
+from pagezero.analysis.compare import METHOD, compare
+from pagezero.results.resultset import Result, ResultSet
 
 
 def side(runs, function="k"):

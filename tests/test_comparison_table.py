@@ -1,7 +1,7 @@
 """format_table() on rows written by hand: the whole table as text, its column widths,
 cells, study groups, legend and notes counted out here, not taken from a run."""
 
-from pagezero.comparison import format_table, runs_per_side
+from pagezero.analysis.compare import format_table, runs_per_side
 
 NOTE_NO_TEST = "a run's median is not a positive finite number: no test"
 

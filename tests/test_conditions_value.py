@@ -6,8 +6,10 @@ import dataclasses
 import pytest
 
 import pagezero
-from pagezero import _core, bench, conditions
-from pagezero.conditions import MAX_LOOPS, Conditions, check_loops
+from pagezero import _core
+from pagezero.measure import conditions
+from pagezero.measure import mem as bench
+from pagezero.measure.conditions import MAX_LOOPS, Conditions, check_loops
 
 
 def test_defaults_are_perfs_conditions_and_record_nothing():

@@ -178,7 +178,7 @@ def test_clear_pages_without_erms_is_rep_stosq():
 @pytest.mark.owns_hugepage_pools
 def test_hugepage_shortage_from_c_states_facts_without_advice():
     # Writing a number into nr_hugepages can shrink the pool: only
-    # pagezero.hugepages, which knows the pool, words that advice.
+    # pagezero.system.hugepages, which knows the pool, words that advice.
     with pytest.raises(pagezero.MappingError) as info:
         _core.Region(hugepage_shortage("2MB"), 21)
     assert info.value.errno in (12, 22)
@@ -190,6 +190,6 @@ def test_hugepage_shortage_from_c_states_facts_without_advice():
 
 
 def test_numa_bind_failure_is_a_mapping_error():
-    # pagezero.policy catches it as an OSError and rewords it.
+    # pagezero.measure.policy catches it as an OSError and rewords it.
     with pagezero.region("4KB") as r, pytest.raises(pagezero.MappingError):
         _core.numa_bind(r, 100000)

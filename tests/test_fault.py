@@ -18,8 +18,9 @@ from conftest import mapping_count, mem_available, never_available, require_huge
 from helpers.faults import cut_short_memset
 
 import pagezero
-from pagezero import _core, fault
+from pagezero import _core
 from pagezero.interrupt import STOP_SIGNALS, Interrupted, signals_interrupt
+from pagezero.measure import fault
 
 MB = 1 << 20
 SIZE = 8 * MB

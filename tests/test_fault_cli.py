@@ -28,8 +28,9 @@ from helpers.cli import run_cli
 from helpers.faults import cut_short_memset
 
 import pagezero
-from pagezero import fault, hugepages
 from pagezero.cli import main
+from pagezero.measure import fault
+from pagezero.system import hugepages
 
 SMALL = ["-s", "4MB", "-l", "2"]
 THREAD_RE = re.compile(r"^ +\d+\.\d{6} (bytes|KB|MB|GB)/sec/thread \( \+- \d+\.\d\d% \)$")

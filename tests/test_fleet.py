@@ -19,7 +19,7 @@ from helpers.cli import run_cli as cli
 
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
-from pagezero.folders import load_folder
+from pagezero.results.folders import load_folder
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
 # Long enough to be killed mid-run: 1.5GB of 4KB page faults, half a second or more even
@@ -402,7 +402,7 @@ def test_machines_with_many_samples_compare(tmp_path, capsys):
     # A report's points can pool hundreds of loops; comparing two machines' folders
     # of them overflowed in the Mann-Whitney floor (2.0 / C(n1+n2, n1)).
     from pagezero.cli import main
-    from pagezero.results import Result, ResultSet
+    from pagezero.results.resultset import Result, ResultSet
 
     for name, tick in (("a", 100), ("b", 101)):
         machine = {"hostname": name}

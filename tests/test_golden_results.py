@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from pagezero.policy import BatchResult, FolioResult
-from pagezero.results import SCHEMA_VERSION, Result, ResultSet
+from pagezero.measure.policy import BatchResult, FolioResult
+from pagezero.results.resultset import SCHEMA_VERSION, Result, ResultSet
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 GOLDEN = {1: "results_v1.json", 2: "results_v2.json", 3: "results_v3.json"}

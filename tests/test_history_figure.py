@@ -4,7 +4,7 @@ date drawn."""
 
 import datetime
 
-from pagezero import plot
+from pagezero.figures import plot
 from pagezero.figures.palette import PALETTE
 from pagezero.store.history import history_footer, plot_history
 

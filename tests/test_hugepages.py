@@ -14,7 +14,7 @@ import pytest
 from conftest import run_python, start_python
 
 import pagezero
-from pagezero import hugepages
+from pagezero.system import hugepages
 
 # The fake sysfs (conftest's FakeKernel, the `fake` fixture) ------------------------
 
@@ -185,7 +185,7 @@ def test_cli_reserve_restores_the_real_pool():
 
 HOLD = """
 import sys, time
-from pagezero import hugepages
+from pagezero.system import hugepages
 with hugepages.reserve("2MB", int(sys.argv[1])):
     print("reserved", flush=True)
     time.sleep(60)

@@ -15,13 +15,13 @@ from conftest import start_python
 from helpers.fake_sysfs import FakeKernel
 from helpers.signals import STATUS
 
-from pagezero import hugepages
 from pagezero.interrupt import Interrupted, signals_interrupt
+from pagezero.system import hugepages
 
 HOLD_POOL = """
 import os, sys, time
 from helpers.fake_sysfs import FakeKernel
-from pagezero import hugepages
+from pagezero.system import hugepages
 from pagezero.interrupt import Interrupted, signals_interrupt
 
 kernel = FakeKernel(sys.argv[1], create=False)

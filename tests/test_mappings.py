@@ -1,4 +1,4 @@
-"""pagezero.mappings: the choice of pages standing for the kernel's direct map
+"""pagezero.system.backing: the choice of pages standing for the kernel's direct map
 (hugetlb, else THP, else 4KB) from fixture sysfs files and pools, smaps
 read from fixture text, and the THP share of real regions where THP is on."""
 
@@ -7,9 +7,11 @@ import errno
 import pytest
 
 import pagezero
-from pagezero import _core, hugepages, mappings
-from pagezero.hugepages import Pool
-from pagezero.mappings import Backing
+from pagezero import _core
+from pagezero.system import backing as mappings
+from pagezero.system import hugepages
+from pagezero.system.backing import Backing
+from pagezero.system.hugepages import Pool
 
 MB = 1 << 20
 

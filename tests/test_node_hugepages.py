@@ -8,8 +8,9 @@ write (exit status 1 from the CLI)."""
 import pytest
 
 import pagezero
-from pagezero import _core, hugepages
-from pagezero.policy import FolioMemory
+from pagezero import _core
+from pagezero.measure.policy import FolioMemory
+from pagezero.system import hugepages
 
 
 def write(path, value):
@@ -71,7 +72,7 @@ def test_memset_on_a_node_without_free_hugepages_fails_before_mapping(sysfs, not
 
 def test_private_threads_count_every_region(sysfs, monkeypatch):
     write(sysfs / "free_hugepages", 2)
-    monkeypatch.setattr(pagezero.conditions.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(pagezero.measure.conditions.os, "sched_getaffinity", lambda pid: {0, 1})
     with pytest.raises(pagezero.MappingError, match="4 needed, 2 free there"):
         pagezero.memcpy(
             size="2MB", page="2MB", node=0, loops=1, threads=2, threads_mode="private", clock="ns"

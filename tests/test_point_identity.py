@@ -4,8 +4,8 @@ does not, and a size is a size however it is spelled (pagezero/points.py)."""
 import pytest
 
 from pagezero.fleet.table import table_rows
-from pagezero.points import params_key, point_key, summarize_points
-from pagezero.results import Result, ResultSet
+from pagezero.results.points import params_key, point_key, summarize_points
+from pagezero.results.resultset import Result, ResultSet
 
 PARAMS = {"size": 4096, "page": "4KB", "chunk": 0, "value": 0}
 

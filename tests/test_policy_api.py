@@ -13,8 +13,8 @@ import pytest
 from conftest import TESTS_DIR, kernel_names, mem_available, require_hugepages, require_kernel
 
 import pagezero
-from pagezero import policy
-from pagezero.policy import PAGE_SIZE, PRESETS, STRATEGIES, BatchResult, FolioResult, Step
+from pagezero.measure import policy
+from pagezero.measure.policy import PAGE_SIZE, PRESETS, STRATEGIES, BatchResult, FolioResult, Step
 
 MB = 1 << 20
 
@@ -234,7 +234,7 @@ def test_folio_hugetlb_refused_fails_clearly(monkeypatch):
 
 def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
     refused_hugetlb(monkeypatch)
-    monkeypatch.setattr(pagezero.mappings, "thp_mode", lambda *paths: "never")
+    monkeypatch.setattr(pagezero.system.backing, "thp_mode", lambda *paths: "never")
     r = pagezero.folio(size="2MB", strategy="sequential", loops=1, backing="auto")
     assert r.backing == "4KB" and r.params["backing"] == "4KB"
     assert "transparent huge pages are never" in r.details["backing_note"]
@@ -242,7 +242,7 @@ def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
 
 def test_folio_auto_without_free_hugepages_takes_4kb_pages_without_thp(monkeypatch):
     monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
-    monkeypatch.setattr(pagezero.mappings, "thp_mode", lambda *paths: "never")
+    monkeypatch.setattr(pagezero.system.backing, "thp_mode", lambda *paths: "never")
     r = pagezero.folio(size="2MB", strategy="sequential", loops=1)
     assert r.backing == "4KB"
 

@@ -21,7 +21,7 @@ from conftest import (
 from helpers.cli import run_cli
 
 import pagezero
-from pagezero.policy import PRESETS, STRATEGIES
+from pagezero.measure.policy import PRESETS, STRATEGIES
 
 FOLIO = ["folio", "-p", "64KB", "-l", "2", "--backing", "4KB"]
 BATCH = ["batch", "-s", "1MB", "-l", "2"]
@@ -87,7 +87,7 @@ def test_folio_output_file(tmp_path):
 
 def test_batch_default_runs_every_preset():
     out = ok(run_cli("batch", "-s", "32MB", "-l", "2")).splitlines()
-    # The pages used, by default the kernel's own choice (pagezero.mappings).
+    # The pages used, by default the kernel's own choice (pagezero.system.backing).
     assert re.match(
         r"# Running 'policy/batch': clearing 32MB of (2MB hugetlb|2MB THP|4KB) "
         r"pages",

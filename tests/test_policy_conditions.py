@@ -14,8 +14,8 @@ from helpers.cpus import CPUS, needs_2_cpus
 
 import pagezero
 from pagezero import _core
-from pagezero.bench import numa_nodes, thread_rates
-from pagezero.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
+from pagezero.measure.mem import numa_nodes, thread_rates
+from pagezero.measure.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
 
 PAGE = 4096
 METHODS = [m for m, ok in _core.cache_methods() if ok]

@@ -1,4 +1,4 @@
-"""pagezero.predict without measuring: the policies and their walks, the policy
+"""pagezero.studies.predict without measuring: the policies and their walks, the policy
 chosen per kernel release and preemption model, warm-up detection, the fit
 and the projections, the JSON shape. Synthetic numbers and fixture trees only.
 """
@@ -9,10 +9,8 @@ import math
 import pytest
 
 import pagezero
-from pagezero import sysinfo
-from pagezero.kernels import clear_pages_kernel, kernels
-from pagezero.policy import PAGE_SIZE, Step, clear_order
-from pagezero.predict import (
+from pagezero.measure.policy import PAGE_SIZE, Step, clear_order
+from pagezero.studies.predict import (
     FIT_HIGH,
     FIT_LOW,
     JSON_KEYS,
@@ -30,7 +28,9 @@ from pagezero.predict import (
     running_kernel,
     warming_runs,
 )
-from pagezero.predict.choice import release_tuple
+from pagezero.studies.predict.choice import release_tuple
+from pagezero.system import machine as sysinfo
+from pagezero.system.kernels import clear_pages_kernel, kernels
 
 MB2, GB1 = 2 << 20, 1 << 30
 

@@ -10,13 +10,13 @@ from conftest import check_environment_error, check_usage_error, free_hugepages,
 from test_predict import check_json_shape, synthetic_prediction
 
 import pagezero
-from pagezero import sysinfo
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
-from pagezero.predict import PREEMPT_MODES, Prediction, pre_7_0
-from pagezero.predict import measure as measure_module
-from pagezero.result import Result
-from pagezero.results import ResultSet
+from pagezero.results.result import Result
+from pagezero.results.resultset import ResultSet
+from pagezero.studies.predict import PREEMPT_MODES, Prediction, pre_7_0
+from pagezero.studies.predict import measure as measure_module
+from pagezero.system import machine as sysinfo
 
 MB2 = 2 << 20
 

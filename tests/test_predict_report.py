@@ -11,8 +11,8 @@ from test_predict import synthetic_prediction
 
 from pagezero import MappingError
 from pagezero.interrupt import Interrupted
-from pagezero.report import STUDIES
-from pagezero.report import predict as report_predict
+from pagezero.studies.report import STUDIES
+from pagezero.studies.report import predict as report_predict
 
 CFG = {"runs": 1, "fault_size": 16 << 20, "fault_loops": 1}
 FIGURE = re.compile(r"(?<![\w.])\d+\.\d+x?(?![\w.])")

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pagezero.comparison import compare
-from pagezero.knee import KNEE_MIN_EXTENT, find_knee
-from pagezero.mem_plan import plan
-from pagezero.results import Result, ResultSet
+from pagezero.analysis.compare import compare
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
+from pagezero.measure.mem_plan import plan
+from pagezero.results.resultset import Result, ResultSet
 from pagezero.units import format_size, parse_size
 
 SETTINGS = settings(max_examples=60, deadline=None)

@@ -9,8 +9,8 @@ import pytest
 from figure_data import make_store
 from html_pages import Page, external
 
+from pagezero.analysis.compare import compare, format_table
 from pagezero.cli import main
-from pagezero.comparison import compare, format_table
 from pagezero.store import Store
 from pagezero.store import publish as publish_module
 from pagezero.store.publish import MARKER, publish

@@ -23,8 +23,8 @@ import scipy.stats  # noqa: F401
 
 import pagezero
 from pagezero.pytest_plugin.baseline import PATTERN
-from pagezero.result import Result
-from pagezero.results import ResultSet
+from pagezero.results.result import Result
+from pagezero.results.resultset import ResultSet
 
 pytest_plugins = ["pytester"]
 

@@ -78,7 +78,7 @@ def test_a_test_skipped_otherwise_takes_no_pages(pytester, fake):
 
 
 def test_reserve_not_possible_skips_saying_why(pytester, fake, monkeypatch):
-    monkeypatch.setattr(pagezero.hugepages.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(pagezero.system.hugepages.os, "geteuid", lambda: 1000)
     hugepage_test(pytester)
     result = pytester.runpytest_inprocess("-rs", "--pagezero-reserve")
     result.assert_outcomes(skipped=1)

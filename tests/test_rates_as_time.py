@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pagezero.analysis.stats import median_interval, relative_spread, summarize
 from pagezero.cli.analysis import _print_stats
-from pagezero.points import point_summary
-from pagezero.results import Result, ResultSet
-from pagezero.stats import median_interval, relative_spread, summarize
+from pagezero.results.points import point_summary
+from pagezero.results.resultset import Result, ResultSet
 
 SIZE = 1 << 20
 

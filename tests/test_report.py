@@ -15,14 +15,14 @@ from conftest import ok, start_python
 from helpers.cli import run_cli
 
 from pagezero import MappingError
-from pagezero import report as report_pkg
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
-from pagezero.report import cells as report_cells
-from pagezero.report import words as report_words
-from pagezero.report.cells import Section
-from pagezero.report.words import knee_line, knee_of
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.studies import report as report_pkg
+from pagezero.studies.report import cells as report_cells
+from pagezero.studies.report import words as report_words
+from pagezero.studies.report.cells import Section
+from pagezero.studies.report.words import knee_line, knee_of
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TINY_ENV = dict(os.environ, PAGEZERO_SCALE="tiny")
@@ -264,8 +264,8 @@ def test_an_interrupted_report_study_keeps_the_signals_name(monkeypatch):
 
 
 def test_extents_over_two_runs(tmp_path):
-    from pagezero.report.extents import study_extents
-    from pagezero.report.scales import SCALES
+    from pagezero.studies.report.extents import study_extents
+    from pagezero.studies.report.scales import SCALES
 
     cfg = dict(SCALES["tiny"], runs=2, extents=[64 * KB])
     section = study_extents(str(tmp_path), cfg, {}, ["generic"], False)
@@ -343,8 +343,8 @@ def test_ctrl_c_in_a_real_report(tmp_path):
 
 
 def test_headroom_without_memory_keeps_the_fault_table(tmp_path, monkeypatch):
-    from pagezero.report import faults
-    from pagezero.report.scales import SCALES
+    from pagezero.studies.report import faults
+    from pagezero.studies.report.scales import SCALES
 
     def no_memory(*a, **k):
         raise MappingError(12, "not enough memory for the clears")

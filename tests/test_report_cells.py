@@ -2,7 +2,7 @@
 median of per-run medians and the spread the figures draw around it."""
 
 from pagezero.figures.common import interval
-from pagezero.report.words import SPREAD_MARK, cell_text
+from pagezero.studies.report.words import SPREAD_MARK, cell_text
 
 LLC = 32 << 20
 

@@ -7,7 +7,7 @@ import re
 
 from html_pages import Page, external
 
-from pagezero.report.html import markdown_to_html, page, write_html
+from pagezero.studies.report.html import markdown_to_html, page, write_html
 
 # tiny_report: conftest's, the session's one tiny report (shared with test_report and
 # test_browser).

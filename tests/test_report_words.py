@@ -1,11 +1,12 @@
-"""The report's words (pagezero.report.words) from tables made by hand: every
+"""The report's words (pagezero.studies.report.words) from tables made by hand: every
 cell, sentence and footnote in full, so that a changed rounding, a boundary
 moved by one byte or a quoted rate taken from the wrong side fails here, with
 no benchmark run. The oracle is the arithmetic written beside each case."""
 
 import pytest
 
-from pagezero.report.words import (
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.studies.report.words import (
     HOT_QUESTION,
     SPREAD_LIMIT_PCT,
     STREAM_QUESTION,
@@ -22,7 +23,6 @@ from pagezero.report.words import (
     span,
     spread_footnote,
 )
-from pagezero.results import Result, ResultSet
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 LLC = 32 * MB

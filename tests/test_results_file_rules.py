@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from pagezero.results import SCHEMA, SCHEMA_VERSION, Result, ResultSet
+from pagezero.results.resultset import SCHEMA, SCHEMA_VERSION, Result, ResultSet
 
 MACHINE = {"cpu_model": "Test CPU"}
 

@@ -10,10 +10,11 @@ import os
 import pytest
 
 import pagezero
-from pagezero import _core, result
-from pagezero.policy import BatchResult, FolioResult
-from pagezero.results import SCHEMA_VERSION, Result, ResultSet, result_type
-from pagezero.sysinfo import build_info
+from pagezero import _core
+from pagezero.measure.policy import BatchResult, FolioResult
+from pagezero.results import result
+from pagezero.results.resultset import SCHEMA_VERSION, Result, ResultSet, result_type
+from pagezero.system.machine import build_info
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 

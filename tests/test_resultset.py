@@ -1,7 +1,7 @@
 """Sweeps and ResultSets.
 
 Sweep mechanics are tested with a fake benchmark registered through
-pagezero.sweeps.register: it returns a synthetic Result at once and records
+pagezero.runs.sweeps.register: it returns a synthetic Result at once and records
 every call, so warm-up, repetitions, interleaving and Ctrl-C are checked
 fast and deterministically. The real memset is used only where the real
 thing matters (its checks, worker processes), at tiny sizes.
@@ -18,8 +18,8 @@ import pytest
 from helpers.fake_bench import GRID6, MACHINE, POINTS6, key, make_result, orders, registered_fake
 
 import pagezero
-from pagezero import sweeps
-from pagezero.results import SCHEMA, SCHEMA_VERSION, ResultSet
+from pagezero.results.resultset import SCHEMA, SCHEMA_VERSION, ResultSet
+from pagezero.runs import sweeps
 
 
 @pytest.fixture

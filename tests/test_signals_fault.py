@@ -46,7 +46,7 @@ pytestmark = [
 # is slowed).
 CLI = """
 import sys, time
-from pagezero import hugepages
+from pagezero.system import hugepages
 from pagezero.cli import main
 
 if sys.argv[1] == "slow":

@@ -16,7 +16,7 @@ from conftest import start_python
 from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
-from pagezero.policy import BatchResult, FolioResult
+from pagezero.measure.policy import BatchResult, FolioResult
 
 # A run that says when it is about to start, with every signal at its default
 # action (a background job of a non-interactive shell would ignore SIGINT).

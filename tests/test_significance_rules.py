@@ -8,7 +8,7 @@ import math
 import pytest
 from scipy import stats as sps
 
-from pagezero.significance import MIN_RUNS, compare_runs
+from pagezero.analysis.significance import MIN_RUNS, compare_runs
 
 # Per-run medians 100, 101, 99 (median 100) and 110, 111, 109.5 (median 110).
 BASE = [[99, 100, 101], [101], [97, 99, 100]]

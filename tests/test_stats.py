@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from pagezero.stats import (
+from pagezero.analysis.stats import (
     IMPROVEMENT,
     NOT_SIGNIFICANT,
     REGRESSION,

@@ -14,7 +14,7 @@ from conftest import one_line_error
 from conftest import pagezero_cli as cli
 
 import pagezero.store as store_module
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
 from pagezero.store import SCHEMA_VERSION, Store, StoreError, default_path
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "store")
@@ -287,8 +287,8 @@ def test_cli_faults_are_one_line(tmp_path):
 
 
 def test_a_run_is_a_process_not_a_repetition(tmp_path):
-    from pagezero.folders import load_folder
-    from pagezero.points import summarize_points
+    from pagezero.results.folders import load_folder
+    from pagezero.results.points import summarize_points
 
     machine = {"hostname": "box"}
     params = {"size": 4096, "page": "4KB", "chunk": 0}

@@ -3,7 +3,7 @@
 import json
 import sqlite3
 
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
 from pagezero.store import SCHEMA_VERSION, Store
 
 

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 import pagezero
-from pagezero import sweeps
+from pagezero.runs import sweeps
 
 PACKAGE = """
 import pagezero

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import pagezero
-from pagezero import sweeps
+from pagezero.runs import sweeps
 
 # A benchmark in a module of its own, importable by name as register() asks.
 # Every call leaves a file in `mark`; the call that finds `die_at` files there

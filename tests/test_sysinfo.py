@@ -6,7 +6,7 @@ machine once, and that every Result carries it.
 import pytest
 
 import pagezero
-from pagezero import sysinfo
+from pagezero.system import machine as sysinfo
 
 KB, MB = 1 << 10, 1 << 20
 

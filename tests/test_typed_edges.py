@@ -3,7 +3,7 @@
 import pytest
 
 import pagezero
-from pagezero import fault
+from pagezero.measure import fault
 
 
 def test_memset_refuses_no_threads_mode_in_one_line():

@@ -8,7 +8,7 @@ import json
 from conftest import ok, pagezero_cli
 
 import pagezero
-from pagezero.sysinfo import build_info
+from pagezero.system.machine import build_info
 
 
 def test_version_is_the_installed_distributions():

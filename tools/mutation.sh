@@ -35,9 +35,9 @@ copy_checkout() { # copy_checkout <dir>: this checkout's tracked files, as commi
 }
 
 # The modules that decide numbers; MUTATE="pagezero/units.py ..." picks some of them.
-MODULES="pagezero/units.py pagezero/stats.py pagezero/comparison.py pagezero/significance.py
-pagezero/results.py pagezero/result.py pagezero/advise_ties.py pagezero/advise_choices.py
-pagezero/advice_text.py pagezero/report/words.py"
+MODULES="pagezero/units.py pagezero/analysis/stats.py pagezero/analysis/compare.py pagezero/analysis/significance.py
+pagezero/results/resultset.py pagezero/results/result.py pagezero/studies/advise/ties.py pagezero/studies/advise/choices.py
+pagezero/studies/advise/text.py pagezero/studies/report/words.py"
 
 run_python_mutants() {
 	local dir=$out/python modules=${MUTATE:-$MODULES}

@@ -13,7 +13,7 @@ AND significantly so (Welch's t-test on the logs of per-run medians).
 
 import pytest
 
-from pagezero.points import summarize_points
+from pagezero.results.points import summarize_points
 
 
 def median_rate(result_set):

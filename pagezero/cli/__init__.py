@@ -20,11 +20,11 @@ one line says so, and the exit status is the shell's for that signal (130,
 import os
 import sys
 
-from .. import __version__, _core
-from ..interrupt import as_interrupted, signals_interrupt
-from . import analysis, fault, fleet, mem, policy, predict, store, system
-from .options import Parser, UsageError
-from .render import interrupted_line
+from pagezero import __version__, _core
+from pagezero.cli import analysis, fault, fleet, mem, policy, predict, store, system
+from pagezero.cli.options import Parser, UsageError
+from pagezero.cli.render import interrupted_line
+from pagezero.interrupt import as_interrupted, signals_interrupt
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 

@@ -7,16 +7,16 @@ import os
 import signal
 import sys
 
-from ..comparison import METHOD, compare, format_table, runs_per_side
-from ..comparison_header import header_json, header_lines
-from ..folders import load_path, load_sources
-from ..interrupt import Interrupted, deferred, received
-from ..plot import plot_bars, plot_comparison, plot_rates
-from ..report import SCALES, run_report
-from ..results import ResultSet
-from ..sweeps import BENCHMARKS, lost_lines, sweep
-from .options import add_format, add_output, check_output, integer, number
-from .render import interrupted_line
+from pagezero.analysis.compare import METHOD, compare, format_table, runs_per_side
+from pagezero.analysis.sides import header_json, header_lines
+from pagezero.cli.options import add_format, add_output, check_output, integer, number
+from pagezero.cli.render import interrupted_line
+from pagezero.figures.plot import plot_bars, plot_comparison, plot_rates
+from pagezero.interrupt import Interrupted, deferred, received
+from pagezero.results.folders import load_path, load_sources
+from pagezero.results.resultset import ResultSet
+from pagezero.runs.sweeps import BENCHMARKS, lost_lines, sweep
+from pagezero.studies.report import SCALES, run_report
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -171,7 +171,7 @@ def cmd_compare(args):
     medians, marked ``(R)``/``(I)`` when beyond ``--threshold`` (%) and significant by
     Welch's t-test on the logs of the per-run medians (``--alpha``), ``~`` when beyond
     but not significant, ``?`` with fewer than 3 runs a side
-    (:func:`pagezero.comparison.compare`). Prints the header (each side's kernel,
+    (:func:`pagezero.analysis.compare.compare`). Prints the header (each side's kernel,
     preemption, THP, runs; machine warnings; the method), then the table and its
     legend; ``--format json`` the same as a document, ``--format simple`` one line of
     numbers per point. ``--plot STEM`` also draws STEM.png and STEM.svg.
@@ -279,7 +279,7 @@ def cmd_plot(args):
 def cmd_report(args):
     """`pagezero report`: the default study of this machine, as a folder.
 
-    Runs the studies of :mod:`pagezero.report` (``--runs N`` fresh processes per
+    Runs the studies of :mod:`pagezero.studies.report` (``--runs N`` fresh processes per
     point; ``--quick`` or ``PAGEZERO_SCALE`` picks a smaller scale), prints where
     ``report.md`` was written and its summary; on stderr, each study that failed with
     its reason (the others are kept).

@@ -1,10 +1,10 @@
-"""The pages under batch and folio tables (pagezero.mappings): the words for
+"""The pages under batch and folio tables (pagezero.system.backing): the words for
 a table heading, the JSON row fields, and the lines for stderr (why not
 hugetlb; a THP buffer short of huge pages)."""
 
 import math
 
-from ..mappings import Backing, thp_warning
+from pagezero.system.backing import Backing, thp_warning
 
 __all__ = ["backing_heading", "backing_row", "backing_lines"]
 

@@ -4,14 +4,21 @@ fault latencies, the headroom against user-space clears and --reserve."""
 import dataclasses
 import sys
 
-from .. import _core
-from .. import fault as faults
-from ..interrupt import Interrupted
-from ..units import format_rate, format_size, parse_page
-from .mem import add_loops, add_simple_format, print_functions, print_rate, print_simple
-from .options import UsageError, add_clock, add_output, check_output, integer, resolve_clock
-from .render import Measured, format_ns
-from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
+from pagezero import _core
+from pagezero.cli.mem import add_loops, add_simple_format, print_functions, print_rate, print_simple
+from pagezero.cli.options import (
+    UsageError,
+    add_clock,
+    add_output,
+    check_output,
+    integer,
+    resolve_clock,
+)
+from pagezero.cli.render import Measured, format_ns
+from pagezero.cli.runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
+from pagezero.interrupt import Interrupted
+from pagezero.measure import fault as faults
+from pagezero.units import format_rate, format_size, parse_page
 
 __all__ = ["COMMANDS", "add_parser"]
 

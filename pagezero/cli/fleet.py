@@ -15,9 +15,9 @@ import os
 import sys
 import time
 
-from ..fleet.run import FleetError
-from ..interrupt import as_interrupted
-from .options import add_format, check_output, integer, number
+from pagezero.cli.options import add_format, check_output, integer, number
+from pagezero.fleet.run import FleetError
+from pagezero.interrupt import as_interrupted
 
 __all__ = ["COMMANDS", "add_parsers"]
 
@@ -54,7 +54,7 @@ def cmd_fleet_up(args):
     int
         The exit status, 0 (also when a signal stops the fleet, its way to end).
     """
-    from ..fleet.cluster import start_fleet
+    from pagezero.fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
     options = {}
@@ -114,12 +114,12 @@ def cmd_fleet_run(args):
     pagezero.fleet.run.FleetError
         A machine did not finish; the others' results are kept (exit status 1).
     """
-    from ..fleet.run import run_fleet
+    from pagezero.fleet.run import run_fleet
 
     _quiet_dask()
     store = None
     if args.store is not None:
-        from ..store import Store
+        from pagezero.store import Store
 
         store = Store(args.store or None, create=True)  # refuse a bad store before running
         store.require_writable()
@@ -193,16 +193,16 @@ def cmd_fleet_table(args):
     ValueError
         ``--plot`` with fewer than two machines (exit status 2).
     """
-    from ..fleet.table import format_table, machine_sets
+    from pagezero.fleet.table import format_table, machine_sets
 
     check_output(args.plot)
     sets, notes = machine_sets(args.dir)
     if args.match:
-        from ..fleet.table import only_matching
+        from pagezero.fleet.table import only_matching
 
         sets = only_matching(sets, args.match)
     if args.format == "json":
-        from ..fleet.table import table_rows
+        from pagezero.fleet.table import table_rows
 
         print(
             json.dumps(
@@ -213,7 +213,7 @@ def cmd_fleet_table(args):
     else:
         print("\n".join(format_table(sets, notes)))
     if args.plot:
-        from ..plot import plot_comparison
+        from pagezero.figures.plot import plot_comparison
 
         if len(sets) < 2:
             raise ValueError("--plot draws machines side by side: it needs two or more")

@@ -4,11 +4,7 @@ the measured conditions (cold cache, threads, NUMA node, counters) added."""
 import math
 import sys
 
-from ..bench import plan, run, thread_spread
-from ..kernels import find_kernel, kernels
-from ..mappings import thp_warning
-from ..units import format_rate, gb_per_sec
-from .options import (
+from pagezero.cli.options import (
     add_clock,
     add_conditions,
     add_format,
@@ -18,8 +14,12 @@ from .options import (
     integer,
     resolve_clock,
 )
-from .render import Measured
-from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
+from pagezero.cli.render import Measured
+from pagezero.cli.runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled
+from pagezero.measure.mem import plan, run, thread_spread
+from pagezero.system.backing import thp_warning
+from pagezero.system.kernels import find_kernel, kernels
+from pagezero.units import format_rate, gb_per_sec
 
 __all__ = ["COMMANDS", "add_parsers", "print_functions"]
 

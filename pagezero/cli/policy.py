@@ -4,10 +4,34 @@ sizes, folio_zero_user() orders) and the advice drawn from them."""
 import json
 import sys
 
-from ..advise import DEFAULT_BUDGETS_MS, advise
-from ..interrupt import as_interrupted, deferred
-from ..mappings import BACKINGS
-from ..policy import (
+from pagezero.cli.backing import backing_heading, backing_lines, backing_row
+from pagezero.cli.mem import add_loops
+from pagezero.cli.options import (
+    add_conditions,
+    add_format,
+    add_output,
+    check_output,
+    integer,
+    number,
+)
+from pagezero.cli.render import (
+    Measured,
+    condition_lines,
+    condition_row,
+    emit,
+    gbs,
+    interrupted_line,
+)
+from pagezero.cli.runs import (
+    add_runs,
+    between_runs_line,
+    check_runs_option,
+    measure_runs,
+    pooled,
+    runs_row,
+)
+from pagezero.interrupt import as_interrupted, deferred
+from pagezero.measure.policy import (
     PRESETS,
     STRATEGIES,
     FolioMemory,
@@ -17,13 +41,10 @@ from ..policy import (
     run_batch,
     run_folio,
 )
-from ..results import atomic_write
-from ..units import format_size, parse_size
-from .backing import backing_heading, backing_lines, backing_row
-from .mem import add_loops
-from .options import add_conditions, add_format, add_output, check_output, integer, number
-from .render import Measured, condition_lines, condition_row, emit, gbs, interrupted_line
-from .runs import add_runs, between_runs_line, check_runs_option, measure_runs, pooled, runs_row
+from pagezero.results.resultset import atomic_write
+from pagezero.studies.advise.study import DEFAULT_BUDGETS_MS, advise
+from pagezero.system.backing import BACKINGS
+from pagezero.units import format_size, parse_size
 
 __all__ = ["COMMANDS", "add_parsers"]
 

@@ -3,12 +3,12 @@
 import json
 import sys
 
-from ..files import atomic_write
-from ..interrupt import as_interrupted, deferred
-from ..predict import PAGES, predict
-from ..predict.measure import FAULT_LOOPS
-from .options import UsageError, add_format, add_output, check_output, integer
-from .render import interrupted_line
+from pagezero.cli.options import UsageError, add_format, add_output, check_output, integer
+from pagezero.cli.render import interrupted_line
+from pagezero.files import atomic_write
+from pagezero.interrupt import as_interrupted, deferred
+from pagezero.studies.predict import PAGES, predict
+from pagezero.studies.predict.measure import FAULT_LOOPS
 
 __all__ = ["COMMANDS", "add_parsers"]
 

@@ -6,10 +6,10 @@ import dataclasses
 import json
 import sys
 
-from ..bench import thread_rates, thread_spread
-from ..interrupt import as_interrupted, deferred
-from ..results import Result, ResultSet
-from ..units import gbps
+from pagezero.interrupt import as_interrupted, deferred
+from pagezero.measure.mem import thread_rates, thread_spread
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.units import gbps
 
 __all__ = [
     "emit",
@@ -186,7 +186,7 @@ class Measured:
         self.results = []  # counted in "N of M"
         self.extra = []  # saved too (headroom's clears), not counted
         # With --runs: each result's run description (its process), and the
-        # worker processes lost (pagezero.runs); saved with the results.
+        # worker processes lost (pagezero.runs.processes); saved with the results.
         self.runs, self.lost = [], []
 
     def _save(self, interrupted=None):

@@ -1,5 +1,5 @@
 """--runs N on the measuring commands: N fresh processes, one after the other
-(pagezero.runs), and what they print: per point, the loops of every run
+(pagezero.runs.processes), and what they print: per point, the loops of every run
 pooled (a rate is total bytes over total time of all runs' loops, as perf's
 line is for one run), and the spread between the runs' medians.
 
@@ -15,11 +15,11 @@ import dataclasses
 import statistics
 import sys
 
-from ..interrupt import Interrupted
-from ..points import point_summary
-from ..runs import across_processes
-from ..sweeps import lost_lines
-from .options import UsageError, integer
+from pagezero.cli.options import UsageError, integer
+from pagezero.interrupt import Interrupted
+from pagezero.results.points import point_summary
+from pagezero.runs.processes import across_processes
+from pagezero.runs.sweeps import lost_lines
 
 __all__ = [
     "add_runs",
@@ -123,7 +123,7 @@ def _keep(measured, rs):
         print(line, file=sys.stderr)
 
 
-# The per-loop fields of Result and its subclasses (pagezero.policy.results).
+# The per-loop fields of Result and its subclasses (pagezero.measure.policy.results).
 _PER_LOOP = ("samples", "pass_worst_ns", "touch_ns", "cold_ns")
 
 
@@ -176,7 +176,7 @@ def pooled(results):
 
 
 def _summary(results):
-    """pagezero.points.point_summary of one point's Results, one per run."""
+    """pagezero.results.points.point_summary of one point's Results, one per run."""
     return point_summary([r.values() for r in results], results[0].unit)
 
 
@@ -201,7 +201,7 @@ def runs_row(results):
 
 def between_runs_line(results, what=""):
     """`# N runs: between runs +- X.X%`: the spread of the runs' medians
-    (pagezero.points.point_summary), for one point; `what` names the point.
+    (pagezero.results.points.point_summary), for one point; `what` names the point.
 
     Parameters
     ----------

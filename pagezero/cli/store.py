@@ -11,11 +11,11 @@ import json
 import os
 import sys
 
-from ..results import atomic_write
-from ..store import Store, default_path, read_records
-from ..store.history import format_history, plot_history
-from ..store.publish import publish
-from .options import add_format, check_output
+from pagezero.cli.options import add_format, check_output
+from pagezero.results.resultset import atomic_write
+from pagezero.store import Store, default_path, read_records
+from pagezero.store.history import format_history, plot_history
+from pagezero.store.publish import publish
 
 __all__ = ["COMMANDS", "add_parsers", "add_store_option"]
 

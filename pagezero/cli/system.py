@@ -2,9 +2,9 @@
 
 import json
 
-from ..kernels import kernels
-from ..sysinfo import machine, summary
-from .options import add_format
+from pagezero.cli.options import add_format
+from pagezero.system.kernels import kernels
+from pagezero.system.machine import machine, summary
 
 __all__ = ["COMMANDS", "add_parsers"]
 

@@ -6,17 +6,17 @@ families.py (kernel families from the registry's facts), labels.py (cache and
 batch marks whose labels never overlap), common.py (the footer naming machine,
 kernel, pages and date; the words of the one statistic every figure draws: the
 median of per-run medians with the between-run interval, as the tables and
-`pagezero compare` give). :mod:`pagezero.plot` keeps the older import path.
+`pagezero compare` give). :mod:`pagezero.figures.plot` keeps the older import path.
 """
 
-from .bars import bars_figure, plot_bars
-from .common import STATISTIC, statistic_words
-from .compare import comparison_figure, plot_comparison
-from .families import FAMILIES, family_of, group_by_family
-from .labels import BATCHES, overlapping
-from .palette import PALETTE, kernel_colour, kernel_marker
-from .rates import ENVELOPE_LABEL, extent_of, plot_rates, rates_figure
-from .scaling import plot_scaling, scaling_figure
+from pagezero.figures.bars import bars_figure, plot_bars
+from pagezero.figures.common import STATISTIC, statistic_words
+from pagezero.figures.compare import comparison_figure, plot_comparison
+from pagezero.figures.families import FAMILIES, family_of, group_by_family
+from pagezero.figures.labels import BATCHES, overlapping
+from pagezero.figures.palette import PALETTE, kernel_colour, kernel_marker
+from pagezero.figures.rates import ENVELOPE_LABEL, extent_of, plot_rates, rates_figure
+from pagezero.figures.scaling import plot_scaling, scaling_figure
 
 __all__ = [
     "plot_rates",

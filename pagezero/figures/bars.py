@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..points import summarize_points
-from ..units import GBPS
-from .common import (
+from pagezero.figures.common import (
     add_footer,
     closes_on_error,
     interval,
@@ -18,7 +16,9 @@ from .common import (
     save,
     statistic_words,
 )
-from .palette import kernel_colour
+from pagezero.figures.palette import kernel_colour
+from pagezero.results.points import summarize_points
+from pagezero.units import GBPS
 
 __all__ = ["bars_figure", "plot_bars"]
 

@@ -1,7 +1,7 @@
 """What every figure shares: the backend, the files, the footer naming the machine,
 and the words for the one statistic every figure draws.
 
-The statistic is pagezero.points.point_summary's, the one the report's tables and
+The statistic is pagezero.results.points.point_summary's, the one the report's tables and
 `pagezero compare` give: the median of per-run medians, its interval the spread
 of the runs' medians (a run is one fresh process: DESIGN.md, "the run is the
 unit"). With one run there is no spread between runs; a figure of one run says
@@ -157,7 +157,7 @@ def footer_text(machine: Mapping[str, Any], pages: str) -> str:
     Parameters
     ----------
     machine : dict
-        A result set's machine (:func:`pagezero.sysinfo.machine`).
+        A result set's machine (:func:`pagezero.system.machine.machine`).
     pages : str
         The pages measured on, in words.
 
@@ -188,7 +188,7 @@ def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:
     Parameters
     ----------
     summaries : iterable of dict
-        The drawn points' :func:`pagezero.points.point_summary`.
+        The drawn points' :func:`pagezero.results.points.point_summary`.
 
     Returns
     -------
@@ -210,7 +210,7 @@ def interval(summary: Mapping[str, Any]) -> tuple[float, float]:
     Parameters
     ----------
     summary : dict
-        A :func:`pagezero.points.point_summary`.
+        A :func:`pagezero.results.points.point_summary`.
 
     Returns
     -------

@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..comparison import compare
-from ..units import GBPS
-from .common import STATISTIC, add_footer, closes_on_error, pages_of, printable, pyplot, save
-from .palette import PALETTE
+from pagezero.analysis.compare import compare
+from pagezero.figures.common import (
+    STATISTIC,
+    add_footer,
+    closes_on_error,
+    pages_of,
+    printable,
+    pyplot,
+    save,
+)
+from pagezero.figures.palette import PALETTE
+from pagezero.units import GBPS
 
 __all__ = ["comparison_figure", "plot_comparison"]
 
@@ -89,7 +97,7 @@ def plot_comparison(
 
     Each bar is the median of per-run medians, its error bar the spread between runs
     (of the loops where a side has one run); the markers of
-    :func:`pagezero.comparison.compare`, with the same `threshold` and `alpha` as the
+    :func:`pagezero.analysis.compare.compare`, with the same `threshold` and `alpha` as the
     table, stand above the bars.
 
     Parameters

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..kernels import KINDS, Kernel, kernels
+from pagezero.system.kernels import KINDS, Kernel, kernels
 
 __all__ = ["FAMILIES", "OTHER", "family_of", "kernel_family", "group_by_family"]
 
@@ -33,7 +33,7 @@ def kernel_family(kernel: Kernel) -> str:
 
     Parameters
     ----------
-    kernel : pagezero.kernels.Kernel
+    kernel : pagezero.system.kernels.Kernel
         A registry row.
 
     Returns

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..sysinfo import cache_bytes, llc_bytes
-from ..units import format_size
+from pagezero.system.machine import cache_bytes, llc_bytes
+from pagezero.units import format_size
 
 __all__ = ["BATCHES", "threshold_marks", "mark_lines", "overlapping"]
 

@@ -4,7 +4,7 @@ The colours are Okabe and Ito's eight ("Color Universal Design", 2008), then
 Paul Tol's "muted" scheme (SRON technical note, "Colour schemes", 2021) for the
 kernels beyond eight: both are told apart with the common colour vision
 deficiencies. A kernel's colour is its place in the kernel registry
-(pagezero.kernels.kernels(), the order of ``arch/*/kernels.def``), so that
+(pagezero.system.kernels.kernels(), the order of ``arch/*/kernels.def``), so that
 x86-64-stosb is drawn in one colour in the extents, chunk and comparison
 figures of every report of a machine. A name the registry does not know (a
 fault workload, a kernel of another architecture read from a file) gets a
@@ -16,7 +16,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable
 
-from ..kernels import KINDS, kernels
+from pagezero.system.kernels import KINDS, kernels
 
 __all__ = ["PALETTE", "MARKERS", "kernel_colour", "kernel_marker", "registry_names"]
 

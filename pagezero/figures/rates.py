@@ -14,9 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..points import summarize_points
-from ..units import GBPS, format_size
-from .common import (
+from pagezero.figures.common import (
     add_footer,
     closes_on_error,
     interval,
@@ -27,9 +25,11 @@ from .common import (
     save,
     statistic_words,
 )
-from .families import group_by_family
-from .labels import mark_lines, threshold_marks
-from .palette import kernel_colour, kernel_marker, registry_names
+from pagezero.figures.families import group_by_family
+from pagezero.figures.labels import mark_lines, threshold_marks
+from pagezero.figures.palette import kernel_colour, kernel_marker, registry_names
+from pagezero.results.points import summarize_points
+from pagezero.units import GBPS, format_size
 
 __all__ = ["extent_of", "rates_figure", "plot_rates", "ENVELOPE_LABEL"]
 

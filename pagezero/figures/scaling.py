@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..units import gbps
-from .common import add_footer, closes_on_error, pages_of, pyplot, save
-from .palette import kernel_colour
+from pagezero.figures.common import add_footer, closes_on_error, pages_of, pyplot, save
+from pagezero.figures.palette import kernel_colour
+from pagezero.units import gbps
 
 __all__ = ["scaling_figure", "plot_scaling"]
 
@@ -24,7 +24,7 @@ def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
     ValueError
         An empty result set.
     """
-    from ..bench import thread_spread
+    from pagezero.measure.mem import thread_spread
 
     points = sorted(((r.params.get("threads", 1), r) for r in rs), key=lambda p: p[0])
     if not points:
@@ -56,7 +56,7 @@ def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
 
 
 def plot_scaling(rs: Any, stem: str, title: str = "Clearing with several CPUs") -> list[str]:
-    """Aggregate rate against thread count (:func:`pagezero.bench.scaling`), with
+    """Aggregate rate against thread count (:func:`pagezero.measure.mem.scaling`), with
     the ideal line: one thread's rate times the count, which shared memory bandwidth
     bends away from. One run, as the axis label says.
 

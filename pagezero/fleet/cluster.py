@@ -10,8 +10,8 @@ machine; building the same SpecCluster with per-host options can. SSH is
 asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
 """
 
-from ..interrupt import deferred
-from .run import RESOURCE, FleetError
+from pagezero.fleet.run import RESOURCE, FleetError
+from pagezero.interrupt import deferred
 
 __all__ = ["start_fleet", "worker_spec"]
 

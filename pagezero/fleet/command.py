@@ -10,7 +10,7 @@ import contextlib
 import io
 import shlex
 
-from ..units import parse_page, parse_size
+from pagezero.units import parse_page, parse_size
 
 __all__ = ["check_command", "FILE_COMMANDS", "FOLDER_COMMANDS"]
 
@@ -47,7 +47,7 @@ def parse_command(argv):
     ValueError
         If pagezero would refuse it (the parser's message), or if it asks for help.
     """
-    from ..cli import UsageError, build_parser
+    from pagezero.cli import UsageError, build_parser
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # -h would print the help

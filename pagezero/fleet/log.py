@@ -13,8 +13,8 @@ import json
 import os
 import re
 
-from ..interrupt import deferred
-from ..results import SCHEMA, atomic_write
+from pagezero.interrupt import deferred
+from pagezero.results.resultset import SCHEMA, atomic_write
 
 __all__ = ["FleetLog", "FLEET_FILE", "folder_name"]
 

@@ -16,11 +16,11 @@ import queue
 import time
 import uuid
 
-from .._core import PagezeroError
-from ..interrupt import deferred
-from .command import check_command
-from .log import FLEET_FILE, FleetLog, folder_name
-from .worker import EVENT_TOPIC, installed_version, run_command, stop_runs
+from pagezero._core import PagezeroError
+from pagezero.fleet.command import check_command
+from pagezero.fleet.log import FLEET_FILE, FleetLog, folder_name
+from pagezero.fleet.worker import EVENT_TOPIC, installed_version, run_command, stop_runs
+from pagezero.interrupt import deferred
 
 __all__ = [
     "run_fleet",

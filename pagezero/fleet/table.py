@@ -9,12 +9,12 @@ loops', marked with ``*``, since the run is the unit (points.py).
 
 import os
 
-from ..folders import load_folder
-from ..points import summarize_points
-from ..result_checks import read_json
-from ..results import ResultSet
-from ..store.history import format_value
-from .log import FLEET_FILE
+from pagezero.fleet.log import FLEET_FILE
+from pagezero.results.folders import load_folder
+from pagezero.results.points import summarize_points
+from pagezero.results.resultset import ResultSet
+from pagezero.results.schema import read_json
+from pagezero.store.history import format_value
 
 __all__ = ["machine_sets", "table_rows", "format_table", "only_matching"]
 
@@ -136,7 +136,7 @@ def table_rows(sets):
     -------
     list of dict
         One per point: ``label``, ``unit`` and ``machines``, machine name to its
-        :func:`pagezero.points.point_summary` (median of the runs' medians and their
+        :func:`pagezero.results.points.point_summary` (median of the runs' medians and their
         spread) or None where it was not measured.
     """
     rows = {}

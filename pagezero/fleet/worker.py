@@ -39,7 +39,7 @@ def installed_version():
     str
         ``pagezero.__version__``: the installed distribution's metadata.
     """
-    from .. import __version__
+    from pagezero import __version__
 
     return __version__
 

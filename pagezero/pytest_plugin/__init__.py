@@ -23,7 +23,7 @@ submodules that do are imported inside the hooks that need them).
 pytest-benchmark's ``--benchmark-compare-fail`` decides on one call's
 statistics; here the decision is the comparison's: the run (one fresh
 process) is the unit, Welch's t-test on the logs of per-run medians
-(pagezero.significance), so noise between processes does not fail a build.
+(pagezero.analysis.significance), so noise between processes does not fail a build.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .state import STATE, PluginState, fail_percent
+from pagezero.pytest_plugin.state import STATE, PluginState, fail_percent
 
 if TYPE_CHECKING:
-    from .recorder import Bench
+    from pagezero.pytest_plugin.recorder import Bench
 
 __all__ = ["pagezero_bench"]
 
@@ -104,7 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     config.pluginmanager.register(_BeforeFixtures(), "pagezero-before-fixtures")
     if state.compare is not None:
-        from .baseline import load_baseline
+        from pagezero.pytest_plugin.baseline import load_baseline
 
         load_baseline(state)  # a bad file is a usage error, before any test runs
 
@@ -117,7 +117,7 @@ def pagezero_bench(request: pytest.FixtureRequest) -> Bench:
     ``.folio(...)`` take the API's parameters, with runs=3 unless given, and
     return what the API returns.
     """
-    from .recorder import Bench
+    from pagezero.pytest_plugin.recorder import Bench
 
     return Bench(request.config.stash[STATE], request.node.nodeid)
 
@@ -127,7 +127,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("pagezero")
     if marker is None:
         return
-    from .needs import missing_needs
+    from pagezero.pytest_plugin.needs import missing_needs
 
     missing, to_reserve = missing_needs(marker, item.config.stash[STATE].reserve)
     if missing:
@@ -154,7 +154,7 @@ class _BeforeFixtures:
         to_reserve = item.stash.get(_TO_RESERVE, None)
         if not to_reserve:
             return
-        from .needs import reserve_needs
+        from pagezero.pytest_plugin.needs import reserve_needs
 
         # Here, not in the tryfirst hook: a test skipped for any reason takes no pages.
         missing = reserve_needs(to_reserve, item.stash[_RESERVED])
@@ -184,7 +184,7 @@ def pytest_runtest_makereport(
     state = item.config.stash[STATE]
     if call.when != "call" or not state.recorded(item.nodeid):
         return
-    from .baseline import judge
+    from pagezero.pytest_plugin.baseline import judge
 
     report = outcome.get_result()
     if not report.passed:  # failed or skipped on its own: nothing to add
@@ -206,7 +206,7 @@ def pytest_runtest_makereport(
 def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(STATE, None)
     if state is not None and state.save_dir is not None and state.results:
-        from .baseline import save_session
+        from pagezero.pytest_plugin.baseline import save_session
 
         save_session(state)
 
@@ -215,7 +215,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(STATE, None)
     if state is None or not state.active():
         return
-    from .baseline import summary_lines
+    from pagezero.pytest_plugin.baseline import summary_lines
 
     terminalreporter.write_sep("=", "pagezero")
     for line in summary_lines(state):

@@ -1,6 +1,6 @@
 """Saving a session's results, and comparing a session with a saved one.
 
-The comparison is `pagezero compare`'s (pagezero.comparison.compare: the run
+The comparison is `pagezero compare`'s (pagezero.analysis.compare.compare: the run
 is the unit, Welch's t-test on the logs of per-run medians), its table
 format_table()'s and its header comparison_header's, machine warnings
 included: nothing here computes or formats a comparison of its own. What is
@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..comparison import METHOD, compare, format_table, runs_per_side
-from ..comparison_header import header_lines, machine_differences
-from ..points import point_key
-from ..results import ResultSet
-from ..significance import REGRESSION
-from .state import TEST_PARAM, PluginState
+from pagezero.analysis.compare import METHOD, compare, format_table, runs_per_side
+from pagezero.analysis.sides import header_lines, machine_differences
+from pagezero.analysis.significance import REGRESSION
+from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
+from pagezero.results.points import point_key
+from pagezero.results.resultset import ResultSet
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

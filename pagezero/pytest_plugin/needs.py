@@ -6,7 +6,7 @@ kernels=[...])``: a CPU feature pagezero does not detect here
 kernel this CPU cannot run (pagezero.kernels(), with its reason) or too few
 free hugepages skip the test with the missing need named: missing hardware is
 a skip, not a failure. With --pagezero-reserve the hugepages are reserved by
-pagezero.hugepages.reserve() instead (root only), which gives back what it
+pagezero.system.hugepages.reserve() instead (root only), which gives back what it
 added when its block ends, also on an error, Ctrl-C, SIGTERM or SIGHUP; the
 block is the plugin's ExitStack around the test's whole run protocol.
 """
@@ -19,9 +19,9 @@ from typing import Any, NoReturn
 
 import pytest
 
-from .._core import PagezeroError, cpu_features
-from ..hugepages import pool, reserve
-from ..kernels import KINDS, kernels
+from pagezero._core import PagezeroError, cpu_features
+from pagezero.system.hugepages import pool, reserve
+from pagezero.system.kernels import KINDS, kernels
 
 __all__ = ["missing_needs", "reserve_needs"]
 

@@ -3,7 +3,7 @@
 Each method calls the public function of the same measurement with the
 test's arguments (runs=3 unless given: fewer than 3 runs a side leave the
 variation between runs unknown, and no change can then be called
-significant; pagezero.significance) and returns its answer unchanged. A copy
+significant; pagezero.analysis.significance) and returns its answer unchanged. A copy
 of every Result is recorded with the test's node id among its parameters, so
 that a point of a session is (node id, point_key()) and survives
 ResultSet.save/load as any parameter does.
@@ -15,11 +15,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .state import TEST_PARAM, PluginState
+from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
 
 if TYPE_CHECKING:
-    from ..result import Result
-    from ..results import ResultSet
+    from pagezero.results.result import Result
+    from pagezero.results.resultset import ResultSet
 
 __all__ = ["Bench", "DEFAULT_RUNS", "API"]
 
@@ -91,7 +91,7 @@ def record(state: PluginState, nodeid: str, answer: Result | ResultSet | None) -
     answer : Result, ResultSet or None
         What the public function returned (None: it was stopped before a loop).
     """
-    from ..results import ResultSet
+    from pagezero.results.resultset import ResultSet
 
     if answer is None:
         return

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ..results import Result, ResultSet
+    from pagezero.results.resultset import Result, ResultSet
 
 __all__ = ["STATE", "PluginState", "fail_percent", "TEST_PARAM"]
 

@@ -22,11 +22,11 @@ import datetime
 import os
 import sqlite3
 
-from .._core import PagezeroError
-from ..folders import results_files
-from ..units import parse_size
-from .records import point_rows, read_record, stored_result_set
-from .schema import CREATE, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
+from pagezero._core import PagezeroError
+from pagezero.results.folders import results_files
+from pagezero.store.records import point_rows, read_record, stored_result_set
+from pagezero.store.schema import CREATE, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
+from pagezero.units import parse_size
 
 __all__ = ["Store", "StoreError", "default_path", "read_records", "SCHEMA_VERSION"]
 

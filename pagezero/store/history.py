@@ -2,8 +2,8 @@
 
 import datetime
 
-from ..figures.common import closes_on_error, printable
-from ..figures.palette import MARKERS, PALETTE
+from pagezero.figures.common import closes_on_error, printable
+from pagezero.figures.palette import MARKERS, PALETTE
 
 __all__ = ["format_value", "format_spread", "format_history", "plot_history", "history_footer"]
 
@@ -115,7 +115,7 @@ def plot_history(rows, stem):
     ValueError
         When more than 12 point and machine pairs match: the filters should narrow it.
     """
-    from ..plot import _pyplot, _save
+    from pagezero.figures.plot import _pyplot, _save
 
     series = {}
     for row in rows:

@@ -27,11 +27,11 @@ import shutil
 import tempfile
 from typing import Any
 
-from ..comparison import METHOD, compare, format_table, runs_per_side
-from ..comparison_header import header_lines
-from ..report.html import html_table, inline_svg, page
-from .history import MAX_SERIES, format_spread, format_value, plot_history
-from .records import stored_result_set
+from pagezero.analysis.compare import METHOD, compare, format_table, runs_per_side
+from pagezero.analysis.sides import header_lines
+from pagezero.store.history import MAX_SERIES, format_spread, format_value, plot_history
+from pagezero.store.records import stored_result_set
+from pagezero.studies.report.html import html_table, inline_svg, page
 
 __all__ = ["publish", "MARKER", "MAX_ALL_PAIRS"]
 

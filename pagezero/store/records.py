@@ -10,9 +10,9 @@ import hashlib
 import json
 import os
 
-from ..points import summarize_points
-from ..results import ResultSet
-from ..units import parse_size
+from pagezero.results.points import summarize_points
+from pagezero.results.resultset import ResultSet
+from pagezero.units import parse_size
 
 __all__ = ["Record", "read_record", "point_rows", "stored_result_set", "machine_name"]
 
@@ -167,7 +167,7 @@ def point_rows(result_set):
     -------
     list of dict
         One per point: benchmark, function, size (bytes), page, label, params (JSON),
-        unit, and :func:`pagezero.points.summarize_points`' median, spread_pct, runs
+        unit, and :func:`pagezero.results.points.summarize_points`' median, spread_pct, runs
         and spread_of.
     """
     rows = []

@@ -4,9 +4,9 @@ and interruption tests run the sweep machinery on it, fast and without the C cor
 import contextlib
 import dataclasses
 
-from pagezero import sweeps
 from pagezero.interrupt import Interrupted
-from pagezero.results import Result
+from pagezero.results.resultset import Result
+from pagezero.runs import sweeps
 
 MACHINE = {
     "cpu_model": "Test CPU",

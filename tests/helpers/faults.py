@@ -4,8 +4,8 @@ and of the command line."""
 import dataclasses
 import signal
 
-from pagezero import fault
 from pagezero.interrupt import Interrupted
+from pagezero.measure import fault
 
 
 def cut_short_memset(monkeypatch, at):

@@ -12,7 +12,7 @@ import json
 import os
 import random
 
-from pagezero.results import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30

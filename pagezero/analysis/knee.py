@@ -1,0 +1,150 @@
+"""Where a kernel's rate steps over extents, and which kernel is fastest where.
+
+Both read rates measured over a range of extents (bytes cleared per call):
+find_knee() fits one step in log rate, the change a cache level's edge
+makes; best_kernels() splits the extents into ranges with their fastest
+kernel, keeping near-equals together, each a range_row() (advise's rows are
+too). The report's extents and chunks pages and advise use them;
+pagezero.analysis.stats re-exports them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "find_knee",
+    "best_kernels",
+    "range_row",
+    "KNEE_MIN_EXTENT",
+    "KNEE_CLEAR_STEP",
+    "TIE",
+]
+
+# Below this, the cost of each call, not the cache, sets the rate: no knee there.
+KNEE_MIN_EXTENT = 64 << 10
+# A step smaller than this is not called a knee in words (it still is the largest step).
+KNEE_CLEAR_STEP = 1.3
+# A kernel within this of the fastest keeps the range it already holds, so
+# noise between near-equals does not split the table.
+TIE = 0.05
+
+
+def _spread(logs: Sequence[float]) -> float:
+    m = statistics.median(logs)
+    return sum(abs(x - m) for x in logs)
+
+
+def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
+    """The knee of a rate over extents: where one step (two levels) fits best.
+
+    Over extents of KNEE_MIN_EXTENT and up: fit one step in log rate at every
+    split between extents and keep the rising split whose levels fit best
+    (least absolute deviation from each side's median, so one noisy point
+    costs what it is off by and no more).
+
+    Parameters
+    ----------
+    points : iterable of (int, float)
+        (extent in bytes, bytes/sec) pairs; rates of 0 and extents below
+        KNEE_MIN_EXTENT are left out.
+
+    Returns
+    -------
+    tuple of (int, float)
+        (first extent of the upper side in bytes, ratio of the two medians);
+        the smallest such extent on a tie.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two extents of KNEE_MIN_EXTENT (64KB) or more.
+    """
+    pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
+    if len(pts) < 2:
+        raise ValueError("finding a knee needs rates at two extents of 64KB or more")
+    logs = [math.log(r) for _, r in pts]
+    fits = []
+    for k in range(1, len(pts)):
+        rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
+        fits.append((rise <= 0, _spread(logs[:k]) + _spread(logs[k:]), k, rise))
+    _, _, k, rise = min(fits)
+    return pts[k][0], math.exp(rise)
+
+
+def best_kernels(
+    rates: Mapping[str, Mapping[int, float]], extents: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Ranges of extents with their fastest kernel.
+
+    A kernel within TIE of the fastest keeps the range it holds; where a new
+    range must start, it goes to the near-fastest kernel that stays so the
+    longest, so that near-equals (the streaming kernels beyond the LLC) do
+    not split the table into one range per extent.
+
+    Parameters
+    ----------
+    rates : mapping
+        {kernel: {extent in bytes: bytes/sec}}.
+    extents : sequence of int
+        The extents to cover, in bytes, in increasing order; each needs a rate
+        of at least one kernel.
+
+    Returns
+    -------
+    list of dict
+        One per range: min_bytes, max_bytes, kernel, and bytes_per_sec, the
+        median of that kernel's rates over the range.
+    """
+
+    def near_best(k: str, e: int) -> bool:
+        here = [r[e] for r in rates.values() if e in r]
+        return e in rates[k] and rates[k][e] >= (1 - TIE) * max(here)
+
+    def run_length(k: str, i: int) -> int:
+        n = 0
+        while i + n < len(extents) and near_best(k, extents[i + n]):
+            n += 1
+        return n
+
+    ranges: list[dict[str, Any]] = []
+    for i, e in enumerate(extents):
+        if ranges and near_best(ranges[-1]["kernel"], e):
+            ranges[-1]["extents"].append(e)
+            continue
+        winner = max(
+            (k for k in rates if near_best(k, e)), key=lambda k: (run_length(k, i), rates[k][e])
+        )
+        ranges.append({"kernel": winner, "extents": [e]})
+    return [range_row(rg["kernel"], rg["extents"], lambda k, e: rates[k][e]) for rg in ranges]
+
+
+def range_row(
+    kernel: str, extents: Sequence[int], rate: Callable[[str, int], float]
+) -> dict[str, Any]:
+    """One row of a kernels-by-extent table (best_kernels', advise's).
+
+    Parameters
+    ----------
+    kernel : str
+        The range's kernel.
+    extents : sequence of int
+        The range's extents in bytes, in increasing order (not empty).
+    rate : callable
+        rate(kernel, extent): bytes/sec.
+
+    Returns
+    -------
+    dict
+        min_bytes, max_bytes, kernel, and bytes_per_sec: the median of the
+        kernel's rates over the range.
+    """
+    return {
+        "min_bytes": extents[0],
+        "max_bytes": extents[-1],
+        "kernel": kernel,
+        "bytes_per_sec": float(statistics.median(rate(kernel, e) for e in extents)),
+    }

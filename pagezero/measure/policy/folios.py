@@ -1,0 +1,367 @@
+"""folio_zero_user() orders: clear a folio in one strategy's order, then time
+the touch of the fault neighbourhood right after, against a cold baseline."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pagezero import _core, interrupt
+from pagezero.measure.conditions import evict_bytes
+from pagezero.measure.policy.folio_plan import (
+    _HUGETLB_SHIFTS,
+    FOLIO_BACKINGS,
+    FolioPlan,
+    plan_folio,
+)
+from pagezero.measure.policy.orders import PAGE_SIZE, bind
+from pagezero.measure.policy.results import FolioResult
+from pagezero.runs.processes import check_runs, in_processes
+from pagezero.system import hugepages
+from pagezero.system.backing import Backing, backing_details, chosen_backing, kernel_backing
+from pagezero.system.machine import llc_bytes, machine
+from pagezero.system.memory import region
+from pagezero.units import format_size
+
+if TYPE_CHECKING:
+    from pagezero.results.resultset import ResultSet
+
+__all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
+
+
+def _free_hugepages(nbytes: int, node: int | None = None) -> int:
+    """Hugepages of nbytes a new mapping can have now (free, less those
+    promised), and with a node no more than that node has free."""
+    available = next((p.available for p in hugepages.pools().values() if p.page_bytes == nbytes), 0)
+    on_node = None if node is None else hugepages.node_free(format_size(nbytes), node)
+    return available if on_node is None else min(available, on_node)
+
+
+def _scrub_bytes() -> int:
+    # Read before every clear so the folio starts cache-cold: twice the LLC
+    # (64MB when sysfs gives no LLC size).
+    llc = llc_bytes() or 0
+    return max(2 * llc, 16 << 20) if llc else 64 << 20
+
+
+class FolioMemory:
+    """The folio and the scrub buffer read before each clear, mapped once so
+    several runs (strategies) can share them; close() unmaps. The folio is
+    a hugetlb page of its own size (2MB, 1GB) when asked or, for auto, when
+    one is free; else, as mappings.kernel_backing() chooses for auto, on 2MB
+    hugetlb pages, on THP (a 2MB-aligned mapping asking for it, the folio at
+    its start) or on a run of 4KB pages aligned to min(size, 2MB), THP
+    refused. .backing says which ("hugetlb", "thp" or "4KB"), .page_label
+    in words, .details() what the result's details add (backing_details).
+    node: bind the folio to that NUMA node before its first touch.
+
+    Parameters
+    ----------
+    nbytes : int
+        The folio's bytes.
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        The pages asked for.
+    node : int or None
+        The NUMA node to bind the folio to.
+
+    Raises
+    ------
+    ValueError
+        For hugetlb backing of a folio that is not 2MB or 1GB, or when
+        binding to `node` fails.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    """
+
+    folio: memoryview
+    scrub: memoryview
+    backing: str
+    page_label: str
+
+    def __init__(self, nbytes: int, backing: str, node: int | None = None) -> None:
+        self.regions: list[Any] = []
+        self.node = node
+        self.note: str | None = None
+        populate = node is None
+        own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
+        if own and self._own_page(nbytes, backing, node, populate):
+            used = None
+        elif backing == "hugetlb":
+            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
+        elif own and nbytes == 2 << 20:
+            # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
+            used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
+        else:
+            used = chosen_backing(backing, nbytes, node=node)
+        if used is not None:
+            self._map(nbytes, used, populate)
+        if node is not None:
+            try:
+                self.bind(node)
+            except ValueError:
+                self.close()
+                raise
+        scrub = region(_scrub_bytes(), page="4KB", thp=False)
+        self.regions.append(scrub)
+        self.scrub = memoryview(scrub)
+
+    def _own_page(self, nbytes: int, backing: str, node: int | None, populate: bool) -> bool:
+        """Map the folio as one hugetlb page of its size; False when auto finds none."""
+        if backing == "hugetlb" and node is not None:
+            # The pool's reservation does not look at nodes: check node's own.
+            hugepages.check_node_available(format_size(nbytes), 1, node)
+        if backing == "auto" and _free_hugepages(nbytes, node) == 0:
+            return False
+        try:
+            reg = region(nbytes, page=format_size(nbytes), populate=populate)
+        except _core.MappingError:
+            if backing == "hugetlb":
+                raise
+            return False
+        self.regions.append(reg)
+        self.folio = memoryview(reg)
+        self.backing, self.page_label = "hugetlb", f"one {format_size(nbytes)} hugetlb page"
+        return True
+
+    def _map(self, nbytes: int, used: Backing, populate: bool) -> None:
+        self.backing, self.note = used.how, used.note
+        if used.how == "4KB":
+            # A folio is aligned to its size; 2MB alignment is what a 4KB-page
+            # mapping can usefully mimic (the physical pages are scattered anyway).
+            align = min(nbytes, 2 << 20)
+            reg = region(nbytes + align, page="4KB", thp=False, populate=populate)
+            off = (-reg.address) % align
+            self.page_label = "4KB pages, THP refused"
+        else:
+            # Whole 2MB pages: THP mappings of 2MB or more start on a 2MB
+            # boundary (csrc/region.c), and so does every hugetlb mapping.
+            reg = region(
+                -(-nbytes // (2 << 20)) * (2 << 20), populate=populate, **used.region_args()
+            )
+            off = 0
+            self.page_label = "2MB hugetlb pages" if used.how == "hugetlb" else "2MB THP"
+        self.regions.append(reg)
+        self.folio = memoryview(reg)[off : off + nbytes]
+
+    def bind(self, node: int) -> None:
+        """mbind the folio to `node`.
+
+        On huge pages the whole mapping (mbind takes whole hugetlb pages
+        only), on 4KB pages the folio's range.
+
+        Parameters
+        ----------
+        node : int
+            The NUMA node.
+
+        Raises
+        ------
+        ValueError
+            Saying why mbind failed.
+        """
+        bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
+        self.node = node
+
+    def details(self) -> dict[str, Any]:
+        """What the result's details say of the folio's backing.
+
+        Read after its first touch: mappings.backing_details().
+
+        Returns
+        -------
+        dict
+            The details keys for the backing ("backing_note", "huge_share").
+        """
+        return backing_details(Backing(self.backing, self.note), [self.folio])
+
+    def close(self) -> None:
+        """Release the views and unmap the folio and the scrub buffer."""
+        for view in ("folio", "scrub"):
+            if hasattr(self, view):
+                getattr(self, view).release()
+        for reg in self.regions:
+            reg.close()
+
+
+def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | None:
+    """Run plan `p`.
+
+    Parameters
+    ----------
+    p : FolioPlan
+        The run, from plan_folio().
+    memory : FolioMemory or None
+        A FolioMemory of p's size to clear (several runs can share one);
+        None maps one for this run alone.
+
+    Returns
+    -------
+    FolioResult or None
+        The clears and the neighbourhood touches; None when a stop signal
+        that pagezero does not own (a program's own handler returned) stopped
+        it before any loop completed (interrupt.finish).
+
+    Raises
+    ------
+    ValueError
+        When binding to p.node fails.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    Interrupted
+        When SIGINT, SIGTERM or SIGHUP stops it between loops; its partial is
+        the loops completed.
+    """
+    c = p.conditions
+    own = memory is None
+    mem = FolioMemory(p.nbytes, p.backing, p.node) if memory is None else memory
+    if not own and p.node is not None and mem.node != p.node:
+        mem.bind(p.node)
+    try:
+        raw = _core.bench_folio(
+            mem.folio,
+            mem.scrub,
+            p.strategy,
+            p.fault_index,
+            max(1, p.batch_bytes // PAGE_SIZE),
+            p.kernel,
+            p.loops,
+            p.cold,
+            nt_kernel=p.nt_kernel,
+            cold=c.cold,
+            evict_bytes=evict_bytes(),
+            counters=c.counters,
+        )
+        pages = mem.details()
+    finally:
+        if own:
+            mem.close()
+
+    def make_result(d: dict[str, Any]) -> FolioResult:
+        return FolioResult(
+            benchmark="folio",
+            function=p.kernel,
+            params=p.params(mem.backing),
+            bytes_per_loop=p.nbytes,
+            clock="ns",
+            samples=d["clear"],
+            machine=machine(),
+            details={
+                **c.details(
+                    d, "the whole folio flushed before each clear, outside its clock", (p.nbytes,)
+                ),
+                **pages,
+            },
+            touch_ns=d["touch"],
+            cold_ns=d["cold"],
+            touch_lines=d["touch_lines"],
+            neighbourhood=d["neighbourhood"],
+            backing=mem.backing,
+            cold_method=p.cold,
+            interrupted=d["interrupted"],
+        )
+
+    # A signal raises Interrupted here, carrying the loops completed before it.
+    r: FolioResult | None = interrupt.finish(raw, make_result)
+    return r
+
+
+def folio(
+    size: int | str = "2MB",
+    strategy: str = "neighbourhood-last",
+    fault_index: int = 0,
+    kernel: str | None = None,
+    nt_kernel: str | None = None,
+    loops: int = 10,
+    batch: int | str | None = "32MB",
+    backing: str = "auto",
+    cold: str = "auto",
+    cache: str = "hot",
+    node: int | None = None,
+    counters: bool = False,
+    runs: int = 1,
+) -> FolioResult | ResultSet | None:
+    """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
+
+    Before each loop the folio is dirtied and pushed out of cache.
+
+    Parameters
+    ----------
+    size : int or str
+        "2MB", "1GB" or any power-of-two number of 4KB pages.
+    strategy : str
+        One of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
+        nocache-except-target).
+    fault_index : int
+        The faulting page (0 = the first, the common case).
+    kernel : str or None
+        The clear kernel for cached stores (default: clear_pages()'s).
+    nt_kernel : str or None
+        The non-temporal one for nocache-except-target.
+    loops : int
+        The timed clears.
+    batch : int or str
+        The most clear_pages() clears at once (sequential, neighbourhood-last).
+    backing : {"auto", "hugetlb", "thp", "4KB"}
+        "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
+        pages, asked with MADV_HUGEPAGE before the first touch), "4KB" (an
+        aligned run of 4KB pages, THP refused) or "auto" (default: a hugetlb
+        page of the folio's size when one is free, else the choice of
+        pagezero.system.backing.kernel_backing(): 2MB hugetlb pages, THP, or 4KB
+        pages with details["backing_note"] saying why). The result's backing
+        is the one used; for THP details["huge_share"] is how much of the
+        folio smaps shows on huge pages.
+    cold : {"auto", "clflush", "evict"}
+        How the baseline evicts the neighbourhood: "clflush" (x86-64) or
+        "evict" (reading twice the LLC); "auto" picks clflush where it exists.
+    cache : {"hot", "cold"}
+        "hot" (default) keeps the above; "cold" also flushes the whole folio
+        by address (clflushopt, else clflush, else evicting; details["cold_method"])
+        after the scrub and before each clear, outside its timing, so no line of
+        it is left in any cache.
+    node : int or None
+        Bind the folio to this NUMA node (mbind) before its first touch.
+    counters : bool
+        Read hardware counters around each clear into details["counters"].
+    runs : int
+        1 (default) measures here; N > 1 measures in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops
+        (pagezero.runs.processes).
+
+    Returns
+    -------
+    FolioResult, ResultSet or None
+        A FolioResult when runs is 1: clearing rate, and touch_ns_per_line /
+        cold_ns_per_line for the neighbourhood (fault +-2 pages, clamped) right
+        after the clear and cold; else a ResultSet of N FolioResults,
+        runs[i]["process"] = i. None when a stop signal that pagezero does
+        not own (a program's own handler returned) stopped it before any loop
+        completed.
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (checked by plan_folio() before anything runs).
+    UnavailableError
+        For a kernel this machine cannot run; counters without a PMU.
+    MappingError
+        When the folio cannot be mapped with the backing asked for.
+    Interrupted
+        When a stop signal cuts the run short.
+    """
+    if check_runs(runs) > 1:
+        return in_processes("folio", locals())
+    return run_folio(
+        plan_folio(
+            size,
+            strategy,
+            fault_index,
+            kernel,
+            nt_kernel,
+            loops,
+            batch,
+            backing,
+            cold,
+            cache,
+            node,
+            counters,
+        )
+    )

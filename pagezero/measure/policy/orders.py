@@ -1,0 +1,405 @@
+"""Clearing orders: the C core's strategies, the steps they take, and the
+kernels they clear with.
+
+A strategy decides in which order a huge page's subpages are cleared, as the
+kernel's folio_zero_user() (mm/memory.c) does; the walk itself is C
+(csrc/policy.c), and clear_order() records it without clearing.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from pagezero import _core
+from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
+from pagezero.units import format_size, parse_size
+
+__all__ = [
+    "STRATEGIES",
+    "PRESETS",
+    "PAGE_SIZE",
+    "NEIGHBOURHOOD_RADIUS",
+    "LINE_SIZE",
+    "Step",
+    "clear_order",
+    "clear_folio",
+    "default_kernel",
+    "default_nt_kernel",
+    "needs_nontemporal",
+]
+
+_CONSTANTS: dict[str, int] = _core.policy_constants()
+PAGE_SIZE: int = _CONSTANTS["page_size"]
+NEIGHBOURHOOD_RADIUS: int = _CONSTANTS["neighbourhood_radius"]
+LINE_SIZE: int = _CONSTANTS["line_size"]
+
+STRATEGIES: tuple[str, ...] = _core.strategies()
+
+# Batch presets: what each kernel generation clears between resched points,
+# the one table of them. None: the whole region in one call (preempt=full|lazy
+# need no batch).
+PRESETS: dict[str, int | None] = {
+    "page": PAGE_SIZE,  # clear_page() one page at a time: an arch without clear_pages()
+    "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
+    # pages" (2025, v6-v8): ~1ms at ~10GB/s
+    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0: ~3ms
+    "extent": None,  # preempt=full|lazy: the whole extent at once
+}
+
+
+def default_kernel() -> str:
+    """The kernel the Linux clear_pages() uses on this CPU.
+
+    Returns
+    -------
+    str
+        Its name in the kernel table (kernels.clear_pages_kernel).
+    """
+    return clear_pages_kernel()
+
+
+def default_nt_kernel() -> str | None:
+    """The first available non-temporal clear kernel.
+
+    Returns
+    -------
+    str or None
+        Its name (kernels.nontemporal_kernel), or None when this CPU has none.
+    """
+    return nontemporal_kernel()
+
+
+def check_kernel(name: str, what: str = "kernel") -> Kernel:
+    """The clear kernel named `name`, checked to run here.
+
+    Parameters
+    ----------
+    name : str
+        A clear kernel's name (kernels table).
+    what : str
+        What the name is, for the error message ("kernel", "nt_kernel").
+
+    Returns
+    -------
+    Kernel
+        Its row of the kernel table.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not a str or not a clear kernel.
+    UnavailableError
+        For a kernel this machine cannot run.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"{what} must be a name (str), not {name!r}")
+    k = find_kernel(name, "clear")
+    if not k.available:
+        raise _core.UnavailableError(f"kernel {name!r} is not available: {k.reason}")
+    return k
+
+
+def check_strategy(name: str) -> str:
+    """`name`, checked to be one of STRATEGIES.
+
+    Parameters
+    ----------
+    name : str
+        A strategy's name.
+
+    Returns
+    -------
+    str
+        `name`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown strategy, naming the known ones.
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
+    return name
+
+
+def pages(nbytes: int, what: str) -> int:
+    """`nbytes` in 4KB pages.
+
+    Parameters
+    ----------
+    nbytes : int
+        A size in bytes.
+    what : str
+        What the size is, for the error message ("size", "batch").
+
+    Returns
+    -------
+    int
+        The number of pages.
+
+    Raises
+    ------
+    ValueError
+        When `nbytes` is not a whole number of pages.
+    """
+    if nbytes % PAGE_SIZE:
+        raise ValueError(
+            f"invalid {what} {format_size(nbytes)}: not a whole number of "
+            f"{format_size(PAGE_SIZE)} pages"
+        )
+    return nbytes // PAGE_SIZE
+
+
+def batch_bytes(value: int | str | None, extent: int) -> int:
+    """A batch in bytes, from a preset name or a size.
+
+    Parameters
+    ----------
+    value : int, str or None
+        A preset name (PRESETS), a size (int bytes or a string such as
+        "8MB"), or None for the whole extent.
+    extent : int
+        The bytes cleared in all, what "extent" and None stand for.
+
+    Returns
+    -------
+    int
+        The batch in bytes.
+
+    Raises
+    ------
+    ValueError
+        For anything else, naming the presets.
+    """
+    if isinstance(value, str) and value in PRESETS:
+        b = PRESETS[value]
+        return extent if b is None else b
+    if value is None:
+        return extent
+    try:
+        return parse_size(value, what="batch")
+    except ValueError as e:
+        raise ValueError(f"{e} (or a preset: {', '.join(PRESETS)})") from None
+
+
+def check_fault(fault_index: int, nr_pages: int) -> None:
+    """Check that `fault_index` is a page of a folio of `nr_pages` pages.
+
+    Parameters
+    ----------
+    fault_index : int
+        The faulting page.
+    nr_pages : int
+        The folio's 4KB pages.
+
+    Raises
+    ------
+    ValueError
+        For a fault index that is not an int or lies outside the folio.
+    """
+    if isinstance(fault_index, bool) or not isinstance(fault_index, int):
+        raise ValueError(f"fault index must be an int, not {fault_index!r}")
+    if not 0 <= fault_index < nr_pages:
+        raise ValueError(
+            f"fault index {fault_index} is outside the folio (0..{nr_pages - 1}, {nr_pages} pages)"
+        )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One clear a strategy decides on: pages [first, first + count).
+
+    Attributes
+    ----------
+    first : int
+        The first page cleared (index of a 4KB page in the folio).
+    count : int
+        How many pages the one call clears.
+    nontemporal : bool
+        Whether it clears with the non-temporal kernel.
+    """
+
+    first: int
+    count: int
+    nontemporal: bool
+
+
+def clear_order(
+    strategy: str, nr_pages: int, fault_index: int = 0, batch: int | str | None = "32MB"
+) -> tuple[Step, ...]:
+    """The steps `strategy` takes over a folio, without clearing anything.
+
+    This is the C walk the timed loops run, recording.
+
+    Parameters
+    ----------
+    strategy : str
+        One of STRATEGIES.
+    nr_pages : int
+        The folio's size in 4KB pages (positive).
+    fault_index : int
+        The faulting page, 0 <= fault_index < nr_pages.
+    batch : int, str or None
+        The most cleared at once: a preset name (PRESETS) or a size in bytes
+        (a whole number of pages); None for the whole folio.
+
+    Returns
+    -------
+    tuple of Step
+        The clears in the order the strategy makes them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown strategy, a bad page count, fault index or batch.
+    """
+    check_strategy(strategy)
+    if isinstance(nr_pages, bool) or not isinstance(nr_pages, int) or nr_pages < 1:
+        raise ValueError(f"nr_pages must be a positive int, not {nr_pages!r}")
+    check_fault(fault_index, nr_pages)
+    batch_pages = max(1, pages(batch_bytes(batch, nr_pages * PAGE_SIZE), "batch"))
+    return tuple(Step(*s) for s in _core.clear_order(strategy, nr_pages, fault_index, batch_pages))
+
+
+@functools.cache
+def needs_nontemporal(strategy: str) -> bool:
+    """Whether `strategy` clears with a non-temporal kernel.
+
+    Read from the C walk itself (a 2MB folio, fault on its first page), not
+    restated here.
+
+    Parameters
+    ----------
+    strategy : str
+        One of STRATEGIES.
+
+    Returns
+    -------
+    bool
+        True when any of its steps is non-temporal.
+
+    Raises
+    ------
+    ValueError
+        For an unknown strategy.
+    """
+    nr = (2 << 20) // PAGE_SIZE
+    return any(s.nontemporal for s in clear_order(strategy, nr, 0, "extent"))
+
+
+def nt_kernel_for(strategy: str, nt_kernel: str | None) -> str | None:
+    """The non-temporal kernel `strategy` clears with.
+
+    Parameters
+    ----------
+    strategy : str
+        One of STRATEGIES.
+    nt_kernel : str or None
+        The kernel asked for (default: the first non-temporal one available).
+
+    Returns
+    -------
+    str or None
+        The kernel's name, or None when the strategy uses none.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel or one with temporal stores.
+    UnavailableError
+        When the strategy needs a non-temporal kernel and this machine has
+        none, or the one asked for cannot run here.
+    """
+    if not needs_nontemporal(strategy):
+        return None
+    name = nt_kernel or default_nt_kernel()
+    if name is None:
+        raise _core.UnavailableError(
+            f"strategy {strategy!r} needs a non-temporal "
+            "clear kernel and this machine has none available"
+        )
+    k = check_kernel(name, "nt_kernel")
+    if k.temporal:
+        raise ValueError(
+            f"nt_kernel {name!r} uses temporal stores; {strategy} needs a non-temporal one"
+        )
+    return name
+
+
+def clear_folio(
+    buffer: Any,
+    strategy: str,
+    fault_index: int = 0,
+    kernel: str | None = None,
+    nt_kernel: str | None = None,
+    batch: int | str | None = "32MB",
+    record: bool = False,
+) -> tuple[Step, ...] | None:
+    """Zero a buffer in `strategy`'s order, untimed.
+
+    It clears through the same clearing callback the timed loops use.
+
+    Parameters
+    ----------
+    buffer : writable buffer
+        Whole 4KB pages (anything exposing the buffer protocol).
+    strategy : str
+        One of STRATEGIES.
+    fault_index : int
+        The faulting page (index of a 4KB page in `buffer`).
+    kernel : str or None
+        The clear kernel for cached stores (default: clear_pages()'s).
+    nt_kernel : str or None
+        The non-temporal kernel, for strategies that use one (default: the
+        first available).
+    batch : int, str or None
+        The most cleared at once: a preset name or a size in bytes; None for
+        the whole buffer.
+    record : bool
+        Return the steps executed.
+
+    Returns
+    -------
+    tuple of Step or None
+        The steps with `record`, else None.
+
+    Raises
+    ------
+    ValueError
+        For a bad strategy, kernel, fault index, batch or buffer.
+    UnavailableError
+        For a kernel this machine cannot run, or a strategy needing a
+        non-temporal kernel where there is none.
+    """
+    check_strategy(strategy)
+    kernel = check_kernel(kernel or default_kernel()).name
+    nt = nt_kernel_for(strategy, nt_kernel)
+    nbytes = memoryview(buffer).nbytes
+    batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
+    steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
+    return None if steps is None else tuple(Step(*s) for s in steps)
+
+
+def bind(buffer: Any, node: int) -> None:
+    """mbind `buffer` to NUMA node `node`.
+
+    Parameters
+    ----------
+    buffer : buffer
+        Whole pages (anything exposing the buffer protocol).
+    node : int
+        The NUMA node.
+
+    Raises
+    ------
+    ValueError
+        Saying why not (mbind's error).
+    """
+    try:
+        _core.numa_bind(buffer, node)
+    except OSError as e:
+        raise ValueError(
+            f"could not bind the region to node {node} (mbind: {e.strerror})"
+        ) from None

@@ -1,0 +1,345 @@
+"""Sweeps: a benchmark over a grid of its parameters, repeated, interleaved.
+
+Every repetition visits every grid point once, in an order shuffled anew
+for each repetition, so that slow drift of the machine (thermal, a noisy
+neighbour) spreads over all points instead of landing on the last ones.
+Warm-up runs are made and thrown away. Repetitions can be spread over
+several fresh worker processes run one after the other (never at the same
+time): one process can land on a lucky or unlucky physical placement of its
+buffers, as pyperf's workers and measuring "three repeats in four sessions"
+guard against. Ctrl-C keeps what was measured: the ResultSet comes back
+marked interrupted.
+
+A stop signal (SIGINT, SIGTERM, SIGHUP) ends a sweep within one loop of the
+point it lands in: what the finished points measured, and the completed loops
+of that point, come back in a ResultSet marked with the signal. Workers run
+in a session of their own, so that the signal reaches each worker once, from
+the sweep (a terminal's Ctrl-C would otherwise reach both); one sent to a
+worker alone stops the sweep the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import os
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pagezero.interrupt import Interrupted, as_interrupted
+from pagezero.measure import fault, policy
+from pagezero.measure import mem as bench
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.registry import BENCHMARKS, Benchmark, register
+from pagezero.runs.workers import run_workers
+from pagezero.system.kernels import find_kernel
+from pagezero.system.machine import cache_bytes, llc_bytes, machine
+from pagezero.units import parse_size
+
+__all__ = [
+    "sweep",
+    "default_sizes",
+    "BENCHMARKS",
+    "Benchmark",
+    "register",
+    "run_here",
+    "lost_lines",
+]
+
+
+def _check_mem(benchmark: str) -> Callable[..., None]:
+    kind = "clear" if benchmark == "memset" else "copy"
+
+    def check(function: str = "default", **params: Any) -> None:
+        bench.plan(benchmark, **params)
+        kernel = find_kernel(function, kind)
+        if not kernel.available:
+            from pagezero._core import UnavailableError
+
+            raise UnavailableError(f"kernel '{function}' is not available: {kernel.reason}")
+
+    return check
+
+
+def _check_mmap(
+    size: int | str = "1GB",
+    page: str = "4KB",
+    function: str = "demand",
+    loops: int = 10,
+    threads: int = 1,
+    seed: int = 0,
+    thp: bool | None = False,
+    clock: str = "ns",
+    latency: bool = False,
+    reserve: bool = False,
+) -> None:
+    p = fault.plan(size, page, loops, threads, seed, thp, clock, latency)
+    fault.check_workload(function)
+    fault.check_latency(p, function)
+
+
+def _check_batch(**params: Any) -> None:
+    policy.plan_batch(**params)
+
+
+def _check_folio(**params: Any) -> None:
+    policy.plan_folio(**params)
+
+
+register("memset", bench.memset, _check_mem("memset"))
+register("memcpy", bench.memcpy, _check_mem("memcpy"))
+register("mmap", fault.faults, _check_mmap)
+register("batch", policy.batch, _check_batch)
+register("folio", policy.folio, _check_folio)
+
+
+def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The grid's points as dicts, checked; ValueError on the first bad one."""
+    if benchmark not in BENCHMARKS:
+        raise ValueError(
+            f"unknown benchmark {benchmark!r} (known: {', '.join(sorted(BENCHMARKS))})"
+        )
+    b = BENCHMARKS[benchmark]
+    if not isinstance(grid, dict) or not grid:
+        raise ValueError("the grid is empty: give at least one parameter with its values")
+    known = list(inspect.signature(b.run).parameters)
+    for name, values in grid.items():
+        if name == "runs" and name in known:
+            raise ValueError(
+                "runs is not a grid parameter: a sweep's fresh processes are its processes"
+            )
+        if name not in known:
+            raise ValueError(
+                f"{benchmark} has no parameter {name!r} (its parameters: {', '.join(known)})"
+            )
+        if isinstance(values, (list, tuple)) and not values:
+            raise ValueError(f"grid parameter {name!r} has no values")
+    names = list(grid)
+    axes = [v if isinstance(v, (list, tuple)) else [v] for v in grid.values()]
+    points = [dict(zip(names, combo)) for combo in itertools.product(*axes)]
+    for p in points:
+        try:
+            b.check(**p)
+        except ValueError as e:
+            raise ValueError(f"grid point {p}: {e}") from None
+    return points
+
+
+def _progress(total: int, enabled: bool | None) -> Any:  # a tqdm bar
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    from tqdm import tqdm
+
+    class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
+        # No monitor thread: tqdm starts one even for a disabled bar, and
+        # leaves it running in the caller's process after the sweep.
+        monitor_interval = 0
+
+    return Bar(total=total, disable=not enabled, unit="run", leave=False)
+
+
+def _partial(stop: Interrupted) -> list[Result]:
+    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut
+    short."""
+    if isinstance(stop.partial, Result):
+        return [stop.partial]
+    if isinstance(stop.partial, ResultSet):
+        return list(stop.partial.results)
+    return []
+
+
+def run_here(
+    benchmark: str,
+    points: Sequence[Mapping[str, Any]],
+    repetitions: Sequence[int],
+    warmup: int,
+    seed: int,
+    process: int,
+    progress: bool | None,
+) -> ResultSet:
+    """Warm up, then run each repetition's shuffled pass over the points in this process.
+
+    Parameters
+    ----------
+    benchmark : str
+        A name in BENCHMARKS.
+    points : sequence of mapping
+        The checked points, argument dicts of the benchmark.
+    repetitions : sequence of int
+        The repetitions to run here; repetition r shuffles the points with
+        random.Random(seed + r).
+    warmup : int
+        Passes over the points thrown away first.
+    seed : int
+        The shuffles' base seed.
+    process : int
+        This process's number, recorded in each run description.
+    progress : bool or None
+        A progress bar on stderr (None: when stderr is a terminal).
+
+    Returns
+    -------
+    ResultSet
+        One Result per point and repetition, each run description naming its
+        repetition, process and pid. A stop signal ends the passes: the
+        ResultSet then holds what was measured, the point it cut short
+        included, marked with the signal.
+    """
+    b = BENCHMARKS[benchmark]
+    results: list[Result] = []
+    runs: list[dict[str, Any]] = []
+    bar = _progress(len(points) * (warmup + len(repetitions)), progress)
+    measuring: dict[str, Any] | None = None  # the run description of the point being measured
+    try:
+        for _ in range(warmup):
+            for p in points:
+                b.run(**p)
+                bar.update()
+        for rep in repetitions:
+            order = list(points)
+            random.Random(seed + rep).shuffle(order)
+            for p in order:
+                measuring = {"repetition": rep, "process": process, "pid": os.getpid()}
+                results.append(b.run(**p))
+                runs.append(measuring)
+                measuring = None
+                bar.update()
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
+            cut = _partial(stop)
+            results += cut
+            runs += [measuring] * len(cut)
+        return ResultSet(results, runs, machine(), interrupted=stop.signame)
+    finally:
+        bar.close()
+    return ResultSet(results, runs, machine())
+
+
+def lost_lines(rs: ResultSet) -> list[str]:
+    """One line per worker process a ResultSet lost, for stderr.
+
+    Parameters
+    ----------
+    rs : ResultSet
+        A sweep's ResultSet.
+
+    Returns
+    -------
+    list of str
+        ``"pagezero: warning: worker process N lost (...)"`` lines; empty
+        when none was lost.
+    """
+    return [
+        f"pagezero: warning: worker process {x['process']} lost (repetitions "
+        f"{', '.join(map(str, x['repetitions']))}): {x['reason']}"
+        for x in rs.lost
+    ]
+
+
+def sweep(
+    benchmark: str,
+    grid: Mapping[str, Any],
+    repeat: int = 3,
+    warmup: int = 1,
+    processes: int = 1,
+    progress: bool | None = None,
+    seed: int = 0,
+) -> ResultSet:
+    """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
+
+    Every point is checked before anything runs.
+
+    Parameters
+    ----------
+    benchmark : str
+        "memset", "memcpy", ...
+    grid : dict
+        {parameter: [values]} (a single value stands for a list of one),
+        e.g. ``{"function": ["default", "generic"], "size": ["1GB"],
+        "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}``.
+    repeat : int
+        Repetitions of the whole grid.
+    warmup : int
+        Passes thrown away first.
+    processes : int
+        Spread the repetitions over this many fresh processes, run one
+        after the other.
+    progress : bool or None
+        A tqdm bar on stderr (default: when stderr is a terminal).
+    seed : int
+        Each repetition runs the points in an order shuffled by
+        random.Random(seed + repetition).
+
+    Returns
+    -------
+    ResultSet
+        Each run description naming its repetition, process and pid; after a
+        stop signal, the part measured, with interrupted naming the signal. A
+        worker process that dies loses its repetitions only: the ResultSet's
+        `lost` lists such processes ({"process", "repetitions", "reason"}) and
+        lost_lines() words them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown benchmark or a bad point (the first one found), a bad
+        repeat, warmup or processes, or (processes > 1) a run function a
+        fresh interpreter cannot import.
+    RuntimeError
+        When every worker process died and nothing was measured.
+    """
+    points = _points(benchmark, grid)
+    for name, value in (("repeat", repeat), ("processes", processes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, not {value!r}")
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a non-negative int, not {warmup!r}")
+    if processes == 1:
+        return run_here(benchmark, points, list(range(repeat)), warmup, seed, 0, progress)
+    return run_workers(benchmark, points, repeat, warmup, processes, seed, progress)
+
+
+def default_sizes(
+    info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
+) -> list[int]:
+    """Extents from `low` to beyond the LLC, dense around each cache size.
+
+    Powers of two, with half, three quarters, equal, one and a half and twice
+    each cache size added, as pmbw does, so the steps at L1, L2 and the LLC
+    are resolved.
+
+    Parameters
+    ----------
+    info : mapping or None
+        A machine description (sysinfo.machine()); None for this machine.
+    low : int or str
+        The smallest extent, bytes or a string such as "4KB".
+    high : int or str or None
+        The largest extent; None for eight times the LLC, at least 256MB
+        (32MB assumed for an unknown LLC).
+
+    Returns
+    -------
+    list of int
+        The extents in bytes, ascending, 4KB multiples around the caches.
+
+    Raises
+    ------
+    ValueError
+        For a bad `low` or `high`.
+    """
+    info = info if info is not None else machine()
+    llc = llc_bytes(info) or 32 << 20
+    lo = parse_size(low)
+    hi = parse_size(high) if high is not None else max(8 * llc, 256 << 20)
+    sizes = {1 << s for s in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 1 << s <= hi}
+    for cache in (cache_bytes(info, 1, "Data"), cache_bytes(info, 2), llc):
+        if cache:
+            for f in (0.5, 0.75, 1.0, 1.5, 2.0):
+                s = int(cache * f) // 4096 * 4096
+                if lo <= s <= hi:
+                    sizes.add(s)
+    return sorted(sizes)

@@ -1,0 +1,139 @@
+"""A sweep's worker process: a JSON spec file named on the command line, a
+ResultSet file out.
+
+A module of its own so that `python -m` runs it without importing it twice
+(pagezero/__init__.py imports pagezero.runs.sweeps).
+
+The benchmark's run function is imported by the module and name the spec
+gives (sweep_workers._importable), so that one added with sweeps.register() runs here
+as pagezero's own do.
+
+SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
+(and the completed loops of the one cut short) are saved, marked with the
+signal, and it exits with the shell's status for that signal, 128 + signum,
+which the sweep reads as "stopped", not "failed". An error is written, in one
+line, to the spec's error file for the sweep to report, and the status is 1.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import shutil
+import signal
+import sys
+from typing import Any
+
+from pagezero.interrupt import STOP_SIGNALS, as_interrupted, deferred, signals_interrupt
+from pagezero.runs.sweeps import BENCHMARKS, register, run_here
+
+
+def _benchmark(spec: dict[str, Any]) -> None:
+    """Register the spec's benchmark here, by importing its run function."""
+    where = spec["import"]
+    if where["path"] and where["path"] not in sys.path:
+        # After the installed packages: pagezero itself still comes from them.
+        sys.path.append(where["path"])
+    target: Any = importlib.import_module(where["module"])  # then the function in it
+    for part in where["qualname"].split("."):
+        target = getattr(target, part)
+    if spec["benchmark"] not in BENCHMARKS or BENCHMARKS[spec["benchmark"]].run is not target:
+        register(spec["benchmark"], target)
+
+
+def _measure(spec: dict[str, Any]) -> int:
+    rs, late = None, None
+    try:
+        with signals_interrupt():
+            rs = run_here(
+                spec["benchmark"],
+                spec["points"],
+                spec["repetitions"],
+                spec["warmup"],
+                spec["seed"],
+                spec["process"],
+                spec["progress"],
+            )
+            # Held signals: a second one cannot leave the file half written.
+            with deferred():
+                rs.save(spec["output"])
+    except KeyboardInterrupt as e:
+        # A signal that came as run_here returned, or was held during the save.
+        late = as_interrupted(e)
+        if rs is not None:
+            with deferred():
+                rs.save(spec["output"])
+    if rs is not None and rs.interrupted:
+        return 128 + getattr(signal, rs.interrupted, signal.SIGINT)
+    return late.exit_status if late else 0
+
+
+# prctl(2): have the kernel send this process a signal when its parent ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(spec: dict[str, Any]) -> None:
+    """Stop, as a stop signal would, when the sweep that started this worker ends.
+
+    The worker runs in a session of its own (so that a terminal's Ctrl-C reaches
+    it once, from the sweep), and a sweep killed outright (SIGKILL, the OOM
+    killer) cannot pass a signal on: without this the worker would clear memory
+    for nobody until its repetitions were done. The stop signals are still held
+    here, so SIGTERM arrives as an Interrupted once they are unblocked; a parent
+    that ended before prctl() took effect is caught by its pid.
+    """
+    if spec.get("parent") is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if _orphaned(spec):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _orphaned(spec: dict[str, Any]) -> bool:
+    parent = spec.get("parent")
+    return parent is not None and os.getppid() != parent
+
+
+def main() -> int:
+    """Measure the spec named by ``sys.argv[1]``; the process's exit status.
+
+    Returns
+    -------
+    int
+        0 when done, 128 + signum when a stop signal ended it (the points
+        measured are saved), 1 on an error (written to the spec's error file).
+    """
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    _end_with_parent(spec)
+    status = _run(spec)
+    if _orphaned(spec):
+        # Nobody will read the results: the folder is the dead sweep's, and is removed
+        # as the sweep would have removed it.
+        shutil.rmtree(os.path.dirname(os.path.abspath(spec["output"])), ignore_errors=True)
+    return status
+
+
+def _run(spec: dict[str, Any]) -> int:
+    try:
+        with signals_interrupt():
+            # The sweep starts this process with the stop signals held (sweep_workers._run_worker):
+            # one sent meanwhile arrives now, as an Interrupted.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            _benchmark(spec)
+            return _measure(spec)
+    except KeyboardInterrupt as e:
+        return as_interrupted(e).exit_status  # before anything was measured
+    except Exception as e:
+        reason = f"{type(e).__name__}: {e}".splitlines()[0]
+        with open(spec["error"], "w") as f:
+            f.write(reason + "\n")
+        print(f"pagezero: error: worker process {spec['process']}: {reason}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""advise's choices: the best kernel by extent, and the batch for a latency budget.
+
+Built on the tie rules of pagezero.studies.advise.ties (what counts as tied, the
+kernel rule, whether a batch fits a budget). Beyond the LLC the extents ask
+one question, which stores stream fastest to memory as clear_pages() clears
+fresh pages, so they are judged as one range (judge_range): each kernel
+against the fastest within each run, averaged over the range's extents.
+
+Every function here works on plain dicts, as advise_ties' do:
+    cells: {(kernel, extent): {"bytes_per_sec", "spread_pct", "noise_pct",
+            "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
+            "run_medians": {run: median rate}}}
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pagezero.analysis.knee import range_row
+from pagezero.studies.advise.ties import (
+    CHECKED_AGAINST,
+    TIE_FLOOR_PCT,
+    Cell,
+    Cells,
+    choose_kernel,
+    fits_budget,
+    sort_by_table,
+    tied,
+)
+
+__all__ = ["batch_for_budget", "best_kernels", "judge_range"]
+
+
+def batch_for_budget(
+    cells: Cells,
+    budget_ms: float,
+    order: Sequence[str],
+    clear_pages: str,
+    pooled_from: int | None = None,
+) -> tuple[dict[str, Any], bool]:
+    """The batch for one latency budget and whether anything fits it.
+
+    Among the cells whose worst batch fits the budget in 9 visits of 10
+    (fits_budget), the fastest and all
+    tied with it; of those the largest batch; at that batch the kernel rule
+    among the kernels tied with the fastest there. The row names the
+    alternatives tied with the fastest overall. When nothing fits: the cell with the
+    smallest such worst, no ties (nothing to choose between). A batch
+    from `pooled_from` on takes the kernel judged for that range
+    (judge_range, as best_kernels does) when it fits there, else the first
+    of the range's tied that does, so the budget and the best kernel beyond
+    the LLC give one answer.
+
+    Parameters
+    ----------
+    cells : mapping of (str, int) to mapping
+        {(kernel, extent in bytes): cell}.
+    budget_ms : float
+        The latency budget in ms.
+    order : sequence of str
+        The kernel table's order.
+    clear_pages : str
+        The kernel clear_pages() uses on this CPU.
+    pooled_from : int or None
+        As for best_kernels().
+
+    Returns
+    -------
+    tuple of (dict, bool)
+        The JSON row (budget_ms, batch_bytes, kernel, bytes_per_sec,
+        worst_ms, typical_worst_ms, p90_worst_ms, max_worst_ms in ms, checked_against,
+        fits, spread_pct, tied) and whether anything fits.
+    """
+    fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
+    if fitting:
+        fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
+        ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
+        extent = max(e for _, e in ties)
+        # The kernel as for the best kernel by extent: among those tied with
+        # the fastest at that batch. Those tied with the fastest overall are
+        # often one or two there, which of them changes from one measurement
+        # to the next, and the rule would then have nothing to choose from.
+        here = {k: v for (k, e), v in fitting.items() if e == extent}
+        top = max(here.values(), key=lambda v: v["bytes_per_sec"])
+        kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order, clear_pages)
+        pool = _streaming_range(cells, sorted({e for _, e in cells}), pooled_from)
+        if extent in pool:
+            chosen, range_ties = judge_range(cells, pool, order, clear_pages)
+            rest = [k for k in sort_by_table(range_ties, order) if k != chosen]
+            fit_here = [k for k in [chosen] + rest if k in here]
+            kernel = fit_here[0] if fit_here else kernel
+        fits = True
+    else:
+        kernel, extent = min(
+            cells, key=lambda c: (cells[c][CHECKED_AGAINST], -cells[c]["bytes_per_sec"])
+        )
+        ties, fits = {}, False
+    c = cells[(kernel, extent)]
+    others = sorted(
+        (e, order.index(k) if k in order else len(order), k)
+        for k, e in ties
+        if (k, e) != (kernel, extent)
+    )
+    row = {
+        "budget_ms": float(budget_ms),
+        "batch_bytes": extent,
+        "kernel": kernel,
+        "bytes_per_sec": float(c["bytes_per_sec"]),
+        # "worst_ms" is the typical worst under its old name, kept for
+        # readers of earlier files; typical_worst_ms says what it is.
+        "worst_ms": float(c["typical_worst_ms"]),
+        "typical_worst_ms": float(c["typical_worst_ms"]),
+        "p90_worst_ms": float(c["p90_worst_ms"]),
+        "max_worst_ms": float(c["max_worst_ms"]),
+        "checked_against": CHECKED_AGAINST,
+        "fits": fits,
+        "spread_pct": float(c.get("spread_pct", 0.0)),
+        "tied": [
+            {"batch_bytes": e, "kernel": k, "bytes_per_sec": float(cells[(k, e)]["bytes_per_sec"])}
+            for e, _, k in others
+        ],
+    }
+    return row, fits
+
+
+def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float, float]] | None:
+    """Each kernel's gap to the fastest over a range, paired within runs.
+
+    Per run, a kernel's log rate over the range is the mean over its extents
+    of the log of that run's median; its difference from the fastest
+    kernel's in the same run is a paired measurement (one region, one
+    stretch of the machine), so what moves a whole run cancels. Over the
+    runs, the gap is the mean difference (in % below the fastest) and its
+    standard error in %.
+
+    Returns None when the cells lack per-run medians ("run_medians") of at
+    least three common runs: then there is no standard error to judge by.
+    """
+    everywhere = set.intersection(*({k for (k, x) in cells if x == e} for e in extents))
+    medians = {
+        k: [cells[(k, e)].get("run_medians") or {} for e in extents] for k in sorted(everywhere)
+    }
+    medians = {k: m for k, m in medians.items() if all(v > 0 for ms in m for v in ms.values())}
+    runs = sorted(
+        set.intersection(*(set(ms) for m in medians.values() for ms in m)) if medians else []
+    )
+    if len(runs) < 3:
+        return None
+    log_rate = {
+        k: [statistics.fmean(math.log(ms[r]) for ms in m) for r in runs] for k, m in medians.items()
+    }
+    fastest = max(log_rate, key=lambda k: statistics.fmean(log_rate[k]))
+    gaps: dict[str, tuple[float, float]] = {}
+    for k, lr in log_rate.items():
+        d = [a - b for a, b in zip(lr, log_rate[fastest])]
+        gaps[k] = (
+            100.0 * (1.0 - math.exp(statistics.fmean(d))),
+            100.0 * statistics.stdev(d) / math.sqrt(len(d)),
+        )
+    return gaps
+
+
+def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """One cell per kernel measured at every extent of a range: its rate the
+    geometric mean of its rates there (no extent weighs more for being
+    faster), its noise the sweep's. For cells without per-run medians."""
+    everywhere = set.intersection(*({k for (k, x) in cells if x == e} for e in extents))
+    pooled: dict[str, dict[str, Any]] = {}
+    for k in everywhere:
+        here = [cells[(k, e)] for e in extents]
+        rates = [float(c["bytes_per_sec"]) for c in here]
+        pooled[k] = {
+            "bytes_per_sec": math.exp(statistics.fmean(math.log(r) for r in rates))
+            if min(rates) > 0
+            else 0.0,
+            "spread_pct": statistics.median(float(c.get("spread_pct", 0.0)) for c in here),
+            "noise_pct": here[0].get("noise_pct"),
+        }
+    return pooled
+
+
+def judge_range(
+    cells: Cells, extents: Sequence[int], order: Sequence[str], clear_pages: str
+) -> tuple[str, list[str]]:
+    """The kernel for a range of extents judged as one, and the kernels tied there.
+
+    With per-run medians of three runs or more (_paired_gaps): a kernel is
+    tied with the fastest when its gap is within TIE_FLOOR_PCT or twice the
+    gap's standard error, whichever is larger. The range's estimate pairs
+    every run and averages every extent, so its own standard error, not one
+    cell's spread between runs, is what a gap must exceed. Without them:
+    the kernels' geometric means over the range, tied as single cells are.
+    Then the kernel rule.
+
+    Parameters
+    ----------
+    cells : mapping of (str, int) to mapping
+        {(kernel, extent in bytes): cell}, cells maybe with "run_medians"
+        ({run: median rate}).
+    extents : sequence of int
+        The range's extents in bytes (not empty).
+    order : sequence of str
+        The kernel table's order.
+    clear_pages : str
+        The kernel clear_pages() uses on this CPU.
+
+    Returns
+    -------
+    tuple of (str, list of str)
+        The kernel chosen and the kernels tied (it among them).
+    """
+    gaps = _paired_gaps(cells, extents)
+    if gaps is None:
+        return _judge(_geometric_means(cells, extents), order, clear_pages)
+    ties = [k for k, (gap, se) in gaps.items() if gap <= max(TIE_FLOOR_PCT, 2.0 * se)]
+    return choose_kernel(ties, order, clear_pages), ties
+
+
+def _judge(
+    here: Mapping[str, Cell], order: Sequence[str], clear_pages: str
+) -> tuple[str, list[str]]:
+    """The kernel rule over one extent's cells, and the kernels tied there."""
+    fastest = max(here.values(), key=lambda v: v["bytes_per_sec"])
+    ties = [k for k, v in here.items() if tied(fastest, v)]
+    return choose_kernel(ties, order, clear_pages), ties
+
+
+def _streaming_range(cells: Cells, extents: Iterable[int], pooled_from: int | None) -> list[int]:
+    """The extents from pooled_from on, when two or more and some kernel was
+    measured at all of them (a sweep a signal cut short may lack that):
+    else none, and every extent is judged alone."""
+    pool = [e for e in extents if pooled_from is not None and e >= pooled_from]
+    if len(pool) < 2 or not set.intersection(*({k for k, x in cells if x == e} for e in pool)):
+        return []
+    return pool
+
+
+def best_kernels(
+    cells: Cells,
+    extents: Iterable[int],
+    order: Sequence[str],
+    clear_pages: str,
+    pooled_from: int | None = None,
+) -> list[dict[str, Any]]:
+    """Ranges of extents with their kernel.
+
+    Per extent, the fastest and every kernel tied with it, chosen by the
+    kernel rule; neighbouring extents with the same choice make one range.
+
+    The extents from `pooled_from` on (advise: those at least the LLC's size)
+    are judged together, as one question: which stores stream fastest
+    through memory the cache cannot hold, as clear_pages() clears fresh
+    pages. Per extent, a kernel that trails the fastest by about the tie
+    tolerance (sse2-nt, 5-15% behind avx-nt and clzero here, against a
+    tolerance of 9-11%) is tied at one extent and not at the next, and
+    measured again the other way round; judged over the whole range
+    (judge_range), its gap is measured over every extent and run at once.
+
+    Parameters
+    ----------
+    cells : mapping of (str, int) to mapping
+        {(kernel, extent in bytes): cell}.
+    extents : iterable of int
+        The extents in bytes, in increasing order.
+    order : sequence of str
+        The kernel table's order.
+    clear_pages : str
+        The kernel clear_pages() uses on this CPU.
+    pooled_from : int or None
+        The smallest extent judged with those above it (when two or more
+        measured extents are), or None to judge every extent alone.
+
+    Returns
+    -------
+    list of dict
+        Rows {min_bytes, max_bytes, kernel, bytes_per_sec (its median over
+        the range), tied (the kernels within noise of the fastest at one or
+        more of the range's extents, or over the pooled range), pooled
+        (whether the range was judged as one)}.
+    """
+    measured = [e for e in extents if any(x == e for _, x in cells)]
+    pool = _streaming_range(cells, measured, pooled_from)
+    ranges: list[dict[str, Any]] = []
+    for e in [e for e in measured if e not in pool]:
+        kernel, ties = _judge({k: v for (k, x), v in cells.items() if x == e}, order, clear_pages)
+        if ranges and ranges[-1]["kernel"] == kernel:
+            ranges[-1]["extents"].append(e)
+            ranges[-1]["tied"].update(ties)
+        else:
+            ranges.append({"kernel": kernel, "extents": [e], "tied": set(ties)})
+    if pool:
+        # Its own row even where the extents below chose the same kernel: the
+        # reader is told which extents were judged together.
+        kernel, ties = judge_range(cells, pool, order, clear_pages)
+        ranges.append({"kernel": kernel, "extents": pool, "tied": set(ties), "pooled": True})
+    return [
+        dict(
+            range_row(rg["kernel"], rg["extents"], lambda k, e: cells[(k, e)]["bytes_per_sec"]),
+            tied=sort_by_table(rg["tied"] - {rg["kernel"]}, order),
+            pooled=rg.get("pooled", False),
+        )
+        for rg in ranges
+    ]

@@ -1,0 +1,398 @@
+"""pagezero advise: what the seed authors worked out by hand, for this machine.
+
+One compact sweep (every available clear kernel x a ladder of extents,
+clearing one region in batches of each extent) answers:
+
+- which kernel clears fastest for which extent range;
+- the knee: the extent from which temporal clears (clear_pages()'s kernel)
+  run markedly faster because the CPU stops allocating cache lines for
+  them, set against the LLC size read from sysfs;
+- for each latency budget, the batch that clears fastest while its worst
+  batch stays inside the budget in 9 visits of 10.
+
+The run is the unit: the sweep is made over several fresh processes (each
+visiting every cell in several rounds, each round in its own shuffled
+order), as a single process can land on a lucky or unlucky physical
+placement of its memory. Candidates within the noise between those runs
+are tied, and the tie rules of pagezero.studies.advise.ties (applied in
+pagezero.studies.advise.choices) choose among them, so that measuring again gives
+the same advice rather than another of the near-equals.
+
+The advice is a value (Advice); to_json() gives the documented shape.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import statistics
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from pagezero.analysis.stats import KNEE_CLEAR_STEP, find_knee
+from pagezero.interrupt import Interrupted
+from pagezero.measure.policy import default_kernel, plan_batch, run_batch
+from pagezero.results.points import point_summary
+from pagezero.runs.sweeps import register, sweep
+from pagezero.studies.advise.choices import batch_for_budget, best_kernels
+from pagezero.studies.advise.text import Advice
+from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
+from pagezero.system.backing import kernel_backing
+from pagezero.system.kernels import kernels
+from pagezero.system.machine import llc_bytes
+from pagezero.system.memory import region
+
+if TYPE_CHECKING:
+    from pagezero.measure.policy import BatchResult
+    from pagezero.results.resultset import ResultSet
+
+__all__ = [
+    "Advice",
+    "advise",
+    "find_knee",
+    "best_kernels",
+    "batch_for_budget",
+    "DEFAULT_BUDGETS_MS",
+    "SWEEPS",
+    "cells_from_results",
+]
+
+DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
+
+# The sweeps. The region must be larger than the LLC several times over, and
+# than the largest extent, so every extent is cleared from cold memory. Each
+# run is a fresh process (the quick sweep's one run is this process) that
+# maps one region (_shared_region) and visits every (kernel, extent) cell
+# `rounds` times, each round in an order shuffled anew, making `passes` timed
+# passes per visit after the untimed one pagezero.batch() always makes.
+# Rounds, not one long visit: on a shared VM the memory bandwidth a run gets
+# changes over seconds (another guest), and eight passes of one cell in a row
+# can all fall in one slow stretch that its neighbours miss. Spread over four
+# rounds, each cell meets the slow stretches as its neighbours do (measured by
+# benchmarks/advise_stability.py: the 1 ms budget's answer went from 3 to 4 of
+# 5 runs alike on a quiet machine). Five runs of 4 x 2 passes take about 80 s;
+# the extra untimed pass per visit is the cost of interleaving.
+SWEEPS: dict[str, dict[str, Any]] = {
+    "default": {
+        "region": 256 << 20,
+        "runs": 5,
+        "rounds": 4,
+        "passes": 2,
+        "extents": (
+            4 << 10,
+            64 << 10,
+            1 << 20,
+            4 << 20,
+            8 << 20,
+            16 << 20,
+            32 << 20,
+            64 << 20,
+            128 << 20,
+        ),
+    },
+    "quick": {
+        "region": 64 << 20,
+        "runs": 1,
+        "rounds": 1,
+        "passes": 2,
+        "extents": (64 << 10, 1 << 20, 8 << 20, 32 << 20),
+    },
+}
+
+# How results' params["backing"] reads in words (pagezero.system.backing' labels).
+_BACKING_WORDS: dict[str, str] = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
+
+
+def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
+    out: list[float] = []
+    for b in budgets_ms:
+        if (
+            isinstance(b, bool)
+            or not isinstance(b, (int, float))
+            or not b > 0
+            or not math.isfinite(b)
+        ):
+            raise ValueError(f"latency budget must be a positive number of ms, not {b!r}")
+        out.append(float(b))
+    if not out:
+        raise ValueError("at least one latency budget is needed")
+    return tuple(out)
+
+
+def _check_runs(runs: int, quick: bool) -> int:
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be a positive int, not {runs!r}")
+    if runs < 3 and not quick:
+        # Fewer give no usable spread between runs, and ties then rest on the floor alone.
+        raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
+    return runs
+
+
+# One region per process, shared by every cell that process measures. The
+# kernels at one extent are then compared on the same physical pages: a run's
+# placement of the region (3-5% at 256MB here) moves every cell of the run
+# alike, and run_spreads' load factor takes it out. A fresh mapping per cell
+# gave each cell a placement of its own, which no run-level factor removes,
+# and ties as wide as that noise.
+_REGIONS: dict[int, Any] = {}
+
+
+def _shared_region(nbytes: int) -> Any:
+    if nbytes not in _REGIONS:
+        _REGIONS[nbytes] = region(nbytes, **kernel_backing(nbytes).region_args())
+    return _REGIONS[nbytes]
+
+
+def _release_regions() -> None:
+    while _REGIONS:
+        _REGIONS.popitem()[1].close()
+
+
+def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult | None:
+    """One cell of the advice sweep.
+
+    pagezero.batch()'s measurement on this process's shared region (its
+    pages: pagezero.system.backing.kernel_backing).
+
+    Parameters
+    ----------
+    size : int
+        The region's bytes.
+    batch : int
+        The extent cleared per batch, in bytes.
+    kernel : str
+        The clear kernel.
+    loops : int
+        The timed passes.
+
+    Returns
+    -------
+    BatchResult or None
+        The cell's measurement (None as for run_batch()).
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (plan_batch()).
+    """
+    return run_batch(plan_batch(size, batch, kernel, loops), _shared_region(size))
+
+
+register("advise-cell", advise_cell, lambda **point: plan_batch(**point))
+
+
+def advise(
+    quick: bool = False,
+    budgets_ms: Iterable[float] = DEFAULT_BUDGETS_MS,
+    progress: IO[str] | None = None,
+    runs: int | None = None,
+) -> Advice:
+    """Sweep this machine and return an Advice.
+
+    Parameters
+    ----------
+    quick : bool
+        A few-second sweep of one run in this process (smoke tests; its
+        figures are not measurements, and its ties know no between-run noise).
+    budgets_ms : iterable of float
+        The latency budgets, in ms (positive, finite).
+    progress : file or None
+        A file to report on (e.g. sys.stderr; a progress bar follows there
+        when it is a terminal), or None.
+    runs : int or None
+        The runs (fresh processes, one after the other) to measure over;
+        default SWEEPS' (at least 3 unless quick), or 1 with quick.
+
+    Returns
+    -------
+    Advice
+        The advice for this machine.
+
+    Raises
+    ------
+    ValueError
+        For a bad budget or run count.
+    Interrupted
+        When a signal (SIGINT, SIGTERM, SIGHUP, see pagezero.interrupt) cuts
+        the sweep short; its partial is the Advice from the cells measured
+        before it (None when too few for a knee).
+    """
+    budgets = _check_budgets(budgets_ms)
+    cfg = dict(SWEEPS["quick" if quick else "default"])
+    cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
+    names = [k.name for k in kernels("clear") if k.available]
+    grid = {
+        "size": [cfg["region"]],
+        "batch": list(cfg["extents"]),
+        "kernel": names,
+        "loops": [cfg["passes"]],
+    }
+    if progress:
+        print(
+            f"pagezero advise: {len(names)} kernels x {len(cfg['extents'])} extents, "
+            f"{cfg['runs']} run(s)",
+            file=progress,
+            flush=True,
+        )
+    start = time.monotonic()
+    # `rounds` repetitions of the grid per process: the run is the unit. warmup=0:
+    # each batch() makes an untimed pass through its kernel before timing.
+    try:
+        rs = sweep(
+            "advise-cell",
+            grid,
+            repeat=cfg["runs"] * cfg["rounds"],
+            warmup=0,
+            processes=cfg["runs"],
+            progress=None if progress else False,
+        )  # None: a bar on a terminal
+    finally:
+        _release_regions()  # one run measures here (quick): its region goes now
+    seconds = time.monotonic() - start
+    if rs.interrupted:
+        try:
+            partial = _analyse(rs, budgets, cfg, seconds, rs.interrupted)
+        except ValueError:
+            partial = None  # too little to analyse (no knee from one extent)
+        signum = getattr(signal, str(rs.interrupted), signal.SIGINT)  # its name, as sweeps keep it
+        raise Interrupted(signum, partial=partial)
+    return _analyse(rs, budgets, cfg, seconds)
+
+
+def cells_from_results(
+    results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """The cells of the advice sweep from its batch Results.
+
+    A cell:
+    bytes_per_sec (median of the per-run medians, points.point_summary),
+    spread_pct and spread_of: between runs, each run divided by its load
+    factor (advise_ties.run_spreads), or the passes' spread when one run
+    measured the cell; noise_pct, the sweep's noise (advise_ties.sweep_noise:
+    what ties are judged by); runs; typical_worst_ms (per run the slowest batch
+    position, median over its passes; then the median over runs) and
+    worst_ms, its old name; p90_worst_ms (the 90th percentile over every
+    visit of every run of the visit's slowest batch position, each
+    position's time the median over the visit's passes: what a budget is
+    checked against); max_worst_ms (the slowest batch of every pass of
+    every run); run_medians ({run: its median rate}: advise_choices.judge_range
+    pairs kernels within runs).
+
+    Parameters
+    ----------
+    results : sequence of BatchResult
+        The sweep's results.
+    runs : sequence of mapping
+        The ResultSet's runs, runs[i]["process"] the run that measured
+        result i.
+
+    Returns
+    -------
+    dict of (str, int) to dict
+        {(kernel, extent in bytes): cell}; rates in bytes/sec, spreads in %,
+        latencies in ms.
+    """
+    by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
+    for r, run in zip(results, runs):
+        cell = by_cell.setdefault((r.function, r.batch_bytes), {})
+        this_run = cell.setdefault(run.get("process", 0), {"rates": [], "typical": [], "max": []})
+        this_run["rates"].extend(r.values())
+        this_run["typical"].append(r.typical_worst_ms)
+        this_run["max"].append(r.worst_ms)
+    run_medians: dict[Any, dict[Any, float]] = {
+        key: {run: statistics.median(p["rates"]) for run, p in per_run.items()}
+        for key, per_run in by_cell.items()
+    }
+    between = run_spreads(run_medians)
+    noise = sweep_noise(between.values())  # None with one run: each cell's loops decide
+    cells: dict[tuple[str, int], dict[str, Any]] = {}
+    for key, per_run in by_cell.items():
+        summary = point_summary([p["rates"] for p in per_run.values()], "bytes/sec")
+        typical = statistics.median(statistics.median(p["typical"]) for p in per_run.values())
+        visits = sorted(t for p in per_run.values() for t in p["typical"])
+        cells[key] = {
+            "bytes_per_sec": summary["median"],
+            "spread_pct": summary["spread_pct"] if between[key] is None else between[key],
+            "spread_of": summary["spread_of"],
+            "runs": summary["runs"],
+            "typical_worst_ms": typical,
+            "p90_worst_ms": _p90(visits),
+            "worst_ms": typical,
+            "max_worst_ms": max(max(p["max"]) for p in per_run.values()),
+            "noise_pct": noise,
+            "run_medians": run_medians[key],
+        }
+    return cells
+
+
+def _p90(values: Sequence[float]) -> float:
+    """The 90th percentile of `values` (sorted, not empty), interpolated
+    between the two nearest (the single value when there is one)."""
+    if len(values) == 1:
+        return float(values[0])
+    return float(statistics.quantiles(values, n=10, method="inclusive")[8])
+
+
+def _backing(results: Iterable[BatchResult]) -> str:
+    """The pages the results' regions were on, in words ("4KB" where a result
+    does not say: batch() used 4KB pages before it recorded its backing)."""
+    used: list[str] = []
+    for r in results:
+        b = r.params.get("backing") or "4KB"
+        b = _BACKING_WORDS.get(b, b)
+        if b not in used:
+            used.append(b)
+    return " and ".join(used) if used else "4KB"
+
+
+def _streaming_from(llc: int, knee_bytes: int, step: float) -> int | None:
+    """The smallest extent of the range judged as one by best_kernels(): the
+    LLC's size (a batch that large cannot stay in the cache), else a clear
+    knee (where clear_pages()'s stores stop allocating cache lines), else
+    none (every extent judged alone)."""
+    if llc:
+        return llc
+    return knee_bytes if step >= KNEE_CLEAR_STEP else None
+
+
+def _analyse(
+    rs: ResultSet,
+    budgets: Sequence[float],
+    cfg: Mapping[str, Any],
+    seconds: float,
+    interrupted: str | None = None,
+) -> Advice:
+    """The Advice from the cells measured (all, or those before a signal)."""
+    # Every result of the advise-cell sweep is a BatchResult (advise_cell
+    # returns run_batch's); a ResultSet holds any Result.
+    results = cast("tuple[BatchResult, ...]", rs.results)
+    cells = cells_from_results(results, rs.runs)
+    knee_kernel = default_kernel()
+    order = [k.name for k in kernels("clear")]
+    if knee_kernel not in {k for k, _ in cells}:
+        raise ValueError(f"nothing measured with {knee_kernel}")
+    extents = sorted({e for _, e in cells})
+    knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items() if k == knee_kernel})
+    llc = llc_bytes() or 0
+    streaming = _streaming_from(llc, knee_bytes, step)
+    rows = [batch_for_budget(cells, b, order, knee_kernel, streaming) for b in budgets]
+    return Advice(
+        knee_bytes=knee_bytes,
+        llc_bytes=llc,
+        best_kernel=tuple(best_kernels(cells, extents, order, knee_kernel, streaming)),
+        batch=tuple(r for r, _ in rows),
+        knee_kernel=knee_kernel,
+        knee_step=step,
+        batch_fits=tuple(f for _, f in rows),
+        extents=tuple(extents),
+        region_bytes=cfg["region"],
+        runs=len({run.get("process", 0) for run in rs.runs}),
+        passes=cfg["rounds"] * cfg["passes"],
+        rounds=cfg["rounds"],
+        seconds=seconds,
+        cells=cells,
+        knee_tied=tuple(knee_tied),
+        backing=_backing(results),
+        interrupted=interrupted,
+    )

@@ -1,0 +1,272 @@
+"""pagezero.predict(): measure the fault path, replay the running kernel's
+clearing, fit, and project every other policy.
+
+The two halves are pagezero's own measurements, not new ones: demand faults
+through pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`)
+and the replays through pagezero.folio() (csrc/folio_bench.c, the same C walk
+the order tests record), each run in fresh processes (pagezero.runs.processes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pagezero._core import PagezeroError
+from pagezero.interrupt import Interrupted, as_interrupted
+from pagezero.measure.fault import faults, page_report, plan
+from pagezero.results.result import Result
+from pagezero.results.resultset import ResultSet
+from pagezero.runs.processes import across_processes, check_runs
+from pagezero.studies.predict.choice import replay_for, running_kernel
+from pagezero.studies.predict.model import fit, project
+from pagezero.studies.predict.replays import Replay, every_policy, walk_key
+from pagezero.studies.predict.result import Prediction, ProjectedPolicy
+from pagezero.studies.predict.warmup import warming_runs
+from pagezero.system import hugepages
+from pagezero.system.machine import machine
+from pagezero.units import format_size, parse_size
+
+__all__ = ["predict", "PAGES", "FAULT_SIZE", "FAULT_LOOPS", "REPLAY_LOOPS"]
+
+PAGES = ("2MB", "1GB")
+FAULT_SIZE = 1 << 30  # 512 faults of 2MB, or one of 1GB, per loop
+FAULT_LOOPS = 5
+# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a
+# steady median needs without minutes of 1GB clears.
+REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
+_THP_MODES = ("always", "madvise")
+# Accepted for 2MB faults when the 2MB pool lacks pages: a THP demand fault
+# (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the
+# same folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
+THP_PAGES = (
+    "2MB THP (no free 2MB hugetlb pages; a THP fault clears with the same "
+    "folio_zero_user(); --reserve for hugetlb)"
+)
+
+
+def _check_page(page: object) -> str:
+    if page not in PAGES:
+        raise ValueError(f"page must be one of {', '.join(PAGES)}, not {page!r}")
+    assert isinstance(page, str)
+    return page
+
+
+def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
+    """What the faults will be on: hugetlb, or THP for 2MB when the 2MB pool
+    lacks pages and THP is on (a THP demand fault clears its folio with the
+    same folio_zero_user() as a hugetlb one). Raises MappingError naming the
+    fix when neither will do."""
+    if reserve or hugepages.pool(page).available >= needed:
+        return f"{page} hugetlb"
+    if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
+        return THP_PAGES
+    hugepages.check_available(
+        page, needed, can_reserve=True
+    )  # raises, naming the file and --reserve
+    return f"{page} hugetlb"
+
+
+@contextlib.contextmanager
+def _pool(page: str, needed: int, reserve: bool, thp: bool) -> Iterator[None]:
+    """The hugepages the faults (and then the replay's folio) need, for the
+    whole prediction: reserved and given back afterwards with `reserve`."""
+    if thp:
+        yield
+    elif reserve:
+        with hugepages.reserve(page, needed):
+            yield
+    else:
+        hugepages.check_available(page, needed, can_reserve=True)
+        yield
+
+
+def _results(r: Result | ResultSet | None) -> list[Result]:
+    if r is None:
+        return []
+    return list(r.results) if isinstance(r, ResultSet) else [r]
+
+
+def _median_fault_rate(r: Result, folio: int) -> float:
+    """A fault run's rate from its median fault (the faults' own latencies):
+    like the replay's median clear, a fault during which the scheduler ran
+    another process counts no more than any other, whereas a loop's rate
+    (mmap + every fault of the region) takes every such pause in."""
+    latency = r.details["latency"]
+    if latency["unit_bytes"] != folio or not latency["p50_ns"]:
+        raise PagezeroError(
+            f"the fault run timed {format_size(latency['unit_bytes'])} per latency sample, "
+            f"not one {format_size(folio)} fault"
+        )
+    return folio / (latency["p50_ns"] * 1e-9)
+
+
+def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
+    common = dict(size=size, function="demand", loops=loops, latency=True)
+    if thp:
+        return dict(common, page="4KB", thp=True)
+    return dict(common, page=page)
+
+
+def _warm(args: dict[str, Any], thp: bool) -> None:
+    """One pass over the pool before any run: on a VM its first touch also
+    faults on the host. On THP, also checks that the faults got 2MB pages."""
+    warm = _results(faults(**{**args, "loops": 1}))
+    if thp and warm and page_report(warm[0])["fallback"]:
+        raise PagezeroError(
+            f"THP did not back the demand faults with 2MB pages ({page_report(warm[0])['text']}); "
+            f"reserve 2MB hugepages: pagezero predict --reserve (root), or "
+            f"echo N > {hugepages.pool('2MB').path}"
+        )
+
+
+def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
+    """The fault runs' seconds per fault (one folio), warming runs dropped."""
+    measured = _results(faults(**args, runs=runs))
+    # A worker process that died (its reason printed by the workers) is a run lost.
+    p.lost_runs = runs - len(measured)
+    folio = parse_size(p.page)
+    p.run_rates = [_median_fault_rate(r, folio) for r in measured]
+    p.discarded_runs = warming_runs(p.run_rates)
+    fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
+    # From the median of the kept runs' times per fault, the figure the fit
+    # uses: explained is then the fault rate over the replay's rate.
+    p.fault_bytes_per_sec = folio / statistics.median(fault_s)
+    kept = measured[p.discarded_runs :]
+    p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(
+        sum(r.seconds or ()) for r in kept
+    )
+    return fault_s
+
+
+def _replay_times(
+    walks: Sequence[Replay], folio: str, loops: int, runs: int
+) -> tuple[dict[tuple[str, int, str], list[float]], str]:
+    """Each distinct walk's seconds per clear, one per run, and the backing."""
+    points = [
+        dict(size=folio, fault_index=0, loops=loops, backing="auto", cache="cold", **w.folio_args())
+        for w in walks
+    ]
+    rs = across_processes("folio", points, runs)
+    times: dict[tuple[str, int, str], list[float]] = {}
+    backing = "?"
+    nbytes = parse_size(folio)
+    for r in rs.results:
+        key = walk_key(r.params["strategy"], r.params["batch_bytes"], r.function, nbytes)
+        times.setdefault(key, []).append(statistics.median(r.seconds or (0.0,)))
+        backing = str(r.params.get("backing", backing))
+    return times, backing
+
+
+def predict(
+    page: str = "2MB",
+    runs: int = 3,
+    reserve: bool = False,
+    size: int | str = FAULT_SIZE,
+    loops: int = FAULT_LOOPS,
+    replay_loops: int | None = None,
+) -> Prediction:
+    """Predict what another clearing policy would make of this machine's faults.
+
+    Measures demand faults on `page` pages (after one pass that warms the
+    pool, and without the leading runs still warming up), replays the running
+    kernel's clearing policy on a cold folio of that size, fits the fault time
+    as replayed clear + remainder, and projects every other policy's fault
+    rate as remainder + its replayed clear (pagezero.studies.predict.model).
+
+    Parameters
+    ----------
+    page : {"2MB", "1GB"}
+        The huge page size. 2MB faults use the 2MB hugetlb pool when it has
+        the pages (or with `reserve`), else THP when it is on; 1GB needs the
+        1GB pool.
+    runs : int
+        Fresh processes for the faults and for the replays.
+    reserve : bool
+        Grow the hugepage pool by what the faults lack (root only) and give
+        it back afterwards.
+    size : int or str
+        Bytes faulted per loop (a whole number of pages).
+    loops : int
+        Fault loops per run.
+    replay_loops : int or None
+        Clears per replay run (default: 20 for 2MB, 3 for 1GB).
+
+    Returns
+    -------
+    Prediction
+        Its projections are empty when the model does not fit (fit.verdict).
+
+    Raises
+    ------
+    ValueError
+        For a bad argument.
+    MappingError
+        When the pool lacks the hugepages (naming the fix).
+    PagezeroError
+        When reserving needs root, or THP did not give 2MB pages.
+    Interrupted
+        On a stop signal; its partial is the Prediction so far.
+    """
+    page = _check_page(page)
+    check_runs(runs)
+    fault_plan = plan(size, page, loops)  # checks size and loops before anything runs
+    folio = parse_size(page)
+    replay_loops = REPLAY_LOOPS[page] if replay_loops is None else replay_loops
+    plan(folio, page, replay_loops)  # the same loop bounds for the replays
+    info = machine()
+    kernel = running_kernel(info)
+    needed = fault_plan.nbytes // folio
+    pages = _fault_pages(page, needed, reserve, info)
+    thp = pages == THP_PAGES
+    args = _fault_args(page, fault_plan.nbytes, loops, thp)
+    p = Prediction(
+        page,
+        kernel.release,
+        kernel.preempt,
+        kernel.preempt_note,
+        pages,
+        fault_plan.nbytes,
+        loops,
+        f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
+        f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "
+        f"faults on the host)",
+    )
+    try:
+        with _pool(page, needed, reserve, thp):
+            _warm(args, thp)
+            fault_s = _measure_faults(p, args, runs)
+            _replay_and_fit(p, replay_for(kernel, folio), fault_s, replay_loops, runs)
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        p.interrupted = stop.signame
+        raise Interrupted(stop.signum, partial=p) from None
+    return p
+
+
+def _replay_and_fit(
+    p: Prediction, running: Replay, fault_s: list[float], loops: int, runs: int
+) -> None:
+    folio = parse_size(p.page)
+    policies = every_policy(folio)
+    walks = list({w.same_walk(folio): w for w in [running, *policies]}.values())
+    times, p.replay_backing = _replay_times(walks, p.page, loops, runs)
+    p.replay = running
+    clear_s = times[running.same_walk(folio)]
+    p.replay_bytes_per_sec = folio / statistics.median(clear_s)
+    f = fit(folio, fault_s, clear_s)
+    p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
+    if not f.fits:
+        return
+    for policy in policies:
+        if (policy.policy, policy.preempt) == (running.policy, running.preempt):
+            continue
+        t = times[policy.same_walk(folio)]
+        proj = project(f, t)
+        p.projections.append(
+            ProjectedPolicy(
+                policy, proj.bytes_per_sec, proj.low, proj.high, folio / statistics.median(t)
+            )
+        )

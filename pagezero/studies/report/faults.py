@@ -1,0 +1,180 @@
+"""`pagezero mem mmap` per page size: demand and populate faults, the
+kernel's own clearing, and the headroom between them and user space's best
+clear of the same extents."""
+
+import os
+
+from pagezero._core import MappingError, PagezeroError
+from pagezero.figures.plot import plot_bars
+from pagezero.interrupt import as_interrupted
+from pagezero.measure import fault
+from pagezero.results.points import summarize_points
+from pagezero.store.history import format_spread
+from pagezero.studies.report.cells import Section, draw, failure_text, holding, run_points
+from pagezero.studies.report.words import rate, ratio, runs_line
+from pagezero.units import format_size, parse_size
+
+__all__ = ["study_faults", "FAULT_PAGES"]
+
+# The fault workloads per page size: 4KB with THP refused and asked for,
+# then the hugetlb sizes when their pools have the pages (or --reserve).
+FAULT_PAGES = (("4KB", False), ("4KB", True), ("2MB", False), ("1GB", False))
+
+
+def _fault_page(r):
+    return r.params["page"] + (" + THP" if r.params.get("thp") else "")
+
+
+def _fault_label(r):
+    return f"{r.function} {_fault_page(r)}"
+
+
+def _points(cfg, reserve, notes):
+    size, loops = cfg["fault_size"], cfg["fault_loops"]
+    sizes = {page: max(size, parse_size(page)) for page, _ in FAULT_PAGES}  # whole pages
+    points = []
+    for page, thp in FAULT_PAGES:
+        p = fault.plan(sizes[page], page, loops, thp=thp)
+        if p.hugetlb and not reserve:
+            try:
+                fault.check_hugepages(p)
+            except MappingError as e:
+                notes.append(f"{page} pages not measured: {e.strerror}")
+                continue
+        points += [
+            {
+                "size": sizes[page],
+                "page": page,
+                "thp": thp,
+                "loops": loops,
+                "function": f,
+                "reserve": reserve,
+            }
+            for f in ("demand", "populate")
+        ]
+    return points, sizes
+
+
+def _headroom(section, sizes, cfg, functions, reserve, skipped):
+    """The headroom table, measured right after the faults; its figures are
+    the ones the summary quotes."""
+    section.body += [
+        "",
+        "Headroom: demand faults beside the fastest user-space clear of the "
+        "same extents (page-sized calls over a region of the same page size), "
+        "measured right after, one run:",
+        "",
+        "| page | faults GB/s | best clear GB/s | kernel | headroom |",
+        "|---|---|---|---|---|",
+    ]
+    for page, thp in FAULT_PAGES:
+        if thp or page in skipped:
+            continue
+        try:
+            h = fault.headroom(
+                sizes[page],
+                page,
+                "demand",
+                cfg["fault_loops"],
+                reserve=reserve,
+                clear_kernels=functions,
+            )
+        except KeyboardInterrupt as e:
+            section.interrupted = as_interrupted(e).signame
+            return
+        except (PagezeroError, OSError) as e:
+            # Too little memory for the clears beside the faults: the fault
+            # table stands without this row.
+            section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - |")
+            continue
+        fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
+        with holding(section):
+            section.body.append(
+                f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} |"
+            )
+            section.summary.append(
+                f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
+                f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
+                f"headroom for the kernel's fault path (headroom table)."
+            )
+        if section.interrupted:
+            return
+
+
+def _tabulate(section, rs):
+    # The figure's statistic and interval (faults.png draws this very summary): the
+    # median of per-run medians, and the spread between runs, or one run's loops.
+    rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
+    for first, s in summarize_points(rs).values():
+        rows.append(
+            f"| {_fault_page(first)} | {first.function} | "
+            f"{format_size(first.params['size'])} | {rate(s['median'])} | {format_spread(s)} |"
+        )
+    section.body = (
+        [
+            "Each loop maps the region and touches every page (demand) or maps it "
+            "populated (populate): the kernel zeroes every page it hands out, so this "
+            "is its clearing rate plus the fault path's cost, as "
+            f"`perf bench mem mmap`. {runs_line(rs)}",
+            "",
+        ]
+        + rows
+        + ["", "![fault rates](faults.png)"]
+    )
+
+
+def study_faults(out_dir, cfg, info, functions, progress, reserve):
+    """The page-fault study: ``pagezero mem mmap``'s demand and populate faults
+    per page size (4KB with THP refused and asked, 2MB and 1GB hugetlb when their
+    pools have the pages), the kernel's own clearing rate, then the headroom: the
+    best user-space clear of the same extents beside the demand faults.
+
+    Results in ``faults.json``, the plot in ``faults.png``/``.svg``; page sizes not
+    measured are listed with the reason.
+
+    Parameters
+    ----------
+    out_dir : str
+        The report's folder: the study's results (JSON) and plots go there.
+    cfg : dict
+        The scale's settings (:data:`pagezero.studies.report.SCALES`), ``runs`` included:
+        the fresh processes per point.
+    info : dict
+        The machine (:func:`pagezero.system.machine.machine`): its caches set the extents
+        and the LLC the tables refer to.
+    functions : list of str
+        The clearing kernels this machine can run.
+    progress : file or None
+        Where the sweep's progress goes, if anywhere.
+    reserve : bool
+        Grow the hugepage pools for the study (root only) and give them back.
+
+    Returns
+    -------
+    Section
+        The study's part of ``report.md``: its heading, body (tables, plot) and
+        summary sentences; marked interrupted when a signal stopped it.
+    """
+    notes = []
+    points, sizes = _points(cfg, reserve, notes)
+    rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)
+    section = Section("Page faults: the kernel's own clearing", interrupted=rs.interrupted)
+    with holding(section):
+        rs.save(os.path.join(out_dir, "faults.json"))
+        if len(rs):
+            _tabulate(section, rs)
+    if len(rs):
+        draw(
+            section,
+            plot_bars,
+            rs,
+            os.path.join(out_dir, "faults"),
+            label=_fault_label,
+            title="Fault rate by page size and workload",
+        )
+    if not section.interrupted:
+        skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
+        _headroom(section, sizes, cfg, functions, reserve, skipped)
+    if notes:
+        section.body += [""] + [f"- {n}" for n in notes]
+    return section

@@ -1,0 +1,266 @@
+"""report.html: report.md as one self-contained page.
+
+The page is made from report.md's own lines, so that its sections, tables and
+sentences are those of report.md, word for word. Each figure is the study's
+SVG, inlined (the PNG is for mail), and stands next to the table before it.
+Nothing is fetched: no external stylesheet, script, font or image; the few
+lines of script that sort a table when its header is clicked are inline.
+
+Only the markdown report.md is written in is read: headings, paragraphs, "- "
+lists, fenced code, pipe tables, images, `code` and **bold**.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Sequence
+
+from pagezero.files import atomic_write
+
+__all__ = [
+    "write_html",
+    "markdown_to_html",
+    "inline_svg",
+    "html_table",
+    "page",
+    "SORT_SCRIPT",
+    "STYLE",
+]
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 1500px; margin: 1em auto;
+       padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 13px; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
+th { background: #f0f0f0; cursor: pointer; user-select: none; }
+th:first-child, td:first-child { text-align: left; }
+th.asc::after { content: " \\25B2"; } th.desc::after { content: " \\25BC"; }
+.pair { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.pair > figure, figure { margin: 0; max-width: 100%; }
+figure svg { max-width: 100%; height: auto; }
+pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
+code { background: #f3f3f3; padding: 0 2px; }
+"""
+
+# Click a header: sort the table's rows by that column, again to reverse. A cell
+# that is a number with at most a unit or mark after it ("12.3*", "1.25x", "4KB",
+# "#3 (report)", "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other
+# (a date, a name) as text.
+SORT_SCRIPT = """
+(function () {
+  var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};
+  function key(text) {
+    var m = /^\\s*#?([-+]?[0-9.]+)\\s*([KMGT]B)?(.*)$/.exec(text);
+    if (!m || /[0-9]/.test(m[3])) { return null; }
+    return parseFloat(m[1]) * (units[m[2]] || 1);
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    table.querySelectorAll("th").forEach(function (th, col) {
+      th.addEventListener("click", function () {
+        var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+        var up = !th.classList.contains("asc");
+        table.querySelectorAll("th").forEach(function (h) { h.classList.remove("asc", "desc"); });
+        th.classList.add(up ? "asc" : "desc");
+        rows.sort(function (a, b) {
+          var x = a.cells[col].textContent, y = b.cells[col].textContent;
+          var kx = key(x), ky = key(y), d;
+          if (kx !== null && ky !== null) { d = kx - ky; } else { d = x.localeCompare(y); }
+          return up ? d : -d;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+})();
+"""
+
+_IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
+
+
+def _inline(text: str) -> str:
+    out = html.escape(text, quote=False)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _table(lines: Sequence[str]) -> str:
+    return html_table(
+        [_inline(c) for c in _cells(lines[0])],
+        [[_inline(c) for c in _cells(line)] for line in lines[2:]],
+    )
+
+
+def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A sortable table (:data:`SORT_SCRIPT` sorts it) of cells already in HTML.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The header cells, as HTML.
+    rows : sequence of sequences of str
+        The body's cells, as HTML.
+
+    Returns
+    -------
+    str
+    """
+    head = "".join(f"<th>{c}</th>" for c in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def inline_svg(folder: str, image: str, alt: str) -> str:
+    """A figure's SVG as a <figure>, without its XML prologue; the PNG's name in
+    report.md names it. A missing SVG becomes a caption that says so.
+
+    Parameters
+    ----------
+    folder : str
+        The report's folder.
+    image : str
+        The image's file name in report.md (``extents.png``).
+    alt : str
+        Its alternative text, the figure's caption.
+
+    Returns
+    -------
+    str
+    """
+    path = os.path.join(folder, os.path.splitext(image)[0] + ".svg")
+    try:
+        with open(path) as f:
+            svg = f.read()
+    except OSError:
+        return f"<figure><figcaption>{html.escape(alt)} (no figure drawn)</figcaption></figure>"
+    svg = svg[svg.find("<svg") :]
+    # matplotlib's <metadata> names RDF vocabularies by URL: nothing a reader needs,
+    # and no address should stand in a page that fetches none.
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = svg.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}" ', 1)
+    return f'<figure class="figure">{svg}<figcaption>{html.escape(alt)}</figcaption></figure>'
+
+
+def markdown_to_html(lines: Sequence[str], folder: str) -> str:
+    """report.md's lines as HTML, each figure in a pair with the table before it.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        report.md's lines.
+    folder : str
+        Where the figures' SVG files are.
+
+    Returns
+    -------
+    str
+        The body's HTML.
+    """
+    blocks: list[tuple[str, str]] = []  # (kind, html)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+        elif line.startswith("```"):
+            end = next(
+                (j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines)
+            )
+            code = html.escape("\n".join(lines[i + 1 : end]))
+            blocks.append(("pre", f"<pre>{code}</pre>"))
+            i = end + 1
+        elif line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            text = line[level:].strip()
+            anchor = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+            blocks.append(("h", f'<h{level} id="{anchor}">{_inline(text)}</h{level}>'))
+            i += 1
+        elif line.startswith("|"):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            blocks.append(("table", _table(lines[i:j])))
+            i = j
+        elif _IMAGE.match(line.strip()):
+            alt, src = _IMAGE.match(line.strip()).groups()  # type: ignore[union-attr]
+            _pair(blocks, inline_svg(folder, src, alt))
+            i += 1
+        elif line.startswith("- "):
+            j = i
+            while j < len(lines) and lines[j].startswith("- "):
+                j += 1
+            items = "".join(f"<li>{_inline(x[2:])}</li>" for x in lines[i:j])
+            blocks.append(("ul", f"<ul>{items}</ul>"))
+            i = j
+        else:
+            j = i
+            while j < len(lines) and lines[j].strip() and not _block_start(lines[j]):
+                j += 1
+            blocks.append(("p", f"<p>{_inline(' '.join(lines[i:j]))}</p>"))
+            i = j
+    return "\n".join(b for _, b in blocks)
+
+
+def _block_start(line: str) -> bool:
+    return line.startswith(("#", "|", "- ", "```")) or bool(_IMAGE.match(line.strip()))
+
+
+def _pair(blocks: list[tuple[str, str]], figure: str) -> None:
+    """Put `figure` beside the last table of its section, or alone when it has none."""
+    for k in range(len(blocks) - 1, -1, -1):
+        kind, text = blocks[k]
+        if kind == "h":
+            break
+        if kind == "table":
+            blocks[k] = ("pair", f'<div class="pair">{text}{figure}</div>')
+            return
+    blocks.append(("figure", figure))
+
+
+def page(title: str, body: str) -> str:
+    """A whole HTML page: the style and the sorting script inline, nothing fetched.
+
+    Parameters
+    ----------
+    title : str
+        The page's title (plain text).
+    body : str
+        The body's HTML.
+
+    Returns
+    -------
+    str
+    """
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        f"<body>\n{body}\n<script>{SORT_SCRIPT}</script></body></html>\n"
+    )
+
+
+def write_html(folder: str, markdown_lines: Sequence[str]) -> str:
+    """Write `folder`/report.html from report.md's lines.
+
+    Parameters
+    ----------
+    folder : str
+        The report's folder, with the figures' SVG files.
+    markdown_lines : sequence of str
+        report.md's lines.
+
+    Returns
+    -------
+    str
+        The page's path.
+    """
+    title = markdown_lines[0].lstrip("# ").strip() if markdown_lines else "pagezero report"
+    text = page(title, markdown_to_html(markdown_lines, folder))
+    path = os.path.join(folder, "report.html")
+    atomic_write(path, lambda f: f.write(text))
+    return path

@@ -1,0 +1,82 @@
+"""report.md: the header, the summary, the machine, each study's section,
+the studies that failed or were not run, and the files; and report.html, the
+same lines as one self-contained page (html.py)."""
+
+import datetime
+import os
+
+from pagezero.interrupt import deferred
+from pagezero.results.resultset import atomic_write
+from pagezero.studies.report.html import write_html
+from pagezero.system.machine import summary
+
+__all__ = ["write_markdown"]
+
+
+def _runs_words(runs, scale):
+    if runs > 1:
+        return (
+            f"{runs} runs per point, each a fresh process; a cell is the median of the "
+            f"runs' medians"
+        )
+    return (
+        f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
+        f"`pagezero report --runs 3` measures it"
+    )
+
+
+def _status_lines(run):
+    lines = []
+    failed = [s for s in run.sections if s.failed]
+    for s in failed:
+        lines.append(f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**')
+    if run.interrupted:
+        lines.append(
+            f"**Interrupted by {run.interrupted}: this report covers only what was "
+            f"measured before it.**"
+        )
+    if run.not_run:
+        lines.append(f"Not run: {', '.join(run.not_run)}.")
+    return [x for line in lines for x in ("", line)]
+
+
+def write_markdown(run, info, scale, elapsed, load):
+    """Write `run.out_dir`/report.md and report.html beside it, holding stop
+    signals until both are written (one arriving meanwhile is raised afterwards).
+
+    Parameters
+    ----------
+    run : ReportRun
+        What the report did: its folder, sections and stop signal.
+    info : dict
+        The machine (:func:`pagezero.system.machine.machine`).
+    scale : str
+        The report's scale ("full", "quick", "tiny").
+    elapsed : float
+        The time the studies took, in seconds.
+    load : float
+        The 1-minute load average when they began.
+    """
+    with deferred():
+        _write(run, info, scale, elapsed, load)
+
+
+def _write(run, info, scale, elapsed, load):
+    md = [f"# pagezero report: {info['cpu_model']}", ""]
+    md.append(
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
+        f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
+        f"(on {info['cpus_online']} CPUs); {_runs_words(run.runs, scale)}. "
+        f"Rates in GB/s (10^9 bytes/s)."
+    )
+    md += _status_lines(run)
+    md += ["", "## Summary", ""] + [f"- {line}" for s in run.sections for line in s.summary]
+    md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
+    for s in run.sections:
+        if s.body or s.failed:
+            md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
+    md += ["", "## Files", ""]
+    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {"report.html"}
+    md += [f"- `{name}`" for name in sorted(names)]
+    atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))
+    write_html(run.out_dir, md)

@@ -1,0 +1,286 @@
+"""The kernel registry, as the C core declares it (``arch/*/kernels.def``).
+
+There is no list of kernels in Python: this module only wraps the rows the
+extension returns, and reaches the kernels for direct use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pagezero import _core
+
+if TYPE_CHECKING:
+    # Any object with the buffer protocol (writable or not), numpy arrays included:
+    # the C core's own parameter types, from its stub (_core.pyi).
+    from pagezero._core import _Readable, _Writable
+
+__all__ = [
+    "Kernel",
+    "kernels",
+    "find_kernel",
+    "clear",
+    "fill",
+    "copy",
+    "KERNEL_KIND",
+    "clear_pages_kernel",
+    "nontemporal_kernel",
+    "kernel_roles",
+]
+
+KINDS = ("clear", "copy")
+
+# The kind of kernel each benchmark runs: the one table for every module.
+KERNEL_KIND = {"memset": "clear", "memcpy": "copy", "batch": "clear", "folio": "clear"}
+
+# Until the registry marks it (a "clear_pages" flag on each row of
+# _core.kernels()), the kernel the Linux clear_pages() uses on x86-64: rep
+# stosb with ERMS, else rep stosq (arch/x86/include/asm/page_64.h, its
+# ALTERNATIVE_2); elsewhere memset(), which arm64's clear_page rework adopts.
+_CLEAR_PAGES_FALLBACK = ("x86-64-stosb", "x86-64-stosq", "default")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One row of the kernel registry: a clearing (memset) or copy (memcpy) kernel.
+
+    Attributes
+    ----------
+    kind : str
+        ``"clear"`` (memset) or ``"copy"`` (memcpy).
+    name : str
+        The name every API and command takes, e.g. ``x86-64-stosb``.
+    description : str
+        What it is, in one line.
+    arch : str
+        ``"x86-64"``, ``"arm64"``, or ``"any"`` for the portable ones.
+    temporal : bool
+        False for non-temporal (streaming) stores.
+    zero_only : bool
+        It can only write zeros (``clzero``, ``DC ZVA``).
+    features : tuple of str
+        The CPU features it needs, as /proc/cpuinfo names them.
+    available : bool
+        This CPU (and OS) can run it.
+    reason : str or None
+        Why not, when it is not available.
+    unit : int
+        Bytes per iteration of its loop.
+    align : int
+        Bytes of alignment its loop needs; a shared routine writes the unaligned head
+        and tail, so every kernel takes any pointer and length.
+    clear_pages : bool
+        The Linux ``clear_pages()`` uses it on this CPU (where the registry says so).
+    """
+
+    kind: str  # "clear" (memset) or "copy" (memcpy)
+    name: str
+    description: str
+    arch: str  # "any" for the portable ones
+    temporal: bool  # False: non-temporal (streaming) stores
+    zero_only: bool  # can only write zeros (clzero, DC ZVA)
+    features: tuple[str, ...]  # CPU features it needs, as /proc/cpuinfo names them
+    available: bool  # this CPU can run it
+    reason: str | None  # why not, when not available; else None
+    unit: int  # bytes per loop iteration of its body
+    align: int  # alignment its body needs; kernels.c handles the rest
+    # What the Linux clear_pages() uses on this CPU, where the registry says
+    # so (rows without the flag read as False).
+    clear_pages: bool = False
+
+
+_FIELDS = frozenset(Kernel.__dataclass_fields__)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown kernel kind {kind!r} (expected 'clear' or 'copy')")
+
+
+def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
+    """The registered kernels of one kind, in table order.
+
+    Parameters
+    ----------
+    kind : {"clear", "copy"}
+        Clearing (memset) or copy (memcpy) kernels.
+
+    Returns
+    -------
+    tuple of Kernel
+        Every kernel of this architecture's table and the portable ones, including
+        those this CPU cannot run (``available=False``, with the reason).
+
+    Raises
+    ------
+    ValueError
+        For any other `kind`.
+    """
+    _check_kind(kind)
+    return tuple(
+        Kernel(**{k: v for k, v in row.items() if k in _FIELDS})
+        for row in _core.kernels()
+        if row["kind"] == kind
+    )
+
+
+def find_kernel(name: str, kind: str = "clear") -> Kernel:
+    """The kernel called `name`.
+
+    Parameters
+    ----------
+    name : str
+        A kernel's name, as :func:`kernels` lists it.
+    kind : {"clear", "copy"}
+        Which table to look in.
+
+    Returns
+    -------
+    Kernel
+        The row, available on this CPU or not.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or name; the message names the known kernels.
+    """
+    table = kernels(kind)
+    for k in table:
+        if k.name == name:
+            return k
+    known = ", ".join(k.name for k in table)
+    raise ValueError(f"unknown {kind} kernel {name!r} (known: {known})")
+
+
+def clear_pages_kernel() -> str:
+    """The clear kernel the Linux ``clear_pages()`` uses on this CPU.
+
+    Returns
+    -------
+    str
+        The available kernel the registry marks ``clear_pages``; where none is marked,
+        the first available of ``x86-64-stosb`` (ERMS), ``x86-64-stosq`` and
+        ``default`` (arch/x86/include/asm/page_64.h's ALTERNATIVE_2).
+    """
+    table = [k for k in kernels("clear") if k.available]
+    for k in table:
+        if k.clear_pages:
+            return k.name
+    available = {k.name for k in table}
+    return next(name for name in _CLEAR_PAGES_FALLBACK if name in available)
+
+
+def nontemporal_kernel(widest: bool = False) -> str | None:
+    """A non-temporal clear kernel this CPU can run, that can write any value.
+
+    Parameters
+    ----------
+    widest : bool
+        False: the first in registry order (on x86-64 ``movnti``, the store of the
+        2012 ``clear_page_nocache``). True: the one with the widest loop unit (the
+        last of them on a tie).
+
+    Returns
+    -------
+    str or None
+        Its name, or None when this CPU has none.
+    """
+    table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
+    if not table:
+        return None
+    return max(reversed(table), key=lambda k: k.unit).name if widest else table[0].name
+
+
+def kernel_roles() -> dict[str, tuple[str, ...]]:
+    """Kernels by the role a study gives them, from the registry alone.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        ``"clear_pages"``: what the Linux ``clear_pages()`` uses here
+        (:func:`clear_pages_kernel`); ``"streaming"``: the widest non-temporal store,
+        if any; ``"portable"``: the kernels of every architecture.
+    """
+    return {
+        "clear_pages": (clear_pages_kernel(),),
+        "streaming": tuple(n for n in (nontemporal_kernel(widest=True),) if n),
+        "portable": tuple(k.name for k in kernels("clear") if k.arch == "any"),
+    }
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str):
+        raise ValueError(f"kernel must be a name (str), not {name!r}")
+
+
+def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
+    """Set every byte of a buffer to `value` with the named kernel.
+
+    Parameters
+    ----------
+    buffer : writable buffer
+        Any writable C-contiguous buffer: bytearray, memoryview, mmap, numpy array,
+        :class:`~pagezero.system.memory.Region`.
+    value : int
+        The byte, 0 to 255.
+    kernel : str
+        A clear kernel's name (:func:`kernels`).
+
+    Raises
+    ------
+    ValueError
+        For a value outside 0..255, a kernel that is not a name or not known, a
+        zeros-only kernel asked for another value, or a read-only or non-contiguous
+        buffer.
+    pagezero.UnavailableError
+        For a kernel this CPU cannot run (it is never executed).
+    """
+    _check_name(kernel)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+        raise ValueError(f"fill value must be an int in 0..255, not {value!r}")
+    _core.fill(buffer, value, kernel)
+
+
+def clear(buffer: _Writable, kernel: str = "default") -> None:
+    """Zero a buffer with the named clear kernel.
+
+    Parameters
+    ----------
+    buffer : writable buffer
+        bytearray, memoryview, mmap, numpy array, :class:`~pagezero.system.memory.Region`:
+        any writable C-contiguous buffer.
+    kernel : str
+        A clear kernel's name (:func:`kernels`).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel or a read-only or non-contiguous buffer.
+    pagezero.UnavailableError
+        For a kernel this CPU cannot run (it is never executed).
+    """
+    fill(buffer, 0, kernel)
+
+
+def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
+    """Copy `src` into `dst` with the named copy kernel.
+
+    Parameters
+    ----------
+    dst : writable buffer
+        Any writable C-contiguous buffer.
+    src : buffer
+        A C-contiguous buffer of the same length in bytes.
+    kernel : str
+        A copy kernel's name (``kernels("copy")``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel, buffers of different lengths, or a read-only `dst`.
+    pagezero.UnavailableError
+        For a kernel this CPU cannot run.
+    """
+    _check_name(kernel)
+    _core.copy(dst, src, kernel)

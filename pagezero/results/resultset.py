@@ -15,14 +15,14 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 from pagezero.analysis.stats import summarize
 from pagezero.files import atomic_write
 from pagezero.results.frozen import deep_frozen as _deep_frozen
 from pagezero.results.frozen import frozen as _frozen
 from pagezero.results.frozen import thawed as _thawed
-from pagezero.results.points import params_key, point_key
+from pagezero.results.points import params_key, point_key, summarize_points
 from pagezero.results.result import DETAIL_KEYS, Result, result_type, signal_name
 from pagezero.results.schema import check_document, check_result, check_run, read_json
 from pagezero.results.table import sample_table, write_csv
@@ -129,6 +129,34 @@ class ResultSet:
 
     def __iter__(self) -> Iterator[Result]:
         return iter(self.results)
+
+    @overload
+    def __getitem__(self, index: int) -> Result: ...
+    @overload
+    def __getitem__(self, index: slice) -> ResultSet: ...
+    def __getitem__(self, index: int | slice) -> Result | ResultSet:
+        """The Result of run `index` (for a set of one point), or a ResultSet of a slice."""
+        if isinstance(index, slice):
+            return ResultSet(
+                self.results[index], self.runs[index], self.machine, self.interrupted, self.build
+            )
+        return self.results[index]
+
+    @property
+    def bytes_per_sec(self) -> float | None:
+        """The rate of the one point the set holds: the median of its per-run medians.
+
+        It is the figure the tables, ``compare`` and the report show. None when the
+        point was measured in cycles; ValueError when the set holds several points
+        (use :meth:`stats` or ``summarize_points``).
+        """
+        points = summarize_points(self)
+        if len(points) != 1:
+            raise ValueError(
+                f"bytes_per_sec is a figure of one point; this set holds {len(points)}"
+            )
+        (_, summary), *_ = points.values()
+        return summary["median"] if summary["unit"] == "bytes/sec" else None
 
     @property
     def benchmarks(self) -> list[str]:

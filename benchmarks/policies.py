@@ -38,7 +38,7 @@ TOUCH_TARGET = 0.8
 
 
 def knee(pz, args):
-    from pagezero.analysis.stats import find_knee
+    from pagezero.analysis.knee import find_knee
     from pagezero.measure.policy import plan_batch, run_batch
 
     size, passes = (256 * MB, 2) if args.quick else (1 * GB, 3)

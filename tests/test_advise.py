@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import pagezero
-from pagezero.analysis.stats import best_kernels, find_knee
+from pagezero.analysis.knee import best_kernels, find_knee
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, find_knee
+from pagezero.analysis.knee import KNEE_CLEAR_STEP, find_knee
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
 from pagezero.results.points import point_summary

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
+from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.units import format_gbps, format_size
 

@@ -48,7 +48,7 @@ import statistics
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pagezero.analysis.stats import KNEE_MIN_EXTENT, find_knee
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
 
 __all__ = [
     "TIE_FLOOR_PCT",
@@ -248,7 +248,7 @@ def _fit_cost(logs: Sequence[float], k: int) -> float:
 def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
     """The knee of one kernel's cells.
 
-    stats.find_knee gives the best one-step fit of log rate over the extents
+    knee.find_knee gives the best one-step fit of log rate over the extents
     of KNEE_MIN_EXTENT and up. A split one extent lower or higher is tied
     with it when its fit is worse by no more than the noise of the extent
     that changes side (its tolerance, in log rate); the knee is the smaller

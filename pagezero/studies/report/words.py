@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_kernels, find_knee
+from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_kernels, find_knee
 from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
 
@@ -256,7 +256,7 @@ def knee_of(by_chunk):
     (the chunks of KNEE_MIN_EXTENT and up under the knee), above (the knee's and
     up), below_rate and above_rate (the median rate of each side), step
     (above_rate / below_rate)}; None with fewer than two chunks to look at.
-    The knee is pagezero.analysis.stats.find_knee's; the step is the ratio of the two
+    The knee is pagezero.analysis.knee.find_knee's; the step is the ratio of the two
     medians quoted beside it, so a reader can redo the division.
 
     Parameters

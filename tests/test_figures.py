@@ -219,7 +219,7 @@ def test_the_footer_names_machine_kernel_pages_and_date(three_runs):
 
 
 def test_png_for_mail_and_svg_for_the_page(three_runs, tmp_path):
-    from pagezero.figures.plot import plot_rates
+    from pagezero.figures import plot_rates
 
     paths = plot_rates(three_runs, str(tmp_path / "x" / "extents"))
     assert [p.rsplit(".", 1)[1] for p in paths] == ["png", "svg"]
@@ -271,7 +271,7 @@ def test_control_characters_and_missing_glyphs_draw_without_a_warning(tmp_path):
     # A results file's machine and kernel names are drawn as given (the loaders' fuzz
     # test found a \x1f in one): a control character becomes "?", a glyph the font
     # lacks its box, and neither warns.
-    from pagezero.figures.plot import plot_bars, plot_rates
+    from pagezero.figures import plot_bars, plot_rates
 
     machine = dict(MACHINE, cpu_model="CPU\x1f\u4e2d\U0001f600", hostname="h\x00")
     rs = result_set([point("k\x1f", 1 * MB, 5e9, 2), point("k\x1f", 4 * MB, 6e9, 2)], machine)

@@ -17,7 +17,7 @@ from pagezero.analysis.compare import (
 )
 from pagezero.cli.options import add_format, add_output, check_output, integer, number
 from pagezero.cli.render import interrupted_line
-from pagezero.figures.plot import plot_bars, plot_comparison, plot_rates
+from pagezero.figures import plot_bars, plot_comparison, plot_rates
 from pagezero.interrupt import Interrupted, deferred, received
 from pagezero.results.folders import load_path, load_sources
 from pagezero.results.resultset import ResultSet

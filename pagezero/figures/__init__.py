@@ -1,12 +1,13 @@
 """The figures of pagezero, as PNG (for mail) and SVG (for report.html).
 
-One module per figure (rates, bars, compare, scaling), and what they share:
-palette.py (one colour-blind-safe colour per kernel, from the registry's order),
-families.py (kernel families from the registry's facts), labels.py (cache and
-batch marks whose labels never overlap), common.py (the footer naming machine,
-kernel, pages and date; the words of the one statistic every figure draws: the
-median of per-run medians with the between-run interval, as the tables and
-`pagezero compare` give). :mod:`pagezero.figures.plot` keeps the older import path.
+One module per figure (rates, bars, compare, scaling), and what they share: palette (one
+colour-blind-safe colour per kernel, in the registry's order), families (kernel families
+from the registry's facts), labels (cache and batch marks whose labels never overlap) and
+common (the footer naming machine, kernel, pages and date, and the words of the one
+statistic every figure draws: the median of per-run medians with the between-run interval,
+as the tables and `pagezero compare` give). Rates are drawn in GB/s (10^9 bytes per second)
+against extents on a log2 axis, with the cache sizes and the kernel's clearing batch sizes
+marked, where the curves are expected to bend.
 """
 
 from pagezero.figures.bars import bars_figure, plot_bars

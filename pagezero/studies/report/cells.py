@@ -76,7 +76,7 @@ def draw(section, plot, *args, **kwargs):
     section : Section
         The study's section.
     plot : callable
-        A :mod:`pagezero.figures.plot` function; ``*args`` and ``**kwargs`` go to it.
+        A :mod:`pagezero.figures` function; ``*args`` and ``**kwargs`` go to it.
     """
     try:
         plot(*args, **kwargs)

@@ -5,7 +5,7 @@ the CPU stops allocating cache lines, compared with the LLC size."""
 import os
 
 from pagezero.analysis.knee import KNEE_MIN_EXTENT
-from pagezero.figures.plot import plot_rates
+from pagezero.figures import plot_rates
 from pagezero.studies.report.cells import Section, cells, draw, holding, run_points
 from pagezero.studies.report.words import knee_line, knee_of, knee_row, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing

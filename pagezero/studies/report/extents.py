@@ -4,7 +4,7 @@ the kernel's own mappings (2MB pages when this machine gives them)."""
 
 import os
 
-from pagezero.figures.plot import extent_of, plot_rates
+from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes
 from pagezero.studies.report.cells import Section, cells, draw, holding, run_points
 from pagezero.studies.report.scales import MB, SMALL_REGION

@@ -5,7 +5,7 @@ clear of the same extents."""
 import os
 
 from pagezero._core import MappingError, PagezeroError
-from pagezero.figures.plot import plot_bars
+from pagezero.figures import plot_bars
 from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points

@@ -3,7 +3,7 @@ its own CPU, clearing disjoint parts of it."""
 
 import os
 
-from pagezero.figures.plot import plot_scaling
+from pagezero.figures import plot_scaling
 from pagezero.measure.mem import scaling
 from pagezero.studies.report.cells import Section, draw, holding
 from pagezero.studies.report.cold import condition_kernels

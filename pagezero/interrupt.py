@@ -87,12 +87,9 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
 
 @contextlib.contextmanager
 def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozenset[int]]:
-    """Within the block, each of `signals` raises Interrupted; yields the signals taken over.
-
-    Only signals left to their default action (SIG_DFL, or Python's own SIGINT handler)
-    are taken over: a SIG_IGN chosen by whoever started us (nohup's SIGHUP) or a program's
-    own handler stays. Outside the main thread, which alone can install handlers, nothing.
-    """
+    """Within the block, each of `signals` left to its default action raises Interrupted (a
+    SIG_IGN such as nohup's, or a program's handler, stays); yields those taken over, none
+    outside the main thread, which alone can install handlers."""
     global _received
     if threading.current_thread() is not threading.main_thread():
         yield frozenset()
@@ -114,11 +111,10 @@ def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozens
 def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
     """Hold `signals` for the block and deliver them when it ends, so a write that must finish does.
 
-    Two layers, since the kernel gives a process's signal to any thread that does not block
-    it (numpy's OpenBLAS starts one), and Python then runs the handler in the main thread:
-    the calling thread's mask (threads started within inherit it), and in the main thread a
-    stand-in handler that notes the signal, raised again once the handlers are back. Within
-    the block ``signal.getsignal()`` answers that stand-in: read a handler before.
+    The calling thread's mask (threads started within inherit it), since the kernel gives a
+    process's signal to any thread not blocking it (numpy's OpenBLAS starts one); and in the
+    main thread, where Python runs the handlers, a stand-in that notes the signal, raised again
+    once the handlers are back (``signal.getsignal()`` answers the stand-in: read a handler before).
     """
     signals = list(signals)
     holder = _Holder()
@@ -166,11 +162,9 @@ class _Holder:
 def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> _T | None:
     """make_result(raw) for a timed C call, or raise the Interrupted that stopped it.
 
-    The C core turns stop signals into a stop its loops honour within one loop
-    (csrc/py/pzpy.h); such a run comes back with ``raw["interrupted"]`` naming the signal
-    and ``raw["loops_done"]`` completed loops, which become Interrupted.partial (None for
-    none). A signal pagezero does not own (a program's handler, or SIGTERM left to its
-    default) is delivered to its handler instead, and one that returns gets the partial.
+    The C core stops its loops on a stop signal (csrc/py/pzpy.h) and returns the completed
+    ones (``raw["loops_done"]``), the partial, with ``raw["interrupted"]``. A signal pagezero
+    does not own goes to its handler instead; one that returns gets the partial.
     """
     global _received
     name = raw.get("interrupted")

@@ -1,12 +1,8 @@
-"""Comparing result sets: base against one or more others, point by point, and the header
-saying what each side booted and whether the sides were one machine.
-
-As in the arm64 thread's tables ("arm64: clear_page[s] using memset" (2026)): one row per
-benchmark point, the base value, then one % change column per other result set, marked as
-analysis.significance decides on the runs. Between two boots the kernel's release, command
-line (preempt=, transparent_hugepage=, mitigations=), preemption mode and THP settings may
-differ, and each side's are shown; the machine must not: a CPU model, caches or memory that
-differ mean the change measured is not the patch's alone.
+"""Comparing result sets point by point, as the arm64 thread's tables do ("arm64:
+clear_page[s] using memset" (2026)): a row per point, the base value, a % change column per
+other set, marked as analysis.significance decides on the runs; above it, what each side
+booted (release, command line, preemption, THP may differ between boots) and a warning where
+the machine differs (CPU model, caches, memory): the change is then not the patch's alone.
 """
 
 from __future__ import annotations
@@ -234,23 +230,12 @@ def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def _caches(machine: Mapping[str, Any]) -> list[tuple[Any, Any, Any]] | None:
-    caches = machine.get("caches")
-    if not caches:
-        return None
-    return sorted(
-        (c.get("level") or 0, c.get("type") or "", c.get("size_bytes") or 0) for c in caches
+def _caches(machine: Mapping[str, Any]) -> str | None:
+    caches = sorted(
+        (c.get("level") or 0, str(c.get("type") or "").lower(), c.get("size_bytes") or 0)
+        for c in machine.get("caches") or ()
     )
-
-
-def _cache_text(caches: Sequence[tuple[Any, Any, Any]]) -> str:
-    return ", ".join(
-        f"L{level} {str(kind).lower()} {format_size(size)}" for level, kind, size in caches
-    )
-
-
-def _memory(machine: Mapping[str, Any]) -> Any:
-    return (machine.get("memory") or {}).get("total_bytes")
+    return ", ".join(f"L{level} {kind} {format_size(size)}" for level, kind, size in caches) or None
 
 
 def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -261,8 +246,8 @@ def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]
         found.append(f"CPU model ({a['cpu_model']} vs {b['cpu_model']})")
     ca, cb = _caches(a), _caches(b)
     if ca and cb and ca != cb:
-        found.append(f"caches ({_cache_text(ca)} vs {_cache_text(cb)})")
-    ma, mb = _memory(a), _memory(b)
+        found.append(f"caches ({ca} vs {cb})")
+    ma, mb = ((m.get("memory") or {}).get("total_bytes") for m in (a, b))
     if ma and mb and abs(ma - mb) > _MEMORY_TOLERANCE * max(ma, mb):
         found.append(f"memory ({ma / 2**30:.1f} GiB vs {mb / 2**30:.1f} GiB)")
     return found

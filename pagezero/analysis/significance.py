@@ -19,11 +19,10 @@ loops a run; tests/test_compare_runs.py keeps the A/A part):
   Welch's, not Student's, since a patch or a busy neighbour can change the spread too
   (Student's flagged 12% of A/A pairs at 3 noisy runs against 8).
 
-No test on 3 runs sees a placement that comes in two kinds and that all three runs of a side
-happen to share: more runs are the only cure. alpha stays 0.01: a report folder compares
-about a hundred points, and 0.05 would flag about five between two identical boots. The
-change shown is of the centre, the median of per-run medians; with fewer than MIN_RUNS runs
-on a side the spread between runs is unknown, and the change is shown with "?", no verdict.
+No test on 3 runs sees a placement of two kinds that all three runs of a side happen to
+share: more runs are the only cure. alpha is 0.01: a report folder compares about a hundred
+points, and 0.05 would flag about five between two identical boots. Below MIN_RUNS runs a
+side the spread between runs is unknown: the change is shown with "?", no verdict.
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ import signal
 import sys
 
 from pagezero.analysis.compare import (
-    METHOD,
     compare,
     format_table,
     header_json,
     header_lines,
     runs_per_side,
 )
+from pagezero.analysis.significance import METHOD
 from pagezero.cli.options import add_format, add_output, check_output, integer, number
 from pagezero.cli.render import interrupted_line
 from pagezero.figures import plot_bars, plot_comparison, plot_rates

@@ -1,14 +1,7 @@
-"""The figures of pagezero, as PNG (for mail) and SVG (for report.html).
-
-One module per figure (rates, bars, compare, scaling), and what they share: palette (one
-colour-blind-safe colour per kernel, in the registry's order), families (kernel families
-from the registry's facts), labels (cache and batch marks whose labels never overlap) and
-common (the footer naming machine, kernel, pages and date, and the words of the one
-statistic every figure draws: the median of per-run medians with the between-run interval,
-as the tables and `pagezero compare` give). Rates are drawn in GB/s (10^9 bytes per second)
-against extents on a log2 axis, with the cache sizes and the kernel's clearing batch sizes
-marked, where the curves are expected to bend.
-"""
+"""The figures of pagezero, as PNG (for mail) and SVG (for report.html): one module per
+figure (rates, bars, compare, scaling), and what they share (palette, families, labels,
+common). Every figure draws one statistic, the median of per-run medians with the
+between-run interval, as the tables and `pagezero compare` give it."""
 
 from pagezero.figures.bars import bars_figure, plot_bars
 from pagezero.figures.common import STATISTIC, statistic_words

@@ -1,11 +1,7 @@
 """What every figure shares: the backend, the files, the footer naming the machine, and the
-words for the one statistic every figure draws.
-
-The statistic is pagezero.results.points.point_summary's, the one the report's tables and
-`pagezero compare` give: the median of per-run medians, its interval the spread of the
-runs' medians (a run is one fresh process: DESIGN.md, "the run is the unit"). A figure of
-one run says so and draws the spread of its loops instead.
-"""
+words for the one statistic drawn, point_summary's (as the report's tables and `pagezero
+compare` give it): the median of per-run medians, its interval the spread of the runs'
+medians; a figure of one run says so and draws the spread of its loops instead."""
 
 from __future__ import annotations
 
@@ -19,6 +15,8 @@ from typing import Any, TypeVar, cast
 
 STATISTIC = "median of per-run medians"
 RATE_AXIS = "rate (GB/s, 10^9 bytes/s)"
+# Right of the panel.
+_LEGEND = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False}
 
 _Builder = TypeVar("_Builder", bound=Callable[..., Any])
 
@@ -121,19 +119,11 @@ def finish(
 
 
 def legend(ax: Any) -> None:
-    """The legend right of the panel, of one entry per name that shows (matplotlib hides
-    names starting with "_")."""
+    """The legend, one entry per name that shows (matplotlib hides names starting with "_")."""
     handles, names = ax.get_legend_handles_labels()
     unique = dict(zip(names, handles))
     if unique:
-        ax.legend(
-            unique.values(),
-            unique.keys(),
-            fontsize=8,
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            frameon=False,
-        )
+        ax.legend(unique.values(), unique.keys(), **_LEGEND)
 
 
 def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> Any:

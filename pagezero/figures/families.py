@@ -1,14 +1,11 @@
 """Kernel families, from the kernel registry's facts, never from names: what decides a
 clearing kernel's shape over extents.
 
-- whole-line: stores that only write zeros, a cache line or block per instruction (x86
-  clzero, arm64 DC ZVA), whatever their temporality;
-- non-temporal: streaming stores that skip the caches (the 2012 clear_page_nocache
-  proposal's movnti, arm64's stnp), slow while the buffer would fit in a cache and fast
-  beyond the LLC;
-- temporal string ops: temporal kernels that take any alignment (align 1): the string
-  instructions (rep stosb/stosq, FEAT_MOPS SET*) and libc's memset; the microcode decides
-  per length;
+- whole-line: stores that only write zeros, a line or block per instruction (clzero, DC ZVA);
+- non-temporal: streaming stores (the 2012 clear_page_nocache's movnti, arm64's stnp), slow
+  while the buffer would fit in a cache and fast beyond the LLC;
+- temporal string ops: temporal kernels that take any alignment: string instructions (rep
+  stosb/stosq, FEAT_MOPS SET*) and libc's memset, the microcode deciding per length;
 - temporal vector: the other temporal kernels, loops of aligned register stores.
 """
 

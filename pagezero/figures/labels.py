@@ -1,11 +1,7 @@
-"""Vertical marks with labels that never overlap: the cache sizes and the kernel's
-clearing batch sizes on a figure's x axis.
-
-Labels are laid out with the renderer's own bounding boxes: each label in x
-order goes at the top of the panel and steps down until its box is clear of
-every box already placed. Marks at one x (an LLC of 32MB and the 32MB batch of
-Linux 7.0's folio_zero_user()) share one label.
-"""
+"""Vertical marks on a figure's x axis, where the curves are expected to bend (the cache
+sizes and the kernel's clearing batch sizes), with labels that never overlap: each label in
+x order goes at the top of the panel and steps down until its box (the renderer's own) is
+clear of those placed. Marks at one x (a 32MB LLC and Linux 7.0's 32MB batch) share one."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Rates against extents: one panel per kernel family, the panels sharing both axes, the
-fastest of all kernels drawn broad and light behind each panel, each kernel's median of
-per-run medians with its between-run interval as a band.
-
-Eleven kernels in one panel cross and hide each other; grouped by family each panel holds
-two to four lines whose shapes differ for a reason (string ops, vector stores,
-non-temporal stores), and the envelope says how far the family is from the best.
-"""
+"""Rates against extents, one panel per kernel family sharing both axes: eleven kernels in
+one panel cross and hide each other, while a family's two to four lines differ for a reason
+(string ops, vector stores, non-temporal stores), and the envelope of the fastest drawn
+behind each panel says how far the family is from the best."""
 
 from __future__ import annotations
 

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pagezero.analysis.compare import (
-    METHOD,
     compare,
     format_table,
     header_lines,
     machine_differences,
     runs_per_side,
 )
-from pagezero.analysis.significance import REGRESSION
+from pagezero.analysis.significance import METHOD
+from pagezero.analysis.stats import REGRESSION
 from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
 from pagezero.results.resultset import ResultSet

@@ -1,14 +1,12 @@
 """The pages under buffers that stand for the kernel's direct map, and what smaps shows of them.
 
-The kernel clears a page through its direct map, mapped with 2MB and 1GB pages:
-clear_pages() pays almost no TLB misses. A buffer on 4KB pages pays one per 4KB once it
-outgrows the L2 TLB's reach (benchmarks/page_sizes.py: clearing 1GB on an EPYC VM, 2MB
-pages ran every kernel 1.11-1.29x as fast as 4KB pages). The studies that stand for the
-kernel (the report's extents and chunks, advise, batch, folio) therefore clear buffers on
-2MB pages, the best way this machine can give them: hugetlb when the 2MB pool has the pages;
-else transparent huge pages asked with MADV_HUGEPAGE before the first touch and checked in
-/proc/self/smaps afterwards (the kernel may still fall back); else 4KB pages, saying so.
-perf bench mem memset and memcpy keep perf's 4KB pages for parity.
+The kernel clears through its direct map, on 2MB and 1GB pages: clear_pages() pays almost no
+TLB misses, a buffer on 4KB pages one per 4KB beyond the L2 TLB's reach (clearing 1GB on an
+EPYC VM, 2MB pages ran every kernel 1.11-1.29x as fast: benchmarks/page_sizes.py). The
+studies that stand for the kernel (extents, chunks, advise, batch, folio) clear on hugetlb
+pages when the 2MB pool has them, else THP asked with MADV_HUGEPAGE before the first touch
+and checked in smaps afterwards, else 4KB pages, saying so; perf's memset and memcpy keep
+perf's 4KB pages for parity.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Hugepage pools: what is reserved and free, and reserving more for one run.
-
-2MB and 1GB hugetlb mappings take their pages from the kernel's pools in
-/sys/kernel/mm/hugepages/hugepages-<size>kB/. A mapping reserves its pages when it is
-created, so a new mapping can have the free pages less those promised to others
-(resv_hugepages). reserve() grows a pool for a `with` block and gives back what it added
-afterwards, also on an exception, Ctrl-C or SIGTERM.
-"""
+"""Hugepage pools (/sys/kernel/mm/hugepages/hugepages-<size>kB/): what is free and reserved,
+and reserving more for one run. A mapping reserves its pages when created, so a new one can
+have the free pages less those promised to others (resv_hugepages)."""
 
 from __future__ import annotations
 
@@ -180,12 +175,9 @@ def node_free(page: str | int, node: int, root: str | None = None) -> int | None
 def check_node_available(
     page: str | int, needed: int, node: int, root: str | None = None
 ) -> int | None:
-    """The node's free pages, or MappingError (ENOMEM) when fewer than `needed`.
-
-    A hugetlb mapping reserves its pages against the whole pool (mm/hugetlb.c
-    hugetlb_reserve_pages()); binding it to a node afterwards only moves where the faults
-    take pages from, so a node without free pages fails at the first touch, with SIGBUS.
-    """
+    """The node's free pages, or MappingError (ENOMEM) when fewer than `needed`: a mapping
+    reserves against the whole pool (hugetlb_reserve_pages()), and binding it to a node
+    without free pages fails at the first touch, with SIGBUS."""
     free = node_free(page, node, root)
     if free is None or free >= needed:
         return free
@@ -205,11 +197,8 @@ def _write(path: str, value: int) -> None:
 
 
 def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | None:
-    """Shrink the pool by what reserve() added, signals held; returns a late interruption.
-
-    A signal that lands before the signals are held (a second Ctrl-C) raises here too: the
-    give-back is tried again rather than skipped, and the caller raises it afterwards.
-    """
+    """Shrink the pool by what reserve() added, signals held; a signal landing before they are
+    (a second Ctrl-C) gets the give-back tried again, and is returned for the caller to raise."""
     late, done = None, False
     while not done:
         try:

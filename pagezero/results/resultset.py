@@ -1,15 +1,9 @@
-"""Results as values: immutable, validated on creation, saved as versioned JSON.
-
-A Result (pagezero.results.result) holds one benchmark run: its parameters, one raw
-sample per timed loop in the clock's own unit, the clock's rate, and the
-machine it ran on. Everything else (seconds, bytes per second, cycles per
-byte, statistics) is derived from those, so a saved file can be re-analysed
-without re-running. A ResultSet holds the runs of one study and reads and
-writes the versioned JSON file.
-"""
+"""ResultSet, the one result type a user holds: the runs of one measurement or study, with
+their machine, saved and loaded as versioned JSON."""
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import os
@@ -17,67 +11,71 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any, overload
 
-from pagezero.analysis.stats import summarize
 from pagezero.files import atomic_write
-from pagezero.results.frozen import deep_frozen as _deep_frozen
-from pagezero.results.frozen import frozen as _frozen
-from pagezero.results.frozen import thawed as _thawed
-from pagezero.results.points import params_key, point_key, summarize_points
-from pagezero.results.result import DETAIL_KEYS, Result, result_type, signal_name
+from pagezero.results.points import identity_params, point_key, summarize_points
+from pagezero.results.result import (
+    Result,
+    deep_frozen,
+    describe,
+    format_figure,
+    frozen,
+    headline,
+    result_type,
+    signal_name,
+    thawed,
+)
 from pagezero.results.schema import check_document, check_result, check_run, read_json
-from pagezero.results.table import sample_table, write_csv
+from pagezero.results.summary import summarize
 from pagezero.system.machine import build_info
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = [
-    "Result",
-    "ResultSet",
-    "save_results",
-    "load_results",
-    "SCHEMA",
-    "SCHEMA_VERSION",
-    "result_type",
-    "DETAIL_KEYS",
-    "atomic_write",
-    "params_key",
-    "point_key",
-]
+# Result, result_type and atomic_write: where their callers import them from.
+__all__ = ["ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
+__all__ += ["Result", "result_type", "atomic_write"]
 
 SCHEMA = "pagezero.results"
-# Version 2 moved the machine to the top of the file and added each
-# result's run (repetition, process). Version 3 keys a result's extra fields
-# by its benchmark name (no "type"), records the pagezero version and the
-# extension's build at the top, and says which signal stopped a run
-# ("interrupted"). Version 1 and 2 files still load.
+# Version 2 moved the machine to the top of the file and added each result's run (repetition,
+# process). Version 3 keys a result's extra fields by its benchmark name (no "type"), records
+# the pagezero version and the extension's build at the top, and says which signal stopped a
+# run ("interrupted"). Version 1 and 2 files still load.
 SCHEMA_VERSION = 3
 
 
-class ResultSet:
-    """Results of one study, each with how it was run, the machine, and any interruption.
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
-    Grid points are the distinct points.point_key()s (benchmark, function,
-    unit, parameters but loops); each point's samples pool the loops of all
-    its repetitions.
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class ResultSet:
+    """The runs of one measurement or study: what every measuring call returns.
+
+    A sequence of :class:`Result`, one per run (process) and repetition: ``rs[i]`` is a
+    Result, a slice a ResultSet, ``list(rs)`` the Results. Grid points are the distinct
+    ``points.point_key()`` (benchmark, function, unit, parameters but loops); each point's
+    figure is the median of its per-run medians (:attr:`bytes_per_sec`, :meth:`summary`).
+    The repr is one line; the machine is behind :attr:`machine`.
 
     Parameters
     ----------
     results : iterable of Result
         The results, in the order they were measured.
     runs : sequence of Mapping, optional
-        One per result: its "repetition" and worker "process" (0 when not
-        given) and, when known, the worker's "pid". Default: all 0.
+        One per result: its "repetition" and worker "process" (0 when not given) and, when
+        known, the worker's "pid". Default: all 0.
     machine : Mapping, optional
-        The machine the study ran on; default, the first result's.
+        The machine it ran on; default, the first result's.
     interrupted : str or bool, optional
-        The signal that stopped the study, if one did (True: an unknown one).
+        The signal that stopped it, if one did (True: an unknown one).
     build : Mapping, optional
-        pagezero's version and the extension's build, as a file recorded them
-        ("pagezero", "build"); None for results made here.
+        pagezero's version and the extension's build as a file recorded them ("pagezero",
+        "build"); None for results made here (this installation's are saved).
     lost : sequence of Mapping, optional
-        Worker processes that died unsaved (sweeps): {"process", "repetitions",
-        "reason"}.
+        Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
 
     Raises
     ------
@@ -110,19 +108,15 @@ class ResultSet:
         )
         if machine is None:
             machine = self.results[0].machine if self.results else {}
-        self.machine = _frozen(machine)
-        # None, or the signal that stopped the study ("SIGINT", ...).
+        self.machine = frozen(machine)
         self.interrupted = signal_name(interrupted)
-        # pagezero's version and the extension's build, as the file recorded
-        # them (None: made here, build_info() is written on saving).
-        self.build: Mapping[str, Any] | None = _frozen(build) if build else None
-        # Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
+        self.build: Mapping[str, Any] | None = frozen(build) if build else None
         if lost is not None and not (
             isinstance(lost, (list, tuple))
             and all(isinstance(x, (dict, MappingProxyType)) for x in lost)
         ):
             raise ValueError("lost is not a list of objects (the worker processes lost)")
-        self.lost: tuple[Any, ...] = tuple(_deep_frozen(x) for x in lost or ())
+        self.lost: tuple[Any, ...] = tuple(deep_frozen(x) for x in lost or ())
 
     def __len__(self) -> int:
         return len(self.results)
@@ -135,33 +129,78 @@ class ResultSet:
     @overload
     def __getitem__(self, index: slice) -> ResultSet: ...
     def __getitem__(self, index: int | slice) -> Result | ResultSet:
-        """The Result of run `index` (for a set of one point), or a ResultSet of a slice."""
+        """The Result at `index` (run `index` of a one-point set), or a ResultSet of a slice."""
         if isinstance(index, slice):
             return ResultSet(
                 self.results[index], self.runs[index], self.machine, self.interrupted, self.build
             )
         return self.results[index]
 
+    def __repr__(self) -> str:
+        stop = f", interrupted by {self.interrupted}" if self.interrupted else ""
+        points = list(summarize_points(self).values())
+        if len(points) == 1:
+            (first, s), *_ = points
+            figure = format_figure(s["median"], s["unit"])
+            return f"<ResultSet {headline(first)}: {figure}, {_count(s['runs'], 'run')}{stop}>"
+        processes = len({run["process"] for run in self.runs})
+        counts = f"{_count(len(points), 'point')}, {_count(len(self), 'result')}"
+        return f"<ResultSet {counts}, {_count(processes, 'run')}{stop}>"
+
     @property
     def bytes_per_sec(self) -> float | None:
-        """The rate of the one point the set holds: the median of its per-run medians.
+        """The rate of the one point the set holds, in bytes/sec: the median of its per-run medians.
 
-        It is the figure the tables, ``compare`` and the report show. None when the
-        point was measured in cycles; ValueError when the set holds several points
-        (use :meth:`stats` or ``summarize_points``).
+        It is the figure the tables, :meth:`summary`, ``compare`` and the report show (a run
+        being a process: :func:`pagezero.results.points.point_summary`). None when the point
+        was measured in cycles; ValueError when the set holds several points (use
+        :meth:`summary` or :meth:`stats`).
         """
         points = summarize_points(self)
         if len(points) != 1:
             raise ValueError(
                 f"bytes_per_sec is a figure of one point; this set holds {len(points)}"
             )
-        (_, summary), *_ = points.values()
+        ((_, summary),) = points.values()
         return summary["median"] if summary["unit"] == "bytes/sec" else None
 
     @property
     def benchmarks(self) -> list[str]:
         """The benchmarks the results measured, sorted."""
         return sorted({r.benchmark for r in self.results})
+
+    def summary(self) -> str:
+        """Each point's figure, one line a point, as a user reads it.
+
+        Returns
+        -------
+        str
+            Per point: benchmark, function, size and page (and any parameter that tells it
+            from another point of its benchmark), its figure (:attr:`bytes_per_sec` in
+            perf's GB/sec, 2^30 bytes, or cycles/byte), the spread between its runs (between
+            its loops when it had one run) and how many runs. "no results" for an empty set.
+        """
+        points = list(summarize_points(self).values())
+        known = [(first.benchmark, identity_params(first.params)) for first, _ in points]
+        # Past size and page, the parameters that tell a point from another of its benchmark.
+        keys: dict[str, set[str]] = {b: set() for b, _ in known}
+        for b, p in known:
+            for q in (q for c, q in known if c == b):
+                keys[b].update(k for k in p.keys() | q.keys() if p.get(k) != q.get(k))
+        names = [
+            describe(r, ["size", "page", *sorted(keys[r.benchmark] - {"size", "page"})])
+            for r, _ in points
+        ]
+        figures = [format_figure(s["median"], s["unit"]) for _, s in points]
+        width, fwidth = (max(map(len, x), default=0) for x in (names, figures))
+        lines = [
+            f"{name:<{width}}  {figure:>{fwidth}} +- {s['spread_pct']:.2f}% "
+            f"between {s['spread_of']}, {_count(s['runs'], 'run')}"
+            for name, figure, (_, s) in zip(names, figures, points)
+        ]
+        if self.interrupted:
+            lines.append(f"interrupted by {self.interrupted}")
+        return "\n".join(lines) or "no results"
 
     def points(self) -> list[tuple[Result, list[Result]]]:
         """Grid points in first-seen order.
@@ -177,14 +216,13 @@ class ResultSet:
         return [(rs[0], rs) for rs in groups.values()]
 
     def stats(self) -> list[dict[str, Any]]:
-        """One row per grid point, with summarize() of all its per-loop values.
+        """One row per grid point, with the statistics of all its per-loop values.
 
         Returns
         -------
         list of dict
-            benchmark, function, params, label, unit, and stats.summarize()'s
-            entries in that unit (for rates, the harmonic mean: the point's
-            total bytes over its total time).
+            benchmark, function, params, label, unit, and :meth:`Result.stats`'s entries
+            over the point's loops (for rates the harmonic mean: total bytes over total time).
         """
         rows = []
         for first, rs in self.points():
@@ -207,46 +245,53 @@ class ResultSet:
         Returns
         -------
         numpy.ndarray
-            As results_table.sample_table() describes it.
+            The fields benchmark, function, one per parameter any result has (int64 where
+            every result's value is an integer, text otherwise), repetition, process, loop,
+            measurement (the loop's bytes/sec, or cycles/byte for the cycles clock) and unit.
         """
-        return sample_table(self)
+        import numpy as np
 
-    def to_pandas(self) -> Any:  # a pandas.DataFrame: pandas is optional, without types here
-        """The table() as a pandas DataFrame (pandas is not a dependency).
+        names = sorted({k for r in self.results for k in r.params})
+        numeric = {k: all(_is_int(r.params.get(k)) for r in self.results) for k in names}
+        rows = []
+        for r, run in zip(self.results, self.runs):
+            ps = [r.params.get(k) for k in names]
+            ps = [v if numeric[k] else json.dumps(v).strip('"') for k, v in zip(names, ps)]
+            where = (run["repetition"], run["process"])
+            rows += [
+                (r.benchmark, r.function, *ps, *where, i, v, r.unit)
+                for i, v in enumerate(r.values())
+            ]
+        text = f"U{max([len(str(x)) for row in rows for x in row if isinstance(x, str)] + [8])}"
+        params_dtype = [(k, "i8" if numeric[k] else text) for k in names]
+        ints = [("repetition", "i8"), ("process", "i8"), ("loop", "i8")]
+        dtype = [("benchmark", text), ("function", text), *params_dtype, *ints]
+        return np.array(rows, dtype=dtype + [("measurement", "f8"), ("unit", text)])
 
-        Returns
-        -------
-        pandas.DataFrame
-            One row per loop, the columns of table().
-
-        Raises
-        ------
-        ImportError
-            pandas is not installed.
-        """
+    def to_pandas(self) -> Any:  # a pandas.DataFrame: pandas is optional and untyped
+        """:meth:`table` as a pandas DataFrame; ImportError without pandas (not a dependency)."""
         try:
-            # import_module, not an import statement: pandas is optional and
-            # ships no types, so mypy is not asked to find them.
-            pd = importlib.import_module("pandas")
+            pd = importlib.import_module("pandas")  # not an import statement: mypy has no stubs
         except ImportError:
             raise ImportError("to_pandas() needs pandas: pip install pandas") from None
         return pd.DataFrame(self.table())
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
-        """The table() written to `path` as CSV, a header row first.
+        """:meth:`table` written to `path` atomically as CSV, a header row first."""
+        t = self.table()
 
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The CSV file, written atomically.
-        """
-        write_csv(self, path)
+        def write(f: IO[str]) -> None:
+            w = csv.writer(f)
+            w.writerow(t.dtype.names or ())  # never None: a structured dtype
+            w.writerows(row.tolist() for row in t)
+
+        atomic_write(path, write)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the set as versioned JSON: the machine once at the top, each result with its run.
+        """Write the set as versioned JSON, atomically: the machine once, each result with its run.
 
-        The file also records pagezero's version and the extension's build (the
-        ones it was loaded with, or this installation's). Written atomically.
+        The file also records pagezero's version and the extension's build (those it was
+        loaded with, or this installation's).
 
         Parameters
         ----------
@@ -269,7 +314,7 @@ class ResultSet:
         doc = {
             "schema": SCHEMA,
             "version": SCHEMA_VERSION,
-            **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
+            **(thawed(deep_frozen(self.build)) if self.build else build_info()),
             "machine": machine,
             "interrupted": self.interrupted,
             "results": entries,
@@ -290,7 +335,7 @@ class ResultSet:
         Parameters
         ----------
         path : str or os.PathLike
-            A file ResultSet.save (or save_results) wrote.
+            A file :meth:`save` (or :func:`save_results`) wrote.
 
         Returns
         -------
@@ -300,9 +345,8 @@ class ResultSet:
         Raises
         ------
         ValueError
-            Naming the file (and the result): not JSON, not a results file, a
-            schema version this pagezero does not know, or a result of the
-            wrong shape.
+            Naming the file (and the result): not JSON, not a results file, a schema version
+            this pagezero does not know, or a result of the wrong shape.
         OSError
             The file cannot be read.
         """
@@ -339,14 +383,14 @@ class ResultSet:
 
 
 def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> None:
-    """Write results to `path` as JSON, atomically (see ResultSet.save).
+    """Write results to `path` as JSON, atomically, each as one run (see :meth:`ResultSet.save`).
 
     Parameters
     ----------
     path : str or os.PathLike
         The results file.
     results : iterable of Result
-        The results, each as one run of repetition 0, process 0.
+        The results (a ResultSet's runs are not kept: save the ResultSet for that).
 
     Raises
     ------
@@ -357,7 +401,7 @@ def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> Non
 
 
 def load_results(path: str | os.PathLike[str]) -> list[Result]:
-    """The Results of a file written by save_results or ResultSet.save.
+    """The Results of a file that :func:`save_results` or :meth:`ResultSet.save` wrote.
 
     Parameters
     ----------
@@ -367,12 +411,12 @@ def load_results(path: str | os.PathLike[str]) -> list[Result]:
     Returns
     -------
     list of Result
-        Its results, in file order.
+        Its results, in file order (:meth:`ResultSet.load` keeps their runs too).
 
     Raises
     ------
     ValueError
-        The file is not a results file this pagezero reads (see ResultSet.load).
+        The file is not a results file this pagezero reads (see :meth:`ResultSet.load`).
     OSError
         The file cannot be read.
     """

@@ -1,9 +1,9 @@
 """The shape of a results document, checked before anything reads it.
 
-A results file is JSON from anywhere (another version, a hand edit, a
-truncated copy): every loader (ResultSet.load, Result.from_dict, folders, the
-store) turns a document of the wrong shape into one ValueError that names
-what is wrong, so that no command meets a list where it reads a number.
+A results file is JSON from anywhere (another version, a hand edit, a truncated copy): every
+loader (ResultSet.load, Result.from_dict, folders, the store) turns a document of the wrong
+shape into one ValueError that names what is wrong, so that no command meets a list where it
+reads a number.
 """
 
 from __future__ import annotations
@@ -15,27 +15,15 @@ from typing import Any, NoReturn
 
 __all__ = ["read_json", "check_result", "check_run", "check_document", "LIMIT"]
 
-# The largest integer a results file may hold: what the C core counts in
-# (int64 ticks, Py_ssize_t bytes). Larger ones cannot have been measured, and
-# turning them into floats overflows.
+# The largest integer a results file may hold: what the C core counts in (int64 ticks,
+# Py_ssize_t bytes). Larger ones cannot have been measured, and overflow as floats.
 LIMIT = 2**63 - 1
 
-# Top-level machine fields that sysinfo.machine() writes, with the JSON type
-# each must have; the rest of the machine is free-form and read with care.
+# Top-level machine fields that machine() writes, with their JSON type; the rest is free-form.
 _MACHINE_TYPES: dict[str, type] = {
-    "hostname": str,
-    "fleet_name": str,
-    "cpu_model": str,
-    "arch": str,
-    "kernel_release": str,
-    "kernel": str,
-    "cpus_online": int,
-    "cpu_features": list,
-    "caches": list,
-    "preemption": dict,
-    "thp": dict,
-    "memory": dict,
-    "hugepages": dict,
+    **dict.fromkeys(("hostname", "fleet_name", "cpu_model", "arch", "kernel_release"), str),
+    **{"kernel": str, "cpus_online": int, "cpu_features": list, "caches": list},
+    **dict.fromkeys(("preemption", "thp", "memory", "hugepages"), dict),
     "numa_nodes": list,
 }
 
@@ -62,27 +50,7 @@ def _float(text: str) -> float:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """The JSON document in `path`: strict JSON, numbers in the range a measurement has.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to read.
-
-    Returns
-    -------
-    object
-        The document as :func:`json.load` gives it (a dict for a results file;
-        the caller checks its shape).
-
-    Raises
-    ------
-    ValueError
-        Naming the file: not JSON, not text, nested too deeply, NaN or Infinity,
-        an integer beyond 2**63-1 or a float out of range.
-    OSError
-        The file cannot be opened.
-    """
+    """The JSON in `path`, strict (no NaN), numbers in a measurement's range; else ValueError."""
     try:
         with open(path) as f:
             return json.load(f, parse_constant=_bad_constant, parse_int=_int, parse_float=_float)
@@ -112,6 +80,13 @@ def _is_number(x: object) -> bool:
 def _need(ok: object, what: str) -> None:
     if not ok:
         raise ValueError(what)
+
+
+def _check_interrupted(d: dict[str, Any]) -> None:
+    _need(
+        isinstance(d.get("interrupted"), (str, bool, type(None))),
+        "interrupted is neither a signal's name nor true/false",
+    )
 
 
 def _check_params(params: Any) -> None:
@@ -155,19 +130,9 @@ def _check_machine(machine: Any, where: str = "machine") -> None:
 
 
 def check_result(d: Any) -> None:
-    """Check that `d` has the shape of one result (any schema version).
+    """ValueError naming the first field of one result (any version) missing or mistyped.
 
     The values themselves (clock names, sample counts) Result checks on creation.
-
-    Parameters
-    ----------
-    d : object
-        One entry of a results document's "results", as read from JSON.
-
-    Raises
-    ------
-    ValueError
-        Naming the first field that is missing or of the wrong type.
     """
     _need(isinstance(d, dict), "a result is not an object")
     for name in ("benchmark", "function", "params", "bytes_per_loop", "clock", "samples"):
@@ -199,26 +164,11 @@ def check_result(d: Any) -> None:
         isinstance(thread_bytes, list) and all(_is_int(n) for n in thread_bytes),
         "details.thread_bytes is not a list of byte counts",
     )
-    _need(
-        isinstance(d.get("interrupted"), (str, bool, type(None))),
-        "interrupted is neither a signal's name nor true/false",
-    )
+    _check_interrupted(d)
 
 
 def check_run(run: Any) -> None:
-    """Check that `run` is a result's run: ``{"repetition": int, "process": int}``.
-
-    Parameters
-    ----------
-    run : object
-        A result's "run" entry, as read from JSON.
-
-    Raises
-    ------
-    ValueError
-        `run` is not an object, or its repetition or process is not a
-        non-negative integer.
-    """
+    """ValueError unless `run` is ``{"repetition": int >= 0, "process": int >= 0}``."""
     _need(isinstance(run, dict), "a result's run is not an object")
     for name in ("repetition", "process"):
         _need(
@@ -228,26 +178,10 @@ def check_run(run: Any) -> None:
 
 
 def check_document(doc: dict[str, Any]) -> None:
-    """Check that the top of a results document has its shape.
-
-    Parameters
-    ----------
-    doc : dict
-        A results document, as read from JSON (its results are checked one by
-        one with :func:`check_result`).
-
-    Raises
-    ------
-    ValueError
-        No list of results, a bad machine, or an "interrupted", "pagezero" or
-        "build" entry of the wrong type.
-    """
+    """ValueError unless the top of a results document has its shape (not its results)."""
     _need(isinstance(doc.get("results"), list), "no list of results")
     if doc.get("machine") is not None:
         _check_machine(doc["machine"])
-    _need(
-        isinstance(doc.get("interrupted"), (str, bool, type(None))),
-        "interrupted is neither a signal's name nor true/false",
-    )
+    _check_interrupted(doc)
     _need(isinstance(doc.get("pagezero", ""), str), "pagezero (the version) is not a string")
     _need(isinstance(doc.get("build", {}), dict), "build is not an object")

@@ -14,13 +14,10 @@ from pagezero.analysis.stats import (
     REGRESSION,
     compare_samples,
     higher_is_better,
-    is_rate,
-    median_interval,
     min_p_value,
-    relative_spread,
     spread,
-    summarize,
 )
+from pagezero.results.summary import is_rate, median_interval, relative_spread, summarize
 
 RATE = 10e9  # bytes/sec
 

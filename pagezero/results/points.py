@@ -1,16 +1,12 @@
-"""What a measured point is, and one figure per point: its median and the spread between runs.
+"""What a measured point is, and its figure: the median of its runs' medians, and their spread.
 
-A point is what was measured, not how long: the benchmark, the function, the unit its values
-come in (bytes/sec from a clock that counts time, cycles/byte from one that counts cycles: the
-two never compare), and its parameters but `loops`, sizes read as bytes ("32MB" and 33554432
-are one point). ResultSet.points(), comparisons, `fleet table` and `store history` all group
-by point_key(); there is no second definition.
-
-The figure: the run is the unit (DESIGN.md; Kalibera and Jones, "Rigorous Benchmarking in
-Reasonable Time", 2013): loops inside one process share one placement of the buffers, so the
-spread that tells whether two machines differ is the spread of the runs' medians, a run being
-one process (a sweep's --processes, a fleet's --runs). With a single run there is no such
-spread; the loops' spread is given instead and says so.
+A point is what was measured, not how long: benchmark, function, unit (bytes/sec and
+cycles/byte never compare) and parameters but `loops`, sizes read as bytes ("32MB" is
+33554432). ResultSet.points(), comparisons, `fleet table` and `store history` all group by
+point_key(). The run is the unit (DESIGN.md; Kalibera and Jones, "Rigorous Benchmarking in
+Reasonable Time", 2013): loops in one process share one placement of the buffers, so the
+spread that tells two machines apart is that of the runs' medians, a run being one process;
+with a single run, the loops' spread stands in and says so.
 """
 
 from __future__ import annotations
@@ -30,15 +26,8 @@ if TYPE_CHECKING:
 # What identifies a point: benchmark, function, unit, params_key().
 PointKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 
-__all__ = [
-    "point_key",
-    "params_key",
-    "identity_params",
-    "point_summary",
-    "summarize_points",
-    "NOT_IDENTITY",
-    "SIZE_PARAMS",
-]
+__all__ = ["point_key", "params_key", "identity_params", "point_summary", "summarize_points"]
+__all__ += ["NOT_IDENTITY", "SIZE_PARAMS"]
 
 # Parameters that say how long to measure, not what: never part of a point.
 NOT_IDENTITY = ("loops",)
@@ -88,14 +77,9 @@ def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
     if not kept:
         raise ValueError("a point needs at least one run")
     run_medians = [statistics.median(v) for v in kept]
-    spread_of = "runs" if len(kept) > 1 else "loops"
-    return {
-        "median": statistics.median(run_medians),
-        "spread_pct": relative_spread(run_medians if len(kept) > 1 else kept[0], unit),
-        "runs": len(kept),
-        "spread_of": spread_of,
-        "unit": unit,
-    }
+    spread = relative_spread(run_medians if len(kept) > 1 else kept[0], unit)
+    figure = {"median": statistics.median(run_medians), "spread_pct": spread, "runs": len(kept)}
+    return dict(figure, spread_of="runs" if len(kept) > 1 else "loops", unit=unit)
 
 
 def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict[str, Any]]]:

@@ -108,7 +108,7 @@ def describe(result: Result, keys: Iterable[str] | None = None) -> str:
 def headline(result: Result) -> str:
     """What a repr names: "memset x86-64-stosb 1GB" (benchmark, function, size)."""
     size = identity_params(result.params).get("size")
-    sized = [format_size(size)] if isinstance(size, int) and not isinstance(size, bool) else []
+    sized = [format_size(size)] if isinstance(size, int) and size > 0 else []
     return " ".join([result.benchmark, result.function, *sized])
 
 
@@ -298,19 +298,8 @@ class Result:
                 if not isinstance(extra, dict):
                     raise TypeError(d["benchmark"])
                 own = {name: extra[name] for name in _own_fields(kind)}
-            return kind(
-                benchmark=d["benchmark"],
-                function=d["function"],
-                params=d["params"],
-                bytes_per_loop=d["bytes_per_loop"],
-                clock=d["clock"],
-                samples=d["samples"],
-                clock_hz=d.get("clock_hz"),
-                machine=d.get("machine", {}),
-                details=d.get("details", {}),
-                interrupted=signal_name(d.get("interrupted")),
-                **own,
-            )
+            known = {f.name: d[f.name] for f in fields(Result) if f.name in d}
+            return kind(**dict(known, interrupted=signal_name(d.get("interrupted"))), **own)
         except (KeyError, TypeError, AttributeError, OverflowError) as e:
             raise ValueError(f"not a pagezero result: missing or bad {e}") from None
 

@@ -96,15 +96,9 @@ class ResultSet:
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
             raise ValueError("one run description per result is needed")
+        given = [{k: r[k] for k in ("repetition", "process", "pid") if k in r} for r in runs]
         self.runs: tuple[Mapping[str, Any], ...] = tuple(
-            MappingProxyType(
-                {
-                    "repetition": r.get("repetition", 0),
-                    "process": r.get("process", 0),
-                    **({"pid": r["pid"]} if "pid" in r else {}),
-                }
-            )
-            for r in runs
+            MappingProxyType({"repetition": 0, "process": 0} | r) for r in given
         )
         if machine is None:
             machine = self.results[0].machine if self.results else {}
@@ -181,16 +175,16 @@ class ResultSet:
             its loops when it had one run) and how many runs. "no results" for an empty set.
         """
         points = list(summarize_points(self).values())
-        known = [(first.benchmark, identity_params(first.params)) for first, _ in points]
+        known: dict[str, list[dict[str, Any]]] = {}
+        for first, _ in points:
+            known.setdefault(first.benchmark, []).append(identity_params(first.params))
         # Past size and page, the parameters that tell a point from another of its benchmark.
-        keys: dict[str, set[str]] = {b: set() for b, _ in known}
-        for b, p in known:
-            for q in (q for c, q in known if c == b):
-                keys[b].update(k for k in p.keys() | q.keys() if p.get(k) != q.get(k))
-        names = [
-            describe(r, ["size", "page", *sorted(keys[r.benchmark] - {"size", "page"})])
-            for r, _ in points
-        ]
+        told = {
+            b: {k for p in ps for k in p if any(q.get(k) != p[k] for q in ps)}
+            for b, ps in known.items()
+        }
+        keys = {b: ["size", "page", *sorted(ks - {"size", "page"})] for b, ks in told.items()}
+        names = [describe(r, keys[r.benchmark]) for r, _ in points]
         figures = [format_figure(s["median"], s["unit"]) for _, s in points]
         width, fwidth = (max(map(len, x), default=0) for x in (names, figures))
         lines = [
@@ -225,18 +219,10 @@ class ResultSet:
             over the point's loops (for rates the harmonic mean: total bytes over total time).
         """
         rows = []
-        for first, rs in self.points():
-            values = [v for r in rs for v in r.values()]
-            rows.append(
-                dict(
-                    benchmark=first.benchmark,
-                    function=first.function,
-                    params=dict(first.params),
-                    label=first.label(),
-                    unit=first.unit,
-                    **summarize(values, unit=first.unit),
-                )
-            )
+        for r, rs in self.points():
+            row = {"benchmark": r.benchmark, "function": r.function, "params": dict(r.params)}
+            values = [v for x in rs for v in x.values()]
+            rows.append(dict(row, label=r.label(), unit=r.unit, **summarize(values, unit=r.unit)))
         return rows
 
     def table(self) -> npt.NDArray[Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 __all__ = ["read_json", "check_result", "check_run", "check_document", "LIMIT"]
@@ -68,13 +69,12 @@ def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_number(x: object) -> bool:
-    return (
-        isinstance(x, (int, float))
-        and not isinstance(x, bool)
-        and math.isfinite(x)
-        and abs(x) <= LIMIT
-    )
+def _is_count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= LIMIT
+
+
+def _ints(xs: object, ok: Callable[[object], bool] = _is_int) -> bool:
+    return isinstance(xs, list) and all(ok(x) for x in xs)
 
 
 def _need(ok: object, what: str) -> None:
@@ -83,25 +83,18 @@ def _need(ok: object, what: str) -> None:
 
 
 def _check_interrupted(d: dict[str, Any]) -> None:
-    _need(
-        isinstance(d.get("interrupted"), (str, bool, type(None))),
-        "interrupted is neither a signal's name nor true/false",
-    )
+    ok = isinstance(d.get("interrupted"), (str, bool, type(None)))
+    _need(ok, "interrupted is neither a signal's name nor true/false")
 
 
 def _check_params(params: Any) -> None:
     _need(isinstance(params, dict), "params is not an object")
     for name in ("size", "chunk", "batch_bytes", "offset"):
         v = params.get(name)
-        _need(
-            v is None or (_is_int(v) and 0 <= v <= LIMIT), f"params.{name} is not a number of bytes"
-        )
+        _need(v is None or _is_count(v), f"params.{name} is not a number of bytes")
     for name in ("page", "batch"):
         v = params.get(name)
-        _need(
-            v is None or isinstance(v, str) or (_is_int(v) and 0 <= v <= LIMIT),
-            f"params.{name} is not a size",
-        )
+        _need(v is None or isinstance(v, str) or _is_count(v), f"params.{name} is not a size")
     _need(_is_int(params.get("loops", 0)), "params.loops is not an integer")
 
 
@@ -109,24 +102,19 @@ def _check_machine(machine: Any, where: str = "machine") -> None:
     _need(isinstance(machine, dict), f"{where} is not an object")
     for name, kind in _MACHINE_TYPES.items():
         v = machine.get(name)
+        a_kind = "a list" if kind is list else f"a {kind.__name__}"
         _need(
             v is None or (isinstance(v, kind) and not isinstance(v, bool)),
-            f"{where}.{name} is not {'a ' + kind.__name__ if kind is not list else 'a list'}",
+            f"{where}.{name} is not {a_kind}",
         )
     # One level further where reports and comparison headers read fields by name.
-    for cache in machine.get("caches") or ():
-        _need(
-            isinstance(cache, dict)
-            and _is_int(cache.get("level", 0))
-            and isinstance(cache.get("type", ""), str)
-            and _is_int(cache.get("size_bytes", 0)),
-            f"{where}.caches holds a bad cache",
-        )
+    for c in machine.get("caches") or ():
+        ok = isinstance(c, dict) and isinstance(c.get("type", ""), str)
+        ok = ok and _is_int(c.get("level", 0)) and _is_int(c.get("size_bytes", 0))
+        _need(ok, f"{where}.caches holds a bad cache")
     for name in ("preemption", "thp"):
-        _need(
-            all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values()),
-            f"{where}.{name} is not an object of strings",
-        )
+        ok = all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values())
+        _need(ok, f"{where}.{name} is not an object of strings")
 
 
 def check_result(d: Any) -> None:
@@ -142,27 +130,19 @@ def check_result(d: Any) -> None:
     _need(isinstance(d["clock"], str), "clock is not a name")
     _check_params(d["params"])
     _need(_is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
-    samples = d["samples"]
-    _need(
-        isinstance(samples, list) and all(_is_int(s) for s in samples),
-        "samples is not a list of integers (clock ticks)",
-    )
+    _need(_ints(d["samples"]), "samples is not a list of integers (clock ticks)")
     hz = d.get("clock_hz")
-    _need(hz is None or (_is_number(hz) and hz > 0), "clock_hz is not a positive number")
+    ok = hz is None or (_is_int(hz) or isinstance(hz, float)) and 0 < hz <= LIMIT  # not NaN
+    _need(ok, "clock_hz is not a positive number")
     if d.get("machine") is not None:
         _check_machine(d["machine"])
     details = d.get("details", {})
     _need(isinstance(details, dict), "details is not an object")
     threads = details.get("thread_samples", [])
+    ok = isinstance(threads, list) and all(_ints(t, _is_count) for t in threads)
+    _need(ok, "details.thread_samples is not a list of lists of clock ticks")
     _need(
-        isinstance(threads, list)
-        and all(isinstance(t, list) and all(_is_int(s) and s >= 0 for s in t) for t in threads),
-        "details.thread_samples is not a list of lists of clock ticks",
-    )
-    thread_bytes = details.get("thread_bytes", [])
-    _need(
-        isinstance(thread_bytes, list) and all(_is_int(n) for n in thread_bytes),
-        "details.thread_bytes is not a list of byte counts",
+        _ints(details.get("thread_bytes", [])), "details.thread_bytes is not a list of byte counts"
     )
     _check_interrupted(d)
 
@@ -171,10 +151,7 @@ def check_run(run: Any) -> None:
     """ValueError unless `run` is ``{"repetition": int >= 0, "process": int >= 0}``."""
     _need(isinstance(run, dict), "a result's run is not an object")
     for name in ("repetition", "process"):
-        _need(
-            _is_int(run.get(name, 0)) and run.get(name, 0) >= 0,
-            f"run.{name} is not a non-negative integer",
-        )
+        _need(_is_count(run.get(name, 0)), f"run.{name} is not a non-negative integer")
 
 
 def check_document(doc: dict[str, Any]) -> None:

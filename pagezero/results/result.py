@@ -15,7 +15,7 @@ from pagezero.results.schema import check_result
 from pagezero.results.summary import summarize
 from pagezero.units import format_rate, format_size
 
-__all__ = ["Result", "result_type", "signal_name", "DETAIL_KEYS", "format_figure", "describe"]
+__all__ = ["Result", "result_type", "signal_name", "format_figure", "describe"]
 
 _R = TypeVar("_R", bound="Result")
 _V = TypeVar("_V")
@@ -29,16 +29,8 @@ _TICK = {"ns": "1 ns", "timeval": "1 us", "tsc": "a TSC tick", "cycles": "a cycl
 # file of every version, where a class name is a Python detail a rename would break saved files
 # with. A subclass's own fields are saved under that name ("batch": {...}).
 _RESULT_TYPES: dict[str, type[Result]] = {}
-
-# The keys of `details` by benchmark (all optional): a run's conditions and what its C entry
-# measured beside the samples.
-_CONDITIONS = ("thread_samples", "thread_bytes", "cpus", "cold_method", "cold_timing")
-_COUNTERS = ("counters", "counters_source")
-DETAIL_KEYS = {
-    **dict.fromkeys(("memset", "memcpy", "batch"), _CONDITIONS + _COUNTERS),
-    "folio": ("cold_method", "cold_timing", *_COUNTERS),
-    "mmap": ("thread_samples", "pages", "latency"),
-}
+# What a file holds of every result, in its order; details and interrupted follow when set.
+_SAVED = "benchmark function params bytes_per_loop clock clock_hz samples machine".split()
 
 
 def frozen(mapping: Mapping[str, _V]) -> MappingProxyType[str, _V]:
@@ -138,8 +130,10 @@ class Result:
     machine : Mapping
         The machine it ran on (:func:`pagezero.machine`).
     details : Mapping
-        The run's conditions and side measurements (per-thread samples, cold method,
-        counters; mmap's pages and latencies): DETAIL_KEYS. Empty for a plain run.
+        The run's conditions and what its C entry measured beside the samples, all optional:
+        thread_samples, thread_bytes, cpus, cold_method, cold_timing, counters,
+        counters_source (memset, memcpy, batch; folio's are cold and counters); mmap's
+        thread_samples, pages, latency.
     interrupted : str or None
         The signal that stopped the run ("SIGINT"), if one did: the samples are the loops
         completed before it.
@@ -266,16 +260,7 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         """The result as plain JSON types, as a results file holds it: a registered subclass's
         own fields under its benchmark's name; details and interrupted when set."""
-        d: dict[str, Any] = {
-            "benchmark": self.benchmark,
-            "function": self.function,
-            "params": dict(self.params),
-            "bytes_per_loop": self.bytes_per_loop,
-            "clock": self.clock,
-            "clock_hz": self.clock_hz,
-            "samples": list(self.samples),
-            "machine": dict(self.machine),
-        }
+        d = {k: thawed(getattr(self, k)) for k in _SAVED}
         if self.details:  # optional: files without it (and readers that ignore it) still work
             d["details"] = thawed(self.details)
         if self.interrupted:

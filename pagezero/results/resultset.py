@@ -164,16 +164,9 @@ class ResultSet:
         return sorted({r.benchmark for r in self.results})
 
     def summary(self) -> str:
-        """Each point's figure, one line a point, as a user reads it.
-
-        Returns
-        -------
-        str
-            Per point: benchmark, function, size and page (and any parameter that tells it
-            from another point of its benchmark), its figure (:attr:`bytes_per_sec` in
-            perf's GB/sec, 2^30 bytes, or cycles/byte), the spread between its runs (between
-            its loops when it had one run) and how many runs. "no results" for an empty set.
-        """
+        """One line a point: benchmark, function, size, page (and what tells it from another
+        point of its benchmark), its figure (:attr:`bytes_per_sec`'s, in perf's GB/sec of 2^30
+        bytes, or cycles/byte), the spread between its runs (its loops, for one run), the runs."""
         points = list(summarize_points(self).values())
         known: dict[str, list[dict[str, Any]]] = {}
         for first, _ in points:
@@ -197,27 +190,15 @@ class ResultSet:
         return "\n".join(lines) or "no results"
 
     def points(self) -> list[tuple[Result, list[Result]]]:
-        """Grid points in first-seen order.
-
-        Returns
-        -------
-        list of (Result, list of Result)
-            Per point: the Result of its first run, and every Result of it.
-        """
+        """Grid points in first-seen order: (the Result of its first run, all its Results)."""
         groups: dict[Any, list[Result]] = {}
         for r in self.results:
             groups.setdefault(point_key(r), []).append(r)
         return [(rs[0], rs) for rs in groups.values()]
 
     def stats(self) -> list[dict[str, Any]]:
-        """One row per grid point, with the statistics of all its per-loop values.
-
-        Returns
-        -------
-        list of dict
-            benchmark, function, params, label, unit, and :meth:`Result.stats`'s entries
-            over the point's loops (for rates the harmonic mean: total bytes over total time).
-        """
+        """One dict per grid point: benchmark, function, params, label, unit and
+        :meth:`Result.stats`'s entries over all its loops (for rates the harmonic mean)."""
         rows = []
         for r, rs in self.points():
             row = {"benchmark": r.benchmark, "function": r.function, "params": dict(r.params)}
@@ -226,15 +207,9 @@ class ResultSet:
         return rows
 
     def table(self) -> npt.NDArray[Any]:
-        """A tidy numpy structured array, one row per sample (loop).
-
-        Returns
-        -------
-        numpy.ndarray
-            The fields benchmark, function, one per parameter any result has (int64 where
-            every result's value is an integer, text otherwise), repetition, process, loop,
-            measurement (the loop's bytes/sec, or cycles/byte for the cycles clock) and unit.
-        """
+        """A tidy numpy structured array, one row per loop: benchmark, function, one field per
+        parameter (int64 where every result's is an integer, else text), repetition, process,
+        loop, measurement (the loop's bytes/sec, or cycles/byte for the cycles clock), unit."""
         import numpy as np
 
         names = sorted({k for r in self.results for k in r.params})
@@ -274,22 +249,15 @@ class ResultSet:
         atomic_write(path, write)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the set as versioned JSON, atomically: the machine once, each result with its run.
-
-        The file also records pagezero's version and the extension's build (those it was
-        loaded with, or this installation's).
+        """Write the set as versioned JSON, atomically: the machine once, each result with its
+        run, pagezero's version and the extension's build (as loaded, or this installation's).
 
         Parameters
         ----------
         path : str or os.PathLike
-            The results file.
-
-        Raises
-        ------
-        OSError
-            The file cannot be written.
+            The results file; OSError when it cannot be written.
         """
-        machine = dict(self.machine)
+        machine = thawed(self.machine)
         entries = []
         for r, run in zip(self.results, self.runs):
             d = r.to_dict()
@@ -316,25 +284,18 @@ class ResultSet:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ResultSet:
-        """Read a results file of any schema version up to this one.
+        """A results file of any schema version up to this one, as :meth:`save` wrote it.
 
         Parameters
         ----------
         path : str or os.PathLike
-            A file :meth:`save` (or :func:`save_results`) wrote.
-
-        Returns
-        -------
-        ResultSet
-            Its results, runs, machine, interruption, build and lost workers.
+            The results file; OSError when it cannot be read.
 
         Raises
         ------
         ValueError
             Naming the file (and the result): not JSON, not a results file, a schema version
             this pagezero does not know, or a result of the wrong shape.
-        OSError
-            The file cannot be read.
         """
         doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -369,41 +330,25 @@ class ResultSet:
 
 
 def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> None:
-    """Write results to `path` as JSON, atomically, each as one run (see :meth:`ResultSet.save`).
+    """Write results to `path` as JSON, atomically, each as one run (:meth:`ResultSet.save`).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The results file.
+        The results file; OSError when it cannot be written.
     results : iterable of Result
         The results (a ResultSet's runs are not kept: save the ResultSet for that).
-
-    Raises
-    ------
-    OSError
-        The file cannot be written.
     """
     ResultSet(results).save(path)
 
 
 def load_results(path: str | os.PathLike[str]) -> list[Result]:
-    """The Results of a file that :func:`save_results` or :meth:`ResultSet.save` wrote.
+    """The Results of a results file, in file order (:meth:`ResultSet.load` keeps their runs).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The results file.
-
-    Returns
-    -------
-    list of Result
-        Its results, in file order (:meth:`ResultSet.load` keeps their runs too).
-
-    Raises
-    ------
-    ValueError
-        The file is not a results file this pagezero reads (see :meth:`ResultSet.load`).
-    OSError
-        The file cannot be read.
+        The results file: OSError when it cannot be read, ValueError when it is not one this
+        pagezero reads (:meth:`ResultSet.load`).
     """
     return list(ResultSet.load(path).results)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.results.summary import relative_spread
-from pagezero.units import parse_size
+from pagezero.units import format_rate, format_size, parse_size
 
 if TYPE_CHECKING:
     from pagezero.results.result import Result
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 PointKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 
 __all__ = ["point_key", "params_key", "identity_params", "point_summary", "summarize_points"]
-__all__ += ["NOT_IDENTITY", "SIZE_PARAMS"]
+__all__ += ["describe", "title", "point_names", "format_figure", "NOT_IDENTITY", "SIZE_PARAMS"]
 
 # Parameters that say how long to measure, not what: never part of a point.
 NOT_IDENTITY = ("loops",)
@@ -96,3 +96,48 @@ def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict
         key: (first, point_summary(by_process.values(), first.unit))
         for key, (first, by_process) in points.items()
     }
+
+
+def format_figure(value: float | None, unit: str) -> str:
+    """A figure as reprs print it: "61.85 GB/sec" (perf's, 2^30), "0.031 cycles/byte"."""
+    if value is None:
+        return f"no {unit}"
+    if unit != "bytes/sec":
+        return f"{value:.4g} {unit}"
+    number, per = format_rate(value).split()
+    return f"{float(number):.2f} {per}"
+
+
+def describe(result: Result, keys: Iterable[str] | None = None) -> str:
+    """Benchmark, function and the identity params in `keys` (all if None), as label() has them."""
+    params = identity_params(result.params)
+    parts = [result.benchmark, result.function]
+    for k in sorted(params) if keys is None else keys:
+        v = params.get(k)
+        if v is None:
+            continue
+        if k in SIZE_PARAMS and isinstance(v, int) and not isinstance(v, bool):
+            v = format_size(v) if v else "0"
+        parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
+    return " ".join(parts)
+
+
+def title(result: Result) -> str:
+    """What a repr names: "memset x86-64-stosb 1GB" (benchmark, function, size)."""
+    size = identity_params(result.params).get("size")
+    sized = [format_size(size)] if isinstance(size, int) and size > 0 else []
+    return " ".join([result.benchmark, result.function, *sized])
+
+
+def point_names(results: Sequence[Result]) -> list[str]:
+    """describe() of each point's Result: size, page, and what tells it from another point
+    of its benchmark."""
+    known: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        known.setdefault(r.benchmark, []).append(identity_params(r.params))
+    told = {
+        b: {k for p in ps for k in p if any(q.get(k) != p[k] for q in ps)}
+        for b, ps in known.items()
+    }
+    keys = {b: ["size", "page", *sorted(ks - {"size", "page"})] for b, ks in told.items()}
+    return [describe(r, keys[r.benchmark]) for r in results]

@@ -4,18 +4,16 @@ cycles/byte, statistics) is derived, so a saved file can be re-analysed without 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
-from pagezero.results.points import SIZE_PARAMS, identity_params
+from pagezero.results.points import describe, format_figure, title
 from pagezero.results.schema import check_result
 from pagezero.results.summary import summarize
-from pagezero.units import format_rate, format_size
 
-__all__ = ["Result", "result_type", "signal_name", "format_figure", "describe"]
+__all__ = ["Result", "result_type", "signal_name", "frozen", "deep_frozen", "thawed"]
 
 _R = TypeVar("_R", bound="Result")
 _V = TypeVar("_V")
@@ -71,37 +69,6 @@ def result_type(benchmark: str) -> Callable[[type[_R]], type[_R]]:
 def _own_fields(cls: type[Result]) -> list[str]:
     base = {f.name for f in fields(Result)}
     return [f.name for f in fields(cls) if f.name not in base]
-
-
-def format_figure(value: float | None, unit: str) -> str:
-    """A figure as reprs print it: "61.85 GB/sec" (perf's, 2^30), "0.031 cycles/byte"."""
-    if value is None:
-        return f"no {unit}"
-    if unit != "bytes/sec":
-        return f"{value:.4g} {unit}"
-    number, per = format_rate(value).split()
-    return f"{float(number):.2f} {per}"
-
-
-def describe(result: Result, keys: Iterable[str] | None = None) -> str:
-    """Benchmark, function and the identity params in `keys` (all if None), as label() has them."""
-    params = identity_params(result.params)
-    parts = [result.benchmark, result.function]
-    for k in sorted(params) if keys is None else keys:
-        v = params.get(k)
-        if v is None:
-            continue
-        if k in SIZE_PARAMS and isinstance(v, int) and not isinstance(v, bool):
-            v = format_size(v) if v else "0"
-        parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
-    return " ".join(parts)
-
-
-def headline(result: Result) -> str:
-    """What a repr names: "memset x86-64-stosb 1GB" (benchmark, function, size)."""
-    size = identity_params(result.params).get("size")
-    sized = [format_size(size)] if isinstance(size, int) and size > 0 else []
-    return " ".join([result.benchmark, result.function, *sized])
 
 
 @dataclass(frozen=True, repr=False)
@@ -197,7 +164,7 @@ class Result:
         figure = self.bytes_per_sec if self.unit == "bytes/sec" else self.cycles_per_byte
         stop = f", interrupted by {self.interrupted}" if self.interrupted else ""
         figures = f"{format_figure(figure, self.unit)}, {self.loops} loops{stop}"
-        return f"<{type(self).__name__} {headline(self)}: {figures}>"
+        return f"<{type(self).__name__} {title(self)}: {figures}>"
 
     @property
     def loops(self) -> int:

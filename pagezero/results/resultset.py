@@ -12,18 +12,8 @@ from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any, overload
 
 from pagezero.files import atomic_write
-from pagezero.results.points import identity_params, point_key, summarize_points
-from pagezero.results.result import (
-    Result,
-    deep_frozen,
-    describe,
-    format_figure,
-    frozen,
-    headline,
-    result_type,
-    signal_name,
-    thawed,
-)
+from pagezero.results.points import format_figure, point_key, point_names, summarize_points, title
+from pagezero.results.result import Result, deep_frozen, frozen, result_type, signal_name, thawed
 from pagezero.results.schema import check_document, check_result, check_run, read_json
 from pagezero.results.summary import summarize
 from pagezero.system.machine import build_info
@@ -136,7 +126,7 @@ class ResultSet:
         if len(points) == 1:
             (first, s), *_ = points
             figure = format_figure(s["median"], s["unit"])
-            return f"<ResultSet {headline(first)}: {figure}, {_count(s['runs'], 'run')}{stop}>"
+            return f"<ResultSet {title(first)}: {figure}, {_count(s['runs'], 'run')}{stop}>"
         processes = len({run["process"] for run in self.runs})
         counts = f"{_count(len(points), 'point')}, {_count(len(self), 'result')}"
         return f"<ResultSet {counts}, {_count(processes, 'run')}{stop}>"
@@ -168,16 +158,7 @@ class ResultSet:
         point of its benchmark), its figure (:attr:`bytes_per_sec`'s, in perf's GB/sec of 2^30
         bytes, or cycles/byte), the spread between its runs (its loops, for one run), the runs."""
         points = list(summarize_points(self).values())
-        known: dict[str, list[dict[str, Any]]] = {}
-        for first, _ in points:
-            known.setdefault(first.benchmark, []).append(identity_params(first.params))
-        # Past size and page, the parameters that tell a point from another of its benchmark.
-        told = {
-            b: {k for p in ps for k in p if any(q.get(k) != p[k] for q in ps)}
-            for b, ps in known.items()
-        }
-        keys = {b: ["size", "page", *sorted(ks - {"size", "page"})] for b, ks in told.items()}
-        names = [describe(r, keys[r.benchmark]) for r, _ in points]
+        names = point_names([r for r, _ in points])
         figures = [format_figure(s["median"], s["unit"]) for _, s in points]
         width, fwidth = (max(map(len, x), default=0) for x in (names, figures))
         lines = [

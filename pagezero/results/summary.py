@@ -39,11 +39,8 @@ def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
 def median_interval(
     values: Iterable[float], confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """(low, high, level): the sign test's distribution-free interval of the median.
-
-    The order statistics x(j) and x(n+1-j) that cover the median with probability `level` >=
-    `confidence` (Binomial(n, 1/2)); with too few values, min..max with the level it has.
-    """
+    """(low, high, level): the order statistics x(j), x(n+1-j) that cover the median with
+    probability `level` >= `confidence` (the sign test's interval), else min..max and its level."""
     import numpy as np
     from scipy import stats as sps
 
@@ -51,8 +48,8 @@ def median_interval(
     n = len(xs)
     if not n:
         raise ValueError("no samples for an interval of the median")
-    # Coverage of (x(j), x(n+1-j)) is 1 - 2 P(B <= j-1), B ~ Binomial(n, 1/2):
-    # the largest j (1-based, at most the middle) whose coverage is enough, else 1.
+    # Coverage of (x(j), x(n+1-j)) is 1 - 2 P(B <= j-1), B ~ Binomial(n, 1/2): the largest j
+    # (1-based, at most the middle) whose coverage is enough, else 1.
     coverage = 1 - 2 * sps.binom.cdf(np.arange((n + 1) // 2), n, 0.5)  # falls with j
     j = max(1, int(np.count_nonzero(coverage >= confidence)))
     return xs[j - 1], xs[n - j], max(0.0, float(coverage[j - 1]))
@@ -61,13 +58,12 @@ def median_interval(
 def summarize(
     values: Iterable[float], confidence: float = 0.95, unit: str | None = None
 ) -> dict[str, Any]:
-    """n, mean, mean_kind, stdev, stdev_pct, median, min, max, the mean's `confidence`
-    interval (ci_low, ci_high: Student's t) and the median's (median_ci_low, _high, _level).
+    """n, mean, mean_kind, stdev, stdev_pct, median, min, max, the mean's `confidence` interval
+    (ci_low, ci_high: Student's t) and the median's (median_ci_low, _high, _level).
 
     Rates (bytes/sec) are averaged as time is: "mean" is harmonic, total bytes over total time
-    for loops of equal bytes (an arithmetic mean of rates weighs a fast loop more than the
-    time it took and can call a slowdown an improvement), and stdev and the interval come from
-    the times per byte. Raises ValueError on no values, one not finite, or a rate not positive.
+    (an arithmetic mean of rates weighs a fast loop more than the time it took, and can call a
+    slowdown an improvement); stdev and the interval come from the times per byte.
     """
     from scipy import stats as sps
 

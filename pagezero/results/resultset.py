@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, overload
 from pagezero.files import atomic_write
 from pagezero.results.points import format_figure, point_key, point_names, summarize_points, title
 from pagezero.results.result import Result, deep_frozen, frozen, result_type, signal_name, thawed
-from pagezero.results.schema import check_document, check_result, check_run, read_json
+from pagezero.results.schema import check_document, check_result, check_run, is_int, read_json
 from pagezero.results.summary import summarize
 from pagezero.system.machine import build_info
 
@@ -35,10 +35,6 @@ SCHEMA_VERSION = 3
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 class ResultSet:
@@ -194,7 +190,7 @@ class ResultSet:
         import numpy as np
 
         names = sorted({k for r in self.results for k in r.params})
-        numeric = {k: all(_is_int(r.params.get(k)) for r in self.results) for k in names}
+        numeric = {k: all(is_int(r.params.get(k)) for r in self.results) for k in names}
         rows = []
         for r, run in zip(self.results, self.runs):
             ps = [r.params.get(k) for k in names]

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-__all__ = ["read_json", "check_result", "check_run", "check_document", "LIMIT"]
+__all__ = ["read_json", "check_result", "check_run", "check_document", "is_int", "LIMIT"]
 
 # The largest integer a results file may hold: what the C core counts in (int64 ticks,
 # Py_ssize_t bytes). Larger ones cannot have been measured, and overflow as floats.
@@ -65,7 +65,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _is_int(x: object) -> bool:
+def is_int(x: object) -> bool:
+    """An int, not a bool."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -73,7 +74,7 @@ def _is_count(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= LIMIT
 
 
-def _ints(xs: object, ok: Callable[[object], bool] = _is_int) -> bool:
+def _ints(xs: object, ok: Callable[[object], bool] = is_int) -> bool:
     return isinstance(xs, list) and all(ok(x) for x in xs)
 
 
@@ -95,7 +96,7 @@ def _check_params(params: Any) -> None:
     for name in ("page", "batch"):
         v = params.get(name)
         _need(v is None or isinstance(v, str) or _is_count(v), f"params.{name} is not a size")
-    _need(_is_int(params.get("loops", 0)), "params.loops is not an integer")
+    _need(is_int(params.get("loops", 0)), "params.loops is not an integer")
 
 
 def _check_machine(machine: Any, where: str = "machine") -> None:
@@ -110,7 +111,7 @@ def _check_machine(machine: Any, where: str = "machine") -> None:
     # One level further where reports and comparison headers read fields by name.
     for c in machine.get("caches") or ():
         ok = isinstance(c, dict) and isinstance(c.get("type", ""), str)
-        ok = ok and _is_int(c.get("level", 0)) and _is_int(c.get("size_bytes", 0))
+        ok = ok and is_int(c.get("level", 0)) and is_int(c.get("size_bytes", 0))
         _need(ok, f"{where}.caches holds a bad cache")
     for name in ("preemption", "thp"):
         ok = all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values())
@@ -129,10 +130,10 @@ def check_result(d: Any) -> None:
     _need(isinstance(d["function"], str), "function is not a name")
     _need(isinstance(d["clock"], str), "clock is not a name")
     _check_params(d["params"])
-    _need(_is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
+    _need(is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
     _need(_ints(d["samples"]), "samples is not a list of integers (clock ticks)")
     hz = d.get("clock_hz")
-    ok = hz is None or (_is_int(hz) or isinstance(hz, float)) and 0 < hz <= LIMIT  # not NaN
+    ok = hz is None or (is_int(hz) or isinstance(hz, float)) and 0 < hz <= LIMIT  # not NaN
     _need(ok, "clock_hz is not a positive number")
     if d.get("machine") is not None:
         _check_machine(d["machine"])

@@ -72,21 +72,14 @@ def _merged(folder):
 
 
 def load_folder(folder):
-    """Every results file under `folder` as one ResultSet, each file's runs side by side.
-
-    Processes are numbered anew (one file's are not the next's); interrupted if any file was.
-    ValueError for an empty or foreign folder, or one that mixes machines (a fleet's top
-    folder: name one machine's folder instead).
-    """
+    """Every results file under one machine's `folder` as one ResultSet, each file's runs side
+    by side (numbered anew), interrupted if any file was; ValueError: none, or several machines."""
     return _merged(folder)[0]
 
 
 def load_sources(path):
-    """(load_path(path), the study of each result: its file's name without .json).
-
-    Studies are "extents", "chunks" in a report folder; a fleet's "run-1", "run-2" name runs
-    of one study, which compare sees by their points appearing in several.
-    """
+    """(load_path(path), each result's study: its file's name, "extents" in a report folder;
+    a fleet's "run-1", "run-2" are runs of one study, as compare sees by their points)."""
     if os.path.isdir(path):
         return _merged(path)
     rs = load_path(path)

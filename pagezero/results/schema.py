@@ -1,10 +1,6 @@
-"""The shape of a results document, checked before anything reads it.
-
-A results file is JSON from anywhere (another version, a hand edit, a truncated copy): every
-loader (ResultSet.load, Result.from_dict, folders, the store) turns a document of the wrong
-shape into one ValueError that names what is wrong, so that no command meets a list where it
-reads a number.
-"""
+"""The shape of a results document, checked before anything reads it: a file is JSON from
+anywhere (another version, a hand edit, a truncated copy), and every loader turns one of the
+wrong shape into a ValueError naming what is wrong, so no command meets a list for a number."""
 
 from __future__ import annotations
 

@@ -5,15 +5,8 @@ import statistics
 
 import pytest
 
-from pagezero.analysis.stats import (
-    higher_is_better,
-    is_rate,
-    median_interval,
-    min_p_value,
-    relative_spread,
-    spread,
-    summarize,
-)
+from pagezero.analysis.significance import higher_is_better
+from pagezero.results.summary import is_rate, median_interval, relative_spread, spread, summarize
 
 # summarize --------------------------------------------------------------------
 
@@ -58,23 +51,6 @@ def test_summarize_one_sample():
 def test_summarize_empty(values):
     with pytest.raises(ValueError, match="no samples to summarize"):
         summarize(values)
-
-
-# min_p_value ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "n1, n2, p",
-    [
-        (3, 3, 0.1),
-        (5, 5, 2 / 252),
-        (8, 20, 2 / math.comb(28, 8)),
-        (1, 1, 1.0),
-        (0, 5, 1.0),
-    ],
-)
-def test_min_p_value(n1, n2, p):
-    assert min_p_value(n1, n2) == pytest.approx(p)
 
 
 # find_knee and best_kernels: tests/test_advise.py, their first user.
@@ -168,11 +144,6 @@ def test_messages_in_full():
         median_interval([])
     with pytest.raises(ValueError, match="^no samples to summarize$"):
         summarize([])
-
-
-def test_min_p_value_with_one_value_a_side():
-    # 2 / C(4, 1): one value against three.
-    assert min_p_value(1, 3) == min_p_value(3, 1) == 0.5
 
 
 def test_a_mean_of_zero_has_no_relative_spread():

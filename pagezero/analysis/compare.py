@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
-from pagezero.analysis.stats import summarize
 from pagezero.results.points import point_key, point_summary
+from pagezero.results.summary import summarize
 from pagezero.units import format_gbps, format_size
 
 if TYPE_CHECKING:

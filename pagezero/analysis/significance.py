@@ -32,11 +32,12 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pagezero.analysis.stats import IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, higher_is_better
-
 MIN_RUNS = 3
 METHOD = "Welch's t-test on the logs of per-run medians"
 
+REGRESSION = "(R)"
+IMPROVEMENT = "(I)"
+NOT_SIGNIFICANT = "~"
 UNKNOWN = "?"
 
 # Legend entries, in the order a legend lists them.
@@ -122,3 +123,9 @@ def compare_runs(
         else:
             out["marker"] = NOT_SIGNIFICANT
     return out
+
+
+def higher_is_better(unit: str | None) -> bool:
+    """Whether a larger value in `unit` is better (bytes/sec) rather than a cost (cycles/byte,
+    ns/line, seconds)."""
+    return unit == "bytes/sec"

@@ -27,8 +27,7 @@ from pagezero.analysis.compare import (
     machine_differences,
     runs_per_side,
 )
-from pagezero.analysis.significance import METHOD
-from pagezero.analysis.stats import REGRESSION
+from pagezero.analysis.significance import METHOD, REGRESSION
 from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
 from pagezero.results.resultset import ResultSet

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, find_knee
+from pagezero.analysis.stats import KNEE_CLEAR_STEP
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
 from pagezero.results.points import point_summary
@@ -47,60 +47,38 @@ if TYPE_CHECKING:
     from pagezero.measure.policy import BatchResult
     from pagezero.results.resultset import ResultSet
 
-__all__ = [
-    "Advice",
-    "advise",
-    "find_knee",
-    "best_kernels",
-    "batch_for_budget",
-    "DEFAULT_BUDGETS_MS",
-    "SWEEPS",
-    "cells_from_results",
-]
+__all__ = ["Advice", "advise", "DEFAULT_BUDGETS_MS", "SWEEPS", "cells_from_results"]
 
 DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 
-# The sweeps. The region must be larger than the LLC several times over, and
-# than the largest extent, so every extent is cleared from cold memory. Each
-# run is a fresh process (the quick sweep's one run is this process) that
-# maps one region (_shared_region) and visits every (kernel, extent) cell
-# `rounds` times, each round in an order shuffled anew, making `passes` timed
-# passes per visit after the untimed one pagezero.batch() always makes.
-# Rounds, not one long visit: on a shared VM the memory bandwidth a run gets
-# changes over seconds (another guest), and eight passes of one cell in a row
-# can all fall in one slow stretch that its neighbours miss. Spread over four
-# rounds, each cell meets the slow stretches as its neighbours do (measured by
-# benchmarks/advise_stability.py: the 1 ms budget's answer went from 3 to 4 of
-# 5 runs alike on a quiet machine). Five runs of 4 x 2 passes take about 80 s;
-# the extra untimed pass per visit is the cost of interleaving.
+KB, MB = 1 << 10, 1 << 20
+
+# The region is larger than the LLC several times over, and than the largest extent,
+# so every extent is cleared from cold memory. Each run is a fresh process (the quick
+# sweep's one run is this process) that maps one region (_shared_region) and visits
+# every (kernel, extent) cell `rounds` times, each round in an order shuffled anew,
+# making `passes` timed passes per visit after batch()'s untimed one. Rounds, not one
+# long visit: on a shared VM the bandwidth a run gets changes over seconds, and eight
+# passes in a row can all fall in one slow stretch that the neighbours miss
+# (benchmarks/advise_stability.py: the 1 ms budget's answer went from 3 to 4 of 5
+# runs alike). Five runs of 4 x 2 passes take about 80 s.
 SWEEPS: dict[str, dict[str, Any]] = {
     "default": {
-        "region": 256 << 20,
+        "region": 256 * MB,
         "runs": 5,
         "rounds": 4,
         "passes": 2,
-        "extents": (
-            4 << 10,
-            64 << 10,
-            1 << 20,
-            4 << 20,
-            8 << 20,
-            16 << 20,
-            32 << 20,
-            64 << 20,
-            128 << 20,
-        ),
+        "extents": (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB),
     },
     "quick": {
-        "region": 64 << 20,
+        "region": 64 * MB,
         "runs": 1,
         "rounds": 1,
         "passes": 2,
-        "extents": (64 << 10, 1 << 20, 8 << 20, 32 << 20),
+        "extents": (64 * KB, 1 * MB, 8 * MB, 32 * MB),
     },
 }
 
-# How results' params["backing"] reads in words (pagezero.system.backing' labels).
 _BACKING_WORDS: dict[str, str] = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
 
 
@@ -129,12 +107,10 @@ def _check_runs(runs: int, quick: bool) -> int:
     return runs
 
 
-# One region per process, shared by every cell that process measures. The
-# kernels at one extent are then compared on the same physical pages: a run's
-# placement of the region (3-5% at 256MB here) moves every cell of the run
-# alike, and run_spreads' load factor takes it out. A fresh mapping per cell
-# gave each cell a placement of its own, which no run-level factor removes,
-# and ties as wide as that noise.
+# One region per process, shared by its cells: the kernels at one extent are compared
+# on the same physical pages, and a run's placement (3-5% at 256MB here) moves every
+# cell of the run alike, which run_spreads' load factor takes out. A fresh mapping per
+# cell gave each its own placement, and ties as wide as that noise.
 _REGIONS: dict[int, Any] = {}
 
 
@@ -150,32 +126,7 @@ def _release_regions() -> None:
 
 
 def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult | None:
-    """One cell of the advice sweep.
-
-    pagezero.batch()'s measurement on this process's shared region (its
-    pages: pagezero.system.backing.kernel_backing).
-
-    Parameters
-    ----------
-    size : int
-        The region's bytes.
-    batch : int
-        The extent cleared per batch, in bytes.
-    kernel : str
-        The clear kernel.
-    loops : int
-        The timed passes.
-
-    Returns
-    -------
-    BatchResult or None
-        The cell's measurement (None as for run_batch()).
-
-    Raises
-    ------
-    ValueError
-        For a bad argument (plan_batch()).
-    """
+    """One cell of the advice sweep: pagezero.batch() on this process's shared region."""
     return run_batch(plan_batch(size, batch, kernel, loops), _shared_region(size))
 
 
@@ -263,35 +214,16 @@ def advise(
 def cells_from_results(
     results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
 ) -> dict[tuple[str, int], dict[str, Any]]:
-    """The cells of the advice sweep from its batch Results.
+    """{(kernel, extent): cell} from the sweep's results and their runs (runs[i]["process"]).
 
-    A cell:
-    bytes_per_sec (median of the per-run medians, points.point_summary),
-    spread_pct and spread_of: between runs, each run divided by its load
-    factor (advise_ties.run_spreads), or the passes' spread when one run
-    measured the cell; noise_pct, the sweep's noise (advise_ties.sweep_noise:
-    what ties are judged by); runs; typical_worst_ms (per run the slowest batch
-    position, median over its passes; then the median over runs) and
-    worst_ms, its old name; p90_worst_ms (the 90th percentile over every
-    visit of every run of the visit's slowest batch position, each
-    position's time the median over the visit's passes: what a budget is
-    checked against); max_worst_ms (the slowest batch of every pass of
-    every run); run_medians ({run: its median rate}: advise_choices.judge_range
-    pairs kernels within runs).
-
-    Parameters
-    ----------
-    results : sequence of BatchResult
-        The sweep's results.
-    runs : sequence of mapping
-        The ResultSet's runs, runs[i]["process"] the run that measured
-        result i.
-
-    Returns
-    -------
-    dict of (str, int) to dict
-        {(kernel, extent in bytes): cell}; rates in bytes/sec, spreads in %,
-        latencies in ms.
+    A cell: bytes_per_sec (the median of the per-run medians); spread_pct and
+    spread_of, between runs each divided by its load factor (ties.run_spreads), or
+    the passes' with one run; noise_pct, the sweep's (ties.sweep_noise); runs;
+    typical_worst_ms (per run the median over passes of the slowest batch
+    position, then the median over runs; worst_ms, its old name); p90_worst_ms
+    (the 90th percentile over every visit of its slowest position: what a budget
+    is checked against); max_worst_ms (the slowest batch of all); run_medians.
+    Rates in bytes/sec, spreads in %, latencies in ms.
     """
     by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):
@@ -327,16 +259,14 @@ def cells_from_results(
 
 
 def _p90(values: Sequence[float]) -> float:
-    """The 90th percentile of `values` (sorted, not empty), interpolated
-    between the two nearest (the single value when there is one)."""
+    """The 90th percentile of sorted `values`, interpolated (the value itself when one)."""
     if len(values) == 1:
         return float(values[0])
     return float(statistics.quantiles(values, n=10, method="inclusive")[8])
 
 
 def _backing(results: Iterable[BatchResult]) -> str:
-    """The pages the results' regions were on, in words ("4KB" where a result
-    does not say: batch() used 4KB pages before it recorded its backing)."""
+    """The pages the results' regions were on, in words ("4KB" where a result does not say)."""
     used: list[str] = []
     for r in results:
         b = r.params.get("backing") or "4KB"
@@ -347,10 +277,7 @@ def _backing(results: Iterable[BatchResult]) -> str:
 
 
 def _streaming_from(llc: int, knee_bytes: int, step: float) -> int | None:
-    """The smallest extent of the range judged as one by best_kernels(): the
-    LLC's size (a batch that large cannot stay in the cache), else a clear
-    knee (where clear_pages()'s stores stop allocating cache lines), else
-    none (every extent judged alone)."""
+    """Where best_kernels()' one range starts: the LLC's size, else a clear knee, else None."""
     if llc:
         return llc
     return knee_bytes if step >= KNEE_CLEAR_STEP else None
@@ -364,8 +291,6 @@ def _analyse(
     interrupted: str | None = None,
 ) -> Advice:
     """The Advice from the cells measured (all, or those before a signal)."""
-    # Every result of the advise-cell sweep is a BatchResult (advise_cell
-    # returns run_batch's); a ResultSet holds any Result.
     results = cast("tuple[BatchResult, ...]", rs.results)
     cells = cells_from_results(results, rs.runs)
     knee_kernel = default_kernel()

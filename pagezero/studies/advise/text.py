@@ -1,9 +1,4 @@
-"""The advice of pagezero advise as a value: Advice, its JSON and its text.
-
-pagezero.studies.advise.study measures and analyses; this module only holds the result
-and says it in words (Advice.describe) or as the documented JSON shape
-(Advice.to_json).
-"""
+"""The advice of pagezero advise as a value (Advice): its JSON and its text."""
 
 from __future__ import annotations
 
@@ -15,8 +10,6 @@ from typing import Any
 from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.units import format_gbps, format_size
-
-__all__ = ["Advice"]
 
 
 @dataclass(frozen=True)
@@ -31,11 +24,9 @@ class Advice:
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
-        The fastest kernel by extent range, the JSON rows (with "tied";
-        advise_choices.best_kernels).
+        The fastest kernel by extent range, the JSON rows (with "tied").
     batch : tuple of dict
-        Per latency budget, the batch chosen, the JSON rows (with "tied";
-        advise_choices.batch_for_budget).
+        Per latency budget, the batch chosen, the JSON rows (with "tied").
     knee_kernel : str
         The kernel whose knee is given (clear_pages()'s).
     knee_step : float
@@ -66,21 +57,21 @@ class Advice:
 
     knee_bytes: int
     llc_bytes: int
-    best_kernel: tuple[dict[str, Any], ...]  # the JSON rows (with "tied")
-    batch: tuple[dict[str, Any], ...]  # the JSON rows (with "tied")
+    best_kernel: tuple[dict[str, Any], ...]
+    batch: tuple[dict[str, Any], ...]
     knee_kernel: str
-    knee_step: float  # upper level / lower level around the knee
-    batch_fits: tuple[bool, ...]  # per batch row: whether anything met the budget
+    knee_step: float
+    batch_fits: tuple[bool, ...]
     extents: tuple[int, ...]
     region_bytes: int
-    runs: int  # runs (processes) that measured the cells
+    runs: int
     passes: int
     seconds: float
-    cells: dict[tuple[str, int], dict[str, Any]]  # see cells_from_results()
-    knee_tied: tuple[int, ...] = ()  # other extents whose knee fit is within noise
-    backing: str = "4KB"  # the pages the region was on, in words
-    interrupted: str | None = None  # None, or the signal that cut the sweep short ("SIGINT")
-    rounds: int = 1  # shuffled visits of every cell per run
+    cells: dict[tuple[str, int], dict[str, Any]]
+    knee_tied: tuple[int, ...] = ()
+    backing: str = "4KB"
+    interrupted: str | None = None
+    rounds: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
@@ -226,7 +217,7 @@ class Advice:
 
 
 def _tied_cells(tied: Iterable[Mapping[str, Any]], kernels_measured: set[str]) -> str:
-    """ "16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel" from a row's tied cells."""
+    """A row's tied cells in words: "16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel"."""
     by_extent: dict[int, list[str]] = {}
     for t in tied:
         by_extent.setdefault(t["batch_bytes"], []).append(t["kernel"])

@@ -28,8 +28,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["FIT_LOW", "FIT_HIGH", "ASSUMPTIONS", "Fit", "fit", "Projection", "project"]
-
 FIT_LOW = 0.60
 FIT_HIGH = 1.10
 
@@ -41,13 +39,8 @@ ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replay of the running kernel's clear.
-
-    Times are seconds per fault (one folio). `remainder_low`/`remainder_high`
-    bound the remainder by the runs' spread: the slowest fault run less the
-    fastest replay run, and the fastest fault run less the slowest replay run
-    (not below 0).
-    """
+    """The measured fault against the replayed clear, in seconds per fault (one folio);
+    the remainder's bounds from the runs' extremes (not below 0)."""
 
     folio_bytes: int
     fault_s: float
@@ -92,28 +85,8 @@ def _check_times(name: str, times: Sequence[float]) -> None:
 
 
 def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) -> Fit:
-    """Fit the model: per-run fault and replay times of one folio.
-
-    Parameters
-    ----------
-    folio_bytes : int
-        The folio's size (one fault clears one folio).
-    fault_s : sequence of float
-        Seconds per fault, one per kept fault run.
-    clear_s : sequence of float
-        Seconds per replayed clear of the running kernel's policy, one per run.
-
-    Returns
-    -------
-    Fit
-        Built from the medians of the runs, the remainder's bounds from
-        their extremes.
-
-    Raises
-    ------
-    ValueError
-        For an empty or non-positive series.
-    """
+    """The fit from per-run seconds per fault and per replayed clear: medians, and the
+    remainder's bounds (slowest fault less fastest clear, and the other way round)."""
     _check_times("the fault", fault_s)
     _check_times("the replay", clear_s)
     return Fit(
@@ -127,7 +100,7 @@ def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) ->
 
 @dataclass(frozen=True)
 class Projection:
-    """A policy's projected fault rate (bytes/sec) with its interval."""
+    """A policy's projected fault rate (bytes/sec), low and high."""
 
     bytes_per_sec: float
     low: float
@@ -135,26 +108,8 @@ class Projection:
 
 
 def project(f: Fit, clear_s: Sequence[float]) -> Projection:
-    """The fault rate under a policy whose replayed clear took `clear_s`.
-
-    Parameters
-    ----------
-    f : Fit
-        The fit of the running kernel's policy.
-    clear_s : sequence of float
-        Seconds per replayed clear of the other policy, one per run.
-
-    Returns
-    -------
-    Projection
-        folio / (remainder + median clear); low from the largest remainder
-        and the slowest run, high from the smallest and the fastest.
-
-    Raises
-    ------
-    ValueError
-        For an empty or non-positive series.
-    """
+    """The fault rate under a policy whose replayed clear took `clear_s` (per run): folio /
+    (remainder + median clear); low from the largest remainder and the slowest run."""
     _check_times("a projection", clear_s)
     b = f.folio_bytes
     return Projection(

@@ -18,8 +18,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-__all__ = ["WARM_FRACTION", "MIN_KEPT", "warming_runs"]
-
 # Half the rate of the rest: far beyond the 3-5% between runs of a warm
 # machine, and well above the five-to-tenfold of a host's first touch.
 WARM_FRACTION = 0.5
@@ -27,25 +25,7 @@ MIN_KEPT = 1
 
 
 def warming_runs(rates: Sequence[float]) -> int:
-    """How many leading runs are still warming up.
-
-    Parameters
-    ----------
-    rates : sequence of float
-        Each run's rate (bytes/sec, higher is faster), in the order run.
-
-    Returns
-    -------
-    int
-        The leading runs to discard: run i is discarded when every run before
-        it was and its rate is below WARM_FRACTION x the median of the rates
-        after it, leaving at least MIN_KEPT runs.
-
-    Raises
-    ------
-    ValueError
-        For a rate that is not positive.
-    """
+    """How many leading runs of `rates` (bytes/sec, in the order run) are still warming up."""
     if any(not r > 0 for r in rates):
         raise ValueError(f"run rates must be positive, not {list(rates)!r}")
     n = 0

@@ -8,7 +8,8 @@ import os
 from pagezero._core import PagezeroError
 from pagezero.files import atomic_write
 from pagezero.interrupt import as_interrupted
-from pagezero.studies.predict import FIT_HIGH, FIT_LOW, predict
+from pagezero.studies.predict import predict
+from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
 from pagezero.studies.report.cells import Section, failure_text, holding
 from pagezero.studies.report.words import rate
 

@@ -1,5 +1,5 @@
-"""pagezero.predict(): measure the fault path, replay the running kernel's
-clearing, fit, and project every other policy.
+"""pagezero.predict(): measure the fault path, replay the running kernel's clearing,
+fit, and project every other policy.
 
 The two halves are pagezero's own measurements, not new ones: demand faults
 through pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`)
@@ -20,16 +20,14 @@ from pagezero.measure.fault import faults, page_report, plan
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs
-from pagezero.studies.predict.choice import replay_for, running_kernel
 from pagezero.studies.predict.model import fit, project
+from pagezero.studies.predict.prediction import Prediction, ProjectedPolicy
 from pagezero.studies.predict.replays import Replay, every_policy, walk_key
-from pagezero.studies.predict.result import Prediction, ProjectedPolicy
+from pagezero.studies.predict.running import replay_for, running_kernel
 from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import hugepages
 from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size
-
-__all__ = ["predict", "PAGES", "FAULT_SIZE", "FAULT_LOOPS", "REPLAY_LOOPS"]
 
 PAGES = ("2MB", "1GB")
 FAULT_SIZE = 1 << 30  # 512 faults of 2MB, or one of 1GB, per loop
@@ -55,10 +53,8 @@ def _check_page(page: object) -> str:
 
 
 def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
-    """What the faults will be on: hugetlb, or THP for 2MB when the 2MB pool
-    lacks pages and THP is on (a THP demand fault clears its folio with the
-    same folio_zero_user() as a hugetlb one). Raises MappingError naming the
-    fix when neither will do."""
+    """What the faults will be on: hugetlb, or THP for 2MB when the pool lacks pages and THP
+    is on; MappingError, naming the fix, when neither will do."""
     if reserve or hugepages.pool(page).available >= needed:
         return f"{page} hugetlb"
     if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
@@ -71,8 +67,7 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
 
 @contextlib.contextmanager
 def _pool(page: str, needed: int, reserve: bool, thp: bool) -> Iterator[None]:
-    """The hugepages the faults (and then the replay's folio) need, for the
-    whole prediction: reserved and given back afterwards with `reserve`."""
+    """The hugepages of the faults and the replays, reserved and given back with `reserve`."""
     if thp:
         yield
     elif reserve:
@@ -90,10 +85,9 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault (the faults' own latencies):
-    like the replay's median clear, a fault during which the scheduler ran
-    another process counts no more than any other, whereas a loop's rate
-    (mmap + every fault of the region) takes every such pause in."""
+    """A fault run's rate from its median fault: like the replay's median clear, a fault
+    during which another process ran counts no more than any other (a loop's rate takes
+    every such pause in)."""
     latency = r.details["latency"]
     if latency["unit_bytes"] != folio or not latency["p50_ns"]:
         raise PagezeroError(
@@ -111,8 +105,8 @@ def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
-    """One pass over the pool before any run: on a VM its first touch also
-    faults on the host. On THP, also checks that the faults got 2MB pages."""
+    """One pass over the pool first (on a VM a first touch also faults on the host); on
+    THP, a check that the faults got 2MB pages."""
     warm = _results(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(

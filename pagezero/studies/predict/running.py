@@ -19,50 +19,21 @@ from typing import Any
 
 from pagezero.studies.predict.replays import FIRST_RELEASE, PREEMPT_MODES, Replay, from_7_0, pre_7_0
 
-__all__ = [
-    "KERNEL_DEFAULT_PREEMPT",
-    "RunningKernel",
-    "running_kernel",
-    "release_tuple",
-    "replay_for",
-]
-
 # kernel/Kconfig.preempt: `choice "Preemption Model" default PREEMPT_NONE`.
 KERNEL_DEFAULT_PREEMPT = "none"
 
 
 def release_tuple(release: str) -> tuple[int, int] | None:
-    """(major, minor) of a kernel release string such as "6.18.44-fc-v595".
-
-    Parameters
-    ----------
-    release : str
-        `uname -r`.
-
-    Returns
-    -------
-    tuple of int, or None
-        None when it does not start with two numbers.
-    """
+    """(major, minor) of a release such as "6.18.44-fc-v595", or None without two numbers."""
     m = re.match(r"(\d+)\.(\d+)", release or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @dataclass(frozen=True)
 class RunningKernel:
-    """The running kernel as the prediction needs it.
-
-    Attributes
-    ----------
-    release : str
-        `uname -r`.
-    preempt : str
-        The preemption model assumed for its policy: one of PREEMPT_MODES.
-    preempt_read : str
-        What sysinfo read ("dynamic", "unknown", "rt", or a model).
-    preempt_note : str or None
-        Why `preempt` differs from what was read, when it does.
-    """
+    """The running kernel as the prediction needs it: its release, the preemption model
+    assumed (one of PREEMPT_MODES), the one read ("dynamic", "unknown", "rt", a model)
+    and why they differ, when they do."""
 
     release: str
     preempt: str
@@ -77,17 +48,7 @@ class RunningKernel:
 
 
 def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
-    """The running kernel's release and preemption model, from a machine() dict.
-
-    Parameters
-    ----------
-    info : mapping
-        pagezero.machine() (a saved result's machine, or a fixture's).
-
-    Returns
-    -------
-    RunningKernel
-    """
+    """The running kernel's release and preemption model, from a machine() dict."""
     release = str(info.get("kernel_release") or "")
     pre = info.get("preemption") or {}
     read = str(pre.get("model") or "unknown")
@@ -107,22 +68,8 @@ def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
 
 
 def replay_for(kernel: RunningKernel, folio_bytes: int) -> Replay:
-    """The policy `kernel` clears a folio of `folio_bytes` with.
-
-    Parameters
-    ----------
-    kernel : RunningKernel
-        The running kernel.
-    folio_bytes : int
-        The folio's size.
-
-    Returns
-    -------
-    Replay
-        7.0's under the kernel's preemption model from 7.0 on, else pre-7.0's.
-        A release that cannot be read is taken as pre-7.0 (every release
-        before 2026).
-    """
+    """The policy `kernel` clears a folio with: 7.0's under its preemption model from 7.0
+    on, else pre-7.0's (also for a release that cannot be read: every one before 2026)."""
     if kernel.from_7_0:
         return from_7_0(folio_bytes, kernel.preempt)
     return pre_7_0(folio_bytes)

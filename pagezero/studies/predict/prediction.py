@@ -1,5 +1,4 @@
-"""A prediction: what was measured, what the fit says, what each policy would
-give; as JSON and as text."""
+"""A prediction: what was measured, what the fit says, what each policy would give."""
 
 from __future__ import annotations
 
@@ -8,8 +7,6 @@ from typing import Any
 
 from pagezero.studies.predict.model import ASSUMPTIONS
 from pagezero.studies.predict.replays import Replay
-
-__all__ = ["Prediction", "ProjectedPolicy", "JSON_KEYS"]
 
 # The keys every JSON prediction has (more may follow them).
 JSON_KEYS = (
@@ -28,7 +25,7 @@ JSON_KEYS = (
 
 
 def _gbs(rate: float | None) -> str:
-    # GB/sec as perf bench prints it: 2^30 bytes per second.
+    """GB/sec as perf bench prints it: 2^30 bytes per second."""
     return "-" if rate is None else f"{rate / 2**30:.2f}"
 
 
@@ -43,8 +40,7 @@ class ProjectedPolicy:
     replay_bytes_per_sec: float
 
     def to_json(self) -> dict[str, Any]:
-        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's
-        strategy, batch, source and clearing rate."""
+        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's details."""
         r = self.replay
         return {
             "policy": r.policy,

@@ -19,16 +19,6 @@ from collections.abc import Sequence
 
 from pagezero.files import atomic_write
 
-__all__ = [
-    "write_html",
-    "markdown_to_html",
-    "inline_svg",
-    "html_table",
-    "page",
-    "SORT_SCRIPT",
-    "STYLE",
-]
-
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; max-width: 1500px; margin: 1em auto;
        padding: 0 1em; color: #222; }
@@ -98,41 +88,15 @@ def _table(lines: Sequence[str]) -> str:
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A sortable table (:data:`SORT_SCRIPT` sorts it) of cells already in HTML.
-
-    Parameters
-    ----------
-    header : sequence of str
-        The header cells, as HTML.
-    rows : sequence of sequences of str
-        The body's cells, as HTML.
-
-    Returns
-    -------
-    str
-    """
+    """A sortable table (SORT_SCRIPT sorts it) of header and body cells already in HTML."""
     head = "".join(f"<th>{c}</th>" for c in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def inline_svg(folder: str, image: str, alt: str) -> str:
-    """A figure's SVG as a <figure>, without its XML prologue; the PNG's name in
-    report.md names it. A missing SVG becomes a caption that says so.
-
-    Parameters
-    ----------
-    folder : str
-        The report's folder.
-    image : str
-        The image's file name in report.md (``extents.png``).
-    alt : str
-        Its alternative text, the figure's caption.
-
-    Returns
-    -------
-    str
-    """
+    """The SVG beside report.md's `image` (a PNG's name) as a <figure> captioned `alt`,
+    without its XML prologue; a caption that says so when there is none."""
     path = os.path.join(folder, os.path.splitext(image)[0] + ".svg")
     try:
         with open(path) as f:
@@ -148,20 +112,7 @@ def inline_svg(folder: str, image: str, alt: str) -> str:
 
 
 def markdown_to_html(lines: Sequence[str], folder: str) -> str:
-    """report.md's lines as HTML, each figure in a pair with the table before it.
-
-    Parameters
-    ----------
-    lines : sequence of str
-        report.md's lines.
-    folder : str
-        Where the figures' SVG files are.
-
-    Returns
-    -------
-    str
-        The body's HTML.
-    """
+    """report.md's lines as the body's HTML, each figure in a pair with the table before it."""
     blocks: list[tuple[str, str]] = []  # (kind, html)
     i = 0
     while i < len(lines):
@@ -224,19 +175,7 @@ def _pair(blocks: list[tuple[str, str]], figure: str) -> None:
 
 
 def page(title: str, body: str) -> str:
-    """A whole HTML page: the style and the sorting script inline, nothing fetched.
-
-    Parameters
-    ----------
-    title : str
-        The page's title (plain text).
-    body : str
-        The body's HTML.
-
-    Returns
-    -------
-    str
-    """
+    """A whole HTML page: the style and the sorting script inline, nothing fetched."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
@@ -245,20 +184,7 @@ def page(title: str, body: str) -> str:
 
 
 def write_html(folder: str, markdown_lines: Sequence[str]) -> str:
-    """Write `folder`/report.html from report.md's lines.
-
-    Parameters
-    ----------
-    folder : str
-        The report's folder, with the figures' SVG files.
-    markdown_lines : sequence of str
-        report.md's lines.
-
-    Returns
-    -------
-    str
-        The page's path.
-    """
+    """Write folder/report.html from report.md's lines; its path."""
     title = markdown_lines[0].lstrip("# ").strip() if markdown_lines else "pagezero report"
     text = page(title, markdown_to_html(markdown_lines, folder))
     path = os.path.join(folder, "report.html")

@@ -1,19 +1,15 @@
-"""`pagezero predict` in the report: how much of a huge-page fault the running
-kernel's clearing explains, and what the 7.0 policy would make of it, beside
-the gains measured on AMD Milan for scale."""
+"""`pagezero predict` in the report: how much of a huge-page fault the running kernel's
+clearing explains, and what the 7.0 policy would make of it, beside the gains measured
+on AMD Milan for scale."""
 
-import json
 import os
 
 from pagezero._core import PagezeroError
-from pagezero.files import atomic_write
 from pagezero.interrupt import as_interrupted
 from pagezero.studies.predict import predict
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
-from pagezero.studies.report.cells import Section, failure_text, holding
+from pagezero.studies.report.cells import Section, failure_text, save_json
 from pagezero.studies.report.words import rate
-
-__all__ = ["study_predict", "MILAN"]
 
 TITLE = "What a new clearing policy would gain here"
 
@@ -62,41 +58,13 @@ def _measure(pages, cfg, reserve, quick):
 
 
 def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
-    """The prediction study: :func:`pagezero.predict` for 2MB pages (and 1GB at the
-    full scale), saved as ``predict.json``; the explained share first, then the
-    remainder per fault and the projected fault rates, beside Milan's figures.
-
-    Parameters
-    ----------
-    out_dir : str
-        The report's folder.
-    cfg : dict
-        The scale's settings: ``runs``, ``fault_size`` and ``fault_loops``.
-    info : dict
-        The machine (unused: predict reads it itself).
-    functions : list of str
-        The clearing kernels (unused: the policies name theirs).
-    progress : file or None
-        Unused.
-    reserve : bool
-        Let predict grow the hugepage pools (root), giving the pages back.
-    quick : bool
-        2MB only, with fewer replays.
-
-    Returns
-    -------
-    Section
-    """
+    """pagezero.predict() for 2MB pages (and 1GB unless `quick`), saved as predict.json:
+    the explained share first, then the remainder and the projections, beside Milan's."""
     pages = ("2MB",) if quick else ("2MB", "1GB")
     found, notes, stop = _measure(pages, cfg, reserve, quick)
     section = Section(TITLE, interrupted=stop.signame if stop else None)
-    with holding(section):
-        atomic_write(
-            os.path.join(out_dir, "predict.json"),
-            lambda f: json.dump([p.to_json() for p in found], f, indent=1),
-        )
-        _tabulate(section, found, notes)
-    return section
+    path, doc = os.path.join(out_dir, "predict.json"), [p.to_json() for p in found]
+    return save_json(section, path, doc, lambda: _tabulate(section, found, notes))
 
 
 def _tabulate(section, found, notes):

@@ -1,6 +1,6 @@
-"""report.md: the header, the summary, the machine, each study's section,
-the studies that failed or were not run, and the files; and report.html, the
-same lines as one self-contained page (html.py)."""
+"""report.md: the header, the summary, the machine, each study's section, the studies
+that failed or were not run, and the files; and report.html, the same lines as one
+self-contained page (html.py)."""
 
 import datetime
 import os
@@ -9,8 +9,6 @@ from pagezero.interrupt import deferred
 from pagezero.results.resultset import atomic_write
 from pagezero.studies.report.html import write_html
 from pagezero.system.machine import summary
-
-__all__ = ["write_markdown"]
 
 
 def _runs_words(runs, scale):
@@ -41,22 +39,7 @@ def _status_lines(run):
 
 
 def write_markdown(run, info, scale, elapsed, load):
-    """Write `run.out_dir`/report.md and report.html beside it, holding stop
-    signals until both are written (one arriving meanwhile is raised afterwards).
-
-    Parameters
-    ----------
-    run : ReportRun
-        What the report did: its folder, sections and stop signal.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`).
-    scale : str
-        The report's scale ("full", "quick", "tiny").
-    elapsed : float
-        The time the studies took, in seconds.
-    load : float
-        The 1-minute load average when they began.
-    """
+    """Write run.out_dir/report.md and report.html, stop signals held until both are."""
     with deferred():
         _write(run, info, scale, elapsed, load)
 

@@ -1,9 +1,9 @@
 """advise's choices: the best kernel by extent, and the batch for a latency budget.
 
-Built on the tie rules of pagezero.studies.advise.ties, on plain dicts (ties.Cells).
-Beyond the LLC the extents ask one question, which stores stream fastest to memory
-as clear_pages() clears fresh pages, so they are judged as one range (judge_range):
-each kernel against the fastest within each run, averaged over the range's extents.
+Built on the tie rules of pagezero.studies.advise.ties, on plain dicts (ties.Cells). Beyond
+the LLC the extents ask one question, which stores stream fastest to memory as clear_pages()
+clears fresh pages, so they are judged as one range (judge_range): each kernel against the
+fastest within each run, averaged over the range's extents.
 """
 
 from __future__ import annotations
@@ -35,11 +35,10 @@ def batch_for_budget(
 ) -> tuple[dict[str, Any], bool]:
     """The JSON row of the batch for one latency budget, and whether anything fits it.
 
-    Among the cells that fit the budget (fits_budget), the fastest and all tied
-    with it; of those the largest batch; at that batch the kernel rule among the
-    kernels tied with the fastest there, or, from `pooled_from` on, the range's
-    kernel (judge_range) when it fits there. When nothing fits: the cell with the
-    smallest worst batch, no ties.
+    Among the cells that fit the budget (fits_budget), the fastest and all tied with it; of
+    those the largest batch; at that batch the kernel rule among the kernels tied with the
+    fastest there, or, from `pooled_from` on, the range's kernel (judge_range) when it fits
+    there. When nothing fits: the cell with the smallest worst batch, no ties.
     """
     fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
     if fitting:
@@ -96,12 +95,13 @@ def _everywhere(cells: Cells, extents: Iterable[int]) -> set[str]:
 
 
 def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float, float]] | None:
-    """Each kernel's gap to the fastest over a range in %, and its standard error, paired in runs.
+    """Each kernel's gap to the fastest over a range in %, and its standard error, paired in
+    runs.
 
-    Per run, a kernel's log rate over the range is the mean over its extents of the
-    log of that run's median; its difference from the fastest kernel's in the same
-    run is a paired measurement (one region, one stretch of the machine), so what
-    moves a whole run cancels. None without per-run medians of three common runs.
+    Per run, a kernel's log rate over the range is the mean over its extents of the log of
+    that run's median; its difference from the fastest kernel's in the same run is a paired
+    measurement (one region, one stretch of the machine), so what moves a whole run cancels.
+    None without per-run medians of three common runs.
     """
     medians = {
         k: [cells[(k, e)].get("run_medians") or {} for e in extents]
@@ -148,11 +148,11 @@ def judge_range(
 ) -> tuple[str, list[str]]:
     """The kernel for a range of extents judged as one, and the kernels tied there.
 
-    With per-run medians of three runs or more, a kernel ties with the fastest when
-    its paired gap is within TIE_FLOOR_PCT or twice the gap's standard error: the
-    range's estimate pairs every run and averages every extent, so its own error,
-    not one cell's spread, is what a gap must exceed. Without them: the geometric
-    means over the range, tied as single cells are.
+    With per-run medians of three runs or more, a kernel ties with the fastest when its
+    paired gap is within TIE_FLOOR_PCT or twice the gap's standard error: the range's
+    estimate pairs every run and averages every extent, so its own error, not one cell's
+    spread, is what a gap must exceed. Without them: the geometric means over the range,
+    tied as single cells are.
     """
     gaps = _paired_gaps(cells, extents)
     if gaps is None:
@@ -187,12 +187,12 @@ def best_kernels(
 ) -> list[dict[str, Any]]:
     """Ranges of extents with their kernel: rows of range_row(), with tied and pooled.
 
-    Per extent, the kernel rule over the fastest and those tied with it;
-    neighbouring extents with the same choice make one range. The extents from
-    `pooled_from` on (those at least the LLC's size) are judged together
-    (judge_range): per extent, a kernel that trails the fastest by about the
-    tolerance (sse2-nt, 5-15% behind avx-nt and clzero here, against 9-11%) ties
-    at one extent and not the next, and the other way round measured again.
+    Per extent, the kernel rule over the fastest and those tied with it; neighbouring
+    extents with the same choice make one range. The extents from `pooled_from` on (those at
+    least the LLC's size) are judged together (judge_range): per extent, a kernel that
+    trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here,
+    against 9-11%) ties at one extent and not the next, and the other way round measured
+    again.
     """
     measured = [e for e in extents if any(x == e for _, x in cells)]
     pool = _streaming_range(cells, measured, pooled_from)
@@ -205,8 +205,8 @@ def best_kernels(
         else:
             ranges.append({"kernel": kernel, "extents": [e], "tied": set(ties)})
     if pool:
-        # Its own row even where the extents below chose the same kernel: the reader
-        # is told which extents were judged together.
+        # Its own row even where the extents below chose the same kernel: the reader is told
+        # which extents were judged together.
         kernel, ties = judge_range(cells, pool, order, clear_pages)
         ranges.append({"kernel": kernel, "extents": pool, "tied": set(ties), "pooled": True})
     return [

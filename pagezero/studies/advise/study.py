@@ -1,24 +1,16 @@
 """pagezero advise: what the seed authors worked out by hand, for this machine.
 
-One compact sweep (every available clear kernel x a ladder of extents,
-clearing one region in batches of each extent) answers:
+One compact sweep (every available clear kernel x a ladder of extents, clearing one region
+in batches of each extent) answers: which kernel clears fastest for which extent range; the
+knee, from which clear_pages()'s kernel runs markedly faster as the CPU stops allocating
+cache lines for its stores, against the LLC size from sysfs; and for each latency budget,
+the batch that clears fastest while its worst batch stays inside the budget in 9 visits
+of 10.
 
-- which kernel clears fastest for which extent range;
-- the knee: the extent from which temporal clears (clear_pages()'s kernel)
-  run markedly faster because the CPU stops allocating cache lines for
-  them, set against the LLC size read from sysfs;
-- for each latency budget, the batch that clears fastest while its worst
-  batch stays inside the budget in 9 visits of 10.
-
-The run is the unit: the sweep is made over several fresh processes (each
-visiting every cell in several rounds, each round in its own shuffled
-order), as a single process can land on a lucky or unlucky physical
-placement of its memory. Candidates within the noise between those runs
-are tied, and the tie rules of pagezero.studies.advise.ties (applied in
-pagezero.studies.advise.choices) choose among them, so that measuring again gives
-the same advice rather than another of the near-equals.
-
-The advice is a value (Advice); to_json() gives the documented shape.
+The run is the unit: the sweep is made over several fresh processes, as one process can land
+on a lucky or unlucky physical placement of its memory. Candidates within the noise between
+runs are tied, and the tie rules (ties.py, applied in choices.py) choose among them, so that
+measuring again gives the same advice.
 """
 
 from __future__ import annotations
@@ -34,6 +26,7 @@ from pagezero.analysis.stats import KNEE_CLEAR_STEP
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
 from pagezero.results.points import point_summary
+from pagezero.runs.processes import check_runs
 from pagezero.runs.sweeps import register, sweep
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
@@ -53,15 +46,14 @@ DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 
 KB, MB = 1 << 10, 1 << 20
 
-# The region is larger than the LLC several times over, and than the largest extent,
-# so every extent is cleared from cold memory. Each run is a fresh process (the quick
-# sweep's one run is this process) that maps one region (_shared_region) and visits
-# every (kernel, extent) cell `rounds` times, each round in an order shuffled anew,
-# making `passes` timed passes per visit after batch()'s untimed one. Rounds, not one
-# long visit: on a shared VM the bandwidth a run gets changes over seconds, and eight
-# passes in a row can all fall in one slow stretch that the neighbours miss
-# (benchmarks/advise_stability.py: the 1 ms budget's answer went from 3 to 4 of 5
-# runs alike). Five runs of 4 x 2 passes take about 80 s.
+# The region is larger than the LLC several times over, and than the largest extent, so
+# every extent is cleared from cold memory. Each run is a fresh process (the quick sweep's
+# one run is this process) that maps one region (_shared_region) and visits every (kernel,
+# extent) cell `rounds` times, each round in an order shuffled anew, making `passes` timed
+# passes per visit after batch()'s untimed one. Rounds, not one long visit: on a shared VM
+# the bandwidth a run gets changes over seconds, and eight passes in a row can all fall in
+# one slow stretch that the neighbours miss (benchmarks/advise_stability.py: the 1 ms
+# budget's answer went from 3 to 4 of 5 runs alike). Five runs of 4 x 2 passes: about 80 s.
 SWEEPS: dict[str, dict[str, Any]] = {
     "default": {
         "region": 256 * MB,
@@ -83,34 +75,26 @@ _BACKING_WORDS: dict[str, str] = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4
 
 
 def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
-    out: list[float] = []
-    for b in budgets_ms:
-        if (
-            isinstance(b, bool)
-            or not isinstance(b, (int, float))
-            or not b > 0
-            or not math.isfinite(b)
-        ):
+    out = tuple(budgets_ms)
+    for b in out:
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 < b < math.inf:
             raise ValueError(f"latency budget must be a positive number of ms, not {b!r}")
-        out.append(float(b))
     if not out:
         raise ValueError("at least one latency budget is needed")
-    return tuple(out)
+    return tuple(float(b) for b in out)
 
 
 def _check_runs(runs: int, quick: bool) -> int:
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ValueError(f"runs must be a positive int, not {runs!r}")
-    if runs < 3 and not quick:
+    if check_runs(runs) < 3 and not quick:
         # Fewer give no usable spread between runs, and ties then rest on the floor alone.
         raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
     return runs
 
 
-# One region per process, shared by its cells: the kernels at one extent are compared
-# on the same physical pages, and a run's placement (3-5% at 256MB here) moves every
-# cell of the run alike, which run_spreads' load factor takes out. A fresh mapping per
-# cell gave each its own placement, and ties as wide as that noise.
+# One region per process, shared by its cells: the kernels at one extent are compared on the
+# same physical pages, and a run's placement (3-5% at 256MB here) moves every cell of the
+# run alike, which run_spreads' load factor takes out. A fresh mapping per cell gave each
+# its own placement, and ties as wide as that noise.
 _REGIONS: dict[int, Any] = {}
 
 
@@ -173,31 +157,19 @@ def advise(
     cfg = dict(SWEEPS["quick" if quick else "default"])
     cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
     names = [k.name for k in kernels("clear") if k.available]
-    grid = {
-        "size": [cfg["region"]],
-        "batch": list(cfg["extents"]),
-        "kernel": names,
-        "loops": [cfg["passes"]],
-    }
+    grid = dict(
+        size=[cfg["region"]], batch=list(cfg["extents"]), kernel=names, loops=[cfg["passes"]]
+    )
     if progress:
-        print(
-            f"pagezero advise: {len(names)} kernels x {len(cfg['extents'])} extents, "
-            f"{cfg['runs']} run(s)",
-            file=progress,
-            flush=True,
-        )
+        sizes = f"{len(names)} kernels x {len(cfg['extents'])} extents, {cfg['runs']} run(s)"
+        print(f"pagezero advise: {sizes}", file=progress, flush=True)
     start = time.monotonic()
-    # `rounds` repetitions of the grid per process: the run is the unit. warmup=0:
-    # each batch() makes an untimed pass through its kernel before timing.
+    # `rounds` repetitions of the grid per process; warmup=0: each batch() makes an untimed
+    # pass before timing. progress None: a bar on a terminal.
     try:
-        rs = sweep(
-            "advise-cell",
-            grid,
-            repeat=cfg["runs"] * cfg["rounds"],
-            warmup=0,
-            processes=cfg["runs"],
-            progress=None if progress else False,
-        )  # None: a bar on a terminal
+        repeat, bar = cfg["runs"] * cfg["rounds"], None if progress else False
+        runs = cfg["runs"]
+        rs = sweep("advise-cell", grid, repeat=repeat, warmup=0, processes=runs, progress=bar)
     finally:
         _release_regions()  # one run measures here (quick): its region goes now
     seconds = time.monotonic() - start
@@ -216,14 +188,13 @@ def cells_from_results(
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """{(kernel, extent): cell} from the sweep's results and their runs (runs[i]["process"]).
 
-    A cell: bytes_per_sec (the median of the per-run medians); spread_pct and
-    spread_of, between runs each divided by its load factor (ties.run_spreads), or
-    the passes' with one run; noise_pct, the sweep's (ties.sweep_noise); runs;
-    typical_worst_ms (per run the median over passes of the slowest batch
-    position, then the median over runs; worst_ms, its old name); p90_worst_ms
-    (the 90th percentile over every visit of its slowest position: what a budget
-    is checked against); max_worst_ms (the slowest batch of all); run_medians.
-    Rates in bytes/sec, spreads in %, latencies in ms.
+    A cell: bytes_per_sec (the median of the per-run medians); spread_pct and spread_of,
+    between runs each divided by its load factor (ties.run_spreads), or the passes' with one
+    run; noise_pct, the sweep's (ties.sweep_noise); runs; typical_worst_ms (per run the
+    median over passes of the slowest batch position, then the median over runs; worst_ms,
+    its old name); p90_worst_ms (the 90th percentile over every visit of its slowest
+    position: what a budget is checked against); max_worst_ms (the slowest batch of all);
+    run_medians. Rates in bytes/sec, spreads in %, latencies in ms.
     """
     by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):

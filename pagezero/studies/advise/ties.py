@@ -1,28 +1,28 @@
 """Ties in the advice: candidates whose difference is within the measured noise.
 
-A sweep that names the fastest of near-equals presents a coin toss as a
-recommendation: measured again, another of them wins. So two candidates are tied
-when their rates differ by no more than the noise between runs, and a fixed rule
-chooses among tied candidates (pagezero.studies.advise.choices applies them):
+A sweep that names the fastest of near-equals presents a coin toss as a recommendation:
+measured again, another of them wins. So two candidates are tied when their rates differ by
+no more than the noise between runs, and a fixed rule chooses among tied candidates
+(pagezero.studies.advise.choices applies them):
 
-- a kernel: the one the Linux clear_pages() uses on this CPU when it is among the
-  tied (rep stosb with ERMS, else rep stosq, on x86-64:
-  arch/x86/include/asm/page_64.h), else the first of them in the kernel table;
-- a batch for a latency budget: the largest batch among the tied (fewest resched
-  points), then the kernel rule among the kernels tied at that batch;
-- the knee: of the best one-step fit and a neighbouring split tied with it, the
-  smaller extent;
-- beyond the LLC: one question (which stores stream fastest to memory), so its
-  extents are judged as one range, each kernel paired with the fastest within
-  each run, and a budget's batch there takes that range's kernel.
+- a kernel: the one the Linux clear_pages() uses on this CPU when it is among the tied (rep
+  stosb with ERMS, else rep stosq, on x86-64: arch/x86/include/asm/page_64.h), else the
+  first of them in the kernel table;
+- a batch for a latency budget: the largest batch among the tied (fewest resched points),
+  then the kernel rule among the kernels tied at that batch;
+- the knee: of the best one-step fit and a neighbouring split tied with it, the smaller
+  extent;
+- beyond the LLC: one question (which stores stream fastest to memory), so its extents are
+  judged as one range, each kernel paired with the fastest within each run, and a budget's
+  batch there takes that range's kernel.
 
-A cell's noise is the sweep's: the median over its cells (sweep_noise) of the
-spread between runs (the standard deviation of the per-run medians in % of their
-mean, each run first divided by its load factor, run_spreads: another task that
-slows a whole run alike cannot change which candidate is faster within it), or
-of the loops with one run. Two rates are tied when they differ by less than twice
-the larger noise, or TIE_FLOOR_PCT, whichever is larger: two medians each off by
-up to one spread can differ by two, and three runs know a spread only roughly.
+A cell's noise is the sweep's: the median over its cells (sweep_noise) of the spread between
+runs (the standard deviation of the per-run medians in % of their mean, each run first
+divided by its load factor, run_spreads: another task that slows a whole run alike cannot
+change which candidate is faster within it), or of the loops with one run. Two rates are
+tied when they differ by less than twice the larger noise, or TIE_FLOOR_PCT, whichever is
+larger: two medians each off by up to one spread can differ by two, and three runs know a
+spread only roughly.
 """
 
 from __future__ import annotations
@@ -34,20 +34,20 @@ from typing import Any
 
 from pagezero.analysis.stats import KNEE_MIN_EXTENT, find_knee
 
-# Differences smaller than this are never told apart: the between-run spread of a
-# 256MB clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of the buffer).
+# Differences smaller than this are never told apart: the between-run spread of a 256MB
+# clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of the buffer).
 TIE_FLOOR_PCT = 5.0
 
-# What a budget is checked against: the 90th percentile over the visits of a cell
-# (every round of every run) of the visit's slowest batch position, each position's
-# time the median over the visit's passes. The median over runs is exceeded in
-# about half the visits (a 128MB batch here, 2.8 ms typical against a 3 ms budget,
-# went over it in a quarter of them); the slowest ever seen lets one visit another
-# task interrupted decide.
+# What a budget is checked against: the 90th percentile over the visits of a cell (every
+# round of every run) of the visit's slowest batch position, each position's time the median
+# over the visit's passes. The median over runs is exceeded in about half the visits (a
+# 128MB batch here, 2.8 ms typical against a 3 ms budget, went over it in a quarter of
+# them); the slowest ever seen lets one visit another task interrupted decide.
 CHECKED_AGAINST = "p90_worst_ms"
 
 # A cell: "bytes_per_sec", "spread_pct", "noise_pct" (None with one run),
-# "typical_worst_ms", "p90_worst_ms", "max_worst_ms", "run_medians" (study.cells_from_results).
+# "typical_worst_ms", "p90_worst_ms", "max_worst_ms", "run_medians"
+# (study.cells_from_results).
 Cell = Mapping[str, Any]
 Cells = Mapping[tuple[str, int], Cell]  # {(kernel, extent in bytes): cell}
 
@@ -75,9 +75,9 @@ def run_spreads(
 def sweep_noise(spreads: Iterable[float | None]) -> float | None:
     """The median of the cells' spreads (None when none has one).
 
-    A spread from three runs is known only roughly, so a cell's own spread would
-    decide its ties by chance; the cells of one sweep are measured alike, and
-    their median spread is far better known.
+    A spread from three runs is known only roughly, so a cell's own spread would decide its
+    ties by chance; the cells of one sweep are measured alike, and their median spread is
+    far better known.
     """
     known = [s for s in spreads if s is not None]
     return statistics.median(known) if known else None
@@ -113,8 +113,8 @@ def sort_by_table(names: Iterable[str], order: Sequence[str]) -> list[str]:
 def fits_budget(cell: Cell, budget_ms: float) -> bool:
     """Whether the cell's p90 worst batch, with TIE_FLOOR_PCT added, is within the budget.
 
-    The 90th percentile already holds the variation between visits and runs; the
-    floor is the margin within which a latency is not told from the budget.
+    The 90th percentile already holds the variation between visits and runs; the floor is
+    the margin within which a latency is not told from the budget.
     """
     return bool(cell[CHECKED_AGAINST] * (1.0 + TIE_FLOOR_PCT / 100.0) <= budget_ms)
 
@@ -130,14 +130,14 @@ def _fit_cost(logs: Sequence[float], k: int) -> float:
 
 
 def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
-    """One kernel's knee (bytes), its step (upper / lower level) and the other extents tied with it.
+    """One kernel's knee (bytes), its step (upper / lower level) and the other extents tied
+    with it.
 
     stats.find_knee gives the best one-step fit of log rate over the extents of
-    KNEE_MIN_EXTENT and up. A split one extent lower or higher is tied with it
-    when its fit is worse by no more than the noise of the extent that changes
-    side; the knee is the smaller of the tied. Only neighbours tie: a split
-    further away is a different knee. The step is the ratio of the medians of the
-    two sides of the split taken.
+    KNEE_MIN_EXTENT and up. A split one extent lower or higher is tied with it when its fit
+    is worse by no more than the noise of the extent that changes side; the knee is the
+    smaller of the tied. Only neighbours tie: a split further away is a different knee. The
+    step is the ratio of the medians of the two sides of the split taken.
     """
     pts = sorted(
         (e, c) for e, c in by_extent.items() if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0

@@ -1,25 +1,23 @@
-"""The fit: how much of a fault the replayed clear explains, and what another
-policy would make of the rest.
+"""The fit: how much of a fault the replayed clear explains, and what another policy would make
+of the rest.
 
-A demand fault on a huge page costs the clear of its folio plus everything
-else the fault path does (finding and allocating the folio, the page table
-update, the return to user space): per fault, t_fault = t_clear + remainder.
-The replay of the running kernel's policy gives t_clear; the remainder is the
-difference. Another policy P changes only the clear, so its fault takes
-remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
+A demand fault on a huge page costs the clear of its folio plus everything else the fault
+path does (finding and allocating the folio, the page table update, the return to user
+space): per fault, t_fault = t_clear + remainder. The replay of the running kernel's policy
+gives t_clear; the remainder is the difference. Another policy P changes only the clear, so
+its fault takes remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
 
 Assumptions, which every prediction states:
 
 - the remainder does not change with the policy;
-- user space clears as fast as the kernel through its direct map would, which
-  is why the replays clear huge pages (the direct map's are 2MB or 1GB: no
-  4KB TLB misses in the kernel's clear).
+- user space clears as fast as the kernel through its direct map would, which is why the
+  replays clear huge pages (the direct map's are 2MB or 1GB: no 4KB TLB misses in the
+  kernel's clear).
 
-The fit is checked before projecting: a replay that explains under
-FIT_LOW of the fault time leaves most of it to something the model does not
-see, and one over FIT_HIGH clears slower than the kernel faults (the replay
-pays for something the kernel does not); either way the model does not fit
-this machine and nothing is projected.
+The fit is checked before projecting: a replay that explains under FIT_LOW of the fault time
+leaves most of it to something the model does not see, and one over FIT_HIGH clears slower
+than the kernel faults (the replay pays for something the kernel does not); either way the
+model does not fit this machine and nothing is projected.
 """
 
 from __future__ import annotations
@@ -39,8 +37,8 @@ ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio);
-    the remainder's bounds from the runs' extremes (not below 0)."""
+    """The measured fault against the replayed clear, in seconds per fault (one folio); the
+    remainder's bounds from the runs' extremes (not below 0)."""
 
     folio_bytes: int
     fault_s: float

@@ -1,29 +1,27 @@
 """The kernel's clearing policies, each as a replay in user space with its source.
 
-A fault on a huge page makes the kernel clear the whole folio before it maps
-it (mm/memory.c folio_zero_user()). How it walks the folio depends on the
-kernel release and, since Linux 7.0, on the preemption model:
+A fault on a huge page makes the kernel clear the whole folio before it maps it (mm/memory.c
+folio_zero_user()). How it walks the folio depends on the kernel release and, since Linux
+7.0, on the preemption model:
 
-- before 7.0, folios up to MAX_ORDER: process_huge_page() (mm/memory.c), one
-  clear_page() per 4KB page from the far end, converging on the faulting page,
-  which is cleared last: pagezero's "page-at-a-time" strategy;
-- before 7.0, folios beyond MAX_ORDER (gigantic pages, 1GB on x86-64):
-  clear_gigantic_page() (mm/memory.c), one clear_page() per 4KB page from the
-  first to the last: the "front-to-back" strategy;
-- 7.0 and later, folios up to MAX_ORDER: folio_zero_user() (mm/memory.c) clears
-  the ranges around the fault's neighbourhood as extents, the neighbourhood
-  (fault +-2 pages) last: "neighbourhood-last";
-- 7.0 and later, folios beyond MAX_ORDER: clear_contig_highpages()
-  (mm/memory.c) front to back as one extent, in 32MB units
-  (PROCESS_PAGES_NON_PREEMPT_BATCH) between resched points under
-  preempt=none|voluntary and whole under preempt=full|lazy: "sequential" with
-  that batch.
+- before 7.0, folios up to MAX_ORDER: process_huge_page() (mm/memory.c), one clear_page()
+  per 4KB page from the far end, converging on the faulting page, which is cleared last:
+  pagezero's "page-at-a-time" strategy;
+- before 7.0, folios beyond MAX_ORDER (gigantic pages, 1GB on x86-64): clear_gigantic_page()
+  (mm/memory.c), one clear_page() per 4KB page from the first to the last: the
+  "front-to-back" strategy;
+- 7.0 and later, folios up to MAX_ORDER: folio_zero_user() (mm/memory.c) clears the ranges
+  around the fault's neighbourhood as extents, the neighbourhood (fault +-2 pages) last:
+  "neighbourhood-last";
+- 7.0 and later, folios beyond MAX_ORDER: clear_contig_highpages() (mm/memory.c) front to
+  back as one extent, in 32MB units (PROCESS_PAGES_NON_PREEMPT_BATCH) between resched points
+  under preempt=none|voluntary and whole under preempt=full|lazy: "sequential" with that
+  batch.
 
-The 7.0 policies are those of "mm: folio_zero_user: clear contiguous pages"
-(2025) as merged. The batch presets (32MB, the whole extent) are
-pagezero.measure.policy.PRESETS, the one table of them; the instruction clear_page()
-uses is the kernel registry's choice for this CPU
-(pagezero.system.kernels.clear_pages_kernel()), never a name written here.
+The 7.0 policies are those of "mm: folio_zero_user: clear contiguous pages" (2025) as
+merged. The batch presets (32MB, the whole extent) are pagezero.measure.policy.PRESETS, the
+one table of them; the instruction clear_page() uses is the kernel registry's choice for
+this CPU (pagezero.system.kernels.clear_pages_kernel()), never a name written here.
 """
 
 from __future__ import annotations
@@ -33,14 +31,13 @@ from dataclasses import dataclass
 from pagezero.measure.policy.orders import batch_bytes
 from pagezero.system.kernels import clear_pages_kernel, kernels
 
-# MAX_ORDER (MAX_PAGE_ORDER since 6.8) is 10 on x86-64 and on arm64 with 4KB
-# pages (include/linux/mmzone.h, arch Kconfig ARCH_FORCE_MAX_ORDER): the
-# buddy allocator's largest block, 2^10 4KB pages = 4MB. 2MB folios are within
-# it, 1GB folios beyond it (gigantic).
+# MAX_ORDER (MAX_PAGE_ORDER since 6.8) is 10 on x86-64 and on arm64 with 4KB pages
+# (include/linux/mmzone.h, arch Kconfig ARCH_FORCE_MAX_ORDER): the buddy allocator's largest
+# block, 2^10 4KB pages = 4MB. 2MB folios are within it, 1GB folios beyond it (gigantic).
 MAX_ORDER_BYTES = (1 << 10) * 4096
 
-# The preemption models the 7.0 policy depends on (kernel/Kconfig.preempt, with
-# PREEMPT_LAZY since 6.13): the cooperative ones clear in 32MB units.
+# The preemption models the 7.0 policy depends on (kernel/Kconfig.preempt, with PREEMPT_LAZY
+# since 6.13): the cooperative ones clear in 32MB units.
 PREEMPT_MODES = ("none", "voluntary", "full", "lazy")
 COOPERATIVE = ("none", "voluntary")
 
@@ -58,10 +55,10 @@ class Replay:
     """One kernel policy for one folio size, as pagezero.folio() replays it.
 
     policy is its name ("pre-7.0", "7.0", "7.0+<kernel>" for a projection with a
-    non-temporal kernel); preempt the model it stands for ("any" when it does not
-    matter); strategy and batch pagezero.folio()'s (policy.STRATEGIES, PRESETS);
-    kernel the clear kernel; release the releases that use it, in words; source the
-    kernel file and function it restates.
+    non-temporal kernel); preempt the model it stands for ("any" when it does not matter);
+    strategy and batch pagezero.folio()'s (policy.STRATEGIES, PRESETS); kernel the clear
+    kernel; release the releases that use it, in words; source the kernel file and function
+    it restates.
     """
 
     policy: str
@@ -77,8 +74,8 @@ class Replay:
         return {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
 
     def same_walk(self, folio_bytes: int) -> tuple[str, int, str]:
-        """What decides the timed clear: replays equal in it measure the same (for 2MB
-        folios the batches 32MB and "extent" are one walk: the whole folio)."""
+        """What decides the timed clear: replays equal in it measure the same (for 2MB folios
+        the batches 32MB and "extent" are one walk: the whole folio)."""
         return walk_key(
             self.strategy, batch_bytes(self.batch, folio_bytes), self.kernel, folio_bytes
         )

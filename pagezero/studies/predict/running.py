@@ -1,13 +1,12 @@
-"""Which policy the running kernel clears with: its release and preemption model,
-read from pagezero.machine().
+"""Which policy the running kernel clears with: its release and preemption model, read from
+pagezero.machine().
 
-The preemption model is sysinfo.preemption()'s: the live model from debugfs
-sched/preempt, a preempt= boot parameter, `uname -v` or the kernel config.
-A PREEMPT_DYNAMIC kernel whose live model cannot be read (debugfs is
-root-only and often unmounted), or a model not found at all, is taken to run
-the default of kernel/Kconfig.preempt's "Preemption Model" choice,
-PREEMPT_NONE, and the prediction says it assumed so. PREEMPT_RT clears as a
-fully preemptible kernel does.
+The preemption model is sysinfo.preemption()'s: the live model from debugfs sched/preempt, a
+preempt= boot parameter, `uname -v` or the kernel config. A PREEMPT_DYNAMIC kernel whose
+live model cannot be read (debugfs is root-only and often unmounted), or a model not found
+at all, is taken to run the default of kernel/Kconfig.preempt's "Preemption Model" choice,
+PREEMPT_NONE, and the prediction says it assumed so. PREEMPT_RT clears as a fully
+preemptible kernel does.
 """
 
 from __future__ import annotations
@@ -31,9 +30,9 @@ def release_tuple(release: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class RunningKernel:
-    """The running kernel as the prediction needs it: its release, the preemption model
-    assumed (one of PREEMPT_MODES), the one read ("dynamic", "unknown", "rt", a model)
-    and why they differ, when they do."""
+    """The running kernel as the prediction needs it: its release, the preemption model assumed
+    (one of PREEMPT_MODES), the one read ("dynamic", "unknown", "rt", a model) and why they
+    differ, when they do."""
 
     release: str
     preempt: str
@@ -68,8 +67,8 @@ def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
 
 
 def replay_for(kernel: RunningKernel, folio_bytes: int) -> Replay:
-    """The policy `kernel` clears a folio with: 7.0's under its preemption model from 7.0
-    on, else pre-7.0's (also for a release that cannot be read: every one before 2026)."""
+    """The policy `kernel` clears a folio with: 7.0's under its preemption model from 7.0 on,
+    else pre-7.0's (also for a release that cannot be read: every one before 2026)."""
     if kernel.from_7_0:
         return from_7_0(folio_bytes, kernel.preempt)
     return pre_7_0(folio_bytes)

@@ -1,10 +1,10 @@
-"""pagezero.predict(): measure the fault path, replay the running kernel's clearing,
-fit, and project every other policy.
+"""pagezero.predict(): measure the fault path, replay the running kernel's clearing, fit, and
+project every other policy.
 
-The two halves are pagezero's own measurements, not new ones: demand faults
-through pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`)
-and the replays through pagezero.folio() (csrc/folio_bench.c, the same C walk
-the order tests record), each run in fresh processes (pagezero.runs.processes).
+The two halves are pagezero's own measurements, not new ones: demand faults through
+pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`) and the replays through
+pagezero.folio() (csrc/folio_bench.c, the same C walk the order tests record), each run in
+fresh processes (pagezero.runs.processes).
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from pagezero.units import format_size, parse_size
 PAGES = ("2MB", "1GB")
 FAULT_SIZE = 1 << 30  # 512 faults of 2MB, or one of 1GB, per loop
 FAULT_LOOPS = 5
-# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a
-# steady median needs without minutes of 1GB clears.
+# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a steady median
+# needs without minutes of 1GB clears.
 REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
 _THP_MODES = ("always", "madvise")
 # Accepted for 2MB faults when the 2MB pool lacks pages: a THP demand fault
-# (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the
-# same folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
+# (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the same
+# folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
 THP_PAGES = (
     "2MB THP (no free 2MB hugetlb pages; a THP fault clears with the same "
     "folio_zero_user(); --reserve for hugetlb)"
@@ -53,8 +53,8 @@ def _check_page(page: object) -> str:
 
 
 def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
-    """What the faults will be on: hugetlb, or THP for 2MB when the pool lacks pages and THP
-    is on; MappingError, naming the fix, when neither will do."""
+    """What the faults will be on: hugetlb, or THP for 2MB when the pool lacks pages and THP is
+    on; MappingError, naming the fix, when neither will do."""
     if reserve or hugepages.pool(page).available >= needed:
         return f"{page} hugetlb"
     if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
@@ -85,9 +85,9 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault: like the replay's median clear, a fault
-    during which another process ran counts no more than any other (a loop's rate takes
-    every such pause in)."""
+    """A fault run's rate from its median fault: like the replay's median clear, a fault during
+    which another process ran counts no more than any other (a loop's rate takes every such
+    pause in)."""
     latency = r.details["latency"]
     if latency["unit_bytes"] != folio or not latency["p50_ns"]:
         raise PagezeroError(
@@ -105,8 +105,8 @@ def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
-    """One pass over the pool first (on a VM a first touch also faults on the host); on
-    THP, a check that the faults got 2MB pages."""
+    """One pass over the pool first (on a VM a first touch also faults on the host); on THP, a
+    check that the faults got 2MB pages."""
     warm = _results(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(
@@ -125,8 +125,8 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     p.run_rates = [_median_fault_rate(r, folio) for r in measured]
     p.discarded_runs = warming_runs(p.run_rates)
     fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
-    # From the median of the kept runs' times per fault, the figure the fit
-    # uses: explained is then the fault rate over the replay's rate.
+    # From the median of the kept runs' times per fault, the figure the fit uses: explained
+    # is then the fault rate over the replay's rate.
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
     p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(

@@ -1,16 +1,15 @@
 """`pagezero report`: the default study of this machine, as a folder.
 
-One module per study (STUDIES, in the order run): extents, chunks, pages, cold,
-threads, faults, advice, predict. The extents and chunk studies stand for the
-kernel's own clearing, through its direct map's huge pages: their buffers are on 2MB
-pages when this machine gives them (system.backing.kernel_backing), and every table
-heading says which. Each point is measured in `runs` fresh processes, each cell the
-median of the runs' medians (cells.py).
+One module per study (STUDIES, in the order run): extents, chunks, pages, cold, threads,
+faults, advice, predict. The extents and chunk studies stand for the kernel's own clearing,
+through its direct map's huge pages: their buffers are on 2MB pages when this machine gives
+them (system.backing.kernel_backing), and every table heading says which. Each point is
+measured in `runs` fresh processes, each cell the median of the runs' medians (cells.py).
 
-The folder holds each study's results (JSON, loadable with pagezero.ResultSet.load),
-PNG and SVG plots, report.md with the tables, the pictures and a summary in plain
-words whose every figure is a cell of one of its tables (markdown.py), and
-report.html, the same as one self-contained page (html.py). Sizes: SCALES.
+The folder holds each study's results (JSON, loadable with pagezero.ResultSet.load), PNG and
+SVG plots, report.md with the tables, the pictures and a summary in plain words whose every
+figure is a cell of one of its tables (markdown.py), and report.html, the same as one
+self-contained page (html.py). Sizes: SCALES.
 """
 
 from __future__ import annotations
@@ -51,16 +50,16 @@ STUDIES = (
     ("predict", "What a new clearing policy would gain here", study_predict),
 )
 
-# What stops one study and not the report: the machine cannot do it (no
-# memory for a 1GB region, a kernel the CPU lacks, hugepages missing), a
-# point it refuses, a sweep worker that died.
+# What stops one study and not the report: the machine cannot do it (no memory for a 1GB
+# region, a kernel the CPU lacks, hugepages missing), a point it refuses, a sweep worker
+# that died.
 STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 
 @dataclass
 class ReportRun:
-    """What report() did: its folder, the sections, the signal that stopped it (its name)
-    or None, and the studies a signal left unrun."""
+    """What report() did: its folder, the sections, the signal that stopped it (its name) or
+    None, and the studies a signal left unrun."""
 
     out_dir: str
     runs: int
@@ -82,14 +81,14 @@ def _check(scale, runs):
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study into `out_dir` (refused when it holds a report already) and
-    write report.md and report.html there; the ReportRun says what was done.
+    """Run the default study into `out_dir` (refused when it holds a report already) and write
+    report.md and report.html there; the ReportRun says what was done.
 
-    A study that fails is named with its reason and the others are kept; a stop signal
-    ends the study it lands in, and the report is written from what was measured.
-    functions: the clear kernels (default: every available one); reserve: let the
-    fault studies grow the hugepage pools (root), giving the pages back; runs: fresh
-    processes per point (default the scale's: 3 at full scale, 1 otherwise).
+    A study that fails is named with its reason and the others are kept; a stop signal ends
+    the study it lands in, and the report is written from what was measured. functions: the
+    clear kernels (default: every available one); reserve: let the fault studies grow the
+    hugepage pools (root), giving the pages back; runs: fresh processes per point (default
+    the scale's: 3 at full scale, 1 otherwise).
     """
     _check(scale, runs)
     cfg = dict(SCALES[scale])

@@ -1,5 +1,5 @@
-"""`pagezero advise` in the report: the batch size for clear_pages() per latency
-budget, with the kernel to use, as a table the summary quotes."""
+"""`pagezero advise` in the report: the batch size for clear_pages() per latency budget, with
+the kernel to use, as a table the summary quotes."""
 
 import os
 
@@ -16,8 +16,8 @@ def _tied_text(tied):
 
 
 def study_advice(out_dir, cfg, info, functions, progress, quick):
-    """pagezero.advise() (its quick sweep with `quick`), saved as advice.json, as a table
-    per latency budget: batch, kernel, rate, the worst batch checked, fits, ties."""
+    """pagezero.advise() (its quick sweep with `quick`), saved as advice.json, as a table per
+    latency budget: batch, kernel, rate, the worst batch checked, fits, ties."""
     interrupted = None
     try:
         advice = advise(quick=quick)

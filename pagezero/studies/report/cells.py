@@ -1,10 +1,10 @@
 """The report's figures and the shape every study shares: measure, table, figure, sentence.
 
-The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time",
-2013): a run is one fresh process, which lands on one physical placement of its
-buffers, and the loops inside it cannot see the variation between placements. A
-study's sweeps therefore run `runs` repetitions in as many fresh processes, and
-every cell is pagezero.results.points.point_summary's median of the runs' medians.
+The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time", 2013):
+a run is one fresh process, which lands on one physical placement of its buffers, and the
+loops inside it cannot see the variation between placements. A study's sweeps therefore run
+`runs` repetitions in as many fresh processes, and every cell is
+pagezero.results.points.point_summary's median of the runs' medians.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pagezero.system.machine import machine
 
 @dataclass
 class Section:
-    """One study's part of the report: its lines in report.md and in the summary; the
-    stop signal that cut it short (its name, or True), or why it failed (one line)."""
+    """One study's part of the report: its lines in report.md and in the summary; the stop
+    signal that cut it short (its name, or True), or why it failed (one line)."""
 
     title: str
     body: list = field(default_factory=list)
@@ -46,8 +46,8 @@ def holding(section):
 
 
 def draw(section, plot, *args, **kwargs):
-    """Draw a study's plot; a stop signal meanwhile marks the section interrupted and
-    keeps its tables, which matter more than the picture."""
+    """Draw a study's plot; a stop signal meanwhile marks the section interrupted and keeps its
+    tables, which matter more than the picture."""
     try:
         plot(*args, **kwargs)
     except KeyboardInterrupt as e:

@@ -1,7 +1,7 @@
-"""The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of
-4KB up to the whole region, on the kernel's own mappings: where the CPU stops
-allocating cache lines (the LLC knee of "mm: folio_zero_user: clear contiguous
-pages", 2025), compared with the LLC size."""
+"""The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of 4KB up
+to the whole region, on the kernel's own mappings: where the CPU stops allocating cache
+lines (the LLC knee of "mm: folio_zero_user: clear contiguous pages", 2025), compared with
+the LLC size."""
 
 from pagezero.analysis.stats import KNEE_MIN_EXTENT
 from pagezero.figures.plot import plot_rates
@@ -14,8 +14,8 @@ from pagezero.units import format_size
 
 
 def by_role(roles, functions):
-    """The kernels of `roles` (kernel_roles()' roles or kernels' names) among `functions`,
-    each once, in the order of `roles`; else the first of `functions`."""
+    """The kernels of `roles` (kernel_roles()' roles or kernels' names) among `functions`, each
+    once, in the order of `roles`; else the first of `functions`."""
     table = kernel_roles()
     names = [n for r in roles for n in table.get(r, (r,))]
     return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
@@ -60,8 +60,8 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
-    """One region beyond the LLC cleared per loop in chunk-sized calls, 4KB up to all of
-    it, with clear_pages()'s kernel and the widest non-temporal one: the step in rate."""
+    """One region beyond the LLC cleared per loop in chunk-sized calls, 4KB up to all of it,
+    with clear_pages()'s kernel and the widest non-temporal one: the step in rate."""
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     backing = kernel_backing(size)

@@ -1,5 +1,5 @@
-"""Hot against cache-cold clears of one extent per call: the cache state a page fault
-sees is cold, the state perf's repeated loops measure is hot."""
+"""Hot against cache-cold clears of one extent per call: the cache state a page fault sees is
+cold, the state perf's repeated loops measure is hot."""
 
 from pagezero.results.points import summarize_points
 from pagezero.studies.report.cells import Section, finish, run_points
@@ -10,14 +10,14 @@ from pagezero.units import format_size
 
 
 def condition_kernels(functions):
-    """The kernels of the cold and threads studies: clear_pages()'s and the widest
-    streaming store (the kind of the 2012 clear_page_nocache proposal)."""
+    """The kernels of the cold and threads studies: clear_pages()'s and the widest streaming
+    store (the kind of the 2012 clear_page_nocache proposal)."""
     return by_role(("clear_pages", "streaming"), functions)
 
 
 def study_cold(out_dir, cfg, info, functions, progress):
-    """How much a hot benchmark flatters each kernel: hot and cold rates per extent, on
-    4KB pages, the same buffer every loop or flushed from the caches before each call."""
+    """How much a hot benchmark flatters each kernel: hot and cold rates per extent, on 4KB
+    pages, the same buffer every loop or flushed from the caches before each call."""
     points = []
     for e in cfg["cold_extents"]:
         # ~tens of ms per run; tsc: a small clear takes tens of ns.

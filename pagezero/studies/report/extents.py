@@ -1,6 +1,6 @@
-"""The extents study: every available clear kernel over extents from 4KB to beyond the
-LLC, dense around the cache sizes (which kernel wins where), on the kernel's own
-mappings (2MB pages when this machine gives them)."""
+"""The extents study: every available clear kernel over extents from 4KB to beyond the LLC,
+dense around the cache sizes (which kernel wins where), on the kernel's own mappings (2MB
+pages when this machine gives them)."""
 
 from pagezero.figures.plot import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes

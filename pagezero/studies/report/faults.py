@@ -1,6 +1,5 @@
-"""`pagezero mem mmap` per page size: demand and populate faults, the kernel's own
-clearing, and the headroom between them and user space's best clear of the same
-extents."""
+"""`pagezero mem mmap` per page size: demand and populate faults, the kernel's own clearing,
+and the headroom between them and user space's best clear of the same extents."""
 
 from pagezero._core import MappingError, PagezeroError
 from pagezero.figures.plot import plot_bars
@@ -11,8 +10,8 @@ from pagezero.studies.report.cells import Section, failure_text, finish, holding
 from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
 from pagezero.units import format_size, parse_size
 
-# The fault workloads per page size: 4KB with THP refused and asked for,
-# then the hugetlb sizes when their pools have the pages (or --reserve).
+# The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
+# sizes when their pools have the pages (or --reserve).
 FAULT_PAGES = (("4KB", False), ("4KB", True), ("2MB", False), ("1GB", False))
 
 
@@ -77,8 +76,8 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
             section.interrupted = as_interrupted(e).signame
             return
         except (PagezeroError, OSError) as e:
-            # Too little memory for the clears beside the faults: the fault
-            # table stands without this row.
+            # Too little memory for the clears beside the faults: the fault table stands
+            # without this row.
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
@@ -96,8 +95,8 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
 
 
 def _tabulate(section, rs):
-    # The figure's statistic and interval (faults.png draws this very summary): the
-    # median of per-run medians, and the spread between runs, or one run's loops.
+    # The figure's statistic and interval (faults.png draws this very summary): the median
+    # of per-run medians, and the spread between runs, or one run's loops.
     rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
     for first, s in summarize_points(rs).values():
         rows.append(
@@ -118,9 +117,9 @@ def _tabulate(section, rs):
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):
-    """Demand and populate faults per page size (4KB with THP refused and asked, 2MB and
-    1GB hugetlb when their pools have the pages or `reserve` grows them), then the
-    headroom: the best user-space clear of the same extents beside the demand faults."""
+    """Demand and populate faults per page size (4KB with THP refused and asked, 2MB and 1GB
+    hugetlb when their pools have the pages or `reserve` grows them), then the headroom: the
+    best user-space clear of the same extents beside the demand faults."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)
     rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)

@@ -1,13 +1,13 @@
 """report.html: report.md as one self-contained page.
 
-The page is made from report.md's own lines, so that its sections, tables and
-sentences are those of report.md, word for word. Each figure is the study's
-SVG, inlined (the PNG is for mail), and stands next to the table before it.
-Nothing is fetched: no external stylesheet, script, font or image; the few
-lines of script that sort a table when its header is clicked are inline.
+The page is made from report.md's own lines, so that its sections, tables and sentences are
+those of report.md, word for word. Each figure is the study's SVG, inlined (the PNG is for
+mail), and stands next to the table before it. Nothing is fetched: no external stylesheet,
+script, font or image; the few lines of script that sort a table when its header is clicked
+are inline.
 
-Only the markdown report.md is written in is read: headings, paragraphs, "- "
-lists, fenced code, pipe tables, images, `code` and **bold**.
+Only the markdown report.md is written in is read: headings, paragraphs, "- " lists, fenced
+code, pipe tables, images, `code` and **bold**.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 code { background: #f3f3f3; padding: 0 2px; }
 """
 
-# Click a header: sort the table's rows by that column, again to reverse. A cell
-# that is a number with at most a unit or mark after it ("12.3*", "1.25x", "4KB",
-# "#3 (report)", "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other
-# (a date, a name) as text.
+# Click a header: sort the table's rows by that column, again to reverse. A cell that is a
+# number with at most a unit or mark after it ("12.3*", "1.25x", "4KB", "#3 (report)",
+# "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other (a date, a name)
+# as text.
 SORT_SCRIPT = """
 (function () {
   var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};
@@ -95,8 +95,8 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def inline_svg(folder: str, image: str, alt: str) -> str:
-    """The SVG beside report.md's `image` (a PNG's name) as a <figure> captioned `alt`,
-    without its XML prologue; a caption that says so when there is none."""
+    """The SVG beside report.md's `image` (a PNG's name) as a <figure> captioned `alt`, without
+    its XML prologue; a caption that says so when there is none."""
     path = os.path.join(folder, os.path.splitext(image)[0] + ".svg")
     try:
         with open(path) as f:
@@ -104,8 +104,8 @@ def inline_svg(folder: str, image: str, alt: str) -> str:
     except OSError:
         return f"<figure><figcaption>{html.escape(alt)} (no figure drawn)</figcaption></figure>"
     svg = svg[svg.find("<svg") :]
-    # matplotlib's <metadata> names RDF vocabularies by URL: nothing a reader needs,
-    # and no address should stand in a page that fetches none.
+    # matplotlib's <metadata> names RDF vocabularies by URL: nothing a reader needs, and no
+    # address should stand in a page that fetches none.
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}" ', 1)
     return f'<figure class="figure">{svg}<figcaption>{html.escape(alt)}</figcaption></figure>'

@@ -1,6 +1,6 @@
-"""report.md: the header, the summary, the machine, each study's section, the studies
-that failed or were not run, and the files; and report.html, the same lines as one
-self-contained page (html.py)."""
+"""report.md: the header, the summary, the machine, each study's section, the studies that
+failed or were not run, and the files; and report.html, the same lines as one self-contained
+page (html.py)."""
 
 import datetime
 import os

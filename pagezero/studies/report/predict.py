@@ -1,6 +1,6 @@
 """`pagezero predict` in the report: how much of a huge-page fault the running kernel's
-clearing explains, and what the 7.0 policy would make of it, beside the gains measured
-on AMD Milan for scale."""
+clearing explains, and what the 7.0 policy would make of it, beside the gains measured on
+AMD Milan for scale."""
 
 import os
 
@@ -13,12 +13,12 @@ from pagezero.studies.report.words import rate
 
 TITLE = "What a new clearing policy would gain here"
 
-# AMD Milan, preempt=full, demand faults before -> after, as measured in
-# "mm: folio_zero_user: clear contiguous pages" (2025) (GB/s as printed there).
+# AMD Milan, preempt=full, demand faults before -> after, as measured in "mm:
+# folio_zero_user: clear contiguous pages" (2025) (GB/s as printed there).
 MILAN = {"2MB": (11.82, 16.48), "1GB": (17.51, 43.23)}
 
-# Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms
-# plus the flush of the whole folio before it).
+# Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms plus the flush of
+# the whole folio before it).
 _REPLAY_LOOPS = {"2MB": 5, "1GB": 2}
 
 
@@ -58,8 +58,8 @@ def _measure(pages, cfg, reserve, quick):
 
 
 def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
-    """pagezero.predict() for 2MB pages (and 1GB unless `quick`), saved as predict.json:
-    the explained share first, then the remainder and the projections, beside Milan's."""
+    """pagezero.predict() for 2MB pages (and 1GB unless `quick`), saved as predict.json: the
+    explained share first, then the remainder and the projections, beside Milan's."""
     pages = ("2MB",) if quick else ("2MB", "1GB")
     found, notes, stop = _measure(pages, cfg, reserve, quick)
     section = Section(TITLE, interrupted=stop.signame if stop else None)

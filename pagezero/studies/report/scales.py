@@ -1,17 +1,17 @@
-"""The report's sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on
-a 2-core machine) and "tiny" (seconds; for tests and CI), the last two picked by
---quick or the PAGEZERO_SCALE environment variable."""
+"""The report's sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
+2-core machine) and "tiny" (seconds; for tests and CI), the last two picked by --quick or
+the PAGEZERO_SCALE environment variable."""
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
-# Below this extent, a loop clears the extent repeatedly over a region of this size
-# (chunk = extent): the region stays in L2, and each timed loop is long enough that
-# the clock reads around it do not count.
+# Below this extent, a loop clears the extent repeatedly over a region of this size (chunk =
+# extent): the region stays in L2, and each timed loop is long enough that the clock reads
+# around it do not count.
 SMALL_REGION = 256 * KB
 
-# runs: fresh processes per point (pagezero report --runs overrides it). page_size:
-# the region of the 4KB-against-2MB table. cold_loop_div: fewer loops for the cold
-# study (tiny: seconds, not a measurement).
+# runs: fresh processes per point (pagezero report --runs overrides it). page_size: the
+# region of the 4KB-against-2MB table. cold_loop_div: fewer loops for the cold study (tiny:
+# seconds, not a measurement).
 SCALES = {
     "full": dict(
         runs=3,

@@ -1,6 +1,6 @@
-"""Several CPUs clearing one region together: 1..N threads, each pinned to its own CPU
-and started behind a barrier, clearing disjoint parts of it (measure.mem.scaling):
-where memory bandwidth rather than the instruction becomes the limit."""
+"""Several CPUs clearing one region together: 1..N threads, each pinned to its own CPU and
+started behind a barrier, clearing disjoint parts of it (measure.mem.scaling): where memory
+bandwidth rather than the instruction becomes the limit."""
 
 from pagezero.figures.plot import plot_scaling
 from pagezero.measure.mem import scaling
@@ -11,8 +11,8 @@ from pagezero.units import format_size
 
 
 def study_threads(out_dir, cfg, info, functions, progress):
-    """The aggregate rate of 1 to N threads against one thread's, with clear_pages()'s
-    kernel on 4KB pages; one run (one process): the report's runs do not apply."""
+    """The aggregate rate of 1 to N threads against one thread's, with clear_pages()'s kernel
+    on 4KB pages; one run (one process): the report's runs do not apply."""
     f, size = condition_kernels(functions)[0], cfg["thread_size"]
     title = "Several CPUs at once (4KB pages)"
     try:

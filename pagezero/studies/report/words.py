@@ -1,8 +1,7 @@
-"""The report's numbers in words: table cells, "fastest" sentences and the chunk
-study's step, from tables already measured (nothing here runs a benchmark, so every
-sentence can be tested, and mutated, on tables made by hand). One function per kind
-of figure serves tables and summary alike: a number the summary quotes is the very
-string of a table cell.
+"""The report's numbers in words: table cells, "fastest" sentences and the chunk study's step,
+from tables already measured (nothing here runs a benchmark, so every sentence can be
+tested, and mutated, on tables made by hand). One function per kind of figure serves tables
+and summary alike: a number the summary quotes is the very string of a table cell.
 """
 
 from __future__ import annotations
@@ -13,15 +12,15 @@ from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_
 from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
 
-# Beyond the LLC, placement decides more than anything inside one process
-# (3-5% between processes at 256MB on a Zen 4 VM): a cell whose runs spread
-# wider than this is marked, so a reader does not build on it.
+# Beyond the LLC, placement decides more than anything inside one process (3-5% between
+# processes at 256MB on a Zen 4 VM): a cell whose runs spread wider than this is marked, so
+# a reader does not build on it.
 SPREAD_LIMIT_PCT = 5.0
 SPREAD_MARK = "*"
 
 
-# The two questions a "fastest" answers: they have different answers, since
-# the stores that skip the caches lose while the buffer fits in them.
+# The two questions a "fastest" answers: they have different answers, since the stores that
+# skip the caches lose while the buffer fits in them.
 HOT_QUESTION = "reusing a buffer while it is hot (in cache)"
 STREAM_QUESTION = "streaming through a region larger than the LLC, as the kernel clears fresh pages"
 
@@ -127,9 +126,9 @@ def fastest_lines(table, xs, llc):
 
 
 def knee_of(by_chunk):
-    """The step in rate with chunk size: {knee, below, above (the chunks of KNEE_MIN_EXTENT
-    and up on each side), below_rate, above_rate (their medians), step (their ratio, so
-    a reader can redo the division)}; None with fewer than two chunks."""
+    """The step in rate with chunk size: {knee, below, above (the chunks of KNEE_MIN_EXTENT and
+    up on each side), below_rate, above_rate (their medians), step (their ratio, so a reader
+    can redo the division)}; None with fewer than two chunks."""
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:
@@ -158,8 +157,8 @@ def knee_row(kernel, k):
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label):
-    """The chunk study's sentence of one kernel: no clear step, a step near the LLC (where
-    long stores stop allocating cache lines), or a step elsewhere."""
+    """The chunk study's sentence of one kernel: no clear step, a step near the LLC (where long
+    stores stop allocating cache lines), or a step elsewhere."""
     xs = sorted(by_chunk)
     if k["step"] < KNEE_CLEAR_STEP:
         return (
@@ -175,8 +174,8 @@ def knee_line(kernel, k, by_chunk, llc, region, label):
     )
     knee, last_below = k["knee"], k["below"][-1]
     if llc and llc // 2 <= knee <= 2 * llc and last_below >= llc // 4:
-        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
-        # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
+        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on AMD
+        # Zen: long enough stores stop allocating cache lines near the LLC size.
         return (
             f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
             f"call here (LLC: {format_size(llc)}): {where}."

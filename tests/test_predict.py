@@ -11,8 +11,7 @@ import pytest
 import pagezero
 from pagezero.measure.policy import PAGE_SIZE, Step, clear_order
 from pagezero.studies.predict import Prediction
-from pagezero.studies.predict.model import fit, project
-from pagezero.studies.predict.prediction import JSON_KEYS, ProjectedPolicy
+from pagezero.studies.predict.model import ProjectedPolicy, fit, project
 from pagezero.studies.predict.replays import (
     MAX_ORDER_BYTES,
     PREEMPT_MODES,
@@ -251,7 +250,8 @@ def test_fit_remainder_and_projection():
     f = fit(MB2, [160e-6, 150e-6, 170e-6], [125e-6, 120e-6, 130e-6])
     assert math.isclose(f.remainder_s, 35e-6)
     assert math.isclose(f.remainder_low, 20e-6) and math.isclose(f.remainder_high, 50e-6)
-    p = project(f, [60e-6, 50e-6, 70e-6])
+    p = project(f, from_7_0(MB2, "full"), [60e-6, 50e-6, 70e-6])
+    assert p.replay == from_7_0(MB2, "full") and math.isclose(p.replay_bytes_per_sec, MB2 / 60e-6)
     assert math.isclose(p.bytes_per_sec, MB2 / 95e-6)
     assert math.isclose(p.low, MB2 / 120e-6) and math.isclose(p.high, MB2 / 70e-6)
     assert p.low < p.bytes_per_sec < p.high
@@ -300,7 +300,7 @@ PROJECTION_TYPES = {
 
 
 def check_json_shape(doc):
-    assert list(doc)[: len(JSON_KEYS)] == list(JSON_KEYS)
+    assert list(doc)[: len(TYPES)] == list(TYPES)  # the documented figures come first
     for key, kind in TYPES.items():
         assert isinstance(doc[key], kind), (key, doc[key])
     for row in doc["projections"]:

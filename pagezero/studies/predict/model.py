@@ -25,6 +25,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pagezero.studies.predict.replays import Replay
 
 FIT_LOW = 0.60
 FIT_HIGH = 1.10
@@ -97,21 +100,41 @@ def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) ->
 
 
 @dataclass(frozen=True)
-class Projection:
-    """A policy's projected fault rate (bytes/sec), low and high."""
+class ProjectedPolicy:
+    """One policy's projected fault rate (bytes/sec), low and high, and its replay's rate."""
 
+    replay: Replay
     bytes_per_sec: float
     low: float
     high: float
+    replay_bytes_per_sec: float
+
+    def to_json(self) -> dict[str, Any]:
+        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's details."""
+        r = self.replay
+        return {
+            "policy": r.policy,
+            "preempt": r.preempt,
+            "kernel": r.kernel,
+            "bytes_per_sec": self.bytes_per_sec,
+            "low": self.low,
+            "high": self.high,
+            "strategy": r.strategy,
+            "batch": r.batch,
+            "source": r.source,
+            "replay_bytes_per_sec": self.replay_bytes_per_sec,
+        }
 
 
-def project(f: Fit, clear_s: Sequence[float]) -> Projection:
-    """The fault rate under a policy whose replayed clear took `clear_s` (per run): folio /
+def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy:
+    """The fault rate under `replay`'s policy, whose clear took `clear_s` (per run): folio /
     (remainder + median clear); low from the largest remainder and the slowest run."""
     _check_times("a projection", clear_s)
-    b = f.folio_bytes
-    return Projection(
-        b / (max(f.remainder_s, 0.0) + statistics.median(clear_s)),
+    b, median = f.folio_bytes, statistics.median(clear_s)
+    return ProjectedPolicy(
+        replay,
+        b / (max(f.remainder_s, 0.0) + median),
         b / (f.remainder_high + max(clear_s)),
         b / (f.remainder_low + min(clear_s)),
+        b / median,
     )

@@ -5,55 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pagezero.studies.predict.model import ASSUMPTIONS
+from pagezero.studies.predict.model import ASSUMPTIONS, ProjectedPolicy
 from pagezero.studies.predict.replays import Replay
-
-# The keys every JSON prediction has (more may follow them).
-JSON_KEYS = (
-    "page",
-    "kernel_release",
-    "preempt",
-    "fault_bytes_per_sec",
-    "replay_policy",
-    "replay_bytes_per_sec",
-    "explained",
-    "remainder_us",
-    "runs",
-    "discarded_runs",
-    "projections",
-)
 
 
 def _gbs(rate: float | None) -> str:
     """GB/sec as perf bench prints it: 2^30 bytes per second."""
     return "-" if rate is None else f"{rate / 2**30:.2f}"
-
-
-@dataclass(frozen=True)
-class ProjectedPolicy:
-    """One policy's projected fault rate (bytes/sec), with its interval."""
-
-    replay: Replay
-    bytes_per_sec: float
-    low: float
-    high: float
-    replay_bytes_per_sec: float
-
-    def to_json(self) -> dict[str, Any]:
-        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's details."""
-        r = self.replay
-        return {
-            "policy": r.policy,
-            "preempt": r.preempt,
-            "kernel": r.kernel,
-            "bytes_per_sec": self.bytes_per_sec,
-            "low": self.low,
-            "high": self.high,
-            "strategy": r.strategy,
-            "batch": r.batch,
-            "source": r.source,
-            "replay_bytes_per_sec": self.replay_bytes_per_sec,
-        }
 
 
 @dataclass
@@ -125,7 +83,7 @@ class Prediction:
         return bool(self.projections)
 
     def to_json(self) -> dict[str, Any]:
-        """The prediction as a JSON document: JSON_KEYS first, then the details.
+        """The prediction as a JSON document: its key figures first, then the details.
 
         Returns
         -------

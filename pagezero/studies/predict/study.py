@@ -21,7 +21,7 @@ from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs
 from pagezero.studies.predict.model import fit, project
-from pagezero.studies.predict.prediction import Prediction, ProjectedPolicy
+from pagezero.studies.predict.prediction import Prediction
 from pagezero.studies.predict.replays import Replay, every_policy, walk_key
 from pagezero.studies.predict.running import replay_for, running_kernel
 from pagezero.studies.predict.warmup import warming_runs
@@ -216,18 +216,13 @@ def predict(
     pages = _fault_pages(page, needed, reserve, info)
     thp = pages == THP_PAGES
     args = _fault_args(page, fault_plan.nbytes, loops, thp)
-    p = Prediction(
-        page,
-        kernel.release,
-        kernel.preempt,
-        kernel.preempt_note,
-        pages,
-        fault_plan.nbytes,
-        loops,
+    warm_up = (
         f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
         f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "
-        f"faults on the host)",
+        f"faults on the host)"
     )
+    k, nbytes = kernel, fault_plan.nbytes
+    p = Prediction(page, k.release, k.preempt, k.preempt_note, pages, nbytes, loops, warm_up)
     try:
         with _pool(page, needed, reserve, thp):
             _warm(args, thp)
@@ -254,13 +249,8 @@ def _replay_and_fit(
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
     if not f.fits:
         return
-    for policy in policies:
-        if (policy.policy, policy.preempt) == (running.policy, running.preempt):
-            continue
-        t = times[policy.same_walk(folio)]
-        proj = project(f, t)
-        p.projections.append(
-            ProjectedPolicy(
-                policy, proj.bytes_per_sec, proj.low, proj.high, folio / statistics.median(t)
-            )
-        )
+    p.projections = [
+        project(f, policy, times[policy.same_walk(folio)])
+        for policy in policies
+        if (policy.policy, policy.preempt) != (running.policy, running.preempt)
+    ]

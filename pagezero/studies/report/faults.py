@@ -35,17 +35,8 @@ def _points(cfg, reserve, notes):
             except MappingError as e:
                 notes.append(f"{page} pages not measured: {e.strerror}")
                 continue
-        points += [
-            {
-                "size": sizes[page],
-                "page": page,
-                "thp": thp,
-                "loops": loops,
-                "function": f,
-                "reserve": reserve,
-            }
-            for f in ("demand", "populate")
-        ]
+        point = dict(size=sizes[page], page=page, thp=thp, loops=loops)
+        points += [dict(point, function=f, reserve=reserve) for f in ("demand", "populate")]
     return points, sizes
 
 
@@ -64,13 +55,9 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
         if thp or page in skipped:
             continue
         try:
+            loops = cfg["fault_loops"]
             h = fault.headroom(
-                sizes[page],
-                page,
-                "demand",
-                cfg["fault_loops"],
-                reserve=reserve,
-                clear_kernels=functions,
+                sizes[page], page, "demand", loops, reserve=reserve, clear_kernels=functions
             )
         except KeyboardInterrupt as e:
             section.interrupted = as_interrupted(e).signame

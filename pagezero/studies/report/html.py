@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pagezero.files import atomic_write
 
@@ -118,44 +118,39 @@ def markdown_to_html(lines: Sequence[str], folder: str) -> str:
     while i < len(lines):
         line = lines[i]
         if not line.strip():
-            i += 1
+            j = i + 1
         elif line.startswith("```"):
-            end = next(
-                (j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines)
-            )
-            code = html.escape("\n".join(lines[i + 1 : end]))
-            blocks.append(("pre", f"<pre>{code}</pre>"))
-            i = end + 1
+            end = _until(lines, i + 1, lambda x: not x.startswith("```"))
+            blocks.append(("pre", f"<pre>{html.escape(chr(10).join(lines[i + 1 : end]))}</pre>"))
+            j = end + 1
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             text = line[level:].strip()
             anchor = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
             blocks.append(("h", f'<h{level} id="{anchor}">{_inline(text)}</h{level}>'))
-            i += 1
+            j = i + 1
         elif line.startswith("|"):
-            j = i
-            while j < len(lines) and lines[j].startswith("|"):
-                j += 1
+            j = _until(lines, i, lambda x: x.startswith("|"))
             blocks.append(("table", _table(lines[i:j])))
-            i = j
-        elif _IMAGE.match(line.strip()):
-            alt, src = _IMAGE.match(line.strip()).groups()  # type: ignore[union-attr]
-            _pair(blocks, inline_svg(folder, src, alt))
-            i += 1
+        elif image := _IMAGE.match(line.strip()):
+            _pair(blocks, inline_svg(folder, image.group(2), image.group(1)))
+            j = i + 1
         elif line.startswith("- "):
-            j = i
-            while j < len(lines) and lines[j].startswith("- "):
-                j += 1
+            j = _until(lines, i, lambda x: x.startswith("- "))
             items = "".join(f"<li>{_inline(x[2:])}</li>" for x in lines[i:j])
             blocks.append(("ul", f"<ul>{items}</ul>"))
-            i = j
         else:
-            j = i
-            while j < len(lines) and lines[j].strip() and not _block_start(lines[j]):
-                j += 1
+            j = _until(lines, i, lambda x: bool(x.strip()) and not _block_start(x))
             blocks.append(("p", f"<p>{_inline(' '.join(lines[i:j]))}</p>"))
-            i = j
+        i = j
     return "\n".join(b for _, b in blocks)
+
+
+def _until(lines: Sequence[str], i: int, keep: Callable[[str], bool]) -> int:
+    """The index after the run of lines from i that keep() accepts."""
+    while i < len(lines) and keep(lines[i]):
+        i += 1
+    return i
 
 
 def _block_start(line: str) -> bool:

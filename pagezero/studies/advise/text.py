@@ -111,13 +111,11 @@ class Advice:
         """
         gb = format_gbps
         n_kernels = len({k for k, _ in self.cells})
-        runs = (
-            f"{self.runs} runs (fresh processes) of {self.passes} passes each"
-            + (f" in {self.rounds} shuffled rounds" if self.rounds > 1 else "")
-            if self.runs > 1
-            else f"1 run of {self.passes} passes (--quick: the noise between runs is "
-            "unknown, ties judged by the passes' spread)"
-        )
+        runs = f"1 run of {self.passes} passes (--quick: the noise between runs is unknown, "
+        runs += "ties judged by the passes' spread)"
+        if self.runs > 1:
+            runs = f"{self.runs} runs (fresh processes) of {self.passes} passes each"
+            runs += f" in {self.rounds} shuffled rounds" if self.rounds > 1 else ""
         lines = [
             f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
             f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
@@ -129,31 +127,27 @@ class Advice:
             "kernels, clear_pages()'s "
             f"({self.knee_kernel}) if tied, else the first in the kernel table.",
             "",
-            "Fastest kernel by extent"
-            + (
-                " (from the LLC's size on, one question judged over all its extents: "
-                "which stores stream fastest to memory):"
-                if any(r.get("pooled") for r in self.best_kernel)
-                else ":"
-            ),
+            "Fastest kernel by extent:",
         ]
+        if any(r.get("pooled") for r in self.best_kernel):
+            lines[-1] = (
+                "Fastest kernel by extent (from the LLC's size on, one question judged over "
+                "all its extents: which stores stream fastest to memory):"
+            )
         if self.interrupted:
             lines[1:1] = [
                 f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
                 "cells measured before it, partly with fewer runs."
             ]
         for r in self.best_kernel:
-            span = (
-                format_size(r["min_bytes"])
-                if r["min_bytes"] == r["max_bytes"]
-                else f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
-            )
+            lo, hi = format_size(r["min_bytes"]), format_size(r["max_bytes"])
+            span = lo if lo == hi else f"{lo} to {hi}"
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
             pooled = "  (judged as one range, paired within runs)" if r.get("pooled") else ""
             lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}{pooled}")
-        lines.append("")
-        lines.append(self._knee_line())
         lines += [
+            "",
+            self._knee_line(),
             "",
             "Batch for clear_pages() between resched points, by the worst batch "
             "of 9 visits in 10 (p90: per visit of a cell, the slowest batch position, "
@@ -185,22 +179,13 @@ class Advice:
         }
         below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
         above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        llc = (
-            (
-                f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
-                f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
-            )
-            if self.llc_bytes
-            else "the LLC size is unknown (sysfs gives none)"
-        )
-        tied = (
-            (
-                f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
-                "(the smallest is taken)"
-            )
-            if self.knee_tied
-            else ""
-        )
+        llc, tied = "the LLC size is unknown (sysfs gives none)", ""
+        if self.llc_bytes:
+            llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
+            llc += f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+        if self.knee_tied:
+            tied = f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
+            tied += "(the smallest is taken)"
         if self.knee_step >= KNEE_CLEAR_STEP:
             return (
                 f"Knee: {self.knee_kernel} (clear_pages() here) clears "

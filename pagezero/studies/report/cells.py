@@ -7,8 +7,6 @@ loops inside it cannot see the variation between placements. A study's sweeps th
 pagezero.results.points.point_summary's median of the runs' medians.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import os

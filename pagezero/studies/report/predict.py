@@ -20,33 +20,21 @@ MILAN = {"2MB": (11.82, 16.48), "1GB": (17.51, 43.23)}
 # Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms plus the flush of
 # the whole folio before it).
 _REPLAY_LOOPS = {"2MB": 5, "1GB": 2}
+_NO_FIT = "the model does not fit this machine and nothing is projected (prediction table)."
 
 
 def _gain(before, after):
     return f"{(after / before - 1):+.0%}"
 
 
-def _full_7_0(p):
-    """The projection of 7.0 under preempt=full with clear_page()'s kernel (Milan's case)."""
-    return next(
-        (x for x in p.projections if (x.replay.policy, x.replay.preempt) == ("7.0", "full")), None
-    )
-
-
 def _measure(pages, cfg, reserve, quick):
     found, notes, stop = [], [], None
+    args = dict(runs=cfg["runs"], reserve=reserve, loops=cfg["fault_loops"])
     for page in pages:
+        size = max(cfg["fault_size"], 1 << 30 if page == "1GB" else 2 << 20)
         try:
-            found.append(
-                predict(
-                    page,
-                    runs=cfg["runs"],
-                    reserve=reserve,
-                    size=max(cfg["fault_size"], 1 << 30 if page == "1GB" else 2 << 20),
-                    loops=cfg["fault_loops"],
-                    replay_loops=_REPLAY_LOOPS[page] if quick else None,
-                )
-            )
+            replays = _REPLAY_LOOPS[page] if quick else None
+            found.append(predict(page, size=size, replay_loops=replays, **args))
         except KeyboardInterrupt as e:
             stop = as_interrupted(e)
             if stop.partial is not None:
@@ -117,13 +105,13 @@ def _tabulate(section, found, notes):
 
 def _summary(p):
     share = f"The running kernel's clearing explains {p.explained:.0%} of a {p.page} demand fault"
-    full = _full_7_0(p)
+    # 7.0 under preempt=full with clear_page()'s kernel: Milan's case.
+    full = next(
+        (x for x in p.projections if (x.replay.policy, x.replay.preempt) == ("7.0", "full")), None
+    )
     if full is None:
         bound = f"under {FIT_LOW:.0%}" if p.explained < FIT_LOW else f"over {FIT_HIGH:.0%}"
-        return (
-            f"{share} here, {bound}: the model does not fit this machine and nothing is "
-            f"projected (prediction table)."
-        )
+        return f"{share} here, {bound}: {_NO_FIT}"
     a, b = MILAN[p.page]
     return (
         f"{share} here; 7.0 with preempt=full would fault at {rate(full.bytes_per_sec)} GB/s "

@@ -4,8 +4,6 @@ tested, and mutated, on tables made by hand). One function per kind of figure se
 and summary alike: a number the summary quotes is the very string of a table cell.
 """
 
-from __future__ import annotations
-
 import statistics
 
 from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_kernels, find_knee

@@ -33,13 +33,11 @@ def batch_for_budget(
     clear_pages: str,
     pooled_from: int | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """The JSON row of the batch for one latency budget, and whether anything fits it.
-
-    Among the cells that fit the budget (fits_budget), the fastest and all tied with it; of
-    those the largest batch; at that batch the kernel rule among the kernels tied with the
-    fastest there, or, from `pooled_from` on, the range's kernel (judge_range) when it fits
-    there. When nothing fits: the cell with the smallest worst batch, no ties.
-    """
+    """The JSON row of the batch for one latency budget, and whether anything fits it."""
+    # Among the cells that fit: the fastest and all tied with it; of those the largest batch;
+    # at that batch the kernel rule among those tied with the fastest there, or, from
+    # pooled_from on, the range's kernel (judge_range) where it fits. When nothing fits: the
+    # cell with the smallest worst batch, no ties.
     fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
@@ -95,14 +93,11 @@ def _everywhere(cells: Cells, extents: Iterable[int]) -> set[str]:
 
 
 def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float, float]] | None:
-    """Each kernel's gap to the fastest over a range in %, and its standard error, paired in
-    runs.
-
-    Per run, a kernel's log rate over the range is the mean over its extents of the log of
-    that run's median; its difference from the fastest kernel's in the same run is a paired
-    measurement (one region, one stretch of the machine), so what moves a whole run cancels.
-    None without per-run medians of three common runs.
-    """
+    """Each kernel's % gap to the fastest over a range and its standard error, paired in runs."""
+    # Per run, a kernel's log rate is the mean over the extents of the log of that run's
+    # median; its difference from the fastest's in the same run is paired (one region, one
+    # stretch of the machine), so what moves a whole run cancels. None without the medians
+    # of three common runs.
     medians = {
         k: [cells[(k, e)].get("run_medians") or {} for e in extents]
         for k in sorted(_everywhere(cells, extents))
@@ -146,14 +141,10 @@ def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str
 def judge_range(
     cells: Cells, extents: Sequence[int], order: Sequence[str], clear_pages: str
 ) -> tuple[str, list[str]]:
-    """The kernel for a range of extents judged as one, and the kernels tied there.
-
-    With per-run medians of three runs or more, a kernel ties with the fastest when its
-    paired gap is within TIE_FLOOR_PCT or twice the gap's standard error: the range's
-    estimate pairs every run and averages every extent, so its own error, not one cell's
-    spread, is what a gap must exceed. Without them: the geometric means over the range,
-    tied as single cells are.
-    """
+    """The kernel for a range of extents judged as one, and the kernels tied there."""
+    # A paired gap ties within TIE_FLOOR_PCT or twice its standard error: the range's estimate
+    # pairs every run and averages every extent, so its own error, not one cell's spread, is
+    # what a gap must exceed. Without per-run medians: the geometric means, tied as cells are.
     gaps = _paired_gaps(cells, extents)
     if gaps is None:
         return _judge(_geometric_means(cells, extents), order, clear_pages)
@@ -185,15 +176,12 @@ def best_kernels(
     clear_pages: str,
     pooled_from: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranges of extents with their kernel: rows of range_row(), with tied and pooled.
-
-    Per extent, the kernel rule over the fastest and those tied with it; neighbouring
-    extents with the same choice make one range. The extents from `pooled_from` on (those at
-    least the LLC's size) are judged together (judge_range): per extent, a kernel that
-    trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here,
-    against 9-11%) ties at one extent and not the next, and the other way round measured
-    again.
-    """
+    """Ranges of extents with their kernel: range_row()'s rows, with tied and pooled."""
+    # Per extent, the kernel rule over the fastest and those tied with it; neighbours with
+    # the same choice make one range. From pooled_from on (the LLC's size) the extents are
+    # judged together: per extent, a kernel that trails the fastest by about the tolerance
+    # (sse2-nt, 5-15% behind avx-nt and clzero here, against 9-11%) ties at one extent and
+    # not the next, and the other way round measured again.
     measured = [e for e in extents if any(x == e for _, x in cells)]
     pool = _streaming_range(cells, measured, pooled_from)
     ranges: list[dict[str, Any]] = []

@@ -186,16 +186,13 @@ def advise(
 def cells_from_results(
     results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
 ) -> dict[tuple[str, int], dict[str, Any]]:
-    """{(kernel, extent): cell} from the sweep's results and their runs (runs[i]["process"]).
-
-    A cell: bytes_per_sec (the median of the per-run medians); spread_pct and spread_of,
-    between runs each divided by its load factor (ties.run_spreads), or the passes' with one
-    run; noise_pct, the sweep's (ties.sweep_noise); runs; typical_worst_ms (per run the
-    median over passes of the slowest batch position, then the median over runs; worst_ms,
-    its old name); p90_worst_ms (the 90th percentile over every visit of its slowest
-    position: what a budget is checked against); max_worst_ms (the slowest batch of all);
-    run_medians. Rates in bytes/sec, spreads in %, latencies in ms.
-    """
+    """{(kernel, extent): cell} from the sweep's results and runs (runs[i]["process"])."""
+    # A cell: bytes_per_sec, the median of per-run medians; spread_pct, spread_of: between
+    # runs each divided by its load factor (run_spreads), or the passes' with one run;
+    # noise_pct (sweep_noise); runs; typical_worst_ms: per run the median over passes of the
+    # slowest batch position, then the median over runs (worst_ms, its old name);
+    # p90_worst_ms: its 90th percentile over every visit (what a budget is checked against);
+    # max_worst_ms: the slowest batch of all; run_medians. Rates bytes/sec, spreads %, ms.
     by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):
         cell = by_cell.setdefault((r.function, r.batch_bytes), {})

@@ -55,8 +55,8 @@ Cells = Mapping[tuple[str, int], Cell]  # {(kernel, extent in bytes): cell}
 def run_spreads(
     run_medians: Mapping[Hashable, Mapping[Hashable, float]],
 ) -> dict[Hashable, float | None]:
-    """Each cell's spread between runs in % (None with one run), each run divided by its load
-    factor: the median over its cells of its median over the cell's median across runs."""
+    """Each cell's spread between runs in % (None with one run), each run over its load factor."""
+    # A run's load factor: the median over its cells of its median over the cell's median.
     centre = {c: statistics.median(m.values()) for c, m in run_medians.items()}
     ratios: dict[Hashable, list[float]] = {}
     for c, m in run_medians.items():
@@ -73,12 +73,9 @@ def run_spreads(
 
 
 def sweep_noise(spreads: Iterable[float | None]) -> float | None:
-    """The median of the cells' spreads (None when none has one).
-
-    A spread from three runs is known only roughly, so a cell's own spread would decide its
-    ties by chance; the cells of one sweep are measured alike, and their median spread is
-    far better known.
-    """
+    """The median of the cells' spreads (None when none has one)."""
+    # A spread from three runs is known only roughly, so a cell's own would decide its ties
+    # by chance; the cells of one sweep are measured alike, and their median is far better known.
     known = [s for s in spreads if s is not None]
     return statistics.median(known) if known else None
 
@@ -111,11 +108,9 @@ def sort_by_table(names: Iterable[str], order: Sequence[str]) -> list[str]:
 
 
 def fits_budget(cell: Cell, budget_ms: float) -> bool:
-    """Whether the cell's p90 worst batch, with TIE_FLOOR_PCT added, is within the budget.
-
-    The 90th percentile already holds the variation between visits and runs; the floor is
-    the margin within which a latency is not told from the budget.
-    """
+    """Whether the cell's p90 worst batch, with TIE_FLOOR_PCT added, is within the budget."""
+    # The p90 holds the variation between visits and runs already; within the floor a latency
+    # is not told from the budget.
     return bool(cell[CHECKED_AGAINST] * (1.0 + TIE_FLOOR_PCT / 100.0) <= budget_ms)
 
 
@@ -130,15 +125,11 @@ def _fit_cost(logs: Sequence[float], k: int) -> float:
 
 
 def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
-    """One kernel's knee (bytes), its step (upper / lower level) and the other extents tied
-    with it.
-
-    stats.find_knee gives the best one-step fit of log rate over the extents of
-    KNEE_MIN_EXTENT and up. A split one extent lower or higher is tied with it when its fit
-    is worse by no more than the noise of the extent that changes side; the knee is the
-    smaller of the tied. Only neighbours tie: a split further away is a different knee. The
-    step is the ratio of the medians of the two sides of the split taken.
-    """
+    """One kernel's knee (bytes), its step (upper / lower level) and the extents tied with it."""
+    # stats.find_knee's best one-step fit of log rate over the extents of KNEE_MIN_EXTENT and
+    # up; a split one extent lower or higher ties when its fit is worse by no more than the
+    # noise of the extent that changes side, and the knee is the smaller. Only neighbours tie:
+    # a split further away is another knee. The step: the ratio of the two sides' medians.
     pts = sorted(
         (e, c) for e, c in by_extent.items() if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0
     )

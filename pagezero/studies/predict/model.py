@@ -40,8 +40,7 @@ ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio); the
-    remainder's bounds from the runs' extremes (not below 0)."""
+    """The measured fault against the replayed clear, in seconds per fault (one folio)."""
 
     folio_bytes: int
     fault_s: float
@@ -86,8 +85,7 @@ def _check_times(name: str, times: Sequence[float]) -> None:
 
 
 def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) -> Fit:
-    """The fit from per-run seconds per fault and per replayed clear: medians, and the
-    remainder's bounds (slowest fault less fastest clear, and the other way round)."""
+    """The fit from per-run seconds per fault and per clear: medians, the remainder's bounds."""
     _check_times("the fault", fault_s)
     _check_times("the replay", clear_s)
     return Fit(
@@ -127,8 +125,8 @@ class ProjectedPolicy:
 
 
 def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy:
-    """The fault rate under `replay`'s policy, whose clear took `clear_s` (per run): folio /
-    (remainder + median clear); low from the largest remainder and the slowest run."""
+    """The fault rate under `replay`, whose clear took `clear_s`: folio / (remainder + clear)."""
+    # low from the largest remainder and the slowest run, high from the smallest and fastest.
     _check_times("a projection", clear_s)
     b, median = f.folio_bytes, statistics.median(clear_s)
     return ProjectedPolicy(

@@ -172,8 +172,7 @@ class Prediction:
         return lines
 
     def simple(self) -> list[str]:
-        """Only the numbers: fault rate, replay rate, explained share, remainder (us), then one
-        projected rate per line (bytes/sec)."""
+        """Only the numbers: fault rate, replay rate, explained, remainder (us), projections."""
         values = [
             self.fault_bytes_per_sec,
             self.replay_bytes_per_sec,

@@ -74,8 +74,8 @@ class Replay:
         return {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
 
     def same_walk(self, folio_bytes: int) -> tuple[str, int, str]:
-        """What decides the timed clear: replays equal in it measure the same (for 2MB folios
-        the batches 32MB and "extent" are one walk: the whole folio)."""
+        """What decides the timed clear: replays equal in it measure the same."""
+        # For 2MB folios the batches 32MB and "extent" are one walk: the whole folio.
         return walk_key(
             self.strategy, batch_bytes(self.batch, folio_bytes), self.kernel, folio_bytes
         )
@@ -87,8 +87,8 @@ def walk_key(strategy: str, batch: int, kernel: str, folio_bytes: int) -> tuple[
 
 
 def pre_7_0(folio_bytes: int) -> Replay:
-    """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond; the
-    preemption model plays no part (a cond_resched() between pages)."""
+    """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond."""
+    # The preemption model plays no part: a cond_resched() between pages.
     if gigantic(folio_bytes):
         strategy, source = "front-to-back", "mm/memory.c clear_gigantic_page()"
     else:
@@ -119,9 +119,9 @@ def nontemporal_kernels() -> list[str]:
 
 
 def every_policy(folio_bytes: int) -> list[Replay]:
-    """pre-7.0, 7.0 under each preemption model, and for gigantic folios 7.0 with each
-    non-temporal kernel this CPU has (proposed for them since "Avoid cache trashing on
-    clearing huge/gigantic page", 2012)."""
+    """pre-7.0, 7.0 under each model, for gigantic folios 7.0 with each non-temporal kernel."""
+    # Non-temporal stores: proposed for gigantic pages since "Avoid cache trashing on clearing
+    # huge/gigantic page" (2012).
     found = [pre_7_0(folio_bytes)]
     found += [from_7_0(folio_bytes, mode) for mode in PREEMPT_MODES]
     if gigantic(folio_bytes):

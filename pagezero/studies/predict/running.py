@@ -30,9 +30,7 @@ def release_tuple(release: str) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class RunningKernel:
-    """The running kernel as the prediction needs it: its release, the preemption model assumed
-    (one of PREEMPT_MODES), the one read ("dynamic", "unknown", "rt", a model) and why they
-    differ, when they do."""
+    """The running kernel's release and preemption model (assumed, read, why they differ)."""
 
     release: str
     preempt: str
@@ -67,8 +65,8 @@ def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
 
 
 def replay_for(kernel: RunningKernel, folio_bytes: int) -> Replay:
-    """The policy `kernel` clears a folio with: 7.0's under its preemption model from 7.0 on,
-    else pre-7.0's (also for a release that cannot be read: every one before 2026)."""
+    """The policy `kernel` clears a folio with: 7.0's from 7.0 on, else pre-7.0's."""
+    # A release that cannot be read is taken as pre-7.0: every one before 2026.
     if kernel.from_7_0:
         return from_7_0(folio_bytes, kernel.preempt)
     return pre_7_0(folio_bytes)

@@ -53,8 +53,7 @@ def _check_page(page: object) -> str:
 
 
 def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
-    """What the faults will be on: hugetlb, or THP for 2MB when the pool lacks pages and THP is
-    on; MappingError, naming the fix, when neither will do."""
+    """What the faults will be on: hugetlb, else THP for 2MB; MappingError naming the fix."""
     if reserve or hugepages.pool(page).available >= needed:
         return f"{page} hugetlb"
     if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
@@ -85,9 +84,9 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault: like the replay's median clear, a fault during
-    which another process ran counts no more than any other (a loop's rate takes every such
-    pause in)."""
+    """A fault run's rate from its median fault, not its loops'."""
+    # Like the replay's median clear, a fault during which another process ran counts no more
+    # than any other; a loop's rate takes every such pause in.
     latency = r.details["latency"]
     if latency["unit_bytes"] != folio or not latency["p50_ns"]:
         raise PagezeroError(
@@ -105,8 +104,8 @@ def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
-    """One pass over the pool first (on a VM a first touch also faults on the host); on THP, a
-    check that the faults got 2MB pages."""
+    """One pass over the pool first (on a VM a first touch also faults on the host)."""
+    # On THP, it also checks that the faults got 2MB pages.
     warm = _results(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(

@@ -58,8 +58,7 @@ STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 @dataclass
 class ReportRun:
-    """What report() did: its folder, the sections, the signal that stopped it (its name) or
-    None, and the studies a signal left unrun."""
+    """What run_report() did: its folder, sections, stop signal's name, studies not run."""
 
     out_dir: str
     runs: int
@@ -81,15 +80,10 @@ def _check(scale, runs):
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study into `out_dir` (refused when it holds a report already) and write
-    report.md and report.html there; the ReportRun says what was done.
-
-    A study that fails is named with its reason and the others are kept; a stop signal ends
-    the study it lands in, and the report is written from what was measured. functions: the
-    clear kernels (default: every available one); reserve: let the fault studies grow the
-    hugepage pools (root), giving the pages back; runs: fresh processes per point (default
-    the scale's: 3 at full scale, 1 otherwise).
-    """
+    """Run the default study into `out_dir` (not one holding a report) and write report.md."""
+    # A study that fails is named with its reason and the others are kept; a stop signal ends
+    # the study it lands in, and the report is written from what was measured. reserve: the
+    # fault studies may grow the hugepage pools (root); runs: processes per point.
     _check(scale, runs)
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]

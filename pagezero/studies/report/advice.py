@@ -16,8 +16,7 @@ def _tied_text(tied):
 
 
 def study_advice(out_dir, cfg, info, functions, progress, quick):
-    """pagezero.advise() (its quick sweep with `quick`), saved as advice.json, as a table per
-    latency budget: batch, kernel, rate, the worst batch checked, fits, ties."""
+    """pagezero.advise() as advice.json and a table per latency budget."""
     interrupted = None
     try:
         advice = advise(quick=quick)

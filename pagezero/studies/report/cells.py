@@ -22,8 +22,7 @@ from pagezero.system.machine import machine
 
 @dataclass
 class Section:
-    """One study's part of the report: its lines in report.md and in the summary; the stop
-    signal that cut it short (its name, or True), or why it failed (one line)."""
+    """One study's part of the report: lines, summary, stop signal (name or True), failure."""
 
     title: str
     body: list = field(default_factory=list)
@@ -34,8 +33,7 @@ class Section:
 
 @contextlib.contextmanager
 def holding(section):
-    """Stop signals held while a study saves and tabulates (milliseconds): one arriving
-    meanwhile marks `section` interrupted instead of taking the finished section."""
+    """Stop signals held while a study saves and tabulates: one marks `section` interrupted."""
     try:
         with deferred():
             yield section
@@ -44,8 +42,7 @@ def holding(section):
 
 
 def draw(section, plot, *args, **kwargs):
-    """Draw a study's plot; a stop signal meanwhile marks the section interrupted and keeps its
-    tables, which matter more than the picture."""
+    """Draw a study's plot; a stop signal marks the section interrupted and keeps its tables."""
     try:
         plot(*args, **kwargs)
     except KeyboardInterrupt as e:
@@ -53,8 +50,8 @@ def draw(section, plot, *args, **kwargs):
 
 
 def finish(section, out_dir, name, rs, tabulate, plot=None, **plot_args):
-    """A study's tail: `rs` saved as name.json, tabulated into `section` by tabulate(), then
-    drawn by plot() as name.png and .svg; nothing tabulated or drawn when `rs` is empty."""
+    """A study's tail: `rs` saved as name.json, tabulated, drawn as name.png/.svg."""
+    # Nothing tabulated or drawn when `rs` is empty.
     with holding(section):
         rs.save(os.path.join(out_dir, f"{name}.json"))
         if len(rs):
@@ -79,8 +76,7 @@ def failure_text(e):
 
 
 def run_points(benchmark, points, runs, warmup, progress=None):
-    """Points that are not a grid (size and chunk go together): one sweep per point shape,
-    merged, each of `runs` repetitions in a fresh process; interleaved within each sweep."""
+    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes."""
     results, run_rows, interrupted = [], [], None
     shapes = {}
     for p in points:

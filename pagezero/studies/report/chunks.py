@@ -14,8 +14,7 @@ from pagezero.units import format_size
 
 
 def by_role(roles, functions):
-    """The kernels of `roles` (kernel_roles()' roles or kernels' names) among `functions`, each
-    once, in the order of `roles`; else the first of `functions`."""
+    """The kernels of `roles` (roles or names) among `functions`, else the first of them."""
     table = kernel_roles()
     names = [n for r in roles for n in table.get(r, (r,))]
     return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
@@ -60,8 +59,7 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
-    """One region beyond the LLC cleared per loop in chunk-sized calls, 4KB up to all of it,
-    with clear_pages()'s kernel and the widest non-temporal one: the step in rate."""
+    """One region beyond the LLC cleared in chunks of 4KB up to all of it: the step in rate."""
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     backing = kernel_backing(size)

@@ -10,14 +10,13 @@ from pagezero.units import format_size
 
 
 def condition_kernels(functions):
-    """The kernels of the cold and threads studies: clear_pages()'s and the widest streaming
-    store (the kind of the 2012 clear_page_nocache proposal)."""
+    """The kernels of the cold and threads studies: clear_pages()'s, the widest streaming."""
+    # The widest streaming store: the kind of the 2012 clear_page_nocache proposal.
     return by_role(("clear_pages", "streaming"), functions)
 
 
 def study_cold(out_dir, cfg, info, functions, progress):
-    """How much a hot benchmark flatters each kernel: hot and cold rates per extent, on 4KB
-    pages, the same buffer every loop or flushed from the caches before each call."""
+    """Hot and cold rates per kernel and extent, on 4KB pages: what a hot benchmark flatters."""
     points = []
     for e in cfg["cold_extents"]:
         # ~tens of ms per run; tsc: a small clear takes tens of ns.

@@ -13,8 +13,7 @@ from pagezero.units import format_size
 
 
 def extent_points(extents, functions, region_args):
-    """memset points clearing each extent in one call; extents under SMALL_REGION repeatedly
-    over a region of that size, so each timed loop outlasts the clock reads around it."""
+    """memset points clearing each extent in one call; small ones over SMALL_REGION."""
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
@@ -44,8 +43,7 @@ def _tabulate(section, rs, backing, info):
 
 
 def study_extents(out_dir, cfg, info, functions, progress):
-    """Which kernel clears fastest where: rates per kernel and extent, and the summary's
-    "fastest" sentences for a hot buffer and for streaming beyond the LLC."""
+    """Which kernel clears fastest where: rates per kernel and extent, and the sentences."""
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())

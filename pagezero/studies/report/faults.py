@@ -104,9 +104,7 @@ def _tabulate(section, rs):
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):
-    """Demand and populate faults per page size (4KB with THP refused and asked, 2MB and 1GB
-    hugetlb when their pools have the pages or `reserve` grows them), then the headroom: the
-    best user-space clear of the same extents beside the demand faults."""
+    """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)
     rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)

@@ -95,8 +95,7 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def inline_svg(folder: str, image: str, alt: str) -> str:
-    """The SVG beside report.md's `image` (a PNG's name) as a <figure> captioned `alt`, without
-    its XML prologue; a caption that says so when there is none."""
+    """The SVG beside report.md's `image` as a <figure> captioned `alt` (or a caption alone)."""
     path = os.path.join(folder, os.path.splitext(image)[0] + ".svg")
     try:
         with open(path) as f:

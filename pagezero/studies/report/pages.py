@@ -52,8 +52,7 @@ def _tabulate(section, rs, size, small, huge, info):
 
 
 def study_pages(out_dir, cfg, info, functions, progress):
-    """The kernels on one large region in one call per loop, on 4KB pages and on 2MB pages
-    alternated in one sweep; said so, not measured, when the machine gives no 2MB pages."""
+    """The kernels on one large region on 4KB and on 2MB pages, alternated in one sweep."""
     size, loops = cfg["page_size"], cfg["page_loops"]
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":

@@ -46,8 +46,7 @@ def _measure(pages, cfg, reserve, quick):
 
 
 def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
-    """pagezero.predict() for 2MB pages (and 1GB unless `quick`), saved as predict.json: the
-    explained share first, then the remainder and the projections, beside Milan's."""
+    """pagezero.predict() for 2MB pages (and 1GB unless `quick`), beside Milan's gains."""
     pages = ("2MB",) if quick else ("2MB", "1GB")
     found, notes, stop = _measure(pages, cfg, reserve, quick)
     section = Section(TITLE, interrupted=stop.signame if stop else None)

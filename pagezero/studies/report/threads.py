@@ -11,8 +11,8 @@ from pagezero.units import format_size
 
 
 def study_threads(out_dir, cfg, info, functions, progress):
-    """The aggregate rate of 1 to N threads against one thread's, with clear_pages()'s kernel
-    on 4KB pages; one run (one process): the report's runs do not apply."""
+    """1 to N threads clearing one region, against one thread's rate."""
+    # One run (one process): the report's runs do not apply.
     f, size = condition_kernels(functions)[0], cfg["thread_size"]
     title = "Several CPUs at once (4KB pages)"
     try:

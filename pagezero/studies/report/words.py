@@ -124,9 +124,9 @@ def fastest_lines(table, xs, llc):
 
 
 def knee_of(by_chunk):
-    """The step in rate with chunk size: {knee, below, above (the chunks of KNEE_MIN_EXTENT and
-    up on each side), below_rate, above_rate (their medians), step (their ratio, so a reader
-    can redo the division)}; None with fewer than two chunks."""
+    """The step in rate with chunk size: the knee, each side's chunks and median, their ratio."""
+    # None with fewer than two chunks. The step is the ratio of the two medians quoted beside
+    # it, so a reader can redo the division.
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:
@@ -155,8 +155,7 @@ def knee_row(kernel, k):
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label):
-    """The chunk study's sentence of one kernel: no clear step, a step near the LLC (where long
-    stores stop allocating cache lines), or a step elsewhere."""
+    """The chunk study's sentence of one kernel: no clear step, a step near the LLC, or else."""
     xs = sorted(by_chunk)
     if k["step"] < KNEE_CLEAR_STEP:
         return (

@@ -3,7 +3,9 @@
 Built on the tie rules of pagezero.studies.advise.ties, on plain dicts (ties.Cells). Beyond
 the LLC the extents ask one question, which stores stream fastest to memory as clear_pages()
 clears fresh pages, so they are judged as one range (judge_range): each kernel against the
-fastest within each run, averaged over the range's extents.
+fastest within each run, averaged over the range's extents. Judged per extent, a kernel that
+trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here,
+against 9-11%) ties at one extent and not the next, and the other way round measured again.
 """
 
 from __future__ import annotations
@@ -34,10 +36,6 @@ def batch_for_budget(
     pooled_from: int | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """The JSON row of the batch for one latency budget, and whether anything fits it."""
-    # Among the cells that fit: the fastest and all tied with it; of those the largest batch;
-    # at that batch the kernel rule among those tied with the fastest there, or, from
-    # pooled_from on, the range's kernel (judge_range) where it fits. When nothing fits: the
-    # cell with the smallest worst batch, no ties.
     fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
@@ -177,11 +175,6 @@ def best_kernels(
     pooled_from: int | None = None,
 ) -> list[dict[str, Any]]:
     """Ranges of extents with their kernel: range_row()'s rows, with tied and pooled."""
-    # Per extent, the kernel rule over the fastest and those tied with it; neighbours with
-    # the same choice make one range. From pooled_from on (the LLC's size) the extents are
-    # judged together: per extent, a kernel that trails the fastest by about the tolerance
-    # (sse2-nt, 5-15% behind avx-nt and clzero here, against 9-11%) ties at one extent and
-    # not the next, and the other way round measured again.
     measured = [e for e in extents if any(x == e for _, x in cells)]
     pool = _streaming_range(cells, measured, pooled_from)
     ranges: list[dict[str, Any]] = []

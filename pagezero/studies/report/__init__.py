@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pagezero._core import PagezeroError
 from pagezero.interrupt import as_interrupted, received
+from pagezero.runs.processes import check_runs
 from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
@@ -75,8 +76,8 @@ class ReportRun:
 def _check(scale, runs):
     if scale not in SCALES:
         raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
-        raise ValueError(f"runs must be a positive int, not {runs!r}")
+    if runs is not None:
+        check_runs(runs)
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):

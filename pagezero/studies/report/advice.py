@@ -33,11 +33,9 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
 
 def _tabulate(section, advice, quick):
     region = format_size(advice.region_bytes)
-    beyond = (
-        " (larger than the LLC, as the kernel clears fresh pages)"
-        if advice.llc_bytes and advice.region_bytes > advice.llc_bytes
-        else ""
-    )
+    beyond = ""
+    if advice.llc_bytes and advice.region_bytes > advice.llc_bytes:
+        beyond = " (larger than the LLC, as the kernel clears fresh pages)"
     question = f"clearing a {region} region{beyond} in batches between resched points"
     rows = [
         "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |",
@@ -60,15 +58,10 @@ def _tabulate(section, advice, quick):
             section.summary.append(
                 f"For {question}: no batch measured stays within {row['budget_ms']:g} ms here."
             )
-    section.body = (
-        [
-            "From `pagezero advise`"
-            + (" (its quick sweep)" if quick else "")
-            + f": {question}, per latency budget (GB/s = 10^9 bytes/s):",
-            "",
-        ]
-        + rows
-        + ["", "Its own account:", "", "```"]
-        + advice.describe()
-        + ["```"]
-    )
+    sweep = " (its quick sweep)" if quick else ""
+    section.body = [
+        f"From `pagezero advise`{sweep}: {question}, per latency budget (GB/s = 10^9 bytes/s):",
+        "",
+        *rows,
+        *["", "Its own account:", "", "```", *advice.describe(), "```"],
+    ]

@@ -90,17 +90,12 @@ def _tabulate(section, rs):
             f"| {_fault_page(first)} | {first.function} | "
             f"{format_size(first.params['size'])} | {rate(s['median'])} | {interval_text(s)} |"
         )
-    section.body = (
-        [
-            "Each loop maps the region and touches every page (demand) or maps it "
-            "populated (populate): the kernel zeroes every page it hands out, so this "
-            "is its clearing rate plus the fault path's cost, as "
-            f"`perf bench mem mmap`. {runs_line(rs)}",
-            "",
-        ]
-        + rows
-        + ["", "![fault rates](faults.png)"]
-    )
+    section.body = [
+        "Each loop maps the region and touches every page (demand) or maps it populated "
+        "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
+        f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
+        *["", *rows, "", "![fault rates](faults.png)"],
+    ]
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):

@@ -5,18 +5,16 @@ page (html.py)."""
 import datetime
 import os
 
+from pagezero.files import atomic_write
 from pagezero.interrupt import deferred
-from pagezero.results.resultset import atomic_write
 from pagezero.studies.report.html import write_html
 from pagezero.system.machine import summary
 
 
 def _runs_words(runs, scale):
     if runs > 1:
-        return (
-            f"{runs} runs per point, each a fresh process; a cell is the median of the "
-            f"runs' medians"
-        )
+        cell = "a cell is the median of the runs' medians"
+        return f"{runs} runs per point, each a fresh process; {cell}"
     return (
         f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
         f"`pagezero report --runs 3` measures it"
@@ -24,15 +22,14 @@ def _runs_words(runs, scale):
 
 
 def _status_lines(run):
-    lines = []
-    failed = [s for s in run.sections if s.failed]
-    for s in failed:
-        lines.append(f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**')
+    lines = [
+        f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**'
+        for s in run.sections
+        if s.failed
+    ]
     if run.interrupted:
-        lines.append(
-            f"**Interrupted by {run.interrupted}: this report covers only what was "
-            f"measured before it.**"
-        )
+        what = "this report covers only what was measured before it"
+        lines.append(f"**Interrupted by {run.interrupted}: {what}.**")
     if run.not_run:
         lines.append(f"Not run: {', '.join(run.not_run)}.")
     return [x for line in lines for x in ("", line)]

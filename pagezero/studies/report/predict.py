@@ -82,6 +82,9 @@ def _tabulate(section, found, notes):
     milan = ", ".join(
         f"{page} demand faults {a} -> {b} GB/s ({_gain(a, b)})" for page, (a, b) in MILAN.items()
     )
+    projected = ["", "Projected fault rates (low..high from the runs' spread):", "", *proj]
+    if len(proj) == 2:
+        projected = []
     section.body = [
         "From `pagezero predict`: demand faults on huge pages, the running kernel's clearing "
         "replayed on a cold folio of the same size, and the share of the fault time it "
@@ -92,11 +95,7 @@ def _tabulate(section, found, notes):
         "",
         f'For scale, AMD Milan with preempt=full in "mm: folio_zero_user: clear contiguous '
         f'pages" (2025), measured before and after: {milan}.',
-        *(
-            ["", "Projected fault rates (low..high from the runs' spread):", "", *proj]
-            if len(proj) > 2
-            else []
-        ),
+        *projected,
         *[f"\n{p.page}: {p.verdict}." for p in found if p.verdict and not p.projections],
         *[f"\n{n}" for n in notes],
     ]

@@ -12,9 +12,8 @@ no more than the noise between runs, and a fixed rule chooses among tied candida
   then the kernel rule among the kernels tied at that batch;
 - the knee: of the best one-step fit and a neighbouring split tied with it, the smaller
   extent;
-- beyond the LLC: one question (which stores stream fastest to memory), so its extents are
-  judged as one range, each kernel paired with the fastest within each run, and a budget's
-  batch there takes that range's kernel.
+- beyond the LLC: one range, judged as choices.judge_range says, and a budget's batch there
+  takes that range's kernel.
 
 A cell's noise is the sweep's: the median over its cells (sweep_noise) of the spread between
 runs (the standard deviation of the per-run medians in % of their mean, each run first

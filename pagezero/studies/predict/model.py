@@ -7,12 +7,8 @@ space): per fault, t_fault = t_clear + remainder. The replay of the running kern
 gives t_clear; the remainder is the difference. Another policy P changes only the clear, so
 its fault takes remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
 
-Assumptions, which every prediction states:
-
-- the remainder does not change with the policy;
-- user space clears as fast as the kernel through its direct map would, which is why the
-  replays clear huge pages (the direct map's are 2MB or 1GB: no 4KB TLB misses in the
-  kernel's clear).
+Every prediction states its assumptions (ASSUMPTIONS); the replays clear huge pages because
+the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses in its clear.
 
 The fit is checked before projecting: a replay that explains under FIT_LOW of the fault time
 leaves most of it to something the model does not see, and one over FIT_HIGH clears slower

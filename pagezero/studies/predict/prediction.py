@@ -133,15 +133,12 @@ class Prediction:
         ]
         if self.run_rates:
             kept = self.runs - self.discarded_runs
+            head = f"# demand faults on {self.fault_pages}: {kept} of {self.runs} runs kept"
+            if self.discarded_runs:
+                slow = ", ".join(_gbs(r) for r in self.run_rates[: self.discarded_runs])
+                head += f", {self.discarded_runs} discarded as still warming up ({slow} GB/sec)"
             lines.append(
-                f"# demand faults on {self.fault_pages}: {kept} of {self.runs} runs kept"
-                + (
-                    f", {self.discarded_runs} discarded as still warming up "
-                    f"({', '.join(_gbs(r) for r in self.run_rates[: self.discarded_runs])} GB/sec)"
-                    if self.discarded_runs
-                    else ""
-                )
-                + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
+                head + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
             )
             lines.append(
                 f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/sec (the median "
@@ -173,11 +170,6 @@ class Prediction:
 
     def simple(self) -> list[str]:
         """Only the numbers: fault rate, replay rate, explained, remainder (us), projections."""
-        values = [
-            self.fault_bytes_per_sec,
-            self.replay_bytes_per_sec,
-            self.explained,
-            self.remainder_us,
-        ]
-        lines = ["-" if v is None else f"{v:.6g}" for v in values]
+        values = (self.fault_bytes_per_sec, self.replay_bytes_per_sec, self.explained)
+        lines = ["-" if v is None else f"{v:.6g}" for v in (*values, self.remainder_us)]
         return lines + [f"{p.bytes_per_sec:.6g}" for p in self.projections]

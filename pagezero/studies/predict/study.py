@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pagezero._core import PagezeroError
@@ -58,23 +58,8 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
         return f"{page} hugetlb"
     if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
         return THP_PAGES
-    hugepages.check_available(
-        page, needed, can_reserve=True
-    )  # raises, naming the file and --reserve
+    hugepages.check_available(page, needed, can_reserve=True)  # raises, naming --reserve
     return f"{page} hugetlb"
-
-
-@contextlib.contextmanager
-def _pool(page: str, needed: int, reserve: bool, thp: bool) -> Iterator[None]:
-    """The hugepages of the faults and the replays, reserved and given back with `reserve`."""
-    if thp:
-        yield
-    elif reserve:
-        with hugepages.reserve(page, needed):
-            yield
-    else:
-        hugepages.check_available(page, needed, can_reserve=True)
-        yield
 
 
 def _results(r: Result | ResultSet | None) -> list[Result]:
@@ -223,7 +208,8 @@ def predict(
     k, nbytes = kernel, fault_plan.nbytes
     p = Prediction(page, k.release, k.preempt, k.preempt_note, pages, nbytes, loops, warm_up)
     try:
-        with _pool(page, needed, reserve, thp):
+        # The pages of the faults and the replays, reserved and given back with `reserve`.
+        with hugepages.reserve(page, needed) if reserve else contextlib.nullcontext():
             _warm(args, thp)
             fault_s = _measure_faults(p, args, runs)
             _replay_and_fit(p, replay_for(kernel, folio), fault_s, replay_loops, runs)

@@ -235,20 +235,13 @@ def _p90(values: Sequence[float]) -> float:
 
 def _backing(results: Iterable[BatchResult]) -> str:
     """The pages the results' regions were on, in words ("4KB" where a result does not say)."""
-    used: list[str] = []
-    for r in results:
-        b = r.params.get("backing") or "4KB"
-        b = _BACKING_WORDS.get(b, b)
-        if b not in used:
-            used.append(b)
-    return " and ".join(used) if used else "4KB"
+    raw = (r.params.get("backing") or "4KB" for r in results)
+    return " and ".join(dict.fromkeys(_BACKING_WORDS.get(b, b) for b in raw)) or "4KB"
 
 
 def _streaming_from(llc: int, knee_bytes: int, step: float) -> int | None:
     """Where best_kernels()' one range starts: the LLC's size, else a clear knee, else None."""
-    if llc:
-        return llc
-    return knee_bytes if step >= KNEE_CLEAR_STEP else None
+    return llc or (knee_bytes if step >= KNEE_CLEAR_STEP else None)
 
 
 def _analyse(

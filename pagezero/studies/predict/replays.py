@@ -52,14 +52,10 @@ def gigantic(folio_bytes: int) -> bool:
 
 @dataclass(frozen=True)
 class Replay:
-    """One kernel policy for one folio size, as pagezero.folio() replays it.
+    """One kernel policy for one folio size, as pagezero.folio() replays it, with its source."""
 
-    policy is its name ("pre-7.0", "7.0", "7.0+<kernel>" for a projection with a
-    non-temporal kernel); preempt the model it stands for ("any" when it does not matter);
-    strategy and batch pagezero.folio()'s (policy.STRATEGIES, PRESETS); kernel the clear
-    kernel; release the releases that use it, in words; source the kernel file and function
-    it restates.
-    """
+    # policy: "pre-7.0", "7.0", or "7.0+<kernel>" for a projection with a non-temporal kernel;
+    # preempt: "any" where the model does not matter; strategy and batch: folio()'s.
 
     policy: str
     preempt: str

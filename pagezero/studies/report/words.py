@@ -103,15 +103,10 @@ def runs_line(rs):
 def fastest_lines(table, xs, llc):
     """The summary's "fastest" sentences: per range of extents its kernel, at both ends."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
-    groups = [
-        (HOT_QUESTION, [x for x in xs if not llc or x <= llc]),
-        (STREAM_QUESTION, [x for x in xs if llc and x > llc]),
-    ]
+    hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     lines = []
-    for question, group in groups:
-        if not group:
-            continue
-        for r in best_kernels(rates, group):
+    for question, group in ((HOT_QUESTION, hot), (STREAM_QUESTION, stream)):
+        for r in best_kernels(rates, group) if group else ():
             lo, hi, k = r["min_bytes"], r["max_bytes"], r["kernel"]
             ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
             if hi != lo:
@@ -135,14 +130,7 @@ def knee_of(by_chunk):
     below, above = [x for x in xs if x < knee], [x for x in xs if x >= knee]
     lo = statistics.median(by_chunk[x] for x in below)
     hi = statistics.median(by_chunk[x] for x in above)
-    return {
-        "knee": knee,
-        "below": below,
-        "above": above,
-        "below_rate": lo,
-        "above_rate": hi,
-        "step": hi / lo,
-    }
+    return dict(knee=knee, below=below, above=above, below_rate=lo, above_rate=hi, step=hi / lo)
 
 
 def knee_row(kernel, k):

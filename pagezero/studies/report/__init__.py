@@ -1,10 +1,8 @@
 """`pagezero report`: the default study of this machine, as a folder.
 
-One module per study (STUDIES, in the order run): extents, chunks, pages, cold, threads,
-faults, advice, predict. The extents and chunk studies stand for the kernel's own clearing,
-through its direct map's huge pages: their buffers are on 2MB pages when this machine gives
-them (system.backing.kernel_backing), and every table heading says which. Each point is
-measured in `runs` fresh processes, each cell the median of the runs' medians (cells.py).
+One module per study (STUDIES, in the order run). The extents and chunk studies stand for
+the kernel's own clearing, through its direct map's huge pages: their buffers are on 2MB
+pages when this machine gives them (system.backing.kernel_backing); each heading says which.
 
 The folder holds each study's results (JSON, loadable with pagezero.ResultSet.load), PNG and
 SVG plots, report.md with the tables, the pictures and a summary in plain words whose every

@@ -1,10 +1,9 @@
 """The report's figures and the shape every study shares: measure, table, figure, sentence.
 
 The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time", 2013):
-a run is one fresh process, which lands on one physical placement of its buffers, and the
-loops inside it cannot see the variation between placements. A study's sweeps therefore run
-`runs` repetitions in as many fresh processes, and every cell is
-pagezero.results.points.point_summary's median of the runs' medians.
+a fresh process lands on one physical placement of its buffers, which its loops cannot see
+vary. So a study's sweeps run `runs` repetitions in fresh processes, and every cell is
+point_summary's median of the runs' medians.
 """
 
 import contextlib

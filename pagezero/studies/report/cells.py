@@ -60,6 +60,15 @@ def finish(section, out_dir, name, rs, tabulate, plot=None, **plot_args):
     return section
 
 
+def sweep_study(
+    out_dir, name, heading, cfg, progress, points, tabulate, benchmark="memset", **figure
+):
+    """A study's shape: its points swept in cfg's runs, then finish() with tabulate(section, rs)."""
+    rs = run_points(benchmark, points, cfg["runs"], cfg["warmup"], progress)
+    section = Section(heading, interrupted=rs.interrupted)
+    return finish(section, out_dir, name, rs, lambda: tabulate(section, rs), **figure)
+
+
 def save_json(section, path, doc, tabulate):
     """As finish() for a study whose results are a JSON document: saved, then tabulated."""
     with holding(section):

@@ -3,9 +3,11 @@ to the whole region, on the kernel's own mappings: where the CPU stops allocatin
 lines (the LLC knee of "mm: folio_zero_user: clear contiguous pages", 2025), compared with
 the LLC size."""
 
+from functools import partial
+
 from pagezero.analysis.stats import KNEE_MIN_EXTENT
 from pagezero.figures.plot import plot_rates
-from pagezero.studies.report.cells import Section, cells, finish, run_points
+from pagezero.studies.report.cells import cells, sweep_study
 from pagezero.studies.report.words import knee_line, knee_of, knee_row, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernel_roles
@@ -69,16 +71,8 @@ def study_chunks(out_dir, cfg, info, functions, progress):
         for f in by_role(cfg["chunk_kernels"], functions)
         for c in chunk_list
     ]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section(f"Chunk study ({backing.label} pages)", interrupted=rs.interrupted)
-    return finish(
-        section,
-        out_dir,
-        "chunks",
-        rs,
-        lambda: _tabulate(section, rs, size, backing, info),
-        plot_rates,
-        x=_chunk_of,
-        xlabel="chunk per call",
-        title=f"Clearing {format_size(size)} in chunks ({backing.label} pages)",
-    )
+    heading = f"Chunk study ({backing.label} pages)"
+    title = f"Clearing {format_size(size)} in chunks ({backing.label} pages)"
+    tabulate = partial(_tabulate, size=size, backing=backing, info=info)
+    figure = dict(plot=plot_rates, x=_chunk_of, xlabel="chunk per call", title=title)
+    return sweep_study(out_dir, "chunks", heading, cfg, progress, points, tabulate, **figure)

@@ -1,8 +1,10 @@
 """Hot against cache-cold clears of one extent per call: the cache state a page fault sees is
 cold, the state perf's repeated loops measure is hot."""
 
+from functools import partial
+
 from pagezero.results.points import summarize_points
-from pagezero.studies.report.cells import Section, finish, run_points
+from pagezero.studies.report.cells import sweep_study
 from pagezero.studies.report.chunks import by_role
 from pagezero.studies.report.scales import MB
 from pagezero.studies.report.words import rate, ratio, runs_line
@@ -26,9 +28,8 @@ def study_cold(out_dir, cfg, info, functions, progress):
             for f in condition_kernels(functions)
             for c in ("hot", "cold")
         ]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section("Cold vs hot (4KB pages)", interrupted=rs.interrupted)
-    return finish(section, out_dir, "cold", rs, lambda: _tabulate(section, rs, cfg, functions))
+    tabulate = partial(_tabulate, cfg=cfg, functions=functions)
+    return sweep_study(out_dir, "cold", "Cold vs hot (4KB pages)", cfg, progress, points, tabulate)
 
 
 def _tabulate(section, rs, cfg, functions):

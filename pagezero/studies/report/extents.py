@@ -2,9 +2,11 @@
 dense around the cache sizes (which kernel wins where), on the kernel's own mappings (2MB
 pages when this machine gives them)."""
 
+from functools import partial
+
 from pagezero.figures.plot import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes
-from pagezero.studies.report.cells import Section, cells, finish, run_points
+from pagezero.studies.report.cells import cells, sweep_study
 from pagezero.studies.report.scales import MB, SMALL_REGION
 from pagezero.studies.report.words import fastest_lines, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
@@ -47,14 +49,8 @@ def study_extents(out_dir, cfg, info, functions, progress):
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
-    return finish(
-        section,
-        out_dir,
-        "extents",
-        rs,
-        lambda: _tabulate(section, rs, backing, info),
-        plot_rates,
-        title=f"Clearing rate by extent (memset, each kernel, {backing.label} pages)",
-    )
+    heading = f"Kernels by extent ({backing.label} pages)"
+    title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
+    tabulate = partial(_tabulate, backing=backing, info=info)
+    figure = dict(plot=plot_rates, title=title)
+    return sweep_study(out_dir, "extents", heading, cfg, progress, points, tabulate, **figure)

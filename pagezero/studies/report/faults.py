@@ -6,7 +6,7 @@ from pagezero.figures.plot import plot_bars
 from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points
-from pagezero.studies.report.cells import Section, failure_text, finish, holding, run_points
+from pagezero.studies.report.cells import failure_text, holding, sweep_study
 from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
 from pagezero.units import format_size, parse_size
 
@@ -102,18 +102,12 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
     """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)
-    rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section("Page faults: the kernel's own clearing", interrupted=rs.interrupted)
-    finish(
-        section,
-        out_dir,
-        "faults",
-        rs,
-        lambda: _tabulate(section, rs),
-        plot_bars,
-        label=_fault_label,
-        title="Fault rate by page size and workload",
+    heading, title = (
+        "Page faults: the kernel's own clearing",
+        "Fault rate by page size and workload",
     )
+    figure = dict(benchmark="mmap", plot=plot_bars, label=_fault_label, title=title)
+    section = sweep_study(out_dir, "faults", heading, cfg, progress, points, _tabulate, **figure)
     if not section.interrupted:
         skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
         _headroom(section, sizes, cfg, functions, reserve, skipped)

@@ -7,7 +7,9 @@ the L2 TLB's reach (measured on a Zen 4 VM, clearing 1GB: rep stosb 53-62 GB/s o
 against 76 GB/s on THP).
 """
 
-from pagezero.studies.report.cells import Section, cells, finish, run_points
+from functools import partial
+
+from pagezero.studies.report.cells import Section, cells, sweep_study
 from pagezero.studies.report.words import cell_text, marked, rate, ratio, runs_line, spread_footnote
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.kernels import clear_pages_kernel
@@ -65,11 +67,6 @@ def study_pages(out_dir, cfg, info, functions, progress):
         for b in (small, huge)
         for f in functions
     ]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section(
-        f"Page size: {format_size(size)} on 4KB and on {huge.label} pages",
-        interrupted=rs.interrupted,
-    )
-    return finish(
-        section, out_dir, "pages", rs, lambda: _tabulate(section, rs, size, small, huge, info)
-    )
+    heading = f"Page size: {format_size(size)} on 4KB and on {huge.label} pages"
+    tabulate = partial(_tabulate, size=size, small=small, huge=huge, info=info)
+    return sweep_study(out_dir, "pages", heading, cfg, progress, points, tabulate)

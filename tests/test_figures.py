@@ -233,7 +233,6 @@ def test_png_for_mail_and_svg_for_the_page(three_runs, tmp_path):
 def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
     # faults.png drew mean +- stdev while the fault table gave medians (4KB + THP
     # demand: 6.9 in the figure, 9.0 in the table); both now come from one summary.
-    from pagezero.store.history import format_spread
     from pagezero.studies.report import faults
     from pagezero.studies.report.cells import Section
     from pagezero.studies.report.words import rate
@@ -256,7 +255,7 @@ def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
     summaries = [s for _, s in summarize_points(rs).values()]
     for row, height, s in zip(table, heights, summaries, strict=True):
         assert row[3].strip() == rate(height * GBPS) == rate(s["median"])
-        assert row[4].strip() == format_spread(s) and "3 runs" in row[4]
+        assert row[4].strip() == f"+-{s['spread_pct']:.1f}% (3 runs)"
 
 
 def test_names_matplotlib_hides_draw_without_a_warning(tmp_path):

@@ -14,8 +14,9 @@ from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
-from pagezero.studies.predict import PREEMPT_MODES, Prediction, pre_7_0
-from pagezero.studies.predict import measure as measure_module
+from pagezero.studies.predict import Prediction
+from pagezero.studies.predict import study as measure_module
+from pagezero.studies.predict.replays import PREEMPT_MODES, pre_7_0
 from pagezero.system import machine as sysinfo
 
 MB2 = 2 << 20

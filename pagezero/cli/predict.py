@@ -8,7 +8,7 @@ from pagezero.cli.render import interrupted_line
 from pagezero.files import atomic_write
 from pagezero.interrupt import as_interrupted, deferred
 from pagezero.studies.predict import PAGES, predict
-from pagezero.studies.predict.measure import FAULT_LOOPS
+from pagezero.studies.predict.study import FAULT_LOOPS
 
 __all__ = ["COMMANDS", "add_parsers"]
 

@@ -1,25 +1,11 @@
-"""What the commands share on their command lines: the parser that fails in one
-line, the one integer parser, and the option groups (clock, output, conditions,
-format)."""
+"""What the commands share on their command lines: the parser that fails in one line,
+the number parsers, and every shared option, declared once with its help."""
 
 import argparse
 import os
 import sys
 
-__all__ = [
-    "UsageError",
-    "Parser",
-    "integer",
-    "number",
-    "fill_value",
-    "add_clock",
-    "resolve_clock",
-    "add_output",
-    "check_output",
-    "add_conditions",
-    "add_format",
-    "FORMATS",
-]
+__all__ = ["UsageError", "Parser", "integer", "number", "add", "add_format", "check_output"]
 
 
 class UsageError(Exception):
@@ -27,48 +13,16 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """The argument parser of every command: a mistake raises :class:`UsageError`
-    (one line, exit status 2) instead of printing the whole usage.
-    """
+    """An argument parser whose mistakes raise UsageError: one line, not the whole usage."""
 
-    # argparse prints the whole usage before its error; one line is enough.
     def error(self, message):
-        """Raise the mistake as :class:`UsageError` instead of exiting.
-
-        Parameters
-        ----------
-        message : str
-            argparse's description of the mistake.
-
-        Raises
-        ------
-        UsageError
-            Always.
-        """
         raise UsageError(message)
 
 
 def integer(text):
-    """Every integer option's parser: decimal (leading zeros allowed) or 0x/0o/0b.
-
-    Only the spelling is checked here; the range (loops >= 1, a node that
-    exists) is the API's to check, so that Python callers get the same rules.
-    argparse names the option: "argument -l/--nr_loops: invalid integer 'x'".
-
-    Parameters
-    ----------
-    text : str
-        The option's value as typed.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Not an integer in any of those spellings.
-    """
+    """Every integer option's parser: decimal (leading zeros allowed) or 0x/0o/0b."""
+    # Only the spelling: the range (loops >= 1, a node that exists) is the API's to
+    # check, so that Python callers get the same rules.
     for base in (10, 0):
         try:
             return int(text, base)
@@ -78,123 +32,123 @@ def integer(text):
 
 
 def number(text):
-    """Every non-integer numeric option's parser (budgets in ms, thresholds).
-
-    Parameters
-    ----------
-    text : str
-        The option's value as typed.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Not a number.
-    """
+    """Every non-integer numeric option's parser (budgets in ms, thresholds)."""
     try:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
 
 
+def positive(text):
+    """--runs: an integer of at least 1."""
+    value = integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value
+
+
 def fill_value(text):
-    """memset's --value: an integer, or 'loop' for the loop index as perf writes it.
-
-    Parameters
-    ----------
-    text : str
-        The option's value as typed.
-
-    Returns
-    -------
-    int or str
-        The byte value, or ``"loop"``.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Neither an integer nor ``loop``.
-    """
+    """memset's --value: a byte, or 'loop' for the loop index as perf writes it."""
     return text if text == "loop" else integer(text)
 
 
-def add_clock(p):
-    """Add ``-c/--cycles`` (perf's) and ``--clock ns|timeval|cycles|tsc``.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    """
-    p.add_argument(
-        "-c",
-        "--cycles",
-        action="store_true",
-        help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)",
-    )
-    p.add_argument(
-        "--clock", default=None, help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc"
+def cold(text):
+    """--cache's help, with what cold means for the command."""
+    return (
+        f"hot: the same memory every loop, as perf (default); cold: {text} "
+        "(clflushopt/clflush, elsewhere evict)"
     )
 
 
-def resolve_clock(args):
-    """-c is perf's spelling of --clock cycles; the default clock is ns.
+_UNITS = "units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)"
+_THP = "ask for transparent huge pages on 4KB mappings (default: refuse them)"
 
-    Sets ``args.clock`` in place.
+# Each shared option by its dest: its flags and settings. A command gives another
+# help (or other settings) where the option means something of its own there.
+OPTIONS = {
+    "size": (("-s", "--size"), dict(default="1GB", help=f"bytes per loop; {_UNITS}")),
+    "page": (("-p", "--page"), dict(default="4KB")),
+    "function": (("-f", "--function"), dict(default="all")),
+    "nr_loops": (("-l", "--nr_loops"), dict(default=10, type=integer)),
+    "cycles": (
+        ("-c", "--cycles"),
+        dict(
+            action="store_true",
+            help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)",
+        ),
+    ),
+    "clock": (("--clock",), dict(help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")),
+    "thp": (("--thp",), dict(action="store_true", help=_THP)),
+    "threads": (("-t", "--threads"), dict(default=1, type=integer)),
+    "cache": (("--cache",), dict(default="hot", choices=["hot", "cold"])),
+    "node": (
+        ("--node",),
+        dict(type=integer, help="bind the memory to this NUMA node (mbind) before its first touch"),
+    ),
+    "cpu_node": (
+        ("--cpu-node",),
+        dict(type=integer, help="run the threads on this NUMA node's CPUs"),
+    ),
+    "counters": (
+        ("--counters",),
+        dict(
+            action="store_true",
+            help="read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
+            "instructions around each timed pass (needs a PMU)",
+        ),
+    ),
+    "runs": (
+        ("--runs",),
+        dict(
+            default=1,
+            type=positive,
+            metavar="N",
+            help="measure in N fresh processes, one after the other, each with its own "
+            "buffers and loops; prints the spread between runs (default: 1, this process)",
+        ),
+    ),
+    "kernel": (("--kernel",), dict(help="clear kernel (default: clear_pages()'s)")),
+    "backing": (("--backing",), dict(default="auto")),  # choices: pagezero.system.backing
+    "reserve": (("--reserve",), dict(action="store_true")),
+    "quick": (("--quick",), dict(action="store_true")),
+    "output": (
+        ("-o", "--output"),
+        dict(
+            metavar="FILE.json",
+            help="also save every result, with its samples and the machine, as JSON",
+        ),
+    ),
+}
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line (``cycles``, ``clock``).
 
-    Raises
-    ------
-    UsageError
-        ``-c`` with another ``--clock`` (exit status 2).
-    """
-    if args.cycles:
-        if args.clock not in (None, "cycles"):
-            raise UsageError(f"-c/--cycles and --clock {args.clock} contradict each other")
-        args.clock = "cycles"
-    args.clock = args.clock or "ns"
+def add(p, *names, **changes):
+    """Add the shared options `names` to p; changes[name]: its help, or a dict of settings."""
+    for name in names:
+        flags, settings = OPTIONS[name]
+        change = changes.get(name, {})
+        p.add_argument(
+            *flags, **{**settings, **({"help": change} if isinstance(change, str) else change)}
+        )
 
 
-def add_output(
-    p,
-    help="also save every result, with its samples and the machine, as JSON",
-    metavar="FILE.json",
-    **kw,
-):
-    """Add ``-o/--output``: where to save the results as JSON.
+def _format_word(text):
+    if text == "text":  # the analysis commands' old name for default
+        print(
+            "pagezero: warning: --format text is deprecated: use --format default", file=sys.stderr
+        )
+        return "default"
+    return text
 
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    help, metavar : str
-        The option's help text and placeholder.
-    **kw
-        Passed on to :meth:`argparse.ArgumentParser.add_argument`.
-    """
-    p.add_argument("-o", "--output", metavar=metavar, help=help, **kw)
+
+def add_format(p, formats, help=None):
+    """--format: default (the text for people), simple (numbers only, a line a row), json."""
+    p.add_argument(
+        "--format", default="default", type=_format_word, choices=list(formats), help=help
+    )
 
 
 def check_output(path):
-    """Refuse an output in a missing directory up front, not after minutes of measuring.
-
-    Parameters
-    ----------
-    path : str or None
-        The output file (or a plot's stem); None for none.
-
-    Raises
-    ------
-    UsageError
-        Its folder is missing or not writable, or the path is a folder (exit status 2).
-    """
+    """Refuse an unwritable output up front, not after minutes of measuring."""
     if path is None:
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -204,84 +158,3 @@ def check_output(path):
         raise UsageError(f"cannot write {path!r}: it is a directory (name a file in it)")
     if not os.access(directory, os.W_OK):
         raise UsageError(f"cannot write {path!r}: directory {directory!r} is not writable")
-
-
-COUNTERS_HELP = (
-    "read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
-    "instructions around each timed pass (needs a PMU)"
-)
-
-
-def add_conditions(p, cold_text, threads_text=None, cpu_node=False):
-    """The measured conditions: --cache, --node, --counters, and where the command
-    has them, -t/--threads and --cpu-node.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    cold_text : str
-        ``--cache``'s help: what cold means for this command.
-    threads_text : str, optional
-        ``-t/--threads``' help; without it the command has no threads option.
-    cpu_node : bool
-        Whether the command has ``--cpu-node``.
-    """
-    p.add_argument(
-        "--cache",
-        default="hot",
-        choices=["hot", "cold"],
-        help=f"hot: the same memory every loop, as perf (default); cold: "
-        f"{cold_text} (clflushopt/clflush, elsewhere evict)",
-    )
-    if threads_text:
-        p.add_argument("-t", "--threads", default=1, type=integer, help=threads_text)
-    p.add_argument(
-        "--node",
-        default=None,
-        type=integer,
-        help="bind the memory to this NUMA node (mbind) before its first touch",
-    )
-    if cpu_node:
-        p.add_argument(
-            "--cpu-node",
-            default=None,
-            type=integer,
-            help="run the threads on this NUMA node's CPUs",
-        )
-    p.add_argument("--counters", action="store_true", help=COUNTERS_HELP)
-
-
-# The one --format vocabulary: default (the text for people), simple (only the
-# numbers, one line per row), json. A command offers those that make sense for
-# what it prints.
-FORMATS = ("default", "simple", "json")
-
-
-def _format_word(text):
-    if text == "text":
-        # The analysis commands' old name for default.
-        print(
-            "pagezero: warning: --format text is deprecated: use --format default", file=sys.stderr
-        )
-        return "default"
-    return text
-
-
-def add_format(p, formats, help=None):
-    """Add ``--format`` with the given choices (default ``default``).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    formats : sequence of str
-        The formats the command prints, a subset of ``default``, ``simple``,
-        ``json`` and ``csv``.
-    help : str, optional
-        The option's help text.
-    """
-    assert set(formats) <= set(FORMATS), formats
-    p.add_argument(
-        "--format", default="default", type=_format_word, choices=list(formats), help=help
-    )

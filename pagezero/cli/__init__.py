@@ -26,7 +26,6 @@ from pagezero.cli.options import (
     UsageError,
     add,
     add_format,
-    cold,
     fill_value,
     integer,
     number,
@@ -35,8 +34,6 @@ from pagezero.cli.render import interrupted_line
 from pagezero.interrupt import as_interrupted, signals_interrupt
 from pagezero.measure.policy import PRESETS, STRATEGIES
 from pagezero.runs.sweeps import BENCHMARKS
-from pagezero.studies.predict.measure import FAULT_LOOPS, PAGES
-from pagezero.system.backing import BACKINGS
 
 __all__ = ["main", "build_parser", "COMMANDS", "UsageError"]
 
@@ -59,13 +56,10 @@ COMMANDS = {
 }
 
 _SIMPLE = "default: perf's text; simple: only the number"
-_REPORT_RUNS = (
-    "fresh processes per point, each cell the median of their medians (default 3; 1 with --quick)"
-)
 
 
-def _command(sub, name, text, **kw):
-    return sub.add_parser(name, help=text, description=text, **kw)
+def _command(sub, name, text):
+    return sub.add_parser(name, help=text, description=text)
 
 
 def _mem_parsers(sub):
@@ -76,28 +70,13 @@ def _mem_parsers(sub):
         what = "clearing" if benchmark == "memset" else "copying"
         p = _command(mem_sub, benchmark, f"time {what} a region, as perf bench mem {benchmark}")
         p.set_defaults(command=benchmark)
-        add(p, "size", "page", page="page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)")
-        p.add_argument(
-            "-k",
-            "--chunk",
-            default="0",
-            help="bytes per kernel call; 0 means the whole extent (default: 0)",
-        )
-        add(p, "function", function="kernel to run, 'all' (default) or 'help' to list them")
-        add(
-            p,
-            "nr_loops",
-            "cycles",
-            "clock",
-            nr_loops="timed loops over the whole size, one sample each (default: 10)",
-        )
+        add(p, "size", "page")
+        chunk = "bytes per kernel call; 0 means the whole extent (default: 0)"
+        p.add_argument("-k", "--chunk", default="0", help=chunk)
+        add(p, "function", "nr_loops", "cycles", "clock")
         if benchmark == "memset":
-            p.add_argument(
-                "--value",
-                default=0,
-                type=fill_value,
-                help="fill byte 0..255 (default 0), or 'loop' to write the loop index as perf does",
-            )
+            value = "fill byte 0..255 (default 0), or 'loop' to write the loop index as perf does"
+            p.add_argument("--value", default=0, type=fill_value, help=value)
         add(p, "thp")
         p.add_argument(
             "--offset",
@@ -107,12 +86,7 @@ def _mem_parsers(sub):
             help="start the buffers BYTES past a page boundary (default 0, as perf "
             "since it mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)",
         )
-        add(
-            p,
-            *("cache", "threads", "node", "cpu_node", "counters"),
-            cache=cold("flush each chunk from the caches before its timed call, timing each chunk"),
-            threads="threads, each pinned to its own CPU, started together (default: 1)",
-        )
+        add(p, "cache", "threads", "node", "cpu_node", "counters")
         p.add_argument(
             "--threads-mode",
             default="shared",
@@ -123,19 +97,10 @@ def _mem_parsers(sub):
         add_format(p, ("default", "simple"), help=_SIMPLE)
         add(p, "output")
 
-    p = _command(
-        mem_sub, "mmap", "time mapping a region and faulting every page in, as perf bench mem mmap"
-    )
+    text = "time mapping a region and faulting every page in, as perf bench mem mmap"
+    p = _command(mem_sub, "mmap", text)
     p.set_defaults(command="mmap")
-    add(
-        p,
-        *("size", "page", "function", "nr_loops", "cycles", "clock"),
-        size="bytes each thread maps and faults per loop; units B, KB, MB, GB, TB, "
-        "powers of 1024 (default: 1GB)",
-        page="page size: 4KB, or 2MB / 1GB hugetlb (default: 4KB)",
-        function="workload: demand, populate, populate-write, 'all' (default) or 'help'",
-        nr_loops="timed map + fault loops, one sample each (default: 10)",
-    )
+    add(p, "size", "page", "function", "nr_loops", "cycles", "clock")
     p.add_argument(
         "-r",
         "--randomize",
@@ -145,79 +110,37 @@ def _mem_parsers(sub):
         help="demand: write a random byte of each page, drawn as rand() after "
         "srand(SEED + thread) (default: 0, byte 0 of each page)",
     )
-    add(p, "threads", "thp", threads="threads faulting their own regions at once (default: 1)")
-    p.add_argument(
-        "--latency",
-        action="store_true",
-        help="also time each fault (groups of 16 for 4KB pages): p50, p99, max",
-    )
+    add(p, "threads", "thp")
+    latency = "also time each fault (groups of 16 for 4KB pages): p50, p99, max"
+    p.add_argument("--latency", action="store_true", help=latency)
     p.add_argument(
         "--headroom",
         action="store_true",
         help="then clear the same extents with every clear kernel and print how "
         "much faster the best one is than the faults",
     )
-    add(
-        p,
-        "reserve",
-        "runs",
-        reserve="grow the hugepage pool by what the run lacks, as root, and restore it afterwards",
-    )
+    add(p, "reserve", "runs")
     add_format(p, ("default", "simple"), help=_SIMPLE)
     add(p, "output")
 
 
 def _policy_parsers(sub):
     presets = ", ".join(PRESETS)
-    p = _command(
-        sub,
-        "folio",
-        "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood",
-    )
-    add(
-        p,
-        "page",
-        page=dict(
-            default="2MB",
-            help="folio size: 2MB, 1GB or any power-of-two number of 4KB pages (default: 2MB)",
-        ),
-    )
+    text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
+    p = _command(sub, "folio", text)
+    add(p, "page")
+    strategies = list(STRATEGIES) + ["all"]
     p.add_argument(
-        "--strategy",
-        default="all",
-        choices=list(STRATEGIES) + ["all"],
-        help="clearing order (default: all)",
+        "--strategy", default="all", choices=strategies, help="clearing order (default: all)"
     )
-    p.add_argument(
-        "--fault-index",
-        default=0,
-        type=integer,
-        help="the faulting page, 0-based (default: 0, the common case)",
-    )
-    add(p, "kernel", kernel="clear kernel for cached stores (default: clear_pages()'s)")
-    p.add_argument(
-        "--nt-kernel",
-        help="non-temporal kernel for nocache-except-target (default: the first available)",
-    )
-    p.add_argument(
-        "-b",
-        "--batch",
-        default="32MB",
-        help=f"most clear_pages() clears at once: a size or a preset ({presets}) (default: 32MB)",
-    )
-    add(
-        p,
-        "nr_loops",
-        "backing",
-        nr_loops="timed clears (default: 10)",
-        backing=dict(
-            choices=list(BACKINGS),
-            help="a hugetlb page of the folio's size, THP (asked with MADV_HUGEPAGE, "
-            "checked in smaps) or 4KB pages (THP refused); auto (default): a hugetlb page "
-            "when one is free, else 2MB hugetlb pages, else THP, else 4KB pages with a "
-            "line saying so",
-        ),
-    )
+    fault = "the faulting page, 0-based (default: 0, the common case)"
+    p.add_argument("--fault-index", default=0, type=integer, help=fault)
+    add(p, "kernel")
+    nt = "non-temporal kernel for nocache-except-target (default: the first available)"
+    p.add_argument("--nt-kernel", help=nt)
+    batch = f"most clear_pages() clears at once: a size or a preset ({presets}) (default: 32MB)"
+    p.add_argument("-b", "--batch", default="32MB", help=batch)
+    add(p, "nr_loops", "backing")
     p.add_argument(
         "--cold",
         default="auto",
@@ -225,64 +148,27 @@ def _policy_parsers(sub):
         help="how the cold baseline evicts the neighbourhood "
         "(default: clflush where the CPU has it)",
     )
-    add(
-        p,
-        *("cache", "node", "counters", "runs"),
-        cache=cold(
-            "flush the whole folio from the caches before each clear (after the scrub read), "
-            "outside the timing"
-        ),
-    )
-    add_format(
-        p,
-        ("default", "simple", "json"),
-        help="simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy",
-    )
+    add(p, "cache", "node", "counters", "runs")
+    simple = "simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy"
+    add_format(p, ("default", "simple", "json"), help=simple)
     add(p, "output")
 
     p = _command(sub, "batch", "clear a region in clear_pages() batches and time every batch")
-    add(p, "size", size="region size, a whole number of 4KB pages (default: 1GB)")
-    p.add_argument(
-        "-b",
-        "--batch",
-        action="append",
-        help=f"batch: a size or a preset ({presets}); repeat for several (default: every preset)",
-    )
-    add(p, "kernel", "nr_loops", nr_loops="timed passes over the region (default: 10)")
-    p.add_argument(
-        "--yield",
-        dest="yield_between",
-        action="store_true",
-        help="sched_yield() after each batch, as cond_resched()",
-    )
-    add(
-        p,
-        *("backing", "cache", "threads", "node", "counters", "runs"),
-        backing=dict(
-            choices=list(BACKINGS),
-            help="the region's pages, standing for the kernel's direct map: 2MB hugetlb, THP "
-            "(asked with MADV_HUGEPAGE, checked in smaps) or 4KB (THP refused); auto "
-            "(default): hugetlb when enough 2MB pages are available, else THP, else 4KB "
-            "with a line saying so",
-        ),
-        cache=cold("flush each batch's range from the caches before it, outside the timing"),
-        threads="threads, each pinned to its own CPU and clearing its own region of --size "
-        "in batches, every pass started together (default: 1)",
-    )
+    add(p, "size")
+    batch = f"batch: a size or a preset ({presets}); repeat for several (default: every preset)"
+    p.add_argument("-b", "--batch", action="append", help=batch)
+    add(p, "kernel", "nr_loops")
+    yields = "sched_yield() after each batch, as cond_resched()"
+    p.add_argument("--yield", dest="yield_between", action="store_true", help=yields)
+    add(p, "backing", "cache", "threads", "node", "counters", "runs")
     add_format(p, ("default", "simple", "json"), help="simple: 'rate worst_ms p99_ms' per batch")
     add(p, "output")
 
 
 def _study_parsers(sub):
-    p = _command(
-        sub, "advise", "sweep this machine and advise kernels, the cache knee and batch sizes"
-    )
-    add(
-        p,
-        "quick",
-        quick="a sweep of a few seconds in 1 run (smoke test, not a measurement; the full "
-        "sweep makes 3 runs, fresh processes)",
-    )
+    text = "sweep this machine and advise kernels, the cache knee and batch sizes"
+    p = _command(sub, "advise", text)
+    add(p, "quick")
     p.add_argument(
         "--budget",
         action="append",
@@ -292,93 +178,56 @@ def _study_parsers(sub):
         "median over passes and runs); repeat for several (default: 1 and 3)",
     )
     add_format(p, ("default", "json"))
-    add(p, "output", output="also write the JSON advice")
+    add(p, "output")
 
-    p = _command(
-        sub,
-        "predict",
+    text = (
         "measure demand faults on huge pages, replay the running kernel's clearing "
-        "policy, and project what every other policy would give",
+        "policy, and project what every other policy would give"
     )
-    add(
-        p,
-        *("page", "runs", "reserve", "size", "nr_loops"),
-        page=dict(default="2MB", choices=list(PAGES), help="the huge page size (default 2MB)"),
-        runs=dict(default=3, help="fresh processes for the faults and for the replays (default 3)"),
-        reserve="grow the hugepage pool by what the faults lack (root), giving it back afterwards",
-        size="bytes faulted per loop, a whole number of pages (default: 1GB)",
-        nr_loops=dict(default=FAULT_LOOPS, help=f"fault loops per run (default {FAULT_LOOPS})"),
-    )
+    p = _command(sub, "predict", text)
+    add(p, "page", "runs", "reserve", "size", "nr_loops")
     add_format(p, ("default", "simple", "json"))
-    add(p, "output", output=dict(metavar="FILE", help="also save the prediction as JSON"))
+    add(p, "output")
 
 
 def _analysis_parsers(sub):
     p = _command(sub, "sweep", "run a benchmark over a grid of parameters")
     p.add_argument("benchmark", choices=sorted(BENCHMARKS))
-    p.add_argument(
-        "-g",
-        "--param",
-        action="append",
-        metavar="NAME=V1,V2",
-        help="a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB",
-    )
+    axis = "a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB"
+    p.add_argument("-g", "--param", action="append", metavar="NAME=V1,V2", help=axis)
     p.add_argument("--grid", metavar="FILE", help="grid from a JSON or TOML file: name = [values]")
     p.add_argument("-r", "--repeat", type=integer, default=3, help="repetitions (default 3)")
-    p.add_argument(
-        "--warmup", type=integer, default=1, help="warm-up passes thrown away (default 1)"
-    )
-    p.add_argument(
-        "--processes",
-        type=integer,
-        default=1,
-        help="spread repetitions over this many fresh processes (default 1)",
-    )
-    add(p, "output", output=dict(help=None, required=True))
+    warmup = "warm-up passes thrown away (default 1)"
+    p.add_argument("--warmup", type=integer, default=1, help=warmup)
+    processes = "spread repetitions over this many fresh processes (default 1)"
+    p.add_argument("--processes", type=integer, default=1, help=processes)
+    add(p, "output")
     p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
 
-    p = _command(
-        sub,
-        "compare",
+    text = (
         "compare result sets (files or report folders): base, then one or more others; "
-        "the run is the unit",
+        "the run is the unit"
     )
+    p = _command(sub, "compare", text)
     p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
-    p.add_argument(
-        "--threshold",
-        type=number,
-        default=2.0,
-        help="smallest change worth flagging, in percent (default 2)",
+    threshold = "smallest change worth flagging, in percent (default 2)"
+    p.add_argument("--threshold", type=number, default=2.0, help=threshold)
+    alpha = "significance level of the test on the runs' medians (default 0.01)"
+    p.add_argument("--alpha", type=number, default=0.01, help=alpha)
+    simple = (
+        "simple: per point, the base's median of per-run medians and each other's "
+        "change of it in percent"
     )
-    p.add_argument(
-        "--alpha",
-        type=number,
-        default=0.01,
-        help="significance level of the test on the runs' medians (default 0.01)",
-    )
-    add_format(
-        p,
-        ("default", "simple", "json"),
-        help="simple: per point, the base's median of per-run medians and each other's "
-        "change of it in percent",
-    )
+    add_format(p, ("default", "simple", "json"), help=simple)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
 
     p = _command(sub, "plot", "plot a results file as PNG and SVG")
     p.add_argument("results", metavar="RESULTS.json")
-    add(p, "output", output=dict(metavar="STEM", help="default: the results file's name"))
+    add(p, "output")
     p.add_argument("--x", default="extent", choices=["extent", "chunk", "size"])
 
     p = _command(sub, "report", "the default study of this machine, as a folder")
-    add(
-        p,
-        *("output", "quick", "runs", "reserve"),
-        output=dict(metavar="DIR", help="folder to write (default: pagezero-report-DATE-TIME)"),
-        quick="a smaller study, one run per point: a few minutes",
-        runs=dict(type=integer, default=None, help=_REPORT_RUNS),
-        reserve="reserve the 2MB and 1GB hugepages the fault study needs (root), giving "
-        "them back afterwards; without it, sizes lacking pages are skipped",
-    )
+    add(p, "output", "quick", "runs", "reserve")
 
 
 def build_parser():

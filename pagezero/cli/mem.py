@@ -4,14 +4,8 @@ conditions (cold cache, threads, NUMA node, counters, pages got) added."""
 import sys
 
 from pagezero import _core
-from pagezero.cli.options import UsageError, check_output
-from pagezero.cli.render import (
-    Measured,
-    backing_lines,
-    counters_per_loop,
-    format_ns,
-    huge_share,
-)
+from pagezero.cli.options import UsageError, check_output, pick
+from pagezero.cli.render import Measured, backing_lines, counters_per_loop, format_ns, huge_share
 from pagezero.cli.runs import between_runs_line, measure_runs, pooled
 from pagezero.interrupt import Interrupted
 from pagezero.measure import fault as faults
@@ -137,21 +131,8 @@ def cmd_mem(args):
     value = getattr(args, "value", 0)
     # Every argument checked before anything runs: a mistake never follows part of a
     # run, nor the notes on kernels that -f all skips.
-    point = dict(
-        size=args.size,
-        page=args.page,
-        chunk=args.chunk,
-        loops=args.nr_loops,
-        clock=args.clock,
-        thp=args.thp,
-        cache=args.cache,
-        threads=args.threads,
-        threads_mode=args.threads_mode,
-        node=args.node,
-        cpu_node=args.cpu_node,
-        counters=args.counters,
-        offset=args.offset,
-    )
+    point = pick(args, "size", "page", "chunk", "clock", "thp", "cache", "threads", "threads_mode")
+    point |= pick(args, "node", "cpu_node", "counters", "offset")
     if args.benchmark == "memset":
         point["value"] = value
     job = plan(args.benchmark, **point)
@@ -246,16 +227,7 @@ def cmd_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    point = dict(
-        size=args.size,
-        page=args.page,
-        loops=args.nr_loops,
-        threads=args.threads,
-        seed=args.randomize,
-        thp=args.thp,
-        clock=args.clock,
-        latency=args.latency,
-    )
+    point = pick(args, "size", "page", "threads", "thp", "clock", "latency", seed="randomize")
     job = faults.plan(**point)
     if args.function != "all":
         names = [faults.check_workload(args.function)]

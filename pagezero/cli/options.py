@@ -5,7 +5,10 @@ import argparse
 import os
 import sys
 
-__all__ = ["UsageError", "Parser", "integer", "number", "add", "add_format", "check_output"]
+from pagezero.studies.predict.measure import FAULT_LOOPS, PAGES
+from pagezero.system.backing import BACKINGS
+
+__all__ = ["UsageError", "Parser", "integer", "number", "add", "add_format", "check_output", "pick"]
 
 
 class UsageError(Exception):
@@ -52,83 +55,134 @@ def fill_value(text):
     return text if text == "loop" else integer(text)
 
 
-def cold(text):
-    """--cache's help, with what cold means for the command."""
+def _cold(text):
     return (
         f"hot: the same memory every loop, as perf (default); cold: {text} "
         "(clflushopt/clflush, elsewhere evict)"
     )
 
 
-_UNITS = "units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)"
-_THP = "ask for transparent huge pages on 4KB mappings (default: refuse them)"
-
-# Each shared option by its dest: its flags and settings. A command gives another
-# help (or other settings) where the option means something of its own there.
+# Every shared option by its dest: its flags and settings.
 OPTIONS = {
-    "size": (("-s", "--size"), dict(default="1GB", help=f"bytes per loop; {_UNITS}")),
-    "page": (("-p", "--page"), dict(default="4KB")),
-    "function": (("-f", "--function"), dict(default="all")),
-    "nr_loops": (("-l", "--nr_loops"), dict(default=10, type=integer)),
-    "cycles": (
-        ("-c", "--cycles"),
-        dict(
-            action="store_true",
-            help="count CPU cycles with perf_event_open, as perf's -c (needs a PMU)",
-        ),
+    "size": ("-s --size", dict(default="1GB")),
+    "page": ("-p --page", dict(default="4KB")),
+    "function": ("-f --function", dict(default="all")),
+    "nr_loops": ("-l --nr_loops", dict(default=10, type=integer)),
+    "cycles": ("-c --cycles", dict(action="store_true")),
+    "clock": ("--clock", {}),
+    "thp": ("--thp", dict(action="store_true")),
+    "threads": ("-t --threads", dict(default=1, type=integer)),
+    "cache": ("--cache", dict(default="hot", choices=["hot", "cold"])),
+    "node": ("--node", dict(type=integer)),
+    "cpu_node": ("--cpu-node", dict(type=integer)),
+    "counters": ("--counters", dict(action="store_true")),
+    "runs": ("--runs", dict(default=1, type=positive, metavar="N")),
+    "kernel": ("--kernel", {}),
+    "backing": ("--backing", dict(default="auto", choices=list(BACKINGS))),
+    "reserve": ("--reserve", dict(action="store_true")),
+    "quick": ("--quick", dict(action="store_true")),
+    "output": ("-o --output", dict(metavar="FILE.json")),
+}
+
+# Settings of a command's own, by (dest, command).
+SETTINGS = {
+    ("page", "folio"): dict(default="2MB"),
+    ("page", "predict"): dict(default="2MB", choices=list(PAGES)),
+    ("nr_loops", "predict"): dict(default=FAULT_LOOPS),
+    ("runs", "predict"): dict(default=3),
+    ("runs", "report"): dict(type=integer, default=None),
+    ("output", "predict"): dict(metavar="FILE"),
+    ("output", "sweep"): dict(required=True),
+    ("output", "plot"): dict(metavar="STEM"),
+    ("output", "report"): dict(metavar="DIR"),
+}
+
+_UNITS = "units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)"
+_SAMPLE = "one sample each (default: 10)"
+
+# Their help, once; by (dest, command) where the option means something of its own there.
+HELP = {
+    "size": f"bytes per loop; {_UNITS}",
+    ("size", "mmap"): f"bytes each thread maps and faults per loop; {_UNITS}",
+    ("size", "batch"): "region size, a whole number of 4KB pages (default: 1GB)",
+    ("size", "predict"): "bytes faulted per loop, a whole number of pages (default: 1GB)",
+    "page": "page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)",
+    ("page", "mmap"): "page size: 4KB, or 2MB / 1GB hugetlb (default: 4KB)",
+    ("page", "folio"): "folio size: 2MB, 1GB or any power-of-two number of 4KB pages "
+    "(default: 2MB)",
+    ("page", "predict"): "the huge page size (default 2MB)",
+    "function": "kernel to run, 'all' (default) or 'help' to list them",
+    ("function", "mmap"): "workload: demand, populate, populate-write, 'all' (default) or 'help'",
+    "nr_loops": f"timed loops over the whole size, {_SAMPLE}",
+    ("nr_loops", "mmap"): f"timed map + fault loops, {_SAMPLE}",
+    ("nr_loops", "folio"): "timed clears (default: 10)",
+    ("nr_loops", "batch"): "timed passes over the region (default: 10)",
+    ("nr_loops", "predict"): f"fault loops per run (default {FAULT_LOOPS})",
+    "cycles": "count CPU cycles with perf_event_open, as perf's -c (needs a PMU)",
+    "clock": "ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc",
+    "thp": "ask for transparent huge pages on 4KB mappings (default: refuse them)",
+    "threads": "threads, each pinned to its own CPU, started together (default: 1)",
+    ("threads", "mmap"): "threads faulting their own regions at once (default: 1)",
+    ("threads", "batch"): "threads, each pinned to its own CPU and clearing its own region of "
+    "--size in batches, every pass started together (default: 1)",
+    "cache": _cold("flush each chunk from the caches before its timed call, timing each chunk"),
+    ("cache", "folio"): _cold(
+        "flush the whole folio from the caches before each clear (after the scrub read), "
+        "outside the timing"
     ),
-    "clock": (("--clock",), dict(help="ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc")),
-    "thp": (("--thp",), dict(action="store_true", help=_THP)),
-    "threads": (("-t", "--threads"), dict(default=1, type=integer)),
-    "cache": (("--cache",), dict(default="hot", choices=["hot", "cold"])),
-    "node": (
-        ("--node",),
-        dict(type=integer, help="bind the memory to this NUMA node (mbind) before its first touch"),
+    ("cache", "batch"): _cold(
+        "flush each batch's range from the caches before it, outside the timing"
     ),
-    "cpu_node": (
-        ("--cpu-node",),
-        dict(type=integer, help="run the threads on this NUMA node's CPUs"),
-    ),
-    "counters": (
-        ("--counters",),
-        dict(
-            action="store_true",
-            help="read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
-            "instructions around each timed pass (needs a PMU)",
-        ),
-    ),
-    "runs": (
-        ("--runs",),
-        dict(
-            default=1,
-            type=positive,
-            metavar="N",
-            help="measure in N fresh processes, one after the other, each with its own "
-            "buffers and loops; prints the spread between runs (default: 1, this process)",
-        ),
-    ),
-    "kernel": (("--kernel",), dict(help="clear kernel (default: clear_pages()'s)")),
-    "backing": (("--backing",), dict(default="auto")),  # choices: pagezero.system.backing
-    "reserve": (("--reserve",), dict(action="store_true")),
-    "quick": (("--quick",), dict(action="store_true")),
-    "output": (
-        ("-o", "--output"),
-        dict(
-            metavar="FILE.json",
-            help="also save every result, with its samples and the machine, as JSON",
-        ),
-    ),
+    "node": "bind the memory to this NUMA node (mbind) before its first touch",
+    "cpu_node": "run the threads on this NUMA node's CPUs",
+    "counters": "read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
+    "instructions around each timed pass (needs a PMU)",
+    "runs": "measure in N fresh processes, one after the other, each with its own buffers "
+    "and loops; prints the spread between runs (default: 1, this process)",
+    ("runs", "predict"): "fresh processes for the faults and for the replays (default 3)",
+    ("runs", "report"): "fresh processes per point, each cell the median of their medians "
+    "(default 3; 1 with --quick)",
+    "kernel": "clear kernel (default: clear_pages()'s)",
+    ("kernel", "folio"): "clear kernel for cached stores (default: clear_pages()'s)",
+    ("backing", "folio"): "a hugetlb page of the folio's size, THP (asked with MADV_HUGEPAGE, "
+    "checked in smaps) or 4KB pages (THP refused); auto (default): a hugetlb page when one "
+    "is free, else 2MB hugetlb pages, else THP, else 4KB pages with a line saying so",
+    ("backing", "batch"): "the region's pages, standing for the kernel's direct map: 2MB "
+    "hugetlb, THP (asked with MADV_HUGEPAGE, checked in smaps) or 4KB (THP refused); auto "
+    "(default): hugetlb when enough 2MB pages are available, else THP, else 4KB with a "
+    "line saying so",
+    ("reserve", "mmap"): "grow the hugepage pool by what the run lacks, as root, and restore "
+    "it afterwards",
+    ("reserve", "predict"): "grow the hugepage pool by what the faults lack (root), giving it "
+    "back afterwards",
+    ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault study needs (root), "
+    "giving them back afterwards; without it, sizes lacking pages are skipped",
+    ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
+    "the full sweep makes 3 runs, fresh processes)",
+    ("quick", "report"): "a smaller study, one run per point: a few minutes",
+    "output": "also save every result, with its samples and the machine, as JSON",
+    ("output", "advise"): "also write the JSON advice",
+    ("output", "predict"): "also save the prediction as JSON",
+    ("output", "sweep"): None,
+    ("output", "plot"): "default: the results file's name",
+    ("output", "report"): "folder to write (default: pagezero-report-DATE-TIME)",
 }
 
 
-def add(p, *names, **changes):
-    """Add the shared options `names` to p; changes[name]: its help, or a dict of settings."""
+def add(p, *names):
+    """Add the shared options `names` to p, with what they mean for its command."""
+    command = p.prog.split()[-1]  # "pagezero mem mmap": mmap
     for name in names:
         flags, settings = OPTIONS[name]
-        change = changes.get(name, {})
-        p.add_argument(
-            *flags, **{**settings, **({"help": change} if isinstance(change, str) else change)}
-        )
+        own = (name, command)
+        help = HELP[own] if own in HELP else HELP[name]
+        p.add_argument(*flags.split(), **{**settings, **SETTINGS.get(own, {})}, help=help)
+
+
+def pick(args, *names, loops="nr_loops", **renamed):
+    """The arguments `names` as a dict for an API call; renamed ones by key=dest."""
+    renamed["loops"] = loops
+    return {n: getattr(args, n) for n in names} | {k: getattr(args, d) for k, d in renamed.items()}
 
 
 def _format_word(text):

@@ -3,7 +3,7 @@ resched points and folio_zero_user() orders."""
 
 import sys
 
-from pagezero.cli.options import check_output
+from pagezero.cli.options import check_output, pick
 from pagezero.cli.render import (
     Measured,
     backing_heading,
@@ -70,17 +70,8 @@ def cmd_batch(args):
                 notes.append(
                     f"# batch '{name}' skipped: larger than the {format_size(nbytes)} region"
                 )
-    common = dict(
-        size=args.size,
-        kernel=args.kernel,
-        loops=args.nr_loops,
-        yield_between=args.yield_between,
-        cache=args.cache,
-        threads=args.threads,
-        node=args.node,
-        counters=args.counters,
-        backing=args.backing,
-    )
+    common = pick(args, "size", "kernel", "yield_between", "cache", "threads", "node", "counters")
+    common["backing"] = args.backing
     jobs = [plan_batch(batch=b, **common) for b in batches]
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
@@ -144,19 +135,8 @@ def cmd_folio(args):
     if skip_nt:
         # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
         names.remove("nocache-except-target")
-    common = dict(
-        size=args.page,
-        fault_index=args.fault_index,
-        kernel=args.kernel,
-        nt_kernel=args.nt_kernel,
-        loops=args.nr_loops,
-        batch=args.batch,
-        backing=args.backing,
-        cold=args.cold,
-        cache=args.cache,
-        node=args.node,
-        counters=args.counters,
-    )
+    common = pick(args, "fault_index", "kernel", "nt_kernel", "batch", "backing", "cold", "cache")
+    common |= pick(args, "node", "counters", size="page")
     jobs = [plan_folio(strategy=name, **common) for name in names]
     if skip_nt:
         print(

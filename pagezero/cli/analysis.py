@@ -52,8 +52,8 @@ def _grid_file(path):
 
 
 def _print_stats(rs):
-    """Per point: the median with its own interval (order statistics: a mean's interval
-    can exclude the median), and the spread of the loops' times."""
+    """Per point: the median with its own interval, and the spread of the loops' times."""
+    # The median's interval from order statistics: a mean's interval can exclude it.
     for row in rs.stats():
         scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
         if row["n"] > 1:
@@ -70,8 +70,7 @@ def _print_stats(rs):
 
 
 def cmd_sweep(args):
-    """pagezero sweep: a benchmark over a grid of parameters, in a random order per
-    repetition, saved to -o."""
+    """pagezero sweep: a benchmark over a grid of parameters, saved to -o."""
     check_output(args.output)
     check_output(args.csv)
     grid = _grid_file(args.grid) if args.grid else {}
@@ -105,8 +104,7 @@ def cmd_sweep(args):
 
 
 def cmd_compare(args):
-    """pagezero compare: result sets (files or report folders) against the first, the
-    run (one process) the unit (pagezero.analysis.compare)."""
+    """pagezero compare: result sets against the first, the run the unit (analysis.compare)."""
     check_output(args.plot)  # before the table: a mistake is one line, nothing else
     loaded = [load_sources(p) for p in args.results]
     sets = [rs for rs, _ in loaded]

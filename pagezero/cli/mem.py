@@ -45,8 +45,8 @@ def _all(candidates):
 
 
 def _measure(args, measured, point, names, here, show):
-    """Each of names measured (with --runs N, in N fresh processes; else here(name) in this
-    one, None for one skipped) and shown: show(result, first, its results of every run)."""
+    """Measure each of names and show(result, first, its results of every run)."""
+    # With --runs N in N fresh processes; else here(name) in this one, None for a skip.
     if args.runs > 1:
         points = [dict(point, function=n) for n in names]
         per_name = measure_runs(
@@ -195,8 +195,9 @@ def _warn_pages(result):
 
 
 def _headroom(args, measured):
-    """The clears of --headroom, kept as extras: saved with the faults, not counted
-    among the loops planned, also those a signal stops; then a line per fault."""
+    """--headroom: clear the faults' extents, then a line per fault."""
+    # The clears are extras: saved with the faults, also those a signal stops, but not
+    # counted among the loops planned.
     try:
         clears = measured.extra = list(faults.measure_headroom(measured.results[0]))
     except Interrupted as e:

@@ -31,8 +31,7 @@ _COLD_WORDS = {"clflush": "clflush of those lines", "evict": "reading twice the 
 
 
 def _measure(args, common, key, names, here):
-    """Per name (the value of `key`), its Results: with --runs N from N fresh processes,
-    else here(measured) measures them all in this one."""
+    """Per name (a value of `key`), its Results: from --runs N processes, or here(measured)."""
     with Measured(args.output, args.runs * len(names) * args.nr_loops).saving() as measured:
         if args.runs > 1:
             points = [dict(common, **{key: n}) for n in names]

@@ -127,8 +127,7 @@ def backing_row(result):
 
 
 def backing_lines(results, name):
-    """For stderr: each note on why the pages are not hugetlb, and a warning per THP
-    buffer short of huge pages (name(result) names it)."""
+    """For stderr: why the pages are not hugetlb, and a warning per THP buffer short of them."""
     lines = []
     for r in results:
         note = r.details.get("backing_note")
@@ -148,15 +147,13 @@ def interrupted_line(stop, what):
 
 
 def stopped(name=None):
-    """The Interrupted of a signal a sweep or the report caught and kept going after:
-    `name` when the results say which (one its C loops or a worker took)."""
+    """The Interrupted of a signal a sweep or the report caught, `name` if results say which."""
     return Interrupted(getattr(signal, name or "", None) or received() or signal.SIGINT)
 
 
 @contextlib.contextmanager
 def on_stop(keep):
-    """On a stop signal: keep(stop) keeps what it can and says what, in the one line;
-    the signal is raised again, marked as reported."""
+    """On a stop signal, keep(stop) keeps what it can and says what in the one line."""
     try:
         yield
     except KeyboardInterrupt as e:
@@ -175,12 +172,12 @@ def _marked(result, signame):
 
 
 class Measured:
-    """The results a command measures, saved to -o on the way out whatever happens:
-    complete, after an error, or after a signal (with the partial run it cut short,
-    the file marked interrupted). `planned`: the loops meant, for "after N of M loops"."""
+    """The results a command measures, saved to -o on the way out whatever happens."""
 
+    # Complete, after an error, or after a signal: then with the partial run it cut
+    # short, the file marked interrupted.
     def __init__(self, output, planned):
-        self.output, self.planned = output, planned
+        self.output, self.planned = output, planned  # the loops meant: "after N of M loops"
         self.results = []  # counted in "N of M"
         self.extra = []  # saved too (headroom's clears), not counted
         self.runs, self.lost = [], []  # with --runs: each result's run, the workers lost

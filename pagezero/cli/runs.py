@@ -20,8 +20,7 @@ from pagezero.runs.sweeps import lost_lines
 
 
 def measure_runs(measured, benchmark, points, runs, key_of, keys):
-    """Measure `points` (benchmark's arguments) in `runs` fresh processes into
-    `measured`; per key of `keys`, its point's Results (key_of(result) says which)."""
+    """Measure points in `runs` fresh processes into `measured`: per key, its Results."""
     try:
         rs = across_processes(benchmark, points, runs, progress=None)
     except Interrupted as e:
@@ -49,8 +48,7 @@ _PER_LOOP = ("samples", "pass_worst_ns", "touch_ns", "cold_ns")
 
 
 def pooled(results):
-    """One point's Results of several runs as one, for printing: every per-loop field
-    (and per-thread samples, counters, page counts) holds the loops of all runs."""
+    """One point's Results of several runs as one, holding the loops of every run."""
     # A batch's worst is the worst of all runs, its other batch figures the median
     # of the runs'; mmap --latency's percentiles stay each run's own.
     first = results[0]

@@ -47,8 +47,7 @@ def _prediction(args, prediction):
 
 
 def cmd_predict(args):
-    """pagezero predict: demand faults on huge pages, the running kernel's policy
-    replayed, and every other policy's fault rate projected."""
+    """pagezero predict: what every clearing policy would give this machine's faults."""
     check_output(args.output)
 
     def keep(stop):  # what was measured, printed and saved

@@ -169,7 +169,9 @@ def _latency_line(result):
 
 
 def _print_fault(args, job, result, first, latency):
-    threads = [f"# {job.threads} threads, each faulting its own {args.size}"] * (job.threads > 1)
+    threads = (
+        [f"# {job.threads} threads, each faulting its own {args.size}"] if job.threads > 1 else []
+    )
     if not _perf_lines(args, result, faults.describe(result.function), first, threads):
         return
     if args.clock != "cycles" and job.threads > 1:
@@ -234,10 +236,9 @@ def cmd_mmap(args):
         names = [faults.check_workload(args.function)]
         faults.check_latency(job, names[0])
     else:
-        populate = (
-            "MAP_POPULATE faults every page inside mmap(), so no fault can be timed on its own"
-        )
-        names = _all((n, args.latency and n == "populate" and populate) for n in faults.WORKLOADS)
+        why = "MAP_POPULATE faults every page inside mmap(), so no fault can be timed on its own"
+        skip = {"populate": why} if args.latency else {}
+        names = _all((n, skip.get(n)) for n in faults.WORKLOADS)
     if args.runs > 1 and args.headroom:
         raise UsageError(
             "--headroom sets faults beside clears of the same process: use it without --runs"

@@ -119,7 +119,7 @@ def main():
     if KNEE_KERNEL not in [k.name for k in pz.kernels() if k.available]:
         print(f"{KNEE_KERNEL} is not available on this machine: nothing to measure")
         raise SystemExit(2)
-    from pagezero.measure.policy import llc_bytes
+    from pagezero.system.machine import llc_bytes
 
     llc = llc_bytes()
     header("clearing policies: the LLC knee and the fault-neighbourhood touch", args)

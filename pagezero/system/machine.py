@@ -367,11 +367,15 @@ def machine(root: str = "/") -> dict[str, Any]:
         ``kernel_release``, ``kernel_version``, ``hostname``, ``python``,
         ``pagezero_arch``, ``dczva_block_bytes``, ``caches`` (:func:`caches`), ``thp``,
         ``preemption`` (:func:`preemption`), ``numa_nodes``, ``hugepages`` and
-        ``memory``.
+        ``memory``; in a test build, ``test_switches`` too ({name: value}), when any
+        is in effect.
     """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)
     info["memory"] = _memory(root)
+    switches = _core.switches()  # a test build's PAGEZERO_* in effect: what was faked
+    if switches:
+        info["test_switches"] = switches
     return info
 
 
@@ -434,9 +438,9 @@ def build_info() -> dict[str, Any]:
     -------
     dict
         ``{"pagezero": pagezero.__version__ (from the installed metadata),
-        "build": {"compiler": ..., "flags": ...}}``, the compiler and flags the
-        extension was built with (``pagezero._core.BUILD``; None where it does not
-        say).
+        "build": {"compiler": ..., "flags": ..., "test_switches": bool}}``, the compiler
+        and flags the extension was built with, and whether it is a test build
+        (``pagezero._core.BUILD``; None where it does not say).
     """
     from pagezero import __version__ as pz  # importlib.metadata, read once in __init__
 

@@ -115,21 +115,22 @@ __attribute__((noinline)) static void evict(const char *buf, size_t len)
  * that wrongly takes the flush in (a start time read before it) grows by N us
  * per chunk, which a test sees beside a clear of a few us.
  */
-static void fake_flush_time(uint64_t us)
+static void fake_flush_time(void)
 {
+	const long us = (long)pz_switch(PZ_SW_FAKE_FLUSH_US);
 	struct timespec t0, t;
 
+	if (!us)
+		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	while ((uint64_t)((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000) <
-	       us);
+	while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
 }
 
 void pz_flush(const struct pz_flusher *f, const void *p, size_t len)
 {
-	if (pz_switch(PZ_SW_FAKE_FLUSH_US))
-		fake_flush_time(pz_switch(PZ_SW_FAKE_FLUSH_US));
+	fake_flush_time();
 	switch (f->method) {
 #if defined(__x86_64__)
 	case PZ_FLUSH_CLFLUSHOPT:

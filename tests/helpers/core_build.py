@@ -5,7 +5,7 @@ arch/, compiled with -DPZ_TEST_SWITCHES so that the PAGEZERO_* test switches wor
 
 Importing this module does it, so tests/conftest.py imports it before anything imports
 pagezero: the test build is compiled into build/test-core/ (cached by a hash of the C
-sources, flags, compiler and Python; about 25 s on two cores the first time, nothing
+sources, flags, compiler and Python; 10 to 20 s on two cores the first time, nothing
 after), the package is mirrored there with symbolic links (edits to its Python show at
 once) and the test build in place of _core, and that mirror goes first on sys.path and on
 PYTHONPATH, for the processes the tests start (CLI runs, sweep workers, notebooks).
@@ -50,6 +50,13 @@ def _run(cmd):
         raise RuntimeError(f"building the suite's test core failed:\n{' '.join(cmd)}\n{p.stderr}")
 
 
+def _new_dir():
+    """A directory to fill, then rename into place: a half-made one is never seen."""
+    tmp = tempfile.mkdtemp(dir=OUT, prefix="tmp-")
+    os.chmod(tmp, 0o755)  # mkdtemp's 0700 would keep other users' runs out
+    return tmp
+
+
 def _read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -80,7 +87,7 @@ def build_core():
         fcntl.flock(lock, fcntl.LOCK_EX)  # another session building the same: wait for it
         if os.path.exists(core):
             return core
-        tmp = tempfile.mkdtemp(dir=OUT, prefix="tmp-")
+        tmp = _new_dir()
         objects = [os.path.join(tmp, src.replace("/", "_") + ".o") for src in sources]
         compile_ = [cc, "-fPIC", *flags, *macros, *includes, "-c"]
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
@@ -122,7 +129,7 @@ def mirror(source, core):
     where = os.path.join(OUT, f"pkg-{_digest(source, core, *entries)}")
     if os.path.isdir(where):
         return where
-    tmp = tempfile.mkdtemp(dir=OUT, prefix="tmp-")
+    tmp = _new_dir()
     os.mkdir(os.path.join(tmp, "pagezero"))
     for e in entries:
         os.symlink(os.path.join(source, e), os.path.join(tmp, "pagezero", e))

@@ -87,11 +87,23 @@ def saved(path):
     return doc, [doc["machine"], *(r.get("machine", doc["machine"]) for r in doc["results"])]
 
 
+def release_core():
+    """The core the package under test was installed with (the suite imports another)."""
+    found = glob.glob(os.path.join(core_build.SOURCE, "_core*.so"))
+    if not found:
+        pytest.skip(f"{core_build.SOURCE} has no release core of its own (pip install -e .)")
+    return found[0]
+
+
+def test_a_release_core_holds_no_switch():
+    with open(release_core(), "rb") as f:
+        assert b"PAGEZERO_" not in f.read()
+
+
 def test_a_release_build_ignores_a_fake_clock(tmp_path):
     # The package under test with its own core, as a user has it installed: no switch
     # compiled in, so the environment asks for a fake clock in vain.
-    if not glob.glob(os.path.join(core_build.SOURCE, "_core*.so")):
-        pytest.skip(f"{core_build.SOURCE} has no release core of its own (pip install -e .)")
+    release_core()
     env = core_build.release_env(dict(os.environ, PAGEZERO_FAKE_CLOCK_STEP_NS="1"))
     p = run_python("-c", MEASURE_AND_SAVE, tmp_path / "r.json", env=env)
     assert p.returncode == 0, p.stderr

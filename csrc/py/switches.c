@@ -30,9 +30,12 @@ static PyObject *core_switches(PyObject *self, PyObject *unused)
 	return d;
 }
 
-#ifdef PZ_TEST_SWITCHES
-#define TEST_BUILD Py_True
+static PyMethodDef switch_methods[] = {
+	{ "switches", core_switches, METH_NOARGS, switches__doc__ },
+	{ NULL, NULL, 0, NULL },
+};
 
+#ifdef PZ_TEST_SWITCHES
 /* With the GIL held: no Python thread is writing os.environ meanwhile. */
 static int load(void)
 {
@@ -55,26 +58,31 @@ static PyObject *core_read_switches(PyObject *self, PyObject *unused)
 		return NULL;
 	Py_RETURN_NONE;
 }
-#else
-#define TEST_BUILD Py_False
+
+static PyMethodDef test_methods[] = {
+	{ "_read_switches", core_read_switches, METH_NOARGS, read_switches__doc__ },
+	{ NULL, NULL, 0, NULL },
+};
 #endif
 
-static PyMethodDef switch_methods[] = { { "switches", core_switches, METH_NOARGS, switches__doc__ },
-#ifdef PZ_TEST_SWITCHES
-					{ "_read_switches", core_read_switches, METH_NOARGS,
-					  read_switches__doc__ },
-#endif
-					{ NULL, NULL, 0, NULL } };
+/* BUILD["test_switches"]: module.c made BUILD, this says which build it is. */
+static int say_build(PyObject *m, PyObject *test_build)
+{
+	PyObject *build = PyObject_GetAttrString(m, "BUILD");
+	int ret = build ? PyDict_SetItemString(build, "test_switches", test_build) : -1;
+
+	Py_XDECREF(build);
+	return ret;
+}
 
 int pzpy_init_switches(PyObject *m)
 {
-	PyObject *build = PyObject_GetAttrString(m, "BUILD");
-	int ret = build ? PyDict_SetItemString(build, "test_switches", TEST_BUILD) : -1;
-
-	Py_XDECREF(build);
 #ifdef PZ_TEST_SWITCHES
-	if (ret == 0)
-		ret = load();
+	if (say_build(m, Py_True) < 0 || load() < 0 || pzpy_add_methods(m, test_methods) < 0)
+		return -1;
+#else
+	if (say_build(m, Py_False) < 0)
+		return -1;
 #endif
-	return ret < 0 ? -1 : pzpy_add_methods(m, switch_methods);
+	return pzpy_add_methods(m, switch_methods);
 }

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pagezero import _core
 from pagezero.system.machine import llc_bytes
 from pagezero.system.numa import check_node, node_cpus, numa_nodes
 
@@ -348,6 +349,6 @@ class Conditions:
             d["cold_timing"] = cold_timing
         if raw.get("counters") is not None:
             d["counters"] = raw["counters"]
-            if os.environ.get("PAGEZERO_FAKE_COUNTERS"):
+            if "PAGEZERO_FAKE_COUNTERS" in _core.switches():
                 d["counters_source"] = "fake (PAGEZERO_FAKE_COUNTERS)"
         return d

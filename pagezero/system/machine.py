@@ -264,11 +264,15 @@ def machine(root: str = "/") -> dict[str, Any]:
         ``python``, ``pagezero_arch``, ``dczva_block_bytes``; ``caches`` (per cache:
         ``level``, ``type``, ``size_bytes``, ``shared_cpu_list``, ``source``, and where
         sysconf differs, ``disagreement``), ``thp``, ``preemption`` (``model``,
-        ``source``), ``numa_nodes``, ``hugepages`` and ``memory``.
+        ``source``), ``numa_nodes``, ``hugepages`` and ``memory``; in a test build,
+        ``test_switches`` too ({name: value}), when any is in effect.
     """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)
     info["memory"] = _memory(root)
+    switches = _core.switches()  # a test build's PAGEZERO_* in effect: what was faked
+    if switches:
+        info["test_switches"] = switches
     return info
 
 
@@ -311,7 +315,8 @@ def summary(info: Mapping[str, Any]) -> list[str]:
 
 
 def build_info() -> dict[str, Any]:
-    """What made this pagezero: its version and the extension's compiler and flags (_core.BUILD)."""
+    """What made this pagezero: its version, the extension's compiler and flags, and whether it
+    is a test build (_core.BUILD["test_switches"])."""
     from pagezero import __version__ as pz  # importlib.metadata, read once in __init__
 
     build = getattr(_core, "BUILD", None)

@@ -380,22 +380,30 @@ def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
         }
 
 
-def test_commands_are_checked_with_pagezero_own_parser(capsys):
-    from pagezero.fleet.command import check_command
+def test_commands_are_checked_with_pagezero_own_parser(tmp_path, capsys):
+    from pagezero.cli import main
+    from pagezero.fleet.run import command_argv
 
-    assert check_command(["--", "pagezero", *TINY]) == (TINY, "file")
-    assert check_command(["sweep", "memset", "-g", "size=4KB"])[1] == "file"  # -o required
-    assert check_command(["report", "--quick"]) == (["report", "--quick"], "folder")
+    assert command_argv(["--", "pagezero", *TINY]) == (TINY, "file")
+    assert command_argv(["report", "--quick"]) == (["report", "--quick"], "folder")
+    # Checked before anything is sent: a command that passes goes on to the scheduler.
+    base = ["fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"]
+    base += ["-o", str(tmp_path / "run"), "--"]
+    for good in (TINY, ["sweep", "memset", "-g", "size=4KB"], ["report", "--quick"]):
+        assert "cannot reach the Dask scheduler" in main_error(1, *base, *good)
     for bad, why in (
         (["mem", "memset", "-h"], "prints help"),
         (["info"], "writes no results"),
         (["advise", "--quick"], "writes no results"),
+        (["nonsense"], "pagezero would refuse"),
         (["mem", "mmap", "-p", "3MB"], "invalid page size"),
         (["batch", "--output=x"], "leave -o out"),
     ):
-        with pytest.raises(ValueError, match=why):
-            check_command(bad)
-    assert capsys.readouterr().out == ""  # -h's help went nowhere
+        capsys.readouterr()
+        assert main([*base, *bad]) == 2
+        out, err = capsys.readouterr()
+        assert why in err and out == ""  # -h's help went nowhere
+    assert not (tmp_path / "run").exists()
 
 
 def test_machines_with_many_samples_compare(tmp_path, capsys):

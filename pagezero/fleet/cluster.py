@@ -1,16 +1,12 @@
-"""`pagezero fleet up`: a fleet started over SSH with Dask's SSHCluster machinery.
+"""``pagezero fleet up``: a fleet started over SSH with Dask's SSHCluster machinery.
 
-The same cluster as the documented manual start (`dask scheduler` on one
-host; on each machine `dask worker tcp://SCHEDULER:8786 --nworkers 1
---nthreads 1 --resources benchmark=1 --name MACHINE`), started by the
-process classes of distributed.deploy.ssh (its Scheduler and Worker, which
-SSHCluster assembles) inside a SpecCluster. SSHCluster itself passes one set
-of worker options to every host, so it cannot name each worker after its
-machine; building the same SpecCluster with per-host options can. SSH is
-asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
+The same cluster as the documented manual start, started by the process classes of
+distributed.deploy.ssh (its Scheduler and Worker) inside a SpecCluster: SSHCluster itself
+passes one set of worker options to every host, so it cannot name each worker after its
+machine. SSH is asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
 """
 
-from pagezero.fleet.run import RESOURCE, FleetError
+from pagezero.fleet.run import RESOURCE, FleetError, first_line
 from pagezero.interrupt import deferred
 
 __all__ = ["start_fleet", "worker_spec"]
@@ -19,36 +15,20 @@ DEFAULT_PORT = 8786
 REGISTER_TIMEOUT_S = 60
 
 
+def _process(cls, host, connect_options, remote_python, **kwargs):
+    """A SpecCluster entry: `cls` (distributed's SSH Scheduler or Worker) on `host`."""
+    options = {"address": host, "connect_options": connect_options or {}}
+    return {"cls": cls, "options": dict(options, remote_python=remote_python, kwargs=kwargs)}
+
+
 def worker_spec(hosts, connect_options=None, remote_python=None):
-    """The worker spec that SpecCluster starts over SSH.
-
-    Parameters
-    ----------
-    hosts : list of str
-        Host names; one Nanny-managed worker each, named after it, with one thread and
-        the ``benchmark`` resource.
-    connect_options : dict, optional
-        asyncssh's connection options.
-    remote_python : str, optional
-        The Python to run on the hosts.
-
-    Returns
-    -------
-    dict
-        ``{host: {"cls": distributed.deploy.ssh.Worker, "options": {...}}}``.
-    """
+    """SpecCluster's worker spec: per host one worker named after it, with one thread and
+    the ``benchmark`` resource, started over SSH (asyncssh's `connect_options`)."""
     from distributed.deploy.ssh import Worker
 
+    kwargs = {"nthreads": 1, "resources": dict(RESOURCE)}
     return {
-        host: {
-            "cls": Worker,
-            "options": {
-                "address": host,
-                "connect_options": connect_options or {},
-                "remote_python": remote_python,
-                "kwargs": {"name": host, "nthreads": 1, "resources": dict(RESOURCE)},
-            },
-        }
+        host: _process(Worker, host, connect_options, remote_python, name=host, **kwargs)
         for host in hosts
     }
 
@@ -94,25 +74,18 @@ def start_fleet(
     from distributed.deploy.spec import SpecCluster
     from distributed.deploy.ssh import Scheduler
 
-    scheduler = {
-        "cls": Scheduler,
-        "options": {
-            "address": scheduler_host or hosts[0],
-            "connect_options": connect_options or {},
-            "remote_python": remote_python,
-            "kwargs": {"port": port, "dashboard": False},
-        },
-    }
+    where = scheduler_host or hosts[0]
+    scheduler = _process(
+        Scheduler, where, connect_options, remote_python, port=port, dashboard=False
+    )
+    workers = worker_spec(hosts, connect_options, remote_python)
     try:
         with deferred():  # its threads keep the stop signals for the main thread (run.connect)
-            cluster = SpecCluster(
-                worker_spec(hosts, connect_options, remote_python), scheduler, name="pagezero-fleet"
-            )
+            cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")
     except ImportError as e:
         raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") from None
     except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
-        text = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise FleetError(f"cannot start the fleet over SSH: {text}") from None
+        raise FleetError(f"cannot start the fleet over SSH: {first_line(e)}") from None
     try:
         # A worker process has started before the scheduler knows it: wait until
         # every machine is there, so that the address printed is ready for a run.

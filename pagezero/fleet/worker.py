@@ -1,14 +1,11 @@
 """What runs on a fleet's worker: one pagezero command in a fresh process.
 
-Each run is `python -m pagezero <command> -o <temporary path>` with the
-worker's own interpreter, in a temporary folder, so no two runs share a
-process (the run is the unit) and nothing is left behind. The task returns
-the files the command wrote, as bytes, with its start and end times on the
-worker's clock; the client writes them. A command that fails is returned
-with its error, never raised, so that what it wrote still comes back.
-
-The functions here are sent to the worker by reference: the worker imports
-pagezero.fleet.worker, from the pagezero installed there.
+Each run is ``python -m pagezero COMMAND -o TMP`` with the worker's own interpreter in a
+temporary folder: no two runs share a process (the run is the unit), nothing is left
+behind. The task returns the files written, as bytes, with the start and end on the
+worker's clock; a command that fails is returned with its error, never raised, so that
+what it wrote still comes back. The functions travel by reference: the worker imports
+this module from the pagezero installed there.
 """
 
 from __future__ import annotations
@@ -32,13 +29,7 @@ _stopped: set[str] = set()
 
 
 def installed_version():
-    """The pagezero version installed on this machine (run on each worker).
-
-    Returns
-    -------
-    str
-        ``pagezero.__version__``: the installed distribution's metadata.
-    """
+    """``pagezero.__version__`` on this machine (run on each worker)."""
     from pagezero import __version__
 
     return __version__
@@ -60,17 +51,16 @@ def _event(**msg):
 
 def _collect(path):
     """The files the command wrote at `path` (a file, or a folder's tree), as bytes."""
+    files = {}
     if os.path.isfile(path):
         with open(path, "rb") as f:
             return {os.path.basename(path): f.read()}
-    files = {}
     for root, _, names in os.walk(path):
         for name in names:
-            full = os.path.join(root, name)
             if name.startswith("."):
                 continue  # an atomic write's leftover temporary file
-            with open(full, "rb") as f:
-                files[os.path.relpath(full, path)] = f.read()
+            with open(os.path.join(root, name), "rb") as f:
+                files[os.path.relpath(f.name, path)] = f.read()
     return files
 
 
@@ -82,29 +72,9 @@ def _error_line(returncode, stderr):
 
 
 def run_command(argv, output_kind, machine, run, key):
-    """Run ``pagezero ARGV -o PATH`` on this machine (a fleet task, run on a worker).
-
-    Parameters
-    ----------
-    argv : list of str
-        The command, without ``pagezero`` and ``-o``.
-    output_kind : {"file", "folder"}
-        What the command's ``-o`` writes.
-    machine : str
-        This worker's name, for the events and the result.
-    run : int
-        The run's index.
-    key : str
-        The Dask task key, which :func:`stop_runs` names it by.
-
-    Returns
-    -------
-    dict
-        ``machine``, ``run``, ``kind``, ``status`` (``"ok"``, ``"interrupted"`` or
-        ``"failed"``), ``returncode``, ``error`` (the command's error line, or None),
-        ``start`` and ``end`` (Unix time, s), ``hostname``, ``stdout``, ``stderr`` and
-        ``files`` (name to bytes).
-    """
+    """Run ``pagezero ARGV -o PATH`` here, `output_kind` ("file" or "folder") saying what
+    -o writes; a dict of machine, run, kind, status ("ok", "interrupted", "failed"),
+    returncode, error, start and end (ISO 8601), hostname, stdout, stderr and files."""
     start = _now()
     _event(what="started", machine=machine, run=run, key=key, at=start)
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
@@ -151,20 +121,8 @@ def run_command(argv, output_kind, machine, run, key):
 
 
 def stop_runs(keys):
-    """Stop the runs of these task keys in progress on this machine, with SIGINT.
-
-    pagezero saves what it measured, marked interrupted, and exits.
-
-    Parameters
-    ----------
-    keys : iterable of str
-        Dask task keys of :func:`run_command` calls.
-
-    Returns
-    -------
-    list of str
-        The keys whose process was signalled.
-    """
+    """SIGINT the runs of these task keys in progress here (pagezero saves what it
+    measured, marked interrupted); the keys signalled."""
     stopped = []
     for key in keys:
         proc = _running.get(key)

@@ -1,14 +1,11 @@
 """Saving a session's results, and comparing a session with a saved one.
 
-The comparison is `pagezero compare`'s (pagezero.analysis.compare.compare: the run
-is the unit, Welch's t-test on the logs of per-run medians), its table
-format_table()'s and its header comparison_header's, machine warnings
-included: nothing here computes or formats a comparison of its own. What is
-added is the decision: a test fails when one of its points is marked a
-regression ((R): beyond --pagezero-compare-fail and significant) against a
-baseline from the same machine. A baseline from another machine is compared
-and shown, but fails nothing unless --pagezero-same-machine=strict: a change
-measured across machines is not the change's alone.
+The comparison, its table and its header (machine warnings included) are ``pagezero
+compare``'s; what is added is the decision: a test fails when one of its points is a
+regression ((R): beyond --pagezero-compare-fail and significant) against a baseline from
+the same machine. A baseline from another machine is compared and shown, but fails
+nothing unless --pagezero-same-machine=strict: a change measured across machines is not
+the change's alone.
 """
 
 from __future__ import annotations
@@ -30,6 +27,8 @@ from pagezero.results.resultset import ResultSet
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from pagezero.results.result import Result
+
 __all__ = ["load_baseline", "newest", "save_session", "judge", "summary_lines", "PATTERN"]
 
 # One file per session, named by its UTC start to the microsecond: the
@@ -49,17 +48,8 @@ def newest(folder: str) -> str | None:
 
 
 def load_baseline(state: PluginState) -> None:
-    """Read --pagezero-compare's file (or the newest in its folder) into `state`.
-
-    A folder that does not exist or holds no session file leaves no baseline
-    and a note (a CI's first run, or a cache it did not restore): every test
-    then passes as one without a baseline point.
-
-    Raises
-    ------
-    pytest.UsageError
-        A file that is not a pagezero results file, or cannot be read.
-    """
+    """Read --pagezero-compare's file (or the newest in its folder) into `state`; a folder
+    missing or without a session file (a CI's first run) leaves a note, no baseline."""
     path = state.compare
     assert path is not None
     if os.path.isdir(path) or not os.path.exists(path):
@@ -85,26 +75,18 @@ def save_session(state: PluginState) -> None:
     state.saved_to = path
 
 
-def _of_tests(results: ResultSet, runs: Iterable[Mapping[str, Any]], nodes: Any) -> ResultSet:
+def _of_tests(
+    results: Iterable[Result], runs: Iterable[Mapping[str, Any]], nodes: Any, machine: Any = None
+) -> ResultSet:
     kept = [(r, run) for r, run in zip(results, runs) if r.params.get(TEST_PARAM) in nodes]
-    return ResultSet([r for r, _ in kept], [run for _, run in kept], machine=results.machine)
-
-
-def _session(state: PluginState, nodes: Any) -> ResultSet:
-    kept = [(r, run) for r, run in zip(state.results, state.runs) if r.params[TEST_PARAM] in nodes]
-    return ResultSet([r for r, _ in kept], [run for _, run in kept])
-
-
-def _foreign(state: PluginState, new: ResultSet) -> list[str]:
-    assert state.baseline is not None
-    return machine_differences(state.baseline.machine, new.machine)
+    return ResultSet([r for r, _ in kept], [run for _, run in kept], machine)
 
 
 def _rows(state: PluginState, nodes: Any) -> tuple[list[dict[str, Any]], ResultSet]:
     """compare()'s rows for the baseline points of `nodes` (empty: none), and the new side."""
     assert state.baseline is not None
-    new = _session(state, nodes)
-    base = _of_tests(state.baseline, state.baseline.runs, nodes)
+    new = _of_tests(state.results, state.runs, nodes)
+    base = _of_tests(state.baseline, state.baseline.runs, nodes, state.baseline.machine)
     if not len(base):
         return [], new
     try:
@@ -124,29 +106,16 @@ def _regression_line(row: Mapping[str, Any]) -> str:
 
 
 def judge(state: PluginState, nodeid: str) -> str | None:
-    """Why the test `nodeid` fails on its comparison, or None when it does not.
-
-    Parameters
-    ----------
-    state : PluginState
-        The session's state, with the baseline and the test's results.
-    nodeid : str
-        The test that just ran.
-
-    Returns
-    -------
-    str or None
-        The failure's text (it becomes the test's report), recorded in
-        state.failed too; None without a baseline point, for a baseline from
-        another machine (unless strict), or without --pagezero-compare-fail.
-    """
+    """Why the test `nodeid` fails on its comparison (its report; kept in state.failed),
+    or None: no baseline point, another machine (unless strict), or no
+    --pagezero-compare-fail."""
     if state.baseline is None:
         return None
     rows, new = _rows(state, {nodeid})
     if not rows:
         return None
     compared = [row for row in rows if row["changes"][0] is not None]
-    foreign = _foreign(state, new)
+    foreign = machine_differences(state.baseline.machine, new.machine)
     reason = None
     if foreign and compared and state.same_machine == "strict":
         reason = (
@@ -183,9 +152,8 @@ def _without_baseline(state: PluginState, rows: Iterable[Mapping[str, Any]]) -> 
 
 
 def summary_lines(state: PluginState) -> list[str]:
-    """The terminal summary: the comparison in `pagezero compare`'s form, the
-    notes (points without a baseline, another machine), the failures and the
-    saved file."""
+    """The terminal summary: the comparison as ``pagezero compare`` prints it, the notes,
+    the failures and the saved file."""
     lines: list[str] = []
     if state.baseline_missing:
         lines.append(state.baseline_missing)
@@ -197,7 +165,7 @@ def summary_lines(state: PluginState) -> list[str]:
             machines = [dict(state.baseline.machine), dict(new.machine)]
             lines += header_lines(machines, names, runs_per_side(rows, 2), method)
             lines.append(format_table(rows, names))
-            foreign = _foreign(state, new)
+            foreign = machine_differences(state.baseline.machine, new.machine)
             if foreign and state.same_machine != "strict":
                 lines.append(
                     "note: the baseline is from another machine: compared, but no test fails "

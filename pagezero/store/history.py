@@ -12,41 +12,30 @@ MAX_SERIES = 12
 
 
 def format_value(value, unit):
-    """A stored median as text.
-
-    Parameters
-    ----------
-    value : float
-        The median.
-    unit : str
-        Its unit; ``"bytes/sec"`` is printed in GB/s (10^9 bytes/s).
-
-    Returns
-    -------
-    str
-        ``"12.34 GB/s"``, or four significant digits and the unit.
-    """
+    """A median as text: ``"12.34 GB/s"`` (10^9 bytes/s) for bytes/sec, else four
+    significant digits and the unit."""
     if unit == "bytes/sec":
         return f"{value / 1e9:.2f} GB/s"
     return f"{value:.4g} {unit}"
 
 
 def format_spread(row):
-    """A stored point's spread as text; the run is the unit.
-
-    Parameters
-    ----------
-    row : dict
-        A :meth:`pagezero.store.Store.history` row.
-
-    Returns
-    -------
-    str
-        ``"+-1.2% (3 runs)"``, or for one run ``"+-0.4% (loops, 1 run)"``.
-    """
+    """A point's spread as text, the run the unit: ``"+-1.2% (3 runs)"``, or for one run
+    ``"+-0.4% (loops, 1 run)"``; `row` is a :meth:`pagezero.store.Store.history` row."""
     if row["spread_of"] == "runs":
         return f"+-{row['spread_pct']:.1f}% ({row['runs']} runs)"
     return f"+-{row['spread_pct']:.1f}% (loops, 1 run)"
+
+
+# The columns of a point's history, one row a result set (here and in store publish).
+HEADER = ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread", "set"]
+
+
+def history_cells(r):
+    """A history row's cells under HEADER, as text."""
+    when, version = r["measured_at"].replace("+00:00", "Z"), r["pagezero_version"] or "?"
+    value = format_value(r["median"], r["unit"])
+    return [when, r["machine_name"], r["kernel_release"] or "?", version, value, format_spread(r)]
 
 
 def _table(header, body):
@@ -55,19 +44,8 @@ def _table(header, body):
 
 
 def format_history(rows):
-    """A history as text.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :meth:`pagezero.store.Store.history` rows.
-
-    Returns
-    -------
-    list of str
-        Per point its label, then one line per result set in time order: when, machine,
-        kernel, pagezero version, median, spread and the set's id.
-    """
+    """:meth:`pagezero.store.Store.history` rows as lines of text: per point its label,
+    then one line per result set in time order."""
     lines, by_label = [], {}
     for row in rows:
         by_label.setdefault(row["label"], []).append(row)
@@ -75,46 +53,16 @@ def format_history(rows):
         if lines:
             lines.append("")
         lines.append(label)
-        body = [
-            [
-                r["measured_at"].replace("+00:00", "Z"),
-                r["machine_name"],
-                r["kernel_release"] or "?",
-                r["pagezero_version"] or "?",
-                format_value(r["median"], r["unit"]),
-                format_spread(r),
-                f"#{r['set_id']}",
-            ]
-            for r in group
-        ]
-        header = ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread", "set"]
-        lines += ["  " + line for line in _table(header, body)]
+        body = [history_cells(r) + [f"#{r['set_id']}"] for r in group]
+        lines += ["  " + line for line in _table(HEADER, body)]
     return lines
 
 
 @closes_on_error
 def plot_history(rows, stem):
-    """Plot a history: each point's median per result set over time.
-
-    One line per point and machine, the spread as error bars.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :meth:`pagezero.store.Store.history` rows (not empty).
-    stem : str
-        The files' path without extension: ``stem.png`` and ``stem.svg`` are written.
-
-    Returns
-    -------
-    list of str
-        The files written.
-
-    Raises
-    ------
-    ValueError
-        When more than 12 point and machine pairs match: the filters should narrow it.
-    """
+    """Plot :meth:`pagezero.store.Store.history` rows to ``stem.png`` and ``stem.svg``: each
+    point's median per result set over time, one line per point and machine, the spread
+    as error bars; the files written. ValueError beyond MAX_SERIES lines."""
     from pagezero.figures.plot import _pyplot, _save
 
     series = {}
@@ -158,17 +106,7 @@ def plot_history(rows, stem):
 
 
 def history_footer(rows):
-    """The history figure's footer: each machine with its kernel releases, and the date drawn.
-
-    Parameters
-    ----------
-    rows : list of dict
-        :meth:`pagezero.store.Store.history` rows.
-
-    Returns
-    -------
-    str
-    """
+    """The history figure's footer: each machine with its kernel releases, and the date."""
     releases = {}
     for r in rows:
         kept = releases.setdefault(r["machine_name"], [])

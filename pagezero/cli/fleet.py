@@ -86,16 +86,11 @@ def cmd_fleet_up(args):
     options = {k: v for k, v in options.items() if v is not None}
     if args.ssh_key:
         options["client_keys"] = [args.ssh_key]
-    cluster = start_fleet(
-        _names(args.hosts),
-        scheduler_host=args.scheduler_host,
-        port=args.port,
-        connect_options=options,
-        remote_python=args.remote_python,
-    )
+    hosts = _names(args.hosts)
+    cluster = start_fleet(hosts, args.scheduler_host, args.port, options, args.remote_python)
     try:
         print(f"scheduler: {cluster.scheduler_address}")
-        print(f"workers: {', '.join(_names(args.hosts))} (benchmark=1 each)")
+        print(f"workers: {', '.join(hosts)} (benchmark=1 each)")
         print(
             f"run: pagezero fleet run --scheduler {cluster.scheduler_address} -o DIR -- "
             f"COMMAND; Ctrl-C stops the fleet",
@@ -123,15 +118,11 @@ def cmd_fleet_run(args):
 
         store = Store(args.store or None, create=True)  # refuse a bad store before running
         store.require_writable()
+    progress = sys.stderr if sys.stderr.isatty() else None
+    machines = _names(args.machines)
     try:
         log = run_fleet(
-            args.scheduler,
-            argv,
-            args.output,
-            machines=_names(args.machines),
-            runs=args.runs,
-            progress=sys.stderr if sys.stderr.isatty() else None,
-            timeout=args.timeout,
+            args.scheduler, argv, args.output, machines, args.runs, progress, args.timeout
         )
     except KeyboardInterrupt as e:
         if store is not None:

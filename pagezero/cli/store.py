@@ -75,9 +75,7 @@ def cmd_store_export(args):
 
     def write(f):
         if args.format == "json":
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-            return
+            return f.write(json.dumps(doc, indent=1) + "\n")
         w = csv.writer(f)
         w.writerow(rows[0].keys() if rows else ["set_id"])
         w.writerows(r.values() for r in rows)

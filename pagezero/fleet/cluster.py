@@ -9,7 +9,7 @@ machine. SSH is asyncssh's, with its usual configuration (~/.ssh, known_hosts, a
 from pagezero.fleet.run import RESOURCE, FleetError, first_line
 from pagezero.interrupt import deferred
 
-__all__ = ["start_fleet", "worker_spec"]
+__all__ = ["start_fleet"]
 
 DEFAULT_PORT = 8786
 REGISTER_TIMEOUT_S = 60
@@ -19,18 +19,6 @@ def _process(cls, host, connect_options, remote_python, **kwargs):
     """A SpecCluster entry: `cls` (distributed's SSH Scheduler or Worker) on `host`."""
     options = {"address": host, "connect_options": connect_options or {}}
     return {"cls": cls, "options": dict(options, remote_python=remote_python, kwargs=kwargs)}
-
-
-def worker_spec(hosts, connect_options=None, remote_python=None):
-    """SpecCluster's worker spec: per host one worker named after it, with one thread and
-    the ``benchmark`` resource, started over SSH (asyncssh's `connect_options`)."""
-    from distributed.deploy.ssh import Worker
-
-    kwargs = {"nthreads": 1, "resources": dict(RESOURCE)}
-    return {
-        host: _process(Worker, host, connect_options, remote_python, name=host, **kwargs)
-        for host in hosts
-    }
 
 
 def start_fleet(
@@ -45,11 +33,9 @@ def start_fleet(
     scheduler_host : str, optional
         Where the scheduler runs; by default the first host.
     port : int
-        The scheduler's port, 0 to 65535 (default 8786).
-    connect_options : dict, optional
-        asyncssh's connection options.
-    remote_python : str, optional
-        The Python to run on the hosts.
+        The scheduler's port, 0 to 65535.
+    connect_options, remote_python : dict, str, optional
+        asyncssh's connection options; the Python to run on the hosts.
 
     Returns
     -------
@@ -72,13 +58,13 @@ def start_fleet(
     if not 0 <= port <= 65535:
         raise ValueError(f"invalid --port {port}: expected 0..65535")
     from distributed.deploy.spec import SpecCluster
-    from distributed.deploy.ssh import Scheduler
+    from distributed.deploy.ssh import Scheduler, Worker
 
-    where = scheduler_host or hosts[0]
-    scheduler = _process(
-        Scheduler, where, connect_options, remote_python, port=port, dashboard=False
-    )
-    workers = worker_spec(hosts, connect_options, remote_python)
+    ssh = (connect_options, remote_python)
+    scheduler = _process(Scheduler, scheduler_host or hosts[0], *ssh, port=port, dashboard=False)
+    # One worker per host, named after it, with one thread and the benchmark resource.
+    worker = {"nthreads": 1, "resources": dict(RESOURCE)}
+    workers = {host: _process(Worker, host, *ssh, name=host, **worker) for host in hosts}
     try:
         with deferred():  # its threads keep the stop signals for the main thread (run.connect)
             cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")

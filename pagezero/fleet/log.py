@@ -12,6 +12,7 @@ import json
 import os
 import re
 
+from pagezero.fleet.worker import now
 from pagezero.interrupt import deferred
 from pagezero.results.resultset import SCHEMA, atomic_write
 
@@ -22,10 +23,6 @@ FLEET_SCHEMA = "pagezero.fleet"
 
 # A machine's status is its worst run's, in this order.
 _WORST_FIRST = ("died", "failed", "interrupted", "cancelled", "running", "pending")
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def folder_name(machine):
@@ -66,7 +63,7 @@ class FleetLog:
         self.out_dir = out_dir
         self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler}
         self.doc.update(command=["pagezero", *argv], runs=runs, pagezero=version)
-        self.doc.update(started=_now(), ended=None, interrupted=False, machines=[])
+        self.doc.update(started=now(), ended=None, interrupted=False, machines=[])
         self._by_name = {}
 
     @property
@@ -106,7 +103,7 @@ class FleetLog:
         entry, r = self._run(name, run)
         r.update(status=status, error=error, files=list(files))
         r["start"] = start or r["start"]
-        r["end"] = end or r["end"] or (_now() if status != "cancelled" else None)
+        r["end"] = end or r["end"] or (now() if status != "cancelled" else None)
         self._update(entry)
 
     def write_run(self, result):
@@ -120,17 +117,15 @@ class FleetLog:
             rel = os.path.normpath(rel)
             if rel.startswith("..") or os.path.isabs(rel):
                 continue  # never outside the machine's folder
-            if result["kind"] == "file":
-                path = os.path.join(base, f"run-{run}.json")
-            else:
-                path = os.path.join(base, f"run-{run}", rel)
+            path = os.path.join(
+                base, f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
+            )
             if path.endswith(".json"):
                 data = _annotated(data, name)
             _write_bytes(path, data, mtime)
             written.append(os.path.relpath(path, self.out_dir))
         out = result["stdout"]
-        if out and not out.endswith("\n"):
-            out += "\n"
+        out += "\n" if out and not out.endswith("\n") else ""
         log = f"$ {' '.join(self.doc['command'])} -o ...\n{out}{result['stderr']}"
         _write_bytes(os.path.join(base, f"run-{run}.log"), log.encode(), mtime)
         return written
@@ -140,15 +135,14 @@ class FleetLog:
             return
         statuses = [r["status"] for r in entry["runs"]]
         statuses += ["pending"] * (self.doc["runs"] - len(statuses))
-        worst = next((s for s in _WORST_FIRST if s in statuses), "ok")
-        entry["status"] = worst
+        entry["status"] = next((s for s in _WORST_FIRST if s in statuses), "ok")
         entry["error"] = next((r["error"] for r in entry["runs"] if r["error"]), None)
         self.save()
 
     def save(self, ended=False, interrupted=None):
         """Write ``fleet.json`` atomically, stop signals held until it is in place."""
         if ended:
-            self.doc["ended"] = _now()
+            self.doc["ended"] = now()
         if interrupted is not None:
             self.doc["interrupted"] = interrupted
         with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place

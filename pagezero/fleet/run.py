@@ -1,11 +1,8 @@
 """``pagezero fleet run``: one pagezero command on every chosen machine of a Dask cluster.
 
-Every run is a task restricted to its machine's worker and needing the resource
-benchmark=1, so the scheduler never starts two benchmarks on one machine at once, and
-each run is a fresh process there (worker.py). pagezero's version is checked on every
-machine first, those that differ refused. A machine whose worker leaves is reported as
-died and the others go on; Ctrl-C cancels what has not started, interrupts what runs
-(pagezero saves what it measured) and keeps all the rest.
+Each run is a task tied to its machine's worker and needing benchmark=1, so the scheduler
+never starts two benchmarks on one machine at once. Machines of another pagezero version
+are refused; a machine whose worker leaves is reported as died and the others go on.
 """
 
 import os
@@ -140,14 +137,13 @@ def _check_out_dir(out_dir):
 def _progress(stream, runs):
     """A function (machine, run, what) that shows progress: `stream` itself when it is
     callable, else one line per start and end of a run on it (None: quiet)."""
-    if callable(stream):
-        return stream
+    if callable(stream) or stream is None:
+        return stream or (lambda *_: None)
     t0 = time.monotonic()
 
     def show(name, run, text):
-        if stream is not None:
-            line = f"[{time.monotonic() - t0:7.1f}s] {name}: run {run}/{runs} {text}"
-            print(line, file=stream, flush=True)
+        line = f"[{time.monotonic() - t0:7.1f}s] {name}: run {run}/{runs} {text}"
+        print(line, file=stream, flush=True)
 
     return show
 
@@ -255,29 +251,27 @@ class _Watch:
                 if self.log.started(msg["machine"], msg["run"], msg["at"]):
                     self.show(msg["machine"], msg["run"], "started")
 
-    def _collect(self, future):
+    def _end(self, future, status, error, *times_and_files):
         self.pending.discard(future)
         name, run = self.futures[future]
+        self.log.finished(name, run, status, error, *times_and_files)
+        self.show(name, run, status + (f": {error}" if error else ""))
+
+    def _collect(self, future):
         try:
             result = future.result()
         except Exception as e:  # the task failed: pagezero missing there, the scheduler lost
             text = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
-            self.log.finished(name, run, "failed", error=text)
-            self.show(name, run, f"failed: {text}")
-            return
+            return self._end(future, "failed", text)
         files = self.log.write_run(result)
-        status, error = result["status"], result["error"]
-        self.log.finished(name, run, status, error, result["start"], result["end"], files)
-        self.show(name, run, status + (f": {error}" if error else ""))
+        self._end(future, result["status"], result["error"], result["start"], result["end"], files)
 
     def _give_up(self, future, status, error):
-        self.pending.discard(future)
         try:
             future.cancel()
         except (OSError, TimeoutError):
             pass  # nothing left to cancel it on
-        self.log.finished(*self.futures[future], status, error=error)
-        self.show(*self.futures[future], f"{status}: {error}")
+        self._end(future, status, error)
 
     def until_done(self, poll_s):
         while self.pending:

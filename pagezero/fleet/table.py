@@ -33,34 +33,15 @@ def _fleet_entries(path):
 
 
 def machine_sets(fleet_dir):
-    """The results of each machine of a fleet run.
-
-    Parameters
-    ----------
-    fleet_dir : str
-        A fleet run's folder (with ``fleet.json``), or any folder of machine folders.
-
-    Returns
-    -------
-    tuple
-        ``([(machine name, ResultSet)], notes)``: in ``fleet.json``'s order (else by
-        folder name), and one line per machine without results.
-
-    Raises
-    ------
-    ValueError
-        For a missing folder, a bad ``fleet.json``, or when no machine has results.
-    """
-    entries = []
+    """``([(machine name, ResultSet)], notes)`` of a fleet run's folder (or any folder of
+    machine folders): in ``fleet.json``'s order (else by name), and one line per machine
+    without results; ValueError for a missing folder, a bad ``fleet.json`` or no results."""
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
         entries = _fleet_entries(path)
     elif os.path.isdir(fleet_dir):
-        entries = [
-            (name, name, None, None)
-            for name in sorted(os.listdir(fleet_dir))
-            if os.path.isdir(os.path.join(fleet_dir, name))
-        ]
+        names = [n for n in os.listdir(fleet_dir) if os.path.isdir(os.path.join(fleet_dir, n))]
+        entries = [(name, name, None, None) for name in sorted(names)]
     else:
         raise ValueError(f"{fleet_dir}: no such folder")
     sets, notes = [], []
@@ -110,7 +91,7 @@ def _cell(summary):
         return "-"
     mark = "" if summary["spread_of"] == "runs" else "*"
     return (
-        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%{mark}"
+        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%" + mark
     )
 
 
@@ -126,9 +107,8 @@ def format_table(sets, notes=()):
     header = ["point", *names]
     body = [[row["label"], *(_cell(row["machines"][n]) for n in names)] for row in table_rows(sets)]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-    lines.append("-+-".join("-" * w for w in widths))
-    lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    text = [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + body]
+    lines += [text[0], "-+-".join("-" * w for w in widths), *text[1:]]
     lines.append("")
     lines.append(
         "median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "

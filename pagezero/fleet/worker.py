@@ -1,11 +1,9 @@
 """What runs on a fleet's worker: one pagezero command in a fresh process.
 
-Each run is ``python -m pagezero COMMAND -o TMP`` with the worker's own interpreter in a
-temporary folder: no two runs share a process (the run is the unit), nothing is left
-behind. The task returns the files written, as bytes, with the start and end on the
-worker's clock; a command that fails is returned with its error, never raised, so that
-what it wrote still comes back. The functions travel by reference: the worker imports
-this module from the pagezero installed there.
+Each run is ``python -m pagezero COMMAND -o TMP`` in a temporary folder (the run is the
+unit, nothing is left behind); the files written come back as bytes, a failure with its
+error, never raised, so that what it wrote still comes back. The worker imports this
+module from the pagezero installed there.
 """
 
 from __future__ import annotations
@@ -35,7 +33,8 @@ def installed_version():
     return __version__
 
 
-def _now():
+def now():
+    """The time as fleet.json writes it: ISO 8601, UTC, to the millisecond."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
@@ -51,10 +50,10 @@ def _event(**msg):
 
 def _collect(path):
     """The files the command wrote at `path` (a file, or a folder's tree), as bytes."""
-    files = {}
     if os.path.isfile(path):
         with open(path, "rb") as f:
             return {os.path.basename(path): f.read()}
+    files = {}
     for root, _, names in os.walk(path):
         for name in names:
             if name.startswith("."):
@@ -75,23 +74,18 @@ def run_command(argv, output_kind, machine, run, key):
     """Run ``pagezero ARGV -o PATH`` here, `output_kind` ("file" or "folder") saying what
     -o writes; a dict of machine, run, kind, status ("ok", "interrupted", "failed"),
     returncode, error, start and end (ISO 8601), hostname, stdout, stderr and files."""
-    start = _now()
+    start = now()
     _event(what="started", machine=machine, run=run, key=key, at=start)
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
         out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pagezero", *argv, "-o", out],
-            cwd=tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        command, pipe = [sys.executable, "-m", "pagezero", *argv, "-o", out], subprocess.PIPE
+        proc = subprocess.Popen(command, cwd=tmp, stdout=pipe, stderr=pipe, text=True)
         _running[key] = proc
         try:
             stdout, stderr = proc.communicate()
         finally:
             _running.pop(key, None)
-        end = _now()
+        end = now()
         files = _collect(out) if os.path.exists(out) else {}
     if key in _stopped:
         _stopped.discard(key)
@@ -104,20 +98,10 @@ def run_command(argv, output_kind, machine, run, key):
     else:
         status = "failed"
     _event(what="finished", machine=machine, run=run, key=key, at=end, status=status)
-    return {
-        "machine": machine,
-        "run": run,
-        "kind": output_kind,
-        "status": status,
-        "returncode": proc.returncode,
-        "error": None if status == "ok" else _error_line(proc.returncode, stderr),
-        "start": start,
-        "end": end,
-        "hostname": socket.gethostname(),
-        "stdout": stdout,
-        "stderr": stderr,
-        "files": files,
-    }
+    error = None if status == "ok" else _error_line(proc.returncode, stderr)
+    result = dict(machine=machine, run=run, kind=output_kind, status=status, error=error)
+    result.update(returncode=proc.returncode, start=start, end=end, hostname=socket.gethostname())
+    return dict(result, stdout=stdout, stderr=stderr, files=files)
 
 
 def stop_runs(keys):

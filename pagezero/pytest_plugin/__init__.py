@@ -43,44 +43,24 @@ _TO_RESERVE = pytest.StashKey[dict[str, int]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pagezero", "pagezero: clearing benchmarks in CI")
+    text = "write this session's pagezero results to DIR, one timestamped file per session"
+    group.addoption("--pagezero-save", metavar="DIR", help=text)
+    text = "compare with a saved session: FILE, or the newest in DIR (a missing or empty DIR: "
+    text += "nothing compared, said in the summary)"
+    group.addoption("--pagezero-compare", metavar="DIR|FILE", help=text)
+    text = "fail a test when its change against the baseline is a regression larger than PCT "
+    text += "percent and significant (e.g. 5 or 5%%)"
+    group.addoption("--pagezero-compare-fail", metavar="PCT", type=fail_percent, help=text)
+    text = "significance level of the comparison (default 0.01, as pagezero compare)"
+    group.addoption("--pagezero-alpha", metavar="ALPHA", type=float, default=0.01, help=text)
+    text = "a baseline measured on another machine (CPU model, caches, memory): warn (default) "
+    text += "compares and never fails; strict fails every test compared with it"
     group.addoption(
-        "--pagezero-save",
-        metavar="DIR",
-        help="write this session's pagezero results to DIR, one timestamped file per session",
+        "--pagezero-same-machine", choices=("warn", "strict"), default="warn", help=text
     )
-    group.addoption(
-        "--pagezero-compare",
-        metavar="DIR|FILE",
-        help="compare with a saved session: FILE, or the newest in DIR "
-        "(a missing or empty DIR: nothing compared, said in the summary)",
-    )
-    group.addoption(
-        "--pagezero-compare-fail",
-        metavar="PCT",
-        type=fail_percent,
-        help="fail a test when its change against the baseline is a regression "
-        "larger than PCT percent and significant (e.g. 5 or 5%%)",
-    )
-    group.addoption(
-        "--pagezero-alpha",
-        metavar="ALPHA",
-        type=float,
-        default=0.01,
-        help="significance level of the comparison (default 0.01, as pagezero compare)",
-    )
-    group.addoption(
-        "--pagezero-same-machine",
-        choices=("warn", "strict"),
-        default="warn",
-        help="a baseline measured on another machine (CPU model, caches, memory): "
-        "warn (default) compares and never fails; strict fails every test compared with it",
-    )
-    group.addoption(
-        "--pagezero-reserve",
-        action="store_true",
-        help="reserve the hugepages a test's pagezero marker asks for (as root), "
-        "giving them back after the test, also when it fails or is interrupted",
-    )
+    text = "reserve the hugepages a test's pagezero marker asks for (as root), giving them back "
+    text += "after the test, also when it fails or is interrupted"
+    group.addoption("--pagezero-reserve", action="store_true", help=text)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,11 +1,9 @@
 """Saving a session's results, and comparing a session with a saved one.
 
-The comparison, its table and its header (machine warnings included) are ``pagezero
-compare``'s; what is added is the decision: a test fails when one of its points is a
-regression ((R): beyond --pagezero-compare-fail and significant) against a baseline from
-the same machine. A baseline from another machine is compared and shown, but fails
-nothing unless --pagezero-same-machine=strict: a change measured across machines is not
-the change's alone.
+The comparison, its table and its header are ``pagezero compare``'s; what is added is
+the decision: a test fails on a regression ((R)) against a baseline from the same
+machine. Across machines a change is not the change's alone: shown, failing nothing
+unless --pagezero-same-machine=strict.
 """
 
 from __future__ import annotations
@@ -125,13 +123,9 @@ def judge(state: PluginState, nodeid: str) -> str | None:
     elif not foreign and state.fail_pct is not None:
         worse = [r for r in compared if r["changes"][0]["marker"] == REGRESSION]
         if worse:
-            reason = "\n".join(
-                [
-                    f"pagezero: regression beyond {state.fail_pct:g}% and significant against "
-                    f"{state.baseline_name} ({METHOD}, alpha {state.alpha:g}):",
-                    *(_regression_line(r) for r in worse),
-                ]
-            )
+            head = f"pagezero: regression beyond {state.fail_pct:g}% and significant against "
+            head += f"{state.baseline_name} ({METHOD}, alpha {state.alpha:g}):"
+            reason = "\n".join([head, *map(_regression_line, worse)])
     if reason is not None:
         state.failed[nodeid] = reason
     return reason
@@ -177,9 +171,8 @@ def summary_lines(state: PluginState) -> list[str]:
     if state.failed:
         lines.append(f"{len(state.failed)} failed on the comparison: {', '.join(state.failed)}")
     if state.saved_to:
-        lines.append(
-            f"saved {len(state.results)} results of {len(state.nodes)} tests to {state.saved_to}"
-        )
+        tests = f"{len(state.results)} results of {len(state.nodes)} tests"
+        lines.append(f"saved {tests} to {state.saved_to}")
     elif state.save_dir is not None and not state.results:
         lines.append(f"nothing measured: no file saved to {state.save_dir}")
     return lines

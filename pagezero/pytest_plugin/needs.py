@@ -1,11 +1,7 @@
-"""The pagezero marker: what a test's measurement needs, checked before it runs.
-
-``@pytest.mark.pagezero(hugepages={"2MB": 512}, features=["avx512f"], kernels=[...])``:
-a CPU feature pagezero does not detect here, a kernel this CPU cannot run or too few free
-hugepages skip the test naming the need (missing hardware is a skip, not a failure).
-With --pagezero-reserve the hugepages are reserved instead (root only) by
-pagezero.system.hugepages.reserve(), which gives them back when the plugin's ExitStack
-around the test's run protocol closes, also on an error or a stop signal.
+"""The pagezero marker (docs/ci.rst, "What a test needs"), checked before the test runs:
+missing hardware is a skip, not a failure; a marker of the wrong shape or an unknown
+kernel (a typo) is an error in the test's setup. Reserved hugepages are given back when
+the plugin's ExitStack around the test's run protocol closes.
 """
 
 from __future__ import annotations

@@ -83,23 +83,14 @@ def plot_history(rows, stem):
         when = [datetime.datetime.fromisoformat(r["measured_at"]) for r in group]
         medians = [r["median"] / scale for r in group]
         errors = [m * r["spread_pct"] / 100 for m, r in zip(medians, group)]
-        ax.errorbar(
-            when,
-            medians,
-            yerr=errors,
-            marker=MARKERS[i % len(MARKERS)],
-            color=PALETTE[i % len(PALETTE)],
-            capsize=3,
-            label=printable(f"{machine}: {label}"),
-        )
+        style = dict(marker=MARKERS[i % len(MARKERS)], color=PALETTE[i % len(PALETTE)], capsize=3)
+        ax.errorbar(when, medians, yerr=errors, label=printable(f"{machine}: {label}"), **style)
     ax.set_ylabel("median rate (GB/s, 10^9 bytes/s)" if unit == "bytes/sec" else unit)
     ax.set_xlabel("measured (UTC)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title(
-        "History of stored points; error bars: spread between runs (one run: between its loops)",
-        fontsize=10,
-    )
+    title = "History of stored points; error bars: spread between runs (one run: between its loops)"
+    ax.set_title(title, fontsize=10)
     fig.autofmt_xdate()
     fig.text(0.01, 0.005, history_footer(rows), fontsize=7, color="dimgrey", va="bottom")
     return _save(fig, stem)
@@ -108,9 +99,7 @@ def plot_history(rows, stem):
 def history_footer(rows):
     """The history figure's footer: each machine with its kernel releases, and the date."""
     releases = {}
-    for r in rows:
-        kept = releases.setdefault(r["machine_name"], [])
-        if r["kernel_release"] not in kept:
-            kept.append(r["kernel_release"])
+    for r in rows:  # a dict for an ordered set
+        releases.setdefault(r["machine_name"], {})[r["kernel_release"]] = None
     machines = "; ".join(f"{m}: Linux {', '.join(map(str, rs))}" for m, rs in releases.items())
     return printable(f"{machines}; drawn {datetime.date.today().isoformat()}")

@@ -182,35 +182,18 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
     machines: dict[str, list[dict]] = {}
     for s in sets:
         machines.setdefault(s["machine_name"], []).append(s)
-    machine_rows = [
-        [
-            _e(name),
-            str(len(group)),
-            _e(", ".join(sorted({g["kernel_release"] or "?" for g in group}))),
-            _when(group[0]),
-            _when(group[-1]),
-        ]
-        for name, group in machines.items()
-    ]
+    machine_rows = []
+    for name, group in machines.items():
+        kernels = _e(", ".join(sorted({g["kernel_release"] or "?" for g in group})))
+        machine_rows.append([_e(name), str(len(group)), kernels, _when(group[0]), _when(group[-1])])
+    set_columns = ("machine_name", "kernel_release", "benchmarks", "points")
     set_rows = [
-        [
-            _set_cell(s),
-            _when(s),
-            _e(s["machine_name"]),
-            _e(s["kernel_release"]),
-            _e(s["benchmarks"]),
-            str(s["points"]),
-            _e(s["interrupted"] or ""),
-        ]
+        [_set_cell(s), _when(s), *(_e(s[c]) for c in set_columns), _e(s["interrupted"] or "")]
         for s in sets
     ]
     point_rows = [
-        [
-            f'<a href="point-{n}.html">{_e(label)}</a>',
-            str(len({r["machine_name"] for r in rows})),
-            str(len(rows)),
-            _e(format_value(rows[-1]["median"], rows[-1]["unit"])),
-        ]
+        [f'<a href="point-{n}.html">{_e(label)}</a>', str(len({r["machine_name"] for r in rows}))]
+        + [str(len(rows)), _e(format_value(rows[-1]["median"], rows[-1]["unit"]))]
         for n, (label, rows) in enumerate(points, 1)
     ]
     options = "".join(

@@ -17,6 +17,9 @@ from pagezero.units import parse_size
 
 __all__ = ["Record", "read_record", "point_rows", "stored_result_set", "machine_name"]
 
+# What a point's row keeps of its summary (results.points.point_summary).
+SUMMARY = ("unit", "median", "spread_pct", "runs", "spread_of")
+
 
 def machine_name(machine):
     """The name a store files a machine under: its fleet name (the Dask worker's), else
@@ -39,20 +42,13 @@ class Record:
         m, doc = self.result_set.machine, self.doc
         version = doc.get("pagezero")  # results schema 3 records it; older files did not
         stop = doc.get("interrupted")  # the signal's name, or true for an unknown one
-        return {
-            "content_hash": self.content_hash,
-            "machine_name": machine_name(m),
-            "hostname": m.get("hostname"),
-            "cpu_model": m.get("cpu_model"),
-            "kernel_release": m.get("kernel_release"),
-            "benchmarks": ",".join(self.result_set.benchmarks),
-            "measured_at": self.measured_at,
-            "source": os.path.abspath(self.path),
-            "added_at": added_at,
-            "document": self.document,
-            "pagezero_version": version if isinstance(version, str) else None,
-            "interrupted": (stop if isinstance(stop, str) else "yes") if stop else None,
-        }
+        row = {key: m.get(key) for key in ("hostname", "cpu_model", "kernel_release")}
+        row.update(content_hash=self.content_hash, machine_name=machine_name(m))
+        row.update(benchmarks=",".join(self.result_set.benchmarks), measured_at=self.measured_at)
+        row.update(source=os.path.abspath(self.path), added_at=added_at, document=self.document)
+        row["pagezero_version"] = version if isinstance(version, str) else None
+        row["interrupted"] = (stop if isinstance(stop, str) else "yes") if stop else None
+        return row
 
 
 def read_record(path):
@@ -84,17 +80,10 @@ def point_rows(result_set):
     rows = []
     for first, summary in summarize_points(result_set).values():
         page = first.params.get("page")
-        rows.append(
-            {
-                "benchmark": first.benchmark,
-                "function": first.function,
-                "size": _size(first.params),
-                "page": None if page is None else str(page),
-                "label": first.label(),
-                "params": json.dumps(dict(first.params), sort_keys=True),
-                **{k: summary[k] for k in ("unit", "median", "spread_pct", "runs", "spread_of")},
-            }
-        )
+        row = dict(benchmark=first.benchmark, function=first.function, size=_size(first.params))
+        row.update(page=None if page is None else str(page), label=first.label())
+        row["params"] = json.dumps(dict(first.params), sort_keys=True)
+        rows.append(row | {key: summary[key] for key in SUMMARY})
     return rows
 
 

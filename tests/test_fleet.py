@@ -165,9 +165,10 @@ def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
     spans = sorted(
         (r["start"], r["end"]) for log in logs.values() for m in log.machines for r in m["runs"]
     )
-    assert len(spans) == 4 and all(
-        r["status"] == "ok" for log in logs.values() for m in log.machines for r in m["runs"]
-    )
+    ends = [
+        (r["status"], r["error"]) for log in logs.values() for m in log.machines for r in m["runs"]
+    ]
+    assert len(spans) == 4 and all(status == "ok" for status, _ in ends), ends
     for (_, end), (next_start, _) in zip(spans, spans[1:]):
         assert end <= next_start, spans
 

@@ -1,9 +1,7 @@
 """``pagezero fleet up|run|table``: many machines, one Dask cluster, on the command line.
-
 A command, folder or machine name that cannot be used is a user error (exit 2, before
-anything is sent); a cluster that cannot be used and machines that did not finish exit 1
-(FleetError), after writing what the others measured; Ctrl-C exits 130 with what
-finished kept.
+anything is sent); an unusable cluster and machines that did not finish exit 1
+(FleetError), after writing what the others measured.
 """
 
 import argparse
@@ -29,7 +27,7 @@ def _quiet_dask(level=logging.CRITICAL):
     # says it in one line. Some of its loggers have levels of their own: set each.
     import distributed  # noqa: F401  (configures its loggers on import)
 
-    for name in ["distributed"] + list(logging.root.manager.loggerDict):
+    for name in ["distributed", *logging.root.manager.loggerDict]:
         if name == "distributed" or name.startswith("distributed."):
             logging.getLogger(name).setLevel(level)
 
@@ -40,14 +38,12 @@ def _names(text):
 
 def _parse(commands, argv):
     """`argv` parsed by pagezero's own parser (its COMMAND choices), without running it."""
-    refused = f"pagezero would refuse '{shlex.join(argv)}'"
-    if argv[0] not in commands.choices:
+    refused, parser = f"pagezero would refuse '{shlex.join(argv)}'", commands.choices.get(argv[0])
+    if parser is None:
         raise ValueError(f"{refused}: argument COMMAND: invalid choice: {argv[0]!r}")
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # -h would print the help
-            return commands.choices[argv[0]].parse_args(
-                argv[1:], argparse.Namespace(command=argv[0])
-            )
+            return parser.parse_args(argv[1:], argparse.Namespace(command=argv[0]))
     except UsageError as e:
         raise ValueError(f"{refused}: {e}") from None
     except SystemExit:
@@ -89,13 +85,10 @@ def cmd_fleet_up(args):
     hosts = _names(args.hosts)
     cluster = start_fleet(hosts, args.scheduler_host, args.port, options, args.remote_python)
     try:
-        print(f"scheduler: {cluster.scheduler_address}")
-        print(f"workers: {', '.join(hosts)} (benchmark=1 each)")
-        print(
-            f"run: pagezero fleet run --scheduler {cluster.scheduler_address} -o DIR -- "
-            f"COMMAND; Ctrl-C stops the fleet",
-            flush=True,
-        )
+        address = cluster.scheduler_address
+        print(f"scheduler: {address}\nworkers: {', '.join(hosts)} (benchmark=1 each)")
+        run = f"pagezero fleet run --scheduler {address} -o DIR -- COMMAND"
+        print(f"run: {run}; Ctrl-C stops the fleet", flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the way to stop a fleet
@@ -140,10 +133,10 @@ def cmd_fleet_run(args):
     print(f"results in {args.output} (pagezero fleet table {args.output})")
     bad = [m for m in log.machines if m["status"] != "ok"]
     if bad:
+        states = "; ".join(f"{m['name']} {m['status']}" for m in bad)
         raise FleetError(
-            f"{len(bad)} of {len(log.machines)} machines did not finish: "
-            + "; ".join(f"{m['name']} {m['status']}" for m in bad)
-            + "; the others' results are kept"
+            f"{len(bad)} of {len(log.machines)} machines did not finish: {states}; "
+            "the others' results are kept"
         )
     return 0
 

@@ -1,7 +1,6 @@
-"""``pagezero store add|list|history|export|publish``: the results store on the command line.
-
-A results file or folder that is not one is a user error (ValueError: exit 2); a store
-that cannot be used (corrupt, foreign, newer, read-only, busy: StoreError) exits 1.
+"""``pagezero store add|list|history|export|publish``: the results store on the command
+line. A path that is no results file or folder exits 2; a store that cannot be used
+(StoreError) exits 1.
 """
 
 import csv

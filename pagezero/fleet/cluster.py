@@ -62,7 +62,6 @@ def start_fleet(
 
     ssh = (connect_options, remote_python)
     scheduler = _process(Scheduler, scheduler_host or hosts[0], *ssh, port=port, dashboard=False)
-    # One worker per host, named after it, with one thread and the benchmark resource.
     worker = {"nthreads": 1, "resources": dict(RESOURCE)}
     workers = {host: _process(Worker, host, *ssh, name=host, **worker) for host in hosts}
     try:

@@ -63,12 +63,9 @@ class FleetLog:
         self.out_dir = out_dir
         self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler}
         self.doc.update(command=["pagezero", *argv], runs=runs, pagezero=version)
-        self.doc.update(started=now(), ended=None, interrupted=False, machines=[])
+        self.machines = []  # the entries, in order
+        self.doc.update(started=now(), ended=None, interrupted=False, machines=self.machines)
         self._by_name = {}
-
-    @property
-    def machines(self):
-        return self.doc["machines"]
 
     def add_machine(self, name, address, refused=None):
         """Add a machine: pending, or refused for the reason given (not run on)."""
@@ -90,12 +87,10 @@ class FleetLog:
 
     def _run(self, name, run):
         entry = self._by_name[name]
-        for r in entry["runs"]:
-            if r["run"] == run:
-                return entry, r
-        r = dict(run=run, status="pending", start=None, end=None, error=None, files=[])
-        entry["runs"].append(r)
-        entry["runs"].sort(key=lambda x: x["run"])
+        r = next((r for r in entry["runs"] if r["run"] == run), None)
+        if r is None:
+            r = dict(run=run, status="pending", start=None, end=None, error=None, files=[])
+            entry["runs"] = sorted(entry["runs"] + [r], key=lambda x: x["run"])
         return entry, r
 
     def finished(self, name, run, status, error=None, start=None, end=None, files=()):

@@ -72,12 +72,9 @@ def first_line(e):
 def benchmark_workers(client, address):
     """``({name: address} of the workers offering the benchmark resource, sorted names
     of all workers)``; FleetError, saying how to start one, when there is none."""
-    workers = client.scheduler_info()["workers"]
+    workers, hint = client.scheduler_info()["workers"], WORKER_HINT.format(address)
     if not workers:
-        raise FleetError(
-            f"the cluster at {address} has no workers; on each machine run: "
-            + WORKER_HINT.format(address)
-        )
+        raise FleetError(f"the cluster at {address} has no workers; on each machine run: {hint}")
     usable = {
         str(info["name"]): addr
         for addr, info in workers.items()
@@ -86,7 +83,7 @@ def benchmark_workers(client, address):
     if not usable:
         raise FleetError(
             f"none of the {len(workers)} workers at {address} offers the resource "
-            f"benchmark=1; start them as: " + WORKER_HINT.format(address)
+            f"benchmark=1; start them as: {hint}"
         )
     return usable, sorted(str(info["name"]) for info in workers.values())
 
@@ -290,14 +287,11 @@ class _Watch:
                 for future in list(self.pending):
                     self._give_up(future, "died", f"lost the scheduler: {e}")
                 break
-            for future in [f for f in self.pending if self.chosen[self.futures[f][0]] not in alive]:
+            for future in list(self.pending):
                 name = self.futures[future][0]
-                self._give_up(
-                    future,
-                    "died",
-                    f"the worker {name} at {self.chosen[name]} left "
-                    f"the cluster (machine down or worker killed)",
-                )
+                if self.chosen[name] not in alive:
+                    why = f"the worker {name} at {self.chosen[name]} left the cluster"
+                    self._give_up(future, "died", why + " (machine down or worker killed)")
 
     def stop(self):
         """After Ctrl-C: cancel the runs not started, interrupt the running ones and

@@ -24,12 +24,10 @@ def _fleet_entries(path):
     machines = doc.get("machines", []) if isinstance(doc, dict) else None
     if not isinstance(machines, list):
         raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
-    entries = []
     for m in machines:
         if not (isinstance(m, dict) and all(isinstance(m.get(k), str) for k in ("name", "folder"))):
             raise ValueError(f"{path}: a machine without a name and a folder")
-        entries.append((m["name"], m["folder"], m.get("status"), m.get("error")))
-    return entries
+    return [(m["name"], m["folder"], m.get("status"), m.get("error")) for m in machines]
 
 
 def machine_sets(fleet_dir):

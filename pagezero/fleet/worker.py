@@ -20,8 +20,7 @@ __all__ = ["installed_version", "run_command", "stop_runs", "EVENT_TOPIC"]
 
 EVENT_TOPIC = "pagezero-fleet"
 
-# The runs in progress on this worker, by task key, for stop_runs(), and the
-# keys it stopped: however their process ended, they were interrupted.
+# The runs in progress here by task key, and those stop_runs() stopped (interrupted).
 _running: dict[str, subprocess.Popen[str]] = {}
 _stopped: set[str] = set()
 
@@ -97,7 +96,6 @@ def run_command(argv, output_kind, machine, run, key):
         status = "interrupted"
     else:
         status = "failed"
-    _event(what="finished", machine=machine, run=run, key=key, at=end, status=status)
     error = None if status == "ok" else _error_line(proc.returncode, stderr)
     result = dict(machine=machine, run=run, kind=output_kind, status=status, error=error)
     result.update(returncode=proc.returncode, start=start, end=end, hostname=socket.gethostname())

@@ -1,14 +1,12 @@
 """pagezero in other people's CI: a pytest plugin that fails a build only on a real
 clearing regression (docs/ci.rst).
 
-Registered through the ``pytest11`` entry point as ``pagezero`` (``-p no:pagezero``
-disables it), it is inert unless a test asks for the ``pagezero_bench`` fixture
-(Bench), carries the ``pagezero`` marker (needs.py), or a ``--pagezero-*`` option
-is given (baseline.py): the hooks return at once otherwise, and the measuring code is
-imported only inside the hooks that need it. Unlike pytest-benchmark's
-``--benchmark-compare-fail``, which decides on one call's statistics, the decision is
-``pagezero compare``'s: the run (one fresh process) is the unit, Welch's t-test on the
-logs of per-run medians, so noise between processes does not fail a build.
+Registered through the ``pytest11`` entry point as ``pagezero``, it is inert unless a test
+uses the ``pagezero_bench`` fixture or the ``pagezero`` marker (needs.py), or a
+``--pagezero-*`` option is given (baseline.py); the measuring code is imported only in the
+hooks that need it. Unlike pytest-benchmark's one-call statistics, the decision is
+``pagezero compare``'s: the run (a fresh process) is the unit, so noise between processes
+does not fail a build.
 """
 
 from __future__ import annotations
@@ -91,25 +89,22 @@ DEFAULT_RUNS = 3
 
 
 class Bench:
-    """The public API's measurements, each recorded against one test (`nodeid`)."""
+    """pagezero.memset, .faults (as ``mmap``, perf's name), .batch and .folio, runs=3 unless
+    given, each answer returned and recorded against one test (`nodeid`)."""
 
     def __init__(self, state: PluginState, nodeid: str) -> None:
         self._state, self.nodeid = state, nodeid
 
     def memset(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        """pagezero.memset(...), runs=3 unless given; the answer is recorded."""
         return self._measure("memset", args, kwargs)
 
     def mmap(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        """pagezero.faults(...) (perf bench mem mmap), runs=3 unless given; recorded."""
         return self._measure("faults", args, kwargs)
 
     def batch(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        """pagezero.batch(...), runs=3 unless given; the answer is recorded."""
         return self._measure("batch", args, kwargs)
 
     def folio(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        """pagezero.folio(...), runs=3 unless given; the answer is recorded."""
         return self._measure("folio", args, kwargs)
 
     def _measure(
@@ -185,11 +180,11 @@ def pytest_runtest_makereport(
     state = item.config.stash[STATE]
     if call.when != "call" or item.nodeid not in state.nodes:
         return
-    from pagezero.pytest_plugin.baseline import judge
-
     report = outcome.get_result()
     if not report.passed:  # failed or skipped on its own: nothing to add
         return
+    from pagezero.pytest_plugin.baseline import judge
+
     try:
         failure = judge(state, item.nodeid)
     except Exception as e:  # noqa: BLE001 -- a fault here is this test's, not the session's
@@ -211,7 +206,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
-    if state is None or not state.active():
+    if state is None or not (state.results or state.save_dir or state.compare):
         return
     from pagezero.pytest_plugin.baseline import summary_lines
 

@@ -27,22 +27,12 @@ if TYPE_CHECKING:
 
     from pagezero.results.result import Result
 
-__all__ = ["load_baseline", "newest", "save_session", "judge", "summary_lines", "PATTERN"]
+__all__ = ["load_baseline", "save_session", "judge", "summary_lines", "PATTERN"]
 
-# One file per session, named by its UTC start to the microsecond: the
-# newest of a folder is the last by name, whatever the files' mtimes (a CI
-# cache or artifact restores files with the time of the restore).
+# One file per session, named by its UTC start to the microsecond: the newest is the
+# last by name, whatever the mtimes (a CI cache restores files with the restore's time).
 PATTERN = "pagezero-*.json"
 _STAMP = "%Y%m%dT%H%M%S%fZ"
-
-# The new side's name in the table.
-SESSION = "this session"
-
-
-def newest(folder: str) -> str | None:
-    """The newest session file (PATTERN) in `folder`, or None when it has none."""
-    files = sorted(glob.glob(os.path.join(glob.escape(folder), PATTERN)))
-    return files[-1] if files else None
 
 
 def load_baseline(state: PluginState) -> None:
@@ -51,11 +41,11 @@ def load_baseline(state: PluginState) -> None:
     path = state.compare
     assert path is not None
     if os.path.isdir(path) or not os.path.exists(path):
-        found = newest(path) if os.path.isdir(path) else None
-        if found is None:
+        found = glob.glob(os.path.join(glob.escape(path), PATTERN)) if os.path.isdir(path) else []
+        if not found:
             state.baseline_missing = f"no saved session ({PATTERN}) in {path}: nothing compared"
             return
-        path = found
+        path = max(found)  # the newest by the time in its name
     try:
         state.baseline = ResultSet.load(path)
     except (OSError, ValueError) as e:
@@ -154,7 +144,7 @@ def summary_lines(state: PluginState) -> list[str]:
     if state.baseline is not None and state.results:
         rows, new = _rows(state, state.nodes)
         if rows:
-            names = [state.baseline_name, SESSION]
+            names = [state.baseline_name, "this session"]
             method = f"{METHOD}, alpha {state.alpha:g}, threshold {state.threshold_pct:g}%"
             machines = [dict(state.baseline.machine), dict(new.machine)]
             lines += header_lines(machines, names, runs_per_side(rows, 2), method)

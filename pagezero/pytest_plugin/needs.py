@@ -38,7 +38,6 @@ def _missing_kernels(names: list[str]) -> list[str]:
     for name in names:
         kernel = table.get(name)
         if kernel is None:
-            # A name pagezero does not know is a typo, not missing hardware.
             _bad(f"no kernel named {name!r} (pagezero kernels lists them)")
         if not kernel.available:
             missing.append(f"kernel {name} ({kernel.reason})")
@@ -62,11 +61,9 @@ def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
         except PagezeroError as e:  # no such pool on this kernel
             missing.append(f"{count} {page} hugepages ({e})")
             continue
-        if have.available >= count:
-            continue
-        if reserving:
+        if have.available < count and reserving:
             to_reserve[page] = count
-        else:
+        elif have.available < count:
             missing.append(
                 f"{count} free {page} hugepages ({have.available} available; "
                 f"--pagezero-reserve reserves them as root)"

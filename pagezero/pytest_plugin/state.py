@@ -29,9 +29,8 @@ def fail_percent(text: str) -> float:
     except ValueError:
         value = -1.0
     if not value >= 0:  # also NaN
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a percentage (a number >= 0, such as 5 or 5%)"
-        )
+        message = f"{text!r} is not a percentage (a number >= 0, such as 5 or 5%)"
+        raise argparse.ArgumentTypeError(message)
     return value
 
 
@@ -101,10 +100,6 @@ class PluginState:
             self.runs.append({"repetition": run.get("repetition", 0), "process": process})
             self.next_process = max(self.next_process, process + 1)
         self.nodes[nodeid] = None
-
-    def active(self) -> bool:
-        """Whether the session has anything to say: results or a pagezero option."""
-        return bool(self.results or self.save_dir or self.compare)
 
 
 STATE = pytest.StashKey[PluginState]()

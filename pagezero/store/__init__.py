@@ -1,15 +1,11 @@
-"""The results store: every result set ever added, in one SQLite file
-(``pagezero store add|list|history|export|publish``), by default
+"""The results store: every result set ever added, in one SQLite file, by default
 $XDG_DATA_HOME/pagezero/results.sqlite (~/.local/share without XDG_DATA_HOME).
 
-- Adding is idempotent: a result set is recorded once, by the hash of its content
-  (records.py), however often and under whatever name it is added.
-- Adding is atomic: the files of one add go in one transaction; an add that fails or is
-  interrupted half-way leaves the store as it was.
-- Concurrent writers are safe: WAL mode (readers never block the writer), the write lock
-  taken up front (BEGIN IMMEDIATE), writers waiting up to BUSY_TIMEOUT_S for each other.
-- The schema is versioned (schema.py): older stores are migrated forward on opening;
-  stores of a newer pagezero, and foreign SQLite files, are refused.
+A result set is recorded once, by the hash of its content (records.py), however often and
+under whatever name it is added. The files of one add go in one transaction: an add that
+fails or is interrupted leaves the store as it was. Writers take the lock up front (BEGIN
+IMMEDIATE, WAL mode) and wait up to BUSY_TIMEOUT_S for each other. The schema is
+versioned (schema.py): older stores are migrated forward, newer and foreign ones refused.
 """
 
 import contextlib
@@ -42,10 +38,6 @@ def default_path():
     if not os.path.isabs(base):  # the specification says to ignore a relative one
         base = os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "pagezero", "results.sqlite")
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _writable(path):
@@ -208,7 +200,8 @@ class Store:
     def add_records(self, records):
         """Add what :func:`read_records` read, in one transaction, as :meth:`add` does."""
         self.require_writable("add to")
-        outcomes, added_at = [], _now()
+        added_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        outcomes = []
         with self._errors(), self._transaction():
             for record in records:
                 sql = "SELECT id FROM result_sets WHERE content_hash = ?"

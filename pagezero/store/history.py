@@ -38,11 +38,6 @@ def history_cells(r):
     return [when, r["machine_name"], r["kernel_release"] or "?", version, value, format_spread(r)]
 
 
-def _table(header, body):
-    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + body]
-
-
 def format_history(rows):
     """:meth:`pagezero.store.Store.history` rows as lines of text: per point its label,
     then one line per result set in time order."""
@@ -50,11 +45,10 @@ def format_history(rows):
     for row in rows:
         by_label.setdefault(row["label"], []).append(row)
     for label, group in by_label.items():
-        if lines:
-            lines.append("")
-        lines.append(label)
-        body = [history_cells(r) + [f"#{r['set_id']}"] for r in group]
-        lines += ["  " + line for line in _table(HEADER, body)]
+        lines += ([""] if lines else []) + [label]
+        table = [HEADER] + [history_cells(r) + [f"#{r['set_id']}"] for r in group]
+        widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]
+        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
     return lines
 
 

@@ -1,15 +1,10 @@
-"""``pagezero store publish -o SITE/``: the store as a static site, in the manner of
-asv's ``asv publish`` (airspeed velocity's published benchmark pages).
-
-    index.html        the machines, the result sets (each linked to its report where
-                      the store knows one) and the points; a form to compare two sets
-    point-N.html      one point's history: its figure (history.py's) and its table
-    compare-A-B.html  result set B against A as ``pagezero compare`` prints it
-
-Only files, no server: every link is relative, index.html opens from disk, the pages are
-report/html.py's (nothing fetched). The site is written into a temporary folder beside
-SITE and renamed into place: a failure leaves SITE as it was. A SITE that exists is
-replaced only when it is a site published before (its MARKER file says so).
+"""``pagezero store publish -o SITE/``: the store as a static site, as asv's ``asv
+publish`` does: index.html (the machines, the result sets linked to their reports, the
+points, a form to compare two sets), point-N.html (a point's history, figure and table)
+and compare-A-B.html (set B against A as ``pagezero compare`` prints it). Only files, every
+link relative, nothing fetched. Written into a temporary folder beside SITE and renamed
+into place, so a failure leaves SITE as it was; an existing SITE is replaced only when it
+is a site published before (its MARKER file says so).
 """
 
 from __future__ import annotations
@@ -51,7 +46,8 @@ function openComparison() {
 """
 
 
-def _check_site(site: str) -> None:
+def _check_site(site: str) -> str:
+    """The folder to write `site` in; ValueError for a site that cannot be published."""
     parent = os.path.dirname(os.path.abspath(site))
     if not os.path.isdir(parent):
         raise ValueError(f"cannot publish to {site!r}: no directory {parent!r}")
@@ -64,6 +60,7 @@ def _check_site(site: str) -> None:
         )
     if not os.access(parent, os.W_OK):
         raise ValueError(f"cannot publish to {site!r}: directory {parent!r} is not writable")
+    return parent
 
 
 def publish(store, site: str) -> list[str]:
@@ -87,26 +84,24 @@ def publish(store, site: str) -> list[str]:
         A bad `site` (missing parent, a file, a folder of other files) or an empty
         store; nothing is written.
     """
-    _check_site(site)
-    sets = store.list()
+    parent, sets = _check_site(site), store.list()
     if not sets:
         raise ValueError(f"{store.path}: the store holds no result sets to publish")
-    parent = os.path.dirname(os.path.abspath(site))
     tmp = tempfile.mkdtemp(prefix=".publish-", dir=parent)
     try:
         names = _write_site(tmp, store, sets)
-        _replace(tmp, site)
+        _replace(tmp, site, parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return [os.path.join(site, n) for n in names]
 
 
-def _replace(tmp: str, site: str) -> None:
+def _replace(tmp: str, site: str, parent: str) -> None:
     """Rename the new site into place; an old site goes only once the new one is in."""
     old = None
     if os.path.exists(site):
-        old = tempfile.mkdtemp(prefix=".unpublished-", dir=os.path.dirname(os.path.abspath(site)))
+        old = tempfile.mkdtemp(prefix=".unpublished-", dir=parent)
         os.rename(site, os.path.join(old, "site"))
     os.rename(tmp, site)
     if old:

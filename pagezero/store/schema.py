@@ -10,13 +10,10 @@ __all__ = ["SCHEMA_VERSION", "CREATE", "MIGRATIONS", "VERSION_TABLE"]
 
 VERSION_TABLE = "pagezero_store"
 
-# Version 1 summarised each point over all its loops (spread_pct) and kept no
-# pagezero version. Version 2 adds the pagezero version and the interrupted
-# mark of each result set, and per point the number of runs and whether the
-# spread is between runs or (one run only) between loops: the run is the unit.
-# Version 3 recomputes the points under the point identity of results/points.py
-# (labels spell every size alike and name the cycles clock; a rate's spread is
-# that of its times).
+# Version 2 adds each set's pagezero version and interrupted mark, and per point its
+# runs and whether the spread is between runs or (one run) loops, the run being the
+# unit; version 3 has results/points.py's point identity (sizes spelt alike, the cycles
+# clock named, a rate's spread that of its times).
 SCHEMA_VERSION = 3
 
 CREATE = f"""
@@ -57,8 +54,7 @@ CREATE INDEX sets_by_time ON result_sets (measured_at);
 
 
 # MIGRATIONS[n]: the statements that take a store from version n to n + 1, in the
-# caller's transaction; after them the store recomputes every set's points from its
-# document (version 1's spreads were over loops; version 3's point identity is new).
+# caller's transaction; after them the store recomputes every set's points.
 MIGRATIONS = {
     1: (
         "ALTER TABLE result_sets ADD COLUMN pagezero_version TEXT",

@@ -103,7 +103,7 @@ def test_memset_threads_result(mode):
 def test_scaling_runs_each_thread_count(tmp_path):
     rs = scaling("1MB", function=FILL, max_threads=2, loops=2)
     assert [r.params.get("threads", 1) for r in rs] == [1, 2]
-    from pagezero.figures.plot import plot_scaling
+    from pagezero.figures import plot_scaling
 
     paths = plot_scaling(rs, str(tmp_path / "scaling"))
     assert all(os.path.getsize(p) > 0 for p in paths)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pagezero.analysis.stats import spread
+from pagezero.results.summary import spread
 from pagezero.units import format_page, format_size, parse_page
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ import os
 from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.analysis.stats import spread
 from pagezero.measure.conditions import (
     CACHE_STATES,
     THREADS_MODES,
@@ -24,6 +23,7 @@ from pagezero.measure.conditions import (
 from pagezero.measure.conditions import MAX_LOOPS as _MAX_LOOPS
 from pagezero.measure.mem_plan import CLOCKS, Plan, check_fill_value, check_hugepages, plan
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.results.summary import spread
 from pagezero.runs.processes import check_runs, in_processes
 from pagezero.system.backing import huge_details
 from pagezero.system.kernels import find_kernel

@@ -57,7 +57,7 @@ def plot_history(rows, stem):
     """Plot :meth:`pagezero.store.Store.history` rows to ``stem.png`` and ``stem.svg``: each
     point's median per result set over time, one line per point and machine, the spread
     as error bars; the files written. ValueError beyond MAX_SERIES lines."""
-    from pagezero.figures.plot import _pyplot, _save
+    from pagezero.figures.common import pyplot, save
 
     series = {}
     for row in rows:
@@ -67,7 +67,7 @@ def plot_history(rows, stem):
             f"{len(series)} points and machines match; a plot shows at most "
             f"{MAX_SERIES}: narrow the filters (--function, --size, --page, ...)"
         )
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 5))
     unit = rows[0]["unit"]
     scale = 1e9 if unit == "bytes/sec" else 1.0
@@ -87,7 +87,7 @@ def plot_history(rows, stem):
     ax.set_title(title, fontsize=10)
     fig.autofmt_xdate()
     fig.text(0.01, 0.005, history_footer(rows), fontsize=7, color="dimgrey", va="bottom")
-    return _save(fig, stem)
+    return save(fig, stem)
 
 
 def history_footer(rows):

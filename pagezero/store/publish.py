@@ -17,8 +17,8 @@ import shutil
 import tempfile
 from collections.abc import Callable
 
-from pagezero.analysis.compare import METHOD, compare, format_table, runs_per_side
-from pagezero.analysis.sides import header_lines
+from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
+from pagezero.analysis.significance import METHOD
 from pagezero.results.resultset import ResultSet
 from pagezero.store.history import HEADER, MAX_SERIES, format_value, history_cells, plot_history
 from pagezero.store.records import stored_result_set

@@ -104,12 +104,9 @@ def run_command(argv, output_kind, machine, run, key):
 
 def stop_runs(keys):
     """SIGINT the runs of these task keys in progress here (pagezero saves what it
-    measured, marked interrupted); the keys signalled."""
-    stopped = []
+    measured, marked interrupted)."""
     for key in keys:
         proc = _running.get(key)
         if proc is not None and proc.poll() is None:
             _stopped.add(key)
             proc.send_signal(signal.SIGINT)
-            stopped.append(key)
-    return stopped

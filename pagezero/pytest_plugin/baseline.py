@@ -91,11 +91,9 @@ def _rows(state: PluginState, nodes: Any) -> tuple[list[dict[str, Any]], ResultS
 
 def _regression_line(row: Mapping[str, Any]) -> str:
     c = row["changes"][0]
-    low, high = c["ci_pct"]
-    return (
-        f"  {row['label']}: {c['change_pct']:+.1f}% {c['marker']}, p={c['p_value']:.2g}, "
-        f"interval [{low:+.1f}%, {high:+.1f}%], runs {c['runs'][0]} vs {c['runs'][1]}"
-    )
+    (low, high), (base, new) = c["ci_pct"], c["runs"]
+    line = f"  {row['label']}: {c['change_pct']:+.1f}% {c['marker']}, p={c['p_value']:.2g}, "
+    return line + f"interval [{low:+.1f}%, {high:+.1f}%], runs {base} vs {new}"
 
 
 def judge(state: PluginState, nodeid: str) -> str | None:

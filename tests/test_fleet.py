@@ -260,7 +260,7 @@ def test_cli_refuses_before_sending(fleet, tmp_path):
     assert "writes no results" in main_error(2, *base, "kernels")
     assert "leave -o out" in main_error(2, *base, *TINY, "-o", "x.json")
     assert "no pagezero command" in main_error(2, *base)
-    assert "at least 1" in main_error(
+    assert "must be a positive integer" in main_error(
         2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "0", "--", *TINY
     )
     assert "no worker named 'host-z'" in main_error(

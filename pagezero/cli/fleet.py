@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from pagezero.cli.options import UsageError, add_format, check_output, integer, number
+from pagezero.cli.options import UsageError, add_format, check_output, integer, number, positive
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
 from pagezero.units import parse_page, parse_size
@@ -178,13 +178,6 @@ def cmd_fleet_table(args):
 COMMANDS = {"fleet-up": cmd_fleet_up, "fleet-run": cmd_fleet_run, "fleet-table": cmd_fleet_table}
 
 
-def _positive(text):
-    value = integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
-
-
 def add_parsers(sub):
     """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions to `sub`,
     the subparsers of the ``pagezero`` parser."""
@@ -215,7 +208,7 @@ def add_parsers(sub):
     p.add_argument("-o", "--output", required=True, metavar="DIR", help=text)
     p.add_argument("--machines", metavar="A,B", help="worker names (default: every worker)")
     text = "fresh processes per machine, one after the other (default 1)"
-    p.add_argument("--runs", type=_positive, default=1, help=text)
+    p.add_argument("--runs", type=positive, default=1, help=text)
     text = "also add the results to the store (default store without PATH)"
     p.add_argument("--store", nargs="?", const="", metavar="PATH", help=text)
     text = "seconds to wait for the scheduler to answer (default 10)"

@@ -15,13 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pagezero.analysis.compare import (
-    compare,
-    format_table,
-    header_lines,
-    machine_differences,
-    runs_per_side,
-)
+from pagezero.analysis import compare as comparison
 from pagezero.analysis.significance import METHOD, REGRESSION
 from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
@@ -83,7 +77,7 @@ def _rows(state: PluginState, nodes: Any) -> tuple[list[dict[str, Any]], ResultS
     if not len(base):
         return [], new
     try:
-        rows = compare(base, new, threshold=state.threshold_pct / 100, alpha=state.alpha)
+        rows = comparison.compare(base, new, threshold=state.threshold_pct / 100, alpha=state.alpha)
     except ValueError:  # no point in common
         return [], new
     return rows, new
@@ -106,7 +100,7 @@ def judge(state: PluginState, nodeid: str) -> str | None:
     if not rows:
         return None
     compared = [row for row in rows if row["changes"][0] is not None]
-    foreign = machine_differences(state.baseline.machine, new.machine)
+    foreign = comparison.machine_differences(state.baseline.machine, new.machine)
     reason = None
     if foreign and compared and state.same_machine == "strict":
         reason = (
@@ -150,9 +144,11 @@ def summary_lines(state: PluginState) -> list[str]:
             names = [state.baseline_name, "this session"]
             method = f"{METHOD}, alpha {state.alpha:g}, threshold {state.threshold_pct:g}%"
             machines = [dict(state.baseline.machine), dict(new.machine)]
-            lines += header_lines(machines, names, runs_per_side(rows, 2), method)
-            lines.append(format_table(rows, names))
-            foreign = machine_differences(state.baseline.machine, new.machine)
+            lines += comparison.header_lines(
+                machines, names, comparison.runs_per_side(rows, 2), method
+            )
+            lines.append(comparison.format_table(rows, names))
+            foreign = comparison.machine_differences(state.baseline.machine, new.machine)
             if foreign and state.same_machine != "strict":
                 lines.append(
                     "note: the baseline is from another machine: compared, but no test fails "

@@ -165,9 +165,10 @@ def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
     spans = sorted(
         (r["start"], r["end"]) for log in logs.values() for m in log.machines for r in m["runs"]
     )
-    assert len(spans) == 4 and all(
-        r["status"] == "ok" for log in logs.values() for m in log.machines for r in m["runs"]
-    )
+    ends = [
+        (r["status"], r["error"]) for log in logs.values() for m in log.machines for r in m["runs"]
+    ]
+    assert len(spans) == 4 and all(status == "ok" for status, _ in ends), ends
     for (_, end), (next_start, _) in zip(spans, spans[1:]):
         assert end <= next_start, spans
 
@@ -259,7 +260,7 @@ def test_cli_refuses_before_sending(fleet, tmp_path):
     assert "writes no results" in main_error(2, *base, "kernels")
     assert "leave -o out" in main_error(2, *base, *TINY, "-o", "x.json")
     assert "no pagezero command" in main_error(2, *base)
-    assert "at least 1" in main_error(
+    assert "must be a positive integer" in main_error(
         2, "fleet", "run", "--scheduler", fleet[0], "-o", out, "--runs", "0", "--", *TINY
     )
     assert "no worker named 'host-z'" in main_error(
@@ -380,22 +381,30 @@ def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
         }
 
 
-def test_commands_are_checked_with_pagezero_own_parser(capsys):
-    from pagezero.fleet.command import check_command
+def test_commands_are_checked_with_pagezero_own_parser(tmp_path, capsys):
+    from pagezero.cli import main
+    from pagezero.fleet.run import command_argv
 
-    assert check_command(["--", "pagezero", *TINY]) == (TINY, "file")
-    assert check_command(["sweep", "memset", "-g", "size=4KB"])[1] == "file"  # -o required
-    assert check_command(["report", "--quick"]) == (["report", "--quick"], "folder")
+    assert command_argv(["--", "pagezero", *TINY]) == (TINY, "file")
+    assert command_argv(["report", "--quick"]) == (["report", "--quick"], "folder")
+    # Checked before anything is sent: a command that passes goes on to the scheduler.
+    base = ["fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"]
+    base += ["-o", str(tmp_path / "run"), "--"]
+    for good in (TINY, ["sweep", "memset", "-g", "size=4KB"], ["report", "--quick"]):
+        assert "cannot reach the Dask scheduler" in main_error(1, *base, *good)
     for bad, why in (
         (["mem", "memset", "-h"], "prints help"),
         (["info"], "writes no results"),
         (["advise", "--quick"], "writes no results"),
+        (["nonsense"], "pagezero would refuse"),
         (["mem", "mmap", "-p", "3MB"], "invalid page size"),
         (["batch", "--output=x"], "leave -o out"),
     ):
-        with pytest.raises(ValueError, match=why):
-            check_command(bad)
-    assert capsys.readouterr().out == ""  # -h's help went nowhere
+        capsys.readouterr()
+        assert main([*base, *bad]) == 2
+        out, err = capsys.readouterr()
+        assert why in err and out == ""  # -h's help went nowhere
+    assert not (tmp_path / "run").exists()
 
 
 def test_machines_with_many_samples_compare(tmp_path, capsys):

@@ -1,35 +1,33 @@
-"""`pagezero fleet up|run|table`: many machines, one Dask cluster, on the command line.
-
-Registered into pagezero's command line like the other command families
-(COMMANDS and add_parsers). A command, folder or machine name that cannot
-be used is a user error (ValueError: exit 2, before anything is sent); a
-cluster that cannot be used (unreachable, no workers, SSH failing) and
-machines that did not finish exit 1 (FleetError, a PagezeroError), after
-writing what the others measured; Ctrl-C exits 130 with what finished kept.
+"""``pagezero fleet up|run|table``: many machines, one Dask cluster, on the command line.
+A command, folder or machine name that cannot be used is a user error (exit 2, before
+anything is sent); an unusable cluster and machines that did not finish exit 1
+(FleetError), after writing what the others measured.
 """
 
 import argparse
+import contextlib
+import io
 import json
 import logging
 import os
+import shlex
 import sys
 import time
 
-from pagezero.cli.options import add_format, check_output, integer, number
-from pagezero.fleet.run import FleetError
+from pagezero.cli.options import UsageError, add_format, check_output, integer, number, positive
+from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
+from pagezero.units import parse_page, parse_size
 
-__all__ = ["COMMANDS", "add_parsers"]
+__all__ = ["COMMANDS", "add_parsers", "check_command"]
 
 
 def _quiet_dask(level=logging.CRITICAL):
-    # distributed logs connection trouble on stderr by itself, tracebacks
-    # included; pagezero says what went wrong in one line instead. Its
-    # configuration gives some loggers (distributed.client, ...) levels of
-    # their own, so each is set, not only the parent.
+    # distributed logs connection trouble on stderr, tracebacks included; pagezero
+    # says it in one line. Some of its loggers have levels of their own: set each.
     import distributed  # noqa: F401  (configures its loggers on import)
 
-    for name in ["distributed"] + list(logging.root.manager.loggerDict):
+    for name in ["distributed", *logging.root.manager.loggerDict]:
         if name == "distributed" or name.startswith("distributed."):
             logging.getLogger(name).setLevel(level)
 
@@ -38,84 +36,74 @@ def _names(text):
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
+def _parse(commands, argv):
+    """`argv` parsed by pagezero's own parser (its COMMAND choices), without running it."""
+    refused, parser = f"pagezero would refuse '{shlex.join(argv)}'", commands.choices.get(argv[0])
+    if parser is None:
+        raise ValueError(f"{refused}: argument COMMAND: invalid choice: {argv[0]!r}")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # -h would print the help
+            return parser.parse_args(argv[1:], argparse.Namespace(command=argv[0]))
+    except UsageError as e:
+        raise ValueError(f"{refused}: {e}") from None
+    except SystemExit:
+        raise ValueError(f"'{shlex.join(argv)}' prints help and measures nothing") from None
+
+
+def check_command(commands, argv):
+    """The command a fleet is asked to run, checked as pagezero would parse it:
+    ``(argv, "file" or "folder")`` (:func:`pagezero.fleet.run.command_argv`), or
+    ValueError for one pagezero refuses or one that writes no results."""
+    argv, kind = command_argv(argv)
+    try:
+        args = _parse(commands, argv)
+    except ValueError:  # e.g. sweep, whose -o is required
+        args = None
+    if args is None or args.command in FILE_COMMANDS + FOLDER_COMMANDS:
+        args = _parse(commands, argv + ["-o", "/nonexistent"])  # as the fleet will give it
+    if args.command not in FILE_COMMANDS + FOLDER_COMMANDS:
+        raise ValueError(
+            f"'{shlex.join(argv)}' writes no results; a fleet runs "
+            f"mem memset|memcpy|mmap, batch, folio, sweep or report"
+        )
+    if args.command in ("memset", "memcpy", "mmap"):
+        parse_size(args.size)  # sizes are text to argparse, parsed by the command first thing
+        parse_page(args.page)
+    return argv, kind
+
+
 def cmd_fleet_up(args):
-    """`pagezero fleet up`: start a Dask scheduler here and a worker per host over SSH.
-
-    Prints the scheduler's address, the workers and the ``fleet run`` command to use,
-    then holds the fleet up until Ctrl-C (or SIGTERM, SIGHUP), which closes it.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0 (also when a signal stops the fleet, its way to end).
-    """
+    """Start a scheduler and a worker per host over SSH, print how to use them, and hold
+    the fleet up until a stop signal, which closes it (exit 0)."""
     from pagezero.fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
-    options = {}
-    if args.ssh_username:
-        options["username"] = args.ssh_username
-    if args.ssh_port is not None:
-        options["port"] = args.ssh_port
+    options = {"username": args.ssh_username, "port": args.ssh_port}
+    options = {k: v for k, v in options.items() if v is not None}
     if args.ssh_key:
         options["client_keys"] = [args.ssh_key]
-    cluster = start_fleet(
-        _names(args.hosts),
-        scheduler_host=args.scheduler_host,
-        port=args.port,
-        connect_options=options,
-        remote_python=args.remote_python,
-    )
+    hosts = _names(args.hosts)
+    cluster = start_fleet(hosts, args.scheduler_host, args.port, options, args.remote_python)
     try:
-        print(f"scheduler: {cluster.scheduler_address}")
-        print(f"workers: {', '.join(_names(args.hosts))} (benchmark=1 each)")
-        print(
-            f"run: pagezero fleet run --scheduler {cluster.scheduler_address} -o DIR -- "
-            f"COMMAND; Ctrl-C stops the fleet",
-            flush=True,
-        )
+        address = cluster.scheduler_address
+        print(f"scheduler: {address}\nworkers: {', '.join(hosts)} (benchmark=1 each)")
+        run = f"pagezero fleet run --scheduler {address} -o DIR -- COMMAND"
+        print(f"run: {run}; Ctrl-C stops the fleet", flush=True)
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        # Ctrl-C, SIGTERM or SIGHUP (signals_interrupt): the way to stop a fleet.
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the way to stop a fleet
         return 0
     finally:
         cluster.close()
 
 
 def cmd_fleet_run(args):
-    """`pagezero fleet run`: run one pagezero command on every machine of a fleet.
-
-    Each machine's results go to its own folder under ``-o`` with ``fleet.json``, the
-    log (:func:`pagezero.fleet.run.run_fleet`); ``--store`` also adds them to the
-    store. Prints one line per machine (its status and runs ok) and where the results
-    are.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status: 0; after a stop signal (Ctrl-C, SIGTERM, SIGHUP) what was
-        measured is saved and the signal's status (130, 143, 129) is returned.
-        Errors are raised for :func:`pagezero.cli.main` to turn into one line and
-        exit status 2 (usage) or 1 (the machine cannot do it).
-
-    Raises
-    ------
-    pagezero.fleet.run.FleetError
-        A machine did not finish; the others' results are kept (exit status 1).
-    """
+    """Run the command on every machine, each machine's results in its folder under -o
+    (``--store``: added to the store too); one line per machine, FleetError for those
+    that did not finish."""
     from pagezero.fleet.run import run_fleet
 
+    argv, _ = check_command(args.commands, args.fleet_command)
     _quiet_dask()
     store = None
     if args.store is not None:
@@ -123,25 +111,18 @@ def cmd_fleet_run(args):
 
         store = Store(args.store or None, create=True)  # refuse a bad store before running
         store.require_writable()
+    progress = sys.stderr if sys.stderr.isatty() else None
+    machines = _names(args.machines)
     try:
         log = run_fleet(
-            args.scheduler,
-            args.fleet_command,
-            args.output,
-            machines=_names(args.machines),
-            runs=args.runs,
-            progress=sys.stderr if sys.stderr.isatty() else None,
-            timeout=args.timeout,
+            args.scheduler, argv, args.output, machines, args.runs, progress, args.timeout
         )
     except KeyboardInterrupt as e:
         if store is not None:
             _store_results(store, args.output)
         stop = as_interrupted(e)
-        print(
-            f"pagezero: {stop}; what finished is in {args.output} "
-            f"(see {os.path.join(args.output, 'fleet.json')})",
-            file=sys.stderr,
-        )
+        where = os.path.join(args.output, "fleet.json")
+        print(f"pagezero: {stop}; what finished is in {args.output} (see {where})", file=sys.stderr)
         return stop.exit_status
     if store is not None:
         _store_results(store, args.output)
@@ -152,10 +133,10 @@ def cmd_fleet_run(args):
     print(f"results in {args.output} (pagezero fleet table {args.output})")
     bad = [m for m in log.machines if m["status"] != "ok"]
     if bad:
+        states = "; ".join(f"{m['name']} {m['status']}" for m in bad)
         raise FleetError(
-            f"{len(bad)} of {len(log.machines)} machines did not finish: "
-            + "; ".join(f"{m['name']} {m['status']}" for m in bad)
-            + "; the others' results are kept"
+            f"{len(bad)} of {len(log.machines)} machines did not finish: {states}; "
+            "the others' results are kept"
         )
     return 0
 
@@ -171,45 +152,17 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
-    """`pagezero fleet table`: the machines of a fleet run side by side.
-
-    Prints per point the median over runs and the stdev of the runs' medians for
-    each machine (``--match`` keeps the points whose label matches); ``--format
-    json`` the same as a document; ``--plot STEM`` also draws them.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
-        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
-
-    Raises
-    ------
-    ValueError
-        ``--plot`` with fewer than two machines (exit status 2).
-    """
-    from pagezero.fleet.table import format_table, machine_sets
+    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing
+    them (ValueError with fewer than two machines)."""
+    from pagezero.fleet.table import format_table, machine_sets, only_matching, table_rows
 
     check_output(args.plot)
     sets, notes = machine_sets(args.dir)
     if args.match:
-        from pagezero.fleet.table import only_matching
-
         sets = only_matching(sets, args.match)
+    names = [n for n, _ in sets]
     if args.format == "json":
-        from pagezero.fleet.table import table_rows
-
-        print(
-            json.dumps(
-                {"machines": [n for n, _ in sets], "rows": table_rows(sets), "notes": notes},
-                indent=1,
-            )
-        )
+        print(json.dumps({"machines": names, "rows": table_rows(sets), "notes": notes}, indent=1))
     else:
         print("\n".join(format_table(sets, notes)))
     if args.plot:
@@ -217,120 +170,61 @@ def cmd_fleet_table(args):
 
         if len(sets) < 2:
             raise ValueError("--plot draws machines side by side: it needs two or more")
-        print(
-            "\n".join(
-                plot_comparison(
-                    [rs for _, rs in sets],
-                    [n for n, _ in sets],
-                    args.plot,
-                    title="Machines side by side",
-                )
-            )
-        )
+        sides = [rs for _, rs in sets]
+        print("\n".join(plot_comparison(sides, names, args.plot, title="Machines side by side")))
     return 0
 
 
 COMMANDS = {"fleet-up": cmd_fleet_up, "fleet-run": cmd_fleet_run, "fleet-table": cmd_fleet_table}
 
 
-def _positive(text):
-    value = integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
-
-
 def add_parsers(sub):
-    """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions.
-
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
-    """
+    """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions to `sub`,
+    the subparsers of the ``pagezero`` parser."""
     fleet = sub.add_parser("fleet", help="run a study on every machine of a Dask cluster")
     fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION")
     fleet_sub.required = True
 
     text = "start a scheduler and one worker per host over SSH, print the scheduler address"
     p = fleet_sub.add_parser("up", help=text, description=text)
-    p.add_argument(
-        "--hosts",
-        required=True,
-        metavar="A,B,C",
-        help="the machines, one worker each, named after the host",
-    )
+    text = "the machines, one worker each, named after the host"
+    p.add_argument("--hosts", required=True, metavar="A,B,C", help=text)
     p.add_argument("--scheduler-host", help="where the scheduler runs (default: the first host)")
     p.add_argument("--port", type=integer, default=8786, help="the scheduler's port (default 8786)")
     p.add_argument("--ssh-username", help="SSH user (default: as ~/.ssh/config says)")
     p.add_argument("--ssh-port", type=integer, help="SSH port (default 22)")
     p.add_argument("--ssh-key", metavar="FILE", help="SSH private key")
-    p.add_argument(
-        "--remote-python",
-        metavar="PATH",
-        help="the Python with pagezero on the hosts (default: this one's path)",
-    )
+    text = "the Python with pagezero on the hosts (default: this one's path)"
+    p.add_argument("--remote-python", metavar="PATH", help=text)
     p.set_defaults(command="fleet-up")
 
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
-    p = fleet_sub.add_parser(
-        "run",
-        help=text,
-        description=text,
-        usage="pagezero fleet run --scheduler ADDRESS -o DIR "
-        "[--machines A,B] [--runs N] [--store [PATH]] "
-        "-- COMMAND [OPTIONS]",
-    )
-    p.add_argument(
-        "--scheduler",
-        required=True,
-        metavar="ADDRESS",
-        help="the Dask scheduler, e.g. tcp://host:8786",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        metavar="DIR",
-        help="folder for DIR/<machine>/ and DIR/fleet.json (new, or without fleet.json)",
-    )
+    usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
+    usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
+    p = fleet_sub.add_parser("run", help=text, description=text, usage=usage)
+    text = "the Dask scheduler, e.g. tcp://host:8786"
+    p.add_argument("--scheduler", required=True, metavar="ADDRESS", help=text)
+    text = "folder for DIR/<machine>/ and DIR/fleet.json (new, or without fleet.json)"
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help=text)
     p.add_argument("--machines", metavar="A,B", help="worker names (default: every worker)")
-    p.add_argument(
-        "--runs",
-        type=_positive,
-        default=1,
-        help="fresh processes per machine, one after the other (default 1)",
-    )
-    p.add_argument(
-        "--store",
-        nargs="?",
-        const="",
-        metavar="PATH",
-        help="also add the results to the store (default store without PATH)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=number,
-        default=10,
-        help="seconds to wait for the scheduler to answer (default 10)",
-    )
-    p.add_argument(
-        "fleet_command",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND",
-        help="the pagezero command, without -o",
-    )
-    p.set_defaults(command="fleet-run")
+    text = "fresh processes per machine, one after the other (default 1)"
+    p.add_argument("--runs", type=positive, default=1, help=text)
+    text = "also add the results to the store (default store without PATH)"
+    p.add_argument("--store", nargs="?", const="", metavar="PATH", help=text)
+    text = "seconds to wait for the scheduler to answer (default 10)"
+    p.add_argument("--timeout", type=number, default=10, help=text)
+    text = "the pagezero command, without -o"
+    p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
+    # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
+    p.set_defaults(command="fleet-run", commands=sub)
 
     text = "one row per measured point, one column per machine: median and spread"
     p = fleet_sub.add_parser("table", help=text, description=text)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
-    p.add_argument(
-        "--match",
-        metavar="WORDS",
-        help="only the points with every one of these words in their label, "
-        "e.g. 'x86-64-stosb chunk=0'",
+    text = (
+        "only the points with every one of these words in their label, e.g. 'x86-64-stosb chunk=0'"
     )
+    p.add_argument("--match", metavar="WORDS", help=text)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add_format(p, ("default", "json"))
     p.set_defaults(command="fleet-table")

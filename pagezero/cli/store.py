@@ -1,9 +1,6 @@
-"""`pagezero store add|list|history|export|publish`: the results store on the command line.
-
-Registered into pagezero's command line like the other command families
-(COMMANDS and add_parsers). A results file or folder that is not one is a
-user error (ValueError: exit 2); a store that cannot be used (corrupt,
-foreign, newer, read-only, busy: StoreError, a PagezeroError) exits 1.
+"""``pagezero store add|list|history|export|publish``: the results store on the command
+line. A path that is no results file or folder exits 2; a store that cannot be used
+(StoreError) exits 1.
 """
 
 import csv
@@ -17,26 +14,11 @@ from pagezero.store import Store, default_path, read_records
 from pagezero.store.history import format_history, plot_history
 from pagezero.store.publish import publish
 
-__all__ = ["COMMANDS", "add_parsers", "add_store_option"]
+__all__ = ["COMMANDS", "add_parsers"]
 
 
 def cmd_store_add(args):
-    """`pagezero store add`: add results files and folders to the store.
-
-    Prints one line per file (added, or already stored, with its set number) and the
-    totals.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
-        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
-    """
+    """Add results files and folders; one line per file and the totals."""
     records = read_records(args.paths)  # a bad file is refused before a store is made
     with Store(args.store, create=True) as store:
         outcomes = store.add_records(records)
@@ -48,20 +30,7 @@ def cmd_store_add(args):
 
 
 def cmd_store_list(args):
-    """`pagezero store list`: the result sets in the store, one line each
-    (``--format json``: as a document).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
-        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
-    """
+    """The stored result sets, one line each (or as JSON)."""
     with Store(args.store) as store:
         rows = store.list()
     if args.format == "json":
@@ -80,62 +49,22 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
-    """`pagezero store history`: one point's results over time, across kernels
-    and machines, filtered by machine, kernel, benchmark, function, size and page;
-    prints a table (or JSON) and with ``--plot STEM`` draws it.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
-        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
-
-    Raises
-    ------
-    ValueError
-        No stored point matches the filters (exit status 2).
-    """
+    """The matching points over time as a table (or JSON), ``--plot`` drawing them;
+    ValueError when none matches."""
     check_output(args.plot)
+    filters = ("machine", "kernel", "benchmark", "function", "size", "page")
     with Store(args.store) as store:
-        rows = store.history(
-            machine=args.machine,
-            kernel=args.kernel,
-            benchmark=args.benchmark,
-            function=args.function,
-            size=args.size,
-            page=args.page,
-        )
+        rows = store.history(**{name: getattr(args, name) for name in filters})
     if not rows:
         raise ValueError("no stored point matches these filters (see pagezero store list)")
-    if args.format == "json":
-        print(json.dumps(rows, indent=1))
-    else:
-        print("\n".join(format_history(rows)))
+    print(json.dumps(rows, indent=1) if args.format == "json" else "\n".join(format_history(rows)))
     if args.plot:
         print("\n".join(plot_history(rows, args.plot)))
     return 0
 
 
 def cmd_store_export(args):
-    """`pagezero store export`: every result in the store, as CSV rows or JSON
-    documents, to ``-o`` or standard output.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0. Errors are raised for :func:`pagezero.cli.main` to turn
-        into one line and exit status 2 (usage) or 1 (the machine cannot do it).
-    """
+    """Every stored point as CSV, or every result set's document as JSON, to -o or stdout."""
     check_output(args.output)
     with Store(args.store) as store:
         if args.format == "json":
@@ -145,9 +74,7 @@ def cmd_store_export(args):
 
     def write(f):
         if args.format == "json":
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-            return
+            return f.write(json.dumps(doc, indent=1) + "\n")
         w = csv.writer(f)
         w.writerow(rows[0].keys() if rows else ["set_id"])
         w.writerows(r.values() for r in rows)
@@ -160,20 +87,7 @@ def cmd_store_export(args):
 
 
 def cmd_store_publish(args):
-    """`pagezero store publish -o SITE`: the store as a static site of HTML pages
-    (:func:`pagezero.store.publish.publish`); prints the index's path.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line.
-
-    Returns
-    -------
-    int
-        The exit status, 0. A bad SITE or an empty store is a ValueError (exit status
-        2), with nothing written.
-    """
+    """The store as a static site (:func:`pagezero.store.publish.publish`)."""
     with Store(args.store) as store:
         pages = publish(store, args.output)
     print(f"{len(pages)} pages in {args.output}; open {pages[0]}")
@@ -189,48 +103,28 @@ COMMANDS = {
 }
 
 
-def add_store_option(p, **kwargs):
-    """Add ``--store PATH``: the store file to use.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-    **kwargs
-        Passed on to :meth:`argparse.ArgumentParser.add_argument`.
-    """
-    p.add_argument("--store", metavar="PATH", **kwargs)
-
-
 def add_parsers(sub):
-    """Add the ``store`` command and its actions.
-
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subparsers of the ``pagezero`` parser (:func:`pagezero.cli.build_parser`).
-    """
+    """Add the ``store`` command and its actions to `sub`, the subparsers of ``pagezero``."""
     where = f"the store file (default: {default_path().replace(os.path.expanduser('~'), '~')})"
     store = sub.add_parser("store", help="keep every result set in a SQLite store, with history")
     store_sub = store.add_subparsers(dest="store_command", metavar="ACTION")
     store_sub.required = True
 
-    p = store_sub.add_parser(
-        "add",
-        help="add results files, or every results file under folders; each result set is kept once",
-    )
+    def action(name, help):
+        p = store_sub.add_parser(name, help=help)
+        p.set_defaults(command=f"store-{name}")
+        return p
+
+    text = "add results files, or every results file under folders; each result set is kept once"
+    p = action("add", text)
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
-    add_store_option(p, help=where)
-    p.set_defaults(command="store-add")
+    p.add_argument("--store", metavar="PATH", help=where)
 
-    p = store_sub.add_parser("list", help="one line per stored result set")
-    add_store_option(p, help=where)
+    p = action("list", "one line per stored result set")
+    p.add_argument("--store", metavar="PATH", help=where)
     add_format(p, ("default", "json"))
-    p.set_defaults(command="store-list")
 
-    p = store_sub.add_parser(
-        "history", help="a point's median per result set, in time order, with its spread"
-    )
+    p = action("history", "a point's median per result set, in time order, with its spread")
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
     p.add_argument("--kernel", help="kernel release, as uname -r says")
     p.add_argument("--benchmark", help="memset, memcpy, mmap, batch, folio, ...")
@@ -239,23 +133,15 @@ def add_parsers(sub):
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add_format(p, ("default", "json"))
-    add_store_option(p, help=where)
-    p.set_defaults(command="store-history")
+    p.add_argument("--store", metavar="PATH", help=where)
 
-    p = store_sub.add_parser(
-        "export", help="every stored point as CSV, or every result set's document as JSON"
-    )
+    p = action("export", "every stored point as CSV, or every result set's document as JSON")
     p.add_argument("--format", default="csv", choices=["csv", "json"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-    add_store_option(p, help=where)
-    p.set_defaults(command="store-export")
+    p.add_argument("--store", metavar="PATH", help=where)
 
-    p = store_sub.add_parser(
-        "publish",
-        help="the store as a static site: machines, points' histories, comparisons",
-    )
+    p = action("publish", "the store as a static site: machines, points' histories, comparisons")
     p.add_argument(
         "-o", "--output", metavar="SITE", required=True, help="the site's folder (replaced whole)"
     )
-    add_store_option(p, help=where)
-    p.set_defaults(command="store-publish")
+    p.add_argument("--store", metavar="PATH", help=where)

@@ -1,56 +1,24 @@
-"""`pagezero fleet up`: a fleet started over SSH with Dask's SSHCluster machinery.
+"""``pagezero fleet up``: a fleet started over SSH with Dask's SSHCluster machinery.
 
-The same cluster as the documented manual start (`dask scheduler` on one
-host; on each machine `dask worker tcp://SCHEDULER:8786 --nworkers 1
---nthreads 1 --resources benchmark=1 --name MACHINE`), started by the
-process classes of distributed.deploy.ssh (its Scheduler and Worker, which
-SSHCluster assembles) inside a SpecCluster. SSHCluster itself passes one set
-of worker options to every host, so it cannot name each worker after its
-machine; building the same SpecCluster with per-host options can. SSH is
-asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
+The same cluster as the documented manual start, started by the process classes of
+distributed.deploy.ssh (its Scheduler and Worker) inside a SpecCluster: SSHCluster itself
+passes one set of worker options to every host, so it cannot name each worker after its
+machine. SSH is asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
 """
 
-from pagezero.fleet.run import RESOURCE, FleetError
+from pagezero.fleet.run import RESOURCE, FleetError, first_line
 from pagezero.interrupt import deferred
 
-__all__ = ["start_fleet", "worker_spec"]
+__all__ = ["start_fleet"]
 
 DEFAULT_PORT = 8786
 REGISTER_TIMEOUT_S = 60
 
 
-def worker_spec(hosts, connect_options=None, remote_python=None):
-    """The worker spec that SpecCluster starts over SSH.
-
-    Parameters
-    ----------
-    hosts : list of str
-        Host names; one Nanny-managed worker each, named after it, with one thread and
-        the ``benchmark`` resource.
-    connect_options : dict, optional
-        asyncssh's connection options.
-    remote_python : str, optional
-        The Python to run on the hosts.
-
-    Returns
-    -------
-    dict
-        ``{host: {"cls": distributed.deploy.ssh.Worker, "options": {...}}}``.
-    """
-    from distributed.deploy.ssh import Worker
-
-    return {
-        host: {
-            "cls": Worker,
-            "options": {
-                "address": host,
-                "connect_options": connect_options or {},
-                "remote_python": remote_python,
-                "kwargs": {"name": host, "nthreads": 1, "resources": dict(RESOURCE)},
-            },
-        }
-        for host in hosts
-    }
+def _process(cls, host, connect_options, remote_python, **kwargs):
+    """A SpecCluster entry: `cls` (distributed's SSH Scheduler or Worker) on `host`."""
+    options = {"address": host, "connect_options": connect_options or {}}
+    return {"cls": cls, "options": dict(options, remote_python=remote_python, kwargs=kwargs)}
 
 
 def start_fleet(
@@ -65,11 +33,9 @@ def start_fleet(
     scheduler_host : str, optional
         Where the scheduler runs; by default the first host.
     port : int
-        The scheduler's port, 0 to 65535 (default 8786).
-    connect_options : dict, optional
-        asyncssh's connection options.
-    remote_python : str, optional
-        The Python to run on the hosts.
+        The scheduler's port, 0 to 65535.
+    connect_options, remote_python : dict, str, optional
+        asyncssh's connection options; the Python to run on the hosts.
 
     Returns
     -------
@@ -92,27 +58,19 @@ def start_fleet(
     if not 0 <= port <= 65535:
         raise ValueError(f"invalid --port {port}: expected 0..65535")
     from distributed.deploy.spec import SpecCluster
-    from distributed.deploy.ssh import Scheduler
+    from distributed.deploy.ssh import Scheduler, Worker
 
-    scheduler = {
-        "cls": Scheduler,
-        "options": {
-            "address": scheduler_host or hosts[0],
-            "connect_options": connect_options or {},
-            "remote_python": remote_python,
-            "kwargs": {"port": port, "dashboard": False},
-        },
-    }
+    ssh = (connect_options, remote_python)
+    scheduler = _process(Scheduler, scheduler_host or hosts[0], *ssh, port=port, dashboard=False)
+    worker = {"nthreads": 1, "resources": dict(RESOURCE)}
+    workers = {host: _process(Worker, host, *ssh, name=host, **worker) for host in hosts}
     try:
         with deferred():  # its threads keep the stop signals for the main thread (run.connect)
-            cluster = SpecCluster(
-                worker_spec(hosts, connect_options, remote_python), scheduler, name="pagezero-fleet"
-            )
+            cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")
     except ImportError as e:
         raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") from None
     except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
-        text = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise FleetError(f"cannot start the fleet over SSH: {text}") from None
+        raise FleetError(f"cannot start the fleet over SSH: {first_line(e)}") from None
     try:
         # A worker process has started before the scheduler knows it: wait until
         # every machine is there, so that the address printed is ready for a run.

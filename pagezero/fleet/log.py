@@ -1,11 +1,10 @@
 """DIR/fleet.json and each machine's folder: what a fleet run wrote, and how it went.
 
-fleet.json lists the machines with their command, status, and per run the
-start and end times on that machine's clock and the error if any; it is
-rewritten (atomically) after every change, so it is true at any moment,
-also after Ctrl-C. Each run's files go to DIR/<machine>/run-N.json (or the
-folder run-N/ for a report), with the worker's name added to the machine
-metadata as "fleet_name", and the command's output in run-N.log.
+fleet.json lists the command and the machines with their status and, per run, the start
+and end on that machine's clock and the error if any; rewritten atomically after every
+change, it is true at any moment, also after Ctrl-C. A run's files go to
+DIR/<machine>/run-N.json (or the folder run-N/ for a report), the worker's name added to
+the machine metadata as "fleet_name", and the command's output to run-N.log.
 """
 
 import datetime
@@ -13,6 +12,7 @@ import json
 import os
 import re
 
+from pagezero.fleet.worker import now
 from pagezero.interrupt import deferred
 from pagezero.results.resultset import SCHEMA, atomic_write
 
@@ -25,23 +25,8 @@ FLEET_SCHEMA = "pagezero.fleet"
 _WORST_FIRST = ("died", "failed", "interrupted", "cancelled", "running", "pending")
 
 
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
-
-
 def folder_name(machine):
-    """A worker's name as a folder name: Dask allows any text, a folder does not.
-
-    Parameters
-    ----------
-    machine : str
-        The worker's name.
-
-    Returns
-    -------
-    str
-        A name safe as one path component.
-    """
+    """A worker's name as one path component: Dask allows any text, a folder does not."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(machine)).strip("._")
     return name or "machine"
 
@@ -70,85 +55,29 @@ def _write_bytes(path, data, mtime):
 
 
 class FleetLog:
-    """A fleet run's ``fleet.json``: the command, each machine and each of its runs.
-
-    Saved afresh (atomically, stop signals held) on every change, so that the file
-    says how far a run got even when it is stopped.
-
-    Parameters
-    ----------
-    out_dir : str
-        The fleet run's folder.
-    scheduler : str
-        The Dask scheduler's address.
-    argv : list of str
-        The command, without ``pagezero``.
-    runs : int
-        Runs per machine.
-    version : str
-        pagezero's version on the client (every machine must run the same).
-    """
+    """A fleet run's ``fleet.json``: the command, each machine and each of its runs, saved
+    afresh on every change; ``machines`` lists the machines' entries (name, address,
+    folder, status, error, runs) in order."""
 
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir
-        self.doc = {
-            "schema": FLEET_SCHEMA,
-            "version": 1,
-            "scheduler": scheduler,
-            "command": ["pagezero", *argv],
-            "runs": runs,
-            "pagezero": version,
-            "started": _now(),
-            "ended": None,
-            "interrupted": False,
-            "machines": [],
-        }
+        self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler}
+        self.doc.update(command=["pagezero", *argv], runs=runs, pagezero=version)
+        self.machines = []  # the entries, in order
+        self.doc.update(started=now(), ended=None, interrupted=False, machines=self.machines)
         self._by_name = {}
 
-    @property
-    def machines(self):
-        """The machines' entries (name, address, folder, status, error, runs), in order."""
-        return self.doc["machines"]
-
     def add_machine(self, name, address, refused=None):
-        """Add a machine: pending, or refused with the reason (not run on).
-
-        Parameters
-        ----------
-        name, address : str
-            The worker's name and address.
-        refused : str, optional
-            Why the machine is not run on (another pagezero version, ...).
-        """
-        entry = {
-            "name": name,
-            "address": address,
-            "folder": folder_name(name),
-            "status": "refused" if refused else "pending",
-            "error": refused,
-            "runs": [],
-        }
+        """Add a machine: pending, or refused for the reason given (not run on)."""
+        status = "refused" if refused else "pending"
+        entry = dict(name=name, address=address, folder=folder_name(name), status=status)
+        entry.update(error=refused, runs=[])
         self.machines.append(entry)
         self._by_name[name] = entry
 
     def started(self, name, run, at):
-        """Mark a run as running.
-
-        Parameters
-        ----------
-        name : str
-            The machine.
-        run : int
-            The run's index.
-        at : str
-            When it started (ISO 8601).
-
-        Returns
-        -------
-        bool
-            False if it had finished already: events and results travel separately, so
-            a start can be heard of after the end.
-        """
+        """Mark a run as running since `at`; False if it had finished already (events and
+        results travel apart, so a start can be heard of after the end)."""
         entry, r = self._run(name, run)
         if r["status"] != "pending":
             return False
@@ -158,62 +87,23 @@ class FleetLog:
 
     def _run(self, name, run):
         entry = self._by_name[name]
-        for r in entry["runs"]:
-            if r["run"] == run:
-                return entry, r
-        r = {
-            "run": run,
-            "status": "pending",
-            "start": None,
-            "end": None,
-            "error": None,
-            "files": [],
-        }
-        entry["runs"].append(r)
-        entry["runs"].sort(key=lambda x: x["run"])
+        r = next((r for r in entry["runs"] if r["run"] == run), None)
+        if r is None:
+            r = dict(run=run, status="pending", start=None, end=None, error=None, files=[])
+            entry["runs"] = sorted(entry["runs"] + [r], key=lambda x: x["run"])
         return entry, r
 
     def finished(self, name, run, status, error=None, start=None, end=None, files=()):
-        """Record how a run ended, and save.
-
-        Parameters
-        ----------
-        name : str
-            The machine.
-        run : int
-            The run's index.
-        status : str
-            ``"ok"``, ``"failed"``, ``"interrupted"`` or ``"cancelled"``.
-        error : str, optional
-            The run's error line.
-        start, end : str, optional
-            When it started and ended (ISO 8601); `end` defaults to now.
-        files : iterable of str
-            Its files, relative to the fleet's folder.
-        """
+        """Record how a run ended (`end` by default now; `files` relative to the folder)."""
         entry, r = self._run(name, run)
         r.update(status=status, error=error, files=list(files))
         r["start"] = start or r["start"]
-        r["end"] = end or r["end"] or (_now() if status != "cancelled" else None)
+        r["end"] = end or r["end"] or (now() if status != "cancelled" else None)
         self._update(entry)
 
     def write_run(self, result):
-        """Write the files of one finished run under ``DIR/<machine>/``.
-
-        Results files get the worker's name in their machine metadata; the command's
-        output goes to ``run-N.log``. A file name that would leave the machine's folder
-        is skipped.
-
-        Parameters
-        ----------
-        result : dict
-            What :func:`pagezero.fleet.worker.run_command` returned.
-
-        Returns
-        -------
-        list of str
-            The paths written, relative to the fleet's folder.
-        """
+        """Write what a run_command() returned under ``DIR/<machine>/``; the paths written,
+        relative to the folder (a name that would leave the machine's folder is skipped)."""
         name, run = result["machine"], result["run"]
         base = os.path.join(self.out_dir, folder_name(name))
         mtime = datetime.datetime.fromisoformat(result["end"]).timestamp()
@@ -222,17 +112,15 @@ class FleetLog:
             rel = os.path.normpath(rel)
             if rel.startswith("..") or os.path.isabs(rel):
                 continue  # never outside the machine's folder
-            if result["kind"] == "file":
-                path = os.path.join(base, f"run-{run}.json")
-            else:
-                path = os.path.join(base, f"run-{run}", rel)
+            path = os.path.join(
+                base, f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
+            )
             if path.endswith(".json"):
                 data = _annotated(data, name)
             _write_bytes(path, data, mtime)
             written.append(os.path.relpath(path, self.out_dir))
         out = result["stdout"]
-        if out and not out.endswith("\n"):
-            out += "\n"
+        out += "\n" if out and not out.endswith("\n") else ""
         log = f"$ {' '.join(self.doc['command'])} -o ...\n{out}{result['stderr']}"
         _write_bytes(os.path.join(base, f"run-{run}.log"), log.encode(), mtime)
         return written
@@ -242,23 +130,14 @@ class FleetLog:
             return
         statuses = [r["status"] for r in entry["runs"]]
         statuses += ["pending"] * (self.doc["runs"] - len(statuses))
-        worst = next((s for s in _WORST_FIRST if s in statuses), "ok")
-        entry["status"] = worst
+        entry["status"] = next((s for s in _WORST_FIRST if s in statuses), "ok")
         entry["error"] = next((r["error"] for r in entry["runs"] if r["error"]), None)
         self.save()
 
     def save(self, ended=False, interrupted=None):
-        """Write ``fleet.json`` atomically, stop signals held until it is in place.
-
-        Parameters
-        ----------
-        ended : bool
-            Record the end time (now).
-        interrupted : bool, optional
-            Record whether the fleet run was stopped.
-        """
+        """Write ``fleet.json`` atomically, stop signals held until it is in place."""
         if ended:
-            self.doc["ended"] = _now()
+            self.doc["ended"] = now()
         if interrupted is not None:
             self.doc["interrupted"] = interrupted
         with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place

@@ -1,14 +1,8 @@
-"""`pagezero fleet run`: one pagezero command on every chosen machine of a Dask cluster.
+"""``pagezero fleet run``: one pagezero command on every chosen machine of a Dask cluster.
 
-Each machine is one Dask worker offering the resource benchmark=1; every run
-is a task restricted to that worker and needing that resource, so the
-scheduler never starts two benchmarks on one machine at once, and each run
-is a fresh process there (worker.py). The client checks the command first
-(command.py), then pagezero's version on every machine, refusing those that
-differ; it writes each run's files as they come back and keeps fleet.json
-(log.py) true throughout. A machine whose worker leaves the cluster is
-reported as died and the others go on; Ctrl-C cancels what has not started,
-interrupts what runs (pagezero saves what it measured) and keeps all the rest.
+Each run is a task tied to its machine's worker and needing benchmark=1, so the scheduler
+never starts two benchmarks on one machine at once. Machines of another pagezero version
+are refused; a machine whose worker leaves is reported as died and the others go on.
 """
 
 import os
@@ -17,99 +11,70 @@ import time
 import uuid
 
 from pagezero._core import PagezeroError
-from pagezero.fleet.command import check_command
 from pagezero.fleet.log import FLEET_FILE, FleetLog, folder_name
 from pagezero.fleet.worker import EVENT_TOPIC, installed_version, run_command, stop_runs
 from pagezero.interrupt import deferred
 
-__all__ = [
-    "run_fleet",
-    "connect",
-    "benchmark_workers",
-    "version_verdicts",
-    "FleetError",
-    "RESOURCE",
-]
+__all__ = ["run_fleet", "command_argv", "connect", "benchmark_workers", "version_verdicts"]
+__all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS"]
 
 RESOURCE = {"benchmark": 1}
+# The commands whose -o is a results file, and those whose -o is a folder of them.
+FILE_COMMANDS = ("memset", "memcpy", "mmap", "batch", "folio", "sweep")
+FOLDER_COMMANDS = ("report",)
 # How long Ctrl-C waits for interrupted runs to send back what they measured.
 GRACE_S = 15
-
-WORKER_HINT = (
-    "dask worker {address} --nworkers 1 --nthreads 1 --resources benchmark=1 --name MACHINE"
-)
+WORKER_HINT = "dask worker {} --nworkers 1 --nthreads 1 --resources benchmark=1 --name MACHINE"
 
 
 class FleetError(PagezeroError):
-    """A cluster that cannot run the fleet: unreachable, or without workers offering the
-    ``benchmark`` resource. A :class:`pagezero.PagezeroError` (the CLI exits 1)."""
+    """A cluster that cannot run the fleet: unreachable, without workers offering the
+    ``benchmark`` resource, or machines that did not finish. A
+    :class:`pagezero.PagezeroError` (the CLI exits 1)."""
+
+
+def command_argv(argv):
+    """``(argv, "file" or "folder")``: the command without a leading ``--`` or
+    ``pagezero``, and what its ``-o`` writes; ValueError for none, or one naming its own
+    ``-o`` (the fleet gives each run one). ``pagezero fleet run`` also parses it with
+    pagezero's parser: a command pagezero refuses is one line, not one error per machine.
+    """
+    argv = [str(a) for a in argv]
+    for word in ("--", "pagezero"):
+        argv = argv[1:] if argv[:1] == [word] else argv
+    if not argv:
+        raise ValueError(
+            "no pagezero command to run: put it after --, e.g. -- mem memset -s 1GB -l 10"
+        )
+    if any(t in ("-o", "--output") or t.startswith(("--output=", "-o")) for t in argv):
+        raise ValueError("leave -o out of the command: each run writes under the fleet's -o DIR")
+    return argv, "folder" if argv[0] in FOLDER_COMMANDS else "file"
 
 
 def connect(address, timeout=10):
-    """A Dask client of a fleet's scheduler.
-
-    Parameters
-    ----------
-    address : str
-        The scheduler's address (``tcp://HOST:8786``).
-    timeout : float
-        Seconds to wait for it.
-
-    Returns
-    -------
-    distributed.Client
-        Its threads started with the stop signals held, so that Ctrl-C goes to the main
-        thread.
-
-    Raises
-    ------
-    FleetError
-        When the scheduler cannot be reached.
-    """
+    """A Dask client of a fleet's scheduler, its threads started with the stop signals held
+    (so that Ctrl-C goes to the main thread); FleetError when it cannot be reached."""
     from distributed import Client
 
     try:
-        # The threads the client starts (its event loop, its offload pool) inherit
-        # this mask: started with the stop signals held, they never take one, and
-        # a Ctrl-C is left to the main thread, whose deferred() can hold it while
-        # fleet.json is written.
+        # The client's threads inherit this mask and never take a stop signal: the
+        # main thread's deferred() can then hold one while fleet.json is written.
         with deferred():
             return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
-        raise FleetError(
-            f"cannot reach the Dask scheduler at {address}: "
-            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
-        ) from None
+        raise FleetError(f"cannot reach the Dask scheduler at {address}: {first_line(e)}") from None
+
+
+def first_line(e):
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def benchmark_workers(client, address):
-    """The workers that can run benchmarks.
-
-    Parameters
-    ----------
-    client : distributed.Client
-        A client of the scheduler.
-    address : str
-        The scheduler's address, for the messages.
-
-    Returns
-    -------
-    tuple
-        ``({worker name: address}`` of the workers offering the ``benchmark``
-        resource, ``sorted names of all workers)``.
-
-    Raises
-    ------
-    FleetError
-        When the cluster has no workers, or none offers the resource; the message says
-        how to start one.
-    """
-    workers = client.scheduler_info()["workers"]
+    """``({name: address} of the workers offering the benchmark resource, sorted names
+    of all workers)``; FleetError, saying how to start one, when there is none."""
+    workers, hint = client.scheduler_info()["workers"], WORKER_HINT.format(address)
     if not workers:
-        raise FleetError(
-            f"the cluster at {address} has no workers; on each machine run: "
-            + WORKER_HINT.format(address=address)
-        )
+        raise FleetError(f"the cluster at {address} has no workers; on each machine run: {hint}")
     usable = {
         str(info["name"]): addr
         for addr, info in workers.items()
@@ -118,66 +83,31 @@ def benchmark_workers(client, address):
     if not usable:
         raise FleetError(
             f"none of the {len(workers)} workers at {address} offers the resource "
-            f"benchmark=1; start them as: " + WORKER_HINT.format(address=address)
+            f"benchmark=1; start them as: {hint}"
         )
     return usable, sorted(str(info["name"]) for info in workers.values())
 
 
 def choose(usable, names, machines):
-    """The workers to run on.
-
-    Parameters
-    ----------
-    usable : dict of str to str
-        Worker names to addresses, as :func:`benchmark_workers` gives them.
-    names : list of str
-        The names of all workers.
-    machines : list of str or None
-        The names asked for; None or empty for every usable worker.
-
-    Returns
-    -------
-    dict of str to str
-        The chosen workers' names to addresses.
-
-    Raises
-    ------
-    ValueError
-        For a name that is no worker, or a worker without the ``benchmark`` resource.
-    """
+    """The workers asked for (all usable ones without `machines`), name to address."""
     if not machines:
         return dict(sorted(usable.items()))
-    chosen = {}
     for name in machines:
-        if name in usable:
-            chosen[name] = usable[name]
-        elif name in names:
+        if name in names and name not in usable:
             raise ValueError(
                 f"worker {name!r} offers no benchmark resource (start it with "
                 f"--resources benchmark=1)"
             )
-        else:
+        if name not in usable:
             raise ValueError(
                 f"no worker named {name!r} in the cluster (workers: {', '.join(names)})"
             )
-    return chosen
+    return {name: usable[name] for name in machines}
 
 
 def version_verdicts(mine, theirs):
-    """Which machines run the same pagezero as this one.
-
-    Parameters
-    ----------
-    mine : str
-        This machine's version.
-    theirs : dict
-        Machine name to its version, or to the exception reading it raised.
-
-    Returns
-    -------
-    dict
-        Machine name to None (the same version), or to why it is refused.
-    """
+    """Machine name to None (it runs pagezero `mine`) or why it is refused; `theirs` maps
+    a name to its version, or to the exception reading it raised."""
     verdicts = {}
     for name, version in theirs.items():
         if isinstance(version, BaseException):
@@ -191,11 +121,6 @@ def version_verdicts(mine, theirs):
     return verdicts
 
 
-def _versions(client, chosen):
-    by_address = client.run(installed_version, workers=list(chosen.values()), on_error="return")
-    return {name: by_address.get(addr, RuntimeError("no answer")) for name, addr in chosen.items()}
-
-
 def _check_out_dir(out_dir):
     parent = os.path.dirname(os.path.abspath(out_dir))
     if not os.path.isdir(parent):
@@ -206,22 +131,18 @@ def _check_out_dir(out_dir):
         raise ValueError(f"{out_dir} is a file, not a folder")
 
 
-class _Progress:
-    """One line per start and end of a run, for a terminal; or a function called
-    with (machine, run, what) for a caller that shows progress its own way."""
+def _progress(stream, runs):
+    """A function (machine, run, what) that shows progress: `stream` itself when it is
+    callable, else one line per start and end of a run on it (None: quiet)."""
+    if callable(stream) or stream is None:
+        return stream or (lambda *_: None)
+    t0 = time.monotonic()
 
-    def __init__(self, stream, runs):
-        self.stream, self.runs, self.t0 = stream, runs, time.monotonic()
+    def show(name, run, text):
+        line = f"[{time.monotonic() - t0:7.1f}s] {name}: run {run}/{runs} {text}"
+        print(line, file=stream, flush=True)
 
-    def __call__(self, name, run, text):
-        if callable(self.stream):
-            self.stream(name, run, text)
-        elif self.stream is not None:
-            print(
-                f"[{time.monotonic() - self.t0:7.1f}s] {name}: run {run}/{self.runs} {text}",
-                file=self.stream,
-                flush=True,
-            )
+    return show
 
 
 def run_fleet(
@@ -232,10 +153,9 @@ def run_fleet(
     Parameters
     ----------
     scheduler : str
-        The Dask scheduler's address.
+        The Dask scheduler's address (``tcp://HOST:8786``).
     command : list of str
-        The pagezero command, without ``pagezero`` and ``-o`` (``["mem", "memset",
-        "-s", "1GB"]``).
+        The pagezero command without ``-o``: ``["mem", "memset", "-s", "1GB"]``.
     out_dir : str
         A new folder: ``fleet.json`` and one folder per machine.
     machines : list of str, optional
@@ -243,12 +163,10 @@ def run_fleet(
     runs : int
         Runs per machine (at least 1), each a fresh process.
     progress : file or callable, optional
-        A stream for one line per start and end of a run, a function called as
-        ``progress(machine, run, what)``, or None (quiet).
-    timeout : float
-        Seconds to wait for the scheduler.
-    poll_s : float
-        Seconds between checks for finished runs.
+        A stream for one line per start and end of a run, or a function called as
+        ``progress(machine, run, what)``; None: quiet.
+    timeout, poll_s : float
+        Seconds to wait for the scheduler; between checks for finished runs.
 
     Returns
     -------
@@ -262,9 +180,9 @@ def run_fleet(
     FleetError
         For a cluster it cannot use.
     KeyboardInterrupt
-        After cancelling the runs on Ctrl-C, with what finished written.
+        On Ctrl-C, after cancelling the runs and writing what finished.
     """
-    argv, kind = check_command(command)
+    argv, kind = command_argv(command)
     if runs < 1:
         raise ValueError(f"--runs must be at least 1, not {runs}")
     _check_out_dir(out_dir)
@@ -274,35 +192,24 @@ def run_fleet(
         client.subscribe_topic(EVENT_TOPIC, events.put)
         usable, names = benchmark_workers(client, scheduler)
         chosen = choose(usable, names, machines)
-        verdicts = version_verdicts(installed_version(), _versions(client, chosen))
+        answers = client.run(installed_version, workers=list(chosen.values()), on_error="return")
+        versions = {n: answers.get(a, RuntimeError("no answer")) for n, a in chosen.items()}
+        verdicts = version_verdicts(installed_version(), versions)
         os.makedirs(out_dir, exist_ok=True)
         log = FleetLog(out_dir, scheduler, argv, runs, installed_version())
         futures = {}
         for name, address in chosen.items():
             log.add_machine(name, address, verdicts[name])
-            if verdicts[name]:
-                continue
-            for run in range(1, runs + 1):
+            where = dict(workers=[address], allow_other_workers=False, resources=RESOURCE)
+            for run in range(1, runs + 1) if not verdicts[name] else ():
                 key = f"pagezero-{folder_name(name)}-run{run}-{uuid.uuid4().hex[:8]}"
                 # priority: a machine's runs in their order, which Dask does not
                 # promise for tasks submitted one by one.
-                future = client.submit(
-                    run_command,
-                    argv,
-                    kind,
-                    name,
-                    run,
-                    key,
-                    key=key,
-                    workers=[address],
-                    allow_other_workers=False,
-                    resources=RESOURCE,
-                    pure=False,
-                    priority=runs - run,
-                )
+                args = (run_command, argv, kind, name, run, key)
+                future = client.submit(*args, key=key, pure=False, priority=runs - run, **where)
                 futures[future] = (name, run)
         log.save()
-        watch = _Watch(client, futures, chosen, log, events, _Progress(progress, runs))
+        watch = _Watch(client, futures, chosen, log, events, _progress(progress, runs))
         try:
             watch.until_done(poll_s)
         except KeyboardInterrupt:
@@ -341,36 +248,27 @@ class _Watch:
                 if self.log.started(msg["machine"], msg["run"], msg["at"]):
                     self.show(msg["machine"], msg["run"], "started")
 
-    def _collect(self, future):
+    def _end(self, future, status, error, *times_and_files):
         self.pending.discard(future)
         name, run = self.futures[future]
+        self.log.finished(name, run, status, error, *times_and_files)
+        self.show(name, run, status + (f": {error}" if error else ""))
+
+    def _collect(self, future):
         try:
             result = future.result()
         except Exception as e:  # the task failed: pagezero missing there, the scheduler lost
             text = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
-            self.log.finished(name, run, "failed", error=text)
-            self.show(name, run, f"failed: {text}")
-            return
+            return self._end(future, "failed", text)
         files = self.log.write_run(result)
-        self.log.finished(
-            name,
-            run,
-            result["status"],
-            error=result["error"],
-            start=result["start"],
-            end=result["end"],
-            files=files,
-        )
-        self.show(name, run, result["status"] + (f": {result['error']}" if result["error"] else ""))
+        self._end(future, result["status"], result["error"], result["start"], result["end"], files)
 
     def _give_up(self, future, status, error):
-        self.pending.discard(future)
         try:
             future.cancel()
         except (OSError, TimeoutError):
             pass  # nothing left to cancel it on
-        self.log.finished(*self.futures[future], status, error=error)
-        self.show(*self.futures[future], f"{status}: {error}")
+        self._end(future, status, error)
 
     def until_done(self, poll_s):
         while self.pending:
@@ -389,14 +287,11 @@ class _Watch:
                 for future in list(self.pending):
                     self._give_up(future, "died", f"lost the scheduler: {e}")
                 break
-            for future in [f for f in self.pending if self.chosen[self.futures[f][0]] not in alive]:
+            for future in list(self.pending):
                 name = self.futures[future][0]
-                self._give_up(
-                    future,
-                    "died",
-                    f"the worker {name} at {self.chosen[name]} left "
-                    f"the cluster (machine down or worker killed)",
-                )
+                if self.chosen[name] not in alive:
+                    why = f"the worker {name} at {self.chosen[name]} left the cluster"
+                    self._give_up(future, "died", why + " (machine down or worker killed)")
 
     def stop(self):
         """After Ctrl-C: cancel the runs not started, interrupt the running ones and
@@ -410,9 +305,8 @@ class _Watch:
         try:
             if running:
                 addresses = sorted({self.chosen[self.futures[f][0]] for f in running})
-                self.client.run(
-                    stop_runs, [f.key for f in running], workers=addresses, on_error="return"
-                )
+                keys = [f.key for f in running]
+                self.client.run(stop_runs, keys, workers=addresses, on_error="return")
                 deadline = time.monotonic() + GRACE_S
                 while time.monotonic() < deadline and not all(f.done() for f in running):
                     _wait_any(running, 0.5)

@@ -1,10 +1,9 @@
-"""`pagezero fleet table DIR`: machines side by side, point by point.
+"""``pagezero fleet table DIR``: machines side by side, point by point.
 
-As the tables of the arm64 clear_page thread ("arm64: mm: clear_page() with
-DC ZVA or STNP", comparing aws-m7g.metal with AmpereOne kernel by kernel):
-one row per measured point, one column per machine, each cell the median
-rate and its spread between runs. Where a machine ran once the spread is its
-loops', marked with ``*``, since the run is the unit (points.py).
+As the tables of the arm64 clear_page thread ("arm64: mm: clear_page() with DC ZVA or
+STNP", aws-m7g.metal against AmpereOne kernel by kernel): one row per point, one column
+per machine, each cell the median rate and its spread between runs; where a machine ran
+once, its loops' spread marked ``*`` (the run is the unit).
 """
 
 import os
@@ -20,54 +19,27 @@ __all__ = ["machine_sets", "table_rows", "format_table", "only_matching"]
 
 
 def _fleet_entries(path):
-    """(name, folder, status, error) of each machine fleet.json lists; ValueError naming
-    the file when it is not the shape `pagezero fleet run` writes."""
+    """(name, folder, status, error) of each machine fleet.json lists."""
     doc = read_json(path)
     machines = doc.get("machines", []) if isinstance(doc, dict) else None
     if not isinstance(machines, list):
         raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
-    entries = []
     for m in machines:
-        if not (
-            isinstance(m, dict)
-            and isinstance(m.get("name"), str)
-            and isinstance(m.get("folder"), str)
-        ):
+        if not (isinstance(m, dict) and all(isinstance(m.get(k), str) for k in ("name", "folder"))):
             raise ValueError(f"{path}: a machine without a name and a folder")
-        entries.append((m["name"], m["folder"], m.get("status"), m.get("error")))
-    return entries
+    return [(m["name"], m["folder"], m.get("status"), m.get("error")) for m in machines]
 
 
 def machine_sets(fleet_dir):
-    """The results of each machine of a fleet run.
-
-    Parameters
-    ----------
-    fleet_dir : str
-        A fleet run's folder (with ``fleet.json``), or any folder of machine folders.
-
-    Returns
-    -------
-    tuple
-        ``([(machine name, ResultSet)], notes)``: in ``fleet.json``'s order (else by
-        folder name), and one line per machine without results.
-
-    Raises
-    ------
-    ValueError
-        For a missing folder, a ``fleet.json`` that is not JSON, or when no machine has
-        any results.
-    """
-    entries = []
+    """``([(machine name, ResultSet)], notes)`` of a fleet run's folder (or any folder of
+    machine folders): in ``fleet.json``'s order (else by name), and one line per machine
+    without results; ValueError for a missing folder, a bad ``fleet.json`` or no results."""
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
         entries = _fleet_entries(path)
     elif os.path.isdir(fleet_dir):
-        entries = [
-            (name, name, None, None)
-            for name in sorted(os.listdir(fleet_dir))
-            if os.path.isdir(os.path.join(fleet_dir, name))
-        ]
+        names = [n for n in os.listdir(fleet_dir) if os.path.isdir(os.path.join(fleet_dir, n))]
+        entries = [(name, name, None, None) for name in sorted(names)]
     else:
         raise ValueError(f"{fleet_dir}: no such folder")
     sets, notes = [], []
@@ -86,71 +58,29 @@ def machine_sets(fleet_dir):
 
 
 def only_matching(sets, words):
-    """Keep only the results whose label has every one of `words` among its words.
-
-    Parameters
-    ----------
-    sets : list of tuple
-        ``(machine name, ResultSet)`` pairs, as :func:`machine_sets` gives them.
-    words : str
-        Space-separated words, e.g. ``"x86-64-stosb chunk=0"``.
-
-    Returns
-    -------
-    list of tuple
-        The same pairs, each set with only the matching results; machines left with
-        none are dropped.
-
-    Raises
-    ------
-    ValueError
-        When no result matches.
-    """
+    """The (machine, ResultSet) pairs with only the results whose label has every one of
+    the space-separated `words`, machines left with none dropped; ValueError for none."""
     words = set(words.split())
     kept = []
     for name, rs in sets:
         pairs = [(r, run) for r, run in zip(rs.results, rs.runs) if words <= set(r.label().split())]
         if pairs:
-            kept.append(
-                (
-                    name,
-                    ResultSet(
-                        [r for r, _ in pairs], [dict(run) for _, run in pairs], dict(rs.machine)
-                    ),
-                )
-            )
+            results, runs = zip(*pairs)
+            kept.append((name, ResultSet(results, [dict(run) for run in runs], dict(rs.machine))))
     if not kept:
         raise ValueError(f"no measured point has all of {' '.join(sorted(words))!r} in its label")
     return kept
 
 
 def table_rows(sets):
-    """The points of every machine, side by side.
-
-    Parameters
-    ----------
-    sets : list of tuple
-        ``(machine name, ResultSet)`` pairs.
-
-    Returns
-    -------
-    list of dict
-        One per point: ``label``, ``unit`` and ``machines``, machine name to its
-        :func:`pagezero.results.points.point_summary` (median of the runs' medians and their
-        spread) or None where it was not measured.
-    """
-    rows = {}
+    """The points of (machine name, ResultSet) pairs side by side: per point a dict of
+    ``label``, ``unit`` and ``machines``, machine name to its
+    :func:`pagezero.results.points.point_summary` or None where it was not measured."""
+    rows, names = {}, [name for name, _ in sets]
     for name, rs in sets:
         for key, (first, summary) in summarize_points(rs).items():
-            row = rows.setdefault(
-                key,
-                {
-                    "label": first.label(),
-                    "unit": first.unit,
-                    "machines": {n: None for n, _ in sets},
-                },
-            )
-            row["machines"][name] = summary
+            empty = {"label": first.label(), "unit": first.unit, "machines": dict.fromkeys(names)}
+            rows.setdefault(key, empty)["machines"][name] = summary
     return list(rows.values())
 
 
@@ -159,26 +89,13 @@ def _cell(summary):
         return "-"
     mark = "" if summary["spread_of"] == "runs" else "*"
     return (
-        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%{mark}"
+        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%" + mark
     )
 
 
 def format_table(sets, notes=()):
-    """The table of :func:`table_rows` as text, the machines described above it.
-
-    Parameters
-    ----------
-    sets : list of tuple
-        ``(machine name, ResultSet)`` pairs.
-    notes : iterable of str
-        Lines to add below it (machines without results).
-
-    Returns
-    -------
-    list of str
-        Lines without newlines; rates in GB/s (10^9 bytes/s), with the spread between
-        runs in %.
-    """
+    """The table of :func:`table_rows` as lines of text, the machines described above it
+    and `notes` (machines without results) below; rates in GB/s (10^9 bytes/s)."""
     names = [name for name, _ in sets]
     lines = [
         f"{name}: {rs.machine.get('cpu_model', '?')}, {rs.machine.get('kernel_release', '?')}"
@@ -188,9 +105,8 @@ def format_table(sets, notes=()):
     header = ["point", *names]
     body = [[row["label"], *(_cell(row["machines"][n]) for n in names)] for row in table_rows(sets)]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-    lines.append("-+-".join("-" * w for w in widths))
-    lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in body]
+    text = [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + body]
+    lines += [text[0], "-+-".join("-" * w for w in widths), *text[1:]]
     lines.append("")
     lines.append(
         "median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "

@@ -1,14 +1,9 @@
 """What runs on a fleet's worker: one pagezero command in a fresh process.
 
-Each run is `python -m pagezero <command> -o <temporary path>` with the
-worker's own interpreter, in a temporary folder, so no two runs share a
-process (the run is the unit) and nothing is left behind. The task returns
-the files the command wrote, as bytes, with its start and end times on the
-worker's clock; the client writes them. A command that fails is returned
-with its error, never raised, so that what it wrote still comes back.
-
-The functions here are sent to the worker by reference: the worker imports
-pagezero.fleet.worker, from the pagezero installed there.
+Each run is ``python -m pagezero COMMAND -o TMP`` in a temporary folder (the run is the
+unit, nothing is left behind); the files written come back as bytes, a failure with its
+error, never raised, so that what it wrote still comes back. The worker imports this
+module from the pagezero installed there.
 """
 
 from __future__ import annotations
@@ -25,26 +20,20 @@ __all__ = ["installed_version", "run_command", "stop_runs", "EVENT_TOPIC"]
 
 EVENT_TOPIC = "pagezero-fleet"
 
-# The runs in progress on this worker, by task key, for stop_runs(), and the
-# keys it stopped: however their process ended, they were interrupted.
+# The runs in progress here by task key, and those stop_runs() stopped (interrupted).
 _running: dict[str, subprocess.Popen[str]] = {}
 _stopped: set[str] = set()
 
 
 def installed_version():
-    """The pagezero version installed on this machine (run on each worker).
-
-    Returns
-    -------
-    str
-        ``pagezero.__version__``: the installed distribution's metadata.
-    """
+    """``pagezero.__version__`` on this machine (run on each worker)."""
     from pagezero import __version__
 
     return __version__
 
 
-def _now():
+def now():
+    """The time as fleet.json writes it: ISO 8601, UTC, to the millisecond."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
@@ -66,11 +55,10 @@ def _collect(path):
     files = {}
     for root, _, names in os.walk(path):
         for name in names:
-            full = os.path.join(root, name)
             if name.startswith("."):
                 continue  # an atomic write's leftover temporary file
-            with open(full, "rb") as f:
-                files[os.path.relpath(full, path)] = f.read()
+            with open(os.path.join(root, name), "rb") as f:
+                files[os.path.relpath(f.name, path)] = f.read()
     return files
 
 
@@ -82,46 +70,21 @@ def _error_line(returncode, stderr):
 
 
 def run_command(argv, output_kind, machine, run, key):
-    """Run ``pagezero ARGV -o PATH`` on this machine (a fleet task, run on a worker).
-
-    Parameters
-    ----------
-    argv : list of str
-        The command, without ``pagezero`` and ``-o``.
-    output_kind : {"file", "folder"}
-        What the command's ``-o`` writes.
-    machine : str
-        This worker's name, for the events and the result.
-    run : int
-        The run's index.
-    key : str
-        The Dask task key, which :func:`stop_runs` names it by.
-
-    Returns
-    -------
-    dict
-        ``machine``, ``run``, ``kind``, ``status`` (``"ok"``, ``"interrupted"`` or
-        ``"failed"``), ``returncode``, ``error`` (the command's error line, or None),
-        ``start`` and ``end`` (Unix time, s), ``hostname``, ``stdout``, ``stderr`` and
-        ``files`` (name to bytes).
-    """
-    start = _now()
+    """Run ``pagezero ARGV -o PATH`` here, `output_kind` ("file" or "folder") saying what
+    -o writes; a dict of machine, run, kind, status ("ok", "interrupted", "failed"),
+    returncode, error, start and end (ISO 8601), hostname, stdout, stderr and files."""
+    start = now()
     _event(what="started", machine=machine, run=run, key=key, at=start)
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
         out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pagezero", *argv, "-o", out],
-            cwd=tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        command, pipe = [sys.executable, "-m", "pagezero", *argv, "-o", out], subprocess.PIPE
+        proc = subprocess.Popen(command, cwd=tmp, stdout=pipe, stderr=pipe, text=True)
         _running[key] = proc
         try:
             stdout, stderr = proc.communicate()
         finally:
             _running.pop(key, None)
-        end = _now()
+        end = now()
         files = _collect(out) if os.path.exists(out) else {}
     if key in _stopped:
         _stopped.discard(key)
@@ -133,43 +96,17 @@ def run_command(argv, output_kind, machine, run, key):
         status = "interrupted"
     else:
         status = "failed"
-    _event(what="finished", machine=machine, run=run, key=key, at=end, status=status)
-    return {
-        "machine": machine,
-        "run": run,
-        "kind": output_kind,
-        "status": status,
-        "returncode": proc.returncode,
-        "error": None if status == "ok" else _error_line(proc.returncode, stderr),
-        "start": start,
-        "end": end,
-        "hostname": socket.gethostname(),
-        "stdout": stdout,
-        "stderr": stderr,
-        "files": files,
-    }
+    error = None if status == "ok" else _error_line(proc.returncode, stderr)
+    result = dict(machine=machine, run=run, kind=output_kind, status=status, error=error)
+    result.update(returncode=proc.returncode, start=start, end=end, hostname=socket.gethostname())
+    return dict(result, stdout=stdout, stderr=stderr, files=files)
 
 
 def stop_runs(keys):
-    """Stop the runs of these task keys in progress on this machine, with SIGINT.
-
-    pagezero saves what it measured, marked interrupted, and exits.
-
-    Parameters
-    ----------
-    keys : iterable of str
-        Dask task keys of :func:`run_command` calls.
-
-    Returns
-    -------
-    list of str
-        The keys whose process was signalled.
-    """
-    stopped = []
+    """SIGINT the runs of these task keys in progress here (pagezero saves what it
+    measured, marked interrupted)."""
     for key in keys:
         proc = _running.get(key)
         if proc is not None and proc.poll() is None:
             _stopped.add(key)
             proc.send_signal(signal.SIGINT)
-            stopped.append(key)
-    return stopped

@@ -1,35 +1,18 @@
-"""pagezero in other people's CI: a pytest plugin that fails a build only on a
-real clearing regression.
+"""pagezero in other people's CI: a pytest plugin that fails a build only on a real
+clearing regression (docs/ci.rst).
 
-Registered through the ``pytest11`` entry point as ``pagezero``; disable it
-with ``-p no:pagezero``. It is inert unless a test asks for the
-``pagezero_bench`` fixture, carries the ``pagezero`` marker, or one of the
-``--pagezero-*`` options is given: the hooks below return at once otherwise,
-and nothing of pagezero's measuring code is imported by this module (the
-submodules that do are imported inside the hooks that need them).
-
-- ``pagezero_bench.memset(...)``, ``.mmap(...)``, ``.batch(...)``,
-  ``.folio(...)`` measure with the public API (runs=3 unless given) and record
-  every result against the test's node id (pagezero.pytest_plugin.recorder).
-- ``--pagezero-save=DIR`` writes the session's results, one file per session;
-  ``--pagezero-compare=DIR|FILE`` compares with the newest in DIR by the
-  run-based method of ``pagezero compare``; ``--pagezero-compare-fail=PCT``
-  fails a test whose change is a regression beyond PCT and significant
-  (pagezero.pytest_plugin.baseline).
-- ``@pytest.mark.pagezero(hugepages=..., features=..., kernels=...)`` skips
-  naming the missing need, or with ``--pagezero-reserve`` reserves the
-  hugepages for the test (pagezero.pytest_plugin.needs).
-
-pytest-benchmark's ``--benchmark-compare-fail`` decides on one call's
-statistics; here the decision is the comparison's: the run (one fresh
-process) is the unit, Welch's t-test on the logs of per-run medians
-(pagezero.analysis.significance), so noise between processes does not fail a build.
+Registered through the ``pytest11`` entry point as ``pagezero``, it is inert unless a test
+uses the ``pagezero_bench`` fixture or the ``pagezero`` marker (needs.py), or a
+``--pagezero-*`` option is given (baseline.py); the measuring code is imported only in the
+hooks that need it. Unlike pytest-benchmark's one-call statistics, the decision is
+``pagezero compare``'s: the run (a fresh process) is the unit, so noise between processes
+does not fail a build.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -37,7 +20,8 @@ import pytest
 from pagezero.pytest_plugin.state import STATE, PluginState, fail_percent
 
 if TYPE_CHECKING:
-    from pagezero.pytest_plugin.recorder import Bench
+    from pagezero.results.result import Result
+    from pagezero.results.resultset import ResultSet
 
 __all__ = ["pagezero_bench"]
 
@@ -57,44 +41,24 @@ _TO_RESERVE = pytest.StashKey[dict[str, int]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pagezero", "pagezero: clearing benchmarks in CI")
+    text = "write this session's pagezero results to DIR, one timestamped file per session"
+    group.addoption("--pagezero-save", metavar="DIR", help=text)
+    text = "compare with a saved session: FILE, or the newest in DIR (a missing or empty DIR: "
+    text += "nothing compared, said in the summary)"
+    group.addoption("--pagezero-compare", metavar="DIR|FILE", help=text)
+    text = "fail a test when its change against the baseline is a regression larger than PCT "
+    text += "percent and significant (e.g. 5 or 5%%)"
+    group.addoption("--pagezero-compare-fail", metavar="PCT", type=fail_percent, help=text)
+    text = "significance level of the comparison (default 0.01, as pagezero compare)"
+    group.addoption("--pagezero-alpha", metavar="ALPHA", type=float, default=0.01, help=text)
+    text = "a baseline measured on another machine (CPU model, caches, memory): warn (default) "
+    text += "compares and never fails; strict fails every test compared with it"
     group.addoption(
-        "--pagezero-save",
-        metavar="DIR",
-        help="write this session's pagezero results to DIR, one timestamped file per session",
+        "--pagezero-same-machine", choices=("warn", "strict"), default="warn", help=text
     )
-    group.addoption(
-        "--pagezero-compare",
-        metavar="DIR|FILE",
-        help="compare with a saved session: FILE, or the newest in DIR "
-        "(a missing or empty DIR: nothing compared, said in the summary)",
-    )
-    group.addoption(
-        "--pagezero-compare-fail",
-        metavar="PCT",
-        type=fail_percent,
-        help="fail a test when its change against the baseline is a regression "
-        "larger than PCT percent and significant (e.g. 5 or 5%%)",
-    )
-    group.addoption(
-        "--pagezero-alpha",
-        metavar="ALPHA",
-        type=float,
-        default=0.01,
-        help="significance level of the comparison (default 0.01, as pagezero compare)",
-    )
-    group.addoption(
-        "--pagezero-same-machine",
-        choices=("warn", "strict"),
-        default="warn",
-        help="a baseline measured on another machine (CPU model, caches, memory): "
-        "warn (default) compares and never fails; strict fails every test compared with it",
-    )
-    group.addoption(
-        "--pagezero-reserve",
-        action="store_true",
-        help="reserve the hugepages a test's pagezero marker asks for (as root), "
-        "giving them back after the test, also when it fails or is interrupted",
-    )
+    text = "reserve the hugepages a test's pagezero marker asks for (as root), giving them back "
+    text += "after the test, also when it fails or is interrupted"
+    group.addoption("--pagezero-reserve", action="store_true", help=text)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -113,13 +77,48 @@ def pytest_configure(config: pytest.Config) -> None:
 def pagezero_bench(request: pytest.FixtureRequest) -> Bench:
     """Measure with pagezero and record every result against this test.
 
-    ``.memset(...)``, ``.mmap(...)`` (pagezero.faults), ``.batch(...)`` and
-    ``.folio(...)`` take the API's parameters, with runs=3 unless given, and
-    return what the API returns.
+    ``.memset(...)``, ``.mmap(...)`` (:func:`pagezero.faults`), ``.batch(...)`` and
+    ``.folio(...)`` take the API's parameters, with runs=3 unless given, and return
+    what the API returns.
     """
-    from pagezero.pytest_plugin.recorder import Bench
-
     return Bench(request.config.stash[STATE], request.node.nodeid)
+
+
+# Fewer runs a side leave the variation between runs unknown: no change is significant.
+DEFAULT_RUNS = 3
+
+
+class Bench:
+    """pagezero.memset, .faults (as ``mmap``, perf's name), .batch and .folio, runs=3 unless
+    given, each answer returned and recorded against one test (`nodeid`)."""
+
+    def __init__(self, state: PluginState, nodeid: str) -> None:
+        self._state, self.nodeid = state, nodeid
+
+    def memset(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
+        return self._measure("memset", args, kwargs)
+
+    def mmap(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
+        return self._measure("faults", args, kwargs)
+
+    def batch(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
+        return self._measure("batch", args, kwargs)
+
+    def folio(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
+        return self._measure("folio", args, kwargs)
+
+    def _measure(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Result | ResultSet | None:
+        # Looked up at each call: the API as the test's process has it (a test may wrap
+        # or replace a function).
+        import pagezero
+
+        kwargs.setdefault("runs", DEFAULT_RUNS)
+        function: Callable[..., Result | ResultSet | None] = getattr(pagezero, name)
+        answer = function(*args, **kwargs)
+        self._state.record(self.nodeid, answer)
+        return answer
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -131,10 +130,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     missing, to_reserve = missing_needs(marker, item.config.stash[STATE].reserve)
     if missing:
-        # As a skip marker, so that the skipping plugin reports the skip at the
-        # test's own location (with -rs, a skip raised here would be filed
-        # under this plugin's file, the test unnamed): its tryfirst setup hook,
-        # registered before this plugin, is called after this one.
+        # A skip marker, so that the skipping plugin (its tryfirst hook called after
+        # this one) files the skip under the test's location; with -rs a skip raised
+        # here would be filed under this plugin's file, the test unnamed.
         reason = "needs " + "; ".join(missing)
         item.add_marker(pytest.mark.skip(reason=reason))
         item.stash[_SKIP] = reason
@@ -142,9 +140,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 class _BeforeFixtures:
-    """A plain setup hook, called after every tryfirst one (the skipping
-    plugin's among them) and before the fixtures are set up (the runner's,
-    registered before it)."""
+    """A plain setup hook: after every tryfirst one (the skipping plugin's), before the
+    fixtures are set up (the runner's hook, registered before it)."""
 
     @staticmethod
     def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -164,10 +161,9 @@ class _BeforeFixtures:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    # The reservations of a marked test live from its setup to past its
-    # teardown; closing them here, around the whole protocol, gives the pool
-    # back also when the test fails, errors, or a KeyboardInterrupt (or
-    # pagezero's Interrupted) unwinds through this wrapper.
+    # A marked test's reservations live from its setup to past its teardown: closed
+    # around the whole protocol, they give the pool back also when the test fails,
+    # errors, or a KeyboardInterrupt (or pagezero's Interrupted) unwinds through here.
     if item.get_closest_marker("pagezero") is None:
         yield
         return
@@ -182,22 +178,19 @@ def pytest_runtest_makereport(
 ) -> Generator[None, Any, None]:
     outcome = yield
     state = item.config.stash[STATE]
-    if call.when != "call" or not state.recorded(item.nodeid):
+    if call.when != "call" or item.nodeid not in state.nodes:
         return
-    from pagezero.pytest_plugin.baseline import judge
-
     report = outcome.get_result()
     if not report.passed:  # failed or skipped on its own: nothing to add
         return
+    from pagezero.pytest_plugin.baseline import judge
+
     try:
         failure = judge(state, item.nodeid)
     except Exception as e:  # noqa: BLE001 -- a fault here is this test's, not the session's
         failure = f"pagezero: comparing this test's results failed: {type(e).__name__}: {e}"
-    # Turning the call's report into a failure, rather than raising in the
-    # fixture's teardown: a teardown error would report the test as passed
-    # AND errored ("1 passed, 1 error"), where the regression is the test's
-    # own outcome; a hook also sees the test's results after its body is done,
-    # whatever fixtures it used.
+    # The call's report made a failure, not an error raised in the fixture's teardown,
+    # which would report the test as passed AND errored ("1 passed, 1 error").
     if failure is not None:
         report.outcome = "failed"
         report.longrepr = failure
@@ -213,7 +206,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
-    if state is None or not state.active():
+    if state is None or not (state.results or state.save_dir or state.compare):
         return
     from pagezero.pytest_plugin.baseline import summary_lines
 

@@ -1,14 +1,7 @@
-"""The pagezero marker: what a test's measurement needs, checked before it runs.
-
-``@pytest.mark.pagezero(hugepages={"2MB": 512}, features=["avx512f"],
-kernels=[...])``: a CPU feature pagezero does not detect here
-(pagezero._core.cpu_features(), which PAGEZERO_HIDE_FEATURES can mask), a
-kernel this CPU cannot run (pagezero.kernels(), with its reason) or too few
-free hugepages skip the test with the missing need named: missing hardware is
-a skip, not a failure. With --pagezero-reserve the hugepages are reserved by
-pagezero.system.hugepages.reserve() instead (root only), which gives back what it
-added when its block ends, also on an error, Ctrl-C, SIGTERM or SIGHUP; the
-block is the plugin's ExitStack around the test's whole run protocol.
+"""The pagezero marker (docs/ci.rst, "What a test needs"), checked before the test runs:
+missing hardware is a skip, not a failure; a marker of the wrong shape or an unknown
+kernel (a typo) is an error in the test's setup. Reserved hugepages are given back when
+the plugin's ExitStack around the test's run protocol closes.
 """
 
 from __future__ import annotations
@@ -39,28 +32,20 @@ def _check_names(what: str, value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-def _missing_features(names: list[str]) -> list[str]:
-    have = set(cpu_features())
-    return [f"CPU feature {name}" for name in names if name not in have]
-
-
 def _missing_kernels(names: list[str]) -> list[str]:
     table = {k.name: k for kind in KINDS for k in kernels(kind)}
     missing = []
     for name in names:
         kernel = table.get(name)
         if kernel is None:
-            # A name pagezero does not know is a typo, not missing hardware.
             _bad(f"no kernel named {name!r} (pagezero kernels lists them)")
-            continue
         if not kernel.available:
             missing.append(f"kernel {name} ({kernel.reason})")
     return missing
 
 
 def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
-    """What is missing of the hugepages asked for, and with `reserving` what
-    to reserve instead: ([missing need], {page: pages needed})."""
+    """([missing need], {page: pages to reserve instead, with `reserving`})."""
     if value is None:
         return [], {}
     if not isinstance(value, Mapping):
@@ -76,11 +61,9 @@ def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
         except PagezeroError as e:  # no such pool on this kernel
             missing.append(f"{count} {page} hugepages ({e})")
             continue
-        if have.available >= count:
-            continue
-        if reserving:
+        if have.available < count and reserving:
             to_reserve[page] = count
-        else:
+        elif have.available < count:
             missing.append(
                 f"{count} free {page} hugepages ({have.available} available; "
                 f"--pagezero-reserve reserves them as root)"
@@ -89,49 +72,26 @@ def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
 
 
 def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict[str, int]]:
-    """What the test's pagezero marker asks for and this machine lacks.
-
-    Parameters
-    ----------
-    marker : pytest.Mark
-        The test's ``pagezero`` marker.
-    reserving : bool
-        --pagezero-reserve: missing hugepages are to be reserved, not missed.
-
-    Returns
-    -------
-    tuple of (list of str, dict)
-        The missing needs, each in words ("CPU feature avx512f", "kernel ...
-        (reason)", "512 free 2MB hugepages (...)"), and the hugepages to
-        reserve, {page: pages}, empty unless `reserving`.
-
-    Raises
-    ------
-    pytest.fail.Exception
-        A marker argument of the wrong shape, or a kernel name pagezero does not
-        know (a typo, not missing hardware): the test errors in its setup.
-    """
+    """What the test's marker asks for and this machine lacks, in words ("CPU feature
+    avx512f", ...), and with `reserving` the hugepages to reserve, {page: pages}; a
+    marker of the wrong shape or an unknown kernel (a typo) errors the test's setup."""
     unknown = set(marker.kwargs) - {"hugepages", "features", "kernels"}
     if marker.args or unknown:
         _bad(
             "takes only hugepages=, features= and kernels= "
             f"(got {', '.join(sorted(unknown)) or 'positional arguments'})"
         )
-    missing = _missing_features(_check_names("features", marker.kwargs.get("features")))
+    have = set(cpu_features())
+    features = _check_names("features", marker.kwargs.get("features"))
+    missing = [f"CPU feature {name}" for name in features if name not in have]
     missing += _missing_kernels(_check_names("kernels", marker.kwargs.get("kernels")))
     short, to_reserve = _hugepages(marker.kwargs.get("hugepages"), reserving)
     return missing + short, to_reserve
 
 
 def reserve_needs(to_reserve: Mapping[str, int], stack: contextlib.ExitStack) -> list[str]:
-    """Reserve the hugepages on `stack`, which gives them back when it closes.
-
-    Returns
-    -------
-    list of str
-        What could not be reserved, with the reason (not root, too few pages
-        found by the kernel); empty when all were.
-    """
+    """Reserve the hugepages on `stack`, which gives them back when it closes; what could
+    not be reserved, with the reason (not root, too few pages found by the kernel)."""
     missing = []
     for page, count in to_reserve.items():
         try:

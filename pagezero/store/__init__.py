@@ -1,20 +1,11 @@
-"""The results store: every result set ever added, in one SQLite file.
+"""The results store: every result set ever added, in one SQLite file, by default
+$XDG_DATA_HOME/pagezero/results.sqlite (~/.local/share without XDG_DATA_HOME).
 
-    pagezero store add FILE|DIR...       store list
-    pagezero store history [filters]     store export
-
-By default at $XDG_DATA_HOME/pagezero/results.sqlite (~/.local/share when
-XDG_DATA_HOME is unset, as the XDG Base Directory Specification says).
-
-- Adding is idempotent: a result set is recorded once, by the hash of its
-  content (records.py), however often and under whatever name it is added.
-- Adding is atomic: every file named in one add goes in one transaction, so an
-  add that fails or is interrupted half-way leaves the store as it was.
-- Concurrent writers are safe: the store runs in WAL mode (readers never block
-  the writer), writers take the lock up front (BEGIN IMMEDIATE) and wait up to
-  BUSY_TIMEOUT_S for each other instead of failing at once.
-- The schema is versioned (schema.py): older stores are migrated forward on
-  opening, stores of a newer pagezero are refused, foreign SQLite files too.
+A result set is recorded once, by the hash of its content (records.py), however often and
+under whatever name it is added. The files of one add go in one transaction: an add that
+fails or is interrupted leaves the store as it was. Writers take the lock up front (BEGIN
+IMMEDIATE, WAL mode) and wait up to BUSY_TIMEOUT_S for each other. The schema is
+versioned (schema.py): older stores are migrated forward, newer and foreign ones refused.
 """
 
 import contextlib
@@ -35,28 +26,18 @@ BUSY_TIMEOUT_S = 30
 
 
 class StoreError(PagezeroError):
-    """A store that cannot be used as asked: missing, corrupt, foreign (a SQLite file that
-    is not a pagezero store), of a newer schema, read-only, or busy beyond the timeout.
-    A :class:`pagezero.PagezeroError`; the message is one line naming the file."""
+    """A store that cannot be used as asked: missing, corrupt, foreign, of a newer schema,
+    read-only, or busy beyond the timeout; one line naming the file. A
+    :class:`pagezero.PagezeroError`."""
 
 
 def default_path():
-    """The store's default file.
-
-    Returns
-    -------
-    str
-        ``$XDG_DATA_HOME/pagezero/results.sqlite``, with ``~/.local/share`` when
-        ``XDG_DATA_HOME`` is unset or relative (the XDG Base Directory Specification).
-    """
+    """``$XDG_DATA_HOME/pagezero/results.sqlite``, with ``~/.local/share`` when
+    ``XDG_DATA_HOME`` is unset or relative (the XDG Base Directory Specification)."""
     base = os.environ.get("XDG_DATA_HOME", "")
     if not os.path.isabs(base):  # the specification says to ignore a relative one
         base = os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "pagezero", "results.sqlite")
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _writable(path):
@@ -109,13 +90,9 @@ class Store:
             self.close()
             raise
 
-    # Opening ----------------------------------------------------------
-
     def _version(self):
-        tables = {
-            name
-            for (name,) in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
+        sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        tables = {name for (name,) in self.db.execute(sql)}
         if not tables:
             return None
         if VERSION_TABLE not in tables:
@@ -143,21 +120,24 @@ class Store:
             self.db.execute("PRAGMA journal_mode = WAL")  # persistent: set once
         with self._transaction():
             version = self._version()  # another process may have got there first
-            if version is None:
-                for statement in CREATE.split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
+            statements = CREATE.split(";") if version is None else []
+            for v in range(version or SCHEMA_VERSION, SCHEMA_VERSION):
+                statements += MIGRATIONS[v]
+            for statement in statements:
+                self.db.execute(statement)
+            if version in (None, SCHEMA_VERSION):  # made here, or by another process
                 return
-            for v in range(version, SCHEMA_VERSION):
-                MIGRATIONS[v](self.db, self._recompute_points)
+            sets = self.db.execute("SELECT id, document FROM result_sets").fetchall()
+            for set_id, document in sets:
+                try:
+                    rows = point_rows(stored_result_set(document))
+                except ValueError:
+                    # A document that no longer reads (a loop of 0 ticks, refused since)
+                    # keeps the points it was stored with, rather than keep the store shut.
+                    continue
+                self.db.execute("DELETE FROM points WHERE set_id = ?", (set_id,))
+                _insert_points(self.db, set_id, rows)
             self.db.execute(f"UPDATE {VERSION_TABLE} SET version = ?", (SCHEMA_VERSION,))
-
-    def _recompute_points(self, db, set_id, document):
-        rows = point_rows(stored_result_set(document))  # a ValueError leaves the old rows
-        db.execute("DELETE FROM points WHERE set_id = ?", (set_id,))
-        _insert_points(db, set_id, rows)
-
-    # Errors and transactions ------------------------------------------
 
     @contextlib.contextmanager
     def _errors(self):
@@ -178,8 +158,8 @@ class Store:
 
     @contextlib.contextmanager
     def _transaction(self):
-        """All or nothing, the write lock taken at the start (BEGIN IMMEDIATE), so
-        that two writers wait for each other rather than fail on upgrading a lock."""
+        """All or nothing, the write lock taken at the start (BEGIN IMMEDIATE): two
+        writers wait for each other rather than fail on upgrading a lock."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -189,29 +169,14 @@ class Store:
         self.db.execute("COMMIT")
 
     def require_writable(self, what="add to"):
-        """Check that results can be added, before long work that ends in an add (a fleet
-        run).
-
-        Parameters
-        ----------
-        what : str
-            The action, for the message.
-
-        Raises
-        ------
-        StoreError
-            When the store is read-only.
-        """
+        """Raise StoreError when the store is read-only, before long work that ends in an
+        add (a fleet run); `what` is the action, for the message."""
         if self.read_only:
             raise StoreError(f"{self.path}: the store is read-only; cannot {what} it")
 
-    # Adding -----------------------------------------------------------
-
     def add(self, paths):
-        """Add results files, and every results file under folders, in one transaction.
-
-        A result set is stored once, by the hash of its content, however often and
-        under whatever name it is added.
+        """Add results files, and every results file under folders, in one transaction;
+        a result set is stored once, by the hash of its content.
 
         Parameters
         ----------
@@ -233,30 +198,14 @@ class Store:
         return self.add_records(read_records(paths))
 
     def add_records(self, records):
-        """Add what :func:`read_records` read, in one transaction (see :meth:`add`).
-
-        Parameters
-        ----------
-        records : iterable of Record
-            As :func:`read_records` returns them.
-
-        Returns
-        -------
-        list of tuple
-            ``(path, "added" or "already stored", set id)`` per record.
-
-        Raises
-        ------
-        StoreError
-            When the store is read-only or busy; nothing is written.
-        """
+        """Add what :func:`read_records` read, in one transaction, as :meth:`add` does."""
         self.require_writable("add to")
-        outcomes, added_at = [], _now()
+        added_at = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        outcomes = []
         with self._errors(), self._transaction():
             for record in records:
-                row = self.db.execute(
-                    "SELECT id FROM result_sets WHERE content_hash = ?", (record.content_hash,)
-                ).fetchone()
+                sql = "SELECT id FROM result_sets WHERE content_hash = ?"
+                row = self.db.execute(sql, (record.content_hash,)).fetchone()
                 if row:
                     outcomes.append((record.path, "already stored", row[0]))
                     continue
@@ -265,8 +214,6 @@ class Store:
                 outcomes.append((record.path, "added", set_id))
         return outcomes
 
-    # Reading ----------------------------------------------------------
-
     def _query(self, sql, args=()):
         with self._errors():
             cursor = self.db.execute(sql, args)
@@ -274,15 +221,9 @@ class Store:
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     def list(self):
-        """Every stored result set, oldest measurement first.
-
-        Returns
-        -------
-        list of dict
-            One per set: ``id``, ``measured_at``, ``machine_name``, ``hostname``,
-            ``kernel_release``, ``benchmarks``, ``pagezero_version``, ``interrupted``,
-            ``source`` and ``points`` (how many).
-        """
+        """Every stored result set, oldest measurement first: dicts of ``id``,
+        ``measured_at``, ``machine_name``, ``hostname``, ``kernel_release``,
+        ``benchmarks``, ``pagezero_version``, ``interrupted``, ``source``, ``points``."""
         return self._query(
             "SELECT s.id, s.measured_at, s.machine_name, s.hostname, s.kernel_release, "
             "s.benchmarks, s.pagezero_version, s.interrupted, s.source, "
@@ -293,52 +234,24 @@ class Store:
     def history(
         self, machine=None, kernel=None, benchmark=None, function=None, size=None, page=None
     ):
-        """Every stored point matching the filters, with its result set.
-
-        Parameters
-        ----------
-        machine : str, optional
-            A machine name or hostname.
-        kernel : str, optional
-            A kernel release (``uname -r``).
-        benchmark, function : str, optional
-            ``"memset"``, ...; a kernel or workload name.
-        size : int or str, optional
-            The size in bytes, or a size such as ``"1GB"``.
-        page : str, optional
-            ``"4KB"``, ``"2MB"`` or ``"1GB"``.
-
-        Returns
-        -------
-        list of dict
-            Grouped by point label and in time order within each: ``set_id``,
-            ``measured_at``, ``machine_name``, ``kernel_release``,
-            ``pagezero_version``, ``label``, ``unit``, ``median``, ``spread_pct``,
-            ``runs``, ``spread_of``.
-
-        Raises
-        ------
-        ValueError
-            For a bad `size`.
-        """
-        where, args = [], []
-        if machine:
-            where.append("(s.machine_name = ? OR s.hostname = ?)")
-            args += [machine, machine]
-        for column, value in (
-            ("s.kernel_release", kernel),
-            ("p.benchmark", benchmark),
-            ("p.function", function),
-        ):
-            if value:
-                where.append(f"{column} = ?")
-                args.append(value)
-        if size is not None:
-            where.append("p.size = ?")
-            args.append(parse_size(size))
-        if page:
-            where.append("UPPER(p.page) = UPPER(?)")
-            args.append(str(page))
+        """Every stored point matching the filters, with its result set: by label, in time
+        order within each, dicts of ``set_id``, ``measured_at``, ``machine_name``,
+        ``kernel_release``, ``pagezero_version``, ``label``, ``unit``, ``median``,
+        ``spread_pct``, ``runs`` and ``spread_of``. The filters: a machine name or
+        hostname, a kernel release (``uname -r``), a benchmark, a function (kernel or
+        workload), a size (bytes, or text such as ``"1GB"``) and a page size."""
+        size = None if size is None else parse_size(size)
+        args = dict(machine=machine, kernel=kernel, benchmark=benchmark, function=function)
+        args.update(size=size, page=None if page is None else str(page))
+        tests = {
+            "machine": "(s.machine_name = :machine OR s.hostname = :machine)",
+            "kernel": "s.kernel_release = :kernel",
+            "benchmark": "p.benchmark = :benchmark",
+            "function": "p.function = :function",
+            "size": "p.size = :size",
+            "page": "UPPER(p.page) = UPPER(:page)",
+        }
+        where = [test for name, test in tests.items() if args[name] not in (None, "")]
         return self._query(
             "SELECT s.id AS set_id, s.measured_at, s.machine_name, s.kernel_release, "
             "s.pagezero_version, p.label, p.unit, p.median, p.spread_pct, p.runs, p.spread_of "
@@ -349,13 +262,8 @@ class Store:
         )
 
     def export(self):
-        """Every point of every result set, with the set's metadata: a flat table.
-
-        Returns
-        -------
-        list of dict
-            One row per point, in time order.
-        """
+        """Every point of every result set with the set's metadata, one dict a point, in
+        time order."""
         return self._query(
             "SELECT s.id AS set_id, s.measured_at, s.machine_name, s.hostname, s.cpu_model, "
             "s.kernel_release, s.pagezero_version, s.content_hash, p.benchmark, p.function, "
@@ -365,13 +273,7 @@ class Store:
         )
 
     def documents(self):
-        """Every stored result set as the JSON document it was added as.
-
-        Returns
-        -------
-        list of tuple
-            ``(set id, document text)``, oldest first.
-        """
+        """``(set id, document text)`` of every stored result set, oldest first."""
         with self._errors():
             return self.db.execute(
                 "SELECT id, document FROM result_sets ORDER BY measured_at, id"
@@ -391,23 +293,8 @@ class Store:
 
 
 def read_records(paths):
-    """Read and check results files before a store adds them.
-
-    Parameters
-    ----------
-    paths : iterable of str
-        Results files, and folders whose results files are all read.
-
-    Returns
-    -------
-    list of Record
-        One per file, with its content hash.
-
-    Raises
-    ------
-    ValueError
-        For a path that is neither, or a file that is not a results file.
-    """
+    """The Records of results files, and of every results file under folders, read and
+    checked before a store adds them; ValueError for anything else."""
     records = []
     for path in paths:
         if os.path.isdir(path):
@@ -420,11 +307,8 @@ def read_records(paths):
 
 
 def _insert_row(db, table, row):
-    columns = ", ".join(row)
-    marks = ", ".join("?" for _ in row)
-    return db.execute(
-        f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values())
-    ).lastrowid
+    marks = ", ".join(f":{column}" for column in row)
+    return db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", row).lastrowid
 
 
 def _insert_points(db, set_id, rows):

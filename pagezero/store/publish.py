@@ -1,35 +1,26 @@
-"""`pagezero store publish -o SITE/`: the store as a static site, in the manner
-of asv's `asv publish` (airspeed velocity, its published benchmark pages).
-
-    index.html             the machines, the result sets (each linked to its
-                           report where the store knows one) and the points;
-                           a form that opens the comparison of two sets
-    point-N.html           one point's history: its median per result set over
-                           time, one line per machine, the between-run interval
-                           as error bars (store/history.py's figure), and its table
-    compare-A-B.html       result set B against A as `pagezero compare` prints it
-                           (comparison.compare, format_table, comparison_header)
-
-Only files, no server: every link is relative, index.html opens from disk, and
-the pages are report/html.py's (inline style and sorting script, nothing fetched).
-The site is written into a temporary folder beside SITE and renamed into place,
-as files.atomic_write does for one file: a failure leaves SITE as it was. A SITE
-that exists is replaced only when it is a site published before (its MARKER
-file says so); any other folder is refused.
+"""``pagezero store publish -o SITE/``: the store as a static site, as asv's ``asv
+publish`` does: index.html (the machines, the result sets linked to their reports, the
+points, a form to compare two sets), point-N.html (a point's history, figure and table)
+and compare-A-B.html (set B against A as ``pagezero compare`` prints it). Only files, every
+link relative, nothing fetched. Written into a temporary folder beside SITE and renamed
+into place, so a failure leaves SITE as it was; an existing SITE is replaced only when it
+is a site published before (its MARKER file says so).
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
 import shutil
 import tempfile
-from typing import Any
+from collections.abc import Callable
 
 from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
 from pagezero.analysis.significance import METHOD
-from pagezero.store.history import MAX_SERIES, format_spread, format_value, plot_history
+from pagezero.results.resultset import ResultSet
+from pagezero.store.history import HEADER, MAX_SERIES, format_value, history_cells, plot_history
 from pagezero.store.records import stored_result_set
 from pagezero.studies.report.html import html_table, inline_svg, page
 
@@ -55,7 +46,8 @@ function openComparison() {
 """
 
 
-def _check_site(site: str) -> None:
+def _check_site(site: str) -> str:
+    """The folder to write `site` in; ValueError for a site that cannot be published."""
     parent = os.path.dirname(os.path.abspath(site))
     if not os.path.isdir(parent):
         raise ValueError(f"cannot publish to {site!r}: no directory {parent!r}")
@@ -68,6 +60,7 @@ def _check_site(site: str) -> None:
         )
     if not os.access(parent, os.W_OK):
         raise ValueError(f"cannot publish to {site!r}: directory {parent!r} is not writable")
+    return parent
 
 
 def publish(store, site: str) -> list[str]:
@@ -88,29 +81,27 @@ def publish(store, site: str) -> list[str]:
     Raises
     ------
     ValueError
-        A bad `site` (missing parent, a file, a folder of other files) or a store
-        without result sets; nothing is written.
+        A bad `site` (missing parent, a file, a folder of other files) or an empty
+        store; nothing is written.
     """
-    _check_site(site)
-    sets = store.list()
+    parent, sets = _check_site(site), store.list()
     if not sets:
         raise ValueError(f"{store.path}: the store holds no result sets to publish")
-    parent = os.path.dirname(os.path.abspath(site))
     tmp = tempfile.mkdtemp(prefix=".publish-", dir=parent)
     try:
         names = _write_site(tmp, store, sets)
-        _replace(tmp, site)
+        _replace(tmp, site, parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return [os.path.join(site, n) for n in names]
 
 
-def _replace(tmp: str, site: str) -> None:
+def _replace(tmp: str, site: str, parent: str) -> None:
     """Rename the new site into place; an old site goes only once the new one is in."""
     old = None
     if os.path.exists(site):
-        old = tempfile.mkdtemp(prefix=".unpublished-", dir=os.path.dirname(os.path.abspath(site)))
+        old = tempfile.mkdtemp(prefix=".unpublished-", dir=parent)
         os.rename(site, os.path.join(old, "site"))
     os.rename(tmp, site)
     if old:
@@ -118,34 +109,27 @@ def _replace(tmp: str, site: str) -> None:
 
 
 def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
+    """Write the site's pages into `folder`; their names, index.html first."""
     by_id = {s["id"]: s for s in sets}
     documents = dict(store.documents())
+    load = functools.cache(lambda set_id: stored_result_set(documents[set_id]))
     points = _points(store.history())
-    pairs = _pairs(sets)
-    written = ["index.html"]
-    for n, (label, rows) in enumerate(points, 1):
-        name = f"point-{n}.html"
-        _write(folder, name, _point_page(folder, n, label, rows, by_id))
-        written.append(name)
-    compared = []
-    loaded: dict[int, Any] = {}
-    for a, b in pairs:
-        text = _compare_page(by_id[a], by_id[b], documents, loaded)
-        if text is None:
-            continue
-        name = f"compare-{a}-{b}.html"
-        _write(folder, name, text)
-        written.append(name)
-        compared.append((a, b))
-    pairs = compared
-    _write(folder, "index.html", _index_page(sets, points, pairs))
-    _write(folder, MARKER, "a site written by pagezero store publish; safe to replace\n")
-    return written
-
-
-def _write(folder: str, name: str, text: str) -> None:
-    with open(os.path.join(folder, name), "w") as f:
-        f.write(text)
+    pages = {
+        f"point-{n}.html": _point_page(folder, n, label, rows, by_id)
+        for n, (label, rows) in enumerate(points, 1)
+    }
+    pairs = []
+    for a, b in _pairs(sets):
+        text = _compare_page(by_id[a], by_id[b], load)
+        if text is not None:  # None: the two share no point
+            pages[f"compare-{a}-{b}.html"] = text
+            pairs.append((a, b))
+    pages = {"index.html": _index_page(sets, points, pairs), **pages}
+    pages[MARKER] = "a site written by pagezero store publish; safe to replace\n"
+    for name, text in pages.items():
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+    return list(pages)[:-1]
 
 
 def _points(history: list[dict]) -> list[tuple[str, list[dict]]]:
@@ -164,19 +148,8 @@ def _pairs(sets: list[dict]) -> list[tuple[int, int]]:
 
 
 def report_of(source: str | None) -> str | None:
-    """The report a stored result set came from: report.html (else report.md) in
-    the folder of the file it was added from, when that is still there.
-
-    Parameters
-    ----------
-    source : str or None
-        The file the set was added from (absolute).
-
-    Returns
-    -------
-    str or None
-        A file:// address, or None.
-    """
+    """The report a stored result set came from, as a file:// address: report.html (else
+    report.md) beside `source`, the file it was added from, when still there; else None."""
     if not source:
         return None
     for name in ("report.html", "report.md"):
@@ -204,35 +177,18 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
     machines: dict[str, list[dict]] = {}
     for s in sets:
         machines.setdefault(s["machine_name"], []).append(s)
-    machine_rows = [
-        [
-            _e(name),
-            str(len(group)),
-            _e(", ".join(sorted({g["kernel_release"] or "?" for g in group}))),
-            _when(group[0]),
-            _when(group[-1]),
-        ]
-        for name, group in machines.items()
-    ]
+    machine_rows = []
+    for name, group in machines.items():
+        kernels = _e(", ".join(sorted({g["kernel_release"] or "?" for g in group})))
+        machine_rows.append([_e(name), str(len(group)), kernels, _when(group[0]), _when(group[-1])])
+    set_columns = ("machine_name", "kernel_release", "benchmarks", "points")
     set_rows = [
-        [
-            _set_cell(s),
-            _when(s),
-            _e(s["machine_name"]),
-            _e(s["kernel_release"]),
-            _e(s["benchmarks"]),
-            str(s["points"]),
-            _e(s["interrupted"] or ""),
-        ]
+        [_set_cell(s), _when(s), *(_e(s[c]) for c in set_columns), _e(s["interrupted"] or "")]
         for s in sets
     ]
     point_rows = [
-        [
-            f'<a href="point-{n}.html">{_e(label)}</a>',
-            str(len({r["machine_name"] for r in rows})),
-            str(len(rows)),
-            _e(format_value(rows[-1]["median"], rows[-1]["unit"])),
-        ]
+        [f'<a href="point-{n}.html">{_e(label)}</a>', str(len({r["machine_name"] for r in rows}))]
+        + [str(len(rows)), _e(format_value(rows[-1]["median"], rows[-1]["unit"]))]
         for n, (label, rows) in enumerate(points, 1)
     ]
     options = "".join(
@@ -271,21 +227,8 @@ def _point_page(folder: str, n: int, label: str, rows: list[dict], by_id: dict) 
     if len(rows) > 1 and len({r["machine_name"] for r in rows}) <= MAX_SERIES:
         plot_history(rows, os.path.join(folder, f"point-{n}"))
         figure = inline_svg(folder, f"point-{n}.png", f"history of {label}")
-    table = html_table(
-        ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread", "set"],
-        [
-            [
-                _when(r),
-                _e(r["machine_name"]),
-                _e(r["kernel_release"]),
-                _e(r["pagezero_version"]),
-                _e(format_value(r["median"], r["unit"])),
-                _e(format_spread(r)),
-                _set_cell(by_id[r["set_id"]]),
-            ]
-            for r in rows
-        ],
-    )
+    cells = [[*map(_e, history_cells(r)), _set_cell(by_id[r["set_id"]])] for r in rows]
+    table = html_table(HEADER, cells)
     body = (
         f'<p><a href="index.html">all results</a></p><h1>{_e(label)}</h1>'
         "<p>The point's median of per-run medians per result set; error bars and the "
@@ -295,12 +238,9 @@ def _point_page(folder: str, n: int, label: str, rows: list[dict], by_id: dict) 
     return page(label, body)
 
 
-def _compare_page(a: dict, b: dict, documents: dict, loaded: dict) -> str | None:
+def _compare_page(a: dict, b: dict, load: Callable[[int], ResultSet]) -> str | None:
     """The page of set `b` against set `a`, or None when they share no point."""
-    for s in (a, b):
-        if s["id"] not in loaded:
-            loaded[s["id"]] = stored_result_set(documents[s["id"]])
-    sides = [loaded[a["id"]], loaded[b["id"]]]
+    sides = [load(a["id"]), load(b["id"])]
     names = [f"#{a['id']}", f"#{b['id']}"]
     try:
         rows = compare(*sides)

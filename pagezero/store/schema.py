@@ -1,26 +1,19 @@
 """The store's SQLite schema, its version, and the migrations between versions.
 
-The version lives in a table of its own (pagezero_store), so that a SQLite
-file made by anything else is recognised as foreign, and a store written by a
-newer pagezero (a version above SCHEMA_VERSION) is refused rather than
-misread. Each migration takes a store from version N to N+1 inside the
-caller's transaction; opening an older store runs them in order.
-
-Every result set keeps its whole document as it was added, so a migration
-can recompute what an older version derived from it (the points table).
+The version lives in a table of its own (pagezero_store): a SQLite file made by anything
+else is recognised as foreign, and a store of a newer pagezero is refused rather than
+misread. Every result set keeps its whole document, so a migration can recompute what an
+older version derived from it (the points table).
 """
 
 __all__ = ["SCHEMA_VERSION", "CREATE", "MIGRATIONS", "VERSION_TABLE"]
 
 VERSION_TABLE = "pagezero_store"
 
-# Version 1 summarised each point over all its loops (spread_pct) and kept no
-# pagezero version. Version 2 adds the pagezero version and the interrupted
-# mark of each result set, and per point the number of runs and whether the
-# spread is between runs or (one run only) between loops: the run is the unit.
-# Version 3 recomputes the points under the point identity of pagezero/points.py
-# (labels spell every size alike and name the cycles clock; a rate's spread is
-# that of its times).
+# Version 2 adds each set's pagezero version and interrupted mark, and per point its
+# runs and whether the spread is between runs or (one run) loops, the run being the
+# unit; version 3 has results/points.py's point identity (sizes spelt alike, the cycles
+# clock named, a rate's spread that of its times).
 SCHEMA_VERSION = 3
 
 CREATE = f"""
@@ -60,30 +53,15 @@ CREATE INDEX sets_by_time ON result_sets (measured_at);
 """
 
 
-def _migrate_1_to_2(db, recompute_points):
-    db.execute("ALTER TABLE result_sets ADD COLUMN pagezero_version TEXT")
-    db.execute("ALTER TABLE result_sets ADD COLUMN interrupted TEXT")
-    db.execute("ALTER TABLE points ADD COLUMN runs INTEGER NOT NULL DEFAULT 1")
-    db.execute("ALTER TABLE points ADD COLUMN spread_of TEXT NOT NULL DEFAULT 'loops'")
-    db.execute("CREATE INDEX IF NOT EXISTS sets_by_time ON result_sets (measured_at)")
-    # Version 1's spreads were over loops: recompute every point, between runs.
-    _recompute_all(db, recompute_points)
-
-
-def _migrate_2_to_3(db, recompute_points):
-    _recompute_all(db, recompute_points)
-
-
-def _recompute_all(db, recompute_points):
-    for set_id, document in db.execute("SELECT id, document FROM result_sets").fetchall():
-        try:
-            recompute_points(db, set_id, document)
-        except ValueError:
-            # A document that no longer reads (a loop of 0 ticks, refused since)
-            # keeps the points it was stored with, rather than keep the store shut.
-            pass
-
-
-# MIGRATIONS[n] takes a store from version n to n + 1:
-# migrate(db, recompute_points), recompute_points(db, set_id, document_text).
-MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+# MIGRATIONS[n]: the statements that take a store from version n to n + 1, in the
+# caller's transaction; after them the store recomputes every set's points.
+MIGRATIONS = {
+    1: (
+        "ALTER TABLE result_sets ADD COLUMN pagezero_version TEXT",
+        "ALTER TABLE result_sets ADD COLUMN interrupted TEXT",
+        "ALTER TABLE points ADD COLUMN runs INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE points ADD COLUMN spread_of TEXT NOT NULL DEFAULT 'loops'",
+        "CREATE INDEX IF NOT EXISTS sets_by_time ON result_sets (measured_at)",
+    ),
+    2: (),
+}

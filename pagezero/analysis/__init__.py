@@ -1,1 +1,1 @@
-"""analysis"""
+"""Statistics between runs, the knee of a rate over extents, and comparisons of result sets."""

@@ -1,1 +1,1 @@
-"""studies"""
+"""Questions answered from measurements and their analysis: advise, predict and the report."""

@@ -1,1 +1,1 @@
-"""studies.advise"""
+"""pagezero advise: the kernel per extent, the knee and the batch per latency budget."""

@@ -351,7 +351,7 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	}
 }
 
-static int check_params(const struct pz_fault_params *p, const struct pz_clock *clock)
+int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 {
 	const size_t page = (size_t)1 << p->page_shift;
 
@@ -367,7 +367,7 @@ static int check_params(const struct pz_fault_params *p, const struct pz_clock *
 	    (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page || p->size % p->lat_unit))
 		return -EINVAL;
 	/* Each thread counts its own cycles: a wall time across threads has no meaning. */
-	if (clock && clock->id == PZ_CLOCK_CYCLES && p->threads > 1)
+	if (clock == PZ_CLOCK_CYCLES && p->threads > 1)
 		return -EINVAL;
 	return 0;
 }
@@ -383,7 +383,7 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 				.teardown = worker_teardown,
 				.ctx = &run };
 	unsigned i;
-	int ret = check_params(p, clock);
+	int ret = pz_fault_check(p, clock->id);
 
 	if (ret)
 		return ret;
@@ -422,7 +422,7 @@ int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
 	memset(r, 0, sizeof(*r));
 	once.threads = 1;
 	once.loops = 1;
-	ret = check_params(&once, NULL);
+	ret = pz_fault_check(&once, PZ_CLOCK_NS);
 	if (ret)
 		return ret;
 	if (once.lat_unit) {

@@ -64,6 +64,16 @@ struct pz_fault_out {
 size_t pz_fault_lat_count(const struct pz_fault_params *p);
 
 /*
+ * 0, or -EINVAL for parameters the runs refuse: a page shift other than
+ * 12, 21 or 30, a size not a positive multiple of the page, THP on other
+ * than 4KB pages, a latency unit that is not a multiple of the page that
+ * divides the size (or with populate, which has no fault to time), a
+ * cycles clock with more than one thread (each counts its own). The runs
+ * check them first too; a caller checks before mapping anything.
+ */
+int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock);
+
+/*
  * Run @p->loops loops, filling @out (clock units, except latencies: ns).
  * 0 or -errno: -ENOMEM (mmap refused: for hugetlb, too few free pages),
  * -EOPNOTSUPP (the kernel has no MADV_POPULATE_WRITE), -EAGAIN (a thread

@@ -117,7 +117,7 @@ struct pz_batch_out {
 	struct pz_step_log *log; /* NULL, or the steps of the timed passes */
 };
 
-/* Batches per pass: nr_pages / batch_pages rounded up. */
+/* Batches per pass: nr_pages / batch_pages rounded up; 0 unless 0 < batch_pages <= nr_pages. */
 size_t pz_batch_count(const struct pz_batch_params *p);
 
 /*

@@ -11,16 +11,6 @@
 #include "stats.h"
 #include "team.h"
 
-/* Pages per batch: 1..nr_pages, or -1 with ValueError. */
-static int check_batch(Py_ssize_t batch, size_t nr_pages)
-{
-	if (batch > 0 && (size_t)batch <= nr_pages)
-		return 0;
-	PyErr_Format(PyExc_ValueError, "batch must be 1..%zu pages (the region), not %zd", nr_pages,
-		     batch);
-	return -1;
-}
-
 /* loops * batches (* threads) entries, or 0 with ValueError when that overflows. */
 static size_t batch_records(size_t nb, unsigned loops, unsigned threads)
 {
@@ -246,9 +236,10 @@ PyDoc_STRVAR(
 	"its buffer or -1, length) with trace, else None), loops_done and\n"
 	"interrupted (None, or the signal's name).");
 
-static PyObject *core_bench_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_bench_batch(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "buffers", "kernel", "batch_pages",      "loops", "yield_between",
+				  "record",  "cpus",   PZPY_POLICY_KWLIST, NULL };
 	PyObject *bufs = NULL, *cpus_obj = NULL, *result = NULL;
 	Py_ssize_t batch = 0;
 	int record = 0, ret;
@@ -260,29 +251,25 @@ static PyObject *core_bench_batch(PyObject *self, PyObject *const *args, Py_ssiz
 	struct batch_mem m = { 0 };
 	struct team_buffers b = { 0 };
 	struct pzpy_policy_run pr = { .flush = "" };
-	const struct pzpy_param params[] = {
-		{ "buffers", pzpy_object, &bufs },
-		{ "kernel", pzpy_clear_kernel, &p.kernel },
-		{ "batch_pages", pzpy_ssize, &batch },
-		{ "loops", pzpy_loops, &p.loops },
-		{ "yield_between", pzpy_bool, &p.yield },
-		{ "record", pzpy_bool, &record },
-		{ "cpus", pzpy_object, &cpus_obj },
-		PZPY_POLICY_PARAMS(pr),
-	};
 	struct pzpy_failure fail = { .doing = "the batch benchmark" };
 
-	if (PZPY_PARSE("bench_batch", params, 4, 4) < 0 ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&O&O&|$ppO" PZPY_POLICY_FORMAT ":bench_batch",
+					 kwlist, &bufs, pzpy_clear_kernel, &p.kernel, pzpy_size,
+					 &batch, pzpy_loops, &p.loops, &p.yield, &record, &cpus_obj,
+					 PZPY_POLICY_ARGS(pr)) ||
 	    team_buffers_get(&b, bufs, &p.nr_pages) < 0)
 		goto out;
 	p.threads = b.n;
-	if (check_batch(batch, p.nr_pages) < 0)
-		goto out;
 	p.batch_pages = (size_t)batch;
 	if (cpus_obj && pzpy_cpus(cpus_obj, p.threads, &cpus) < 0)
 		goto out;
 	p.cpus = cpus;
+	/* pagezero.measure.policy.batches words a bad batch; 0 batches is what slipped past it. */
 	nb = pz_batch_count(&p);
+	if (!nb) {
+		pzpy_raise(-EINVAL, &fail);
+		goto out;
+	}
 	total = batch_records(nb, p.loops, p.threads);
 	/* The conditions first: the arrays depend on them (counters). */
 	if (!total ||
@@ -306,9 +293,9 @@ out:
 	return result;
 }
 
-static PyMethodDef batch_methods[] = { { "bench_batch", PZPY_FASTCALL(core_bench_batch), PZPY_KW,
-					 bench_batch__doc__ },
-				       { NULL, NULL, 0, NULL } };
+static PyMethodDef batch_methods[] = {
+	PZPY_KW_METHOD("bench_batch", core_bench_batch, bench_batch__doc__), { NULL, NULL, 0, NULL }
+};
 
 int pzpy_init_batch(PyObject *m)
 {

@@ -15,39 +15,23 @@ static const char populate_write_missing[] =
 	"populate-write needs madvise(MADV_POPULATE_WRITE), which this "
 	"kernel lacks (Linux 5.14 and later have it); use demand or populate";
 
-/* The checks pz_fault_run makes, each with its own message. */
-static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size, Py_ssize_t lat_unit)
+/*
+ * The parameters pz_fault_check() refuses: pagezero.measure.fault_plan
+ * words each rule for the user first, so what reaches this is a caller of
+ * _core's own mistake, refused before anything is mapped.
+ */
+static int check_fault_params(struct pz_fault_params *p, Py_ssize_t size, int thp,
+			      Py_ssize_t lat_unit, enum pz_clock_id clock, const char *fname)
 {
-	const size_t page = (size_t)1 << p->page_shift;
+	int ret;
 
-	if (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB) {
-		PyErr_SetString(PyExc_ValueError,
-				"transparent huge pages apply to 4KB mappings only");
-		return -1;
-	}
-	if (size <= 0 || (size_t)size % page) {
-		PyErr_Format(PyExc_ValueError,
-			     "size %zd is not a positive multiple of the "
-			     "%zu-byte page",
-			     size, page);
-		return -1;
-	}
-	if (lat_unit < 0 ||
-	    (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
-		PyErr_Format(PyExc_ValueError,
-			     "latency unit %zd must be a multiple of the page "
-			     "that divides the size",
-			     lat_unit);
-		return -1;
-	}
-	if (lat_unit && p->workload == PZ_FAULT_POPULATE) {
-		PyErr_SetString(
-			PyExc_ValueError,
-			"populate faults every page inside mmap(MAP_POPULATE): there is no "
-			"fault to time on its own; use demand or populate-write for latencies");
-		return -1;
-	}
-	return 0;
+	p->size = (size_t)size;
+	p->thp = (enum pz_thp)thp;
+	p->lat_unit = (size_t)lat_unit;
+	ret = pz_fault_check(p, clock);
+	if (ret)
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = fname });
+	return ret;
 }
 
 /* Raise the exception a failed fault run or pass deserves. */
@@ -170,9 +154,10 @@ PyDoc_STRVAR(bench_fault__doc__,
 	     "the run within a loop: every per-loop value then covers the completed\n"
 	     "loops only}.");
 
-static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "workload", "size", "page_shift", "thp",      "loops",
+				  "threads",  "seed", "clock",      "lat_unit", NULL };
 	enum pz_clock_id clock_id = PZ_CLOCK_NS;
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
@@ -183,25 +168,14 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
-	const struct pzpy_param params[] = {
-		{ "workload", pzpy_workload, &p.workload },
-		{ "size", pzpy_ssize, &size },
-		{ "page_shift", pzpy_page_shift, &p.page_shift },
-		{ "thp", pzpy_thp, &thp },
-		{ "loops", pzpy_loops, &p.loops },
-		{ "threads", pzpy_threads, &p.threads },
-		{ "seed", pzpy_seed, &p.seed },
-		{ "clock", pzpy_clock, &clock_id },
-		{ "lat_unit", pzpy_ssize, &lat_unit },
-	};
 
 	memset(&p, 0, sizeof(p));
-	if (PZPY_PARSE("bench_fault", params, 9, 9) < 0)
-		return NULL;
-	p.size = (size_t)size;
-	p.thp = (enum pz_thp)thp;
-	p.lat_unit = (size_t)lat_unit;
-	if (check_fault_params(&p, size, lat_unit) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&O&O&O&O&:bench_fault", kwlist,
+					 pzpy_workload, &p.workload, pzpy_size, &size,
+					 pzpy_page_shift, &p.page_shift, pzpy_thp, &thp, pzpy_loops,
+					 &p.loops, pzpy_threads, &p.threads, pzpy_seed, &p.seed,
+					 pzpy_clock, &clock_id, pzpy_size, &lat_unit) ||
+	    check_fault_params(&p, size, thp, lat_unit, clock_id, "bench_fault"))
 		return NULL;
 	nlat = pz_fault_lat_count(&p);
 	if (nlat > PZ_FAULT_MAX_LAT) {
@@ -215,12 +189,6 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
 	    (uint64_t)size > avail / p.threads)
 		return fault_error(-E2BIG, &p);
-	if (clock_id == PZ_CLOCK_CYCLES && p.threads > 1) {
-		PyErr_SetString(PyExc_ValueError,
-				"the cycles clock counts the thread that opened "
-				"it only: use ns or tsc with more than one thread");
-		return NULL;
-	}
 
 	out.wall = PyMem_Calloc(p.loops, sizeof(*out.wall));
 	out.thread = PyMem_Calloc((size_t)p.loops * p.threads, sizeof(*out.thread));
@@ -258,34 +226,26 @@ PyDoc_STRVAR(fault_pass__doc__,
 	     "that leaves the region mapped: returns (Region, pages) where pages is the\n"
 	     "smaps summary bench_fault reports. For tests and inspection.");
 
-static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				 PyObject *kwnames)
+static PyObject *core_fault_pass(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = {
+		"workload", "size", "page_shift", "thp", "seed", "lat_unit", NULL
+	};
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
 	struct pz_fault_params p;
 	struct pz_smaps_pages pages;
 	struct pz_region r;
 	PyObject *region, *pd;
-	const struct pzpy_param params[] = {
-		{ "workload", pzpy_workload, &p.workload },
-		{ "size", pzpy_ssize, &size },
-		{ "page_shift", pzpy_page_shift, &p.page_shift },
-		{ "thp", pzpy_thp, &thp },
-		{ "seed", pzpy_seed, &p.seed },
-		{ "lat_unit", pzpy_ssize, &lat_unit },
-	};
 
 	memset(&p, 0, sizeof(p));
-	if (PZPY_PARSE("fault_pass", params, 5, 6) < 0)
-		return NULL;
-	p.size = (size_t)size;
-	p.thp = (enum pz_thp)thp;
 	p.loops = p.threads = 1;
-	p.lat_unit = (size_t)lat_unit;
-	if (check_fault_params(&p, size, lat_unit) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&|O&:fault_pass", kwlist,
+					 pzpy_workload, &p.workload, pzpy_size, &size,
+					 pzpy_page_shift, &p.page_shift, pzpy_thp, &thp, pzpy_seed,
+					 &p.seed, pzpy_size, &lat_unit) ||
+	    check_fault_params(&p, size, thp, lat_unit, PZ_CLOCK_NS, "fault_pass"))
 		return NULL;
-
 	Py_BEGIN_ALLOW_THREADS ret = pz_fault_once(&p, &r, &pages);
 	Py_END_ALLOW_THREADS if (ret) return fault_error(ret, &p);
 	pd = pages_dict(&pages);
@@ -303,8 +263,8 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize
 
 static PyMethodDef fault_methods[] = {
 	{ "fault_workloads", core_fault_workloads, METH_NOARGS, fault_workloads__doc__ },
-	{ "bench_fault", PZPY_FASTCALL(core_bench_fault), PZPY_KW, bench_fault__doc__ },
-	{ "fault_pass", PZPY_FASTCALL(core_fault_pass), PZPY_KW, fault_pass__doc__ },
+	PZPY_KW_METHOD("bench_fault", core_bench_fault, bench_fault__doc__),
+	PZPY_KW_METHOD("fault_pass", core_fault_pass, fault_pass__doc__),
 	{ NULL, NULL, 0, NULL }
 };
 

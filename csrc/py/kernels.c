@@ -86,21 +86,6 @@ static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 	return pzpy_names_tuple(PZ_FEAT_COUNT, feature_name_at, feature_detected);
 }
 
-/* A fill byte @k can write: 0..255 (or the loop index where @allow_loop). */
-int pzpy_check_fill_value(const struct pz_kernel *k, int value, int allow_loop)
-{
-	if (!(allow_loop && value == PZ_VALUE_LOOP) && (value < 0 || value > 255)) {
-		PyErr_Format(PyExc_ValueError, "fill value %d is outside 0..255", value);
-		return -1;
-	}
-	if ((k->flags & PZ_ZERO_ONLY) && value != 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "kernel '%s' can only write zeros (fill value must be 0)", k->name);
-		return -1;
-	}
-	return 0;
-}
-
 /* Run @k over @len bytes, without the GIL when that is worth it. */
 static void run_kernel(const struct pz_kernel *k, void *dst, const void *src, int value,
 		       Py_ssize_t len)
@@ -123,26 +108,29 @@ PyDoc_STRVAR(fill__doc__,
 	     "Set every byte of the writable contiguous buffer to value (0..255) with\n"
 	     "the named clear kernel.");
 
-static PyObject *core_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+static PyObject *core_fill(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "buffer", "value", "kernel", NULL };
 	const struct pz_kernel *k = NULL;
-	PyObject *obj = NULL;
+	PyObject *ret = NULL;
 	Py_buffer view;
 	int value = 0;
-	const struct pzpy_param params[] = {
-		{ "buffer", pzpy_object, &obj },
-		{ "value", pzpy_int, &value },
-		{ "kernel", pzpy_clear_kernel, &k },
-	};
 
-	if (PZPY_PARSE("fill", params, 3, 3) < 0 || pzpy_check_fill_value(k, value, 0) < 0)
+	/* pagezero.fill checks the byte; what only the registry knows is checked here. */
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&iO&:fill", kwlist, pzpy_writable, &view,
+					 &value, pzpy_clear_kernel, &k))
 		return NULL;
-	if (!pzpy_writable(obj, &view))
-		return NULL;
+	if ((k->flags & PZ_ZERO_ONLY) && value != 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "kernel '%s' can only write zeros (fill value must be 0)", k->name);
+		goto out;
+	}
 	run_kernel(k, view.buf, NULL, value, view.len);
+	ret = Py_None;
+	Py_INCREF(ret);
+out:
 	PyBuffer_Release(&view);
-	Py_RETURN_NONE;
+	return ret;
 }
 
 PyDoc_STRVAR(copy__doc__,
@@ -150,20 +138,16 @@ PyDoc_STRVAR(copy__doc__,
 	     "Copy src into the writable buffer dst (same length, not overlapping: the\n"
 	     "kernels copy forwards, as memcpy may) with the named copy kernel.");
 
-static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+static PyObject *core_copy(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "dst", "src", "kernel", NULL };
 	const struct pz_kernel *k = NULL;
 	PyObject *ret = NULL;
 	Py_buffer dst, src;
 	const char *d, *s;
-	const struct pzpy_param params[] = {
-		{ "dst", pzpy_writable, &dst },
-		{ "src", pzpy_readable, &src },
-		{ "kernel", pzpy_copy_kernel, &k },
-	};
 
-	if (PZPY_PARSE("copy", params, 3, 3) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&:copy", kwlist, pzpy_writable, &dst,
+					 pzpy_readable, &src, pzpy_copy_kernel, &k))
 		return NULL;
 	d = dst.buf;
 	s = src.buf;
@@ -192,14 +176,14 @@ PyDoc_STRVAR(check_clock__doc__,
 	     "Raise ValueError for an unknown clock and pagezero.UnavailableError for one\n"
 	     "this machine cannot read (cycles without a PMU).");
 
-static PyObject *core_check_clock(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_check_clock(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "name", NULL };
 	enum pz_clock_id id = PZ_CLOCK_NS;
 	struct pz_clock c;
-	const struct pzpy_param params[] = { { "name", pzpy_clock, &id } };
 
-	if (PZPY_PARSE("check_clock", params, 1, 1) < 0 || pzpy_open_clock(&c, id) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:check_clock", kwlist, pzpy_clock, &id) ||
+	    pzpy_open_clock(&c, id) < 0)
 		return NULL;
 	pz_clock_close(&c);
 	Py_RETURN_NONE;
@@ -234,9 +218,9 @@ static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
 static PyMethodDef kernel_methods[] = {
 	{ "kernels", core_kernels, METH_NOARGS, kernels__doc__ },
 	{ "cpu_features", core_cpu_features, METH_NOARGS, cpu_features__doc__ },
-	{ "fill", PZPY_FASTCALL(core_fill), PZPY_KW, fill__doc__ },
-	{ "copy", PZPY_FASTCALL(core_copy), PZPY_KW, copy__doc__ },
-	{ "check_clock", PZPY_FASTCALL(core_check_clock), PZPY_KW, check_clock__doc__ },
+	PZPY_KW_METHOD("fill", core_fill, fill__doc__),
+	PZPY_KW_METHOD("copy", core_copy, copy__doc__),
+	PZPY_KW_METHOD("check_clock", core_check_clock, check_clock__doc__),
 	{ "clocks", core_clocks, METH_NOARGS, clocks__doc__ },
 	{ "tsc_hz", core_tsc_hz, METH_NOARGS, tsc_hz__doc__ },
 	{ NULL, NULL, 0, NULL }

@@ -1,12 +1,12 @@
 /*
  * pzpy.h - what the files of pagezero._core share: the exceptions, the one
  * function that turns the C core's -errno into one of them, the argument
- * parser and converters, and the builders of Python values from C arrays.
+ * converters, and the builders of Python values from C arrays.
  *
  * Each Python-facing concern (kernels.c, mem.c, fault.c, policy.c,
  * batch.c, system.c, region.c) has its own method table and a
  * pzpy_init_*() that adds it to the module; module.c calls them in turn.
- * What they share: errors.c (exceptions), args.c (parser, converters),
+ * What they share: errors.c (exceptions), args.c (converters),
  * conditions.c (cold flushers, pinned CPUs, flush traces), values.c
  * (tuples and dicts from C arrays).
  */
@@ -104,9 +104,6 @@ const char *pzpy_kind_name(enum pz_kernel_kind kind);
 /* Open clock @id; UnavailableError (saying what is missing) when it cannot be read here. */
 int pzpy_open_clock(struct pz_clock *c, enum pz_clock_id id);
 
-/* kernels.c: a fill byte @k can write: 0..255 (or the loop index where @allow_loop). */
-int pzpy_check_fill_value(const struct pz_kernel *k, int value, int allow_loop);
-
 /* conditions.c: what measured conditions (cold caches, pinned threads) share ---- */
 
 /* The cache flush method @name names, the best one for NULL or "". */
@@ -132,8 +129,8 @@ struct pz_policy_cond;
 
 /*
  * One timed policy call: the measured conditions' keywords (cold, flush,
- * evict_bytes, counters, trace: PZPY_POLICY_PARAMS in the call's parameter
- * table), what they set up, the clock and the signals around the run.
+ * evict_bytes, counters, trace: PZPY_POLICY_* in the call's
+ * format), what they set up, the clock and the signals around the run.
  * Zero it, with flush = "", then: pzpy_policy_cond, pzpy_policy_begin,
  * the run with the GIL released, pzpy_policy_end, pzpy_policy_check,
  * pzpy_policy_keys into the result; pzpy_policy_release in every case.
@@ -151,13 +148,11 @@ struct pzpy_policy_run {
 	int clock_open;
 };
 
-#define PZPY_POLICY_PARAMS(pr)                                                         \
-	{ "cold", pzpy_bool, &(pr).cold }, { "flush", pzpy_str_or_none, &(pr).flush }, \
-		{ "evict_bytes", pzpy_ssize, &(pr).evict_bytes },                      \
-		{ "counters", pzpy_bool, &(pr).counters },                             \
-	{                                                                              \
-		"trace", pzpy_bool, &(pr).trace                                        \
-	}
+/* The conditions' keywords, last in the call's format, names and arguments. */
+#define PZPY_POLICY_FORMAT "pzO&pp"
+#define PZPY_POLICY_KWLIST "cold", "flush", "evict_bytes", "counters", "trace"
+#define PZPY_POLICY_ARGS(pr) \
+	&(pr).cold, &(pr).flush, pzpy_size, &(pr).evict_bytes, &(pr).counters, &(pr).trace
 
 /* Fill @c from the keywords (the trace sees @bases, @len bytes each, @cap flushes). 0 or -1. */
 int pzpy_policy_cond(struct pzpy_policy_run *pr, struct pz_policy_cond *c, char *const *bases,
@@ -174,18 +169,12 @@ void pzpy_policy_release(struct pzpy_policy_run *pr);
 /* args.c ------------------------------------------------------------------ */
 
 /*
- * O& converters: int conv(PyObject *obj, void *dest), 1 on success, 0 with
- * an exception set. Called with obj == NULL they release what they acquired
- * (buffers), as CPython's Py_CLEANUP_SUPPORTED converters do.
+ * O& converters for PyArg_ParseTupleAndKeywords: 1 on success, 0 with an
+ * exception set. The buffer ones return Py_CLEANUP_SUPPORTED: the parser
+ * releases the view when a later argument fails; after a successful parse
+ * the caller does.
  */
-typedef int (*pzpy_converter)(PyObject *obj, void *dest);
-
-int pzpy_object(PyObject *obj, void *dest);       /* PyObject **, borrowed */
-int pzpy_str(PyObject *obj, void *dest);          /* const char ** */
-int pzpy_str_or_none(PyObject *obj, void *dest);  /* const char **, NULL for None */
-int pzpy_bool(PyObject *obj, void *dest);         /* int *, truth value */
-int pzpy_int(PyObject *obj, void *dest);          /* int * */
-int pzpy_ssize(PyObject *obj, void *dest);        /* Py_ssize_t * */
+int pzpy_size(PyObject *obj, void *dest);         /* Py_ssize_t *: 0..PY_SSIZE_T_MAX */
 int pzpy_kind(PyObject *obj, void *dest);         /* enum pz_kernel_kind *: 'clear' or 'copy' */
 int pzpy_clear_kernel(PyObject *obj, void *dest); /* const struct pz_kernel **, usable */
 int pzpy_copy_kernel(PyObject *obj, void *dest);  /* const struct pz_kernel **, usable */
@@ -203,29 +192,11 @@ int pzpy_readable(PyObject *obj, void *dest);     /* Py_buffer *, contiguous */
 /* A writable buffer of whole 4KB pages: 0 and its page count, or -1 with ValueError. */
 int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages);
 
-struct pzpy_param {
-	const char *name;
-	pzpy_converter convert;
-	void *dest;
-};
-
-/*
- * Parse a METH_FASTCALL | METH_KEYWORDS call onto @params: the first
- * @required are required, the first @positional may be passed by position
- * (the rest are keyword-only), every one by keyword. Optional ones not
- * given keep their destination's value. TypeError, as CPython words it,
- * for too many positional, unknown, duplicate or missing arguments.
- * 0, or -1 with an exception and every converted argument released.
- */
-int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-	       const struct pzpy_param *params, int n, int required, int positional);
-
-#define PZPY_PARSE(fname, params, required, positional)                                       \
-	pzpy_parse(fname, args, nargs, kwnames, params, (int)PZ_ARRAY_SIZE(params), required, \
-		   positional)
-
-#define PZPY_FASTCALL(fn) ((PyCFunction)(void (*)(void))(fn))
-#define PZPY_KW (METH_FASTCALL | METH_KEYWORDS)
+/* A method table entry for a function of (self, args, kwargs). */
+#define PZPY_KW_METHOD(name, fn, doc)                                                      \
+	{                                                                                  \
+		name, (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS, doc \
+	}
 
 /* values.c ---------------------------------------------------------------- */
 

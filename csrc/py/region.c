@@ -32,7 +32,6 @@ static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 	int thp = PZ_THP_SYSTEM, populate = 1, guard = 0, ret;
 	RegionObject *self;
 
-	/* tp_new takes a tuple and a dict: the one place PyArg_ParseTupleAndKeywords fits. */
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|O&O&pp:Region", kwlist, &size,
 					 pzpy_page_shift, &shift, pzpy_thp, &thp, &populate,
 					 &guard))
@@ -256,10 +255,9 @@ out:
 	return result;
 }
 
-static PyMethodDef region_functions[] = { { "smaps_pages",
-					    (PyCFunction)(void (*)(void))core_smaps_pages,
-					    METH_VARARGS | METH_KEYWORDS, smaps_pages__doc__ },
-					  { NULL, NULL, 0, NULL } };
+static PyMethodDef region_functions[] = {
+	PZPY_KW_METHOD("smaps_pages", core_smaps_pages, smaps_pages__doc__), { NULL, NULL, 0, NULL }
+};
 
 int pzpy_init_region(PyObject *m)
 {

@@ -64,18 +64,15 @@ PyDoc_STRVAR(numa_bind__doc__,
 	     "Bind a writable buffer's pages to a NUMA node (mbind MPOL_BIND, moving any\n"
 	     "already there). pagezero.MappingError (an OSError) with the errno on failure.");
 
-static PyObject *core_numa_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				PyObject *kwnames)
+static PyObject *core_numa_bind(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "buffer", "node", NULL };
 	Py_buffer view;
 	int node = 0, ret;
-	const struct pzpy_param params[] = {
-		{ "buffer", pzpy_writable, &view },
-		{ "node", pzpy_int, &node },
-	};
 	struct pzpy_failure fail = { .doing = "mbind", .memory = 1 };
 
-	if (PZPY_PARSE("numa_bind", params, 2, 2) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&i:numa_bind", kwlist, pzpy_writable, &view,
+					 &node))
 		return NULL;
 	ret = pz_numa_bind(view.buf, (size_t)view.len, node);
 	PyBuffer_Release(&view);
@@ -90,15 +87,14 @@ PyDoc_STRVAR(numa_policy__doc__,
 	     "holding the buffer's first byte, read back with get_mempolicy(MPOL_F_ADDR)\n"
 	     "and get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR). mode 2 is MPOL_BIND.");
 
-static PyObject *core_numa_policy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_numa_policy(PyObject *self, PyObject *args, PyObject *kw)
 {
+	static char *kwlist[] = { "buffer", NULL };
 	Py_buffer view;
 	int mode = -1, first = -1, node = -1, ret;
-	const struct pzpy_param params[] = { { "buffer", pzpy_writable, &view } };
 	struct pzpy_failure fail = { .doing = "get_mempolicy", .memory = 1 };
 
-	if (PZPY_PARSE("numa_policy", params, 1, 1) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:numa_policy", kwlist, pzpy_writable, &view))
 		return NULL;
 	ret = pz_numa_policy(view.buf, &mode, &first);
 	if (!ret)
@@ -113,8 +109,8 @@ static PyMethodDef system_methods[] = {
 	{ "mem_available", core_mem_available, METH_NOARGS, mem_available__doc__ },
 	{ "cache_methods", core_cache_methods, METH_NOARGS, cache_methods__doc__ },
 	{ "counter_names", core_counter_names, METH_NOARGS, counter_names__doc__ },
-	{ "numa_bind", PZPY_FASTCALL(core_numa_bind), PZPY_KW, numa_bind__doc__ },
-	{ "numa_policy", PZPY_FASTCALL(core_numa_policy), PZPY_KW, numa_policy__doc__ },
+	PZPY_KW_METHOD("numa_bind", core_numa_bind, numa_bind__doc__),
+	PZPY_KW_METHOD("numa_policy", core_numa_policy, numa_policy__doc__),
 	{ NULL, NULL, 0, NULL }
 };
 

@@ -18,35 +18,22 @@
 #include "stop.h"
 #include "team.h"
 
-static const struct {
-	const char *name;
-	const char *description;
-} workloads[PZ_FAULT_COUNT] = {
-	/* The first two descriptions are perf's, so the output reads the same. */
-	[PZ_FAULT_DEMAND] = { "demand", "Demand loaded mmap()" },
-	[PZ_FAULT_POPULATE] = { "populate", "Eagerly populated mmap()" },
-	[PZ_FAULT_POPULATE_WRITE] = { "populate-write", "mmap() then MADV_POPULATE_WRITE" },
+static const char *const workload_names[PZ_FAULT_COUNT] = {
+	[PZ_FAULT_DEMAND] = "demand",
+	[PZ_FAULT_POPULATE] = "populate",
+	[PZ_FAULT_POPULATE_WRITE] = "populate-write",
 };
 
-const char *pz_fault_name(enum pz_fault_workload w)
-{
-	return (unsigned)w < PZ_FAULT_COUNT ? workloads[w].name : "?";
-}
+const struct pz_names pz_fault_names = { workload_names, PZ_FAULT_COUNT };
 
-const char *pz_fault_description(enum pz_fault_workload w)
-{
-	return (unsigned)w < PZ_FAULT_COUNT ? workloads[w].description : "?";
-}
+/* The first two are perf's, so the output reads the same. */
+static const char *const descriptions[PZ_FAULT_COUNT] = {
+	[PZ_FAULT_DEMAND] = "Demand loaded mmap()",
+	[PZ_FAULT_POPULATE] = "Eagerly populated mmap()",
+	[PZ_FAULT_POPULATE_WRITE] = "mmap() then MADV_POPULATE_WRITE",
+};
 
-int pz_fault_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_FAULT_COUNT; i++)
-		if (strcmp(name, workloads[i].name) == 0)
-			return i;
-	return -1;
-}
+const struct pz_names pz_fault_descriptions = { descriptions, PZ_FAULT_COUNT };
 
 /* Random offsets ---------------------------------------------------------- */
 

@@ -19,6 +19,7 @@
 #define PZ_FAULT_H
 
 #include "pz.h"
+#include "names.h"
 #include "clock.h"
 #include "region.h"
 #include "team.h"
@@ -33,10 +34,8 @@ enum pz_fault_workload {
 /* The byte demand writes: not 0, so a test can find every touched byte. */
 #define PZ_FAULT_MARK 0x5a
 
-const char *pz_fault_name(enum pz_fault_workload w);
-const char *pz_fault_description(enum pz_fault_workload w);
-/* The workload's id, or -1 for an unknown name. */
-int pz_fault_lookup(const char *name);
+/* The workloads' names and descriptions, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_fault_names, pz_fault_descriptions;
 
 struct pz_fault_params {
 	enum pz_fault_workload workload;

@@ -165,8 +165,8 @@ enum pz_cold {
 	PZ_COLD_COUNT
 };
 
-const char *pz_cold_name(enum pz_cold c);
-int pz_cold_lookup(const char *name);
+/* The baselines' names, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_cold_names;
 /* 1 when this build can use @c. */
 int pz_cold_available(enum pz_cold c);
 

@@ -96,13 +96,14 @@ int pzpy_page_shift(PyObject *obj, void *dest)
 }
 
 /*
- * The id @lookup gives the str @obj in *id: 1, or 0 with a ValueError that
- * names @what and the @known names.
+ * The value the str @obj names in @t, into the int-sized enum at @dest: 1,
+ * or 0 with a ValueError that names @what and lists the known names.
  */
-static int lookup_name(PyObject *obj, int (*lookup)(const char *), const char *what,
-		       const char *known, int *id)
+static int lookup_name(PyObject *obj, const struct pz_names *t, const char *what, void *dest)
 {
 	const char *name;
+	PyObject *known;
+	int i;
 
 	if (!PyUnicode_Check(obj)) {
 		PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what,
@@ -112,23 +113,24 @@ static int lookup_name(PyObject *obj, int (*lookup)(const char *), const char *w
 	name = PyUnicode_AsUTF8(obj);
 	if (!name)
 		return 0;
-	*id = lookup(name);
-	if (*id >= 0)
+	*(int *)dest = pz_lookup(t, name);
+	if (*(int *)dest >= 0)
 		return 1;
-	PyErr_Format(PyExc_ValueError, "unknown %s '%s' (%s)", what, name, known);
+	known = PyUnicode_FromString(pz_name(t, 0));
+	for (i = 1; known && i < t->count; i++)
+		Py_SETREF(known, PyUnicode_FromFormat("%U, %s", known, pz_name(t, i)));
+	if (known)
+		PyErr_Format(PyExc_ValueError, "unknown %s '%s' (known: %U)", what, name, known);
+	Py_XDECREF(known);
 	return 0;
 }
 
-static int kind_lookup(const char *name)
-{
-	return strcmp(name, "clear") == 0  ? PZ_KIND_FILL
-	       : strcmp(name, "copy") == 0 ? PZ_KIND_COPY
-					   : -1;
-}
+static const char *const kind_names[] = { [PZ_KIND_FILL] = "clear", [PZ_KIND_COPY] = "copy" };
+const struct pz_names pzpy_kinds = { kind_names, 2 };
 
 int pzpy_kind(PyObject *obj, void *dest)
 {
-	return lookup_name(obj, kind_lookup, "kernel kind", "expected 'clear' or 'copy'", dest);
+	return lookup_name(obj, &pzpy_kinds, "kernel kind", dest);
 }
 
 static int kernel_of(PyObject *obj, void *dest, enum pz_kernel_kind kind)
@@ -155,31 +157,19 @@ int pzpy_copy_kernel(PyObject *obj, void *dest)
 	return kernel_of(obj, dest, PZ_KIND_COPY);
 }
 
-/* The enums below are ints in the C core's ABI, so lookup_name writes them directly. */
 int pzpy_clock(PyObject *obj, void *dest)
 {
-	return lookup_name(obj, pz_clock_lookup, "clock", "expected ns, timeval, cycles or tsc",
-			   dest);
+	return lookup_name(obj, &pz_clock_names, "clock", dest);
 }
 
 int pzpy_workload(PyObject *obj, void *dest)
 {
-	return lookup_name(obj, pz_fault_lookup, "workload",
-			   "expected demand, populate or populate-write", dest);
+	return lookup_name(obj, &pz_fault_names, "workload", dest);
 }
 
 int pzpy_strategy(PyObject *obj, void *dest)
 {
-	char known[160] = "known: ";
-	int i;
-
-	for (i = 0; i < PZ_STRATEGY_COUNT; i++) {
-		if (i)
-			strncat(known, ", ", sizeof(known) - strlen(known) - 1);
-		strncat(known, pz_strategy_name((enum pz_strategy)i),
-			sizeof(known) - strlen(known) - 1);
-	}
-	return lookup_name(obj, pz_strategy_lookup, "strategy", known, dest);
+	return lookup_name(obj, &pz_strategy_names, "strategy", dest);
 }
 
 /*

@@ -275,12 +275,12 @@ static PyObject *core_bench_batch(PyObject *self, PyObject *args, PyObject *kw)
 	if (!total ||
 	    pzpy_policy_cond(&pr, &p.cond, b.bases, p.nr_pages * PZ_PAGE_SIZE, p.threads * total) <
 		    0 ||
-	    batch_mem_alloc(&m, &p, nb, record) < 0 || pzpy_policy_begin(&pr) < 0)
+	    batch_mem_alloc(&m, &p, nb, record) < 0 || pzpy_timed_begin(&pr.timed, PZ_CLOCK_NS) < 0)
 		goto out;
-	Py_BEGIN_ALLOW_THREADS ret = pz_bench_batches(&p, b.bases, &pr.clock, m.out);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_batches(&p, b.bases, &pr.timed.clock, m.out);
 	if (!ret || ret == -EINTR)
 		batch_summarize(&m, &p, nb, pr.done, &typical, &sum);
-	Py_END_ALLOW_THREADS pzpy_policy_end(&pr);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&pr.timed);
 	fail.threads = p.threads;
 	fail.cpus = cpus;
 	if (pzpy_policy_check(&pr, ret, &fail) == 0)

@@ -34,17 +34,15 @@ static int check_fault_params(struct pz_fault_params *p, Py_ssize_t size, int th
 	return ret;
 }
 
-/* Raise the exception a failed fault run or pass deserves. */
-static PyObject *fault_error(int err, const struct pz_fault_params *p)
+/* What a failed fault run or pass was doing, for pzpy_raise. */
+static struct pzpy_failure fault_failure(const struct pz_fault_params *p)
 {
-	struct pzpy_failure fail = { .doing = "mmap",
-				     .bytes = p->size,
-				     .shift = p->page_shift,
-				     .buffers = p->threads,
-				     .threads = p->threads,
-				     .unsupported = populate_write_missing };
-
-	return pzpy_raise(err, &fail);
+	return (struct pzpy_failure){ .doing = "mmap",
+				      .bytes = p->size,
+				      .shift = p->page_shift,
+				      .buffers = p->threads,
+				      .threads = p->threads,
+				      .unsupported = populate_write_missing };
 }
 
 static PyObject *pages_dict(const struct pz_smaps_pages *pg)
@@ -126,8 +124,8 @@ static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 	int i;
 
 	for (i = 0; t && i < PZ_FAULT_COUNT; i++) {
-		PyObject *row = Py_BuildValue("(ss)", pz_fault_name((enum pz_fault_workload)i),
-					      pz_fault_description((enum pz_fault_workload)i));
+		PyObject *row = Py_BuildValue("(ss)", pz_name(&pz_fault_names, i),
+					      pz_name(&pz_fault_descriptions, i));
 
 		if (!row)
 			Py_CLEAR(t);
@@ -163,8 +161,8 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 	int thp = 0, ret;
 	struct pz_fault_params p;
 	struct pz_fault_out out = { 0 };
-	struct pz_clock clock;
-	struct pzpy_stop stop;
+	struct pzpy_timed t;
+	struct pzpy_failure fail;
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
@@ -177,6 +175,7 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 					 pzpy_clock, &clock_id, pzpy_size, &lat_unit) ||
 	    check_fault_params(&p, size, thp, lat_unit, clock_id, "bench_fault"))
 		return NULL;
+	fail = fault_failure(&p);
 	nlat = pz_fault_lat_count(&p);
 	if (nlat > PZ_FAULT_MAX_LAT) {
 		PyErr_Format(PyExc_ValueError,
@@ -188,7 +187,7 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 	/* Refuse before mapping: overcommit would accept it and the OOM killer answer later. */
 	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
 	    (uint64_t)size > avail / p.threads)
-		return fault_error(-E2BIG, &p);
+		return pzpy_raise(-E2BIG, &fail);
 
 	out.wall = PyMem_Calloc(p.loops, sizeof(*out.wall));
 	out.thread = PyMem_Calloc((size_t)p.loops * p.threads, sizeof(*out.thread));
@@ -198,20 +197,12 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 		PyErr_NoMemory();
 		goto out;
 	}
-	if (pzpy_open_clock(&clock, clock_id) < 0)
+	if (pzpy_timed_begin(&t, clock_id) < 0)
 		goto out;
-	if (pzpy_stop_begin(&stop) < 0) {
-		pz_clock_close(&clock);
-		goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS ret = pz_fault_run(&p, &clock, &out);
-	Py_END_ALLOW_THREADS pzpy_stop_end(&stop);
-	pz_clock_close(&clock);
-	if (ret && !(ret == -EINTR && stop.sig)) {
-		fault_error(ret, &p);
-		pzpy_stop_redeliver(&stop);
-	} else
-		result = fault_result(&p, &out, nlat, stop.sig);
+	Py_BEGIN_ALLOW_THREADS ret = pz_fault_run(&p, &t.clock, &out);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&t);
+	if (pzpy_timed_check(&t, ret, &fail) == 0)
+		result = fault_result(&p, &out, nlat, t.sig);
 out:
 	PyMem_Free(out.wall);
 	PyMem_Free(out.thread);
@@ -247,7 +238,12 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *args, PyObject *kw)
 	    check_fault_params(&p, size, thp, lat_unit, PZ_CLOCK_NS, "fault_pass"))
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS ret = pz_fault_once(&p, &r, &pages);
-	Py_END_ALLOW_THREADS if (ret) return fault_error(ret, &p);
+	Py_END_ALLOW_THREADS if (ret)
+	{
+		struct pzpy_failure fail = fault_failure(&p);
+
+		return pzpy_raise(ret, &fail);
+	}
 	pd = pages_dict(&pages);
 	if (!pd) {
 		pz_region_unmap(&r);

@@ -31,11 +31,11 @@ static PyObject *kernel_row(const struct pz_kernel *k, const struct pz_kernel *c
 		return NULL;
 	row = Py_BuildValue(
 		"{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:z,s:n,s:n,s:O}", "kind",
-		pzpy_kind_name(k->kind), "name", k->name, "description", k->description, "arch",
-		k->arch, "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True, "zero_only",
-		(k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False, "features", features, "available",
-		available ? Py_True : Py_False, "reason", available ? NULL : reason, "unit",
-		(Py_ssize_t)k->unit, "align", (Py_ssize_t)k->align, "clear_pages",
+		pz_name(&pzpy_kinds, k->kind), "name", k->name, "description", k->description,
+		"arch", k->arch, "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True,
+		"zero_only", (k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False, "features", features,
+		"available", available ? Py_True : Py_False, "reason", available ? NULL : reason,
+		"unit", (Py_ssize_t)k->unit, "align", (Py_ssize_t)k->align, "clear_pages",
 		k == clear_pages ? Py_True : Py_False);
 	Py_DECREF(features);
 	return row;
@@ -66,11 +66,6 @@ static PyObject *core_kernels(PyObject *self, PyObject *unused)
 	return rows;
 }
 
-static const char *feature_name_at(int i)
-{
-	return pz_feature_name((unsigned)i);
-}
-
 static int feature_detected(int i)
 {
 	return (int)((pz_cpu_features() >> i) & 1);
@@ -83,7 +78,13 @@ PyDoc_STRVAR(cpu_features__doc__,
 
 static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_FEAT_COUNT, feature_name_at, feature_detected);
+	const char *name[PZ_FEAT_COUNT];
+	const struct pz_names features = { name, PZ_FEAT_COUNT };
+	unsigned i;
+
+	for (i = 0; i < PZ_FEAT_COUNT; i++)
+		name[i] = pz_feature_name(i);
+	return pzpy_names_tuple(&features, feature_detected);
 }
 
 /* Run @k over @len bytes, without the GIL when that is worth it. */
@@ -189,16 +190,11 @@ static PyObject *core_check_clock(PyObject *self, PyObject *args, PyObject *kw)
 	Py_RETURN_NONE;
 }
 
-static const char *clock_name_at(int i)
-{
-	return pz_clock_name((enum pz_clock_id)i);
-}
-
 PyDoc_STRVAR(clocks__doc__, "clocks()\n--\n\nThe clock names, default first.");
 
 static PyObject *core_clocks(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_CLOCK_COUNT, clock_name_at, NULL);
+	return pzpy_names_tuple(&pz_clock_names, NULL);
 }
 
 PyDoc_STRVAR(tsc_hz__doc__,

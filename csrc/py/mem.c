@@ -92,8 +92,8 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 	if (agg && per && ctr && why && huge)
 		d = Py_BuildValue("{sOsOsOsssIsOsO}", "samples", agg, "thread_samples", per,
 				  "counters", ctr, "cold_method",
-				  p->cold ? pz_flush_name(p->flush.method) : "", "loops_done", done,
-				  "interrupted", why, "huge_pages", huge);
+				  p->cold ? pz_name(&pz_flush_names, p->flush.method) : "",
+				  "loops_done", done, "interrupted", why, "huge_pages", huge);
 out:
 	Py_XDECREF(huge);
 	Py_XDECREF(agg);
@@ -189,8 +189,7 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 	struct pzpy_failure fail = { .doing = "mmap" };
 	struct pz_run_params p = { .cpus = NULL };
 	struct pz_run_out out = { .samples = NULL };
-	struct pz_clock clock;
-	struct pzpy_stop stop;
+	struct pzpy_timed t;
 	PyObject *result = NULL;
 	uint64_t avail;
 	int ret;
@@ -221,21 +220,13 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 		goto out;
 	}
 	if (alloc_out(&out, p.threads, p.loops, p.counters) < 0 ||
-	    pzpy_open_clock(&clock, a.clock) < 0)
+	    pzpy_timed_begin(&t, a.clock) < 0)
 		goto out;
-	if (pzpy_stop_begin(&stop) < 0) {
-		pz_clock_close(&clock);
-		goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem(&p, &clock, &out);
-	Py_END_ALLOW_THREADS pzpy_stop_end(&stop);
-	pz_clock_close(&clock);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem(&p, &t.clock, &out);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&t);
 	failure_from(&fail, &out);
-	if (ret && !(ret == -EINTR && stop.sig)) {
-		pzpy_raise(ret, &fail);
-		pzpy_stop_redeliver(&stop);
-	} else
-		result = mem_result(&p, &out, stop.sig);
+	if (pzpy_timed_check(&t, ret, &fail) == 0)
+		result = mem_result(&p, &out, t.sig);
 out:
 	free_out(&out);
 	PyMem_Free((int *)p.cpus);

@@ -35,22 +35,12 @@ static int log_alloc(struct pz_step_log *log, size_t cap)
 	return -1;
 }
 
-static const char *strategy_name_at(int i)
-{
-	return pz_strategy_name((enum pz_strategy)i);
-}
-
 PyDoc_STRVAR(strategies__doc__, "strategies()\n--\n\n"
 				"The folio clearing strategies, in the C core's order.");
 
 static PyObject *core_strategies(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_STRATEGY_COUNT, strategy_name_at, NULL);
-}
-
-static const char *cold_name_at(int i)
-{
-	return pz_cold_name((enum pz_cold)i);
+	return pzpy_names_tuple(&pz_strategy_names, NULL);
 }
 
 static int cold_available_at(int i)
@@ -66,7 +56,7 @@ PyDoc_STRVAR(cold_methods__doc__,
 
 static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_COLD_COUNT, cold_name_at, cold_available_at);
+	return pzpy_names_tuple(&pz_cold_names, cold_available_at);
 }
 
 PyDoc_STRVAR(policy_constants__doc__,
@@ -248,7 +238,7 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args, PyObject *kw)
 	 * baseline or missing nt_kernel; pz_bench_folio refuses them (an
 	 * unknown baseline as -1) with -EINVAL.
 	 */
-	p.baseline = (enum pz_cold)pz_cold_lookup(baseline);
+	p.baseline = (enum pz_cold)pz_lookup(&pz_cold_names, baseline);
 	if (strategy_nt_kernel(p.strategy, ntname, &p.nt_kernel) < 0 ||
 	    pzpy_pages(fobj, &fview, &p.nr_pages) < 0)
 		goto out;
@@ -263,11 +253,11 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args, PyObject *kw)
 	}
 	folio_base = fview.buf;
 	if (pzpy_policy_cond(&pr, &p.cond, &folio_base, (size_t)fview.len, p.loops) < 0 ||
-	    pzpy_policy_begin(&pr) < 0)
+	    pzpy_timed_begin(&pr.timed, PZ_CLOCK_NS) < 0)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len,
-						    &pr.clock, out, counters);
-	Py_END_ALLOW_THREADS pzpy_policy_end(&pr);
+						    &pr.timed.clock, out, counters);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&pr.timed);
 	if (pzpy_policy_check(&pr, ret, &fail) < 0)
 		goto out;
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);

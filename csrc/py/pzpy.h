@@ -68,38 +68,46 @@ struct pzpy_failure {
 PyObject *pzpy_raise(int err, const struct pzpy_failure *f);
 
 /*
- * Signals during a timed call. The loops run with the GIL released and never
- * reach the interpreter's signal handling, so around every timed call
- * SIGINT, SIGTERM and SIGHUP become a stop request (csrc/stop.h) that the
- * loops honour within one loop:
+ * A timed call: its clock, and the signals around it. The loops run with
+ * the GIL released and never reach the interpreter's signal handling, so
+ * around every timed call SIGINT, SIGTERM and SIGHUP become a stop request
+ * (csrc/stop.h) that the loops honour within one loop:
  *
- *	struct pzpy_stop stop;
- *	if (pzpy_stop_begin(&stop) < 0) goto out;
+ *	struct pzpy_timed t;
+ *	if (pzpy_timed_begin(&t, clock_id) < 0) goto out;
  *	Py_BEGIN_ALLOW_THREADS
- *	rc = pz_bench_...(...);
+ *	ret = pz_bench_...(..., &t.clock, ...);
  *	Py_END_ALLOW_THREADS
- *	pzpy_stop_end(&stop);
+ *	pzpy_timed_end(&t);
+ *	if (pzpy_timed_check(&t, ret, &fail) < 0) goto out;
  *
- * After pzpy_stop_end, stop.sig is 0 or the signal that stopped the run
- * (its -EINTR is then not an error: the binding returns the completed
- * loops with pzpy_interrupted(stop.sig) under "interrupted", and the Python
- * layer raises pagezero.Interrupted carrying them).
+ * After pzpy_timed_end, t.sig is 0 or the signal that stopped the run (its
+ * -EINTR is then not an error: the binding returns the completed loops
+ * with pzpy_interrupted(t.sig) under "interrupted", and the Python layer
+ * raises pagezero.Interrupted carrying them).
  */
-struct pzpy_stop {
+struct pzpy_timed {
+	struct pz_clock clock;
 	int sig;
 };
 
-/* 0, or -1 with an exception (the handlers could not be installed). */
-int pzpy_stop_begin(struct pzpy_stop *s);
-void pzpy_stop_end(struct pzpy_stop *s);
-/* After raising a stopped run's other error: the signal to the restored handlers. */
-void pzpy_stop_redeliver(const struct pzpy_stop *s);
+/* Open @clock and catch the signals: 0, or -1 with an exception and nothing held. */
+int pzpy_timed_begin(struct pzpy_timed *t, enum pz_clock_id clock);
+/* Close the clock, give the signals back, and set t->sig. */
+void pzpy_timed_end(struct pzpy_timed *t);
+/*
+ * 0 when the run's @ret leaves a result (done, or stopped by a signal);
+ * else -1 with @ret raised for @f, and a signal that stopped the run too
+ * redelivered to the restored handlers.
+ */
+int pzpy_timed_check(const struct pzpy_timed *t, int ret, const struct pzpy_failure *f);
 /* None, or the signal's name ("SIGINT", "SIGTERM", "SIGHUP") as a new reference. */
 PyObject *pzpy_interrupted(int sig);
 
 /* The named kernel of @kind if it exists and this CPU runs it; NULL with ValueError/UnavailableError. */
 const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char *name);
-const char *pzpy_kind_name(enum pz_kernel_kind kind);
+/* The kernel kinds' names, by enum pz_kernel_kind: "clear" and "copy". */
+extern const struct pz_names pzpy_kinds;
 
 /* Open clock @id; UnavailableError (saying what is missing) when it cannot be read here. */
 int pzpy_open_clock(struct pz_clock *c, enum pz_clock_id id);
@@ -130,9 +138,9 @@ struct pz_policy_cond;
 /*
  * One timed policy call: the measured conditions' keywords (cold, flush,
  * evict_bytes, counters, trace: PZPY_POLICY_* in the call's
- * format), what they set up, the clock and the signals around the run.
- * Zero it, with flush = "", then: pzpy_policy_cond, pzpy_policy_begin,
- * the run with the GIL released, pzpy_policy_end, pzpy_policy_check,
+ * format), what they set up, and the timed call (ns clock).
+ * Zero it, with flush = "", then: pzpy_policy_cond, pzpy_timed_begin,
+ * the run with the GIL released, pzpy_timed_end, pzpy_policy_check,
  * pzpy_policy_keys into the result; pzpy_policy_release in every case.
  */
 struct pzpy_policy_run {
@@ -141,11 +149,9 @@ struct pzpy_policy_run {
 	Py_ssize_t evict_bytes;
 	struct pz_region evict; /* cold with evict: the buffer read */
 	struct pzpy_flush_trace *tr;
-	const char *method;    /* cold_method: the flush's name, or "" */
-	unsigned failed, done; /* the counter refused; the loops completed */
-	struct pzpy_stop stop;
-	struct pz_clock clock;
-	int clock_open;
+	const char *method;      /* cold_method: the flush's name, or "" */
+	unsigned failed, done;   /* the counter refused; the loops completed */
+	struct pzpy_timed timed; /* the ns clock */
 };
 
 /* The conditions' keywords, last in the call's format, names and arguments. */
@@ -157,10 +163,7 @@ struct pzpy_policy_run {
 /* Fill @c from the keywords (the trace sees @bases, @len bytes each, @cap flushes). 0 or -1. */
 int pzpy_policy_cond(struct pzpy_policy_run *pr, struct pz_policy_cond *c, char *const *bases,
 		     size_t len, size_t cap);
-/* Open the ns clock (pr->clock) and catch the stop signals. 0 or -1 with an exception. */
-int pzpy_policy_begin(struct pzpy_policy_run *pr);
-void pzpy_policy_end(struct pzpy_policy_run *pr);
-/* The run's @ret: 0 when there is a result (done, or stopped by a signal), else -1 raised. */
+/* pzpy_timed_check, naming the counter that failed. */
 int pzpy_policy_check(struct pzpy_policy_run *pr, int ret, struct pzpy_failure *fail);
 /* Add counters (@counters: per-loop deltas), cold_method, flushes, loops_done, interrupted. */
 int pzpy_policy_keys(PyObject *d, const struct pzpy_policy_run *pr, const uint64_t *counters);
@@ -203,8 +206,8 @@ int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages);
 /* v[0], v[stride], ... v[(n - 1) * stride] as a tuple of ints. */
 PyObject *pzpy_u64_tuple(const uint64_t *v, size_t n, size_t stride);
 
-/* The names name_at(0..n-1) that @keep accepts (all when NULL), as a tuple of str. */
-PyObject *pzpy_names_tuple(int n, const char *(*name_at)(int), int (*keep)(int));
+/* The names of @t whose values @keep accepts (all when NULL), as a tuple of str. */
+PyObject *pzpy_names_tuple(const struct pz_names *t, int (*keep)(int));
 
 /* {counter name: per-loop deltas} from @v[loop * PZ_CTR_COUNT + counter]; None when @v is NULL. */
 PyObject *pzpy_counters_dict(const uint64_t *v, unsigned loops);

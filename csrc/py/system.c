@@ -35,7 +35,7 @@ static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
 
 	for (i = 0; t && i < PZ_FLUSH_COUNT; i++) {
 		PyObject *row =
-			Py_BuildValue("(sO)", pz_flush_name((enum pz_flush)i),
+			Py_BuildValue("(sO)", pz_name(&pz_flush_names, i),
 				      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
 
 		if (!row)
@@ -46,17 +46,18 @@ static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
 	return t;
 }
 
-static const char *counter_name_at(int i)
-{
-	return pz_counter_name((unsigned)i);
-}
-
 PyDoc_STRVAR(counter_names__doc__,
 	     "counter_names()\n--\n\nThe hardware counters --counters reads, in perf's names.");
 
 static PyObject *core_counter_names(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_CTR_COUNT, counter_name_at, NULL);
+	const char *name[PZ_CTR_COUNT];
+	const struct pz_names counters = { name, PZ_CTR_COUNT };
+	unsigned i;
+
+	for (i = 0; i < PZ_CTR_COUNT; i++)
+		name[i] = pz_counter_name(i);
+	return pzpy_names_tuple(&counters, NULL);
 }
 
 PyDoc_STRVAR(numa_bind__doc__,

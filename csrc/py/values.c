@@ -22,18 +22,18 @@ PyObject *pzpy_u64_tuple(const uint64_t *v, size_t n, size_t stride)
 	return t;
 }
 
-PyObject *pzpy_names_tuple(int n, const char *(*name_at)(int), int (*keep)(int))
+PyObject *pzpy_names_tuple(const struct pz_names *t, int (*keep)(int))
 {
 	PyObject *names = PyList_New(0), *tuple;
 	int i;
 
-	for (i = 0; names && i < n; i++) {
+	for (i = 0; names && i < t->count; i++) {
 		PyObject *s;
 		int failed;
 
 		if (keep && !keep(i))
 			continue;
-		s = PyUnicode_FromString(name_at(i));
+		s = PyUnicode_FromString(t->name[i]);
 		failed = !s || PyList_Append(names, s) < 0;
 		Py_XDECREF(s);
 		if (failed)

@@ -184,17 +184,8 @@ static PyObject *batch_result(const struct batch_mem *m, const struct pz_batch_p
 {
 	PyObject *s = pzpy_u64_tuple(m->samples, done, 1), *w = pzpy_u64_tuple(m->worst, done, 1);
 	PyObject *steps = m->log.steps ? pzpy_steps_tuple(&m->log) : (Py_INCREF(Py_None), Py_None);
-	PyObject *per = PyTuple_New(p->threads), *d = NULL;
-	unsigned t;
-
-	for (t = 0; per && t < p->threads; t++) {
-		PyObject *row = pzpy_u64_tuple(m->out[t].pass_ticks, done, 1);
-
-		if (!row)
-			Py_CLEAR(per);
-		else
-			PyTuple_SET_ITEM(per, t, row);
-	}
+	/* Each thread's passes: pass_ticks leads its per_t values (batch_mem_alloc). */
+	PyObject *per = pzpy_u64_rows(m->per_thread, p->threads, m->per_t, done, 1), *d = NULL;
 	if (s && w && steps && per)
 		d = Py_BuildValue("{s:O,s:O,s:n,s:K,s:K,s:K,s:K,s:d,s:O,s:O}", "samples", s,
 				  "pass_worst", w, "batches", (Py_ssize_t)nb, "typical_worst",
@@ -238,8 +229,6 @@ PyDoc_STRVAR(
 
 static PyObject *core_bench_batch(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "buffers", "kernel", "batch_pages",      "loops", "yield_between",
-				  "record",  "cpus",   PZPY_POLICY_KWLIST, NULL };
 	PyObject *bufs = NULL, *cpus_obj = NULL, *result = NULL;
 	Py_ssize_t batch = 0;
 	int record = 0, ret;
@@ -252,6 +241,8 @@ static PyObject *core_bench_batch(PyObject *self, PyObject *args, PyObject *kw)
 	struct team_buffers b = { 0 };
 	struct pzpy_policy_run pr = { .flush = "" };
 	struct pzpy_failure fail = { .doing = "the batch benchmark" };
+	static char *kwlist[] = { "buffers", "kernel", "batch_pages",      "loops", "yield_between",
+				  "record",  "cpus",   PZPY_POLICY_KWLIST, NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&O&O&|$ppO" PZPY_POLICY_FORMAT ":bench_batch",
 					 kwlist, &bufs, pzpy_clear_kernel, &p.kernel, pzpy_size,

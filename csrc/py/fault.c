@@ -53,6 +53,11 @@ static PyObject *pages_dict(const struct pz_smaps_pages *pg)
 			     (unsigned long long)pg->kernel_page);
 }
 
+static PyObject *loop_pages(size_t i, const void *pages)
+{
+	return pages_dict((const struct pz_smaps_pages *)pages + i);
+}
+
 /* A summary of @n latencies in ns (sorted in place): too many to keep raw. */
 static PyObject *latency_dict(uint64_t *v, size_t n, size_t unit)
 {
@@ -80,27 +85,10 @@ static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_f
 {
 	const unsigned done = out->loops_done;
 	PyObject *wall, *threads, *pages, *lat, *res = NULL;
-	unsigned i;
 
 	wall = pzpy_u64_tuple(out->wall, done, 1);
-	threads = PyTuple_New(p->threads);
-	pages = PyTuple_New(done);
-	for (i = 0; threads && i < p->threads; i++) {
-		PyObject *t = pzpy_u64_tuple(out->thread + i, done, p->threads);
-
-		if (!t)
-			Py_CLEAR(threads);
-		else
-			PyTuple_SET_ITEM(threads, i, t);
-	}
-	for (i = 0; pages && i < done; i++) {
-		PyObject *d = pages_dict(&out->pages[i]);
-
-		if (!d)
-			Py_CLEAR(pages);
-		else
-			PyTuple_SET_ITEM(pages, i, d);
-	}
+	threads = pzpy_u64_rows(out->thread, p->threads, 1, done, p->threads);
+	pages = pzpy_tuple_of(done, loop_pages, out->pages);
 	/* @nlat covers every loop, loop-major: the completed loops' samples come first. */
 	lat = latency_dict(out->lat, nlat / p->loops * done, p->lat_unit);
 	if (wall && threads && pages && lat)
@@ -118,21 +106,15 @@ PyDoc_STRVAR(fault_workloads__doc__,
 	     "fault_workloads()\n--\n\n"
 	     "The fault workloads as a tuple of (name, description), in table order.");
 
+static PyObject *workload(size_t i, const void *unused)
+{
+	return Py_BuildValue("(ss)", pz_name(&pz_fault_names, (int)i),
+			     pz_name(&pz_fault_descriptions, (int)i));
+}
+
 static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 {
-	PyObject *t = PyTuple_New(PZ_FAULT_COUNT);
-	int i;
-
-	for (i = 0; t && i < PZ_FAULT_COUNT; i++) {
-		PyObject *row = Py_BuildValue("(ss)", pz_name(&pz_fault_names, i),
-					      pz_name(&pz_fault_descriptions, i));
-
-		if (!row)
-			Py_CLEAR(t);
-		else
-			PyTuple_SET_ITEM(t, i, row);
-	}
-	return t;
+	return pzpy_tuple_of(PZ_FAULT_COUNT, workload, NULL);
 }
 
 PyDoc_STRVAR(bench_fault__doc__,
@@ -154,8 +136,6 @@ PyDoc_STRVAR(bench_fault__doc__,
 
 static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "workload", "size", "page_shift", "thp",      "loops",
-				  "threads",  "seed", "clock",      "lat_unit", NULL };
 	enum pz_clock_id clock_id = PZ_CLOCK_NS;
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
@@ -166,6 +146,8 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
+	static char *kwlist[] = { "workload", "size", "page_shift", "thp",      "loops",
+				  "threads",  "seed", "clock",      "lat_unit", NULL };
 
 	memset(&p, 0, sizeof(p));
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&O&O&O&O&:bench_fault", kwlist,
@@ -219,15 +201,15 @@ PyDoc_STRVAR(fault_pass__doc__,
 
 static PyObject *core_fault_pass(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {
-		"workload", "size", "page_shift", "thp", "seed", "lat_unit", NULL
-	};
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
 	struct pz_fault_params p;
 	struct pz_smaps_pages pages;
 	struct pz_region r;
 	PyObject *region, *pd;
+	static char *kwlist[] = {
+		"workload", "size", "page_shift", "thp", "seed", "lat_unit", NULL
+	};
 
 	memset(&p, 0, sizeof(p));
 	p.loops = p.threads = 1;

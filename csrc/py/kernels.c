@@ -5,28 +5,13 @@
 #include "cpu.h"
 #include "pzpy.h"
 
-static PyObject *kernel_row(const struct pz_kernel *k, const struct pz_kernel *clear_pages)
+static PyObject *kernel_row(size_t i, const void *clear_pages)
 {
-	PyObject *features, *row;
+	const struct pz_kernel *k = pz_kernel_at(i);
+	PyObject *features = pzpy_names_from(PZ_FEAT_COUNT, pz_feature_name, k->features), *row;
 	char reason[128];
 	int available = pz_kernel_available(k, reason, sizeof(reason));
-	Py_ssize_t n = 0;
-	unsigned i;
 
-	for (i = 0; i < PZ_FEAT_COUNT; i++)
-		n += (k->features >> i) & 1;
-	features = PyTuple_New(n);
-	for (i = 0, n = 0; features && i < PZ_FEAT_COUNT; i++) {
-		PyObject *name;
-
-		if (!(k->features & (1ull << i)))
-			continue;
-		name = PyUnicode_FromString(pz_feature_name(i));
-		if (!name)
-			Py_CLEAR(features);
-		else
-			PyTuple_SET_ITEM(features, n++, name);
-	}
 	if (!features)
 		return NULL;
 	row = Py_BuildValue(
@@ -51,24 +36,7 @@ PyDoc_STRVAR(kernels__doc__,
 
 static PyObject *core_kernels(PyObject *self, PyObject *unused)
 {
-	const struct pz_kernel *clear_pages = pz_kernel_clear_pages();
-	size_t i, n = pz_kernel_count();
-	PyObject *rows = PyTuple_New((Py_ssize_t)n);
-
-	for (i = 0; rows && i < n; i++) {
-		PyObject *row = kernel_row(pz_kernel_at(i), clear_pages);
-
-		if (!row)
-			Py_CLEAR(rows);
-		else
-			PyTuple_SET_ITEM(rows, (Py_ssize_t)i, row);
-	}
-	return rows;
-}
-
-static int feature_detected(int i)
-{
-	return (int)((pz_cpu_features() >> i) & 1);
+	return pzpy_tuple_of(pz_kernel_count(), kernel_row, pz_kernel_clear_pages());
 }
 
 PyDoc_STRVAR(cpu_features__doc__,
@@ -78,13 +46,7 @@ PyDoc_STRVAR(cpu_features__doc__,
 
 static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 {
-	const char *name[PZ_FEAT_COUNT];
-	const struct pz_names features = { name, PZ_FEAT_COUNT };
-	unsigned i;
-
-	for (i = 0; i < PZ_FEAT_COUNT; i++)
-		name[i] = pz_feature_name(i);
-	return pzpy_names_tuple(&features, feature_detected);
+	return pzpy_names_from(PZ_FEAT_COUNT, pz_feature_name, pz_cpu_features());
 }
 
 /* Run @k over @len bytes, without the GIL when that is worth it. */
@@ -111,11 +73,11 @@ PyDoc_STRVAR(fill__doc__,
 
 static PyObject *core_fill(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "buffer", "value", "kernel", NULL };
 	const struct pz_kernel *k = NULL;
 	PyObject *ret = NULL;
 	Py_buffer view;
 	int value = 0;
+	static char *kwlist[] = { "buffer", "value", "kernel", NULL };
 
 	/* pagezero.fill checks the byte; what only the registry knows is checked here. */
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&iO&:fill", kwlist, pzpy_writable, &view,
@@ -141,11 +103,11 @@ PyDoc_STRVAR(copy__doc__,
 
 static PyObject *core_copy(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "dst", "src", "kernel", NULL };
 	const struct pz_kernel *k = NULL;
 	PyObject *ret = NULL;
 	Py_buffer dst, src;
 	const char *d, *s;
+	static char *kwlist[] = { "dst", "src", "kernel", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&:copy", kwlist, pzpy_writable, &dst,
 					 pzpy_readable, &src, pzpy_copy_kernel, &k))
@@ -179,9 +141,9 @@ PyDoc_STRVAR(check_clock__doc__,
 
 static PyObject *core_check_clock(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "name", NULL };
 	enum pz_clock_id id = PZ_CLOCK_NS;
 	struct pz_clock c;
+	static char *kwlist[] = { "name", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:check_clock", kwlist, pzpy_clock, &id) ||
 	    pzpy_open_clock(&c, id) < 0)
@@ -194,7 +156,7 @@ PyDoc_STRVAR(clocks__doc__, "clocks()\n--\n\nThe clock names, default first.");
 
 static PyObject *core_clocks(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(&pz_clock_names, NULL);
+	return pzpy_names_tuple(&pz_clock_names, PZPY_ALL);
 }
 
 PyDoc_STRVAR(tsc_hz__doc__,

@@ -60,10 +60,8 @@ static void failure_from(struct pzpy_failure *f, const struct pz_run_out *o)
 static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_out *o, int sig)
 {
 	const unsigned T = p->threads, L = p->loops, done = o->loops_done;
-	PyObject *agg = NULL, *per = PyTuple_New(T), *ctr = NULL, *why = NULL, *d = NULL;
-	PyObject *huge = NULL;
+	PyObject *agg = NULL, *per = NULL, *ctr = NULL, *why = NULL, *d = NULL, *huge = NULL;
 	uint64_t *loop = PyMem_Calloc(L, sizeof(*loop)), *sums = NULL;
-	unsigned t;
 
 	if (o->counters)
 		sums = PyMem_Calloc((size_t)L * PZ_CTR_COUNT, sizeof(*sums));
@@ -76,14 +74,7 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 		pz_team_counter_sums(o->counters, (size_t)L * PZ_CTR_COUNT, T, done, PZ_CTR_COUNT,
 				     sums);
 	agg = pzpy_u64_tuple(loop, done, 1);
-	for (t = 0; per && t < T; t++) {
-		PyObject *row = pzpy_u64_tuple(o->samples + (size_t)t * L, done, 1);
-
-		if (!row)
-			Py_CLEAR(per);
-		else
-			PyTuple_SET_ITEM(per, t, row);
-	}
+	per = pzpy_u64_rows(o->samples, T, L, done, 1);
 	ctr = pzpy_counters_dict(sums, done);
 	why = pzpy_interrupted(sig);
 	huge = o->buffer_bytes ? Py_BuildValue("(KK)", (unsigned long long)o->huge_bytes,
@@ -175,10 +166,6 @@ PyDoc_STRVAR(
 
 static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "kind", "kernel", "size",        "chunk",   "page_shift",
-				  "thp",  "loops",  "clock",       "value",   "offset",
-				  "cold", "flush",  "evict_bytes", "threads", "mode",
-				  "cpus", "node",   "counters",    NULL };
 	struct mem_args a = { .flush = "",
 			      .mode = "shared",
 			      .shift = PZ_PAGE_SHIFT_4KB,
@@ -193,6 +180,10 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 	PyObject *result = NULL;
 	uint64_t avail;
 	int ret;
+	static char *kwlist[] = { "kind", "kernel", "size",        "chunk",   "page_shift",
+				  "thp",  "loops",  "clock",       "value",   "offset",
+				  "cold", "flush",  "evict_bytes", "threads", "mode",
+				  "cpus", "node",   "counters",    NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(
 		    args, kw, "O&sO&|$O&O&O&O&O&iO&pzO&O&sOip:bench_mem", kwlist, pzpy_kind,
@@ -291,9 +282,6 @@ PyDoc_STRVAR(
 
 static PyObject *core_run_threads_on(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "buffer", "kernel",      "threads",    "chunk",
-				  "loops",  "value",       "value_step", "cold",
-				  "flush",  "evict_bytes", NULL };
 	const char *flush_s = NULL;
 	unsigned threads = 0, loops = 0;
 	Py_ssize_t chunk = 0, evict_bytes = 0;
@@ -306,6 +294,10 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *args, PyObject *k
 	PyObject *result = NULL;
 	Py_buffer view;
 	char *dst;
+	static char *kwlist[] = { "buffer", "kernel",      "threads",    "chunk",
+				  "loops",  "value",       "value_step", "cold",
+				  "flush",  "evict_bytes", NULL };
+
 	memset(&p, 0, sizeof(p));
 	memset(&out, 0, sizeof(out));
 	if (!PyArg_ParseTupleAndKeywords(

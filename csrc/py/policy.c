@@ -40,12 +40,7 @@ PyDoc_STRVAR(strategies__doc__, "strategies()\n--\n\n"
 
 static PyObject *core_strategies(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(&pz_strategy_names, NULL);
-}
-
-static int cold_available_at(int i)
-{
-	return pz_cold_available((enum pz_cold)i);
+	return pzpy_names_tuple(&pz_strategy_names, PZPY_ALL);
 }
 
 PyDoc_STRVAR(cold_methods__doc__,
@@ -56,7 +51,12 @@ PyDoc_STRVAR(cold_methods__doc__,
 
 static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(&pz_cold_names, cold_available_at);
+	uint64_t available = 0;
+	int c;
+
+	for (c = 0; c < PZ_COLD_COUNT; c++)
+		available |= (uint64_t)pz_cold_available((enum pz_cold)c) << c;
+	return pzpy_names_tuple(&pz_cold_names, available);
 }
 
 PyDoc_STRVAR(policy_constants__doc__,
@@ -91,12 +91,12 @@ PyDoc_STRVAR(clear_order__doc__,
  */
 static PyObject *core_clear_order(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "strategy", "nr_pages", "fault_index", "batch_pages", NULL };
 	enum pz_strategy s = 0;
 	Py_ssize_t nr = 0, fault = 0, batch = 0;
 	struct pz_step_log log = { 0 };
 	PyObject *result = NULL;
 	int ret;
+	static char *kwlist[] = { "strategy", "nr_pages", "fault_index", "batch_pages", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&nO&:clear_order", kwlist, pzpy_strategy, &s,
 					 pzpy_size, &nr, &fault, pzpy_size, &batch))
@@ -123,8 +123,6 @@ PyDoc_STRVAR(clear_folio__doc__,
 
 static PyObject *core_clear_folio(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "buffer", "strategy",  "fault_index", "batch_pages",
-				  "kernel", "nt_kernel", "record",      NULL };
 	PyObject *obj = NULL, *result = NULL;
 	const char *ntname = NULL;
 	Py_ssize_t fault = 0, batch = 0;
@@ -134,6 +132,8 @@ static PyObject *core_clear_folio(PyObject *self, PyObject *args, PyObject *kw)
 	struct pz_clearer clr = { 0 };
 	Py_buffer view;
 	size_t nr;
+	static char *kwlist[] = { "buffer", "strategy",  "fault_index", "batch_pages",
+				  "kernel", "nt_kernel", "record",      NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&nO&O&|zp:clear_folio", kwlist, &obj,
 					 pzpy_strategy, &s, &fault, pzpy_size, &batch,
@@ -211,9 +211,6 @@ PyDoc_STRVAR(bench_folio__doc__,
 
 static PyObject *core_bench_folio(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "folio",  "scrub", "strategy", "fault_index", "batch_pages",
-				  "kernel", "loops", "baseline", "nt_kernel",   PZPY_POLICY_KWLIST,
-				  NULL };
 	PyObject *fobj = NULL, *result = NULL, *d = NULL;
 	const char *ntname = NULL, *baseline = NULL;
 	Py_ssize_t fault = 0, batch = 0;
@@ -226,6 +223,9 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *args, PyObject *kw)
 	char *folio_base;
 	size_t nb_first, nb_count;
 	struct pzpy_failure fail = { .doing = "the folio benchmark" };
+	static char *kwlist[] = { "folio",  "scrub", "strategy", "fault_index", "batch_pages",
+				  "kernel", "loops", "baseline", "nt_kernel",   PZPY_POLICY_KWLIST,
+				  NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(
 		    args, kw, "OO&O&nO&O&O&s|$z" PZPY_POLICY_FORMAT ":bench_folio", kwlist, &fobj,

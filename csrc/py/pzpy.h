@@ -203,11 +203,20 @@ int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages);
 
 /* values.c ---------------------------------------------------------------- */
 
+/* (item(0, ctx), ..., item(n - 1, ctx)), each a new reference; NULL with an exception. */
+PyObject *pzpy_tuple_of(size_t n, PyObject *(*item)(size_t i, const void *ctx), const void *ctx);
+
 /* v[0], v[stride], ... v[(n - 1) * stride] as a tuple of ints. */
 PyObject *pzpy_u64_tuple(const uint64_t *v, size_t n, size_t stride);
 
-/* The names of @t whose values @keep accepts (all when NULL), as a tuple of str. */
-PyObject *pzpy_names_tuple(const struct pz_names *t, int (*keep)(int));
+/* @rows such tuples, row r from v + r * row_stride: per-thread samples. */
+PyObject *pzpy_u64_rows(const uint64_t *v, size_t rows, size_t row_stride, size_t n, size_t stride);
+
+/* The names of @t whose values are bits of @mask (PZPY_ALL: every one), as a tuple of str. */
+PyObject *pzpy_names_tuple(const struct pz_names *t, uint64_t mask);
+/* The same for the names name_of(0..n-1) of a table the C core keeps to itself. */
+PyObject *pzpy_names_from(unsigned n, const char *(*name_of)(unsigned), uint64_t mask);
+#define PZPY_ALL (~(uint64_t)0)
 
 /* {counter name: per-loop deltas} from @v[loop * PZ_CTR_COUNT + counter]; None when @v is NULL. */
 PyObject *pzpy_counters_dict(const uint64_t *v, unsigned loops);

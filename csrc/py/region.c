@@ -26,11 +26,11 @@ PyObject *pzpy_region_adopt(struct pz_region *r)
 
 static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = { "size", "page_shift", "thp", "populate", "guard", NULL };
 	Py_ssize_t size;
 	unsigned int shift = PZ_PAGE_SHIFT_4KB;
 	int thp = PZ_THP_SYSTEM, populate = 1, guard = 0, ret;
 	RegionObject *self;
+	static char *kwlist[] = { "size", "page_shift", "thp", "populate", "guard", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|O&O&pp:Region", kwlist, &size,
 					 pzpy_page_shift, &shift, pzpy_thp, &thp, &populate,
@@ -212,13 +212,13 @@ PyDoc_STRVAR(smaps_pages__doc__,
 
 static PyObject *core_smaps_pages(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = { "spans", "smaps", NULL };
 	const char *path = "/proc/self/smaps";
 	struct pz_smaps_pages pg;
 	struct pz_span *s = NULL;
 	PyObject *seq, *fast, *result = NULL;
 	Py_ssize_t n, i;
 	int ret;
+	static char *kwlist[] = { "spans", "smaps", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s:smaps_pages", kwlist, &seq, &path))
 		return NULL;

@@ -28,22 +28,15 @@ PyDoc_STRVAR(cache_methods__doc__,
 	     "The ways cold mode can get a target out of the caches, best first, as\n"
 	     "(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
 
+static PyObject *cache_method(size_t i, const void *unused)
+{
+	return Py_BuildValue("(sO)", pz_name(&pz_flush_names, (int)i),
+			     pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
+}
+
 static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
 {
-	PyObject *t = PyTuple_New(PZ_FLUSH_COUNT);
-	int i;
-
-	for (i = 0; t && i < PZ_FLUSH_COUNT; i++) {
-		PyObject *row =
-			Py_BuildValue("(sO)", pz_name(&pz_flush_names, i),
-				      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
-
-		if (!row)
-			Py_CLEAR(t);
-		else
-			PyTuple_SET_ITEM(t, i, row);
-	}
-	return t;
+	return pzpy_tuple_of(PZ_FLUSH_COUNT, cache_method, NULL);
 }
 
 PyDoc_STRVAR(counter_names__doc__,
@@ -51,13 +44,7 @@ PyDoc_STRVAR(counter_names__doc__,
 
 static PyObject *core_counter_names(PyObject *self, PyObject *unused)
 {
-	const char *name[PZ_CTR_COUNT];
-	const struct pz_names counters = { name, PZ_CTR_COUNT };
-	unsigned i;
-
-	for (i = 0; i < PZ_CTR_COUNT; i++)
-		name[i] = pz_counter_name(i);
-	return pzpy_names_tuple(&counters, NULL);
+	return pzpy_names_from(PZ_CTR_COUNT, pz_counter_name, PZPY_ALL);
 }
 
 PyDoc_STRVAR(numa_bind__doc__,
@@ -67,10 +54,10 @@ PyDoc_STRVAR(numa_bind__doc__,
 
 static PyObject *core_numa_bind(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "buffer", "node", NULL };
 	Py_buffer view;
 	int node = 0, ret;
 	struct pzpy_failure fail = { .doing = "mbind", .memory = 1 };
+	static char *kwlist[] = { "buffer", "node", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&i:numa_bind", kwlist, pzpy_writable, &view,
 					 &node))
@@ -90,10 +77,10 @@ PyDoc_STRVAR(numa_policy__doc__,
 
 static PyObject *core_numa_policy(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "buffer", NULL };
 	Py_buffer view;
 	int mode = -1, first = -1, node = -1, ret;
 	struct pzpy_failure fail = { .doing = "get_mempolicy", .memory = 1 };
+	static char *kwlist[] = { "buffer", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:numa_policy", kwlist, pzpy_writable, &view))
 		return NULL;

@@ -102,19 +102,19 @@ static int batch_mem_alloc(struct batch_mem *m, const struct pz_batch_params *p,
 	m->out = PyMem_Calloc(p->threads, sizeof(*m->out));
 	m->per_thread = PyMem_Calloc(m->per_t * p->threads, sizeof(uint64_t));
 	m->ticks = PyMem_Calloc(m->total * p->threads, sizeof(uint64_t));
-	m->scratch = PyMem_Calloc(L, sizeof(uint64_t));
-	m->samples = PyMem_Calloc(L, sizeof(uint64_t));
-	m->worst = PyMem_Calloc(L, sizeof(uint64_t));
-	m->sums = PyMem_Calloc(ctr ? ctr : 1, sizeof(uint64_t));
+	/* The summaries, in one allocation that m->scratch owns. */
+	m->scratch = PyMem_Calloc(3 * L + ctr, sizeof(uint64_t));
 	if (record) {
 		m->log.cap = m->total;
 		m->log.steps = PyMem_Calloc(m->total, sizeof(*m->log.steps));
 	}
-	if (!m->out || !m->per_thread || !m->ticks || !m->scratch || !m->samples || !m->worst ||
-	    !m->sums || (record && !m->log.steps)) {
+	if (!m->out || !m->per_thread || !m->ticks || !m->scratch || (record && !m->log.steps)) {
 		PyErr_NoMemory();
 		return -1;
 	}
+	m->samples = m->scratch + L;
+	m->worst = m->samples + L;
+	m->sums = m->worst + L;
 	for (t = 0; t < p->threads; t++) {
 		uint64_t *b = m->per_thread + m->per_t * t;
 
@@ -136,9 +136,6 @@ static void batch_mem_free(struct batch_mem *m)
 	PyMem_Free(m->per_thread);
 	PyMem_Free(m->ticks);
 	PyMem_Free(m->scratch);
-	PyMem_Free(m->samples);
-	PyMem_Free(m->worst);
-	PyMem_Free(m->sums);
 	PyMem_Free(m->log.steps);
 }
 
@@ -284,11 +281,6 @@ out:
 	return result;
 }
 
-static PyMethodDef batch_methods[] = {
+PyMethodDef pzpy_batch_methods[] = {
 	PZPY_KW_METHOD("bench_batch", core_bench_batch, bench_batch__doc__), { NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_batch(PyObject *m)
-{
-	return pzpy_add_methods(m, batch_methods);
-}

@@ -239,14 +239,9 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *args, PyObject *kw)
 	return Py_BuildValue("(NN)", region, pd);
 }
 
-static PyMethodDef fault_methods[] = {
+PyMethodDef pzpy_fault_methods[] = {
 	{ "fault_workloads", core_fault_workloads, METH_NOARGS, fault_workloads__doc__ },
 	PZPY_KW_METHOD("bench_fault", core_bench_fault, bench_fault__doc__),
 	PZPY_KW_METHOD("fault_pass", core_fault_pass, fault_pass__doc__),
 	{ NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_fault(PyObject *m)
-{
-	return pzpy_add_methods(m, fault_methods);
-}

@@ -74,26 +74,24 @@ PyDoc_STRVAR(fill__doc__,
 static PyObject *core_fill(PyObject *self, PyObject *args, PyObject *kw)
 {
 	const struct pz_kernel *k = NULL;
-	PyObject *ret = NULL;
+	PyObject *obj;
 	Py_buffer view;
 	int value = 0;
 	static char *kwlist[] = { "buffer", "value", "kernel", NULL };
 
-	/* pagezero.fill checks the byte; what only the registry knows is checked here. */
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&iO&:fill", kwlist, pzpy_writable, &view,
-					 &value, pzpy_clear_kernel, &k))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO&:fill", kwlist, &obj, &value,
+					 pzpy_clear_kernel, &k))
 		return NULL;
-	if ((k->flags & PZ_ZERO_ONLY) && value != 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "kernel '%s' can only write zeros (fill value must be 0)", k->name);
-		goto out;
-	}
+	/* pagezero.fill checks the byte; what only the registry knows is checked here. */
+	if ((k->flags & PZ_ZERO_ONLY) && value != 0)
+		return PyErr_Format(PyExc_ValueError,
+				    "kernel '%s' can only write zeros (fill value must be 0)",
+				    k->name);
+	if (!pzpy_writable(obj, &view))
+		return NULL;
 	run_kernel(k, view.buf, NULL, value, view.len);
-	ret = Py_None;
-	Py_INCREF(ret);
-out:
 	PyBuffer_Release(&view);
-	return ret;
+	Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(copy__doc__,
@@ -103,10 +101,10 @@ PyDoc_STRVAR(copy__doc__,
 
 static PyObject *core_copy(PyObject *self, PyObject *args, PyObject *kw)
 {
-	const struct pz_kernel *k = NULL;
-	PyObject *ret = NULL;
 	Py_buffer dst, src;
+	const struct pz_kernel *k = NULL;
 	const char *d, *s;
+	PyObject *ret = NULL;
 	static char *kwlist[] = { "dst", "src", "kernel", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&:copy", kwlist, pzpy_writable, &dst,
@@ -126,8 +124,7 @@ static PyObject *core_copy(PyObject *self, PyObject *args, PyObject *kw)
 		goto out;
 	}
 	run_kernel(k, dst.buf, src.buf, 0, dst.len);
-	ret = Py_None;
-	Py_INCREF(ret);
+	ret = Py_NewRef(Py_None);
 out:
 	PyBuffer_Release(&src);
 	PyBuffer_Release(&dst);
@@ -173,7 +170,7 @@ static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
 	Py_END_ALLOW_THREADS return PyFloat_FromDouble(hz);
 }
 
-static PyMethodDef kernel_methods[] = {
+PyMethodDef pzpy_kernel_methods[] = {
 	{ "kernels", core_kernels, METH_NOARGS, kernels__doc__ },
 	{ "cpu_features", core_cpu_features, METH_NOARGS, cpu_features__doc__ },
 	PZPY_KW_METHOD("fill", core_fill, fill__doc__),
@@ -186,8 +183,7 @@ static PyMethodDef kernel_methods[] = {
 
 int pzpy_init_kernels(PyObject *m)
 {
-	if (pzpy_add_methods(m, kernel_methods) < 0 ||
-	    PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0)
+	if (PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0)
 		return -1;
 	return PyModule_AddStringConstant(m, "ARCH",
 #if defined(__x86_64__)

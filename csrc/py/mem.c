@@ -18,29 +18,26 @@ static unsigned run_buffers(const struct pz_run_params *p)
 	       (p->mode == PZ_THREADS_PRIVATE ? p->threads : 1u);
 }
 
+/* The run's arrays, in one allocation that o->samples owns. */
 static int alloc_out(struct pz_run_out *o, unsigned threads, unsigned loops, int counters)
 {
 	size_t n = (size_t)threads * loops;
 
 	memset(o, 0, sizeof(*o));
-	o->samples = PyMem_Calloc(n, sizeof(uint64_t));
-	o->start = PyMem_Calloc(n, sizeof(uint64_t));
-	o->end = PyMem_Calloc(n, sizeof(uint64_t));
-	if (counters)
-		o->counters = PyMem_Calloc(n * PZ_CTR_COUNT, sizeof(uint64_t));
-	if (!o->samples || !o->start || !o->end || (counters && !o->counters)) {
+	o->samples = PyMem_Calloc(n * (3 + (counters ? PZ_CTR_COUNT : 0)), sizeof(uint64_t));
+	if (!o->samples) {
 		PyErr_NoMemory();
 		return -1;
 	}
+	o->start = o->samples + n;
+	o->end = o->start + n;
+	o->counters = counters ? o->end + n : NULL;
 	return 0;
 }
 
 static void free_out(struct pz_run_out *o)
 {
 	PyMem_Free(o->samples);
-	PyMem_Free(o->start);
-	PyMem_Free(o->end);
-	PyMem_Free(o->counters);
 }
 
 /* What the C core said about a failure, for pzpy_raise. */
@@ -356,12 +353,7 @@ out_view:
 	return result;
 }
 
-static PyMethodDef mem_methods[] = { PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
-				     PZPY_KW_METHOD("run_threads_on", core_run_threads_on,
-						    run_threads_on__doc__),
-				     { NULL, NULL, 0, NULL } };
-
-int pzpy_init_mem(PyObject *m)
-{
-	return pzpy_add_methods(m, mem_methods);
-}
+PyMethodDef pzpy_mem_methods[] = { PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
+				   PZPY_KW_METHOD("run_threads_on", core_run_threads_on,
+						  run_threads_on__doc__),
+				   { NULL, NULL, 0, NULL } };

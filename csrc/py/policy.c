@@ -211,11 +211,11 @@ PyDoc_STRVAR(bench_folio__doc__,
 
 static PyObject *core_bench_folio(PyObject *self, PyObject *args, PyObject *kw)
 {
+	struct pz_folio_params p = { 0 };
 	PyObject *fobj = NULL, *result = NULL, *d = NULL;
 	const char *ntname = NULL, *baseline = NULL;
 	Py_ssize_t fault = 0, batch = 0;
 	int ret;
-	struct pz_folio_params p = { 0 };
 	struct pzpy_policy_run pr = { .flush = "" };
 	struct pz_folio_sample *out = NULL;
 	uint64_t *counters = NULL;
@@ -278,7 +278,7 @@ out:
 	return result;
 }
 
-static PyMethodDef policy_methods[] = {
+PyMethodDef pzpy_policy_methods[] = {
 	{ "strategies", core_strategies, METH_NOARGS, strategies__doc__ },
 	{ "cold_methods", core_cold_methods, METH_NOARGS, cold_methods__doc__ },
 	{ "policy_constants", core_policy_constants, METH_NOARGS, policy_constants__doc__ },
@@ -287,8 +287,3 @@ static PyMethodDef policy_methods[] = {
 	PZPY_KW_METHOD("bench_folio", core_bench_folio, bench_folio__doc__),
 	{ NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_policy(PyObject *m)
-{
-	return pzpy_add_methods(m, policy_methods);
-}

@@ -4,8 +4,8 @@
  * converters, and the builders of Python values from C arrays.
  *
  * Each Python-facing concern (kernels.c, mem.c, fault.c, policy.c,
- * batch.c, system.c, region.c) has its own method table and a
- * pzpy_init_*() that adds it to the module; module.c calls them in turn.
+ * batch.c, system.c, region.c) has its own method table, which module.c
+ * adds to the module with the constants and types of pzpy_init_*().
  * What they share: errors.c (exceptions), args.c (converters),
  * conditions.c (cold flushers, pinned CPUs, flush traces), values.c
  * (tuples and dicts from C arrays).
@@ -224,18 +224,13 @@ PyObject *pzpy_counters_dict(const uint64_t *v, unsigned loops);
 /* The steps of a log as (first_page, page_count, nontemporal) tuples. */
 PyObject *pzpy_steps_tuple(const struct pz_step_log *log);
 
-/* Per-concern method tables and types --------------------------------------- */
+/* Per-concern method tables (NULL-terminated), and the constants and types ------ */
 
-int pzpy_init_kernels(PyObject *m);
-int pzpy_init_mem(PyObject *m);
-int pzpy_init_fault(PyObject *m);
-int pzpy_init_policy(PyObject *m);
-int pzpy_init_batch(PyObject *m);
-int pzpy_init_system(PyObject *m);
-int pzpy_init_region(PyObject *m);
+extern PyMethodDef pzpy_kernel_methods[], pzpy_mem_methods[], pzpy_fault_methods[],
+	pzpy_policy_methods[], pzpy_batch_methods[], pzpy_system_methods[], pzpy_region_methods[];
 
-/* Add a NULL-terminated method table to module @m. */
-int pzpy_add_methods(PyObject *m, PyMethodDef *methods);
+int pzpy_init_kernels(PyObject *m); /* VALUE_LOOP, ARCH */
+int pzpy_init_region(PyObject *m);  /* Region, THP_* */
 
 /* region.c: a Region that owns the mapping @r holds (unmapped on failure too). */
 PyObject *pzpy_region_adopt(struct pz_region *r);

@@ -255,14 +255,12 @@ out:
 	return result;
 }
 
-static PyMethodDef region_functions[] = {
+PyMethodDef pzpy_region_methods[] = {
 	PZPY_KW_METHOD("smaps_pages", core_smaps_pages, smaps_pages__doc__), { NULL, NULL, 0, NULL }
 };
 
 int pzpy_init_region(PyObject *m)
 {
-	if (pzpy_add_methods(m, region_functions) < 0)
-		return -1;
 	if (PyType_Ready(&RegionType) < 0 ||
 	    PyModule_AddIntConstant(m, "THP_SYSTEM", PZ_THP_SYSTEM) < 0 ||
 	    PyModule_AddIntConstant(m, "THP_ON", PZ_THP_ON) < 0 ||

@@ -93,7 +93,7 @@ static PyObject *core_numa_policy(PyObject *self, PyObject *args, PyObject *kw)
 	return Py_BuildValue("(iii)", mode, first, node);
 }
 
-static PyMethodDef system_methods[] = {
+PyMethodDef pzpy_system_methods[] = {
 	{ "mem_available", core_mem_available, METH_NOARGS, mem_available__doc__ },
 	{ "cache_methods", core_cache_methods, METH_NOARGS, cache_methods__doc__ },
 	{ "counter_names", core_counter_names, METH_NOARGS, counter_names__doc__ },
@@ -101,8 +101,3 @@ static PyMethodDef system_methods[] = {
 	PZPY_KW_METHOD("numa_policy", core_numa_policy, numa_policy__doc__),
 	{ NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_system(PyObject *m)
-{
-	return pzpy_add_methods(m, system_methods);
-}

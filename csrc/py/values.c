@@ -129,8 +129,3 @@ PyObject *pzpy_steps_tuple(const struct pz_step_log *log)
 {
 	return pzpy_tuple_of(PZ_MIN(log->n, log->cap), step_at, log);
 }
-
-int pzpy_add_methods(PyObject *m, PyMethodDef *methods)
-{
-	return PyModule_AddFunctions(m, methods);
-}

@@ -3,6 +3,8 @@
  * hugetlb) that exposes the buffer protocol and refuses to unmap while
  * views of it exist.
  */
+#include <errno.h>
+
 #include "pzpy.h"
 
 typedef struct {
@@ -36,15 +38,12 @@ static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 					 pzpy_page_shift, &shift, pzpy_thp, &thp, &populate,
 					 &guard))
 		return NULL;
-	if (size <= 0) {
-		PyErr_Format(PyExc_ValueError, "region size must be positive, not %zd", size);
-		return NULL;
-	}
-	if (thp == PZ_THP_ON && shift != PZ_PAGE_SHIFT_4KB) {
-		PyErr_SetString(PyExc_ValueError,
-				"transparent huge pages apply to 4KB mappings only");
-		return NULL;
-	}
+	/*
+	 * pagezero.region words a bad size or THP choice; pz_region_map refuses
+	 * them too, but its -EINVAL for hugetlb pages would read as a pool short.
+	 */
+	if (size <= 0 || (thp == PZ_THP_ON && shift != PZ_PAGE_SHIFT_4KB))
+		return pzpy_raise(-EINVAL, &(struct pzpy_failure){ .doing = "Region" });
 	if (guard && shift != PZ_PAGE_SHIFT_4KB) {
 		PyErr_SetString(PyExc_ValueError, "guard pages need a 4KB-page region");
 		return NULL;

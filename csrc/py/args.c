@@ -55,6 +55,17 @@ int pzpy_size(PyObject *obj, void *dest)
 	return 1;
 }
 
+/* An int, refused with ValueError as the others are (the "i" format raises OverflowError). */
+int pzpy_int(PyObject *obj, void *dest)
+{
+	long long v;
+
+	if (!bounded(obj, "the value", INT_MIN, INT_MAX, &v))
+		return 0;
+	*(int *)dest = (int)v;
+	return 1;
+}
+
 int pzpy_loops(PyObject *obj, void *dest)
 {
 	return bounded_unsigned(obj, "loops", 1, UINT32_MAX, dest);

@@ -79,7 +79,7 @@ static PyObject *core_fill(PyObject *self, PyObject *args, PyObject *kw)
 	int value = 0;
 	static char *kwlist[] = { "buffer", "value", "kernel", NULL };
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OiO&:fill", kwlist, &obj, &value,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&O&:fill", kwlist, &obj, pzpy_int, &value,
 					 pzpy_clear_kernel, &k))
 		return NULL;
 	/* pagezero.fill checks the byte; what only the registry knows is checked here. */

@@ -93,6 +93,11 @@ out:
 	return d;
 }
 
+static const char *const mode_names[] = {
+	[PZ_THREADS_SHARED] = "shared", [PZ_THREADS_PRIVATE] = "private"
+};
+static const struct pz_names threads_modes = { mode_names, 2 };
+
 /* The arguments of bench_mem, as given. */
 struct mem_args {
 	enum pz_kernel_kind kind;
@@ -128,10 +133,8 @@ static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 	p->cold = a->cold;
 	p->flush.evict_len = (size_t)a->evict_bytes;
 	p->threads = a->threads;
-	/* Neither name: a mode pz_bench_mem_check() refuses. */
-	p->mode = strcmp(a->mode, "shared") == 0    ? PZ_THREADS_SHARED
-		  : strcmp(a->mode, "private") == 0 ? PZ_THREADS_PRIVATE
-						    : (enum pz_threads_mode) - 1;
+	/* An unknown name is -1, a mode pz_bench_mem_check() refuses. */
+	p->mode = (enum pz_threads_mode)pz_lookup(&threads_modes, a->mode);
 	p->cpus = cpus;
 	p->node = a->node;
 	p->counters = a->counters;
@@ -183,11 +186,12 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 				  "cpus", "node",   "counters",    NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(
-		    args, kw, "O&sO&|$O&O&O&O&O&iO&pzO&O&sOip:bench_mem", kwlist, pzpy_kind,
+		    args, kw, "O&sO&|$O&O&O&O&O&O&O&pzO&O&sOO&p:bench_mem", kwlist, pzpy_kind,
 		    &a.kind, &a.name, pzpy_size, &a.size, pzpy_size, &a.chunk, pzpy_page_shift,
 		    &a.shift, pzpy_thp, &a.thp, pzpy_loops, &a.loops, pzpy_clock, &a.clock,
-		    &a.value, pzpy_size, &a.offset, &a.cold, &a.flush, pzpy_size, &a.evict_bytes,
-		    pzpy_threads, &a.threads, &a.mode, &a.cpus, &a.node, &a.counters) ||
+		    pzpy_int, &a.value, pzpy_size, &a.offset, &a.cold, &a.flush, pzpy_size,
+		    &a.evict_bytes, pzpy_threads, &a.threads, &a.mode, &a.cpus, pzpy_int, &a.node,
+		    &a.counters) ||
 	    mem_params(&a, &p) < 0)
 		goto out;
 	ret = pz_bench_mem_check(&p, a.clock);
@@ -297,10 +301,11 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *args, PyObject *k
 
 	memset(&p, 0, sizeof(p));
 	memset(&out, 0, sizeof(out));
-	if (!PyArg_ParseTupleAndKeywords(
-		    args, kw, "O&O&O&O&O&iipz|O&:run_threads_on", kwlist, pzpy_writable, &view,
-		    pzpy_clear_kernel, &p.kernel, pzpy_threads, &threads, pzpy_size, &chunk,
-		    pzpy_loops, &loops, &value, &step, &cold, &flush_s, pzpy_size, &evict_bytes))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&O&O&pz|O&:run_threads_on", kwlist,
+					 pzpy_writable, &view, pzpy_clear_kernel, &p.kernel,
+					 pzpy_threads, &threads, pzpy_size, &chunk, pzpy_loops,
+					 &loops, pzpy_int, &value, pzpy_int, &step, &cold, &flush_s,
+					 pzpy_size, &evict_bytes))
 		return NULL;
 	if (cold && pzpy_cold_flusher(flush_s, evict_bytes > 0 ? evict_bytes : 1 << 20, &p.flush,
 				      &evict) < 0)

@@ -177,6 +177,7 @@ void pzpy_policy_release(struct pzpy_policy_run *pr);
  * releases the view when a later argument fails; after a successful parse
  * the caller does.
  */
+int pzpy_int(PyObject *obj, void *dest);          /* int */
 int pzpy_size(PyObject *obj, void *dest);         /* Py_ssize_t *: 0..PY_SSIZE_T_MAX */
 int pzpy_kind(PyObject *obj, void *dest);         /* enum pz_kernel_kind *: 'clear' or 'copy' */
 int pzpy_clear_kernel(PyObject *obj, void *dest); /* const struct pz_kernel **, usable */

@@ -59,8 +59,8 @@ static PyObject *core_numa_bind(PyObject *self, PyObject *args, PyObject *kw)
 	struct pzpy_failure fail = { .doing = "mbind", .memory = 1 };
 	static char *kwlist[] = { "buffer", "node", NULL };
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&i:numa_bind", kwlist, pzpy_writable, &view,
-					 &node))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&:numa_bind", kwlist, pzpy_writable, &view,
+					 pzpy_int, &node))
 		return NULL;
 	ret = pz_numa_bind(view.buf, (size_t)view.len, node);
 	PyBuffer_Release(&view);

@@ -338,6 +338,8 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	}
 }
 
+static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
+
 int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 {
 	const size_t page = (size_t)1 << p->page_shift;
@@ -363,12 +365,7 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out)
 {
 	struct run run;
-	struct pz_team team = { .threads = p->threads,
-				.cpus = NULL,
-				.setup = worker_setup,
-				.body = worker_body,
-				.teardown = worker_teardown,
-				.ctx = &run };
+	struct pz_team team = { .threads = p->threads, .ops = &ops, .ctx = &run };
 	unsigned i;
 	int ret = pz_fault_check(p, clock->id);
 

@@ -328,6 +328,8 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	}
 }
 
+static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
+
 static size_t part_len(const struct pz_run_params *p, unsigned t)
 {
 	size_t part;
@@ -405,12 +407,7 @@ static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
 		    const char *const *src, struct pz_run_out *out, int prefault)
 {
 	struct pz_run run;
-	struct pz_team team = { .threads = p->threads,
-				.cpus = p->cpus,
-				.setup = worker_setup,
-				.body = worker_body,
-				.teardown = worker_teardown,
-				.ctx = &run };
+	struct pz_team team = { .threads = p->threads, .cpus = p->cpus, .ops = &ops, .ctx = &run };
 	unsigned t;
 	int ret;
 

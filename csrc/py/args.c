@@ -13,9 +13,17 @@
 #include "pzpy.h"
 #include "mem_bench.h"
 
-/* An int in [lo, hi] into *v: 1, or 0 with a ValueError naming @what (TypeError for a non-integer). */
-static int bounded(PyObject *obj, const char *what, long long lo, long long hi, long long *v)
+/* Where a bounded integer goes: an int, an unsigned (what the C core counts in) or a Py_ssize_t. */
+enum width { AS_INT, AS_UNSIGNED, AS_SSIZE };
+
+/*
+ * An int in [lo, hi] into @dest, of width @w: 1, or 0 with a ValueError
+ * naming @what (TypeError for a non-integer).
+ */
+static int bounded(PyObject *obj, const char *what, long long lo, long long hi, enum width w,
+		   void *dest)
 {
+	long long v;
 	int overflow;
 
 	if (!PyLong_Check(obj) && !PyIndex_Check(obj)) {
@@ -23,79 +31,59 @@ static int bounded(PyObject *obj, const char *what, long long lo, long long hi, 
 			     Py_TYPE(obj)->tp_name);
 		return 0;
 	}
-	*v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-	if (*v == -1 && PyErr_Occurred())
+	v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+	if (v == -1 && PyErr_Occurred())
 		return 0;
-	if (overflow || *v < lo || *v > hi) {
+	if (overflow || v < lo || v > hi) {
 		PyErr_Format(PyExc_ValueError, "%s must be %lld..%lld, not %S", what, lo, hi, obj);
 		return 0;
 	}
-	return 1;
-}
-
-/* A bounded int into an unsigned: what the C core counts in (loops, threads, seeds). */
-static int bounded_unsigned(PyObject *obj, const char *what, long long lo, long long hi,
-			    unsigned *dest)
-{
-	long long v;
-
-	if (!bounded(obj, what, lo, hi, &v))
-		return 0;
-	*dest = (unsigned)v;
+	if (w == AS_INT)
+		*(int *)dest = (int)v;
+	else if (w == AS_UNSIGNED)
+		*(unsigned *)dest = (unsigned)v;
+	else
+		*(Py_ssize_t *)dest = (Py_ssize_t)v;
 	return 1;
 }
 
 int pzpy_size(PyObject *obj, void *dest)
 {
-	long long v;
-
-	if (!bounded(obj, "the size", 0, PY_SSIZE_T_MAX, &v))
-		return 0;
-	*(Py_ssize_t *)dest = (Py_ssize_t)v;
-	return 1;
+	return bounded(obj, "the size", 0, PY_SSIZE_T_MAX, AS_SSIZE, dest);
 }
 
 /* An int, refused with ValueError as the others are (the "i" format raises OverflowError). */
 int pzpy_int(PyObject *obj, void *dest)
 {
-	long long v;
-
-	if (!bounded(obj, "the value", INT_MIN, INT_MAX, &v))
-		return 0;
-	*(int *)dest = (int)v;
-	return 1;
+	return bounded(obj, "the value", INT_MIN, INT_MAX, AS_INT, dest);
 }
 
 int pzpy_loops(PyObject *obj, void *dest)
 {
-	return bounded_unsigned(obj, "loops", 1, UINT32_MAX, dest);
+	return bounded(obj, "loops", 1, UINT32_MAX, AS_UNSIGNED, dest);
 }
 
 int pzpy_threads(PyObject *obj, void *dest)
 {
-	return bounded_unsigned(obj, "threads", 1, PZ_MAX_THREADS, dest);
+	return bounded(obj, "threads", 1, PZ_MAX_THREADS, AS_UNSIGNED, dest);
 }
 
 int pzpy_seed(PyObject *obj, void *dest)
 {
-	return bounded_unsigned(obj, "seed", 0, UINT32_MAX, dest);
+	return bounded(obj, "seed", 0, UINT32_MAX, AS_UNSIGNED, dest);
 }
 
 int pzpy_thp(PyObject *obj, void *dest)
 {
-	long long v;
-
-	if (!bounded(obj, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM, PZ_THP_OFF, &v))
-		return 0;
-	*(int *)dest = (int)v;
-	return 1;
+	return bounded(obj, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM, PZ_THP_OFF, AS_INT,
+		       dest);
 }
 
 int pzpy_page_shift(PyObject *obj, void *dest)
 {
 	unsigned v;
 
-	if (!bounded_unsigned(obj, "page_shift", 0, 63, &v))
+	if (!bounded(obj, "page_shift", 0, 63, AS_UNSIGNED, &v))
 		return 0;
 	if (v != PZ_PAGE_SHIFT_4KB && v != PZ_PAGE_SHIFT_2MB && v != PZ_PAGE_SHIFT_1GB) {
 		PyErr_Format(PyExc_ValueError,

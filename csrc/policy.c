@@ -7,7 +7,6 @@
  * the same walk can be timed or recorded.
  */
 #include <errno.h>
-#include <string.h>
 
 #include "policy.h"
 

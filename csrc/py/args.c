@@ -8,7 +8,6 @@
  * of 2**64 - 1) with a ValueError naming the argument.
  */
 #include <limits.h>
-#include <string.h>
 
 #include "pzpy.h"
 #include "mem_bench.h"

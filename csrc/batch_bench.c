@@ -15,6 +15,8 @@
 
 size_t pz_batch_count(const struct pz_batch_params *p)
 {
+	if (!p->batch_pages || p->batch_pages > p->nr_pages)
+		return 0;
 	return p->nr_pages / p->batch_pages + (p->nr_pages % p->batch_pages != 0);
 }
 
@@ -189,8 +191,7 @@ int pz_bench_batches(const struct pz_batch_params *p, char *const *bases,
 	if (p->cond.loops_done)
 		*p->cond.loops_done = 0;
 	/* Checked here: a thread that failed alone would leave the others at the barrier. */
-	if (!p->nr_pages || !p->batch_pages || p->batch_pages > p->nr_pages || !p->threads ||
-	    p->threads > PZ_MAX_THREADS)
+	if (!pz_batch_count(p) || !p->threads || p->threads > PZ_MAX_THREADS)
 		return -EINVAL;
 	for (t = 0; t < p->threads; t++)
 		if (!bases[t] || (p->cond.counters && !out[t].counters))

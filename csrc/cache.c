@@ -22,20 +22,7 @@ static const char *const flush_names[PZ_FLUSH_COUNT] = {
 	[PZ_FLUSH_EVICT] = "evict",
 };
 
-const char *pz_flush_name(enum pz_flush m)
-{
-	return (unsigned)m < PZ_FLUSH_COUNT ? flush_names[m] : "?";
-}
-
-int pz_flush_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_FLUSH_COUNT; i++)
-		if (strcmp(name, flush_names[i]) == 0)
-			return i;
-	return -1;
-}
+const struct pz_names pz_flush_names = { flush_names, PZ_FLUSH_COUNT };
 
 int pz_flush_available(enum pz_flush m)
 {

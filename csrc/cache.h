@@ -12,6 +12,7 @@
 #define PZ_CACHE_H
 
 #include "pz.h"
+#include "names.h"
 
 enum pz_flush {
 	PZ_FLUSH_CLFLUSHOPT = 0, /* weakly ordered flush, one mfence at the end */
@@ -20,9 +21,8 @@ enum pz_flush {
 	PZ_FLUSH_COUNT
 };
 
-const char *pz_flush_name(enum pz_flush m);
-/* The method's id, or -1 for an unknown name. */
-int pz_flush_lookup(const char *name);
+/* The methods' names, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_flush_names;
 /* 1 when this CPU has the instruction (evict: always). */
 int pz_flush_available(enum pz_flush m);
 /* The best available: clflushopt, then clflush, then evict. */

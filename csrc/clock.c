@@ -26,20 +26,7 @@ static const char *const clock_names[PZ_CLOCK_COUNT] = {
 	[PZ_CLOCK_TSC] = "tsc",
 };
 
-const char *pz_clock_name(enum pz_clock_id id)
-{
-	return (unsigned)id < PZ_CLOCK_COUNT ? clock_names[id] : "?";
-}
-
-int pz_clock_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_CLOCK_COUNT; i++)
-		if (strcmp(name, clock_names[i]) == 0)
-			return i;
-	return -1;
-}
+const struct pz_names pz_clock_names = { clock_names, PZ_CLOCK_COUNT };
 
 static uint64_t raw_ns(void)
 {

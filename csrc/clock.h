@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "pz.h"
+#include "names.h"
 
 enum pz_clock_id {
 	PZ_CLOCK_NS = 0,
@@ -46,9 +47,8 @@ struct pz_clock {
 	uint64_t fake_step;  /* PAGEZERO_FAKE_CLOCK_STEP_NS, or 0: the real clock */
 };
 
-/* Name <-> id. pz_clock_lookup returns -1 for an unknown name. */
-const char *pz_clock_name(enum pz_clock_id id);
-int pz_clock_lookup(const char *name);
+/* The clocks' names, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_clock_names;
 
 /* 0, or -errno (-ENOENT/-EOPNOTSUPP: no such counter on this machine). */
 int pz_clock_open(struct pz_clock *c, enum pz_clock_id id);

@@ -18,35 +18,22 @@
 #include "stop.h"
 #include "team.h"
 
-static const struct {
-	const char *name;
-	const char *description;
-} workloads[PZ_FAULT_COUNT] = {
-	/* The first two descriptions are perf's, so the output reads the same. */
-	[PZ_FAULT_DEMAND] = { "demand", "Demand loaded mmap()" },
-	[PZ_FAULT_POPULATE] = { "populate", "Eagerly populated mmap()" },
-	[PZ_FAULT_POPULATE_WRITE] = { "populate-write", "mmap() then MADV_POPULATE_WRITE" },
+static const char *const workload_names[PZ_FAULT_COUNT] = {
+	[PZ_FAULT_DEMAND] = "demand",
+	[PZ_FAULT_POPULATE] = "populate",
+	[PZ_FAULT_POPULATE_WRITE] = "populate-write",
 };
 
-const char *pz_fault_name(enum pz_fault_workload w)
-{
-	return (unsigned)w < PZ_FAULT_COUNT ? workloads[w].name : "?";
-}
+const struct pz_names pz_fault_names = { workload_names, PZ_FAULT_COUNT };
 
-const char *pz_fault_description(enum pz_fault_workload w)
-{
-	return (unsigned)w < PZ_FAULT_COUNT ? workloads[w].description : "?";
-}
+/* The first two are perf's, so the output reads the same. */
+static const char *const descriptions[PZ_FAULT_COUNT] = {
+	[PZ_FAULT_DEMAND] = "Demand loaded mmap()",
+	[PZ_FAULT_POPULATE] = "Eagerly populated mmap()",
+	[PZ_FAULT_POPULATE_WRITE] = "mmap() then MADV_POPULATE_WRITE",
+};
 
-int pz_fault_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_FAULT_COUNT; i++)
-		if (strcmp(name, workloads[i].name) == 0)
-			return i;
-	return -1;
-}
+const struct pz_names pz_fault_descriptions = { descriptions, PZ_FAULT_COUNT };
 
 /* Random offsets ---------------------------------------------------------- */
 
@@ -351,7 +338,9 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	}
 }
 
-static int check_params(const struct pz_fault_params *p, const struct pz_clock *clock)
+static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
+
+int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 {
 	const size_t page = (size_t)1 << p->page_shift;
 
@@ -367,7 +356,7 @@ static int check_params(const struct pz_fault_params *p, const struct pz_clock *
 	    (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page || p->size % p->lat_unit))
 		return -EINVAL;
 	/* Each thread counts its own cycles: a wall time across threads has no meaning. */
-	if (clock && clock->id == PZ_CLOCK_CYCLES && p->threads > 1)
+	if (clock == PZ_CLOCK_CYCLES && p->threads > 1)
 		return -EINVAL;
 	return 0;
 }
@@ -376,14 +365,9 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out)
 {
 	struct run run;
-	struct pz_team team = { .threads = p->threads,
-				.cpus = NULL,
-				.setup = worker_setup,
-				.body = worker_body,
-				.teardown = worker_teardown,
-				.ctx = &run };
+	struct pz_team team = { .threads = p->threads, .ops = &ops, .ctx = &run };
 	unsigned i;
-	int ret = check_params(p, clock);
+	int ret = pz_fault_check(p, clock->id);
 
 	if (ret)
 		return ret;
@@ -422,7 +406,7 @@ int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
 	memset(r, 0, sizeof(*r));
 	once.threads = 1;
 	once.loops = 1;
-	ret = check_params(&once, NULL);
+	ret = pz_fault_check(&once, PZ_CLOCK_NS);
 	if (ret)
 		return ret;
 	if (once.lat_unit) {

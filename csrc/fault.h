@@ -19,6 +19,7 @@
 #define PZ_FAULT_H
 
 #include "pz.h"
+#include "names.h"
 #include "clock.h"
 #include "region.h"
 #include "team.h"
@@ -33,10 +34,8 @@ enum pz_fault_workload {
 /* The byte demand writes: not 0, so a test can find every touched byte. */
 #define PZ_FAULT_MARK 0x5a
 
-const char *pz_fault_name(enum pz_fault_workload w);
-const char *pz_fault_description(enum pz_fault_workload w);
-/* The workload's id, or -1 for an unknown name. */
-int pz_fault_lookup(const char *name);
+/* The workloads' names and descriptions, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_fault_names, pz_fault_descriptions;
 
 struct pz_fault_params {
 	enum pz_fault_workload workload;
@@ -62,6 +61,16 @@ struct pz_fault_out {
 
 /* Latency samples one run records (0 without lat_unit; SIZE_MAX when that overflows). */
 size_t pz_fault_lat_count(const struct pz_fault_params *p);
+
+/*
+ * 0, or -EINVAL for parameters the runs refuse: a page shift other than
+ * 12, 21 or 30, a size not a positive multiple of the page, THP on other
+ * than 4KB pages, a latency unit that is not a multiple of the page that
+ * divides the size (or with populate, which has no fault to time), a
+ * cycles clock with more than one thread (each counts its own). The runs
+ * check them first too; a caller checks before mapping anything.
+ */
+int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock);
 
 /*
  * Run @p->loops loops, filling @out (clock units, except latencies: ns).

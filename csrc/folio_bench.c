@@ -29,20 +29,7 @@ static const char *const cold_names[PZ_COLD_COUNT] = {
 	[PZ_COLD_EVICT] = "evict",
 };
 
-const char *pz_cold_name(enum pz_cold c)
-{
-	return (unsigned)c < PZ_COLD_COUNT ? cold_names[c] : "?";
-}
-
-int pz_cold_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_COLD_COUNT; i++)
-		if (strcmp(name, cold_names[i]) == 0)
-			return i;
-	return -1;
-}
+const struct pz_names pz_cold_names = { cold_names, PZ_COLD_COUNT };
 
 int pz_cold_available(enum pz_cold c)
 {

@@ -13,53 +13,30 @@
 /* Prototypes, once. */
 #define PZ_FILL(fn, name, desc, feat, flags, unit, align) void fn(void *, int, size_t);
 #define PZ_COPY(fn, name, desc, feat, flags, unit, align) void fn(void *, const void *, size_t);
-#include "generic/kernels.def"
-#if defined(__x86_64__)
-#include "x86/kernels.def"
-#elif defined(__aarch64__)
-#include "arm64/kernels.def"
-#endif
+#include "kernel_rows.h"
 #undef PZ_FILL
 #undef PZ_COPY
 
-/* The registry, once. */
-#define PZ_FILL(f, nm, desc, feat, fl, un, al) \
-	{ .name = nm,                          \
-	  .description = desc,                 \
-	  .arch = PZ_ARCH,                     \
-	  .kind = PZ_KIND_FILL,                \
-	  .features = feat,                    \
-	  .flags = fl,                         \
-	  .unit = un,                          \
-	  .align = al,                         \
-	  .fn.fill = f },
-#define PZ_COPY(f, nm, desc, feat, fl, un, al) \
-	{ .name = nm,                          \
-	  .description = desc,                 \
-	  .arch = PZ_ARCH,                     \
-	  .kind = PZ_KIND_COPY,                \
-	  .features = feat,                    \
-	  .flags = fl,                         \
-	  .unit = un,                          \
-	  .align = al,                         \
-	  .fn.copy = f },
+/* The registry, once: a row of either kind, its function in fn.fill or fn.copy. */
+#define PZ_ROW(kd, fld, f, nm, desc, feat, fl, un, al) \
+	{ .name = nm,                                  \
+	  .description = desc,                         \
+	  .arch = PZ_ARCH,                             \
+	  .kind = kd,                                  \
+	  .features = feat,                            \
+	  .flags = fl,                                 \
+	  .unit = un,                                  \
+	  .align = al,                                 \
+	  .fn.fld = f },
+#define PZ_FILL(...) PZ_ROW(PZ_KIND_FILL, fill, __VA_ARGS__)
+#define PZ_COPY(...) PZ_ROW(PZ_KIND_COPY, copy, __VA_ARGS__)
 
 static struct pz_kernel registry[] = {
-#define PZ_ARCH "any"
-#include "generic/kernels.def"
-#undef PZ_ARCH
-#if defined(__x86_64__)
-#define PZ_ARCH "x86-64"
-#include "x86/kernels.def"
-#undef PZ_ARCH
-#elif defined(__aarch64__)
-#define PZ_ARCH "arm64"
-#include "arm64/kernels.def"
-#undef PZ_ARCH
-#endif
+#include "kernel_rows.h"
 };
 #undef PZ_FILL
 #undef PZ_COPY
+#undef PZ_ROW
 
 /*
  * Not const only for this: rows whose unit is the DC ZVA block get the
@@ -170,16 +147,14 @@ int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n)
  * -fno-tree-loop-distribute-patterns) or a "generic" measurement would
  * secretly include glibc.
  */
-static void fill_bytes(unsigned char *p, int c, size_t n)
+static void edge_bytes(unsigned char *d, const unsigned char *s, int c, size_t n)
 {
-	while (n--)
-		*p++ = (unsigned char)c;
-}
-
-static void copy_bytes(unsigned char *d, const unsigned char *s, size_t n)
-{
-	while (n--)
-		*d++ = *s++;
+	if (s)
+		while (n--)
+			*d++ = *s++;
+	else
+		while (n--)
+			*d++ = (unsigned char)c;
 }
 
 /*
@@ -192,43 +167,48 @@ static size_t head_bytes(const void *addr, size_t align)
 	return (size_t)(-(uintptr_t)addr) & (align - 1);
 }
 
-void pz_kernel_fill(const struct pz_kernel *k, void *dst, int c, size_t len)
+/* @k's body on @len bytes of whole units: a fill (@s NULL, byte @c) or a copy. */
+static inline __attribute__((always_inline)) void body(const struct pz_kernel *k, unsigned char *d,
+						       const unsigned char *s, int c, size_t len)
 {
-	unsigned char *p = dst;
-	size_t head, body;
+	if (s)
+		k->fn.copy(d, s, len);
+	else
+		k->fn.fill(d, c, len);
+}
+
+/*
+ * A call of @k on any @len bytes: the head up to its alignment and the
+ * tail past its last whole unit byte by byte, the body by the kernel.
+ * Inlined into each kind's entry, where @s is NULL or not at compile time.
+ */
+static inline __attribute__((always_inline)) void edged(const struct pz_kernel *k, unsigned char *d,
+							const unsigned char *s, int c, size_t len)
+{
+	size_t head, whole;
 
 	/* The common case, page-aligned chunks, goes straight to the body. */
-	if (len && !head_bytes(p, k->align) && !(len & (k->unit - 1))) {
-		k->fn.fill(p, c, len);
+	if (len && !head_bytes(d, k->align) && !(len & (k->unit - 1))) {
+		body(k, d, s, c, len);
 		return;
 	}
-	head = PZ_MIN(head_bytes(p, k->align), len);
-	fill_bytes(p, c, head);
-	p += head;
+	head = PZ_MIN(head_bytes(d, k->align), len);
+	edge_bytes(d, s, c, head);
+	d += head;
+	s = s ? s + head : NULL;
 	len -= head;
-	body = len & ~(k->unit - 1);
-	if (body)
-		k->fn.fill(p, c, body);
-	fill_bytes(p + body, c, len - body);
+	whole = len & ~(k->unit - 1);
+	if (whole)
+		body(k, d, s, c, whole);
+	edge_bytes(d + whole, s ? s + whole : NULL, c, len - whole);
+}
+
+void pz_kernel_fill(const struct pz_kernel *k, void *dst, int c, size_t len)
+{
+	edged(k, dst, NULL, c, len);
 }
 
 void pz_kernel_copy(const struct pz_kernel *k, void *dst, const void *src, size_t len)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
-	size_t head, body;
-
-	if (len && !head_bytes(d, k->align) && !(len & (k->unit - 1))) {
-		k->fn.copy(d, s, len);
-		return;
-	}
-	head = PZ_MIN(head_bytes(d, k->align), len);
-	copy_bytes(d, s, head);
-	d += head;
-	s += head;
-	len -= head;
-	body = len & ~(k->unit - 1);
-	if (body)
-		k->fn.copy(d, s, body);
-	copy_bytes(d + body, s + body, len - body);
+	edged(k, dst, src, 0, len);
 }

@@ -328,6 +328,8 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	}
 }
 
+static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
+
 static size_t part_len(const struct pz_run_params *p, unsigned t)
 {
 	size_t part;
@@ -338,14 +340,39 @@ static size_t part_len(const struct pz_run_params *p, unsigned t)
 	return t + 1 < p->threads ? part : p->size - part * (p->threads - 1);
 }
 
-static int bad_params(const struct pz_run_params *p)
+/* Thread t's fill byte: 0..255 (or the loop index), and only 0 for a zeros-only kernel. */
+static int bad_value(const struct pz_run_params *p, unsigned t)
 {
-	return !p->kernel || p->threads == 0 || p->threads > PZ_MAX_THREADS || p->loops == 0 ||
-	       p->size == 0 || p->chunk == 0 || p->offset >= PZ_PART_ALIGN ||
-	       (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict &&
-		!p->flush.evict_len) ||
-	       (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
-		p->size / p->threads < PZ_PART_ALIGN);
+	const int zeros_only = (p->kernel->flags & PZ_ZERO_ONLY) != 0;
+	int v = p->value + (int)t * p->value_step;
+
+	if (p->kernel->kind != PZ_KIND_FILL)
+		return 0;
+	if (p->value == PZ_VALUE_LOOP)
+		return zeros_only;
+	return v < 0 || v > 255 || (zeros_only && v != 0);
+}
+
+int pz_bench_mem_check(const struct pz_run_params *p, enum pz_clock_id clock)
+{
+	unsigned t;
+
+	if (!p->kernel || p->threads == 0 || p->threads > PZ_MAX_THREADS || p->loops == 0 ||
+	    p->size == 0 || p->chunk == 0 || p->chunk > p->size || p->offset >= PZ_PART_ALIGN ||
+	    (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB) ||
+	    (unsigned)p->mode > PZ_THREADS_PRIVATE ||
+	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict &&
+	     !p->flush.evict_len) ||
+	    (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
+	     p->size / p->threads < PZ_PART_ALIGN))
+		return -EINVAL;
+	/* A sample spans every thread's start and end: one clock, not one counter per thread. */
+	if (clock == PZ_CLOCK_CYCLES && p->threads > 1)
+		return -EINVAL;
+	for (t = 0; t < p->threads; t++)
+		if (bad_value(p, t))
+			return -EINVAL;
+	return 0;
 }
 
 /*
@@ -380,12 +407,7 @@ static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
 		    const char *const *src, struct pz_run_out *out, int prefault)
 {
 	struct pz_run run;
-	struct pz_team team = { .threads = p->threads,
-				.cpus = p->cpus,
-				.setup = worker_setup,
-				.body = worker_body,
-				.teardown = worker_teardown,
-				.ctx = &run };
+	struct pz_team team = { .threads = p->threads, .cpus = p->cpus, .ops = &ops, .ctx = &run };
 	unsigned t;
 	int ret;
 
@@ -443,7 +465,8 @@ int pz_bench_mem_on(const struct pz_run_params *p, const struct pz_clock *clock,
 		    const char *const *src, struct pz_run_out *out)
 {
 	start_out(out);
-	if (bad_params(p) || (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict)) {
+	if (pz_bench_mem_check(p, clock->id) ||
+	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict)) {
 		out->stage = PZ_STAGE_ARGS;
 		return -EINVAL;
 	}
@@ -572,7 +595,7 @@ int pz_bench_mem(const struct pz_run_params *p, const struct pz_clock *clock,
 	int ret;
 
 	start_out(out);
-	if (bad_params(p)) {
+	if (pz_bench_mem_check(p, clock->id)) {
 		out->stage = PZ_STAGE_ARGS;
 		return -EINVAL;
 	}

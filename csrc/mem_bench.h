@@ -107,6 +107,14 @@ struct pz_run_out {
 };
 
 /*
+ * 0, or -EINVAL for parameters the run refuses (the fields' comments above
+ * say what each takes; a cycles clock times one thread only; each thread's
+ * fill byte is 0..255, or 0 for a zeros-only kernel). The runs check them
+ * first too; a caller checks before mapping or opening anything.
+ */
+int pz_bench_mem_check(const struct pz_run_params *p, enum pz_clock_id clock);
+
+/*
  * The benchmark: map (bound to @p->node if asked), run, unmap; each thread
  * prefaults its own part, pinned, before the start barrier (untimed).
  * 0, or -errno with out->stage saying which step failed: mapping errors as

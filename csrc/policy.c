@@ -7,7 +7,6 @@
  * the same walk can be timed or recorded.
  */
 #include <errno.h>
-#include <string.h>
 
 #include "policy.h"
 
@@ -19,20 +18,7 @@ static const char *const strategy_names[PZ_STRATEGY_COUNT] = {
 	[PZ_STRATEGY_FRONT_TO_BACK] = "front-to-back",
 };
 
-const char *pz_strategy_name(enum pz_strategy s)
-{
-	return (unsigned)s < PZ_STRATEGY_COUNT ? strategy_names[s] : "?";
-}
-
-int pz_strategy_lookup(const char *name)
-{
-	int i;
-
-	for (i = 0; i < PZ_STRATEGY_COUNT; i++)
-		if (strcmp(name, strategy_names[i]) == 0)
-			return i;
-	return -1;
-}
+const struct pz_names pz_strategy_names = { strategy_names, PZ_STRATEGY_COUNT };
 
 int pz_strategy_uses_nontemporal(enum pz_strategy s)
 {

@@ -15,6 +15,7 @@
 #define PZ_POLICY_H
 
 #include "pz.h"
+#include "names.h"
 #include "kernels.h"
 
 #define PZ_PAGE_SIZE ((size_t)1 << PZ_PAGE_SHIFT_4KB)
@@ -51,9 +52,8 @@ struct pz_step {
 
 typedef void (*pz_step_fn)(void *ctx, const struct pz_step *step);
 
-/* Name <-> id; pz_strategy_lookup returns -1 for an unknown name. */
-const char *pz_strategy_name(enum pz_strategy s);
-int pz_strategy_lookup(const char *name);
+/* The strategies' names, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_strategy_names;
 
 /* 1 when @s clears some pages with non-temporal stores (needs a second kernel). */
 int pz_strategy_uses_nontemporal(enum pz_strategy s);

@@ -113,15 +113,12 @@ static void policy_teardown(void *ctx, unsigned t)
 	pz_clock_close(&th->meter.clock);
 }
 
+static const struct pz_team_ops ops = { policy_setup, policy_body, policy_teardown };
+
 int pz_policy_team_run(const struct pz_policy_team *r)
 {
 	struct policy_run run = { .r = r };
-	struct pz_team team = { .threads = r->threads,
-				.cpus = r->cpus,
-				.setup = policy_setup,
-				.body = policy_body,
-				.teardown = policy_teardown,
-				.ctx = &run };
+	struct pz_team team = { .threads = r->threads, .cpus = r->cpus, .ops = &ops, .ctx = &run };
 	const struct pz_policy_cond *c = r->cond;
 	unsigned t, done = r->loops;
 	int ret;

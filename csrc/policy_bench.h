@@ -117,7 +117,7 @@ struct pz_batch_out {
 	struct pz_step_log *log; /* NULL, or the steps of the timed passes */
 };
 
-/* Batches per pass: nr_pages / batch_pages rounded up. */
+/* Batches per pass: nr_pages / batch_pages rounded up; 0 unless 0 < batch_pages <= nr_pages. */
 size_t pz_batch_count(const struct pz_batch_params *p);
 
 /*
@@ -165,8 +165,8 @@ enum pz_cold {
 	PZ_COLD_COUNT
 };
 
-const char *pz_cold_name(enum pz_cold c);
-int pz_cold_lookup(const char *name);
+/* The baselines' names, by id (names.h: pz_name, pz_lookup). */
+extern const struct pz_names pz_cold_names;
 /* 1 when this build can use @c. */
 int pz_cold_available(enum pz_cold c);
 

@@ -92,8 +92,8 @@ static void *team_main(void *arg)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			m->err = -errno;
 	}
-	if (!m->err && team->setup) {
-		m->err = team->setup(team->ctx, m->t);
+	if (!m->err && team->ops->setup) {
+		m->err = team->ops->setup(team->ctx, m->t);
 		set_up = !m->err;
 	}
 	if (m->err)
@@ -106,9 +106,9 @@ static void *team_main(void *arg)
 	pthread_barrier_wait(&st->barrier);
 	/* Everyone's setup is done and every thread reads the same flag now. */
 	if (!atomic_load(&st->failed))
-		team->body(team->ctx, m->t, st);
-	if (set_up && team->teardown)
-		team->teardown(team->ctx, m->t);
+		team->ops->body(team->ctx, m->t, st);
+	if (set_up && team->ops->teardown)
+		team->ops->teardown(team->ctx, m->t);
 	return NULL;
 }
 

@@ -23,12 +23,17 @@
  */
 struct pz_team_state;
 
-struct pz_team {
-	unsigned threads;                    /* 1 .. PZ_MAX_THREADS */
-	const int *cpus;                     /* NULL, or threads CPU numbers */
+/* What every thread of a team runs, the same for every run of a benchmark. */
+struct pz_team_ops {
 	int (*setup)(void *ctx, unsigned t); /* NULL, or 0 / -errno */
 	void (*body)(void *ctx, unsigned t, struct pz_team_state *st);
 	void (*teardown)(void *ctx, unsigned t); /* NULL, or undoes setup */
+};
+
+struct pz_team {
+	unsigned threads; /* 1 .. PZ_MAX_THREADS */
+	const int *cpus;  /* NULL, or threads CPU numbers */
+	const struct pz_team_ops *ops;
 	void *ctx;
 };
 

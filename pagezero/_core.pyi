@@ -3,7 +3,7 @@
 Written from the method tables and the docstring signatures (``inspect.signature``
 reads the same ones); tests/test_typing.py checks that every name the built module
 has is here. Every parameter the C parser takes positionally may also be given by
-keyword (csrc/py/args.c pzpy_parse()). Sizes and addresses are bytes, clock samples
+keyword (PyArg_ParseTupleAndKeywords). Sizes and addresses are bytes, clock samples
 are in the clock's unit (ns unless a clock is named), ``*_ns`` values nanoseconds.
 The benchmarks' dicts are open (``dict[str, Any]``): their keys are listed in each
 function's docstring.

@@ -1,4 +1,4 @@
-"""The _core bindings themselves: signatures, the keyword parser, the
+"""The _core bindings themselves: signatures, CPython's keyword parser, the
 argument converters and the errors they raise (csrc/py/)."""
 
 import inspect
@@ -81,12 +81,12 @@ def test_one_entry_answers_for_every_condition():
 
 
 def test_unknown_keyword_is_a_type_error():
-    with pytest.raises(TypeError, match="unexpected keyword argument 'loop'"):
+    with pytest.raises(TypeError, match="'loop' is an invalid keyword argument"):
         _core.bench_mem("clear", CLEAR, 4096, chunk=4096, loop=1)
 
 
 def test_duplicate_argument_is_a_type_error():
-    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+    with pytest.raises(TypeError, match=r"given by name \('size'\) and position"):
         _core.bench_mem("clear", CLEAR, 4096, size=4096)
 
 
@@ -135,7 +135,8 @@ def test_copy_refuses_overlapping_buffers():
 
 @pytest.mark.parametrize("value, step", [(300, 0), (255, 1), (-5, 0)])
 def test_run_threads_on_checks_every_threads_fill_value(value, step):
-    with pagezero.region("64KB") as r, pytest.raises(ValueError, match="0..255"):
+    # The C core refuses a byte outside 0..255 for any thread, with the generic message.
+    with pagezero.region("64KB") as r, pytest.raises(ValueError, match="refused its arguments"):
         _core.run_threads_on(r, CLEAR, 2, 4096, 1, value, step, False, "")
 
 

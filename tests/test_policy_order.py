@@ -146,10 +146,10 @@ def test_sequential_in_batches_covers_the_folio():
     "args, message",
     [
         (("sideways", 8, 0, 1), "unknown strategy"),
-        (("sequential", 0, 0, 1), "nr_pages"),
-        (("sequential", 8, 8, 1), "fault index 8 is outside"),
-        (("sequential", 8, -1, 1), "fault index -1 is outside"),
-        (("sequential", 8, 0, 0), "batch"),
+        (("sequential", 0, 0, 1), "refused its arguments"),
+        (("sequential", 8, 8, 1), "refused its arguments"),
+        (("sequential", 8, -1, 1), "refused its arguments"),
+        (("sequential", 8, 0, 0), "refused its arguments"),
     ],
 )
 def test_core_order_bad_input(args, message):

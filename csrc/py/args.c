@@ -1,128 +1,28 @@
 /*
- * args.c - the keyword parser for METH_FASTCALL | METH_KEYWORDS and the
- * converters of the arguments that recur across _core's functions.
+ * args.c - the O& converters of PyArg_ParseTupleAndKeywords for the
+ * arguments that recur across _core's functions: names that become the C
+ * core's enums, bounded integers, buffers.
  *
- * CPython's public API has no FASTCALL keyword parser before 3.13
- * (PyArg_ParseTupleAndKeywords needs a tuple and a dict), so this maps
- * (args, nargs, kwnames) onto a static list of names. The integer
- * converters refuse what the "I" format would have wrapped (loops=-1
- * became 4294967295) with a ValueError naming the argument.
+ * The integer converters refuse what the "I" and "n" formats would have
+ * wrapped or passed on (loops=-1 became 4294967295, a size of -1 a size_t
+ * of 2**64 - 1) with a ValueError naming the argument.
  */
 #include <limits.h>
-#include <string.h>
 
 #include "pzpy.h"
 #include "mem_bench.h"
 
-#define PZPY_MAX_PARAMS 24
+/* Where a bounded integer goes: an int, an unsigned (what the C core counts in) or a Py_ssize_t. */
+enum width { AS_INT, AS_UNSIGNED, AS_SSIZE };
 
-int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-	       const struct pzpy_param *params, int n, int required, int positional)
+/*
+ * An int in [lo, hi] into @dest, of width @w: 1, or 0 with a ValueError
+ * naming @what (TypeError for a non-integer).
+ */
+static int bounded(PyObject *obj, const char *what, long long lo, long long hi, enum width w,
+		   void *dest)
 {
-	PyObject *given[PZPY_MAX_PARAMS] = { NULL };
-	Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, k;
-	int i, done;
-
-	if (n > PZPY_MAX_PARAMS) {
-		PyErr_Format(PyExc_SystemError, "%s() has too many parameters to parse", fname);
-		return -1;
-	}
-	if (nargs > positional) {
-		PyErr_Format(PyExc_TypeError,
-			     "%s() takes at most %d positional argument%s "
-			     "(%zd given)",
-			     fname, positional, positional == 1 ? "" : "s", nargs);
-		return -1;
-	}
-	for (i = 0; i < nargs; i++)
-		given[i] = args[i];
-	for (k = 0; k < nkw; k++) {
-		PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-
-		for (i = 0; i < n; i++)
-			if (PyUnicode_CompareWithASCIIString(key, params[i].name) == 0)
-				break;
-		if (i == n) {
-			PyErr_Format(PyExc_TypeError,
-				     "%s() got an unexpected keyword argument '%U'", fname, key);
-			return -1;
-		}
-		if (given[i]) {
-			PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
-				     fname, params[i].name);
-			return -1;
-		}
-		given[i] = args[nargs + k];
-	}
-	for (i = 0; i < required; i++) {
-		if (!given[i]) {
-			PyErr_Format(PyExc_TypeError,
-				     "%s() missing required argument '%s' (pos %d)", fname,
-				     params[i].name, i + 1);
-			return -1;
-		}
-	}
-	for (done = 0; done < n; done++)
-		if (given[done] && !params[done].convert(given[done], params[done].dest))
-			goto release;
-	return 0;
-release:
-	/* Give back what the converters before the failing one acquired (buffers). */
-	for (i = 0; i < done; i++)
-		if (given[i])
-			params[i].convert(NULL, params[i].dest);
-	return -1;
-}
-
-int pzpy_object(PyObject *obj, void *dest)
-{
-	if (obj)
-		*(PyObject **)dest = obj;
-	return 1;
-}
-
-int pzpy_str(PyObject *obj, void *dest)
-{
-	const char *s;
-
-	if (!obj)
-		return 1;
-	if (!PyUnicode_Check(obj)) {
-		PyErr_Format(PyExc_TypeError, "expected str, not %.100s", Py_TYPE(obj)->tp_name);
-		return 0;
-	}
-	s = PyUnicode_AsUTF8(obj);
-	if (!s)
-		return 0;
-	*(const char **)dest = s;
-	return 1;
-}
-
-int pzpy_str_or_none(PyObject *obj, void *dest)
-{
-	if (obj == Py_None) {
-		*(const char **)dest = NULL;
-		return 1;
-	}
-	return pzpy_str(obj, dest);
-}
-
-int pzpy_bool(PyObject *obj, void *dest)
-{
-	int v;
-
-	if (!obj)
-		return 1;
-	v = PyObject_IsTrue(obj);
-	if (v < 0)
-		return 0;
-	*(int *)dest = v;
-	return 1;
-}
-
-/* An int in [lo, hi], or 0 with a ValueError naming @what (TypeError for a non-integer). */
-static int bounded(PyObject *obj, const char *what, long long lo, long long hi, long long *v)
-{
+	long long v;
 	int overflow;
 
 	if (!PyLong_Check(obj) && !PyIndex_Check(obj)) {
@@ -130,28 +30,13 @@ static int bounded(PyObject *obj, const char *what, long long lo, long long hi, 
 			     Py_TYPE(obj)->tp_name);
 		return 0;
 	}
-	*v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-	if (*v == -1 && PyErr_Occurred())
+	v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+	if (v == -1 && PyErr_Occurred())
 		return 0;
-	if (overflow || *v < lo || *v > hi) {
+	if (overflow || v < lo || v > hi) {
 		PyErr_Format(PyExc_ValueError, "%s must be %lld..%lld, not %S", what, lo, hi, obj);
 		return 0;
 	}
-	return 1;
-}
-
-/* Where a bounded integer goes: an int, an unsigned or a Py_ssize_t. */
-enum width { AS_INT, AS_UNSIGNED, AS_SSIZE };
-
-static int convert_int(PyObject *obj, void *dest, const char *what, long long lo, long long hi,
-		       enum width w)
-{
-	long long v;
-
-	if (!obj)
-		return 1;
-	if (!bounded(obj, what, lo, hi, &v))
-		return 0;
 	if (w == AS_INT)
 		*(int *)dest = (int)v;
 	else if (w == AS_UNSIGNED)
@@ -161,44 +46,43 @@ static int convert_int(PyObject *obj, void *dest, const char *what, long long lo
 	return 1;
 }
 
-int pzpy_int(PyObject *obj, void *dest)
+int pzpy_size(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "the value", INT_MIN, INT_MAX, AS_INT);
+	return bounded(obj, "the size", 0, PY_SSIZE_T_MAX, AS_SSIZE, dest);
 }
 
-int pzpy_ssize(PyObject *obj, void *dest)
+/* An int, refused with ValueError as the others are (the "i" format raises OverflowError). */
+int pzpy_int(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "the size", PY_SSIZE_T_MIN, PY_SSIZE_T_MAX, AS_SSIZE);
+	return bounded(obj, "the value", INT_MIN, INT_MAX, AS_INT, dest);
 }
 
 int pzpy_loops(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "loops", 1, UINT32_MAX, AS_UNSIGNED);
+	return bounded(obj, "loops", 1, UINT32_MAX, AS_UNSIGNED, dest);
 }
 
 int pzpy_threads(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "threads", 1, PZ_MAX_THREADS, AS_UNSIGNED);
+	return bounded(obj, "threads", 1, PZ_MAX_THREADS, AS_UNSIGNED, dest);
 }
 
 int pzpy_seed(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "seed", 0, UINT32_MAX, AS_UNSIGNED);
+	return bounded(obj, "seed", 0, UINT32_MAX, AS_UNSIGNED, dest);
 }
 
 int pzpy_thp(PyObject *obj, void *dest)
 {
-	return convert_int(obj, dest, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM, PZ_THP_OFF,
-			   AS_INT);
+	return bounded(obj, "thp mode (0 system, 1 on, 2 off)", PZ_THP_SYSTEM, PZ_THP_OFF, AS_INT,
+		       dest);
 }
 
 int pzpy_page_shift(PyObject *obj, void *dest)
 {
 	unsigned v;
 
-	if (!obj)
-		return 1;
-	if (!convert_int(obj, &v, "page_shift", 0, 63, AS_UNSIGNED))
+	if (!bounded(obj, "page_shift", 0, 63, AS_UNSIGNED, &v))
 		return 0;
 	if (v != PZ_PAGE_SHIFT_4KB && v != PZ_PAGE_SHIFT_2MB && v != PZ_PAGE_SHIFT_1GB) {
 		PyErr_Format(PyExc_ValueError,
@@ -209,34 +93,54 @@ int pzpy_page_shift(PyObject *obj, void *dest)
 	return 1;
 }
 
-int pzpy_kind(PyObject *obj, void *dest)
+/*
+ * The value the str @obj names in @t, into the int-sized enum at @dest: 1,
+ * or 0 with a ValueError that names @what and lists the known names.
+ */
+static int lookup_name(PyObject *obj, const struct pz_names *t, const char *what, void *dest)
 {
-	const char *s;
+	const char *name;
+	PyObject *known;
+	int i;
 
-	if (!obj)
-		return 1;
-	if (!pzpy_str(obj, &s))
-		return 0;
-	if (strcmp(s, "clear") == 0)
-		*(enum pz_kernel_kind *)dest = PZ_KIND_FILL;
-	else if (strcmp(s, "copy") == 0)
-		*(enum pz_kernel_kind *)dest = PZ_KIND_COPY;
-	else {
-		PyErr_Format(PyExc_ValueError,
-			     "unknown kernel kind '%s' (expected 'clear' or 'copy')", s);
+	if (!PyUnicode_Check(obj)) {
+		PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what,
+			     Py_TYPE(obj)->tp_name);
 		return 0;
 	}
-	return 1;
+	name = PyUnicode_AsUTF8(obj);
+	if (!name)
+		return 0;
+	*(int *)dest = pz_lookup(t, name);
+	if (*(int *)dest >= 0)
+		return 1;
+	known = PyUnicode_FromString(pz_name(t, 0));
+	for (i = 1; known && i < t->count; i++)
+		Py_SETREF(known, PyUnicode_FromFormat("%U, %s", known, pz_name(t, i)));
+	if (known)
+		PyErr_Format(PyExc_ValueError, "unknown %s '%s' (known: %U)", what, name, known);
+	Py_XDECREF(known);
+	return 0;
+}
+
+static const char *const kind_names[] = { [PZ_KIND_FILL] = "clear", [PZ_KIND_COPY] = "copy" };
+const struct pz_names pzpy_kinds = { kind_names, 2 };
+
+int pzpy_kind(PyObject *obj, void *dest)
+{
+	return lookup_name(obj, &pzpy_kinds, "kernel kind", dest);
 }
 
 static int kernel_of(PyObject *obj, void *dest, enum pz_kernel_kind kind)
 {
-	const char *name;
+	const char *name = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
 
-	if (!obj)
-		return 1;
-	if (!pzpy_str(obj, &name))
+	if (!name) {
+		if (!PyErr_Occurred())
+			PyErr_Format(PyExc_TypeError, "kernel must be a str, not %.100s",
+				     Py_TYPE(obj)->tp_name);
 		return 0;
+	}
 	*(const struct pz_kernel **)dest = pzpy_usable_kernel(kind, name);
 	return *(const struct pz_kernel **)dest != NULL;
 }
@@ -251,67 +155,26 @@ int pzpy_copy_kernel(PyObject *obj, void *dest)
 	return kernel_of(obj, dest, PZ_KIND_COPY);
 }
 
-/*
- * The id @lookup gives the str @obj in *id: 1, or 0 with a ValueError that
- * names @what and the @known names.
- */
-static int lookup_name(PyObject *obj, int (*lookup)(const char *), const char *what,
-		       const char *known, int *id)
-{
-	const char *name;
-
-	if (!pzpy_str(obj, &name))
-		return 0;
-	*id = lookup(name);
-	if (*id >= 0)
-		return 1;
-	PyErr_Format(PyExc_ValueError, "unknown %s '%s' (%s)", what, name, known);
-	return 0;
-}
-
 int pzpy_clock(PyObject *obj, void *dest)
 {
-	int id;
-
-	if (obj &&
-	    !lookup_name(obj, pz_clock_lookup, "clock", "expected ns, timeval, cycles or tsc", &id))
-		return 0;
-	if (obj)
-		*(enum pz_clock_id *)dest = (enum pz_clock_id)id;
-	return 1;
+	return lookup_name(obj, &pz_clock_names, "clock", dest);
 }
 
 int pzpy_workload(PyObject *obj, void *dest)
 {
-	int id;
-
-	if (obj && !lookup_name(obj, pz_fault_lookup, "workload",
-				"expected demand, populate or populate-write", &id))
-		return 0;
-	if (obj)
-		*(enum pz_fault_workload *)dest = (enum pz_fault_workload)id;
-	return 1;
+	return lookup_name(obj, &pz_fault_names, "workload", dest);
 }
 
 int pzpy_strategy(PyObject *obj, void *dest)
 {
-	char known[160] = "known: ";
-	int i, id;
-
-	for (i = 0; i < PZ_STRATEGY_COUNT; i++) {
-		if (i)
-			strncat(known, ", ", sizeof(known) - strlen(known) - 1);
-		strncat(known, pz_strategy_name((enum pz_strategy)i),
-			sizeof(known) - strlen(known) - 1);
-	}
-	if (obj && !lookup_name(obj, pz_strategy_lookup, "strategy", known, &id))
-		return 0;
-	if (obj)
-		*(enum pz_strategy *)dest = (enum pz_strategy)id;
-	return 1;
+	return lookup_name(obj, &pz_strategy_names, "strategy", dest);
 }
 
-static int get_buffer(PyObject *obj, void *dest, int flags, const char *what)
+/*
+ * A contiguous buffer into the Py_buffer @dest; Py_CLEANUP_SUPPORTED, so
+ * that the parser gives it back (obj NULL) when a later argument fails.
+ */
+static int get_buffer(PyObject *obj, void *dest, int flags)
 {
 	Py_buffer *view = dest;
 
@@ -320,23 +183,23 @@ static int get_buffer(PyObject *obj, void *dest, int flags, const char *what)
 		return 1;
 	}
 	if (PyObject_GetBuffer(obj, view, flags | PyBUF_ANY_CONTIGUOUS) == 0)
-		return 1;
+		return Py_CLEANUP_SUPPORTED;
 	PyErr_Clear();
 	PyErr_Format(PyExc_ValueError,
-		     "%s must be a %scontiguous buffer (bytearray, memoryview, "
+		     "the buffer must be a %scontiguous buffer (bytearray, memoryview, "
 		     "mmap, numpy array), not %.100s",
-		     what, (flags & PyBUF_WRITABLE) ? "writable " : "", Py_TYPE(obj)->tp_name);
+		     (flags & PyBUF_WRITABLE) ? "writable " : "", Py_TYPE(obj)->tp_name);
 	return 0;
 }
 
 int pzpy_writable(PyObject *obj, void *dest)
 {
-	return get_buffer(obj, dest, PyBUF_WRITABLE, "the buffer");
+	return get_buffer(obj, dest, PyBUF_WRITABLE);
 }
 
 int pzpy_readable(PyObject *obj, void *dest)
 {
-	return get_buffer(obj, dest, 0, "the buffer");
+	return get_buffer(obj, dest, 0);
 }
 
 int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages)

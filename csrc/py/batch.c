@@ -11,16 +11,6 @@
 #include "stats.h"
 #include "team.h"
 
-/* Pages per batch: 1..nr_pages, or -1 with ValueError. */
-static int check_batch(Py_ssize_t batch, size_t nr_pages)
-{
-	if (batch > 0 && (size_t)batch <= nr_pages)
-		return 0;
-	PyErr_Format(PyExc_ValueError, "batch must be 1..%zu pages (the region), not %zd", nr_pages,
-		     batch);
-	return -1;
-}
-
 /* loops * batches (* threads) entries, or 0 with ValueError when that overflows. */
 static size_t batch_records(size_t nb, unsigned loops, unsigned threads)
 {
@@ -112,19 +102,19 @@ static int batch_mem_alloc(struct batch_mem *m, const struct pz_batch_params *p,
 	m->out = PyMem_Calloc(p->threads, sizeof(*m->out));
 	m->per_thread = PyMem_Calloc(m->per_t * p->threads, sizeof(uint64_t));
 	m->ticks = PyMem_Calloc(m->total * p->threads, sizeof(uint64_t));
-	m->scratch = PyMem_Calloc(L, sizeof(uint64_t));
-	m->samples = PyMem_Calloc(L, sizeof(uint64_t));
-	m->worst = PyMem_Calloc(L, sizeof(uint64_t));
-	m->sums = PyMem_Calloc(ctr ? ctr : 1, sizeof(uint64_t));
+	/* The summaries, in one allocation that m->scratch owns. */
+	m->scratch = PyMem_Calloc(3 * L + ctr, sizeof(uint64_t));
 	if (record) {
 		m->log.cap = m->total;
 		m->log.steps = PyMem_Calloc(m->total, sizeof(*m->log.steps));
 	}
-	if (!m->out || !m->per_thread || !m->ticks || !m->scratch || !m->samples || !m->worst ||
-	    !m->sums || (record && !m->log.steps)) {
+	if (!m->out || !m->per_thread || !m->ticks || !m->scratch || (record && !m->log.steps)) {
 		PyErr_NoMemory();
 		return -1;
 	}
+	m->samples = m->scratch + L;
+	m->worst = m->samples + L;
+	m->sums = m->worst + L;
 	for (t = 0; t < p->threads; t++) {
 		uint64_t *b = m->per_thread + m->per_t * t;
 
@@ -146,9 +136,6 @@ static void batch_mem_free(struct batch_mem *m)
 	PyMem_Free(m->per_thread);
 	PyMem_Free(m->ticks);
 	PyMem_Free(m->scratch);
-	PyMem_Free(m->samples);
-	PyMem_Free(m->worst);
-	PyMem_Free(m->sums);
 	PyMem_Free(m->log.steps);
 }
 
@@ -194,17 +181,8 @@ static PyObject *batch_result(const struct batch_mem *m, const struct pz_batch_p
 {
 	PyObject *s = pzpy_u64_tuple(m->samples, done, 1), *w = pzpy_u64_tuple(m->worst, done, 1);
 	PyObject *steps = m->log.steps ? pzpy_steps_tuple(&m->log) : (Py_INCREF(Py_None), Py_None);
-	PyObject *per = PyTuple_New(p->threads), *d = NULL;
-	unsigned t;
-
-	for (t = 0; per && t < p->threads; t++) {
-		PyObject *row = pzpy_u64_tuple(m->out[t].pass_ticks, done, 1);
-
-		if (!row)
-			Py_CLEAR(per);
-		else
-			PyTuple_SET_ITEM(per, t, row);
-	}
+	/* Each thread's passes: pass_ticks leads its per_t values (batch_mem_alloc). */
+	PyObject *per = pzpy_u64_rows(m->per_thread, p->threads, m->per_t, done, 1), *d = NULL;
 	if (s && w && steps && per)
 		d = Py_BuildValue("{s:O,s:O,s:n,s:K,s:K,s:K,s:K,s:d,s:O,s:O}", "samples", s,
 				  "pass_worst", w, "batches", (Py_ssize_t)nb, "typical_worst",
@@ -246,8 +224,7 @@ PyDoc_STRVAR(
 	"its buffer or -1, length) with trace, else None), loops_done and\n"
 	"interrupted (None, or the signal's name).");
 
-static PyObject *core_bench_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_bench_batch(PyObject *self, PyObject *args, PyObject *kw)
 {
 	PyObject *bufs = NULL, *cpus_obj = NULL, *result = NULL;
 	Py_ssize_t batch = 0;
@@ -260,40 +237,38 @@ static PyObject *core_bench_batch(PyObject *self, PyObject *const *args, Py_ssiz
 	struct batch_mem m = { 0 };
 	struct team_buffers b = { 0 };
 	struct pzpy_policy_run pr = { .flush = "" };
-	const struct pzpy_param params[] = {
-		{ "buffers", pzpy_object, &bufs },
-		{ "kernel", pzpy_clear_kernel, &p.kernel },
-		{ "batch_pages", pzpy_ssize, &batch },
-		{ "loops", pzpy_loops, &p.loops },
-		{ "yield_between", pzpy_bool, &p.yield },
-		{ "record", pzpy_bool, &record },
-		{ "cpus", pzpy_object, &cpus_obj },
-		PZPY_POLICY_PARAMS(pr),
-	};
 	struct pzpy_failure fail = { .doing = "the batch benchmark" };
+	static char *kwlist[] = { "buffers", "kernel", "batch_pages",      "loops", "yield_between",
+				  "record",  "cpus",   PZPY_POLICY_KWLIST, NULL };
 
-	if (PZPY_PARSE("bench_batch", params, 4, 4) < 0 ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&O&O&|$ppO" PZPY_POLICY_FORMAT ":bench_batch",
+					 kwlist, &bufs, pzpy_clear_kernel, &p.kernel, pzpy_size,
+					 &batch, pzpy_loops, &p.loops, &p.yield, &record, &cpus_obj,
+					 PZPY_POLICY_ARGS(pr)) ||
 	    team_buffers_get(&b, bufs, &p.nr_pages) < 0)
 		goto out;
 	p.threads = b.n;
-	if (check_batch(batch, p.nr_pages) < 0)
-		goto out;
 	p.batch_pages = (size_t)batch;
 	if (cpus_obj && pzpy_cpus(cpus_obj, p.threads, &cpus) < 0)
 		goto out;
 	p.cpus = cpus;
+	/* pagezero.measure.policy.batches words a bad batch; 0 batches is what slipped past it. */
 	nb = pz_batch_count(&p);
+	if (!nb) {
+		pzpy_raise(-EINVAL, &fail);
+		goto out;
+	}
 	total = batch_records(nb, p.loops, p.threads);
 	/* The conditions first: the arrays depend on them (counters). */
 	if (!total ||
 	    pzpy_policy_cond(&pr, &p.cond, b.bases, p.nr_pages * PZ_PAGE_SIZE, p.threads * total) <
 		    0 ||
-	    batch_mem_alloc(&m, &p, nb, record) < 0 || pzpy_policy_begin(&pr) < 0)
+	    batch_mem_alloc(&m, &p, nb, record) < 0 || pzpy_timed_begin(&pr.timed, PZ_CLOCK_NS) < 0)
 		goto out;
-	Py_BEGIN_ALLOW_THREADS ret = pz_bench_batches(&p, b.bases, &pr.clock, m.out);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_batches(&p, b.bases, &pr.timed.clock, m.out);
 	if (!ret || ret == -EINTR)
 		batch_summarize(&m, &p, nb, pr.done, &typical, &sum);
-	Py_END_ALLOW_THREADS pzpy_policy_end(&pr);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&pr.timed);
 	fail.threads = p.threads;
 	fail.cpus = cpus;
 	if (pzpy_policy_check(&pr, ret, &fail) == 0)
@@ -306,11 +281,6 @@ out:
 	return result;
 }
 
-static PyMethodDef batch_methods[] = { { "bench_batch", PZPY_FASTCALL(core_bench_batch), PZPY_KW,
-					 bench_batch__doc__ },
-				       { NULL, NULL, 0, NULL } };
-
-int pzpy_init_batch(PyObject *m)
-{
-	return pzpy_add_methods(m, batch_methods);
-}
+PyMethodDef pzpy_batch_methods[] = {
+	PZPY_KW_METHOD("bench_batch", core_bench_batch, bench_batch__doc__), { NULL, NULL, 0, NULL }
+};

@@ -17,7 +17,7 @@ int pzpy_flush_method(const char *name, enum pz_flush *m)
 		*m = pz_flush_best();
 		return 0;
 	}
-	id = pz_flush_lookup(name);
+	id = pz_lookup(&pz_flush_names, name);
 	if (id < 0) {
 		PyErr_Format(PyExc_ValueError,
 			     "unknown cold method '%s' (expected clflushopt, clflush or evict)",

@@ -15,11 +15,6 @@ PyObject *pzpy_PagezeroError;
 PyObject *pzpy_UnavailableError;
 PyObject *pzpy_MappingError;
 
-const char *pzpy_kind_name(enum pz_kernel_kind kind)
-{
-	return kind == PZ_KIND_FILL ? "clear" : "copy";
-}
-
 const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char *name)
 {
 	const struct pz_kernel *k = pz_kernel_find(kind, name);
@@ -28,7 +23,7 @@ const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char 
 	if (!k) {
 		PyErr_Format(PyExc_ValueError,
 			     "unknown %s kernel '%s' (pagezero.kernels() lists them)",
-			     pzpy_kind_name(kind), name);
+			     pz_name(&pzpy_kinds, kind), name);
 		return NULL;
 	}
 	if (!pz_kernel_available(k, reason, sizeof(reason))) {
@@ -54,7 +49,7 @@ int pzpy_open_clock(struct pz_clock *c, enum pz_clock_id id)
 			     strerror(-ret));
 	else
 		PyErr_Format(pzpy_UnavailableError, "the %s clock is not available here: %s",
-			     pz_clock_name(id), strerror(-ret));
+			     pz_name(&pz_clock_names, id), strerror(-ret));
 	return -1;
 }
 
@@ -266,43 +261,52 @@ static PyObject *by_errno(int err, const struct pzpy_failure *f)
 static unsigned stop_users;
 static struct pz_stop_saved stop_saved;
 
-int pzpy_stop_begin(struct pzpy_stop *s)
+int pzpy_timed_begin(struct pzpy_timed *t, enum pz_clock_id clock)
 {
 	int err;
 
-	s->sig = 0;
+	t->sig = 0;
+	if (pzpy_open_clock(&t->clock, clock) < 0)
+		return -1;
 	if (stop_users++ > 0)
 		return 0;
 	pz_stop_clear();
 	err = pz_stop_catch(&stop_saved);
 	if (err) {
 		stop_users--;
+		pz_clock_close(&t->clock);
 		pzpy_raise(err, &(struct pzpy_failure){ .doing = "sigaction" });
 		return -1;
 	}
 	return 0;
 }
 
-void pzpy_stop_end(struct pzpy_stop *s)
+void pzpy_timed_end(struct pzpy_timed *t)
 {
-	s->sig = pz_stop_requested();
+	pz_clock_close(&t->clock);
+	t->sig = pz_stop_requested();
 	if (--stop_users > 0)
 		return;
 	pz_stop_release(&stop_saved);
 	pz_stop_clear();
 }
 
-void pzpy_stop_redeliver(const struct pzpy_stop *s)
+int pzpy_timed_check(const struct pzpy_timed *t, int ret, const struct pzpy_failure *f)
 {
+	/* Stopped by a signal: the completed loops are the result, not an error. */
+	if (!ret || (ret == -EINTR && t->sig))
+		return 0;
+	pzpy_raise(ret, f);
 	/*
-	 * The run failed as well as being stopped: its error is raised, and the
+	 * A failed run that a signal stopped too: its error is raised, and the
 	 * signal, which the C handler took from the interpreter, goes back to
 	 * the handlers now restored (Python's: KeyboardInterrupt or
 	 * pagezero.Interrupted at the next check; SIG_DFL: what the signal
 	 * means), so that a sweep catching the error still stops.
 	 */
-	if (s->sig && stop_users == 0)
-		raise(s->sig);
+	if (t->sig && stop_users == 0)
+		raise(t->sig);
+	return -1;
 }
 
 PyObject *pzpy_interrupted(int sig)

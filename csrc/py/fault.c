@@ -15,52 +15,34 @@ static const char populate_write_missing[] =
 	"populate-write needs madvise(MADV_POPULATE_WRITE), which this "
 	"kernel lacks (Linux 5.14 and later have it); use demand or populate";
 
-/* The checks pz_fault_run makes, each with its own message. */
-static int check_fault_params(const struct pz_fault_params *p, Py_ssize_t size, Py_ssize_t lat_unit)
+/*
+ * The parameters pz_fault_check() refuses: pagezero.measure.fault_plan
+ * words each rule for the user first, so what reaches this is a caller of
+ * _core's own mistake, refused before anything is mapped.
+ */
+static int check_fault_params(struct pz_fault_params *p, Py_ssize_t size, int thp,
+			      Py_ssize_t lat_unit, enum pz_clock_id clock, const char *fname)
 {
-	const size_t page = (size_t)1 << p->page_shift;
+	int ret;
 
-	if (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB) {
-		PyErr_SetString(PyExc_ValueError,
-				"transparent huge pages apply to 4KB mappings only");
-		return -1;
-	}
-	if (size <= 0 || (size_t)size % page) {
-		PyErr_Format(PyExc_ValueError,
-			     "size %zd is not a positive multiple of the "
-			     "%zu-byte page",
-			     size, page);
-		return -1;
-	}
-	if (lat_unit < 0 ||
-	    (lat_unit && ((size_t)lat_unit % page || (size_t)size % (size_t)lat_unit))) {
-		PyErr_Format(PyExc_ValueError,
-			     "latency unit %zd must be a multiple of the page "
-			     "that divides the size",
-			     lat_unit);
-		return -1;
-	}
-	if (lat_unit && p->workload == PZ_FAULT_POPULATE) {
-		PyErr_SetString(
-			PyExc_ValueError,
-			"populate faults every page inside mmap(MAP_POPULATE): there is no "
-			"fault to time on its own; use demand or populate-write for latencies");
-		return -1;
-	}
-	return 0;
+	p->size = (size_t)size;
+	p->thp = (enum pz_thp)thp;
+	p->lat_unit = (size_t)lat_unit;
+	ret = pz_fault_check(p, clock);
+	if (ret)
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = fname });
+	return ret;
 }
 
-/* Raise the exception a failed fault run or pass deserves. */
-static PyObject *fault_error(int err, const struct pz_fault_params *p)
+/* What a failed fault run or pass was doing, for pzpy_raise. */
+static struct pzpy_failure fault_failure(const struct pz_fault_params *p)
 {
-	struct pzpy_failure fail = { .doing = "mmap",
-				     .bytes = p->size,
-				     .shift = p->page_shift,
-				     .buffers = p->threads,
-				     .threads = p->threads,
-				     .unsupported = populate_write_missing };
-
-	return pzpy_raise(err, &fail);
+	return (struct pzpy_failure){ .doing = "mmap",
+				      .bytes = p->size,
+				      .shift = p->page_shift,
+				      .buffers = p->threads,
+				      .threads = p->threads,
+				      .unsupported = populate_write_missing };
 }
 
 static PyObject *pages_dict(const struct pz_smaps_pages *pg)
@@ -69,6 +51,11 @@ static PyObject *pages_dict(const struct pz_smaps_pages *pg)
 			     (unsigned long long)pg->anon_huge, "hugetlb",
 			     (unsigned long long)pg->hugetlb, "kernel_page",
 			     (unsigned long long)pg->kernel_page);
+}
+
+static PyObject *loop_pages(size_t i, const void *pages)
+{
+	return pages_dict((const struct pz_smaps_pages *)pages + i);
 }
 
 /* A summary of @n latencies in ns (sorted in place): too many to keep raw. */
@@ -98,27 +85,10 @@ static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_f
 {
 	const unsigned done = out->loops_done;
 	PyObject *wall, *threads, *pages, *lat, *res = NULL;
-	unsigned i;
 
 	wall = pzpy_u64_tuple(out->wall, done, 1);
-	threads = PyTuple_New(p->threads);
-	pages = PyTuple_New(done);
-	for (i = 0; threads && i < p->threads; i++) {
-		PyObject *t = pzpy_u64_tuple(out->thread + i, done, p->threads);
-
-		if (!t)
-			Py_CLEAR(threads);
-		else
-			PyTuple_SET_ITEM(threads, i, t);
-	}
-	for (i = 0; pages && i < done; i++) {
-		PyObject *d = pages_dict(&out->pages[i]);
-
-		if (!d)
-			Py_CLEAR(pages);
-		else
-			PyTuple_SET_ITEM(pages, i, d);
-	}
+	threads = pzpy_u64_rows(out->thread, p->threads, 1, done, p->threads);
+	pages = pzpy_tuple_of(done, loop_pages, out->pages);
 	/* @nlat covers every loop, loop-major: the completed loops' samples come first. */
 	lat = latency_dict(out->lat, nlat / p->loops * done, p->lat_unit);
 	if (wall && threads && pages && lat)
@@ -136,21 +106,15 @@ PyDoc_STRVAR(fault_workloads__doc__,
 	     "fault_workloads()\n--\n\n"
 	     "The fault workloads as a tuple of (name, description), in table order.");
 
+static PyObject *workload(size_t i, const void *unused)
+{
+	return Py_BuildValue("(ss)", pz_name(&pz_fault_names, (int)i),
+			     pz_name(&pz_fault_descriptions, (int)i));
+}
+
 static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 {
-	PyObject *t = PyTuple_New(PZ_FAULT_COUNT);
-	int i;
-
-	for (i = 0; t && i < PZ_FAULT_COUNT; i++) {
-		PyObject *row = Py_BuildValue("(ss)", pz_fault_name((enum pz_fault_workload)i),
-					      pz_fault_description((enum pz_fault_workload)i));
-
-		if (!row)
-			Py_CLEAR(t);
-		else
-			PyTuple_SET_ITEM(t, i, row);
-	}
-	return t;
+	return pzpy_tuple_of(PZ_FAULT_COUNT, workload, NULL);
 }
 
 PyDoc_STRVAR(bench_fault__doc__,
@@ -170,39 +134,30 @@ PyDoc_STRVAR(bench_fault__doc__,
 	     "the run within a loop: every per-loop value then covers the completed\n"
 	     "loops only}.");
 
-static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 {
 	enum pz_clock_id clock_id = PZ_CLOCK_NS;
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
 	struct pz_fault_params p;
 	struct pz_fault_out out = { 0 };
-	struct pz_clock clock;
-	struct pzpy_stop stop;
+	struct pzpy_timed t;
+	struct pzpy_failure fail;
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
-	const struct pzpy_param params[] = {
-		{ "workload", pzpy_workload, &p.workload },
-		{ "size", pzpy_ssize, &size },
-		{ "page_shift", pzpy_page_shift, &p.page_shift },
-		{ "thp", pzpy_thp, &thp },
-		{ "loops", pzpy_loops, &p.loops },
-		{ "threads", pzpy_threads, &p.threads },
-		{ "seed", pzpy_seed, &p.seed },
-		{ "clock", pzpy_clock, &clock_id },
-		{ "lat_unit", pzpy_ssize, &lat_unit },
-	};
+	static char *kwlist[] = { "workload", "size", "page_shift", "thp",      "loops",
+				  "threads",  "seed", "clock",      "lat_unit", NULL };
 
 	memset(&p, 0, sizeof(p));
-	if (PZPY_PARSE("bench_fault", params, 9, 9) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&O&O&O&O&:bench_fault", kwlist,
+					 pzpy_workload, &p.workload, pzpy_size, &size,
+					 pzpy_page_shift, &p.page_shift, pzpy_thp, &thp, pzpy_loops,
+					 &p.loops, pzpy_threads, &p.threads, pzpy_seed, &p.seed,
+					 pzpy_clock, &clock_id, pzpy_size, &lat_unit) ||
+	    check_fault_params(&p, size, thp, lat_unit, clock_id, "bench_fault"))
 		return NULL;
-	p.size = (size_t)size;
-	p.thp = (enum pz_thp)thp;
-	p.lat_unit = (size_t)lat_unit;
-	if (check_fault_params(&p, size, lat_unit) < 0)
-		return NULL;
+	fail = fault_failure(&p);
 	nlat = pz_fault_lat_count(&p);
 	if (nlat > PZ_FAULT_MAX_LAT) {
 		PyErr_Format(PyExc_ValueError,
@@ -214,13 +169,7 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 	/* Refuse before mapping: overcommit would accept it and the OOM killer answer later. */
 	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
 	    (uint64_t)size > avail / p.threads)
-		return fault_error(-E2BIG, &p);
-	if (clock_id == PZ_CLOCK_CYCLES && p.threads > 1) {
-		PyErr_SetString(PyExc_ValueError,
-				"the cycles clock counts the thread that opened "
-				"it only: use ns or tsc with more than one thread");
-		return NULL;
-	}
+		return pzpy_raise(-E2BIG, &fail);
 
 	out.wall = PyMem_Calloc(p.loops, sizeof(*out.wall));
 	out.thread = PyMem_Calloc((size_t)p.loops * p.threads, sizeof(*out.thread));
@@ -230,20 +179,12 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *const *args, Py_ssiz
 		PyErr_NoMemory();
 		goto out;
 	}
-	if (pzpy_open_clock(&clock, clock_id) < 0)
+	if (pzpy_timed_begin(&t, clock_id) < 0)
 		goto out;
-	if (pzpy_stop_begin(&stop) < 0) {
-		pz_clock_close(&clock);
-		goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS ret = pz_fault_run(&p, &clock, &out);
-	Py_END_ALLOW_THREADS pzpy_stop_end(&stop);
-	pz_clock_close(&clock);
-	if (ret && !(ret == -EINTR && stop.sig)) {
-		fault_error(ret, &p);
-		pzpy_stop_redeliver(&stop);
-	} else
-		result = fault_result(&p, &out, nlat, stop.sig);
+	Py_BEGIN_ALLOW_THREADS ret = pz_fault_run(&p, &t.clock, &out);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&t);
+	if (pzpy_timed_check(&t, ret, &fail) == 0)
+		result = fault_result(&p, &out, nlat, t.sig);
 out:
 	PyMem_Free(out.wall);
 	PyMem_Free(out.thread);
@@ -258,8 +199,7 @@ PyDoc_STRVAR(fault_pass__doc__,
 	     "that leaves the region mapped: returns (Region, pages) where pages is the\n"
 	     "smaps summary bench_fault reports. For tests and inspection.");
 
-static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				 PyObject *kwnames)
+static PyObject *core_fault_pass(PyObject *self, PyObject *args, PyObject *kw)
 {
 	Py_ssize_t size = 0, lat_unit = 0;
 	int thp = 0, ret;
@@ -267,27 +207,25 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize
 	struct pz_smaps_pages pages;
 	struct pz_region r;
 	PyObject *region, *pd;
-	const struct pzpy_param params[] = {
-		{ "workload", pzpy_workload, &p.workload },
-		{ "size", pzpy_ssize, &size },
-		{ "page_shift", pzpy_page_shift, &p.page_shift },
-		{ "thp", pzpy_thp, &thp },
-		{ "seed", pzpy_seed, &p.seed },
-		{ "lat_unit", pzpy_ssize, &lat_unit },
+	static char *kwlist[] = {
+		"workload", "size", "page_shift", "thp", "seed", "lat_unit", NULL
 	};
 
 	memset(&p, 0, sizeof(p));
-	if (PZPY_PARSE("fault_pass", params, 5, 6) < 0)
-		return NULL;
-	p.size = (size_t)size;
-	p.thp = (enum pz_thp)thp;
 	p.loops = p.threads = 1;
-	p.lat_unit = (size_t)lat_unit;
-	if (check_fault_params(&p, size, lat_unit) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&|O&:fault_pass", kwlist,
+					 pzpy_workload, &p.workload, pzpy_size, &size,
+					 pzpy_page_shift, &p.page_shift, pzpy_thp, &thp, pzpy_seed,
+					 &p.seed, pzpy_size, &lat_unit) ||
+	    check_fault_params(&p, size, thp, lat_unit, PZ_CLOCK_NS, "fault_pass"))
 		return NULL;
-
 	Py_BEGIN_ALLOW_THREADS ret = pz_fault_once(&p, &r, &pages);
-	Py_END_ALLOW_THREADS if (ret) return fault_error(ret, &p);
+	Py_END_ALLOW_THREADS if (ret)
+	{
+		struct pzpy_failure fail = fault_failure(&p);
+
+		return pzpy_raise(ret, &fail);
+	}
 	pd = pages_dict(&pages);
 	if (!pd) {
 		pz_region_unmap(&r);
@@ -301,14 +239,9 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *const *args, Py_ssize
 	return Py_BuildValue("(NN)", region, pd);
 }
 
-static PyMethodDef fault_methods[] = {
+PyMethodDef pzpy_fault_methods[] = {
 	{ "fault_workloads", core_fault_workloads, METH_NOARGS, fault_workloads__doc__ },
-	{ "bench_fault", PZPY_FASTCALL(core_bench_fault), PZPY_KW, bench_fault__doc__ },
-	{ "fault_pass", PZPY_FASTCALL(core_fault_pass), PZPY_KW, fault_pass__doc__ },
+	PZPY_KW_METHOD("bench_fault", core_bench_fault, bench_fault__doc__),
+	PZPY_KW_METHOD("fault_pass", core_fault_pass, fault_pass__doc__),
 	{ NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_fault(PyObject *m)
-{
-	return pzpy_add_methods(m, fault_methods);
-}

@@ -5,37 +5,22 @@
 #include "cpu.h"
 #include "pzpy.h"
 
-static PyObject *kernel_row(const struct pz_kernel *k, const struct pz_kernel *clear_pages)
+static PyObject *kernel_row(size_t i, const void *clear_pages)
 {
-	PyObject *features, *row;
+	const struct pz_kernel *k = pz_kernel_at(i);
+	PyObject *features = pzpy_names_from(PZ_FEAT_COUNT, pz_feature_name, k->features), *row;
 	char reason[128];
 	int available = pz_kernel_available(k, reason, sizeof(reason));
-	Py_ssize_t n = 0;
-	unsigned i;
 
-	for (i = 0; i < PZ_FEAT_COUNT; i++)
-		n += (k->features >> i) & 1;
-	features = PyTuple_New(n);
-	for (i = 0, n = 0; features && i < PZ_FEAT_COUNT; i++) {
-		PyObject *name;
-
-		if (!(k->features & (1ull << i)))
-			continue;
-		name = PyUnicode_FromString(pz_feature_name(i));
-		if (!name)
-			Py_CLEAR(features);
-		else
-			PyTuple_SET_ITEM(features, n++, name);
-	}
 	if (!features)
 		return NULL;
 	row = Py_BuildValue(
 		"{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:z,s:n,s:n,s:O}", "kind",
-		pzpy_kind_name(k->kind), "name", k->name, "description", k->description, "arch",
-		k->arch, "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True, "zero_only",
-		(k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False, "features", features, "available",
-		available ? Py_True : Py_False, "reason", available ? NULL : reason, "unit",
-		(Py_ssize_t)k->unit, "align", (Py_ssize_t)k->align, "clear_pages",
+		pz_name(&pzpy_kinds, k->kind), "name", k->name, "description", k->description,
+		"arch", k->arch, "temporal", (k->flags & PZ_NONTEMPORAL) ? Py_False : Py_True,
+		"zero_only", (k->flags & PZ_ZERO_ONLY) ? Py_True : Py_False, "features", features,
+		"available", available ? Py_True : Py_False, "reason", available ? NULL : reason,
+		"unit", (Py_ssize_t)k->unit, "align", (Py_ssize_t)k->align, "clear_pages",
 		k == clear_pages ? Py_True : Py_False);
 	Py_DECREF(features);
 	return row;
@@ -51,29 +36,7 @@ PyDoc_STRVAR(kernels__doc__,
 
 static PyObject *core_kernels(PyObject *self, PyObject *unused)
 {
-	const struct pz_kernel *clear_pages = pz_kernel_clear_pages();
-	size_t i, n = pz_kernel_count();
-	PyObject *rows = PyTuple_New((Py_ssize_t)n);
-
-	for (i = 0; rows && i < n; i++) {
-		PyObject *row = kernel_row(pz_kernel_at(i), clear_pages);
-
-		if (!row)
-			Py_CLEAR(rows);
-		else
-			PyTuple_SET_ITEM(rows, (Py_ssize_t)i, row);
-	}
-	return rows;
-}
-
-static const char *feature_name_at(int i)
-{
-	return pz_feature_name((unsigned)i);
-}
-
-static int feature_detected(int i)
-{
-	return (int)((pz_cpu_features() >> i) & 1);
+	return pzpy_tuple_of(pz_kernel_count(), kernel_row, pz_kernel_clear_pages());
 }
 
 PyDoc_STRVAR(cpu_features__doc__,
@@ -83,22 +46,7 @@ PyDoc_STRVAR(cpu_features__doc__,
 
 static PyObject *core_cpu_features(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_FEAT_COUNT, feature_name_at, feature_detected);
-}
-
-/* A fill byte @k can write: 0..255 (or the loop index where @allow_loop). */
-int pzpy_check_fill_value(const struct pz_kernel *k, int value, int allow_loop)
-{
-	if (!(allow_loop && value == PZ_VALUE_LOOP) && (value < 0 || value > 255)) {
-		PyErr_Format(PyExc_ValueError, "fill value %d is outside 0..255", value);
-		return -1;
-	}
-	if ((k->flags & PZ_ZERO_ONLY) && value != 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "kernel '%s' can only write zeros (fill value must be 0)", k->name);
-		return -1;
-	}
-	return 0;
+	return pzpy_names_from(PZ_FEAT_COUNT, pz_feature_name, pz_cpu_features());
 }
 
 /* Run @k over @len bytes, without the GIL when that is worth it. */
@@ -123,21 +71,22 @@ PyDoc_STRVAR(fill__doc__,
 	     "Set every byte of the writable contiguous buffer to value (0..255) with\n"
 	     "the named clear kernel.");
 
-static PyObject *core_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+static PyObject *core_fill(PyObject *self, PyObject *args, PyObject *kw)
 {
 	const struct pz_kernel *k = NULL;
-	PyObject *obj = NULL;
+	PyObject *obj;
 	Py_buffer view;
 	int value = 0;
-	const struct pzpy_param params[] = {
-		{ "buffer", pzpy_object, &obj },
-		{ "value", pzpy_int, &value },
-		{ "kernel", pzpy_clear_kernel, &k },
-	};
+	static char *kwlist[] = { "buffer", "value", "kernel", NULL };
 
-	if (PZPY_PARSE("fill", params, 3, 3) < 0 || pzpy_check_fill_value(k, value, 0) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&O&:fill", kwlist, &obj, pzpy_int, &value,
+					 pzpy_clear_kernel, &k))
 		return NULL;
+	/* pagezero.fill checks the byte; what only the registry knows is checked here. */
+	if ((k->flags & PZ_ZERO_ONLY) && value != 0)
+		return PyErr_Format(PyExc_ValueError,
+				    "kernel '%s' can only write zeros (fill value must be 0)",
+				    k->name);
 	if (!pzpy_writable(obj, &view))
 		return NULL;
 	run_kernel(k, view.buf, NULL, value, view.len);
@@ -150,20 +99,16 @@ PyDoc_STRVAR(copy__doc__,
 	     "Copy src into the writable buffer dst (same length, not overlapping: the\n"
 	     "kernels copy forwards, as memcpy may) with the named copy kernel.");
 
-static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+static PyObject *core_copy(PyObject *self, PyObject *args, PyObject *kw)
 {
-	const struct pz_kernel *k = NULL;
-	PyObject *ret = NULL;
 	Py_buffer dst, src;
+	const struct pz_kernel *k = NULL;
 	const char *d, *s;
-	const struct pzpy_param params[] = {
-		{ "dst", pzpy_writable, &dst },
-		{ "src", pzpy_readable, &src },
-		{ "kernel", pzpy_copy_kernel, &k },
-	};
+	PyObject *ret = NULL;
+	static char *kwlist[] = { "dst", "src", "kernel", NULL };
 
-	if (PZPY_PARSE("copy", params, 3, 3) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&:copy", kwlist, pzpy_writable, &dst,
+					 pzpy_readable, &src, pzpy_copy_kernel, &k))
 		return NULL;
 	d = dst.buf;
 	s = src.buf;
@@ -179,8 +124,7 @@ static PyObject *core_copy(PyObject *self, PyObject *const *args, Py_ssize_t nar
 		goto out;
 	}
 	run_kernel(k, dst.buf, src.buf, 0, dst.len);
-	ret = Py_None;
-	Py_INCREF(ret);
+	ret = Py_NewRef(Py_None);
 out:
 	PyBuffer_Release(&src);
 	PyBuffer_Release(&dst);
@@ -192,29 +136,24 @@ PyDoc_STRVAR(check_clock__doc__,
 	     "Raise ValueError for an unknown clock and pagezero.UnavailableError for one\n"
 	     "this machine cannot read (cycles without a PMU).");
 
-static PyObject *core_check_clock(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_check_clock(PyObject *self, PyObject *args, PyObject *kw)
 {
 	enum pz_clock_id id = PZ_CLOCK_NS;
 	struct pz_clock c;
-	const struct pzpy_param params[] = { { "name", pzpy_clock, &id } };
+	static char *kwlist[] = { "name", NULL };
 
-	if (PZPY_PARSE("check_clock", params, 1, 1) < 0 || pzpy_open_clock(&c, id) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:check_clock", kwlist, pzpy_clock, &id) ||
+	    pzpy_open_clock(&c, id) < 0)
 		return NULL;
 	pz_clock_close(&c);
 	Py_RETURN_NONE;
-}
-
-static const char *clock_name_at(int i)
-{
-	return pz_clock_name((enum pz_clock_id)i);
 }
 
 PyDoc_STRVAR(clocks__doc__, "clocks()\n--\n\nThe clock names, default first.");
 
 static PyObject *core_clocks(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_CLOCK_COUNT, clock_name_at, NULL);
+	return pzpy_names_tuple(&pz_clock_names, PZPY_ALL);
 }
 
 PyDoc_STRVAR(tsc_hz__doc__,
@@ -231,12 +170,12 @@ static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
 	Py_END_ALLOW_THREADS return PyFloat_FromDouble(hz);
 }
 
-static PyMethodDef kernel_methods[] = {
+PyMethodDef pzpy_kernel_methods[] = {
 	{ "kernels", core_kernels, METH_NOARGS, kernels__doc__ },
 	{ "cpu_features", core_cpu_features, METH_NOARGS, cpu_features__doc__ },
-	{ "fill", PZPY_FASTCALL(core_fill), PZPY_KW, fill__doc__ },
-	{ "copy", PZPY_FASTCALL(core_copy), PZPY_KW, copy__doc__ },
-	{ "check_clock", PZPY_FASTCALL(core_check_clock), PZPY_KW, check_clock__doc__ },
+	PZPY_KW_METHOD("fill", core_fill, fill__doc__),
+	PZPY_KW_METHOD("copy", core_copy, copy__doc__),
+	PZPY_KW_METHOD("check_clock", core_check_clock, check_clock__doc__),
 	{ "clocks", core_clocks, METH_NOARGS, clocks__doc__ },
 	{ "tsc_hz", core_tsc_hz, METH_NOARGS, tsc_hz__doc__ },
 	{ NULL, NULL, 0, NULL }
@@ -244,8 +183,7 @@ static PyMethodDef kernel_methods[] = {
 
 int pzpy_init_kernels(PyObject *m)
 {
-	if (pzpy_add_methods(m, kernel_methods) < 0 ||
-	    PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0)
+	if (PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0)
 		return -1;
 	return PyModule_AddStringConstant(m, "ARCH",
 #if defined(__x86_64__)

@@ -18,29 +18,26 @@ static unsigned run_buffers(const struct pz_run_params *p)
 	       (p->mode == PZ_THREADS_PRIVATE ? p->threads : 1u);
 }
 
+/* The run's arrays, in one allocation that o->samples owns. */
 static int alloc_out(struct pz_run_out *o, unsigned threads, unsigned loops, int counters)
 {
 	size_t n = (size_t)threads * loops;
 
 	memset(o, 0, sizeof(*o));
-	o->samples = PyMem_Calloc(n, sizeof(uint64_t));
-	o->start = PyMem_Calloc(n, sizeof(uint64_t));
-	o->end = PyMem_Calloc(n, sizeof(uint64_t));
-	if (counters)
-		o->counters = PyMem_Calloc(n * PZ_CTR_COUNT, sizeof(uint64_t));
-	if (!o->samples || !o->start || !o->end || (counters && !o->counters)) {
+	o->samples = PyMem_Calloc(n * (3 + (counters ? PZ_CTR_COUNT : 0)), sizeof(uint64_t));
+	if (!o->samples) {
 		PyErr_NoMemory();
 		return -1;
 	}
+	o->start = o->samples + n;
+	o->end = o->start + n;
+	o->counters = counters ? o->end + n : NULL;
 	return 0;
 }
 
 static void free_out(struct pz_run_out *o)
 {
 	PyMem_Free(o->samples);
-	PyMem_Free(o->start);
-	PyMem_Free(o->end);
-	PyMem_Free(o->counters);
 }
 
 /* What the C core said about a failure, for pzpy_raise. */
@@ -60,10 +57,8 @@ static void failure_from(struct pzpy_failure *f, const struct pz_run_out *o)
 static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_out *o, int sig)
 {
 	const unsigned T = p->threads, L = p->loops, done = o->loops_done;
-	PyObject *agg = NULL, *per = PyTuple_New(T), *ctr = NULL, *why = NULL, *d = NULL;
-	PyObject *huge = NULL;
+	PyObject *agg = NULL, *per = NULL, *ctr = NULL, *why = NULL, *d = NULL, *huge = NULL;
 	uint64_t *loop = PyMem_Calloc(L, sizeof(*loop)), *sums = NULL;
-	unsigned t;
 
 	if (o->counters)
 		sums = PyMem_Calloc((size_t)L * PZ_CTR_COUNT, sizeof(*sums));
@@ -76,14 +71,7 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 		pz_team_counter_sums(o->counters, (size_t)L * PZ_CTR_COUNT, T, done, PZ_CTR_COUNT,
 				     sums);
 	agg = pzpy_u64_tuple(loop, done, 1);
-	for (t = 0; per && t < T; t++) {
-		PyObject *row = pzpy_u64_tuple(o->samples + (size_t)t * L, done, 1);
-
-		if (!row)
-			Py_CLEAR(per);
-		else
-			PyTuple_SET_ITEM(per, t, row);
-	}
+	per = pzpy_u64_rows(o->samples, T, L, done, 1);
 	ctr = pzpy_counters_dict(sums, done);
 	why = pzpy_interrupted(sig);
 	huge = o->buffer_bytes ? Py_BuildValue("(KK)", (unsigned long long)o->huge_bytes,
@@ -92,8 +80,8 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 	if (agg && per && ctr && why && huge)
 		d = Py_BuildValue("{sOsOsOsssIsOsO}", "samples", agg, "thread_samples", per,
 				  "counters", ctr, "cold_method",
-				  p->cold ? pz_flush_name(p->flush.method) : "", "loops_done", done,
-				  "interrupted", why, "huge_pages", huge);
+				  p->cold ? pz_name(&pz_flush_names, p->flush.method) : "",
+				  "loops_done", done, "interrupted", why, "huge_pages", huge);
 out:
 	Py_XDECREF(huge);
 	Py_XDECREF(agg);
@@ -104,6 +92,11 @@ out:
 	PyMem_Free(sums);
 	return d;
 }
+
+static const char *const mode_names[] = {
+	[PZ_THREADS_SHARED] = "shared", [PZ_THREADS_PRIVATE] = "private"
+};
+static const struct pz_names threads_modes = { mode_names, 2 };
 
 /* The arguments of bench_mem, as given. */
 struct mem_args {
@@ -116,67 +109,32 @@ struct mem_args {
 	PyObject *cpus;
 };
 
-/* Check @a and fill @p from it (p->cpus: PyMem, the caller frees it); -1 with an exception. */
+/*
+ * Fill @p from @a (p->cpus: PyMem, the caller frees it); -1 with an
+ * exception. pagezero.measure.mem_plan checks the arguments with the
+ * user's words; pz_bench_mem_check() refuses what slipped past it.
+ */
 static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 {
 	int *cpus = NULL;
 
 	memset(p, 0, sizeof(*p));
-	p->chunk = (size_t)(a->chunk ? a->chunk : a->size);
-	if (a->thp == PZ_THP_ON && a->shift != PZ_PAGE_SHIFT_4KB)
-		return PyErr_SetString(PyExc_ValueError,
-				       "transparent huge pages apply to 4KB mappings only"),
-		       -1;
-	/* A sample spans every thread's start and end: one clock, not one counter per thread. */
-	if (a->clock == PZ_CLOCK_CYCLES && a->threads > 1)
-		return PyErr_SetString(PyExc_ValueError,
-				       "the cycles clock counts the thread that opened it only: "
-				       "use ns or tsc with more than one thread"),
-		       -1;
-	if (a->size <= 0 || a->chunk < 0 || (Py_ssize_t)p->chunk > a->size)
-		return PyErr_Format(PyExc_ValueError,
-				    "need 0 < chunk <= size (size %zd, "
-				    "chunk %zd)",
-				    a->size, a->chunk),
-		       -1;
-	if (a->offset < 0 || a->offset >= 4096)
-		return PyErr_Format(PyExc_ValueError, "offset must be 0..4095 bytes, not %zd",
-				    a->offset),
-		       -1;
-	if (strcmp(a->mode, "shared") && strcmp(a->mode, "private"))
-		return PyErr_Format(PyExc_ValueError, "threads mode '%s' is not shared or private",
-				    a->mode),
-		       -1;
-	p->mode = strcmp(a->mode, "private") == 0 ? PZ_THREADS_PRIVATE : PZ_THREADS_SHARED;
-	if (p->mode == PZ_THREADS_SHARED && a->threads > 1 && (size_t)a->size / a->threads < 4096)
-		return PyErr_Format(PyExc_ValueError,
-				    "size %zd is too small for %u threads: each "
-				    "needs at least 4KB of it",
-				    a->size, a->threads),
-		       -1;
 	p->kernel = pzpy_usable_kernel(a->kind, a->name);
-	if (!p->kernel ||
-	    (a->kind == PZ_KIND_FILL && pzpy_check_fill_value(p->kernel, a->value, 1) < 0))
-		return -1;
-	if (a->cold && pzpy_flush_method(a->flush, &p->flush.method) < 0)
-		return -1;
-	if (a->cold && p->flush.method == PZ_FLUSH_EVICT) {
-		if (a->evict_bytes <= 0)
-			return PyErr_SetString(PyExc_ValueError,
-					       "evicting needs evict_bytes > 0 (2x the LLC)"),
-			       -1;
-		p->flush.evict_len = (size_t)a->evict_bytes;
-	}
-	if (a->cpus && pzpy_cpus(a->cpus, a->threads, &cpus) < 0)
+	if (!p->kernel || (a->cold && pzpy_flush_method(a->flush, &p->flush.method) < 0) ||
+	    (a->cpus && pzpy_cpus(a->cpus, a->threads, &cpus) < 0))
 		return -1;
 	p->size = (size_t)a->size;
+	p->chunk = (size_t)(a->chunk ? a->chunk : a->size);
 	p->page_shift = a->shift;
 	p->thp = (enum pz_thp)a->thp;
 	p->loops = a->loops;
 	p->value = a->value;
 	p->offset = (size_t)a->offset;
 	p->cold = a->cold;
+	p->flush.evict_len = (size_t)a->evict_bytes;
 	p->threads = a->threads;
+	/* An unknown name is -1, a mode pz_bench_mem_check() refuses. */
+	p->mode = (enum pz_threads_mode)pz_lookup(&threads_modes, a->mode);
 	p->cpus = cpus;
 	p->node = a->node;
 	p->counters = a->counters;
@@ -206,8 +164,7 @@ PyDoc_STRVAR(
 	"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
 	"buffers) from /proc/self/smaps once the run ends, else None.");
 
-static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				PyObject *kwnames)
+static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 {
 	struct mem_args a = { .flush = "",
 			      .mode = "shared",
@@ -216,37 +173,32 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 			      .threads = 1,
 			      .node = -1,
 			      .clock = PZ_CLOCK_NS };
-	const struct pzpy_param params[] = {
-		{ "kind", pzpy_kind, &a.kind },
-		{ "kernel", pzpy_str, &a.name },
-		{ "size", pzpy_ssize, &a.size },
-		{ "chunk", pzpy_ssize, &a.chunk },
-		{ "page_shift", pzpy_page_shift, &a.shift },
-		{ "thp", pzpy_thp, &a.thp },
-		{ "loops", pzpy_loops, &a.loops },
-		{ "clock", pzpy_clock, &a.clock },
-		{ "value", pzpy_int, &a.value },
-		{ "offset", pzpy_ssize, &a.offset },
-		{ "cold", pzpy_bool, &a.cold },
-		{ "flush", pzpy_str_or_none, &a.flush },
-		{ "evict_bytes", pzpy_ssize, &a.evict_bytes },
-		{ "threads", pzpy_threads, &a.threads },
-		{ "mode", pzpy_str, &a.mode },
-		{ "cpus", pzpy_object, &a.cpus },
-		{ "node", pzpy_int, &a.node },
-		{ "counters", pzpy_bool, &a.counters },
-	};
 	struct pzpy_failure fail = { .doing = "mmap" };
 	struct pz_run_params p = { .cpus = NULL };
 	struct pz_run_out out = { .samples = NULL };
-	struct pz_clock clock;
-	struct pzpy_stop stop;
+	struct pzpy_timed t;
 	PyObject *result = NULL;
 	uint64_t avail;
 	int ret;
+	static char *kwlist[] = { "kind", "kernel", "size",        "chunk",   "page_shift",
+				  "thp",  "loops",  "clock",       "value",   "offset",
+				  "cold", "flush",  "evict_bytes", "threads", "mode",
+				  "cpus", "node",   "counters",    NULL };
 
-	if (PZPY_PARSE("bench_mem", params, 3, 3) < 0 || mem_params(&a, &p) < 0)
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kw, "O&sO&|$O&O&O&O&O&O&O&pzO&O&sOO&p:bench_mem", kwlist, pzpy_kind,
+		    &a.kind, &a.name, pzpy_size, &a.size, pzpy_size, &a.chunk, pzpy_page_shift,
+		    &a.shift, pzpy_thp, &a.thp, pzpy_loops, &a.loops, pzpy_clock, &a.clock,
+		    pzpy_int, &a.value, pzpy_size, &a.offset, &a.cold, &a.flush, pzpy_size,
+		    &a.evict_bytes, pzpy_threads, &a.threads, &a.mode, &a.cpus, pzpy_int, &a.node,
+		    &a.counters) ||
+	    mem_params(&a, &p) < 0)
 		goto out;
+	ret = pz_bench_mem_check(&p, a.clock);
+	if (ret) {
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = "bench_mem" });
+		goto out;
+	}
 	fail.bytes = p.size + p.offset;
 	fail.shift = p.page_shift;
 	fail.buffers = run_buffers(&p);
@@ -260,21 +212,13 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *const *args, Py_ssize_
 		goto out;
 	}
 	if (alloc_out(&out, p.threads, p.loops, p.counters) < 0 ||
-	    pzpy_open_clock(&clock, a.clock) < 0)
+	    pzpy_timed_begin(&t, a.clock) < 0)
 		goto out;
-	if (pzpy_stop_begin(&stop) < 0) {
-		pz_clock_close(&clock);
-		goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem(&p, &clock, &out);
-	Py_END_ALLOW_THREADS pzpy_stop_end(&stop);
-	pz_clock_close(&clock);
+	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem(&p, &t.clock, &out);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&t);
 	failure_from(&fail, &out);
-	if (ret && !(ret == -EINTR && stop.sig)) {
-		pzpy_raise(ret, &fail);
-		pzpy_stop_redeliver(&stop);
-	} else
-		result = mem_result(&p, &out, stop.sig);
+	if (pzpy_timed_check(&t, ret, &fail) == 0)
+		result = mem_result(&p, &out, t.sig);
 out:
 	free_out(&out);
 	PyMem_Free((int *)p.cpus);
@@ -337,11 +281,10 @@ PyDoc_STRVAR(
 	"order: (thread, event, offset, length) with event 'start' (length: threads\n"
 	"past the barrier), 'flush' or 'clear'.");
 
-static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				     PyObject *kwnames)
+static PyObject *core_run_threads_on(PyObject *self, PyObject *args, PyObject *kw)
 {
 	const char *flush_s = NULL;
-	unsigned threads = 0, loops = 0, t;
+	unsigned threads = 0, loops = 0;
 	Py_ssize_t chunk = 0, evict_bytes = 0;
 	int value = 0, step = 0, cold = 0, ret;
 	struct pz_run_params p;
@@ -352,35 +295,21 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_s
 	PyObject *result = NULL;
 	Py_buffer view;
 	char *dst;
-	const struct pzpy_param params[] = {
-		{ "buffer", pzpy_writable, &view },
-		{ "kernel", pzpy_clear_kernel, &p.kernel },
-		{ "threads", pzpy_threads, &threads },
-		{ "chunk", pzpy_ssize, &chunk },
-		{ "loops", pzpy_loops, &loops },
-		{ "value", pzpy_int, &value },
-		{ "value_step", pzpy_int, &step },
-		{ "cold", pzpy_bool, &cold },
-		{ "flush", pzpy_str_or_none, &flush_s },
-		{ "evict_bytes", pzpy_ssize, &evict_bytes },
-	};
+	static char *kwlist[] = { "buffer", "kernel",      "threads",    "chunk",
+				  "loops",  "value",       "value_step", "cold",
+				  "flush",  "evict_bytes", NULL };
 
 	memset(&p, 0, sizeof(p));
 	memset(&out, 0, sizeof(out));
-	if (PZPY_PARSE("run_threads_on", params, 9, 10) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&O&O&pz|O&:run_threads_on", kwlist,
+					 pzpy_writable, &view, pzpy_clear_kernel, &p.kernel,
+					 pzpy_threads, &threads, pzpy_size, &chunk, pzpy_loops,
+					 &loops, pzpy_int, &value, pzpy_int, &step, &cold, &flush_s,
+					 pzpy_size, &evict_bytes))
 		return NULL;
-	/* Every thread's byte, not only the first: thread t writes value + t * step. */
-	for (t = 0; t < threads; t++)
-		if (pzpy_check_fill_value(p.kernel, value + (int)t * step, 0) < 0)
-			goto out_view;
 	if (cold && pzpy_cold_flusher(flush_s, evict_bytes > 0 ? evict_bytes : 1 << 20, &p.flush,
 				      &evict) < 0)
 		goto out_view;
-	if (chunk <= 0 || view.len <= 0 || (size_t)view.len / threads < 4096) {
-		PyErr_SetString(PyExc_ValueError, "need chunk > 0 and at least 4KB of buffer "
-						  "per thread");
-		goto out_view;
-	}
 	p.size = (size_t)view.len;
 	p.chunk = (size_t)chunk;
 	p.loops = loops;
@@ -390,6 +319,12 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *const *args, Py_s
 	p.threads = threads;
 	p.mode = PZ_THREADS_SHARED;
 	p.node = -1;
+	/* Before the trace's size, which divides by the chunk. */
+	ret = pz_bench_mem_check(&p, PZ_CLOCK_NS);
+	if (ret) {
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = "run_threads_on" });
+		goto out_view;
+	}
 	p.hook = record_event;
 	p.hook_ctx = &tr;
 	tr.base = view.buf;
@@ -423,13 +358,7 @@ out_view:
 	return result;
 }
 
-static PyMethodDef mem_methods[] = {
-	{ "bench_mem", PZPY_FASTCALL(core_bench_mem), PZPY_KW, bench_mem__doc__ },
-	{ "run_threads_on", PZPY_FASTCALL(core_run_threads_on), PZPY_KW, run_threads_on__doc__ },
-	{ NULL, NULL, 0, NULL }
-};
-
-int pzpy_init_mem(PyObject *m)
-{
-	return pzpy_add_methods(m, mem_methods);
-}
+PyMethodDef pzpy_mem_methods[] = { PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
+				   PZPY_KW_METHOD("run_threads_on", core_run_threads_on,
+						  run_threads_on__doc__),
+				   { NULL, NULL, 0, NULL } };

@@ -1,7 +1,7 @@
 /*
  * module.c - PyInit__core: the module, its exceptions, its build facts, and
  * each concern's functions (kernels.c, mem.c, fault.c, policy.c, batch.c,
- * system.c, region.c), added by their own init functions.
+ * system.c, region.c), constants and types.
  *
  * The C core (the .c files in csrc/) knows nothing of Python; csrc/py/ is the only code
  * that includes Python.h.
@@ -82,15 +82,22 @@ static int add_build(PyObject *m)
 
 PyMODINIT_FUNC PyInit__core(void)
 {
+	PyMethodDef *const methods[] = { pzpy_kernel_methods, pzpy_mem_methods,
+					 pzpy_fault_methods,  pzpy_policy_methods,
+					 pzpy_batch_methods,  pzpy_system_methods,
+					 pzpy_region_methods };
 	PyObject *m = PyModule_Create(&core_module);
+	size_t i;
 
 	if (!m)
 		return NULL;
 	/* The switches first: nothing may read one before they are loaded. */
-	if (add_exceptions(m) < 0 || add_build(m) < 0 || pzpy_init_switches(m) < 0 ||
-	    pzpy_init_kernels(m) < 0 || pzpy_init_mem(m) < 0 || pzpy_init_fault(m) < 0 ||
-	    pzpy_init_policy(m) < 0 || pzpy_init_batch(m) < 0 || pzpy_init_system(m) < 0 ||
-	    pzpy_init_region(m) < 0)
+	if (add_exceptions(m) < 0 || add_build(m) < 0 || pzpy_init_switches(m) < 0)
+		goto fail;
+	for (i = 0; i < PZ_ARRAY_SIZE(methods); i++)
+		if (PyModule_AddFunctions(m, methods[i]) < 0)
+			goto fail;
+	if (pzpy_init_kernels(m) < 0 || pzpy_init_region(m) < 0)
 		goto fail;
 	return m;
 fail:

@@ -3,38 +3,23 @@
  * order they clear in (clear_order), an untimed clear (clear_folio) and
  * the timed folio (bench_folio). The batch benchmarks are in batch.c.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "counters.h"
 #include "policy_bench.h"
 #include "pzpy.h"
 
-static int check_fault_batch(size_t nr_pages, Py_ssize_t fault, Py_ssize_t batch)
-{
-	if (fault < 0 || (size_t)fault >= nr_pages) {
-		PyErr_Format(PyExc_ValueError, "fault index %zd is outside the folio (0..%zu)",
-			     fault, nr_pages - 1);
-		return -1;
-	}
-	if (batch <= 0) {
-		PyErr_Format(PyExc_ValueError, "batch must be at least 1 page, not %zd", batch);
-		return -1;
-	}
-	return 0;
-}
-
-/* The non-temporal kernel a strategy needs, or NULL when it needs none (not an error). */
+/*
+ * The non-temporal kernel @name names, where strategy @s uses one: NULL
+ * when it needs none or none is named (pz_strategy_order and the runs
+ * refuse a strategy without the kernel it needs). 0, or -1 with an exception.
+ */
 static int strategy_nt_kernel(enum pz_strategy s, const char *name, const struct pz_kernel **k)
 {
 	*k = NULL;
-	if (!pz_strategy_uses_nontemporal(s))
+	if (!pz_strategy_uses_nontemporal(s) || !name)
 		return 0;
-	if (!name) {
-		PyErr_Format(PyExc_ValueError,
-			     "strategy '%s' needs a non-temporal kernel (nt_kernel)",
-			     pz_strategy_name(s));
-		return -1;
-	}
 	*k = pzpy_usable_kernel(PZ_KIND_FILL, name);
 	return *k ? 0 : -1;
 }
@@ -50,27 +35,12 @@ static int log_alloc(struct pz_step_log *log, size_t cap)
 	return -1;
 }
 
-static const char *strategy_name_at(int i)
-{
-	return pz_strategy_name((enum pz_strategy)i);
-}
-
 PyDoc_STRVAR(strategies__doc__, "strategies()\n--\n\n"
 				"The folio clearing strategies, in the C core's order.");
 
 static PyObject *core_strategies(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_STRATEGY_COUNT, strategy_name_at, NULL);
-}
-
-static const char *cold_name_at(int i)
-{
-	return pz_cold_name((enum pz_cold)i);
-}
-
-static int cold_available_at(int i)
-{
-	return pz_cold_available((enum pz_cold)i);
+	return pzpy_names_tuple(&pz_strategy_names, PZPY_ALL);
 }
 
 PyDoc_STRVAR(cold_methods__doc__,
@@ -81,7 +51,12 @@ PyDoc_STRVAR(cold_methods__doc__,
 
 static PyObject *core_cold_methods(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_COLD_COUNT, cold_name_at, cold_available_at);
+	uint64_t available = 0;
+	int c;
+
+	for (c = 0; c < PZ_COLD_COUNT; c++)
+		available |= (uint64_t)pz_cold_available((enum pz_cold)c) << c;
+	return pzpy_names_tuple(&pz_cold_names, available);
 }
 
 PyDoc_STRVAR(policy_constants__doc__,
@@ -109,31 +84,31 @@ PyDoc_STRVAR(clear_order__doc__,
 	     "nontemporal) tuples in order. Nothing is cleared: the walk is the one the\n"
 	     "timed loops run, with a callback that records instead of clearing.");
 
-static PyObject *core_clear_order(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+/*
+ * pagezero.measure.policy.orders words a bad page count, fault index or
+ * batch; pz_strategy_order refuses them (a negative index as one past
+ * any folio) before any step.
+ */
+static PyObject *core_clear_order(PyObject *self, PyObject *args, PyObject *kw)
 {
 	enum pz_strategy s = 0;
 	Py_ssize_t nr = 0, fault = 0, batch = 0;
 	struct pz_step_log log = { 0 };
-	PyObject *result;
-	const struct pzpy_param params[] = {
-		{ "strategy", pzpy_strategy, &s },
-		{ "nr_pages", pzpy_ssize, &nr },
-		{ "fault_index", pzpy_ssize, &fault },
-		{ "batch_pages", pzpy_ssize, &batch },
-	};
+	PyObject *result = NULL;
+	int ret;
+	static char *kwlist[] = { "strategy", "nr_pages", "fault_index", "batch_pages", NULL };
 
-	if (PZPY_PARSE("clear_order", params, 4, 4) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&nO&:clear_order", kwlist, pzpy_strategy, &s,
+					 pzpy_size, &nr, &fault, pzpy_size, &batch))
 		return NULL;
-	if (nr <= 0) {
-		PyErr_Format(PyExc_ValueError, "nr_pages must be at least 1, not %zd", nr);
-		return NULL;
-	}
 	/* Every step clears at least one page, and each page once: nr steps at most. */
-	if (check_fault_batch((size_t)nr, fault, batch) < 0 || log_alloc(&log, (size_t)nr) < 0)
+	if (log_alloc(&log, (size_t)nr) < 0)
 		return NULL;
-	pz_strategy_order(s, (size_t)nr, (size_t)fault, (size_t)batch, record_step, &log);
-	result = pzpy_steps_tuple(&log);
+	ret = pz_strategy_order(s, (size_t)nr, (size_t)fault, (size_t)batch, record_step, &log);
+	if (ret)
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = "clear_order" });
+	else
+		result = pzpy_steps_tuple(&log);
 	PyMem_Free(log.steps);
 	return result;
 }
@@ -146,46 +121,41 @@ PyDoc_STRVAR(clear_folio__doc__,
 	     "named kernels, untimed: the clearing callback of the timed loops. With\n"
 	     "record, return the steps it executed (as clear_order()), else None.");
 
-static PyObject *core_clear_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_clear_folio(PyObject *self, PyObject *args, PyObject *kw)
 {
 	PyObject *obj = NULL, *result = NULL;
 	const char *ntname = NULL;
 	Py_ssize_t fault = 0, batch = 0;
-	int record = 0;
+	int record = 0, ret = -EINVAL;
 	enum pz_strategy s = 0;
 	struct pz_step_log log = { 0 };
 	struct pz_clearer clr = { 0 };
 	Py_buffer view;
 	size_t nr;
-	const struct pzpy_param params[] = {
-		{ "buffer", pzpy_object, &obj },
-		{ "strategy", pzpy_strategy, &s },
-		{ "fault_index", pzpy_ssize, &fault },
-		{ "batch_pages", pzpy_ssize, &batch },
-		{ "kernel", pzpy_clear_kernel, &clr.kernel },
-		{ "nt_kernel", pzpy_str_or_none, &ntname },
-		{ "record", pzpy_bool, &record },
-	};
+	static char *kwlist[] = { "buffer", "strategy",  "fault_index", "batch_pages",
+				  "kernel", "nt_kernel", "record",      NULL };
 
-	if (PZPY_PARSE("clear_folio", params, 5, 7) < 0 ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO&nO&O&|zp:clear_folio", kwlist, &obj,
+					 pzpy_strategy, &s, &fault, pzpy_size, &batch,
+					 pzpy_clear_kernel, &clr.kernel, &ntname, &record) ||
 	    strategy_nt_kernel(s, ntname, &clr.nt_kernel) < 0 || pzpy_pages(obj, &view, &nr) < 0)
 		return NULL;
-	if (check_fault_batch(nr, fault, batch) < 0 || (record && log_alloc(&log, nr) < 0))
+	if (record && log_alloc(&log, nr) < 0)
 		goto out;
 	clr.log = record ? &log : NULL;
 	clr.base = view.buf;
-	Py_BEGIN_ALLOW_THREADS pz_strategy_order(s, nr, (size_t)fault, (size_t)batch, pz_clear_step,
-						 &clr);
-	Py_END_ALLOW_THREADS if (record)
-	{
+	/* pz_clear_step trusts its clearer: a strategy's non-temporal steps need their kernel. */
+	if (clr.nt_kernel || !pz_strategy_uses_nontemporal(s)) {
+		Py_BEGIN_ALLOW_THREADS ret =
+			pz_strategy_order(s, nr, (size_t)fault, (size_t)batch, pz_clear_step, &clr);
+		Py_END_ALLOW_THREADS
+	}
+	if (ret)
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = "clear_folio" });
+	else if (record)
 		result = pzpy_steps_tuple(&log);
-	}
 	else
-	{
-		result = Py_None;
-		Py_INCREF(result);
-	}
+		result = Py_NewRef(Py_None);
 out:
 	PyMem_Free(log.steps);
 	PyBuffer_Release(&view);
@@ -239,50 +209,38 @@ PyDoc_STRVAR(bench_folio__doc__,
 	     "length) per flush with trace, else None), loops_done and interrupted\n"
 	     "(None, or the signal's name).");
 
-static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_bench_folio(PyObject *self, PyObject *args, PyObject *kw)
 {
+	struct pz_folio_params p = { 0 };
 	PyObject *fobj = NULL, *result = NULL, *d = NULL;
 	const char *ntname = NULL, *baseline = NULL;
 	Py_ssize_t fault = 0, batch = 0;
-	int base_id, ret;
-	struct pz_folio_params p = { 0 };
+	int ret;
 	struct pzpy_policy_run pr = { .flush = "" };
 	struct pz_folio_sample *out = NULL;
 	uint64_t *counters = NULL;
 	Py_buffer fview = { 0 }, sview = { 0 };
 	char *folio_base;
 	size_t nb_first, nb_count;
-	const struct pzpy_param params[] = {
-		{ "folio", pzpy_object, &fobj },
-		{ "scrub", pzpy_readable, &sview },
-		{ "strategy", pzpy_strategy, &p.strategy },
-		{ "fault_index", pzpy_ssize, &fault },
-		{ "batch_pages", pzpy_ssize, &batch },
-		{ "kernel", pzpy_clear_kernel, &p.kernel },
-		{ "loops", pzpy_loops, &p.loops },
-		{ "baseline", pzpy_str, &baseline },
-		{ "nt_kernel", pzpy_str_or_none, &ntname },
-		PZPY_POLICY_PARAMS(pr),
-	};
 	struct pzpy_failure fail = { .doing = "the folio benchmark" };
+	static char *kwlist[] = { "folio",  "scrub", "strategy", "fault_index", "batch_pages",
+				  "kernel", "loops", "baseline", "nt_kernel",   PZPY_POLICY_KWLIST,
+				  NULL };
 
-	if (PZPY_PARSE("bench_folio", params, 8, 8) < 0)
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kw, "OO&O&nO&O&O&s|$z" PZPY_POLICY_FORMAT ":bench_folio", kwlist, &fobj,
+		    pzpy_readable, &sview, pzpy_strategy, &p.strategy, &fault, pzpy_size, &batch,
+		    pzpy_clear_kernel, &p.kernel, pzpy_loops, &p.loops, &baseline, &ntname,
+		    PZPY_POLICY_ARGS(pr)))
 		return NULL;
-	if (strategy_nt_kernel(p.strategy, ntname, &p.nt_kernel) < 0)
-		goto out;
-	base_id = pz_cold_lookup(baseline);
-	if (base_id < 0 || !pz_cold_available((enum pz_cold)base_id)) {
-		PyErr_Format(PyExc_ValueError,
-			     "cold method '%s' is not available here "
-			     "(pagezero._core.cold_methods() lists them)",
-			     baseline);
-		goto out;
-	}
-	p.baseline = (enum pz_cold)base_id;
-	if (pzpy_pages(fobj, &fview, &p.nr_pages) < 0)
-		goto out;
-	if (check_fault_batch(p.nr_pages, fault, batch) < 0)
+	/*
+	 * pagezero.measure.policy.folio_plan words a bad fault index, batch,
+	 * baseline or missing nt_kernel; pz_bench_folio refuses them (an
+	 * unknown baseline as -1) with -EINVAL.
+	 */
+	p.baseline = (enum pz_cold)pz_lookup(&pz_cold_names, baseline);
+	if (strategy_nt_kernel(p.strategy, ntname, &p.nt_kernel) < 0 ||
+	    pzpy_pages(fobj, &fview, &p.nr_pages) < 0)
 		goto out;
 	p.fault = (size_t)fault;
 	p.batch_pages = (size_t)batch;
@@ -295,11 +253,11 @@ static PyObject *core_bench_folio(PyObject *self, PyObject *const *args, Py_ssiz
 	}
 	folio_base = fview.buf;
 	if (pzpy_policy_cond(&pr, &p.cond, &folio_base, (size_t)fview.len, p.loops) < 0 ||
-	    pzpy_policy_begin(&pr) < 0)
+	    pzpy_timed_begin(&pr.timed, PZ_CLOCK_NS) < 0)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS ret = pz_bench_folio(&p, fview.buf, sview.buf, (size_t)sview.len,
-						    &pr.clock, out, counters);
-	Py_END_ALLOW_THREADS pzpy_policy_end(&pr);
+						    &pr.timed.clock, out, counters);
+	Py_END_ALLOW_THREADS pzpy_timed_end(&pr.timed);
 	if (pzpy_policy_check(&pr, ret, &fail) < 0)
 		goto out;
 	pz_neighbourhood(p.nr_pages, p.fault, &nb_first, &nb_count);
@@ -320,17 +278,12 @@ out:
 	return result;
 }
 
-static PyMethodDef policy_methods[] = {
+PyMethodDef pzpy_policy_methods[] = {
 	{ "strategies", core_strategies, METH_NOARGS, strategies__doc__ },
 	{ "cold_methods", core_cold_methods, METH_NOARGS, cold_methods__doc__ },
 	{ "policy_constants", core_policy_constants, METH_NOARGS, policy_constants__doc__ },
-	{ "clear_order", PZPY_FASTCALL(core_clear_order), PZPY_KW, clear_order__doc__ },
-	{ "clear_folio", PZPY_FASTCALL(core_clear_folio), PZPY_KW, clear_folio__doc__ },
-	{ "bench_folio", PZPY_FASTCALL(core_bench_folio), PZPY_KW, bench_folio__doc__ },
+	PZPY_KW_METHOD("clear_order", core_clear_order, clear_order__doc__),
+	PZPY_KW_METHOD("clear_folio", core_clear_folio, clear_folio__doc__),
+	PZPY_KW_METHOD("bench_folio", core_bench_folio, bench_folio__doc__),
 	{ NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_policy(PyObject *m)
-{
-	return pzpy_add_methods(m, policy_methods);
-}

@@ -1,12 +1,10 @@
 /*
  * policy_run.c - what the two timed policy bindings (bench_batch in
  * batch.c, bench_folio in policy.c) share: the keywords of the measured
- * conditions and what they set up (cold flusher, flush trace), the clock
- * and the signals around the run, the failure, and the keys every policy
- * result carries (counters, cold_method, flushes, loops_done, interrupted).
+ * conditions and what they set up (cold flusher, flush trace), the
+ * failure, and the keys every policy result carries (counters,
+ * cold_method, flushes, loops_done, interrupted).
  */
-#include <errno.h>
-
 #include "counters.h"
 #include "policy_bench.h"
 #include "pzpy.h"
@@ -28,35 +26,14 @@ int pzpy_policy_cond(struct pzpy_policy_run *pr, struct pz_policy_cond *c, char 
 		c->hook = pzpy_flush_trace_record;
 		c->hook_ctx = pr->tr;
 	}
-	pr->method = pr->cold ? pz_flush_name(c->flush.method) : "";
+	pr->method = pr->cold ? pz_name(&pz_flush_names, c->flush.method) : "";
 	return 0;
-}
-
-int pzpy_policy_begin(struct pzpy_policy_run *pr)
-{
-	if (pzpy_open_clock(&pr->clock, PZ_CLOCK_NS) < 0)
-		return -1;
-	pr->clock_open = 1;
-	return pzpy_stop_begin(&pr->stop);
-}
-
-void pzpy_policy_end(struct pzpy_policy_run *pr)
-{
-	pzpy_stop_end(&pr->stop);
 }
 
 int pzpy_policy_check(struct pzpy_policy_run *pr, int ret, struct pzpy_failure *fail)
 {
-	/* Stopped by a signal: the completed loops are the result, not an error. */
-	if (!ret || (ret == -EINTR && pr->stop.sig))
-		return 0;
-	if (!pr->counters || pr->failed >= PZ_CTR_COUNT)
-		fail->failed_counter = NULL;
-	else
-		fail->failed_counter = &pr->failed;
-	pzpy_raise(ret, fail);
-	pzpy_stop_redeliver(&pr->stop);
-	return -1;
+	fail->failed_counter = pr->counters && pr->failed < PZ_CTR_COUNT ? &pr->failed : NULL;
+	return pzpy_timed_check(&pr->timed, ret, fail);
 }
 
 static int set_new(PyObject *d, const char *key, PyObject *v)
@@ -74,16 +51,13 @@ int pzpy_policy_keys(PyObject *d, const struct pzpy_policy_run *pr, const uint64
 	    set_new(d, "cold_method", PyUnicode_FromString(pr->method)) < 0 ||
 	    set_new(d, "flushes", pzpy_flush_trace_list(pr->tr)) < 0 ||
 	    set_new(d, "loops_done", PyLong_FromUnsignedLong(pr->done)) < 0 ||
-	    set_new(d, "interrupted", pzpy_interrupted(pr->stop.sig)) < 0)
+	    set_new(d, "interrupted", pzpy_interrupted(pr->timed.sig)) < 0)
 		return -1;
 	return 0;
 }
 
 void pzpy_policy_release(struct pzpy_policy_run *pr)
 {
-	if (pr->clock_open)
-		pz_clock_close(&pr->clock);
-	pr->clock_open = 0;
 	pzpy_flush_trace_free(pr->tr);
 	pr->tr = NULL;
 	pz_region_unmap(&pr->evict);

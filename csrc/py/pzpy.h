@@ -1,12 +1,12 @@
 /*
  * pzpy.h - what the files of pagezero._core share: the exceptions, the one
  * function that turns the C core's -errno into one of them, the argument
- * parser and converters, and the builders of Python values from C arrays.
+ * converters, and the builders of Python values from C arrays.
  *
  * Each Python-facing concern (kernels.c, mem.c, fault.c, policy.c,
- * batch.c, system.c, region.c) has its own method table and a
- * pzpy_init_*() that adds it to the module; module.c calls them in turn.
- * What they share: errors.c (exceptions), args.c (parser, converters),
+ * batch.c, system.c, region.c) has its own method table, which module.c
+ * adds to the module with the constants and types of pzpy_init_*().
+ * What they share: errors.c (exceptions), args.c (converters),
  * conditions.c (cold flushers, pinned CPUs, flush traces), values.c
  * (tuples and dicts from C arrays).
  */
@@ -68,44 +68,49 @@ struct pzpy_failure {
 PyObject *pzpy_raise(int err, const struct pzpy_failure *f);
 
 /*
- * Signals during a timed call. The loops run with the GIL released and never
- * reach the interpreter's signal handling, so around every timed call
- * SIGINT, SIGTERM and SIGHUP become a stop request (csrc/stop.h) that the
- * loops honour within one loop:
+ * A timed call: its clock, and the signals around it. The loops run with
+ * the GIL released and never reach the interpreter's signal handling, so
+ * around every timed call SIGINT, SIGTERM and SIGHUP become a stop request
+ * (csrc/stop.h) that the loops honour within one loop:
  *
- *	struct pzpy_stop stop;
- *	if (pzpy_stop_begin(&stop) < 0) goto out;
+ *	struct pzpy_timed t;
+ *	if (pzpy_timed_begin(&t, clock_id) < 0) goto out;
  *	Py_BEGIN_ALLOW_THREADS
- *	rc = pz_bench_...(...);
+ *	ret = pz_bench_...(..., &t.clock, ...);
  *	Py_END_ALLOW_THREADS
- *	pzpy_stop_end(&stop);
+ *	pzpy_timed_end(&t);
+ *	if (pzpy_timed_check(&t, ret, &fail) < 0) goto out;
  *
- * After pzpy_stop_end, stop.sig is 0 or the signal that stopped the run
- * (its -EINTR is then not an error: the binding returns the completed
- * loops with pzpy_interrupted(stop.sig) under "interrupted", and the Python
- * layer raises pagezero.Interrupted carrying them).
+ * After pzpy_timed_end, t.sig is 0 or the signal that stopped the run (its
+ * -EINTR is then not an error: the binding returns the completed loops
+ * with pzpy_interrupted(t.sig) under "interrupted", and the Python layer
+ * raises pagezero.Interrupted carrying them).
  */
-struct pzpy_stop {
+struct pzpy_timed {
+	struct pz_clock clock;
 	int sig;
 };
 
-/* 0, or -1 with an exception (the handlers could not be installed). */
-int pzpy_stop_begin(struct pzpy_stop *s);
-void pzpy_stop_end(struct pzpy_stop *s);
-/* After raising a stopped run's other error: the signal to the restored handlers. */
-void pzpy_stop_redeliver(const struct pzpy_stop *s);
+/* Open @clock and catch the signals: 0, or -1 with an exception and nothing held. */
+int pzpy_timed_begin(struct pzpy_timed *t, enum pz_clock_id clock);
+/* Close the clock, give the signals back, and set t->sig. */
+void pzpy_timed_end(struct pzpy_timed *t);
+/*
+ * 0 when the run's @ret leaves a result (done, or stopped by a signal);
+ * else -1 with @ret raised for @f, and a signal that stopped the run too
+ * redelivered to the restored handlers.
+ */
+int pzpy_timed_check(const struct pzpy_timed *t, int ret, const struct pzpy_failure *f);
 /* None, or the signal's name ("SIGINT", "SIGTERM", "SIGHUP") as a new reference. */
 PyObject *pzpy_interrupted(int sig);
 
 /* The named kernel of @kind if it exists and this CPU runs it; NULL with ValueError/UnavailableError. */
 const struct pz_kernel *pzpy_usable_kernel(enum pz_kernel_kind kind, const char *name);
-const char *pzpy_kind_name(enum pz_kernel_kind kind);
+/* The kernel kinds' names, by enum pz_kernel_kind: "clear" and "copy". */
+extern const struct pz_names pzpy_kinds;
 
 /* Open clock @id; UnavailableError (saying what is missing) when it cannot be read here. */
 int pzpy_open_clock(struct pz_clock *c, enum pz_clock_id id);
-
-/* kernels.c: a fill byte @k can write: 0..255 (or the loop index where @allow_loop). */
-int pzpy_check_fill_value(const struct pz_kernel *k, int value, int allow_loop);
 
 /* conditions.c: what measured conditions (cold caches, pinned threads) share ---- */
 
@@ -132,10 +137,10 @@ struct pz_policy_cond;
 
 /*
  * One timed policy call: the measured conditions' keywords (cold, flush,
- * evict_bytes, counters, trace: PZPY_POLICY_PARAMS in the call's parameter
- * table), what they set up, the clock and the signals around the run.
- * Zero it, with flush = "", then: pzpy_policy_cond, pzpy_policy_begin,
- * the run with the GIL released, pzpy_policy_end, pzpy_policy_check,
+ * evict_bytes, counters, trace: PZPY_POLICY_* in the call's
+ * format), what they set up, and the timed call (ns clock).
+ * Zero it, with flush = "", then: pzpy_policy_cond, pzpy_timed_begin,
+ * the run with the GIL released, pzpy_timed_end, pzpy_policy_check,
  * pzpy_policy_keys into the result; pzpy_policy_release in every case.
  */
 struct pzpy_policy_run {
@@ -144,28 +149,21 @@ struct pzpy_policy_run {
 	Py_ssize_t evict_bytes;
 	struct pz_region evict; /* cold with evict: the buffer read */
 	struct pzpy_flush_trace *tr;
-	const char *method;    /* cold_method: the flush's name, or "" */
-	unsigned failed, done; /* the counter refused; the loops completed */
-	struct pzpy_stop stop;
-	struct pz_clock clock;
-	int clock_open;
+	const char *method;      /* cold_method: the flush's name, or "" */
+	unsigned failed, done;   /* the counter refused; the loops completed */
+	struct pzpy_timed timed; /* the ns clock */
 };
 
-#define PZPY_POLICY_PARAMS(pr)                                                         \
-	{ "cold", pzpy_bool, &(pr).cold }, { "flush", pzpy_str_or_none, &(pr).flush }, \
-		{ "evict_bytes", pzpy_ssize, &(pr).evict_bytes },                      \
-		{ "counters", pzpy_bool, &(pr).counters },                             \
-	{                                                                              \
-		"trace", pzpy_bool, &(pr).trace                                        \
-	}
+/* The conditions' keywords, last in the call's format, names and arguments. */
+#define PZPY_POLICY_FORMAT "pzO&pp"
+#define PZPY_POLICY_KWLIST "cold", "flush", "evict_bytes", "counters", "trace"
+#define PZPY_POLICY_ARGS(pr) \
+	&(pr).cold, &(pr).flush, pzpy_size, &(pr).evict_bytes, &(pr).counters, &(pr).trace
 
 /* Fill @c from the keywords (the trace sees @bases, @len bytes each, @cap flushes). 0 or -1. */
 int pzpy_policy_cond(struct pzpy_policy_run *pr, struct pz_policy_cond *c, char *const *bases,
 		     size_t len, size_t cap);
-/* Open the ns clock (pr->clock) and catch the stop signals. 0 or -1 with an exception. */
-int pzpy_policy_begin(struct pzpy_policy_run *pr);
-void pzpy_policy_end(struct pzpy_policy_run *pr);
-/* The run's @ret: 0 when there is a result (done, or stopped by a signal), else -1 raised. */
+/* pzpy_timed_check, naming the counter that failed. */
 int pzpy_policy_check(struct pzpy_policy_run *pr, int ret, struct pzpy_failure *fail);
 /* Add counters (@counters: per-loop deltas), cold_method, flushes, loops_done, interrupted. */
 int pzpy_policy_keys(PyObject *d, const struct pzpy_policy_run *pr, const uint64_t *counters);
@@ -174,18 +172,13 @@ void pzpy_policy_release(struct pzpy_policy_run *pr);
 /* args.c ------------------------------------------------------------------ */
 
 /*
- * O& converters: int conv(PyObject *obj, void *dest), 1 on success, 0 with
- * an exception set. Called with obj == NULL they release what they acquired
- * (buffers), as CPython's Py_CLEANUP_SUPPORTED converters do.
+ * O& converters for PyArg_ParseTupleAndKeywords: 1 on success, 0 with an
+ * exception set. The buffer ones return Py_CLEANUP_SUPPORTED: the parser
+ * releases the view when a later argument fails; after a successful parse
+ * the caller does.
  */
-typedef int (*pzpy_converter)(PyObject *obj, void *dest);
-
-int pzpy_object(PyObject *obj, void *dest);       /* PyObject **, borrowed */
-int pzpy_str(PyObject *obj, void *dest);          /* const char ** */
-int pzpy_str_or_none(PyObject *obj, void *dest);  /* const char **, NULL for None */
-int pzpy_bool(PyObject *obj, void *dest);         /* int *, truth value */
-int pzpy_int(PyObject *obj, void *dest);          /* int * */
-int pzpy_ssize(PyObject *obj, void *dest);        /* Py_ssize_t * */
+int pzpy_int(PyObject *obj, void *dest);          /* int */
+int pzpy_size(PyObject *obj, void *dest);         /* Py_ssize_t *: 0..PY_SSIZE_T_MAX */
 int pzpy_kind(PyObject *obj, void *dest);         /* enum pz_kernel_kind *: 'clear' or 'copy' */
 int pzpy_clear_kernel(PyObject *obj, void *dest); /* const struct pz_kernel **, usable */
 int pzpy_copy_kernel(PyObject *obj, void *dest);  /* const struct pz_kernel **, usable */
@@ -203,37 +196,28 @@ int pzpy_readable(PyObject *obj, void *dest);     /* Py_buffer *, contiguous */
 /* A writable buffer of whole 4KB pages: 0 and its page count, or -1 with ValueError. */
 int pzpy_pages(PyObject *obj, Py_buffer *view, size_t *nr_pages);
 
-struct pzpy_param {
-	const char *name;
-	pzpy_converter convert;
-	void *dest;
-};
-
-/*
- * Parse a METH_FASTCALL | METH_KEYWORDS call onto @params: the first
- * @required are required, the first @positional may be passed by position
- * (the rest are keyword-only), every one by keyword. Optional ones not
- * given keep their destination's value. TypeError, as CPython words it,
- * for too many positional, unknown, duplicate or missing arguments.
- * 0, or -1 with an exception and every converted argument released.
- */
-int pzpy_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-	       const struct pzpy_param *params, int n, int required, int positional);
-
-#define PZPY_PARSE(fname, params, required, positional)                                       \
-	pzpy_parse(fname, args, nargs, kwnames, params, (int)PZ_ARRAY_SIZE(params), required, \
-		   positional)
-
-#define PZPY_FASTCALL(fn) ((PyCFunction)(void (*)(void))(fn))
-#define PZPY_KW (METH_FASTCALL | METH_KEYWORDS)
+/* A method table entry for a function of (self, args, kwargs). */
+#define PZPY_KW_METHOD(name, fn, doc)                                                      \
+	{                                                                                  \
+		name, (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS, doc \
+	}
 
 /* values.c ---------------------------------------------------------------- */
+
+/* (item(0, ctx), ..., item(n - 1, ctx)), each a new reference; NULL with an exception. */
+PyObject *pzpy_tuple_of(size_t n, PyObject *(*item)(size_t i, const void *ctx), const void *ctx);
 
 /* v[0], v[stride], ... v[(n - 1) * stride] as a tuple of ints. */
 PyObject *pzpy_u64_tuple(const uint64_t *v, size_t n, size_t stride);
 
-/* The names name_at(0..n-1) that @keep accepts (all when NULL), as a tuple of str. */
-PyObject *pzpy_names_tuple(int n, const char *(*name_at)(int), int (*keep)(int));
+/* @rows such tuples, row r from v + r * row_stride: per-thread samples. */
+PyObject *pzpy_u64_rows(const uint64_t *v, size_t rows, size_t row_stride, size_t n, size_t stride);
+
+/* The names of @t whose values are bits of @mask (PZPY_ALL: every one), as a tuple of str. */
+PyObject *pzpy_names_tuple(const struct pz_names *t, uint64_t mask);
+/* The same for the names name_of(0..n-1) of a table the C core keeps to itself. */
+PyObject *pzpy_names_from(unsigned n, const char *(*name_of)(unsigned), uint64_t mask);
+#define PZPY_ALL (~(uint64_t)0)
 
 /* {counter name: per-loop deltas} from @v[loop * PZ_CTR_COUNT + counter]; None when @v is NULL. */
 PyObject *pzpy_counters_dict(const uint64_t *v, unsigned loops);
@@ -241,19 +225,14 @@ PyObject *pzpy_counters_dict(const uint64_t *v, unsigned loops);
 /* The steps of a log as (first_page, page_count, nontemporal) tuples. */
 PyObject *pzpy_steps_tuple(const struct pz_step_log *log);
 
-/* Per-concern method tables and types --------------------------------------- */
+/* Per-concern method tables (NULL-terminated), and the constants and types ------ */
 
-int pzpy_init_kernels(PyObject *m);
-int pzpy_init_mem(PyObject *m);
-int pzpy_init_fault(PyObject *m);
-int pzpy_init_policy(PyObject *m);
-int pzpy_init_batch(PyObject *m);
-int pzpy_init_system(PyObject *m);
-int pzpy_init_region(PyObject *m);
+extern PyMethodDef pzpy_kernel_methods[], pzpy_mem_methods[], pzpy_fault_methods[],
+	pzpy_policy_methods[], pzpy_batch_methods[], pzpy_system_methods[], pzpy_region_methods[];
 int pzpy_init_switches(PyObject *m); /* after BUILD, which it completes */
 
-/* Add a NULL-terminated method table to module @m. */
-int pzpy_add_methods(PyObject *m, PyMethodDef *methods);
+int pzpy_init_kernels(PyObject *m); /* VALUE_LOOP, ARCH */
+int pzpy_init_region(PyObject *m);  /* Region, THP_* */
 
 /* region.c: a Region that owns the mapping @r holds (unmapped on failure too). */
 PyObject *pzpy_region_adopt(struct pz_region *r);

@@ -3,6 +3,8 @@
  * hugetlb) that exposes the buffer protocol and refuses to unmap while
  * views of it exist.
  */
+#include <errno.h>
+
 #include "pzpy.h"
 
 typedef struct {
@@ -26,26 +28,22 @@ PyObject *pzpy_region_adopt(struct pz_region *r)
 
 static PyObject *region_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = { "size", "page_shift", "thp", "populate", "guard", NULL };
 	Py_ssize_t size;
 	unsigned int shift = PZ_PAGE_SHIFT_4KB;
 	int thp = PZ_THP_SYSTEM, populate = 1, guard = 0, ret;
 	RegionObject *self;
+	static char *kwlist[] = { "size", "page_shift", "thp", "populate", "guard", NULL };
 
-	/* tp_new takes a tuple and a dict: the one place PyArg_ParseTupleAndKeywords fits. */
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|O&O&pp:Region", kwlist, &size,
 					 pzpy_page_shift, &shift, pzpy_thp, &thp, &populate,
 					 &guard))
 		return NULL;
-	if (size <= 0) {
-		PyErr_Format(PyExc_ValueError, "region size must be positive, not %zd", size);
-		return NULL;
-	}
-	if (thp == PZ_THP_ON && shift != PZ_PAGE_SHIFT_4KB) {
-		PyErr_SetString(PyExc_ValueError,
-				"transparent huge pages apply to 4KB mappings only");
-		return NULL;
-	}
+	/*
+	 * pagezero.region words a bad size or THP choice; pz_region_map refuses
+	 * them too, but its -EINVAL for hugetlb pages would read as a pool short.
+	 */
+	if (size <= 0 || (thp == PZ_THP_ON && shift != PZ_PAGE_SHIFT_4KB))
+		return pzpy_raise(-EINVAL, &(struct pzpy_failure){ .doing = "Region" });
 	if (guard && shift != PZ_PAGE_SHIFT_4KB) {
 		PyErr_SetString(PyExc_ValueError, "guard pages need a 4KB-page region");
 		return NULL;
@@ -213,13 +211,13 @@ PyDoc_STRVAR(smaps_pages__doc__,
 
 static PyObject *core_smaps_pages(PyObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = { "spans", "smaps", NULL };
 	const char *path = "/proc/self/smaps";
 	struct pz_smaps_pages pg;
 	struct pz_span *s = NULL;
 	PyObject *seq, *fast, *result = NULL;
 	Py_ssize_t n, i;
 	int ret;
+	static char *kwlist[] = { "spans", "smaps", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s:smaps_pages", kwlist, &seq, &path))
 		return NULL;
@@ -256,15 +254,12 @@ out:
 	return result;
 }
 
-static PyMethodDef region_functions[] = { { "smaps_pages",
-					    (PyCFunction)(void (*)(void))core_smaps_pages,
-					    METH_VARARGS | METH_KEYWORDS, smaps_pages__doc__ },
-					  { NULL, NULL, 0, NULL } };
+PyMethodDef pzpy_region_methods[] = {
+	PZPY_KW_METHOD("smaps_pages", core_smaps_pages, smaps_pages__doc__), { NULL, NULL, 0, NULL }
+};
 
 int pzpy_init_region(PyObject *m)
 {
-	if (pzpy_add_methods(m, region_functions) < 0)
-		return -1;
 	if (PyType_Ready(&RegionType) < 0 ||
 	    PyModule_AddIntConstant(m, "THP_SYSTEM", PZ_THP_SYSTEM) < 0 ||
 	    PyModule_AddIntConstant(m, "THP_ON", PZ_THP_ON) < 0 ||

@@ -78,11 +78,11 @@ static int say_build(PyObject *m, PyObject *test_build)
 int pzpy_init_switches(PyObject *m)
 {
 #ifdef PZ_TEST_SWITCHES
-	if (say_build(m, Py_True) < 0 || load() < 0 || pzpy_add_methods(m, test_methods) < 0)
+	if (say_build(m, Py_True) < 0 || load() < 0 || PyModule_AddFunctions(m, test_methods) < 0)
 		return -1;
 #else
 	if (say_build(m, Py_False) < 0)
 		return -1;
 #endif
-	return pzpy_add_methods(m, switch_methods);
+	return PyModule_AddFunctions(m, switch_methods);
 }

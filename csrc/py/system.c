@@ -28,27 +28,15 @@ PyDoc_STRVAR(cache_methods__doc__,
 	     "The ways cold mode can get a target out of the caches, best first, as\n"
 	     "(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
 
-static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
+static PyObject *cache_method(size_t i, const void *unused)
 {
-	PyObject *t = PyTuple_New(PZ_FLUSH_COUNT);
-	int i;
-
-	for (i = 0; t && i < PZ_FLUSH_COUNT; i++) {
-		PyObject *row =
-			Py_BuildValue("(sO)", pz_flush_name((enum pz_flush)i),
-				      pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
-
-		if (!row)
-			Py_CLEAR(t);
-		else
-			PyTuple_SET_ITEM(t, i, row);
-	}
-	return t;
+	return Py_BuildValue("(sO)", pz_name(&pz_flush_names, (int)i),
+			     pz_flush_available((enum pz_flush)i) ? Py_True : Py_False);
 }
 
-static const char *counter_name_at(int i)
+static PyObject *core_cache_methods(PyObject *self, PyObject *unused)
 {
-	return pz_counter_name((unsigned)i);
+	return pzpy_tuple_of(PZ_FLUSH_COUNT, cache_method, NULL);
 }
 
 PyDoc_STRVAR(counter_names__doc__,
@@ -56,7 +44,7 @@ PyDoc_STRVAR(counter_names__doc__,
 
 static PyObject *core_counter_names(PyObject *self, PyObject *unused)
 {
-	return pzpy_names_tuple(PZ_CTR_COUNT, counter_name_at, NULL);
+	return pzpy_names_from(PZ_CTR_COUNT, pz_counter_name, PZPY_ALL);
 }
 
 PyDoc_STRVAR(numa_bind__doc__,
@@ -64,18 +52,15 @@ PyDoc_STRVAR(numa_bind__doc__,
 	     "Bind a writable buffer's pages to a NUMA node (mbind MPOL_BIND, moving any\n"
 	     "already there). pagezero.MappingError (an OSError) with the errno on failure.");
 
-static PyObject *core_numa_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				PyObject *kwnames)
+static PyObject *core_numa_bind(PyObject *self, PyObject *args, PyObject *kw)
 {
 	Py_buffer view;
 	int node = 0, ret;
-	const struct pzpy_param params[] = {
-		{ "buffer", pzpy_writable, &view },
-		{ "node", pzpy_int, &node },
-	};
 	struct pzpy_failure fail = { .doing = "mbind", .memory = 1 };
+	static char *kwlist[] = { "buffer", "node", NULL };
 
-	if (PZPY_PARSE("numa_bind", params, 2, 2) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&:numa_bind", kwlist, pzpy_writable, &view,
+					 pzpy_int, &node))
 		return NULL;
 	ret = pz_numa_bind(view.buf, (size_t)view.len, node);
 	PyBuffer_Release(&view);
@@ -90,15 +75,14 @@ PyDoc_STRVAR(numa_policy__doc__,
 	     "holding the buffer's first byte, read back with get_mempolicy(MPOL_F_ADDR)\n"
 	     "and get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR). mode 2 is MPOL_BIND.");
 
-static PyObject *core_numa_policy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+static PyObject *core_numa_policy(PyObject *self, PyObject *args, PyObject *kw)
 {
 	Py_buffer view;
 	int mode = -1, first = -1, node = -1, ret;
-	const struct pzpy_param params[] = { { "buffer", pzpy_writable, &view } };
 	struct pzpy_failure fail = { .doing = "get_mempolicy", .memory = 1 };
+	static char *kwlist[] = { "buffer", NULL };
 
-	if (PZPY_PARSE("numa_policy", params, 1, 1) < 0)
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:numa_policy", kwlist, pzpy_writable, &view))
 		return NULL;
 	ret = pz_numa_policy(view.buf, &mode, &first);
 	if (!ret)
@@ -109,16 +93,11 @@ static PyObject *core_numa_policy(PyObject *self, PyObject *const *args, Py_ssiz
 	return Py_BuildValue("(iii)", mode, first, node);
 }
 
-static PyMethodDef system_methods[] = {
+PyMethodDef pzpy_system_methods[] = {
 	{ "mem_available", core_mem_available, METH_NOARGS, mem_available__doc__ },
 	{ "cache_methods", core_cache_methods, METH_NOARGS, cache_methods__doc__ },
 	{ "counter_names", core_counter_names, METH_NOARGS, counter_names__doc__ },
-	{ "numa_bind", PZPY_FASTCALL(core_numa_bind), PZPY_KW, numa_bind__doc__ },
-	{ "numa_policy", PZPY_FASTCALL(core_numa_policy), PZPY_KW, numa_policy__doc__ },
+	PZPY_KW_METHOD("numa_bind", core_numa_bind, numa_bind__doc__),
+	PZPY_KW_METHOD("numa_policy", core_numa_policy, numa_policy__doc__),
 	{ NULL, NULL, 0, NULL }
 };
-
-int pzpy_init_system(PyObject *m)
-{
-	return pzpy_add_methods(m, system_methods);
-}

@@ -85,16 +85,18 @@ static void test_once(void)
 			size_t bad, n;
 			int ret = pz_fault_once(&p, &r, &pg);
 
-			CHECK(ret == 0, "%s once: %d", pz_fault_name(w), ret);
+			CHECK(ret == 0, "%s once: %d", pz_name(&pz_fault_names, w), ret);
 			if (ret)
 				continue;
 			n = marks(&r, &bad);
 			CHECK(n == (w == PZ_FAULT_DEMAND ? p.size / 4096 : 0),
-			      "%s seed %u: %zu bytes written", pz_fault_name(w), p.seed, n);
-			CHECK(bad == 0, "%s: %zu pages with a wrong byte", pz_fault_name(w), bad);
+			      "%s seed %u: %zu bytes written", pz_name(&pz_fault_names, w), p.seed,
+			      n);
+			CHECK(bad == 0, "%s: %zu pages with a wrong byte",
+			      pz_name(&pz_fault_names, w), bad);
 			CHECK(pg.rss == p.size && pg.anon_huge == 0 && pg.hugetlb == 0,
-			      "%s: rss %llu thp %llu", pz_fault_name(w), (unsigned long long)pg.rss,
-			      (unsigned long long)pg.anon_huge);
+			      "%s: rss %llu thp %llu", pz_name(&pz_fault_names, w),
+			      (unsigned long long)pg.rss, (unsigned long long)pg.anon_huge);
 			CHECK(pg.kernel_page == 4096, "kernel page %llu",
 			      (unsigned long long)pg.kernel_page);
 			pz_region_unmap(&r);
@@ -120,7 +122,7 @@ static void test_runs(void)
 			};
 			int ret = pz_fault_run(&p, &clock, &out);
 
-			CHECK(ret == 0, "%s x%u: %d", pz_fault_name(w), threads, ret);
+			CHECK(ret == 0, "%s x%u: %d", pz_name(&pz_fault_names, w), threads, ret);
 			for (unsigned l = 0; !ret && l < 2; l++) {
 				CHECK(pages[l].rss == p.size * threads, "loop %u rss %llu", l,
 				      (unsigned long long)pages[l].rss);

@@ -61,7 +61,7 @@ static void check_walk(enum pz_strategy s, size_t nr, size_t fault, size_t batch
 	struct pz_step steps[600];
 	struct pz_step_log log = { .steps = steps, .cap = PZ_ARRAY_SIZE(steps) };
 	unsigned char seen[600] = { 0 };
-	const char *name = pz_strategy_name(s);
+	const char *name = pz_name(&pz_strategy_names, s);
 	size_t i, p, nb_first, nb_count;
 	int ok = 1;
 
@@ -161,9 +161,10 @@ static void test_bad_walks(void)
 	check(pz_strategy_order(PZ_STRATEGY_COUNT, 4, 0, 1, record, &log) == -EINVAL,
 	      "unknown strategy accepted");
 	check(log.n == 0, "a refused walk emitted steps");
-	check(pz_strategy_lookup("neighbourhood-last") == PZ_STRATEGY_NEIGHBOURHOOD_LAST &&
-		      pz_strategy_lookup("front-to-back") == PZ_STRATEGY_FRONT_TO_BACK &&
-		      pz_strategy_lookup("nope") == -1,
+	check(pz_lookup(&pz_strategy_names, "neighbourhood-last") ==
+			      PZ_STRATEGY_NEIGHBOURHOOD_LAST &&
+		      pz_lookup(&pz_strategy_names, "front-to-back") == PZ_STRATEGY_FRONT_TO_BACK &&
+		      pz_lookup(&pz_strategy_names, "nope") == -1,
 	      "strategy lookup");
 }
 
@@ -218,7 +219,7 @@ static void test_clearing(void)
 		c.base = r.addr;
 		pz_strategy_order((enum pz_strategy)s, 33, 17, 4, pz_clear_step, &c);
 		check(all_zero(r.addr, r.size), "%s left non-zero bytes",
-		      pz_strategy_name((enum pz_strategy)s));
+		      pz_name(&pz_strategy_names, s));
 		pz_region_unmap(&r);
 	}
 }
@@ -370,10 +371,10 @@ static void test_folio(void)
 			p.baseline = (enum pz_cold)cold;
 			check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out,
 					     counts) == 0,
-			      "folio %s/%s failed", pz_strategy_name(p.strategy),
-			      pz_cold_name(p.baseline));
+			      "folio %s/%s failed", pz_name(&pz_strategy_names, p.strategy),
+			      pz_name(&pz_cold_names, p.baseline));
 			check(all_zero(folio.addr, folio.size), "folio %s left non-zero bytes",
-			      pz_strategy_name(p.strategy));
+			      pz_name(&pz_strategy_names, p.strategy));
 		}
 	}
 	p.fault = 16;

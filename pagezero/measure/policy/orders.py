@@ -377,6 +377,7 @@ def clear_folio(
     kernel = check_kernel(kernel or default_kernel()).name
     nt = nt_kernel_for(strategy, nt_kernel)
     nbytes = memoryview(buffer).nbytes
+    check_fault(fault_index, nbytes // PAGE_SIZE)
     batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
     steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
     return None if steps is None else tuple(Step(*s) for s in steps)

@@ -1,4 +1,5 @@
-"""Sweeps: a benchmark over a grid of its parameters, repeated, interleaved.
+"""Sweeps: a benchmark over a grid of its parameters, repeated, interleaved (the
+benchmarks: pagezero.runs.registry).
 
 Every repetition visits every grid point once, in an order shuffled anew
 for each repetition, so that slow drift of the machine (thermal, a noisy
@@ -25,16 +26,13 @@ import itertools
 import os
 import random
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pagezero.interrupt import Interrupted, as_interrupted
-from pagezero.measure import fault, policy
-from pagezero.measure import mem as bench
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.registry import BENCHMARKS, Benchmark, register
 from pagezero.runs.workers import run_workers
-from pagezero.system.kernels import find_kernel
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
 from pagezero.units import parse_size
 
@@ -49,52 +47,6 @@ __all__ = [
 ]
 
 
-def _check_mem(benchmark: str) -> Callable[..., None]:
-    kind = "clear" if benchmark == "memset" else "copy"
-
-    def check(function: str = "default", **params: Any) -> None:
-        bench.plan(benchmark, **params)
-        kernel = find_kernel(function, kind)
-        if not kernel.available:
-            from pagezero._core import UnavailableError
-
-            raise UnavailableError(f"kernel '{function}' is not available: {kernel.reason}")
-
-    return check
-
-
-def _check_mmap(
-    size: int | str = "1GB",
-    page: str = "4KB",
-    function: str = "demand",
-    loops: int = 10,
-    threads: int = 1,
-    seed: int = 0,
-    thp: bool | None = False,
-    clock: str = "ns",
-    latency: bool = False,
-    reserve: bool = False,
-) -> None:
-    p = fault.plan(size, page, loops, threads, seed, thp, clock, latency)
-    fault.check_workload(function)
-    fault.check_latency(p, function)
-
-
-def _check_batch(**params: Any) -> None:
-    policy.plan_batch(**params)
-
-
-def _check_folio(**params: Any) -> None:
-    policy.plan_folio(**params)
-
-
-register("memset", bench.memset, _check_mem("memset"))
-register("memcpy", bench.memcpy, _check_mem("memcpy"))
-register("mmap", fault.faults, _check_mmap)
-register("batch", policy.batch, _check_batch)
-register("folio", policy.folio, _check_folio)
-
-
 def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The grid's points as dicts, checked; ValueError on the first bad one."""
     if benchmark not in BENCHMARKS:
@@ -106,7 +58,7 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise ValueError("the grid is empty: give at least one parameter with its values")
     known = list(inspect.signature(b.run).parameters)
     for name, values in grid.items():
-        if name == "runs" and name in known:
+        if name == "runs" and name not in known:
             raise ValueError(
                 "runs is not a grid parameter: a sweep's fresh processes are its processes"
             )
@@ -159,33 +111,12 @@ def run_here(
     process: int,
     progress: bool | None,
 ) -> ResultSet:
-    """Warm up, then run each repetition's shuffled pass over the points in this process.
+    """Warm up, then each repetition's pass over the checked points in this process.
 
-    Parameters
-    ----------
-    benchmark : str
-        A name in BENCHMARKS.
-    points : sequence of mapping
-        The checked points, argument dicts of the benchmark.
-    repetitions : sequence of int
-        The repetitions to run here; repetition r shuffles the points with
-        random.Random(seed + r).
-    warmup : int
-        Passes over the points thrown away first.
-    seed : int
-        The shuffles' base seed.
-    process : int
-        This process's number, recorded in each run description.
-    progress : bool or None
-        A progress bar on stderr (None: when stderr is a terminal).
-
-    Returns
-    -------
-    ResultSet
-        One Result per point and repetition, each run description naming its
-        repetition, process and pid. A stop signal ends the passes: the
-        ResultSet then holds what was measured, the point it cut short
-        included, marked with the signal.
+    Repetition r shuffles the points with random.Random(seed + r); each run
+    description names its repetition, `process` and pid. A stop signal ends
+    the passes: the ResultSet holds what was measured, the point it cut short
+    included, marked with the signal.
     """
     b = BENCHMARKS[benchmark]
     results: list[Result] = []
@@ -219,19 +150,7 @@ def run_here(
 
 
 def lost_lines(rs: ResultSet) -> list[str]:
-    """One line per worker process a ResultSet lost, for stderr.
-
-    Parameters
-    ----------
-    rs : ResultSet
-        A sweep's ResultSet.
-
-    Returns
-    -------
-    list of str
-        ``"pagezero: warning: worker process N lost (...)"`` lines; empty
-        when none was lost.
-    """
+    """One ``pagezero: warning: worker process N lost (...)`` line per worker a sweep lost."""
     return [
         f"pagezero: warning: worker process {x['process']} lost (repetitions "
         f"{', '.join(map(str, x['repetitions']))}): {x['reason']}"
@@ -305,32 +224,9 @@ def sweep(
 def default_sizes(
     info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
 ) -> list[int]:
-    """Extents from `low` to beyond the LLC, dense around each cache size.
-
-    Powers of two, with half, three quarters, equal, one and a half and twice
-    each cache size added, as pmbw does, so the steps at L1, L2 and the LLC
-    are resolved.
-
-    Parameters
-    ----------
-    info : mapping or None
-        A machine description (sysinfo.machine()); None for this machine.
-    low : int or str
-        The smallest extent, bytes or a string such as "4KB".
-    high : int or str or None
-        The largest extent; None for eight times the LLC, at least 256MB
-        (32MB assumed for an unknown LLC).
-
-    Returns
-    -------
-    list of int
-        The extents in bytes, ascending, 4KB multiples around the caches.
-
-    Raises
-    ------
-    ValueError
-        For a bad `low` or `high`.
-    """
+    """Extents in bytes from `low` to `high` (default: 8 x the LLC, at least 256MB),
+    powers of two with 0.5, 0.75, 1, 1.5 and 2 x each cache size added, as pmbw
+    does, so the steps at L1, L2 and the LLC are resolved."""
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)

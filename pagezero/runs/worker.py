@@ -1,12 +1,8 @@
-"""A sweep's worker process: a JSON spec file named on the command line, a
-ResultSet file out.
-
-A module of its own so that `python -m` runs it without importing it twice
-(pagezero/__init__.py imports pagezero.runs.sweeps).
-
-The benchmark's run function is imported by the module and name the spec
-gives (sweep_workers._importable), so that one added with sweeps.register() runs here
-as pagezero's own do.
+"""A sweep's worker process (`python -m pagezero.runs.worker SPEC`): a JSON spec
+in, a ResultSet file out. A module of its own so that `python -m` does not
+import it twice. The benchmark's run function is imported by the module and
+name the spec gives (workers._importable), so one added with register() runs
+here as pagezero's own do.
 
 SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
 (and the completed loops of the one cut short) are saved, marked with the
@@ -98,14 +94,7 @@ def _orphaned(spec: dict[str, Any]) -> bool:
 
 
 def main() -> int:
-    """Measure the spec named by ``sys.argv[1]``; the process's exit status.
-
-    Returns
-    -------
-    int
-        0 when done, 128 + signum when a stop signal ended it (the points
-        measured are saved), 1 on an error (written to the spec's error file).
-    """
+    """Measure the spec named by ``sys.argv[1]``; the exit status (0, 128 + signum, or 1)."""
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     _end_with_parent(spec)
@@ -120,7 +109,7 @@ def main() -> int:
 def _run(spec: dict[str, Any]) -> int:
     try:
         with signals_interrupt():
-            # The sweep starts this process with the stop signals held (sweep_workers._run_worker):
+            # The sweep starts this process with the stop signals held (workers._run_worker):
             # one sent meanwhile arrives now, as an Interrupted.
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             _benchmark(spec)

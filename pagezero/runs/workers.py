@@ -31,9 +31,8 @@ WORKER_STOP_S = 60
 
 
 def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """Pass a stop signal on to a worker and wait until it has saved what it
-    measured. Signals are held meanwhile; one arriving before they are (a
-    second Ctrl-C) does not skip the wait."""
+    """Pass a stop signal on to a worker and wait, signals held, until it has saved what
+    it measured (a second Ctrl-C does not skip the wait)."""
     sent = done = False
     while not done:
         try:
@@ -114,8 +113,7 @@ def _lost_reason(status: int, error_file: str) -> str:
 def _run_worker(
     spec: Mapping[str, Any], tmp: str
 ) -> tuple[ResultSet | None, str | None, str | None]:
-    """Run one worker process: (its ResultSet or None, the signal that stopped
-    it or None, why it was lost or None)."""
+    """Run one worker: (its ResultSet, the signal that stopped it, why it was lost), or Nones."""
     out = spec["output"]
     spec_file = os.path.join(tmp, f"worker{spec['process']}.spec.json")
     with open(spec_file, "w") as f:
@@ -162,44 +160,13 @@ def run_workers(
     seed: int,
     progress: bool | None,
 ) -> ResultSet:
-    """Spread the repetitions over `processes` fresh interpreters, one at a time.
+    """The repetitions spread over `processes` fresh interpreters, one at a time.
 
-    A worker that dies (an error, the OOM killer) loses its own repetitions
-    only: the others' are kept, and the ResultSet's `lost` says which process,
-    which repetitions and why. The workers after it still run, each being a
-    fresh process.
-
-    Parameters
-    ----------
-    benchmark : str
-        A name in BENCHMARKS whose run function a fresh interpreter can import.
-    points : sequence of mapping
-        The checked points, argument dicts of the benchmark.
-    repeat : int
-        Repetitions of all the points; process i runs repetitions i,
-        i + processes, ...
-    warmup : int
-        Passes each worker throws away first.
-    processes : int
-        Worker processes, one after the other.
-    seed : int
-        Repetition r runs the points shuffled by random.Random(seed + r).
-    progress : bool or None
-        A progress bar on stderr in each worker (None: when a terminal).
-
-    Returns
-    -------
-    ResultSet
-        What the workers measured; after a stop signal, the part measured,
-        with interrupted naming the signal; `lost` lists the workers that
-        died ({"process", "repetitions", "reason"}).
-
-    Raises
-    ------
-    ValueError
-        When a fresh interpreter cannot import the benchmark's run function.
-    RuntimeError
-        When every worker died and nothing was measured.
+    Process i runs repetitions i, i + processes, ... of every point. A worker
+    that dies (an error, the OOM killer) loses its own repetitions only:
+    ``rs.lost`` says which process, which repetitions and why, and the
+    workers after it still run. RuntimeError when every worker died and
+    nothing was measured; after a stop signal, the part measured.
     """
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results

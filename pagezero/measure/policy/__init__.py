@@ -3,24 +3,16 @@
 The kernel's clearing policy has three choices: how much to clear per call
 (the preemption batch: 8MB in "mm: folio_zero_user: clear contiguous pages"
 (2025), 32MB as merged in Linux 7.0), in which order to clear a huge page's
-subpages (mm/memory.c folio_zero_user()), and with which stores. This package
-replays those choices in user space:
-
-- batch() (batches.py): clear a region in batches of B pages, timing every
-  batch, to weigh throughput against the worst batch (the latency a batch
-  constant bounds under a cooperative preemption model).
-- folio() (folios.py): clear a folio in one strategy's order, then time the
-  touch of the fault neighbourhood right after, against a cold baseline.
-- clear_order() (orders.py): the steps a strategy takes, without clearing,
-  from the same C walk the timed loops run.
-
-Arguments are checked by plan_batch()/plan_folio() before anything runs;
-run_batch()/run_folio() make one C call each (GIL released).
+subpages (mm/memory.c folio_zero_user()), and with which stores. batch()
+(batches.py) weighs throughput against the worst batch, folio() (folios.py)
+times the touch of the fault neighbourhood right after a clear, and
+clear_order() (orders.py) gives the steps a strategy takes, from the C walk
+the timed loops run. plan_batch()/plan_folio() check every argument first;
+run_batch()/run_folio() make one C call each.
 """
 
 from __future__ import annotations
 
-from pagezero.measure.conditions import MAX_LOOPS as _MAX_LOOPS
 from pagezero.measure.policy.batches import (
     MAX_BATCH_RECORDS,
     BatchPlan,
@@ -77,5 +69,3 @@ __all__ = [
     "LINE_SIZE",
     "needs_nontemporal",
 ]
-
-MAX_LOOPS: int = _MAX_LOOPS["batch"]

@@ -1,43 +1,23 @@
-"""The conditions a benchmark runs under, checked once and recorded once.
-
-Every benchmark (memset/memcpy, batch, folio; mmap for its threads) clears
-under the same conditions: a cache state, threads and how they share the
-memory, the NUMA node of the memory and of the CPUs, hardware counters.
-Conditions() is perf's plain run, so a default run and one with `node=0` go
-through the same code. The limits on loops and threads live here too.
+"""The conditions every benchmark clears under, checked once and recorded once: a
+cache state, threads and how they share the memory, NUMA nodes, hardware counters.
+Conditions() is perf's plain run. The limits on loops and threads live here too.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pagezero.system.machine import llc_bytes
-from pagezero.system.numa import check_node, node_cpus, numa_nodes
+from pagezero.system.numa import check_node, node_cpus
 
 if TYPE_CHECKING:
     from pagezero.results.result import Result
 
-__all__ = [
-    "Conditions",
-    "CACHE_STATES",
-    "THREADS_MODES",
-    "MAX_LOOPS",
-    "MAX_FAULT_THREADS",
-    "check_loops",
-    "check_int",
-    "check_node",
-    "check_threads",
-    "choose_cpus",
-    "numa_nodes",
-    "node_cpus",
-    "evict_bytes",
-    "thread_rates",
-    "thread_spread",
-]
 
 # hot: the same buffer again and again, as perf (the default, for parity);
 # cold: every chunk flushed from the caches before its timed call.
@@ -57,6 +37,24 @@ MAX_LOOPS = {
 # mmap's threads are not pinned, so not bounded by the CPUs this process may
 # run on; the others pin one thread per CPU.
 MAX_FAULT_THREADS = 1024
+
+
+def arguments(
+    function: Callable[..., Any],
+    args: Iterable[Any],
+    kwargs: Mapping[str, Any],
+    without: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The arguments `function`, less its parameters `without`, would get from (args, kwargs),
+    defaults filled in: a plan takes its measuring function's parameters, stated once there."""
+    signature = inspect.signature(function)
+    skip = set(without)
+    signature = signature.replace(
+        parameters=[p for p in signature.parameters.values() if p.name not in skip]
+    )
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def check_int(name: str, value: object, low: int, high: int) -> int:
@@ -152,28 +150,23 @@ class Conditions:
     counters: bool = False  # hardware counters (perf_event_open) around each loop
 
     @classmethod
-    def check(
-        cls,
-        cache: str = "hot",
-        threads: int = 1,
-        threads_mode: str | None = "shared",
-        node: int | None = None,
-        cpu_node: int | None = None,
-        counters: bool = False,
-    ) -> Conditions:
+    def check(cls, *args: Any, **kwargs: Any) -> Conditions:
         """Checked conditions, the only place they are checked (ValueError on the first bad one)."""
-        if cache not in CACHE_STATES:
-            raise ValueError(f"unknown cache state {cache!r} (expected hot or cold)")
-        check_threads(threads)
-        if threads_mode is not None and threads_mode not in THREADS_MODES:
-            raise ValueError(f"unknown threads mode {threads_mode!r} (expected shared or private)")
-        if node is not None:
-            check_node(node, "node")
-        if cpu_node is not None:
-            choose_cpus(threads, cpu_node)
-        if not isinstance(counters, bool):
-            raise ValueError(f"counters must be True or False, not {counters!r}")
-        return cls(cache, threads, threads_mode, node, cpu_node, counters)
+        c = cls(*args, **kwargs)
+        if c.cache not in CACHE_STATES:
+            raise ValueError(f"unknown cache state {c.cache!r} (expected hot or cold)")
+        check_threads(c.threads)
+        if c.threads_mode is not None and c.threads_mode not in THREADS_MODES:
+            raise ValueError(
+                f"unknown threads mode {c.threads_mode!r} (expected shared or private)"
+            )
+        if c.node is not None:
+            check_node(c.node, "node")
+        if c.cpu_node is not None:
+            choose_cpus(c.threads, c.cpu_node)
+        if not isinstance(c.counters, bool):
+            raise ValueError(f"counters must be True or False, not {c.counters!r}")
+        return c
 
     @property
     def default(self) -> bool:

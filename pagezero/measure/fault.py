@@ -1,11 +1,9 @@
 """A fault run, as perf bench mem mmap: its plan, the C call, reading its Result.
 
-Every first touch of an anonymous page makes the kernel zero it, so mapping
-a region and faulting every page in measures the kernel's clearing rate plus
-its fault overhead. Each run is one call into the C core (csrc/fault.c),
-which times mmap + faulting with the GIL released and leaves munmap out, as
-perf does. headroom() sets that rate beside the best user-space clear of the
-same extent, measured in the same run.
+A first touch of an anonymous page makes the kernel zero it, so faulting a
+region in measures the kernel's clearing rate plus its fault overhead; the C
+core (csrc/fault.c) times mmap + faulting, munmap left out as perf does.
+headroom() sets that rate beside the best user-space clear of the same extent.
 """
 
 from __future__ import annotations
@@ -19,11 +17,12 @@ from typing import Any
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import (
     MAX_FAULT_THREADS,
+    arguments,
     check_int,
     check_loops,
-    thread_rates,
-    thread_spread,
 )
+from pagezero.measure.conditions import thread_rates as thread_rates
+from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.measure.mem import check_clock, memset
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
@@ -31,29 +30,6 @@ from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine
 from pagezero.system.memory import thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
-
-__all__ = [
-    "faults",
-    "headroom",
-    "measure_headroom",
-    "plan",
-    "run",
-    "FaultPlan",
-    "Headroom",
-    "WORKLOADS",
-    "MAX_THREADS",
-    "MAX_SEED",
-    "describe",
-    "page_report",
-    "thread_rates",
-    "thread_spread",
-    "check_workload",
-    "check_latency",
-    "check_hugepages",
-    "reserved",
-    "latency_unit",
-    "fault_pass",
-]
 
 WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
 _DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
@@ -119,28 +95,15 @@ class FaultPlan:
         return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
 
     def params(self) -> dict[str, Any]:
-        return {
-            "size": self.nbytes,
-            "page": self.page,
-            "loops": self.loops,
-            "threads": self.threads,
-            "seed": self.seed,
-            "thp": self.thp,
-            "latency": self.latency,
-        }
+        rest = ("loops", "threads", "seed", "thp", "latency")
+        return {"size": self.nbytes, "page": self.page, **{k: getattr(self, k) for k in rest}}
 
 
-def plan(
-    size: int | str = "1GB",
-    page: str = "4KB",
-    loops: int = 10,
-    threads: int = 1,
-    seed: int = 0,
-    thp: bool | None = False,
-    clock: str = "ns",
-    latency: bool = False,
-) -> FaultPlan:
-    """Every argument of a fault run but the workload, checked before anything is mapped."""
+def plan(*args: Any, **kwargs: Any) -> FaultPlan:
+    """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
+    size, page, loops, threads, seed, thp, clock, latency = arguments(
+        faults, args, kwargs, ["function", "reserve"]
+    ).values()
     nbytes = parse_size(size)
     shift = parse_page(page)
     if nbytes % (1 << shift):
@@ -399,21 +362,12 @@ def measure_headroom(
     clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
     if kernel_names is None:
         kernel_names = [k.name for k in kernels("clear") if k.available]
+    same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clears: list[Any] = []  # memset's Results, or None as run() says: kept as they come
     try:
         with reserved(clear_plan, reserve):
             for name in kernel_names:
-                clears.append(
-                    memset(
-                        size=p["size"],
-                        page=p["page"],
-                        chunk=1 << clear_plan.shift,
-                        function=name,
-                        loops=p["loops"],
-                        clock=fault.clock,
-                        thp=p["thp"],
-                    )
-                )
+                clears.append(memset(chunk=1 << clear_plan.shift, function=name, **same))
     except KeyboardInterrupt as e:
         stop = interrupt.as_interrupted(e)
         # The clear the signal cut short keeps its completed loops too.

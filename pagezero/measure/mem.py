@@ -1,8 +1,5 @@
-"""The perf bench mem workloads, memset and memcpy: one plan, one C call.
-
-A plan checks every argument before anything is mapped; run() makes the one
-call into the C core (mapping, prefault, timed loops, GIL released).
-pagezero.memset and pagezero.memcpy add runs= (pagezero.runs.processes).
+"""The perf bench mem workloads, memset and memcpy: a plan checks every argument
+before anything is mapped, run() makes the one C call (mapping, prefault, loops).
 """
 
 from __future__ import annotations
@@ -15,12 +12,13 @@ from typing import Any
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import (
     Conditions,
+    arguments,
     check_loops,
     check_threads,
     evict_bytes,
-    thread_rates,
-    thread_spread,
 )
+from pagezero.measure.conditions import thread_rates as thread_rates
+from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
 from pagezero.system.backing import huge_details
@@ -28,21 +26,6 @@ from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
 from pagezero.system.memory import thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
-
-__all__ = [
-    "memset",
-    "memcpy",
-    "plan",
-    "run",
-    "Plan",
-    "CLOCKS",
-    "check_clock",
-    "check_fill_value",
-    "check_hugepages",
-    "scaling",
-    "thread_rates",
-    "thread_spread",
-]
 
 CLOCKS: tuple[str, ...] = _core.clocks()
 # Parts of a shared region start on 4KB boundaries (csrc/mem_bench.c).
@@ -130,40 +113,29 @@ class Plan:
         return p
 
 
-def plan(
-    benchmark: str,
-    size: int | str = "1GB",
-    page: str = "4KB",
-    chunk: int | str = 0,
-    loops: int = 10,
-    clock: str = "ns",
-    value: int | str = 0,
-    thp: bool | None = False,
-    cache: str = "hot",
-    threads: int = 1,
-    threads_mode: str | None = "shared",
-    node: int | None = None,
-    cpu_node: int | None = None,
-    counters: bool = False,
-    offset: int = 0,
-) -> Plan:
-    """Every argument of a memset/memcpy run but the kernel, checked before anything is mapped."""
+def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
+    """memset's or memcpy's arguments but the kernel, checked before anything is mapped."""
     if benchmark not in ("memset", "memcpy"):
         raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
+    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs, ["function"])
+    size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
     nbytes = parse_size(size)
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
     if chunk_bytes > nbytes:
         raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
-    shift = parse_page(page)
+    shift = parse_page(a["page"])
     thp_mode(thp, shift)
-    check_loops(loops, benchmark)
+    check_loops(a["loops"], benchmark)
+    value = a.get("value", 0)
     if KERNEL_KIND[benchmark] == "clear":
         check_fill_value(value)
-    if threads_mode is None:
+    if a["threads_mode"] is None:
         # Conditions take None for benchmarks whose mode is fixed; memset and memcpy need one.
         raise ValueError("unknown threads mode None (expected shared or private)")
-    c = Conditions.check(cache, threads, threads_mode, node, cpu_node, counters)
-    check_clock(clock, c.threads)
+    c = Conditions.check(
+        a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
+    )
+    check_clock(a["clock"], c.threads)
     if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
         raise ValueError(
             f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
@@ -171,7 +143,9 @@ def plan(
         )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
-    return Plan(benchmark, nbytes, chunk_bytes, shift, thp, loops, clock, value, c, offset)
+    return Plan(
+        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset
+    )
 
 
 def check_hugepages(p: Plan) -> None:
@@ -259,10 +233,8 @@ def memset(
     counters: bool = False,
     offset: int = 0,
 ) -> Result | None:
-    """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
-
-    The buffer is mapped populated and prefaulted before timing; each loop's
-    time is a sample.
+    """Time `loops` passes of clearing `size` bytes (mapped and prefaulted first), as
+    perf bench mem memset.
 
     Parameters
     ----------
@@ -285,17 +257,14 @@ def memset(
         For 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
         True asks for them, None leaves the system's policy.
     cache : {"hot", "cold"}
-        "hot" (default, perf's conditions: the same buffer every loop, so
-        extents that fit a cache are timed from it) or "cold": every chunk is
-        flushed from the caches (clflushopt, else clflush, else evicted by
-        reading twice the LLC; details["cold_method"] says which) outside the
-        timing, and the clock is read around each chunk, a loop's sample
-        being the sum: as a page fault finds a page it has not touched lately.
+        "hot" (perf's: the same buffer every loop, timed from a cache it fits)
+        or "cold": every chunk flushed (clflushopt, clflush, or evicted by
+        reading twice the LLC: details["cold_method"]) outside the clock read
+        around it, as a page fault finds a page it has not touched lately.
     threads : int
-        That many threads, each pinned to its own allowed CPU, started
-        together behind a barrier every loop. A sample is the first start to
-        the last end (cold: the slowest thread's sum); thread_rates() and
-        thread_spread() read the per-thread samples.
+        That many threads, each pinned to its own CPU, started behind a
+        barrier every loop; a sample is the first start to the last end (cold:
+        the slowest thread's sum), thread_rates() reads each thread's.
     threads_mode : {"shared", "private"}
         "shared" splits one region of `size` into disjoint 4KB-aligned parts,
         "private" gives each thread its own region of `size`.
@@ -304,15 +273,12 @@ def memset(
     cpu_node : int or None
         Run the threads on that node's CPUs.
     counters : bool
-        Read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses,
-        cycles and instructions around each loop into details["counters"]
-        (per-loop deltas summed over threads).
+        L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and
+        instructions per loop (summed over threads) in details["counters"].
     offset : int
-        Start every buffer (each thread's, memcpy's source) this many bytes
-        (0..4095) past a page boundary. perf maps its buffers since "perf
-        bench mem: Switch from zalloc() to mmap()" (2025); older perf,
-        Debian's 6.1 among them, malloc()s them, 16 bytes in: rep stosq runs
-        several percent slower there.
+        Start every buffer this many bytes (0..4095) past a page boundary: perf
+        before "perf bench mem: Switch from zalloc() to mmap()" (2025), Debian's
+        6.1 among them, clears 16 bytes in, where rep stosq runs a few % slower.
 
     Raises
     ------

@@ -1,14 +1,11 @@
-"""Runs: the same measurement in N fresh processes, one after the other; runs=N
-for the public API (pagezero.memset, memcpy, faults, batch, folio).
+"""Runs: a measurement in N fresh processes, one after the other, and runs=N for the
+public API (pagezero.memset, memcpy, faults, batch, folio).
 
-Loops inside one process share one physical placement of the buffers, so
-their spread hides the variation between processes, which is often the
-larger (3-5% at 256MB on a small VM). pyperf answers with worker processes,
-Kalibera and Jones ("Rigorous Benchmarking in Reasonable Time", 2013) with
-runs as the unit of comparison: each run here is a fresh interpreter that
-maps, prefaults and warms up its own buffers and then times its loops, as
-runs=1 does in the calling process. The workers are a sweep's, each run one
-repetition in one process.
+Loops in one process share one physical placement of the buffers, so their
+spread hides the variation between processes, often the larger (3-5% at 256MB
+on a small VM). As pyperf's workers and Kalibera and Jones ("Rigorous
+Benchmarking in Reasonable Time", 2013), runs are the unit of comparison: each
+is a fresh interpreter that maps, prefaults and warms its own buffers.
 """
 
 from __future__ import annotations
@@ -25,18 +22,6 @@ from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.registry import BENCHMARKS
 from pagezero.runs.workers import run_workers
 
-__all__ = [
-    "check_runs",
-    "across_processes",
-    "in_this_process",
-    "with_runs",
-    "memset",
-    "memcpy",
-    "faults",
-    "batch",
-    "folio",
-]
-
 
 def check_runs(runs: object) -> int:
     """`runs`, checked to be a positive int (not a bool)."""
@@ -48,27 +33,10 @@ def check_runs(runs: object) -> int:
 def across_processes(
     benchmark: str, points: Sequence[Mapping[str, Any]], runs: int, progress: bool = False
 ) -> ResultSet:
-    """Each point (checked first) in each of `runs` fresh processes, one after the other.
+    """Each point of `benchmark` (checked first) in each of `runs` fresh processes, one
+    after the other, in a shuffled order within each (a sweep's repetition).
 
-    Within a process the points run in a shuffled order, as a sweep's
-    repetition; ``rs.runs[i]["process"]`` says which. Interrupted carries the
-    ResultSet measured so far.
-
-    Parameters
-    ----------
-    benchmark : str
-        A registered benchmark's name (``"memset"``, ``"mmap"``, ...).
-    points : sequence of mapping
-        Argument dicts of `benchmark`, one per point.
-    runs : int
-        How many fresh processes.
-    progress : bool
-        Show a progress bar.
-
-    Returns
-    -------
-    ResultSet
-        Every point's Result from every run.
+    ``rs.runs[i]["process"]`` says which process; Interrupted carries what was measured.
     """
     check_runs(runs)
     for point in points:

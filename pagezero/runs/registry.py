@@ -1,9 +1,6 @@
-"""The benchmarks a sweep or runs=N can run, by name: pagezero's own (memset,
-memcpy, mmap, batch, folio, as measured in one process) and any register() adds.
-
-A worker process finds a benchmark here by the name its spec gives, after
-importing its run function (pagezero.runs.worker), so one registered by a
-program runs there too.
+"""The benchmarks a sweep or runs=N runs, by name: pagezero's own (memset, memcpy,
+mmap, batch, folio, measured in one process) and any register() adds. A worker
+finds one here after importing its run function, so a program's runs there too.
 """
 
 from __future__ import annotations
@@ -15,8 +12,6 @@ from typing import Any
 from pagezero._core import UnavailableError
 from pagezero.measure import fault, mem, policy
 from pagezero.system.kernels import KERNEL_KIND, find_kernel
-
-__all__ = ["Benchmark", "BENCHMARKS", "register"]
 
 
 @dataclass(frozen=True)
@@ -33,20 +28,9 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 
 def register(name: str, run: Callable[..., Any], check: Callable[..., Any] | None = None) -> None:
-    """Make a benchmark sweepable.
-
-    Parameters
-    ----------
-    name : str
-        The benchmark's name, as sweep() takes it (replaces one of that name).
-    run : callable
-        ``run(**params)`` returns a Result. For ``processes > 1``, it must be
-        importable by its module and name (a top-level function of a module,
-        not of ``__main__``): each worker imports it.
-    check : callable or None
-        ``check(**params)`` raises on a bad point before anything runs
-        (default: no check).
-    """
+    """Make `run(**params) -> Result` sweepable as `name`, `check(**params)` raising on a
+    bad point first. For processes > 1 each worker imports `run` by its module and
+    name: a top-level function of an importable module (not of ``__main__``)."""
     BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
 
 

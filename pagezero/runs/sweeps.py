@@ -1,22 +1,11 @@
-"""Sweeps: a benchmark over a grid of its parameters, repeated, interleaved (the
-benchmarks: pagezero.runs.registry).
+"""Sweeps: a benchmark (pagezero.runs.registry) over a grid of its parameters.
 
-Every repetition visits every grid point once, in an order shuffled anew
-for each repetition, so that slow drift of the machine (thermal, a noisy
-neighbour) spreads over all points instead of landing on the last ones.
-Warm-up runs are made and thrown away. Repetitions can be spread over
-several fresh worker processes run one after the other (never at the same
-time): one process can land on a lucky or unlucky physical placement of its
-buffers, as pyperf's workers and measuring "three repeats in four sessions"
-guard against. Ctrl-C keeps what was measured: the ResultSet comes back
-marked interrupted.
-
-A stop signal (SIGINT, SIGTERM, SIGHUP) ends a sweep within one loop of the
-point it lands in: what the finished points measured, and the completed loops
-of that point, come back in a ResultSet marked with the signal. Workers run
-in a session of their own, so that the signal reaches each worker once, from
-the sweep (a terminal's Ctrl-C would otherwise reach both); one sent to a
-worker alone stops the sweep the same way.
+Every repetition visits every point once, in an order shuffled anew, so that
+slow drift of the machine (thermal, a noisy neighbour) spreads over all
+points; warm-up passes are thrown away. Repetitions can be spread over fresh
+worker processes, one after the other: one process can land on a lucky or
+unlucky physical placement of its buffers (pyperf's workers). A stop signal
+ends a sweep within one loop: what was measured comes back marked with it.
 """
 
 from __future__ import annotations
@@ -31,20 +20,11 @@ from typing import Any
 
 from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.runs.registry import BENCHMARKS, Benchmark, register
+from pagezero.runs.registry import BENCHMARKS as BENCHMARKS
+from pagezero.runs.registry import register as register
 from pagezero.runs.workers import run_workers
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
 from pagezero.units import parse_size
-
-__all__ = [
-    "sweep",
-    "default_sizes",
-    "BENCHMARKS",
-    "Benchmark",
-    "register",
-    "run_here",
-    "lost_lines",
-]
 
 
 def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -1,14 +1,10 @@
-"""A sweep's worker process (`python -m pagezero.runs.worker SPEC`): a JSON spec
-in, a ResultSet file out. A module of its own so that `python -m` does not
-import it twice. The benchmark's run function is imported by the module and
-name the spec gives (workers._importable), so one added with register() runs
-here as pagezero's own do.
+"""A sweep's worker process (`python -m pagezero.runs.worker SPEC`): a JSON spec in,
+a ResultSet file out; the run function imported by the module and name the spec
+gives (workers._importable), so one a program registered runs here too.
 
-SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
-(and the completed loops of the one cut short) are saved, marked with the
-signal, and it exits with the shell's status for that signal, 128 + signum,
-which the sweep reads as "stopped", not "failed". An error is written, in one
-line, to the spec's error file for the sweep to report, and the status is 1.
+A stop signal saves the points measured, marked with it, and exits 128 + signum
+(the sweep reads "stopped", not "failed"); an error goes, in one line, to the
+spec's error file, and the status is 1.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""A sweep's worker processes: fresh interpreters, run one after the other.
-
-Each worker (pagezero.runs.worker) gets a JSON spec naming the benchmark,
-its points and its share of the repetitions, and saves a ResultSet file the
-sweep reads back. Workers run in a session of their own, so that a stop
-signal reaches each once, from the sweep, which passes it on and waits for
-the worker to save what it measured.
+"""A sweep's worker processes: fresh interpreters (pagezero.runs.worker), one after
+the other, each given a JSON spec (benchmark, points, its repetitions) and saving
+a ResultSet the sweep reads back. Each runs in a session of its own, so a stop
+signal reaches it once, from the sweep, which passes it on and waits for the save.
 """
 
 from __future__ import annotations
@@ -22,8 +19,6 @@ from pagezero.interrupt import STOP_SIGNALS, as_interrupted, deferred
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.registry import BENCHMARKS
 from pagezero.system.machine import machine
-
-__all__ = ["WORKER_STOP_S", "run_workers"]
 
 # How long a stopped worker may take to save what it measured: it stops within
 # one loop, so this is only reached by a worker that hangs.

@@ -1,14 +1,11 @@
 """Clearing policies: clear_pages() batches and folio_zero_user() orders.
 
-The kernel's clearing policy has three choices: how much to clear per call
-(the preemption batch: 8MB in "mm: folio_zero_user: clear contiguous pages"
-(2025), 32MB as merged in Linux 7.0), in which order to clear a huge page's
-subpages (mm/memory.c folio_zero_user()), and with which stores. batch()
-(batches.py) weighs throughput against the worst batch, folio() (folios.py)
-times the touch of the fault neighbourhood right after a clear, and
-clear_order() (orders.py) gives the steps a strategy takes, from the C walk
-the timed loops run. plan_batch()/plan_folio() check every argument first;
-run_batch()/run_folio() make one C call each.
+The kernel's clearing policy chooses how much to clear per call (the preemption
+batch: 8MB in "mm: folio_zero_user: clear contiguous pages" (2025), 32MB as
+merged in Linux 7.0), in which order to clear a huge page's subpages
+(mm/memory.c folio_zero_user()), and with which stores: batch() weighs
+throughput against the worst batch, folio() times the fault neighbourhood's
+touch right after a clear, clear_order() gives a strategy's steps.
 """
 
 from __future__ import annotations

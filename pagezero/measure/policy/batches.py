@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, overload
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import Conditions, check_loops, evict_bytes
+from pagezero.measure.conditions import Conditions, arguments, check_loops, evict_bytes
 from pagezero.measure.policy.orders import (
     PAGE_SIZE,
     Step,
@@ -31,8 +31,6 @@ from pagezero.system.backing import (
 from pagezero.system.machine import machine
 from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
-
-__all__ = ["BatchPlan", "plan_batch", "run_batch", "batch", "MAX_BATCH_RECORDS"]
 
 # Every batch of every pass is recorded (8 bytes each): bound the buffer.
 MAX_BATCH_RECORDS = 1 << 25
@@ -76,33 +74,26 @@ class BatchPlan:
         return p
 
 
-def plan_batch(
-    size: int | str = "1GB",
-    batch: int | str | None = "32MB",
-    kernel: str | None = None,
-    loops: int = 10,
-    yield_between: bool = False,
-    cache: str = "hot",
-    threads: int = 1,
-    node: int | None = None,
-    counters: bool = False,
-    backing: str = "auto",
-) -> BatchPlan:
-    """Every argument of a batch run, checked (ValueError on the first bad one)."""
-    nbytes = parse_size(size)
+def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
+    """batch()'s arguments, checked (ValueError on the first bad one)."""
+    a = arguments(batch, args, kwargs)
+    nbytes = parse_size(a["size"])
     pages(nbytes, "size")
-    b_bytes = batch_bytes(batch, nbytes)
+    b_bytes = batch_bytes(a["batch"], nbytes)
     pages(b_bytes, "batch")
     if b_bytes > nbytes:
-        raise ValueError(f"invalid batch {batch!r}: larger than the region ({format_size(nbytes)})")
+        raise ValueError(
+            f"invalid batch {a['batch']!r}: larger than the region ({format_size(nbytes)})"
+        )
+    loops, threads, yield_between = a["loops"], a["threads"], a["yield_between"]
     check_loops(loops, "batch")
-    check_backing(backing)
+    check_backing(a["backing"])
     if not isinstance(yield_between, bool):
         raise ValueError(f"yield_between must be True or False, not {yield_between!r}")
     # Each thread clears its own region: there is no threads mode to choose.
-    c = Conditions.check(cache, threads, None, node, None, counters)
-    kernel = check_kernel(kernel or default_kernel()).name
-    p = BatchPlan(nbytes, batch, b_bytes, kernel, loops, yield_between, c, backing)
+    c = Conditions.check(a["cache"], threads, None, a["node"], None, a["counters"])
+    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    p = BatchPlan(nbytes, a["batch"], b_bytes, kernel, loops, yield_between, c, a["backing"])
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(
             f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
@@ -262,25 +253,20 @@ def batch(
         sched_yield() after each batch, the user-space stand-in for the
         kernel's cond_resched().
     cache : {"hot", "cold"}
-        "hot" (default: the region stays in cache from the last pass as far
-        as it fits) or "cold": each batch's range is flushed (details["cold_method"])
-        before its clock read, and a pass's time leaves the flushes out.
+        "hot" (the region stays cached from the last pass as far as it fits) or
+        "cold": each batch flushed before its clock read, outside a pass's time.
     threads : int
-        That many threads, each pinned to its own allowed CPU and clearing its
-        own region of `size`, every pass started together behind a barrier. A
-        sample is the first start to the last end (cold: the slowest thread's
-        pass) over threads * size bytes; details["thread_samples"] holds each
-        thread's passes.
+        That many pinned threads, each clearing its own region of `size`, passes
+        started behind a barrier; a sample is the first start to the last end.
     node : int or None
         Bind the regions to this NUMA node (mbind) before their first touch.
     counters : bool
         Read hardware counters around each pass into details["counters"]
         (summed over threads).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        The pages of the region, standing for the kernel's direct map: "auto"
-        (default) takes 2MB hugetlb pages when enough are free, else THP, else
-        4KB pages. params["backing"] is the one used; details["backing_note"]
-        says why not hugetlb, details["huge_share"] how much THP smaps shows.
+        The pages standing for the kernel's direct map: "auto" takes 2MB hugetlb
+        pages when enough are free, else THP, else 4KB; params["backing"] says
+        which, details["backing_note"] why not hugetlb.
 
     Raises
     ------

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import Conditions, check_loops, evict_bytes
+from pagezero.measure.conditions import Conditions, arguments, check_loops, evict_bytes
 from pagezero.measure.policy.orders import (
     PAGE_SIZE,
     batch_bytes,
@@ -31,8 +31,6 @@ from pagezero.system.backing import (
 from pagezero.system.machine import llc_bytes, machine
 from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
-
-__all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
 
 FOLIO_BACKINGS: tuple[str, ...] = BACKINGS
 _HUGETLB_SHIFTS = {2 << 20: 21, 1 << 30: 30}
@@ -74,32 +72,20 @@ class FolioPlan:
         return p
 
 
-def plan_folio(
-    size: int | str = "2MB",
-    strategy: str = "neighbourhood-last",
-    fault_index: int = 0,
-    kernel: str | None = None,
-    nt_kernel: str | None = None,
-    loops: int = 10,
-    batch: int | str | None = "32MB",
-    backing: str = "auto",
-    cold: str = "auto",
-    cache: str = "hot",
-    node: int | None = None,
-    counters: bool = False,
-) -> FolioPlan:
-    """Every argument of a folio run, checked (ValueError on the first bad one)."""
-    nbytes = parse_size(size, what="folio size")
+def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
+    """folio()'s arguments, checked (ValueError on the first bad one)."""
+    a = arguments(folio, args, kwargs)
+    nbytes = parse_size(a["size"], what="folio size")
     nr = pages(nbytes, "folio size")
     if nr & (nr - 1):
         raise ValueError(
-            f"invalid folio size {size!r}: not a power-of-two number of "
+            f"invalid folio size {a['size']!r}: not a power-of-two number of "
             f"{format_size(PAGE_SIZE)} pages"
         )
-    check_strategy(strategy)
-    check_fault(fault_index, nr)
-    check_loops(loops, "folio")
-    b_bytes = batch_bytes(batch, nbytes)
+    strategy, backing, cold = check_strategy(a["strategy"]), a["backing"], a["cold"]
+    check_fault(a["fault_index"], nr)
+    check_loops(a["loops"], "folio")
+    b_bytes = batch_bytes(a["batch"], nbytes)
     pages(b_bytes, "batch")
     if backing not in FOLIO_BACKINGS:
         raise ValueError(f"unknown backing {backing!r} (expected {', '.join(FOLIO_BACKINGS)})")
@@ -113,12 +99,11 @@ def plan_folio(
             f"unknown or unavailable cold method {cold!r} (here: auto, {', '.join(methods)})"
         )
     # One folio, one thread.
-    c = Conditions.check(cache, 1, None, node, None, counters)
-    kernel = check_kernel(kernel or default_kernel()).name
-    nt = nt_kernel_for(strategy, nt_kernel)
-    return FolioPlan(
-        nbytes, strategy, fault_index, kernel, nt, batch, b_bytes, loops, backing, cold, c
-    )
+    c = Conditions.check(a["cache"], 1, None, a["node"], None, a["counters"])
+    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    nt = nt_kernel_for(strategy, a["nt_kernel"])
+    fault, batch, loops = a["fault_index"], a["batch"], a["loops"]
+    return FolioPlan(nbytes, strategy, fault, kernel, nt, batch, b_bytes, loops, backing, cold, c)
 
 
 def _free_hugepages(nbytes: int, node: int | None = None) -> int:
@@ -159,8 +144,6 @@ class FolioMemory:
         own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
         if own and self._own_page(nbytes, backing, node, populate):
             used = None
-        elif backing == "hugetlb":
-            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
         elif own and nbytes == 2 << 20:
             # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
             used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
@@ -330,22 +313,15 @@ def folio(
     batch : int or str
         The most clear_pages() clears at once (sequential, neighbourhood-last).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
-        pages, asked with MADV_HUGEPAGE before the first touch), "4KB" (an
-        aligned run of 4KB pages, THP refused) or "auto" (default: a hugetlb
-        page of the folio's size when one is free, else the choice of
-        pagezero.system.backing.kernel_backing(): 2MB hugetlb pages, THP, or 4KB
-        pages with details["backing_note"] saying why). The result's backing
-        is the one used; for THP details["huge_share"] is how much of the
-        folio smaps shows on huge pages.
+        A 2MB/1GB hugetlb page, THP (MADV_HUGEPAGE before the first touch), an
+        aligned run of 4KB pages, or "auto": a hugetlb page of the folio's size
+        when one is free, else as batch() chooses. The result's backing says which.
     cold : {"auto", "clflush", "evict"}
         How the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
     cache : {"hot", "cold"}
-        "hot" (default) keeps the above; "cold" also flushes the whole folio
-        by address (clflushopt, else clflush, else evicting; details["cold_method"])
-        after the scrub and before each clear, outside its timing, so no line of
-        it is left in any cache.
+        "cold" also flushes the whole folio (details["cold_method"]) after the
+        scrub, before each clear and outside its timing.
     node : int or None
         Bind the folio to this NUMA node (mbind) before its first touch.
     counters : bool
@@ -353,13 +329,7 @@ def folio(
 
     Raises
     ------
-    ValueError
-        For a bad argument (checked by plan_folio() before anything runs).
-    UnavailableError
-        For a kernel this machine cannot run; counters without a PMU.
-    MappingError
-        When the folio cannot be mapped with the backing asked for.
-    Interrupted
-        When a stop signal cuts the run short.
+    ValueError, UnavailableError, MappingError, Interrupted
+        As batch() (arguments checked by plan_folio() before anything runs).
     """
     return run_folio(plan_folio(**locals()))

@@ -1,10 +1,5 @@
-"""Clearing orders: the C core's strategies, the steps they take, and the
-kernels they clear with.
-
-A strategy decides in which order a huge page's subpages are cleared, as the
-kernel's folio_zero_user() (mm/memory.c) does; the walk itself is C
-(csrc/policy.c), and clear_order() records it without clearing.
-"""
+"""Clearing orders: the C core's strategies (csrc/policy.c: in which order a huge
+page's subpages are cleared, as folio_zero_user() does), their steps, their kernels."""
 
 from __future__ import annotations
 
@@ -15,20 +10,6 @@ from typing import Any
 from pagezero import _core
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
 from pagezero.units import format_size, parse_size
-
-__all__ = [
-    "STRATEGIES",
-    "PRESETS",
-    "PAGE_SIZE",
-    "NEIGHBOURHOOD_RADIUS",
-    "LINE_SIZE",
-    "Step",
-    "clear_order",
-    "clear_folio",
-    "default_kernel",
-    "default_nt_kernel",
-    "needs_nontemporal",
-]
 
 _CONSTANTS: dict[str, int] = _core.policy_constants()
 PAGE_SIZE: int = _CONSTANTS["page_size"]
@@ -199,9 +180,7 @@ def clear_folio(
     batch: int | str | None = "32MB",
     record: bool = False,
 ) -> tuple[Step, ...] | None:
-    """Zero a buffer in `strategy`'s order, untimed.
-
-    It clears through the same clearing callback the timed loops use.
+    """Zero a buffer in `strategy`'s order, untimed, through the timed loops' clearing callback.
 
     Parameters
     ----------
@@ -239,6 +218,8 @@ def clear_folio(
     kernel = check_kernel(kernel or default_kernel()).name
     nt = nt_kernel_for(strategy, nt_kernel)
     nbytes = memoryview(buffer).nbytes
+    if nbytes >= PAGE_SIZE:  # a partial page is the C core's to refuse, by its rule
+        check_fault(fault_index, nbytes // PAGE_SIZE)
     batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
     steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
     return None if steps is None else tuple(Step(*s) for s in steps)

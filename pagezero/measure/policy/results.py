@@ -10,8 +10,6 @@ from types import MappingProxyType
 
 from pagezero.results.resultset import Result, result_type
 
-__all__ = ["BatchResult", "FolioResult"]
-
 
 @result_type("batch")
 @dataclass(frozen=True)

@@ -107,10 +107,8 @@ def evict_bytes() -> int:
 
 
 def thread_rates(result: Result) -> tuple[float, ...] | None:
-    """Each thread's rate over all its loops, bytes/sec (inf for samples summing to 0).
-
-    None for the cycles clock or a run without per-thread samples.
-    """
+    """Each thread's rate over all its loops, bytes/sec (inf for samples summing to 0);
+    None for the cycles clock or a run without per-thread samples."""
     samples = result.details.get("thread_samples")
     if result.clock_hz is None or samples is None:
         return None
@@ -137,9 +135,7 @@ def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
 class Conditions:
     """How a run is measured besides its size; ``Conditions()`` is perf's plain run.
 
-    threads_mode None is for benchmarks whose mode is fixed (batch gives every
-    thread its own region; folio and mmap have no choice to record). Build
-    checked ones with :meth:`check`.
+    threads_mode is None where the mode is fixed (batch: a region per thread).
     """
 
     cache: str = "hot"  # hot: the same buffer every loop; cold: each chunk flushed first
@@ -207,11 +203,8 @@ class Conditions:
         thread_bytes: Sequence[int],
         cpus: tuple[int, ...] = (),
     ) -> dict[str, Any]:
-        """What the conditions add to a Result's details, from the C core's answer `raw`.
-
-        Per-thread samples and bytes (several or pinned threads), how the cache
-        was made cold and what a sample then covers (`cold_timing`), the counters.
-        """
+        """What the conditions add to a Result's details from the C core's answer: per-thread
+        samples (several or pinned threads), how and what cold timed, the counters."""
         d: dict[str, Any] = {}
         if self.threads > 1 or cpus:
             d.update(

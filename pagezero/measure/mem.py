@@ -98,13 +98,8 @@ class Plan:
 
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params (conditions only where they differ from the defaults)."""
-        p: dict[str, Any] = {
-            "size": self.nbytes,
-            "page": format_page(self.shift),
-            "chunk": self.chunk,
-            "loops": self.loops,
-            "thp": self.thp,
-        }
+        p = dict(size=self.nbytes, page=format_page(self.shift), chunk=self.chunk)
+        p.update(loops=self.loops, thp=self.thp)
         if self.kind == "clear":
             p["value"] = self.value
         p.update(self.conditions.params())

@@ -85,11 +85,8 @@ _RUNS_DOC = """    runs : int
 def with_runs(
     benchmark: str, measure: Callable[..., Result | None], kind: str = "Result", more: str = ""
 ) -> Callable[..., ResultSet]:
-    """`measure` as the public API has it: with runs=, returning a ResultSet.
-
-    Its docstring is `measure`'s (Parameters, then Raises) with runs and what
-    comes back added; `kind` and `more` say what a run's Result holds.
-    """
+    """`measure` as the public API has it: with runs=, returning a ResultSet; its docstring
+    `measure`'s (Parameters, Raises) with runs and the Returns (`kind`, `more`) added."""
     own = inspect.signature(measure)
     runs = inspect.Parameter(
         "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1, annotation="int"

@@ -73,8 +73,7 @@ def _progress(total: int, enabled: bool | None) -> Any:  # a tqdm bar
 
 
 def _partial(stop: Interrupted) -> list[Result]:
-    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut
-    short."""
+    """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
     if isinstance(stop.partial, Result):
         return [stop.partial]
     if isinstance(stop.partial, ResultSet):

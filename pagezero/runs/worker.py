@@ -39,15 +39,8 @@ def _measure(spec: dict[str, Any]) -> int:
     rs, late = None, None
     try:
         with signals_interrupt():
-            rs = run_here(
-                spec["benchmark"],
-                spec["points"],
-                spec["repetitions"],
-                spec["warmup"],
-                spec["seed"],
-                spec["process"],
-                spec["progress"],
-            )
+            keys = ("benchmark", "points", "repetitions", "warmup", "seed", "process", "progress")
+            rs = run_here(*(spec[k] for k in keys))
             # Held signals: a second one cannot leave the file half written.
             with deferred():
                 rs.save(spec["output"])
@@ -69,12 +62,10 @@ _PR_SET_PDEATHSIG = 1
 def _end_with_parent(spec: dict[str, Any]) -> None:
     """Stop, as a stop signal would, when the sweep that started this worker ends.
 
-    The worker runs in a session of its own (so that a terminal's Ctrl-C reaches
-    it once, from the sweep), and a sweep killed outright (SIGKILL, the OOM
-    killer) cannot pass a signal on: without this the worker would clear memory
-    for nobody until its repetitions were done. The stop signals are still held
-    here, so SIGTERM arrives as an Interrupted once they are unblocked; a parent
-    that ended before prctl() took effect is caught by its pid.
+    A sweep killed outright (SIGKILL, the OOM killer) cannot pass a signal on to
+    a worker in its own session, which would clear memory for nobody. SIGTERM
+    arrives once the stop signals are unblocked; a parent that ended before
+    prctl() took effect is caught by its pid.
     """
     if spec.get("parent") is None:
         return

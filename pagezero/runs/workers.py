@@ -46,11 +46,9 @@ def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for a worker to end. Not Popen.wait() or communicate() alone: on
-    KeyboardInterrupt they wait 0.25 s more for a child they assume the
-    terminal's Ctrl-C reached too (CPython's subprocess, bpo-25942), which a
-    worker in its own session never gets; here the signal comes through at
-    once, to be passed on. WNOWAIT leaves the worker for Popen.wait() to reap."""
+    """Wait for a worker to end: not Popen.wait() alone, which on KeyboardInterrupt waits
+    0.25 s more for a child it assumes the Ctrl-C reached too (bpo-25942); WNOWAIT
+    leaves the worker for Popen.wait() to reap."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     return proc.wait()
 

@@ -61,17 +61,9 @@ class BatchPlan:
 
     def params(self, backing: str | None = None) -> dict[str, Any]:
         """The result's params, with the backing used (default: as asked)."""
-        p = {
-            "size": self.nbytes,
-            "batch": self.batch,
-            "batch_bytes": self.batch_bytes,
-            "kernel": self.kernel,
-            "loops": self.loops,
-            "yield": self.yield_between,
-            "backing": backing or self.backing,
-        }
-        p.update(self.conditions.params())
-        return p
+        p = {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes}
+        p.update(kernel=self.kernel, loops=self.loops, **{"yield": self.yield_between})
+        return {**p, "backing": backing or self.backing, **self.conditions.params()}
 
 
 def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:

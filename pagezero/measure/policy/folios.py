@@ -56,20 +56,9 @@ class FolioPlan:
 
     def params(self, backing: str) -> dict[str, Any]:
         """The result's params, with the backing used."""
-        p = {
-            "size": self.nbytes,
-            "strategy": self.strategy,
-            "fault_index": self.fault_index,
-            "kernel": self.kernel,
-            "nt_kernel": self.nt_kernel,
-            "batch": self.batch,
-            "batch_bytes": self.batch_bytes,
-            "loops": self.loops,
-            "backing": backing,
-            "cold": self.cold,
-        }
-        p.update(self.conditions.params())
-        return p
+        named = ("strategy", "fault_index", "kernel", "nt_kernel", "batch", "batch_bytes", "loops")
+        p = {"size": self.nbytes, **{k: getattr(self, k) for k in named}, "backing": backing}
+        return {**p, "cold": self.cold, **self.conditions.params()}
 
 
 def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
@@ -124,11 +113,9 @@ def _scrub_bytes() -> int:
 class FolioMemory:
     """The folio, and the scrub buffer read before each clear, mapped once for several runs.
 
-    The folio is a hugetlb page of its own size (2MB, 1GB) when asked or, for
-    auto, when one is free; else, as backing.kernel_backing() chooses for auto,
-    2MB hugetlb pages, THP (a 2MB-aligned mapping, the folio at its start) or
-    4KB pages aligned to min(size, 2MB), THP refused. .backing says which,
-    .page_label in words; bound to `node` before its first touch. close() unmaps.
+    A hugetlb page of its own size when asked or (auto) free, else as
+    kernel_backing() chooses: 2MB hugetlb pages, THP, or 4KB pages aligned to
+    min(size, 2MB). .backing says which, .page_label in words.
     """
 
     folio: memoryview

@@ -165,11 +165,6 @@ class Conditions:
         return c
 
     @property
-    def default(self) -> bool:
-        """Hot, one thread, no placement, no counters: perf's conditions."""
-        return self == Conditions(threads_mode=self.threads_mode)
-
-    @property
     def cold(self) -> bool:
         return self.cache == "cold"
 

@@ -15,12 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import (
-    MAX_FAULT_THREADS,
-    arguments,
-    check_int,
-    check_loops,
-)
+from pagezero.measure.conditions import MAX_FAULT_THREADS, arguments, check_int, check_loops
 from pagezero.measure.conditions import thread_rates as thread_rates
 from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.measure.mem import check_clock, memset
@@ -226,12 +221,11 @@ def faults(
     loops : int
         The timed rounds, one sample each.
     threads : int
-        That many threads each map and fault their own `size` bytes at
-        once; samples then run from the first start to the last end, and
-        thread_rates() gives each thread's own rate.
+        That many threads each fault their own `size` bytes at once; a sample
+        is the first start to the last end, thread_rates() each thread's rate.
     seed : int
-        0 writes byte 0 of each page; otherwise a random byte of each,
-        thread t drawing as rand() does after srand(seed + t) (perf's -r).
+        0 writes byte 0 of each page, else a random byte, thread t drawing as
+        rand() after srand(seed + t) (perf's -r).
     thp : bool or None
         For 4KB pages, False refuses transparent huge pages, True asks for
         them, None leaves the system's policy. page_report() says what came.
@@ -263,23 +257,10 @@ def faults(
 
 
 def page_report(result: Result) -> dict[str, Any]:
-    """Which pages the kernel really gave a faults() run.
-
-    From the smaps counters read after each loop; the loop that got the fewest
-    huge pages counts.
-
-    Parameters
-    ----------
-    result : Result
-        A faults() Result.
-
-    Returns
-    -------
-    dict
-        ``"asked"`` and ``"got"`` (str), ``"expected_bytes"``, ``"resident_bytes"``,
-        ``"thp_bytes"`` and ``"hugetlb_bytes"`` (int), ``"fallback"`` (True when
-        the pages differ from those asked for) and ``"text"`` (one line saying all that).
-    """
+    """Which pages the kernel really gave a faults() Result, from the smaps counters read
+    after each loop (the loop with the fewest huge pages counts): "asked", "got",
+    "expected_bytes", "resident_bytes", "thp_bytes", "hugetlb_bytes", "fallback" (the
+    pages differ from those asked for) and "text", one line saying it."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop

@@ -90,13 +90,8 @@ def run_here(
     process: int,
     progress: bool | None,
 ) -> ResultSet:
-    """Warm up, then each repetition's pass over the checked points in this process.
-
-    Repetition r shuffles the points with random.Random(seed + r); each run
-    description names its repetition, `process` and pid. A stop signal ends
-    the passes: the ResultSet holds what was measured, the point it cut short
-    included, marked with the signal.
-    """
+    """Warm up, then each repetition's shuffled pass over the points, here; a stop signal
+    ends the passes, the ResultSet marked with it (the point cut short included)."""
     b = BENCHMARKS[benchmark]
     results: list[Result] = []
     runs: list[dict[str, Any]] = []
@@ -146,46 +141,39 @@ def sweep(
     progress: bool | None = None,
     seed: int = 0,
 ) -> ResultSet:
-    """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
-
-    Every point is checked before anything runs.
+    """Run `benchmark` at every point of `grid`, every point checked before anything runs.
 
     Parameters
     ----------
     benchmark : str
-        "memset", "memcpy", ...
+        A registered benchmark: "memset", "memcpy", "mmap", "batch", "folio", ...
     grid : dict
-        {parameter: [values]} (a single value stands for a list of one),
-        e.g. ``{"function": ["default", "generic"], "size": ["1GB"],
-        "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}``.
+        {parameter: [values]} (a single value stands for a list of one), e.g.
+        ``{"function": ["default", "generic"], "chunk": ["4KB", "2MB"], "loops": [3]}``.
     repeat : int
-        Repetitions of the whole grid.
+        Repetitions of the whole grid, each in an order shuffled by
+        random.Random(seed + repetition).
     warmup : int
         Passes thrown away first.
     processes : int
-        Spread the repetitions over this many fresh processes, run one
-        after the other.
+        Spread the repetitions over this many fresh processes, one after the other.
     progress : bool or None
         A tqdm bar on stderr (default: when stderr is a terminal).
     seed : int
-        Each repetition runs the points in an order shuffled by
-        random.Random(seed + repetition).
+        The shuffles' base seed.
 
     Returns
     -------
     ResultSet
-        Each run description naming its repetition, process and pid; after a
-        stop signal, the part measured, with interrupted naming the signal. A
-        worker process that dies loses its repetitions only: the ResultSet's
-        `lost` lists such processes ({"process", "repetitions", "reason"}) and
-        lost_lines() words them.
+        Each run naming its repetition, process and pid; after a stop signal,
+        the part measured, marked with it. A worker that dies loses its
+        repetitions only: ``rs.lost`` lists them, lost_lines() words them.
 
     Raises
     ------
     ValueError
-        For an unknown benchmark or a bad point (the first one found), a bad
-        repeat, warmup or processes, or (processes > 1) a run function a
-        fresh interpreter cannot import.
+        For an unknown benchmark, a bad point (the first), repeat, warmup or
+        processes, or (processes > 1) a run function a worker cannot import.
     RuntimeError
         When every worker process died and nothing was measured.
     """

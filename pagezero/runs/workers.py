@@ -153,14 +153,9 @@ def run_workers(
     seed: int,
     progress: bool | None,
 ) -> ResultSet:
-    """The repetitions spread over `processes` fresh interpreters, one at a time.
-
-    Process i runs repetitions i, i + processes, ... of every point. A worker
-    that dies (an error, the OOM killer) loses its own repetitions only:
-    ``rs.lost`` says which process, which repetitions and why, and the
-    workers after it still run. RuntimeError when every worker died and
-    nothing was measured; after a stop signal, the part measured.
-    """
+    """The repetitions over `processes` fresh interpreters, one at a time (process i runs
+    repetitions i, i + processes, ...). A worker that dies loses its own only (``rs.lost``
+    says which and why); RuntimeError when all died and nothing was measured."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []

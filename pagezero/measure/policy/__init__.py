@@ -10,23 +10,9 @@ touch right after a clear, clear_order() gives a strategy's steps.
 
 from __future__ import annotations
 
-from pagezero.measure.policy.batches import (
-    MAX_BATCH_RECORDS,
-    BatchPlan,
-    batch,
-    plan_batch,
-    run_batch,
-)
-from pagezero.measure.policy.folios import (
-    FOLIO_BACKINGS,
-    FolioMemory,
-    FolioPlan,
-    folio,
-    plan_folio,
-    run_folio,
-)
+from pagezero.measure.policy.batches import batch, plan_batch, run_batch
+from pagezero.measure.policy.folios import FolioMemory, folio, plan_folio, run_folio
 from pagezero.measure.policy.orders import (
-    LINE_SIZE,
     NEIGHBOURHOOD_RADIUS,
     PAGE_SIZE,
     PRESETS,
@@ -59,10 +45,5 @@ __all__ = [
     "clear_folio",
     "default_kernel",
     "default_nt_kernel",
-    "MAX_BATCH_RECORDS",
-    "BatchPlan",
-    "FOLIO_BACKINGS",
-    "FolioPlan",
-    "LINE_SIZE",
     "needs_nontemporal",
 ]

@@ -160,11 +160,8 @@ def run_batch(
 def run_batch(
     p: BatchPlan, buffer: Any = None, record: bool = False
 ) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
-    """Plan `p`: one C call, on `buffer` (whole 4KB pages; one per thread) or fresh mappings.
-
-    With `record`, (result, the steps of thread 0's timed passes). The result is
-    None as interrupt.finish() says.
-    """
+    """Plan `p`: one C call, on `buffer` (whole 4KB pages; one per thread) or fresh mappings;
+    with `record`, (result, thread 0's steps). None as interrupt.finish() says."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)

@@ -206,10 +206,8 @@ class FolioMemory:
 
 
 def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | None:
-    """Plan `p`: one C call, on `memory` (shared by several runs) or a FolioMemory of its own.
-
-    None as interrupt.finish() says.
-    """
+    """Plan `p`: one C call, on `memory` (shared by several runs) or a FolioMemory of its own;
+    None as interrupt.finish() says."""
     c = p.conditions
     own = memory is None
     mem = FolioMemory(p.nbytes, p.backing, p.node) if memory is None else memory

@@ -112,21 +112,19 @@ class Step:
 def clear_order(
     strategy: str, nr_pages: int, fault_index: int = 0, batch: int | str | None = "32MB"
 ) -> tuple[Step, ...]:
-    """The steps `strategy` takes over a folio, without clearing anything.
-
-    This is the C walk the timed loops run, recording.
+    """The steps `strategy` takes over a folio, without clearing: the timed loops' C walk.
 
     Parameters
     ----------
     strategy : str
         One of STRATEGIES.
     nr_pages : int
-        The folio's size in 4KB pages (positive).
+        The folio's size in 4KB pages.
     fault_index : int
         The faulting page, 0 <= fault_index < nr_pages.
     batch : int, str or None
-        The most cleared at once: a preset name (PRESETS) or a size in bytes
-        (a whole number of pages); None for the whole folio.
+        The most cleared at once: a preset (PRESETS), a size in bytes (whole
+        pages), or None for the whole folio.
 
     Returns
     -------
@@ -186,18 +184,12 @@ def clear_folio(
     ----------
     buffer : writable buffer
         Whole 4KB pages (anything exposing the buffer protocol).
-    strategy : str
-        One of STRATEGIES.
-    fault_index : int
-        The faulting page (index of a 4KB page in `buffer`).
+    strategy, fault_index, batch
+        As clear_order() takes them (fault_index a page of `buffer`).
     kernel : str or None
         The clear kernel for cached stores (default: clear_pages()'s).
     nt_kernel : str or None
-        The non-temporal kernel, for strategies that use one (default: the
-        first available).
-    batch : int, str or None
-        The most cleared at once: a preset name or a size in bytes; None for
-        the whole buffer.
+        The non-temporal kernel, for strategies using one (default: the first available).
     record : bool
         Return the steps executed.
 

@@ -14,7 +14,7 @@ from pagezero.measure.conditions import MAX_LOOPS, Conditions, check_loops
 
 def test_defaults_are_perfs_conditions_and_record_nothing():
     c = Conditions.check()
-    assert c == Conditions() and c.default and c.params() == {} and c.cpus() == ()
+    assert c == Conditions() and c.params() == {} and c.cpus() == ()
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,7 @@ def test_defaults_are_perfs_conditions_and_record_nothing():
 def test_params_keep_the_keys_results_always_had(kwargs, params, monkeypatch):
     monkeypatch.setattr(conditions.os, "sched_getaffinity", lambda pid: {0, 1})
     c = Conditions.check(**kwargs)
-    assert c.params() == params and not c.default
+    assert c.params() == params
 
 
 @pytest.mark.parametrize(

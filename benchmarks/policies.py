@@ -38,7 +38,7 @@ TOUCH_TARGET = 0.8
 
 
 def knee(pz, args):
-    from pagezero.analysis.stats import find_knee
+    from pagezero.analysis.knee import find_knee
     from pagezero.measure.policy import plan_batch, run_batch
 
     size, passes = (256 * MB, 2) if args.quick else (1 * GB, 3)
@@ -119,7 +119,7 @@ def main():
     if KNEE_KERNEL not in [k.name for k in pz.kernels() if k.available]:
         print(f"{KNEE_KERNEL} is not available on this machine: nothing to measure")
         raise SystemExit(2)
-    from pagezero.measure.policy import llc_bytes
+    from pagezero.system.machine import llc_bytes
 
     llc = llc_bytes()
     header("clearing policies: the LLC knee and the fault-neighbourhood touch", args)

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "switches.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -109,20 +110,18 @@ __attribute__((noinline)) static void evict(const char *buf, size_t len)
 }
 
 /*
- * Test-only: $PAGEZERO_FAKE_FLUSH_US=N makes each flush also spend N us of wall
+ * PAGEZERO_FAKE_FLUSH_US=N (switches.h) makes each flush also spend N us of wall
  * time, spinning on CLOCK_MONOTONIC: a flush magnified, so that a timed span
  * that wrongly takes the flush in (a start time read before it) grows by N us
  * per chunk, which a test sees beside a clear of a few us.
  */
 static void fake_flush_time(void)
 {
-	const char *env = getenv("PAGEZERO_FAKE_FLUSH_US");
+	const long us = (long)pz_switch(PZ_SW_FAKE_FLUSH_US);
 	struct timespec t0, t;
-	long us;
 
-	if (!env || !*env)
+	if (!us)
 		return;
-	us = strtol(env, NULL, 10);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &t);

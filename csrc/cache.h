@@ -37,7 +37,7 @@ struct pz_flusher {
 /*
  * Make [p, p + len) absent from the caches (as far as the method can) and
  * wait until that is done, so the next clock read starts a cold operation.
- * Test-only: $PAGEZERO_FAKE_FLUSH_US=N makes each flush last N us longer (cache.c).
+ * Test switch (switches.h): PAGEZERO_FAKE_FLUSH_US=N makes each flush last N us longer.
  */
 void pz_flush(const struct pz_flusher *f, const void *p, size_t len);
 

@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "cpu.h"
+#include "switches.h"
 
 static const char *const clock_names[PZ_CLOCK_COUNT] = {
 	[PZ_CLOCK_NS] = "ns",
@@ -92,7 +93,7 @@ static int open_cycles(void)
 	struct perf_event_attr attr;
 	long fd;
 
-	if (pz_pmu_hidden())
+	if (pz_switch(PZ_SW_HIDE_PMU))
 		return -ENOENT; /* as perf_event_open(2) without a PMU */
 	/* What perf bench -c opens: this task's CPU cycles, user and kernel. */
 	memset(&attr, 0, sizeof(attr));
@@ -101,27 +102,6 @@ static int open_cycles(void)
 	attr.config = PERF_COUNT_HW_CPU_CYCLES;
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : (int)fd;
-}
-
-static int fake_cycles(void)
-{
-	const char *fake = getenv("PAGEZERO_FAKE_CYCLES");
-
-	return fake && *fake;
-}
-
-/* $PAGEZERO_FAKE_CLOCK_STEP_NS (clock.h): the step, or 0 when unset, empty or not a positive number. */
-static uint64_t fake_clock_step(void)
-{
-	const char *env = getenv("PAGEZERO_FAKE_CLOCK_STEP_NS");
-	char *end;
-	unsigned long long step;
-
-	if (!env || !*env || *env == '-')
-		return 0;
-	errno = 0;
-	step = strtoull(env, &end, 10);
-	return errno || *end ? 0 : (uint64_t)step;
 }
 
 /* Per thread, so that another thread's readings never land inside this one's spans. */
@@ -146,7 +126,7 @@ int pz_clock_open(struct pz_clock *c, enum pz_clock_id id)
 	memset(c, 0, sizeof(*c));
 	c->id = id;
 	c->fd = -1;
-	c->fake_step = fake_clock_step();
+	c->fake_step = pz_switch(PZ_SW_FAKE_CLOCK_STEP_NS);
 	switch (id) {
 	case PZ_CLOCK_NS:
 	case PZ_CLOCK_TIMEVAL:
@@ -162,7 +142,7 @@ int pz_clock_open(struct pz_clock *c, enum pz_clock_id id)
 	case PZ_CLOCK_CYCLES: {
 		int fd;
 
-		if (fake_cycles()) {
+		if (pz_switch(PZ_SW_FAKE_CYCLES)) {
 			c->fake = 1;
 			return -pthread_getcpuclockid(pthread_self(), &c->cpu_clock);
 		}

@@ -11,17 +11,17 @@
  * pid 0 and no inherit): a thread that times its own work reads its own
  * instance, from pz_clock_open_thread().
  *
- * $PAGEZERO_FAKE_CYCLES set to anything non-empty makes the cycles clock a
- * test double where there is no PMU: it reads the opening thread's CPU time
- * (pthread_getcpuclockid, in ns), which, like a cycle counter opened for
- * one thread, advances only while that thread runs.
+ * Test switches (switches.h, test builds only): PAGEZERO_FAKE_CYCLES makes the
+ * cycles clock a test double where there is no PMU: it reads the opening
+ * thread's CPU time (pthread_getcpuclockid, in ns), which, like a cycle counter
+ * opened for one thread, advances only while that thread runs.
  *
- * Test-only: $PAGEZERO_FAKE_CLOCK_STEP_NS=N (N > 0) makes every clock, whatever
+ * PAGEZERO_FAKE_CLOCK_STEP_NS=N (N > 0) makes every clock, whatever
  * its kind, a counter that advances by exactly N per reading, counted per
  * thread: the Nth reading a thread takes returns N * step. A span between two
  * consecutive readings is then one step, whatever ran in it, so a timed loop's
  * sample tells how many spans it added up (a cold pass of k chunks: k steps).
- * Read once, in pz_clock_open(), never inside a timed loop.
+ * Taken by pz_clock_open(), never inside a timed loop.
  */
 #ifndef PZ_CLOCK_H
 #define PZ_CLOCK_H
@@ -41,9 +41,9 @@ enum pz_clock_id {
 struct pz_clock {
 	enum pz_clock_id id;
 	int fd;              /* perf event for PZ_CLOCK_CYCLES, else -1 */
-	int fake;            /* cycles: the $PAGEZERO_FAKE_CYCLES double */
+	int fake;            /* cycles: the PAGEZERO_FAKE_CYCLES double */
 	clockid_t cpu_clock; /* fake: the opening thread's CPU-time clock */
-	uint64_t fake_step;  /* $PAGEZERO_FAKE_CLOCK_STEP_NS, or 0: the real clock */
+	uint64_t fake_step;  /* PAGEZERO_FAKE_CLOCK_STEP_NS, or 0: the real clock */
 };
 
 /* Name <-> id. pz_clock_lookup returns -1 for an unknown name. */

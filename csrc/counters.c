@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "counters.h"
-#include "cpu.h"
+#include "switches.h"
 
 #define PZ_CACHE_EVENT(cache, op, result) ((cache) | ((op) << 8) | ((result) << 16))
 
@@ -66,31 +66,21 @@ static void spend_cpu(uint64_t ns)
 		;
 }
 
-static uint64_t env_u64(const char *name)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtoull(s, NULL, 10) : 0;
-}
-
 int pz_counters_open(struct pz_counters *c, unsigned *failed)
 {
-	const char *fake = getenv("PAGEZERO_FAKE_COUNTERS");
 	unsigned i;
 
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < PZ_CTR_COUNT; i++)
 		c->fd[i] = -1;
-	c->fail_at = env_u64("PAGEZERO_FAIL_COUNTER_READ");
-	if (fake && *fake) {
-		const char *mux = getenv("PAGEZERO_FAKE_MULTIPLEXED");
-
+	c->fail_at = pz_switch(PZ_SW_FAIL_COUNTER_READ);
+	if (pz_switch(PZ_SW_FAKE_COUNTERS)) {
 		c->fake = 1;
-		c->fake_multiplexed = mux && *mux;
-		c->fake_cost_ns = env_u64("PAGEZERO_FAKE_COUNTER_COST_US") * 1000u;
+		c->fake_multiplexed = (int)pz_switch(PZ_SW_FAKE_MULTIPLEXED);
+		c->fake_cost_ns = pz_switch(PZ_SW_FAKE_COUNTER_COST_US) * 1000u;
 		return 0;
 	}
-	if (pz_pmu_hidden()) {
+	if (pz_switch(PZ_SW_HIDE_PMU)) {
 		*failed = 0; /* the first event, as perf_event_open(2) without a PMU */
 		return -ENOENT;
 	}

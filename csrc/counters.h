@@ -13,21 +13,22 @@
  * whose group did not run all the time it was enabled is refused (-EBUSY),
  * never scaled (see pz_counters_delta).
  *
- * Test doubles, for machines without a PMU:
- *   $PAGEZERO_FAKE_COUNTERS set to anything non-empty substitutes a source
- *   whose counter i advances by (i + 1) * PZ_FAKE_COUNTER_STEP per read,
- *   plus whatever the reading thread passed to pz_counters_fake_add() (a
- *   test's hook standing for work that must not be counted).
- *   $PAGEZERO_FAIL_COUNTER_READ=N makes the Nth read of each opened set
+ * Test doubles, for machines without a PMU (switches.h, test builds only):
+ *   PAGEZERO_FAKE_COUNTERS substitutes a source whose counter i advances by
+ *   (i + 1) * PZ_FAKE_COUNTER_STEP per read, plus whatever the reading thread
+ *   passed to pz_counters_fake_add() (a test's hook standing for work that
+ *   must not be counted).
+ *   PAGEZERO_FAIL_COUNTER_READ=N makes the Nth read of each opened set
  *   fail with -EIO (real or fake source), as a read() error would.
- *   $PAGEZERO_FAKE_MULTIPLEXED set to anything non-empty makes the fake
- *   group count only half the time it is enabled, as a group the kernel
- *   multiplexes with others: every delta is then refused (-EBUSY).
- *   $PAGEZERO_FAKE_COUNTER_COST_US=N makes each fake read spend N us of the
+ *   PAGEZERO_FAKE_MULTIPLEXED makes the fake group count only half the time
+ *   it is enabled, as a group the kernel multiplexes with others: every delta
+ *   is then refused (-EBUSY).
+ *   PAGEZERO_FAKE_COUNTER_COST_US=N makes each fake read spend N us of the
  *   reading thread's CPU time, a read() syscall's cost magnified, so a test
  *   can see which timed span (if any) a counter read falls into.
- *   $PAGEZERO_HIDE_PMU (cpu.h pz_pmu_hidden()) makes the real source fail
- *   to open as it does without a PMU; the fake source is unaffected.
+ *   PAGEZERO_HIDE_PMU makes the real source fail to open as it does without
+ *   a PMU; the fake source is unaffected.
+ * pz_counters_open() takes them: a set keeps its source until closed.
  */
 #ifndef PZ_COUNTERS_H
 #define PZ_COUNTERS_H
@@ -53,7 +54,7 @@ struct pz_counters {
 	int fake;
 	int fake_multiplexed;  /* the fake group runs half the time it is enabled */
 	uint64_t reads;        /* reads so far (the fake source's clock) */
-	uint64_t fail_at;      /* 0, or the read that fails ($PAGEZERO_FAIL_COUNTER_READ) */
+	uint64_t fail_at;      /* 0, or the read that fails (PAGEZERO_FAIL_COUNTER_READ) */
 	uint64_t fake_cost_ns; /* CPU time each fake read spends */
 };
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "switches.h"
 
 static const char *const feature_names[PZ_FEAT_COUNT] = {
 	"sse2", "avx",    "avx2", "avx512f",      "avx512bw", "erms",
@@ -151,49 +152,19 @@ size_t pz_cpu_dczva_block(void)
 }
 #endif
 
-/*
- * PAGEZERO_HIDE_FEATURES=avx512f,clzero hides features the CPU has, the way
- * GLIBC_TUNABLES can mask hwcaps: it shows what pagezero does on an older
- * CPU (the kernels become unavailable, with the reason) without one.
- */
-static uint64_t hidden_features(void)
-{
-	const char *env = getenv("PAGEZERO_HIDE_FEATURES");
-	uint64_t mask = 0;
-	unsigned i;
-
-	if (!env)
-		return 0;
-	for (i = 0; i < PZ_FEAT_COUNT; i++) {
-		const char *p = env;
-		size_t n = strlen(feature_names[i]);
-
-		while ((p = strstr(p, feature_names[i])) != NULL) {
-			int starts = p == env || p[-1] == ',';
-			int ends = p[n] == '\0' || p[n] == ',';
-
-			if (starts && ends)
-				mask |= 1ull << i;
-			p += n;
-		}
-	}
-	return mask;
-}
-
 static uint64_t detected; /* what the CPU and OS offer, before hiding */
 
 uint64_t pz_cpu_features(void)
 {
 	/* CPUID is slow under a hypervisor (it traps): ask once. */
-	static uint64_t features;
 	static int done;
 
 	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
 		detected = detect();
-		features = detected & ~hidden_features();
 		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 	}
-	return features;
+	/* As GLIBC_TUNABLES masks hwcaps: what pagezero does on an older CPU, without one. */
+	return detected & ~pz_switch(PZ_SW_HIDE_FEATURES);
 }
 
 const char *pz_feature_name(unsigned i)
@@ -238,11 +209,4 @@ unsigned pz_missing_list(uint64_t mask, char *buf, size_t n)
 	pz_cpu_features(); /* detection fills absent_detail */
 	/* A feature the CPU has but that is hidden has nothing to explain beyond its name. */
 	return list_features(mask, ~detected, buf, n);
-}
-
-int pz_pmu_hidden(void)
-{
-	const char *env = getenv("PAGEZERO_HIDE_PMU");
-
-	return env && *env;
 }

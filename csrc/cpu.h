@@ -25,7 +25,7 @@
 
 /*
  * Features this CPU (and its OS, for the vector register state) supports,
- * less those named in $PAGEZERO_HIDE_FEATURES (comma-separated).
+ * less those the test switch PAGEZERO_HIDE_FEATURES names (switches.h).
  */
 uint64_t pz_cpu_features(void);
 
@@ -42,7 +42,7 @@ unsigned pz_feature_list(uint64_t mask, char *buf, size_t n);
  * As pz_feature_list(), for features this CPU lacks: a name is followed by
  * what detection found, in parentheses, where it found more than "absent"
  * (e.g. "dczva (DCZID_EL0.DZP is set: DC ZVA is prohibited)"). A feature
- * the CPU has but $PAGEZERO_HIDE_FEATURES hides gets its bare name.
+ * the CPU has but PAGEZERO_HIDE_FEATURES hides gets its bare name.
  */
 unsigned pz_missing_list(uint64_t mask, char *buf, size_t n);
 
@@ -51,12 +51,5 @@ unsigned pz_missing_list(uint64_t mask, char *buf, size_t n);
  * DC ZVA is allowed; 0 on other architectures.
  */
 size_t pz_cpu_dczva_block(void);
-
-/*
- * Test-only: 1 when $PAGEZERO_HIDE_PMU is set and non-empty. The cycles clock
- * and the counters then fail to open as perf_event_open(2) fails without a PMU
- * (-ENOENT), so the no-PMU paths run on a machine that has one.
- */
-int pz_pmu_hidden(void);
 
 #endif /* PZ_CPU_H */

@@ -11,6 +11,7 @@
 
 #include "region.h"
 #include "stop.h"
+#include "switches.h"
 
 int pz_mem_available(uint64_t *bytes)
 {
@@ -121,21 +122,6 @@ fail : {
 }
 }
 
-/*
- * Test-only: $PAGEZERO_FAIL_MAP=N makes the Nth pz_region_map() made while it is
- * set fail with -ENOMEM, as mmap(2) does when memory runs out, so the clean-up
- * after a partial success (a copy's second buffer) runs on any machine.
- */
-static int fail_this_map(void)
-{
-	static unsigned long calls;
-	const char *env = getenv("PAGEZERO_FAIL_MAP");
-
-	if (!env || !*env)
-		return 0;
-	return __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED) == strtoul(env, NULL, 10);
-}
-
 int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift, enum pz_thp thp,
 		  int populate, int guard)
 {
@@ -143,7 +129,8 @@ int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift, enum pz
 	r->page_shift = page_shift;
 	if (size == 0)
 		return -EINVAL;
-	if (fail_this_map())
+	/* PAGEZERO_FAIL_MAP (region.h): as mmap(2) fails when memory runs out. */
+	if (pz_switch_nth(PZ_SW_FAIL_MAP))
 		return -ENOMEM;
 	switch (page_shift) {
 	case PZ_PAGE_SHIFT_4KB:

@@ -38,7 +38,8 @@ struct pz_region {
  * guard on hugetlb, -ENOMEM when the kernel refused (for hugetlb: not enough
  * free hugepages), -E2BIG when @size exceeds MemAvailable (4KB pages only;
  * checked before mapping). On failure nothing stays mapped.
- * Test-only: $PAGEZERO_FAIL_MAP=N fails the Nth call made while it is set (region.c).
+ * Test switch (switches.h): PAGEZERO_FAIL_MAP=N fails the Nth call since the load, so
+ * that the clean-up after a partial success (a copy's second buffer) runs anywhere.
  */
 int pz_region_map(struct pz_region *r, size_t size, unsigned page_shift, enum pz_thp thp,
 		  int populate, int guard);

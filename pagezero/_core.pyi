@@ -26,8 +26,10 @@ _Readable = ReadableBuffer | NDArray[Any]
 
 # The architecture whose kernels this build has: "x86-64", "arm64" or "generic".
 ARCH: str
-# {"compiler": ..., "flags": ...}: how the extension was built (results record it).
-BUILD: dict[str, str]
+# {"compiler": str, "flags": str, "test_switches": bool}: how the extension was built
+# (results record it); test_switches: a test build, which reads the PAGEZERO_* test
+# switches (csrc/switches.h) at import. A release build has none.
+BUILD: dict[str, str | bool]
 # Region(thp=...) and bench_mem/bench_fault(thp=...): leave THP to the system, ask, refuse.
 THP_SYSTEM: int
 THP_ON: int
@@ -202,6 +204,10 @@ def bench_batch(
 def mem_available() -> int: ...
 def cache_methods() -> tuple[tuple[str, bool], ...]: ...
 def counter_names() -> tuple[str, ...]: ...
+def switches() -> dict[str, str]: ...
+
+# Test builds only (BUILD["test_switches"]): read the switches from the environment again.
+def _read_switches() -> None: ...
 def numa_bind(buffer: _Writable, node: int) -> None: ...
 def numa_policy(buffer: _Writable) -> tuple[int, int, int]: ...
 

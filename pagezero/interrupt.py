@@ -1,11 +1,9 @@
 """Signals as exceptions: SIGINT, SIGTERM and SIGHUP stop a run the way Ctrl-C does.
 
-Python turns SIGINT into KeyboardInterrupt, which unwinds the stack (finally
-blocks run: a hugepage pool is given back, what was measured is saved), but
-SIGTERM and SIGHUP kill the process where it stands. signals_interrupt()
-makes all three raise Interrupted, a KeyboardInterrupt that knows its signal,
-so that a supervisor's SIGTERM or a closed terminal's SIGHUP ends a run as
-cleanly as Ctrl-C, with the shell's exit status for that signal (128 + signum).
+Python turns SIGINT into KeyboardInterrupt, which unwinds the stack (a hugepage pool is
+given back, what was measured is saved), but SIGTERM and SIGHUP kill the process where it
+stands. Under signals_interrupt() all three raise Interrupted, a KeyboardInterrupt that
+knows its signal and the shell's exit status for it (128 + signum).
 """
 
 from __future__ import annotations
@@ -17,28 +15,15 @@ from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
-__all__ = [
-    "Interrupted",
-    "signals_interrupt",
-    "deferred",
-    "received",
-    "as_interrupted",
-    "finish",
-    "STOP_SIGNALS",
-]
-
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-# The last stop signal a handler of signals_interrupt() turned into Interrupted:
-# code that catches KeyboardInterrupt and carries on with a partial result (a
-# sweep, the report) loses the exception, and the CLI still needs its signal.
+# The last stop signal turned into Interrupted: code that catches KeyboardInterrupt and
+# carries on with a partial result (a sweep, the report) loses the exception, and the CLI
+# still needs its signal.
 _received: int | None = None
 
-# What a signal handler can be (signal.getsignal()'s answer): a function, SIG_DFL or
-# SIG_IGN (ints), or None for a handler not installed from Python.
+# signal.getsignal()'s answer: a function, SIG_DFL or SIG_IGN, or None (set outside Python).
 _Handler = Callable[[int, FrameType | None], Any] | int | None
-
-# The value finish() builds from a timed call's dict.
 _T = TypeVar("_T")
 
 
@@ -59,10 +44,14 @@ class Interrupted(KeyboardInterrupt):
         The signal's number.
     partial : Result, ResultSet or None
         As given.
+    signame : str
+        The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``.
+    exit_status : int
+        What a shell reports for a process killed by this signal (128 + signum):
+        130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
     """
 
-    # partial is open: a Result, a ResultSet or an Advice, whatever the stopped call
-    # returns (pagezero.studies.advise.study raises it with its partial Advice).
+    # partial is whatever the stopped call returns (advise raises it with its partial Advice).
     def __init__(self, signum: int, partial: Any = None) -> None:
         super().__init__(signum)
         self.signum = int(signum)
@@ -70,13 +59,10 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def signame(self) -> str:
-        """The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``."""
         return signal.Signals(self.signum).name
 
     @property
     def exit_status(self) -> int:
-        """What a shell reports for a process killed by this signal (128 + signum):
-        130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
         return 128 + self.signum
 
     def __str__(self) -> str:
@@ -84,34 +70,12 @@ class Interrupted(KeyboardInterrupt):
 
 
 def as_interrupted(exc: KeyboardInterrupt) -> Interrupted:
-    """A KeyboardInterrupt as an Interrupted.
-
-    Parameters
-    ----------
-    exc : KeyboardInterrupt
-        An :class:`Interrupted` (returned as is) or a plain KeyboardInterrupt, which is
-        Python's SIGINT.
-
-    Returns
-    -------
-    Interrupted
-    """
-    if isinstance(exc, Interrupted):
-        return exc
-    return Interrupted(signal.SIGINT)
+    """`exc` as an Interrupted: a plain KeyboardInterrupt is Python's SIGINT."""
+    return exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
 
 
 def received() -> int | None:
-    """The last stop signal turned into :class:`Interrupted`.
-
-    Returns
-    -------
-    int or None
-        The signal number that :func:`signals_interrupt`'s handlers or the C core (see
-        :func:`finish`) last caught, or None since the last :func:`signals_interrupt`
-        took any signal over. Code that catches KeyboardInterrupt and carries on with a
-        partial result (a sweep) reads it to report the right signal.
-    """
+    """The last stop signal turned into Interrupted (by a handler or the C core), or None."""
     return _received
 
 
@@ -123,25 +87,9 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
 
 @contextlib.contextmanager
 def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozenset[int]]:
-    """A context manager: within it, each of `signals` raises Interrupted in the main thread.
-
-    Only signals left to their default action are taken over (SIG_DFL, or
-    Python's own SIGINT handler): a SIG_IGN chosen by whoever started us
-    (nohup's SIGHUP, a background job's SIGINT) or a handler the program
-    installed stays as it is. The previous handlers come back afterwards.
-    Outside the main thread it does nothing, since only the main thread can
-    install handlers.
-
-    Parameters
-    ----------
-    signals : iterable of int
-        The signals to take over; by default SIGINT, SIGTERM and SIGHUP.
-
-    Yields
-    ------
-    frozenset of int
-        The signals taken over (empty outside the main thread).
-    """
+    """Within the block, each of `signals` left to its default action raises Interrupted (a
+    SIG_IGN such as nohup's, or a program's handler, stays); yields those taken over, none
+    outside the main thread, which alone can install handlers."""
     global _received
     if threading.current_thread() is not threading.main_thread():
         yield frozenset()
@@ -161,30 +109,12 @@ def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozens
 
 @contextlib.contextmanager
 def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
-    """A context manager that holds `signals` for its block.
+    """Hold `signals` for the block and deliver them when it ends, so a write that must finish does.
 
-    A signal arriving meanwhile is delivered when the block ends, so that a write
-    that must finish (a pool given back, a result file) does. Two layers, since the
-    kernel gives a signal sent to the process to any thread that does not block it
-    (numpy's OpenBLAS starts one on import), and Python then runs the handler in the
-    main thread at once:
-
-    - the calling thread's signal mask (``pthread_sigmask``), restored afterwards;
-      threads started within the block inherit it, and never take these signals;
-    - in the main thread, where Python runs every handler, a handler that only
-      notes the signal stands in for each of `signals` (but one ignored, or set
-      outside Python); afterwards the handlers are back and a noted signal is
-      raised again, as if it had come just then. Within the block,
-      ``signal.getsignal()`` answers that stand-in: read a handler before.
-
-    Parameters
-    ----------
-    signals : iterable of int
-        The signals to hold; by default SIGINT, SIGTERM and SIGHUP.
-
-    Yields
-    ------
-    None
+    The calling thread's mask (threads started within inherit it), since the kernel gives a
+    process's signal to any thread not blocking it (numpy's OpenBLAS starts one); and in the
+    main thread, where Python runs the handlers, a stand-in that notes the signal, raised again
+    once the handlers are back (``signal.getsignal()`` answers the stand-in: read a handler before).
     """
     signals = list(signals)
     holder = _Holder()
@@ -200,8 +130,8 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
         try:
             for s, handler in holder.replaced.items():
                 signal.signal(s, handler)
-            # Raised on this thread while it still blocks them: pending, they come
-            # with any that the mask held, once it is restored.
+            # Raised while this thread still blocks them: they come, with any the mask
+            # held, once it is restored.
             for s in dict.fromkeys(holder.held):
                 signal.raise_signal(s)
         finally:
@@ -209,10 +139,8 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
 
 
 class _Holder:
-    """The handler deferred() puts in the program's place in the main thread: it
-    notes a signal while the block runs. Once the block has ended, one that comes
-    before the program's handler is back (a restore cut short by another signal's
-    exception) goes to that handler, as it would have without deferred()."""
+    """deferred()'s stand-in handler: notes a signal during the block; after it (a restore
+    cut short by another signal's exception), passes it to the program's handler."""
 
     def __init__(self) -> None:
         self.holding = True
@@ -232,59 +160,26 @@ class _Holder:
 
 
 def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> _T | None:
-    """The value of a timed C call, or the Interrupted that stopped it.
+    """make_result(raw) for a timed C call, or raise the Interrupted that stopped it.
 
-    Around every timed call the C core turns SIGINT, SIGTERM and SIGHUP into
-    a stop request its loops honour within one loop (csrc/py/pzpy.h); such a
-    run comes back with ``raw["interrupted"]`` naming the signal and only its
-    completed loops (``raw["loops_done"]`` of them).
-
-    Parameters
-    ----------
-    raw : dict
-        What the C call returned.
-    make_result : callable
-        Builds the call's value from `raw`.
-
-    Returns
-    -------
-    object
-        ``make_result(raw)`` for a run that was not stopped; for a stop signal that
-        pagezero does not own (a program's own handler that returns), the partial
-        result, or None.
-
-    Raises
-    ------
-    Interrupted
-        For a run stopped by a signal pagezero owns, carrying what the completed loops
-        measured (None when no loop completed), as the signal would have, had the
-        interpreter seen it.
+    The C core stops its loops on a stop signal (csrc/py/pzpy.h) and returns the completed
+    ones (``raw["loops_done"]``), the partial, with ``raw["interrupted"]``. A signal pagezero
+    does not own goes to its handler instead; one that returns gets the partial.
     """
     global _received
     name = raw.get("interrupted")
     if not name:
         return make_result(raw)
     signum = getattr(signal, name, signal.SIGINT)
-    # The program's handler, read before deferred() stands in for it.
-    handler = signal.getsignal(signum)
-    # Held while the partial is built: a second signal must not replace
-    # the Interrupted that carries it.
+    handler = signal.getsignal(signum)  # read before deferred() stands in for it
+    # Held while the partial is built: a second signal must not replace its Interrupted.
     with deferred():
         partial = make_result(raw) if raw.get("loops_done") else None
-        if handler not in (signal.default_int_handler, _raise_interrupted):
-            # Not a stop pagezero owns: a program's own handler, or SIGTERM /
-            # SIGHUP left to their default action. The signal goes to it, as
-            # if the C core had never caught it (the default action ends the
-            # process with the shell's status for it), and a handler that
-            # returns gets the loops that were completed.
-            signal.raise_signal(signum)
-            deliver = True
+        deliver = handler not in (signal.default_int_handler, _raise_interrupted)
+        if deliver:
+            signal.raise_signal(signum)  # as if the C core had never caught it
         else:
-            deliver = False
-            # The C core caught the signal in Python's stead: received() must
-            # say so too, for code that catches KeyboardInterrupt and carries
-            # on (a sweep).
-            _received = signum
+            _received = signum  # received() must say so too
     if deliver:
         return partial
     raise Interrupted(signum, partial=partial)

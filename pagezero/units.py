@@ -1,39 +1,18 @@
-"""Sizes as perf bench mem takes them: ints, or strings with B/KB/MB/GB/TB.
+"""Sizes as perf bench mem takes them (B/KB/MB/GB/TB, powers of 1024, any case), and rates.
 
-Units are powers of 1024 and case-insensitive, as in perf ("4kb" == 4096).
-Two rate units, both formatted here only: perf's "GB/sec" is 2**30 bytes per
-second (format_rate, gb_per_sec), and the tables, reports and plots of this
-package say "GB/s" for 10**9 bytes per second (gbps, format_gbps).
+Two rate units: perf's "GB/sec" is 2**30 bytes per second (format_rate, gb_per_sec);
+pagezero's tables, reports and plots say "GB/s" for 10**9 (gbps, format_gbps).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = [
-    "parse_size",
-    "format_size",
-    "parse_page",
-    "format_page",
-    "format_rate",
-    "PAGE_SHIFTS",
-    "GBPS",
-    "gbps",
-    "format_gbps",
-    "gb_per_sec",
-]
-
 _UNITS = {"": 0, "B": 0, "KB": 10, "MB": 20, "GB": 30, "TB": 40}
 _SIZE_RE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
-
-# The largest size the C core can take (Py_ssize_t).
-MAX_SIZE = 2**63 - 1
-
-# "GB/s": 10**9 bytes per second. perf's "GB/sec" is 2**30 (gb_per_sec).
+MAX_SIZE = 2**63 - 1  # the C core's Py_ssize_t
 GBPS = 1e9
-
-# Page sizes perf bench mem -p accepts, by their shift.
-PAGE_SHIFTS = {"4KB": 12, "2MB": 21, "1GB": 30}
+PAGE_SHIFTS = {"4KB": 12, "2MB": 21, "1GB": 30}  # what perf bench mem -p accepts
 
 
 def parse_size(value: int | str, what: str = "size", allow_zero: bool = False) -> int:
@@ -101,33 +80,15 @@ def format_size(n: int) -> str:
         1000 gives ``"1000B"``; :func:`parse_size` reads it back.
     """
     for unit in ("TB", "GB", "MB", "KB"):
-        shift = _UNITS[unit]
-        if n and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
+        if n and n % (1 << _UNITS[unit]) == 0:
+            return f"{n >> _UNITS[unit]}{unit}"
     return f"{n}B"
 
 
 def parse_page(value: int | str) -> int:
-    """The shift of a page size.
-
-    Parameters
-    ----------
-    value : int or str
-        A page size as :func:`parse_size` reads it: ``"4KB"``, ``"2mb"``, ``1 << 30``.
-
-    Returns
-    -------
-    int
-        12, 21 or 30 (4KB, 2MB or 1GB pages).
-
-    Raises
-    ------
-    ValueError
-        For any other size or spelling.
-    """
-    n: int | None
+    """The shift (12, 21 or 30) of a page size of 4KB, 2MB or 1GB in any parse_size spelling."""
     try:
-        n = parse_size(value, what="page size")
+        n: int | None = parse_size(value, what="page size")
     except ValueError:
         n = None
     for shift in PAGE_SHIFTS.values():
@@ -137,91 +98,30 @@ def parse_page(value: int | str) -> int:
 
 
 def format_page(shift: int) -> str:
-    """The page size of a shift, spelled as :func:`format_size` does.
-
-    Parameters
-    ----------
-    shift : int
-        The page shift: 12, 21 or 30.
-
-    Returns
-    -------
-    str
-        The page size: 21 gives ``"2MB"``.
-    """
+    """The page size of a shift: 21 gives "2MB"."""
     return format_size(1 << shift)
 
 
 def format_rate(bytes_per_sec: float) -> str:
-    """A rate as perf's ``print_bps()`` prints it (tools/perf/bench/mem-functions.c).
-
-    Parameters
-    ----------
-    bytes_per_sec : float
-        Bytes per second.
-
-    Returns
-    -------
-    str
-        ``" %14f bytes/sec"``, ``KB/sec``, ``MB/sec`` or ``GB/sec``, the unit picked by
-        magnitude with K = 1024 (so ``GB/sec`` is 2^30 bytes per second).
-    """
-    k = 1024.0
+    """A rate as perf's print_bps() prints it (tools/perf/bench/mem-functions.c), K = 1024."""
     x = float(bytes_per_sec)
-    if x < k:
-        return f" {x:14f} bytes/sec"
-    if x < k * k:
-        return f" {x / k:14f} KB/sec"
-    if x < k * k * k:
-        return f" {x / k / k:14f} MB/sec"
-    return f" {x / k / k / k:14f} GB/sec"
+    for unit in ("bytes", "KB", "MB"):
+        if x < 1024.0:
+            return f" {x:14f} {unit}/sec"
+        x /= 1024.0
+    return f" {x:14f} GB/sec"
 
 
 def gb_per_sec(bytes_per_sec: float) -> float:
-    """A rate in perf's GB/sec.
-
-    Parameters
-    ----------
-    bytes_per_sec : float
-        Bytes per second.
-
-    Returns
-    -------
-    float
-        Units of 2^30 bytes per second.
-    """
+    """A rate in perf's GB/sec (2**30 bytes per second)."""
     return bytes_per_sec / (1 << 30)
 
 
 def gbps(bytes_per_sec: float) -> float:
-    """A rate in GB/s, the unit of pagezero's tables, reports and plots.
-
-    Parameters
-    ----------
-    bytes_per_sec : float
-        Bytes per second.
-
-    Returns
-    -------
-    float
-        Units of 10^9 bytes per second.
-    """
+    """A rate in GB/s (10**9 bytes per second), the unit of pagezero's tables and plots."""
     return bytes_per_sec / GBPS
 
 
 def format_gbps(bytes_per_sec: float | None, digits: int = 1) -> str:
-    """A rate as text in GB/s (10^9 bytes per second).
-
-    Parameters
-    ----------
-    bytes_per_sec : float or None
-        Bytes per second, or None for "not measured".
-    digits : int
-        Digits after the decimal point.
-
-    Returns
-    -------
-    str
-        ``"12.3 GB/s"``, or ``"-"`` for None.
-    """
+    """A rate as "12.3 GB/s", or "-" for None (not measured)."""
     return "-" if bytes_per_sec is None else f"{gbps(bytes_per_sec):.{digits}f} GB/s"

@@ -4,6 +4,8 @@ import subprocess
 import sys
 import time
 
+# First: the suite's build of pagezero (test switches compiled in) goes first on sys.path.
+import helpers.core_build as core_build
 import pytest
 from helpers.cli import run_cli
 from helpers.fake_sysfs import FakeKernel
@@ -23,14 +25,17 @@ settings.load_profile(os.environ.get("PAGEZERO_HYPOTHESIS", "pagezero"))
 
 def installed_package_problem():
     """None when the pagezero under test is the installed one (in this interpreter's
-    site-packages), else a line saying where it was imported from."""
+    site-packages; the suite imports a mirror of it with the test core, helpers/core_build.py),
+    else a line saying where it was imported from."""
     import sysconfig
 
     installed = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
-    where = os.path.realpath(os.path.dirname(pagezero.__file__))
-    if os.path.dirname(where) in installed:
+    if os.path.dirname(core_build.SOURCE) in installed:
         return None
-    return f"pagezero was imported from {where}, not from site-packages ({', '.join(installed)})"
+    return (
+        f"pagezero was imported from {core_build.SOURCE}, not from site-packages "
+        f"({', '.join(installed)})"
+    )
 
 
 def pytest_configure(config):
@@ -42,6 +47,10 @@ def pytest_configure(config):
         problem = installed_package_problem()
         if problem:
             raise pytest.UsageError(f"PAGEZERO_TEST_INSTALLED=1: {problem}")
+    # The suite's own build, whatever was installed: a release core would ignore the
+    # test switches that many tests set.
+    if not pagezero._core.BUILD["test_switches"]:
+        raise pytest.UsageError(f"{pagezero._core.__file__} is not the suite's test build")
 
 
 def _pool_count(page, name):
@@ -307,13 +316,40 @@ def fake(tmp_path, monkeypatch):
 # Machine state, read when a test runs ------------------------------------------------
 
 
+# The test switches (csrc/switches.h): PAGEZERO_* variables that the suite's build of the
+# C core reads (helpers/core_build.py), once, at import.
+
+
+@pytest.fixture(autouse=True)
+def _switches_as_set():
+    """After each test, this process's core reads the switches again, once monkeypatch
+    has put the environment back (this fixture is set up first, so torn down last)."""
+    yield
+    pagezero._core._read_switches()
+
+
 @pytest.fixture
-def without_pmu(monkeypatch):
-    """A machine without a PMU, on any machine: $PAGEZERO_HIDE_PMU (csrc/cpu.h
-    pz_pmu_hidden()) makes the cycles clock and the counters fail to open as
-    perf_event_open(2) does without one, here and in the processes a test starts."""
-    monkeypatch.setenv("PAGEZERO_HIDE_PMU", "1")
-    monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
+def switch(monkeypatch):
+    """switch(NAME=value, ...): set test switches for this process and the ones this
+    test starts (None: unset), and have this process's core read them again."""
+
+    def set_switches(**values):
+        for name, value in values.items():
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
+        pagezero._core._read_switches()
+
+    return set_switches
+
+
+@pytest.fixture
+def without_pmu(switch):
+    """A machine without a PMU, on any machine: PAGEZERO_HIDE_PMU makes the cycles clock
+    and the counters fail to open as perf_event_open(2) does without one, here and in
+    the processes a test starts."""
+    switch(PAGEZERO_HIDE_PMU="1", PAGEZERO_FAKE_COUNTERS=None)
     assert not has_cycle_counter()
 
 

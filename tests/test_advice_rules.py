@@ -15,7 +15,6 @@ from conftest import run_python
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import (
-    TIE_FLOOR_PCT,
     choose_kernel,
     fits_budget,
     knee,
@@ -239,7 +238,6 @@ def test_sweep_noise_is_the_median_spread():
 
 
 def test_the_tolerance_is_twice_the_larger_noise_or_the_floor():
-    assert TIE_FLOOR_PCT == 5.0
     assert tolerance_pct(rate(1, spread=1), rate(1, spread=2)) == 5.0
     assert tolerance_pct(rate(1, spread=3), rate(1, spread=1)) == 6.0
     # The sweep's noise, when known, stands for the cell's own spread.

@@ -4,16 +4,16 @@ import dataclasses
 import functools
 import json
 import signal
-import sys
 
 import pytest
 
 import pagezero
-from pagezero.analysis.stats import best_kernels, find_knee
+from pagezero.analysis.knee import best_kernels, find_knee
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel
 from pagezero.runs import sweeps
+from pagezero.studies.advise import study as advise_study
 from pagezero.studies.advise.study import SWEEPS, cells_from_results
 
 KB, MB = 1 << 10, 1 << 20
@@ -225,8 +225,7 @@ def test_knee_lies_within_the_measured_extents(quick):
 def test_llc_comes_from_sysinfo_and_is_printed(monkeypatch, planted, words):
     # A planted size, not the same llc_bytes() call advise makes: the advice
     # must carry what sysinfo reports (0 when it knows none) and say it.
-    advise_module = sys.modules["pagezero.studies.advise.study"]
-    monkeypatch.setattr(advise_module, "llc_bytes", lambda: planted)
+    monkeypatch.setattr(advise_study, "llc_bytes", lambda: planted)
     advice = pagezero.advise(quick=True, budgets_ms=(1,))
     assert advice.llc_bytes == (planted or 0) and advice.to_json()["llc_bytes"] == (planted or 0)
     text = "\n".join(advice.describe())
@@ -246,7 +245,7 @@ def test_llc_comes_from_sysinfo_and_is_printed(monkeypatch, planted, words):
 
 
 def test_the_streaming_range_starts_at_the_llc_else_at_a_clear_knee():
-    from_ = sys.modules["pagezero.studies.advise.study"]._streaming_from
+    from_ = advise_study._streaming_from
     assert from_(16 * MB, 32 * MB, 2.0) == 16 * MB  # the LLC, known, wins
     assert from_(0, 32 * MB, 2.0) == 32 * MB  # no LLC: a clear knee
     assert from_(0, 32 * MB, 1.01) is None  # neither: every extent alone
@@ -313,16 +312,15 @@ def test_runs_are_fresh_processes_and_recorded():
 def test_each_run_visits_every_cell_once_per_round_in_a_new_order(monkeypatch):
     """Rounds interleave the cells: a run's first round visits every cell before any
     cell's second visit, and the rounds' orders are shuffled anew."""
-    advise_module = sys.modules["pagezero.studies.advise.study"]
     monkeypatch.setitem(SWEEPS, "quick", {**SWEEPS["quick"], "rounds": 2})
     seen = {}
-    analyse = advise_module._analyse
+    analyse = advise_study._analyse
 
     def keep(rs, *args, **kwargs):
         seen["rs"] = rs
         return analyse(rs, *args, **kwargs)
 
-    monkeypatch.setattr(advise_module, "_analyse", keep)
+    monkeypatch.setattr(advise_study, "_analyse", keep)
     advice = pagezero.advise(quick=True, runs=2, budgets_ms=(1,))
     assert advice.passes == 4 and advice.rounds == 2
     assert "2 runs (fresh processes) of 4 passes each in 2 shuffled rounds" in advice.describe()[0]

@@ -8,8 +8,8 @@ from conftest import check_usage_error, ok, pagezero_cli
 
 import pagezero
 from pagezero.cli import main
-from pagezero.cli.backing import backing_heading, backing_lines
 from pagezero.cli.mem import _print_conditions
+from pagezero.cli.render import backing_heading, backing_lines
 from pagezero.measure import policy
 from pagezero.measure.policy import BatchResult
 from pagezero.results.resultset import Result

@@ -11,8 +11,13 @@ import statistics
 
 import pytest
 
-from pagezero.analysis.compare import compare, format_table, runs_per_side
-from pagezero.analysis.sides import machine_differences, side_facts
+from pagezero.analysis.compare import (
+    compare,
+    format_table,
+    machine_differences,
+    runs_per_side,
+    side_facts,
+)
 from pagezero.analysis.significance import compare_runs
 from pagezero.cli import main
 from pagezero.results.folders import load_sources

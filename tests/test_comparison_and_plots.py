@@ -6,7 +6,7 @@ import random
 import pytest
 
 from pagezero.analysis.compare import compare, format_table
-from pagezero.figures.plot import plot_bars, plot_comparison, plot_rates
+from pagezero.figures import plot_bars, plot_comparison, plot_rates
 from pagezero.results.resultset import Result, ResultSet
 
 KB, MB = 1 << 10, 1 << 20

@@ -4,7 +4,8 @@ field of a row (centre, spread between runs, pooled loops, change) can be checke
 
 import pytest
 
-from pagezero.analysis.compare import METHOD, compare
+from pagezero.analysis.compare import compare
+from pagezero.analysis.significance import METHOD
 from pagezero.results.resultset import Result, ResultSet
 
 

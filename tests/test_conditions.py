@@ -105,7 +105,7 @@ def test_memset_threads_result(mode):
 def test_scaling_runs_each_thread_count(tmp_path):
     rs = scaling("1MB", function=FILL, max_threads=2, loops=2)
     assert [r.params.get("threads", 1) for r in rs] == [1, 2]
-    from pagezero.figures.plot import plot_scaling
+    from pagezero.figures import plot_scaling
 
     paths = plot_scaling(rs, str(tmp_path / "scaling"))
     assert all(os.path.getsize(p) > 0 for p in paths)
@@ -159,8 +159,8 @@ def test_missing_node_refused(arg):
 # Counters -----------------------------------------------------------------------
 
 
-def test_counters_with_fake_source(monkeypatch):
-    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+def test_counters_with_fake_source(switch):
+    switch(PAGEZERO_FAKE_COUNTERS="1")
     threads = 2 if CPUS >= 2 else 1
     r = pagezero.memset("1MB", function=FILL, loops=3, counters=True, threads=threads)[0]
     names = _core.counter_names()
@@ -171,8 +171,7 @@ def test_counters_with_fake_source(monkeypatch):
     assert "fake" in r.details["counters_source"]
 
 
-def test_counters_without_pmu_fail_clearly(monkeypatch, without_pmu):
-    monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
+def test_counters_without_pmu_fail_clearly(without_pmu):
     with pytest.raises(pagezero.UnavailableError, match="no PMU"):
         pagezero.memset("1MB", loops=1, counters=True)
 
@@ -181,21 +180,19 @@ def test_counters_without_pmu_fail_clearly(monkeypatch, without_pmu):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_failed_counter_read_is_not_called_an_open(monkeypatch, threads):
+def test_a_failed_counter_read_is_not_called_an_open(switch, threads):
     # Read 1 is before loop 0, read 2 after it: the counters were open.
     if threads > CPUS:
         pytest.skip(f"needs {threads} CPUs")
-    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
-    monkeypatch.setenv("PAGEZERO_FAIL_COUNTER_READ", "2")
+    switch(PAGEZERO_FAKE_COUNTERS="1", PAGEZERO_FAIL_COUNTER_READ="2")
     with pytest.raises(pagezero.PagezeroError) as e:
         pagezero.memset("1MB", function=FILL, loops=3, counters=True, threads=threads)
     assert "reading the hardware counters failed" in str(e.value)
     assert "perf_event_open" not in str(e.value) and "Input/output error" in str(e.value)
 
 
-def test_multiplexed_counters_are_refused_and_said_so(monkeypatch):
-    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
-    monkeypatch.setenv("PAGEZERO_FAKE_MULTIPLEXED", "1")
+def test_multiplexed_counters_are_refused_and_said_so(switch):
+    switch(PAGEZERO_FAKE_COUNTERS="1", PAGEZERO_FAKE_MULTIPLEXED="1")
     with pytest.raises(pagezero.PagezeroError, match="multiplexed") as e:
         pagezero.memset("1MB", function=FILL, loops=2, counters=True)
     assert "perf_event_open" not in str(e.value)
@@ -326,11 +323,11 @@ def test_cli_per_thread_line_is_the_mean_thread_rate_in_perfs_gb(tmp_path):
 
 
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
-def test_cold_flushes_stay_outside_the_timed_spans(monkeypatch, benchmark):
+def test_cold_flushes_stay_outside_the_timed_spans(switch, benchmark):
     # Each flush made 20 ms longer ($PAGEZERO_FAKE_FLUSH_US, csrc/cache.c): a clock
     # started before the flush would put 20 ms or more in a sample of four chunks
     # whose clears take microseconds.
-    monkeypatch.setenv("PAGEZERO_FAKE_FLUSH_US", "20000")
+    switch(PAGEZERO_FAKE_FLUSH_US="20000")
     started = time.monotonic()
     r = getattr(pagezero, benchmark)(
         "64KB", chunk="16KB", loops=2, cache="cold", function="default"

@@ -139,10 +139,12 @@ def test_run_threads_on_checks_every_threads_fill_value(value, step):
         _core.run_threads_on(r, CLEAR, 2, 4096, 1, value, step, False, "")
 
 
-def test_build_names_compiler_and_flags():
-    assert set(_core.BUILD) == {"compiler", "flags"}
+def test_build_names_compiler_flags_and_test_switches():
+    assert set(_core.BUILD) == {"compiler", "flags", "test_switches"}
     assert _core.BUILD["compiler"].split()[0] in ("gcc", "clang")
     assert "-O3" in _core.BUILD["flags"]
+    # The suite imports the test build (helpers/core_build.py), its define among the flags.
+    assert _core.BUILD["test_switches"] is True and "-DPZ_TEST_SWITCHES" in _core.BUILD["flags"]
 
 
 def expected_clear_pages(features):

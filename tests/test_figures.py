@@ -219,7 +219,7 @@ def test_the_footer_names_machine_kernel_pages_and_date(three_runs):
 
 
 def test_png_for_mail_and_svg_for_the_page(three_runs, tmp_path):
-    from pagezero.figures.plot import plot_rates
+    from pagezero.figures import plot_rates
 
     paths = plot_rates(three_runs, str(tmp_path / "x" / "extents"))
     assert [p.rsplit(".", 1)[1] for p in paths] == ["png", "svg"]
@@ -233,7 +233,6 @@ def test_png_for_mail_and_svg_for_the_page(three_runs, tmp_path):
 def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
     # faults.png drew mean +- stdev while the fault table gave medians (4KB + THP
     # demand: 6.9 in the figure, 9.0 in the table); both now come from one summary.
-    from pagezero.store.history import format_spread
     from pagezero.studies.report import faults
     from pagezero.studies.report.cells import Section
     from pagezero.studies.report.words import rate
@@ -256,7 +255,7 @@ def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
     summaries = [s for _, s in summarize_points(rs).values()]
     for row, height, s in zip(table, heights, summaries, strict=True):
         assert row[3].strip() == rate(height * GBPS) == rate(s["median"])
-        assert row[4].strip() == format_spread(s) and "3 runs" in row[4]
+        assert row[4].strip() == f"+-{s['spread_pct']:.1f}% (3 runs)"
 
 
 def test_names_matplotlib_hides_draw_without_a_warning(tmp_path):
@@ -271,7 +270,7 @@ def test_control_characters_and_missing_glyphs_draw_without_a_warning(tmp_path):
     # A results file's machine and kernel names are drawn as given (the loaders' fuzz
     # test found a \x1f in one): a control character becomes "?", a glyph the font
     # lacks its box, and neither warns.
-    from pagezero.figures.plot import plot_bars, plot_rates
+    from pagezero.figures import plot_bars, plot_rates
 
     machine = dict(MACHINE, cpu_model="CPU\x1f\u4e2d\U0001f600", hostname="h\x00")
     rs = result_set([point("k\x1f", 1 * MB, 5e9, 2), point("k\x1f", 4 * MB, 6e9, 2)], machine)

@@ -4,7 +4,7 @@ date drawn."""
 
 import datetime
 
-from pagezero.figures import plot
+from pagezero.figures import common
 from pagezero.figures.palette import PALETTE
 from pagezero.store.history import history_footer, plot_history
 
@@ -40,14 +40,14 @@ def test_the_footer_names_each_machine_with_its_kernels_and_the_date():
 
 def test_each_line_has_its_own_palette_colour_and_the_figure_its_footer(tmp_path, monkeypatch):
     seen = {}
-    save = plot._save
+    save = common.save
 
     def keep(fig, stem):
         seen["colours"] = [bars.lines[0].get_color() for bars in fig.axes[0].containers]
         seen["texts"] = [t.get_text() for t in fig.texts]
         return save(fig, stem)
 
-    monkeypatch.setattr(plot, "_save", keep)
+    monkeypatch.setattr(common, "save", keep)
     paths = plot_history(ROWS, str(tmp_path / "history"))
     assert sorted(p.rsplit(".", 1)[1] for p in paths) == ["png", "svg"]
     colours = seen["colours"]

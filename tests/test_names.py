@@ -1,13 +1,13 @@
-"""One source for every name and rule: kernels come from the registry
-(never named in Python except a user-facing default), rates are formatted in
-units.py only."""
+"""One source for every name and rule: kernels come from the registry (never named
+in Python except a user-facing default); rates are tests/test_units.py's."""
 
 import os
 import re
 
 import pytest
 
-from pagezero import _core, units
+import pagezero
+from pagezero import _core
 from pagezero.measure import policy
 from pagezero.system.kernels import (
     KERNEL_KIND,
@@ -63,8 +63,23 @@ def test_strategies_needing_a_nontemporal_kernel_come_from_the_c_walk():
     assert needing == ["nocache-except-target"]
 
 
-def test_kernel_kind_per_benchmark():
-    assert KERNEL_KIND == {"memset": "clear", "memcpy": "copy", "batch": "clear", "folio": "clear"}
+def test_each_benchmark_takes_the_kernels_of_its_kind():
+    names = {kind: {k.name for k in kernels(kind)} for kind in ("clear", "copy")}
+    only = {"clear": names["clear"] - names["copy"], "copy": names["copy"] - names["clear"]}
+    if not all(only.values()):
+        pytest.skip("every kernel of this architecture is both a clear and a copy kernel")
+    calls = {
+        "memset": lambda k: pagezero.memset("4KB", function=k, loops=1),
+        "memcpy": lambda k: pagezero.memcpy("4KB", function=k, loops=1),
+        "batch": lambda k: pagezero.batch("4MB", "1MB", kernel=k, loops=1, backing="4KB"),
+        "folio": lambda k: pagezero.folio("4MB", kernel=k, loops=1, backing="4KB"),
+    }
+    assert set(calls) == set(KERNEL_KIND)
+    for benchmark, call in calls.items():
+        kind = KERNEL_KIND[benchmark]
+        other = "copy" if kind == "clear" else "clear"
+        with pytest.raises(ValueError, match=f"^unknown {kind} kernel "):
+            call(sorted(only[other])[0])
 
 
 def test_no_kernel_names_in_python_outside_the_fallback():
@@ -83,13 +98,3 @@ def test_no_kernel_names_in_python_outside_the_fallback():
                     if pattern.search(line) and not line.lstrip().startswith("#"):
                         found.append(os.path.relpath(path, PKG))
     assert found == [os.path.join("system", "kernels.py")]
-
-
-@pytest.mark.parametrize("value, text", [(1.25e9, "1.2 GB/s"), (None, "-"), (3e9, "3.0 GB/s")])
-def test_gbps_is_ten_to_the_ninth(value, text):
-    assert units.format_gbps(value) == text
-
-
-def test_perfs_gb_per_sec_is_two_to_the_thirtieth():
-    assert units.gb_per_sec(1 << 30) == 1.0
-    assert units.format_rate(1 << 30).strip() == "1.000000 GB/sec"

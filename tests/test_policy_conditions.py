@@ -192,8 +192,8 @@ def test_missing_node_refused(fn):
 # Counters -----------------------------------------------------------------------
 
 
-def test_batch_counters_with_fake_source(monkeypatch):
-    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+def test_batch_counters_with_fake_source(switch):
+    switch(PAGEZERO_FAKE_COUNTERS="1")
     threads = 2 if CPUS >= 2 else 1
     r = pagezero.batch("256KB", "64KB", loops=3, counters=True, threads=threads)[0]
     names = _core.counter_names()
@@ -204,8 +204,8 @@ def test_batch_counters_with_fake_source(monkeypatch):
     assert "fake" in r.details["counters_source"] and r.params["counters"] is True
 
 
-def test_folio_counters_with_fake_source(monkeypatch):
-    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
+def test_folio_counters_with_fake_source(switch):
+    switch(PAGEZERO_FAKE_COUNTERS="1")
     r = pagezero.folio("64KB", loops=2, backing="4KB", counters=True)[0]
     for i, name in enumerate(_core.counter_names()):
         assert r.details["counters"][name] == ((i + 1) * 1000,) * 2
@@ -219,11 +219,10 @@ def test_folio_counters_with_fake_source(monkeypatch):
         ("PAGEZERO_FAIL_COUNTER_READ", "reading the hardware"),
     ],
 )
-def test_counter_loop_failures_are_not_called_an_open_failure(monkeypatch, fn, fault, words):
+def test_counter_loop_failures_are_not_called_an_open_failure(switch, fn, fault, words):
     # Both come back from a timed loop as -EBUSY / -EIO with the counters
     # open; neither may read as "perf_event_open(...) failed".
-    monkeypatch.setenv("PAGEZERO_FAKE_COUNTERS", "1")
-    monkeypatch.setenv(fault, "1")
+    switch(PAGEZERO_FAKE_COUNTERS="1", **{fault: "1"})
     kwargs = (
         {"size": "256KB", "batch": "64KB"} if fn == "batch" else {"size": "64KB", "backing": "4KB"}
     )
@@ -233,8 +232,7 @@ def test_counter_loop_failures_are_not_called_an_open_failure(monkeypatch, fn, f
 
 
 @pytest.mark.parametrize("fn", ["batch", "folio"])
-def test_counters_without_pmu_fail_clearly(monkeypatch, fn, without_pmu):
-    monkeypatch.delenv("PAGEZERO_FAKE_COUNTERS", raising=False)
+def test_counters_without_pmu_fail_clearly(fn, without_pmu):
     kwargs = {"size": "256KB", "batch": "64KB"} if fn == "batch" else {"size": "64KB"}
     with pytest.raises(pagezero.UnavailableError, match="no PMU"):
         getattr(pagezero, fn)(loops=1, counters=True, **kwargs)

@@ -10,25 +10,23 @@ import pytest
 
 import pagezero
 from pagezero.measure.policy import PAGE_SIZE, Step, clear_order
-from pagezero.studies.predict import (
-    FIT_HIGH,
-    FIT_LOW,
-    JSON_KEYS,
-    KERNEL_DEFAULT_PREEMPT,
+from pagezero.studies.predict import Prediction
+from pagezero.studies.predict.model import ProjectedPolicy, fit, project
+from pagezero.studies.predict.replays import (
     MAX_ORDER_BYTES,
     PREEMPT_MODES,
-    Prediction,
-    ProjectedPolicy,
     every_policy,
-    fit,
     from_7_0,
+    gigantic,
     pre_7_0,
-    project,
+)
+from pagezero.studies.predict.running import (
+    KERNEL_DEFAULT_PREEMPT,
+    release_tuple,
     replay_for,
     running_kernel,
-    warming_runs,
 )
-from pagezero.studies.predict.choice import release_tuple
+from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import machine as sysinfo
 from pagezero.system.kernels import clear_pages_kernel, kernels
 
@@ -38,7 +36,8 @@ MB2, GB1 = 2 << 20, 1 << 30
 
 
 def test_max_order_puts_2mb_within_and_1gb_beyond():
-    assert MB2 <= MAX_ORDER_BYTES < GB1 and MAX_ORDER_BYTES == 4 << 20
+    assert MB2 <= MAX_ORDER_BYTES < GB1
+    assert not gigantic(MB2) and not gigantic(4 << 20) and gigantic(8 << 20) and gigantic(GB1)
 
 
 @pytest.mark.parametrize(
@@ -237,7 +236,13 @@ def test_fit_check_on_synthetic_numbers(fault_us, clear_us, fits):
     assert ("the model fits" in f.verdict()) is fits
     if not fits:
         assert "does not fit this machine" in f.verdict()
-    assert FIT_LOW == 0.60 and FIT_HIGH == 1.10
+
+
+@pytest.mark.parametrize(
+    "explained, fits", [(0.59, False), (0.60, True), (1.10, True), (1.11, False)]
+)
+def test_the_fit_holds_from_60_to_110_percent(explained, fits):
+    assert fit(MB2, [1.0], [explained]).fits is fits
 
 
 def test_fit_remainder_and_projection():
@@ -245,7 +250,8 @@ def test_fit_remainder_and_projection():
     f = fit(MB2, [160e-6, 150e-6, 170e-6], [125e-6, 120e-6, 130e-6])
     assert math.isclose(f.remainder_s, 35e-6)
     assert math.isclose(f.remainder_low, 20e-6) and math.isclose(f.remainder_high, 50e-6)
-    p = project(f, [60e-6, 50e-6, 70e-6])
+    p = project(f, from_7_0(MB2, "full"), [60e-6, 50e-6, 70e-6])
+    assert p.replay == from_7_0(MB2, "full") and math.isclose(p.replay_bytes_per_sec, MB2 / 60e-6)
     assert math.isclose(p.bytes_per_sec, MB2 / 95e-6)
     assert math.isclose(p.low, MB2 / 120e-6) and math.isclose(p.high, MB2 / 70e-6)
     assert p.low < p.bytes_per_sec < p.high
@@ -294,7 +300,7 @@ PROJECTION_TYPES = {
 
 
 def check_json_shape(doc):
-    assert list(doc)[: len(JSON_KEYS)] == list(JSON_KEYS)
+    assert list(doc)[: len(TYPES)] == list(TYPES)  # the documented figures come first
     for key, kind in TYPES.items():
         assert isinstance(doc[key], kind), (key, doc[key])
     for row in doc["projections"]:

@@ -14,8 +14,9 @@ from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
-from pagezero.studies.predict import PREEMPT_MODES, Prediction, pre_7_0
-from pagezero.studies.predict import measure as measure_module
+from pagezero.studies.predict import Prediction
+from pagezero.studies.predict import study as measure_module
+from pagezero.studies.predict.replays import PREEMPT_MODES, pre_7_0
 from pagezero.system import machine as sysinfo
 
 MB2 = 2 << 20
@@ -190,7 +191,7 @@ def test_ctrl_c_prints_and_saves_the_partial_and_exits_130(monkeypatch, tmp_path
     def stopped(*args, **kwargs):
         raise Interrupted(signal.SIGINT, partial=partial)
 
-    monkeypatch.setattr("pagezero.cli.predict.predict", stopped)
+    monkeypatch.setattr("pagezero.cli.studies.predict", stopped)
     out = tmp_path / "p.json"
     assert main(["predict", "-o", str(out)]) == 130
     captured = capsys.readouterr()
@@ -204,7 +205,7 @@ def test_ctrl_c_before_anything_was_measured(monkeypatch, capsys):
     def stopped(*args, **kwargs):
         raise Interrupted(signal.SIGTERM)
 
-    monkeypatch.setattr("pagezero.cli.predict.predict", stopped)
+    monkeypatch.setattr("pagezero.cli.studies.predict", stopped)
     assert main(["predict"]) == 143
     assert capsys.readouterr().err.strip() == "pagezero: interrupted by SIGTERM; nothing measured"
 

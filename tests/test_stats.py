@@ -1,35 +1,12 @@
-"""Statistics against known values, and the comparison of two sets of samples
-on synthetic data drawn from a seeded random.Random (so every run sees the
-same numbers)."""
+"""Statistics against known values; the comparison of runs is tests/test_compare_runs.py's."""
 
 import math
-import random
 import statistics
 
 import pytest
 
-from pagezero.analysis.stats import (
-    IMPROVEMENT,
-    NOT_SIGNIFICANT,
-    REGRESSION,
-    compare_samples,
-    higher_is_better,
-    is_rate,
-    median_interval,
-    min_p_value,
-    relative_spread,
-    spread,
-    summarize,
-)
-
-RATE = 10e9  # bytes/sec
-
-
-def samples(n, mean=RATE, noise=0.001, seed=1):
-    """n values around `mean` with a relative gaussian noise of `noise`."""
-    rng = random.Random(seed)
-    return [mean * (1 + rng.gauss(0, noise)) for _ in range(n)]
-
+from pagezero.analysis.significance import higher_is_better
+from pagezero.results.summary import is_rate, median_interval, relative_spread, spread, summarize
 
 # summarize --------------------------------------------------------------------
 
@@ -74,132 +51,6 @@ def test_summarize_one_sample():
 def test_summarize_empty(values):
     with pytest.raises(ValueError, match="no samples to summarize"):
         summarize(values)
-
-
-# min_p_value ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "n1, n2, p",
-    [
-        (3, 3, 0.1),
-        (5, 5, 2 / 252),
-        (8, 20, 2 / math.comb(28, 8)),
-        (1, 1, 1.0),
-        (0, 5, 1.0),
-    ],
-)
-def test_min_p_value(n1, n2, p):
-    assert min_p_value(n1, n2) == pytest.approx(p)
-
-
-# compare_samples --------------------------------------------------------------
-
-
-@pytest.mark.parametrize("factor, marker", [(0.90, REGRESSION), (1.10, IMPROVEMENT)])
-def test_clear_change_is_flagged(factor, marker):
-    base = samples(15, seed=1)
-    new = samples(15, mean=RATE * factor, seed=2)
-    c = compare_samples(base, new, unit="bytes/sec")
-    assert c["marker"] == marker
-    assert c["change_pct"] == pytest.approx(100 * (factor - 1), abs=0.2)
-    assert c["p_value"] < 0.01
-    assert c["note"] is None
-
-
-def test_noise_beyond_the_threshold_is_not_flagged():
-    # Two draws of one distribution whose noise (8%) makes their means differ by
-    # more than the 2% threshold: only the significance test stands between them
-    # and a "(R)" or "(I)", and it must answer "~" every time.
-    decided = 0
-    for seed in range(40):
-        base = samples(8, noise=0.08, seed=1000 + 2 * seed)
-        new = samples(8, noise=0.08, seed=1001 + 2 * seed)
-        c = compare_samples(base, new)
-        if abs(c["change_pct"]) > 2:
-            assert c["marker"] == NOT_SIGNIFICANT, (seed, c)
-            assert c["p_value"] >= 0.01
-            decided += 1
-        else:
-            assert c["marker"] == ""
-    assert decided >= 10  # the test did decide something, many times
-
-
-def test_identical_samples_are_not_flagged():
-    c = compare_samples([RATE] * 5, [RATE] * 5)
-    assert c["marker"] == ""
-    assert c["p_value"] == 1.0
-    assert c["change_pct"] == 0
-
-
-def test_two_constant_sides_apart_are_tested():
-    # A coarse clock can read the same every loop: each side constant, the two apart.
-    # Only a set of samples all equal is "nothing to test"; these are all above.
-    c = compare_samples([RATE] * 8, [RATE * 1.1] * 8)
-    assert c["p_value"] < 0.01
-    assert c["marker"] == IMPROVEMENT
-
-
-def test_too_few_samples_for_alpha():
-    base = samples(3, seed=1)
-    new = samples(3, mean=RATE * 0.8, seed=2)
-    c = compare_samples(base, new, alpha=0.01)
-    assert c["marker"] == NOT_SIGNIFICANT
-    assert c["p_value"] >= 0.01
-    assert c["note"] and "3 vs 3" in c["note"] and "0.01" in c["note"]
-
-
-def test_reachable_alpha_has_no_note():
-    assert compare_samples(samples(5, seed=1), samples(5, seed=2), alpha=0.05)["note"] is None
-
-
-@pytest.mark.parametrize("factor, marker", [(0.90, REGRESSION), (1.0, "")])
-def test_unequal_counts(factor, marker):
-    base = samples(8, seed=1)
-    new = samples(20, mean=RATE * factor, seed=2)
-    c = compare_samples(base, new)
-    assert c["marker"] == marker
-    assert c["note"] is None
-    # The other way round too: sample counts never decide a result.
-    assert compare_samples(new, base)["marker"] == {REGRESSION: IMPROVEMENT, "": ""}[marker]
-
-
-@pytest.mark.parametrize("factor, marker", [(1.10, REGRESSION), (0.90, IMPROVEMENT)])
-def test_lower_is_better_unit(factor, marker):
-    base = samples(15, mean=2.0, seed=1)
-    new = samples(15, mean=2.0 * factor, seed=2)
-    assert compare_samples(base, new, unit="cycles/byte")["marker"] == marker
-
-
-def test_units():
-    assert higher_is_better("bytes/sec")
-    assert not higher_is_better("cycles/byte")
-
-
-def test_small_significant_change_is_not_flagged():
-    base = samples(15, noise=0.0001, seed=1)
-    new = samples(15, mean=RATE * 0.99, noise=0.0001, seed=2)
-    c = compare_samples(base, new)  # 1% < the 2% threshold
-    assert c["p_value"] < 0.01
-    assert c["marker"] == ""
-    # ... and flagged once the threshold is below the change.
-    assert compare_samples(base, new, threshold=0.005)["marker"] == REGRESSION
-
-
-@pytest.mark.parametrize(
-    "base, new, kw",
-    [
-        ([], [1.0], {}),
-        ([1.0], [], {}),
-        ([1.0], [1.0], {"alpha": 0}),
-        ([1.0], [1.0], {"alpha": 1}),
-        ([1.0], [1.0], {"threshold": -0.1}),
-    ],
-)
-def test_compare_samples_bad_input(base, new, kw):
-    words = "alpha must be in \\(0, 1\\) and threshold non-negative" if kw else "both sides"
-    with pytest.raises(ValueError, match=words):
-        compare_samples(base, new, **kw)
 
 
 # find_knee and best_kernels: tests/test_advise.py, their first user.
@@ -288,56 +139,11 @@ def test_only_bytes_per_sec_is_a_rate_and_better_higher():
         assert not is_rate(unit) and not higher_is_better(unit)
 
 
-# compare_samples at its edges ----------------------------------------------------------
-
-
-def test_three_against_three_all_apart_is_p_one_tenth():
-    # Every new value above every base value: 2 of the C(6, 3) = 20 orders are as
-    # extreme, two-sided p = 0.1. The change is of the means, 2 to 5: +150%.
-    c = compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], alpha=0.2)
-    assert c["p_value"] == pytest.approx(0.1)
-    assert c["change_pct"] == pytest.approx(150.0)
-    assert (c["marker"], c["note"]) == ("(I)", None)
-    assert (
-        compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], "cycles/byte", alpha=0.2)["marker"]
-        == "(R)"
-    )
-
-
-def test_a_level_the_counts_cannot_reach_is_noted():
-    # 3 against 3 cannot go below p = 0.1: at alpha 0.1 (and below) the note says so.
-    c = compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], alpha=0.1)
-    assert c["note"] == "3 vs 3 samples cannot reach p < 0.1 (smallest possible p is 0.1)"
-    assert c["marker"] == "~"
-    assert compare_samples([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], alpha=0.11)["note"] is None
-
-
-def test_a_change_of_exactly_the_threshold_is_not_marked():
-    base, new = [10.0, 10.1, 9.9] * 3, [11.0, 11.11, 10.89] * 3  # means 10 and 11
-    assert compare_samples(base, new, threshold=0.1)["marker"] == ""
-    assert compare_samples(base, new, threshold=0.0999)["marker"] == "(I)"
-    assert compare_samples(base, new, threshold=0.0)["marker"] == "(I)"
-
-
-def test_a_base_mean_of_zero_is_an_infinite_change():
-    c = compare_samples([0.0, 0.0, 0.0], [1.0, 2.0, 3.0], unit="cycles/byte", alpha=0.2)
-    assert c["change_pct"] == math.inf and c["marker"] == "(R)"
-
-
 def test_messages_in_full():
     with pytest.raises(ValueError, match="^no samples for an interval of the median$"):
         median_interval([])
     with pytest.raises(ValueError, match="^no samples to summarize$"):
         summarize([])
-    with pytest.raises(ValueError, match="^both sides need at least one sample$"):
-        compare_samples([], [1.0])
-    with pytest.raises(ValueError, match=r"^alpha must be in \(0, 1\) and threshold non-negative$"):
-        compare_samples([1.0], [1.0], alpha=0)
-
-
-def test_min_p_value_with_one_value_a_side():
-    # 2 / C(4, 1): one value against three.
-    assert min_p_value(1, 3) == min_p_value(3, 1) == 0.5
 
 
 def test_a_mean_of_zero_has_no_relative_spread():

@@ -9,8 +9,11 @@
 #   clang-format         .clang-format, on csrc/, arch/ and tests/c/ (--dry-run -Werror)
 #   vermin               tools/vermin.ini: nothing needs a Python newer than the floor
 #                        pyproject's requires-python states (3.10)
+#   lint-imports         pyproject.toml [tool.importlinter]: each layer of pagezero/ imports
+#                        only the layers below it (import-linter reads the source, imports
+#                        nothing)
 #
-# Every check runs, and the status is 1 if any failed. ruff and vermin are pinned and
+# Every check runs, and the status is 1 if any failed. ruff, vermin and import-linter are pinned and
 # installed from PyPI into build/venv-lint; clang-format is Debian's (installed with
 # apt-get when missing, as root), the version .pre-commit-config.yaml pins too.
 set -euo pipefail
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 venv=build/venv-lint
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q ruff==0.17.6 vermin==1.9.2
+"$venv/bin/python" -m pip install -q ruff==0.17.6 vermin==1.9.2 import-linter==2.17
 export PATH=$PWD/$venv/bin:$PATH
 if ! command -v clang-format >/dev/null; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
@@ -53,6 +56,8 @@ check "ruff check" ruff check --output-format concise .
 check "ruff format" ruff format --check --output-format concise .
 check clang-format clang_format_check "${c_sources[@]}"
 check vermin vermin --config-file tools/vermin.ini pagezero tests benchmarks setup.py
+# From the checkout's root, so that the graph is of this checkout's pagezero/.
+check "lint-imports" env PYTHONPATH="$PWD" lint-imports --no-cache
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "lint: failed: ${failed[*]}" >&2

@@ -86,9 +86,11 @@ PyMODINIT_FUNC PyInit__core(void)
 
 	if (!m)
 		return NULL;
-	if (add_exceptions(m) < 0 || add_build(m) < 0 || pzpy_init_kernels(m) < 0 ||
-	    pzpy_init_mem(m) < 0 || pzpy_init_fault(m) < 0 || pzpy_init_policy(m) < 0 ||
-	    pzpy_init_batch(m) < 0 || pzpy_init_system(m) < 0 || pzpy_init_region(m) < 0)
+	/* The switches first: nothing may read one before they are loaded. */
+	if (add_exceptions(m) < 0 || add_build(m) < 0 || pzpy_init_switches(m) < 0 ||
+	    pzpy_init_kernels(m) < 0 || pzpy_init_mem(m) < 0 || pzpy_init_fault(m) < 0 ||
+	    pzpy_init_policy(m) < 0 || pzpy_init_batch(m) < 0 || pzpy_init_system(m) < 0 ||
+	    pzpy_init_region(m) < 0)
 		goto fail;
 	return m;
 fail:

@@ -250,6 +250,7 @@ int pzpy_init_policy(PyObject *m);
 int pzpy_init_batch(PyObject *m);
 int pzpy_init_system(PyObject *m);
 int pzpy_init_region(PyObject *m);
+int pzpy_init_switches(PyObject *m); /* after BUILD, which it completes */
 
 /* Add a NULL-terminated method table to module @m. */
 int pzpy_add_methods(PyObject *m, PyMethodDef *methods);

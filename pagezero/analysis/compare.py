@@ -1,13 +1,8 @@
-"""Comparing result sets: base against one or more others, point by point.
-
-As in the arm64 thread's tables ("arm64: clear_page[s] using memset" (2026)):
-one row per benchmark point, the base value, then one % change column per
-other result set. The run (one process) is the unit and its loops are
-reduced to its median first: significance.py says which test is done on the
-runs and why. A change is marked (R) regression or (I) improvement only when
-it is larger than the threshold and significant, "~" when larger but not
-significant, "?" when larger with fewer than 3 runs on a side (nothing can
-be said about noise between runs then).
+"""Comparing result sets point by point, as the arm64 thread's tables do ("arm64:
+clear_page[s] using memset" (2026)): a row per point, the base value, a % change column per
+other set, marked as analysis.significance decides on the runs; above it, what each side
+booted (release, command line, preemption, THP may differ between boots) and a warning where
+the machine differs (CPU model, caches, memory): the change is then not the patch's alone.
 """
 
 from __future__ import annotations
@@ -16,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
-from pagezero.analysis.stats import summarize
 from pagezero.results.points import point_key, point_summary
-from pagezero.units import format_gbps
+from pagezero.results.summary import summarize
+from pagezero.units import format_gbps, format_size
 
 if TYPE_CHECKING:
     from pagezero.results.points import PointKey
@@ -27,13 +22,14 @@ if TYPE_CHECKING:
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
 
-__all__ = ["compare", "format_table", "runs_per_side", "METHOD"]
+# MemTotal moves by a few MB between kernels of one machine (what each reserves for itself);
+# more than this is another machine, or mem=.
+_MEMORY_TOLERANCE = 0.02
 
 
 def _by_point(rs: ResultSet, sources: Sequence[str | None] | None = None) -> dict[PointKey, _Point]:
-    """{point_key: (first Result, {process: [loop values]}, {source names})} in
-    first-seen order: a run is a process (ResultSet.runs says which one measured
-    each Result); repetitions inside one process pool their loops."""
+    """{point_key: (first Result, {process: [loop values]}, {sources})}, in first-seen order:
+    a run is a process (ResultSet.runs); repetitions inside one process pool their loops."""
     points: dict[PointKey, _Point] = {}
     sources = sources or [None] * len(rs.results)
     for result, run, source in zip(rs.results, rs.runs, sources):
@@ -44,8 +40,7 @@ def _by_point(rs: ResultSet, sources: Sequence[str | None] | None = None) -> dic
 
 
 def _side(first: Result, by_run: Mapping[int, Sequence[float]]) -> dict[str, Any]:
-    """What a row says about one side of a point: summarize() of all its loops
-    (the keys compare() always gave) and the centre and spread between runs."""
+    """One side of a point: summarize() of all its loops, and the centre and spread of its runs."""
     values = [v for loops in by_run.values() for v in loops]
     s = point_summary(by_run.values(), first.unit)
     return dict(
@@ -84,11 +79,14 @@ def compare(
     -------
     list of dict
         Rows for every point of `base`: its label, unit, study, "base" (its
-        side's figures: summarize() of the loops plus center, runs, spread_pct,
-        spread_of) and "changes": per other result set,
-        significance.compare_runs() of that point with the other's n, mean,
-        center, spread_pct and the method (None where the other set lacks the
-        point). Values in the row's unit (bytes/sec or cycles/byte).
+        side's figures: summarize() of the loops plus center, the median of
+        per-run medians, runs, spread_pct and spread_of) and "changes": per other
+        result set (None where it lacks the point), change_pct (of the centre),
+        runs ([base, other]), p_value and ci_pct (None below 3 runs a side),
+        marker ("(R)" regression or "(I)" improvement: beyond the threshold and
+        significant; "~" beyond but not significant; "?" beyond with too few runs;
+        "" within), note, the other's n, mean, center and spread_pct, and the
+        method. Values in the row's unit (bytes/sec or cycles/byte).
 
     Raises
     ------
@@ -140,21 +138,7 @@ def compare(
 
 
 def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
-    """Per side (base first), its runs per point as text, over the points it has.
-
-    Parameters
-    ----------
-    rows : sequence of dict
-        compare()'s rows.
-    sides : int
-        The number of sides, the base included.
-
-    Returns
-    -------
-    list of str
-        Per side, "N", "N-M" (the fewest and most runs of its points), or "-"
-        for a side with no point.
-    """
+    """Per side (base first), its runs per point over the points it has: "N", "N-M" or "-"."""
     counts = [sorted({row["base"]["runs"] for row in rows})]
     for j in range(sides - 1):
         counts.append(
@@ -184,23 +168,8 @@ def _legend(markers: Iterable[str]) -> list[str]:
 
 
 def format_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
-    """compare()'s rows as a text table, with its legend and notes.
-
-    Rows of several studies (report folders) come grouped under "[study]".
-
-    Parameters
-    ----------
-    rows : sequence of dict
-        compare()'s rows.
-    names : sequence of str
-        The labels of the base and of each other column.
-
-    Returns
-    -------
-    str
-        The table, a legend line per marker shown, and notes (few runs, an
-        alpha too small to reach), joined by newlines; no final newline.
-    """
+    """compare()'s rows as a text table (grouped under "[study]" where rows are of several),
+    with a legend line per marker shown and its notes; `names`: the base's and each other's."""
     header = ["benchmark", "result class", names[0], *names[1:]]
     studies = {row["study"] for row in rows}
     grouped = len(studies) > 1
@@ -247,3 +216,81 @@ def format_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str
         )
     lines += [f"note: {n}" for n in sorted(notes)]
     return "\n".join(lines)
+
+
+def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:
+    """A side's kernel_release, kernel_cmdline, preemption and thp, "unknown" where not recorded."""
+    thp = machine.get("thp") or {}
+    preemption = machine.get("preemption") or {}
+    return {
+        "kernel_release": machine.get("kernel_release") or machine.get("kernel") or "unknown",
+        "kernel_cmdline": machine.get("kernel_cmdline") or "unknown",
+        "preemption": preemption.get("model") or "unknown",
+        "thp": (f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp else "unknown"),
+    }
+
+
+def _caches(machine: Mapping[str, Any]) -> str | None:
+    caches = sorted(
+        (c.get("level") or 0, str(c.get("type") or "").lower(), c.get("size_bytes") or 0)
+        for c in machine.get("caches") or ()
+    )
+    return ", ".join(f"L{level} {kind} {format_size(size)}" for level, kind, size in caches) or None
+
+
+def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """What says two machine() dicts are not one machine (CPU model, caches, memory), each as
+    "what (a vs b)"; facts only one side records are passed over."""
+    found: list[str] = []
+    if a.get("cpu_model") and b.get("cpu_model") and a["cpu_model"] != b["cpu_model"]:
+        found.append(f"CPU model ({a['cpu_model']} vs {b['cpu_model']})")
+    ca, cb = _caches(a), _caches(b)
+    if ca and cb and ca != cb:
+        found.append(f"caches ({ca} vs {cb})")
+    ma, mb = ((m.get("memory") or {}).get("total_bytes") for m in (a, b))
+    if ma and mb and abs(ma - mb) > _MEMORY_TOLERANCE * max(ma, mb):
+        found.append(f"memory ({ma / 2**30:.1f} GiB vs {mb / 2**30:.1f} GiB)")
+    return found
+
+
+def header_lines(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str], method: str
+) -> list[str]:
+    """The lines above a comparison's table: a row per side (kernel, preemption, THP, runs per
+    point, and the command line where the sides' differ), a warning per side measured on
+    another machine than the base, and the method."""
+    facts = [side_facts(m) for m in machines]
+    cmdlines = {f["kernel_cmdline"] for f in facts}
+    rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
+    rows += [
+        [name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
+        for name, f, r in zip(names, facts, runs)
+    ]
+    if len(cmdlines) == 1:
+        rows = [r[:-1] for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
+    if len(cmdlines) == 1:
+        lines.append(f"command line (every side): {cmdlines.pop()}")
+    for name, m in zip(names[1:], machines[1:]):
+        diff = machine_differences(machines[0], m)
+        if diff:
+            lines.append(
+                f"warning: {names[0]} and {name} were not measured on the same machine: "
+                f"{'; '.join(diff)}"
+            )
+    lines.append(f"method: {method}")
+    return lines
+
+
+def header_json(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """header_lines()' facts for --format json: the sides, and the machine warnings."""
+    sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
+    warnings = [
+        {"side": n, "differences": machine_differences(machines[0], m)}
+        for n, m in zip(names[1:], machines[1:])
+        if machine_differences(machines[0], m)
+    ]
+    return sides, warnings

@@ -1,12 +1,5 @@
-"""Where a kernel's rate steps over extents, and which kernel is fastest where.
-
-Both read rates measured over a range of extents (bytes cleared per call):
-find_knee() fits one step in log rate, the change a cache level's edge
-makes; best_kernels() splits the extents into ranges with their fastest
-kernel, keeping near-equals together, each a range_row() (advise's rows are
-too). The report's extents and chunks pages and advise use them;
-pagezero.analysis.stats re-exports them.
-"""
+"""Where a kernel's rate steps over extents (bytes cleared per call), and which kernel is
+fastest where: the report's extents and chunks pages and advise read their rates with these."""
 
 from __future__ import annotations
 
@@ -14,15 +7,6 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-
-__all__ = [
-    "find_knee",
-    "best_kernels",
-    "range_row",
-    "KNEE_MIN_EXTENT",
-    "KNEE_CLEAR_STEP",
-    "TIE",
-]
 
 # Below this, the cost of each call, not the cache, sets the rate: no knee there.
 KNEE_MIN_EXTENT = 64 << 10
@@ -39,29 +23,12 @@ def _spread(logs: Sequence[float]) -> float:
 
 
 def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
-    """The knee of a rate over extents: where one step (two levels) fits best.
+    """(first extent of the upper level, ratio of the two levels' medians) of (extent, rate) pairs.
 
-    Over extents of KNEE_MIN_EXTENT and up: fit one step in log rate at every
-    split between extents and keep the rising split whose levels fit best
-    (least absolute deviation from each side's median, so one noisy point
-    costs what it is off by and no more).
-
-    Parameters
-    ----------
-    points : iterable of (int, float)
-        (extent in bytes, bytes/sec) pairs; rates of 0 and extents below
-        KNEE_MIN_EXTENT are left out.
-
-    Returns
-    -------
-    tuple of (int, float)
-        (first extent of the upper side in bytes, ratio of the two medians);
-        the smallest such extent on a tie.
-
-    Raises
-    ------
-    ValueError
-        Fewer than two extents of KNEE_MIN_EXTENT (64KB) or more.
+    Over extents of KNEE_MIN_EXTENT and up, one step in log rate is fitted at every split,
+    and the rising split whose levels fit best is kept (least absolute deviation from each
+    side's median, so one noisy point costs what it is off by and no more); the smallest
+    extent on a tie. ValueError with fewer than two such extents.
     """
     pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
     if len(pts) < 2:
@@ -78,26 +45,11 @@ def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
 def best_kernels(
     rates: Mapping[str, Mapping[int, float]], extents: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """Ranges of extents with their fastest kernel.
+    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}.
 
-    A kernel within TIE of the fastest keeps the range it holds; where a new
-    range must start, it goes to the near-fastest kernel that stays so the
-    longest, so that near-equals (the streaming kernels beyond the LLC) do
-    not split the table into one range per extent.
-
-    Parameters
-    ----------
-    rates : mapping
-        {kernel: {extent in bytes: bytes/sec}}.
-    extents : sequence of int
-        The extents to cover, in bytes, in increasing order; each needs a rate
-        of at least one kernel.
-
-    Returns
-    -------
-    list of dict
-        One per range: min_bytes, max_bytes, kernel, and bytes_per_sec, the
-        median of that kernel's rates over the range.
+    A kernel within TIE of the fastest keeps the range it holds; a new range goes to the
+    near-fastest kernel that stays so the longest, so that near-equals (the streaming
+    kernels beyond the LLC) do not split the table into one range per extent.
     """
 
     def near_best(k: str, e: int) -> bool:
@@ -125,23 +77,7 @@ def best_kernels(
 def range_row(
     kernel: str, extents: Sequence[int], rate: Callable[[str, int], float]
 ) -> dict[str, Any]:
-    """One row of a kernels-by-extent table (best_kernels', advise's).
-
-    Parameters
-    ----------
-    kernel : str
-        The range's kernel.
-    extents : sequence of int
-        The range's extents in bytes, in increasing order (not empty).
-    rate : callable
-        rate(kernel, extent): bytes/sec.
-
-    Returns
-    -------
-    dict
-        min_bytes, max_bytes, kernel, and bytes_per_sec: the median of the
-        kernel's rates over the range.
-    """
+    """A kernels-by-extent row: min_bytes, max_bytes, kernel, and its median rate over them."""
     return {
         "min_bytes": extents[0],
         "max_bytes": extents[-1],

@@ -1,48 +1,28 @@
 """Whether a change between two sets of runs is real: the run is the unit.
 
-Loops inside one process share one physical placement of the buffers, so
-their spread says nothing about the next process; on the EPYC VMs here most
-of the variation at 256MB is between processes (3-5%). A test that takes the
-loops as independent samples flagged 6 of 28 pairs of identical runs at a
-nominal alpha of 0.01. The two levels are therefore kept apart, as in
-Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time" (2013): the
-loops of a run are reduced to that run's median, and the test is done on the
-runs.
+Loops inside one process share one physical placement of the buffers, so their spread says
+nothing about the next process; on the EPYC VMs here most of the variation at 256MB is
+between processes (3-5%), and a test taking the loops as independent samples flagged 6 of
+28 pairs of identical runs at alpha 0.01. So, as in Kalibera and Jones, "Rigorous
+Benchmarking in Reasonable Time" (2013), a run's loops are reduced to its median and the
+test is done on the runs. Which test (simulated: per-run offsets of 3-5%, 1% loop noise, 10
+loops a run; tests/test_compare_runs.py keeps the A/A part):
 
-Which test on the runs, and why (simulated: per-run offsets of 3-5% and 1%
-loop noise, 10 loops a run; tests/test_compare_runs.py keeps the A/A part):
+- Mann-Whitney U on the per-run medians cannot reach p < 0.01 below 5 runs a side (3 vs 3:
+  the smallest p is 0.1, 4 vs 4: 0.029).
+- The two-level bootstrap of the ratio is too narrow with 3 runs a side (3 values have 10
+  distinct resamples): its 99% interval excluded 1 in 7-11% of A/A pairs, not 1%.
+- Welch's t-test on the logs of the per-run medians held its level (0.7-1.5% of A/A pairs
+  at alpha 0.01 with 3 or 5 runs a side; 2.4% at worst, 3 noisy runs against 8) and finds a
+  10% change against a 3% spread between runs in about 9 of 10 comparisons at 5 runs a
+  side. Logs make the interval one of the ratio new/base and treat rates and costs alike;
+  Welch's, not Student's, since a patch or a busy neighbour can change the spread too
+  (Student's flagged 12% of A/A pairs at 3 noisy runs against 8).
 
-- Mann-Whitney U on the per-run medians cannot reach p < 0.01 below 5 runs a
-  side (3 vs 3: the smallest p is 0.1, 4 vs 4: 0.029), so at 3-5 runs it
-  finds nothing or almost nothing.
-- The two-level bootstrap of the ratio (resample runs, then loops within
-  them) is too narrow with 3 runs a side: a bootstrap over 3 values has only
-  10 distinct resamples and underestimates their spread; its 99% interval
-  excluded 1 in 7-11% of A/A pairs, not 1%.
-- Welch's t-test on the logs of the per-run medians about held its level
-  (0.7-1.5% of A/A pairs at alpha 0.01 with 3 or 5 runs a side; 2.4% at
-  worst, 3 runs against 8 with the 3 the noisy side) and is the one that
-  can find something at 3-5 runs: a 10% change against a 3% spread between
-  runs is found in about 9 of 10 comparisons with 5 runs a side. Logs make
-  the interval one of the ratio new/base, as a change in percent is, and
-  treat rates and costs alike. Welch's form, not Student's, because a patch
-  or a busy neighbour can change the spread as well as the centre, and
-  Student's pooled variance then holds its level only with equal run counts
-  (3 runs against 8, the small side the noisy one: 12% of A/A pairs flagged
-  at alpha 0.01, Welch's 2%).
-
-What no test on 3 runs can see: a placement that comes in two kinds (lucky
-3 times in 10, say) and that all three runs of a side happen to share; the
-side then looks steady and off. More runs are the only cure.
-
-alpha stays 0.01 by default: a report folder compares about a hundred points,
-and 0.05 would flag about five of them between two identical boots.
-
-The change shown is of the centre, the median of the per-run medians (what
-`pagezero fleet table` and the per-point summaries show); the test is on the
-mean of their logs. Fewer than MIN_RUNS runs on a side: the spread between
-runs is unknown (with one run, the loops' spread is no stand-in for it), so
-the change is shown with "?" and no verdict.
+No test on 3 runs sees a placement of two kinds that all three runs of a side happen to
+share: more runs are the only cure. alpha is 0.01: a report folder compares about a hundred
+points, and 0.05 would flag about five between two identical boots. Below MIN_RUNS runs a
+side the spread between runs is unknown: the change is shown with "?", no verdict.
 """
 
 from __future__ import annotations
@@ -52,22 +32,12 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pagezero.analysis.stats import IMPROVEMENT, NOT_SIGNIFICANT, REGRESSION, higher_is_better
-
-__all__ = [
-    "compare_runs",
-    "MIN_RUNS",
-    "METHOD",
-    "REGRESSION",
-    "IMPROVEMENT",
-    "NOT_SIGNIFICANT",
-    "UNKNOWN",
-    "MARKERS",
-]
-
 MIN_RUNS = 3
 METHOD = "Welch's t-test on the logs of per-run medians"
 
+REGRESSION = "(R)"
+IMPROVEMENT = "(I)"
+NOT_SIGNIFICANT = "~"
 UNKNOWN = "?"
 
 # Legend entries, in the order a legend lists them.
@@ -83,8 +53,7 @@ MARKERS = {
 def _welch(
     base_logs: Sequence[float], new_logs: Sequence[float], alpha: float
 ) -> tuple[float, float, float]:
-    """(p, low, high): Welch's two-sided p for equal means of the logs, and the
-    1 - alpha interval of new mean - base mean."""
+    """(p, low, high): Welch's two-sided p and the 1 - alpha interval of the difference."""
     from scipy import stats as sps
 
     diff = statistics.fmean(new_logs) - statistics.fmean(base_logs)
@@ -107,35 +76,11 @@ def compare_runs(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> dict[str, Any]:
-    """Compare one point measured by two sets of runs.
+    """One point of two sets of runs (each run its loops' values), as compare()'s "changes" give it.
 
-    Parameters
-    ----------
-    base_runs, new_runs : iterable of sequences of float
-        Each run is the list of its loops' values in `unit`; empty runs are
-        left out.
-    unit : str
-        The values' unit: says whether a rise is better (bytes/sec) or worse.
-    threshold : float
-        The smallest relative change marked, as a fraction (0.02 is 2%).
-    alpha : float
-        The significance level of Welch's test, in (0, 1).
-
-    Returns
-    -------
-    dict
-        change_pct (of the median of per-run medians, new over base, percent),
-        runs ([base, new]), p_value and ci_pct (the 1 - alpha interval of the
-        ratio, in percent change; None below MIN_RUNS), marker and note (str
-        or None). The marker: "(R)"/"(I)" when |change| > threshold and p <
-        alpha; "~" when beyond the threshold but not significant; "?" when
-        beyond the threshold with fewer than MIN_RUNS runs on a side (or a
-        median that is not a positive finite number); "" otherwise.
-
-    Raises
-    ------
-    ValueError
-        alpha outside (0, 1), a negative threshold, or a side without a run.
+    change_pct (of the median of per-run medians), runs, p_value and ci_pct (None below
+    MIN_RUNS), marker ("(R)"/"(I)", "~", "?" or "") and note. ValueError for alpha outside
+    (0, 1), a negative threshold, or a side without a run.
     """
     if not 0 < alpha < 1 or not threshold >= 0:
         raise ValueError("alpha must be in (0, 1) and threshold non-negative")
@@ -178,3 +123,9 @@ def compare_runs(
         else:
             out["marker"] = NOT_SIGNIFICANT
     return out
+
+
+def higher_is_better(unit: str | None) -> bool:
+    """Whether a larger value in `unit` is better (bytes/sec) rather than a cost (cycles/byte,
+    ns/line, seconds)."""
+    return unit == "bytes/sec"

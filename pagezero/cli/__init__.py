@@ -7,52 +7,237 @@
     pagezero sweep | compare | plot | report
     pagezero fleet up|run|table | store add|list|history|export   (many machines, history)
 
-One module per command family, each with its cmd_<name> functions and the
-parsers for them; main() picks the function from one dispatch table. User
-errors print one line, "pagezero: error: ...", and exit 2; a machine that
-cannot do what was asked (no hugepages, no cycle counter, a kernel the CPU
-lacks) exits 1 with a line that names the cause and the fix. SIGINT, SIGTERM
-and SIGHUP stop a run: what was measured is saved to -o, marked interrupted,
-one line says so, and the exit status is the shell's for that signal (130,
-143, 129). Never a traceback.
+build_parser() declares every command (the options they share once, in
+cli/options.py); main() runs the cmd_<name> that COMMANDS names for it. User errors
+print one line, "pagezero: error: ...", and exit 2; a machine that cannot do what
+was asked (no hugepages, no cycle counter, a kernel the CPU lacks) exits 1 with a
+line that names the cause and the fix. SIGINT, SIGTERM and SIGHUP stop a run: what
+was measured is saved to -o, marked interrupted, one line says so, and the exit
+status is the shell's for that signal (130, 143, 129). Never a traceback.
 """
 
 import os
 import sys
 
 from pagezero import __version__, _core
-from pagezero.cli import analysis, fault, fleet, mem, policy, predict, store, system
-from pagezero.cli.options import Parser, UsageError
+from pagezero.cli import analysis, fleet, mem, policy, store, studies, system
+from pagezero.cli.options import (
+    Parser,
+    UsageError,
+    add,
+    add_format,
+    fill_value,
+    integer,
+    number,
+)
 from pagezero.cli.render import interrupted_line
 from pagezero.interrupt import as_interrupted, signals_interrupt
+from pagezero.measure.policy import PRESETS, STRATEGIES
+from pagezero.runs.sweeps import BENCHMARKS
 
-__all__ = ["main", "build_parser", "COMMANDS"]
-
-EXIT_USAGE = 2
-EXIT_ENVIRONMENT = 1
+__all__ = ["main", "build_parser", "COMMANDS", "UsageError"]
 
 COMMANDS = {
-    **mem.COMMANDS,
-    **fault.COMMANDS,
-    **system.COMMANDS,
-    **policy.COMMANDS,
-    **predict.COMMANDS,
-    **analysis.COMMANDS,
+    "memset": mem.cmd_mem,
+    "memcpy": mem.cmd_mem,
+    "mmap": mem.cmd_mmap,
+    "info": system.cmd_info,
+    "kernels": system.cmd_kernels,
+    "folio": policy.cmd_folio,
+    "batch": policy.cmd_batch,
+    "advise": studies.cmd_advise,
+    "predict": studies.cmd_predict,
+    "sweep": analysis.cmd_sweep,
+    "compare": analysis.cmd_compare,
+    "plot": analysis.cmd_plot,
+    "report": studies.cmd_report,
     **fleet.COMMANDS,
     **store.COMMANDS,
 }
 
+_SIMPLE = "default: perf's text; simple: only the number"
+
+
+def _command(sub, name, text):
+    return sub.add_parser(name, help=text, description=text)
+
+
+def _mem_parsers(sub):
+    mem_sub = _command(sub, "mem", "perf bench mem workloads").add_subparsers(
+        dest="benchmark", metavar="BENCHMARK", required=True
+    )
+    for benchmark in ("memset", "memcpy"):
+        what = "clearing" if benchmark == "memset" else "copying"
+        p = _command(mem_sub, benchmark, f"time {what} a region, as perf bench mem {benchmark}")
+        p.set_defaults(command=benchmark)
+        add(p, "size", "page")
+        chunk = "bytes per kernel call; 0 means the whole extent (default: 0)"
+        p.add_argument("-k", "--chunk", default="0", help=chunk)
+        add(p, "function", "nr_loops", "cycles", "clock")
+        if benchmark == "memset":
+            value = "fill byte 0..255 (default 0), or 'loop' to write the loop index as perf does"
+            p.add_argument("--value", default=0, type=fill_value, help=value)
+        add(p, "thp")
+        p.add_argument(
+            "--offset",
+            default=0,
+            type=integer,
+            metavar="BYTES",
+            help="start the buffers BYTES past a page boundary (default 0, as perf "
+            "since it mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)",
+        )
+        add(p, "cache", "threads", "node", "cpu_node", "counters")
+        p.add_argument(
+            "--threads-mode",
+            default="shared",
+            choices=["shared", "private"],
+            help="shared: disjoint parts of one region (default); private: a region of --size each",
+        )
+        add(p, "runs")
+        add_format(p, ("default", "simple"), help=_SIMPLE)
+        add(p, "output")
+
+    text = "time mapping a region and faulting every page in, as perf bench mem mmap"
+    p = _command(mem_sub, "mmap", text)
+    p.set_defaults(command="mmap")
+    add(p, "size", "page", "function", "nr_loops", "cycles", "clock")
+    p.add_argument(
+        "-r",
+        "--randomize",
+        default=0,
+        type=integer,
+        metavar="SEED",
+        help="demand: write a random byte of each page, drawn as rand() after "
+        "srand(SEED + thread) (default: 0, byte 0 of each page)",
+    )
+    add(p, "threads", "thp")
+    latency = "also time each fault (groups of 16 for 4KB pages): p50, p99, max"
+    p.add_argument("--latency", action="store_true", help=latency)
+    p.add_argument(
+        "--headroom",
+        action="store_true",
+        help="then clear the same extents with every clear kernel and print how "
+        "much faster the best one is than the faults",
+    )
+    add(p, "reserve", "runs")
+    add_format(p, ("default", "simple"), help=_SIMPLE)
+    add(p, "output")
+
+
+def _policy_parsers(sub):
+    presets = ", ".join(PRESETS)
+    text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
+    p = _command(sub, "folio", text)
+    add(p, "page")
+    strategies = list(STRATEGIES) + ["all"]
+    p.add_argument(
+        "--strategy", default="all", choices=strategies, help="clearing order (default: all)"
+    )
+    fault = "the faulting page, 0-based (default: 0, the common case)"
+    p.add_argument("--fault-index", default=0, type=integer, help=fault)
+    add(p, "kernel")
+    nt = "non-temporal kernel for nocache-except-target (default: the first available)"
+    p.add_argument("--nt-kernel", help=nt)
+    batch = f"most clear_pages() clears at once: a size or a preset ({presets}) (default: 32MB)"
+    p.add_argument("-b", "--batch", default="32MB", help=batch)
+    add(p, "nr_loops", "backing")
+    p.add_argument(
+        "--cold",
+        default="auto",
+        choices=["auto", "clflush", "evict"],
+        help="how the cold baseline evicts the neighbourhood "
+        "(default: clflush where the CPU has it)",
+    )
+    add(p, "cache", "node", "counters", "runs")
+    simple = "simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy"
+    add_format(p, ("default", "simple", "json"), help=simple)
+    add(p, "output")
+
+    p = _command(sub, "batch", "clear a region in clear_pages() batches and time every batch")
+    add(p, "size")
+    batch = f"batch: a size or a preset ({presets}); repeat for several (default: every preset)"
+    p.add_argument("-b", "--batch", action="append", help=batch)
+    add(p, "kernel", "nr_loops")
+    yields = "sched_yield() after each batch, as cond_resched()"
+    p.add_argument("--yield", dest="yield_between", action="store_true", help=yields)
+    add(p, "backing", "cache", "threads", "node", "counters", "runs")
+    add_format(p, ("default", "simple", "json"), help="simple: 'rate worst_ms p99_ms' per batch")
+    add(p, "output")
+
+
+def _study_parsers(sub):
+    text = "sweep this machine and advise kernels, the cache knee and batch sizes"
+    p = _command(sub, "advise", text)
+    add(p, "quick")
+    p.add_argument(
+        "--budget",
+        action="append",
+        metavar="MS",
+        type=number,
+        help="budget in ms for the typical worst batch latency (the slowest batch position, "
+        "median over passes and runs); repeat for several (default: 1 and 3)",
+    )
+    add_format(p, ("default", "json"))
+    add(p, "output")
+
+    text = (
+        "measure demand faults on huge pages, replay the running kernel's clearing "
+        "policy, and project what every other policy would give"
+    )
+    p = _command(sub, "predict", text)
+    add(p, "page", "runs", "reserve", "size", "nr_loops")
+    add_format(p, ("default", "simple", "json"))
+    add(p, "output")
+
+
+def _analysis_parsers(sub):
+    p = _command(sub, "sweep", "run a benchmark over a grid of parameters")
+    p.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    axis = "a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB"
+    p.add_argument("-g", "--param", action="append", metavar="NAME=V1,V2", help=axis)
+    p.add_argument("--grid", metavar="FILE", help="grid from a JSON or TOML file: name = [values]")
+    p.add_argument("-r", "--repeat", type=integer, default=3, help="repetitions (default 3)")
+    warmup = "warm-up passes thrown away (default 1)"
+    p.add_argument("--warmup", type=integer, default=1, help=warmup)
+    processes = "spread repetitions over this many fresh processes (default 1)"
+    p.add_argument("--processes", type=integer, default=1, help=processes)
+    add(p, "output")
+    p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
+
+    text = (
+        "compare result sets (files or report folders): base, then one or more others; "
+        "the run is the unit"
+    )
+    p = _command(sub, "compare", text)
+    p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
+    threshold = "smallest change worth flagging, in percent (default 2)"
+    p.add_argument("--threshold", type=number, default=2.0, help=threshold)
+    alpha = "significance level of the test on the runs' medians (default 0.01)"
+    p.add_argument("--alpha", type=number, default=0.01, help=alpha)
+    simple = (
+        "simple: per point, the base's median of per-run medians and each other's "
+        "change of it in percent"
+    )
+    add_format(p, ("default", "simple", "json"), help=simple)
+    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
+
+    p = _command(sub, "plot", "plot a results file as PNG and SVG")
+    p.add_argument("results", metavar="RESULTS.json")
+    add(p, "output")
+    p.add_argument("--x", default="extent", choices=["extent", "chunk", "size"])
+
+    p = _command(sub, "report", "the default study of this machine, as a folder")
+    add(p, "output", "quick", "runs", "reserve")
+
 
 def build_parser():
-    """The top-level parser of `pagezero`, with every command's subparser.
+    """The parser of the ``pagezero`` command line, every command's options included.
 
     Returns
     -------
     argparse.ArgumentParser
-        A :class:`~pagezero.cli.options.Parser`: its ``error()`` raises
-        :class:`~pagezero.cli.options.UsageError` instead of exiting, so that
-        :func:`main` prints one line and returns 2. The reference docs render
-        the whole command line from it (sphinx-argparse).
+        Its ``error()`` raises ``UsageError`` instead of exiting, so that :func:`main`
+        prints one line and returns 2. The reference docs render it (sphinx-argparse).
     """
     parser = Parser(prog="pagezero", description="A laboratory for clearing memory pages.")
     parser.add_argument(
@@ -61,18 +246,20 @@ def build_parser():
         version=f"pagezero {__version__}",
         help="print pagezero's version and exit",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-
-    mem_parser = sub.add_parser("mem", help="perf bench mem workloads")
-    mem_sub = mem_parser.add_subparsers(dest="benchmark", metavar="BENCHMARK")
-    mem_sub.required = True
-    mem.add_parsers(mem_sub)
-    fault.add_parser(mem_sub)
-    system.add_parsers(sub)
-    policy.add_parsers(sub)
-    predict.add_parsers(sub)
-    analysis.add_parsers(sub)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _mem_parsers(sub)
+    p = _command(sub, "info", "what this machine is: CPU, caches, hugepages, THP, preemption")
+    add_format(p, ("default", "json"))
+    p = _command(sub, "kernels", "list the clearing and copying kernels")
+    p.add_argument("--kind", default="all", choices=["clear", "copy", "all"])
+    add_format(
+        p,
+        ("default", "simple", "json"),
+        help="simple: the names of the kernels this machine can run, one a line",
+    )
+    _policy_parsers(sub)
+    _study_parsers(sub)
+    _analysis_parsers(sub)
     fleet.add_parsers(sub)
     store.add_parsers(sub)
     return parser
@@ -84,9 +271,9 @@ def _fail(message, status):
 
 
 def _interrupted(exc):
-    """The exit status after a signal, the line on stderr printed once."""
-    # A second signal can land while the first is handled: the first decides,
-    # and a line already printed for either is not printed again.
+    """The exit status after a signal, its line on stderr printed once."""
+    # A second signal can land while the first is handled: the first decides, and a
+    # line already printed for either is not printed again.
     chain = [exc]
     while isinstance(chain[-1].__context__, KeyboardInterrupt):
         chain.append(chain[-1].__context__)
@@ -98,11 +285,6 @@ def _interrupted(exc):
     except KeyboardInterrupt:
         pass  # yet another signal: the status is all that is left to give
     return stop.exit_status
-
-
-def _run(argv):
-    args = build_parser().parse_args(argv)
-    return COMMANDS[args.command](args)
 
 
 def main(argv=None):
@@ -123,20 +305,21 @@ def main(argv=None):
     """
     try:
         with signals_interrupt():
-            return _run(argv)
+            args = build_parser().parse_args(argv)
+            return COMMANDS[args.command](args)
     except KeyboardInterrupt as e:
         return _interrupted(e)
     except (UsageError, ValueError) as e:
-        return _fail(e, EXIT_USAGE)
+        return _fail(e, 2)
     except BrokenPipeError:
         # The reader went away (`| head`): not an error worth a message.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except _core.MappingError as e:
-        return _fail(e.strerror or e, EXIT_ENVIRONMENT)
+        return _fail(e.strerror or e, 1)
     except _core.PagezeroError as e:
-        return _fail(e, EXIT_ENVIRONMENT)
+        return _fail(e, 1)
     except OSError as e:
-        return _fail(f"{e.filename or ''}: {e.strerror}" if e.filename else e, EXIT_ENVIRONMENT)
+        return _fail(f"{e.filename or ''}: {e.strerror}" if e.filename else e, 1)
     except RuntimeError as e:  # a sweep worker that died
-        return _fail(e, EXIT_ENVIRONMENT)
+        return _fail(e, 1)

@@ -213,7 +213,7 @@ def cmd_fleet_table(args):
     else:
         print("\n".join(format_table(sets, notes)))
     if args.plot:
-        from pagezero.figures.plot import plot_comparison
+        from pagezero.figures import plot_comparison
 
         if len(sets) < 2:
             raise ValueError("--plot draws machines side by side: it needs two or more")

@@ -1,43 +1,40 @@
-"""Output the commands share: tables in the --format asked for, the lines that
-describe measured conditions, and the -o file, saved whatever happens."""
+"""Output the commands share: tables in the --format asked, the lines on measured
+conditions and pages, JSON documents, and what a stop signal keeps."""
 
 import contextlib
 import dataclasses
 import json
+import math
+import signal
 import sys
 
-from pagezero.interrupt import as_interrupted, deferred
+from pagezero.files import atomic_write
+from pagezero.interrupt import Interrupted, as_interrupted, deferred, received
 from pagezero.measure.mem import thread_rates, thread_spread
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.system.backing import Backing, thp_warning
 from pagezero.units import gbps
 
-__all__ = [
-    "emit",
-    "gbs",
-    "format_ns",
-    "condition_row",
-    "condition_lines",
-    "Measured",
-    "interrupted_line",
-]
+
+def print_json(doc):
+    print(json.dumps(doc, indent=1))
+
+
+def write_json(path, doc):
+    """Write doc to path as results are written: renamed into place, signals held meanwhile."""
+
+    def write(f):
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+    with deferred():
+        atomic_write(path, write)
 
 
 def emit(args, rows, text_lines, simple_keys):
-    """Print rows as --format asks: the text table, one line of numbers per row, or JSON.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed command line (its ``format``).
-    rows : list of dict
-        The rows, as JSON prints them.
-    text_lines : list of str
-        The text table.
-    simple_keys : sequence of str
-        The keys of a row that ``--format simple`` prints, in order.
-    """
+    """Print rows as --format asks: the text table, a line of numbers per row, or JSON."""
     if args.format == "json":
-        print(json.dumps(rows, indent=1))
+        print_json(rows)
     elif args.format == "simple":
         for row in rows:
             print(" ".join(f"{row[k]:f}" for k in simple_keys))
@@ -46,52 +43,25 @@ def emit(args, rows, text_lines, simple_keys):
 
 
 def gbs(rate):
-    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB).
-
-    Parameters
-    ----------
-    rate : float
-        The rate, in bytes/sec.
-
-    Returns
-    -------
-    str
-        Two decimals.
-    """
+    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB)."""
     return f"{gbps(rate):.2f}"
 
 
 def format_ns(ns):
-    """A duration in the largest unit that keeps it at 1 or more: "1.50 ms".
-
-    Parameters
-    ----------
-    ns : float
-        The duration in nanoseconds.
-
-    Returns
-    -------
-    str
-        Two decimals in s, ms or us, or whole ns.
-    """
+    """A duration in the largest unit that keeps it at 1 or more: "1.50 ms"."""
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns:.0f} ns"
 
 
+def counters_per_loop(result):
+    """Each counter's mean per loop, by name."""
+    return {k: sum(v) / len(result.samples) for k, v in result.details["counters"].items()}
+
+
 def condition_row(result):
-    """The measured conditions of a policy result, for --format json rows.
-
-    Parameters
-    ----------
-    result : pagezero.Result
-        A batch or folio result.
-
-    Returns
-    -------
-    dict
-    """
+    """The measured conditions of a batch or folio result, for --format json rows."""
     row = {k: result.params[k] for k in ("cache", "threads", "node") if k in result.params}
     d = result.details
     if "cold_method" in d:
@@ -105,135 +75,143 @@ def condition_row(result):
 
 
 def condition_lines(results, what):
-    """Comment lines below a policy table: cold mode, threads, counters (first result's
-    conditions; every row ran under the same).
-
-    Parameters
-    ----------
-    results : sequence of pagezero.Result
-        The table's results.
-    what : str
-        What is flushed before each clear in cold mode ("folio", "batch's range").
-
-    Returns
-    -------
-    list of str
-    """
-    r0, lines = results[0], []
-    d = r0.details
-    if "cold_method" in d:
+    """Lines below a batch or folio table: cold mode, node, threads, counters."""
+    r0, lines = results[0], []  # every row ran under the same conditions
+    if "cold_method" in r0.details:
         lines.append(
-            f"# cache cold: each {what} flushed with {d['cold_method']} before its "
+            f"# cache cold: each {what} flushed with {r0.details['cold_method']} before its "
             f"timed clear (the flushes are not timed)"
         )
     if "node" in r0.params:
         lines.append(f"# memory bound to NUMA node {r0.params['node']}")
     for r in results:
-        if len(r.details.get("thread_samples", ())) > 1:
+        d = r.details
+        if len(d.get("thread_samples", ())) > 1:
             mean, spread = thread_spread(r)
             lines.append(
-                f"# {r.params.get('batch', '')}: {len(r.details['thread_samples'])} "
-                f"threads on CPUs {', '.join(map(str, r.details['cpus']))}, each "
-                f"clearing its own region: {gbs(r.bytes_per_sec)} GB/s aggregate, "
-                f"{gbs(mean)} GB/s/thread ( +- {spread:.2f}% )"
+                f"# {r.params.get('batch', '')}: {len(d['thread_samples'])} threads on CPUs "
+                f"{', '.join(map(str, d['cpus']))}, each clearing its own region: "
+                f"{gbs(r.bytes_per_sec)} GB/s aggregate, {gbs(mean)} GB/s/thread "
+                f"( +- {spread:.2f}% )"
             )
-        if "counters" in r.details:
-            loops = len(r.samples)
+        if "counters" in d:
             label = r.params.get("strategy", r.params.get("batch"))
-            lines.append(
-                f"# {label} counters per loop: "
-                + ", ".join(
-                    f"{name} {sum(v) / loops:.0f}" for name, v in r.details["counters"].items()
-                )
-            )
+            counts = ", ".join(f"{k} {v:.0f}" for k, v in counters_per_loop(r).items())
+            lines.append(f"# {label} counters per loop: {counts}")
     return lines
 
 
+def huge_share(result):
+    """'90%' of the buffer on huge pages, rounded down as thp_warning (99.9% is not 100%)."""
+    return f"{math.floor(result.details['huge_share'] * 100)}%"
+
+
+def backing_heading(results):
+    """The pages the results cleared, e.g. "2MB THP pages, 100% on huge pages per smaps"."""
+    parts = []  # several when runs got different pages
+    for r in results:
+        text = f"{Backing(r.params.get('backing', '4KB')).label} pages"
+        if "huge_share" in r.details:
+            text += f", {huge_share(r)} on huge pages per smaps"
+        if text not in parts:
+            parts.append(text)
+    return "; ".join(parts)
+
+
+def backing_row(result):
+    """The JSON row's backing and, for THP, huge_share (a fraction)."""
+    row = {"backing": result.params.get("backing", "4KB")}
+    if "huge_share" in result.details:
+        row["huge_share"] = result.details["huge_share"]
+    return row
+
+
+def backing_lines(results, name):
+    """For stderr: why the pages are not hugetlb, and a warning per THP buffer short of them."""
+    lines = []
+    for r in results:
+        note = r.details.get("backing_note")
+        if note and f"# pages: {note}" not in lines:
+            lines.append(f"# pages: {note}")
+    for r in results:
+        if "huge_share" in r.details:
+            warning = thp_warning(r.details["huge_share"], r.details["buffer_bytes"])
+            if warning:
+                lines.append(f"pagezero: warning: {name(r)}: {warning}")
+    return lines
+
+
+def interrupted_line(stop, what):
+    """The one line on stderr after a signal; `what` says what was kept."""
+    return f"pagezero: interrupted by {stop.signame}{what}"
+
+
+def stopped(name=None):
+    """The Interrupted of a signal a sweep or the report caught, `name` if results say which."""
+    return Interrupted(getattr(signal, name or "", None) or received() or signal.SIGINT)
+
+
+@contextlib.contextmanager
+def on_stop(keep):
+    """On a stop signal, keep(stop) keeps what it can and says what in the one line."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        # Held to the end: a second signal cannot cut the save from its line.
+        with deferred():
+            print(interrupted_line(stop, keep(stop)), file=sys.stderr)
+            stop.reported = True
+        raise stop from None
+
+
 def _marked(result, signame):
-    """The partial result marked interrupted, where Result has the field for it."""
     if any(f.name == "interrupted" for f in dataclasses.fields(result)):
         return dataclasses.replace(result, interrupted=signame)
     return result
 
 
-def interrupted_line(stop, what):
-    """The one line on stderr after a signal: `what` says what was kept.
-
-    Parameters
-    ----------
-    stop : pagezero.Interrupted
-        The stop signal.
-    what : str
-        What was kept, appended as is ("; saved to x.json").
-
-    Returns
-    -------
-    str
-    """
-    return f"pagezero: interrupted by {stop.signame}{what}"
-
-
 class Measured:
-    """The results a command has measured, saved to -o on the way out whatever
-    happens: complete, after an error (what ran), or after a signal (what ran,
-    with the partial run the signal cut short, the file marked interrupted).
+    """The results a command measures, saved to -o on the way out whatever happens."""
 
-    `planned`: the loops the command means to run, for "after N of M loops".
-    """
-
-    def __init__(self, output, planned, unit="loops"):
-        self.output, self.planned, self.unit = output, planned, unit
+    # Complete, after an error, or after a signal: then with the partial run it cut
+    # short, the file marked interrupted.
+    def __init__(self, output, planned):
+        self.output, self.planned = output, planned  # the loops meant: "after N of M loops"
         self.results = []  # counted in "N of M"
         self.extra = []  # saved too (headroom's clears), not counted
-        # With --runs: each result's run description (its process), and the
-        # worker processes lost (pagezero.runs.processes); saved with the results.
-        self.runs, self.lost = [], []
+        self.runs, self.lost = [], []  # with --runs: each result's run, the workers lost
 
     def _save(self, interrupted=None):
         results = self.results + self.extra
         if not (self.output and results):
             return False
-        # Held signals: a second Ctrl-C cannot leave the file half written.
-        with deferred():
-            # ResultSet.interrupted is a flag today; the signal's name says more
-            # once it keeps one.
+        with deferred():  # a second Ctrl-C cannot leave the file half written
             runs = self.runs + [{}] * (len(results) - len(self.runs))
             ResultSet(results, runs, interrupted=interrupted, lost=self.lost).save(self.output)
         return True
 
+    def _keep(self, stop):
+        partial, signame = stop.partial, stop.signame
+        if isinstance(partial, Result):
+            self.results.append(_marked(partial, signame))
+        elif isinstance(partial, ResultSet):
+            self.results += [_marked(r, signame) for r in partial.results]
+        done = sum(r.loops for r in self.results)
+        if self._save(interrupted=signame):
+            kept = f"; saved to {self.output}"
+        else:
+            kept = "; not saved (no -o)" if done else "; nothing measured"
+        return f" after {done} of {self.planned} loops{kept}"
+
     @contextlib.contextmanager
     def saving(self):
-        """A context in which results are measured into ``self.results``: on leaving
-        it, and on a stop signal inside it, they are saved to the output file with
-        the signal that stopped them; the signal is then raised again, marked as
-        reported.
-        """
+        """Measure into self.results; they are saved on leaving, and on a stop signal."""
         try:
-            yield self
-        except KeyboardInterrupt as e:
-            stop = as_interrupted(e)
-            # Held to the end: a second signal cannot cut the save from its line.
-            with deferred():
-                partial = stop.partial
-                if isinstance(partial, Result):
-                    self.results.append(_marked(partial, stop.signame))
-                elif isinstance(partial, ResultSet):
-                    self.results += [_marked(r, stop.signame) for r in partial.results]
-                done = sum(r.loops for r in self.results)
-                saved = self._save(interrupted=stop.signame)
-                kept = (
-                    f"; saved to {self.output}"
-                    if saved
-                    else "; nothing measured"
-                    if not done
-                    else "; not saved (no -o)"
-                )
-                print(
-                    interrupted_line(stop, f" after {done} of {self.planned} {self.unit}{kept}"),
-                    file=sys.stderr,
-                )
-                stop.reported = True
-            raise stop from None
+            with on_stop(self._keep):
+                yield self
+        except KeyboardInterrupt:
+            raise
         except BaseException:
             self._save()  # a failure part-way still keeps what was measured
             raise

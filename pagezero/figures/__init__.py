@@ -1,13 +1,7 @@
-"""The figures of pagezero, as PNG (for mail) and SVG (for report.html).
-
-One module per figure (rates, bars, compare, scaling), and what they share:
-palette.py (one colour-blind-safe colour per kernel, from the registry's order),
-families.py (kernel families from the registry's facts), labels.py (cache and
-batch marks whose labels never overlap), common.py (the footer naming machine,
-kernel, pages and date; the words of the one statistic every figure draws: the
-median of per-run medians with the between-run interval, as the tables and
-`pagezero compare` give). :mod:`pagezero.figures.plot` keeps the older import path.
-"""
+"""The figures of pagezero, as PNG (for mail) and SVG (for report.html): one module per
+figure (rates, bars, compare, scaling), and what they share (palette, families, labels,
+common). Every figure draws one statistic, the median of per-run medians with the
+between-run interval, as the tables and `pagezero compare` give it."""
 
 from pagezero.figures.bars import bars_figure, plot_bars
 from pagezero.figures.common import STATISTIC, statistic_words

@@ -1,12 +1,7 @@
-"""What every figure shares: the backend, the files, the footer naming the machine,
-and the words for the one statistic every figure draws.
-
-The statistic is pagezero.results.points.point_summary's, the one the report's tables and
-`pagezero compare` give: the median of per-run medians, its interval the spread
-of the runs' medians (a run is one fresh process: DESIGN.md, "the run is the
-unit"). With one run there is no spread between runs; a figure of one run says
-so and draws the spread of its loops instead.
-"""
+"""What every figure shares: the backend, the files, the footer naming the machine, and the
+words for the one statistic drawn, point_summary's (as the report's tables and `pagezero
+compare` give it): the median of per-run medians, its interval the spread of the runs'
+medians; a figure of one run says so and draws the spread of its loops instead."""
 
 from __future__ import annotations
 
@@ -18,20 +13,12 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
-__all__ = [
-    "pyplot",
-    "save",
-    "footer_text",
-    "add_footer",
-    "statistic_words",
-    "interval",
-    "pages_of",
-    "printable",
-    "missing_glyphs_drawn",
-    "STATISTIC",
-]
-
 STATISTIC = "median of per-run medians"
+RATE_AXIS = "rate (GB/s, 10^9 bytes/s)"
+# Right of the panel.
+_LEGEND = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "frameon": False}
+
+_Builder = TypeVar("_Builder", bound=Callable[..., Any])
 
 
 def pyplot() -> Any:
@@ -45,19 +32,7 @@ def pyplot() -> Any:
 
 
 def save(fig: Any, stem: str) -> list[str]:
-    """Write `stem`.png (for mail) and `stem`.svg (for the HTML page), and close.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-    stem : str
-        The path without extension; its folder is created.
-
-    Returns
-    -------
-    list of str
-        The two paths.
-    """
+    """Write `stem`.png (for mail) and `stem`.svg (for the HTML page), close `fig`; the paths."""
     import matplotlib
 
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
@@ -65,13 +40,12 @@ def save(fig: Any, stem: str) -> list[str]:
     try:
         for ext in ("png", "svg"):
             path = f"{stem}.{ext}"
-            # svg.hashsalt: the SVG's element ids are the same on every drawing, so a
-            # page holding several figures never depends on chance to keep them apart.
+            # svg.hashsalt: the SVG's element ids are the same on every drawing, so a page
+            # holding several figures never depends on chance to keep them apart.
             with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
                 with missing_glyphs_drawn(), warnings.catch_warnings():
-                    # Labels too long for the figure (a results file may name its
-                    # kernel anything) leave the layout as it was: the figure is
-                    # still written, and a warning would only repeat that.
+                    # Labels too long for the figure (a results file may name its kernel
+                    # anything) leave the layout as it was: the figure is still written.
                     warnings.filterwarnings("ignore", "constrained_layout not applied")
                     fig.savefig(path, dpi=110, bbox_inches="tight")
             paths.append(path)
@@ -80,16 +54,9 @@ def save(fig: Any, stem: str) -> list[str]:
     return paths
 
 
-_Builder = TypeVar("_Builder", bound=Callable[..., Any])
-
-
 def closes_on_error(build: _Builder) -> _Builder:
-    """A figure builder that closes the figures it opened when it fails half way.
-
-    pyplot keeps every figure until it is closed, and a long process that meets
-    data it cannot draw (a report, a test session, a notebook) would pile them up
-    until matplotlib warns, past 20.
-    """
+    """A figure builder that closes the figures it opened when it fails half way: pyplot keeps
+    every figure until closed, and a long process meeting data it cannot draw piles them up."""
 
     @functools.wraps(build)
     def building(*args: Any, **kwargs: Any) -> Any:
@@ -107,64 +74,30 @@ def closes_on_error(build: _Builder) -> _Builder:
 
 @contextlib.contextmanager
 def missing_glyphs_drawn() -> Any:
-    """Draw a character the font lacks as its box, without matplotlib's warning: a
-    results file's names are drawn as given, in any script."""
+    """Draw a character the font lacks as its box, without matplotlib's warning: a results
+    file's names are drawn as given, in any script."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph .* missing from font")
         yield
 
 
 def printable(text: object) -> str:
-    """`text` with its control characters as "?": a results file's names and machine
-    facts are drawn as given, and a font has no glyph for a control character.
-
-    Parameters
-    ----------
-    text : object
-        Any value; drawn as its str().
-
-    Returns
-    -------
-    str
-    """
+    """str(text) with its control characters as "?": a font has no glyph for them."""
     return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 def pages_of(results: Iterable[Any]) -> str:
-    """The pages the results' buffers were on, in words ("2MB", "4KB + THP").
-
-    Parameters
-    ----------
-    results : iterable of pagezero.Result
-
-    Returns
-    -------
-    str
-        The page sizes, joined; "4KB" when none is recorded (the default).
-    """
+    """The pages the results' buffers were on, in words ("2MB", "4KB + THP"); "4KB" by default."""
     seen: list[str] = []
     for r in results:
-        page = str(r.params.get("page") or "4KB")
-        label = page + (" + THP" if r.params.get("thp") else "")
+        label = str(r.params.get("page") or "4KB") + (" + THP" if r.params.get("thp") else "")
         if label not in seen:
             seen.append(label)
     return ", ".join(seen) or "4KB"
 
 
 def footer_text(machine: Mapping[str, Any], pages: str) -> str:
-    """The footer of a figure: the machine, the kernel, the pages and the date drawn.
-
-    Parameters
-    ----------
-    machine : dict
-        A result set's machine (:func:`pagezero.system.machine.machine`).
-    pages : str
-        The pages measured on, in words.
-
-    Returns
-    -------
-    str
-    """
+    """The footer of a figure: the machine, the kernel, the pages and the date drawn."""
     cpu = machine.get("cpu_model") or "unknown CPU"
     host = machine.get("hostname") or "?"
     release = machine.get("kernel_release") or "?"
@@ -174,8 +107,27 @@ def footer_text(machine: Mapping[str, Any], pages: str) -> str:
     )
 
 
+def finish(
+    fig: Any, ax: Any, title: str, machine: Mapping[str, Any], pages: str, grid: str = "y"
+) -> Any:
+    """A one-panel figure's legend, grid, title and footer; returns `fig`."""
+    legend(ax)
+    ax.grid(True, axis=grid, alpha=0.3)
+    ax.set_title(title, fontsize=11)
+    add_footer(fig, machine, pages)
+    return fig
+
+
+def legend(ax: Any) -> None:
+    """The legend, one entry per name that shows (matplotlib hides names starting with "_")."""
+    handles, names = ax.get_legend_handles_labels()
+    unique = dict(zip(names, handles))
+    if unique:
+        ax.legend(unique.values(), unique.keys(), **_LEGEND)
+
+
 def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> Any:
-    """Write :func:`footer_text` under the figure; returns the text artist."""
+    """Write footer_text() under the figure; returns the text artist."""
     # Below the figure's box, which constrained layout keeps every axis label inside.
     return fig.text(
         0.01, -0.005, footer_text(machine, pages), fontsize=7, color="dimgrey", va="top"
@@ -183,20 +135,7 @@ def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> Any:
 
 
 def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:
-    """What a figure's values and intervals are, for its axis label or caption.
-
-    Parameters
-    ----------
-    summaries : iterable of dict
-        The drawn points' :func:`pagezero.results.points.point_summary`.
-
-    Returns
-    -------
-    str
-        The median of per-run medians and the between-run interval with the run
-        count; with one run, that it is one run and the interval its loops'. Two
-        lines, to fit beside an axis.
-    """
+    """Two lines saying what the drawn points' values and intervals are (their point_summary())."""
     runs = [s["runs"] for s in summaries]
     if runs and min(runs) > 1:
         n = f"{min(runs)}" if min(runs) == max(runs) else f"{min(runs)}-{max(runs)}"
@@ -205,17 +144,6 @@ def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:
 
 
 def interval(summary: Mapping[str, Any]) -> tuple[float, float]:
-    """A point's interval: its median less and plus its spread, in its unit.
-
-    Parameters
-    ----------
-    summary : dict
-        A :func:`pagezero.results.points.point_summary`.
-
-    Returns
-    -------
-    tuple of float
-        (low, high).
-    """
+    """A point_summary()'s (low, high): its median less and plus its spread."""
     d = summary["median"] * summary["spread_pct"] / 100
     return summary["median"] - d, summary["median"] + d

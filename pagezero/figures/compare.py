@@ -7,9 +7,10 @@ from typing import Any
 
 from pagezero.analysis.compare import compare
 from pagezero.figures.common import (
+    RATE_AXIS,
     STATISTIC,
-    add_footer,
     closes_on_error,
+    finish,
     pages_of,
     printable,
     pyplot,
@@ -17,8 +18,6 @@ from pagezero.figures.common import (
 )
 from pagezero.figures.palette import PALETTE
 from pagezero.units import GBPS
-
-__all__ = ["comparison_figure", "plot_comparison"]
 
 
 @closes_on_error
@@ -29,16 +28,10 @@ def comparison_figure(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> Any:
-    """The figure of :func:`plot_comparison`, not saved.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    plt = pyplot()
+    """The figure of plot_comparison(), not saved."""
     rows = compare(sets[0], *sets[1:], threshold=threshold, alpha=alpha)
     width = 0.8 / len(sets)
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows) + 2), 5), layout="constrained")
+    fig, ax = pyplot().subplots(figsize=(max(6, 1.2 * len(rows) + 2), 5), layout="constrained")
     unit = rows[0]["unit"] if rows else "bytes/sec"
     scale = GBPS if unit == "bytes/sec" else 1.0
     one_run = False
@@ -52,20 +45,12 @@ def comparison_figure(
             one_run = one_run or min(runs if isinstance(runs, list) else [runs]) < 2
         xs = [i + (j - (len(sets) - 1) / 2) * width for i in range(len(rows))]
         # Sides are result sets, not kernels: Okabe-Ito's colours in order.
-        ax.bar(
-            xs,
-            centers,
-            width,
-            yerr=errs,
-            capsize=2,
-            label=printable(name),
-            color=PALETTE[j % len(PALETTE)],
-        )
-        if j:
-            for x_, m, row in zip(xs, centers, rows):
-                c = row["changes"][j - 1]
-                if c and c["marker"]:
-                    ax.text(x_, m, c["marker"], ha="center", va="bottom", fontsize=7)
+        colour = PALETTE[j % len(PALETTE)]
+        ax.bar(xs, centers, width, yerr=errs, capsize=2, label=printable(name), color=colour)
+        for x_, m, row in zip(xs, centers, rows):
+            c = row["changes"][j - 1] if j else None
+            if c and c["marker"]:
+                ax.text(x_, m, c["marker"], ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([printable(r["label"]) for r in rows], rotation=30, ha="right", fontsize=8)
     interval_words = "spread of one run's loops" if one_run else "spread between runs"
@@ -73,16 +58,8 @@ def comparison_figure(
         f"{STATISTIC}, interval: {interval_words};\nmarkers beyond "
         f"{100 * threshold:g}% at alpha {alpha:g}"
     )
-    ax.set_ylabel(
-        f"rate (GB/s, 10^9 bytes/s)\n{what}" if unit == "bytes/sec" else f"{unit}\n{what}",
-        fontsize=9,
-    )
-    ax.grid(True, axis="y", alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:  # matplotlib hides names starting with "_"
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title(title, fontsize=11)
-    add_footer(fig, sets[0].machine, pages_of(sets[0].results))
-    return fig
+    ax.set_ylabel(f"{RATE_AXIS if unit == 'bytes/sec' else unit}\n{what}", fontsize=9)
+    return finish(fig, ax, title, sets[0].machine, pages_of(sets[0].results))
 
 
 def plot_comparison(
@@ -93,31 +70,8 @@ def plot_comparison(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars, one group per point of the base, one bar per result set.
-
-    Each bar is the median of per-run medians, its error bar the spread between runs
-    (of the loops where a side has one run); the markers of
-    :func:`pagezero.analysis.compare.compare`, with the same `threshold` and `alpha` as the
-    table, stand above the bars.
-
-    Parameters
-    ----------
-    sets : sequence of pagezero.ResultSet
-        The base first, then the others.
-    names : sequence of str
-        Each set's name in the legend.
-    stem : str
-        The path of the files to write, without extension.
-    title : str
-        The title.
-    threshold : float
-        The smallest change marked, as a fraction (0.02 is 2%).
-    alpha : float
-        The significance level of the test.
-
-    Returns
-    -------
-    list of str
-        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
-    """
+    """Grouped bars, a group per point of the base (`sets[0]`), a bar per set named in
+    `names`: the median of per-run medians with the spread between runs, and compare()'s
+    markers at the same `threshold` and `alpha` as the table above them; written to
+    `stem`.png and .svg, returns the paths."""
     return save(comparison_figure(sets, names, title, threshold, alpha), stem)

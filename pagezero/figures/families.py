@@ -1,17 +1,12 @@
-"""Kernel families, derived from the kernel registry's facts, never from names.
+"""Kernel families, from the kernel registry's facts, never from names: what decides a
+clearing kernel's shape over extents.
 
-A family is what decides a clearing kernel's shape over extents:
-
-- whole-line: stores that only write zeros, a cache line or block per
-  instruction (x86 clzero, arm64 DC ZVA), whatever their temporality;
-- non-temporal: streaming stores that skip the caches (the 2012
-  clear_page_nocache proposal's movnti, arm64's stnp), slow while the buffer
-  would fit in a cache and fast beyond the LLC;
-- temporal string ops: temporal kernels that take any alignment (align 1 in
-  arch/*/kernels.def): the string instructions (rep stosb/stosq, FEAT_MOPS
-  SET*) and libc's memset, which picks one; the microcode decides per length;
-- temporal vector: the other temporal kernels, loops of aligned register
-  stores (the kernel's unrolled movq loop, AVX-512, stp pairs, compiled C).
+- whole-line: stores that only write zeros, a line or block per instruction (clzero, DC ZVA);
+- non-temporal: streaming stores (the 2012 clear_page_nocache's movnti, arm64's stnp), slow
+  while the buffer would fit in a cache and fast beyond the LLC;
+- temporal string ops: temporal kernels that take any alignment: string instructions (rep
+  stosb/stosq, FEAT_MOPS SET*) and libc's memset, the microcode deciding per length;
+- temporal vector: the other temporal kernels, loops of aligned register stores.
 """
 
 from __future__ import annotations
@@ -20,27 +15,14 @@ from collections.abc import Iterable
 
 from pagezero.system.kernels import KINDS, Kernel, kernels
 
-__all__ = ["FAMILIES", "OTHER", "family_of", "kernel_family", "group_by_family"]
-
 FAMILIES = ("temporal string ops", "temporal vector", "non-temporal", "whole-line")
-# Names the registry of this machine does not know (another architecture's, read
-# from a file) or series that are no kernel at all.
+# Names this machine's registry does not know (another architecture's, read from a file),
+# or series that are no kernel at all.
 OTHER = "other"
 
 
 def kernel_family(kernel: Kernel) -> str:
-    """The family of a registry row.
-
-    Parameters
-    ----------
-    kernel : pagezero.system.kernels.Kernel
-        A registry row.
-
-    Returns
-    -------
-    str
-        One of :data:`FAMILIES`.
-    """
+    """The family of a registry row."""
     if kernel.zero_only:
         return "whole-line"
     if not kernel.temporal:
@@ -49,38 +31,13 @@ def kernel_family(kernel: Kernel) -> str:
 
 
 def family_of(name: str) -> str:
-    """The family of a kernel by name.
-
-    Parameters
-    ----------
-    name : str
-        A kernel's name.
-
-    Returns
-    -------
-    str
-        One of :data:`FAMILIES`, or :data:`OTHER` for a name not in the registry.
-    """
-    for kind in KINDS:
-        for k in kernels(kind):
-            if k.name == name:
-                return kernel_family(k)
-    return OTHER
+    """The family of a kernel by name, OTHER for a name not in the registry."""
+    known = (k for kind in KINDS for k in kernels(kind) if k.name == name)
+    return next((kernel_family(k) for k in known), OTHER)
 
 
 def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
-    """Names grouped by family, families in :data:`FAMILIES` order (then OTHER),
-    names in the order given.
-
-    Parameters
-    ----------
-    names : iterable of str
-
-    Returns
-    -------
-    dict
-        Family to names; families with no name are left out.
-    """
+    """Names by family, in FAMILIES order (then OTHER), each in the order given; none empty."""
     groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
     for n in names:
         groups[family_of(n)].append(n)

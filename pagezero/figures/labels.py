@@ -1,11 +1,7 @@
-"""Vertical marks with labels that never overlap: the cache sizes and the kernel's
-clearing batch sizes on a figure's x axis.
-
-Labels are laid out with the renderer's own bounding boxes: each label in x
-order goes at the top of the panel and steps down until its box is clear of
-every box already placed. Marks at one x (an LLC of 32MB and the 32MB batch of
-Linux 7.0's folio_zero_user()) share one label.
-"""
+"""Vertical marks on a figure's x axis, where the curves are expected to bend (the cache
+sizes and the kernel's clearing batch sizes), with labels that never overlap: each label in
+x order goes at the top of the panel and steps down until its box (the renderer's own) is
+clear of those placed. Marks at one x (a 32MB LLC and Linux 7.0's 32MB batch) share one."""
 
 from __future__ import annotations
 
@@ -15,8 +11,6 @@ from typing import Any
 from pagezero.system.machine import cache_bytes, llc_bytes
 from pagezero.units import format_size
 
-__all__ = ["BATCHES", "threshold_marks", "mark_lines", "overlapping"]
-
 # The batch of folio_zero_user() in "mm: folio_zero_user: clear contiguous pages"
 # v6-v8 (2025), and as merged in Linux 7.0.
 BATCHES = {"8MB batch": 8 << 20, "32MB batch": 32 << 20}
@@ -25,18 +19,7 @@ _STEP = 0.075  # axes fraction a label steps down per try
 
 
 def threshold_marks(machine: Mapping[str, Any]) -> dict[str, int]:
-    """The machine's cache sizes and the clearing batch sizes, by name.
-
-    Parameters
-    ----------
-    machine : dict
-        A result set's machine.
-
-    Returns
-    -------
-    dict
-        Name to bytes; sizes the machine does not report are left out.
-    """
+    """The machine's cache sizes it reports and the clearing batch sizes: name to bytes."""
     marks = {
         "L1d": cache_bytes(machine, 1, "Data"),
         "L2": cache_bytes(machine, 2),
@@ -47,22 +30,8 @@ def threshold_marks(machine: Mapping[str, Any]) -> dict[str, int]:
 
 
 def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[Any]:
-    """Draw each mark as a vertical line inside the x range, labels kept apart.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-        The panel (x axis in bytes).
-    marks : dict
-        Name to bytes.
-    label : bool
-        Write the labels (a panel of small multiples below the first has lines only).
-
-    Returns
-    -------
-    list of matplotlib.text.Text
-        The labels drawn, in x order.
-    """
+    """Draw each mark inside the x range (bytes) as a vertical line; with `label` (the first of
+    small multiples), its label too, kept apart from the others; returns the labels drawn."""
     lo, hi = ax.get_xlim()
     by_x: dict[int, list[str]] = {}
     for name, x in sorted(marks.items(), key=lambda m: m[1]):
@@ -108,19 +77,7 @@ def _step_clear(text: Any, placed: Sequence[Any], renderer: Any) -> None:
 
 
 def overlapping(texts: Sequence[Any], renderer: Any) -> list[tuple[str, str]]:
-    """The pairs of texts whose bounding boxes overlap (for the tests, and checks).
-
-    Parameters
-    ----------
-    texts : sequence of matplotlib.text.Text
-    renderer : matplotlib renderer
-        The figure's (``fig.canvas.get_renderer()``).
-
-    Returns
-    -------
-    list of tuple
-        The overlapping pairs' strings; empty when none overlap.
-    """
+    """The strings of the pairs of visible texts whose boxes overlap (for the tests, and checks)."""
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible()]
     return [
         (a, b)

@@ -1,12 +1,7 @@
-"""Rates against extents: one panel per kernel family, the panels sharing both
-axes, the fastest of all kernels drawn broad and light behind each panel, each
-kernel's median of per-run medians with its between-run interval as a band.
-
-Eleven kernels in one panel cross and hide each other; grouped by family
-(figures/families.py) each panel holds two to four lines whose shapes differ
-for a reason (string ops against vector stores against non-temporal stores),
-and the envelope says in every panel how far the family is from the best.
-"""
+"""Rates against extents, one panel per kernel family sharing both axes: eleven kernels in
+one panel cross and hide each other, while a family's two to four lines differ for a reason
+(string ops, vector stores, non-temporal stores), and the envelope of the fastest drawn
+behind each panel says how far the family is from the best."""
 
 from __future__ import annotations
 
@@ -15,9 +10,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pagezero.figures.common import (
+    RATE_AXIS,
     add_footer,
     closes_on_error,
     interval,
+    legend,
     missing_glyphs_drawn,
     pages_of,
     printable,
@@ -31,24 +28,11 @@ from pagezero.figures.palette import kernel_colour, kernel_marker, registry_name
 from pagezero.results.points import summarize_points
 from pagezero.units import GBPS, format_size
 
-__all__ = ["extent_of", "rates_figure", "plot_rates", "ENVELOPE_LABEL"]
-
 ENVELOPE_LABEL = "fastest of all kernels"
 
 
 def extent_of(result: Any) -> int:
-    """Bytes per kernel call: the chunk, or the whole size when chunk is 0.
-
-    Parameters
-    ----------
-    result : pagezero.Result
-        A memset or memcpy result.
-
-    Returns
-    -------
-    int
-        The extent, in bytes.
-    """
+    """Bytes per kernel call of a memset or memcpy result: the chunk, or the size for chunk 0."""
     return int(result.params.get("chunk") or result.params["size"])
 
 
@@ -86,17 +70,7 @@ def rates_figure(
     xlabel: str = "extent per call",
     title: str = "Clearing rate",
 ) -> Any:
-    """The figure of :func:`plot_rates`, not saved (the tests look at it).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-
-    Raises
-    ------
-    ValueError
-        No rate (bytes/sec) in the result set.
-    """
+    """The figure of plot_rates(), not saved; ValueError without a rate (bytes/sec) in `rs`."""
     series, drawn = _series(rs, x)
     if not series:
         raise ValueError("no rates (bytes/sec) to plot in this result set")
@@ -148,8 +122,7 @@ def rates_figure(
                 label=printable(name),
             )
         ax.set_title(family, fontsize=9, loc="left", fontweight="bold")
-        if ax.get_legend_handles_labels()[0]:  # matplotlib hides names starting with "_"
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        legend(ax)
         ax.grid(True, alpha=0.3)
     # Headroom above the highest line for the marks' labels (the axes are shared).
     top = max(env_y)
@@ -162,7 +135,7 @@ def rates_figure(
     bottom.set_xticks(ticks[::step])
     bottom.set_xticklabels([format_size(t) for t in ticks[::step]], rotation=45, ha="right")
     bottom.set_xlabel(f"{xlabel} (bytes, log2 scale)")
-    fig.supylabel(f"rate (GB/s, 10^9 bytes/s)\n{statistic_words(drawn)}", fontsize=9)
+    fig.supylabel(f"{RATE_AXIS}\n{statistic_words(drawn)}", fontsize=9)
     fig.suptitle(title, fontsize=11)
     add_footer(fig, rs.machine, pages_of(rs.results))
     # The labels are laid out on the final geometry: lay the figure out once, then
@@ -183,29 +156,13 @@ def plot_rates(
     xlabel: str = "extent per call",
     title: str = "Clearing rate",
 ) -> list[str]:
-    """Rates against x(result), one panel per kernel family sharing both axes.
+    """Rates against x(result) in bytes, one panel per kernel family, written to `stem`.png and
+    .svg; returns the paths.
 
-    Each kernel is a line of its points' medians of per-run medians (GB/s) with
-    the between-run interval as a band (a run's loops when there is one run, as
-    the axis label then says), in its fixed colour (figures/palette.py); the
-    fastest of all kernels is the broad light line behind every panel; the
-    machine's cache sizes and the clearing batch sizes are marked, their labels
+    Each kernel is a line of its points' medians of per-run medians (GB/s) with the
+    between-run interval as a band (a run's loops for one run, as the axis label then says),
+    in its fixed colour; the fastest of all kernels is the broad light line behind every
+    panel; the machine's cache sizes and the clearing batch sizes are marked, their labels
     kept apart; the machine, kernel release, pages and date are in the footer.
-
-    Parameters
-    ----------
-    rs : pagezero.ResultSet
-        Results in bytes/sec.
-    stem : str
-        The path of the files to write, without extension.
-    x : callable
-        The x value of a result, in bytes (default: its extent).
-    xlabel, title : str
-        The axis label and the title.
-
-    Returns
-    -------
-    list of str
-        The paths written: ``stem + ".png"`` and ``stem + ".svg"``.
     """
     return save(rates_figure(rs, x, xlabel, title), stem)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import inspect
 import os
-import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pagezero import _core
+from pagezero.results.summary import spread
 from pagezero.system.machine import llc_bytes
 from pagezero.system.numa import check_node, node_cpus
 
@@ -123,12 +124,7 @@ def thread_rates(result: Result) -> tuple[float, ...] | None:
 def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
     """The threads' mean rate and their standard deviation in % of it, as perf's
     "/thread ( +- x% )"; (None, None) without per-thread rates."""
-    rates = thread_rates(result)
-    if not rates:
-        return None, None
-    mean = statistics.fmean(rates)
-    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return mean, 100.0 * stdev / mean if mean else 0.0
+    return spread(thread_rates(result) or ())
 
 
 @dataclass(frozen=True)
@@ -210,6 +206,6 @@ class Conditions:
             d["cold_timing"] = cold_timing
         if raw.get("counters") is not None:
             d["counters"] = raw["counters"]
-            if os.environ.get("PAGEZERO_FAKE_COUNTERS"):
+            if "PAGEZERO_FAKE_COUNTERS" in _core.switches():
                 d["counters_source"] = "fake (PAGEZERO_FAKE_COUNTERS)"
         return d

@@ -20,9 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pagezero.analysis.compare import METHOD, compare, format_table, runs_per_side
-from pagezero.analysis.sides import header_lines, machine_differences
-from pagezero.analysis.significance import REGRESSION
+from pagezero.analysis.compare import (
+    compare,
+    format_table,
+    header_lines,
+    machine_differences,
+    runs_per_side,
+)
+from pagezero.analysis.significance import METHOD, REGRESSION
 from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
 from pagezero.results.resultset import ResultSet

@@ -1,19 +1,12 @@
-"""What a measured point is, and one figure per point: its median and the
-spread between runs.
+"""What a measured point is, and its figure: the median of its runs' medians, and their spread.
 
-A point is what was measured, not how long: the benchmark, the function, the
-unit its values come in (bytes/sec from a clock that counts time, cycles/byte
-from one that counts cycles: the two never compare), and its parameters
-without `loops`, sizes read as bytes ("32MB" and 33554432 are one point).
-ResultSet.points(), comparisons, `fleet table` and `store history` all group
-by point_key(); there is no second definition.
-
-The figure: the run is the unit (DESIGN.md, "the run is the unit"; Kalibera
-and Jones, "Rigorous Benchmarking in Reasonable Time", 2013): loops inside one
-process share one placement of the buffers, so the spread that tells whether
-two machines differ is the spread of the runs' medians, a run being one
-process (a sweep's --processes, a fleet's --runs). With a single run there is
-no such spread; the loops' spread is given instead and says so.
+A point is what was measured, not how long: benchmark, function, unit (bytes/sec and
+cycles/byte never compare) and parameters but `loops`, sizes read as bytes ("32MB" is
+33554432). ResultSet.points(), comparisons, `fleet table` and `store history` all group by
+point_key(). The run is the unit (DESIGN.md; Kalibera and Jones, "Rigorous Benchmarking in
+Reasonable Time", 2013): loops in one process share one placement of the buffers, so the
+spread that tells two machines apart is that of the runs' medians, a run being one process;
+with a single run, the loops' spread stands in and says so.
 """
 
 from __future__ import annotations
@@ -23,31 +16,24 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pagezero.analysis.stats import relative_spread
-from pagezero.units import parse_size
+from pagezero.results.summary import relative_spread
+from pagezero.units import format_rate, format_size, parse_size
 
 if TYPE_CHECKING:
-    from pagezero.results.resultset import Result, ResultSet
+    from pagezero.results.result import Result
+    from pagezero.results.resultset import ResultSet
 
 # What identifies a point: benchmark, function, unit, params_key().
 PointKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 
-__all__ = [
-    "point_key",
-    "params_key",
-    "identity_params",
-    "point_summary",
-    "summarize_points",
-    "NOT_IDENTITY",
-    "SIZE_PARAMS",
-]
+__all__ = ["point_key", "params_key", "identity_params", "point_summary", "summarize_points"]
+__all__ += ["describe", "title", "point_names", "format_figure", "NOT_IDENTITY", "SIZE_PARAMS"]
 
 # Parameters that say how long to measure, not what: never part of a point.
 NOT_IDENTITY = ("loops",)
 
-# Parameters that are sizes, given as bytes or as "4KB"-style strings: read
-# as bytes so that one size spelled two ways is one point. A value that is no
-# size (batch presets such as "llc", None) stays as it is.
+# Parameters that are sizes, given as bytes or as "4KB"-style strings: read as bytes so that
+# one size spelled two ways is one point. A value that is no size ("llc", None) stays as it is.
 SIZE_PARAMS = ("size", "chunk", "page", "batch", "batch_bytes")
 
 
@@ -61,35 +47,12 @@ def _normal(name: str, value: Any) -> Any:
 
 
 def identity_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """`params` as a point knows them: without NOT_IDENTITY, sizes in bytes.
-
-    Parameters
-    ----------
-    params : Mapping
-        A result's parameters, as given.
-
-    Returns
-    -------
-    dict
-        The parameters but `loops`, with the SIZE_PARAMS that read as a size
-        in bytes (int); the rest as they are.
-    """
+    """`params` as a point knows them: without NOT_IDENTITY, SIZE_PARAMS in bytes (int)."""
     return {k: _normal(k, v) for k, v in params.items() if k not in NOT_IDENTITY}
 
 
 def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """A hashable, order-free key of identity_params(params).
-
-    Parameters
-    ----------
-    params : Mapping
-        A result's parameters, as given.
-
-    Returns
-    -------
-    tuple of (str, str)
-        (name, value as JSON) pairs, sorted by name.
-    """
+    """A hashable, order-free key of identity_params(params): sorted (name, JSON) pairs."""
     return tuple(
         sorted(
             (str(k), json.dumps(v, sort_keys=True, default=str))
@@ -99,78 +62,31 @@ def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def point_key(result: Result) -> PointKey:
-    """What identifies a point across runs, files and machines.
-
-    Parameters
-    ----------
-    result : Result
-        One run of the point.
-
-    Returns
-    -------
-    tuple
-        (benchmark, function, unit, params_key(params)): hashable, equal for
-        every run of one point whatever its loops or its sizes' spelling.
-    """
+    """(benchmark, function, unit, params_key()): equal for every run of one point."""
     return (result.benchmark, result.function, result.unit, params_key(result.params))
 
 
 def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
-    """One point's figure: the median of its runs' medians and their spread.
+    """One point's figure from the values of each run (process) that measured it.
 
-    Parameters
-    ----------
-    runs : iterable of sequences of float
-        Per process that measured the point, the values of all its loops, in
-        `unit`; empty runs are left out.
-    unit : str
-        The values' unit (bytes/sec or cycles/byte).
-
-    Returns
-    -------
-    dict
-        median (of the per-run medians, in `unit`), spread_pct (percent,
-        between runs, or between loops when there is one run; for rates, the
-        spread of the times they stand for: stats.relative_spread), runs (how
-        many), spread_of ("runs" or "loops") and unit.
-
-    Raises
-    ------
-    ValueError
-        No run with a value.
+    median (of the per-run medians, in `unit`), spread_pct (relative_spread between the runs'
+    medians, or between loops when there is one run), runs (how many), spread_of ("runs" or
+    "loops") and unit. Empty runs are left out; ValueError when none is left.
     """
     kept = [list(v) for v in runs if len(v)]
     if not kept:
         raise ValueError("a point needs at least one run")
     run_medians = [statistics.median(v) for v in kept]
-    if len(kept) > 1:
-        values, spread_of = run_medians, "runs"
-    else:
-        values, spread_of = kept[0], "loops"
-    return {
-        "median": statistics.median(run_medians),
-        "spread_pct": relative_spread(values, unit),
-        "runs": len(kept),
-        "spread_of": spread_of,
-        "unit": unit,
-    }
+    spread = relative_spread(run_medians if len(kept) > 1 else kept[0], unit)
+    figure = {"median": statistics.median(run_medians), "spread_pct": spread, "runs": len(kept)}
+    return dict(figure, spread_of="runs" if len(kept) > 1 else "loops", unit=unit)
 
 
 def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict[str, Any]]]:
-    """point_summary() of every point of a ResultSet, in first-seen order.
+    """{point_key: (the point's first Result, its point_summary())}, in first-seen order.
 
-    A run is a process (the ResultSet's runs say which one measured each
-    Result): repetitions inside one process pool their loops.
-
-    Parameters
-    ----------
-    result_set : ResultSet
-        The results, with their runs.
-
-    Returns
-    -------
-    dict
-        {point_key: (the point's first Result, its point_summary())}.
+    A run is a process (the set's runs say which one measured each Result): repetitions
+    inside one process pool their loops.
     """
     points: dict[PointKey, tuple[Result, dict[int, list[float]]]] = {}
     for result, run in zip(result_set.results, result_set.runs):
@@ -180,3 +96,48 @@ def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict
         key: (first, point_summary(by_process.values(), first.unit))
         for key, (first, by_process) in points.items()
     }
+
+
+def format_figure(value: float | None, unit: str) -> str:
+    """A figure as reprs print it: "61.85 GB/sec" (perf's, 2^30), "0.031 cycles/byte"."""
+    if value is None:
+        return f"no {unit}"
+    if unit != "bytes/sec":
+        return f"{value:.4g} {unit}"
+    number, per = format_rate(value).split()
+    return f"{float(number):.2f} {per}"
+
+
+def describe(result: Result, keys: Iterable[str] | None = None) -> str:
+    """Benchmark, function and the identity params in `keys` (all if None), as label() has them."""
+    params = identity_params(result.params)
+    parts = [result.benchmark, result.function]
+    for k in sorted(params) if keys is None else keys:
+        v = params.get(k)
+        if v is None:
+            continue
+        if k in SIZE_PARAMS and isinstance(v, int) and not isinstance(v, bool):
+            v = format_size(v) if v else "0"
+        parts.append(f"{k}={json.dumps(v).strip(chr(34))}")
+    return " ".join(parts)
+
+
+def title(result: Result) -> str:
+    """What a repr names: "memset x86-64-stosb 1GB" (benchmark, function, size)."""
+    size = identity_params(result.params).get("size")
+    sized = [format_size(size)] if isinstance(size, int) and size > 0 else []
+    return " ".join([result.benchmark, result.function, *sized])
+
+
+def point_names(results: Sequence[Result]) -> list[str]:
+    """describe() of each point's Result: size, page, and what tells it from another point
+    of its benchmark."""
+    known: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        known.setdefault(r.benchmark, []).append(identity_params(r.params))
+    told = {
+        b: {k for p in ps for k in p if any(q.get(k) != p[k] for q in ps)}
+        for b, ps in known.items()
+    }
+    keys = {b: ["size", "page", *sorted(ks - {"size", "page"})] for b, ks in told.items()}
+    return [describe(r, keys[r.benchmark]) for r in results]

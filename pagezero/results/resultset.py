@@ -1,15 +1,9 @@
-"""Results as values: immutable, validated on creation, saved as versioned JSON.
-
-A Result (pagezero.results.result) holds one benchmark run: its parameters, one raw
-sample per timed loop in the clock's own unit, the clock's rate, and the
-machine it ran on. Everything else (seconds, bytes per second, cycles per
-byte, statistics) is derived from those, so a saved file can be re-analysed
-without re-running. A ResultSet holds the runs of one study and reads and
-writes the versioned JSON file.
-"""
+"""ResultSet, the one result type a user holds: the runs of one measurement or study, with
+their machine, saved and loaded as versioned JSON."""
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import os
@@ -17,67 +11,57 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any, overload
 
-from pagezero.analysis.stats import summarize
 from pagezero.files import atomic_write
-from pagezero.results.frozen import deep_frozen as _deep_frozen
-from pagezero.results.frozen import frozen as _frozen
-from pagezero.results.frozen import thawed as _thawed
-from pagezero.results.points import params_key, point_key, summarize_points
-from pagezero.results.result import DETAIL_KEYS, Result, result_type, signal_name
-from pagezero.results.schema import check_document, check_result, check_run, read_json
-from pagezero.results.table import sample_table, write_csv
+from pagezero.results.points import format_figure, point_key, point_names, summarize_points, title
+from pagezero.results.result import Result, deep_frozen, frozen, result_type, signal_name, thawed
+from pagezero.results.schema import check_document, check_result, check_run, is_int, read_json
+from pagezero.results.summary import summarize
 from pagezero.system.machine import build_info
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = [
-    "Result",
-    "ResultSet",
-    "save_results",
-    "load_results",
-    "SCHEMA",
-    "SCHEMA_VERSION",
-    "result_type",
-    "DETAIL_KEYS",
-    "atomic_write",
-    "params_key",
-    "point_key",
-]
+# Result, result_type and atomic_write: where their callers import them from.
+__all__ = ["ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
+__all__ += ["Result", "result_type", "atomic_write"]
 
 SCHEMA = "pagezero.results"
-# Version 2 moved the machine to the top of the file and added each
-# result's run (repetition, process). Version 3 keys a result's extra fields
-# by its benchmark name (no "type"), records the pagezero version and the
-# extension's build at the top, and says which signal stopped a run
-# ("interrupted"). Version 1 and 2 files still load.
+# Version 2 moved the machine to the top of the file and added each result's run (repetition,
+# process). Version 3 keys a result's extra fields by its benchmark name (no "type"), records
+# the pagezero version and the extension's build at the top, and says which signal stopped a
+# run ("interrupted"). Version 1 and 2 files still load.
 SCHEMA_VERSION = 3
 
 
-class ResultSet:
-    """Results of one study, each with how it was run, the machine, and any interruption.
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
-    Grid points are the distinct points.point_key()s (benchmark, function,
-    unit, parameters but loops); each point's samples pool the loops of all
-    its repetitions.
+
+class ResultSet:
+    """The runs of one measurement or study: what every measuring call returns.
+
+    A sequence of :class:`Result`, one per run (process) and repetition: ``rs[i]`` is a
+    Result, a slice a ResultSet, ``list(rs)`` the Results. Grid points are the distinct
+    ``points.point_key()`` (benchmark, function, unit, parameters but loops); each point's
+    figure is the median of its per-run medians (:attr:`bytes_per_sec`, :meth:`summary`).
+    The repr is one line; the machine is behind :attr:`machine`.
 
     Parameters
     ----------
     results : iterable of Result
         The results, in the order they were measured.
     runs : sequence of Mapping, optional
-        One per result: its "repetition" and worker "process" (0 when not
-        given) and, when known, the worker's "pid". Default: all 0.
+        One per result: its "repetition" and worker "process" (0 when not given) and, when
+        known, the worker's "pid". Default: all 0.
     machine : Mapping, optional
-        The machine the study ran on; default, the first result's.
+        The machine it ran on; default, the first result's.
     interrupted : str or bool, optional
-        The signal that stopped the study, if one did (True: an unknown one).
+        The signal that stopped it, if one did (True: an unknown one).
     build : Mapping, optional
-        pagezero's version and the extension's build, as a file recorded them
-        ("pagezero", "build"); None for results made here.
+        pagezero's version and the extension's build as a file recorded them ("pagezero",
+        "build"); None for results made here (this installation's are saved).
     lost : sequence of Mapping, optional
-        Worker processes that died unsaved (sweeps): {"process", "repetitions",
-        "reason"}.
+        Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
 
     Raises
     ------
@@ -98,31 +82,21 @@ class ResultSet:
         runs = runs if runs is not None else [{}] * len(self.results)
         if len(runs) != len(self.results):
             raise ValueError("one run description per result is needed")
+        given = [{k: r[k] for k in ("repetition", "process", "pid") if k in r} for r in runs]
         self.runs: tuple[Mapping[str, Any], ...] = tuple(
-            MappingProxyType(
-                {
-                    "repetition": r.get("repetition", 0),
-                    "process": r.get("process", 0),
-                    **({"pid": r["pid"]} if "pid" in r else {}),
-                }
-            )
-            for r in runs
+            MappingProxyType({"repetition": 0, "process": 0} | r) for r in given
         )
         if machine is None:
             machine = self.results[0].machine if self.results else {}
-        self.machine = _frozen(machine)
-        # None, or the signal that stopped the study ("SIGINT", ...).
+        self.machine = frozen(machine)
         self.interrupted = signal_name(interrupted)
-        # pagezero's version and the extension's build, as the file recorded
-        # them (None: made here, build_info() is written on saving).
-        self.build: Mapping[str, Any] | None = _frozen(build) if build else None
-        # Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
+        self.build: Mapping[str, Any] | None = frozen(build) if build else None
         if lost is not None and not (
             isinstance(lost, (list, tuple))
             and all(isinstance(x, (dict, MappingProxyType)) for x in lost)
         ):
             raise ValueError("lost is not a list of objects (the worker processes lost)")
-        self.lost: tuple[Any, ...] = tuple(_deep_frozen(x) for x in lost or ())
+        self.lost: tuple[Any, ...] = tuple(deep_frozen(x) for x in lost or ())
 
     def __len__(self) -> int:
         return len(self.results)
@@ -135,27 +109,39 @@ class ResultSet:
     @overload
     def __getitem__(self, index: slice) -> ResultSet: ...
     def __getitem__(self, index: int | slice) -> Result | ResultSet:
-        """The Result of run `index` (for a set of one point), or a ResultSet of a slice."""
+        """The Result at `index` (run `index` of a one-point set), or a ResultSet of a slice."""
         if isinstance(index, slice):
             return ResultSet(
                 self.results[index], self.runs[index], self.machine, self.interrupted, self.build
             )
         return self.results[index]
 
+    def __repr__(self) -> str:
+        stop = f", interrupted by {self.interrupted}" if self.interrupted else ""
+        points = list(summarize_points(self).values())
+        if len(points) == 1:
+            (first, s), *_ = points
+            figure = format_figure(s["median"], s["unit"])
+            return f"<ResultSet {title(first)}: {figure}, {_count(s['runs'], 'run')}{stop}>"
+        processes = len({run["process"] for run in self.runs})
+        counts = f"{_count(len(points), 'point')}, {_count(len(self), 'result')}"
+        return f"<ResultSet {counts}, {_count(processes, 'run')}{stop}>"
+
     @property
     def bytes_per_sec(self) -> float | None:
-        """The rate of the one point the set holds: the median of its per-run medians.
+        """The rate of the one point the set holds, in bytes/sec: the median of its per-run medians.
 
-        It is the figure the tables, ``compare`` and the report show. None when the
-        point was measured in cycles; ValueError when the set holds several points
-        (use :meth:`stats` or ``summarize_points``).
+        It is the figure the tables, :meth:`summary`, ``compare`` and the report show (a run
+        being a process: :func:`pagezero.results.points.point_summary`). None when the point
+        was measured in cycles; ValueError when the set holds several points (use
+        :meth:`summary` or :meth:`stats`).
         """
         points = summarize_points(self)
         if len(points) != 1:
             raise ValueError(
                 f"bytes_per_sec is a figure of one point; this set holds {len(points)}"
             )
-        (_, summary), *_ = points.values()
+        ((_, summary),) = points.values()
         return summary["median"] if summary["unit"] == "bytes/sec" else None
 
     @property
@@ -163,102 +149,92 @@ class ResultSet:
         """The benchmarks the results measured, sorted."""
         return sorted({r.benchmark for r in self.results})
 
-    def points(self) -> list[tuple[Result, list[Result]]]:
-        """Grid points in first-seen order.
+    def summary(self) -> str:
+        """One line a point: benchmark, function, size, page (and what tells it from another
+        point of its benchmark), its figure (:attr:`bytes_per_sec`'s, in perf's GB/sec of 2^30
+        bytes, or cycles/byte), the spread between its runs (its loops, for one run), the runs."""
+        points = list(summarize_points(self).values())
+        names = point_names([r for r, _ in points])
+        figures = [format_figure(s["median"], s["unit"]) for _, s in points]
+        width, fwidth = (max(map(len, x), default=0) for x in (names, figures))
+        lines = [
+            f"{name:<{width}}  {figure:>{fwidth}} +- {s['spread_pct']:.2f}% "
+            f"between {s['spread_of']}, {_count(s['runs'], 'run')}"
+            for name, figure, (_, s) in zip(names, figures, points)
+        ]
+        if self.interrupted:
+            lines.append(f"interrupted by {self.interrupted}")
+        return "\n".join(lines) or "no results"
 
-        Returns
-        -------
-        list of (Result, list of Result)
-            Per point: the Result of its first run, and every Result of it.
-        """
+    def points(self) -> list[tuple[Result, list[Result]]]:
+        """Grid points in first-seen order: (the Result of its first run, all its Results)."""
         groups: dict[Any, list[Result]] = {}
         for r in self.results:
             groups.setdefault(point_key(r), []).append(r)
         return [(rs[0], rs) for rs in groups.values()]
 
     def stats(self) -> list[dict[str, Any]]:
-        """One row per grid point, with summarize() of all its per-loop values.
-
-        Returns
-        -------
-        list of dict
-            benchmark, function, params, label, unit, and stats.summarize()'s
-            entries in that unit (for rates, the harmonic mean: the point's
-            total bytes over its total time).
-        """
+        """One dict per grid point: benchmark, function, params, label, unit and
+        :meth:`Result.stats`'s entries over all its loops (for rates the harmonic mean)."""
         rows = []
-        for first, rs in self.points():
-            values = [v for r in rs for v in r.values()]
-            rows.append(
-                dict(
-                    benchmark=first.benchmark,
-                    function=first.function,
-                    params=dict(first.params),
-                    label=first.label(),
-                    unit=first.unit,
-                    **summarize(values, unit=first.unit),
-                )
-            )
+        for r, rs in self.points():
+            row = {"benchmark": r.benchmark, "function": r.function, "params": dict(r.params)}
+            values = [v for x in rs for v in x.values()]
+            rows.append(dict(row, label=r.label(), unit=r.unit, **summarize(values, unit=r.unit)))
         return rows
 
     def table(self) -> npt.NDArray[Any]:
-        """A tidy numpy structured array, one row per sample (loop).
+        """A tidy numpy structured array, one row per loop: benchmark, function, one field per
+        parameter (int64 where every result's is an integer, else text), repetition, process,
+        loop, measurement (the loop's bytes/sec, or cycles/byte for the cycles clock), unit."""
+        import numpy as np
 
-        Returns
-        -------
-        numpy.ndarray
-            As results_table.sample_table() describes it.
-        """
-        return sample_table(self)
+        names = sorted({k for r in self.results for k in r.params})
+        numeric = {k: all(is_int(r.params.get(k)) for r in self.results) for k in names}
+        rows = []
+        for r, run in zip(self.results, self.runs):
+            ps = [r.params.get(k) for k in names]
+            ps = [v if numeric[k] else json.dumps(v).strip('"') for k, v in zip(names, ps)]
+            where = (run["repetition"], run["process"])
+            rows += [
+                (r.benchmark, r.function, *ps, *where, i, v, r.unit)
+                for i, v in enumerate(r.values())
+            ]
+        text = f"U{max([len(str(x)) for row in rows for x in row if isinstance(x, str)] + [8])}"
+        params_dtype = [(k, "i8" if numeric[k] else text) for k in names]
+        ints = [("repetition", "i8"), ("process", "i8"), ("loop", "i8")]
+        dtype = [("benchmark", text), ("function", text), *params_dtype, *ints]
+        return np.array(rows, dtype=dtype + [("measurement", "f8"), ("unit", text)])
 
-    def to_pandas(self) -> Any:  # a pandas.DataFrame: pandas is optional, without types here
-        """The table() as a pandas DataFrame (pandas is not a dependency).
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per loop, the columns of table().
-
-        Raises
-        ------
-        ImportError
-            pandas is not installed.
-        """
+    def to_pandas(self) -> Any:  # a pandas.DataFrame: pandas is optional and untyped
+        """:meth:`table` as a pandas DataFrame; ImportError without pandas (not a dependency)."""
         try:
-            # import_module, not an import statement: pandas is optional and
-            # ships no types, so mypy is not asked to find them.
-            pd = importlib.import_module("pandas")
+            pd = importlib.import_module("pandas")  # not an import statement: mypy has no stubs
         except ImportError:
             raise ImportError("to_pandas() needs pandas: pip install pandas") from None
         return pd.DataFrame(self.table())
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
-        """The table() written to `path` as CSV, a header row first.
+        """:meth:`table` written to `path` atomically as CSV, a header row first."""
+        t = self.table()
 
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The CSV file, written atomically.
-        """
-        write_csv(self, path)
+        def write(f: IO[str]) -> None:
+            w = csv.writer(f)
+            w.writerow(t.dtype.names or ())  # never None: a structured dtype
+            w.writerows(row.tolist() for row in t)
+
+        atomic_write(path, write)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the set as versioned JSON: the machine once at the top, each result with its run.
-
-        The file also records pagezero's version and the extension's build (the
-        ones it was loaded with, or this installation's). Written atomically.
+        """Write the set as versioned JSON, atomically: the machine once, each result with its
+        run, pagezero's version and the extension's build (as loaded, or this installation's).
 
         Parameters
         ----------
         path : str or os.PathLike
-            The results file.
-
-        Raises
-        ------
-        OSError
-            The file cannot be written.
+            The results file; OSError when it cannot be written.
         """
-        machine = dict(self.machine)
+        machine = thawed(self.machine)
         entries = []
         for r, run in zip(self.results, self.runs):
             d = r.to_dict()
@@ -269,7 +245,7 @@ class ResultSet:
         doc = {
             "schema": SCHEMA,
             "version": SCHEMA_VERSION,
-            **(_thawed(_deep_frozen(self.build)) if self.build else build_info()),
+            **(thawed(deep_frozen(self.build)) if self.build else build_info()),
             "machine": machine,
             "interrupted": self.interrupted,
             "results": entries,
@@ -285,26 +261,18 @@ class ResultSet:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ResultSet:
-        """Read a results file of any schema version up to this one.
+        """A results file of any schema version up to this one, as :meth:`save` wrote it.
 
         Parameters
         ----------
         path : str or os.PathLike
-            A file ResultSet.save (or save_results) wrote.
-
-        Returns
-        -------
-        ResultSet
-            Its results, runs, machine, interruption, build and lost workers.
+            The results file; OSError when it cannot be read.
 
         Raises
         ------
         ValueError
-            Naming the file (and the result): not JSON, not a results file, a
-            schema version this pagezero does not know, or a result of the
-            wrong shape.
-        OSError
-            The file cannot be read.
+            Naming the file (and the result): not JSON, not a results file, a schema version
+            this pagezero does not know, or a result of the wrong shape.
         """
         doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -339,41 +307,25 @@ class ResultSet:
 
 
 def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> None:
-    """Write results to `path` as JSON, atomically (see ResultSet.save).
+    """Write results to `path` as JSON, atomically, each as one run (:meth:`ResultSet.save`).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The results file.
+        The results file; OSError when it cannot be written.
     results : iterable of Result
-        The results, each as one run of repetition 0, process 0.
-
-    Raises
-    ------
-    OSError
-        The file cannot be written.
+        The results (a ResultSet's runs are not kept: save the ResultSet for that).
     """
     ResultSet(results).save(path)
 
 
 def load_results(path: str | os.PathLike[str]) -> list[Result]:
-    """The Results of a file written by save_results or ResultSet.save.
+    """The Results of a results file, in file order (:meth:`ResultSet.load` keeps their runs).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The results file.
-
-    Returns
-    -------
-    list of Result
-        Its results, in file order.
-
-    Raises
-    ------
-    ValueError
-        The file is not a results file this pagezero reads (see ResultSet.load).
-    OSError
-        The file cannot be read.
+        The results file: OSError when it cannot be read, ValueError when it is not one this
+        pagezero reads (:meth:`ResultSet.load`).
     """
     return list(ResultSet.load(path).results)

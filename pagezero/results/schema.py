@@ -1,41 +1,26 @@
-"""The shape of a results document, checked before anything reads it.
-
-A results file is JSON from anywhere (another version, a hand edit, a
-truncated copy): every loader (ResultSet.load, Result.from_dict, folders, the
-store) turns a document of the wrong shape into one ValueError that names
-what is wrong, so that no command meets a list where it reads a number.
-"""
+"""The shape of a results document, checked before anything reads it: a file is JSON from
+anywhere (another version, a hand edit, a truncated copy), and every loader turns one of the
+wrong shape into a ValueError naming what is wrong, so no command meets a list for a number."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any, NoReturn
 
-__all__ = ["read_json", "check_result", "check_run", "check_document", "LIMIT"]
+__all__ = ["read_json", "check_result", "check_run", "check_document", "is_int", "LIMIT"]
 
-# The largest integer a results file may hold: what the C core counts in
-# (int64 ticks, Py_ssize_t bytes). Larger ones cannot have been measured, and
-# turning them into floats overflows.
+# The largest integer a results file may hold: what the C core counts in (int64 ticks,
+# Py_ssize_t bytes). Larger ones cannot have been measured, and overflow as floats.
 LIMIT = 2**63 - 1
 
-# Top-level machine fields that sysinfo.machine() writes, with the JSON type
-# each must have; the rest of the machine is free-form and read with care.
+# Top-level machine fields that machine() writes, with their JSON type; the rest is free-form.
 _MACHINE_TYPES: dict[str, type] = {
-    "hostname": str,
-    "fleet_name": str,
-    "cpu_model": str,
-    "arch": str,
-    "kernel_release": str,
-    "kernel": str,
-    "cpus_online": int,
-    "cpu_features": list,
-    "caches": list,
-    "preemption": dict,
-    "thp": dict,
-    "memory": dict,
-    "hugepages": dict,
+    **dict.fromkeys(("hostname", "fleet_name", "cpu_model", "arch", "kernel_release"), str),
+    **{"kernel": str, "cpus_online": int, "cpu_features": list, "caches": list},
+    **dict.fromkeys(("preemption", "thp", "memory", "hugepages"), dict),
     "numa_nodes": list,
 }
 
@@ -62,27 +47,7 @@ def _float(text: str) -> float:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """The JSON document in `path`: strict JSON, numbers in the range a measurement has.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to read.
-
-    Returns
-    -------
-    object
-        The document as :func:`json.load` gives it (a dict for a results file;
-        the caller checks its shape).
-
-    Raises
-    ------
-    ValueError
-        Naming the file: not JSON, not text, nested too deeply, NaN or Infinity,
-        an integer beyond 2**63-1 or a float out of range.
-    OSError
-        The file cannot be opened.
-    """
+    """The JSON in `path`, strict (no NaN), numbers in a measurement's range; else ValueError."""
     try:
         with open(path) as f:
             return json.load(f, parse_constant=_bad_constant, parse_int=_int, parse_float=_float)
@@ -96,17 +61,17 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _is_int(x: object) -> bool:
+def is_int(x: object) -> bool:
+    """An int, not a bool."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_number(x: object) -> bool:
-    return (
-        isinstance(x, (int, float))
-        and not isinstance(x, bool)
-        and math.isfinite(x)
-        and abs(x) <= LIMIT
-    )
+def _is_count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= LIMIT
+
+
+def _ints(xs: object, ok: Callable[[object], bool] = is_int) -> bool:
+    return isinstance(xs, list) and all(ok(x) for x in xs)
 
 
 def _need(ok: object, what: str) -> None:
@@ -114,60 +79,45 @@ def _need(ok: object, what: str) -> None:
         raise ValueError(what)
 
 
+def _check_interrupted(d: dict[str, Any]) -> None:
+    ok = isinstance(d.get("interrupted"), (str, bool, type(None)))
+    _need(ok, "interrupted is neither a signal's name nor true/false")
+
+
 def _check_params(params: Any) -> None:
     _need(isinstance(params, dict), "params is not an object")
     for name in ("size", "chunk", "batch_bytes", "offset"):
         v = params.get(name)
-        _need(
-            v is None or (_is_int(v) and 0 <= v <= LIMIT), f"params.{name} is not a number of bytes"
-        )
+        _need(v is None or _is_count(v), f"params.{name} is not a number of bytes")
     for name in ("page", "batch"):
         v = params.get(name)
-        _need(
-            v is None or isinstance(v, str) or (_is_int(v) and 0 <= v <= LIMIT),
-            f"params.{name} is not a size",
-        )
-    _need(_is_int(params.get("loops", 0)), "params.loops is not an integer")
+        _need(v is None or isinstance(v, str) or _is_count(v), f"params.{name} is not a size")
+    _need(is_int(params.get("loops", 0)), "params.loops is not an integer")
 
 
 def _check_machine(machine: Any, where: str = "machine") -> None:
     _need(isinstance(machine, dict), f"{where} is not an object")
     for name, kind in _MACHINE_TYPES.items():
         v = machine.get(name)
+        a_kind = "a list" if kind is list else f"a {kind.__name__}"
         _need(
             v is None or (isinstance(v, kind) and not isinstance(v, bool)),
-            f"{where}.{name} is not {'a ' + kind.__name__ if kind is not list else 'a list'}",
+            f"{where}.{name} is not {a_kind}",
         )
     # One level further where reports and comparison headers read fields by name.
-    for cache in machine.get("caches") or ():
-        _need(
-            isinstance(cache, dict)
-            and _is_int(cache.get("level", 0))
-            and isinstance(cache.get("type", ""), str)
-            and _is_int(cache.get("size_bytes", 0)),
-            f"{where}.caches holds a bad cache",
-        )
+    for c in machine.get("caches") or ():
+        ok = isinstance(c, dict) and isinstance(c.get("type", ""), str)
+        ok = ok and is_int(c.get("level", 0)) and is_int(c.get("size_bytes", 0))
+        _need(ok, f"{where}.caches holds a bad cache")
     for name in ("preemption", "thp"):
-        _need(
-            all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values()),
-            f"{where}.{name} is not an object of strings",
-        )
+        ok = all(isinstance(v, (str, type(None))) for v in (machine.get(name) or {}).values())
+        _need(ok, f"{where}.{name} is not an object of strings")
 
 
 def check_result(d: Any) -> None:
-    """Check that `d` has the shape of one result (any schema version).
+    """ValueError naming the first field of one result (any version) missing or mistyped.
 
     The values themselves (clock names, sample counts) Result checks on creation.
-
-    Parameters
-    ----------
-    d : object
-        One entry of a results document's "results", as read from JSON.
-
-    Raises
-    ------
-    ValueError
-        Naming the first field that is missing or of the wrong type.
     """
     _need(isinstance(d, dict), "a result is not an object")
     for name in ("benchmark", "function", "params", "bytes_per_loop", "clock", "samples"):
@@ -176,78 +126,36 @@ def check_result(d: Any) -> None:
     _need(isinstance(d["function"], str), "function is not a name")
     _need(isinstance(d["clock"], str), "clock is not a name")
     _check_params(d["params"])
-    _need(_is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
-    samples = d["samples"]
-    _need(
-        isinstance(samples, list) and all(_is_int(s) for s in samples),
-        "samples is not a list of integers (clock ticks)",
-    )
+    _need(is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
+    _need(_ints(d["samples"]), "samples is not a list of integers (clock ticks)")
     hz = d.get("clock_hz")
-    _need(hz is None or (_is_number(hz) and hz > 0), "clock_hz is not a positive number")
+    ok = hz is None or (is_int(hz) or isinstance(hz, float)) and 0 < hz <= LIMIT  # not NaN
+    _need(ok, "clock_hz is not a positive number")
     if d.get("machine") is not None:
         _check_machine(d["machine"])
     details = d.get("details", {})
     _need(isinstance(details, dict), "details is not an object")
     threads = details.get("thread_samples", [])
+    ok = isinstance(threads, list) and all(_ints(t, _is_count) for t in threads)
+    _need(ok, "details.thread_samples is not a list of lists of clock ticks")
     _need(
-        isinstance(threads, list)
-        and all(isinstance(t, list) and all(_is_int(s) and s >= 0 for s in t) for t in threads),
-        "details.thread_samples is not a list of lists of clock ticks",
+        _ints(details.get("thread_bytes", [])), "details.thread_bytes is not a list of byte counts"
     )
-    thread_bytes = details.get("thread_bytes", [])
-    _need(
-        isinstance(thread_bytes, list) and all(_is_int(n) for n in thread_bytes),
-        "details.thread_bytes is not a list of byte counts",
-    )
-    _need(
-        isinstance(d.get("interrupted"), (str, bool, type(None))),
-        "interrupted is neither a signal's name nor true/false",
-    )
+    _check_interrupted(d)
 
 
 def check_run(run: Any) -> None:
-    """Check that `run` is a result's run: ``{"repetition": int, "process": int}``.
-
-    Parameters
-    ----------
-    run : object
-        A result's "run" entry, as read from JSON.
-
-    Raises
-    ------
-    ValueError
-        `run` is not an object, or its repetition or process is not a
-        non-negative integer.
-    """
+    """ValueError unless `run` is ``{"repetition": int >= 0, "process": int >= 0}``."""
     _need(isinstance(run, dict), "a result's run is not an object")
     for name in ("repetition", "process"):
-        _need(
-            _is_int(run.get(name, 0)) and run.get(name, 0) >= 0,
-            f"run.{name} is not a non-negative integer",
-        )
+        _need(_is_count(run.get(name, 0)), f"run.{name} is not a non-negative integer")
 
 
 def check_document(doc: dict[str, Any]) -> None:
-    """Check that the top of a results document has its shape.
-
-    Parameters
-    ----------
-    doc : dict
-        A results document, as read from JSON (its results are checked one by
-        one with :func:`check_result`).
-
-    Raises
-    ------
-    ValueError
-        No list of results, a bad machine, or an "interrupted", "pagezero" or
-        "build" entry of the wrong type.
-    """
+    """ValueError unless the top of a results document has its shape (not its results)."""
     _need(isinstance(doc.get("results"), list), "no list of results")
     if doc.get("machine") is not None:
         _check_machine(doc["machine"])
-    _need(
-        isinstance(doc.get("interrupted"), (str, bool, type(None))),
-        "interrupted is neither a signal's name nor true/false",
-    )
+    _check_interrupted(doc)
     _need(isinstance(doc.get("pagezero", ""), str), "pagezero (the version) is not a string")
     _need(isinstance(doc.get("build", {}), dict), "build is not an object")

@@ -115,7 +115,8 @@ def plot_history(rows, stem):
     ValueError
         When more than 12 point and machine pairs match: the filters should narrow it.
     """
-    from pagezero.figures.plot import _pyplot, _save
+    from pagezero.figures.common import pyplot as _pyplot
+    from pagezero.figures.common import save as _save
 
     series = {}
     for row in rows:

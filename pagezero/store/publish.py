@@ -27,8 +27,8 @@ import shutil
 import tempfile
 from typing import Any
 
-from pagezero.analysis.compare import METHOD, compare, format_table, runs_per_side
-from pagezero.analysis.sides import header_lines
+from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
+from pagezero.analysis.significance import METHOD
 from pagezero.store.history import MAX_SERIES, format_spread, format_value, plot_history
 from pagezero.store.records import stored_result_set
 from pagezero.studies.report.html import html_table, inline_svg, page

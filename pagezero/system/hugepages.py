@@ -1,13 +1,6 @@
-"""Hugepage pools: what is reserved and free, and reserving more for one run.
-
-2MB and 1GB hugetlb mappings take their pages from the kernel's pools in
-/sys/kernel/mm/hugepages/hugepages-<size>kB/. A mapping reserves its pages
-when it is created, so the pages a new mapping can have are the free ones
-less those already promised to other mappings (resv_hugepages).
-
-reserve() grows a pool for the length of a `with` block and gives back what
-it added afterwards, also on an exception, Ctrl-C or SIGTERM.
-"""
+"""Hugepage pools (/sys/kernel/mm/hugepages/hugepages-<size>kB/): what is free and reserved,
+and reserving more for one run. A mapping reserves its pages when created, so a new one can
+have the free pages less those promised to others (resv_hugepages)."""
 
 from __future__ import annotations
 
@@ -23,22 +16,12 @@ from pagezero._core import MappingError, PagezeroError
 from pagezero.interrupt import Interrupted, deferred, signals_interrupt
 from pagezero.units import format_page, parse_page
 
-__all__ = [
-    "Pool",
-    "pools",
-    "pool",
-    "pages_needed",
-    "check_available",
-    "reserve",
-    "SYSFS",
-    "NODE_SYSFS",
-    "node_free",
-    "check_node_available",
-]
-
 SYSFS = "/sys/kernel/mm/hugepages"
-# Each NUMA node's share of the pools: nodeN/hugepages/hugepages-<kB>kB/.
-NODE_SYSFS = "/sys/devices/system/node"
+NODE_SYSFS = "/sys/devices/system/node"  # each node's share: nodeN/hugepages/hugepages-<kB>kB/
+
+# How often reserve() grows a pool whose new pages other processes map first: each try asks
+# for what is still missing (a machine's other hugetlb users come and go).
+GROW_TRIES = 3
 
 
 @dataclass(frozen=True)
@@ -61,19 +44,20 @@ class Pool:
         ``surplus_hugepages``: pages overcommitted beyond ``nr_hugepages``.
     path : str
         The file to write to change the pool's size.
+    available : int
+        Pages a new mapping can have now: free less reserved.
     """
 
-    page: str  # "2MB" or "1GB"
+    page: str
     page_bytes: int
-    total: int  # nr_hugepages: the pool's size
-    free: int  # free_hugepages: not yet faulted in by anyone
-    reserved: int  # resv_hugepages: free, but promised to existing mappings
-    surplus: int  # surplus_hugepages: overcommitted beyond nr_hugepages
-    path: str  # the file to write to change the pool's size
+    total: int
+    free: int
+    reserved: int
+    surplus: int
+    path: str
 
     @property
     def available(self) -> int:
-        """Pages a new mapping can have now: free less reserved."""
         return max(0, self.free - self.reserved)
 
     def as_dict(self) -> dict[str, Any]:
@@ -85,14 +69,8 @@ class Pool:
             ``total``, ``free``, ``reserved``, ``surplus``, ``available`` (pages) and
             ``path``; not ``page`` and ``page_bytes``.
         """
-        return {
-            "total": self.total,
-            "free": self.free,
-            "reserved": self.reserved,
-            "surplus": self.surplus,
-            "available": self.available,
-            "path": self.path,
-        }
+        names = ("total", "free", "reserved", "surplus", "available", "path")
+        return {n: getattr(self, n) for n in names}
 
 
 def _read_int(path: str) -> int | None:
@@ -103,8 +81,8 @@ def _read_int(path: str) -> int | None:
         return None
 
 
-def _pool_dir(shift: int) -> str:
-    return os.path.join(SYSFS, f"hugepages-{(1 << shift) // 1024}kB")
+def _pool_dir(page: str | int, root: str) -> str:
+    return os.path.join(root, f"hugepages-{(1 << parse_page(page)) // 1024}kB")
 
 
 def _read_pool(directory: str, page: str, page_bytes: int) -> Pool | None:
@@ -115,9 +93,8 @@ def _read_pool(directory: str, page: str, page_bytes: int) -> Pool | None:
     if values[0] is None or values[1] is None:
         return None
     total, free, reserved, surplus = (v or 0 for v in values)
-    return Pool(
-        page, page_bytes, total, free, reserved, surplus, os.path.join(directory, "nr_hugepages")
-    )
+    path = os.path.join(directory, "nr_hugepages")
+    return Pool(page, page_bytes, total, free, reserved, surplus, path)
 
 
 def pools(sysfs: str | None = None) -> dict[str, Pool]:
@@ -154,80 +131,26 @@ def pools(sysfs: str | None = None) -> dict[str, Pool]:
 
 
 def pool(page: str | int) -> Pool:
-    """The pool of one page size, read afresh.
-
-    Parameters
-    ----------
-    page : str or int
-        ``"2MB"`` or ``"1GB"`` (or any spelling :func:`~pagezero.units.parse_page` reads).
-
-    Returns
-    -------
-    Pool
-
-    Raises
-    ------
-    pagezero.MappingError
-        ``ENOENT`` when this kernel has no pool of that size.
-    ValueError
-        For a page size that is not 4KB, 2MB or 1GB.
-    """
+    """The pool of one page size, read afresh; MappingError (ENOENT) where the kernel has none."""
     shift = parse_page(page)
-    name = format_page(shift)
-    p = _read_pool(_pool_dir(shift), name, 1 << shift)
+    directory = _pool_dir(page, SYSFS)
+    p = _read_pool(directory, format_page(shift), 1 << shift)
     if p is None:
         raise MappingError(
-            errno.ENOENT, f"this kernel has no {name} hugepage pool ({_pool_dir(shift)} is missing)"
+            errno.ENOENT,
+            f"this kernel has no {format_page(shift)} hugepage pool ({directory} is missing)",
         )
     return p
 
 
 def pages_needed(nbytes: int, page: str | int, count: int = 1) -> int:
-    """Hugepages that `count` mappings of `nbytes` bytes each need.
-
-    Parameters
-    ----------
-    nbytes : int
-        Bytes per mapping (rounded up to whole pages).
-    page : str or int
-        The page size, ``"2MB"`` or ``"1GB"``.
-    count : int
-        Mappings.
-
-    Returns
-    -------
-    int
-        Pages.
-    """
-    size = 1 << parse_page(page)
-    return count * -(-nbytes // size)
+    """Hugepages that `count` mappings of `nbytes` bytes each need."""
+    return count * -(-nbytes // (1 << parse_page(page)))
 
 
 def check_available(page: str | int, needed: int, can_reserve: bool = False) -> Pool:
-    """Check that a new mapping can have `needed` pages of `page` now.
-
-    Parameters
-    ----------
-    page : str or int
-        ``"2MB"`` or ``"1GB"``.
-    needed : int
-        Pages.
-    can_reserve : bool
-        The caller offers ``--reserve`` / ``reserve=True`` (the fault runs): the
-        message then names that way too. Other callers have no such option, and
-        a hint at one would send the user looking for it.
-
-    Returns
-    -------
-    Pool
-        The pool, as read.
-
-    Raises
-    ------
-    pagezero.MappingError
-        ``ENOMEM`` with the command that reserves them (the sysfs file to write), or
-        ``ENOENT`` when there is no such pool.
-    """
+    """The pool, if a new mapping can have `needed` pages of it now; else MappingError (ENOMEM)
+    with the command that reserves them, and with `can_reserve` the --reserve option too."""
     p = pool(page)
     if p.available >= needed:
         return p
@@ -241,73 +164,25 @@ def check_available(page: str | int, needed: int, can_reserve: bool = False) -> 
 
 
 def _node_pool_dir(page: str | int, node: int, root: str | None) -> str:
-    return os.path.join(
-        root or NODE_SYSFS,
-        f"node{node}",
-        "hugepages",
-        f"hugepages-{(1 << parse_page(page)) // 1024}kB",
-    )
+    return _pool_dir(page, os.path.join(root or NODE_SYSFS, f"node{node}", "hugepages"))
 
 
 def node_free(page: str | int, node: int, root: str | None = None) -> int | None:
-    """Free hugepages of one size on one NUMA node.
-
-    Parameters
-    ----------
-    page : str or int
-        ``"2MB"`` or ``"1GB"``.
-    node : int
-        The node.
-    root : str, optional
-        The directory of the nodes; by default ``/sys/devices/system/node``.
-
-    Returns
-    -------
-    int or None
-        Pages, or None where sysfs has no per-node count (a kernel without NUMA).
-    """
+    """Free hugepages of one size on one NUMA node; None where sysfs has no per-node count."""
     return _read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
 
 
 def check_node_available(
     page: str | int, needed: int, node: int, root: str | None = None
 ) -> int | None:
-    """Check that NUMA node `node` has `needed` free hugepages of `page`.
-
-    A hugetlb mapping reserves its pages against the whole pool when it is
-    mapped (mm/hugetlb.c hugetlb_reserve_pages()); binding it to a node
-    afterwards (mbind) only moves where the faults take pages from, so a
-    node without free pages fails at the first touch, with SIGBUS. Checking
-    the node's own count first turns that into an error.
-
-    Parameters
-    ----------
-    page : str or int
-        ``"2MB"`` or ``"1GB"``.
-    needed : int
-        Pages.
-    node : int
-        The node.
-    root : str, optional
-        The directory of the nodes; by default ``/sys/devices/system/node``.
-
-    Returns
-    -------
-    int or None
-        The node's free pages, or None where sysfs has no per-node count (nothing
-        is checked then).
-
-    Raises
-    ------
-    pagezero.MappingError
-        ``ENOMEM`` naming the node and the file to write.
-    """
-    directory = _node_pool_dir(page, node, root)
+    """The node's free pages, or MappingError (ENOMEM) when fewer than `needed`: a mapping
+    reserves against the whole pool (hugetlb_reserve_pages()), and binding it to a node
+    without free pages fails at the first touch, with SIGBUS."""
     free = node_free(page, node, root)
     if free is None or free >= needed:
         return free
-    nr = _read_int(os.path.join(directory, "nr_hugepages")) or 0
-    path = os.path.join(directory, "nr_hugepages")
+    path = os.path.join(_node_pool_dir(page, node, root), "nr_hugepages")
+    nr = _read_int(path) or 0
     raise MappingError(
         errno.ENOMEM,
         f"not enough {format_page(parse_page(page))} hugepages on node {node}: {needed} "
@@ -322,13 +197,8 @@ def _write(path: str, value: int) -> None:
 
 
 def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | None:
-    """Shrink the pool by what reserve() added, signals held meanwhile.
-
-    A signal that lands after the block's exception but before the signals
-    are held (a second Ctrl-C, SIGTERM after SIGINT) raises here too: the
-    give-back is tried again rather than skipped. Returns the first such
-    interruption, for the caller to raise once the pool is back.
-    """
+    """Shrink the pool by what reserve() added, signals held; a signal landing before they are
+    (a second Ctrl-C) gets the give-back tried again, and is returned for the caller to raise."""
     late, done = None, False
     while not done:
         try:
@@ -339,13 +209,6 @@ def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | No
         except KeyboardInterrupt as e:
             late = late or e
     return late
-
-
-# How often reserve() grows a pool whose new pages other processes map before this one
-# can: each try asks for what is still missing. A machine's other hugetlb users come
-# and go, and one that maps pages between the write and the check is no shortage of
-# memory in the kernel.
-GROW_TRIES = 3
 
 
 @contextlib.contextmanager
@@ -395,9 +258,8 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     taken: frozenset[int]
     added, unwinding, taken = 0, True, frozenset()
     try:
-        # SIGTERM and SIGHUP unwind the stack (finally blocks run) instead of
-        # killing the process where it stands; under the CLI's
-        # signals_interrupt() they already do, and nothing is taken over here.
+        # SIGTERM and SIGHUP unwind the stack (finally blocks run) instead of killing the
+        # process; under the CLI's signals_interrupt() they already do.
         with signals_interrupt((signal.SIGTERM, signal.SIGHUP)) as taken:
             try:
                 grown = before
@@ -432,13 +294,12 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
             finally:
                 if added > 0:
                     late = _give_back(before.path, page, added)
-                    # A signal during a give-back that ends the block normally still
-                    # stops the run; during an unwind, the first exception goes on.
+                    # A signal during the give-back after a normal end still stops the run;
+                    # during an unwind, the first exception goes on.
                     if late is not None and not unwinding:
                         raise late
     except Interrupted as e:
         if e.signum in taken:
-            # The pool is restored and the default action back: die of the
-            # signal now, as the process would have without the reservation.
+            # The pool is restored and the default action back: die of the signal now.
             os.kill(os.getpid(), e.signum)
         raise

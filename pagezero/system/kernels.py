@@ -1,8 +1,5 @@
-"""The kernel registry, as the C core declares it (``arch/*/kernels.def``).
-
-There is no list of kernels in Python: this module only wraps the rows the
-extension returns, and reaches the kernels for direct use.
-"""
+"""The kernel registry, as the C core declares it (``arch/*/kernels.def``): there is no list
+of kernels in Python, only the rows the extension returns, and the kernels for direct use."""
 
 from __future__ import annotations
 
@@ -12,31 +9,15 @@ from typing import TYPE_CHECKING
 from pagezero import _core
 
 if TYPE_CHECKING:
-    # Any object with the buffer protocol (writable or not), numpy arrays included:
-    # the C core's own parameter types, from its stub (_core.pyi).
     from pagezero._core import _Readable, _Writable
-
-__all__ = [
-    "Kernel",
-    "kernels",
-    "find_kernel",
-    "clear",
-    "fill",
-    "copy",
-    "KERNEL_KIND",
-    "clear_pages_kernel",
-    "nontemporal_kernel",
-    "kernel_roles",
-]
 
 KINDS = ("clear", "copy")
 
 # The kind of kernel each benchmark runs: the one table for every module.
 KERNEL_KIND = {"memset": "clear", "memcpy": "copy", "batch": "clear", "folio": "clear"}
 
-# Until the registry marks it (a "clear_pages" flag on each row of
-# _core.kernels()), the kernel the Linux clear_pages() uses on x86-64: rep
-# stosb with ERMS, else rep stosq (arch/x86/include/asm/page_64.h, its
+# Until the registry marks it on every row, the kernel the Linux clear_pages() uses on
+# x86-64: rep stosb with ERMS, else rep stosq (arch/x86/include/asm/page_64.h, its
 # ALTERNATIVE_2); elsewhere memset(), which arm64's clear_page rework adopts.
 _CLEAR_PAGES_FALLBACK = ("x86-64-stosb", "x86-64-stosq", "default")
 
@@ -74,28 +55,21 @@ class Kernel:
         The Linux ``clear_pages()`` uses it on this CPU (where the registry says so).
     """
 
-    kind: str  # "clear" (memset) or "copy" (memcpy)
+    kind: str
     name: str
     description: str
-    arch: str  # "any" for the portable ones
-    temporal: bool  # False: non-temporal (streaming) stores
-    zero_only: bool  # can only write zeros (clzero, DC ZVA)
-    features: tuple[str, ...]  # CPU features it needs, as /proc/cpuinfo names them
-    available: bool  # this CPU can run it
-    reason: str | None  # why not, when not available; else None
-    unit: int  # bytes per loop iteration of its body
-    align: int  # alignment its body needs; kernels.c handles the rest
-    # What the Linux clear_pages() uses on this CPU, where the registry says
-    # so (rows without the flag read as False).
-    clear_pages: bool = False
+    arch: str
+    temporal: bool
+    zero_only: bool
+    features: tuple[str, ...]
+    available: bool
+    reason: str | None
+    unit: int
+    align: int
+    clear_pages: bool = False  # rows without the flag read as False
 
 
 _FIELDS = frozenset(Kernel.__dataclass_fields__)
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise ValueError(f"unknown kernel kind {kind!r} (expected 'clear' or 'copy')")
 
 
 def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
@@ -117,7 +91,8 @@ def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
     ValueError
         For any other `kind`.
     """
-    _check_kind(kind)
+    if kind not in KINDS:
+        raise ValueError(f"unknown kernel kind {kind!r} (expected 'clear' or 'copy')")
     return tuple(
         Kernel(**{k: v for k, v in row.items() if k in _FIELDS})
         for row in _core.kernels()
@@ -154,37 +129,18 @@ def find_kernel(name: str, kind: str = "clear") -> Kernel:
 
 
 def clear_pages_kernel() -> str:
-    """The clear kernel the Linux ``clear_pages()`` uses on this CPU.
-
-    Returns
-    -------
-    str
-        The available kernel the registry marks ``clear_pages``; where none is marked,
-        the first available of ``x86-64-stosb`` (ERMS), ``x86-64-stosq`` and
-        ``default`` (arch/x86/include/asm/page_64.h's ALTERNATIVE_2).
-    """
+    """The available clear kernel clear_pages() uses here: the registry's mark, or a fallback."""
     table = [k for k in kernels("clear") if k.available]
-    for k in table:
-        if k.clear_pages:
-            return k.name
+    marked = [k.name for k in table if k.clear_pages]
     available = {k.name for k in table}
-    return next(name for name in _CLEAR_PAGES_FALLBACK if name in available)
+    return next(iter(marked), None) or next(n for n in _CLEAR_PAGES_FALLBACK if n in available)
 
 
 def nontemporal_kernel(widest: bool = False) -> str | None:
-    """A non-temporal clear kernel this CPU can run, that can write any value.
+    """An available non-temporal clear kernel that writes any value, or None.
 
-    Parameters
-    ----------
-    widest : bool
-        False: the first in registry order (on x86-64 ``movnti``, the store of the
-        2012 ``clear_page_nocache``). True: the one with the widest loop unit (the
-        last of them on a tie).
-
-    Returns
-    -------
-    str or None
-        Its name, or None when this CPU has none.
+    The first in registry order (on x86-64 movnti, the store of the 2012
+    clear_page_nocache), or with `widest` the widest loop unit (the last on a tie).
     """
     table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
     if not table:
@@ -193,15 +149,7 @@ def nontemporal_kernel(widest: bool = False) -> str | None:
 
 
 def kernel_roles() -> dict[str, tuple[str, ...]]:
-    """Kernels by the role a study gives them, from the registry alone.
-
-    Returns
-    -------
-    dict of str to tuple of str
-        ``"clear_pages"``: what the Linux ``clear_pages()`` uses here
-        (:func:`clear_pages_kernel`); ``"streaming"``: the widest non-temporal store,
-        if any; ``"portable"``: the kernels of every architecture.
-    """
+    """Kernels by a study's role: "clear_pages", "streaming" (the widest, if any), "portable"."""
     return {
         "clear_pages": (clear_pages_kernel(),),
         "streaming": tuple(n for n in (nontemporal_kernel(widest=True),) if n),
@@ -248,8 +196,7 @@ def clear(buffer: _Writable, kernel: str = "default") -> None:
     Parameters
     ----------
     buffer : writable buffer
-        bytearray, memoryview, mmap, numpy array, :class:`~pagezero.system.memory.Region`:
-        any writable C-contiguous buffer.
+        As :func:`fill` takes it.
     kernel : str
         A clear kernel's name (:func:`kernels`).
 

@@ -5,32 +5,11 @@ from __future__ import annotations
 from pagezero import _core
 from pagezero.units import parse_page, parse_size
 
-__all__ = ["region", "thp_mode"]
-
 _THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
 
 
 def thp_mode(thp: bool | None, shift: int) -> int:
-    """The C core's transparent-huge-page mode for a mapping.
-
-    Parameters
-    ----------
-    thp : bool or None
-        True asks for transparent huge pages, False refuses them (``MADV_NOHUGEPAGE``),
-        None leaves the system's policy.
-    shift : int
-        The mapping's page shift (12 for 4KB pages).
-
-    Returns
-    -------
-    int
-        ``_core.THP_ON``, ``_core.THP_OFF`` or ``_core.THP_SYSTEM``.
-
-    Raises
-    ------
-    ValueError
-        For any other `thp`, or True on hugetlb pages.
-    """
+    """The C core's THP mode for `thp` (True asks, False refuses, None: the system's policy)."""
     if thp not in _THP:
         raise ValueError(f"thp must be None (system default), True or False, not {thp!r}")
     if thp is True and shift != 12:
@@ -67,8 +46,8 @@ def region(
     Returns
     -------
     pagezero._core.Region
-        A writable buffer (``memoryview(r)``, :func:`pagezero.clear`), unmapped by
-        ``close()`` or at the end of a ``with`` block.
+        A writable buffer (``memoryview(r)``, :func:`pagezero.clear`) with ``address``
+        and ``size``, unmapped by ``close()`` or at the end of a ``with`` block.
 
     Raises
     ------

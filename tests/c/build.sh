@@ -67,7 +67,10 @@ if [ "$TARGET_ARCH" != generic ]; then
 fi
 shopt -u nullglob
 
-cflags=(-O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -fno-tree-loop-distribute-patterns -Icsrc -Iarch)
+# PZ_TEST_SWITCHES: the tests set the core's PAGEZERO_* test switches (csrc/switches.h),
+# which a release build leaves out.
+cflags=(-O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -fno-tree-loop-distribute-patterns
+	-DPZ_TEST_SWITCHES -Icsrc -Iarch)
 if [ "$mode" = sanitize ]; then
 	cflags+=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
 fi

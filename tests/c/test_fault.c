@@ -21,6 +21,7 @@
 
 #include "fault.h"
 #include "stop.h"
+#include "switches.h"
 
 static unsigned long n_passed, n_failed;
 
@@ -249,6 +250,7 @@ static void test_thread_clock(void)
 	int ret;
 
 	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	pz_switches_load();
 	CHECK(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0 && clock.fake, "fake cycles clock");
 	ret = pz_fault_run(&p, &clock, &out);
 	CHECK(ret == 0 && out.loops_done == 3, "cycles run: %d, %u loops", ret, out.loops_done);
@@ -261,6 +263,7 @@ static void test_thread_clock(void)
 	      "cycles across threads (no common count) accepted");
 	pz_clock_close(&clock);
 	unsetenv("PAGEZERO_FAKE_CYCLES");
+	pz_switches_load();
 }
 
 /* A second thread that asks for a stop once the run has begun. */

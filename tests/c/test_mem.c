@@ -19,6 +19,7 @@
 #include "numa.h"
 #include "stop.h"
 #include "mem_bench.h"
+#include "switches.h"
 
 static int passed, failed;
 
@@ -149,6 +150,7 @@ static void test_bench_private_evict_counters(void)
 	unsigned i;
 
 	setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
+	pz_switches_load();
 	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
 	p.kernel = pz_kernel_find(PZ_KIND_COPY, "default");
 	p.size = 1 << 16;
@@ -187,6 +189,7 @@ static void test_bench_private_evict_counters(void)
 
 		snprintf(v, sizeof(v), "%u", n);
 		setenv("PAGEZERO_FAIL_COUNTER_READ", v, 1);
+		pz_switches_load();
 		out.failed_counter = PZ_CTR_COUNT;
 		out.stage = PZ_STAGE_NONE;
 		CHECK(pz_bench_mem(&p, &clock, &out) == -EIO);
@@ -194,11 +197,14 @@ static void test_bench_private_evict_counters(void)
 		CHECK(out.stage == PZ_STAGE_COUNTER_READ && out.failed_counter == PZ_CTR_COUNT);
 	}
 	unsetenv("PAGEZERO_FAIL_COUNTER_READ");
+	pz_switches_load();
 	/* A multiplexed group: refused, and said to be a read's. */
 	setenv("PAGEZERO_FAKE_MULTIPLEXED", "1", 1);
+	pz_switches_load();
 	CHECK(pz_bench_mem(&p, &clock, &out) == -EBUSY && out.stage == PZ_STAGE_COUNTER_READ);
 	unsetenv("PAGEZERO_FAKE_MULTIPLEXED");
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
+	pz_switches_load();
 	pz_clock_close(&clock);
 }
 
@@ -246,6 +252,7 @@ static void test_cycles_per_thread(void)
 	unsigned i;
 
 	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	pz_switches_load();
 	CHECK(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0 && clock.fake);
 	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
 	p.size = 8u << 20;
@@ -274,6 +281,7 @@ static void test_cycles_per_thread(void)
 	}
 	pz_clock_close(&clock);
 	unsetenv("PAGEZERO_FAKE_CYCLES");
+	pz_switches_load();
 }
 
 /* Prefaults: which thread, on which CPU, before or after its start. */

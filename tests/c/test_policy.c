@@ -29,6 +29,7 @@
 #include "policy_bench.h"
 #include "region.h"
 #include "stop.h"
+#include "switches.h"
 
 static unsigned long n_passed, n_failed;
 
@@ -395,6 +396,7 @@ static void test_folio(void)
 		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
 		setenv("PAGEZERO_FAKE_COUNTER_COST_US", "20000", 1);
 		setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+		pz_switches_load();
 		check(pz_clock_open(&clock, PZ_CLOCK_CYCLES) == 0, "fake cycles");
 		p.strategy = PZ_STRATEGY_SEQUENTIAL;
 		p.baseline = pz_cold_available(PZ_COLD_CLFLUSH) ? PZ_COLD_CLFLUSH : PZ_COLD_EVICT;
@@ -413,12 +415,14 @@ static void test_folio(void)
 		/* A failed read: an error, not a wrapped count. */
 		unsetenv("PAGEZERO_FAKE_COUNTER_COST_US");
 		setenv("PAGEZERO_FAIL_COUNTER_READ", "4", 1);
+		pz_switches_load();
 		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) ==
 				      -EIO &&
 			      done == 0 && failed == 0,
 		      "folio: the 4th counter read failed, %u loops", done);
 		/* A stop between loops. */
 		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
+		pz_switches_load();
 		pz_stop_request(SIGTERM);
 		check(pz_bench_folio(&p, folio.addr, scrub.addr, scrub.size, &clock, out, counts) ==
 				      -EINTR &&
@@ -428,6 +432,7 @@ static void test_folio(void)
 		pz_clock_close(&clock);
 		unsetenv("PAGEZERO_FAKE_COUNTERS");
 		unsetenv("PAGEZERO_FAKE_CYCLES");
+		pz_switches_load();
 	}
 	pz_region_unmap(&folio);
 	pz_region_unmap(&scrub);
@@ -491,6 +496,7 @@ static void test_batch_team(void)
 	p.cond.hook_ctx = &fl;
 	p.cond.counters = 1;
 	setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
+	pz_switches_load();
 	for (t = 0; t < 2; t++) {
 		fl.base[t] = r[t].addr;
 		memset(r[t].addr, 0xff, r[t].size);
@@ -507,6 +513,7 @@ static void test_batch_team(void)
 		check(pz_bench_batches(&p, bases, &clock, out) == 0, "team of 2 failed");
 	}
 	unsetenv("PAGEZERO_FAKE_COUNTERS");
+	pz_switches_load();
 	check(!fl.outside, "a thread flushed outside its own region");
 	for (t = 0; t < 2; t++) {
 		check(fl.n[t] == 6, "thread %u: %u flushes, want 6 (3 batches x 2 passes)", t,
@@ -531,6 +538,7 @@ static void test_batch_team(void)
 		fl.stop_at = 5;
 		p.cond.loops_done = &done;
 		setenv("PAGEZERO_FAKE_COUNTERS", "1", 1);
+		pz_switches_load();
 		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) ==
 				      -EINTR &&
 			      done == 1,
@@ -539,6 +547,7 @@ static void test_batch_team(void)
 		pz_stop_clear();
 		/* A failed counter read fails the run, with the leader named. */
 		setenv("PAGEZERO_FAIL_COUNTER_READ", "2", 1);
+		pz_switches_load();
 		failed = PZ_CTR_COUNT;
 		check(pz_bench_batches(&p, (char *[]){ r[0].addr, r[1].addr }, &clock, out) ==
 				      -EIO &&
@@ -546,6 +555,7 @@ static void test_batch_team(void)
 		      "a failed counter read: %u passes, counter %u", done, failed);
 		unsetenv("PAGEZERO_FAIL_COUNTER_READ");
 		unsetenv("PAGEZERO_FAKE_COUNTERS");
+		pz_switches_load();
 		p.cond.loops_done = NULL;
 	}
 	p.batch_pages = 11;
@@ -576,6 +586,7 @@ static void test_batch_team_cycles(void)
 	unsigned t, i;
 
 	setenv("PAGEZERO_FAKE_CYCLES", "1", 1);
+	pz_switches_load();
 	if (map_pages(&r[0], pages) || map_pages(&r[1], pages) ||
 	    pz_clock_open(&clock, PZ_CLOCK_CYCLES)) {
 		check(0, "cannot map or open the fake cycles clock");
@@ -595,6 +606,7 @@ static void test_batch_team_cycles(void)
 			      (unsigned long long)m[t][i]);
 	pz_clock_close(&clock);
 	unsetenv("PAGEZERO_FAKE_CYCLES");
+	pz_switches_load();
 	pz_region_unmap(&r[0]);
 	pz_region_unmap(&r[1]);
 }

@@ -1,15 +1,11 @@
 """advise's choices: the best kernel by extent, and the batch for a latency budget.
 
-Built on the tie rules of pagezero.studies.advise.ties (what counts as tied, the
-kernel rule, whether a batch fits a budget). Beyond the LLC the extents ask
-one question, which stores stream fastest to memory as clear_pages() clears
-fresh pages, so they are judged as one range (judge_range): each kernel
-against the fastest within each run, averaged over the range's extents.
-
-Every function here works on plain dicts, as advise_ties' do:
-    cells: {(kernel, extent): {"bytes_per_sec", "spread_pct", "noise_pct",
-            "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
-            "run_medians": {run: median rate}}}
+Built on the tie rules of pagezero.studies.advise.ties, on plain dicts (ties.Cells). Beyond
+the LLC the extents ask one question, which stores stream fastest to memory as clear_pages()
+clears fresh pages, so they are judged as one range (judge_range): each kernel against the
+fastest within each run, averaged over the range's extents. Judged per extent, a kernel that
+trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here,
+against 9-11%) ties at one extent and not the next, and the other way round measured again.
 """
 
 from __future__ import annotations
@@ -31,8 +27,6 @@ from pagezero.studies.advise.ties import (
     tied,
 )
 
-__all__ = ["batch_for_budget", "best_kernels", "judge_range"]
-
 
 def batch_for_budget(
     cells: Cells,
@@ -41,48 +35,14 @@ def batch_for_budget(
     clear_pages: str,
     pooled_from: int | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """The batch for one latency budget and whether anything fits it.
-
-    Among the cells whose worst batch fits the budget in 9 visits of 10
-    (fits_budget), the fastest and all
-    tied with it; of those the largest batch; at that batch the kernel rule
-    among the kernels tied with the fastest there. The row names the
-    alternatives tied with the fastest overall. When nothing fits: the cell with the
-    smallest such worst, no ties (nothing to choose between). A batch
-    from `pooled_from` on takes the kernel judged for that range
-    (judge_range, as best_kernels does) when it fits there, else the first
-    of the range's tied that does, so the budget and the best kernel beyond
-    the LLC give one answer.
-
-    Parameters
-    ----------
-    cells : mapping of (str, int) to mapping
-        {(kernel, extent in bytes): cell}.
-    budget_ms : float
-        The latency budget in ms.
-    order : sequence of str
-        The kernel table's order.
-    clear_pages : str
-        The kernel clear_pages() uses on this CPU.
-    pooled_from : int or None
-        As for best_kernels().
-
-    Returns
-    -------
-    tuple of (dict, bool)
-        The JSON row (budget_ms, batch_bytes, kernel, bytes_per_sec,
-        worst_ms, typical_worst_ms, p90_worst_ms, max_worst_ms in ms, checked_against,
-        fits, spread_pct, tied) and whether anything fits.
-    """
+    """The JSON row of the batch for one latency budget, and whether anything fits it."""
     fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
         ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
         extent = max(e for _, e in ties)
-        # The kernel as for the best kernel by extent: among those tied with
-        # the fastest at that batch. Those tied with the fastest overall are
-        # often one or two there, which of them changes from one measurement
-        # to the next, and the rule would then have nothing to choose from.
+        # Among those tied with the fastest at that batch: those tied with the fastest
+        # overall are often one or two there, and which changes between measurements.
         here = {k: v for (k, e), v in fitting.items() if e == extent}
         top = max(here.values(), key=lambda v: v["bytes_per_sec"])
         kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order, clear_pages)
@@ -109,8 +69,7 @@ def batch_for_budget(
         "batch_bytes": extent,
         "kernel": kernel,
         "bytes_per_sec": float(c["bytes_per_sec"]),
-        # "worst_ms" is the typical worst under its old name, kept for
-        # readers of earlier files; typical_worst_ms says what it is.
+        # The typical worst under its old name, for readers of earlier files.
         "worst_ms": float(c["typical_worst_ms"]),
         "typical_worst_ms": float(c["typical_worst_ms"]),
         "p90_worst_ms": float(c["p90_worst_ms"]),
@@ -126,22 +85,20 @@ def batch_for_budget(
     return row, fits
 
 
+def _everywhere(cells: Cells, extents: Iterable[int]) -> set[str]:
+    """The kernels measured at every one of `extents`."""
+    return set.intersection(*({k for (k, x) in cells if x == e} for e in extents))
+
+
 def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float, float]] | None:
-    """Each kernel's gap to the fastest over a range, paired within runs.
-
-    Per run, a kernel's log rate over the range is the mean over its extents
-    of the log of that run's median; its difference from the fastest
-    kernel's in the same run is a paired measurement (one region, one
-    stretch of the machine), so what moves a whole run cancels. Over the
-    runs, the gap is the mean difference (in % below the fastest) and its
-    standard error in %.
-
-    Returns None when the cells lack per-run medians ("run_medians") of at
-    least three common runs: then there is no standard error to judge by.
-    """
-    everywhere = set.intersection(*({k for (k, x) in cells if x == e} for e in extents))
+    """Each kernel's % gap to the fastest over a range and its standard error, paired in runs."""
+    # Per run, a kernel's log rate is the mean over the extents of the log of that run's
+    # median; its difference from the fastest's in the same run is paired (one region, one
+    # stretch of the machine), so what moves a whole run cancels. None without the medians
+    # of three common runs.
     medians = {
-        k: [cells[(k, e)].get("run_medians") or {} for e in extents] for k in sorted(everywhere)
+        k: [cells[(k, e)].get("run_medians") or {} for e in extents]
+        for k in sorted(_everywhere(cells, extents))
     }
     medians = {k: m for k, m in medians.items() if all(v > 0 for ms in m for v in ms.values())}
     runs = sorted(
@@ -164,12 +121,9 @@ def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float,
 
 
 def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str, Any]]:
-    """One cell per kernel measured at every extent of a range: its rate the
-    geometric mean of its rates there (no extent weighs more for being
-    faster), its noise the sweep's. For cells without per-run medians."""
-    everywhere = set.intersection(*({k for (k, x) in cells if x == e} for e in extents))
+    """One cell per kernel measured over the whole range: the geometric mean of its rates."""
     pooled: dict[str, dict[str, Any]] = {}
-    for k in everywhere:
+    for k in _everywhere(cells, extents):
         here = [cells[(k, e)] for e in extents]
         rates = [float(c["bytes_per_sec"]) for c in here]
         pooled[k] = {
@@ -185,33 +139,10 @@ def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str
 def judge_range(
     cells: Cells, extents: Sequence[int], order: Sequence[str], clear_pages: str
 ) -> tuple[str, list[str]]:
-    """The kernel for a range of extents judged as one, and the kernels tied there.
-
-    With per-run medians of three runs or more (_paired_gaps): a kernel is
-    tied with the fastest when its gap is within TIE_FLOOR_PCT or twice the
-    gap's standard error, whichever is larger. The range's estimate pairs
-    every run and averages every extent, so its own standard error, not one
-    cell's spread between runs, is what a gap must exceed. Without them:
-    the kernels' geometric means over the range, tied as single cells are.
-    Then the kernel rule.
-
-    Parameters
-    ----------
-    cells : mapping of (str, int) to mapping
-        {(kernel, extent in bytes): cell}, cells maybe with "run_medians"
-        ({run: median rate}).
-    extents : sequence of int
-        The range's extents in bytes (not empty).
-    order : sequence of str
-        The kernel table's order.
-    clear_pages : str
-        The kernel clear_pages() uses on this CPU.
-
-    Returns
-    -------
-    tuple of (str, list of str)
-        The kernel chosen and the kernels tied (it among them).
-    """
+    """The kernel for a range of extents judged as one, and the kernels tied there."""
+    # A paired gap ties within TIE_FLOOR_PCT or twice its standard error: the range's estimate
+    # pairs every run and averages every extent, so its own error, not one cell's spread, is
+    # what a gap must exceed. Without per-run medians: the geometric means, tied as cells are.
     gaps = _paired_gaps(cells, extents)
     if gaps is None:
         return _judge(_geometric_means(cells, extents), order, clear_pages)
@@ -229,11 +160,9 @@ def _judge(
 
 
 def _streaming_range(cells: Cells, extents: Iterable[int], pooled_from: int | None) -> list[int]:
-    """The extents from pooled_from on, when two or more and some kernel was
-    measured at all of them (a sweep a signal cut short may lack that):
-    else none, and every extent is judged alone."""
+    """The extents from pooled_from on, when two or more and some kernel has them all, else []."""
     pool = [e for e in extents if pooled_from is not None and e >= pooled_from]
-    if len(pool) < 2 or not set.intersection(*({k for k, x in cells if x == e} for e in pool)):
+    if len(pool) < 2 or not _everywhere(cells, pool):
         return []
     return pool
 
@@ -245,42 +174,7 @@ def best_kernels(
     clear_pages: str,
     pooled_from: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranges of extents with their kernel.
-
-    Per extent, the fastest and every kernel tied with it, chosen by the
-    kernel rule; neighbouring extents with the same choice make one range.
-
-    The extents from `pooled_from` on (advise: those at least the LLC's size)
-    are judged together, as one question: which stores stream fastest
-    through memory the cache cannot hold, as clear_pages() clears fresh
-    pages. Per extent, a kernel that trails the fastest by about the tie
-    tolerance (sse2-nt, 5-15% behind avx-nt and clzero here, against a
-    tolerance of 9-11%) is tied at one extent and not at the next, and
-    measured again the other way round; judged over the whole range
-    (judge_range), its gap is measured over every extent and run at once.
-
-    Parameters
-    ----------
-    cells : mapping of (str, int) to mapping
-        {(kernel, extent in bytes): cell}.
-    extents : iterable of int
-        The extents in bytes, in increasing order.
-    order : sequence of str
-        The kernel table's order.
-    clear_pages : str
-        The kernel clear_pages() uses on this CPU.
-    pooled_from : int or None
-        The smallest extent judged with those above it (when two or more
-        measured extents are), or None to judge every extent alone.
-
-    Returns
-    -------
-    list of dict
-        Rows {min_bytes, max_bytes, kernel, bytes_per_sec (its median over
-        the range), tied (the kernels within noise of the fastest at one or
-        more of the range's extents, or over the pooled range), pooled
-        (whether the range was judged as one)}.
-    """
+    """Ranges of extents with their kernel: range_row()'s rows, with tied and pooled."""
     measured = [e for e in extents if any(x == e for _, x in cells)]
     pool = _streaming_range(cells, measured, pooled_from)
     ranges: list[dict[str, Any]] = []
@@ -292,8 +186,8 @@ def best_kernels(
         else:
             ranges.append({"kernel": kernel, "extents": [e], "tied": set(ties)})
     if pool:
-        # Its own row even where the extents below chose the same kernel: the
-        # reader is told which extents were judged together.
+        # Its own row even where the extents below chose the same kernel: the reader is told
+        # which extents were judged together.
         kernel, ties = judge_range(cells, pool, order, clear_pages)
         ranges.append({"kernel": kernel, "extents": pool, "tied": set(ties), "pooled": True})
     return [

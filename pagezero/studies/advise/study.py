@@ -1,24 +1,16 @@
 """pagezero advise: what the seed authors worked out by hand, for this machine.
 
-One compact sweep (every available clear kernel x a ladder of extents,
-clearing one region in batches of each extent) answers:
+One compact sweep (every available clear kernel x a ladder of extents, clearing one region
+in batches of each extent) answers: which kernel clears fastest for which extent range; the
+knee, from which clear_pages()'s kernel runs markedly faster as the CPU stops allocating
+cache lines for its stores, against the LLC size from sysfs; and for each latency budget,
+the batch that clears fastest while its worst batch stays inside the budget in 9 visits
+of 10.
 
-- which kernel clears fastest for which extent range;
-- the knee: the extent from which temporal clears (clear_pages()'s kernel)
-  run markedly faster because the CPU stops allocating cache lines for
-  them, set against the LLC size read from sysfs;
-- for each latency budget, the batch that clears fastest while its worst
-  batch stays inside the budget in 9 visits of 10.
-
-The run is the unit: the sweep is made over several fresh processes (each
-visiting every cell in several rounds, each round in its own shuffled
-order), as a single process can land on a lucky or unlucky physical
-placement of its memory. Candidates within the noise between those runs
-are tied, and the tie rules of pagezero.studies.advise.ties (applied in
-pagezero.studies.advise.choices) choose among them, so that measuring again gives
-the same advice rather than another of the near-equals.
-
-The advice is a value (Advice); to_json() gives the documented shape.
+The run is the unit: the sweep is made over several fresh processes, as one process can land
+on a lucky or unlucky physical placement of its memory. Candidates within the noise between
+runs are tied, and the tie rules (ties.py, applied in choices.py) choose among them, so that
+measuring again gives the same advice.
 """
 
 from __future__ import annotations
@@ -30,10 +22,11 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, find_knee
+from pagezero.analysis.knee import KNEE_CLEAR_STEP
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
 from pagezero.results.points import point_summary
+from pagezero.runs.processes import check_runs
 from pagezero.runs.sweeps import register, sweep
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
@@ -47,94 +40,61 @@ if TYPE_CHECKING:
     from pagezero.measure.policy import BatchResult
     from pagezero.results.resultset import ResultSet
 
-__all__ = [
-    "Advice",
-    "advise",
-    "find_knee",
-    "best_kernels",
-    "batch_for_budget",
-    "DEFAULT_BUDGETS_MS",
-    "SWEEPS",
-    "cells_from_results",
-]
+__all__ = ["Advice", "advise", "DEFAULT_BUDGETS_MS", "SWEEPS", "cells_from_results"]
 
 DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 
-# The sweeps. The region must be larger than the LLC several times over, and
-# than the largest extent, so every extent is cleared from cold memory. Each
-# run is a fresh process (the quick sweep's one run is this process) that
-# maps one region (_shared_region) and visits every (kernel, extent) cell
-# `rounds` times, each round in an order shuffled anew, making `passes` timed
-# passes per visit after the untimed one pagezero.batch() always makes.
-# Rounds, not one long visit: on a shared VM the memory bandwidth a run gets
-# changes over seconds (another guest), and eight passes of one cell in a row
-# can all fall in one slow stretch that its neighbours miss. Spread over four
-# rounds, each cell meets the slow stretches as its neighbours do (measured by
-# benchmarks/advise_stability.py: the 1 ms budget's answer went from 3 to 4 of
-# 5 runs alike on a quiet machine). Five runs of 4 x 2 passes take about 80 s;
-# the extra untimed pass per visit is the cost of interleaving.
+KB, MB = 1 << 10, 1 << 20
+
+# The region is larger than the LLC several times over, and than the largest extent, so
+# every extent is cleared from cold memory. Each run is a fresh process (the quick sweep's
+# one run is this process) that maps one region (_shared_region) and visits every (kernel,
+# extent) cell `rounds` times, each round in an order shuffled anew, making `passes` timed
+# passes per visit after batch()'s untimed one. Rounds, not one long visit: on a shared VM
+# the bandwidth a run gets changes over seconds, and eight passes in a row can all fall in
+# one slow stretch that the neighbours miss (benchmarks/advise_stability.py: the 1 ms
+# budget's answer went from 3 to 4 of 5 runs alike). Five runs of 4 x 2 passes: about 80 s.
 SWEEPS: dict[str, dict[str, Any]] = {
     "default": {
-        "region": 256 << 20,
+        "region": 256 * MB,
         "runs": 5,
         "rounds": 4,
         "passes": 2,
-        "extents": (
-            4 << 10,
-            64 << 10,
-            1 << 20,
-            4 << 20,
-            8 << 20,
-            16 << 20,
-            32 << 20,
-            64 << 20,
-            128 << 20,
-        ),
+        "extents": (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB),
     },
     "quick": {
-        "region": 64 << 20,
+        "region": 64 * MB,
         "runs": 1,
         "rounds": 1,
         "passes": 2,
-        "extents": (64 << 10, 1 << 20, 8 << 20, 32 << 20),
+        "extents": (64 * KB, 1 * MB, 8 * MB, 32 * MB),
     },
 }
 
-# How results' params["backing"] reads in words (pagezero.system.backing' labels).
 _BACKING_WORDS: dict[str, str] = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
 
 
 def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
-    out: list[float] = []
-    for b in budgets_ms:
-        if (
-            isinstance(b, bool)
-            or not isinstance(b, (int, float))
-            or not b > 0
-            or not math.isfinite(b)
-        ):
+    out = tuple(budgets_ms)
+    for b in out:
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 < b < math.inf:
             raise ValueError(f"latency budget must be a positive number of ms, not {b!r}")
-        out.append(float(b))
     if not out:
         raise ValueError("at least one latency budget is needed")
-    return tuple(out)
+    return tuple(float(b) for b in out)
 
 
 def _check_runs(runs: int, quick: bool) -> int:
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ValueError(f"runs must be a positive int, not {runs!r}")
-    if runs < 3 and not quick:
+    if check_runs(runs) < 3 and not quick:
         # Fewer give no usable spread between runs, and ties then rest on the floor alone.
         raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
     return runs
 
 
-# One region per process, shared by every cell that process measures. The
-# kernels at one extent are then compared on the same physical pages: a run's
-# placement of the region (3-5% at 256MB here) moves every cell of the run
-# alike, and run_spreads' load factor takes it out. A fresh mapping per cell
-# gave each cell a placement of its own, which no run-level factor removes,
-# and ties as wide as that noise.
+# One region per process, shared by its cells: the kernels at one extent are compared on the
+# same physical pages, and a run's placement (3-5% at 256MB here) moves every cell of the
+# run alike, which run_spreads' load factor takes out. A fresh mapping per cell gave each
+# its own placement, and ties as wide as that noise.
 _REGIONS: dict[int, Any] = {}
 
 
@@ -150,32 +110,7 @@ def _release_regions() -> None:
 
 
 def advise_cell(size: int, batch: int, kernel: str, loops: int) -> BatchResult | None:
-    """One cell of the advice sweep.
-
-    pagezero.batch()'s measurement on this process's shared region (its
-    pages: pagezero.system.backing.kernel_backing).
-
-    Parameters
-    ----------
-    size : int
-        The region's bytes.
-    batch : int
-        The extent cleared per batch, in bytes.
-    kernel : str
-        The clear kernel.
-    loops : int
-        The timed passes.
-
-    Returns
-    -------
-    BatchResult or None
-        The cell's measurement (None as for run_batch()).
-
-    Raises
-    ------
-    ValueError
-        For a bad argument (plan_batch()).
-    """
+    """One cell of the advice sweep: pagezero.batch() on this process's shared region."""
     return run_batch(plan_batch(size, batch, kernel, loops), _shared_region(size))
 
 
@@ -222,31 +157,19 @@ def advise(
     cfg = dict(SWEEPS["quick" if quick else "default"])
     cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
     names = [k.name for k in kernels("clear") if k.available]
-    grid = {
-        "size": [cfg["region"]],
-        "batch": list(cfg["extents"]),
-        "kernel": names,
-        "loops": [cfg["passes"]],
-    }
+    grid = dict(
+        size=[cfg["region"]], batch=list(cfg["extents"]), kernel=names, loops=[cfg["passes"]]
+    )
     if progress:
-        print(
-            f"pagezero advise: {len(names)} kernels x {len(cfg['extents'])} extents, "
-            f"{cfg['runs']} run(s)",
-            file=progress,
-            flush=True,
-        )
+        sizes = f"{len(names)} kernels x {len(cfg['extents'])} extents, {cfg['runs']} run(s)"
+        print(f"pagezero advise: {sizes}", file=progress, flush=True)
     start = time.monotonic()
-    # `rounds` repetitions of the grid per process: the run is the unit. warmup=0:
-    # each batch() makes an untimed pass through its kernel before timing.
+    # `rounds` repetitions of the grid per process; warmup=0: each batch() makes an untimed
+    # pass before timing. progress None: a bar on a terminal.
     try:
-        rs = sweep(
-            "advise-cell",
-            grid,
-            repeat=cfg["runs"] * cfg["rounds"],
-            warmup=0,
-            processes=cfg["runs"],
-            progress=None if progress else False,
-        )  # None: a bar on a terminal
+        repeat, bar = cfg["runs"] * cfg["rounds"], None if progress else False
+        runs = cfg["runs"]
+        rs = sweep("advise-cell", grid, repeat=repeat, warmup=0, processes=runs, progress=bar)
     finally:
         _release_regions()  # one run measures here (quick): its region goes now
     seconds = time.monotonic() - start
@@ -263,36 +186,13 @@ def advise(
 def cells_from_results(
     results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
 ) -> dict[tuple[str, int], dict[str, Any]]:
-    """The cells of the advice sweep from its batch Results.
-
-    A cell:
-    bytes_per_sec (median of the per-run medians, points.point_summary),
-    spread_pct and spread_of: between runs, each run divided by its load
-    factor (advise_ties.run_spreads), or the passes' spread when one run
-    measured the cell; noise_pct, the sweep's noise (advise_ties.sweep_noise:
-    what ties are judged by); runs; typical_worst_ms (per run the slowest batch
-    position, median over its passes; then the median over runs) and
-    worst_ms, its old name; p90_worst_ms (the 90th percentile over every
-    visit of every run of the visit's slowest batch position, each
-    position's time the median over the visit's passes: what a budget is
-    checked against); max_worst_ms (the slowest batch of every pass of
-    every run); run_medians ({run: its median rate}: advise_choices.judge_range
-    pairs kernels within runs).
-
-    Parameters
-    ----------
-    results : sequence of BatchResult
-        The sweep's results.
-    runs : sequence of mapping
-        The ResultSet's runs, runs[i]["process"] the run that measured
-        result i.
-
-    Returns
-    -------
-    dict of (str, int) to dict
-        {(kernel, extent in bytes): cell}; rates in bytes/sec, spreads in %,
-        latencies in ms.
-    """
+    """{(kernel, extent): cell} from the sweep's results and runs (runs[i]["process"])."""
+    # A cell: bytes_per_sec, the median of per-run medians; spread_pct, spread_of: between
+    # runs each divided by its load factor (run_spreads), or the passes' with one run;
+    # noise_pct (sweep_noise); runs; typical_worst_ms: per run the median over passes of the
+    # slowest batch position, then the median over runs (worst_ms, its old name);
+    # p90_worst_ms: its 90th percentile over every visit (what a budget is checked against);
+    # max_worst_ms: the slowest batch of all; run_medians. Rates bytes/sec, spreads %, ms.
     by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):
         cell = by_cell.setdefault((r.function, r.batch_bytes), {})
@@ -327,33 +227,21 @@ def cells_from_results(
 
 
 def _p90(values: Sequence[float]) -> float:
-    """The 90th percentile of `values` (sorted, not empty), interpolated
-    between the two nearest (the single value when there is one)."""
+    """The 90th percentile of sorted `values`, interpolated (the value itself when one)."""
     if len(values) == 1:
         return float(values[0])
     return float(statistics.quantiles(values, n=10, method="inclusive")[8])
 
 
 def _backing(results: Iterable[BatchResult]) -> str:
-    """The pages the results' regions were on, in words ("4KB" where a result
-    does not say: batch() used 4KB pages before it recorded its backing)."""
-    used: list[str] = []
-    for r in results:
-        b = r.params.get("backing") or "4KB"
-        b = _BACKING_WORDS.get(b, b)
-        if b not in used:
-            used.append(b)
-    return " and ".join(used) if used else "4KB"
+    """The pages the results' regions were on, in words ("4KB" where a result does not say)."""
+    raw = (r.params.get("backing") or "4KB" for r in results)
+    return " and ".join(dict.fromkeys(_BACKING_WORDS.get(b, b) for b in raw)) or "4KB"
 
 
 def _streaming_from(llc: int, knee_bytes: int, step: float) -> int | None:
-    """The smallest extent of the range judged as one by best_kernels(): the
-    LLC's size (a batch that large cannot stay in the cache), else a clear
-    knee (where clear_pages()'s stores stop allocating cache lines), else
-    none (every extent judged alone)."""
-    if llc:
-        return llc
-    return knee_bytes if step >= KNEE_CLEAR_STEP else None
+    """Where best_kernels()' one range starts: the LLC's size, else a clear knee, else None."""
+    return llc or (knee_bytes if step >= KNEE_CLEAR_STEP else None)
 
 
 def _analyse(
@@ -364,8 +252,6 @@ def _analyse(
     interrupted: str | None = None,
 ) -> Advice:
     """The Advice from the cells measured (all, or those before a signal)."""
-    # Every result of the advise-cell sweep is a BatchResult (advise_cell
-    # returns run_batch's); a ResultSet holds any Result.
     results = cast("tuple[BatchResult, ...]", rs.results)
     cells = cells_from_results(results, rs.runs)
     knee_kernel = default_kernel()

@@ -1,9 +1,4 @@
-"""The advice of pagezero advise as a value: Advice, its JSON and its text.
-
-pagezero.studies.advise.study measures and analyses; this module only holds the result
-and says it in words (Advice.describe) or as the documented JSON shape
-(Advice.to_json).
-"""
+"""The advice of pagezero advise as a value (Advice): its JSON and its text."""
 
 from __future__ import annotations
 
@@ -12,11 +7,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
+from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.units import format_gbps, format_size
-
-__all__ = ["Advice"]
 
 
 @dataclass(frozen=True)
@@ -31,11 +24,9 @@ class Advice:
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
-        The fastest kernel by extent range, the JSON rows (with "tied";
-        advise_choices.best_kernels).
+        The fastest kernel by extent range, the JSON rows (with "tied").
     batch : tuple of dict
-        Per latency budget, the batch chosen, the JSON rows (with "tied";
-        advise_choices.batch_for_budget).
+        Per latency budget, the batch chosen, the JSON rows (with "tied").
     knee_kernel : str
         The kernel whose knee is given (clear_pages()'s).
     knee_step : float
@@ -66,21 +57,21 @@ class Advice:
 
     knee_bytes: int
     llc_bytes: int
-    best_kernel: tuple[dict[str, Any], ...]  # the JSON rows (with "tied")
-    batch: tuple[dict[str, Any], ...]  # the JSON rows (with "tied")
+    best_kernel: tuple[dict[str, Any], ...]
+    batch: tuple[dict[str, Any], ...]
     knee_kernel: str
-    knee_step: float  # upper level / lower level around the knee
-    batch_fits: tuple[bool, ...]  # per batch row: whether anything met the budget
+    knee_step: float
+    batch_fits: tuple[bool, ...]
     extents: tuple[int, ...]
     region_bytes: int
-    runs: int  # runs (processes) that measured the cells
+    runs: int
     passes: int
     seconds: float
-    cells: dict[tuple[str, int], dict[str, Any]]  # see cells_from_results()
-    knee_tied: tuple[int, ...] = ()  # other extents whose knee fit is within noise
-    backing: str = "4KB"  # the pages the region was on, in words
-    interrupted: str | None = None  # None, or the signal that cut the sweep short ("SIGINT")
-    rounds: int = 1  # shuffled visits of every cell per run
+    cells: dict[tuple[str, int], dict[str, Any]]
+    knee_tied: tuple[int, ...] = ()
+    backing: str = "4KB"
+    interrupted: str | None = None
+    rounds: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
@@ -120,13 +111,11 @@ class Advice:
         """
         gb = format_gbps
         n_kernels = len({k for k, _ in self.cells})
-        runs = (
-            f"{self.runs} runs (fresh processes) of {self.passes} passes each"
-            + (f" in {self.rounds} shuffled rounds" if self.rounds > 1 else "")
-            if self.runs > 1
-            else f"1 run of {self.passes} passes (--quick: the noise between runs is "
-            "unknown, ties judged by the passes' spread)"
-        )
+        runs = f"1 run of {self.passes} passes (--quick: the noise between runs is unknown, "
+        runs += "ties judged by the passes' spread)"
+        if self.runs > 1:
+            runs = f"{self.runs} runs (fresh processes) of {self.passes} passes each"
+            runs += f" in {self.rounds} shuffled rounds" if self.rounds > 1 else ""
         lines = [
             f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
             f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
@@ -138,31 +127,27 @@ class Advice:
             "kernels, clear_pages()'s "
             f"({self.knee_kernel}) if tied, else the first in the kernel table.",
             "",
-            "Fastest kernel by extent"
-            + (
-                " (from the LLC's size on, one question judged over all its extents: "
-                "which stores stream fastest to memory):"
-                if any(r.get("pooled") for r in self.best_kernel)
-                else ":"
-            ),
+            "Fastest kernel by extent:",
         ]
+        if any(r.get("pooled") for r in self.best_kernel):
+            lines[-1] = (
+                "Fastest kernel by extent (from the LLC's size on, one question judged over "
+                "all its extents: which stores stream fastest to memory):"
+            )
         if self.interrupted:
             lines[1:1] = [
                 f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
                 "cells measured before it, partly with fewer runs."
             ]
         for r in self.best_kernel:
-            span = (
-                format_size(r["min_bytes"])
-                if r["min_bytes"] == r["max_bytes"]
-                else f"{format_size(r['min_bytes'])} to {format_size(r['max_bytes'])}"
-            )
+            lo, hi = format_size(r["min_bytes"]), format_size(r["max_bytes"])
+            span = lo if lo == hi else f"{lo} to {hi}"
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
             pooled = "  (judged as one range, paired within runs)" if r.get("pooled") else ""
             lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}{pooled}")
-        lines.append("")
-        lines.append(self._knee_line())
         lines += [
+            "",
+            self._knee_line(),
             "",
             "Batch for clear_pages() between resched points, by the worst batch "
             "of 9 visits in 10 (p90: per visit of a cell, the slowest batch position, "
@@ -194,22 +179,13 @@ class Advice:
         }
         below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
         above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        llc = (
-            (
-                f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
-                f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
-            )
-            if self.llc_bytes
-            else "the LLC size is unknown (sysfs gives none)"
-        )
-        tied = (
-            (
-                f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
-                "(the smallest is taken)"
-            )
-            if self.knee_tied
-            else ""
-        )
+        llc, tied = "the LLC size is unknown (sysfs gives none)", ""
+        if self.llc_bytes:
+            llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
+            llc += f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+        if self.knee_tied:
+            tied = f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
+            tied += "(the smallest is taken)"
         if self.knee_step >= KNEE_CLEAR_STEP:
             return (
                 f"Knee: {self.knee_kernel} (clear_pages() here) clears "
@@ -226,7 +202,7 @@ class Advice:
 
 
 def _tied_cells(tied: Iterable[Mapping[str, Any]], kernels_measured: set[str]) -> str:
-    """ "16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel" from a row's tied cells."""
+    """A row's tied cells in words: "16MB x86-64-avx-nt, x86-64-movnti; 32MB every kernel"."""
     by_extent: dict[int, list[str]] = {}
     for t in tied:
         by_extent.setdefault(t["batch_bytes"], []).append(t["kernel"])

@@ -1,25 +1,19 @@
-"""The fit: how much of a fault the replayed clear explains, and what another
-policy would make of the rest.
+"""The fit: how much of a fault the replayed clear explains, and what another policy would make
+of the rest.
 
-A demand fault on a huge page costs the clear of its folio plus everything
-else the fault path does (finding and allocating the folio, the page table
-update, the return to user space): per fault, t_fault = t_clear + remainder.
-The replay of the running kernel's policy gives t_clear; the remainder is the
-difference. Another policy P changes only the clear, so its fault takes
-remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
+A demand fault on a huge page costs the clear of its folio plus everything else the fault
+path does (finding and allocating the folio, the page table update, the return to user
+space): per fault, t_fault = t_clear + remainder. The replay of the running kernel's policy
+gives t_clear; the remainder is the difference. Another policy P changes only the clear, so
+its fault takes remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
 
-Assumptions, which every prediction states:
+Every prediction states its assumptions (ASSUMPTIONS); the replays clear huge pages because
+the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses in its clear.
 
-- the remainder does not change with the policy;
-- user space clears as fast as the kernel through its direct map would, which
-  is why the replays clear huge pages (the direct map's are 2MB or 1GB: no
-  4KB TLB misses in the kernel's clear).
-
-The fit is checked before projecting: a replay that explains under
-FIT_LOW of the fault time leaves most of it to something the model does not
-see, and one over FIT_HIGH clears slower than the kernel faults (the replay
-pays for something the kernel does not); either way the model does not fit
-this machine and nothing is projected.
+The fit is checked before projecting: a replay that explains under FIT_LOW of the fault time
+leaves most of it to something the model does not see, and one over FIT_HIGH clears slower
+than the kernel faults (the replay pays for something the kernel does not); either way the
+model does not fit this machine and nothing is projected.
 """
 
 from __future__ import annotations
@@ -27,8 +21,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["FIT_LOW", "FIT_HIGH", "ASSUMPTIONS", "Fit", "fit", "Projection", "project"]
+from pagezero.studies.predict.replays import Replay
 
 FIT_LOW = 0.60
 FIT_HIGH = 1.10
@@ -41,13 +36,7 @@ ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replay of the running kernel's clear.
-
-    Times are seconds per fault (one folio). `remainder_low`/`remainder_high`
-    bound the remainder by the runs' spread: the slowest fault run less the
-    fastest replay run, and the fastest fault run less the slowest replay run
-    (not below 0).
-    """
+    """The measured fault against the replayed clear, in seconds per fault (one folio)."""
 
     folio_bytes: int
     fault_s: float
@@ -92,28 +81,7 @@ def _check_times(name: str, times: Sequence[float]) -> None:
 
 
 def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) -> Fit:
-    """Fit the model: per-run fault and replay times of one folio.
-
-    Parameters
-    ----------
-    folio_bytes : int
-        The folio's size (one fault clears one folio).
-    fault_s : sequence of float
-        Seconds per fault, one per kept fault run.
-    clear_s : sequence of float
-        Seconds per replayed clear of the running kernel's policy, one per run.
-
-    Returns
-    -------
-    Fit
-        Built from the medians of the runs, the remainder's bounds from
-        their extremes.
-
-    Raises
-    ------
-    ValueError
-        For an empty or non-positive series.
-    """
+    """The fit from per-run seconds per fault and per clear: medians, the remainder's bounds."""
     _check_times("the fault", fault_s)
     _check_times("the replay", clear_s)
     return Fit(
@@ -126,39 +94,41 @@ def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) ->
 
 
 @dataclass(frozen=True)
-class Projection:
-    """A policy's projected fault rate (bytes/sec) with its interval."""
+class ProjectedPolicy:
+    """One policy's projected fault rate (bytes/sec), low and high, and its replay's rate."""
 
+    replay: Replay
     bytes_per_sec: float
     low: float
     high: float
+    replay_bytes_per_sec: float
+
+    def to_json(self) -> dict[str, Any]:
+        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's details."""
+        r = self.replay
+        return {
+            "policy": r.policy,
+            "preempt": r.preempt,
+            "kernel": r.kernel,
+            "bytes_per_sec": self.bytes_per_sec,
+            "low": self.low,
+            "high": self.high,
+            "strategy": r.strategy,
+            "batch": r.batch,
+            "source": r.source,
+            "replay_bytes_per_sec": self.replay_bytes_per_sec,
+        }
 
 
-def project(f: Fit, clear_s: Sequence[float]) -> Projection:
-    """The fault rate under a policy whose replayed clear took `clear_s`.
-
-    Parameters
-    ----------
-    f : Fit
-        The fit of the running kernel's policy.
-    clear_s : sequence of float
-        Seconds per replayed clear of the other policy, one per run.
-
-    Returns
-    -------
-    Projection
-        folio / (remainder + median clear); low from the largest remainder
-        and the slowest run, high from the smallest and the fastest.
-
-    Raises
-    ------
-    ValueError
-        For an empty or non-positive series.
-    """
+def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy:
+    """The fault rate under `replay`, whose clear took `clear_s`: folio / (remainder + clear)."""
+    # low from the largest remainder and the slowest run, high from the smallest and fastest.
     _check_times("a projection", clear_s)
-    b = f.folio_bytes
-    return Projection(
-        b / (max(f.remainder_s, 0.0) + statistics.median(clear_s)),
+    b, median = f.folio_bytes, statistics.median(clear_s)
+    return ProjectedPolicy(
+        replay,
+        b / (max(f.remainder_s, 0.0) + median),
         b / (f.remainder_high + max(clear_s)),
         b / (f.remainder_low + min(clear_s)),
+        b / median,
     )

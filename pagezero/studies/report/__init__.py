@@ -1,40 +1,13 @@
 """`pagezero report`: the default study of this machine, as a folder.
 
-Studies, one module each:
-  extents  every available clear kernel over extents from 4KB to beyond the
-           LLC, dense around the cache sizes (which kernel wins where);
-  chunks   the chunk study of perf bench mem memset -k: one large region
-           cleared in chunks of 4KB up to the whole region (where the CPU
-           stops allocating cache lines, compared with the LLC size);
-  pages    the same kernels over one large region on 4KB and on 2MB pages
-           (the TLB's share, which the kernel's direct map does not pay);
-  cold     hot vs cache-cold clears of one extent per call;
-  threads  1..N CPUs clearing one region together;
-  faults   `pagezero mem mmap`: demand and populate faults per page size,
-           and the headroom between them and user space's best clear;
-  advice   `pagezero advise`: the batch size for clear_pages() per latency
-           budget, with the kernel to use;
-  predict  `pagezero predict`: the share of a huge-page fault the running
-           kernel's clearing explains, and what another policy would gain.
+One module per study (STUDIES, in the order run). The extents and chunk studies stand for
+the kernel's own clearing, through its direct map's huge pages: their buffers are on 2MB
+pages when this machine gives them (system.backing.kernel_backing); each heading says which.
 
-The extents and chunk studies stand for the kernel's own clearing, which
-goes through its direct map's huge pages: their buffers are on 2MB pages
-when this machine gives them (pagezero.system.backing.kernel_backing), and every
-table heading says which pages were used. Each point is measured in `runs`
-fresh processes and each cell is the median of the runs' medians (cells.py).
-
-The folder holds each study's results (JSON, loadable with
-pagezero.ResultSet.load), PNG and SVG plots, and report.md with the tables,
-the pictures and a summary in plain words, whose every figure is a cell of
-one of its tables (writer.py), and report.html, the same as one self-contained
-page with the figures inline and the tables sortable (html.py). A study
-that fails (too little memory, a kernel the CPU lacks) is named with its
-reason and the others are kept; a stop signal ends the study it lands in,
-and report.md is written from what was measured.
-
-Sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
-2-core machine; 1 run) and "tiny" (seconds; for tests and CI; 1 run), the
-last two picked by --quick or the PAGEZERO_SCALE environment variable.
+The folder holds each study's results (JSON, loadable with pagezero.ResultSet.load), PNG and
+SVG plots, report.md with the tables, the pictures and a summary in plain words whose every
+figure is a cell of one of its tables (markdown.py), and report.html, the same as one
+self-contained page (html.py). Sizes: SCALES.
 """
 
 from __future__ import annotations
@@ -47,21 +20,22 @@ from dataclasses import dataclass
 
 from pagezero._core import PagezeroError
 from pagezero.interrupt import as_interrupted, received
+from pagezero.runs.processes import check_runs
 from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
 from pagezero.studies.report.cold import study_cold
 from pagezero.studies.report.extents import study_extents
 from pagezero.studies.report.faults import study_faults
+from pagezero.studies.report.markdown import write_markdown
 from pagezero.studies.report.pages import study_pages
 from pagezero.studies.report.predict import study_predict
 from pagezero.studies.report.scales import SCALES
 from pagezero.studies.report.threads import study_threads
-from pagezero.studies.report.writer import write_markdown
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine
 
-__all__ = ["report", "run_report", "ReportRun", "SCALES", "STUDIES"]
+__all__ = ["run_report", "ReportRun", "SCALES", "STUDIES"]
 
 # (name, title if it fails before naming itself, study); run in this order.
 STUDIES = (
@@ -75,16 +49,15 @@ STUDIES = (
     ("predict", "What a new clearing policy would gain here", study_predict),
 )
 
-# What stops one study and not the report: the machine cannot do it (no
-# memory for a 1GB region, a kernel the CPU lacks, hugepages missing), a
-# point it refuses, a sweep worker that died.
+# What stops one study and not the report: the machine cannot do it (no memory for a 1GB
+# region, a kernel the CPU lacks, hugepages missing), a point it refuses, a sweep worker
+# that died.
 STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 
 @dataclass
 class ReportRun:
-    """What report() did: its folder, the sections, the signal that stopped
-    it (its name) or None, and the studies a signal left unrun."""
+    """What run_report() did: its folder, sections, stop signal's name, studies not run."""
 
     out_dir: str
     runs: int
@@ -101,28 +74,15 @@ class ReportRun:
 def _check(scale, runs):
     if scale not in SCALES:
         raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
-        raise ValueError(f"runs must be a positive int, not {runs!r}")
+    if runs is not None:
+        check_runs(runs)
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study and write the report folder, as :func:`report` does.
-
-    Parameters
-    ----------
-    out_dir, scale, functions, progress, reserve, runs
-        As for :func:`report`.
-
-    Returns
-    -------
-    ReportRun
-        The folder, the sections written, and the signal that stopped it, if any.
-
-    Raises
-    ------
-    ValueError
-        As :func:`report`.
-    """
+    """Run the default study into `out_dir` (not one holding a report) and write report.md."""
+    # A study that fails is named with its reason and the others are kept; a stop signal ends
+    # the study it lands in, and the report is written from what was measured. reserve: the
+    # fault studies may grow the hugepage pools (root); runs: processes per point.
     _check(scale, runs)
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
@@ -163,46 +123,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
 
 
 def _signal_name(mark):
-    """A section's interrupted mark as a signal's name: sweeps give the name,
-    an older mark True stands for the signal the handlers last received."""
+    """A section's interrupted mark as a signal's name (True: the one last received)."""
     if isinstance(mark, str):
         return mark
     return signal.Signals(received() or signal.SIGINT).name
-
-
-def report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study and write the report folder.
-
-    Refuses a folder that already holds a report. A study that fails is named in
-    report.md with its reason, and the others are kept. A stop signal ends the study
-    it lands in, and the report is written from what was measured, saying so.
-
-    Parameters
-    ----------
-    out_dir : str, optional
-        The folder to write (created); by default ``pagezero-report-YYYYmmdd-HHMMSS``.
-    scale : str
-        "full", "quick" or "tiny" (:data:`SCALES`).
-    functions : iterable of str, optional
-        The clearing kernels to study; by default every available one.
-    progress : file, optional
-        Where the sweeps' progress goes.
-    reserve : bool
-        Let the fault study grow the hugepage pools for its 2MB and 1GB runs (root
-        only), giving the pages back afterwards; without it, page sizes whose pools
-        lack free pages are skipped, saying so.
-    runs : int, optional
-        Fresh processes per point; by default 3 at full scale, 1 otherwise.
-
-    Returns
-    -------
-    str
-        The report's folder.
-
-    Raises
-    ------
-    ValueError
-        An unknown scale, runs that is not a positive int, or a folder that already
-        holds a report.
-    """
-    return run_report(out_dir, scale, functions, progress, reserve, runs).out_dir

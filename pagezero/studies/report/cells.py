@@ -1,41 +1,27 @@
-"""The report's figures: each table cell is the median of per-run medians.
+"""The report's figures and the shape every study shares: measure, table, figure, sentence.
 
-The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable
-Time", 2013): a run is one fresh process, which lands on one physical
-placement of its buffers, and the loops inside it cannot see the variation
-between placements. A study's sweeps therefore run `runs` repetitions in as
-many fresh processes (pagezero.runs.sweeps.sweep's processes), and every cell is
-pagezero.results.points.point_summary's median of the runs' medians. How a cell and
-a sentence read is pagezero.studies.report.words'.
+The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time", 2013):
+a fresh process lands on one physical placement of its buffers, which its loops cannot see
+vary. So a study's sweeps run `runs` repetitions in fresh processes, and every cell is
+point_summary's median of the runs' medians.
 """
 
-from __future__ import annotations
-
 import contextlib
+import json
+import os
 from dataclasses import dataclass, field
 
+from pagezero.files import atomic_write
 from pagezero.interrupt import as_interrupted, deferred
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.sweeps import sweep
 from pagezero.system.machine import machine
 
-__all__ = [
-    "Section",
-    "holding",
-    "draw",
-    "run_points",
-    "cells",
-    "failure_text",
-]
-
 
 @dataclass
 class Section:
-    """One study's part of the report: its lines in report.md and in the summary.
-    interrupted: the name of the stop signal that cut the study short (or True
-    where the name is not known), else None. failed: why the study could not
-    finish (its exception, in one line), or None."""
+    """One study's part of the report: lines, summary, stop signal (name or True), failure."""
 
     title: str
     body: list = field(default_factory=list)
@@ -46,20 +32,7 @@ class Section:
 
 @contextlib.contextmanager
 def holding(section):
-    """Stop signals held while a study saves and tabulates what it measured
-    (milliseconds): one arriving meanwhile marks `section` interrupted when
-    the block ends, instead of taking the finished section with it.
-
-    Parameters
-    ----------
-    section : Section
-        The study's section.
-
-    Yields
-    ------
-    Section
-        The same section.
-    """
+    """Stop signals held while a study saves and tabulates: one marks `section` interrupted."""
     try:
         with deferred():
             yield section
@@ -68,62 +41,50 @@ def holding(section):
 
 
 def draw(section, plot, *args, **kwargs):
-    """Draw a study's plot; a stop signal meanwhile marks the section
-    interrupted and keeps its tables, which matter more than the picture.
-
-    Parameters
-    ----------
-    section : Section
-        The study's section.
-    plot : callable
-        A :mod:`pagezero.figures.plot` function; ``*args`` and ``**kwargs`` go to it.
-    """
+    """Draw a study's plot; a stop signal marks the section interrupted and keeps its tables."""
     try:
         plot(*args, **kwargs)
     except KeyboardInterrupt as e:
         section.interrupted = as_interrupted(e).signame
 
 
+def finish(section, out_dir, name, rs, tabulate, plot=None, **plot_args):
+    """A study's tail: `rs` saved as name.json, tabulated, drawn as name.png/.svg."""
+    # Nothing tabulated or drawn when `rs` is empty.
+    with holding(section):
+        rs.save(os.path.join(out_dir, f"{name}.json"))
+        if len(rs):
+            tabulate()
+    if plot is not None and len(rs):
+        draw(section, plot, rs, os.path.join(out_dir, name), **plot_args)
+    return section
+
+
+def sweep_study(
+    out_dir, name, heading, cfg, progress, points, tabulate, benchmark="memset", **figure
+):
+    """A study's shape: its points swept in cfg's runs, then finish() with tabulate(section, rs)."""
+    rs = run_points(benchmark, points, cfg["runs"], cfg["warmup"], progress)
+    section = Section(heading, interrupted=rs.interrupted)
+    return finish(section, out_dir, name, rs, lambda: tabulate(section, rs), **figure)
+
+
+def save_json(section, path, doc, tabulate):
+    """As finish() for a study whose results are a JSON document: saved, then tabulated."""
+    with holding(section):
+        atomic_write(path, lambda f: json.dump(doc, f, indent=1))
+        tabulate()
+    return section
+
+
 def failure_text(e):
-    """An exception in one line, for the reader: its type and its message.
-
-    Parameters
-    ----------
-    e : BaseException
-        The exception.
-
-    Returns
-    -------
-    str
-    """
+    """An exception in one line, for the reader: its type and its message."""
     text = getattr(e, "strerror", None) if isinstance(e, OSError) else None
     return f"{type(e).__name__}: {text or e}"
 
 
 def run_points(benchmark, points, runs, warmup, progress=None):
-    """Points that are not a grid (size and chunk go together): one sweep per
-    point shape, merged, each of `runs` repetitions in a fresh process (one
-    process when runs is 1). Interleaving still holds within each sweep.
-
-    Parameters
-    ----------
-    benchmark : str
-        The sweep's benchmark ("memset", "mmap").
-    points : list of dict
-        The points, each with its ``function``.
-    runs : int
-        Fresh processes per point.
-    warmup : int
-        Untimed repetitions thrown away first.
-    progress : file, optional
-        Where the sweeps' progress goes.
-
-    Returns
-    -------
-    pagezero.ResultSet
-        Every result, its runs numbered per process; interrupted when a signal
-        stopped a sweep.
-    """
+    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes."""
     results, run_rows, interrupted = [], [], None
     shapes = {}
     for p in points:
@@ -142,22 +103,7 @@ def run_points(benchmark, points, runs, warmup, progress=None):
 
 
 def cells(rs, x):
-    """{function: {x(result): point_summary}} of a result set's points.
-
-    Parameters
-    ----------
-    rs : pagezero.ResultSet
-        The study's results.
-    x : callable
-        A result's column or row key (an extent in bytes, a page label).
-
-    Returns
-    -------
-    dict
-        Per function, per key, the point's summary
-        (:func:`pagezero.results.points.point_summary`: ``median`` in the result's unit,
-        ``spread_pct``, ``runs``, ``spread_of``, ``unit``, ``size``).
-    """
+    """{function: {x(result): point_summary, with the point's size}} of a result set."""
     table = {}
     for first, summary in summarize_points(rs).values():
         cell = dict(summary, size=first.params.get("size"))

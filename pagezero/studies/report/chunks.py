@@ -1,37 +1,22 @@
-"""The chunk study of `perf bench mem memset -k`: one large region cleared in
-chunks of 4KB up to the whole region, on the kernel's own mappings: where
-the CPU stops allocating cache lines, compared with the LLC size."""
+"""The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of 4KB up
+to the whole region, on the kernel's own mappings: where the CPU stops allocating cache
+lines (the LLC knee of "mm: folio_zero_user: clear contiguous pages", 2025), compared with
+the LLC size."""
 
-import os
+from functools import partial
 
-from pagezero.analysis.stats import KNEE_MIN_EXTENT
-from pagezero.figures.plot import plot_rates
-from pagezero.studies.report.cells import Section, cells, draw, holding, run_points
+from pagezero.analysis.knee import KNEE_MIN_EXTENT
+from pagezero.figures import plot_rates
+from pagezero.studies.report.cells import cells, sweep_study
 from pagezero.studies.report.words import knee_line, knee_of, knee_row, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernel_roles
 from pagezero.system.machine import llc_bytes
 from pagezero.units import format_size
 
-__all__ = ["study_chunks", "by_role"]
-
 
 def by_role(roles, functions):
-    """The kernels of `roles` (kernels.kernel_roles(), or a kernel's own
-    name such as "default") that are among `functions`, else the first of them.
-
-    Parameters
-    ----------
-    roles : iterable of str
-        Roles or kernel names.
-    functions : list of str
-        The kernels this machine can run.
-
-    Returns
-    -------
-    list of str
-        The kernels chosen, each once, in the order of `roles`.
-    """
+    """The kernels of `roles` (roles or names) among `functions`, else the first of them."""
     table = kernel_roles()
     names = [n for r in roles for n in table.get(r, (r,))]
     return [f for f in dict.fromkeys(names) if f in functions] or functions[:1]
@@ -61,10 +46,9 @@ def _tabulate(section, rs, size, backing, info):
         f"in chunk-sized calls, as `perf bench mem memset -k CHUNK`. "
         f"{runs_line(rs)} GB/s:",
         "",
+        *([f"Pages: {backing.note}.", ""] if backing.note else []),
+        *markdown_table(table, xs, "chunk", llc),
     ]
-    if backing.note:
-        section.body[1:1] = ["", f"Pages: {backing.note}."]
-    section.body += markdown_table(table, xs, "chunk", llc)
     if len(knees) > 2:
         section.body += [
             "",
@@ -77,65 +61,18 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
-    """The chunk study: one large region (beyond the LLC) cleared per loop in
-    chunk-sized calls from 4KB up to the whole region, with ``clear_pages()``'s
-    kernel and the widest non-temporal one, on 2MB pages where the machine gives
-    them (:func:`pagezero.system.backing.kernel_backing`).
-
-    It finds the step in rate where the CPU stops allocating cache lines (the LLC
-    knee of "mm: folio_zero_user: clear contiguous pages", 2025) and sets it against
-    the LLC size; results in ``chunks.json``, the plot in ``chunks.png``/``.svg``.
-
-    Parameters
-    ----------
-    out_dir : str
-        The report's folder: the study's results (JSON) and plots go there.
-    cfg : dict
-        The scale's settings (:data:`pagezero.studies.report.SCALES`), ``runs`` included:
-        the fresh processes per point.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`): its caches set the extents
-        and the LLC the tables refer to.
-    functions : list of str
-        The clearing kernels this machine can run.
-    progress : file or None
-        Where the sweep's progress goes, if anywhere.
-
-    Returns
-    -------
-    Section
-        The study's part of ``report.md``: its heading, body (tables, plot) and
-        summary sentences; marked interrupted when a signal stopped it.
-    """
+    """One region beyond the LLC cleared in chunks of 4KB up to all of it: the step in rate."""
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
-    chosen = by_role(cfg["chunk_kernels"], functions)
     backing = kernel_backing(size)
     points = [
-        {
-            "function": f,
-            "size": size,
-            "chunk": c,
-            "loops": cfg["chunk_loops"],
-            **backing.region_args(),
-        }
-        for f in chosen
+        {"function": f, "size": size, "chunk": c, "loops": cfg["chunk_loops"]}
+        | backing.region_args()
+        for f in by_role(cfg["chunk_kernels"], functions)
         for c in chunk_list
     ]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section(f"Chunk study ({backing.label} pages)", interrupted=rs.interrupted)
-    with holding(section):
-        rs.save(os.path.join(out_dir, "chunks.json"))
-        if len(rs):
-            _tabulate(section, rs, size, backing, info)
-    if len(rs):
-        draw(
-            section,
-            plot_rates,
-            rs,
-            os.path.join(out_dir, "chunks"),
-            x=_chunk_of,
-            xlabel="chunk per call",
-            title=f"Clearing {format_size(size)} in chunks ({backing.label} pages)",
-        )
-    return section
+    heading = f"Chunk study ({backing.label} pages)"
+    title = f"Clearing {format_size(size)} in chunks ({backing.label} pages)"
+    tabulate = partial(_tabulate, size=size, backing=backing, info=info)
+    figure = dict(plot=plot_rates, x=_chunk_of, xlabel="chunk per call", title=title)
+    return sweep_study(out_dir, "chunks", heading, cfg, progress, points, tabulate, **figure)

@@ -1,68 +1,24 @@
-"""Hot against cache-cold clears of one extent per call: the cache state a
-page fault sees is cold, the state perf's repeated loops measure is hot."""
+"""Hot against cache-cold clears of one extent per call: the cache state a page fault sees is
+cold, the state perf's repeated loops measure is hot."""
 
-import os
+from functools import partial
 
 from pagezero.results.points import summarize_points
-from pagezero.studies.report.cells import Section, holding, run_points
+from pagezero.studies.report.cells import sweep_study
 from pagezero.studies.report.chunks import by_role
 from pagezero.studies.report.scales import MB
 from pagezero.studies.report.words import rate, ratio, runs_line
 from pagezero.units import format_size
 
-__all__ = ["study_cold", "CONDITION_KERNELS", "condition_kernels"]
-
-# Kernels for the cold-vs-hot and threads studies: the kernel's clear_page()
-# choice and the widest streaming store (the kind of the 2012
-# clear_page_nocache proposal).
-CONDITION_KERNELS = ("clear_pages", "streaming")
-
 
 def condition_kernels(functions):
-    """The kernels of the cold-vs-hot and threads studies: ``clear_pages()``'s
-    and the widest streaming one, among those given.
-
-    Parameters
-    ----------
-    functions : list of str
-        The clearing kernels this machine can run.
-
-    Returns
-    -------
-    list of str
-    """
-    return by_role(CONDITION_KERNELS, functions)
+    """The kernels of the cold and threads studies: clear_pages()'s, the widest streaming."""
+    # The widest streaming store: the kind of the 2012 clear_page_nocache proposal.
+    return by_role(("clear_pages", "streaming"), functions)
 
 
 def study_cold(out_dir, cfg, info, functions, progress):
-    """One extent per call, the same buffer every loop (hot, perf's conditions)
-    or flushed from the caches before each call (cold, as a faulting page is).
-
-    It measures how much a hot benchmark flatters each kernel: per kernel
-    (``clear_pages()``'s and the widest streaming one) and extent, the hot and cold
-    rates (GB/s) and their ratio, on 4KB pages; extents whose clear takes less than
-    the clock reads around it are left out. Results in ``cold.json``.
-
-    Parameters
-    ----------
-    out_dir : str
-        The report's folder: the study's results (JSON) go there.
-    cfg : dict
-        The scale's settings (:data:`pagezero.studies.report.SCALES`), ``runs`` included:
-        the fresh processes per point.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`).
-    functions : list of str
-        The clearing kernels this machine can run.
-    progress : file or None
-        Where the sweep's progress goes, if anywhere.
-
-    Returns
-    -------
-    Section
-        The study's part of ``report.md``; marked interrupted when a signal
-        stopped it.
-    """
+    """Hot and cold rates per kernel and extent, on 4KB pages: what a hot benchmark flatters."""
     points = []
     for e in cfg["cold_extents"]:
         # ~tens of ms per run; tsc: a small clear takes tens of ns.
@@ -72,12 +28,8 @@ def study_cold(out_dir, cfg, info, functions, progress):
             for f in condition_kernels(functions)
             for c in ("hot", "cold")
         ]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section("Cold vs hot (4KB pages)", interrupted=rs.interrupted)
-    with holding(section):
-        rs.save(os.path.join(out_dir, "cold.json"))
-        _tabulate(section, rs, cfg, functions)
-    return section
+    tabulate = partial(_tabulate, cfg=cfg, functions=functions)
+    return sweep_study(out_dir, "cold", "Cold vs hot (4KB pages)", cfg, progress, points, tabulate)
 
 
 def _tabulate(section, rs, cfg, functions):

@@ -1,52 +1,26 @@
-"""The extents study: every available clear kernel over extents from 4KB to
-beyond the LLC, dense around the cache sizes (which kernel wins where), on
-the kernel's own mappings (2MB pages when this machine gives them)."""
+"""The extents study: every available clear kernel over extents from 4KB to beyond the LLC,
+dense around the cache sizes (which kernel wins where), on the kernel's own mappings (2MB
+pages when this machine gives them)."""
 
-import os
+from functools import partial
 
-from pagezero.figures.plot import extent_of, plot_rates
+from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes
-from pagezero.studies.report.cells import Section, cells, draw, holding, run_points
+from pagezero.studies.report.cells import cells, sweep_study
 from pagezero.studies.report.scales import MB, SMALL_REGION
 from pagezero.studies.report.words import fastest_lines, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
 from pagezero.system.machine import llc_bytes
 from pagezero.units import format_size
 
-__all__ = ["study_extents"]
-
-
-def _loops(size):
-    # About 16MB of clearing per timed run, between 2 and 20 loops.
-    return max(2, min(20, (16 * MB) // size))
-
 
 def extent_points(extents, functions, region_args):
-    """The sweep's points of the extents study: one call clears one extent;
-    extents under 256KB are cleared repeatedly over a 256KB region, so that each
-    timed loop is long enough for the clock reads around it not to count.
-
-    Parameters
-    ----------
-    extents : iterable of int
-        The extents, in bytes.
-    functions : list of str
-        The kernels to run at each extent.
-    region_args : dict
-        The buffer's pages (``page``, ``thp``), from
-        :meth:`pagezero.system.backing.Backing.region_args`.
-
-    Returns
-    -------
-    list of dict
-        memset points (size, chunk, loops, pages, function).
-    """
+    """memset points clearing each extent in one call; small ones over SMALL_REGION."""
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
-        points.append(
-            {"size": size, "chunk": e if e < size else 0, "loops": _loops(size), **region_args}
-        )
+        loops = max(2, min(20, (16 * MB) // size))  # about 16MB of clearing per timed run
+        points.append({"size": size, "chunk": e if e < size else 0, "loops": loops, **region_args})
     return [dict(p, function=f) for p in points for f in functions]
 
 
@@ -63,64 +37,20 @@ def _tabulate(section, rs, backing, info):
         f"Up to the LLC the buffer is hot; beyond it, each loop streams through "
         f"memory. {runs_line(rs)} GB/s:",
         "",
+        *([f"Pages: {backing.note}.", ""] if backing.note else []),
+        *markdown_table(table, xs, "extent", llc),
+        "",
+        "![rate by extent](extents.png)",
     ]
-    if backing.note:
-        section.body[1:1] = ["", f"Pages: {backing.note}."]
-    section.body += markdown_table(table, xs, "extent", llc)
-    section.body += ["", "![rate by extent](extents.png)"]
 
 
 def study_extents(out_dir, cfg, info, functions, progress):
-    """The extents study: every available clearing kernel over extents from 4KB
-    to beyond the LLC, dense around the cache sizes, on 2MB pages where the machine
-    gives them (:func:`pagezero.system.backing.kernel_backing`).
-
-    It measures which kernel clears fastest where: the table and plot of rates
-    (GB/s, 10^9 bytes/s) per kernel and extent, and the summary's "fastest"
-    sentences for a hot buffer and for streaming beyond the LLC, ties named;
-    results in ``extents.json``.
-
-    Parameters
-    ----------
-    out_dir : str
-        The report's folder: the study's results (JSON) and plots go there.
-    cfg : dict
-        The scale's settings (:data:`pagezero.studies.report.SCALES`), ``runs`` included:
-        the fresh processes per point.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`): its caches set the extents
-        and the LLC the tables refer to.
-    functions : list of str
-        The clearing kernels this machine can run.
-    progress : file or None
-        Where the sweep's progress goes, if anywhere.
-
-    Returns
-    -------
-    Section
-        The study's part of ``report.md``: its heading, body (tables, plot) and
-        summary sentences; marked interrupted when a signal stopped it.
-    """
+    """Which kernel clears fastest where: rates per kernel and extent, and the sentences."""
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
-    rs = run_points(
-        "memset",
-        extent_points(extents, functions, backing.region_args()),
-        cfg["runs"],
-        cfg["warmup"],
-        progress,
-    )
-    section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
-    with holding(section):
-        rs.save(os.path.join(out_dir, "extents.json"))
-        if len(rs):
-            _tabulate(section, rs, backing, info)
-    if len(rs):
-        draw(
-            section,
-            plot_rates,
-            rs,
-            os.path.join(out_dir, "extents"),
-            title=f"Clearing rate by extent (memset, each kernel, {backing.label} pages)",
-        )
-    return section
+    points = extent_points(extents, functions, backing.region_args())
+    heading = f"Kernels by extent ({backing.label} pages)"
+    title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
+    tabulate = partial(_tabulate, backing=backing, info=info)
+    figure = dict(plot=plot_rates, title=title)
+    return sweep_study(out_dir, "extents", heading, cfg, progress, points, tabulate, **figure)

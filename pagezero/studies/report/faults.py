@@ -1,23 +1,17 @@
-"""`pagezero mem mmap` per page size: demand and populate faults, the
-kernel's own clearing, and the headroom between them and user space's best
-clear of the same extents."""
-
-import os
+"""`pagezero mem mmap` per page size: demand and populate faults, the kernel's own clearing,
+and the headroom between them and user space's best clear of the same extents."""
 
 from pagezero._core import MappingError, PagezeroError
-from pagezero.figures.plot import plot_bars
+from pagezero.figures import plot_bars
 from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points
-from pagezero.store.history import format_spread
-from pagezero.studies.report.cells import Section, draw, failure_text, holding, run_points
-from pagezero.studies.report.words import rate, ratio, runs_line
+from pagezero.studies.report.cells import failure_text, holding, sweep_study
+from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
 from pagezero.units import format_size, parse_size
 
-__all__ = ["study_faults", "FAULT_PAGES"]
-
-# The fault workloads per page size: 4KB with THP refused and asked for,
-# then the hugetlb sizes when their pools have the pages (or --reserve).
+# The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
+# sizes when their pools have the pages (or --reserve).
 FAULT_PAGES = (("4KB", False), ("4KB", True), ("2MB", False), ("1GB", False))
 
 
@@ -41,23 +35,13 @@ def _points(cfg, reserve, notes):
             except MappingError as e:
                 notes.append(f"{page} pages not measured: {e.strerror}")
                 continue
-        points += [
-            {
-                "size": sizes[page],
-                "page": page,
-                "thp": thp,
-                "loops": loops,
-                "function": f,
-                "reserve": reserve,
-            }
-            for f in ("demand", "populate")
-        ]
+        point = dict(size=sizes[page], page=page, thp=thp, loops=loops)
+        points += [dict(point, function=f, reserve=reserve) for f in ("demand", "populate")]
     return points, sizes
 
 
 def _headroom(section, sizes, cfg, functions, reserve, skipped):
-    """The headroom table, measured right after the faults; its figures are
-    the ones the summary quotes."""
+    """The headroom table, measured right after the faults: the figures the summary quotes."""
     section.body += [
         "",
         "Headroom: demand faults beside the fastest user-space clear of the "
@@ -71,20 +55,16 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
         if thp or page in skipped:
             continue
         try:
+            loops = cfg["fault_loops"]
             h = fault.headroom(
-                sizes[page],
-                page,
-                "demand",
-                cfg["fault_loops"],
-                reserve=reserve,
-                clear_kernels=functions,
+                sizes[page], page, "demand", loops, reserve=reserve, clear_kernels=functions
             )
         except KeyboardInterrupt as e:
             section.interrupted = as_interrupted(e).signame
             return
         except (PagezeroError, OSError) as e:
-            # Too little memory for the clears beside the faults: the fault
-            # table stands without this row.
+            # Too little memory for the clears beside the faults: the fault table stands
+            # without this row.
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
@@ -102,76 +82,32 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
 
 
 def _tabulate(section, rs):
-    # The figure's statistic and interval (faults.png draws this very summary): the
-    # median of per-run medians, and the spread between runs, or one run's loops.
+    # The figure's statistic and interval (faults.png draws this very summary): the median
+    # of per-run medians, and the spread between runs, or one run's loops.
     rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
     for first, s in summarize_points(rs).values():
         rows.append(
             f"| {_fault_page(first)} | {first.function} | "
-            f"{format_size(first.params['size'])} | {rate(s['median'])} | {format_spread(s)} |"
+            f"{format_size(first.params['size'])} | {rate(s['median'])} | {interval_text(s)} |"
         )
-    section.body = (
-        [
-            "Each loop maps the region and touches every page (demand) or maps it "
-            "populated (populate): the kernel zeroes every page it hands out, so this "
-            "is its clearing rate plus the fault path's cost, as "
-            f"`perf bench mem mmap`. {runs_line(rs)}",
-            "",
-        ]
-        + rows
-        + ["", "![fault rates](faults.png)"]
-    )
+    section.body = [
+        "Each loop maps the region and touches every page (demand) or maps it populated "
+        "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
+        f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
+        *["", *rows, "", "![fault rates](faults.png)"],
+    ]
 
 
 def study_faults(out_dir, cfg, info, functions, progress, reserve):
-    """The page-fault study: ``pagezero mem mmap``'s demand and populate faults
-    per page size (4KB with THP refused and asked, 2MB and 1GB hugetlb when their
-    pools have the pages), the kernel's own clearing rate, then the headroom: the
-    best user-space clear of the same extents beside the demand faults.
-
-    Results in ``faults.json``, the plot in ``faults.png``/``.svg``; page sizes not
-    measured are listed with the reason.
-
-    Parameters
-    ----------
-    out_dir : str
-        The report's folder: the study's results (JSON) and plots go there.
-    cfg : dict
-        The scale's settings (:data:`pagezero.studies.report.SCALES`), ``runs`` included:
-        the fresh processes per point.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`): its caches set the extents
-        and the LLC the tables refer to.
-    functions : list of str
-        The clearing kernels this machine can run.
-    progress : file or None
-        Where the sweep's progress goes, if anywhere.
-    reserve : bool
-        Grow the hugepage pools for the study (root only) and give them back.
-
-    Returns
-    -------
-    Section
-        The study's part of ``report.md``: its heading, body (tables, plot) and
-        summary sentences; marked interrupted when a signal stopped it.
-    """
+    """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)
-    rs = run_points("mmap", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section("Page faults: the kernel's own clearing", interrupted=rs.interrupted)
-    with holding(section):
-        rs.save(os.path.join(out_dir, "faults.json"))
-        if len(rs):
-            _tabulate(section, rs)
-    if len(rs):
-        draw(
-            section,
-            plot_bars,
-            rs,
-            os.path.join(out_dir, "faults"),
-            label=_fault_label,
-            title="Fault rate by page size and workload",
-        )
+    heading, title = (
+        "Page faults: the kernel's own clearing",
+        "Fault rate by page size and workload",
+    )
+    figure = dict(benchmark="mmap", plot=plot_bars, label=_fault_label, title=title)
+    section = sweep_study(out_dir, "faults", heading, cfg, progress, points, _tabulate, **figure)
     if not section.interrupted:
         skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
         _headroom(section, sizes, cfg, functions, reserve, skipped)

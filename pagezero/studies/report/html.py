@@ -1,13 +1,13 @@
 """report.html: report.md as one self-contained page.
 
-The page is made from report.md's own lines, so that its sections, tables and
-sentences are those of report.md, word for word. Each figure is the study's
-SVG, inlined (the PNG is for mail), and stands next to the table before it.
-Nothing is fetched: no external stylesheet, script, font or image; the few
-lines of script that sort a table when its header is clicked are inline.
+The page is made from report.md's own lines, so that its sections, tables and sentences are
+those of report.md, word for word. Each figure is the study's SVG, inlined (the PNG is for
+mail), and stands next to the table before it. Nothing is fetched: no external stylesheet,
+script, font or image; the few lines of script that sort a table when its header is clicked
+are inline.
 
-Only the markdown report.md is written in is read: headings, paragraphs, "- "
-lists, fenced code, pipe tables, images, `code` and **bold**.
+Only the markdown report.md is written in is read: headings, paragraphs, "- " lists, fenced
+code, pipe tables, images, `code` and **bold**.
 """
 
 from __future__ import annotations
@@ -15,19 +15,9 @@ from __future__ import annotations
 import html
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pagezero.files import atomic_write
-
-__all__ = [
-    "write_html",
-    "markdown_to_html",
-    "inline_svg",
-    "html_table",
-    "page",
-    "SORT_SCRIPT",
-    "STYLE",
-]
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; max-width: 1500px; margin: 1em auto;
@@ -45,10 +35,10 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 code { background: #f3f3f3; padding: 0 2px; }
 """
 
-# Click a header: sort the table's rows by that column, again to reverse. A cell
-# that is a number with at most a unit or mark after it ("12.3*", "1.25x", "4KB",
-# "#3 (report)", "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other
-# (a date, a name) as text.
+# Click a header: sort the table's rows by that column, again to reverse. A cell that is a
+# number with at most a unit or mark after it ("12.3*", "1.25x", "4KB", "#3 (report)",
+# "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other (a date, a name)
+# as text.
 SORT_SCRIPT = """
 (function () {
   var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};
@@ -98,41 +88,14 @@ def _table(lines: Sequence[str]) -> str:
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A sortable table (:data:`SORT_SCRIPT` sorts it) of cells already in HTML.
-
-    Parameters
-    ----------
-    header : sequence of str
-        The header cells, as HTML.
-    rows : sequence of sequences of str
-        The body's cells, as HTML.
-
-    Returns
-    -------
-    str
-    """
+    """A sortable table (SORT_SCRIPT sorts it) of header and body cells already in HTML."""
     head = "".join(f"<th>{c}</th>" for c in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def inline_svg(folder: str, image: str, alt: str) -> str:
-    """A figure's SVG as a <figure>, without its XML prologue; the PNG's name in
-    report.md names it. A missing SVG becomes a caption that says so.
-
-    Parameters
-    ----------
-    folder : str
-        The report's folder.
-    image : str
-        The image's file name in report.md (``extents.png``).
-    alt : str
-        Its alternative text, the figure's caption.
-
-    Returns
-    -------
-    str
-    """
+    """The SVG beside report.md's `image` as a <figure> captioned `alt` (or a caption alone)."""
     path = os.path.join(folder, os.path.splitext(image)[0] + ".svg")
     try:
         with open(path) as f:
@@ -140,71 +103,53 @@ def inline_svg(folder: str, image: str, alt: str) -> str:
     except OSError:
         return f"<figure><figcaption>{html.escape(alt)} (no figure drawn)</figcaption></figure>"
     svg = svg[svg.find("<svg") :]
-    # matplotlib's <metadata> names RDF vocabularies by URL: nothing a reader needs,
-    # and no address should stand in a page that fetches none.
+    # matplotlib's <metadata> names RDF vocabularies by URL: nothing a reader needs, and no
+    # address should stand in a page that fetches none.
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}" ', 1)
     return f'<figure class="figure">{svg}<figcaption>{html.escape(alt)}</figcaption></figure>'
 
 
 def markdown_to_html(lines: Sequence[str], folder: str) -> str:
-    """report.md's lines as HTML, each figure in a pair with the table before it.
-
-    Parameters
-    ----------
-    lines : sequence of str
-        report.md's lines.
-    folder : str
-        Where the figures' SVG files are.
-
-    Returns
-    -------
-    str
-        The body's HTML.
-    """
+    """report.md's lines as the body's HTML, each figure in a pair with the table before it."""
     blocks: list[tuple[str, str]] = []  # (kind, html)
     i = 0
     while i < len(lines):
         line = lines[i]
         if not line.strip():
-            i += 1
+            j = i + 1
         elif line.startswith("```"):
-            end = next(
-                (j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines)
-            )
-            code = html.escape("\n".join(lines[i + 1 : end]))
-            blocks.append(("pre", f"<pre>{code}</pre>"))
-            i = end + 1
+            end = _until(lines, i + 1, lambda x: not x.startswith("```"))
+            blocks.append(("pre", f"<pre>{html.escape(chr(10).join(lines[i + 1 : end]))}</pre>"))
+            j = end + 1
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             text = line[level:].strip()
             anchor = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
             blocks.append(("h", f'<h{level} id="{anchor}">{_inline(text)}</h{level}>'))
-            i += 1
+            j = i + 1
         elif line.startswith("|"):
-            j = i
-            while j < len(lines) and lines[j].startswith("|"):
-                j += 1
+            j = _until(lines, i, lambda x: x.startswith("|"))
             blocks.append(("table", _table(lines[i:j])))
-            i = j
-        elif _IMAGE.match(line.strip()):
-            alt, src = _IMAGE.match(line.strip()).groups()  # type: ignore[union-attr]
-            _pair(blocks, inline_svg(folder, src, alt))
-            i += 1
+        elif image := _IMAGE.match(line.strip()):
+            _pair(blocks, inline_svg(folder, image.group(2), image.group(1)))
+            j = i + 1
         elif line.startswith("- "):
-            j = i
-            while j < len(lines) and lines[j].startswith("- "):
-                j += 1
+            j = _until(lines, i, lambda x: x.startswith("- "))
             items = "".join(f"<li>{_inline(x[2:])}</li>" for x in lines[i:j])
             blocks.append(("ul", f"<ul>{items}</ul>"))
-            i = j
         else:
-            j = i
-            while j < len(lines) and lines[j].strip() and not _block_start(lines[j]):
-                j += 1
+            j = _until(lines, i, lambda x: bool(x.strip()) and not _block_start(x))
             blocks.append(("p", f"<p>{_inline(' '.join(lines[i:j]))}</p>"))
-            i = j
+        i = j
     return "\n".join(b for _, b in blocks)
+
+
+def _until(lines: Sequence[str], i: int, keep: Callable[[str], bool]) -> int:
+    """The index after the run of lines from i that keep() accepts."""
+    while i < len(lines) and keep(lines[i]):
+        i += 1
+    return i
 
 
 def _block_start(line: str) -> bool:
@@ -224,19 +169,7 @@ def _pair(blocks: list[tuple[str, str]], figure: str) -> None:
 
 
 def page(title: str, body: str) -> str:
-    """A whole HTML page: the style and the sorting script inline, nothing fetched.
-
-    Parameters
-    ----------
-    title : str
-        The page's title (plain text).
-    body : str
-        The body's HTML.
-
-    Returns
-    -------
-    str
-    """
+    """A whole HTML page: the style and the sorting script inline, nothing fetched."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
@@ -245,20 +178,7 @@ def page(title: str, body: str) -> str:
 
 
 def write_html(folder: str, markdown_lines: Sequence[str]) -> str:
-    """Write `folder`/report.html from report.md's lines.
-
-    Parameters
-    ----------
-    folder : str
-        The report's folder, with the figures' SVG files.
-    markdown_lines : sequence of str
-        report.md's lines.
-
-    Returns
-    -------
-    str
-        The page's path.
-    """
+    """Write folder/report.html from report.md's lines; its path."""
     title = markdown_lines[0].lstrip("# ").strip() if markdown_lines else "pagezero report"
     text = page(title, markdown_to_html(markdown_lines, folder))
     path = os.path.join(folder, "report.html")

@@ -1,22 +1,20 @@
-"""The TLB's share: the same kernels clearing one large region on 4KB pages
-(THP refused) and on 2MB pages, side by side.
+"""The TLB's share: the same kernels clearing one large region on 4KB pages (THP refused) and
+on 2MB pages, side by side.
 
-The kernel clears through its direct map, mapped with 2MB and 1GB pages, so
-clear_pages() pays almost none of the TLB misses a user-space buffer on 4KB
-pages pays once it outgrows the L2 TLB's reach (measured on a Zen 4 VM,
-clearing 1GB: rep stosb 53-62 GB/s on 4KB pages against 76 GB/s on THP).
+The kernel clears through its direct map, mapped with 2MB and 1GB pages, so clear_pages()
+pays almost none of the TLB misses a user-space buffer on 4KB pages pays once it outgrows
+the L2 TLB's reach (measured on a Zen 4 VM, clearing 1GB: rep stosb 53-62 GB/s on 4KB pages
+against 76 GB/s on THP).
 """
 
-import os
+from functools import partial
 
-from pagezero.studies.report.cells import Section, cells, holding, run_points
+from pagezero.studies.report.cells import Section, cells, sweep_study
 from pagezero.studies.report.words import cell_text, marked, rate, ratio, runs_line, spread_footnote
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.kernels import clear_pages_kernel
 from pagezero.system.machine import llc_bytes
 from pagezero.units import format_size
-
-__all__ = ["study_pages"]
 
 
 def _tabulate(section, rs, size, small, huge, info):
@@ -41,9 +39,9 @@ def _tabulate(section, rs, size, small, huge, info):
         f"clear_pages() does not pay through the kernel's direct map. "
         f"{runs_line(rs)}",
         "",
-    ] + rows
-    if huge.note:
-        section.body[1:1] = ["", f"Pages: {huge.note}."]
+        *([f"Pages: {huge.note}.", ""] if huge.note else []),
+        *rows,
+    ]
     kernel = clear_pages_kernel()
     a, b = table.get(kernel, {}).get(small_l), table.get(kernel, {}).get(huge_l)
     if a and b:
@@ -56,35 +54,7 @@ def _tabulate(section, rs, size, small, huge, info):
 
 
 def study_pages(out_dir, cfg, info, functions, progress):
-    """The page-size study: the same kernels clearing one large region in one call
-    per loop on 4KB pages (THP refused) and on 2MB pages, alternated in one sweep.
-
-    It measures the TLB misses' share of a user-space benchmark on 4KB pages, which
-    ``clear_pages()`` does not pay through the kernel's direct map: a table of GB/s
-    (10^9 bytes/s) on each and their ratio; results in ``pages.json``. Not measured,
-    and said so, when the machine gives no 2MB pages.
-
-    Parameters
-    ----------
-    out_dir : str
-        The report's folder: the study's results (JSON) and plots go there.
-    cfg : dict
-        The scale's settings (:data:`pagezero.studies.report.SCALES`), ``runs`` included:
-        the fresh processes per point.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`): its caches set the extents
-        and the LLC the tables refer to.
-    functions : list of str
-        The clearing kernels this machine can run.
-    progress : file or None
-        Where the sweep's progress goes, if anywhere.
-
-    Returns
-    -------
-    Section
-        The study's part of ``report.md``: its heading, body (tables, plot) and
-        summary sentences; marked interrupted when a signal stopped it.
-    """
+    """The kernels on one large region on 4KB and on 2MB pages, alternated in one sweep."""
     size, loops = cfg["page_size"], cfg["page_loops"]
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":
@@ -97,13 +67,6 @@ def study_pages(out_dir, cfg, info, functions, progress):
         for b in (small, huge)
         for f in functions
     ]
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
-    section = Section(
-        f"Page size: {format_size(size)} on 4KB and on {huge.label} pages",
-        interrupted=rs.interrupted,
-    )
-    with holding(section):
-        rs.save(os.path.join(out_dir, "pages.json"))
-        if len(rs):
-            _tabulate(section, rs, size, small, huge, info)
-    return section
+    heading = f"Page size: {format_size(size)} on 4KB and on {huge.label} pages"
+    tabulate = partial(_tabulate, size=size, small=small, huge=huge, info=info)
+    return sweep_study(out_dir, "pages", heading, cfg, progress, points, tabulate)

@@ -1,76 +1,61 @@
-"""The report's sizes: "full" (the default, minutes), "quick" (a few minutes
-on a 2-core machine) and "tiny" (seconds; for tests and CI)."""
-
-__all__ = ["SCALES", "KB", "MB", "GB", "SMALL_REGION"]
+"""The report's sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
+2-core machine) and "tiny" (seconds; for tests and CI), the last two picked by --quick or
+the PAGEZERO_SCALE environment variable."""
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
-# Below this extent, a loop clears the extent repeatedly over a region of
-# this size (chunk = extent): the region stays in L2, and each timed loop is
-# long enough that the clock reads around it do not count.
+# Below this extent, a loop clears the extent repeatedly over a region of this size (chunk =
+# extent): the region stays in L2, and each timed loop is long enough that the clock reads
+# around it do not count.
 SMALL_REGION = 256 * KB
 
-# runs: fresh processes per point (pagezero report --runs overrides it).
-# page_size: the region of the 4KB-against-2MB table. cold_loop_div: fewer
-# loops for the cold study (tiny: seconds, not a measurement).
-SCALES = {
-    "full": dict(
-        runs=3,
-        extents=None,
-        warmup=1,
-        chunk_size=1 * GB,
-        chunk_loops=3,
-        fault_size=1 * GB,
-        fault_loops=5,
-        cold_extents=[64 * KB, 2 * MB, 32 * MB],
-        thread_size=1 * GB,
-        chunk_kernels=("clear_pages", "streaming", "portable"),
-        chunks=None,
-        page_size=1 * GB,
-        page_loops=3,
-        cold_loop_div=1,
-    ),
-    "quick": dict(
-        runs=1,
-        extents=[
-            4 * KB,
-            16 * KB,
-            64 * KB,
-            256 * KB,
-            1 * MB,
-            4 * MB,
-            16 * MB,
-            32 * MB,
-            64 * MB,
-            256 * MB,
-        ],
-        warmup=1,
-        chunk_size=512 * MB,
-        chunk_loops=2,
-        fault_size=256 * MB,
-        fault_loops=3,
-        cold_extents=[64 * KB, 2 * MB, 32 * MB],
-        thread_size=256 * MB,
-        chunk_kernels=("clear_pages", "default"),
-        chunks=[4 * KB, 64 * KB, 2 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 512 * MB],
-        page_size=256 * MB,
-        page_loops=2,
-        cold_loop_div=1,
-    ),
-    "tiny": dict(
-        runs=1,
-        extents=[4 * KB, 64 * KB, 1 * MB],
-        warmup=0,
-        fault_size=16 * MB,
-        fault_loops=1,
-        cold_extents=[64 * KB, 1 * MB],
-        thread_size=16 * MB,
-        chunk_size=16 * MB,
-        chunk_loops=1,
-        chunk_kernels=("portable",),
-        chunks=[4 * KB, 1 * MB, 16 * MB],
-        page_size=16 * MB,
-        page_loops=1,
-        cold_loop_div=8,
-    ),
-}
+# runs: fresh processes per point (pagezero report --runs overrides it). page_size: the
+# region of the 4KB-against-2MB table. cold_loop_div: fewer loops for the cold study (tiny:
+# seconds, not a measurement).
+FULL = dict(
+    runs=3,
+    extents=None,
+    warmup=1,
+    chunk_size=1 * GB,
+    chunk_loops=3,
+    fault_size=1 * GB,
+    fault_loops=5,
+    cold_extents=[64 * KB, 2 * MB, 32 * MB],
+    thread_size=1 * GB,
+    chunk_kernels=("clear_pages", "streaming", "portable"),
+    chunks=None,
+    page_size=1 * GB,
+    page_loops=3,
+    cold_loop_div=1,
+)
+QUICK = dict(
+    FULL,
+    runs=1,
+    extents=[e * KB for e in (4, 16, 64, 256)] + [e * MB for e in (1, 4, 16, 32, 64, 256)],
+    chunk_size=512 * MB,
+    chunk_loops=2,
+    fault_size=256 * MB,
+    fault_loops=3,
+    thread_size=256 * MB,
+    chunk_kernels=("clear_pages", "default"),
+    chunks=[4 * KB, 64 * KB, 2 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 512 * MB],
+    page_size=256 * MB,
+    page_loops=2,
+)
+TINY = dict(
+    QUICK,
+    extents=[4 * KB, 64 * KB, 1 * MB],
+    warmup=0,
+    fault_size=16 * MB,
+    fault_loops=1,
+    cold_extents=[64 * KB, 1 * MB],
+    thread_size=16 * MB,
+    chunk_size=16 * MB,
+    chunk_loops=1,
+    chunk_kernels=("portable",),
+    chunks=[4 * KB, 1 * MB, 16 * MB],
+    page_size=16 * MB,
+    page_loops=1,
+    cold_loop_div=8,
+)
+SCALES = {"full": FULL, "quick": QUICK, "tiny": TINY}

@@ -1,66 +1,30 @@
-"""The report's numbers in words: table cells, "fastest" sentences and the
-chunk study's step, built from tables already measured (nothing here runs a
-benchmark, so every sentence can be tested, and mutated, on tables made by
-hand).
-
-One formatting function per kind of figure (rate, ratio, span) serves the
-tables and the summary alike, so that a number quoted in the summary is the
-very string of a table cell: same measurement, same rounding.
+"""The report's numbers in words: table cells, "fastest" sentences and the chunk study's step,
+from tables already measured (nothing here runs a benchmark, so every sentence can be
+tested, and mutated, on tables made by hand). One function per kind of figure serves tables
+and summary alike: a number the summary quotes is the very string of a table cell.
 """
-
-from __future__ import annotations
 
 import statistics
 
-from pagezero.analysis.stats import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_kernels, find_knee
+from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_kernels, find_knee
 from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
 
-__all__ = [
-    "HOT_QUESTION",
-    "STREAM_QUESTION",
-    "SPREAD_LIMIT_PCT",
-    "SPREAD_MARK",
-    "rate",
-    "ratio",
-    "span",
-    "marked",
-    "cell_text",
-    "markdown_table",
-    "spread_footnote",
-    "runs_line",
-    "fastest_lines",
-    "knee_of",
-    "knee_row",
-    "knee_line",
-]
-
-# Beyond the LLC, placement decides more than anything inside one process
-# (3-5% between processes at 256MB on a Zen 4 VM): a cell whose runs spread
-# wider than this is marked, so a reader does not build on it.
+# Beyond the LLC, placement decides more than anything inside one process (3-5% between
+# processes at 256MB on a Zen 4 VM): a cell whose runs spread wider than this is marked, so
+# a reader does not build on it.
 SPREAD_LIMIT_PCT = 5.0
 SPREAD_MARK = "*"
 
 
-# The two questions a "fastest" answers: they have different answers, since
-# the stores that skip the caches lose while the buffer fits in them.
+# The two questions a "fastest" answers: they have different answers, since the stores that
+# skip the caches lose while the buffer fits in them.
 HOT_QUESTION = "reusing a buffer while it is hot (in cache)"
 STREAM_QUESTION = "streaming through a region larger than the LLC, as the kernel clears fresh pages"
 
 
 def rate(bytes_per_sec):
-    """A rate as the report prints it, in GB/s (10^9): 1 decimal, 2 below 1 GB/s.
-
-    Parameters
-    ----------
-    bytes_per_sec : float or None
-        The rate, in bytes/sec.
-
-    Returns
-    -------
-    str
-        The rate in GB/s, or "-" when there is none.
-    """
+    """A rate in GB/s (10^9): 1 decimal, 2 below 1 GB/s; "-" for None."""
     if bytes_per_sec is None:
         return "-"
     g = gbps(bytes_per_sec)
@@ -68,98 +32,38 @@ def rate(bytes_per_sec):
 
 
 def ratio(r):
-    """A ratio of two rates as the report prints it.
-
-    Parameters
-    ----------
-    r : float
-        The ratio.
-
-    Returns
-    -------
-    str
-        Two decimals and an "x": "1.25x".
-    """
+    """A ratio of two rates: "1.25x"."""
     return f"{r:.2f}x"
 
 
 def span(lo, hi):
-    """A range of sizes in words: "4KB to 2MB", or one size when both ends agree.
-
-    Parameters
-    ----------
-    lo, hi : int
-        The range's ends, in bytes.
-
-    Returns
-    -------
-    str
-    """
+    """A range of sizes: "4KB to 2MB", or one size when both ends agree."""
     return format_size(lo) if lo == hi else f"{format_size(lo)} to {format_size(hi)}"
 
 
 def marked(cell, llc):
-    """Whether a cell gets SPREAD_MARK: beyond the LLC, its runs spread wider
-    than SPREAD_LIMIT_PCT. With one run the spread between runs is unknown.
-
-    Parameters
-    ----------
-    cell : dict
-        A point summary (``size`` in bytes, ``spread_pct``, ``spread_of``).
-    llc : int
-        The LLC's size in bytes (0 when unknown: every cell counts as beyond it).
-
-    Returns
-    -------
-    bool
-    """
+    """Whether a cell beyond the LLC (any, when it is 0) spread over SPREAD_LIMIT_PCT in runs."""
     beyond = not llc or (cell.get("size") or 0) > llc
     return beyond and cell["spread_of"] == "runs" and cell["spread_pct"] > SPREAD_LIMIT_PCT
 
 
 def cell_text(cell, llc):
-    """A table cell as the report prints it: the median rate in GB/s (10^9
-    bytes/s) and its interval, the figures' (the spread between runs, or one
-    run's loops, in %: runs_line says which), with the spread mark when its runs
-    spread too much beyond the LLC.
-
-    Parameters
-    ----------
-    cell : dict or None
-        The cell (a point summary: ``median`` in bytes/sec, ``spread_pct``,
-        ``spread_of``, ``size``), or None for a point not measured ("-").
-    llc : int
-        The LLC's size in bytes (0 when unknown: every cell counts as beyond it).
-
-    Returns
-    -------
-    str
-    """
+    """A table cell: the median rate, its interval, SPREAD_MARK when marked; "-" for None."""
     if cell is None:
         return "-"
     mark = SPREAD_MARK if marked(cell, llc) else ""
     return f"{rate(cell['median'])} +-{cell['spread_pct']:.0f}%{mark}"
 
 
+def interval_text(cell):
+    """A point's interval with what it spans: "+-1.2% (3 runs)", "+-0.4% (loops, 1 run)"."""
+    if cell["spread_of"] == "runs":
+        return f"+-{cell['spread_pct']:.1f}% ({cell['runs']} runs)"
+    return f"+-{cell['spread_pct']:.1f}% (loops, 1 run)"
+
+
 def markdown_table(table, xs, x_label, llc):
-    """Rows of xs, one column per function, with the spread marks.
-
-    Parameters
-    ----------
-    table : dict
-        :func:`cells`' table: per function, per x, a cell.
-    xs : iterable of int
-        The rows' x values, in bytes.
-    x_label : str
-        The first column's heading.
-    llc : int
-        The LLC's size in bytes (0 when unknown).
-
-    Returns
-    -------
-    list of str
-        The table's markdown lines, and the footnote when a cell is marked.
-    """
+    """A table of cells(): a row per x, a column per function, the footnote where marked."""
     functions = sorted(table)
     lines = [f"| {x_label} | " + " | ".join(functions) + " |", "|---|" + "---|" * len(functions)]
     for x in xs:
@@ -171,12 +75,7 @@ def markdown_table(table, xs, x_label, llc):
 
 
 def spread_footnote():
-    """The footnote that explains the spread mark under a table that has one.
-
-    Returns
-    -------
-    str
-    """
+    """The footnote that explains SPREAD_MARK."""
     return (
         f"{SPREAD_MARK} beyond the LLC, the runs' medians of this cell spread by more "
         f"than {SPREAD_LIMIT_PCT:g}% (coefficient of variation): each process got its "
@@ -185,18 +84,7 @@ def spread_footnote():
 
 
 def runs_line(rs):
-    """How many runs the cells of a result set stand on, in words.
-
-    Parameters
-    ----------
-    rs : pagezero.ResultSet
-        The study's results.
-
-    Returns
-    -------
-    str
-        One sentence ("" when the set is empty).
-    """
+    """How many runs the cells of a result set stand on, in one sentence ("" when empty)."""
     summaries = [s for _, s in summarize_points(rs).values()]
     if not summaries:
         return ""
@@ -213,33 +101,12 @@ def runs_line(rs):
 
 
 def fastest_lines(table, xs, llc):
-    """The summary's "fastest" sentences: one per range of extents with its
-    kernel, each naming its question, quoting the table's cells at both ends.
-
-    Parameters
-    ----------
-    table : dict
-        Per kernel, per extent (bytes), a cell (``median`` in bytes/sec).
-    xs : sequence of int
-        The extents measured, in bytes.
-    llc : int
-        The LLC's size in bytes (0 when unknown).
-
-    Returns
-    -------
-    list of str
-        The sentences, in the summary's words.
-    """
+    """The summary's "fastest" sentences: per range of extents its kernel, at both ends."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
-    groups = [
-        (HOT_QUESTION, [x for x in xs if not llc or x <= llc]),
-        (STREAM_QUESTION, [x for x in xs if llc and x > llc]),
-    ]
+    hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     lines = []
-    for question, group in groups:
-        if not group:
-            continue
-        for r in best_kernels(rates, group):
+    for question, group in ((HOT_QUESTION, hot), (STREAM_QUESTION, stream)):
+        for r in best_kernels(rates, group) if group else ():
             lo, hi, k = r["min_bytes"], r["max_bytes"], r["kernel"]
             ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
             if hi != lo:
@@ -252,24 +119,9 @@ def fastest_lines(table, xs, llc):
 
 
 def knee_of(by_chunk):
-    """The step in rate with chunk size, as the report quotes it: {knee, below
-    (the chunks of KNEE_MIN_EXTENT and up under the knee), above (the knee's and
-    up), below_rate and above_rate (the median rate of each side), step
-    (above_rate / below_rate)}; None with fewer than two chunks to look at.
-    The knee is pagezero.analysis.stats.find_knee's; the step is the ratio of the two
-    medians quoted beside it, so a reader can redo the division.
-
-    Parameters
-    ----------
-    by_chunk : dict
-        Per chunk (bytes), its median rate (bytes/sec).
-
-    Returns
-    -------
-    dict or None
-        The knee and the chunks (bytes) on each side, the median rate of each
-        side (bytes/sec) and the step (a ratio).
-    """
+    """The step in rate with chunk size: the knee, each side's chunks and median, their ratio."""
+    # None with fewer than two chunks. The step is the ratio of the two medians quoted beside
+    # it, so a reader can redo the division.
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:
@@ -278,32 +130,11 @@ def knee_of(by_chunk):
     below, above = [x for x in xs if x < knee], [x for x in xs if x >= knee]
     lo = statistics.median(by_chunk[x] for x in below)
     hi = statistics.median(by_chunk[x] for x in above)
-    return {
-        "knee": knee,
-        "below": below,
-        "above": above,
-        "below_rate": lo,
-        "above_rate": hi,
-        "step": hi / lo,
-    }
+    return dict(knee=knee, below=below, above=above, below_rate=lo, above_rate=hi, step=hi / lo)
 
 
 def knee_row(kernel, k):
-    """The chunk study's knee table row of one kernel: the chunks and the median
-    rate on each side of its knee, and the step between them.
-
-    Parameters
-    ----------
-    kernel : str
-        The kernel's name.
-    k : dict
-        :func:`knee_of`'s knee.
-
-    Returns
-    -------
-    str
-        One markdown row.
-    """
+    """The chunk study's knee table row of one kernel (knee_of()'s figures)."""
     return (
         f"| {kernel} | {span(k['below'][0], k['below'][-1])} | {rate(k['below_rate'])} | "
         f"{span(k['above'][0], k['above'][-1])} | {rate(k['above_rate'])} | "
@@ -312,29 +143,7 @@ def knee_row(kernel, k):
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label):
-    """The chunk study's summary sentence of one kernel: no clear step, a step
-    near the LLC (where long stores stop allocating cache lines), or a step
-    elsewhere; the rates it quotes are :func:`knee_row`'s.
-
-    Parameters
-    ----------
-    kernel : str
-        The kernel's name.
-    k : dict
-        :func:`knee_of`'s knee.
-    by_chunk : dict
-        Per chunk (bytes), its median rate (bytes/sec).
-    llc : int
-        The LLC's size in bytes (0 when unknown).
-    region : int
-        The region cleared, in bytes.
-    label : str
-        Its pages, in words ("2MB THP").
-
-    Returns
-    -------
-    str
-    """
+    """The chunk study's sentence of one kernel: no clear step, a step near the LLC, or else."""
     xs = sorted(by_chunk)
     if k["step"] < KNEE_CLEAR_STEP:
         return (
@@ -350,8 +159,8 @@ def knee_line(kernel, k, by_chunk, llc, region, label):
     )
     knee, last_below = k["knee"], k["below"][-1]
     if llc and llc // 2 <= knee <= 2 * llc and last_below >= llc // 4:
-        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
-        # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
+        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on AMD
+        # Zen: long enough stores stop allocating cache lines near the LLC size.
         return (
             f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
             f"call here (LLC: {format_size(llc)}): {where}."

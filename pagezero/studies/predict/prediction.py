@@ -1,63 +1,17 @@
-"""A prediction: what was measured, what the fit says, what each policy would
-give; as JSON and as text."""
+"""A prediction: what was measured, what the fit says, what each policy would give."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pagezero.studies.predict.model import ASSUMPTIONS
+from pagezero.studies.predict.model import ASSUMPTIONS, ProjectedPolicy
 from pagezero.studies.predict.replays import Replay
-
-__all__ = ["Prediction", "ProjectedPolicy", "JSON_KEYS"]
-
-# The keys every JSON prediction has (more may follow them).
-JSON_KEYS = (
-    "page",
-    "kernel_release",
-    "preempt",
-    "fault_bytes_per_sec",
-    "replay_policy",
-    "replay_bytes_per_sec",
-    "explained",
-    "remainder_us",
-    "runs",
-    "discarded_runs",
-    "projections",
-)
 
 
 def _gbs(rate: float | None) -> str:
-    # GB/sec as perf bench prints it: 2^30 bytes per second.
+    """GB/sec as perf bench prints it: 2^30 bytes per second."""
     return "-" if rate is None else f"{rate / 2**30:.2f}"
-
-
-@dataclass(frozen=True)
-class ProjectedPolicy:
-    """One policy's projected fault rate (bytes/sec), with its interval."""
-
-    replay: Replay
-    bytes_per_sec: float
-    low: float
-    high: float
-    replay_bytes_per_sec: float
-
-    def to_json(self) -> dict[str, Any]:
-        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's
-        strategy, batch, source and clearing rate."""
-        r = self.replay
-        return {
-            "policy": r.policy,
-            "preempt": r.preempt,
-            "kernel": r.kernel,
-            "bytes_per_sec": self.bytes_per_sec,
-            "low": self.low,
-            "high": self.high,
-            "strategy": r.strategy,
-            "batch": r.batch,
-            "source": r.source,
-            "replay_bytes_per_sec": self.replay_bytes_per_sec,
-        }
 
 
 @dataclass
@@ -129,7 +83,7 @@ class Prediction:
         return bool(self.projections)
 
     def to_json(self) -> dict[str, Any]:
-        """The prediction as a JSON document: JSON_KEYS first, then the details.
+        """The prediction as a JSON document: its key figures first, then the details.
 
         Returns
         -------
@@ -179,15 +133,12 @@ class Prediction:
         ]
         if self.run_rates:
             kept = self.runs - self.discarded_runs
+            head = f"# demand faults on {self.fault_pages}: {kept} of {self.runs} runs kept"
+            if self.discarded_runs:
+                slow = ", ".join(_gbs(r) for r in self.run_rates[: self.discarded_runs])
+                head += f", {self.discarded_runs} discarded as still warming up ({slow} GB/sec)"
             lines.append(
-                f"# demand faults on {self.fault_pages}: {kept} of {self.runs} runs kept"
-                + (
-                    f", {self.discarded_runs} discarded as still warming up "
-                    f"({', '.join(_gbs(r) for r in self.run_rates[: self.discarded_runs])} GB/sec)"
-                    if self.discarded_runs
-                    else ""
-                )
-                + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
+                head + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
             )
             lines.append(
                 f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/sec (the median "
@@ -218,13 +169,7 @@ class Prediction:
         return lines
 
     def simple(self) -> list[str]:
-        """Only the numbers: fault rate, replay rate, explained share, remainder (us),
-        then one projected rate per line (bytes/sec)."""
-        values = [
-            self.fault_bytes_per_sec,
-            self.replay_bytes_per_sec,
-            self.explained,
-            self.remainder_us,
-        ]
-        lines = ["-" if v is None else f"{v:.6g}" for v in values]
+        """Only the numbers: fault rate, replay rate, explained, remainder (us), projections."""
+        values = (self.fault_bytes_per_sec, self.replay_bytes_per_sec, self.explained)
+        lines = ["-" if v is None else f"{v:.6g}" for v in (*values, self.remainder_us)]
         return lines + [f"{p.bytes_per_sec:.6g}" for p in self.projections]

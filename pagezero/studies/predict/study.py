@@ -1,17 +1,17 @@
-"""pagezero.predict(): measure the fault path, replay the running kernel's
-clearing, fit, and project every other policy.
+"""pagezero.predict(): measure the fault path, replay the running kernel's clearing, fit, and
+project every other policy.
 
-The two halves are pagezero's own measurements, not new ones: demand faults
-through pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`)
-and the replays through pagezero.folio() (csrc/folio_bench.c, the same C walk
-the order tests record), each run in fresh processes (pagezero.runs.processes).
+The two halves are pagezero's own measurements, not new ones: demand faults through
+pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`) and the replays through
+pagezero.folio() (csrc/folio_bench.c, the same C walk the order tests record), each run in
+fresh processes (pagezero.runs.processes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pagezero._core import PagezeroError
@@ -20,27 +20,25 @@ from pagezero.measure.fault import page_report, plan
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs, faults
-from pagezero.studies.predict.choice import replay_for, running_kernel
 from pagezero.studies.predict.model import fit, project
+from pagezero.studies.predict.prediction import Prediction
 from pagezero.studies.predict.replays import Replay, every_policy, walk_key
-from pagezero.studies.predict.result import Prediction, ProjectedPolicy
+from pagezero.studies.predict.running import replay_for, running_kernel
 from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import hugepages
 from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size
 
-__all__ = ["predict", "PAGES", "FAULT_SIZE", "FAULT_LOOPS", "REPLAY_LOOPS"]
-
 PAGES = ("2MB", "1GB")
 FAULT_SIZE = 1 << 30  # 512 faults of 2MB, or one of 1GB, per loop
 FAULT_LOOPS = 5
-# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a
-# steady median needs without minutes of 1GB clears.
+# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a steady median
+# needs without minutes of 1GB clears.
 REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
 _THP_MODES = ("always", "madvise")
 # Accepted for 2MB faults when the 2MB pool lacks pages: a THP demand fault
-# (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the
-# same folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
+# (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the same
+# folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
 THP_PAGES = (
     "2MB THP (no free 2MB hugetlb pages; a THP fault clears with the same "
     "folio_zero_user(); --reserve for hugetlb)"
@@ -55,32 +53,13 @@ def _check_page(page: object) -> str:
 
 
 def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
-    """What the faults will be on: hugetlb, or THP for 2MB when the 2MB pool
-    lacks pages and THP is on (a THP demand fault clears its folio with the
-    same folio_zero_user() as a hugetlb one). Raises MappingError naming the
-    fix when neither will do."""
+    """What the faults will be on: hugetlb, else THP for 2MB; MappingError naming the fix."""
     if reserve or hugepages.pool(page).available >= needed:
         return f"{page} hugetlb"
     if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
         return THP_PAGES
-    hugepages.check_available(
-        page, needed, can_reserve=True
-    )  # raises, naming the file and --reserve
+    hugepages.check_available(page, needed, can_reserve=True)  # raises, naming --reserve
     return f"{page} hugetlb"
-
-
-@contextlib.contextmanager
-def _pool(page: str, needed: int, reserve: bool, thp: bool) -> Iterator[None]:
-    """The hugepages the faults (and then the replay's folio) need, for the
-    whole prediction: reserved and given back afterwards with `reserve`."""
-    if thp:
-        yield
-    elif reserve:
-        with hugepages.reserve(page, needed):
-            yield
-    else:
-        hugepages.check_available(page, needed, can_reserve=True)
-        yield
 
 
 def _results(r: Result | ResultSet | None) -> list[Result]:
@@ -90,10 +69,9 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault (the faults' own latencies):
-    like the replay's median clear, a fault during which the scheduler ran
-    another process counts no more than any other, whereas a loop's rate
-    (mmap + every fault of the region) takes every such pause in."""
+    """A fault run's rate from its median fault, not its loops'."""
+    # Like the replay's median clear, a fault during which another process ran counts no more
+    # than any other; a loop's rate takes every such pause in.
     latency = r.details["latency"]
     if latency["unit_bytes"] != folio or not latency["p50_ns"]:
         raise PagezeroError(
@@ -111,8 +89,8 @@ def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
-    """One pass over the pool before any run: on a VM its first touch also
-    faults on the host. On THP, also checks that the faults got 2MB pages."""
+    """One pass over the pool first (on a VM a first touch also faults on the host)."""
+    # On THP, it also checks that the faults got 2MB pages.
     warm = _results(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(
@@ -131,8 +109,8 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     p.run_rates = [_median_fault_rate(r, folio) for r in measured]
     p.discarded_runs = warming_runs(p.run_rates)
     fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
-    # From the median of the kept runs' times per fault, the figure the fit
-    # uses: explained is then the fault rate over the replay's rate.
+    # From the median of the kept runs' times per fault, the figure the fit uses: explained
+    # is then the fault rate over the replay's rate.
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
     p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(
@@ -222,20 +200,16 @@ def predict(
     pages = _fault_pages(page, needed, reserve, info)
     thp = pages == THP_PAGES
     args = _fault_args(page, fault_plan.nbytes, loops, thp)
-    p = Prediction(
-        page,
-        kernel.release,
-        kernel.preempt,
-        kernel.preempt_note,
-        pages,
-        fault_plan.nbytes,
-        loops,
+    warm_up = (
         f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
         f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "
-        f"faults on the host)",
+        f"faults on the host)"
     )
+    k, nbytes = kernel, fault_plan.nbytes
+    p = Prediction(page, k.release, k.preempt, k.preempt_note, pages, nbytes, loops, warm_up)
     try:
-        with _pool(page, needed, reserve, thp):
+        # The pages of the faults and the replays, reserved and given back with `reserve`.
+        with hugepages.reserve(page, needed) if reserve else contextlib.nullcontext():
             _warm(args, thp)
             fault_s = _measure_faults(p, args, runs)
             _replay_and_fit(p, replay_for(kernel, folio), fault_s, replay_loops, runs)
@@ -260,13 +234,8 @@ def _replay_and_fit(
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
     if not f.fits:
         return
-    for policy in policies:
-        if (policy.policy, policy.preempt) == (running.policy, running.preempt):
-            continue
-        t = times[policy.same_walk(folio)]
-        proj = project(f, t)
-        p.projections.append(
-            ProjectedPolicy(
-                policy, proj.bytes_per_sec, proj.low, proj.high, folio / statistics.median(t)
-            )
-        )
+    p.projections = [
+        project(f, policy, times[policy.same_walk(folio)])
+        for policy in policies
+        if (policy.policy, policy.preempt) != (running.policy, running.preempt)
+    ]

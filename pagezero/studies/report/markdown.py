@@ -1,24 +1,20 @@
-"""report.md: the header, the summary, the machine, each study's section,
-the studies that failed or were not run, and the files; and report.html, the
-same lines as one self-contained page (html.py)."""
+"""report.md: the header, the summary, the machine, each study's section, the studies that
+failed or were not run, and the files; and report.html, the same lines as one self-contained
+page (html.py)."""
 
 import datetime
 import os
 
+from pagezero.files import atomic_write
 from pagezero.interrupt import deferred
-from pagezero.results.resultset import atomic_write
 from pagezero.studies.report.html import write_html
 from pagezero.system.machine import summary
-
-__all__ = ["write_markdown"]
 
 
 def _runs_words(runs, scale):
     if runs > 1:
-        return (
-            f"{runs} runs per point, each a fresh process; a cell is the median of the "
-            f"runs' medians"
-        )
+        cell = "a cell is the median of the runs' medians"
+        return f"{runs} runs per point, each a fresh process; {cell}"
     return (
         f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
         f"`pagezero report --runs 3` measures it"
@@ -26,37 +22,21 @@ def _runs_words(runs, scale):
 
 
 def _status_lines(run):
-    lines = []
-    failed = [s for s in run.sections if s.failed]
-    for s in failed:
-        lines.append(f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**')
+    lines = [
+        f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**'
+        for s in run.sections
+        if s.failed
+    ]
     if run.interrupted:
-        lines.append(
-            f"**Interrupted by {run.interrupted}: this report covers only what was "
-            f"measured before it.**"
-        )
+        what = "this report covers only what was measured before it"
+        lines.append(f"**Interrupted by {run.interrupted}: {what}.**")
     if run.not_run:
         lines.append(f"Not run: {', '.join(run.not_run)}.")
     return [x for line in lines for x in ("", line)]
 
 
 def write_markdown(run, info, scale, elapsed, load):
-    """Write `run.out_dir`/report.md and report.html beside it, holding stop
-    signals until both are written (one arriving meanwhile is raised afterwards).
-
-    Parameters
-    ----------
-    run : ReportRun
-        What the report did: its folder, sections and stop signal.
-    info : dict
-        The machine (:func:`pagezero.system.machine.machine`).
-    scale : str
-        The report's scale ("full", "quick", "tiny").
-    elapsed : float
-        The time the studies took, in seconds.
-    load : float
-        The 1-minute load average when they began.
-    """
+    """Write run.out_dir/report.md and report.html, stop signals held until both are."""
     with deferred():
         _write(run, info, scale, elapsed, load)
 

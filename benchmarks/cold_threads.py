@@ -50,7 +50,7 @@ def main():
             res = alternate(
                 {
                     c: lambda c=c, f=f, extent=extent, loops=loops: loop_rate(
-                        pz.memset(size=extent, function=f, loops=loops, cache=c, clock="tsc"),
+                        pz.memset(size=extent, function=f, loops=loops, cache=c, clock="tsc")[0],
                         extent,
                     )
                     for c in ("hot", "cold")
@@ -69,7 +69,7 @@ def main():
     res = alternate(
         {
             n: lambda n=n: (
-                pz.memset(size=size, function=functions[0], loops=5, threads=n).bytes_per_sec
+                pz.memset(size=size, function=functions[0], loops=5, threads=n)[0].bytes_per_sec
             )
             for n in counts
         },

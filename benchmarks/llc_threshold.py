@@ -39,7 +39,7 @@ def main():
     res = alternate(
         {
             name: lambda c=c: loop_rate(
-                pz.memset(size=size, chunk=c, loops=loops, function=FUNCTION, value=0), size
+                pz.memset(size=size, chunk=c, loops=loops, function=FUNCTION, value=0)[0], size
             )
             for name, c in chunks.items()
         },

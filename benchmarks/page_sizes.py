@@ -64,7 +64,7 @@ def main():
         res = alternate(
             {
                 name: lambda kw=kw, f=f: loop_rate(
-                    pz.memset(size=size, function=f, loops=loops, **kw), size
+                    pz.memset(size=size, function=f, loops=loops, **kw)[0], size
                 )
                 for name, kw in pages.items()
             },

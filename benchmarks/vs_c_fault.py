@@ -94,7 +94,7 @@ def main():
 
                 def pz_task(page=page, workload=workload, n=n):
                     try:
-                        r = pz.faults(n, page=page, function=workload, loops=loops)
+                        r = pz.faults(n, page=page, function=workload, loops=loops)[0]
                     except (OSError, pz.PagezeroError) as e:
                         print(f"  pagezero {page} {workload}: {e}", file=sys.stderr)
                         return math.nan

@@ -87,7 +87,7 @@ def main():
     def pz_task(name, size, chunk, loops):
         def run():
             try:
-                r = pz.memset(size=size, chunk=chunk, loops=loops, function=name, value=0)
+                r = pz.memset(size=size, chunk=chunk, loops=loops, function=name, value=0)[0]
             except (ValueError, OSError, pz.PagezeroError) as e:
                 print(f"  {name} {size_str(size)}/{chunk}: {e}", file=sys.stderr)
                 return math.nan

@@ -28,10 +28,10 @@ from pagezero import _core as _core  # noqa: E402 (after the check above; re-exp
 from pagezero._core import MappingError, PagezeroError, UnavailableError
 from pagezero.analysis.compare import compare
 from pagezero.interrupt import Interrupted
-from pagezero.measure.fault import Headroom, faults, headroom
-from pagezero.measure.mem import memcpy, memset
-from pagezero.measure.policy import BatchResult, FolioResult, batch, clear_folio, clear_order, folio
+from pagezero.measure.fault import Headroom, headroom
+from pagezero.measure.policy import BatchResult, FolioResult, clear_folio, clear_order
 from pagezero.results.resultset import Result, ResultSet, load_results, save_results
+from pagezero.runs.processes import batch, faults, folio, memcpy, memset
 from pagezero.runs.sweeps import sweep
 from pagezero.studies.advise.study import Advice, advise
 from pagezero.studies.predict import Prediction, predict

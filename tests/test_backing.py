@@ -35,14 +35,14 @@ def no_hugetlb(monkeypatch, thp="madvise"):
 
 
 def test_batch_on_4kb_pages_says_so():
-    r = pagezero.batch("4MB", "1MB", loops=1, backing="4KB")
+    r = pagezero.batch("4MB", "1MB", loops=1, backing="4KB")[0]
     assert r.params["backing"] == "4KB"
     assert "huge_share" not in r.details and "backing_note" not in r.details
 
 
 @needs_thp
 def test_batch_on_thp_measures_the_share():
-    r = pagezero.batch("8MB", "1MB", loops=1, threads=1, backing="thp")
+    r = pagezero.batch("8MB", "1MB", loops=1, threads=1, backing="thp")[0]
     assert r.params["backing"] == "thp"
     d = r.details
     assert d["buffer_bytes"] == 8 * MB and 0 <= d["huge_bytes"] <= 8 * MB
@@ -52,14 +52,14 @@ def test_batch_on_thp_measures_the_share():
 @needs_thp
 def test_batch_auto_without_hugetlb_asks_thp(monkeypatch):
     no_hugetlb(monkeypatch)
-    r = pagezero.batch("4MB", "1MB", loops=1)
+    r = pagezero.batch("4MB", "1MB", loops=1)[0]
     assert r.params["backing"] == "thp" and "huge_share" in r.details
     assert r.details["backing_note"].startswith("2 2MB hugepages needed, 0 available")
 
 
 def test_batch_auto_without_hugetlb_or_thp_takes_4kb_with_a_line(monkeypatch):
     no_hugetlb(monkeypatch, thp="never")
-    r = pagezero.batch("4MB", "1MB", loops=1)
+    r = pagezero.batch("4MB", "1MB", loops=1)[0]
     assert r.params["backing"] == "4KB" and "huge_share" not in r.details
     assert "transparent huge pages are never" in r.details["backing_note"]
 
@@ -76,7 +76,7 @@ def test_batch_auto_falls_back_when_the_hugetlb_mapping_fails(monkeypatch):
         return real(size, page=page, **kw)
 
     monkeypatch.setattr(policy.batches, "region", region)
-    r = pagezero.batch("4MB", "1MB", loops=1)
+    r = pagezero.batch("4MB", "1MB", loops=1)[0]
     assert r.params["backing"] == "4KB"
     assert r.details["backing_note"].startswith("the hugetlb mapping failed")
 
@@ -114,7 +114,7 @@ def test_batch_on_a_given_buffer_records_what_smaps_shows():
 
 
 def test_old_batch_results_load_as_4kb_pages(tmp_path):
-    r = pagezero.batch("4MB", "1MB", loops=1, backing="4KB")
+    r = pagezero.batch("4MB", "1MB", loops=1, backing="4KB")[0]
     d = r.to_dict()
     del d["params"]["backing"]
     old = Result.from_dict(d)
@@ -134,7 +134,7 @@ def test_old_batch_results_load_as_4kb_pages(tmp_path):
 @needs_thp
 @pytest.mark.parametrize("size", ["64KB", "2MB", "4MB"])
 def test_folio_on_thp(size):
-    r = pagezero.folio(size, strategy="sequential", loops=1, backing="thp")
+    r = pagezero.folio(size, strategy="sequential", loops=1, backing="thp")[0]
     assert r.backing == "thp" and r.params["backing"] == "thp"
     assert r.details["buffer_bytes"] == r.bytes_per_loop
     assert 0 <= r.details["huge_share"] <= 1
@@ -144,7 +144,7 @@ def test_folio_on_thp(size):
 def test_folio_auto_without_a_free_page_asks_thp(monkeypatch):
     monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
     no_hugetlb(monkeypatch)
-    r = pagezero.folio("2MB", strategy="sequential", loops=1)
+    r = pagezero.folio("2MB", strategy="sequential", loops=1)[0]
     assert r.backing == "thp" and "huge_share" in r.details
     assert r.details["backing_note"] == (
         "no free 2MB hugetlb page: transparent huge pages asked with MADV_HUGEPAGE"
@@ -169,7 +169,7 @@ def test_folio_memory_says_its_pages(monkeypatch):
     "run, kw", [(pagezero.memset, {}), (pagezero.memcpy, {"threads": 2, "threads_mode": "private"})]
 )
 def test_mem_thp_reports_the_share(run, kw):
-    r = run("4MB", thp=True, loops=1, **kw)
+    r = run("4MB", thp=True, loops=1, **kw)[0]
     d = r.details
     copies = 2 if run is pagezero.memcpy else 1
     assert d["buffer_bytes"] == 4 * MB * copies * kw.get("threads", 1)
@@ -178,8 +178,8 @@ def test_mem_thp_reports_the_share(run, kw):
 
 
 def test_mem_without_thp_reports_no_share():
-    assert "huge_share" not in pagezero.memset("4MB", loops=1).details
-    assert "huge_share" not in pagezero.memset("4MB", loops=1, thp=None).details
+    assert "huge_share" not in pagezero.memset("4MB", loops=1)[0].details
+    assert "huge_share" not in pagezero.memset("4MB", loops=1, thp=None)[0].details
 
 
 # What the command line prints ------------------------------------------------------
@@ -222,7 +222,7 @@ def test_heading_and_lines_for_a_thp_run_short_of_huge_pages():
 
 
 def test_mem_conditions_print_the_share_and_warn(capsys):
-    r = pagezero.memset("4MB", loops=1)
+    r = pagezero.memset("4MB", loops=1)[0]
     r = Result(
         benchmark="memset",
         function="generic",

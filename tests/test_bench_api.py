@@ -56,9 +56,10 @@ def zero_only_kernel():
 
 
 def run(benchmark, **kw):
+    """The Result of one run (runs=1) of pagezero.memset or memcpy."""
     kw.setdefault("size", "1MB")
     kw.setdefault("loops", 2)
-    return getattr(pagezero, benchmark)(**kw)
+    return getattr(pagezero, benchmark)(**kw)[0]
 
 
 def small_result(**kw):
@@ -273,7 +274,7 @@ def test_unavailable_kernels_raise_and_never_run():
 
 def test_1gb_hugepages_when_reserved():
     require_hugepages("1GB")
-    r = pagezero.memset(size="1GB", page="1GB", loops=1)
+    r = pagezero.memset(size="1GB", page="1GB", loops=1)[0]
     assert r.params["page"] == "1GB" and r.bytes_per_loop == 1 << 30
 
 
@@ -378,3 +379,12 @@ def test_offset_applies_under_any_conditions(conditions):
         pytest.skip(NEEDS_2_CPUS)
     r = run("memcpy", function="default", offset=16, **conditions)
     assert r.params["offset"] == 16 and r.loops == 2
+
+
+@pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
+def test_one_run_is_a_resultset_of_its_result(benchmark):
+    rs = getattr(pagezero, benchmark)(size="1MB", loops=2)
+    assert isinstance(rs, pagezero.ResultSet) and len(rs) == 1
+    assert rs[0].benchmark == benchmark and len(rs[0].samples) == 2
+    assert dict(rs.runs[0]) == {"repetition": 0, "process": 0, "pid": os.getpid()}
+    assert rs.bytes_per_sec > 0

@@ -14,7 +14,9 @@ from helpers.cpus import CPUS, needs_2_cpus
 
 import pagezero
 from pagezero import _core
-from pagezero.measure.mem import choose_cpus, numa_nodes, scaling, thread_rates, thread_spread
+from pagezero.measure.conditions import choose_cpus, thread_rates, thread_spread
+from pagezero.measure.mem import scaling
+from pagezero.system.numa import numa_nodes
 
 FILL = "generic"  # any fill byte, on every architecture
 METHODS = [m for m, ok in _core.cache_methods() if ok]
@@ -41,19 +43,19 @@ def test_hot_mode_flushes_nothing():
 
 
 def test_cold_result_says_which_method():
-    r = pagezero.memset("256KB", chunk="64KB", function=FILL, cache="cold", loops=2)
+    r = pagezero.memset("256KB", chunk="64KB", function=FILL, cache="cold", loops=2)[0]
     assert r.params["cache"] == "cold"
     assert r.details["cold_method"] == METHODS[0]
     assert len(r.samples) == 2 and r.bytes_per_loop == 256 << 10
 
 
 def test_hot_default_keeps_old_params():
-    r = pagezero.memset("64KB", function=FILL, loops=1)
+    r = pagezero.memset("64KB", function=FILL, loops=1)[0]
     assert "cache" not in r.params and not r.details
 
 
 def test_cold_memcpy():
-    r = pagezero.memcpy("128KB", chunk="32KB", cache="cold", loops=2)
+    r = pagezero.memcpy("128KB", chunk="32KB", cache="cold", loops=2)[0]
     assert r.details["cold_method"] in METHODS
 
 
@@ -88,7 +90,7 @@ def test_threads_clear_exactly_their_parts(threads, cold):
 @needs_2_cpus
 @pytest.mark.parametrize("mode", ["shared", "private"])
 def test_memset_threads_result(mode):
-    r = pagezero.memset("1MB", function=FILL, loops=3, threads=2, threads_mode=mode)
+    r = pagezero.memset("1MB", function=FILL, loops=3, threads=2, threads_mode=mode)[0]
     assert r.params["threads"] == 2 and r.params["threads_mode"] == mode
     assert r.bytes_per_loop == (1 << 20) * (2 if mode == "private" else 1)
     assert len(r.details["thread_samples"]) == 2
@@ -140,7 +142,7 @@ def test_bind_reads_back_node_0():
 
 
 def test_memset_on_node_0():
-    r = pagezero.memset("1MB", function=FILL, loops=1, node=0, cpu_node=0)
+    r = pagezero.memset("1MB", function=FILL, loops=1, node=0, cpu_node=0)[0]
     assert r.params["node"] == 0 and r.params["cpu_node"] == 0
 
 
@@ -160,7 +162,7 @@ def test_missing_node_refused(arg):
 def test_counters_with_fake_source(switch):
     switch(PAGEZERO_FAKE_COUNTERS="1")
     threads = 2 if CPUS >= 2 else 1
-    r = pagezero.memset("1MB", function=FILL, loops=3, counters=True, threads=threads)
+    r = pagezero.memset("1MB", function=FILL, loops=3, counters=True, threads=threads)[0]
     names = _core.counter_names()
     assert tuple(r.details["counters"]) == names
     for i, name in enumerate(names):
@@ -329,7 +331,7 @@ def test_cold_flushes_stay_outside_the_timed_spans(switch, benchmark):
     started = time.monotonic()
     r = getattr(pagezero, benchmark)(
         "64KB", chunk="16KB", loops=2, cache="cold", function="default"
-    )
+    )[0]
     # Every chunk of every loop was flushed: each flush spins for 20 ms at least.
     assert time.monotonic() - started >= 2 * 4 * 0.020
     assert r.details["cold_method"] and len(r.samples) == 2

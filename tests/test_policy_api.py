@@ -59,7 +59,7 @@ def test_batch_boundaries_cover_the_region_exactly(batch, batch_bytes, batches):
 
 
 def test_batch_result_fields():
-    r = pagezero.batch(size="2MB", batch="64KB", loops=3)
+    r = pagezero.batch(size="2MB", batch="64KB", loops=3)[0]
     assert isinstance(r, BatchResult)
     assert r.benchmark == "batch"
     assert r.function == policy.default_kernel()
@@ -88,7 +88,7 @@ def test_batch_result_fields():
 @pytest.mark.parametrize("kernel", kernel_names("clear"))
 def test_batch_every_kernel_with_yield(kernel):
     require_kernel(kernel)
-    r = pagezero.batch(size="256KB", batch="64KB", kernel=kernel, loops=2, yield_between=True)
+    r = pagezero.batch(size="256KB", batch="64KB", kernel=kernel, loops=2, yield_between=True)[0]
     assert r.function == kernel and r.params["yield"] is True
     assert r.batches_per_loop == 4
 
@@ -101,7 +101,7 @@ def test_batch_leaves_the_buffer_zero():
 
 
 def test_batch_result_round_trips_through_json(tmp_path):
-    r = pagezero.batch(size="1MB", batch="page", loops=2)
+    r = pagezero.batch(size="1MB", batch="page", loops=2)[0]
     assert BatchResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
     path = str(tmp_path / "b.json")
     pagezero.save_results(path, [r])
@@ -164,7 +164,7 @@ def test_unavailable_kernel_is_an_unavailable_error():
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_folio_result_fields(strategy):
-    r = pagezero.folio(size="64KB", strategy=strategy, fault_index=7, loops=3, backing="4KB")
+    r = pagezero.folio(size="64KB", strategy=strategy, fault_index=7, loops=3, backing="4KB")[0]
     assert isinstance(r, FolioResult)
     assert r.benchmark == "folio" and r.bytes_per_loop == 64 << 10
     assert r.backing == "4KB"
@@ -184,29 +184,29 @@ def test_folio_result_fields(strategy):
 def test_folio_2mb_neighbourhood_is_clamped(fault, neighbourhood):
     r = pagezero.folio(
         size="2MB", strategy="neighbourhood-last", fault_index=fault, loops=1, backing="4KB"
-    )
+    )[0]
     assert r.neighbourhood == neighbourhood
     assert r.touch_lines == neighbourhood[1] * 64
 
 
 def test_folio_cold_by_eviction_works_everywhere():
-    r = pagezero.folio(size="64KB", strategy="sequential", loops=2, backing="4KB", cold="evict")
+    r = pagezero.folio(size="64KB", strategy="sequential", loops=2, backing="4KB", cold="evict")[0]
     assert r.cold_method == "evict" and r.cold_ns_per_line > 0
 
 
 def test_folio_of_one_page():
-    r = pagezero.folio(size="4KB", strategy="page-at-a-time", loops=1, backing="4KB")
+    r = pagezero.folio(size="4KB", strategy="page-at-a-time", loops=1, backing="4KB")[0]
     assert r.neighbourhood == (0, 1)
 
 
 def test_folio_result_round_trips_through_json():
-    r = pagezero.folio(size="64KB", strategy="nocache-except-target", loops=2, backing="4KB")
+    r = pagezero.folio(size="64KB", strategy="nocache-except-target", loops=2, backing="4KB")[0]
     assert FolioResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
 
 def test_folio_on_a_2mb_hugetlb_page():
     require_hugepages("2MB")
-    r = pagezero.folio(size="2MB", strategy="sequential", loops=2, backing="hugetlb")
+    r = pagezero.folio(size="2MB", strategy="sequential", loops=2, backing="hugetlb")[0]
     assert r.backing == "hugetlb" and r.params["backing"] == "hugetlb"
 
 
@@ -235,7 +235,7 @@ def test_folio_hugetlb_refused_fails_clearly(monkeypatch):
 def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
     refused_hugetlb(monkeypatch)
     monkeypatch.setattr(pagezero.system.backing, "thp_mode", lambda *paths: "never")
-    r = pagezero.folio(size="2MB", strategy="sequential", loops=1, backing="auto")
+    r = pagezero.folio(size="2MB", strategy="sequential", loops=1, backing="auto")[0]
     assert r.backing == "4KB" and r.params["backing"] == "4KB"
     assert "transparent huge pages are never" in r.details["backing_note"]
 
@@ -243,7 +243,7 @@ def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
 def test_folio_auto_without_free_hugepages_takes_4kb_pages_without_thp(monkeypatch):
     monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
     monkeypatch.setattr(pagezero.system.backing, "thp_mode", lambda *paths: "never")
-    r = pagezero.folio(size="2MB", strategy="sequential", loops=1)
+    r = pagezero.folio(size="2MB", strategy="sequential", loops=1)[0]
     assert r.backing == "4KB"
 
 
@@ -251,7 +251,7 @@ def test_folio_auto_without_free_hugepages_takes_4kb_pages_without_thp(monkeypat
 def test_folio_1gb_of_4kb_pages():
     r = pagezero.folio(
         size="1GB", strategy="neighbourhood-last", fault_index=1000, loops=1, backing="4KB"
-    )
+    )[0]
     assert r.bytes_per_loop == 1 << 30 and r.neighbourhood == (998, 5)
 
 

@@ -14,8 +14,9 @@ from helpers.cpus import CPUS, needs_2_cpus
 
 import pagezero
 from pagezero import _core
-from pagezero.measure.mem import numa_nodes, thread_rates
+from pagezero.measure.conditions import thread_rates
 from pagezero.measure.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
+from pagezero.system.numa import numa_nodes
 
 PAGE = 4096
 METHODS = [m for m, ok in _core.cache_methods() if ok]
@@ -43,16 +44,16 @@ def test_hot_batch_flushes_nothing():
 
 
 def test_cold_batch_result_says_which_method():
-    r = pagezero.batch("256KB", "64KB", loops=2, cache="cold")
+    r = pagezero.batch("256KB", "64KB", loops=2, cache="cold")[0]
     assert r.params["cache"] == "cold"
     assert r.details["cold_method"] == METHODS[0]
     assert r.batches_per_loop == 4 and len(r.samples) == 2
 
 
 def test_plain_batch_and_folio_keep_old_params():
-    r = pagezero.batch("256KB", "64KB", loops=1, backing="4KB")
+    r = pagezero.batch("256KB", "64KB", loops=1, backing="4KB")[0]
     assert not {"cache", "threads", "node", "counters"} & set(r.params) and not r.details
-    f = pagezero.folio("64KB", loops=1, backing="4KB")
+    f = pagezero.folio("64KB", loops=1, backing="4KB")[0]
     assert not {"cache", "node", "counters"} & set(f.params) and not f.details
 
 
@@ -85,7 +86,7 @@ def test_hot_folio_flushes_nothing():
 
 
 def test_cold_folio_result():
-    r = pagezero.folio("64KB", loops=2, backing="4KB", cache="cold")
+    r = pagezero.folio("64KB", loops=2, backing="4KB", cache="cold")[0]
     assert r.params["cache"] == "cold" and r.details["cold_method"] == METHODS[0]
     # The neighbourhood's cold baseline stays as it was.
     assert len(r.cold_ns) == 2 and r.cold_method in ("clflush", "evict")
@@ -129,7 +130,7 @@ def test_batch_threads_clear_exactly_their_own_regions(cold):
 
 @needs_2_cpus
 def test_batch_threads_result():
-    r = pagezero.batch("1MB", "256KB", loops=3, threads=2)
+    r = pagezero.batch("1MB", "256KB", loops=3, threads=2)[0]
     assert r.params["threads"] == 2 and r.bytes_per_loop == 2 << 20
     assert len(r.details["thread_samples"]) == 2 and len(set(r.details["cpus"])) == 2
     assert r.details["thread_bytes"] == (1 << 20, 1 << 20)
@@ -167,7 +168,7 @@ def test_batch_binds_its_region_to_node_0():
 
 
 def test_batch_on_node_0():
-    r = pagezero.batch("256KB", "64KB", loops=1, node=0)
+    r = pagezero.batch("256KB", "64KB", loops=1, node=0)[0]
     assert r.params["node"] == 0
 
 
@@ -194,7 +195,7 @@ def test_missing_node_refused(fn):
 def test_batch_counters_with_fake_source(switch):
     switch(PAGEZERO_FAKE_COUNTERS="1")
     threads = 2 if CPUS >= 2 else 1
-    r = pagezero.batch("256KB", "64KB", loops=3, counters=True, threads=threads)
+    r = pagezero.batch("256KB", "64KB", loops=3, counters=True, threads=threads)[0]
     names = _core.counter_names()
     assert tuple(r.details["counters"]) == names
     for i, name in enumerate(names):
@@ -205,7 +206,7 @@ def test_batch_counters_with_fake_source(switch):
 
 def test_folio_counters_with_fake_source(switch):
     switch(PAGEZERO_FAKE_COUNTERS="1")
-    r = pagezero.folio("64KB", loops=2, backing="4KB", counters=True)
+    r = pagezero.folio("64KB", loops=2, backing="4KB", counters=True)[0]
     for i, name in enumerate(_core.counter_names()):
         assert r.details["counters"][name] == ((i + 1) * 1000,) * 2
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pagezero.analysis.compare import compare
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
-from pagezero.measure.mem_plan import plan
+from pagezero.measure.mem import plan
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.units import format_size, parse_size
 

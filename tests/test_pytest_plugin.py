@@ -36,7 +36,7 @@ def test_clear(pagezero_bench):
     assert isinstance(rs, pagezero.ResultSet) and len(rs) == 3
 
 def test_every_method(pagezero_bench):
-    assert isinstance(pagezero_bench.mmap(size="256KB", loops=1, runs=1), pagezero.Result)
+    assert isinstance(pagezero_bench.mmap(size="256KB", loops=1, runs=1), pagezero.ResultSet)
     pagezero_bench.batch(size="1MB", batch="256KB", loops=1, runs=1)
     pagezero_bench.folio(size="64KB", loops=1, runs=1)
 

@@ -35,9 +35,11 @@ def test_runs_3_gives_3_results_from_3_fresh_processes():
 )
 def test_every_measuring_function_takes_runs(call):
     one = call(1)
-    assert isinstance(one, pagezero.Result)  # runs=1: this process, as always
+    # runs=1: a ResultSet too, of the one Result measured in this process.
+    assert isinstance(one, pagezero.ResultSet) and len(one) == 1
+    assert one.runs[0]["pid"] == os.getpid()
     rs = call(2)
-    assert [type(r) for r in rs] == [type(one)] * 2
+    assert [type(r) for r in rs] == [type(one[0])] * 2
     assert [r["process"] for r in rs.runs] == [0, 1]
 
 
@@ -54,8 +56,8 @@ def test_a_bad_argument_is_refused_before_any_process_starts():
 
 
 def test_pooled_runs_rate_is_total_bytes_over_total_time():
-    a = pagezero.memset(size="64KB", loops=2)
-    b = pagezero.memset(size="64KB", loops=3)
+    a = pagezero.memset(size="64KB", loops=2)[0]
+    b = pagezero.memset(size="64KB", loops=3)[0]
     both = pooled([a, b])
     assert both.samples == a.samples + b.samples
     assert both.bytes_per_sec == pytest.approx(
@@ -64,8 +66,8 @@ def test_pooled_runs_rate_is_total_bytes_over_total_time():
 
 
 def test_pooled_batch_worst_is_the_worst_of_the_runs():
-    a = pagezero.batch(size="1MB", batch="256KB", loops=2)
-    b = pagezero.batch(size="1MB", batch="256KB", loops=2)
+    a = pagezero.batch(size="1MB", batch="256KB", loops=2)[0]
+    b = pagezero.batch(size="1MB", batch="256KB", loops=2)[0]
     assert pooled([a, b]).worst_ms == max(a.worst_ms, b.worst_ms)
 
 

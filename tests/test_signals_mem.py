@@ -107,8 +107,8 @@ try:
     with signals_interrupt():
         pagezero.memset(size="64MB", loops={LOOPS}, function="default", threads=int(sys.argv[1]))
 except pagezero.Interrupted as e:
-    p = e.partial
-    print(e.signame, p.loops if p else 0, p.interrupted if p else None, flush=True)
+    p = e.partial  # a ResultSet of the run's completed loops
+    print(e.signame, p[0].loops if p else 0, p.interrupted if p else None, flush=True)
     sys.exit(e.exit_status)
 print("finished", flush=True)
 """

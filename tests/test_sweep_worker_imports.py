@@ -14,7 +14,7 @@ PACKAGE = """
 import pagezero
 
 def run(size="64KB", loops=1):
-    return pagezero.memset(size=size, loops=loops)
+    return pagezero.memset(size=size, loops=loops)[0]
 """
 
 

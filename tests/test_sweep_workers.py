@@ -23,7 +23,7 @@ def run(size="64KB", loops=1):
     open(os.path.join(MARK, str(n)), "w").close()
     if n == DIE_AT:
         os.kill(os.getpid(), signal.SIGKILL)
-    return pagezero.memset(size=size, loops=loops)
+    return pagezero.memset(size=size, loops=loops)[0]
 """
 
 
@@ -88,7 +88,7 @@ def test_a_dying_worker_keeps_the_other_workers_repetitions(bench_module):
 
 def test_the_lost_workers_are_saved_with_the_results(tmp_path):
     rs = pagezero.ResultSet(
-        [pagezero.memset(size="64KB", loops=1)],
+        [pagezero.memset(size="64KB", loops=1)[0]],
         lost=[{"process": 1, "repetitions": [1], "reason": "killed"}],
     )
     rs.save(tmp_path / "s.json")

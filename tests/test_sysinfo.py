@@ -402,7 +402,7 @@ def test_machine_returns_a_copy():
 
 
 def test_every_result_carries_the_machine():
-    r = pagezero.memset(size="1MB", loops=1)
+    r = pagezero.memset(size="1MB", loops=1)[0]
     assert r.machine["cpu_model"] == pagezero.machine()["cpu_model"]
     assert list(r.machine["caches"]) == list(pagezero.machine()["caches"])
     assert all("source" in c for c in r.machine["caches"])

@@ -32,7 +32,7 @@ def fake_clock(switch):
 @pytest.mark.parametrize("benchmark", ["memset", "memcpy"])
 def test_a_cold_pass_sums_one_span_per_chunk(fake_clock, benchmark):
     # 64KB in 16KB chunks: four chunks, four spans, every loop.
-    r = getattr(pagezero, benchmark)("64KB", chunk="16KB", loops=3, cache="cold")
+    r = getattr(pagezero, benchmark)("64KB", chunk="16KB", loops=3, cache="cold")[0]
     assert r.samples == (4 * STEP,) * 3
     # The rate is the bytes over those summed spans: 3 x 64KB in 3 x 4 us.
     assert r.bytes_per_sec == pytest.approx(3 * 64 * KB / (3 * 4 * STEP / 1e9))
@@ -40,13 +40,13 @@ def test_a_cold_pass_sums_one_span_per_chunk(fake_clock, benchmark):
 
 def test_a_cold_pass_times_the_tail_chunk_too(fake_clock):
     # 40KB in 16KB chunks: two whole chunks and an 8KB tail, three spans.
-    r = pagezero.memset("40KB", chunk="16KB", loops=2, cache="cold")
+    r = pagezero.memset("40KB", chunk="16KB", loops=2, cache="cold")[0]
     assert r.samples == (3 * STEP,) * 2
 
 
 def test_a_hot_pass_is_one_span_however_many_chunks(fake_clock):
     # Sixteen 4KB calls between two clock readings.
-    r = pagezero.memset("64KB", chunk="4KB", loops=3)
+    r = pagezero.memset("64KB", chunk="4KB", loops=3)[0]
     assert r.samples == (STEP,) * 3
 
 
@@ -55,7 +55,7 @@ def test_a_shared_cold_region_splits_into_page_aligned_parts(fake_clock):
     # 100KB over two threads: half is 50KB, rounded down to whole 4KB pages is 48KB
     # (three 16KB chunks); the last thread takes the rest, 52KB (three chunks and a
     # 4KB tail). Each thread reads its own clock: its sum is its own chunks.
-    r = pagezero.memset("100KB", chunk="16KB", loops=2, cache="cold", threads=2)
+    r = pagezero.memset("100KB", chunk="16KB", loops=2, cache="cold", threads=2)[0]
     assert r.details["thread_samples"] == ((3 * STEP,) * 2, (4 * STEP,) * 2)
     assert r.samples == (4 * STEP,) * 2  # a cold sample is the slowest thread's sum
 
@@ -65,7 +65,7 @@ def test_a_step_that_is_not_a_positive_number_leaves_the_real_clock(switch, valu
     # Misread, the switch would make every sample the same few steps: the real clock
     # never reads a 16MB clear as exactly that, three loops in a row.
     switch(PAGEZERO_FAKE_CLOCK_STEP_NS=value)
-    r = pagezero.memset("16MB", loops=3)
+    r = pagezero.memset("16MB", loops=3)[0]
     assert r.samples != (misread,) * 3
     assert _core.switches() == {} and "test_switches" not in r.machine
 
@@ -75,7 +75,7 @@ def test_a_step_that_is_not_a_positive_number_leaves_the_real_clock(switch, valu
 MEASURE_AND_SAVE = """
 import sys
 import pagezero
-r = pagezero.memset("64MB", loops=3)
+r = pagezero.memset("64MB", loops=3)[0]
 pagezero.save_results(sys.argv[1], [r])
 print(pagezero._core.__file__)
 """
@@ -131,9 +131,9 @@ def test_the_switches_are_read_at_import_not_while_measuring(monkeypatch, switch
     # Set behind the core's back (no _read_switches()): this process's core still
     # measures with the real clock, and its results say nothing was faked.
     monkeypatch.setenv("PAGEZERO_FAKE_CLOCK_STEP_NS", str(STEP))
-    r = pagezero.memset("64KB", chunk="16KB", loops=3, cache="cold")
+    r = pagezero.memset("64KB", chunk="16KB", loops=3, cache="cold")[0]
     assert r.samples != (4 * STEP,) * 3 and "test_switches" not in r.machine
     switch()  # read now
-    r = pagezero.memset("64KB", chunk="16KB", loops=3, cache="cold")
+    r = pagezero.memset("64KB", chunk="16KB", loops=3, cache="cold")[0]
     assert r.samples == (4 * STEP,) * 3
     assert r.machine["test_switches"] == {"PAGEZERO_FAKE_CLOCK_STEP_NS": str(STEP)}

@@ -23,7 +23,7 @@ def test_cli_prints_the_version():
 
 def test_results_files_record_the_version_and_the_build(tmp_path):
     path = tmp_path / "r.json"
-    pagezero.save_results(path, [pagezero.memset(size="4KB", loops=1)])
+    pagezero.save_results(path, [pagezero.memset(size="4KB", loops=1)[0]])
     doc = json.loads(path.read_text())
     assert doc["pagezero"] == pagezero.__version__ == build_info()["pagezero"]
     # The compiler and the flags setup.py gave it (PZ_BUILD_FLAGS).

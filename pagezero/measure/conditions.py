@@ -1,42 +1,24 @@
-"""The conditions a benchmark runs under, checked once and recorded once.
-
-Every benchmark (memset/memcpy, batch, folio; mmap for its threads) runs a
-clear under the same conditions: a cache state, a number of threads and how
-they share the memory, the NUMA node of the memory and of the CPUs, and
-whether hardware counters are read. The plain run (perf's conditions: hot,
-one unpinned thread, no placement, no counters) is Conditions() itself, so
-a run with default conditions and one with `node=0` go through the same
-Python function.
-
-The limits on loops and threads live here too, one table for every
-benchmark.
+"""The conditions every benchmark clears under, checked once and recorded once: a
+cache state, threads and how they share the memory, NUMA nodes, hardware counters.
+Conditions() is perf's plain run. The limits on loops and threads live here too.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pagezero import _core
+from pagezero.results.summary import spread
 from pagezero.system.machine import llc_bytes
-from pagezero.system.numa import check_node, node_cpus, numa_nodes
+from pagezero.system.numa import check_node, node_cpus
 
-__all__ = [
-    "Conditions",
-    "CACHE_STATES",
-    "THREADS_MODES",
-    "MAX_LOOPS",
-    "MAX_FAULT_THREADS",
-    "check_loops",
-    "check_int",
-    "check_node",
-    "choose_cpus",
-    "numa_nodes",
-    "node_cpus",
-    "evict_bytes",
-]
+if TYPE_CHECKING:
+    from pagezero.results.result import Result
+
 
 # hot: the same buffer again and again, as perf (the default, for parity);
 # cold: every chunk flushed from the caches before its timed call.
@@ -44,8 +26,8 @@ CACHE_STATES = ("hot", "cold")
 # shared: one region split into parts; private: a region per thread.
 THREADS_MODES = ("shared", "private")
 
-# The most loops a run may ask for, per benchmark. batch and folio record
-# every batch / touch of every loop, so they are bounded lower.
+# The most loops a run may ask for. batch and folio record every batch / touch
+# of every loop, so they are bounded lower.
 MAX_LOOPS = {
     "memset": 10_000_000,
     "memcpy": 10_000_000,
@@ -53,33 +35,31 @@ MAX_LOOPS = {
     "batch": 100_000,
     "folio": 100_000,
 }
-# mmap's threads are not pinned, so they are not bounded by the CPUs this
-# process may run on; the others pin one thread per CPU.
+# mmap's threads are not pinned, so not bounded by the CPUs this process may
+# run on; the others pin one thread per CPU.
 MAX_FAULT_THREADS = 1024
 
 
+def arguments(
+    function: Callable[..., Any],
+    args: Iterable[Any],
+    kwargs: Mapping[str, Any],
+    without: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The arguments `function`, less its parameters `without`, would get from (args, kwargs),
+    defaults filled in: a plan takes its measuring function's parameters, stated once there."""
+    signature = inspect.signature(function)
+    skip = set(without)
+    signature = signature.replace(
+        parameters=[p for p in signature.parameters.values() if p.name not in skip]
+    )
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 def check_int(name: str, value: object, low: int, high: int) -> int:
-    """Check an integer argument's type and range.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, for the message.
-    value : int
-        The value (a bool is refused).
-    low, high : int
-        The inclusive range.
-
-    Returns
-    -------
-    int
-        `value`.
-
-    Raises
-    ------
-    ValueError
-        Naming `name`, for a non-int or a value outside low..high.
-    """
+    """`value`, checked to be an int (not a bool) in low..high; the message names `name`."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be an int, not {value!r}")
     if not low <= value <= high:
@@ -88,49 +68,12 @@ def check_int(name: str, value: object, low: int, high: int) -> int:
 
 
 def check_loops(loops: object, benchmark: str) -> int:
-    """Check a loop count: an int from 1 to ``MAX_LOOPS[benchmark]``.
-
-    Parameters
-    ----------
-    loops : int
-        Loops asked for.
-    benchmark : str
-        ``"memset"``, ``"memcpy"``, ``"mmap"``, ``"batch"`` or ``"folio"``.
-
-    Returns
-    -------
-    int
-        `loops`.
-
-    Raises
-    ------
-    ValueError
-        For a non-int or a count out of range.
-    """
+    """`loops`, checked to be an int from 1 to ``MAX_LOOPS[benchmark]``."""
     return check_int("loops", loops, 1, MAX_LOOPS[benchmark])
 
 
 def choose_cpus(threads: int, cpu_node: int | None = None) -> tuple[int, ...]:
-    """Distinct CPUs to pin `threads` threads to.
-
-    Parameters
-    ----------
-    threads : int
-        Threads, one per CPU.
-    cpu_node : int, optional
-        Take the CPUs of this NUMA node only.
-
-    Returns
-    -------
-    tuple of int
-        The lowest CPU numbers this process may run on (``os.sched_getaffinity``),
-        of `cpu_node` if given.
-
-    Raises
-    ------
-    ValueError
-        When there are fewer such CPUs than threads, or `cpu_node` does not exist.
-    """
+    """The lowest `threads` CPUs this process may run on (of `cpu_node` if given)."""
     allowed = set(os.sched_getaffinity(0))
     where = "allowed to this process (os.sched_getaffinity)"
     if cpu_node is not None:
@@ -145,24 +88,7 @@ def choose_cpus(threads: int, cpu_node: int | None = None) -> tuple[int, ...]:
 
 
 def check_threads(threads: object) -> int:
-    """Check a count of pinned threads: at least one, at most the CPUs this process may
-    run on.
-
-    Parameters
-    ----------
-    threads : int
-        Threads asked for.
-
-    Returns
-    -------
-    int
-        `threads`.
-
-    Raises
-    ------
-    ValueError
-        For a non-int, fewer than 1, or more than ``os.sched_getaffinity`` allows.
-    """
+    """`threads`, checked to be at least 1 and at most the CPUs this process may run on."""
     if isinstance(threads, bool) or not isinstance(threads, int):
         raise ValueError(f"threads must be an int, not {threads!r}")
     if threads < 1:
@@ -177,127 +103,75 @@ def check_threads(threads: object) -> int:
 
 
 def evict_bytes() -> int:
-    """Bytes read to evict the caches where there is no flush by address.
-
-    Returns
-    -------
-    int
-        Twice the LLC's size in bytes (32MB assumed when sysfs gives no LLC size).
-    """
+    """Bytes read to evict the caches without a flush by address: twice the LLC (32MB assumed)."""
     return 2 * (llc_bytes() or (32 << 20))
+
+
+def thread_rates(result: Result) -> tuple[float, ...] | None:
+    """Each thread's rate over all its loops, bytes/sec (inf for samples summing to 0);
+    None for the cycles clock or a run without per-thread samples."""
+    samples = result.details.get("thread_samples")
+    if result.clock_hz is None or samples is None:
+        return None
+    # A fault run's threads each fault their own params["size"].
+    sizes = result.details.get("thread_bytes") or (result.params["size"],) * len(samples)
+    return tuple(
+        n * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
+        for n, s in zip(sizes, samples)
+    )
+
+
+def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
+    """The threads' mean rate and their standard deviation in % of it, as perf's
+    "/thread ( +- x% )"; (None, None) without per-thread rates."""
+    return spread(thread_rates(result) or ())
 
 
 @dataclass(frozen=True)
 class Conditions:
     """How a run is measured besides its size; ``Conditions()`` is perf's plain run.
 
-    Build checked ones with :meth:`check`.
-
-    Attributes
-    ----------
-    cache : {"hot", "cold"}
-        Hot: the same buffer every loop (perf's conditions). Cold: each chunk flushed
-        from the caches before its timed call.
-    threads : int
-        Threads, each pinned to its own CPU when more than one.
-    threads_mode : {"shared", "private"} or None
-        Shared: one region split into parts; private: a region per thread. None for
-        benchmarks where the mode is fixed (batch gives every thread its own region;
-        folio and mmap have no choice to record).
-    node : int or None
-        NUMA node the memory is bound to (``mbind``), or None.
-    cpu_node : int or None
-        NUMA node whose CPUs run the threads, or None.
-    counters : bool
-        Read hardware counters (``perf_event_open``) around each loop.
+    threads_mode is None where the mode is fixed (batch: a region per thread).
     """
 
-    cache: str = "hot"
-    threads: int = 1
-    threads_mode: str | None = "shared"
-    node: int | None = None  # NUMA node for the memory, or None
+    cache: str = "hot"  # hot: the same buffer every loop; cold: each chunk flushed first
+    threads: int = 1  # each pinned to its own CPU when more than one
+    threads_mode: str | None = "shared"  # shared: one region split; private: one per thread
+    node: int | None = None  # NUMA node for the memory (mbind), or None
     cpu_node: int | None = None  # NUMA node whose CPUs run the threads, or None
-    counters: bool = False
+    counters: bool = False  # hardware counters (perf_event_open) around each loop
 
     @classmethod
-    def check(
-        cls,
-        cache: str = "hot",
-        threads: int = 1,
-        threads_mode: str | None = "shared",
-        node: int | None = None,
-        cpu_node: int | None = None,
-        counters: bool = False,
-    ) -> Conditions:
-        """Checked conditions: the only place they are checked.
-
-        Parameters
-        ----------
-        cache, threads, threads_mode, node, cpu_node, counters
-            As the attributes.
-
-        Returns
-        -------
-        Conditions
-
-        Raises
-        ------
-        ValueError
-            On the first bad value: an unknown cache state or threads mode, a thread
-            count this process cannot pin, a node the machine lacks, too few CPUs on
-            `cpu_node`, or a non-bool `counters`.
-        """
-        if cache not in CACHE_STATES:
-            raise ValueError(f"unknown cache state {cache!r} (expected hot or cold)")
-        check_threads(threads)
-        if threads_mode is not None and threads_mode not in THREADS_MODES:
-            raise ValueError(f"unknown threads mode {threads_mode!r} (expected shared or private)")
-        if node is not None:
-            check_node(node, "node")
-        if cpu_node is not None:
-            choose_cpus(threads, cpu_node)
-        if not isinstance(counters, bool):
-            raise ValueError(f"counters must be True or False, not {counters!r}")
-        return cls(cache, threads, threads_mode, node, cpu_node, counters)
-
-    @property
-    def default(self) -> bool:
-        """Hot, one thread, no placement, no counters: perf's conditions."""
-        return (
-            self.cache == "hot"
-            and self.threads == 1
-            and self.node is None
-            and self.cpu_node is None
-            and not self.counters
-        )
+    def check(cls, *args: Any, **kwargs: Any) -> Conditions:
+        """Checked conditions, the only place they are checked (ValueError on the first bad one)."""
+        c = cls(*args, **kwargs)
+        if c.cache not in CACHE_STATES:
+            raise ValueError(f"unknown cache state {c.cache!r} (expected hot or cold)")
+        check_threads(c.threads)
+        if c.threads_mode is not None and c.threads_mode not in THREADS_MODES:
+            raise ValueError(
+                f"unknown threads mode {c.threads_mode!r} (expected shared or private)"
+            )
+        if c.node is not None:
+            check_node(c.node, "node")
+        if c.cpu_node is not None:
+            choose_cpus(c.threads, c.cpu_node)
+        if not isinstance(c.counters, bool):
+            raise ValueError(f"counters must be True or False, not {c.counters!r}")
+        return c
 
     @property
     def cold(self) -> bool:
-        """True for cache-cold runs."""
         return self.cache == "cold"
 
     def cpus(self) -> tuple[int, ...]:
-        """The CPUs the threads are pinned to.
-
-        Returns
-        -------
-        tuple of int
-            Empty for one thread without a `cpu_node` (unpinned, as the plain loop),
-            else distinct CPUs (:func:`choose_cpus`).
-        """
+        """The CPUs to pin the threads to: none for one thread without a cpu_node (as perf)."""
         if self.threads > 1 or self.cpu_node is not None:
             return choose_cpus(self.threads, self.cpu_node)
         return ()
 
     def params(self) -> dict[str, Any]:
-        """The conditions as a result's params.
-
-        Returns
-        -------
-        dict
-            Only what differs from the defaults, under the keys results have always
-            carried, so that older results keep their labels.
-        """
+        """A Result's params: what differs from the defaults, under the keys results always had."""
         p: dict[str, Any] = {}
         if self.cache != "hot":
             p["cache"] = self.cache
@@ -320,25 +194,8 @@ class Conditions:
         thread_bytes: Sequence[int],
         cpus: tuple[int, ...] = (),
     ) -> dict[str, Any]:
-        """What a conditioned run adds to a Result's details.
-
-        Parameters
-        ----------
-        raw : dict
-            The C core's answer.
-        cold_timing : str
-            What a sample covers in cold mode (the clock is read around each chunk).
-        thread_bytes : sequence of int
-            Bytes each thread cleared per loop.
-        cpus : tuple of int
-            The CPUs the threads were pinned to.
-
-        Returns
-        -------
-        dict
-            Per-thread samples and bytes (several threads or pinned ones), how the
-            cache was made cold and what a sample then covers, and the counters.
-        """
+        """What the conditions add to a Result's details from the C core's answer: per-thread
+        samples (several or pinned threads), how and what cold timed, the counters."""
         d: dict[str, Any] = {}
         if self.threads > 1 or cpus:
             d.update(

@@ -1,96 +1,163 @@
-"""The fault workloads of perf bench mem mmap: what the kernel's own page
-clearing achieves, fault by fault.
+"""A fault run, as perf bench mem mmap: its plan, the C call, reading its Result.
 
-Every first touch of an anonymous page makes the kernel zero it, so mapping a
-region and faulting every page in measures the kernel's clearing rate plus its
-fault overhead. Arguments are checked here; each run is one call into the C
-core (csrc/fault.c), which times mmap + faulting in C with the GIL released
-and leaves munmap outside the timing, as perf does.
-
-headroom() sets that rate beside the best user-space clear of the same extent,
-measured in the same run: how much faster the hardware clears than the fault
-path does.
+A first touch of an anonymous page makes the kernel zero it, so faulting a
+region in measures the kernel's clearing rate plus its fault overhead; the C
+core (csrc/fault.c) times mmap + faulting, munmap left out as perf does.
+headroom() sets that rate beside the best user-space clear of the same extent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import errno
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import MAX_FAULT_THREADS
-from pagezero.measure.fault_plan import (
-    WORKLOADS,
-    FaultPlan,
-    check_hugepages,
-    check_latency,
-    check_workload,
-    describe,
-    latency_unit,
-    plan,
-    reserved,
-)
-from pagezero.measure.fault_reading import page_report, thread_rates, thread_spread
-from pagezero.measure.mem import memset
+from pagezero.measure.conditions import MAX_FAULT_THREADS, arguments, check_int, check_loops
+from pagezero.measure.conditions import thread_rates as thread_rates
+from pagezero.measure.conditions import thread_spread as thread_spread
+from pagezero.measure.mem import check_clock, memset
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.runs.processes import check_runs, in_processes
+from pagezero.system import hugepages
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine
 from pagezero.system.memory import thp_mode
+from pagezero.units import format_page, format_size, parse_page, parse_size
 
-__all__ = [
-    "faults",
-    "headroom",
-    "measure_headroom",
-    "plan",
-    "run",
-    "FaultPlan",
-    "Headroom",
-    "WORKLOADS",
-    "describe",
-    "page_report",
-    "thread_rates",
-    "check_workload",
-    "check_latency",
-    "check_hugepages",
-    "reserved",
-    "latency_unit",
-    "MAX_THREADS",
-    "fault_pass",
-]
+WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
+_DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
+MAX_THREADS = MAX_FAULT_THREADS
+MAX_SEED = 2**32 - 1
 
-MAX_THREADS = MAX_FAULT_THREADS  # conditions.py holds every limit
+# Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts
+# about a microsecond and a clock read tens of ns, so 4KB faults are timed in
+# groups of this many pages, keeping the reads' cost near 1%.
+_GROUP_4KB = 16
+
+
+def check_workload(function: str) -> str:
+    """`function`, checked to be one of WORKLOADS."""
+    if function not in WORKLOADS:
+        raise ValueError(f"unknown workload {function!r} (expected one of: {', '.join(WORKLOADS)})")
+    return function
+
+
+def describe(function: str) -> str:
+    """A workload's one-line description (perf's for demand and populate)."""
+    return _DESCRIPTIONS[check_workload(function)]
+
+
+def latency_unit(shift: int, thp: bool | None, nbytes: int) -> int:
+    """Bytes per latency sample: one fault for hugetlb and THP, else a group of 4KB
+    faults (one where the size is not a whole number of groups)."""
+    if shift != 12:
+        return 1 << shift
+    unit = (2 << 20) if thp else (_GROUP_4KB << 12)
+    return unit if nbytes % unit == 0 else 1 << 12
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """A fault run's checked arguments, for any workload (made by plan())."""
+
+    nbytes: int  # each thread's region
+    shift: int
+    thp: bool | None  # None, True or False, as given
+    loops: int
+    threads: int
+    seed: int
+    clock: str
+    latency: bool
+
+    @property
+    def page(self) -> str:
+        return format_page(self.shift)
+
+    @property
+    def hugetlb(self) -> bool:
+        return self.shift != 12
+
+    @property
+    def hugepages_needed(self) -> int:
+        """Hugepages the run maps at once (0 for 4KB pages)."""
+        return self.threads * (self.nbytes >> self.shift) if self.hugetlb else 0
+
+    @property
+    def lat_unit(self) -> int:
+        """Bytes per latency sample, 0 without latencies."""
+        return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
+
+    def params(self) -> dict[str, Any]:
+        rest = ("loops", "threads", "seed", "thp", "latency")
+        return {"size": self.nbytes, "page": self.page, **{k: getattr(self, k) for k in rest}}
+
+
+def plan(*args: Any, **kwargs: Any) -> FaultPlan:
+    """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
+    size, page, loops, threads, seed, thp, clock, latency = arguments(
+        faults, args, kwargs, ["function", "reserve"]
+    ).values()
+    nbytes = parse_size(size)
+    shift = parse_page(page)
+    if nbytes % (1 << shift):
+        raise ValueError(
+            f"invalid size {size!r}: not a whole number of {format_page(shift)} "
+            f"pages (each page is mapped and faulted whole)"
+        )
+    thp_mode(thp, shift)
+    check_loops(loops, "mmap")
+    # Not pinned: bounded by MAX_FAULT_THREADS, not by the CPUs (not Conditions' threads).
+    check_int("threads", threads, 1, MAX_FAULT_THREADS)
+    check_int("seed", seed, 0, MAX_SEED)
+    check_clock(clock, threads)
+    if not isinstance(latency, bool):
+        raise ValueError(f"latency must be True or False, not {latency!r}")
+    if shift == 12:
+        # Overcommit would accept the regions and the OOM killer answer half-way through.
+        avail = _core.mem_available()
+        if threads * nbytes > avail:
+            raise _core.MappingError(
+                errno.ENOMEM,
+                f"size ({format_size(nbytes)}) is too large for {threads} thread(s): "
+                f"{threads * nbytes} bytes needed, only {avail} available "
+                f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
+            )
+    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
+
+
+def check_latency(p: FaultPlan, function: str) -> None:
+    """ValueError for latencies with "populate", whose faults all happen inside mmap()."""
+    if p.latency and function == "populate":
+        raise ValueError(
+            "populate faults every page inside mmap(MAP_POPULATE): there is no "
+            "fault to time on its own; use demand or populate-write for latencies"
+        )
+
+
+def check_hugepages(p: FaultPlan) -> None:
+    """MappingError, naming the sysfs file to write, when the pool lacks the run's hugepages."""
+    if p.hugetlb:
+        hugepages.check_available(p.page, p.hugepages_needed, can_reserve=True)
+
+
+@contextlib.contextmanager
+def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[None]:
+    """Around a run, its hugepages: the pool grown by what it lacks (root) and given back
+    after, or without `reserve` only checked."""
+    if not p.hugetlb:
+        yield
+    elif reserve:
+        with hugepages.reserve(p.page, p.hugepages_needed):
+            yield
+    else:
+        check_hugepages(p)
+        yield
 
 
 def run(p: FaultPlan, function: str) -> Result | None:
-    """Run plan `p` with workload `function`: one call into the C core.
-
-    Parameters
-    ----------
-    p : FaultPlan
-        The checked arguments.
-    function : str
-        The workload (WORKLOADS).
-
-    Returns
-    -------
-    Result or None
-        Benchmark "mmap", one sample per loop. When a program's own handler
-        takes a stop signal and returns, the loops completed, or None for
-        none (pagezero.interrupt.finish).
-
-    Raises
-    ------
-    ValueError
-        For an unknown workload, or latencies with "populate".
-    MappingError
-        When the hugepages are lacking or a mapping is refused.
-    Interrupted
-        When SIGINT, SIGTERM or SIGHUP stops the call within one loop; its
-        partial is the Result of the loops completed (None when none),
-        marked with the signal.
-    """
+    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says."""
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
@@ -138,8 +205,7 @@ def faults(
     clock: str = "ns",
     latency: bool = False,
     reserve: bool = False,
-    runs: int = 1,
-) -> Result | ResultSet | None:
+) -> Result | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
     as perf bench mem mmap.
 
@@ -155,12 +221,11 @@ def faults(
     loops : int
         The timed rounds, one sample each.
     threads : int
-        That many threads each map and fault their own `size` bytes at
-        once; samples then run from the first start to the last end, and
-        thread_rates() gives each thread's own rate.
+        That many threads each fault their own `size` bytes at once; a sample
+        is the first start to the last end, thread_rates() each thread's rate.
     seed : int
-        0 writes byte 0 of each page; otherwise a random byte of each,
-        thread t drawing as rand() does after srand(seed + t) (perf's -r).
+        0 writes byte 0 of each page, else a random byte, thread t drawing as
+        rand() after srand(seed + t) (perf's -r).
     thp : bool or None
         For 4KB pages, False refuses transparent huge pages, True asks for
         them, None leaves the system's policy. page_report() says what came.
@@ -168,20 +233,10 @@ def faults(
         The clock, as memset()'s.
     latency : bool
         Also time each fault (groups of 16 for 4KB pages): the
-        distribution is in result.details["latency"] (ns).
+        distribution is in details["latency"] (ns).
     reserve : bool
         Grow the hugepage pool by what the run lacks for its duration
         (root only), giving it back afterwards.
-    runs : int
-        1 (default) measures here; N > 1 measures in N fresh processes, one
-        after the other, each with its own mapping, prefault and loops
-        (pagezero.runs.processes).
-
-    Returns
-    -------
-    Result or ResultSet
-        A Result (benchmark "mmap") when runs is 1 (None as run() says);
-        else a ResultSet of N Results, runs[i]["process"] = i.
 
     Raises
     ------
@@ -194,8 +249,6 @@ def faults(
     Interrupted
         When a stop signal cuts the run short.
     """
-    if check_runs(runs) > 1:
-        return in_processes("mmap", locals())
     p = plan(size, page, loops, threads, seed, thp, clock, latency)
     check_workload(function)
     check_latency(p, function)
@@ -203,32 +256,68 @@ def faults(
         return run(p, function)
 
 
-# Headroom -------------------------------------------------------------------
+def page_report(result: Result) -> dict[str, Any]:
+    """Which pages the kernel really gave a faults() Result, from the smaps counters read
+    after each loop (the loop with the fewest huge pages counts): "asked", "got",
+    "expected_bytes", "resident_bytes", "thp_bytes", "hugetlb_bytes", "fallback" (the
+    pages differ from those asked for) and "text", one line saying it."""
+    params = result.params
+    shift = parse_page(params["page"])
+    expected = result.bytes_per_loop
+    loops = result.details["pages"]
+    worst = min(loops, key=lambda pg: (pg["anon_huge"] + pg["hugetlb"], pg["rss"]))
+    resident = min(pg["rss"] + pg["hugetlb"] for pg in loops)
+    thp_bytes = worst["anon_huge"]
+    if shift != 12:
+        asked = f"{format_page(shift)} hugetlb"
+        got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
+        fallback = worst["kernel_page"] != 1 << shift
+    else:
+        asked = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}[
+            params["thp"]
+        ]
+        if thp_bytes == 0:
+            got = "4KB"
+        elif thp_bytes >= worst["rss"]:
+            got = "2MB THP"
+        else:
+            got = f"2MB THP for {format_size(thp_bytes)}, 4KB for the rest"
+        fallback = (params["thp"] is True and thp_bytes < expected) or (
+            params["thp"] is False and thp_bytes > 0
+        )
+    text = f"asked {asked}, got {got}"
+    if resident < expected:
+        text += f"; only {format_size(resident)} of {format_size(expected)} resident"
+    return {
+        "asked": asked,
+        "got": got,
+        "expected_bytes": expected,
+        "resident_bytes": resident,
+        "thp_bytes": thp_bytes,
+        "hugetlb_bytes": worst["hugetlb"],
+        "fallback": fallback,
+        "text": text,
+    }
 
 
 @dataclass(frozen=True)
 class Headroom:
-    """A fault rate beside the best user-space clear of the same extent.
-
-    The same page size, measured in the same run (:func:`headroom`).
+    """A fault rate beside the best user-space clear of the same extent (:func:`headroom`).
 
     Attributes
     ----------
     fault : Result
         The faults() run.
     clears : tuple of Result
-        One memset Result per clear kernel, chunk = the page size.
+        One memset Result per clear kernel, chunk = the page size, measured right after.
     """
 
     fault: Result
-    clears: tuple[Result, ...]  # one memset Result per clear kernel, chunk = the page size
+    clears: tuple[Result, ...]
 
     @property
     def fault_rate(self) -> float | None:
-        """Bytes/sec one thread faulted in (the per-thread mean with threads).
-
-        None for the cycles clock, which gives no rate (headroom() measures in ns).
-        """
+        """Bytes/sec one thread faulted in (the per-thread mean with threads); None for cycles."""
         if self.fault.params["threads"] > 1:
             return thread_spread(self.fault)[0]
         return self.fault.bytes_per_sec
@@ -245,57 +334,21 @@ class Headroom:
         return None if best is None or fault is None else best / fault
 
 
-def _clear_kernels(names: Iterable[str] | None) -> list[str]:
-    if names is None:
-        return [k.name for k in kernels("clear") if k.available]
-    return list(names)
-
-
 def measure_headroom(
     fault: Result, kernel_names: Iterable[str] | None = None, reserve: bool = False
 ) -> tuple[Result, ...]:
-    """Clear the fault run's extent with each clear kernel, chunk = one page.
-
-    The same size, page size and THP choice as the fault run, as many loops.
-
-    Parameters
-    ----------
-    fault : Result
-        A faults() Result.
-    kernel_names : iterable of str or None
-        The clear kernels; None for every one available here.
-    reserve : bool
-        Grow the hugepage pool by what the clears lack (root only).
-
-    Returns
-    -------
-    tuple of Result
-        One memset Result per kernel, for Headroom(fault, clears).
-
-    Raises
-    ------
-    Interrupted
-        On a stop signal; its partial is a ResultSet of the clears measured
-        before it (None when none).
-    """
+    """The fault run's extent cleared by each clear kernel (default: every one available),
+    chunk = one page, as many loops; Interrupted's partial is a ResultSet of those done."""
     p = fault.params
     clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
-    # memset's Results (runs=1), or None as run() says: kept as they come.
-    clears: list[Any] = []
+    if kernel_names is None:
+        kernel_names = [k.name for k in kernels("clear") if k.available]
+    same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
+    clears: list[Any] = []  # memset's Results, or None as run() says: kept as they come
     try:
         with reserved(clear_plan, reserve):
-            for name in _clear_kernels(kernel_names):
-                clears.append(
-                    memset(
-                        size=p["size"],
-                        page=p["page"],
-                        chunk=1 << clear_plan.shift,
-                        function=name,
-                        loops=p["loops"],
-                        clock=fault.clock,
-                        thp=p["thp"],
-                    )
-                )
+            for name in kernel_names:
+                clears.append(memset(chunk=1 << clear_plan.shift, function=name, **same))
     except KeyboardInterrupt as e:
         stop = interrupt.as_interrupted(e)
         # The clear the signal cut short keeps its completed loops too.
@@ -331,7 +384,7 @@ def headroom(
     Headroom or None
         ``.fault_rate`` (bytes/sec), ``.best`` (the fastest clear's Result),
         ``.ratio``; None when a program's own handler took a stop signal
-        before the first fault loop completed (nothing to set the clears beside).
+        before the first fault loop completed.
 
     Raises
     ------
@@ -356,9 +409,6 @@ def headroom(
             raise
 
 
-# Inspection -------------------------------------------------------------------
-
-
 def fault_pass(
     size: int | str,
     page: str = "4KB",
@@ -367,26 +417,7 @@ def fault_pass(
     seed: int = 0,
     latency: bool = False,
 ) -> tuple[Any, dict[str, Any]]:
-    """One untimed pass of a workload that leaves its region mapped.
-
-    For tests and for looking at what a workload leaves behind.
-
-    Parameters
-    ----------
-    size, page, function, thp, seed, latency
-        As faults() takes them.
-
-    Returns
-    -------
-    tuple of (Region, dict)
-        The Region (close it, or use it in a with block, to unmap it) and
-        the smaps counters a run reports.
-
-    Raises
-    ------
-    ValueError, MappingError
-        As faults().
-    """
+    """One untimed pass of a workload, its region left mapped: (Region, its smaps counters)."""
     p = plan(size, page, 1, 1, seed, thp, "ns", latency)
     check_workload(function)
     check_latency(p, function)

@@ -1,86 +1,162 @@
-"""The perf bench mem workloads: memset and memcpy.
-
-Arguments are checked and parsed here; the run itself (mapping, prefault,
-timed loops) is one call into the C core with the GIL released.
+"""The perf bench mem workloads, memset and memcpy: a plan checks every argument
+before anything is mapped, run() makes the one C call (mapping, prefault, loops).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import (
-    CACHE_STATES,
-    THREADS_MODES,
-    check_node,
+    Conditions,
+    arguments,
+    check_loops,
     check_threads,
-    choose_cpus,
     evict_bytes,
-    node_cpus,
-    numa_nodes,
 )
-from pagezero.measure.conditions import MAX_LOOPS as _MAX_LOOPS
-from pagezero.measure.mem_plan import CLOCKS, Plan, check_fill_value, check_hugepages, plan
+from pagezero.measure.conditions import thread_rates as thread_rates
+from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.results.summary import spread
-from pagezero.runs.processes import check_runs, in_processes
+from pagezero.system import hugepages
 from pagezero.system.backing import huge_details
-from pagezero.system.kernels import find_kernel
+from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
 from pagezero.system.memory import thp_mode
+from pagezero.units import format_page, format_size, parse_page, parse_size
 
-__all__ = [
-    "memset",
-    "memcpy",
-    "plan",
-    "run",
-    "Plan",
-    "CLOCKS",
-    "MAX_LOOPS",
-    "CACHE_STATES",
-    "THREADS_MODES",
-    "scaling",
-    "thread_rates",
-    "thread_spread",
-    "numa_nodes",
-    "node_cpus",
-    "choose_cpus",
-    "check_node",
-]
+CLOCKS: tuple[str, ...] = _core.clocks()
+# Parts of a shared region start on 4KB boundaries (csrc/mem_bench.c).
+_PART_ALIGN = 4096
 
-MAX_LOOPS = _MAX_LOOPS["memset"]  # the limits live in conditions.py
+
+def check_clock(clock: str, threads: int = 1) -> str:
+    """`clock`, checked to be one of CLOCKS that `threads` threads can read."""
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
+    if threads > 1 and clock == "cycles":
+        raise ValueError(
+            "the cycles clock counts the thread that opened it only: "
+            "use ns or tsc with more than one thread"
+        )
+    return clock
+
+
+def check_fill_value(value: int | str) -> int:
+    """The fill byte for the C core: 0..255, or its VALUE_LOOP for "loop" (perf's loop index)."""
+    if value == "loop":
+        loop: int = _core.VALUE_LOOP
+        return loop
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+        raise ValueError(f"fill value must be an int in 0..255 or 'loop', not {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A memset/memcpy run's checked arguments, for any kernel (made by plan())."""
+
+    benchmark: str  # "memset" or "memcpy"
+    nbytes: int
+    chunk: int  # as given: 0 means the whole extent
+    shift: int
+    thp: bool | None  # None, True or False, as given
+    loops: int
+    clock: str
+    value: int | str  # as given: an int or "loop" (memset only)
+    conditions: Conditions = Conditions()
+    offset: int = 0  # buffers start this far past a page boundary
+
+    @property
+    def kind(self) -> str:
+        """The kernel kind it runs: "clear" or "copy"."""
+        return KERNEL_KIND[self.benchmark]
+
+    @property
+    def threads(self) -> int:
+        return self.conditions.threads
+
+    @property
+    def private(self) -> bool:
+        """Each thread has a region of its own (else they share one)."""
+        return self.conditions.threads_mode == "private"
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes one loop clears over all threads."""
+        return self.nbytes * (self.threads if self.private else 1)
+
+    def thread_bytes(self) -> tuple[int, ...]:
+        """Bytes each thread clears per loop: the C core's 4KB-aligned split of a shared region."""
+        threads = self.threads
+        if self.private or threads == 1:
+            return (self.nbytes,) * threads
+        part = self.nbytes // threads // _PART_ALIGN * _PART_ALIGN
+        return (part,) * (threads - 1) + (self.nbytes - part * (threads - 1),)
+
+    def params(self) -> dict[str, Any]:
+        """The plan as a Result's params (conditions only where they differ from the defaults)."""
+        p = dict(size=self.nbytes, page=format_page(self.shift), chunk=self.chunk)
+        p.update(loops=self.loops, thp=self.thp)
+        if self.kind == "clear":
+            p["value"] = self.value
+        p.update(self.conditions.params())
+        if self.offset:
+            p["offset"] = self.offset
+        return p
+
+
+def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
+    """memset's or memcpy's arguments but the kernel, checked before anything is mapped."""
+    if benchmark not in ("memset", "memcpy"):
+        raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
+    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs, ["function"])
+    size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
+    nbytes = parse_size(size)
+    chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
+    if chunk_bytes > nbytes:
+        raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
+    shift = parse_page(a["page"])
+    thp_mode(thp, shift)
+    check_loops(a["loops"], benchmark)
+    value = a.get("value", 0)
+    if KERNEL_KIND[benchmark] == "clear":
+        check_fill_value(value)
+    if a["threads_mode"] is None:
+        # Conditions take None for benchmarks whose mode is fixed; memset and memcpy need one.
+        raise ValueError("unknown threads mode None (expected shared or private)")
+    c = Conditions.check(
+        a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
+    )
+    check_clock(a["clock"], c.threads)
+    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
+        raise ValueError(
+            f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
+            f"each needs at least 4KB of it"
+        )
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
+        raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
+    return Plan(
+        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset
+    )
+
+
+def check_hugepages(p: Plan) -> None:
+    """MappingError before anything is mapped unless the run's hugepages are free (on its node)."""
+    if p.shift == 12:
+        return
+    page = format_page(p.shift)
+    buffers = (p.threads if p.private else 1) * (2 if p.kind == "copy" else 1)
+    needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
+    hugepages.check_available(page, needed)
+    if p.conditions.node is not None:
+        hugepages.check_node_available(page, needed, p.conditions.node)
 
 
 def run(p: Plan, function: str) -> Result | None:
-    """Run plan `p` with the named kernel: one call into the C core, whatever the conditions.
-
-    Parameters
-    ----------
-    p : Plan
-        The checked arguments.
-    function : str
-        A kernel's name, of the plan's kind (clear for memset, copy for memcpy).
-
-    Returns
-    -------
-    Result or None
-        One sample per loop. When a program's own handler takes a stop
-        signal and returns, the loops completed, or None for none
-        (pagezero.interrupt.finish).
-
-    Raises
-    ------
-    ValueError
-        For a kernel that can only write zeros asked for another value.
-    UnavailableError
-        For a kernel this machine cannot run; counters without a PMU.
-    MappingError
-        When the buffers cannot be mapped (hugepages lacking, for one).
-    Interrupted
-        When a signal stops the run, carrying the loops it completed
-        (pagezero.interrupt.finish).
-    """
+    """Plan `p` with the named kernel: one C call; None as interrupt.finish() says."""
     kernel = find_kernel(function, p.kind)
     fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
@@ -102,13 +178,14 @@ def run(p: Plan, function: str) -> Result | None:
         cold=c.cold,
         evict_bytes=evict_bytes() if c.cold else 0,
         threads=c.threads,
-        mode=p.threads_mode,
+        mode="private" if p.private else "shared",
         cpus=cpus,
         node=-1 if c.node is None else c.node,
         counters=c.counters,
     )
 
     def result(raw: dict[str, Any]) -> Result:
+        timing = "per chunk: flush, clock, clear, clock; samples sum the chunks"
         return Result(
             benchmark=p.benchmark,
             function=function,
@@ -119,12 +196,7 @@ def run(p: Plan, function: str) -> Result | None:
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
             details={
-                **c.details(
-                    raw,
-                    "per chunk: flush, clock, clear, clock; samples sum the chunks",
-                    p.thread_bytes(),
-                    cpus,
-                ),
+                **c.details(raw, timing, p.thread_bytes(), cpus),
                 **huge_details(raw.get("huge_pages")),
             },
             interrupted=raw["interrupted"],
@@ -133,92 +205,10 @@ def run(p: Plan, function: str) -> Result | None:
     return interrupt.finish(raw, result)
 
 
-# Reading a Result of several threads ---------------------------------------
-
-
-def thread_rates(result: Result) -> tuple[float, ...] | None:
-    """Each thread's rate over all its loops.
-
-    Parameters
-    ----------
-    result : Result
-        A memset/memcpy Result.
-
-    Returns
-    -------
-    tuple of float or None
-        One rate per thread, in bytes/sec (``inf`` for samples summing to 0);
-        None for the cycles clock or a run without per-thread samples.
-    """
-    if result.clock_hz is None or "thread_samples" not in result.details:
-        return None
-    return tuple(
-        n * len(s) * result.clock_hz / sum(s) if sum(s) else float("inf")
-        for n, s in zip(result.details["thread_bytes"], result.details["thread_samples"])
-    )
-
-
-def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
-    """The threads' mean rate and how far they spread, as perf's "/thread ( +- x% )".
-
-    Parameters
-    ----------
-    result : Result
-        A memset/memcpy Result of several threads, measured with a clock.
-
-    Returns
-    -------
-    tuple of (float, float), or (None, None)
-        The mean per-thread rate in bytes/sec, and its standard deviation
-        across threads in % of that mean; (None, None) without per-thread
-        rates (the cycles clock).
-    """
-    return spread(thread_rates(result) or ())  # None: no rates, as spread(()) says
-
-
-def scaling(
-    size: int | str = "1GB",
-    function: str = "default",
-    max_threads: int | None = None,
-    threads_mode: str = "shared",
-    loops: int = 5,
-    **kwargs: Any,
-) -> ResultSet:
-    """memset with 1, 2, ... max_threads threads.
-
-    Parameters
-    ----------
-    size : int or str
-        Bytes, or a string such as "1GB".
-    function : str
-        A clear kernel's name.
-    max_threads : int or None
-        The most threads; None for every CPU this process may run on.
-    threads_mode : {"shared", "private"}
-        As memset()'s.
-    loops : int
-        The timed passes of each thread count.
-    **kwargs
-        memset()'s other arguments.
-
-    Returns
-    -------
-    ResultSet
-        One Result per thread count; plot.plot_scaling draws it.
-
-    Raises
-    ------
-    ValueError, UnavailableError, MappingError, Interrupted
-        As memset().
-    """
-    max_threads = max_threads or len(os.sched_getaffinity(0))
-    check_threads(max_threads)
-    # memset's Results (runs=1), or what run() and kwargs make of them: kept as they come.
-    measured: list[Any] = [
-        memset(size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs)
-        for n in range(1, max_threads + 1)
-    ]
-    return ResultSet(measured)
+def _measure(benchmark: str, arguments: Mapping[str, Any]) -> Result | None:
+    args = dict(arguments)
+    function = args.pop("function")
+    return run(plan(benchmark, **args), function)
 
 
 def memset(
@@ -237,12 +227,9 @@ def memset(
     cpu_node: int | None = None,
     counters: bool = False,
     offset: int = 0,
-    runs: int = 1,
-) -> Result | ResultSet | None:
-    """Time `loops` passes of clearing `size` bytes, as perf bench mem memset.
-
-    The buffer is mapped populated and prefaulted before timing; each loop's
-    time is a sample of the returned Result.
+) -> Result | None:
+    """Time `loops` passes of clearing `size` bytes (mapped and prefaulted first), as
+    perf bench mem memset.
 
     Parameters
     ----------
@@ -265,17 +252,14 @@ def memset(
         For 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
         True asks for them, None leaves the system's policy.
     cache : {"hot", "cold"}
-        "hot" (default, perf's conditions: the same buffer every loop, so
-        extents that fit a cache are timed from it) or "cold": every chunk is
-        flushed from the caches (clflushopt, else clflush, else evicted by
-        reading twice the LLC; details["cold_method"] says which) outside the
-        timing, and the clock is read around each chunk, a loop's sample
-        being the sum: as a page fault finds a page it has not touched lately.
+        "hot" (perf's: the same buffer every loop, timed from a cache it fits)
+        or "cold": every chunk flushed (clflushopt, clflush, or evicted by
+        reading twice the LLC: details["cold_method"]) outside the clock read
+        around it, as a page fault finds a page it has not touched lately.
     threads : int
-        That many threads, each pinned to its own allowed CPU, started
-        together behind a barrier every loop. A sample is the first start to
-        the last end (cold: the slowest thread's sum); thread_rates() and
-        thread_spread() read the per-thread samples.
+        That many threads, each pinned to its own CPU, started behind a
+        barrier every loop; a sample is the first start to the last end (cold:
+        the slowest thread's sum), thread_rates() reads each thread's.
     threads_mode : {"shared", "private"}
         "shared" splits one region of `size` into disjoint 4KB-aligned parts,
         "private" gives each thread its own region of `size`.
@@ -284,25 +268,12 @@ def memset(
     cpu_node : int or None
         Run the threads on that node's CPUs.
     counters : bool
-        Read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses,
-        cycles and instructions around each loop into details["counters"]
-        (per-loop deltas summed over threads).
+        L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and
+        instructions per loop (summed over threads) in details["counters"].
     offset : int
-        Start the buffer this many bytes (0..4095) past a page boundary.
-        perf maps its buffers since "perf bench mem: Switch from zalloc() to
-        mmap()" (2025); older perf, Debian's 6.1 among them, malloc()s them, 16
-        bytes in: rep stosq runs several percent slower there. Under any
-        conditions: every buffer (each thread's, memcpy's source) moves.
-    runs : int
-        1 (default) measures here; N > 1 measures in N fresh processes, one
-        after the other, each with its own mapping, prefault and loops
-        (pagezero.runs.processes).
-
-    Returns
-    -------
-    Result or ResultSet
-        A Result when runs is 1 (None as run() says); else a ResultSet of N
-        Results, runs[i]["process"] = i.
+        Start every buffer this many bytes (0..4095) past a page boundary: perf
+        before "perf bench mem: Switch from zalloc() to mmap()" (2025), Debian's
+        6.1 among them, clears 16 bytes in, where rep stosq runs a few % slower.
 
     Raises
     ------
@@ -315,28 +286,7 @@ def memset(
     Interrupted
         When a stop signal cuts the run short.
     """
-    if check_runs(runs) > 1:
-        return in_processes("memset", locals())
-    return run(
-        plan(
-            "memset",
-            size,
-            page,
-            chunk,
-            loops,
-            clock,
-            value,
-            thp,
-            cache,
-            threads,
-            threads_mode,
-            node,
-            cpu_node,
-            counters,
-            offset,
-        ),
-        function,
-    )
+    return _measure("memset", locals())
 
 
 def memcpy(
@@ -354,13 +304,12 @@ def memcpy(
     cpu_node: int | None = None,
     counters: bool = False,
     offset: int = 0,
-    runs: int = 1,
-) -> Result | ResultSet | None:
+) -> Result | None:
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
 
     Parameters
     ----------
-    size, page, chunk, loops, clock, thp, runs
+    size, page, chunk, loops, clock, thp
         As memset() takes them.
     cache, threads, threads_mode, node, cpu_node, counters, offset
         As memset() takes them (cold flushes source and destination chunks;
@@ -368,36 +317,27 @@ def memcpy(
     function : str
         A copy kernel's name (pagezero.kernels()).
 
-    Returns
-    -------
-    Result or ResultSet
-        A Result when runs is 1 (None as run() says); else a ResultSet of N
-        Results, runs[i]["process"] = i.
-
     Raises
     ------
     ValueError, UnavailableError, MappingError, Interrupted
         As memset().
     """
-    if check_runs(runs) > 1:
-        return in_processes("memcpy", locals())
-    return run(
-        plan(
-            "memcpy",
-            size,
-            page,
-            chunk,
-            loops,
-            clock,
-            0,
-            thp,
-            cache,
-            threads,
-            threads_mode,
-            node,
-            cpu_node,
-            counters,
-            offset,
-        ),
-        function,
-    )
+    return _measure("memcpy", locals())
+
+
+def scaling(
+    size: int | str = "1GB",
+    function: str = "default",
+    max_threads: int | None = None,
+    threads_mode: str = "shared",
+    loops: int = 5,
+    **kwargs: Any,
+) -> ResultSet:
+    """memset with 1, 2, ... max_threads threads (default: every allowed CPU), one Result each."""
+    max_threads = max_threads or len(os.sched_getaffinity(0))
+    check_threads(max_threads)
+    measured: list[Any] = [  # None too, as run() says: kept as they come
+        memset(size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs)
+        for n in range(1, max_threads + 1)
+    ]
+    return ResultSet(measured)

@@ -1,123 +1,46 @@
-"""Runs: the same measurement in N fresh processes, one after the other.
+"""Runs: a measurement in N fresh processes, one after the other, and runs=N for the
+public API (pagezero.memset, memcpy, faults, batch, folio).
 
-Loops inside one process share one physical placement of the buffers, so
-their spread hides the variation between processes, which is often the
-larger (3-5% at 256MB on a small VM). pyperf answers with worker processes,
-Kalibera and Jones ("Rigorous Benchmarking in Reasonable Time", 2013) with
-runs as the unit of comparison: each run here is a fresh interpreter that
-maps, prefaults and warms up its own buffers and then times its loops, as
-runs=1 does in the calling process. The workers are a sweep's
-(pagezero.runs.sweeps), each run one repetition in one process.
-
-Every public measuring function dispatches here in two lines:
-
-    if check_runs(runs) > 1:
-        return in_processes("memset", locals())
+Loops in one process share one physical placement of the buffers, so their
+spread hides the variation between processes, often the larger (3-5% at 256MB
+on a small VM). As pyperf's workers and Kalibera and Jones ("Rigorous
+Benchmarking in Reasonable Time", 2013), runs are the unit of comparison: each
+is a fresh interpreter that maps, prefaults and warms its own buffers.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 import signal
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pagezero.interrupt import Interrupted, received
-
-if TYPE_CHECKING:
-    from pagezero.results.resultset import ResultSet
-
-__all__ = ["check_runs", "in_processes", "across_processes"]
+from pagezero.measure import fault, mem, policy
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.registry import BENCHMARKS
+from pagezero.runs.workers import run_workers
 
 
 def check_runs(runs: object) -> int:
-    """Check a number of runs.
-
-    Parameters
-    ----------
-    runs : int
-        How many fresh processes measure.
-
-    Returns
-    -------
-    int
-        `runs`, unchanged.
-
-    Raises
-    ------
-    ValueError
-        In one line, unless `runs` is a positive int (a bool is not).
-    """
+    """`runs`, checked to be a positive int (not a bool)."""
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive int, not {runs!r}")
     return runs
 
 
-def in_processes(benchmark: str, arguments: Mapping[str, Any]) -> ResultSet:
-    """A public function's call, as ``arguments["runs"]`` fresh processes.
-
-    Parameters
-    ----------
-    benchmark : str
-        The sweepable benchmark's name (``"memset"``, ``"faults"``, ...).
-    arguments : mapping
-        The public function's locals() on entry, ``"runs"`` among them.
-
-    Returns
-    -------
-    ResultSet
-        One Result per run, ``runs[i]["process"] = i``.
-
-    Raises
-    ------
-    ValueError
-        For a bad ``runs`` or a bad argument of the benchmark.
-    Interrupted
-        On a stop signal; its partial is the ResultSet of the runs measured
-        (the run it cut short with its completed loops).
-    """
-    point = dict(arguments)
-    runs = check_runs(point.pop("runs"))
-    return across_processes(benchmark, [point], runs)
-
-
 def across_processes(
     benchmark: str, points: Sequence[Mapping[str, Any]], runs: int, progress: bool = False
 ) -> ResultSet:
-    """Each point in each of `runs` fresh processes, one process after the other.
+    """Each point of `benchmark` (checked first) in each of `runs` fresh processes, one
+    after the other, in a shuffled order within each (a sweep's repetition).
 
-    Within a process the points run in a shuffled order (as a sweep's
-    repetition). Every point is checked before any process starts.
-
-    Parameters
-    ----------
-    benchmark : str
-        The sweepable benchmark's name.
-    points : sequence of mapping
-        Argument dicts of `benchmark`, one per point.
-    runs : int
-        How many fresh processes, one after the other.
-    progress : bool
-        Show a progress bar.
-
-    Returns
-    -------
-    ResultSet
-        Every point's Result from every run, ``runs[i]["process"] = i``.
-
-    Raises
-    ------
-    ValueError
-        For a bad `runs` or a point the benchmark refuses.
-    Interrupted
-        On a stop signal, with the ResultSet measured so far as its partial.
+    ``rs.runs[i]["process"]`` says which process; Interrupted carries what was measured.
     """
-    # Both import the benchmarks (through pagezero.runs.sweeps), which import this module.
-    from pagezero.runs import sweeps
-    from pagezero.runs.workers import run_workers
-
     check_runs(runs)
     for point in points:
-        sweeps.BENCHMARKS[benchmark].check(**point)
+        BENCHMARKS[benchmark].check(**point)
     rs = run_workers(
         benchmark, points, repeat=runs, warmup=0, processes=runs, seed=0, progress=progress
     )
@@ -126,3 +49,89 @@ def across_processes(
             getattr(signal, rs.interrupted, None) or received() or signal.SIGINT, partial=rs
         )
     return rs
+
+
+def in_this_process(
+    measure: Callable[..., Result | None], arguments: Mapping[str, Any]
+) -> ResultSet:
+    """One run of `measure` here, as a ResultSet of its Result (none when a program's own
+    handler took a stop signal before a loop completed); Interrupted's partial too."""
+    run = [{"process": 0, "pid": os.getpid()}]
+    try:
+        r = measure(**arguments)
+    except Interrupted as e:
+        if isinstance(e.partial, Result):
+            e.partial = ResultSet([e.partial], run, interrupted=e.signame)
+        raise
+    if r is None:
+        return ResultSet([], interrupted=True)
+    return ResultSet([r], run, interrupted=r.interrupted)
+
+
+_RUNS_DOC = """    runs : int
+        1 (default) measures in this process; N > 1 in N fresh processes, one
+        after the other, each with its own mapping, prefault and loops.
+
+    Returns
+    -------
+    ResultSet
+        One {kind} per run: ``rs[i]``, ``rs.runs[i]["process"] == i``.
+        ``rs.bytes_per_sec`` is the median of the per-run medians, the figure
+        the tables and ``compare`` use.{more}
+
+"""
+
+
+def with_runs(
+    benchmark: str, measure: Callable[..., Result | None], kind: str = "Result", more: str = ""
+) -> Callable[..., ResultSet]:
+    """`measure` as the public API has it: with runs=, returning a ResultSet; its docstring
+    `measure`'s (Parameters, Raises) with runs and the Returns (`kind`, `more`) added."""
+    own = inspect.signature(measure)
+    runs = inspect.Parameter(
+        "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1, annotation="int"
+    )
+    signature = own.replace(
+        parameters=[*own.parameters.values(), runs], return_annotation="ResultSet"
+    )
+
+    def public(*args: Any, **kwargs: Any) -> ResultSet:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        n = check_runs(arguments.pop("runs"))
+        if n > 1:
+            return across_processes(benchmark, [arguments], n)
+        return in_this_process(measure, arguments)
+
+    head, raises = (measure.__doc__ or "").split("\n    Raises\n")
+    more = f"\n        {more}" if more else ""
+    public.__doc__ = (
+        f"{head.rstrip()}\n{_RUNS_DOC.format(kind=kind, more=more)}    Raises\n{raises}"
+    )
+    public.__name__ = public.__qualname__ = measure.__name__
+    public.__signature__ = signature  # type: ignore[attr-defined]
+    return public
+
+
+memset = with_runs("memset", mem.memset)
+memcpy = with_runs("memcpy", mem.memcpy)
+faults = with_runs(
+    "mmap",
+    fault.faults,
+    'Result (benchmark "mmap")',
+    "pagezero.measure.fault.page_report(rs[i]) says which pages the kernel gave.",
+)
+batch = with_runs(
+    "batch",
+    policy.batch,
+    "BatchResult",
+    "rs[i].worst_ms, p99_ms, median_ms and typical_worst_ms are over every batch.",
+)
+folio = with_runs(
+    "folio",
+    policy.folio,
+    "FolioResult",
+    "rs[i].touch_ns_per_line and cold_ns_per_line: the neighbourhood (fault +-2\n"
+    "        pages, clamped) touched right after the clear, and cold.",
+)

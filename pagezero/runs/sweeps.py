@@ -1,21 +1,11 @@
-"""Sweeps: a benchmark over a grid of its parameters, repeated, interleaved.
+"""Sweeps: a benchmark (pagezero.runs.registry) over a grid of its parameters.
 
-Every repetition visits every grid point once, in an order shuffled anew
-for each repetition, so that slow drift of the machine (thermal, a noisy
-neighbour) spreads over all points instead of landing on the last ones.
-Warm-up runs are made and thrown away. Repetitions can be spread over
-several fresh worker processes run one after the other (never at the same
-time): one process can land on a lucky or unlucky physical placement of its
-buffers, as pyperf's workers and measuring "three repeats in four sessions"
-guard against. Ctrl-C keeps what was measured: the ResultSet comes back
-marked interrupted.
-
-A stop signal (SIGINT, SIGTERM, SIGHUP) ends a sweep within one loop of the
-point it lands in: what the finished points measured, and the completed loops
-of that point, come back in a ResultSet marked with the signal. Workers run
-in a session of their own, so that the signal reaches each worker once, from
-the sweep (a terminal's Ctrl-C would otherwise reach both); one sent to a
-worker alone stops the sweep the same way.
+Every repetition visits every point once, in an order shuffled anew, so that
+slow drift of the machine (thermal, a noisy neighbour) spreads over all
+points; warm-up passes are thrown away. Repetitions can be spread over fresh
+worker processes, one after the other: one process can land on a lucky or
+unlucky physical placement of its buffers (pyperf's workers). A stop signal
+ends a sweep within one loop: what was measured comes back marked with it.
 """
 
 from __future__ import annotations
@@ -25,74 +15,16 @@ import itertools
 import os
 import random
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pagezero.interrupt import Interrupted, as_interrupted
-from pagezero.measure import fault, policy
-from pagezero.measure import mem as bench
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.runs.registry import BENCHMARKS, Benchmark, register
+from pagezero.runs.registry import BENCHMARKS as BENCHMARKS
+from pagezero.runs.registry import register as register
 from pagezero.runs.workers import run_workers
-from pagezero.system.kernels import find_kernel
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
 from pagezero.units import parse_size
-
-__all__ = [
-    "sweep",
-    "default_sizes",
-    "BENCHMARKS",
-    "Benchmark",
-    "register",
-    "run_here",
-    "lost_lines",
-]
-
-
-def _check_mem(benchmark: str) -> Callable[..., None]:
-    kind = "clear" if benchmark == "memset" else "copy"
-
-    def check(function: str = "default", **params: Any) -> None:
-        bench.plan(benchmark, **params)
-        kernel = find_kernel(function, kind)
-        if not kernel.available:
-            from pagezero._core import UnavailableError
-
-            raise UnavailableError(f"kernel '{function}' is not available: {kernel.reason}")
-
-    return check
-
-
-def _check_mmap(
-    size: int | str = "1GB",
-    page: str = "4KB",
-    function: str = "demand",
-    loops: int = 10,
-    threads: int = 1,
-    seed: int = 0,
-    thp: bool | None = False,
-    clock: str = "ns",
-    latency: bool = False,
-    reserve: bool = False,
-) -> None:
-    p = fault.plan(size, page, loops, threads, seed, thp, clock, latency)
-    fault.check_workload(function)
-    fault.check_latency(p, function)
-
-
-def _check_batch(**params: Any) -> None:
-    policy.plan_batch(**params)
-
-
-def _check_folio(**params: Any) -> None:
-    policy.plan_folio(**params)
-
-
-register("memset", bench.memset, _check_mem("memset"))
-register("memcpy", bench.memcpy, _check_mem("memcpy"))
-register("mmap", fault.faults, _check_mmap)
-register("batch", policy.batch, _check_batch)
-register("folio", policy.folio, _check_folio)
 
 
 def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -106,7 +38,7 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise ValueError("the grid is empty: give at least one parameter with its values")
     known = list(inspect.signature(b.run).parameters)
     for name, values in grid.items():
-        if name == "runs" and name in known:
+        if name == "runs" and name not in known:
             raise ValueError(
                 "runs is not a grid parameter: a sweep's fresh processes are its processes"
             )
@@ -141,8 +73,7 @@ def _progress(total: int, enabled: bool | None) -> Any:  # a tqdm bar
 
 
 def _partial(stop: Interrupted) -> list[Result]:
-    """The Results a stop signal's Interrupted carries: the completed loops of the run it cut
-    short."""
+    """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
     if isinstance(stop.partial, Result):
         return [stop.partial]
     if isinstance(stop.partial, ResultSet):
@@ -159,34 +90,8 @@ def run_here(
     process: int,
     progress: bool | None,
 ) -> ResultSet:
-    """Warm up, then run each repetition's shuffled pass over the points in this process.
-
-    Parameters
-    ----------
-    benchmark : str
-        A name in BENCHMARKS.
-    points : sequence of mapping
-        The checked points, argument dicts of the benchmark.
-    repetitions : sequence of int
-        The repetitions to run here; repetition r shuffles the points with
-        random.Random(seed + r).
-    warmup : int
-        Passes over the points thrown away first.
-    seed : int
-        The shuffles' base seed.
-    process : int
-        This process's number, recorded in each run description.
-    progress : bool or None
-        A progress bar on stderr (None: when stderr is a terminal).
-
-    Returns
-    -------
-    ResultSet
-        One Result per point and repetition, each run description naming its
-        repetition, process and pid. A stop signal ends the passes: the
-        ResultSet then holds what was measured, the point it cut short
-        included, marked with the signal.
-    """
+    """Warm up, then each repetition's shuffled pass over the points, here; a stop signal
+    ends the passes, the ResultSet marked with it (the point cut short included)."""
     b = BENCHMARKS[benchmark]
     results: list[Result] = []
     runs: list[dict[str, Any]] = []
@@ -219,19 +124,7 @@ def run_here(
 
 
 def lost_lines(rs: ResultSet) -> list[str]:
-    """One line per worker process a ResultSet lost, for stderr.
-
-    Parameters
-    ----------
-    rs : ResultSet
-        A sweep's ResultSet.
-
-    Returns
-    -------
-    list of str
-        ``"pagezero: warning: worker process N lost (...)"`` lines; empty
-        when none was lost.
-    """
+    """One ``pagezero: warning: worker process N lost (...)`` line per worker a sweep lost."""
     return [
         f"pagezero: warning: worker process {x['process']} lost (repetitions "
         f"{', '.join(map(str, x['repetitions']))}): {x['reason']}"
@@ -248,46 +141,39 @@ def sweep(
     progress: bool | None = None,
     seed: int = 0,
 ) -> ResultSet:
-    """Run `benchmark` ("memset", "memcpy", ...) at every point of `grid`.
-
-    Every point is checked before anything runs.
+    """Run `benchmark` at every point of `grid`, every point checked before anything runs.
 
     Parameters
     ----------
     benchmark : str
-        "memset", "memcpy", ...
+        A registered benchmark: "memset", "memcpy", "mmap", "batch", "folio", ...
     grid : dict
-        {parameter: [values]} (a single value stands for a list of one),
-        e.g. ``{"function": ["default", "generic"], "size": ["1GB"],
-        "chunk": ["4KB", "2MB", "32MB"], "loops": [3]}``.
+        {parameter: [values]} (a single value stands for a list of one), e.g.
+        ``{"function": ["default", "generic"], "chunk": ["4KB", "2MB"], "loops": [3]}``.
     repeat : int
-        Repetitions of the whole grid.
+        Repetitions of the whole grid, each in an order shuffled by
+        random.Random(seed + repetition).
     warmup : int
         Passes thrown away first.
     processes : int
-        Spread the repetitions over this many fresh processes, run one
-        after the other.
+        Spread the repetitions over this many fresh processes, one after the other.
     progress : bool or None
         A tqdm bar on stderr (default: when stderr is a terminal).
     seed : int
-        Each repetition runs the points in an order shuffled by
-        random.Random(seed + repetition).
+        The shuffles' base seed.
 
     Returns
     -------
     ResultSet
-        Each run description naming its repetition, process and pid; after a
-        stop signal, the part measured, with interrupted naming the signal. A
-        worker process that dies loses its repetitions only: the ResultSet's
-        `lost` lists such processes ({"process", "repetitions", "reason"}) and
-        lost_lines() words them.
+        Each run naming its repetition, process and pid; after a stop signal,
+        the part measured, marked with it. A worker that dies loses its
+        repetitions only: ``rs.lost`` lists them, lost_lines() words them.
 
     Raises
     ------
     ValueError
-        For an unknown benchmark or a bad point (the first one found), a bad
-        repeat, warmup or processes, or (processes > 1) a run function a
-        fresh interpreter cannot import.
+        For an unknown benchmark, a bad point (the first), repeat, warmup or
+        processes, or (processes > 1) a run function a worker cannot import.
     RuntimeError
         When every worker process died and nothing was measured.
     """
@@ -305,32 +191,9 @@ def sweep(
 def default_sizes(
     info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
 ) -> list[int]:
-    """Extents from `low` to beyond the LLC, dense around each cache size.
-
-    Powers of two, with half, three quarters, equal, one and a half and twice
-    each cache size added, as pmbw does, so the steps at L1, L2 and the LLC
-    are resolved.
-
-    Parameters
-    ----------
-    info : mapping or None
-        A machine description (sysinfo.machine()); None for this machine.
-    low : int or str
-        The smallest extent, bytes or a string such as "4KB".
-    high : int or str or None
-        The largest extent; None for eight times the LLC, at least 256MB
-        (32MB assumed for an unknown LLC).
-
-    Returns
-    -------
-    list of int
-        The extents in bytes, ascending, 4KB multiples around the caches.
-
-    Raises
-    ------
-    ValueError
-        For a bad `low` or `high`.
-    """
+    """Extents in bytes from `low` to `high` (default: 8 x the LLC, at least 256MB),
+    powers of two with 0.5, 0.75, 1, 1.5 and 2 x each cache size added, as pmbw
+    does, so the steps at L1, L2 and the LLC are resolved."""
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)

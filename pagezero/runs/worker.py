@@ -1,18 +1,10 @@
-"""A sweep's worker process: a JSON spec file named on the command line, a
-ResultSet file out.
+"""A sweep's worker process (`python -m pagezero.runs.worker SPEC`): a JSON spec in,
+a ResultSet file out; the run function imported by the module and name the spec
+gives (workers._importable), so one a program registered runs here too.
 
-A module of its own so that `python -m` runs it without importing it twice
-(pagezero/__init__.py imports pagezero.runs.sweeps).
-
-The benchmark's run function is imported by the module and name the spec
-gives (sweep_workers._importable), so that one added with sweeps.register() runs here
-as pagezero's own do.
-
-SIGINT, SIGTERM and SIGHUP stop it as they stop the CLI: the points measured
-(and the completed loops of the one cut short) are saved, marked with the
-signal, and it exits with the shell's status for that signal, 128 + signum,
-which the sweep reads as "stopped", not "failed". An error is written, in one
-line, to the spec's error file for the sweep to report, and the status is 1.
+A stop signal saves the points measured, marked with it, and exits 128 + signum
+(the sweep reads "stopped", not "failed"); an error goes, in one line, to the
+spec's error file, and the status is 1.
 """
 
 from __future__ import annotations
@@ -47,15 +39,8 @@ def _measure(spec: dict[str, Any]) -> int:
     rs, late = None, None
     try:
         with signals_interrupt():
-            rs = run_here(
-                spec["benchmark"],
-                spec["points"],
-                spec["repetitions"],
-                spec["warmup"],
-                spec["seed"],
-                spec["process"],
-                spec["progress"],
-            )
+            keys = ("benchmark", "points", "repetitions", "warmup", "seed", "process", "progress")
+            rs = run_here(*(spec[k] for k in keys))
             # Held signals: a second one cannot leave the file half written.
             with deferred():
                 rs.save(spec["output"])
@@ -77,12 +62,10 @@ _PR_SET_PDEATHSIG = 1
 def _end_with_parent(spec: dict[str, Any]) -> None:
     """Stop, as a stop signal would, when the sweep that started this worker ends.
 
-    The worker runs in a session of its own (so that a terminal's Ctrl-C reaches
-    it once, from the sweep), and a sweep killed outright (SIGKILL, the OOM
-    killer) cannot pass a signal on: without this the worker would clear memory
-    for nobody until its repetitions were done. The stop signals are still held
-    here, so SIGTERM arrives as an Interrupted once they are unblocked; a parent
-    that ended before prctl() took effect is caught by its pid.
+    A sweep killed outright (SIGKILL, the OOM killer) cannot pass a signal on to
+    a worker in its own session, which would clear memory for nobody. SIGTERM
+    arrives once the stop signals are unblocked; a parent that ended before
+    prctl() took effect is caught by its pid.
     """
     if spec.get("parent") is None:
         return
@@ -98,14 +81,7 @@ def _orphaned(spec: dict[str, Any]) -> bool:
 
 
 def main() -> int:
-    """Measure the spec named by ``sys.argv[1]``; the process's exit status.
-
-    Returns
-    -------
-    int
-        0 when done, 128 + signum when a stop signal ended it (the points
-        measured are saved), 1 on an error (written to the spec's error file).
-    """
+    """Measure the spec named by ``sys.argv[1]``; the exit status (0, 128 + signum, or 1)."""
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     _end_with_parent(spec)
@@ -120,7 +96,7 @@ def main() -> int:
 def _run(spec: dict[str, Any]) -> int:
     try:
         with signals_interrupt():
-            # The sweep starts this process with the stop signals held (sweep_workers._run_worker):
+            # The sweep starts this process with the stop signals held (workers._run_worker):
             # one sent meanwhile arrives now, as an Interrupted.
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             _benchmark(spec)

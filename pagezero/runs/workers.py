@@ -1,10 +1,7 @@
-"""A sweep's worker processes: fresh interpreters, run one after the other.
-
-Each worker (pagezero.runs.worker) gets a JSON spec naming the benchmark,
-its points and its share of the repetitions, and saves a ResultSet file the
-sweep reads back. Workers run in a session of their own, so that a stop
-signal reaches each once, from the sweep, which passes it on and waits for
-the worker to save what it measured.
+"""A sweep's worker processes: fresh interpreters (pagezero.runs.worker), one after
+the other, each given a JSON spec (benchmark, points, its repetitions) and saving
+a ResultSet the sweep reads back. Each runs in a session of its own, so a stop
+signal reaches it once, from the sweep, which passes it on and waits for the save.
 """
 
 from __future__ import annotations
@@ -23,17 +20,14 @@ from pagezero.results.resultset import ResultSet
 from pagezero.runs.registry import BENCHMARKS
 from pagezero.system.machine import machine
 
-__all__ = ["WORKER_STOP_S", "run_workers"]
-
 # How long a stopped worker may take to save what it measured: it stops within
 # one loop, so this is only reached by a worker that hangs.
 WORKER_STOP_S = 60
 
 
 def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """Pass a stop signal on to a worker and wait until it has saved what it
-    measured. Signals are held meanwhile; one arriving before they are (a
-    second Ctrl-C) does not skip the wait."""
+    """Pass a stop signal on to a worker and wait, signals held, until it has saved what
+    it measured (a second Ctrl-C does not skip the wait)."""
     sent = done = False
     while not done:
         try:
@@ -52,11 +46,9 @@ def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for a worker to end. Not Popen.wait() or communicate() alone: on
-    KeyboardInterrupt they wait 0.25 s more for a child they assume the
-    terminal's Ctrl-C reached too (CPython's subprocess, bpo-25942), which a
-    worker in its own session never gets; here the signal comes through at
-    once, to be passed on. WNOWAIT leaves the worker for Popen.wait() to reap."""
+    """Wait for a worker to end: not Popen.wait() alone, which on KeyboardInterrupt waits
+    0.25 s more for a child it assumes the Ctrl-C reached too (bpo-25942); WNOWAIT
+    leaves the worker for Popen.wait() to reap."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     return proc.wait()
 
@@ -114,8 +106,7 @@ def _lost_reason(status: int, error_file: str) -> str:
 def _run_worker(
     spec: Mapping[str, Any], tmp: str
 ) -> tuple[ResultSet | None, str | None, str | None]:
-    """Run one worker process: (its ResultSet or None, the signal that stopped
-    it or None, why it was lost or None)."""
+    """Run one worker: (its ResultSet, the signal that stopped it, why it was lost), or Nones."""
     out = spec["output"]
     spec_file = os.path.join(tmp, f"worker{spec['process']}.spec.json")
     with open(spec_file, "w") as f:
@@ -162,45 +153,9 @@ def run_workers(
     seed: int,
     progress: bool | None,
 ) -> ResultSet:
-    """Spread the repetitions over `processes` fresh interpreters, one at a time.
-
-    A worker that dies (an error, the OOM killer) loses its own repetitions
-    only: the others' are kept, and the ResultSet's `lost` says which process,
-    which repetitions and why. The workers after it still run, each being a
-    fresh process.
-
-    Parameters
-    ----------
-    benchmark : str
-        A name in BENCHMARKS whose run function a fresh interpreter can import.
-    points : sequence of mapping
-        The checked points, argument dicts of the benchmark.
-    repeat : int
-        Repetitions of all the points; process i runs repetitions i,
-        i + processes, ...
-    warmup : int
-        Passes each worker throws away first.
-    processes : int
-        Worker processes, one after the other.
-    seed : int
-        Repetition r runs the points shuffled by random.Random(seed + r).
-    progress : bool or None
-        A progress bar on stderr in each worker (None: when a terminal).
-
-    Returns
-    -------
-    ResultSet
-        What the workers measured; after a stop signal, the part measured,
-        with interrupted naming the signal; `lost` lists the workers that
-        died ({"process", "repetitions", "reason"}).
-
-    Raises
-    ------
-    ValueError
-        When a fresh interpreter cannot import the benchmark's run function.
-    RuntimeError
-        When every worker died and nothing was measured.
-    """
+    """The repetitions over `processes` fresh interpreters, one at a time (process i runs
+    repetitions i, i + processes, ...). A worker that dies loses its own only (``rs.lost``
+    says which and why); RuntimeError when all died and nothing was measured."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []

@@ -1,43 +1,18 @@
 """Clearing policies: clear_pages() batches and folio_zero_user() orders.
 
-The kernel's clearing policy has three choices: how much to clear per call
-(the preemption batch: 8MB in "mm: folio_zero_user: clear contiguous pages"
-(2025), 32MB as merged in Linux 7.0), in which order to clear a huge page's
-subpages (mm/memory.c folio_zero_user()), and with which stores. This package
-replays those choices in user space:
-
-- batch() (batches.py): clear a region in batches of B pages, timing every
-  batch, to weigh throughput against the worst batch (the latency a batch
-  constant bounds under a cooperative preemption model).
-- folio() (folios.py): clear a folio in one strategy's order, then time the
-  touch of the fault neighbourhood right after, against a cold baseline.
-- clear_order() (orders.py): the steps a strategy takes, without clearing,
-  from the same C walk the timed loops run.
-
-Arguments are checked by plan_batch()/plan_folio() before anything runs;
-run_batch()/run_folio() make one C call each (GIL released).
+The kernel's clearing policy chooses how much to clear per call (the preemption
+batch: 8MB in "mm: folio_zero_user: clear contiguous pages" (2025), 32MB as
+merged in Linux 7.0), in which order to clear a huge page's subpages
+(mm/memory.c folio_zero_user()), and with which stores: batch() weighs
+throughput against the worst batch, folio() times the fault neighbourhood's
+touch right after a clear, clear_order() gives a strategy's steps.
 """
 
 from __future__ import annotations
 
-from pagezero.measure.conditions import MAX_LOOPS as _MAX_LOOPS
-from pagezero.measure.policy.batches import (
-    MAX_BATCH_RECORDS,
-    BatchPlan,
-    batch,
-    plan_batch,
-    run_batch,
-)
-from pagezero.measure.policy.folios import (
-    FOLIO_BACKINGS,
-    FolioMemory,
-    FolioPlan,
-    folio,
-    plan_folio,
-    run_folio,
-)
+from pagezero.measure.policy.batches import batch, plan_batch, run_batch
+from pagezero.measure.policy.folios import FolioMemory, folio, plan_folio, run_folio
 from pagezero.measure.policy.orders import (
-    LINE_SIZE,
     NEIGHBOURHOOD_RADIUS,
     PAGE_SIZE,
     PRESETS,
@@ -70,12 +45,5 @@ __all__ = [
     "clear_folio",
     "default_kernel",
     "default_nt_kernel",
-    "MAX_BATCH_RECORDS",
-    "BatchPlan",
-    "FOLIO_BACKINGS",
-    "FolioPlan",
-    "LINE_SIZE",
     "needs_nontemporal",
 ]
-
-MAX_LOOPS: int = _MAX_LOOPS["batch"]

@@ -1,17 +1,15 @@
-"""clear_pages() batches: clear a region B pages at a time, timing every batch.
-
-Weighs throughput against the worst batch: the latency a batch constant
-bounds under a cooperative preemption model.
-"""
+"""clear_pages() batches: clear a region B pages at a time, timing every batch, to
+weigh throughput against the worst batch (the latency a batch constant bounds
+under a cooperative preemption model)."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import Conditions, check_loops, evict_bytes
+from pagezero.measure.conditions import Conditions, arguments, check_loops, evict_bytes
 from pagezero.measure.policy.orders import (
     PAGE_SIZE,
     Step,
@@ -22,7 +20,6 @@ from pagezero.measure.policy.orders import (
     pages,
 )
 from pagezero.measure.policy.results import BatchResult
-from pagezero.runs.processes import check_runs, in_processes
 from pagezero.system.backing import (
     Backing,
     backing_details,
@@ -35,11 +32,6 @@ from pagezero.system.machine import machine
 from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
 
-if TYPE_CHECKING:
-    from pagezero.results.resultset import ResultSet
-
-__all__ = ["BatchPlan", "plan_batch", "run_batch", "batch", "MAX_BATCH_RECORDS"]
-
 # Every batch of every pass is recorded (8 bytes each): bound the buffer.
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
@@ -48,41 +40,19 @@ _HUGE = 2 << 20
 
 @dataclass(frozen=True)
 class BatchPlan:
-    """A checked batch run, made by plan_batch() and run by run_batch().
+    """A checked batch run, made by plan_batch() and run by run_batch()."""
 
-    Attributes
-    ----------
-    nbytes : int
-        The region's bytes (per thread).
-    batch : int, str or None
-        The batch as given: a preset name or a size.
-    batch_bytes : int
-        The bytes each batch clears.
-    kernel : str
-        The clear kernel.
-    loops : int
-        The timed passes.
-    yield_between : bool
-        sched_yield() after each batch.
-    conditions : Conditions
-        Cache, threads, node and counters.
-    backing : str
-        As asked: "auto", "hugetlb", "thp" or "4KB".
-    """
-
-    nbytes: int
+    nbytes: int  # the region's bytes (per thread)
     batch: int | str | None  # as given: a preset name or a size
     batch_bytes: int
     kernel: str
     loops: int
-    yield_between: bool
+    yield_between: bool  # sched_yield() after each batch
     conditions: Conditions = Conditions(threads_mode=None)
     backing: str = "auto"  # as asked: auto, hugetlb, thp or 4KB
 
-    cache = property(lambda self: self.conditions.cache)
     threads = property(lambda self: self.conditions.threads)
     node = property(lambda self: self.conditions.node)
-    counters = property(lambda self: self.conditions.counters)
 
     @property
     def batches_per_loop(self) -> int:
@@ -90,78 +60,32 @@ class BatchPlan:
         return -(-self.nbytes // self.batch_bytes)
 
     def params(self, backing: str | None = None) -> dict[str, Any]:
-        """The result's params.
-
-        Parameters
-        ----------
-        backing : str or None
-            The backing used (default: as asked).
-
-        Returns
-        -------
-        dict
-            size, batch, batch_bytes, kernel, loops, yield, backing and the
-            conditions' params.
-        """
-        p = {
-            "size": self.nbytes,
-            "batch": self.batch,
-            "batch_bytes": self.batch_bytes,
-            "kernel": self.kernel,
-            "loops": self.loops,
-            "yield": self.yield_between,
-            "backing": backing or self.backing,
-        }
-        p.update(self.conditions.params())
-        return p
+        """The result's params, with the backing used (default: as asked)."""
+        p = {"size": self.nbytes, "batch": self.batch, "batch_bytes": self.batch_bytes}
+        p.update(kernel=self.kernel, loops=self.loops, **{"yield": self.yield_between})
+        return {**p, "backing": backing or self.backing, **self.conditions.params()}
 
 
-def plan_batch(
-    size: int | str = "1GB",
-    batch: int | str | None = "32MB",
-    kernel: str | None = None,
-    loops: int = 10,
-    yield_between: bool = False,
-    cache: str = "hot",
-    threads: int = 1,
-    node: int | None = None,
-    counters: bool = False,
-    backing: str = "auto",
-) -> BatchPlan:
-    """Check every argument of a batch run.
-
-    Parameters
-    ----------
-    size, batch, kernel, loops, yield_between, cache, threads, node, counters, backing
-        As for batch().
-
-    Returns
-    -------
-    BatchPlan
-        The checked run, for run_batch().
-
-    Raises
-    ------
-    ValueError
-        On the first bad argument, or when the batches to record would
-        exceed MAX_BATCH_RECORDS.
-    UnavailableError
-        For a kernel this machine cannot run.
-    """
-    nbytes = parse_size(size)
+def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
+    """batch()'s arguments, checked (ValueError on the first bad one)."""
+    a = arguments(batch, args, kwargs)
+    nbytes = parse_size(a["size"])
     pages(nbytes, "size")
-    b_bytes = batch_bytes(batch, nbytes)
+    b_bytes = batch_bytes(a["batch"], nbytes)
     pages(b_bytes, "batch")
     if b_bytes > nbytes:
-        raise ValueError(f"invalid batch {batch!r}: larger than the region ({format_size(nbytes)})")
+        raise ValueError(
+            f"invalid batch {a['batch']!r}: larger than the region ({format_size(nbytes)})"
+        )
+    loops, threads, yield_between = a["loops"], a["threads"], a["yield_between"]
     check_loops(loops, "batch")
-    check_backing(backing)
+    check_backing(a["backing"])
     if not isinstance(yield_between, bool):
         raise ValueError(f"yield_between must be True or False, not {yield_between!r}")
     # Each thread clears its own region: there is no threads mode to choose.
-    c = Conditions.check(cache, threads, None, node, None, counters)
-    kernel = check_kernel(kernel or default_kernel()).name
-    p = BatchPlan(nbytes, batch, b_bytes, kernel, loops, yield_between, c, backing)
+    c = Conditions.check(a["cache"], threads, None, a["node"], None, a["counters"])
+    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    p = BatchPlan(nbytes, a["batch"], b_bytes, kernel, loops, yield_between, c, a["backing"])
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(
             f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
@@ -185,8 +109,7 @@ def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[A
 
 
 def _map(p: BatchPlan, stack: contextlib.ExitStack) -> tuple[list[Any], Backing]:
-    """p.threads fresh regions of p.nbytes on the backing p asks for, and the
-    Backing they got."""
+    """p.threads fresh regions of p.nbytes on the backing p asks for, and the Backing they got."""
     used = chosen_backing(p.backing, p.nbytes, p.threads, p.node)
     try:
         return _regions(p, used, stack), used
@@ -202,9 +125,8 @@ def _map(p: BatchPlan, stack: contextlib.ExitStack) -> tuple[list[Any], Backing]
 def _buffers(
     p: BatchPlan, buffers: Any, stack: contextlib.ExitStack
 ) -> tuple[list[memoryview], Backing]:
-    """(one view of p.nbytes per thread, the Backing used): of `buffers` when
-    given (their backing as p says, or for "auto" as smaps shows), else of
-    fresh mappings on p's backing (_map)."""
+    """One view of p.nbytes per thread, and the Backing used: of `buffers` when given
+    (their backing as p says, for "auto" as smaps shows), else of fresh mappings."""
     bound = None
     if buffers is None:
         buffers, used = _map(p, stack)
@@ -235,53 +157,11 @@ def run_batch(
 ) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
 
 
-@overload
-def run_batch(
-    p: BatchPlan, buffer: Any, record: Literal[True]
-) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
-
-
-@overload
-def run_batch(
-    p: BatchPlan, buffer: Any = None, record: bool = False
-) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]: ...
-
-
 def run_batch(
     p: BatchPlan, buffer: Any = None, record: bool = False
 ) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
-    """Run plan `p`.
-
-    Parameters
-    ----------
-    p : BatchPlan
-        The run, from plan_batch().
-    buffer : buffer, sequence of buffers, or None
-        Whole 4KB pages, at least p.nbytes; with threads, a sequence of one
-        such buffer per thread. None: fresh mappings on p.backing (auto:
-        mappings.kernel_backing()'s choice).
-    record : bool
-        Also return the steps of the timed passes (thread 0's).
-
-    Returns
-    -------
-    BatchResult, None, or tuple of (BatchResult or None, tuple of Step)
-        The result, or (result, steps) with `record`. The result is
-        None when a stop signal that pagezero does not own (a program's own
-        handler returned) stopped it before any pass completed
-        (interrupt.finish).
-
-    Raises
-    ------
-    ValueError
-        When the buffers given do not match p.threads, or binding to p.node
-        fails.
-    MappingError
-        When the region cannot be mapped with the backing asked for.
-    Interrupted
-        When SIGINT, SIGTERM or SIGHUP stops it between batches; its partial
-        is the passes completed.
-    """
+    """Plan `p`: one C call, on `buffer` (whole 4KB pages; one per thread) or fresh mappings;
+    with `record`, (result, thread 0's steps). None as interrupt.finish() says."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
@@ -344,8 +224,7 @@ def batch(
     node: int | None = None,
     counters: bool = False,
     backing: str = "auto",
-    runs: int = 1,
-) -> BatchResult | ResultSet | None:
+) -> BatchResult | None:
     """Clear `size` bytes in batches, timing every batch.
 
     Parameters
@@ -360,46 +239,23 @@ def batch(
     loops : int
         The timed passes over the region.
     yield_between : bool
-        sched_yield() after each batch, the user-space stand-in
-        for the kernel's cond_resched().
+        sched_yield() after each batch, the user-space stand-in for the
+        kernel's cond_resched().
     cache : {"hot", "cold"}
-        "hot" (default: the region stays in cache from the last pass as far
-        as it fits) or "cold": each batch's range is flushed (clflushopt, else
-        clflush, else evicted; details["cold_method"]) before its clock read,
-        and a pass's time leaves the flushes out.
+        "hot" (the region stays cached from the last pass as far as it fits) or
+        "cold": each batch flushed before its clock read, outside a pass's time.
     threads : int
-        That many threads, each pinned to its own allowed CPU and clearing
-        its own region of `size` in batches, every pass started together
-        behind a barrier. A sample is the first start to the last end (cold:
-        the slowest thread's pass) over threads * size bytes;
-        details["thread_samples"] holds each thread's passes
-        (bench.thread_rates() reads them).
+        That many pinned threads, each clearing its own region of `size`, passes
+        started behind a barrier; a sample is the first start to the last end.
     node : int or None
         Bind the regions to this NUMA node (mbind) before their first touch.
     counters : bool
         Read hardware counters around each pass into details["counters"]
         (summed over threads).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        The pages of the region, standing for the kernel's direct map
-        (pagezero.system.backing): "auto" (default) takes 2MB hugetlb pages when
-        enough are available, else transparent huge pages (asked with
-        MADV_HUGEPAGE before the first touch), else 4KB pages; or "hugetlb",
-        "thp", "4KB" (THP refused). params["backing"] is the one used;
-        details["backing_note"] says why not hugetlb, and for THP
-        details["huge_share"] how much of the region smaps shows on huge pages.
-    runs : int
-        1 (default) measures here; N > 1 measures in N fresh processes, one
-        after the other, each with its own mapping, prefault and loops
-        (pagezero.runs.processes).
-
-    Returns
-    -------
-    BatchResult, ResultSet or None
-        A BatchResult when runs is 1: bytes_per_sec over whole passes, and
-        worst_ms, p99_ms, median_ms, typical_worst_ms over every batch (of every
-        thread); else a ResultSet of N BatchResults, runs[i]["process"] = i.
-        None when a stop signal that pagezero does not own (a program's own
-        handler returned) stopped it before any pass completed.
+        The pages standing for the kernel's direct map: "auto" takes 2MB hugetlb
+        pages when enough are free, else THP, else 4KB; params["backing"] says
+        which, details["backing_note"] why not hugetlb.
 
     Raises
     ------
@@ -412,10 +268,4 @@ def batch(
     Interrupted
         When a stop signal cuts the run short.
     """
-    if check_runs(runs) > 1:
-        return in_processes("batch", locals())
-    return run_batch(
-        plan_batch(
-            size, batch, kernel, loops, yield_between, cache, threads, node, counters, backing
-        )
-    )
+    return run_batch(plan_batch(**locals()))

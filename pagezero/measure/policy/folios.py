@@ -3,29 +3,96 @@ the touch of the fault neighbourhood right after, against a cold baseline."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import evict_bytes
-from pagezero.measure.policy.folio_plan import (
-    _HUGETLB_SHIFTS,
-    FOLIO_BACKINGS,
-    FolioPlan,
-    plan_folio,
+from pagezero.measure.conditions import Conditions, arguments, check_loops, evict_bytes
+from pagezero.measure.policy.orders import (
+    PAGE_SIZE,
+    batch_bytes,
+    bind,
+    check_fault,
+    check_kernel,
+    check_strategy,
+    default_kernel,
+    nt_kernel_for,
+    pages,
 )
-from pagezero.measure.policy.orders import PAGE_SIZE, bind
 from pagezero.measure.policy.results import FolioResult
-from pagezero.runs.processes import check_runs, in_processes
 from pagezero.system import hugepages
-from pagezero.system.backing import Backing, backing_details, chosen_backing, kernel_backing
+from pagezero.system.backing import (
+    BACKINGS,
+    Backing,
+    backing_details,
+    chosen_backing,
+    kernel_backing,
+)
 from pagezero.system.machine import llc_bytes, machine
 from pagezero.system.memory import region
-from pagezero.units import format_size
+from pagezero.units import format_size, parse_size
 
-if TYPE_CHECKING:
-    from pagezero.results.resultset import ResultSet
+FOLIO_BACKINGS: tuple[str, ...] = BACKINGS
+_HUGETLB_SHIFTS = {2 << 20: 21, 1 << 30: 30}
 
-__all__ = ["FolioPlan", "FolioMemory", "plan_folio", "run_folio", "folio", "FOLIO_BACKINGS"]
+
+@dataclass(frozen=True)
+class FolioPlan:
+    """A checked folio run, made by plan_folio() and run by run_folio()."""
+
+    nbytes: int
+    strategy: str
+    fault_index: int  # the faulting page
+    kernel: str  # for cached stores
+    nt_kernel: str | None  # None unless the strategy uses one
+    batch: int | str | None  # as given: a preset name or a size
+    batch_bytes: int  # the most cleared at once
+    loops: int
+    backing: str  # as asked: auto, hugetlb, thp, 4KB
+    cold: str  # how the baseline evicts: clflush or evict
+    conditions: Conditions = Conditions(threads_mode=None)
+
+    node = property(lambda self: self.conditions.node)
+
+    def params(self, backing: str) -> dict[str, Any]:
+        """The result's params, with the backing used."""
+        named = ("strategy", "fault_index", "kernel", "nt_kernel", "batch", "batch_bytes", "loops")
+        p = {"size": self.nbytes, **{k: getattr(self, k) for k in named}, "backing": backing}
+        return {**p, "cold": self.cold, **self.conditions.params()}
+
+
+def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
+    """folio()'s arguments, checked (ValueError on the first bad one)."""
+    a = arguments(folio, args, kwargs)
+    nbytes = parse_size(a["size"], what="folio size")
+    nr = pages(nbytes, "folio size")
+    if nr & (nr - 1):
+        raise ValueError(
+            f"invalid folio size {a['size']!r}: not a power-of-two number of "
+            f"{format_size(PAGE_SIZE)} pages"
+        )
+    strategy, backing, cold = check_strategy(a["strategy"]), a["backing"], a["cold"]
+    check_fault(a["fault_index"], nr)
+    check_loops(a["loops"], "folio")
+    b_bytes = batch_bytes(a["batch"], nbytes)
+    pages(b_bytes, "batch")
+    if backing not in FOLIO_BACKINGS:
+        raise ValueError(f"unknown backing {backing!r} (expected {', '.join(FOLIO_BACKINGS)})")
+    if backing == "hugetlb" and nbytes not in _HUGETLB_SHIFTS:
+        raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
+    methods = _core.cold_methods()
+    if cold == "auto":
+        cold = methods[0]
+    elif cold not in methods:
+        raise ValueError(
+            f"unknown or unavailable cold method {cold!r} (here: auto, {', '.join(methods)})"
+        )
+    # One folio, one thread.
+    c = Conditions.check(a["cache"], 1, None, a["node"], None, a["counters"])
+    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    nt = nt_kernel_for(strategy, a["nt_kernel"])
+    fault, batch, loops = a["fault_index"], a["batch"], a["loops"]
+    return FolioPlan(nbytes, strategy, fault, kernel, nt, batch, b_bytes, loops, backing, cold, c)
 
 
 def _free_hugepages(nbytes: int, node: int | None = None) -> int:
@@ -44,32 +111,11 @@ def _scrub_bytes() -> int:
 
 
 class FolioMemory:
-    """The folio and the scrub buffer read before each clear, mapped once so
-    several runs (strategies) can share them; close() unmaps. The folio is
-    a hugetlb page of its own size (2MB, 1GB) when asked or, for auto, when
-    one is free; else, as mappings.kernel_backing() chooses for auto, on 2MB
-    hugetlb pages, on THP (a 2MB-aligned mapping asking for it, the folio at
-    its start) or on a run of 4KB pages aligned to min(size, 2MB), THP
-    refused. .backing says which ("hugetlb", "thp" or "4KB"), .page_label
-    in words, .details() what the result's details add (backing_details).
-    node: bind the folio to that NUMA node before its first touch.
+    """The folio, and the scrub buffer read before each clear, mapped once for several runs.
 
-    Parameters
-    ----------
-    nbytes : int
-        The folio's bytes.
-    backing : {"auto", "hugetlb", "thp", "4KB"}
-        The pages asked for.
-    node : int or None
-        The NUMA node to bind the folio to.
-
-    Raises
-    ------
-    ValueError
-        For hugetlb backing of a folio that is not 2MB or 1GB, or when
-        binding to `node` fails.
-    MappingError
-        When the folio cannot be mapped with the backing asked for.
+    A hugetlb page of its own size when asked or (auto) free, else as
+    kernel_backing() chooses: 2MB hugetlb pages, THP, or 4KB pages aligned to
+    min(size, 2MB). .backing says which, .page_label in words.
     """
 
     folio: memoryview
@@ -85,8 +131,6 @@ class FolioMemory:
         own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
         if own and self._own_page(nbytes, backing, node, populate):
             used = None
-        elif backing == "hugetlb":
-            raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
         elif own and nbytes == 2 << 20:
             # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
             used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
@@ -143,34 +187,13 @@ class FolioMemory:
         self.folio = memoryview(reg)[off : off + nbytes]
 
     def bind(self, node: int) -> None:
-        """mbind the folio to `node`.
-
-        On huge pages the whole mapping (mbind takes whole hugetlb pages
-        only), on 4KB pages the folio's range.
-
-        Parameters
-        ----------
-        node : int
-            The NUMA node.
-
-        Raises
-        ------
-        ValueError
-            Saying why mbind failed.
-        """
+        """mbind the folio to `node`: the whole mapping on huge pages (mbind takes whole
+        hugetlb pages only), the folio's range on 4KB pages."""
         bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
         self.node = node
 
     def details(self) -> dict[str, Any]:
-        """What the result's details say of the folio's backing.
-
-        Read after its first touch: mappings.backing_details().
-
-        Returns
-        -------
-        dict
-            The details keys for the backing ("backing_note", "huge_share").
-        """
+        """What the result's details say of the folio's backing, read after its first touch."""
         return backing_details(Backing(self.backing, self.note), [self.folio])
 
     def close(self) -> None:
@@ -183,33 +206,8 @@ class FolioMemory:
 
 
 def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | None:
-    """Run plan `p`.
-
-    Parameters
-    ----------
-    p : FolioPlan
-        The run, from plan_folio().
-    memory : FolioMemory or None
-        A FolioMemory of p's size to clear (several runs can share one);
-        None maps one for this run alone.
-
-    Returns
-    -------
-    FolioResult or None
-        The clears and the neighbourhood touches; None when a stop signal
-        that pagezero does not own (a program's own handler returned) stopped
-        it before any loop completed (interrupt.finish).
-
-    Raises
-    ------
-    ValueError
-        When binding to p.node fails.
-    MappingError
-        When the folio cannot be mapped with the backing asked for.
-    Interrupted
-        When SIGINT, SIGTERM or SIGHUP stops it between loops; its partial is
-        the loops completed.
-    """
+    """Plan `p`: one C call, on `memory` (shared by several runs) or a FolioMemory of its own;
+    None as interrupt.finish() says."""
     c = p.conditions
     own = memory is None
     mem = FolioMemory(p.nbytes, p.backing, p.node) if memory is None else memory
@@ -277,8 +275,7 @@ def folio(
     cache: str = "hot",
     node: int | None = None,
     counters: bool = False,
-    runs: int = 1,
-) -> FolioResult | ResultSet | None:
+) -> FolioResult | None:
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 
     Before each loop the folio is dirtied and pushed out of cache.
@@ -301,67 +298,23 @@ def folio(
     batch : int or str
         The most clear_pages() clears at once (sequential, neighbourhood-last).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        "hugetlb" (a 2MB/1GB hugetlb page), "thp" (transparent huge
-        pages, asked with MADV_HUGEPAGE before the first touch), "4KB" (an
-        aligned run of 4KB pages, THP refused) or "auto" (default: a hugetlb
-        page of the folio's size when one is free, else the choice of
-        pagezero.system.backing.kernel_backing(): 2MB hugetlb pages, THP, or 4KB
-        pages with details["backing_note"] saying why). The result's backing
-        is the one used; for THP details["huge_share"] is how much of the
-        folio smaps shows on huge pages.
+        A 2MB/1GB hugetlb page, THP (MADV_HUGEPAGE before the first touch), an
+        aligned run of 4KB pages, or "auto": a hugetlb page of the folio's size
+        when one is free, else as batch() chooses. The result's backing says which.
     cold : {"auto", "clflush", "evict"}
         How the baseline evicts the neighbourhood: "clflush" (x86-64) or
         "evict" (reading twice the LLC); "auto" picks clflush where it exists.
     cache : {"hot", "cold"}
-        "hot" (default) keeps the above; "cold" also flushes the whole folio
-        by address (clflushopt, else clflush, else evicting; details["cold_method"])
-        after the scrub and before each clear, outside its timing, so no line of
-        it is left in any cache.
+        "cold" also flushes the whole folio (details["cold_method"]) after the
+        scrub, before each clear and outside its timing.
     node : int or None
         Bind the folio to this NUMA node (mbind) before its first touch.
     counters : bool
         Read hardware counters around each clear into details["counters"].
-    runs : int
-        1 (default) measures here; N > 1 measures in N fresh processes, one
-        after the other, each with its own mapping, prefault and loops
-        (pagezero.runs.processes).
-
-    Returns
-    -------
-    FolioResult, ResultSet or None
-        A FolioResult when runs is 1: clearing rate, and touch_ns_per_line /
-        cold_ns_per_line for the neighbourhood (fault +-2 pages, clamped) right
-        after the clear and cold; else a ResultSet of N FolioResults,
-        runs[i]["process"] = i. None when a stop signal that pagezero does
-        not own (a program's own handler returned) stopped it before any loop
-        completed.
 
     Raises
     ------
-    ValueError
-        For a bad argument (checked by plan_folio() before anything runs).
-    UnavailableError
-        For a kernel this machine cannot run; counters without a PMU.
-    MappingError
-        When the folio cannot be mapped with the backing asked for.
-    Interrupted
-        When a stop signal cuts the run short.
+    ValueError, UnavailableError, MappingError, Interrupted
+        As batch() (arguments checked by plan_folio() before anything runs).
     """
-    if check_runs(runs) > 1:
-        return in_processes("folio", locals())
-    return run_folio(
-        plan_folio(
-            size,
-            strategy,
-            fault_index,
-            kernel,
-            nt_kernel,
-            loops,
-            batch,
-            backing,
-            cold,
-            cache,
-            node,
-            counters,
-        )
-    )
+    return run_folio(plan_folio(**locals()))

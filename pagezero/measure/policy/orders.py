@@ -1,10 +1,5 @@
-"""Clearing orders: the C core's strategies, the steps they take, and the
-kernels they clear with.
-
-A strategy decides in which order a huge page's subpages are cleared, as the
-kernel's folio_zero_user() (mm/memory.c) does; the walk itself is C
-(csrc/policy.c), and clear_order() records it without clearing.
-"""
+"""Clearing orders: the C core's strategies (csrc/policy.c: in which order a huge
+page's subpages are cleared, as folio_zero_user() does), their steps, their kernels."""
 
 from __future__ import annotations
 
@@ -15,20 +10,6 @@ from typing import Any
 from pagezero import _core
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
 from pagezero.units import format_size, parse_size
-
-__all__ = [
-    "STRATEGIES",
-    "PRESETS",
-    "PAGE_SIZE",
-    "NEIGHBOURHOOD_RADIUS",
-    "LINE_SIZE",
-    "Step",
-    "clear_order",
-    "clear_folio",
-    "default_kernel",
-    "default_nt_kernel",
-    "needs_nontemporal",
-]
 
 _CONSTANTS: dict[str, int] = _core.policy_constants()
 PAGE_SIZE: int = _CONSTANTS["page_size"]
@@ -50,49 +31,17 @@ PRESETS: dict[str, int | None] = {
 
 
 def default_kernel() -> str:
-    """The kernel the Linux clear_pages() uses on this CPU.
-
-    Returns
-    -------
-    str
-        Its name in the kernel table (kernels.clear_pages_kernel).
-    """
+    """The kernel the Linux clear_pages() uses on this CPU."""
     return clear_pages_kernel()
 
 
 def default_nt_kernel() -> str | None:
-    """The first available non-temporal clear kernel.
-
-    Returns
-    -------
-    str or None
-        Its name (kernels.nontemporal_kernel), or None when this CPU has none.
-    """
+    """The first available non-temporal clear kernel, or None."""
     return nontemporal_kernel()
 
 
 def check_kernel(name: str, what: str = "kernel") -> Kernel:
-    """The clear kernel named `name`, checked to run here.
-
-    Parameters
-    ----------
-    name : str
-        A clear kernel's name (kernels table).
-    what : str
-        What the name is, for the error message ("kernel", "nt_kernel").
-
-    Returns
-    -------
-    Kernel
-        Its row of the kernel table.
-
-    Raises
-    ------
-    ValueError
-        For a name that is not a str or not a clear kernel.
-    UnavailableError
-        For a kernel this machine cannot run.
-    """
+    """The clear kernel `name` (`what` names the argument), checked to run here."""
     if not isinstance(name, str):
         raise ValueError(f"{what} must be a name (str), not {name!r}")
     k = find_kernel(name, "clear")
@@ -102,48 +51,14 @@ def check_kernel(name: str, what: str = "kernel") -> Kernel:
 
 
 def check_strategy(name: str) -> str:
-    """`name`, checked to be one of STRATEGIES.
-
-    Parameters
-    ----------
-    name : str
-        A strategy's name.
-
-    Returns
-    -------
-    str
-        `name`.
-
-    Raises
-    ------
-    ValueError
-        For an unknown strategy, naming the known ones.
-    """
+    """`name`, checked to be one of STRATEGIES."""
     if name not in STRATEGIES:
         raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
     return name
 
 
 def pages(nbytes: int, what: str) -> int:
-    """`nbytes` in 4KB pages.
-
-    Parameters
-    ----------
-    nbytes : int
-        A size in bytes.
-    what : str
-        What the size is, for the error message ("size", "batch").
-
-    Returns
-    -------
-    int
-        The number of pages.
-
-    Raises
-    ------
-    ValueError
-        When `nbytes` is not a whole number of pages.
-    """
+    """`nbytes` in 4KB pages; ValueError, naming `what`, for a partial page."""
     if nbytes % PAGE_SIZE:
         raise ValueError(
             f"invalid {what} {format_size(nbytes)}: not a whole number of "
@@ -153,26 +68,7 @@ def pages(nbytes: int, what: str) -> int:
 
 
 def batch_bytes(value: int | str | None, extent: int) -> int:
-    """A batch in bytes, from a preset name or a size.
-
-    Parameters
-    ----------
-    value : int, str or None
-        A preset name (PRESETS), a size (int bytes or a string such as
-        "8MB"), or None for the whole extent.
-    extent : int
-        The bytes cleared in all, what "extent" and None stand for.
-
-    Returns
-    -------
-    int
-        The batch in bytes.
-
-    Raises
-    ------
-    ValueError
-        For anything else, naming the presets.
-    """
+    """A batch in bytes: a preset (PRESETS), a size, or None for the whole `extent`."""
     if isinstance(value, str) and value in PRESETS:
         b = PRESETS[value]
         return extent if b is None else b
@@ -185,20 +81,7 @@ def batch_bytes(value: int | str | None, extent: int) -> int:
 
 
 def check_fault(fault_index: int, nr_pages: int) -> None:
-    """Check that `fault_index` is a page of a folio of `nr_pages` pages.
-
-    Parameters
-    ----------
-    fault_index : int
-        The faulting page.
-    nr_pages : int
-        The folio's 4KB pages.
-
-    Raises
-    ------
-    ValueError
-        For a fault index that is not an int or lies outside the folio.
-    """
+    """`fault_index`, checked to be a page of a folio of `nr_pages` pages."""
     if isinstance(fault_index, bool) or not isinstance(fault_index, int):
         raise ValueError(f"fault index must be an int, not {fault_index!r}")
     if not 0 <= fault_index < nr_pages:
@@ -229,21 +112,19 @@ class Step:
 def clear_order(
     strategy: str, nr_pages: int, fault_index: int = 0, batch: int | str | None = "32MB"
 ) -> tuple[Step, ...]:
-    """The steps `strategy` takes over a folio, without clearing anything.
-
-    This is the C walk the timed loops run, recording.
+    """The steps `strategy` takes over a folio, without clearing: the timed loops' C walk.
 
     Parameters
     ----------
     strategy : str
         One of STRATEGIES.
     nr_pages : int
-        The folio's size in 4KB pages (positive).
+        The folio's size in 4KB pages.
     fault_index : int
         The faulting page, 0 <= fault_index < nr_pages.
     batch : int, str or None
-        The most cleared at once: a preset name (PRESETS) or a size in bytes
-        (a whole number of pages); None for the whole folio.
+        The most cleared at once: a preset (PRESETS), a size in bytes (whole
+        pages), or None for the whole folio.
 
     Returns
     -------
@@ -265,53 +146,13 @@ def clear_order(
 
 @functools.cache
 def needs_nontemporal(strategy: str) -> bool:
-    """Whether `strategy` clears with a non-temporal kernel.
-
-    Read from the C walk itself (a 2MB folio, fault on its first page), not
-    restated here.
-
-    Parameters
-    ----------
-    strategy : str
-        One of STRATEGIES.
-
-    Returns
-    -------
-    bool
-        True when any of its steps is non-temporal.
-
-    Raises
-    ------
-    ValueError
-        For an unknown strategy.
-    """
+    """Whether `strategy` clears with a non-temporal kernel, read from the C walk itself."""
     nr = (2 << 20) // PAGE_SIZE
     return any(s.nontemporal for s in clear_order(strategy, nr, 0, "extent"))
 
 
 def nt_kernel_for(strategy: str, nt_kernel: str | None) -> str | None:
-    """The non-temporal kernel `strategy` clears with.
-
-    Parameters
-    ----------
-    strategy : str
-        One of STRATEGIES.
-    nt_kernel : str or None
-        The kernel asked for (default: the first non-temporal one available).
-
-    Returns
-    -------
-    str or None
-        The kernel's name, or None when the strategy uses none.
-
-    Raises
-    ------
-    ValueError
-        For an unknown kernel or one with temporal stores.
-    UnavailableError
-        When the strategy needs a non-temporal kernel and this machine has
-        none, or the one asked for cannot run here.
-    """
+    """The non-temporal kernel `strategy` clears with (None when it uses none)."""
     if not needs_nontemporal(strategy):
         return None
     name = nt_kernel or default_nt_kernel()
@@ -337,26 +178,18 @@ def clear_folio(
     batch: int | str | None = "32MB",
     record: bool = False,
 ) -> tuple[Step, ...] | None:
-    """Zero a buffer in `strategy`'s order, untimed.
-
-    It clears through the same clearing callback the timed loops use.
+    """Zero a buffer in `strategy`'s order, untimed, through the timed loops' clearing callback.
 
     Parameters
     ----------
     buffer : writable buffer
         Whole 4KB pages (anything exposing the buffer protocol).
-    strategy : str
-        One of STRATEGIES.
-    fault_index : int
-        The faulting page (index of a 4KB page in `buffer`).
+    strategy, fault_index, batch
+        As clear_order() takes them (fault_index a page of `buffer`).
     kernel : str or None
         The clear kernel for cached stores (default: clear_pages()'s).
     nt_kernel : str or None
-        The non-temporal kernel, for strategies that use one (default: the
-        first available).
-    batch : int, str or None
-        The most cleared at once: a preset name or a size in bytes; None for
-        the whole buffer.
+        The non-temporal kernel, for strategies using one (default: the first available).
     record : bool
         Return the steps executed.
 
@@ -377,27 +210,15 @@ def clear_folio(
     kernel = check_kernel(kernel or default_kernel()).name
     nt = nt_kernel_for(strategy, nt_kernel)
     nbytes = memoryview(buffer).nbytes
-    check_fault(fault_index, nbytes // PAGE_SIZE)
+    if nbytes >= PAGE_SIZE:  # a partial page is the C core's to refuse, by its rule
+        check_fault(fault_index, nbytes // PAGE_SIZE)
     batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
     steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
     return None if steps is None else tuple(Step(*s) for s in steps)
 
 
 def bind(buffer: Any, node: int) -> None:
-    """mbind `buffer` to NUMA node `node`.
-
-    Parameters
-    ----------
-    buffer : buffer
-        Whole pages (anything exposing the buffer protocol).
-    node : int
-        The NUMA node.
-
-    Raises
-    ------
-    ValueError
-        Saying why not (mbind's error).
-    """
+    """mbind `buffer` (whole pages) to NUMA node `node`; ValueError saying why not."""
     try:
         _core.numa_bind(buffer, node)
     except OSError as e:

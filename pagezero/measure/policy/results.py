@@ -10,8 +10,6 @@ from types import MappingProxyType
 
 from pagezero.results.resultset import Result, result_type
 
-__all__ = ["BatchResult", "FolioResult"]
-
 
 @result_type("batch")
 @dataclass(frozen=True)
@@ -34,12 +32,6 @@ class BatchResult(Result):
         Over every batch of every pass, in ns: "max", "p99", "median",
         "mean", and "typical_worst" (the slowest batch position, median over
         passes).
-
-    Raises
-    ------
-    ValueError
-        Without batch_bytes and batches_per_loop, or when pass_worst_ns does
-        not hold one value per pass.
     """
 
     batch_bytes: int = 0
@@ -105,12 +97,6 @@ class FolioResult(Result):
         The folio's pages: "hugetlb", "thp" or "4KB".
     cold_method : str
         How the baseline evicts: "clflush" or "evict".
-
-    Raises
-    ------
-    ValueError
-        When touch_ns and cold_ns do not hold one value per loop, or without
-        touch_lines and the neighbourhood.
     """
 
     touch_ns: tuple[int, ...] = ()
@@ -141,10 +127,7 @@ class FolioResult(Result):
 
     @property
     def clear_bytes_per_sec(self) -> float:
-        """Median over loops of the clearing rate, in bytes/sec.
-
-        bytes_per_sec is total/total.
-        """
+        """Median over loops of the clearing rate, in bytes/sec (bytes_per_sec is total/total)."""
         rates = self.rates
         if rates is None:
             # A folio is timed in ns, so it has rates: only a file that says otherwise.

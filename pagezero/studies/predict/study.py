@@ -16,10 +16,10 @@ from typing import Any
 
 from pagezero._core import PagezeroError
 from pagezero.interrupt import Interrupted, as_interrupted
-from pagezero.measure.fault import faults, page_report, plan
+from pagezero.measure.fault import page_report, plan
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
-from pagezero.runs.processes import across_processes, check_runs
+from pagezero.runs.processes import across_processes, check_runs, faults
 from pagezero.studies.predict.model import fit, project
 from pagezero.studies.predict.prediction import Prediction
 from pagezero.studies.predict.replays import Replay, every_policy, walk_key

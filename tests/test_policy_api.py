@@ -14,7 +14,7 @@ from conftest import TESTS_DIR, kernel_names, mem_available, require_hugepages, 
 
 import pagezero
 from pagezero.measure import policy
-from pagezero.measure.policy import PAGE_SIZE, PRESETS, STRATEGIES, BatchResult, FolioResult, Step
+from pagezero.measure.policy import PAGE_SIZE, STRATEGIES, BatchResult, FolioResult, Step
 
 MB = 1 << 20
 
@@ -22,22 +22,19 @@ MB = 1 << 20
 # Batches --------------------------------------------------------------------
 
 
-def test_presets_are_the_seeds_batches():
-    assert PRESETS == {"page": 4096, "8MB": 8 * MB, "32MB": 32 * MB, "extent": None}
-
-
 @pytest.mark.parametrize(
     "batch, batch_bytes, batches",
     [
         ("page", PAGE_SIZE, 256),
         ("8MB", 8 * MB, None),
+        ("32MB", 32 * MB, None),
         ("extent", MB, 1),
         ("64KB", 64 << 10, 16),
         (12288, 12288, 86),  # 3 pages: the last batch holds the one page left
     ],
 )
 def test_batch_boundaries_cover_the_region_exactly(batch, batch_bytes, batches):
-    size = MB if batch != "8MB" else 16 * MB
+    size = {"8MB": 16 * MB, "32MB": 64 * MB}.get(batch, MB)
     p = policy.plan_batch(size=size, batch=batch, loops=2)
     r, steps = policy.run_batch(p, record=True)
     nr = size // PAGE_SIZE

@@ -75,16 +75,6 @@ def check_order(strategy, nr, fault, batch):
         pytest.fail(f"untested strategy {strategy}")
 
 
-def test_strategies_are_the_kernels_and_the_proposals():
-    assert STRATEGIES == (
-        "page-at-a-time",
-        "sequential",
-        "neighbourhood-last",
-        "nocache-except-target",
-        "front-to-back",
-    )
-
-
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("nr", [1, 2, 5, 8, 512])
 @pytest.mark.parametrize("batch", [1, 3, 4, 512, 8192])

@@ -20,12 +20,24 @@ void pz_sort_u64(uint64_t *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp_u64);
 }
 
-uint64_t pz_percentile(const uint64_t *v, size_t n, double q)
+size_t pz_rank(size_t n, uint64_t num, uint64_t den)
 {
-	/* ceil(q n) without floating-point surprises at exact ranks (0.5 * 10 = 5). */
-	size_t k = (size_t)(q * (double)n + 0.999999);
+	/*
+	 * ceil(n num / den) in integers: n = a den + b, so n num / den = a num +
+	 * b num / den, and b num < den * den fits in 64 bits for den <= 2^32.
+	 * A double's q n + 0.999999 was no ceiling once n reaches a million:
+	 * a rank's fraction below 1e-6 (1/10^7 of 10^7 + 3 samples is 1.0000003)
+	 * fell to the rank below.
+	 */
+	uint64_t a = n / den, b = n % den;
+	uint64_t k = a * num + (b * num + den - 1) / den;
 
-	return v[k ? PZ_MIN(k, n) - 1 : 0];
+	return k ? (size_t)PZ_MIN(k, (uint64_t)n) : 1;
+}
+
+uint64_t pz_percentile(const uint64_t *v, size_t n, uint64_t num, uint64_t den)
+{
+	return v[pz_rank(n, num, den) - 1];
 }
 
 void pz_latency_summarize(uint64_t *v, size_t n, struct pz_latency_summary *s)
@@ -37,10 +49,10 @@ void pz_latency_summarize(uint64_t *v, size_t n, struct pz_latency_summary *s)
 	for (i = 0; i < n; i++)
 		sum += v[i];
 	s->min = v[0];
-	s->p50 = pz_percentile(v, n, 0.50);
-	s->p90 = pz_percentile(v, n, 0.90);
-	s->p99 = pz_percentile(v, n, 0.99);
-	s->p999 = pz_percentile(v, n, 0.999);
+	s->p50 = pz_percentile(v, n, 500, 1000);
+	s->p90 = pz_percentile(v, n, 900, 1000);
+	s->p99 = pz_percentile(v, n, 990, 1000);
+	s->p999 = pz_percentile(v, n, 999, 1000);
 	s->max = v[n - 1];
 	s->mean = (double)(sum / n);
 }

@@ -7,10 +7,18 @@
 #include "pz.h"
 
 /*
- * Nearest-rank percentile of the sorted @v (n > 0): the smallest sample with
- * at least a fraction @q of them at or below it (the ceil(q n)-th smallest).
+ * The nearest rank of the fraction @num / @den of @n samples (n > 0, num <=
+ * den, 0 < den <= 2^32): ceil(n num / den), and at least 1; 1-based. Integer
+ * arithmetic, exact for any n: the fraction is given as a ratio (p99.9 is
+ * 999 / 1000), not as a double that cannot hold it.
  */
-uint64_t pz_percentile(const uint64_t *v, size_t n, double q);
+size_t pz_rank(size_t n, uint64_t num, uint64_t den);
+
+/*
+ * Nearest-rank percentile of the sorted @v (n > 0): the smallest sample with
+ * at least a fraction @num / @den of them at or below it (the pz_rank()-th smallest).
+ */
+uint64_t pz_percentile(const uint64_t *v, size_t n, uint64_t num, uint64_t den);
 
 /* Sort @v ascending in place. */
 void pz_sort_u64(uint64_t *v, size_t n);

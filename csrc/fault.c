@@ -47,32 +47,40 @@ const struct pz_names pz_fault_descriptions = { descriptions, PZ_FAULT_COUNT };
 struct rng {
 #ifdef __GLIBC__
 	struct random_data rd;
-	char state[128];
+	/* random_r() reads and writes its state as int32_t: aligned as that, not as char. */
+	int32_t state[32];
 #else
 	unsigned state;
 #endif
 };
 
-static void rng_seed(struct rng *g, unsigned seed)
+/* 0, or -errno from initstate_r() (EINVAL for a state it cannot use). */
+static int rng_seed(struct rng *g, unsigned seed)
 {
 	memset(g, 0, sizeof(*g));
 #ifdef __GLIBC__
-	initstate_r(seed, g->state, sizeof(g->state), &g->rd);
+	errno = 0;
+	if (initstate_r(seed, (char *)g->state, sizeof(g->state), &g->rd))
+		return errno ? -errno : -EINVAL;
 #else
 	g->state = seed;
 #endif
+	return 0;
 }
 
-static inline unsigned rng_next(struct rng *g)
+/* The next draw in *@v: 0, or -EINVAL if random_r() refuses (a state rng_seed() did not make). */
+static inline int rng_next(struct rng *g, unsigned *v)
 {
 #ifdef __GLIBC__
-	int32_t v;
+	int32_t r;
 
-	random_r(&g->rd, &v);
-	return (unsigned)v;
+	if (random_r(&g->rd, &r))
+		return -EINVAL;
+	*v = (unsigned)r;
 #else
-	return (unsigned)rand_r(&g->state);
+	*v = (unsigned)rand_r(&g->state);
 #endif
+	return 0;
 }
 
 /* One pass ---------------------------------------------------------------- */
@@ -113,9 +121,13 @@ static int touch(const struct pz_fault_params *p, char *base, size_t npages, str
 		return 0;
 	}
 	for (i = 0; i < npages; i++) {
+		unsigned r;
+
 		if (!(i & mask) && pz_stopping())
 			return -EINTR;
-		q[(i << p->page_shift) + rng_next(rng) % page] = PZ_FAULT_MARK;
+		if (rng_next(rng, &r))
+			return -EINVAL;
+		q[(i << p->page_shift) + r % page] = PZ_FAULT_MARK;
 	}
 	return 0;
 }
@@ -342,7 +354,7 @@ static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardo
 
 int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 {
-	const size_t page = (size_t)1 << p->page_shift;
+	size_t page;
 
 	if ((unsigned)p->workload >= PZ_FAULT_COUNT || p->size == 0 || p->loops == 0 ||
 	    p->threads == 0 || p->threads > PZ_MAX_THREADS)
@@ -350,6 +362,7 @@ int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 	if (p->page_shift != PZ_PAGE_SHIFT_4KB && p->page_shift != PZ_PAGE_SHIFT_2MB &&
 	    p->page_shift != PZ_PAGE_SHIFT_1GB)
 		return -EINVAL;
+	page = (size_t)1 << p->page_shift; /* only now: a shift of 64 or more is undefined */
 	if (p->size % page || (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB))
 		return -EINVAL;
 	if (p->lat_unit &&
@@ -381,9 +394,10 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 	run.w = calloc(p->threads, sizeof(*run.w));
 	if (!run.w)
 		return -ENOMEM;
-	for (i = 0; i < p->threads; i++)
-		rng_seed(&run.w[i].rng, p->seed + i);
-	ret = pz_team_run(&team);
+	for (i = 0; i < p->threads && !ret; i++)
+		ret = rng_seed(&run.w[i].rng, p->seed + i);
+	if (!ret)
+		ret = pz_team_run(&team);
 	if (!ret)
 		ret = run.err;
 	/* No loop failed and some were not run: a stop request ended the run. */
@@ -415,8 +429,10 @@ int pz_fault_once(const struct pz_fault_params *p, struct pz_region *r,
 		if (!lat)
 			return -ENOMEM;
 	}
-	rng_seed(&rng, once.seed);
-	ret = fault_pass(&once, &addr, &rng, lat);
+	addr = NULL;
+	ret = rng_seed(&rng, once.seed);
+	if (!ret)
+		ret = fault_pass(&once, &addr, &rng, lat);
 	free(lat);
 	if (!ret) {
 		s.start = (uintptr_t)addr;

@@ -4,6 +4,7 @@
  * The table is the x-macro expansion of arch/<arch>/kernels.def: there is
  * no second list anywhere (Python reads this one through csrc/py/kernels.c).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,26 +41,31 @@ static struct pz_kernel registry[] = {
 
 /*
  * Not const only for this: rows whose unit is the DC ZVA block get the
- * size this CPU reports, once, before any row is handed out. Every caller
- * would store the same value, so a race between two first callers is
- * harmless.
+ * size this CPU reports, once, before any row is handed out. pthread_once:
+ * the first callers can be two threads (a measurement running with the GIL
+ * released, another Python thread listing the kernels), and a store racing
+ * another thread's read of the same row is a data race under C11 even when
+ * both would hold the same value; pthread_once also orders the stores
+ * before every caller's reads.
  */
+static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
+
+static void rows_init(void)
+{
+	size_t block = pz_cpu_dczva_block(), i;
+
+	for (i = 0; i < PZ_ARRAY_SIZE(registry); i++) {
+		if (registry[i].unit == PZ_DCZVA_BLOCK)
+			registry[i].unit = block ? block : 1;
+		if (registry[i].align == PZ_DCZVA_BLOCK)
+			registry[i].align = block ? block : 1;
+	}
+}
+
 static const struct pz_kernel *rows(void)
 {
-	static int done;
-	size_t i;
-
-	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		size_t block = pz_cpu_dczva_block();
-
-		for (i = 0; i < PZ_ARRAY_SIZE(registry); i++) {
-			if (registry[i].unit == PZ_DCZVA_BLOCK)
-				registry[i].unit = block ? block : 1;
-			if (registry[i].align == PZ_DCZVA_BLOCK)
-				registry[i].align = block ? block : 1;
-		}
-		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	}
+	/* Cannot fail with a static once and an init routine that returns. */
+	pthread_once(&rows_once, rows_init);
 	return registry;
 }
 

@@ -49,9 +49,13 @@ struct pz_run {
 static int pass_value(const struct pz_run_params *p, unsigned t, unsigned loop)
 {
 	/* perf: memset(dst, i, size), the int truncated to a byte by memset. */
-	int v = p->value == PZ_VALUE_LOOP ? (int)(loop & 0xff) : p->value;
+	unsigned v = p->value == PZ_VALUE_LOOP ? loop & 0xff : (unsigned)p->value;
 
-	return (v + (int)t * p->value_step) & 0xff;
+	/*
+	 * Unsigned: any step wraps modulo 2^32, whose low byte is the one
+	 * v + t * step has; in int, a step past INT_MAX / t would overflow (undefined).
+	 */
+	return (int)((v + t * (unsigned)p->value_step) & 0xff);
 }
 
 /*
@@ -344,7 +348,8 @@ static size_t part_len(const struct pz_run_params *p, unsigned t)
 static int bad_value(const struct pz_run_params *p, unsigned t)
 {
 	const int zeros_only = (p->kernel->flags & PZ_ZERO_ONLY) != 0;
-	int v = p->value + (int)t * p->value_step;
+	/* In 64 bits: t < 2^11 and two ints cannot overflow it, as an int sum could. */
+	const long long v = (long long)p->value + (long long)t * p->value_step;
 
 	if (p->kernel->kind != PZ_KIND_FILL)
 		return 0;

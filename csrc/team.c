@@ -126,9 +126,16 @@ int pz_team_run(const struct pz_team *team)
 	st.m = calloc(team->threads, sizeof(*st.m));
 	if (!st.m)
 		return -ENOMEM;
-	pthread_mutex_init(&st.lock, NULL);
-	pthread_cond_init(&st.cond, NULL);
-	pthread_barrier_init(&st.barrier, NULL, team->threads);
+	/* Each can fail (EAGAIN, ENOMEM): a team without its lock or barrier cannot start. */
+	ret = -pthread_mutex_init(&st.lock, NULL);
+	if (ret)
+		goto out_free;
+	ret = -pthread_cond_init(&st.cond, NULL);
+	if (ret)
+		goto out_lock;
+	ret = -pthread_barrier_init(&st.barrier, NULL, team->threads);
+	if (ret)
+		goto out_cond;
 	for (; started < team->threads; started++) {
 		st.m[started].st = &st;
 		st.m[started].t = started;
@@ -148,8 +155,11 @@ int pz_team_run(const struct pz_team *team)
 	for (t = 0; !ret && t < team->threads; t++)
 		ret = st.m[t].err;
 	pthread_barrier_destroy(&st.barrier);
+out_cond:
 	pthread_cond_destroy(&st.cond);
+out_lock:
 	pthread_mutex_destroy(&st.lock);
+out_free:
 	free(st.m);
 	return ret;
 }

@@ -336,7 +336,12 @@ static PyObject *core_run_threads_on(PyObject *self, PyObject *args, PyObject *k
 	}
 	if (alloc_out(&out, threads, loops, 0) < 0 || pzpy_open_clock(&clock, PZ_CLOCK_NS) < 0)
 		goto out_trace;
-	pthread_mutex_init(&tr.lock, NULL);
+	ret = -pthread_mutex_init(&tr.lock, NULL);
+	if (ret) {
+		pz_clock_close(&clock);
+		pzpy_raise(ret, &(struct pzpy_failure){ .doing = "pthread_mutex_init" });
+		goto out_trace;
+	}
 	dst = view.buf;
 	Py_BEGIN_ALLOW_THREADS ret = pz_bench_mem_on(&p, &clock, &dst, NULL, &out);
 	Py_END_ALLOW_THREADS pthread_mutex_destroy(&tr.lock);

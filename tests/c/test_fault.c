@@ -175,6 +175,9 @@ static void test_errors(void)
 	EXPECT_EINVAL(size, 0);
 	EXPECT_EINVAL(size, MB + 1);
 	EXPECT_EINVAL(page_shift, 13);
+	/* Refused before 1 << page_shift is taken: UBSan stops a shift of 64 or more. */
+	EXPECT_EINVAL(page_shift, 64);
+	EXPECT_EINVAL(page_shift, 200);
 	EXPECT_EINVAL(lat_unit, 1000);
 	EXPECT_EINVAL(lat_unit, 3 * 4096); /* does not divide 1MB */
 	p = ok;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -125,6 +126,47 @@ static void test_parts(void)
 	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == -EINVAL);
 	pz_clock_close(&clock);
 	munmap(map, size + 2 * page);
+}
+
+/*
+ * A step whose t * step passes INT_MAX: refused when the bytes would leave
+ * 0..255, and with the loop index the byte is (loop + t * step) mod 256, as
+ * in the low byte of the exact sum. In int both overflowed (UBSan stops it).
+ */
+static void test_value_step(void)
+{
+	const size_t page = 4096, size = 3 * page;
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[3 * 2], a[3 * 2], b[3 * 2];
+	char *buf = aligned_alloc(page, size);
+	unsigned t;
+
+	CHECK(buf != NULL && pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = size;
+	p.chunk = page;
+	p.loops = 2;
+	p.threads = 3;
+	p.node = -1;
+	p.value = 1;
+	p.value_step = INT_MAX;
+	CHECK(pz_bench_mem_check(&p, PZ_CLOCK_NS) == -EINVAL); /* 1 + INT_MAX > 255 */
+	p.value = 255;
+	p.value_step = INT_MIN;
+	CHECK(pz_bench_mem_check(&p, PZ_CLOCK_NS) == -EINVAL);
+	p.value = PZ_VALUE_LOOP;
+	p.value_step = INT_MAX;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	CHECK(pz_bench_mem_on(&p, &clock, &buf, NULL, &out) == 0);
+	/* The last loop's index is 1: 1, 1 + 0x7fffffff, 1 + 2 * 0x7fffffff, mod 256. */
+	for (t = 0; t < 3; t++)
+		CHECK((unsigned char)buf[t * page] == (unsigned char)(1 + t * 0x7fffffffull));
+	pz_clock_close(&clock);
+	free(buf);
 }
 
 /* Work a flush stands for, in the fake counters: never part of a loop's counts. */
@@ -766,6 +808,7 @@ int main(void)
 	test_prefault_stops();
 	test_hugetlb_prefault();
 	test_parts();
+	test_value_step();
 	test_bench_private_evict_counters();
 	test_numa();
 	printf("%d passed, %d failed\n", passed, failed);

@@ -17,8 +17,8 @@
 #include "stop.h"
 #include "mem_bench.h"
 
-/* Parts of a shared region start on page boundaries: no two threads share a line or a page. */
-#define PZ_PART_ALIGN 4096u
+/* @offset moves the buffers less than a 4KB page past the mapping's start. */
+#define PZ_OFFSET_LIMIT 4096u
 
 struct pz_run;
 
@@ -334,13 +334,33 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 
 static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
 
+/*
+ * Parts of a shared region start on the mapping's page boundaries: its
+ * hugetlb page, THP's 2MB when THP was asked for, else 4KB. No two threads
+ * then share a page, which matters beyond false sharing: the first touch of
+ * any byte of a huge page allocates (and, with NUMA, places) all of it, and
+ * each thread prefaults its own part, so a part starting inside a huge page
+ * would let thread t fault in the memory thread t + 1 clears.
+ */
+static size_t part_align(const struct pz_run_params *p)
+{
+	if (p->page_shift == PZ_PAGE_SHIFT_2MB || p->page_shift == PZ_PAGE_SHIFT_1GB)
+		return (size_t)1 << p->page_shift;
+	return p->thp == PZ_THP_ON ? PZ_THP_BYTES : 4096u;
+}
+
+/*
+ * Whole pages to every part but the last, which takes the rest (the size
+ * need not be a multiple of threads pages): size / threads rounded down to
+ * the page, and at least one page each (pz_bench_mem_check).
+ */
 static size_t part_len(const struct pz_run_params *p, unsigned t)
 {
 	size_t part;
 
 	if (p->mode == PZ_THREADS_PRIVATE || p->threads == 1)
 		return p->size;
-	part = p->size / p->threads & ~(size_t)(PZ_PART_ALIGN - 1);
+	part = p->size / p->threads & ~(part_align(p) - 1);
 	return t + 1 < p->threads ? part : p->size - part * (p->threads - 1);
 }
 
@@ -363,13 +383,13 @@ int pz_bench_mem_check(const struct pz_run_params *p, enum pz_clock_id clock)
 	unsigned t;
 
 	if (!p->kernel || p->threads == 0 || p->threads > PZ_MAX_THREADS || p->loops == 0 ||
-	    p->size == 0 || p->chunk == 0 || p->chunk > p->size || p->offset >= PZ_PART_ALIGN ||
+	    p->size == 0 || p->chunk == 0 || p->chunk > p->size || p->offset >= PZ_OFFSET_LIMIT ||
 	    (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB) ||
 	    (unsigned)p->mode > PZ_THREADS_PRIVATE ||
 	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict &&
 	     !p->flush.evict_len) ||
 	    (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
-	     p->size / p->threads < PZ_PART_ALIGN))
+	     p->size / p->threads < part_align(p)))
 		return -EINVAL;
 	/* A sample spans every thread's start and end: one clock, not one counter per thread. */
 	if (clock == PZ_CLOCK_CYCLES && p->threads > 1)

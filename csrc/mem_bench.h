@@ -9,7 +9,11 @@
  * Threads: N threads (one by default), each pinned to its own CPU when
  * @cpus is given, clear disjoint, consecutive parts of one region (SHARED:
  * the way a parallel gigantic-page clear would) or each its own region of
- * @size bytes (PRIVATE: a pre-zeroing daemon per CPU). Every loop starts
+ * @size bytes (PRIVATE: a pre-zeroing daemon per CPU). SHARED parts start
+ * on the mapping's pages (hugetlb's 2MB or 1GB, THP's 2MB with PZ_THP_ON,
+ * else 4KB): every part but the last is size / threads rounded down to a
+ * whole number of pages, the last takes the rest, and a size under one page
+ * per thread is refused. Every loop starts
  * behind a barrier (team.h); each thread reads its own clock around its
  * own part.
  *

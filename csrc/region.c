@@ -54,9 +54,6 @@ static int map_hugetlb(struct pz_region *r, size_t size, unsigned shift, int pop
 	return 0;
 }
 
-/* Bytes of a PMD-mapped transparent huge page on x86-64 and arm64 with 4KB pages. */
-#define PZ_THP_BYTES ((size_t)2 << 20)
-
 static int map_small(struct pz_region *r, size_t size, enum pz_thp thp, int populate, int guard)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -23,6 +23,9 @@
 
 enum pz_thp { PZ_THP_SYSTEM = 0, PZ_THP_ON = 1, PZ_THP_OFF = 2 };
 
+/* Bytes of a PMD-mapped transparent huge page on x86-64 and arm64 with 4KB pages. */
+#define PZ_THP_BYTES ((size_t)2 << 20)
+
 struct pz_region {
 	void *addr;     /* first usable byte */
 	size_t size;    /* usable bytes: the request rounded up to the page */

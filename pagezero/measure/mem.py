@@ -28,8 +28,18 @@ from pagezero.system.memory import thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 CLOCKS: tuple[str, ...] = _core.clocks()
-# Parts of a shared region start on 4KB boundaries (csrc/mem_bench.c).
-_PART_ALIGN = 4096
+_THP_BYTES = 2 << 20  # a PMD-mapped transparent huge page (csrc/region.h)
+
+
+def part_align(shift: int, thp: bool | None) -> int:
+    """Where the parts of a shared region start (csrc/mem_bench.c): on the mapping's pages.
+
+    The hugetlb page, THP's 2MB with thp=True, else 4KB: no two threads share a page, whose
+    first touch (each thread prefaults its own part) allocates and places all of it.
+    """
+    if shift != 12:
+        return 1 << shift
+    return _THP_BYTES if thp is True else 4096
 
 
 def check_clock(clock: str, threads: int = 1) -> str:
@@ -89,11 +99,15 @@ class Plan:
         return self.nbytes * (self.threads if self.private else 1)
 
     def thread_bytes(self) -> tuple[int, ...]:
-        """Bytes each thread clears per loop: the C core's 4KB-aligned split of a shared region."""
+        """Bytes each thread clears per loop: the C core's split of a shared region.
+
+        Whole pages (part_align) to every thread but the last, which takes the rest.
+        """
         threads = self.threads
         if self.private or threads == 1:
             return (self.nbytes,) * threads
-        part = self.nbytes // threads // _PART_ALIGN * _PART_ALIGN
+        align = part_align(self.shift, self.thp)
+        part = self.nbytes // threads // align * align
         return (part,) * (threads - 1) + (self.nbytes - part * (threads - 1),)
 
     def params(self) -> dict[str, Any]:
@@ -131,10 +145,12 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
     )
     check_clock(a["clock"], c.threads)
-    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < _PART_ALIGN:
+    align = part_align(shift, thp)
+    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < align:
         raise ValueError(
             f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
-            f"each needs at least 4KB of it"
+            f"each needs at least {format_size(align)} of it, a whole page"
+            + (" (thp=True: parts start on 2MB pages)" if thp is True else "")
         )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
@@ -261,8 +277,11 @@ def memset(
         barrier every loop; a sample is the first start to the last end (cold:
         the slowest thread's sum), thread_rates() reads each thread's.
     threads_mode : {"shared", "private"}
-        "shared" splits one region of `size` into disjoint 4KB-aligned parts,
-        "private" gives each thread its own region of `size`.
+        "shared" splits one region of `size` into disjoint parts that start on
+        its pages (the hugetlb page; 2MB with thp=True; else 4KB): whole pages
+        to each thread but the last, which takes the rest, and at least one
+        page each (ValueError otherwise); "private" gives each thread its own
+        region of `size`.
     node : int or None
         Bind the buffers to this NUMA node (mbind).
     cpu_node : int or None

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -748,6 +749,66 @@ static void test_hugetlb_prefault(void)
 	munmap(m, 1u << 20);
 }
 
+/*
+ * SHARED parts on a huge-page mapping start on its pages, so that no two
+ * threads fault in (first touch) the same huge page: with THP and with 2MB
+ * hugetlb (when the pool has 3 free pages), 6MB over 2 threads is 2MB and
+ * 4MB, not 3MB each; under a page per thread is refused.
+ */
+static void test_huge_parts(void)
+{
+	const size_t huge = 2u << 20;
+	uint64_t s[2], a[2], b[2];
+	struct pz_run_params p;
+	struct pz_run_out out;
+	struct pz_clock clock;
+	int cpus[2] = { -1, -1 };
+	unsigned t, shift;
+
+	memset(&p, 0, sizeof(p));
+	memset(&out, 0, sizeof(out));
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = 3 * huge;
+	p.chunk = 1u << 16;
+	p.loops = 1;
+	p.threads = 2;
+	p.node = -1;
+	p.cpus = NULL;
+	p.hook = note_prefault;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+	for (shift = PZ_PAGE_SHIFT_4KB; shift <= PZ_PAGE_SHIFT_2MB; shift += 9) {
+		struct prefaults f = { .cpus = cpus };
+		int ret;
+
+		p.page_shift = shift;
+		p.thp = shift == PZ_PAGE_SHIFT_4KB ? PZ_THP_ON : PZ_THP_SYSTEM;
+		p.hook_ctx = &f;
+		ret = pz_bench_mem(&p, &clock, &out);
+		if (shift != PZ_PAGE_SHIFT_4KB && ret == -ENOMEM) {
+			printf("SKIP 2MB hugetlb parts: fewer than 3 free 2MB pages\n");
+			continue;
+		}
+		CHECK(ret == 0);
+		for (t = 0; t < 2; t++)
+			CHECK(f.n[t] == 1 && ((uintptr_t)f.p[t] & (huge - 1)) == 0);
+		CHECK((char *)f.p[1] - (char *)f.p[0] == (ptrdiff_t)huge);
+		CHECK(f.len[0] == huge && f.len[1] == 2 * huge);
+	}
+	/* Less than a huge page per thread; the same size on 4KB pages splits. */
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_ON;
+	p.size = 3 * huge / 2;
+	p.hook = NULL;
+	CHECK(pz_bench_mem_check(&p, PZ_CLOCK_NS) == -EINVAL);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL && out.stage == PZ_STAGE_ARGS);
+	p.thp = PZ_THP_OFF;
+	CHECK(pz_bench_mem_check(&p, PZ_CLOCK_NS) == 0);
+	pz_clock_close(&clock);
+}
+
 /* The THP share a run reports: the buffers' bytes, and no more on huge pages than those. */
 static void test_thp_share(void)
 {
@@ -796,6 +857,7 @@ static void test_thp_share(void)
 int main(void)
 {
 	test_thp_share();
+	test_huge_parts();
 	test_counter_delta();
 	test_cycles_per_thread();
 	test_prefault_per_thread();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "stop.h"
+#include "switches.h"
 
 /* The signal number of the pending request, 0 when none. Not static: pz_stopping() reads it. */
 int pz_stop_signal;
@@ -81,4 +82,23 @@ void pz_stop_release(struct pz_stop_saved *s)
 		s->caught--;
 		sigaction(stop_signals[s->caught], &s->old[s->caught], NULL);
 	}
+}
+
+int pz_stop_release_take(struct pz_stop_saved *s)
+{
+	/*
+	 * PAGEZERO_SIGNAL_AT_RELEASE=N (switches.h): signal N arrives now, after
+	 * the run and before the handlers go back, the moment the old order (read
+	 * the flag, release, clear it) lost it. raise() delivers it before it
+	 * returns, to the handler still in place.
+	 */
+	if (pz_switch(PZ_SW_SIGNAL_AT_RELEASE))
+		raise((int)pz_switch(PZ_SW_SIGNAL_AT_RELEASE));
+	/*
+	 * Release first, then take the flag in one exchange: a signal before the
+	 * release is in the flag, one after it reaches the restored action, and
+	 * none falls between a read and a clear.
+	 */
+	pz_stop_release(s);
+	return __atomic_exchange_n(&pz_stop_signal, 0, __ATOMIC_SEQ_CST);
 }

@@ -43,6 +43,15 @@ void pz_stop_clear(void);
 int pz_stop_catch(struct pz_stop_saved *s);
 void pz_stop_release(struct pz_stop_saved *s);
 
+/*
+ * pz_stop_release(), then the pending request taken: its signal number (0 if
+ * none), the flag cleared. In that order no signal is lost: one that arrives
+ * before the release is returned, one after it goes to the restored action.
+ * Test switch (switches.h): PAGEZERO_SIGNAL_AT_RELEASE=N raises signal N
+ * first, as if it arrived just as the run ended.
+ */
+int pz_stop_release_take(struct pz_stop_saved *s);
+
 /* For the loops: nonzero once a stop was requested (a relaxed load). */
 static inline int pz_stopping(void)
 {

@@ -284,11 +284,16 @@ int pzpy_timed_begin(struct pzpy_timed *t, enum pz_clock_id clock)
 void pzpy_timed_end(struct pzpy_timed *t)
 {
 	pz_clock_close(&t->clock);
-	t->sig = pz_stop_requested();
-	if (--stop_users > 0)
+	if (--stop_users > 0) {
+		/* The flag stays for the calls still running: the last one takes it. */
+		t->sig = pz_stop_requested();
 		return;
-	pz_stop_release(&stop_saved);
-	pz_stop_clear();
+	}
+	/*
+	 * Not "read the flag, release, clear": a signal between the read and the
+	 * clear was caught, then forgotten. Released first, then exchanged.
+	 */
+	t->sig = pz_stop_release_take(&stop_saved);
 }
 
 int pzpy_timed_check(const struct pzpy_timed *t, int ret, const struct pzpy_failure *f)

@@ -559,6 +559,49 @@ static void test_stop_catch(void)
 	signal(SIGTERM, SIG_DFL);
 }
 
+static volatile sig_atomic_t mine_got;
+
+static void count_signal(int sig)
+{
+	mine_got = sig;
+}
+
+/*
+ * pz_stop_release_take(): the handlers go back, then the request is taken,
+ * so a signal at the end of a run is either returned or reaches the
+ * restored handler. PAGEZERO_SIGNAL_AT_RELEASE raises one at the worst
+ * moment, before the handlers go back: it must be returned (the bindings'
+ * old order, read the flag, release, clear, lost it; tests/test_signals_release.py
+ * shows that end to end).
+ */
+static void test_stop_release_take(void)
+{
+	struct pz_stop_saved saved;
+	struct sigaction mine = { 0 }, now;
+
+	mine.sa_handler = count_signal;
+	sigemptyset(&mine.sa_mask);
+	CHECK(sigaction(SIGTERM, &mine, NULL) == 0);
+	CHECK(pz_stop_catch(&saved) == 0);
+	CHECK(pz_stop_release_take(&saved) == 0); /* nothing pending */
+	CHECK(pz_stop_catch(&saved) == 0);
+	raise(SIGHUP);
+	CHECK(pz_stop_release_take(&saved) == SIGHUP && pz_stop_requested() == 0);
+	CHECK(sigaction(SIGTERM, NULL, &now) == 0 && now.sa_handler == count_signal);
+
+	CHECK(setenv("PAGEZERO_SIGNAL_AT_RELEASE", "15", 1) == 0 && pz_switches_load() == 0);
+	CHECK(pz_stop_catch(&saved) == 0);
+	mine_got = 0;
+	CHECK(pz_stop_release_take(&saved) == SIGTERM && pz_stop_requested() == 0);
+	CHECK(mine_got == 0); /* caught as a stop, not passed on as well */
+	unsetenv("PAGEZERO_SIGNAL_AT_RELEASE");
+	CHECK(pz_switches_load() == 0);
+	/* Released: the next one is the program's own. */
+	raise(SIGTERM);
+	CHECK(mine_got == SIGTERM && pz_stop_requested() == 0);
+	signal(SIGTERM, SIG_DFL);
+}
+
 /* A signal its starter ignored (nohup's SIGHUP) stays ignored while the handlers are in. */
 /* A stop request ends a prefault between slices: nothing more is populated. */
 static void test_prefault_stops(void)
@@ -867,6 +910,7 @@ int main(void)
 	test_stages();
 	test_offset();
 	test_stop_catch();
+	test_stop_release_take();
 	test_prefault_stops();
 	test_hugetlb_prefault();
 	test_parts();

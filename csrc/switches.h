@@ -29,6 +29,7 @@ enum pz_switch {
 	PZ_SW_HIDE_FEATURES,        /* CPU features named (comma-separated) are hidden */
 	PZ_SW_HIDE_PMU,             /* the cycles clock and counters open as without a PMU */
 	PZ_SW_FAIL_MAP,             /* N: the Nth pz_region_map() fails (region.h) */
+	PZ_SW_FAIL_TEAM_INIT,       /* N: the Nth team's barrier init fails with EAGAIN (team.h) */
 	PZ_SW_SIGNAL_AT_RELEASE, /* N: signal N arrives as the stop handlers are given back (stop.h) */
 	PZ_SW_COUNT
 };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "stop.h"
+#include "switches.h"
 #include "team.h"
 
 struct pz_team_state {
@@ -133,7 +134,10 @@ int pz_team_run(const struct pz_team *team)
 	ret = -pthread_cond_init(&st.cond, NULL);
 	if (ret)
 		goto out_lock;
-	ret = -pthread_barrier_init(&st.barrier, NULL, team->threads);
+	/* PAGEZERO_FAIL_TEAM_INIT=N (switches.h): the clean-up after a lock and a condition. */
+	ret = pz_switch_nth(PZ_SW_FAIL_TEAM_INIT)
+		      ? -EAGAIN
+		      : -pthread_barrier_init(&st.barrier, NULL, team->threads);
 	if (ret)
 		goto out_cond;
 	for (; started < team->threads; started++) {

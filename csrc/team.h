@@ -37,7 +37,11 @@ struct pz_team {
 	void *ctx;
 };
 
-/* 0, -EINVAL (thread count), -ENOMEM, -EAGAIN (a thread could not start) or a thread's -errno. */
+/*
+ * 0, -EINVAL (thread count), -ENOMEM, -EAGAIN (a thread, or the lock, condition or
+ * barrier, could not be had) or a thread's -errno. Test switch (switches.h):
+ * PAGEZERO_FAIL_TEAM_INIT=N fails the Nth run's barrier init since the load.
+ */
 int pz_team_run(const struct pz_team *team);
 /* From @body: wait until every thread of the team gets here. */
 void pz_team_sync(struct pz_team_state *st);

@@ -709,6 +709,12 @@ static void test_stages(void)
 	CHECK(pz_bench_mem(&p, &clock, &out) == -EINVAL && out.stage == PZ_STAGE_ARGS);
 	p.offset = 0;
 	CHECK(pz_bench_mem(&p, &clock, &out) == 0 && out.stage == PZ_STAGE_NONE);
+	/* A team whose barrier cannot be made: no thread starts, nothing stays (ASan). */
+	CHECK(setenv("PAGEZERO_FAIL_TEAM_INIT", "1", 1) == 0 && pz_switches_load() == 0);
+	CHECK(pz_bench_mem(&p, &clock, &out) == -EAGAIN && out.stage == PZ_STAGE_START);
+	unsetenv("PAGEZERO_FAIL_TEAM_INIT");
+	CHECK(pz_switches_load() == 0);
+	CHECK(pz_bench_mem(&p, &clock, &out) == 0);
 	pz_clock_close(&clock);
 }
 

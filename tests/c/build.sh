@@ -168,10 +168,17 @@ run() { # run <test> [args...]: its exit status; under TSan, 1 also for a race i
 	# TSan writes its reports to stderr: kept, passed on, and searched, so that a report
 	# fails the run even where the exit status would not say so (exitcode=0 in the
 	# caller's TSAN_OPTIONS, a race in a child that exits on its own).
+	# Without address randomisation (setarch -R): TSan's fixed shadow layout fails
+	# ("unexpected memory mapping") on kernels that randomise mmap with more bits
+	# (vm.mmap_rnd_bits 32, as Ubuntu's) than its runtime (gcc 12's) expects.
+	local norandom=()
+	if [ -z "${RUN:-}" ] && setarch "$(uname -m)" -R true 2>/dev/null; then
+		norandom=(setarch "$(uname -m)" -R)
+	fi
 	log=$(mktemp "$outdir/tsan.XXXXXX")
 	set +e
 	# shellcheck disable=SC2086
-	${RUN:-} "$bin" "$@" 2>"$log"
+	${RUN:-} "${norandom[@]}" "$bin" "$@" 2>"$log"
 	status=$?
 	set -e
 	cat "$log" >&2

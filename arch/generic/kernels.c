@@ -26,9 +26,11 @@ void pz_copy_libc(void *dst, const void *src, size_t len)
 }
 
 /*
- * The loops below stay loops only because this file is built with
- * -fno-tree-loop-distribute-patterns; otherwise gcc turns them into calls
- * to memset/memcpy and "generic" would measure glibc.
+ * The loops below stay loops only because of the flags this file is built
+ * with (setup.py's KEEP_LOOPS: gcc's -fno-tree-loop-distribute-patterns,
+ * clang's -fno-builtin-memset/-memcpy/-memmove); otherwise the compiler may
+ * turn them into calls to memset/memcpy and "generic" would measure glibc.
+ * tests/c/check_loops.sh looks for such a call in their disassembly.
  */
 void pz_fill_generic(void *dst, int c, size_t len)
 {

@@ -66,14 +66,16 @@ def build_core():
     """The test build of _core (its path), compiled unless this tree's build is cached."""
     setup = _setup()
     cc = os.environ.get("CC") or "gcc"
-    flags = [*setup.COMPILE_FLAGS, DEFINE]
+    try:
+        kind = setup.compiler_kind([cc])
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise RuntimeError(f"the suite's test core needs a C compiler ({cc}): {e}") from None
+    # Every flag of its compile commands (BUILD["flags"] records them, as setup.py's do).
+    flags = ["-fPIC", *setup.compile_flags(kind), DEFINE]
     macros = [f"-D{name}={value}" for name, value in setup.define_macros(flags)]
     includes = [f"-I{os.path.join(ROOT, d)}" for d in setup.INCLUDE_DIRS]
     includes.append(f"-I{sysconfig.get_paths()['include']}")
-    try:
-        version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    except OSError as e:
-        raise RuntimeError(f"the suite's test core needs a C compiler ({cc}): {e}") from None
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
     sources = setup.sources(ROOT)
     files = sources + setup.headers(ROOT)
     key = _digest(cc, version, flags, macros, includes, SUFFIX, *files)
@@ -89,7 +91,7 @@ def build_core():
             return core
         tmp = _new_dir()
         objects = [os.path.join(tmp, src.replace("/", "_") + ".o") for src in sources]
-        compile_ = [cc, "-fPIC", *flags, *macros, *includes, "-c"]
+        compile_ = [cc, *flags, *macros, *includes, "-c"]
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
             for job in [
                 pool.submit(_run, [*compile_, os.path.join(ROOT, src), "-o", obj])

@@ -149,9 +149,9 @@ int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n)
 /*
  * Head and tail bytes, the only code shared by all kernels. At most
  * align-1 + unit-1 bytes go through here per call, so a byte loop is fine;
- * it must not become a memset() call (built with
- * -fno-tree-loop-distribute-patterns) or a "generic" measurement would
- * secretly include glibc.
+ * it must not become a memset() call (setup.py's KEEP_LOOPS flags, checked by
+ * tests/c/check_loops.sh) or a "generic" measurement would secretly include
+ * glibc.
  */
 static void edge_bytes(unsigned char *d, const unsigned char *s, int c, size_t n)
 {

@@ -220,7 +220,7 @@ class Child(subprocess.Popen):
         return self.returncode is None or any(p is not None and not p.closed for p in pipes)
 
 
-# The children started by the running test (reset by _children_closed).
+# The children started by the running test (close_left_children, _children_closed).
 _started = []
 
 
@@ -242,16 +242,24 @@ def start_python(*args, **kwargs):
     return proc
 
 
+def close_left_children():
+    """End every child of start_python since the last call that is still running or has
+    a pipe open, closing its pipes: those children."""
+    left = [proc for proc in _started if proc.left_open()]
+    for proc in left:
+        proc.__exit__(None, None, None)
+    _started.clear()
+    return left
+
+
 @pytest.fixture(autouse=True)
 def _children_closed():
     """Fail the test that left a child of start_python running or a pipe of one open
     (then end it and close them): the leak is charged to the test that made it, not to
     whichever test runs when the collector finds the file."""
-    yield
-    left = [proc for proc in _started if proc.left_open()]
-    for proc in left:
-        proc.__exit__(None, None, None)
     _started.clear()
+    yield
+    left = close_left_children()
     if left:
         pytest.fail(
             f"left {len(left)} child(ren) running or with a pipe open "

@@ -64,6 +64,7 @@ def test_a_sweep_leaves_no_thread_behind(fake_bench):
 
 # Real signals, in a subprocess ----------------------------------------------------
 
+
 @pytest.mark.parametrize("sig", STATUS)
 def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
     out = tmp_path / "sweep.json"

@@ -202,11 +202,35 @@ RATE_RE = re.compile(r"^ (?P<num> *\d+\.\d{6}) (?P<unit>bytes|KB|MB|GB)/sec$")
 FUNCTION_RE = re.compile(r"^# function '(?P<name>[^']+)' \((?P<description>.*)\)$")
 
 
+class Child(subprocess.Popen):
+    """A child a test started (start_python): used as a context manager, leaving the
+    `with` kills it if it still runs, closes its pipes and reaps it, however the test
+    ended. (Popen's own exit only waits: a failed test would hang on a child left
+    measuring.) A pipe left open is closed by the collector later, under another test,
+    whose run its ResourceWarning then fails (filterwarnings = error)."""
+
+    def __exit__(self, *exc):
+        if self.poll() is None:
+            self.kill()
+        return super().__exit__(*exc)  # closes stdout, stderr, stdin; waits
+
+    def left_open(self):
+        """Whether the test left this child running or one of its pipes open."""
+        pipes = (self.stdin, self.stdout, self.stderr)
+        return self.returncode is None or any(p is not None and not p.closed for p in pipes)
+
+
+# The children started by the running test (close_left_children, _children_closed).
+_started = []
+
+
 def start_python(*args, **kwargs):
     """Start this interpreter with `args` against the installed pagezero, its
     stdout and stderr piped as text: the signal tests' child, which they read
-    ("ready") and signal while it runs. `kwargs` go to Popen."""
-    return subprocess.Popen(
+    ("ready", "measuring") and signal while it runs. `kwargs` go to Popen. Use as
+    ``with start_python(...) as proc``: a child left running or with a pipe open fails
+    the test (_children_closed)."""
+    proc = Child(
         [sys.executable, *args],
         cwd=TESTS_DIR,
         stdout=subprocess.PIPE,
@@ -214,6 +238,35 @@ def start_python(*args, **kwargs):
         text=True,
         **kwargs,
     )
+    _started.append(proc)
+    return proc
+
+
+def close_left_children():
+    """End every child of start_python since the last call that is still running or has
+    a pipe open, closing its pipes: those children."""
+    left = [proc for proc in _started if proc.left_open()]
+    for proc in left:
+        proc.__exit__(None, None, None)
+    _started.clear()
+    return left
+
+
+@pytest.fixture(autouse=True)
+def _children_closed():
+    """Fail the test that left a child of start_python running or a pipe of one open
+    (then end it and close them): the leak is charged to the test that made it, not to
+    whichever test runs when the collector finds the file."""
+    _started.clear()
+    yield
+    left = close_left_children()
+    if left:
+        pytest.fail(
+            f"left {len(left)} child(ren) running or with a pipe open "
+            f"({', '.join(repr(p.args[1:3]) for p in left)}): "
+            "use `with start_python(...) as proc`",
+            pytrace=False,
+        )
 
 
 def pagezero_cli(*args, cwd=None, **kwargs):

@@ -311,7 +311,7 @@ def test_fleet_error_is_a_pagezero_error():
 
 def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path):
     out = tmp_path / "run"
-    proc = start_python(
+    with start_python(
         "-m",
         "pagezero",
         "fleet",
@@ -333,20 +333,20 @@ def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path
         "8",
         "-f",
         "demand",
-    )
-    deadline = time.monotonic() + 120
-    while True:  # until the first run is in: then Ctrl-C
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        try:
-            with open(out / "fleet.json") as f:
-                runs = json.load(f)["machines"][0]["runs"]
-        except (OSError, ValueError, IndexError):
-            runs = []
-        if any(r["status"] == "ok" for r in runs):
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    ) as proc:
+        deadline = time.monotonic() + 120
+        while True:  # until the first run is in: then Ctrl-C
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            try:
+                with open(out / "fleet.json") as f:
+                    runs = json.load(f)["machines"][0]["runs"]
+            except (OSError, ValueError, IndexError):
+                runs = []
+            if any(r["status"] == "ok" for r in runs):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "interrupted" in stderr
     with open(out / "fleet.json") as f:

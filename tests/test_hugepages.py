@@ -184,11 +184,12 @@ def test_cli_reserve_restores_the_real_pool():
 
 
 HOLD = """
-import sys, time
+import signal, sys
 from pagezero.system import hugepages
 with hugepages.reserve("2MB", int(sys.argv[1])):
     print("reserved", flush=True)
-    time.sleep(60)
+    while True:  # until the test's signal ends it, however late it comes
+        signal.pause()
 """
 
 
@@ -201,17 +202,13 @@ def test_a_signal_during_a_reservation_restores_the_pool(sig):
     # meanwhile: "available + 2" was met without growing when a test on the other
     # worker let go of the 2MB pages it held in between (CI, once).
     needed = before + 2
-    proc = start_python("-c", HOLD, str(needed))
-    try:
+    with start_python("-c", HOLD, str(needed)) as proc:
         if proc.stdout.readline().strip() != "reserved":
             proc.kill()
             pytest.fail(f"the reservation of {needed} pages failed: {proc.communicate()[1]}")
         assert real_total() > before
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-        proc.wait()
     # The process still dies of the signal (Python re-raises an uncaught
     # KeyboardInterrupt as SIGINT), but only after the pool is restored.
     assert proc.returncode == -sig, err

@@ -75,6 +75,19 @@ def test_deferred_signals_arrive_when_the_block_ends():
     assert steps == ["the write finished"]
 
 
+def delivered_to_a_thread(sig, timeout=30):
+    """Wait until `sig`, sent to this process, is no longer pending for it (ShdPnd of
+    /proc/self/status, proc(5)): a thread has taken it. The timeout ends a wait for a
+    signal no thread can take."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open("/proc/self/status") as f:
+            pending = next(int(x.split()[1], 16) for x in f if x.startswith("ShdPnd:"))
+        if not pending >> (sig - 1) & 1:
+            return
+        assert time.monotonic() < deadline, f"no thread took {sig.name}"
+
+
 def test_a_held_signal_that_another_thread_takes_still_waits_for_the_block():
     # Sent to the process, as a terminal's Ctrl-C is: with the main thread blocking it,
     # the kernel gives it to a thread that does not (here one of the test's own; numpy's
@@ -89,7 +102,10 @@ def test_a_held_signal_that_another_thread_takes_still_waits_for_the_block():
             with signals_interrupt():
                 with deferred():
                     os.kill(os.getpid(), signal.SIGTERM)
-                    time.sleep(0.2)  # time for a handler to run, were it to
+                    # Until the other thread has taken it (no longer pending for the
+                    # process): a handler that were to run would run now, at the main
+                    # thread's next check, which the reads of /proc give it many of.
+                    delivered_to_a_thread(signal.SIGTERM)
                     steps.append("the write finished")
                 steps.append("never")
     finally:

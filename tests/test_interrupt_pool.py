@@ -19,7 +19,7 @@ from pagezero.interrupt import Interrupted, signals_interrupt
 from pagezero.system import hugepages
 
 HOLD_POOL = """
-import os, sys, time
+import os, signal, sys, time
 from helpers.fake_sysfs import FakeKernel
 from pagezero.system import hugepages
 from pagezero.interrupt import Interrupted, signals_interrupt
@@ -37,7 +37,8 @@ hugepages.SYSFS, hugepages._write, hugepages.os.geteuid = sys.argv[1], slow_writ
 def hold():
     with hugepages.reserve("2MB", 3):
         print("reserved", flush=True)
-        time.sleep(60)
+        while True:                 # until the test's signal ends it, however late
+            signal.pause()
 
 if sys.argv[2] == "cli":        # as the CLI's main() runs a command
     try:
@@ -64,17 +65,13 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(
     first, second, mode, tmp_path
 ):
     kernel = FakeKernel(tmp_path, total=1, free=1)
-    proc = start_python("-c", HOLD_POOL, str(tmp_path), mode)
-    try:
+    with start_python("-c", HOLD_POOL, str(tmp_path), mode) as proc:
         assert proc.stdout.readline().strip() == "reserved"
         assert kernel.get("total") == 3
         proc.send_signal(first)
         assert proc.stdout.readline().strip() == "giving back"
         proc.send_signal(second)
         out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-        proc.wait()
     assert kernel.get("total") == 1  # what was there before, no more, no less
     if mode == "cli":
         # The first signal decides; the second neither skips the give-back nor

@@ -12,12 +12,12 @@ import os
 import re
 import signal
 import threading
-import time
 
 import pytest
 from conftest import start_python
+from helpers.announce import ANNOUNCING
 from helpers.fake_bench import GRID6, key, point_key, registered_fake
-from helpers.signals import STATUS, check_one_line, children, wait_for_cpu
+from helpers.signals import STATUS, check_one_line, measuring, wait_for_cpu
 
 import pagezero
 
@@ -64,13 +64,6 @@ def test_a_sweep_leaves_no_thread_behind(fake_bench):
 
 # Real signals, in a subprocess ----------------------------------------------------
 
-SWEEP = """
-import sys
-from pagezero.cli import main
-print("ready", flush=True)
-sys.exit(main(sys.argv[1:]))
-"""
-
 
 @pytest.mark.parametrize("sig", STATUS)
 def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
@@ -90,8 +83,9 @@ def test_a_signal_stops_a_sweep_between_points(sig, tmp_path):
     assert len(rs) == int(err.split(" after ")[1].split()[0])
 
 
-# mmap points of 100000 loops of 4MB (minutes each): a signal always lands
-# inside a point, where the C loops take it (csrc/stop.h).
+# mmap points of 4MB faults, far more loops than can finish (hours each): a point ends
+# only by the signal, which lands inside it, where the C loops take it (csrc/stop.h).
+LONG_LOOPS = 10_000_000
 LONG_POINTS = [
     "sweep",
     "mmap",
@@ -100,7 +94,7 @@ LONG_POINTS = [
     "-g",
     "size=4MB",
     "-g",
-    "loops=100000",
+    f"loops={LONG_LOOPS}",
     "--warmup",
     "0",
     "-r",
@@ -108,36 +102,17 @@ LONG_POINTS = [
 ]
 
 
-def first_worker(proc):
-    """The pid of the sweep's worker, once it has started."""
-    deadline = time.monotonic() + 30
-    while not children(proc.pid):
-        assert time.monotonic() < deadline and proc.poll() is None, "no worker started"
-        time.sleep(0.01)
-    return children(proc.pid)[0]
-
-
 def stopped_sweep(args, sig, to_worker=False):
-    """Run the sweep CLI with `args`, send `sig` once the measuring process has had
-    some CPU time in its loops, to the sweep or to its worker alone; (exit status,
-    stderr)."""
-    proc = start_python("-c", SWEEP, *args)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        if "--processes" in args:
-            # The worker imports pagezero first (a quarter of a second of CPU), then
-            # measures.
-            worker = first_worker(proc)
-            wait_for_cpu(proc, 1.0, pid=worker)
-        else:
-            worker = None
-            wait_for_cpu(proc, 0.3)
-        pid = worker if to_worker else proc.pid
-        os.kill(pid, sig)
+    """Run the sweep CLI with `args` (its benchmarks announcing, helpers/announce.py), send
+    `sig` once the measuring process (the sweep, or its worker) has begun to measure and
+    had 0.3 s more CPU, inside its loops, to the sweep or to that worker alone; (exit
+    status, stderr)."""
+    with start_python("-c", ANNOUNCING, *args) as proc:
+        pid = measuring(proc)
+        assert (pid != proc.pid) == ("--processes" in args)
+        wait_for_cpu(proc, 0.3, pid=pid)
+        os.kill(pid if to_worker else proc.pid, sig)
         _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
     return proc.returncode, err
 
 
@@ -151,7 +126,7 @@ def check_cut_point(out, sig, err, kept):
     rs = pagezero.ResultSet.load(str(out))
     assert rs.interrupted == sig.name and len(rs) == kept
     cut = rs.results[-1]
-    assert cut.interrupted == sig.name and 0 < cut.loops < 100000
+    assert cut.interrupted == sig.name and 0 < cut.loops < LONG_LOOPS
     assert len(cut.details["pages"]) == cut.loops
 
 

@@ -328,14 +328,16 @@ def test_ctrl_c_in_a_real_report(tmp_path):
     # A real SIGINT once the first study has saved its file: exit 130, and
     # report.md written from what was measured.
     out = tmp_path / "r"
-    proc = start_python("-m", "pagezero", "report", "-o", str(out), env=TINY_ENV)
-    deadline = time.monotonic() + 120
-    while (
-        not (out / "extents.json").exists() and proc.poll() is None and time.monotonic() < deadline
-    ):
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
+    with start_python("-m", "pagezero", "report", "-o", str(out), env=TINY_ENV) as proc:
+        deadline = time.monotonic() + 120
+        while (
+            not (out / "extents.json").exists()
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
     assert "Traceback" not in stdout + stderr
     assert proc.returncode == 130, stderr
     md = (out / "report.md").read_text()

@@ -102,14 +102,12 @@ def pool():
 
 def start(args, before):
     """Start Python with `args` and return it once it measures: --reserve has grown
-    the pool by what it lacked (or, when the pool had enough free, after 1.5 s)."""
+    the pool by what it lacked, and maps its region."""
     grows = max(0, PAGES - pagezero.hugepage_pools()["2MB"].available)
     # SIGINT at its default, as a terminal's Ctrl-C finds it: a shell started
     # without job control has its background jobs (this pytest, maybe) ignore
     # it, and pagezero keeps an ignored signal ignored.
     proc = start_python(*args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    if not grows:
-        time.sleep(1.5)
     deadline = time.monotonic() + 30
     while pool_size() < before + grows and proc.poll() is None:
         if time.monotonic() > deadline:
@@ -137,7 +135,7 @@ def stop(proc, sig, then=None, settle=1.0):
     """Let it have `settle` s more of CPU once it has mapped its region (0.3 s was
     sometimes not one loop: the first loops do more than fault), send `sig` (then
     call `then`, if given); (seconds from the signal to the exit, stdout, stderr)."""
-    try:
+    with proc:  # ended and its pipes closed, however the wait ends
         wait_for_cpu(proc, settle)
         sent = time.monotonic()
         proc.send_signal(sig)
@@ -145,9 +143,6 @@ def stop(proc, sig, then=None, settle=1.0):
             then()
         out, err = proc.communicate(timeout=60)
         return time.monotonic() - sent, out, err
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def check_saved(out_file, sig, err):

@@ -50,15 +50,12 @@ def wait_until_measuring(proc, timeout=60):
 
 def signal_and_wait(proc, sig):
     """Send `sig`; (stdout, stderr, seconds from the signal to the exit)."""
-    try:
+    with proc:  # ended and its pipes closed, however the wait ends
         wait_until_measuring(proc)
         sent = time.monotonic()
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
         return out, err, time.monotonic() - sent
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.mark.parametrize("sig", STATUS)
@@ -169,8 +166,9 @@ b.start()
 a.join()
 b.join()
 print("both done", flush=True)
-os.kill(os.getpid(), signal.SIGTERM)    # SIG_DFL again: this must end the process
-time.sleep(5)
+# SIG_DFL again: this must end the process, before kill() returns (a signal a process
+# sends itself, unblocked, is delivered before kill returns: POSIX kill(2)).
+os.kill(os.getpid(), signal.SIGTERM)
 print("still alive")
 """
 

@@ -45,8 +45,7 @@ def interrupt(args, sig, out, wait):
     """Run `pagezero args -o out`, send `sig` once it has had `wait` s of CPU after
     starting to run the command: the process, its stderr and the seconds from the
     signal to its exit."""
-    proc = start_python("-c", RUN, *args, "-o", str(out))
-    try:
+    with start_python("-c", RUN, *args, "-o", str(out)) as proc:
         assert proc.stdout.readline().strip() == "ready"
         wait_for_cpu(proc, wait, timeout=120)
         assert proc.poll() is None, proc.communicate()
@@ -54,10 +53,6 @@ def interrupt(args, sig, out, wait):
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
         return proc, err, time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.parametrize("sig", list(STATUS), ids=lambda s: s.name)

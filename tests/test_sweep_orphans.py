@@ -34,6 +34,13 @@ def _alive(pid):
         return False
 
 
+def _threads(pid):
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except FileNotFoundError:
+        return 0
+
+
 def _wait_for(condition, seconds):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -51,9 +58,11 @@ def test_a_worker_ends_with_its_sweep_and_leaves_no_folder(tmp_path):
         assert _wait_for(lambda: _children(sweep.pid), 60), "the sweep started no worker"
         workers = _children(sweep.pid)
         (worker,) = workers
-        # Once the worker is measuring (its stop signals unblocked), kill the sweep.
+        # Once the worker is measuring (its stop signals unblocked before), kill the
+        # sweep: a run's worker thread (csrc/team.c; the worker's imports start none)
+        # says it measures, where a sleep guessed how long the imports take.
         assert _wait_for(lambda: os.listdir(tmp_path), 10)
-        time.sleep(1.0)
+        assert _wait_for(lambda: _threads(worker) > 1, 60), "the worker never measured"
         sweep.send_signal(signal.SIGKILL)
         sweep.wait()
         assert _wait_for(lambda: not _alive(worker), 30), "the worker outlived its sweep"

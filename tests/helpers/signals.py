@@ -1,6 +1,10 @@
 """What the signal tests share: the stop signals with the shell's exit status for
 each, the one line a stopped command prints, a process's children (the runs and
-sweep workers a command starts), and waiting until a process has done some work."""
+sweep workers a command starts), waiting until a measurement has begun (by the line
+helpers/announce.py's benchmarks print) and until a process has done some work.
+
+A process read here may end at any moment (a run that ends, a worker its sweep has
+reaped): what reads /proc says so with ProcessEnded, never a FileNotFoundError."""
 
 import os
 import re
@@ -20,31 +24,75 @@ def check_one_line(err, pattern):
     assert re.fullmatch(pattern, lines[0]), err
 
 
+class ProcessEnded(AssertionError):
+    """The process asked about has ended and been reaped: /proc has no entry for it.
+    (A child not yet waited for is a zombie, still there.)"""
+
+    def __init__(self, pid):
+        super().__init__(f"process {pid} has ended (no /proc/{pid})")
+        self.pid = pid
+
+
+def _read_proc(pid, name):
+    try:
+        with open(f"/proc/{pid}/{name}") as f:
+            return f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        raise ProcessEnded(pid) from None
+
+
 def children(pid):
-    """The pids of process `pid`'s children, from /proc."""
-    with open(f"/proc/{pid}/task/{pid}/children") as f:
-        return [int(c) for c in f.read().split()]
+    """The pids of process `pid`'s children, from /proc; ProcessEnded once it is gone."""
+    return [int(c) for c in _read_proc(pid, f"task/{pid}/children").split()]
 
 
 def cpu_seconds(pid):
     """The CPU time process `pid` has had so far, all its threads (utime + stime of
-    /proc/PID/stat, proc(5))."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()  # after the command's name
+    /proc/PID/stat, proc(5)); ProcessEnded once it is gone."""
+    fields = _read_proc(pid, "stat").rsplit(")", 1)[1].split()  # after the command's name
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _output(proc):
+    """What `proc` printed, once it has ended (communicate() on a live one would wait)."""
+    return proc.communicate() if proc.poll() is not None else "(still running)"
+
+
+def measuring(proc):
+    """Wait until a benchmark of helpers/announce.py begins to measure, in `proc` or in
+    one of its workers, reading `proc`'s stdout line by line (the other lines, a
+    "ready", are skipped): the pid of the process measuring. The wait is for the line,
+    not for a time: AssertionError if `proc` ends without printing it."""
+    # (What the pipe's buffer holds past the line is not seen by a later communicate(),
+    # which reads the pipe itself: the tests check stderr, and stdout's results come last.)
+    while line := proc.stdout.readline():
+        if line.startswith("measuring "):
+            return int(line.split()[1])
+    proc.wait()
+    raise AssertionError(f"{proc.args} ended before measuring: {_output(proc)}")
 
 
 def wait_for_cpu(proc, seconds, pid=None, timeout=60):
     """Wait until `pid` (by default `proc`, a Popen) has had `seconds` more CPU time
     than when called: so much work done, however busy the machine. A sleep of fixed
     length waits too little on a loaded machine (the process may not have run yet) and
-    too long on a quiet one."""
+    too long on a quiet one.
+
+    A process that ends first fails the wait, saying so: wait on a process that cannot end
+    before it is signalled (far more loops than can finish), once it has begun
+    (`measuring`)."""
     pid = pid or proc.pid
-    start, deadline = cpu_seconds(pid), time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise AssertionError(f"exited early: {proc.communicate()}")
-        if cpu_seconds(pid) - start >= seconds:
-            return
-        assert time.monotonic() < deadline, f"{pid} had under {seconds} s of CPU in {timeout} s"
-        time.sleep(0.01)
+    try:
+        start, deadline = cpu_seconds(pid), time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"exited early: {_output(proc)}")
+            if cpu_seconds(pid) - start >= seconds:
+                return
+            # A deadline, not a guess: the process is not getting the CPU at all.
+            assert time.monotonic() < deadline, f"{pid} had under {seconds} s of CPU in {timeout} s"
+            time.sleep(0.01)
+    except ProcessEnded as e:
+        raise AssertionError(
+            f"{e}, before it had {seconds} s more of CPU: {_output(proc)}"
+        ) from None

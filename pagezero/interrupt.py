@@ -9,7 +9,9 @@ knows its signal and the shell's exit status for it (128 + signum).
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
@@ -25,6 +27,7 @@ _received: int | None = None
 # signal.getsignal()'s answer: a function, SIG_DFL or SIG_IGN, or None (set outside Python).
 _Handler = Callable[[int, FrameType | None], Any] | int | None
 _T = TypeVar("_T")
+_DROPPED = re.compile(r"Signal (\d+) ignored due to race condition")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -128,14 +131,45 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
     finally:
         holder.holding = False
         try:
-            for s, handler in holder.replaced.items():
-                signal.signal(s, handler)
+            dropped = _put_back(holder.replaced)
             # Raised while this thread still blocks them: they come, with any the mask
             # held, once it is restored.
-            for s in dict.fromkeys(holder.held):
+            for s in dict.fromkeys(holder.held + dropped):
                 signal.raise_signal(s)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+def _put_back(handlers: dict[int, _Handler]) -> list[int]:
+    """Put the program's `handlers` back; the signals CPython dropped meanwhile, returned.
+
+    Another thread may catch a signal just as its handler goes back to SIG_DFL: CPython
+    then finds SIG_DFL where it expected a Python handler and drops the signal with an
+    unraisable "Signal N ignored due to race condition" (bpo-43406), where the kernel would
+    have ended the process. Those are noted here, to be raised again.
+    """
+    dropped: list[int] = []
+    hook = sys.unraisablehook
+
+    def note(unraisable: Any) -> None:
+        why = unraisable.exc_value
+        found = isinstance(why, OSError) and _DROPPED.fullmatch(str(why))
+        if found:
+            dropped.append(int(found.group(1)))
+        else:
+            hook(unraisable)
+
+    sys.unraisablehook = note
+    try:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+        # signal.signal() runs the pending handlers first: a signal caught during the
+        # first pass is seen here, while note() is the hook.
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+    finally:
+        sys.unraisablehook = hook
+    return dropped
 
 
 class _Holder:

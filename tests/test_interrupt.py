@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import pytest
 from conftest import run_python
@@ -144,6 +145,44 @@ def test_a_held_signal_left_at_its_default_action_still_ends_the_process():
     proc = run_python("-c", code)
     assert proc.returncode == -signal.SIGTERM, proc.stderr
     assert proc.stdout == "written\n"
+
+
+def test_a_signal_cpython_drops_as_its_handler_goes_back_is_raised_again(monkeypatch):
+    # bpo-43406: another thread catches SIGTERM just as deferred() puts SIG_DFL back, and
+    # CPython, finding SIG_DFL, drops it as an unraisable "ignored due to race condition".
+    # That drop is played here at the moment it happens; the signal must be raised again.
+    real_signal = signal.signal
+    raised = []
+
+    def signal_as_cpython_drops_it(signum, handler):
+        old = real_signal(signum, handler)
+        if signum == signal.SIGTERM and handler == signal.SIG_DFL and not raised:
+            why = OSError(f"Signal {signum} ignored due to race condition")
+            sys.unraisablehook(types.SimpleNamespace(exc_value=why, exc_type=OSError))
+        return old
+
+    monkeypatch.setattr(signal, "signal", signal_as_cpython_drops_it)
+    monkeypatch.setattr(signal, "raise_signal", raised.append)
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    with deferred([signal.SIGTERM]):
+        pass
+    assert raised == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_other_unraisables_still_reach_the_hook(monkeypatch):
+    real_signal = signal.signal
+    seen = []
+
+    def signal_with_another_unraisable(signum, handler):
+        sys.unraisablehook(types.SimpleNamespace(exc_value=ValueError("not a signal")))
+        return real_signal(signum, handler)
+
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    monkeypatch.setattr(signal, "signal", signal_with_another_unraisable)
+    with deferred([signal.SIGTERM]):
+        pass
+    assert seen and all(isinstance(u.exc_value, ValueError) for u in seen)
 
 
 # The CLI: a partial result saved, one line, the signal's exit status ----------------

@@ -23,11 +23,10 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import sysconfig
 
 import pytest
-from conftest import has_tsc_clock
+from conftest import has_tsc_clock, run_python
 from helpers import core_build
 
 from pagezero import _core
@@ -101,13 +100,9 @@ def _release_build():
     """The release core's BUILD: the package under test with its own _core, not the
     suite's test build (which has its own flags)."""
     code = "import json; from pagezero import _core; print(json.dumps(_core.BUILD))"
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=core_build.release_env(),
-        timeout=120,
-    )
+    # run_python's: from the tests' folder, where `-c` cannot find a source tree's unbuilt
+    # pagezero/ first (the unpacked sdist's, in CI).
+    proc = run_python("-c", code, env=core_build.release_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 

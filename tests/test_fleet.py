@@ -1,7 +1,9 @@
 """The fleet on the loopback: a real `dask scheduler` and `dask worker`s, each
 worker a machine named host-a, host-b, ..., started the documented way as
 their own processes (so a test can kill one as a machine dies). Commands are
-tiny (4KB memsets), except where a run must last long enough to be killed;
+tiny (4KB memsets), except where a run must be in progress when a worker is
+killed or Ctrl-C comes: those run on a worker of their own whose runs only the
+interruption ends (helpers/endless.py), however fast this machine measures;
 nothing is asserted about speed. `fleet up` fakes only the SSH connection:
 its scheduler and workers are real processes here."""
 
@@ -16,15 +18,16 @@ import time
 import pytest
 from conftest import TESTS_DIR, one_line_error, start_python
 from helpers.cli import run_cli as cli
+from helpers.endless import worker_env
 
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
 from pagezero.results.folders import load_folder
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
-# Long enough to be killed mid-run: 1.5GB of 4KB page faults, half a second or more even
-# unloaded (~2.7 GB/s here), against the client's ~0.15 s to react to its start; 64MB resident.
-SLOW = ["mem", "mmap", "-s", "64MB", "-l", "24", "-f", "demand"]
+# A run that an endless worker (helpers/endless.py) makes last until it is stopped: 4KB
+# page faults over 64MB, a loop milliseconds; elsewhere one loop, which ends.
+FAULTS = ["mem", "mmap", "-s", "64MB", "-l", "1", "-f", "demand"]
 STARTUP_S = 90
 
 
@@ -60,12 +63,13 @@ def start_scheduler(folder):
         path,
     )
     deadline = time.monotonic() + STARTUP_S
-    while not os.path.exists(path):
+    while True:
         assert proc.poll() is None and time.monotonic() < deadline, "dask scheduler did not start"
-        time.sleep(0.1)
-    time.sleep(0.2)  # written whole: it is small, but give the writer its moment
-    with open(path) as f:
-        return proc, json.load(f)["address"]
+        try:  # until it is there and whole (the scheduler writes it in place)
+            with open(path) as f:
+                return proc, json.load(f)["address"]
+        except (FileNotFoundError, ValueError, KeyError):
+            time.sleep(0.1)
 
 
 def start_workers(address, *names, threads=None, env=None):
@@ -310,29 +314,32 @@ def test_fleet_error_is_a_pagezero_error():
 
 
 def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path):
-    out = tmp_path / "run"
+    # Its first run ends; the second lasts until the Ctrl-C, so the last two are still
+    # waiting when it comes, however fast the first two would have run.
+    env = worker_env(tmp_path / "endless", after_first=True)
+    (endless,) = start_workers(fleet[0], "host-e", env=env)
+    try:
+        ctrl_c_after_the_first_run(fleet[0], tmp_path / "run")
+    finally:
+        _kill(endless)
+
+
+def ctrl_c_after_the_first_run(address, out):
     with start_python(
         "-m",
         "pagezero",
         "fleet",
         "run",
         "--scheduler",
-        fleet[0],
+        address,
         "-o",
         str(out),
         "--machines",
-        "host-b",
+        "host-e",
         "--runs",
         "4",
         "--",
-        "mem",
-        "mmap",
-        "-s",
-        "64MB",
-        "-l",
-        "8",
-        "-f",
-        "demand",
+        *FAULTS,
     ) as proc:
         deadline = time.monotonic() + 120
         while True:  # until the first run is in: then Ctrl-C
@@ -353,31 +360,43 @@ def test_ctrl_c_cancels_what_has_not_finished_and_keeps_what_has(fleet, tmp_path
         doc = json.load(f)
     assert doc["interrupted"] and doc["ended"]
     runs = doc["machines"][0]["runs"]
-    assert runs[0]["status"] == "ok" and (out / "host-b" / "run-1.json").exists()
+    assert runs[0]["status"] == "ok" and (out / "host-e" / "run-1.json").exists()
     assert runs[-1]["status"] == "cancelled"
     assert {r["status"] for r in runs} <= {"ok", "interrupted", "cancelled"}
 
 
 def test_a_killed_worker_is_reported_and_the_others_kept(fleet, tmp_path):
-    # The last test to use the fleet: it kills its host-b.
-    address, workers = fleet
+    # host-d's run lasts until its worker is killed (helpers/endless.py): it cannot
+    # end before the kill, however fast it would have run; host-a's ends.
+    address, _ = fleet
+    (doomed,) = start_workers(address, "host-d", env=worker_env(tmp_path / "endless"))
 
     def kill_when_it_starts(machine, run, what):
-        if machine == "host-b" and what == "started":
-            _kill(workers["host-b"])
+        if machine == "host-d" and what == "started":
+            _kill(doomed)
 
     out = str(tmp_path / "run")
-    log = run_fleet(address, SLOW, out, poll_s=0.1, progress=kill_when_it_starts)
+    try:
+        log = run_fleet(
+            address,
+            FAULTS,
+            out,
+            machines=["host-a", "host-d"],
+            poll_s=0.1,
+            progress=kill_when_it_starts,
+        )
+    finally:
+        _kill(doomed)
     status = {m["name"]: m for m in log.machines}
     assert status["host-a"]["status"] == "ok"
-    assert status["host-b"]["status"] == "died"
-    assert "left the cluster" in status["host-b"]["error"]
+    assert status["host-d"]["status"] == "died"
+    assert "left the cluster" in status["host-d"]["error"]
     assert len(load_folder(os.path.join(out, "host-a"))) == 1
-    assert not os.path.exists(os.path.join(out, "host-b", "run-1.json"))
+    assert not os.path.exists(os.path.join(out, "host-d", "run-1.json"))
     with open(os.path.join(out, "fleet.json")) as f:
         assert {m["name"]: m["status"] for m in json.load(f)["machines"]} == {
             "host-a": "ok",
-            "host-b": "died",
+            "host-d": "died",
         }
 
 

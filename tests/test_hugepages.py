@@ -8,7 +8,6 @@ nr_hugepages; the rest resize the real 2MB pool and need root.
 import errno
 import os
 import signal
-import time
 
 import pytest
 from conftest import run_python, start_python
@@ -212,9 +211,8 @@ def test_a_signal_during_a_reservation_restores_the_pool(sig):
     # The process still dies of the signal (Python re-raises an uncaught
     # KeyboardInterrupt as SIGINT), but only after the pool is restored.
     assert proc.returncode == -sig, err
-    deadline = time.monotonic() + 5
-    while real_total() != before and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # It has exited, so its give-back is done: the sysfs write shrinks the pool before
+    # it returns, and HOLD mapped none of the pages. One read, as the tests above.
     assert real_total() == before
 
 

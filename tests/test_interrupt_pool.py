@@ -27,9 +27,13 @@ from pagezero.interrupt import Interrupted, signals_interrupt
 kernel = FakeKernel(sys.argv[1], create=False)
 
 def slow_write(path, value):
-    if value < kernel.get("total"):       # the give-back: a slow sysfs write
+    if value < kernel.get("total"):       # the give-back: a sysfs write that lasts
         print("giving back", flush=True)
-        time.sleep(1)                     # the second signal lands now
+        # until the test has sent its second signal (it creates the file after
+        # kill() returns). Not sigpending(): the stop signals are held here, and
+        # another thread (OpenBLAS's) may take a process-directed one.
+        while not os.path.exists(sys.argv[3]):
+            time.sleep(0.01)
     kernel.write(path, value)
 
 hugepages.SYSFS, hugepages._write, hugepages.os.geteuid = sys.argv[1], slow_write, lambda: 0
@@ -64,13 +68,15 @@ else:                           # the Python API, no handlers of its own
 def test_a_second_signal_during_the_give_back_still_restores_the_pool(
     first, second, mode, tmp_path
 ):
-    kernel = FakeKernel(tmp_path, total=1, free=1)
-    with start_python("-c", HOLD_POOL, str(tmp_path), mode) as proc:
+    kernel = FakeKernel(tmp_path / "sysfs", total=1, free=1)
+    sent = tmp_path / "second signal sent"
+    with start_python("-c", HOLD_POOL, str(tmp_path / "sysfs"), mode, str(sent)) as proc:
         assert proc.stdout.readline().strip() == "reserved"
         assert kernel.get("total") == 3
         proc.send_signal(first)
         assert proc.stdout.readline().strip() == "giving back"
         proc.send_signal(second)
+        sent.touch()  # the give-back goes on now: the second signal came during it
         out, err = proc.communicate(timeout=30)
     assert kernel.get("total") == 1  # what was there before, no more, no less
     if mode == "cli":

@@ -1,19 +1,21 @@
 """SIGINT, SIGTERM and SIGHUP end `pagezero batch` and `pagezero folio` as a user sees it.
 
 Each command is started in a subprocess with far more loops than can finish,
-gets the signal once it is measuring, and must exit with the shell's status
+gets the signal once its first loop is done, and must exit with the shell's status
 for that signal (130, 143, 129), one line on stderr and no traceback, its -o
 file holding the loops completed, marked interrupted. The time from the
 signal to the exit is not asserted (benchmarks/signal_stop.py measures it);
 a run that never stops fails on the 60 s wait.
 """
 
+import os
 import re
+import select
 import time
 
 import pytest
 from conftest import start_python
-from helpers.signals import STATUS, wait_for_cpu
+from helpers.signals import STATUS
 
 import pagezero
 from pagezero.measure.policy import BatchResult, FolioResult
@@ -41,18 +43,30 @@ COMMANDS = {
 }
 
 
-def interrupt(args, sig, out, wait):
-    """Run `pagezero args -o out`, send `sig` once it has had `wait` s of CPU after
-    starting to run the command: the process, its stderr and the seconds from the
-    signal to its exit."""
-    with start_python("-c", RUN, *args, "-o", str(out)) as proc:
-        assert proc.stdout.readline().strip() == "ready"
-        wait_for_cpu(proc, wait, timeout=120)
-        assert proc.poll() is None, proc.communicate()
-        sent = time.monotonic()
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-        return proc, err, time.monotonic() - sent
+def interrupt(args, sig, out):
+    """Run `pagezero args -o out`, send `sig` once its first loop is done (the test
+    build's PAGEZERO_LOOP_DONE_FD says so, a byte on a pipe): the process, its stderr
+    and the seconds from the signal to its exit."""
+    done_r, done_w = os.pipe()
+    env = dict(os.environ, PAGEZERO_LOOP_DONE_FD=str(done_w))
+    try:
+        with start_python("-c", RUN, *args, "-o", str(out), env=env, pass_fds=[done_w]) as proc:
+            os.close(done_w)
+            done_w = None
+            assert proc.stdout.readline().strip() == "ready"
+            # The event, or the child's end (read() gives b"" once no one holds the pipe);
+            # the timeout only keeps a hung child from hanging the suite.
+            assert select.select([done_r], [], [], 300)[0], "no loop done in 300 s"
+            assert os.read(done_r, 1) == b"1", proc.communicate()
+            assert proc.poll() is None, proc.communicate()
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+            return proc, err, time.monotonic() - sent
+    finally:
+        os.close(done_r)
+        if done_w is not None:
+            os.close(done_w)
 
 
 @pytest.mark.parametrize("sig", list(STATUS), ids=lambda s: s.name)
@@ -60,15 +74,7 @@ def interrupt(args, sig, out, wait):
 def test_a_signal_ends_the_policy_command_and_keeps_the_completed_loops(command, sig, tmp_path):
     args, cls, unit = COMMANDS[command]
     out = tmp_path / f"{command}.json"
-    # The signal must come once a loop has completed, which nothing outside the
-    # process shows: the wait is in CPU seconds the run has had, so a loaded machine
-    # does not shorten it, but a first loop can still take longer (a cold cache, the
-    # scrub buffer's first touch), and the run then rightly says "nothing measured".
-    # Wait longer then.
-    for wait in (1.0, 3.0, 10.0):
-        proc, err, seconds = interrupt(args, sig, out, wait)
-        if "nothing measured" not in err:
-            break
+    proc, err, seconds = interrupt(args, sig, out)
     assert proc.returncode == STATUS[sig], err
     assert "Traceback" not in err
     lines = err.strip().splitlines()

@@ -23,17 +23,7 @@
 #include "mem_bench.h"
 #include "switches.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond)                                                      \
-			passed++;                                              \
-		else {                                                         \
-			failed++;                                              \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 struct log {
 	unsigned starts, start_arrived_min, flushes, clears;

@@ -15,17 +15,7 @@
 
 #include "mem_bench.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond)                                                      \
-			passed++;                                              \
-		else {                                                         \
-			failed++;                                              \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 static void fill_with_a_short_tail(const struct pz_kernel *k, int cold)
 {

@@ -21,17 +21,7 @@
 #include "stop.h"
 #include "team.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (cond)                                                      \
-			passed++;                                              \
-		else {                                                         \
-			failed++;                                              \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 #define THREADS 4u
 #define LOOPS 8u

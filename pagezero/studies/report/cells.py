@@ -21,11 +21,16 @@ from pagezero.system.machine import machine
 
 @dataclass
 class Section:
-    """One study's part of the report: lines, summary, stop signal (name or True), failure."""
+    """One study's part of the report: lines, answers, summary, stop signal (name or True), failure.
+
+    answers: the sentences a kernel developer acts on, each with its figure and the table it
+    comes from; the report's summary opens with every study's answers, then the rest.
+    """
 
     title: str
     body: list = field(default_factory=list)
     summary: list = field(default_factory=list)
+    answers: list = field(default_factory=list)
     interrupted: object = None
     failed: str | None = None
 

@@ -50,7 +50,11 @@ def _write(run, info, scale, elapsed, load):
         f"Rates in GB/s (10^9 bytes/s)."
     )
     md += _status_lines(run)
-    md += ["", "## Summary", ""] + [f"- {line}" for s in run.sections for line in s.summary]
+    # The answers first (every study's, in the order run), then what else each study found.
+    lines = [a for s in run.sections for a in s.answers] + [
+        x for s in run.sections for x in s.summary
+    ]
+    md += ["", "## Summary", ""] + [f"- {line}" for line in lines]
     md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
     for s in run.sections:
         if s.body or s.failed:

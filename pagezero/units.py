@@ -1,7 +1,8 @@
 """Sizes as perf bench mem takes them (B/KB/MB/GB/TB, powers of 1024, any case), and rates.
 
-Two rate units: perf's "GB/sec" is 2**30 bytes per second (format_rate, gb_per_sec);
-pagezero's tables, reports and plots say "GB/s" for 10**9 (gbps, format_gbps).
+One rate unit: pagezero says "GB/s" for 10**9 bytes per second (gbps, format_gbps) wherever it
+speaks for itself. perf's "GB/sec" is 2**30 bytes per second (format_rate): only the lines of
+`pagezero mem` that reproduce perf bench mem's own output print it, for parity with perf.
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def format_page(shift: int) -> str:
 
 
 def format_rate(bytes_per_sec: float) -> str:
-    """A rate as perf's print_bps() prints it (tools/perf/bench/mem-functions.c), K = 1024."""
+    """A rate as perf's print_bps() prints it (tools/perf/bench/mem-functions.c), K = 1024:
+    for the lines that reproduce perf's output only."""
     x = float(bytes_per_sec)
     for unit in ("bytes", "KB", "MB"):
         if x < 1024.0:
@@ -112,13 +114,8 @@ def format_rate(bytes_per_sec: float) -> str:
     return f" {x:14f} GB/sec"
 
 
-def gb_per_sec(bytes_per_sec: float) -> float:
-    """A rate in perf's GB/sec (2**30 bytes per second)."""
-    return bytes_per_sec / (1 << 30)
-
-
 def gbps(bytes_per_sec: float) -> float:
-    """A rate in GB/s (10**9 bytes per second), the unit of pagezero's tables and plots."""
+    """A rate in GB/s (10**9 bytes per second), pagezero's one unit of rates."""
     return bytes_per_sec / GBPS
 
 

@@ -33,14 +33,14 @@ from pagezero.measure import fault
 from pagezero.system import hugepages
 
 SMALL = ["-s", "4MB", "-l", "2"]
-THREAD_RE = re.compile(r"^ +\d+\.\d{6} (bytes|KB|MB|GB)/sec/thread \( \+- \d+\.\d\d% \)$")
+THREAD_RE = re.compile(r"^# per thread: \d+\.\d\d GB/s \( \+- \d+\.\d\d% between threads \)$")
 LATENCY_RE = re.compile(
     r"^# latency per (?P<what>.+): p50 [\d.]+ (ns|us|ms|s), "
     r"p99 [\d.]+ (ns|us|ms|s), max [\d.]+ (ns|us|ms|s) \((?P<n>\d+) samples\)$"
 )
 HEADROOM_RE = re.compile(
-    r"^# headroom '(?P<name>[^']+)': faults [\d.]+ \w+/sec(/thread)?, "
-    r"best user-space clear of 4KB extents [\d.]+ \w+/sec \((?P<kernel>[^)]+)\): "
+    r"^# headroom '(?P<name>[^']+)': faults \d+\.\d\d GB/s(/thread)?, "
+    r"best user-space clear of 4KB extents \d+\.\d\d GB/s \((?P<kernel>[^)]+)\): "
     r"(?P<ratio>[\d.]+)x$"
 )
 

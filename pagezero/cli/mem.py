@@ -11,7 +11,7 @@ from pagezero.interrupt import Interrupted
 from pagezero.measure import fault as faults
 from pagezero.measure.mem import plan, run, thread_spread
 from pagezero.system.kernels import find_kernel, kernels
-from pagezero.units import format_rate, format_size, gb_per_sec, parse_page
+from pagezero.units import format_gbps, format_rate, format_size, parse_page
 
 
 def resolve_clock(args):
@@ -83,6 +83,11 @@ def _perf_lines(args, result, description, first, heading=()):
     return True
 
 
+def _per_thread_line(mean, spread):
+    """The mean thread's rate below perf's aggregate, in pagezero's GB/s: perf has no such line."""
+    return f"# per thread: {format_gbps(mean, 2)} ( +- {spread:.2f}% between threads )"
+
+
 def _print_conditions(result):
     """What THP, cold mode, threads and counters add below perf's lines."""
     d = result.details
@@ -104,7 +109,7 @@ def _print_conditions(result):
             f"clearing {'parts of one region' if shared else 'their own regions'}: aggregate above"
         )
         if mean is not None:
-            print(f" {gb_per_sec(mean):14f} GB/sec/thread ( +- {spread:.2f}% )")
+            print(_per_thread_line(mean, spread))
     if "counters" in d:
         for name, per_loop in counters_per_loop(result).items():
             print(f"# {name}: {per_loop:.0f} per loop")
@@ -175,9 +180,8 @@ def _print_fault(args, job, result, first, latency):
     if not _perf_lines(args, result, faults.describe(result.function), first, threads):
         return
     if args.clock != "cycles" and job.threads > 1:
-        # perf's "( +- x% )", here the standard deviation across threads.
-        mean, pct = faults.thread_spread(result)
-        print(f"{format_rate(mean)}/thread ( +- {pct:.2f}% )")
+        # The standard deviation across threads, as perf's "( +- x% )" is across runs.
+        print(_per_thread_line(*faults.thread_spread(result)))
     print(f"# pages: {faults.page_report(result)['text']}")
     if latency:
         print(_latency_line(result))
@@ -213,9 +217,9 @@ def _headroom(args, measured):
             print(f"{h.ratio:f}")
             continue
         print(
-            f"# headroom '{result.function}': faults {format_rate(h.fault_rate).strip()}"
+            f"# headroom '{result.function}': faults {format_gbps(h.fault_rate, 2)}"
             f"{'/thread' if result.params['threads'] > 1 else ''}, best user-space clear "
-            f"of {result.params['page']} extents {format_rate(best.bytes_per_sec).strip()} "
+            f"of {result.params['page']} extents {format_gbps(best.bytes_per_sec, 2)} "
             f"({best.function}): {h.ratio:.2f}x"
         )
 

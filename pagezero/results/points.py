@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.results.summary import relative_spread
-from pagezero.units import format_rate, format_size, parse_size
+from pagezero.units import format_gbps, format_size, parse_size
 
 if TYPE_CHECKING:
     from pagezero.results.result import Result
@@ -99,13 +99,12 @@ def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict
 
 
 def format_figure(value: float | None, unit: str) -> str:
-    """A figure as reprs print it: "61.85 GB/sec" (perf's, 2^30), "0.031 cycles/byte"."""
+    """A figure as reprs print it: "66.41 GB/s" (10^9 bytes/s), "0.031 cycles/byte"."""
     if value is None:
         return f"no {unit}"
     if unit != "bytes/sec":
         return f"{value:.4g} {unit}"
-    number, per = format_rate(value).split()
-    return f"{float(number):.2f} {per}"
+    return format_gbps(value, 2)
 
 
 def describe(result: Result, keys: Iterable[str] | None = None) -> str:

@@ -151,8 +151,8 @@ class ResultSet:
 
     def summary(self) -> str:
         """One line a point: benchmark, function, size, page (and what tells it from another
-        point of its benchmark), its figure (:attr:`bytes_per_sec`'s, in perf's GB/sec of 2^30
-        bytes, or cycles/byte), the spread between its runs (its loops, for one run), the runs."""
+        point of its benchmark), its figure (:attr:`bytes_per_sec`'s, in GB/s of 10^9 bytes,
+        or cycles/byte), the spread between its runs (its loops, for one run), the runs."""
         points = list(summarize_points(self).values())
         names = point_names([r for r, _ in points])
         figures = [format_figure(s["median"], s["unit"]) for _, s in points]

@@ -105,7 +105,7 @@ def summarize(
 
 
 def spread(rates: Sequence[float]) -> tuple[float, float] | tuple[None, None]:
-    """(mean, stdev in % of it) as perf prints "GB/sec/thread ( +- x% )"; (None, None) for none."""
+    """(mean, stdev in % of it), as perf's "( +- x% )"; (None, None) for none."""
     if not rates:
         return None, None
     mean = statistics.fmean(rates)

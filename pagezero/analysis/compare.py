@@ -7,16 +7,15 @@ the machine differs (CPU model, caches, memory): the change is then not the patc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
-from pagezero.results.points import point_key, point_summary
+from pagezero.results.points import point_key, point_summary, variant_key
 from pagezero.results.summary import summarize
 from pagezero.units import format_gbps, format_size
 
 if TYPE_CHECKING:
-    from pagezero.results.points import PointKey
     from pagezero.results.resultset import Result, ResultSet
 
     # One point of one side: its first Result, its loop values by process, its sources.
@@ -27,13 +26,17 @@ if TYPE_CHECKING:
 _MEMORY_TOLERANCE = 0.02
 
 
-def _by_point(rs: ResultSet, sources: Sequence[str | None] | None = None) -> dict[PointKey, _Point]:
-    """{point_key: (first Result, {process: [loop values]}, {sources})}, in first-seen order:
+def side_points(
+    rs: ResultSet,
+    sources: Sequence[str | None] | None = None,
+    key: Callable[[Result], Hashable] = point_key,
+) -> dict[Hashable, _Point]:
+    """{key(result): (first Result, {process: [loop values]}, {sources})}, in first-seen order:
     a run is a process (ResultSet.runs); repetitions inside one process pool their loops."""
-    points: dict[PointKey, _Point] = {}
+    points: dict[Hashable, _Point] = {}
     sources = sources or [None] * len(rs.results)
     for result, run, source in zip(rs.results, rs.runs, sources):
-        first, by_run, names = points.setdefault(point_key(result), (result, {}, set()))
+        first, by_run, names = points.setdefault(key(result), (result, {}, set()))
         by_run.setdefault(run.get("process", 0), []).extend(result.values())
         names.add(source)
     return points
@@ -96,14 +99,34 @@ def compare(
     """
     if not others:
         raise ValueError("compare needs a base and at least one other result set")
-    base_points = _by_point(base, sources)
-    other_points = [_by_point(o) for o in others]
+    base_points = side_points(base, sources)
+    other_points = [side_points(o) for o in others]
     for o, points in zip(others, other_points):
         if not set(points) & set(base_points):
             raise ValueError(
                 f"nothing to compare: the base measured {', '.join(base.benchmarks) or 'nothing'}, "
                 f"the other {', '.join(o.benchmarks) or 'nothing'}, with no point in common"
+                f"{_by_function_hint(base, o)}"
             )
+    return point_rows(base_points, other_points, threshold, alpha)
+
+
+def _by_function_hint(base: ResultSet, other: ResultSet) -> str:
+    """ "; ... --by function" where the two share points but for their functions."""
+    if {variant_key(r) for r in base} & {variant_key(r) for r in other}:
+        return "; to put their functions side by side, compare with --by function"
+    return ""
+
+
+def point_rows(
+    base_points: Mapping[Hashable, _Point],
+    other_points: Sequence[Mapping[Hashable, _Point]],
+    threshold: float,
+    alpha: float,
+    label: Callable[[Result], str] | None = None,
+) -> list[dict[str, Any]]:
+    """compare()'s rows from each side's points ({key: (first, {process: loops}, sources)});
+    `label` names a row (default Result.label); a row's study is its points' one source."""
     rows: list[dict[str, Any]] = []
     for key, (first, by_run, names) in base_points.items():
         changes: list[dict[str, Any] | None] = []
@@ -127,7 +150,7 @@ def compare(
         study = next(iter(names)) if len(names) == 1 else None
         rows.append(
             {
-                "label": first.label(),
+                "label": label(first) if label else first.label(),
                 "unit": first.unit,
                 "study": study,
                 "base": _side(first, by_run),
@@ -135,6 +158,52 @@ def compare(
             }
         )
     return rows
+
+
+def shared_rows(
+    rows: Sequence[Mapping[str, Any]], base: ResultSet, *others: ResultSet
+) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
+    """compare()'s rows that at least one other side shares, and what was left out.
+
+    Returns (rows, left_out): left_out["base_only"] counts the base's points no other side
+    measured, by study ("by_study", None for a point of several files), and
+    left_out["without_base"] each other's points the base lacks, in the others' order; a
+    full report against a quick one shares the quick one's scale.
+    """
+    kept = [row for row in rows if any(c is not None for c in row["changes"])]
+    by_study: dict[str | None, int] = {}
+    for row in rows:
+        if all(c is None for c in row["changes"]):
+            by_study[row["study"]] = by_study.get(row["study"], 0) + 1
+    base_keys = set(side_points(base))
+    lacking = [sum(k not in base_keys for k in side_points(o)) for o in others]
+    left_out = {"base_only": len(rows) - len(kept), "by_study": by_study}
+    return kept, dict(left_out, without_base=lacking)
+
+
+def _points(n: int) -> str:
+    return f"{n} point{'' if n == 1 else 's'}"
+
+
+def left_out_line(
+    base: str,
+    base_only: int,
+    without_base: Mapping[str, int],
+    by_study: Mapping[Any, int] | None = None,
+) -> str | None:
+    """One line on the points a comparison passed over, None for none: `base_only` points
+    only the base side has (by study where they are of several), and per other side the
+    points the base lacks."""
+    parts = []
+    if base_only:
+        studies = by_study if by_study and len(by_study) > 1 else {}
+        each = ", ".join(f"{study or 'several files'} {n}" for study, n in studies.items())
+        parts.append(f"{_points(base_only)} only {base} has" + (f" ({each})" if each else ""))
+    lacking = {name: n for name, n in without_base.items() if n}
+    if lacking:
+        each = ", ".join(f"{name} {n}" for name, n in lacking.items())
+        parts.append(f"{_points(sum(lacking.values()))} {base} lacks ({each})")
+    return f"left out: {'; '.join(parts)}" if parts else None
 
 
 def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
@@ -158,18 +227,23 @@ def _base_cell(b: Mapping[str, Any], unit: str) -> str:
     return f"{_value(b['center'], unit)} +-{b['spread_pct']:.1f}%{of}"
 
 
-def _legend(markers: Iterable[str]) -> list[str]:
+def _legend(markers: Iterable[str], legend: Mapping[str, str]) -> list[str]:
     """One line per marker that appears, (R) and (I) sharing theirs."""
     lines: list[str] = []
-    for marker in MARKERS:
-        if marker in markers and MARKERS[marker] not in lines:
-            lines.append(MARKERS[marker])
+    for marker in legend:
+        if marker in markers and legend[marker] not in lines:
+            lines.append(legend[marker])
     return lines
 
 
-def format_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
+def format_table(
+    rows: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    legend: Mapping[str, str] = MARKERS,
+) -> str:
     """compare()'s rows as a text table (grouped under "[study]" where rows are of several),
-    with a legend line per marker shown and its notes; `names`: the base's and each other's."""
+    with a legend line per marker shown (its words from `legend`, by marker) and its notes;
+    `names`: the base's and each other's."""
     header = ["benchmark", "result class", names[0], *names[1:]]
     studies = {row["study"] for row in rows}
     grouped = len(studies) > 1
@@ -206,7 +280,7 @@ def format_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str
         " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if len(r) > 1 else r[0]
         for r in body
     ]
-    lines += _legend(markers)
+    lines += _legend(markers, legend)
     if few_runs:
         lines.append(
             f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation "

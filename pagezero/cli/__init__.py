@@ -220,6 +220,13 @@ def _analysis_parsers(sub):
     )
     add_format(p, ("default", "simple", "json"), help=simple)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
+    by = (
+        "file: each file or folder a side, against the first (default); function: the "
+        "functions (kernels, workloads) of all of them side by side, against --base"
+    )
+    p.add_argument("--by", default="file", choices=["file", "function"], help=by)
+    base = "with --by function: the base function (default: the first the files hold)"
+    p.add_argument("--base", metavar="FUNCTION", help=base)
 
     p = _command(sub, "plot", "plot a results file as PNG and SVG")
     p.add_argument("results", metavar="RESULTS.json")

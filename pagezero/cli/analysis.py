@@ -11,15 +11,19 @@ from pagezero.analysis.compare import (
     format_table,
     header_json,
     header_lines,
+    left_out_line,
     runs_per_side,
+    shared_rows,
 )
 from pagezero.analysis.significance import METHOD
-from pagezero.cli.options import check_output
+from pagezero.analysis.variants import TIE_NOTE, VARIANT_LEGEND, compare_variants
+from pagezero.cli.options import UsageError, check_output
 from pagezero.cli.render import interrupted_line, print_json, stopped
-from pagezero.figures import plot_bars, plot_comparison, plot_rates
+from pagezero.figures import plot_bars, plot_comparison, plot_rates, plot_variants
 from pagezero.interrupt import deferred
 from pagezero.results.folders import load_path, load_sources
-from pagezero.results.resultset import ResultSet
+from pagezero.results.points import summarize_points
+from pagezero.results.resultset import ResultSet, merged
 from pagezero.runs.sweeps import lost_lines, sweep
 
 
@@ -109,40 +113,90 @@ def cmd_sweep(args):
     return stop.exit_status
 
 
-def cmd_compare(args):
-    """pagezero compare: result sets against the first, the run the unit (analysis.compare)."""
-    check_output(args.plot)  # before the table: a mistake is one line, nothing else
-    loaded = [load_sources(p) for p in args.results]
-    sets = [rs for rs, _ in loaded]
-    threshold = args.threshold / 100.0
-    rows = compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
-    names = [os.path.basename(os.path.normpath(p)) or p for p in args.results]
-    machines = [dict(rs.machine) for rs in sets]
-    runs = runs_per_side(rows, len(sets))
+def _runs_of(rs):
+    """A file's runs per point: "N", or "N-M" where its points differ."""
+    counts = sorted({s["runs"] for _, s in summarize_points(rs).values()})
+    if len(counts) < 2:
+        return str(counts[0]) if counts else "-"
+    return f"{counts[0]}-{counts[-1]}"
+
+
+def _print_rows(args, rows, head, table, extra):
+    """rows as --format asks: the JSON document head + rows + extra, the numbers, or the
+    text (head's lines, the table, extra's lines)."""
     if args.format == "json":
-        sides, warnings = header_json(machines, names, runs)
-        print_json(
-            {
-                "names": names,
-                "rows": rows,
-                "method": METHOD,
-                "alpha": args.alpha,
-                "threshold_pct": args.threshold,
-                "sides": sides,
-                "machine_warnings": warnings,
-            }
-        )
+        print_json(dict(head, rows=rows, **extra))
     elif args.format == "simple":
         # The base's centre (median of per-run medians), each other's change of it in %.
         for row in rows:
             changes = [c["change_pct"] if c else math.nan for c in row["changes"]]
             print(" ".join(f"{x:f}" for x in [row["base"]["center"], *changes]))
     else:
-        method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-        print("\n".join(header_lines(machines, names, runs, method)))
-        print(format_table(rows, names))
+        print("\n".join(table))
+
+
+def _compare_files(args, loaded, files):
+    """compare --by file: each file (or folder) a side, against the first."""
+    sets = [rs for rs, _ in loaded]
+    threshold = args.threshold / 100.0
+    rows = compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
+    rows, left = shared_rows(rows, *sets)
+    machines = [dict(rs.machine) for rs in sets]
+    runs = runs_per_side(rows, len(sets))
+    sides, warnings = header_json(machines, files, runs)
+    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
+    lacking = dict(zip(files[1:], left["without_base"]))
+    line = left_out_line(files[0], left["base_only"], lacking, left["by_study"])
+    head = {"names": files, "method": METHOD, "alpha": args.alpha}
+    head |= {"threshold_pct": args.threshold, "sides": sides, "machine_warnings": warnings}
+    left_out = {"base_only": left["base_only"], "without_base": lacking}
+    table = [*header_lines(machines, files, runs, method), format_table(rows, files)]
+    _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left_out})
     if args.plot:
-        plot_comparison(sets, names, args.plot, threshold=threshold, alpha=args.alpha)
+        plot_comparison(sets, files, args.plot, threshold=threshold, alpha=args.alpha)
+
+
+def _compare_functions(args, loaded, files):
+    """compare --by function: the functions of every file side by side, against --base."""
+    rs = merged([rs for rs, _ in loaded])
+    sources = [s for _, studies in loaded for s in studies]
+    threshold = args.threshold / 100.0
+    names, rows, left = compare_variants(
+        rs, args.base, threshold=threshold, alpha=args.alpha, sources=sources
+    )
+    machines = [dict(rs.machine) for rs, _ in loaded]
+    runs = [_runs_of(rs) for rs, _ in loaded]
+    sides, warnings = header_json(machines, files, runs)
+    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
+    chosen = "" if args.base else " (the first; --base chooses another)"
+    head = {"by": "function", "base": names[0], "names": names, "files": files}
+    head |= {"method": METHOD, "alpha": args.alpha, "threshold_pct": args.threshold}
+    head |= {"sides": sides, "machine_warnings": warnings}
+    lines = header_lines(machines, files, runs, method)
+    lines.insert(-1, f"functions: {', '.join(names)}, each against {names[0]}{chosen}")
+    for name in names:
+        holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
+        if len(holding) > 1:
+            lines.insert(-1, f"{name}: the runs of {', '.join(holding)} pooled as its runs")
+    line = left_out_line(names[0], left["base_only"], left["without_base"])
+    table = [*lines, format_table(rows, names, VARIANT_LEGEND), f"note: {TIE_NOTE}"]
+    _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left})
+    if args.plot:
+        plot_variants(rs, args.plot, names[0], threshold=threshold, alpha=args.alpha)
+
+
+def cmd_compare(args):
+    """pagezero compare: result sets against the first (--by file), or their functions
+    against one of them (--by function); the run is the unit (analysis.compare, .variants)."""
+    if args.base is not None and args.by != "function":
+        raise UsageError("--base names the base function: use it with --by function")
+    check_output(args.plot)  # before the table: a mistake is one line, nothing else
+    loaded = [load_sources(p) for p in args.results]
+    files = [os.path.basename(os.path.normpath(p)) or p for p in args.results]
+    if args.by == "function":
+        _compare_functions(args, loaded, files)
+    else:
+        _compare_files(args, loaded, files)
     return 0
 
 

@@ -5,7 +5,7 @@ between-run interval, as the tables and `pagezero compare` give it."""
 
 from pagezero.figures.bars import bars_figure, plot_bars
 from pagezero.figures.common import STATISTIC, statistic_words
-from pagezero.figures.compare import comparison_figure, plot_comparison
+from pagezero.figures.compare import comparison_figure, plot_comparison, plot_variants
 from pagezero.figures.families import FAMILIES, family_of, group_by_family
 from pagezero.figures.labels import BATCHES, overlapping
 from pagezero.figures.palette import PALETTE, kernel_colour, kernel_marker
@@ -16,6 +16,7 @@ __all__ = [
     "plot_rates",
     "plot_bars",
     "plot_comparison",
+    "plot_variants",
     "plot_scaling",
     "extent_of",
     "rates_figure",

@@ -8,7 +8,7 @@ store add DIR` read such folders. Other JSON files there (fleet.json, advice) ar
 import json
 import os
 
-from pagezero.results.resultset import SCHEMA, ResultSet
+from pagezero.results.resultset import SCHEMA, ResultSet, merged
 
 __all__ = ["results_files", "is_results_file", "load_folder", "load_path", "load_sources"]
 
@@ -58,17 +58,8 @@ def _merged(folder):
             f"{folder}: holds results of several machines ({', '.join(names)}); "
             f"name one machine's folder, e.g. {os.path.join(folder, names[0])}"
         )
-    # Each file's processes are other processes than the next file's: number them anew.
-    processes = {}
-    runs = [
-        dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
-        for i, s in enumerate(sets)
-        for run in s.runs
-    ]
-    interrupted = next((s.interrupted for s in sets if s.interrupted), False)
-    results = [r for s in sets for r in s.results]
     studies = [_study(p) for p, s in zip(paths, sets) for _ in s.results]
-    return ResultSet(results, runs, dict(sets[0].machine), interrupted), studies
+    return merged(sets), studies
 
 
 def load_folder(folder):

@@ -28,6 +28,7 @@ PointKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 
 __all__ = ["point_key", "params_key", "identity_params", "point_summary", "summarize_points"]
 __all__ += ["describe", "title", "point_names", "format_figure", "NOT_IDENTITY", "SIZE_PARAMS"]
+__all__ += ["variant_key"]
 
 # Parameters that say how long to measure, not what: never part of a point.
 NOT_IDENTITY = ("loops",)
@@ -64,6 +65,16 @@ def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 def point_key(result: Result) -> PointKey:
     """(benchmark, function, unit, params_key()): equal for every run of one point."""
     return (result.benchmark, result.function, result.unit, params_key(result.params))
+
+
+# A point with its function left out: where variants (kernels, workloads) stand side by side.
+VariantKey = tuple[str, str, tuple[tuple[str, str], ...]]
+
+
+def variant_key(result: Result) -> VariantKey:
+    """(benchmark, unit, params_key()): point_key() without the function, equal for every
+    function measured at one point (compare --by function)."""
+    return (result.benchmark, result.unit, params_key(result.params))
 
 
 def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 # Result, result_type and atomic_write: where their callers import them from.
-__all__ = ["ResultSet", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
+__all__ = ["ResultSet", "merged", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
 __all__ += ["Result", "result_type", "atomic_write"]
 
 SCHEMA = "pagezero.results"
@@ -304,6 +304,20 @@ class ResultSet:
             )
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
+
+
+def merged(sets: Sequence[ResultSet]) -> ResultSet:
+    """Several sets as one: each set's processes numbered anew, apart from the other sets'
+    (they are other processes); the first set's machine; interrupted if any set was."""
+    processes: dict[tuple[int, Any], int] = {}
+    runs = [
+        dict(run, process=processes.setdefault((i, run["process"]), len(processes)))
+        for i, s in enumerate(sets)
+        for run in s.runs
+    ]
+    interrupted = next((s.interrupted for s in sets if s.interrupted), False)
+    results = [r for s in sets for r in s.results]
+    return ResultSet(results, runs, dict(sets[0].machine) if sets else {}, interrupted)
 
 
 def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> None:

@@ -224,7 +224,8 @@ def test_memset_saves_what_ran_and_the_partial_run_marked(sig, tmp_path, monkeyp
     runs = len([k for k in pagezero.kernels("clear") if k.available])
     check_one_line(
         capsys.readouterr().err,
-        rf"pagezero: interrupted by {sig.name} after 13 of {10 * runs} loops; "
+        rf"pagezero: interrupted by {sig.name} after 1 of {runs} functions, 10 loops each, "
+        rf"and 3 loops of generic; "
         rf"saved to {re.escape(str(out))}",
     )
     doc = json.loads(out.read_text())

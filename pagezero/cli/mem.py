@@ -34,13 +34,19 @@ def _skipped(name, reason):
 
 
 def _all(candidates):
-    """-f all: the names whose reason to skip is empty; a line on stderr for each other."""
-    chosen = []
+    """-f all: the names whose reason to skip is empty; one line on stderr for the others."""
+    # perf's -f all runs every function it was built with and says nothing more; here the
+    # registry also lists what this CPU (or --value) rules out. Once per command, on stderr
+    # (stdout stays perf's): one line names them all, so that two machines' -f all are told
+    # apart without a note per kernel on every run.
+    chosen, skipped = [], []
     for name, reason in candidates:
         if reason:
-            _skipped(name, reason)
+            skipped.append(f"{name} ({reason})")
         else:
             chosen.append(name)
+    if skipped:
+        print(f"# -f all skips {', '.join(skipped)}", file=sys.stderr)
     return chosen
 
 
@@ -153,7 +159,8 @@ def cmd_mem(args):
                 print(between_runs_line(results))
         sys.stdout.flush()
 
-    with Measured(args.output, args.runs * len(names) * args.nr_loops).saving() as measured:
+    planned = args.runs * len(names) * args.nr_loops
+    with Measured(args.output, planned, names, args.runs).saving() as measured:
         _measure(args, measured, point, names, lambda name: run(job, name), show)
     return 0
 
@@ -269,7 +276,8 @@ def cmd_mmap(args):
             print(between_runs_line(results))
 
     # The pool is given back (inner block) before the results are saved (outer).
-    with Measured(args.output, args.runs * len(names) * args.nr_loops).saving() as measured:
+    planned = args.runs * len(names) * args.nr_loops
+    with Measured(args.output, planned, names, args.runs).saving() as measured:
         if args.runs > 1:
             # Each run's process reserves its pool itself.
             _measure(args, measured, dict(point, reserve=args.reserve), names, None, show)

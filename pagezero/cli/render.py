@@ -176,8 +176,11 @@ class Measured:
 
     # Complete, after an error, or after a signal: then with the partial run it cut
     # short, the file marked interrupted.
-    def __init__(self, output, planned):
-        self.output, self.planned = output, planned  # the loops meant: "after N of M loops"
+    def __init__(self, output, planned, names=None, runs=1):
+        # planned: the loops meant in all, "after N of M loops"; names: the functions measured
+        # one after another (-f all), each planned / runs / len(names) loops a run.
+        self.output, self.planned = output, planned
+        self.names, self.runs_meant = list(names or ()), runs
         self.results = []  # counted in "N of M"
         self.extra = []  # saved too (headroom's clears), not counted
         self.runs, self.lost = [], []  # with --runs: each result's run, the workers lost
@@ -202,7 +205,26 @@ class Measured:
             kept = f"; saved to {self.output}"
         else:
             kept = "; not saved (no -o)" if done else "; nothing measured"
-        return f" after {done} of {self.planned} loops{kept}"
+        return f" after {self._progress(done)}{kept}"
+
+    def _progress(self, done):
+        """How far the run came: loops, or with several functions, functions (and runs) too."""
+        if len(self.names) < 2:
+            return f"{done} of {self.planned} loops"
+        n = len(self.names)
+        each = self.planned // (n * self.runs_meant)  # one function's loops in one run
+        if self.runs_meant > 1:
+            by_run = {}
+            for r, run in zip(self.results, self.runs):
+                by_run.setdefault(run.get("process"), []).append(r.loops == each)
+            whole = sum(len(v) == n and all(v) for v in by_run.values())
+            return f"{whole} of {self.runs_meant} runs of {n} functions, {each} loops each"
+        whole = [r for r in self.results if r.loops == each]
+        cut = [r for r in self.results if r.loops != each]
+        line = f"{len(whole)} of {n} functions, {each} loops each"
+        if cut:
+            line += f", and {cut[-1].loops} loops of {cut[-1].function}"
+        return line
 
     @contextlib.contextmanager
     def saving(self):

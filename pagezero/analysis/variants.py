@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.compare import point_rows, side_points
 from pagezero.analysis.significance import MIN_RUNS
+from pagezero.measure.fault import WORKLOADS
 from pagezero.results.points import variant_key
 from pagezero.results.resultset import ResultSet
+from pagezero.system.kernels import kernels
 
 if TYPE_CHECKING:
     from pagezero.results.resultset import Result
@@ -37,11 +39,21 @@ def _label(result: Result) -> str:
     return " ".join([benchmark, *rest])
 
 
+def _known_order() -> dict[str, int]:
+    """Each function's place in this machine's tables: the kernels as registered (clear,
+    then copy), then the fault workloads."""
+    names = [k.name for kind in ("clear", "copy") for k in kernels(kind)] + list(WORKLOADS)
+    return {name: i for i, name in reversed(list(enumerate(names)))}
+
+
 def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
-    """The values of `by` the set holds (its functions), in first-seen order."""
+    """The values of `by` the set holds (its functions): in the registry's order, which
+    --runs' shuffled order does not change, then those it does not know, as first seen."""
     if by not in BY:
         raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
-    return list(dict.fromkeys(getattr(r, by) for r in rs.results))
+    seen = list(dict.fromkeys(getattr(r, by) for r in rs.results))
+    order = _known_order()
+    return sorted(seen, key=lambda n: (order.get(n, len(order)), seen.index(n)))
 
 
 def compare_variants(
@@ -60,7 +72,8 @@ def compare_variants(
         The results, of one file or several (``folders.load_sources`` of each, merged with
         their processes numbered apart).
     base : str, optional
-        The base function; default, the first one `rs` holds.
+        The base function; default, the first of variants_of(rs) (the registry's order:
+        ``default``, glibc's memset, where it was measured; ``demand`` for mmap).
     by : str
         What tells variants apart: ``"function"`` (kernels of memset, workloads of mmap).
     threshold, alpha : float

@@ -225,7 +225,7 @@ def _analysis_parsers(sub):
         "functions (kernels, workloads) of all of them side by side, against --base"
     )
     p.add_argument("--by", default="file", choices=["file", "function"], help=by)
-    base = "with --by function: the base function (default: the first the files hold)"
+    base = "with --by function: the base function (default: the first in the kernel table)"
     p.add_argument("--base", metavar="FUNCTION", help=base)
 
     p = _command(sub, "plot", "plot a results file as PNG and SVG")

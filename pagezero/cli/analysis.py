@@ -168,7 +168,7 @@ def _compare_functions(args, loaded, files):
     runs = [_runs_of(rs) for rs, _ in loaded]
     sides, warnings = header_json(machines, files, runs)
     method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-    chosen = "" if args.base else " (the first; --base chooses another)"
+    chosen = "" if args.base else " (the first in the kernel table; --base chooses another)"
     head = {"by": "function", "base": names[0], "names": names, "files": files}
     head |= {"method": METHOD, "alpha": args.alpha, "threshold_pct": args.threshold}
     head |= {"sides": sides, "machine_warnings": warnings}

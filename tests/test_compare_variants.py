@@ -177,7 +177,7 @@ def test_a_function_in_two_files_pools_their_runs(tmp_path):
     a = save(tmp_path / "a.json", runs_of("x86-64-stosb", MB, 30e9), runs_of("generic", MB, 20e9))
     b = save(tmp_path / "b.json", runs_of("x86-64-stosb", MB, 30e9, seed=1))
     out = ok(run_cli("compare", a, b, "--by", "function", "--base", "x86-64-stosb"))
-    assert "x86-64-stosb: the runs of a.json, b.json pooled as its runs" in out
+    assert "runs pooled across a.json, b.json for x86-64-stosb\n" in out
     args = ("--by", "function", "--base", "x86-64-stosb", "--format", "json")
     doc = json.loads(ok(run_cli("compare", a, b, *args)))
     assert doc["rows"][0]["base"]["runs"] == 6 and doc["rows"][0]["changes"][0]["runs"] == [6, 3]

@@ -205,8 +205,8 @@ def _analysis_parsers(sub):
     p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
 
     text = (
-        "compare result sets (files or report folders): base, then one or more others; "
-        "the run is the unit"
+        "compare result sets (files or report folders): base, then one or more others, "
+        "or with --by function their functions side by side; the run is the unit"
     )
     p = _command(sub, "compare", text)
     p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")

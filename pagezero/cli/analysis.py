@@ -174,10 +174,13 @@ def _compare_functions(args, loaded, files):
     head |= {"sides": sides, "machine_warnings": warnings}
     lines = header_lines(machines, files, runs, method)
     lines.insert(-1, f"functions: {', '.join(names)}, each against {names[0]}{chosen}")
+    pooled = {}  # the files that hold a function, when several: its runs are theirs
     for name in names:
         holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
         if len(holding) > 1:
-            lines.insert(-1, f"{name}: the runs of {', '.join(holding)} pooled as its runs")
+            pooled.setdefault(", ".join(holding), []).append(name)
+    for holding, which in pooled.items():
+        lines.insert(-1, f"runs pooled across {holding} for {', '.join(which)}")
     line = left_out_line(names[0], left["base_only"], left["without_base"])
     table = [*lines, format_table(rows, names, VARIANT_LEGEND), f"note: {TIE_NOTE}"]
     _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left})

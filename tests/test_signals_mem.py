@@ -79,7 +79,9 @@ def test_cli_memset_stops_saves_and_exits_with_the_signals_status(sig, tmp_path)
     lines = [line for line in err.splitlines() if not line.startswith("# ")]
     assert len(lines) == 1, err
     m = re.fullmatch(
-        rf"pagezero: interrupted by {sig.name} after (\d+) of \d+ loops; "
+        # -f all (the default): the first kernel's loops, the others not begun.
+        rf"pagezero: interrupted by {sig.name} after 0 of \d+ functions, {LOOPS} loops each, "
+        rf"and (\d+) loops of default; "
         rf"saved to {re.escape(str(out))}",
         lines[0],
     )

@@ -80,7 +80,7 @@ def _tabulate(section, found, notes):
             x = g.projected
             modes = "all four" if len(g.modes) == len(PREEMPT_MODES) else ", ".join(g.modes)
             proj.append(
-                f"| {p.page} | {x.replay.policy} | {_stores(x.replay)} | {x.replay.kernel} | "
+                f"| {p.page} | {_policy(x.replay)} | {_stores(x.replay)} | {x.replay.kernel} | "
                 f"{modes} | {rate(x.bytes_per_sec)} | {rate(x.low)}..{rate(x.high)} | "
                 f"{_gain(p.fault_bytes_per_sec, x.bytes_per_sec)} |"
             )
@@ -127,31 +127,41 @@ def _stores(replay):
     return "non-temporal" if replay.nontemporal else "clear_pages()'s"
 
 
+def _policy(replay):
+    return (
+        "pre-7.0, the 2012 proposal"
+        if replay.nontemporal and replay.policy == "pre-7.0"
+        else replay.policy
+    )
+
+
 def _answer(p):
     """predict's answer for one page size: today's fault rate, 7.0 with both kernels."""
     today = f"{p.page} demand faults run at {rate(p.fault_bytes_per_sec)} GB/s here"
     if not p.projections:
         return f"{today}; {_no_fit(p)}"
-    groups = group_projections(p.projections)
+    by_modes = {}  # the preemption models that clear alike -> their projections
+    for g in group_projections(p.projections):
+        if g.projected.replay.policy == "7.0":
+            by_modes.setdefault(g.modes, []).append(g.projected)
     clauses = []
-    for g in [g for g in groups if g.projected.replay.policy == "7.0"]:
-        x, modes = g.projected, g.preempt_words
-        if x.replay.nontemporal:
-            what = f"with non-temporal {x.replay.kernel}"
-        else:
-            what = f"with clear_pages()'s {x.replay.kernel}"
-        gain = _gain(p.fault_bytes_per_sec, x.bytes_per_sec)
+    for modes, projected in by_modes.items():
+        kernels = [
+            f"{rate(x.bytes_per_sec)} GB/s with {_stores(x.replay)} {x.replay.kernel} "
+            f"({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
+            for x in projected
+        ]
+        alike = len(modes) == len(PREEMPT_MODES)
         clauses.append(
-            f"{rate(x.bytes_per_sec)} GB/s {what} ({gain}"
-            + ("" if modes.startswith("all four") else f", {modes}")
-            + ")"
+            ("at " if alike else f"under preempt={'|'.join(modes)}, at ") + _and(kernels)
         )
-    alike = all(g.preempt_words.startswith("all four") for g in groups if g.modes != ("any",))
-    return (
-        f"{today}; the 7.0 policy would fault at {_and(clauses)}"
-        + (", all four preemption models alike" if alike else "")
-        + " (projection table)."
-    )
+    alike = len(by_modes) == 1 and len(next(iter(by_modes))) == len(PREEMPT_MODES)
+    if alike:
+        alike_words = "all four preemption models alike"
+        return (
+            f"{today}; the 7.0 policy would fault {clauses[0]}, {alike_words} (projection table)."
+        )
+    return f"{today}; the 7.0 policy would fault, {'; '.join(clauses)} (projection table)."
 
 
 def _rest(p):
@@ -162,7 +172,7 @@ def _rest(p):
     if proposal is None:
         return []
     return [
-        f"{p.page}: the 2012 proposal (pre-7.0's page-at-a-time clear, every page but the "
+        f"{p.page}: the 2012 proposal (clear_huge_page() page by page, every page but the "
         f"faulting one with {proposal.replay.kernel}) would fault at "
         f"{rate(proposal.bytes_per_sec)} GB/s "
         f"({_gain(p.fault_bytes_per_sec, proposal.bytes_per_sec)}; projection table)."

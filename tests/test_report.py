@@ -65,7 +65,8 @@ def test_report_tiny(tiny_report_run):
     md = (d / "report.md").read_text()
     assert "## Summary" in md and "## Machine" in md
     summary = summary_of(md)
-    assert summary.strip().startswith("- ")  # at least one plain-words line
+    assert summary.strip().startswith("### Answers\n\n- ")  # the answers first
+    assert "### Answers" in out and "### Also found" in out  # as the command prints it
     for name in (
         "extents.json",
         "chunks.json",

@@ -455,6 +455,15 @@ def test_text_without_a_fit_answers_that_nothing_is_projected():
     assert not any("->" in line for line in p.describe())
 
 
+def test_without_a_nontemporal_kernel_the_text_says_so():
+    p = synthetic_prediction()
+    p.nontemporal_kernels = []
+    p.projections = [x for x in p.projections if not x.replay.nontemporal]
+    answers = p.answers()
+    assert answers[-1] == "no non-temporal clear kernel runs on this CPU: none projected with one"
+    assert len(answers) == 3  # today, 7.0 with clear_pages()'s kernel, the line above
+
+
 def test_groups_join_only_the_same_figures():
     p = synthetic_prediction()
     groups = group_projections(p.projections)

@@ -149,6 +149,20 @@ def test_predict_pipeline_on_synthetic_runs(synthetic):
     check_json_shape(json.loads(json.dumps(p.to_json())))
 
 
+def test_a_7_0_kernel_projects_only_what_clears_otherwise(synthetic, monkeypatch):
+    # 7.0 under preempt=full, 2MB: every model is today's walk with clear_pages()'s kernel,
+    # so pre-7.0 and the non-temporal projections (the 2012 proposal among them) remain.
+    info = {"kernel_release": "7.0.1", "preemption": {"model": "full"}, "thp": {"enabled": "never"}}
+    monkeypatch.setattr(measure_module, "machine", lambda: info)
+    p = pagezero.predict("2MB", runs=3, reserve=True, size="8MB", loops=2)
+    assert p.replay.policy == "7.0" and p.replay.strategy == "neighbourhood-last"
+    own = [x.replay.policy for x in p.projections if not x.replay.nontemporal]
+    assert own == ["pre-7.0"]
+    assert len(p.projections) == 1 + (1 + len(PREEMPT_MODES)) * bool(NTS)
+    if NTS:
+        assert "all four preemption models project the same" in p.answers()[-1]
+
+
 def test_predict_projects_nothing_when_the_model_does_not_fit(synthetic, monkeypatch):
     real = measure_module.across_processes
 

@@ -247,7 +247,9 @@ def _replay_and_fit(
     if not f.fits:
         return
     for policy in policies:
-        if (policy.policy, policy.preempt) != (running.policy, running.preempt):
+        # The running walk projects today's clear: not projected (7.0's other models too,
+        # where they clear alike).
+        if policy.same_walk(folio) != running.same_walk(folio):
             p.projections.append(project(f, policy, times[policy.same_walk(folio)]))
         same = [c for c in candidates if (c.policy, c.preempt) == (policy.policy, policy.preempt)]
         if same:

@@ -21,7 +21,12 @@ def sections():
     """Three studies: one with an answer and a remark, one with only remarks, one with two
     answers and no remark."""
     return [
-        Section(FAULTS, ["| a |", "|---|", "| 1.0 |"], ["fault remark."], ["fault answer 1.0."]),
+        Section(
+            FAULTS,
+            ["| a |", "|---|", "| 1.0 |"],
+            ["fault remark."],
+            ["fault answer 1.0 (fault table)."],
+        ),
         Section("Cold vs hot", ["| b |", "|---|", "| 2.0 |"], ["cold remark 2.0."]),
         Section(PREDICT, ["| c |", "|---|", "| 3.0 |"], [], ["predict 3.0.", "predict 4.0."]),
     ]
@@ -42,9 +47,9 @@ def test_answers_open_the_summary_then_the_rest(tmp_path):
     assert lines == [
         "### Answers",
         "",
-        f"- fault answer 1.0. (from [{FAULTS}](#page-faults-the-kernels-own-clearing))",
-        f"- predict 3.0. (from [{PREDICT}](#{anchor(PREDICT)}))",
-        f"- predict 4.0. (from [{PREDICT}](#{anchor(PREDICT)}))",
+        f"- fault answer 1.0 (fault table, in [{FAULTS}](#page-faults-the-kernels-own-clearing)).",
+        f"- predict 3.0 ([{PREDICT}](#{anchor(PREDICT)})).",
+        f"- predict 4.0 ([{PREDICT}](#{anchor(PREDICT)})).",
         "",
         "### Also found",
         "",
@@ -60,7 +65,7 @@ def test_without_answers_the_summary_is_the_rest_alone():
         "",
         "### Answers",
         "",
-        "- only. (from [A](#a))",
+        "- only ([A](#a)).",
     ]
 
 
@@ -76,7 +81,7 @@ def test_each_answer_links_to_its_section_in_report_md_and_html(tmp_path):
     page = Page(html)
     assert page.headings[:4] == [page.headings[0], "Summary", "Answers", "Also found"]
     answers = html.split(">Answers</h3>", 1)[1].split("</ul>", 1)[0]
-    assert answers.count("<li>") == 3 and "fault answer 1.0." in answers
+    assert answers.count("<li>") == 3 and "fault answer 1.0 (fault table, in <a href=" in answers
 
 
 def test_anchor_is_a_markdown_viewers():

@@ -35,14 +35,18 @@ def _status_lines(run):
     return [x for line in lines for x in ("", line)]
 
 
+def _linked(answer, title):
+    """The answer with its section linked, inside its closing "(... table)" where it has one."""
+    link = f"[{title}](#{anchor(title)})"
+    if answer.endswith(")."):
+        return f"{answer[:-2]}, in {link})."
+    return f"{answer.rstrip('.')} ({link})."
+
+
 def summary_lines(sections):
     """The summary's lines: every study's answers first, each linked to its section, then
     the rest of what the studies found."""
-    answers = [
-        f"- {answer} (from [{s.title}](#{anchor(s.title)}))"
-        for s in sections
-        for answer in s.answers
-    ]
+    answers = [f"- {_linked(answer, s.title)}" for s in sections for answer in s.answers]
     rest = [f"- {line}" for s in sections for line in s.summary]
     if not answers:
         return ["", *rest]

@@ -182,7 +182,8 @@ def _study_parsers(sub):
 
     text = (
         "measure demand faults on huge pages, replay the running kernel's clearing "
-        "policy, and project what every other policy would give"
+        "policy, and project what every policy would give with clear_pages()'s kernel "
+        "and with the fastest non-temporal one"
     )
     p = _command(sub, "predict", text)
     add(p, "page", "runs", "reserve", "size", "nr_loops")

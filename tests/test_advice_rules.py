@@ -165,6 +165,18 @@ def test_a_range_judged_as_one_says_so_in_its_heading_its_row_and_its_rule():
         "range, paired within runs)",
     ]
     assert lines[heading + 3 :] == EXPECTED[heading + 3 :]
+    # The range's movnti not fitting a budget at 16MB: the next of the range's tied does.
+    avx_16mb = row(
+        1.0,
+        16 * MB,
+        "avx",
+        tied=[(1 * MB, "avx"), (4 * MB, "movnti"), (4 * MB, "avx"), (16 * MB, "movnti")],
+    )
+    pooled_avx = advice(best_kernel=pooled, batch=(avx_16mb,), batch_fits=(True,))
+    assert line_of(pooled_avx, "  1 ms -> ").endswith(
+        "chosen by the largest batch (fewest resched points), then the first of the kernels "
+        "tied over 4MB to 16MB (judged as one range) that fits"
+    )
 
 
 def test_one_run_says_quick_and_that_the_noise_is_unknown():

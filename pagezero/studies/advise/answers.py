@@ -58,7 +58,11 @@ def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = 
     in_range = next((r for r in pooled if r["min_bytes"] <= extent <= r["max_bytes"]), None)
     if in_range is not None and len(here) > 1:
         lo, hi = format_size(in_range["min_bytes"]), format_size(in_range["max_bytes"])
-        rules.append(f"the kernel of {lo} to {hi}, judged as one range")
+        rules.append(
+            f"the kernel of {lo} to {hi}, judged as one range"
+            if row["kernel"] == in_range["kernel"]
+            else f"the first of the kernels tied over {lo} to {hi} (judged as one range) that fits"
+        )
     elif len(tied_here) > 1 and row["kernel"] in tied_here:
         rules.append(
             "clear_pages()'s own kernel"

@@ -139,11 +139,12 @@ class Advice:
                 "cells measured before it, partly with fewer runs."
             )
         lines += self._budget_lines()
-        lines += ["", *self._kernel_lines(), "", self._knee_line()]
+        # Once, under the answers: what using an advised vector kernel takes.
         advised = [r["kernel"] for r in self.batch] + [r["kernel"] for r in self.best_kernel]
         vector = vector_context_line(advised)
         if vector:
             lines += ["", vector]
+        lines += ["", *self._kernel_lines(), "", self._knee_line()]
         lines += ["", self._sweep_line(explain)]
         if explain:
             lines += self._method_lines()

@@ -33,7 +33,7 @@ def cmd_advise(args):
     if args.format == "json":
         print_json(advice.to_json())
     else:
-        print("\n".join(advice.describe()))
+        print("\n".join(advice.describe(explain=args.explain)))
     return 0
 
 

@@ -1,19 +1,22 @@
-"""The advice as words and JSON (pagezero/advice_text.py), from an Advice made by hand,
-and advise's tie rules (pagezero/advise_ties.py) on cells whose answer is worked out here.
+"""The advice as words and JSON (pagezero/studies/advise/text.py and answers.py), from an
+Advice made by hand, and advise's tie rules (ties.py, choices.py) on cells whose answer is
+worked out here.
 
 The expected text is written out in full, figures worked out by hand from the cells
-(medians, GB/s, the knee's share of the LLC), so a changed word, number format or
-branch shows as a difference, not only a missing keyword.
+(medians, GB/s, which rule chose among ties), so a changed word, number format or branch
+shows as a difference, not only a missing keyword.
 """
 
 import math
 import os
+import platform
 
 import pytest
 from conftest import run_python
+from helpers.advice import BATCH, BEST, CELLS, GB, KB, MB, OWN, TABLE, advice, cell, row
 
+from pagezero.studies.advise import vector
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
-from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import (
     choose_kernel,
     fits_budget,
@@ -23,184 +26,312 @@ from pagezero.studies.advise.ties import (
     tied,
     tolerance_pct,
 )
-
-KB, MB = 1 << 10, 1 << 20
-
-
-def cell(gbps, noise=2.0, typical=0.1, worst=0.2):
-    return {
-        "bytes_per_sec": gbps * 1e9,
-        "spread_pct": 1.5,
-        "noise_pct": noise,
-        "typical_worst_ms": typical,
-        "p90_worst_ms": typical,
-        "max_worst_ms": worst,
-    }
-
-
-CELLS = {
-    ("stosb", 64 * KB): cell(10),
-    ("stosb", 1 * MB): cell(12),
-    ("stosb", 4 * MB): cell(30),
-    ("stosb", 16 * MB): cell(34),
-    ("avx", 64 * KB): cell(11),
-    ("avx", 1 * MB): cell(12.5),
-    ("avx", 4 * MB): cell(29),
-    ("avx", 16 * MB): cell(33),
-}
-
-BEST = (
-    {"min_bytes": 64 * KB, "max_bytes": 1 * MB, "kernel": "avx", "bytes_per_sec": 11.75e9,
-     "tied": ["stosb"]},
-    {"min_bytes": 4 * MB, "max_bytes": 4 * MB, "kernel": "stosb", "bytes_per_sec": 30e9,
-     "tied": []},
-    {"min_bytes": 16 * MB, "max_bytes": 16 * MB, "kernel": "stosb", "bytes_per_sec": 34e9},
-)  # fmt: skip
-
-BATCH = (
-    {"budget_ms": 1.0, "batch_bytes": 4 * MB, "kernel": "stosb", "bytes_per_sec": 30e9,
-     "typical_worst_ms": 0.125, "p90_worst_ms": 0.25, "max_worst_ms": 0.5,
-     "tied": [{"batch_bytes": 4 * MB, "kernel": "avx", "bytes_per_sec": 29e9},
-              {"batch_bytes": 1 * MB, "kernel": "avx", "bytes_per_sec": 12.5e9},
-              {"batch_bytes": 1 * MB, "kernel": "stosb", "bytes_per_sec": 12e9}]},
-    {"budget_ms": 0.05, "batch_bytes": 64 * KB, "kernel": "avx", "bytes_per_sec": 11e9,
-     "typical_worst_ms": 0.0625, "p90_worst_ms": 0.875, "max_worst_ms": 1.25, "tied": []},
-)  # fmt: skip
-
-
-def advice(**changes):
-    fields = dict(
-        knee_bytes=4 * MB,
-        llc_bytes=16 * MB,
-        best_kernel=BEST,
-        batch=BATCH,
-        knee_kernel="stosb",
-        knee_step=2.75,
-        batch_fits=(True, False),
-        extents=(64 * KB, 1 * MB, 4 * MB, 16 * MB),
-        region_bytes=64 * MB,
-        runs=3,
-        passes=4,
-        seconds=12.34,
-        cells=CELLS,
-        knee_tied=(1 * MB,),
-        backing="2MB",
-        rounds=2,
-    )
-    return Advice(**(fields | changes))
-
+from pagezero.studies.advise.vector import uses_vector_registers, vector_context_line
+from pagezero.system.kernels import Kernel, kernels
 
 EXPECTED = [
-    "From a sweep of 2 kernels x 4 extents (64KB to 16MB), clearing a 64MB region on 2MB "
+    "Per latency budget, the batch for clear_pages() between resched points (GB/s = 10^9 "
+    "bytes/s; worst batch: the slowest batch of a visit, in 9 visits of 10):",
+    "  1 ms -> 16MB batches of movnti, 24.6 GB/s, worst batch 0.68 ms: tied with 4 others "
+    "within the noise (the fastest: 1MB avx, 25.8 GB/s), chosen by the largest batch "
+    "(fewest resched points), then the first tied kernel in the kernel table",
+    "      with clear_pages()'s own stosb: 4MB batches, 11.0 GB/s, worst batch 0.38 ms; tied "
+    "with 1 other batch, chosen by the largest",
+    "  0.1 ms -> 1MB batches of avx, 25.8 GB/s, worst batch 0.04 ms: the fastest that fits",
+    "      with clear_pages()'s own stosb: 64KB batches, 10.0 GB/s, worst batch 0.01 ms",
+    "  0.005 ms -> nothing measured fits; closest: 64KB batches of avx, 11.0 GB/s, worst "
+    "batch 0.01 ms",
+    "      with clear_pages()'s own stosb: nothing measured fits; closest: 64KB batches, "
+    "10.0 GB/s, worst batch 0.01 ms",
+    "",
+    "Kernel by extent (the fastest; among kernels tied within the noise, clear_pages()'s if "
+    "tied, else the first in the kernel table):",
+    "  64KB to 1MB      avx                  18.4 GB/s",
+    "  4MB to 16MB      movnti               24.6 GB/s  (tied: avx)",
+    "",
+    "Knee: none for stosb (clear_pages() here): its largest step is only 1.05x; the LLC is "
+    "16MB (sysfs).",
+    "",
+    "From a sweep of 3 kernels x 4 extents (64KB to 16MB), clearing a 64MB region on 2MB "
     "pages in batches of each extent, 3 runs (fresh processes) of 4 passes each in 2 "
-    "shuffled rounds, 12.3 s (GB/s = 10^9 bytes/s; medians over runs):",
-    "Candidates within the noise between runs are tied (the larger of twice the sweep's "
-    "noise, 2.0%, and 5%); among tied kernels, clear_pages()'s (stosb) if tied, else the "
-    "first in the kernel table.",
+    "shuffled rounds, 12.3 s (medians over runs); --explain says how they were judged and "
+    "chosen.",
+]
+
+METHOD = [
     "",
-    "Fastest kernel by extent:",
-    "  64KB to 1MB      avx                  11.8 GB/s  (tied: stosb)",
-    "  4MB              stosb                30.0 GB/s",
-    "  16MB             stosb                34.0 GB/s",
+    "Ties: candidates within the noise between runs are tied (the larger of twice the "
+    "sweep's noise, 2.0%, and 5%); among tied kernels, clear_pages()'s (stosb) if tied, "
+    "else the first in the kernel table; among tied batches for a budget, the largest "
+    "(fewest resched points), then the kernel rule among the kernels tied at that batch.",
     "",
-    # stosb below 4MB: 10 and 12 GB/s, median 11; from 4MB: 30 and 34, median 32.
-    "Knee: stosb (clear_pages() here) clears 2.8x faster from 4MB on (11.0 GB/s below, "
-    "32.0 GB/s from there): from that extent the CPU stops allocating cache lines for its "
-    "stores; the LLC is 16MB (sysfs), so the knee sits at 0.25x the LLC; tied within "
-    "noise: 1MB (the smallest is taken).",
+    "Budgets: a batch fits when its worst batch of 9 visits in 10 does (p90: per visit of a "
+    "cell, the slowest batch position, each position's time the median over the visit's "
+    "passes; its 90th percentile over every visit of every run, with 5% added, must fit "
+    "the budget, so one visit another task interrupted does not decide).",
     "",
-    "Batch for clear_pages() between resched points, by the worst batch of 9 visits in 10 "
-    "(p90: per visit of a cell, the slowest batch position, each position's time the "
-    "median over the visit's passes; its 90th percentile over every visit of every run, "
-    "with 5% added, must fit the budget, so one visit another task interrupted does not "
-    "decide; typical: the median over runs; max: the slowest batch of all runs); among "
-    "tied, the largest batch:",
-    "  1 ms: 4MB with stosb, 30.0 GB/s, worst batch p90 0.25 ms (typical 0.12 ms, max 0.50 ms)",
-    "      tied: 4MB avx; 1MB every kernel",
-    "  0.05 ms: nothing measured fits; closest: 64KB with avx, 11.0 GB/s, worst batch p90 "
-    "0.88 ms (typical 0.06 ms, max 1.25 ms)",
+    "Every budget's candidates (typical: the median over runs of the worst batch; max: the "
+    "slowest batch of all runs):",
+    "  1 ms: 16MB movnti, worst batch p90 0.68 ms (typical 0.34 ms, max 1.36 ms)",
+    "      tied: 1MB avx; 4MB movnti, avx; 16MB avx",
+    "  0.1 ms: 1MB avx, worst batch p90 0.04 ms (typical 0.02 ms, max 0.08 ms)",
+    "  0.005 ms: 64KB avx, worst batch p90 0.01 ms (typical 0.01 ms, max 0.02 ms)",
 ]
 
 
-def test_the_words_of_a_full_sweep():
+def test_the_hand_made_rows_are_what_the_rules_choose():
+    # The text below reads its rules back from these cells: they must be the rows that
+    # choices makes of them, or the test would check words against an impossible advice.
+    for want, fits in zip(BATCH, (True, True, False)):
+        assert batch_for_budget(CELLS, want["budget_ms"], TABLE, "stosb") == (want, fits)
+    assert best_kernels(CELLS, advice().extents, TABLE, "stosb") == list(BEST)
+    assert [r for r, _ in advice().clear_pages_batches()] == OWN
+
+
+def test_the_answers_come_first_and_the_sweep_last():
     assert advice().describe() == EXPECTED
 
 
-def test_a_range_judged_as_one_says_so_in_its_heading_and_its_row():
-    pooled = BEST[:2] + (dict(BEST[2], tied=["avx"], pooled=True),)
+def test_explain_adds_the_method_after_the_answers():
+    lines = advice().describe(explain=True)
+    assert lines[: len(EXPECTED) - 1] == EXPECTED[:-1]
+    assert lines[len(EXPECTED) - 1] == EXPECTED[-1].replace(
+        "; --explain says how they were judged and chosen", ""
+    )
+    assert lines[len(EXPECTED) :] == METHOD
+
+
+def line_of(adv, start, explain=False):
+    """The one line of adv's text that starts with `start`."""
+    [line] = [x for x in adv.describe(explain) if x.startswith(start)]
+    return line
+
+
+def test_the_fastest_among_ties_is_called_the_fastest_and_the_rule_still_named():
+    # 1 ms with 1MB avx at 26.5 and 16MB movnti at 24: 26.5 leads 16MB avx (25.6) by
+    # 3.4%, 4MB movnti by 7.2%: tied only with 4MB and 16MB avx. At 16MB, the largest,
+    # movnti trails avx by 6.25%: avx alone, chosen by the batch rule only.
+    cells = CELLS | {("avx", 1 * MB): cell(26.5, 0.04), ("movnti", 16 * MB): cell(24, 0.68)}
+    want = dict(row(1.0, 16 * MB, "avx"), tied=[
+        {"batch_bytes": 1 * MB, "kernel": "avx", "bytes_per_sec": 26.5 * GB},
+        {"batch_bytes": 4 * MB, "kernel": "avx", "bytes_per_sec": 25.5 * GB}])  # fmt: skip
+    assert batch_for_budget(cells, 1.0, TABLE, "stosb") == (want, True)
+    line = line_of(advice(cells=cells, batch=(want,), batch_fits=(True,)), "  1 ms -> ")
+    assert line == (
+        "  1 ms -> 16MB batches of avx, 25.6 GB/s, worst batch 0.66 ms: tied with 2 others "
+        "within the noise (the fastest: 1MB avx, 26.5 GB/s), chosen by the largest batch "
+        "(fewest resched points)"
+    )
+    # Where the chosen is the fastest: said so, and the rule named all the same.
+    top = dict(want, bytes_per_sec=27 * GB)
+    line = line_of(advice(cells=cells, batch=(top,), batch_fits=(True,)), "  1 ms -> ")
+    assert line == (
+        "  1 ms -> 16MB batches of avx, 27.0 GB/s, worst batch 0.66 ms: the fastest, tied "
+        "with 2 others within the noise; chosen by the largest batch (fewest resched points)"
+    )
+
+
+def test_clear_pages_own_kernel_chosen_names_its_rule_and_no_second_line():
+    # At 4MB with a 0.2 ms budget: stosb at 25.5 ties avx (the fastest fitting, 25.5)
+    # and movnti (24.6); clear_pages()'s kernel is taken, and its own line would repeat it.
+    cells = CELLS | {("stosb", 4 * MB): cell(25.5, 0.16)}
+    got, fits = batch_for_budget(cells, 0.2, TABLE, "stosb")
+    assert (got["batch_bytes"], got["kernel"], fits) == (4 * MB, "stosb", True)
+    adv = advice(cells=cells, batch=(got,), batch_fits=(True,))
+    lines = adv.describe()
+    assert lines[1].endswith(
+        "chosen by the largest batch (fewest resched points), then clear_pages()'s own kernel"
+    )
+    assert not lines[2].startswith("      with clear_pages()'s own")
+
+
+def test_a_range_judged_as_one_says_so_in_its_heading_its_row_and_its_rule():
+    pooled = BEST[:1] + (dict(BEST[1], pooled=True),)
     lines = advice(best_kernel=pooled).describe()
-    at = EXPECTED.index("Fastest kernel by extent:")
-    assert lines[:at] == EXPECTED[:at]
-    assert lines[at : at + 4] == [
-        "Fastest kernel by extent (from the LLC's size on, one question judged over all its "
-        "extents: which stores stream fastest to memory):",
-        EXPECTED[at + 1],
-        EXPECTED[at + 2],
-        "  16MB             stosb                34.0 GB/s  (tied: avx)  (judged as one range, "
-        "paired within runs)",
+    # The 1 ms batch (16MB) lies in the range: its kernel is the range's.
+    at = EXPECTED.index("")
+    assert lines[1] == EXPECTED[1].replace(
+        "then the first tied kernel in the kernel table",
+        "then the kernel of 4MB to 16MB, judged as one range",
+    )
+    assert lines[:1] + lines[2:at] == EXPECTED[:1] + EXPECTED[2:at]
+    heading = at + 1
+    assert lines[heading : heading + 3] == [
+        "Kernel by extent (the fastest; among kernels tied within the noise, clear_pages()'s "
+        "if tied, else the first in the kernel table; from the LLC's size on, one question "
+        "judged over all its extents: which stores stream fastest to memory):",
+        EXPECTED[heading + 1],
+        "  4MB to 16MB      movnti               24.6 GB/s  (tied: avx)  (judged as one "
+        "range, paired within runs)",
     ]
-    assert lines[at + 4 :] == EXPECTED[at + 4 :]
+    assert lines[heading + 3 :] == EXPECTED[heading + 3 :]
+    # The range's movnti not fitting a budget at 16MB: the next of the range's tied does.
+    avx_16mb = row(
+        1.0,
+        16 * MB,
+        "avx",
+        tied=[(1 * MB, "avx"), (4 * MB, "movnti"), (4 * MB, "avx"), (16 * MB, "movnti")],
+    )
+    pooled_avx = advice(best_kernel=pooled, batch=(avx_16mb,), batch_fits=(True,))
+    assert line_of(pooled_avx, "  1 ms -> ").endswith(
+        "chosen by the largest batch (fewest resched points), then the first of the kernels "
+        "tied over 4MB to 16MB (judged as one range) that fits"
+    )
 
 
 def test_one_run_says_quick_and_that_the_noise_is_unknown():
     quick_cells = {c: dict(v, noise_pct=None) for c, v in CELLS.items()}
-    lines = advice(runs=1, rounds=1, cells=quick_cells).describe()
-    assert lines[0] == EXPECTED[0].replace(
+    quick = advice(runs=1, rounds=1, cells=quick_cells)
+    assert quick.describe()[-1] == EXPECTED[-1].replace(
         "3 runs (fresh processes) of 4 passes each in 2 shuffled rounds",
         "1 run of 4 passes (--quick: the noise between runs is unknown, ties judged by "
         "the passes' spread)",
     )
-    assert lines[1] == EXPECTED[1].replace("2.0%", "unknown with one run")
-    assert lines[2:] == EXPECTED[2:]
+    assert line_of(quick, "Ties: ", explain=True) == METHOD[1].replace(
+        "2.0%", "unknown with one run"
+    )
 
 
 def test_one_round_is_not_named():
-    assert advice(rounds=1).describe()[0] == EXPECTED[0].replace(" in 2 shuffled rounds", "")
+    assert advice(rounds=1).describe()[-1] == EXPECTED[-1].replace(" in 2 shuffled rounds", "")
 
 
-def test_an_interrupted_sweep_says_so_second():
+def test_an_interrupted_sweep_says_so_first():
     lines = advice(interrupted="SIGINT").describe()
-    assert lines[1] == (
-        "Interrupted by SIGINT: from the 8 cells measured before it, partly with fewer runs."
+    assert lines[0] == (
+        "Interrupted by SIGINT: from the 12 cells measured before it, partly with fewer runs."
     )
-    assert lines[:1] + lines[2:] == EXPECTED
+    assert lines[1:] == EXPECTED
+
+
+# stosb with a step: 10 and 11 GB/s below 4MB (median 10.5), 30 and 34 from there (32).
+STEP_CELLS = CELLS | {("stosb", 4 * MB): cell(30, 0.38), ("stosb", 16 * MB): cell(34, 1.4)}
+
+
+def knee_advice(**changes):
+    return advice(**(dict(cells=STEP_CELLS, knee_bytes=4 * MB, knee_step=3.05) | changes))
+
+
+def test_a_clear_knee_its_ties_and_the_llc():
+    assert line_of(knee_advice(knee_tied=(1 * MB,)), "Knee: ") == (
+        "Knee: stosb (clear_pages() here) clears 3.0x faster from 4MB on (10.5 GB/s below, "
+        "32.0 GB/s from there); the LLC is 16MB (sysfs), so the knee sits at 0.25x the LLC; "
+        "tied within noise: 1MB (the smallest is taken)."
+    )
 
 
 def test_a_knee_without_ties_or_llc():
-    line = advice(knee_tied=(), llc_bytes=0).describe()[8]
-    assert line == (
-        "Knee: stosb (clear_pages() here) clears 2.8x faster from 4MB on (11.0 GB/s below, "
-        "32.0 GB/s from there): from that extent the CPU stops allocating cache lines for "
-        "its stores; the LLC size is unknown (sysfs gives none)."
+    assert line_of(knee_advice(llc_bytes=0), "Knee: ") == (
+        "Knee: stosb (clear_pages() here) clears 3.0x faster from 4MB on (10.5 GB/s below, "
+        "32.0 GB/s from there); the LLC size is unknown (sysfs gives none)."
     )
 
 
 def test_a_step_below_the_clear_one_is_no_knee():
-    # KNEE_CLEAR_STEP is 1.3: 1.25 is not a knee, 1.3 is.
-    line = advice(knee_step=1.25).describe()[8]
-    assert line == (
-        "Knee: none clear for stosb (clear_pages() here): its largest step is only 1.25x, "
-        "at 4MB; the LLC is 16MB (sysfs), so the knee sits at 0.25x the LLC."
+    # KNEE_CLEAR_STEP is 1.3: 1.25 is not a knee, 1.3 is. Without a knee no ratio to
+    # the LLC is given: there is nothing to set against it.
+    assert line_of(knee_advice(knee_step=1.25), "Knee: ") == (
+        "Knee: none for stosb (clear_pages() here): its largest step is only 1.25x, at 4MB; "
+        "the LLC is 16MB (sysfs)."
     )
-    assert (
-        advice(knee_step=1.3)
-        .describe()[8]
-        .startswith("Knee: stosb (clear_pages() here) clears 1.3x")
+    assert line_of(knee_advice(knee_step=1.3), "Knee: ").startswith(
+        "Knee: stosb (clear_pages() here) clears 1.3x"
     )
+
+
+def test_no_knee_at_all_is_said_and_null_in_the_json():
+    # knee_bytes None (no extent to name): the step alone; JSON null, not an extent.
+    adv = advice(knee_bytes=None, knee_step=1.0)
+    assert line_of(adv, "Knee: ") == (
+        "Knee: none for stosb (clear_pages() here): its largest step is only 1.00x; the LLC "
+        "is 16MB (sysfs)."
+    )
+    assert adv.to_json()["knee_bytes"] is None
 
 
 def test_the_json_shape():
-    doc = advice().to_json()
+    doc = advice(knee_bytes=4 * MB, knee_step=3.05, knee_tied=(1 * MB,)).to_json()
     assert doc == {
         "knee_bytes": 4 * MB,
         "llc_bytes": 16 * MB,
         "best_kernel": [dict(r) for r in BEST],
         "batch": [dict(r) for r in BATCH],
+        "clear_pages_batch": OWN,
         "knee_tied": [1 * MB],
         "runs": 3,
         "backing": "2MB",
     }
     assert advice(interrupted="SIGTERM").to_json()["interrupted"] == "SIGTERM"
+
+
+# What a kernel needs around a vector kernel (pagezero/studies/advise/vector.py) ----------
+
+
+def kernel_row(name, arch="x86-64", features=(), align=8, temporal=False):
+    return Kernel("clear", name, name, arch, temporal, False, tuple(features), True, None,
+                  align, align)  # fmt: skip
+
+
+HAND_TABLE = (
+    kernel_row("stosb", features=["erms"], align=1, temporal=True),
+    kernel_row("movnti", features=["sse2"]),  # an SSE2 instruction on a general register
+    kernel_row("avx", features=["avx"], align=32),
+    kernel_row("clzero", features=["clzero"], align=64),  # 64-byte aligned, no SIMD set
+    kernel_row("sse2-nt", features=["sse2"], align=16),
+    kernel_row("neon", arch="arm64", features=["asimd"], align=16),
+    kernel_row("stnp", arch="arm64", align=16),
+)
+
+
+def test_vector_registers_are_a_simd_set_and_a_vector_wide_store():
+    assert [k.name for k in HAND_TABLE if uses_vector_registers(k)] == ["avx", "sse2-nt", "neon"]
+
+
+VECTOR_ROWS = {
+    "x86_64": {"x86-64-sse2-nt", "x86-64-avx-nt", "x86-64-avx512-nt", "x86-64-avx512"},
+    "aarch64": set(),  # stp/stnp store xzr pairs, DC ZVA and MOPS no registers at all
+}
+
+
+@pytest.mark.skipif(
+    platform.machine() not in VECTOR_ROWS, reason="no kernel table known for this architecture"
+)
+def test_the_registrys_vector_rows():
+    rows = {k.name for k in kernels("clear") if uses_vector_registers(k)}
+    assert rows == VECTOR_ROWS[platform.machine()]
+
+
+def test_the_vector_line_names_the_advised_vector_kernels_once(monkeypatch):
+    monkeypatch.setattr(vector, "kernels", lambda kind: HAND_TABLE)
+    lines = advice().describe()
+    wrapped = [x for x in lines if "kernel_fpu_begin()" in x]
+    assert wrapped == [
+        "avx stores from vector registers: a kernel patch must wrap each batch in "
+        "kernel_fpu_begin()/kernel_fpu_end() (arch/x86/include/asm/fpu/api.h), which turn "
+        "preemption off (each batch is then non-preemptible for as long as its worst batch "
+        "above) and save the task's user FPU state once per kernel entry (XSAVE, not in "
+        "these figures); rep stos, movnti and clzero need none of it."
+    ]
+    # Under the budgets' answers, before the kernels by extent.
+    at = EXPECTED.index("")
+    assert lines[at : at + 2] == ["", wrapped[0]]
+    assert lines[:at] + lines[at + 2 :] == EXPECTED
+    # Nothing advised from vector registers, no line.
+    plain = advice(batch=(BATCH[0],), batch_fits=(True,), best_kernel=BEST[1:])
+    assert not any("kernel_fpu" in x for x in plain.describe())
+
+
+def test_arm64_vector_kernels_name_kernel_neon_begin(monkeypatch):
+    monkeypatch.setattr(vector, "kernels", lambda kind: HAND_TABLE)
+    assert vector_context_line(["neon", "stnp"]) == (
+        "neon stores from vector registers: a kernel patch must wrap each batch in "
+        "kernel_neon_begin()/kernel_neon_end() (arch/arm64/include/asm/neon.h), which save "
+        "the task's FP/SIMD registers first (not in these figures); stp, stnp, DC ZVA and "
+        "MOPS need none of it."
+    )
+    assert vector_context_line(["stnp", "unknown"]) is None
+    two = vector_context_line(["sse2-nt", "avx", "stosb"])
+    assert two.startswith("avx, sse2-nt store from vector registers: ")  # table order
 
 
 # The tie rules (pagezero/advise_ties.py), figures worked by hand ---------------------
@@ -454,15 +585,15 @@ def test_a_neighbouring_split_that_does_not_rise_never_ties():
 
 
 def test_several_knee_ties_and_several_tied_kernels_are_listed():
-    line = advice(knee_tied=(1 * MB, 16 * MB)).describe()[8]
+    line = line_of(knee_advice(knee_tied=(1 * MB, 16 * MB)), "Knee: ")
     assert line.endswith("; tied within noise: 1MB, 16MB (the smallest is taken).")
     tied = [{"batch_bytes": 1 * MB, "kernel": k, "bytes_per_sec": 1} for k in ("avx", "gen")]
     batch = (dict(BATCH[0], tied=tied),)
     cells = CELLS | {("gen", 64 * KB): cell(1)}
-    lines = advice(batch=batch, batch_fits=(True,), cells=cells).describe()
+    lines = advice(batch=batch, batch_fits=(True,), cells=cells).describe(explain=True)
     assert lines[-1] == "      tied: 1MB avx, gen"
 
 
 def test_no_cells_means_no_noise_known():
-    lines = advice(cells={}, knee_step=1.0).describe()
-    assert "the sweep's noise, unknown with one run, and 5%" in lines[1]
+    adv = advice(cells={}, knee_step=1.0)
+    assert "the sweep's noise, unknown with one run, and 5%" in line_of(adv, "Ties: ", True)

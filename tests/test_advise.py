@@ -6,6 +6,8 @@ import json
 import signal
 
 import pytest
+from conftest import ok
+from helpers.cli import run_cli
 
 import pagezero
 from pagezero.analysis.knee import best_kernels, find_knee
@@ -148,6 +150,12 @@ def quick():
     return pagezero.advise(quick=True, budgets_ms=(1, 3, 0.5))
 
 
+def sweep_line(advice):
+    """The text's line on the sweep (how many kernels, extents, runs), after the answers."""
+    [line] = [x for x in advice.describe() if x.startswith("From a sweep of ")]
+    return line
+
+
 BEST_KEYS = {"min_bytes", "max_bytes", "kernel", "bytes_per_sec"}
 BATCH_KEYS = {"budget_ms", "batch_bytes", "kernel", "bytes_per_sec", "worst_ms"}
 
@@ -159,11 +167,13 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
         "llc_bytes",
         "best_kernel",
         "batch",
+        "clear_pages_batch",
         "knee_tied",
         "runs",
         "backing",
     }
-    assert type(doc["knee_bytes"]) is int and type(doc["llc_bytes"]) is int
+    assert doc["knee_bytes"] is None or type(doc["knee_bytes"]) is int
+    assert type(doc["llc_bytes"]) is int
     assert doc["runs"] == 1 and doc["backing"] == quick.backing
     assert all(type(e) is int for e in doc["knee_tied"])
     assert doc["best_kernel"]
@@ -174,7 +184,11 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
         assert type(row["kernel"]) is str and type(row["bytes_per_sec"]) is float
         assert row["kernel"] not in row["tied"]
     assert [r["budget_ms"] for r in doc["batch"]] == [1.0, 3.0, 0.5]
-    for row in doc["batch"]:
+    # clear_pages()'s own kernel, per budget, in the same shape.
+    assert [r["budget_ms"] for r in doc["clear_pages_batch"]] == [1.0, 3.0, 0.5]
+    assert {r["kernel"] for r in doc["clear_pages_batch"]} == {quick.knee_kernel}
+    assert {t["kernel"] for r in doc["clear_pages_batch"] for t in r["tied"]} <= {quick.knee_kernel}
+    for row in doc["batch"] + doc["clear_pages_batch"]:
         assert set(row) == BATCH_KEYS | {
             "typical_worst_ms",
             "p90_worst_ms",
@@ -200,17 +214,17 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
 def test_quick_is_one_run_and_says_so(quick):
     assert quick.runs == 1
     assert all(c["runs"] == 1 and c["spread_of"] == "loops" for c in quick.cells.values())
-    assert "1 run of 2 passes (--quick" in quick.describe()[0]
+    assert "1 run of 2 passes (--quick" in sweep_line(quick)
 
 
 def test_the_backing_is_the_results_and_is_printed(quick):
     assert quick.backing in ("2MB hugetlb", "2MB THP", "4KB")
-    assert f"region on {quick.backing} pages" in quick.describe()[0]
+    assert f"region on {quick.backing} pages" in sweep_line(quick)
 
 
 def test_knee_lies_within_the_measured_extents(quick):
     assert quick.extents == SWEEPS["quick"]["extents"]
-    assert quick.knee_bytes in quick.extents
+    assert quick.knee_bytes is None or quick.knee_bytes in quick.extents
     assert set(quick.knee_tied) <= set(quick.extents) - {quick.knee_bytes}
 
 
@@ -273,21 +287,30 @@ def test_batches_are_measured_cells(quick):
 
 
 def test_words_name_the_knee_the_budgets_the_ties_and_what_was_checked(quick):
-    text = "\n".join(quick.describe())
+    lines = quick.describe()
+    text = "\n".join(lines)
     assert "Knee" in text and quick.knee_kernel in text
-    assert "1 ms:" in text and "3 ms:" in text and "0.5 ms:" in text
     assert pagezero.format_size(quick.llc_bytes) in text
-    assert "by the worst batch of 9 visits in 10" in text and "max:" in text
-    for row in quick.batch:
-        assert f"worst batch p90 {row['p90_worst_ms']:.2f} ms" in text
-        assert f"typical {row['typical_worst_ms']:.2f} ms" in text
-        # The ties go on the line after the budget's; the last budget, untied, may
-        # end the text (measured ties: a sweep without any left no line after it).
-        after = text.split(f"{row['budget_ms']:g} ms: ", 1)[1].split("\n")
-        assert bool(row["tied"]) == (len(after) > 1 and "tied: " in after[1])
+    # The answers come first, one line per budget, in the budgets' order.
+    answers = [line for line in lines if " ms -> " in line]
+    assert [a.split(" ms -> ")[0].strip() for a in answers] == ["1", "3", "0.5"]
+    assert lines.index(answers[0]) == 1
+    for row, answer in zip(quick.batch, answers):
+        assert f"worst batch {row['p90_worst_ms']:.2f} ms" in answer
+        assert (f"tied with {len(row['tied'])} other" in answer) == bool(row["tied"])
+        assert ("chosen by" in answer) == bool(row["tied"])
     for row in quick.best_kernel:
         if row["tied"]:
             assert f"(tied: {', '.join(row['tied'])})" in text
+    # The method only with explain, after the answers.
+    assert "by the worst batch" not in text and "--explain says how" in text
+    explained = quick.describe(explain=True)
+    assert explained[: len(lines) - 1] == lines[:-1]
+    method = "\n".join(explained[len(lines) :])
+    assert "worst batch of 9 visits in 10" in method and "max:" in method
+    for row in quick.batch:
+        assert f"worst batch p90 {row['p90_worst_ms']:.2f} ms" in method
+        assert f"typical {row['typical_worst_ms']:.2f} ms" in method
 
 
 @pytest.mark.parametrize("budgets", [(), (0,), (-1,), ("1",), (float("nan"),), (True,)])
@@ -306,7 +329,7 @@ def test_runs_are_fresh_processes_and_recorded():
     advice = pagezero.advise(quick=True, runs=2, budgets_ms=(1,))
     assert advice.runs == 2 and advice.to_json()["runs"] == 2
     assert all(c["runs"] == 2 and c["spread_of"] == "runs" for c in advice.cells.values())
-    assert "2 runs (fresh processes) of 2 passes each" in advice.describe()[0]
+    assert "2 runs (fresh processes) of 2 passes each" in sweep_line(advice)
 
 
 def test_each_run_visits_every_cell_once_per_round_in_a_new_order(monkeypatch):
@@ -323,7 +346,7 @@ def test_each_run_visits_every_cell_once_per_round_in_a_new_order(monkeypatch):
     monkeypatch.setattr(advise_study, "_analyse", keep)
     advice = pagezero.advise(quick=True, runs=2, budgets_ms=(1,))
     assert advice.passes == 4 and advice.rounds == 2
-    assert "2 runs (fresh processes) of 4 passes each in 2 shuffled rounds" in advice.describe()[0]
+    assert "2 runs (fresh processes) of 4 passes each in 2 shuffled rounds" in sweep_line(advice)
     rs = seen["rs"]
     by_process = {}
     for result, run in zip(rs.results, rs.runs):
@@ -368,8 +391,8 @@ def test_an_interrupted_sweep_advises_from_the_cells_measured(monkeypatch):
     # The cells done before and the one the signal cut short, no more.
     assert len(advice.cells) == len(seen)
     assert advice.interrupted == "SIGTERM" and advice.to_json()["interrupted"] == "SIGTERM"
-    assert advice.knee_bytes in advice.extents
-    assert "Interrupted by SIGTERM" in "\n".join(advice.describe())
+    assert advice.knee_bytes is None or advice.knee_bytes in advice.extents
+    assert advice.describe()[0].startswith("Interrupted by SIGTERM")
 
 
 def test_a_sweep_stopped_before_two_extents_has_no_advice(monkeypatch):
@@ -391,6 +414,29 @@ def test_cli_advise_saves_the_partial_advice(monkeypatch, tmp_path, capsys):
 def test_cli_quick_says_one_run(capsys):
     assert main(["advise", "--quick", "--budget", "2"]) == 0
     out = capsys.readouterr().out
-    assert "1 run of 2 passes (--quick" in out and "2 ms:" in out
+    assert "1 run of 2 passes (--quick" in out and "\n  2 ms -> " in out
     assert main(["advise", "--quick", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs"] == 1
+
+
+def test_cli_explain_gives_the_method_after_the_answers():
+    plain = ok(run_cli("advise", "--quick")).splitlines()
+    explained = ok(run_cli("advise", "--quick", "--explain")).splitlines()
+    for lines in (plain, explained):
+        assert lines[0].startswith("Per latency budget, the batch for clear_pages()")
+        assert lines[1].startswith("  1 ms -> ")
+    [sweep] = [i for i, x in enumerate(explained) if x.startswith("From a sweep of ")]
+    assert not any(x.startswith(("Ties: ", "Budgets: ")) for x in plain)
+    assert plain[-1].endswith("; --explain says how they were judged and chosen.")
+    method = explained[sweep + 1 :]
+    assert any(x.startswith("Ties: ") for x in method)
+    assert any(x.startswith("Budgets: ") for x in method)
+
+
+def test_the_help_gives_the_runs_and_budgets_the_code_uses():
+    # It said 3 runs while the sweep made 5.
+    text = " ".join(ok(run_cli("advise", "--help")).split())
+    assert f"the full sweep makes {SWEEPS['default']['runs']} runs" in text
+    budgets = " and ".join(f"{b:g}" for b in advise_study.DEFAULT_BUDGETS_MS)
+    assert f"(default: {budgets})" in text
+    assert "--explain" in text

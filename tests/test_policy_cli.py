@@ -164,7 +164,7 @@ def test_advise_quick_words_and_output(tmp_path):
     path = tmp_path / "advice.json"
     proc = run_cli("advise", "--quick", "--budget", "2", "-o", str(path))
     out = ok(proc)
-    assert "Fastest kernel by extent:" in out and "Knee" in out and "2 ms:" in out
+    assert "Kernel by extent (" in out and "Knee" in out and "\n  2 ms -> " in out
     with open(path) as f:
         assert [b["budget_ms"] for b in json.load(f)["batch"]] == [2.0]
 

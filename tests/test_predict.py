@@ -11,13 +11,17 @@ import pytest
 import pagezero
 from pagezero.measure.policy import PAGE_SIZE, Step, clear_order
 from pagezero.studies.predict import Prediction
-from pagezero.studies.predict.model import ProjectedPolicy, fit, project
+from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW, ProjectedPolicy, fit, project
+from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import (
     MAX_ORDER_BYTES,
     PREEMPT_MODES,
+    PROPOSAL_2012,
     every_policy,
     from_7_0,
     gigantic,
+    nontemporal_kernels,
+    nontemporal_policies,
     pre_7_0,
 )
 from pagezero.studies.predict.running import (
@@ -29,6 +33,7 @@ from pagezero.studies.predict.running import (
 from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import machine as sysinfo
 from pagezero.system.kernels import clear_pages_kernel, kernels
+from pagezero.units import parse_size
 
 MB2, GB1 = 2 << 20, 1 << 30
 
@@ -71,15 +76,47 @@ def test_7_0_refuses_an_unknown_preemption_model():
         from_7_0(MB2, "dynamic")
 
 
-def test_every_policy_adds_nontemporal_kernels_for_gigantic_folios_only():
-    nts = [k.name for k in kernels("clear") if k.available and not k.temporal]
-    assert [(p.policy, p.preempt) for p in every_policy(MB2)] == [("pre-7.0", "any")] + [
-        ("7.0", m) for m in PREEMPT_MODES
+def test_every_policy_is_clear_pages_kernels_and_each_has_nontemporal_candidates():
+    nts = [
+        k.name
+        for k in kernels("clear")
+        if k.available and not k.temporal and k.name != clear_pages_kernel()
     ]
-    giant = every_policy(GB1)
-    assert len(giant) == 1 + len(PREEMPT_MODES) * (1 + len(nts))
-    assert {p.kernel for p in giant if p.policy.startswith("7.0+")} == set(nts)
-    assert all(p.policy == f"7.0+{p.kernel}" for p in giant if p.kernel in nts)
+    assert nontemporal_kernels() == nts
+    for folio in (MB2, GB1):
+        policies = every_policy(folio)
+        assert [(p.policy, p.preempt) for p in policies] == [("pre-7.0", "any")] + [
+            ("7.0", m) for m in PREEMPT_MODES
+        ]
+        assert {p.kernel for p in policies} == {clear_pages_kernel()}
+        assert not any(p.nontemporal for p in policies)
+        candidates = nontemporal_policies(folio)
+        assert len(candidates) == len(nts) * len(policies)
+        assert all(c.nontemporal and c.stores == "non-temporal" for c in candidates)
+        assert {c.kernel for c in candidates} == set(nts)
+        # Before 7.0, the 2012 proposal's walk; from 7.0, the policy's own walk.
+        proposal = [c for c in candidates if c.policy == "pre-7.0"]
+        assert {c.strategy for c in proposal} <= {"nocache-except-target"}
+        assert all(PROPOSAL_2012 in c.source for c in proposal)
+        seven = {c.strategy for c in candidates if c.policy == "7.0"}
+        assert seven <= {from_7_0(folio, "full").strategy}
+
+
+def test_the_2012_walk_clears_the_faulting_page_with_clear_pages_kernel():
+    nt = "x86-64-movnti"
+    args = pre_7_0(MB2, nt).folio_args()
+    assert args == {
+        "strategy": "nocache-except-target",
+        "batch": "extent",
+        "kernel": clear_pages_kernel(),
+        "nt_kernel": nt,
+    }
+    assert from_7_0(GB1, "none", nt).folio_args() == {
+        "strategy": "sequential",
+        "batch": "32MB",
+        "kernel": nt,
+    }
+    assert pre_7_0(MB2, nt).same_walk(MB2) != pre_7_0(MB2).same_walk(MB2)
 
 
 def test_a_32mb_batch_and_the_whole_extent_are_one_walk_for_2mb_only():
@@ -93,22 +130,30 @@ def expected_steps(replay, nr):
         return tuple(Step(i, 1, False) for i in range(nr))
     if replay.strategy == "page-at-a-time":  # process_huge_page(), fault at 0
         return tuple(Step(i, 1, False) for i in reversed(range(nr)))
+    if replay.strategy == "nocache-except-target":  # 2012: all but the fault, then it
+        return tuple(Step(i, 1, True) for i in range(1, nr)) + (Step(0, 1, False),)
     if replay.strategy == "neighbourhood-last":  # fault at 0: right of 0..2, then 0..2
         return (Step(3, nr - 3, False), Step(0, 3, False))
     # clear_contig_highpages(): front to back in the batch, or whole.
     return (Step(0, nr, False),)
 
 
-@pytest.mark.parametrize("replay", every_policy(MB2) + every_policy(GB1), ids=str)
+REPLAYS = [
+    *every_policy(MB2),
+    *every_policy(GB1),
+    *nontemporal_policies(MB2)[:5],
+    *nontemporal_policies(GB1)[:5],
+]
+
+
+@pytest.mark.parametrize("replay", REPLAYS, ids=str)
 def test_each_replay_is_recorded_through_the_walk_that_is_timed(replay):
     # A 64-page folio: the walk is the same function whatever the size, and
     # every batch here (32MB, the extent) holds the whole folio.
     nr = 64
     buf = pagezero.region(nr * PAGE_SIZE, thp=False)
     try:
-        steps = pagezero.clear_folio(
-            buf, replay.strategy, 0, kernel=replay.kernel, batch=replay.batch, record=True
-        )
+        steps = pagezero.clear_folio(buf, fault_index=0, record=True, **replay.folio_args())
     finally:
         buf.close()
     assert steps == clear_order(replay.strategy, nr, 0, batch=replay.batch)
@@ -225,7 +270,8 @@ def test_warming_runs_refuses_a_non_positive_rate():
         (100.0, 59.0, False),
         (100.0, 60.0, True),
         (100.0, 85.0, True),  # the 6.18 / Zen 4 case
-        (100.0, 110.0, True),
+        (100.0, 100.0, True),
+        (100.0, 110.0, False),  # one run: a remainder of -10 us, with no spread to hold zero
         (100.0, 120.0, False),  # the replay slower than the fault: too high
     ],
 )
@@ -242,7 +288,31 @@ def test_fit_check_on_synthetic_numbers(fault_us, clear_us, fits):
     "explained, fits", [(0.59, False), (0.60, True), (1.10, True), (1.11, False)]
 )
 def test_the_fit_holds_from_60_to_110_percent(explained, fits):
-    assert fit(MB2, [1.0], [explained]).fits is fits
+    # A slow third fault run: the remainder's interval reaches above zero throughout.
+    f = fit(MB2, [1.0, 1.0, 1.5], [explained] * 3)
+    assert f.remainder_high > 0 and f.fits is fits
+
+
+def test_a_remainder_below_zero_across_the_runs_is_refused_with_its_figures():
+    # Explained 107% (within 110%), remainder -7 us, -10..-4 us across the runs: every run's
+    # fault is faster than every replayed clear.
+    f = fit(MB2, [100e-6, 104e-6], [110e-6, 108e-6])
+    assert FIT_LOW < f.explained < FIT_HIGH and f.remainder_high < 0
+    assert not f.fits and f.negative
+    v = f.verdict()
+    assert "the model does not fit this machine" in v and "nothing projected" in v
+    assert "explains 107%" in v and "remainder -7.0 us per fault (-10.0..-4.0 across" in v
+    assert "the model fits" not in v
+
+
+def test_a_remainder_below_zero_within_the_spread_is_none():
+    # Median fault 106 us, median clear 107 us: -1 us, but -8..+6 across the runs.
+    f = fit(MB2, [100e-6, 112e-6], [108e-6, 106e-6])
+    assert f.remainder_s < 0 < f.remainder_high and f.fits
+    assert "zero within the runs' spread" in f.verdict() and "the model fits" in f.verdict()
+    p = project(f, from_7_0(MB2, "full"), [50e-6])
+    assert math.isclose(p.bytes_per_sec, MB2 / 50e-6)  # no remainder
+    assert math.isclose(p.low, MB2 / 56e-6) and math.isclose(p.high, MB2 / 50e-6)
 
 
 def test_fit_remainder_and_projection():
@@ -266,13 +336,29 @@ def test_fit_refuses_empty_or_non_positive_times(fault, clear):
 # The JSON shape --------------------------------------------------------------------
 
 
-def synthetic_prediction(fits=True):
-    p = Prediction("2MB", "6.18.0", "none", None, "2MB hugetlb", 1 << 30, 5, "warmed")
+NT = "x86-64-movnti"  # a name only: nothing runs
+
+
+def synthetic_prediction(fits=True, page="2MB"):
+    """A 2MB (or 1GB) prediction made by hand: faults at 10 GB/s, pre-7.0 running; 7.0
+    projected at 11 GB/s with clear_pages()'s kernel and 15 GB/s with NT, the 2012 proposal
+    at 13 GB/s; for 1GB, 7.0 under none|voluntary at 10.5 and 14 GB/s instead."""
+    folio = parse_size(page)
+    p = Prediction(page, "6.18.0", "none", None, f"{page} hugetlb", 1 << 30, 5, "warmed")
     p.run_rates, p.discarded_runs = [1e9, 9e9, 1e10, 1.1e10], 1
-    p.fault_bytes_per_sec, p.replay, p.replay_backing = 1e10, pre_7_0(MB2), "hugetlb"
+    p.fault_bytes_per_sec, p.replay, p.replay_backing = 1e10, pre_7_0(folio), "hugetlb"
     p.replay_bytes_per_sec, p.explained, p.remainder_us = 1.2e10, 0.83, 30.0
-    if fits:
-        p.projections = [ProjectedPolicy(from_7_0(MB2, "full"), 1.1e10, 1e10, 1.2e10, 3e10)]
+    p.remainder_interval_us, p.nontemporal_kernels = (20.0, 40.0), [NT]
+    if not fits:
+        return p
+    p.projections = [ProjectedPolicy(pre_7_0(folio, NT), 1.3e10, 1.2e10, 1.4e10, 2e10)]
+    for mode in PREEMPT_MODES:
+        cooperative = page == "1GB" and mode in ("none", "voluntary")
+        own, nt = (1.05e10, 1.4e10) if cooperative else (1.1e10, 1.5e10)
+        p.projections += [
+            ProjectedPolicy(from_7_0(folio, mode), own, own * 0.9, own * 1.1, 3e10),
+            ProjectedPolicy(from_7_0(folio, mode, NT), nt, nt * 0.9, nt * 1.1, 4e10),
+        ]
     return p
 
 
@@ -293,6 +379,7 @@ PROJECTION_TYPES = {
     "policy": str,
     "preempt": str,
     "kernel": str,
+    "stores": str,
     "bytes_per_sec": float,
     "low": float,
     "high": float,
@@ -313,8 +400,81 @@ def test_json_shape():
     doc = json.loads(json.dumps(synthetic_prediction().to_json()))
     check_json_shape(doc)
     assert doc["runs"] == 4 and doc["discarded_runs"] == 1
-    assert doc["projections"][0]["policy"] == "7.0" and doc["projections"][0]["preempt"] == "full"
+    first, second = doc["projections"][:2]
+    assert (first["policy"], first["stores"], first["kernel"]) == ("pre-7.0", "non-temporal", NT)
+    assert (second["policy"], second["preempt"], second["stores"]) == (
+        "7.0",
+        "none",
+        "clear_pages()",
+    )
     assert len(doc["assumptions"]) == 2
+    assert doc["remainder_interval_us"] == [20.0, 40.0] and doc["nontemporal_kernels"] == [NT]
+    assert doc["answers"] == synthetic_prediction().answers()
+
+
+def test_text_opens_with_the_answers_in_gb_per_s():
+    lines = synthetic_prediction().describe()
+    assert (
+        lines[0]
+        == "2MB demand faults today: 10.00 GB/s (kernel 6.18.0, pre-7.0 policy, preempt=none)"
+    )
+    # One line per answer, before the method: the 2012 proposal, 7.0 with each kernel.
+    assert lines[1] == (
+        f"pre-7.0 with {NT} (fastest non-temporal; the 2012 proposal): 10.00 -> 13.00 GB/s "
+        "(+30%; 12.00..14.00)"
+    )
+    assert lines[2] == (
+        f"7.0 with {clear_pages_kernel()} (clear_pages()'s): 10.00 -> 11.00 GB/s (+10%; "
+        "9.90..12.10), all four preemption models project the same"
+    )
+    assert lines[3].startswith(f"7.0 with {NT} (fastest non-temporal): 10.00 -> 15.00 GB/s")
+    assert lines[4].startswith("# how:")
+    text = "\n".join(lines)
+    assert "GB/sec" not in text and "2^30" not in text
+    assert "preempt=full" not in "\n".join(lines[:4])  # all four alike: none named
+
+
+def test_text_names_the_preemption_models_where_they_differ():
+    answers = synthetic_prediction(page="1GB").answers()
+    seven = [line for line in answers if line.startswith("7.0")]
+    assert [line.rsplit(", ", 1)[-1] for line in seven] == [
+        "preempt=none|voluntary",
+        "preempt=full|lazy",
+        "preempt=none|voluntary",
+        "preempt=full|lazy",
+    ]
+    assert "10.00 -> 10.50 GB/s" in seven[0] and "10.00 -> 15.00 GB/s" in seven[3]
+
+
+def test_text_without_a_fit_answers_that_nothing_is_projected():
+    p = synthetic_prediction(fits=False)
+    p.verdict = "the replay explains 107% of the fault time, remainder -7.0 us per fault: ..."
+    first, second = p.answers()
+    assert first.startswith("2MB demand faults today: 10.00 GB/s")
+    assert second == f"2MB: nothing projected: {p.verdict}"
+    assert not any("->" in line for line in p.describe())
+
+
+def test_without_a_nontemporal_kernel_the_text_says_so():
+    p = synthetic_prediction()
+    p.nontemporal_kernels = []
+    p.projections = [x for x in p.projections if not x.replay.nontemporal]
+    answers = p.answers()
+    assert answers[-1] == "no non-temporal clear kernel runs on this CPU: none projected with one"
+    assert len(answers) == 3  # today, 7.0 with clear_pages()'s kernel, the line above
+
+
+def test_groups_join_only_the_same_figures():
+    p = synthetic_prediction()
+    groups = group_projections(p.projections)
+    assert [(g.projected.replay.policy, g.projected.replay.nontemporal) for g in groups] == [
+        ("pre-7.0", True),
+        ("7.0", False),
+        ("7.0", True),
+    ]
+    assert groups[1].modes == PREEMPT_MODES and groups[0].modes == ("any",)
+    assert groups[0].preempt_words == ""
+    assert len(group_projections(synthetic_prediction(page="1GB").projections)) == 5
 
 
 def test_text_names_the_assumptions_and_the_discarded_runs():
@@ -326,7 +486,8 @@ def test_text_names_the_assumptions_and_the_discarded_runs():
 
 def test_simple_is_the_numbers_one_a_line():
     p = synthetic_prediction()
-    assert p.simple() == ["1e+10", "1.2e+10", "0.83", "30", "1.1e+10"]
+    assert p.simple()[:6] == ["1e+10", "1.2e+10", "0.83", "30", "1.3e+10", "1.1e+10"]
+    assert len(p.simple()) == 4 + len(p.projections)
     p.lost_runs = 1
     assert "3 of 4 runs kept, 1 discarded as still warming up" in "\n".join(p.describe())
     assert "; 1 lost (worker died)" in "\n".join(p.describe())

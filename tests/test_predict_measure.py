@@ -16,8 +16,9 @@ from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.studies.predict import Prediction
 from pagezero.studies.predict import study as measure_module
-from pagezero.studies.predict.replays import PREEMPT_MODES, pre_7_0
+from pagezero.studies.predict.replays import PREEMPT_MODES, nontemporal_kernels, pre_7_0
 from pagezero.system import machine as sysinfo
+from pagezero.system.kernels import clear_pages_kernel
 
 MB2 = 2 << 20
 
@@ -51,10 +52,24 @@ def fault_result(rate):
     )
 
 
-def folio_result(strategy, batch_bytes, kernel, clear_us):
+def folio_result(strategy, batch_bytes, kernel, clear_us, nt_kernel=None):
     ns = int(clear_us * 1000)
     params = {"strategy": strategy, "batch_bytes": batch_bytes, "backing": "hugetlb"}
-    return Result("mmap", kernel, params, MB2, "ns", [ns, ns, ns])
+    return Result("mmap", kernel, dict(params, nt_kernel=nt_kernel), MB2, "ns", [ns, ns, ns])
+
+
+NTS = nontemporal_kernels()
+
+
+def synthetic_clear_us(point):
+    """The replays' clears: the running kernel's 170 us, 7.0's 120 us; with non-temporal
+    stores 7.0 fastest with the first kernel (90 us, then 1 us more each), the 2012 walk
+    with the last (140 us, then 1 us less each)."""
+    if point.get("nt_kernel"):
+        return 140.0 - NTS.index(point["nt_kernel"])
+    if point["kernel"] in NTS:
+        return 90.0 + NTS.index(point["kernel"])
+    return 170.0 if point["strategy"] == pre_7_0(MB2).strategy else 120.0
 
 
 @pytest.fixture
@@ -79,8 +94,8 @@ def synthetic(monkeypatch, fake):
         seen["points"] = points
         rs = []
         for p in points:
-            us = 170.0 if p["strategy"] == pre_7_0(MB2).strategy else 120.0
-            rs += [folio_result(p["strategy"], MB2, p["kernel"], us) for _ in range(runs)]
+            us, nt = synthetic_clear_us(p), p.get("nt_kernel")
+            rs += [folio_result(p["strategy"], MB2, p["kernel"], us, nt) for _ in range(runs)]
         return ResultSet(rs)
 
     monkeypatch.setattr(measure_module, "faults", faults)
@@ -107,14 +122,45 @@ def test_predict_pipeline_on_synthetic_runs(synthetic):
     assert p.replay.policy == "pre-7.0" and p.replay.strategy == "page-at-a-time"
     assert p.explained == pytest.approx(170 / 200, rel=1e-3)
     assert p.remainder_us == pytest.approx(30.0, rel=1e-3)
-    assert [(x.replay.policy, x.replay.preempt) for x in p.projections] == [
-        ("7.0", m) for m in PREEMPT_MODES
-    ]
-    assert p.projections[0].bytes_per_sec == pytest.approx(MB2 / 150e-6, rel=1e-3)
-    # One replay per distinct walk: the running policy and 7.0's (32MB = whole for 2MB).
-    assert len(seen["points"]) == 2
+    # Each policy with clear_pages()'s stores (but the running one) and with the fastest
+    # non-temporal kernel.
+    with_nt = [("pre-7.0", "any", True)] if NTS else []
+    for m in PREEMPT_MODES:
+        with_nt += [("7.0", m, False)] + ([("7.0", m, True)] if NTS else [])
+    got = [(x.replay.policy, x.replay.preempt, x.replay.nontemporal) for x in p.projections]
+    assert got == with_nt
+    seven = [x for x in p.projections if x.replay.policy == "7.0"]
+    assert seven[0].bytes_per_sec == pytest.approx(MB2 / 150e-6, rel=1e-3)
+    if NTS:
+        assert p.nontemporal_kernels == NTS
+        nt_7_0 = [x for x in seven if x.replay.nontemporal]
+        assert {x.replay.kernel for x in nt_7_0} == {NTS[0]}  # 90 us: the fastest
+        assert nt_7_0[0].bytes_per_sec == pytest.approx(MB2 / 120e-6, rel=1e-3)
+        proposal = p.projections[0]
+        assert proposal.replay.kernel == NTS[-1]  # the 2012 walk's fastest
+        assert proposal.replay.strategy == "nocache-except-target"
+    # One replay per distinct walk: the running policy and 7.0's (32MB = whole for 2MB), and
+    # with each non-temporal kernel the 2012 walk and 7.0's.
+    assert len(seen["points"]) == 2 + 2 * len(NTS)
+    nocache = [pt for pt in seen["points"] if pt["strategy"] == "nocache-except-target"]
+    assert sorted(pt["nt_kernel"] for pt in nocache) == sorted(NTS)
+    assert {pt["kernel"] for pt in nocache} <= {clear_pages_kernel()}
     assert all(pt["cache"] == "cold" and pt["size"] == "2MB" for pt in seen["points"])
     check_json_shape(json.loads(json.dumps(p.to_json())))
+
+
+def test_a_7_0_kernel_projects_only_what_clears_otherwise(synthetic, monkeypatch):
+    # 7.0 under preempt=full, 2MB: every model is today's walk with clear_pages()'s kernel,
+    # so pre-7.0 and the non-temporal projections (the 2012 proposal among them) remain.
+    info = {"kernel_release": "7.0.1", "preemption": {"model": "full"}, "thp": {"enabled": "never"}}
+    monkeypatch.setattr(measure_module, "machine", lambda: info)
+    p = pagezero.predict("2MB", runs=3, reserve=True, size="8MB", loops=2)
+    assert p.replay.policy == "7.0" and p.replay.strategy == "neighbourhood-last"
+    own = [x.replay.policy for x in p.projections if not x.replay.nontemporal]
+    assert own == ["pre-7.0"]
+    assert len(p.projections) == 1 + (1 + len(PREEMPT_MODES)) * bool(NTS)
+    if NTS:
+        assert "all four preemption models project the same" in p.answers()[-1]
 
 
 def test_predict_projects_nothing_when_the_model_does_not_fit(synthetic, monkeypatch):
@@ -123,7 +169,10 @@ def test_predict_projects_nothing_when_the_model_does_not_fit(synthetic, monkeyp
     def slow_replays(benchmark, points, runs):  # the replay: 100 us of 200: 50%
         rs = real(benchmark, points, runs)
         return ResultSet(
-            [folio_result(r.params["strategy"], MB2, r.function, 100.0) for r in rs.results]
+            [
+                folio_result(r.params["strategy"], MB2, r.function, 100.0, r.params["nt_kernel"])
+                for r in rs.results
+            ]
         )
 
     monkeypatch.setattr(measure_module, "across_processes", slow_replays)
@@ -131,6 +180,27 @@ def test_predict_projects_nothing_when_the_model_does_not_fit(synthetic, monkeyp
     assert p.explained == pytest.approx(0.5, rel=1e-3)
     assert p.projections == [] and "does not fit this machine" in p.verdict
     assert p.to_json()["projections"] == []
+
+
+def test_predict_refuses_a_remainder_below_zero_across_the_runs(synthetic, monkeypatch):
+    real = measure_module.across_processes
+
+    def slower_replays(benchmark, points, runs):  # the replay: 205 us of 200, every run
+        rs = real(benchmark, points, runs)
+        return ResultSet(
+            [
+                folio_result(r.params["strategy"], MB2, r.function, 205.0, r.params["nt_kernel"])
+                for r in rs.results
+            ]
+        )
+
+    monkeypatch.setattr(measure_module, "across_processes", slower_replays)
+    p = pagezero.predict("2MB", runs=3, reserve=True, size="8MB", loops=2)
+    assert p.explained == pytest.approx(1.025, rel=1e-3)  # within 60%..110%
+    assert p.remainder_us == pytest.approx(-5.0, abs=0.01)
+    assert p.projections == [] and "does not fit this machine" in p.verdict
+    assert "remainder -5.0 us per fault (-5.0..-5.0 across the runs)" in p.verdict
+    assert p.answers()[1].startswith("2MB: nothing projected: the replay explains 102%")
 
 
 def test_predict_without_pages_names_the_fix(synthetic):
@@ -226,8 +296,13 @@ def test_cli_json_from_a_real_tiny_run(tmp_path):
     assert doc["page"] == "2MB" and doc["runs"] == 2 and 0 <= doc["discarded_runs"] <= 1
     assert doc["replay_policy"] in ("pre-7.0", "7.0")
     assert doc["fault_pages"].startswith("2MB")
-    fits = 0.60 <= doc["explained"] <= 1.10
-    assert len(doc["projections"]) == (len(PREEMPT_MODES) if fits else 0)
+    fits = doc["verdict"].endswith("the model fits")
+    assert fits is (0.60 <= doc["explained"] <= 1.10 and doc["remainder_interval_us"][1] >= 0)
+    # Each policy with clear_pages()'s kernel (the running one aside) and with the fastest
+    # non-temporal one.
+    expected = len(PREEMPT_MODES) * (1 + bool(NTS)) + bool(NTS)
+    assert len(doc["projections"]) == (expected if fits else 0)
+    assert doc["answers"][0].startswith("2MB demand faults today: ")
     assert doc["explained"] == pytest.approx(
         doc["fault_bytes_per_sec"] / doc["replay_bytes_per_sec"], rel=1e-9
     )
@@ -236,6 +311,7 @@ def test_cli_json_from_a_real_tiny_run(tmp_path):
 @needs_2mb_pages
 def test_cli_text_from_a_real_tiny_run():
     out = ok(pagezero_cli("predict", "-s", "4MB", "-l", "1", "--runs", "1"))
+    assert out.startswith("2MB demand faults today: ") and "GB/sec" not in out
     assert "# warmed the pool first" in out
     assert "explained" in out and "us per fault" in out
     assert out.count("# assumed:") == 2

@@ -1,18 +1,20 @@
 """The report's "What a new clearing policy would gain here" section, from
-synthetic predictions: the explained share first, Milan's figures for scale,
-summary figures that are table cells, and a page that fails without taking
-the section (or the report) with it."""
+synthetic predictions: its answer (7.0 with clear_pages()'s kernel and the
+fastest non-temporal one), the explained share first, Milan's figures only as
+another machine's, summary figures that are table cells, a fit refused, and a
+page that fails without taking the section (or the report) with it."""
 
 import json
 import re
 import signal
 
-from test_predict import synthetic_prediction
+from test_predict import NT, synthetic_prediction
 
 from pagezero import MappingError
 from pagezero.interrupt import Interrupted
 from pagezero.studies.report import STUDIES
 from pagezero.studies.report import predict as report_predict
+from pagezero.system.kernels import clear_pages_kernel
 
 CFG = {"runs": 1, "fault_size": 16 << 20, "fault_loops": 1}
 FIGURE = re.compile(r"(?<![\w.])\d+\.\d+x?(?![\w.])")
@@ -57,10 +59,19 @@ def test_section_explained_first_beside_milan(tmp_path, monkeypatch):
     assert "mm: folio_zero_user: clear contiguous pages" in body
     assert "1GB: not predicted: MappingError: not enough 1GB hugepages" in body
     assert not section.failed and not section.interrupted
-    (line,) = section.summary
-    assert line.startswith("The running kernel's clearing explains 83% of a 2MB demand fault")
-    assert "AMD Milan measured +39%" in line
-    assert all(f in cells(section.body) for f in FIGURE.findall(line)), line
+    # The answer: today's rate, 7.0 with clear_pages()'s kernel and the fastest non-temporal.
+    (answer,) = section.answers
+    assert answer.startswith("2MB demand faults run at 10.0 GB/s here; the 7.0 policy would ")
+    assert f"11.0 GB/s with clear_pages()'s {clear_pages_kernel()} (+10%)" in answer
+    assert f"15.0 GB/s with non-temporal {NT} (+50%)" in answer
+    assert "all four preemption models alike" in answer and "preempt=full" not in answer
+    proposal, milan = section.summary
+    assert proposal.startswith("2MB: the 2012 proposal") and "13.0 GB/s (+30%" in proposal
+    # Milan only as another machine's figure, for scale.
+    assert milan.startswith("For scale, another machine (AMD Milan, in the seeds'")
+    assert "AMD Milan measured" not in body and "For scale only, another machine" in body
+    for line in section.answers + section.summary:
+        assert all(f in cells(section.body) for f in FIGURE.findall(line)), line
     saved = json.loads((tmp_path / "predict.json").read_text())
     assert [d["page"] for d in saved] == ["2MB"]
 
@@ -77,7 +88,32 @@ def test_no_fit_projects_nothing_and_says_why(tmp_path, monkeypatch):
     section, _ = study(tmp_path, monkeypatch, {"2MB": p}, quick=True)
     body = "\n".join(section.body)
     assert "Projected fault rates" not in body and "does not fit" in body
-    assert "under 60%: the model does not fit this machine" in section.summary[0]
+    (answer,) = section.answers
+    assert "under 60%: the model does not fit this machine" in answer
+    assert not any("For scale" in line for line in section.summary)
+
+
+def test_a_remainder_below_zero_is_no_fit_in_the_answer(tmp_path, monkeypatch):
+    p = synthetic_prediction(fits=False)
+    p.explained, p.remainder_us = 1.05, -11.0
+    p.verdict = "the replay explains 105% of the fault time, remainder -11.0 us per fault"
+    section, _ = study(tmp_path, monkeypatch, {"2MB": p}, quick=True)
+    (answer,) = section.answers
+    assert "explains 105%, but the remainder is below zero across the runs" in answer
+    assert "the model does not fit this machine and nothing is projected" in answer
+    assert "| 2MB | 105% |" in "\n".join(section.body) and "| -11.0 |" in "\n".join(section.body)
+    assert "the model fits" not in "\n".join(section.body + section.answers)
+
+
+def test_1gb_names_the_preemption_models_where_they_differ(tmp_path, monkeypatch):
+    answers = {"2MB": synthetic_prediction(), "1GB": synthetic_prediction(page="1GB")}
+    section, _ = study(tmp_path, monkeypatch, answers)
+    small, large = section.answers
+    assert "all four preemption models alike" in small
+    assert "under preempt=none|voluntary, at 10.5 GB/s" in large
+    assert "under preempt=full|lazy, at 11.0 GB/s" in large and "alike" not in large
+    rows = [line for line in section.body if line.startswith("| 1GB | 7.0 |")]
+    assert [r.split("|")[5].strip() for r in rows] == ["none, voluntary", "full, lazy"] * 2
 
 
 def test_a_signal_keeps_the_partial_and_marks_the_section(tmp_path, monkeypatch):

@@ -34,6 +34,7 @@ from pagezero.cli.render import interrupted_line
 from pagezero.interrupt import as_interrupted, signals_interrupt
 from pagezero.measure.policy import PRESETS, STRATEGIES
 from pagezero.runs.sweeps import BENCHMARKS
+from pagezero.studies.advise.study import DEFAULT_BUDGETS_MS
 
 __all__ = ["main", "build_parser", "COMMANDS", "UsageError"]
 
@@ -174,15 +175,22 @@ def _study_parsers(sub):
         action="append",
         metavar="MS",
         type=number,
-        help="budget in ms for the typical worst batch latency (the slowest batch position, "
-        "median over passes and runs); repeat for several (default: 1 and 3)",
+        help="latency budget in ms for the worst batch in 9 visits of 10 (per visit the "
+        "slowest batch position, median over its passes); repeat for several (default: "
+        f"{' and '.join(f'{b:g}' for b in DEFAULT_BUDGETS_MS)})",
     )
+    explain = (
+        "after the answers, say how ties were judged and chosen and what a budget is "
+        "checked against"
+    )
+    p.add_argument("--explain", action="store_true", help=explain)
     add_format(p, ("default", "json"))
     add(p, "output")
 
     text = (
         "measure demand faults on huge pages, replay the running kernel's clearing "
-        "policy, and project what every other policy would give"
+        "policy, and project what every policy would give with clear_pages()'s kernel "
+        "and with the fastest non-temporal one"
     )
     p = _command(sub, "predict", text)
     add(p, "page", "runs", "reserve", "size", "nr_loops")

@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from pagezero.studies.advise.study import SWEEPS as ADVISE_SWEEPS
 from pagezero.studies.predict.study import FAULT_LOOPS, PAGES
 from pagezero.system.backing import BACKINGS
 
@@ -158,7 +159,7 @@ HELP = {
     ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault study needs (root), "
     "giving them back afterwards; without it, sizes lacking pages are skipped",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
-    "the full sweep makes 3 runs, fresh processes)",
+    f"the full sweep makes {ADVISE_SWEEPS['default']['runs']} runs, fresh processes)",
     ("quick", "report"): "a smaller study, one run per point: a few minutes",
     "output": "also save every result, with its samples and the machine, as JSON",
     ("output", "advise"): "also write the JSON advice",

@@ -33,7 +33,7 @@ def cmd_advise(args):
     if args.format == "json":
         print_json(advice.to_json())
     else:
-        print("\n".join(advice.describe()))
+        print("\n".join(advice.describe(explain=args.explain)))
     return 0
 
 
@@ -72,7 +72,8 @@ def cmd_report(args):
     run = run_report(args.output, scale=scale, reserve=args.reserve, runs=args.runs)
     print(f"report written to {run.out_dir}/report.md")
     with open(os.path.join(run.out_dir, "report.md")) as f:
-        print(f.read().split("## Summary", 1)[-1].split("##", 1)[0].strip())
+        # The summary, its Answers and Also found (### headings) included.
+        print(f.read().split("## Summary", 1)[-1].split("\n## ", 1)[0].strip())
     for section in run.failed:
         print(f'pagezero: study "{section.title}" failed: {section.failed}', file=sys.stderr)
     if run.interrupted:  # the report caught the signal to write what was measured

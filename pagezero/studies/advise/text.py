@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
+from pagezero.studies.advise.answers import budget_line, own_kernel_batches, own_kernel_line
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
+from pagezero.studies.advise.vector import vector_context_line
 from pagezero.units import format_gbps, format_size
 
 
@@ -18,9 +20,9 @@ class Advice:
 
     Attributes
     ----------
-    knee_bytes : int
+    knee_bytes : int or None
         The extent, in bytes, from which clear_pages()'s kernel clears
-        markedly faster.
+        markedly faster; None where there is no knee.
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
@@ -55,7 +57,7 @@ class Advice:
         The shuffled visits of every cell per run, that the passes were spread over.
     """
 
-    knee_bytes: int
+    knee_bytes: int | None
     llc_bytes: int
     best_kernel: tuple[dict[str, Any], ...]
     batch: tuple[dict[str, Any], ...]
@@ -73,6 +75,18 @@ class Advice:
     interrupted: str | None = None
     rounds: int = 1
 
+    def clear_pages_batches(self) -> list[tuple[dict[str, Any], bool]]:
+        """Per budget, the batch for clear_pages()'s own kernel alone, and whether it fits.
+
+        Returns
+        -------
+        list of (dict, bool)
+            Rows of the "batch" shape, chosen among that kernel's cells by the same rules
+            (the largest batch tied with its fastest that fits), in the budgets' order.
+        """
+        budgets = [row["budget_ms"] for row in self.batch]
+        return own_kernel_batches(self.cells, budgets, self.knee_kernel)
+
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
 
@@ -80,15 +94,18 @@ class Advice:
         -------
         dict
             Today's keys, and "tied", "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
-            "checked_against" per row, "knee_tied", "runs" and "backing";
-            "interrupted" (the signal's name) when a signal cut the sweep
-            short. Sizes in bytes, rates in bytes/sec, latencies in ms.
+            "checked_against" per row, "knee_tied", "runs", "backing" and
+            "clear_pages_batch" (per budget, the batch for clear_pages()'s own kernel,
+            rows of the "batch" shape); "interrupted" (the signal's name) when a signal
+            cut the sweep short. "knee_bytes" is null when there is no knee. Sizes in
+            bytes, rates in bytes/sec, latencies in ms.
         """
         doc: dict[str, Any] = {
-            "knee_bytes": int(self.knee_bytes),
+            "knee_bytes": None if self.knee_bytes is None else int(self.knee_bytes),
             "llc_bytes": int(self.llc_bytes),
             "best_kernel": [dict(r) for r in self.best_kernel],
             "batch": [dict(r) for r in self.batch],
+            "clear_pages_batch": [r for r, _ in self.clear_pages_batches()],
             "knee_tied": [int(e) for e in self.knee_tied],
             "runs": int(self.runs),
             "backing": self.backing,
@@ -101,103 +118,145 @@ class Advice:
         noise = next((c.get("noise_pct") for c in self.cells.values()), None)
         return "unknown with one run" if noise is None else f"{noise:.1f}%"
 
-    def describe(self) -> list[str]:
-        """The advice in plain words.
+    def describe(self, explain: bool = False) -> list[str]:
+        """The advice in plain words: the answers first, then how they were found.
+
+        Parameters
+        ----------
+        explain : bool
+            Also give the method: how ties are judged and chosen among, and what a
+            budget is checked against (``pagezero advise --explain``).
 
         Returns
         -------
         list of str
             The lines of the text (GB/s = 10^9 bytes/s, latencies in ms).
         """
-        gb = format_gbps
-        n_kernels = len({k for k, _ in self.cells})
-        runs = f"1 run of {self.passes} passes (--quick: the noise between runs is unknown, "
-        runs += "ties judged by the passes' spread)"
-        if self.runs > 1:
-            runs = f"{self.runs} runs (fresh processes) of {self.passes} passes each"
-            runs += f" in {self.rounds} shuffled rounds" if self.rounds > 1 else ""
-        lines = [
-            f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents "
-            f"({format_size(self.extents[0])} to {format_size(self.extents[-1])}), "
-            f"clearing a {format_size(self.region_bytes)} region on {self.backing} "
-            f"pages in batches of each extent, {runs}, {self.seconds:.1f} s "
-            "(GB/s = 10^9 bytes/s; medians over runs):",
-            "Candidates within the noise between runs are tied (the larger of twice "
-            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); among tied "
-            "kernels, clear_pages()'s "
-            f"({self.knee_kernel}) if tied, else the first in the kernel table.",
-            "",
-            "Fastest kernel by extent:",
-        ]
-        if any(r.get("pooled") for r in self.best_kernel):
-            lines[-1] = (
-                "Fastest kernel by extent (from the LLC's size on, one question judged over "
-                "all its extents: which stores stream fastest to memory):"
-            )
+        lines = []
         if self.interrupted:
-            lines[1:1] = [
+            lines.append(
                 f"Interrupted by {self.interrupted}: from the {len(self.cells)} "
                 "cells measured before it, partly with fewer runs."
-            ]
+            )
+        lines += self._budget_lines()
+        # Once, under the answers: what using an advised vector kernel takes.
+        advised = [r["kernel"] for r in self.batch] + [r["kernel"] for r in self.best_kernel]
+        vector = vector_context_line(advised)
+        if vector:
+            lines += ["", vector]
+        lines += ["", *self._kernel_lines(), "", self._knee_line()]
+        lines += ["", self._sweep_line(explain)]
+        if explain:
+            lines += self._method_lines()
+        return lines
+
+    def _budget_lines(self) -> list[str]:
+        pooled = [r for r in self.best_kernel if r.get("pooled")]
+        lines = [
+            "Per latency budget, the batch for clear_pages() between resched points "
+            "(GB/s = 10^9 bytes/s; worst batch: the slowest batch of a visit, in 9 visits "
+            "of 10):"
+        ]
+        own = self.clear_pages_batches()
+        for i, (row, fits) in enumerate(zip(self.batch, self.batch_fits)):
+            lines.append("  " + budget_line(row, fits, self.cells, self.knee_kernel, pooled))
+            if i < len(own) and (own[i][0]["batch_bytes"], own[i][0]["kernel"]) != (
+                row["batch_bytes"],
+                row["kernel"],
+            ):
+                lines.append("      " + own_kernel_line(*own[i], self.knee_kernel))
+        return lines
+
+    def _kernel_lines(self) -> list[str]:
+        gb = format_gbps
+        heading = (
+            "Kernel by extent (the fastest; among kernels tied within the noise, "
+            "clear_pages()'s if tied, else the first in the kernel table):"
+        )
+        if any(r.get("pooled") for r in self.best_kernel):
+            heading = heading[:-2] + (
+                "; from the LLC's size on, one question judged over all its extents: which "
+                "stores stream fastest to memory):"
+            )
+        lines = [heading]
         for r in self.best_kernel:
             lo, hi = format_size(r["min_bytes"]), format_size(r["max_bytes"])
             span = lo if lo == hi else f"{lo} to {hi}"
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
             pooled = "  (judged as one range, paired within runs)" if r.get("pooled") else ""
             lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}{pooled}")
-        lines += [
+        return lines
+
+    def _sweep_line(self, explain: bool) -> str:
+        n_kernels = len({k for k, _ in self.cells})
+        runs = f"1 run of {self.passes} passes (--quick: the noise between runs is unknown, "
+        runs += "ties judged by the passes' spread)"
+        if self.runs > 1:
+            runs = f"{self.runs} runs (fresh processes) of {self.passes} passes each"
+            runs += f" in {self.rounds} shuffled rounds" if self.rounds > 1 else ""
+        span = f"{format_size(self.extents[0])} to {format_size(self.extents[-1])}"
+        more = "" if explain else "; --explain says how they were judged and chosen"
+        return (
+            f"From a sweep of {n_kernels} kernels x {len(self.extents)} extents ({span}), "
+            f"clearing a {format_size(self.region_bytes)} region on {self.backing} pages in "
+            f"batches of each extent, {runs}, {self.seconds:.1f} s (medians over runs){more}."
+        )
+
+    def _method_lines(self) -> list[str]:
+        lines = [
             "",
-            self._knee_line(),
+            "Ties: candidates within the noise between runs are tied (the larger of twice "
+            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); among tied "
+            f"kernels, clear_pages()'s ({self.knee_kernel}) if tied, else the first in the "
+            "kernel table; among tied batches for a budget, the largest (fewest resched "
+            "points), then the kernel rule among the kernels tied at that batch.",
             "",
-            "Batch for clear_pages() between resched points, by the worst batch "
-            "of 9 visits in 10 (p90: per visit of a cell, the slowest batch position, "
-            "each position's time the median over the visit's passes; its 90th "
-            f"percentile over every visit of every run, with {TIE_FLOOR_PCT:g}% added, "
-            "must fit the budget, so one visit another task interrupted does not "
-            "decide; typical: the median over runs; max: the slowest batch of all "
-            "runs); among tied, the largest batch:",
+            "Budgets: a batch fits when its worst batch of 9 visits in 10 does (p90: per "
+            "visit of a cell, the slowest batch position, each position's time the median "
+            "over the visit's passes; its 90th percentile over every visit of every run, "
+            f"with {TIE_FLOOR_PCT:g}% added, must fit the budget, so one visit another task "
+            "interrupted does not decide).",
+            "",
+            "Every budget's candidates (typical: the median over runs of the worst batch; "
+            "max: the slowest batch of all runs):",
         ]
-        for row, fits in zip(self.batch, self.batch_fits):
-            what = (
-                f"{format_size(row['batch_bytes'])} with {row['kernel']}, "
-                f"{gb(row['bytes_per_sec'])}, worst batch p90 "
-                f"{row['p90_worst_ms']:.2f} ms (typical {row['typical_worst_ms']:.2f} ms, "
-                f"max {row['max_worst_ms']:.2f} ms)"
+        measured = {k for k, _ in self.cells}
+        for row in self.batch:
+            lines.append(
+                f"  {row['budget_ms']:g} ms: {format_size(row['batch_bytes'])} "
+                f"{row['kernel']}, worst batch p90 {row['p90_worst_ms']:.2f} ms (typical "
+                f"{row['typical_worst_ms']:.2f} ms, max {row['max_worst_ms']:.2f} ms)"
             )
-            if not fits:
-                what = f"nothing measured fits; closest: {what}"
-            lines.append(f"  {row['budget_ms']:g} ms: {what}")
             if row["tied"]:
-                measured = {k for k, _ in self.cells}
                 lines.append(f"      tied: {_tied_cells(row['tied'], measured)}")
         return lines
 
     def _knee_line(self) -> str:
         gb = format_gbps
+        llc, tied = "the LLC size is unknown (sysfs gives none)", ""
+        if self.llc_bytes:
+            llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs)"
+        if self.knee_bytes is None or self.knee_step < KNEE_CLEAR_STEP:
+            at = "" if self.knee_bytes is None else f", at {format_size(self.knee_bytes)}"
+            return (
+                f"Knee: none for {self.knee_kernel} (clear_pages() here): its largest step "
+                f"is only {self.knee_step:.2f}x{at}; {llc}."
+            )
         knee_rates = {
             e: c["bytes_per_sec"] for (k, e), c in self.cells.items() if k == self.knee_kernel
         }
         below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
         above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        llc, tied = "the LLC size is unknown (sysfs gives none)", ""
         if self.llc_bytes:
-            llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
-            llc += f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+            llc += f", so the knee sits at {self.knee_bytes / self.llc_bytes:.2g}x the LLC"
         if self.knee_tied:
             tied = f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
             tied += "(the smallest is taken)"
-        if self.knee_step >= KNEE_CLEAR_STEP:
-            return (
-                f"Knee: {self.knee_kernel} (clear_pages() here) clears "
-                f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
-                f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
-                f"from there): from that extent the CPU stops allocating cache lines for "
-                f"its stores; {llc}{tied}."
-            )
         return (
-            f"Knee: none clear for {self.knee_kernel} (clear_pages() here): its largest "
-            f"step is only {self.knee_step:.2f}x, at {format_size(self.knee_bytes)}; "
-            f"{llc}."
+            f"Knee: {self.knee_kernel} (clear_pages() here) clears "
+            f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
+            f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
+            f"from there); {llc}{tied}."
         )
 
 

@@ -12,8 +12,10 @@ the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses in its clear.
 
 The fit is checked before projecting: a replay that explains under FIT_LOW of the fault time
 leaves most of it to something the model does not see, and one over FIT_HIGH clears slower
-than the kernel faults (the replay pays for something the kernel does not); either way the
-model does not fit this machine and nothing is projected.
+than the kernel faults (the replay pays for something the kernel does not); so does a
+remainder below zero across the whole spread of the runs (a fault cannot cost less than
+its clear). Either way the model does not fit this machine and nothing is projected. A
+remainder below zero within the spread is zero within the noise: projected with none.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio)."""
+    """The measured fault against the replayed clear, in seconds per fault (one folio).
+
+    remainder_low and remainder_high bound the remainder over the runs' spread (the fastest
+    fault less the slowest clear, and the reverse); either may be below zero.
+    """
 
     folio_bytes: int
     fault_s: float
@@ -55,12 +61,23 @@ class Fit:
         return self.fault_s - self.clear_s
 
     @property
+    def negative(self) -> bool:
+        """True when the remainder is below zero across the runs' whole spread."""
+        return self.remainder_high < 0
+
+    @property
     def fits(self) -> bool:
-        """True when the explained share lies within [FIT_LOW, FIT_HIGH]."""
-        return FIT_LOW <= self.explained <= FIT_HIGH
+        """True when the explained share lies within [FIT_LOW, FIT_HIGH] and the remainder
+        is not below zero beyond its interval."""
+        return FIT_LOW <= self.explained <= FIT_HIGH and not self.negative
+
+    def remainder_text(self) -> str:
+        """The remainder and its interval in microseconds per fault."""
+        lo, mid, hi = (x * 1e6 for x in (self.remainder_low, self.remainder_s, self.remainder_high))
+        return f"remainder {mid:.1f} us per fault ({lo:.1f}..{hi:.1f} across the runs)"
 
     def verdict(self) -> str:
-        """Why the model fits or not, in words."""
+        """Why the model fits or not, in words, with the figures."""
         share = f"the replay explains {self.explained:.0%} of the fault time"
         if self.explained < FIT_LOW:
             return (
@@ -71,6 +88,17 @@ class Fit:
             return (
                 f"{share}, over {FIT_HIGH:.0%}: the model does not fit this machine (user space "
                 f"clears slower than the kernel faults); nothing projected"
+            )
+        if self.negative:
+            return (
+                f"{share}, {self.remainder_text()}: below zero across the runs, the replay "
+                f"clears slower than the kernel faults, so the model does not fit this machine; "
+                f"nothing projected"
+            )
+        if self.remainder_s < 0:
+            return (
+                f"{share}, within {FIT_LOW:.0%}..{FIT_HIGH:.0%}, {self.remainder_text()}: zero "
+                f"within the runs' spread, so projected with none; the model fits"
             )
         return f"{share}, within {FIT_LOW:.0%}..{FIT_HIGH:.0%}: the model fits"
 
@@ -88,8 +116,8 @@ def fit(folio_bytes: int, fault_s: Sequence[float], clear_s: Sequence[float]) ->
         folio_bytes,
         statistics.median(fault_s),
         statistics.median(clear_s),
-        max(0.0, min(fault_s) - max(clear_s)),
-        max(0.0, max(fault_s) - min(clear_s)),
+        min(fault_s) - max(clear_s),
+        max(fault_s) - min(clear_s),
     )
 
 
@@ -104,12 +132,13 @@ class ProjectedPolicy:
     replay_bytes_per_sec: float
 
     def to_json(self) -> dict[str, Any]:
-        """policy, preempt, kernel, bytes_per_sec, low, high, then the replay's details."""
+        """policy, preempt, kernel, stores, bytes_per_sec, low, high, then the replay's details."""
         r = self.replay
         return {
             "policy": r.policy,
             "preempt": r.preempt,
             "kernel": r.kernel,
+            "stores": r.stores,
             "bytes_per_sec": self.bytes_per_sec,
             "low": self.low,
             "high": self.high,
@@ -122,13 +151,14 @@ class ProjectedPolicy:
 
 def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy:
     """The fault rate under `replay`, whose clear took `clear_s`: folio / (remainder + clear)."""
-    # low from the largest remainder and the slowest run, high from the smallest and fastest.
+    # low from the largest remainder and the slowest run, high from the smallest and fastest;
+    # a remainder below zero (within the noise, or fit() refused it) counts as none.
     _check_times("a projection", clear_s)
     b, median = f.folio_bytes, statistics.median(clear_s)
     return ProjectedPolicy(
         replay,
         b / (max(f.remainder_s, 0.0) + median),
-        b / (f.remainder_high + max(clear_s)),
-        b / (f.remainder_low + min(clear_s)),
+        b / (max(f.remainder_high, 0.0) + max(clear_s)),
+        b / (max(f.remainder_low, 0.0) + min(clear_s)),
         b / median,
     )

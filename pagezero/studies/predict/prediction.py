@@ -6,12 +6,60 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pagezero.studies.predict.model import ASSUMPTIONS, ProjectedPolicy
-from pagezero.studies.predict.replays import Replay
+from pagezero.studies.predict.replays import PREEMPT_MODES, Replay
 
 
 def _gbs(rate: float | None) -> str:
-    """GB/sec as perf bench prints it: 2^30 bytes per second."""
-    return "-" if rate is None else f"{rate / 2**30:.2f}"
+    """A rate in GB/s, 10^9 bytes per second, as pagezero speaks everywhere."""
+    return "-" if rate is None else f"{rate / 1e9:.2f}"
+
+
+@dataclass(frozen=True)
+class ProjectionGroup:
+    """Projections that are one walk, hence one figure: a policy, its stores, the preemption
+    models that clear alike."""
+
+    projected: ProjectedPolicy
+    modes: tuple[str, ...]
+
+    @property
+    def preempt_words(self) -> str:
+        """The preemption models in words: none for pre-7.0, "all four alike" when so."""
+        if self.modes == ("any",):
+            return ""
+        if set(self.modes) == set(PREEMPT_MODES):
+            return "all four preemption models project the same"
+        return "preempt=" + "|".join(self.modes)
+
+    @property
+    def kernel_words(self) -> str:
+        """The kernel and whose it is: clear_pages()'s, or the fastest non-temporal one."""
+        r = self.projected.replay
+        if not r.nontemporal:
+            return f"{r.kernel} (clear_pages()'s)"
+        if r.policy == "pre-7.0":
+            return f"{r.kernel} (fastest non-temporal; the 2012 proposal)"
+        return f"{r.kernel} (fastest non-temporal)"
+
+
+def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGroup]:
+    """`projections` with the preemption models that give the same figure in one group each."""
+    groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
+    for x in projections:
+        r = x.replay
+        key = (r.policy, r.nontemporal, r.kernel, x.bytes_per_sec, x.low, x.high)
+        groups.setdefault(key, []).append(x)
+    found = [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in groups.values()]
+    # pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order.
+    order = {mode: i for i, mode in enumerate(("any", *PREEMPT_MODES))}
+    return sorted(
+        found,
+        key=lambda g: (
+            g.projected.replay.policy != "pre-7.0",
+            g.projected.replay.nontemporal,
+            order[g.modes[0]],
+        ),
+    )
 
 
 @dataclass
@@ -48,6 +96,11 @@ class Prediction:
         The running kernel's policy.
     replay_backing : str or None
         What the replays' folios were on.
+    remainder_interval_us : tuple of float or None
+        The remainder's bounds over the runs' spread (either may be below zero).
+    nontemporal_kernels : list of str
+        The non-temporal kernels each policy was replayed with; its projection
+        with non-temporal stores is the fastest of them.
     """
 
     page: str
@@ -68,6 +121,8 @@ class Prediction:
     replay_bytes_per_sec: float | None = None
     explained: float | None = None
     remainder_us: float | None = None
+    remainder_interval_us: tuple[float, float] | None = None
+    nontemporal_kernels: list[str] = field(default_factory=list)
     verdict: str | None = None
     projections: list[ProjectedPolicy] = field(default_factory=list)
     interrupted: str | None = None
@@ -113,20 +168,58 @@ class Prediction:
             warm_up=self.warm_up,
             replay=asdict(self.replay) if self.replay else None,
             replay_backing=self.replay_backing,
+            remainder_interval_us=(
+                list(self.remainder_interval_us) if self.remainder_interval_us else None
+            ),
+            nontemporal_kernels=list(self.nontemporal_kernels),
             verdict=self.verdict,
+            answers=self.answers(),
             assumptions=list(ASSUMPTIONS),
             interrupted=self.interrupted,
         )
         return doc
 
-    def describe(self) -> list[str]:
-        """The prediction in words, one line each (GB/sec = 2^30 bytes/s, as perf).
+    def answers(self) -> list[str]:
+        """What predict found, one line per answer: today's fault rate, then each policy's
+        projected rate against it (or why nothing is projected).
 
         Returns
         -------
         list of str
         """
+        if self.fault_bytes_per_sec is None:
+            return []
+        today = _gbs(self.fault_bytes_per_sec)
+        policy = f", {self.replay.policy} policy" if self.replay else ""
         lines = [
+            f"{self.page} demand faults today: {today} GB/s (kernel {self.kernel_release}"
+            f"{policy}, preempt={self.preempt})"
+        ]
+        if self.verdict and not self.projections:
+            return lines + [f"{self.page}: nothing projected: {self.verdict}"]
+        for g in group_projections(self.projections):
+            x, r = g.projected, g.projected.replay
+            gain = f"{x.bytes_per_sec / self.fault_bytes_per_sec - 1:+.0%}"
+            modes = f", {g.preempt_words}" if g.preempt_words else ""
+            lines.append(
+                f"{r.policy} with {g.kernel_words}: {today} -> {_gbs(x.bytes_per_sec)} GB/s "
+                f"({gain}; {_gbs(x.low)}..{_gbs(x.high)}){modes}"
+            )
+        if self.projections and not self.nontemporal_kernels:
+            lines.append("no non-temporal clear kernel runs on this CPU: none projected with one")
+        return lines
+
+    def describe(self) -> list[str]:
+        """The answers first, then how they were found, one line each (GB/s = 10^9 bytes/s).
+
+        Returns
+        -------
+        list of str
+        """
+        lines = self.answers()
+        lines += [
+            "# how: demand faults measured, the running kernel's clearing replayed on a cold "
+            "folio, fault = clear + remainder; a policy's fault = remainder + its clear",
             f"# kernel {self.kernel_release}, preempt={self.preempt}"
             + (f" ({self.preempt_note})" if self.preempt_note else ""),
             f"# {self.warm_up}",
@@ -136,32 +229,41 @@ class Prediction:
             head = f"# demand faults on {self.fault_pages}: {kept} of {self.runs} runs kept"
             if self.discarded_runs:
                 slow = ", ".join(_gbs(r) for r in self.run_rates[: self.discarded_runs])
-                head += f", {self.discarded_runs} discarded as still warming up ({slow} GB/sec)"
+                head += f", {self.discarded_runs} discarded as still warming up ({slow} GB/s)"
             lines.append(
                 head + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
             )
             lines.append(
-                f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/sec (the median "
+                f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/s (the median "
                 f"fault; whole loops as mem mmap: {_gbs(self.loop_bytes_per_sec)})"
             )
         r = self.replay
         if r is not None and self.replay_bytes_per_sec is not None:
             lines.append(
                 f"  replay {r.policy} ({r.strategy}, {r.kernel}; {r.source}, {r.release}), "
-                f"cold folio on {self.replay_backing}: {_gbs(self.replay_bytes_per_sec)} GB/sec"
+                f"cold folio on {self.replay_backing}: {_gbs(self.replay_bytes_per_sec)} GB/s"
             )
         if self.explained is not None and self.remainder_us is not None:
             lines.append(f"  explained           {self.explained:>8.0%} of the fault time")
-            lines.append(f"  remainder           {self.remainder_us:>8.1f} us per fault")
+            spread = ""
+            if self.remainder_interval_us:
+                spread = " ({:.1f}..{:.1f} across the runs)".format(*self.remainder_interval_us)
+            lines.append(f"  remainder           {self.remainder_us:>8.1f} us per fault{spread}")
         if self.verdict:
             lines.append(f"# {self.verdict}")
+        if self.nontemporal_kernels:
+            lines.append(
+                "# with non-temporal stores: each policy replayed with "
+                f"{', '.join(self.nontemporal_kernels)}; the fastest projected"
+            )
         if self.projections:
-            lines.append("# projected fault rate, GB/sec (low..high from the runs' spread):")
+            lines.append("# every projection, GB/s (low..high from the runs' spread):")
             for p in self.projections:
                 rp = p.replay
                 lines.append(
-                    f"  {rp.policy:<24} preempt={rp.preempt:<9} {_gbs(p.bytes_per_sec):>8} "
-                    f"({_gbs(p.low)}..{_gbs(p.high)})  {rp.strategy}, batch {rp.batch}"
+                    f"  {rp.policy:<8} preempt={rp.preempt:<9} {rp.kernel:<20} "
+                    f"{_gbs(p.bytes_per_sec):>8} ({_gbs(p.low)}..{_gbs(p.high)})  "
+                    f"{rp.strategy}, batch {rp.batch}"
                 )
         lines += [f"# assumed: {a}" for a in ASSUMPTIONS]
         if self.interrupted:

@@ -22,6 +22,13 @@ The 7.0 policies are those of "mm: folio_zero_user: clear contiguous pages" (202
 merged. The batch presets (32MB, the whole extent) are pagezero.measure.policy.PRESETS, the
 one table of them; the instruction clear_page() uses is the kernel registry's choice for
 this CPU (pagezero.system.kernels.clear_pages_kernel()), never a name written here.
+
+Each policy is also replayed with every non-temporal kernel the registry lists for this CPU,
+so that predict can project it with the fastest of them: the question of "Avoid cache
+trashing on clearing huge/gigantic page" (2012). Before 7.0 that is the 2012 patch itself
+(clear_huge_page() page by page, the faulting page with cached stores and every other with
+clear_page_nocache(): "nocache-except-target"); from 7.0 the same walk as the policy's, its
+extents cleared with non-temporal stores.
 """
 
 from __future__ import annotations
@@ -44,6 +51,11 @@ COOPERATIVE = ("none", "voluntary")
 # The 7.0 release series: the first with clear_contig_highpages().
 FIRST_RELEASE = (7, 0)
 
+# The 2012 proposal: clear_huge_page() with clear_page_nocache() for every page but the
+# faulting one, pagezero's "nocache-except-target" walk.
+PROPOSAL_2012 = "Avoid cache trashing on clearing huge/gigantic page"
+NOCACHE_STRATEGY = "nocache-except-target"
+
 
 def gigantic(folio_bytes: int) -> bool:
     """True for a folio beyond MAX_ORDER (1GB on x86-64): the kernel clears a gigantic page."""
@@ -54,8 +66,9 @@ def gigantic(folio_bytes: int) -> bool:
 class Replay:
     """One kernel policy for one folio size, as pagezero.folio() replays it, with its source."""
 
-    # policy: "pre-7.0", "7.0", or "7.0+<kernel>" for a projection with a non-temporal kernel;
-    # preempt: "any" where the model does not matter; strategy and batch: folio()'s.
+    # policy: "pre-7.0" or "7.0"; preempt: "any" where the model does not matter; strategy
+    # and batch: folio()'s; kernel: the stores of the bulk of the clear, clear_pages()'s or,
+    # with nontemporal, a non-temporal one (the 2012 proposal's question).
 
     policy: str
     preempt: str
@@ -64,9 +77,19 @@ class Replay:
     kernel: str
     release: str
     source: str
+    nontemporal: bool = False
+
+    @property
+    def stores(self) -> str:
+        """Whose stores clear the folio: "clear_pages()" or "non-temporal"."""
+        return "non-temporal" if self.nontemporal else "clear_pages()"
 
     def folio_args(self) -> dict[str, object]:
         """The replay as pagezero.folio()'s arguments (size and loops aside)."""
+        if self.strategy == NOCACHE_STRATEGY:
+            # The faulting page with clear_pages()'s stores, every other one non-temporal.
+            nt = {"kernel": clear_pages_kernel(), "nt_kernel": self.kernel}
+            return {"strategy": self.strategy, "batch": self.batch, **nt}
         return {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
 
     def same_walk(self, folio_bytes: int) -> tuple[str, int, str]:
@@ -78,13 +101,21 @@ class Replay:
 
 
 def walk_key(strategy: str, batch: int, kernel: str, folio_bytes: int) -> tuple[str, int, str]:
-    """A replay's walk as a key: strategy, batch in bytes (at most the folio), kernel."""
+    """A replay's walk as a key: strategy, batch in bytes (at most the folio), bulk kernel."""
     return (strategy, min(batch, folio_bytes), kernel)
 
 
-def pre_7_0(folio_bytes: int) -> Replay:
-    """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond."""
+def pre_7_0(folio_bytes: int, nt_kernel: str | None = None) -> Replay:
+    """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond; with
+    `nt_kernel`, the 2012 proposal's clear_huge_page() instead."""
     # The preemption model plays no part: a cond_resched() between pages.
+    if nt_kernel is not None:
+        # "Avoid cache trashing on clearing huge/gigantic page" (2012): page by page, the
+        # faulting page cached, the rest with clear_page_nocache(), for 2MB and gigantic alike.
+        return Replay(
+            "pre-7.0", "any", NOCACHE_STRATEGY, "extent", nt_kernel, "proposed in 2012",
+            f'"{PROPOSAL_2012}" (2012) clear_huge_page()', True,
+        )  # fmt: skip
     if gigantic(folio_bytes):
         strategy, source = "front-to-back", "mm/memory.c clear_gigantic_page()"
     else:
@@ -92,8 +123,8 @@ def pre_7_0(folio_bytes: int) -> Replay:
     return Replay("pre-7.0", "any", strategy, "extent", clear_pages_kernel(), "before 7.0", source)
 
 
-def from_7_0(folio_bytes: int, preempt: str, kernel: str | None = None) -> Replay:
-    """7.0 and later under `preempt`, with clear_page()'s kernel or another `kernel`."""
+def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Replay:
+    """7.0 and later under `preempt`, with clear_page()'s kernel or non-temporal `nt_kernel`."""
     if preempt not in PREEMPT_MODES:
         raise ValueError(
             f"unknown preemption model {preempt!r} (known: {', '.join(PREEMPT_MODES)})"
@@ -103,24 +134,27 @@ def from_7_0(folio_bytes: int, preempt: str, kernel: str | None = None) -> Repla
         strategy, source = "sequential", "mm/memory.c clear_contig_highpages()"
     else:
         strategy, source = "neighbourhood-last", "mm/memory.c folio_zero_user()"
-    name = "7.0" if kernel is None else f"7.0+{kernel}"
-    return Replay(
-        name, preempt, strategy, batch, kernel or clear_pages_kernel(), "7.0 and later", source
-    )
+    kernel = nt_kernel or clear_pages_kernel()
+    nt = nt_kernel is not None
+    return Replay("7.0", preempt, strategy, batch, kernel, "7.0 and later", source, nt)
 
 
 def nontemporal_kernels() -> list[str]:
-    """Every non-temporal clear kernel this CPU runs, from the registry."""
-    return [k.name for k in kernels("clear") if k.available and not k.temporal]
+    """Every non-temporal clear kernel this CPU runs but clear_pages()'s own, from the registry."""
+    # Zero-only ones (clzero) included: a page is cleared to zeros.
+    own = clear_pages_kernel()
+    return [k.name for k in kernels("clear") if k.available and not k.temporal and k.name != own]
 
 
 def every_policy(folio_bytes: int) -> list[Replay]:
-    """pre-7.0, 7.0 under each model, for gigantic folios 7.0 with each non-temporal kernel."""
-    # Non-temporal stores: proposed for gigantic pages since "Avoid cache trashing on clearing
-    # huge/gigantic page" (2012).
-    found = [pre_7_0(folio_bytes)]
-    found += [from_7_0(folio_bytes, mode) for mode in PREEMPT_MODES]
-    if gigantic(folio_bytes):
-        for nt in nontemporal_kernels():
-            found += [from_7_0(folio_bytes, mode, nt) for mode in PREEMPT_MODES]
+    """pre-7.0, then 7.0 under each preemption model, with clear_pages()'s kernel."""
+    return [pre_7_0(folio_bytes)] + [from_7_0(folio_bytes, mode) for mode in PREEMPT_MODES]
+
+
+def nontemporal_policies(folio_bytes: int) -> list[Replay]:
+    """every_policy()'s policies with each non-temporal kernel: the candidates for the fastest."""
+    found = []
+    for nt in nontemporal_kernels():
+        found.append(pre_7_0(folio_bytes, nt))
+        found += [from_7_0(folio_bytes, mode, nt) for mode in PREEMPT_MODES]
     return found

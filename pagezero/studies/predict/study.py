@@ -1,5 +1,5 @@
 """pagezero.predict(): measure the fault path, replay the running kernel's clearing, fit, and
-project every other policy.
+project every other policy, with clear_pages()'s kernel and with the fastest non-temporal one.
 
 The two halves are pagezero's own measurements, not new ones: demand faults through
 pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`) and the replays through
@@ -22,7 +22,13 @@ from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs, faults
 from pagezero.studies.predict.model import fit, project
 from pagezero.studies.predict.prediction import Prediction
-from pagezero.studies.predict.replays import Replay, every_policy, walk_key
+from pagezero.studies.predict.replays import (
+    Replay,
+    every_policy,
+    nontemporal_kernels,
+    nontemporal_policies,
+    walk_key,
+)
 from pagezero.studies.predict.running import replay_for, running_kernel
 from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import hugepages
@@ -132,7 +138,9 @@ def _replay_times(
     backing = "?"
     nbytes = parse_size(folio)
     for r in rs.results:
-        key = walk_key(r.params["strategy"], r.params["batch_bytes"], r.function, nbytes)
+        # The bulk kernel: the non-temporal one of the 2012 walk, else the only one.
+        bulk = r.params.get("nt_kernel") or r.function
+        key = walk_key(r.params["strategy"], r.params["batch_bytes"], bulk, nbytes)
         times.setdefault(key, []).append(statistics.median(r.seconds or (0.0,)))
         backing = str(r.params.get("backing", backing))
     return times, backing
@@ -152,7 +160,9 @@ def predict(
     pool, and without the leading runs still warming up), replays the running
     kernel's clearing policy on a cold folio of that size, fits the fault time
     as replayed clear + remainder, and projects every other policy's fault
-    rate as remainder + its replayed clear (pagezero.studies.predict.model).
+    rate as remainder + its replayed clear (pagezero.studies.predict.model),
+    each policy with clear_pages()'s kernel and with the fastest of this CPU's
+    non-temporal kernels (before 7.0: the 2012 proposal's clear_huge_page()).
 
     Parameters
     ----------
@@ -224,18 +234,25 @@ def _replay_and_fit(
     p: Prediction, running: Replay, fault_s: list[float], loops: int, runs: int
 ) -> None:
     folio = parse_size(p.page)
-    policies = every_policy(folio)
-    walks = list({w.same_walk(folio): w for w in [running, *policies]}.values())
+    policies, candidates = every_policy(folio), nontemporal_policies(folio)
+    everything = [running, *policies, *candidates]
+    walks = list({w.same_walk(folio): w for w in everything}.values())
     times, p.replay_backing = _replay_times(walks, p.page, loops, runs)
-    p.replay = running
+    p.replay, p.nontemporal_kernels = running, nontemporal_kernels()
     clear_s = times[running.same_walk(folio)]
     p.replay_bytes_per_sec = folio / statistics.median(clear_s)
     f = fit(folio, fault_s, clear_s)
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
+    p.remainder_interval_us = (f.remainder_low * 1e6, f.remainder_high * 1e6)
     if not f.fits:
         return
-    p.projections = [
-        project(f, policy, times[policy.same_walk(folio)])
-        for policy in policies
-        if (policy.policy, policy.preempt) != (running.policy, running.preempt)
-    ]
+    for policy in policies:
+        # The running walk projects today's clear: not projected (7.0's other models too,
+        # where they clear alike).
+        if policy.same_walk(folio) != running.same_walk(folio):
+            p.projections.append(project(f, policy, times[policy.same_walk(folio)]))
+        same = [c for c in candidates if (c.policy, c.preempt) == (policy.policy, policy.preempt)]
+        if same:
+            # The fastest non-temporal kernel for this walk: the least median clear.
+            best = min(same, key=lambda c: statistics.median(times[c.same_walk(folio)]))
+            p.projections.append(project(f, best, times[best.same_walk(folio)]))

@@ -1,10 +1,13 @@
 """`pagezero advise` in the report: the batch size for clear_pages() per latency budget, with
-the kernel to use, as a table the summary quotes."""
+the kernel to use and clear_pages()'s own kernel beside it, as tables whose answers open
+the summary."""
 
 import os
 
 from pagezero.interrupt import as_interrupted
+from pagezero.studies.advise.answers import verdict
 from pagezero.studies.advise.study import advise
+from pagezero.studies.advise.vector import vector_context_line
 from pagezero.studies.report.cells import Section, save_json
 from pagezero.studies.report.words import rate
 from pagezero.units import format_size
@@ -13,6 +16,12 @@ from pagezero.units import format_size
 def _tied_text(tied):
     """A row's tied alternatives in words ("-" when none)."""
     return ", ".join(f"{format_size(t['batch_bytes'])} {t['kernel']}" for t in tied) or "-"
+
+
+def _fastest_tied(row):
+    """The rate of the fastest candidate tied with a row, when it is not the row ("-")."""
+    faster = [t for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]]
+    return rate(max(t["bytes_per_sec"] for t in faster)) if faster else "-"
 
 
 def study_advice(out_dir, cfg, info, functions, progress, quick):
@@ -31,6 +40,34 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
     return save_json(section, path, advice.to_json(), lambda: _tabulate(section, advice, quick))
 
 
+def _answer(row, fits, own, advice, question):
+    """One budget's answer: its batch, kernel, rate and worst batch, and clear_pages()'s own."""
+    budget = f"{row['budget_ms']:g} ms"
+    batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
+    if not fits:
+        return (
+            f"For {question}: no batch measured stays within {budget} here; the closest, "
+            f"{batch} batches of {row['kernel']}, takes {worst} ms in 9 visits of 10 "
+            "(advice table)."
+        )
+    pooled = [r for r in advice.best_kernel if r.get("pooled")]
+    why = verdict(row, advice.cells, advice.knee_kernel, pooled, gb=lambda r: f"{rate(r)} GB/s")
+    mine = ""
+    if own is not None and row["kernel"] != advice.knee_kernel:
+        own_row, own_fits = own
+        mine = f"; clear_pages()'s own {advice.knee_kernel}: "
+        mine += (
+            f"{format_size(own_row['batch_bytes'])} batches, {rate(own_row['bytes_per_sec'])} GB/s"
+            if own_fits
+            else "nothing measured fits"
+        )
+    return (
+        f"For {question}, within a {budget} budget: {batch} batches of {row['kernel']}, "
+        f"{rate(row['bytes_per_sec'])} GB/s, worst batch {worst} ms in 9 visits of 10, {why}"
+        f"{mine} (advice tables)."
+    )
+
+
 def _tabulate(section, advice, quick):
     region = format_size(advice.region_bytes)
     beyond = ""
@@ -38,30 +75,43 @@ def _tabulate(section, advice, quick):
         beyond = " (larger than the LLC, as the kernel clears fresh pages)"
     question = f"clearing a {region} region{beyond} in batches between resched points"
     rows = [
+        "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with "
+        "| fastest tied (GB/s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    own = advice.clear_pages_batches()
+    own_rows = [
         "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |",
         "|---|---|---|---|---|---|---|",
     ]
-    for row, fits in zip(advice.batch, advice.batch_fits):
-        batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
-        rows.append(
-            f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | "
-            f"{rate(row['bytes_per_sec'])} | {worst} | {'yes' if fits else 'no'} | "
-            f"{_tied_text(row['tied'])} |"
+    for i, (row, fits) in enumerate(zip(advice.batch, advice.batch_fits)):
+        rows.append(_table_row(row, fits) + f" {_fastest_tied(row)} |")
+        if i < len(own):
+            own_rows.append(_table_row(*own[i]))
+        section.answers.append(
+            _answer(row, fits, own[i] if i < len(own) else None, advice, question)
         )
-        if fits:
-            section.summary.append(
-                f"For {question}, within a {row['budget_ms']:g} ms budget: batches of {batch} "
-                f"with {row['kernel']} clear fastest ({rate(row['bytes_per_sec'])} GB/s, "
-                f"worst batch {worst} ms in 9 visits of 10; advice table)."
-            )
-        else:
-            section.summary.append(
-                f"For {question}: no batch measured stays within {row['budget_ms']:g} ms here."
-            )
+    advised = [r["kernel"] for r in advice.batch] + [r["kernel"] for r in advice.best_kernel]
+    vector = vector_context_line(advised)
+    if vector:
+        section.summary.append(vector)
     sweep = " (its quick sweep)" if quick else ""
     section.body = [
         f"From `pagezero advise`{sweep}: {question}, per latency budget (GB/s = 10^9 bytes/s):",
         "",
         *rows,
-        *["", "Its own account:", "", "```", *advice.describe(), "```"],
+        "",
+        f"With clear_pages()'s own kernel ({advice.knee_kernel}) alone, by the same rules:",
+        "",
+        *own_rows,
+        *["", "Its own account:", "", "```", *advice.describe(explain=True), "```"],
     ]
+
+
+def _table_row(row, fits):
+    """A budget's row of the advice tables, up to its tied column."""
+    batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
+    return (
+        f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | {rate(row['bytes_per_sec'])} | "
+        f"{worst} | {'yes' if fits else 'no'} | {_tied_text(row['tied'])} |"
+    )

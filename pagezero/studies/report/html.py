@@ -7,7 +7,7 @@ script, font or image; the few lines of script that sort a table when its header
 are inline.
 
 Only the markdown report.md is written in is read: headings, paragraphs, "- " lists, fenced
-code, pipe tables, images, `code` and **bold**.
+code, pipe tables, images, `code`, **bold** and links to the page's own headings.
 """
 
 from __future__ import annotations
@@ -70,9 +70,17 @@ SORT_SCRIPT = """
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
 
 
+def anchor(heading: str) -> str:
+    """A heading's anchor as markdown viewers make it: lower case, punctuation dropped, "-"
+    for each space."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
 def _inline(text: str) -> str:
     out = html.escape(text, quote=False)
     out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    # Links within the page only ("[a section](#its-anchor)"): nothing is fetched.
+    out = re.sub(r"\[([^\]]+)\]\((#[\w-]+)\)", r'<a href="\2">\1</a>', out)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
 
 
@@ -125,8 +133,7 @@ def markdown_to_html(lines: Sequence[str], folder: str) -> str:
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             text = line[level:].strip()
-            anchor = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-            blocks.append(("h", f'<h{level} id="{anchor}">{_inline(text)}</h{level}>'))
+            blocks.append(("h", f'<h{level} id="{anchor(text)}">{_inline(text)}</h{level}>'))
             j = i + 1
         elif line.startswith("|"):
             j = _until(lines, i, lambda x: x.startswith("|"))

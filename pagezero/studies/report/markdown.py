@@ -1,13 +1,13 @@
-"""report.md: the header, the summary, the machine, each study's section, the studies that
-failed or were not run, and the files; and report.html, the same lines as one self-contained
-page (html.py)."""
+"""report.md: the header, the summary (the studies' answers first), the machine, each
+study's section, the studies that failed or were not run, and the files; and report.html,
+the same lines as one self-contained page (html.py)."""
 
 import datetime
 import os
 
 from pagezero.files import atomic_write
 from pagezero.interrupt import deferred
-from pagezero.studies.report.html import write_html
+from pagezero.studies.report.html import anchor, write_html
 from pagezero.system.machine import summary
 
 
@@ -35,6 +35,25 @@ def _status_lines(run):
     return [x for line in lines for x in ("", line)]
 
 
+def _linked(answer, title):
+    """The answer with its section linked, inside its closing "(... table)" where it has one."""
+    link = f"[{title}](#{anchor(title)})"
+    if answer.endswith(")."):
+        return f"{answer[:-2]}, in {link})."
+    return f"{answer.rstrip('.')} ({link})."
+
+
+def summary_lines(sections):
+    """The summary's lines: every study's answers first, each linked to its section, then
+    the rest of what the studies found."""
+    answers = [f"- {_linked(answer, s.title)}" for s in sections for answer in s.answers]
+    rest = [f"- {line}" for s in sections for line in s.summary]
+    if not answers:
+        return ["", *rest]
+    also = ["", "### Also found", "", *rest] if rest else []
+    return ["", "### Answers", "", *answers, *also]
+
+
 def write_markdown(run, info, scale, elapsed, load):
     """Write run.out_dir/report.md and report.html, stop signals held until both are."""
     with deferred():
@@ -50,11 +69,7 @@ def _write(run, info, scale, elapsed, load):
         f"Rates in GB/s (10^9 bytes/s)."
     )
     md += _status_lines(run)
-    # The answers first (every study's, in the order run), then what else each study found.
-    lines = [a for s in run.sections for a in s.answers] + [
-        x for s in run.sections for x in s.summary
-    ]
-    md += ["", "## Summary", ""] + [f"- {line}" for line in lines]
+    md += ["", "## Summary"] + summary_lines(run.sections)
     md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
     for s in run.sections:
         if s.body or s.failed:

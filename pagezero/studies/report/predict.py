@@ -1,6 +1,7 @@
 """`pagezero predict` in the report: how much of a huge-page fault the running kernel's
-clearing explains, and what the 7.0 policy would make of it, beside the gains measured on
-AMD Milan for scale."""
+clearing explains, and what each policy would make of it with clear_pages()'s stores and
+with the fastest non-temporal kernel; the gains measured on AMD Milan only for scale, as
+another machine's."""
 
 import os
 
@@ -8,6 +9,8 @@ from pagezero._core import PagezeroError
 from pagezero.interrupt import as_interrupted
 from pagezero.studies.predict import predict
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
+from pagezero.studies.predict.prediction import group_projections
+from pagezero.studies.predict.replays import PREEMPT_MODES, PROPOSAL_2012
 from pagezero.studies.report.cells import Section, failure_text, save_json
 from pagezero.studies.report.words import rate
 
@@ -46,7 +49,7 @@ def _measure(pages, cfg, reserve, quick):
 
 
 def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
-    """pagezero.predict() for 2MB pages (and 1GB unless `quick`), beside Milan's gains."""
+    """pagezero.predict() for 2MB pages (and 1GB unless `quick`): its answers, its tables."""
     pages = ("2MB",) if quick else ("2MB", "1GB")
     found, notes, stop = _measure(pages, cfg, reserve, quick)
     section = Section(TITLE, interrupted=stop.signame if stop else None)
@@ -61,8 +64,8 @@ def _tabulate(section, found, notes):
         "|---|---|---|---|---|---|---|---|",
     ]
     proj = [
-        "| page | policy | preempt | kernel | projected GB/s | low..high |",
-        "|---|---|---|---|---|---|",
+        "| page | policy | stores | kernel | preempt | projected GB/s | low..high | vs today |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for p in found:
         if p.explained is None:
@@ -73,46 +76,121 @@ def _tabulate(section, found, notes):
             f"({r.strategy}, {r.source}) | {rate(p.replay_bytes_per_sec)} | {p.remainder_us:.1f} "
             f"| {p.runs - p.discarded_runs} of {p.runs} | {p.fault_pages.split(' (')[0]} |"
         )
-        for x in p.projections:
+        for g in group_projections(p.projections):
+            x = g.projected
+            modes = "all four" if len(g.modes) == len(PREEMPT_MODES) else ", ".join(g.modes)
             proj.append(
-                f"| {p.page} | {x.replay.policy} | {x.replay.preempt} | {x.replay.kernel} | "
-                f"{rate(x.bytes_per_sec)} | {rate(x.low)}..{rate(x.high)} |"
+                f"| {p.page} | {_policy(x.replay)} | {_stores(x.replay)} | {x.replay.kernel} | "
+                f"{modes} | {rate(x.bytes_per_sec)} | {rate(x.low)}..{rate(x.high)} | "
+                f"{_gain(p.fault_bytes_per_sec, x.bytes_per_sec)} |"
             )
-        section.summary.append(_summary(p))
+        section.answers.append(_answer(p))
+        section.summary += _rest(p)
+    if any(p.projections for p in found):
+        section.summary.append(
+            "For scale, another machine (AMD Milan, in the seeds' \"mm: folio_zero_user: clear "
+            'contiguous pages", preempt=full) measured the 7.0 policy at '
+            + ", ".join(f"{_gain(a, b)} for {page}" for page, (a, b) in MILAN.items())
+            + "; not this CPU."
+        )
     milan = ", ".join(
         f"{page} demand faults {a} -> {b} GB/s ({_gain(a, b)})" for page, (a, b) in MILAN.items()
     )
-    projected = ["", "Projected fault rates (low..high from the runs' spread):", "", *proj]
+    projected = [
+        "",
+        "Projected fault rates, each policy with clear_pages()'s stores and with the fastest "
+        "non-temporal kernel (low..high from the runs' spread; preemption models that clear "
+        "alike in one row):",
+        "",
+        *proj,
+    ]
     if len(proj) == 2:
         projected = []
     section.body = [
         "From `pagezero predict`: demand faults on huge pages, the running kernel's clearing "
         "replayed on a cold folio of the same size, and the share of the fault time it "
         "explains; the rest is the fault path's own cost, which another policy is assumed "
-        "not to change. GB/s = 10^9 bytes/s.",
+        "not to change. Every policy is also replayed with each non-temporal kernel "
+        f'("{PROPOSAL_2012}", 2012), the fastest projected. GB/s = 10^9 bytes/s.',
         "",
         *rows,
-        "",
-        f'For scale, AMD Milan with preempt=full in "mm: folio_zero_user: clear contiguous '
-        f'pages" (2025), measured before and after: {milan}.',
         *projected,
+        "",
+        'For scale only, another machine: AMD Milan with preempt=full in "mm: folio_zero_user: '
+        f'clear contiguous pages" (2025), measured before and after: {milan}.',
         *[f"\n{p.page}: {p.verdict}." for p in found if p.verdict and not p.projections],
         *[f"\n{n}" for n in notes],
     ]
 
 
-def _summary(p):
-    share = f"The running kernel's clearing explains {p.explained:.0%} of a {p.page} demand fault"
-    # 7.0 under preempt=full with clear_page()'s kernel: Milan's case.
-    full = next(
-        (x for x in p.projections if (x.replay.policy, x.replay.preempt) == ("7.0", "full")), None
-    )
-    if full is None:
-        bound = f"under {FIT_LOW:.0%}" if p.explained < FIT_LOW else f"over {FIT_HIGH:.0%}"
-        return f"{share} here, {bound}: {_NO_FIT}"
-    a, b = MILAN[p.page]
+def _stores(replay):
+    return "non-temporal" if replay.nontemporal else "clear_pages()'s"
+
+
+def _policy(replay):
     return (
-        f"{share} here; 7.0 with preempt=full would fault at {rate(full.bytes_per_sec)} GB/s "
-        f"({_gain(p.fault_bytes_per_sec, full.bytes_per_sec)}; AMD Milan measured "
-        f"{_gain(a, b)}; prediction table)."
+        "pre-7.0, the 2012 proposal"
+        if replay.nontemporal and replay.policy == "pre-7.0"
+        else replay.policy
     )
+
+
+def _answer(p):
+    """predict's answer for one page size: today's fault rate, 7.0 with both kernels."""
+    today = f"{p.page} demand faults run at {rate(p.fault_bytes_per_sec)} GB/s here"
+    if not p.projections:
+        return f"{today}; {_no_fit(p)}"
+    by_modes = {}  # the preemption models that clear alike -> their projections
+    for g in group_projections(p.projections):
+        if g.projected.replay.policy == "7.0":
+            by_modes.setdefault(g.modes, []).append(g.projected)
+    clauses = []
+    for modes, projected in by_modes.items():
+        kernels = [
+            f"{rate(x.bytes_per_sec)} GB/s with {_stores(x.replay)} {x.replay.kernel} "
+            f"({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
+            for x in projected
+        ]
+        alike = len(modes) == len(PREEMPT_MODES)
+        clauses.append(
+            ("at " if alike else f"under preempt={'|'.join(modes)}, at ") + _and(kernels)
+        )
+    alike = len(by_modes) == 1 and len(next(iter(by_modes))) == len(PREEMPT_MODES)
+    if alike:
+        alike_words = "all four preemption models alike"
+        return (
+            f"{today}; the 7.0 policy would fault {clauses[0]}, {alike_words} (projection table)."
+        )
+    return f"{today}; the 7.0 policy would fault, {'; '.join(clauses)} (projection table)."
+
+
+def _rest(p):
+    """The other summary lines for one page size: the 2012 proposal's projection."""
+    proposal = next(
+        (x for x in p.projections if x.replay.policy == "pre-7.0" and x.replay.nontemporal), None
+    )
+    if proposal is None:
+        return []
+    return [
+        f"{p.page}: the 2012 proposal (clear_huge_page() page by page, every page but the "
+        f"faulting one with {proposal.replay.kernel}) would fault at "
+        f"{rate(proposal.bytes_per_sec)} GB/s "
+        f"({_gain(p.fault_bytes_per_sec, proposal.bytes_per_sec)}; projection table)."
+    ]
+
+
+def _no_fit(p):
+    if p.explained < FIT_LOW:
+        why = f"the replay explains {p.explained:.0%}, under {FIT_LOW:.0%}"
+    elif p.explained > FIT_HIGH:
+        why = f"the replay explains {p.explained:.0%}, over {FIT_HIGH:.0%}"
+    else:
+        why = (
+            f"the replay explains {p.explained:.0%}, but the remainder is below zero across "
+            "the runs (the replay clears slower than the kernel faults)"
+        )
+    return f"{why}: {_NO_FIT}"
+
+
+def _and(clauses):
+    return clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + " and " + clauses[-1]

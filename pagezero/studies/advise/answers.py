@@ -1,0 +1,126 @@
+"""advise's answers, one line each: per latency budget the batch, kernel, rate and worst
+batch, whether it is the fastest or which rule chose it among the tied; and the batch for
+clear_pages()'s own kernel, which a kernel patch would tune first.
+
+The rule is read back from the cells as pagezero.studies.advise.choices applied it: the
+largest of the batches tied with the fastest, then among the kernels tied at that batch
+clear_pages()'s, or the first in the kernel table, or in a range judged as one, that
+range's kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pagezero.studies.advise.choices import batch_for_budget
+from pagezero.studies.advise.ties import CHECKED_AGAINST, Cells, fits_budget, tied
+from pagezero.units import format_gbps, format_size
+
+Row = Mapping[str, Any]  # a "batch" row of the JSON (choices.batch_for_budget)
+
+
+def own_kernel_batches(
+    cells: Cells, budgets_ms: Sequence[float], clear_pages: str
+) -> list[tuple[dict[str, Any], bool]]:
+    """Per budget, the batch for clear_pages()'s kernel alone (the row and whether it fits)."""
+    mine = {c: v for c, v in cells.items() if c[0] == clear_pages}
+    if not mine:
+        return []
+    return [batch_for_budget(mine, b, [clear_pages], clear_pages) for b in budgets_ms]
+
+
+def fastest_candidate(row: Row) -> Row:
+    """Of a row and the candidates tied with it, the fastest (the row itself on equal rates)."""
+    return max([row, *row["tied"]], key=lambda r: r["bytes_per_sec"])
+
+
+def is_fastest(row: Row) -> bool:
+    """Whether the row's batch and kernel are the fastest of the candidates it was chosen from."""
+    best = fastest_candidate(row)
+    return (best["batch_bytes"], best["kernel"]) == (row["batch_bytes"], row["kernel"])
+
+
+def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str | None:
+    """The rule that chose `row` among its ties, in words; None when nothing was tied.
+
+    `pooled`: the best_kernel rows judged as one range ("pooled": true).
+    """
+    if not row["tied"]:
+        return None
+    extent = row["batch_bytes"]
+    rules = []
+    if any(t["batch_bytes"] != extent for t in row["tied"]):
+        rules.append("the largest batch (fewest resched points)")
+    here = {k: c for (k, e), c in cells.items() if e == extent and fits_budget(c, row["budget_ms"])}
+    top = max(here.values(), key=lambda c: c["bytes_per_sec"]) if here else None
+    tied_here = [k for k, c in here.items() if top is not None and tied(top, c)]
+    in_range = next((r for r in pooled if r["min_bytes"] <= extent <= r["max_bytes"]), None)
+    if in_range is not None and len(here) > 1:
+        lo, hi = format_size(in_range["min_bytes"]), format_size(in_range["max_bytes"])
+        rules.append(
+            f"the kernel of {lo} to {hi}, judged as one range"
+            if row["kernel"] == in_range["kernel"]
+            else f"the first of the kernels tied over {lo} to {hi} (judged as one range) that fits"
+        )
+    elif len(tied_here) > 1 and row["kernel"] in tied_here:
+        rules.append(
+            "clear_pages()'s own kernel"
+            if row["kernel"] == clear_pages
+            else "the first tied kernel in the kernel table"
+        )
+    return ", then ".join(rules) or "the tie rules"
+
+
+def _what(row: Row, kernel: bool = True) -> str:
+    """A row's batch, kernel, rate and worst batch: "8MB batches of K, 25.8 GB/s, worst ..."."""
+    of = f" of {row['kernel']}" if kernel else ""
+    return (
+        f"{format_size(row['batch_bytes'])} batches{of}, {format_gbps(row['bytes_per_sec'])}, "
+        f"worst batch {row[CHECKED_AGAINST]:.2f} ms"
+    )
+
+
+def verdict(
+    row: Row,
+    cells: Cells,
+    clear_pages: str,
+    pooled: Sequence[Row] = (),
+    gb: Callable[[float], str] = format_gbps,
+) -> str:
+    """Whether a fitting row is the fastest, or which rule chose it among the tied, in words.
+
+    `gb` spells a rate (the report's tables spell them without the unit).
+    """
+    n = len(row["tied"])
+    if not n:
+        return "the fastest that fits"
+    others = f"tied with {n} other{'s' if n > 1 else ''} within the noise"
+    rule = chosen_by(row, cells, clear_pages, pooled)
+    if is_fastest(row):
+        return f"the fastest, {others}; chosen by {rule}"
+    best = fastest_candidate(row)
+    fastest = f"{format_size(best['batch_bytes'])} {best['kernel']}, {gb(best['bytes_per_sec'])}"
+    return f"{others} (the fastest: {fastest}), chosen by {rule}"
+
+
+def budget_line(
+    row: Row, fits: bool, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()
+) -> str:
+    """One budget's answer: "1 ms -> 8MB batches of K, 25.8 GB/s, worst batch 0.36 ms: ..."."""
+    head = f"{row['budget_ms']:g} ms -> "
+    if not fits:
+        return f"{head}nothing measured fits; closest: {_what(row)}"
+    return f"{head}{_what(row)}: {verdict(row, cells, clear_pages, pooled)}"
+
+
+def own_kernel_line(row: Row, fits: bool, clear_pages: str) -> str:
+    """The batch for clear_pages()'s kernel alone, under its budget's answer."""
+    head = f"with clear_pages()'s own {clear_pages}: "
+    if not fits:
+        return f"{head}nothing measured fits; closest: {_what(row, kernel=False)}"
+    n = len(row["tied"])
+    tail = ""
+    if n:
+        tail = f"; tied with {n} other batch{'es' if n > 1 else ''}, chosen by the largest"
+    return f"{head}{_what(row, kernel=False)}{tail}"

@@ -75,7 +75,12 @@ def test_one_entry_answers_for_every_condition():
     assert plain["interrupted"] is None and plain["counters"] is None
     # Read from smaps only when THP was asked for (mem --thp).
     assert plain["huge_pages"] is None
-    assert plain["cold_method"] == "" and cold["cold_method"] in ("clflushopt", "clflush", "evict")
+    assert plain["cold_method"] == "" and cold["cold_method"] in (
+        "clflushopt",
+        "clflush",
+        "dc-civac",
+        "evict",
+    )
     assert len(plain["thread_samples"]) == 1 and len(cold["thread_samples"][0]) == 2
     assert not hasattr(_core, "bench_threads")
 

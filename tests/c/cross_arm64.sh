@@ -30,7 +30,8 @@
 #      left, as arch/arm64/lib/clear_page.S does: arm64-mops-nt with MOPS,
 #      arm64-dc-zva without, arm64-stnp without either;
 #   4. the tsc clock (CNTVCT_EL0) ticks at the rate CNTFRQ_EL0 states
-#      (tests/c/test_clock.c); every step links the whole C core (all of
+#      (tests/c/test_clock.c), and cold mode flushes with DC CIVAC, keeping the
+#      data (tests/c/test_cache.c); every step links the whole C core (all of
 #      csrc/ but module.c, which needs the target's Python headers), built
 #      for arm64 with -Werror;
 #   5. every clear kernel ends with dmb ishst (tests/c/check_barriers.sh);
@@ -183,6 +184,12 @@ TEST=clock CC=$CROSS_CC TARGET_ARCH=arm64 RUN="$QEMU -cpu max -L $SYSROOT" EXTRA
 # kernels' log is read again below, for MOPS.
 grep -q '^ok ' "$clock_log" || fail "test_clock printed no ok line"
 ! grep -qv '^ok ' "$clock_log" || fail "test_clock: $(grep -v '^ok ' "$clock_log" | head -n1)"
+
+# Cold mode's flush: DC CIVAC offered and chosen, and no method loses data (tests/c/test_cache.c).
+echo "== cache flush (DC CIVAC at EL0)"
+TEST=cache CC=$CROSS_CC TARGET_ARCH=arm64 RUN="$QEMU -cpu max -L $SYSROOT" EXTRA_CFLAGS=-Werror \
+	bash tests/c/build.sh normal | tee build/ctest/cross_arm64_cache.log
+grep -q '^best: dc-civac$' build/ctest/cross_arm64_cache.log || fail "cold mode does not flush with DC CIVAC"
 
 # 5. Every clear kernel ends with the fault path's barrier, dmb ishst (csrc/kernels.h).
 echo "== barriers (tests/c/check_barriers.sh)"

@@ -24,7 +24,7 @@ enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
 #define PZ_TEMPORAL 0u /* ordinary stores: lines are allocated in cache */
 #define PZ_NONTEMPORAL \
 	(1u << 0)              /* streaming stores (on x86-64 the body ends with
-				     sfence; every clear's barrier: arch/publish.h) */
+				     sfence; every clear row's barrier: pz_publish_clear()) */
 #define PZ_ZERO_ONLY (1u << 1) /* can only write zeros (clzero, dc zva) */
 
 /*

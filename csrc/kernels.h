@@ -42,7 +42,7 @@ enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
  * PTE before the zeros. The same rule for temporal and non-temporal rows:
  *
  *   x86-64  smp_wmb() is barrier(), a compiler barrier (ordinary stores are
- *           ordered under TSO): no instruction. Non-temporal stores are not
+ *           ordered under TSO): nothing here. Non-temporal stores are not
  *           ordered by TSO, so those rows also end with the sfence a kernel
  *           clear made of them needs before the PTE store (the 2022
  *           clear_pages_incoherent() RFC's clear_page_make_coherent(); the 2012
@@ -58,9 +58,13 @@ static inline __attribute__((always_inline)) void pz_publish_clear(void)
 {
 #if defined(__aarch64__)
 	__asm__ volatile("dmb ishst" : : : "memory");
-#else
-	__asm__ volatile("" : : : "memory");
 #endif
+	/*
+	 * Elsewhere nothing, not even barrier(): the kernel's is there to keep its C
+	 * compiler from sinking the clear's stores past the PTE store, which has no
+	 * counterpart here, and an asm statement after memset() would cost "default"
+	 * its tail call (a call and a return per chunk that perf's memset does not pay).
+	 */
 }
 
 struct pz_kernel {

@@ -7,7 +7,7 @@
  * the extension builds everywhere and only runs them when CPUID says so.
  *
  * Every body ends with pz_publish_clear(), the fault path's smp_wmb(): on
- * x86-64 a compiler barrier, no instruction (csrc/kernels.h). The
+ * x86-64 nothing, the kernel's being a compiler barrier (csrc/kernels.h). The
  * non-temporal ones end with sfence before it: their stores are weakly
  * ordered, and a kernel clear made of them would need it before the PTE store.
  */

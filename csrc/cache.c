@@ -19,6 +19,7 @@
 static const char *const flush_names[PZ_FLUSH_COUNT] = {
 	[PZ_FLUSH_CLFLUSHOPT] = "clflushopt",
 	[PZ_FLUSH_CLFLUSH] = "clflush",
+	[PZ_FLUSH_DC_CIVAC] = "dc-civac",
 	[PZ_FLUSH_EVICT] = "evict",
 };
 
@@ -45,8 +46,18 @@ int pz_flush_available(enum pz_flush m)
 	default:
 		return 0;
 	}
+#elif defined(__aarch64__) && defined(__linux__)
+	/*
+	 * DC CIVAC at EL0 traps only where SCTLR_EL1.UCI is clear, and Linux sets
+	 * it (arch/arm64/include/asm/sysreg.h, INIT_SCTLR_EL1_MMU_ON); on the
+	 * Cortex-A53s whose errata forbid user cache maintenance
+	 * (arch/arm64/kernel/cpu_errata.c, ARM64_WORKAROUND_CLEAN_CACHE,
+	 * cpu_enable_cache_maint_trap()) it clears UCI and emulates the
+	 * instruction instead (arch/arm64/kernel/traps.c,
+	 * user_cache_maint_handler()). Either way it works, by address.
+	 */
+	return m == PZ_FLUSH_DC_CIVAC || m == PZ_FLUSH_EVICT;
 #else
-	/* arm64's DC CIVAC may trap at EL0 (SCTLR_EL1.UCI): evicting always works. */
 	return m == PZ_FLUSH_EVICT;
 #endif
 }
@@ -57,6 +68,8 @@ enum pz_flush pz_flush_best(void)
 		return PZ_FLUSH_CLFLUSHOPT;
 	if (pz_flush_available(PZ_FLUSH_CLFLUSH))
 		return PZ_FLUSH_CLFLUSH;
+	if (pz_flush_available(PZ_FLUSH_DC_CIVAC))
+		return PZ_FLUSH_DC_CIVAC;
 	return PZ_FLUSH_EVICT;
 }
 
@@ -81,6 +94,33 @@ static void flush_plain(const char *p, size_t len)
 	     p += PZ_FLUSH_LINE)
 		_mm_clflush(p);
 	_mm_mfence();
+}
+#endif
+
+#if defined(__aarch64__)
+/*
+ * The smallest data cache line of any level: CTR_EL0.DminLine, log2 of it in
+ * 4-byte words (readable at EL0 unless SCTLR_EL1.UCT is clear, which Linux
+ * emulates too). Stepping by it misses no line, whatever the CPU's.
+ */
+static size_t dcache_line(void)
+{
+	uint64_t ctr;
+
+	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
+	return (size_t)4 << ((ctr >> 16) & 0xf);
+}
+
+/* Clean and invalidate to the point of coherency, then wait until every line is done. */
+static void flush_civac(const char *p, size_t len)
+{
+	const size_t line = dcache_line();
+	const char *end = p + len;
+
+	for (p = (const char *)((uintptr_t)p & ~(uintptr_t)(line - 1)); p < end; p += line)
+		__asm__ volatile("dc civac, %0" : : "r"(p) : "memory");
+	/* DC CIVAC completes only at a DSB: the clear must not start before it ends. */
+	__asm__ volatile("dsb ish" : : : "memory");
 }
 #endif
 
@@ -125,6 +165,11 @@ void pz_flush(const struct pz_flusher *f, const void *p, size_t len)
 		break;
 	case PZ_FLUSH_CLFLUSH:
 		flush_plain(p, len);
+		break;
+#endif
+#if defined(__aarch64__)
+	case PZ_FLUSH_DC_CIVAC:
+		flush_civac(p, len);
 		break;
 #endif
 	default:

@@ -5,8 +5,9 @@
  * is cache cold, cache hot is misleading". A page the kernel clears at fault
  * time was usually last touched long ago; a benchmark that clears the same
  * buffer again and again finds it in cache. Cold mode flushes the target by
- * address (clflushopt, else clflush: x86-64 only) or, elsewhere, evicts it by
- * reading a buffer twice the LLC's size.
+ * address (x86-64: clflushopt, else clflush; arm64 Linux: DC CIVAC, which Linux
+ * lets user space run) or, elsewhere, evicts it by reading a buffer twice the
+ * LLC's size.
  */
 #ifndef PZ_CACHE_H
 #define PZ_CACHE_H
@@ -17,6 +18,7 @@
 enum pz_flush {
 	PZ_FLUSH_CLFLUSHOPT = 0, /* weakly ordered flush, one mfence at the end */
 	PZ_FLUSH_CLFLUSH,        /* the original, ordered with respect to itself */
+	PZ_FLUSH_DC_CIVAC,       /* arm64: clean + invalidate by address, one dsb at the end */
 	PZ_FLUSH_EVICT,          /* read a buffer >= 2x LLC: any architecture */
 	PZ_FLUSH_COUNT
 };
@@ -25,7 +27,7 @@ enum pz_flush {
 extern const struct pz_names pz_flush_names;
 /* 1 when this CPU has the instruction (evict: always). */
 int pz_flush_available(enum pz_flush m);
-/* The best available: clflushopt, then clflush, then evict. */
+/* The best available: clflushopt, then clflush, then dc-civac, then evict. */
 enum pz_flush pz_flush_best(void);
 
 struct pz_flusher {

@@ -37,9 +37,12 @@ static uint64_t raw_ns(void)
 }
 
 /*
- * The "tsc" clock is each architecture's constant-rate counter: the TSC on
- * x86-64, the generic timer's virtual count (CNTVCT_EL0) on arm64, which
- * Linux lets user space read on every arm64 machine (the vDSO reads it too).
+ * The "tsc" clock is each architecture's constant-rate counter, in its ticks:
+ * reference cycles, not the CPU's. On x86-64 the TSC, at about the nominal
+ * frequency; on arm64 the generic timer's virtual count (CNTVCT_EL0), which
+ * Linux lets user space read on every arm64 machine (the vDSO reads it too),
+ * ticking at CNTFRQ_EL0: often 24 to 100 MHz (1 GHz from Armv8.6), so one tick
+ * spans tens of CPU cycles and a tsc "cycles/byte" there is ticks per byte.
  */
 static inline uint64_t read_tsc(void)
 {

@@ -4,8 +4,9 @@
  *   ns       CLOCK_MONOTONIC_RAW in nanoseconds (default: not slewed by NTP)
  *   timeval  gettimeofday(), microseconds, as perf bench without -c
  *   cycles   perf_event_open() PERF_COUNT_HW_CPU_CYCLES, as perf bench -c
- *   tsc      a constant-rate counter: rdtsc on x86-64 (rate measured once),
- *            CNTVCT_EL0 on arm64 (rate from CNTFRQ_EL0)
+ *   tsc      a constant-rate counter's ticks (reference cycles): rdtsc on
+ *            x86-64 (rate measured once), CNTVCT_EL0 on arm64 (rate from
+ *            CNTFRQ_EL0, often 24-100 MHz: many CPU cycles per tick)
  *
  * A cycles clock counts the thread that opened it (perf_event_open with
  * pid 0 and no inherit): a thread that times its own work reads its own

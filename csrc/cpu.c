@@ -16,12 +16,17 @@
 #include "switches.h"
 
 static const char *const feature_names[PZ_FEAT_COUNT] = {
-	"sse2", "avx",    "avx2", "avx512f",      "avx512bw", "erms",
-	"fsrm", "clzero", "tsc",  "constant_tsc", "mops",     "dczva",
+	"sse2",   "avx", "avx2",         "avx512f", "avx512bw", "erms",     "fsrm",
+	"clzero", "tsc", "constant_tsc", "mops",    "dczva",    "rep_good",
 };
 
 /* What detection found about a missing feature, where that says more than its absence. */
 static const char *absent_detail[PZ_FEAT_COUNT];
+
+static __attribute__((unused)) void note_absent(uint64_t bit, const char *why)
+{
+	absent_detail[__builtin_ctzll(bit)] = why;
+}
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -32,6 +37,60 @@ static uint64_t xgetbv0(void)
 
 	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
 	return ((uint64_t)hi << 32) | lo;
+}
+
+/* 1 when @word is one of the space-separated words of @line. */
+static int has_word(const char *line, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = strstr(line, word); p; p = strstr(p + 1, word))
+		if ((p == line || p[-1] == ' ' || p[-1] == '\t') &&
+		    (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/*
+ * What Linux decided about rep string stores, from the first "flags" line of
+ * /proc/cpuinfo (the boot CPU's capabilities, which clear_pages()'s
+ * alternatives were patched from): a @feature bit for erms and rep_good.
+ * REP_GOOD has no CPUID bit: the vendor code sets it, and not everywhere
+ * (arch/x86/kernel/cpu/intel.c, early_init_intel(): from the Pentium M
+ * (family 6 model 0xd) on, only where IA32_MISC_ENABLE.FAST_STRING is set;
+ * before 2025, init_intel(): 64-bit family 6 only; amd.c, init_amd():
+ * family 0x10 on, and init_amd_k8() for K8 from its C stepping on; hygon.c
+ * always; centaur.c and zhaoxin.c from family 6). Where the BIOS turned fast strings off, early_init_intel()
+ * clears ERMS too, so CPUID's ERMS alone would pick the wrong clear_page.
+ * Returns @cpuid_feats adjusted, or unchanged where /proc/cpuinfo cannot be read.
+ */
+static uint64_t kernel_string_flags(uint64_t cpuid_feats)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[8192];
+	uint64_t feats = cpuid_feats;
+
+	if (!f) {
+		note_absent(PZ_FEAT_REP_GOOD, "/proc/cpuinfo unreadable: Linux's rep_good unknown");
+		return feats;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		if (has_word(line, "rep_good"))
+			feats |= PZ_FEAT_REP_GOOD;
+		else
+			note_absent(PZ_FEAT_REP_GOOD, "not in /proc/cpuinfo's flags");
+		if ((feats & PZ_FEAT_ERMS) && !has_word(line, "erms")) {
+			feats &= ~PZ_FEAT_ERMS;
+			note_absent(PZ_FEAT_ERMS,
+				    "CPUID has it, Linux cleared it: fast strings off");
+		}
+		break;
+	}
+	fclose(f);
+	return feats;
 }
 
 static uint64_t detect(void)
@@ -82,7 +141,7 @@ static uint64_t detect(void)
 		if (b & 1u)
 			f |= PZ_FEAT_CLZERO;
 	}
-	return f;
+	return kernel_string_flags(f);
 }
 #elif defined(__aarch64__)
 #include <sys/auxv.h>
@@ -91,11 +150,6 @@ static uint64_t detect(void)
 #ifndef HWCAP2_MOPS
 #define HWCAP2_MOPS (1ul << 43)
 #endif
-
-static void note_absent(uint64_t bit, const char *why)
-{
-	absent_detail[__builtin_ctzll(bit)] = why;
-}
 
 /* DCZID_EL0 is readable at EL0 by design: user-space memset sizes DC ZVA by it. */
 static uint64_t read_dczid(void)

@@ -1,6 +1,7 @@
 /*
  * cpu.h - CPU features the kernels need, detected at run time: CPUID on
- * x86-64, getauxval(AT_HWCAP2) and DCZID_EL0 on arm64.
+ * x86-64 (and the kernel's flags line in /proc/cpuinfo for what Linux alone
+ * decides), getauxval(AT_HWCAP2) and DCZID_EL0 on arm64.
  */
 #ifndef PZ_CPU_H
 #define PZ_CPU_H
@@ -21,7 +22,14 @@
 #define PZ_FEAT_MOPS (1ull << 10) /* arm64 FEAT_MOPS: SETP/SETM/SETE (HWCAP2_MOPS) */
 #define PZ_FEAT_DCZVA \
 	(1ull << 11) /* arm64 DC ZVA allowed: DCZID_EL0.DZP clear (no cpuinfo name of its own) */
-#define PZ_FEAT_COUNT 12
+/*
+ * x86 REP_GOOD: a Linux flag, not a CPUID bit (its name in /proc/cpuinfo is rep_good):
+ * the kernel's verdict that rep stosq beats its unrolled loop. No kernel row needs it to
+ * run; clear_pages() needs it to pick rep stosq (the PZ_CLEAR_PAGES rows of
+ * arch/x86/kernels.def).
+ */
+#define PZ_FEAT_REP_GOOD (1ull << 12)
+#define PZ_FEAT_COUNT 13
 
 /*
  * Features this CPU (and its OS, for the vector register state) supports,

@@ -1,8 +1,9 @@
 /*
  * kernel_rows.h - every kernels.def row this build compiles, PZ_ARCH set
  * to the arch/ directory's name for each: csrc/kernels.c includes it once
- * for the prototypes and once for the registry, with PZ_FILL and PZ_COPY
- * defined each time (no include guard, on purpose).
+ * for the prototypes, once for the registry and once for clear_page()'s
+ * choice, with PZ_FILL, PZ_COPY and PZ_CLEAR_PAGES defined each time (no
+ * include guard, on purpose).
  */
 #define PZ_ARCH "any"
 #include "generic/kernels.def"

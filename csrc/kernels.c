@@ -2,7 +2,8 @@
  * kernels.c - the kernel registry and the shared head/tail handling.
  *
  * The table is the x-macro expansion of arch/<arch>/kernels.def: there is
- * no second list anywhere (Python reads this one through csrc/py/kernels.c).
+ * no second list anywhere (Python reads this one through csrc/py/kernels.c),
+ * and no second answer to which row clear_page() runs (its PZ_CLEAR_PAGES rows).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,9 +15,11 @@
 /* Prototypes, once. */
 #define PZ_FILL(fn, name, desc, feat, flags, unit, align) void fn(void *, int, size_t);
 #define PZ_COPY(fn, name, desc, feat, flags, unit, align) void fn(void *, const void *, size_t);
+#define PZ_CLEAR_PAGES(name, condition)
 #include "kernel_rows.h"
 #undef PZ_FILL
 #undef PZ_COPY
+#undef PZ_CLEAR_PAGES
 
 /* The registry, once: a row of either kind, its function in fn.fill or fn.copy. */
 #define PZ_ROW(kd, fld, f, nm, desc, feat, fl, un, al) \
@@ -32,12 +35,36 @@
 #define PZ_FILL(...) PZ_ROW(PZ_KIND_FILL, fill, __VA_ARGS__)
 #define PZ_COPY(...) PZ_ROW(PZ_KIND_COPY, copy, __VA_ARGS__)
 
+#define PZ_CLEAR_PAGES(name, condition)
+
 static struct pz_kernel registry[] = {
 #include "kernel_rows.h"
 };
 #undef PZ_FILL
 #undef PZ_COPY
 #undef PZ_ROW
+#undef PZ_CLEAR_PAGES
+
+/*
+ * What clear_page() / clear_pages() runs, by the PZ_CLEAR_PAGES rows of the
+ * .def files (which cite the kernel source each follows), in their order.
+ */
+struct clear_pages_choice {
+	const char *name;
+	uint64_t condition; /* PZ_FEAT_* Linux must have set, beyond the row's own features */
+	const char *arch;
+};
+
+#define PZ_FILL(...)
+#define PZ_COPY(...)
+#define PZ_CLEAR_PAGES(nm, cond) { .name = nm, .condition = cond, .arch = PZ_ARCH },
+
+static const struct clear_pages_choice clear_pages_order[] = {
+#include "kernel_rows.h"
+};
+#undef PZ_FILL
+#undef PZ_COPY
+#undef PZ_CLEAR_PAGES
 
 /*
  * Not const only for this: rows whose unit is the DC ZVA block get the
@@ -90,45 +117,31 @@ const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *nam
 	return NULL;
 }
 
-/*
- * What clear_page() / clear_pages() runs here, best first; the first this
- * CPU can run wins.
- *
- * x86-64, arch/x86/include/asm/page_64.h clear_page() and
- * arch/x86/lib/clear_page_64.S: rep stosb (clear_page_erms) with ERMS,
- * else rep stosq (clear_page_rep) with REP_GOOD, else the unrolled movq
- * loop (clear_page_orig). FSRM CPUs have ERMS too. REP_GOOD is a kernel
- * quirk flag, not a CPUID bit: Linux sets it on every 64-bit Intel CPU and
- * on AMD from family 0xf on, so every 64-bit CPU without ERMS is taken to
- * have it and rep stosq always wins over the unrolled loop here.
- *
- * arm64, arch/arm64/lib/clear_page.S: DC ZVA when DCZID_EL0.DZP allows it,
- * else STNP pairs. Elsewhere the generic clear_page() is a memset().
- */
-static const char *const clear_pages_order[] = {
-#if defined(__x86_64__)
-	"x86-64-stosb",
-	"x86-64-stosq",
-	"x86-64-unrolled",
-#elif defined(__aarch64__)
-	"arm64-dc-zva",
-	"arm64-stnp",
-#endif
-	"default",
-};
+/* The clear_pages_order row @c names, when this CPU can run it and Linux would pick it. */
+static const struct pz_kernel *clear_pages_pick(const struct clear_pages_choice *c)
+{
+	const struct pz_kernel *k = pz_kernel_find(PZ_KIND_FILL, c->name);
+	char reason[8];
 
+	if (!k || (c->condition & ~pz_cpu_features()))
+		return NULL;
+	return pz_kernel_available(k, reason, sizeof(reason)) ? k : NULL;
+}
+
+/* This architecture's choices first, then the portable ones ("default"). */
 const struct pz_kernel *pz_kernel_clear_pages(void)
 {
-	const struct pz_kernel *k = NULL;
-	char reason[8];
+	const struct pz_kernel *k;
 	size_t i;
+	int portable;
 
-	for (i = 0; i < PZ_ARRAY_SIZE(clear_pages_order); i++) {
-		k = pz_kernel_find(PZ_KIND_FILL, clear_pages_order[i]);
-		if (k && pz_kernel_available(k, reason, sizeof(reason)))
-			return k;
-	}
-	return k;
+	for (portable = 0; portable < 2; portable++)
+		for (i = 0; i < PZ_ARRAY_SIZE(clear_pages_order); i++)
+			if ((strcmp(clear_pages_order[i].arch, "any") == 0) == portable &&
+			    (k = clear_pages_pick(&clear_pages_order[i])))
+				return k;
+	/* Unreachable: "default" needs nothing. */
+	return pz_kernel_find(PZ_KIND_FILL, "default");
 }
 
 int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n)

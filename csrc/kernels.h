@@ -23,8 +23,8 @@ enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
 /* Row flags. */
 #define PZ_TEMPORAL 0u /* ordinary stores: lines are allocated in cache */
 #define PZ_NONTEMPORAL \
-	(1u << 0)              /* streaming stores; the body ends with a store
-				     barrier (sfence on x86-64, dmb ishst on arm64) */
+	(1u << 0)              /* streaming stores (on x86-64 the body ends with
+				     sfence; every clear row's barrier: pz_publish_clear()) */
 #define PZ_ZERO_ONLY (1u << 1) /* can only write zeros (clzero, dc zva) */
 
 /*
@@ -34,6 +34,38 @@ enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
  * block size before anyone sees the row.
  */
 #define PZ_DCZVA_BLOCK 0
+
+/*
+ * The barrier every clear row ends with: what the kernel's fault path pays
+ * between clearing a page and mapping it, __folio_mark_uptodate()'s
+ * smp_wmb() (include/linux/page-flags.h), so that no other CPU sees the new
+ * PTE before the zeros. The same rule for temporal and non-temporal rows:
+ *
+ *   x86-64  smp_wmb() is barrier(), a compiler barrier (ordinary stores are
+ *           ordered under TSO): nothing here. Non-temporal stores are not
+ *           ordered by TSO, so those rows also end with the sfence a kernel
+ *           clear made of them needs before the PTE store (the 2022
+ *           clear_pages_incoherent() RFC's clear_page_make_coherent(); the 2012
+ *           clear_page_nocache had none): that is their stores' cost, in
+ *           their bodies (arch/x86/fill.c).
+ *   arm64   smp_wmb() is dmb ishst, after every clear, temporal ones included
+ *           (arch/arm64/include/asm/barrier.h): every row pays it, the
+ *           portable ones too.
+ *
+ * Copy rows model memcpy (perf bench mem memcpy) and pay nothing extra.
+ */
+static inline __attribute__((always_inline)) void pz_publish_clear(void)
+{
+#if defined(__aarch64__)
+	__asm__ volatile("dmb ishst" : : : "memory");
+#endif
+	/*
+	 * Elsewhere nothing, not even barrier(): the kernel's is there to keep its C
+	 * compiler from sinking the clear's stores past the PTE store, which has no
+	 * counterpart here, and an asm statement after memset() would cost "default"
+	 * its tail call (a call and a return per chunk that perf's memset does not pay).
+	 */
+}
 
 struct pz_kernel {
 	const char *name;
@@ -61,8 +93,9 @@ const struct pz_kernel *pz_kernel_find(enum pz_kernel_kind kind, const char *nam
 int pz_kernel_available(const struct pz_kernel *k, char *reason, size_t n);
 
 /*
- * The clear kernel Linux's clear_page() uses on this CPU: the first
- * available of this arch's preference order (kernels.c). Never NULL.
+ * The clear kernel Linux's clear_page() uses on this CPU: the first of this
+ * arch's PZ_CLEAR_PAGES rows (arch/<arch>/kernels.def) that this CPU can run
+ * and whose condition holds; "default" where there is none. Never NULL.
  */
 const struct pz_kernel *pz_kernel_clear_pages(void);
 

@@ -34,7 +34,7 @@ from pagezero import _core
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "tests", "c", "build.sh")
 CHECK_LOOPS = os.path.join(ROOT, "tests", "c", "check_loops.sh")
-TESTS = ["kernels", "clock", "fault", "policy", "mem", "mem_tail", "stats", "team"]
+TESTS = ["kernels", "cache", "clock", "fault", "policy", "mem", "mem_tail", "stats", "team"]
 # build.sh's THREAD_TESTS: the tests that start threads, run under TSan as well.
 THREADED = ["team", "mem", "fault", "policy"]
 

@@ -75,7 +75,12 @@ def test_one_entry_answers_for_every_condition():
     assert plain["interrupted"] is None and plain["counters"] is None
     # Read from smaps only when THP was asked for (mem --thp).
     assert plain["huge_pages"] is None
-    assert plain["cold_method"] == "" and cold["cold_method"] in ("clflushopt", "clflush", "evict")
+    assert plain["cold_method"] == "" and cold["cold_method"] in (
+        "clflushopt",
+        "clflush",
+        "dc-civac",
+        "evict",
+    )
     assert len(plain["thread_samples"]) == 1 and len(cold["thread_samples"][0]) == 2
     assert not hasattr(_core, "bench_threads")
 
@@ -149,9 +154,14 @@ def test_build_names_compiler_flags_and_test_switches():
 
 
 def expected_clear_pages(features):
+    # tests/test_kernel_facts.py checks the rule feature by feature.
     if _core.ARCH == "x86-64":
-        return "x86-64-stosb" if "erms" in features else "x86-64-stosq"
+        if "erms" in features:
+            return "x86-64-stosb"
+        return "x86-64-stosq" if "rep_good" in features else "x86-64-unrolled"
     if _core.ARCH == "arm64":
+        if "mops" in features:
+            return "arm64-mops-nt"
         return "arm64-dc-zva" if "dczva" in features else "arm64-stnp"
     return "default"
 
@@ -170,8 +180,8 @@ print([r["name"] for r in _core.kernels() if r["clear_pages"]])
 
 
 def test_clear_pages_without_erms_is_rep_stosq():
-    if _core.ARCH != "x86-64" or "erms" not in _core.cpu_features():
-        pytest.skip("needs an x86-64 CPU with erms to hide")
+    if _core.ARCH != "x86-64" or not {"erms", "rep_good"} <= set(_core.cpu_features()):
+        pytest.skip("needs an x86-64 CPU with erms to hide, and Linux's rep_good")
     env = dict(os.environ, PAGEZERO_HIDE_FEATURES="erms")
     out = run_python("-c", CLEAR_PAGES, env=env)
     assert out.returncode == 0, out.stderr

@@ -4,18 +4,16 @@
  * that is a non-zero multiple of its row's unit (see kernels.def);
  * kernels.c handles the rest.
  *
- * Why dmb ishst after non-temporal stores: arm64 orders no stores for
- * other observers without a barrier, temporal or not, so the barrier is
- * not what makes one thread's result right. It is there because the
- * kernel pays for it: after clearing a page the fault path publishes it
- * behind smp_wmb() (dmb ishst) before setting the PTE, and ordering the
- * streaming stores can mean waiting for them to drain. Ending non-temporal rows with
- * it counts that cost, as sfence does on x86-64, and gives every
- * non-temporal row the same contract: its stores are ordered before the
- * caller's later ones.
+ * Every body ends with pz_publish_clear(), dmb ishst here: the fault path's
+ * smp_wmb() after clearing a page, which it pays for temporal and
+ * non-temporal stores alike (csrc/kernels.h). STNP needs no barrier of its
+ * own: unlike x86's streaming stores, the same thread's later accesses see
+ * them in order.
  */
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kernels.h"
 
 #define PZ_BYTE_X8(c) (0x0101010101010101ull * (unsigned char)(c))
 
@@ -52,8 +50,7 @@ static inline __attribute__((always_inline)) void stnp_loop(char *p, size_t len,
 			 "stnp %x[v], %x[v], [%[p], #48]\n\t"
 			 "add %[p], %[p], #64\n\t"
 			 "cmp %[p], %[end]\n\t"
-			 "b.ne 1b\n\t"
-			 "dmb ishst"
+			 "b.ne 1b"
 			 : [p] "+r"(p)
 			 : [end] "r"(end), [v] "rZ"(v)
 			 : "memory", "cc");
@@ -66,6 +63,7 @@ void pz_fill_arm64_stp(void *dst, int c, size_t len)
 		stp_loop(dst, len, 0);
 	else
 		stp_loop(dst, len, PZ_BYTE_X8(c));
+	pz_publish_clear();
 }
 
 /* Non-temporal pairs: clear_page()'s loop where DCZID_EL0.DZP forbids DC ZVA. */
@@ -75,6 +73,7 @@ void pz_fill_arm64_stnp(void *dst, int c, size_t len)
 		stnp_loop(dst, len, 0);
 	else
 		stnp_loop(dst, len, PZ_BYTE_X8(c));
+	pz_publish_clear();
 }
 
 /*
@@ -83,7 +82,7 @@ void pz_fill_arm64_stnp(void *dst, int c, size_t len)
  * DCZID_EL0.BS), so every address here starts a block. The block size is
  * read again per call, as clear_page() does: one mrs, and no state shared
  * with the registry. Its stores are ordered like ordinary stores, so,
- * unlike x86's clzero, it needs no barrier; whether the lines land in the
+ * unlike x86's clzero, it needs no barrier of its own; whether the lines land in the
  * cache is the implementation's choice (on AmpereOne, the review of "arm64:
  * clear_page[s] using memset" (2026) reckons it behaves like STP). Zeros only: the caller never passes
  * another byte.
@@ -100,4 +99,5 @@ void pz_fill_arm64_dc_zva(void *dst, int c, size_t len)
 	block = (size_t)4 << (dczid & 0xf);
 	for (; p < end; p += block)
 		__asm__ volatile("dc zva, %0" : : "r"(p) : "memory");
+	pz_publish_clear();
 }

@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels.h"
+
 /* Rd = x0, Rn = x1: SETx [x0]!, x1!, xzr, then the same with Rs = x2. */
 #define PZ_SETP_ZR ".inst 0x19df0420\n\t"  /* setp  [x0]!, x1!, xzr */
 #define PZ_SETM_ZR ".inst 0x19df4420\n\t"  /* setm  [x0]!, x1!, xzr */
@@ -59,25 +61,27 @@ void pz_fill_arm64_mops(void *dst, int c, size_t len)
 				 : "r"(v)
 				 : "memory", "cc");
 	}
+	pz_publish_clear();
 }
 
-/* Ends with dmb ishst, as every non-temporal row does (see fill.c for why). */
+/* clear_page()'s own, over the page where the kernel has MOPS (kernels.def). */
 void pz_fill_arm64_mops_nt(void *dst, int c, size_t len)
 {
 	register void *d __asm__("x0") = dst;
 	register size_t n __asm__("x1") = len;
 
 	if ((unsigned char)c == 0) {
-		__asm__ volatile(PZ_SETPN_ZR PZ_SETMN_ZR PZ_SETEN_ZR "dmb ishst"
+		__asm__ volatile(PZ_SETPN_ZR PZ_SETMN_ZR PZ_SETEN_ZR
 				 : "+r"(d), "+r"(n)
 				 :
 				 : "memory", "cc");
 	} else {
 		register uint64_t v __asm__("x2") = (unsigned char)c;
 
-		__asm__ volatile(PZ_SETPN_X2 PZ_SETMN_X2 PZ_SETEN_X2 "dmb ishst"
+		__asm__ volatile(PZ_SETPN_X2 PZ_SETMN_X2 PZ_SETEN_X2
 				 : "+r"(d), "+r"(n)
 				 : "r"(v)
 				 : "memory", "cc");
 	}
+	pz_publish_clear();
 }

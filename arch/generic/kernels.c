@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels.h"
+
 /*
  * Buffers come from anywhere (bytearray, numpy): access them through a type
  * that may alias. Copy sources are not aligned (only dst is), hence aligned(1).
@@ -15,9 +17,11 @@ typedef uint64_t __attribute__((may_alias, aligned(1))) pz_unaligned_word;
 
 #define PZ_BYTE_X8(c) (0x0101010101010101ull * (unsigned char)(c))
 
+/* Every fill ends with the fault path's barrier (kernels.h: on arm64 a dmb ishst). */
 void pz_fill_libc(void *dst, int c, size_t len)
 {
 	memset(dst, c, len);
+	pz_publish_clear();
 }
 
 void pz_copy_libc(void *dst, const void *src, size_t len)
@@ -40,6 +44,7 @@ void pz_fill_generic(void *dst, int c, size_t len)
 
 	for (i = 0; i < n; i++)
 		p[i] = v;
+	pz_publish_clear();
 }
 
 void pz_copy_generic(void *dst, const void *src, size_t len)

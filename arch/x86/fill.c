@@ -5,9 +5,16 @@
  *
  * Vector kernels carry a target attribute instead of a global -mavx512f, so
  * the extension builds everywhere and only runs them when CPUID says so.
+ *
+ * Every body ends with pz_publish_clear(), the fault path's smp_wmb(): on
+ * x86-64 nothing, the kernel's being a compiler barrier (csrc/kernels.h). The
+ * non-temporal ones end with sfence before it: their stores are weakly
+ * ordered, and a kernel clear made of them would need it before the PTE store.
  */
 #include <immintrin.h>
 #include <stdint.h>
+
+#include "kernels.h"
 
 #define PZ_BYTE_X8(c) (0x0101010101010101ull * (unsigned char)(c))
 
@@ -48,6 +55,7 @@ void pz_fill_x86_unrolled(void *dst, int c, size_t len)
 			 : [p] "+r"(dst), [n] "+r"(lines)
 			 : [v] "r"(v)
 			 : "memory", "cc");
+	pz_publish_clear();
 }
 
 /* rep stosq: the REP_GOOD clear_page; the CPU batches the 8-byte stores. */
@@ -56,6 +64,7 @@ void pz_fill_x86_stosq(void *dst, int c, size_t len)
 	size_t words = len / 8;
 
 	__asm__ volatile("rep stosq" : "+D"(dst), "+c"(words) : "a"(PZ_BYTE_X8(c)) : "memory");
+	pz_publish_clear();
 }
 
 /*
@@ -65,6 +74,7 @@ void pz_fill_x86_stosq(void *dst, int c, size_t len)
 void pz_fill_x86_stosb(void *dst, int c, size_t len)
 {
 	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(len) : "a"(c) : "memory");
+	pz_publish_clear();
 }
 
 /* The 2012 clear_page_nocache: 8-byte movnti, a line per iteration. */
@@ -85,6 +95,7 @@ void pz_fill_x86_movnti(void *dst, int c, size_t len)
 	}
 	/* Streaming stores are weakly ordered: fence before anyone reads. */
 	_mm_sfence();
+	pz_publish_clear();
 }
 
 void pz_fill_x86_sse2_nt(void *dst, int c, size_t len)
@@ -103,6 +114,7 @@ void pz_fill_x86_sse2_nt(void *dst, int c, size_t len)
 		_mm_stream_si128(p + 7, v);
 	}
 	_mm_sfence();
+	pz_publish_clear();
 }
 
 __attribute__((target("avx"))) void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
@@ -122,6 +134,7 @@ __attribute__((target("avx"))) void pz_fill_x86_avx_nt(void *dst, int c, size_t 
 	}
 	/* gcc adds the vzeroupper that spares SSE code the AVX transition penalty. */
 	_mm_sfence();
+	pz_publish_clear();
 }
 
 __attribute__((target("avx512f"))) void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
@@ -136,6 +149,7 @@ __attribute__((target("avx512f"))) void pz_fill_x86_avx512_nt(void *dst, int c, 
 		_mm512_stream_si512(p + 3, v);
 	}
 	_mm_sfence();
+	pz_publish_clear();
 }
 
 __attribute__((target("avx512f"))) void pz_fill_x86_avx512(void *dst, int c, size_t len)
@@ -149,6 +163,7 @@ __attribute__((target("avx512f"))) void pz_fill_x86_avx512(void *dst, int c, siz
 		_mm512_store_si512(p + 2, v);
 		_mm512_store_si512(p + 3, v);
 	}
+	pz_publish_clear();
 }
 
 /*
@@ -165,4 +180,5 @@ void pz_fill_x86_clzero(void *dst, int c, size_t len)
 	for (; p < end; p += 64)
 		__asm__ volatile(".byte 0x0f, 0x01, 0xfc" : : "a"(p) : "memory");
 	_mm_sfence();
+	pz_publish_clear();
 }

@@ -20,7 +20,8 @@ int pzpy_flush_method(const char *name, enum pz_flush *m)
 	id = pz_lookup(&pz_flush_names, name);
 	if (id < 0) {
 		PyErr_Format(PyExc_ValueError,
-			     "unknown cold method '%s' (expected clflushopt, clflush or evict)",
+			     "unknown cold method '%s' (expected clflushopt, clflush, dc-civac or "
+			     "evict)",
 			     name);
 		return -1;
 	}

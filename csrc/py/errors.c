@@ -45,7 +45,8 @@ int pzpy_open_clock(struct pz_clock *c, enum pz_clock_id id)
 			     "the cycles clock needs a hardware cycle counter, and "
 			     "perf_event_open(cpu-cycles) failed: %s (no PMU on this machine, "
 			     "or kernel.perf_event_paranoid forbids it); use the tsc clock "
-			     "(--clock tsc) to count reference cycles instead",
+			     "(--clock tsc) to count a constant-rate counter's ticks (reference "
+			     "cycles) instead",
 			     strerror(-ret));
 	else
 		PyErr_Format(pzpy_UnavailableError, "the %s clock is not available here: %s",

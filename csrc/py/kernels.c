@@ -158,9 +158,11 @@ static PyObject *core_clocks(PyObject *self, PyObject *unused)
 
 PyDoc_STRVAR(tsc_hz__doc__,
 	     "tsc_hz()\n--\n\n"
-	     "The tsc clock's rate in Hz. On x86-64 the time-stamp counter's, measured\n"
-	     "once against CLOCK_MONOTONIC_RAW (about 150 ms the first time); on arm64\n"
-	     "the generic timer's, read from CNTFRQ_EL0; 0.0 without such a counter.");
+	     "The tsc clock's rate in Hz: its ticks are reference cycles, not CPU\n"
+	     "cycles. On x86-64 the time-stamp counter's, measured once against\n"
+	     "CLOCK_MONOTONIC_RAW (about 150 ms the first time); on arm64 the generic\n"
+	     "timer's (CNTVCT_EL0), read from CNTFRQ_EL0, often 24-100 MHz; 0.0\n"
+	     "without such a counter.");
 
 static PyObject *core_tsc_hz(PyObject *self, PyObject *unused)
 {

@@ -26,7 +26,8 @@ static PyObject *core_mem_available(PyObject *self, PyObject *unused)
 PyDoc_STRVAR(cache_methods__doc__,
 	     "cache_methods()\n--\n\n"
 	     "The ways cold mode can get a target out of the caches, best first, as\n"
-	     "(name, available) pairs: clflushopt, clflush (x86-64), evict (any CPU).");
+	     "(name, available) pairs: clflushopt, clflush (x86-64), dc-civac (arm64\n"
+	     "Linux), evict (any CPU).");
 
 static PyObject *cache_method(size_t i, const void *unused)
 {

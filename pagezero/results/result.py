@@ -191,7 +191,11 @@ class Result:
 
     @property
     def cycles_per_byte(self) -> float | None:
-        """Cycles (or TSC reference cycles) per byte, for the clocks that count them (else None)."""
+        """Cycles or tsc ticks per byte, for the clocks that count them (else None).
+
+        tsc ticks are reference cycles, not CPU cycles: x86-64's TSC, or arm64's CNTVCT_EL0
+        at CNTFRQ_EL0 (often 24-100 MHz, many CPU cycles per tick).
+        """
         if self.clock not in _CYCLE_CLOCKS:
             return None
         return sum(self.samples) / self.total_bytes

@@ -16,11 +16,6 @@ KINDS = ("clear", "copy")
 # The kind of kernel each benchmark runs: the one table for every module.
 KERNEL_KIND = {"memset": "clear", "memcpy": "copy", "batch": "clear", "folio": "clear"}
 
-# Until the registry marks it on every row, the kernel the Linux clear_pages() uses on
-# x86-64: rep stosb with ERMS, else rep stosq (arch/x86/include/asm/page_64.h, its
-# ALTERNATIVE_2); elsewhere memset(), which arm64's clear_page rework adopts.
-_CLEAR_PAGES_FALLBACK = ("x86-64-stosb", "x86-64-stosq", "default")
-
 
 @dataclass(frozen=True)
 class Kernel:
@@ -52,7 +47,9 @@ class Kernel:
         Bytes of alignment its loop needs; a shared routine writes the unaligned head
         and tail, so every kernel takes any pointer and length.
     clear_pages : bool
-        The Linux ``clear_pages()`` uses it on this CPU (where the registry says so).
+        The Linux ``clear_page()`` / ``clear_pages()`` uses it on this CPU: exactly one
+        clear row has it, chosen by the C registry (the ``PZ_CLEAR_PAGES`` rows of
+        ``arch/*/kernels.def``, which cite the kernel source they follow).
     """
 
     kind: str
@@ -129,11 +126,9 @@ def find_kernel(name: str, kind: str = "clear") -> Kernel:
 
 
 def clear_pages_kernel() -> str:
-    """The available clear kernel clear_pages() uses here: the registry's mark, or a fallback."""
-    table = [k for k in kernels("clear") if k.available]
-    marked = [k.name for k in table if k.clear_pages]
-    available = {k.name for k in table}
-    return next(iter(marked), None) or next(n for n in _CLEAR_PAGES_FALLBACK if n in available)
+    """The clear kernel clear_pages() uses here: the registry's mark ("default" for rows
+    without one, which the C registry never returns)."""
+    return next((k.name for k in kernels("clear") if k.available and k.clear_pages), "default")
 
 
 def nontemporal_kernel(widest: bool = False) -> str | None:

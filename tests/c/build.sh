@@ -9,8 +9,8 @@
 # runs every test that starts threads: $THREAD_TESTS below.
 #
 # Environment:
-#   TEST         which test: kernels (default), clock, fault, policy, mem, mem_tail, stats
-#                or team, i.e. tests/c/test_$TEST.c, linked with the whole C core
+#   TEST         which test: kernels (default), cache, clock, fault, policy, mem, mem_tail,
+#                stats or team, i.e. tests/c/test_$TEST.c, linked with the whole C core
 #                (csrc/*.c but module.c) and the kernels of the target arch
 #   CC           compiler (default gcc; clang works too); a cross compiler selects its arch
 #   TARGET_ARCH  arch/ directory to build (default: from `$CC -dumpmachine`); it
@@ -62,7 +62,7 @@ else
 fi
 for t in "${tests[@]}"; do
 	if [ ! -f "tests/c/test_$t.c" ]; then
-		echo "build.sh: no tests/c/test_$t.c (TEST is one of: kernels clock fault policy mem mem_tail stats team)" >&2
+		echo "build.sh: no tests/c/test_$t.c (TEST is one of: kernels cache clock fault policy mem mem_tail stats team)" >&2
 		exit 2
 	fi
 done

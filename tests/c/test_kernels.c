@@ -336,6 +336,19 @@ static void test_registry(void)
 	expect_not_found(PZ_KIND_FILL, "all");
 	expect_not_found(PZ_KIND_COPY, "all");
 	printf("registry: %zu fill, %zu copy kernels\n", nfill, ncopy);
+
+	/* clear_page()'s row: a fill kernel this CPU runs, printed for the callers to
+	 * check per CPU model and hidden feature (tests/c/cross_arm64.sh). */
+	{
+		const struct pz_kernel *cp = pz_kernel_clear_pages();
+		char reason[64];
+
+		check(cp && cp->kind == PZ_KIND_FILL, "registry: clear_pages is not a fill row");
+		check(cp && pz_kernel_available(cp, reason, sizeof(reason)),
+		      "registry: clear_pages is %s, which this CPU cannot run",
+		      cp ? cp->name : "?");
+		printf("clear_pages: %s\n", cp ? cp->name : "(none)");
+	}
 }
 
 /* --------------------------------------------------------------- regions */

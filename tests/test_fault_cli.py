@@ -25,6 +25,7 @@ from conftest import (
     start_python,
 )
 from helpers.cli import run_cli
+from helpers.cpus import CPUS
 from helpers.faults import cut_short_memset
 
 import pagezero
@@ -180,10 +181,21 @@ def test_bad_input_is_one_line_and_exit_2(args, words, capsys):
 
 
 def test_more_threads_than_memory_allows_is_exit_1():
-    size = mem_available() // 2 // 4096 * 4096
+    size = 2 * mem_available() // CPUS // 4096 * 4096
     check_environment_error(
-        mmap("-s", f"{size}B", "-t", "4", "-l", "1"), "too large", "MemAvailable"
+        mmap("-s", f"{size}B", "-t", str(CPUS), "-l", "1"), "too large", "MemAvailable"
     )
+
+
+def test_more_threads_than_cpus_is_refused_as_memset_refuses_it(capsys):
+    # One check for both (measure.conditions.check_threads): a thread waiting for a CPU
+    # would time the scheduler.
+    lines = []
+    for bench in ("mmap", "memset"):
+        proc = pagezero_main(capsys, "mem", bench, "-s", "1MB", "-l", "1", "-t", str(CPUS + 1))
+        lines.append(check_usage_error(proc))
+    assert lines[0] == lines[1]
+    assert f"more than the {CPUS} CPUs this process may run on" in lines[0]
 
 
 @pytest.mark.owns_hugepage_pools

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import MAX_FAULT_THREADS, arguments, check_int, check_loops
+from pagezero.measure.conditions import (
+    MAX_FAULT_THREADS,
+    arguments,
+    check_int,
+    check_loops,
+    check_threads,
+)
 from pagezero.measure.conditions import thread_rates as thread_rates
 from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.measure.mem import check_clock, memset
@@ -108,7 +114,9 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
         )
     thp_mode(thp, shift)
     check_loops(loops, "mmap")
-    # Not pinned: bounded by MAX_FAULT_THREADS, not by the CPUs (not Conditions' threads).
+    # Not pinned, but as memset's threads at most one per CPU this process may run on: a
+    # thread waiting for a CPU would time the scheduler, not its faults (one check for both).
+    check_threads(threads)
     check_int("threads", threads, 1, MAX_FAULT_THREADS)
     check_int("seed", seed, 0, MAX_SEED)
     check_clock(clock, threads)

@@ -13,6 +13,17 @@
 #include "stop.h"
 #include "switches.h"
 
+unsigned pz_base_page_shift(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned shift = PZ_PAGE_SHIFT_4KB;
+
+	/* POSIX allows -1; Linux always answers a power of two of 4KB or more. */
+	if (page > 0)
+		shift = (unsigned)__builtin_ctzl((unsigned long)page);
+	return shift;
+}
+
 int pz_mem_available(uint64_t *bytes)
 {
 	char line[256];

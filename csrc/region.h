@@ -62,6 +62,9 @@ void pz_region_unmap(struct pz_region *r);
  */
 int pz_region_prefault(void *addr, size_t len, unsigned page_shift);
 
+/* The kernel's base page (sysconf(_SC_PAGESIZE)) as a shift: 12, 14 or 16 on arm64. */
+unsigned pz_base_page_shift(void);
+
 /* MemAvailable from /proc/meminfo, in bytes; 0 or -errno. */
 int pz_mem_available(uint64_t *bytes);
 

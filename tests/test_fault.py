@@ -113,6 +113,31 @@ def test_latency_pass_writes_the_same_bytes():
         check_contents(region, "demand", 4096, 3)
 
 
+# populate has no fault to time (latency=True): refused, see test_bad_arguments.
+@pytest.mark.parametrize(
+    "function, latency",
+    [("demand", False), ("demand", True), ("populate", False)]
+    + [("populate-write", False), ("populate-write", True)],
+)
+def test_perf_touch_adds_the_page_index_to_each_page_after_every_workload(function, latency):
+    region, _ = fault.fault_pass(SIZE, function=function, latency=latency, touch="perf")
+    with region:
+        with memoryview(region) as view:
+            pages = np.frombuffer(view, dtype=np.uint8).reshape(-1, 4096).copy()
+    # perf's mmap_page_touch over a zeroed page: byte 0 of page i = 0 + i.
+    want = np.zeros_like(pages)
+    want[:, 0] = np.arange(len(pages)) % 256
+    assert np.array_equal(pages, want)
+
+
+def test_the_touch_is_recorded():
+    write = pagezero.faults(SIZE, loops=1)[0]
+    perf = pagezero.faults(SIZE, loops=1, touch="perf")[0]
+    assert write.details["touch"] == "write" and "touch" not in write.params
+    assert perf.details["touch"] == "perf" and perf.params["touch"] == "perf"
+    assert write.label() != perf.label()  # not one point
+
+
 # Runs ------------------------------------------------------------------------------
 
 
@@ -375,6 +400,7 @@ def test_a_signal_stops_a_run_and_keeps_the_loops_done(sig):
         (dict(clock="sundial"), "unknown clock"),
         (dict(function="populate", latency=True), "no fault to time"),
         (dict(latency="yes"), "latency must be True or False"),
+        (dict(touch="read"), "unknown touch 'read'"),
     ],
 )
 def test_bad_arguments_are_value_errors(kwargs, match):

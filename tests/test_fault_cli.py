@@ -30,6 +30,7 @@ from helpers.faults import cut_short_memset
 
 import pagezero
 from pagezero.cli import main
+from pagezero.cli import mem as cli_mem
 from pagezero.measure import fault
 from pagezero.system import hugepages
 
@@ -144,6 +145,16 @@ def test_output_file_keeps_samples_pages_and_threads(tmp_path):
     assert back.params["threads"] == 2
 
 
+def test_mmap_touches_as_perf_unless_told_to_write(tmp_path):
+    for args, touch in (((), "perf"), (("--touch", "write"), "write")):
+        path = tmp_path / f"{touch}.json"
+        out = ok(mmap(*SMALL, "-f", "demand", "-o", str(path), *args))
+        [b] = blocks(out)
+        assert f"# touch: {cli_mem.TOUCH_LINES[touch]}" in b
+        [back] = pagezero.load_results(path)
+        assert back.details["touch"] == touch
+
+
 def test_2mb_pages_when_reserved():
     require_hugepages("2MB", 2)
     out = ok(mmap("-s", "4MB", "-p", "2MB", "-l", "1", "-f", "demand", "--latency"))
@@ -159,6 +170,7 @@ BAD_INPUTS = {
     "negative seed": (["-r", "-1"], "seed must be .*not -1"),
     "seed too large": (["-r", str(2**32)], "seed must be .*not 4294967296"),
     "threads zero": (["-t", "0"], "threads must be .*not 0"),
+    "unknown touch": (["--touch", "read"], "argument --touch: invalid choice: 'read'"),
     "threads negative": (["-t", "-3"], "threads must be .*not -3"),
     "threads not a number": (["-t", "many"], "argument -t/--threads: invalid integer 'many'"),
     "size not whole pages": (

@@ -168,6 +168,12 @@ def _latency_line(result):
     )
 
 
+TOUCH_LINES = {
+    "perf": "as perf, each page's byte read then written (mmap_page_touch), after every workload",
+    "write": "one byte written per page (demand), as the studies of the kernel's clearing",
+}
+
+
 def _print_fault(args, job, result, first, latency):
     threads = (
         [f"# {job.threads} threads, each faulting its own {args.size}"] if job.threads > 1 else []
@@ -179,6 +185,7 @@ def _print_fault(args, job, result, first, latency):
         mean, pct = faults.thread_spread(result)
         print(f"{format_rate(mean)}/thread ( +- {pct:.2f}% )")
     print(f"# pages: {faults.page_report(result)['text']}")
+    print(f"# touch: {TOUCH_LINES[result.details.get('touch', 'write')]}")
     if latency:
         print(_latency_line(result))
 
@@ -230,7 +237,9 @@ def cmd_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    point = pick(args, "size", "page", "threads", "thp", "clock", "latency", seed="randomize")
+    point = pick(
+        args, "size", "page", "threads", "thp", "clock", "latency", "touch", seed="randomize"
+    )
     job = faults.plan(**point)
     if args.function != "all":
         names = [faults.check_workload(args.function)]

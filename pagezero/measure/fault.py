@@ -33,6 +33,10 @@ from pagezero.system.memory import thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
+# How each page is touched: "write" (one store: the kernel's clearing of a write fault, what
+# the studies measure) or "perf" (perf bench mem mmap's mmap_page_touch after every workload,
+# a read then a write: `pagezero mem mmap`, for parity).
+TOUCHES: tuple[str, ...] = ("write", "perf")
 _DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
 MAX_THREADS = MAX_FAULT_THREADS
 MAX_SEED = 2**32 - 1
@@ -76,6 +80,7 @@ class FaultPlan:
     seed: int
     clock: str
     latency: bool
+    touch: str = "write"
 
     @property
     def page(self) -> str:
@@ -97,14 +102,19 @@ class FaultPlan:
 
     def params(self) -> dict[str, Any]:
         rest = ("loops", "threads", "seed", "thp", "latency")
-        return {"size": self.nbytes, "page": self.page, **{k: getattr(self, k) for k in rest}}
+        p = {"size": self.nbytes, "page": self.page, **{k: getattr(self, k) for k in rest}}
+        if self.touch != "write":  # a point of its own; write-only files keep their identity
+            p["touch"] = self.touch
+        return p
 
 
 def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
-    size, page, loops, threads, seed, thp, clock, latency = arguments(
+    size, page, loops, threads, seed, thp, clock, latency, touch = arguments(
         faults, args, kwargs, ["function", "reserve"]
     ).values()
+    if touch not in TOUCHES:
+        raise ValueError(f"unknown touch {touch!r} (expected one of: {', '.join(TOUCHES)})")
     nbytes = parse_size(size)
     shift = parse_page(page)
     if nbytes % (1 << shift):
@@ -132,7 +142,7 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
                 f"{threads * nbytes} bytes needed, only {avail} available "
                 f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
             )
-    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
+    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency, touch)
 
 
 def check_latency(p: FaultPlan, function: str) -> None:
@@ -179,6 +189,7 @@ def run(p: FaultPlan, function: str) -> Result | None:
         p.seed,
         p.clock,
         p.lat_unit,
+        p.touch,
     )
 
     def result(raw: dict[str, Any]) -> Result:
@@ -195,6 +206,7 @@ def run(p: FaultPlan, function: str) -> Result | None:
                 "thread_samples": raw["threads"],
                 "pages": raw["pages"],
                 "latency": raw["latency"],
+                "touch": p.touch,
             },
             interrupted=raw["interrupted"],
         )
@@ -212,6 +224,7 @@ def faults(
     thp: bool | None = False,
     clock: str = "ns",
     latency: bool = False,
+    touch: str = "write",
     reserve: bool = False,
 ) -> Result | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
@@ -242,6 +255,14 @@ def faults(
     latency : bool
         Also time each fault (groups of 16 for 4KB pages): the
         distribution is in details["latency"] (ns).
+    touch : {"write", "perf"}
+        "write" (the default, what the studies of the kernel's clearing use):
+        demand writes one byte per page, so each page takes one write fault
+        that clears it. "perf": every workload then touches each page as perf
+        bench mem mmap does, its byte read and written back plus the page's
+        index; on arm64 (or perf built at -O0) the read faults in the shared
+        zero page first and the write then copies it. Recorded in
+        details["touch"] (and in params when "perf").
     reserve : bool
         Grow the hugepage pool by what the run lacks for its duration
         (root only), giving it back afterwards.
@@ -257,7 +278,7 @@ def faults(
     Interrupted
         When a stop signal cuts the run short.
     """
-    p = plan(size, page, loops, threads, seed, thp, clock, latency)
+    p = plan(size, page, loops, threads, seed, thp, clock, latency, touch)
     check_workload(function)
     check_latency(p, function)
     with reserved(p, reserve):
@@ -424,9 +445,12 @@ def fault_pass(
     thp: bool | None = False,
     seed: int = 0,
     latency: bool = False,
+    touch: str = "write",
 ) -> tuple[Any, dict[str, Any]]:
     """One untimed pass of a workload, its region left mapped: (Region, its smaps counters)."""
-    p = plan(size, page, 1, 1, seed, thp, "ns", latency)
+    p = plan(size, page, 1, 1, seed, thp, "ns", latency, touch)
     check_workload(function)
     check_latency(p, function)
-    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit)
+    return _core.fault_pass(
+        function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit, touch
+    )

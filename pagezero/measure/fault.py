@@ -25,6 +25,7 @@ from pagezero.measure.conditions import (
 from pagezero.measure.conditions import thread_rates as thread_rates
 from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.measure.mem import check_clock, memset
+from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
 from pagezero.system.kernels import kernels
@@ -161,21 +162,61 @@ def check_hugepages(p: FaultPlan) -> None:
 
 
 @contextlib.contextmanager
-def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[None]:
+def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[bool]:
     """Around a run, its hugepages: the pool grown by what it lacks (root) and given back
-    after, or without `reserve` only checked."""
+    after, or without `reserve` only checked. Yields whether the pool was grown: then it
+    was warmed (warm()) before the block, and run(warmed=True) records it."""
     if not p.hugetlb:
-        yield
+        yield False
     elif reserve:
-        with hugepages.reserve(p.page, p.hugepages_needed):
-            yield
+        before = hugepages.pool(p.page).total
+        with hugepages.reserve(p.page, p.hugepages_needed) as grown:
+            fresh = grown.total > before
+            if fresh:
+                warm(p)
+            yield fresh
     else:
         check_hugepages(p)
-        yield
+        yield False
 
 
-def run(p: FaultPlan, function: str) -> Result | None:
-    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says."""
+def warm(p: FaultPlan) -> None:
+    """One untimed demand pass of `p`'s threads over freshly reserved hugepages: on a VM the
+    host faults guest memory in on its first touch, five to ten times slower than the
+    guest's own fault path (measure.warmup)."""
+    raw = _core.bench_fault(
+        "demand", p.nbytes, p.shift, thp_mode(p.thp, p.shift), 1, p.threads, 0, "ns", 0
+    )
+    interrupt.finish(raw, lambda raw: None)
+
+
+def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """raw without its leading loops still warming up (measure.warmup's rule on the loops'
+    rates), and what was dropped: {"loops", "samples", "rule"}, or None."""
+    wall = raw["wall"]
+    n = warming_runs([1 / s for s in wall], WARM_LOOP_FRACTION) if wall and all(wall) else 0
+    if not n:
+        return raw, None
+    kept = dict(
+        raw,
+        wall=wall[n:],
+        threads=tuple(t[n:] for t in raw["threads"]),
+        pages=raw["pages"][n:],
+        loops_done=raw["loops_done"] - n,
+    )
+    rule = (
+        f"leading loops below {WARM_LOOP_FRACTION:g}x the median rate of the loops "
+        "after them (a first touch the host also faults in, on a VM)"
+    )
+    return kept, {"loops": n, "samples": wall[:n], "rule": rule}
+
+
+def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
+    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says.
+
+    Leading loops far slower than the rest (measure.warmup) are left out of the samples,
+    kept in details["warmup"]; `warmed` (what reserved() yields) is recorded in
+    details["pool_warmed"]."""
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
@@ -193,6 +234,17 @@ def run(p: FaultPlan, function: str) -> Result | None:
     )
 
     def result(raw: dict[str, Any]) -> Result:
+        raw, warmup = _without_warmup(raw)
+        details = {
+            "thread_samples": raw["threads"],
+            "pages": raw["pages"],
+            "latency": raw["latency"],
+            "touch": p.touch,
+        }
+        if warmup:
+            details["warmup"] = warmup
+        if warmed:
+            details["pool_warmed"] = True
         return Result(
             benchmark="mmap",
             function=function,
@@ -202,12 +254,7 @@ def run(p: FaultPlan, function: str) -> Result | None:
             samples=raw["wall"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details={
-                "thread_samples": raw["threads"],
-                "pages": raw["pages"],
-                "latency": raw["latency"],
-                "touch": p.touch,
-            },
+            details=details,
             interrupted=raw["interrupted"],
         )
 
@@ -265,7 +312,17 @@ def faults(
         details["touch"] (and in params when "perf").
     reserve : bool
         Grow the hugepage pool by what the run lacks for its duration
-        (root only), giving it back afterwards.
+        (root only), giving it back afterwards. A pool so grown is faulted
+        in once, untimed, before the timed loops (details["pool_warmed"]):
+        on a VM the host faults guest memory in on its first touch.
+
+    Returns
+    -------
+    Result or None
+        Its samples are the loops the rate counts: leading loops below a
+        quarter of the median rate of those after them (measure.warmup) are
+        left out, their samples kept in details["warmup"]. None when a program's
+        own handler took a stop signal before the first loop completed.
 
     Raises
     ------
@@ -281,8 +338,8 @@ def faults(
     p = plan(size, page, loops, threads, seed, thp, clock, latency, touch)
     check_workload(function)
     check_latency(p, function)
-    with reserved(p, reserve):
-        return run(p, function)
+    with reserved(p, reserve) as warmed:
+        return run(p, function, warmed)
 
 
 def page_report(result: Result) -> dict[str, Any]:
@@ -426,8 +483,8 @@ def headroom(
     """
     p = plan(size, page, loops, 1, 0, thp)
     check_workload(function)
-    with reserved(p, reserve):
-        fault = run(p, function)
+    with reserved(p, reserve) as warmed:
+        fault = run(p, function, warmed)
         if fault is None:
             return None
         try:

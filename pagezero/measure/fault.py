@@ -30,7 +30,7 @@ from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine
-from pagezero.system.memory import thp_mode
+from pagezero.system.memory import base_page, check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
@@ -117,7 +117,7 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     if touch not in TOUCHES:
         raise ValueError(f"unknown touch {touch!r} (expected one of: {', '.join(TOUCHES)})")
     nbytes = parse_size(size)
-    shift = parse_page(page)
+    shift = check_page(parse_page(page), thp)
     if nbytes % (1 << shift):
         raise ValueError(
             f"invalid size {size!r}: not a whole number of {format_page(shift)} "
@@ -240,6 +240,7 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
             "pages": raw["pages"],
             "latency": raw["latency"],
             "touch": p.touch,
+            "base_page": base_page(),
         }
         if warmup:
             details["warmup"] = warmup

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "fault.h"
 #include "stop.h"
@@ -170,6 +171,24 @@ static void test_base_page(void)
 	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == -EINVAL, "a 2KB base page");
 	p.base_shift = 0;
 	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == 0, "the kernel's own base page");
+	CHECK(pz_base_page_shift() ==
+		      (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE)),
+	      "base page shift %u", pz_base_page_shift());
+}
+
+/* THP's size is the kernel's (hpage_pmd_size), 2MB where it cannot be read. */
+static void test_thp_bytes(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+	unsigned long long v = PZ_THP_BYTES;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = PZ_THP_BYTES;
+		fclose(f);
+	}
+	CHECK(pz_thp_bytes() == v, "THP bytes %zu, the kernel says %llu", pz_thp_bytes(), v);
+	CHECK(pz_thp_bytes() == v, "read once, the same after");
 }
 
 static void test_runs(void)
@@ -405,6 +424,7 @@ int main(void)
 	test_once();
 	test_perf_touch();
 	test_base_page();
+	test_thp_bytes();
 	test_runs();
 	test_errors();
 	test_thread_clock();

@@ -86,3 +86,13 @@ def test_the_results_record_the_base_page():
     f = pagezero.faults("1MB", loops=1)[0]
     m = pagezero.memset("1MB", loops=1)[0]
     assert f.details["base_page"] == m.details["base_page"] == memory.base_page()
+
+
+def test_a_hugetlb_size_without_a_pool_names_the_pools_the_kernel_has(fake, pages):
+    # As an arm64 kernel with 64KB pages: 2MB (contiguous PTEs) and 512MB pools, no 1GB one.
+    (fake.dir.parent / "hugepages-524288kB").mkdir()
+    for name in ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages"):
+        (fake.dir.parent / "hugepages-524288kB" / name).write_text("0\n")
+    pages(64 * KB, 512 * MB)
+    with pytest.raises(pagezero.MappingError, match="no 1GB hugepage pool .*its pools: 2MB, 512MB"):
+        pagezero.faults("1GB", page="1GB", loops=1)

@@ -210,11 +210,11 @@ def _print_fault(args, job, result, first, latency, results=None):
         mean, pct = faults.thread_spread(result)
         print(f"{format_rate(mean)}/thread ( +- {pct:.2f}% )")
     print(f"# pages: {faults.page_report(result)['text']}")
+    if latency:
+        print(_latency_line(result))
     print(f"# touch: {TOUCH_LINES[result.details.get('touch', 'write')]}")
     for line in _warmup_lines(results or [result]):
         print(line)
-    if latency:
-        print(_latency_line(result))
 
 
 def _warn_pages(result):

@@ -1,6 +1,6 @@
 """The kernel's own page sizes: the base page (getpagesize()) and THP's PMD size read from
 the system, the runs refused in one line where this kernel's pages differ from what they
-would time, and the base page recorded in the results.
+would time, and both recorded in the machine every result carries.
 
 No machine here has 16KB or 64KB pages: helpers/fake_sysfs.py's FakePages stands in for
 such a kernel (sysconf and hpage_pmd_size); the C core's side is tests/c/test_fault.c's
@@ -82,10 +82,20 @@ def test_the_policies_refuse_a_kernel_whose_clear_page_is_not_4kb(pages):
     assert orders.batch_bytes("8MB", 64 * MB) == 8 * MB  # a batch in bytes means the same
 
 
-def test_the_results_record_the_base_page():
-    f = pagezero.faults("1MB", loops=1)[0]
-    m = pagezero.memset("1MB", loops=1)[0]
-    assert f.details["base_page"] == m.details["base_page"] == memory.base_page()
+def test_the_results_record_the_base_page_and_thp_size():
+    # In the machine every result records (system.machine), read where it is.
+    for r in (pagezero.faults("1MB", loops=1)[0], pagezero.memset("1MB", loops=1)[0]):
+        assert r.machine["base_page"] == {"bytes": 4 * KB, "source": "sysconf(_SC_PAGESIZE)"}
+        assert r.machine["thp"]["pmd_bytes"] == memory.thp_pmd_size()
+
+
+def test_the_machine_reads_thp_size_under_its_root(tmp_path):
+    from pagezero.system.machine import machine
+
+    thp = tmp_path / "sys" / "kernel" / "mm" / "transparent_hugepage"
+    thp.mkdir(parents=True)
+    (thp / "hpage_pmd_size").write_text("536870912\n")
+    assert machine(str(tmp_path))["thp"]["pmd_bytes"] == 512 * MB
 
 
 def test_a_hugetlb_size_without_a_pool_names_the_pools_the_kernel_has(fake, pages):

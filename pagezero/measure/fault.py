@@ -30,7 +30,7 @@ from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine
-from pagezero.system.memory import base_page, check_page, thp_mode
+from pagezero.system.memory import check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
@@ -240,7 +240,6 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
             "pages": raw["pages"],
             "latency": raw["latency"],
             "touch": p.touch,
-            "base_page": base_page(),
         }
         if warmup:
             details["warmup"] = warmup

@@ -24,7 +24,7 @@ from pagezero.system import hugepages
 from pagezero.system.backing import huge_details
 from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
-from pagezero.system.memory import SMALL_PAGE, THP_PAGE, base_page, check_page, thp_mode
+from pagezero.system.memory import SMALL_PAGE, THP_PAGE, check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 CLOCKS: tuple[str, ...] = _core.clocks()
@@ -214,7 +214,6 @@ def run(p: Plan, function: str) -> Result | None:
             details={
                 **c.details(raw, timing, p.thread_bytes(), cpus),
                 **huge_details(raw.get("huge_pages")),
-                "base_page": base_page(),
             },
             interrupted=raw["interrupted"],
         )

@@ -85,8 +85,9 @@ def test_the_policies_refuse_a_kernel_whose_clear_page_is_not_4kb(pages):
 def test_the_results_record_the_base_page_and_thp_size():
     # In the machine every result records (system.machine), read where it is.
     for r in (pagezero.faults("1MB", loops=1)[0], pagezero.memset("1MB", loops=1)[0]):
-        assert r.machine["base_page"] == {"bytes": 4 * KB, "source": "sysconf(_SC_PAGESIZE)"}
-        assert r.machine["thp"]["pmd_bytes"] == memory.thp_pmd_size()
+        sizes = r.machine["page_sizes"]
+        assert sizes["base_bytes"] == 4 * KB and sizes["base_source"] == "sysconf(_SC_PAGESIZE)"
+        assert sizes["thp_bytes"] == memory.thp_pmd_size()
 
 
 def test_the_machine_reads_thp_size_under_its_root(tmp_path):
@@ -95,7 +96,7 @@ def test_the_machine_reads_thp_size_under_its_root(tmp_path):
     thp = tmp_path / "sys" / "kernel" / "mm" / "transparent_hugepage"
     thp.mkdir(parents=True)
     (thp / "hpage_pmd_size").write_text("536870912\n")
-    assert machine(str(tmp_path))["thp"]["pmd_bytes"] == 512 * MB
+    assert machine(str(tmp_path))["page_sizes"]["thp_bytes"] == 512 * MB
 
 
 def test_a_hugetlb_size_without_a_pool_names_the_pools_the_kernel_has(fake, pages):

@@ -234,12 +234,16 @@ def _static(root: str) -> dict[str, Any]:
         "pagezero_arch": _core.ARCH,
         "dczva_block_bytes": _dczva_block(),
         "caches": caches(root),
-        # 4KB on x86-64; 4KB, 16KB or 64KB on arm64: what a "4KB" run is (memory.check_page).
-        "base_page": {"bytes": base_page(), "source": "sysconf(_SC_PAGESIZE)"},
+        # The base page: 4KB on x86-64; 4KB, 16KB or 64KB on arm64 (memory.check_page).
+        "page_sizes": {
+            "base_bytes": base_page(),
+            "base_source": "sysconf(_SC_PAGESIZE)",
+            "thp_bytes": thp_pmd_size(thp + "/hpage_pmd_size"),
+            "thp_source": "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
+        },
         "thp": {
             "enabled": sysfs_choice(thp + "/enabled"),
             "defrag": sysfs_choice(thp + "/defrag"),
-            "pmd_bytes": thp_pmd_size(thp + "/hpage_pmd_size"),
             "source": "/sys/kernel/mm/transparent_hugepage",
         },
         "preemption": preemption(root),
@@ -267,8 +271,8 @@ def machine(root: str = "/") -> dict[str, Any]:
         ``kernel_release``, ``kernel_version``, ``kernel_cmdline``, ``hostname``,
         ``python``, ``pagezero_arch``, ``dczva_block_bytes``; ``caches`` (per cache:
         ``level``, ``type``, ``size_bytes``, ``shared_cpu_list``, ``source``, and where
-        sysconf differs, ``disagreement``), ``base_page`` (``bytes``, ``source``), ``thp``
-        (``enabled``, ``defrag``, ``pmd_bytes``, ``source``), ``preemption`` (``model``,
+        sysconf differs, ``disagreement``), ``page_sizes`` (``base_bytes``, ``thp_bytes``
+        and their sources), ``thp``, ``preemption`` (``model``,
         ``source``), ``numa_nodes``, ``hugepages`` and ``memory``; in a test build,
         ``test_switches`` too ({name: value}), when any is in effect.
     """

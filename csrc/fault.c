@@ -35,6 +35,13 @@ static const char *const descriptions[PZ_FAULT_COUNT] = {
 
 const struct pz_names pz_fault_descriptions = { descriptions, PZ_FAULT_COUNT };
 
+static const char *const touch_names[PZ_TOUCH_COUNT] = {
+	[PZ_TOUCH_WRITE] = "write",
+	[PZ_TOUCH_PERF] = "perf",
+};
+
+const struct pz_names pz_touch_names = { touch_names, PZ_TOUCH_COUNT };
+
 /* Random offsets ---------------------------------------------------------- */
 
 /*
@@ -102,34 +109,59 @@ static size_t stop_mask(const struct pz_fault_params *p)
 	return p->page_shift < 21 ? ((size_t)1 << (21 - p->page_shift)) - 1 : 0;
 }
 
+/* The base page's shift @p runs with: its own, or the kernel's. */
+static unsigned base_shift(const struct pz_fault_params *p)
+{
+	return p->base_shift ? p->base_shift : pz_base_page_shift();
+}
+
+static int is_hugetlb(const struct pz_fault_params *p)
+{
+	return p->page_shift != base_shift(p);
+}
+
 /*
- * Write one byte in each of @npages pages from @base (perf's
- * mmap_page_touch). 0, or -EINTR when a stop request cut it short.
+ * Touch one byte in each of @npages pages from @base, pages @first onwards
+ * of the region, as @p->touch says: PZ_FAULT_MARK written, or perf's
+ * mmap_page_touch, the byte read and written back plus the page's index.
+ * perf's is the same plain C expression, not volatile, so that this
+ * compiler makes of it what perf's does: on x86-64 one read-modify-write
+ * add (a single write fault), on arm64 a load then a store (a read fault
+ * that maps the zero page, then a write fault that copies it). 0, or
+ * -EINTR when a stop request cut it short.
  */
-static int touch(const struct pz_fault_params *p, char *base, size_t npages, struct rng *rng)
+static int touch(const struct pz_fault_params *p, char *base, size_t first, size_t npages,
+		 struct rng *rng)
 {
 	volatile char *q = base;
 	const size_t page = (size_t)1 << p->page_shift, mask = stop_mask(p);
+	const int perf = p->touch == PZ_TOUCH_PERF;
 	size_t i;
 
-	if (!p->seed) {
-		for (i = 0; i < npages; i++) {
-			if (!(i & mask) && pz_stopping())
-				return -EINTR;
-			q[i << p->page_shift] = PZ_FAULT_MARK;
-		}
-		return 0;
-	}
 	for (i = 0; i < npages; i++) {
+		size_t at = i << p->page_shift;
 		unsigned r;
 
 		if (!(i & mask) && pz_stopping())
 			return -EINTR;
-		if (rng_next(rng, &r))
-			return -EINVAL;
-		q[(i << p->page_shift) + r % page] = PZ_FAULT_MARK;
+		if (p->seed) {
+			if (rng_next(rng, &r))
+				return -EINVAL;
+			at += r % page;
+		}
+		if (perf)
+			base[at] = (char)(base[at] + (char)(first + i));
+		else
+			q[at] = PZ_FAULT_MARK;
 	}
 	return 0;
+}
+
+/* After a populating workload, perf touches every page too; a write-only run does not. */
+static int touch_populated(const struct pz_fault_params *p, char *base, size_t first, size_t npages,
+			   struct rng *rng)
+{
+	return p->touch == PZ_TOUCH_PERF ? touch(p, base, first, npages, rng) : 0;
 }
 
 /* MADV_POPULATE_WRITE, with the EINVAL of kernels before 5.14 told apart. */
@@ -156,11 +188,13 @@ static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *
 		char *at = base + i * p->lat_unit;
 
 		if (p->workload == PZ_FAULT_DEMAND)
-			ret = touch(p, at, per, rng);
+			ret = touch(p, at, i * per, per, rng);
 		else if (pz_stopping())
 			ret = -EINTR;
 		else
 			ret = populate_write(at, p->lat_unit);
+		if (!ret && p->workload != PZ_FAULT_DEMAND)
+			ret = touch_populated(p, at, i * per, per, rng);
 		if (ret)
 			return ret;
 		u = now_ns();
@@ -177,10 +211,11 @@ static int fault_timed(const struct pz_fault_params *p, char *base, struct rng *
  */
 static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *rng, uint64_t *lat)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	const size_t npages = p->size >> p->page_shift;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS, ret;
 	char *base;
 
-	if (p->page_shift != PZ_PAGE_SHIFT_4KB)
+	if (is_hugetlb(p))
 		flags |= MAP_HUGETLB | (int)(p->page_shift << MAP_HUGE_SHIFT);
 	if (p->workload == PZ_FAULT_POPULATE)
 		flags |= MAP_POPULATE;
@@ -192,16 +227,15 @@ static int fault_pass(const struct pz_fault_params *p, void **addr, struct rng *
 	}
 	*addr = base;
 	/* Before the first touch: the first fault decides the page size. */
-	if (p->page_shift == PZ_PAGE_SHIFT_4KB && p->thp != PZ_THP_SYSTEM &&
+	if (!is_hugetlb(p) && p->thp != PZ_THP_SYSTEM &&
 	    madvise(base, p->size, p->thp == PZ_THP_ON ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
 		return -errno;
 	if (lat && p->workload != PZ_FAULT_POPULATE)
 		return fault_timed(p, base, rng, lat);
 	if (p->workload == PZ_FAULT_DEMAND)
-		return touch(p, base, p->size >> p->page_shift, rng);
-	else if (p->workload == PZ_FAULT_POPULATE_WRITE)
-		return populate_write(base, p->size);
-	return 0;
+		return touch(p, base, 0, npages, rng);
+	ret = p->workload == PZ_FAULT_POPULATE_WRITE ? populate_write(base, p->size) : 0;
+	return ret ? ret : touch_populated(p, base, 0, npages, rng);
 }
 
 /* Runs -------------------------------------------------------------------- */
@@ -354,16 +388,21 @@ static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardo
 
 int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 {
+	const unsigned base = base_shift(p);
 	size_t page;
 
 	if ((unsigned)p->workload >= PZ_FAULT_COUNT || p->size == 0 || p->loops == 0 ||
-	    p->threads == 0 || p->threads > PZ_MAX_THREADS)
+	    p->threads == 0 || p->threads > PZ_MAX_THREADS || (unsigned)p->touch >= PZ_TOUCH_COUNT)
 		return -EINVAL;
-	if (p->page_shift != PZ_PAGE_SHIFT_4KB && p->page_shift != PZ_PAGE_SHIFT_2MB &&
-	    p->page_shift != PZ_PAGE_SHIFT_1GB)
+	/* Base pages of 4KB to 64KB (x86-64; arm64's 4KB, 16KB, 64KB), hugetlb above them. */
+	if (base < PZ_PAGE_SHIFT_4KB || base > 16)
+		return -EINVAL;
+	if (p->page_shift != base &&
+	    ((p->page_shift != PZ_PAGE_SHIFT_2MB && p->page_shift != PZ_PAGE_SHIFT_1GB) ||
+	     p->page_shift <= base))
 		return -EINVAL;
 	page = (size_t)1 << p->page_shift; /* only now: a shift of 64 or more is undefined */
-	if (p->size % page || (p->thp == PZ_THP_ON && p->page_shift != PZ_PAGE_SHIFT_4KB))
+	if (p->size % page || (p->thp == PZ_THP_ON && p->page_shift != base))
 		return -EINVAL;
 	if (p->lat_unit &&
 	    (p->workload == PZ_FAULT_POPULATE || p->lat_unit % page || p->size % p->lat_unit))

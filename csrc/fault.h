@@ -7,9 +7,15 @@
  * overhead. As perf times it: mmap plus faulting every page inside the
  * timed region, munmap outside it, one sample per loop.
  *
- *   demand          mmap, then write one byte per page
+ *   demand          mmap, then touch one byte per page
  *   populate        mmap with MAP_POPULATE
  *   populate-write  mmap, then madvise(MADV_POPULATE_WRITE)
+ *
+ * How a page is touched (enum pz_touch) is perf's for parity, or a write
+ * only for the studies of the kernel's clearing: perf's read-then-write
+ * makes a read fault map the shared zero page first where the compiler
+ * keeps the read (arm64, or -O0), and a write fault then copy it, where a
+ * write only takes one fault that clears the page.
  *
  * Each of the run's threads (a team, team.h; one thread by default) maps
  * and faults its own region of @size bytes; all start every loop together
@@ -31,8 +37,23 @@ enum pz_fault_workload {
 	PZ_FAULT_COUNT
 };
 
-/* The byte demand writes: not 0, so a test can find every touched byte. */
+/* The byte demand writes with PZ_TOUCH_WRITE: not 0, so a test can find every touched byte. */
 #define PZ_FAULT_MARK 0x5a
+
+enum pz_touch {
+	/* demand writes PZ_FAULT_MARK into each page; populate and populate-write touch nothing */
+	PZ_TOUCH_WRITE = 0,
+	/*
+	 * perf's mmap_page_touch (tools/perf/bench/mem-functions.c) after every
+	 * workload's mapping, populated ones too: page i's byte = itself + i,
+	 * a read then a write
+	 */
+	PZ_TOUCH_PERF,
+	PZ_TOUCH_COUNT
+};
+
+/* The touches' names, by id: "write", "perf". */
+extern const struct pz_names pz_touch_names;
 
 /* The workloads' names and descriptions, by id (names.h: pz_name, pz_lookup). */
 extern const struct pz_names pz_fault_names, pz_fault_descriptions;
@@ -40,13 +61,15 @@ extern const struct pz_names pz_fault_names, pz_fault_descriptions;
 struct pz_fault_params {
 	enum pz_fault_workload workload;
 	size_t size;         /* bytes each thread maps per loop: a multiple of the page, > 0 */
-	unsigned page_shift; /* 12, 21 or 30 (hugetlb) */
-	enum pz_thp thp;     /* 4KB only: ON asks for THP, OFF refuses it */
-	unsigned loops;      /* > 0 */
-	unsigned threads;    /* 1 .. PZ_MAX_THREADS (team.h), not pinned */
-	unsigned seed;       /* demand: 0 writes offset 0 of each page, else a random
+	unsigned page_shift; /* base_shift (the base page), or 21 or 30 above it (hugetlb) */
+	unsigned base_shift; /* the kernel's base page shift; 0 reads it (pz_base_page_shift) */
+	enum pz_thp thp;     /* base pages only: ON asks for THP, OFF refuses it */
+	enum pz_touch touch;
+	unsigned loops;   /* > 0 */
+	unsigned threads; /* 1 .. PZ_MAX_THREADS (team.h), not pinned */
+	unsigned seed;    /* demand: 0 writes offset 0 of each page, else a random
 				   offset, thread t drawing as after srand(seed + t) */
-	size_t lat_unit;     /* 0, or bytes per latency sample: a multiple of the page
+	size_t lat_unit;  /* 0, or bytes per latency sample: a multiple of the page
 				   (demand and populate-write only) */
 };
 
@@ -64,8 +87,9 @@ size_t pz_fault_lat_count(const struct pz_fault_params *p);
 
 /*
  * 0, or -EINVAL for parameters the runs refuse: a page shift other than
- * 12, 21 or 30, a size not a positive multiple of the page, THP on other
- * than 4KB pages, a latency unit that is not a multiple of the page that
+ * the base page's or 21 or 30 above it (so 12 on a 64KB-page kernel), a
+ * size not a positive multiple of the page, THP on other than base pages,
+ * an unknown touch, a latency unit that is not a multiple of the page that
  * divides the size (or with populate, which has no fault to time), a
  * cycles clock with more than one thread (each counts its own). The runs
  * check them first too; a caller checks before mapping anything.

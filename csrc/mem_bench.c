@@ -336,7 +336,8 @@ static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardo
 
 /*
  * Parts of a shared region start on the mapping's page boundaries: its
- * hugetlb page, THP's 2MB when THP was asked for, else 4KB. No two threads
+ * hugetlb page, THP's (2MB over 4KB pages) when THP was asked for, else the
+ * kernel's base page (4KB; arm64's 16KB or 64KB). No two threads
  * then share a page, which matters beyond false sharing: the first touch of
  * any byte of a huge page allocates (and, with NUMA, places) all of it, and
  * each thread prefaults its own part, so a part starting inside a huge page
@@ -346,7 +347,7 @@ static size_t part_align(const struct pz_run_params *p)
 {
 	if (p->page_shift == PZ_PAGE_SHIFT_2MB || p->page_shift == PZ_PAGE_SHIFT_1GB)
 		return (size_t)1 << p->page_shift;
-	return p->thp == PZ_THP_ON ? PZ_THP_BYTES : 4096u;
+	return p->thp == PZ_THP_ON ? pz_thp_bytes() : (size_t)1 << pz_base_page_shift();
 }
 
 /*

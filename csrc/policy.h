@@ -9,7 +9,10 @@
  * same walk, so what the tests check is what the benchmarks time.
  *
  * Pages are PZ_PAGE_SIZE (4KB) units whatever backs the memory: the unit
- * clear_page()/clear_pages() work in on x86.
+ * clear_page()/clear_pages() work in on x86-64 and on arm64 with 4KB pages.
+ * A kernel with 16KB or 64KB base pages clears those: the Python layer
+ * refuses the policy runs there (measure/policy/orders.py check_base_page)
+ * rather than walk a unit that kernel does not use.
  */
 #ifndef PZ_POLICY_H
 #define PZ_POLICY_H

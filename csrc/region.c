@@ -13,6 +13,39 @@
 #include "stop.h"
 #include "switches.h"
 
+unsigned pz_base_page_shift(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned shift = PZ_PAGE_SHIFT_4KB;
+
+	/* POSIX allows -1; Linux always answers a power of two of 4KB or more. */
+	if (page > 0)
+		shift = (unsigned)__builtin_ctzl((unsigned long)page);
+	return shift;
+}
+
+size_t pz_thp_bytes(void)
+{
+	/* 0 until read; threads that race read the same file and store the same value. */
+	static size_t cached;
+	size_t bytes = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	unsigned long long v;
+	FILE *f;
+
+	if (bytes)
+		return bytes;
+	bytes = PZ_THP_BYTES;
+	f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+	if (f) {
+		/* A power of two of the base page or more, or it is not a PMD size. */
+		if (fscanf(f, "%llu", &v) == 1 && v >= 4096 && !(v & (v - 1)))
+			bytes = (size_t)v;
+		fclose(f);
+	}
+	__atomic_store_n(&cached, bytes, __ATOMIC_RELAXED);
+	return bytes;
+}
+
 int pz_mem_available(uint64_t *bytes)
 {
 	char line[256];
@@ -60,13 +93,15 @@ static int map_small(struct pz_region *r, size_t size, enum pz_thp thp, int popu
 	size_t len = (size + page - 1) & ~(page - 1);
 	size_t gap = guard ? page : 0;
 	/*
-	 * THP can only map the 2MB-aligned 2MB ranges of a mapping: one that
-	 * starts elsewhere loses up to 2MB at each end to 4KB pages. Kernels
-	 * since "mm: align larger anonymous mappings on THP boundaries"
-	 * (2023) align some anonymous mappings themselves, not all: reserve
-	 * 2MB more and trim it, so the region starts on a boundary everywhere.
+	 * THP can only map the aligned THP-sized (2MB over 4KB pages) ranges
+	 * of a mapping: one that starts elsewhere loses up to that much at
+	 * each end to base pages. Kernels since "mm: align larger anonymous
+	 * mappings on THP boundaries" (2023) align some anonymous mappings
+	 * themselves, not all: reserve one THP more and trim it, so the region
+	 * starts on a boundary everywhere.
 	 */
-	size_t slack = thp == PZ_THP_ON && len >= PZ_THP_BYTES ? PZ_THP_BYTES : 0;
+	const size_t thp_bytes = pz_thp_bytes();
+	size_t slack = thp == PZ_THP_ON && len >= thp_bytes ? thp_bytes : 0;
 	uint64_t avail;
 	char *p;
 

@@ -26,6 +26,13 @@ enum pz_thp { PZ_THP_SYSTEM = 0, PZ_THP_ON = 1, PZ_THP_OFF = 2 };
 /* Bytes of a PMD-mapped transparent huge page on x86-64 and arm64 with 4KB pages. */
 #define PZ_THP_BYTES ((size_t)2 << 20)
 
+/*
+ * This kernel's: /sys/kernel/mm/transparent_hugepage/hpage_pmd_size (32MB
+ * over arm64's 16KB pages, 512MB over 64KB), PZ_THP_BYTES where the file is
+ * missing or unreadable (kernels before 4.6, no THP). Read once.
+ */
+size_t pz_thp_bytes(void);
+
 struct pz_region {
 	void *addr;     /* first usable byte */
 	size_t size;    /* usable bytes: the request rounded up to the page */
@@ -35,8 +42,10 @@ struct pz_region {
 };
 
 /*
- * Map @size bytes. A 4KB region asking for THP (PZ_THP_ON) of 2MB or more
- * starts on a 2MB boundary, so that every 2MB of it can be a huge page.
+ * Map @size bytes. A base-page region (PZ_PAGE_SHIFT_4KB: the kernel's base
+ * page, whatever its size) asking for THP (PZ_THP_ON) of pz_thp_bytes() or
+ * more starts on such a boundary, so that every THP-sized piece of it can be
+ * a huge page.
  * Returns 0 or -errno: -EINVAL for a bad page shift or a
  * guard on hugetlb, -ENOMEM when the kernel refused (for hugetlb: not enough
  * free hugepages), -E2BIG when @size exceeds MemAvailable (4KB pages only;
@@ -61,6 +70,9 @@ void pz_region_unmap(struct pz_region *r);
  * touched instead, which brings the SIGBUS back there.
  */
 int pz_region_prefault(void *addr, size_t len, unsigned page_shift);
+
+/* The kernel's base page (sysconf(_SC_PAGESIZE)) as a shift: 12, 14 or 16 on arm64. */
+unsigned pz_base_page_shift(void);
 
 /* MemAvailable from /proc/meminfo, in bytes; 0 or -errno. */
 int pz_mem_available(uint64_t *bytes);

@@ -141,6 +141,7 @@ def bench_fault(
     seed: int,
     clock: str,
     lat_unit: int,
+    touch: str = "write",
 ) -> dict[str, Any]: ...
 def fault_pass(
     workload: str,
@@ -149,6 +150,7 @@ def fault_pass(
     thp: int,
     seed: int,
     lat_unit: int = 0,
+    touch: str = "write",
 ) -> tuple[Region, dict[str, int]]: ...
 
 # csrc/py/policy.c

@@ -25,10 +25,12 @@ from conftest import (
     start_python,
 )
 from helpers.cli import run_cli
+from helpers.cpus import CPUS
 from helpers.faults import cut_short_memset
 
 import pagezero
 from pagezero.cli import main
+from pagezero.cli import mem as cli_mem
 from pagezero.measure import fault
 from pagezero.system import hugepages
 
@@ -91,8 +93,9 @@ def test_latency_lines_and_populate_skipped():
     found = blocks(out)
     assert [FUNCTION_RE.match(b[0])["name"] for b in found] == ["demand", "populate-write"]
     for b in found:
-        m = LATENCY_RE.match(b[-1])
-        assert m, b[-1]
+        [line] = [line for line in b if line.startswith("# latency")]
+        m = LATENCY_RE.match(line)
+        assert m, line
         assert m["what"] == "64KB (16 faults of 4KB)" and int(m["n"]) == 2 * 64
 
 
@@ -137,10 +140,21 @@ def test_output_file_keeps_samples_pages_and_threads(tmp_path):
     doc = json.loads(path.read_text())
     [r] = doc["results"]
     assert r["benchmark"] == "mmap" and r["function"] == "populate"
-    assert len(r["samples"]) == 2 and len(r["details"]["thread_samples"]) == 2
+    assert len(r["samples"]) + r["details"].get("warmup", {}).get("loops", 0) == 2
+    assert len(r["details"]["thread_samples"]) == 2
     assert r["details"]["pages"][0]["rss"] == 2 * 4 << 20
     [back] = pagezero.load_results(path)
     assert back.params["threads"] == 2
+
+
+def test_mmap_touches_as_perf_unless_told_to_write(tmp_path):
+    for args, touch in (((), "perf"), (("--touch", "write"), "write")):
+        path = tmp_path / f"{touch}.json"
+        out = ok(mmap(*SMALL, "-f", "demand", "-o", str(path), *args))
+        [b] = blocks(out)
+        assert f"# touch: {cli_mem.TOUCH_LINES[touch]}" in b
+        [back] = pagezero.load_results(path)
+        assert back.details["touch"] == touch
 
 
 def test_2mb_pages_when_reserved():
@@ -158,6 +172,7 @@ BAD_INPUTS = {
     "negative seed": (["-r", "-1"], "seed must be .*not -1"),
     "seed too large": (["-r", str(2**32)], "seed must be .*not 4294967296"),
     "threads zero": (["-t", "0"], "threads must be .*not 0"),
+    "unknown touch": (["--touch", "read"], "argument --touch: invalid choice: 'read'"),
     "threads negative": (["-t", "-3"], "threads must be .*not -3"),
     "threads not a number": (["-t", "many"], "argument -t/--threads: invalid integer 'many'"),
     "size not whole pages": (
@@ -180,10 +195,21 @@ def test_bad_input_is_one_line_and_exit_2(args, words, capsys):
 
 
 def test_more_threads_than_memory_allows_is_exit_1():
-    size = mem_available() // 2 // 4096 * 4096
+    size = 2 * mem_available() // CPUS // 4096 * 4096
     check_environment_error(
-        mmap("-s", f"{size}B", "-t", "4", "-l", "1"), "too large", "MemAvailable"
+        mmap("-s", f"{size}B", "-t", str(CPUS), "-l", "1"), "too large", "MemAvailable"
     )
+
+
+def test_more_threads_than_cpus_is_refused_as_memset_refuses_it(capsys):
+    # One check for both (measure.conditions.check_threads): a thread waiting for a CPU
+    # would time the scheduler.
+    lines = []
+    for bench in ("mmap", "memset"):
+        proc = pagezero_main(capsys, "mem", bench, "-s", "1MB", "-l", "1", "-t", str(CPUS + 1))
+        lines.append(check_usage_error(proc))
+    assert lines[0] == lines[1]
+    assert f"more than the {CPUS} CPUs this process may run on" in lines[0]
 
 
 @pytest.mark.owns_hugepage_pools

@@ -19,5 +19,5 @@ def test_headroom_without_a_fault_run_is_none(monkeypatch):
     # A program's own handler that takes a stop signal and returns before the
     # first loop leaves run() with nothing (pagezero.interrupt.finish returns None):
     # there is no fault rate to set the clears beside.
-    monkeypatch.setattr(fault, "run", lambda p, function: None)
+    monkeypatch.setattr(fault, "run", lambda p, function, warmed=False: None)
     assert fault.headroom(size="64KB", loops=1) is None

@@ -165,6 +165,11 @@ int pzpy_workload(PyObject *obj, void *dest)
 	return lookup_name(obj, &pz_fault_names, "workload", dest);
 }
 
+int pzpy_touch(PyObject *obj, void *dest)
+{
+	return lookup_name(obj, &pz_touch_names, "touch", dest);
+}
+
 int pzpy_strategy(PyObject *obj, void *dest)
 {
 	return lookup_name(obj, &pz_strategy_names, "strategy", dest);

@@ -119,12 +119,15 @@ static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 
 PyDoc_STRVAR(bench_fault__doc__,
 	     "bench_fault(workload, size, page_shift, thp, loops, threads, seed, clock, "
-	     "lat_unit)\n--\n\n"
+	     "lat_unit, touch='write')\n--\n\n"
 	     "Run a fault workload ('demand', 'populate' or 'populate-write') entirely in C\n"
 	     "with the GIL released: each of `threads` threads maps `size` bytes and faults\n"
 	     "every page in, timed, then the regions' smaps counters are read and they are\n"
 	     "unmapped, untimed; `loops` times. seed != 0 makes demand write a random offset\n"
 	     "of each page. lat_unit > 0 also times every lat_unit bytes of faults (ns).\n"
+	     "touch 'write' writes one byte per page (demand only); 'perf' touches each\n"
+	     "page as perf's mmap_page_touch, byte += page index (a read, then a write),\n"
+	     "after every workload, as perf does.\n"
 	     "Returns {'wall': per-loop durations from the first start to the last end,\n"
 	     "'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
 	     "loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
@@ -146,15 +149,15 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
-	static char *kwlist[] = { "workload", "size", "page_shift", "thp",      "loops",
-				  "threads",  "seed", "clock",      "lat_unit", NULL };
+	static char *kwlist[] = { "workload", "size",  "page_shift", "thp",   "loops", "threads",
+				  "seed",     "clock", "lat_unit",   "touch", NULL };
 
 	memset(&p, 0, sizeof(p));
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&O&O&O&O&:bench_fault", kwlist,
-					 pzpy_workload, &p.workload, pzpy_size, &size,
-					 pzpy_page_shift, &p.page_shift, pzpy_thp, &thp, pzpy_loops,
-					 &p.loops, pzpy_threads, &p.threads, pzpy_seed, &p.seed,
-					 pzpy_clock, &clock_id, pzpy_size, &lat_unit) ||
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kw, "O&O&O&O&O&O&O&O&O&|O&:bench_fault", kwlist, pzpy_workload,
+		    &p.workload, pzpy_size, &size, pzpy_page_shift, &p.page_shift, pzpy_thp, &thp,
+		    pzpy_loops, &p.loops, pzpy_threads, &p.threads, pzpy_seed, &p.seed, pzpy_clock,
+		    &clock_id, pzpy_size, &lat_unit, pzpy_touch, &p.touch) ||
 	    check_fault_params(&p, size, thp, lat_unit, clock_id, "bench_fault"))
 		return NULL;
 	fail = fault_failure(&p);
@@ -167,7 +170,7 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	/* Refuse before mapping: overcommit would accept it and the OOM killer answer later. */
-	if (p.page_shift == PZ_PAGE_SHIFT_4KB && pz_mem_available(&avail) == 0 &&
+	if (p.page_shift == pz_base_page_shift() && pz_mem_available(&avail) == 0 &&
 	    (uint64_t)size > avail / p.threads)
 		return pzpy_raise(-E2BIG, &fail);
 
@@ -194,7 +197,8 @@ out:
 }
 
 PyDoc_STRVAR(fault_pass__doc__,
-	     "fault_pass(workload, size, page_shift, thp, seed, lat_unit=0)\n--\n\n"
+	     "fault_pass(workload, size, page_shift, thp, seed, lat_unit=0, touch='write')\n"
+	     "--\n\n"
 	     "One untimed pass of a fault workload, as one thread of bench_fault runs it,\n"
 	     "that leaves the region mapped: returns (Region, pages) where pages is the\n"
 	     "smaps summary bench_fault reports. For tests and inspection.");
@@ -207,16 +211,15 @@ static PyObject *core_fault_pass(PyObject *self, PyObject *args, PyObject *kw)
 	struct pz_smaps_pages pages;
 	struct pz_region r;
 	PyObject *region, *pd;
-	static char *kwlist[] = {
-		"workload", "size", "page_shift", "thp", "seed", "lat_unit", NULL
-	};
+	static char *kwlist[] = { "workload", "size",     "page_shift", "thp",
+				  "seed",     "lat_unit", "touch",      NULL };
 
 	memset(&p, 0, sizeof(p));
 	p.loops = p.threads = 1;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&|O&:fault_pass", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&O&O&O&|O&O&:fault_pass", kwlist,
 					 pzpy_workload, &p.workload, pzpy_size, &size,
 					 pzpy_page_shift, &p.page_shift, pzpy_thp, &thp, pzpy_seed,
-					 &p.seed, pzpy_size, &lat_unit) ||
+					 &p.seed, pzpy_size, &lat_unit, pzpy_touch, &p.touch) ||
 	    check_fault_params(&p, size, thp, lat_unit, PZ_CLOCK_NS, "fault_pass"))
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS ret = pz_fault_once(&p, &r, &pages);

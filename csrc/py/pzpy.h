@@ -185,6 +185,7 @@ int pzpy_copy_kernel(PyObject *obj, void *dest);  /* const struct pz_kernel **, 
 int pzpy_clock(PyObject *obj, void *dest);        /* enum pz_clock_id *, known (not opened) */
 int pzpy_strategy(PyObject *obj, void *dest);     /* enum pz_strategy * */
 int pzpy_workload(PyObject *obj, void *dest);     /* enum pz_fault_workload * */
+int pzpy_touch(PyObject *obj, void *dest);        /* enum pz_touch * */
 int pzpy_page_shift(PyObject *obj, void *dest);   /* unsigned *: 12, 21 or 30 */
 int pzpy_thp(PyObject *obj, void *dest);          /* int *: PZ_THP_SYSTEM..PZ_THP_OFF */
 int pzpy_loops(PyObject *obj, void *dest);        /* unsigned *: 1..UINT32_MAX */

@@ -112,6 +112,14 @@ def _mem_parsers(sub):
         "srand(SEED + thread) (default: 0, byte 0 of each page)",
     )
     add(p, "threads", "thp")
+    p.add_argument(
+        "--touch",
+        default="perf",
+        choices=("perf", "write"),
+        help="perf: touch each page as perf does, its byte read then written (after every "
+        "workload, populated ones too); write: demand writes one byte per page, the studies' "
+        "write fault (default: perf)",
+    )
     latency = "also time each fault (groups of 16 for 4KB pages): p50, p99, max"
     p.add_argument("--latency", action="store_true", help=latency)
     p.add_argument(

@@ -180,7 +180,38 @@ def _latency_line(result):
     )
 
 
-def _print_fault(args, job, result, first, latency):
+TOUCH_LINES = {
+    "perf": "as perf, each page's byte read then written (mmap_page_touch), after every workload",
+    "write": "one byte written per page (demand), as the studies of the kernel's clearing",
+}
+
+
+def _warmup_lines(results):
+    """What the rate of `results` (one point's runs) left out or was preceded by."""
+    lines = []
+    if any(r.details.get("pool_warmed") for r in results):
+        lines.append(
+            "# warm-up: the freshly reserved hugepages faulted in once, untimed, before the "
+            "timed loops (on a VM the host faults guest memory in on its first touch)"
+        )
+    dropped = [(i, r.details["warmup"]) for i, r in enumerate(results) if "warmup" in r.details]
+    if dropped:
+        kept = sum(r.loops for r in results)
+        total = kept + sum(w["loops"] for _, w in dropped)
+        where = "" if len(results) == 1 else "run {} "
+        slow = ", ".join(
+            f"{where.format(i)}loop{'s' * (w['loops'] > 1)} 1"
+            f"{'-' + str(w['loops']) if w['loops'] > 1 else ''}"
+            for i, w in dropped
+        )
+        rule = dropped[0][1]["rule"]
+        lines.append(
+            f"# loops: the rate counts {kept} of {total}; {slow} left out as warming up: {rule}"
+        )
+    return lines
+
+
+def _print_fault(args, job, result, first, latency, results=None):
     threads = (
         [f"# {job.threads} threads, each faulting its own {args.size}"] if job.threads > 1 else []
     )
@@ -192,6 +223,9 @@ def _print_fault(args, job, result, first, latency):
     print(f"# pages: {faults.page_report(result)['text']}")
     if latency:
         print(_latency_line(result))
+    print(f"# touch: {TOUCH_LINES[result.details.get('touch', 'write')]}")
+    for line in _warmup_lines(results or [result]):
+        print(line)
 
 
 def _warn_pages(result):
@@ -241,7 +275,9 @@ def cmd_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    point = pick(args, "size", "page", "threads", "thp", "clock", "latency", seed="randomize")
+    point = pick(
+        args, "size", "page", "threads", "thp", "clock", "latency", "touch", seed="randomize"
+    )
     job = faults.plan(**point)
     if args.function != "all":
         names = [faults.check_workload(args.function)]
@@ -255,9 +291,9 @@ def cmd_mmap(args):
             "--headroom sets faults beside clears of the same process: use it without --runs"
         )
 
-    def here(name):
+    def here(name, warmed):
         try:
-            return faults.run(job, name)
+            return faults.run(job, name, warmed)
         except _core.UnavailableError as e:
             if args.function != "all":
                 raise
@@ -266,7 +302,7 @@ def cmd_mmap(args):
     def show(result, first, results):
         # With --runs, each run's latencies below the pooled lines.
         latency = None if args.runs > 1 else result.details["latency"]
-        _print_fault(args, job, result, first, latency)
+        _print_fault(args, job, result, first, latency, results)
         sys.stdout.flush()
         _warn_pages(result)
         if args.runs > 1 and args.format != "simple":
@@ -282,8 +318,8 @@ def cmd_mmap(args):
             # Each run's process reserves its pool itself.
             _measure(args, measured, dict(point, reserve=args.reserve), names, None, show)
             return 0
-        with faults.reserved(job, args.reserve):
-            _measure(args, measured, point, names, here, show)
+        with faults.reserved(job, args.reserve) as warmed:
+            _measure(args, measured, point, names, lambda name: here(name, warmed), show)
             if args.headroom and measured.results:
                 _headroom(args, measured)
     return 0

@@ -1,2 +1,3 @@
 """One C call, one Result: memset and memcpy, the fault workloads, the clearing policies, and
-the conditions they run under. No runs= here: runs/ adds it."""
+the conditions they run under; the rule for loops and runs still warming up. No runs= here:
+runs/ adds it."""

@@ -35,8 +35,9 @@ MAX_LOOPS = {
     "batch": 100_000,
     "folio": 100_000,
 }
-# mmap's threads are not pinned, so not bounded by the CPUs this process may
-# run on; the others pin one thread per CPU.
+# mmap's threads are not pinned (the others pin one per CPU), but like them at
+# most one per CPU this process may run on (check_threads); and at most the C
+# core's team (PZ_MAX_THREADS) on a machine with more CPUs.
 MAX_FAULT_THREADS = 1024
 
 

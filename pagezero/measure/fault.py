@@ -15,18 +15,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import MAX_FAULT_THREADS, arguments, check_int, check_loops
+from pagezero.measure.conditions import (
+    MAX_FAULT_THREADS,
+    arguments,
+    check_int,
+    check_loops,
+    check_threads,
+)
 from pagezero.measure.conditions import thread_rates as thread_rates
 from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.measure.mem import check_clock, memset
+from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine
-from pagezero.system.memory import thp_mode
+from pagezero.system.memory import check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
+# How each page is touched: "write" (one store: the kernel's clearing of a write fault, what
+# the studies measure) or "perf" (perf bench mem mmap's mmap_page_touch after every workload,
+# a read then a write: `pagezero mem mmap`, for parity).
+TOUCHES: tuple[str, ...] = ("write", "perf")
 _DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
 MAX_THREADS = MAX_FAULT_THREADS
 MAX_SEED = 2**32 - 1
@@ -70,6 +81,7 @@ class FaultPlan:
     seed: int
     clock: str
     latency: bool
+    touch: str = "write"
 
     @property
     def page(self) -> str:
@@ -91,16 +103,21 @@ class FaultPlan:
 
     def params(self) -> dict[str, Any]:
         rest = ("loops", "threads", "seed", "thp", "latency")
-        return {"size": self.nbytes, "page": self.page, **{k: getattr(self, k) for k in rest}}
+        p = {"size": self.nbytes, "page": self.page, **{k: getattr(self, k) for k in rest}}
+        if self.touch != "write":  # a point of its own; write-only files keep their identity
+            p["touch"] = self.touch
+        return p
 
 
 def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
-    size, page, loops, threads, seed, thp, clock, latency = arguments(
+    size, page, loops, threads, seed, thp, clock, latency, touch = arguments(
         faults, args, kwargs, ["function", "reserve"]
     ).values()
+    if touch not in TOUCHES:
+        raise ValueError(f"unknown touch {touch!r} (expected one of: {', '.join(TOUCHES)})")
     nbytes = parse_size(size)
-    shift = parse_page(page)
+    shift = check_page(parse_page(page), thp)
     if nbytes % (1 << shift):
         raise ValueError(
             f"invalid size {size!r}: not a whole number of {format_page(shift)} "
@@ -108,7 +125,9 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
         )
     thp_mode(thp, shift)
     check_loops(loops, "mmap")
-    # Not pinned: bounded by MAX_FAULT_THREADS, not by the CPUs (not Conditions' threads).
+    # Not pinned, but as memset's threads at most one per CPU this process may run on: a
+    # thread waiting for a CPU would time the scheduler, not its faults (one check for both).
+    check_threads(threads)
     check_int("threads", threads, 1, MAX_FAULT_THREADS)
     check_int("seed", seed, 0, MAX_SEED)
     check_clock(clock, threads)
@@ -124,7 +143,7 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
                 f"{threads * nbytes} bytes needed, only {avail} available "
                 f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
             )
-    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency)
+    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency, touch)
 
 
 def check_latency(p: FaultPlan, function: str) -> None:
@@ -143,21 +162,61 @@ def check_hugepages(p: FaultPlan) -> None:
 
 
 @contextlib.contextmanager
-def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[None]:
+def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[bool]:
     """Around a run, its hugepages: the pool grown by what it lacks (root) and given back
-    after, or without `reserve` only checked."""
+    after, or without `reserve` only checked. Yields whether the pool was grown: then it
+    was warmed (warm()) before the block, and run(warmed=True) records it."""
     if not p.hugetlb:
-        yield
+        yield False
     elif reserve:
-        with hugepages.reserve(p.page, p.hugepages_needed):
-            yield
+        before = hugepages.pool(p.page).total
+        with hugepages.reserve(p.page, p.hugepages_needed) as grown:
+            fresh = grown.total > before
+            if fresh:
+                warm(p)
+            yield fresh
     else:
         check_hugepages(p)
-        yield
+        yield False
 
 
-def run(p: FaultPlan, function: str) -> Result | None:
-    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says."""
+def warm(p: FaultPlan) -> None:
+    """One untimed demand pass of `p`'s threads over freshly reserved hugepages: on a VM the
+    host faults guest memory in on its first touch, five to ten times slower than the
+    guest's own fault path (measure.warmup)."""
+    raw = _core.bench_fault(
+        "demand", p.nbytes, p.shift, thp_mode(p.thp, p.shift), 1, p.threads, 0, "ns", 0
+    )
+    interrupt.finish(raw, lambda raw: None)
+
+
+def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """raw without its leading loops still warming up (measure.warmup's rule on the loops'
+    rates), and what was dropped: {"loops", "samples", "rule"}, or None."""
+    wall = raw["wall"]
+    n = warming_runs([1 / s for s in wall], WARM_LOOP_FRACTION) if wall and all(wall) else 0
+    if not n:
+        return raw, None
+    kept = dict(
+        raw,
+        wall=wall[n:],
+        threads=tuple(t[n:] for t in raw["threads"]),
+        pages=raw["pages"][n:],
+        loops_done=raw["loops_done"] - n,
+    )
+    rule = (
+        f"leading loops below {WARM_LOOP_FRACTION:g}x the median rate of the loops "
+        "after them (a first touch the host also faults in, on a VM)"
+    )
+    return kept, {"loops": n, "samples": wall[:n], "rule": rule}
+
+
+def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
+    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says.
+
+    Leading loops far slower than the rest (measure.warmup) are left out of the samples,
+    kept in details["warmup"]; `warmed` (what reserved() yields) is recorded in
+    details["pool_warmed"]."""
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
@@ -171,9 +230,21 @@ def run(p: FaultPlan, function: str) -> Result | None:
         p.seed,
         p.clock,
         p.lat_unit,
+        p.touch,
     )
 
     def result(raw: dict[str, Any]) -> Result:
+        raw, warmup = _without_warmup(raw)
+        details = {
+            "thread_samples": raw["threads"],
+            "pages": raw["pages"],
+            "latency": raw["latency"],
+            "touch": p.touch,
+        }
+        if warmup:
+            details["warmup"] = warmup
+        if warmed:
+            details["pool_warmed"] = True
         return Result(
             benchmark="mmap",
             function=function,
@@ -183,11 +254,7 @@ def run(p: FaultPlan, function: str) -> Result | None:
             samples=raw["wall"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
-            details={
-                "thread_samples": raw["threads"],
-                "pages": raw["pages"],
-                "latency": raw["latency"],
-            },
+            details=details,
             interrupted=raw["interrupted"],
         )
 
@@ -204,6 +271,7 @@ def faults(
     thp: bool | None = False,
     clock: str = "ns",
     latency: bool = False,
+    touch: str = "write",
     reserve: bool = False,
 ) -> Result | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
@@ -234,9 +302,27 @@ def faults(
     latency : bool
         Also time each fault (groups of 16 for 4KB pages): the
         distribution is in details["latency"] (ns).
+    touch : {"write", "perf"}
+        "write" (the default, what the studies of the kernel's clearing use):
+        demand writes one byte per page, so each page takes one write fault
+        that clears it. "perf": every workload then touches each page as perf
+        bench mem mmap does, its byte read and written back plus the page's
+        index; on arm64 (or perf built at -O0) the read faults in the shared
+        zero page first and the write then copies it. Recorded in
+        details["touch"] (and in params when "perf").
     reserve : bool
         Grow the hugepage pool by what the run lacks for its duration
-        (root only), giving it back afterwards.
+        (root only), giving it back afterwards. A pool so grown is faulted
+        in once, untimed, before the timed loops (details["pool_warmed"]):
+        on a VM the host faults guest memory in on its first touch.
+
+    Returns
+    -------
+    Result or None
+        Its samples are the loops the rate counts: leading loops below a
+        quarter of the median rate of those after them (measure.warmup) are
+        left out, their samples kept in details["warmup"]. None when a program's
+        own handler took a stop signal before the first loop completed.
 
     Raises
     ------
@@ -249,11 +335,11 @@ def faults(
     Interrupted
         When a stop signal cuts the run short.
     """
-    p = plan(size, page, loops, threads, seed, thp, clock, latency)
+    p = plan(size, page, loops, threads, seed, thp, clock, latency, touch)
     check_workload(function)
     check_latency(p, function)
-    with reserved(p, reserve):
-        return run(p, function)
+    with reserved(p, reserve) as warmed:
+        return run(p, function, warmed)
 
 
 def page_report(result: Result) -> dict[str, Any]:
@@ -397,8 +483,8 @@ def headroom(
     """
     p = plan(size, page, loops, 1, 0, thp)
     check_workload(function)
-    with reserved(p, reserve):
-        fault = run(p, function)
+    with reserved(p, reserve) as warmed:
+        fault = run(p, function, warmed)
         if fault is None:
             return None
         try:
@@ -416,9 +502,12 @@ def fault_pass(
     thp: bool | None = False,
     seed: int = 0,
     latency: bool = False,
+    touch: str = "write",
 ) -> tuple[Any, dict[str, Any]]:
     """One untimed pass of a workload, its region left mapped: (Region, its smaps counters)."""
-    p = plan(size, page, 1, 1, seed, thp, "ns", latency)
+    p = plan(size, page, 1, 1, seed, thp, "ns", latency, touch)
     check_workload(function)
     check_latency(p, function)
-    return _core.fault_pass(function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit)
+    return _core.fault_pass(
+        function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit, touch
+    )

@@ -24,22 +24,22 @@ from pagezero.system import hugepages
 from pagezero.system.backing import huge_details
 from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
-from pagezero.system.memory import thp_mode
+from pagezero.system.memory import SMALL_PAGE, THP_PAGE, check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 CLOCKS: tuple[str, ...] = _core.clocks()
-_THP_BYTES = 2 << 20  # a PMD-mapped transparent huge page (csrc/region.h)
 
 
 def part_align(shift: int, thp: bool | None) -> int:
     """Where the parts of a shared region start (csrc/mem_bench.c): on the mapping's pages.
 
     The hugetlb page, THP's 2MB with thp=True, else 4KB: no two threads share a page, whose
-    first touch (each thread prefaults its own part) allocates and places all of it.
+    first touch (each thread prefaults its own part) allocates and places all of it. (The
+    plans refuse 4KB pages and THP where the kernel's differ: system.memory.check_page.)
     """
     if shift != 12:
         return 1 << shift
-    return _THP_BYTES if thp is True else 4096
+    return THP_PAGE if thp is True else SMALL_PAGE
 
 
 def check_clock(clock: str, threads: int = 1) -> str:
@@ -132,7 +132,7 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
     if chunk_bytes > nbytes:
         raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
-    shift = parse_page(a["page"])
+    shift = check_page(parse_page(a["page"]), thp)
     thp_mode(thp, shift)
     check_loops(a["loops"], benchmark)
     value = a.get("value", 0)

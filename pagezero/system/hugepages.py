@@ -136,9 +136,12 @@ def pool(page: str | int) -> Pool:
     directory = _pool_dir(page, SYSFS)
     p = _read_pool(directory, format_page(shift), 1 << shift)
     if p is None:
+        # An arm64 kernel with 64KB pages has 2MB, 512MB and 16GB pools, no 1GB one.
+        sizes = ", ".join(pools()) or "none"
         raise MappingError(
             errno.ENOENT,
-            f"this kernel has no {format_page(shift)} hugepage pool ({directory} is missing)",
+            f"this kernel has no {format_page(shift)} hugepage pool ({directory} is "
+            f"missing; its pools: {sizes})",
         )
     return p
 

@@ -20,6 +20,7 @@ from typing import Any
 from pagezero import _core
 from pagezero.system import hugepages
 from pagezero.system.backing import sysfs_choice
+from pagezero.system.memory import base_page, thp_pmd_size
 
 _CACHE_DIR = "sys/devices/system/cpu/cpu0/cache"
 _HUGEPAGE_DIR = "sys/kernel/mm/hugepages"
@@ -233,6 +234,13 @@ def _static(root: str) -> dict[str, Any]:
         "pagezero_arch": _core.ARCH,
         "dczva_block_bytes": _dczva_block(),
         "caches": caches(root),
+        # The base page: 4KB on x86-64; 4KB, 16KB or 64KB on arm64 (memory.check_page).
+        "page_sizes": {
+            "base_bytes": base_page(),
+            "base_source": "sysconf(_SC_PAGESIZE)",
+            "thp_bytes": thp_pmd_size(thp + "/hpage_pmd_size"),
+            "thp_source": "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
+        },
         "thp": {
             "enabled": sysfs_choice(thp + "/enabled"),
             "defrag": sysfs_choice(thp + "/defrag"),
@@ -263,7 +271,8 @@ def machine(root: str = "/") -> dict[str, Any]:
         ``kernel_release``, ``kernel_version``, ``kernel_cmdline``, ``hostname``,
         ``python``, ``pagezero_arch``, ``dczva_block_bytes``; ``caches`` (per cache:
         ``level``, ``type``, ``size_bytes``, ``shared_cpu_list``, ``source``, and where
-        sysconf differs, ``disagreement``), ``thp``, ``preemption`` (``model``,
+        sysconf differs, ``disagreement``), ``page_sizes`` (``base_bytes``, ``thp_bytes``
+        and their sources), ``thp``, ``preemption`` (``model``,
         ``source``), ``numa_nodes``, ``hugepages`` and ``memory``; in a test build,
         ``test_switches`` too ({name: value}), when any is in effect.
     """

@@ -1,11 +1,57 @@
-"""Memory regions with a chosen page size, usable as buffers from Python."""
+"""Memory regions with a chosen page size, usable as buffers from Python, and the kernel's
+own page sizes (its base page, its THP size) that the runs are checked against."""
 
 from __future__ import annotations
 
+import os
+
 from pagezero import _core
-from pagezero.units import parse_page, parse_size
+from pagezero.units import format_size, parse_page, parse_size
 
 _THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
+# The PMD size of transparent huge pages: 2MB over 4KB base pages, 32MB over 16KB, 512MB over
+# 64KB (arm64). Kernels before 4.6 lack the file.
+THP_PMD_SYSFS = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+# What pagezero calls "4KB" pages (page shift 12) and THP's pages: the C core's mappings and
+# the parts of shared regions are laid out on these (csrc/region.h, csrc/mem_bench.c).
+SMALL_PAGE = 4 << 10
+THP_PAGE = 2 << 20
+
+
+def base_page() -> int:
+    """The kernel's base page in bytes (sysconf(_SC_PAGESIZE), getpagesize()): 4KB on
+    x86-64, 4KB, 16KB or 64KB on arm64."""
+    return os.sysconf("SC_PAGE_SIZE")
+
+
+def thp_pmd_size(path: str | None = None) -> int | None:
+    """Bytes of a PMD-mapped transparent huge page (`path`, by default THP_PMD_SYSFS's
+    hpage_pmd_size); None without THP."""
+    try:
+        with open(path or THP_PMD_SYSFS) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def check_page(shift: int, thp: bool | None = None) -> int:
+    """`shift` (units.parse_page's) and `thp`, checked against this kernel's page sizes:
+    ValueError for 4KB pages on a kernel whose base page is another (arm64's 16KB, 64KB),
+    or thp=True where THP is not 2MB. hugetlb sizes are the pools' (system.hugepages)."""
+    base = base_page()
+    if shift == 12 and base != SMALL_PAGE:
+        raise ValueError(
+            f"page size 4KB: this kernel's base page is {format_size(base)} (getpagesize()), "
+            f"so a 4KB run would time {format_size(base)} pages; use a hugetlb page size "
+            f"this kernel has (pagezero.hugepage_pools())"
+        )
+    pmd = thp_pmd_size() if thp is True else None
+    if pmd is not None and pmd != THP_PAGE:
+        raise ValueError(
+            f"thp=True: this kernel's transparent huge pages are {format_size(pmd)} "
+            f"({THP_PMD_SYSFS}), not the 2MB pagezero lays THP runs out on and reports"
+        )
+    return shift
 
 
 def thp_mode(thp: bool | None, shift: int) -> int:
@@ -52,10 +98,11 @@ def region(
     Raises
     ------
     ValueError
-        For a bad size, page or flag combination.
+        For a bad size, page or flag combination, or a page size this kernel does not
+        have (4KB on a 64KB-page kernel: :func:`check_page`).
     pagezero.MappingError
         When the kernel refuses the mapping (e.g. too few free hugepages); the message
         says how to fix it.
     """
-    shift = parse_page(page)
+    shift = check_page(parse_page(page), thp)
     return _core.Region(parse_size(size), shift, thp_mode(thp, shift), bool(populate), bool(guard))

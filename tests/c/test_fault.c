@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "fault.h"
 #include "stop.h"
@@ -104,6 +105,92 @@ static void test_once(void)
 	}
 }
 
+/*
+ * perf's touch (PZ_TOUCH_PERF) after every workload: page i's byte is i's
+ * low byte, read and written back over the zero the fault gave it.
+ */
+static void test_perf_touch(void)
+{
+	for (int w = 0; w < PZ_FAULT_COUNT; w++) {
+		for (unsigned lat = 0; lat < 2; lat++) {
+			struct pz_fault_params p = params(
+				w, 2 * MB, 1, 1, 0, lat && w != PZ_FAULT_POPULATE ? 64 * 1024 : 0);
+			struct pz_smaps_pages pg;
+			struct pz_region r;
+			size_t i, bad = 0;
+			int ret;
+
+			p.touch = PZ_TOUCH_PERF;
+			ret = pz_fault_once(&p, &r, &pg);
+			CHECK(ret == 0, "%s perf touch: %d", pz_name(&pz_fault_names, w), ret);
+			if (ret)
+				continue;
+			for (i = 0; i < r.size; i++) {
+				unsigned char want = i % 4096 ? 0 : (unsigned char)(i / 4096);
+
+				bad += ((unsigned char *)r.addr)[i] != want;
+			}
+			CHECK(bad == 0, "%s (latency %u): %zu bytes not perf's",
+			      pz_name(&pz_fault_names, w), lat, bad);
+			pz_region_unmap(&r);
+		}
+	}
+}
+
+/*
+ * A kernel with another base page (arm64's 16KB, 64KB), passed in: the
+ * base-page run faults one byte per such page; 4KB pages are refused there.
+ */
+static void test_base_page(void)
+{
+	struct pz_fault_params p = params(PZ_FAULT_DEMAND, 4 * MB, 1, 1, 0, 0);
+	struct pz_smaps_pages pg;
+	struct pz_region r;
+	size_t bad, n;
+	int ret;
+
+	p.base_shift = p.page_shift = 16;
+	ret = pz_fault_once(&p, &r, &pg);
+	CHECK(ret == 0, "64KB base pages: %d", ret);
+	if (!ret) {
+		n = marks(&r, &bad);
+		CHECK(n == p.size >> 16, "64KB base pages: %zu pages touched", n);
+		pz_region_unmap(&r);
+	}
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	CHECK(pz_fault_once(&p, &r, &pg) == -EINVAL && !r.addr, "4KB pages on a 64KB kernel");
+	p.page_shift = 16;
+	p.thp = PZ_THP_ON;
+	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == 0, "THP on 64KB base pages");
+	p.page_shift = PZ_PAGE_SHIFT_2MB;
+	p.size = 2 * MB;
+	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == -EINVAL, "THP on hugetlb, 64KB kernel");
+	p.thp = PZ_THP_OFF;
+	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == 0, "2MB hugetlb on a 64KB kernel");
+	p.base_shift = 11;
+	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == -EINVAL, "a 2KB base page");
+	p.base_shift = 0;
+	CHECK(pz_fault_check(&p, PZ_CLOCK_NS) == 0, "the kernel's own base page");
+	CHECK(pz_base_page_shift() ==
+		      (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE)),
+	      "base page shift %u", pz_base_page_shift());
+}
+
+/* THP's size is the kernel's (hpage_pmd_size), 2MB where it cannot be read. */
+static void test_thp_bytes(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+	unsigned long long v = PZ_THP_BYTES;
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = PZ_THP_BYTES;
+		fclose(f);
+	}
+	CHECK(pz_thp_bytes() == v, "THP bytes %zu, the kernel says %llu", pz_thp_bytes(), v);
+	CHECK(pz_thp_bytes() == v, "read once, the same after");
+}
+
 static void test_runs(void)
 {
 	struct pz_clock clock;
@@ -178,6 +265,7 @@ static void test_errors(void)
 	/* Refused before 1 << page_shift is taken: UBSan stops a shift of 64 or more. */
 	EXPECT_EINVAL(page_shift, 64);
 	EXPECT_EINVAL(page_shift, 200);
+	EXPECT_EINVAL(touch, PZ_TOUCH_COUNT);
 	EXPECT_EINVAL(lat_unit, 1000);
 	EXPECT_EINVAL(lat_unit, 3 * 4096); /* does not divide 1MB */
 	p = ok;
@@ -334,6 +422,9 @@ static void test_stop(void)
 int main(void)
 {
 	test_once();
+	test_perf_touch();
+	test_base_page();
+	test_thp_bytes();
 	test_runs();
 	test_errors();
 	test_thread_clock();

@@ -34,3 +34,27 @@ class FakeKernel:
         total = self.get("total")
         value = min(value, self.limit)
         self.set(total=value, free=max(0, self.get("free") + value - total))
+
+
+class FakePages:
+    """A kernel with other page sizes than this machine's: `base` bytes for
+    sysconf(_SC_PAGESIZE) and a transparent_hugepage/hpage_pmd_size of `pmd`, as arm64
+    with 16KB (32MB) or 64KB (512MB) pages has. install() points pagezero at them."""
+
+    def __init__(self, root, base=4096, pmd=2 << 20):
+        self.base = base
+        self.pmd_file = pathlib.Path(root) / "transparent_hugepage" / "hpage_pmd_size"
+        self.pmd_file.parent.mkdir(parents=True, exist_ok=True)
+        self.pmd_file.write_text(f"{pmd}\n")
+
+    def install(self, monkeypatch):
+        import os
+
+        from pagezero.system import memory
+
+        real = os.sysconf
+        monkeypatch.setattr(
+            os, "sysconf", lambda name: self.base if name == "SC_PAGE_SIZE" else real(name)
+        )
+        monkeypatch.setattr(memory, "THP_PMD_SYSFS", str(self.pmd_file))
+        return self

@@ -12,6 +12,7 @@ from pagezero.measure.policy.orders import (
     PAGE_SIZE,
     batch_bytes,
     bind,
+    check_base_page,
     check_fault,
     check_kernel,
     check_strategy,
@@ -64,6 +65,7 @@ class FolioPlan:
 def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
     """folio()'s arguments, checked (ValueError on the first bad one)."""
     a = arguments(folio, args, kwargs)
+    check_base_page("folio()")
     nbytes = parse_size(a["size"], what="folio size")
     nr = pages(nbytes, "folio size")
     if nr & (nr - 1):

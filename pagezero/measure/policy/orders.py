@@ -9,6 +9,7 @@ from typing import Any
 
 from pagezero import _core
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
+from pagezero.system.memory import base_page
 from pagezero.units import format_size, parse_size
 
 _CONSTANTS: dict[str, int] = _core.policy_constants()
@@ -67,8 +68,23 @@ def pages(nbytes: int, what: str) -> int:
     return nbytes // PAGE_SIZE
 
 
+def check_base_page(what: str) -> None:
+    """ValueError, naming `what`, where the kernel's base page is not the 4KB page the
+    strategies walk (csrc/policy.h PZ_PAGE_SIZE): on arm64 with 16KB or 64KB pages
+    clear_page() clears a base page at a time, which these walks do not model."""
+    base = base_page()
+    if base != PAGE_SIZE:
+        raise ValueError(
+            f"{what} walks {format_size(PAGE_SIZE)} pages, clear_page()'s unit on a "
+            f"4KB-page kernel; this kernel's base page is {format_size(base)} "
+            f"(getpagesize()): not modelled"
+        )
+
+
 def batch_bytes(value: int | str | None, extent: int) -> int:
     """A batch in bytes: a preset (PRESETS), a size, or None for the whole `extent`."""
+    if value == "page":
+        check_base_page("the batch preset 'page'")
     if isinstance(value, str) and value in PRESETS:
         b = PRESETS[value]
         return extent if b is None else b

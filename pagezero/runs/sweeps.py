@@ -60,7 +60,7 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     return points
 
 
-def shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
+def _shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
     """The Progress a sweep or a set of runs advances itself: `progress` when one is given;
     True: a new one on stderr; None: a bar when stderr is a terminal and no ambient
     Progress takes the notes; False: none."""
@@ -97,7 +97,7 @@ def run_here(
     results: list[Result] = []
     runs: list[dict[str, Any]] = []
     total = len(points) * (warmup + len(repetitions))
-    own = shown(progress, f"pagezero sweep {benchmark}", total)
+    own = _shown(progress, f"pagezero sweep {benchmark}", total)
     ambient = own is None and progress is None  # the points and passes are its notes
 
     def point_done(i: int, what: str) -> None:
@@ -204,7 +204,7 @@ def sweep(
         raise ValueError(f"warmup must be a non-negative int, not {warmup!r}")
     if processes == 1:
         return run_here(benchmark, points, list(range(repeat)), warmup, seed, 0, progress)
-    own = shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
+    own = _shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
     try:
         # None and no bar: each worker's end is a run of the ambient Progress, if any.
         shows = own if own is not None else (None if progress is None else False)

@@ -77,13 +77,14 @@ class ReportRun:
         return [s for s in self.sections if s.failed]
 
 
-# Seconds each study took, per scale, on a 2-core AMD EPYC (Zen 4) VM as root, its
-# hugepages reserved: the shares of the time left before a study ends, scaled by the pace
-# measured as the report runs (runs.progress). Only an estimate: a machine with more
-# kernels, a larger LLC or slower memory spends it differently.
+# Seconds each study takes, per scale, on a 2-core AMD EPYC (Zen 4) VM: the shares of
+# the time left, scaled by the pace measured as the report runs (runs.progress). quick and
+# tiny as measured there (quick: 29 s in all); full from its extents (88 s) and chunks
+# (12 min, on a machine loaded 6x over) and the others' quick seconds scaled by their
+# sizes, loops and runs. Only an estimate: another machine spends its time otherwise.
 STUDY_SECONDS = {
     "full": dict(
-        extents=150, chunks=150, pages=60, cold=10, threads=10, faults=60, advice=90, predict=90
+        extents=90, chunks=400, pages=90, cold=5, threads=5, faults=140, advice=80, predict=90
     ),
     "quick": dict(extents=7, chunks=6, pages=5, cold=1, threads=1, faults=7, advice=1, predict=3),
     "tiny": dict(
@@ -112,7 +113,7 @@ def _opening(scale, cfg, out_dir, weights):
     runs = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
     return (
         f"{len(STUDIES)} studies at the {scale} scale, {runs}, into {out_dir}; about "
-        f"{format_duration(sum(weights))} on a 2-core AMD EPYC VM (an estimate)"
+        f"{format_duration(sum(weights))} on a 2-core VM (an estimate)"
     )
 
 

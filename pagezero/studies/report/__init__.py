@@ -79,14 +79,15 @@ class ReportRun:
 
 # Seconds each study takes, per scale, on a 2-core AMD EPYC (Zen 4) VM: the shares of
 # the time left, scaled by the pace measured as the report runs (runs.progress). quick and
-# tiny as measured there (quick: 29 s in all); full from its extents (88 s) and chunks
+# tiny as measured there (quick: 29 s without hugepages; the faults study twice as long
+# with its 2MB and 1GB sizes); full from its extents (88 s) and chunks
 # (12 min, on a machine loaded 6x over) and the others' quick seconds scaled by their
 # sizes, loops and runs. Only an estimate: another machine spends its time otherwise.
 STUDY_SECONDS = {
     "full": dict(
         extents=90, chunks=400, pages=90, cold=5, threads=5, faults=140, advice=80, predict=90
     ),
-    "quick": dict(extents=7, chunks=6, pages=5, cold=1, threads=1, faults=7, advice=1, predict=3),
+    "quick": dict(extents=7, chunks=6, pages=5, cold=1, threads=1, faults=15, advice=1, predict=3),
     "tiny": dict(
         extents=1.9, chunks=1.3, pages=0.5, cold=0.2, threads=0.6, faults=1, advice=0.9, predict=0.5
     ),

@@ -52,7 +52,8 @@ def root_hint(needs):
 
 
 def _pages(reservations):
-    return " and ".join(f"{r.needed} {r.page}" for r in reservations)
+    counts = " and ".join(f"{r.needed} {r.page}" for r in reservations)
+    return f"{counts} hugepage{'s' * (sum(r.needed for r in reservations) != 1)}"
 
 
 def reservation_line(study, reservations):
@@ -65,7 +66,7 @@ def reservation_line(study, reservations):
     if had:
         added = sum(r.added for r in had)
         parts.append(
-            f"{_pages(had)} hugepages made available for the {study} study "
+            f"{_pages(had)} made available for the {study} study "
             f"({added} added to the pools, given back when it ends)"
         )
     parts += [f"{r.page} pages not reserved: {r.failed}" for r in failed]

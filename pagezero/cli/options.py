@@ -169,8 +169,8 @@ HELP = {
     "study with the time left, a bar on a terminal; report.md still says what was reserved)",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
     "the full sweep makes 3 runs, fresh processes)",
-    ("quick", "report"): "a smaller study, one run per point: about 30 s on a 2-core AMD "
-    "EPYC VM (the full report: about 13 min on a 2-core Intel Xeon VM)",
+    ("quick", "report"): "a smaller study, one run per point: 30-90 s on a 2-core VM, the "
+    "longer as root with the 2MB and 1GB fault sizes (the full report: about 13 min)",
     "output": "also save every result, with its samples and the machine, as JSON",
     ("output", "advise"): "also write the JSON advice",
     ("output", "predict"): "also save the prediction as JSON",

@@ -152,7 +152,7 @@ def sweep(
     repeat: int = 3,
     warmup: int = 1,
     processes: int = 1,
-    progress: bool | None = None,
+    progress: Progress | bool | None = None,
     seed: int = 0,
 ) -> ResultSet:
     """Run `benchmark` at every point of `grid`, every point checked before anything runs.

@@ -166,11 +166,17 @@ def test_not_root_one_line_says_what_to_run(kernels, monkeypatch, tmp_path, caps
 
 
 def test_reserve_asked_for_without_root_is_one_error_before_anything(
-    kernels, monkeypatch, tmp_path
+    kernels, monkeypatch, tmp_path, capsys
 ):
     monkeypatch.setattr(report_pkg.os, "geteuid", lambda: 1000)
-    with pytest.raises(PagezeroError, match="not root: the 2MB and 1GB fault sizes"):
+    with pytest.raises(PagezeroError, match="reserving the report's 2MB and 1GB hugepages needs"):
         report_pkg.run_report(str(tmp_path / "r"), scale="tiny", reserve=True)
+    assert not (tmp_path / "r").exists()
+    # The command line: one line, exit 1 (the machine cannot do what was asked).
+    monkeypatch.setenv("PAGEZERO_SCALE", "tiny")
+    assert main(["report", "-o", str(tmp_path / "r"), "--reserve"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("pagezero: error: reserving the report's") and err.count("\n") == 1
     assert not (tmp_path / "r").exists()
 
 

@@ -32,7 +32,12 @@ from pagezero.studies.report.extents import study_extents
 from pagezero.studies.report.faults import study_faults
 from pagezero.studies.report.markdown import write_markdown
 from pagezero.studies.report.pages import study_pages
-from pagezero.studies.report.pools import pools_for, report_needs, root_hint
+from pagezero.studies.report.pools import (
+    check_root_can_reserve,
+    pools_for,
+    report_needs,
+    root_hint,
+)
 from pagezero.studies.report.predict import study_predict
 from pagezero.studies.report.scales import SCALES
 from pagezero.studies.report.threads import study_threads
@@ -161,9 +166,9 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     quick = scale != "full"
     root = os.geteuid() == 0
     needs = report_needs(cfg, quick, [name for name, _, _ in STUDIES])
-    hint = None if root or reserve is False else root_hint(needs)
-    if reserve and hint:
-        raise PagezeroError(f"reserve=True: {hint}")
+    if reserve and not root:
+        check_root_can_reserve(needs)
+    hint = root_hint(needs) if reserve is None and not root else None
     reserve = root if reserve is None else reserve
     if out_dir is None:
         out_dir = "pagezero-report-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

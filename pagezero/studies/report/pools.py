@@ -7,6 +7,7 @@ sizes "mm: folio_zero_user: clear contiguous pages" (2025) reports."""
 
 import contextlib
 
+from pagezero._core import PagezeroError
 from pagezero.studies.report.faults import FAULT_PAGES
 from pagezero.system import hugepages
 from pagezero.units import parse_size
@@ -37,18 +38,37 @@ def report_needs(cfg, quick, names):
     return most
 
 
-def root_hint(needs):
-    """The line for a user who is not root: the sizes skipped and what root would run;
-    None when the pools already have the pages."""
+def _shortage(needs):
+    """(the sizes short of pages, the commands root would run), or None."""
     short = hugepages.lacking(needs)
     if not short:
         return None
-    sizes = " and ".join(short)
-    commands = "; ".join(f"echo {n} > {path}" for n, path in short.values())
+    return " and ".join(short), "; ".join(f"echo {n} > {path}" for n, path in short.values())
+
+
+def root_hint(needs):
+    """The line for a user who is not root: the sizes skipped and what root would run;
+    None when the pools already have the pages."""
+    found = _shortage(needs)
+    if found is None:
+        return None
+    sizes, commands = found
     return (
         f"not root: the {sizes} fault sizes lack hugepages and are skipped; run as root "
         f"(the report then reserves them and gives them back), or first as root: {commands}"
     )
+
+
+def check_root_can_reserve(needs):
+    """PagezeroError, saying what root would run, when the pools lack pages of `needs`
+    (reserving them needs root)."""
+    found = _shortage(needs)
+    if found is not None:
+        sizes, commands = found
+        raise PagezeroError(
+            f"reserving the report's {sizes} hugepages needs root; run as root, or first "
+            f"as root: {commands}"
+        )
 
 
 def _pages(reservations):

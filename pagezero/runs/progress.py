@@ -97,7 +97,10 @@ class Progress:
         if terminal is None:
             isatty = getattr(self.stream, "isatty", None)
             terminal = bool(isatty and isatty())
-        self._bar = _bar(what, self.total, self.stream, "unit") if terminal else None
+        # Drawn at the first step or note: a line the caller prints to the stream before
+        # (advise's opening line) would otherwise land on the bar's.
+        self._terminal = terminal
+        self._bar: Any = None
 
     def __enter__(self) -> Progress:
         _ambient.append(self)
@@ -168,19 +171,26 @@ class Progress:
         """Take the bar off the terminal (plain lines stay as printed)."""
         if self._bar is not None:
             self._bar.close()
-            self._bar = None
+        self._bar, self._terminal = None, False
+
+    def _drawn(self) -> Any:
+        """The bar, drawn now if it is due and not yet shown (None: plain lines)."""
+        if self._terminal and self._bar is None:
+            self._bar = _bar(self.what, self.total, self.stream, "unit")
+            self._bar.n = self.done
+        return self._bar
 
     def _advance(self, units: float) -> None:
         self.done = min(self.total, self.done + units)
         self._last_step = time.monotonic()
-        if self._bar is not None:
+        if self._drawn() is not None:
             self._bar.n = self.done
             self._bar.refresh()
 
     def _note(self, text: str) -> None:
         if self.under_way:
             text = f"{self.under_way}: {text}"
-        if self._bar is not None:
+        if self._drawn() is not None:
             self._bar.set_postfix_str(text)
             return
         if time.monotonic() - self._last_line >= NOTE_INTERVAL_S or self.done >= self.total:

@@ -419,7 +419,10 @@ def tiny_report_run(tmp_path_factory):
     (a subprocess; several seconds of measuring): (its folder, the CompletedProcess).
     The tests sharing it only read the folder."""
     out = tmp_path_factory.mktemp("report") / "out"
-    return out, pagezero_cli("report", "-o", out, env=dict(os.environ, PAGEZERO_SCALE="tiny"))
+    # --no-reserve: as root the report would resize the real pools, which a test holding
+    # them shared must not (helpers/pool_lock.py); tests/test_report_pools.py does, alone.
+    env = dict(os.environ, PAGEZERO_SCALE="tiny")
+    return out, pagezero_cli("report", "-o", out, "--no-reserve", env=env)
 
 
 @pytest.fixture(scope="session")
@@ -483,6 +486,8 @@ XDIST_GROUPS = {
         "test_pytest_plugin_markers",  # reserves pages for its marker
         "test_region",
         "test_report",  # the fault study maps the hugepage sizes that have pages
+        "test_report_pools",  # resizes the real pools (root)
+        "test_progress_cli",  # advise and predict map 2MB hugetlb pages where there are some
         "test_report_html",  # the same, and shares the session's tiny_report
         "test_shortage_hints",
         "test_signals_fault",  # signals into runs holding the real pool

@@ -94,7 +94,7 @@ def _mem_parsers(sub):
             choices=["shared", "private"],
             help="shared: disjoint parts of one region (default); private: a region of --size each",
         )
-        add(p, "runs")
+        add(p, "runs", "quiet")
         add_format(p, ("default", "simple"), help=_SIMPLE)
         add(p, "output")
 
@@ -128,7 +128,7 @@ def _mem_parsers(sub):
         help="then clear the same extents with every clear kernel and print how "
         "much faster the best one is than the faults",
     )
-    add(p, "reserve", "runs")
+    add(p, "reserve", "runs", "quiet")
     add_format(p, ("default", "simple"), help=_SIMPLE)
     add(p, "output")
 
@@ -157,7 +157,7 @@ def _policy_parsers(sub):
         help="how the cold baseline evicts the neighbourhood "
         "(default: clflush where the CPU has it)",
     )
-    add(p, "cache", "node", "counters", "runs")
+    add(p, "cache", "node", "counters", "runs", "quiet")
     simple = "simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy"
     add_format(p, ("default", "simple", "json"), help=simple)
     add(p, "output")
@@ -169,7 +169,7 @@ def _policy_parsers(sub):
     add(p, "kernel", "nr_loops")
     yields = "sched_yield() after each batch, as cond_resched()"
     p.add_argument("--yield", dest="yield_between", action="store_true", help=yields)
-    add(p, "backing", "cache", "threads", "node", "counters", "runs")
+    add(p, "backing", "cache", "threads", "node", "counters", "runs", "quiet")
     add_format(p, ("default", "simple", "json"), help="simple: 'rate worst_ms p99_ms' per batch")
     add(p, "output")
 
@@ -177,7 +177,7 @@ def _policy_parsers(sub):
 def _study_parsers(sub):
     text = "sweep this machine and advise kernels, the cache knee and batch sizes"
     p = _command(sub, "advise", text)
-    add(p, "quick")
+    add(p, "quick", "quiet")
     p.add_argument(
         "--budget",
         action="append",
@@ -201,7 +201,7 @@ def _study_parsers(sub):
         "and with the fastest non-temporal one"
     )
     p = _command(sub, "predict", text)
-    add(p, "page", "runs", "reserve", "size", "nr_loops")
+    add(p, "page", "runs", "reserve", "size", "nr_loops", "quiet")
     add_format(p, ("default", "simple", "json"))
     add(p, "output")
 
@@ -219,6 +219,7 @@ def _analysis_parsers(sub):
     p.add_argument("--processes", type=integer, default=1, help=processes)
     add(p, "output")
     p.add_argument("--csv", metavar="FILE.csv", help="also write the tidy table as CSV")
+    add(p, "quiet")
 
     text = (
         "compare result sets (files or report folders): base, then one or more others, "
@@ -250,7 +251,7 @@ def _analysis_parsers(sub):
     p.add_argument("--x", default="extent", choices=["extent", "chunk", "size"])
 
     p = _command(sub, "report", "the default study of this machine, as a folder")
-    add(p, "output", "quick", "runs", "reserve")
+    add(p, "output", "quick", "runs", "reserve", "no_reserve", "quiet")
 
 
 def build_parser():

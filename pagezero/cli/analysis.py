@@ -90,7 +90,12 @@ def cmd_sweep(args):
             raise ValueError(f"invalid -g {item!r}: expected NAME=VALUE[,VALUE...]")
         grid[name.strip()] = [_grid_value(v) for v in values.split(",")]
     rs = sweep(
-        args.benchmark, grid, repeat=args.repeat, warmup=args.warmup, processes=args.processes
+        args.benchmark,
+        grid,
+        repeat=args.repeat,
+        warmup=args.warmup,
+        processes=args.processes,
+        progress=not args.quiet,  # on stderr: stdout and -o unchanged
     )
     stop = stopped(rs.interrupted) if rs.interrupted else None
     if stop:

@@ -56,7 +56,7 @@ def _measure(args, measured, point, names, here, show):
     if args.runs > 1:
         points = [dict(point, function=n) for n in names]
         per_name = measure_runs(
-            measured, args.benchmark, points, args.runs, lambda r: r.function, names
+            measured, args.benchmark, points, args.runs, lambda r: r.function, names, not args.quiet
         )
         for i, results in enumerate(per_name):
             show(pooled(results), i == 0, results)

@@ -82,6 +82,8 @@ OPTIONS = {
     "backing": ("--backing", dict(default="auto", choices=list(BACKINGS))),
     "reserve": ("--reserve", dict(action="store_true")),
     "quick": ("--quick", dict(action="store_true")),
+    "quiet": ("-q --quiet", dict(action="store_true")),
+    "no_reserve": ("--no-reserve", dict(action="store_false", dest="reserve")),
     "output": ("-o --output", dict(metavar="FILE.json")),
 }
 
@@ -92,6 +94,7 @@ SETTINGS = {
     ("nr_loops", "predict"): dict(default=FAULT_LOOPS),
     ("runs", "predict"): dict(default=3),
     ("runs", "report"): dict(type=integer, default=None),
+    ("reserve", "report"): dict(default=None),
     ("output", "predict"): dict(metavar="FILE"),
     ("output", "sweep"): dict(required=True),
     ("output", "plot"): dict(metavar="STEM"),
@@ -156,11 +159,19 @@ HELP = {
     "it afterwards",
     ("reserve", "predict"): "grow the hugepage pool by what the faults lack (root), giving it "
     "back afterwards",
-    ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault study needs (root), "
-    "giving them back afterwards; without it, sizes lacking pages are skipped",
+    ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault and predict studies "
+    "lack, around each, giving them back when it ends (also on a failure or a signal); the "
+    "default as root; not root, a line says what root would run",
+    "no_reserve": "keep the hugepage pools as they are: the fault and predict sizes lacking "
+    "pages are skipped",
+    "quiet": "no progress lines on stderr (by default a line per run or step with the time "
+    "left, a bar on a terminal)",
+    ("quiet", "report"): "no progress or hugepage lines on stderr (by default a line per "
+    "study with the time left, a bar on a terminal; report.md still says what was reserved)",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
     f"the full sweep makes {ADVISE_SWEEPS['default']['runs']} runs, fresh processes)",
-    ("quick", "report"): "a smaller study, one run per point: a few minutes",
+    ("quick", "report"): "a smaller study, one run per point: 30-90 s on a 2-core VM, the "
+    "longer as root with the 2MB and 1GB fault sizes (the full report: about 13 min)",
     "output": "also save every result, with its samples and the machine, as JSON",
     ("output", "advise"): "also write the JSON advice",
     ("output", "predict"): "also save the prediction as JSON",

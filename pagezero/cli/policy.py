@@ -36,7 +36,13 @@ def _measure(args, common, key, names, here):
         if args.runs > 1:
             points = [dict(common, **{key: n}) for n in names]
             return measure_runs(
-                measured, args.command, points, args.runs, lambda r: r.params[key], names
+                measured,
+                args.command,
+                points,
+                args.runs,
+                lambda r: r.params[key],
+                names,
+                not args.quiet,
             )
         here(measured)
     return [[r] for r in measured.results]

@@ -19,10 +19,11 @@ from pagezero.runs.processes import across_processes
 from pagezero.runs.sweeps import lost_lines
 
 
-def measure_runs(measured, benchmark, points, runs, key_of, keys):
-    """Measure points in `runs` fresh processes into `measured`: per key, its Results."""
+def measure_runs(measured, benchmark, points, runs, key_of, keys, progress=True):
+    """Measure points in `runs` fresh processes into `measured`: per key, its Results;
+    with `progress`, a line per run on stderr with the time left."""
     try:
-        rs = across_processes(benchmark, points, runs, progress=None)
+        rs = across_processes(benchmark, points, runs, progress=progress)
     except Interrupted as e:
         if e.partial is not None:  # the runs measured, and the cut run's loops, are kept
             _keep(measured, e.partial)

@@ -1,13 +1,23 @@
 """pagezero advise | predict | report: questions answered from many measurements."""
 
+import contextlib
 import os
 import sys
 
 from pagezero.cli.options import check_output
 from pagezero.cli.render import interrupted_line, on_stop, print_json, stopped, write_json
-from pagezero.studies.advise.study import DEFAULT_BUDGETS_MS, advise
+from pagezero.runs.progress import Progress
+from pagezero.studies.advise.study import DEFAULT_BUDGETS_MS, SWEEPS, advise
 from pagezero.studies.predict import predict
 from pagezero.studies.report import SCALES, run_report
+
+
+def _progress(args, what, runs):
+    """A line on stderr per run of the command (`runs` of them) with the time left, the
+    runs and sweeps inside saying when each ends; none with --quiet."""
+    if args.quiet:
+        return contextlib.nullcontext()
+    return Progress(what, runs, counts_runs=True)
 
 
 def cmd_advise(args):
@@ -22,11 +32,12 @@ def cmd_advise(args):
         write_json(args.output, stop.partial.to_json())
         return f"; the partial advice is in {args.output}"
 
-    with on_stop(keep):
+    runs = SWEEPS["quick" if args.quick else "default"]["runs"]
+    with on_stop(keep), _progress(args, "pagezero advise", runs):
         advice = advise(
             quick=args.quick,
             budgets_ms=args.budget or DEFAULT_BUDGETS_MS,
-            progress=sys.stderr if args.format == "default" else None,
+            progress=None if args.quiet else sys.stderr,
         )
     if args.output:
         write_json(args.output, advice.to_json())
@@ -56,7 +67,8 @@ def cmd_predict(args):
         _prediction(args, stop.partial)
         return f"; saved to {args.output}" if args.output else "; shown above"
 
-    with on_stop(keep):
+    # One warming pass, then the fault runs and the replays' (studies.predict.study).
+    with on_stop(keep), _progress(args, "pagezero predict", 1 + 2 * args.runs):
         prediction = predict(
             args.page, runs=args.runs, reserve=args.reserve, size=args.size, loops=args.nr_loops
         )
@@ -69,7 +81,10 @@ def cmd_report(args):
     scale = "quick" if args.quick else os.environ.get("PAGEZERO_SCALE", "full")
     if scale not in SCALES:
         raise ValueError(f"PAGEZERO_SCALE={scale!r} is not one of {', '.join(SCALES)}")
-    run = run_report(args.output, scale=scale, reserve=args.reserve, runs=args.runs)
+    progress = None if args.quiet else sys.stderr
+    run = run_report(
+        args.output, scale=scale, progress=progress, reserve=args.reserve, runs=args.runs
+    )
     print(f"report written to {run.out_dir}/report.md")
     with open(os.path.join(run.out_dir, "report.md")) as f:
         # The summary, its Answers and Also found (### headings) included.

@@ -19,6 +19,7 @@ from typing import Any
 from pagezero.interrupt import Interrupted, received
 from pagezero.measure import fault, mem, policy
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.progress import Progress, run_finished
 from pagezero.runs.registry import BENCHMARKS
 from pagezero.runs.workers import run_workers
 
@@ -31,19 +32,29 @@ def check_runs(runs: object) -> int:
 
 
 def across_processes(
-    benchmark: str, points: Sequence[Mapping[str, Any]], runs: int, progress: bool = False
+    benchmark: str,
+    points: Sequence[Mapping[str, Any]],
+    runs: int,
+    progress: Progress | bool | None = None,
 ) -> ResultSet:
     """Each point of `benchmark` (checked first) in each of `runs` fresh processes, one
     after the other, in a shuffled order within each (a sweep's repetition).
 
     ``rs.runs[i]["process"]`` says which process; Interrupted carries what was measured.
+    progress: True, a line per run on stderr with the time left (a bar on a terminal); a
+    Progress, a step of it per run; None, a run of the ambient Progress if any; False, none.
     """
     check_runs(runs)
     for point in points:
         BENCHMARKS[benchmark].check(**point)
-    rs = run_workers(
-        benchmark, points, repeat=runs, warmup=0, processes=runs, seed=0, progress=progress
-    )
+    own = Progress("pagezero", runs * len(points)) if progress is True else progress
+    try:
+        rs = run_workers(
+            benchmark, points, repeat=runs, warmup=0, processes=runs, seed=0, progress=own
+        )
+    finally:
+        if own is not progress and isinstance(own, Progress):
+            own.close()
     if rs.interrupted:
         raise Interrupted(
             getattr(signal, rs.interrupted, None) or received() or signal.SIGINT, partial=rs
@@ -63,6 +74,7 @@ def in_this_process(
         if isinstance(e.partial, Result):
             e.partial = ResultSet([e.partial], run, interrupted=e.signame)
         raise
+    run_finished(f"{getattr(measure, '__name__', 'measure')} run done (this process)")
     if r is None:
         return ResultSet([], interrupted=True)
     return ResultSet([r], run, interrupted=r.interrupted)

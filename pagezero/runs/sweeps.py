@@ -20,6 +20,7 @@ from typing import Any
 
 from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.progress import Progress, current, point_finished, run_finished
 from pagezero.runs.registry import BENCHMARKS as BENCHMARKS
 from pagezero.runs.registry import register as register
 from pagezero.runs.workers import run_workers
@@ -59,17 +60,17 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     return points
 
 
-def _progress(total: int, enabled: bool | None) -> Any:  # a tqdm bar
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    from tqdm import tqdm
-
-    class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
-        # No monitor thread: tqdm starts one even for a disabled bar, and
-        # leaves it running in the caller's process after the sweep.
-        monitor_interval = 0
-
-    return Bar(total=total, disable=not enabled, unit="run", leave=False)
+def _shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
+    """The Progress a sweep or a set of runs advances itself: `progress` when one is given;
+    True: a new one on stderr; None: a bar when stderr is a terminal and no ambient
+    Progress takes the notes; False: none."""
+    if isinstance(progress, Progress):
+        return progress
+    if progress is None:
+        if current() is not None or not sys.stderr.isatty():
+            return None
+        return Progress(what, total, terminal=True)
+    return Progress(what, total) if progress else None
 
 
 def _partial(stop: Interrupted) -> list[Result]:
@@ -88,29 +89,41 @@ def run_here(
     warmup: int,
     seed: int,
     process: int,
-    progress: bool | None,
+    progress: Progress | bool | None,
 ) -> ResultSet:
     """Warm up, then each repetition's shuffled pass over the points, here; a stop signal
     ends the passes, the ResultSet marked with it (the point cut short included)."""
     b = BENCHMARKS[benchmark]
     results: list[Result] = []
     runs: list[dict[str, Any]] = []
-    bar = _progress(len(points) * (warmup + len(repetitions)), progress)
+    total = len(points) * (warmup + len(repetitions))
+    own = _shown(progress, f"pagezero sweep {benchmark}", total)
+    ambient = own is None and progress is None  # the points and passes are its notes
+
+    def point_done(i: int, what: str) -> None:
+        text = f"{benchmark} {what} point {i + 1} of {len(points)}"
+        if own is not None:
+            own.tick(text)
+        elif ambient:
+            point_finished(text)
+
     measuring: dict[str, Any] | None = None  # the run description of the point being measured
     try:
         for _ in range(warmup):
-            for p in points:
+            for i, p in enumerate(points):
                 b.run(**p)
-                bar.update()
-        for rep in repetitions:
+                point_done(i, "warm-up")
+        for n, rep in enumerate(repetitions):
             order = list(points)
             random.Random(seed + rep).shuffle(order)
-            for p in order:
+            for i, p in enumerate(order):
                 measuring = {"repetition": rep, "process": process, "pid": os.getpid()}
                 results.append(b.run(**p))
                 runs.append(measuring)
                 measuring = None
-                bar.update()
+                point_done(i, f"pass {n + 1} of {len(repetitions)},")
+            if ambient:
+                run_finished(f"{benchmark} pass {n + 1} of {len(repetitions)} done")
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
         if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
@@ -119,7 +132,8 @@ def run_here(
             runs += [measuring] * len(cut)
         return ResultSet(results, runs, machine(), interrupted=stop.signame)
     finally:
-        bar.close()
+        if own is not None and own is not progress:
+            own.close()
     return ResultSet(results, runs, machine())
 
 
@@ -138,7 +152,7 @@ def sweep(
     repeat: int = 3,
     warmup: int = 1,
     processes: int = 1,
-    progress: bool | None = None,
+    progress: Progress | bool | None = None,
     seed: int = 0,
 ) -> ResultSet:
     """Run `benchmark` at every point of `grid`, every point checked before anything runs.
@@ -157,8 +171,13 @@ def sweep(
         Passes thrown away first.
     processes : int
         Spread the repetitions over this many fresh processes, one after the other.
-    progress : bool or None
-        A tqdm bar on stderr (default: when stderr is a terminal).
+    progress : bool, Progress or None
+        True: progress on stderr, a tqdm bar where it is a terminal, else a line
+        per repetition or worker process (at most one per 10 s for the points)
+        with the time left; a pagezero.runs.progress.Progress: advanced by one
+        unit per point; None (default): notes on the ambient Progress
+        (``with Progress(...)``) if any, else a bar when stderr is a terminal;
+        False: none.
     seed : int
         The shuffles' base seed.
 
@@ -185,7 +204,14 @@ def sweep(
         raise ValueError(f"warmup must be a non-negative int, not {warmup!r}")
     if processes == 1:
         return run_here(benchmark, points, list(range(repeat)), warmup, seed, 0, progress)
-    return run_workers(benchmark, points, repeat, warmup, processes, seed, progress)
+    own = _shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
+    try:
+        # None and no bar: each worker's end is a run of the ambient Progress, if any.
+        shows = own if own is not None else (None if progress is None else False)
+        return run_workers(benchmark, points, repeat, warmup, processes, seed, shows)
+    finally:
+        if own is not None and own is not progress:
+            own.close()
 
 
 def default_sizes(

@@ -17,6 +17,7 @@ from typing import Any
 
 from pagezero.interrupt import STOP_SIGNALS, as_interrupted, deferred
 from pagezero.results.resultset import ResultSet
+from pagezero.runs.progress import Progress, run_finished
 from pagezero.runs.registry import BENCHMARKS
 from pagezero.system.machine import machine
 
@@ -144,6 +145,16 @@ def _run_worker(
     return part, stopped, None
 
 
+def _worker_done(
+    progress: Progress | bool | None, benchmark: str, proc: int, processes: int, units: int
+) -> None:
+    text = f"{benchmark} run {proc + 1} of {processes} done"
+    if isinstance(progress, Progress):
+        progress.step(text, units)
+    elif progress is None:
+        run_finished(text)
+
+
 def run_workers(
     benchmark: str,
     points: Sequence[Mapping[str, Any]],
@@ -151,11 +162,14 @@ def run_workers(
     warmup: int,
     processes: int,
     seed: int,
-    progress: bool | None,
+    progress: Progress | bool | None,
 ) -> ResultSet:
     """The repetitions over `processes` fresh interpreters, one at a time (process i runs
     repetitions i, i + processes, ...). A worker that dies loses its own only (``rs.lost``
-    says which and why); RuntimeError when all died and nothing was measured."""
+    says which and why); RuntimeError when all died and nothing was measured.
+
+    Each worker's end is a step of `progress` (a unit per point it ran), or with None a run
+    of the ambient Progress (runs.progress.run_finished); the workers show none."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []
@@ -176,10 +190,14 @@ def run_workers(
                 "process": proc,
                 "output": os.path.join(tmp, f"worker{proc}.json"),
                 "error": os.path.join(tmp, f"worker{proc}.error"),
-                "progress": progress,
+                "progress": False,
                 "parent": os.getpid(),
             }
             part, interrupted, reason = _run_worker(spec, tmp)
+            if not interrupted:
+                _worker_done(
+                    progress, benchmark, proc, processes, len(points) * (warmup + len(reps))
+                )
             if reason is not None:
                 lost.append({"process": proc, "repetitions": reps, "reason": reason})
             if part is not None:

@@ -306,3 +306,76 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
             # The pool is restored and the default action back: die of the signal now.
             os.kill(os.getpid(), e.signum)
         raise
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What reserve_where_possible() did for one pool.
+
+    Attributes
+    ----------
+    page : str
+        ``"2MB"`` or ``"1GB"``.
+    needed : int
+        Pages asked to be available.
+    added : int
+        Pages the pool grew by (0 when enough were free); given back afterwards.
+    failed : str or None
+        Why the pages could not be had (memory too fragmented or too small, no such
+        pool), in one sentence; None when they are available.
+    """
+
+    page: str
+    needed: int
+    added: int
+    failed: str | None = None
+
+
+@contextlib.contextmanager
+def reserve_where_possible(needs: dict[str, int]) -> Iterator[list[Reservation]]:
+    """reserve() for each pool of `needs` ({page: pages}), where memory allows, at once.
+
+    A pool that cannot grow (too little contiguous memory, no such pool) is left as
+    it was and says why; the others are kept. Afterwards, also on an error or a stop
+    signal, each gives back exactly what it added (reserve()).
+
+    Parameters
+    ----------
+    needs : dict of str to int
+        Pages each new mapping must be able to have, by page size.
+
+    Yields
+    ------
+    list of Reservation
+        One per page size, in the order of `needs`.
+
+    Raises
+    ------
+    pagezero.PagezeroError
+        When a pool must grow and this process is not root (reserve()).
+    """
+    with contextlib.ExitStack() as held:
+        done = []
+        for page, needed in needs.items():
+            try:
+                before = pool(page).total
+                grown = held.enter_context(reserve(page, needed))
+            except MappingError as e:
+                done.append(Reservation(page, needed, 0, str(e.strerror or e)))
+                continue
+            done.append(Reservation(page, needed, grown.total - before))
+        yield done
+
+
+def lacking(needs: dict[str, int]) -> dict[str, tuple[int, str]]:
+    """The pools of `needs` short of pages now: {page: (the nr_hugepages to write, its
+    file)}; a page size without a pool is left out."""
+    short = {}
+    for page, needed in needs.items():
+        try:
+            p = pool(page)
+        except MappingError:
+            continue
+        if p.available < needed:
+            short[page] = (p.total + needed - p.available, p.path)
+    return short

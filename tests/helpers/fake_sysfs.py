@@ -5,11 +5,12 @@ import pathlib
 
 
 class FakeKernel:
-    """A hugepages-2048kB directory whose nr_hugepages writes move free_hugepages
-    along, up to `limit` pages (a fragmented machine gives fewer than asked)."""
+    """A hugepages-2048kB directory (or another page size's, `page_kb`) whose
+    nr_hugepages writes move free_hugepages along, up to `limit` pages (a fragmented
+    machine gives fewer than asked)."""
 
-    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6, create=True):
-        self.dir = pathlib.Path(root) / "hugepages-2048kB"
+    def __init__(self, root, total=0, free=0, reserved=0, limit=10**6, create=True, page_kb=2048):
+        self.dir = pathlib.Path(root) / f"hugepages-{page_kb}kB"
         self.limit = limit
         self.writes = []
         if create:  # else: the tree another process made, as it stands

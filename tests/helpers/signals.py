@@ -15,11 +15,19 @@ import time
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
+# A progress line (pagezero.runs.progress): "pagezero ...: ...; 3 s so far, about ...".
+PROGRESS_LINE = re.compile(r"pagezero[\w ]*: .*; \d+ (s|min \d\d s|h \d\d min) so far, .*")
+
+
 def check_one_line(err, pattern):
     """One line about the signal, matching `pattern`; besides it, only the
-    "# ... skipped" notes."""
+    "# ... skipped" notes and the progress lines."""
     assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if not line.startswith("# ")]
+    lines = [
+        line
+        for line in err.splitlines()
+        if not line.startswith("# ") and not PROGRESS_LINE.fullmatch(line)
+    ]
     assert len(lines) == 1, err
     assert re.fullmatch(pattern, lines[0]), err
 

@@ -12,15 +12,18 @@ self-contained page (html.py). Sizes: SCALES.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import functools
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pagezero._core import PagezeroError
 from pagezero.interrupt import as_interrupted, received
 from pagezero.runs.processes import check_runs
+from pagezero.runs.progress import Progress, format_duration
 from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
@@ -29,6 +32,12 @@ from pagezero.studies.report.extents import study_extents
 from pagezero.studies.report.faults import study_faults
 from pagezero.studies.report.markdown import write_markdown
 from pagezero.studies.report.pages import study_pages
+from pagezero.studies.report.pools import (
+    check_root_can_reserve,
+    pools_for,
+    report_needs,
+    root_hint,
+)
 from pagezero.studies.report.predict import study_predict
 from pagezero.studies.report.scales import SCALES
 from pagezero.studies.report.threads import study_threads
@@ -57,13 +66,15 @@ STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 @dataclass
 class ReportRun:
-    """What run_report() did: its folder, sections, stop signal's name, studies not run."""
+    """What run_report() did: its folder, sections, stop signal's name, studies not run,
+    and each study's seconds."""
 
     out_dir: str
     runs: int
     sections: list
     interrupted: str | None = None
     not_run: tuple = ()
+    seconds: dict = field(default_factory=dict)  # each study's, by name, in the order run
 
     @property
     def failed(self):
@@ -71,21 +82,94 @@ class ReportRun:
         return [s for s in self.sections if s.failed]
 
 
-def _check(scale, runs):
+# Seconds each study takes, per scale, on a 2-core AMD EPYC (Zen 4) VM: the shares of
+# the time left, scaled by the pace measured as the report runs (runs.progress). quick and
+# tiny as measured there (quick: 29 s without hugepages; the faults study twice as long
+# with its 2MB and 1GB sizes); full from its extents (88 s) and chunks
+# (12 min, on a machine loaded 6x over) and the others' quick seconds scaled by their
+# sizes, loops and runs. Only an estimate: another machine spends its time otherwise.
+STUDY_SECONDS = {
+    "full": dict(
+        extents=90, chunks=400, pages=90, cold=5, threads=5, faults=140, advice=80, predict=90
+    ),
+    "quick": dict(extents=7, chunks=6, pages=5, cold=1, threads=1, faults=15, advice=1, predict=3),
+    "tiny": dict(
+        extents=1.9, chunks=1.3, pages=0.5, cold=0.2, threads=0.6, faults=1, advice=0.9, predict=0.5
+    ),
+}
+
+
+def _check(scale, runs, reserve):
     if scale not in SCALES:
         raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
     if runs is not None:
         check_runs(runs)
+    if reserve not in (None, True, False):
+        raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
 
 
-def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=False, runs=None):
-    """Run the default study into `out_dir` (not one holding a report) and write report.md."""
+def _weights(scale):
+    """Each study's expected seconds at `scale` (a study it does not know: the mean)."""
+    seconds = STUDY_SECONDS[scale]
+    mean = sum(seconds.values()) / len(seconds)
+    return [seconds.get(name, mean) for name, _, _ in STUDIES]
+
+
+def _opening(scale, cfg, out_dir, weights):
+    runs = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
+    return (
+        f"{len(STUDIES)} studies at the {scale} scale, {runs}, into {out_dir}; about "
+        f"{format_duration(sum(weights))} on a 2-core VM (an estimate)"
+    )
+
+
+def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=None, runs=None):
+    """Run the default study into `out_dir` (not one holding a report) and write report.md.
+
+    Parameters
+    ----------
+    out_dir : str, optional
+        A new folder, or an empty one (default: ``pagezero-report-DATE-TIME`` here).
+    scale : {"full", "quick", "tiny"}
+        The sizes (SCALES).
+    functions : list of str, optional
+        The clear kernels (default: every one this CPU can run).
+    progress : file, optional
+        Where a line goes as each study ends, with the time left (an estimate), and the
+        hugepage lines (e.g. ``sys.stderr``; a tqdm bar when it is a terminal); None:
+        none (report.md still says what was reserved).
+    reserve : bool or None
+        Reserve the 2MB and 1GB hugepages the fault and predict studies lack, around
+        each, and give them back when it ends (on a failure or a stop signal too);
+        None (default): when root, else a line says what root would run; False:
+        the pools as they are (the sizes lacking pages are skipped).
+    runs : int, optional
+        Fresh processes per point (default: the scale's).
+
+    Returns
+    -------
+    ReportRun
+        The folder, the sections, the studies that failed or were not run.
+
+    Raises
+    ------
+    ValueError
+        For a bad scale, runs or reserve, or a folder holding a report.
+    pagezero.PagezeroError
+        With ``reserve=True`` when the pools lack pages and this process is not root.
+    """
     # A study that fails is named with its reason and the others are kept; a stop signal ends
-    # the study it lands in, and the report is written from what was measured. reserve: the
-    # fault studies may grow the hugepage pools (root); runs: processes per point.
-    _check(scale, runs)
+    # the study it lands in, and the report is written from what was measured.
+    _check(scale, runs, reserve)
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
+    quick = scale != "full"
+    root = os.geteuid() == 0
+    needs = report_needs(cfg, quick, [name for name, _, _ in STUDIES])
+    if reserve and not root:
+        check_root_can_reserve(needs)
+    hint = root_hint(needs) if reserve is None and not root else None
+    reserve = root if reserve is None else reserve
     if out_dir is None:
         out_dir = "pagezero-report-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     if os.path.exists(os.path.join(out_dir, "report.md")):
@@ -95,31 +179,69 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     info = machine()
     functions = list(functions) if functions else [k.name for k in kernels("clear") if k.available]
     extra = {
-        "faults": {"reserve": reserve},
-        "advice": {"quick": scale != "full"},
-        "predict": {"reserve": reserve, "quick": scale != "full"},
+        "faults": {"reserve": False},  # the pools are grown here, around the study
+        "advice": {"quick": quick},
+        "predict": {"reserve": False, "quick": quick},
     }
     run = ReportRun(out_dir, cfg["runs"], [])
+    weights = _weights(scale)
+    shown = None
+    if progress is not None:
+        shown = Progress("pagezero report", sum(weights), progress, seconds_per_unit=1.0)
     start = time.monotonic()
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
-    for i, (name, title, study) in enumerate(STUDIES):
-        try:
-            section = study(out_dir, cfg, info, functions, progress, **extra.get(name, {}))
-        except KeyboardInterrupt as e:
-            section = Section(title, interrupted=as_interrupted(e).signame)
-        except STUDY_FAILURES as e:
-            section = Section(title, failed=failure_text(e))
-        run.sections.append(section)
-        if section.interrupted:
-            run.interrupted = _signal_name(section.interrupted)
-            run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
-            break
+    with shown if shown is not None else contextlib.nullcontext():
+        if shown is not None:
+            shown.say(_opening(scale, cfg, out_dir, weights))
+            if hint:
+                shown.say(hint)
+        # The sweeps' own progress: notes on the report's lines, or none.
+        inner = None if shown is not None else False
+        for i, (name, title, study) in enumerate(STUDIES):
+            began = time.monotonic()
+            kwargs = extra.get(name, {})
+            measure = functools.partial(study, out_dir, cfg, info, functions, inner, **kwargs)
+            # Entered around the study only: its hugepages are had and given back there.
+            pools = pools_for(name, cfg, quick, reserve)
+            if shown is not None:
+                shown.begin(f"[{i + 1}/{len(STUDIES)}] {name}", weights[i])
+            section = _run_study(title, measure, pools, shown)
+            run.sections.append(section)
+            run.seconds[name] = time.monotonic() - began
+            if shown is not None:
+                shown.step(_step_text(i, name, section, run.seconds[name]), weights[i])
+            if section.interrupted:
+                run.interrupted = _signal_name(section.interrupted)
+                run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
+                break
     try:
         write_markdown(run, info, scale, time.monotonic() - start, load)
     except KeyboardInterrupt as e:
         # A signal held while report.md was written: every study had finished.
         run.interrupted = run.interrupted or as_interrupted(e).signame
     return run
+
+
+def _run_study(title, measure, pools, shown):
+    """measure() in its Section, inside `pools` (the hugepages reserved for it, if any)."""
+    line = None
+    try:
+        with pools as line:
+            if line and shown is not None:
+                shown.say(line)
+            section = measure()
+    except KeyboardInterrupt as e:
+        section = Section(title, interrupted=as_interrupted(e).signame)
+    except STUDY_FAILURES as e:
+        section = Section(title, failed=failure_text(e))
+    if line and section.body:
+        section.body += ["", f"Hugepages: {line}."]
+    return section
+
+
+def _step_text(i, name, section, seconds):
+    how = "failed" if section.failed else "stopped" if section.interrupted else "done"
+    return f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(seconds)}"
 
 
 def _signal_name(mark):

@@ -1,0 +1,229 @@
+"""Progress of a long run on stderr: one line per step with the time left, an estimate.
+
+A tqdm bar where the stream is a terminal (the lines are written above it), plain lines
+where it is not (a log, a CI job, a test capturing stderr): a run that takes minutes is
+never silent. The time left is the pace so far (seconds per unit of work done) times the
+work still to do, less the time already spent on the step under way; before any step is
+done it is the caller's prior (the report's studies are weighted by their measured
+seconds) or unknown.
+
+A Progress in a `with` block is the ambient one: the runs and sweeps started inside it
+(runs/processes.py, runs/sweeps.py, runs/workers.py) say on it when each run ends, without
+every layer between passing it on. One that counts runs advances a step per run; one that
+counts its own steps (the report's studies) shows them as notes inside the current step.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import IO, Any
+
+__all__ = ["Progress", "current", "format_duration", "run_finished", "point_finished"]
+
+# Notes and points (a sweep's cells) print at most one line per NOTE_INTERVAL_S seconds: a
+# sweep of a thousand 10 ms points is a line every few seconds, not a thousand lines.
+NOTE_INTERVAL_S = 10.0
+
+_ambient: list[Progress] = []
+
+
+def format_duration(seconds: float) -> str:
+    """A duration for people: "8 s", "2 min 05 s", "1 h 04 min"."""
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def _bar(what: str, total: float, stream: IO[str], unit: str) -> Any:  # a tqdm bar
+    from tqdm import tqdm
+
+    class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
+        # No monitor thread: tqdm starts one even for a disabled bar, and leaves it
+        # running in the caller's process after the run.
+        monitor_interval = 0
+
+    fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
+    return Bar(total=total, desc=what, file=stream, unit=unit, leave=False, bar_format=fmt)
+
+
+class Progress:
+    """Where a long run stands, on a stream: a line per step with the time left.
+
+    Parameters
+    ----------
+    what : str
+        What runs, the head of every line: ``"pagezero report"``.
+    total : float
+        The work to do, in the caller's units: steps, runs, points, or (the report)
+        the seconds each study took on a reference machine.
+    stream : file, optional
+        Where the lines go (default: ``sys.stderr``).
+    counts_runs : bool
+        Each run that ends inside the block (run_finished()) is a step of one unit;
+        else runs are notes inside the caller's current step.
+    seconds_per_unit : float or None
+        The pace assumed before the first step ends (None: the time left is unknown
+        until then).
+    terminal : bool or None
+        A tqdm bar (True) or plain lines (False); None: a bar where `stream` is a
+        terminal.
+    """
+
+    def __init__(
+        self,
+        what: str,
+        total: float,
+        stream: IO[str] | None = None,
+        counts_runs: bool = False,
+        seconds_per_unit: float | None = None,
+        terminal: bool | None = None,
+    ) -> None:
+        self.what = what
+        self.total = float(total)
+        self.stream = stream if stream is not None else sys.stderr
+        self.counts_runs = counts_runs
+        self.done = 0.0
+        self.under_way: str | None = None  # the step begun (begin()), which notes name
+        self._prior = seconds_per_unit
+        self._step_units = 0.0  # the units of the step begun, 0 when none is
+        self._start = self._last_step = time.monotonic()
+        self._last_line = -math.inf
+        self.lines: list[str] = []  # every line shown, for the caller's record
+        if terminal is None:
+            isatty = getattr(self.stream, "isatty", None)
+            terminal = bool(isatty and isatty())
+        # Drawn at the first step or note: a line the caller prints to the stream before
+        # (advise's opening line) would otherwise land on the bar's.
+        self._terminal = terminal
+        self._bar: Any = None
+
+    def __enter__(self) -> Progress:
+        _ambient.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if _ambient and _ambient[-1] is self:
+            _ambient.pop()
+        self.close()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the run started."""
+        return time.monotonic() - self._start
+
+    def left(self) -> tuple[float, bool] | None:
+        """(seconds still to go, whether the step under way is past its share), an
+        estimate; None before there is a pace to go by. The step under way (the next
+        unit, when none was begun) counts its share less the time it has had; past
+        its share, 0, and then only the rest is known."""
+        now = time.monotonic()
+        pace = (self._last_step - self._start) / self.done if self.done > 0 else self._prior
+        if pace is None:
+            return None
+        units = self._step_units or min(1.0, self.total - self.done)
+        this = pace * units - (now - self._last_step)
+        rest = pace * (self.total - self.done - units)
+        return rest + max(0.0, this), this < 0
+
+    def line(self, text: str) -> str:
+        """`text` as a progress line: what runs, the step, the time so far and left."""
+        left = self.left()
+        if self.done >= self.total:
+            when = "finishing"
+        elif left is None:
+            when = "time left unknown yet"
+        elif left[1]:
+            then = f", then about {format_duration(left[0])}" if left[0] >= 1 else ""
+            when = f"this step is past its estimate{then}"
+        else:
+            when = f"about {format_duration(left[0])} left"
+        return f"{self.what}: {text}; {format_duration(self.elapsed)} so far, {when}"
+
+    def begin(self, name: str, units: float = 1.0) -> None:
+        """A step of `units` starts: the notes until it ends are its."""
+        self.under_way, self._step_units = name, min(units, self.total - self.done)
+
+    def say(self, text: str) -> None:
+        """`text` on its own line, as it is (an opening line, a reservation)."""
+        self._show(f"{self.what}: {text}")
+
+    def step(self, text: str, units: float = 1.0) -> None:
+        """A step ended, `units` of the work: its line, always."""
+        self.under_way, self._step_units = None, 0.0
+        self._advance(units)
+        self._show(self.line(text))
+
+    def tick(self, text: str, units: float = 1.0) -> None:
+        """A small part ended (a sweep's point): its line when one is due."""
+        self._advance(units)
+        self._note(text)
+
+    def note(self, text: str) -> None:
+        """Something inside the current step ended (a run of a study): a line when due."""
+        self._note(text)
+
+    def close(self) -> None:
+        """Take the bar off the terminal (plain lines stay as printed)."""
+        if self._bar is not None:
+            self._bar.close()
+        self._bar, self._terminal = None, False
+
+    def _drawn(self) -> Any:
+        """The bar, drawn now if it is due and not yet shown (None: plain lines)."""
+        if self._terminal and self._bar is None:
+            self._bar = _bar(self.what, self.total, self.stream, "unit")
+            self._bar.n = self.done
+        return self._bar
+
+    def _advance(self, units: float) -> None:
+        self.done = min(self.total, self.done + units)
+        self._last_step = time.monotonic()
+        if self._drawn() is not None:
+            self._bar.n = self.done
+            self._bar.refresh()
+
+    def _note(self, text: str) -> None:
+        if self.under_way:
+            text = f"{self.under_way}: {text}"
+        if self._drawn() is not None:
+            self._bar.set_postfix_str(text)
+            return
+        if time.monotonic() - self._last_line >= NOTE_INTERVAL_S or self.done >= self.total:
+            self._show(self.line(text))
+
+    def _show(self, line: str) -> None:
+        self.lines.append(line)
+        self._last_line = time.monotonic()
+        if self._bar is not None:
+            self._bar.write(line, file=self.stream)
+        else:
+            print(line, file=self.stream, flush=True)
+
+
+def current() -> Progress | None:
+    """The ambient Progress (the innermost `with Progress(...)` block), or None."""
+    return _ambient[-1] if _ambient else None
+
+
+def run_finished(text: str) -> None:
+    """A run ended (a fresh process, or a pass here): a step of an ambient Progress that
+    counts runs, a note of one that counts its own steps; nothing without one."""
+    p = current()
+    if p is None:
+        return
+    if p.counts_runs:
+        p.step(text)
+    else:
+        p.note(text)
+
+
+def point_finished(text: str) -> None:
+    """A sweep's point ended in this process: a note of the ambient Progress, if any."""
+    p = current()
+    if p is not None:
+        p.note(text)

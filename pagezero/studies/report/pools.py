@@ -1,0 +1,107 @@
+"""The report's hugepages: the 2MB and 1GB pages its fault and predict studies map,
+reserved for each of those studies (root) and given back when it ends, also on a failure
+or a stop signal (system.hugepages.reserve), or one line saying what root would run.
+
+Without them the report measures no 2MB or 1GB demand fault and no 1GB prediction: the
+sizes "mm: folio_zero_user: clear contiguous pages" (2025) reports."""
+
+import contextlib
+
+from pagezero._core import PagezeroError
+from pagezero.studies.report.faults import FAULT_PAGES
+from pagezero.system import hugepages
+from pagezero.units import parse_size
+
+_HUGETLB = tuple(dict.fromkeys(page for page, _ in FAULT_PAGES if page != "4KB"))
+
+
+def study_needs(name, cfg, quick):
+    """{page: pages} study `name` maps at once at `cfg`'s sizes; {} for the others."""
+    # As the studies size them: a fault run maps max(fault_size, one page) per loop (its
+    # headroom clears as large a region after it); predict faults as much, 1GB only at
+    # the full scale (study_predict), and replays one folio once the faults are unmapped.
+    if name == "faults":
+        pages = _HUGETLB
+    elif name == "predict":
+        pages = ("2MB",) if quick else ("2MB", "1GB")
+    else:
+        return {}
+    return {p: hugepages.pages_needed(max(cfg["fault_size"], parse_size(p)), p) for p in pages}
+
+
+def report_needs(cfg, quick, names):
+    """The most pages of each size any of the studies `names` maps at once."""
+    most = {}
+    for name in names:
+        for page, n in study_needs(name, cfg, quick).items():
+            most[page] = max(most.get(page, 0), n)
+    return most
+
+
+def _shortage(needs):
+    """(the sizes short of pages, the commands root would run), or None."""
+    short = hugepages.lacking(needs)
+    if not short:
+        return None
+    return " and ".join(short), "; ".join(f"echo {n} > {path}" for n, path in short.values())
+
+
+def root_hint(needs):
+    """The line for a user who is not root: the sizes skipped and what root would run;
+    None when the pools already have the pages."""
+    found = _shortage(needs)
+    if found is None:
+        return None
+    sizes, commands = found
+    return (
+        f"not root: the {sizes} fault sizes lack hugepages and are skipped; run as root "
+        f"(the report then reserves them and gives them back), or first as root: {commands}"
+    )
+
+
+def check_root_can_reserve(needs):
+    """PagezeroError, saying what root would run, when the pools lack pages of `needs`
+    (reserving them needs root)."""
+    found = _shortage(needs)
+    if found is not None:
+        sizes, commands = found
+        raise PagezeroError(
+            f"reserving the report's {sizes} hugepages needs root; run as root, or first "
+            f"as root: {commands}"
+        )
+
+
+def _pages(reservations):
+    counts = " and ".join(f"{r.needed} {r.page}" for r in reservations)
+    return f"{counts} hugepage{'s' * (sum(r.needed for r in reservations) != 1)}"
+
+
+def reservation_line(study, reservations):
+    """What was reserved for `study`, in one line; None when nothing was asked."""
+    if not reservations:
+        return None
+    had = [r for r in reservations if not r.failed]
+    failed = [r for r in reservations if r.failed]
+    parts = []
+    if had:
+        added = sum(r.added for r in had)
+        parts.append(
+            f"{_pages(had)} made available for the {study} study "
+            f"({added} added to the pools, given back when it ends)"
+        )
+    parts += [f"{r.page} pages not reserved: {r.failed}" for r in failed]
+    return "; ".join(parts)
+
+
+@contextlib.contextmanager
+def pools_for(name, cfg, quick, reserve):
+    """Around study `name`: with `reserve`, the hugepages it lacks reserved and given back
+    when it ends; yields the line saying so (None when nothing was reserved)."""
+    needs = study_needs(name, cfg, quick)
+    short = hugepages.lacking(needs)
+    if not reserve or not short:
+        yield None
+        return
+    asked = {page: needs[page] for page in needs if page in short}
+    with hugepages.reserve_where_possible(asked) as done:
+        yield reservation_line(name, done)

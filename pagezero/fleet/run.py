@@ -229,6 +229,15 @@ def _wait_any(futures, seconds, step=0.05):
         time.sleep(step)
 
 
+def _run_numbers(runs):
+    """Run numbers as words: "run 2", "runs 1-3", "runs 1, 3"."""
+    if len(runs) == 1:
+        return f"run {runs[0]}"
+    if runs == list(range(runs[0], runs[-1] + 1)):
+        return f"runs {runs[0]}-{runs[-1]}"
+    return "runs " + ", ".join(map(str, runs))
+
+
 class _Watch:
     """The runs in flight: their results written as they come, their starts shown."""
 
@@ -287,11 +296,18 @@ class _Watch:
                 for future in list(self.pending):
                     self._give_up(future, "died", f"lost the scheduler: {e}")
                 break
-            for future in list(self.pending):
-                name = self.futures[future][0]
+            for name in sorted({self.futures[f][0] for f in self.pending}):
                 if self.chosen[name] not in alive:
-                    why = f"the worker {name} at {self.chosen[name]} left the cluster"
-                    self._give_up(future, "died", why + " (machine down or worker killed)")
+                    self._lost(name)
+
+    def _lost(self, name):
+        """Give up the runs of machine `name`, whose worker left: the error names them."""
+        lost = sorted((self.futures[f][1], f) for f in self.pending if self.futures[f][0] == name)
+        runs = self.log.doc["runs"]
+        what = f"lost {_run_numbers([run for run, _ in lost])} of {runs}"
+        why = f"{what}: the worker {name} at {self.chosen[name]} left the cluster"
+        for _, future in lost:
+            self._give_up(future, "died", why + " (machine down or worker killed)")
 
     def stop(self):
         """After Ctrl-C: cancel the runs not started, interrupt the running ones and

@@ -24,6 +24,7 @@ import threading
 import time
 
 import pytest
+from conftest import one_line_error
 from helpers.endless import SITECUSTOMIZE
 from helpers.netns_hosts import NamespaceHosts, missing_tools
 
@@ -257,6 +258,11 @@ def cut_mid_run(lab, address, out):
     table = client(lab, "fleet", "table", out)
     assert table.returncode == 0, table.stderr
     assert "host-c: no results (died: lost runs 1-2 of 2: " in table.stdout
+    # A scheduler on the host cut off: one line, not distributed's retries and warnings.
+    cut_off = f"tcp://{lab.hosts['host-c'].address}:8786"
+    argv = ["fleet", "run", "--scheduler", cut_off, "--timeout", "2", "-o", out + "-2"]
+    unreachable = client(lab, *argv, "--", *MEMSET)
+    assert f"cannot reach the Dask scheduler at {cut_off}: " in one_line_error(unreachable, 1)
 
 
 def test_another_pagezero_is_refused_and_a_killed_worker_leaves_nothing_running(lab, tmp_path):

@@ -302,3 +302,20 @@ def test_another_pagezero_is_refused_and_a_killed_worker_leaves_nothing_running(
     assert lines[0].startswith("host-b: died, 0/1 runs ok (lost run 1 of 1: the worker host-b")
     assert lines[1].startswith("host-c: refused, 0/1 runs ok (pagezero 0.0.1 there, ")
     assert "host-b died; host-c refused" in stderr
+
+
+def test_fleet_up_with_a_host_it_cannot_reach_is_one_line_and_leaves_nothing(lab):
+    # An address on the hosts' link that no host has: SSH cannot connect; host-a's
+    # scheduler, started first, is stopped with the rest.
+    nowhere = lab.bridge_address.rsplit(".", 1)[0] + ".99"
+    up = subprocess.run(
+        lab.client_command("fleet", "up", "--hosts", f"host-a,{nowhere}"),
+        env=lab.client_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    line = one_line_error(up, 1)
+    assert line.startswith("pagezero: error: cannot start the fleet over SSH: ")
+    assert nowhere in line and up.stdout == ""  # as the connection's error names it
+    _wait_until_empty(lab, ["host-a"])

@@ -217,7 +217,8 @@ class NamespaceHosts:
         return [int(p) for p in out.stdout.split()]
 
     def commands(self, name):
-        """{pid: command line} of the processes on host `name` but its sshd listener."""
+        """{pid: command line} of the processes on host `name` but its sshd listener (its
+        SSH sessions included)."""
         found = {}
         for pid in self.pids(self.hosts[name].namespace):
             try:
@@ -226,16 +227,8 @@ class NamespaceHosts:
             except OSError:
                 continue  # ended meanwhile
             found[pid] = " ".join(a.decode(errors="replace") for a in argv if a)
-        sshd = {p.pid for p in self._sshd} | {self._child(p.pid) for p in self._sshd}
-        return {pid: cmd for pid, cmd in found.items() if pid not in sshd}
-
-    @staticmethod
-    def _child(pid):
-        try:
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                return int(f.read().split()[0])
-        except (OSError, IndexError, ValueError):
-            return None
+        listeners = {p.pid for p in self._sshd}  # `ip netns exec` exec'd sshd: its pid
+        return {pid: cmd for pid, cmd in found.items() if pid not in listeners}
 
     def cut(self, name):
         """Take host `name`'s link down (its end of the veth pair)."""

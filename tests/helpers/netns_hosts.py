@@ -52,6 +52,8 @@ def _ip(*args):
 
 @dataclass
 class Host:
+    """A test host: its name (in ~/.ssh/config), namespace, address and folder."""
+
     name: str
     namespace: str
     address: str
@@ -172,7 +174,7 @@ class NamespaceHosts:
                 f"AuthorizedKeysFile {self.folder}/authorized_keys\n"
                 "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
                 "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-                f"SetEnv PYTHONPATH={path} TMPDIR={host.tmp_dir}\n"
+                f'SetEnv "PYTHONPATH={path}" "TMPDIR={host.tmp_dir}"\n'
             )
         log = open(os.path.join(host.folder, "sshd.log"), "w")
         with log:
@@ -226,7 +228,8 @@ class NamespaceHosts:
                     argv = f.read().split(b"\0")
             except OSError:
                 continue  # ended meanwhile
-            found[pid] = " ".join(a.decode(errors="replace") for a in argv if a)
+            if argv != [b""]:  # a zombie has none: it has ended, its parent not yet told
+                found[pid] = " ".join(a.decode(errors="replace") for a in argv if a)
         listeners = {p.pid for p in self._sshd}  # `ip netns exec` exec'd sshd: its pid
         return {pid: cmd for pid, cmd in found.items() if pid not in listeners}
 
@@ -235,6 +238,7 @@ class NamespaceHosts:
         _ip("-n", self.hosts[name].namespace, "link", "set", "eth0", "down")
 
     def mend(self, name):
+        """Bring host `name`'s link back up, and its default route with it."""
         _ip("-n", self.hosts[name].namespace, "link", "set", "eth0", "up")
         _ip(
             "-n",

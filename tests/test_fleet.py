@@ -488,6 +488,7 @@ NOWHERE = ["fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"]
         (["mem", "mmap", "--headroom", "-c"], "--headroom compares rates"),
         (["batch", "-s", "4MB", "-b", "3XB"], "invalid batch '3XB'"),
         (["folio", "--fault-index", "999"], "fault index 999 is outside the folio"),
+        (["report", "--quick", "--runs", "0"], "runs must be a positive int, not 0"),
     ],
 )
 def test_a_value_every_machine_would_refuse_is_refused_here(command, why, tmp_path):

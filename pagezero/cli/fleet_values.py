@@ -11,7 +11,8 @@ kernels named (an arm64 machine has others than an x86-64 one), the memory and t
 hugepages; a machine that lacks them refuses its runs itself (they fail, with its reason).
 A check that this machine cannot make (its own memory too small, a kernel it lacks) stops
 the checks here, and the machines check what follows it. ``sweep`` and ``report`` are
-checked as far as pagezero's parser goes.
+checked as far as pagezero's parser goes (and ``report``'s ``--runs``): a sweep's grid
+points are checked by each machine (their kernels, threads and nodes are its own).
 """
 
 import argparse
@@ -22,6 +23,7 @@ from pagezero.cli.mem import plan_mem, plan_mmap
 from pagezero.cli.options import UsageError
 from pagezero.cli.policy import plan_batches, plan_folios
 from pagezero.measure import fault as faults
+from pagezero.runs.processes import check_runs
 
 __all__ = ["check_values"]
 
@@ -32,12 +34,18 @@ def _mmap(args):
         faults.check_latency(job, faults.check_workload(args.function))
 
 
+def _report(args):
+    if args.runs is not None:
+        check_runs(args.runs)  # as the report checks it first (studies/report)
+
+
 _CHECKS = {
     "memset": plan_mem,
     "memcpy": plan_mem,
     "mmap": _mmap,
     "batch": plan_batches,
     "folio": plan_folios,
+    "report": _report,
 }
 
 

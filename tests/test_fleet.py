@@ -10,19 +10,21 @@ its scheduler and workers are real processes here."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
-from conftest import TESTS_DIR, one_line_error, start_python
+from conftest import TESTS_DIR, one_line_error, pagezero_cli, start_python
 from helpers.cli import run_cli as cli
 from helpers.endless import worker_env
 
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
 from pagezero.results.folders import load_folder
+from pagezero.results.resultset import Result, ResultSet
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
 # A run that an endless worker (helpers/endless.py) makes last until it is stopped: 4KB
@@ -466,3 +468,149 @@ def test_a_signal_just_after_a_file_is_renamed_into_place_stays_a_signal(tmp_pat
     with pytest.raises(KeyboardInterrupt):
         results.atomic_write(str(path), lambda f: f.write("{}\n"))
     assert path.read_text() == "{}\n" and os.listdir(tmp_path) == ["fleet.json"]
+
+
+# No scheduler listens there: a command that gets past the checks says so instead.
+NOWHERE = ["fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"]
+
+
+@pytest.mark.parametrize(
+    "command, why",
+    [
+        (["mem", "memset", "-s", "4KB", "-l", "-5"], "loops must be between 1 and"),
+        (["mem", "memset", "-s", "4KB", "-k", "8KB"], "invalid chunk '8KB': larger than the size"),
+        (["mem", "memset", "-s", "4KB", "--offset", "5000"], "offset must be an int in 0..4095"),
+        (["mem", "memset", "-s", "4KB", "-t", "0"], "threads must be at least 1, not 0"),
+        (["mem", "memcpy", "-c", "--clock", "tsc"], "-c/--cycles and --clock tsc contradict"),
+        (["mem", "mmap", "-s", "5KB"], "not a whole number of 4KB pages"),
+        (["mem", "mmap", "-f", "bogus"], "unknown workload 'bogus'"),
+        (["mem", "mmap", "-f", "populate", "--latency"], "no fault to time on its own"),
+        (["mem", "mmap", "--headroom", "-c"], "--headroom compares rates"),
+        (["batch", "-s", "4MB", "-b", "3XB"], "invalid batch '3XB'"),
+        (["folio", "--fault-index", "999"], "fault index 999 is outside the folio"),
+        (["report", "--quick", "--runs", "0"], "runs must be a positive int, not 0"),
+    ],
+)
+def test_a_value_every_machine_would_refuse_is_refused_here(command, why, tmp_path):
+    # As a local run refuses it (exit 2), before the scheduler is asked anything.
+    out = tmp_path / "run"
+    line = main_error(2, *NOWHERE, "-o", out, "--", *command)
+    assert why in line and "pagezero would refuse" in line
+    here = main_error(2, *command, "-o", tmp_path / "here.json")  # the same words
+    assert line.endswith(here.removeprefix("pagezero: error: "))
+    assert not out.exists()
+
+
+def test_a_node_no_machine_has_is_refused_here(tmp_path):
+    # Locally the words are this machine's nodes; no machine has a node -1.
+    line = main_error(2, *NOWHERE, "-o", tmp_path / "run", "--", "mem", "memset", "--node", "-1")
+    assert "node must be a NUMA node's number (0 or more), not -1" in line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["mem", "memset", "-s", "1GB", "-t", "100000"],  # CPUs this machine lacks
+        ["mem", "memset", "-s", "4KB", "--node", "7", "--cpu-node", "7"],  # nodes likewise
+        ["mem", "memset", "-s", "4KB", "-f", "arm64-dczva"],  # another architecture's kernel
+        ["batch", "-s", "4MB", "--kernel", "arm64-dczva"],
+        ["mem", "mmap", "-s", "1GB", "-p", "1GB", "--reserve"],  # hugepages
+    ],
+)
+def test_what_depends_on_the_running_machine_is_left_to_it(command, tmp_path):
+    line = main_error(1, *NOWHERE, "-o", tmp_path / "run", "--", *command)
+    assert "cannot reach the Dask scheduler" in line
+
+
+def _garbage_server():
+    """A TCP server on the loopback that answers anything with bytes no Dask comm sends."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return  # closed
+            with conn:
+                conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n" * 64)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+def test_a_malformed_or_unreachable_scheduler_is_one_line_at_once(tmp_path):
+    # In a fresh process, which must exit without distributed's Client.__del__ warning.
+    # --timeout 600: a refused connection is said at once, never waited on until then.
+    base = ["fleet", "run", "--timeout", "600", "-o", tmp_path / "run"]
+    command = ["--", *TINY]
+    for address, status, why in (
+        ("bogus", 2, "invalid --scheduler 'bogus': expected tcp://HOST:PORT"),
+        ("http://127.0.0.1:8786", 2, "expected tcp://HOST:PORT"),
+        ("tcp://127.0.0.1:notaport", 2, "expected tcp://HOST:PORT"),
+        ("tcp://127.0.0.1:9", 1, "cannot reach the Dask scheduler at tcp://127.0.0.1:9: "),
+    ):
+        proc = pagezero_cli(*base, "--scheduler", address, *command)
+        assert why in one_line_error(proc, status)
+    server = _garbage_server()
+    try:
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        proc = pagezero_cli(*base, "--scheduler", address, *command)
+    finally:
+        server.close()
+    assert f"no Dask scheduler answers at {address}" in one_line_error(proc, 1)
+    assert not (tmp_path / "run").exists()
+
+
+def _fleet_dir(tmp_path, doc):
+    """A fleet run's folder: machine a's results, and `doc` as its fleet.json."""
+    folder = tmp_path / "fleet"
+    (folder / "a").mkdir(parents=True)
+    machine = {"hostname": "a"}
+    r = Result(
+        benchmark="memset",
+        function="default",
+        params={"size": 4096},
+        bytes_per_loop=4096,
+        clock="ns",
+        samples=[100, 101, 102],
+        machine=machine,
+    )
+    ResultSet([r], machine=machine).save(str(folder / "a" / "run-1.json"))
+    (folder / "fleet.json").write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "doc, why",
+    [
+        ("not json", "not JSON"),
+        ("[" * 100000, "nested too deeply"),
+        ([], "no list of machines"),
+        ({"machines": {"a": "a"}}, "no list of machines"),
+        ({"machines": [["a", "a"]]}, "a machine without a name and a folder"),
+        ({"machines": [{"name": 1, "folder": "a"}]}, "a machine without a name and a folder"),
+        ({"machines": [{"name": "a", "folder": "../../etc"}]}, "folder must be a name in"),
+        ({"machines": [{"name": "a", "folder": "/etc"}]}, "folder must be a name in"),
+        ({"machines": [{"name": "a", "folder": ""}]}, "folder must be a name in"),
+        ({"machines": [{"name": "a", "folder": "a"}] * 2}, "machine 'a' is listed twice"),
+    ],
+)
+def test_fleet_table_on_a_malformed_fleet_json_is_one_line(doc, why, tmp_path):
+    folder = _fleet_dir(tmp_path, doc)
+    for fmt in ("default", "json"):
+        assert why in main_error(2, "fleet", "table", folder, "--format", fmt)
+
+
+def test_fleet_table_says_why_a_machine_shows_no_results(tmp_path):
+    # Hand-edited: b's folder holds a file pagezero cannot read, c's status is not text.
+    doc = {"machines": [{"name": n, "folder": n} for n in "abc"]}
+    doc["machines"][2]["status"] = 5
+    folder = _fleet_dir(tmp_path, doc)
+    (folder / "b").mkdir()
+    (folder / "b" / "run-1.json").write_text('{"schema": "pagezero.results", "results": 5}')
+    table = cli("fleet", "table", folder)
+    assert table.returncode == 0, table.stderr
+    b, c = table.stdout.splitlines()[-2:]
+    assert b.startswith("b: no results (") and "run-1.json: results schema version" in b
+    assert c == "c: no results (5)"

@@ -31,6 +31,7 @@ class _Process:
             shell=True,
             cwd=TESTS_DIR,
             text=True,
+            stdin=subprocess.PIPE,  # the channel's: open until the session ends
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -46,6 +47,7 @@ class _Process:
         except ProcessLookupError:
             pass
         self._proc.wait()
+        self._proc.stdin.close()
         self._proc.stderr.close()
 
 

@@ -14,10 +14,10 @@ import shlex
 import sys
 import time
 
+from pagezero.cli.fleet_values import check_values
 from pagezero.cli.options import UsageError, add_format, check_output, integer, number, positive
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
-from pagezero.units import parse_page, parse_size
 
 __all__ = ["COMMANDS", "add_parsers", "check_command"]
 
@@ -51,9 +51,11 @@ def _parse(commands, argv):
 
 
 def check_command(commands, argv):
-    """The command a fleet is asked to run, checked as pagezero would parse it:
-    ``(argv, "file" or "folder")`` (:func:`pagezero.fleet.run.command_argv`), or
-    ValueError for one pagezero refuses or one that writes no results."""
+    """The command a fleet is asked to run, checked as pagezero would parse it and its
+    values as a local run would check them, what depends on the running machine left to
+    it (cli/fleet_values.py): ``(argv, "file" or "folder")``
+    (:func:`pagezero.fleet.run.command_argv`), or ValueError for one pagezero refuses or
+    one that writes no results."""
     argv, kind = command_argv(argv)
     try:
         args = _parse(commands, argv)
@@ -66,9 +68,10 @@ def check_command(commands, argv):
             f"'{shlex.join(argv)}' writes no results; a fleet runs "
             f"mem memset|memcpy|mmap, batch, folio, sweep or report"
         )
-    if args.command in ("memset", "memcpy", "mmap"):
-        parse_size(args.size)  # sizes are text to argparse, parsed by the command first thing
-        parse_page(args.page)
+    try:
+        check_values(args)
+    except ValueError as e:
+        raise ValueError(f"pagezero would refuse '{shlex.join(argv)}': {e}") from None
     return argv, kind
 
 

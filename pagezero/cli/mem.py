@@ -128,6 +128,17 @@ def _unfit(kernel, value):
         return "it can only write zeros"
 
 
+def plan_mem(args):
+    """``(point, plan)`` of mem memset | memcpy's arguments, every one checked but the
+    kernel's name and the output (also by ``fleet run``, before sending the command)."""
+    resolve_clock(args)
+    point = pick(args, "size", "page", "chunk", "clock", "thp", "cache", "threads", "threads_mode")
+    point |= pick(args, "node", "cpu_node", "counters", "offset")
+    if args.benchmark == "memset":
+        point["value"] = getattr(args, "value", 0)
+    return point, plan(args.benchmark, **point)
+
+
 def cmd_mem(args):
     """pagezero mem memset | memcpy: time clearing or copying a buffer, as perf bench mem."""
     kind = "clear" if args.benchmark == "memset" else "copy"
@@ -137,16 +148,11 @@ def cmd_mem(args):
             for k in kernels(kind)
         )
         return 0
-    resolve_clock(args)
     check_output(args.output)
-    value = getattr(args, "value", 0)
     # Every argument checked before anything runs: a mistake never follows part of a
     # run, nor the notes on kernels that -f all skips.
-    point = pick(args, "size", "page", "chunk", "clock", "thp", "cache", "threads", "threads_mode")
-    point |= pick(args, "node", "cpu_node", "counters", "offset")
-    if args.benchmark == "memset":
-        point["value"] = value
-    job = plan(args.benchmark, **point)
+    point, job = plan_mem(args)
+    value = point.get("value", 0)
     if args.function != "all":
         names = [find_kernel(args.function, kind).name]
     else:
@@ -265,20 +271,26 @@ def _headroom(args, measured):
         )
 
 
+def plan_mmap(args):
+    """``(point, plan)`` of mem mmap's arguments, every one checked but the workload's name
+    and the output (also by ``fleet run``, before sending the command)."""
+    resolve_clock(args)
+    if args.headroom and args.clock == "cycles":
+        raise UsageError("--headroom compares rates, which the cycles clock does not give")
+    point = pick(
+        args, "size", "page", "threads", "thp", "clock", "latency", "touch", seed="randomize"
+    )
+    return point, faults.plan(**point)
+
+
 def cmd_mmap(args):
     """pagezero mem mmap: time mapping a region and faulting every page in."""
     if args.function == "help":
         _list((name, faults.describe(name)) for name in faults.WORKLOADS)
         return 0
-    resolve_clock(args)
     check_output(args.output)
-    if args.headroom and args.clock == "cycles":
-        raise UsageError("--headroom compares rates, which the cycles clock does not give")
     # Every argument is checked before anything runs or any pool changes.
-    point = pick(
-        args, "size", "page", "threads", "thp", "clock", "latency", "touch", seed="randomize"
-    )
-    job = faults.plan(**point)
+    point, job = plan_mmap(args)
     if args.function != "all":
         names = [faults.check_workload(args.function)]
         faults.check_latency(job, names[0])

@@ -62,9 +62,9 @@ def _table(args, lines, rows, per_row, label, simple_keys, runs_words):
     return 0
 
 
-def cmd_batch(args):
-    """pagezero batch: clear a region in batches and time every batch."""
-    check_output(args.output)
+def plan_batches(args):
+    """``(batches, notes, common, plans)`` of batch's arguments, every one checked but the
+    output (also by ``fleet run``, before sending the command)."""
     batches, notes = args.batch or list(PRESETS), []
     if not args.batch:
         # Every preset by default; those larger than the region step aside.
@@ -77,7 +77,13 @@ def cmd_batch(args):
                 )
     common = pick(args, "size", "kernel", "yield_between", "cache", "threads", "node", "counters")
     common["backing"] = args.backing
-    jobs = [plan_batch(batch=b, **common) for b in batches]
+    return batches, notes, common, [plan_batch(batch=b, **common) for b in batches]
+
+
+def cmd_batch(args):
+    """pagezero batch: clear a region in batches and time every batch."""
+    check_output(args.output)
+    batches, notes, common, jobs = plan_batches(args)
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
         print(note, file=sys.stderr)
@@ -132,9 +138,9 @@ def cmd_batch(args):
     )
 
 
-def cmd_folio(args):
-    """pagezero folio: clear a folio in a strategy's order, then touch the fault's neighbourhood."""
-    check_output(args.output)
+def plan_folios(args):
+    """``(strategies, whether nocache-except-target is skipped, common, plans)`` of folio's
+    arguments, every one checked but the output (also by ``fleet run``)."""
     names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
     skip_nt = args.strategy == "all" and args.nt_kernel is None and default_nt_kernel() is None
     if skip_nt:
@@ -142,7 +148,13 @@ def cmd_folio(args):
         names.remove("nocache-except-target")
     common = pick(args, "fault_index", "kernel", "nt_kernel", "batch", "backing", "cold", "cache")
     common |= pick(args, "node", "counters", size="page")
-    jobs = [plan_folio(strategy=name, **common) for name in names]
+    return names, skip_nt, common, [plan_folio(strategy=name, **common) for name in names]
+
+
+def cmd_folio(args):
+    """pagezero folio: clear a folio in a strategy's order, then touch the fault's neighbourhood."""
+    check_output(args.output)
+    names, skip_nt, common, jobs = plan_folios(args)
     if skip_nt:
         print(
             "# strategy 'nocache-except-target' skipped: no non-temporal kernel available here",

@@ -7,6 +7,7 @@ are refused; a machine whose worker leaves is reported as died and the others go
 
 import os
 import queue
+import socket
 import time
 import uuid
 
@@ -51,11 +52,65 @@ def command_argv(argv):
     return argv, "folder" if argv[0] in FOLDER_COMMANDS else "file"
 
 
+def check_address(address):
+    """``(host, port)`` of a scheduler address (``tcp://HOST:PORT``, the scheme optional);
+    ValueError, saying what is expected, for one that is not."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    expected = f"invalid --scheduler {address!r}: expected tcp://HOST:PORT"
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+    except ValueError as e:
+        raise ValueError(f"{expected} ({e})") from None
+    if scheme not in ("tcp", "tls") or not host or not 0 < port < 65536:
+        raise ValueError(expected)
+    return host, port
+
+
+def _probe(address, host, port, timeout):
+    """FleetError unless a Dask scheduler answers at `address` within `timeout` seconds.
+
+    A plain connection first: refused, or a name that does not resolve, is said at once
+    (distributed's own connect would retry until the timeout); then distributed's
+    identity call, which a server other than a Dask scheduler fails. Before any Client
+    exists: a Client that failed to start takes twice its timeout to close, then warns.
+    """
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
+
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        why = "timed out" if isinstance(e, TimeoutError) else e.strerror or first_line(e)
+        raise FleetError(f"cannot reach the Dask scheduler at {address}: {why}") from None
+
+    async def identity():
+        comm = await dask_connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await asyncio.wait_for(comm.read(), timeout)
+        finally:
+            comm.abort()
+
+    try:
+        answer = asyncio.run(identity())
+    except Exception as e:  # OSError, a timeout, what a server of another kind sends
+        raise FleetError(
+            f"no Dask scheduler answers at {address}: {type(e).__name__}: {first_line(e)}"
+        ) from None
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise FleetError(f"no Dask scheduler answers at {address} (it answers {answer!r:.60})")
+
+
 def connect(address, timeout=10):
     """A Dask client of a fleet's scheduler, its threads started with the stop signals held
-    (so that Ctrl-C goes to the main thread); FleetError when it cannot be reached."""
+    (so that Ctrl-C goes to the main thread); ValueError for an address that is not one,
+    FleetError when no scheduler answers there."""
     from distributed import Client
 
+    _probe(address, *check_address(address), timeout)
     try:
         # The client's threads inherit this mask and never take a stop signal: the
         # main thread's deferred() can then hold one while fleet.json is written.
@@ -229,6 +284,15 @@ def _wait_any(futures, seconds, step=0.05):
         time.sleep(step)
 
 
+def _run_numbers(runs):
+    """Run numbers as words: "run 2", "runs 1-3", "runs 1, 3"."""
+    if len(runs) == 1:
+        return f"run {runs[0]}"
+    if runs == list(range(runs[0], runs[-1] + 1)):
+        return f"runs {runs[0]}-{runs[-1]}"
+    return "runs " + ", ".join(map(str, runs))
+
+
 class _Watch:
     """The runs in flight: their results written as they come, their starts shown."""
 
@@ -287,11 +351,18 @@ class _Watch:
                 for future in list(self.pending):
                     self._give_up(future, "died", f"lost the scheduler: {e}")
                 break
-            for future in list(self.pending):
-                name = self.futures[future][0]
+            for name in sorted({self.futures[f][0] for f in self.pending}):
                 if self.chosen[name] not in alive:
-                    why = f"the worker {name} at {self.chosen[name]} left the cluster"
-                    self._give_up(future, "died", why + " (machine down or worker killed)")
+                    self._lost(name)
+
+    def _lost(self, name):
+        """Give up the runs of machine `name`, whose worker left: the error names them."""
+        lost = sorted((self.futures[f][1], f) for f in self.pending if self.futures[f][0] == name)
+        runs = self.log.doc["runs"]
+        what = f"lost {_run_numbers([run for run, _ in lost])} of {runs}"
+        why = f"{what}: the worker {name} at {self.chosen[name]} left the cluster"
+        for _, future in lost:
+            self._give_up(future, "died", why + " (machine down or worker killed)")
 
     def stop(self):
         """After Ctrl-C: cancel the runs not started, interrupt the running ones and

@@ -24,10 +24,28 @@ def _fleet_entries(path):
     machines = doc.get("machines", []) if isinstance(doc, dict) else None
     if not isinstance(machines, list):
         raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
+    names = set()
     for m in machines:
         if not (isinstance(m, dict) and all(isinstance(m.get(k), str) for k in ("name", "folder"))):
             raise ValueError(f"{path}: a machine without a name and a folder")
-    return [(m["name"], m["folder"], m.get("status"), m.get("error")) for m in machines]
+        folder = m["folder"]
+        if not folder or folder in (".", "..") or "/" in folder or "\0" in folder:
+            # fleet run writes DIR/<folder>: never a path that leaves DIR, nor DIR itself
+            where = os.path.dirname(path) or "."
+            raise ValueError(
+                f"{path}: machine {m['name']!r}'s folder must be a name in {where}, not {folder!r}"
+            )
+        if m["name"] in names:
+            raise ValueError(f"{path}: machine {m['name']!r} is listed twice")
+        names.add(m["name"])
+    return [
+        (m["name"], m["folder"], _text(m.get("status")), _text(m.get("error"))) for m in machines
+    ]
+
+
+def _text(value):
+    """A hand-edited status or error as text (None stays None)."""
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def machine_sets(fleet_dir):
@@ -46,8 +64,12 @@ def machine_sets(fleet_dir):
     for name, folder, status, error in entries:
         try:
             sets.append((name, load_folder(os.path.join(fleet_dir, folder))))
-        except ValueError:
-            why = f"{status}: {error}" if status and status != "ok" else "no results"
+        except ValueError as e:
+            # How its run went, else why its folder holds no results.
+            if status and status != "ok":
+                why = status + (f": {error}" if error else "")
+            else:
+                why = str(e)
             notes.append(f"{name}: no results ({why})")
     if not sets:
         raise ValueError(

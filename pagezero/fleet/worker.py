@@ -1,9 +1,10 @@
 """What runs on a fleet's worker: one pagezero command in a fresh process.
 
 Each run is ``python -m pagezero COMMAND -o TMP`` in a temporary folder (the run is the
-unit, nothing is left behind); the files written come back as bytes, a failure with its
-error, never raised, so that what it wrote still comes back. The worker imports this
-module from the pagezero installed there.
+unit, nothing is left behind), started through :mod:`pagezero.fleet.tether` so that it
+ends when the worker does, even killed outright; the files written come back as bytes,
+a failure with its error, never raised, so that what it wrote still comes back. The
+worker imports this module from the pagezero installed there.
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def run_command(argv, output_kind, machine, run, key):
     _event(what="started", machine=machine, run=run, key=key, at=start)
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
         out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
-        command, pipe = [sys.executable, "-m", "pagezero", *argv, "-o", out], subprocess.PIPE
+        # Through the tether: the command ends with this worker, however it ends.
+        tether = [sys.executable, "-m", "pagezero.fleet.tether", str(os.getpid()), tmp, "--"]
+        command, pipe = [*tether, *argv, "-o", out], subprocess.PIPE
         proc = subprocess.Popen(command, cwd=tmp, stdout=pipe, stderr=pipe, text=True)
         _running[key] = proc
         try:

@@ -19,7 +19,9 @@ import os
 SITECUSTOMIZE = """
 import os, sys
 
-if os.path.basename(os.getcwd()).startswith("pagezero-fleet-") and "-l" in sys.argv:
+# sys.orig_argv: the pagezero command itself, not the tether that starts it (fleet/tether.py).
+here = os.path.basename(os.getcwd()).startswith("pagezero-fleet-")
+if here and sys.orig_argv[1:3] == ["-m", "pagezero"] and "-l" in sys.argv:
     try:  # the first command here creates the mark; later ones find it
         os.close(os.open({mark!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         first = True

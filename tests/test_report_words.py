@@ -259,23 +259,39 @@ def test_a_step_below_the_clear_step_is_not_called_a_knee():
     )
 
 
-def test_a_step_near_the_llc_is_where_stores_stop_allocating_cache_lines():
+def test_a_step_near_the_llc_with_evidence_is_where_stores_stop_allocating_cache_lines():
     by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, 8 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
     k = knee_of(by_chunk)
     # knee 16MB = LLC / 2, and the last chunk below it (8MB) is LLC / 4: both edges.
-    assert knee_line("k", k, by_chunk, LLC, GB, "2MB THP") == (
-        "k stops allocating cache lines above ~8MB per call here (LLC: 32MB): chunks of "
-        "16MB to 64MB clear 3.75x as fast as chunks of 64KB to 8MB (medians 15.0 vs 4.0 "
+    assert knee_line("k", k, by_chunk, LLC, GB, "2MB THP", evidence=True) == (
+        "k stops allocating cache lines above ~8MB per call here, a step the non-temporal "
+        "stores do not show (LLC: 32MB): chunks of 16MB to 64MB clear 3.75x as fast as "
+        "chunks of 64KB to 8MB (medians 15.0 vs 4.0 GB/s), clearing a 1GB region on 2MB "
+        "THP pages."
+    )
+
+
+def test_a_step_near_the_llc_without_evidence_is_only_a_step():
+    # A rate alone (a non-temporal store's, or one with no non-temporal store beside it)
+    # says where it steps, not why.
+    by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, 8 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
+    k = knee_of(by_chunk)
+    line = knee_line("k", k, by_chunk, LLC, GB, "2MB THP", cache_words="cache: 32MB (sysfs)")
+    assert line == (
+        "k: the rate steps up at 16MB per call, near the cache (cache: 32MB (sysfs)): chunks "
+        "of 16MB to 64MB clear 3.75x as fast as chunks of 64KB to 8MB (medians 15.0 vs 4.0 "
         "GB/s), clearing a 1GB region on 2MB THP pages."
     )
+    assert "allocating" not in line
 
 
 def test_a_knee_at_twice_the_llc_is_still_near_it():
     by_chunk = {64 * KB: 4e9, 16 * MB: 4e9, 64 * MB: 10e9, 256 * MB: 10e9}
     k = knee_of(by_chunk)
     assert k["knee"] == 2 * LLC
-    assert knee_line("k", k, by_chunk, LLC, GB, "4KB").startswith(
-        "k stops allocating cache lines above ~16MB per call here (LLC: 32MB): "
+    assert knee_line("k", k, by_chunk, LLC, GB, "4KB", evidence=True).startswith(
+        "k stops allocating cache lines above ~16MB per call here, a step the non-temporal "
+        "stores do not show (LLC: 32MB): "
     )
 
 
@@ -291,7 +307,7 @@ def test_a_knee_at_twice_the_llc_is_still_near_it():
 def test_a_step_away_from_the_llc_is_said_where_it_is(llc, why):
     by_chunk = {64 * KB: 4e9, 1 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
     k = knee_of(by_chunk)
-    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP") == (
+    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP", evidence=True) == (
         "k: the rate steps up at 16MB per call: chunks of 16MB to 64MB clear 3.33x as fast "
         "as chunks of 64KB to 1MB (medians 15.0 vs 4.5 GB/s), clearing a 1GB region on "
         "2MB THP pages."
@@ -315,4 +331,4 @@ def test_near_the_llc_means_from_half_to_twice_it(last_below, llc, opening):
     by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, last_below: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
     k = knee_of(by_chunk)
     assert (k["knee"], k["below"][-1]) == (16 * MB, last_below)
-    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP").startswith(opening)
+    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP", evidence=True).startswith(opening)

@@ -132,8 +132,8 @@ def test_a_range_judged_as_one_says_so_in_its_heading_and_its_row():
     at = EXPECTED.index("Fastest kernel by extent:")
     assert lines[:at] == EXPECTED[:at]
     assert lines[at : at + 4] == [
-        "Fastest kernel by extent (from the LLC's size on, one question judged over all its "
-        "extents: which stores stream fastest to memory):",
+        "Fastest kernel by extent (from the cache's size on, one question judged over all "
+        "its extents: which stores stream fastest to memory):",
         EXPECTED[at + 1],
         EXPECTED[at + 2],
         "  16MB             stosb                34.0 GB/s  (tied: avx)  (judged as one range, "
@@ -180,7 +180,7 @@ def test_a_step_below_the_clear_one_is_no_knee():
     line = advice(knee_step=1.25).describe()[8]
     assert line == (
         "Knee: none clear for stosb (clear_pages() here): its largest step is only 1.25x, "
-        "at 4MB; the LLC is 16MB (sysfs), so the knee sits at 0.25x the LLC."
+        "at 4MB; the LLC is 16MB (sysfs)."  # no knee is placed against the LLC
     )
     assert (
         advice(knee_step=1.3)
@@ -193,6 +193,10 @@ def test_the_json_shape():
     doc = advice().to_json()
     assert doc == {
         "knee_bytes": 4 * MB,
+        "knee_step": 2.75,
+        "knee_split_bytes": 4 * MB,
+        "knee_extents": [64 * KB, 1 * MB, 4 * MB, 16 * MB],
+        "cache": None,
         "llc_bytes": 16 * MB,
         "best_kernel": [dict(r) for r in BEST],
         "batch": [dict(r) for r in BATCH],
@@ -466,3 +470,22 @@ def test_several_knee_ties_and_several_tied_kernels_are_listed():
 def test_no_cells_means_no_noise_known():
     lines = advice(cells={}, knee_step=1.0).describe()
     assert "the sweep's noise, unknown with one run, and 5%" in lines[1]
+
+
+def test_no_clear_step_is_no_knee_in_json_either():
+    # The text says "none clear" below KNEE_CLEAR_STEP (1.3); the JSON says null, with the
+    # step and where it was, so a script is not handed a knee the text denies.
+    doc = advice(knee_step=1.25, knee_tied=()).to_json()
+    assert doc["knee_bytes"] is None
+    assert (doc["knee_step"], doc["knee_split_bytes"]) == (1.25, 4 * MB)
+    assert doc["knee_extents"] == [64 * KB, 1 * MB, 4 * MB, 16 * MB]
+    assert advice(knee_step=1.3).to_json()["knee_bytes"] == 4 * MB
+
+
+def test_a_measured_cache_is_said_beside_the_llc_and_no_knee_is_placed_against_sysfs():
+    cache = {"cache_bytes": 4 * MB, "source": "measured", "llc_bytes": 16 * MB}
+    line = advice(knee_tied=(), cache=cache).describe()[8]
+    assert line.endswith(
+        "its stores; the LLC is 16MB (sysfs); the cache this run has is 4MB (measured)."
+    )
+    assert advice(cache=cache).to_json()["cache"] == cache

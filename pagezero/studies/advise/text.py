@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, clear_knee, is_clear_step
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.units import format_gbps, format_size
 
@@ -19,8 +19,9 @@ class Advice:
     Attributes
     ----------
     knee_bytes : int
-        The extent, in bytes, from which clear_pages()'s kernel clears
-        markedly faster.
+        The best one-step split of clear_pages()'s kernel's rate over the extents,
+        in bytes: a knee only where knee_step is a clear step
+        (pagezero.analysis.knee.is_clear_step); to_json() gives null otherwise.
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
@@ -53,6 +54,9 @@ class Advice:
         None, or the signal that cut the sweep short ("SIGINT").
     rounds : int
         The shuffled visits of every cell per run, that the passes were spread over.
+    cache : dict or None
+        The cache the run has (pagezero.analysis.cache.MeasuredCache.to_json()),
+        beside sysfs's LLC; None where not known.
     """
 
     knee_bytes: int
@@ -72,6 +76,7 @@ class Advice:
     backing: str = "4KB"
     interrupted: str | None = None
     rounds: int = 1
+    cache: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
@@ -80,12 +85,19 @@ class Advice:
         -------
         dict
             Today's keys, and "tied", "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
-            "checked_against" per row, "knee_tied", "runs" and "backing";
-            "interrupted" (the signal's name) when a signal cut the sweep
-            short. Sizes in bytes, rates in bytes/sec, latencies in ms.
+            "checked_against" per row, "knee_tied", "runs" and "backing"; "knee_bytes"
+            null where the step is not a clear one, with "knee_step" (the largest
+            step), "knee_split_bytes" (where it is) and "knee_extents" (the extents
+            tried); "cache" (the cache the run has, beside sysfs's LLC, or null);
+            "interrupted" (the signal's name) when a signal cut the sweep short.
+            Sizes in bytes, rates in bytes/sec, latencies in ms.
         """
         doc: dict[str, Any] = {
-            "knee_bytes": int(self.knee_bytes),
+            "knee_bytes": clear_knee(self.knee_bytes, self.knee_step),
+            "knee_step": float(self.knee_step),
+            "knee_split_bytes": int(self.knee_bytes),
+            "knee_extents": [int(e) for e in self.extents if e >= KNEE_MIN_EXTENT],
+            "cache": self.cache,
             "llc_bytes": int(self.llc_bytes),
             "best_kernel": [dict(r) for r in self.best_kernel],
             "batch": [dict(r) for r in self.batch],
@@ -131,8 +143,8 @@ class Advice:
         ]
         if any(r.get("pooled") for r in self.best_kernel):
             lines[-1] = (
-                "Fastest kernel by extent (from the LLC's size on, one question judged over "
-                "all its extents: which stores stream fastest to memory):"
+                "Fastest kernel by extent (from the cache's size on, one question judged "
+                "over all its extents: which stores stream fastest to memory):"
             )
         if self.interrupted:
             lines[1:1] = [
@@ -179,20 +191,25 @@ class Advice:
         }
         below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
         above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        llc, tied = "the LLC size is unknown (sysfs gives none)", ""
+        llc, tied, where = "the LLC size is unknown (sysfs gives none)", "", ""
         if self.llc_bytes:
-            llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs), so the knee sits at "
-            llc += f"{self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+            llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs)"
+            where = f", so the knee sits at {self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+        measured = (self.cache or {}).get("cache_bytes")
+        if measured and (self.cache or {}).get("source") == "measured":
+            # No knee is placed against sysfs's LLC where the run has another cache.
+            llc += f"; the cache this run has is {format_size(measured)} (measured)"
+            where = ""
         if self.knee_tied:
             tied = f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
             tied += "(the smallest is taken)"
-        if self.knee_step >= KNEE_CLEAR_STEP:
+        if is_clear_step(self.knee_step):
             return (
                 f"Knee: {self.knee_kernel} (clear_pages() here) clears "
                 f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
                 f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
                 f"from there): from that extent the CPU stops allocating cache lines for "
-                f"its stores; {llc}{tied}."
+                f"its stores; {llc}{where}{tied}."
             )
         return (
             f"Knee: none clear for {self.knee_kernel} (clear_pages() here): its largest "

@@ -12,7 +12,7 @@ TABLE = "kernels-by-extent table"
 def cache_line(cache, largest):
     """The summary's sentence on the cache the run has (a MeasuredCache), and which is used."""
     llc = "none" if not cache.llc_bytes else format_size(cache.llc_bytes)
-    where = f"sysfs's LLC: {llc}" + (f", {cache.llc_source}" if cache.llc_source else "")
+    where = f"sysfs's LLC ({llc}" + (f", {cache.llc_source})" if cache.llc_source else ")")
     if cache.cache_bytes is None:
         used = (
             f'"in cache" here means up to sysfs\'s LLC ({llc})'
@@ -51,8 +51,9 @@ def _answer(where, x, rates, clear_pages, nontemporal):
     at = f"{where}, {format_size(x)} extents"
     if fastest == clear_pages or clear_pages in tied:
         others = {k: v for k, v in here.items() if k != clear_pages}
+        with_ties = f" (tied within {TIE:.0%} with {', '.join(tied)})" if tied else ""
         lead = (
-            f"clear_pages()'s {clear_pages} clears fastest"
+            f"clear_pages()'s {clear_pages} clears fastest{with_ties}"
             if fastest == clear_pages
             else f"clear_pages()'s {clear_pages} ties with the fastest, {fastest} "
             f"(within {TIE:.0%}: {rate(cp)} vs {rate(best)} GB/s)"

@@ -8,6 +8,8 @@ from pagezero.studies.report.chunks import allocation_evidence
 from pagezero.studies.report.headline import (
     cache_line,
     headline_answers,
+    headline_rows,
+    headline_table,
     pages_by_extent,
     pages_words,
 )
@@ -35,15 +37,21 @@ INTEL_CACHE = MeasuredCache(64 * MB, 128 * MB, 480 * MB, "/sys/.../index3/size")
 
 def test_beyond_the_cache_non_temporal_stores_against_clear_pages_as_a_ratio():
     answers = headline_answers(INTEL, [64 * MB, 1 * GB], INTEL_CACHE, "stosb", NT)
-    # In cache: stosb 29.0 is the fastest, avx512 28.0 within 5% (a tie), NT 26 the next.
+    # In cache: stosb 29.0 is the fastest, avx512 28.0 within 5% (a tie): 28 / 29 = 0.97.
     # Beyond: 26.0 / 10.7 = 2.43; avx-nt 25.5 is within 5% of 26.0: tied.
     assert answers == [
-        "In cache (up to 64MB, measured), 64MB extents: clear_pages()'s stosb clears fastest "
-        "(tied within 5% with avx512); the fastest other store, avx512 (temporal), clears "
-        "0.97x as fast (28.0 vs 29.0 GB/s; kernels-by-extent table).",
+        "In cache (up to 64MB, measured), 64MB extents: clear_pages()'s stosb clears fastest, "
+        "tied within 5% with avx512 (29.0 GB/s); the fastest other store, avx512 "
+        "(temporal), clears 0.97x as fast (28.0 GB/s; headline table).",
         "Beyond the cache (64MB, measured), 1GB extents: non-temporal stores (avx512-nt, "
         "tied within 5% with avx-nt) clear 2.43x as fast as clear_pages()'s stosb here "
-        "(26.0 vs 10.7 GB/s; kernels-by-extent table).",
+        "(26.0 vs 10.7 GB/s; headline table).",
+    ]
+    # Every figure of the sentences is a cell of the headline table.
+    rows = headline_table(headline_rows(INTEL, [64 * MB, 1 * GB], INTEL_CACHE, "stosb"))
+    assert rows[2:] == [
+        "| In cache (up to 64MB, measured) | 64MB | stosb | 29.0 | avx512 | 28.0 | 0.97x |",
+        "| Beyond the cache (64MB, measured) | 1GB | stosb | 10.7 | avx512-nt | 26.0 | 2.43x |",
     ]
 
 
@@ -54,9 +62,8 @@ def test_clear_pages_tied_with_the_fastest_is_said_as_a_tie():
     (answer,) = headline_answers(amd, [256 * MB], cache, "stosb", NT)
     assert answer == (
         "Beyond the cache (32MB, sysfs's LLC), 256MB extents: clear_pages()'s stosb ties "
-        "with the fastest, avx512-nt (within 5%: 66.0 vs 68.0 GB/s); the fastest other "
-        "store, avx512-nt (non-temporal), clears 1.03x as fast (68.0 vs 66.0 GB/s; "
-        "kernels-by-extent table)."
+        "with the fastest, avx512-nt, within 5% (66.0 GB/s); the fastest other store, "
+        "avx512-nt (non-temporal), clears 1.03x as fast (68.0 GB/s; headline table)."
     )
 
 

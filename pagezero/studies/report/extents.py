@@ -13,8 +13,10 @@ from pagezero.runs.sweeps import default_sizes
 from pagezero.studies.cache import cache_of, extend
 from pagezero.studies.report.cells import Section, cells, finish, run_points
 from pagezero.studies.report.headline import (
+    answer,
     cache_line,
-    headline_answers,
+    headline_rows,
+    headline_table,
     pages_by_extent,
     pages_words,
 )
@@ -42,7 +44,8 @@ def _tabulate(section, rs, backing, info):
     info[INFO_KEY] = cache.to_json()  # for the studies after this one
     llc, words = cache.effective_bytes, cache.words()
     nontemporal = {k.name for k in kernels("clear") if not k.temporal}
-    section.answers = headline_answers(table, xs, cache, clear_pages_kernel(), nontemporal)
+    rows = headline_rows(table, xs, cache, clear_pages_kernel())
+    section.answers = [answer(r, nontemporal) for r in rows]
     section.summary = [cache_line(cache, xs[-1]), *fastest_lines(table, xs, llc, words)]
     pages = pages_words(pages_by_extent(rs, backing.label))
     section.title = f"Kernels by extent ({pages})"
@@ -59,6 +62,14 @@ def _tabulate(section, rs, backing, info):
         "",
         "![rate by extent](extents.png)",
     ]
+    if rows:
+        section.body += [
+            "",
+            "The headline table: clear_pages()'s kernel on this CPU against the fastest "
+            "other store, at the largest extent in cache and the largest beyond it (GB/s):",
+            "",
+            *headline_table(rows),
+        ]
 
 
 def study_extents(out_dir, cfg, info, functions, progress):

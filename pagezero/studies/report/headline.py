@@ -7,6 +7,7 @@ from pagezero.studies.report.words import rate, ratio, span
 from pagezero.units import format_size
 
 TABLE = "kernels-by-extent table"
+HEADLINE = "headline table"
 
 
 def cache_line(cache, largest):
@@ -40,46 +41,13 @@ def _kind(kernel, nontemporal):
     return "non-temporal" if kernel in nontemporal else "temporal"
 
 
-def _answer(where, x, rates, clear_pages, nontemporal):
-    """One answer: the fastest store at extent x against clear_pages()'s kernel, ties as ties."""
-    here = {k: r[x] for k, r in rates.items() if r.get(x)}
-    if clear_pages not in here:
-        return None
-    fastest = max(here, key=here.get)
-    tied = sorted(k for k in here if k != fastest and here[k] >= (1 - TIE) * here[fastest])
-    cp, best = here[clear_pages], here[fastest]
-    at = f"{where}, {format_size(x)} extents"
-    if fastest == clear_pages or clear_pages in tied:
-        others = {k: v for k, v in here.items() if k != clear_pages}
-        with_ties = f" (tied within {TIE:.0%} with {', '.join(tied)})" if tied else ""
-        lead = (
-            f"clear_pages()'s {clear_pages} clears fastest{with_ties}"
-            if fastest == clear_pages
-            else f"clear_pages()'s {clear_pages} ties with the fastest, {fastest} "
-            f"(within {TIE:.0%}: {rate(cp)} vs {rate(best)} GB/s)"
-        )
-        if not others:
-            return f"{at}: {lead} ({rate(cp)} GB/s; {TABLE})."
-        other = max(others, key=others.get)
-        return (
-            f"{at}: {lead}; the fastest other store, {other} ({_kind(other, nontemporal)}), "
-            f"clears {ratio(here[other] / cp)} as fast ({rate(here[other])} vs {rate(cp)} "
-            f"GB/s; {TABLE})."
-        )
-    ties = f", tied within {TIE:.0%} with {', '.join(tied)}" if tied else ""
-    return (
-        f"{at}: {_kind(fastest, nontemporal)} stores ({fastest}{ties}) clear "
-        f"{ratio(best / cp)} as fast as clear_pages()'s {clear_pages} here "
-        f"({rate(best)} vs {rate(cp)} GB/s; {TABLE})."
-    )
-
-
-def headline_answers(table, xs, cache, clear_pages, nontemporal):
-    """The answers: the fastest store in cache and beyond it against clear_pages()'s kernel.
+def headline_rows(table, xs, cache, clear_pages):
+    """The headline table's rows: in cache and beyond it, clear_pages()'s kernel's rate against
+    the fastest other store's, and the kernels tied with the fastest (within TIE).
 
     In cache: at the largest extent within the cache the studies use (cache.effective_bytes);
-    beyond it: at the largest extent measured, from twice that cache. None is said where
-    the table does not reach there, or the cache is unknown.
+    beyond it: at the largest extent measured, from twice that cache. None where the table
+    does not reach there, clear_pages()'s kernel or another is missing, or no cache is known.
     """
     size = cache.effective_bytes
     if not size or not xs:
@@ -88,14 +56,80 @@ def headline_answers(table, xs, cache, clear_pages, nontemporal):
     which = "measured" if cache.source == "measured" else "sysfs's LLC"
     inside = [x for x in xs if x <= size]
     beyond = [x for x in xs if x >= 2 * size]
-    answers = []
-    if inside:
-        where = f"In cache (up to {format_size(size)}, {which})"
-        answers.append(_answer(where, max(inside), rates, clear_pages, nontemporal))
-    if beyond:
-        where = f"Beyond the cache ({format_size(size)}, {which})"
-        answers.append(_answer(where, max(beyond), rates, clear_pages, nontemporal))
-    return [a for a in answers if a]
+    rows = []
+    for where, group in (
+        (f"In cache (up to {format_size(size)}, {which})", inside),
+        (f"Beyond the cache ({format_size(size)}, {which})", beyond),
+    ):
+        if not group:
+            continue
+        x = max(group)
+        here = {k: r[x] for k, r in rates.items() if r.get(x)}
+        others = {k: v for k, v in here.items() if k != clear_pages}
+        if clear_pages not in here or not others:
+            continue
+        fastest = max(here, key=here.get)
+        other = max(others, key=others.get)
+        tied = sorted(k for k in here if k != fastest and here[k] >= (1 - TIE) * here[fastest])
+        rows.append(
+            dict(
+                where=where,
+                extent=x,
+                clear_pages=clear_pages,
+                clear_pages_rate=here[clear_pages],
+                other=other,
+                other_rate=here[other],
+                fastest=fastest,
+                tied=tied,
+            )
+        )
+    return rows
+
+
+def headline_table(rows):
+    """The headline table (markdown lines) of headline_rows(); [] when none."""
+    if not rows:
+        return []
+    lines = [
+        "| where | extent | clear_pages()'s kernel | GB/s | fastest other store | GB/s | "
+        "other / clear_pages() |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['where']} | {format_size(r['extent'])} | {r['clear_pages']} | "
+            f"{rate(r['clear_pages_rate'])} | {r['other']} | {rate(r['other_rate'])} | "
+            f"{ratio(r['other_rate'] / r['clear_pages_rate'])} |"
+        )
+    return lines
+
+
+def answer(row, nontemporal):
+    """One headline row as the summary's sentence: which store clears fastest, ties as ties."""
+    cp, other = row["clear_pages"], row["other"]
+    c, o = rate(row["clear_pages_rate"]), rate(row["other_rate"])
+    times = ratio(row["other_rate"] / row["clear_pages_rate"])
+    at = f"{row['where']}, {format_size(row['extent'])} extents"
+    if row["fastest"] == cp or cp in row["tied"]:
+        lead = f"clear_pages()'s {cp} clears fastest"
+        if cp in row["tied"]:
+            lead = f"clear_pages()'s {cp} ties with the fastest, {row['fastest']}, within {TIE:.0%}"
+        elif row["tied"]:
+            lead += f", tied within {TIE:.0%} with {', '.join(row['tied'])}"
+        return (
+            f"{at}: {lead} ({c} GB/s); the fastest other store, {other} "
+            f"({_kind(other, nontemporal)}), clears {times} as fast ({o} GB/s; {HEADLINE})."
+        )
+    ties = f", tied within {TIE:.0%} with {', '.join(row['tied'])}" if row["tied"] else ""
+    return (
+        f"{at}: {_kind(other, nontemporal)} stores ({other}{ties}) clear {times} as fast as "
+        f"clear_pages()'s {cp} here ({o} vs {c} GB/s; {HEADLINE})."
+    )
+
+
+def headline_answers(table, xs, cache, clear_pages, nontemporal):
+    """The answers: the fastest store in cache and beyond it against clear_pages()'s kernel."""
+    return [answer(r, nontemporal) for r in headline_rows(table, xs, cache, clear_pages)]
 
 
 def pages_by_extent(rs, backing_label):

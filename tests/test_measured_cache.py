@@ -155,3 +155,14 @@ def test_the_extension_reaches_twice_the_measured_cache():
 def test_a_ladder_still_in_the_cache_or_flat_is_not_extended():
     assert extents_to_add(table(intel_temporal, ladder(4 * KB, 1 * MB)), 64 * GB) == []
     assert extents_to_add({"a": {e: 10e9 for e in QUICK}}, 64 * GB) == []
+
+
+def test_one_kernel_of_several_falling_is_noise_not_a_cache():
+    # A loaded machine: one of four temporal kernels seems to fall at 128MB, three are flat.
+    rates = {k: {e: 20e9 for e in ladder(4 * MB, 512 * MB)} for k in "bcd"}
+    rates["a"] = {e: 20e9 if e <= 64 * MB else 8e9 for e in ladder(4 * MB, 512 * MB)}
+    cache = measured_cache(rates, 32 * MB)
+    assert cache.cache_bytes is None and cache.effective_bytes == 32 * MB
+    assert [k.kernel for k in cache.kernels] == ["a"]  # what was seen stays on record
+    rates["b"] = rates["a"]  # two of four: half, a cache
+    assert measured_cache(rates, 32 * MB).cache_bytes == 64 * MB

@@ -89,9 +89,9 @@ def test_the_cache_sentence_says_which_cache_and_where_it_was_read():
     )
     none = MeasuredCache(None, None, 32 * MB)
     assert cache_line(none, 1 * MB) == (
-        "No temporal kernel's rate falls from a cache level to a memory plateau over the "
-        'extents measured (up to 1MB): "in cache" here means up to sysfs\'s LLC (32MB) '
-        "(kernels-by-extent table)."
+        "The temporal kernels' rates show no cache (fewer than half of them fall from a cache "
+        'level to a memory plateau over the extents measured, up to 1MB): "in cache" here '
+        "means up to sysfs's LLC (32MB) (kernels-by-extent table)."
     )
 
 

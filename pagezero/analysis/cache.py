@@ -30,6 +30,11 @@ PLATEAU_MIN_EXTENTS = 2
 # The cache level is read over the extents from plateau / CACHE_WINDOW up to the plateau:
 # wide enough for the L3's level, narrow enough to leave the L2's faster one out.
 CACHE_WINDOW = 8
+# At least this share of the temporal kernels measured must show the fall: on a loaded
+# machine one kernel's noise can look like a fall (a 2-vCPU Zen 4 VM at load 9: one of
+# six kernels "fell" at 128MB), while on both CPUs here most temporal kernels fall alike
+# (all of them on an Intel Xeon VM; all but rep stosb and memset on AMD Zen 4, which rise).
+MIN_SHARE = 0.5
 # Measured and sysfs sizes closer than this ratio are the same cache: extents are a ladder
 # of powers of two, so the measured size is known only within a factor of two.
 SAME_CACHE_RATIO = 2.0
@@ -214,15 +219,17 @@ def measured_cache(
     -------
     MeasuredCache
         cache_bytes and plateau_bytes: the lower median over the kernels that show a
-        fall (kernel_cache()), each an extent measured; None where none shows one.
+        fall (kernel_cache()), each an extent measured; None where fewer than MIN_SHARE
+        of the kernels show one.
     """
     above = {
         k: {e: r for e, r in by.items() if e > above_bytes} for k, by in temporal_rates.items()
     }
     found = [c for k, by in sorted(above.items()) if (c := kernel_cache(k, by)) is not None]
     extents = tuple(sorted({e for by in temporal_rates.values() for e in by}))
-    if not found:
-        return MeasuredCache(None, None, llc_bytes, llc_source, (), extents)
+    measured = [by for by in above.values() if by]
+    if not found or len(found) < MIN_SHARE * len(measured):
+        return MeasuredCache(None, None, llc_bytes, llc_source, tuple(found), extents)
     return MeasuredCache(
         statistics.median_low(c.cache_bytes for c in found),
         statistics.median_low(c.plateau_bytes for c in found),

@@ -322,7 +322,8 @@ def _measured_words(m: Mapping[str, Any]) -> str:
     llc = _mib(m["llc_bytes"]) if m.get("llc_bytes") else "unknown"
     if m.get("cache_bytes") is None:
         return (
-            "no temporal kernel falls to a memory plateau over the extents measured; "
+            "fewer than half the temporal kernels fall to a memory plateau over the extents "
+            "measured; "
             f"the studies use sysfs's LLC ({llc})"
         )
     fall = (

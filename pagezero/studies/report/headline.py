@@ -21,8 +21,9 @@ def cache_line(cache, largest):
             else 'no cache size is known, so no extent is called "in cache"'
         )
         return (
-            f"No temporal kernel's rate falls from a cache level to a memory plateau over "
-            f"the extents measured (up to {format_size(largest)}): {used} ({TABLE})."
+            f"The temporal kernels' rates show no cache (fewer than half of them fall from a "
+            f"cache level to a memory plateau over the extents measured, up to "
+            f"{format_size(largest)}): {used} ({TABLE})."
         )
     fall = (
         f"the temporal kernels clear at cache speed up to {format_size(cache.cache_bytes)} "

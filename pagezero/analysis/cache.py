@@ -262,7 +262,7 @@ def extents_to_add(
         _falling_at_the_top(by, above_bytes) for by in temporal_rates.values()
     ):
         return []
-    top, out = extents[-1], []
+    top, out = extents[-1], list[int]()
     while len(out) < most:
         if (top >= 2 * cache) if cache is not None else len(out) >= PLATEAU_MIN_EXTENTS:
             break

@@ -78,7 +78,7 @@ def test_which_cells_are_marked(cell, llc, mark):
 
 def test_the_footnote_names_the_limit_and_the_cure():
     assert spread_footnote() == (
-        "* beyond the LLC, the runs' medians of this cell spread by more than 5% "
+        "* beyond the cache, the runs' medians of this cell spread by more than 5% "
         "(coefficient of variation): each process got its own physical placement of "
         "the buffer; more runs (--runs) narrow it down."
     )

@@ -87,7 +87,7 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
-    """One region beyond the LLC cleared in chunks of 4KB up to all of it: the step in rate."""
+    """One region beyond the cache cleared in chunks of 4KB up to all of it: the step in rate."""
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     backing = kernel_backing(size)

@@ -42,7 +42,7 @@ def span(lo, hi):
 
 
 def marked(cell, llc):
-    """Whether a cell beyond the LLC (any, when it is 0) spread over SPREAD_LIMIT_PCT in runs."""
+    """Whether a cell beyond the cache `llc` (any, when 0) spread over SPREAD_LIMIT_PCT in runs."""
     beyond = not llc or (cell.get("size") or 0) > llc
     return beyond and cell["spread_of"] == "runs" and cell["spread_pct"] > SPREAD_LIMIT_PCT
 
@@ -77,7 +77,7 @@ def markdown_table(table, xs, x_label, llc):
 def spread_footnote():
     """The footnote that explains SPREAD_MARK."""
     return (
-        f"{SPREAD_MARK} beyond the LLC, the runs' medians of this cell spread by more "
+        f"{SPREAD_MARK} beyond the cache, the runs' medians of this cell spread by more "
         f"than {SPREAD_LIMIT_PCT:g}% (coefficient of variation): each process got its "
         f"own physical placement of the buffer; more runs (--runs) narrow it down."
     )

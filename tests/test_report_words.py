@@ -332,3 +332,17 @@ def test_near_the_llc_means_from_half_to_twice_it(last_below, llc, opening):
     k = knee_of(by_chunk)
     assert (k["knee"], k["below"][-1]) == (16 * MB, last_below)
     assert knee_line("k", k, by_chunk, llc, GB, "2MB THP", evidence=True).startswith(opening)
+
+
+def test_the_questions_name_the_measured_cache_where_it_differs():
+    # An Intel Xeon VM: the run's cache 64MB, sysfs's LLC 480MB. 128MB is beyond the cache
+    # the run has, though within sysfs's LLC.
+    table = {"t": {64 * MB: _cell(29e9), 128 * MB: _cell(10.7e9)}}
+    words = "64MB (measured; sysfs's LLC: 480MB)"
+    assert fastest_lines(table, [64 * MB, 128 * MB], 64 * MB, words) == [
+        "Reusing a buffer while it is hot, in a cache of 64MB (measured; sysfs's LLC: 480MB), "
+        "extents of 64MB: t clears fastest, or within 5% of the fastest (29.0 GB/s at 64MB).",
+        "Streaming through a region larger than the cache, 64MB (measured; sysfs's LLC: "
+        "480MB), as the kernel clears fresh pages, extents of 128MB: t clears fastest, or "
+        "within 5% of the fastest (10.7 GB/s at 128MB).",
+    ]

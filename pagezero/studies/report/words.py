@@ -102,13 +102,13 @@ def runs_line(rs):
 
 def hot_question(cache_words):
     """HOT_QUESTION, naming the cache it means ("64MB (measured; sysfs's LLC: 480MB)")."""
-    return f"reusing a buffer while it is hot (in a cache of {cache_words})"
+    return f"reusing a buffer while it is hot, in a cache of {cache_words}"
 
 
 def stream_question(cache_words):
     """STREAM_QUESTION, naming the cache it means."""
     return (
-        f"streaming through a region larger than the cache ({cache_words}), "
+        f"streaming through a region larger than the cache, {cache_words}, "
         "as the kernel clears fresh pages"
     )
 

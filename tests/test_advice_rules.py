@@ -489,3 +489,13 @@ def test_a_measured_cache_is_said_beside_the_llc_and_no_knee_is_placed_against_s
         "its stores; the LLC is 16MB (sysfs); the cache this run has is 4MB (measured)."
     )
     assert advice(cache=cache).to_json()["cache"] == cache
+
+
+def test_the_streaming_range_starts_at_the_cache_else_a_clear_knee_else_nowhere():
+    from pagezero.studies.advise.study import _streaming_from
+
+    # Intel Xeon VM: no knee (1.00x), the measured cache 64MB: from 64MB on.
+    assert _streaming_from(64 * MB, 1 * MB, 1.0) == 64 * MB
+    # No cache known: a clear knee starts it; a step under 1.3x is no knee, and no range.
+    assert _streaming_from(None, 32 * MB, 2.0) == 32 * MB
+    assert _streaming_from(None, 32 * MB, 1.25) is None

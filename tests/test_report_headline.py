@@ -138,3 +138,12 @@ def test_allocation_only_for_a_temporal_step_the_streaming_stores_lack():
     # A non-temporal kernel's own step, and a step with no streaming store beside it.
     assert not allocation_evidence("avx512-nt", stepping_nt, temporal)
     assert not allocation_evidence("stosb", {"stosb": _knee(2.0)}, temporal)
+
+
+def test_in_cache_by_sysfs_alone_is_read_at_half_the_llc():
+    # No fall measured: an extent the size of the LLC is partly out of it, so half of it.
+    rates = _table(
+        {"stosb": {16 * MB: 50e9, 32 * MB: 40e9}, "avx512": {16 * MB: 60e9, 32 * MB: 30e9}}
+    )
+    (row,) = headline_rows(rates, [16 * MB, 32 * MB], MeasuredCache(None, None, 32 * MB), "stosb")
+    assert (row["extent"], row["other"], row["other_rate"]) == (16 * MB, "avx512", 60e9)

@@ -46,16 +46,19 @@ def headline_rows(table, xs, cache, clear_pages):
     """The headline table's rows: in cache and beyond it, clear_pages()'s kernel's rate against
     the fastest other store's, and the kernels tied with the fastest (within TIE).
 
-    In cache: at the largest extent within the cache the studies use (cache.effective_bytes);
-    beyond it: at the largest extent measured, from twice that cache. None where the table
-    does not reach there, clear_pages()'s kernel or another is missing, or no cache is known.
+    In cache: at the largest extent measured at cache speed (cache.cache_bytes, within the
+    cache the studies use, cache.effective_bytes), else at half that cache (an extent the
+    size of the cache is partly out of it); beyond it: at the largest extent measured, from
+    twice that cache. None where the table does not reach there, clear_pages()'s kernel
+    or another is missing, or no cache is known.
     """
     size = cache.effective_bytes
     if not size or not xs:
         return []
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     which = "measured" if cache.source == "measured" else "sysfs's LLC"
-    inside = [x for x in xs if x <= size]
+    at_speed = cache.cache_bytes if cache.cache_bytes and cache.cache_bytes <= size else size // 2
+    inside = [x for x in xs if x <= at_speed]
     beyond = [x for x in xs if x >= 2 * size]
     rows = []
     for where, group in (

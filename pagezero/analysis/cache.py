@@ -33,7 +33,7 @@ CACHE_WINDOW = 8
 # At least this share of the temporal kernels measured must show the fall: on a loaded
 # machine one kernel's noise can look like a fall (a 2-vCPU Zen 4 VM at load 9: one of
 # six kernels "fell" at 128MB), while on both CPUs here most temporal kernels fall alike
-# (all of them on an Intel Xeon VM; all but rep stosb and memset on AMD Zen 4, which rise).
+# (all of them on an Intel Xeon VM; on AMD Zen 4 rep stosb rises beyond the LLC instead).
 MIN_SHARE = 0.5
 # Measured and sysfs sizes closer than this ratio are the same cache: extents are a ladder
 # of powers of two, so the measured size is known only within a factor of two.

@@ -94,8 +94,8 @@ class MeasuredCache:
     ----------
     cache_bytes : int or None
         The largest extent, in bytes, at which the temporal kernels still clear at
-        cache speed (the median over the kernels that show a fall); None where the
-        rates show none.
+        cache speed (the lower median over the kernels that show a fall); None where
+        fewer than MIN_SHARE of the temporal kernels show one.
     plateau_bytes : int or None
         The first extent, in bytes, at the memory plateau; None where not reached.
     llc_bytes : int or None
@@ -103,7 +103,7 @@ class MeasuredCache:
     llc_source : str or None
         Where sysfs's size was read (a sysfs file, or sysconf).
     kernels : tuple of KernelCache
-        The kernels whose fall it was measured from.
+        The kernels that showed a fall (kept where too few of them for a cache).
     extents : tuple of int
         The extents the rates were measured at, in bytes.
     """

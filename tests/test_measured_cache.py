@@ -166,3 +166,16 @@ def test_one_kernel_of_several_falling_is_noise_not_a_cache():
     assert [k.kernel for k in cache.kernels] == ["a"]  # what was seen stays on record
     rates["b"] = rates["a"]  # two of four: half, a cache
     assert measured_cache(rates, 32 * MB).cache_bytes == 64 * MB
+
+
+def test_falls_that_end_far_apart_are_not_one_cache():
+    # Three of six kernels "fall", at 8MB, 64MB and 512MB: no two within a factor of two.
+    xs = ladder(4 * MB, 2 * GB)
+    rates = {k: {e: 20e9 for e in xs} for k in "def"}
+    for k, end in zip("abc", (8 * MB, 64 * MB, 512 * MB)):
+        rates[k] = {e: 20e9 if e <= end else 8e9 for e in xs}
+    assert measured_cache(rates, 32 * MB).cache_bytes is None
+    rates["d"] = rates["b"]  # 64MB twice: 2 of 6 agree, under half
+    assert measured_cache(rates, 32 * MB).cache_bytes is None
+    rates["e"] = rates["b"]  # three of six at 64MB: half, a cache
+    assert measured_cache(rates, 32 * MB).cache_bytes == 64 * MB

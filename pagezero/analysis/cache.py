@@ -82,6 +82,12 @@ def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | N
     return KernelCache(kernel, max(at_speed), plateau, level, memory)
 
 
+def _same_cache(a: int, b: int) -> bool:
+    """Whether two sizes are one cache, within SAME_CACHE_RATIO."""
+    low, high = sorted((a, b))
+    return high <= SAME_CACHE_RATIO * low
+
+
 def _near(rate: float, plateau: float) -> bool:
     return plateau / (1 + PLATEAU_TOLERANCE) <= rate <= plateau * (1 + PLATEAU_TOLERANCE)
 
@@ -120,8 +126,7 @@ class MeasuredCache:
         """Whether the measured cache is not sysfs's LLC (within SAME_CACHE_RATIO)."""
         if self.cache_bytes is None or not self.llc_bytes:
             return False
-        low, high = sorted((self.cache_bytes, self.llc_bytes))
-        return high > SAME_CACHE_RATIO * low
+        return not _same_cache(self.cache_bytes, self.llc_bytes)
 
     @property
     def effective_bytes(self) -> int | None:
@@ -219,8 +224,8 @@ def measured_cache(
     -------
     MeasuredCache
         cache_bytes and plateau_bytes: the lower median over the kernels that show a
-        fall (kernel_cache()), each an extent measured; None where fewer than MIN_SHARE
-        of the kernels show one.
+        fall (kernel_cache()) where it ends within SAME_CACHE_RATIO of theirs, each an
+        extent measured; None where fewer than MIN_SHARE of the kernels show such a fall.
     """
     above = {
         k: {e: r for e, r in by.items() if e > above_bytes} for k, by in temporal_rates.items()
@@ -228,11 +233,14 @@ def measured_cache(
     found = [c for k, by in sorted(above.items()) if (c := kernel_cache(k, by)) is not None]
     extents = tuple(sorted({e for by in temporal_rates.values() for e in by}))
     measured = [by for by in above.values() if by]
-    if not found or len(found) < MIN_SHARE * len(measured):
+    # Falls that end far apart are noise, not one cache: only those near their median count.
+    middle = statistics.median_low(c.cache_bytes for c in found) if found else 0
+    agreeing = [c for c in found if _same_cache(c.cache_bytes, middle)]
+    if not agreeing or len(agreeing) < MIN_SHARE * len(measured):
         return MeasuredCache(None, None, llc_bytes, llc_source, tuple(found), extents)
     return MeasuredCache(
-        statistics.median_low(c.cache_bytes for c in found),
-        statistics.median_low(c.plateau_bytes for c in found),
+        statistics.median_low(c.cache_bytes for c in agreeing),
+        statistics.median_low(c.plateau_bytes for c in agreeing),
         llc_bytes,
         llc_source,
         tuple(found),

@@ -253,8 +253,8 @@ def build_parser():
     p.add_argument(
         "--measure",
         action="store_true",
-        help="also measure the cache a run has (temporal kernels over extents, seconds), "
-        "beside sysfs's LLC",
+        help="also measure the cache a run has (temporal kernels over extents in 3 runs, "
+        "about half a minute), beside sysfs's LLC",
     )
     p = _command(sub, "kernels", "list the clearing and copying kernels")
     p.add_argument("--kind", default="all", choices=["clear", "copy", "all"])

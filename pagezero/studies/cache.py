@@ -88,7 +88,7 @@ def default_ladder(info: Mapping[str, Any]) -> list[int]:
 
 def measure_cache(
     info: Mapping[str, Any] | None = None,
-    runs: int = 1,
+    runs: int = 3,
     progress: IO[str] | None = None,
     extents: Sequence[int] | None = None,
 ) -> MeasuredCache:
@@ -99,7 +99,8 @@ def measure_cache(
     info : dict or None
         A machine() dict (this machine's when None).
     runs : int
-        Fresh processes per point.
+        Fresh processes per point (3: one process's placement, or a loaded machine's
+        stretch, can fake a fall that the median over runs does not show).
     progress : file or None
         Where the sweeps report progress.
     extents : sequence of int or None

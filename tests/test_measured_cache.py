@@ -179,3 +179,20 @@ def test_falls_that_end_far_apart_are_not_one_cache():
     assert measured_cache(rates, 32 * MB).cache_bytes is None
     rates["e"] = rates["b"]  # three of six at 64MB: half, a cache
     assert measured_cache(rates, 32 * MB).cache_bytes == 64 * MB
+
+
+@pytest.mark.parametrize(
+    "cache, plateau, llc, differs",
+    [
+        (16 * MB, 64 * MB, 32 * MB, False),  # Zen 4 VM: the LLC inside a gradual fall
+        (8 * MB, 64 * MB, 32 * MB, False),  # the same, loaded: at full speed to 8MB only
+        (64 * MB, 128 * MB, 480 * MB, True),  # Intel VM: sysfs's LLC beyond the plateau
+        (64 * MB, 256 * MB, 480 * MB, True),  # the quick scale's coarser ladder
+        (128 * MB, 256 * MB, 32 * MB, True),  # the fall far beyond sysfs's LLC
+        (64 * MB, 128 * MB, 32 * MB, False),  # within the factor of two a ladder resolves
+    ],
+)
+def test_sysfs_agrees_where_its_llc_lies_within_the_fall(cache, plateau, llc, differs):
+    measured = MeasuredCache(cache, plateau, llc)
+    assert measured.differs is differs
+    assert measured.effective_bytes == (cache if differs else llc)

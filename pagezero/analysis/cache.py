@@ -35,8 +35,8 @@ CACHE_WINDOW = 8
 # six kernels "fell" at 128MB), while on both CPUs here most temporal kernels fall alike
 # (all of them on an Intel Xeon VM; on AMD Zen 4 rep stosb rises beyond the LLC instead).
 MIN_SHARE = 0.5
-# Measured and sysfs sizes closer than this ratio are the same cache: extents are a ladder
-# of powers of two, so the measured size is known only within a factor of two.
+# Sizes closer than this ratio are the same cache: extents are a ladder of powers of two,
+# so where a fall ends is known only within a factor of two.
 SAME_CACHE_RATIO = 2.0
 
 
@@ -123,10 +123,14 @@ class MeasuredCache:
 
     @property
     def differs(self) -> bool:
-        """Whether the measured cache is not sysfs's LLC (within SAME_CACHE_RATIO)."""
-        if self.cache_bytes is None or not self.llc_bytes:
+        """Whether sysfs's LLC is not the cache measured: outside the fall, from the cache's
+        end (less SAME_CACHE_RATIO) to the plateau's start."""
+        # The fall is gradual where the L3 is shared (a Zen 4 VM's 32 MiB: at full speed to
+        # 8-16MB, on the plateau from 32-64MB), and a ladder of powers of two places both
+        # ends only within a factor of two: an LLC inside the fall is the one measured.
+        if self.cache_bytes is None or self.plateau_bytes is None or not self.llc_bytes:
             return False
-        return not _same_cache(self.cache_bytes, self.llc_bytes)
+        return not self.cache_bytes / SAME_CACHE_RATIO <= self.llc_bytes <= self.plateau_bytes
 
     @property
     def effective_bytes(self) -> int | None:

@@ -158,7 +158,7 @@ def test_a_range_judged_as_one_says_so_in_its_heading_its_row_and_its_rule():
     heading = at + 1
     assert lines[heading : heading + 3] == [
         "Kernel by extent (the fastest; among kernels tied within the noise, clear_pages()'s "
-        "if tied, else the first in the kernel table; from the LLC's size on, one question "
+        "if tied, else the first in the kernel table; from the cache's size on, one question "
         "judged over all its extents: which stores stream fastest to memory):",
         EXPECTED[heading + 1],
         "  4MB to 16MB      movnti               24.6 GB/s  (tied: avx)  (judged as one "
@@ -253,6 +253,10 @@ def test_the_json_shape():
     doc = advice(knee_bytes=4 * MB, knee_step=3.05, knee_tied=(1 * MB,)).to_json()
     assert doc == {
         "knee_bytes": 4 * MB,
+        "knee_step": 3.05,
+        "knee_split_bytes": 4 * MB,
+        "knee_extents": [64 * KB, 1 * MB, 4 * MB, 16 * MB],
+        "cache": None,
         "llc_bytes": 16 * MB,
         "best_kernel": [dict(r) for r in BEST],
         "batch": [dict(r) for r in BATCH],
@@ -597,3 +601,32 @@ def test_several_knee_ties_and_several_tied_kernels_are_listed():
 def test_no_cells_means_no_noise_known():
     adv = advice(cells={}, knee_step=1.0)
     assert "the sweep's noise, unknown with one run, and 5%" in line_of(adv, "Ties: ", True)
+
+
+def test_no_clear_step_is_no_knee_in_json_either():
+    # The text says "none clear" below KNEE_CLEAR_STEP (1.3); the JSON says null, with the
+    # step and where it was, so a script is not handed a knee the text denies.
+    doc = knee_advice(knee_step=1.25, knee_tied=()).to_json()
+    assert doc["knee_bytes"] is None
+    assert (doc["knee_step"], doc["knee_split_bytes"]) == (1.25, 4 * MB)
+    assert doc["knee_extents"] == [64 * KB, 1 * MB, 4 * MB, 16 * MB]
+    assert knee_advice(knee_step=1.3).to_json()["knee_bytes"] == 4 * MB
+
+
+def test_a_measured_cache_is_said_beside_the_llc_and_no_knee_is_placed_against_sysfs():
+    cache = {"cache_bytes": 4 * MB, "source": "measured", "llc_bytes": 16 * MB}
+    line = line_of(knee_advice(cache=cache), "Knee: ")
+    assert line.endswith(
+        "from there); the LLC is 16MB (sysfs); the cache this run has is 4MB (measured)."
+    )
+    assert advice(cache=cache).to_json()["cache"] == cache
+
+
+def test_the_streaming_range_starts_at_the_cache_else_a_clear_knee_else_nowhere():
+    from pagezero.studies.advise.study import _streaming_from
+
+    # Intel Xeon VM: no knee (1.00x), the measured cache 64MB: from 64MB on.
+    assert _streaming_from(64 * MB, 1 * MB, 1.0) == 64 * MB
+    # No cache known: a clear knee starts it; a step under 1.3x is no knee, and no range.
+    assert _streaming_from(None, 32 * MB, 2.0) == 32 * MB
+    assert _streaming_from(None, 32 * MB, 1.25) is None

@@ -10,7 +10,7 @@ from conftest import ok
 from helpers.cli import run_cli
 
 import pagezero
-from pagezero.analysis.knee import best_kernels, find_knee
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, best_kernels, find_knee, is_clear_step
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel
@@ -164,6 +164,10 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
     doc = quick.to_json()
     assert set(doc) == {
         "knee_bytes",
+        "knee_step",
+        "knee_split_bytes",
+        "knee_extents",
+        "cache",
         "llc_bytes",
         "best_kernel",
         "batch",
@@ -172,8 +176,11 @@ def test_json_keeps_the_documented_keys_and_adds_ties_runs_and_backing(quick):
         "runs",
         "backing",
     }
-    assert doc["knee_bytes"] is None or type(doc["knee_bytes"]) is int
-    assert type(doc["llc_bytes"]) is int
+    assert type(doc["knee_split_bytes"]) is int and type(doc["llc_bytes"]) is int
+    # A knee only where the step is clear: null otherwise, one definition with the text.
+    clear = is_clear_step(doc["knee_step"])
+    assert doc["knee_bytes"] == (doc["knee_split_bytes"] if clear else None)
+    assert doc["knee_extents"] == [e for e in quick.extents if e >= KNEE_MIN_EXTENT]
     assert doc["runs"] == 1 and doc["backing"] == quick.backing
     assert all(type(e) is int for e in doc["knee_tied"])
     assert doc["best_kernel"]
@@ -251,7 +258,7 @@ def test_llc_comes_from_sysinfo_and_is_printed(monkeypatch, planted, words):
             32 * MB,
         )
         assert advice.best_kernel[-1]["pooled"] is True
-        assert "judged as one range" in text and "from the LLC's size on" in text
+        assert "judged as one range" in text and "from the cache's size on" in text
     elif planted == 48 * MB:
         # No quick extent reaches 48MB: every extent is judged alone.
         assert not any(r["pooled"] for r in advice.best_kernel)

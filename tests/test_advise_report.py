@@ -18,7 +18,7 @@ def tabulated(adv, quick=False):
 
 
 QUESTION = (
-    "clearing a 64MB region (larger than the LLC, as the kernel clears fresh pages) in "
+    "clearing a 64MB region (larger than the cache, as the kernel clears fresh pages) in "
     "batches between resched points"
 )
 

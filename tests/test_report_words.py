@@ -78,7 +78,7 @@ def test_which_cells_are_marked(cell, llc, mark):
 
 def test_the_footnote_names_the_limit_and_the_cure():
     assert spread_footnote() == (
-        "* beyond the LLC, the runs' medians of this cell spread by more than 5% "
+        "* beyond the cache, the runs' medians of this cell spread by more than 5% "
         "(coefficient of variation): each process got its own physical placement of "
         "the buffer; more runs (--runs) narrow it down."
     )
@@ -259,23 +259,39 @@ def test_a_step_below_the_clear_step_is_not_called_a_knee():
     )
 
 
-def test_a_step_near_the_llc_is_where_stores_stop_allocating_cache_lines():
+def test_a_step_near_the_llc_with_evidence_is_where_stores_stop_allocating_cache_lines():
     by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, 8 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
     k = knee_of(by_chunk)
     # knee 16MB = LLC / 2, and the last chunk below it (8MB) is LLC / 4: both edges.
-    assert knee_line("k", k, by_chunk, LLC, GB, "2MB THP") == (
-        "k stops allocating cache lines above ~8MB per call here (LLC: 32MB): chunks of "
-        "16MB to 64MB clear 3.75x as fast as chunks of 64KB to 8MB (medians 15.0 vs 4.0 "
+    assert knee_line("k", k, by_chunk, LLC, GB, "2MB THP", evidence=True) == (
+        "k stops allocating cache lines above ~8MB per call here, a step the non-temporal "
+        "stores do not show (LLC: 32MB): chunks of 16MB to 64MB clear 3.75x as fast as "
+        "chunks of 64KB to 8MB (medians 15.0 vs 4.0 GB/s), clearing a 1GB region on 2MB "
+        "THP pages."
+    )
+
+
+def test_a_step_near_the_llc_without_evidence_is_only_a_step():
+    # A rate alone (a non-temporal store's, or one with no non-temporal store beside it)
+    # says where it steps, not why.
+    by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, 8 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
+    k = knee_of(by_chunk)
+    line = knee_line("k", k, by_chunk, LLC, GB, "2MB THP", cache_words="cache: 32MB (sysfs)")
+    assert line == (
+        "k: the rate steps up at 16MB per call, near the cache (cache: 32MB (sysfs)): chunks "
+        "of 16MB to 64MB clear 3.75x as fast as chunks of 64KB to 8MB (medians 15.0 vs 4.0 "
         "GB/s), clearing a 1GB region on 2MB THP pages."
     )
+    assert "allocating" not in line
 
 
 def test_a_knee_at_twice_the_llc_is_still_near_it():
     by_chunk = {64 * KB: 4e9, 16 * MB: 4e9, 64 * MB: 10e9, 256 * MB: 10e9}
     k = knee_of(by_chunk)
     assert k["knee"] == 2 * LLC
-    assert knee_line("k", k, by_chunk, LLC, GB, "4KB").startswith(
-        "k stops allocating cache lines above ~16MB per call here (LLC: 32MB): "
+    assert knee_line("k", k, by_chunk, LLC, GB, "4KB", evidence=True).startswith(
+        "k stops allocating cache lines above ~16MB per call here, a step the non-temporal "
+        "stores do not show (LLC: 32MB): "
     )
 
 
@@ -291,7 +307,7 @@ def test_a_knee_at_twice_the_llc_is_still_near_it():
 def test_a_step_away_from_the_llc_is_said_where_it_is(llc, why):
     by_chunk = {64 * KB: 4e9, 1 * MB: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
     k = knee_of(by_chunk)
-    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP") == (
+    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP", evidence=True) == (
         "k: the rate steps up at 16MB per call: chunks of 16MB to 64MB clear 3.33x as fast "
         "as chunks of 64KB to 1MB (medians 15.0 vs 4.5 GB/s), clearing a 1GB region on "
         "2MB THP pages."
@@ -315,4 +331,18 @@ def test_near_the_llc_means_from_half_to_twice_it(last_below, llc, opening):
     by_chunk = {64 * KB: 4e9, 1 * MB: 4e9, last_below: 5e9, 16 * MB: 10e9, 64 * MB: 20e9}
     k = knee_of(by_chunk)
     assert (k["knee"], k["below"][-1]) == (16 * MB, last_below)
-    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP").startswith(opening)
+    assert knee_line("k", k, by_chunk, llc, GB, "2MB THP", evidence=True).startswith(opening)
+
+
+def test_the_questions_name_the_measured_cache_where_it_differs():
+    # An Intel Xeon VM: the run's cache 64MB, sysfs's LLC 480MB. 128MB is beyond the cache
+    # the run has, though within sysfs's LLC.
+    table = {"t": {64 * MB: _cell(29e9), 128 * MB: _cell(10.7e9)}}
+    words = "64MB (measured; sysfs's LLC: 480MB)"
+    assert fastest_lines(table, [64 * MB, 128 * MB], 64 * MB, words) == [
+        "Reusing a buffer while it is hot, in a cache of 64MB (measured; sysfs's LLC: 480MB), "
+        "extents of 64MB: t clears fastest, or within 5% of the fastest (29.0 GB/s at 64MB).",
+        "Streaming through a region larger than the cache, 64MB (measured; sysfs's LLC: "
+        "480MB), as the kernel clears fresh pages, extents of 128MB: t clears fastest, or "
+        "within 5% of the fastest (10.7 GB/s at 128MB).",
+    ]

@@ -1,7 +1,11 @@
 /*
  * clear_loop: an independent reference for pagezero's clear kernels.
  *
- *   clear_loop SIZE CHUNK LOOPS      (bytes, bytes, count; CHUNK 0 = SIZE)
+ *   clear_loop SIZE CHUNK LOOPS [MODE]   (bytes, bytes, count; CHUNK 0 = SIZE)
+ *
+ * MODE, optional, comma-separated: "thp" asks transparent huge pages for the
+ * region (MADV_HUGEPAGE before it is faulted), "nt" clears with non-temporal
+ * stores (movnti on x86-64, stnp on arm64) and a store fence per loop.
  *
  * Maps SIZE bytes (MAP_POPULATE|MAP_PRIVATE|MAP_ANONYMOUS), prefaults them,
  * then runs LOOPS timed loops; each loop clears the whole region in
@@ -16,7 +20,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <time.h>
 
 /* noinline: one call per chunk, as a kernel call per chunk in pagezero. */
@@ -26,6 +34,34 @@ static __attribute__((noinline)) void clear_chunk(uint64_t *p, size_t n)
 		p[i] = 0;
 	/* The stores are visible to the outside world: gcc may not elide them. */
 	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/* Non-temporal stores: where the other kernels' stores skip the caches, this
+ * loop's do too, so the reference stands beside both kinds. */
+static __attribute__((noinline)) int clear_chunk_nt(uint64_t *p, size_t n)
+{
+#if defined(__x86_64__)
+	for (size_t i = 0; i < n; i++)
+		_mm_stream_si64((long long *)&p[i], 0);
+	return 0;
+#elif defined(__aarch64__)
+	for (size_t i = 0; i + 1 < n; i += 2)
+		__asm__ volatile("stnp xzr, xzr, [%0]" : : "r"(&p[i]) : "memory");
+	return 0;
+#else
+	(void)p;
+	(void)n;
+	return -1;
+#endif
+}
+
+static void store_fence(void)
+{
+#if defined(__x86_64__)
+	_mm_sfence();
+#elif defined(__aarch64__)
+	__asm__ volatile("dmb ishst" : : : "memory");
+#endif
 }
 
 static double now(void)
@@ -43,8 +79,14 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s SIZE CHUNK LOOPS\n", argv[0]);
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: %s SIZE CHUNK LOOPS [thp,nt]\n", argv[0]);
+		return 2;
+	}
+	const char *mode = argc == 5 ? argv[4] : "";
+	int thp = strstr(mode, "thp") != NULL, nt = strstr(mode, "nt") != NULL;
+	if (nt && clear_chunk_nt(NULL, 0)) {
+		fprintf(stderr, "clear_loop: no non-temporal store for this architecture\n");
 		return 2;
 	}
 	size_t size = strtoull(argv[1], NULL, 0);
@@ -56,8 +98,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "clear_loop: SIZE, CHUNK must be multiples of 8, CHUNK divide SIZE, LOOPS >= 1\n");
 		return 2;
 	}
+	/* thp: mapped without MAP_POPULATE, advised, then faulted by the prefault
+	 * below, so the faults can take huge pages. */
 	char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_POPULATE | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			 (thp ? 0 : MAP_POPULATE) | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf != MAP_FAILED && thp && madvise(buf, size, MADV_HUGEPAGE))
+		perror("clear_loop: madvise(MADV_HUGEPAGE)");
 	double *rate = malloc(loops * sizeof(*rate));
 	if (buf == MAP_FAILED || !rate) {
 		perror("clear_loop");
@@ -70,8 +116,14 @@ int main(int argc, char **argv)
 
 	for (long l = 0; l < loops; l++) {
 		double t0 = now();
-		for (size_t off = 0; off < size; off += chunk)
-			clear_chunk((uint64_t *)(buf + off), chunk / 8);
+		for (size_t off = 0; off < size; off += chunk) {
+			if (nt)
+				clear_chunk_nt((uint64_t *)(buf + off), chunk / 8);
+			else
+				clear_chunk((uint64_t *)(buf + off), chunk / 8);
+		}
+		if (nt)
+			store_fence();
 		rate[l] = size / (now() - t0);
 	}
 	qsort(rate, loops, sizeof(*rate), cmp);

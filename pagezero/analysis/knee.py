@@ -10,11 +10,25 @@ from typing import Any
 
 # Below this, the cost of each call, not the cache, sets the rate: no knee there.
 KNEE_MIN_EXTENT = 64 << 10
-# A step smaller than this is not called a knee in words (it still is the largest step).
+# A step smaller than this is no knee, in words or JSON (it still is the largest step).
 KNEE_CLEAR_STEP = 1.3
 # A kernel within this of the fastest keeps the range it already holds, so
 # noise between near-equals does not split the table.
 TIE = 0.05
+
+
+def is_clear_step(step: float) -> bool:
+    """Whether a step (upper level / lower level) is a knee: KNEE_CLEAR_STEP or more.
+
+    The one definition of a knee, for text and JSON alike: below it, the best split is
+    still the largest step, but not a knee, and no knee is reported.
+    """
+    return step >= KNEE_CLEAR_STEP
+
+
+def clear_knee(knee_bytes: int, step: float) -> int | None:
+    """The knee where its step is clear (is_clear_step()), else None."""
+    return int(knee_bytes) if is_clear_step(step) else None
 
 
 def _spread(logs: Sequence[float]) -> float:

@@ -274,6 +274,12 @@ def build_parser():
     _mem_parsers(sub)
     p = _command(sub, "info", "what this machine is: CPU, caches, hugepages, THP, preemption")
     add_format(p, ("default", "json"))
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="also measure the cache a run has (temporal kernels over extents in 3 runs, "
+        "about half a minute), beside sysfs's LLC",
+    )
     p = _command(sub, "kernels", "list the clearing and copying kernels")
     p.add_argument("--kind", default="all", choices=["clear", "copy", "all"])
     add_format(

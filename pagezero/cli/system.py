@@ -1,13 +1,17 @@
 """pagezero info | kernels: what this machine is, and which kernels it can run."""
 
+from pagezero.analysis.cache import INFO_KEY
 from pagezero.cli.render import print_json
+from pagezero.studies.cache import measure_cache
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine, summary
 
 
 def cmd_info(args):
-    """pagezero info: CPU, caches, hugepages, THP, preemption."""
+    """pagezero info: CPU, caches, hugepages, THP, preemption; --measure: the cache a run has."""
     info = machine()
+    if args.measure:
+        info[INFO_KEY] = measure_cache(info).to_json()
     if args.format == "json":
         print_json(info)
     else:

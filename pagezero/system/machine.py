@@ -318,9 +318,30 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         if "disagreement" in c:
             line += f"\n             note: {c['disagreement']}"
         lines.append(line)
+    measured = info.get("measured_cache")  # set by `info --measure` and the report
+    if measured:
+        lines.append(f"measured:    {_measured_words(measured)}")
     for size, pool in info.get("hugepages", {}).items():
         lines.append(f"hugepages {size}: {pool['free']} free of {pool['total']} ({pool['source']})")
     return lines
+
+
+def _measured_words(m: Mapping[str, Any]) -> str:
+    """The measured cache of a machine() dict (analysis.cache.MeasuredCache.to_json()) in words."""
+    llc = _mib(m["llc_bytes"]) if m.get("llc_bytes") else "unknown"
+    if m.get("cache_bytes") is None:
+        return (
+            "fewer than half the temporal kernels fall to a memory plateau over the extents "
+            "measured; "
+            f"the studies use sysfs's LLC ({llc})"
+        )
+    fall = (
+        f"cache {_mib(m['cache_bytes'])} (temporal kernels at cache speed up to it, "
+        f"memory plateau from {_mib(m['plateau_bytes'])})"
+    )
+    if m.get("source") == "measured":
+        return f"{fall}; sysfs's LLC: {llc}; the studies use the measured cache"
+    return f"{fall}; sysfs's LLC: {llc}, which it agrees with"
 
 
 def build_info() -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """advise's choices: the best kernel by extent, and the batch for a latency budget.
 
 Built on the tie rules of pagezero.studies.advise.ties, on plain dicts (ties.Cells). Beyond
-the LLC the extents ask one question, which stores stream fastest to memory as clear_pages()
+the cache (the one the run has, measured where it differs from sysfs's LLC) the extents ask
+one question, which stores stream fastest to memory as clear_pages()
 clears fresh pages, so they are judged as one range (judge_range): each kernel against the
 fastest within each run, averaged over the range's extents. Judged per extent, a kernel that
 trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here,

@@ -2,10 +2,12 @@
 
 One compact sweep (every available clear kernel x a ladder of extents, clearing one region
 in batches of each extent) answers: which kernel clears fastest for which extent range; the
-knee, from which clear_pages()'s kernel runs markedly faster as the CPU stops allocating
-cache lines for its stores, against the LLC size from sysfs; and for each latency budget,
-the batch that clears fastest while its worst batch stays inside the budget in 9 visits
-of 10.
+knee, from which clear_pages()'s kernel runs markedly faster (on AMD Zen, as the CPU stops
+allocating cache lines for its stores), where the step is clear, and none where it is not;
+and for each latency budget, the batch that clears fastest while its worst batch stays
+inside the budget in 9 visits of 10. The cache the run has is measured first
+(pagezero.studies.cache), beside sysfs's LLC: from it on, the extents are one streaming
+question.
 
 The run is the unit: the sweep is made over several fresh processes, as one process can land
 on a lucky or unlucky physical placement of its memory. Candidates within the noise between
@@ -22,7 +24,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from pagezero.analysis.knee import KNEE_CLEAR_STEP
+from pagezero.analysis.cache import MeasuredCache, llc_source
+from pagezero.analysis.knee import clear_knee
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
 from pagezero.results.points import point_summary
@@ -33,7 +36,7 @@ from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernels
-from pagezero.system.machine import llc_bytes
+from pagezero.system.machine import llc_bytes, machine
 from pagezero.system.memory import region
 
 if TYPE_CHECKING:
@@ -122,6 +125,7 @@ def advise(
     budgets_ms: Iterable[float] = DEFAULT_BUDGETS_MS,
     progress: IO[str] | None = None,
     runs: int | None = None,
+    cache: MeasuredCache | None = None,
 ) -> Advice:
     """Sweep this machine and return an Advice.
 
@@ -138,6 +142,10 @@ def advise(
     runs : int or None
         The runs (fresh processes, one after the other) to measure over;
         default SWEEPS' (at least 3 unless quick), or 1 with quick.
+    cache : MeasuredCache or None
+        The cache the run has (e.g. the report's extents study's); measured
+        first when None (pagezero.studies.cache.measure_cache), but with quick,
+        which takes sysfs's LLC.
 
     Returns
     -------
@@ -156,6 +164,9 @@ def advise(
     budgets = _check_budgets(budgets_ms)
     cfg = dict(SWEEPS["quick" if quick else "default"])
     cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
+    if cache is None:
+        cache = _cache(quick, progress)
+    cfg["cache"] = cache
     names = [k.name for k in kernels("clear") if k.available]
     grid = dict(
         size=[cfg["region"]], batch=list(cfg["extents"]), kernel=names, loops=[cfg["passes"]]
@@ -239,9 +250,21 @@ def _backing(results: Iterable[BatchResult]) -> str:
     return " and ".join(dict.fromkeys(_BACKING_WORDS.get(b, b) for b in raw)) or "4KB"
 
 
-def _streaming_from(llc: int, knee_bytes: int, step: float) -> int | None:
-    """Where best_kernels()' one range starts: the LLC's size, else a clear knee, else None."""
-    return llc or (knee_bytes if step >= KNEE_CLEAR_STEP else None)
+def _cache(quick: bool, progress: IO[str] | None) -> MeasuredCache:
+    """The cache the run has: measured (quick: sysfs's LLC, unmeasured)."""
+    llc = llc_bytes()
+    if quick:
+        return MeasuredCache(None, None, llc, llc_source(machine()))
+    from pagezero.studies.cache import measure_cache  # it sweeps as the report does
+
+    if progress:
+        print("pagezero advise: measuring the cache this run has", file=progress, flush=True)
+    return measure_cache()
+
+
+def _streaming_from(cache: int | None, knee_bytes: int, step: float) -> int | None:
+    """Where best_kernels()' one range starts: the cache's size, else a clear knee, else None."""
+    return cache or clear_knee(knee_bytes, step)
 
 
 def _analyse(
@@ -261,7 +284,9 @@ def _analyse(
     extents = sorted({e for _, e in cells})
     knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items() if k == knee_kernel})
     llc = llc_bytes() or 0
-    streaming = _streaming_from(llc, knee_bytes, step)
+    cache = cfg.get("cache") or MeasuredCache(None, None, llc or None)
+    # The measured cache where it differs from sysfs's LLC (which a VM may show whole).
+    streaming = _streaming_from(cache.effective_bytes, knee_bytes, step)
     rows = [batch_for_budget(cells, b, order, knee_kernel, streaming) for b in budgets]
     return Advice(
         knee_bytes=knee_bytes,
@@ -281,4 +306,5 @@ def _analyse(
         knee_tied=tuple(knee_tied),
         backing=_backing(results),
         interrupted=interrupted,
+        cache=cache.to_json(),
     )

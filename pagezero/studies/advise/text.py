@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, clear_knee, is_clear_step
 from pagezero.studies.advise.answers import budget_line, own_kernel_batches, own_kernel_line
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.studies.advise.vector import vector_context_line
@@ -21,8 +21,10 @@ class Advice:
     Attributes
     ----------
     knee_bytes : int or None
-        The extent, in bytes, from which clear_pages()'s kernel clears
-        markedly faster; None where there is no knee.
+        The best one-step split of clear_pages()'s kernel's rate over the extents,
+        in bytes (None where too few extents were measured): a knee only where
+        knee_step is a clear step (pagezero.analysis.knee.is_clear_step); to_json()
+        gives null otherwise.
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
@@ -55,6 +57,9 @@ class Advice:
         None, or the signal that cut the sweep short ("SIGINT").
     rounds : int
         The shuffled visits of every cell per run, that the passes were spread over.
+    cache : dict or None
+        The cache the run has (pagezero.analysis.cache.MeasuredCache.to_json()),
+        beside sysfs's LLC; None where not known.
     """
 
     knee_bytes: int | None
@@ -74,6 +79,7 @@ class Advice:
     backing: str = "4KB"
     interrupted: str | None = None
     rounds: int = 1
+    cache: dict[str, Any] | None = None
 
     def clear_pages_batches(self) -> list[tuple[dict[str, Any], bool]]:
         """Per budget, the batch for clear_pages()'s own kernel alone, and whether it fits.
@@ -96,12 +102,19 @@ class Advice:
             Today's keys, and "tied", "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
             "checked_against" per row, "knee_tied", "runs", "backing" and
             "clear_pages_batch" (per budget, the batch for clear_pages()'s own kernel,
-            rows of the "batch" shape); "interrupted" (the signal's name) when a signal
-            cut the sweep short. "knee_bytes" is null when there is no knee. Sizes in
-            bytes, rates in bytes/sec, latencies in ms.
+            rows of the "batch" shape); "knee_bytes" null where the step is not a clear
+            one, with "knee_step" (the largest step), "knee_split_bytes" (where it is) and
+            "knee_extents" (the extents tried); "cache" (the cache the run has, beside
+            sysfs's LLC, or null); "interrupted" (the signal's name) when a signal cut the
+            sweep short. Sizes in bytes, rates in bytes/sec, latencies in ms.
         """
+        split = None if self.knee_bytes is None else int(self.knee_bytes)
         doc: dict[str, Any] = {
-            "knee_bytes": None if self.knee_bytes is None else int(self.knee_bytes),
+            "knee_bytes": None if split is None else clear_knee(split, self.knee_step),
+            "knee_step": float(self.knee_step),
+            "knee_split_bytes": split,
+            "knee_extents": [int(e) for e in self.extents if e >= KNEE_MIN_EXTENT],
+            "cache": self.cache,
             "llc_bytes": int(self.llc_bytes),
             "best_kernel": [dict(r) for r in self.best_kernel],
             "batch": [dict(r) for r in self.batch],
@@ -175,7 +188,7 @@ class Advice:
         )
         if any(r.get("pooled") for r in self.best_kernel):
             heading = heading[:-2] + (
-                "; from the LLC's size on, one question judged over all its extents: which "
+                "; from the cache's size on, one question judged over all its extents: which "
                 "stores stream fastest to memory):"
             )
         lines = [heading]
@@ -233,10 +246,16 @@ class Advice:
 
     def _knee_line(self) -> str:
         gb = format_gbps
-        llc, tied = "the LLC size is unknown (sysfs gives none)", ""
+        llc, tied, where = "the LLC size is unknown (sysfs gives none)", "", ""
         if self.llc_bytes:
             llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs)"
-        if self.knee_bytes is None or self.knee_step < KNEE_CLEAR_STEP:
+        measured = (self.cache or {}).get("cache_bytes")
+        if (self.cache or {}).get("source") != "measured":
+            measured = None
+        if measured:
+            # No knee is placed against sysfs's LLC where the run has another cache.
+            llc += f"; the cache this run has is {format_size(measured)} (measured)"
+        if self.knee_bytes is None or not is_clear_step(self.knee_step):
             at = "" if self.knee_bytes is None else f", at {format_size(self.knee_bytes)}"
             return (
                 f"Knee: none for {self.knee_kernel} (clear_pages() here): its largest step "
@@ -247,8 +266,8 @@ class Advice:
         }
         below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
         above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
-        if self.llc_bytes:
-            llc += f", so the knee sits at {self.knee_bytes / self.llc_bytes:.2g}x the LLC"
+        if self.llc_bytes and not measured:
+            where = f", so the knee sits at {self.knee_bytes / self.llc_bytes:.2g}x the LLC"
         if self.knee_tied:
             tied = f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
             tied += "(the smallest is taken)"
@@ -256,7 +275,7 @@ class Advice:
             f"Knee: {self.knee_kernel} (clear_pages() here) clears "
             f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
             f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
-            f"from there); {llc}{tied}."
+            f"from there); {llc}{where}{tied}."
         )
 
 

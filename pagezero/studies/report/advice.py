@@ -4,6 +4,7 @@ the summary."""
 
 import os
 
+from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
 from pagezero.studies.advise.answers import verdict
 from pagezero.studies.advise.study import advise
@@ -28,7 +29,9 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
     """pagezero.advise() as advice.json and a table per latency budget."""
     interrupted = None
     try:
-        advice = advise(quick=quick)
+        # The extents study's measured cache, where it ran: advise need not measure it again.
+        cache = run_cache(info) if info.get(INFO_KEY) else None
+        advice = advise(quick=quick, cache=cache)
     except KeyboardInterrupt as e:
         # advise's partial: the Advice from the cells measured, or None.
         stop = as_interrupted(e)
@@ -71,8 +74,9 @@ def _answer(row, fits, own, advice, question):
 def _tabulate(section, advice, quick):
     region = format_size(advice.region_bytes)
     beyond = ""
-    if advice.llc_bytes and advice.region_bytes > advice.llc_bytes:
-        beyond = " (larger than the LLC, as the kernel clears fresh pages)"
+    cache = (advice.cache or {}).get("effective_bytes") or advice.llc_bytes
+    if cache and advice.region_bytes > cache:
+        beyond = " (larger than the cache, as the kernel clears fresh pages)"
     question = f"clearing a {region} region{beyond} in batches between resched points"
     rows = [
         "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with "

@@ -1,17 +1,18 @@
 """The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of 4KB up
-to the whole region, on the kernel's own mappings: where the CPU stops allocating cache
-lines (the LLC knee of "mm: folio_zero_user: clear contiguous pages", 2025), compared with
-the LLC size."""
+to the whole region, on the kernel's own mappings: where the rate steps (on AMD Zen, where
+rep stosb stops allocating cache lines: the LLC knee of "mm: folio_zero_user: clear
+contiguous pages", 2025), compared with the cache the run has (measured where it differs
+from sysfs's LLC)."""
 
 from functools import partial
 
-from pagezero.analysis.knee import KNEE_MIN_EXTENT
+from pagezero.analysis.cache import run_cache
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, is_clear_step
 from pagezero.figures import plot_rates
 from pagezero.studies.report.cells import cells, sweep_study
 from pagezero.studies.report.words import knee_line, knee_of, knee_row, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
-from pagezero.system.kernels import kernel_roles
-from pagezero.system.machine import llc_bytes
+from pagezero.system.kernels import kernel_roles, kernels
 from pagezero.units import format_size
 
 
@@ -26,20 +27,45 @@ def _chunk_of(r):
     return r.params["chunk"] or r.params["size"]
 
 
+def allocation_evidence(kernel, knees, temporal):
+    """Whether a kernel's clear step speaks of cache-line allocation: a temporal store's step
+    that every non-temporal store measured beside it lacks (at least one measured)."""
+    streaming = [k for name, k in knees.items() if name not in temporal]
+    return (
+        kernel in temporal
+        and bool(streaming)
+        and not any(k and is_clear_step(k["step"]) for k in streaming)
+    )
+
+
 def _tabulate(section, rs, size, backing, info):
-    llc = llc_bytes(info)
+    cache = run_cache(info)
+    llc = cache.effective_bytes
     table = cells(rs, _chunk_of)
     knees = [
         "| kernel | chunks below the knee | median GB/s | chunks from the knee | "
         "median GB/s | step |",
         "|---|---|---|---|---|---|",
     ]
-    for kernel, by_x in sorted(table.items()):
-        by_chunk = {x: c["median"] for x, c in by_x.items()}
-        k = knee_of(by_chunk)
+    by_kernel = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
+    found = {f: knee_of(by_chunk) for f, by_chunk in by_kernel.items()}
+    temporal = {k.name for k in kernels("clear") if k.temporal}
+    for kernel, k in sorted(found.items()):
         if k:
             knees.append(knee_row(kernel, k))
-            section.summary.append(knee_line(kernel, k, by_chunk, llc, size, backing.label))
+            evidence = allocation_evidence(kernel, found, temporal)
+            section.summary.append(
+                knee_line(
+                    kernel,
+                    k,
+                    by_kernel[kernel],
+                    llc,
+                    size,
+                    backing.label,
+                    evidence=evidence,
+                    cache_words=f"cache: {cache.words()}",
+                )
+            )
     xs = sorted({x for by_x in table.values() for x in by_x})
     section.body = [
         f"One {format_size(size)} region on {backing.label} pages cleared per loop "
@@ -61,7 +87,7 @@ def _tabulate(section, rs, size, backing, info):
 
 
 def study_chunks(out_dir, cfg, info, functions, progress):
-    """One region beyond the LLC cleared in chunks of 4KB up to all of it: the step in rate."""
+    """One region beyond the cache cleared in chunks of 4KB up to all of it: the step in rate."""
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
     backing = kernel_backing(size)

@@ -3,10 +3,11 @@ cold, the state perf's repeated loops measure is hot."""
 
 from functools import partial
 
+from pagezero.analysis.cache import run_cache
 from pagezero.results.points import summarize_points
 from pagezero.studies.report.cells import sweep_study
 from pagezero.studies.report.chunks import by_role
-from pagezero.studies.report.scales import MB
+from pagezero.studies.report.scales import KB, MB
 from pagezero.studies.report.words import rate, ratio, runs_line
 from pagezero.units import format_size
 
@@ -17,8 +18,17 @@ def condition_kernels(functions):
     return by_role(("clear_pages", "streaming"), functions)
 
 
+def cold_extents(cfg, info):
+    """cfg's cold extents, or 64KB, 2MB and the cache the run has (measured where it differs)."""
+    if cfg["cold_extents"]:
+        return list(cfg["cold_extents"])
+    cache = run_cache(info).effective_bytes or 32 * MB
+    return sorted({64 * KB, 2 * MB, cache})
+
+
 def study_cold(out_dir, cfg, info, functions, progress):
     """Hot and cold rates per kernel and extent, on 4KB pages: what a hot benchmark flatters."""
+    cfg = dict(cfg, cold_extents=cold_extents(cfg, info))
     points = []
     for e in cfg["cold_extents"]:
         # ~tens of ms per run; tsc: a small clear takes tens of ns.

@@ -1,16 +1,29 @@
-"""The extents study: every available clear kernel over extents from 4KB to beyond the LLC,
+"""The extents study: every available clear kernel over extents from 4KB to beyond the cache,
 dense around the cache sizes (which kernel wins where), on the kernel's own mappings (2MB
-pages when this machine gives them)."""
+pages when this machine gives them). From the temporal kernels' fall it measures the cache
+the run has (pagezero.analysis.cache), extends the extents until they reach the memory
+plateau and twice that cache, and sets it in the machine() dict the later studies are
+given (analysis.cache.run_cache reads it there)."""
 
 from functools import partial
 
+from pagezero.analysis.cache import INFO_KEY
 from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes
-from pagezero.studies.report.cells import cells, sweep_study
+from pagezero.studies.cache import cache_of, extend
+from pagezero.studies.report.cells import Section, cells, finish, run_points
+from pagezero.studies.report.headline import (
+    answer,
+    cache_line,
+    headline_rows,
+    headline_table,
+    pages_by_extent,
+    pages_words,
+)
 from pagezero.studies.report.scales import MB, SMALL_REGION
 from pagezero.studies.report.words import fastest_lines, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
-from pagezero.system.machine import llc_bytes
+from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import format_size
 
 
@@ -25,23 +38,38 @@ def extent_points(extents, functions, region_args):
 
 
 def _tabulate(section, rs, backing, info):
-    llc = llc_bytes(info)
     table = cells(rs, extent_of)
     xs = sorted({x for by_x in table.values() for x in by_x})
-    section.summary = fastest_lines(table, xs, llc)
+    cache = cache_of({f: {x: c["median"] for x, c in by.items()} for f, by in table.items()}, info)
+    info[INFO_KEY] = cache.to_json()  # for the studies after this one
+    llc, words = cache.effective_bytes, cache.words()
+    nontemporal = {k.name for k in kernels("clear") if not k.temporal}
+    rows = headline_rows(table, xs, cache, clear_pages_kernel())
+    section.answers = [answer(r, nontemporal) for r in rows]
+    section.summary = [cache_line(cache, xs[-1]), *fastest_lines(table, xs, llc, words)]
+    pages = pages_words(pages_by_extent(rs, backing.label))
+    section.title = f"Kernels by extent ({pages})"
     section.body = [
-        f"Each kernel clears an extent in one call, repeatedly, on {backing.label} "
-        f"pages (the kernel clears through its direct map's huge pages); extents "
-        f"under {format_size(SMALL_REGION)} are cleared in extent-sized calls over a "
-        f"{format_size(SMALL_REGION)} region so the timing clock does not count. "
-        f"Up to the LLC the buffer is hot; beyond it, each loop streams through "
-        f"memory. {runs_line(rs)} GB/s:",
+        f"Each kernel clears an extent in one call, repeatedly, on {pages} (the kernel "
+        f"clears through its direct map's huge pages; a buffer under 2MB cannot be on a "
+        f"2MB page); extents under {format_size(SMALL_REGION)} are cleared in extent-sized "
+        f"calls over a {format_size(SMALL_REGION)} region so the timing clock does not "
+        f"count. Up to the cache, {words}, the buffer is hot; beyond it, each loop streams "
+        f"through memory. {runs_line(rs)} GB/s:",
         "",
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
         *markdown_table(table, xs, "extent", llc),
         "",
         "![rate by extent](extents.png)",
     ]
+    if rows:
+        section.body += [
+            "",
+            "The headline table: clear_pages()'s kernel on this CPU against the fastest "
+            "other store, at the largest extent in cache and the largest beyond it (GB/s):",
+            "",
+            *headline_table(rows),
+        ]
 
 
 def study_extents(out_dir, cfg, info, functions, progress):
@@ -49,8 +77,10 @@ def study_extents(out_dir, cfg, info, functions, progress):
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())
-    heading = f"Kernels by extent ({backing.label} pages)"
+    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
+    if cfg.get("extend_extents"):
+        rs = extend(rs, functions, info, cfg["runs"], cfg["warmup"], progress)
+    section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
     title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
-    tabulate = partial(_tabulate, backing=backing, info=info)
-    figure = dict(plot=plot_rates, title=title)
-    return sweep_study(out_dir, "extents", heading, cfg, progress, points, tabulate, **figure)
+    tabulate = partial(_tabulate, section, rs, backing=backing, info=info)
+    return finish(section, out_dir, "extents", rs, tabulate, plot=plot_rates, title=title)

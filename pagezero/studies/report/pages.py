@@ -9,18 +9,18 @@ against 76 GB/s on THP).
 
 from functools import partial
 
+from pagezero.analysis.cache import run_cache
 from pagezero.studies.report.cells import Section, cells, sweep_study
 from pagezero.studies.report.words import cell_text, marked, rate, ratio, runs_line, spread_footnote
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.kernels import clear_pages_kernel
-from pagezero.system.machine import llc_bytes
 from pagezero.units import format_size
 
 
 def _tabulate(section, rs, size, small, huge, info):
     label_of = {(b.page, b.thp): b.label for b in (small, huge)}
     table = cells(rs, lambda r: label_of.get((r.params["page"], r.params.get("thp"))))
-    llc = llc_bytes(info)
+    llc = run_cache(info).effective_bytes  # the measured cache where it differs from sysfs
     small_l, huge_l = small.label, huge.label
     rows = [
         f"| kernel | {small_l} GB/s | {huge_l} GB/s | {huge_l} / {small_l} |",

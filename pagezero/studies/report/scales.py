@@ -9,6 +9,8 @@ KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 # around it do not count.
 SMALL_REGION = 256 * KB
 
+# extend_extents: the extents study doubles its largest extent until the temporal kernels
+# reach the memory plateau and twice the cache they fall from (never in tiny: seconds).
 # runs: fresh processes per point (pagezero report --runs overrides it). page_size: the
 # region of the 4KB-against-2MB table. cold_loop_div: fewer loops for the cold study (tiny:
 # seconds, not a measurement).
@@ -20,13 +22,14 @@ FULL = dict(
     chunk_loops=3,
     fault_size=1 * GB,
     fault_loops=5,
-    cold_extents=[64 * KB, 2 * MB, 32 * MB],
+    cold_extents=None,  # 64KB, 2MB and the cache the run has (report.cold)
     thread_size=1 * GB,
     chunk_kernels=("clear_pages", "streaming", "portable"),
     chunks=None,
     page_size=1 * GB,
     page_loops=3,
     cold_loop_div=1,
+    extend_extents=True,
 )
 QUICK = dict(
     FULL,
@@ -57,5 +60,6 @@ TINY = dict(
     page_size=16 * MB,
     page_loops=1,
     cold_loop_div=8,
+    extend_extents=False,
 )
 SCALES = {"full": FULL, "quick": QUICK, "tiny": TINY}

@@ -6,7 +6,7 @@ and summary alike: a number the summary quotes is the very string of a table cel
 
 import statistics
 
-from pagezero.analysis.knee import KNEE_CLEAR_STEP, KNEE_MIN_EXTENT, TIE, best_kernels, find_knee
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, TIE, best_kernels, find_knee, is_clear_step
 from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
 
@@ -42,7 +42,7 @@ def span(lo, hi):
 
 
 def marked(cell, llc):
-    """Whether a cell beyond the LLC (any, when it is 0) spread over SPREAD_LIMIT_PCT in runs."""
+    """Whether a cell beyond the cache `llc` (any, when 0) spread over SPREAD_LIMIT_PCT in runs."""
     beyond = not llc or (cell.get("size") or 0) > llc
     return beyond and cell["spread_of"] == "runs" and cell["spread_pct"] > SPREAD_LIMIT_PCT
 
@@ -77,7 +77,7 @@ def markdown_table(table, xs, x_label, llc):
 def spread_footnote():
     """The footnote that explains SPREAD_MARK."""
     return (
-        f"{SPREAD_MARK} beyond the LLC, the runs' medians of this cell spread by more "
+        f"{SPREAD_MARK} beyond the cache, the runs' medians of this cell spread by more "
         f"than {SPREAD_LIMIT_PCT:g}% (coefficient of variation): each process got its "
         f"own physical placement of the buffer; more runs (--runs) narrow it down."
     )
@@ -100,12 +100,32 @@ def runs_line(rs):
     )
 
 
-def fastest_lines(table, xs, llc):
-    """The summary's "fastest" sentences: per range of extents its kernel, at both ends."""
+def hot_question(cache_words):
+    """HOT_QUESTION, naming the cache it means ("64MB (measured; sysfs's LLC: 480MB)")."""
+    return f"reusing a buffer while it is hot, in a cache of {cache_words}"
+
+
+def stream_question(cache_words):
+    """STREAM_QUESTION, naming the cache it means."""
+    return (
+        f"streaming through a region larger than the cache, {cache_words}, "
+        "as the kernel clears fresh pages"
+    )
+
+
+def fastest_lines(table, xs, llc, cache_words=None):
+    """The summary's "fastest" sentences: per range of extents its kernel, at both ends.
+
+    llc: the cache that splits hot from streaming extents; cache_words: which cache it is,
+    in words, said in the questions (sysfs's LLC, unnamed, when None).
+    """
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
+    questions = (HOT_QUESTION, STREAM_QUESTION)
+    if cache_words:
+        questions = (hot_question(cache_words), stream_question(cache_words))
     lines = []
-    for question, group in ((HOT_QUESTION, hot), (STREAM_QUESTION, stream)):
+    for question, group in zip(questions, (hot, stream)):
         for r in best_kernels(rates, group) if group else ():
             lo, hi, k = r["min_bytes"], r["max_bytes"], r["kernel"]
             ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
@@ -142,10 +162,15 @@ def knee_row(kernel, k):
     )
 
 
-def knee_line(kernel, k, by_chunk, llc, region, label):
-    """The chunk study's sentence of one kernel: no clear step, a step near the LLC, or else."""
+def knee_line(kernel, k, by_chunk, llc, region, label, evidence=False, cache_words=None):
+    """The chunk study's sentence of one kernel: no clear step, a step near the cache, or else.
+
+    Cache-line allocation is spoken of only with `evidence` (a temporal store's step that
+    the non-temporal stores measured beside it do not show); a rate alone says only where
+    it steps. cache_words: the cache compared with, in words ("LLC: 32MB" by default).
+    """
     xs = sorted(by_chunk)
-    if k["step"] < KNEE_CLEAR_STEP:
+    if not is_clear_step(k["step"]):
         return (
             f"{kernel}: no clear step in rate with chunk size up to {format_size(xs[-1])} "
             f"(whole {format_size(region)} region on {label} pages: "
@@ -159,10 +184,16 @@ def knee_line(kernel, k, by_chunk, llc, region, label):
     )
     knee, last_below = k["knee"], k["below"][-1]
     if llc and llc // 2 <= knee <= 2 * llc and last_below >= llc // 4:
-        # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on AMD
-        # Zen: long enough stores stop allocating cache lines near the LLC size.
+        cache = cache_words or f"LLC: {format_size(llc)}"
+        if evidence:
+            # The threshold "mm: folio_zero_user: clear contiguous pages" (2025) reports on
+            # AMD Zen: long enough stores stop allocating cache lines near the LLC size.
+            return (
+                f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
+                f"call here, a step the non-temporal stores do not show ({cache}): {where}."
+            )
         return (
-            f"{kernel} stops allocating cache lines above ~{format_size(last_below)} per "
-            f"call here (LLC: {format_size(llc)}): {where}."
+            f"{kernel}: the rate steps up at {format_size(knee)} per call, near the cache "
+            f"({cache}): {where}."
         )
     return f"{kernel}: the rate steps up at {format_size(knee)} per call: {where}."

@@ -1,0 +1,128 @@
+"""Measuring the cache a run has: the temporal kernels over a ladder of extents, each cleared
+repeatedly in one call (hot), extended until the rates reach the memory plateau and twice
+the cache (pagezero.analysis.cache reads the fall). `pagezero info --measure` and advise
+use it; the report's extents study measures every kernel and reads its own table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
+from pagezero.results.points import summarize_points
+from pagezero.results.resultset import ResultSet
+from pagezero.system.backing import kernel_backing
+from pagezero.system.kernels import kernels
+from pagezero.system.machine import cache_bytes, llc_bytes, machine
+
+MB = 1 << 20
+
+# How many times the ladder may be doubled past its top to reach the plateau.
+MOST_EXTENSIONS = 3
+
+
+def temporal_kernels(functions: Sequence[str] | None = None) -> list[str]:
+    """The available temporal clear kernels (among `functions` when given), in table order."""
+    names = [k.name for k in kernels("clear") if k.available and k.temporal]
+    return [n for n in names if functions is None or n in functions]
+
+
+def rates_of(rs: Any, functions: Sequence[str]) -> dict[str, dict[int, float]]:
+    """{kernel: {extent: median rate}} of an extents sweep's results, for `functions`."""
+    rates: dict[str, dict[int, float]] = {}
+    for first, summary in summarize_points(rs).values():
+        if first.function in functions:
+            extent = int(first.params.get("chunk") or first.params["size"])
+            rates.setdefault(first.function, {})[extent] = summary["median"]
+    return rates
+
+
+def cache_of(rates: Mapping[str, Mapping[int, float]], info: Mapping[str, Any]) -> MeasuredCache:
+    """measured_cache() of the temporal kernels' rates, beside the machine() dict's LLC."""
+    temporal = {k: by for k, by in rates.items() if k in temporal_kernels()}
+    return measured_cache(
+        temporal, llc_bytes(info), llc_source(info), above_bytes=cache_bytes(info, 2) or 0
+    )
+
+
+def extend(
+    rs: Any,
+    functions: Sequence[str],
+    info: Mapping[str, Any],
+    runs: int,
+    warmup: int,
+    progress: IO[str] | None = None,
+) -> Any:
+    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache."""
+    # The report's sweep helpers, imported here: the report's package imports advise, which
+    # imports this module.
+    from pagezero.studies.report.cells import run_points
+    from pagezero.studies.report.extents import extent_points
+
+    memory = (info.get("memory") or {}).get("available_bytes")
+    above = cache_bytes(info, 2) or 0
+    temporal = temporal_kernels(functions)
+    for _ in range(MOST_EXTENSIONS):
+        if rs.interrupted:
+            break
+        add = extents_to_add(rates_of(rs, temporal), memory, above, most=1)
+        if not add:
+            break
+        backing = kernel_backing(max(add))
+        more = run_points(
+            "memset", extent_points(add, functions, backing.region_args()), runs, warmup, progress
+        )
+        rs = ResultSet(rs.results + more.results, rs.runs + more.runs, rs.machine, more.interrupted)
+    return rs
+
+
+def default_ladder(info: Mapping[str, Any]) -> list[int]:
+    """Powers of two from twice the L2 (1MB if unknown) to twice sysfs's LLC (256MB at least)."""
+    low = 2 * (cache_bytes(info, 2) or 512 << 10)
+    high = max(2 * (llc_bytes(info) or 0), 256 * MB)
+    memory = (info.get("memory") or {}).get("available_bytes")
+    if memory:
+        high = min(high, memory // 4)
+    return [1 << s for s in range(low.bit_length() - 1, high.bit_length()) if low <= 1 << s <= high]
+
+
+def measure_cache(
+    info: Mapping[str, Any] | None = None,
+    runs: int = 3,
+    progress: IO[str] | None = None,
+    extents: Sequence[int] | None = None,
+) -> MeasuredCache:
+    """Measure the cache a run has: the temporal kernels' fall over extents, beside sysfs.
+
+    Parameters
+    ----------
+    info : dict or None
+        A machine() dict (this machine's when None).
+    runs : int
+        Fresh processes per point (3: one process's placement, or a loaded machine's
+        stretch, can fake a fall that the median over runs does not show).
+    progress : file or None
+        Where the sweeps report progress.
+    extents : sequence of int or None
+        The ladder, in bytes (default_ladder()'s by default); extended past its top,
+        doubling, until the rates reach the memory plateau and twice the cache.
+
+    Returns
+    -------
+    MeasuredCache
+        The measured cache; cache_bytes None where no temporal kernel falls.
+    """
+    from pagezero.studies.report.cells import run_points  # as in extend()
+    from pagezero.studies.report.extents import extent_points
+
+    info = info if info is not None else machine()
+    functions = temporal_kernels()
+    if not functions:
+        return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
+    ladder = list(extents) if extents else default_ladder(info)
+    backing = kernel_backing(max(ladder))
+    rs = run_points(
+        "memset", extent_points(ladder, functions, backing.region_args()), runs, 0, progress
+    )
+    rs = extend(rs, functions, info, runs, 0, progress)
+    return cache_of(rates_of(rs, functions), info)

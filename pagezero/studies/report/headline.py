@@ -1,0 +1,171 @@
+"""The extents study's findings first: the cache the run has, and which store clears fastest
+in cache and beyond it against clear_pages()'s own kernel, as ratios, from the
+kernels-by-extent table (nothing here measures; every figure is a cell of that table)."""
+
+from pagezero.analysis.knee import TIE
+from pagezero.studies.report.words import rate, ratio, span
+from pagezero.units import format_size
+
+TABLE = "kernels-by-extent table"
+HEADLINE = "headline table"
+
+
+def cache_line(cache, largest):
+    """The summary's sentence on the cache the run has (a MeasuredCache), and which is used."""
+    llc = "none" if not cache.llc_bytes else format_size(cache.llc_bytes)
+    where = f"sysfs's LLC ({llc}" + (f", {cache.llc_source})" if cache.llc_source else ")")
+    if cache.cache_bytes is None:
+        used = (
+            f'"in cache" here means up to sysfs\'s LLC ({llc})'
+            if cache.llc_bytes
+            else 'no cache size is known, so no extent is called "in cache"'
+        )
+        return (
+            f"The temporal kernels' rates show no cache (fewer than half of them fall from a "
+            f"cache level to a memory plateau over the extents measured, up to "
+            f"{format_size(largest)}): {used} ({TABLE})."
+        )
+    fall = (
+        f"the temporal kernels clear at cache speed up to {format_size(cache.cache_bytes)} "
+        f"and at the memory plateau from {format_size(cache.plateau_bytes)}"
+    )
+    if cache.source == "measured":
+        return (
+            f"The cache this run has is {format_size(cache.cache_bytes)}, measured, not "
+            f'{where}: {fall} ({TABLE}); "in cache" and "beyond the cache" here '
+            f"mean the measured {format_size(cache.cache_bytes)}."
+        )
+    return f"The cache this run has agrees with {where}: {fall} ({TABLE})."
+
+
+def _kind(kernel, nontemporal):
+    return "non-temporal" if kernel in nontemporal else "temporal"
+
+
+def headline_rows(table, xs, cache, clear_pages):
+    """The headline table's rows: in cache and beyond it, clear_pages()'s kernel's rate against
+    the fastest other store's, and the kernels tied with the fastest (within TIE).
+
+    In cache: at the largest extent measured at cache speed (cache.cache_bytes, within the
+    cache the studies use, cache.effective_bytes), else at half that cache (an extent the
+    size of the cache is partly out of it); beyond it: at the largest extent measured, from
+    twice that cache. None where the table does not reach there, clear_pages()'s kernel
+    or another is missing, or no cache is known.
+    """
+    size = cache.effective_bytes
+    if not size or not xs:
+        return []
+    rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
+    which = "measured" if cache.source == "measured" else "sysfs's LLC"
+    at_speed = cache.cache_bytes if cache.cache_bytes and cache.cache_bytes <= size else size // 2
+    inside = [x for x in xs if x <= at_speed]
+    beyond = [x for x in xs if x >= 2 * size]
+    rows = []
+    for where, group in (
+        (f"In cache (up to {format_size(size)}, {which})", inside),
+        (f"Beyond the cache ({format_size(size)}, {which})", beyond),
+    ):
+        if not group:
+            continue
+        x = max(group)
+        here = {k: r[x] for k, r in rates.items() if r.get(x)}
+        others = {k: v for k, v in here.items() if k != clear_pages}
+        if clear_pages not in here or not others:
+            continue
+        fastest = max(here, key=here.get)
+        other = max(others, key=others.get)
+        tied = sorted(k for k in here if k != fastest and here[k] >= (1 - TIE) * here[fastest])
+        rows.append(
+            dict(
+                where=where,
+                extent=x,
+                clear_pages=clear_pages,
+                clear_pages_rate=here[clear_pages],
+                other=other,
+                other_rate=here[other],
+                fastest=fastest,
+                tied=tied,
+            )
+        )
+    return rows
+
+
+def headline_table(rows):
+    """The headline table (markdown lines) of headline_rows(); [] when none."""
+    if not rows:
+        return []
+    lines = [
+        "| where | extent | clear_pages()'s kernel | GB/s | fastest other store | GB/s | "
+        "other / clear_pages() |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['where']} | {format_size(r['extent'])} | {r['clear_pages']} | "
+            f"{rate(r['clear_pages_rate'])} | {r['other']} | {rate(r['other_rate'])} | "
+            f"{ratio(r['other_rate'] / r['clear_pages_rate'])} |"
+        )
+    return lines
+
+
+def answer(row, nontemporal):
+    """One headline row as the summary's sentence: which store clears fastest, ties as ties."""
+    cp, other = row["clear_pages"], row["other"]
+    c, o = rate(row["clear_pages_rate"]), rate(row["other_rate"])
+    times = ratio(row["other_rate"] / row["clear_pages_rate"])
+    at = f"{row['where']}, {format_size(row['extent'])} extents"
+    if row["fastest"] == cp or cp in row["tied"]:
+        lead = f"clear_pages()'s {cp} clears fastest"
+        if cp in row["tied"]:
+            lead = f"clear_pages()'s {cp} ties with the fastest, {row['fastest']}, within {TIE:.0%}"
+        elif row["tied"]:
+            lead += f", tied within {TIE:.0%} with {', '.join(row['tied'])}"
+        return (
+            f"{at}: {lead} ({c} GB/s); the fastest other store, {other} "
+            f"({_kind(other, nontemporal)}), clears {times} as fast ({o} GB/s; {HEADLINE})."
+        )
+    ties = f", tied within {TIE:.0%} with {', '.join(row['tied'])}" if row["tied"] else ""
+    return (
+        f"{at}: {_kind(other, nontemporal)} stores ({other}{ties}) clear {times} as fast as "
+        f"clear_pages()'s {cp} here ({o} vs {c} GB/s; {HEADLINE})."
+    )
+
+
+def headline_answers(table, xs, cache, clear_pages, nontemporal):
+    """The answers: the fastest store in cache and beyond it against clear_pages()'s kernel."""
+    return [answer(r, nontemporal) for r in headline_rows(table, xs, cache, clear_pages)]
+
+
+def pages_by_extent(rs, backing_label):
+    """{extent: the pages it was on, in words}: "4KB" where smaps saw no huge page of it."""
+    shares = {}
+    for r in rs.results:
+        extent = int(r.params.get("chunk") or r.params["size"])
+        share = (r.details or {}).get("huge_share")
+        if share is not None:
+            shares.setdefault(extent, []).append(share)
+    out = {}
+    for r in rs.results:
+        extent = int(r.params.get("chunk") or r.params["size"])
+        if extent not in shares:
+            out[extent] = backing_label
+        elif min(shares[extent]) >= 0.99:
+            out[extent] = backing_label
+        elif max(shares[extent]) == 0:
+            out[extent] = "4KB"
+        else:
+            out[extent] = f"{backing_label} for {min(shares[extent]):.0%} of the buffer"
+    return out
+
+
+def pages_words(pages):
+    """pages_by_extent() as a heading's words: "4KB pages for 4KB to 1MB, 2MB THP from 2MB"."""
+    runs = []
+    for x in sorted(pages):
+        if runs and runs[-1][0] == pages[x]:
+            runs[-1][2] = x
+        else:
+            runs.append([pages[x], x, x])
+    if len(runs) == 1:
+        return f"{runs[0][0]} pages"
+    return ", ".join(f"{label} pages for {span(lo, hi)}" for label, lo, hi in runs)

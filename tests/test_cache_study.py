@@ -10,7 +10,6 @@ import pytest
 
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.studies import cache as cache_study
-from pagezero.studies.report import cells as report_cells
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
@@ -37,11 +36,11 @@ def _rs(points):
 def test_the_extents_are_extended_to_the_plateau_and_twice_the_cache(monkeypatch):
     swept = []
 
-    def fake_run_points(benchmark, points, runs, warmup, progress=None):
+    def fake_sweep_points(benchmark, points, runs, warmup, progress=None):
         swept.append(sorted({p["size"] for p in points}))
         return _rs(points)
 
-    monkeypatch.setattr(report_cells, "run_points", fake_run_points)
+    monkeypatch.setattr(cache_study, "sweep_points", fake_sweep_points)
     kernel = cache_study.temporal_kernels()[0]  # every CPU has a temporal one (generic)
     start = [16 * MB, 32 * MB, 64 * MB, 128 * MB]  # the fall's last extent alone: no plateau
     rs = _rs([{"function": kernel, "size": e, "chunk": 0} for e in start])
@@ -53,7 +52,7 @@ def test_the_extents_are_extended_to_the_plateau_and_twice_the_cache(monkeypatch
 
 
 def test_no_extension_without_the_memory_for_it(monkeypatch):
-    monkeypatch.setattr(report_cells, "run_points", pytest.fail)
+    monkeypatch.setattr(cache_study, "sweep_points", pytest.fail)
     kernel = cache_study.temporal_kernels()[0]
     rs = _rs([{"function": kernel, "size": e, "chunk": 0} for e in (32 * MB, 64 * MB, 128 * MB)])
     info = {"caches": [], "memory": {"available_bytes": 512 * MB}}  # a quarter: 128MB

@@ -18,6 +18,7 @@ from pagezero import MappingError
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs import sweeps
 from pagezero.studies import report as report_pkg
 from pagezero.studies.report import cells as report_cells
 from pagezero.studies.report import words as report_words
@@ -242,8 +243,8 @@ def test_runs_are_fresh_processes(monkeypatch):
         calls.append(kw)
         return ResultSet([])
 
-    monkeypatch.setattr(report_cells, "sweep", fake_sweep)
-    report_cells.run_points("memset", [{"size": 4096, "function": "generic"}], 3, 1)
+    monkeypatch.setattr(sweeps, "sweep", fake_sweep)
+    sweeps.sweep_points("memset", [{"size": 4096, "function": "generic"}], 3, 1)
     assert calls[0]["repeat"] == calls[0]["processes"] == 3
 
 
@@ -258,10 +259,8 @@ def test_an_interrupted_report_study_keeps_the_signals_name(monkeypatch):
         bytes_per_loop=4096,
         samples=(1000,),
     )
-    monkeypatch.setattr(
-        report_cells, "sweep", lambda *a, **k: ResultSet([one], interrupted="SIGTERM")
-    )
-    rs = report_cells.run_points("memset", [{"size": 4096, "function": "generic"}], 1, 0)
+    monkeypatch.setattr(sweeps, "sweep", lambda *a, **k: ResultSet([one], interrupted="SIGTERM"))
+    rs = sweeps.sweep_points("memset", [{"size": 4096, "function": "generic"}], 1, 0)
     assert rs.interrupted == "SIGTERM"
 
 

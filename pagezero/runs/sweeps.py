@@ -232,3 +232,22 @@ def default_sizes(
                 if lo <= s <= hi:
                     sizes.add(s)
     return sorted(sizes)
+
+
+def sweep_points(benchmark, points, runs, warmup, progress=None):
+    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes."""
+    results, run_rows, interrupted = [], [], None
+    shapes = {}
+    for p in points:
+        key = tuple(sorted((k, v) for k, v in p.items() if k != "function"))
+        shapes.setdefault(key, []).append(p["function"])
+    for key, functions in shapes.items():
+        grid = {k: [v] for k, v in key}
+        grid["function"] = functions
+        rs = sweep(benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress)
+        results += rs.results
+        run_rows += rs.runs
+        if rs.interrupted:
+            interrupted = rs.interrupted  # the signal's name
+            break
+    return ResultSet(results, run_rows, machine(), interrupted)

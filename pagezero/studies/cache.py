@@ -11,11 +11,17 @@ from typing import IO, Any
 from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet
+from pagezero.runs.sweeps import sweep_points
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
 
-MB = 1 << 20
+KB, MB = 1 << 10, 1 << 20
+
+# Below this extent, a loop clears the extent repeatedly over a region of this size (chunk =
+# extent): the region stays in L2, and each timed loop is long enough that the clock reads
+# around it do not count.
+SMALL_REGION = 256 * KB
 
 # How many times the ladder may be doubled past its top to reach the plateau.
 MOST_EXTENSIONS = 3
@@ -54,10 +60,6 @@ def extend(
     progress: IO[str] | None = None,
 ) -> Any:
     """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache."""
-    # The report's sweep helpers, imported here: the report's package imports advise, which
-    # imports this module.
-    from pagezero.studies.report.cells import run_points
-    from pagezero.studies.report.extents import extent_points
 
     memory = (info.get("memory") or {}).get("available_bytes")
     above = cache_bytes(info, 2) or 0
@@ -69,7 +71,7 @@ def extend(
         if not add:
             break
         backing = kernel_backing(max(add))
-        more = run_points(
+        more = sweep_points(
             "memset", extent_points(add, functions, backing.region_args()), runs, warmup, progress
         )
         rs = ResultSet(rs.results + more.results, rs.runs + more.runs, rs.machine, more.interrupted)
@@ -112,8 +114,6 @@ def measure_cache(
     MeasuredCache
         The measured cache; cache_bytes None where no temporal kernel falls.
     """
-    from pagezero.studies.report.cells import run_points  # as in extend()
-    from pagezero.studies.report.extents import extent_points
 
     info = info if info is not None else machine()
     functions = temporal_kernels()
@@ -121,8 +121,18 @@ def measure_cache(
         return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
     ladder = list(extents) if extents else default_ladder(info)
     backing = kernel_backing(max(ladder))
-    rs = run_points(
+    rs = sweep_points(
         "memset", extent_points(ladder, functions, backing.region_args()), runs, 0, progress
     )
     rs = extend(rs, functions, info, runs, 0, progress)
     return cache_of(rates_of(rs, functions), info)
+
+
+def extent_points(extents, functions, region_args):
+    """memset points clearing each extent in one call; small ones over SMALL_REGION."""
+    points = []
+    for e in extents:
+        size = max(e, SMALL_REGION)
+        loops = max(2, min(20, (16 * MB) // size))  # about 16MB of clearing per timed run
+        points.append({"size": size, "chunk": e if e < size else 0, "loops": loops, **region_args})
+    return [dict(p, function=f) for p in points for f in functions]

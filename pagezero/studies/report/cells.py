@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from pagezero.files import atomic_write
 from pagezero.interrupt import as_interrupted, deferred
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet
-from pagezero.runs.sweeps import sweep
-from pagezero.system.machine import machine
+from pagezero.runs.sweeps import sweep_points
 
 
 @dataclass
@@ -69,7 +67,7 @@ def sweep_study(
     out_dir, name, heading, cfg, progress, points, tabulate, benchmark="memset", **figure
 ):
     """A study's shape: its points swept in cfg's runs, then finish() with tabulate(section, rs)."""
-    rs = run_points(benchmark, points, cfg["runs"], cfg["warmup"], progress)
+    rs = sweep_points(benchmark, points, cfg["runs"], cfg["warmup"], progress)
     section = Section(heading, interrupted=rs.interrupted)
     return finish(section, out_dir, name, rs, lambda: tabulate(section, rs), **figure)
 
@@ -86,25 +84,6 @@ def failure_text(e):
     """An exception in one line, for the reader: its type and its message."""
     text = getattr(e, "strerror", None) if isinstance(e, OSError) else None
     return f"{type(e).__name__}: {text or e}"
-
-
-def run_points(benchmark, points, runs, warmup, progress=None):
-    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes."""
-    results, run_rows, interrupted = [], [], None
-    shapes = {}
-    for p in points:
-        key = tuple(sorted((k, v) for k, v in p.items() if k != "function"))
-        shapes.setdefault(key, []).append(p["function"])
-    for key, functions in shapes.items():
-        grid = {k: [v] for k, v in key}
-        grid["function"] = functions
-        rs = sweep(benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress)
-        results += rs.results
-        run_rows += rs.runs
-        if rs.interrupted:
-            interrupted = rs.interrupted  # the signal's name
-            break
-    return ResultSet(results, run_rows, machine(), interrupted)
 
 
 def cells(rs, x):

@@ -9,9 +9,9 @@ from functools import partial
 
 from pagezero.analysis.cache import INFO_KEY
 from pagezero.figures import extent_of, plot_rates
-from pagezero.runs.sweeps import default_sizes
-from pagezero.studies.cache import cache_of, extend
-from pagezero.studies.report.cells import Section, cells, finish, run_points
+from pagezero.runs.sweeps import default_sizes, sweep_points
+from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points
+from pagezero.studies.report.cells import Section, cells, finish
 from pagezero.studies.report.headline import (
     answer,
     cache_line,
@@ -20,21 +20,10 @@ from pagezero.studies.report.headline import (
     pages_by_extent,
     pages_words,
 )
-from pagezero.studies.report.scales import MB, SMALL_REGION
 from pagezero.studies.report.words import fastest_lines, markdown_table, runs_line
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import format_size
-
-
-def extent_points(extents, functions, region_args):
-    """memset points clearing each extent in one call; small ones over SMALL_REGION."""
-    points = []
-    for e in extents:
-        size = max(e, SMALL_REGION)
-        loops = max(2, min(20, (16 * MB) // size))  # about 16MB of clearing per timed run
-        points.append({"size": size, "chunk": e if e < size else 0, "loops": loops, **region_args})
-    return [dict(p, function=f) for p in points for f in functions]
 
 
 def _tabulate(section, rs, backing, info):
@@ -77,7 +66,7 @@ def study_extents(out_dir, cfg, info, functions, progress):
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())
-    rs = run_points("memset", points, cfg["runs"], cfg["warmup"], progress)
+    rs = sweep_points("memset", points, cfg["runs"], cfg["warmup"], progress)
     if cfg.get("extend_extents"):
         rs = extend(rs, functions, info, cfg["runs"], cfg["warmup"], progress)
     section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)

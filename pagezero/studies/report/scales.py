@@ -4,10 +4,6 @@ the PAGEZERO_SCALE environment variable."""
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
-# Below this extent, a loop clears the extent repeatedly over a region of this size (chunk =
-# extent): the region stays in L2, and each timed loop is long enough that the clock reads
-# around it do not count.
-SMALL_REGION = 256 * KB
 
 # extend_extents: the extents study doubles its largest extent until the temporal kernels
 # reach the memory plateau and twice the cache they fall from (never in tiny: seconds).

@@ -182,6 +182,15 @@ def test_the_mark_labels_do_not_overlap(three_runs):
     assert overlapping(texts, fig.canvas.get_renderer()) == []
 
 
+def test_a_measured_cache_is_marked_beside_sysfss_llc(three_runs):
+    # An Intel Xeon VM: sysfs shows the socket's L3, the run was measured to have 4MB (the
+    # figure data's extents reach 64MB).
+    words = [t.get_text() for t in label_texts(rates_figure(three_runs, cache_bytes=4 * MB))]
+    assert "cache (measured) 4MB" in words
+    assert any(w.startswith("LLC (sysfs)") for w in words)
+    assert not any(w.startswith("LLC ") and "sysfs" not in w for w in words)
+
+
 @pytest.mark.parametrize("l2", [6 * MB, 7 * MB, 9 * MB])
 def test_close_marks_are_nudged_apart(l2):
     # An L2 just beside the 8MB batch: their labels would print over each other.

@@ -138,6 +138,11 @@ class MeasuredCache:
         return self.cache_bytes if self.differs or not self.llc_bytes else self.llc_bytes
 
     @property
+    def measured_instead_of_llc(self) -> int | None:
+        """The measured cache, in bytes, where the studies use it instead of sysfs's LLC."""
+        return self.effective_bytes if self.source == "measured" else None
+
+    @property
     def source(self) -> str:
         """Which cache effective_bytes is, in words: "measured" or "sysfs" (or "unknown")."""
         if self.differs or (self.cache_bytes is not None and not self.llc_bytes):

@@ -18,12 +18,14 @@ BATCHES = {"8MB batch": 8 << 20, "32MB batch": 32 << 20}
 _STEP = 0.075  # axes fraction a label steps down per try
 
 
-def threshold_marks(machine: Mapping[str, Any]) -> dict[str, int]:
-    """The machine's cache sizes it reports and the clearing batch sizes: name to bytes."""
+def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> dict[str, int]:
+    """The machine's cache sizes it reports, the cache measured where given (it differs from
+    sysfs's LLC, as on a VM shown the socket's L3) and the clearing batch sizes: name to bytes."""
     marks = {
         "L1d": cache_bytes(machine, 1, "Data"),
         "L2": cache_bytes(machine, 2),
-        "LLC": llc_bytes(machine),
+        "LLC" if measured is None else "LLC (sysfs)": llc_bytes(machine),
+        **({"cache (measured)": measured} if measured else {}),
         **BATCHES,
     }
     return {n: x for n, x in marks.items() if x}

@@ -69,6 +69,7 @@ def rates_figure(
     x: Callable[[Any], int] = extent_of,
     xlabel: str = "extent per call",
     title: str = "Clearing rate",
+    cache_bytes: int | None = None,
 ) -> Any:
     """The figure of plot_rates(), not saved; ValueError without a rate (bytes/sec) in `rs`."""
     series, drawn = _series(rs, x)
@@ -143,7 +144,7 @@ def rates_figure(
     with missing_glyphs_drawn():
         fig.canvas.draw()
         fig.set_layout_engine("none")
-        marks = threshold_marks(rs.machine)
+        marks = threshold_marks(rs.machine, cache_bytes)
         for i, ax in enumerate(axes[:, 0]):
             mark_lines(ax, marks, label=i == 0)
     return fig
@@ -155,6 +156,7 @@ def plot_rates(
     x: Callable[[Any], int] = extent_of,
     xlabel: str = "extent per call",
     title: str = "Clearing rate",
+    cache_bytes: int | None = None,
 ) -> list[str]:
     """Rates against x(result) in bytes, one panel per kernel family, written to `stem`.png and
     .svg; returns the paths.
@@ -164,5 +166,7 @@ def plot_rates(
     in its fixed colour; the fastest of all kernels is the broad light line behind every
     panel; the machine's cache sizes and the clearing batch sizes are marked, their labels
     kept apart; the machine, kernel release, pages and date are in the footer.
+    `cache_bytes`, the cache a run was measured to have where it differs from sysfs's LLC
+    (pagezero.analysis.cache), is marked beside it.
     """
-    return save(rates_figure(rs, x, xlabel, title), stem)
+    return save(rates_figure(rs, x, xlabel, title, cache_bytes), stem)

@@ -100,5 +100,6 @@ def study_chunks(out_dir, cfg, info, functions, progress):
     heading = f"Chunk study ({backing.label} pages)"
     title = f"Clearing {format_size(size)} in chunks ({backing.label} pages)"
     tabulate = partial(_tabulate, size=size, backing=backing, info=info)
-    figure = dict(plot=plot_rates, x=_chunk_of, xlabel="chunk per call", title=title)
+    plot = partial(plot_rates, cache_bytes=run_cache(info).measured_instead_of_llc)
+    figure = dict(plot=plot, x=_chunk_of, xlabel="chunk per call", title=title)
     return sweep_study(out_dir, "chunks", heading, cfg, progress, points, tabulate, **figure)

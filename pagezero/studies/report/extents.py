@@ -7,7 +7,7 @@ given (analysis.cache.run_cache reads it there)."""
 
 from functools import partial
 
-from pagezero.analysis.cache import INFO_KEY
+from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes, sweep_points
 from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points
@@ -72,4 +72,11 @@ def study_extents(out_dir, cfg, info, functions, progress):
     section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
     title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
     tabulate = partial(_tabulate, section, rs, backing=backing, info=info)
-    return finish(section, out_dir, "extents", rs, tabulate, plot=plot_rates, title=title)
+    plot = partial(_plot, info=info)
+    return finish(section, out_dir, "extents", rs, tabulate, plot=plot, title=title)
+
+
+def _plot(rs, stem, info, **figure):
+    """plot_rates() with the measured cache marked where it differs from sysfs's LLC (known
+    once the table is made, which is before the figure is drawn)."""
+    return plot_rates(rs, stem, cache_bytes=run_cache(info).measured_instead_of_llc, **figure)

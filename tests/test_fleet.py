@@ -227,6 +227,11 @@ def test_cli_run_table_and_store(fleet, tmp_path, capsys):
     )
     assert proc.returncode == 0, proc.stderr
     assert "host-a: ok, 2/2 runs ok" in proc.stdout and "host-b: ok, 2/2 runs ok" in proc.stdout
+    # Progress on stderr (not a terminal here): a line per run ended, with the time left
+    # for all four (and one per start seen before its end).
+    ended = [x for x in proc.stderr.splitlines() if ": run " in x and " ok; " in x]
+    assert len(ended) == 4 and all(x.startswith("pagezero fleet run: host-") for x in ended)
+    assert "left" in ended[0] and ended[-1].endswith("finishing")
     capsys.readouterr()
     assert main(["fleet", "table", str(out), "--plot", str(tmp_path / "side")]) == 0
     table = capsys.readouterr().out.splitlines()

@@ -114,7 +114,7 @@ def cmd_fleet_run(args):
 
         store = Store(args.store or None, create=True)  # refuse a bad store before running
         store.require_writable()
-    progress = sys.stderr if sys.stderr.isatty() else None
+    progress = None if args.quiet else sys.stderr
     machines = _names(args.machines)
     try:
         log = run_fleet(
@@ -216,6 +216,9 @@ def add_parsers(sub):
     p.add_argument("--store", nargs="?", const="", metavar="PATH", help=text)
     text = "seconds to wait for the scheduler to answer (default 10)"
     p.add_argument("--timeout", type=number, default=10, help=text)
+    text = "no progress lines on stderr (by default a line per run started and ended, with the "
+    text += "time left)"
+    p.add_argument("-q", "--quiet", action="store_true", help=text)
     text = "the pagezero command, without -o"
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
     # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.

@@ -15,6 +15,7 @@ from pagezero._core import PagezeroError
 from pagezero.fleet.log import FLEET_FILE, FleetLog, folder_name
 from pagezero.fleet.worker import EVENT_TOPIC, installed_version, run_command, stop_runs
 from pagezero.interrupt import deferred
+from pagezero.runs.progress import Progress
 
 __all__ = ["run_fleet", "command_argv", "connect", "benchmark_workers", "version_verdicts"]
 __all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS"]
@@ -186,16 +187,19 @@ def _check_out_dir(out_dir):
         raise ValueError(f"{out_dir} is a file, not a folder")
 
 
-def _progress(stream, runs):
+def _progress(stream, runs, total):
     """A function (machine, run, what) that shows progress: `stream` itself when it is
-    callable, else one line per start and end of a run on it (None: quiet)."""
+    callable, else a Progress on it (None: quiet): a line per run started, and per run
+    ended with the time left for the `total` runs of every machine."""
     if callable(stream) or stream is None:
         return stream or (lambda *_: None)
-    t0 = time.monotonic()
+    progress = Progress("pagezero fleet run", total, stream)
 
     def show(name, run, text):
-        line = f"[{time.monotonic() - t0:7.1f}s] {name}: run {run}/{runs} {text}"
-        print(line, file=stream, flush=True)
+        if text == "started":
+            progress.say(f"{name}: run {run}/{runs} started")
+        else:
+            progress.step(f"{name}: run {run}/{runs} {text}")
 
     return show
 
@@ -264,7 +268,9 @@ def run_fleet(
                 future = client.submit(*args, key=key, pure=False, priority=runs - run, **where)
                 futures[future] = (name, run)
         log.save()
-        watch = _Watch(client, futures, chosen, log, events, _progress(progress, runs))
+        watch = _Watch(
+            client, futures, chosen, log, events, _progress(progress, runs, len(futures))
+        )
         try:
             watch.until_done(poll_s)
         except KeyboardInterrupt:

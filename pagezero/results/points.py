@@ -3,7 +3,7 @@
 A point is what was measured, not how long: benchmark, function, unit (bytes/sec and
 cycles/byte never compare) and parameters but `loops`, sizes read as bytes ("32MB" is
 33554432). ResultSet.points(), comparisons, `fleet table` and `store history` all group by
-point_key(). The run is the unit (DESIGN.md; Kalibera and Jones, "Rigorous Benchmarking in
+point_key(). The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in
 Reasonable Time", 2013): loops in one process share one placement of the buffers, so the
 spread that tells two machines apart is that of the runs' medians, a run being one process;
 with a single run, the loops' spread stands in and says so.

@@ -630,3 +630,20 @@ def test_the_streaming_range_starts_at_the_cache_else_a_clear_knee_else_nowhere(
     # No cache known: a clear knee starts it; a step under 1.3x is no knee, and no range.
     assert _streaming_from(None, 32 * MB, 2.0) == 32 * MB
     assert _streaming_from(None, 32 * MB, 1.25) is None
+
+
+def test_the_kernel_rule_puts_the_portable_rows_after_the_architectures():
+    # glibc's memset() and the C loop come first in the table, but a kernel cannot call
+    # them: among tied kernels they are chosen only when nothing else ties.
+    from pagezero.studies.advise.study import kernel_order
+
+    rows = [
+        kernel_row("default", arch="any", temporal=True),
+        kernel_row("generic", arch="any", temporal=True),
+        kernel_row("x86-64-movnti"),
+        kernel_row("x86-64-avx-nt"),
+    ]
+    order = kernel_order(rows)
+    assert order == ["x86-64-movnti", "x86-64-avx-nt", "default", "generic"]
+    assert choose_kernel(["default", "x86-64-avx-nt"], order, "x86-64-stosb") == "x86-64-avx-nt"
+    assert choose_kernel(["generic", "default"], order, "x86-64-stosb") == "default"

@@ -35,7 +35,7 @@ from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
 from pagezero.system.backing import kernel_backing
-from pagezero.system.kernels import kernels
+from pagezero.system.kernels import Kernel, kernels
 from pagezero.system.machine import llc_bytes, machine
 from pagezero.system.memory import region
 
@@ -278,7 +278,7 @@ def _analyse(
     results = cast("tuple[BatchResult, ...]", rs.results)
     cells = cells_from_results(results, rs.runs)
     knee_kernel = default_kernel()
-    order = [k.name for k in kernels("clear")]
+    order = kernel_order(kernels("clear"))
     if knee_kernel not in {k for k, _ in cells}:
         raise ValueError(f"nothing measured with {knee_kernel}")
     extents = sorted({e for _, e in cells})
@@ -308,3 +308,9 @@ def _analyse(
         interrupted=interrupted,
         cache=cache.to_json(),
     )
+
+
+def kernel_order(rows: Iterable[Kernel]) -> list[str]:
+    """The kernel rule's table order: the architecture's rows, then the portable ones (glibc's
+    memset(), the C loop), which a kernel cannot use: advised only when nothing else ties."""
+    return [k.name for k in rows if k.arch != "any"] + [k.name for k in rows if k.arch == "any"]

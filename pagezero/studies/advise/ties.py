@@ -7,7 +7,8 @@ no more than the noise between runs, and a fixed rule chooses among tied candida
 
 - a kernel: the one the Linux clear_pages() uses on this CPU when it is among the tied (rep
   stosb with ERMS, else rep stosq, on x86-64: arch/x86/include/asm/page_64.h), else the
-  first of them in the kernel table;
+  first of them in the kernel table, the architecture's rows before the portable ones
+  (glibc's memset(), the C loop), which a kernel cannot call;
 - a batch for a latency budget: the largest batch among the tied (fewest resched points),
   then the kernel rule among the kernels tied at that batch;
 - the knee: of the best one-step fit and a neighbouring split tied with it, the smaller

@@ -234,10 +234,18 @@ def default_sizes(
     return sorted(sizes)
 
 
-def sweep_points(benchmark, points, runs, warmup, progress=None):
+def sweep_points(
+    benchmark: str,
+    points: Sequence[Mapping[str, Any]],
+    runs: int,
+    warmup: int,
+    progress: Any = None,
+) -> ResultSet:
     """Points that are not a grid: one sweep per point shape, merged, in `runs` processes."""
-    results, run_rows, interrupted = [], [], None
-    shapes = {}
+    results: list[Result] = []
+    run_rows: list[Mapping[str, Any]] = []
+    interrupted = None
+    shapes: dict[tuple[Any, ...], list[str]] = {}
     for p in points:
         key = tuple(sorted((k, v) for k, v in p.items() if k != "function"))
         shapes.setdefault(key, []).append(p["function"])

@@ -1,10 +1,11 @@
 """`-f all`'s lines: the kernels it skips named once, in one line on stderr; a stop signal
 says how far it came in functions (and runs), not in loops of every kernel added up."""
 
+from helpers.cli import run_cli
+
 from pagezero.cli.render import Measured
 from pagezero.results.resultset import Result
 from pagezero.system.kernels import kernels
-from tests.helpers.cli import run_cli
 
 
 def test_the_skipped_kernels_are_one_line_on_stderr_once():

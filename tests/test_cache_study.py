@@ -59,9 +59,10 @@ def test_no_extension_without_the_memory_for_it(monkeypatch):
     assert cache_study.extend(rs, [kernel], info, runs=1, warmup=0) is rs
 
 
-def test_info_measure_reports_the_cache_beside_sysfs():
+def test_info_measure_reports_the_cache_beside_sysfs(tmp_path):
     cmd = [sys.executable, "-m", "pagezero", "info", "--measure", "--format", "json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    # Run away from the checkout: `python -m` would import its pagezero/, not the installed one.
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     measured = json.loads(proc.stdout)["measured_cache"]
     assert {"cache_bytes", "plateau_bytes", "llc_bytes", "llc_source", "source"} <= set(measured)

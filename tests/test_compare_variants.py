@@ -7,9 +7,9 @@ import random
 import re
 
 import pytest
+from helpers.cli import run_cli
 
 from pagezero.results.resultset import Result, ResultSet
-from tests.helpers.cli import run_cli
 
 KB, MB = 1 << 10, 1 << 20
 MACHINE = {"cpu_model": "Test CPU", "kernel_release": "6.0.0-test", "hostname": "lab"}

@@ -63,6 +63,7 @@ def fleet_up(lab, *names, env=None):
     proc = subprocess.Popen(
         command,
         env=dict(lab.client_env(), **(env or {})),
+        cwd=lab.home,  # not the checkout, whose unbuilt pagezero/ `python -m` would import
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -106,6 +107,7 @@ def client(lab, *argv, timeout=180):
     return subprocess.run(
         lab.client_command(*argv),
         env=lab.client_env(),
+        cwd=lab.home,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -116,6 +118,7 @@ def start_client(lab, *argv):
     return subprocess.Popen(
         lab.client_command(*argv),
         env=lab.client_env(),
+        cwd=lab.home,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -311,6 +314,7 @@ def test_fleet_up_with_a_host_it_cannot_reach_is_one_line_and_leaves_nothing(lab
     up = subprocess.run(
         lab.client_command("fleet", "up", "--hosts", f"host-a,{nowhere}"),
         env=lab.client_env(),
+        cwd=lab.home,
         capture_output=True,
         text=True,
         timeout=180,

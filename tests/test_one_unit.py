@@ -3,8 +3,9 @@ figure line, GB/s (10^9) on every line pagezero adds, run end to end on small re
 
 import re
 
+from helpers.cli import run_cli
+
 import pagezero
-from tests.helpers.cli import run_cli
 
 PERF_FIGURE = re.compile(r"^ +\d+\.\d{6} (bytes|KB|MB|GB)/sec$")
 

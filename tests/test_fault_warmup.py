@@ -12,7 +12,7 @@ from conftest import check_rate_line, ok
 
 import pagezero
 from pagezero.measure import fault, warmup
-from pagezero.studies.predict import warmup as predict_warmup
+from pagezero.studies.predict import study as predict_study
 
 MS = 1_000_000
 ISSUE_LOOPS = (2264 * MS, 116 * MS, 117 * MS, 117 * MS, 118 * MS)
@@ -97,7 +97,7 @@ def test_the_command_line_says_which_loops_the_rate_used(fake, bench):
 
 
 def test_predict_applies_the_same_rule_to_its_runs():
-    assert predict_warmup.warming_runs is warmup.warming_runs
+    assert predict_study.warming_runs is warmup.warming_runs
     assert warmup.warming_runs([1.9, 10.8, 10.7]) == 1
     # Loops are held to a quarter of the rest's rate, runs to a half.
     assert warmup.warming_runs([3.0, 10.8, 10.7], warmup.WARM_LOOP_FRACTION) == 0

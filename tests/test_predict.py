@@ -10,6 +10,7 @@ import pytest
 
 import pagezero
 from pagezero.measure.policy import PAGE_SIZE, Step, clear_order
+from pagezero.measure.warmup import warming_runs
 from pagezero.studies.predict import Prediction
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW, ProjectedPolicy, fit, project
 from pagezero.studies.predict.prediction import group_projections
@@ -30,7 +31,6 @@ from pagezero.studies.predict.running import (
     replay_for,
     running_kernel,
 )
-from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import machine as sysinfo
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import parse_size

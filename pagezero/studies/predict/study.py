@@ -17,6 +17,7 @@ from typing import Any
 from pagezero._core import PagezeroError
 from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.measure.fault import page_report, plan
+from pagezero.measure.warmup import warming_runs
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs, faults
@@ -30,7 +31,6 @@ from pagezero.studies.predict.replays import (
     walk_key,
 )
 from pagezero.studies.predict.running import replay_for, running_kernel
-from pagezero.studies.predict.warmup import warming_runs
 from pagezero.system import hugepages
 from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size

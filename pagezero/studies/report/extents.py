@@ -33,7 +33,8 @@ def _tabulate(section, rs, backing, info):
     info[INFO_KEY] = cache.to_json()  # for the studies after this one
     llc, words = cache.effective_bytes, cache.words()
     nontemporal = {k.name for k in kernels("clear") if not k.temporal}
-    rows = headline_rows(table, xs, cache, clear_pages_kernel())
+    portable = {k.name for k in kernels("clear") if k.arch == "any"}
+    rows = headline_rows(table, xs, cache, clear_pages_kernel(), portable)
     section.answers = [answer(r, nontemporal) for r in rows]
     section.summary = [cache_line(cache, xs[-1]), *fastest_lines(table, xs, llc, words)]
     pages = pages_words(pages_by_extent(rs, backing.label))

@@ -42,22 +42,29 @@ def _kind(kernel, nontemporal):
     return "non-temporal" if kernel in nontemporal else "temporal"
 
 
-def headline_rows(table, xs, cache, clear_pages):
+def headline_rows(table, xs, cache, clear_pages, portable=()):
     """The headline table's rows: in cache and beyond it, clear_pages()'s kernel's rate against
     the fastest other store's, and the kernels tied with the fastest (within TIE).
 
     In cache: at the largest extent measured at cache speed (cache.cache_bytes, within the
-    cache the studies use, cache.effective_bytes), else at half that cache (an extent the
-    size of the cache is partly out of it); beyond it: at the largest extent measured, from
-    twice that cache. None where the table does not reach there, clear_pages()'s kernel
-    or another is missing, or no cache is known.
+    cache the studies use, cache.effective_bytes), else at a quarter of that cache; beyond
+    it: at the largest extent measured, from twice that cache. The `portable` kernels
+    (glibc's memset(), the C loop: no kernel can call them) are left out. None where the
+    table does not reach there, clear_pages()'s kernel or another is missing, or no cache
+    is known.
     """
     size = cache.effective_bytes
     if not size or not xs:
         return []
-    rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
+    rates = {
+        f: {x: c["median"] for x, c in by_x.items()}
+        for f, by_x in table.items()
+        if f not in portable
+    }
     which = "measured" if cache.source == "measured" else "sysfs's LLC"
-    at_speed = cache.cache_bytes if cache.cache_bytes and cache.cache_bytes <= size else size // 2
+    # Without a measured fall, sysfs's size alone: the rates start to fall well before it where
+    # the L3 is shared (a Zen 4 VM's 32 MiB: at full speed to 8-16MB), so a quarter of it.
+    at_speed = cache.cache_bytes if cache.cache_bytes and cache.cache_bytes <= size else size // 4
     inside = [x for x in xs if x <= at_speed]
     beyond = [x for x in xs if x >= 2 * size]
     rows = []
@@ -131,9 +138,10 @@ def answer(row, nontemporal):
     )
 
 
-def headline_answers(table, xs, cache, clear_pages, nontemporal):
+def headline_answers(table, xs, cache, clear_pages, nontemporal, portable=()):
     """The answers: the fastest store in cache and beyond it against clear_pages()'s kernel."""
-    return [answer(r, nontemporal) for r in headline_rows(table, xs, cache, clear_pages)]
+    rows = headline_rows(table, xs, cache, clear_pages, portable)
+    return [answer(r, nontemporal) for r in rows]
 
 
 def pages_by_extent(rs, backing_label):

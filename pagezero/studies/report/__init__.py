@@ -83,16 +83,15 @@ class ReportRun:
 
 
 # Seconds each study takes, per scale, on a 2-core AMD EPYC (Zen 4) VM: the shares of
-# the time left, scaled by the pace measured as the report runs (runs.progress). quick and
-# tiny as measured there (quick: 29 s without hugepages; the faults study twice as long
-# with its 2MB and 1GB sizes); full from its extents (88 s) and chunks
-# (12 min, on a machine loaded 6x over) and the others' quick seconds scaled by their
-# sizes, loops and runs. Only an estimate: another machine spends its time otherwise.
+# the time left, scaled by the pace measured as the report runs (runs.progress). As
+# measured there on a quiet machine, as root (the fault and predict studies with their
+# 2MB and 1GB sizes): full 8 min 37 s, quick 38 s. Only an estimate: another machine
+# spends its time otherwise (the full report took 12 min 50 s on an Intel Xeon VM).
 STUDY_SECONDS = {
     "full": dict(
-        extents=90, chunks=400, pages=90, cold=5, threads=5, faults=140, advice=80, predict=90
+        extents=30, chunks=205, pages=65, cold=7, threads=2, faults=105, advice=72, predict=36
     ),
-    "quick": dict(extents=7, chunks=6, pages=5, cold=1, threads=1, faults=15, advice=1, predict=3),
+    "quick": dict(extents=14, chunks=5, pages=4, cold=1, threads=1, faults=12, advice=1, predict=1),
     "tiny": dict(
         extents=1.9, chunks=1.3, pages=0.5, cold=0.2, threads=0.6, faults=1, advice=0.9, predict=0.5
     ),

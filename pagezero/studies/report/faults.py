@@ -6,8 +6,11 @@ from pagezero.figures import plot_bars
 from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points
-from pagezero.studies.report.cells import failure_text, holding, sweep_study
+from pagezero.results.resultset import ResultSet
+from pagezero.runs.sweeps import sweep_points
+from pagezero.studies.report.cells import Section, failure_text, finish, holding
 from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
+from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size
 
 # The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
@@ -107,8 +110,25 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
         "Page faults: the kernel's own clearing",
         "Fault rate by page size and workload",
     )
-    figure = dict(benchmark="mmap", plot=plot_bars, label=_fault_label, title=title)
-    section = sweep_study(out_dir, "faults", heading, cfg, progress, points, _tabulate, **figure)
+    # One sweep per page size: a size whose pages are gone by the time it maps them (another
+    # process took them after the check) is named and skipped, and the other sizes kept.
+    results, run_rows, interrupted = [], [], None
+    for page in dict.fromkeys(page for page, _ in FAULT_PAGES):
+        mine = [p for p in points if p["page"] == page]
+        if not mine or interrupted:
+            continue
+        try:
+            rs = sweep_points("mmap", mine, cfg["runs"], cfg["warmup"], progress)
+        except MappingError as e:
+            notes.append(f"{page} pages not measured: {e.strerror or e}")
+            continue
+        results += rs.results
+        run_rows += rs.runs
+        interrupted = rs.interrupted
+    rs = ResultSet(results, run_rows, machine(), interrupted)
+    section = Section(heading, interrupted=interrupted)
+    figure = dict(plot=plot_bars, label=_fault_label, title=title)
+    finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs), **figure)
     if not section.interrupted:
         skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
         _headroom(section, sizes, cfg, functions, reserve, skipped)

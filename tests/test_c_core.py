@@ -33,7 +33,6 @@ from pagezero import _core
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "tests", "c", "build.sh")
-CHECK_LOOPS = os.path.join(ROOT, "tests", "c", "check_loops.sh")
 TESTS = ["kernels", "cache", "clock", "fault", "policy", "mem", "mem_tail", "stats", "team"]
 # build.sh's THREAD_TESTS: the tests that start threads, run under TSan as well.
 THREADED = ["team", "mem", "fault", "policy"]
@@ -80,18 +79,7 @@ def test_loops_stay_loops(cc, opt):
     turn the head/tail byte loops into memset calls; clang refused gcc's flag outright."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} is not installed (.ci/run installs it)")
-    setup = _setup()
-    python = shlex.split(sysconfig.get_config_var("CFLAGS") or "")
-    python += shlex.split(sysconfig.get_config_var("CCSHARED") or "")
-    flags = [*python, *setup.compile_flags(setup.compiler_kind([cc])), opt]
-    proc = subprocess.run(
-        ["bash", CHECK_LOOPS, *flags],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, CC=cc),
-        timeout=300,
-    )
+    proc = core_build.run_check_script("check_loops.sh", cc, opt)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "4 passed, 0 failed", proc.stdout
 

@@ -153,26 +153,6 @@ def test_build_names_compiler_flags_and_test_switches():
     assert _core.BUILD["test_switches"] is True and "-DPZ_TEST_SWITCHES" in _core.BUILD["flags"]
 
 
-def expected_clear_pages(features):
-    # tests/test_kernel_facts.py checks the rule feature by feature.
-    if _core.ARCH == "x86-64":
-        if "erms" in features:
-            return "x86-64-stosb"
-        return "x86-64-stosq" if "rep_good" in features else "x86-64-unrolled"
-    if _core.ARCH == "arm64":
-        if "mops" in features:
-            return "arm64-mops-nt"
-        return "arm64-dc-zva" if "dczva" in features else "arm64-stnp"
-    return "default"
-
-
-def test_exactly_one_clear_kernel_is_clear_pages():
-    rows = _core.kernels()
-    chosen = [r["name"] for r in rows if r["clear_pages"]]
-    assert chosen == [expected_clear_pages(_core.cpu_features())]
-    assert all(r["kind"] == "clear" for r in rows if r["clear_pages"])
-
-
 CLEAR_PAGES = """
 from pagezero import _core
 print([r["name"] for r in _core.kernels() if r["clear_pages"]])

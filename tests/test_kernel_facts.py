@@ -10,10 +10,7 @@ machine's compilers; for arm64 the cross test).
 """
 
 import os
-import shlex
 import shutil
-import subprocess
-import sysconfig
 
 import pytest
 from conftest import run_python
@@ -23,9 +20,6 @@ from helpers.cpuinfo import cpuinfo_flags
 import pagezero
 from pagezero import _core
 from pagezero.system.kernels import clear_pages_kernel
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHECK_BARRIERS = os.path.join(ROOT, "tests", "c", "check_barriers.sh")
 
 
 def linux_clear_page(features):
@@ -108,17 +102,7 @@ def test_every_clear_row_ends_with_the_fault_paths_barrier(cc, opt):
     on x86-64 no fence in a temporal body, an sfence after non-temporal stores."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} is not installed (.ci/run installs it)")
-    setup = core_build._setup()
-    python = shlex.split(sysconfig.get_config_var("CFLAGS") or "")
-    flags = [*python, *setup.compile_flags(setup.compiler_kind([cc])), opt]
-    proc = subprocess.run(
-        ["bash", CHECK_BARRIERS, *flags],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, CC=cc),
-        timeout=300,
-    )
+    proc = core_build.run_check_script("check_barriers.sh", cc, opt)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     fills = [k for k in pagezero.kernels("clear")]
     assert proc.stdout.strip().splitlines()[-1] == f"{len(fills)} passed, 0 failed", proc.stdout

@@ -10,7 +10,7 @@ from typing import IO, Any
 
 from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet
+from pagezero.results.resultset import merged
 from pagezero.runs.sweeps import sweep_points
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernels
@@ -74,7 +74,7 @@ def extend(
         more = sweep_points(
             "memset", extent_points(add, functions, backing.region_args()), runs, warmup, progress
         )
-        rs = ResultSet(rs.results + more.results, rs.runs + more.runs, rs.machine, more.interrupted)
+        rs = merged([rs, more])
     return rs
 
 

@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import importlib.util
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -167,3 +168,20 @@ def release_env(env=None):
     rest = _path_without(env.get("PYTHONPATH"), MIRROR)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(SOURCE), *rest])
     return env
+
+
+def run_check_script(script, cc, opt):
+    """tests/c/`script` run with `cc` and setup.py's flags for it at `opt`, Python's CFLAGS
+    and CCSHARED first (as setuptools gives them): the completed process."""
+    setup = _setup()
+    python = shlex.split(sysconfig.get_config_var("CFLAGS") or "")
+    python += shlex.split(sysconfig.get_config_var("CCSHARED") or "")
+    flags = [*python, *setup.compile_flags(setup.compiler_kind([cc])), opt]
+    return subprocess.run(
+        ["bash", os.path.join(ROOT, "tests", "c", script), *flags],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ, CC=cc),
+        timeout=300,
+    )

@@ -6,7 +6,7 @@ from pagezero.figures import plot_bars
 from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet
+from pagezero.results.resultset import ResultSet, merged
 from pagezero.runs.sweeps import sweep_points
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
 from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
@@ -112,21 +112,17 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
     )
     # One sweep per page size: a size whose pages are gone by the time it maps them (another
     # process took them after the check) is named and skipped, and the other sizes kept.
-    results, run_rows, interrupted = [], [], None
+    swept = []
     for page in dict.fromkeys(page for page, _ in FAULT_PAGES):
         mine = [p for p in points if p["page"] == page]
-        if not mine or interrupted:
+        if not mine or any(s.interrupted for s in swept):
             continue
         try:
-            rs = sweep_points("mmap", mine, cfg["runs"], cfg["warmup"], progress)
+            swept.append(sweep_points("mmap", mine, cfg["runs"], cfg["warmup"], progress))
         except MappingError as e:
             notes.append(f"{page} pages not measured: {e.strerror or e}")
-            continue
-        results += rs.results
-        run_rows += rs.runs
-        interrupted = rs.interrupted
-    rs = ResultSet(results, run_rows, machine(), interrupted)
-    section = Section(heading, interrupted=interrupted)
+    rs = merged(swept) if swept else ResultSet([], [], machine())
+    section = Section(heading, interrupted=rs.interrupted or None)
     figure = dict(plot=plot_bars, label=_fault_label, title=title)
     finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs), **figure)
     if not section.interrupted:

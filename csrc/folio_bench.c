@@ -148,6 +148,8 @@ static int folio_loop(void *ctx, unsigned t, unsigned i, struct pz_meter *m)
 		return ret;
 	t0 = pz_clock_read(&m->clock);
 	pz_strategy_order(p->strategy, p->nr_pages, p->fault, p->batch_pages, pz_clear_step, &clr);
+	/* __folio_mark_uptodate()'s smp_wmb(): once per folio, after the whole walk (kernels.h). */
+	pz_publish_clear();
 	t1 = t1c = pz_clock_read(&m->clock);
 	if (c->counters) {
 		ret = pz_meter_stop(m, acc);

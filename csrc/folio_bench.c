@@ -36,7 +36,11 @@ int pz_cold_available(enum pz_cold c)
 #if defined(__x86_64__)
 	return (unsigned)c < PZ_COLD_COUNT;
 #else
-	/* Flushing by address from user space is an x86 guarantee; elsewhere, evict. */
+	/*
+	 * The clflush baseline is x86's instruction. arm64 user space can flush by
+	 * address too (DC CIVAC, cache.c, which cold mode's flush of the folio
+	 * uses), but this baseline has no such method yet: elsewhere, evict.
+	 */
 	return c == PZ_COLD_EVICT;
 #endif
 }

@@ -306,7 +306,8 @@ def folio(
         when one is free, else as batch() chooses. The result's backing says which.
     cold : {"auto", "clflush", "evict"}
         How the baseline evicts the neighbourhood: "clflush" (x86-64) or
-        "evict" (reading twice the LLC); "auto" picks clflush where it exists.
+        "evict" (reading twice the cache, machine()["eviction_cache"]);
+        "auto" picks clflush where it exists.
     cache : {"hot", "cold"}
         "cold" also flushes the whole folio (details["cold_method"]) after the
         scrub, before each clear and outside its timing.

@@ -157,6 +157,10 @@ def test_machine_and_info_show_each_fact_with_its_source(tmp_path):
     assert "the page allocator zeroes THP folios front to back" in text
     assert "init_on_free: off (from /proc/config.gz" in text
     assert "PROCESS_PAGES_NON_PREEMPT_BATCH" in text
+    info["init_on_free"]["value"] = True
+    text = "\n".join(sysinfo.summary(info))
+    assert "pages are zeroed when freed; THP faults do not clear" in text
+    assert "the page allocator zeroes" not in text
 
 
 def test_live_machine_has_them():

@@ -479,10 +479,13 @@ def _kernel_fact_lines(info: Mapping[str, Any]) -> list[str]:
             value = {True: "on", False: "off", None: "unknown"}[fact["value"]]
             lines.append(f"{name}: {value} (from {fact['source'] or 'nowhere'})")
     if (info.get("init_on_alloc") or {}).get("value"):
-        lines.append(
-            "             the page allocator zeroes THP folios front to back "
-            "(post_alloc_hook()); their faults do not clear (user_alloc_needs_zeroing())"
+        # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
+        who = (
+            "pages are zeroed when freed"
+            if (info.get("init_on_free") or {}).get("value")
+            else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
         )
+        lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
     batch = info.get("non_preempt_batch")
     if batch:
         lines.append(

@@ -49,6 +49,11 @@ def test_boot_parameter_of_a_kernel_that_is_not_dynamic_is_ignored(tmp_path):
     assert got == {"model": "voluntary", "source": "/proc/config.gz CONFIG_PREEMPT_VOLUNTARY=y"}
 
 
+def test_a_boot_parameter_the_kernel_does_not_know_leaves_the_config(tmp_path):
+    FakeBoot(tmp_path).cmdline("ro preempt=fastest").config("PREEMPT_LAZY", "PREEMPT_DYNAMIC")
+    assert preemption(tmp_path)["model"] == "lazy"
+
+
 def test_init_arguments_after_the_separator_are_not_the_kernels(tmp_path):
     FakeBoot(tmp_path).cmdline("ro -- preempt=full").config("PREEMPT_NONE", "PREEMPT_DYNAMIC")
     assert preemption(tmp_path)["model"] == "none"

@@ -238,7 +238,8 @@ def preemption(
     # kernel whose config says it is not one ignores it.
     dynamic = "PREEMPT_DYNAMIC" in version or _config_set(config, "CONFIG_PREEMPT_DYNAMIC")
     boot = boot_params(_read(os.path.join(root, "proc/cmdline"))).get("preempt")
-    if boot and re.fullmatch(r"\w+", boot) and (dynamic or not where):
+    # sched_dynamic_mode() knows these four; any other value leaves the config's choice.
+    if boot in ("none", "voluntary", "full", "lazy") and (dynamic or not where):
         return {"model": boot, "source": "/proc/cmdline preempt="}
     # PREEMPT_RT stands beside the choice (it needs PREEMPT or PREEMPT_LAZY since 6.12).
     for option, model in (

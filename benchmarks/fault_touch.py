@@ -4,7 +4,8 @@
 perf bench mem mmap touches each page with `*p = *p + i`. Compiled as perf's compiler
 compiles it, on x86-64 that is one read-modify-write add, a single write fault per page; on
 arm64 (or a perf built at -O0) a load then a store: a read fault that maps the shared zero
-page, then a write fault that copies it. pagezero's studies of the kernel's clearing write
+page, then a write fault that allocates and clears a new page (hugetlb has no zero page: its
+read fault clears the folio). pagezero's studies of the kernel's clearing write
 one byte per page. Both touches fault the same region, 4KB pages (THP refused) and, where
 the 2MB pool has the pages, 2MB hugetlb, alternating round by round.
 

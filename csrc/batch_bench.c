@@ -156,6 +156,8 @@ static int batch_pass(void *ctx, unsigned t, unsigned i, struct pz_meter *m)
 	b->prev = t0;
 	pz_strategy_order(PZ_STRATEGY_SEQUENTIAL, p->nr_pages, 0, p->batch_pages,
 			  p->cond.cold ? cold_step : timed_step, b);
+	/* The folio's smp_wmb(), once after its last batch (kernels.h): the pass's, no batch's. */
+	pz_publish_clear();
 	t1 = pz_clock_read(&m->clock);
 	ret = pz_meter_stop(m, acc);
 	if (b->err || ret)

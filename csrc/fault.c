@@ -127,7 +127,9 @@ static int is_hugetlb(const struct pz_fault_params *p)
  * perf's is the same plain C expression, not volatile, so that this
  * compiler makes of it what perf's does: on x86-64 one read-modify-write
  * add (a single write fault), on arm64 a load then a store (a read fault
- * that maps the zero page, then a write fault that copies it). 0, or
+ * that maps the shared zero page, then a write fault that allocates and
+ * clears a new page; hugetlb has no zero page: its read fault clears the
+ * folio). 0, or
  * -EINTR when a stop request cut it short.
  */
 static int touch(const struct pz_fault_params *p, char *base, size_t first, size_t npages,

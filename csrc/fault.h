@@ -14,8 +14,9 @@
  * How a page is touched (enum pz_touch) is perf's for parity, or a write
  * only for the studies of the kernel's clearing: perf's read-then-write
  * makes a read fault map the shared zero page first where the compiler
- * keeps the read (arm64, or -O0), and a write fault then copy it, where a
- * write only takes one fault that clears the page.
+ * keeps the read (arm64, or -O0), and a write fault then allocate and clear
+ * a new page (hugetlb has no zero page: its read fault clears the folio),
+ * where a write only takes one fault that clears the page.
  *
  * Each of the run's threads (a team, team.h; one thread by default) maps
  * and faults its own region of @size bytes; all start every loop together

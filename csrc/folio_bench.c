@@ -36,7 +36,11 @@ int pz_cold_available(enum pz_cold c)
 #if defined(__x86_64__)
 	return (unsigned)c < PZ_COLD_COUNT;
 #else
-	/* Flushing by address from user space is an x86 guarantee; elsewhere, evict. */
+	/*
+	 * The clflush baseline is x86's instruction. arm64 user space can flush by
+	 * address too (DC CIVAC, cache.c, which cold mode's flush of the folio
+	 * uses), but this baseline has no such method yet: elsewhere, evict.
+	 */
 	return c == PZ_COLD_EVICT;
 #endif
 }
@@ -148,6 +152,8 @@ static int folio_loop(void *ctx, unsigned t, unsigned i, struct pz_meter *m)
 		return ret;
 	t0 = pz_clock_read(&m->clock);
 	pz_strategy_order(p->strategy, p->nr_pages, p->fault, p->batch_pages, pz_clear_step, &clr);
+	/* __folio_mark_uptodate()'s smp_wmb(): once per folio, after the whole walk (kernels.h). */
+	pz_publish_clear();
 	t1 = t1c = pz_clock_read(&m->clock);
 	if (c->counters) {
 		ret = pz_meter_stop(m, acc);

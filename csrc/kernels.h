@@ -36,21 +36,26 @@ enum pz_kernel_kind { PZ_KIND_FILL = 0, PZ_KIND_COPY = 1 };
 #define PZ_DCZVA_BLOCK 0
 
 /*
- * The barrier every clear row ends with: what the kernel's fault path pays
- * between clearing a page and mapping it, __folio_mark_uptodate()'s
- * smp_wmb() (include/linux/page-flags.h), so that no other CPU sees the new
- * PTE before the zeros. The same rule for temporal and non-temporal rows:
+ * The barrier the kernel's fault path pays between clearing a folio and
+ * mapping it: __folio_mark_uptodate()'s smp_wmb() (include/linux/page-flags.h),
+ * so that no other CPU that sees the new PTE can see the folio's old bytes.
+ * It is paid once per folio, after the whole clear, whatever the walk (page by
+ * page or in extents): so the replays pay it once, after the strategy's walk
+ * (folio_bench.c, and batch_bench.c after each pass), and no kernel body has
+ * it. Ordering within the clear needs none: the clearing thread sees its own
+ * stores in order, and the one barrier orders all of them before what
+ * follows. memset (mem_bench.c) pays none, as perf bench mem memset does not.
+ * The same rule for temporal and non-temporal rows:
  *
  *   x86-64  smp_wmb() is barrier(), a compiler barrier (ordinary stores are
  *           ordered under TSO): nothing here. Non-temporal stores are not
- *           ordered by TSO, so those rows also end with the sfence a kernel
+ *           ordered by TSO, so those rows end with the sfence a kernel
  *           clear made of them needs before the PTE store (the 2022
  *           clear_pages_incoherent() RFC's clear_page_make_coherent(); the 2012
  *           clear_page_nocache had none): that is their stores' cost, in
  *           their bodies (arch/x86/fill.c).
- *   arm64   smp_wmb() is dmb ishst, after every clear, temporal ones included
- *           (arch/arm64/include/asm/barrier.h): every row pays it, the
- *           portable ones too.
+ *   arm64   smp_wmb() is dmb ishst (arch/arm64/include/asm/barrier.h), after
+ *           the folio's clear, temporal stores or not.
  *
  * Copy rows model memcpy (perf bench mem memcpy) and pay nothing extra.
  */

@@ -311,6 +311,30 @@ def test_a_failing_study_is_named_and_the_others_kept(tmp_path, monkeypatch):
     assert not run.interrupted
 
 
+def test_the_studies_after_the_cache_was_measured_evict_with_it(tmp_path, monkeypatch):
+    # An Intel Xeon VM: sysfs's 480 MiB L3, a run that falls to memory between 64 and 128MB.
+    from pagezero.analysis.cache import INFO_KEY, MeasuredCache
+    from pagezero.measure.conditions import evict_bytes
+    from pagezero.system import machine as sysinfo
+
+    monkeypatch.delenv(sysinfo.MEASURED_CACHE_ENV, raising=False)
+    seen = []
+
+    def measures(out_dir, cfg, info, functions, progress):
+        info[INFO_KEY] = MeasuredCache(64 << 20, 128 << 20, 480 << 20, "sysfs").to_json()
+        return Section("extents", ["| a |", "|---|", "| 1.5 |"], ["1.5."])
+
+    def evicts(out_dir, cfg, info, functions, progress):
+        seen.append((evict_bytes(), sysinfo.machine()["eviction_cache"]["source"]))
+        return Section("cold", ["| a |", "|---|", "| 2.5 |"], ["2.5."])
+
+    studies = (("extents", "extents", measures), ("cold", "cold", evicts))
+    monkeypatch.setattr(report_pkg, "STUDIES", studies)
+    report_pkg.run_report(str(tmp_path / "r"), scale="tiny")
+    assert seen == [(128 << 20, f"measured ({sysinfo.MEASURED_CACHE_ENV})")]
+    assert sysinfo.MEASURED_CACHE_ENV not in os.environ  # the report's process as it was
+
+
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_stopped_report_exits_with_the_signals_status(
     tmp_path, monkeypatch, capsys, signum, status

@@ -4,11 +4,11 @@
  * that is a non-zero multiple of its row's unit (see kernels.def);
  * kernels.c handles the rest.
  *
- * Every body ends with pz_publish_clear(), dmb ishst here: the fault path's
- * smp_wmb() after clearing a page, which it pays for temporal and
- * non-temporal stores alike (csrc/kernels.h). STNP needs no barrier of its
- * own: unlike x86's streaming stores, the same thread's later accesses see
- * them in order.
+ * No body has a barrier: the fault path's smp_wmb() (dmb ishst here) comes
+ * once per folio, after the whole clear, and the replays pay it there
+ * (csrc/kernels.h, pz_publish_clear()); memset pays none, as perf's does.
+ * STNP needs no barrier of its own: unlike x86's streaming stores, the same
+ * thread's later accesses see them in order.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +63,6 @@ void pz_fill_arm64_stp(void *dst, int c, size_t len)
 		stp_loop(dst, len, 0);
 	else
 		stp_loop(dst, len, PZ_BYTE_X8(c));
-	pz_publish_clear();
 }
 
 /* Non-temporal pairs: clear_page()'s loop where DCZID_EL0.DZP forbids DC ZVA. */
@@ -73,7 +72,6 @@ void pz_fill_arm64_stnp(void *dst, int c, size_t len)
 		stnp_loop(dst, len, 0);
 	else
 		stnp_loop(dst, len, PZ_BYTE_X8(c));
-	pz_publish_clear();
 }
 
 /*
@@ -99,5 +97,4 @@ void pz_fill_arm64_dc_zva(void *dst, int c, size_t len)
 	block = (size_t)4 << (dczid & 0xf);
 	for (; p < end; p += block)
 		__asm__ volatile("dc zva, %0" : : "r"(p) : "memory");
-	pz_publish_clear();
 }

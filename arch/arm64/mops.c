@@ -61,7 +61,6 @@ void pz_fill_arm64_mops(void *dst, int c, size_t len)
 				 : "r"(v)
 				 : "memory", "cc");
 	}
-	pz_publish_clear();
 }
 
 /* clear_page()'s own, over the page where the kernel has MOPS (kernels.def). */
@@ -83,5 +82,4 @@ void pz_fill_arm64_mops_nt(void *dst, int c, size_t len)
 				 : "r"(v)
 				 : "memory", "cc");
 	}
-	pz_publish_clear();
 }

@@ -17,11 +17,10 @@ typedef uint64_t __attribute__((may_alias, aligned(1))) pz_unaligned_word;
 
 #define PZ_BYTE_X8(c) (0x0101010101010101ull * (unsigned char)(c))
 
-/* Every fill ends with the fault path's barrier (kernels.h: on arm64 a dmb ishst). */
+/* No barrier here: the replays pay the fault path's once per folio (kernels.h, pz_publish_clear()). */
 void pz_fill_libc(void *dst, int c, size_t len)
 {
 	memset(dst, c, len);
-	pz_publish_clear();
 }
 
 void pz_copy_libc(void *dst, const void *src, size_t len)
@@ -44,7 +43,6 @@ void pz_fill_generic(void *dst, int c, size_t len)
 
 	for (i = 0; i < n; i++)
 		p[i] = v;
-	pz_publish_clear();
 }
 
 void pz_copy_generic(void *dst, const void *src, size_t len)

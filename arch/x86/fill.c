@@ -6,10 +6,11 @@
  * Vector kernels carry a target attribute instead of a global -mavx512f, so
  * the extension builds everywhere and only runs them when CPUID says so.
  *
- * Every body ends with pz_publish_clear(), the fault path's smp_wmb(): on
- * x86-64 nothing, the kernel's being a compiler barrier (csrc/kernels.h). The
- * non-temporal ones end with sfence before it: their stores are weakly
- * ordered, and a kernel clear made of them would need it before the PTE store.
+ * The fault path's smp_wmb() is the replays' to pay, once per folio
+ * (csrc/kernels.h, pz_publish_clear(): on x86-64 nothing, the kernel's being
+ * a compiler barrier). The non-temporal bodies end with sfence: their stores
+ * are weakly ordered, and a kernel clear made of them would need it before
+ * the PTE store.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -55,7 +56,6 @@ void pz_fill_x86_unrolled(void *dst, int c, size_t len)
 			 : [p] "+r"(dst), [n] "+r"(lines)
 			 : [v] "r"(v)
 			 : "memory", "cc");
-	pz_publish_clear();
 }
 
 /* rep stosq: the REP_GOOD clear_page; the CPU batches the 8-byte stores. */
@@ -64,7 +64,6 @@ void pz_fill_x86_stosq(void *dst, int c, size_t len)
 	size_t words = len / 8;
 
 	__asm__ volatile("rep stosq" : "+D"(dst), "+c"(words) : "a"(PZ_BYTE_X8(c)) : "memory");
-	pz_publish_clear();
 }
 
 /*
@@ -74,7 +73,6 @@ void pz_fill_x86_stosq(void *dst, int c, size_t len)
 void pz_fill_x86_stosb(void *dst, int c, size_t len)
 {
 	__asm__ volatile("rep stosb" : "+D"(dst), "+c"(len) : "a"(c) : "memory");
-	pz_publish_clear();
 }
 
 /* The 2012 clear_page_nocache: 8-byte movnti, a line per iteration. */
@@ -95,7 +93,6 @@ void pz_fill_x86_movnti(void *dst, int c, size_t len)
 	}
 	/* Streaming stores are weakly ordered: fence before anyone reads. */
 	_mm_sfence();
-	pz_publish_clear();
 }
 
 void pz_fill_x86_sse2_nt(void *dst, int c, size_t len)
@@ -114,7 +111,6 @@ void pz_fill_x86_sse2_nt(void *dst, int c, size_t len)
 		_mm_stream_si128(p + 7, v);
 	}
 	_mm_sfence();
-	pz_publish_clear();
 }
 
 __attribute__((target("avx"))) void pz_fill_x86_avx_nt(void *dst, int c, size_t len)
@@ -134,7 +130,6 @@ __attribute__((target("avx"))) void pz_fill_x86_avx_nt(void *dst, int c, size_t 
 	}
 	/* gcc adds the vzeroupper that spares SSE code the AVX transition penalty. */
 	_mm_sfence();
-	pz_publish_clear();
 }
 
 __attribute__((target("avx512f"))) void pz_fill_x86_avx512_nt(void *dst, int c, size_t len)
@@ -149,7 +144,6 @@ __attribute__((target("avx512f"))) void pz_fill_x86_avx512_nt(void *dst, int c, 
 		_mm512_stream_si512(p + 3, v);
 	}
 	_mm_sfence();
-	pz_publish_clear();
 }
 
 __attribute__((target("avx512f"))) void pz_fill_x86_avx512(void *dst, int c, size_t len)
@@ -163,7 +157,6 @@ __attribute__((target("avx512f"))) void pz_fill_x86_avx512(void *dst, int c, siz
 		_mm512_store_si512(p + 2, v);
 		_mm512_store_si512(p + 3, v);
 	}
-	pz_publish_clear();
 }
 
 /*
@@ -180,5 +173,4 @@ void pz_fill_x86_clzero(void *dst, int c, size_t len)
 	for (; p < end; p += 64)
 		__asm__ volatile(".byte 0x0f, 0x01, 0xfc" : : "a"(p) : "memory");
 	_mm_sfence();
-	pz_publish_clear();
 }

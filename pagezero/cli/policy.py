@@ -27,7 +27,10 @@ from pagezero.measure.policy import (
 )
 from pagezero.units import format_size, parse_size
 
-_COLD_WORDS = {"clflush": "clflush of those lines", "evict": "reading twice the LLC to evict them"}
+_COLD_WORDS = {
+    "clflush": "clflush of those lines",
+    "evict": "reading twice the cache to evict them",
+}
 
 
 def _measure(args, common, key, names, here):

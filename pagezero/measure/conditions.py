@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pagezero import _core
 from pagezero.results.summary import spread
-from pagezero.system.machine import llc_bytes
+from pagezero.system.machine import eviction_cache
 from pagezero.system.numa import check_node, node_cpus
 
 if TYPE_CHECKING:
@@ -104,8 +104,9 @@ def check_threads(threads: object) -> int:
 
 
 def evict_bytes() -> int:
-    """Bytes read to evict the caches without a flush by address: twice the LLC (32MB assumed)."""
-    return 2 * (llc_bytes() or (32 << 20))
+    """Bytes read to evict the caches without a flush by address: twice the cache the run has
+    (machine.eviction_cache(): measured where it was, else sysfs's LLC; 32MB assumed)."""
+    return 2 * (eviction_cache()["bytes"] or (32 << 20))
 
 
 def thread_rates(result: Result) -> tuple[float, ...] | None:

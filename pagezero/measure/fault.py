@@ -308,7 +308,9 @@ def faults(
         that clears it. "perf": every workload then touches each page as perf
         bench mem mmap does, its byte read and written back plus the page's
         index; on arm64 (or perf built at -O0) the read faults in the shared
-        zero page first and the write then copies it. Recorded in
+        zero page first and the write fault then allocates and clears a new
+        page (hugetlb has no zero page: there the read fault clears the
+        folio). Recorded in
         details["touch"] (and in params when "perf").
     reserve : bool
         Grow the hugepage pool by what the run lacks for its duration

@@ -270,7 +270,7 @@ def memset(
     cache : {"hot", "cold"}
         "hot" (perf's: the same buffer every loop, timed from a cache it fits)
         or "cold": every chunk flushed (clflushopt, clflush, or evicted by
-        reading twice the LLC: details["cold_method"]) outside the clock read
+        reading twice the cache: details["cold_method"]) outside the clock read
         around it, as a page fault finds a page it has not touched lately.
     threads : int
         That many threads, each pinned to its own CPU, started behind a

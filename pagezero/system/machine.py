@@ -8,13 +8,16 @@ Every reader takes a `root` (default "/") so that tests can point it at a fixtur
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
+import gzip
 import os
 import platform
 import re
 import subprocess
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pagezero import _core
@@ -139,6 +142,44 @@ def llc_bytes(info: Mapping[str, Any] | None = None) -> int | None:
     return size
 
 
+# The cache a run measured (pagezero.analysis.cache), set by the study that measured it for
+# the processes it starts after: measure's eviction and scrub buffers exceed it (measure may
+# not import analysis, and each worker is a fresh process).
+MEASURED_CACHE_ENV = "PAGEZERO_MEASURED_CACHE_BYTES"
+
+
+def set_measured_cache(nbytes: int | None) -> None:
+    """Make `nbytes` (None: none) the measured cache of this process and those it starts."""
+    if nbytes:
+        os.environ[MEASURED_CACHE_ENV] = str(int(nbytes))
+    else:
+        os.environ.pop(MEASURED_CACHE_ENV, None)
+
+
+@contextlib.contextmanager
+def measured_cache_scope() -> Iterator[None]:
+    """Whatever set_measured_cache() sets inside, undone on leaving."""
+    before = os.environ.get(MEASURED_CACHE_ENV)
+    try:
+        yield
+    finally:
+        set_measured_cache(int(before) if before and before.isdigit() else None)
+
+
+def eviction_cache(info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The cache a buffer read to evict the caches must exceed: the measured one where this run
+    has one (set_measured_cache()), else sysfs's LLC; bytes None where neither is known."""
+    measured = os.environ.get(MEASURED_CACHE_ENV, "")
+    if measured.isdigit() and int(measured) > 0:
+        return {"bytes": int(measured), "source": f"measured ({MEASURED_CACHE_ENV})"}
+    info = info if info is not None else _static("/")
+    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
+    if not levels:
+        return {"bytes": None, "source": None}
+    llc = max(levels, key=lambda c: c["level"])
+    return {"bytes": llc["size_bytes"], "source": f"sysfs's LLC ({llc['source']})"}
+
+
 def _hugepages(root: str) -> dict[str, dict[str, Any]]:
     """The pools keyed as sysfs names them ("2048kB")."""
     found: dict[str, dict[str, Any]] = {}
@@ -150,18 +191,67 @@ def _hugepages(root: str) -> dict[str, dict[str, Any]]:
     return found
 
 
-def preemption(root: str = "/", uname_version: str | None = None) -> dict[str, str | None]:
+def boot_params(cmdline: str | None) -> dict[str, str]:
+    """The kernel's own parameters of a /proc/cmdline (those after " -- " are init's), the last
+    of each name winning as the kernel's parser leaves them."""
+    params: dict[str, str] = {}
+    for word in (cmdline or "").split(" -- ")[0].split():
+        name, _, value = word.partition("=")
+        params[name] = value
+    return params
+
+
+def kernel_config(root: str = "/", release: str | None = None) -> tuple[str, str | None]:
+    """The running kernel's build config and where it was read: /proc/config.gz (IKCONFIG),
+    else /boot/config-<release>; ("", None) without either."""
+    try:
+        with gzip.open(os.path.join(root, "proc/config.gz"), "rt") as f:
+            return f.read(), "/proc/config.gz"
+    except (OSError, EOFError, zlib.error):
+        pass
+    release = release if release is not None else os.uname().release
+    text = _read(os.path.join(root, f"boot/config-{release}"))
+    return (text, f"/boot/config-{release}") if text else ("", None)
+
+
+def _config_set(config: str, option: str) -> bool:
+    return re.search(rf"^{option}=y$", config, re.M) is not None
+
+
+def preemption(
+    root: str = "/", uname_version: str | None = None, release: str | None = None
+) -> dict[str, str | None]:
     """The kernel's preemption model ("none", "voluntary", "full", "lazy", "rt", "dynamic" or
-    "unknown") and its source: debugfs sched/preempt (the live model of a PREEMPT_DYNAMIC
-    kernel; root-only, often unmounted), a preempt= boot parameter, `uname -v`, the config."""
+    "unknown") and its source, first found of: debugfs sched/preempt (the live model of a
+    PREEMPT_DYNAMIC kernel, which a write there changes at run time; root-only, often
+    unmounted), a preempt= boot parameter (which a PREEMPT_DYNAMIC kernel's boot follows),
+    the kernel config (/proc/config.gz, else /boot/config-<release>: a PREEMPT_DYNAMIC kernel
+    boots with its CONFIG_PREEMPT_* choice, kernel/sched/core.c preempt_dynamic_init()),
+    `uname -v`."""
     live = _read(os.path.join(root, "sys/kernel/debug/sched/preempt"))
     m = re.search(r"\((\w+)\)", live or "")
     if m:
         return {"model": m.group(1), "source": "/sys/kernel/debug/sched/preempt"}
-    m = re.search(r"(?:^|\s)preempt=(\w+)", _read(os.path.join(root, "proc/cmdline")) or "")
-    if m:
-        return {"model": m.group(1), "source": "/proc/cmdline preempt="}
     version = uname_version if uname_version is not None else os.uname().version
+    config, where = kernel_config(root, release)
+    # preempt= is a PREEMPT_DYNAMIC kernel's (kernel/sched/core.c setup_preempt_mode()); a
+    # kernel whose config says it is not one ignores it.
+    dynamic = "PREEMPT_DYNAMIC" in version or _config_set(config, "CONFIG_PREEMPT_DYNAMIC")
+    boot = boot_params(_read(os.path.join(root, "proc/cmdline"))).get("preempt")
+    # sched_dynamic_mode() knows these four; any other value leaves the config's choice.
+    if boot in ("none", "voluntary", "full", "lazy") and (dynamic or not where):
+        return {"model": boot, "source": "/proc/cmdline preempt="}
+    # PREEMPT_RT stands beside the choice (it needs PREEMPT or PREEMPT_LAZY since 6.12).
+    for option, model in (
+        ("CONFIG_PREEMPT_RT", "rt"),
+        ("CONFIG_PREEMPT_LAZY", "lazy"),
+        ("CONFIG_PREEMPT", "full"),
+        ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+        ("CONFIG_PREEMPT_NONE", "none"),
+    ):
+        if _config_set(config, option):
+            how = " (PREEMPT_DYNAMIC boots with it: preempt_dynamic_init())" if dynamic else ""
+            return {"model": model, "source": f"{where} {option}=y{how}"}
     for tag, model in (
         ("PREEMPT_RT", "rt"),
         ("PREEMPT_DYNAMIC", "dynamic"),
@@ -169,19 +259,63 @@ def preemption(root: str = "/", uname_version: str | None = None) -> dict[str, s
         ("PREEMPT", "full"),
     ):
         if re.search(rf"\b{tag}\b", version):
-            note = " (the live mode needs debugfs sched/preempt)" if model == "dynamic" else ""
+            note = (
+                " (the live mode needs debugfs sched/preempt or the kernel config)"
+                if model == "dynamic"
+                else ""
+            )
             return {"model": model, "source": f"uname -v{note}"}
-    release = os.uname().release if root == "/" else ""
-    config = _read(os.path.join(root, f"boot/config-{release}")) or ""
-    for option, model in (
-        ("CONFIG_PREEMPT_RT", "rt"),
-        ("CONFIG_PREEMPT", "full"),
-        ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
-        ("CONFIG_PREEMPT_NONE", "none"),
-    ):
-        if re.search(rf"^{option}=y$", config, re.M):
-            return {"model": model, "source": f"/boot/config-{release}"}
     return {"model": "unknown", "source": None}
+
+
+def _boot_bool(value: str) -> bool | None:
+    """A boolean boot parameter as the kernel's kstrtobool() reads it (1/y/on, 0/n/off)."""
+    v = value.lower()
+    if v[:1] in ("1", "y") or v[:2] == "on":
+        return True
+    if v[:1] in ("0", "n") or v[:3] == "off":
+        return False
+    return None
+
+
+def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str, Any]:
+    """Whether the page allocator zeroes pages on "alloc" or "free" (init_on_alloc=,
+    init_on_free=), and the source: the boot parameter, else the config's
+    CONFIG_INIT_ON_<WHICH>_DEFAULT_ON; value None where neither is readable."""
+    params = boot_params(_read(os.path.join(root, "proc/cmdline")))
+    config, where = kernel_config(root, release)
+    # mm/mm_init.c mem_debugging_and_hardening_init(): page poisoning, where built in, takes
+    # precedence.
+    poison = where is None or _config_set(config, "CONFIG_PAGE_POISONING")
+    if poison and _boot_bool(params.get("page_poison", "")):
+        return {"value": False, "source": "/proc/cmdline page_poison= (takes precedence)"}
+    name = f"init_on_{which}"
+    value = _boot_bool(params.get(name, ""))
+    if value is not None:
+        return {"value": value, "source": f"/proc/cmdline {name}="}
+    option = f"CONFIG_INIT_ON_{which.upper()}_DEFAULT_ON"
+    if where is None:
+        return {"value": None, "source": None}
+    on = _config_set(config, option)
+    return {"value": on, "source": f"{where} {option}{'=y' if on else ' not set'}"}
+
+
+# include/linux/mm.h since 7.0: PROCESS_PAGES_NON_PREEMPT_BATCH is 32MB (SZ_32M >> PAGE_SHIFT)
+# where the architecture has its own clear_pages() (__HAVE_ARCH_CLEAR_PAGES: x86's
+# arch/x86/include/asm/page_64.h), one page elsewhere (clear_pages() is then clear_page()
+# in a loop, and a resched point after each page costs it nothing).
+_OWN_CLEAR_PAGES = {"x86-64": "arch/x86/include/asm/page_64.h"}
+
+
+def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
+    """What a 7.0 kernel on `arch` (pagezero's: "x86-64", "arm64", ...) clears between resched
+    points under preempt=none|voluntary: a policy batch preset ("32MB" or "page") and its
+    source."""
+    arch = arch if arch is not None else _core.ARCH
+    where = _OWN_CLEAR_PAGES.get(arch)
+    why = f"__HAVE_ARCH_CLEAR_PAGES, {where}" if where else f"no clear_pages() of {arch}'s own"
+    source = f"include/linux/mm.h PROCESS_PAGES_NON_PREEMPT_BATCH ({why})"
+    return {"preset": "32MB" if where else "page", "source": source}
 
 
 def _numa_nodes(root: str) -> list[dict[str, Any]]:
@@ -247,6 +381,11 @@ def _static(root: str) -> dict[str, Any]:
             "source": "/sys/kernel/mm/transparent_hugepage",
         },
         "preemption": preemption(root),
+        # With init_on_alloc the page allocator zeroes a THP folio (mm/page_alloc.c
+        # post_alloc_hook()) and the fault does not (user_alloc_needs_zeroing()).
+        "init_on_alloc": init_on("alloc", root),
+        "init_on_free": init_on("free", root),
+        "non_preempt_batch": non_preempt_batch(),
         "numa_nodes": _numa_nodes(root),
     }
 
@@ -273,12 +412,17 @@ def machine(root: str = "/") -> dict[str, Any]:
         ``level``, ``type``, ``size_bytes``, ``shared_cpu_list``, ``source``, and where
         sysconf differs, ``disagreement``), ``page_sizes`` (``base_bytes``, ``thp_bytes``
         and their sources), ``thp``, ``preemption`` (``model``,
-        ``source``), ``numa_nodes``, ``hugepages`` and ``memory``; in a test build,
+        ``source``), ``init_on_alloc`` and ``init_on_free`` (``value``: True, False or
+        None, ``source``), ``non_preempt_batch`` (``preset``, ``source``: what a 7.0
+        kernel clears between resched points on this architecture), ``eviction_cache``
+        (``bytes``, ``source``: the cache eviction buffers exceed, measured or sysfs's),
+        ``numa_nodes``, ``hugepages`` and ``memory``; in a test build,
         ``test_switches`` too ({name: value}), when any is in effect.
     """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)
     info["memory"] = _memory(root)
+    info["eviction_cache"] = eviction_cache(info)
     switches = _core.switches()  # a test build's PAGEZERO_* in effect: what was faked
     if switches:
         info["test_switches"] = switches
@@ -299,6 +443,7 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         + (f" (DC ZVA block {dczva} bytes)" if dczva else ""),
         f"kernel:      {info['kernel_release']}",
         f"preemption:  {pre['model']} (from {pre['source'] or 'nowhere'})",
+        *_kernel_fact_lines(info),
         f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",
     ]
     mem = info.get("memory", {})
@@ -323,6 +468,33 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         lines.append(f"measured:    {_measured_words(measured)}")
     for size, pool in info.get("hugepages", {}).items():
         lines.append(f"hugepages {size}: {pool['free']} free of {pool['total']} ({pool['source']})")
+    return lines
+
+
+def _kernel_fact_lines(info: Mapping[str, Any]) -> list[str]:
+    """init_on_alloc/free, the 7.0 batch and the eviction cache of a machine() dict, as lines."""
+    lines = []
+    for name in ("init_on_alloc", "init_on_free"):
+        fact = info.get(name)
+        if fact:  # results saved before these facts were read lack them
+            value = {True: "on", False: "off", None: "unknown"}[fact["value"]]
+            lines.append(f"{name}: {value} (from {fact['source'] or 'nowhere'})")
+    if (info.get("init_on_alloc") or {}).get("value"):
+        # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
+        who = (
+            "pages are zeroed when freed"
+            if (info.get("init_on_free") or {}).get("value")
+            else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
+        )
+        lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
+    batch = info.get("non_preempt_batch")
+    if batch:
+        lines.append(
+            f"7.0 batch:   {batch['preset']} under preempt=none|voluntary ({batch['source']})"
+        )
+    ev = info.get("eviction_cache")
+    if ev and ev["bytes"]:
+        lines.append(f"evictions:   twice {_mib(ev['bytes'])} read, the cache: {ev['source']}")
     return lines
 
 

@@ -59,3 +59,39 @@ class FakePages:
         )
         monkeypatch.setattr(memory, "THP_PMD_SYSFS", str(self.pmd_file))
         return self
+
+
+class FakeBoot:
+    """The files a kernel's boot facts are read from under a fake root: /proc/cmdline, the
+    build config as /proc/config.gz (gzipped, as IKCONFIG gives it) or
+    /boot/config-<release>, and debugfs's sched/preempt."""
+
+    RELEASE = "6.18.0-fake"
+
+    def __init__(self, root):
+        self.root = pathlib.Path(root)
+
+    def _write(self, rel, data):
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.write_bytes if isinstance(data, bytes) else path.write_text)(data)
+        return self
+
+    def cmdline(self, text):
+        return self._write("proc/cmdline", text + "\n")
+
+    def config(self, *options, gz=True):
+        """CONFIG_X=y lines ("X") and "# CONFIG_X is not set" lines ("!X")."""
+        import gzip
+
+        lines = [
+            f"# CONFIG_{o[1:]} is not set" if o.startswith("!") else f"CONFIG_{o}=y"
+            for o in options
+        ]
+        text = "\n".join(["# Linux kernel configuration", *lines, ""])
+        if gz:
+            return self._write("proc/config.gz", gzip.compress(text.encode()))
+        return self._write(f"boot/config-{self.RELEASE}", text)
+
+    def debugfs_preempt(self, text):
+        return self._write("sys/kernel/debug/sched/preempt", text + "\n")

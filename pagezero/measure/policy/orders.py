@@ -26,7 +26,8 @@ PRESETS: dict[str, int | None] = {
     "page": PAGE_SIZE,  # clear_page() one page at a time: an arch without clear_pages()
     "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
     # pages" (2025, v6-v8): ~1ms at ~10GB/s
-    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0: ~3ms
+    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0, on x86
+    # (machine.non_preempt_batch(): one page on an arch without clear_pages()): ~3ms
     "extent": None,  # preempt=full|lazy: the whole extent at once
 }
 

@@ -14,14 +14,21 @@ folio_zero_user()). How it walks the folio depends on the kernel release and, si
   around the fault's neighbourhood as extents, the neighbourhood (fault +-2 pages) last:
   "neighbourhood-last";
 - 7.0 and later, folios beyond MAX_ORDER: clear_contig_highpages() (mm/memory.c) front to
-  back as one extent, in 32MB units (PROCESS_PAGES_NON_PREEMPT_BATCH) between resched points
-  under preempt=none|voluntary and whole under preempt=full|lazy: "sequential" with that
-  batch.
+  back as one extent, in PROCESS_PAGES_NON_PREEMPT_BATCH units between resched points under
+  preempt=none|voluntary (32MB where the architecture has its own clear_pages(), x86; one
+  page elsewhere: machine.non_preempt_batch()) and whole under preempt=full|lazy:
+  "sequential" with that batch;
+- a THP folio with init_on_alloc=1 (6.13 and later): the page allocator zeroes it
+  (mm/page_alloc.c post_alloc_hook() kernel_init_pages(), one clear_page() per page from the
+  first to the last) and the fault skips folio_zero_user() (user_alloc_needs_zeroing()):
+  "front-to-back" whatever the release. A hugetlb folio comes from its pool, not the page
+  allocator: its fault always clears it with folio_zero_user().
 
 The 7.0 policies are those of "mm: folio_zero_user: clear contiguous pages" (2025) as
-merged. The batch presets (32MB, the whole extent) are pagezero.measure.policy.PRESETS, the
-one table of them; the instruction clear_page() uses is the kernel registry's choice for
-this CPU (pagezero.system.kernels.clear_pages_kernel()), never a name written here.
+merged. The batch presets (32MB, a page, the whole extent) are
+pagezero.measure.policy.PRESETS, the one table of them; the instruction clear_page() uses
+is the kernel registry's choice for this CPU (pagezero.system.kernels.clear_pages_kernel()),
+never a name written here.
 
 Each policy is also replayed with every non-temporal kernel the registry lists for this CPU,
 so that predict can project it with the fastest of them: the question of "Avoid cache
@@ -37,6 +44,7 @@ from dataclasses import dataclass
 
 from pagezero.measure.policy.orders import batch_bytes
 from pagezero.system.kernels import clear_pages_kernel, kernels
+from pagezero.system.machine import non_preempt_batch
 
 # MAX_ORDER (MAX_PAGE_ORDER since 6.8) is 10 on x86-64 and on arm64 with 4KB pages
 # (include/linux/mmzone.h, arch Kconfig ARCH_FORCE_MAX_ORDER): the buddy allocator's largest
@@ -129,7 +137,7 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
         raise ValueError(
             f"unknown preemption model {preempt!r} (known: {', '.join(PREEMPT_MODES)})"
         )
-    batch = "32MB" if preempt in COOPERATIVE else "extent"
+    batch = non_preempt_batch()["preset"] if preempt in COOPERATIVE else "extent"
     if gigantic(folio_bytes):
         strategy, source = "sequential", "mm/memory.c clear_contig_highpages()"
     else:
@@ -137,6 +145,29 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
     kernel = nt_kernel or clear_pages_kernel()
     nt = nt_kernel is not None
     return Replay("7.0", preempt, strategy, batch, kernel, "7.0 and later", source, nt)
+
+
+# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13): from it on a THP
+# fault leaves the clear to an allocator that zeroes (user_alloc_needs_zeroing()).
+INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
+ALLOCATOR_SOURCE = (
+    "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
+    "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
+)
+
+
+def allocator_zeroing() -> Replay:
+    """The allocator's clear of a THP folio under init_on_alloc: page by page, front to back."""
+    kernel = clear_pages_kernel()
+    return Replay(
+        "init_on_alloc",
+        "any",
+        "front-to-back",
+        "extent",
+        kernel,
+        "6.13 and later",
+        ALLOCATOR_SOURCE,
+    )
 
 
 def nontemporal_kernels() -> list[str]:

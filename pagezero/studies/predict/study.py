@@ -222,7 +222,7 @@ def predict(
         with hugepages.reserve(page, needed) if reserve else contextlib.nullcontext():
             _warm(args, thp)
             fault_s = _measure_faults(p, args, runs)
-            _replay_and_fit(p, replay_for(kernel, folio), fault_s, replay_loops, runs)
+            _replay_and_fit(p, replay_for(kernel, folio, thp), fault_s, replay_loops, runs)
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
         p.interrupted = stop.signame

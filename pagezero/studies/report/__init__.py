@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from pagezero._core import PagezeroError
+from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted, received
 from pagezero.runs.processes import check_runs
 from pagezero.runs.progress import Progress, format_duration
@@ -42,7 +43,7 @@ from pagezero.studies.report.predict import study_predict
 from pagezero.studies.report.scales import SCALES
 from pagezero.studies.report.threads import study_threads
 from pagezero.system.kernels import kernels
-from pagezero.system.machine import machine
+from pagezero.system.machine import machine, measured_cache_scope, set_measured_cache
 
 __all__ = ["run_report", "ReportRun", "SCALES", "STUDIES"]
 
@@ -189,7 +190,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         shown = Progress("pagezero report", sum(weights), progress, seconds_per_unit=1.0)
     start = time.monotonic()
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
-    with shown if shown is not None else contextlib.nullcontext():
+    with shown if shown is not None else contextlib.nullcontext(), measured_cache_scope():
         if shown is not None:
             shown.say(_opening(scale, cfg, out_dir, weights))
             if hint:
@@ -207,6 +208,8 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
             section = _run_study(title, measure, pools, shown)
             run.sections.append(section)
             run.seconds[name] = time.monotonic() - began
+            if info.get(INFO_KEY):  # the later studies' eviction buffers exceed the cache measured
+                set_measured_cache(run_cache(info).measured_instead_of_llc)
             if shown is not None:
                 shown.step(_step_text(i, name, section, run.seconds[name]), weights[i])
             if section.interrupted:

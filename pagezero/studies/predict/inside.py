@@ -54,7 +54,7 @@ class Inside:
     def share_text(self) -> str:
         """The share with its interval: "96% (95..97%, 3 runs)"."""
         spread = f"{self.runs} runs" if self.runs > 1 else f"{self.samples} samples, 1 run"
-        return f"{self.share:.0%} ({self.low:.0%}..{self.high:.0%}, {spread})"
+        return f"{self.share:.0%} ({self.low * 100:.0f}..{self.high:.0%}, {spread})"
 
     def routines_text(self) -> str:
         """The clearing routines, comma-separated ("none seen" when none were)."""

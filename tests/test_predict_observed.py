@@ -163,7 +163,9 @@ def test_amd_2mb_projects_with_both_models_side_by_side(measured):
     assert p.model == "observed" and p.explained == pytest.approx(143.6 * 1.002 / 169, rel=1e-5)
     assert len(p.cross_check) == len(p.projections) > 0
     by_subtraction = next(x for x in p.cross_check if x.replay == seven_with_clear_pages(p).replay)
-    assert by_subtraction.bytes_per_sec == pytest.approx(MB2 / ((169 - 23.6 * 1.002) * 1e-6), rel=1e-5)
+    assert by_subtraction.bytes_per_sec == pytest.approx(
+        MB2 / ((169 - 23.6 * 1.002) * 1e-6), rel=1e-5
+    )
     observed_7 = seven_with_clear_pages(p).bytes_per_sec
     assert observed_7 == pytest.approx(MB2 / (169e-6 * (0.1 + 0.9 * 120 / 143.6)), rel=1e-3)
     assert p.answers()[-1].endswith("against 90% sampled (subtraction fits, its projections below)")
@@ -266,7 +268,9 @@ def test_the_observed_model_keeps_the_fault_and_scales_only_the_clear():
     for scale in (0.5, 1.0, 3.0):
         x = o.project(from_7_0(MB2, "full"), [0.5], [75e-6 * scale])
         assert math.isclose(x.bytes_per_sec, MB2 / 125e-6)
-        assert math.isclose(x.low, x.high) and math.isclose(x.replay_bytes_per_sec, MB2 / (75e-6 * scale))
+        assert math.isclose(x.low, x.high) and math.isclose(
+            x.replay_bytes_per_sec, MB2 / (75e-6 * scale)
+        )
 
 
 @pytest.mark.parametrize("share, low, high", [(0.5, 0.6, 0.7), (1.1, 0.9, 1.2), (0.5, -0.1, 0.6)])

@@ -92,7 +92,9 @@ def inside(results: Sequence[Result]) -> Inside | str:
     else:
         low, high = wilson(shares[0], samples)
     names = dict.fromkeys(g for p in profiles for g in p.get("groups", {}))
-    groups = {g: statistics.median(p.get("groups", {}).get(g, 0.0) for p in profiles) for g in names}
+    groups = {
+        g: statistics.median(p.get("groups", {}).get(g, 0.0) for p in profiles) for g in names
+    }
     routines = dict.fromkeys(name for p in profiles for name in p.get("clearing_routines", ()))
     share = statistics.median(shares)
     return Inside(share, low, high, tuple(routines), groups, samples, len(profiles))

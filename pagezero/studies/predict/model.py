@@ -7,20 +7,22 @@ clears as much faster or slower as its replay against the running policy's:
 t_fault(P) = remainder + share x t_fault x replay(P) / replay(running). The replays give
 ratios only, so a replay that clears slower or faster than the kernel does not matter.
 
-Subtraction (the cross-check, and the answer where sampling is refused): a demand fault on a huge page costs the clear of its folio plus everything else the fault
-path does (finding and allocating the folio, the page table update, the return to user
-space): per fault, t_fault = t_clear + remainder. The replay of the running kernel's policy
+Subtraction (the cross-check, and the answer where sampling is refused): a demand fault on
+a huge page costs the clear of its folio plus everything else the fault path does (finding
+and allocating the folio, the page table update, the return to user space): per fault,
+t_fault = t_clear + remainder. The replay of the running kernel's policy
 gives t_clear; the remainder is the difference. Another policy P changes only the clear, so
 its fault takes remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
 
-Every prediction states its assumptions (ASSUMPTIONS); the replays clear huge pages because
-the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses in its clear.
+Every prediction states its assumptions (ASSUMPTIONS, OBSERVED_ASSUMPTIONS); the replays
+clear huge pages because the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses
+in its clear.
 
-The fit is checked before projecting: a replay that explains under FIT_LOW of the fault time
-leaves most of it to something the model does not see, and one over FIT_HIGH clears slower
-than the kernel faults (the replay pays for something the kernel does not); so does a
-remainder below zero across the whole spread of the runs (a fault cannot cost less than
-its clear). Either way the model does not fit this machine and nothing is projected. A
+The subtraction's fit is checked before projecting: a replay that explains under FIT_LOW of
+the fault time leaves most of it to something the model does not see, and one over FIT_HIGH
+clears slower than the kernel faults (the replay pays for something the kernel does not); so
+does a remainder below zero across the whole spread of the runs (a fault cannot cost less
+than its clear). Either way that model does not fit this machine and projects nothing. A
 remainder below zero within the spread is zero within the noise: projected with none.
 
 Both give an interval from the runs' spread.

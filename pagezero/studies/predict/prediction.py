@@ -270,13 +270,18 @@ class Prediction:
             )
         if self.projections and not self.nontemporal_kernels:
             lines.append("no non-temporal clear kernel runs on this CPU: none projected with one")
-        if seen and o and self.explained is not None:
-            fits = "fits, its projections below" if self.cross_check else "does not fit"
-            lines.append(
-                f"cross-check: the replay alone would explain {self.explained:.0%} of the fault "
-                f"time, against {seen.share:.0%} sampled (subtraction {fits})"
-            )
-        return lines
+        check = self.cross_check_line()
+        return lines + [check] if check else lines
+
+    def cross_check_line(self) -> str | None:
+        """Today's subtraction beside the observed model, in one line; None without both."""
+        if not (self.inside and self.observed) or self.explained is None:
+            return None
+        fits = "fits, its projections below" if self.cross_check else "does not fit"
+        return (
+            f"cross-check: the replay alone would explain {self.explained:.0%} of the fault "
+            f"time, against {self.inside.share:.0%} sampled (subtraction {fits})"
+        )
 
     def describe(self) -> list[str]:
         """The answers first, then how they were found, one line each (GB/s = 10^9 bytes/s).

@@ -255,6 +255,7 @@ def test_inside_one_run_is_an_interval_over_its_samples():
         ([profile(0.9), None], "the faults were not sampled"),
         ([profile(0.9), {"refused": REFUSED}], f"sampling refused: {REFUSED}"),
         ([profile(0.9, samples=0)], "sampling took no samples in the faults"),
+        ([profile(0.0), profile(0.0)], "sampling saw no clearing routine in the faults"),
     ],
 )
 def test_inside_says_why_there_is_none(profiles, why):

@@ -76,7 +76,7 @@ class Inside:
 
 def inside(results: Sequence[Result]) -> Inside | str:
     """The runs' profiles as one Inside, or the one line why there is none (not sampled,
-    sampling refused and why, no samples)."""
+    sampling refused and why, no samples, no clearing seen)."""
     profiles: list[Mapping[str, Any]] = [r.details.get("profile") or {} for r in results]
     if not profiles or any(not p for p in profiles):
         return "the faults were not sampled"
@@ -86,6 +86,8 @@ def inside(results: Sequence[Result]) -> Inside | str:
     if any(not p.get("samples") for p in profiles):
         return "sampling took no samples in the faults"
     shares = [float(p["clearing_share"]) for p in profiles]
+    if not any(shares):
+        return "sampling saw no clearing routine in the faults"
     samples = sum(int(p["samples"]) for p in profiles)
     if len(profiles) > 1:
         low, high = min(shares), max(shares)

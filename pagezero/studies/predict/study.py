@@ -255,8 +255,6 @@ def _replay_and_fit(
     f = fit(folio, fault_s, clear_s)
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
     p.remainder_interval_us = (f.remainder_low * 1e6, f.remainder_high * 1e6)
-    if p.inside is not None and not p.inside.share > 0:
-        p.inside, p.sampling = None, "sampling saw no clearing routine in the faults"
     seen = p.inside
     o = observed(folio, fault_s, seen.share, seen.low, seen.high) if seen else None
     p.observed = o

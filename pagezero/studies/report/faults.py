@@ -59,7 +59,7 @@ def inside_faults(rs):
             continue
         seen = inside(results)
         clearing = None
-        if not isinstance(seen, str) and seen.share > 0:
+        if not isinstance(seen, str):
             shares = [r.details["profile"]["clearing_share"] for r in results]
             rates = [r.bytes_per_sec / s for r, s in zip(results, shares) if s and r.bytes_per_sec]
             clearing = statistics.median(rates) if rates else None

@@ -367,6 +367,10 @@ TYPES = {
     "kernel_release": str,
     "preempt": str,
     "fault_bytes_per_sec": float,
+    "model": str,
+    "clearing_share": (float, type(None)),
+    "kernel_clear_us": (float, type(None)),
+    "observed_remainder_us": (float, type(None)),
     "replay_policy": str,
     "replay_bytes_per_sec": float,
     "explained": float,
@@ -407,7 +411,8 @@ def test_json_shape():
         "none",
         "clear_pages()",
     )
-    assert len(doc["assumptions"]) == 2
+    assert len(doc["assumptions"]) == 2 and doc["model"] == "subtraction"
+    assert doc["observed"] is None and doc["cross_check"] == []
     assert doc["remainder_interval_us"] == [20.0, 40.0] and doc["nontemporal_kernels"] == [NT]
     assert doc["answers"] == synthetic_prediction().answers()
 

@@ -45,7 +45,7 @@ def fault_result(rate):
     bytes/sec; its loops, with the mmap and the faults the scheduler paused,
     four times slower, which the fit must not see."""
     fault_ns = int(MB2 / rate * 1e9)
-    latency = {"unit_bytes": MB2, "p50_ns": fault_ns, "n": 8}
+    latency = {"unit_bytes": MB2, "p50_ns": fault_ns, "n": 8, "loop_p50_ns": (fault_ns,) * 2}
     loop = 4 * 4 * fault_ns
     return Result(
         "mmap", "demand", {"page": "2MB"}, 8 << 20, "ns", [loop, loop], details={"latency": latency}
@@ -200,7 +200,10 @@ def test_predict_refuses_a_remainder_below_zero_across_the_runs(synthetic, monke
     assert p.remainder_us == pytest.approx(-5.0, abs=0.01)
     assert p.projections == [] and "does not fit this machine" in p.verdict
     assert "remainder -5.0 us per fault (-5.0..-5.0 across the runs)" in p.verdict
-    assert p.answers()[1].startswith("2MB: nothing projected: the replay explains 102%")
+    # Not sampled (faults() without profile=): today's model answers, and says so.
+    assert p.sampling == "the faults were not sampled" and p.model == "subtraction"
+    assert p.answers()[1] == "2MB: the faults were not sampled: today's subtraction model answers"
+    assert p.answers()[2].startswith("2MB: nothing projected: the replay explains 102%")
 
 
 def test_predict_without_pages_names_the_fix(synthetic):

@@ -12,6 +12,8 @@ from test_predict import NT, synthetic_prediction
 
 from pagezero import MappingError
 from pagezero.interrupt import Interrupted
+from pagezero.studies.predict.inside import Inside
+from pagezero.studies.predict.model import observed
 from pagezero.studies.report import STUDIES
 from pagezero.studies.report import predict as report_predict
 from pagezero.system.kernels import clear_pages_kernel
@@ -52,8 +54,9 @@ def test_section_explained_first_beside_milan(tmp_path, monkeypatch):
     assert [page for page, _ in asked] == ["2MB", "1GB"]
     assert asked[0][1]["runs"] == 1 and asked[1][1]["size"] == 1 << 30
     header = next(line for line in section.body if line.startswith("| page"))
-    assert header.split("|")[2].strip() == "explained"
-    assert "| 2MB | 83% |" in "\n".join(section.body)
+    assert header.split("|")[2].strip() == "model"
+    assert "| 2MB | subtraction | - | - | - | 10.0 |" in "\n".join(section.body)
+    assert "| 83% | 30.0 |" in "\n".join(section.body)
     body = "\n".join(section.body)
     # perf's GB/sec (2^30) in the report's 10^9 bytes/s: 11.82 GiB/s is 12.69 GB/s.
     assert "12.69 -> 17.70 GB/s (+39%; perf's 11.82 -> 16.48 GB/sec, 2^30)" in body
@@ -103,7 +106,7 @@ def test_a_remainder_below_zero_is_no_fit_in_the_answer(tmp_path, monkeypatch):
     (answer,) = section.answers
     assert "explains 105%, but the remainder is below zero across the runs" in answer
     assert "the model does not fit this machine and nothing is projected" in answer
-    assert "| 2MB | 105% |" in "\n".join(section.body) and "| -11.0 |" in "\n".join(section.body)
+    assert "| 105% | -11.0 |" in "\n".join(section.body)
     assert "the model fits" not in "\n".join(section.body + section.answers)
 
 
@@ -123,4 +126,43 @@ def test_a_signal_keeps_the_partial_and_marks_the_section(tmp_path, monkeypatch)
     after = AssertionError("1GB measured after a signal")
     section, asked = study(tmp_path, monkeypatch, {"2MB": stop, "1GB": after})
     assert section.interrupted == "SIGINT" and len(asked) == 1
-    assert "| 2MB | 83% |" in "\n".join(section.body)
+    assert "| 2MB | subtraction |" in "\n".join(section.body)
+
+
+def sampled_prediction():
+    """The synthetic prediction with its faults sampled, Intel-shaped: 96% of 200 us in
+    clear_page_erms, the replay alone explaining 105% (subtraction does not fit)."""
+    p = synthetic_prediction()
+    groups = {"page allocation": 0.01, "page tables": 0.01, "other": 0.02}
+    p.inside = Inside(0.96, 0.95, 0.97, ("clear_page_erms",), groups, 6000, 3)
+    p.observed = observed(2 << 20, [200e-6], 0.96, 0.95, 0.97)
+    p.explained = 1.05
+    return p
+
+
+def test_a_sampled_prediction_shows_the_observed_model_and_the_cross_check(tmp_path, monkeypatch):
+    section, _ = study(tmp_path, monkeypatch, {"2MB": sampled_prediction()}, quick=True)
+    body = "\n".join(section.body)
+    assert "| 2MB | observed | 96% (95..97%, 3 runs) | 192.0 | 8.0 | 10.0 |" in body
+    assert "| 105% | 30.0 |" in body  # the subtraction's, beside it
+    assert (
+        "2MB cross-check: the replay alone would explain 105% of the fault time, against 96% "
+        "sampled (subtraction does not fit)." in body
+    )
+    assert "does not fit this machine" not in body and "projected by subtraction" not in body
+    (answer,) = section.answers
+    assert answer.startswith(
+        "2MB demand faults run at 10.0 GB/s here, 96% of it the kernel clearing (sampled); "
+        "the 7.0 policy would fault at "
+    )
+    saved = json.loads((tmp_path / "predict.json").read_text())
+    assert saved[0]["model"] == "observed" and saved[0]["clearing_share"] == 0.96
+
+
+def test_a_refused_sampling_is_said_in_one_line(tmp_path, monkeypatch):
+    p = synthetic_prediction()
+    p.sampling = "sampling refused: perf_event_paranoid is 3"
+    section, _ = study(tmp_path, monkeypatch, {"2MB": p}, quick=True)
+    lines = [line for line in section.body if "sampling refused" in line]
+    assert lines == ["\n2MB: sampling refused: perf_event_paranoid is 3; projected by subtraction."]
+    assert "| 2MB | subtraction | - | - | - |" in "\n".join(section.body)

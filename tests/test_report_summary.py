@@ -105,7 +105,7 @@ def test_the_headroom_per_page_size_is_an_answer(monkeypatch):
     monkeypatch.setattr(faults.fault, "headroom", headroom)
     section = Section(FAULTS)
     sizes = {"4KB": 1 << 24, "2MB": 1 << 24, "1GB": 1 << 30}
-    faults._headroom(section, sizes, {"fault_loops": 1}, ["generic"], False, {"1GB"})
+    faults._headroom(section, sizes, {"fault_loops": 1}, ["generic"], False, {"1GB"}, {})
     assert section.summary == []
     assert section.answers == [
         "Demand faults on 4KB pages run at 2.5 GB/s; user space clears the same extents at "

@@ -197,11 +197,15 @@ def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     n = warming_runs([1 / s for s in wall], WARM_LOOP_FRACTION) if wall and all(wall) else 0
     if not n:
         return raw, None
+    # The latency percentiles pool every loop (too many samples to keep raw); each loop's
+    # median goes with the loops kept.
+    lat = raw["latency"]
     kept = dict(
         raw,
         wall=wall[n:],
         threads=tuple(t[n:] for t in raw["threads"]),
         pages=raw["pages"][n:],
+        latency=lat and dict(lat, loop_p50_ns=lat["loop_p50_ns"][n:]),
         loops_done=raw["loops_done"] - n,
     )
     rule = (
@@ -301,7 +305,8 @@ def faults(
         The clock, as memset()'s.
     latency : bool
         Also time each fault (groups of 16 for 4KB pages): the
-        distribution is in details["latency"] (ns).
+        distribution is in details["latency"] (ns), over every loop, and
+        each kept loop's median in its "loop_p50_ns".
     touch : {"write", "perf"}
         "write" (the default, what the studies of the kernel's clearing use):
         demand writes one byte per page, so each page takes one write fault

@@ -1,21 +1,31 @@
-"""The fit: how much of a fault the replayed clear explains, and what another policy would make
-of the rest.
+"""The models: what a fault costs, and what another policy would make of it.
 
-A demand fault on a huge page costs the clear of its folio plus everything else the fault
-path does (finding and allocating the folio, the page table update, the return to user
-space): per fault, t_fault = t_clear + remainder. The replay of the running kernel's policy
+Observed (the answer, where the faults could be sampled): sampling the CPU during the faults
+gives the share of the fault time the kernel spends clearing, so per fault the kernel's
+clear takes share x t_fault, measured, and the remainder is the rest. Another policy P
+clears as much faster or slower as its replay against the running policy's:
+t_fault(P) = remainder + share x t_fault x replay(P) / replay(running). The replays give
+ratios only, so a replay that clears slower or faster than the kernel does not matter.
+
+Subtraction (the cross-check, and the answer where sampling is refused): a demand fault on
+a huge page costs the clear of its folio plus everything else the fault path does (finding
+and allocating the folio, the page table update, the return to user space): per fault,
+t_fault = t_clear + remainder. The replay of the running kernel's policy
 gives t_clear; the remainder is the difference. Another policy P changes only the clear, so
 its fault takes remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
 
-Every prediction states its assumptions (ASSUMPTIONS); the replays clear huge pages because
-the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses in its clear.
+Every prediction states its assumptions (ASSUMPTIONS, OBSERVED_ASSUMPTIONS); the replays
+clear huge pages because the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses
+in its clear.
 
-The fit is checked before projecting: a replay that explains under FIT_LOW of the fault time
-leaves most of it to something the model does not see, and one over FIT_HIGH clears slower
-than the kernel faults (the replay pays for something the kernel does not); so does a
-remainder below zero across the whole spread of the runs (a fault cannot cost less than
-its clear). Either way the model does not fit this machine and nothing is projected. A
+The subtraction's fit is checked before projecting: a replay that explains under FIT_LOW of
+the fault time leaves most of it to something the model does not see, and one over FIT_HIGH
+clears slower than the kernel faults (the replay pays for something the kernel does not); so
+does a remainder below zero across the whole spread of the runs (a fault cannot cost less
+than its clear). Either way that model does not fit this machine and projects nothing. A
 remainder below zero within the spread is zero within the noise: projected with none.
+
+Both give an interval from the runs' spread.
 """
 
 from __future__ import annotations
@@ -33,6 +43,12 @@ FIT_HIGH = 1.10
 ASSUMPTIONS = (
     "the remainder (the fault path's own cost) does not change with the clearing policy",
     "user space clears as fast as the kernel's direct map would, hence huge pages for the replays",
+)
+# The observed model's: the replays give only the ratios between policies.
+OBSERVED_ASSUMPTIONS = (
+    ASSUMPTIONS[0],
+    "the kernel's clear changes between policies as the replays' clears do (on huge pages, "
+    "as the kernel's direct map)",
 )
 
 
@@ -162,3 +178,69 @@ def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy
         b / (max(f.remainder_low, 0.0) + min(clear_s)),
         b / median,
     )
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The fault as sampling saw it, in seconds per fault (one folio): the fault time and
+    the kernel's clearing share, each a median with its bounds over the runs."""
+
+    folio_bytes: int
+    fault_s: float
+    fault_low: float
+    fault_high: float
+    share: float
+    share_low: float
+    share_high: float
+
+    @property
+    def clear_s(self) -> float:
+        """The kernel's clear per fault: share x fault time."""
+        return self.share * self.fault_s
+
+    @property
+    def remainder_s(self) -> float:
+        """The rest of the fault: (1 - share) x fault time."""
+        return self.fault_s - self.clear_s
+
+    def clear_bounds(self) -> tuple[float, float]:
+        """The clear per fault over the bounds: the least share of the fastest fault, the
+        greatest of the slowest."""
+        return self.share_low * self.fault_low, self.share_high * self.fault_high
+
+    def remainder_bounds(self) -> tuple[float, float]:
+        """The remainder per fault over the bounds, as clear_bounds()."""
+        return (1 - self.share_high) * self.fault_low, (1 - self.share_low) * self.fault_high
+
+    def project(
+        self, replay: Replay, ratios: Sequence[float], clear_s: Sequence[float]
+    ) -> ProjectedPolicy:
+        """The fault rate under `replay`, whose clear took `ratios` (per run) times the
+        running policy's replay and `clear_s` seconds: folio / (remainder + clear x ratio)."""
+        _check_times("a projection's ratio", ratios)
+        _check_times("a projection", clear_s)
+        # t = fault (1 - share + share ratio) rises with the fault time and the ratio, and
+        # with the share where the ratio is over 1: its ends lie at the bounds' corners.
+        ends = [
+            f * (1 - s + s * q)
+            for f in (self.fault_low, self.fault_high)
+            for s in (self.share_low, self.share_high)
+            for q in (min(ratios), max(ratios))
+        ]
+        mid = self.fault_s * (1 - self.share + self.share * statistics.median(ratios))
+        b = self.folio_bytes
+        return ProjectedPolicy(
+            replay, b / mid, b / max(ends), b / min(ends), b / statistics.median(clear_s)
+        )
+
+
+def observed(
+    folio_bytes: int, fault_s: Sequence[float], share: float, low: float, high: float
+) -> Observed:
+    """The observed model from per-run seconds per fault and the clearing share's median
+    and bounds (pagezero.studies.predict.inside)."""
+    _check_times("the fault", fault_s)
+    if not 0 <= low <= share <= high <= 1:
+        raise ValueError(f"a share needs 0 <= low <= share <= high <= 1, not {low, share, high}")
+    f = statistics.median(fault_s)
+    return Observed(folio_bytes, f, min(fault_s), max(fault_s), share, low, high)

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pagezero.studies.predict.model import ASSUMPTIONS, ProjectedPolicy
+from pagezero.studies.predict.inside import Inside
+from pagezero.studies.predict.model import (
+    ASSUMPTIONS,
+    OBSERVED_ASSUMPTIONS,
+    Observed,
+    ProjectedPolicy,
+)
 from pagezero.studies.predict.replays import PREEMPT_MODES, Replay
 
 
@@ -86,7 +92,7 @@ class Prediction:
         Runs whose worker process died, not among the runs.
     fault_bytes_per_sec : float or None
         The folio over the median fault's time (the median of the kept runs'
-        median faults): what the fit uses.
+        median faults, each over the loops its rate kept): what the models use.
     loop_bytes_per_sec : float or None
         The kept runs' loops as `pagezero mem mmap` rates them (bytes over the
         time of mmap and every fault), scheduler pauses included.
@@ -96,8 +102,22 @@ class Prediction:
         The running kernel's policy.
     replay_backing : str or None
         What the replays' folios were on.
-    remainder_interval_us : tuple of float or None
-        The remainder's bounds over the runs' spread (either may be below zero).
+    explained, remainder_us, remainder_interval_us, verdict
+        Today's subtraction model (the cross-check, or the answer where the
+        faults were not sampled): the share of the fault time the replay
+        explains, the remainder and its bounds over the runs' spread (either
+        may be below zero), whether it fits.
+    inside : Inside or None
+        What sampling saw inside the kept runs' faults.
+    sampling : str or None
+        Why the observed model was not used, one line; None when it was.
+    observed : Observed or None
+        The observed model: the kernel's clear per fault (share x fault time)
+        and the rest.
+    projections : list of ProjectedPolicy
+        The answer's: the observed model's, else the subtraction's.
+    cross_check : list of ProjectedPolicy
+        The subtraction's beside the observed model's, where it fits.
     nontemporal_kernels : list of str
         The non-temporal kernels each policy was replayed with; its projection
         with non-temporal stores is the fastest of them.
@@ -125,6 +145,10 @@ class Prediction:
     nontemporal_kernels: list[str] = field(default_factory=list)
     verdict: str | None = None
     projections: list[ProjectedPolicy] = field(default_factory=list)
+    inside: Inside | None = None
+    sampling: str | None = None
+    observed: Observed | None = None
+    cross_check: list[ProjectedPolicy] = field(default_factory=list)
     interrupted: str | None = None
 
     @property
@@ -136,6 +160,29 @@ class Prediction:
     def fits(self) -> bool:
         """True when the model fit and projections were made."""
         return bool(self.projections)
+
+    @property
+    def model(self) -> str:
+        """The model the projections are from: "observed" or "subtraction"."""
+        return "observed" if self.observed else "subtraction"
+
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """What the model the projections are from assumes."""
+        return OBSERVED_ASSUMPTIONS if self.observed else ASSUMPTIONS
+
+    def _observed_json(self) -> dict[str, Any] | None:
+        o, seen = self.observed, self.inside
+        if o is None or seen is None:
+            return None
+        us = [x * 1e6 for x in (*o.clear_bounds(), *o.remainder_bounds())]
+        return dict(
+            seen.to_json(),
+            kernel_clear_us=o.clear_s * 1e6,
+            kernel_clear_interval_us=us[:2],
+            remainder_us=o.remainder_s * 1e6,
+            remainder_interval_us=us[2:],
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The prediction as a JSON document: its key figures first, then the details.
@@ -149,6 +196,10 @@ class Prediction:
             "kernel_release": self.kernel_release,
             "preempt": self.preempt,
             "fault_bytes_per_sec": self.fault_bytes_per_sec,
+            "model": self.model,
+            "clearing_share": self.inside.share if self.observed and self.inside else None,
+            "kernel_clear_us": self.observed.clear_s * 1e6 if self.observed else None,
+            "observed_remainder_us": self.observed.remainder_s * 1e6 if self.observed else None,
             "replay_policy": self.replay.policy if self.replay else None,
             "replay_bytes_per_sec": self.replay_bytes_per_sec,
             "explained": self.explained,
@@ -172,9 +223,12 @@ class Prediction:
                 list(self.remainder_interval_us) if self.remainder_interval_us else None
             ),
             nontemporal_kernels=list(self.nontemporal_kernels),
+            observed=self._observed_json(),
+            sampling=self.sampling,
             verdict=self.verdict,
+            cross_check=[p.to_json() for p in self.cross_check],
             answers=self.answers(),
-            assumptions=list(ASSUMPTIONS),
+            assumptions=list(self.assumptions),
             interrupted=self.interrupted,
         )
         return doc
@@ -195,6 +249,15 @@ class Prediction:
             f"{self.page} demand faults today: {today} GB/s (kernel {self.kernel_release}"
             f"{policy}, preempt={self.preempt})"
         ]
+        o, seen = self.observed, self.inside
+        if o and seen:
+            lines.append(
+                f"{self.page}: the kernel clears for {seen.share_text()} of the fault "
+                f"({seen.routines_text()}): {o.clear_s * 1e6:.1f} of {o.fault_s * 1e6:.1f} us, "
+                f"the rest {o.remainder_s * 1e6:.1f} us"
+            )
+        elif self.sampling and self.verdict:
+            lines.append(f"{self.page}: {self.sampling}: today's subtraction model answers")
         if self.verdict and not self.projections:
             return lines + [f"{self.page}: nothing projected: {self.verdict}"]
         for g in group_projections(self.projections):
@@ -207,7 +270,18 @@ class Prediction:
             )
         if self.projections and not self.nontemporal_kernels:
             lines.append("no non-temporal clear kernel runs on this CPU: none projected with one")
-        return lines
+        check = self.cross_check_line()
+        return lines + [check] if check else lines
+
+    def cross_check_line(self) -> str | None:
+        """Today's subtraction beside the observed model, in one line; None without both."""
+        if not (self.inside and self.observed) or self.explained is None:
+            return None
+        fits = "fits, its projections below" if self.cross_check else "does not fit"
+        return (
+            f"cross-check: the replay alone would explain {self.explained:.0%} of the fault "
+            f"time, against {self.inside.share:.0%} sampled (subtraction {fits})"
+        )
 
     def describe(self) -> list[str]:
         """The answers first, then how they were found, one line each (GB/s = 10^9 bytes/s).
@@ -217,9 +291,16 @@ class Prediction:
         list of str
         """
         lines = self.answers()
+        how = (
+            "demand faults measured and sampled, the kernel's clear = clearing share x fault "
+            "time, the rest the remainder; a policy's fault = remainder + that clear x its "
+            "replay / the running policy's (replays on a cold folio)"
+            if self.observed
+            else "demand faults measured, the running kernel's clearing replayed on a cold "
+            "folio, fault = clear + remainder; a policy's fault = remainder + its clear"
+        )
         lines += [
-            "# how: demand faults measured, the running kernel's clearing replayed on a cold "
-            "folio, fault = clear + remainder; a policy's fault = remainder + its clear",
+            f"# how: {how}",
             f"# kernel {self.kernel_release}, preempt={self.preempt}"
             + (f" ({self.preempt_note})" if self.preempt_note else ""),
             f"# {self.warm_up}",
@@ -243,32 +324,58 @@ class Prediction:
                 f"  replay {r.policy} ({r.strategy}, {r.kernel}; {r.source}, {r.release}), "
                 f"cold folio on {self.replay_backing}: {_gbs(self.replay_bytes_per_sec)} GB/s"
             )
+        lines += self._inside_lines()
         if self.explained is not None and self.remainder_us is not None:
-            lines.append(f"  explained           {self.explained:>8.0%} of the fault time")
+            check = " (subtraction, the cross-check)" if self.observed else ""
+            lines.append(f"  explained           {self.explained:>8.0%} of the fault time{check}")
             spread = ""
             if self.remainder_interval_us:
                 spread = " ({:.1f}..{:.1f} across the runs)".format(*self.remainder_interval_us)
-            lines.append(f"  remainder           {self.remainder_us:>8.1f} us per fault{spread}")
+            name = "remainder by subtr." if self.observed else "remainder"
+            lines.append(f"  {name:<19} {self.remainder_us:>8.1f} us per fault{spread}")
         if self.verdict:
-            lines.append(f"# {self.verdict}")
+            lines.append(f"# {'subtraction: ' * bool(self.observed)}{self.verdict}")
         if self.nontemporal_kernels:
             lines.append(
                 "# with non-temporal stores: each policy replayed with "
                 f"{', '.join(self.nontemporal_kernels)}; the fastest projected"
             )
-        if self.projections:
-            lines.append("# every projection, GB/s (low..high from the runs' spread):")
-            for p in self.projections:
+        for head, projected in (
+            (f"every projection, {self.model} model", self.projections),
+            ("every projection by subtraction, the cross-check", self.cross_check),
+        ):
+            if projected:
+                lines.append(f"# {head}, GB/s (low..high from the runs' spread):")
+            for p in projected:
                 rp = p.replay
                 lines.append(
                     f"  {rp.policy:<8} preempt={rp.preempt:<9} {rp.kernel:<20} "
                     f"{_gbs(p.bytes_per_sec):>8} ({_gbs(p.low)}..{_gbs(p.high)})  "
                     f"{rp.strategy}, batch {rp.batch}"
                 )
-        lines += [f"# assumed: {a}" for a in ASSUMPTIONS]
+        lines += [f"# assumed: {a}" for a in self.assumptions]
         if self.interrupted:
             lines.append(f"# interrupted by {self.interrupted}: only what was measured is shown")
         return lines
+
+    def _inside_lines(self) -> list[str]:
+        """The sampled share, the kernel's clear and the remainder, the rest by group."""
+        o, seen = self.observed, self.inside
+        if o is None or seen is None:
+            return []
+        clear, rest = (
+            "{:.1f}..{:.1f}".format(*(x * 1e6 for x in b))
+            for b in (o.clear_bounds(), o.remainder_bounds())
+        )
+        groups = ", ".join(f"{g} {x:.0%}" for g, x in seen.groups.items())
+        return [
+            f"  clearing share      {seen.share:>8.0%} of the fault, sampled "
+            f"({seen.low:.0%}..{seen.high:.0%} over the {seen.spread_of}; "
+            f"{seen.routines_text()}; {seen.samples} samples)",
+            f"  kernel clear        {o.clear_s * 1e6:>8.1f} us per fault ({clear})",
+            f"  remainder           {o.remainder_s * 1e6:>8.1f} us per fault ({rest})",
+            f"  by group            {groups}",
+        ]
 
     def simple(self) -> list[str]:
         """Only the numbers: fault rate, replay rate, explained, remainder (us), projections."""

@@ -21,7 +21,8 @@ from pagezero.measure.warmup import warming_runs
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs, faults
-from pagezero.studies.predict.model import fit, project
+from pagezero.studies.predict.inside import SAMPLED, inside
+from pagezero.studies.predict.model import fit, observed, project
 from pagezero.studies.predict.prediction import Prediction
 from pagezero.studies.predict.replays import (
     Replay,
@@ -75,16 +76,17 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault, not its loops'."""
+    """A fault run's rate from its median fault, not its loops', over the loops its rate
+    kept (measure.warmup): the median of their median faults."""
     # Like the replay's median clear, a fault during which another process ran counts no more
     # than any other; a loop's rate takes every such pause in.
     latency = r.details["latency"]
-    if latency["unit_bytes"] != folio or not latency["p50_ns"]:
+    if latency["unit_bytes"] != folio or not all(latency["loop_p50_ns"] or (0,)):
         raise PagezeroError(
             f"the fault run timed {format_size(latency['unit_bytes'])} per latency sample, "
             f"not one {format_size(folio)} fault"
         )
-    return folio / (latency["p50_ns"] * 1e-9)
+    return folio / (statistics.median(latency["loop_p50_ns"]) * 1e-9)
 
 
 def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
@@ -107,8 +109,9 @@ def _warm(args: dict[str, Any], thp: bool) -> None:
 
 
 def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
-    """The fault runs' seconds per fault (one folio), warming runs dropped."""
-    measured = _results(faults(**args, runs=runs))
+    """The fault runs' seconds per fault (one folio), warming runs dropped; what sampling
+    saw inside the kept runs' faults in p.inside (or why nothing, in p.sampling)."""
+    measured = _results(faults(**args, **SAMPLED, runs=runs))
     # A worker process that died (its reason printed by the workers) is a run lost.
     p.lost_runs = runs - len(measured)
     folio = parse_size(p.page)
@@ -119,6 +122,8 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     # is then the fault rate over the replay's rate.
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
+    seen = inside(kept)
+    p.inside, p.sampling = (None, seen) if isinstance(seen, str) else (seen, None)
     p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(
         sum(r.seconds or ()) for r in kept
     )
@@ -128,7 +133,8 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
 def _replay_times(
     walks: Sequence[Replay], folio: str, loops: int, runs: int
 ) -> tuple[dict[tuple[str, int, str], list[float]], str]:
-    """Each distinct walk's seconds per clear, one per run, and the backing."""
+    """Each distinct walk's seconds per clear, one per run in the order run (run i of
+    every walk in the same process), and the backing."""
     points = [
         dict(size=folio, fault_index=0, loops=loops, backing="auto", cache="cold", **w.folio_args())
         for w in walks
@@ -157,12 +163,16 @@ def predict(
     """Predict what another clearing policy would make of this machine's faults.
 
     Measures demand faults on `page` pages (after one pass that warms the
-    pool, and without the leading runs still warming up), replays the running
-    kernel's clearing policy on a cold folio of that size, fits the fault time
-    as replayed clear + remainder, and projects every other policy's fault
-    rate as remainder + its replayed clear (pagezero.studies.predict.model),
-    each policy with clear_pages()'s kernel and with the fastest of this CPU's
-    non-temporal kernels (before 7.0: the 2012 proposal's clear_huge_page()).
+    pool, and without the leading runs still warming up), sampling where the
+    CPU is during them, and replays every clearing policy on a cold folio of
+    that size. Where the faults were sampled, the kernel's clear per fault is
+    the sampled clearing share x the fault time, and each policy's fault the
+    rest + that clear x its replay over the running policy's (the observed
+    model); today's subtraction (fault = replayed clear + remainder) stays as
+    the cross-check, and answers where sampling was refused, said in
+    `sampling` (pagezero.studies.predict.model). Each policy is projected with
+    clear_pages()'s kernel and with the fastest of this CPU's non-temporal
+    kernels (before 7.0: the 2012 proposal's clear_huge_page()).
 
     Parameters
     ----------
@@ -185,7 +195,8 @@ def predict(
     Returns
     -------
     Prediction
-        Its projections are empty when the model does not fit (fit.verdict).
+        Its projections are the observed model's, or where the faults were
+        not sampled the subtraction's, empty when it does not fit (verdict).
 
     Raises
     ------
@@ -244,15 +255,27 @@ def _replay_and_fit(
     f = fit(folio, fault_s, clear_s)
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
     p.remainder_interval_us = (f.remainder_low * 1e6, f.remainder_high * 1e6)
-    if not f.fits:
-        return
+    seen = p.inside
+    o = observed(folio, fault_s, seen.share, seen.low, seen.high) if seen else None
+    p.observed = o
+
+    def each(replay: Replay) -> None:
+        walk = replay.same_walk(folio)
+        if f.fits:
+            p.cross_check.append(project(f, replay, times[walk]))
+        if o:
+            # Ratios run by run: a policy's replay against the running one's, in one process.
+            ratios = [t / mine for t, mine in zip(times[walk], clear_s)]
+            p.projections.append(o.project(replay, ratios, times[walk]))
+
     for policy in policies:
         # The running walk projects today's clear: not projected (7.0's other models too,
         # where they clear alike).
         if policy.same_walk(folio) != running.same_walk(folio):
-            p.projections.append(project(f, policy, times[policy.same_walk(folio)]))
+            each(policy)
         same = [c for c in candidates if (c.policy, c.preempt) == (policy.policy, policy.preempt)]
         if same:
             # The fastest non-temporal kernel for this walk: the least median clear.
-            best = min(same, key=lambda c: statistics.median(times[c.same_walk(folio)]))
-            p.projections.append(project(f, best, times[best.same_walk(folio)]))
+            each(min(same, key=lambda c: statistics.median(times[c.same_walk(folio)])))
+    if not o:  # today's model answers, and there is nothing to cross-check
+        p.projections, p.cross_check = p.cross_check, []

@@ -1,5 +1,9 @@
 """`pagezero mem mmap` per page size: demand and populate faults, the kernel's own clearing,
-and the headroom between them and user space's best clear of the same extents."""
+what sampling saw inside the demand faults, and the headroom between them and user space's
+best clear of the same extents: the fault rate's, and the kernel's clearing rate inside the
+fault (bytes / (clearing share x fault time)) against the same clears, like with like."""
+
+import statistics
 
 from pagezero._core import MappingError, PagezeroError
 from pagezero.figures import plot_bars
@@ -8,6 +12,7 @@ from pagezero.measure import fault
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet, merged
 from pagezero.runs.sweeps import sweep_points
+from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
 from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
 from pagezero.system.machine import machine
@@ -39,20 +44,85 @@ def _points(cfg, reserve, notes):
                 notes.append(f"{page} pages not measured: {e.strerror}")
                 continue
         point = dict(size=sizes[page], page=page, thp=thp, loops=loops)
-        points += [dict(point, function=f, reserve=reserve) for f in ("demand", "populate")]
+        points += [dict(point, function="demand", reserve=reserve, **SAMPLED)]
+        points += [dict(point, function="populate", reserve=reserve)]
     return points, sizes
 
 
-def _headroom(section, sizes, cfg, functions, reserve, skipped):
+def inside_faults(rs):
+    """Per page ("2MB", "4KB + THP"), what sampling saw inside its demand faults: (Inside,
+    the kernel's clearing rate inside the fault: each run's fault rate over its share, the
+    median), or (the line why not, None)."""
+    found = {}
+    for first, results in rs.points():
+        if first.function != "demand":
+            continue
+        seen = inside(results)
+        clearing = None
+        if not isinstance(seen, str):
+            shares = [r.details["profile"]["clearing_share"] for r in results]
+            rates = [r.bytes_per_sec / s for r, s in zip(results, shares) if s and r.bytes_per_sec]
+            clearing = statistics.median(rates) if rates else None
+        found[_fault_page(first)] = (seen, clearing)
+    return found
+
+
+def _inside_table(found):
+    """The "Inside the fault" table: per page the clearing share, the routines, the
+    kernel's clearing rate there, each group's share and the samples; lines why not."""
+    sampled = {page: x for page, x in found.items() if not isinstance(x[0], str)}
+    whys = dict.fromkeys(why for why, _ in found.values() if isinstance(why, str))
+    lines = ["", "Inside the fault: where the CPU was during the demand faults, sampled:", ""]
+    if not sampled:
+        return lines[:1] + [f"Inside the fault: {'; '.join(whys) or 'no demand faults'}."]
+    groups = list(dict.fromkeys(g for seen, _ in sampled.values() for g in seen.groups))
+    lines += [
+        "| page | clearing share | routine | kernel clears at GB/s | "
+        + " | ".join(groups)
+        + " | samples |",
+        "|---|---|---|---|" + "---|" * len(groups) + "---|",
+    ]
+    for page, (seen, clearing) in sampled.items():
+        shares = [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
+        lines.append(
+            f"| {page} | {seen.share_text()} | {seen.routines_text()} | {rate(clearing)} | "
+            + " | ".join(shares)
+            + f" | {seen.samples} |"
+        )
+    return lines + [f"\n{page}: {why}." for page, (why, _) in found.items() if page not in sampled]
+
+
+def _answer(page, fault_rate, h, found):
+    """A page size's answer: what sampling saw inside its fault, against the best clear;
+    today's fault-rate headroom where its faults were not sampled."""
+    seen, clearing = found.get(page, (None, None))
+    best = rate(h.best.bytes_per_sec)
+    if clearing is None:
+        return (
+            f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
+            f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
+            f"headroom for the kernel's fault path (headroom table)."
+        )
+    return (
+        f"Inside a {page} demand fault, {seen.share:.0%} of the time is the kernel clearing "
+        f"the page ({seen.routines_text()}): it clears at {rate(clearing)} GB/s there, "
+        f"against {best} GB/s for the best user-space store (headroom table)."
+    )
+
+
+def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
     """The headroom table, measured right after the faults: the figures the summary quotes."""
     section.body += [
         "",
         "Headroom: demand faults beside the fastest user-space clear of the "
         "same extents (page-sized calls over a region of the same page size), "
-        "measured right after, one run:",
+        "measured right after, one run; where the faults were sampled, also the kernel's "
+        "clearing inside the fault (the fault rate over the clearing share, from the table "
+        "above) against the same clear, like with like:",
         "",
-        "| page | faults GB/s | best clear GB/s | kernel | headroom |",
-        "|---|---|---|---|---|",
+        "| page | faults GB/s | best clear GB/s | kernel | headroom | kernel clears inside "
+        "the fault GB/s | clearing headroom |",
+        "|---|---|---|---|---|---|---|",
     ]
     for page, thp in FAULT_PAGES:
         if thp or page in skipped:
@@ -68,24 +138,28 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped):
         except (PagezeroError, OSError) as e:
             # Too little memory for the clears beside the faults: the fault table stands
             # without this row.
-            section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - |")
+            section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - | - | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
+        clearing, best_rate = found.get(page, (None, None))[1], h.best.bytes_per_sec
+        inner = (
+            f"{rate(clearing)} | {ratio(best_rate / clearing)}"
+            if clearing and best_rate
+            else "- | -"
+        )
         with holding(section):
             section.body.append(
-                f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} |"
+                f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} "
+                f"| {inner} |"
             )
-            # An answer: the kernel's fault rate at this page size against the fastest clear.
-            section.answers.append(
-                f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
-                f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
-                f"headroom for the kernel's fault path (headroom table)."
-            )
+            # An answer: the kernel's clearing inside the fault (or its fault rate) at this
+            # page size against the fastest clear.
+            section.answers.append(_answer(page, fault_rate, h, found))
         if section.interrupted:
             return
 
 
-def _tabulate(section, rs):
+def _tabulate(section, rs, found):
     # The figure's statistic and interval (faults.png draws this very summary): the median
     # of per-run medians, and the spread between runs, or one run's loops.
     rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
@@ -99,6 +173,7 @@ def _tabulate(section, rs):
         "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
         f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
         *["", *rows, "", "![fault rates](faults.png)"],
+        *_inside_table(found),
     ]
 
 
@@ -124,10 +199,11 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
     rs = merged(swept) if swept else ResultSet([], [], machine())
     section = Section(heading, interrupted=rs.interrupted or None)
     figure = dict(plot=plot_bars, label=_fault_label, title=title)
-    finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs), **figure)
+    found = inside_faults(rs)
+    finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs, found), **figure)
     if not section.interrupted:
         skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
-        _headroom(section, sizes, cfg, functions, reserve, skipped)
+        _headroom(section, sizes, cfg, functions, reserve, skipped, found)
     if notes:
         section.body += [""] + [f"- {n}" for n in notes]
     return section

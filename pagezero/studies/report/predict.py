@@ -1,7 +1,7 @@
-"""`pagezero predict` in the report: how much of a huge-page fault the running kernel's
-clearing explains, and what each policy would make of it with clear_pages()'s stores and
-with the fastest non-temporal kernel; the gains measured on AMD Milan only for scale, as
-another machine's."""
+"""`pagezero predict` in the report: how much of a huge-page fault is the running kernel's
+clearing (sampled; the replay's share by subtraction beside it as the cross-check), and what
+each policy would make of it with clear_pages()'s stores and with the fastest non-temporal
+kernel; the gains measured on AMD Milan only for scale, as another machine's."""
 
 import os
 
@@ -61,9 +61,10 @@ def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
 
 def _tabulate(section, found, notes):
     rows = [
-        "| page | explained | fault GB/s | replayed policy | replay GB/s | remainder (us/fault) "
-        "| runs kept | faults on |",
-        "|---|---|---|---|---|---|---|---|",
+        "| page | model | clearing share (sampled) | kernel clear (us/fault) | remainder "
+        "(us/fault) | fault GB/s | replayed policy | replay GB/s | explained by the replay "
+        "| remainder by subtraction (us/fault) | runs kept | faults on |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     proj = [
         "| page | policy | stores | kernel | preempt | projected GB/s | low..high | vs today |",
@@ -72,11 +73,17 @@ def _tabulate(section, found, notes):
     for p in found:
         if p.explained is None:
             continue
-        r = p.replay
+        r, o = p.replay, p.observed
+        seen = (
+            f"{p.inside.share_text()} | {o.clear_s * 1e6:.1f} | {o.remainder_s * 1e6:.1f}"
+            if o and p.inside
+            else "- | - | -"
+        )
         rows.append(
-            f"| {p.page} | {p.explained:.0%} | {rate(p.fault_bytes_per_sec)} | {r.policy} "
-            f"({r.strategy}, {r.source}) | {rate(p.replay_bytes_per_sec)} | {p.remainder_us:.1f} "
-            f"| {p.runs - p.discarded_runs} of {p.runs} | {p.fault_pages.split(' (')[0]} |"
+            f"| {p.page} | {p.model} | {seen} | {rate(p.fault_bytes_per_sec)} | {r.policy} "
+            f"({r.strategy}, {r.source}) | {rate(p.replay_bytes_per_sec)} | {p.explained:.0%} "
+            f"| {p.remainder_us:.1f} | {p.runs - p.discarded_runs} of {p.runs} "
+            f"| {p.fault_pages.split(' (')[0]} |"
         )
         for g in group_projections(p.projections):
             x = g.projected
@@ -111,17 +118,23 @@ def _tabulate(section, found, notes):
     if len(proj) == 2:
         projected = []
     section.body = [
-        "From `pagezero predict`: demand faults on huge pages, the running kernel's clearing "
-        "replayed on a cold folio of the same size, and the share of the fault time it "
-        "explains; the rest is the fault path's own cost, which another policy is assumed "
-        "not to change. Every policy is also replayed with each non-temporal kernel "
-        f'("{PROPOSAL_2012}", 2012), the fastest projected. GB/s = 10^9 bytes/s.',
+        "From `pagezero predict`: demand faults on huge pages, sampled. The kernel's clear "
+        "per fault is the sampled clearing share of the fault time (model: observed), the "
+        "rest the fault path's own cost, which another policy is assumed not to change; each "
+        "policy's clear is the kernel's scaled by its replay on a cold folio over the running "
+        "policy's. Where the faults were not sampled, the running policy's replay stands for "
+        "the kernel's clear and the rest is the remainder (model: subtraction, also shown "
+        "beside the observed model as the cross-check). Every policy is also replayed with "
+        f'each non-temporal kernel ("{PROPOSAL_2012}", 2012), the fastest projected. '
+        "GB/s = 10^9 bytes/s.",
         "",
         *rows,
         *projected,
         "",
         'For scale only, another machine: AMD Milan with preempt=full in "mm: folio_zero_user: '
         f'clear contiguous pages" (2025), measured before and after: {milan}.',
+        *[f"\n{p.page}: {p.sampling}; projected by subtraction." for p in found if p.sampling],
+        *[f"\n{p.page} {p.cross_check_line()}." for p in found if p.cross_check_line()],
         *[f"\n{p.page}: {p.verdict}." for p in found if p.verdict and not p.projections],
         *[f"\n{n}" for n in notes],
     ]
@@ -142,6 +155,8 @@ def _policy(replay):
 def _answer(p):
     """predict's answer for one page size: today's fault rate, 7.0 with both kernels."""
     today = f"{p.page} demand faults run at {rate(p.fault_bytes_per_sec)} GB/s here"
+    if p.observed and p.inside:
+        today += f", {p.inside.share:.0%} of it the kernel clearing (sampled)"
     if not p.projections:
         return f"{today}; {_no_fit(p)}"
     by_modes = {}  # the preemption models that clear alike -> their projections

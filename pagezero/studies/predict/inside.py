@@ -1,0 +1,102 @@
+"""Inside the fault: what sampling the CPU during the fault loops saw, over the runs of one
+workload (faults(..., profile=True) puts it in each Result's details["profile"]): the share
+of the time the kernel spent clearing, with its interval, the routines that cleared, the
+rest by group, the samples; or, where there is none, one line saying why.
+
+The share's interval is the spread between runs, each a fresh process (the run is the
+unit); with one run, the 95% Wilson interval of a proportion over its samples.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pagezero.results.result import Result
+
+# The keywords that make faults() sample its fault loops (issue 31): predict's faults and
+# the report's demand faults take them from here, the one place to switch sampling on.
+SAMPLED: dict[str, Any] = {}  # {"profile": True} once faults() samples
+
+_Z95 = 1.959964
+
+
+def wilson(share: float, samples: int) -> tuple[float, float]:
+    """The 95% Wilson interval of a proportion `share` of `samples` samples."""
+    z2n = _Z95 * _Z95 / samples
+    centre = (share + z2n / 2) / (1 + z2n)
+    half = _Z95 * math.sqrt(share * (1 - share) / samples + z2n / (4 * samples)) / (1 + z2n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Inside:
+    """The clearing share of the fault time over the runs (median, low, high: over runs, or
+    over samples for one run), the routines seen clearing, each group's median share, the
+    samples taken in all."""
+
+    share: float
+    low: float
+    high: float
+    routines: tuple[str, ...]
+    groups: dict[str, float]
+    samples: int
+    runs: int
+
+    @property
+    def spread_of(self) -> str:
+        """What the interval spans: "runs", or "samples" for one run."""
+        return "runs" if self.runs > 1 else "samples"
+
+    def share_text(self) -> str:
+        """The share with its interval: "96% (95..97%, 3 runs)"."""
+        spread = f"{self.runs} runs" if self.runs > 1 else f"{self.samples} samples, 1 run"
+        return f"{self.share:.0%} ({self.low * 100:.0f}..{self.high:.0%}, {spread})"
+
+    def routines_text(self) -> str:
+        """The clearing routines, comma-separated ("none seen" when none were)."""
+        return ", ".join(self.routines) or "none seen"
+
+    def to_json(self) -> dict[str, Any]:
+        """clearing_share, low, high, spread_of, clearing_routines, groups, samples, runs."""
+        return {
+            "clearing_share": self.share,
+            "low": self.low,
+            "high": self.high,
+            "spread_of": self.spread_of,
+            "clearing_routines": list(self.routines),
+            "groups": dict(self.groups),
+            "samples": self.samples,
+            "runs": self.runs,
+        }
+
+
+def inside(results: Sequence[Result]) -> Inside | str:
+    """The runs' profiles as one Inside, or the one line why there is none (not sampled,
+    sampling refused and why, no samples, no clearing seen)."""
+    profiles: list[Mapping[str, Any]] = [r.details.get("profile") or {} for r in results]
+    if not profiles or any(not p for p in profiles):
+        return "the faults were not sampled"
+    refused = next((p["refused"] for p in profiles if "refused" in p), None)
+    if refused:
+        return f"sampling refused: {refused}"
+    if any(not p.get("samples") for p in profiles):
+        return "sampling took no samples in the faults"
+    shares = [float(p["clearing_share"]) for p in profiles]
+    if not any(shares):
+        return "sampling saw no clearing routine in the faults"
+    samples = sum(int(p["samples"]) for p in profiles)
+    if len(profiles) > 1:
+        low, high = min(shares), max(shares)
+    else:
+        low, high = wilson(shares[0], samples)
+    names = dict.fromkeys(g for p in profiles for g in p.get("groups", {}))
+    groups = {
+        g: statistics.median(p.get("groups", {}).get(g, 0.0) for p in profiles) for g in names
+    }
+    routines = dict.fromkeys(name for p in profiles for name in p.get("clearing_routines", ()))
+    share = statistics.median(shares)
+    return Inside(share, low, high, tuple(routines), groups, samples, len(profiles))

@@ -11,6 +11,7 @@ import os
 import platform
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -354,7 +355,18 @@ def test_a_complete_run_says_so():
 @pytest.mark.parametrize("sig", STOP_SIGNALS)
 def test_a_signal_stops_a_run_and_keeps_the_loops_done(sig, stop_signals_as_usual):
     handlers = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), sig))
+    # Once this process has had 0.3 s more CPU (its run's threads): so much faulting done
+    # however busy the machine, where half a second of wall time could pass before the
+    # first loop on a loaded one.
+    start, cancelled = time.process_time(), threading.Event()
+
+    def signal_after_some_work():
+        while time.process_time() - start < 0.3:
+            if cancelled.wait(0.01):
+                return
+        os.kill(os.getpid(), sig)
+
+    timer = threading.Thread(target=signal_after_some_work)
     timer.start()
     try:
         # Python's handlers as a net: without the C core's, the signal would
@@ -362,7 +374,7 @@ def test_a_signal_stops_a_run_and_keeps_the_loops_done(sig, stop_signals_as_usua
         with signals_interrupt(), pytest.raises(Interrupted) as caught:
             pagezero.faults("4MB", threads=2, loops=5000, latency=True)
     finally:
-        timer.cancel()
+        cancelled.set()
         timer.join()
     rs = caught.value.partial  # a ResultSet, as the call's answer would have been
     assert caught.value.signum == sig and rs.interrupted == sig.name

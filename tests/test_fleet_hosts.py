@@ -152,23 +152,24 @@ def _wait_until_empty(lab, names, seconds=30):
     _wait_until(lambda: not left(), seconds, f"left on the hosts: {left()}")
 
 
-def _runs_module(command, module):
-    """Whether command line `command` runs Python module `module` (``PYTHON -m MODULE ...``),
-    whatever the interpreter's file name (python, python3, python3.11): its first ``-m``,
-    so a session tether (``PYTHON -m pagezero.fleet.tether --session -- -m MODULE ...``)
-    is not the process it starts."""
-    return command.partition(" -m ")[2].split(" ", 1)[0] == module
+def _runs(command, module):
+    """Whether command line `command` runs ``PYTHON -m MODULE`` (`module`: the module and the
+    start of its arguments), whatever the interpreter's file name (python, python3,
+    python3.11): its first ``-m``, so a session tether (``PYTHON -m pagezero.fleet.tether
+    --session -- -m MODULE ...``) is not the process it starts."""
+    return command.partition(" -m ")[2].startswith(module)
+
+
+# A worker: the scheduler's address its first argument (the scheduler's is --spec).
+DASK_WORKER = "distributed.cli.dask_spec tcp://"
 
 
 def _dask_workers(lab, name):
-    return [p for p, c in lab.commands(name).items() if _runs_module(c, DASK_WORKER)]
-
-
-DASK_WORKER = "distributed.cli.dask_spec"
+    return [p for p, c in lab.commands(name).items() if _runs(c, DASK_WORKER)]
 
 
 def _pagezero_commands(lab, name):
-    return {p: c for p, c in lab.commands(name).items() if _runs_module(c, "pagezero")}
+    return {p: c for p, c in lab.commands(name).items() if _runs(c, "pagezero ")}
 
 
 @contextlib.contextmanager
@@ -297,7 +298,9 @@ def test_another_pagezero_is_refused_and_a_killed_worker_leaves_nothing_running(
                     lambda: _pagezero_commands(lab, "host-b"), 120, "no pagezero run on host-b"
                 )
                 assert [n for n in os.listdir(hosts["host-b"].tmp_dir) if n.startswith("pagezero-")]
-                (worker,) = _dask_workers(lab, "host-b")
+                workers = _dask_workers(lab, "host-b")
+                assert len(workers) == 1, lab.commands("host-b")
+                (worker,) = workers
                 os.kill(worker, signal.SIGKILL)
                 _wait_until(
                     lambda: not _pagezero_commands(lab, "host-b"),

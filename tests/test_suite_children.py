@@ -8,13 +8,13 @@ import signal
 
 import pytest
 from conftest import TESTS_DIR, close_left_children, run_python, start_python
-from helpers.children import finish, read_line
+from helpers.children import finish, read_line, wait
 from helpers.signals import ProcessEnded, children, cpu_seconds
 
 
 def test_a_child_waited_for_but_not_closed_is_found_and_closed():
     proc = start_python("-c", "print('done')")
-    proc.wait()  # waited, as the signal tests' finally did, but its pipes still open
+    wait(proc)  # waited, as the signal tests' finally did, but its pipes still open
     assert proc.left_open()
     assert close_left_children() == [proc]
     assert proc.stdout.closed and proc.stderr.closed and not proc.left_open()
@@ -33,7 +33,7 @@ def test_a_process_that_has_ended_says_so():
     # A run's process, reaped by the command that started it, while a test waits on it:
     # an error that says so, not FileNotFoundError (issue 25's '/proc/<pid>/stat').
     with start_python("-c", "pass") as proc:
-        proc.communicate()
+        finish(proc)
     with pytest.raises(ProcessEnded, match=rf"process {proc.pid} has ended"):
         cpu_seconds(proc.pid)
     with pytest.raises(ProcessEnded):

@@ -7,6 +7,8 @@ import time
 # First: the suite's build of pagezero (test switches compiled in) goes first on sys.path.
 import helpers.core_build as core_build
 import pytest
+from helpers.children import default_stop_signals, finish
+from helpers.children import stop_signals_as_usual as stop_signals_as_usual
 from helpers.cli import run_cli
 from helpers.fake_sysfs import FakeKernel
 from helpers.pool_lock import hugepage_pools
@@ -182,16 +184,12 @@ def is_mapped(address):
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_python(*args, cwd=None, **kwargs):
-    """Run this interpreter with `args` against the installed pagezero."""
-    return subprocess.run(
-        [sys.executable, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or TESTS_DIR,
-        timeout=300,
-        **kwargs,
-    )
+def run_python(*args, cwd=None, timeout=300, **kwargs):
+    """Run this interpreter with `args` against the installed pagezero, as start_python
+    starts it; the test fails with what it printed if it runs past `timeout` seconds."""
+    with start_python(*args, cwd=cwd, **kwargs) as proc:
+        out, err = finish(proc, timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 # The command line -----------------------------------------------------------------
@@ -224,19 +222,22 @@ class Child(subprocess.Popen):
 _started = []
 
 
-def start_python(*args, **kwargs):
+def start_python(*args, cwd=None, **kwargs):
     """Start this interpreter with `args` against the installed pagezero, its
     stdout and stderr piped as text: the signal tests' child, which they read
-    ("ready", "measuring") and signal while it runs. `kwargs` go to Popen. Use as
+    ("ready", "measuring": helpers/children.read_line) and signal while it runs.
+    It does not count on this suite's parent (helpers/children.py): the stop signals
+    at their default action, stdin on /dev/null. `kwargs` go to Popen. Use as
     ``with start_python(...) as proc``: a child left running or with a pipe open fails
     the test (_children_closed)."""
+    options = {"stdin": subprocess.DEVNULL, "preexec_fn": default_stop_signals, **kwargs}
     proc = Child(
         [sys.executable, *args],
-        cwd=TESTS_DIR,
+        cwd=cwd or TESTS_DIR,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        **kwargs,
+        **options,
     )
     _started.append(proc)
     return proc

@@ -22,12 +22,12 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sysconfig
 
 import pytest
 from conftest import has_tsc_clock, run_python
 from helpers import core_build
+from helpers.children import run
 
 from pagezero import _core
 
@@ -52,9 +52,7 @@ def test_c(test, mode, core_dir):
     env = dict(os.environ, TEST=test, EXTRA_CFLAGS="-Werror", CORE_DIR=core_dir)
     env.pop("PAGEZERO_FAKE_COUNTERS", None)  # the counter tests pick their source themselves
     env.pop("PAGEZERO_HIDE_FEATURES", None)
-    proc = subprocess.run(
-        ["bash", BUILD, mode], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600
-    )
+    proc = run(["bash", BUILD, mode], 600, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     if test == "clock":  # test_clock prints one "ok" line per check, no tally
         lines = proc.stdout.strip().splitlines()

@@ -3,10 +3,10 @@ shaped like an Intel Xeon VM's, and `pagezero info --measure` end to end (struct
 no CPU is assumed)."""
 
 import json
-import subprocess
 import sys
 
 import pytest
+from helpers.children import run
 
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.studies import cache as cache_study
@@ -62,7 +62,7 @@ def test_no_extension_without_the_memory_for_it(monkeypatch):
 def test_info_measure_reports_the_cache_beside_sysfs(tmp_path):
     cmd = [sys.executable, "-m", "pagezero", "info", "--measure", "--format", "json"]
     # Run away from the checkout: `python -m` would import its pagezero/, not the installed one.
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = run(cmd, 600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     measured = json.loads(proc.stdout)["measured_cache"]
     assert {"cache_bytes", "plateau_bytes", "llc_bytes", "llc_source", "source"} <= set(measured)

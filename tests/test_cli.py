@@ -12,7 +12,6 @@ rates are printed the way perf prints them and are positive.
 import json
 import os
 import re
-import subprocess
 import sysconfig
 
 import pytest
@@ -26,6 +25,7 @@ from conftest import (
     pagezero_cli,
     require_hugepages,
 )
+from helpers.children import run
 from helpers.cli import run_cli
 
 import pagezero
@@ -427,7 +427,7 @@ def test_the_console_script_runs_main():
     # The `pagezero` command pip installs beside this interpreter ([project.scripts]).
     script = os.path.join(sysconfig.get_path("scripts"), "pagezero")
     assert os.access(script, os.X_OK), script
-    version = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=300)
+    version = run([script, "--version"])
     assert ok(version) == f"pagezero {pagezero.__version__}\n"
-    bad = subprocess.run([script, "mem", "memset", "-s", "0"], capture_output=True, text=True)
+    bad = run([script, "mem", "memset", "-s", "0"])
     assert "invalid size '0'" in check_usage_error(bad)

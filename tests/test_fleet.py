@@ -18,6 +18,7 @@ import time
 
 import pytest
 from conftest import TESTS_DIR, one_line_error, pagezero_cli, start_python
+from helpers.children import DEADLINE_S, finish, give_up
 from helpers.cli import run_cli as cli
 from helpers.endless import worker_env
 
@@ -348,9 +349,10 @@ def ctrl_c_after_the_first_run(address, out):
         "--",
         *FAULTS,
     ) as proc:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + DEADLINE_S
         while True:  # until the first run is in: then Ctrl-C
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            if proc.poll() is not None or time.monotonic() > deadline:
+                give_up(proc, "no run of the fleet came back ok")
             try:
                 with open(out / "fleet.json") as f:
                     runs = json.load(f)["machines"][0]["runs"]
@@ -360,7 +362,7 @@ def ctrl_c_after_the_first_run(address, out):
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = finish(proc)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "interrupted" in stderr
     with open(out / "fleet.json") as f:

@@ -25,6 +25,7 @@ import time
 
 import pytest
 from conftest import one_line_error
+from helpers.children import default_stop_signals, finish, run, wait
 from helpers.endless import SITECUSTOMIZE
 from helpers.netns_hosts import NamespaceHosts, missing_tools
 
@@ -64,10 +65,12 @@ def fleet_up(lab, *names, env=None):
         command,
         env=dict(lab.client_env(), **(env or {})),
         cwd=lab.home,  # not the checkout, whose unbuilt pagezero/ `python -m` would import
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_stop_signals,  # the SIGINT that stops it is not ignored
     )
     lines, err = queue.Queue(), []
     readers = [
@@ -104,14 +107,7 @@ def fleet_up(lab, *names, env=None):
 
 def client(lab, *argv, timeout=180):
     """`pagezero ARGV` in the client namespace, run to its end."""
-    return subprocess.run(
-        lab.client_command(*argv),
-        env=lab.client_env(),
-        cwd=lab.home,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run(lab.client_command(*argv), timeout, env=lab.client_env(), cwd=lab.home)
 
 
 def start_client(lab, *argv):
@@ -119,9 +115,11 @@ def start_client(lab, *argv):
         lab.client_command(*argv),
         env=lab.client_env(),
         cwd=lab.home,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_stop_signals,
     )
 
 
@@ -154,12 +152,24 @@ def _wait_until_empty(lab, names, seconds=30):
     _wait_until(lambda: not left(), seconds, f"left on the hosts: {left()}")
 
 
-# A worker's command line, not its session tether's (which holds it as its arguments).
-DASK_WORKER = "python -m distributed.cli.dask_spec tcp://"
+def _runs(command, module):
+    """Whether command line `command` runs ``PYTHON -m MODULE`` (`module`: the module and the
+    start of its arguments), whatever the interpreter's file name (python, python3,
+    python3.11): its first ``-m``, so a session tether (``PYTHON -m pagezero.fleet.tether
+    --session -- -m MODULE ...``) is not the process it starts."""
+    return command.partition(" -m ")[2].startswith(module)
+
+
+# A worker: the scheduler's address its first argument (the scheduler's is --spec).
+DASK_WORKER = "distributed.cli.dask_spec tcp://"
+
+
+def _dask_workers(lab, name):
+    return [p for p, c in lab.commands(name).items() if _runs(c, DASK_WORKER)]
 
 
 def _pagezero_commands(lab, name):
-    return {p: c for p, c in lab.commands(name).items() if "-m pagezero " in c}
+    return {p: c for p, c in lab.commands(name).items() if _runs(c, "pagezero ")}
 
 
 @contextlib.contextmanager
@@ -226,7 +236,7 @@ def test_fleet_up_run_table_and_a_cut_link(lab, tmp_path):
         finally:
             lab.mend("host-c")
         up.send_signal(signal.SIGINT)
-        assert up.wait(timeout=60) == 0
+        assert wait(up, 60) == 0
         # fleet up stopped its scheduler and workers: nothing of theirs is left on the
         # hosts (host-c's worker ended when it lost the scheduler).
         _wait_until_empty(lab, HOSTS)
@@ -242,7 +252,7 @@ def cut_mid_run(lab, address, out):
                 "host-c's run did not start",
             )
             lab.cut("host-c")
-            stdout, stderr = proc.communicate(timeout=120)
+            stdout, stderr = finish(proc)
         finally:
             proc.kill()
     assert proc.returncode == 1, stderr
@@ -288,14 +298,16 @@ def test_another_pagezero_is_refused_and_a_killed_worker_leaves_nothing_running(
                     lambda: _pagezero_commands(lab, "host-b"), 120, "no pagezero run on host-b"
                 )
                 assert [n for n in os.listdir(hosts["host-b"].tmp_dir) if n.startswith("pagezero-")]
-                (worker,) = [p for p, c in lab.commands("host-b").items() if DASK_WORKER in c]
+                workers = _dask_workers(lab, "host-b")
+                assert len(workers) == 1, lab.commands("host-b")
+                (worker,) = workers
                 os.kill(worker, signal.SIGKILL)
                 _wait_until(
                     lambda: not _pagezero_commands(lab, "host-b"),
                     30,
                     f"left running on host-b: {_pagezero_commands(lab, 'host-b')}",
                 )
-                stdout, stderr = proc.communicate(timeout=120)
+                stdout, stderr = finish(proc)
             finally:
                 proc.kill()
         assert not [n for n in os.listdir(hosts["host-b"].tmp_dir) if n.startswith("pagezero-")]
@@ -314,14 +326,7 @@ def test_fleet_up_with_a_host_it_cannot_reach_is_one_line_and_leaves_nothing(lab
     # An address on the hosts' link that no host has: SSH cannot connect; host-a's
     # scheduler, started first, is stopped with the rest.
     nowhere = lab.bridge_address.rsplit(".", 1)[0] + ".99"
-    up = subprocess.run(
-        lab.client_command("fleet", "up", "--hosts", f"host-a,{nowhere}"),
-        env=lab.client_env(),
-        cwd=lab.home,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    up = client(lab, "fleet", "up", "--hosts", f"host-a,{nowhere}")
     line = one_line_error(up, 1)
     assert line.startswith("pagezero: error: cannot start the fleet over SSH: ")
     assert nowhere in line and up.stdout == ""  # as the connection's error names it

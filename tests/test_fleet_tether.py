@@ -11,6 +11,7 @@ import time
 
 import pytest
 from conftest import TESTS_DIR
+from helpers.children import default_stop_signals, finish, read_line, wait
 
 from pagezero.fleet.tether import SESSION_GRACE_S, main
 
@@ -64,11 +65,13 @@ def test_a_killed_worker_takes_its_run_with_it(tmp_path):
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(folder), *ENDLESS],
         cwd=TESTS_DIR,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=default_stop_signals,
     )
     try:
-        tether = int(worker.stdout.readline())
+        tether = int(read_line(worker))
         _wait_until(lambda: _children(tether), 30, "the tether started nothing")
         (command,) = _children(tether)
         # Its command line is the tether's until it has exec'd pagezero.
@@ -92,9 +95,11 @@ def test_the_worker_stop_signal_reaches_the_command_and_its_status_comes_back(tm
     proc = subprocess.Popen(
         [*tether, "--", "mem", "memset", "-s", "64MB", "-l", "10000000", "-o", str(out)],
         cwd=TESTS_DIR,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_stop_signals,  # the SIGINT it is sent is not ignored
     )
     try:
         _wait_until(lambda: _children(proc.pid), 30, "the tether started no pagezero")
@@ -102,7 +107,7 @@ def test_the_worker_stop_signal_reaches_the_command_and_its_status_comes_back(tm
         # Once the command measures (its loops in the C core), not while it imports.
         _wait_until(lambda: _has_mapped(command), 30, "pagezero did not start measuring")
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
+        _, stderr = finish(proc)
     finally:
         proc.kill()
         proc.wait()
@@ -133,12 +138,13 @@ def test_a_session_ends_its_command_when_its_input_closes():
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        preexec_fn=default_stop_signals,
     )
     try:
-        assert proc.stdout.readline() == "ready\n"
+        assert read_line(proc) == "ready\n"
         (command,) = _children(proc.pid)
         proc.stdin.close()
-        assert proc.wait(timeout=SESSION_GRACE_S + 30) == 128 + signal.SIGKILL
+        assert wait(proc, SESSION_GRACE_S + 30) == 128 + signal.SIGKILL
         assert not _alive(command)
     finally:
         proc.kill()

@@ -11,6 +11,7 @@ import signal
 
 import pytest
 from conftest import run_python, start_python
+from helpers.children import finish, read_line
 
 import pagezero
 from pagezero.system import hugepages
@@ -183,12 +184,16 @@ def test_cli_reserve_restores_the_real_pool():
 
 
 HOLD = """
-import signal, sys
+import sys, time
 from pagezero.system import hugepages
 with hugepages.reserve("2MB", int(sys.argv[1])):
     print("reserved", flush=True)
-    while True:  # until the test's signal ends it, however late it comes
-        signal.pause()
+    # Until the test's signal ends it, however late. Not signal.pause(): a signal landing
+    # after the last check and before pause() would leave it waiting for another; a
+    # short sleep ends, and the handler runs. Gives up after 5 minutes.
+    for _ in range(3000):
+        time.sleep(0.1)
+    print("never signalled", flush=True)
 """
 
 
@@ -202,12 +207,12 @@ def test_a_signal_during_a_reservation_restores_the_pool(sig):
     # worker let go of the 2MB pages it held in between (CI, once).
     needed = before + 2
     with start_python("-c", HOLD, str(needed)) as proc:
-        if proc.stdout.readline().strip() != "reserved":
+        if read_line(proc).strip() != "reserved":
             proc.kill()
-            pytest.fail(f"the reservation of {needed} pages failed: {proc.communicate()[1]}")
+            pytest.fail(f"the reservation of {needed} pages failed: {finish(proc)[1]}")
         assert real_total() > before
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = finish(proc)
     # The process still dies of the signal (Python re-raises an uncaught
     # KeyboardInterrupt as SIGINT), but only after the pool is restored.
     assert proc.returncode == -sig, err

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -20,6 +19,7 @@ import types
 
 import pytest
 from conftest import run_python
+from helpers.children import run
 from helpers.signals import STATUS, check_one_line
 
 import pagezero
@@ -27,6 +27,10 @@ from pagezero.cli import main
 from pagezero.cli import mem as mem_cli
 from pagezero.cli import policy as policy_cli
 from pagezero.interrupt import Interrupted, deferred, signals_interrupt
+
+# The tests signal this process: its stop signals as a shell's Python has them, whatever
+# started the suite (helpers/children.py).
+pytestmark = pytest.mark.usefixtures("stop_signals_as_usual")
 
 # Interrupted and the handlers ------------------------------------------------------
 
@@ -283,9 +287,7 @@ def test_importing_the_source_tree_without_the_extension_says_how_to_build(tmp_p
     )
     for args in (["-c", "import pagezero"], ["-m", "pagezero", "kernels"]):
         # -S: no site-packages, where an installed pagezero would answer instead.
-        proc = subprocess.run(
-            [sys.executable, "-S", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60
-        )
+        proc = run([sys.executable, "-S", *args], cwd=tmp_path, timeout=60)
         assert proc.returncode == 1
         # python -m wraps it: "...: Error while finding module specification (ImportError: ...)".
         assert (

@@ -12,6 +12,7 @@ import signal
 
 import pytest
 from conftest import start_python
+from helpers.children import finish, read_line
 from helpers.fake_sysfs import FakeKernel
 from helpers.signals import STATUS
 
@@ -41,8 +42,12 @@ hugepages.SYSFS, hugepages._write, hugepages.os.geteuid = sys.argv[1], slow_writ
 def hold():
     with hugepages.reserve("2MB", 3):
         print("reserved", flush=True)
-        while True:                 # until the test's signal ends it, however late
-            signal.pause()
+        # Until the test's signal ends it, however late. Not signal.pause(): a signal
+        # landing after the last check and before pause() would leave it waiting for
+        # another; a short sleep ends, and the handler runs. Gives up after 5 minutes.
+        for _ in range(3000):
+            time.sleep(0.1)
+        print("never signalled", flush=True)
 
 if sys.argv[2] == "cli":        # as the CLI's main() runs a command
     try:
@@ -71,13 +76,13 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(
     kernel = FakeKernel(tmp_path / "sysfs", total=1, free=1)
     sent = tmp_path / "second signal sent"
     with start_python("-c", HOLD_POOL, str(tmp_path / "sysfs"), mode, str(sent)) as proc:
-        assert proc.stdout.readline().strip() == "reserved"
+        assert read_line(proc).strip() == "reserved"
         assert kernel.get("total") == 3
         proc.send_signal(first)
-        assert proc.stdout.readline().strip() == "giving back"
+        assert read_line(proc).strip() == "giving back"
         proc.send_signal(second)
         sent.touch()  # the give-back goes on now: the second signal came during it
-        out, err = proc.communicate(timeout=30)
+        out, err = finish(proc)
     assert kernel.get("total") == 1  # what was there before, no more, no less
     if mode == "cli":
         # The first signal decides; the second neither skips the give-back nor
@@ -110,7 +115,9 @@ def test_a_signal_before_the_give_back_holds_signals_does_not_skip_it(fake, monk
     assert attempts == ["cut short"] and fake.get("total") == 0
 
 
-def test_a_signal_during_the_give_back_after_a_clean_block_still_stops(fake, monkeypatch):
+def test_a_signal_during_the_give_back_after_a_clean_block_still_stops(
+    fake, monkeypatch, stop_signals_as_usual
+):
     def write(path, value):
         fake.write(path, value)
         if value < 3:

@@ -16,6 +16,7 @@ import threading
 import pytest
 from conftest import start_python
 from helpers.announce import ANNOUNCING
+from helpers.children import finish
 from helpers.fake_bench import GRID6, key, point_key, registered_fake
 from helpers.signals import STATUS, check_one_line, measuring, wait_for_cpu
 
@@ -112,7 +113,7 @@ def stopped_sweep(args, sig, to_worker=False):
         assert (pid != proc.pid) == ("--processes" in args)
         wait_for_cpu(proc, 0.3, pid=pid)
         os.kill(pid if to_worker else proc.pid, sig)
-        _, err = proc.communicate(timeout=60)
+        _, err = finish(proc)
     return proc.returncode, err
 
 

@@ -6,11 +6,11 @@ how fast anything is (that is benchmarks/policies.py's job).
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 from conftest import TESTS_DIR, kernel_names, mem_available, require_hugepages, require_kernel
+from helpers.children import run
 
 import pagezero
 from pagezero.measure import policy
@@ -145,14 +145,7 @@ def test_unavailable_kernel_is_an_unavailable_error():
     env = dict(os.environ, PAGEZERO_HIDE_FEATURES="erms")
     if "x86-64-stosb" not in [k.name for k in pagezero.kernels()]:
         pytest.skip("no x86-64-stosb kernel on this architecture")
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=TESTS_DIR,
-        timeout=60,
-    )
+    out = run([sys.executable, "-c", code], 60, env=env, cwd=TESTS_DIR)
     assert "unavailable:" in out.stdout and "erms" in out.stdout, out.stderr
 
 

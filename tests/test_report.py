@@ -12,6 +12,7 @@ import time
 import pytest
 from conftest import check_usage_error as usage_error
 from conftest import ok, start_python
+from helpers.children import DEADLINE_S, finish, give_up
 from helpers.cli import run_cli
 
 from pagezero import MappingError
@@ -355,15 +356,13 @@ def test_ctrl_c_in_a_real_report(tmp_path):
     out = tmp_path / "r"
     argv = ("-m", "pagezero", "report", "-o", str(out), "--no-reserve")  # the pools as they are
     with start_python(*argv, env=TINY_ENV) as proc:
-        deadline = time.monotonic() + 120
-        while (
-            not (out / "extents.json").exists()
-            and proc.poll() is None
-            and time.monotonic() < deadline
-        ):
+        deadline = time.monotonic() + DEADLINE_S
+        while not (out / "extents.json").exists() and proc.poll() is None:
+            if time.monotonic() > deadline:
+                give_up(proc, "the first study saved no extents.json")
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = finish(proc)
     assert "Traceback" not in stdout + stderr
     assert proc.returncode == 130, stderr
     md = (out / "report.md").read_text()

@@ -13,6 +13,7 @@ import signal
 
 import pytest
 from conftest import start_python
+from helpers.children import finish, read_line
 from helpers.fake_sysfs import FakeKernel
 
 from pagezero._core import MappingError, PagezeroError
@@ -183,7 +184,7 @@ def test_reserve_asked_for_without_root_is_one_error_before_anything(
 # A real SIGTERM while a study holds the reserved pages: the CLI's handlers unwind it,
 # the pools are given back, report.md is written, the status is 143.
 HOLD_IN_A_STUDY = """
-import signal, sys
+import sys, time
 from helpers.fake_sysfs import FakeKernel
 from pagezero.cli import main
 from pagezero.studies import report
@@ -198,8 +199,12 @@ hugepages.os.geteuid = lambda: 0
 
 def faults(out_dir, cfg, info, functions, progress, **kwargs):
     print("holding", two.get("total"), giga.get("total"), flush=True)
-    while True:
-        signal.pause()
+    # Until the test's signal ends it, however late. Not signal.pause(): a signal landing
+    # after the last check and before pause() would leave it waiting for another; a
+    # short sleep ends, and the handler runs. Gives up after 5 minutes.
+    for _ in range(3000):
+        time.sleep(0.1)
+    print("never signalled", flush=True)
 
 def other(out_dir, cfg, info, functions, progress, **kwargs):
     return Section("other", ["| a |", "|---|", "| 1.5 |"], ["other 1.5."])
@@ -215,12 +220,12 @@ def test_a_real_signal_gives_the_pages_back(tmp_path, sig):
     env = dict(os.environ, PAGEZERO_SCALE="tiny")
     out = tmp_path / "r"
     with start_python("-c", HOLD_IN_A_STUDY, str(tmp_path), str(out), env=env) as proc:
-        line = proc.stdout.readline().split()
+        line = read_line(proc).split()
         if line != ["holding", "8", "1"]:
             proc.kill()
-            pytest.fail(f"the study did not hold the pages: {line} {proc.communicate()[1]}")
+            pytest.fail(f"the study did not hold the pages: {line} {finish(proc)[1]}")
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
+        _, err = finish(proc)
     assert proc.returncode == 128 + sig, err
     assert "Traceback" not in err
     assert (two.get("total"), giga.get("total")) == (3, 0)

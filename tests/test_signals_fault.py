@@ -24,6 +24,8 @@ import time
 
 import pytest
 from conftest import hugetlb_bytes, start_python
+from helpers.children import finish, give_up, read_line
+from helpers.faults import loops_run
 from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
@@ -104,27 +106,23 @@ def start(args, before):
     """Start Python with `args` and return it once it measures: --reserve has grown
     the pool by what it lacked, and maps its region."""
     grows = max(0, PAGES - pagezero.hugepage_pools()["2MB"].available)
-    # SIGINT at its default, as a terminal's Ctrl-C finds it: a shell started
-    # without job control has its background jobs (this pytest, maybe) ignore
-    # it, and pagezero keeps an ignored signal ignored.
-    proc = start_python(*args, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # The stop signals at their default, as a terminal's Ctrl-C finds them (start_python):
+    # a shell started without job control has its background jobs (this pytest, maybe)
+    # ignore SIGINT, nohup SIGHUP, and pagezero keeps an ignored signal ignored.
+    proc = start_python(*args)
     deadline = time.monotonic() + 30
     while pool_size() < before + grows and proc.poll() is None:
         if time.monotonic() > deadline:
-            proc.kill()
-            proc.communicate()
-            pytest.fail("the pool never grew")
+            give_up(proc, "the pool never grew")
         time.sleep(0.01)
     # Then until it maps its region (after the reservation, before the loops): on a
     # loaded machine the imports alone can outlast the settling time of stop().
     while hugetlb_bytes(proc.pid) == 0 and proc.poll() is None:
         if time.monotonic() > deadline:
-            proc.kill()
-            proc.communicate()
-            pytest.fail("the run never mapped its hugepages")
+            give_up(proc, "the run never mapped its hugepages")
         time.sleep(0.01)
     if proc.poll() is not None:
-        out, err = proc.communicate()
+        out, err = finish(proc)
         if proc.returncode == 1 and "found only" in err:
             pytest.skip(f"the kernel cannot grow the 2MB pool by {PAGES} pages: {err.strip()}")
         pytest.fail(f"the run ended before the signal ({proc.returncode}): {err}")
@@ -141,7 +139,7 @@ def stop(proc, sig, then=None, settle=1.0):
         proc.send_signal(sig)
         if then:
             then()
-        out, err = proc.communicate(timeout=60)
+        out, err = finish(proc)
         return time.monotonic() - sent, out, err
 
 
@@ -160,7 +158,7 @@ def check_saved(out_file, sig, err):
     assert rs.interrupted == sig.name
     (result,) = pagezero.load_results(str(out_file))
     assert result.interrupted == sig.name and result.function == "demand"
-    assert result.loops == int(m.group(1)) > 0
+    assert loops_run(result) == int(m.group(1)) > 0
     assert len(result.details["pages"]) == len(result.details["thread_samples"][0]) == result.loops
     assert all(pg["hugetlb"] == 64 << 20 for pg in result.details["pages"])
 
@@ -186,7 +184,7 @@ def test_a_second_signal_during_the_give_back_still_restores_the_pool(
     proc = start(["-c", CLI, "slow", *RUN, "-o", str(out_file)], pool)
 
     def second_signal():
-        assert proc.stdout.readline().strip() == "giving back"
+        assert read_line(proc).strip() == "giving back"
         proc.send_signal(second)
 
     _, _, err = stop(proc, first, then=second_signal)

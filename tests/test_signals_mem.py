@@ -15,12 +15,11 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from conftest import TESTS_DIR, start_python
+from conftest import run_python, start_python
+from helpers.children import finish
 from helpers.signals import STATUS, wait_for_cpu
 
 import pagezero
@@ -37,7 +36,7 @@ def wait_until_measuring(proc, timeout=60):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
-            raise AssertionError(f"exited early: {proc.communicate()}")
+            raise AssertionError(f"exited early: {finish(proc)}")
         try:
             if len(os.listdir(f"/proc/{proc.pid}/task")) > 1:
                 wait_for_cpu(proc, 0.3, timeout=timeout)
@@ -54,7 +53,7 @@ def signal_and_wait(proc, sig):
         wait_until_measuring(proc)
         sent = time.monotonic()
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        out, err = finish(proc)
         return out, err, time.monotonic() - sent
 
 
@@ -181,13 +180,7 @@ print("still alive")
 
 
 def test_overlapping_runs_give_the_signals_back():
-    p = subprocess.run(
-        [sys.executable, "-c", OVERLAPPING_RUNS],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=TESTS_DIR,
-    )
+    p = run_python("-c", OVERLAPPING_RUNS, timeout=120)
     assert "both done" in p.stdout, p.stderr
     assert "still alive" not in p.stdout
     assert p.returncode == -signal.SIGTERM, (p.returncode, p.stderr)

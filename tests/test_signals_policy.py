@@ -15,6 +15,7 @@ import time
 
 import pytest
 from conftest import start_python
+from helpers.children import DEADLINE_S, finish, give_up, read_line
 from helpers.signals import STATUS
 
 import pagezero
@@ -53,15 +54,16 @@ def interrupt(args, sig, out):
         with start_python("-c", RUN, *args, "-o", str(out), env=env, pass_fds=[done_w]) as proc:
             os.close(done_w)
             done_w = None
-            assert proc.stdout.readline().strip() == "ready"
+            assert read_line(proc).strip() == "ready"
             # The event, or the child's end (read() gives b"" once no one holds the pipe);
-            # the timeout only keeps a hung child from hanging the suite.
-            assert select.select([done_r], [], [], 300)[0], "no loop done in 300 s"
-            assert os.read(done_r, 1) == b"1", proc.communicate()
-            assert proc.poll() is None, proc.communicate()
+            # the deadline only keeps a hung child from hanging the suite.
+            if not select.select([done_r], [], [], DEADLINE_S)[0]:
+                give_up(proc, f"no loop done in {DEADLINE_S} s")
+            assert os.read(done_r, 1) == b"1", finish(proc)
+            assert proc.poll() is None, finish(proc)
             sent = time.monotonic()
             proc.send_signal(sig)
-            _, err = proc.communicate(timeout=60)
+            _, err = finish(proc)
             return proc, err, time.monotonic() - sent
     finally:
         os.close(done_r)

@@ -6,6 +6,7 @@ anything is sent); an unusable cluster and machines that did not finish exit 1
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import logging
@@ -20,6 +21,27 @@ from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, comma
 from pagezero.interrupt import as_interrupted
 
 __all__ = ["COMMANDS", "add_parsers", "check_command"]
+
+
+# What each command imports of the fleet extra (pyproject.toml's optional `fleet`).
+_EXTRA = {"fleet-up": ("distributed", "asyncssh"), "fleet-run": ("distributed",)}
+
+
+def _require_extra(command):
+    """UsageError, one line naming the extra to install, when a module that `command`
+    needs cannot be imported (pagezero installed without its fleet extra)."""
+    missing = []
+    for name in _EXTRA[command]:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        what = command.replace("-", " ")
+        raise UsageError(
+            f"pagezero {what} needs {' and '.join(missing)}, not installed here: "
+            "pip install 'pagezero[fleet]'"
+        )
 
 
 def _quiet_dask(level=logging.CRITICAL):
@@ -78,6 +100,7 @@ def check_command(commands, argv):
 def cmd_fleet_up(args):
     """Start a scheduler and a worker per host over SSH, print how to use them, and hold
     the fleet up until a stop signal, which closes it (exit 0)."""
+    _require_extra("fleet-up")
     from pagezero.fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
@@ -104,6 +127,7 @@ def cmd_fleet_run(args):
     """Run the command on every machine, each machine's results in its folder under -o
     (``--store``: added to the store too); one line per machine, FleetError for those
     that did not finish."""
+    _require_extra("fleet-run")
     from pagezero.fleet.run import run_fleet
 
     argv, _ = check_command(args.commands, args.fleet_command)

@@ -165,6 +165,13 @@ def on_stop(keep):
         raise stop from None
 
 
+def loops_run(result):
+    """The loops `result` measured: those its rate counts and the leading ones a fault
+    run's warm-up rule left out (measure.warmup, details["warmup"]), as loops were asked."""
+    details = getattr(result, "details", None) or {}
+    return result.loops + details.get("warmup", {}).get("loops", 0)
+
+
 def _marked(result, signame):
     if any(f.name == "interrupted" for f in dataclasses.fields(result)):
         return dataclasses.replace(result, interrupted=signame)
@@ -200,7 +207,7 @@ class Measured:
             self.results.append(_marked(partial, signame))
         elif isinstance(partial, ResultSet):
             self.results += [_marked(r, signame) for r in partial.results]
-        done = sum(r.loops for r in self.results)
+        done = sum(loops_run(r) for r in self.results)
         if self._save(interrupted=signame):
             kept = f"; saved to {self.output}"
         else:
@@ -216,14 +223,14 @@ class Measured:
         if self.runs_meant > 1:
             by_run = {}
             for r, run in zip(self.results, self.runs):
-                by_run.setdefault(run.get("process"), []).append(r.loops == each)
+                by_run.setdefault(run.get("process"), []).append(loops_run(r) == each)
             whole = sum(len(v) == n and all(v) for v in by_run.values())
             return f"{whole} of {self.runs_meant} runs of {n} functions, {each} loops each"
-        whole = [r for r in self.results if r.loops == each]
-        cut = [r for r in self.results if r.loops != each]
+        whole = [r for r in self.results if loops_run(r) == each]
+        cut = [r for r in self.results if loops_run(r) != each]
         line = f"{len(whole)} of {n} functions, {each} loops each"
         if cut:
-            line += f", and {cut[-1].loops} loops of {cut[-1].function}"
+            line += f", and {loops_run(cut[-1])} loops of {cut[-1].function}"
         return line
 
     @contextlib.contextmanager

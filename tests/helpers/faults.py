@@ -23,3 +23,10 @@ def cut_short_memset(monkeypatch, at):
         return real(**kwargs)
 
     monkeypatch.setattr(fault, "memset", memset)
+
+
+def loops_run(result):
+    """The loops a fault run measured: those its rate counts plus the leading ones the
+    warm-up rule left out (measure/warmup.py; details["warmup"]). A freshly booted VM's
+    first loop is often left out, so a test that counts loops counts these."""
+    return result.loops + result.details.get("warmup", {}).get("loops", 0)

@@ -11,6 +11,8 @@ import re
 import signal
 import time
 
+from helpers.children import DEADLINE_S, finish, read_line
+
 # The shell's status for a process ended by the signal: 128 + its number.
 STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
@@ -63,21 +65,20 @@ def cpu_seconds(pid):
 
 def _output(proc):
     """What `proc` printed, once it has ended (communicate() on a live one would wait)."""
-    return proc.communicate() if proc.poll() is not None else "(still running)"
+    return finish(proc) if proc.poll() is not None else "(still running)"
 
 
-def measuring(proc):
+def measuring(proc, timeout=DEADLINE_S):
     """Wait until a benchmark of helpers/announce.py begins to measure, in `proc` or in
     one of its workers, reading `proc`'s stdout line by line (the other lines, a
     "ready", are skipped): the pid of the process measuring. The wait is for the line,
-    not for a time: AssertionError if `proc` ends without printing it."""
-    # (What the pipe's buffer holds past the line is not seen by a later communicate(),
-    # which reads the pipe itself: the tests check stderr, and stdout's results come last.)
-    while line := proc.stdout.readline():
+    not for a time: AssertionError if `proc` ends without printing it; the test fails
+    with what it printed if the line has not come within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while line := read_line(proc, max(0.0, deadline - time.monotonic())):
         if line.startswith("measuring "):
             return int(line.split()[1])
-    proc.wait()
-    raise AssertionError(f"{proc.args} ended before measuring: {_output(proc)}")
+    raise AssertionError(f"{proc.args} ended before measuring: {finish(proc)}")
 
 
 def wait_for_cpu(proc, seconds, pid=None, timeout=60):

@@ -53,6 +53,11 @@ class Backing:
         """The page and thp arguments of pagezero.region() and memset() for this backing."""
         return {"page": self.page, "thp": self.thp}
 
+    @classmethod
+    def of(cls, page: str, thp: bool | None) -> Backing:
+        """The Backing whose region_args() these are (a sweep's point's page and thp)."""
+        return cls("hugetlb" if page == "2MB" else "thp" if thp else "4KB")
+
     @property
     def label(self) -> str:
         return {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}[self.how]

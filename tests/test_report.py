@@ -366,7 +366,6 @@ def test_a_page_size_whose_pages_are_taken_before_it_maps_is_skipped_and_the_res
 ):
     # The pool had the 2MB pages at the check, another process took them before the sweep
     # mapped them: that size is named, the 4KB and 1GB faults are kept.
-    from pagezero import MappingError
     from pagezero.studies.report import faults as report_faults
     from pagezero.studies.report.scales import SCALES
 

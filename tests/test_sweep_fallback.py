@@ -16,7 +16,10 @@ from pagezero.studies.report.scales import SCALES
 from pagezero.system import backing, hugepages
 from pagezero.system.backing import Backing, kernel_backing
 
-GONE = "sweep worker 0 failed: MappingError: [Errno 12] not enough 2MB hugepages: 512 needed, 0 available"
+GONE = (
+    "sweep worker 0 failed: MappingError: [Errno 12] not enough 2MB hugepages: "
+    "512 needed, 0 available"
+)
 
 
 def _empty_pool(monkeypatch):
@@ -34,9 +37,7 @@ def _empty_pool(monkeypatch):
     monkeypatch.setattr(hugepages, "pool", empty)
 
 
-def test_a_chunk_study_whose_hugepages_vanish_completes_on_the_next_backing(
-    monkeypatch, tmp_path
-):
+def test_a_chunk_study_whose_hugepages_vanish_completes_on_the_next_backing(monkeypatch, tmp_path):
     # The study chose hugetlb pages (the pool had them then); another process took them all
     # before its sweeps mapped them. Before: the study failed whole ("512 needed, 0 available").
     monkeypatch.setattr(report_chunks, "kernel_backing", lambda size: Backing("hugetlb"))

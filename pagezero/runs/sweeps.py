@@ -279,7 +279,9 @@ def _swept(
         try:
             if hugetlb:  # gone already: no worker started to find it out
                 hugepages.check_available("2MB", hugepages.pages_needed(grid["size"][0], "2MB"))
-            rs = sweep(benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress)
+            rs = sweep(
+                benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress
+            )
         except (MappingError, RuntimeError) as e:
             error = e
         why = _pages_gone(rs, error)

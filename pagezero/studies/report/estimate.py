@@ -12,6 +12,7 @@ it measured (the cold study's extents, advise's). Only an estimate: a loaded mac
 slower than it measured itself."""
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -33,10 +34,12 @@ from pagezero.system.kernels import kernels
 from pagezero.system.machine import llc_bytes
 from pagezero.units import parse_size
 
-# Seconds each study spends around its measuring (its tables, figures and files), and each
-# batch advise records: as measured on a quiet AMD EPYC VM (the rest is bytes and processes).
+# Seconds each study spends around its measuring (its tables, figures and files), each
+# batch advise records and each of its cells' visits beyond its bytes (a batch() call reads
+# smaps twice): as measured on an AMD EPYC VM (the rest is bytes and processes).
 STUDY_S = 1.0
 BATCH_S = 2e-7
+VISIT_S = 0.03
 
 
 @dataclass(frozen=True)
@@ -58,20 +61,26 @@ class Pace:
 
 
 def _mapping_rate(nbytes, thp):
-    """Bytes/s of a memset point's mapping: its wall time less its one timed loop."""
+    """Bytes/s of a memset point's clear and of its mapping (its wall time less its loop)."""
     began = time.monotonic()  # a point's whole cost, for the estimate only: not a measurement
     r = mem.memset(nbytes, loops=1, thp=thp)
     return r.bytes_per_sec, nbytes / max(time.monotonic() - began - nbytes / r.bytes_per_sec, 1e-6)
 
 
-def measure_pace(nbytes):
-    """Pace measured now: memset and faults over `nbytes` (beyond the cache), a fresh process."""
-    clear, huge = _mapping_rate(nbytes, True)
-    _, small = _mapping_rate(nbytes, False)
-    faults = [fault.faults(nbytes, loops=2, thp=thp).bytes_per_sec for thp in (False, True)]
+def measure_pace(nbytes, times=3):
+    """Pace measured now: memset and faults over `nbytes` (beyond the cache), each rate the
+    median of `times` (on a shared VM one can be half or twice the next), a fresh process."""
+    rates = []
+    for _ in range(times):
+        # A point's mapping on 4KB pages runs at the 4KB demand faults' rate.
+        small, huge = (
+            fault.faults(nbytes // 2, loops=1, thp=thp).bytes_per_sec for thp in (False, True)
+        )
+        rates.append((*_mapping_rate(nbytes, True), small, huge))
     began = time.monotonic()
     subprocess.run([sys.executable, "-c", "import pagezero"], check=True, cwd=os.sep)
-    return Pace(clear, small, huge, *faults, time.monotonic() - began)
+    clear, map_huge, small, huge = map(statistics.median, zip(*rates))
+    return Pace(clear, small, map_huge, small, huge, time.monotonic() - began)
 
 
 def _huge(point):
@@ -127,7 +136,8 @@ def _advice(cfg, info, functions, pace, quick):
     visits = a["runs"] * a["rounds"] * cells * (a["passes"] + 1)
     batches = sum(a["region"] // e for e in a["extents"]) * visits / len(a["extents"])
     starts = a["runs"] * pace.start if a["runs"] > 1 else 0
-    return visits * a["region"] / pace.clear + batches * BATCH_S + starts
+    calls = visits / (a["passes"] + 1)
+    return visits * a["region"] / pace.clear + batches * BATCH_S + calls * VISIT_S + starts
 
 
 def _predict(cfg, info, functions, pace, quick):

@@ -142,6 +142,23 @@ def chosen_backing(backing: str, nbytes: int, buffers: int = 1, node: int | None
     return Backing(backing)
 
 
+def map_backed(
+    mapper: Any, nbytes: int, buffers: int = 1, node: int | None = None, backing: str = "auto"
+) -> tuple[Any, Backing]:
+    """(mapper(Backing), the Backing) on the backing asked (chosen_backing()); "auto"'s hugetlb
+    pages gone at the mapping (another process took them since the look): on kernel_backing()'s
+    next choice, its note saying why."""
+    used = chosen_backing(backing, nbytes, buffers, node)
+    try:
+        return mapper(used), used
+    except MappingError as e:
+        if backing != "auto" or used.how != "hugetlb":
+            raise
+        why = f"the hugetlb mapping failed ({e})"
+    used = kernel_backing(nbytes, buffers, node, refused=why)
+    return mapper(used), used
+
+
 def _huge_bytes(spans: Sequence[Span], smaps: str) -> int:
     """Bytes on huge pages (THP, hugetlb) of the smaps entries overlapping `spans`, at most theirs.
 

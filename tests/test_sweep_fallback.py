@@ -121,3 +121,49 @@ def test_a_failure_that_is_not_about_pages_is_not_hidden(monkeypatch):
     point = {"function": "generic", "size": 4096, "loops": 1}
     with pytest.raises(RuntimeError, match="something else"):
         sweeps.sweep_points("memset", [point], 1, 0)
+
+
+# Mapped in this process: the look and the mapping a moment apart -------------------------
+
+
+class _Pool:
+    """region() as the kernel answers once another process took the 2MB pool: hugetlb
+    mappings refused, others given (as bytearrays); each call's page and thp kept."""
+
+    def __init__(self):
+        self.asked = []
+
+    def __call__(self, nbytes, page="4KB", thp=False, populate=True):
+        self.asked.append((page, thp))
+        if page == "2MB":
+            raise MappingError(errno.ENOMEM, "Cannot allocate memory")
+        return bytearray(nbytes)
+
+
+def _pool_looks_full(monkeypatch):
+    # The look (kernel_backing) finds the pages; the mapping finds them gone.
+    monkeypatch.setattr(backing, "_hugetlb_available", lambda node: 1 << 20)
+    monkeypatch.setattr(backing, "thp_mode", lambda *paths: "madvise")
+
+
+def test_advise_maps_its_region_on_thp_when_the_hugepages_go_before_the_mapping(monkeypatch):
+    from pagezero.studies.advise import study
+
+    _pool_looks_full(monkeypatch)
+    pool = _Pool()
+    monkeypatch.setattr(study, "region", pool)
+    monkeypatch.setattr(study, "_REGIONS", {})
+    assert len(study._shared_region(4 << 20)) == 4 << 20
+    assert pool.asked == [("2MB", None), ("4KB", True)]
+
+
+def test_a_folio_is_mapped_on_thp_when_the_hugepages_go_before_the_mapping(monkeypatch):
+    from pagezero.measure.policy import folios
+
+    _pool_looks_full(monkeypatch)
+    pool = _Pool()
+    monkeypatch.setattr(folios, "region", pool)
+    memory = folios.FolioMemory(4 << 20, "auto")
+    assert (memory.backing, memory.page_label) == ("thp", "2MB THP")
+    assert "the hugetlb mapping failed" in memory.note
+    assert pool.asked[:2] == [("2MB", None), ("4KB", True)]

@@ -249,14 +249,16 @@ _REGION_BENCHMARKS = ("memset", "memcpy")
 def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
     """Why a sweep's pages could not be mapped (a MappingError here or in a worker), or None."""
     if isinstance(error, MappingError):
-        return str(error.strerror or error)
-    # A worker's reason is its error's type and message (runs.worker); all lost: RuntimeError.
-    reasons = [str(error)] if error is not None else [x["reason"] for x in rs.lost] if rs else []
-    for reason in reasons:
-        _, found, why = reason.partition("MappingError: ")
-        if found:
-            return re.sub(r"^\[Errno \d+\] | \(and \d+ more\)$", "", why)
-    return None
+        why = str(error.strerror or error)
+    else:
+        # A worker's reason is its error's type and message (runs.worker); all lost: RuntimeError.
+        reasons = [x["reason"] for x in rs.lost] if rs is not None else [str(error)]
+        found = [r.partition("MappingError: ")[2] for r in reasons if "MappingError: " in r]
+        if not found:
+            return None
+        why = re.sub(r"^\[Errno \d+\] ", "", found[0])
+    # The shortage, without the pool's counts and the command that would grow it.
+    return why.split(" (")[0]
 
 
 def _swept(

@@ -70,6 +70,9 @@ def _mapping_rate(nbytes, thp):
 def measure_pace(nbytes, times=3):
     """Pace measured now: memset and faults over `nbytes` (beyond the cache), each rate the
     median of `times` (on a shared VM one can be half or twice the next), a fresh process."""
+    # Memory this process has not touched yet may be new to the host as well, which then
+    # faults it in first, five to ten times slower (measure.warmup): once untimed.
+    mem.memset(nbytes, loops=1, thp=True)
     rates = []
     for _ in range(times):
         # A point's mapping on 4KB pages runs at the 4KB demand faults' rate.

@@ -36,7 +36,7 @@ def _rs(points):
 def test_the_extents_are_extended_to_the_plateau_and_twice_the_cache(monkeypatch):
     swept = []
 
-    def fake_sweep_points(benchmark, points, runs, warmup, progress=None):
+    def fake_sweep_points(benchmark, points, runs, warmup, progress=None, notes=None):
         swept.append(sorted({p["size"] for p in points}))
         return _rs(points)
 

@@ -389,34 +389,37 @@ def test_a_page_size_whose_pages_are_taken_before_it_maps_is_skipped_and_the_res
 ):
     # The pool had the 2MB pages at the check, another process took them before the sweep
     # mapped them: that size is named, the 4KB and 1GB faults are kept.
-    from pagezero import MappingError
     from pagezero.studies.report import faults as report_faults
     from pagezero.studies.report.scales import SCALES
 
-    def fake_sweep(benchmark, points, runs, warmup, progress=None):
-        if points[0]["page"] == "2MB":
-            raise MappingError(12, "not enough 2MB hugepages: 8 needed, 4 available")
+    def fake_sweep(benchmark, grid, **kw):
+        if grid["page"] == ["2MB"]:
+            raise RuntimeError(
+                "sweep worker 0 failed: MappingError: [Errno 12] not enough 2MB hugepages: "
+                "8 needed, 4 available"
+            )
         results = [
             Result(
                 benchmark="mmap",
-                function=p["function"],
-                params={k: p[k] for k in ("size", "page", "thp", "loops")},
+                function=f,
+                params={k: grid[k][0] for k in ("size", "page", "thp", "loops")},
                 clock="ns",
-                bytes_per_loop=p["size"],
+                bytes_per_loop=grid["size"][0],
                 samples=(1_000_000,),
             )
-            for p in points
+            for f in grid["function"]
         ]
         return ResultSet(results, [{"process": 0}] * len(results))
 
     monkeypatch.setattr(report_faults.fault, "check_hugepages", lambda plan: None)
-    monkeypatch.setattr(report_faults, "sweep_points", fake_sweep)
+    monkeypatch.setattr(sweeps, "sweep", fake_sweep)
     monkeypatch.setattr(report_faults, "_headroom", lambda *args: None)
     cfg = dict(SCALES["tiny"], runs=1)
     section = report_faults.study_faults(str(tmp_path), cfg, {}, ["generic"], None, False)
     assert section.failed is None
     pages = {r.params["page"] for r in ResultSet.load(str(tmp_path / "faults.json"))}
     assert pages == {"4KB", "1GB"}
-    assert "- 2MB pages not measured: not enough 2MB hugepages: 8 needed, 4 available" in (
-        section.body
+    assert (
+        "- the mmap sweep of page 2MB, size 16MB not measured: not enough 2MB hugepages: "
+        "8 needed, 4 available" in section.body
     )

@@ -4,8 +4,9 @@ A tqdm bar where the stream is a terminal (the lines are written above it), plai
 where it is not (a log, a CI job, a test capturing stderr): a run that takes minutes is
 never silent. The time left is the pace so far (seconds per unit of work done) times the
 work still to do, less the time already spent on the step under way; before any step is
-done it is the caller's prior (the report's studies are weighted by their measured
-seconds) or unknown.
+done it is the caller's prior or unknown. A caller that knows the work left better than
+the pace so far says so (reestimate(): the report, whose studies are estimated from their
+own sizes).
 
 A Progress in a `with` block is the ambient one: the runs and sweeps started inside it
 (runs/processes.py, runs/sweeps.py, runs/workers.py) say on it when each run ends, without
@@ -147,6 +148,14 @@ class Progress:
     def begin(self, name: str, units: float = 1.0) -> None:
         """A step of `units` starts: the notes until it ends are its."""
         self.under_way, self._step_units = name, min(units, self.total - self.done)
+
+    def reestimate(self, left: float) -> None:
+        """The work still to do is `left` units from now on: a caller that knows its steps'
+        sizes better than the pace so far would say (the report's studies)."""
+        self.total = self.done + left
+        if self._bar is not None:
+            self._bar.total = self.total
+            self._bar.refresh()
 
     def say(self, text: str) -> None:
         """`text` on its own line, as it is (an opening line, a reservation)."""

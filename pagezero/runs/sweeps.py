@@ -10,22 +10,27 @@ ends a sweep within one loop: what was measured comes back marked with it.
 
 from __future__ import annotations
 
+import errno
 import inspect
 import itertools
 import os
 import random
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pagezero._core import MappingError
 from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.progress import Progress, current, point_finished, run_finished
 from pagezero.runs.registry import BENCHMARKS as BENCHMARKS
 from pagezero.runs.registry import register as register
 from pagezero.runs.workers import run_workers
+from pagezero.system import hugepages
+from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
-from pagezero.units import parse_size
+from pagezero.units import format_size, parse_size
 
 
 def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -234,17 +239,89 @@ def default_sizes(
     return sorted(sizes)
 
 
+# The pages a study chose up front for the kernel's direct map (system.backing.kernel_backing):
+# 2MB hugetlb pages asked as memset's and memcpy's page and thp, the pool another process may
+# empty before a sweep maps them.
+_HUGETLB = Backing("hugetlb")
+_REGION_BENCHMARKS = ("memset", "memcpy")
+
+
+def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
+    """Why a sweep's pages could not be mapped (a MappingError here or in a worker), or None."""
+    if isinstance(error, MappingError):
+        why = str(error.strerror or error)
+    else:
+        # A worker's reason is its error's type and message (runs.worker); all lost: RuntimeError.
+        reasons = [x["reason"] for x in rs.lost] if rs is not None else [str(error)]
+        found = [r.partition("MappingError: ")[2] for r in reasons if "MappingError: " in r]
+        if not found:
+            return None
+        why = re.sub(r"^\[Errno \d+\] ", "", found[0])
+    # The shortage, without the pool's counts and the command that would grow it.
+    return why.split(" (")[0]
+
+
+def _swept(
+    benchmark: str, grid: dict[str, Any], runs: int, warmup: int, progress: Any, notes: list[str]
+) -> ResultSet | None:
+    """One shape's sweep on the pages it asks for; where they are gone at the mapping, again on
+    kernel_backing()'s next choice (THP, else 4KB), or (no other choice) None; `notes` says so."""
+    region = benchmark in _REGION_BENCHMARKS
+    left_out = ("function", "thp", "loops", "reserve", "page" if region else "")
+    shape = ", ".join(
+        f"{k} {format_size(v[0]) if k in ('size', 'chunk') else v[0]}"
+        for k, v in grid.items()
+        if k not in left_out and v[0] != 0
+    )
+    what = f"the {benchmark} sweep of {shape}"
+    while True:
+        asked = {k: grid.get(k, [None])[0] for k in _HUGETLB.region_args()}
+        hugetlb = region and asked == _HUGETLB.region_args()
+        rs, error = None, None
+        try:
+            if hugetlb:  # gone already: no worker started to find it out
+                hugepages.check_available("2MB", hugepages.pages_needed(grid["size"][0], "2MB"))
+            rs = sweep(
+                benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress
+            )
+        except (MappingError, RuntimeError) as e:
+            error = e
+        why = _pages_gone(rs, error)
+        if why is None:
+            if error is not None:
+                raise error
+            return rs
+        if not hugetlb:
+            notes.append(f"{what} not measured: {why}")
+            return None
+        instead = kernel_backing(grid["size"][0], refused=why)
+        notes.append(
+            f"{what} asked for {_HUGETLB.label} pages and ran on {instead.label} pages "
+            f"instead: {why}"
+        )
+        grid.update({k: [v] for k, v in instead.region_args().items()})
+
+
 def sweep_points(
     benchmark: str,
     points: Sequence[Mapping[str, Any]],
     runs: int,
     warmup: int,
     progress: Any = None,
+    notes: list[str] | None = None,
 ) -> ResultSet:
-    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes."""
+    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes.
+
+    A sweep whose 2MB hugetlb pages (kernel_backing()'s choice, made up front) are gone when
+    it maps them, another process having taken them, runs again on THP, else 4KB pages, as
+    kernel_backing() would choose now; a sweep whose pages have no other choice (a fault
+    run's hugetlb size) is left out. Each adds a line to `notes`: which sweep, what it
+    asked for, what it got instead, why. MappingError when nothing could be measured.
+    """
     results: list[Result] = []
     run_rows: list[Mapping[str, Any]] = []
-    interrupted = None
+    interrupted, skipped = None, 0
+    notes = notes if notes is not None else []
     shapes: dict[tuple[Any, ...], list[str]] = {}
     for p in points:
         key = tuple(sorted((k, v) for k, v in p.items() if k != "function"))
@@ -252,10 +329,15 @@ def sweep_points(
     for key, functions in shapes.items():
         grid = {k: [v] for k, v in key}
         grid["function"] = functions
-        rs = sweep(benchmark, grid, repeat=runs, warmup=warmup, processes=runs, progress=progress)
+        rs = _swept(benchmark, grid, runs, warmup, progress, notes)
+        if rs is None:
+            skipped += 1
+            continue
         results += rs.results
         run_rows += rs.runs
         if rs.interrupted:
             interrupted = rs.interrupted  # the signal's name
             break
+    if skipped and skipped == len(shapes):
+        raise MappingError(errno.ENOMEM, f"nothing measured: {notes[-1]}")
     return ResultSet(results, run_rows, machine(), interrupted)

@@ -58,8 +58,10 @@ def extend(
     runs: int,
     warmup: int,
     progress: IO[str] | None = None,
+    notes: list[str] | None = None,
 ) -> Any:
-    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache."""
+    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache
+    (sweep_points' `notes`)."""
 
     memory = (info.get("memory") or {}).get("available_bytes")
     above = cache_bytes(info, 2) or 0
@@ -71,9 +73,8 @@ def extend(
         if not add:
             break
         backing = kernel_backing(max(add))
-        more = sweep_points(
-            "memset", extent_points(add, functions, backing.region_args()), runs, warmup, progress
-        )
+        points = extent_points(add, functions, backing.region_args())
+        more = sweep_points("memset", points, runs, warmup, progress, notes)
         rs = merged([rs, more])
     return rs
 

@@ -53,6 +53,11 @@ class Backing:
         """The page and thp arguments of pagezero.region() and memset() for this backing."""
         return {"page": self.page, "thp": self.thp}
 
+    @classmethod
+    def of(cls, page: str, thp: bool | None) -> Backing:
+        """The Backing whose region_args() these are (a sweep's point's page and thp)."""
+        return cls("hugetlb" if page == "2MB" else "thp" if thp else "4KB")
+
     @property
     def label(self) -> str:
         return {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}[self.how]
@@ -135,6 +140,23 @@ def chosen_backing(backing: str, nbytes: int, buffers: int = 1, node: int | None
             f"here ({THP_SYSFS}, {THP_2MB_SYSFS}): no THP backing"
         )
     return Backing(backing)
+
+
+def map_backed(
+    mapper: Any, nbytes: int, buffers: int = 1, node: int | None = None, backing: str = "auto"
+) -> tuple[Any, Backing]:
+    """(mapper(Backing), the Backing) on the backing asked (chosen_backing()); "auto"'s hugetlb
+    pages gone at the mapping (another process took them since the look): on kernel_backing()'s
+    next choice, its note saying why."""
+    used = chosen_backing(backing, nbytes, buffers, node)
+    try:
+        return mapper(used), used
+    except MappingError as e:
+        if backing != "auto" or used.how != "hugetlb":
+            raise
+        why = f"the hugetlb mapping failed ({e})"
+    used = kernel_backing(nbytes, buffers, node, refused=why)
+    return mapper(used), used
 
 
 def _huge_bytes(spans: Sequence[Span], smaps: str) -> int:

@@ -24,8 +24,7 @@ from pagezero.system.backing import (
     Backing,
     backing_details,
     check_backing,
-    chosen_backing,
-    kernel_backing,
+    map_backed,
     observed_backing,
 )
 from pagezero.system.machine import machine
@@ -110,16 +109,10 @@ def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[A
 
 def _map(p: BatchPlan, stack: contextlib.ExitStack) -> tuple[list[Any], Backing]:
     """p.threads fresh regions of p.nbytes on the backing p asks for, and the Backing they got."""
-    used = chosen_backing(p.backing, p.nbytes, p.threads, p.node)
-    try:
-        return _regions(p, used, stack), used
-    except _core.MappingError as e:
-        if p.backing != "auto" or used.how != "hugetlb":
-            raise
-        # The pool emptied between the look and the mapping (another process took it).
-        why = f"the hugetlb mapping failed ({e})"
-    used = kernel_backing(p.nbytes, p.threads, p.node, refused=why)
-    return _regions(p, used, stack), used
+    regions: tuple[list[Any], Backing] = map_backed(
+        lambda used: _regions(p, used, stack), p.nbytes, p.threads, p.node, p.backing
+    )
+    return regions
 
 
 def _buffers(

@@ -26,8 +26,8 @@ from pagezero.system.backing import (
     BACKINGS,
     Backing,
     backing_details,
-    chosen_backing,
     kernel_backing,
+    map_backed,
 )
 from pagezero.system.machine import eviction_cache, machine
 from pagezero.system.memory import region
@@ -133,14 +133,14 @@ class FolioMemory:
         populate = node is None
         own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
         if own and self._own_page(nbytes, backing, node, populate):
-            used = None
+            pass
         elif own and nbytes == 2 << 20:
             # The 2MB page was kernel_backing's hugetlb choice: the rest is the same choice.
             used = kernel_backing(nbytes, node=node, refused="no free 2MB hugetlb page")
-        else:
-            used = chosen_backing(backing, nbytes, node=node)
-        if used is not None:
             self._map(nbytes, used, populate)
+        else:
+            # The backing asked, or (auto, its hugetlb pages taken since the look) the next.
+            map_backed(lambda b: self._map(nbytes, b, populate), nbytes, node=node, backing=backing)
         if node is not None:
             try:
                 self.bind(node)

@@ -34,7 +34,7 @@ from pagezero.runs.sweeps import register, sweep
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
-from pagezero.system.backing import kernel_backing
+from pagezero.system.backing import map_backed
 from pagezero.system.kernels import Kernel, kernels
 from pagezero.system.machine import llc_bytes, machine
 from pagezero.system.memory import region
@@ -103,7 +103,8 @@ _REGIONS: dict[int, Any] = {}
 
 def _shared_region(nbytes: int) -> Any:
     if nbytes not in _REGIONS:
-        _REGIONS[nbytes] = region(nbytes, **kernel_backing(nbytes).region_args())
+        # The pages chosen now, or (another process took them since) the next choice.
+        _REGIONS[nbytes], _ = map_backed(lambda used: region(nbytes, **used.region_args()), nbytes)
     return _REGIONS[nbytes]
 
 

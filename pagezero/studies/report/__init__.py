@@ -29,6 +29,7 @@ from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
 from pagezero.studies.report.cold import study_cold
+from pagezero.studies.report.estimate import measure_pace, study_seconds
 from pagezero.studies.report.extents import study_extents
 from pagezero.studies.report.faults import study_faults
 from pagezero.studies.report.markdown import write_markdown
@@ -83,20 +84,8 @@ class ReportRun:
         return [s for s in self.sections if s.failed]
 
 
-# Seconds each study takes, per scale, on a 2-core AMD EPYC (Zen 4) VM: the shares of
-# the time left, scaled by the pace measured as the report runs (runs.progress). As
-# measured there on a quiet machine, as root (the fault and predict studies with their
-# 2MB and 1GB sizes): full 8 min 37 s, quick 38 s. Only an estimate: another machine
-# spends its time otherwise (the full report took 12 min 50 s on an Intel Xeon VM).
-STUDY_SECONDS = {
-    "full": dict(
-        extents=30, chunks=205, pages=65, cold=7, threads=2, faults=105, advice=72, predict=36
-    ),
-    "quick": dict(extents=14, chunks=5, pages=4, cold=1, threads=1, faults=12, advice=1, predict=1),
-    "tiny": dict(
-        extents=1.9, chunks=1.3, pages=0.5, cold=0.2, threads=0.6, faults=1, advice=0.9, predict=0.5
-    ),
-}
+# The buffer the report's pace is measured over (estimate.measure_pace): beyond the cache.
+PACE_BYTES = {"full": 256 << 20, "quick": 256 << 20, "tiny": 16 << 20}
 
 
 def _check(scale, runs, reserve):
@@ -108,18 +97,17 @@ def _check(scale, runs, reserve):
         raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
 
 
-def _weights(scale):
-    """Each study's expected seconds at `scale` (a study it does not know: the mean)."""
-    seconds = STUDY_SECONDS[scale]
-    mean = sum(seconds.values()) / len(seconds)
-    return [seconds.get(name, mean) for name, _, _ in STUDIES]
+def _estimates(names, cfg, info, functions, pace, quick):
+    """{study: seconds} expected here for studies `names` (estimate.study_seconds)."""
+    return {n: study_seconds(n, cfg, info, functions, pace, quick) for n in names}
 
 
-def _opening(scale, cfg, out_dir, weights):
+def _opening(scale, cfg, out_dir, seconds):
     runs = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
     return (
         f"{len(STUDIES)} studies at the {scale} scale, {runs}, into {out_dir}; about "
-        f"{format_duration(sum(weights))} on a 2-core VM (an estimate)"
+        f"{format_duration(seconds)} here (an estimate from their sizes and this machine's "
+        f"rates)"
     )
 
 
@@ -135,8 +123,9 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     functions : list of str, optional
         The clear kernels (default: every one this CPU can run).
     progress : file, optional
-        Where a line goes as each study ends, with the time left (an estimate), and the
-        hugepage lines (e.g. ``sys.stderr``; a tqdm bar when it is a terminal); None:
+        Where a line goes as each study ends, with the time left (an estimate from each
+        study's sizes at the rates measured here as it starts: studies.report.estimate), and
+        the hugepage lines (e.g. ``sys.stderr``; a tqdm bar when it is a terminal); None:
         none (report.md still says what was reserved).
     reserve : bool or None
         Reserve the 2MB and 1GB hugepages the fault and predict studies lack, around
@@ -184,15 +173,17 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         "predict": {"reserve": False, "quick": quick},
     }
     run = ReportRun(out_dir, cfg["runs"], [])
-    weights = _weights(scale)
-    shown = None
-    if progress is not None:
-        shown = Progress("pagezero report", sum(weights), progress, seconds_per_unit=1.0)
-    start = time.monotonic()
+    names = [name for name, _, _ in STUDIES]
+    shown = pace = None
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
+    if progress is not None:
+        pace = measure_pace(PACE_BYTES[scale])
+        left = _estimates(names, cfg, info, functions, pace, quick)
+        shown = Progress("pagezero report", sum(left.values()), progress, seconds_per_unit=1.0)
+    start = time.monotonic()
     with shown if shown is not None else contextlib.nullcontext(), measured_cache_scope():
         if shown is not None:
-            shown.say(_opening(scale, cfg, out_dir, weights))
+            shown.say(_opening(scale, cfg, out_dir, sum(left.values())))
             if hint:
                 shown.say(hint)
         # The sweeps' own progress: notes on the report's lines, or none.
@@ -204,14 +195,18 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
             # Entered around the study only: its hugepages are had and given back there.
             pools = pools_for(name, cfg, quick, reserve)
             if shown is not None:
-                shown.begin(f"[{i + 1}/{len(STUDIES)}] {name}", weights[i])
+                shown.begin(f"[{i + 1}/{len(STUDIES)}] {name}", left[name])
             section = _run_study(title, measure, pools, shown)
             run.sections.append(section)
             run.seconds[name] = time.monotonic() - began
             if info.get(INFO_KEY):  # the later studies' eviction buffers exceed the cache measured
                 set_measured_cache(run_cache(info).measured_instead_of_llc)
             if shown is not None:
-                shown.step(_step_text(i, name, section, run.seconds[name]), weights[i])
+                # The studies left, estimated again from their own sizes (the cache the
+                # extents study measured among them), never scaled by this one's overrun.
+                left = _estimates(names[i + 1 :], cfg, info, functions, pace, quick)
+                shown.reestimate(run.seconds[name] + sum(left.values()))
+                shown.step(_step_text(i, name, section, run.seconds[name]), run.seconds[name])
             if section.interrupted:
                 run.interrupted = _signal_name(section.interrupted)
                 run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])

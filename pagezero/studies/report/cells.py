@@ -51,13 +51,16 @@ def draw(section, plot, *args, **kwargs):
         section.interrupted = as_interrupted(e).signame
 
 
-def finish(section, out_dir, name, rs, tabulate, plot=None, **plot_args):
-    """A study's tail: `rs` saved as name.json, tabulated, drawn as name.png/.svg."""
+def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_args):
+    """A study's tail: `rs` saved as name.json, tabulated, drawn as name.png/.svg; `notes`
+    (sweep_points' lines on the pages a sweep could not have) listed after the table."""
     # Nothing tabulated or drawn when `rs` is empty.
     with holding(section):
         rs.save(os.path.join(out_dir, f"{name}.json"))
         if len(rs):
             tabulate()
+        if notes:
+            section.body += [""] + [f"- {n}" for n in notes]
     if plot is not None and len(rs):
         draw(section, plot, rs, os.path.join(out_dir, name), **plot_args)
     return section
@@ -67,9 +70,10 @@ def sweep_study(
     out_dir, name, heading, cfg, progress, points, tabulate, benchmark="memset", **figure
 ):
     """A study's shape: its points swept in cfg's runs, then finish() with tabulate(section, rs)."""
-    rs = sweep_points(benchmark, points, cfg["runs"], cfg["warmup"], progress)
+    notes = []
+    rs = sweep_points(benchmark, points, cfg["runs"], cfg["warmup"], progress, notes)
     section = Section(heading, interrupted=rs.interrupted)
-    return finish(section, out_dir, name, rs, lambda: tabulate(section, rs), **figure)
+    return finish(section, out_dir, name, rs, lambda: tabulate(section, rs), notes=notes, **figure)
 
 
 def save_json(section, path, doc, tabulate):

@@ -86,17 +86,23 @@ def _tabulate(section, rs, size, backing, info):
     section.body += ["", "![rate by chunk](chunks.png)"]
 
 
-def study_chunks(out_dir, cfg, info, functions, progress):
-    """One region beyond the cache cleared in chunks of 4KB up to all of it: the step in rate."""
+def chunk_points(cfg, functions, backing):
+    """The chunk study's memset points: cfg's region in each chunk, each chunk kernel."""
     size = cfg["chunk_size"]
     chunk_list = cfg["chunks"] or [1 << s for s in range(12, size.bit_length())]
-    backing = kernel_backing(size)
-    points = [
+    return [
         {"function": f, "size": size, "chunk": c, "loops": cfg["chunk_loops"]}
         | backing.region_args()
         for f in by_role(cfg["chunk_kernels"], functions)
         for c in chunk_list
     ]
+
+
+def study_chunks(out_dir, cfg, info, functions, progress):
+    """One region beyond the cache cleared in chunks of 4KB up to all of it: the step in rate."""
+    size = cfg["chunk_size"]
+    backing = kernel_backing(size)
+    points = chunk_points(cfg, functions, backing)
     heading = f"Chunk study ({backing.label} pages)"
     title = f"Clearing {format_size(size)} in chunks ({backing.label} pages)"
     tabulate = partial(_tabulate, size=size, backing=backing, info=info)

@@ -26,11 +26,10 @@ def cold_extents(cfg, info):
     return sorted({64 * KB, 2 * MB, cache})
 
 
-def study_cold(out_dir, cfg, info, functions, progress):
-    """Hot and cold rates per kernel and extent, on 4KB pages: what a hot benchmark flatters."""
-    cfg = dict(cfg, cold_extents=cold_extents(cfg, info))
+def cold_points(cfg, info, functions):
+    """The cold study's memset points: hot and cold, each extent, each condition kernel."""
     points = []
-    for e in cfg["cold_extents"]:
+    for e in cold_extents(cfg, info):
         # ~tens of ms per run; tsc: a small clear takes tens of ns.
         loops = max(5, min(20000, (256 * MB) // e)) // cfg["cold_loop_div"] or 5
         points += [
@@ -38,6 +37,13 @@ def study_cold(out_dir, cfg, info, functions, progress):
             for f in condition_kernels(functions)
             for c in ("hot", "cold")
         ]
+    return points
+
+
+def study_cold(out_dir, cfg, info, functions, progress):
+    """Hot and cold rates per kernel and extent, on 4KB pages: what a hot benchmark flatters."""
+    cfg = dict(cfg, cold_extents=cold_extents(cfg, info))
+    points = cold_points(cfg, info, functions)
     tabulate = partial(_tabulate, cfg=cfg, functions=functions)
     return sweep_study(out_dir, "cold", "Cold vs hot (4KB pages)", cfg, progress, points, tabulate)
 

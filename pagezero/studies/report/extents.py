@@ -67,14 +67,15 @@ def study_extents(out_dir, cfg, info, functions, progress):
     extents = cfg["extents"] or default_sizes(info)
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())
-    rs = sweep_points("memset", points, cfg["runs"], cfg["warmup"], progress)
+    notes = []
+    rs = sweep_points("memset", points, cfg["runs"], cfg["warmup"], progress, notes)
     if cfg.get("extend_extents"):
-        rs = extend(rs, functions, info, cfg["runs"], cfg["warmup"], progress)
+        rs = extend(rs, functions, info, cfg["runs"], cfg["warmup"], progress, notes)
     section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
     title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
     tabulate = partial(_tabulate, section, rs, backing=backing, info=info)
     plot = partial(_plot, info=info)
-    return finish(section, out_dir, "extents", rs, tabulate, plot=plot, title=title)
+    return finish(section, out_dir, "extents", rs, tabulate, plot=plot, notes=notes, title=title)
 
 
 def _plot(rs, stem, info, **figure):

@@ -10,12 +10,10 @@ from pagezero.figures import plot_bars
 from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet, merged
 from pagezero.runs.sweeps import sweep_points
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
 from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
-from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size
 
 # The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
@@ -185,24 +183,15 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
         "Page faults: the kernel's own clearing",
         "Fault rate by page size and workload",
     )
-    # One sweep per page size: a size whose pages are gone by the time it maps them (another
-    # process took them after the check) is named and skipped, and the other sizes kept.
-    swept = []
-    for page in dict.fromkeys(page for page, _ in FAULT_PAGES):
-        mine = [p for p in points if p["page"] == page]
-        if not mine or any(s.interrupted for s in swept):
-            continue
-        try:
-            swept.append(sweep_points("mmap", mine, cfg["runs"], cfg["warmup"], progress))
-        except MappingError as e:
-            notes.append(f"{page} pages not measured: {e.strerror or e}")
-    rs = merged(swept) if swept else ResultSet([], [], machine())
+    # A size whose pages are gone by the time its sweep maps them (another process took them
+    # after the check) is named and left out, the other sizes kept (sweep_points).
+    rs = sweep_points("mmap", points, cfg["runs"], cfg["warmup"], progress, notes)
     section = Section(heading, interrupted=rs.interrupted or None)
     figure = dict(plot=plot_bars, label=_fault_label, title=title)
     found = inside_faults(rs)
     finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs, found), **figure)
     if not section.interrupted:
-        skipped = {page for page, _ in FAULT_PAGES if any(n.startswith(page) for n in notes)}
+        skipped = {page for page, _ in FAULT_PAGES} - {r.params["page"] for r in rs.results}
         _headroom(section, sizes, cfg, functions, reserve, skipped, found)
     if notes:
         section.body += [""] + [f"- {n}" for n in notes]

@@ -4,6 +4,7 @@ kernels-by-extent table (nothing here measures; every figure is a cell of that t
 
 from pagezero.analysis.knee import TIE
 from pagezero.studies.report.words import rate, ratio, span
+from pagezero.system.backing import Backing
 from pagezero.units import format_size
 
 TABLE = "kernels-by-extent table"
@@ -145,8 +146,13 @@ def headline_answers(table, xs, cache, clear_pages, nontemporal, portable=()):
 
 
 def pages_by_extent(rs, backing_label):
-    """{extent: the pages it was on, in words}: "4KB" where smaps saw no huge page of it."""
-    shares = {}
+    """{extent: the pages it was on, in words}: "4KB" where smaps saw no huge page of it;
+    `backing_label` where a result's params do not say (a sweep fell back: they do)."""
+    shares, labels = {}, {}
+    for r in rs.results:
+        if "page" in r.params:
+            extent = int(r.params.get("chunk") or r.params["size"])
+            labels[extent] = Backing.of(r.params["page"], r.params.get("thp")).label
     for r in rs.results:
         extent = int(r.params.get("chunk") or r.params["size"])
         share = (r.details or {}).get("huge_share")
@@ -155,14 +161,13 @@ def pages_by_extent(rs, backing_label):
     out = {}
     for r in rs.results:
         extent = int(r.params.get("chunk") or r.params["size"])
-        if extent not in shares:
-            out[extent] = backing_label
-        elif min(shares[extent]) >= 0.99:
-            out[extent] = backing_label
+        label = labels.get(extent, backing_label)
+        if extent not in shares or min(shares[extent]) >= 0.99:
+            out[extent] = label
         elif max(shares[extent]) == 0:
             out[extent] = "4KB"
         else:
-            out[extent] = f"{backing_label} for {min(shares[extent]):.0%} of the buffer"
+            out[extent] = f"{label} for {min(shares[extent]):.0%} of the buffer"
     return out
 
 

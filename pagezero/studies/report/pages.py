@@ -53,20 +53,26 @@ def _tabulate(section, rs, size, small, huge, info):
         )
 
 
+def page_points(cfg, functions, huge):
+    """The page-size study's memset points: each kernel over cfg's region, 4KB and `huge`."""
+    size, loops = cfg["page_size"], cfg["page_loops"]
+    return [
+        {"function": f, "size": size, "loops": loops, **b.region_args()}
+        for b in (Backing("4KB"), huge)
+        for f in functions
+    ]
+
+
 def study_pages(out_dir, cfg, info, functions, progress):
     """The kernels on one large region on 4KB and on 2MB pages, alternated in one sweep."""
-    size, loops = cfg["page_size"], cfg["page_loops"]
+    size = cfg["page_size"]
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":
         return Section(
             "Page size: 4KB against 2MB",
             [f"Not measured: this machine gives no 2MB pages now ({huge.note})."],
         )
-    points = [
-        {"function": f, "size": size, "loops": loops, **b.region_args()}
-        for b in (small, huge)
-        for f in functions
-    ]
+    points = page_points(cfg, functions, huge)
     heading = f"Page size: {format_size(size)} on 4KB and on {huge.label} pages"
     tabulate = partial(_tabulate, size=size, small=small, huge=huge, info=info)
     return sweep_study(out_dir, "pages", heading, cfg, progress, points, tabulate)

@@ -7,7 +7,8 @@ sizes "mm: folio_zero_user: clear contiguous pages" (2025) reports."""
 
 import contextlib
 
-from pagezero._core import PagezeroError
+from pagezero._core import MappingError, PagezeroError
+from pagezero.measure import fault
 from pagezero.studies.report.faults import FAULT_PAGES
 from pagezero.system import hugepages
 from pagezero.units import parse_size
@@ -95,8 +96,9 @@ def reservation_line(study, reservations):
 
 @contextlib.contextmanager
 def pools_for(name, cfg, quick, reserve):
-    """Around study `name`: with `reserve`, the hugepages it lacks reserved and given back
-    when it ends; yields the line saying so (None when nothing was reserved)."""
+    """Around study `name`: with `reserve`, the hugepages it lacks reserved, warmed (the
+    pages added faulted in once, untimed) and given back when it ends; yields the line
+    saying so (None when nothing was reserved)."""
     needs = study_needs(name, cfg, quick)
     short = hugepages.lacking(needs)
     if not reserve or not short:
@@ -104,4 +106,11 @@ def pools_for(name, cfg, quick, reserve):
         return
     asked = {page: needs[page] for page in needs if page in short}
     with hugepages.reserve_where_possible(asked) as done:
+        for r in done:
+            if r.added:
+                # Faulted in once, untimed, as --reserve does: on a VM the host faults guest
+                # memory in on its first touch, which the study would otherwise time. Pages
+                # another process took meanwhile: the study's own check says so.
+                with contextlib.suppress(MappingError):
+                    fault.warm(fault.plan(r.needed * parse_size(r.page), r.page, 1))
         yield reservation_line(name, done)

@@ -24,7 +24,7 @@ MILAN = {page: tuple(round(v * 2**30 / 1e9, 2) for v in ab) for page, ab in MILA
 
 # Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms plus the flush of
 # the whole folio before it).
-_REPLAY_LOOPS = {"2MB": 5, "1GB": 2}
+QUICK_REPLAY_LOOPS = {"2MB": 5, "1GB": 2}
 _NO_FIT = "the model does not fit this machine and nothing is projected (prediction table)."
 
 
@@ -38,7 +38,7 @@ def _measure(pages, cfg, reserve, quick):
     for page in pages:
         size = max(cfg["fault_size"], 1 << 30 if page == "1GB" else 2 << 20)
         try:
-            replays = _REPLAY_LOOPS[page] if quick else None
+            replays = QUICK_REPLAY_LOOPS[page] if quick else None
             found.append(predict(page, size=size, replay_loops=replays, **args))
         except KeyboardInterrupt as e:
             stop = as_interrupted(e)

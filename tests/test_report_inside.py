@@ -48,7 +48,7 @@ def mmap_result(point, rate, details=()):
 def section(monkeypatch, tmp_path):
     asked = []
 
-    def sweep(benchmark, points, runs, warmup, progress=None):
+    def sweep(benchmark, points, runs, warmup, progress=None, notes=None):
         results = []
         for p in points:
             asked.append(p)

@@ -5,6 +5,7 @@ before the Nth read as an unsettled rate), so no count here depends on this mach
 """
 
 import pytest
+from conftest import run_python
 
 import pagezero
 from pagezero.measure import mem
@@ -106,3 +107,15 @@ def test_the_report_line_names_the_extents_that_needed_more(fake_clock):
     rs = sweep_points("memset", cache_study.extent_points([4 * KB, 64 * KB], ["generic"], {}), 1, 0)
     line = cache_study.settle_line(rs)
     assert "4KB 14, 64KB 14" in line and "the bound ended 0 of 2 points" in line
+
+
+def test_mem_memset_settles_only_when_asked(fake_clock):
+    fake_clock(PAGEZERO_FAKE_UNSETTLED="12")
+    asked = run_python("-m", "pagezero", "mem", "memset", "-s", "64KB", "-l", "2", "--settle", "32")
+    assert asked.returncode == 0, asked.stderr
+    assert "# settle: 14 untimed loops before timing (the last two agreed)" in asked.stdout
+    plain = run_python("-m", "pagezero", "mem", "memset", "-s", "64KB", "-l", "2")
+    assert plain.returncode == 0 and "settle" not in plain.stdout
+    bad = run_python("-m", "pagezero", "mem", "memset", "-s", "64KB", "--settle", "1")
+    assert bad.returncode == 2 and bad.stderr.startswith("pagezero: error: settle must be")
+    assert "Traceback" not in bad.stderr

@@ -66,6 +66,34 @@ def agree(a, b):
     return max(a, b) <= 2 * min(a, b)
 
 
+# A run whose sweep lost its hugepages to another process is measured again, this many times.
+RETRIES = 2
+
+
+def one_run(exe, info, ladder, n):
+    """One measurement and its reference: (table row, whether they agree)."""
+    from pagezero.studies.cache import measure_cache
+
+    start = time.monotonic()
+    cache = measure_cache(info, extents=ladder)
+    seconds = time.monotonic() - start
+    ref = c_cache(exe, cache.extents or ladder, info)
+    same = agree(cache.cache_bytes, ref.cache_bytes)
+    row = [
+        n,
+        f"{seconds:.0f}",
+        size_str(cache.cache_bytes) if cache.cache_bytes else "none",
+        size_str(ref.cache_bytes) if ref.cache_bytes else "none",
+        "yes" if same else "NO",
+        size_str(cache.plateau_bytes) if cache.plateau_bytes else "none",
+        size_str(ref.plateau_bytes) if ref.plateau_bytes else "none",
+        size_str(cache.llc_bytes) if cache.llc_bytes else "unknown",
+        falls(cache) or "-",
+        falls(ref) or "-",
+    ]
+    return row, same
+
+
 def main():
     args = parse_args(
         __doc__,
@@ -74,7 +102,7 @@ def main():
         ),
     )
     import_pagezero()
-    from pagezero.studies.cache import default_ladder, measure_cache
+    from pagezero.studies.cache import default_ladder
     from pagezero.system.machine import machine
 
     info = machine()
@@ -89,27 +117,18 @@ def main():
             check=True,
         )
         for i in range(args.runs):
-            start = time.monotonic()
-            cache = measure_cache(info, extents=ladder)
-            seconds = time.monotonic() - start
-            ref = c_cache(exe, cache.extents or ladder, info)
-            same = agree(cache.cache_bytes, ref.cache_bytes)
+            row = None
+            for _ in range(1 + RETRIES):
+                try:
+                    row, same = one_run(exe, info, ladder, i + 1)
+                    break
+                except RuntimeError as e:  # hugepages another process took meanwhile
+                    print(f"run {i + 1}: lost ({e}); again", file=sys.stderr, flush=True)
+            if row is None:
+                sys.exit(f"run {i + 1} lost {1 + RETRIES} times: no verdict")
             ok += same
-            rows.append(
-                [
-                    i + 1,
-                    f"{seconds:.0f}",
-                    size_str(cache.cache_bytes) if cache.cache_bytes else "none",
-                    size_str(ref.cache_bytes) if ref.cache_bytes else "none",
-                    "yes" if same else "NO",
-                    size_str(cache.plateau_bytes) if cache.plateau_bytes else "none",
-                    size_str(ref.plateau_bytes) if ref.plateau_bytes else "none",
-                    size_str(cache.llc_bytes) if cache.llc_bytes else "unknown",
-                    falls(cache) or "-",
-                    falls(ref) or "-",
-                ]
-            )
-            print(f"run {i + 1}/{args.runs}: {seconds:.0f} s", file=sys.stderr, flush=True)
+            rows.append(row)
+            print(f"run {i + 1}/{args.runs}: " + " ".join(map(str, row)), file=sys.stderr)
     print(
         f"# measured cache against the C loop's (ref/clear_loop.c, THP, one untimed clear, "
         f"median of {c_loops(ladder[0])} loops, fewer past 128MB) and sysfs's LLC "

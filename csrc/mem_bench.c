@@ -15,6 +15,7 @@
 
 #include "numa.h"
 #include "stop.h"
+#include "switches.h"
 #include "mem_bench.h"
 
 /* @offset moves the buffers less than a 4KB page past the mapping's start. */
@@ -172,6 +173,47 @@ static int hot_pass(struct pz_worker *w, int c, uint64_t *t0, uint64_t *t1, uint
 	return ret ? ret : count_to(w, &a, acc);
 }
 
+/* Whether two passes' times agree within PZ_SETTLE_TOLERANCE_PCT of the shorter. */
+static int agree(uint64_t a, uint64_t b)
+{
+	uint64_t lo = PZ_MIN(a, b), hi = a > b ? a : b;
+
+	return (hi - lo) * 100 <= lo * PZ_SETTLE_TOLERANCE_PCT;
+}
+
+/*
+ * Untimed passes in this mapping until it has settled (mem_bench.h): two in a
+ * row agree, after PZ_SETTLE_MIN_LOOPS, or p->settle passes ran. The test
+ * switch PAGEZERO_FAKE_UNSETTLED=N makes the passes before the Nth read as
+ * an unsettled rate would, whatever the clock says. 0, or -EINTR.
+ */
+static int settle(struct pz_worker *w, int c, struct pz_run_out *out)
+{
+	const unsigned most = w->run->p->settle;
+	const unsigned least = PZ_MIN(PZ_SETTLE_MIN_LOOPS, most);
+	const uint64_t unsettled = pz_switch(PZ_SW_FAKE_UNSETTLED);
+	uint64_t prev = 0;
+	unsigned i;
+
+	for (i = 0; i < most; i++) {
+		uint64_t t0 = pz_clock_read(&w->clock), t;
+		int ret = w->src ? hot_chunks(w, c, 1) : hot_chunks(w, c, 0);
+
+		t = pz_clock_read(&w->clock) - t0;
+		if (ret)
+			return ret;
+		if (i < unsettled)
+			t *= 2 + i % 2;
+		out->settle_loops = i + 1;
+		if (i + 1 >= least && i > 0 && agree(prev, t)) {
+			out->settled = 1;
+			break;
+		}
+		prev = t;
+	}
+	return 0;
+}
+
 /*
  * Flush, then time, each chunk: the flushes stay outside the sum, and
  * outside the counters too, which are read around each kernel call alone
@@ -303,6 +345,9 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 		    (!w->src || whole_units(p->kernel, w->src, p->chunk, w->len));
 	if (p->hook)
 		p->hook(p->hook_ctx, w->t, PZ_EV_START, NULL, pz_team_arrived(st));
+	/* One thread (pz_bench_mem_check): the loops' first fill value, untimed. */
+	if (p->settle && settle(w, pass_value(p, w->t, 0), out))
+		give_up = 1;
 
 	/* Each loop starts together, or the threads drift apart and overlap less. */
 	for (i = 0; i < p->loops && pz_team_next(st, i, give_up); i++) {
@@ -391,6 +436,13 @@ int pz_bench_mem_check(const struct pz_run_params *p, enum pz_clock_id clock)
 	     !p->flush.evict_len) ||
 	    (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
 	     p->size / p->threads < part_align(p)))
+		return -EINVAL;
+	/*
+	 * Settling is one thread's, hot: threads would settle apart, and a cold
+	 * pass flushes what a settled one would keep. Two loops at least: one
+	 * pass has nothing to agree with.
+	 */
+	if (p->settle && (p->settle < 2 || p->cold || p->threads != 1))
 		return -EINVAL;
 	/* A sample spans every thread's start and end: one clock, not one counter per thread. */
 	if (clock == PZ_CLOCK_CYCLES && p->threads > 1)
@@ -482,6 +534,8 @@ static void start_out(struct pz_run_out *out)
 {
 	out->loops_done = 0;
 	out->buffer_bytes = out->huge_bytes = 0;
+	out->settle_loops = 0;
+	out->settled = 0;
 	out->stage = PZ_STAGE_NONE;
 	out->thread = 0;
 	out->failed_counter = PZ_CTR_COUNT;

@@ -84,12 +84,33 @@ struct pz_run_params {
 	struct pz_flusher flush; /* cold: how; evict buffers are mapped by the run */
 	unsigned threads;        /* 1 .. PZ_MAX_THREADS */
 	enum pz_threads_mode mode;
-	const int *cpus;  /* NULL, or threads CPU numbers to pin to */
-	int node;         /* -1, or the NUMA node to bind the buffers to */
-	int counters;     /* read pz_counters around each loop */
+	const int *cpus; /* NULL, or threads CPU numbers to pin to */
+	int node;        /* -1, or the NUMA node to bind the buffers to */
+	int counters;    /* read pz_counters around each loop */
+	/*
+	 * 0, or the most untimed loops to settle the buffer before timing
+	 * (hot, one thread; 2 at least): see PZ_SETTLE_* below.
+	 */
+	unsigned settle;
 	pz_run_hook hook; /* NULL, or called from every thread (tests) */
 	void *hook_ctx;
 };
+
+/*
+ * Hot means settled: a freshly mapped buffer does not clear at its level on its
+ * first passes, even in cache (an Intel Xeon VM's 64MB: 8.9, 9.7, 11.7, 15.4,
+ * 18.8, 20.9, 21.8, 23.4, then 22-24 GB/s; an AMD EPYC VM's 8MB: 11, 12, 13,
+ * 13, 18, 26, 33, 36, then 35-45), and a warm-up on another mapping warms
+ * nothing. With @settle, the pass is repeated, untimed, in the same mapping
+ * until two passes in a row take times within PZ_SETTLE_TOLERANCE_PCT of each
+ * other, after PZ_SETTLE_MIN_LOOPS at least (fewer when @settle is smaller):
+ * the climb can start flat (the 11, 12, 13, 13 above), so two early passes
+ * that agree do not say it is over. 5%: a settled buffer's passes agree within
+ * 1-4% on a quiet machine (23.4, 22-24 above), while a climb's steps are 8-25%;
+ * the bound is @settle, passes run whether they agree or not.
+ */
+#define PZ_SETTLE_TOLERANCE_PCT 5u
+#define PZ_SETTLE_MIN_LOOPS 8u
 
 /* Arrays of threads * loops, [t * loops + i]; counters: * PZ_CTR_COUNT more. */
 struct pz_run_out {
@@ -104,6 +125,9 @@ struct pz_run_out {
 	 * pages). Both 0 otherwise, or when smaps could not be read.
 	 */
 	uint64_t buffer_bytes, huge_bytes;
+	/* With @settle: the untimed loops run, and 1 when the last two agreed (else the bound). */
+	unsigned settle_loops;
+	int settled;
 	/* On failure: */
 	enum pz_run_stage stage; /* the step that failed */
 	unsigned thread;         /* the thread that failed (stages PIN .. COUNTER_READ) */

@@ -36,6 +36,10 @@ THP_ON: int
 THP_OFF: int
 # bench_mem(value=VALUE_LOOP): fill with the loop index, as perf's memset(dst, i, size).
 VALUE_LOOP: int
+# bench_mem(settle=N): the untimed loops run at least (N permitting), and how close two in a
+# row must agree, in percent, for the buffer to count as settled (csrc/mem_bench.h).
+SETTLE_MIN_LOOPS: int
+SETTLE_TOLERANCE_PCT: int
 
 class PagezeroError(Exception):
     """Base class of pagezero's own errors."""
@@ -115,6 +119,7 @@ def bench_mem(
     cpus: Sequence[int] = (),
     node: int = -1,
     counters: bool = False,
+    settle: int = 0,
 ) -> dict[str, Any]: ...
 def run_threads_on(
     buffer: _Writable,

@@ -45,7 +45,7 @@ def test_the_extents_are_extended_to_the_plateau_and_twice_the_cache(monkeypatch
     start = [16 * MB, 32 * MB, 64 * MB, 128 * MB]  # the fall's last extent alone: no plateau
     rs = _rs([{"function": kernel, "size": e, "chunk": 0} for e in start])
     info = {"caches": [], "memory": {"available_bytes": 64 * GB}}
-    rs = cache_study.extend(rs, [kernel], info, runs=1, warmup=0)
+    rs = cache_study.extend(rs, [kernel], info, runs=1)
     assert swept == [[256 * MB]]  # one doubling: 128MB and 256MB make the plateau
     cache = cache_study.cache_of(cache_study.rates_of(rs, [kernel]), info)
     assert (cache.cache_bytes, cache.plateau_bytes) == (64 * MB, 128 * MB)
@@ -56,7 +56,7 @@ def test_no_extension_without_the_memory_for_it(monkeypatch):
     kernel = cache_study.temporal_kernels()[0]
     rs = _rs([{"function": kernel, "size": e, "chunk": 0} for e in (32 * MB, 64 * MB, 128 * MB)])
     info = {"caches": [], "memory": {"available_bytes": 512 * MB}}  # a quarter: 128MB
-    assert cache_study.extend(rs, [kernel], info, runs=1, warmup=0) is rs
+    assert cache_study.extend(rs, [kernel], info, runs=1) is rs
 
 
 def test_info_measure_reports_the_cache_beside_sysfs(tmp_path):

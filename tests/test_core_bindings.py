@@ -70,9 +70,12 @@ def test_one_entry_answers_for_every_condition():
             "loops_done",
             "interrupted",
             "huge_pages",
+            "settle_loops",
+            "settled",
         }
     )
     assert plain["interrupted"] is None and plain["counters"] is None
+    assert (plain["settle_loops"], plain["settled"]) == (0, False)  # settle=0: none
     # Read from smaps only when THP was asked for (mem --thp).
     assert plain["huge_pages"] is None
     assert plain["cold_method"] == "" and cold["cold_method"] in (

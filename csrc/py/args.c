@@ -67,6 +67,11 @@ int pzpy_threads(PyObject *obj, void *dest)
 	return bounded(obj, "threads", 1, PZ_MAX_THREADS, AS_UNSIGNED, dest);
 }
 
+int pzpy_settle(PyObject *obj, void *dest)
+{
+	return bounded(obj, "settle", 0, UINT32_MAX, AS_UNSIGNED, dest);
+}
+
 int pzpy_seed(PyObject *obj, void *dest)
 {
 	return bounded(obj, "seed", 0, UINT32_MAX, AS_UNSIGNED, dest);

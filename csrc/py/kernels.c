@@ -185,7 +185,9 @@ PyMethodDef pzpy_kernel_methods[] = {
 
 int pzpy_init_kernels(PyObject *m)
 {
-	if (PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0)
+	if (PyModule_AddIntConstant(m, "VALUE_LOOP", PZ_VALUE_LOOP) < 0 ||
+	    PyModule_AddIntConstant(m, "SETTLE_MIN_LOOPS", PZ_SETTLE_MIN_LOOPS) < 0 ||
+	    PyModule_AddIntConstant(m, "SETTLE_TOLERANCE_PCT", PZ_SETTLE_TOLERANCE_PCT) < 0)
 		return -1;
 	return PyModule_AddStringConstant(m, "ARCH",
 #if defined(__x86_64__)

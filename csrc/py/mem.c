@@ -78,10 +78,12 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 					       (unsigned long long)o->buffer_bytes)
 			       : Py_BuildValue("");
 	if (agg && per && ctr && why && huge)
-		d = Py_BuildValue("{sOsOsOsssIsOsO}", "samples", agg, "thread_samples", per,
+		d = Py_BuildValue("{sOsOsOsssIsOsOsIsO}", "samples", agg, "thread_samples", per,
 				  "counters", ctr, "cold_method",
 				  p->cold ? pz_name(&pz_flush_names, p->flush.method) : "",
-				  "loops_done", done, "interrupted", why, "huge_pages", huge);
+				  "loops_done", done, "interrupted", why, "huge_pages", huge,
+				  "settle_loops", o->settle_loops, "settled",
+				  o->settled ? Py_True : Py_False);
 out:
 	Py_XDECREF(huge);
 	Py_XDECREF(agg);
@@ -103,7 +105,7 @@ struct mem_args {
 	enum pz_kernel_kind kind;
 	const char *name, *flush, *mode;
 	Py_ssize_t size, chunk, offset, evict_bytes;
-	unsigned shift, loops, threads;
+	unsigned shift, loops, threads, settle;
 	int thp, value, cold, node, counters;
 	enum pz_clock_id clock;
 	PyObject *cpus;
@@ -138,6 +140,7 @@ static int mem_params(const struct mem_args *a, struct pz_run_params *p)
 	p->cpus = cpus;
 	p->node = a->node;
 	p->counters = a->counters;
+	p->settle = a->settle;
 	return 0;
 }
 
@@ -145,7 +148,7 @@ PyDoc_STRVAR(
 	bench_mem__doc__,
 	"bench_mem(kind, kernel, size, *, chunk=0, page_shift=12, thp=0, loops=1, clock='ns',\n"
 	"          value=0, offset=0, cold=False, flush='', evict_bytes=0, threads=1,\n"
-	"          mode='shared', cpus=(), node=-1, counters=False)\n--\n\n"
+	"          mode='shared', cpus=(), node=-1, counters=False, settle=0)\n--\n\n"
 	"Run the memset ('clear') or memcpy ('copy') benchmark entirely in C with\n"
 	"the GIL released: map, prefault, then `loops` timed passes over `size`\n"
 	"bytes in `chunk`-byte kernel calls (0: the whole size in one). The\n"
@@ -156,13 +159,16 @@ PyDoc_STRVAR(
 	"(flush: clflushopt, clflush, evict, or '' for the best; evict reads\n"
 	"evict_bytes); threads clear disjoint parts of one region ('shared') or\n"
 	"their own regions ('private'), pinned to cpus when given; node binds the\n"
-	"buffers; counters reads hardware counters around each loop.\n"
+	"buffers; counters reads hardware counters around each loop. settle: 0, or\n"
+	"the most untimed passes (2 or more; hot, one thread) run before timing\n"
+	"until two in a row agree within 5%, after 8 at least.\n"
 	"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
 	"unit), thread_samples, counters (name -> per-loop deltas summed over\n"
 	"threads, or None), cold_method, loops_done, interrupted (None, or the\n"
 	"signal that stopped the run: the arrays then hold the completed loops)\n"
 	"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
-	"buffers) from /proc/self/smaps once the run ends, else None.");
+	"buffers) from /proc/self/smaps once the run ends, else None; settle_loops\n"
+	"(the untimed passes run) and settled (whether the last two agreed).");
 
 static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -183,15 +189,15 @@ static PyObject *core_bench_mem(PyObject *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "kind", "kernel", "size",        "chunk",   "page_shift",
 				  "thp",  "loops",  "clock",       "value",   "offset",
 				  "cold", "flush",  "evict_bytes", "threads", "mode",
-				  "cpus", "node",   "counters",    NULL };
+				  "cpus", "node",   "counters",    "settle",  NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(
-		    args, kw, "O&sO&|$O&O&O&O&O&O&O&pzO&O&sOO&p:bench_mem", kwlist, pzpy_kind,
+		    args, kw, "O&sO&|$O&O&O&O&O&O&O&pzO&O&sOO&pO&:bench_mem", kwlist, pzpy_kind,
 		    &a.kind, &a.name, pzpy_size, &a.size, pzpy_size, &a.chunk, pzpy_page_shift,
 		    &a.shift, pzpy_thp, &a.thp, pzpy_loops, &a.loops, pzpy_clock, &a.clock,
 		    pzpy_int, &a.value, pzpy_size, &a.offset, &a.cold, &a.flush, pzpy_size,
 		    &a.evict_bytes, pzpy_threads, &a.threads, &a.mode, &a.cpus, pzpy_int, &a.node,
-		    &a.counters) ||
+		    &a.counters, pzpy_settle, &a.settle) ||
 	    mem_params(&a, &p) < 0)
 		goto out;
 	ret = pz_bench_mem_check(&p, a.clock);

@@ -190,6 +190,7 @@ int pzpy_page_shift(PyObject *obj, void *dest);   /* unsigned *: 12, 21 or 30 */
 int pzpy_thp(PyObject *obj, void *dest);          /* int *: PZ_THP_SYSTEM..PZ_THP_OFF */
 int pzpy_loops(PyObject *obj, void *dest);        /* unsigned *: 1..UINT32_MAX */
 int pzpy_threads(PyObject *obj, void *dest);      /* unsigned *: 1..PZ_MAX_THREADS */
+int pzpy_settle(PyObject *obj, void *dest);       /* 0 (off) .. UINT32_MAX */
 int pzpy_seed(PyObject *obj, void *dest);         /* unsigned *: 0..UINT32_MAX */
 int pzpy_writable(PyObject *obj, void *dest);     /* Py_buffer *, writable, contiguous */
 int pzpy_readable(PyObject *obj, void *dest);     /* Py_buffer *, contiguous */

@@ -78,6 +78,14 @@ def _mem_parsers(sub):
         if benchmark == "memset":
             value = "fill byte 0..255 (default 0), or 'loop' to write the loop index as perf does"
             p.add_argument("--value", default=0, type=fill_value, help=value)
+            p.add_argument(
+                "--settle",
+                default=0,
+                type=integer,
+                metavar="N",
+                help="up to N untimed loops in the buffer before timing, until two in a "
+                "row agree within 5%% (default 0: perf's loops, as they are)",
+            )
         add(p, "thp")
         p.add_argument(
             "--offset",

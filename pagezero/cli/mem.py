@@ -97,6 +97,9 @@ def _per_thread_line(mean, spread):
 def _print_conditions(result):
     """What THP, cold mode, threads and counters add below perf's lines."""
     d = result.details
+    if "settle_loops" in d:
+        how = "the last two agreed" if d["settled"] else "the bound, not settled"
+        print(f"# settle: {d['settle_loops']} untimed loops before timing ({how})")
     if "huge_share" in d:
         # As mem mmap's "# pages:" line: what the kernel gave, not what was asked.
         print(f"# THP: {huge_share(result)} of the buffer on huge pages (smaps)")
@@ -136,6 +139,7 @@ def plan_mem(args):
     point |= pick(args, "node", "cpu_node", "counters", "offset")
     if args.benchmark == "memset":
         point["value"] = getattr(args, "value", 0)
+        point["settle"] = getattr(args, "settle", 0)
     return point, plan(args.benchmark, **point)
 
 

@@ -28,6 +28,10 @@ from pagezero.system.memory import SMALL_PAGE, THP_PAGE, check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 CLOCKS: tuple[str, ...] = _core.clocks()
+# settle=N: at least this many untimed loops (N permitting), until two in a row agree within
+# SETTLE_TOLERANCE_PCT (csrc/mem_bench.h says why).
+SETTLE_MIN_LOOPS: int = _core.SETTLE_MIN_LOOPS
+SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
 
 
 def part_align(shift: int, thp: bool | None) -> int:
@@ -78,6 +82,7 @@ class Plan:
     value: int | str  # as given: an int or "loop" (memset only)
     conditions: Conditions = Conditions()
     offset: int = 0  # buffers start this far past a page boundary
+    settle: int = 0  # the most untimed loops to settle the buffer first (0: none)
 
     @property
     def kind(self) -> str:
@@ -119,6 +124,8 @@ class Plan:
         p.update(self.conditions.params())
         if self.offset:
             p["offset"] = self.offset
+        if self.settle:
+            p["settle"] = self.settle
         return p
 
 
@@ -154,9 +161,19 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
+    settle = check_settle(a.get("settle", 0), c)
     return Plan(
-        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset
+        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset, settle
     )
+
+
+def check_settle(settle: int, c: Conditions) -> int:
+    """`settle`, checked: 0, or at least 2 untimed loops, for one thread clearing hot."""
+    if isinstance(settle, bool) or not isinstance(settle, int) or settle == 1 or settle < 0:
+        raise ValueError(f"settle must be 0 or an int of at least 2 (loops), not {settle!r}")
+    if settle and (c.cold or c.threads != 1):
+        raise ValueError("settle is for one thread clearing a hot buffer (not cold, not threads)")
+    return settle
 
 
 def check_hugepages(p: Plan) -> None:
@@ -198,6 +215,7 @@ def run(p: Plan, function: str) -> Result | None:
         cpus=cpus,
         node=-1 if c.node is None else c.node,
         counters=c.counters,
+        settle=p.settle,
     )
 
     def result(raw: dict[str, Any]) -> Result:
@@ -214,11 +232,19 @@ def run(p: Plan, function: str) -> Result | None:
             details={
                 **c.details(raw, timing, p.thread_bytes(), cpus),
                 **huge_details(raw.get("huge_pages")),
+                **settle_details(p, raw),
             },
             interrupted=raw["interrupted"],
         )
 
     return interrupt.finish(raw, result)
+
+
+def settle_details(p: Plan, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A settled run's untimed loops and whether the last two agreed (else it hit the bound)."""
+    if not p.settle:
+        return {}
+    return {"settle_loops": raw["settle_loops"], "settled": raw["settled"]}
 
 
 def _measure(benchmark: str, arguments: Mapping[str, Any]) -> Result | None:
@@ -243,6 +269,7 @@ def memset(
     cpu_node: int | None = None,
     counters: bool = False,
     offset: int = 0,
+    settle: int = 0,
 ) -> Result | None:
     """Time `loops` passes of clearing `size` bytes (mapped and prefaulted first), as
     perf bench mem memset.
@@ -293,6 +320,13 @@ def memset(
         Start every buffer this many bytes (0..4095) past a page boundary: perf
         before "perf bench mem: Switch from zalloc() to mmap()" (2025), Debian's
         6.1 among them, clears 16 bytes in, where rep stosq runs a few % slower.
+    settle : int
+        0 (perf's loops, as they are), or the most untimed loops (2 or more; hot, one
+        thread) run in the buffer before timing, until two in a row agree within
+        SETTLE_TOLERANCE_PCT (5%), after SETTLE_MIN_LOOPS (8) at least: a fresh
+        buffer climbs to its rate over its first loops.
+        details["settle_loops"] says how many ran, details["settled"] whether the
+        last two agreed (False: the bound ended them).
 
     Raises
     ------

@@ -5,16 +5,19 @@ use it; the report's extents study measures every kernel and reads its own table
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
+from pagezero.measure.mem import SETTLE_MIN_LOOPS, SETTLE_TOLERANCE_PCT
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import merged
 from pagezero.runs.sweeps import sweep_points
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
+from pagezero.units import format_size
 
 KB, MB = 1 << 10, 1 << 20
 
@@ -25,6 +28,16 @@ SMALL_REGION = 256 * KB
 
 # How many times the ladder may be doubled past its top to reach the plateau.
 MOST_EXTENSIONS = 3
+
+# Every point stands for a hot buffer, so each is timed once its own buffer has settled
+# (measure.mem.memset's settle: untimed loops until two in a row agree): at most
+# SETTLE_LOOPS loops and SETTLE_BYTES of clearing (2 loops at least). Climbs measured: 8-14
+# loops on an Intel Xeon VM (16-64MB), 8-20 on an AMD EPYC VM (1-8MB); 1GB bounds a point
+# beyond the cache (an Intel VM's cache can reach 80MB: 8 loops at 128MB) to about 0.1 s.
+SETTLE_LOOPS = 64
+SETTLE_BYTES = 1 << 30
+# Settled loops agree, so three give a median that one disturbed loop does not move.
+TIMED_LOOPS = 3
 
 
 def temporal_kernels(functions: Sequence[str] | None = None) -> list[str]:
@@ -56,7 +69,6 @@ def extend(
     functions: Sequence[str],
     info: Mapping[str, Any],
     runs: int,
-    warmup: int,
     progress: IO[str] | None = None,
     notes: list[str] | None = None,
 ) -> Any:
@@ -74,7 +86,7 @@ def extend(
             break
         backing = kernel_backing(max(add))
         points = extent_points(add, functions, backing.region_args())
-        more = sweep_points("memset", points, runs, warmup, progress, notes)
+        more = sweep_points("memset", points, runs, 0, progress, notes)
         rs = merged([rs, more])
     return rs
 
@@ -125,15 +137,41 @@ def measure_cache(
     rs = sweep_points(
         "memset", extent_points(ladder, functions, backing.region_args()), runs, 0, progress
     )
-    rs = extend(rs, functions, info, runs, 0, progress)
+    rs = extend(rs, functions, info, runs, progress)
     return cache_of(rates_of(rs, functions), info)
 
 
 def extent_points(extents, functions, region_args):
-    """memset points clearing each extent in one call; small ones over SMALL_REGION."""
+    """memset points clearing each extent in one call, settled first; small ones over
+    SMALL_REGION."""
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
-        loops = max(2, min(20, (16 * MB) // size))  # about 16MB of clearing per timed run
-        points.append({"size": size, "chunk": e if e < size else 0, "loops": loops, **region_args})
+        settle = max(2, min(SETTLE_LOOPS, SETTLE_BYTES // size))
+        chunk = e if e < size else 0
+        points.append(dict(size=size, chunk=chunk, loops=TIMED_LOOPS, settle=settle, **region_args))
     return [dict(p, function=f) for p in points for f in functions]
+
+
+def settle_line(rs: Any) -> str | None:
+    """How many untimed loops the extents needed to settle, where more than SETTLE_MIN_LOOPS
+    (median over kernels and runs), and how many points the bound ended."""
+    by: dict[int, list[int]] = {}
+    bound = 0
+    for r in rs.results:
+        if "settle_loops" in r.details:
+            e = int(r.params.get("chunk") or r.params["size"])
+            by.setdefault(e, []).append(r.details["settle_loops"])
+            bound += not r.details["settled"]
+    if not by:
+        return None
+    medians = {e: statistics.median(v) for e, v in sorted(by.items())}
+    more = [f"{format_size(e)} {m:g}" for e, m in medians.items() if m > SETTLE_MIN_LOOPS]
+    points = sum(len(v) for v in by.values())
+    return (
+        f"Each point was timed once its own buffer had settled: untimed loops until two in a "
+        f"row agree within {SETTLE_TOLERANCE_PCT}%, {SETTLE_MIN_LOOPS} at least (fewer where "
+        f"{format_size(SETTLE_BYTES)} of clearing bounds them). Loops needed, median over "
+        f"kernels and runs, where more: {', '.join(more) or 'none'}; the bound ended "
+        f"{bound} of {points} points."
+    )

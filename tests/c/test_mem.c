@@ -893,8 +893,94 @@ static void test_thp_share(void)
 	pz_region_unmap(&r);
 }
 
+/*
+ * Settling (mem_bench.h): untimed passes over the caller's buffer, between
+ * guard pages, until two in a row agree. Read through the fake clock (every
+ * pass one step, so two passes always agree) and PAGEZERO_FAKE_UNSETTLED=N
+ * (the passes before the Nth read 2x, 3x, 2x... as an unsettled rate), so the
+ * counts do not depend on this machine's timing.
+ */
+static unsigned settled_run(struct pz_run_params *p, struct pz_clock *clock, char *buf,
+			    struct pz_run_out *out, const char *unsettled, int *ret)
+{
+	if (unsettled)
+		setenv("PAGEZERO_FAKE_UNSETTLED", unsettled, 1);
+	else
+		unsetenv("PAGEZERO_FAKE_UNSETTLED");
+	CHECK(pz_switches_load() == 0);
+	*ret = pz_bench_mem_on(p, clock, &buf, NULL, out);
+	return out->settle_loops;
+}
+
+static void test_settle(void)
+{
+	const size_t size = 16 * 4096, page = 4096;
+	struct pz_run_params p = { 0 };
+	struct pz_run_out out = { 0 };
+	struct pz_clock clock;
+	uint64_t s[3], a[3], b[3];
+	char *map, *buf;
+	size_t i;
+	int ret;
+
+	map = mmap(NULL, size + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(map != MAP_FAILED);
+	buf = map + page;
+	CHECK(mprotect(buf, size, PROT_READ | PROT_WRITE) == 0);
+	memset(buf, 0xff, size);
+	CHECK(setenv("PAGEZERO_FAKE_CLOCK_STEP_NS", "1000", 1) == 0);
+	CHECK(pz_switches_load() == 0);
+	CHECK(pz_clock_open(&clock, PZ_CLOCK_NS) == 0);
+	p.kernel = pz_kernel_find(PZ_KIND_FILL, "generic");
+	p.size = size;
+	p.chunk = size;
+	p.loops = 3;
+	p.value = 0x20;
+	p.threads = 1;
+	p.node = -1;
+	out.samples = s;
+	out.start = a;
+	out.end = b;
+
+	/* Off: no untimed pass. */
+	CHECK(settled_run(&p, &clock, buf, &out, NULL, &ret) == 0 && ret == 0 && !out.settled);
+	/* A steady rate: the minimum, then the two last agree; the timed loops follow. */
+	p.settle = 64;
+	CHECK(settled_run(&p, &clock, buf, &out, NULL, &ret) == PZ_SETTLE_MIN_LOOPS);
+	CHECK(ret == 0 && out.settled && out.loops_done == 3 && s[0] == 1000 && s[2] == 1000);
+	for (i = 0; i < size && (unsigned char)buf[i] == 0x20; i++)
+		;
+	CHECK(i == size);
+	/* Unsettled for 12 passes: the 13th (1 step) differs from the 12th (3), the 14th agrees. */
+	CHECK(settled_run(&p, &clock, buf, &out, "12", &ret) == 14 && ret == 0 && out.settled);
+	/* Never settled: the bound ends it, and the run is timed all the same. */
+	p.settle = 16;
+	CHECK(settled_run(&p, &clock, buf, &out, "1000", &ret) == 16);
+	CHECK(ret == 0 && !out.settled && out.loops_done == 3);
+	/* A bound under the minimum lowers the minimum to it. */
+	p.settle = 3;
+	CHECK(settled_run(&p, &clock, buf, &out, NULL, &ret) == 3 && ret == 0 && out.settled);
+	/* Refused: one pass (nothing to agree with), threads, a cold run. */
+	p.settle = 1;
+	CHECK(settled_run(&p, &clock, buf, &out, NULL, &ret) == 0 && ret == -EINVAL);
+	p.settle = 8;
+	p.threads = 2;
+	CHECK(settled_run(&p, &clock, buf, &out, NULL, &ret) == 0 && ret == -EINVAL);
+	p.threads = 1;
+	p.cold = 1;
+	p.flush.method = PZ_FLUSH_CLFLUSH;
+	CHECK(settled_run(&p, &clock, buf, &out, NULL, &ret) == 0 && ret == -EINVAL);
+
+	unsetenv("PAGEZERO_FAKE_UNSETTLED");
+	unsetenv("PAGEZERO_FAKE_CLOCK_STEP_NS");
+	CHECK(pz_switches_load() == 0);
+	pz_clock_close(&clock);
+	munmap(map, size + 2 * page);
+}
+
 int main(void)
 {
+	test_settle();
 	test_thp_share();
 	test_huge_parts();
 	test_counter_delta();

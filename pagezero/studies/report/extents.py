@@ -10,7 +10,7 @@ from functools import partial
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes, sweep_points
-from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points
+from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points, settle_line
 from pagezero.studies.report.cells import Section, cells, finish
 from pagezero.studies.report.headline import (
     answer,
@@ -48,6 +48,7 @@ def _tabulate(section, rs, backing, info):
         f"through memory. {runs_line(rs)} GB/s:",
         "",
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
+        *([settled, ""] if (settled := settle_line(rs)) else []),
         *markdown_table(table, xs, "extent", llc),
         "",
         "![rate by extent](extents.png)",
@@ -68,9 +69,11 @@ def study_extents(out_dir, cfg, info, functions, progress):
     backing = kernel_backing(max(max(extents), SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())
     notes = []
-    rs = sweep_points("memset", points, cfg["runs"], cfg["warmup"], progress, notes)
+    # No warm-up pass: it would map and unmap buffers of its own, warming nothing a timed
+    # point uses; each point settles its own buffer instead (extent_points).
+    rs = sweep_points("memset", points, cfg["runs"], 0, progress, notes)
     if cfg.get("extend_extents"):
-        rs = extend(rs, functions, info, cfg["runs"], cfg["warmup"], progress, notes)
+        rs = extend(rs, functions, info, cfg["runs"], progress, notes)
     section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
     title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
     tabulate = partial(_tabulate, section, rs, backing=backing, info=info)

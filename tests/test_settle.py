@@ -80,7 +80,7 @@ class Swept(Exception):
 
 
 def _capture(seen):
-    def fake_sweep_points(benchmark, points, runs, warmup, progress=None):
+    def fake_sweep_points(benchmark, points, runs, warmup, progress=None, notes=None):
         seen.append((points, warmup))
         raise Swept
 

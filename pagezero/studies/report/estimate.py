@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 from pagezero.measure import fault, mem
+from pagezero.measure.mem import SETTLE_MIN_LOOPS
 from pagezero.runs.sweeps import default_sizes
 from pagezero.studies.advise.study import SWEEPS
 from pagezero.studies.cache import extent_points
@@ -90,11 +91,17 @@ def _huge(point):
     return point.get("page") == "2MB" or bool(point.get("thp"))
 
 
+def _cleared_loops(point):
+    """The loops a point clears: its timed ones, and those settling its buffer first (as many
+    as a climb usually needs, SETTLE_MIN_LOOPS and a few more, within its bound)."""
+    return point.get("loops", 1) + min(point.get("settle", 0), SETTLE_MIN_LOOPS + 2)
+
+
 def sweep_seconds(points, runs, warmup, pace):
-    """A study's points swept as sweep_points() does: every point mapped and cleared `loops`
-    times per pass, warmup + 1 passes in each of `runs` processes (one shape a sweep)."""
+    """A study's points swept as sweep_points() does: every point mapped and cleared its
+    loops per pass, warmup + 1 passes in each of `runs` processes (one shape a sweep)."""
     per_pass = sum(
-        pace.mapping(p["size"], _huge(p)) + p["size"] * p.get("loops", 1) / pace.clear
+        pace.mapping(p["size"], _huge(p)) + p["size"] * _cleared_loops(p) / pace.clear
         for p in points
     )
     shapes = len({tuple(sorted((k, v) for k, v in p.items() if k != "function")) for p in points})
@@ -110,7 +117,7 @@ def _extents(cfg, info, functions, pace):
         room = (info.get("memory") or {}).get("available_bytes") or 1 << 62
         extents += [e for e in (2 * max(extents), 4 * max(extents)) if e <= room // 4]
     points = extent_points(extents, functions, Backing("hugetlb").region_args())
-    return sweep_seconds(points, cfg["runs"], cfg["warmup"], pace)
+    return sweep_seconds(points, cfg["runs"], 0, pace)  # no warm-up pass: each point settles
 
 
 def _threads(cfg, info, functions, pace):

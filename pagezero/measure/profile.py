@@ -83,7 +83,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
         "fault entry and return",
         r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page|hugetlb_fault"
         r"|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc|lock_vma"
-        r"|vma_start_read|vma_end_read|mas_walk|find_vma|restore_regs|swapgs|fault",
+        r"|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page|restore_regs"
+        r"|swapgs|fault",
     ),
 )
 CLEARING_GROUP = "clearing"

@@ -85,12 +85,12 @@ struct pz_fault_profile {
 };
 
 struct pz_fault_out {
-	uint64_t *wall;               /* [loops]: first thread's start to last thread's end */
-	uint64_t *thread;             /* [loops * threads]: each thread's map + fault time */
-	struct pz_smaps_pages *pages; /* [loops]: the threads' regions' smaps entries (region.h),
+	uint64_t *wall;                  /* [loops]: first thread's start to last thread's end */
+	uint64_t *thread;                /* [loops * threads]: each thread's map + fault time */
+	struct pz_smaps_pages *pages;    /* [loops]: the threads' regions' smaps entries (region.h),
 					   read after the timed pass and before munmap */
-	uint64_t *lat;                /* NULL, or [loops * threads * (size / lat_unit)] in ns */
-	unsigned loops_done;          /* loops completed: the valid entries (see pz_fault_run) */
+	uint64_t *lat;                   /* NULL, or [loops * threads * (size / lat_unit)] in ns */
+	unsigned loops_done;             /* loops completed: the valid entries (see pz_fault_run) */
 	struct pz_fault_profile profile; /* filled with p->profile; a refusal is no error */
 };
 

@@ -78,7 +78,7 @@ def test_a_refused_profile_says_why_and_the_run_goes_on(switch):
     rs = pagezero.faults("16MB", loops=2, profile=True)
     why = rs[0].details["profile"]["refused"]
     assert why and "\n" not in why
-    assert ("root" in why or "paranoid" in why or "container" in why), why
+    assert "root" in why or "paranoid" in why or "container" in why, why
     assert rs[0].bytes_per_sec > 0 and len(rs[0].samples) == 2
     assert inside.clearing_share(rs) is None
     agrees, sentence = inside.routine_check(rs)
@@ -89,7 +89,15 @@ def test_the_cli_prints_the_block_or_why_not(can_sample):
     out = ok(pagezero_cli("mem", "mmap", "-f", "demand", "-s", "32MB", "-l", "2", "--profile"))
     assert "# inside the fault: " in out and "% clearing (" in out and "# samples: " in out
     refused = pagezero_cli(
-        "mem", "mmap", "-f", "demand", "-s", "16MB", "-l", "2", "--profile",
+        "mem",
+        "mmap",
+        "-f",
+        "demand",
+        "-s",
+        "16MB",
+        "-l",
+        "2",
+        "--profile",
         env=dict(os.environ, PAGEZERO_REFUSE_PROFILE="1"),
     )
     out = ok(refused)
@@ -150,7 +158,9 @@ def test_the_assumed_routine_agrees(monkeypatch, x86_kernel):
 
 def test_the_share_across_runs_is_a_median_with_an_interval(x86_kernel):
     runs = [
-        SimpleNamespace(details={"profile": inside.summarize(made_up([0x1000] * k + [0x2000] * (10 - k)))})
+        SimpleNamespace(
+            details={"profile": inside.summarize(made_up([0x1000] * k + [0x2000] * (10 - k)))}
+        )
         for k in (2, 5, 6, 7, 9, 4)
     ]
     share, low, high = inside.clearing_share(runs)

@@ -90,10 +90,10 @@ static PyObject *profile_dict(const struct pz_fault_params *p, const struct pz_f
 	ips = pzpy_u64_tuple(prof->ips, prof->n, 1);
 	if (!ips)
 		return NULL;
-	return Py_BuildValue("{s:s,s:N,s:K,s:K,s:K}", "event",
-			     pz_name(&pz_sample_event_names, (int)prof->event), "kernel_ips", ips,
-			     "user", (unsigned long long)prof->user, "other",
-			     (unsigned long long)prof->other, "lost", (unsigned long long)prof->lost);
+	return Py_BuildValue(
+		"{s:s,s:N,s:K,s:K,s:K}", "event", pz_name(&pz_sample_event_names, (int)prof->event),
+		"kernel_ips", ips, "user", (unsigned long long)prof->user, "other",
+		(unsigned long long)prof->other, "lost", (unsigned long long)prof->lost);
 }
 
 /*
@@ -176,7 +176,7 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
-	static char *kwlist[] = { "workload", "size",  "page_shift", "thp",   "loops", "threads",
+	static char *kwlist[] = { "workload", "size",  "page_shift", "thp",   "loops",   "threads",
 				  "seed",     "clock", "lat_unit",   "touch", "profile", NULL };
 
 	memset(&p, 0, sizeof(p));

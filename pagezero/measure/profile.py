@@ -39,30 +39,36 @@ class Routine:
 
 
 _PAGE_64 = "arch/x86/lib/clear_page_64.S"
-_INLINED = "clear_pages() inlined (arch/x86/include/asm/page_64.h) into "
+_X86_INLINE = "arch/x86/include/asm/page_64.h"
+_HIGHMEM = f"include/linux/highmem.h, clear_pages() inlined from {_X86_INLINE}"
+_ARM_CLEAR, _ARM_MEMSET = "arch/arm64/lib/clear_page.S", "arch/arm64/lib/memset.S"
+_ARM_WAYS = "MOPS, dc zva or stnp"  # chosen inside clear_page: the symbol does not say
+_INLINED = "inlined clear_pages()"
+_R = Routine
 CLEARING: tuple[Routine, ...] = (
     # Before 7.0, x86-64's clear_page() is an ALTERNATIVE_2 call of one of these three.
-    Routine("clear_page_erms", "x86_64", None, "rep stosb", "x86-64-stosb", _PAGE_64),
-    Routine("clear_page_rep", "x86_64", None, "rep stosq", "x86-64-stosq", _PAGE_64),
-    Routine("clear_page_orig", "x86_64", None, "unrolled movq", "x86-64-unrolled", _PAGE_64),
+    _R("clear_page_erms", "x86_64", None, "rep stosb", "x86-64-stosb", _PAGE_64),
+    _R("clear_page_rep", "x86_64", None, "rep stosq", "x86-64-stosq", _PAGE_64),
+    _R("clear_page_orig", "x86_64", None, "unrolled movq", "x86-64-unrolled", _PAGE_64),
     # From 7.0 the instructions are inlined: the samples land in the function calling them.
-    Routine("folio_zero_user", "x86_64", (7, 0), "inlined clear_pages()", None, "mm/memory.c"),
-    Routine("clear_pages", "x86_64", (7, 0), "rep stosb or stosq", None, _INLINED[:-6]),
-    Routine("clear_user_highpages", "any", (7, 0), "inlined clear_pages()", None,
-            _INLINED + "include/linux/highmem.h"),
-    Routine("clear_user_highpage", "any", (7, 0), "inlined clear_pages()", None,
-            _INLINED + "include/linux/highmem.h"),
-    # arm64: MOPS, dc zva or stp, chosen inside clear_page itself (the symbol does not say).
-    Routine("clear_page", "aarch64", None, "MOPS, dc zva or stnp", None,
-            "arch/arm64/lib/clear_page.S"),
-    Routine("__pi_clear_page", "aarch64", None, "MOPS, dc zva or stnp", None,
-            "arch/arm64/lib/clear_page.S"),
-    Routine("memset", "aarch64", None, "memset", None, "arch/arm64/lib/memset.S"),
-    Routine("__pi_memset", "aarch64", None, "memset", None, "arch/arm64/lib/memset.S"),
-    Routine("__memset", "aarch64", None, "memset", None, "arch/arm64/lib/memset.S"),
+    _R("folio_zero_user", "x86_64", (7, 0), _INLINED, None, f"mm/memory.c, from {_X86_INLINE}"),
+    _R("clear_pages", "x86_64", (7, 0), "rep stosb or rep stosq", None, _X86_INLINE),
+    _R("clear_user_highpages", "x86_64", (7, 0), _INLINED, None, _HIGHMEM),
+    _R("clear_user_highpage", "x86_64", (7, 0), _INLINED, None, _HIGHMEM),
+    _R("clear_page", "aarch64", None, _ARM_WAYS, None, _ARM_CLEAR),
+    _R("__pi_clear_page", "aarch64", None, _ARM_WAYS, None, _ARM_CLEAR),
+    _R("memset", "aarch64", None, "memset", None, _ARM_MEMSET),
+    _R("__pi_memset", "aarch64", None, "memset", None, _ARM_MEMSET),
+    _R("__memset", "aarch64", None, "memset", None, _ARM_MEMSET),
     # init_on_alloc: the allocator zeroes the folio (post_alloc_hook) and the fault does not.
-    Routine("kernel_init_pages", "any", None, "clear_highpage() per page (init_on_alloc)", None,
-            "mm/page_alloc.c"),
+    _R(
+        "kernel_init_pages",
+        "any",
+        None,
+        "clear_highpage() per page (init_on_alloc)",
+        None,
+        "mm/page_alloc.c",
+    ),
 )
 
 # The rest of the fault path, by what it is: the first group whose pattern matches the
@@ -160,7 +166,9 @@ def refusal() -> str | None:
     try:
         named = bool(_kallsyms()[0])
     except OSError as e:
-        return f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside the container"
+        return (
+            f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside a container"
+        )
     if named:
         return None
     kptr = _read_int("/proc/sys/kernel/kptr_restrict")
@@ -330,9 +338,10 @@ def lines(x: Profiled, top: int = 3) -> list[str]:
         why = profiles[0]["refused"] if profiles else "no run was sampled"
         return [f"# inside the fault: not sampled: {why}; the run went on without a profile"]
     median, low, high = clearing_share(x)  # type: ignore[misc]
-    routines = ", ".join(
-        f"{r['symbol']}, {r['instruction']}" for r in kept[0]["clearing_routines"]
-    ) or "no clearing routine seen"
+    routines = (
+        ", ".join(f"{r['symbol']}, {r['instruction']}" for r in kept[0]["clearing_routines"])
+        or "no clearing routine seen"
+    )
     across = f"median of {len(kept)} runs, " if len(kept) > 1 else ""
     out = [
         f"# inside the fault: {median:.0%} clearing ({routines}); "
@@ -352,8 +361,5 @@ def lines(x: Profiled, top: int = 3) -> list[str]:
     first = kept[0]
     samples = sum(p["samples"] for p in kept)
     lost = sum(p["lost"] for p in kept)
-    out.append(
-        f"# samples: {samples} ({first['event']}, {lost} lost); "
-        f"{routine_check(x)[1]}"
-    )
+    out.append(f"# samples: {samples} ({first['event']}, {lost} lost); {routine_check(x)[1]}")
     return out

@@ -7,15 +7,15 @@ each a fresh process (`python -m pagezero mem mmap ... --format simple`), so bot
 map and fault their own buffers and neither gains from a warm process. The figure
 is the ratio of the medians over the rounds, with sampling over without.
 
-2MB and 1GB pages need free hugepages: --reserve (as root) grows the pools by what
-is missing for the run and gives it back afterwards; the pages are faulted in once,
-untimed, by a warm-up turn of each command (on a VM the host faults guest memory in
-on its first touch). Without enough free pages a page size is skipped, saying why.
+2MB and 1GB pages need free hugepages: with --reserve (as root) each command grows the
+pool by what it lacks and gives it back (`mem mmap --reserve`, which faults the new
+pages in once, untimed: on a VM the host faults guest memory in on its first touch),
+so another process that takes the pool's free pages meanwhile costs a round, not the
+page size. Without --reserve and enough free pages a page size is skipped, saying why.
 
 Target: sampling costs the rate no more than 2% (on/off >= 0.98) for every page size.
 """
 
-import contextlib
 import math
 import sys
 
@@ -39,6 +39,7 @@ PAGES = {"4KB": 12, "2MB": 21, "1GB": 30}
 
 
 def extra(p):
+    p.add_argument("--pages", default="4KB,2MB,1GB", help="page sizes (default 4KB,2MB,1GB)")
     p.add_argument(
         "--reserve",
         action="store_true",
@@ -46,10 +47,10 @@ def extra(p):
     )
 
 
-def command(size, page, loops, profile):
+def command(size, page, loops, profile, reserve):
     cmd = [sys.executable, "-m", "pagezero", "mem", "mmap", "-f", "demand", "-s", size]
     cmd += ["-p", page, "-l", str(loops), "--touch", "write", "--format", "simple"]
-    return cmd + (["--profile"] if profile else [])
+    return cmd + ["--profile"] * profile + ["--reserve"] * (reserve and page != "4KB")
 
 
 def rate(cmd):
@@ -78,30 +79,27 @@ def main():
     loops = 3 if args.quick else 10
     header(f"faults with and without --profile, demand, {loops} loops per run", args)
     rows, bad, skipped = [], [], []
-    with contextlib.ExitStack() as stack:
-        for page, shift in PAGES.items():
-            n = max(size, 1 << shift)
-            need = n >> shift if shift != 12 else 0
+    for page in args.pages.split(","):
+        shift = PAGES[page]
+        n = max(size, 1 << shift)
+        need = n >> shift if shift != 12 else 0
+        if need and not args.reserve:
             try:
-                if need and args.reserve:
-                    stack.enter_context(hugepages.reserve(page, need))
-                elif need:
-                    hugepages.check_available(page, need)
+                hugepages.check_available(page, need)
             except (OSError, pz.PagezeroError) as e:
                 skipped.append(f"{page}: {e}")
                 continue
-            on, off = (command(size_str(n), page, loops, p) for p in (True, False))
-            rate(on), rate(off)  # the warm-up turn
-            tasks = {"on": lambda on=on: rate(on), "off": lambda off=off: rate(off)}
-            res = alternate(tasks, args.rounds, page)
-            r_on, r_off = (
-                median([x for x in res[k] if not math.isnan(x)] or [math.nan])
-                for k in ("on", "off")
-            )
-            ratio = r_on / r_off
-            rows.append([page, size_str(n), gbps(r_off), gbps(r_on), f"{ratio:.3f}"])
-            if not ratio >= FLOOR:
-                bad.append(f"{page} {ratio:.3f}")
+        on, off = (command(size_str(n), page, loops, p, args.reserve) for p in (True, False))
+        rate(on), rate(off)  # the warm-up turn
+        tasks = {"on": lambda on=on: rate(on), "off": lambda off=off: rate(off)}
+        res = alternate(tasks, args.rounds, page)
+        r_on, r_off = (
+            median([x for x in res[k] if not math.isnan(x)] or [math.nan]) for k in ("on", "off")
+        )
+        ratio = r_on / r_off
+        rows.append([page, size_str(n), gbps(r_off), gbps(r_on), f"{ratio:.3f}"])
+        if not ratio >= FLOOR:
+            bad.append(f"{page} {ratio:.3f}")
     table(["page", "size", "off GB/s", "on GB/s", "on/off"], rows)
     for s in skipped:
         print(f"skipped {s}")

@@ -54,6 +54,7 @@ TIMED |= {"__x64_sys_mmap", "__arm64_sys_mmap", "do_madvise", "__x64_sys_madvise
 
 
 def extra(p):
+    p.add_argument("--pages", default="4KB,2MB,1GB", help="page sizes (default 4KB,2MB,1GB)")
     p.add_argument(
         "--reserve",
         action="store_true",
@@ -129,7 +130,8 @@ def main():
     rows, bad, skipped = [], [], []
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         exe = compile_ref(tmp)
-        for page, shift in PAGES.items():
+        for page in args.pages.split(","):
+            shift = PAGES[page]
             n = max(size, 1 << shift)
             need = n >> shift if shift != 12 else 0
             try:

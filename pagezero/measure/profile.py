@@ -273,9 +273,21 @@ def _profiles(x: Profiled) -> list[Mapping[str, Any]]:
 
 
 def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
-    """(median, low, high) of the clearing share: one run's share with its Wilson interval
-    over the samples, or across runs the median of the runs' shares with the sign test's
-    interval (results.summary.median_interval); None when no run was sampled."""
+    """The kernel's clearing share of the fault time, with its 95% interval.
+
+    Parameters
+    ----------
+    x : Result, ResultSet, list of Result, or a details["profile"] dict
+        faults(profile=True)'s runs.
+
+    Returns
+    -------
+    (median, low, high) or None
+        Over one run, its share and the Wilson interval over its samples; over several,
+        the median of the runs' shares and the sign test's interval of that median
+        (results.summary.median_interval: min..max for fewer than six runs). None when
+        no run was sampled (refused, or profile=False).
+    """
     shares = [p for p in _profiles(x) if "refused" not in p]
     if not shares:
         return None
@@ -301,9 +313,23 @@ def main_routine(x: Profiled) -> dict[str, Any] | None:
 
 
 def routine_check(x: Profiled) -> tuple[bool | None, str]:
-    """(agrees, sentence): the routine the kernel was seen clearing with against the
-    registry's clear_pages_kernel() for this CPU. agrees is None where nothing says (no
-    sample, a refusal, a routine whose symbol does not name its instruction)."""
+    """The routine the kernel was seen clearing with, against the one assumed for this CPU.
+
+    Parameters
+    ----------
+    x : Result, ResultSet, list of Result, or a details["profile"] dict
+        faults(profile=True)'s runs; the routine with the most samples over them counts.
+
+    Returns
+    -------
+    (agrees, sentence)
+        agrees: True when the routine seen is the registry's clear_pages_kernel() for this
+        CPU (clear_page_erms for x86-64-stosb, clear_page_rep for x86-64-stosq,
+        clear_page_orig for x86-64-unrolled), False when it is another (said plainly,
+        with what it means), None where nothing says (sampling refused, no clearing
+        sampled, or a routine whose symbol does not name its instruction: arm64's
+        clear_page, 7.0's inlined clear_pages()). sentence: one line saying it.
+    """
     assumed = clear_pages_kernel()
     profiles = _profiles(x)
     refused = next((p["refused"] for p in profiles if "refused" in p), None)

@@ -256,6 +256,9 @@ struct worker {
 	void *addr; /* this loop's region, NULL when none */
 	uint64_t t0, t1;
 	int err; /* this loop's pass: 0 or -errno */
+	struct pz_sampler sampler;
+	int sampling;   /* the sampler is open */
+	int sample_err; /* 0, or why this thread samples nothing */
 };
 
 struct run {
@@ -290,9 +293,14 @@ static void timed_pass(struct run *run, unsigned t, unsigned loop)
 
 	if (run->out->lat)
 		lat = run->out->lat + ((size_t)loop * p->threads + t) * lat_per_pass(p);
+	/* Sampling starts and stops outside the timed span: the ioctl is no fault's time. */
+	if (w->sampling && !w->sample_err)
+		w->sample_err = pz_sampler_enable(&w->sampler, 1);
 	w->t0 = pz_clock_read(&w->clock);
 	w->err = fault_pass(p, &w->addr, &w->rng, lat);
 	w->t1 = pz_clock_read(&w->clock);
+	if (w->sampling && !w->sample_err)
+		w->sample_err = pz_sampler_enable(&w->sampler, 0);
 }
 
 /*
@@ -344,19 +352,29 @@ static int finish_loop(struct run *run, unsigned loop)
 static int worker_setup(void *ctx, unsigned t)
 {
 	struct run *run = ctx;
-	int ret = pz_clock_open_thread(&run->w[t].clock, run->clock);
+	struct worker *w = &run->w[t];
+	int ret = pz_clock_open_thread(&w->clock, run->clock);
 
-	run->w[t].have_clock = !ret;
+	w->have_clock = !ret;
+	/* A sampler refused is no reason not to run: the run says why it has no profile. */
+	if (!ret && run->p->profile) {
+		w->sample_err = pz_sampler_open(&w->sampler);
+		w->sampling = !w->sample_err;
+	}
 	return ret;
 }
 
 static void worker_teardown(void *ctx, unsigned t)
 {
 	struct run *run = ctx;
+	struct worker *w = &run->w[t];
 
-	if (run->w[t].have_clock)
-		pz_clock_close(&run->w[t].clock);
-	run->w[t].have_clock = 0;
+	if (w->have_clock)
+		pz_clock_close(&w->clock);
+	w->have_clock = 0;
+	if (w->sampling)
+		pz_sampler_close(&w->sampler);
+	w->sampling = 0;
 }
 
 /*
@@ -376,6 +394,8 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 	for (loop = 0; loop < run->p->loops && pz_team_next(st, loop, failed); loop++) {
 		timed_pass(run, t, loop);
 		pz_team_sync(st); /* every pass is over: the regions can be read */
+		if (run->w[t].sampling && !run->w[t].sample_err)
+			run->w[t].sample_err = pz_sampler_drain(&run->w[t].sampler);
 		if (t != 0)
 			continue;
 		run->err = finish_loop(run, loop);
@@ -387,6 +407,42 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 }
 
 static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
+
+/*
+ * Every thread's samples into @prof, or none with the first thread's error:
+ * a profile of some threads only would be no profile of the run.
+ */
+static int gather_profile(const struct run *run, struct pz_fault_profile *prof)
+{
+	unsigned i;
+	size_t n = 0;
+
+	memset(prof, 0, sizeof(*prof));
+	prof->event = run->w[0].sampler.event;
+	for (i = 0; i < run->p->threads; i++) {
+		const struct worker *w = &run->w[i];
+
+		if (w->sample_err && !prof->err)
+			prof->err = w->sample_err;
+		n += w->sampler.n;
+	}
+	if (prof->err)
+		return 0;
+	prof->ips = malloc((n ? n : 1) * sizeof(*prof->ips));
+	if (!prof->ips)
+		return -ENOMEM;
+	for (i = 0; i < run->p->threads; i++) {
+		const struct pz_sampler *s = &run->w[i].sampler;
+
+		if (s->n)
+			memcpy(prof->ips + prof->n, s->ips, s->n * sizeof(*s->ips));
+		prof->n += s->n;
+		prof->user += s->user;
+		prof->other += s->other;
+		prof->lost += s->lost;
+	}
+	return 0;
+}
 
 int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
 {
@@ -444,6 +500,13 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 	/* No loop failed and some were not run: a stop request ended the run. */
 	if (!ret && out->loops_done < p->loops)
 		ret = -EINTR;
+	if (p->profile && (!ret || ret == -EINTR)) {
+		int err = gather_profile(&run, &out->profile);
+
+		ret = ret ? ret : err;
+	}
+	for (i = 0; i < p->threads; i++)
+		pz_sampler_free(&run.w[i].sampler);
 	free(run.w);
 	return ret;
 }

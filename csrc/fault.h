@@ -29,6 +29,7 @@
 #include "names.h"
 #include "clock.h"
 #include "region.h"
+#include "sample.h"
 #include "team.h"
 
 enum pz_fault_workload {
@@ -72,15 +73,26 @@ struct pz_fault_params {
 				   offset, thread t drawing as after srand(seed + t) */
 	size_t lat_unit;  /* 0, or bytes per latency sample: a multiple of the page
 				   (demand and populate-write only) */
+	int profile;      /* sample where each thread's CPU is in its timed passes (sample.h) */
+};
+
+/* What sampling the timed passes found (pz_fault_params.profile). */
+struct pz_fault_profile {
+	int err; /* 0, or the first thread's pz_sampler_open error: nothing sampled */
+	enum pz_sample_event event;
+	uint64_t *ips; /* [n] kernel instruction pointers, every thread's; free() them */
+	size_t n;
+	uint64_t user, other, lost; /* as struct pz_sampler counts them, summed over the threads */
 };
 
 struct pz_fault_out {
-	uint64_t *wall;               /* [loops]: first thread's start to last thread's end */
-	uint64_t *thread;             /* [loops * threads]: each thread's map + fault time */
-	struct pz_smaps_pages *pages; /* [loops]: the threads' regions' smaps entries (region.h),
+	uint64_t *wall;                  /* [loops]: first thread's start to last thread's end */
+	uint64_t *thread;                /* [loops * threads]: each thread's map + fault time */
+	struct pz_smaps_pages *pages;    /* [loops]: the threads' regions' smaps entries (region.h),
 					   read after the timed pass and before munmap */
-	uint64_t *lat;                /* NULL, or [loops * threads * (size / lat_unit)] in ns */
-	unsigned loops_done;          /* loops completed: the valid entries (see pz_fault_run) */
+	uint64_t *lat;                   /* NULL, or [loops * threads * (size / lat_unit)] in ns */
+	unsigned loops_done;             /* loops completed: the valid entries (see pz_fault_run) */
+	struct pz_fault_profile profile; /* filled with p->profile; a refusal is no error */
 };
 
 /* Latency samples one run records (0 without lat_unit; SIZE_MAX when that overflows). */
@@ -106,7 +118,10 @@ int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock);
  * clock: pz_clock_open_thread), -EINTR (a stop request,
  * stop.h, came: before a loop, or within a demand or latency pass, whose
  * loop is dropped). @out->loops_done loops are complete either way.
- * Nothing stays mapped.
+ * Nothing stays mapped. With @p->profile, each thread samples its timed
+ * passes only (the ring is read after every loop, untimed): the run goes on
+ * where sampling is refused, @out->profile.err saying why; its samples are
+ * the caller's to free() either way.
  */
 int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out);

@@ -147,6 +147,7 @@ def bench_fault(
     clock: str,
     lat_unit: int,
     touch: str = "write",
+    profile: bool = False,
 ) -> dict[str, Any]: ...
 def fault_pass(
     workload: str,

@@ -95,26 +95,50 @@ out:
 }
 
 /*
+ * None without sampling; {"refused": errno} where it was refused; else
+ * {"event": "cycles" | "cpu-clock", "kernel_ips": (...), "user": n, "other": n, "lost": n}.
+ */
+static PyObject *profile_dict(const struct pz_fault_params *p, const struct pz_fault_out *out)
+{
+	const struct pz_fault_profile *prof = &out->profile;
+	PyObject *ips;
+
+	if (!p->profile)
+		Py_RETURN_NONE;
+	if (prof->err)
+		return Py_BuildValue("{s:i}", "refused", -prof->err);
+	ips = pzpy_u64_tuple(prof->ips, prof->n, 1);
+	if (!ips)
+		return NULL;
+	return Py_BuildValue(
+		"{s:s,s:N,s:K,s:K,s:K}", "event", pz_name(&pz_sample_event_names, (int)prof->event),
+		"kernel_ips", ips, "user", (unsigned long long)prof->user, "other",
+		(unsigned long long)prof->other, "lost", (unsigned long long)prof->lost);
+}
+
+/*
  * {"wall": (per loop), "threads": ((per loop) per thread), "pages": ({...} per
  * loop), "latency": {...} or None, "loops_done": n, "interrupted": None or the
- * signal's name}, every per-loop value cut to the @out->loops_done loops that
+ * signal's name, "profile": profile_dict()}, every per-loop value cut to the @out->loops_done loops that
  * completed (all of them unless a signal stopped the run).
  */
 static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_fault_out *out,
 			      size_t nlat, int sig)
 {
 	const unsigned done = out->loops_done;
-	PyObject *wall, *threads, *pages, *lat, *res = NULL;
+	PyObject *wall, *threads, *pages, *lat, *prof, *res = NULL;
 
 	wall = pzpy_u64_tuple(out->wall, done, 1);
 	threads = pzpy_u64_rows(out->thread, p->threads, 1, done, p->threads);
 	pages = pzpy_tuple_of(done, loop_pages, out->pages);
 	/* @nlat covers every loop, loop-major: the completed loops' samples come first. */
 	lat = latency_dict(out->lat, done, nlat / p->loops, p->lat_unit);
-	if (wall && threads && pages && lat)
-		res = Py_BuildValue("{s:O,s:O,s:O,s:O,s:I,s:N}", "wall", wall, "threads", threads,
-				    "pages", pages, "latency", lat, "loops_done", done,
-				    "interrupted", pzpy_interrupted(sig));
+	prof = profile_dict(p, out);
+	if (wall && threads && pages && lat && prof)
+		res = Py_BuildValue("{s:O,s:O,s:O,s:O,s:I,s:N,s:O}", "wall", wall, "threads",
+				    threads, "pages", pages, "latency", lat, "loops_done", done,
+				    "interrupted", pzpy_interrupted(sig), "profile", prof);
+	Py_XDECREF(prof);
 	Py_XDECREF(wall);
 	Py_XDECREF(threads);
 	Py_XDECREF(pages);
@@ -139,7 +163,7 @@ static PyObject *core_fault_workloads(PyObject *self, PyObject *unused)
 
 PyDoc_STRVAR(bench_fault__doc__,
 	     "bench_fault(workload, size, page_shift, thp, loops, threads, seed, clock, "
-	     "lat_unit, touch='write')\n--\n\n"
+	     "lat_unit, touch='write', profile=False)\n--\n\n"
 	     "Run a fault workload ('demand', 'populate' or 'populate-write') entirely in C\n"
 	     "with the GIL released: each of `threads` threads maps `size` bytes and faults\n"
 	     "every page in, timed, then the regions' smaps counters are read and they are\n"
@@ -156,13 +180,16 @@ PyDoc_STRVAR(bench_fault__doc__,
 	     "loop's median, 'loops_done': the loops completed,\n"
 	     "'interrupted': None, or the signal (SIGINT, SIGTERM, SIGHUP) that stopped\n"
 	     "the run within a loop: every per-loop value then covers the completed\n"
-	     "loops only}.");
+	     "loops only, 'profile': None, or with profile=True where sampling was\n"
+	     "refused {'refused': errno}, else {'event': 'cycles' or 'cpu-clock',\n"
+	     "'kernel_ips': the kernel instruction pointers sampled in the timed passes,\n"
+	     "'user', 'other': samples elsewhere, 'lost': records the kernel lost}}.");
 
 static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 {
 	enum pz_clock_id clock_id = PZ_CLOCK_NS;
 	Py_ssize_t size = 0, lat_unit = 0;
-	int thp = 0, ret;
+	int thp = 0, profile = 0, ret;
 	struct pz_fault_params p;
 	struct pz_fault_out out = { 0 };
 	struct pzpy_timed t;
@@ -170,17 +197,18 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 	size_t nlat;
 	uint64_t avail;
 	PyObject *result = NULL;
-	static char *kwlist[] = { "workload", "size",  "page_shift", "thp",   "loops", "threads",
-				  "seed",     "clock", "lat_unit",   "touch", NULL };
+	static char *kwlist[] = { "workload", "size",  "page_shift", "thp",   "loops",   "threads",
+				  "seed",     "clock", "lat_unit",   "touch", "profile", NULL };
 
 	memset(&p, 0, sizeof(p));
 	if (!PyArg_ParseTupleAndKeywords(
-		    args, kw, "O&O&O&O&O&O&O&O&O&|O&:bench_fault", kwlist, pzpy_workload,
+		    args, kw, "O&O&O&O&O&O&O&O&O&|O&p:bench_fault", kwlist, pzpy_workload,
 		    &p.workload, pzpy_size, &size, pzpy_page_shift, &p.page_shift, pzpy_thp, &thp,
 		    pzpy_loops, &p.loops, pzpy_threads, &p.threads, pzpy_seed, &p.seed, pzpy_clock,
-		    &clock_id, pzpy_size, &lat_unit, pzpy_touch, &p.touch) ||
+		    &clock_id, pzpy_size, &lat_unit, pzpy_touch, &p.touch, &profile) ||
 	    check_fault_params(&p, size, thp, lat_unit, clock_id, "bench_fault"))
 		return NULL;
+	p.profile = profile;
 	fail = fault_failure(&p);
 	nlat = pz_fault_lat_count(&p);
 	if (nlat > PZ_FAULT_MAX_LAT) {
@@ -214,6 +242,7 @@ out:
 	PyMem_Free(out.thread);
 	PyMem_Free(out.pages);
 	PyMem_Free(out.lat);
+	free(out.profile.ips); /* the C core's malloc() */
 	return result;
 }
 

@@ -136,6 +136,13 @@ def _mem_parsers(sub):
         help="then clear the same extents with every clear kernel and print how "
         "much faster the best one is than the faults",
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample where the CPU is during the timed faults (perf events, kernel symbols "
+        "from /proc/kallsyms) and print the kernel's clearing share, its routine and the rest "
+        "of the fault by group",
+    )
     add(p, "reserve", "runs", "quiet")
     add_format(p, ("default", "simple"), help=_SIMPLE)
     add(p, "output")

@@ -9,6 +9,7 @@ from pagezero.cli.render import Measured, backing_lines, counters_per_loop, form
 from pagezero.cli.runs import between_runs_line, measure_runs, pooled
 from pagezero.interrupt import Interrupted
 from pagezero.measure import fault as faults
+from pagezero.measure import profile as inside
 from pagezero.measure.mem import plan, run, thread_spread
 from pagezero.system.kernels import find_kernel, kernels
 from pagezero.units import format_gbps, format_rate, format_size, parse_page
@@ -236,6 +237,9 @@ def _print_fault(args, job, result, first, latency, results=None):
     print(f"# touch: {TOUCH_LINES[result.details.get('touch', 'write')]}")
     for line in _warmup_lines(results or [result]):
         print(line)
+    if job.profile:
+        for line in inside.lines(results or [result]):
+            print(line)
 
 
 def _warn_pages(result):
@@ -282,7 +286,16 @@ def plan_mmap(args):
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     point = pick(
-        args, "size", "page", "threads", "thp", "clock", "latency", "touch", seed="randomize"
+        args,
+        "size",
+        "page",
+        "threads",
+        "thp",
+        "clock",
+        "latency",
+        "touch",
+        "profile",
+        seed="randomize",
     )
     return point, faults.plan(**point)
 

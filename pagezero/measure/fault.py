@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core, interrupt
+from pagezero.measure import profile as inside
 from pagezero.measure.conditions import (
     MAX_FAULT_THREADS,
     arguments,
@@ -82,6 +83,7 @@ class FaultPlan:
     clock: str
     latency: bool
     touch: str = "write"
+    profile: bool = False  # sample where the CPU is in the timed loops (measure.profile)
 
     @property
     def page(self) -> str:
@@ -111,7 +113,7 @@ class FaultPlan:
 
 def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
-    size, page, loops, threads, seed, thp, clock, latency, touch = arguments(
+    size, page, loops, threads, seed, thp, clock, latency, touch, profile = arguments(
         faults, args, kwargs, ["function", "reserve"]
     ).values()
     if touch not in TOUCHES:
@@ -131,8 +133,9 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     check_int("threads", threads, 1, MAX_FAULT_THREADS)
     check_int("seed", seed, 0, MAX_SEED)
     check_clock(clock, threads)
-    if not isinstance(latency, bool):
-        raise ValueError(f"latency must be True or False, not {latency!r}")
+    for name, flag in (("latency", latency), ("profile", profile)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name} must be True or False, not {flag!r}")
     if shift == 12:
         # Overcommit would accept the regions and the OOM killer answer half-way through.
         avail = _core.mem_available()
@@ -143,7 +146,7 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
                 f"{threads * nbytes} bytes needed, only {avail} available "
                 f"(MemAvailable in /proc/meminfo); use a smaller size or fewer threads",
             )
-    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency, touch)
+    return FaultPlan(nbytes, shift, thp, loops, threads, seed, clock, latency, touch, profile)
 
 
 def check_latency(p: FaultPlan, function: str) -> None:
@@ -224,6 +227,8 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
     check_workload(function)
     check_latency(p, function)
     check_hugepages(p)
+    # Kernel addresses that cannot be named are no profile: the C core then samples nothing.
+    hidden = inside.refusal() if p.profile else None
     raw = _core.bench_fault(
         function,
         p.nbytes,
@@ -235,6 +240,7 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
         p.clock,
         p.lat_unit,
         p.touch,
+        profile=p.profile and not hidden,
     )
 
     def result(raw: dict[str, Any]) -> Result:
@@ -249,6 +255,8 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
             details["warmup"] = warmup
         if warmed:
             details["pool_warmed"] = True
+        if p.profile:
+            details["profile"] = {"refused": hidden} if hidden else inside.summarize(raw["profile"])
         return Result(
             benchmark="mmap",
             function=function,
@@ -276,6 +284,7 @@ def faults(
     clock: str = "ns",
     latency: bool = False,
     touch: str = "write",
+    profile: bool = False,
     reserve: bool = False,
 ) -> Result | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in,
@@ -317,6 +326,15 @@ def faults(
         page (hugetlb has no zero page: there the read fault clears the
         folio). Recorded in
         details["touch"] (and in params when "perf").
+    profile : bool
+        Also sample where each thread's CPU is during the timed loops (perf
+        events: cycles, or cpu-clock without a PMU; kernel and user, about
+        4 kHz) and name the kernel's routines from /proc/kallsyms:
+        details["profile"] has "clearing_share" (0..1) and its
+        "clearing_interval" (Wilson, over the samples), "clearing_routines",
+        "groups" ({group: share}), "symbols", "samples", "event" and "lost";
+        where sampling is refused, {"refused": why} and the run goes on
+        (pagezero.measure.profile).
     reserve : bool
         Grow the hugepage pool by what the run lacks for its duration
         (root only), giving it back afterwards. A pool so grown is faulted
@@ -342,7 +360,7 @@ def faults(
     Interrupted
         When a stop signal cuts the run short.
     """
-    p = plan(size, page, loops, threads, seed, thp, clock, latency, touch)
+    p = plan(size, page, loops, threads, seed, thp, clock, latency, touch, profile)
     check_workload(function)
     check_latency(p, function)
     with reserved(p, reserve) as warmed:

@@ -227,6 +227,52 @@ static void test_runs(void)
 	pz_clock_close(&clock);
 }
 
+/*
+ * Sampled runs (sample.h): the samples of every thread, freed by the caller, or a
+ * refusal that leaves the run measured; PAGEZERO_REFUSE_PROFILE forces the refusal.
+ * Under ASan the ring, the growing sample arrays and their gathering are checked.
+ */
+static void test_profile(void)
+{
+	struct pz_clock clock;
+
+	pz_clock_open(&clock, PZ_CLOCK_NS);
+	for (int refuse = 0; refuse <= 1; refuse++) {
+		if (refuse)
+			setenv("PAGEZERO_REFUSE_PROFILE", "1", 1);
+		pz_switches_load();
+		for (unsigned threads = 1; threads <= 2; threads++) {
+			struct pz_fault_params p =
+				params(PZ_FAULT_DEMAND, 32 * MB, threads, 2, 0, 0);
+			uint64_t wall[2], thread[2 * 2];
+			struct pz_smaps_pages pages[2];
+			struct pz_fault_out out = { .wall = wall,
+						    .thread = thread,
+						    .pages = pages };
+			const struct pz_fault_profile *prof = &out.profile;
+			int ret;
+
+			p.profile = 1;
+			ret = pz_fault_run(&p, &clock, &out);
+			CHECK(ret == 0 && out.loops_done == 2, "profiled x%u: %d", threads, ret);
+			if (refuse)
+				CHECK(prof->err == -EACCES && prof->n == 0 && !prof->ips,
+				      "refused: err %d, %zu samples", prof->err, prof->n);
+			else if (prof->err)
+				printf("# sampling refused here (%s): the refusal path only\n",
+				       strerror(-prof->err));
+			else
+				CHECK(prof->n + prof->user + prof->other > 0 && prof->ips,
+				      "x%u: no sample in %llu ns", threads,
+				      (unsigned long long)(wall[0] + wall[1]));
+			free(prof->ips);
+		}
+		unsetenv("PAGEZERO_REFUSE_PROFILE");
+		pz_switches_load();
+	}
+	pz_clock_close(&clock);
+}
+
 static int overcommit_mode(void)
 {
 	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "re");
@@ -426,6 +472,7 @@ int main(void)
 	test_base_page();
 	test_thp_bytes();
 	test_runs();
+	test_profile();
 	test_errors();
 	test_thread_clock();
 	test_stop();

@@ -1,0 +1,391 @@
+"""Inside the fault: where the CPU was during a faults() run's timed loops, from samples.
+
+The C core (csrc/sample.c) samples each thread's instruction pointer (cycles, or the
+cpu-clock software event without a PMU) while it faults, kernel and user; here the kernel
+addresses are named from /proc/kallsyms and the samples sorted into the kernel's clearing
+routines (CLEARING, one table with each routine's source) and the rest of the fault path
+(GROUPS). summarize() makes a run's details["profile"]; clearing_share() and routine_check()
+read one run or many.
+"""
+
+from __future__ import annotations
+
+import bisect
+import errno
+import functools
+import os
+import platform
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.results.summary import median_interval
+from pagezero.system.kernels import clear_pages_kernel
+
+
+@dataclass(frozen=True)
+class Routine:
+    """A kernel routine whose samples are the page's clearing."""
+
+    symbol: str
+    arch: str  # platform.machine() it is for, or "any"
+    since: tuple[int, int] | None  # the release it clears from (7.0's inlined clear_pages())
+    instruction: str
+    kernel: str | None  # the registry's clear kernel doing the same, where the symbol says
+    source: str
+
+
+_PAGE_64 = "arch/x86/lib/clear_page_64.S"
+_X86_INLINE = "arch/x86/include/asm/page_64.h"
+_HIGHMEM = f"include/linux/highmem.h, clear_pages() inlined from {_X86_INLINE}"
+_ARM_CLEAR, _ARM_MEMSET = "arch/arm64/lib/clear_page.S", "arch/arm64/lib/memset.S"
+_ARM_WAYS = "MOPS, dc zva or stnp"  # chosen inside clear_page: the symbol does not say
+_INLINED = "inlined clear_pages()"
+_R = Routine
+CLEARING: tuple[Routine, ...] = (
+    # Before 7.0, x86-64's clear_page() is an ALTERNATIVE_2 call of one of these three.
+    _R("clear_page_erms", "x86_64", None, "rep stosb", "x86-64-stosb", _PAGE_64),
+    _R("clear_page_rep", "x86_64", None, "rep stosq", "x86-64-stosq", _PAGE_64),
+    _R("clear_page_orig", "x86_64", None, "unrolled movq", "x86-64-unrolled", _PAGE_64),
+    # From 7.0 the instructions are inlined: the samples land in the function calling them.
+    _R("folio_zero_user", "x86_64", (7, 0), _INLINED, None, f"mm/memory.c, from {_X86_INLINE}"),
+    _R("clear_pages", "x86_64", (7, 0), "rep stosb or rep stosq", None, _X86_INLINE),
+    _R("clear_user_highpages", "x86_64", (7, 0), _INLINED, None, _HIGHMEM),
+    _R("clear_user_highpage", "x86_64", (7, 0), _INLINED, None, _HIGHMEM),
+    _R("clear_page", "aarch64", None, _ARM_WAYS, None, _ARM_CLEAR),
+    _R("__pi_clear_page", "aarch64", None, _ARM_WAYS, None, _ARM_CLEAR),
+    _R("memset", "aarch64", None, "memset", None, _ARM_MEMSET),
+    _R("__pi_memset", "aarch64", None, "memset", None, _ARM_MEMSET),
+    _R("__memset", "aarch64", None, "memset", None, _ARM_MEMSET),
+    # init_on_alloc: the allocator zeroes the folio (post_alloc_hook) and the fault does not.
+    _R(
+        "kernel_init_pages",
+        "any",
+        None,
+        "clear_highpage() per page (init_on_alloc)",
+        None,
+        "mm/page_alloc.c",
+    ),
+)
+
+# The rest of the fault path, by what it is: the first group whose pattern matches the
+# symbol (re.search), so the more specific come first.
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("memcg accounting", r"mem_cgroup|memcg|lruvec|obj_cgroup|charge|throttle_swaprate"),
+    (
+        "page tables and their locks",
+        r"pte|pmd|pud|p4d|pgd|pgtable|page_table|_raw_spin|spin_lock|queued_spin|tlb",
+    ),
+    (
+        "page allocation",
+        r"alloc_pages|alloc_frozen_pages|alloc_folio|get_page_from_freelist|rmqueue|prep_new|post_alloc_hook"
+        r"|free_pages|free_unref|hugetlb_folio|dequeue_hugetlb|alloc_hugetlb|buddy"
+        r"|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc",
+    ),
+    (
+        "fault entry and return",
+        r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page|hugetlb_fault"
+        r"|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc|lock_vma"
+        r"|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page|restore_regs"
+        r"|swapgs|fault",
+    ),
+)
+CLEARING_GROUP = "clearing"
+USER_GROUP = "user space"
+OTHER_GROUP = "other"
+GROUP_NAMES = (CLEARING_GROUP, *(g for g, _ in GROUPS), USER_GROUP, OTHER_GROUP)
+_GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS)
+_UNNAMED = "(not in kallsyms)"
+_ELSEWHERE = "(hypervisor or guest)"
+
+
+def _release() -> tuple[int, int]:
+    """The running kernel's (major, minor)."""
+    m = re.match(r"(\d+)\.(\d+)", platform.release())
+    return (int(m[1]), int(m[2])) if m else (0, 0)
+
+
+def clearing_routines(arch: str | None = None, release: tuple[int, int] | None = None) -> dict:
+    """{symbol: Routine} of CLEARING that clear on `arch` (default: this machine's) and
+    `release` (default: the running kernel's)."""
+    arch = arch or platform.machine()
+    release = release or _release()
+    return {
+        r.symbol: r
+        for r in CLEARING
+        if r.arch in (arch, "any") and (r.since is None or release >= r.since)
+    }
+
+
+def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
+    """The group a sampled symbol belongs to (GROUP_NAMES)."""
+    if symbol in (routines if routines is not None else clearing_routines()):
+        return CLEARING_GROUP
+    if symbol == USER_GROUP:
+        return USER_GROUP
+    return next((g for g, pattern in _GROUP_RES if pattern.search(symbol)), OTHER_GROUP)
+
+
+# Symbols ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _kallsyms(path: str = "/proc/kallsyms") -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The kernel's text symbols, by address: (sorted addresses, names); both empty where
+    kptr_restrict shows every address as 0."""
+    table = []
+    with open(path, encoding="ascii", errors="replace") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] in "tTwW" and int(parts[0], 16):
+                table.append((int(parts[0], 16), parts[2]))
+    table.sort()
+    return tuple(a for a, _ in table), tuple(n for _, n in table)
+
+
+def symbol_of(ip: int) -> str:
+    """The kernel text symbol at or below `ip`."""
+    addresses, names = _kallsyms()
+    i = bisect.bisect_right(addresses, ip) - 1
+    return names[i] if i >= 0 else _UNNAMED
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def refusal() -> str | None:
+    """Why kernel addresses cannot be named here (kptr_restrict, no /proc/kallsyms), or None."""
+    try:
+        named = bool(_kallsyms()[0])
+    except OSError as e:
+        return (
+            f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside a container"
+        )
+    if named:
+        return None
+    kptr = _read_int("/proc/sys/kernel/kptr_restrict")
+    return (
+        f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}): run as root, "
+        "or sysctl kernel.kptr_restrict=0"
+    )
+
+
+def refused_why(err: int) -> str:
+    """One line: why perf_event_open(2) refused with errno `err`, and what would allow it."""
+    paranoid = _read_int("/proc/sys/kernel/perf_event_paranoid")
+    if err in (errno.EACCES, errno.EPERM):
+        if os.geteuid() != 0 and paranoid is not None and paranoid > 1:
+            return (
+                f"perf_event_paranoid is {paranoid} and this user is not root: run as root, "
+                "or sysctl kernel.perf_event_paranoid=1"
+            )
+        return (
+            "perf_event_open(2) was refused (a container's seccomp filter or a security "
+            "module): run outside the container, or allow perf_event_open"
+        )
+    if err in (errno.ENOENT, errno.ENODEV, errno.EOPNOTSUPP, errno.ENOSYS):
+        return (
+            "this kernel offers no perf events to sample with (CONFIG_PERF_EVENTS, or a "
+            "container without them): run on a kernel or host that has them"
+        )
+    return f"perf_event_open(2) failed: {os.strerror(err)}"
+
+
+# One run ------------------------------------------------------------------------------
+
+
+def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson interval of a share k/n (scipy's binomtest)."""
+    from scipy import stats as sps
+
+    ci = sps.binomtest(k, n).proportion_ci(confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """details["profile"] of the C core's samples (bench_fault's "profile"): the clearing
+    share with its Wilson interval over the samples, the routines seen, the groups' and every
+    symbol's share, the samples taken, the event and the records lost; {"refused": why}."""
+    if "refused" in raw:
+        return {"refused": refused_why(raw["refused"])}
+    per_ip = Counter(raw["kernel_ips"])
+    counts: Counter[str] = Counter()
+    for ip, n in per_ip.items():
+        counts[symbol_of(ip)] += n
+    if raw["user"]:
+        counts[USER_GROUP] = raw["user"]
+    if raw["other"]:
+        counts[_ELSEWHERE] = raw["other"]
+    total = sum(counts.values())
+    if not total:
+        return {"refused": "no samples were taken (the timed loops were shorter than a sample)"}
+    routines = clearing_routines()
+    symbols = [
+        {"symbol": s, "share": n / total, "group": group_of(s, routines)}
+        for s, n in counts.most_common()
+    ]
+    groups = dict.fromkeys(GROUP_NAMES, 0.0)
+    for s in symbols:
+        groups[s["group"]] += s["share"]
+    seen = [s for s in symbols if s["group"] == CLEARING_GROUP]
+    clearing = sum(counts[s["symbol"]] for s in seen)
+    return {
+        "clearing_share": clearing / total,
+        "clearing_interval": list(wilson(clearing, total)),
+        "clearing_routines": [
+            {
+                "symbol": s["symbol"],
+                "share": s["share"],
+                "instruction": routines[s["symbol"]].instruction,
+                "source": routines[s["symbol"]].source,
+            }
+            for s in seen
+        ],
+        "samples": total,
+        "groups": groups,
+        "symbols": symbols,
+        "event": raw["event"],
+        "lost": raw["lost"],
+    }
+
+
+# Across runs --------------------------------------------------------------------------
+
+
+Profiled = Result | ResultSet | Mapping[str, Any] | Sequence[Result]
+
+
+def _profiles(x: Profiled) -> list[Mapping[str, Any]]:
+    """The profiles (details["profile"]) of a Result, a ResultSet or a list of Results, or
+    a profile itself; refused ones included."""
+    if isinstance(x, Mapping):
+        return [x]
+    results = [x] if isinstance(x, Result) else list(x.results if isinstance(x, ResultSet) else x)
+    return [r.details["profile"] for r in results if "profile" in r.details]
+
+
+def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
+    """The kernel's clearing share of the fault time, with its 95% interval.
+
+    Parameters
+    ----------
+    x : Result, ResultSet, list of Result, or a details["profile"] dict
+        faults(profile=True)'s runs.
+
+    Returns
+    -------
+    (median, low, high) or None
+        Over one run, its share and the Wilson interval over its samples; over several,
+        the median of the runs' shares and the sign test's interval of that median
+        (results.summary.median_interval: min..max for fewer than six runs). None when
+        no run was sampled (refused, or profile=False).
+    """
+    shares = [p for p in _profiles(x) if "refused" not in p]
+    if not shares:
+        return None
+    if len(shares) == 1:
+        low, high = shares[0]["clearing_interval"]
+        return shares[0]["clearing_share"], low, high
+    values = [p["clearing_share"] for p in shares]
+    low, high, _ = median_interval(values)
+    values.sort()
+    n = len(values)
+    return (values[(n - 1) // 2] + values[n // 2]) / 2, low, high
+
+
+def main_routine(x: Profiled) -> dict[str, Any] | None:
+    """The clearing routine seen most, over every sampled run, or None."""
+    weight: Counter[str] = Counter()
+    rows: dict[str, dict[str, Any]] = {}
+    for p in _profiles(x):
+        for r in p.get("clearing_routines", ()):
+            weight[r["symbol"]] += r["share"]
+            rows[r["symbol"]] = r
+    return rows[weight.most_common(1)[0][0]] if weight else None
+
+
+def routine_check(x: Profiled) -> tuple[bool | None, str]:
+    """The routine the kernel was seen clearing with, against the one assumed for this CPU.
+
+    Parameters
+    ----------
+    x : Result, ResultSet, list of Result, or a details["profile"] dict
+        faults(profile=True)'s runs; the routine with the most samples over them counts.
+
+    Returns
+    -------
+    (agrees, sentence)
+        agrees: True when the routine seen is the registry's clear_pages_kernel() for this
+        CPU (clear_page_erms for x86-64-stosb, clear_page_rep for x86-64-stosq,
+        clear_page_orig for x86-64-unrolled), False when it is another (said plainly,
+        with what it means), None where nothing says (sampling refused, no clearing
+        sampled, or a routine whose symbol does not name its instruction: arm64's
+        clear_page, 7.0's inlined clear_pages()). sentence: one line saying it.
+    """
+    assumed = clear_pages_kernel()
+    profiles = _profiles(x)
+    refused = next((p["refused"] for p in profiles if "refused" in p), None)
+    seen = main_routine(x)
+    if seen is None:
+        why = f"sampling was refused: {refused}" if refused else "no clearing routine was sampled"
+        return None, f"the kernel's clearing routine was not observed ({why}); assumed {assumed}"
+    routine = clearing_routines().get(seen["symbol"])
+    kernel = routine.kernel if routine else None
+    named = f"{seen['symbol']} ({seen['instruction']})"
+    if kernel is None:
+        return None, (
+            f"the kernel clears in {named}, whose symbol does not say which instruction it "
+            f"runs: {assumed} is assumed"
+        )
+    if kernel == assumed:
+        return True, f"the kernel clears with {named}, as assumed for this CPU ({assumed})"
+    return False, (
+        f"the kernel clears with {named}, not {assumed} as assumed for this CPU: the running "
+        f"kernel chose another clear_page() than its CPU flags suggest (a guest kernel whose "
+        f"hypervisor hides a flag, as arch/x86's page_64.h warns can happen); replays of the "
+        f"kernel's clearing should use {kernel}"
+    )
+
+
+def lines(x: Profiled, top: int = 3) -> list[str]:
+    """The CLI's short block: the clearing share and routines, the groups with their top
+    symbols, the samples, the routine check; or one line saying why there is none."""
+    profiles = _profiles(x)
+    kept = [p for p in profiles if "refused" not in p]
+    if not kept:
+        why = profiles[0]["refused"] if profiles else "no run was sampled"
+        return [f"# inside the fault: not sampled: {why}; the run went on without a profile"]
+    median, low, high = clearing_share(x)  # type: ignore[misc]
+    routines = (
+        ", ".join(f"{r['symbol']}, {r['instruction']}" for r in kept[0]["clearing_routines"])
+        or "no clearing routine seen"
+    )
+    across = f"median of {len(kept)} runs, " if len(kept) > 1 else ""
+    out = [
+        f"# inside the fault: {median:.0%} clearing ({routines}); "
+        f"{across}95% interval {low:.0%}-{high:.0%}"
+    ]
+    groups: Counter[str] = Counter()
+    symbols: Counter[str] = Counter()
+    for p in kept:  # averaged over the runs
+        groups.update({g: v / len(kept) for g, v in p["groups"].items()})
+        symbols.update({s["symbol"]: s["share"] / len(kept) for s in p["symbols"]})
+    for group, share in groups.most_common():
+        if group == CLEARING_GROUP or share < 0.005:
+            continue
+        syms = [(s, v) for s, v in symbols.most_common() if group_of(s) == group][:top]
+        names = ", ".join(f"{s} {v:.0%}" for s, v in syms)
+        out.append(f"#   {group}: {share:.0%} ({names})")
+    first = kept[0]
+    samples = sum(p["samples"] for p in kept)
+    lost = sum(p["lost"] for p in kept)
+    out.append(f"# samples: {samples} ({first['event']}, {lost} lost); {routine_check(x)[1]}")
+    return out

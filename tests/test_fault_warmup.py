@@ -29,7 +29,7 @@ def bench(monkeypatch):
             self.calls = []
             self.wall = ISSUE_LOOPS
 
-        def __call__(self, workload, size, shift, thp, loops, threads, *rest):
+        def __call__(self, workload, size, shift, thp, loops, threads, *rest, profile=False):
             self.calls.append((workload, loops))
             wall = self.wall[:loops]
             pages = {"rss": 0, "anon_huge": 0, "hugetlb": size * threads, "kernel_page": 2 * MB}
@@ -40,6 +40,7 @@ def bench(monkeypatch):
                 "latency": None,
                 "loops_done": len(wall),
                 "interrupted": None,
+                "profile": None,
             }
 
     recorder = Recorder()

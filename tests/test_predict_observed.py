@@ -11,14 +11,16 @@ import json
 import math
 
 import pytest
+from helpers.profiles import sampled
 from test_predict import check_json_shape, synthetic_prediction
 
 import pagezero
 from pagezero.measure import fault
+from pagezero.measure.profile import wilson
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.studies.predict import study as measure_module
-from pagezero.studies.predict.inside import Inside, inside, wilson
+from pagezero.studies.predict.inside import Inside, inside
 from pagezero.studies.predict.model import observed
 from pagezero.studies.predict.replays import from_7_0, nontemporal_kernels, pre_7_0
 
@@ -31,17 +33,7 @@ GROUPS = ("page allocation", "page tables", "memcg accounting", "fault entry and
 def profile(share, samples=2000):
     """A profile as faults(..., profile=True) records it: `share` in clear_page_erms, the
     rest spread over the groups."""
-    rest = (1 - share) / (len(GROUPS) + 2)
-    groups = dict.fromkeys(GROUPS, rest) | {"user space": rest, "other": rest}
-    return {
-        "clearing_share": share,
-        "clearing_routines": ["clear_page_erms"],
-        "samples": samples,
-        "groups": groups,
-        "symbols": [{"symbol": "clear_page_erms", "share": share, "group": "clearing"}],
-        "event": "cpu-clock",
-        "lost": 0,
-    }
+    return sampled(share, samples, (*GROUPS, "user space", "other"))
 
 
 def fault_run(fault_us, prof):
@@ -152,7 +144,7 @@ def test_intel_2mb_projects_where_subtraction_does_not_fit(measured):
     assert doc["model"] == "observed" and doc["clearing_share"] == 0.96
     assert doc["kernel_clear_us"] == pytest.approx(226.56)
     assert doc["observed_remainder_us"] == pytest.approx(9.44)
-    assert doc["observed"]["clearing_routines"] == ["clear_page_erms"]
+    assert doc["observed"]["clearing_routines"] == ["clear_page_erms, rep stosb"]
     assert doc["observed"]["low"] == 0.95 and doc["observed"]["spread_of"] == "runs"
     assert doc["explained"] > 1.04 and doc["cross_check"] == [] and doc["projections"]
 
@@ -235,14 +227,14 @@ def test_inside_over_runs_is_the_median_and_the_spread():
     seen = inside([fault_run(100.0, profile(s)) for s in (0.5, 0.3, 0.4)])
     assert isinstance(seen, Inside)
     assert (seen.share, seen.low, seen.high) == (0.4, 0.3, 0.5) and seen.spread_of == "runs"
-    assert seen.samples == 6000 and seen.routines == ("clear_page_erms",)
+    assert seen.samples == 6000 and seen.routines == ("clear_page_erms, rep stosb",)
     assert seen.groups["page tables"] == pytest.approx(0.1)
     assert seen.share_text() == "40% (30..50%, 3 runs)"
 
 
 def test_inside_one_run_is_an_interval_over_its_samples():
     seen = inside([fault_run(100.0, profile(0.96, samples=400))])
-    lo, hi = wilson(0.96, 400)
+    lo, hi = wilson(384, 400)
     assert (seen.low, seen.high) == (lo, hi) and lo < 0.96 < hi < 1
     assert 0.93 < lo and hi < 0.98 and seen.spread_of == "samples"
     assert seen.share_text() == "96% (94..98%, 400 samples, 1 run)"

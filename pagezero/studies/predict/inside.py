@@ -3,33 +3,23 @@ workload (faults(..., profile=True) puts it in each Result's details["profile"])
 of the time the kernel spent clearing, with its interval, the routines that cleared, the
 rest by group, the samples; or, where there is none, one line saying why.
 
-The share's interval is the spread between runs, each a fresh process (the run is the
-unit); with one run, the 95% Wilson interval of a proportion over its samples.
+The share and its interval are measure.profile.clearing_share()'s: over the runs, each a
+fresh process (the run is the unit); with one run, the Wilson interval over its samples.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pagezero.measure import profile
 from pagezero.results.result import Result
 
-# The keywords that make faults() sample its fault loops (issue 31): predict's faults and
-# the report's demand faults take them from here, the one place to switch sampling on.
-SAMPLED: dict[str, Any] = {}  # {"profile": True} once faults() samples
-
-_Z95 = 1.959964
-
-
-def wilson(share: float, samples: int) -> tuple[float, float]:
-    """The 95% Wilson interval of a proportion `share` of `samples` samples."""
-    z2n = _Z95 * _Z95 / samples
-    centre = (share + z2n / 2) / (1 + z2n)
-    half = _Z95 * math.sqrt(share * (1 - share) / samples + z2n / (4 * samples)) / (1 + z2n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+# The keywords that make faults() sample its fault loops: predict's faults and the report's
+# demand faults take them from here, the one place that switches sampling on.
+SAMPLED: dict[str, Any] = {"profile": True}
 
 
 @dataclass(frozen=True)
@@ -57,8 +47,9 @@ class Inside:
         return f"{self.share:.0%} ({self.low * 100:.0f}..{self.high:.0%}, {spread})"
 
     def routines_text(self) -> str:
-        """The clearing routines, comma-separated ("none seen" when none were)."""
-        return ", ".join(self.routines) or "none seen"
+        """The clearing routines with their instructions ("clear_page_erms, rep stosb"),
+        "; "-separated ("none seen" when none were)."""
+        return "; ".join(self.routines) or "none seen"
 
     def to_json(self) -> dict[str, Any]:
         """clearing_share, low, high, spread_of, clearing_routines, groups, samples, runs."""
@@ -85,18 +76,20 @@ def inside(results: Sequence[Result]) -> Inside | str:
         return f"sampling refused: {refused}"
     if any(not p.get("samples") for p in profiles):
         return "sampling took no samples in the faults"
-    shares = [float(p["clearing_share"]) for p in profiles]
-    if not any(shares):
+    share, low, high = profile.clearing_share(results) or (0.0, 0.0, 0.0)
+    if not share:
         return "sampling saw no clearing routine in the faults"
     samples = sum(int(p["samples"]) for p in profiles)
-    if len(profiles) > 1:
-        low, high = min(shares), max(shares)
-    else:
-        low, high = wilson(shares[0], samples)
-    names = dict.fromkeys(g for p in profiles for g in p.get("groups", {}))
+    # The clearing group is the share itself: the groups are the rest of the fault.
+    names = dict.fromkeys(
+        g for p in profiles for g in p.get("groups", {}) if g != profile.CLEARING_GROUP
+    )
     groups = {
         g: statistics.median(p.get("groups", {}).get(g, 0.0) for p in profiles) for g in names
     }
-    routines = dict.fromkeys(name for p in profiles for name in p.get("clearing_routines", ()))
-    share = statistics.median(shares)
+    # The routines seen, the one seen most first (the answer names it).
+    seen = sorted(
+        (r for p in profiles for r in p.get("clearing_routines", ())), key=lambda r: -r["share"]
+    )
+    routines = dict.fromkeys(f"{r['symbol']}, {r['instruction']}" for r in seen)
     return Inside(share, low, high, tuple(routines), groups, samples, len(profiles))

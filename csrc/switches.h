@@ -33,7 +33,7 @@ enum pz_switch {
 	PZ_SW_SIGNAL_AT_RELEASE, /* N: signal N arrives as the stop handlers are given back (stop.h) */
 	PZ_SW_LOOP_DONE_FD,      /* N: a byte to fd N once a policy run's first loop is done */
 	PZ_SW_FAKE_UNSETTLED, /* N: settle loops before the Nth read 2x, 3x, 2x... (mem_bench.c) */
-	PZ_SW_REFUSE_PROFILE,    /* sampling refused, as perf_event_paranoid would (sample.h) */
+	PZ_SW_REFUSE_PROFILE, /* sampling refused, as perf_event_paranoid would (sample.h) */
 	PZ_SW_COUNT
 };
 

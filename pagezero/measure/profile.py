@@ -228,7 +228,7 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
     if not total:
         return {"refused": "no samples were taken (the timed loops were shorter than a sample)"}
     routines = clearing_routines()
-    symbols = [
+    symbols: list[dict[str, Any]] = [
         {"symbol": s, "share": n / total, "group": group_of(s, routines)}
         for s, n in counts.most_common()
     ]

@@ -255,7 +255,7 @@ def test_the_fault_table_and_figure_give_one_statistic_and_its_interval():
         ]
     )
     section = Section("faults")
-    faults._tabulate(section, rs)
+    faults._tabulate(section, rs, {})
     header = next(line for line in section.body if line.startswith("| page"))
     assert header.split("|")[4:6] == [" GB/s ", " interval "]
     table = [line.split("|")[1:-1] for line in section.body if line.startswith("| 4KB")]

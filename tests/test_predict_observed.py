@@ -131,8 +131,8 @@ def test_intel_2mb_projects_where_subtraction_does_not_fit(measured):
         assert nt.bytes_per_sec / p.fault_bytes_per_sec > 1.9  # the non-temporal stores' 2x
     answers = p.answers()
     assert answers[1] == (
-        "2MB: the kernel clears for 96% (95..97%, 3 runs) of the fault (clear_page_erms): "
-        "226.6 of 236.0 us, the rest 9.4 us"
+        "2MB: the kernel clears for 96% (95..97%, 3 runs) of the fault (clear_page_erms, rep "
+        "stosb): 226.6 of 236.0 us, the rest 9.4 us"
     )
     assert any(line.startswith("7.0 with ") and "->" in line for line in answers)
     assert answers[-1] == (
@@ -198,13 +198,15 @@ def test_a_runs_fault_time_is_from_the_loops_its_rate_kept(monkeypatch, fake):
     fake.set(total=4, free=4)
     latency = {"n": 8, "unit_bytes": MB2, "p50_ns": 408066, "loop_p50_ns": (12054262, 339407)}
 
-    def bench_fault(workload, size, shift, thp, loops, threads, *rest):
+    def bench_fault(workload, size, shift, thp, loops, threads, *rest, profile=False):
         pages = {"rss": 0, "anon_huge": 0, "hugetlb": size, "kernel_page": MB2}
         wall = (48_300_000, 1_400_000)
-        return dict(wall=wall, threads=(wall,), pages=(pages,) * 2, latency=latency)
+        return dict(wall=wall, threads=(wall,), pages=(pages,) * 2, latency=latency, profile=None)
 
     monkeypatch.setattr(
-        fault._core, "bench_fault", lambda *a: dict(bench_fault(*a), loops_done=2, interrupted=None)
+        fault._core,
+        "bench_fault",
+        lambda *a, **k: dict(bench_fault(*a, **k), loops_done=2, interrupted=None),
     )
     [r] = pagezero.faults("8MB", page="2MB", loops=2, latency=True)
     assert r.details["warmup"]["loops"] == 1

@@ -23,7 +23,7 @@ from typing import Any
 
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.results.summary import median_interval
-from pagezero.system.kernels import clear_pages_kernel
+from pagezero.system.kernels import clear_pages_kernel, kernels
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,9 @@ class Routine:
     arch: str  # platform.machine() it is for, or "any"
     since: tuple[int, int] | None  # the release it clears from (7.0's inlined clear_pages())
     instruction: str
-    kernel: str | None  # the registry's clear kernel doing the same, where the symbol says
+    # Words of the registry's description of the clear kernel doing the same, where the
+    # symbol says which (the registry names its kernels; Python does not).
+    registry: str | None
     source: str
 
 
@@ -47,9 +49,9 @@ _INLINED = "inlined clear_pages()"
 _R = Routine
 CLEARING: tuple[Routine, ...] = (
     # Before 7.0, x86-64's clear_page() is an ALTERNATIVE_2 call of one of these three.
-    _R("clear_page_erms", "x86_64", None, "rep stosb", "x86-64-stosb", _PAGE_64),
-    _R("clear_page_rep", "x86_64", None, "rep stosq", "x86-64-stosq", _PAGE_64),
-    _R("clear_page_orig", "x86_64", None, "unrolled movq", "x86-64-unrolled", _PAGE_64),
+    _R("clear_page_erms", "x86_64", None, "rep stosb", "rep stosb,", _PAGE_64),
+    _R("clear_page_rep", "x86_64", None, "rep stosq", "rep stosq,", _PAGE_64),
+    _R("clear_page_orig", "x86_64", None, "unrolled movq", "aligned_unrolled", _PAGE_64),
     # From 7.0 the instructions are inlined: the samples land in the function calling them.
     _R("folio_zero_user", "x86_64", (7, 0), _INLINED, None, f"mm/memory.c, from {_X86_INLINE}"),
     _R("clear_pages", "x86_64", (7, 0), "rep stosb or rep stosq", None, _X86_INLINE),
@@ -312,6 +314,11 @@ def main_routine(x: Profiled) -> dict[str, Any] | None:
     return rows[weight.most_common(1)[0][0]] if weight else None
 
 
+def _registry_kernel(words: str) -> str | None:
+    """The clear kernel whose registry description has `words`, or None."""
+    return next((k.name for k in kernels("clear") if words in k.description), None)
+
+
 def routine_check(x: Profiled) -> tuple[bool | None, str]:
     """The routine the kernel was seen clearing with, against the one assumed for this CPU.
 
@@ -338,7 +345,7 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
         why = f"sampling was refused: {refused}" if refused else "no clearing routine was sampled"
         return None, f"the kernel's clearing routine was not observed ({why}); assumed {assumed}"
     routine = clearing_routines().get(seen["symbol"])
-    kernel = routine.kernel if routine else None
+    kernel = _registry_kernel(routine.registry) if routine and routine.registry else None
     named = f"{seen['symbol']} ({seen['instruction']})"
     if kernel is None:
         return None, (

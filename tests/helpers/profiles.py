@@ -16,7 +16,7 @@ def sampled(share, samples=2000, groups=("page allocation", "memcg accounting", 
     k = round(share * samples)
     return {
         "clearing_share": share,
-        "clearing_interval": list(wilson(k, samples)),
+        "clearing_interval": list(wilson(k, samples)) if samples else [0.0, 0.0],
         "clearing_routines": [dict(ERMS, share=share)],
         "samples": samples,
         "groups": {"clearing": share} | dict.fromkeys(groups, rest),

@@ -160,7 +160,9 @@ def test_amd_2mb_projects_with_both_models_side_by_side(measured):
     )
     observed_7 = seven_with_clear_pages(p).bytes_per_sec
     assert observed_7 == pytest.approx(MB2 / (169e-6 * (0.1 + 0.9 * 120 / 143.6)), rel=1e-3)
-    assert p.answers()[-1].endswith("against 90% sampled (subtraction fits, its projections below)")
+    assert p.answers()[-1].endswith(
+        "against 90% sampled (subtraction fits too: its projections are the cross-check)"
+    )
     text = "\n".join(p.describe())
     assert "# every projection, observed model, GB/s" in text
     assert "# every projection by subtraction, the cross-check, GB/s" in text

@@ -277,7 +277,9 @@ class Prediction:
         """Today's subtraction beside the observed model, in one line; None without both."""
         if not (self.inside and self.observed) or self.explained is None:
             return None
-        fits = "fits, its projections below" if self.cross_check else "does not fit"
+        fits = (
+            "fits too: its projections are the cross-check" if self.cross_check else "does not fit"
+        )
         return (
             f"cross-check: the replay alone would explain {self.explained:.0%} of the fault "
             f"time, against {self.inside.share:.0%} sampled (subtraction {fits})"

@@ -43,6 +43,20 @@ def parse_args(description, rounds=5, extra=None):
     return args
 
 
+# The page sizes of the fault benchmarks, by their shift.
+FAULT_PAGES = {"4KB": 12, "2MB": 21, "1GB": 30}
+
+
+def fault_page_args(p):
+    """--pages and --reserve, for the benchmarks that fault each page size in (an extra=)."""
+    p.add_argument("--pages", default="4KB,2MB,1GB", help="page sizes (default 4KB,2MB,1GB)")
+    p.add_argument(
+        "--reserve",
+        action="store_true",
+        help="as root, reserve the hugepages the run needs and restore the pools after",
+    )
+
+
 def import_pagezero():
     try:
         import pagezero

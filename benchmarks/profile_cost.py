@@ -23,9 +23,11 @@ import math
 import sys
 
 from _common import (
+    FAULT_PAGES,
     GB,
     MB,
     alternate,
+    fault_page_args,
     gbps,
     header,
     import_pagezero,
@@ -38,16 +40,6 @@ from _common import (
 )
 
 FLOOR = 0.98
-PAGES = {"4KB": 12, "2MB": 21, "1GB": 30}
-
-
-def extra(p):
-    p.add_argument("--pages", default="4KB,2MB,1GB", help="page sizes (default 4KB,2MB,1GB)")
-    p.add_argument(
-        "--reserve",
-        action="store_true",
-        help="as root, reserve the hugepages the run needs and restore the pools after",
-    )
 
 
 def command(size, page, loops, profile, reserve):
@@ -66,7 +58,7 @@ def rate(cmd):
 
 
 def main():
-    args = parse_args(__doc__, rounds=7, extra=extra)
+    args = parse_args(__doc__, rounds=7, extra=fault_page_args)
     pz = import_pagezero()
     from pagezero.measure import profile
     from pagezero.system import hugepages
@@ -83,7 +75,7 @@ def main():
     header(f"faults with and without --profile, demand, {loops} loops per run", args)
     rows, bad, skipped = [], [], []
     for page in args.pages.split(","):
-        shift = PAGES[page]
+        shift = FAULT_PAGES[page]
         n = max(size, 1 << shift)
         need = n >> shift if shift != 12 else 0
         if need and not args.reserve:

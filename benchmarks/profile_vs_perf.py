@@ -33,9 +33,11 @@ import sys
 import tempfile
 
 from _common import (
+    FAULT_PAGES,
     GB,
     MB,
     alternate,
+    fault_page_args,
     header,
     import_pagezero,
     median,
@@ -47,19 +49,9 @@ from _common import (
 from vs_c_fault import compile_ref
 
 TOLERANCE = 0.05
-PAGES = {"4KB": 12, "2MB": 21, "1GB": 30}
 # A sample is of the timed part when its chain holds one of these (or is the loop itself).
 TIMED = {"asm_exc_page_fault", "exc_page_fault", "ksys_mmap_pgoff", "vm_mmap_pgoff"}
 TIMED |= {"__x64_sys_mmap", "__arm64_sys_mmap", "do_madvise", "__x64_sys_madvise"}
-
-
-def extra(p):
-    p.add_argument("--pages", default="4KB,2MB,1GB", help="page sizes (default 4KB,2MB,1GB)")
-    p.add_argument(
-        "--reserve",
-        action="store_true",
-        help="as root, reserve the hugepages the run needs and restore the pools after",
-    )
 
 
 def _chains(data):
@@ -111,7 +103,7 @@ def perf_shares(exe, n, shift, loops, clearing, tmp):
 
 
 def main():
-    args = parse_args(__doc__, rounds=3, extra=extra)
+    args = parse_args(__doc__, rounds=3, extra=fault_page_args)
     pz = import_pagezero()
     from pagezero.measure import profile
     from pagezero.system import hugepages
@@ -131,7 +123,7 @@ def main():
     with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as tmp:
         exe = compile_ref(tmp)
         for page in args.pages.split(","):
-            shift = PAGES[page]
+            shift = FAULT_PAGES[page]
             n = max(size, 1 << shift)
             need = n >> shift if shift != 12 else 0
             try:

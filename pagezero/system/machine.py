@@ -136,10 +136,15 @@ def cache_bytes(info: Mapping[str, Any], level: int, kind: str = "Unified") -> i
 
 def llc_bytes(info: Mapping[str, Any] | None = None) -> int | None:
     """The highest data or unified cache level's size in a machine() dict (this one's), or None."""
-    info = info if info is not None else machine()
-    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
-    size: int | None = max(levels, key=lambda c: c["level"])["size_bytes"] if levels else None
+    llc = _llc(info if info is not None else machine())
+    size: int | None = llc["size_bytes"] if llc else None
     return size
+
+
+def _llc(info: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The highest data or unified cache level of a machine() dict, or None."""
+    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
+    return max(levels, key=lambda c: c["level"]) if levels else None
 
 
 # The cache a run measured (pagezero.analysis.cache), set by the study that measured it for
@@ -172,11 +177,9 @@ def eviction_cache(info: Mapping[str, Any] | None = None) -> dict[str, Any]:
     measured = os.environ.get(MEASURED_CACHE_ENV, "")
     if measured.isdigit() and int(measured) > 0:
         return {"bytes": int(measured), "source": f"measured ({MEASURED_CACHE_ENV})"}
-    info = info if info is not None else _static("/")
-    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
-    if not levels:
+    llc = _llc(info if info is not None else _static("/"))
+    if llc is None:
         return {"bytes": None, "source": None}
-    llc = max(levels, key=lambda c: c["level"])
     return {"bytes": llc["size_bytes"], "source": f"sysfs's LLC ({llc['source']})"}
 
 

@@ -1,24 +1,24 @@
 """pagezero: a laboratory for clearing memory pages.
 
-The C core (pagezero._core) holds the kernels, clocks, regions and timed
-loops; this package parses arguments, wraps results and drives the CLI.
+The C core (pagezero._core) holds the kernels, clocks, regions and timed loops; this package
+parses arguments, wraps results and drives the CLI.
 """
 
 import importlib.metadata
 import importlib.util
 
 try:
-    # The one version: pyproject.toml's [project] version, as the installed
-    # distribution's metadata carries it.
+    # The one version: pyproject.toml's [project] version, as the installed distribution's
+    # metadata carries it.
     __version__ = importlib.metadata.version(__name__)
 except importlib.metadata.PackageNotFoundError:
-    # A source tree built in place (`python setup.py build_ext --inplace`) has
-    # no metadata: say so rather than guess a number (PEP 440 local label).
+    # A source tree built in place (`python setup.py build_ext --inplace`) has no metadata:
+    # say so rather than guess a number (PEP 440 local label).
     __version__ = "0+unknown"
 
 if importlib.util.find_spec(__name__ + "._core") is None:
-    # Imported from a source tree where nothing was built: say so, rather than
-    # let `from . import _core` fail as a circular import.
+    # Imported from a source tree where nothing was built: say so, rather than let
+    # `from . import _core` fail as a circular import.
     raise ImportError(
         "pagezero's C extension (pagezero._core) is not built: install with `pip install .` "
         "or build it in place with `python setup.py build_ext --inplace`"
@@ -42,42 +42,9 @@ from pagezero.system.machine import machine
 from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
 
-__all__ = [
-    "MappingError",
-    "PagezeroError",
-    "UnavailableError",
-    "Interrupted",
-    "memset",
-    "memcpy",
-    "faults",
-    "headroom",
-    "Headroom",
-    "hugepage_pools",
-    "reserve_hugepages",
-    "Kernel",
-    "kernels",
-    "find_kernel",
-    "clear",
-    "fill",
-    "copy",
-    "machine",
-    "region",
-    "Result",
-    "ResultSet",
-    "load_results",
-    "save_results",
-    "sweep",
-    "compare",
-    "batch",
-    "folio",
-    "clear_order",
-    "clear_folio",
-    "BatchResult",
-    "FolioResult",
-    "advise",
-    "Advice",
-    "predict",
-    "Prediction",
-    "parse_size",
-    "format_size",
-]
+__all__ = ["MappingError", "PagezeroError", "UnavailableError", "Interrupted", "memset", "memcpy"]
+__all__ += ["faults", "headroom", "Headroom", "hugepage_pools", "reserve_hugepages", "Kernel"]
+__all__ += ["kernels", "find_kernel", "clear", "fill", "copy", "machine", "region", "Result"]
+__all__ += ["ResultSet", "load_results", "save_results", "sweep", "compare", "batch", "folio"]
+__all__ += ["clear_order", "clear_folio", "BatchResult", "FolioResult", "advise", "Advice"]
+__all__ += ["predict", "Prediction", "parse_size", "format_size"]

@@ -1,24 +1,45 @@
-"""Writing files so that a crash, a signal or a power loss leaves the old file or the new one,
-whole: write beside it, sync, rename into place, sync the folder (what rename(2) and fsync(2)
-leave to the caller)."""
+"""Reading the small files of sysfs and procfs, and writing files so that a crash, a signal or a
+power loss leaves the old file or the new one, whole: write beside it, sync, rename into place,
+sync the folder (what rename(2) and fsync(2) leave to the caller)."""
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from typing import IO, Any
 
 
+def read_text(path: str) -> str | None:
+    """A small file's text, stripped; None where it cannot be read."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def read_int(path: str) -> int | None:
+    """A file holding one integer (sysfs's counts and sizes), or None."""
+    text = read_text(path) or ""
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def entries(folder: str, pattern: str) -> list[re.Match[str]]:
+    """The entries of `folder` that `pattern` matches whole, as matches sorted by name."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [m for name in names if (m := re.fullmatch(pattern, name))]
+
+
 def current_umask() -> int:
     """The umask, read from /proc/self/status so that no other thread sees it changed."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
+    m = re.search(r"^Umask:\s+([0-7]+)$", read_text("/proc/self/status") or "", re.M)
+    if m:
+        return int(m[1], 8)
     umask = os.umask(0o022)  # before Linux 4.7: set and restore
     os.umask(umask)
     return umask

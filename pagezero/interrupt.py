@@ -1,9 +1,8 @@
 """Signals as exceptions: SIGINT, SIGTERM and SIGHUP stop a run the way Ctrl-C does.
 
-Python turns SIGINT into KeyboardInterrupt, which unwinds the stack (a hugepage pool is
-given back, what was measured is saved), but SIGTERM and SIGHUP kill the process where it
-stands. Under signals_interrupt() all three raise Interrupted, a KeyboardInterrupt that
-knows its signal and the shell's exit status for it (128 + signum).
+Python turns SIGINT into KeyboardInterrupt, which unwinds the stack (a hugepage pool is given
+back, what was measured is saved), but SIGTERM and SIGHUP kill the process where it stands.
+Under signals_interrupt() all three raise Interrupted, a KeyboardInterrupt that knows its signal.
 """
 
 from __future__ import annotations
@@ -19,9 +18,8 @@ from typing import Any, NoReturn, TypeVar
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-# The last stop signal turned into Interrupted: code that catches KeyboardInterrupt and
-# carries on with a partial result (a sweep, the report) loses the exception, and the CLI
-# still needs its signal.
+# The last stop signal turned into Interrupted: code that carries on with a partial result (a
+# sweep, the report) loses the exception, and the CLI still needs its signal.
 _received: int | None = None
 
 # signal.getsignal()'s answer: a function, SIG_DFL or SIG_IGN, or None (set outside Python).
@@ -90,9 +88,8 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
 
 @contextlib.contextmanager
 def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozenset[int]]:
-    """Within the block, each of `signals` left to its default action raises Interrupted (a
-    SIG_IGN such as nohup's, or a program's handler, stays); yields those taken over, none
-    outside the main thread, which alone can install handlers."""
+    """Within the block, each of `signals` left to its default action raises Interrupted (SIG_IGN
+    or a program's handler stays); yields those taken over, none outside the main thread."""
     global _received
     if threading.current_thread() is not threading.main_thread():
         yield frozenset()
@@ -112,13 +109,11 @@ def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozens
 
 @contextlib.contextmanager
 def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
-    """Hold `signals` for the block and deliver them when it ends, so a write that must finish does.
-
-    The calling thread's mask (threads started within inherit it), since the kernel gives a
-    process's signal to any thread not blocking it (numpy's OpenBLAS starts one); and in the
-    main thread, where Python runs the handlers, a stand-in that notes the signal, raised again
-    once the handlers are back (``signal.getsignal()`` answers the stand-in: read a handler before).
-    """
+    """Hold `signals` for the block and deliver them when it ends, so a write that must finish
+    does (``signal.getsignal()`` inside answers the stand-in: read a handler before)."""
+    # Both the calling thread's mask (threads started within inherit it: the kernel gives a
+    # process's signal to any thread not blocking it, and numpy's OpenBLAS starts some) and, in
+    # the main thread, where Python runs handlers, a stand-in noting each signal to raise again.
     signals = list(signals)
     holder = _Holder()
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
@@ -141,13 +136,10 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
 
 
 def _put_back(handlers: dict[int, _Handler]) -> list[int]:
-    """Put the program's `handlers` back; the signals CPython dropped meanwhile, returned.
-
-    Another thread may catch a signal just as its handler goes back to SIG_DFL: CPython
-    then finds SIG_DFL where it expected a Python handler and drops the signal with an
-    unraisable "Signal N ignored due to race condition" (bpo-43406), where the kernel would
-    have ended the process. Those are noted here, to be raised again.
-    """
+    """Put the program's `handlers` back; the signals CPython dropped meanwhile, returned."""
+    # Another thread may catch a signal just as its handler goes back to SIG_DFL: CPython drops
+    # it with an unraisable "Signal N ignored due to race condition" (bpo-43406), where the
+    # kernel would have ended the process. Those are noted, to be raised again.
     dropped: list[int] = []
     hook = sys.unraisablehook
 
@@ -173,8 +165,7 @@ def _put_back(handlers: dict[int, _Handler]) -> list[int]:
 
 
 class _Holder:
-    """deferred()'s stand-in handler: notes a signal during the block; after it (a restore
-    cut short by another signal's exception), passes it to the program's handler."""
+    """deferred()'s stand-in handler: notes a signal in the block, passes it on after it."""
 
     def __init__(self) -> None:
         self.holding = True
@@ -194,12 +185,9 @@ class _Holder:
 
 
 def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> _T | None:
-    """make_result(raw) for a timed C call, or raise the Interrupted that stopped it.
-
-    The C core stops its loops on a stop signal (csrc/py/pzpy.h) and returns the completed
-    ones (``raw["loops_done"]``), the partial, with ``raw["interrupted"]``. A signal pagezero
-    does not own goes to its handler instead; one that returns gets the partial.
-    """
+    """make_result(raw) for a timed C call, or raise the Interrupted that stopped it (the C core
+    returns the loops done and raw["interrupted"]: csrc/py/pzpy.h); a signal pagezero does not
+    own goes to its handler instead, and one that returns gets the partial."""
     global _received
     name = raw.get("interrupted")
     if not name:

@@ -1,9 +1,5 @@
-"""Results folders: every results file under a folder, as one ResultSet.
-
-`pagezero fleet run` writes one folder per machine (DIR/<machine>/), with one file per run, or
-one report folder per run for `pagezero report`; `pagezero compare DIR/a DIR/b` and `pagezero
-store add DIR` read such folders. Other JSON files there (fleet.json, advice) are passed over.
-"""
+"""Results folders (a fleet's DIR/<machine>/, a report's folder): every results file under one,
+as one ResultSet; other JSON files there (fleet.json, advice) are passed over."""
 
 import json
 import os
@@ -30,12 +26,8 @@ def results_files(folder):
     found = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
-        found += [
-            os.path.join(root, name)
-            for name in sorted(files)
-            if name.endswith(".json") and not name.startswith(".")
-        ]
-    found = [p for p in found if is_results_file(p)]
+        names = [n for n in sorted(files) if n.endswith(".json") and not n.startswith(".")]
+        found += [p for p in (os.path.join(root, n) for n in names) if is_results_file(p)]
     if not found:
         raise ValueError(f"{folder}: no pagezero results files under it")
     return found
@@ -47,7 +39,6 @@ def _study(path):
 
 
 def _merged(folder):
-    """(load_folder(folder), the study of each result)."""
     paths = results_files(folder)
     sets = [ResultSet.load(p) for p in paths]
     names = sorted(
@@ -63,14 +54,12 @@ def _merged(folder):
 
 
 def load_folder(folder):
-    """Every results file under one machine's `folder` as one ResultSet, each file's runs side
-    by side (numbered anew), interrupted if any file was; ValueError: none, or several machines."""
+    """Every results file under one machine's `folder` as one ResultSet (merged())."""
     return _merged(folder)[0]
 
 
 def load_sources(path):
-    """(load_path(path), each result's study: its file's name, "extents" in a report folder;
-    a fleet's "run-1", "run-2" are runs of one study, as compare sees by their points)."""
+    """(load_path(path), each result's study: its file's name, "extents" in a report folder)."""
     if os.path.isdir(path):
         return _merged(path)
     rs = load_path(path)

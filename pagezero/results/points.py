@@ -72,18 +72,14 @@ VariantKey = tuple[str, str, tuple[tuple[str, str], ...]]
 
 
 def variant_key(result: Result) -> VariantKey:
-    """(benchmark, unit, params_key()): point_key() without the function, equal for every
-    function measured at one point (compare --by function)."""
+    """point_key() without the function: equal for every function at one point (compare --by)."""
     return (result.benchmark, result.unit, params_key(result.params))
 
 
 def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
-    """One point's figure from the values of each run (process) that measured it.
-
-    median (of the per-run medians, in `unit`), spread_pct (relative_spread between the runs'
-    medians, or between loops when there is one run), runs (how many), spread_of ("runs" or
-    "loops") and unit. Empty runs are left out; ValueError when none is left.
-    """
+    """One point's figure from each run's values: median (of the runs' medians, in `unit`),
+    spread_pct (relative_spread between the runs' medians, or between loops for one run), runs,
+    spread_of ("runs" or "loops") and unit; empty runs left out, ValueError when none is left."""
     kept = [list(v) for v in runs if len(v)]
     if not kept:
         raise ValueError("a point needs at least one run")
@@ -94,11 +90,8 @@ def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
 
 
 def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict[str, Any]]]:
-    """{point_key: (the point's first Result, its point_summary())}, in first-seen order.
-
-    A run is a process (the set's runs say which one measured each Result): repetitions
-    inside one process pool their loops.
-    """
+    """{point_key: (the point's first Result, its point_summary())}, in first-seen order; a run
+    is a process (the set's runs say which), its repetitions pooling their loops."""
     points: dict[PointKey, tuple[Result, dict[int, list[float]]]] = {}
     for result, run in zip(result_set.results, result_set.runs):
         first, by_process = points.setdefault(point_key(result), (result, {}))

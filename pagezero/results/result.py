@@ -23,9 +23,9 @@ _NS_CLOCKS = ("ns", "timeval")
 _CYCLE_CLOCKS = ("cycles", "tsc")
 _TICK = {"ns": "1 ns", "timeval": "1 us", "tsc": "a TSC tick", "cycles": "a cycle"}
 
-# A Result subclass registered under its benchmark name (result_type): the name is in every
-# file of every version, where a class name is a Python detail a rename would break saved files
-# with. A subclass's own fields are saved under that name ("batch": {...}).
+# Result subclasses by benchmark name (result_type), which every file of every version holds (a
+# class name is a Python detail a rename would break saved files with); a subclass's own fields
+# are saved under that name ("batch": {...}).
 _RESULT_TYPES: dict[str, type[Result]] = {}
 # What a file holds of every result, in its order; details and interrupted follow when set.
 _SAVED = "benchmark function params bytes_per_loop clock clock_hz samples machine".split()
@@ -75,8 +75,8 @@ def _own_fields(cls: type[Result]) -> list[str]:
 class Result:
     """One run of a benchmark: `loops` samples of `bytes_per_loop` bytes each.
 
-    Immutable: params, machine and details are kept as read-only copies, samples as a tuple.
-    Its repr is one line; the machine it ran on is behind :attr:`machine`.
+    Immutable: params, machine and details are read-only copies, samples a tuple. Its repr is one
+    line; the machine it ran on is behind :attr:`machine`.
 
     Parameters
     ----------
@@ -98,9 +98,9 @@ class Result:
         The machine it ran on (:func:`pagezero.machine`).
     details : Mapping
         The run's conditions and what its C entry measured beside the samples, all optional:
-        thread_samples, thread_bytes, cpus, cold_method, cold_timing, counters,
-        counters_source (memset, memcpy, batch; folio's are cold and counters); mmap's
-        thread_samples, pages, latency.
+        thread_samples, thread_bytes, cpus, cold_method, cold_timing, counters, counters_source
+        (memset, memcpy, batch; folio's are cold and counters); mmap's thread_samples, pages,
+        latency.
     interrupted : str or None
         The signal that stopped the run ("SIGINT"), if one did: the samples are the loops
         completed before it.
@@ -191,11 +191,8 @@ class Result:
 
     @property
     def cycles_per_byte(self) -> float | None:
-        """Cycles or tsc ticks per byte, for the clocks that count them (else None).
-
-        tsc ticks are reference cycles, not CPU cycles: x86-64's TSC, or arm64's CNTVCT_EL0
-        at CNTFRQ_EL0 (often 24-100 MHz, many CPU cycles per tick).
-        """
+        """Cycles or tsc ticks per byte, for the clocks that count them (else None); tsc ticks
+        are reference cycles: x86-64's TSC, or arm64's CNTVCT_EL0 (often 24-100 MHz)."""
         if self.clock not in _CYCLE_CLOCKS:
             return None
         return sum(self.samples) / self.total_bytes

@@ -91,10 +91,10 @@ class ResultSet:
         self.machine = frozen(machine)
         self.interrupted = signal_name(interrupted)
         self.build: Mapping[str, Any] | None = frozen(build) if build else None
-        if lost is not None and not (
-            isinstance(lost, (list, tuple))
-            and all(isinstance(x, (dict, MappingProxyType)) for x in lost)
-        ):
+        objects = isinstance(lost, (list, tuple)) and all(
+            isinstance(x, (dict, MappingProxyType)) for x in lost
+        )
+        if lost is not None and not objects:
             raise ValueError("lost is not a list of objects (the worker processes lost)")
         self.lost: tuple[Any, ...] = tuple(deep_frozen(x) for x in lost or ())
 
@@ -131,10 +131,9 @@ class ResultSet:
     def bytes_per_sec(self) -> float | None:
         """The rate of the one point the set holds, in bytes/sec: the median of its per-run medians.
 
-        It is the figure the tables, :meth:`summary`, ``compare`` and the report show (a run
-        being a process: :func:`pagezero.results.points.point_summary`). None when the point
-        was measured in cycles; ValueError when the set holds several points (use
-        :meth:`summary` or :meth:`stats`).
+        The figure the tables, :meth:`summary`, ``compare`` and the report show (a run being a
+        process: :func:`pagezero.results.points.point_summary`). None when it was measured in
+        cycles; ValueError when the set holds several points (use :meth:`summary` or :meth:`stats`).
         """
         points = summarize_points(self)
         if len(points) != 1:
@@ -252,12 +251,7 @@ class ResultSet:
         }
         if self.lost:
             doc["lost"] = [dict(x) for x in self.lost]
-
-        def write(f: IO[str]) -> None:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-
-        atomic_write(path, write)
+        atomic_write(path, lambda f: f.write(json.dumps(doc, indent=1) + "\n"))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ResultSet:

@@ -1,6 +1,5 @@
-"""The shape of a results document, checked before anything reads it: a file is JSON from
-anywhere (another version, a hand edit, a truncated copy), and every loader turns one of the
-wrong shape into a ValueError naming what is wrong, so no command meets a list for a number."""
+"""The shape of a results document, checked before anything reads it: a file of any origin (another
+version, a hand edit, a truncated copy) of the wrong shape is a ValueError naming what is wrong."""
 
 from __future__ import annotations
 
@@ -100,10 +99,8 @@ def _check_machine(machine: Any, where: str = "machine") -> None:
     for name, kind in _MACHINE_TYPES.items():
         v = machine.get(name)
         a_kind = "a list" if kind is list else f"a {kind.__name__}"
-        _need(
-            v is None or (isinstance(v, kind) and not isinstance(v, bool)),
-            f"{where}.{name} is not {a_kind}",
-        )
+        ok = v is None or (isinstance(v, kind) and not isinstance(v, bool))
+        _need(ok, f"{where}.{name} is not {a_kind}")
     # One level further where reports and comparison headers read fields by name.
     for c in machine.get("caches") or ():
         ok = isinstance(c, dict) and isinstance(c.get("type", ""), str)
@@ -115,10 +112,7 @@ def _check_machine(machine: Any, where: str = "machine") -> None:
 
 
 def check_result(d: Any) -> None:
-    """ValueError naming the first field of one result (any version) missing or mistyped.
-
-    The values themselves (clock names, sample counts) Result checks on creation.
-    """
+    """ValueError naming the first field of one result (any version) missing or mistyped."""
     _need(isinstance(d, dict), "a result is not an object")
     for name in ("benchmark", "function", "params", "bytes_per_loop", "clock", "samples"):
         _need(name in d, f"a result has no {name!r}")

@@ -1,5 +1,6 @@
-"""Statistics of one set of samples. Rates are summarised as the times they stand for: the
-mean of bytes/sec is harmonic (total bytes over total time) and says so in "mean_kind"."""
+"""Statistics of one set of samples. Rates are summarised as the times they stand for: the mean of
+bytes/sec is harmonic, total bytes over total time (an arithmetic mean weighs a fast loop more than
+the time it took, and can call a slowdown an improvement), and "mean_kind" says so."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def _costs(values: Iterable[float], unit: str | None) -> list[float]:
 
 
 def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
-    """Standard deviation in % of the mean of the costs `values` stand for (for rates, of the
-    times per byte); 0.0 for fewer than two values or a mean of 0."""
+    """Standard deviation in % of the mean of the costs `values` stand for (for rates, times per
+    byte); 0.0 for fewer than two values or a mean of 0."""
     costs = _costs(values, unit)
     if len(costs) < 2:
         return 0.0
@@ -39,8 +40,8 @@ def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
 def median_interval(
     values: Iterable[float], confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """(low, high, level): the order statistics x(j), x(n+1-j) that cover the median with
-    probability `level` >= `confidence` (the sign test's interval), else min..max and its level."""
+    """(low, high, level): the sign test's interval of the median, x(j)..x(n+1-j) at `level` >=
+    `confidence`, else min..max and its level."""
     import numpy as np
     from scipy import stats as sps
 
@@ -59,12 +60,8 @@ def summarize(
     values: Iterable[float], confidence: float = 0.95, unit: str | None = None
 ) -> dict[str, Any]:
     """n, mean, mean_kind, stdev, stdev_pct, median, min, max, the mean's `confidence` interval
-    (ci_low, ci_high: Student's t) and the median's (median_ci_low, _high, _level).
-
-    Rates (bytes/sec) are averaged as time is: "mean" is harmonic, total bytes over total time
-    (an arithmetic mean of rates weighs a fast loop more than the time it took, and can call a
-    slowdown an improvement); stdev and the interval come from the times per byte.
-    """
+    (ci_low, ci_high: Student's t, of the times per byte for rates) and the median's
+    (median_ci_low, _high, _level)."""
     from scipy import stats as sps
 
     values = [float(v) for v in values]
@@ -106,8 +103,4 @@ def summarize(
 
 def spread(rates: Sequence[float]) -> tuple[float, float] | tuple[None, None]:
     """(mean, stdev in % of it), as perf's "( +- x% )"; (None, None) for none."""
-    if not rates:
-        return None, None
-    mean = statistics.fmean(rates)
-    stdev = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return mean, 100.0 * stdev / mean if mean else 0.0
+    return (statistics.fmean(rates), relative_spread(rates)) if rates else (None, None)

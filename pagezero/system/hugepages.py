@@ -10,9 +10,9 @@ import os
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from pagezero._core import MappingError, PagezeroError
+from pagezero.files import entries, read_int
 from pagezero.interrupt import Interrupted, deferred, signals_interrupt
 from pagezero.units import format_page, parse_page
 
@@ -60,39 +60,18 @@ class Pool:
     def available(self) -> int:
         return max(0, self.free - self.reserved)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The pool as a JSON-ready dict.
-
-        Returns
-        -------
-        dict of str to int or str
-            ``total``, ``free``, ``reserved``, ``surplus``, ``available`` (pages) and
-            ``path``; not ``page`` and ``page_bytes``.
-        """
-        names = ("total", "free", "reserved", "surplus", "available", "path")
-        return {n: getattr(self, n) for n in names}
-
-
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path) as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
-
 
 def _pool_dir(page: str | int, root: str) -> str:
     return os.path.join(root, f"hugepages-{(1 << parse_page(page)) // 1024}kB")
 
 
-def _read_pool(directory: str, page: str, page_bytes: int) -> Pool | None:
-    values = [
-        _read_int(os.path.join(directory, name))
-        for name in ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")
-    ]
+def _read_pool(directory: str, page_bytes: int) -> Pool | None:
+    counts = ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")
+    values = [read_int(os.path.join(directory, name)) for name in counts]
     if values[0] is None or values[1] is None:
         return None
     total, free, reserved, surplus = (v or 0 for v in values)
+    page = format_page(page_bytes.bit_length() - 1)
     path = os.path.join(directory, "nr_hugepages")
     return Pool(page, page_bytes, total, free, reserved, surplus, path)
 
@@ -103,38 +82,27 @@ def pools(sysfs: str | None = None) -> dict[str, Pool]:
     Parameters
     ----------
     sysfs : str, optional
-        The directory of the pools; by default ``/sys/kernel/mm/hugepages``. Tests
-        point it at a fixture tree.
+        The directory of the pools; by default ``/sys/kernel/mm/hugepages``. Tests point it at a
+        fixture tree.
 
     Returns
     -------
     dict of str to Pool
-        ``{"2MB": Pool, "1GB": Pool, ...}`` by page size, smallest first; empty
-        without hugetlb.
+        ``{"2MB": Pool, "1GB": Pool, ...}`` by page size, smallest first; empty without hugetlb.
     """
     sysfs = sysfs or SYSFS
-    found: dict[str, Pool] = {}
-    try:
-        entries = os.listdir(sysfs)
-    except OSError:
-        return found
-    for entry in entries:
-        kb = entry[len("hugepages-") : -len("kB")]
-        if not (entry.startswith("hugepages-") and entry.endswith("kB") and kb.isdigit()):
-            continue
-        page_bytes = int(kb) * 1024
-        name = format_page(page_bytes.bit_length() - 1)
-        p = _read_pool(os.path.join(sysfs, entry), name, page_bytes)
-        if p:
-            found[name] = p
-    return dict(sorted(found.items(), key=lambda kv: kv[1].page_bytes))
+    found = [
+        _read_pool(os.path.join(sysfs, m[0]), int(m[1]) * 1024)
+        for m in entries(sysfs, r"hugepages-(\d+)kB")
+    ]
+    return {p.page: p for p in sorted(filter(None, found), key=lambda p: p.page_bytes)}
 
 
 def pool(page: str | int) -> Pool:
     """The pool of one page size, read afresh; MappingError (ENOENT) where the kernel has none."""
     shift = parse_page(page)
     directory = _pool_dir(page, SYSFS)
-    p = _read_pool(directory, format_page(shift), 1 << shift)
+    p = _read_pool(directory, 1 << shift)
     if p is None:
         # An arm64 kernel with 64KB pages has 2MB, 512MB and 16GB pools, no 1GB one.
         sizes = ", ".join(pools()) or "none"
@@ -172,7 +140,7 @@ def _node_pool_dir(page: str | int, node: int, root: str | None) -> str:
 
 def node_free(page: str | int, node: int, root: str | None = None) -> int | None:
     """Free hugepages of one size on one NUMA node; None where sysfs has no per-node count."""
-    return _read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
+    return read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
 
 
 def check_node_available(
@@ -185,7 +153,7 @@ def check_node_available(
     if free is None or free >= needed:
         return free
     path = os.path.join(_node_pool_dir(page, node, root), "nr_hugepages")
-    nr = _read_int(path) or 0
+    nr = read_int(path) or 0
     raise MappingError(
         errno.ENOMEM,
         f"not enough {format_page(parse_page(page))} hugepages on node {node}: {needed} "
@@ -218,12 +186,11 @@ def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | No
 def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     """A context manager that makes `needed` pages of `page` available for its block.
 
-    Grows the pool only by what is missing (nothing when enough are free),
-    as root only; again by what is still missing, up to GROW_TRIES times, when
-    other processes map the new pages first. Afterwards, also on an error,
-    Ctrl-C, SIGTERM or SIGHUP, the pool gives back exactly what was added: it
-    returns to its previous size unless someone else resized it meanwhile,
-    whose change is kept.
+    Grows the pool only by what is missing (nothing when enough are free), as root only; again by
+    what is still missing, up to GROW_TRIES times, when other processes map the new pages first.
+    Afterwards, also on an error, Ctrl-C, SIGTERM or SIGHUP, the pool gives back exactly what was
+    added: it returns to its previous size unless someone else resized it meanwhile, whose change is
+    kept.
 
     Parameters
     ----------
@@ -240,12 +207,11 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     Raises
     ------
     pagezero.PagezeroError
-        When the pool must grow and this process is not root; the message gives the
-        command for root.
+        When the pool must grow and this process is not root; the message gives the command for
+        root.
     pagezero.MappingError
-        When the kernel grew the pool by less than asked (memory too fragmented or too
-        small), other processes took the new pages GROW_TRIES times over, or there is
-        no such pool.
+        When the kernel grew the pool by less than asked (memory too fragmented or too small), other
+        processes took the new pages GROW_TRIES times over, or there is no such pool.
     """
     before = pool(page)
     missing = needed - before.available

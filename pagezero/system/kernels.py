@@ -44,12 +44,11 @@ class Kernel:
     unit : int
         Bytes per iteration of its loop.
     align : int
-        Bytes of alignment its loop needs; a shared routine writes the unaligned head
-        and tail, so every kernel takes any pointer and length.
+        Bytes of alignment its loop needs; a shared routine writes the unaligned head and
+        tail, so every kernel takes any pointer and length.
     clear_pages : bool
-        The Linux ``clear_page()`` / ``clear_pages()`` uses it on this CPU: exactly one
-        clear row has it, chosen by the C registry (the ``PZ_CLEAR_PAGES`` rows of
-        ``arch/*/kernels.def``, which cite the kernel source they follow).
+        Linux's ``clear_page()`` / ``clear_pages()`` uses it on this CPU: exactly one clear
+        row has it (``PZ_CLEAR_PAGES`` in ``arch/*/kernels.def``, citing the kernel source).
     """
 
     kind: str
@@ -117,26 +116,21 @@ def find_kernel(name: str, kind: str = "clear") -> Kernel:
     ValueError
         For an unknown kind or name; the message names the known kernels.
     """
-    table = kernels(kind)
-    for k in table:
-        if k.name == name:
-            return k
-    known = ", ".join(k.name for k in table)
-    raise ValueError(f"unknown {kind} kernel {name!r} (known: {known})")
+    table = {k.name: k for k in kernels(kind)}
+    if name not in table:
+        raise ValueError(f"unknown {kind} kernel {name!r} (known: {', '.join(table)})")
+    return table[name]
 
 
 def clear_pages_kernel() -> str:
-    """The clear kernel clear_pages() uses here: the registry's mark ("default" for rows
-    without one, which the C registry never returns)."""
+    """The clear kernel clear_pages() uses here, as the registry marks it ("default" unmarked)."""
     return next((k.name for k in kernels("clear") if k.available and k.clear_pages), "default")
 
 
 def nontemporal_kernel(widest: bool = False) -> str | None:
-    """An available non-temporal clear kernel that writes any value, or None.
-
-    The first in registry order (on x86-64 movnti, the store of the 2012
-    clear_page_nocache), or with `widest` the widest loop unit (the last on a tie).
-    """
+    """An available non-temporal clear kernel that writes any value, or None: the first in
+    registry order (x86-64's movnti, the store of 2012's clear_page_nocache), or with `widest`
+    the widest loop unit (the last on a tie)."""
     table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
     if not table:
         return None
@@ -173,9 +167,8 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     Raises
     ------
     ValueError
-        For a value outside 0..255, a kernel that is not a name or not known, a
-        zeros-only kernel asked for another value, or a read-only or non-contiguous
-        buffer.
+        For a value outside 0..255, a kernel that is not a name or not known, a zeros-only kernel
+        asked for another value, or a read-only or non-contiguous buffer.
     pagezero.UnavailableError
         For a kernel this CPU cannot run (it is never executed).
     """
@@ -186,7 +179,7 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
 
 
 def clear(buffer: _Writable, kernel: str = "default") -> None:
-    """Zero a buffer with the named clear kernel.
+    """Zero a buffer with the named clear kernel: :func:`fill` with the value 0.
 
     Parameters
     ----------
@@ -197,10 +190,8 @@ def clear(buffer: _Writable, kernel: str = "default") -> None:
 
     Raises
     ------
-    ValueError
-        For an unknown kernel or a read-only or non-contiguous buffer.
-    pagezero.UnavailableError
-        For a kernel this CPU cannot run (it is never executed).
+    ValueError, pagezero.UnavailableError
+        As :func:`fill` raises them.
     """
     fill(buffer, 0, kernel)
 

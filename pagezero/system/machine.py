@@ -1,9 +1,9 @@
 """What machine a result was measured on, read once per process and attached to every Result.
 
-Every fact records its source. Cache sizes come from sysfs first and are cross-checked
-against sysconf, because the two can disagree (on the AMD EPYC VMs here sysfs says 32 MiB of
-L3 and sysconf several hundred): a disagreement is reported, and a size of 0 never trusted.
-Every reader takes a `root` (default "/") so that tests can point it at a fixture tree.
+Every fact records its source. Cache sizes come from sysfs first and are cross-checked against
+sysconf, because the two can disagree (on the AMD EPYC VMs here sysfs says 32 MiB of L3 and
+sysconf several hundred): a disagreement is reported, and a size of 0 never trusted. Every
+reader takes a `root` (default "/") so that tests can point it at a fixture tree.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pagezero import _core
-from pagezero.system import hugepages
+from pagezero.files import entries, read_text
+from pagezero.system import hugepages, numa
 from pagezero.system.backing import sysfs_choice
 from pagezero.system.memory import base_page, thp_pmd_size
 
 _CACHE_DIR = "sys/devices/system/cpu/cpu0/cache"
 _HUGEPAGE_DIR = "sys/kernel/mm/hugepages"
-_NODE_DIR = "sys/devices/system/node"
 
 # getconf names of the cache sizes sysconf() reports, by (level, type).
 _SYSCONF_CACHES = {
@@ -36,22 +36,18 @@ _SYSCONF_CACHES = {
     (2, "Unified"): "LEVEL2_CACHE_SIZE",
     (3, "Unified"): "LEVEL3_CACHE_SIZE",
 }
+_CACHE_FIELDS = ("level", "type", "size_bytes", "shared_cpu_list", "source")
+_MEMINFO = (("MemTotal", "total_bytes"), ("MemAvailable", "available_bytes"))
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
+def _read(root: str, path: str) -> str | None:
+    return read_text(os.path.join(root, path))
 
 
 def _cpu_model(root: str) -> str:
-    for line in (_read(os.path.join(root, "proc/cpuinfo")) or "").splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in ("model name", "Model", "cpu model"):
-            return value.strip()
-    return platform.processor() or "unknown"
+    cpuinfo = _read(root, "proc/cpuinfo") or ""
+    m = re.search(r"^(model name|Model|cpu model)\s*:(.*)$", cpuinfo, re.M)
+    return m[2].strip() if m else platform.processor() or "unknown"
 
 
 def _size_bytes(text: str | None) -> int | None:
@@ -59,7 +55,7 @@ def _size_bytes(text: str | None) -> int | None:
     m = re.fullmatch(r"(\d+)([KMG]?)", text or "")
     if not m:
         return None
-    return (int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]) or None
+    return (int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]) or None
 
 
 def sysconf_caches() -> dict[str, int]:
@@ -80,46 +76,27 @@ def caches(root: str = "/", sysconf: Mapping[str, int] | None = None) -> list[di
     sysconf's size and any disagreement; without sysfs, sysconf's, saying so in source."""
     if sysconf is None:
         sysconf = sysconf_caches() if root == "/" else {}
-    base = os.path.join(root, _CACHE_DIR)
-    try:
-        entries = sorted(e for e in os.listdir(base) if re.fullmatch(r"index\d+", e))
-    except OSError:
-        entries = []
     found: list[dict[str, Any]] = []
-    for entry in entries:
-        d = os.path.join(base, entry)
-        level = int(_read(os.path.join(d, "level")) or 0)
-        kind = _read(os.path.join(d, "type")) or "Unknown"
-        size = _size_bytes(_read(os.path.join(d, "size")))
+    for entry in entries(os.path.join(root, _CACHE_DIR), r"index\d+"):
+        d = os.path.join(_CACHE_DIR, entry[0])
+        level = int(_read(root, f"{d}/level") or 0)
+        kind = _read(root, f"{d}/type") or "Unknown"
+        size = _size_bytes(_read(root, f"{d}/size"))
         if not level or size is None:
             continue  # never trust a 0 or a missing size
-        cache: dict[str, Any] = {
-            "level": level,
-            "type": kind,
-            "size_bytes": size,
-            "shared_cpu_list": _read(os.path.join(d, "shared_cpu_list")),
-            "source": os.path.join("/", _CACHE_DIR, entry, "size"),
-        }
+        shared = _read(root, f"{d}/shared_cpu_list")
+        found.append(dict(zip(_CACHE_FIELDS, (level, kind, size, shared, f"/{d}/size"))))
         name = _SYSCONF_CACHES.get((level, kind))
         other = sysconf.get(name) if name else None
         if other:  # sysconf's 0 means "unknown", not "no cache"
-            cache["sysconf_bytes"] = other
+            found[-1]["sysconf_bytes"] = other
             if other != size:
-                cache["disagreement"] = (
+                found[-1]["disagreement"] = (
                     f"sysconf {name} says {other} bytes, sysfs says {size}; using sysfs"
                 )
-        found.append(cache)
-    if found:
-        return found
     # No sysfs (some containers): sysconf's, saying so.
-    return [
-        {
-            "level": level,
-            "type": kind,
-            "size_bytes": sysconf[name],
-            "shared_cpu_list": None,
-            "source": f"sysconf {name}",
-        }
+    return found or [
+        dict(zip(_CACHE_FIELDS, (level, kind, sysconf[name], None, f"sysconf {name}")))
         for (level, kind), name in _SYSCONF_CACHES.items()
         if sysconf.get(name)
     ]
@@ -129,16 +106,14 @@ def cache_bytes(info: Mapping[str, Any], level: int, kind: str = "Unified") -> i
     """The size of one cache level of a machine() dict ("Data" for L1d), or None."""
     for c in info.get("caches", ()):
         if c["level"] == level and c["type"] in (kind, "Unified"):
-            size: int = c["size_bytes"]
-            return size
+            return int(c["size_bytes"])
     return None
 
 
 def llc_bytes(info: Mapping[str, Any] | None = None) -> int | None:
     """The highest data or unified cache level's size in a machine() dict (this one's), or None."""
     llc = _llc(info if info is not None else machine())
-    size: int | None = llc["size_bytes"] if llc else None
-    return size
+    return int(llc["size_bytes"]) if llc else None
 
 
 def _llc(info: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -188,7 +163,7 @@ def _hugepages(root: str) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for p in hugepages.pools(os.path.join(root, _HUGEPAGE_DIR)).values():
         key = f"{p.page_bytes // 1024}kB"
-        facts = {k: v for k, v in p.as_dict().items() if k != "path"}
+        facts = {n: getattr(p, n) for n in ("total", "free", "reserved", "surplus", "available")}
         source = os.path.join("/", _HUGEPAGE_DIR, f"hugepages-{key}", "nr_hugepages")
         found[key] = dict(facts, page_bytes=p.page_bytes, source=source)
     return found
@@ -197,11 +172,8 @@ def _hugepages(root: str) -> dict[str, dict[str, Any]]:
 def boot_params(cmdline: str | None) -> dict[str, str]:
     """The kernel's own parameters of a /proc/cmdline (those after " -- " are init's), the last
     of each name winning as the kernel's parser leaves them."""
-    params: dict[str, str] = {}
-    for word in (cmdline or "").split(" -- ")[0].split():
-        name, _, value = word.partition("=")
-        params[name] = value
-    return params
+    words = (cmdline or "").split(" -- ")[0].split()
+    return {name: value for name, _, value in (w.partition("=") for w in words)}
 
 
 def kernel_config(root: str = "/", release: str | None = None) -> tuple[str, str | None]:
@@ -213,7 +185,7 @@ def kernel_config(root: str = "/", release: str | None = None) -> tuple[str, str
     except (OSError, EOFError, zlib.error):
         pass
     release = release if release is not None else os.uname().release
-    text = _read(os.path.join(root, f"boot/config-{release}"))
+    text = _read(root, f"boot/config-{release}")
     return (text, f"/boot/config-{release}") if text else ("", None)
 
 
@@ -226,12 +198,11 @@ def preemption(
 ) -> dict[str, str | None]:
     """The kernel's preemption model ("none", "voluntary", "full", "lazy", "rt", "dynamic" or
     "unknown") and its source, first found of: debugfs sched/preempt (the live model of a
-    PREEMPT_DYNAMIC kernel, which a write there changes at run time; root-only, often
-    unmounted), a preempt= boot parameter (which a PREEMPT_DYNAMIC kernel's boot follows),
-    the kernel config (/proc/config.gz, else /boot/config-<release>: a PREEMPT_DYNAMIC kernel
-    boots with its CONFIG_PREEMPT_* choice, kernel/sched/core.c preempt_dynamic_init()),
-    `uname -v`."""
-    live = _read(os.path.join(root, "sys/kernel/debug/sched/preempt"))
+    PREEMPT_DYNAMIC kernel, which a write there changes at run time; root-only, often unmounted), a
+    preempt= boot parameter (which a PREEMPT_DYNAMIC kernel's boot follows), the kernel config
+    (/proc/config.gz, else /boot/config-<release>: a PREEMPT_DYNAMIC kernel boots with its
+    CONFIG_PREEMPT_* choice, kernel/sched/core.c preempt_dynamic_init()), `uname -v`."""
+    live = _read(root, "sys/kernel/debug/sched/preempt")
     m = re.search(r"\((\w+)\)", live or "")
     if m:
         return {"model": m.group(1), "source": "/sys/kernel/debug/sched/preempt"}
@@ -240,7 +211,7 @@ def preemption(
     # preempt= is a PREEMPT_DYNAMIC kernel's (kernel/sched/core.c setup_preempt_mode()); a
     # kernel whose config says it is not one ignores it.
     dynamic = "PREEMPT_DYNAMIC" in version or _config_set(config, "CONFIG_PREEMPT_DYNAMIC")
-    boot = boot_params(_read(os.path.join(root, "proc/cmdline"))).get("preempt")
+    boot = boot_params(_read(root, "proc/cmdline")).get("preempt")
     # sched_dynamic_mode() knows these four; any other value leaves the config's choice.
     if boot in ("none", "voluntary", "full", "lazy") and (dynamic or not where):
         return {"model": boot, "source": "/proc/cmdline preempt="}
@@ -262,12 +233,8 @@ def preemption(
         ("PREEMPT", "full"),
     ):
         if re.search(rf"\b{tag}\b", version):
-            note = (
-                " (the live mode needs debugfs sched/preempt or the kernel config)"
-                if model == "dynamic"
-                else ""
-            )
-            return {"model": model, "source": f"uname -v{note}"}
+            note = " (the live mode needs debugfs sched/preempt or the kernel config)"
+            return {"model": model, "source": "uname -v" + (note if model == "dynamic" else "")}
     return {"model": "unknown", "source": None}
 
 
@@ -285,7 +252,7 @@ def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str
     """Whether the page allocator zeroes pages on "alloc" or "free" (init_on_alloc=,
     init_on_free=), and the source: the boot parameter, else the config's
     CONFIG_INIT_ON_<WHICH>_DEFAULT_ON; value None where neither is readable."""
-    params = boot_params(_read(os.path.join(root, "proc/cmdline")))
+    params = boot_params(_read(root, "proc/cmdline"))
     config, where = kernel_config(root, release)
     # mm/mm_init.c mem_debugging_and_hardening_init(): page poisoning, where built in, takes
     # precedence.
@@ -312,8 +279,7 @@ _OWN_CLEAR_PAGES = {"x86-64": "arch/x86/include/asm/page_64.h"}
 
 def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
     """What a 7.0 kernel on `arch` (pagezero's: "x86-64", "arm64", ...) clears between resched
-    points under preempt=none|voluntary: a policy batch preset ("32MB" or "page") and its
-    source."""
+    points under preempt=none|voluntary: a policy batch preset ("32MB" or "page") and its source."""
     arch = arch if arch is not None else _core.ARCH
     where = _OWN_CLEAR_PAGES.get(arch)
     why = f"__HAVE_ARCH_CLEAR_PAGES, {where}" if where else f"no clear_pages() of {arch}'s own"
@@ -322,27 +288,14 @@ def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
 
 
 def _numa_nodes(root: str) -> list[dict[str, Any]]:
-    base = os.path.join(root, _NODE_DIR)
-    try:
-        entries = os.listdir(base)
-    except OSError:
-        return []
-    nodes = [
-        {"node": int(m.group(1)), "cpus": _read(os.path.join(base, e, "cpulist"))}
-        for e in entries
-        if (m := re.fullmatch(r"node(\d+)", e))
-    ]
-    return sorted(nodes, key=lambda n: n["node"])
+    base = os.path.join(root, "sys/devices/system/node")
+    return [{"node": n, "cpus": read_text(f"{base}/node{n}/cpulist")} for n in numa.listed(base)]
 
 
 def _memory(root: str) -> dict[str, int]:
-    text = _read(os.path.join(root, "proc/meminfo")) or ""
-    mem: dict[str, int] = {}
-    for key, name in (("MemTotal", "total_bytes"), ("MemAvailable", "available_bytes")):
-        m = re.search(rf"^{key}:\s+(\d+) kB", text, re.M)
-        if m:
-            mem[name] = int(m.group(1)) * 1024
-    return mem
+    text = _read(root, "proc/meminfo") or ""
+    found = {name: re.search(rf"^{key}:\s+(\d+) kB", text, re.M) for key, name in _MEMINFO}
+    return {name: int(m[1]) * 1024 for name, m in found.items() if m}
 
 
 def _dczva_block() -> int | None:
@@ -365,7 +318,7 @@ def _static(root: str) -> dict[str, Any]:
         "kernel_version": uname.version,
         # Boot parameters (preempt=, transparent_hugepage=, mitigations=, ...) can make two
         # boots of one kernel measure differently.
-        "kernel_cmdline": _read(os.path.join(root, "proc/cmdline")),
+        "kernel_cmdline": _read(root, "proc/cmdline"),
         "hostname": uname.nodename,
         "python": platform.python_version(),
         "pagezero_arch": _core.ARCH,
@@ -396,31 +349,29 @@ def _static(root: str) -> dict[str, Any]:
 def machine(root: str = "/") -> dict[str, Any]:
     """This machine, as every saved result records it.
 
-    Static facts (CPU model and features, caches, kernel, THP, preemption, NUMA
-    nodes) are read once per process; hugepage pools and memory, which change,
-    afresh on each call. Every fact records its source.
+    Static facts (CPU model and features, caches, kernel, THP, preemption, NUMA nodes) are read once
+    per process; hugepage pools and memory, which change, afresh on each call. Every fact records
+    its source.
 
     Parameters
     ----------
     root : str
-        The file system root to read ``/sys`` and ``/proc`` under; tests point it at a
-        fixture tree.
+        The file system root to read ``/sys`` and ``/proc`` under; tests point it at a fixture tree.
 
     Returns
     -------
     dict
         A fresh copy: ``cpu_model``, ``arch``, ``cpu_features``, ``cpus_online``,
-        ``kernel_release``, ``kernel_version``, ``kernel_cmdline``, ``hostname``,
-        ``python``, ``pagezero_arch``, ``dczva_block_bytes``; ``caches`` (per cache:
-        ``level``, ``type``, ``size_bytes``, ``shared_cpu_list``, ``source``, and where
-        sysconf differs, ``disagreement``), ``page_sizes`` (``base_bytes``, ``thp_bytes``
-        and their sources), ``thp``, ``preemption`` (``model``,
-        ``source``), ``init_on_alloc`` and ``init_on_free`` (``value``: True, False or
-        None, ``source``), ``non_preempt_batch`` (``preset``, ``source``: what a 7.0
-        kernel clears between resched points on this architecture), ``eviction_cache``
+        ``kernel_release``, ``kernel_version``, ``kernel_cmdline``, ``hostname``, ``python``,
+        ``pagezero_arch``, ``dczva_block_bytes``; ``caches`` (per cache: ``level``, ``type``,
+        ``size_bytes``, ``shared_cpu_list``, ``source``, and where sysconf differs,
+        ``disagreement``), ``page_sizes`` (``base_bytes``, ``thp_bytes`` and their sources),
+        ``thp``, ``preemption`` (``model``, ``source``), ``init_on_alloc`` and ``init_on_free``
+        (``value``: True, False or None, ``source``), ``non_preempt_batch`` (``preset``, ``source``:
+        what a 7.0 kernel clears between resched points on this architecture), ``eviction_cache``
         (``bytes``, ``source``: the cache eviction buffers exceed, measured or sysfs's),
-        ``numa_nodes``, ``hugepages`` and ``memory``; in a test build,
-        ``test_switches`` too ({name: value}), when any is in effect.
+        ``numa_nodes``, ``hugepages`` and ``memory``; in a test build, ``test_switches`` too ({name:
+        value}), when any is in effect.
     """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)
@@ -507,8 +458,7 @@ def _measured_words(m: Mapping[str, Any]) -> str:
     if m.get("cache_bytes") is None:
         return (
             "fewer than half the temporal kernels fall to a memory plateau over the extents "
-            "measured; "
-            f"the studies use sysfs's LLC ({llc})"
+            f"measured; the studies use sysfs's LLC ({llc})"
         )
     fall = (
         f"cache {_mib(m['cache_bytes'])} (temporal kernels at cache speed up to it, "

@@ -75,34 +75,32 @@ def region(
     Parameters
     ----------
     size : int or str
-        Bytes, or a size such as ``"8MB"`` (:func:`~pagezero.units.parse_size`); a whole
-        number of pages.
+        Bytes, or a size such as ``"8MB"`` (:func:`~pagezero.units.parse_size`); a whole number of
+        pages.
     page : {"4KB", "2MB", "1GB"}
         The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
     thp : bool or None
-        4KB pages only: True asks for transparent huge pages, False refuses them,
-        None leaves the system's policy.
+        4KB pages only: True asks for transparent huge pages, False refuses them, None leaves the
+        system's policy.
     populate : bool
-        Map it populated (``MAP_POPULATE``): every page faulted in now, not on first
-        touch.
+        Map it populated (``MAP_POPULATE``): every page faulted in now, not on first touch.
     guard : bool
-        4KB pages only: ``PROT_NONE`` pages on both sides, so that a write past either
-        end faults.
+        4KB pages only: ``PROT_NONE`` pages on both sides, so that a write past either end faults.
 
     Returns
     -------
     pagezero._core.Region
-        A writable buffer (``memoryview(r)``, :func:`pagezero.clear`) with ``address``
-        and ``size``, unmapped by ``close()`` or at the end of a ``with`` block.
+        A writable buffer (``memoryview(r)``, :func:`pagezero.clear`) with ``address`` and ``size``,
+        unmapped by ``close()`` or at the end of a ``with`` block.
 
     Raises
     ------
     ValueError
-        For a bad size, page or flag combination, or a page size this kernel does not
-        have (4KB on a 64KB-page kernel: :func:`check_page`).
+        For a bad size, page or flag combination, or a page size this kernel does not have (4KB on a
+        64KB-page kernel: :func:`check_page`).
     pagezero.MappingError
-        When the kernel refuses the mapping (e.g. too few free hugepages); the message
-        says how to fix it.
+        When the kernel refuses the mapping (e.g. too few free hugepages); the message says how to
+        fix it.
     """
     shift = check_page(parse_page(page), thp)
     return _core.Region(parse_size(size), shift, thp_mode(thp, shift), bool(populate), bool(guard))

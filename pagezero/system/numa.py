@@ -6,31 +6,30 @@ from __future__ import annotations
 
 import os
 
+from pagezero.files import entries, read_text
+
 NODE_DIR = "/sys/devices/system/node"
+
+
+def listed(root: str = NODE_DIR) -> list[int]:
+    """The nodes sysfs lists, ascending; [] without the directory."""
+    return sorted(int(m[1]) for m in entries(root, r"node(\d+)"))
 
 
 def numa_nodes(root: str = NODE_DIR) -> list[int]:
     """The machine's NUMA nodes, ascending; [0] without the sysfs directory."""
-    try:
-        nodes = sorted(
-            int(e[4:]) for e in os.listdir(root) if e.startswith("node") and e[4:].isdigit()
-        )
-    except OSError:
-        nodes = []
-    return nodes or [0]
+    return listed(root) or [0]
 
 
 def node_cpus(node: int, root: str = NODE_DIR) -> set[int]:
     """The CPUs of a NUMA node, from its cpulist; ValueError for a node that does not exist."""
     check_node(node, "node", root)
-    try:
-        with open(os.path.join(root, f"node{node}", "cpulist")) as f:
-            text = f.read()
-    except OSError:
+    text = read_text(os.path.join(root, f"node{node}", "cpulist"))
+    if text is None:
         # No sysfs node directory at all: a single-node machine, every CPU is node 0's.
         return set(range(os.cpu_count() or 1))
     cpus: set[int] = set()
-    for part in filter(None, text.strip().split(",")):
+    for part in filter(None, text.split(",")):
         lo, _, hi = part.partition("-")
         cpus.update(range(int(lo), int(hi or lo) + 1))
     return cpus
@@ -44,9 +43,8 @@ def check_node(node: object, what: str = "node", root: str = NODE_DIR) -> int:
     if node not in nodes:
         if nodes == [0]:
             raise ValueError(
-                f"{what} {node} does not exist: this machine has only node 0 "
-                f"(one NUMA node; {root} lists no other), so only {what} 0 "
-                f"can be asked for"
+                f"{what} {node} does not exist: this machine has only node 0 (one NUMA node; "
+                f"{root} lists no other), so only {what} 0 can be asked for"
             )
         raise ValueError(
             f"{what} {node} does not exist: this machine's nodes are {', '.join(map(str, nodes))}"

@@ -41,10 +41,6 @@ class Interrupted(KeyboardInterrupt):
 
     Attributes
     ----------
-    signum : int
-        The signal's number.
-    partial : Result, ResultSet or None
-        As given.
     signame : str
         The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``.
     exit_status : int
@@ -153,12 +149,11 @@ def _put_back(handlers: dict[int, _Handler]) -> list[int]:
 
     sys.unraisablehook = note
     try:
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
-        # signal.signal() runs the pending handlers first: a signal caught during the
-        # first pass is seen here, while note() is the hook.
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
+        # Twice: signal.signal() runs the pending handlers first, so a signal caught during the
+        # first pass is seen in the second, while note() is the hook.
+        for _ in range(2):
+            for s, handler in handlers.items():
+                signal.signal(s, handler)
     finally:
         sys.unraisablehook = hook
     return dropped

@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import IO, TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pagezero.files import atomic_write
 from pagezero.results.points import format_figure, point_key, point_names, summarize_points, title
@@ -149,9 +149,8 @@ class ResultSet:
         return sorted({r.benchmark for r in self.results})
 
     def summary(self) -> str:
-        """One line a point: benchmark, function, size, page (and what tells it from another
-        point of its benchmark), its figure (:attr:`bytes_per_sec`'s, in GB/s of 10^9 bytes,
-        or cycles/byte), the spread between its runs (its loops, for one run), the runs."""
+        """One line a point: its name (points.point_names()), figure (:attr:`bytes_per_sec`'s, in
+        GB/s of 10^9 bytes, or cycles/byte), spread between its runs (loops, for one run), runs."""
         points = list(summarize_points(self).values())
         names = point_names([r for r, _ in points])
         figures = [format_figure(s["median"], s["unit"]) for _, s in points]
@@ -216,13 +215,8 @@ class ResultSet:
     def to_csv(self, path: str | os.PathLike[str]) -> None:
         """:meth:`table` written to `path` atomically as CSV, a header row first."""
         t = self.table()
-
-        def write(f: IO[str]) -> None:
-            w = csv.writer(f)
-            w.writerow(t.dtype.names or ())  # never None: a structured dtype
-            w.writerows(row.tolist() for row in t)
-
-        atomic_write(path, write)
+        rows = [t.dtype.names or (), *(row.tolist() for row in t)]  # names: never None here
+        atomic_write(path, lambda f: csv.writer(f).writerows(rows))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the set as versioned JSON, atomically: the machine once, each result with its

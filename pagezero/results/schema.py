@@ -132,9 +132,8 @@ def check_result(d: Any) -> None:
     threads = details.get("thread_samples", [])
     ok = isinstance(threads, list) and all(_ints(t, _is_count) for t in threads)
     _need(ok, "details.thread_samples is not a list of lists of clock ticks")
-    _need(
-        _ints(details.get("thread_bytes", [])), "details.thread_bytes is not a list of byte counts"
-    )
+    ok = _ints(details.get("thread_bytes", []))
+    _need(ok, "details.thread_bytes is not a list of byte counts")
     _check_interrupted(d)
 
 

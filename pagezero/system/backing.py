@@ -17,6 +17,7 @@ from typing import Any
 
 from pagezero import _core
 from pagezero._core import MappingError, UnavailableError
+from pagezero.files import read_text
 from pagezero.system import hugepages
 from pagezero.units import format_size
 
@@ -70,11 +71,7 @@ def check_backing(backing: str) -> str:
 
 def sysfs_choice(path: str) -> str | None:
     """The bracketed word of a sysfs choice file ("always [madvise] never"), or None."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
-        return None
+    text = read_text(path) or ""
     start, end = text.find("["), text.find("]")
     return text[start + 1 : end] if 0 <= start < end else None
 
@@ -86,8 +83,7 @@ def thp_mode(thp_path: str = THP_SYSFS, size_path: str = THP_2MB_SYSFS) -> str |
 
 
 def _hugetlb_available(node: int | None) -> int:
-    """2MB hugepages a new mapping can have now, on `node` no more than it has free (the pool's
-    reservation does not look at nodes: hugepages.check_node_available)."""
+    """2MB hugepages a new mapping can have now, on `node` no more than the node has free."""
     try:
         available: int = hugepages.pool("2MB").available
     except MappingError:
@@ -117,9 +113,8 @@ def kernel_backing(
         return Backing("thp", f"{refused}: transparent huge pages asked with MADV_HUGEPAGE")
     return Backing(
         "4KB",
-        f"{refused}, and transparent huge pages are "
-        f"{mode or 'not available'} ({thp_path}): 4KB pages, whose TLB "
-        f"misses clear_pages() does not pay",
+        f"{refused}, and transparent huge pages are {mode or 'not available'} ({thp_path}): "
+        "4KB pages, whose TLB misses clear_pages() does not pay",
     )
 
 
@@ -144,9 +139,8 @@ def chosen_backing(backing: str, nbytes: int, buffers: int = 1, node: int | None
 def map_backed(
     mapper: Any, nbytes: int, buffers: int = 1, node: int | None = None, backing: str = "auto"
 ) -> tuple[Any, Backing]:
-    """(mapper(Backing), the Backing) on the backing asked (chosen_backing()); "auto"'s hugetlb
-    pages gone at the mapping (another process took them since the look): on kernel_backing()'s
-    next choice, its note saying why."""
+    """(mapper(Backing), the Backing) on the backing asked (chosen_backing()); where "auto"'s
+    hugetlb pages are gone at the mapping, on kernel_backing()'s next choice, saying why."""
     used = chosen_backing(backing, nbytes, buffers, node)
     try:
         return mapper(used), used
@@ -159,12 +153,9 @@ def map_backed(
 
 
 def _huge_bytes(spans: Sequence[Span], smaps: str) -> int:
-    """Bytes on huge pages (THP, hugetlb) of the smaps entries overlapping `spans`, at most theirs.
-
-    One scanner for C and Python (csrc/region.c pz_smaps_scan_file()); it counts an entry
-    whole, since anonymous neighbours with the same flags merge into one entry, whose rest
-    is usually another of the caller's buffers.
-    """
+    """Bytes on huge pages (THP, hugetlb) of the smaps entries `spans` overlap, at most theirs."""
+    # Whole entries (csrc/region.c pz_smaps_scan_file()): anonymous neighbours with the same
+    # flags merge into one entry, whose rest is usually another of the caller's buffers.
     pages = _core.smaps_pages(spans, smaps)
     huge: int = pages["anon_huge"] + pages["hugetlb"]
     return min(huge, _total(spans))

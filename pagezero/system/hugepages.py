@@ -147,8 +147,7 @@ def check_node_available(
     page: str | int, needed: int, node: int, root: str | None = None
 ) -> int | None:
     """The node's free pages, or MappingError (ENOMEM) when fewer than `needed`: a mapping
-    reserves against the whole pool (hugetlb_reserve_pages()), and binding it to a node
-    without free pages fails at the first touch, with SIGBUS."""
+    reserves against the whole pool, and on a node without free pages fails at first touch."""
     free = node_free(page, node, root)
     if free is None or free >= needed:
         return free

@@ -116,10 +116,12 @@ def find_kernel(name: str, kind: str = "clear") -> Kernel:
     ValueError
         For an unknown kind or name; the message names the known kernels.
     """
-    table = {k.name: k for k in kernels(kind)}
-    if name not in table:
-        raise ValueError(f"unknown {kind} kernel {name!r} (known: {', '.join(table)})")
-    return table[name]
+    table = kernels(kind)
+    for k in table:
+        if k.name == name:
+            return k
+    known = ", ".join(k.name for k in table)
+    raise ValueError(f"unknown {kind} kernel {name!r} (known: {known})")
 
 
 def clear_pages_kernel() -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from pagezero import _core
+from pagezero.files import read_int
 from pagezero.units import format_size, parse_page, parse_size
 
 _THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
@@ -19,19 +20,13 @@ THP_PAGE = 2 << 20
 
 
 def base_page() -> int:
-    """The kernel's base page in bytes (sysconf(_SC_PAGESIZE), getpagesize()): 4KB on
-    x86-64, 4KB, 16KB or 64KB on arm64."""
+    """The kernel's base page in bytes (sysconf): 4KB on x86-64; 4KB, 16KB or 64KB on arm64."""
     return os.sysconf("SC_PAGE_SIZE")
 
 
 def thp_pmd_size(path: str | None = None) -> int | None:
-    """Bytes of a PMD-mapped transparent huge page (`path`, by default THP_PMD_SYSFS's
-    hpage_pmd_size); None without THP."""
-    try:
-        with open(path or THP_PMD_SYSFS) as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
+    """Bytes of a PMD-mapped transparent huge page (`path`: THP_PMD_SYSFS); None without THP."""
+    return read_int(path or THP_PMD_SYSFS)
 
 
 def check_page(shift: int, thp: bool | None = None) -> int:

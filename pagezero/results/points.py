@@ -54,12 +54,8 @@ def identity_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """A hashable, order-free key of identity_params(params): sorted (name, JSON) pairs."""
-    return tuple(
-        sorted(
-            (str(k), json.dumps(v, sort_keys=True, default=str))
-            for k, v in identity_params(params).items()
-        )
-    )
+    items = identity_params(params).items()
+    return tuple(sorted((str(k), json.dumps(v, sort_keys=True, default=str)) for k, v in items))
 
 
 def point_key(result: Result) -> PointKey:
@@ -106,9 +102,7 @@ def format_figure(value: float | None, unit: str) -> str:
     """A figure as reprs print it: "66.41 GB/s" (10^9 bytes/s), "0.031 cycles/byte"."""
     if value is None:
         return f"no {unit}"
-    if unit != "bytes/sec":
-        return f"{value:.4g} {unit}"
-    return format_gbps(value, 2)
+    return format_gbps(value, 2) if unit == "bytes/sec" else f"{value:.4g} {unit}"
 
 
 def describe(result: Result, keys: Iterable[str] | None = None) -> str:
@@ -133,8 +127,7 @@ def title(result: Result) -> str:
 
 
 def point_names(results: Sequence[Result]) -> list[str]:
-    """describe() of each point's Result: size, page, and what tells it from another point
-    of its benchmark."""
+    """describe() of each Result: size, page, and what tells the point from its benchmark's rest."""
     known: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         known.setdefault(r.benchmark, []).append(identity_params(r.params))

@@ -324,7 +324,6 @@ def _static(root: str) -> dict[str, Any]:
         "pagezero_arch": _core.ARCH,
         "dczva_block_bytes": _dczva_block(),
         "caches": caches(root),
-        # The base page: 4KB on x86-64; 4KB, 16KB or 64KB on arm64 (memory.check_page).
         "page_sizes": {
             "base_bytes": base_page(),
             "base_source": "sysconf(_SC_PAGESIZE)",

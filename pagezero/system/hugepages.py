@@ -185,11 +185,9 @@ def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | No
 def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     """A context manager that makes `needed` pages of `page` available for its block.
 
-    Grows the pool only by what is missing (nothing when enough are free), as root only; again by
-    what is still missing, up to GROW_TRIES times, when other processes map the new pages first.
-    Afterwards, also on an error, Ctrl-C, SIGTERM or SIGHUP, the pool gives back exactly what was
-    added: it returns to its previous size unless someone else resized it meanwhile, whose change is
-    kept.
+    Grows the pool by what is missing (nothing when enough are free; root only), again up to
+    GROW_TRIES times when other processes map the new pages first. Afterwards, also on an error,
+    Ctrl-C, SIGTERM or SIGHUP, it gives back exactly what it added, keeping others' resizing.
 
     Parameters
     ----------

@@ -1,9 +1,5 @@
-"""Signals as exceptions: SIGINT, SIGTERM and SIGHUP stop a run the way Ctrl-C does.
-
-Python turns SIGINT into KeyboardInterrupt, which unwinds the stack (a hugepage pool is given
-back, what was measured is saved), but SIGTERM and SIGHUP kill the process where it stands.
-Under signals_interrupt() all three raise Interrupted, a KeyboardInterrupt that knows its signal.
-"""
+"""Signals as exceptions: under signals_interrupt() SIGTERM and SIGHUP unwind the stack as
+Ctrl-C does (pools given back, results saved), raising Interrupted (docs/measuring.rst)."""
 
 from __future__ import annotations
 
@@ -18,8 +14,8 @@ from typing import Any, NoReturn, TypeVar
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-# The last stop signal turned into Interrupted: code that carries on with a partial result (a
-# sweep, the report) loses the exception, and the CLI still needs its signal.
+# The last stop signal turned into Interrupted: code that carries on with a partial result
+# loses the exception, and the CLI still needs its signal.
 _received: int | None = None
 
 # signal.getsignal()'s answer: a function, SIG_DFL or SIG_IGN, or None (set outside Python).
@@ -36,16 +32,14 @@ class Interrupted(KeyboardInterrupt):
     signum : int
         The signal: ``SIGINT``, ``SIGTERM`` or ``SIGHUP``.
     partial : Result, ResultSet or None
-        What was measured before it came: the completed loops, marked
-        ``interrupted``, or None when no loop completed.
+        The completed loops, marked ``interrupted``, or None when no loop completed.
 
     Attributes
     ----------
     signame : str
         The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``.
     exit_status : int
-        What a shell reports for a process killed by this signal (128 + signum):
-        130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP.
+        What a shell reports for a process killed by this signal: 128 + signum.
     """
 
     # partial is whatever the stopped call returns (advise raises it with its partial Advice).

@@ -1,9 +1,5 @@
-"""Sizes as perf bench mem takes them (B/KB/MB/GB/TB, powers of 1024, any case), and rates.
-
-One rate unit: pagezero says "GB/s" for 10**9 bytes per second (gbps, format_gbps) wherever it
-speaks for itself. perf's "GB/sec" is 2**30 bytes per second (format_rate): only the lines of
-`pagezero mem` that reproduce perf bench mem's own output print it, for parity with perf.
-"""
+"""Sizes as perf bench mem takes them (powers of 1024), and rates: pagezero's GB/s (10**9 bytes
+per second) and perf's GB/sec (2**30) for the lines that reproduce perf's (docs/glossary.rst)."""
 
 from __future__ import annotations
 
@@ -22,8 +18,7 @@ def parse_size(value: int | str, what: str = "size", allow_zero: bool = False) -
     Parameters
     ----------
     value : int or str
-        Bytes, or a whole number with an optional unit B, KB, MB, GB or TB
-        (case-insensitive, powers of 1024): ``"4KB"``, ``"1gb"``, ``"512"``.
+        Bytes, or a whole number with an optional unit: ``"4KB"``, ``"1gb"`` (docs/measuring.rst).
     what : str
         What the size is, for the error message (``"size"``, ``"chunk"``).
     allow_zero : bool
@@ -37,8 +32,7 @@ def parse_size(value: int | str, what: str = "size", allow_zero: bool = False) -
     Raises
     ------
     ValueError
-        Naming `what`, for anything else: a bool or other type, a negative size, 0
-        (unless `allow_zero`), a fraction, an unknown unit, or more than 2**63-1 bytes.
+        Naming `what`: not an int or str, negative, 0, a fraction, an unknown unit, or over 2**63-1.
     """
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"{what} must be an int or a string such as '4KB', not {value!r}")
@@ -77,8 +71,7 @@ def format_size(n: int) -> str:
     Returns
     -------
     str
-        The largest unit (powers of 1024) that divides `n`: 4096 gives ``"4KB"``,
-        1000 gives ``"1000B"``; :func:`parse_size` reads it back.
+        In the largest unit that divides `n`: 4096 gives ``"4KB"``, 1000 ``"1000B"``.
     """
     for unit in ("TB", "GB", "MB", "KB"):
         if n and n % (1 << _UNITS[unit]) == 0:
@@ -104,8 +97,7 @@ def format_page(shift: int) -> str:
 
 
 def format_rate(bytes_per_sec: float) -> str:
-    """A rate as perf's print_bps() prints it (tools/perf/bench/mem-functions.c), K = 1024:
-    for the lines that reproduce perf's output only."""
+    """A rate as perf's print_bps() prints it (K = 1024), for lines reproducing perf's only."""
     x = float(bytes_per_sec)
     for unit in ("bytes", "KB", "MB"):
         if x < 1024.0:

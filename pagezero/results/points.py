@@ -1,13 +1,5 @@
-"""What a measured point is, and its figure: the median of its runs' medians, and their spread.
-
-A point is what was measured, not how long: benchmark, function, unit (bytes/sec and
-cycles/byte never compare) and parameters but `loops`, sizes read as bytes ("32MB" is
-33554432). ResultSet.points(), comparisons, `fleet table` and `store history` all group by
-point_key(). The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in
-Reasonable Time", 2013): loops in one process share one placement of the buffers, so the
-spread that tells two machines apart is that of the runs' medians, a run being one process;
-with a single run, the loops' spread stands in and says so.
-"""
+"""What a measured point is (every grouping goes by point_key()), and its figure: the median of
+its runs' medians and their spread (docs/measuring.rst, "Results" and "Statistics")."""
 
 from __future__ import annotations
 
@@ -63,7 +55,7 @@ def point_key(result: Result) -> PointKey:
     return (result.benchmark, result.function, result.unit, params_key(result.params))
 
 
-# A point with its function left out: where variants (kernels, workloads) stand side by side.
+# A point without its function: where variants (kernels, workloads) stand side by side.
 VariantKey = tuple[str, str, tuple[tuple[str, str], ...]]
 
 

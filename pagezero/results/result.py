@@ -1,6 +1,5 @@
-"""One run as a value: Result holds its parameters, one raw sample per timed loop in the
-clock's own ticks, the clock's rate and the machine; everything else (seconds, bytes/sec,
-cycles/byte, statistics) is derived, so a saved file can be re-analysed without re-running."""
+"""One run as a value: its raw samples in clock ticks, the clock's rate and the machine; all else
+is derived, so a saved file can be re-analysed without re-running."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ _NS_CLOCKS = ("ns", "timeval")
 _CYCLE_CLOCKS = ("cycles", "tsc")
 _TICK = {"ns": "1 ns", "timeval": "1 us", "tsc": "a TSC tick", "cycles": "a cycle"}
 
-# Result subclasses by benchmark name (result_type), which every file of every version holds (a
-# class name is a Python detail a rename would break saved files with); a subclass's own fields
-# are saved under that name ("batch": {...}).
+# Result subclasses by benchmark name (result_type), which every file holds (a class name would
+# break saved files on a rename); a subclass's own fields are saved under it ("batch": {...}).
 _RESULT_TYPES: dict[str, type[Result]] = {}
 # What a file holds of every result, in its order; details and interrupted follow when set.
 _SAVED = "benchmark function params bytes_per_loop clock clock_hz samples machine".split()
@@ -73,10 +71,7 @@ def _own_fields(cls: type[Result]) -> list[str]:
 
 @dataclass(frozen=True, repr=False)
 class Result:
-    """One run of a benchmark: `loops` samples of `bytes_per_loop` bytes each.
-
-    Immutable: params, machine and details are read-only copies, samples a tuple. Its repr is one
-    line; the machine it ran on is behind :attr:`machine`.
+    """One run of a benchmark, immutable: `loops` samples of `bytes_per_loop` bytes each.
 
     Parameters
     ----------
@@ -93,24 +88,19 @@ class Result:
     samples : sequence of int
         One duration per loop, in the clock's ticks.
     clock_hz : float or None
-        Ticks per second: set to 1e9 for ns and timeval, measured for tsc, None for cycles.
+        Ticks per second: 1e9 for ns and timeval, measured for tsc, None for cycles.
     machine : Mapping
         The machine it ran on (:func:`pagezero.machine`).
     details : Mapping
-        The run's conditions and what its C entry measured beside the samples, all optional:
-        thread_samples, thread_bytes, cpus, cold_method, cold_timing, counters, counters_source
-        (memset, memcpy, batch; folio's are cold and counters); mmap's thread_samples, pages,
-        latency.
+        The run's conditions and what it measured beside the samples (docs/measuring.rst).
     interrupted : str or None
-        The signal that stopped the run ("SIGINT"), if one did: the samples are the loops
-        completed before it.
+        The signal that stopped the run ("SIGINT"), if one did.
 
     Raises
     ------
     ValueError
-        No samples, a sample that is not a non-negative integer, a loop (or a thread's every
-        loop) of 0 ticks, bytes_per_loop not positive, an unknown clock, or a tsc result
-        without a positive clock_hz.
+        No samples, a sample not a tick count, a loop or thread of 0 ticks, bytes_per_loop not
+        positive, an unknown clock, or tsc without a positive clock_hz.
     """
 
     BENCHMARK: ClassVar[str]  # a registered subclass's (result_type); Result has none
@@ -214,9 +204,7 @@ class Result:
         return rates if rates is not None else tuple(s / self.bytes_per_loop for s in self.samples)
 
     def stats(self) -> dict[str, Any]:
-        """Statistics of the per-loop values: n, mean (for rates harmonic, total bytes over total
-        time as :attr:`bytes_per_sec`), mean_kind, stdev, stdev_pct, median, min, max, ci_low,
-        ci_high, confidence, median_ci_low, median_ci_high, median_ci_level and unit."""
+        """Statistics of the per-loop values (summary.summarize(): harmonic for rates), and unit."""
         return dict(summarize(self.values(), unit=self.unit), unit=self.unit)
 
     def label(self) -> str:

@@ -1,5 +1,4 @@
-"""ResultSet, the one result type a user holds: the runs of one measurement or study, with
-their machine, saved and loaded as versioned JSON."""
+"""ResultSet, the one result type a user holds: a measurement's runs, saved as versioned JSON."""
 
 from __future__ import annotations
 
@@ -26,11 +25,7 @@ __all__ = ["ResultSet", "merged", "save_results", "load_results", "SCHEMA", "SCH
 __all__ += ["Result", "result_type", "atomic_write"]
 
 SCHEMA = "pagezero.results"
-# Version 2 moved the machine to the top of the file and added each result's run (repetition,
-# process). Version 3 keys a result's extra fields by its benchmark name (no "type"), records
-# the pagezero version and the extension's build at the top, and says which signal stopped a
-# run ("interrupted"). Version 1 and 2 files still load.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 3  # the versions' differences: docs/measuring.rst
 
 
 def _count(n: int, what: str) -> str:
@@ -38,28 +33,20 @@ def _count(n: int, what: str) -> str:
 
 
 class ResultSet:
-    """The runs of one measurement or study: what every measuring call returns.
-
-    A sequence of :class:`Result`, one per run (process) and repetition: ``rs[i]`` is a
-    Result, a slice a ResultSet, ``list(rs)`` the Results. Grid points are the distinct
-    ``points.point_key()`` (benchmark, function, unit, parameters but loops); each point's
-    figure is the median of its per-run medians (:attr:`bytes_per_sec`, :meth:`summary`).
-    The repr is one line; the machine is behind :attr:`machine`.
+    """The runs of one measurement or study, a sequence of :class:`Result` (docs/measuring.rst).
 
     Parameters
     ----------
     results : iterable of Result
         The results, in the order they were measured.
     runs : sequence of Mapping, optional
-        One per result: its "repetition" and worker "process" (0 when not given) and, when
-        known, the worker's "pid". Default: all 0.
+        Per result: its "repetition", worker "process" (default 0) and, when known, "pid".
     machine : Mapping, optional
         The machine it ran on; default, the first result's.
     interrupted : str or bool, optional
         The signal that stopped it, if one did (True: an unknown one).
     build : Mapping, optional
-        pagezero's version and the extension's build as a file recorded them ("pagezero",
-        "build"); None for results made here (this installation's are saved).
+        A file's "pagezero" version and "build"; None for results made here.
     lost : sequence of Mapping, optional
         Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
 
@@ -129,12 +116,8 @@ class ResultSet:
 
     @property
     def bytes_per_sec(self) -> float | None:
-        """The rate of the one point the set holds, in bytes/sec: the median of its per-run medians.
-
-        The figure the tables, :meth:`summary`, ``compare`` and the report show (a run being a
-        process: :func:`pagezero.results.points.point_summary`). None when it was measured in
-        cycles; ValueError when the set holds several points (use :meth:`summary` or :meth:`stats`).
-        """
+        """The one point's rate in bytes/sec, the median of its per-run medians (None in cycles);
+        ValueError when the set holds several points (use :meth:`summary` or :meth:`stats`)."""
         points = summarize_points(self)
         if len(points) != 1:
             raise ValueError(
@@ -182,9 +165,8 @@ class ResultSet:
         return rows
 
     def table(self) -> npt.NDArray[Any]:
-        """A tidy numpy structured array, one row per loop: benchmark, function, one field per
-        parameter (int64 where every result's is an integer, else text), repetition, process,
-        loop, measurement (the loop's bytes/sec, or cycles/byte for the cycles clock), unit."""
+        """A tidy numpy structured array, a row per loop: benchmark, function, each parameter (int64
+        or text), repetition, process, loop, measurement (bytes/sec or cycles/byte), unit."""
         import numpy as np
 
         names = sorted({k for r in self.results for k in r.params})
@@ -219,8 +201,7 @@ class ResultSet:
         atomic_write(path, lambda f: csv.writer(f).writerows(rows))
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the set as versioned JSON, atomically: the machine once, each result with its
-        run, pagezero's version and the extension's build (as loaded, or this installation's).
+        """Write the set as versioned JSON, atomically (the build as loaded, or this one's).
 
         Parameters
         ----------
@@ -259,8 +240,7 @@ class ResultSet:
         Raises
         ------
         ValueError
-            Naming the file (and the result): not JSON, not a results file, a schema version
-            this pagezero does not know, or a result of the wrong shape.
+            Naming the file: not JSON or a results file, an unknown version, a bad result.
         """
         doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -316,7 +296,7 @@ def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> Non
     path : str or os.PathLike
         The results file; OSError when it cannot be written.
     results : iterable of Result
-        The results (a ResultSet's runs are not kept: save the ResultSet for that).
+        The results (a ResultSet's runs are not kept).
     """
     ResultSet(results).save(path)
 
@@ -327,7 +307,6 @@ def load_results(path: str | os.PathLike[str]) -> list[Result]:
     Parameters
     ----------
     path : str or os.PathLike
-        The results file: OSError when it cannot be read, ValueError when it is not one this
-        pagezero reads (:meth:`ResultSet.load`).
+        The results file: OSError or ValueError as :meth:`ResultSet.load` raises them.
     """
     return list(ResultSet.load(path).results)

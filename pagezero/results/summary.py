@@ -1,6 +1,5 @@
-"""Statistics of one set of samples. Rates are summarised as the times they stand for: the mean of
-bytes/sec is harmonic, total bytes over total time (an arithmetic mean weighs a fast loop more than
-the time it took, and can call a slowdown an improvement), and "mean_kind" says so."""
+"""Statistics of one set of samples; rates averaged as the times they stand for (harmonic: an
+arithmetic mean weighs a fast loop more than its time, and can call a slowdown an improvement)."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ def _costs(values: Iterable[float], unit: str | None) -> list[float]:
 
 
 def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
-    """Standard deviation in % of the mean of the costs `values` stand for (for rates, times per
-    byte); 0.0 for fewer than two values or a mean of 0."""
+    """Stdev in % of the mean of the costs `values` stand for; 0.0 for under two or a mean of 0."""
     costs = _costs(values, unit)
     if len(costs) < 2:
         return 0.0

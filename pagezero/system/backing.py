@@ -1,12 +1,5 @@
-"""The pages under buffers that stand for the kernel's direct map, and what smaps shows of them.
-
-The kernel clears through its direct map, on 2MB and 1GB pages: clear_pages() pays almost no TLB
-misses, a buffer on 4KB pages one per 4KB beyond the L2 TLB's reach (clearing 1GB on an EPYC VM, 2MB
-pages ran every kernel 1.11-1.29x as fast: benchmarks/page_sizes.py). The studies that stand for the
-kernel (extents, chunks, advise, batch, folio) clear on hugetlb pages when the 2MB pool has them,
-else THP asked with MADV_HUGEPAGE before the first touch and checked in smaps afterwards, else 4KB
-pages, saying so; perf's memset and memcpy keep perf's 4KB pages for parity.
-"""
+"""The pages under buffers that stand for the kernel's direct map (docs/glossary.rst, "backing"),
+and what smaps shows of them."""
 
 from __future__ import annotations
 

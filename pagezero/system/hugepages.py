@@ -1,6 +1,5 @@
-"""Hugepage pools (/sys/kernel/mm/hugepages/hugepages-<size>kB/): what is free and reserved,
-and reserving more for one run. A mapping reserves its pages when created, so a new one can
-have the free pages less those promised to others (resv_hugepages)."""
+"""Hugepage pools (/sys/kernel/mm/hugepages/hugepages-<size>kB/): what is free and reserved, and
+reserving more for one run (docs/measuring.rst, "Hugepage pools")."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from pagezero.units import format_page, parse_page
 SYSFS = "/sys/kernel/mm/hugepages"
 NODE_SYSFS = "/sys/devices/system/node"  # each node's share: nodeN/hugepages/hugepages-<kB>kB/
 
-# How often reserve() grows a pool whose new pages other processes map first: each try asks
-# for what is still missing (a machine's other hugetlb users come and go).
+# How often reserve() grows a pool whose new pages other processes map first.
 GROW_TRIES = 3
 
 
@@ -37,15 +35,15 @@ class Pool:
     total : int
         ``nr_hugepages``: the pool's size, in pages.
     free : int
-        ``free_hugepages``: pages not yet faulted in by anyone.
+        ``free_hugepages``: pages not faulted in by anyone.
     reserved : int
-        ``resv_hugepages``: free pages already promised to existing mappings.
+        ``resv_hugepages``: free pages promised to existing mappings.
     surplus : int
         ``surplus_hugepages``: pages overcommitted beyond ``nr_hugepages``.
     path : str
         The file to write to change the pool's size.
     available : int
-        Pages a new mapping can have now: free less reserved.
+        Pages a new mapping can have now (a mapping reserves its pages): free less reserved.
     """
 
     page: str
@@ -68,12 +66,10 @@ def _pool_dir(page: str | int, root: str) -> str:
 def _read_pool(directory: str, page_bytes: int) -> Pool | None:
     counts = ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")
     values = [read_int(os.path.join(directory, name)) for name in counts]
-    if values[0] is None or values[1] is None:
+    if None in values[:2]:  # no nr_hugepages or free_hugepages: no pool
         return None
-    total, free, reserved, surplus = (v or 0 for v in values)
     page = format_page(page_bytes.bit_length() - 1)
-    path = os.path.join(directory, "nr_hugepages")
-    return Pool(page, page_bytes, total, free, reserved, surplus, path)
+    return Pool(page, page_bytes, *(v or 0 for v in values), os.path.join(directory, counts[0]))
 
 
 def pools(sysfs: str | None = None) -> dict[str, Pool]:
@@ -82,13 +78,12 @@ def pools(sysfs: str | None = None) -> dict[str, Pool]:
     Parameters
     ----------
     sysfs : str, optional
-        The directory of the pools; by default ``/sys/kernel/mm/hugepages``. Tests point it at a
-        fixture tree.
+        The pools' directory (default ``/sys/kernel/mm/hugepages``); tests give a fixture tree.
 
     Returns
     -------
     dict of str to Pool
-        ``{"2MB": Pool, "1GB": Pool, ...}`` by page size, smallest first; empty without hugetlb.
+        ``{"2MB": Pool, "1GB": Pool, ...}``, smallest first; empty without hugetlb.
     """
     sysfs = sysfs or SYSFS
     found = [
@@ -183,11 +178,7 @@ def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | No
 
 @contextlib.contextmanager
 def reserve(page: str | int, needed: int) -> Iterator[Pool]:
-    """A context manager that makes `needed` pages of `page` available for its block.
-
-    Grows the pool by what is missing (nothing when enough are free; root only), again up to
-    GROW_TRIES times when other processes map the new pages first. Afterwards, also on an error,
-    Ctrl-C, SIGTERM or SIGHUP, it gives back exactly what it added, keeping others' resizing.
+    """Make `needed` pages of `page` available for the block, giving back what it added after.
 
     Parameters
     ----------
@@ -204,11 +195,9 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     Raises
     ------
     pagezero.PagezeroError
-        When the pool must grow and this process is not root; the message gives the command for
-        root.
+        The pool must grow and this process is not root; the message gives root's command.
     pagezero.MappingError
-        When the kernel grew the pool by less than asked (memory too fragmented or too small), other
-        processes took the new pages GROW_TRIES times over, or there is no such pool.
+        No such pool, or it could not grow enough (memory, other processes: GROW_TRIES tries).
     """
     before = pool(page)
     missing = needed - before.available
@@ -284,8 +273,7 @@ class Reservation:
     added : int
         Pages the pool grew by (0 when enough were free); given back afterwards.
     failed : str or None
-        Why the pages could not be had (memory too fragmented or too small, no such
-        pool), in one sentence; None when they are available.
+        Why the pages could not be had, in one sentence; None when they are available.
     """
 
     page: str
@@ -296,11 +284,7 @@ class Reservation:
 
 @contextlib.contextmanager
 def reserve_where_possible(needs: dict[str, int]) -> Iterator[list[Reservation]]:
-    """reserve() for each pool of `needs` ({page: pages}), where memory allows, at once.
-
-    A pool that cannot grow (too little contiguous memory, no such pool) is left as
-    it was and says why; the others are kept. Afterwards, also on an error or a stop
-    signal, each gives back exactly what it added (reserve()).
+    """reserve() for each pool of `needs` where memory allows; a pool that cannot grow says why.
 
     Parameters
     ----------

@@ -44,11 +44,9 @@ class Kernel:
     unit : int
         Bytes per iteration of its loop.
     align : int
-        Bytes of alignment its loop needs; a shared routine writes the unaligned head and
-        tail, so every kernel takes any pointer and length.
+        Bytes of alignment its loop needs (it takes any pointer: docs/kernels.rst).
     clear_pages : bool
-        Linux's ``clear_page()`` / ``clear_pages()`` uses it on this CPU: exactly one clear
-        row has it (``PZ_CLEAR_PAGES`` in ``arch/*/kernels.def``, citing the kernel source).
+        Linux's ``clear_page()`` / ``clear_pages()`` uses it on this CPU (docs/kernels.rst).
     """
 
     kind: str
@@ -79,8 +77,7 @@ def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
     Returns
     -------
     tuple of Kernel
-        Every kernel of this architecture's table and the portable ones, including
-        those this CPU cannot run (``available=False``, with the reason).
+        This architecture's and the portable ones, those this CPU cannot run included.
 
     Raises
     ------
@@ -130,9 +127,8 @@ def clear_pages_kernel() -> str:
 
 
 def nontemporal_kernel(widest: bool = False) -> str | None:
-    """An available non-temporal clear kernel that writes any value, or None: the first in
-    registry order (x86-64's movnti, the store of 2012's clear_page_nocache), or with `widest`
-    the widest loop unit (the last on a tie)."""
+    """An available non-temporal any-value clear kernel, or None: the first in registry order
+    (x86-64's movnti, 2012's clear_page_nocache), or with `widest` the widest (last on a tie)."""
     table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
     if not table:
         return None
@@ -159,8 +155,7 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     Parameters
     ----------
     buffer : writable buffer
-        Any writable C-contiguous buffer: bytearray, memoryview, mmap, numpy array,
-        :class:`~pagezero.system.memory.Region`.
+        Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region).
     value : int
         The byte, 0 to 255.
     kernel : str
@@ -169,8 +164,8 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     Raises
     ------
     ValueError
-        For a value outside 0..255, a kernel that is not a name or not known, a zeros-only kernel
-        asked for another value, or a read-only or non-contiguous buffer.
+        A value outside 0..255, an unknown kernel, a zeros-only kernel asked for another value,
+        or a read-only or non-contiguous buffer.
     pagezero.UnavailableError
         For a kernel this CPU cannot run (it is never executed).
     """
@@ -206,7 +201,7 @@ def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
     dst : writable buffer
         Any writable C-contiguous buffer.
     src : buffer
-        A C-contiguous buffer of the same length in bytes.
+        A C-contiguous buffer of the same length.
     kernel : str
         A copy kernel's name (``kernels("copy")``).
 

@@ -1,10 +1,5 @@
-"""What machine a result was measured on, read once per process and attached to every Result.
-
-Every fact records its source. Cache sizes come from sysfs first and are cross-checked against
-sysconf, because the two can disagree (on the AMD EPYC VMs here sysfs says 32 MiB of L3 and
-sysconf several hundred): a disagreement is reported, and a size of 0 never trusted. Every
-reader takes a `root` (default "/") so that tests can point it at a fixture tree.
-"""
+"""The machine a result was measured on, every fact with its source (docs/measuring.rst,
+"Machine metadata"); each reader takes a `root` that tests point at a fixture tree."""
 
 from __future__ import annotations
 
@@ -196,12 +191,7 @@ def _config_set(config: str, option: str) -> bool:
 def preemption(
     root: str = "/", uname_version: str | None = None, release: str | None = None
 ) -> dict[str, str | None]:
-    """The kernel's preemption model ("none", "voluntary", "full", "lazy", "rt", "dynamic" or
-    "unknown") and its source, first found of: debugfs sched/preempt (the live model of a
-    PREEMPT_DYNAMIC kernel, which a write there changes at run time; root-only, often unmounted), a
-    preempt= boot parameter (which a PREEMPT_DYNAMIC kernel's boot follows), the kernel config
-    (/proc/config.gz, else /boot/config-<release>: a PREEMPT_DYNAMIC kernel boots with its
-    CONFIG_PREEMPT_* choice, kernel/sched/core.c preempt_dynamic_init()), `uname -v`."""
+    """The kernel's preemption model and its source, in docs/measuring.rst's order of sources."""
     live = _read(root, "sys/kernel/debug/sched/preempt")
     m = re.search(r"\((\w+)\)", live or "")
     if m:
@@ -243,9 +233,7 @@ def _boot_bool(value: str) -> bool | None:
     v = value.lower()
     if v[:1] in ("1", "y") or v[:2] == "on":
         return True
-    if v[:1] in ("0", "n") or v[:3] == "off":
-        return False
-    return None
+    return False if v[:1] in ("0", "n") or v[:3] == "off" else None
 
 
 def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str, Any]:
@@ -346,31 +334,17 @@ def _static(root: str) -> dict[str, Any]:
 
 
 def machine(root: str = "/") -> dict[str, Any]:
-    """This machine, as every saved result records it.
-
-    Static facts (CPU model and features, caches, kernel, THP, preemption, NUMA nodes) are read once
-    per process; hugepage pools and memory, which change, afresh on each call. Every fact records
-    its source.
+    """This machine, as every saved result records it; pools and memory read afresh each call.
 
     Parameters
     ----------
     root : str
-        The file system root to read ``/sys`` and ``/proc`` under; tests point it at a fixture tree.
+        The root ``/sys`` and ``/proc`` are read under; tests point it at a fixture tree.
 
     Returns
     -------
     dict
-        A fresh copy: ``cpu_model``, ``arch``, ``cpu_features``, ``cpus_online``,
-        ``kernel_release``, ``kernel_version``, ``kernel_cmdline``, ``hostname``, ``python``,
-        ``pagezero_arch``, ``dczva_block_bytes``; ``caches`` (per cache: ``level``, ``type``,
-        ``size_bytes``, ``shared_cpu_list``, ``source``, and where sysconf differs,
-        ``disagreement``), ``page_sizes`` (``base_bytes``, ``thp_bytes`` and their sources),
-        ``thp``, ``preemption`` (``model``, ``source``), ``init_on_alloc`` and ``init_on_free``
-        (``value``: True, False or None, ``source``), ``non_preempt_batch`` (``preset``, ``source``:
-        what a 7.0 kernel clears between resched points on this architecture), ``eviction_cache``
-        (``bytes``, ``source``: the cache eviction buffers exceed, measured or sysfs's),
-        ``numa_nodes``, ``hugepages`` and ``memory``; in a test build, ``test_switches`` too ({name:
-        value}), when any is in effect.
+        A fresh copy of the facts docs/measuring.rst ("Machine metadata") lists.
     """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)

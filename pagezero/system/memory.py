@@ -1,5 +1,4 @@
-"""Memory regions with a chosen page size, usable as buffers from Python, and the kernel's
-own page sizes (its base page, its THP size) that the runs are checked against."""
+"""Memory regions with a chosen page size, as buffers, and the kernel's own page sizes."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ from pagezero.files import read_int
 from pagezero.units import format_size, parse_page, parse_size
 
 _THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
-# The PMD size of transparent huge pages: 2MB over 4KB base pages, 32MB over 16KB, 512MB over
-# 64KB (arm64). Kernels before 4.6 lack the file.
+# THP's PMD size: 2MB over 4KB base pages, 32MB over 16KB, 512MB over 64KB; none before 4.6.
 THP_PMD_SYSFS = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
 # What pagezero calls "4KB" pages (page shift 12) and THP's pages: the C core's mappings and
 # the parts of shared regions are laid out on these (csrc/region.h, csrc/mem_bench.c).
@@ -30,9 +28,7 @@ def thp_pmd_size(path: str | None = None) -> int | None:
 
 
 def check_page(shift: int, thp: bool | None = None) -> int:
-    """`shift` (units.parse_page's) and `thp`, checked against this kernel's page sizes:
-    ValueError for 4KB pages on a kernel whose base page is another (arm64's 16KB, 64KB),
-    or thp=True where THP is not 2MB. hugetlb sizes are the pools' (system.hugepages)."""
+    """`shift` and `thp`, or ValueError for 4KB on another base page, or thp=True on non-2MB THP."""
     base = base_page()
     if shift == 12 and base != SMALL_PAGE:
         raise ValueError(
@@ -65,37 +61,32 @@ def region(
     populate: bool = True,
     guard: bool = False,
 ) -> _core.Region:
-    """Map an anonymous memory region with a chosen page size.
+    """Map an anonymous memory region with a chosen page size (docs/measuring.rst, "Python").
 
     Parameters
     ----------
     size : int or str
-        Bytes, or a size such as ``"8MB"`` (:func:`~pagezero.units.parse_size`); a whole number of
-        pages.
+        Bytes, or a size such as ``"8MB"``; a whole number of pages.
     page : {"4KB", "2MB", "1GB"}
         The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
     thp : bool or None
-        4KB pages only: True asks for transparent huge pages, False refuses them, None leaves the
-        system's policy.
+        4KB pages: True asks for transparent huge pages, False refuses them, None: the system's.
     populate : bool
-        Map it populated (``MAP_POPULATE``): every page faulted in now, not on first touch.
+        Map it populated (``MAP_POPULATE``), not faulted on first touch.
     guard : bool
-        4KB pages only: ``PROT_NONE`` pages on both sides, so that a write past either end faults.
+        4KB pages: ``PROT_NONE`` pages on both sides, so a write past either end faults.
 
     Returns
     -------
     pagezero._core.Region
-        A writable buffer (``memoryview(r)``, :func:`pagezero.clear`) with ``address`` and ``size``,
-        unmapped by ``close()`` or at the end of a ``with`` block.
+        A writable buffer with ``address`` and ``size``, unmapped by ``close()`` or ``with``.
 
     Raises
     ------
     ValueError
-        For a bad size, page or flag combination, or a page size this kernel does not have (4KB on a
-        64KB-page kernel: :func:`check_page`).
+        A bad size, page or flag combination, or a page size this kernel does not have.
     pagezero.MappingError
-        When the kernel refuses the mapping (e.g. too few free hugepages); the message says how to
-        fix it.
+        The kernel refused the mapping (too few free hugepages: the message says the fix).
     """
     shift = check_page(parse_page(page), thp)
     return _core.Region(parse_size(size), shift, thp_mode(thp, shift), bool(populate), bool(guard))

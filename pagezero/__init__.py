@@ -1,24 +1,16 @@
-"""pagezero: a laboratory for clearing memory pages.
-
-The C core (pagezero._core) holds the kernels, clocks, regions and timed loops; this package
-parses arguments, wraps results and drives the CLI.
-"""
+"""pagezero: a laboratory for clearing memory pages. The C core (pagezero._core) holds the kernels,
+clocks, regions and timed loops; this package parses arguments, wraps results, drives the CLI."""
 
 import importlib.metadata
 import importlib.util
 
 try:
-    # The one version: pyproject.toml's [project] version, as the installed distribution's
-    # metadata carries it.
-    __version__ = importlib.metadata.version(__name__)
+    __version__ = importlib.metadata.version(__name__)  # pyproject.toml's, as installed
 except importlib.metadata.PackageNotFoundError:
-    # A source tree built in place (`python setup.py build_ext --inplace`) has no metadata:
-    # say so rather than guess a number (PEP 440 local label).
-    __version__ = "0+unknown"
+    __version__ = "0+unknown"  # built in place, no metadata: no guessed number (PEP 440 label)
 
 if importlib.util.find_spec(__name__ + "._core") is None:
-    # Imported from a source tree where nothing was built: say so, rather than let
-    # `from . import _core` fail as a circular import.
+    # Nothing built: say so, rather than let `from . import _core` fail as a circular import.
     raise ImportError(
         "pagezero's C extension (pagezero._core) is not built: install with `pip install .` "
         "or build it in place with `python setup.py build_ext --inplace`"

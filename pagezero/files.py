@@ -37,8 +37,7 @@ def entries(folder: str, pattern: str) -> list[re.Match[str]]:
 
 def current_umask() -> int:
     """The umask, read from /proc/self/status so that no other thread sees it changed."""
-    m = re.search(r"^Umask:\s+([0-7]+)$", read_text("/proc/self/status") or "", re.M)
-    if m:
+    if m := re.search(r"^Umask:\s+([0-7]+)$", read_text("/proc/self/status") or "", re.M):
         return int(m[1], 8)
     umask = os.umask(0o022)  # before Linux 4.7: set and restore
     os.umask(umask)

@@ -78,8 +78,7 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
 
 @contextlib.contextmanager
 def signals_interrupt(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[frozenset[int]]:
-    """Within the block, each of `signals` left to its default action raises Interrupted (SIG_IGN
-    or a program's handler stays); yields those taken over, none outside the main thread."""
+    """Each of `signals` at its default action raises Interrupted in the block; yields those."""
     global _received
     if threading.current_thread() is not threading.main_thread():
         yield frozenset()
@@ -135,8 +134,7 @@ def _put_back(handlers: dict[int, _Handler]) -> list[int]:
 
     def note(unraisable: Any) -> None:
         why = unraisable.exc_value
-        found = isinstance(why, OSError) and _DROPPED.fullmatch(str(why))
-        if found:
+        if found := isinstance(why, OSError) and _DROPPED.fullmatch(str(why)):
             dropped.append(int(found.group(1)))
         else:
             hook(unraisable)

@@ -78,8 +78,7 @@ def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
 
 
 def summarize_points(result_set: ResultSet) -> dict[PointKey, tuple[Result, dict[str, Any]]]:
-    """{point_key: (the point's first Result, its point_summary())}, in first-seen order; a run
-    is a process (the set's runs say which), its repetitions pooling their loops."""
+    """{point_key: (its first Result, point_summary())}; a run is a process, pooling repetitions."""
     points: dict[PointKey, tuple[Result, dict[int, list[float]]]] = {}
     for result, run in zip(result_set.results, result_set.runs):
         first, by_process = points.setdefault(point_key(result), (result, {}))

@@ -127,8 +127,7 @@ class Result:
             raise ValueError("samples must be non-negative integers (clock ticks)")
         what = f"{self.benchmark} {self.function}"
         tick = f"one tick of the {self.clock} clock ({_TICK.get(self.clock, 'its resolution')})"
-        zeros = self.samples.count(0)
-        if zeros:
+        if zeros := self.samples.count(0):
             # A loop under one tick has no rate, and the loops beside it are as coarse:
             # refuse the run rather than keep an infinite rate or drop loops silently.
             raise ValueError(
@@ -181,8 +180,7 @@ class Result:
 
     @property
     def cycles_per_byte(self) -> float | None:
-        """Cycles or tsc ticks per byte, for the clocks that count them (else None); tsc ticks
-        are reference cycles: x86-64's TSC, or arm64's CNTVCT_EL0 (often 24-100 MHz)."""
+        """Cycles or tsc ticks (reference cycles) per byte; None for the clocks that count time."""
         if self.clock not in _CYCLE_CLOCKS:
             return None
         return sum(self.samples) / self.total_bytes
@@ -214,22 +212,19 @@ class Result:
         return describe(self) + cycles  # the clock as the grid axis `-g clock=cycles` names it
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as plain JSON types, as a results file holds it: a registered subclass's
-        own fields under its benchmark's name; details and interrupted when set."""
+        """The result as plain JSON types, as a results file holds it (own fields by benchmark)."""
         d = {k: thawed(getattr(self, k)) for k in _SAVED}
         if self.details:  # optional: files without it (and readers that ignore it) still work
             d["details"] = thawed(self.details)
         if self.interrupted:
             d["interrupted"] = self.interrupted
-        own = _own_fields(type(self))
-        if own:
+        if own := _own_fields(type(self)):
             d[self.benchmark] = {name: thawed(deep_frozen(getattr(self, name))) for name in own}
         return d
 
     @classmethod
     def from_dict(cls, d: Any) -> Result:
-        """The Result a to_dict() gave, of any schema version, as the class registered for its
-        benchmark (called on Result); ValueError for a dict of the wrong shape or values."""
+        """A to_dict() of any version as its benchmark's class (on Result), or ValueError."""
         check_result(d)
         try:
             kind = _RESULT_TYPES.get(d["benchmark"], Result) if cls is Result else cls

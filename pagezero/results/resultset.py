@@ -132,8 +132,7 @@ class ResultSet:
         return sorted({r.benchmark for r in self.results})
 
     def summary(self) -> str:
-        """One line a point: its name (points.point_names()), figure (:attr:`bytes_per_sec`'s, in
-        GB/s of 10^9 bytes, or cycles/byte), spread between its runs (loops, for one run), runs."""
+        """One line a point: its name, figure (as :attr:`bytes_per_sec`), spread between runs."""
         points = list(summarize_points(self).values())
         names = point_names([r for r, _ in points])
         figures = [format_figure(s["median"], s["unit"]) for _, s in points]
@@ -155,8 +154,7 @@ class ResultSet:
         return [(rs[0], rs) for rs in groups.values()]
 
     def stats(self) -> list[dict[str, Any]]:
-        """One dict per grid point: benchmark, function, params, label, unit and
-        :meth:`Result.stats`'s entries over all its loops (for rates the harmonic mean)."""
+        """One dict per grid point: benchmark, function, params, label, stats of all its loops."""
         rows = []
         for r, rs in self.points():
             row = {"benchmark": r.benchmark, "function": r.function, "params": dict(r.params)}
@@ -275,8 +273,7 @@ class ResultSet:
 
 
 def merged(sets: Sequence[ResultSet]) -> ResultSet:
-    """Several sets as one: each set's processes numbered anew, apart from the other sets'
-    (they are other processes); the first set's machine; interrupted if any set was."""
+    """Several sets as one, each set's processes numbered apart; the first's machine."""
     processes: dict[tuple[int, Any], int] = {}
     runs = [
         dict(run, process=processes.setdefault((i, run["process"]), len(processes)))

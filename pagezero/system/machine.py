@@ -48,9 +48,7 @@ def _cpu_model(root: str) -> str:
 def _size_bytes(text: str | None) -> int | None:
     """sysfs cache sizes read "48K", "1024K", "32768K"; None for anything else or 0."""
     m = re.fullmatch(r"(\d+)([KMG]?)", text or "")
-    if not m:
-        return None
-    return (int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]) or None
+    return ((int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]) or None) if m else None
 
 
 def sysconf_caches() -> dict[str, int]:
@@ -59,11 +57,9 @@ def sysconf_caches() -> dict[str, int]:
         out = subprocess.run(["getconf", "-a"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    values: dict[str, int] = {}
-    for parts in (line.split() for line in out.splitlines()):
-        if len(parts) == 2 and parts[0] in _SYSCONF_CACHES.values() and parts[1].isdigit():
-            values[parts[0]] = int(parts[1])
-    return values
+    rows = [line.split() for line in out.splitlines()]
+    names = _SYSCONF_CACHES.values()
+    return {r[0]: int(r[1]) for r in rows if len(r) == 2 and r[0] in names and r[1].isdigit()}
 
 
 def caches(root: str = "/", sysconf: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
@@ -165,15 +161,13 @@ def _hugepages(root: str) -> dict[str, dict[str, Any]]:
 
 
 def boot_params(cmdline: str | None) -> dict[str, str]:
-    """The kernel's own parameters of a /proc/cmdline (those after " -- " are init's), the last
-    of each name winning as the kernel's parser leaves them."""
+    """A /proc/cmdline's kernel parameters (not init's, after " -- "), a name's last winning."""
     words = (cmdline or "").split(" -- ")[0].split()
     return {name: value for name, _, value in (w.partition("=") for w in words)}
 
 
 def kernel_config(root: str = "/", release: str | None = None) -> tuple[str, str | None]:
-    """The running kernel's build config and where it was read: /proc/config.gz (IKCONFIG),
-    else /boot/config-<release>; ("", None) without either."""
+    """The kernel's config and where it was read (/proc/config.gz, /boot/config-<release>)."""
     try:
         with gzip.open(os.path.join(root, "proc/config.gz"), "rt") as f:
             return f.read(), "/proc/config.gz"
@@ -193,8 +187,7 @@ def preemption(
 ) -> dict[str, str | None]:
     """The kernel's preemption model and its source, in docs/measuring.rst's order of sources."""
     live = _read(root, "sys/kernel/debug/sched/preempt")
-    m = re.search(r"\((\w+)\)", live or "")
-    if m:
+    if m := re.search(r"\((\w+)\)", live or ""):
         return {"model": m.group(1), "source": "/sys/kernel/debug/sched/preempt"}
     version = uname_version if uname_version is not None else os.uname().version
     config, where = kernel_config(root, release)
@@ -216,12 +209,8 @@ def preemption(
         if _config_set(config, option):
             how = " (PREEMPT_DYNAMIC boots with it: preempt_dynamic_init())" if dynamic else ""
             return {"model": model, "source": f"{where} {option}=y{how}"}
-    for tag, model in (
-        ("PREEMPT_RT", "rt"),
-        ("PREEMPT_DYNAMIC", "dynamic"),
-        ("PREEMPT_LAZY", "lazy"),
-        ("PREEMPT", "full"),
-    ):
+    tags = {"PREEMPT_RT": "rt", "PREEMPT_DYNAMIC": "dynamic", "PREEMPT_LAZY": "lazy"}
+    for tag, model in (tags | {"PREEMPT": "full"}).items():
         if re.search(rf"\b{tag}\b", version):
             note = " (the live mode needs debugfs sched/preempt or the kernel config)"
             return {"model": model, "source": "uname -v" + (note if model == "dynamic" else "")}
@@ -237,13 +226,11 @@ def _boot_bool(value: str) -> bool | None:
 
 
 def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str, Any]:
-    """Whether the page allocator zeroes pages on "alloc" or "free" (init_on_alloc=,
-    init_on_free=), and the source: the boot parameter, else the config's
-    CONFIG_INIT_ON_<WHICH>_DEFAULT_ON; value None where neither is readable."""
+    """Whether the page allocator zeroes pages on "alloc" or "free", from the boot parameter, else
+    the config's CONFIG_INIT_ON_<WHICH>_DEFAULT_ON (value None without either), and where."""
     params = boot_params(_read(root, "proc/cmdline"))
     config, where = kernel_config(root, release)
-    # mm/mm_init.c mem_debugging_and_hardening_init(): page poisoning, where built in, takes
-    # precedence.
+    # mm/mm_init.c mem_debugging_and_hardening_init(): page poisoning, if built in, goes first.
     poison = where is None or _config_set(config, "CONFIG_PAGE_POISONING")
     if poison and _boot_bool(params.get("page_poison", "")):
         return {"value": False, "source": "/proc/cmdline page_poison= (takes precedence)"}
@@ -251,9 +238,9 @@ def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str
     value = _boot_bool(params.get(name, ""))
     if value is not None:
         return {"value": value, "source": f"/proc/cmdline {name}="}
-    option = f"CONFIG_INIT_ON_{which.upper()}_DEFAULT_ON"
     if where is None:
         return {"value": None, "source": None}
+    option = f"CONFIG_INIT_ON_{which.upper()}_DEFAULT_ON"
     on = _config_set(config, option)
     return {"value": on, "source": f"{where} {option}{'=y' if on else ' not set'}"}
 
@@ -266,18 +253,13 @@ _OWN_CLEAR_PAGES = {"x86-64": "arch/x86/include/asm/page_64.h"}
 
 
 def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
-    """What a 7.0 kernel on `arch` (pagezero's: "x86-64", "arm64", ...) clears between resched
-    points under preempt=none|voluntary: a policy batch preset ("32MB" or "page") and its source."""
+    """The batch preset ("32MB" or "page") a 7.0 kernel on `arch` clears between resched points
+    under preempt=none|voluntary, and its source."""
     arch = arch if arch is not None else _core.ARCH
     where = _OWN_CLEAR_PAGES.get(arch)
     why = f"__HAVE_ARCH_CLEAR_PAGES, {where}" if where else f"no clear_pages() of {arch}'s own"
     source = f"include/linux/mm.h PROCESS_PAGES_NON_PREEMPT_BATCH ({why})"
     return {"preset": "32MB" if where else "page", "source": source}
-
-
-def _numa_nodes(root: str) -> list[dict[str, Any]]:
-    base = os.path.join(root, "sys/devices/system/node")
-    return [{"node": n, "cpus": read_text(f"{base}/node{n}/cpulist")} for n in numa.listed(base)]
 
 
 def _memory(root: str) -> dict[str, int]:
@@ -297,6 +279,7 @@ def _dczva_block() -> int | None:
 def _static(root: str) -> dict[str, Any]:
     uname = os.uname()
     thp = os.path.join(root, "sys/kernel/mm/transparent_hugepage")
+    nodes = os.path.join(root, "sys/devices/system/node")
     return {
         "cpu_model": _cpu_model(root),
         "arch": uname.machine,
@@ -329,7 +312,9 @@ def _static(root: str) -> dict[str, Any]:
         "init_on_alloc": init_on("alloc", root),
         "init_on_free": init_on("free", root),
         "non_preempt_batch": non_preempt_batch(),
-        "numa_nodes": _numa_nodes(root),
+        "numa_nodes": [
+            {"node": n, "cpus": read_text(f"{nodes}/node{n}/cpulist")} for n in numa.listed(nodes)
+        ],
     }
 
 
@@ -350,8 +335,7 @@ def machine(root: str = "/") -> dict[str, Any]:
     info["hugepages"] = _hugepages(root)
     info["memory"] = _memory(root)
     info["eviction_cache"] = eviction_cache(info)
-    switches = _core.switches()  # a test build's PAGEZERO_* in effect: what was faked
-    if switches:
+    if switches := _core.switches():  # a test build's PAGEZERO_* in effect: what was faked
         info["test_switches"] = switches
     return info
 
@@ -373,8 +357,7 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         *_kernel_fact_lines(info),
         f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",
     ]
-    mem = info.get("memory", {})
-    if mem:
+    if mem := info.get("memory", {}):
         lines.append(
             f"memory:      {_mib(mem.get('total_bytes', 0))} total, "
             f"{_mib(mem.get('available_bytes', 0))} available"
@@ -390,8 +373,7 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         if "disagreement" in c:
             line += f"\n             note: {c['disagreement']}"
         lines.append(line)
-    measured = info.get("measured_cache")  # set by `info --measure` and the report
-    if measured:
+    if measured := info.get("measured_cache"):  # set by `info --measure` and the report
         lines.append(f"measured:    {_measured_words(measured)}")
     for size, pool in info.get("hugepages", {}).items():
         lines.append(f"hugepages {size}: {pool['free']} free of {pool['total']} ({pool['source']})")
@@ -414,13 +396,11 @@ def _kernel_fact_lines(info: Mapping[str, Any]) -> list[str]:
             else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
         )
         lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
-    batch = info.get("non_preempt_batch")
-    if batch:
+    if batch := info.get("non_preempt_batch"):
         lines.append(
             f"7.0 batch:   {batch['preset']} under preempt=none|voluntary ({batch['source']})"
         )
-    ev = info.get("eviction_cache")
-    if ev and ev["bytes"]:
+    if (ev := info.get("eviction_cache")) and ev["bytes"]:
         lines.append(f"evictions:   twice {_mib(ev['bytes'])} read, the cache: {ev['source']}")
     return lines
 
@@ -443,8 +423,7 @@ def _measured_words(m: Mapping[str, Any]) -> str:
 
 
 def build_info() -> dict[str, Any]:
-    """What made this pagezero: its version, the extension's compiler and flags, and whether it
-    is a test build (_core.BUILD["test_switches"])."""
+    """What made this pagezero: its version and the extension's build (_core.BUILD)."""
     from pagezero import __version__ as pz  # importlib.metadata, read once in __init__
 
     build = getattr(_core, "BUILD", None)

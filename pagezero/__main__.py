@@ -1,5 +1,3 @@
-import sys
-
 from pagezero.cli import main
 
-sys.exit(main())
+raise SystemExit(main())

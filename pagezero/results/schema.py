@@ -7,7 +7,7 @@ import json
 import math
 import os
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeGuard
 
 __all__ = ["read_json", "check_result", "check_run", "check_document", "is_int", "LIMIT"]
 
@@ -60,13 +60,13 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise ValueError(f"{path}: {e}") from None
 
 
-def is_int(x: object) -> bool:
+def is_int(x: object) -> TypeGuard[int]:
     """An int, not a bool."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _is_count(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= LIMIT
+    return is_int(x) and 0 <= x <= LIMIT
 
 
 def _ints(xs: object, ok: Callable[[object], bool] = is_int) -> bool:
@@ -81,17 +81,6 @@ def _need(ok: object, what: str) -> None:
 def _check_interrupted(d: dict[str, Any]) -> None:
     ok = isinstance(d.get("interrupted"), (str, bool, type(None)))
     _need(ok, "interrupted is neither a signal's name nor true/false")
-
-
-def _check_params(params: Any) -> None:
-    _need(isinstance(params, dict), "params is not an object")
-    for name in ("size", "chunk", "batch_bytes", "offset"):
-        v = params.get(name)
-        _need(v is None or _is_count(v), f"params.{name} is not a number of bytes")
-    for name in ("page", "batch"):
-        v = params.get(name)
-        _need(v is None or isinstance(v, str) or _is_count(v), f"params.{name} is not a size")
-    _need(is_int(params.get("loops", 0)), "params.loops is not an integer")
 
 
 def _check_machine(machine: Any, where: str = "machine") -> None:
@@ -119,7 +108,15 @@ def check_result(d: Any) -> None:
     _need(isinstance(d["benchmark"], str) and d["benchmark"], "benchmark is not a name")
     _need(isinstance(d["function"], str), "function is not a name")
     _need(isinstance(d["clock"], str), "clock is not a name")
-    _check_params(d["params"])
+    params = d["params"]
+    _need(isinstance(params, dict), "params is not an object")
+    for name in ("size", "chunk", "batch_bytes", "offset"):
+        v = params.get(name)
+        _need(v is None or _is_count(v), f"params.{name} is not a number of bytes")
+    for name in ("page", "batch"):
+        v = params.get(name)
+        _need(v is None or isinstance(v, str) or _is_count(v), f"params.{name} is not a size")
+    _need(is_int(params.get("loops", 0)), "params.loops is not an integer")
     _need(is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
     _need(_ints(d["samples"]), "samples is not a list of integers (clock ticks)")
     hz = d.get("clock_hz")

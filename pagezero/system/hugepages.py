@@ -68,8 +68,10 @@ def _read_pool(directory: str, page_bytes: int) -> Pool | None:
     values = [read_int(os.path.join(directory, name)) for name in counts]
     if None in values[:2]:  # no nr_hugepages or free_hugepages: no pool
         return None
+    total, free, reserved, surplus = (v or 0 for v in values)
     page = format_page(page_bytes.bit_length() - 1)
-    return Pool(page, page_bytes, *(v or 0 for v in values), os.path.join(directory, counts[0]))
+    path = os.path.join(directory, counts[0])
+    return Pool(page, page_bytes, total, free, reserved, surplus, path)
 
 
 def pools(sysfs: str | None = None) -> dict[str, Pool]:

@@ -19,6 +19,7 @@ from pagezero import _core
 from pagezero.files import entries, read_text
 from pagezero.system import hugepages, numa
 from pagezero.system.backing import sysfs_choice
+from pagezero.system.kernels import kernels
 from pagezero.system.memory import base_page, thp_pmd_size
 
 _CACHE_DIR = "sys/devices/system/cpu/cpu0/cache"
@@ -37,18 +38,6 @@ _MEMINFO = (("MemTotal", "total_bytes"), ("MemAvailable", "available_bytes"))
 
 def _read(root: str, path: str) -> str | None:
     return read_text(os.path.join(root, path))
-
-
-def _cpu_model(root: str) -> str:
-    cpuinfo = _read(root, "proc/cpuinfo") or ""
-    m = re.search(r"^(model name|Model|cpu model)\s*:(.*)$", cpuinfo, re.M)
-    return m[2].strip() if m else platform.processor() or "unknown"
-
-
-def _size_bytes(text: str | None) -> int | None:
-    """sysfs cache sizes read "48K", "1024K", "32768K"; None for anything else or 0."""
-    m = re.fullmatch(r"(\d+)([KMG]?)", text or "")
-    return ((int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]]) or None) if m else None
 
 
 def sysconf_caches() -> dict[str, int]:
@@ -72,8 +61,9 @@ def caches(root: str = "/", sysconf: Mapping[str, int] | None = None) -> list[di
         d = os.path.join(_CACHE_DIR, entry[0])
         level = int(_read(root, f"{d}/level") or 0)
         kind = _read(root, f"{d}/type") or "Unknown"
-        size = _size_bytes(_read(root, f"{d}/size"))
-        if not level or size is None:
+        m = re.fullmatch(r"(\d+)([KMG]?)", _read(root, f"{d}/size") or "")  # "48K", "32768K"
+        size = int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]] if m else 0
+        if not level or not size:
             continue  # never trust a 0 or a missing size
         shared = _read(root, f"{d}/shared_cpu_list")
         found.append(dict(zip(_CACHE_FIELDS, (level, kind, size, shared, f"/{d}/size"))))
@@ -262,26 +252,17 @@ def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
     return {"preset": "32MB" if where else "page", "source": source}
 
 
-def _memory(root: str) -> dict[str, int]:
-    text = _read(root, "proc/meminfo") or ""
-    found = {name: re.search(rf"^{key}:\s+(\d+) kB", text, re.M) for key, name in _MEMINFO}
-    return {name: int(m[1]) * 1024 for name, m in found.items() if m}
-
-
-def _dczva_block() -> int | None:
-    """arm64's DC ZVA block (DCZID_EL0): the unit of the registry's kernel that needs dczva."""
-    from pagezero.system.kernels import kernels
-
-    return next((k.unit for k in kernels("clear") if "dczva" in k.features), None)
-
-
 @functools.cache
 def _static(root: str) -> dict[str, Any]:
+    cpuinfo = _read(root, "proc/cpuinfo") or ""
+    cpu = re.search(r"^(model name|Model|cpu model)\s*:(.*)$", cpuinfo, re.M)
+    # arm64's DC ZVA block (DCZID_EL0): the unit of the registry's kernel that needs dczva.
+    dczva = next((k.unit for k in kernels("clear") if "dczva" in k.features), None)
     uname = os.uname()
     thp = os.path.join(root, "sys/kernel/mm/transparent_hugepage")
     nodes = os.path.join(root, "sys/devices/system/node")
     return {
-        "cpu_model": _cpu_model(root),
+        "cpu_model": cpu[2].strip() if cpu else platform.processor() or "unknown",
         "arch": uname.machine,
         "cpu_features": list(_core.cpu_features()),
         "cpus_online": os.cpu_count(),
@@ -293,7 +274,7 @@ def _static(root: str) -> dict[str, Any]:
         "hostname": uname.nodename,
         "python": platform.python_version(),
         "pagezero_arch": _core.ARCH,
-        "dczva_block_bytes": _dczva_block(),
+        "dczva_block_bytes": dczva,
         "caches": caches(root),
         "page_sizes": {
             "base_bytes": base_page(),
@@ -333,7 +314,9 @@ def machine(root: str = "/") -> dict[str, Any]:
     """
     info = copy.deepcopy(_static(root))
     info["hugepages"] = _hugepages(root)
-    info["memory"] = _memory(root)
+    meminfo = _read(root, "proc/meminfo") or ""
+    found = {name: re.search(rf"^{key}:\s+(\d+) kB", meminfo, re.M) for key, name in _MEMINFO}
+    info["memory"] = {name: int(m[1]) * 1024 for name, m in found.items() if m}
     info["eviction_cache"] = eviction_cache(info)
     if switches := _core.switches():  # a test build's PAGEZERO_* in effect: what was faked
         info["test_switches"] = switches
@@ -354,9 +337,26 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         + (f" (DC ZVA block {dczva} bytes)" if dczva else ""),
         f"kernel:      {info['kernel_release']}",
         f"preemption:  {pre['model']} (from {pre['source'] or 'nowhere'})",
-        *_kernel_fact_lines(info),
-        f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}",
     ]
+    for name in ("init_on_alloc", "init_on_free"):
+        if fact := info.get(name):  # results saved before these facts were read lack them
+            value = {True: "on", False: "off", None: "unknown"}[fact["value"]]
+            lines.append(f"{name}: {value} (from {fact['source'] or 'nowhere'})")
+    if (info.get("init_on_alloc") or {}).get("value"):
+        # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
+        who = (
+            "pages are zeroed when freed"
+            if (info.get("init_on_free") or {}).get("value")
+            else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
+        )
+        lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
+    if batch := info.get("non_preempt_batch"):
+        lines.append(
+            f"7.0 batch:   {batch['preset']} under preempt=none|voluntary ({batch['source']})"
+        )
+    if (ev := info.get("eviction_cache")) and ev["bytes"]:
+        lines.append(f"evictions:   twice {_mib(ev['bytes'])} read, the cache: {ev['source']}")
+    lines.append(f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}")
     if mem := info.get("memory", {}):
         lines.append(
             f"memory:      {_mib(mem.get('total_bytes', 0))} total, "
@@ -377,31 +377,6 @@ def summary(info: Mapping[str, Any]) -> list[str]:
         lines.append(f"measured:    {_measured_words(measured)}")
     for size, pool in info.get("hugepages", {}).items():
         lines.append(f"hugepages {size}: {pool['free']} free of {pool['total']} ({pool['source']})")
-    return lines
-
-
-def _kernel_fact_lines(info: Mapping[str, Any]) -> list[str]:
-    """init_on_alloc/free, the 7.0 batch and the eviction cache of a machine() dict, as lines."""
-    lines = []
-    for name in ("init_on_alloc", "init_on_free"):
-        fact = info.get(name)
-        if fact:  # results saved before these facts were read lack them
-            value = {True: "on", False: "off", None: "unknown"}[fact["value"]]
-            lines.append(f"{name}: {value} (from {fact['source'] or 'nowhere'})")
-    if (info.get("init_on_alloc") or {}).get("value"):
-        # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
-        who = (
-            "pages are zeroed when freed"
-            if (info.get("init_on_free") or {}).get("value")
-            else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
-        )
-        lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
-    if batch := info.get("non_preempt_batch"):
-        lines.append(
-            f"7.0 batch:   {batch['preset']} under preempt=none|voluntary ({batch['source']})"
-        )
-    if (ev := info.get("eviction_cache")) and ev["bytes"]:
-        lines.append(f"evictions:   twice {_mib(ev['bytes'])} read, the cache: {ev['source']}")
     return lines
 
 

@@ -116,8 +116,7 @@ def deferred(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
         holder.holding = False
         try:
             dropped = _put_back(holder.replaced)
-            # Raised while this thread still blocks them: they come, with any the mask
-            # held, once it is restored.
+            # Raised while blocked: they come, with any the mask held, once it is restored.
             for s in dict.fromkeys(holder.held + dropped):
                 signal.raise_signal(s)
         finally:

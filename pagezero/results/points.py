@@ -25,8 +25,7 @@ __all__ += ["variant_key"]
 # Parameters that say how long to measure, not what: never part of a point.
 NOT_IDENTITY = ("loops",)
 
-# Parameters that are sizes, given as bytes or as "4KB"-style strings: read as bytes so that
-# one size spelled two ways is one point. A value that is no size ("llc", None) stays as it is.
+# Size parameters, read as bytes so that one size spelled two ways is one point ("llc" stays).
 SIZE_PARAMS = ("size", "chunk", "page", "batch", "batch_bytes")
 
 

@@ -128,8 +128,7 @@ class Result:
         what = f"{self.benchmark} {self.function}"
         tick = f"one tick of the {self.clock} clock ({_TICK.get(self.clock, 'its resolution')})"
         if zeros := self.samples.count(0):
-            # A loop under one tick has no rate, and the loops beside it are as coarse:
-            # refuse the run rather than keep an infinite rate or drop loops silently.
+            # No rate, and the loops beside it as coarse: refuse rather than drop loops silently.
             raise ValueError(
                 f"{zeros} of {len(self.samples)} loops of {what} took 0 ticks: shorter than "
                 f"{tick}; clear more bytes per loop or use a finer clock (ns)"
@@ -168,9 +167,8 @@ class Result:
     @property
     def seconds(self) -> tuple[float, ...] | None:
         """Each loop's duration in seconds, or None for the cycles clock."""
-        if self.clock_hz is None:
-            return None
-        return tuple(s / self.clock_hz for s in self.samples)
+        hz = self.clock_hz
+        return None if hz is None else tuple(s / hz for s in self.samples)
 
     @property
     def bytes_per_sec(self) -> float | None:
@@ -181,9 +179,8 @@ class Result:
     @property
     def cycles_per_byte(self) -> float | None:
         """Cycles or tsc ticks (reference cycles) per byte; None for the clocks that count time."""
-        if self.clock not in _CYCLE_CLOCKS:
-            return None
-        return sum(self.samples) / self.total_bytes
+        cycles = self.clock in _CYCLE_CLOCKS
+        return sum(self.samples) / self.total_bytes if cycles else None
 
     @property
     def rates(self) -> tuple[float, ...] | None:

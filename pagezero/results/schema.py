@@ -11,8 +11,7 @@ from typing import Any, NoReturn, TypeGuard
 
 __all__ = ["read_json", "check_result", "check_run", "check_document", "is_int", "LIMIT"]
 
-# The largest integer a results file may hold: what the C core counts in (int64 ticks,
-# Py_ssize_t bytes). Larger ones cannot have been measured, and overflow as floats.
+# The largest integer a results file may hold (the C core's int64 ticks, Py_ssize_t bytes).
 LIMIT = 2**63 - 1
 
 # Top-level machine fields that machine() writes, with their JSON type; the rest is free-form.

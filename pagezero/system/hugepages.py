@@ -215,8 +215,7 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
     taken: frozenset[int]
     added, unwinding, taken = 0, True, frozenset()
     try:
-        # SIGTERM and SIGHUP unwind the stack (finally blocks run) instead of killing the
-        # process; under the CLI's signals_interrupt() they already do.
+        # SIGTERM and SIGHUP unwind the stack (finally blocks run), as under the CLI's.
         with signals_interrupt((signal.SIGTERM, signal.SIGHUP)) as taken:
             try:
                 grown = before

@@ -103,9 +103,8 @@ def _llc(info: Mapping[str, Any]) -> dict[str, Any] | None:
     return max(levels, key=lambda c: c["level"]) if levels else None
 
 
-# The cache a run measured (pagezero.analysis.cache), set by the study that measured it for
-# the processes it starts after: measure's eviction and scrub buffers exceed it (measure may
-# not import analysis, and each worker is a fresh process).
+# The cache a study measured (analysis.cache), for the processes it starts after: measure's
+# eviction and scrub buffers exceed it (measure may not import analysis; workers are fresh).
 MEASURED_CACHE_ENV = "PAGEZERO_MEASURED_CACHE_BYTES"
 
 
@@ -181,8 +180,7 @@ def preemption(
         return {"model": m.group(1), "source": "/sys/kernel/debug/sched/preempt"}
     version = uname_version if uname_version is not None else os.uname().version
     config, where = kernel_config(root, release)
-    # preempt= is a PREEMPT_DYNAMIC kernel's (kernel/sched/core.c setup_preempt_mode()); a
-    # kernel whose config says it is not one ignores it.
+    # preempt= is a PREEMPT_DYNAMIC kernel's (setup_preempt_mode()); others ignore it.
     dynamic = "PREEMPT_DYNAMIC" in version or _config_set(config, "CONFIG_PREEMPT_DYNAMIC")
     boot = boot_params(_read(root, "proc/cmdline")).get("preempt")
     # sched_dynamic_mode() knows these four; any other value leaves the config's choice.
@@ -235,10 +233,7 @@ def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str
     return {"value": on, "source": f"{where} {option}{'=y' if on else ' not set'}"}
 
 
-# include/linux/mm.h since 7.0: PROCESS_PAGES_NON_PREEMPT_BATCH is 32MB (SZ_32M >> PAGE_SHIFT)
-# where the architecture has its own clear_pages() (__HAVE_ARCH_CLEAR_PAGES: x86's
-# arch/x86/include/asm/page_64.h), one page elsewhere (clear_pages() is then clear_page()
-# in a loop, and a resched point after each page costs it nothing).
+# Architectures with their own clear_pages(), whose 7.0 batch is 32MB (docs/glossary.rst).
 _OWN_CLEAR_PAGES = {"x86-64": "arch/x86/include/asm/page_64.h"}
 
 
@@ -268,8 +263,7 @@ def _static(root: str) -> dict[str, Any]:
         "cpus_online": os.cpu_count(),
         "kernel_release": uname.release,
         "kernel_version": uname.version,
-        # Boot parameters (preempt=, transparent_hugepage=, mitigations=, ...) can make two
-        # boots of one kernel measure differently.
+        # Boot parameters (preempt=, mitigations=, ...) can make two boots measure differently.
         "kernel_cmdline": _read(root, "proc/cmdline"),
         "hostname": uname.nodename,
         "python": platform.python_version(),
@@ -288,8 +282,7 @@ def _static(root: str) -> dict[str, Any]:
             "source": "/sys/kernel/mm/transparent_hugepage",
         },
         "preemption": preemption(root),
-        # With init_on_alloc the page allocator zeroes a THP folio (mm/page_alloc.c
-        # post_alloc_hook()) and the fault does not (user_alloc_needs_zeroing()).
+        # init_on_alloc: the allocator zeroes THP folios (post_alloc_hook()), so faults do not.
         "init_on_alloc": init_on("alloc", root),
         "init_on_free": init_on("free", root),
         "non_preempt_batch": non_preempt_batch(),

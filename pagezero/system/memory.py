@@ -11,8 +11,7 @@ from pagezero.units import format_size, parse_page, parse_size
 _THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
 # THP's PMD size: 2MB over 4KB base pages, 32MB over 16KB, 512MB over 64KB; none before 4.6.
 THP_PMD_SYSFS = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
-# What pagezero calls "4KB" pages (page shift 12) and THP's pages: the C core's mappings and
-# the parts of shared regions are laid out on these (csrc/region.h, csrc/mem_bench.c).
+# pagezero's "4KB" and THP pages, the C core's mappings and parts are laid out on (csrc/region.h).
 SMALL_PAGE = 4 << 10
 THP_PAGE = 2 << 20
 

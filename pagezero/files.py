@@ -1,9 +1,9 @@
 """Reading the small files of sysfs and procfs, and writing files so that a crash, a signal or a
-power loss leaves the old file or the new one, whole: write beside it, sync, rename into place,
-sync the folder (what rename(2) and fsync(2) leave to the caller)."""
+power loss leaves the old file or the new one, whole."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -44,25 +44,8 @@ def current_umask() -> int:
     return umask
 
 
-def _fsync_folder(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return  # a folder that cannot be opened for reading: the rename stands
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # file systems that cannot sync a folder (some network ones) say EINVAL
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], Any]) -> None:
-    """Call write(file) on a synced temporary text file beside `path`, then rename it into place.
-
-    A crash or a signal leaves the old file or none, never half of one; the temporary file is
-    removed on any error, which reaches the caller as itself. The file gets 0666 & ~umask.
-    """
+    """write(file) on a synced temporary file beside `path`, renamed into place (0666 & ~umask)."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".pagezero-", suffix=".tmp", dir=directory)
     try:
@@ -77,4 +60,11 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], Any]) 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_folder(directory)
+    # The folder synced too, where it can be opened and synced (some network file systems say
+    # EINVAL): either way the rename stands.
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -114,11 +114,9 @@ def find_kernel(name: str, kind: str = "clear") -> Kernel:
         For an unknown kind or name; the message names the known kernels.
     """
     table = kernels(kind)
-    for k in table:
-        if k.name == name:
-            return k
-    known = ", ".join(k.name for k in table)
-    raise ValueError(f"unknown {kind} kernel {name!r} (known: {known})")
+    if found := next((k for k in table if k.name == name), None):
+        return found
+    raise ValueError(f"unknown {kind} kernel {name!r} (known: {', '.join(k.name for k in table)})")
 
 
 def clear_pages_kernel() -> str:

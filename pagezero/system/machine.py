@@ -85,10 +85,8 @@ def caches(root: str = "/", sysconf: Mapping[str, int] | None = None) -> list[di
 
 def cache_bytes(info: Mapping[str, Any], level: int, kind: str = "Unified") -> int | None:
     """The size of one cache level of a machine() dict ("Data" for L1d), or None."""
-    for c in info.get("caches", ()):
-        if c["level"] == level and c["type"] in (kind, "Unified"):
-            return int(c["size_bytes"])
-    return None
+    found = [c for c in info.get("caches", ()) if c["level"] == level]
+    return next((int(c["size_bytes"]) for c in found if c["type"] in (kind, "Unified")), None)
 
 
 def llc_bytes(info: Mapping[str, Any] | None = None) -> int | None:

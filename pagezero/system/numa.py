@@ -1,6 +1,5 @@
-"""NUMA nodes as sysfs lists them (Documentation/ABI/stable/sysfs-devices-node): a ``nodeN``
-directory per node, each with a ``cpulist`` such as ``0-3,8-11``. A machine without that
-directory is one node, 0."""
+"""NUMA nodes as sysfs lists them (Documentation/ABI/stable/sysfs-devices-node); a machine
+without that directory is one node, 0."""
 
 from __future__ import annotations
 
@@ -28,11 +27,8 @@ def node_cpus(node: int, root: str = NODE_DIR) -> set[int]:
     if text is None:
         # No sysfs node directory at all: a single-node machine, every CPU is node 0's.
         return set(range(os.cpu_count() or 1))
-    cpus: set[int] = set()
-    for part in filter(None, text.split(",")):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
+    ranges = (part.partition("-") for part in text.split(",") if part)  # "0-3,8-11"
+    return {cpu for lo, _, hi in ranges for cpu in range(int(lo), int(hi or lo) + 1)}
 
 
 def check_node(node: object, what: str = "node", root: str = NODE_DIR) -> int:

@@ -171,9 +171,8 @@ class _Holder:
 
 
 def finish(raw: dict[str, Any], make_result: Callable[[dict[str, Any]], _T]) -> _T | None:
-    """make_result(raw) for a timed C call, or raise the Interrupted that stopped it (the C core
-    returns the loops done and raw["interrupted"]: csrc/py/pzpy.h); a signal pagezero does not
-    own goes to its handler instead, and one that returns gets the partial."""
+    """make_result(raw) of a timed C call, or raise the Interrupted that stopped it (pzpy.h);
+    a signal pagezero does not own goes to its handler, and one that returns gets the partial."""
     global _received
     name = raw.get("interrupted")
     if not name:

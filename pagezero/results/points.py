@@ -64,8 +64,7 @@ def variant_key(result: Result) -> VariantKey:
 
 
 def point_summary(runs: Iterable[Sequence[float]], unit: str) -> dict[str, Any]:
-    """One point's figure from each run's values: median (of the runs' medians, in `unit`),
-    spread_pct (relative_spread between the runs' medians, or between loops for one run), runs,
+    """A point's median of its runs' medians, spread_pct between them (loops, for one run), runs,
     spread_of ("runs" or "loops") and unit; empty runs left out, ValueError when none is left."""
     kept = [list(v) for v in runs if len(v)]
     if not kept:

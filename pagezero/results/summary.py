@@ -57,9 +57,8 @@ def median_interval(
 def summarize(
     values: Iterable[float], confidence: float = 0.95, unit: str | None = None
 ) -> dict[str, Any]:
-    """n, mean, mean_kind, stdev, stdev_pct, median, min, max, the mean's `confidence` interval
-    (ci_low, ci_high: Student's t, of the times per byte for rates) and the median's
-    (median_ci_low, _high, _level)."""
+    """n, mean, mean_kind, stdev, stdev_pct, median, min, max, the mean's Student's t interval
+    (ci_low, ci_high, confidence) and the median's (median_ci_low, _high, _level)."""
     from scipy import stats as sps
 
     values = [float(v) for v in values]

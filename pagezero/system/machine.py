@@ -155,11 +155,9 @@ def boot_params(cmdline: str | None) -> dict[str, str]:
 
 def kernel_config(root: str = "/", release: str | None = None) -> tuple[str, str | None]:
     """The kernel's config and where it was read (/proc/config.gz, /boot/config-<release>)."""
-    try:
-        with gzip.open(os.path.join(root, "proc/config.gz"), "rt") as f:
-            return f.read(), "/proc/config.gz"
-    except (OSError, EOFError, zlib.error):
-        pass
+    gz = os.path.join(root, "proc/config.gz")
+    with contextlib.suppress(OSError, EOFError, zlib.error), gzip.open(gz, "rt") as f:
+        return f.read(), "/proc/config.gz"
     release = release if release is not None else os.uname().release
     text = _read(root, f"boot/config-{release}")
     return (text, f"/boot/config-{release}") if text else ("", None)

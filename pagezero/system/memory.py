@@ -35,8 +35,7 @@ def check_page(shift: int, thp: bool | None = None) -> int:
             f"so a 4KB run would time {format_size(base)} pages; use a hugetlb page size "
             f"this kernel has (pagezero.hugepage_pools())"
         )
-    pmd = thp_pmd_size() if thp is True else None
-    if pmd is not None and pmd != THP_PAGE:
+    if thp is True and (pmd := thp_pmd_size()) not in (None, THP_PAGE):
         raise ValueError(
             f"thp=True: this kernel's transparent huge pages are {format_size(pmd)} "
             f"({THP_PMD_SYSFS}), not the 2MB pagezero lays THP runs out on and reports"

@@ -3,6 +3,7 @@ per second) and perf's GB/sec (2**30) for the lines that reproduce perf's (docs/
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 _UNITS = {"": 0, "B": 0, "KB": 10, "MB": 20, "GB": 30, "TB": 40}
@@ -73,21 +74,17 @@ def format_size(n: int) -> str:
     str
         In the largest unit that divides `n`: 4096 gives ``"4KB"``, 1000 ``"1000B"``.
     """
-    for unit in ("TB", "GB", "MB", "KB"):
-        if n and n % (1 << _UNITS[unit]) == 0:
-            return f"{n >> _UNITS[unit]}{unit}"
-    return f"{n}B"
+    units = ("TB", "GB", "MB", "KB")
+    unit = next((u for u in units if n and n % (1 << _UNITS[u]) == 0), "B")
+    return f"{n >> _UNITS[unit]}{unit}"
 
 
 def parse_page(value: int | str) -> int:
     """The shift (12, 21 or 30) of a page size of 4KB, 2MB or 1GB in any parse_size spelling."""
-    try:
-        n: int | None = parse_size(value, what="page size")
-    except ValueError:
-        n = None
-    for shift in PAGE_SHIFTS.values():
-        if n == 1 << shift:
-            return shift
+    with contextlib.suppress(ValueError):
+        n = parse_size(value, what="page size")
+        if n in (1 << shift for shift in PAGE_SHIFTS.values()):
+            return n.bit_length() - 1
     raise ValueError(f"invalid page size {value!r}: expected 4KB, 2MB or 1GB")
 
 

@@ -239,6 +239,4 @@ class Result:
 
 def signal_name(value: object) -> str | None:
     """None, or what stopped a run; True (files before version 3) reads as "unknown signal"."""
-    if not value:
-        return None
-    return value if isinstance(value, str) else "unknown signal"
+    return (value if isinstance(value, str) else "unknown signal") if value else None

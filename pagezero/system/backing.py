@@ -132,8 +132,7 @@ def chosen_backing(backing: str, nbytes: int, buffers: int = 1, node: int | None
 def map_backed(
     mapper: Any, nbytes: int, buffers: int = 1, node: int | None = None, backing: str = "auto"
 ) -> tuple[Any, Backing]:
-    """(mapper(Backing), the Backing) on the backing asked (chosen_backing()); where "auto"'s
-    hugetlb pages are gone at the mapping, on kernel_backing()'s next choice, saying why."""
+    """(mapper(Backing), the Backing) asked; "auto" takes its next if the hugetlb mapping fails."""
     used = chosen_backing(backing, nbytes, buffers, node)
     try:
         return mapper(used), used

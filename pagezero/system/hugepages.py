@@ -316,8 +316,7 @@ def reserve_where_possible(needs: dict[str, int]) -> Iterator[list[Reservation]]
 
 
 def lacking(needs: dict[str, int]) -> dict[str, tuple[int, str]]:
-    """The pools of `needs` short of pages now: {page: (the nr_hugepages to write, its
-    file)}; a page size without a pool is left out."""
+    """The existing pools of `needs` short of pages now: {page: (nr_hugepages to write, file)}."""
     short = {}
     for page, needed in needs.items():
         try:

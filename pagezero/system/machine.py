@@ -52,8 +52,7 @@ def sysconf_caches() -> dict[str, int]:
 
 
 def caches(root: str = "/", sysconf: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
-    """cpu0's caches from sysfs (level, type, size_bytes, shared_cpu_list, source), each with
-    sysconf's size and any disagreement; without sysfs, sysconf's, saying so in source."""
+    """cpu0's caches from sysfs, with sysconf's size and any disagreement; else sysconf's."""
     if sysconf is None:
         sysconf = sysconf_caches() if root == "/" else {}
     found: list[dict[str, Any]] = []
@@ -125,8 +124,7 @@ def measured_cache_scope() -> Iterator[None]:
 
 
 def eviction_cache(info: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The cache a buffer read to evict the caches must exceed: the measured one where this run
-    has one (set_measured_cache()), else sysfs's LLC; bytes None where neither is known."""
+    """The cache an eviction buffer must exceed: the measured one, else sysfs's LLC (or None)."""
     measured = os.environ.get(MEASURED_CACHE_ENV, "")
     if measured.isdigit() and int(measured) > 0:
         return {"bytes": int(measured), "source": f"measured ({MEASURED_CACHE_ENV})"}
@@ -234,8 +232,7 @@ _OWN_CLEAR_PAGES = {"x86-64": "arch/x86/include/asm/page_64.h"}
 
 
 def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
-    """The batch preset ("32MB" or "page") a 7.0 kernel on `arch` clears between resched points
-    under preempt=none|voluntary, and its source."""
+    """The batch preset a 7.0 kernel on `arch` clears between resched points, and its source."""
     arch = arch if arch is not None else _core.ARCH
     where = _OWN_CLEAR_PAGES.get(arch)
     why = f"__HAVE_ARCH_CLEAR_PAGES, {where}" if where else f"no clear_pages() of {arch}'s own"

@@ -16,6 +16,7 @@ import functools
 import os
 import platform
 import re
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ _HIGHMEM = f"include/linux/highmem.h, clear_pages() inlined from {_X86_INLINE}"
 _ARM_CLEAR, _ARM_MEMSET = "arch/arm64/lib/clear_page.S", "arch/arm64/lib/memset.S"
 _ARM_WAYS = "MOPS, dc zva or stnp"  # chosen inside clear_page: the symbol does not say
 _INLINED = "inlined clear_pages()"
+_INIT_ON_ALLOC = "clear_highpage() per page (init_on_alloc)"
 _R = Routine
 CLEARING: tuple[Routine, ...] = (
     # Before 7.0, x86-64's clear_page() is an ALTERNATIVE_2 call of one of these three.
@@ -63,14 +65,7 @@ CLEARING: tuple[Routine, ...] = (
     _R("__pi_memset", "aarch64", None, "memset", None, _ARM_MEMSET),
     _R("__memset", "aarch64", None, "memset", None, _ARM_MEMSET),
     # init_on_alloc: the allocator zeroes the folio (post_alloc_hook) and the fault does not.
-    _R(
-        "kernel_init_pages",
-        "any",
-        None,
-        "clear_highpage() per page (init_on_alloc)",
-        None,
-        "mm/page_alloc.c",
-    ),
+    _R("kernel_init_pages", "any", None, _INIT_ON_ALLOC, None, "mm/page_alloc.c"),
 )
 
 # The rest of the fault path, by what it is: the first group whose pattern matches the
@@ -104,17 +99,13 @@ _UNNAMED = "(not in kallsyms)"
 _ELSEWHERE = "(hypervisor or guest)"
 
 
-def _release() -> tuple[int, int]:
-    """The running kernel's (major, minor)."""
-    m = re.match(r"(\d+)\.(\d+)", platform.release())
-    return (int(m[1]), int(m[2])) if m else (0, 0)
-
-
 def clearing_routines(arch: str | None = None, release: tuple[int, int] | None = None) -> dict:
     """{symbol: Routine} of CLEARING that clear on `arch` (default: this machine's) and
     `release` (default: the running kernel's)."""
     arch = arch or platform.machine()
-    release = release or _release()
+    if release is None:
+        m = re.match(r"(\d+)\.(\d+)", platform.release())
+        release = (int(m[1]), int(m[2])) if m else (0, 0)
     return {
         r.symbol: r
         for r in CLEARING
@@ -136,8 +127,7 @@ def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _kallsyms(path: str = "/proc/kallsyms") -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The kernel's text symbols, by address: (sorted addresses, names); both empty where
-    kptr_restrict shows every address as 0."""
+    """The kernel's text symbols: (sorted addresses, names), empty if kptr_restrict hides them."""
     table = []
     with open(path, encoding="ascii", errors="replace") as f:
         for line in f:
@@ -156,6 +146,7 @@ def symbol_of(ip: int) -> str:
 
 
 def _read_int(path: str) -> int | None:
+    """The int in a /proc file, or None."""
     try:
         with open(path) as f:
             return int(f.read().strip())
@@ -166,13 +157,12 @@ def _read_int(path: str) -> int | None:
 def refusal() -> str | None:
     """Why kernel addresses cannot be named here (kptr_restrict, no /proc/kallsyms), or None."""
     try:
-        named = bool(_kallsyms()[0])
+        if _kallsyms()[0]:
+            return None
     except OSError as e:
         return (
             f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside a container"
         )
-    if named:
-        return None
     kptr = _read_int("/proc/sys/kernel/kptr_restrict")
     return (
         f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}): run as root, "
@@ -218,14 +208,10 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
     symbol's share, the samples taken, the event and the records lost; {"refused": why}."""
     if "refused" in raw:
         return {"refused": refused_why(raw["refused"])}
-    per_ip = Counter(raw["kernel_ips"])
     counts: Counter[str] = Counter()
-    for ip, n in per_ip.items():
+    for ip, n in Counter(raw["kernel_ips"]).items():  # each address looked up once
         counts[symbol_of(ip)] += n
-    if raw["user"]:
-        counts[USER_GROUP] = raw["user"]
-    if raw["other"]:
-        counts[_ELSEWHERE] = raw["other"]
+    counts += Counter({USER_GROUP: raw["user"], _ELSEWHERE: raw["other"]})  # those not 0
     total = sum(counts.values())
     if not total:
         return {"refused": "no samples were taken (the timed loops were shorter than a sample)"}
@@ -237,19 +223,14 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
     groups = dict.fromkeys(GROUP_NAMES, 0.0)
     for s in symbols:
         groups[s["group"]] += s["share"]
-    seen = [s for s in symbols if s["group"] == CLEARING_GROUP]
-    clearing = sum(counts[s["symbol"]] for s in seen)
+    seen = [(s, routines[s["symbol"]]) for s in symbols if s["group"] == CLEARING_GROUP]
+    clearing = sum(counts[s["symbol"]] for s, _ in seen)
     return {
         "clearing_share": clearing / total,
         "clearing_interval": list(wilson(clearing, total)),
         "clearing_routines": [
-            {
-                "symbol": s["symbol"],
-                "share": s["share"],
-                "instruction": routines[s["symbol"]].instruction,
-                "source": routines[s["symbol"]].source,
-            }
-            for s in seen
+            dict(symbol=s["symbol"], share=s["share"], instruction=r.instruction, source=r.source)
+            for s, r in seen
         ],
         "samples": total,
         "groups": groups,
@@ -266,8 +247,7 @@ Profiled = Result | ResultSet | Mapping[str, Any] | Sequence[Result]
 
 
 def _profiles(x: Profiled) -> list[Mapping[str, Any]]:
-    """The profiles (details["profile"]) of a Result, a ResultSet or a list of Results, or
-    a profile itself; refused ones included."""
+    """The profiles (details["profile"], refused ones too) of a Result, ResultSet, list, or one."""
     if isinstance(x, Mapping):
         return [x]
     results = [x] if isinstance(x, Result) else list(x.results if isinstance(x, ResultSet) else x)
@@ -298,9 +278,7 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
         return shares[0]["clearing_share"], low, high
     values = [p["clearing_share"] for p in shares]
     low, high, _ = median_interval(values)
-    values.sort()
-    n = len(values)
-    return (values[(n - 1) // 2] + values[n // 2]) / 2, low, high
+    return statistics.median(values), low, high
 
 
 def main_routine(x: Profiled) -> dict[str, Any] | None:
@@ -312,11 +290,6 @@ def main_routine(x: Profiled) -> dict[str, Any] | None:
             weight[r["symbol"]] += r["share"]
             rows[r["symbol"]] = r
     return rows[weight.most_common(1)[0][0]] if weight else None
-
-
-def _registry_kernel(words: str) -> str | None:
-    """The clear kernel whose registry description has `words`, or None."""
-    return next((k.name for k in kernels("clear") if words in k.description), None)
 
 
 def routine_check(x: Profiled) -> tuple[bool | None, str]:
@@ -345,7 +318,8 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
         why = f"sampling was refused: {refused}" if refused else "no clearing routine was sampled"
         return None, f"the kernel's clearing routine was not observed ({why}); assumed {assumed}"
     routine = clearing_routines().get(seen["symbol"])
-    kernel = _registry_kernel(routine.registry) if routine and routine.registry else None
+    words = routine and routine.registry  # the registry's description of the same kernel
+    kernel = next((k.name for k in kernels("clear") if words and words in k.description), None)
     named = f"{seen['symbol']} ({seen['instruction']})"
     if kernel is None:
         return None, (

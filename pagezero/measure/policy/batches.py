@@ -5,6 +5,7 @@ under a cooperative preemption model)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
@@ -96,6 +97,7 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
 
 
 def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[Any]:
+    """p.threads fresh regions of p.nbytes on `used`, closed with `stack`."""
     # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot
     # have one; mappings of 2MB or more asking for THP start on a 2MB boundary
     # (csrc/region.c). Not populated when bound to a node: bind() comes first,
@@ -107,14 +109,6 @@ def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[A
     ]
 
 
-def _map(p: BatchPlan, stack: contextlib.ExitStack) -> tuple[list[Any], Backing]:
-    """p.threads fresh regions of p.nbytes on the backing p asks for, and the Backing they got."""
-    regions: tuple[list[Any], Backing] = map_backed(
-        lambda used: _regions(p, used, stack), p.nbytes, p.threads, p.node, p.backing
-    )
-    return regions
-
-
 def _buffers(
     p: BatchPlan, buffers: Any, stack: contextlib.ExitStack
 ) -> tuple[list[memoryview], Backing]:
@@ -122,7 +116,8 @@ def _buffers(
     (their backing as p says, for "auto" as smaps shows), else of fresh mappings."""
     bound = None
     if buffers is None:
-        buffers, used = _map(p, stack)
+        mapper = functools.partial(_regions, p, stack=stack)
+        buffers, used = map_backed(mapper, p.nbytes, p.threads, p.node, p.backing)
         # The whole of each region: mbind takes whole hugetlb pages only.
         bound = buffers
     else:

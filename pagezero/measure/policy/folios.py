@@ -23,9 +23,9 @@ from pagezero.measure.policy.orders import (
 from pagezero.measure.policy.results import FolioResult
 from pagezero.system import hugepages
 from pagezero.system.backing import (
-    BACKINGS,
     Backing,
     backing_details,
+    check_backing,
     kernel_backing,
     map_backed,
 )
@@ -33,8 +33,7 @@ from pagezero.system.machine import eviction_cache, machine
 from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
 
-FOLIO_BACKINGS: tuple[str, ...] = BACKINGS
-_HUGETLB_SHIFTS = {2 << 20: 21, 1 << 30: 30}
+_OWN_PAGES = (2 << 20, 1 << 30)  # folio sizes a hugetlb page of their own can hold
 
 
 @dataclass(frozen=True)
@@ -78,9 +77,7 @@ def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
     check_loops(a["loops"], "folio")
     b_bytes = batch_bytes(a["batch"], nbytes)
     pages(b_bytes, "batch")
-    if backing not in FOLIO_BACKINGS:
-        raise ValueError(f"unknown backing {backing!r} (expected {', '.join(FOLIO_BACKINGS)})")
-    if backing == "hugetlb" and nbytes not in _HUGETLB_SHIFTS:
+    if check_backing(backing) == "hugetlb" and nbytes not in _OWN_PAGES:
         raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
     methods = _core.cold_methods()
     if cold == "auto":
@@ -98,8 +95,7 @@ def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
 
 
 def _free_hugepages(nbytes: int, node: int | None = None) -> int:
-    """Hugepages of nbytes a new mapping can have now (free, less those
-    promised), and with a node no more than that node has free."""
+    """Hugepages of nbytes a new mapping can have now (free, less those promised), on `node`."""
     available = next((p.available for p in hugepages.pools().values() if p.page_bytes == nbytes), 0)
     on_node = None if node is None else hugepages.node_free(format_size(nbytes), node)
     return available if on_node is None else min(available, on_node)
@@ -131,7 +127,7 @@ class FolioMemory:
         self.node = node
         self.note: str | None = None
         populate = node is None
-        own = nbytes in _HUGETLB_SHIFTS and backing in ("auto", "hugetlb")
+        own = nbytes in _OWN_PAGES and backing in ("auto", "hugetlb")
         if own and self._own_page(nbytes, backing, node, populate):
             pass
         elif own and nbytes == 2 << 20:
@@ -190,8 +186,7 @@ class FolioMemory:
         self.folio = memoryview(reg)[off : off + nbytes]
 
     def bind(self, node: int) -> None:
-        """mbind the folio to `node`: the whole mapping on huge pages (mbind takes whole
-        hugetlb pages only), the folio's range on 4KB pages."""
+        """mbind the folio to `node`: its range on 4KB pages, else all (whole hugetlb pages)."""
         bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
         self.node = node
 
@@ -209,12 +204,10 @@ class FolioMemory:
 
 
 def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | None:
-    """Plan `p`: one C call, on `memory` (shared by several runs) or a FolioMemory of its own;
-    None as interrupt.finish() says."""
+    """Plan `p`: one C call, on `memory` (shared by runs) or its own; None as interrupt.finish()."""
     c = p.conditions
-    own = memory is None
-    mem = FolioMemory(p.nbytes, p.backing, p.node) if memory is None else memory
-    if not own and p.node is not None and mem.node != p.node:
+    mem = memory or FolioMemory(p.nbytes, p.backing, p.node)
+    if p.node is not None and mem.node != p.node:
         mem.bind(p.node)
     try:
         raw = _core.bench_folio(
@@ -233,7 +226,7 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
         )
         pages = mem.details()
     finally:
-        if own:
+        if memory is None:
             mem.close()
 
     def make_result(d: dict[str, Any]) -> FolioResult:
@@ -261,8 +254,7 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
         )
 
     # A signal raises Interrupted here, carrying the loops completed before it.
-    r: FolioResult | None = interrupt.finish(raw, make_result)
-    return r
+    return interrupt.finish(raw, make_result)
 
 
 def folio(

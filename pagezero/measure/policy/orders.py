@@ -15,7 +15,6 @@ from pagezero.units import format_size, parse_size
 _CONSTANTS: dict[str, int] = _core.policy_constants()
 PAGE_SIZE: int = _CONSTANTS["page_size"]
 NEIGHBOURHOOD_RADIUS: int = _CONSTANTS["neighbourhood_radius"]
-LINE_SIZE: int = _CONSTANTS["line_size"]
 
 STRATEGIES: tuple[str, ...] = _core.strategies()
 
@@ -32,14 +31,9 @@ PRESETS: dict[str, int | None] = {
 }
 
 
-def default_kernel() -> str:
-    """The kernel the Linux clear_pages() uses on this CPU."""
-    return clear_pages_kernel()
-
-
-def default_nt_kernel() -> str | None:
-    """The first available non-temporal clear kernel, or None."""
-    return nontemporal_kernel()
+# The kernel Linux's clear_pages() uses on this CPU; the first available non-temporal one.
+default_kernel = clear_pages_kernel
+default_nt_kernel = nontemporal_kernel
 
 
 def check_kernel(name: str, what: str = "kernel") -> Kernel:
@@ -70,9 +64,8 @@ def pages(nbytes: int, what: str) -> int:
 
 
 def check_base_page(what: str) -> None:
-    """ValueError, naming `what`, where the kernel's base page is not the 4KB page the
-    strategies walk (csrc/policy.h PZ_PAGE_SIZE): on arm64 with 16KB or 64KB pages
-    clear_page() clears a base page at a time, which these walks do not model."""
+    """ValueError, naming `what`, where the base page is not the 4KB page the walks model
+    (csrc/policy.h): on arm64 with 16KB or 64KB pages clear_page() clears a base page."""
     base = base_page()
     if base != PAGE_SIZE:
         raise ValueError(

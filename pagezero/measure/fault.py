@@ -46,6 +46,7 @@ MAX_SEED = 2**32 - 1
 # about a microsecond and a clock read tens of ns, so 4KB faults are timed in
 # groups of this many pages, keeping the reads' cost near 1%.
 _GROUP_4KB = 16
+_THP_ASKED = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}
 
 
 def check_workload(function: str) -> str:
@@ -361,9 +362,7 @@ def page_report(result: Result) -> dict[str, Any]:
         got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
         fallback = worst["kernel_page"] != 1 << shift
     else:
-        asked = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}[
-            params["thp"]
-        ]
+        asked = _THP_ASKED[params["thp"]]
         if thp_bytes == 0:
             got = "4KB"
         elif thp_bytes >= worst["rss"]:

@@ -265,10 +265,10 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
     Returns
     -------
     (median, low, high) or None
-        Over one run, its share and the Wilson interval over its samples; over several,
-        the median of the runs' shares and the sign test's interval of that median
-        (results.summary.median_interval: min..max for fewer than six runs). None when
-        no run was sampled (refused, or profile=False).
+        Over one run, its share and the Wilson interval over its samples; over several, the
+        median of the runs' shares and the sign test's interval of that median
+        (results.summary.median_interval: min..max for fewer than six runs). None when no run
+        was sampled (refused, or profile=False).
     """
     shares = [p for p in _profiles(x) if "refused" not in p]
     if not shares:
@@ -303,12 +303,12 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
     Returns
     -------
     (agrees, sentence)
-        agrees: True when the routine seen is the registry's clear_pages_kernel() for this
-        CPU (clear_page_erms for x86-64-stosb, clear_page_rep for x86-64-stosq,
-        clear_page_orig for x86-64-unrolled), False when it is another (said plainly,
-        with what it means), None where nothing says (sampling refused, no clearing
-        sampled, or a routine whose symbol does not name its instruction: arm64's
-        clear_page, 7.0's inlined clear_pages()). sentence: one line saying it.
+        agrees: True when the routine seen is the registry's clear_pages_kernel() for this CPU
+        (clear_page_erms for x86-64-stosb, clear_page_rep for x86-64-stosq, clear_page_orig for
+        x86-64-unrolled), False when it is another (said plainly, with what it means), None
+        where nothing says (sampling refused, no clearing sampled, or a routine whose symbol
+        does not name its instruction: arm64's clear_page, 7.0's inlined clear_pages()).
+        sentence: one line saying it.
     """
     assumed = clear_pages_kernel()
     profiles = _profiles(x)

@@ -14,6 +14,7 @@ from pagezero.measure.conditions import Conditions, arguments, check_loops, evic
 from pagezero.measure.policy.orders import (
     PAGE_SIZE,
     Step,
+    backed_region,
     batch_bytes,
     bind,
     check_kernel,
@@ -29,13 +30,12 @@ from pagezero.system.backing import (
     observed_backing,
 )
 from pagezero.system.machine import machine
-from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
 
 # Every batch of every pass is recorded (8 bytes each): bound the buffer.
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
-_HUGE = 2 << 20
+_COLD_TIMING = "per batch: flush, clock, clear, clock; a pass leaves the flushes out"
 
 
 @dataclass(frozen=True)
@@ -88,25 +88,18 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     p = BatchPlan(nbytes, a["batch"], b_bytes, kernel, loops, yield_between, c, a["backing"])
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(
-            f"{p.batches_per_loop * loops * threads} batches to record ({loops} "
-            f"loops of {p.batches_per_loop}, {threads} thread(s)); "
-            f"at most {MAX_BATCH_RECORDS}: use a larger "
-            "batch, a smaller size or fewer loops"
+            f"{p.batches_per_loop * loops * threads} batches to record ({loops} loops of "
+            f"{p.batches_per_loop}, {threads} thread(s)); at most {MAX_BATCH_RECORDS}: use a "
+            "larger batch, a smaller size or fewer loops"
         )
     return p
 
 
 def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[Any]:
     """p.threads fresh regions of p.nbytes on `used`, closed with `stack`."""
-    # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot
-    # have one; mappings of 2MB or more asking for THP start on a 2MB boundary
-    # (csrc/region.c). Not populated when bound to a node: bind() comes first,
-    # the C core faults them in.
-    size = -(-p.nbytes // _HUGE) * _HUGE if used.how == "thp" else p.nbytes
-    return [
-        stack.enter_context(region(size, populate=p.node is None, **used.region_args()))
-        for _ in range(p.threads)
-    ]
+    # Not populated when bound to a node: bind() comes first, the C core faults them in.
+    populate = p.node is None
+    return [stack.enter_context(backed_region(p.nbytes, used, populate)) for _ in range(p.threads)]
 
 
 def _buffers(
@@ -148,8 +141,8 @@ def run_batch(
 def run_batch(
     p: BatchPlan, buffer: Any = None, record: bool = False
 ) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
-    """Plan `p`: one C call, on `buffer` (whole 4KB pages; one per thread) or fresh mappings;
-    with `record`, (result, thread 0's steps). None as interrupt.finish() says."""
+    """Plan `p` on `buffer` (whole 4KB pages, one per thread) or fresh mappings; with `record`,
+    (result, thread 0's steps). None as interrupt.finish() says."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
@@ -178,15 +171,7 @@ def run_batch(
             clock="ns",
             samples=d["samples"],
             machine=machine(),
-            details={
-                **c.details(
-                    d,
-                    "per batch: flush, clock, clear, clock; a pass leaves the flushes out",
-                    (p.nbytes,) * p.threads,
-                    cpus,
-                ),
-                **pages,
-            },
+            details={**c.details(d, _COLD_TIMING, (p.nbytes,) * p.threads, cpus), **pages},
             batch_bytes=p.batch_bytes,
             batches_per_loop=d["batches"],
             pass_worst_ns=d["pass_worst"],
@@ -220,30 +205,28 @@ def batch(
     size : int or str
         The region's bytes (per thread), or a string such as "1GB".
     batch : int or str
-        A preset ("page", "8MB", "32MB", "extent") or a size, a whole
-        number of 4KB pages no larger than size.
+        A preset ("page", "8MB", "32MB", "extent") or a size, a whole number of 4KB pages no
+        larger than size.
     kernel : str or None
         A clear kernel (default: the one clear_pages() uses here).
     loops : int
         The timed passes over the region.
     yield_between : bool
-        sched_yield() after each batch, the user-space stand-in for the
-        kernel's cond_resched().
+        sched_yield() after each batch, the user-space stand-in for the kernel's cond_resched().
     cache : {"hot", "cold"}
-        "hot" (the region stays cached from the last pass as far as it fits) or
-        "cold": each batch flushed before its clock read, outside a pass's time.
+        "hot" (the region stays cached from the last pass as far as it fits) or "cold": each
+        batch flushed before its clock read, outside a pass's time.
     threads : int
-        That many pinned threads, each clearing its own region of `size`, passes
-        started behind a barrier; a sample is the first start to the last end.
+        That many pinned threads, each clearing its own region of `size`, passes started behind
+        a barrier; a sample is the first start to the last end.
     node : int or None
         Bind the regions to this NUMA node (mbind) before their first touch.
     counters : bool
-        Read hardware counters around each pass into details["counters"]
-        (summed over threads).
+        Read hardware counters around each pass into details["counters"] (summed over threads).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        The pages standing for the kernel's direct map: "auto" takes 2MB hugetlb
-        pages when enough are free, else THP, else 4KB; params["backing"] says
-        which, details["backing_note"] why not hugetlb.
+        The pages standing for the kernel's direct map: "auto" takes 2MB hugetlb pages when
+        enough are free, else THP, else 4KB; params["backing"] says which,
+        details["backing_note"] why not hugetlb.
 
     Raises
     ------

@@ -10,6 +10,7 @@ from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_loops, evict_bytes
 from pagezero.measure.policy.orders import (
     PAGE_SIZE,
+    backed_region,
     batch_bytes,
     bind,
     check_base_page,
@@ -34,6 +35,7 @@ from pagezero.system.memory import region
 from pagezero.units import format_size, parse_size
 
 _OWN_PAGES = (2 << 20, 1 << 30)  # folio sizes a hugetlb page of their own can hold
+_COLD_TIMING = "the whole folio flushed before each clear, outside its clock"
 
 
 @dataclass(frozen=True)
@@ -175,12 +177,7 @@ class FolioMemory:
             off = (-reg.address) % align
             self.page_label = "4KB pages, THP refused"
         else:
-            # Whole 2MB pages: THP mappings of 2MB or more start on a 2MB
-            # boundary (csrc/region.c), and so does every hugetlb mapping.
-            reg = region(
-                -(-nbytes // (2 << 20)) * (2 << 20), populate=populate, **used.region_args()
-            )
-            off = 0
+            reg, off = backed_region(nbytes, used, populate), 0
             self.page_label = "2MB hugetlb pages" if used.how == "hugetlb" else "2MB THP"
         self.regions.append(reg)
         self.folio = memoryview(reg)[off : off + nbytes]
@@ -189,10 +186,6 @@ class FolioMemory:
         """mbind the folio to `node`: its range on 4KB pages, else all (whole hugetlb pages)."""
         bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
         self.node = node
-
-    def details(self) -> dict[str, Any]:
-        """What the result's details say of the folio's backing, read after its first touch."""
-        return backing_details(Backing(self.backing, self.note), [self.folio])
 
     def close(self) -> None:
         """Release the views and unmap the folio and the scrub buffer."""
@@ -224,7 +217,8 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
             evict_bytes=evict_bytes(),
             counters=c.counters,
         )
-        pages = mem.details()
+        # After the first touch: what THP gave.
+        pages = backing_details(Backing(mem.backing, mem.note), [mem.folio])
     finally:
         if memory is None:
             mem.close()
@@ -238,12 +232,7 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
             clock="ns",
             samples=d["clear"],
             machine=machine(),
-            details={
-                **c.details(
-                    d, "the whole folio flushed before each clear, outside its clock", (p.nbytes,)
-                ),
-                **pages,
-            },
+            details={**c.details(d, _COLD_TIMING, (p.nbytes,)), **pages},
             touch_ns=d["touch"],
             cold_ns=d["cold"],
             touch_lines=d["touch_lines"],
@@ -293,16 +282,15 @@ def folio(
     batch : int or str
         The most clear_pages() clears at once (sequential, neighbourhood-last).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        A 2MB/1GB hugetlb page, THP (MADV_HUGEPAGE before the first touch), an
-        aligned run of 4KB pages, or "auto": a hugetlb page of the folio's size
-        when one is free, else as batch() chooses. The result's backing says which.
+        A 2MB/1GB hugetlb page, THP (MADV_HUGEPAGE before the first touch), an aligned run of
+        4KB pages, or "auto": a hugetlb page of the folio's size when one is free, else as
+        batch() chooses. The result's backing says which.
     cold : {"auto", "clflush", "evict"}
-        How the baseline evicts the neighbourhood: "clflush" (x86-64) or
-        "evict" (reading twice the cache, machine()["eviction_cache"]);
-        "auto" picks clflush where it exists.
+        How the baseline evicts the neighbourhood: "clflush" (x86-64) or "evict" (reading twice
+        the cache, machine()["eviction_cache"]); "auto" picks clflush where it exists.
     cache : {"hot", "cold"}
-        "cold" also flushes the whole folio (details["cold_method"]) after the
-        scrub, before each clear and outside its timing.
+        "cold" also flushes the whole folio (details["cold_method"]) after the scrub, before
+        each clear and outside its timing.
     node : int or None
         Bind the folio to this NUMA node (mbind) before its first touch.
     counters : bool

@@ -1,5 +1,6 @@
 """Clearing orders: the C core's strategies (csrc/policy.c: in which order a huge
-page's subpages are cleared, as folio_zero_user() does), their steps, their kernels."""
+page's subpages are cleared, as folio_zero_user() does), their steps, their kernels, and
+the regions the policies clear."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core
+from pagezero.system.backing import Backing
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
-from pagezero.system.memory import base_page
+from pagezero.system.memory import base_page, region
 from pagezero.units import format_size, parse_size
 
 _CONSTANTS: dict[str, int] = _core.policy_constants()
@@ -133,8 +135,8 @@ def clear_order(
     fault_index : int
         The faulting page, 0 <= fault_index < nr_pages.
     batch : int, str or None
-        The most cleared at once: a preset (PRESETS), a size in bytes (whole
-        pages), or None for the whole folio.
+        The most cleared at once: a preset (PRESETS), a size in bytes (whole pages), or None for
+        the whole folio.
 
     Returns
     -------
@@ -213,8 +215,8 @@ def clear_folio(
     ValueError
         For a bad strategy, kernel, fault index, batch or buffer.
     UnavailableError
-        For a kernel this machine cannot run, or a strategy needing a
-        non-temporal kernel where there is none.
+        For a kernel this machine cannot run, or a strategy needing a non-temporal kernel where
+        there is none.
     """
     check_strategy(strategy)
     kernel = check_kernel(kernel or default_kernel()).name
@@ -225,6 +227,14 @@ def clear_folio(
     batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
     steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
     return None if steps is None else tuple(Step(*s) for s in steps)
+
+
+def backed_region(nbytes: int, used: Backing, populate: bool) -> Any:
+    """A region of `nbytes` on the pages `used` says, the C core rounding hugetlb ones up."""
+    # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot have one;
+    # mappings of 2MB or more asking for THP start on a 2MB boundary (csrc/region.c).
+    size = -(-nbytes // (2 << 20)) * (2 << 20) if used.how == "thp" else nbytes
+    return region(size, populate=populate, **used.region_args())
 
 
 def bind(buffer: Any, node: int) -> None:

@@ -16,9 +16,8 @@ from pagezero.results.resultset import Result, result_type
 class BatchResult(Result):
     """A batch run (pagezero.batch()).
 
-    Samples are whole passes (ns, yields included); the batch figures
-    summarise every batch of every pass (ns, without the yields).
-    params["backing"]: the pages cleared (hugetlb, thp or 4KB).
+    Samples are whole passes (ns, yields included); the batch figures summarise every batch of
+    every pass (ns, without the yields); params["backing"] the pages cleared (hugetlb, thp, 4KB).
 
     Attributes
     ----------
@@ -29,9 +28,8 @@ class BatchResult(Result):
     pass_worst_ns : tuple of int
         Each pass's slowest batch, in ns.
     batch_ns : mapping of str to float
-        Over every batch of every pass, in ns: "max", "p99", "median",
-        "mean", and "typical_worst" (the slowest batch position, median over
-        passes).
+        Over every batch of every pass, in ns: "max", "p99", "median", "mean", and
+        "typical_worst" (the slowest batch position, median over passes).
     """
 
     batch_bytes: int = 0
@@ -80,8 +78,8 @@ class BatchResult(Result):
 class FolioResult(Result):
     """A folio run (pagezero.folio()).
 
-    Samples are the clears (ns); touch_ns and cold_ns the neighbourhood
-    touch right after each clear and after evicting it.
+    Samples are the clears (ns); touch_ns and cold_ns the neighbourhood touch right after each
+    clear and after evicting it.
 
     Attributes
     ----------

@@ -213,6 +213,7 @@ def refused_hugetlb(monkeypatch):
         return real(size, page=page, **kw)
 
     monkeypatch.setattr(policy.folios, "region", region)
+    monkeypatch.setattr(policy.orders, "region", region)  # backed_region()'s
     monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 1)
 
 

@@ -348,8 +348,10 @@ def faults(
 
 
 def page_report(result: Result) -> dict[str, Any]:
-    """Which pages the kernel gave a faults() Result, from smaps after each loop (the loop
-    with the fewest huge pages counts): asked, got, *_bytes, fallback and a line, text."""
+    """Which pages the kernel really gave a faults() Result, from the smaps counters read
+    after each loop (the loop with the fewest huge pages counts): "asked", "got",
+    "expected_bytes", "resident_bytes", "thp_bytes", "hugetlb_bytes", "fallback" (the
+    pages differ from those asked for) and "text", one line saying it."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop

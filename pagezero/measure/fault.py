@@ -427,10 +427,10 @@ def measure_headroom(
     """The fault's extent cleared by each clear kernel (default: all available) a page at a
     time; Interrupted's partial is a ResultSet of those done."""
     p = fault.params
-    clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
+    same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
+    clear_plan = plan(**same)
     if kernel_names is None:
         kernel_names = [k.name for k in kernels("clear") if k.available]
-    same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clears: list[Any] = []  # memset's Results, or None as run() says: kept as they come
     try:
         with reserved(clear_plan, reserve):

@@ -365,8 +365,7 @@ def lines(x: Profiled, top: int = 3) -> list[str]:
         syms = [(s, v) for s, v in symbols.most_common() if group_of(s) == group][:top]
         names = ", ".join(f"{s} {v:.0%}" for s, v in syms)
         out.append(f"#   {group}: {share:.0%} ({names})")
-    first = kept[0]
     samples = sum(p["samples"] for p in kept)
     lost = sum(p["lost"] for p in kept)
-    out.append(f"# samples: {samples} ({first['event']}, {lost} lost); {routine_check(x)[1]}")
+    out.append(f"# samples: {samples} ({kept[0]['event']}, {lost} lost); {routine_check(x)[1]}")
     return out

@@ -35,8 +35,7 @@ class BatchResult(Result):
     batch_bytes: int = 0
     batches_per_loop: int = 0
     pass_worst_ns: tuple[int, ...] = ()  # each pass's slowest batch
-    # None only until __post_init__ freezes it into a mapping (max, p99,
-    # median, mean, typical_worst): every reader sees a mapping.
+    # None only until __post_init__ freezes it into a mapping: every reader sees a mapping.
     batch_ns: Mapping[str, float] = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

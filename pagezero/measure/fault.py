@@ -34,12 +34,12 @@ from pagezero.system.machine import machine
 from pagezero.system.memory import check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
-WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
+_DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
+WORKLOADS: tuple[str, ...] = tuple(_DESCRIPTIONS)
 # How each page is touched: "write" (one store: the kernel's clearing of a write fault, what
 # the studies measure) or "perf" (perf bench mem mmap's mmap_page_touch after every workload,
 # a read then a write: `pagezero mem mmap`, for parity).
 TOUCHES: tuple[str, ...] = ("write", "perf")
-_DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
 MAX_SEED = 2**32 - 1
 
 # Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts

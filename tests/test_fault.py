@@ -1,7 +1,7 @@
 """The fault workloads through the Python API: what each workload leaves in
 memory, the page-size report, threads, latencies, headroom and the errors.
 
-Regions are inspected through fault_pass(), which runs one pass of a workload
+Regions are inspected through fault_pass() (helpers/faults.py), one pass of a workload
 as a run does but leaves the region mapped. No assertion is made on how fast
 anything is.
 """

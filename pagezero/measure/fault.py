@@ -158,8 +158,7 @@ def check_hugepages(p: FaultPlan) -> None:
 
 @contextlib.contextmanager
 def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[bool]:
-    """Around a run, its hugepages grown by what the pool lacks (root), or only checked;
-    yields whether the pool was grown, and then warmed (warm()) for run(warmed=True)."""
+    """Around a run, the pool grown by what it lacks (root) or checked; yields if grown (warmed)."""
     if not p.hugetlb:
         yield False
     elif reserve:

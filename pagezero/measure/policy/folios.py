@@ -112,12 +112,9 @@ def _scrub_bytes() -> int:
 
 
 class FolioMemory:
-    """The folio, and the scrub buffer read before each clear, mapped once for several runs.
-
-    A hugetlb page of its own size when asked or (auto) free, else as
-    kernel_backing() chooses: 2MB hugetlb pages, THP, or 4KB pages aligned to
-    min(size, 2MB). .backing says which, .page_label in words.
-    """
+    """The folio and the scrub buffer read before each clear, mapped once for several runs: a
+    hugetlb page of the folio's size when asked or (auto) free, else kernel_backing()'s 2MB
+    hugetlb pages, THP, or 4KB pages aligned to min(size, 2MB) (.backing, .page_label)."""
 
     folio: memoryview
     scrub: memoryview

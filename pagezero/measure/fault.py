@@ -1,10 +1,5 @@
-"""A fault run, as perf bench mem mmap: its plan, the C call, reading its Result.
-
-A first touch of an anonymous page makes the kernel zero it, so faulting a
-region in measures the kernel's clearing rate plus its fault overhead; the C
-core (csrc/fault.c) times mmap + faulting, munmap left out as perf does.
-headroom() sets that rate beside the best user-space clear of the same extent.
-"""
+"""Fault runs as perf bench mem mmap (csrc/fault.c): the plan, the C call, its Result, and
+headroom() beside user space's best clear. See docs/measuring.rst, "Fault workloads"."""
 
 from __future__ import annotations
 
@@ -42,9 +37,7 @@ WORKLOADS: tuple[str, ...] = tuple(_DESCRIPTIONS)
 TOUCHES: tuple[str, ...] = ("write", "perf")
 MAX_SEED = 2**32 - 1
 
-# Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts
-# about a microsecond and a clock read tens of ns, so 4KB faults are timed in
-# groups of this many pages, keeping the reads' cost near 1%.
+# 4KB faults are timed in groups of this many, keeping the clock reads' cost near 1%.
 _GROUP_4KB = 16
 _THP_ASKED = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}
 
@@ -272,62 +265,41 @@ def faults(
     profile: bool = False,
     reserve: bool = False,
 ) -> Result | None:
-    """Time `loops` rounds of mapping `size` bytes and faulting every page in,
-    as perf bench mem mmap.
+    """Time `loops` rounds of mapping `size` bytes and faulting every page in, as perf bench
+    mem mmap (docs/measuring.rst, "Fault workloads").
 
     Parameters
     ----------
     size : int or str
-        Bytes per round (and per thread), or a string such as "1GB".
+        Bytes per round and per thread, or a string such as "1GB".
     page : {"4KB", "2MB", "1GB"}
         "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
     function : {"demand", "populate", "populate-write"}
-        "demand" (write one byte per page), "populate" (MAP_POPULATE) or "populate-write"
-        (MADV_POPULATE_WRITE, Linux 5.14+).
+        One byte written per page, MAP_POPULATE, or MADV_POPULATE_WRITE (Linux 5.14+).
     loops : int
         The timed rounds, one sample each.
     threads : int
-        That many threads each fault their own `size` bytes at once; a sample is the first start
-        to the last end, thread_rates() each thread's rate.
+        Threads each faulting their own `size` at once; a sample is first start to last end.
     seed : int
-        0 writes byte 0 of each page, else a random byte, thread t drawing as rand() after
-        srand(seed + t) (perf's -r).
+        0 writes byte 0 of each page, else a random byte (srand(seed + thread), perf's -r).
     thp : bool or None
-        For 4KB pages, False refuses transparent huge pages, True asks for them, None leaves the
-        system's policy. page_report() says what came.
+        For 4KB pages: False refuses THP, True asks for it, None leaves the system's policy.
     clock : str
         The clock, as memset()'s.
     latency : bool
-        Also time each fault (groups of 16 for 4KB pages): the distribution is in
-        details["latency"] (ns), over every loop, and each kept loop's median in its
-        "loop_p50_ns".
+        Also time each fault (4KB ones in groups of 16) into details["latency"] (ns).
     touch : {"write", "perf"}
-        "write" (the default, what the studies of the kernel's clearing use): demand writes one
-        byte per page, so each page takes one write fault that clears it. "perf": every workload
-        then touches each page as perf bench mem mmap does, its byte read and written back plus
-        the page's index; on arm64 (or perf built at -O0) the read faults in the shared zero
-        page first and the write fault then allocates and clears a new page (hugetlb has no zero
-        page: there the read fault clears the folio). Recorded in details["touch"] (and in
-        params when "perf").
+        One write fault per page, or perf's read-and-write touch after every workload.
     profile : bool
-        Also sample where each thread's CPU is during the timed loops (perf events: cycles, or
-        cpu-clock without a PMU; kernel and user, about 4 kHz) and name the kernel's routines
-        from /proc/kallsyms: details["profile"] has "clearing_share" (0..1) and its
-        "clearing_interval" (Wilson, over the samples), "clearing_routines", "groups"
-        ({group: share}), "symbols", "samples", "event" and "lost"; where sampling is refused,
-        {"refused": why} and the run goes on (pagezero.measure.profile).
+        Also sample where the CPU is in the timed loops into details["profile"].
     reserve : bool
-        Grow the hugepage pool by what the run lacks for its duration (root only), giving it
-        back afterwards. A pool so grown is faulted in once, untimed, before the timed loops
-        (details["pool_warmed"]): on a VM the host faults guest memory in on its first touch.
+        Grow the hugepage pool by what the run lacks (root), warmed untimed, for the run.
 
     Returns
     -------
     Result or None
-        Its samples are the loops the rate counts: leading loops below a quarter of the median
-        rate of those after them (measure.warmup) are left out, their samples kept in
-        details["warmup"]. None when a program's own handler took a stop signal before the first
-        loop completed.
+        Without the leading loops still warming up (details["warmup"]); None when a program's
+        own handler took a stop signal before the first loop completed.
 
     Raises
     ------
@@ -453,10 +425,8 @@ def headroom(
     clear_kernels: Iterable[str] | None = None,
     reserve: bool = False,
 ) -> Headroom | None:
-    """Measure faults() and, right after, the best user-space clear of the same extent.
-
-    The clears: each clear kernel, or those named, in page-sized calls over a region of the same
-    size and page size.
+    """Measure faults() and, right after, each clear kernel in page-sized calls over a region of
+    the same size and page size.
 
     Parameters
     ----------
@@ -468,8 +438,7 @@ def headroom(
     Returns
     -------
     Headroom or None
-        ``.fault_rate`` (bytes/sec), ``.best`` (the fastest clear's Result), ``.ratio``; None
-        when a program's own handler took a stop signal before the first fault loop completed.
+        None when a program's own handler took a stop signal before the first fault loop ended.
 
     Raises
     ------

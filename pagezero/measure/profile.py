@@ -1,12 +1,5 @@
-"""Inside the fault: where the CPU was during a faults() run's timed loops, from samples.
-
-The C core (csrc/sample.c) samples each thread's instruction pointer (cycles, or the
-cpu-clock software event without a PMU) while it faults, kernel and user; here the kernel
-addresses are named from /proc/kallsyms and the samples sorted into the kernel's clearing
-routines (CLEARING, one table with each routine's source) and the rest of the fault path
-(GROUPS). summarize() makes a run's details["profile"]; clearing_share() and routine_check()
-read one run or many.
-"""
+"""Inside the fault: where a faults() run's CPU was, its samples (csrc/sample.c) named from
+/proc/kallsyms and sorted into clearing routines and groups. See docs/measuring.rst."""
 
 from __future__ import annotations
 
@@ -265,10 +258,8 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
     Returns
     -------
     (median, low, high) or None
-        Over one run, its share and the Wilson interval over its samples; over several, the
-        median of the runs' shares and the sign test's interval of that median
-        (results.summary.median_interval: min..max for fewer than six runs). None when no run
-        was sampled (refused, or profile=False).
+        One run's share and Wilson interval, or the median of several and its sign test's
+        interval (results.summary.median_interval); None when no run was sampled.
     """
     shares = [p for p in _profiles(x) if "refused" not in p]
     if not shares:
@@ -303,12 +294,9 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
     Returns
     -------
     (agrees, sentence)
-        agrees: True when the routine seen is the registry's clear_pages_kernel() for this CPU
-        (clear_page_erms for x86-64-stosb, clear_page_rep for x86-64-stosq, clear_page_orig for
-        x86-64-unrolled), False when it is another (said plainly, with what it means), None
-        where nothing says (sampling refused, no clearing sampled, or a routine whose symbol
-        does not name its instruction: arm64's clear_page, 7.0's inlined clear_pages()).
-        sentence: one line saying it.
+        True when the routine seen is clear_pages_kernel()'s, False when it is another, None
+        where nothing says (nothing sampled, or a symbol that does not name its instruction);
+        and one line saying it.
     """
     assumed = clear_pages_kernel()
     profiles = _profiles(x)

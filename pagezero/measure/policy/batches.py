@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal, overload
 
 from pagezero import _core, interrupt
@@ -21,7 +23,7 @@ from pagezero.measure.policy.orders import (
     default_kernel,
     pages,
 )
-from pagezero.measure.policy.results import BatchResult
+from pagezero.results.resultset import Result, result_type
 from pagezero.system.backing import (
     Backing,
     backing_details,
@@ -36,6 +38,64 @@ from pagezero.units import format_size, parse_size
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
 _COLD_TIMING = "per batch: flush, clock, clear, clock; a pass leaves the flushes out"
+
+
+@result_type("batch")
+@dataclass(frozen=True)
+class BatchResult(Result):
+    """A batch run (pagezero.batch()): its samples are whole passes (ns, yields included).
+
+    Attributes
+    ----------
+    batch_bytes : int
+        The bytes each batch clears.
+    batches_per_loop : int
+        The batches of one pass (per thread).
+    pass_worst_ns : tuple of int
+        Each pass's slowest batch, in ns.
+    batch_ns : mapping of str to float
+        Over every batch of every pass (ns, yields left out): "max", "p99", "median", "mean",
+        and "typical_worst" (the slowest batch position, median over passes).
+    """
+
+    batch_bytes: int = 0
+    batches_per_loop: int = 0
+    pass_worst_ns: tuple[int, ...] = ()
+    # None only until __post_init__ freezes it into a mapping: every reader sees a mapping.
+    batch_ns: Mapping[str, float] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if "backing" not in self.params:
+            # Saved before batch() chose its pages: those runs cleared 4KB pages, THP refused.
+            object.__setattr__(self, "params", {**self.params, "backing": "4KB"})
+        super().__post_init__()
+        object.__setattr__(self, "pass_worst_ns", tuple(self.pass_worst_ns))
+        object.__setattr__(self, "batch_ns", MappingProxyType(dict(self.batch_ns or {})))
+        if self.batch_bytes <= 0 or self.batches_per_loop <= 0:
+            raise ValueError("a BatchResult needs batch_bytes and batches_per_loop")
+        if len(self.pass_worst_ns) != len(self.samples):
+            raise ValueError("pass_worst_ns needs one value per pass")
+
+    @property
+    def worst_ms(self) -> float:
+        """The slowest batch of all passes, in ms."""
+        return self.batch_ns["max"] / 1e6
+
+    @property
+    def p99_ms(self) -> float:
+        """The 99th percentile of every batch of every pass, in ms."""
+        return self.batch_ns["p99"] / 1e6
+
+    @property
+    def median_ms(self) -> float:
+        """The median of every batch of every pass, in ms."""
+        return self.batch_ns["median"] / 1e6
+
+    @property
+    def typical_worst_ms(self) -> float:
+        """The slowest batch position, median over passes: what a batch costs
+        when no other task takes the CPU in the middle of it."""
+        return self.batch_ns["typical_worst"] / 1e6
 
 
 @dataclass(frozen=True)
@@ -198,35 +258,30 @@ def batch(
     counters: bool = False,
     backing: str = "auto",
 ) -> BatchResult | None:
-    """Clear `size` bytes in batches, timing every batch.
+    """Clear `size` bytes in batches, timing every batch (docs/policies.rst, "Batches").
 
     Parameters
     ----------
     size : int or str
         The region's bytes (per thread), or a string such as "1GB".
     batch : int or str
-        A preset ("page", "8MB", "32MB", "extent") or a size, a whole number of 4KB pages no
-        larger than size.
+        A preset (PRESETS) or a size: whole 4KB pages, no larger than size.
     kernel : str or None
         A clear kernel (default: the one clear_pages() uses here).
     loops : int
         The timed passes over the region.
     yield_between : bool
-        sched_yield() after each batch, the user-space stand-in for the kernel's cond_resched().
+        sched_yield() after each batch, standing in for the kernel's cond_resched().
     cache : {"hot", "cold"}
-        "hot" (the region stays cached from the last pass as far as it fits) or "cold": each
-        batch flushed before its clock read, outside a pass's time.
+        "cold" flushes each batch before its clock read, outside a pass's time.
     threads : int
-        That many pinned threads, each clearing its own region of `size`, passes started behind
-        a barrier; a sample is the first start to the last end.
+        Pinned threads, each clearing its own region of `size`, passes started together.
     node : int or None
         Bind the regions to this NUMA node (mbind) before their first touch.
     counters : bool
         Read hardware counters around each pass into details["counters"] (summed over threads).
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        The pages standing for the kernel's direct map: "auto" takes 2MB hugetlb pages when
-        enough are free, else THP, else 4KB; params["backing"] says which,
-        details["backing_note"] why not hugetlb.
+        The pages standing for the kernel's direct map ("auto": 2MB hugetlb, else THP, else 4KB).
 
     Raises
     ------

@@ -3,6 +3,7 @@ the touch of the fault neighbourhood right after, against a cold baseline."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from pagezero.measure.policy.orders import (
     nt_kernel_for,
     pages,
 )
-from pagezero.measure.policy.results import FolioResult
+from pagezero.results.resultset import Result, result_type
 from pagezero.system import hugepages
 from pagezero.system.backing import (
     Backing,
@@ -36,6 +37,63 @@ from pagezero.units import format_size, parse_size
 
 _OWN_PAGES = (2 << 20, 1 << 30)  # folio sizes a hugetlb page of their own can hold
 _COLD_TIMING = "the whole folio flushed before each clear, outside its clock"
+
+
+@result_type("folio")
+@dataclass(frozen=True)
+class FolioResult(Result):
+    """A folio run (pagezero.folio()): its samples are the clears (ns).
+
+    Attributes
+    ----------
+    touch_ns : tuple of int
+        Per loop, the touch of the neighbourhood right after the clear, in ns.
+    cold_ns : tuple of int
+        Per loop, the same touch with the neighbourhood evicted, in ns.
+    touch_lines : int
+        The cache lines each touch reads.
+    neighbourhood : tuple of (int, int)
+        The pages touched: (first page, page count).
+    backing : str
+        The folio's pages: "hugetlb", "thp" or "4KB".
+    cold_method : str
+        How the baseline evicts: "clflush" or "evict".
+    """
+
+    touch_ns: tuple[int, ...] = ()
+    cold_ns: tuple[int, ...] = ()
+    touch_lines: int = 0
+    neighbourhood: tuple[int, ...] = ()
+    backing: str = ""
+    cold_method: str = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("touch_ns", "cold_ns", "neighbourhood"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not (len(self.touch_ns) == len(self.cold_ns) == len(self.samples)):
+            raise ValueError("touch_ns and cold_ns need one value per loop")
+        if self.touch_lines <= 0 or len(self.neighbourhood) != 2:
+            raise ValueError("a FolioResult needs touch_lines and the neighbourhood")
+
+    @property
+    def touch_ns_per_line(self) -> float:
+        """Median over loops of the touch right after the clear, ns per line."""
+        return statistics.median(self.touch_ns) / self.touch_lines
+
+    @property
+    def cold_ns_per_line(self) -> float:
+        """Median over loops of the same touch with the neighbourhood evicted."""
+        return statistics.median(self.cold_ns) / self.touch_lines
+
+    @property
+    def clear_bytes_per_sec(self) -> float:
+        """Median over loops of the clearing rate, in bytes/sec (bytes_per_sec is total/total)."""
+        rates = self.rates
+        if rates is None:
+            # A folio is timed in ns, so it has rates: only a file that says otherwise.
+            raise ValueError(f"a folio result timed by the {self.clock} clock has no rate")
+        return statistics.median(rates)
 
 
 @dataclass(frozen=True)
@@ -257,37 +315,31 @@ def folio(
     node: int | None = None,
     counters: bool = False,
 ) -> FolioResult | None:
-    """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
-
-    Before each loop the folio is dirtied and pushed out of cache.
+    """Clear a folio in `strategy`'s order and time the fault neighbourhood's touch right after
+    (docs/policies.rst, "Folio orders").
 
     Parameters
     ----------
     size : int or str
         "2MB", "1GB" or any power-of-two number of 4KB pages.
     strategy : str
-        One of STRATEGIES (page-at-a-time, sequential, neighbourhood-last,
-        nocache-except-target).
+        One of STRATEGIES.
     fault_index : int
         The faulting page (0 = the first, the common case).
     kernel : str or None
         The clear kernel for cached stores (default: clear_pages()'s).
     nt_kernel : str or None
-        The non-temporal one for nocache-except-target.
+        The non-temporal one, for strategies using one (default: the first available).
     loops : int
         The timed clears.
     batch : int or str
-        The most clear_pages() clears at once (sequential, neighbourhood-last).
+        The most clear_pages() clears at once, as batch() takes it.
     backing : {"auto", "hugetlb", "thp", "4KB"}
-        A 2MB/1GB hugetlb page, THP (MADV_HUGEPAGE before the first touch), an aligned run of
-        4KB pages, or "auto": a hugetlb page of the folio's size when one is free, else as
-        batch() chooses. The result's backing says which.
+        The folio's pages ("auto": a hugetlb page of its size when one is free, else as batch()).
     cold : {"auto", "clflush", "evict"}
-        How the baseline evicts the neighbourhood: "clflush" (x86-64) or "evict" (reading twice
-        the cache, machine()["eviction_cache"]); "auto" picks clflush where it exists.
+        How the baseline evicts the neighbourhood ("auto": clflush where it exists).
     cache : {"hot", "cold"}
-        "cold" also flushes the whole folio (details["cold_method"]) after the scrub, before
-        each clear and outside its timing.
+        "cold" also flushes the whole folio before each clear, outside its timing.
     node : int or None
         Bind the folio to this NUMA node (mbind) before its first touch.
     counters : bool

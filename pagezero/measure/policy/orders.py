@@ -20,16 +20,13 @@ NEIGHBOURHOOD_RADIUS: int = _CONSTANTS["neighbourhood_radius"]
 
 STRATEGIES: tuple[str, ...] = _core.strategies()
 
-# Batch presets: what each kernel generation clears between resched points,
-# the one table of them. None: the whole region in one call (preempt=full|lazy
-# need no batch).
+# What each kernel generation clears between resched points, the one table of them (sources
+# in docs/policies.rst); None: the whole region in one call.
 PRESETS: dict[str, int | None] = {
     "page": PAGE_SIZE,  # clear_page() one page at a time: an arch without clear_pages()
-    "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
-    # pages" (2025, v6-v8): ~1ms at ~10GB/s
-    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0, on x86
-    # (machine.non_preempt_batch(): one page on an arch without clear_pages()): ~3ms
-    "extent": None,  # preempt=full|lazy: the whole extent at once
+    "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR, "mm: folio_zero_user: clear contiguous pages" v6-v8
+    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH, Linux 7.0 on x86
+    "extent": None,  # preempt=full|lazy need no batch
 }
 
 
@@ -135,13 +132,11 @@ def clear_order(
     fault_index : int
         The faulting page, 0 <= fault_index < nr_pages.
     batch : int, str or None
-        The most cleared at once: a preset (PRESETS), a size in bytes (whole pages), or None for
-        the whole folio.
+        The most cleared at once: a preset (PRESETS), a size (whole pages), None for the folio.
 
     Returns
     -------
     tuple of Step
-        The clears in the order the strategy makes them.
 
     Raises
     ------
@@ -195,28 +190,24 @@ def clear_folio(
     Parameters
     ----------
     buffer : writable buffer
-        Whole 4KB pages (anything exposing the buffer protocol).
+        Whole 4KB pages.
     strategy, fault_index, batch
         As clear_order() takes them (fault_index a page of `buffer`).
-    kernel : str or None
-        The clear kernel for cached stores (default: clear_pages()'s).
-    nt_kernel : str or None
-        The non-temporal kernel, for strategies using one (default: the first available).
+    kernel, nt_kernel : str or None
+        As folio() takes them.
     record : bool
-        Return the steps executed.
+        Return the steps executed (else None).
 
     Returns
     -------
     tuple of Step or None
-        The steps with `record`, else None.
 
     Raises
     ------
     ValueError
         For a bad strategy, kernel, fault index, batch or buffer.
     UnavailableError
-        For a kernel this machine cannot run, or a strategy needing a non-temporal kernel where
-        there is none.
+        For a kernel this machine cannot run, or no non-temporal one where the strategy needs it.
     """
     check_strategy(strategy)
     kernel = check_kernel(kernel or default_kernel()).name

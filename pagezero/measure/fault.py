@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pagezero import _core, interrupt
@@ -31,9 +31,7 @@ from pagezero.units import format_page, format_size, parse_page, parse_size
 
 _DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
 WORKLOADS: tuple[str, ...] = tuple(_DESCRIPTIONS)
-# How each page is touched: "write" (one store: the kernel's clearing of a write fault, what
-# the studies measure) or "perf" (perf bench mem mmap's mmap_page_touch after every workload,
-# a read then a write: `pagezero mem mmap`, for parity).
+# One store per page (what the studies measure), or perf's mmap_page_touch (for parity).
 TOUCHES: tuple[str, ...] = ("write", "perf")
 MAX_SEED = 2**32 - 1
 
@@ -87,6 +85,11 @@ class FaultPlan:
             return 1 << self.shift
         unit = (2 << 20) if self.thp else (_GROUP_4KB << 12)
         return unit if self.nbytes % unit == 0 else 1 << 12
+
+    def c_args(self) -> tuple[int, int, int, int, int, int, str, int, str]:
+        """bench_fault()'s arguments after the workload."""
+        rest = (self.loops, self.threads, self.seed, self.clock, self.lat_unit, self.touch)
+        return (self.nbytes, self.shift, thp_mode(self.thp, self.shift), *rest)
 
     def params(self) -> dict[str, Any]:
         rest = ("loops", "threads", "seed", "thp", "latency")
@@ -170,10 +173,8 @@ def warm(p: FaultPlan) -> None:
     """One untimed demand pass of `p`'s threads over freshly reserved hugepages."""
     # On a VM the host faults guest memory in on its first touch, five to ten times slower
     # than the guest's own fault path (measure.warmup).
-    raw = _core.bench_fault(
-        "demand", p.nbytes, p.shift, thp_mode(p.thp, p.shift), 1, p.threads, 0, "ns", 0
-    )
-    interrupt.finish(raw, lambda raw: None)
+    once = replace(p, loops=1, seed=0, clock="ns", latency=False, touch="write")
+    interrupt.finish(_core.bench_fault("demand", *once.c_args()), lambda raw: None)
 
 
 def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -207,19 +208,7 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
     check_hugepages(p)
     # Kernel addresses that cannot be named are no profile: the C core then samples nothing.
     hidden = inside.refusal() if p.profile else None
-    raw = _core.bench_fault(
-        function,
-        p.nbytes,
-        p.shift,
-        thp_mode(p.thp, p.shift),
-        p.loops,
-        p.threads,
-        p.seed,
-        p.clock,
-        p.lat_unit,
-        p.touch,
-        profile=p.profile and not hidden,
-    )
+    raw = _core.bench_fault(function, *p.c_args(), profile=p.profile and not hidden)
 
     def result(raw: dict[str, Any]) -> Result:
         raw, warmup = _without_warmup(raw)

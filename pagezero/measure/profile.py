@@ -115,9 +115,6 @@ def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
     return next((g for g, pattern in _GROUP_RES if pattern.search(symbol)), OTHER_GROUP)
 
 
-# Symbols ------------------------------------------------------------------------------
-
-
 @functools.lru_cache(maxsize=1)
 def _kallsyms(path: str = "/proc/kallsyms") -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The kernel's text symbols: (sorted addresses, names), empty if kptr_restrict hides them."""
@@ -184,9 +181,6 @@ def refused_why(err: int) -> str:
     return f"perf_event_open(2) failed: {os.strerror(err)}"
 
 
-# One run ------------------------------------------------------------------------------
-
-
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson interval of a share k/n (scipy's binomtest)."""
     from scipy import stats as sps
@@ -231,9 +225,6 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
         "event": raw["event"],
         "lost": raw["lost"],
     }
-
-
-# Across runs --------------------------------------------------------------------------
 
 
 Profiled = Result | ResultSet | Mapping[str, Any] | Sequence[Result]

@@ -77,8 +77,7 @@ class FaultPlan:
 
     @property
     def lat_unit(self) -> int:
-        """Bytes per latency sample (0 without): one fault for hugetlb and THP, else a group
-        of 4KB faults (one where the size is not a whole number of groups)."""
+        """Bytes per latency sample (0 without): a hugetlb or THP fault, or a group of 4KB ones."""
         if not self.latency:
             return 0
         if self.hugetlb:
@@ -170,9 +169,7 @@ def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[bool]:
 
 
 def warm(p: FaultPlan) -> None:
-    """One untimed demand pass of `p`'s threads over freshly reserved hugepages."""
-    # On a VM the host faults guest memory in on its first touch, five to ten times slower
-    # than the guest's own fault path (measure.warmup).
+    """One untimed demand pass over fresh hugepages, which a VM's host faults in on first touch."""
     once = replace(p, loops=1, seed=0, clock="ns", latency=False, touch="write")
     interrupt.finish(_core.bench_fault("demand", *once.c_args()), lambda raw: None)
 
@@ -183,8 +180,7 @@ def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     n = warming_runs([1 / s for s in wall], WARM_LOOP_FRACTION) if wall and all(wall) else 0
     if not n:
         return raw, None
-    # The latency percentiles pool every loop (too many samples to keep raw); each loop's
-    # median goes with the loops kept.
+    # The latency percentiles pool every loop (too many samples to keep); loop medians are cut.
     lat = raw["latency"]
     kept = dict(
         raw,
@@ -202,8 +198,7 @@ def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 
 
 def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
-    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says;
-    `warmed` (reserved()'s) recorded in details["pool_warmed"]."""
+    """Plan `p` with workload `function`, one C call (None as interrupt.finish() says)."""
     check_latency(p, function)
     check_hugepages(p)
     # Kernel addresses that cannot be named are no profile: the C core then samples nothing.
@@ -294,10 +289,8 @@ def faults(
     ------
     ValueError
         For a bad argument.
-    UnavailableError
-        For a clock this machine cannot run.
-    MappingError
-        When a mapping is refused (hugepages lacking, for one).
+    UnavailableError, MappingError
+        For a clock this machine cannot run; for a refused mapping (hugepages lacking).
     Interrupted
         When a stop signal cuts the run short.
     """
@@ -384,8 +377,7 @@ class Headroom:
 def measure_headroom(
     fault: Result, kernel_names: Iterable[str] | None = None, reserve: bool = False
 ) -> tuple[Result, ...]:
-    """The fault's extent cleared by each clear kernel (default: all available) a page at a
-    time; Interrupted's partial is a ResultSet of those done."""
+    """Each clear kernel (default: all available) over the fault's extent, a page at a time."""
     p = fault.params
     same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clear_plan = plan(**same)
@@ -434,8 +426,7 @@ def headroom(
     ValueError, UnavailableError, MappingError
         As faults().
     Interrupted
-        On a stop signal: during the faults its partial is their Result so far; during the
-        clears, a ResultSet of the fault Result and the clears measured.
+        On a stop signal, its partial the faults' Result, or a ResultSet of it and the clears.
     """
     p = plan(size, page, loops, 1, 0, thp)
     check_workload(function)

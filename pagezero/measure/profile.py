@@ -93,8 +93,7 @@ _ELSEWHERE = "(hypervisor or guest)"
 
 
 def clearing_routines(arch: str | None = None, release: tuple[int, int] | None = None) -> dict:
-    """{symbol: Routine} of CLEARING that clear on `arch` (default: this machine's) and
-    `release` (default: the running kernel's)."""
+    """{symbol: Routine} of CLEARING clearing on `arch` and `release` (default: this machine's)."""
     arch = arch or platform.machine()
     if release is None:
         m = re.match(r"(\d+)\.(\d+)", platform.release())
@@ -190,9 +189,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
 
 
 def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """details["profile"] of the C core's samples (bench_fault's "profile"): the clearing
-    share with its Wilson interval over the samples, the routines seen, the groups' and every
-    symbol's share, the samples taken, the event and the records lost; {"refused": why}."""
+    """A run's details["profile"] from bench_fault's "profile" (its keys: docs/measuring.rst)."""
     if "refused" in raw:
         return {"refused": refused_why(raw["refused"])}
     counts: Counter[str] = Counter()
@@ -316,8 +313,7 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
 
 
 def lines(x: Profiled, top: int = 3) -> list[str]:
-    """The CLI's short block: the clearing share and routines, the groups with their top
-    symbols, the samples, the routine check; or one line saying why there is none."""
+    """The CLI's short block of the profiles, or one line saying why there is none."""
     profiles = _profiles(x)
     kept = [p for p in profiles if "refused" not in p]
     if not kept:

@@ -63,8 +63,7 @@ def pages(nbytes: int, what: str) -> int:
 
 
 def check_base_page(what: str) -> None:
-    """ValueError, naming `what`, where the base page is not the 4KB page the walks model
-    (csrc/policy.h): on arm64 with 16KB or 64KB pages clear_page() clears a base page."""
+    """ValueError, naming `what`, unless the base page is the 4KB page the walks model."""
     base = base_page()
     if base != PAGE_SIZE:
         raise ValueError(

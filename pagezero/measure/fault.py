@@ -301,10 +301,9 @@ def faults(
 
 
 def page_report(result: Result) -> dict[str, Any]:
-    """Which pages the kernel really gave a faults() Result, from the smaps counters read
-    after each loop (the loop with the fewest huge pages counts): "asked", "got",
-    "expected_bytes", "resident_bytes", "thp_bytes", "hugetlb_bytes", "fallback" (the
-    pages differ from those asked for) and "text", one line saying it."""
+    """Which pages the kernel gave a faults() Result, by smaps after each loop (the fewest huge
+    pages count): "asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
+    "hugetlb_bytes", "fallback" (not the pages asked for) and "text", one line saying it."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop

@@ -63,31 +63,23 @@ CLEARING: tuple[Routine, ...] = (
 
 # The rest of the fault path, by what it is: the first group whose pattern matches the
 # symbol (re.search), so the more specific come first.
-GROUPS: tuple[tuple[str, str], ...] = (
-    ("memcg accounting", r"mem_cgroup|memcg|lruvec|obj_cgroup|charge|throttle_swaprate"),
-    (
-        "page tables and their locks",
-        r"pte|pmd|pud|p4d|pgd|pgtable|page_table|_raw_spin|spin_lock|queued_spin|tlb",
-    ),
-    (
-        "page allocation",
-        r"alloc_pages|alloc_frozen_pages|alloc_folio|get_page_from_freelist|rmqueue|prep_new|post_alloc_hook"
-        r"|free_pages|free_unref|hugetlb_folio|dequeue_hugetlb|alloc_hugetlb|buddy"
-        r"|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc",
-    ),
-    (
-        "fault entry and return",
-        r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page|hugetlb_fault"
-        r"|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc|lock_vma"
-        r"|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page|restore_regs"
-        r"|swapgs|fault",
-    ),
-)
+GROUPS: dict[str, str] = {
+    "memcg accounting": r"mem_cgroup|memcg|lruvec|obj_cgroup|charge|throttle_swaprate",
+    "page tables and their locks": r"pte|pmd|pud|p4d|pgd|pgtable|page_table|_raw_spin|spin_lock"
+    r"|queued_spin|tlb",
+    "page allocation": r"alloc_pages|alloc_frozen_pages|alloc_folio|get_page_from_freelist|rmqueue"
+    r"|prep_new|post_alloc_hook|free_pages|free_unref|hugetlb_folio|dequeue_hugetlb|alloc_hugetlb"
+    r"|buddy|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc",
+    "fault entry and return": r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page"
+    r"|hugetlb_fault|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc"
+    r"|lock_vma|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page"
+    r"|restore_regs|swapgs|fault",
+}
 CLEARING_GROUP = "clearing"
 USER_GROUP = "user space"
 OTHER_GROUP = "other"
-GROUP_NAMES = (CLEARING_GROUP, *(g for g, _ in GROUPS), USER_GROUP, OTHER_GROUP)
-_GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS)
+GROUP_NAMES = (CLEARING_GROUP, *GROUPS, USER_GROUP, OTHER_GROUP)
+_GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS.items())
 _UNNAMED = "(not in kallsyms)"
 _ELSEWHERE = "(hypervisor or guest)"
 

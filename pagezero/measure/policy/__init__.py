@@ -114,8 +114,7 @@ class BatchResult(Result):
 
     @property
     def typical_worst_ms(self) -> float:
-        """The slowest batch position, median over passes: what a batch costs
-        when no other task takes the CPU in the middle of it."""
+        """The slowest batch position, median over passes: a batch no other task interrupts."""
         return self.batch_ns["typical_worst"] / 1e6
 
 
@@ -176,20 +175,18 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     return p
 
 
-def _regions(p: BatchPlan, used: Backing, stack: contextlib.ExitStack) -> list[Any]:
-    """p.threads fresh regions of p.nbytes on `used`, closed with `stack`."""
-    # Not populated when bound to a node: bind() comes first, the C core faults them in.
-    populate = p.node is None
-    return [stack.enter_context(backed_region(p.nbytes, used, populate)) for _ in range(p.threads)]
-
-
 def _buffers(
     p: BatchPlan, buffers: Any, stack: contextlib.ExitStack
 ) -> tuple[list[memoryview], Backing]:
     """One view of p.nbytes per thread, of `buffers` or fresh mappings, and the Backing used."""
     bound = None
     if buffers is None:
-        mapper = functools.partial(_regions, p, stack=stack)
+        # Not populated when bound to a node: bind() comes first, the C core faults them in.
+        fresh = functools.partial(backed_region, p.nbytes, populate=p.node is None)
+
+        def mapper(used: Backing) -> list[Any]:
+            return [stack.enter_context(fresh(used)) for _ in range(p.threads)]
+
         buffers, used = map_backed(mapper, p.nbytes, p.threads, p.node, p.backing)
         # The whole of each region: mbind takes whole hugetlb pages only.
         bound = buffers

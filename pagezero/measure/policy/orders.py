@@ -1,6 +1,5 @@
-"""Clearing orders: the C core's strategies (csrc/policy.c: in which order a huge
-page's subpages are cleared, as folio_zero_user() does), their steps, their kernels, and
-the regions the policies clear."""
+"""Clearing orders: the C core's strategies (csrc/policy.c, folio_zero_user()'s orders), their
+steps, their kernels, and the regions the policies clear."""
 
 from __future__ import annotations
 

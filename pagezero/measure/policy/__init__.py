@@ -312,10 +312,8 @@ class FolioResult(Result):
 
     Attributes
     ----------
-    touch_ns : tuple of int
-        Per loop, the touch of the neighbourhood right after the clear, in ns.
-    cold_ns : tuple of int
-        Per loop, the same touch with the neighbourhood evicted, in ns.
+    touch_ns, cold_ns : tuple of int
+        Per loop, the neighbourhood's touch right after the clear, and once evicted (ns).
     touch_lines : int
         The cache lines each touch reads.
     neighbourhood : tuple of (int, int)
@@ -577,10 +575,8 @@ def folio(
         One of STRATEGIES.
     fault_index : int
         The faulting page (0 = the first, the common case).
-    kernel : str or None
-        The clear kernel for cached stores (default: clear_pages()'s).
-    nt_kernel : str or None
-        The non-temporal one, for strategies using one (default: the first available).
+    kernel, nt_kernel : str or None
+        Kernels for cached and non-temporal stores (default: clear_pages()'s, default_nt_kernel()).
     loops : int
         The timed clears.
     batch : int or str

@@ -99,14 +99,12 @@ def check_fault(fault_index: int, nr_pages: int) -> None:
 
 @dataclass(frozen=True)
 class Step:
-    """One clear a strategy decides on: pages [first, first + count).
+    """One clear a strategy decides on: pages [first, first + count), 4KB pages of the folio.
 
     Attributes
     ----------
-    first : int
-        The first page cleared (index of a 4KB page in the folio).
-    count : int
-        How many pages the one call clears.
+    first, count : int
+        The first page cleared and how many the one call clears.
     nontemporal : bool
         Whether it clears with the non-temporal kernel.
     """

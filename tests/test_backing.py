@@ -68,14 +68,14 @@ def test_batch_auto_falls_back_when_the_hugetlb_mapping_fails(monkeypatch):
     # The pool looked big enough, then someone else took the pages.
     monkeypatch.setattr(mappings, "_hugetlb_available", lambda node: 1 << 20)
     monkeypatch.setattr(mappings, "thp_mode", lambda *paths: "never")
-    real = policy.batches.region
+    real = policy.orders.region  # backed_region() maps through it
 
     def region(size, page="4KB", **kw):
         if page != "4KB":
             raise pagezero.MappingError(12, "memory allocation failed")
         return real(size, page=page, **kw)
 
-    monkeypatch.setattr(policy.batches, "region", region)
+    monkeypatch.setattr(policy.orders, "region", region)
     r = pagezero.batch("4MB", "1MB", loops=1)[0]
     assert r.params["backing"] == "4KB"
     assert r.details["backing_note"].startswith("the hugetlb mapping failed")
@@ -142,7 +142,7 @@ def test_folio_on_thp(size):
 
 @needs_thp
 def test_folio_auto_without_a_free_page_asks_thp(monkeypatch):
-    monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
+    monkeypatch.setattr(policy, "_free_hugepages", lambda nbytes, node=None: 0)
     no_hugetlb(monkeypatch)
     r = pagezero.folio("2MB", strategy="sequential", loops=1)[0]
     assert r.backing == "thp" and "huge_share" in r.details

@@ -13,8 +13,8 @@ from helpers.cli import run_cli
 from helpers.fake_sysfs import FakePages
 
 import pagezero
-from pagezero.measure import fault
-from pagezero.measure.policy import folios, orders
+from pagezero.measure import fault, policy
+from pagezero.measure.policy import orders
 from pagezero.system import memory
 
 KB, MB = 1 << 10, 1 << 20
@@ -76,7 +76,7 @@ def test_thp_of_another_size_is_refused(pages):
 def test_the_policies_refuse_a_kernel_whose_clear_page_is_not_4kb(pages):
     pages(64 * KB, 512 * MB)
     with pytest.raises(ValueError, match="folio\\(\\) walks 4KB pages.* base page is 64KB"):
-        folios.plan_folio("2MB")
+        policy.plan_folio("2MB")
     with pytest.raises(ValueError, match="preset 'page' walks 4KB pages"):
         orders.batch_bytes("page", 8 * MB)
     assert orders.batch_bytes("8MB", 64 * MB) == 8 * MB  # a batch in bytes means the same

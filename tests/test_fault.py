@@ -1,7 +1,7 @@
 """The fault workloads through the Python API: what each workload leaves in
 memory, the page-size report, threads, latencies, headroom and the errors.
 
-Regions are inspected through fault_pass(), which runs one pass of a workload
+Regions are inspected through fault_pass() (helpers/faults.py), one pass of a workload
 as a run does but leaves the region mapped. No assertion is made on how fast
 anything is.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import mapping_count, mem_available, never_available, require_hugepages
 from helpers.cpus import CPUS, needs_2_cpus
-from helpers.faults import cut_short_memset, loops_run
+from helpers.faults import cut_short_memset, fault_pass, loops_run
 
 import pagezero
 from pagezero import _core
@@ -73,7 +73,7 @@ def check_contents(region, function, page, seed):
 @pytest.mark.parametrize("seed", [0, 12345])
 @pytest.mark.parametrize("thp", [False, True])
 def test_4kb_workloads_leave_zeros_but_the_bytes_written(function, seed, thp):
-    region, pages = fault.fault_pass(SIZE, "4KB", function, thp=thp, seed=seed)
+    region, pages = fault_pass(SIZE, "4KB", function, thp=thp, seed=seed)
     with region:
         assert region.size == SIZE
         start = region.address
@@ -101,7 +101,7 @@ def test_hugetlb_workloads_leave_zeros_but_the_bytes_written(page, function):
     require_hugepages(page, count)
     size = count << HUGE[page]
     seed = 7 if function == "demand" else 0
-    region, pages = fault.fault_pass(size, page, function, seed=seed)
+    region, pages = fault_pass(size, page, function, seed=seed)
     with region:
         check_contents(region, function, 1 << HUGE[page], seed)
     assert pages["hugetlb"] == size and pages["kernel_page"] == 1 << HUGE[page]
@@ -109,7 +109,7 @@ def test_hugetlb_workloads_leave_zeros_but_the_bytes_written(page, function):
 
 
 def test_latency_pass_writes_the_same_bytes():
-    region, _ = fault.fault_pass(SIZE, function="demand", seed=3, latency=True)
+    region, _ = fault_pass(SIZE, function="demand", seed=3, latency=True)
     with region:
         check_contents(region, "demand", 4096, 3)
 
@@ -121,7 +121,7 @@ def test_latency_pass_writes_the_same_bytes():
     + [("populate-write", False), ("populate-write", True)],
 )
 def test_perf_touch_adds_the_page_index_to_each_page_after_every_workload(function, latency):
-    region, _ = fault.fault_pass(SIZE, function=function, latency=latency, touch="perf")
+    region, _ = fault_pass(SIZE, function=function, latency=latency, touch="perf")
     with region:
         with memoryview(region) as view:
             pages = np.frombuffer(view, dtype=np.uint8).reshape(-1, 4096).copy()
@@ -188,11 +188,15 @@ def test_latencies_of_4kb_groups(function):
 
 
 def test_latency_unit_follows_the_fault_size():
-    assert fault.latency_unit(12, False, SIZE) == 64 * 1024
-    assert fault.latency_unit(12, False, 12 * 1024) == 4096  # not a whole number of groups
-    assert fault.latency_unit(12, True, SIZE) == 2 * MB
-    assert fault.latency_unit(21, False, SIZE) == 2 * MB
-    assert fault.latency_unit(30, False, 1 << 30) == 1 << 30
+    def unit(shift, thp, nbytes, latency=True):
+        return fault.FaultPlan(nbytes, shift, thp, 1, 1, 0, "ns", latency).lat_unit
+
+    assert unit(12, False, SIZE) == 64 * 1024
+    assert unit(12, False, 12 * 1024) == 4096  # not a whole number of groups
+    assert unit(12, True, SIZE) == 2 * MB
+    assert unit(21, False, SIZE) == 2 * MB
+    assert unit(30, False, 1 << 30) == 1 << 30
+    assert unit(21, False, SIZE, latency=False) == 0  # no latencies, no unit
 
 
 def test_2mb_hugetlb_run_with_threads_and_latency():
@@ -300,7 +304,7 @@ def smaps_bytes(start, size, field):
 def test_thp_counters_agree_with_smaps_read_apart():
     if pagezero.machine()["thp"]["enabled"] in (None, "never"):
         pytest.skip("transparent huge pages are disabled (or unknown) on this machine")
-    region, pages = fault.fault_pass(SIZE, function="demand", thp=True)
+    region, pages = fault_pass(SIZE, function="demand", thp=True)
     with region:
         anon_huge = smaps_bytes(region.address, SIZE, "AnonHugePages")
         rss = smaps_bytes(region.address, SIZE, "Rss")

@@ -145,13 +145,13 @@ def test_stats_name_their_unit():
 
 
 def test_registered_benchmarks_name_themselves():
-    from pagezero.measure.policy.results import BatchResult, FolioResult
+    from pagezero.measure.policy import BatchResult, FolioResult
 
     assert (BatchResult.BENCHMARK, FolioResult.BENCHMARK) == ("batch", "folio")
 
 
 def test_a_subclass_reads_only_its_own_benchmark():
-    from pagezero.measure.policy.results import BatchResult
+    from pagezero.measure.policy import BatchResult
 
     # Result.from_dict picks the class by benchmark; BatchResult.from_dict insists on
     # a batch's fields, which a memset has not.

@@ -1,17 +1,12 @@
-"""A fault run, as perf bench mem mmap: its plan, the C call, reading its Result.
-
-A first touch of an anonymous page makes the kernel zero it, so faulting a
-region in measures the kernel's clearing rate plus its fault overhead; the C
-core (csrc/fault.c) times mmap + faulting, munmap left out as perf does.
-headroom() sets that rate beside the best user-space clear of the same extent.
-"""
+"""Fault runs as perf bench mem mmap (csrc/fault.c): the plan, the C call, its Result, and
+headroom() beside user space's best clear. See docs/measuring.rst, "Fault workloads"."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pagezero import _core, interrupt
@@ -34,19 +29,15 @@ from pagezero.system.machine import machine
 from pagezero.system.memory import check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
-WORKLOADS: tuple[str, ...] = tuple(name for name, _ in _core.fault_workloads())
-# How each page is touched: "write" (one store: the kernel's clearing of a write fault, what
-# the studies measure) or "perf" (perf bench mem mmap's mmap_page_touch after every workload,
-# a read then a write: `pagezero mem mmap`, for parity).
-TOUCHES: tuple[str, ...] = ("write", "perf")
 _DESCRIPTIONS: dict[str, str] = dict(_core.fault_workloads())
-MAX_THREADS = MAX_FAULT_THREADS
+WORKLOADS: tuple[str, ...] = tuple(_DESCRIPTIONS)
+# One store per page (what the studies measure), or perf's mmap_page_touch (for parity).
+TOUCHES: tuple[str, ...] = ("write", "perf")
 MAX_SEED = 2**32 - 1
 
-# Latency is sampled once per fault for hugetlb and THP. A 4KB fault lasts
-# about a microsecond and a clock read tens of ns, so 4KB faults are timed in
-# groups of this many pages, keeping the reads' cost near 1%.
+# 4KB faults are timed in groups of this many, keeping the clock reads' cost near 1%.
 _GROUP_4KB = 16
+_THP_ASKED = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}
 
 
 def check_workload(function: str) -> str:
@@ -59,15 +50,6 @@ def check_workload(function: str) -> str:
 def describe(function: str) -> str:
     """A workload's one-line description (perf's for demand and populate)."""
     return _DESCRIPTIONS[check_workload(function)]
-
-
-def latency_unit(shift: int, thp: bool | None, nbytes: int) -> int:
-    """Bytes per latency sample: one fault for hugetlb and THP, else a group of 4KB
-    faults (one where the size is not a whole number of groups)."""
-    if shift != 12:
-        return 1 << shift
-    unit = (2 << 20) if thp else (_GROUP_4KB << 12)
-    return unit if nbytes % unit == 0 else 1 << 12
 
 
 @dataclass(frozen=True)
@@ -85,13 +67,8 @@ class FaultPlan:
     touch: str = "write"
     profile: bool = False  # sample where the CPU is in the timed loops (measure.profile)
 
-    @property
-    def page(self) -> str:
-        return format_page(self.shift)
-
-    @property
-    def hugetlb(self) -> bool:
-        return self.shift != 12
+    page = property(lambda self: format_page(self.shift))
+    hugetlb = property(lambda self: self.shift != 12)
 
     @property
     def hugepages_needed(self) -> int:
@@ -100,8 +77,18 @@ class FaultPlan:
 
     @property
     def lat_unit(self) -> int:
-        """Bytes per latency sample, 0 without latencies."""
-        return latency_unit(self.shift, self.thp, self.nbytes) if self.latency else 0
+        """Bytes per latency sample (0 without): a hugetlb or THP fault, or a group of 4KB ones."""
+        if not self.latency:
+            return 0
+        if self.hugetlb:
+            return 1 << self.shift
+        unit = (2 << 20) if self.thp else (_GROUP_4KB << 12)
+        return unit if self.nbytes % unit == 0 else 1 << 12
+
+    def c_args(self) -> tuple[int, int, int, int, int, int, str, int, str]:
+        """bench_fault()'s arguments after the workload."""
+        rest = (self.loops, self.threads, self.seed, self.clock, self.lat_unit, self.touch)
+        return (self.nbytes, self.shift, thp_mode(self.thp, self.shift), *rest)
 
     def params(self) -> dict[str, Any]:
         rest = ("loops", "threads", "seed", "thp", "latency")
@@ -150,8 +137,8 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
 
 
 def check_latency(p: FaultPlan, function: str) -> None:
-    """ValueError for latencies with "populate", whose faults all happen inside mmap()."""
-    if p.latency and function == "populate":
+    """ValueError for an unknown workload, or latencies with "populate" (all inside mmap())."""
+    if p.latency and check_workload(function) == "populate":
         raise ValueError(
             "populate faults every page inside mmap(MAP_POPULATE): there is no "
             "fault to time on its own; use demand or populate-write for latencies"
@@ -166,9 +153,7 @@ def check_hugepages(p: FaultPlan) -> None:
 
 @contextlib.contextmanager
 def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[bool]:
-    """Around a run, its hugepages: the pool grown by what it lacks (root) and given back
-    after, or without `reserve` only checked. Yields whether the pool was grown: then it
-    was warmed (warm()) before the block, and run(warmed=True) records it."""
+    """Around a run, the pool grown by what it lacks (root) or checked; yields if grown (warmed)."""
     if not p.hugetlb:
         yield False
     elif reserve:
@@ -184,24 +169,18 @@ def reserved(p: FaultPlan, reserve: bool = True) -> Iterator[bool]:
 
 
 def warm(p: FaultPlan) -> None:
-    """One untimed demand pass of `p`'s threads over freshly reserved hugepages: on a VM the
-    host faults guest memory in on its first touch, five to ten times slower than the
-    guest's own fault path (measure.warmup)."""
-    raw = _core.bench_fault(
-        "demand", p.nbytes, p.shift, thp_mode(p.thp, p.shift), 1, p.threads, 0, "ns", 0
-    )
-    interrupt.finish(raw, lambda raw: None)
+    """One untimed demand pass over fresh hugepages, which a VM's host faults in on first touch."""
+    once = replace(p, loops=1, seed=0, clock="ns", latency=False, touch="write")
+    interrupt.finish(_core.bench_fault("demand", *once.c_args()), lambda raw: None)
 
 
 def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """raw without its leading loops still warming up (measure.warmup's rule on the loops'
-    rates), and what was dropped: {"loops", "samples", "rule"}, or None."""
+    """raw less its leading loops still warming up (measure.warmup), and those, or None."""
     wall = raw["wall"]
     n = warming_runs([1 / s for s in wall], WARM_LOOP_FRACTION) if wall and all(wall) else 0
     if not n:
         return raw, None
-    # The latency percentiles pool every loop (too many samples to keep raw); each loop's
-    # median goes with the loops kept.
+    # The latency percentiles pool every loop (too many samples to keep); loop medians are cut.
     lat = raw["latency"]
     kept = dict(
         raw,
@@ -219,29 +198,12 @@ def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 
 
 def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
-    """Plan `p` with workload `function`: one C call; None as interrupt.finish() says.
-
-    Leading loops far slower than the rest (measure.warmup) are left out of the samples,
-    kept in details["warmup"]; `warmed` (what reserved() yields) is recorded in
-    details["pool_warmed"]."""
-    check_workload(function)
+    """Plan `p` with workload `function`, one C call (None as interrupt.finish() says)."""
     check_latency(p, function)
     check_hugepages(p)
     # Kernel addresses that cannot be named are no profile: the C core then samples nothing.
     hidden = inside.refusal() if p.profile else None
-    raw = _core.bench_fault(
-        function,
-        p.nbytes,
-        p.shift,
-        thp_mode(p.thp, p.shift),
-        p.loops,
-        p.threads,
-        p.seed,
-        p.clock,
-        p.lat_unit,
-        p.touch,
-        profile=p.profile and not hidden,
-    )
+    raw = _core.bench_fault(function, *p.c_args(), profile=p.profile and not hidden)
 
     def result(raw: dict[str, Any]) -> Result:
         raw, warmup = _without_warmup(raw)
@@ -287,91 +249,61 @@ def faults(
     profile: bool = False,
     reserve: bool = False,
 ) -> Result | None:
-    """Time `loops` rounds of mapping `size` bytes and faulting every page in,
-    as perf bench mem mmap.
+    """Time `loops` rounds of mapping `size` bytes and faulting every page in, as perf bench
+    mem mmap (docs/measuring.rst, "Fault workloads").
 
     Parameters
     ----------
     size : int or str
-        Bytes per round (and per thread), or a string such as "1GB".
+        Bytes per round and per thread, or a string such as "1GB".
     page : {"4KB", "2MB", "1GB"}
         "4KB", or "2MB" / "1GB" hugetlb (needs free hugepages: see reserve).
     function : {"demand", "populate", "populate-write"}
-        "demand" (write one byte per page), "populate" (MAP_POPULATE) or
-        "populate-write" (MADV_POPULATE_WRITE, Linux 5.14+).
+        One byte written per page, MAP_POPULATE, or MADV_POPULATE_WRITE (Linux 5.14+).
     loops : int
         The timed rounds, one sample each.
     threads : int
-        That many threads each fault their own `size` bytes at once; a sample
-        is the first start to the last end, thread_rates() each thread's rate.
+        Threads each faulting their own `size` at once; a sample is first start to last end.
     seed : int
-        0 writes byte 0 of each page, else a random byte, thread t drawing as
-        rand() after srand(seed + t) (perf's -r).
+        0 writes byte 0 of each page, else a random byte (srand(seed + thread), perf's -r).
     thp : bool or None
-        For 4KB pages, False refuses transparent huge pages, True asks for
-        them, None leaves the system's policy. page_report() says what came.
+        For 4KB pages: False refuses THP, True asks for it, None leaves the system's policy.
     clock : str
         The clock, as memset()'s.
     latency : bool
-        Also time each fault (groups of 16 for 4KB pages): the
-        distribution is in details["latency"] (ns), over every loop, and
-        each kept loop's median in its "loop_p50_ns".
+        Also time each fault (4KB ones in groups of 16) into details["latency"] (ns).
     touch : {"write", "perf"}
-        "write" (the default, what the studies of the kernel's clearing use):
-        demand writes one byte per page, so each page takes one write fault
-        that clears it. "perf": every workload then touches each page as perf
-        bench mem mmap does, its byte read and written back plus the page's
-        index; on arm64 (or perf built at -O0) the read faults in the shared
-        zero page first and the write fault then allocates and clears a new
-        page (hugetlb has no zero page: there the read fault clears the
-        folio). Recorded in
-        details["touch"] (and in params when "perf").
+        One write fault per page, or perf's read-and-write touch after every workload.
     profile : bool
-        Also sample where each thread's CPU is during the timed loops (perf
-        events: cycles, or cpu-clock without a PMU; kernel and user, about
-        4 kHz) and name the kernel's routines from /proc/kallsyms:
-        details["profile"] has "clearing_share" (0..1) and its
-        "clearing_interval" (Wilson, over the samples), "clearing_routines",
-        "groups" ({group: share}), "symbols", "samples", "event" and "lost";
-        where sampling is refused, {"refused": why} and the run goes on
-        (pagezero.measure.profile).
+        Also sample where the CPU is in the timed loops into details["profile"].
     reserve : bool
-        Grow the hugepage pool by what the run lacks for its duration
-        (root only), giving it back afterwards. A pool so grown is faulted
-        in once, untimed, before the timed loops (details["pool_warmed"]):
-        on a VM the host faults guest memory in on its first touch.
+        Grow the hugepage pool by what the run lacks (root), warmed untimed, for the run.
 
     Returns
     -------
     Result or None
-        Its samples are the loops the rate counts: leading loops below a
-        quarter of the median rate of those after them (measure.warmup) are
-        left out, their samples kept in details["warmup"]. None when a program's
+        Without the leading loops still warming up (details["warmup"]); None when a program's
         own handler took a stop signal before the first loop completed.
 
     Raises
     ------
     ValueError
         For a bad argument.
-    UnavailableError
-        For a clock this machine cannot run.
-    MappingError
-        When a mapping is refused (hugepages lacking, for one).
+    UnavailableError, MappingError
+        For a clock this machine cannot run; for a refused mapping (hugepages lacking).
     Interrupted
         When a stop signal cuts the run short.
     """
     p = plan(size, page, loops, threads, seed, thp, clock, latency, touch, profile)
-    check_workload(function)
     check_latency(p, function)
     with reserved(p, reserve) as warmed:
         return run(p, function, warmed)
 
 
 def page_report(result: Result) -> dict[str, Any]:
-    """Which pages the kernel really gave a faults() Result, from the smaps counters read
-    after each loop (the loop with the fewest huge pages counts): "asked", "got",
-    "expected_bytes", "resident_bytes", "thp_bytes", "hugetlb_bytes", "fallback" (the
-    pages differ from those asked for) and "text", one line saying it."""
+    """Which pages the kernel gave a faults() Result, by smaps after each loop (the fewest huge
+    pages count): "asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
+    "hugetlb_bytes", "fallback" (not the pages asked for) and "text", one line saying it."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop
@@ -384,18 +316,14 @@ def page_report(result: Result) -> dict[str, Any]:
         got = f"{format_size(worst['kernel_page'])} hugetlb" if worst["kernel_page"] else "?"
         fallback = worst["kernel_page"] != 1 << shift
     else:
-        asked = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (system THP policy)"}[
-            params["thp"]
-        ]
+        asked = _THP_ASKED[params["thp"]]
         if thp_bytes == 0:
             got = "4KB"
         elif thp_bytes >= worst["rss"]:
             got = "2MB THP"
         else:
             got = f"2MB THP for {format_size(thp_bytes)}, 4KB for the rest"
-        fallback = (params["thp"] is True and thp_bytes < expected) or (
-            params["thp"] is False and thp_bytes > 0
-        )
+        fallback = {True: thp_bytes < expected, False: thp_bytes > 0, None: False}[params["thp"]]
     text = f"asked {asked}, got {got}"
     if resident < expected:
         text += f"; only {format_size(resident)} of {format_size(expected)} resident"
@@ -448,13 +376,12 @@ class Headroom:
 def measure_headroom(
     fault: Result, kernel_names: Iterable[str] | None = None, reserve: bool = False
 ) -> tuple[Result, ...]:
-    """The fault run's extent cleared by each clear kernel (default: every one available),
-    chunk = one page, as many loops; Interrupted's partial is a ResultSet of those done."""
+    """Each clear kernel (default: all available) over the fault's extent, a page at a time."""
     p = fault.params
-    clear_plan = plan(p["size"], p["page"], p["loops"], 1, 0, p["thp"], fault.clock)
+    same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
+    clear_plan = plan(**same)
     if kernel_names is None:
         kernel_names = [k.name for k in kernels("clear") if k.available]
-    same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clears: list[Any] = []  # memset's Results, or None as run() says: kept as they come
     try:
         with reserved(clear_plan, reserve):
@@ -478,10 +405,8 @@ def headroom(
     clear_kernels: Iterable[str] | None = None,
     reserve: bool = False,
 ) -> Headroom | None:
-    """Measure faults() and, right after, the best user-space clear of the same extent.
-
-    The clears: each clear kernel, or those named, in page-sized calls over a
-    region of the same size and page size.
+    """Measure faults() and, right after, each clear kernel in page-sized calls over a region of
+    the same size and page size.
 
     Parameters
     ----------
@@ -493,18 +418,14 @@ def headroom(
     Returns
     -------
     Headroom or None
-        ``.fault_rate`` (bytes/sec), ``.best`` (the fastest clear's Result),
-        ``.ratio``; None when a program's own handler took a stop signal
-        before the first fault loop completed.
+        None when a program's own handler took a stop signal before the first fault loop ended.
 
     Raises
     ------
     ValueError, UnavailableError, MappingError
         As faults().
     Interrupted
-        On a stop signal: during the faults its partial is their Result so
-        far; during the clears, a ResultSet of the fault Result and the
-        clears measured.
+        On a stop signal, its partial the faults' Result, or a ResultSet of it and the clears.
     """
     p = plan(size, page, loops, 1, 0, thp)
     check_workload(function)
@@ -518,21 +439,3 @@ def headroom(
             clears = e.partial.results if e.partial is not None else ()
             e.partial = ResultSet((fault, *clears), interrupted=e.signame)
             raise
-
-
-def fault_pass(
-    size: int | str,
-    page: str = "4KB",
-    function: str = "demand",
-    thp: bool | None = False,
-    seed: int = 0,
-    latency: bool = False,
-    touch: str = "write",
-) -> tuple[Any, dict[str, Any]]:
-    """One untimed pass of a workload, its region left mapped: (Region, its smaps counters)."""
-    p = plan(size, page, 1, 1, seed, thp, "ns", latency, touch)
-    check_workload(function)
-    check_latency(p, function)
-    return _core.fault_pass(
-        function, p.nbytes, p.shift, thp_mode(thp, p.shift), seed, p.lat_unit, touch
-    )

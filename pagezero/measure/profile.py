@@ -1,12 +1,5 @@
-"""Inside the fault: where the CPU was during a faults() run's timed loops, from samples.
-
-The C core (csrc/sample.c) samples each thread's instruction pointer (cycles, or the
-cpu-clock software event without a PMU) while it faults, kernel and user; here the kernel
-addresses are named from /proc/kallsyms and the samples sorted into the kernel's clearing
-routines (CLEARING, one table with each routine's source) and the rest of the fault path
-(GROUPS). summarize() makes a run's details["profile"]; clearing_share() and routine_check()
-read one run or many.
-"""
+"""Inside the fault: where a faults() run's CPU was, its samples (csrc/sample.c) named from
+/proc/kallsyms and sorted into clearing routines and groups. See docs/measuring.rst."""
 
 from __future__ import annotations
 
@@ -16,6 +9,7 @@ import functools
 import os
 import platform
 import re
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +40,7 @@ _HIGHMEM = f"include/linux/highmem.h, clear_pages() inlined from {_X86_INLINE}"
 _ARM_CLEAR, _ARM_MEMSET = "arch/arm64/lib/clear_page.S", "arch/arm64/lib/memset.S"
 _ARM_WAYS = "MOPS, dc zva or stnp"  # chosen inside clear_page: the symbol does not say
 _INLINED = "inlined clear_pages()"
+_INIT_ON_ALLOC = "clear_highpage() per page (init_on_alloc)"
 _R = Routine
 CLEARING: tuple[Routine, ...] = (
     # Before 7.0, x86-64's clear_page() is an ALTERNATIVE_2 call of one of these three.
@@ -63,58 +58,38 @@ CLEARING: tuple[Routine, ...] = (
     _R("__pi_memset", "aarch64", None, "memset", None, _ARM_MEMSET),
     _R("__memset", "aarch64", None, "memset", None, _ARM_MEMSET),
     # init_on_alloc: the allocator zeroes the folio (post_alloc_hook) and the fault does not.
-    _R(
-        "kernel_init_pages",
-        "any",
-        None,
-        "clear_highpage() per page (init_on_alloc)",
-        None,
-        "mm/page_alloc.c",
-    ),
+    _R("kernel_init_pages", "any", None, _INIT_ON_ALLOC, None, "mm/page_alloc.c"),
 )
 
 # The rest of the fault path, by what it is: the first group whose pattern matches the
 # symbol (re.search), so the more specific come first.
-GROUPS: tuple[tuple[str, str], ...] = (
-    ("memcg accounting", r"mem_cgroup|memcg|lruvec|obj_cgroup|charge|throttle_swaprate"),
-    (
-        "page tables and their locks",
-        r"pte|pmd|pud|p4d|pgd|pgtable|page_table|_raw_spin|spin_lock|queued_spin|tlb",
-    ),
-    (
-        "page allocation",
-        r"alloc_pages|alloc_frozen_pages|alloc_folio|get_page_from_freelist|rmqueue|prep_new|post_alloc_hook"
-        r"|free_pages|free_unref|hugetlb_folio|dequeue_hugetlb|alloc_hugetlb|buddy"
-        r"|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc",
-    ),
-    (
-        "fault entry and return",
-        r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page|hugetlb_fault"
-        r"|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc|lock_vma"
-        r"|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page|restore_regs"
-        r"|swapgs|fault",
-    ),
-)
+GROUPS: dict[str, str] = {
+    "memcg accounting": r"mem_cgroup|memcg|lruvec|obj_cgroup|charge|throttle_swaprate",
+    "page tables and their locks": r"pte|pmd|pud|p4d|pgd|pgtable|page_table|_raw_spin|spin_lock"
+    r"|queued_spin|tlb",
+    "page allocation": r"alloc_pages|alloc_frozen_pages|alloc_folio|get_page_from_freelist|rmqueue"
+    r"|prep_new|post_alloc_hook|free_pages|free_unref|hugetlb_folio|dequeue_hugetlb|alloc_hugetlb"
+    r"|buddy|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc",
+    "fault entry and return": r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page"
+    r"|hugetlb_fault|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc"
+    r"|lock_vma|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page"
+    r"|restore_regs|swapgs|fault",
+}
 CLEARING_GROUP = "clearing"
 USER_GROUP = "user space"
 OTHER_GROUP = "other"
-GROUP_NAMES = (CLEARING_GROUP, *(g for g, _ in GROUPS), USER_GROUP, OTHER_GROUP)
-_GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS)
+GROUP_NAMES = (CLEARING_GROUP, *GROUPS, USER_GROUP, OTHER_GROUP)
+_GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS.items())
 _UNNAMED = "(not in kallsyms)"
 _ELSEWHERE = "(hypervisor or guest)"
 
 
-def _release() -> tuple[int, int]:
-    """The running kernel's (major, minor)."""
-    m = re.match(r"(\d+)\.(\d+)", platform.release())
-    return (int(m[1]), int(m[2])) if m else (0, 0)
-
-
 def clearing_routines(arch: str | None = None, release: tuple[int, int] | None = None) -> dict:
-    """{symbol: Routine} of CLEARING that clear on `arch` (default: this machine's) and
-    `release` (default: the running kernel's)."""
+    """{symbol: Routine} of CLEARING clearing on `arch` and `release` (default: this machine's)."""
     arch = arch or platform.machine()
-    release = release or _release()
+    if release is None:
+        m = re.match(r"(\d+)\.(\d+)", platform.release())
+        release = (int(m[1]), int(m[2])) if m else (0, 0)
     return {
         r.symbol: r
         for r in CLEARING
@@ -131,13 +106,9 @@ def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
     return next((g for g, pattern in _GROUP_RES if pattern.search(symbol)), OTHER_GROUP)
 
 
-# Symbols ------------------------------------------------------------------------------
-
-
 @functools.lru_cache(maxsize=1)
 def _kallsyms(path: str = "/proc/kallsyms") -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The kernel's text symbols, by address: (sorted addresses, names); both empty where
-    kptr_restrict shows every address as 0."""
+    """The kernel's text symbols: (sorted addresses, names), empty if kptr_restrict hides them."""
     table = []
     with open(path, encoding="ascii", errors="replace") as f:
         for line in f:
@@ -156,6 +127,7 @@ def symbol_of(ip: int) -> str:
 
 
 def _read_int(path: str) -> int | None:
+    """The int in a /proc file, or None."""
     try:
         with open(path) as f:
             return int(f.read().strip())
@@ -166,13 +138,12 @@ def _read_int(path: str) -> int | None:
 def refusal() -> str | None:
     """Why kernel addresses cannot be named here (kptr_restrict, no /proc/kallsyms), or None."""
     try:
-        named = bool(_kallsyms()[0])
+        if _kallsyms()[0]:
+            return None
     except OSError as e:
         return (
             f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside a container"
         )
-    if named:
-        return None
     kptr = _read_int("/proc/sys/kernel/kptr_restrict")
     return (
         f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}): run as root, "
@@ -201,9 +172,6 @@ def refused_why(err: int) -> str:
     return f"perf_event_open(2) failed: {os.strerror(err)}"
 
 
-# One run ------------------------------------------------------------------------------
-
-
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson interval of a share k/n (scipy's binomtest)."""
     from scipy import stats as sps
@@ -213,19 +181,13 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
 
 
 def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """details["profile"] of the C core's samples (bench_fault's "profile"): the clearing
-    share with its Wilson interval over the samples, the routines seen, the groups' and every
-    symbol's share, the samples taken, the event and the records lost; {"refused": why}."""
+    """A run's details["profile"] from bench_fault's "profile" (its keys: docs/measuring.rst)."""
     if "refused" in raw:
         return {"refused": refused_why(raw["refused"])}
-    per_ip = Counter(raw["kernel_ips"])
     counts: Counter[str] = Counter()
-    for ip, n in per_ip.items():
+    for ip, n in Counter(raw["kernel_ips"]).items():  # each address looked up once
         counts[symbol_of(ip)] += n
-    if raw["user"]:
-        counts[USER_GROUP] = raw["user"]
-    if raw["other"]:
-        counts[_ELSEWHERE] = raw["other"]
+    counts += Counter({USER_GROUP: raw["user"], _ELSEWHERE: raw["other"]})  # those not 0
     total = sum(counts.values())
     if not total:
         return {"refused": "no samples were taken (the timed loops were shorter than a sample)"}
@@ -237,19 +199,14 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
     groups = dict.fromkeys(GROUP_NAMES, 0.0)
     for s in symbols:
         groups[s["group"]] += s["share"]
-    seen = [s for s in symbols if s["group"] == CLEARING_GROUP]
-    clearing = sum(counts[s["symbol"]] for s in seen)
+    seen = [(s, routines[s["symbol"]]) for s in symbols if s["group"] == CLEARING_GROUP]
+    clearing = sum(counts[s["symbol"]] for s, _ in seen)
     return {
         "clearing_share": clearing / total,
         "clearing_interval": list(wilson(clearing, total)),
         "clearing_routines": [
-            {
-                "symbol": s["symbol"],
-                "share": s["share"],
-                "instruction": routines[s["symbol"]].instruction,
-                "source": routines[s["symbol"]].source,
-            }
-            for s in seen
+            dict(symbol=s["symbol"], share=s["share"], instruction=r.instruction, source=r.source)
+            for s, r in seen
         ],
         "samples": total,
         "groups": groups,
@@ -259,15 +216,11 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# Across runs --------------------------------------------------------------------------
-
-
 Profiled = Result | ResultSet | Mapping[str, Any] | Sequence[Result]
 
 
 def _profiles(x: Profiled) -> list[Mapping[str, Any]]:
-    """The profiles (details["profile"]) of a Result, a ResultSet or a list of Results, or
-    a profile itself; refused ones included."""
+    """The profiles (details["profile"], refused ones too) of a Result, ResultSet, list, or one."""
     if isinstance(x, Mapping):
         return [x]
     results = [x] if isinstance(x, Result) else list(x.results if isinstance(x, ResultSet) else x)
@@ -285,10 +238,8 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
     Returns
     -------
     (median, low, high) or None
-        Over one run, its share and the Wilson interval over its samples; over several,
-        the median of the runs' shares and the sign test's interval of that median
-        (results.summary.median_interval: min..max for fewer than six runs). None when
-        no run was sampled (refused, or profile=False).
+        One run's share and Wilson interval, or the median of several and its sign test's
+        interval (results.summary.median_interval); None when no run was sampled.
     """
     shares = [p for p in _profiles(x) if "refused" not in p]
     if not shares:
@@ -298,9 +249,7 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
         return shares[0]["clearing_share"], low, high
     values = [p["clearing_share"] for p in shares]
     low, high, _ = median_interval(values)
-    values.sort()
-    n = len(values)
-    return (values[(n - 1) // 2] + values[n // 2]) / 2, low, high
+    return statistics.median(values), low, high
 
 
 def main_routine(x: Profiled) -> dict[str, Any] | None:
@@ -314,11 +263,6 @@ def main_routine(x: Profiled) -> dict[str, Any] | None:
     return rows[weight.most_common(1)[0][0]] if weight else None
 
 
-def _registry_kernel(words: str) -> str | None:
-    """The clear kernel whose registry description has `words`, or None."""
-    return next((k.name for k in kernels("clear") if words in k.description), None)
-
-
 def routine_check(x: Profiled) -> tuple[bool | None, str]:
     """The routine the kernel was seen clearing with, against the one assumed for this CPU.
 
@@ -330,12 +274,9 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
     Returns
     -------
     (agrees, sentence)
-        agrees: True when the routine seen is the registry's clear_pages_kernel() for this
-        CPU (clear_page_erms for x86-64-stosb, clear_page_rep for x86-64-stosq,
-        clear_page_orig for x86-64-unrolled), False when it is another (said plainly,
-        with what it means), None where nothing says (sampling refused, no clearing
-        sampled, or a routine whose symbol does not name its instruction: arm64's
-        clear_page, 7.0's inlined clear_pages()). sentence: one line saying it.
+        True when the routine seen is clear_pages_kernel()'s, False when it is another, None
+        where nothing says (nothing sampled, or a symbol that does not name its instruction);
+        and one line saying it.
     """
     assumed = clear_pages_kernel()
     profiles = _profiles(x)
@@ -345,7 +286,8 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
         why = f"sampling was refused: {refused}" if refused else "no clearing routine was sampled"
         return None, f"the kernel's clearing routine was not observed ({why}); assumed {assumed}"
     routine = clearing_routines().get(seen["symbol"])
-    kernel = _registry_kernel(routine.registry) if routine and routine.registry else None
+    words = routine and routine.registry  # the registry's description of the same kernel
+    kernel = next((k.name for k in kernels("clear") if words and words in k.description), None)
     named = f"{seen['symbol']} ({seen['instruction']})"
     if kernel is None:
         return None, (
@@ -363,8 +305,7 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
 
 
 def lines(x: Profiled, top: int = 3) -> list[str]:
-    """The CLI's short block: the clearing share and routines, the groups with their top
-    symbols, the samples, the routine check; or one line saying why there is none."""
+    """The CLI's short block of the profiles, or one line saying why there is none."""
     profiles = _profiles(x)
     kept = [p for p in profiles if "refused" not in p]
     if not kept:
@@ -391,8 +332,7 @@ def lines(x: Profiled, top: int = 3) -> list[str]:
         syms = [(s, v) for s, v in symbols.most_common() if group_of(s) == group][:top]
         names = ", ".join(f"{s} {v:.0%}" for s, v in syms)
         out.append(f"#   {group}: {share:.0%} ({names})")
-    first = kept[0]
     samples = sum(p["samples"] for p in kept)
     lost = sum(p["lost"] for p in kept)
-    out.append(f"# samples: {samples} ({first['event']}, {lost} lost); {routine_check(x)[1]}")
+    out.append(f"# samples: {samples} ({kept[0]['event']}, {lost} lost); {routine_check(x)[1]}")
     return out

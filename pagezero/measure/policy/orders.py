@@ -1,5 +1,5 @@
-"""Clearing orders: the C core's strategies (csrc/policy.c: in which order a huge
-page's subpages are cleared, as folio_zero_user() does), their steps, their kernels."""
+"""Clearing orders: the C core's strategies (csrc/policy.c, folio_zero_user()'s orders), their
+steps, their kernels, and the regions the policies clear."""
 
 from __future__ import annotations
 
@@ -8,38 +8,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core
+from pagezero.system.backing import Backing
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
-from pagezero.system.memory import base_page
+from pagezero.system.memory import base_page, region
 from pagezero.units import format_size, parse_size
 
 _CONSTANTS: dict[str, int] = _core.policy_constants()
 PAGE_SIZE: int = _CONSTANTS["page_size"]
 NEIGHBOURHOOD_RADIUS: int = _CONSTANTS["neighbourhood_radius"]
-LINE_SIZE: int = _CONSTANTS["line_size"]
 
 STRATEGIES: tuple[str, ...] = _core.strategies()
 
-# Batch presets: what each kernel generation clears between resched points,
-# the one table of them. None: the whole region in one call (preempt=full|lazy
-# need no batch).
+# What each kernel generation clears between resched points, the one table of them (sources
+# in docs/policies.rst); None: the whole region in one call.
 PRESETS: dict[str, int | None] = {
     "page": PAGE_SIZE,  # clear_page() one page at a time: an arch without clear_pages()
-    "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR in "mm: folio_zero_user: clear contiguous
-    # pages" (2025, v6-v8): ~1ms at ~10GB/s
-    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH as merged in Linux 7.0, on x86
-    # (machine.non_preempt_batch(): one page on an arch without clear_pages()): ~3ms
-    "extent": None,  # preempt=full|lazy: the whole extent at once
+    "8MB": 8 << 20,  # ARCH_PAGE_CONTIG_NR, "mm: folio_zero_user: clear contiguous pages" v6-v8
+    "32MB": 32 << 20,  # PROCESS_PAGES_NON_PREEMPT_BATCH, Linux 7.0 on x86
+    "extent": None,  # preempt=full|lazy need no batch
 }
 
 
-def default_kernel() -> str:
-    """The kernel the Linux clear_pages() uses on this CPU."""
-    return clear_pages_kernel()
-
-
-def default_nt_kernel() -> str | None:
-    """The first available non-temporal clear kernel, or None."""
-    return nontemporal_kernel()
+# The kernel Linux's clear_pages() uses on this CPU; the first available non-temporal one.
+default_kernel = clear_pages_kernel
+default_nt_kernel = nontemporal_kernel
 
 
 def check_kernel(name: str, what: str = "kernel") -> Kernel:
@@ -70,9 +62,7 @@ def pages(nbytes: int, what: str) -> int:
 
 
 def check_base_page(what: str) -> None:
-    """ValueError, naming `what`, where the kernel's base page is not the 4KB page the
-    strategies walk (csrc/policy.h PZ_PAGE_SIZE): on arm64 with 16KB or 64KB pages
-    clear_page() clears a base page at a time, which these walks do not model."""
+    """ValueError, naming `what`, unless the base page is the 4KB page the walks model."""
     base = base_page()
     if base != PAGE_SIZE:
         raise ValueError(
@@ -109,14 +99,12 @@ def check_fault(fault_index: int, nr_pages: int) -> None:
 
 @dataclass(frozen=True)
 class Step:
-    """One clear a strategy decides on: pages [first, first + count).
+    """One clear a strategy decides on: pages [first, first + count), 4KB pages of the folio.
 
     Attributes
     ----------
-    first : int
-        The first page cleared (index of a 4KB page in the folio).
-    count : int
-        How many pages the one call clears.
+    first, count : int
+        The first page cleared and how many the one call clears.
     nontemporal : bool
         Whether it clears with the non-temporal kernel.
     """
@@ -140,13 +128,11 @@ def clear_order(
     fault_index : int
         The faulting page, 0 <= fault_index < nr_pages.
     batch : int, str or None
-        The most cleared at once: a preset (PRESETS), a size in bytes (whole
-        pages), or None for the whole folio.
+        The most cleared at once: a preset (PRESETS), a size (whole pages), None for the folio.
 
     Returns
     -------
     tuple of Step
-        The clears in the order the strategy makes them.
 
     Raises
     ------
@@ -200,28 +186,24 @@ def clear_folio(
     Parameters
     ----------
     buffer : writable buffer
-        Whole 4KB pages (anything exposing the buffer protocol).
+        Whole 4KB pages.
     strategy, fault_index, batch
         As clear_order() takes them (fault_index a page of `buffer`).
-    kernel : str or None
-        The clear kernel for cached stores (default: clear_pages()'s).
-    nt_kernel : str or None
-        The non-temporal kernel, for strategies using one (default: the first available).
+    kernel, nt_kernel : str or None
+        As folio() takes them.
     record : bool
-        Return the steps executed.
+        Return the steps executed (else None).
 
     Returns
     -------
     tuple of Step or None
-        The steps with `record`, else None.
 
     Raises
     ------
     ValueError
         For a bad strategy, kernel, fault index, batch or buffer.
     UnavailableError
-        For a kernel this machine cannot run, or a strategy needing a
-        non-temporal kernel where there is none.
+        For a kernel this machine cannot run, or no non-temporal one where the strategy needs it.
     """
     check_strategy(strategy)
     kernel = check_kernel(kernel or default_kernel()).name
@@ -232,6 +214,14 @@ def clear_folio(
     batch_pages = max(1, pages(batch_bytes(batch, nbytes), "batch"))
     steps = _core.clear_folio(buffer, strategy, fault_index, batch_pages, kernel, nt, record)
     return None if steps is None else tuple(Step(*s) for s in steps)
+
+
+def backed_region(nbytes: int, used: Backing, populate: bool) -> Any:
+    """A region of `nbytes` on the pages `used` says, the C core rounding hugetlb ones up."""
+    # Whole 2MB pages for THP, or a region under 2MB (or its last part) cannot have one;
+    # mappings of 2MB or more asking for THP start on a 2MB boundary (csrc/region.c).
+    size = -(-nbytes // (2 << 20)) * (2 << 20) if used.how == "thp" else nbytes
+    return region(size, populate=populate, **used.region_args())
 
 
 def bind(buffer: Any, node: int) -> None:

@@ -74,7 +74,6 @@ def extend(
 ) -> Any:
     """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache
     (sweep_points' `notes`)."""
-
     memory = (info.get("memory") or {}).get("available_bytes")
     above = cache_bytes(info, 2) or 0
     temporal = temporal_kernels(functions)
@@ -84,11 +83,16 @@ def extend(
         add = extents_to_add(rates_of(rs, temporal), memory, above, most=1)
         if not add:
             break
-        backing = kernel_backing(max(add))
-        points = extent_points(add, functions, backing.region_args())
-        more = sweep_points("memset", points, runs, 0, progress, notes)
-        rs = merged([rs, more])
+        rs = merged([rs, _sweep(add, functions, runs, progress, notes)])
     return rs
+
+
+def _sweep(
+    extents: Sequence[int], functions: Sequence[str], runs: int, progress: Any, notes: Any = None
+) -> Any:
+    """The memset sweep of extent_points(), on the pages the largest extent gets."""
+    points = extent_points(extents, functions, kernel_backing(max(extents)).region_args())
+    return sweep_points("memset", points, runs, 0, progress, notes)
 
 
 def default_ladder(info: Mapping[str, Any]) -> list[int]:
@@ -127,16 +131,11 @@ def measure_cache(
     MeasuredCache
         The measured cache; cache_bytes None where no temporal kernel falls.
     """
-
     info = info if info is not None else machine()
     functions = temporal_kernels()
     if not functions:
         return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
-    ladder = list(extents) if extents else default_ladder(info)
-    backing = kernel_backing(max(ladder))
-    rs = sweep_points(
-        "memset", extent_points(ladder, functions, backing.region_args()), runs, 0, progress
-    )
+    rs = _sweep(list(extents) if extents else default_ladder(info), functions, runs, progress)
     rs = extend(rs, functions, info, runs, progress)
     return cache_of(rates_of(rs, functions), info)
 

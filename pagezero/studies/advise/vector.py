@@ -1,20 +1,11 @@
 """What the Linux kernel must do around a kernel row that stores from vector registers.
 
-Kernel code may not touch the task's SSE/AVX/AVX-512 registers (x86) or FP/SIMD registers
-(arm64) unannounced: a patch that clears pages with such a row wraps it in
-kernel_fpu_begin()/kernel_fpu_end() (arch/x86/include/asm/fpu/api.h) or
-kernel_neon_begin()/kernel_neon_end() (arch/arm64/include/asm/neon.h). On x86 preemption
-is off in between, and the first begin after entering the kernel saves the task's user
-FPU state (XSAVE); its restore waits for the return to user space, so a fault that
-clears in several batches pays the save once. The 2012 SSE/AVX clear_page_nocache
-("x86: switch the 64bit uncached page clear to SSE/AVX v2") says as much: "This will cause
-the page clear to run non preemptable and add some overhead". Rows that store from
-general registers (rep stos, movnti, clzero, stp/stnp, DC ZVA, MOPS) need none of it.
-
-The registry does not mark register use, so it is read from a row's features and its
-alignment: a row needing a SIMD instruction set whose stores need 16 bytes of alignment or
-more stores from vector registers (movnti needs SSE2 but stores 8 bytes from a general
-register; clzero needs 64-byte alignment but no SIMD set).
+Kernel code may not touch the task's SIMD registers unannounced: a patch that clears pages
+with such a row wraps it as _WRAPPERS says (the 2012 SSE/AVX clear_page_nocache: "This will
+cause the page clear to run non preemptable and add some overhead"). The registry does not
+mark register use, so it is read from a row's features and alignment: a row needing a SIMD
+set whose stores need 16 bytes of alignment or more (movnti needs SSE2 but stores 8 bytes
+from a general register; clzero needs 64-byte alignment but no SIMD set).
 """
 
 from __future__ import annotations
@@ -52,15 +43,10 @@ def uses_vector_registers(kernel: Kernel) -> bool:
     return bool(simd & set(kernel.features)) and kernel.align >= 16
 
 
-def _rows(names: Iterable[str]) -> list[Kernel]:
-    """The registry rows of `names`, in table order; names not in the table are left out."""
-    wanted = set(names)
-    return [k for k in kernels("clear") if k.name in wanted]
-
-
 def vector_context_line(advised: Iterable[str]) -> str | None:
     """One line on what a kernel needs to use the advised vector kernels, or None if none is."""
-    vector = [k for k in _rows(advised) if uses_vector_registers(k)]
+    wanted = set(advised)
+    vector = [k for k in kernels("clear") if k.name in wanted and uses_vector_registers(k)]
     if not vector or vector[0].arch not in _WRAPPERS:
         return None
     wrapper, plain = _WRAPPERS[vector[0].arch]

@@ -22,8 +22,7 @@ def _gbs(rate: float | None) -> str:
 
 @dataclass(frozen=True)
 class ProjectionGroup:
-    """Projections that are one walk, hence one figure: a policy, its stores, the preemption
-    models that clear alike."""
+    """Projections that are one walk, hence one figure: a policy, its stores, its models."""
 
     projected: ProjectedPolicy
     modes: tuple[str, ...]
@@ -43,29 +42,28 @@ class ProjectionGroup:
         r = self.projected.replay
         if not r.nontemporal:
             return f"{r.kernel} (clear_pages()'s)"
-        if r.policy == "pre-7.0":
-            return f"{r.kernel} (fastest non-temporal; the 2012 proposal)"
-        return f"{r.kernel} (fastest non-temporal)"
+        proposal = "; the 2012 proposal" if r.policy == "pre-7.0" else ""
+        return f"{r.kernel} (fastest non-temporal{proposal})"
 
 
 def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGroup]:
-    """`projections` with the preemption models that give the same figure in one group each."""
+    """`projections` with the preemption models that give the same figure in one group each:
+    pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order."""
+    order = ("any", *PREEMPT_MODES)
+    shown = sorted(
+        projections,
+        key=lambda x: (
+            x.replay.policy != "pre-7.0",
+            x.replay.nontemporal,
+            order.index(x.replay.preempt),
+        ),
+    )
     groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
-    for x in projections:
+    for x in shown:
         r = x.replay
         key = (r.policy, r.nontemporal, r.kernel, x.bytes_per_sec, x.low, x.high)
         groups.setdefault(key, []).append(x)
-    found = [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in groups.values()]
-    # pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order.
-    order = {mode: i for i, mode in enumerate(("any", *PREEMPT_MODES))}
-    return sorted(
-        found,
-        key=lambda g: (
-            g.projected.replay.policy != "pre-7.0",
-            g.projected.replay.nontemporal,
-            order[g.modes[0]],
-        ),
-    )
+    return [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in groups.values()]
 
 
 @dataclass
@@ -191,47 +189,43 @@ class Prediction:
         -------
         dict
         """
-        doc: dict[str, Any] = {
+        o, r, interval = self.observed, self.replay, self.remainder_interval_us
+        return {
             "page": self.page,
             "kernel_release": self.kernel_release,
             "preempt": self.preempt,
             "fault_bytes_per_sec": self.fault_bytes_per_sec,
             "model": self.model,
-            "clearing_share": self.inside.share if self.observed and self.inside else None,
-            "kernel_clear_us": self.observed.clear_s * 1e6 if self.observed else None,
-            "observed_remainder_us": self.observed.remainder_s * 1e6 if self.observed else None,
-            "replay_policy": self.replay.policy if self.replay else None,
+            "clearing_share": self.inside.share if o and self.inside else None,
+            "kernel_clear_us": o.clear_s * 1e6 if o else None,
+            "observed_remainder_us": o.remainder_s * 1e6 if o else None,
+            "replay_policy": r.policy if r else None,
             "replay_bytes_per_sec": self.replay_bytes_per_sec,
             "explained": self.explained,
             "remainder_us": self.remainder_us,
             "runs": self.runs,
             "discarded_runs": self.discarded_runs,
             "projections": [p.to_json() for p in self.projections],
+            "preempt_note": self.preempt_note,
+            "fault_pages": self.fault_pages,
+            "fault_size": self.fault_size,
+            "fault_loops": self.fault_loops,
+            "run_bytes_per_sec": list(self.run_rates),
+            "lost_runs": self.lost_runs,
+            "loop_bytes_per_sec": self.loop_bytes_per_sec,
+            "warm_up": self.warm_up,
+            "replay": asdict(r) if r else None,
+            "replay_backing": self.replay_backing,
+            "remainder_interval_us": list(interval) if interval else None,
+            "nontemporal_kernels": list(self.nontemporal_kernels),
+            "observed": self._observed_json(),
+            "sampling": self.sampling,
+            "verdict": self.verdict,
+            "cross_check": [p.to_json() for p in self.cross_check],
+            "answers": self.answers(),
+            "assumptions": list(self.assumptions),
+            "interrupted": self.interrupted,
         }
-        doc.update(
-            preempt_note=self.preempt_note,
-            fault_pages=self.fault_pages,
-            fault_size=self.fault_size,
-            fault_loops=self.fault_loops,
-            run_bytes_per_sec=list(self.run_rates),
-            lost_runs=self.lost_runs,
-            loop_bytes_per_sec=self.loop_bytes_per_sec,
-            warm_up=self.warm_up,
-            replay=asdict(self.replay) if self.replay else None,
-            replay_backing=self.replay_backing,
-            remainder_interval_us=(
-                list(self.remainder_interval_us) if self.remainder_interval_us else None
-            ),
-            nontemporal_kernels=list(self.nontemporal_kernels),
-            observed=self._observed_json(),
-            sampling=self.sampling,
-            verdict=self.verdict,
-            cross_check=[p.to_json() for p in self.cross_check],
-            answers=self.answers(),
-            assumptions=list(self.assumptions),
-            interrupted=self.interrupted,
-        )
-        return doc
 
     def answers(self) -> list[str]:
         """What predict found, one line per answer: today's fault rate, then each policy's

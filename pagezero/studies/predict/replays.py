@@ -1,41 +1,22 @@
-"""The kernel's clearing policies, each as a replay in user space with its source.
+"""The kernel's clearing policies, each as a replay in user space with its source (the table
+in docs/predict.rst, "The policies").
 
-A fault on a huge page makes the kernel clear the whole folio before it maps it (mm/memory.c
-folio_zero_user()). How it walks the folio depends on the kernel release and, since Linux
-7.0, on the preemption model:
+A fault on a huge page makes the kernel clear the whole folio before it maps it. Before 7.0,
+process_huge_page() clears a folio up to MAX_ORDER one 4KB page at a time, converging on the
+faulting page ("page-at-a-time"), and clear_gigantic_page() one beyond it front to back.
+From 7.0, folio_zero_user() clears the extents around the fault's neighbourhood (fault +-2
+pages, cleared last: "neighbourhood-last"), and clear_contig_highpages() a gigantic folio
+front to back ("sequential") in PROCESS_PAGES_NON_PREEMPT_BATCH units under
+preempt=none|voluntary (machine.non_preempt_batch()), whole under full|lazy. With
+init_on_alloc=1 (6.13 on) the page allocator zeroes a THP folio page by page
+(post_alloc_hook()) and the fault does not; a hugetlb folio is always cleared by the fault.
+The batch presets are pagezero.measure.policy.PRESETS and clear_page()'s instruction the
+registry's choice for this CPU (pagezero.system.kernels.clear_pages_kernel()).
 
-- before 7.0, folios up to MAX_ORDER: process_huge_page() (mm/memory.c), one clear_page()
-  per 4KB page from the far end, converging on the faulting page, which is cleared last:
-  pagezero's "page-at-a-time" strategy;
-- before 7.0, folios beyond MAX_ORDER (gigantic pages, 1GB on x86-64): clear_gigantic_page()
-  (mm/memory.c), one clear_page() per 4KB page from the first to the last: the
-  "front-to-back" strategy;
-- 7.0 and later, folios up to MAX_ORDER: folio_zero_user() (mm/memory.c) clears the ranges
-  around the fault's neighbourhood as extents, the neighbourhood (fault +-2 pages) last:
-  "neighbourhood-last";
-- 7.0 and later, folios beyond MAX_ORDER: clear_contig_highpages() (mm/memory.c) front to
-  back as one extent, in PROCESS_PAGES_NON_PREEMPT_BATCH units between resched points under
-  preempt=none|voluntary (32MB where the architecture has its own clear_pages(), x86; one
-  page elsewhere: machine.non_preempt_batch()) and whole under preempt=full|lazy:
-  "sequential" with that batch;
-- a THP folio with init_on_alloc=1 (6.13 and later): the page allocator zeroes it
-  (mm/page_alloc.c post_alloc_hook() kernel_init_pages(), one clear_page() per page from the
-  first to the last) and the fault skips folio_zero_user() (user_alloc_needs_zeroing()):
-  "front-to-back" whatever the release. A hugetlb folio comes from its pool, not the page
-  allocator: its fault always clears it with folio_zero_user().
-
-The 7.0 policies are those of "mm: folio_zero_user: clear contiguous pages" (2025) as
-merged. The batch presets (32MB, a page, the whole extent) are
-pagezero.measure.policy.PRESETS, the one table of them; the instruction clear_page() uses
-is the kernel registry's choice for this CPU (pagezero.system.kernels.clear_pages_kernel()),
-never a name written here.
-
-Each policy is also replayed with every non-temporal kernel the registry lists for this CPU,
-so that predict can project it with the fastest of them: the question of "Avoid cache
-trashing on clearing huge/gigantic page" (2012). Before 7.0 that is the 2012 patch itself
-(clear_huge_page() page by page, the faulting page with cached stores and every other with
-clear_page_nocache(): "nocache-except-target"); from 7.0 the same walk as the policy's, its
-extents cleared with non-temporal stores.
+Each policy is also replayed with every non-temporal kernel this CPU runs, for the question
+of "Avoid cache trashing on clearing huge/gigantic page" (2012): before 7.0 that patch's
+clear_huge_page() (the faulting page cached, every other with clear_page_nocache():
+"nocache-except-target"), from 7.0 the policy's own walk with non-temporal stores.
 """
 
 from __future__ import annotations
@@ -113,21 +94,27 @@ def walk_key(strategy: str, batch: int, kernel: str, folio_bytes: int) -> tuple[
     return (strategy, min(batch, folio_bytes), kernel)
 
 
+# Each release series' walk of a folio up to MAX_ORDER (False) and beyond it (True).
+_WALKS = {
+    ("pre-7.0", False): ("page-at-a-time", "mm/memory.c process_huge_page()"),
+    ("pre-7.0", True): ("front-to-back", "mm/memory.c clear_gigantic_page()"),
+    ("7.0", False): ("neighbourhood-last", "mm/memory.c folio_zero_user()"),
+    ("7.0", True): ("sequential", "mm/memory.c clear_contig_highpages()"),
+}
+
+
 def pre_7_0(folio_bytes: int, nt_kernel: str | None = None) -> Replay:
     """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond; with
     `nt_kernel`, the 2012 proposal's clear_huge_page() instead."""
     # The preemption model plays no part: a cond_resched() between pages.
     if nt_kernel is not None:
-        # "Avoid cache trashing on clearing huge/gigantic page" (2012): page by page, the
-        # faulting page cached, the rest with clear_page_nocache(), for 2MB and gigantic alike.
+        # The 2012 proposal: page by page, the faulting page cached, the rest with
+        # clear_page_nocache(), for 2MB and gigantic alike.
         return Replay(
             "pre-7.0", "any", NOCACHE_STRATEGY, "extent", nt_kernel, "proposed in 2012",
             f'"{PROPOSAL_2012}" (2012) clear_huge_page()', True,
         )  # fmt: skip
-    if gigantic(folio_bytes):
-        strategy, source = "front-to-back", "mm/memory.c clear_gigantic_page()"
-    else:
-        strategy, source = "page-at-a-time", "mm/memory.c process_huge_page()"
+    strategy, source = _WALKS[("pre-7.0", gigantic(folio_bytes))]
     return Replay("pre-7.0", "any", strategy, "extent", clear_pages_kernel(), "before 7.0", source)
 
 
@@ -138,35 +125,25 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
             f"unknown preemption model {preempt!r} (known: {', '.join(PREEMPT_MODES)})"
         )
     batch = non_preempt_batch()["preset"] if preempt in COOPERATIVE else "extent"
-    if gigantic(folio_bytes):
-        strategy, source = "sequential", "mm/memory.c clear_contig_highpages()"
-    else:
-        strategy, source = "neighbourhood-last", "mm/memory.c folio_zero_user()"
-    kernel = nt_kernel or clear_pages_kernel()
-    nt = nt_kernel is not None
+    strategy, source = _WALKS[("7.0", gigantic(folio_bytes))]
+    kernel, nt = nt_kernel or clear_pages_kernel(), nt_kernel is not None
     return Replay("7.0", preempt, strategy, batch, kernel, "7.0 and later", source, nt)
 
 
 # "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13): from it on a THP
 # fault leaves the clear to an allocator that zeroes (user_alloc_needs_zeroing()).
 INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
-ALLOCATOR_SOURCE = (
-    "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
-    "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
-)
 
 
 def allocator_zeroing() -> Replay:
     """The allocator's clear of a THP folio under init_on_alloc: page by page, front to back."""
+    source = (
+        "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
+        "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
+    )
     kernel = clear_pages_kernel()
     return Replay(
-        "init_on_alloc",
-        "any",
-        "front-to-back",
-        "extent",
-        kernel,
-        "6.13 and later",
-        ALLOCATOR_SOURCE,
+        "init_on_alloc", "any", "front-to-back", "extent", kernel, "6.13 and later", source
     )
 
 
@@ -177,15 +154,13 @@ def nontemporal_kernels() -> list[str]:
     return [k.name for k in kernels("clear") if k.available and not k.temporal and k.name != own]
 
 
-def every_policy(folio_bytes: int) -> list[Replay]:
-    """pre-7.0, then 7.0 under each preemption model, with clear_pages()'s kernel."""
-    return [pre_7_0(folio_bytes)] + [from_7_0(folio_bytes, mode) for mode in PREEMPT_MODES]
+def every_policy(folio_bytes: int, nt_kernel: str | None = None) -> list[Replay]:
+    """pre-7.0, then 7.0 under each model, with clear_pages()'s kernel or with `nt_kernel`."""
+    return [pre_7_0(folio_bytes, nt_kernel)] + [
+        from_7_0(folio_bytes, mode, nt_kernel) for mode in PREEMPT_MODES
+    ]
 
 
 def nontemporal_policies(folio_bytes: int) -> list[Replay]:
     """every_policy()'s policies with each non-temporal kernel: the candidates for the fastest."""
-    found = []
-    for nt in nontemporal_kernels():
-        found.append(pre_7_0(folio_bytes, nt))
-        found += [from_7_0(folio_bytes, mode, nt) for mode in PREEMPT_MODES]
-    return found
+    return [r for nt in nontemporal_kernels() for r in every_policy(folio_bytes, nt)]

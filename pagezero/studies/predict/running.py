@@ -1,13 +1,8 @@
-"""Which policy the running kernel clears with: its release, preemption model and
-init_on_alloc/init_on_free, read from pagezero.machine().
+"""Which policy the running kernel clears with: its release, preemption model (as
+machine.preemption() reads it) and init_on_alloc/init_on_free, from pagezero.machine().
 
-The preemption model is machine.preemption()'s: the live model from debugfs sched/preempt, a
-preempt= boot parameter, the kernel config (/proc/config.gz, /boot/config-<release>) or
-`uname -v`. A PREEMPT_DYNAMIC kernel whose model none of them gives, or a model not found at
-all, is taken to run the default of kernel/Kconfig.preempt's "Preemption Model" choice,
-PREEMPT_NONE, and the prediction says it assumed so. PREEMPT_RT clears as a fully
-preemptible kernel does. With init_on_alloc a THP fault's folio is cleared by the page
-allocator (replays.allocator_zeroing()), and the replay says so in its source.
+A model none of the sources gives is taken to be kernel/Kconfig.preempt's default,
+PREEMPT_NONE, and the prediction says it assumed so; PREEMPT_RT clears as preempt=full.
 """
 
 from __future__ import annotations
@@ -50,11 +45,15 @@ class RunningKernel:
     init_on_alloc: bool | None = None
     init_on_free: bool | None = None
 
+    def since(self, version: tuple[int, int]) -> bool:
+        """True when the release is `version` or later (False when it cannot be read)."""
+        release = release_tuple(self.release)
+        return release is not None and release >= version
+
     @property
     def from_7_0(self) -> bool:
         """True when the release clears with the 7.0 policy."""
-        version = release_tuple(self.release)
-        return version is not None and version >= FIRST_RELEASE
+        return self.since(FIRST_RELEASE)
 
 
 def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
@@ -84,8 +83,7 @@ def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
 def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Replay:
     """The policy `kernel` clears a folio with (a THP one with `thp`): 7.0's from 7.0 on, else
     pre-7.0's; with init_on_alloc on THP, the page allocator's."""
-    version = release_tuple(kernel.release)
-    if thp and kernel.init_on_alloc and version is not None and version >= INIT_ON_ALLOC_SKIPS_FROM:
+    if thp and kernel.init_on_alloc and kernel.since(INIT_ON_ALLOC_SKIPS_FROM):
         if kernel.init_on_free:
             # mm/page_alloc.c post_alloc_hook(): init_on_free cleared the pages when they were
             # freed, so the allocator does not, and the fault does not either.

@@ -1,10 +1,6 @@
-"""pagezero.predict(): measure the fault path, replay the running kernel's clearing, fit, and
-project every other policy, with clear_pages()'s kernel and with the fastest non-temporal one.
-
-The two halves are pagezero's own measurements, not new ones: demand faults through
-pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`) and the replays through
-pagezero.folio() (csrc/folio_bench.c, the same C walk the order tests record), each run in
-fresh processes (pagezero.runs.processes).
+"""pagezero.predict(): measure the fault path (pagezero.faults(), csrc/fault.c), replay every
+clearing policy (pagezero.folio(), csrc/folio_bench.c), each in fresh processes, fit, and
+project every other policy, with clear_pages()'s kernel and the fastest non-temporal one.
 """
 
 from __future__ import annotations
@@ -87,13 +83,6 @@ def _median_fault_rate(r: Result, folio: int) -> float:
             f"not one {format_size(folio)} fault"
         )
     return folio / (statistics.median(latency["loop_p50_ns"]) * 1e-9)
-
-
-def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
-    common = dict(size=size, function="demand", loops=loops, latency=True)
-    if thp:
-        return dict(common, page="4KB", thp=True)
-    return dict(common, page=page)
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
@@ -220,7 +209,8 @@ def predict(
     needed = fault_plan.nbytes // folio
     pages = _fault_pages(page, needed, reserve, info)
     thp = pages == THP_PAGES
-    args = _fault_args(page, fault_plan.nbytes, loops, thp)
+    pages_args = dict(page="4KB", thp=True) if thp else dict(page=page)
+    args = dict(size=fault_plan.nbytes, function="demand", loops=loops, latency=True, **pages_args)
     warm_up = (
         f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
         f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
+from pagezero.figures.rates import extent_of
 from pagezero.measure.mem import SETTLE_MIN_LOOPS, SETTLE_TOLERANCE_PCT
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import merged
@@ -51,8 +52,7 @@ def rates_of(rs: Any, functions: Sequence[str]) -> dict[str, dict[int, float]]:
     rates: dict[str, dict[int, float]] = {}
     for first, summary in summarize_points(rs).values():
         if first.function in functions:
-            extent = int(first.params.get("chunk") or first.params["size"])
-            rates.setdefault(first.function, {})[extent] = summary["median"]
+            rates.setdefault(first.function, {})[extent_of(first)] = summary["median"]
     return rates
 
 
@@ -159,8 +159,7 @@ def settle_line(rs: Any) -> str | None:
     bound = 0
     for r in rs.results:
         if "settle_loops" in r.details:
-            e = int(r.params.get("chunk") or r.params["size"])
-            by.setdefault(e, []).append(r.details["settle_loops"])
+            by.setdefault(extent_of(r), []).append(r.details["settle_loops"])
             bound += not r.details["settled"]
     if not by:
         return None

@@ -1,10 +1,5 @@
-"""advise's choices: the best kernel by extent, and the batch for a latency budget, by the tie
-rules of pagezero.studies.advise.ties on plain dicts (ties.Cells).
-
-Beyond the cache the run has, the extents ask one question (which stores stream fastest to
-memory), so they are judged as one range (judge_range): judged per extent, a kernel that
-trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here)
-ties at one extent and not the next, and the other way round measured again.
+"""advise's choices, by the tie rules of advise.ties: the kernel per extent (beyond the cache,
+one range judged as one: judge_range) and the batch for a latency budget.
 """
 
 from __future__ import annotations

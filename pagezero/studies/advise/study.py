@@ -1,12 +1,5 @@
-"""pagezero advise: what the seed authors worked out by hand, for this machine (the method is
-docs/policies.rst's "Advice").
-
-One sweep, every available clear kernel x a ladder of extents in fresh processes (the run is
-the unit), answers which kernel clears fastest for which extent range, the knee of
-clear_pages()'s kernel, and the batch per latency budget; the cache the run has is measured
-first (pagezero.studies.cache). Candidates within the noise between runs are tied, and the
-tie rules (ties.py, applied in choices.py) choose among them, so that measuring again gives
-the same advice.
+"""pagezero advise (docs/policies.rst, "Advice"): one sweep of every clear kernel x extents
+in fresh processes gives the kernel per extent range, the knee and the batch per budget.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """What the Linux kernel must do around a kernel row that stores from vector registers.
 
-Kernel code may not touch the task's SIMD registers unannounced: a patch that clears pages
-with such a row wraps it as _WRAPPERS says (the 2012 SSE/AVX clear_page_nocache: "This will
-cause the page clear to run non preemptable and add some overhead"). The registry does not
-mark register use, so it is read from a row's features and alignment: a row needing a SIMD
-set whose stores need 16 bytes of alignment or more (movnti needs SSE2 but stores 8 bytes
+The registry does not mark register use, so it is read from a row's features and alignment:
+a SIMD set with stores aligned to 16 bytes or more (movnti needs SSE2 but stores 8 bytes
 from a general register; clzero needs 64-byte alignment but no SIMD set).
 """
 

@@ -1,7 +1,6 @@
-"""Inside the fault: what sampling the CPU during the fault loops saw over the runs of one
-workload (faults(..., profile=True) puts it in each Result's details["profile"]): the
-clearing share of the fault time with its interval (measure.profile.clearing_share(): over
-the runs, or over the samples of one run), the routines that cleared, the rest by group.
+"""Inside the fault: what sampling the CPU during the fault loops (faults(..., profile=True),
+each Result's details["profile"]) saw over the runs of one workload: the clearing share with
+its interval (measure.profile.clearing_share()), the routines that cleared, the rest by group.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The models: what a fault costs, and what another policy would make of it (docs/predict.rst
-says how, and their limits).
-
-Observed (where the faults were sampled): the kernel's clear per fault is the clearing share
-x the fault time, the rest the remainder; policy P's fault takes remainder + that clear x
-replay(P) / replay(running), so only the replays' ratios matter. Subtraction (the
-cross-check, and the answer where sampling is refused): fault = replayed clear + remainder,
-P's fault remainder + P's replayed clear; it projects nothing where the replay explains
-under FIT_LOW or over FIT_HIGH of the fault time, or the remainder is below zero across the
-runs' whole spread (within it, zero within the noise). Both give an interval from the runs'
-spread and state their assumptions (ASSUMPTIONS, OBSERVED_ASSUMPTIONS).
+"""The models of docs/predict.rst: observed (fault = the sampled share's clear + remainder,
+P's clear that x replay(P) / replay(running)) and subtraction (fault = replayed clear +
+remainder, P's clear its replay; the cross-check, checked against FIT_LOW..FIT_HIGH before
+it projects). Both give an interval from the runs' spread and state their assumptions.
 """
 
 from __future__ import annotations

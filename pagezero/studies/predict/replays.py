@@ -1,22 +1,7 @@
-"""The kernel's clearing policies, each as a replay in user space with its source (the table
-in docs/predict.rst, "The policies").
-
-A fault on a huge page makes the kernel clear the whole folio before it maps it. Before 7.0,
-process_huge_page() clears a folio up to MAX_ORDER one 4KB page at a time, converging on the
-faulting page ("page-at-a-time"), and clear_gigantic_page() one beyond it front to back.
-From 7.0, folio_zero_user() clears the extents around the fault's neighbourhood (fault +-2
-pages, cleared last: "neighbourhood-last"), and clear_contig_highpages() a gigantic folio
-front to back ("sequential") in PROCESS_PAGES_NON_PREEMPT_BATCH units under
-preempt=none|voluntary (machine.non_preempt_batch()), whole under full|lazy. With
-init_on_alloc=1 (6.13 on) the page allocator zeroes a THP folio page by page
-(post_alloc_hook()) and the fault does not; a hugetlb folio is always cleared by the fault.
-The batch presets are pagezero.measure.policy.PRESETS and clear_page()'s instruction the
-registry's choice for this CPU (pagezero.system.kernels.clear_pages_kernel()).
-
-Each policy is also replayed with every non-temporal kernel this CPU runs, for the question
-of "Avoid cache trashing on clearing huge/gigantic page" (2012): before 7.0 that patch's
-clear_huge_page() (the faulting page cached, every other with clear_page_nocache():
-"nocache-except-target"), from 7.0 the policy's own walk with non-temporal stores.
+"""The kernel's clearing policies, each as a replay in user space (pagezero.folio()) with its
+source: docs/predict.rst's "The policies" says which walk each release clears a folio with.
+The batch presets are pagezero.measure.policy.PRESETS, clear_page()'s instruction the
+registry's choice for this CPU (clear_pages_kernel()), never a name written here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Which policy the running kernel clears with: its release, preemption model (as
-machine.preemption() reads it) and init_on_alloc/init_on_free, from pagezero.machine().
-
-A model none of the sources gives is taken to be kernel/Kconfig.preempt's default,
-PREEMPT_NONE, and the prediction says it assumed so; PREEMPT_RT clears as preempt=full.
+"""Which policy the running kernel clears with, from pagezero.machine(): its release,
+preemption model (kernel/Kconfig.preempt's default where none is found, said) and
+init_on_alloc/init_on_free.
 """
 
 from __future__ import annotations

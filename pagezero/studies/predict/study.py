@@ -48,13 +48,6 @@ THP_PAGES = (
 )
 
 
-def _check_page(page: object) -> str:
-    if page not in PAGES:
-        raise ValueError(f"page must be one of {', '.join(PAGES)}, not {page!r}")
-    assert isinstance(page, str)
-    return page
-
-
 def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
     """What the faults will be on: hugetlb, else THP for 2MB; MappingError naming the fix."""
     if reserve or hugepages.pool(page).available >= needed:
@@ -198,7 +191,8 @@ def predict(
     Interrupted
         On a stop signal; its partial is the Prediction so far.
     """
-    page = _check_page(page)
+    if page not in PAGES:
+        raise ValueError(f"page must be one of {', '.join(PAGES)}, not {page!r}")
     check_runs(runs)
     fault_plan = plan(size, page, loops)  # checks size and loops before anything runs
     folio = parse_size(page)
@@ -246,8 +240,7 @@ def _replay_and_fit(
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
     p.remainder_interval_us = (f.remainder_low * 1e6, f.remainder_high * 1e6)
     seen = p.inside
-    o = observed(folio, fault_s, seen.share, seen.low, seen.high) if seen else None
-    p.observed = o
+    p.observed = o = observed(folio, fault_s, seen.share, seen.low, seen.high) if seen else None
 
     def each(replay: Replay) -> None:
         walk = replay.same_walk(folio)

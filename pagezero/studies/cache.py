@@ -72,8 +72,7 @@ def extend(
     progress: IO[str] | None = None,
     notes: list[str] | None = None,
 ) -> Any:
-    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache
-    (sweep_points' `notes`)."""
+    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache."""
     memory = (info.get("memory") or {}).get("available_bytes")
     above = cache_bytes(info, 2) or 0
     temporal = temporal_kernels(functions)
@@ -141,8 +140,7 @@ def measure_cache(
 
 
 def extent_points(extents, functions, region_args):
-    """memset points clearing each extent in one call, settled first; small ones over
-    SMALL_REGION."""
+    """memset points clearing each extent in one call, settled first (small ones repeated)."""
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
@@ -153,8 +151,7 @@ def extent_points(extents, functions, region_args):
 
 
 def settle_line(rs: Any) -> str | None:
-    """How many untimed loops the extents needed to settle, where more than SETTLE_MIN_LOOPS
-    (median over kernels and runs), and how many points the bound ended."""
+    """The untimed loops the extents needed to settle, where more than SETTLE_MIN_LOOPS."""
     by: dict[int, list[int]] = {}
     bound = 0
     for r in rs.results:

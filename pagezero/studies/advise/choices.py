@@ -117,9 +117,7 @@ def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str
         here = [cells[(k, e)] for e in extents]
         rates = [float(c["bytes_per_sec"]) for c in here]
         pooled[k] = {
-            "bytes_per_sec": math.exp(statistics.fmean(math.log(r) for r in rates))
-            if min(rates) > 0
-            else 0.0,
+            "bytes_per_sec": statistics.geometric_mean(rates) if min(rates) > 0 else 0.0,
             "spread_pct": statistics.median(float(c.get("spread_pct", 0.0)) for c in here),
             "noise_pct": here[0].get("noise_pct"),
         }
@@ -152,9 +150,7 @@ def _judge(
 def _streaming_range(cells: Cells, extents: Iterable[int], pooled_from: int | None) -> list[int]:
     """The extents from pooled_from on, when two or more and some kernel has them all, else []."""
     pool = [e for e in extents if pooled_from is not None and e >= pooled_from]
-    if len(pool) < 2 or not _everywhere(cells, pool):
-        return []
-    return pool
+    return pool if len(pool) >= 2 and _everywhere(cells, pool) else []
 
 
 def best_kernels(

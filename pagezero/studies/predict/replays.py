@@ -38,11 +38,9 @@ def gigantic(folio_bytes: int) -> bool:
 
 @dataclass(frozen=True)
 class Replay:
-    """One kernel policy for one folio size, as pagezero.folio() replays it, with its source."""
-
-    # policy: "pre-7.0" or "7.0"; preempt: "any" where the model does not matter; strategy
-    # and batch: folio()'s; kernel: the stores of the bulk of the clear, clear_pages()'s or,
-    # with nontemporal, a non-temporal one (the 2012 proposal's question).
+    """One kernel policy for one folio size, as pagezero.folio() replays it, with its source:
+    policy "pre-7.0", "7.0" or "init_on_alloc"; preempt "any" where the model does not matter;
+    strategy and batch folio()'s; kernel the bulk's stores, clear_pages()'s or non-temporal."""
 
     policy: str
     preempt: str

@@ -65,8 +65,7 @@ def _results(r: Result | ResultSet | None) -> list[Result]:
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault, not its loops', over the loops its rate
-    kept (measure.warmup): the median of their median faults."""
+    """A fault run's rate from the median of its kept loops' median faults (measure.warmup)."""
     # Like the replay's median clear, a fault during which another process ran counts no more
     # than any other; a loop's rate takes every such pause in.
     latency = r.details["latency"]
@@ -91,8 +90,7 @@ def _warm(args: dict[str, Any], thp: bool) -> None:
 
 
 def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
-    """The fault runs' seconds per fault (one folio), warming runs dropped; what sampling
-    saw inside the kept runs' faults in p.inside (or why nothing, in p.sampling)."""
+    """The kept fault runs' seconds per fault; sampling's in p.inside (or why not: p.sampling)."""
     measured = _results(faults(**args, **SAMPLED, runs=runs))
     # A worker process that died (its reason printed by the workers) is a run lost.
     p.lost_runs = runs - len(measured)
@@ -115,8 +113,7 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
 def _replay_times(
     walks: Sequence[Replay], folio: str, loops: int, runs: int
 ) -> tuple[dict[tuple[str, int, str], list[float]], str]:
-    """Each distinct walk's seconds per clear, one per run in the order run (run i of
-    every walk in the same process), and the backing."""
+    """Each walk's seconds per clear, one per run (run i of every walk in one process)."""
     points = [
         dict(size=folio, fault_index=0, loops=loops, backing="auto", cache="cold", **w.folio_args())
         for w in walks

@@ -142,16 +142,14 @@ def predict(
     """Predict what another clearing policy would make of this machine's faults.
 
     Measures demand faults on `page` pages (after one pass that warms the
-    pool, and without the leading runs still warming up), sampling where the
-    CPU is during them, and replays every clearing policy on a cold folio of
-    that size. Where the faults were sampled, the kernel's clear per fault is
-    the sampled clearing share x the fault time, and each policy's fault the
-    rest + that clear x its replay over the running policy's (the observed
-    model); today's subtraction (fault = replayed clear + remainder) stays as
-    the cross-check, and answers where sampling was refused, said in
-    `sampling` (pagezero.studies.predict.model). Each policy is projected with
-    clear_pages()'s kernel and with the fastest of this CPU's non-temporal
-    kernels (before 7.0: the 2012 proposal's clear_huge_page()).
+    pool, the leading runs still warming up dropped), sampling where the CPU
+    is during them, and replays every clearing policy on a cold folio of that
+    size. The observed model (pagezero.studies.predict.model) answers where
+    the faults were sampled, with today's subtraction as the cross-check;
+    subtraction answers where sampling was refused, said in `sampling`. Each
+    policy is projected with clear_pages()'s kernel and with the fastest of
+    this CPU's non-temporal kernels (before 7.0: the 2012 proposal's
+    clear_huge_page()).
 
     Parameters
     ----------

@@ -13,7 +13,7 @@ from pagezero import _core
 from pagezero.measure import conditions
 from pagezero.measure.policy import folios
 from pagezero.studies.predict import replays
-from pagezero.studies.predict.running import replay_for, running_kernel
+from pagezero.studies.predict.replays import replay_for, running_kernel
 from pagezero.system import machine as sysinfo
 from pagezero.system.kernels import clear_pages_kernel
 

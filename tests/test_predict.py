@@ -15,6 +15,7 @@ from pagezero.studies.predict import Prediction
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW, ProjectedPolicy, fit, project
 from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import (
+    KERNEL_DEFAULT_PREEMPT,
     MAX_ORDER_BYTES,
     PREEMPT_MODES,
     PROPOSAL_2012,
@@ -24,9 +25,6 @@ from pagezero.studies.predict.replays import (
     nontemporal_kernels,
     nontemporal_policies,
     pre_7_0,
-)
-from pagezero.studies.predict.running import (
-    KERNEL_DEFAULT_PREEMPT,
     release_tuple,
     replay_for,
     running_kernel,

@@ -25,9 +25,10 @@ from pagezero.studies.predict.replays import (
     every_policy,
     nontemporal_kernels,
     nontemporal_policies,
+    replay_for,
+    running_kernel,
     walk_key,
 )
-from pagezero.studies.predict.running import replay_for, running_kernel
 from pagezero.system import hugepages
 from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size

@@ -1,7 +1,5 @@
 """Measuring the cache a run has: the temporal kernels over a ladder of extents, each cleared
-repeatedly in one call (hot), extended until the rates reach the memory plateau and twice
-the cache (pagezero.analysis.cache reads the fall). `pagezero info --measure` and advise
-use it; the report's extents study measures every kernel and reads its own table."""
+hot, extended until the memory plateau and twice the cache (analysis.cache reads the fall)."""
 
 from __future__ import annotations
 
@@ -117,13 +115,11 @@ def measure_cache(
     info : dict or None
         A machine() dict (this machine's when None).
     runs : int
-        Fresh processes per point (3: one process's placement, or a loaded machine's
-        stretch, can fake a fall that the median over runs does not show).
+        Fresh processes per point (one process's placement can fake a fall).
     progress : file or None
         Where the sweeps report progress.
     extents : sequence of int or None
-        The ladder, in bytes (default_ladder()'s by default); extended past its top,
-        doubling, until the rates reach the memory plateau and twice the cache.
+        The ladder in bytes (default_ladder()), doubled past its top until the plateau.
 
     Returns
     -------

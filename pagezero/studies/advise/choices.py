@@ -1,6 +1,5 @@
-"""advise's choices, by the tie rules of advise.ties: the kernel per extent (beyond the cache,
-one range judged as one: judge_range) and the batch for a latency budget.
-"""
+"""advise's choices by advise.ties' rules: the kernel per extent (beyond the cache one range,
+judge_range) and the batch for a latency budget."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """pagezero advise (docs/policies.rst, "Advice"): one sweep of every clear kernel x extents
-in fresh processes gives the kernel per extent range, the knee and the batch per budget.
-"""
+in fresh processes gives the kernel per extent range, the knee and the batch per budget."""
 
 from __future__ import annotations
 
@@ -21,6 +20,7 @@ from pagezero.runs.sweeps import register, sweep
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
+from pagezero.studies.cache import measure_cache
 from pagezero.system.backing import Backing, map_backed
 from pagezero.system.kernels import Kernel, kernels
 from pagezero.system.machine import llc_bytes, machine
@@ -42,20 +42,16 @@ KB, MB = 1 << 10, 1 << 20
 # per visit after batch()'s untimed one: on a shared VM eight passes in a row can all fall in
 # one slow stretch that the neighbours miss (benchmarks/advise_stability.py). About 80 s.
 SWEEPS: dict[str, dict[str, Any]] = {
-    "default": {
-        "region": 256 * MB,
-        "runs": 5,
-        "rounds": 4,
-        "passes": 2,
-        "extents": (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB),
-    },
-    "quick": {
-        "region": 64 * MB,
-        "runs": 1,
-        "rounds": 1,
-        "passes": 2,
-        "extents": (64 * KB, 1 * MB, 8 * MB, 32 * MB),
-    },
+    "default": dict(
+        region=256 * MB,
+        runs=5,
+        rounds=4,
+        passes=2,
+        extents=(4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB),
+    ),
+    "quick": dict(
+        region=64 * MB, runs=1, rounds=1, passes=2, extents=(64 * KB, 1 * MB, 8 * MB, 32 * MB)
+    ),
 }
 
 
@@ -103,25 +99,21 @@ def advise(
     runs: int | None = None,
     cache: MeasuredCache | None = None,
 ) -> Advice:
-    """Sweep this machine and return an Advice.
+    """Sweep this machine and return an Advice (docs/policies.rst, "Advice").
 
     Parameters
     ----------
     quick : bool
-        A few-second sweep of one run in this process (smoke tests; its
-        figures are not measurements, and its ties know no between-run noise).
+        A few-second sweep of one run in this process (smoke tests: not measurements).
     budgets_ms : iterable of float
         The latency budgets, in ms (positive, finite).
     progress : file or None
-        A file to report on (e.g. sys.stderr; a progress bar follows there
-        when it is a terminal), or None.
+        A file to report on (e.g. sys.stderr, with a progress bar on a terminal), or None.
     runs : int or None
-        The runs (fresh processes, one after the other) to measure over;
-        default SWEEPS' (at least 3 unless quick), or 1 with quick.
+        Runs (fresh processes) to measure over: default SWEEPS' (3 at least), 1 with quick.
     cache : MeasuredCache or None
-        The cache the run has (e.g. the report's extents study's); measured
-        first when None (pagezero.studies.cache.measure_cache), but with quick,
-        which takes sysfs's LLC.
+        The cache the run has; None measures it first (studies.cache.measure_cache), or
+        with quick takes sysfs's LLC.
 
     Returns
     -------
@@ -133,9 +125,8 @@ def advise(
     ValueError
         For a bad budget or run count.
     Interrupted
-        When a signal (SIGINT, SIGTERM, SIGHUP, see pagezero.interrupt) cuts
-        the sweep short; its partial is the Advice from the cells measured
-        before it (None when too few for a knee).
+        When a signal (see pagezero.interrupt) cuts the sweep short; its partial is the
+        Advice from the cells measured before it (None when too few for a knee).
     """
     budgets = _check_budgets(budgets_ms)
     cfg = dict(SWEEPS["quick" if quick else "default"])
@@ -146,8 +137,6 @@ def advise(
     if cache is None and quick:
         cache = MeasuredCache(None, None, llc_bytes(), llc_source(machine()))  # sysfs's LLC
     elif cache is None:
-        from pagezero.studies.cache import measure_cache  # it sweeps as the report does
-
         if progress:
             print("pagezero advise: measuring the cache this run has", file=progress, flush=True)
         cache = measure_cache()

@@ -1,7 +1,5 @@
-"""Inside the fault: what sampling the CPU during the fault loops (faults(..., profile=True),
-each Result's details["profile"]) saw over the runs of one workload: the clearing share with
-its interval (measure.profile.clearing_share()), the routines that cleared, the rest by group.
-"""
+"""Inside the fault: what sampling the fault loops (faults(..., profile=True)) saw over the
+runs of one workload: the clearing share, the routines that cleared, the rest by group."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The models of docs/predict.rst: observed (fault = the sampled share's clear + remainder,
-P's clear that x replay(P) / replay(running)) and subtraction (fault = replayed clear +
-remainder, P's clear its replay; the cross-check, checked against FIT_LOW..FIT_HIGH before
-it projects). Both give an interval from the runs' spread and state their assumptions.
-"""
+"""The models of docs/predict.rst, each projecting with an interval from the runs' spread:
+observed (the sampled share's clear + remainder) and subtraction (replayed clear + remainder,
+the cross-check, fitting within FIT_LOW..FIT_HIGH)."""
 
 from __future__ import annotations
 

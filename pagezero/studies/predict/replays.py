@@ -1,9 +1,5 @@
-"""The kernel's clearing policies, each as a replay in user space (pagezero.folio()) with its
-source, and the one the running kernel clears with (from pagezero.machine()): docs/predict.rst's
-"The policies" says which walk each release clears a folio with. The batch presets are
-pagezero.measure.policy.PRESETS, clear_page()'s instruction the registry's choice for this CPU
-(clear_pages_kernel()), never a name written here.
-"""
+"""The kernel's clearing policies as replays in user space (pagezero.folio()), each with its
+source (docs/predict.rst, "The policies"), and the one the running kernel clears with."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""pagezero.predict(): measure the fault path (pagezero.faults(), csrc/fault.c), replay every
-clearing policy (pagezero.folio(), csrc/folio_bench.c), each in fresh processes, fit, and
-project every other policy, with clear_pages()'s kernel and the fastest non-temporal one.
-"""
+"""pagezero.predict(): the faults (pagezero.faults()) and the replays (pagezero.folio()), each
+in fresh processes, fitted and projected."""
 
 from __future__ import annotations
 
@@ -15,7 +13,6 @@ from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.measure.fault import page_report, plan
 from pagezero.measure.warmup import warming_runs
 from pagezero.results.result import Result
-from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs, faults
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.predict.model import fit, observed, project
@@ -39,7 +36,6 @@ FAULT_LOOPS = 5
 # A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a steady median
 # needs without minutes of 1GB clears.
 REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
-_THP_MODES = ("always", "madvise")
 # Accepted for 2MB faults when the 2MB pool lacks pages: a THP demand fault
 # (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the same
 # folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
@@ -53,16 +49,10 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
     """What the faults will be on: hugetlb, else THP for 2MB; MappingError naming the fix."""
     if reserve or hugepages.pool(page).available >= needed:
         return f"{page} hugetlb"
-    if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
+    if page == "2MB" and info["thp"].get("enabled") in ("always", "madvise"):
         return THP_PAGES
     hugepages.check_available(page, needed, can_reserve=True)  # raises, naming --reserve
     return f"{page} hugetlb"
-
-
-def _results(r: Result | ResultSet | None) -> list[Result]:
-    if r is None:
-        return []
-    return list(r.results) if isinstance(r, ResultSet) else [r]
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
@@ -81,7 +71,7 @@ def _median_fault_rate(r: Result, folio: int) -> float:
 def _warm(args: dict[str, Any], thp: bool) -> None:
     """One pass over the pool first (on a VM a first touch also faults on the host)."""
     # On THP, it also checks that the faults got 2MB pages.
-    warm = _results(faults(**{**args, "loops": 1}))
+    warm = list(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(
             f"THP did not back the demand faults with 2MB pages ({page_report(warm[0])['text']}); "
@@ -92,7 +82,7 @@ def _warm(args: dict[str, Any], thp: bool) -> None:
 
 def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
     """The kept fault runs' seconds per fault; sampling's in p.inside (or why not: p.sampling)."""
-    measured = _results(faults(**args, **SAMPLED, runs=runs))
+    measured = list(faults(**args, **SAMPLED, runs=runs))
     # A worker process that died (its reason printed by the workers) is a run lost.
     p.lost_runs = runs - len(measured)
     folio = parse_size(p.page)
@@ -142,27 +132,18 @@ def predict(
 ) -> Prediction:
     """Predict what another clearing policy would make of this machine's faults.
 
-    Measures demand faults on `page` pages (after one pass that warms the
-    pool, the leading runs still warming up dropped), sampling where the CPU
-    is during them, and replays every clearing policy on a cold folio of that
-    size. The observed model (pagezero.studies.predict.model) answers where
-    the faults were sampled, with today's subtraction as the cross-check;
-    subtraction answers where sampling was refused, said in `sampling`. Each
-    policy is projected with clear_pages()'s kernel and with the fastest of
-    this CPU's non-temporal kernels (before 7.0: the 2012 proposal's
-    clear_huge_page()).
+    Measures and samples demand faults on `page` pages, replays every clearing
+    policy on a cold folio, and projects each with clear_pages()'s kernel and
+    the fastest non-temporal one (docs/predict.rst says how).
 
     Parameters
     ----------
     page : {"2MB", "1GB"}
-        The huge page size. 2MB faults use the 2MB hugetlb pool when it has
-        the pages (or with `reserve`), else THP when it is on; 1GB needs the
-        1GB pool.
+        The huge page size: 2MB from the hugetlb pool, else THP; 1GB from its pool.
     runs : int
         Fresh processes for the faults and for the replays.
     reserve : bool
-        Grow the hugepage pool by what the faults lack (root only) and give
-        it back afterwards.
+        Grow the hugepage pool by what the faults lack (root), given back afterwards.
     size : int or str
         Bytes faulted per loop (a whole number of pages).
     loops : int
@@ -173,8 +154,7 @@ def predict(
     Returns
     -------
     Prediction
-        Its projections are the observed model's, or where the faults were
-        not sampled the subtraction's, empty when it does not fit (verdict).
+        The observed model's projections, else the subtraction's (none where it does not fit).
 
     Raises
     ------

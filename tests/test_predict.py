@@ -296,7 +296,7 @@ def test_a_remainder_below_zero_across_the_runs_is_refused_with_its_figures():
     # fault is faster than every replayed clear.
     f = fit(MB2, [100e-6, 104e-6], [110e-6, 108e-6])
     assert FIT_LOW < f.explained < FIT_HIGH and f.remainder_high < 0
-    assert not f.fits and f.negative
+    assert not f.fits
     v = f.verdict()
     assert "the model does not fit this machine" in v and "nothing projected" in v
     assert "explains 107%" in v and "remainder -7.0 us per fault (-10.0..-4.0 across" in v

@@ -50,11 +50,8 @@ def batch_for_budget(
             cells, key=lambda c: (cells[c][CHECKED_AGAINST], -cells[c]["bytes_per_sec"])
         )
     c = cells[(kernel, extent)]
-    others = sorted(
-        (e, order.index(k) if k in order else len(order), k)
-        for k, e in ties
-        if (k, e) != (kernel, extent)
-    )
+    rank = {k: i for i, k in enumerate(sort_by_table({k for k, _ in ties}, order))}
+    others = sorted((t for t in ties if t != (kernel, extent)), key=lambda t: (t[1], rank[t[0]]))
     row = {
         "budget_ms": float(budget_ms),
         "batch_bytes": extent,
@@ -68,7 +65,7 @@ def batch_for_budget(
         "spread_pct": float(c.get("spread_pct", 0.0)),
         "tied": [
             {"batch_bytes": e, "kernel": k, "bytes_per_sec": float(cells[(k, e)]["bytes_per_sec"])}
-            for e, _, k in others
+            for k, e in others
         ],
     }
     return row, bool(fitting)

@@ -49,14 +49,10 @@ class Fit:
         return self.fault_s - self.clear_s
 
     @property
-    def negative(self) -> bool:
-        """True when the remainder is below zero across the runs' whole spread."""
-        return self.remainder_high < 0
-
-    @property
     def fits(self) -> bool:
-        """True when FIT_LOW <= explained <= FIT_HIGH and the remainder is not negative."""
-        return FIT_LOW <= self.explained <= FIT_HIGH and not self.negative
+        """True when FIT_LOW <= explained <= FIT_HIGH and the remainder is not below zero
+        across the runs' whole spread."""
+        return FIT_LOW <= self.explained <= FIT_HIGH and self.remainder_high >= 0
 
     def remainder_text(self) -> str:
         """The remainder and its interval in microseconds per fault."""
@@ -71,7 +67,7 @@ class Fit:
             why = f"under {FIT_LOW:.0%}: {unfit} (the fault path spends most of its time elsewhere)"
         elif self.explained > FIT_HIGH:
             why = f"over {FIT_HIGH:.0%}: {unfit} (user space clears slower than the kernel faults)"
-        elif self.negative:
+        elif self.remainder_high < 0:
             why = (
                 f"{self.remainder_text()}: below zero across the runs, the replay clears "
                 f"slower than the kernel faults, so {unfit}"
@@ -163,14 +159,12 @@ class Observed:
         """The rest of the fault: (1 - share) x fault time."""
         return self.fault_s - self.clear_s
 
-    def clear_bounds(self) -> tuple[float, float]:
-        """The clear per fault over the bounds: the least share of the fastest fault, the
-        greatest of the slowest."""
-        return self.share_low * self.fault_low, self.share_high * self.fault_high
-
-    def remainder_bounds(self) -> tuple[float, float]:
-        """The remainder per fault over the bounds, as clear_bounds()."""
-        return (1 - self.share_high) * self.fault_low, (1 - self.share_low) * self.fault_high
+    def bounds_us(self) -> tuple[float, ...]:
+        """The clear's low and high per fault in us (the least share of the fastest fault, the
+        greatest of the slowest), then the remainder's (the reverse)."""
+        low, high = self.fault_low * 1e6, self.fault_high * 1e6
+        s, t = self.share_low, self.share_high
+        return s * low, t * high, (1 - t) * low, (1 - s) * high
 
     def project(
         self, replay: Replay, ratios: Sequence[float], clear_s: Sequence[float]

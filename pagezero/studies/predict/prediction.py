@@ -158,7 +158,7 @@ class Prediction:
         o, seen = self.observed, self.inside
         if o is None or seen is None:
             return None
-        us = [x * 1e6 for x in (*o.clear_bounds(), *o.remainder_bounds())]
+        us = list(o.bounds_us())
         return dict(
             seen.to_json(),
             kernel_clear_us=o.clear_s * 1e6,
@@ -297,10 +297,8 @@ class Prediction:
             )
         o, seen = self.observed, self.inside
         if o and seen:
-            clear, rest = (
-                "{:.1f}..{:.1f}".format(*(x * 1e6 for x in b))
-                for b in (o.clear_bounds(), o.remainder_bounds())
-            )
+            us = o.bounds_us()
+            clear, rest = f"{us[0]:.1f}..{us[1]:.1f}", f"{us[2]:.1f}..{us[3]:.1f}"
             groups = ", ".join(f"{g} {x:.0%}" for g, x in seen.groups.items())
             lines += [
                 f"  clearing share      {seen.share:>8.0%} of the fault, sampled "

@@ -50,20 +50,15 @@ def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGrou
     """`projections` with the preemption models that give the same figure in one group each:
     pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order."""
     order = ("any", *PREEMPT_MODES)
-    shown = sorted(
-        projections,
-        key=lambda x: (
-            x.replay.policy != "pre-7.0",
-            x.replay.nontemporal,
-            order.index(x.replay.preempt),
-        ),
-    )
     groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
-    for x in shown:
+    for x in sorted(projections, key=lambda x: order.index(x.replay.preempt)):
         r = x.replay
         key = (r.policy, r.nontemporal, r.kernel, x.bytes_per_sec, x.low, x.high)
         groups.setdefault(key, []).append(x)
-    return [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in groups.values()]
+    shown = sorted(
+        groups.values(), key=lambda xs: (xs[0].replay.policy != "pre-7.0", xs[0].replay.nontemporal)
+    )
+    return [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in shown]
 
 
 @dataclass

@@ -60,11 +60,11 @@ class Replay:
 
     def folio_args(self) -> dict[str, object]:
         """The replay as pagezero.folio()'s arguments (size and loops aside)."""
+        args = {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
         if self.strategy == NOCACHE_STRATEGY:
             # The faulting page with clear_pages()'s stores, every other one non-temporal.
-            nt = {"kernel": clear_pages_kernel(), "nt_kernel": self.kernel}
-            return {"strategy": self.strategy, "batch": self.batch, **nt}
-        return {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
+            args.update(kernel=clear_pages_kernel(), nt_kernel=self.kernel)
+        return args
 
     def same_walk(self, folio_bytes: int) -> tuple[str, int, str]:
         """What decides the timed clear: replays equal in it measure the same."""
@@ -118,18 +118,6 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
 # "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13): from it on a THP
 # fault leaves the clear to an allocator that zeroes (user_alloc_needs_zeroing()).
 INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
-
-
-def allocator_zeroing() -> Replay:
-    """The allocator's clear of a THP folio under init_on_alloc: page by page, front to back."""
-    source = (
-        "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
-        "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
-    )
-    kernel = clear_pages_kernel()
-    return Replay(
-        "init_on_alloc", "any", "front-to-back", "extent", kernel, "6.13 and later", source
-    )
 
 
 def nontemporal_kernels() -> list[str]:
@@ -213,7 +201,13 @@ def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Re
                 "pages were zeroed when freed): no clear to predict; reserve 2MB hugetlb pages "
                 "(pagezero predict --reserve), whose faults clear with folio_zero_user()"
             )
-        return allocator_zeroing()
+        # The allocator clears the folio page by page, front to back.
+        source = (
+            "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
+            "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
+        )
+        own, release = clear_pages_kernel(), "6.13 and later"
+        return Replay("init_on_alloc", "any", "front-to-back", "extent", own, release, source)
     # A release that cannot be read is taken as pre-7.0: every one before 2026.
     seven = kernel.since(FIRST_RELEASE)
     replay = from_7_0(folio_bytes, kernel.preempt) if seven else pre_7_0(folio_bytes)

@@ -60,7 +60,7 @@ class Replay:
 
     def folio_args(self) -> dict[str, object]:
         """The replay as pagezero.folio()'s arguments (size and loops aside)."""
-        args = {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
+        args: dict[str, object] = dict(strategy=self.strategy, batch=self.batch, kernel=self.kernel)
         if self.strategy == NOCACHE_STRATEGY:
             # The faulting page with clear_pages()'s stores, every other one non-temporal.
             args.update(kernel=clear_pages_kernel(), nt_kernel=self.kernel)

@@ -41,17 +41,11 @@ KB, MB = 1 << 10, 1 << 20
 # every (kernel, extent) cell `rounds` times in an order shuffled anew, `passes` timed passes
 # per visit after batch()'s untimed one: on a shared VM eight passes in a row can all fall in
 # one slow stretch that the neighbours miss (benchmarks/advise_stability.py). About 80 s.
+_EXTENTS = (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB)
+_QUICK_EXTENTS = (64 * KB, 1 * MB, 8 * MB, 32 * MB)
 SWEEPS: dict[str, dict[str, Any]] = {
-    "default": dict(
-        region=256 * MB,
-        runs=5,
-        rounds=4,
-        passes=2,
-        extents=(4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB),
-    ),
-    "quick": dict(
-        region=64 * MB, runs=1, rounds=1, passes=2, extents=(64 * KB, 1 * MB, 8 * MB, 32 * MB)
-    ),
+    "default": dict(region=256 * MB, runs=5, rounds=4, passes=2, extents=_EXTENTS),
+    "quick": dict(region=64 * MB, runs=1, rounds=1, passes=2, extents=_QUICK_EXTENTS),
 }
 
 

@@ -95,9 +95,8 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     kept = measured[p.discarded_runs :]
     seen = inside(kept)
     p.inside, p.sampling = (None, seen) if isinstance(seen, str) else (seen, None)
-    p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(
-        sum(r.seconds or ()) for r in kept
-    )
+    seconds = sum(sum(r.seconds or ()) for r in kept)
+    p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / seconds
     return fault_s
 
 

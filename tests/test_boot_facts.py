@@ -12,7 +12,7 @@ from helpers.fake_sysfs import FakeBoot
 from pagezero import _core
 from pagezero.measure import conditions, policy
 from pagezero.studies.predict import replays
-from pagezero.studies.predict.running import replay_for, running_kernel
+from pagezero.studies.predict.replays import replay_for, running_kernel
 from pagezero.system import machine as sysinfo
 from pagezero.system.kernels import clear_pages_kernel
 

@@ -15,6 +15,7 @@ from pagezero.studies.predict import Prediction
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW, ProjectedPolicy, fit, project
 from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import (
+    KERNEL_DEFAULT_PREEMPT,
     MAX_ORDER_BYTES,
     PREEMPT_MODES,
     PROPOSAL_2012,
@@ -24,9 +25,6 @@ from pagezero.studies.predict.replays import (
     nontemporal_kernels,
     nontemporal_policies,
     pre_7_0,
-)
-from pagezero.studies.predict.running import (
-    KERNEL_DEFAULT_PREEMPT,
     release_tuple,
     replay_for,
     running_kernel,
@@ -298,7 +296,7 @@ def test_a_remainder_below_zero_across_the_runs_is_refused_with_its_figures():
     # fault is faster than every replayed clear.
     f = fit(MB2, [100e-6, 104e-6], [110e-6, 108e-6])
     assert FIT_LOW < f.explained < FIT_HIGH and f.remainder_high < 0
-    assert not f.fits and f.negative
+    assert not f.fits
     v = f.verdict()
     assert "the model does not fit this machine" in v and "nothing projected" in v
     assert "explains 107%" in v and "remainder -7.0 us per fault (-10.0..-4.0 across" in v

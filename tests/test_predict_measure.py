@@ -85,7 +85,7 @@ def synthetic(monkeypatch, fake):
         seen.setdefault("pool", fake.get("total"))
         if runs == 1:  # the warm-up pass
             seen["warm"] = args["loops"]
-            return fault_result(1e9)
+            return ResultSet([fault_result(1e9)])
         per_fault = MB2 / 200e-6
         return ResultSet([fault_result(r) for r in [per_fault / 8, per_fault, per_fault]])
 

@@ -79,7 +79,7 @@ def measured(monkeypatch, fake):
     def run(shape, refused=False):
         def faults(runs=1, **args):
             if runs == 1:  # the warm-up pass, not sampled
-                return fault_run(1000.0, None)
+                return ResultSet([fault_run(1000.0, None)])
             asked.update(args)
             profiles = [{"refused": REFUSED} if refused else profile(s) for _, s in shape["faults"]]
             return ResultSet([fault_run(us, p) for (us, _), p in zip(shape["faults"], profiles)])

@@ -1,7 +1,5 @@
 """Measuring the cache a run has: the temporal kernels over a ladder of extents, each cleared
-repeatedly in one call (hot), extended until the rates reach the memory plateau and twice
-the cache (pagezero.analysis.cache reads the fall). `pagezero info --measure` and advise
-use it; the report's extents study measures every kernel and reads its own table."""
+hot, extended until the memory plateau and twice the cache (analysis.cache reads the fall)."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
+from pagezero.figures.rates import extent_of
 from pagezero.measure.mem import SETTLE_MIN_LOOPS, SETTLE_TOLERANCE_PCT
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import merged
@@ -51,8 +50,7 @@ def rates_of(rs: Any, functions: Sequence[str]) -> dict[str, dict[int, float]]:
     rates: dict[str, dict[int, float]] = {}
     for first, summary in summarize_points(rs).values():
         if first.function in functions:
-            extent = int(first.params.get("chunk") or first.params["size"])
-            rates.setdefault(first.function, {})[extent] = summary["median"]
+            rates.setdefault(first.function, {})[extent_of(first)] = summary["median"]
     return rates
 
 
@@ -72,9 +70,7 @@ def extend(
     progress: IO[str] | None = None,
     notes: list[str] | None = None,
 ) -> Any:
-    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache
-    (sweep_points' `notes`)."""
-
+    """`rs` with larger extents swept (all `functions`) until the plateau and twice the cache."""
     memory = (info.get("memory") or {}).get("available_bytes")
     above = cache_bytes(info, 2) or 0
     temporal = temporal_kernels(functions)
@@ -84,11 +80,16 @@ def extend(
         add = extents_to_add(rates_of(rs, temporal), memory, above, most=1)
         if not add:
             break
-        backing = kernel_backing(max(add))
-        points = extent_points(add, functions, backing.region_args())
-        more = sweep_points("memset", points, runs, 0, progress, notes)
-        rs = merged([rs, more])
+        rs = merged([rs, _sweep(add, functions, runs, progress, notes)])
     return rs
+
+
+def _sweep(
+    extents: Sequence[int], functions: Sequence[str], runs: int, progress: Any, notes: Any = None
+) -> Any:
+    """The memset sweep of extent_points(), on the pages the largest extent gets."""
+    points = extent_points(extents, functions, kernel_backing(max(extents)).region_args())
+    return sweep_points("memset", points, runs, 0, progress, notes)
 
 
 def default_ladder(info: Mapping[str, Any]) -> list[int]:
@@ -114,36 +115,28 @@ def measure_cache(
     info : dict or None
         A machine() dict (this machine's when None).
     runs : int
-        Fresh processes per point (3: one process's placement, or a loaded machine's
-        stretch, can fake a fall that the median over runs does not show).
+        Fresh processes per point (one process's placement can fake a fall).
     progress : file or None
         Where the sweeps report progress.
     extents : sequence of int or None
-        The ladder, in bytes (default_ladder()'s by default); extended past its top,
-        doubling, until the rates reach the memory plateau and twice the cache.
+        The ladder in bytes (default_ladder()), doubled past its top until the plateau.
 
     Returns
     -------
     MeasuredCache
         The measured cache; cache_bytes None where no temporal kernel falls.
     """
-
     info = info if info is not None else machine()
     functions = temporal_kernels()
     if not functions:
         return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
-    ladder = list(extents) if extents else default_ladder(info)
-    backing = kernel_backing(max(ladder))
-    rs = sweep_points(
-        "memset", extent_points(ladder, functions, backing.region_args()), runs, 0, progress
-    )
+    rs = _sweep(list(extents) if extents else default_ladder(info), functions, runs, progress)
     rs = extend(rs, functions, info, runs, progress)
     return cache_of(rates_of(rs, functions), info)
 
 
 def extent_points(extents, functions, region_args):
-    """memset points clearing each extent in one call, settled first; small ones over
-    SMALL_REGION."""
+    """memset points clearing each extent in one call, settled first (small ones repeated)."""
     points = []
     for e in extents:
         size = max(e, SMALL_REGION)
@@ -154,14 +147,12 @@ def extent_points(extents, functions, region_args):
 
 
 def settle_line(rs: Any) -> str | None:
-    """How many untimed loops the extents needed to settle, where more than SETTLE_MIN_LOOPS
-    (median over kernels and runs), and how many points the bound ended."""
+    """The untimed loops the extents needed to settle, where more than SETTLE_MIN_LOOPS."""
     by: dict[int, list[int]] = {}
     bound = 0
     for r in rs.results:
         if "settle_loops" in r.details:
-            e = int(r.params.get("chunk") or r.params["size"])
-            by.setdefault(e, []).append(r.details["settle_loops"])
+            by.setdefault(extent_of(r), []).append(r.details["settle_loops"])
             bound += not r.details["settled"]
     if not by:
         return None

@@ -1,13 +1,5 @@
-"""advise's choices: the best kernel by extent, and the batch for a latency budget.
-
-Built on the tie rules of pagezero.studies.advise.ties, on plain dicts (ties.Cells). Beyond
-the cache (the one the run has, measured where it differs from sysfs's LLC) the extents ask
-one question, which stores stream fastest to memory as clear_pages()
-clears fresh pages, so they are judged as one range (judge_range): each kernel against the
-fastest within each run, averaged over the range's extents. Judged per extent, a kernel that
-trails the fastest by about the tolerance (sse2-nt, 5-15% behind avx-nt and clzero here,
-against 9-11%) ties at one extent and not the next, and the other way round measured again.
-"""
+"""advise's choices by advise.ties' rules: the kernel per extent (beyond the cache one range,
+judge_range) and the batch for a latency budget."""
 
 from __future__ import annotations
 
@@ -38,6 +30,7 @@ def batch_for_budget(
 ) -> tuple[dict[str, Any], bool]:
     """The JSON row of the batch for one latency budget, and whether anything fits it."""
     fitting = {c: v for c, v in cells.items() if fits_budget(v, budget_ms)}
+    ties: Cells = {}
     if fitting:
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
         ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
@@ -45,26 +38,20 @@ def batch_for_budget(
         # Among those tied with the fastest at that batch: those tied with the fastest
         # overall are often one or two there, and which changes between measurements.
         here = {k: v for (k, e), v in fitting.items() if e == extent}
-        top = max(here.values(), key=lambda v: v["bytes_per_sec"])
-        kernel = choose_kernel([k for k, v in here.items() if tied(top, v)], order, clear_pages)
+        kernel, _ = _judge(here, order, clear_pages)
         pool = _streaming_range(cells, sorted({e for _, e in cells}), pooled_from)
         if extent in pool:
             chosen, range_ties = judge_range(cells, pool, order, clear_pages)
             rest = [k for k in sort_by_table(range_ties, order) if k != chosen]
             fit_here = [k for k in [chosen] + rest if k in here]
             kernel = fit_here[0] if fit_here else kernel
-        fits = True
     else:
         kernel, extent = min(
             cells, key=lambda c: (cells[c][CHECKED_AGAINST], -cells[c]["bytes_per_sec"])
         )
-        ties, fits = {}, False
     c = cells[(kernel, extent)]
-    others = sorted(
-        (e, order.index(k) if k in order else len(order), k)
-        for k, e in ties
-        if (k, e) != (kernel, extent)
-    )
+    rank = {k: i for i, k in enumerate(sort_by_table({k for k, _ in ties}, order))}
+    others = sorted((t for t in ties if t != (kernel, extent)), key=lambda t: (t[1], rank[t[0]]))
     row = {
         "budget_ms": float(budget_ms),
         "batch_bytes": extent,
@@ -72,18 +59,16 @@ def batch_for_budget(
         "bytes_per_sec": float(c["bytes_per_sec"]),
         # The typical worst under its old name, for readers of earlier files.
         "worst_ms": float(c["typical_worst_ms"]),
-        "typical_worst_ms": float(c["typical_worst_ms"]),
-        "p90_worst_ms": float(c["p90_worst_ms"]),
-        "max_worst_ms": float(c["max_worst_ms"]),
+        **{k: float(c[k]) for k in ("typical_worst_ms", "p90_worst_ms", "max_worst_ms")},
         "checked_against": CHECKED_AGAINST,
-        "fits": fits,
+        "fits": bool(fitting),
         "spread_pct": float(c.get("spread_pct", 0.0)),
         "tied": [
             {"batch_bytes": e, "kernel": k, "bytes_per_sec": float(cells[(k, e)]["bytes_per_sec"])}
-            for e, _, k in others
+            for k, e in others
         ],
     }
-    return row, fits
+    return row, bool(fitting)
 
 
 def _everywhere(cells: Cells, extents: Iterable[int]) -> set[str]:
@@ -128,9 +113,7 @@ def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str
         here = [cells[(k, e)] for e in extents]
         rates = [float(c["bytes_per_sec"]) for c in here]
         pooled[k] = {
-            "bytes_per_sec": math.exp(statistics.fmean(math.log(r) for r in rates))
-            if min(rates) > 0
-            else 0.0,
+            "bytes_per_sec": statistics.geometric_mean(rates) if min(rates) > 0 else 0.0,
             "spread_pct": statistics.median(float(c.get("spread_pct", 0.0)) for c in here),
             "noise_pct": here[0].get("noise_pct"),
         }
@@ -163,9 +146,7 @@ def _judge(
 def _streaming_range(cells: Cells, extents: Iterable[int], pooled_from: int | None) -> list[int]:
     """The extents from pooled_from on, when two or more and some kernel has them all, else []."""
     pool = [e for e in extents if pooled_from is not None and e >= pooled_from]
-    if len(pool) < 2 or not _everywhere(cells, pool):
-        return []
-    return pool
+    return pool if len(pool) >= 2 and _everywhere(cells, pool) else []
 
 
 def best_kernels(

@@ -1,19 +1,5 @@
-"""pagezero advise: what the seed authors worked out by hand, for this machine.
-
-One compact sweep (every available clear kernel x a ladder of extents, clearing one region
-in batches of each extent) answers: which kernel clears fastest for which extent range; the
-knee, from which clear_pages()'s kernel runs markedly faster (on AMD Zen, as the CPU stops
-allocating cache lines for its stores), where the step is clear, and none where it is not;
-and for each latency budget, the batch that clears fastest while its worst batch stays
-inside the budget in 9 visits of 10. The cache the run has is measured first
-(pagezero.studies.cache), beside sysfs's LLC: from it on, the extents are one streaming
-question.
-
-The run is the unit: the sweep is made over several fresh processes, as one process can land
-on a lucky or unlucky physical placement of its memory. Candidates within the noise between
-runs are tied, and the tie rules (ties.py, applied in choices.py) choose among them, so that
-measuring again gives the same advice.
-"""
+"""pagezero advise (docs/policies.rst, "Advice"): one sweep of every clear kernel x extents
+in fresh processes gives the kernel per extent range, the knee and the batch per budget."""
 
 from __future__ import annotations
 
@@ -34,7 +20,8 @@ from pagezero.runs.sweeps import register, sweep
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
 from pagezero.studies.advise.text import Advice
 from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
-from pagezero.system.backing import map_backed
+from pagezero.studies.cache import measure_cache
+from pagezero.system.backing import Backing, map_backed
 from pagezero.system.kernels import Kernel, kernels
 from pagezero.system.machine import llc_bytes, machine
 from pagezero.system.memory import region
@@ -49,32 +36,17 @@ DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 
 KB, MB = 1 << 10, 1 << 20
 
-# The region is larger than the LLC several times over, and than the largest extent, so
-# every extent is cleared from cold memory. Each run is a fresh process (the quick sweep's
-# one run is this process) that maps one region (_shared_region) and visits every (kernel,
-# extent) cell `rounds` times, each round in an order shuffled anew, making `passes` timed
-# passes per visit after batch()'s untimed one. Rounds, not one long visit: on a shared VM
-# the bandwidth a run gets changes over seconds, and eight passes in a row can all fall in
-# one slow stretch that the neighbours miss (benchmarks/advise_stability.py: the 1 ms
-# budget's answer went from 3 to 4 of 5 runs alike). Five runs of 4 x 2 passes: about 80 s.
+# The region is several times the LLC and the largest extent: every extent is cleared from
+# cold memory. Each run (a fresh process; quick's is this one) maps one region and visits
+# every (kernel, extent) cell `rounds` times in an order shuffled anew, `passes` timed passes
+# per visit after batch()'s untimed one: on a shared VM eight passes in a row can all fall in
+# one slow stretch that the neighbours miss (benchmarks/advise_stability.py). About 80 s.
+_EXTENTS = (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB)
+_QUICK_EXTENTS = (64 * KB, 1 * MB, 8 * MB, 32 * MB)
 SWEEPS: dict[str, dict[str, Any]] = {
-    "default": {
-        "region": 256 * MB,
-        "runs": 5,
-        "rounds": 4,
-        "passes": 2,
-        "extents": (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB),
-    },
-    "quick": {
-        "region": 64 * MB,
-        "runs": 1,
-        "rounds": 1,
-        "passes": 2,
-        "extents": (64 * KB, 1 * MB, 8 * MB, 32 * MB),
-    },
+    "default": dict(region=256 * MB, runs=5, rounds=4, passes=2, extents=_EXTENTS),
+    "quick": dict(region=64 * MB, runs=1, rounds=1, passes=2, extents=_QUICK_EXTENTS),
 }
-
-_BACKING_WORDS: dict[str, str] = {"hugetlb": "2MB hugetlb", "thp": "2MB THP", "4KB": "4KB"}
 
 
 def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
@@ -85,13 +57,6 @@ def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
     if not out:
         raise ValueError("at least one latency budget is needed")
     return tuple(float(b) for b in out)
-
-
-def _check_runs(runs: int, quick: bool) -> int:
-    if check_runs(runs) < 3 and not quick:
-        # Fewer give no usable spread between runs, and ties then rest on the floor alone.
-        raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
-    return runs
 
 
 # One region per process, shared by its cells: the kernels at one extent are compared on the
@@ -128,25 +93,21 @@ def advise(
     runs: int | None = None,
     cache: MeasuredCache | None = None,
 ) -> Advice:
-    """Sweep this machine and return an Advice.
+    """Sweep this machine and return an Advice (docs/policies.rst, "Advice").
 
     Parameters
     ----------
     quick : bool
-        A few-second sweep of one run in this process (smoke tests; its
-        figures are not measurements, and its ties know no between-run noise).
+        A few-second sweep of one run in this process (smoke tests: not measurements).
     budgets_ms : iterable of float
         The latency budgets, in ms (positive, finite).
     progress : file or None
-        A file to report on (e.g. sys.stderr; a progress bar follows there
-        when it is a terminal), or None.
+        A file to report on (e.g. sys.stderr, with a progress bar on a terminal), or None.
     runs : int or None
-        The runs (fresh processes, one after the other) to measure over;
-        default SWEEPS' (at least 3 unless quick), or 1 with quick.
+        Runs (fresh processes) to measure over: default SWEEPS' (3 at least), 1 with quick.
     cache : MeasuredCache or None
-        The cache the run has (e.g. the report's extents study's); measured
-        first when None (pagezero.studies.cache.measure_cache), but with quick,
-        which takes sysfs's LLC.
+        The cache the run has; None measures it first (studies.cache.measure_cache), or
+        with quick takes sysfs's LLC.
 
     Returns
     -------
@@ -158,16 +119,22 @@ def advise(
     ValueError
         For a bad budget or run count.
     Interrupted
-        When a signal (SIGINT, SIGTERM, SIGHUP, see pagezero.interrupt) cuts
-        the sweep short; its partial is the Advice from the cells measured
-        before it (None when too few for a knee).
+        When a signal (see pagezero.interrupt) cuts the sweep short; its partial is the
+        Advice from the cells measured before it (None when too few for a knee).
     """
     budgets = _check_budgets(budgets_ms)
     cfg = dict(SWEEPS["quick" if quick else "default"])
-    cfg["runs"] = _check_runs(cfg["runs"] if runs is None else runs, quick)
-    if cache is None:
-        cache = _cache(quick, progress)
-    cfg["cache"] = cache
+    runs = cfg["runs"] if runs is None else runs
+    if check_runs(runs) < 3 and not quick:
+        # Fewer give no usable spread between runs, and ties then rest on the floor alone.
+        raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
+    if cache is None and quick:
+        cache = MeasuredCache(None, None, llc_bytes(), llc_source(machine()))  # sysfs's LLC
+    elif cache is None:
+        if progress:
+            print("pagezero advise: measuring the cache this run has", file=progress, flush=True)
+        cache = measure_cache()
+    cfg["runs"], cfg["cache"] = runs, cache
     names = [k.name for k in kernels("clear") if k.available]
     grid = dict(
         size=[cfg["region"]], batch=list(cfg["extents"]), kernel=names, loops=[cfg["passes"]]
@@ -179,8 +146,7 @@ def advise(
     # `rounds` repetitions of the grid per process; warmup=0: each batch() makes an untimed
     # pass before timing. progress None: a bar on a terminal.
     try:
-        repeat, bar = cfg["runs"] * cfg["rounds"], None if progress else False
-        runs = cfg["runs"]
+        repeat, bar = runs * cfg["rounds"], None if progress else False
         rs = sweep("advise-cell", grid, repeat=repeat, warmup=0, processes=runs, progress=bar)
     finally:
         _release_regions()  # one run measures here (quick): its region goes now
@@ -248,19 +214,8 @@ def _p90(values: Sequence[float]) -> float:
 def _backing(results: Iterable[BatchResult]) -> str:
     """The pages the results' regions were on, in words ("4KB" where a result does not say)."""
     raw = (r.params.get("backing") or "4KB" for r in results)
-    return " and ".join(dict.fromkeys(_BACKING_WORDS.get(b, b) for b in raw)) or "4KB"
-
-
-def _cache(quick: bool, progress: IO[str] | None) -> MeasuredCache:
-    """The cache the run has: measured (quick: sysfs's LLC, unmeasured)."""
-    llc = llc_bytes()
-    if quick:
-        return MeasuredCache(None, None, llc, llc_source(machine()))
-    from pagezero.studies.cache import measure_cache  # it sweeps as the report does
-
-    if progress:
-        print("pagezero advise: measuring the cache this run has", file=progress, flush=True)
-    return measure_cache()
+    words = (Backing(b).label if b in ("hugetlb", "thp", "4KB") else b for b in raw)
+    return " and ".join(dict.fromkeys(words)) or "4KB"
 
 
 def _streaming_from(cache: int | None, knee_bytes: int, step: float) -> int | None:

@@ -1,20 +1,8 @@
 """What the Linux kernel must do around a kernel row that stores from vector registers.
 
-Kernel code may not touch the task's SSE/AVX/AVX-512 registers (x86) or FP/SIMD registers
-(arm64) unannounced: a patch that clears pages with such a row wraps it in
-kernel_fpu_begin()/kernel_fpu_end() (arch/x86/include/asm/fpu/api.h) or
-kernel_neon_begin()/kernel_neon_end() (arch/arm64/include/asm/neon.h). On x86 preemption
-is off in between, and the first begin after entering the kernel saves the task's user
-FPU state (XSAVE); its restore waits for the return to user space, so a fault that
-clears in several batches pays the save once. The 2012 SSE/AVX clear_page_nocache
-("x86: switch the 64bit uncached page clear to SSE/AVX v2") says as much: "This will cause
-the page clear to run non preemptable and add some overhead". Rows that store from
-general registers (rep stos, movnti, clzero, stp/stnp, DC ZVA, MOPS) need none of it.
-
-The registry does not mark register use, so it is read from a row's features and its
-alignment: a row needing a SIMD instruction set whose stores need 16 bytes of alignment or
-more stores from vector registers (movnti needs SSE2 but stores 8 bytes from a general
-register; clzero needs 64-byte alignment but no SIMD set).
+The registry does not mark register use, so it is read from a row's features and alignment:
+a SIMD set with stores aligned to 16 bytes or more (movnti needs SSE2 but stores 8 bytes
+from a general register; clzero needs 64-byte alignment but no SIMD set).
 """
 
 from __future__ import annotations
@@ -23,15 +11,11 @@ from collections.abc import Iterable
 
 from pagezero.system.kernels import Kernel, kernels
 
-# The instruction sets whose registers are the FPU context, as /proc/cpuinfo names them.
-_SIMD_FEATURES = {
-    "x86-64": frozenset({"sse", "sse2", "sse4_1", "avx", "avx2", "avx512f"}),
-    "arm64": frozenset({"asimd", "sve", "sve2"}),
-}
-
-# Per architecture: the pair that wraps them and what it costs; the rows that need neither.
-_WRAPPERS = {
+# Per architecture: the instruction sets whose registers are the FPU context (as /proc/cpuinfo
+# names them), the pair that wraps their use and what it costs, the rows that need neither.
+_VECTOR = {
     "x86-64": (
+        frozenset({"sse", "sse2", "sse4_1", "avx", "avx2", "avx512f"}),
         "kernel_fpu_begin()/kernel_fpu_end() (arch/x86/include/asm/fpu/api.h), which turn "
         "preemption off (each batch is then non-preemptible for as long as its worst batch "
         "above) and save the task's user FPU state once per kernel entry (XSAVE, not in "
@@ -39,6 +23,7 @@ _WRAPPERS = {
         "rep stos, movnti and clzero",
     ),
     "arm64": (
+        frozenset({"asimd", "sve", "sve2"}),
         "kernel_neon_begin()/kernel_neon_end() (arch/arm64/include/asm/neon.h), which save "
         "the task's FP/SIMD registers first (not in these figures)",
         "stp, stnp, DC ZVA and MOPS",
@@ -48,22 +33,17 @@ _WRAPPERS = {
 
 def uses_vector_registers(kernel: Kernel) -> bool:
     """Whether `kernel` stores from vector registers (the FPU context the kernel must save)."""
-    simd = _SIMD_FEATURES.get(kernel.arch, frozenset())
+    simd = _VECTOR[kernel.arch][0] if kernel.arch in _VECTOR else frozenset()
     return bool(simd & set(kernel.features)) and kernel.align >= 16
-
-
-def _rows(names: Iterable[str]) -> list[Kernel]:
-    """The registry rows of `names`, in table order; names not in the table are left out."""
-    wanted = set(names)
-    return [k for k in kernels("clear") if k.name in wanted]
 
 
 def vector_context_line(advised: Iterable[str]) -> str | None:
     """One line on what a kernel needs to use the advised vector kernels, or None if none is."""
-    vector = [k for k in _rows(advised) if uses_vector_registers(k)]
-    if not vector or vector[0].arch not in _WRAPPERS:
+    wanted = set(advised)
+    vector = [k for k in kernels("clear") if k.name in wanted and uses_vector_registers(k)]
+    if not vector:
         return None
-    wrapper, plain = _WRAPPERS[vector[0].arch]
+    _, wrapper, plain = _VECTOR[vector[0].arch]
     names = ", ".join(k.name for k in vector)
     store = "stores" if len(vector) == 1 else "store"
     return (

@@ -1,11 +1,5 @@
-"""Inside the fault: what sampling the CPU during the fault loops saw, over the runs of one
-workload (faults(..., profile=True) puts it in each Result's details["profile"]): the share
-of the time the kernel spent clearing, with its interval, the routines that cleared, the
-rest by group, the samples; or, where there is none, one line saying why.
-
-The share and its interval are measure.profile.clearing_share()'s: over the runs, each a
-fresh process (the run is the unit); with one run, the Wilson interval over its samples.
-"""
+"""Inside the fault: what sampling the fault loops (faults(..., profile=True)) saw over the
+runs of one workload: the clearing share, the routines that cleared, the rest by group."""
 
 from __future__ import annotations
 
@@ -24,9 +18,8 @@ SAMPLED: dict[str, Any] = {"profile": True}
 
 @dataclass(frozen=True)
 class Inside:
-    """The clearing share of the fault time over the runs (median, low, high: over runs, or
-    over samples for one run), the routines seen clearing, each group's median share, the
-    samples taken in all."""
+    """The clearing share of the fault time (median, low, high: over the runs, or the samples
+    of one run), the routines seen clearing, each group's median share, the samples in all."""
 
     share: float
     low: float
@@ -47,8 +40,7 @@ class Inside:
         return f"{self.share:.0%} ({self.low * 100:.0f}..{self.high:.0%}, {spread})"
 
     def routines_text(self) -> str:
-        """The clearing routines with their instructions ("clear_page_erms, rep stosb"),
-        "; "-separated ("none seen" when none were)."""
+        """The routines with their instructions ("clear_page_erms, rep stosb"), "; "-separated."""
         return "; ".join(self.routines) or "none seen"
 
     def to_json(self) -> dict[str, Any]:

@@ -1,32 +1,6 @@
-"""The models: what a fault costs, and what another policy would make of it.
-
-Observed (the answer, where the faults could be sampled): sampling the CPU during the faults
-gives the share of the fault time the kernel spends clearing, so per fault the kernel's
-clear takes share x t_fault, measured, and the remainder is the rest. Another policy P
-clears as much faster or slower as its replay against the running policy's:
-t_fault(P) = remainder + share x t_fault x replay(P) / replay(running). The replays give
-ratios only, so a replay that clears slower or faster than the kernel does not matter.
-
-Subtraction (the cross-check, and the answer where sampling is refused): a demand fault on
-a huge page costs the clear of its folio plus everything else the fault path does (finding
-and allocating the folio, the page table update, the return to user space): per fault,
-t_fault = t_clear + remainder. The replay of the running kernel's policy
-gives t_clear; the remainder is the difference. Another policy P changes only the clear, so
-its fault takes remainder + t_clear(P), and its rate is folio / (remainder + t_clear(P)).
-
-Every prediction states its assumptions (ASSUMPTIONS, OBSERVED_ASSUMPTIONS); the replays
-clear huge pages because the kernel's direct map is on 2MB or 1GB pages: no 4KB TLB misses
-in its clear.
-
-The subtraction's fit is checked before projecting: a replay that explains under FIT_LOW of
-the fault time leaves most of it to something the model does not see, and one over FIT_HIGH
-clears slower than the kernel faults (the replay pays for something the kernel does not); so
-does a remainder below zero across the whole spread of the runs (a fault cannot cost less
-than its clear). Either way that model does not fit this machine and projects nothing. A
-remainder below zero within the spread is zero within the noise: projected with none.
-
-Both give an interval from the runs' spread.
-"""
+"""The models of docs/predict.rst, each projecting with an interval from the runs' spread:
+observed (the sampled share's clear + remainder) and subtraction (replayed clear + remainder,
+the cross-check, fitting within FIT_LOW..FIT_HIGH)."""
 
 from __future__ import annotations
 
@@ -54,11 +28,9 @@ OBSERVED_ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio).
-
-    remainder_low and remainder_high bound the remainder over the runs' spread (the fastest
-    fault less the slowest clear, and the reverse); either may be below zero.
-    """
+    """The measured fault against the replayed clear, in seconds per fault (one folio); the
+    remainder's bounds over the runs' spread (the fastest fault less the slowest clear, and
+    the reverse) may be below zero."""
 
     folio_bytes: int
     fault_s: float
@@ -77,15 +49,10 @@ class Fit:
         return self.fault_s - self.clear_s
 
     @property
-    def negative(self) -> bool:
-        """True when the remainder is below zero across the runs' whole spread."""
-        return self.remainder_high < 0
-
-    @property
     def fits(self) -> bool:
-        """True when the explained share lies within [FIT_LOW, FIT_HIGH] and the remainder
-        is not below zero beyond its interval."""
-        return FIT_LOW <= self.explained <= FIT_HIGH and not self.negative
+        """True when FIT_LOW <= explained <= FIT_HIGH and the remainder is not below zero
+        across the runs' whole spread."""
+        return FIT_LOW <= self.explained <= FIT_HIGH and self.remainder_high >= 0
 
     def remainder_text(self) -> str:
         """The remainder and its interval in microseconds per fault."""
@@ -95,28 +62,24 @@ class Fit:
     def verdict(self) -> str:
         """Why the model fits or not, in words, with the figures."""
         share = f"the replay explains {self.explained:.0%} of the fault time"
+        unfit, within = "the model does not fit this machine", f"{FIT_LOW:.0%}..{FIT_HIGH:.0%}"
         if self.explained < FIT_LOW:
-            return (
-                f"{share}, under {FIT_LOW:.0%}: the model does not fit this machine (the fault "
-                f"path spends most of its time elsewhere); nothing projected"
+            why = f"under {FIT_LOW:.0%}: {unfit} (the fault path spends most of its time elsewhere)"
+        elif self.explained > FIT_HIGH:
+            why = f"over {FIT_HIGH:.0%}: {unfit} (user space clears slower than the kernel faults)"
+        elif self.remainder_high < 0:
+            why = (
+                f"{self.remainder_text()}: below zero across the runs, the replay clears "
+                f"slower than the kernel faults, so {unfit}"
             )
-        if self.explained > FIT_HIGH:
+        elif self.remainder_s < 0:
             return (
-                f"{share}, over {FIT_HIGH:.0%}: the model does not fit this machine (user space "
-                f"clears slower than the kernel faults); nothing projected"
+                f"{share}, within {within}, {self.remainder_text()}: zero within the runs' "
+                f"spread, so projected with none; the model fits"
             )
-        if self.negative:
-            return (
-                f"{share}, {self.remainder_text()}: below zero across the runs, the replay "
-                f"clears slower than the kernel faults, so the model does not fit this machine; "
-                f"nothing projected"
-            )
-        if self.remainder_s < 0:
-            return (
-                f"{share}, within {FIT_LOW:.0%}..{FIT_HIGH:.0%}, {self.remainder_text()}: zero "
-                f"within the runs' spread, so projected with none; the model fits"
-            )
-        return f"{share}, within {FIT_LOW:.0%}..{FIT_HIGH:.0%}: the model fits"
+        else:
+            return f"{share}, within {within}: the model fits"
+        return f"{share}, {why}; nothing projected"
 
 
 def _check_times(name: str, times: Sequence[float]) -> None:
@@ -151,16 +114,9 @@ class ProjectedPolicy:
         """policy, preempt, kernel, stores, bytes_per_sec, low, high, then the replay's details."""
         r = self.replay
         return {
-            "policy": r.policy,
-            "preempt": r.preempt,
-            "kernel": r.kernel,
-            "stores": r.stores,
-            "bytes_per_sec": self.bytes_per_sec,
-            "low": self.low,
-            "high": self.high,
-            "strategy": r.strategy,
-            "batch": r.batch,
-            "source": r.source,
+            **{k: getattr(r, k) for k in ("policy", "preempt", "kernel", "stores")},
+            **{"bytes_per_sec": self.bytes_per_sec, "low": self.low, "high": self.high},
+            **{k: getattr(r, k) for k in ("strategy", "batch", "source")},
             "replay_bytes_per_sec": self.replay_bytes_per_sec,
         }
 
@@ -203,14 +159,12 @@ class Observed:
         """The rest of the fault: (1 - share) x fault time."""
         return self.fault_s - self.clear_s
 
-    def clear_bounds(self) -> tuple[float, float]:
-        """The clear per fault over the bounds: the least share of the fastest fault, the
-        greatest of the slowest."""
-        return self.share_low * self.fault_low, self.share_high * self.fault_high
-
-    def remainder_bounds(self) -> tuple[float, float]:
-        """The remainder per fault over the bounds, as clear_bounds()."""
-        return (1 - self.share_high) * self.fault_low, (1 - self.share_low) * self.fault_high
+    def bounds_us(self) -> tuple[float, ...]:
+        """The clear's low and high per fault in us (the least share of the fastest fault, the
+        greatest of the slowest), then the remainder's (the reverse)."""
+        low, high = self.fault_low * 1e6, self.fault_high * 1e6
+        s, t = self.share_low, self.share_high
+        return s * low, t * high, (1 - t) * low, (1 - s) * high
 
     def project(
         self, replay: Replay, ratios: Sequence[float], clear_s: Sequence[float]

@@ -22,8 +22,7 @@ def _gbs(rate: float | None) -> str:
 
 @dataclass(frozen=True)
 class ProjectionGroup:
-    """Projections that are one walk, hence one figure: a policy, its stores, the preemption
-    models that clear alike."""
+    """Projections that are one walk, hence one figure: a policy, its stores, its models."""
 
     projected: ProjectedPolicy
     modes: tuple[str, ...]
@@ -43,29 +42,23 @@ class ProjectionGroup:
         r = self.projected.replay
         if not r.nontemporal:
             return f"{r.kernel} (clear_pages()'s)"
-        if r.policy == "pre-7.0":
-            return f"{r.kernel} (fastest non-temporal; the 2012 proposal)"
-        return f"{r.kernel} (fastest non-temporal)"
+        proposal = "; the 2012 proposal" if r.policy == "pre-7.0" else ""
+        return f"{r.kernel} (fastest non-temporal{proposal})"
 
 
 def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGroup]:
-    """`projections` with the preemption models that give the same figure in one group each."""
+    """`projections` with the preemption models that give the same figure in one group each:
+    pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order."""
+    order = ("any", *PREEMPT_MODES)
     groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
-    for x in projections:
+    for x in sorted(projections, key=lambda x: order.index(x.replay.preempt)):
         r = x.replay
         key = (r.policy, r.nontemporal, r.kernel, x.bytes_per_sec, x.low, x.high)
         groups.setdefault(key, []).append(x)
-    found = [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in groups.values()]
-    # pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order.
-    order = {mode: i for i, mode in enumerate(("any", *PREEMPT_MODES))}
-    return sorted(
-        found,
-        key=lambda g: (
-            g.projected.replay.policy != "pre-7.0",
-            g.projected.replay.nontemporal,
-            order[g.modes[0]],
-        ),
+    shown = sorted(
+        groups.values(), key=lambda xs: (xs[0].replay.policy != "pre-7.0", xs[0].replay.nontemporal)
     )
+    return [ProjectionGroup(xs[0], tuple(x.replay.preempt for x in xs)) for xs in shown]
 
 
 @dataclass
@@ -77,50 +70,35 @@ class Prediction:
     page : str
         "2MB" or "1GB".
     kernel_release, preempt : str
-        The running kernel and the preemption model its policy was chosen by.
+        The running kernel, and the preemption model its policy was chosen by.
     preempt_note : str or None
         Why that model was assumed, when it was not read.
     fault_pages : str
         What backed the faults ("2MB hugetlb", "2MB THP", "1GB hugetlb").
     fault_size, fault_loops : int
-        Bytes per fault loop and loops per run.
-    run_rates : list of float
-        Each fault run's median rate, in the order run, discarded ones too.
-    discarded_runs : int
-        Leading runs discarded as still warming up (warmup.warming_runs).
-    lost_runs : int
-        Runs whose worker process died, not among the runs.
-    fault_bytes_per_sec : float or None
-        The folio over the median fault's time (the median of the kept runs'
-        median faults, each over the loops its rate kept): what the models use.
-    loop_bytes_per_sec : float or None
-        The kept runs' loops as `pagezero mem mmap` rates them (bytes over the
-        time of mmap and every fault), scheduler pauses included.
+        Bytes per fault loop, and loops per run.
     warm_up : str
         How the pool was warmed before the runs.
-    replay : Replay or None
-        The running kernel's policy.
-    replay_backing : str or None
-        What the replays' folios were on.
+    run_rates : list of float
+        Each fault run's rate (its median fault), in run order, discarded ones too.
+    discarded_runs, lost_runs : int
+        Leading runs dropped as still warming up; runs whose worker process died.
+    fault_bytes_per_sec, loop_bytes_per_sec : float or None
+        The folio over the kept runs' median fault (what the models use); mem mmap's loop rate.
+    replay, replay_backing, replay_bytes_per_sec : Replay, str, float or None
+        The running kernel's policy, the pages its replays were on, its replay's rate.
     explained, remainder_us, remainder_interval_us, verdict
-        Today's subtraction model (the cross-check, or the answer where the
-        faults were not sampled): the share of the fault time the replay
-        explains, the remainder and its bounds over the runs' spread (either
-        may be below zero), whether it fits.
-    inside : Inside or None
-        What sampling saw inside the kept runs' faults.
+        The subtraction model: the share the replay explains, the remainder, its bounds, fit.
+    inside, observed : Inside, Observed or None
+        What sampling saw inside the kept runs' faults, and the observed model from it.
     sampling : str or None
         Why the observed model was not used, one line; None when it was.
-    observed : Observed or None
-        The observed model: the kernel's clear per fault (share x fault time)
-        and the rest.
-    projections : list of ProjectedPolicy
-        The answer's: the observed model's, else the subtraction's.
-    cross_check : list of ProjectedPolicy
-        The subtraction's beside the observed model's, where it fits.
+    projections, cross_check : list of ProjectedPolicy
+        The answering model's projections; the subtraction's beside them, where it fits.
     nontemporal_kernels : list of str
-        The non-temporal kernels each policy was replayed with; its projection
-        with non-temporal stores is the fastest of them.
+        The non-temporal kernels each policy was replayed with (the fastest projected).
+    interrupted : str or None
+        The signal that stopped predict(), if one did.
     """
 
     page: str
@@ -175,7 +153,7 @@ class Prediction:
         o, seen = self.observed, self.inside
         if o is None or seen is None:
             return None
-        us = [x * 1e6 for x in (*o.clear_bounds(), *o.remainder_bounds())]
+        us = list(o.bounds_us())
         return dict(
             seen.to_json(),
             kernel_clear_us=o.clear_s * 1e6,
@@ -191,47 +169,34 @@ class Prediction:
         -------
         dict
         """
-        doc: dict[str, Any] = {
-            "page": self.page,
-            "kernel_release": self.kernel_release,
-            "preempt": self.preempt,
-            "fault_bytes_per_sec": self.fault_bytes_per_sec,
-            "model": self.model,
-            "clearing_share": self.inside.share if self.observed and self.inside else None,
-            "kernel_clear_us": self.observed.clear_s * 1e6 if self.observed else None,
-            "observed_remainder_us": self.observed.remainder_s * 1e6 if self.observed else None,
-            "replay_policy": self.replay.policy if self.replay else None,
-            "replay_bytes_per_sec": self.replay_bytes_per_sec,
-            "explained": self.explained,
-            "remainder_us": self.remainder_us,
-            "runs": self.runs,
+        o, r, interval = self.observed, self.replay, self.remainder_interval_us
+        return {
+            **self._fields("page", "kernel_release", "preempt", "fault_bytes_per_sec", "model"),
+            "clearing_share": self.inside.share if o and self.inside else None,
+            "kernel_clear_us": o.clear_s * 1e6 if o else None,
+            "observed_remainder_us": o.remainder_s * 1e6 if o else None,
+            "replay_policy": r.policy if r else None,
+            **self._fields("replay_bytes_per_sec", "explained", "remainder_us", "runs"),
             "discarded_runs": self.discarded_runs,
             "projections": [p.to_json() for p in self.projections],
+            **self._fields("preempt_note", "fault_pages", "fault_size", "fault_loops"),
+            "run_bytes_per_sec": list(self.run_rates),
+            **self._fields("lost_runs", "loop_bytes_per_sec", "warm_up"),
+            "replay": asdict(r) if r else None,
+            "replay_backing": self.replay_backing,
+            "remainder_interval_us": list(interval) if interval else None,
+            "nontemporal_kernels": list(self.nontemporal_kernels),
+            "observed": self._observed_json(),
+            **self._fields("sampling", "verdict"),
+            "cross_check": [p.to_json() for p in self.cross_check],
+            "answers": self.answers(),
+            "assumptions": list(self.assumptions),
+            "interrupted": self.interrupted,
         }
-        doc.update(
-            preempt_note=self.preempt_note,
-            fault_pages=self.fault_pages,
-            fault_size=self.fault_size,
-            fault_loops=self.fault_loops,
-            run_bytes_per_sec=list(self.run_rates),
-            lost_runs=self.lost_runs,
-            loop_bytes_per_sec=self.loop_bytes_per_sec,
-            warm_up=self.warm_up,
-            replay=asdict(self.replay) if self.replay else None,
-            replay_backing=self.replay_backing,
-            remainder_interval_us=(
-                list(self.remainder_interval_us) if self.remainder_interval_us else None
-            ),
-            nontemporal_kernels=list(self.nontemporal_kernels),
-            observed=self._observed_json(),
-            sampling=self.sampling,
-            verdict=self.verdict,
-            cross_check=[p.to_json() for p in self.cross_check],
-            answers=self.answers(),
-            assumptions=list(self.assumptions),
-            interrupted=self.interrupted,
-        )
-        return doc
+
+    def _fields(self, *names: str) -> dict[str, Any]:
+        """The named attributes as JSON keys of the same names."""
+        return {n: getattr(self, n) for n in names}
 
     def answers(self) -> list[str]:
         """What predict found, one line per answer: today's fault rate, then each policy's
@@ -313,26 +278,36 @@ class Prediction:
             if self.discarded_runs:
                 slow = ", ".join(_gbs(r) for r in self.run_rates[: self.discarded_runs])
                 head += f", {self.discarded_runs} discarded as still warming up ({slow} GB/s)"
-            lines.append(
-                head + (f"; {self.lost_runs} lost (worker died)" if self.lost_runs else "")
-            )
-            lines.append(
+            lost = f"; {self.lost_runs} lost (worker died)" if self.lost_runs else ""
+            lines += [
+                head + lost,
                 f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/s (the median "
-                f"fault; whole loops as mem mmap: {_gbs(self.loop_bytes_per_sec)})"
-            )
+                f"fault; whole loops as mem mmap: {_gbs(self.loop_bytes_per_sec)})",
+            ]
         r = self.replay
         if r is not None and self.replay_bytes_per_sec is not None:
             lines.append(
                 f"  replay {r.policy} ({r.strategy}, {r.kernel}; {r.source}, {r.release}), "
                 f"cold folio on {self.replay_backing}: {_gbs(self.replay_bytes_per_sec)} GB/s"
             )
-        lines += self._inside_lines()
+        o, seen = self.observed, self.inside
+        if o and seen:
+            us = o.bounds_us()
+            clear, rest = f"{us[0]:.1f}..{us[1]:.1f}", f"{us[2]:.1f}..{us[3]:.1f}"
+            groups = ", ".join(f"{g} {x:.0%}" for g, x in seen.groups.items())
+            lines += [
+                f"  clearing share      {seen.share:>8.0%} of the fault, sampled "
+                f"({seen.low:.0%}..{seen.high:.0%} over the {seen.spread_of}; "
+                f"{seen.routines_text()}; {seen.samples} samples)",
+                f"  kernel clear        {o.clear_s * 1e6:>8.1f} us per fault ({clear})",
+                f"  remainder           {o.remainder_s * 1e6:>8.1f} us per fault ({rest})",
+                f"  by group            {groups}",
+            ]
         if self.explained is not None and self.remainder_us is not None:
             check = " (subtraction, the cross-check)" if self.observed else ""
             lines.append(f"  explained           {self.explained:>8.0%} of the fault time{check}")
-            spread = ""
-            if self.remainder_interval_us:
-                spread = " ({:.1f}..{:.1f} across the runs)".format(*self.remainder_interval_us)
+            interval = self.remainder_interval_us
+            spread = " ({:.1f}..{:.1f} across the runs)".format(*interval) if interval else ""
             name = "remainder by subtr." if self.observed else "remainder"
             lines.append(f"  {name:<19} {self.remainder_us:>8.1f} us per fault{spread}")
         if self.verdict:
@@ -359,25 +334,6 @@ class Prediction:
         if self.interrupted:
             lines.append(f"# interrupted by {self.interrupted}: only what was measured is shown")
         return lines
-
-    def _inside_lines(self) -> list[str]:
-        """The sampled share, the kernel's clear and the remainder, the rest by group."""
-        o, seen = self.observed, self.inside
-        if o is None or seen is None:
-            return []
-        clear, rest = (
-            "{:.1f}..{:.1f}".format(*(x * 1e6 for x in b))
-            for b in (o.clear_bounds(), o.remainder_bounds())
-        )
-        groups = ", ".join(f"{g} {x:.0%}" for g, x in seen.groups.items())
-        return [
-            f"  clearing share      {seen.share:>8.0%} of the fault, sampled "
-            f"({seen.low:.0%}..{seen.high:.0%} over the {seen.spread_of}; "
-            f"{seen.routines_text()}; {seen.samples} samples)",
-            f"  kernel clear        {o.clear_s * 1e6:>8.1f} us per fault ({clear})",
-            f"  remainder           {o.remainder_s * 1e6:>8.1f} us per fault ({rest})",
-            f"  by group            {groups}",
-        ]
 
     def simple(self) -> list[str]:
         """Only the numbers: fault rate, replay rate, explained, remainder (us), projections."""

@@ -1,47 +1,15 @@
-"""The kernel's clearing policies, each as a replay in user space with its source.
-
-A fault on a huge page makes the kernel clear the whole folio before it maps it (mm/memory.c
-folio_zero_user()). How it walks the folio depends on the kernel release and, since Linux
-7.0, on the preemption model:
-
-- before 7.0, folios up to MAX_ORDER: process_huge_page() (mm/memory.c), one clear_page()
-  per 4KB page from the far end, converging on the faulting page, which is cleared last:
-  pagezero's "page-at-a-time" strategy;
-- before 7.0, folios beyond MAX_ORDER (gigantic pages, 1GB on x86-64): clear_gigantic_page()
-  (mm/memory.c), one clear_page() per 4KB page from the first to the last: the
-  "front-to-back" strategy;
-- 7.0 and later, folios up to MAX_ORDER: folio_zero_user() (mm/memory.c) clears the ranges
-  around the fault's neighbourhood as extents, the neighbourhood (fault +-2 pages) last:
-  "neighbourhood-last";
-- 7.0 and later, folios beyond MAX_ORDER: clear_contig_highpages() (mm/memory.c) front to
-  back as one extent, in PROCESS_PAGES_NON_PREEMPT_BATCH units between resched points under
-  preempt=none|voluntary (32MB where the architecture has its own clear_pages(), x86; one
-  page elsewhere: machine.non_preempt_batch()) and whole under preempt=full|lazy:
-  "sequential" with that batch;
-- a THP folio with init_on_alloc=1 (6.13 and later): the page allocator zeroes it
-  (mm/page_alloc.c post_alloc_hook() kernel_init_pages(), one clear_page() per page from the
-  first to the last) and the fault skips folio_zero_user() (user_alloc_needs_zeroing()):
-  "front-to-back" whatever the release. A hugetlb folio comes from its pool, not the page
-  allocator: its fault always clears it with folio_zero_user().
-
-The 7.0 policies are those of "mm: folio_zero_user: clear contiguous pages" (2025) as
-merged. The batch presets (32MB, a page, the whole extent) are
-pagezero.measure.policy.PRESETS, the one table of them; the instruction clear_page() uses
-is the kernel registry's choice for this CPU (pagezero.system.kernels.clear_pages_kernel()),
-never a name written here.
-
-Each policy is also replayed with every non-temporal kernel the registry lists for this CPU,
-so that predict can project it with the fastest of them: the question of "Avoid cache
-trashing on clearing huge/gigantic page" (2012). Before 7.0 that is the 2012 patch itself
-(clear_huge_page() page by page, the faulting page with cached stores and every other with
-clear_page_nocache(): "nocache-except-target"); from 7.0 the same walk as the policy's, its
-extents cleared with non-temporal stores.
-"""
+"""The kernel's clearing policies as replays in user space (pagezero.folio()), each with its
+source (docs/predict.rst, "The policies"), and the one the running kernel clears with."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from pagezero._core import PagezeroError
 from pagezero.measure.policy.orders import batch_bytes
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.system.machine import non_preempt_batch
@@ -72,11 +40,9 @@ def gigantic(folio_bytes: int) -> bool:
 
 @dataclass(frozen=True)
 class Replay:
-    """One kernel policy for one folio size, as pagezero.folio() replays it, with its source."""
-
-    # policy: "pre-7.0" or "7.0"; preempt: "any" where the model does not matter; strategy
-    # and batch: folio()'s; kernel: the stores of the bulk of the clear, clear_pages()'s or,
-    # with nontemporal, a non-temporal one (the 2012 proposal's question).
+    """One kernel policy for one folio size, as pagezero.folio() replays it, with its source:
+    policy "pre-7.0", "7.0" or "init_on_alloc"; preempt "any" where the model does not matter;
+    strategy and batch folio()'s; kernel the bulk's stores, clear_pages()'s or non-temporal."""
 
     policy: str
     preempt: str
@@ -94,11 +60,11 @@ class Replay:
 
     def folio_args(self) -> dict[str, object]:
         """The replay as pagezero.folio()'s arguments (size and loops aside)."""
+        args: dict[str, object] = dict(strategy=self.strategy, batch=self.batch, kernel=self.kernel)
         if self.strategy == NOCACHE_STRATEGY:
             # The faulting page with clear_pages()'s stores, every other one non-temporal.
-            nt = {"kernel": clear_pages_kernel(), "nt_kernel": self.kernel}
-            return {"strategy": self.strategy, "batch": self.batch, **nt}
-        return {"strategy": self.strategy, "batch": self.batch, "kernel": self.kernel}
+            args.update(kernel=clear_pages_kernel(), nt_kernel=self.kernel)
+        return args
 
     def same_walk(self, folio_bytes: int) -> tuple[str, int, str]:
         """What decides the timed clear: replays equal in it measure the same."""
@@ -113,21 +79,27 @@ def walk_key(strategy: str, batch: int, kernel: str, folio_bytes: int) -> tuple[
     return (strategy, min(batch, folio_bytes), kernel)
 
 
+# Each release series' walk of a folio up to MAX_ORDER (False) and beyond it (True).
+_WALKS = {
+    ("pre-7.0", False): ("page-at-a-time", "mm/memory.c process_huge_page()"),
+    ("pre-7.0", True): ("front-to-back", "mm/memory.c clear_gigantic_page()"),
+    ("7.0", False): ("neighbourhood-last", "mm/memory.c folio_zero_user()"),
+    ("7.0", True): ("sequential", "mm/memory.c clear_contig_highpages()"),
+}
+
+
 def pre_7_0(folio_bytes: int, nt_kernel: str | None = None) -> Replay:
     """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond; with
     `nt_kernel`, the 2012 proposal's clear_huge_page() instead."""
     # The preemption model plays no part: a cond_resched() between pages.
     if nt_kernel is not None:
-        # "Avoid cache trashing on clearing huge/gigantic page" (2012): page by page, the
-        # faulting page cached, the rest with clear_page_nocache(), for 2MB and gigantic alike.
+        # The 2012 proposal: page by page, the faulting page cached, the rest with
+        # clear_page_nocache(), for 2MB and gigantic alike.
         return Replay(
             "pre-7.0", "any", NOCACHE_STRATEGY, "extent", nt_kernel, "proposed in 2012",
             f'"{PROPOSAL_2012}" (2012) clear_huge_page()', True,
         )  # fmt: skip
-    if gigantic(folio_bytes):
-        strategy, source = "front-to-back", "mm/memory.c clear_gigantic_page()"
-    else:
-        strategy, source = "page-at-a-time", "mm/memory.c process_huge_page()"
+    strategy, source = _WALKS[("pre-7.0", gigantic(folio_bytes))]
     return Replay("pre-7.0", "any", strategy, "extent", clear_pages_kernel(), "before 7.0", source)
 
 
@@ -138,36 +110,14 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
             f"unknown preemption model {preempt!r} (known: {', '.join(PREEMPT_MODES)})"
         )
     batch = non_preempt_batch()["preset"] if preempt in COOPERATIVE else "extent"
-    if gigantic(folio_bytes):
-        strategy, source = "sequential", "mm/memory.c clear_contig_highpages()"
-    else:
-        strategy, source = "neighbourhood-last", "mm/memory.c folio_zero_user()"
-    kernel = nt_kernel or clear_pages_kernel()
-    nt = nt_kernel is not None
+    strategy, source = _WALKS[("7.0", gigantic(folio_bytes))]
+    kernel, nt = nt_kernel or clear_pages_kernel(), nt_kernel is not None
     return Replay("7.0", preempt, strategy, batch, kernel, "7.0 and later", source, nt)
 
 
 # "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13): from it on a THP
 # fault leaves the clear to an allocator that zeroes (user_alloc_needs_zeroing()).
 INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
-ALLOCATOR_SOURCE = (
-    "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
-    "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
-)
-
-
-def allocator_zeroing() -> Replay:
-    """The allocator's clear of a THP folio under init_on_alloc: page by page, front to back."""
-    kernel = clear_pages_kernel()
-    return Replay(
-        "init_on_alloc",
-        "any",
-        "front-to-back",
-        "extent",
-        kernel,
-        "6.13 and later",
-        ALLOCATOR_SOURCE,
-    )
 
 
 def nontemporal_kernels() -> list[str]:
@@ -177,15 +127,92 @@ def nontemporal_kernels() -> list[str]:
     return [k.name for k in kernels("clear") if k.available and not k.temporal and k.name != own]
 
 
-def every_policy(folio_bytes: int) -> list[Replay]:
-    """pre-7.0, then 7.0 under each preemption model, with clear_pages()'s kernel."""
-    return [pre_7_0(folio_bytes)] + [from_7_0(folio_bytes, mode) for mode in PREEMPT_MODES]
+def every_policy(folio_bytes: int, nt_kernel: str | None = None) -> list[Replay]:
+    """pre-7.0, then 7.0 under each model, with clear_pages()'s kernel or with `nt_kernel`."""
+    return [pre_7_0(folio_bytes, nt_kernel)] + [
+        from_7_0(folio_bytes, mode, nt_kernel) for mode in PREEMPT_MODES
+    ]
 
 
 def nontemporal_policies(folio_bytes: int) -> list[Replay]:
     """every_policy()'s policies with each non-temporal kernel: the candidates for the fastest."""
-    found = []
-    for nt in nontemporal_kernels():
-        found.append(pre_7_0(folio_bytes, nt))
-        found += [from_7_0(folio_bytes, mode, nt) for mode in PREEMPT_MODES]
-    return found
+    return [r for nt in nontemporal_kernels() for r in every_policy(folio_bytes, nt)]
+
+
+# kernel/Kconfig.preempt: `choice "Preemption Model" default PREEMPT_NONE`.
+KERNEL_DEFAULT_PREEMPT = "none"
+
+
+def release_tuple(release: str) -> tuple[int, int] | None:
+    """(major, minor) of a release such as "6.18.44-fc-v595", or None without two numbers."""
+    m = re.match(r"(\d+)\.(\d+)", release or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@dataclass(frozen=True)
+class RunningKernel:
+    """The running kernel's release and preemption model (assumed, read, why they differ)."""
+
+    release: str
+    preempt: str
+    preempt_read: str
+    preempt_note: str | None = None
+    init_on_alloc: bool | None = None
+    init_on_free: bool | None = None
+
+    def since(self, version: tuple[int, int]) -> bool:
+        """True when the release is `version` or later (False when it cannot be read)."""
+        release = release_tuple(self.release)
+        return release is not None and release >= version
+
+
+def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
+    """The running kernel's release and preemption model, from a machine() dict."""
+    release = str(info.get("kernel_release") or "")
+    zeroing = {
+        f"init_on_{w}": (info.get(f"init_on_{w}") or {}).get("value") for w in ("alloc", "free")
+    }
+    pre = info.get("preemption") or {}
+    read, source = str(pre.get("model") or "unknown"), pre.get("source")
+    if read in PREEMPT_MODES:
+        return RunningKernel(release, read, read, **zeroing)
+    if read == "rt":
+        return RunningKernel(release, "full", read, "PREEMPT_RT clears as preempt=full", **zeroing)
+    why = (
+        "the model of this PREEMPT_DYNAMIC kernel needs debugfs "
+        "(/sys/kernel/debug/sched/preempt), a preempt= boot parameter or the kernel config "
+        "(/proc/config.gz, /boot/config-<release>)"
+        if read == "dynamic"
+        else f"no preemption model found ({source or 'debugfs, cmdline, uname -v, config'})"
+    )
+    note = f"assumed: {why}; none is kernel/Kconfig.preempt's default"
+    return RunningKernel(release, KERNEL_DEFAULT_PREEMPT, read, note, **zeroing)
+
+
+def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Replay:
+    """The policy `kernel` clears a folio with (a THP one with `thp`): 7.0's from 7.0 on, else
+    pre-7.0's; with init_on_alloc on THP, the page allocator's."""
+    if thp and kernel.init_on_alloc and kernel.since(INIT_ON_ALLOC_SKIPS_FROM):
+        if kernel.init_on_free:
+            # mm/page_alloc.c post_alloc_hook(): init_on_free cleared the pages when they were
+            # freed, so the allocator does not, and the fault does not either.
+            raise PagezeroError(
+                "with init_on_alloc=1 and init_on_free=1 a THP fault clears nothing (its "
+                "pages were zeroed when freed): no clear to predict; reserve 2MB hugetlb pages "
+                "(pagezero predict --reserve), whose faults clear with folio_zero_user()"
+            )
+        # The allocator clears the folio page by page, front to back.
+        source = (
+            "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
+            "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
+        )
+        own, release = clear_pages_kernel(), "6.13 and later"
+        return Replay("init_on_alloc", "any", "front-to-back", "extent", own, release, source)
+    # A release that cannot be read is taken as pre-7.0: every one before 2026.
+    seven = kernel.since(FIRST_RELEASE)
+    replay = from_7_0(folio_bytes, kernel.preempt) if seven else pre_7_0(folio_bytes)
+    if thp and kernel.init_on_alloc:
+        # Before 6.13 the allocator zeroed the THP folio and the fault cleared it again.
+        note = "; init_on_alloc=1: the page allocator also cleared it before (not replayed)"
+        return dataclasses.replace(replay, source=replay.source + note)
+    return replay

@@ -1,11 +1,5 @@
-"""pagezero.predict(): measure the fault path, replay the running kernel's clearing, fit, and
-project every other policy, with clear_pages()'s kernel and with the fastest non-temporal one.
-
-The two halves are pagezero's own measurements, not new ones: demand faults through
-pagezero.faults() (csrc/fault.c, as `pagezero mem mmap -f demand`) and the replays through
-pagezero.folio() (csrc/folio_bench.c, the same C walk the order tests record), each run in
-fresh processes (pagezero.runs.processes).
-"""
+"""pagezero.predict(): the faults (pagezero.faults()) and the replays (pagezero.folio()), each
+in fresh processes, fitted and projected."""
 
 from __future__ import annotations
 
@@ -19,7 +13,6 @@ from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.measure.fault import page_report, plan
 from pagezero.measure.warmup import warming_runs
 from pagezero.results.result import Result
-from pagezero.results.resultset import ResultSet
 from pagezero.runs.processes import across_processes, check_runs, faults
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.predict.model import fit, observed, project
@@ -29,9 +22,10 @@ from pagezero.studies.predict.replays import (
     every_policy,
     nontemporal_kernels,
     nontemporal_policies,
+    replay_for,
+    running_kernel,
     walk_key,
 )
-from pagezero.studies.predict.running import replay_for, running_kernel
 from pagezero.system import hugepages
 from pagezero.system.machine import machine
 from pagezero.units import format_size, parse_size
@@ -42,7 +36,6 @@ FAULT_LOOPS = 5
 # A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a steady median
 # needs without minutes of 1GB clears.
 REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
-_THP_MODES = ("always", "madvise")
 # Accepted for 2MB faults when the 2MB pool lacks pages: a THP demand fault
 # (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the same
 # folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
@@ -52,32 +45,18 @@ THP_PAGES = (
 )
 
 
-def _check_page(page: object) -> str:
-    if page not in PAGES:
-        raise ValueError(f"page must be one of {', '.join(PAGES)}, not {page!r}")
-    assert isinstance(page, str)
-    return page
-
-
 def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) -> str:
     """What the faults will be on: hugetlb, else THP for 2MB; MappingError naming the fix."""
     if reserve or hugepages.pool(page).available >= needed:
         return f"{page} hugetlb"
-    if page == "2MB" and info["thp"].get("enabled") in _THP_MODES:
+    if page == "2MB" and info["thp"].get("enabled") in ("always", "madvise"):
         return THP_PAGES
     hugepages.check_available(page, needed, can_reserve=True)  # raises, naming --reserve
     return f"{page} hugetlb"
 
 
-def _results(r: Result | ResultSet | None) -> list[Result]:
-    if r is None:
-        return []
-    return list(r.results) if isinstance(r, ResultSet) else [r]
-
-
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from its median fault, not its loops', over the loops its rate
-    kept (measure.warmup): the median of their median faults."""
+    """A fault run's rate from the median of its kept loops' median faults (measure.warmup)."""
     # Like the replay's median clear, a fault during which another process ran counts no more
     # than any other; a loop's rate takes every such pause in.
     latency = r.details["latency"]
@@ -89,17 +68,10 @@ def _median_fault_rate(r: Result, folio: int) -> float:
     return folio / (statistics.median(latency["loop_p50_ns"]) * 1e-9)
 
 
-def _fault_args(page: str, size: int, loops: int, thp: bool) -> dict[str, Any]:
-    common = dict(size=size, function="demand", loops=loops, latency=True)
-    if thp:
-        return dict(common, page="4KB", thp=True)
-    return dict(common, page=page)
-
-
 def _warm(args: dict[str, Any], thp: bool) -> None:
     """One pass over the pool first (on a VM a first touch also faults on the host)."""
     # On THP, it also checks that the faults got 2MB pages.
-    warm = _results(faults(**{**args, "loops": 1}))
+    warm = list(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(
             f"THP did not back the demand faults with 2MB pages ({page_report(warm[0])['text']}); "
@@ -109,9 +81,8 @@ def _warm(args: dict[str, Any], thp: bool) -> None:
 
 
 def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
-    """The fault runs' seconds per fault (one folio), warming runs dropped; what sampling
-    saw inside the kept runs' faults in p.inside (or why nothing, in p.sampling)."""
-    measured = _results(faults(**args, **SAMPLED, runs=runs))
+    """The kept fault runs' seconds per fault; sampling's in p.inside (or why not: p.sampling)."""
+    measured = list(faults(**args, **SAMPLED, runs=runs))
     # A worker process that died (its reason printed by the workers) is a run lost.
     p.lost_runs = runs - len(measured)
     folio = parse_size(p.page)
@@ -124,17 +95,15 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     kept = measured[p.discarded_runs :]
     seen = inside(kept)
     p.inside, p.sampling = (None, seen) if isinstance(seen, str) else (seen, None)
-    p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / sum(
-        sum(r.seconds or ()) for r in kept
-    )
+    seconds = sum(sum(r.seconds or ()) for r in kept)
+    p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / seconds
     return fault_s
 
 
 def _replay_times(
     walks: Sequence[Replay], folio: str, loops: int, runs: int
 ) -> tuple[dict[tuple[str, int, str], list[float]], str]:
-    """Each distinct walk's seconds per clear, one per run in the order run (run i of
-    every walk in the same process), and the backing."""
+    """Each walk's seconds per clear, one per run (run i of every walk in one process)."""
     points = [
         dict(size=folio, fault_index=0, loops=loops, backing="auto", cache="cold", **w.folio_args())
         for w in walks
@@ -162,29 +131,18 @@ def predict(
 ) -> Prediction:
     """Predict what another clearing policy would make of this machine's faults.
 
-    Measures demand faults on `page` pages (after one pass that warms the
-    pool, and without the leading runs still warming up), sampling where the
-    CPU is during them, and replays every clearing policy on a cold folio of
-    that size. Where the faults were sampled, the kernel's clear per fault is
-    the sampled clearing share x the fault time, and each policy's fault the
-    rest + that clear x its replay over the running policy's (the observed
-    model); today's subtraction (fault = replayed clear + remainder) stays as
-    the cross-check, and answers where sampling was refused, said in
-    `sampling` (pagezero.studies.predict.model). Each policy is projected with
-    clear_pages()'s kernel and with the fastest of this CPU's non-temporal
-    kernels (before 7.0: the 2012 proposal's clear_huge_page()).
+    Measures and samples demand faults on `page` pages, replays every clearing
+    policy on a cold folio, and projects each with clear_pages()'s kernel and
+    the fastest non-temporal one (docs/predict.rst says how).
 
     Parameters
     ----------
     page : {"2MB", "1GB"}
-        The huge page size. 2MB faults use the 2MB hugetlb pool when it has
-        the pages (or with `reserve`), else THP when it is on; 1GB needs the
-        1GB pool.
+        The huge page size: 2MB from the hugetlb pool, else THP; 1GB from its pool.
     runs : int
         Fresh processes for the faults and for the replays.
     reserve : bool
-        Grow the hugepage pool by what the faults lack (root only) and give
-        it back afterwards.
+        Grow the hugepage pool by what the faults lack (root), given back afterwards.
     size : int or str
         Bytes faulted per loop (a whole number of pages).
     loops : int
@@ -195,8 +153,7 @@ def predict(
     Returns
     -------
     Prediction
-        Its projections are the observed model's, or where the faults were
-        not sampled the subtraction's, empty when it does not fit (verdict).
+        The observed model's projections, else the subtraction's (none where it does not fit).
 
     Raises
     ------
@@ -209,7 +166,8 @@ def predict(
     Interrupted
         On a stop signal; its partial is the Prediction so far.
     """
-    page = _check_page(page)
+    if page not in PAGES:
+        raise ValueError(f"page must be one of {', '.join(PAGES)}, not {page!r}")
     check_runs(runs)
     fault_plan = plan(size, page, loops)  # checks size and loops before anything runs
     folio = parse_size(page)
@@ -220,7 +178,8 @@ def predict(
     needed = fault_plan.nbytes // folio
     pages = _fault_pages(page, needed, reserve, info)
     thp = pages == THP_PAGES
-    args = _fault_args(page, fault_plan.nbytes, loops, thp)
+    pages_args = dict(page="4KB", thp=True) if thp else dict(page=page)
+    args = dict(size=fault_plan.nbytes, function="demand", loops=loops, latency=True, **pages_args)
     warm_up = (
         f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
         f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "
@@ -256,8 +215,7 @@ def _replay_and_fit(
     p.explained, p.remainder_us, p.verdict = f.explained, f.remainder_s * 1e6, f.verdict()
     p.remainder_interval_us = (f.remainder_low * 1e6, f.remainder_high * 1e6)
     seen = p.inside
-    o = observed(folio, fault_s, seen.share, seen.low, seen.high) if seen else None
-    p.observed = o
+    p.observed = o = observed(folio, fault_s, seen.share, seen.low, seen.high) if seen else None
 
     def each(replay: Replay) -> None:
         walk = replay.same_walk(folio)

@@ -1,11 +1,6 @@
-"""``pagezero fleet up``: a fleet started over SSH with Dask's SSHCluster machinery.
-
-The same cluster as the documented manual start, started by the process classes of
-distributed.deploy.ssh (its Scheduler and Worker) inside a SpecCluster: SSHCluster itself
-passes one set of worker options to every host, so it cannot name each worker after its
-machine. SSH is asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
-Every process it starts on a host runs under :mod:`pagezero.fleet.tether`'s session
-mode, so that none outlives its SSH session, however ``fleet up`` ends.
+"""``pagezero fleet up`` (docs/fleet.rst): the fleet started over SSH (asyncssh's) by
+distributed.deploy.ssh's Scheduler and Worker inside a SpecCluster, as SSHCluster cannot
+name each worker after its machine; each process under the tether's session mode.
 """
 
 import shlex
@@ -24,12 +19,6 @@ DEFAULT_PORT = 8786
 # same, and the memory a run clears is its command's, a process of its own.
 WORKER_CLASS = "distributed.Worker"
 REGISTER_TIMEOUT_S = 60
-
-
-def _process(cls, host, connect_options, remote_python, **kwargs):
-    """A SpecCluster entry: `cls` (distributed's SSH Scheduler or Worker) on `host`."""
-    options = {"address": host, "connect_options": connect_options or {}}
-    return {"cls": cls, "options": dict(options, remote_python=remote_python, kwargs=kwargs)}
 
 
 def start_fleet(
@@ -72,13 +61,17 @@ def start_fleet(
     from distributed.deploy.ssh import Scheduler, Worker
 
     # Each process through the session tether: it ends with its SSH session.
-    python = shlex.quote(remote_python or sys.executable)
-    ssh = (connect_options, f"{python} -m pagezero.fleet.tether --session --")
-    scheduler = _process(Scheduler, scheduler_host or hosts[0], *ssh, port=port, dashboard=False)
-    worker = {"nthreads": 1, "resources": dict(RESOURCE)}
-    workers = {host: _process(Worker, host, *ssh, name=host, **worker) for host in hosts}
-    for spec in workers.values():
-        spec["options"]["worker_class"] = WORKER_CLASS
+    tether = f"{shlex.quote(remote_python or sys.executable)} -m pagezero.fleet.tether --session --"
+    ssh = {"connect_options": connect_options or {}, "remote_python": tether}
+
+    def spec(cls, host, **options):
+        return {"cls": cls, "options": dict(ssh, address=host, **options)}
+
+    scheduler = spec(Scheduler, scheduler_host or hosts[0], kwargs=dict(port=port, dashboard=False))
+    worker = dict(nthreads=1, resources=dict(RESOURCE))
+    workers = {
+        h: spec(Worker, h, worker_class=WORKER_CLASS, kwargs=dict(worker, name=h)) for h in hosts
+    }
     try:
         with deferred():  # its threads keep the stop signals for the main thread (run.connect)
             cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")

@@ -1,10 +1,7 @@
-"""DIR/fleet.json and each machine's folder: what a fleet run wrote, and how it went.
-
-fleet.json lists the command and the machines with their status and, per run, the start
-and end on that machine's clock and the error if any; rewritten atomically after every
-change, it is true at any moment, also after Ctrl-C. A run's files go to
-DIR/<machine>/run-N.json (or the folder run-N/ for a report), the worker's name added to
-the machine metadata as "fleet_name", and the command's output to run-N.log.
+"""DIR/fleet.json and each machine's folder (docs/fleet.rst): what a fleet run wrote and how
+it went, fleet.json rewritten atomically after every change (true at any moment, also
+after Ctrl-C); DIR/<machine>/run-N.json (run-N/ for a report), the worker's name added to
+the machine metadata as "fleet_name", and the command's output in run-N.log.
 """
 
 import datetime
@@ -65,7 +62,6 @@ class FleetLog:
         self.doc.update(command=["pagezero", *argv], runs=runs, pagezero=version)
         self.machines = []  # the entries, in order
         self.doc.update(started=now(), ended=None, interrupted=False, machines=self.machines)
-        self._by_name = {}
 
     def add_machine(self, name, address, refused=None):
         """Add a machine: pending, or refused for the reason given (not run on)."""
@@ -73,7 +69,6 @@ class FleetLog:
         entry = dict(name=name, address=address, folder=folder_name(name), status=status)
         entry.update(error=refused, runs=[])
         self.machines.append(entry)
-        self._by_name[name] = entry
 
     def started(self, name, run, at):
         """Mark a run as running since `at`; False if it had finished already (events and
@@ -86,7 +81,7 @@ class FleetLog:
         return True
 
     def _run(self, name, run):
-        entry = self._by_name[name]
+        entry = next(m for m in self.machines if m["name"] == name)
         r = next((r for r in entry["runs"] if r["run"] == run), None)
         if r is None:
             r = dict(run=run, status="pending", start=None, end=None, error=None, files=[])

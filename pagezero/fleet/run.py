@@ -1,8 +1,5 @@
-"""``pagezero fleet run``: one pagezero command on every chosen machine of a Dask cluster.
-
-Each run is a task tied to its machine's worker and needing benchmark=1, so the scheduler
-never starts two benchmarks on one machine at once. Machines of another pagezero version
-are refused; a machine whose worker leaves is reported as died and the others go on.
+"""``pagezero fleet run`` (docs/fleet.rst): one pagezero command on every chosen machine of
+a Dask cluster, each run a task tied to its machine's worker and needing benchmark=1.
 """
 
 import os
@@ -53,9 +50,11 @@ def command_argv(argv):
     return argv, "folder" if argv[0] in FOLDER_COMMANDS else "file"
 
 
-def check_address(address):
-    """``(host, port)`` of a scheduler address (``tcp://HOST:PORT``, the scheme optional);
-    ValueError, saying what is expected, for one that is not."""
+def _probe(address, timeout):
+    """FleetError unless a Dask scheduler answers at `address` (checked as one) in time."""
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
     from distributed.comm.addressing import parse_address, parse_host_port
 
     expected = f"invalid --scheduler {address!r}: expected tcp://HOST:PORT"
@@ -66,27 +65,17 @@ def check_address(address):
         raise ValueError(f"{expected} ({e})") from None
     if scheme not in ("tcp", "tls") or not host or not 0 < port < 65536:
         raise ValueError(expected)
-    return host, port
-
-
-def _probe(address, host, port, timeout):
-    """FleetError unless a Dask scheduler answers at `address` within `timeout` seconds.
-
-    A plain connection first: refused, or a name that does not resolve, is said at once
-    (distributed's own connect would retry until the timeout); then distributed's
-    identity call, which a server other than a Dask scheduler fails. Before any Client
-    exists: a Client that failed to start takes twice its timeout to close, then warns.
-    """
-    import asyncio
-
-    from distributed.comm import connect as dask_connect
-
+    # A plain connection first: refused, or a name that does not resolve, is said at
+    # once, where distributed's own connect would retry until the timeout.
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
         why = "timed out" if isinstance(e, TimeoutError) else e.strerror or first_line(e)
         raise FleetError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
+    # Then distributed's identity call, which a server other than a Dask scheduler
+    # fails; before any Client exists (one that failed to start takes twice its timeout
+    # to close, then warns).
     async def identity():
         comm = await dask_connect(address, timeout=timeout)
         try:
@@ -111,10 +100,10 @@ def connect(address, timeout=10):
     FleetError when no scheduler answers there."""
     from distributed import Client
 
-    _probe(address, *check_address(address), timeout)
+    _probe(address, timeout)
     try:
-        # The client's threads inherit this mask and never take a stop signal: the
-        # main thread's deferred() can then hold one while fleet.json is written.
+        # The client's threads inherit the mask: the main thread's deferred() can then
+        # hold a stop signal while fleet.json is written.
         with deferred():
             return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
@@ -146,9 +135,7 @@ def benchmark_workers(client, address):
 
 def choose(usable, names, machines):
     """The workers asked for (all usable ones without `machines`), name to address."""
-    if not machines:
-        return dict(sorted(usable.items()))
-    for name in machines:
+    for name in machines or ():
         if name in names and name not in usable:
             raise ValueError(
                 f"worker {name!r} offers no benchmark resource (start it with "
@@ -158,13 +145,13 @@ def choose(usable, names, machines):
             raise ValueError(
                 f"no worker named {name!r} in the cluster (workers: {', '.join(names)})"
             )
-    return {name: usable[name] for name in machines}
+    return {name: usable[name] for name in machines or sorted(usable)}
 
 
 def version_verdicts(mine, theirs):
     """Machine name to None (it runs pagezero `mine`) or why it is refused; `theirs` maps
     a name to its version, or to the exception reading it raised."""
-    verdicts = {}
+    verdicts = dict.fromkeys(theirs)
     for name, version in theirs.items():
         if isinstance(version, BaseException):
             verdicts[name] = f"cannot read pagezero's version there: {version}"
@@ -172,8 +159,6 @@ def version_verdicts(mine, theirs):
             verdicts[name] = (
                 f"pagezero {version} there, {mine} here: install the same pagezero on every machine"
             )
-        else:
-            verdicts[name] = None
     return verdicts
 
 
@@ -188,18 +173,17 @@ def _check_out_dir(out_dir):
 
 
 def _progress(stream, runs, total):
-    """A function (machine, run, what) that shows progress: `stream` itself when it is
-    callable, else a Progress on it (None: quiet): a line per run started, and per run
-    ended with the time left for the `total` runs of every machine."""
+    """progress(machine, run, what) for run_fleet's `progress`: a line per start and end."""
     if callable(stream) or stream is None:
         return stream or (lambda *_: None)
     progress = Progress("pagezero fleet run", total, stream)
 
     def show(name, run, text):
+        line = f"{name}: run {run}/{runs} {text}"
         if text == "started":
-            progress.say(f"{name}: run {run}/{runs} started")
+            progress.say(line)
         else:
-            progress.step(f"{name}: run {run}/{runs} {text}")
+            progress.step(line)
 
     return show
 
@@ -249,8 +233,7 @@ def run_fleet(
     try:
         events = queue.Queue()
         client.subscribe_topic(EVENT_TOPIC, events.put)
-        usable, names = benchmark_workers(client, scheduler)
-        chosen = choose(usable, names, machines)
+        chosen = choose(*benchmark_workers(client, scheduler), machines)
         answers = client.run(installed_version, workers=list(chosen.values()), on_error="return")
         versions = {n: answers.get(a, RuntimeError("no answer")) for n, a in chosen.items()}
         verdicts = version_verdicts(installed_version(), versions)
@@ -268,9 +251,8 @@ def run_fleet(
                 future = client.submit(*args, key=key, pure=False, priority=runs - run, **where)
                 futures[future] = (name, run)
         log.save()
-        watch = _Watch(
-            client, futures, chosen, log, events, _progress(progress, runs, len(futures))
-        )
+        show = _progress(progress, runs, len(futures))
+        watch = _Watch(client, futures, chosen, log, events, show)
         try:
             watch.until_done(poll_s)
         except KeyboardInterrupt:
@@ -290,15 +272,6 @@ def _wait_any(futures, seconds, step=0.05):
         time.sleep(step)
 
 
-def _run_numbers(runs):
-    """Run numbers as words: "run 2", "runs 1-3", "runs 1, 3"."""
-    if len(runs) == 1:
-        return f"run {runs[0]}"
-    if runs == list(range(runs[0], runs[-1] + 1)):
-        return f"runs {runs[0]}-{runs[-1]}"
-    return "runs " + ", ".join(map(str, runs))
-
-
 class _Watch:
     """The runs in flight: their results written as they come, their starts shown."""
 
@@ -308,12 +281,9 @@ class _Watch:
         self.pending, self.started = set(futures), set()
 
     def _drain(self):
-        while True:
-            try:
-                _, msg = self.events.get_nowait()
-            except queue.Empty:
-                return
-            if msg.get("what") == "started" and msg["key"] not in self.started:
+        while not self.events.empty():  # the only reader: get() does not block
+            _, msg = self.events.get()
+            if msg.get("what") == "started":
                 self.started.add(msg["key"])
                 if self.log.started(msg["machine"], msg["run"], msg["at"]):
                     self.show(msg["machine"], msg["run"], "started")
@@ -364,11 +334,16 @@ class _Watch:
     def _lost(self, name):
         """Give up the runs of machine `name`, whose worker left: the error names them."""
         lost = sorted((self.futures[f][1], f) for f in self.pending if self.futures[f][0] == name)
-        runs = self.log.doc["runs"]
-        what = f"lost {_run_numbers([run for run, _ in lost])} of {runs}"
-        why = f"{what}: the worker {name} at {self.chosen[name]} left the cluster"
+        runs = [run for run, _ in lost]
+        if len(runs) == 1:
+            what = f"run {runs[0]}"
+        elif runs == list(range(runs[0], runs[-1] + 1)):
+            what = f"runs {runs[0]}-{runs[-1]}"
+        else:
+            what = "runs " + ", ".join(map(str, runs))
+        why = f"lost {what} of {self.log.doc['runs']}: the worker {name} at {self.chosen[name]}"
         for _, future in lost:
-            self._give_up(future, "died", why + " (machine down or worker killed)")
+            self._give_up(future, "died", why + " left the cluster (machine down or worker killed)")
 
     def stop(self):
         """After Ctrl-C: cancel the runs not started, interrupt the running ones and

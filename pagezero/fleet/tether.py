@@ -1,23 +1,17 @@
 """Processes a fleet starts on its machines, tied to what started them so that none
-outlives it.
+outlives it (docs/fleet.rst).
 
-``python -m pagezero.fleet.tether PARENT FOLDER -- COMMAND``: one fleet run's pagezero
-process. A worker killed outright (SIGKILL, the OOM killer) cannot stop the command it
-started, which would go on clearing memory for nobody, holding hugepages it reserved.
-The tether asks the kernel for SIGTERM when its parent, the worker (pid PARENT), ends
-(prctl PR_SET_PDEATHSIG), and passes that signal, and the worker's own SIGINT, on to
-``python -m pagezero COMMAND``, which stops as after any stop signal (what it reserved
-given back), itself tied to the tether the same way. Orphaned, the tether then removes
-the run's FOLDER, whose results nobody will read. The exit status is the command's
-(128 + N after signal N).
+``python -m pagezero.fleet.tether PARENT FOLDER -- COMMAND``: ``python -m pagezero
+COMMAND``, given SIGTERM when the worker (pid PARENT) ends, even killed outright (prctl
+PR_SET_PDEATHSIG), and the worker's SIGINT, so that it stops as after any stop signal
+(what it reserved given back); orphaned, the tether removes the run's FOLDER, whose
+results nobody will read. The exit status is the command's (128 + N after signal N).
 
-``python -m pagezero.fleet.tether --session -- ARGS``: ``python ARGS`` (the scheduler or
-a worker that ``fleet up`` starts over SSH) for as long as this process's standard input
-is open. An SSH session's end, however it comes (``fleet up`` stopped or killed, its
-connection lost), closes the input of the command it ran; the signal that SSH can send
-instead is refused for root's sessions by OpenSSH's server, and a process that nobody
-reads from runs on. At the end of input: SIGTERM, and SIGKILL after SESSION_GRACE_S
-(a worker closing waits for its run, which its SIGKILL then ends, above).
+``python -m pagezero.fleet.tether --session -- ARGS``: ``python ARGS`` (the scheduler or a
+worker of ``fleet up``) while this process's standard input is open, which an SSH
+session's end closes however it comes (OpenSSH's server refuses the signal SSH could send
+instead for root's sessions); then SIGTERM, and SIGKILL after SESSION_GRACE_S (a worker
+closing waits for its run, which its SIGKILL then ends, above).
 """
 
 import ctypes
@@ -44,15 +38,16 @@ def _end_with_parent():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
 
 
-def _forwarding(get_child):
-    """Pass the stop signals on to the child get_child() returns; the signals received."""
+def _forwarding(children):
+    """Pass the stop signals on to the running ones of `children` (a list, filled later);
+    the signals received."""
     received = []
 
     def forward(signum, frame):
         received.append(signum)
-        child = get_child()
-        if child is not None and child.poll() is None:
-            child.send_signal(signum)
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
 
     for signum in _FORWARDED:
         signal.signal(signum, forward)
@@ -71,7 +66,7 @@ def _start(argv, **kwargs):
 def run(parent, folder, command):
     """Run ``pagezero COMMAND`` tied to `parent` (see the module's note); its exit status."""
     started = []
-    received = _forwarding(lambda: started[0] if started else None)
+    received = _forwarding(started)
     _end_with_parent()
     if os.getppid() != parent:  # it ended before prctl() took effect
         received.append(signal.SIGTERM)
@@ -92,21 +87,17 @@ def _orphaned(parent, told, wait_s=2.0):
     kernel sends when the worker's thread that started this process ends, which in a
     worker killed outright comes before all of its threads have gone: wait for them."""
     deadline = time.monotonic() + (wait_s if told else 0)
-    while True:
-        if os.getppid() != parent or _state(parent) in ("Z", "X", None):
+    while os.getppid() == parent:
+        try:
+            with open(f"/proc/{parent}/stat") as f:  # its state: R, S, Z (zombie)...
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except (OSError, IndexError):  # no such process
             return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
-
-
-def _state(pid):
-    """The state letter of process `pid` (R, S, Z...), None when there is none."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
+    return True
 
 
 def hold_session(argv, stdin=None):
@@ -114,7 +105,7 @@ def hold_session(argv, stdin=None):
     end, then stop it (see the module's note); its exit status."""
     stdin = stdin or sys.stdin.buffer
     child = _start(argv, stdin=subprocess.DEVNULL)
-    _forwarding(lambda: child)
+    _forwarding([child])
 
     def watch():
         while stdin.read(65536):

@@ -1,16 +1,14 @@
-"""What runs on a fleet's worker: one pagezero command in a fresh process.
-
-Each run is ``python -m pagezero COMMAND -o TMP`` in a temporary folder (the run is the
-unit, nothing is left behind), started through :mod:`pagezero.fleet.tether` so that it
-ends when the worker does, even killed outright; the files written come back as bytes,
-a failure with its error, never raised, so that what it wrote still comes back. The
-worker imports this module from the pagezero installed there.
+"""What runs on a fleet's worker, imported from the pagezero installed there: each run
+``python -m pagezero COMMAND -o TMP`` in a fresh process and temporary folder, through
+:mod:`pagezero.fleet.tether`; the files written come back as bytes, a failure as its
+error, never raised, so that what it wrote still comes back.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
+import pathlib
 import signal
 import socket
 import subprocess
@@ -20,6 +18,8 @@ import tempfile
 __all__ = ["installed_version", "run_command", "stop_runs", "EVENT_TOPIC"]
 
 EVENT_TOPIC = "pagezero-fleet"
+# The exit statuses of a command stopped by a signal: 128 + N, or -N when killed by it.
+_STOPPED = (129, 130, 143, -signal.SIGINT, -signal.SIGTERM)
 
 # The runs in progress here by task key, and those stop_runs() stopped (interrupted).
 _running: dict[str, subprocess.Popen[str]] = {}
@@ -38,36 +38,14 @@ def now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _event(**msg):
-    """Progress for the client's display; a run outside a worker has no one to tell."""
-    try:
-        from distributed import get_worker
-
-        get_worker().log_event(EVENT_TOPIC, msg)
-    except (ImportError, ValueError):
-        pass
-
-
 def _collect(path):
     """The files the command wrote at `path` (a file, or a folder's tree), as bytes."""
-    if os.path.isfile(path):
-        with open(path, "rb") as f:
-            return {os.path.basename(path): f.read()}
-    files = {}
-    for root, _, names in os.walk(path):
-        for name in names:
-            if name.startswith("."):
-                continue  # an atomic write's leftover temporary file
-            with open(os.path.join(root, name), "rb") as f:
-                files[os.path.relpath(f.name, path)] = f.read()
-    return files
-
-
-def _error_line(returncode, stderr):
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("pagezero: error:")]
-    text = (errors or lines or [f"exit status {returncode}"])[-1]
-    return text.replace("pagezero: error: ", "", 1)
+    root = pathlib.Path(path)
+    if root.is_file():
+        return {root.name: root.read_bytes()}
+    # Dot files are left out: an atomic write's leftover temporary files.
+    found = [p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return {str(p.relative_to(root)): p.read_bytes() for p in found}
 
 
 def run_command(argv, output_kind, machine, run, key):
@@ -75,7 +53,13 @@ def run_command(argv, output_kind, machine, run, key):
     -o writes; a dict of machine, run, kind, status ("ok", "interrupted", "failed"),
     returncode, error, start and end (ISO 8601), hostname, stdout, stderr and files."""
     start = now()
-    _event(what="started", machine=machine, run=run, key=key, at=start)
+    started = dict(what="started", machine=machine, run=run, key=key, at=start)
+    try:  # progress for the client's display; a run outside a worker has no one to tell
+        from distributed import get_worker
+
+        get_worker().log_event(EVENT_TOPIC, started)
+    except (ImportError, ValueError):
+        pass
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
         out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
         # Through the tether: the command ends with this worker, however it ends.
@@ -89,17 +73,19 @@ def run_command(argv, output_kind, machine, run, key):
             _running.pop(key, None)
         end = now()
         files = _collect(out) if os.path.exists(out) else {}
+    status = "ok" if proc.returncode == 0 else "failed"
     if key in _stopped:
         _stopped.discard(key)
         status = "interrupted"
         stderr += "pagezero: error: stopped by Ctrl-C on the fleet's client\n"
-    elif proc.returncode == 0:
-        status = "ok"
-    elif proc.returncode in (130, 143, 129, -signal.SIGINT, -signal.SIGTERM):
+    elif proc.returncode in _STOPPED:
         status = "interrupted"
-    else:
-        status = "failed"
-    error = None if status == "ok" else _error_line(proc.returncode, stderr)
+    error = None
+    if status != "ok":  # the last error line, else the last line, else the status
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("pagezero: error:")]
+        error = (errors or lines or [f"exit status {proc.returncode}"])[-1]
+        error = error.replace("pagezero: error: ", "", 1)
     result = dict(machine=machine, run=run, kind=output_kind, status=status, error=error)
     result.update(returncode=proc.returncode, start=start, end=end, hostname=socket.gethostname())
     return dict(result, stdout=stdout, stderr=stderr, files=files)

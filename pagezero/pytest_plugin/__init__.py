@@ -1,18 +1,15 @@
-"""pagezero in other people's CI: a pytest plugin that fails a build only on a real
-clearing regression (docs/ci.rst).
-
-Registered through the ``pytest11`` entry point as ``pagezero``, it is inert unless a test
-uses the ``pagezero_bench`` fixture or the ``pagezero`` marker (needs.py), or a
-``--pagezero-*`` option is given (baseline.py); the measuring code is imported only in the
-hooks that need it. Unlike pytest-benchmark's one-call statistics, the decision is
-``pagezero compare``'s: the run (a fresh process) is the unit, so noise between processes
-does not fail a build.
+"""pagezero in other people's CI (docs/ci.rst): a pytest plugin that fails a build only on
+a real clearing regression, the decision ``pagezero compare``'s (the run, a fresh process,
+is the unit). Inert unless a test uses the ``pagezero_bench`` fixture or the ``pagezero``
+marker, or a ``--pagezero-*`` option is given; the measuring code is imported only in
+the hooks that need it.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator, Iterator
+import functools
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -95,30 +92,20 @@ class Bench:
     def __init__(self, state: PluginState, nodeid: str) -> None:
         self._state, self.nodeid = state, nodeid
 
-    def memset(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("memset", args, kwargs)
-
-    def mmap(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("faults", args, kwargs)
-
-    def batch(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("batch", args, kwargs)
-
-    def folio(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("folio", args, kwargs)
-
-    def _measure(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Result | ResultSet | None:
+    def _measure(self, name: str, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
         # Looked up at each call: the API as the test's process has it (a test may wrap
         # or replace a function).
         import pagezero
 
         kwargs.setdefault("runs", DEFAULT_RUNS)
-        function: Callable[..., Result | ResultSet | None] = getattr(pagezero, name)
-        answer = function(*args, **kwargs)
+        answer: Result | ResultSet | None = getattr(pagezero, name)(*args, **kwargs)
         self._state.record(self.nodeid, answer)
         return answer
+
+    memset = functools.partialmethod(_measure, "memset")
+    mmap = functools.partialmethod(_measure, "faults")
+    batch = functools.partialmethod(_measure, "batch")
+    folio = functools.partialmethod(_measure, "folio")
 
 
 @pytest.hookimpl(tryfirst=True)

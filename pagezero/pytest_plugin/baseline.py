@@ -1,9 +1,6 @@
-"""Saving a session's results, and comparing a session with a saved one.
-
-The comparison, its table and its header are ``pagezero compare``'s; what is added is
-the decision: a test fails on a regression ((R)) against a baseline from the same
-machine. Across machines a change is not the change's alone: shown, failing nothing
-unless --pagezero-same-machine=strict.
+"""Saving a session's results, and comparing a session with a saved one as ``pagezero
+compare`` does (docs/ci.rst); what is added is the decision: a test fails on a regression
+against a baseline from the same machine (another's: shown, failing nothing unless strict).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """The pagezero marker (docs/ci.rst, "What a test needs"), checked before the test runs:
-missing hardware is a skip, not a failure; a marker of the wrong shape or an unknown
-kernel (a typo) is an error in the test's setup. Reserved hugepages are given back when
-the plugin's ExitStack around the test's run protocol closes.
+missing hardware is a skip; a marker of the wrong shape or an unknown kernel, an error.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The results store: every result set ever added, in one SQLite file, by default
-$XDG_DATA_HOME/pagezero/results.sqlite (~/.local/share without XDG_DATA_HOME).
-
-A result set is recorded once, by the hash of its content (records.py), however often and
-under whatever name it is added. The files of one add go in one transaction: an add that
-fails or is interrupted leaves the store as it was. Writers take the lock up front (BEGIN
-IMMEDIATE, WAL mode) and wait up to BUSY_TIMEOUT_S for each other. The schema is
+"""The results store (docs/store.rst): every result set ever added, once by the hash of its
+content, in one SQLite file. An add is one transaction; writers take the lock up front
+(BEGIN IMMEDIATE, WAL mode) and wait up to BUSY_TIMEOUT_S for each other. The schema is
 versioned (schema.py): older stores are migrated forward, newer and foreign ones refused.
 """
 
@@ -40,13 +36,7 @@ def default_path():
     return os.path.join(base, "pagezero", "results.sqlite")
 
 
-def _writable(path):
-    # Root may write through a file without write bits; a store made
-    # read-only with chmod a-w is read-only for root too.
-    return os.access(path, os.W_OK) and bool(os.stat(path).st_mode & 0o222)
-
-
-class Store:
+class Store(contextlib.AbstractContextManager):
     """An open results store; a context manager that closes it.
 
     Parameters
@@ -74,16 +64,18 @@ class Store:
             raise StoreError(
                 f"{self.path}: no store there yet (pagezero store add FILE creates it)"
             )
-        if not exists:
-            try:
-                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-            except OSError as e:
-                raise StoreError(f"{self.path}: cannot create the store: {e.strerror}") from None
-        self.read_only = exists and not _writable(self.path)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create the store: {e.strerror}") from None
+        # Root may write through a file without write bits; a store made
+        # read-only with chmod a-w is read-only for root too.
+        writable = exists and os.access(self.path, os.W_OK) and os.stat(self.path).st_mode & 0o222
+        self.read_only = exists and not writable
         try:
             with self._errors():
+                # timeout: sqlite3's busy timeout, the wait for another writer's lock
                 self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-                self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self._open_schema()
         except BaseException:
@@ -91,6 +83,7 @@ class Store:
             raise
 
     def _version(self):
+        """The schema version, None for an empty file; StoreError for a foreign one."""
         sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
         tables = {name for (name,) in self.db.execute(sql)}
         if not tables:
@@ -156,17 +149,11 @@ class Store:
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a pagezero store ({e})") from None
 
-    @contextlib.contextmanager
     def _transaction(self):
-        """All or nothing, the write lock taken at the start (BEGIN IMMEDIATE): two
-        writers wait for each other rather than fail on upgrading a lock."""
+        """All or nothing (the connection's context: commit, or roll back on any exception),
+        the write lock taken first: two writers wait for each other, not fail upgrading one."""
         self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        return self.db
 
     def require_writable(self, what="add to"):
         """Raise StoreError when the store is read-only, before long work that ends in an
@@ -218,7 +205,7 @@ class Store:
         with self._errors():
             cursor = self.db.execute(sql, args)
             names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row)) for row in cursor.fetchall()]
+            return [dict(zip(names, row)) for row in cursor]
 
     def list(self):
         """Every stored result set, oldest measurement first: dicts of ``id``,
@@ -284,9 +271,6 @@ class Store:
         if self.db is not None:
             self.db.close()
             self.db = None
-
-    def __enter__(self):
-        return self
 
     def __exit__(self, *exc):
         self.close()

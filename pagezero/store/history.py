@@ -22,9 +22,8 @@ def format_value(value, unit):
 def format_spread(row):
     """A point's spread as text, the run the unit: ``"+-1.2% (3 runs)"``, or for one run
     ``"+-0.4% (loops, 1 run)"``; `row` is a :meth:`pagezero.store.Store.history` row."""
-    if row["spread_of"] == "runs":
-        return f"+-{row['spread_pct']:.1f}% ({row['runs']} runs)"
-    return f"+-{row['spread_pct']:.1f}% (loops, 1 run)"
+    of = f"{row['runs']} runs" if row["spread_of"] == "runs" else "loops, 1 run"
+    return f"+-{row['spread_pct']:.1f}% ({of})"
 
 
 # The columns of a point's history, one row a result set (here and in store publish).

@@ -1,10 +1,6 @@
-"""``pagezero store publish -o SITE/``: the store as a static site, as asv's ``asv
-publish`` does: index.html (the machines, the result sets linked to their reports, the
-points, a form to compare two sets), point-N.html (a point's history, figure and table)
-and compare-A-B.html (set B against A as ``pagezero compare`` prints it). Only files, every
-link relative, nothing fetched. Written into a temporary folder beside SITE and renamed
-into place, so a failure leaves SITE as it was; an existing SITE is replaced only when it
-is a site published before (its MARKER file says so).
+"""``pagezero store publish -o SITE/`` (docs/store.rst): the store as a static site, as
+asv's ``asv publish`` does: index.html, point-N.html (a point's history) and
+compare-A-B.html (set B against A as ``pagezero compare`` prints it), every link relative.
 """
 
 from __future__ import annotations
@@ -90,22 +86,17 @@ def publish(store, site: str) -> list[str]:
     tmp = tempfile.mkdtemp(prefix=".publish-", dir=parent)
     try:
         names = _write_site(tmp, store, sets)
-        _replace(tmp, site, parent)
+        # Renamed into place; an old site goes only once the new one is in.
+        old = tempfile.mkdtemp(prefix=".unpublished-", dir=parent) if os.path.exists(site) else None
+        if old:
+            os.rename(site, os.path.join(old, "site"))
+        os.rename(tmp, site)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return [os.path.join(site, n) for n in names]
-
-
-def _replace(tmp: str, site: str, parent: str) -> None:
-    """Rename the new site into place; an old site goes only once the new one is in."""
-    old = None
-    if os.path.exists(site):
-        old = tempfile.mkdtemp(prefix=".unpublished-", dir=parent)
-        os.rename(site, os.path.join(old, "site"))
-    os.rename(tmp, site)
     if old:
         shutil.rmtree(old, ignore_errors=True)
+    return [os.path.join(site, n) for n in names]
 
 
 def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
@@ -118,8 +109,12 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
         f"point-{n}.html": _point_page(folder, n, label, rows, by_id)
         for n, (label, rows) in enumerate(points, 1)
     }
+    ids = [s["id"] for s in sets]  # oldest first
+    candidates = list(zip(ids, ids[1:]))
+    if len(ids) <= MAX_ALL_PAIRS:
+        candidates = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
     pairs = []
-    for a, b in _pairs(sets):
+    for a, b in candidates:
         text = _compare_page(by_id[a], by_id[b], load)
         if text is not None:  # None: the two share no point
             pages[f"compare-{a}-{b}.html"] = text
@@ -138,13 +133,6 @@ def _points(history: list[dict]) -> list[tuple[str, list[dict]]]:
     for row in history:
         points.setdefault((row["label"], row["unit"]), []).append(row)
     return [(label, rows) for (label, _), rows in points.items()]
-
-
-def _pairs(sets: list[dict]) -> list[tuple[int, int]]:
-    ids = [s["id"] for s in sets]  # oldest first
-    if len(ids) <= MAX_ALL_PAIRS:
-        return [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
-    return list(zip(ids, ids[1:]))
 
 
 def report_of(source: str | None) -> str | None:

@@ -1,8 +1,5 @@
-"""What the store records of a results document: its identity, its metadata, its points.
-
-A result set is identified by its content: the SHA-256 of its document in a canonical
-JSON form (keys sorted, no whitespace), so the same file added twice, or a copy of it,
-is recorded once, whatever its name or modification time.
+"""What the store records of a results document: its identity (the SHA-256 of its canonical
+JSON: keys sorted, no whitespace, so a copy is recorded once), its metadata, its points.
 """
 
 import datetime

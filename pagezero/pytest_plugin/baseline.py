@@ -5,6 +5,7 @@ against a baseline from the same machine (another's: shown, failing nothing unle
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import glob
 import os
@@ -14,7 +15,7 @@ import pytest
 
 from pagezero.analysis import compare as comparison
 from pagezero.analysis.significance import METHOD, REGRESSION
-from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
+from pagezero.pytest_plugin import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
 from pagezero.results.resultset import ResultSet
 
@@ -37,7 +38,7 @@ def load_baseline(state: PluginState) -> None:
     path = state.compare
     assert path is not None
     if os.path.isdir(path) or not os.path.exists(path):
-        found = glob.glob(os.path.join(glob.escape(path), PATTERN)) if os.path.isdir(path) else []
+        found = glob.glob(os.path.join(glob.escape(path), PATTERN))
         if not found:
             state.baseline_missing = f"no saved session ({PATTERN}) in {path}: nothing compared"
             return
@@ -71,13 +72,11 @@ def _rows(state: PluginState, nodes: Any) -> tuple[list[dict[str, Any]], ResultS
     assert state.baseline is not None
     new = _of_tests(state.results, state.runs, nodes)
     base = _of_tests(state.baseline, state.baseline.runs, nodes, state.baseline.machine)
-    if not len(base):
-        return [], new
-    try:
-        rows = comparison.compare(base, new, threshold=state.threshold_pct / 100, alpha=state.alpha)
-    except ValueError:  # no point in common
-        return [], new
-    return rows, new
+    threshold = state.threshold_pct / 100
+    if len(base):
+        with contextlib.suppress(ValueError):  # no point in common
+            return comparison.compare(base, new, threshold=threshold, alpha=state.alpha), new
+    return [], new
 
 
 def _regression_line(row: Mapping[str, Any]) -> str:
@@ -120,13 +119,8 @@ def _without_baseline(state: PluginState, rows: Iterable[Mapping[str, Any]]) -> 
     assert state.baseline is not None
     known = {point_key(r) for r in state.baseline}
     shown = {row["label"] for row in rows}
-    lines: list[str] = []
-    for result in state.results:
-        label = result.label()
-        if point_key(result) not in known and label not in shown:
-            shown.add(label)
-            lines.append(f"no baseline point, not compared: {label}")
-    return lines
+    labels = dict.fromkeys(r.label() for r in state.results if point_key(r) not in known)
+    return [f"no baseline point, not compared: {label}" for label in labels if label not in shown]
 
 
 def summary_lines(state: PluginState) -> list[str]:

@@ -240,9 +240,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     # A marked test's reservations live from its setup to past its teardown: closed
     # around the whole protocol, they give the pool back also when the test fails,
     # errors, or a KeyboardInterrupt (or pagezero's Interrupted) unwinds through here.
-    if item.get_closest_marker("pagezero") is None:
-        yield
-        return
     with contextlib.ExitStack() as stack:
         item.stash[_RESERVED] = stack
         yield
@@ -253,11 +250,9 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Any, None]:
     outcome = yield
-    state = item.config.stash[STATE]
-    if call.when != "call" or item.nodeid not in state.nodes:
-        return
-    report = outcome.get_result()
-    if not report.passed:  # failed or skipped on its own: nothing to add
+    state, report = item.config.stash[STATE], outcome.get_result()
+    # Failed or skipped on its own, or measured nothing: nothing to add.
+    if call.when != "call" or item.nodeid not in state.nodes or not report.passed:
         return
     from pagezero.pytest_plugin.baseline import judge
 

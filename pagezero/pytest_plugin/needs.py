@@ -30,18 +30,6 @@ def _check_names(what: str, value: Any) -> list[str]:
     return [str(v) for v in value]
 
 
-def _missing_kernels(names: list[str]) -> list[str]:
-    table = {k.name: k for kind in KINDS for k in kernels(kind)}
-    missing = []
-    for name in names:
-        kernel = table.get(name)
-        if kernel is None:
-            _bad(f"no kernel named {name!r} (pagezero kernels lists them)")
-        if not kernel.available:
-            missing.append(f"kernel {name} ({kernel.reason})")
-    return missing
-
-
 def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
     """([missing need], {page: pages to reserve instead, with `reserving`})."""
     if value is None:
@@ -82,7 +70,12 @@ def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict
     have = set(cpu_features())
     features = _check_names("features", marker.kwargs.get("features"))
     missing = [f"CPU feature {name}" for name in features if name not in have]
-    missing += _missing_kernels(_check_names("kernels", marker.kwargs.get("kernels")))
+    table = {k.name: k for kind in KINDS for k in kernels(kind)}
+    for name in _check_names("kernels", marker.kwargs.get("kernels")):
+        if name not in table:
+            _bad(f"no kernel named {name!r} (pagezero kernels lists them)")
+        if not table[name].available:
+            missing.append(f"kernel {name} ({table[name].reason})")
     short, to_reserve = _hugepages(marker.kwargs.get("hugepages"), reserving)
     return missing + short, to_reserve
 

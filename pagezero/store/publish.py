@@ -1,7 +1,5 @@
-"""``pagezero store publish -o SITE/`` (docs/store.rst): the store as a static site, as
-asv's ``asv publish`` does: index.html, point-N.html (a point's history) and
-compare-A-B.html (set B against A as ``pagezero compare`` prints it), every link relative.
-"""
+"""``pagezero store publish -o SITE/`` (docs/store.rst): the store as a static site of
+index.html, point-N.html (a point's history) and compare-A-B.html, every link relative."""
 
 from __future__ import annotations
 
@@ -16,8 +14,8 @@ from collections.abc import Callable
 from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
 from pagezero.analysis.significance import METHOD
 from pagezero.results.resultset import ResultSet
+from pagezero.store import stored_result_set
 from pagezero.store.history import HEADER, MAX_SERIES, format_value, history_cells, plot_history
-from pagezero.store.records import stored_result_set
 from pagezero.studies.report.html import html_table, inline_svg, page
 
 __all__ = ["publish", "MARKER", "MAX_ALL_PAIRS"]
@@ -77,8 +75,7 @@ def publish(store, site: str) -> list[str]:
     Raises
     ------
     ValueError
-        A bad `site` (missing parent, a file, a folder of other files) or an empty
-        store; nothing is written.
+        A bad `site` (missing parent, a file, a folder of other files) or an empty store.
     """
     parent, sets = _check_site(site), store.list()
     if not sets:
@@ -136,8 +133,8 @@ def _points(history: list[dict]) -> list[tuple[str, list[dict]]]:
 
 
 def report_of(source: str | None) -> str | None:
-    """The report a stored result set came from, as a file:// address: report.html (else
-    report.md) beside `source`, the file it was added from, when still there; else None."""
+    """The file:// address of report.html (else report.md) beside `source`, the file a
+    stored result set was added from, when still there; else None."""
     if not source:
         return None
     for name in ("report.html", "report.md"):

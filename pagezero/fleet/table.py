@@ -4,7 +4,7 @@ arm64 clear_page thread ("arm64: mm: clear_page() with DC ZVA or STNP").
 
 import os
 
-from pagezero.fleet.log import FLEET_FILE
+from pagezero.fleet.run import FLEET_FILE
 from pagezero.results.folders import load_folder
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet

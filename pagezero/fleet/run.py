@@ -36,16 +36,12 @@ WORKER_HINT = "dask worker {} --nworkers 1 --nthreads 1 --resources benchmark=1 
 
 class FleetError(PagezeroError):
     """A cluster that cannot run the fleet: unreachable, without workers offering the
-    ``benchmark`` resource, or machines that did not finish. A
-    :class:`pagezero.PagezeroError` (the CLI exits 1)."""
+    ``benchmark`` resource, or machines that did not finish (the CLI exits 1)."""
 
 
 def command_argv(argv):
-    """``(argv, "file" or "folder")``: the command without a leading ``--`` or
-    ``pagezero``, and what its ``-o`` writes; ValueError for none, or one naming its own
-    ``-o`` (the fleet gives each run one). ``pagezero fleet run`` also parses it with
-    pagezero's parser: a command pagezero refuses is one line, not one error per machine.
-    """
+    """``(argv, "file" or "folder")``: the command without a leading ``--`` or ``pagezero``,
+    and what its ``-o`` writes; ValueError for none, or one with its own ``-o``."""
     argv = [str(a) for a in argv]
     for word in ("--", "pagezero"):
         argv = argv[1:] if argv[:1] == [word] else argv
@@ -73,17 +69,16 @@ def _probe(address, timeout):
         raise ValueError(f"{expected} ({e})") from None
     if scheme not in ("tcp", "tls") or not host or not 0 < port < 65536:
         raise ValueError(expected)
-    # A plain connection first: refused, or a name that does not resolve, is said at
-    # once, where distributed's own connect would retry until the timeout.
+    # A plain connection first: refused, or a name that does not resolve, is said at once
+    # (distributed's connect would retry until the timeout).
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
         why = "timed out" if isinstance(e, TimeoutError) else e.strerror or first_line(e)
         raise FleetError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
-    # Then distributed's identity call, which a server other than a Dask scheduler
-    # fails; before any Client exists (one that failed to start takes twice its timeout
-    # to close, then warns).
+    # Then distributed's identity call, before any Client exists (one that failed to start
+    # takes twice its timeout to close, then warns).
     async def identity():
         comm = await dask_connect(address, timeout=timeout)
         try:
@@ -103,15 +98,13 @@ def _probe(address, timeout):
 
 
 def connect(address, timeout=10):
-    """A Dask client of a fleet's scheduler, its threads started with the stop signals held
-    (so that Ctrl-C goes to the main thread); ValueError for an address that is not one,
-    FleetError when no scheduler answers there."""
+    """A Dask client of a fleet's scheduler, its threads started with the stop signals held;
+    ValueError for an address that is not one, FleetError when no scheduler answers."""
     from distributed import Client
 
     _probe(address, timeout)
     try:
-        # The client's threads inherit the mask: the main thread's deferred() can then
-        # hold a stop signal while fleet.json is written.
+        # Its threads inherit the mask: Ctrl-C goes to the main thread, which can defer it.
         with deferred():
             return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
@@ -123,8 +116,8 @@ def first_line(e):
 
 
 def benchmark_workers(client, address):
-    """``({name: address} of the workers offering the benchmark resource, sorted names
-    of all workers)``; FleetError, saying how to start one, when there is none."""
+    """``({name: address} of the workers offering the benchmark resource, all names)``;
+    FleetError, saying how to start one, when there is none."""
     workers, hint = client.scheduler_info()["workers"], WORKER_HINT.format(address)
     if not workers:
         raise FleetError(f"the cluster at {address} has no workers; on each machine run: {hint}")
@@ -157,8 +150,8 @@ def choose(usable, names, machines):
 
 
 def version_verdicts(mine, theirs):
-    """Machine name to None (it runs pagezero `mine`) or why it is refused; `theirs` maps
-    a name to its version, or to the exception reading it raised."""
+    """Machine name to None (it runs pagezero `mine`) or why it is refused; `theirs` maps a
+    name to its version, or to the exception reading it raised."""
     verdicts = dict.fromkeys(theirs)
     for name, version in theirs.items():
         if isinstance(version, BaseException):
@@ -181,7 +174,7 @@ def _check_out_dir(out_dir):
 
 
 def _progress(stream, runs, total):
-    """progress(machine, run, what) for run_fleet's `progress`: a line per start and end."""
+    """progress(machine, run, what) for run_fleet's `progress`."""
     if callable(stream) or stream is None:
         return stream or (lambda *_: None)
     progress = Progress("pagezero fleet run", total, stream)
@@ -214,8 +207,7 @@ def run_fleet(
     runs : int
         Runs per machine (at least 1), each a fresh process.
     progress : file or callable, optional
-        A stream for one line per start and end of a run, or a function called as
-        ``progress(machine, run, what)``; None: quiet.
+        A stream for a line per start and end of a run, or ``progress(machine, run, what)``.
     timeout, poll_s : float
         Seconds to wait for the scheduler; between checks for finished runs.
 
@@ -231,7 +223,7 @@ def run_fleet(
     FleetError
         For a cluster it cannot use.
     KeyboardInterrupt
-        On Ctrl-C, after cancelling the runs and writing what finished.
+        On Ctrl-C, after stopping the runs and writing what finished.
     """
     argv, kind = command_argv(command)
     if runs < 1:
@@ -253,8 +245,7 @@ def run_fleet(
             where = dict(workers=[address], allow_other_workers=False, resources=RESOURCE)
             for run in range(1, runs + 1) if not verdicts[name] else ():
                 key = f"pagezero-{folder_name(name)}-run{run}-{uuid.uuid4().hex[:8]}"
-                # priority: a machine's runs in their order, which Dask does not
-                # promise for tasks submitted one by one.
+                # priority: a machine's runs in their order (not promised otherwise).
                 args = (run_command, argv, kind, name, run, key)
                 future = client.submit(*args, key=key, pure=False, priority=runs - run, **where)
                 futures[future] = (name, run)
@@ -306,8 +297,7 @@ class _Watch:
         try:
             result = future.result()
         except Exception as e:  # the task failed: pagezero missing there, the scheduler lost
-            text = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
-            return self._end(future, "failed", text)
+            return self._end(future, "failed", f"{type(e).__name__}: {first_line(e)}")
         files = self.log.write_run(result)
         self._end(future, result["status"], result["error"], result["start"], result["end"], files)
 
@@ -320,8 +310,7 @@ class _Watch:
 
     def until_done(self, poll_s):
         while self.pending:
-            # Polled: distributed's wait() needs a default client, which a
-            # library should not install in its caller's process.
+            # Polled: distributed's wait() needs a default client, not a library's to set.
             _wait_any(self.pending, poll_s)
             for future in [f for f in self.pending if f.done()]:
                 self._collect(future)
@@ -354,8 +343,8 @@ class _Watch:
             self._give_up(future, "died", why + " left the cluster (machine down or worker killed)")
 
     def stop(self):
-        """After Ctrl-C: cancel the runs not started, interrupt the running ones and
-        take what they saved, waiting up to GRACE_S."""
+        """After Ctrl-C: cancel the runs not started, interrupt the others, take what they
+        saved within GRACE_S."""
         self._drain()
         for future in [f for f in self.pending if f.done()]:
             self._collect(future)
@@ -409,15 +398,14 @@ def _write_bytes(path, data, mtime):
 
 
 class FleetLog:
-    """A fleet run's ``fleet.json``: the command, each machine and each of its runs, saved
-    afresh on every change; ``machines`` lists the machines' entries (name, address,
-    folder, status, error, runs) in order."""
+    """A fleet run's ``fleet.json``, saved afresh on every change; ``machines`` lists the
+    machines' entries (name, address, folder, status, error, runs) in order."""
 
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir
         self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler}
         self.doc.update(command=["pagezero", *argv], runs=runs, pagezero=version)
-        self.machines = []  # the entries, in order
+        self.machines = []
         self.doc.update(started=now(), ended=None, interrupted=False, machines=self.machines)
 
     def add_machine(self, name, address, refused=None):
@@ -428,8 +416,8 @@ class FleetLog:
         self.machines.append(entry)
 
     def started(self, name, run, at):
-        """Mark a run as running since `at`; False if it had finished already (events and
-        results travel apart, so a start can be heard of after the end)."""
+        """Mark a run as running since `at`; False if it had finished already (its start
+        event came after its result)."""
         entry, r = self._run(name, run)
         if r["status"] != "pending":
             return False
@@ -454,8 +442,8 @@ class FleetLog:
         self._update(entry)
 
     def write_run(self, result):
-        """Write what a run_command() returned under ``DIR/<machine>/``; the paths written,
-        relative to the folder (a name that would leave the machine's folder is skipped)."""
+        """Write what a run_command() returned under ``DIR/<machine>/`` (never outside it);
+        the paths written, relative to DIR."""
         name, run = result["machine"], result["run"]
         base = os.path.join(self.out_dir, folder_name(name))
         mtime = datetime.datetime.fromisoformat(result["end"]).timestamp()
@@ -463,7 +451,7 @@ class FleetLog:
         for rel, data in sorted(result["files"].items()):
             rel = os.path.normpath(rel)
             if rel.startswith("..") or os.path.isabs(rel):
-                continue  # never outside the machine's folder
+                continue
             path = os.path.join(
                 base, f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
             )

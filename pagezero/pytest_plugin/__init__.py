@@ -1,9 +1,5 @@
-"""pagezero in other people's CI (docs/ci.rst): a pytest plugin that fails a build only on
-a real clearing regression, the decision ``pagezero compare``'s (the run, a fresh process,
-is the unit). Inert unless a test uses the ``pagezero_bench`` fixture or the ``pagezero``
-marker, or a ``--pagezero-*`` option is given; the measuring code is imported only in
-the hooks that need it.
-"""
+"""pagezero's pytest plugin (docs/ci.rst): fails a build only on a significant clearing
+regression; the measuring code is imported only in the hooks that need it."""
 
 from __future__ import annotations
 
@@ -22,8 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["pagezero_bench"]
 
-# The parameter a recorded result carries its test's node id in: a point of a session is
-# (node id, point_key()), kept by ResultSet.save/load as any parameter is.
+# The parameter a recorded result carries its test's node id in.
 TEST_PARAM = "test"
 
 
@@ -41,8 +36,8 @@ def fail_percent(text: str) -> float:
 
 @dataclasses.dataclass
 class PluginState:
-    """The options (the first fields, in the order of pytest_addoption's), the baseline
-    and the recorded results of one session."""
+    """One session's options (the first fields, in pytest_addoption's order), baseline and
+    recorded results."""
 
     save_dir: str | None = None
     compare: str | None = None
@@ -55,17 +50,14 @@ class PluginState:
     baseline_missing: str | None = None  # why there is none though one was asked for
     results: list[Result] = dataclasses.field(default_factory=list)  # params carry TEST_PARAM
     runs: list[dict[str, int]] = dataclasses.field(default_factory=list)
-    # Each measuring call's runs are processes of their own, numbered on from here, so
-    # that two calls of one point are not pooled as one run.
-    next_process: int = 0
+    next_process: int = 0  # the next measuring call's first process number
     nodes: dict[str, None] = dataclasses.field(default_factory=dict)  # that recorded, in order
     failed: dict[str, str] = dataclasses.field(default_factory=dict)  # on the comparison, with why
     saved_to: str | None = None
 
     @classmethod
     def from_options(cls, option: Any) -> PluginState:
-        """The state for a session's parsed options; UsageError for options that make no
-        sense together, or a bad alpha."""
+        """The state for a session's options; UsageError for a bad or lone option."""
         options = ("save", "compare", "compare_fail", "alpha", "same_machine", "reserve")
         state = cls(*(getattr(option, f"pagezero_{name}") for name in options))  # in order
         needs_baseline = {
@@ -87,9 +79,8 @@ class PluginState:
         return self.fail_pct if self.fail_pct is not None else 2.0
 
     def record(self, nodeid: str, answer: Result | ResultSet | None) -> None:
-        """Add a measuring call's Result or ResultSet (None: stopped before a loop),
-        tagged with `nodeid`; its runs become processes of their own, so that a later
-        call of the same point adds runs instead of pooling its loops into these."""
+        """Add a measuring call's Result or ResultSet (None: stopped before a loop) tagged
+        with `nodeid`, its runs processes of their own: a later call of a point adds runs."""
         from pagezero.results.resultset import ResultSet
 
         if answer is None:
@@ -107,8 +98,7 @@ class PluginState:
         self.nodes[nodeid] = None
 
 
-# On the session's config, never a module global: one interpreter can hold several
-# sessions (pytester's in-process runs).
+# On the session's config: one interpreter can hold several sessions (pytester's).
 STATE = pytest.StashKey[PluginState]()
 
 MARKER = (
@@ -161,12 +151,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def pagezero_bench(request: pytest.FixtureRequest) -> Bench:
-    """Measure with pagezero and record every result against this test.
-
-    ``.memset(...)``, ``.mmap(...)`` (:func:`pagezero.faults`), ``.batch(...)`` and
-    ``.folio(...)`` take the API's parameters, with runs=3 unless given, and return
-    what the API returns.
-    """
+    """Measure with pagezero and record every result against this test: a :class:`Bench`
+    (docs/ci.rst, "The fixture")."""
     return Bench(request.config.stash[STATE], request.node.nodeid)
 
 
@@ -182,9 +168,7 @@ class Bench:
         self._state, self.nodeid = state, nodeid
 
     def _measure(self, name: str, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        # Looked up at each call: the API as the test's process has it (a test may wrap
-        # or replace a function).
-        import pagezero
+        import pagezero  # looked up at each call: a test may wrap or replace a function
 
         kwargs.setdefault("runs", DEFAULT_RUNS)
         answer: Result | ResultSet | None = getattr(pagezero, name)(*args, **kwargs)
@@ -206,9 +190,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     missing, to_reserve = missing_needs(marker, item.config.stash[STATE].reserve)
     if missing:
-        # A skip marker, so that the skipping plugin (its tryfirst hook called after
-        # this one) files the skip under the test's location; with -rs a skip raised
-        # here would be filed under this plugin's file, the test unnamed.
+        # A skip marker: the skipping plugin (its hook called after this one) files it under
+        # the test's location, where -rs would show a skip raised here under this file.
         reason = "needs " + "; ".join(missing)
         item.add_marker(pytest.mark.skip(reason=reason))
         item.stash[_SKIP] = reason
@@ -237,9 +220,8 @@ class _BeforeFixtures:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    # A marked test's reservations live from its setup to past its teardown: closed
-    # around the whole protocol, they give the pool back also when the test fails,
-    # errors, or a KeyboardInterrupt (or pagezero's Interrupted) unwinds through here.
+    # A marked test's reservations live from its setup to past its teardown, given back
+    # also when it fails, errors, or a KeyboardInterrupt unwinds through here.
     with contextlib.ExitStack() as stack:
         item.stash[_RESERVED] = stack
         yield
@@ -260,8 +242,7 @@ def pytest_runtest_makereport(
         failure = judge(state, item.nodeid)
     except Exception as e:  # noqa: BLE001 -- a fault here is this test's, not the session's
         failure = f"pagezero: comparing this test's results failed: {type(e).__name__}: {e}"
-    # The call's report made a failure, not an error raised in the fixture's teardown,
-    # which would report the test as passed AND errored ("1 passed, 1 error").
+    # The call's report made a failure: an error in a teardown would read "1 passed, 1 error".
     if failure is not None:
         report.outcome = "failed"
         report.longrepr = failure

@@ -1,7 +1,5 @@
 """Saving a session's results, and comparing a session with a saved one as ``pagezero
-compare`` does (docs/ci.rst); what is added is the decision: a test fails on a regression
-against a baseline from the same machine (another's: shown, failing nothing unless strict).
-"""
+compare`` does, deciding which tests fail (docs/ci.rst)."""
 
 from __future__ import annotations
 
@@ -26,15 +24,15 @@ if TYPE_CHECKING:
 
 __all__ = ["load_baseline", "save_session", "judge", "summary_lines", "PATTERN"]
 
-# One file per session, named by its UTC start to the microsecond: the newest is the
-# last by name, whatever the mtimes (a CI cache restores files with the restore's time).
+# One file per session, named by its UTC time: the newest is the last by name, whatever the
+# mtimes (a CI cache restores files with the restore's time).
 PATTERN = "pagezero-*.json"
 _STAMP = "%Y%m%dT%H%M%S%fZ"
 
 
 def load_baseline(state: PluginState) -> None:
     """Read --pagezero-compare's file (or the newest in its folder) into `state`; a folder
-    missing or without a session file (a CI's first run) leaves a note, no baseline."""
+    missing or without one (a CI's first run) leaves a note."""
     path = state.compare
     assert path is not None
     if os.path.isdir(path) or not os.path.exists(path):
@@ -56,7 +54,7 @@ def save_session(state: PluginState) -> None:
     os.makedirs(state.save_dir, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime(_STAMP)
     path = os.path.join(state.save_dir, f"pagezero-{stamp}.json")
-    ResultSet(state.results, state.runs).save(path)  # atomic: files.atomic_write
+    ResultSet(state.results, state.runs).save(path)
     state.saved_to = path
 
 
@@ -87,9 +85,8 @@ def _regression_line(row: Mapping[str, Any]) -> str:
 
 
 def judge(state: PluginState, nodeid: str) -> str | None:
-    """Why the test `nodeid` fails on its comparison (its report; kept in state.failed),
-    or None: no baseline point, another machine (unless strict), or no
-    --pagezero-compare-fail."""
+    """Why the test `nodeid` fails on its comparison (also kept in state.failed), or None:
+    no baseline point, another machine (unless strict), or no --pagezero-compare-fail."""
     if state.baseline is None:
         return None
     rows, new = _rows(state, {nodeid})
@@ -124,8 +121,7 @@ def _without_baseline(state: PluginState, rows: Iterable[Mapping[str, Any]]) -> 
 
 
 def summary_lines(state: PluginState) -> list[str]:
-    """The terminal summary: the comparison as ``pagezero compare`` prints it, the notes,
-    the failures and the saved file."""
+    """The terminal summary: the comparison, the notes, the failures, the saved file."""
     lines: list[str] = []
     if state.baseline_missing:
         lines.append(state.baseline_missing)

@@ -1,6 +1,5 @@
-"""The pagezero marker (docs/ci.rst, "What a test needs"), checked before the test runs:
-missing hardware is a skip; a marker of the wrong shape or an unknown kernel, an error.
-"""
+"""The pagezero marker (docs/ci.rst, "What a test needs"): missing hardware is a skip; a
+marker of the wrong shape or an unknown kernel, an error."""
 
 from __future__ import annotations
 
@@ -58,9 +57,8 @@ def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
 
 
 def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict[str, int]]:
-    """What the test's marker asks for and this machine lacks, in words ("CPU feature
-    avx512f", ...), and with `reserving` the hugepages to reserve, {page: pages}; a
-    marker of the wrong shape or an unknown kernel (a typo) errors the test's setup."""
+    """What the marker asks for and this machine lacks, in words, and with `reserving` the
+    hugepages to reserve, {page: pages}; a bad marker or kernel name errors the setup."""
     unknown = set(marker.kwargs) - {"hugepages", "features", "kernels"}
     if marker.args or unknown:
         _bad(
@@ -81,8 +79,7 @@ def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict
 
 
 def reserve_needs(to_reserve: Mapping[str, int], stack: contextlib.ExitStack) -> list[str]:
-    """Reserve the hugepages on `stack`, which gives them back when it closes; what could
-    not be reserved, with the reason (not root, too few pages found by the kernel)."""
+    """Reserve the hugepages on `stack`, which gives them back; what could not be, and why."""
     missing = []
     for page, count in to_reserve.items():
         try:

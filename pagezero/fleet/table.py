@@ -1,6 +1,4 @@
-"""``pagezero fleet table DIR``: machines side by side, point by point, as the tables of the
-arm64 clear_page thread ("arm64: mm: clear_page() with DC ZVA or STNP").
-"""
+"""``pagezero fleet table DIR`` (docs/fleet.rst): machines side by side, point by point."""
 
 import os
 
@@ -26,7 +24,6 @@ def _fleet_entries(path):
             raise ValueError(f"{path}: a machine without a name and a folder")
         folder = m["folder"]
         if not folder or folder in (".", "..") or "/" in folder or "\0" in folder:
-            # fleet run writes DIR/<folder>: never a path that leaves DIR, nor DIR itself
             where = os.path.dirname(path) or "."
             raise ValueError(
                 f"{path}: machine {m['name']!r}'s folder must be a name in {where}, not {folder!r}"
@@ -40,9 +37,9 @@ def _fleet_entries(path):
 
 
 def machine_sets(fleet_dir):
-    """``([(machine name, ResultSet)], notes)`` of a fleet run's folder (or any folder of
-    machine folders): in ``fleet.json``'s order (else by name), and one line per machine
-    without results; ValueError for a missing folder, a bad ``fleet.json`` or no results."""
+    """``([(machine name, ResultSet)], a line per machine without results)`` of a fleet run's
+    folder (or any folder of machine folders), in ``fleet.json``'s order, else by name;
+    ValueError for a missing folder, a bad ``fleet.json`` or no results."""
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
         entries = _fleet_entries(path)
@@ -69,8 +66,8 @@ def machine_sets(fleet_dir):
 
 
 def only_matching(sets, words):
-    """The (machine, ResultSet) pairs with only the results whose label has every one of
-    the space-separated `words`, machines left with none dropped; ValueError for none."""
+    """The (machine, ResultSet) pairs with only the results whose label has all the
+    space-separated `words`, machines left with none dropped; ValueError for none."""
     words = set(words.split())
     kept = []
     for name, rs in sets:
@@ -84,9 +81,8 @@ def only_matching(sets, words):
 
 
 def table_rows(sets):
-    """The points of (machine name, ResultSet) pairs side by side: per point a dict of
-    ``label``, ``unit`` and ``machines``, machine name to its
-    :func:`pagezero.results.points.point_summary` or None where it was not measured."""
+    """Per point of (machine name, ResultSet) pairs a dict of ``label``, ``unit`` and
+    ``machines``: name to its :func:`pagezero.results.points.point_summary`, or None."""
     rows, names = {}, [name for name, _ in sets]
     for name, rs in sets:
         for key, (first, summary) in summarize_points(rs).items():
@@ -105,8 +101,7 @@ def _cell(summary):
 
 
 def format_table(sets, notes=()):
-    """The table of :func:`table_rows` as lines of text, the machines described above it
-    and `notes` (machines without results) below; rates in GB/s (10^9 bytes/s)."""
+    """The table of :func:`table_rows` as lines, the machines above it, `notes` below."""
     names = [name for name, _ in sets]
     machines = [
         f"{n}: {rs.machine.get('cpu_model', '?')}, {rs.machine.get('kernel_release', '?')}"

@@ -40,8 +40,7 @@ class FleetError(PagezeroError):
 
 
 def command_argv(argv):
-    """``(argv, "file" or "folder")``: the command without a leading ``--`` or ``pagezero``,
-    and what its ``-o`` writes; ValueError for none, or one with its own ``-o``."""
+    """``(argv, "file" or "folder")``: the command bare, and what its ``-o`` writes."""
     argv = [str(a) for a in argv]
     for word in ("--", "pagezero"):
         argv = argv[1:] if argv[:1] == [word] else argv
@@ -98,8 +97,8 @@ def _probe(address, timeout):
 
 
 def connect(address, timeout=10):
-    """A Dask client of a fleet's scheduler, its threads started with the stop signals held;
-    ValueError for an address that is not one, FleetError when no scheduler answers."""
+    """A Dask client of the scheduler at `address`; ValueError for an address that is no
+    ``tcp://HOST:PORT``, FleetError when no scheduler answers there."""
     from distributed import Client
 
     _probe(address, timeout)
@@ -116,8 +115,7 @@ def first_line(e):
 
 
 def benchmark_workers(client, address):
-    """``({name: address} of the workers offering the benchmark resource, all names)``;
-    FleetError, saying how to start one, when there is none."""
+    """``({name: address} of the workers offering benchmark=1, all names)``, or FleetError."""
     workers, hint = client.scheduler_info()["workers"], WORKER_HINT.format(address)
     if not workers:
         raise FleetError(f"the cluster at {address} has no workers; on each machine run: {hint}")
@@ -150,8 +148,7 @@ def choose(usable, names, machines):
 
 
 def version_verdicts(mine, theirs):
-    """Machine name to None (it runs pagezero `mine`) or why it is refused; `theirs` maps a
-    name to its version, or to the exception reading it raised."""
+    """Machine name to None or why it is refused, from its version or the error reading it."""
     verdicts = dict.fromkeys(theirs)
     for name, version in theirs.items():
         if isinstance(version, BaseException):
@@ -180,11 +177,8 @@ def _progress(stream, runs, total):
     progress = Progress("pagezero fleet run", total, stream)
 
     def show(name, run, text):
-        line = f"{name}: run {run}/{runs} {text}"
-        if text == "started":
-            progress.say(line)
-        else:
-            progress.step(line)
+        say = progress.say if text == "started" else progress.step  # an end is a step
+        say(f"{name}: run {run}/{runs} {text}")
 
     return show
 
@@ -343,8 +337,7 @@ class _Watch:
             self._give_up(future, "died", why + " left the cluster (machine down or worker killed)")
 
     def stop(self):
-        """After Ctrl-C: cancel the runs not started, interrupt the others, take what they
-        saved within GRACE_S."""
+        """After Ctrl-C: cancel the runs not started, interrupt the others (GRACE_S)."""
         self._drain()
         for future in [f for f in self.pending if f.done()]:
             self._collect(future)
@@ -398,8 +391,7 @@ def _write_bytes(path, data, mtime):
 
 
 class FleetLog:
-    """A fleet run's ``fleet.json``, saved afresh on every change; ``machines`` lists the
-    machines' entries (name, address, folder, status, error, runs) in order."""
+    """A fleet run's ``fleet.json``, saved afresh on every change (docs/fleet.rst)."""
 
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir
@@ -416,8 +408,7 @@ class FleetLog:
         self.machines.append(entry)
 
     def started(self, name, run, at):
-        """Mark a run as running since `at`; False if it had finished already (its start
-        event came after its result)."""
+        """Mark a run as running since `at`; False if its result came first."""
         entry, r = self._run(name, run)
         if r["status"] != "pending":
             return False
@@ -442,8 +433,7 @@ class FleetLog:
         self._update(entry)
 
     def write_run(self, result):
-        """Write what a run_command() returned under ``DIR/<machine>/`` (never outside it);
-        the paths written, relative to DIR."""
+        """Write a run_command() result in ``DIR/<machine>/``; the paths, relative to DIR."""
         name, run = result["machine"], result["run"]
         base = os.path.join(self.out_dir, folder_name(name))
         mtime = datetime.datetime.fromisoformat(result["end"]).timestamp()

@@ -66,8 +66,7 @@ def machine_sets(fleet_dir):
 
 
 def only_matching(sets, words):
-    """The (machine, ResultSet) pairs with only the results whose label has all the
-    space-separated `words`, machines left with none dropped; ValueError for none."""
+    """`sets` with only the results whose label has all of `words`; ValueError for none."""
     words = set(words.split())
     kept = []
     for name, rs in sets:

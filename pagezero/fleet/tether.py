@@ -161,8 +161,7 @@ def run(parent, folder, command):
 
 
 def _orphaned(parent, told, wait_s=2.0):
-    """Whether the worker `parent` has ended (or is ending); `told`: a SIGTERM came, which
-    in a worker killed outright comes before all of its threads have gone: wait for them."""
+    """Whether the worker `parent` has ended; `told` (by SIGTERM): wait for its threads."""
     deadline = time.monotonic() + (wait_s if told else 0)
     while os.getppid() == parent:
         try:

@@ -36,8 +36,7 @@ def fail_percent(text: str) -> float:
 
 @dataclasses.dataclass
 class PluginState:
-    """One session's options (the first fields, in pytest_addoption's order), baseline and
-    recorded results."""
+    """A session's options (the first fields, in pytest_addoption's order) and results."""
 
     save_dir: str | None = None
     compare: str | None = None
@@ -79,8 +78,7 @@ class PluginState:
         return self.fail_pct if self.fail_pct is not None else 2.0
 
     def record(self, nodeid: str, answer: Result | ResultSet | None) -> None:
-        """Add a measuring call's Result or ResultSet (None: stopped before a loop) tagged
-        with `nodeid`, its runs processes of their own: a later call of a point adds runs."""
+        """Add a measuring call's answer, its runs new processes: a later call adds runs."""
         from pagezero.results.resultset import ResultSet
 
         if answer is None:
@@ -199,8 +197,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 class _BeforeFixtures:
-    """A plain setup hook: after every tryfirst one (the skipping plugin's), before the
-    fixtures are set up (the runner's hook, registered before it)."""
+    """A setup hook after the skipping plugin's, before the fixtures (the runner's hook)."""
 
     @staticmethod
     def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -31,8 +31,7 @@ _STAMP = "%Y%m%dT%H%M%S%fZ"
 
 
 def load_baseline(state: PluginState) -> None:
-    """Read --pagezero-compare's file (or the newest in its folder) into `state`; a folder
-    missing or without one (a CI's first run) leaves a note."""
+    """Read --pagezero-compare's file (or the newest in its folder) into `state`."""
     path = state.compare
     assert path is not None
     if os.path.isdir(path) or not os.path.exists(path):
@@ -85,8 +84,7 @@ def _regression_line(row: Mapping[str, Any]) -> str:
 
 
 def judge(state: PluginState, nodeid: str) -> str | None:
-    """Why the test `nodeid` fails on its comparison (also kept in state.failed), or None:
-    no baseline point, another machine (unless strict), or no --pagezero-compare-fail."""
+    """Why the test `nodeid` fails on its comparison (kept in state.failed), or None."""
     if state.baseline is None:
         return None
     rows, new = _rows(state, {nodeid})

@@ -57,8 +57,8 @@ def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
 
 
 def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict[str, int]]:
-    """What the marker asks for and this machine lacks, in words, and with `reserving` the
-    hugepages to reserve, {page: pages}; a bad marker or kernel name errors the setup."""
+    """What the marker asks for and this machine lacks, in words, and the hugepages to
+    reserve (with `reserving`); a bad marker or kernel name errors the setup."""
     unknown = set(marker.kwargs) - {"hugepages", "features", "kernels"}
     if marker.args or unknown:
         _bad(

@@ -77,8 +77,7 @@ SUMMARY = ("unit", "median", "spread_pct", "runs", "spread_of")
 
 
 class StoreError(PagezeroError):
-    """A store that is missing, corrupt, foreign, of a newer schema, read-only or busy
-    beyond the timeout: one line naming the file."""
+    """A store missing, corrupt, foreign, newer, read-only or busy: one line naming it."""
 
 
 def default_path():
@@ -202,8 +201,7 @@ class Store(contextlib.AbstractContextManager):
             raise StoreError(f"{self.path}: not a pagezero store ({e})") from None
 
     def _transaction(self):
-        """All or nothing (the connection's context: commit, or roll back on any exception),
-        the write lock taken first: two writers wait for each other, not fail upgrading one."""
+        """All or nothing (the connection's context), the write lock taken first."""
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
@@ -324,8 +322,7 @@ class Store(contextlib.AbstractContextManager):
 
 
 def read_records(paths):
-    """The Records of results files, and of every results file under folders, read and
-    checked before a store adds them; ValueError for anything else."""
+    """The Records of results files and of those under folders; ValueError for others."""
     records = []
     for path in paths:
         if os.path.isdir(path):
@@ -348,10 +345,8 @@ def _insert_points(db, set_id, rows):
 
 
 class Record:
-    """One results file, read and checked (ValueError when it is none, or holds no results):
-    its `path`, `document` (text), `result_set`, `measured_at` (its mtime, ISO 8601 UTC:
-    results files carry no date, ``fleet run`` sets it to the run's end) and `content_hash`
-    (SHA-256 of its canonical JSON, so that a copy is recorded once)."""
+    """A results file read and checked for the store (docs/store.rst), or ValueError; its
+    `measured_at` is its mtime, `content_hash` the SHA-256 of its canonical JSON."""
 
     def __init__(self, path):
         self.result_set = ResultSet.load(path)  # validates; ValueError with the path otherwise

@@ -2,8 +2,6 @@
 under the tether (``python -m pagezero.fleet.tether``), which ends with what started it.
 """
 
-from __future__ import annotations
-
 import ctypes
 import datetime
 import os

@@ -1,13 +1,12 @@
 """Saving a session's results, and comparing a session with a saved one as ``pagezero
 compare`` does, deciding which tests fail (docs/ci.rst)."""
 
-from __future__ import annotations
-
 import contextlib
 import datetime
 import glob
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pytest
 
@@ -15,12 +14,8 @@ from pagezero.analysis import compare as comparison
 from pagezero.analysis.significance import METHOD, REGRESSION
 from pagezero.pytest_plugin import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
+from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-
-    from pagezero.results.result import Result
 
 __all__ = ["load_baseline", "save_session", "judge", "summary_lines", "PATTERN"]
 

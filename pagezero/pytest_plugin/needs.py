@@ -1,8 +1,6 @@
 """The pagezero marker (docs/ci.rst, "What a test needs"): missing hardware is a skip; a
 marker of the wrong shape or an unknown kernel, an error."""
 
-from __future__ import annotations
-
 import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn

@@ -127,7 +127,6 @@ class Store(contextlib.AbstractContextManager):
         self.read_only = exists and not writable
         try:
             with self._errors():
-                # timeout: sqlite3's busy timeout, the wait for another writer's lock
                 self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self._open_schema()

@@ -1,8 +1,6 @@
 """``pagezero store publish -o SITE/`` (docs/store.rst): the store as a static site of
 index.html, point-N.html (a point's history) and compare-A-B.html, every link relative."""
 
-from __future__ import annotations
-
 import functools
 import html
 import json

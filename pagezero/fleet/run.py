@@ -391,7 +391,8 @@ def _write_bytes(path, data, mtime):
 
 
 class FleetLog:
-    """A fleet run's ``fleet.json``, saved afresh on every change (docs/fleet.rst)."""
+    """A fleet run's ``fleet.json``, saved afresh on every change; ``machines``: the
+    machines' entries (name, address, folder, status, error, runs) in order."""
 
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir

@@ -31,13 +31,19 @@ def history_cells(r):
     return [when, r["machine_name"], r["kernel_release"] or "?", version, value, spread]
 
 
+def by_point(rows):
+    """History rows as ``[(label, rows)]``, a pair per point, in the rows' order."""
+    points = {}
+    for row in rows:
+        points.setdefault((row["label"], row["unit"]), []).append(row)
+    return [(label, group) for (label, _), group in points.items()]
+
+
 def format_history(rows):
     """:meth:`pagezero.store.Store.history` rows as lines: per point its label, then a
     line per result set."""
-    lines, by_label = [], {}
-    for row in rows:
-        by_label.setdefault(row["label"], []).append(row)
-    for label, group in by_label.items():
+    lines = []
+    for label, group in by_point(rows):
         lines += ([""] if lines else []) + [label]
         table = [HEADER] + [history_cells(r) + [f"#{r['set_id']}"] for r in group]
         widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]

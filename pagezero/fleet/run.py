@@ -12,7 +12,8 @@ import time
 import uuid
 
 from pagezero._core import PagezeroError
-from pagezero.fleet.tether import EVENT_TOPIC, installed_version, now, run_command, stop_runs
+from pagezero.fleet.tether import EVENT_TOPIC, now, run_command, stop_runs
+from pagezero.fleet.worker import installed_version
 from pagezero.interrupt import deferred
 from pagezero.results.resultset import SCHEMA, atomic_write
 from pagezero.runs.progress import Progress

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-__all__ = ["installed_version", "run_command", "stop_runs", "EVENT_TOPIC"]
+__all__ = ["run_command", "stop_runs", "EVENT_TOPIC"]
 __all__ += ["run", "hold_session", "main", "SESSION_GRACE_S"]
 
 EVENT_TOPIC = "pagezero-fleet"
@@ -25,13 +25,6 @@ _STOPPED = (129, 130, 143, -signal.SIGINT, -signal.SIGTERM)
 # The runs in progress here by task key, and those stop_runs() stopped (interrupted).
 _running: dict[str, subprocess.Popen[str]] = {}
 _stopped: set[str] = set()
-
-
-def installed_version():
-    """``pagezero.__version__`` on this machine (run on each worker)."""
-    from pagezero import __version__
-
-    return __version__
 
 
 def now():

@@ -29,7 +29,7 @@ from helpers.children import default_stop_signals, finish, run, wait
 from helpers.endless import SITECUSTOMIZE
 from helpers.netns_hosts import NamespaceHosts, missing_tools
 
-from pagezero.fleet.log import FLEET_FILE
+from pagezero.fleet.run import FLEET_FILE
 from pagezero.results.folders import load_folder
 
 HOSTS = ("host-a", "host-b", "host-c")

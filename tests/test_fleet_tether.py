@@ -1,6 +1,6 @@
 """A fleet run's pagezero process ends with the worker that started it
 (pagezero/fleet/tether.py), here without a cluster: a stand-in worker process starts
-the tether as fleet/worker.py does, and is killed with SIGKILL while the command runs
+the tether as fleet/tether.py run_command does, and is killed with SIGKILL while the command runs
 (a memset of 4MB, 10 million loops: it cannot end first, however fast it clears)."""
 
 import os
@@ -88,7 +88,7 @@ def test_a_killed_worker_takes_its_run_with_it(tmp_path):
 
 
 def test_the_worker_stop_signal_reaches_the_command_and_its_status_comes_back(tmp_path):
-    # SIGINT to the tether (fleet/worker.py stop_runs) reaches pagezero, which stops as
+    # SIGINT to the tether (fleet/tether.py stop_runs) reaches pagezero, which stops as
     # after a Ctrl-C and exits 130, and the tether exits with its status.
     out = tmp_path / "out.json"
     tether = [sys.executable, "-m", "pagezero.fleet.tether", str(os.getpid()), str(tmp_path)]

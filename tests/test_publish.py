@@ -75,7 +75,7 @@ def test_a_comparison_is_pagezero_compares(site):
     with Store(store_path) as store:
         docs = dict(store.documents())
         ids = [s["id"] for s in store.list()]
-    from pagezero.store.records import stored_result_set
+    from pagezero.store import stored_result_set
 
     a, b = ids[0], ids[2]
     rows = compare(stored_result_set(docs[a]), stored_result_set(docs[b]))

@@ -1,12 +1,5 @@
-"""``pagezero fleet up``: a fleet started over SSH with Dask's SSHCluster machinery.
-
-The same cluster as the documented manual start, started by the process classes of
-distributed.deploy.ssh (its Scheduler and Worker) inside a SpecCluster: SSHCluster itself
-passes one set of worker options to every host, so it cannot name each worker after its
-machine. SSH is asyncssh's, with its usual configuration (~/.ssh, known_hosts, agent).
-Every process it starts on a host runs under :mod:`pagezero.fleet.tether`'s session
-mode, so that none outlives its SSH session, however ``fleet up`` ends.
-"""
+"""``pagezero fleet up`` (docs/fleet.rst): distributed's SSH Scheduler and Workers in a
+SpecCluster (SSHCluster cannot name a worker after its machine), each under the tether."""
 
 import shlex
 import sys
@@ -17,19 +10,10 @@ from pagezero.interrupt import deferred
 __all__ = ["start_fleet"]
 
 DEFAULT_PORT = 8786
-# The worker itself, without distributed's nanny: a process less per machine to start
-# (fleet up starts in half the time), and a lost machine leaves the scheduler as soon
-# as its heartbeats stop, where a nanny's would first be waited on to restart it (30 s).
-# What the nanny adds serves nothing here: a restarted worker has lost its run all the
-# same, and the memory a run clears is its command's, a process of its own.
+# Without distributed's nanny (docs/fleet.rst): it starts in half the time, and a restart
+# would serve nothing, the run being lost all the same.
 WORKER_CLASS = "distributed.Worker"
 REGISTER_TIMEOUT_S = 60
-
-
-def _process(cls, host, connect_options, remote_python, **kwargs):
-    """A SpecCluster entry: `cls` (distributed's SSH Scheduler or Worker) on `host`."""
-    options = {"address": host, "connect_options": connect_options or {}}
-    return {"cls": cls, "options": dict(options, remote_python=remote_python, kwargs=kwargs)}
 
 
 def start_fleet(
@@ -46,7 +30,7 @@ def start_fleet(
     port : int
         The scheduler's port, 0 to 65535.
     connect_options, remote_python : dict, str, optional
-        asyncssh's connection options; the Python to run on the hosts.
+        asyncssh's connection options; the Python on the hosts.
 
     Returns
     -------
@@ -58,8 +42,8 @@ def start_fleet(
     ValueError
         For an empty host list, a host named twice, or a bad port.
     FleetError
-        When asyncssh is missing, SSH or a process fails to start, or the workers do
-        not all join within 60 s.
+        When asyncssh is missing, SSH or a process fails, or the workers do not all join
+        within 60 s.
     """
     hosts = [h.strip() for h in hosts if h and h.strip()]
     if not hosts:
@@ -71,14 +55,17 @@ def start_fleet(
     from distributed.deploy.spec import SpecCluster
     from distributed.deploy.ssh import Scheduler, Worker
 
-    # Each process through the session tether: it ends with its SSH session.
-    python = shlex.quote(remote_python or sys.executable)
-    ssh = (connect_options, f"{python} -m pagezero.fleet.tether --session --")
-    scheduler = _process(Scheduler, scheduler_host or hosts[0], *ssh, port=port, dashboard=False)
-    worker = {"nthreads": 1, "resources": dict(RESOURCE)}
-    workers = {host: _process(Worker, host, *ssh, name=host, **worker) for host in hosts}
-    for spec in workers.values():
-        spec["options"]["worker_class"] = WORKER_CLASS
+    tether = f"{shlex.quote(remote_python or sys.executable)} -m pagezero.fleet.tether --session --"
+    ssh = {"connect_options": connect_options or {}, "remote_python": tether}
+
+    def spec(cls, host, **options):
+        return {"cls": cls, "options": dict(ssh, address=host, **options)}
+
+    scheduler = spec(Scheduler, scheduler_host or hosts[0], kwargs=dict(port=port, dashboard=False))
+    worker = dict(nthreads=1, resources=dict(RESOURCE))
+    workers = {
+        h: spec(Worker, h, worker_class=WORKER_CLASS, kwargs=dict(worker, name=h)) for h in hosts
+    }
     try:
         with deferred():  # its threads keep the stop signals for the main thread (run.connect)
             cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")
@@ -87,8 +74,8 @@ def start_fleet(
     except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
         raise FleetError(f"cannot start the fleet over SSH: {first_line(e)}") from None
     try:
-        # A worker process has started before the scheduler knows it: wait until
-        # every machine is there, so that the address printed is ready for a run.
+        # A worker has started before the scheduler knows it: the address printed is
+        # ready for a run once every machine is there.
         cluster.wait_for_workers(len(hosts), timeout=REGISTER_TIMEOUT_S)
     except (TimeoutError, OSError) as e:
         cluster.close()

@@ -1,24 +1,26 @@
-"""``pagezero fleet run``: one pagezero command on every chosen machine of a Dask cluster.
-
-Each run is a task tied to its machine's worker and needing benchmark=1, so the scheduler
-never starts two benchmarks on one machine at once. Machines of another pagezero version
-are refused; a machine whose worker leaves is reported as died and the others go on.
+"""``pagezero fleet run`` (docs/fleet.rst): one pagezero command on every chosen machine of
+a Dask cluster, and its record, DIR/fleet.json, rewritten atomically after every change.
 """
 
+import datetime
+import json
 import os
 import queue
+import re
 import socket
 import time
 import uuid
 
 from pagezero._core import PagezeroError
-from pagezero.fleet.log import FLEET_FILE, FleetLog, folder_name
-from pagezero.fleet.worker import EVENT_TOPIC, installed_version, run_command, stop_runs
+from pagezero.fleet.tether import EVENT_TOPIC, now, run_command, stop_runs
+from pagezero.fleet.worker import installed_version
 from pagezero.interrupt import deferred
+from pagezero.results.resultset import SCHEMA, atomic_write
 from pagezero.runs.progress import Progress
 
 __all__ = ["run_fleet", "command_argv", "connect", "benchmark_workers", "version_verdicts"]
 __all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS"]
+__all__ += ["FleetLog", "FLEET_FILE", "folder_name"]
 
 RESOURCE = {"benchmark": 1}
 # The commands whose -o is a results file, and those whose -o is a folder of them.
@@ -26,21 +28,20 @@ FILE_COMMANDS = ("memset", "memcpy", "mmap", "batch", "folio", "sweep")
 FOLDER_COMMANDS = ("report",)
 # How long Ctrl-C waits for interrupted runs to send back what they measured.
 GRACE_S = 15
+FLEET_FILE = "fleet.json"
+FLEET_SCHEMA = "pagezero.fleet"
+# A machine's status is its worst run's, in this order.
+_WORST_FIRST = ("died", "failed", "interrupted", "cancelled", "running", "pending")
 WORKER_HINT = "dask worker {} --nworkers 1 --nthreads 1 --resources benchmark=1 --name MACHINE"
 
 
 class FleetError(PagezeroError):
     """A cluster that cannot run the fleet: unreachable, without workers offering the
-    ``benchmark`` resource, or machines that did not finish. A
-    :class:`pagezero.PagezeroError` (the CLI exits 1)."""
+    ``benchmark`` resource, or machines that did not finish (the CLI exits 1)."""
 
 
 def command_argv(argv):
-    """``(argv, "file" or "folder")``: the command without a leading ``--`` or
-    ``pagezero``, and what its ``-o`` writes; ValueError for none, or one naming its own
-    ``-o`` (the fleet gives each run one). ``pagezero fleet run`` also parses it with
-    pagezero's parser: a command pagezero refuses is one line, not one error per machine.
-    """
+    """``(argv, "file" or "folder")``: the command bare, and what its ``-o`` writes."""
     argv = [str(a) for a in argv]
     for word in ("--", "pagezero"):
         argv = argv[1:] if argv[:1] == [word] else argv
@@ -53,9 +54,11 @@ def command_argv(argv):
     return argv, "folder" if argv[0] in FOLDER_COMMANDS else "file"
 
 
-def check_address(address):
-    """``(host, port)`` of a scheduler address (``tcp://HOST:PORT``, the scheme optional);
-    ValueError, saying what is expected, for one that is not."""
+def _probe(address, timeout):
+    """FleetError unless a Dask scheduler answers at `address` (checked as one) in time."""
+    import asyncio
+
+    from distributed.comm import connect as dask_connect
     from distributed.comm.addressing import parse_address, parse_host_port
 
     expected = f"invalid --scheduler {address!r}: expected tcp://HOST:PORT"
@@ -66,27 +69,16 @@ def check_address(address):
         raise ValueError(f"{expected} ({e})") from None
     if scheme not in ("tcp", "tls") or not host or not 0 < port < 65536:
         raise ValueError(expected)
-    return host, port
-
-
-def _probe(address, host, port, timeout):
-    """FleetError unless a Dask scheduler answers at `address` within `timeout` seconds.
-
-    A plain connection first: refused, or a name that does not resolve, is said at once
-    (distributed's own connect would retry until the timeout); then distributed's
-    identity call, which a server other than a Dask scheduler fails. Before any Client
-    exists: a Client that failed to start takes twice its timeout to close, then warns.
-    """
-    import asyncio
-
-    from distributed.comm import connect as dask_connect
-
+    # A plain connection first: refused, or a name that does not resolve, is said at once
+    # (distributed's connect would retry until the timeout).
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
         why = "timed out" if isinstance(e, TimeoutError) else e.strerror or first_line(e)
         raise FleetError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
+    # Then distributed's identity call, before any Client exists (one that failed to start
+    # takes twice its timeout to close, then warns).
     async def identity():
         comm = await dask_connect(address, timeout=timeout)
         try:
@@ -106,15 +98,13 @@ def _probe(address, host, port, timeout):
 
 
 def connect(address, timeout=10):
-    """A Dask client of a fleet's scheduler, its threads started with the stop signals held
-    (so that Ctrl-C goes to the main thread); ValueError for an address that is not one,
-    FleetError when no scheduler answers there."""
+    """A Dask client of the scheduler at `address`; ValueError for an address that is no
+    ``tcp://HOST:PORT``, FleetError when no scheduler answers there."""
     from distributed import Client
 
-    _probe(address, *check_address(address), timeout)
+    _probe(address, timeout)
     try:
-        # The client's threads inherit this mask and never take a stop signal: the
-        # main thread's deferred() can then hold one while fleet.json is written.
+        # Its threads inherit the mask: Ctrl-C goes to the main thread, which can defer it.
         with deferred():
             return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
@@ -126,8 +116,7 @@ def first_line(e):
 
 
 def benchmark_workers(client, address):
-    """``({name: address} of the workers offering the benchmark resource, sorted names
-    of all workers)``; FleetError, saying how to start one, when there is none."""
+    """``({name: address} of the workers offering benchmark=1, all names)``, or FleetError."""
     workers, hint = client.scheduler_info()["workers"], WORKER_HINT.format(address)
     if not workers:
         raise FleetError(f"the cluster at {address} has no workers; on each machine run: {hint}")
@@ -146,9 +135,7 @@ def benchmark_workers(client, address):
 
 def choose(usable, names, machines):
     """The workers asked for (all usable ones without `machines`), name to address."""
-    if not machines:
-        return dict(sorted(usable.items()))
-    for name in machines:
+    for name in machines or ():
         if name in names and name not in usable:
             raise ValueError(
                 f"worker {name!r} offers no benchmark resource (start it with "
@@ -158,13 +145,12 @@ def choose(usable, names, machines):
             raise ValueError(
                 f"no worker named {name!r} in the cluster (workers: {', '.join(names)})"
             )
-    return {name: usable[name] for name in machines}
+    return {name: usable[name] for name in machines or sorted(usable)}
 
 
 def version_verdicts(mine, theirs):
-    """Machine name to None (it runs pagezero `mine`) or why it is refused; `theirs` maps
-    a name to its version, or to the exception reading it raised."""
-    verdicts = {}
+    """Machine name to None or why it is refused, from its version or the error reading it."""
+    verdicts = dict.fromkeys(theirs)
     for name, version in theirs.items():
         if isinstance(version, BaseException):
             verdicts[name] = f"cannot read pagezero's version there: {version}"
@@ -172,8 +158,6 @@ def version_verdicts(mine, theirs):
             verdicts[name] = (
                 f"pagezero {version} there, {mine} here: install the same pagezero on every machine"
             )
-        else:
-            verdicts[name] = None
     return verdicts
 
 
@@ -188,18 +172,14 @@ def _check_out_dir(out_dir):
 
 
 def _progress(stream, runs, total):
-    """A function (machine, run, what) that shows progress: `stream` itself when it is
-    callable, else a Progress on it (None: quiet): a line per run started, and per run
-    ended with the time left for the `total` runs of every machine."""
+    """progress(machine, run, what) for run_fleet's `progress`."""
     if callable(stream) or stream is None:
         return stream or (lambda *_: None)
     progress = Progress("pagezero fleet run", total, stream)
 
     def show(name, run, text):
-        if text == "started":
-            progress.say(f"{name}: run {run}/{runs} started")
-        else:
-            progress.step(f"{name}: run {run}/{runs} {text}")
+        say = progress.say if text == "started" else progress.step  # an end is a step
+        say(f"{name}: run {run}/{runs} {text}")
 
     return show
 
@@ -222,8 +202,7 @@ def run_fleet(
     runs : int
         Runs per machine (at least 1), each a fresh process.
     progress : file or callable, optional
-        A stream for one line per start and end of a run, or a function called as
-        ``progress(machine, run, what)``; None: quiet.
+        A stream for a line per start and end of a run, or ``progress(machine, run, what)``.
     timeout, poll_s : float
         Seconds to wait for the scheduler; between checks for finished runs.
 
@@ -239,7 +218,7 @@ def run_fleet(
     FleetError
         For a cluster it cannot use.
     KeyboardInterrupt
-        On Ctrl-C, after cancelling the runs and writing what finished.
+        On Ctrl-C, after stopping the runs and writing what finished.
     """
     argv, kind = command_argv(command)
     if runs < 1:
@@ -249,8 +228,7 @@ def run_fleet(
     try:
         events = queue.Queue()
         client.subscribe_topic(EVENT_TOPIC, events.put)
-        usable, names = benchmark_workers(client, scheduler)
-        chosen = choose(usable, names, machines)
+        chosen = choose(*benchmark_workers(client, scheduler), machines)
         answers = client.run(installed_version, workers=list(chosen.values()), on_error="return")
         versions = {n: answers.get(a, RuntimeError("no answer")) for n, a in chosen.items()}
         verdicts = version_verdicts(installed_version(), versions)
@@ -262,15 +240,13 @@ def run_fleet(
             where = dict(workers=[address], allow_other_workers=False, resources=RESOURCE)
             for run in range(1, runs + 1) if not verdicts[name] else ():
                 key = f"pagezero-{folder_name(name)}-run{run}-{uuid.uuid4().hex[:8]}"
-                # priority: a machine's runs in their order, which Dask does not
-                # promise for tasks submitted one by one.
+                # priority: a machine's runs in their order (not promised otherwise).
                 args = (run_command, argv, kind, name, run, key)
                 future = client.submit(*args, key=key, pure=False, priority=runs - run, **where)
                 futures[future] = (name, run)
         log.save()
-        watch = _Watch(
-            client, futures, chosen, log, events, _progress(progress, runs, len(futures))
-        )
+        show = _progress(progress, runs, len(futures))
+        watch = _Watch(client, futures, chosen, log, events, show)
         try:
             watch.until_done(poll_s)
         except KeyboardInterrupt:
@@ -290,15 +266,6 @@ def _wait_any(futures, seconds, step=0.05):
         time.sleep(step)
 
 
-def _run_numbers(runs):
-    """Run numbers as words: "run 2", "runs 1-3", "runs 1, 3"."""
-    if len(runs) == 1:
-        return f"run {runs[0]}"
-    if runs == list(range(runs[0], runs[-1] + 1)):
-        return f"runs {runs[0]}-{runs[-1]}"
-    return "runs " + ", ".join(map(str, runs))
-
-
 class _Watch:
     """The runs in flight: their results written as they come, their starts shown."""
 
@@ -308,12 +275,9 @@ class _Watch:
         self.pending, self.started = set(futures), set()
 
     def _drain(self):
-        while True:
-            try:
-                _, msg = self.events.get_nowait()
-            except queue.Empty:
-                return
-            if msg.get("what") == "started" and msg["key"] not in self.started:
+        while not self.events.empty():  # the only reader: get() does not block
+            _, msg = self.events.get()
+            if msg.get("what") == "started":
                 self.started.add(msg["key"])
                 if self.log.started(msg["machine"], msg["run"], msg["at"]):
                     self.show(msg["machine"], msg["run"], "started")
@@ -328,8 +292,7 @@ class _Watch:
         try:
             result = future.result()
         except Exception as e:  # the task failed: pagezero missing there, the scheduler lost
-            text = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
-            return self._end(future, "failed", text)
+            return self._end(future, "failed", f"{type(e).__name__}: {first_line(e)}")
         files = self.log.write_run(result)
         self._end(future, result["status"], result["error"], result["start"], result["end"], files)
 
@@ -342,8 +305,7 @@ class _Watch:
 
     def until_done(self, poll_s):
         while self.pending:
-            # Polled: distributed's wait() needs a default client, which a
-            # library should not install in its caller's process.
+            # Polled: distributed's wait() needs a default client, not a library's to set.
             _wait_any(self.pending, poll_s)
             for future in [f for f in self.pending if f.done()]:
                 self._collect(future)
@@ -364,15 +326,19 @@ class _Watch:
     def _lost(self, name):
         """Give up the runs of machine `name`, whose worker left: the error names them."""
         lost = sorted((self.futures[f][1], f) for f in self.pending if self.futures[f][0] == name)
-        runs = self.log.doc["runs"]
-        what = f"lost {_run_numbers([run for run, _ in lost])} of {runs}"
-        why = f"{what}: the worker {name} at {self.chosen[name]} left the cluster"
+        runs = [run for run, _ in lost]
+        if len(runs) == 1:
+            what = f"run {runs[0]}"
+        elif runs == list(range(runs[0], runs[-1] + 1)):
+            what = f"runs {runs[0]}-{runs[-1]}"
+        else:
+            what = "runs " + ", ".join(map(str, runs))
+        why = f"lost {what} of {self.log.doc['runs']}: the worker {name} at {self.chosen[name]}"
         for _, future in lost:
-            self._give_up(future, "died", why + " (machine down or worker killed)")
+            self._give_up(future, "died", why + " left the cluster (machine down or worker killed)")
 
     def stop(self):
-        """After Ctrl-C: cancel the runs not started, interrupt the running ones and
-        take what they saved, waiting up to GRACE_S."""
+        """After Ctrl-C: cancel the runs not started, interrupt the others (GRACE_S)."""
         self._drain()
         for future in [f for f in self.pending if f.done()]:
             self._collect(future)
@@ -394,3 +360,120 @@ class _Watch:
                 self._collect(future)
             else:
                 self._give_up(future, "interrupted", "interrupted by Ctrl-C; nothing came back")
+
+
+def folder_name(machine):
+    """A worker's name as one path component: Dask allows any text, a folder does not."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(machine)).strip("._")
+    return name or "machine"
+
+
+def _annotated(data, machine):
+    """A results file's bytes with the worker's name in its machine metadata."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return data
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        return data
+    for holder in [doc] + [r for r in doc.get("results", ()) if isinstance(r, dict)]:
+        if isinstance(holder.get("machine"), dict):
+            holder["machine"]["fleet_name"] = machine
+    return (json.dumps(doc, indent=1) + "\n").encode()
+
+
+def _write_bytes(path, data, mtime):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    os.utime(path, (mtime, mtime))
+
+
+class FleetLog:
+    """A fleet run's ``fleet.json``, saved afresh on every change; ``machines``: the
+    machines' entries (name, address, folder, status, error, runs) in order."""
+
+    def __init__(self, out_dir, scheduler, argv, runs, version):
+        self.out_dir = out_dir
+        self.doc = {"schema": FLEET_SCHEMA, "version": 1, "scheduler": scheduler}
+        self.doc.update(command=["pagezero", *argv], runs=runs, pagezero=version)
+        self.machines = []
+        self.doc.update(started=now(), ended=None, interrupted=False, machines=self.machines)
+
+    def add_machine(self, name, address, refused=None):
+        """Add a machine: pending, or refused for the reason given (not run on)."""
+        status = "refused" if refused else "pending"
+        entry = dict(name=name, address=address, folder=folder_name(name), status=status)
+        entry.update(error=refused, runs=[])
+        self.machines.append(entry)
+
+    def started(self, name, run, at):
+        """Mark a run as running since `at`; False if its result came first."""
+        entry, r = self._run(name, run)
+        if r["status"] != "pending":
+            return False
+        r.update(status="running", start=at)
+        self._update(entry)
+        return True
+
+    def _run(self, name, run):
+        entry = next(m for m in self.machines if m["name"] == name)
+        r = next((r for r in entry["runs"] if r["run"] == run), None)
+        if r is None:
+            r = dict(run=run, status="pending", start=None, end=None, error=None, files=[])
+            entry["runs"] = sorted(entry["runs"] + [r], key=lambda x: x["run"])
+        return entry, r
+
+    def finished(self, name, run, status, error=None, start=None, end=None, files=()):
+        """Record how a run ended (`end` by default now; `files` relative to the folder)."""
+        entry, r = self._run(name, run)
+        r.update(status=status, error=error, files=list(files))
+        r["start"] = start or r["start"]
+        r["end"] = end or r["end"] or (now() if status != "cancelled" else None)
+        self._update(entry)
+
+    def write_run(self, result):
+        """Write a run_command() result in ``DIR/<machine>/``; the paths, relative to DIR."""
+        name, run = result["machine"], result["run"]
+        base = os.path.join(self.out_dir, folder_name(name))
+        mtime = datetime.datetime.fromisoformat(result["end"]).timestamp()
+        written = []
+        for rel, data in sorted(result["files"].items()):
+            rel = os.path.normpath(rel)
+            if rel.startswith("..") or os.path.isabs(rel):
+                continue
+            path = os.path.join(
+                base, f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
+            )
+            if path.endswith(".json"):
+                data = _annotated(data, name)
+            _write_bytes(path, data, mtime)
+            written.append(os.path.relpath(path, self.out_dir))
+        out = result["stdout"]
+        out += "\n" if out and not out.endswith("\n") else ""
+        log = f"$ {' '.join(self.doc['command'])} -o ...\n{out}{result['stderr']}"
+        _write_bytes(os.path.join(base, f"run-{run}.log"), log.encode(), mtime)
+        return written
+
+    def _update(self, entry):
+        if entry["status"] == "refused":
+            return
+        statuses = [r["status"] for r in entry["runs"]]
+        statuses += ["pending"] * (self.doc["runs"] - len(statuses))
+        entry["status"] = next((s for s in _WORST_FIRST if s in statuses), "ok")
+        entry["error"] = next((r["error"] for r in entry["runs"] if r["error"]), None)
+        self.save()
+
+    def save(self, ended=False, interrupted=None):
+        """Write ``fleet.json`` atomically, stop signals held until it is in place."""
+        if ended:
+            self.doc["ended"] = now()
+        if interrupted is not None:
+            self.doc["interrupted"] = interrupted
+        with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place
+            atomic_write(
+                os.path.join(self.out_dir, FLEET_FILE),
+                lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")),
+            )

@@ -1,14 +1,8 @@
-"""``pagezero fleet table DIR``: machines side by side, point by point.
-
-As the tables of the arm64 clear_page thread ("arm64: mm: clear_page() with DC ZVA or
-STNP", aws-m7g.metal against AmpereOne kernel by kernel): one row per point, one column
-per machine, each cell the median rate and its spread between runs; where a machine ran
-once, its loops' spread marked ``*`` (the run is the unit).
-"""
+"""``pagezero fleet table DIR`` (docs/fleet.rst): machines side by side, point by point."""
 
 import os
 
-from pagezero.fleet.log import FLEET_FILE
+from pagezero.fleet.run import FLEET_FILE
 from pagezero.results.folders import load_folder
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet
@@ -19,57 +13,49 @@ __all__ = ["machine_sets", "table_rows", "format_table", "only_matching"]
 
 
 def _fleet_entries(path):
-    """(name, folder, status, error) of each machine fleet.json lists."""
+    """{name: (folder, status, error)} of each machine fleet.json lists."""
     doc = read_json(path)
     machines = doc.get("machines", []) if isinstance(doc, dict) else None
     if not isinstance(machines, list):
         raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
-    names = set()
+    entries = {}
     for m in machines:
         if not (isinstance(m, dict) and all(isinstance(m.get(k), str) for k in ("name", "folder"))):
             raise ValueError(f"{path}: a machine without a name and a folder")
         folder = m["folder"]
         if not folder or folder in (".", "..") or "/" in folder or "\0" in folder:
-            # fleet run writes DIR/<folder>: never a path that leaves DIR, nor DIR itself
             where = os.path.dirname(path) or "."
             raise ValueError(
                 f"{path}: machine {m['name']!r}'s folder must be a name in {where}, not {folder!r}"
             )
-        if m["name"] in names:
+        if m["name"] in entries:
             raise ValueError(f"{path}: machine {m['name']!r} is listed twice")
-        names.add(m["name"])
-    return [
-        (m["name"], m["folder"], _text(m.get("status")), _text(m.get("error"))) for m in machines
-    ]
-
-
-def _text(value):
-    """A hand-edited status or error as text (None stays None)."""
-    return value if value is None or isinstance(value, str) else str(value)
+        # A hand-edited status or error as text (None stays None).
+        status, error = (None if m.get(k) is None else str(m[k]) for k in ("status", "error"))
+        entries[m["name"]] = (folder, status, error)
+    return entries
 
 
 def machine_sets(fleet_dir):
-    """``([(machine name, ResultSet)], notes)`` of a fleet run's folder (or any folder of
-    machine folders): in ``fleet.json``'s order (else by name), and one line per machine
-    without results; ValueError for a missing folder, a bad ``fleet.json`` or no results."""
+    """``([(machine name, ResultSet)], a line per machine without results)`` of a fleet run's
+    folder (or any folder of machine folders), in ``fleet.json``'s order, else by name;
+    ValueError for a missing folder, a bad ``fleet.json`` or no results."""
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
         entries = _fleet_entries(path)
     elif os.path.isdir(fleet_dir):
         names = [n for n in os.listdir(fleet_dir) if os.path.isdir(os.path.join(fleet_dir, n))]
-        entries = [(name, name, None, None) for name in sorted(names)]
+        entries = {name: (name, None, None) for name in sorted(names)}
     else:
         raise ValueError(f"{fleet_dir}: no such folder")
     sets, notes = [], []
-    for name, folder, status, error in entries:
+    for name, (folder, status, error) in entries.items():
         try:
             sets.append((name, load_folder(os.path.join(fleet_dir, folder))))
         except ValueError as e:
-            # How its run went, else why its folder holds no results.
+            why = str(e)  # why its folder holds no results, unless its run went wrong
             if status and status != "ok":
                 why = status + (f": {error}" if error else "")
-            else:
-                why = str(e)
             notes.append(f"{name}: no results ({why})")
     if not sets:
         raise ValueError(
@@ -80,8 +66,7 @@ def machine_sets(fleet_dir):
 
 
 def only_matching(sets, words):
-    """The (machine, ResultSet) pairs with only the results whose label has every one of
-    the space-separated `words`, machines left with none dropped; ValueError for none."""
+    """`sets` with only the results whose label has all of `words`; ValueError for none."""
     words = set(words.split())
     kept = []
     for name, rs in sets:
@@ -95,9 +80,8 @@ def only_matching(sets, words):
 
 
 def table_rows(sets):
-    """The points of (machine name, ResultSet) pairs side by side: per point a dict of
-    ``label``, ``unit`` and ``machines``, machine name to its
-    :func:`pagezero.results.points.point_summary` or None where it was not measured."""
+    """Per point of (machine name, ResultSet) pairs a dict of ``label``, ``unit`` and
+    ``machines``: name to its :func:`pagezero.results.points.point_summary`, or None."""
     rows, names = {}, [name for name, _ in sets]
     for name, rs in sets:
         for key, (first, summary) in summarize_points(rs).items():
@@ -111,28 +95,24 @@ def _cell(summary):
         return "-"
     mark = "" if summary["spread_of"] == "runs" else "*"
     return (
-        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%" + mark
+        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%{mark}"
     )
 
 
 def format_table(sets, notes=()):
-    """The table of :func:`table_rows` as lines of text, the machines described above it
-    and `notes` (machines without results) below; rates in GB/s (10^9 bytes/s)."""
+    """The table of :func:`table_rows` as lines, the machines above it, `notes` below."""
     names = [name for name, _ in sets]
-    lines = [
-        f"{name}: {rs.machine.get('cpu_model', '?')}, {rs.machine.get('kernel_release', '?')}"
-        for name, rs in sets
+    machines = [
+        f"{n}: {rs.machine.get('cpu_model', '?')}, {rs.machine.get('kernel_release', '?')}"
+        for n, rs in sets
     ]
-    lines.append("")
     header = ["point", *names]
     body = [[row["label"], *(_cell(row["machines"][n]) for n in names)] for row in table_rows(sets)]
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     text = [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + body]
-    lines += [text[0], "-+-".join("-" * w for w in widths), *text[1:]]
-    lines.append("")
-    lines.append(
+    rule = "-+-".join("-" * w for w in widths)
+    legend = (
         "median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "
         "medians; * one run: the stdev of its loops instead"
     )
-    lines += list(notes)
-    return lines
+    return [*machines, "", text[0], rule, *text[1:], "", legend, *notes]

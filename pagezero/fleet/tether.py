@@ -1,35 +1,98 @@
-"""Processes a fleet starts on its machines, tied to what started them so that none
-outlives it.
-
-``python -m pagezero.fleet.tether PARENT FOLDER -- COMMAND``: one fleet run's pagezero
-process. A worker killed outright (SIGKILL, the OOM killer) cannot stop the command it
-started, which would go on clearing memory for nobody, holding hugepages it reserved.
-The tether asks the kernel for SIGTERM when its parent, the worker (pid PARENT), ends
-(prctl PR_SET_PDEATHSIG), and passes that signal, and the worker's own SIGINT, on to
-``python -m pagezero COMMAND``, which stops as after any stop signal (what it reserved
-given back), itself tied to the tether the same way. Orphaned, the tether then removes
-the run's FOLDER, whose results nobody will read. The exit status is the command's
-(128 + N after signal N).
-
-``python -m pagezero.fleet.tether --session -- ARGS``: ``python ARGS`` (the scheduler or
-a worker that ``fleet up`` starts over SSH) for as long as this process's standard input
-is open. An SSH session's end, however it comes (``fleet up`` stopped or killed, its
-connection lost), closes the input of the command it ran; the signal that SSH can send
-instead is refused for root's sessions by OpenSSH's server, and a process that nobody
-reads from runs on. At the end of input: SIGTERM, and SIGKILL after SESSION_GRACE_S
-(a worker closing waits for its run, which its SIGKILL then ends, above).
+"""What runs on a fleet's machines (docs/fleet.rst): a worker's runs, each a fresh process
+under the tether (``python -m pagezero.fleet.tether``), which ends with what started it.
 """
 
 import ctypes
+import datetime
 import os
+import pathlib
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-__all__ = ["run", "hold_session", "main", "SESSION_GRACE_S"]
+__all__ = ["run_command", "stop_runs", "EVENT_TOPIC"]
+__all__ += ["run", "hold_session", "main", "SESSION_GRACE_S"]
+
+EVENT_TOPIC = "pagezero-fleet"
+# The exit statuses of a command stopped by a signal: 128 + N, or -N when killed by it.
+_STOPPED = (129, 130, 143, -signal.SIGINT, -signal.SIGTERM)
+
+# The runs in progress here by task key, and those stop_runs() stopped (interrupted).
+_running: dict[str, subprocess.Popen[str]] = {}
+_stopped: set[str] = set()
+
+
+def now():
+    """The time as fleet.json writes it: ISO 8601, UTC, to the millisecond."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _collect(path):
+    """The files the command wrote at `path` (a file, or a folder's tree), as bytes."""
+    root = pathlib.Path(path)
+    if root.is_file():
+        return {root.name: root.read_bytes()}
+    # Dot files are left out: an atomic write's leftover temporary files.
+    found = [p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return {str(p.relative_to(root)): p.read_bytes() for p in found}
+
+
+def run_command(argv, output_kind, machine, run, key):
+    """Run ``pagezero ARGV -o PATH`` here, `output_kind` ("file" or "folder") saying what
+    -o writes; a dict of machine, run, kind, status ("ok", "interrupted", "failed"),
+    returncode, error, start and end (ISO 8601), hostname, stdout, stderr and files."""
+    start = now()
+    started = dict(what="started", machine=machine, run=run, key=key, at=start)
+    try:  # progress for the client's display; a run outside a worker has no one to tell
+        from distributed import get_worker
+
+        get_worker().log_event(EVENT_TOPIC, started)
+    except (ImportError, ValueError):
+        pass
+    with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
+        out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
+        # Through the tether: the command ends with this worker, however it ends.
+        tether = [sys.executable, "-m", "pagezero.fleet.tether", str(os.getpid()), tmp, "--"]
+        command, pipe = [*tether, *argv, "-o", out], subprocess.PIPE
+        proc = subprocess.Popen(command, cwd=tmp, stdout=pipe, stderr=pipe, text=True)
+        _running[key] = proc
+        try:
+            stdout, stderr = proc.communicate()
+        finally:
+            _running.pop(key, None)
+        end = now()
+        files = _collect(out) if os.path.exists(out) else {}
+    status = "ok" if proc.returncode == 0 else "failed"
+    if key in _stopped:
+        _stopped.discard(key)
+        status = "interrupted"
+        stderr += "pagezero: error: stopped by Ctrl-C on the fleet's client\n"
+    elif proc.returncode in _STOPPED:
+        status = "interrupted"
+    error = None
+    if status != "ok":  # the last error line, else the last line, else the status
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if line.startswith("pagezero: error:")]
+        error = (errors or lines or [f"exit status {proc.returncode}"])[-1]
+        error = error.replace("pagezero: error: ", "", 1)
+    result = dict(machine=machine, run=run, kind=output_kind, status=status, error=error)
+    result.update(returncode=proc.returncode, start=start, end=end, hostname=socket.gethostname())
+    return dict(result, stdout=stdout, stderr=stderr, files=files)
+
+
+def stop_runs(keys):
+    """SIGINT the runs of these task keys in progress here: each saves what it measured."""
+    for key in keys:
+        proc = _running.get(key)
+        if proc is not None and proc.poll() is None:
+            _stopped.add(key)
+            proc.send_signal(signal.SIGINT)
+
 
 # prctl(2): the signal this process gets when the thread that started it ends.
 _PR_SET_PDEATHSIG = 1
@@ -44,15 +107,15 @@ def _end_with_parent():
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
 
 
-def _forwarding(get_child):
-    """Pass the stop signals on to the child get_child() returns; the signals received."""
+def _forwarding(children):
+    """Pass the stop signals on to `children` (a list, filled later); the signals received."""
     received = []
 
     def forward(signum, frame):
         received.append(signum)
-        child = get_child()
-        if child is not None and child.poll() is None:
-            child.send_signal(signum)
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
 
     for signum in _FORWARDED:
         signal.signal(signum, forward)
@@ -69,9 +132,10 @@ def _start(argv, **kwargs):
 
 
 def run(parent, folder, command):
-    """Run ``pagezero COMMAND`` tied to `parent` (see the module's note); its exit status."""
+    """Run ``pagezero COMMAND`` tied to the worker `parent`, removing `folder` if orphaned
+    (docs/fleet.rst); its exit status, 128 + N after signal N."""
     started = []
-    received = _forwarding(lambda: started[0] if started else None)
+    received = _forwarding(started)
     _end_with_parent()
     if os.getppid() != parent:  # it ended before prctl() took effect
         received.append(signal.SIGTERM)
@@ -88,33 +152,27 @@ def run(parent, folder, command):
 
 
 def _orphaned(parent, told, wait_s=2.0):
-    """Whether the worker `parent` has ended (or is ending). `told`: a SIGTERM came, as the
-    kernel sends when the worker's thread that started this process ends, which in a
-    worker killed outright comes before all of its threads have gone: wait for them."""
+    """Whether the worker `parent` has ended; `told` (by SIGTERM): wait for its threads."""
     deadline = time.monotonic() + (wait_s if told else 0)
-    while True:
-        if os.getppid() != parent or _state(parent) in ("Z", "X", None):
+    while os.getppid() == parent:
+        try:
+            with open(f"/proc/{parent}/stat") as f:  # its state: R, S, Z (zombie)...
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except (OSError, IndexError):  # no such process
             return True
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)
-
-
-def _state(pid):
-    """The state letter of process `pid` (R, S, Z...), None when there is none."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
+    return True
 
 
 def hold_session(argv, stdin=None):
-    """Run ``python ARGV`` until it ends or `stdin` (default: this process's) reaches its
-    end, then stop it (see the module's note); its exit status."""
+    """Run ``python ARGV`` until it ends or `stdin` (default: this process's) closes, then
+    SIGTERM it, SIGKILL after SESSION_GRACE_S; its exit status."""
     stdin = stdin or sys.stdin.buffer
     child = _start(argv, stdin=subprocess.DEVNULL)
-    _forwarding(lambda: child)
+    _forwarding([child])
 
     def watch():
         while stdin.read(65536):

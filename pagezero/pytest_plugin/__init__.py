@@ -1,29 +1,103 @@
-"""pagezero in other people's CI: a pytest plugin that fails a build only on a real
-clearing regression (docs/ci.rst).
-
-Registered through the ``pytest11`` entry point as ``pagezero``, it is inert unless a test
-uses the ``pagezero_bench`` fixture or the ``pagezero`` marker (needs.py), or a
-``--pagezero-*`` option is given (baseline.py); the measuring code is imported only in the
-hooks that need it. Unlike pytest-benchmark's one-call statistics, the decision is
-``pagezero compare``'s: the run (a fresh process) is the unit, so noise between processes
-does not fail a build.
-"""
+"""pagezero's pytest plugin (docs/ci.rst): fails a build only on a significant clearing
+regression; the measuring code is imported only in the hooks that need it."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-from collections.abc import Callable, Generator, Iterator
+import dataclasses
+import functools
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from pagezero.pytest_plugin.state import STATE, PluginState, fail_percent
 
 if TYPE_CHECKING:
     from pagezero.results.result import Result
     from pagezero.results.resultset import ResultSet
 
 __all__ = ["pagezero_bench"]
+
+# The parameter a recorded result carries its test's node id in.
+TEST_PARAM = "test"
+
+
+def fail_percent(text: str) -> float:
+    """--pagezero-compare-fail's value: a percentage, "5" or "5%", not negative."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        message = f"{text!r} is not a percentage (a number >= 0, such as 5 or 5%)"
+        raise argparse.ArgumentTypeError(message)
+    return value
+
+
+@dataclasses.dataclass
+class PluginState:
+    """A session's options (the first fields, in pytest_addoption's order) and results."""
+
+    save_dir: str | None = None
+    compare: str | None = None
+    fail_pct: float | None = None
+    alpha: float = 0.01
+    same_machine: str = "warn"
+    reserve: bool = False
+    baseline: ResultSet | None = None  # None: not asked for, or not found
+    baseline_name: str = "baseline"
+    baseline_missing: str | None = None  # why there is none though one was asked for
+    results: list[Result] = dataclasses.field(default_factory=list)  # params carry TEST_PARAM
+    runs: list[dict[str, int]] = dataclasses.field(default_factory=list)
+    next_process: int = 0  # the next measuring call's first process number
+    nodes: dict[str, None] = dataclasses.field(default_factory=dict)  # that recorded, in order
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)  # on the comparison, with why
+    saved_to: str | None = None
+
+    @classmethod
+    def from_options(cls, option: Any) -> PluginState:
+        """The state for a session's options; UsageError for a bad or lone option."""
+        options = ("save", "compare", "compare_fail", "alpha", "same_machine", "reserve")
+        state = cls(*(getattr(option, f"pagezero_{name}") for name in options))  # in order
+        needs_baseline = {
+            "--pagezero-compare-fail": state.fail_pct is not None,
+            "--pagezero-same-machine=strict": state.same_machine == "strict",
+        }
+        for name, given in needs_baseline.items():
+            if given and state.compare is None:
+                raise pytest.UsageError(
+                    f"{name} needs --pagezero-compare (the baseline to compare with)"
+                )
+        if not 0 < state.alpha < 1:
+            raise pytest.UsageError(f"--pagezero-alpha must be in (0, 1), not {state.alpha:g}")
+        return state
+
+    @property
+    def threshold_pct(self) -> float:
+        """The smallest change the table marks: the failing one, else compare's 2%."""
+        return self.fail_pct if self.fail_pct is not None else 2.0
+
+    def record(self, nodeid: str, answer: Result | ResultSet | None) -> None:
+        """Add a measuring call's answer, its runs new processes: a later call adds runs."""
+        from pagezero.results.resultset import ResultSet
+
+        if answer is None:
+            return
+        pairs = (
+            zip(answer.results, answer.runs) if isinstance(answer, ResultSet) else [(answer, {})]
+        )
+        first = self.next_process
+        for result, run in pairs:
+            process = first + run.get("process", 0)
+            params = {**result.params, TEST_PARAM: nodeid}
+            self.results.append(dataclasses.replace(result, params=params))
+            self.runs.append({"repetition": run.get("repetition", 0), "process": process})
+            self.next_process = max(self.next_process, process + 1)
+        self.nodes[nodeid] = None
+
+
+# On the session's config: one interpreter can hold several sessions (pytester's).
+STATE = pytest.StashKey[PluginState]()
 
 MARKER = (
     "pagezero(hugepages=None, features=None, kernels=None): what a pagezero "
@@ -75,12 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def pagezero_bench(request: pytest.FixtureRequest) -> Bench:
-    """Measure with pagezero and record every result against this test.
-
-    ``.memset(...)``, ``.mmap(...)`` (:func:`pagezero.faults`), ``.batch(...)`` and
-    ``.folio(...)`` take the API's parameters, with runs=3 unless given, and return
-    what the API returns.
-    """
+    """Measure with pagezero and record every result against this test: a :class:`Bench`
+    (docs/ci.rst, "The fixture")."""
     return Bench(request.config.stash[STATE], request.node.nodeid)
 
 
@@ -95,30 +165,18 @@ class Bench:
     def __init__(self, state: PluginState, nodeid: str) -> None:
         self._state, self.nodeid = state, nodeid
 
-    def memset(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("memset", args, kwargs)
-
-    def mmap(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("faults", args, kwargs)
-
-    def batch(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("batch", args, kwargs)
-
-    def folio(self, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
-        return self._measure("folio", args, kwargs)
-
-    def _measure(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Result | ResultSet | None:
-        # Looked up at each call: the API as the test's process has it (a test may wrap
-        # or replace a function).
-        import pagezero
+    def _measure(self, name: str, *args: Any, **kwargs: Any) -> Result | ResultSet | None:
+        import pagezero  # looked up at each call: a test may wrap or replace a function
 
         kwargs.setdefault("runs", DEFAULT_RUNS)
-        function: Callable[..., Result | ResultSet | None] = getattr(pagezero, name)
-        answer = function(*args, **kwargs)
+        answer: Result | ResultSet | None = getattr(pagezero, name)(*args, **kwargs)
         self._state.record(self.nodeid, answer)
         return answer
+
+    memset = functools.partialmethod(_measure, "memset")
+    mmap = functools.partialmethod(_measure, "faults")
+    batch = functools.partialmethod(_measure, "batch")
+    folio = functools.partialmethod(_measure, "folio")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -130,9 +188,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     missing, to_reserve = missing_needs(marker, item.config.stash[STATE].reserve)
     if missing:
-        # A skip marker, so that the skipping plugin (its tryfirst hook called after
-        # this one) files the skip under the test's location; with -rs a skip raised
-        # here would be filed under this plugin's file, the test unnamed.
+        # A skip marker: the skipping plugin (its hook called after this one) files it under
+        # the test's location, where -rs would show a skip raised here under this file.
         reason = "needs " + "; ".join(missing)
         item.add_marker(pytest.mark.skip(reason=reason))
         item.stash[_SKIP] = reason
@@ -140,8 +197,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 class _BeforeFixtures:
-    """A plain setup hook: after every tryfirst one (the skipping plugin's), before the
-    fixtures are set up (the runner's hook, registered before it)."""
+    """A setup hook after the skipping plugin's, before the fixtures (the runner's hook)."""
 
     @staticmethod
     def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -161,12 +217,8 @@ class _BeforeFixtures:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    # A marked test's reservations live from its setup to past its teardown: closed
-    # around the whole protocol, they give the pool back also when the test fails,
-    # errors, or a KeyboardInterrupt (or pagezero's Interrupted) unwinds through here.
-    if item.get_closest_marker("pagezero") is None:
-        yield
-        return
+    # A marked test's reservations live from its setup to past its teardown, given back
+    # also when it fails, errors, or a KeyboardInterrupt unwinds through here.
     with contextlib.ExitStack() as stack:
         item.stash[_RESERVED] = stack
         yield
@@ -177,11 +229,9 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Any, None]:
     outcome = yield
-    state = item.config.stash[STATE]
-    if call.when != "call" or item.nodeid not in state.nodes:
-        return
-    report = outcome.get_result()
-    if not report.passed:  # failed or skipped on its own: nothing to add
+    state, report = item.config.stash[STATE], outcome.get_result()
+    # Failed or skipped on its own, or measured nothing: nothing to add.
+    if call.when != "call" or item.nodeid not in state.nodes or not report.passed:
         return
     from pagezero.pytest_plugin.baseline import judge
 
@@ -189,8 +239,7 @@ def pytest_runtest_makereport(
         failure = judge(state, item.nodeid)
     except Exception as e:  # noqa: BLE001 -- a fault here is this test's, not the session's
         failure = f"pagezero: comparing this test's results failed: {type(e).__name__}: {e}"
-    # The call's report made a failure, not an error raised in the fixture's teardown,
-    # which would report the test as passed AND errored ("1 passed, 1 error").
+    # The call's report made a failure: an error in a teardown would read "1 passed, 1 error".
     if failure is not None:
         report.outcome = "failed"
         report.longrepr = failure

@@ -1,46 +1,36 @@
-"""Saving a session's results, and comparing a session with a saved one.
+"""Saving a session's results, and comparing a session with a saved one as ``pagezero
+compare`` does, deciding which tests fail (docs/ci.rst)."""
 
-The comparison, its table and its header are ``pagezero compare``'s; what is added is
-the decision: a test fails on a regression ((R)) against a baseline from the same
-machine. Across machines a change is not the change's alone: shown, failing nothing
-unless --pagezero-same-machine=strict.
-"""
-
-from __future__ import annotations
-
+import contextlib
 import datetime
 import glob
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pytest
 
 from pagezero.analysis import compare as comparison
 from pagezero.analysis.significance import METHOD, REGRESSION
-from pagezero.pytest_plugin.state import TEST_PARAM, PluginState
+from pagezero.pytest_plugin import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
+from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-
-    from pagezero.results.result import Result
 
 __all__ = ["load_baseline", "save_session", "judge", "summary_lines", "PATTERN"]
 
-# One file per session, named by its UTC start to the microsecond: the newest is the
-# last by name, whatever the mtimes (a CI cache restores files with the restore's time).
+# One file per session, named by its UTC time: the newest is the last by name, whatever the
+# mtimes (a CI cache restores files with the restore's time).
 PATTERN = "pagezero-*.json"
 _STAMP = "%Y%m%dT%H%M%S%fZ"
 
 
 def load_baseline(state: PluginState) -> None:
-    """Read --pagezero-compare's file (or the newest in its folder) into `state`; a folder
-    missing or without a session file (a CI's first run) leaves a note, no baseline."""
+    """Read --pagezero-compare's file (or the newest in its folder) into `state`."""
     path = state.compare
     assert path is not None
     if os.path.isdir(path) or not os.path.exists(path):
-        found = glob.glob(os.path.join(glob.escape(path), PATTERN)) if os.path.isdir(path) else []
+        found = glob.glob(os.path.join(glob.escape(path), PATTERN))
         if not found:
             state.baseline_missing = f"no saved session ({PATTERN}) in {path}: nothing compared"
             return
@@ -58,7 +48,7 @@ def save_session(state: PluginState) -> None:
     os.makedirs(state.save_dir, exist_ok=True)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime(_STAMP)
     path = os.path.join(state.save_dir, f"pagezero-{stamp}.json")
-    ResultSet(state.results, state.runs).save(path)  # atomic: files.atomic_write
+    ResultSet(state.results, state.runs).save(path)
     state.saved_to = path
 
 
@@ -74,13 +64,11 @@ def _rows(state: PluginState, nodes: Any) -> tuple[list[dict[str, Any]], ResultS
     assert state.baseline is not None
     new = _of_tests(state.results, state.runs, nodes)
     base = _of_tests(state.baseline, state.baseline.runs, nodes, state.baseline.machine)
-    if not len(base):
-        return [], new
-    try:
-        rows = comparison.compare(base, new, threshold=state.threshold_pct / 100, alpha=state.alpha)
-    except ValueError:  # no point in common
-        return [], new
-    return rows, new
+    threshold = state.threshold_pct / 100
+    if len(base):
+        with contextlib.suppress(ValueError):  # no point in common
+            return comparison.compare(base, new, threshold=threshold, alpha=state.alpha), new
+    return [], new
 
 
 def _regression_line(row: Mapping[str, Any]) -> str:
@@ -91,9 +79,7 @@ def _regression_line(row: Mapping[str, Any]) -> str:
 
 
 def judge(state: PluginState, nodeid: str) -> str | None:
-    """Why the test `nodeid` fails on its comparison (its report; kept in state.failed),
-    or None: no baseline point, another machine (unless strict), or no
-    --pagezero-compare-fail."""
+    """Why the test `nodeid` fails on its comparison (kept in state.failed), or None."""
     if state.baseline is None:
         return None
     rows, new = _rows(state, {nodeid})
@@ -123,18 +109,12 @@ def _without_baseline(state: PluginState, rows: Iterable[Mapping[str, Any]]) -> 
     assert state.baseline is not None
     known = {point_key(r) for r in state.baseline}
     shown = {row["label"] for row in rows}
-    lines: list[str] = []
-    for result in state.results:
-        label = result.label()
-        if point_key(result) not in known and label not in shown:
-            shown.add(label)
-            lines.append(f"no baseline point, not compared: {label}")
-    return lines
+    labels = dict.fromkeys(r.label() for r in state.results if point_key(r) not in known)
+    return [f"no baseline point, not compared: {label}" for label in labels if label not in shown]
 
 
 def summary_lines(state: PluginState) -> list[str]:
-    """The terminal summary: the comparison as ``pagezero compare`` prints it, the notes,
-    the failures and the saved file."""
+    """The terminal summary: the comparison, the notes, the failures, the saved file."""
     lines: list[str] = []
     if state.baseline_missing:
         lines.append(state.baseline_missing)

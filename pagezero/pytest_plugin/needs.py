@@ -1,10 +1,5 @@
-"""The pagezero marker (docs/ci.rst, "What a test needs"), checked before the test runs:
-missing hardware is a skip, not a failure; a marker of the wrong shape or an unknown
-kernel (a typo) is an error in the test's setup. Reserved hugepages are given back when
-the plugin's ExitStack around the test's run protocol closes.
-"""
-
-from __future__ import annotations
+"""The pagezero marker (docs/ci.rst, "What a test needs"): missing hardware is a skip; a
+marker of the wrong shape or an unknown kernel, an error."""
 
 import contextlib
 from collections.abc import Iterable, Mapping
@@ -30,18 +25,6 @@ def _check_names(what: str, value: Any) -> list[str]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         _bad(f"{what} must be a list of names, not {value!r}")
     return [str(v) for v in value]
-
-
-def _missing_kernels(names: list[str]) -> list[str]:
-    table = {k.name: k for kind in KINDS for k in kernels(kind)}
-    missing = []
-    for name in names:
-        kernel = table.get(name)
-        if kernel is None:
-            _bad(f"no kernel named {name!r} (pagezero kernels lists them)")
-        if not kernel.available:
-            missing.append(f"kernel {name} ({kernel.reason})")
-    return missing
 
 
 def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
@@ -72,9 +55,8 @@ def _hugepages(value: Any, reserving: bool) -> tuple[list[str], dict[str, int]]:
 
 
 def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict[str, int]]:
-    """What the test's marker asks for and this machine lacks, in words ("CPU feature
-    avx512f", ...), and with `reserving` the hugepages to reserve, {page: pages}; a
-    marker of the wrong shape or an unknown kernel (a typo) errors the test's setup."""
+    """What the marker asks for and this machine lacks, in words, and the hugepages to
+    reserve (with `reserving`); a bad marker or kernel name errors the setup."""
     unknown = set(marker.kwargs) - {"hugepages", "features", "kernels"}
     if marker.args or unknown:
         _bad(
@@ -84,14 +66,18 @@ def missing_needs(marker: pytest.Mark, reserving: bool) -> tuple[list[str], dict
     have = set(cpu_features())
     features = _check_names("features", marker.kwargs.get("features"))
     missing = [f"CPU feature {name}" for name in features if name not in have]
-    missing += _missing_kernels(_check_names("kernels", marker.kwargs.get("kernels")))
+    table = {k.name: k for kind in KINDS for k in kernels(kind)}
+    for name in _check_names("kernels", marker.kwargs.get("kernels")):
+        if name not in table:
+            _bad(f"no kernel named {name!r} (pagezero kernels lists them)")
+        if not table[name].available:
+            missing.append(f"kernel {name} ({table[name].reason})")
     short, to_reserve = _hugepages(marker.kwargs.get("hugepages"), reserving)
     return missing + short, to_reserve
 
 
 def reserve_needs(to_reserve: Mapping[str, int], stack: contextlib.ExitStack) -> list[str]:
-    """Reserve the hugepages on `stack`, which gives them back when it closes; what could
-    not be reserved, with the reason (not root, too few pages found by the kernel)."""
+    """Reserve the hugepages on `stack`, which gives them back; what could not be, and why."""
     missing = []
     for page, count in to_reserve.items():
         try:

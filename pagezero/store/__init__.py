@@ -1,34 +1,83 @@
-"""The results store: every result set ever added, in one SQLite file, by default
-$XDG_DATA_HOME/pagezero/results.sqlite (~/.local/share without XDG_DATA_HOME).
-
-A result set is recorded once, by the hash of its content (records.py), however often and
-under whatever name it is added. The files of one add go in one transaction: an add that
-fails or is interrupted leaves the store as it was. Writers take the lock up front (BEGIN
-IMMEDIATE, WAL mode) and wait up to BUSY_TIMEOUT_S for each other. The schema is
-versioned (schema.py): older stores are migrated forward, newer and foreign ones refused.
+"""The results store (docs/store.rst): every result set ever added, once by the hash of its
+content, in one SQLite file whose schema is versioned and migrated forward.
 """
 
 import contextlib
 import datetime
+import hashlib
+import json
 import os
 import sqlite3
+import tempfile
 
 from pagezero._core import PagezeroError
 from pagezero.results.folders import results_files
-from pagezero.store.records import point_rows, read_record, stored_result_set
-from pagezero.store.schema import CREATE, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
+from pagezero.results.points import summarize_points
+from pagezero.results.resultset import ResultSet
 from pagezero.units import parse_size
 
 __all__ = ["Store", "StoreError", "default_path", "read_records", "SCHEMA_VERSION"]
 
 # Long enough for another pagezero's add (a few hundred rows) to finish.
 BUSY_TIMEOUT_S = 30
+# The schema's version, in a table of its own: a SQLite file made by anything else is
+# foreign, and a store of a newer pagezero refused rather than misread (docs/store.rst).
+VERSION_TABLE = "pagezero_store"
+SCHEMA_VERSION = 3
+
+CREATE = f"""
+CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL);
+INSERT INTO {VERSION_TABLE} (version) VALUES ({SCHEMA_VERSION});
+CREATE TABLE result_sets (
+    id INTEGER PRIMARY KEY,
+    content_hash TEXT NOT NULL UNIQUE,
+    machine_name TEXT NOT NULL,
+    hostname TEXT,
+    cpu_model TEXT,
+    kernel_release TEXT,
+    benchmarks TEXT NOT NULL,
+    measured_at TEXT NOT NULL,
+    source TEXT,
+    added_at TEXT NOT NULL,
+    document TEXT NOT NULL,
+    pagezero_version TEXT,
+    interrupted TEXT
+);
+CREATE TABLE points (
+    set_id INTEGER NOT NULL REFERENCES result_sets(id) ON DELETE CASCADE,
+    benchmark TEXT NOT NULL,
+    function TEXT NOT NULL,
+    size INTEGER,
+    page TEXT,
+    label TEXT NOT NULL,
+    params TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    median REAL NOT NULL,
+    spread_pct REAL NOT NULL,
+    runs INTEGER NOT NULL,
+    spread_of TEXT NOT NULL
+);
+CREATE INDEX points_by_point ON points (benchmark, function, size, page);
+CREATE INDEX sets_by_time ON result_sets (measured_at);
+"""
+# MIGRATIONS[n]: the statements from version n to n + 1, in the caller's transaction;
+# after them every set's points are recomputed from its document.
+MIGRATIONS = {
+    1: (
+        "ALTER TABLE result_sets ADD COLUMN pagezero_version TEXT",
+        "ALTER TABLE result_sets ADD COLUMN interrupted TEXT",
+        "ALTER TABLE points ADD COLUMN runs INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE points ADD COLUMN spread_of TEXT NOT NULL DEFAULT 'loops'",
+        "CREATE INDEX IF NOT EXISTS sets_by_time ON result_sets (measured_at)",
+    ),
+    2: (),
+}
+# What a point's row keeps of its summary (results.points.point_summary).
+SUMMARY = ("unit", "median", "spread_pct", "runs", "spread_of")
 
 
 class StoreError(PagezeroError):
-    """A store that cannot be used as asked: missing, corrupt, foreign, of a newer schema,
-    read-only, or busy beyond the timeout; one line naming the file. A
-    :class:`pagezero.PagezeroError`."""
+    """A store missing, corrupt, foreign, newer, read-only or busy: one line naming it."""
 
 
 def default_path():
@@ -40,14 +89,9 @@ def default_path():
     return os.path.join(base, "pagezero", "results.sqlite")
 
 
-def _writable(path):
-    # Root may write through a file without write bits; a store made
-    # read-only with chmod a-w is read-only for root too.
-    return os.access(path, os.W_OK) and bool(os.stat(path).st_mode & 0o222)
-
-
-class Store:
-    """An open results store; a context manager that closes it.
+class Store(contextlib.AbstractContextManager):
+    """An open results store (older schemas migrated forward); a context manager that
+    closes it.
 
     Parameters
     ----------
@@ -59,9 +103,8 @@ class Store:
     Raises
     ------
     StoreError
-        For a folder, a missing file (without `create`), a file that cannot be created,
-        a SQLite file that is not a pagezero store, or one of a newer schema. An older
-        schema is migrated forward.
+        For a folder, a missing file (without `create`), one that cannot be created, a
+        SQLite file that is no pagezero store, or one of a newer schema.
     """
 
     def __init__(self, path=None, create=False):
@@ -74,16 +117,17 @@ class Store:
             raise StoreError(
                 f"{self.path}: no store there yet (pagezero store add FILE creates it)"
             )
-        if not exists:
-            try:
-                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-            except OSError as e:
-                raise StoreError(f"{self.path}: cannot create the store: {e.strerror}") from None
-        self.read_only = exists and not _writable(self.path)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create the store: {e.strerror}") from None
+        # Root may write through a file without write bits; a store made
+        # read-only with chmod a-w is read-only for root too.
+        writable = exists and os.access(self.path, os.W_OK) and os.stat(self.path).st_mode & 0o222
+        self.read_only = exists and not writable
         try:
             with self._errors():
                 self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-                self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
                 self.db.execute("PRAGMA foreign_keys = ON")
                 self._open_schema()
         except BaseException:
@@ -91,6 +135,7 @@ class Store:
             raise
 
     def _version(self):
+        """The schema version, None for an empty file; StoreError for a foreign one."""
         sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
         tables = {name for (name,) in self.db.execute(sql)}
         if not tables:
@@ -131,9 +176,7 @@ class Store:
             for set_id, document in sets:
                 try:
                     rows = point_rows(stored_result_set(document))
-                except ValueError:
-                    # A document that no longer reads (a loop of 0 ticks, refused since)
-                    # keeps the points it was stored with, rather than keep the store shut.
+                except ValueError:  # no longer reads (a loop of 0 ticks): keeps its points
                     continue
                 self.db.execute("DELETE FROM points WHERE set_id = ?", (set_id,))
                 _insert_points(self.db, set_id, rows)
@@ -156,27 +199,18 @@ class Store:
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a pagezero store ({e})") from None
 
-    @contextlib.contextmanager
     def _transaction(self):
-        """All or nothing, the write lock taken at the start (BEGIN IMMEDIATE): two
-        writers wait for each other rather than fail on upgrading a lock."""
+        """All or nothing (the connection's context), the write lock taken first."""
         self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        return self.db
 
     def require_writable(self, what="add to"):
-        """Raise StoreError when the store is read-only, before long work that ends in an
-        add (a fleet run); `what` is the action, for the message."""
+        """StoreError when the store is read-only, for `what` (the action) it cannot do."""
         if self.read_only:
             raise StoreError(f"{self.path}: the store is read-only; cannot {what} it")
 
     def add(self, paths):
-        """Add results files, and every results file under folders, in one transaction;
-        a result set is stored once, by the hash of its content.
+        """Add results files, and every results file under folders, in one transaction.
 
         Parameters
         ----------
@@ -191,7 +225,7 @@ class Store:
         Raises
         ------
         ValueError
-            For a path that is no results file or folder, before anything is written.
+            For a path that is no results file or folder; nothing is written.
         StoreError
             When the store is read-only or busy; nothing is written.
         """
@@ -218,7 +252,7 @@ class Store:
         with self._errors():
             cursor = self.db.execute(sql, args)
             names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row)) for row in cursor.fetchall()]
+            return [dict(zip(names, row)) for row in cursor]
 
     def list(self):
         """Every stored result set, oldest measurement first: dicts of ``id``,
@@ -234,12 +268,11 @@ class Store:
     def history(
         self, machine=None, kernel=None, benchmark=None, function=None, size=None, page=None
     ):
-        """Every stored point matching the filters, with its result set: by label, in time
-        order within each, dicts of ``set_id``, ``measured_at``, ``machine_name``,
-        ``kernel_release``, ``pagezero_version``, ``label``, ``unit``, ``median``,
-        ``spread_pct``, ``runs`` and ``spread_of``. The filters: a machine name or
-        hostname, a kernel release (``uname -r``), a benchmark, a function (kernel or
-        workload), a size (bytes, or text such as ``"1GB"``) and a page size."""
+        """Every stored point matching the filters (a machine name or hostname, ``uname -r``,
+        a benchmark, a kernel or workload, a size such as ``"1GB"``, a page size), by label
+        and time: dicts of ``set_id``, ``measured_at``, ``machine_name``, ``kernel_release``,
+        ``pagezero_version``, ``label``, ``unit``, ``median``, ``spread_pct``, ``runs`` and
+        ``spread_of``."""
         size = None if size is None else parse_size(size)
         args = dict(machine=machine, kernel=kernel, benchmark=benchmark, function=function)
         args.update(size=size, page=None if page is None else str(page))
@@ -262,8 +295,7 @@ class Store:
         )
 
     def export(self):
-        """Every point of every result set with the set's metadata, one dict a point, in
-        time order."""
+        """Every point with its set's metadata, one dict a point, in time order."""
         return self._query(
             "SELECT s.id AS set_id, s.measured_at, s.machine_name, s.hostname, s.cpu_model, "
             "s.kernel_release, s.pagezero_version, s.content_hash, p.benchmark, p.function, "
@@ -274,10 +306,9 @@ class Store:
 
     def documents(self):
         """``(set id, document text)`` of every stored result set, oldest first."""
+        sql = "SELECT id, document FROM result_sets ORDER BY measured_at, id"
         with self._errors():
-            return self.db.execute(
-                "SELECT id, document FROM result_sets ORDER BY measured_at, id"
-            ).fetchall()
+            return self.db.execute(sql).fetchall()
 
     def close(self):
         """Close the database; calling it again does nothing."""
@@ -285,24 +316,20 @@ class Store:
             self.db.close()
             self.db = None
 
-    def __enter__(self):
-        return self
-
     def __exit__(self, *exc):
         self.close()
 
 
 def read_records(paths):
-    """The Records of results files, and of every results file under folders, read and
-    checked before a store adds them; ValueError for anything else."""
+    """The Records of results files and of those under folders; ValueError for others."""
     records = []
     for path in paths:
         if os.path.isdir(path):
-            records += [read_record(p) for p in results_files(path)]
+            records += [Record(p) for p in results_files(path)]
         elif not os.path.exists(path):
             raise ValueError(f"{path}: no such file")
         else:
-            records.append(read_record(path))
+            records.append(Record(path))
     return records
 
 
@@ -314,3 +341,66 @@ def _insert_row(db, table, row):
 def _insert_points(db, set_id, rows):
     for row in rows:
         _insert_row(db, "points", dict(row, set_id=set_id))
+
+
+class Record:
+    """A results file read and checked for the store (docs/store.rst), or ValueError; its
+    `measured_at` is its mtime, `content_hash` the SHA-256 of its canonical JSON."""
+
+    def __init__(self, path):
+        self.result_set = ResultSet.load(path)  # validates; ValueError with the path otherwise
+        if not len(self.result_set):
+            raise ValueError(f"{path}: holds no results")
+        with open(path) as f:
+            self.path, self.document = path, f.read()
+        self.doc = json.loads(self.document)
+        canonical = json.dumps(self.doc, sort_keys=True, separators=(",", ":"))
+        self.content_hash = hashlib.sha256(canonical.encode()).hexdigest()
+        mtime = datetime.datetime.fromtimestamp(os.stat(path).st_mtime, datetime.timezone.utc)
+        self.measured_at = mtime.isoformat(timespec="seconds")
+
+    def set_row(self, added_at):
+        """The store's ``result_sets`` row for this file, column name to value."""
+        m, doc = self.result_set.machine, self.doc
+        version = doc.get("pagezero")  # results schema 3 records it; older files did not
+        stop = doc.get("interrupted")  # the signal's name, or true for an unknown one
+        row = {key: m.get(key) for key in ("hostname", "cpu_model", "kernel_release")}
+        # A machine is filed under its fleet name (the Dask worker's), else its hostname.
+        name = m.get("fleet_name") or m.get("hostname") or "unknown"
+        row.update(content_hash=self.content_hash, machine_name=name)
+        row.update(benchmarks=",".join(self.result_set.benchmarks), measured_at=self.measured_at)
+        row.update(source=os.path.abspath(self.path), added_at=added_at, document=self.document)
+        row["pagezero_version"] = version if isinstance(version, str) else None
+        row["interrupted"] = (stop if isinstance(stop, str) else "yes") if stop else None
+        return row
+
+
+def _size(params):
+    size = params.get("size")
+    if isinstance(size, str):
+        try:
+            return parse_size(size)
+        except ValueError:
+            return None
+    return size if isinstance(size, int) and not isinstance(size, bool) else None
+
+
+def point_rows(result_set):
+    """The store's ``points`` rows of a result set, one dict a point."""
+    rows = []
+    for first, summary in summarize_points(result_set).values():
+        page = first.params.get("page")
+        row = dict(benchmark=first.benchmark, function=first.function, size=_size(first.params))
+        row.update(page=None if page is None else str(page), label=first.label())
+        row["params"] = json.dumps(dict(first.params), sort_keys=True)
+        rows.append(row | {key: summary[key] for key in SUMMARY})
+    return rows
+
+
+def stored_result_set(document_text):
+    """The ResultSet of a stored document (ValueError when it is not a valid one)."""
+    # ResultSet.load reads files, so the document goes through a temporary one.
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(document_text)
+        f.flush()
+        return ResultSet.load(f.name)

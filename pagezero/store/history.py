@@ -5,26 +5,17 @@ import datetime
 from pagezero.figures.common import closes_on_error, printable
 from pagezero.figures.palette import MARKERS, PALETTE
 
-__all__ = ["format_value", "format_spread", "format_history", "plot_history", "history_footer"]
+__all__ = ["format_value", "format_history", "plot_history", "history_footer"]
 
 # Beyond this many lines a plot is unreadable: the filters should narrow it.
 MAX_SERIES = 12
 
 
 def format_value(value, unit):
-    """A median as text: ``"12.34 GB/s"`` (10^9 bytes/s) for bytes/sec, else four
-    significant digits and the unit."""
+    """A median as text: ``"12.34 GB/s"`` (10^9 bytes/s), else 4 digits and the unit."""
     if unit == "bytes/sec":
         return f"{value / 1e9:.2f} GB/s"
     return f"{value:.4g} {unit}"
-
-
-def format_spread(row):
-    """A point's spread as text, the run the unit: ``"+-1.2% (3 runs)"``, or for one run
-    ``"+-0.4% (loops, 1 run)"``; `row` is a :meth:`pagezero.store.Store.history` row."""
-    if row["spread_of"] == "runs":
-        return f"+-{row['spread_pct']:.1f}% ({row['runs']} runs)"
-    return f"+-{row['spread_pct']:.1f}% (loops, 1 run)"
 
 
 # The columns of a point's history, one row a result set (here and in store publish).
@@ -32,19 +23,27 @@ HEADER = ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread",
 
 
 def history_cells(r):
-    """A history row's cells under HEADER, as text."""
+    """A history row's cells under HEADER, its spread as ``+-1.2% (3 runs)``."""
     when, version = r["measured_at"].replace("+00:00", "Z"), r["pagezero_version"] or "?"
+    of = f"{r['runs']} runs" if r["spread_of"] == "runs" else "loops, 1 run"
+    spread = f"+-{r['spread_pct']:.1f}% ({of})"
     value = format_value(r["median"], r["unit"])
-    return [when, r["machine_name"], r["kernel_release"] or "?", version, value, format_spread(r)]
+    return [when, r["machine_name"], r["kernel_release"] or "?", version, value, spread]
+
+
+def by_point(rows):
+    """History rows as ``[(label, rows)]``, a pair per point, in the rows' order."""
+    points = {}
+    for row in rows:
+        points.setdefault((row["label"], row["unit"]), []).append(row)
+    return [(label, group) for (label, _), group in points.items()]
 
 
 def format_history(rows):
-    """:meth:`pagezero.store.Store.history` rows as lines of text: per point its label,
-    then one line per result set in time order."""
-    lines, by_label = [], {}
-    for row in rows:
-        by_label.setdefault(row["label"], []).append(row)
-    for label, group in by_label.items():
+    """:meth:`pagezero.store.Store.history` rows as lines: per point its label, then a
+    line per result set."""
+    lines = []
+    for label, group in by_point(rows):
         lines += ([""] if lines else []) + [label]
         table = [HEADER] + [history_cells(r) + [f"#{r['set_id']}"] for r in group]
         widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]
@@ -54,9 +53,8 @@ def format_history(rows):
 
 @closes_on_error
 def plot_history(rows, stem):
-    """Plot :meth:`pagezero.store.Store.history` rows to ``stem.png`` and ``stem.svg``: each
-    point's median per result set over time, one line per point and machine, the spread
-    as error bars; the files written. ValueError beyond MAX_SERIES lines."""
+    """Plot :meth:`pagezero.store.Store.history` rows to ``stem.png`` and ``stem.svg``, a line
+    per point and machine; the files written. ValueError beyond MAX_SERIES lines."""
     from pagezero.figures.common import pyplot, save
 
     series = {}
@@ -71,8 +69,7 @@ def plot_history(rows, stem):
     fig, ax = plt.subplots(figsize=(8, 5))
     unit = rows[0]["unit"]
     scale = 1e9 if unit == "bytes/sec" else 1.0
-    # The figures' colour-blind-safe palette and markers, one per line in a fixed
-    # order (machine, then point), so a machine keeps its colour as sets are added.
+    # In a fixed order (machine, then point): a machine keeps its colour as sets are added.
     for i, ((label, machine), group) in enumerate(sorted(series.items(), key=lambda s: s[0][::-1])):
         when = [datetime.datetime.fromisoformat(r["measured_at"]) for r in group]
         medians = [r["median"] / scale for r in group]

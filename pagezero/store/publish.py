@@ -1,13 +1,5 @@
-"""``pagezero store publish -o SITE/``: the store as a static site, as asv's ``asv
-publish`` does: index.html (the machines, the result sets linked to their reports, the
-points, a form to compare two sets), point-N.html (a point's history, figure and table)
-and compare-A-B.html (set B against A as ``pagezero compare`` prints it). Only files, every
-link relative, nothing fetched. Written into a temporary folder beside SITE and renamed
-into place, so a failure leaves SITE as it was; an existing SITE is replaced only when it
-is a site published before (its MARKER file says so).
-"""
-
-from __future__ import annotations
+"""``pagezero store publish -o SITE/`` (docs/store.rst): the store as a static site of
+index.html, point-N.html (a point's history) and compare-A-B.html, every link relative."""
 
 import functools
 import html
@@ -20,8 +12,7 @@ from collections.abc import Callable
 from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
 from pagezero.analysis.significance import METHOD
 from pagezero.results.resultset import ResultSet
-from pagezero.store.history import HEADER, MAX_SERIES, format_value, history_cells, plot_history
-from pagezero.store.records import stored_result_set
+from pagezero.store import history, stored_result_set
 from pagezero.studies.report.html import html_table, inline_svg, page
 
 __all__ = ["publish", "MARKER", "MAX_ALL_PAIRS"]
@@ -81,8 +72,7 @@ def publish(store, site: str) -> list[str]:
     Raises
     ------
     ValueError
-        A bad `site` (missing parent, a file, a folder of other files) or an empty
-        store; nothing is written.
+        A bad `site` (missing parent, a file, a folder of other files) or an empty store.
     """
     parent, sets = _check_site(site), store.list()
     if not sets:
@@ -90,22 +80,17 @@ def publish(store, site: str) -> list[str]:
     tmp = tempfile.mkdtemp(prefix=".publish-", dir=parent)
     try:
         names = _write_site(tmp, store, sets)
-        _replace(tmp, site, parent)
+        # Renamed into place; an old site goes only once the new one is in.
+        old = tempfile.mkdtemp(prefix=".unpublished-", dir=parent) if os.path.exists(site) else None
+        if old:
+            os.rename(site, os.path.join(old, "site"))
+        os.rename(tmp, site)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return [os.path.join(site, n) for n in names]
-
-
-def _replace(tmp: str, site: str, parent: str) -> None:
-    """Rename the new site into place; an old site goes only once the new one is in."""
-    old = None
-    if os.path.exists(site):
-        old = tempfile.mkdtemp(prefix=".unpublished-", dir=parent)
-        os.rename(site, os.path.join(old, "site"))
-    os.rename(tmp, site)
     if old:
         shutil.rmtree(old, ignore_errors=True)
+    return [os.path.join(site, n) for n in names]
 
 
 def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
@@ -113,13 +98,17 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
     by_id = {s["id"]: s for s in sets}
     documents = dict(store.documents())
     load = functools.cache(lambda set_id: stored_result_set(documents[set_id]))
-    points = _points(store.history())
+    points = history.by_point(store.history())
     pages = {
         f"point-{n}.html": _point_page(folder, n, label, rows, by_id)
         for n, (label, rows) in enumerate(points, 1)
     }
+    ids = [s["id"] for s in sets]  # oldest first
+    candidates = list(zip(ids, ids[1:]))
+    if len(ids) <= MAX_ALL_PAIRS:
+        candidates = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
     pairs = []
-    for a, b in _pairs(sets):
+    for a, b in candidates:
         text = _compare_page(by_id[a], by_id[b], load)
         if text is not None:  # None: the two share no point
             pages[f"compare-{a}-{b}.html"] = text
@@ -132,24 +121,9 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
     return list(pages)[:-1]
 
 
-def _points(history: list[dict]) -> list[tuple[str, list[dict]]]:
-    """The store's points, each with its rows in time order (Store.history's order)."""
-    points: dict[tuple[str, str], list[dict]] = {}
-    for row in history:
-        points.setdefault((row["label"], row["unit"]), []).append(row)
-    return [(label, rows) for (label, _), rows in points.items()]
-
-
-def _pairs(sets: list[dict]) -> list[tuple[int, int]]:
-    ids = [s["id"] for s in sets]  # oldest first
-    if len(ids) <= MAX_ALL_PAIRS:
-        return [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
-    return list(zip(ids, ids[1:]))
-
-
 def report_of(source: str | None) -> str | None:
-    """The report a stored result set came from, as a file:// address: report.html (else
-    report.md) beside `source`, the file it was added from, when still there; else None."""
+    """The file:// address of report.html (else report.md) beside `source`, the file a
+    stored result set was added from, when still there; else None."""
     if not source:
         return None
     for name in ("report.html", "report.md"):
@@ -188,7 +162,7 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
     ]
     point_rows = [
         [f'<a href="point-{n}.html">{_e(label)}</a>', str(len({r["machine_name"] for r in rows}))]
-        + [str(len(rows)), _e(format_value(rows[-1]["median"], rows[-1]["unit"]))]
+        + [str(len(rows)), _e(history.format_value(rows[-1]["median"], rows[-1]["unit"]))]
         for n, (label, rows) in enumerate(points, 1)
     ]
     options = "".join(
@@ -224,11 +198,11 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
 
 def _point_page(folder: str, n: int, label: str, rows: list[dict], by_id: dict) -> str:
     figure = "<p>One result set holds this point: no history to draw yet.</p>"
-    if len(rows) > 1 and len({r["machine_name"] for r in rows}) <= MAX_SERIES:
-        plot_history(rows, os.path.join(folder, f"point-{n}"))
+    if len(rows) > 1 and len({r["machine_name"] for r in rows}) <= history.MAX_SERIES:
+        history.plot_history(rows, os.path.join(folder, f"point-{n}"))
         figure = inline_svg(folder, f"point-{n}.png", f"history of {label}")
-    cells = [[*map(_e, history_cells(r)), _set_cell(by_id[r["set_id"]])] for r in rows]
-    table = html_table(HEADER, cells)
+    cells = [[*map(_e, history.history_cells(r)), _set_cell(by_id[r["set_id"]])] for r in rows]
+    table = html_table(history.HEADER, cells)
     body = (
         f'<p><a href="index.html">all results</a></p><h1>{_e(label)}</h1>'
         "<p>The point's median of per-run medians per result set; error bars and the "

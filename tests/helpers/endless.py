@@ -15,7 +15,7 @@ one is endless.
 import os
 
 # Only a fleet run's command: it runs in the worker's pagezero-fleet-* folder
-# (pagezero/fleet/worker.py); the worker itself, started from tests/, is left alone.
+# (pagezero/fleet/tether.py); the worker itself, started from tests/, is left alone.
 SITECUSTOMIZE = """
 import os, sys
 

@@ -142,7 +142,7 @@ def test_folio_on_thp(size):
 
 @needs_thp
 def test_folio_auto_without_a_free_page_asks_thp(monkeypatch):
-    monkeypatch.setattr(policy, "_free_hugepages", lambda nbytes, node=None: 0)
+    monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
     no_hugetlb(monkeypatch)
     r = pagezero.folio("2MB", strategy="sequential", loops=1)[0]
     assert r.backing == "thp" and "huge_share" in r.details

@@ -44,7 +44,7 @@ def _keep(measured, rs):
         print(line, file=sys.stderr)
 
 
-# The per-loop fields of Result and its subclasses (pagezero.measure.policy.results).
+# The per-loop fields of Result and its subclasses (pagezero.measure.policy.batches, .folios).
 _PER_LOOP = ("samples", "pass_worst_ns", "touch_ns", "cold_ns")
 
 

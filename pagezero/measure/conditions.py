@@ -166,6 +166,10 @@ class Conditions:
     def cold(self) -> bool:
         return self.cache == "cold"
 
+    def cold_args(self) -> dict[str, Any]:
+        """The C core's keywords for the cache state and counters (batch's and folio's)."""
+        return {"cold": self.cold, "evict_bytes": evict_bytes(), "counters": self.counters}
+
     def cpus(self) -> tuple[int, ...]:
         """The CPUs to pin the threads to: none for one thread without a cpu_node (as perf)."""
         if self.threads > 1 or self.cpu_node is not None:

@@ -3,17 +3,19 @@ clear_page[s] using memset" (2026)): a row per point, the base value, a % change
 other set, marked as analysis.significance decides on the runs; above it, what each side
 booted (release, command line, preemption, THP may differ between boots) and a warning where
 the machine differs (CPU model, caches, memory): the change is then not the patch's alone.
+format_table() gives the wide table, format_text() the same rows in 80 columns for a mail.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
 from pagezero.results.points import point_key, point_summary, variant_key
 from pagezero.results.summary import summarize
-from pagezero.units import format_gbps, format_size
+from pagezero.units import GBPS, format_gbps, format_size
 
 if TYPE_CHECKING:
     from pagezero.results.resultset import Result, ResultSet
@@ -24,6 +26,13 @@ if TYPE_CHECKING:
 # MemTotal moves by a few MB between kernels of one machine (what each reserves for itself);
 # more than this is another machine, or mem=.
 _MEMORY_TOLERANCE = 0.02
+# What format_text() leaves out of a side's line, said where the sides differ in it.
+_DIFFERING = {"thp": "THP settings", "kernel_cmdline": "kernel command lines"}
+FEW_RUNS_NOTE = (
+    f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation between runs "
+    f"is unknown there, so no change is called significant; measure with --runs {MIN_RUNS} "
+    f"or more (or sweep --processes {MIN_RUNS}) on each side"
+)
 
 
 def side_points(
@@ -44,15 +53,10 @@ def side_points(
 
 def _side(first: Result, by_run: Mapping[int, Sequence[float]]) -> dict[str, Any]:
     """One side of a point: summarize() of all its loops, and the centre and spread of its runs."""
-    values = [v for loops in by_run.values() for v in loops]
     s = point_summary(by_run.values(), first.unit)
-    return dict(
-        summarize(values, unit=first.unit),
-        center=s["median"],
-        runs=s["runs"],
-        spread_pct=s["spread_pct"],
-        spread_of=s["spread_of"],
-    )
+    loops = [v for values in by_run.values() for v in values]
+    keep = ("runs", "spread_pct", "spread_of")
+    return dict(summarize(loops, unit=first.unit), center=s["median"], **{k: s[k] for k in keep})
 
 
 def compare(
@@ -103,19 +107,14 @@ def compare(
     other_points = [side_points(o) for o in others]
     for o, points in zip(others, other_points):
         if not set(points) & set(base_points):
+            shared = {variant_key(r) for r in base} & {variant_key(r) for r in o}
+            hint = "; to put their functions side by side, compare with --by function"
             raise ValueError(
                 f"nothing to compare: the base measured {', '.join(base.benchmarks) or 'nothing'}, "
                 f"the other {', '.join(o.benchmarks) or 'nothing'}, with no point in common"
-                f"{_by_function_hint(base, o)}"
+                f"{hint if shared else ''}"
             )
     return point_rows(base_points, other_points, threshold, alpha)
-
-
-def _by_function_hint(base: ResultSet, other: ResultSet) -> str:
-    """ "; ... --by function" where the two share points but for their functions."""
-    if {variant_key(r) for r in base} & {variant_key(r) for r in other}:
-        return "; to put their functions side by side, compare with --by function"
-    return ""
 
 
 def point_rows(
@@ -135,27 +134,17 @@ def point_rows(
                 changes.append(None)
                 continue
             other_first, other_runs, _ = points[key]
-            c = compare_runs(
-                list(by_run.values()), list(other_runs.values()), first.unit, threshold, alpha
-            )
+            c = compare_runs(by_run.values(), other_runs.values(), first.unit, threshold, alpha)
             side = _side(other_first, other_runs)
-            c.update(
-                n=side["n"],
-                mean=side["mean"],
-                center=side["center"],
-                spread_pct=side["spread_pct"],
-                method=METHOD,
-            )
+            c.update({k: side[k] for k in ("n", "mean", "center", "spread_pct")}, method=METHOD)
             changes.append(c)
+        label_of = label or (lambda r: r.label())
         study = next(iter(names)) if len(names) == 1 else None
+        base_side = _side(first, by_run)
         rows.append(
-            {
-                "label": label(first) if label else first.label(),
-                "unit": first.unit,
-                "study": study,
-                "base": _side(first, by_run),
-                "changes": changes,
-            }
+            dict(
+                label=label_of(first), unit=first.unit, study=study, base=base_side, changes=changes
+            )
         )
     return rows
 
@@ -210,30 +199,34 @@ def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     """Per side (base first), its runs per point over the points it has: "N", "N-M" or "-"."""
     counts = [sorted({row["base"]["runs"] for row in rows})]
     for j in range(sides - 1):
-        counts.append(
-            sorted({row["changes"][j]["runs"][1] for row in rows if row["changes"][j] is not None})
-        )
+        counts.append(sorted({r["changes"][j]["runs"][1] for r in rows if r["changes"][j]}))
     return [("-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}") for c in counts]
 
 
-def _value(x: float, unit: str) -> str:
-    if unit == "bytes/sec":
-        return format_gbps(x, 2)
-    return f"{x:.4g} {unit}"
+def _groups(
+    rows: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]
+) -> dict[Any, list[Mapping[str, Any]]]:
+    """Rows by key(row), the keys in first-seen order."""
+    groups: dict[Any, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    return groups
 
 
-def _base_cell(b: Mapping[str, Any], unit: str) -> str:
-    of = "" if b["spread_of"] == "runs" else " (loops)"
-    return f"{_value(b['center'], unit)} +-{b['spread_pct']:.1f}%{of}"
+def _change(c: Mapping[str, Any]) -> str:
+    return f"{c['change_pct']:+.1f}% {c['marker']}".rstrip()
 
 
-def _legend(markers: Iterable[str], legend: Mapping[str, str]) -> list[str]:
-    """One line per marker that appears, (R) and (I) sharing theirs."""
-    lines: list[str] = []
-    for marker in legend:
-        if marker in markers and legend[marker] not in lines:
-            lines.append(legend[marker])
-    return lines
+def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list[str]:
+    """Under a table: the legend of each marker shown ((R) and (I) share one), the note on
+    too few runs, and the changes' own notes."""
+    changes = [c for row in rows for c in row["changes"] if c]
+    shown = {c["marker"] for c in changes}
+    lines = list(dict.fromkeys(words for marker, words in legend.items() if marker in shown))
+    if any(min(c["runs"]) < MIN_RUNS for c in changes):
+        lines.append(FEW_RUNS_NOTE)
+    notes = {c["note"] for c in changes if c["note"] and min(c["runs"]) >= MIN_RUNS}
+    return lines + [f"note: {n}" for n in sorted(notes)]
 
 
 def format_table(
@@ -244,52 +237,105 @@ def format_table(
     """compare()'s rows as a text table (grouped under "[study]" where rows are of several),
     with a legend line per marker shown (its words from `legend`, by marker) and its notes;
     `names`: the base's and each other's."""
-    header = ["benchmark", "result class", names[0], *names[1:]]
-    studies = {row["study"] for row in rows}
-    grouped = len(studies) > 1
-    if grouped:
-        order = {s: i for i, s in enumerate(dict.fromkeys(row["study"] for row in rows))}
-        rows = sorted(rows, key=lambda row: order[row["study"]])
+    header = ["benchmark", "result class", *names]
+    groups = _groups(rows, lambda row: row["study"])
     body: list[list[str]] = []
-    markers: set[str] = set()
-    notes: set[str] = set()
-    few_runs = False
-    study: object = object()
-    for row in rows:
-        if grouped and row["study"] != study:
-            study = row["study"]
+    for study, group in groups.items():
+        if len(groups) > 1:
             body.append([f"[{study or 'in several files'}]"])
-        cells = [row["label"], row["unit"], _base_cell(row["base"], row["unit"])]
-        for c in row["changes"]:
-            if c is None:
-                cells.append("-")
-                continue
-            cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip())
-            markers.add(c["marker"])
-            few_runs |= min(c["runs"]) < MIN_RUNS
-            if c["note"] and min(c["runs"]) >= MIN_RUNS:
-                notes.add(c["note"])
-        body.append(cells)
-    full = [r for r in body if len(r) == len(header)]
-    widths = [max(len(r[i]) for r in [header] + full) for i in range(len(header))]
-    lines = [
-        " | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
-        "-+-".join("-" * w for w in widths),
-    ]
-    lines += [
-        " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if len(r) > 1 else r[0]
-        for r in body
-    ]
-    lines += _legend(markers, legend)
-    if few_runs:
-        lines.append(
-            f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation "
-            f"between runs is unknown there, so no change is called significant; "
-            f"measure with --runs {MIN_RUNS} or more (or sweep --processes "
-            f"{MIN_RUNS}) on each side"
-        )
-    lines += [f"note: {n}" for n in sorted(notes)]
-    return "\n".join(lines)
+        for row in group:
+            b = row["base"]
+            of = "" if b["spread_of"] == "runs" else " (loops)"
+            value = format_gbps(b["center"], 2) if row["unit"] == "bytes/sec" else None
+            base = f"{value or format(b['center'], '.4g') + ' ' + row['unit']} +-"
+            cells = [row["label"], row["unit"], f"{base}{b['spread_pct']:.1f}%{of}"]
+            body.append(cells + [_change(c) if c else "-" for c in row["changes"]])
+    full = [header] + [r for r in body if len(r) > 1]
+    widths = [max(len(r[i]) for r in full) for i in range(len(header))]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines.append("-+-".join("-" * w for w in widths))
+    for r in body:
+        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0])
+    return "\n".join(lines + _notes(rows, legend))
+
+
+def wrap(lines: Iterable[str], width: int = 80) -> list[str]:
+    """Each line wrapped at `width` columns, its continuation indented by two; "" kept."""
+    out = []
+    for line in lines:
+        out += textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    return out
+
+
+def _spread(pct: float, of_loops: bool) -> str:
+    return f"+-{pct:.1f}%" + ("*" if of_loops else "")
+
+
+def _text_cells(row: Mapping[str, Any]) -> list[str]:
+    """A row's figures as format_text() shows them: the base's centre and spread, then per
+    other side its change, marker and spread ("*": a spread of one run's loops)."""
+    b = row["base"]
+    value = f"{b['center'] / GBPS:.2f}" if row["unit"] == "bytes/sec" else f"{b['center']:.4g}"
+    cells = [f"{value:>7} {_spread(b['spread_pct'], b['spread_of'] != 'runs'):>8}"]
+    for c in row["changes"]:
+        change, marker = (f"{c['change_pct']:+.1f}%", c["marker"]) if c else ("-", "")
+        spread = _spread(c["spread_pct"], c["runs"][1] < 2) if c else ""
+        cells.append(f"{change:>7} {marker:<3} {spread:>8}")
+    return cells
+
+
+def format_text(
+    rows: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    legend: Mapping[str, str] = MARKERS,
+    width: int = 80,
+) -> str:
+    """compare()'s rows as plain text of at most `width` columns, to paste in a mail.
+
+    Per study and unit, what every point shares is said once above its table, and a row's
+    first column is the rest of its label (wrapped where long); then the base's centre (the
+    median of per-run medians, in GB/s for rates, else in the row's unit) with its spread,
+    and per other side its change in %, its marker and its spread: as many sides a table as
+    the width holds, the base repeated in each. A side whose name is wider than its column
+    is shown as [j] (the base [0]), a line above naming it; legend and notes are wrapped.
+    """
+    cells = [_text_cells(row) for row in rows]
+    units = {"GB/s" if row["unit"] == "bytes/sec" else row["unit"] for row in rows}
+    base_w = max(len(f"{u:>7} +-spread") for u in units | {"GB/s"})
+    base_w = max(base_w, *(len(c[0]) for c in cells))
+    side_w = max(20, *(len(x) for c in cells for x in c[1:]))
+    shown = [n if len(n) <= (side_w if j else base_w) else f"[{j}]" for j, n in enumerate(names)]
+    out = wrap(f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s)
+    per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 2)))
+    label_w = width - base_w - 2 - per_table * (side_w + 2)
+    groups = _groups(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
+    several = len({study for study, _ in groups}) > 1
+    for (study, unit), group in groups.items():
+        words = [row["label"].split() for row, _ in group]
+        common = [w for w in words[0] if all(w in ws for ws in words[1:])]
+        labels = [" ".join(w for w in ws if w not in common) or "(one point)" for ws in words]
+        heading = f"[{study or 'in several files'}] " if several else ""
+        out += ["", *wrap([f"{heading}{' '.join(common) or 'points'}:"], width)]
+        lw = min(label_w, max(len("point"), *(len(label) for label in labels)))
+        unit_head = f"{'GB/s' if unit == 'bytes/sec' else unit:>7} {'+-spread':>8}"
+        for first in range(1, len(names), per_table):
+            sides = range(first, min(first + per_table, len(names)))
+            table = [["", shown[0], *(shown[j] for j in sides)]]
+            table.append(
+                ["point", unit_head, *[f"{'change':>7} {'':3} {'+-spread':>8}"] * len(sides)]
+            )
+            for (_, c), label in zip(group, labels):
+                parts = textwrap.wrap(label, lw, break_on_hyphens=False)
+                table += [[parts[0], c[0], *(c[j] for j in sides)], *([p] for p in parts[1:])]
+            widths = [base_w, *[side_w] * len(sides)]
+            out += [""] if first > 1 else []
+            for r in table:
+                right = [x.rjust(w) for x, w in zip(r[1:], widths)]
+                out.append("  ".join([r[0].ljust(lw), *right]).rstrip())
+    if any("*" in x for c in cells for x in c):
+        out += ["* one run on that side: the spread is of its loops, not of runs"]
+    notes = wrap(_notes(rows, legend), width)
+    return "\n".join([*(out[1:] if out[:1] == [""] else out), *([""] + notes if notes else [])])
 
 
 def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:
@@ -327,14 +373,40 @@ def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]
     return found
 
 
+def _foreign(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> list[tuple[str, list[str]]]:
+    """Per other side measured on another machine than the base: (name, machine_differences())."""
+    found = [(n, machine_differences(machines[0], m)) for n, m in zip(names[1:], machines[1:])]
+    return [(n, diff) for n, diff in found if diff]
+
+
 def header_lines(
-    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str], method: str
+    machines: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    runs: Sequence[str],
+    method: str,
+    width: int | None = None,
 ) -> list[str]:
     """The lines above a comparison's table: a row per side (kernel, preemption, THP, runs per
     point, and the command line where the sides' differ), a warning per side measured on
-    another machine than the base, and the method."""
+    another machine than the base, and the method. With `width` (format_text()'s), a line
+    per side without THP and command line, said to differ where they do, all wrapped."""
     facts = [side_facts(m) for m in machines]
     cmdlines = {f["kernel_cmdline"] for f in facts}
+    warnings = [
+        f"warning: {names[0]} and {name} were not measured on the same machine: {'; '.join(d)}"
+        for name, d in _foreign(machines, names)
+    ]
+    if width:
+        lines = [
+            f"{n}: Linux {f['kernel_release']}, preemption {f['preemption']}, {r} runs per point"
+            for n, f, r in zip(names, facts, runs)
+        ]
+        differ = [w for k, w in _DIFFERING.items() if len({f[k] for f in facts}) > 1]
+        if differ:
+            lines.append(f"the sides' {' and '.join(differ)} differ: --format default shows them")
+        return wrap([*lines, *warnings, f"method: {method}"], width)
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
     rows += [
         [name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
@@ -346,15 +418,7 @@ def header_lines(
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
-    for name, m in zip(names[1:], machines[1:]):
-        diff = machine_differences(machines[0], m)
-        if diff:
-            lines.append(
-                f"warning: {names[0]} and {name} were not measured on the same machine: "
-                f"{'; '.join(diff)}"
-            )
-    lines.append(f"method: {method}")
-    return lines
+    return [*lines, *warnings, f"method: {method}"]
 
 
 def header_json(
@@ -362,9 +426,4 @@ def header_json(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """header_lines()' facts for --format json: the sides, and the machine warnings."""
     sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
-    warnings = [
-        {"side": n, "differences": machine_differences(machines[0], m)}
-        for n, m in zip(names[1:], machines[1:])
-        if machine_differences(machines[0], m)
-    ]
-    return sides, warnings
+    return sides, [{"side": n, "differences": d} for n, d in _foreign(machines, names)]

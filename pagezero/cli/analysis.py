@@ -9,13 +9,15 @@ import sys
 from pagezero.analysis.compare import (
     compare,
     format_table,
+    format_text,
     header_json,
     header_lines,
     left_out_line,
     runs_per_side,
     shared_rows,
+    wrap,
 )
-from pagezero.analysis.significance import METHOD
+from pagezero.analysis.significance import MARKERS, METHOD
 from pagezero.analysis.variants import TIE_NOTE, VARIANT_LEGEND, compare_variants
 from pagezero.cli.options import UsageError, check_output
 from pagezero.cli.render import interrupted_line, print_json, stopped
@@ -126,85 +128,76 @@ def _runs_of(rs):
     return f"{counts[0]}-{counts[-1]}"
 
 
-def _print_rows(args, rows, head, table, extra):
-    """rows as --format asks: the JSON document head + rows + extra, the numbers, or the
-    text (head's lines, the table, extra's lines)."""
+def _by_file(args, loaded, files):
+    """compare --by file: each file (or folder) a side, against the first."""
+    sets = [rs for rs, _ in loaded]
+    rows = compare(*sets, threshold=args.threshold / 100, alpha=args.alpha, sources=loaded[0][1])
+    rows, left = shared_rows(rows, *sets)
+    lacking = dict(zip(files[1:], left["without_base"]))
+    line = left_out_line(files[0], left["base_only"], lacking, left["by_study"])
+    left_out = {"base_only": left["base_only"], "without_base": lacking}
+    if args.plot:
+        plot_comparison(sets, files, args.plot, threshold=args.threshold / 100, alpha=args.alpha)
+    return files, rows, runs_per_side(rows, len(sets)), {}, [], [line], left_out, MARKERS
+
+
+def _by_function(args, loaded, files):
+    """compare --by function: the functions of every file side by side, against --base."""
+    rs = merged([rs for rs, _ in loaded])
+    sources = [s for _, studies in loaded for s in studies]
+    threshold = args.threshold / 100
+    names, rows, left = compare_variants(
+        rs, args.base, threshold=threshold, alpha=args.alpha, sources=sources
+    )
+    chosen = "" if args.base else " (the first in the kernel table; --base chooses another)"
+    lines = [f"functions: {', '.join(names)}, each against {names[0]}{chosen}"]
+    pooled = {}  # the files that hold a function, when several: its runs are theirs
+    for name in names:
+        holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
+        if len(holding) > 1:
+            pooled.setdefault(", ".join(holding), []).append(name)
+    lines += [f"runs pooled across {holding} for {', '.join(fs)}" for holding, fs in pooled.items()]
+    line = left_out_line(names[0], left["base_only"], left["without_base"])
+    if args.plot:
+        plot_variants(rs, args.plot, names[0], threshold=threshold, alpha=args.alpha)
+    head = {"by": "function", "base": names[0], "names": names, "files": files}
+    runs = [_runs_of(rs) for rs, _ in loaded]
+    return names, rows, runs, head, lines, [f"note: {TIE_NOTE}", line], left, VARIANT_LEGEND
+
+
+def cmd_compare(args):
+    """pagezero compare: result sets against the first (--by file), or their functions
+    against one of them (--by function); the run is the unit (analysis.compare, .variants).
+    --format default and text print the header (header_lines()), the table (format_table()
+    or format_text()) and the lines under it; json the same as a document; simple numbers."""
+    if args.base is not None and args.by != "function":
+        raise UsageError("--base names the base function: use it with --by function")
+    check_output(args.plot)  # before the table: a mistake is one line, nothing else
+    loaded = [load_sources(p) for p in args.results]
+    files = [os.path.basename(os.path.normpath(p)) or p for p in args.results]
+    by = _by_function if args.by == "function" else _by_file
+    names, rows, runs, head, above, under, left_out, legend = by(args, loaded, files)
+    machines = [dict(rs.machine) for rs, _ in loaded]
     if args.format == "json":
-        print_json(dict(head, rows=rows, **extra))
+        sides, warnings = header_json(machines, files, runs)
+        head = dict(head or {"names": names}, method=METHOD, alpha=args.alpha)
+        head |= {"threshold_pct": args.threshold, "sides": sides, "machine_warnings": warnings}
+        print_json(dict(head, rows=rows, left_out=left_out))
     elif args.format == "simple":
         # The base's centre (median of per-run medians), each other's change of it in %.
         for row in rows:
             changes = [c["change_pct"] if c else math.nan for c in row["changes"]]
             print(" ".join(f"{x:f}" for x in [row["base"]["center"], *changes]))
     else:
-        print("\n".join(table))
-
-
-def _compare_files(args, loaded, files):
-    """compare --by file: each file (or folder) a side, against the first."""
-    sets = [rs for rs, _ in loaded]
-    threshold = args.threshold / 100.0
-    rows = compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
-    rows, left = shared_rows(rows, *sets)
-    machines = [dict(rs.machine) for rs in sets]
-    runs = runs_per_side(rows, len(sets))
-    sides, warnings = header_json(machines, files, runs)
-    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-    lacking = dict(zip(files[1:], left["without_base"]))
-    line = left_out_line(files[0], left["base_only"], lacking, left["by_study"])
-    head = {"names": files, "method": METHOD, "alpha": args.alpha}
-    head |= {"threshold_pct": args.threshold, "sides": sides, "machine_warnings": warnings}
-    left_out = {"base_only": left["base_only"], "without_base": lacking}
-    table = [*header_lines(machines, files, runs, method), format_table(rows, files)]
-    _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left_out})
-    if args.plot:
-        plot_comparison(sets, files, args.plot, threshold=threshold, alpha=args.alpha)
-
-
-def _compare_functions(args, loaded, files):
-    """compare --by function: the functions of every file side by side, against --base."""
-    rs = merged([rs for rs, _ in loaded])
-    sources = [s for _, studies in loaded for s in studies]
-    threshold = args.threshold / 100.0
-    names, rows, left = compare_variants(
-        rs, args.base, threshold=threshold, alpha=args.alpha, sources=sources
-    )
-    machines = [dict(rs.machine) for rs, _ in loaded]
-    runs = [_runs_of(rs) for rs, _ in loaded]
-    sides, warnings = header_json(machines, files, runs)
-    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-    chosen = "" if args.base else " (the first in the kernel table; --base chooses another)"
-    head = {"by": "function", "base": names[0], "names": names, "files": files}
-    head |= {"method": METHOD, "alpha": args.alpha, "threshold_pct": args.threshold}
-    head |= {"sides": sides, "machine_warnings": warnings}
-    lines = header_lines(machines, files, runs, method)
-    lines.insert(-1, f"functions: {', '.join(names)}, each against {names[0]}{chosen}")
-    pooled = {}  # the files that hold a function, when several: its runs are theirs
-    for name in names:
-        holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
-        if len(holding) > 1:
-            pooled.setdefault(", ".join(holding), []).append(name)
-    for holding, which in pooled.items():
-        lines.insert(-1, f"runs pooled across {holding} for {', '.join(which)}")
-    line = left_out_line(names[0], left["base_only"], left["without_base"])
-    table = [*lines, format_table(rows, names, VARIANT_LEGEND), f"note: {TIE_NOTE}"]
-    _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left})
-    if args.plot:
-        plot_variants(rs, args.plot, names[0], threshold=threshold, alpha=args.alpha)
-
-
-def cmd_compare(args):
-    """pagezero compare: result sets against the first (--by file), or their functions
-    against one of them (--by function); the run is the unit (analysis.compare, .variants)."""
-    if args.base is not None and args.by != "function":
-        raise UsageError("--base names the base function: use it with --by function")
-    check_output(args.plot)  # before the table: a mistake is one line, nothing else
-    loaded = [load_sources(p) for p in args.results]
-    files = [os.path.basename(os.path.normpath(p)) or p for p in args.results]
-    if args.by == "function":
-        _compare_functions(args, loaded, files)
-    else:
-        _compare_files(args, loaded, files)
+        width = 80 if args.format == "text" else None
+        method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
+        lines = header_lines(machines, files, runs, method, width)
+        lines[-1:-1] = wrap(above, width) if width else above  # before the method
+        table = format_text(rows, names, legend) if width else format_table(rows, names, legend)
+        under = [line for line in under if line]
+        print(
+            "\n".join([*lines, *([""] if width else []), table, *(wrap(under) if width else under)])
+        )
     return 0
 
 

@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 _MEMORY_TOLERANCE = 0.02
 # What format_text() leaves out of a side's line, said where the sides differ in it.
 _DIFFERING = {"thp": "THP settings", "kernel_cmdline": "kernel command lines"}
+# format_text()'s words for its figures, and the heading of an other side's column.
+_TEXT_FIGURES = (
+    "figures: the base's median of per-run medians (GB/s: 10^9 bytes/s), each other's "
+    "change of it in %, and the spread of the runs' medians in +-%"
+)
+_SIDE_HEAD = f"{'change':>7} {'':3} {'spread':>7}"
 FEW_RUNS_NOTE = (
     f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation between runs "
     f"is unknown there, so no change is called significant; measure with --runs {MIN_RUNS} "
@@ -276,11 +282,11 @@ def _text_cells(row: Mapping[str, Any]) -> list[str]:
     other side its change, marker and spread ("*": a spread of one run's loops)."""
     b = row["base"]
     value = f"{b['center'] / GBPS:.2f}" if row["unit"] == "bytes/sec" else f"{b['center']:.4g}"
-    cells = [f"{value:>7} {_spread(b['spread_pct'], b['spread_of'] != 'runs'):>8}"]
+    cells = [f"{value:>6} {_spread(b['spread_pct'], b['spread_of'] != 'runs'):>7}"]
     for c in row["changes"]:
         change, marker = (f"{c['change_pct']:+.1f}%", c["marker"]) if c else ("-", "")
         spread = _spread(c["spread_pct"], c["runs"][1] < 2) if c else ""
-        cells.append(f"{change:>7} {marker:<3} {spread:>8}")
+        cells.append(f"{change:>7} {marker:<3} {spread:>7}")
     return cells
 
 
@@ -301,13 +307,16 @@ def format_text(
     """
     cells = [_text_cells(row) for row in rows]
     units = {"GB/s" if row["unit"] == "bytes/sec" else row["unit"] for row in rows}
-    base_w = max(len(f"{u:>7} +-spread") for u in units | {"GB/s"})
+    base_w = max(len(f"{u:>6} spread") + 1 for u in units | {"GB/s"})
     base_w = max(base_w, *(len(c[0]) for c in cells))
-    side_w = max(20, *(len(x) for c in cells for x in c[1:]))
+    side_w = max(len(_SIDE_HEAD), *(len(x) for c in cells for x in c[1:]))
     shown = [n if len(n) <= (side_w if j else base_w) else f"[{j}]" for j, n in enumerate(names)]
-    out = wrap(f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s)
-    per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 2)))
-    label_w = width - base_w - 2 - per_table * (side_w + 2)
+    out = wrap(
+        [_TEXT_FIGURES, *(f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s)],
+        width,
+    )
+    per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 1)))
+    label_w = width - base_w - 3 - per_table * (side_w + 1)
     groups = _groups(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
     several = len({study for study, _ in groups}) > 1
     for (study, unit), group in groups.items():
@@ -317,13 +326,11 @@ def format_text(
         heading = f"[{study or 'in several files'}] " if several else ""
         out += ["", *wrap([f"{heading}{' '.join(common) or 'points'}:"], width)]
         lw = min(label_w, max(len("point"), *(len(label) for label in labels)))
-        unit_head = f"{'GB/s' if unit == 'bytes/sec' else unit:>7} {'+-spread':>8}"
+        unit_head = f"{'GB/s' if unit == 'bytes/sec' else unit:>6} {'spread':>7}"
         for first in range(1, len(names), per_table):
             sides = range(first, min(first + per_table, len(names)))
             table = [["", shown[0], *(shown[j] for j in sides)]]
-            table.append(
-                ["point", unit_head, *[f"{'change':>7} {'':3} {'+-spread':>8}"] * len(sides)]
-            )
+            table.append(["point", unit_head, *[_SIDE_HEAD] * len(sides)])
             for (_, c), label in zip(group, labels):
                 parts = textwrap.wrap(label, lw, break_on_hyphens=False)
                 table += [[parts[0], c[0], *(c[j] for j in sides)], *([p] for p in parts[1:])]
@@ -331,11 +338,11 @@ def format_text(
             out += [""] if first > 1 else []
             for r in table:
                 right = [x.rjust(w) for x, w in zip(r[1:], widths)]
-                out.append("  ".join([r[0].ljust(lw), *right]).rstrip())
+                out.append(f"{r[0]:<{lw}}  {' '.join(right)}".rstrip())
     if any("*" in x for c in cells for x in c):
         out += ["* one run on that side: the spread is of its loops, not of runs"]
     notes = wrap(_notes(rows, legend), width)
-    return "\n".join([*(out[1:] if out[:1] == [""] else out), *([""] + notes if notes else [])])
+    return "\n".join([*out, *([""] + notes if notes else [])])
 
 
 def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:

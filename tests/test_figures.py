@@ -20,9 +20,8 @@ from pagezero.figures import (
     overlapping,
     rates_figure,
 )
-from pagezero.figures.families import kernel_family
-from pagezero.figures.labels import mark_lines
-from pagezero.figures.palette import registry_names
+from pagezero.figures.palette import kernel_family, registry_names
+from pagezero.figures.rates import mark_lines
 from pagezero.results.points import summarize_points
 from pagezero.system.kernels import kernels
 from pagezero.units import GBPS

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pagezero.system.machine import llc_bytes as sysfs_llc_bytes
@@ -51,15 +51,16 @@ class KernelCache:
     memory_rate: float
 
 
+# KernelCache's fields as MeasuredCache.to_json() names them.
+_KERNEL_JSON = {"cache_rate": "cache_bytes_per_sec", "memory_rate": "memory_bytes_per_sec"}
+
+
 def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | None:
     """Where one temporal kernel's rate falls from a cache level to the memory plateau, or None.
 
-    The plateau is the longest run of the largest extents (PLATEAU_MIN_EXTENTS or more)
-    whose rates lie within PLATEAU_TOLERANCE of the largest extent's; the cache level is
-    the median of the rates below the plateau, over its CACHE_WINDOW, that are CACHE_STEP
-    or more above the plateau's median; the cache ends at the largest extent below the
-    plateau still within PLATEAU_TOLERANCE of that level. None where the rates do not show
-    both (no fall, a rise, or a plateau the largest extents do not reach).
+    The plateau: the largest extents (PLATEAU_MIN_EXTENTS or more) within PLATEAU_TOLERANCE
+    of the largest's rate; the level: the median of the rates CACHE_STEP above it within
+    CACHE_WINDOW below it; the cache ends at the largest extent still near that level.
     """
     pts = sorted((e, r) for e, r in by_extent.items() if r > 0)
     if len(pts) < PLATEAU_MIN_EXTENTS + 1:
@@ -84,8 +85,7 @@ def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | N
 
 def _same_cache(a: int, b: int) -> bool:
     """Whether two sizes are one cache, within SAME_CACHE_RATIO."""
-    low, high = sorted((a, b))
-    return high <= SAME_CACHE_RATIO * low
+    return max(a, b) <= SAME_CACHE_RATIO * min(a, b)
 
 
 def _near(rate: float, plateau: float) -> bool:
@@ -163,47 +163,24 @@ class MeasuredCache:
 
     def to_json(self) -> dict[str, Any]:
         """As JSON: the fields, and effective_bytes, source and differs; sizes in bytes."""
-        return {
-            "cache_bytes": self.cache_bytes,
-            "plateau_bytes": self.plateau_bytes,
-            "llc_bytes": self.llc_bytes,
-            "llc_source": self.llc_source,
-            "effective_bytes": self.effective_bytes,
-            "source": self.source,
-            "differs": self.differs,
-            "kernels": [
-                {
-                    "kernel": k.kernel,
-                    "cache_bytes": k.cache_bytes,
-                    "plateau_bytes": k.plateau_bytes,
-                    "cache_bytes_per_sec": k.cache_rate,
-                    "memory_bytes_per_sec": k.memory_rate,
-                }
-                for k in self.kernels
-            ],
-            "extents": list(self.extents),
-        }
+        doc = asdict(self)
+        doc["kernels"] = [{_KERNEL_JSON.get(f, f): v for f, v in k.items()} for k in doc["kernels"]]
+        derived = {"effective_bytes": self.effective_bytes, "source": self.source}
+        return dict(doc, extents=list(self.extents), **derived, differs=self.differs)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> MeasuredCache:
         """The inverse of to_json()."""
-        kernels = tuple(
-            KernelCache(
-                k["kernel"],
-                k["cache_bytes"],
-                k["plateau_bytes"],
-                k["cache_bytes_per_sec"],
-                k["memory_bytes_per_sec"],
-            )
-            for k in doc.get("kernels", ())
+        names = {v: f for f, v in _KERNEL_JSON.items()}
+        kernels = (
+            KernelCache(**{names.get(k, k): v for k, v in d.items()})
+            for d in doc.get("kernels", ())
         )
+        keep = ("cache_bytes", "plateau_bytes", "llc_bytes", "llc_source")
         return cls(
-            doc.get("cache_bytes"),
-            doc.get("plateau_bytes"),
-            doc.get("llc_bytes"),
-            doc.get("llc_source"),
-            kernels,
-            tuple(doc.get("extents", ())),
+            **{k: doc.get(k) for k in keep},
+            kernels=tuple(kernels),
+            extents=tuple(doc.get("extents", ())),
         )
 
 
@@ -245,16 +222,10 @@ def measured_cache(
     # Falls that end far apart are noise, not one cache: only those near their median count.
     middle = statistics.median_low(c.cache_bytes for c in found) if found else 0
     agreeing = [c for c in found if _same_cache(c.cache_bytes, middle)]
-    if not agreeing or len(agreeing) < MIN_SHARE * len(measured):
-        return MeasuredCache(None, None, llc_bytes, llc_source, tuple(found), extents)
-    return MeasuredCache(
-        statistics.median_low(c.cache_bytes for c in agreeing),
-        statistics.median_low(c.plateau_bytes for c in agreeing),
-        llc_bytes,
-        llc_source,
-        tuple(found),
-        extents,
-    )
+    enough = agreeing and len(agreeing) >= MIN_SHARE * len(measured)
+    cache = statistics.median_low(c.cache_bytes for c in agreeing) if enough else None
+    plateau = statistics.median_low(c.plateau_bytes for c in agreeing) if enough else None
+    return MeasuredCache(cache, plateau, llc_bytes, llc_source, tuple(found), extents)
 
 
 def extents_to_add(
@@ -263,14 +234,10 @@ def extents_to_add(
     above_bytes: int = 0,
     most: int = 3,
 ) -> list[int]:
-    """Larger extents to measure so that the ladder reaches the plateau and twice the cache.
-
-    The largest extent doubled, at most `most` times and never beyond a quarter of
-    `memory_bytes` (the memory available; nothing when unknown): up to twice the
-    measured cache where the rates show one, or PLATEAU_MIN_EXTENTS more where a kernel's
-    rate is still falling at the largest extent (its plateau not reached); [] otherwise
-    (a ladder still in the cache, or flat, says nothing of where the cache ends).
-    """
+    """Larger extents to measure so that the ladder reaches the plateau and twice the cache:
+    the largest doubled (at most `most` times, to a quarter of `memory_bytes`) up to twice the
+    cache measured, or PLATEAU_MIN_EXTENTS more where a rate still falls at the largest; []
+    otherwise (a ladder still in the cache, or flat, says nothing of where the cache ends)."""
     extents = sorted({e for by in temporal_rates.values() for e in by})
     if not extents or not memory_bytes:
         return []
@@ -314,6 +281,5 @@ def llc_source(info: Mapping[str, Any]) -> str | None:
 def run_cache(info: Mapping[str, Any]) -> MeasuredCache:
     """The cache of a machine() dict: the measured one where a study set it, else sysfs's."""
     doc = info.get(INFO_KEY)
-    if doc:
-        return MeasuredCache.from_json(doc)
-    return MeasuredCache(None, None, sysfs_llc_bytes(info), llc_source(info))
+    sysfs = MeasuredCache(None, None, sysfs_llc_bytes(info), llc_source(info))
+    return MeasuredCache.from_json(doc) if doc else sysfs

@@ -9,6 +9,7 @@ format_table() gives the wide table, format_text() the same rows in 80 columns f
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -132,26 +133,18 @@ def point_rows(
 ) -> list[dict[str, Any]]:
     """compare()'s rows from each side's points ({key: (first, {process: loops}, sources)});
     `label` names a row (default Result.label); a row's study is its points' one source."""
+
+    def change(first: Result, by_run: Mapping[int, Sequence[float]], other: _Point) -> dict:
+        c = compare_runs(by_run.values(), other[1].values(), first.unit, threshold, alpha)
+        side = _side(other[0], other[1])
+        return c | {k: side[k] for k in ("n", "mean", "center", "spread_pct")} | {"method": METHOD}
+
     rows: list[dict[str, Any]] = []
     for key, (first, by_run, names) in base_points.items():
-        changes: list[dict[str, Any] | None] = []
-        for points in other_points:
-            if key not in points:
-                changes.append(None)
-                continue
-            other_first, other_runs, _ = points[key]
-            c = compare_runs(by_run.values(), other_runs.values(), first.unit, threshold, alpha)
-            side = _side(other_first, other_runs)
-            c.update({k: side[k] for k in ("n", "mean", "center", "spread_pct")}, method=METHOD)
-            changes.append(c)
-        label_of = label or (lambda r: r.label())
+        changes = [change(first, by_run, p[key]) if key in p else None for p in other_points]
         study = next(iter(names)) if len(names) == 1 else None
-        base_side = _side(first, by_run)
-        rows.append(
-            dict(
-                label=label_of(first), unit=first.unit, study=study, base=base_side, changes=changes
-            )
-        )
+        row = {"label": label(first) if label else first.label(), "unit": first.unit}
+        rows.append(row | {"study": study, "base": _side(first, by_run), "changes": changes})
     return rows
 
 
@@ -166,13 +159,10 @@ def shared_rows(
     full report against a quick one shares the quick one's scale.
     """
     kept = [row for row in rows if any(c is not None for c in row["changes"])]
-    by_study: dict[str | None, int] = {}
-    for row in rows:
-        if all(c is None for c in row["changes"]):
-            by_study[row["study"]] = by_study.get(row["study"], 0) + 1
+    by_study = Counter(row["study"] for row in rows if all(c is None for c in row["changes"]))
     base_keys = set(side_points(base))
     lacking = [sum(k not in base_keys for k in side_points(o)) for o in others]
-    left_out = {"base_only": len(rows) - len(kept), "by_study": by_study}
+    left_out = {"base_only": len(rows) - len(kept), "by_study": dict(by_study)}
     return kept, dict(left_out, without_base=lacking)
 
 
@@ -201,12 +191,18 @@ def left_out_line(
     return f"left out: {'; '.join(parts)}" if parts else None
 
 
+def span(counts: Iterable[int]) -> str:
+    """Counts as "N", "N-M" (the fewest to the most) or "-" for none."""
+    c = sorted(set(counts))
+    return "-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}"
+
+
 def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     """Per side (base first), its runs per point over the points it has: "N", "N-M" or "-"."""
-    counts = [sorted({row["base"]["runs"] for row in rows})]
-    for j in range(sides - 1):
-        counts.append(sorted({r["changes"][j]["runs"][1] for r in rows if r["changes"][j]}))
-    return [("-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}") for c in counts]
+    others = [
+        [r["changes"][j]["runs"][1] for r in rows if r["changes"][j]] for j in range(sides - 1)
+    ]
+    return [span(row["base"]["runs"] for row in rows), *map(span, others)]
 
 
 def _groups(

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.compare import point_rows, side_points
-from pagezero.analysis.significance import MIN_RUNS
+from pagezero.analysis.significance import IMPROVEMENT, MARKERS, NOT_SIGNIFICANT, REGRESSION
 from pagezero.measure.fault import WORKLOADS
 from pagezero.results.points import variant_key
 from pagezero.results.resultset import ResultSet
-from pagezero.system.kernels import kernels
+from pagezero.system.kernels import KINDS, kernels
 
 if TYPE_CHECKING:
     from pagezero.results.resultset import Result
@@ -23,13 +23,9 @@ if TYPE_CHECKING:
 BY = ("function",)  # what a variant can be told by
 
 # format_table()'s legend for variants: against the base function, not an older boot.
-VARIANT_LEGEND = {
-    "(R)": "(R) worse and (I) better than the base function: beyond the threshold and significant",
-    "(I)": "(R) worse and (I) better than the base function: beyond the threshold and significant",
-    "~": "~ beyond the threshold but not significant: a tie within the noise",
-    "?": f"? beyond the threshold, but fewer than {MIN_RUNS} runs on a side: "
-    "the variation between runs is unknown",
-}
+_MARKED = "(R) worse and (I) better than the base function: beyond the threshold and significant"
+VARIANT_LEGEND = MARKERS | {REGRESSION: _MARKED, IMPROVEMENT: _MARKED}
+VARIANT_LEGEND[NOT_SIGNIFICANT] += ": a tie within the noise"
 TIE_NOTE = "a change without a marker is within the threshold: a tie with the base"
 
 
@@ -39,20 +35,15 @@ def _label(result: Result) -> str:
     return " ".join([benchmark, *rest])
 
 
-def _known_order() -> dict[str, int]:
-    """Each function's place in this machine's tables: the kernels as registered (clear,
-    then copy), then the fault workloads."""
-    names = [k.name for kind in ("clear", "copy") for k in kernels(kind)] + list(WORKLOADS)
-    return {name: i for i, name in reversed(list(enumerate(names)))}
-
-
 def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
-    """The values of `by` the set holds (its functions): in the registry's order, which
-    --runs' shuffled order does not change, then those it does not know, as first seen."""
+    """The values of `by` the set holds (its functions): in the registry's order (clear, then
+    copy kernels, then the fault workloads), which --runs' shuffled order does not change,
+    then those it does not know, as first seen."""
     if by not in BY:
         raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
+    known = [k.name for kind in KINDS for k in kernels(kind)] + list(WORKLOADS)
+    order = {name: i for i, name in reversed(list(enumerate(known)))}
     seen = list(dict.fromkeys(getattr(r, by) for r in rs.results))
-    order = _known_order()
     return sorted(seen, key=lambda n: (order.get(n, len(order)), seen.index(n)))
 
 
@@ -123,10 +114,5 @@ def compare_variants(
             f"nothing to compare: no point where {base!r} and another {by} were both measured"
         )
     rows = point_rows(shared, others, threshold, alpha, label=_label)
-    left_out = {
-        "base_only": len(base_points) - len(shared),
-        "without_base": {
-            n: sum(k not in base_points for k in o) for n, o in zip(names[1:], others)
-        },
-    }
-    return names, rows, left_out
+    lacking = {n: sum(k not in base_points for k in o) for n, o in zip(names[1:], others)}
+    return names, rows, {"base_only": len(base_points) - len(shared), "without_base": lacking}

@@ -6,17 +6,7 @@ import math
 import os
 import sys
 
-from pagezero.analysis.compare import (
-    compare,
-    format_table,
-    format_text,
-    header_json,
-    header_lines,
-    left_out_line,
-    runs_per_side,
-    shared_rows,
-    wrap,
-)
+from pagezero.analysis import compare as comparison
 from pagezero.analysis.significance import MARKERS, METHOD
 from pagezero.analysis.variants import TIE_NOTE, VARIANT_LEGEND, compare_variants
 from pagezero.cli.options import UsageError, check_output
@@ -28,14 +18,13 @@ from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet, merged
 from pagezero.runs.sweeps import lost_lines, sweep
 
+_WORDS = {"true": True, "false": False, "none": None}
+
 
 def _grid_value(text):
     """ints and true/false/none as such; anything else (4KB, kernel names) a string."""
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
+    if text.strip().lower() in _WORDS:
+        return _WORDS[text.strip().lower()]
     try:
         return int(text)
     except ValueError:
@@ -68,12 +57,9 @@ def _print_stats(rs):
     # The median's interval from order statistics: a mean's interval can exclude it.
     for row in rs.stats():
         scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
-        if row["n"] > 1:
-            interval = (
-                f"{row['median_ci_level'] * 100:.0f}% CI of the median "
-                f"{row['median_ci_low'] / scale:.2f}..{row['median_ci_high'] / scale:.2f}"
-            )
-        else:
+        low, high = row["median_ci_low"] / scale, row["median_ci_high"] / scale
+        interval = f"{row['median_ci_level'] * 100:.0f}% CI of the median {low:.2f}..{high:.2f}"
+        if row["n"] < 2:
             interval = "one loop: no interval"
         print(
             f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
@@ -120,25 +106,19 @@ def cmd_sweep(args):
     return stop.exit_status
 
 
-def _runs_of(rs):
-    """A file's runs per point: "N", or "N-M" where its points differ."""
-    counts = sorted({s["runs"] for _, s in summarize_points(rs).values()})
-    if len(counts) < 2:
-        return str(counts[0]) if counts else "-"
-    return f"{counts[0]}-{counts[-1]}"
-
-
 def _by_file(args, loaded, files):
     """compare --by file: each file (or folder) a side, against the first."""
     sets = [rs for rs, _ in loaded]
-    rows = compare(*sets, threshold=args.threshold / 100, alpha=args.alpha, sources=loaded[0][1])
-    rows, left = shared_rows(rows, *sets)
+    threshold = args.threshold / 100
+    rows = comparison.compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
+    rows, left = comparison.shared_rows(rows, *sets)
     lacking = dict(zip(files[1:], left["without_base"]))
-    line = left_out_line(files[0], left["base_only"], lacking, left["by_study"])
+    line = comparison.left_out_line(files[0], left["base_only"], lacking, left["by_study"])
     left_out = {"base_only": left["base_only"], "without_base": lacking}
     if args.plot:
-        plot_comparison(sets, files, args.plot, threshold=args.threshold / 100, alpha=args.alpha)
-    return files, rows, runs_per_side(rows, len(sets)), {}, [], [line], left_out, MARKERS
+        plot_comparison(sets, files, args.plot, threshold=threshold, alpha=args.alpha)
+    runs = comparison.runs_per_side(rows, len(sets))
+    return files, rows, runs, {}, [], [line], left_out, MARKERS
 
 
 def _by_function(args, loaded, files):
@@ -156,20 +136,21 @@ def _by_function(args, loaded, files):
         holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
         if len(holding) > 1:
             pooled.setdefault(", ".join(holding), []).append(name)
-    lines += [f"runs pooled across {holding} for {', '.join(fs)}" for holding, fs in pooled.items()]
-    line = left_out_line(names[0], left["base_only"], left["without_base"])
+    lines += [f"runs pooled across {held} for {', '.join(fs)}" for held, fs in pooled.items()]
+    line = comparison.left_out_line(names[0], left["base_only"], left["without_base"])
     if args.plot:
         plot_variants(rs, args.plot, names[0], threshold=threshold, alpha=args.alpha)
     head = {"by": "function", "base": names[0], "names": names, "files": files}
-    runs = [_runs_of(rs) for rs, _ in loaded]
+    per_file = [summarize_points(one).values() for one, _ in loaded]  # its runs per point
+    runs = [comparison.span(s["runs"] for _, s in points) for points in per_file]
     return names, rows, runs, head, lines, [f"note: {TIE_NOTE}", line], left, VARIANT_LEGEND
 
 
 def cmd_compare(args):
     """pagezero compare: result sets against the first (--by file), or their functions
     against one of them (--by function); the run is the unit (analysis.compare, .variants).
-    --format default and text print the header (header_lines()), the table (format_table()
-    or format_text()) and the lines under it; json the same as a document; simple numbers."""
+    Text (default, or 80 columns with --format text): the header, the table and the lines
+    under it; json: the same as a document; simple: the numbers."""
     if args.base is not None and args.by != "function":
         raise UsageError("--base names the base function: use it with --by function")
     check_output(args.plot)  # before the table: a mistake is one line, nothing else
@@ -179,7 +160,7 @@ def cmd_compare(args):
     names, rows, runs, head, above, under, left_out, legend = by(args, loaded, files)
     machines = [dict(rs.machine) for rs, _ in loaded]
     if args.format == "json":
-        sides, warnings = header_json(machines, files, runs)
+        sides, warnings = comparison.header_json(machines, files, runs)
         head = dict(head or {"names": names}, method=METHOD, alpha=args.alpha)
         head |= {"threshold_pct": args.threshold, "sides": sides, "machine_warnings": warnings}
         print_json(dict(head, rows=rows, left_out=left_out))
@@ -189,15 +170,16 @@ def cmd_compare(args):
             changes = [c["change_pct"] if c else math.nan for c in row["changes"]]
             print(" ".join(f"{x:f}" for x in [row["base"]["center"], *changes]))
     else:
-        width = 80 if args.format == "text" else None
+        text = args.format == "text"
         method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-        lines = header_lines(machines, files, runs, method, width)
-        lines[-1:-1] = wrap(above, width) if width else above  # before the method
-        table = format_text(rows, names, legend) if width else format_table(rows, names, legend)
+        lines = comparison.header_lines(machines, files, runs, method, 80 if text else None)
+        lines[-1:-1] = comparison.wrap(above) if text else above  # before the method
+        if text:
+            lines += ["", comparison.format_text(rows, names, legend)]
+        else:
+            lines.append(comparison.format_table(rows, names, legend))
         under = [line for line in under if line]
-        print(
-            "\n".join([*lines, *([""] if width else []), table, *(wrap(under) if width else under)])
-        )
+        print("\n".join(lines + (comparison.wrap(under) if text else under)))
     return 0
 
 

@@ -1,28 +1,21 @@
 """Bars: one per point, the median of its per-run medians with the between-run interval,
-exactly the numbers of the report's tables (the same point_summary)."""
+exactly the numbers of the report's tables (the same point_summary); and grouped bars of
+result sets (or functions) side by side, the figure of `pagezero compare`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pagezero.figures.common import (
-    RATE_AXIS,
-    closes_on_error,
-    finish,
-    interval,
-    pages_of,
-    printable,
-    pyplot,
-    save,
-    statistic_words,
-)
-from pagezero.figures.palette import kernel_colour
+from pagezero.analysis.compare import compare, shared_rows
+from pagezero.analysis.variants import compare_variants
+from pagezero.figures import common
+from pagezero.figures.palette import PALETTE, kernel_colour
 from pagezero.results.points import summarize_points
 from pagezero.units import GBPS
 
 
-@closes_on_error
+@common.closes_on_error
 def bars_figure(
     rs: Any, label: Callable[[Any], str] = lambda r: r.label(), title: str = "Rates"
 ) -> Any:
@@ -31,24 +24,24 @@ def bars_figure(
     if not points:
         raise ValueError("nothing to plot in this result set")
     unit = points[0][0].unit
-    scale, what = (GBPS, RATE_AXIS) if unit == "bytes/sec" else (1.0, unit)
-    fig, ax = pyplot().subplots(figsize=(max(6, 0.6 * len(points) + 2), 5), layout="constrained")
+    scale, what = (GBPS, common.RATE_AXIS) if unit == "bytes/sec" else (1.0, unit)
+    size = (max(6, 0.6 * len(points) + 2), 5)
+    fig, ax = common.pyplot().subplots(figsize=size, layout="constrained")
     for i, (first, s) in enumerate(points):
-        lo, hi = interval(s)
+        lo, hi = common.interval(s)
         ax.bar(
             i,
             s["median"] / scale,
             color=kernel_colour(first.function),
             yerr=[[(s["median"] - lo) / scale], [(hi - s["median"]) / scale]],
             capsize=3,
-            label=printable(first.function),
+            label=common.printable(first.function),
         )
     ax.set_xticks(range(len(points)))
-    ax.set_xticklabels(
-        [printable(label(first)) for first, _ in points], rotation=30, ha="right", fontsize=8
-    )
-    ax.set_ylabel(f"{what}\n{statistic_words(s for _, s in points)}", fontsize=9)
-    return finish(fig, ax, title, rs.machine, pages_of(first for first, _ in points))
+    names = [common.printable(label(first)) for first, _ in points]
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(f"{what}\n{common.statistic_words(s for _, s in points)}", fontsize=9)
+    return common.finish(fig, ax, title, rs.machine, common.pages_of(p[0] for p in points))
 
 
 def plot_bars(
@@ -57,4 +50,91 @@ def plot_bars(
     """One bar per point of `rs` (labelled by label(its first result)), its error bar the
     spread between runs (between loops for one run, as the axis label then says), in its
     function's colour, written to `stem`.png and .svg; returns the paths."""
-    return save(bars_figure(rs, label, title), stem)
+    return common.save(bars_figure(rs, label, title), stem)
+
+
+def comparison_figure(
+    sets: Sequence[Any],
+    names: Sequence[str],
+    title: str = "Comparison",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+) -> Any:
+    """The figure of plot_comparison(), not saved."""
+    rows = compare(sets[0], *sets[1:], threshold=threshold, alpha=alpha)
+    shared = shared_rows(rows, sets[0], *sets[1:])[0]
+    return rows_figure(shared, names, sets[0], title, threshold, alpha)
+
+
+@common.closes_on_error
+def rows_figure(
+    rows: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    reference: Any,
+    title: str = "Comparison",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+) -> Any:
+    """Grouped bars of compare()'s (or compare_variants()') `rows`, a bar per side in `names`;
+    the machine and pages in the footer are the `reference` ResultSet's."""
+    width = 0.8 / len(names)
+    size = (max(6, 1.2 * len(rows) + 2), 5)
+    fig, ax = common.pyplot().subplots(figsize=size, layout="constrained")
+    unit = rows[0]["unit"] if rows else "bytes/sec"
+    scale = GBPS if unit == "bytes/sec" else 1.0
+    one_run = False
+    for j, name in enumerate(names):
+        sides = [row["base"] if j == 0 else row["changes"][j - 1] for row in rows]
+        centers = [s["center"] / scale if s else 0.0 for s in sides]
+        errs = [s["center"] * s["spread_pct"] / 100 / scale if s else 0.0 for s in sides]
+        # A base gives its runs, a change both sides' runs.
+        runs = [n for s in sides if s for n in (s["runs"] if j else [s["runs"]])]
+        one_run = one_run or min(runs, default=2) < 2
+        xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(rows))]
+        # Sides are result sets, not kernels: Okabe-Ito's colours in order.
+        colour = PALETTE[j % len(PALETTE)]
+        label = common.printable(name)
+        ax.bar(xs, centers, width, yerr=errs, capsize=2, label=label, color=colour)
+        for x_, m, s in zip(xs, centers, sides):
+            if j and s and s["marker"]:
+                ax.text(x_, m, s["marker"], ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(rows)))
+    labels = [common.printable(r["label"]) for r in rows]
+    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+    interval_words = "spread of one run's loops" if one_run else "spread between runs"
+    what = (
+        f"{common.STATISTIC}, interval: {interval_words};\nmarkers beyond "
+        f"{100 * threshold:g}% at alpha {alpha:g}"
+    )
+    ax.set_ylabel(f"{common.RATE_AXIS if unit == 'bytes/sec' else unit}\n{what}", fontsize=9)
+    return common.finish(fig, ax, title, reference.machine, common.pages_of(reference.results))
+
+
+def plot_comparison(
+    sets: Sequence[Any],
+    names: Sequence[str],
+    stem: str,
+    title: str = "Comparison",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+) -> list[str]:
+    """Grouped bars, a group per point of the base (`sets[0]`), a bar per set named in
+    `names`: the median of per-run medians with the spread between runs, and compare()'s
+    markers at the same `threshold` and `alpha` as the table above them; written to
+    `stem`.png and .svg, returns the paths."""
+    return common.save(comparison_figure(sets, names, title, threshold, alpha), stem)
+
+
+def plot_variants(
+    rs: Any,
+    stem: str,
+    base: str | None = None,
+    title: str = "Functions side by side",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+) -> list[str]:
+    """Grouped bars of compare_variants(): a group per point, a bar per function of `rs`, the
+    `base` function's first, with its markers at `threshold` and `alpha`; written to
+    `stem`.png and .svg, returns the paths."""
+    names, rows, _ = compare_variants(rs, base, threshold=threshold, alpha=alpha)
+    return common.save(rows_figure(rows, names, rs, title, threshold, alpha), stem)

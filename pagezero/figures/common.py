@@ -88,23 +88,16 @@ def printable(text: object) -> str:
 
 def pages_of(results: Iterable[Any]) -> str:
     """The pages the results' buffers were on, in words ("2MB", "4KB + THP"); "4KB" by default."""
-    seen: list[str] = []
-    for r in results:
-        label = str(r.params.get("page") or "4KB") + (" + THP" if r.params.get("thp") else "")
-        if label not in seen:
-            seen.append(label)
-    return ", ".join(seen) or "4KB"
+    thp = {True: " + THP", False: ""}
+    seen = (str(r.params.get("page") or "4KB") + thp[bool(r.params.get("thp"))] for r in results)
+    return ", ".join(dict.fromkeys(seen)) or "4KB"
 
 
 def footer_text(machine: Mapping[str, Any], pages: str) -> str:
     """The footer of a figure: the machine, the kernel, the pages and the date drawn."""
-    cpu = machine.get("cpu_model") or "unknown CPU"
-    host = machine.get("hostname") or "?"
-    release = machine.get("kernel_release") or "?"
-    return printable(
-        f"{cpu} ({host}), Linux {release}, pages: {pages}, "
-        f"drawn {datetime.date.today().isoformat()}"
-    )
+    cpu, host = machine.get("cpu_model") or "unknown CPU", machine.get("hostname") or "?"
+    release, today = machine.get("kernel_release") or "?", datetime.date.today().isoformat()
+    return printable(f"{cpu} ({host}), Linux {release}, pages: {pages}, drawn {today}")
 
 
 def finish(
@@ -129,9 +122,8 @@ def legend(ax: Any) -> None:
 def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> Any:
     """Write footer_text() under the figure; returns the text artist."""
     # Below the figure's box, which constrained layout keeps every axis label inside.
-    return fig.text(
-        0.01, -0.005, footer_text(machine, pages), fontsize=7, color="dimgrey", va="top"
-    )
+    text = footer_text(machine, pages)
+    return fig.text(0.01, -0.005, text, fontsize=7, color="dimgrey", va="top")
 
 
 def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:

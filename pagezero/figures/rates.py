@@ -1,34 +1,30 @@
 """Rates against extents, one panel per kernel family sharing both axes: eleven kernels in
 one panel cross and hide each other, while a family's two to four lines differ for a reason
 (string ops, vector stores, non-temporal stores), and the envelope of the fastest drawn
-behind each panel says how far the family is from the best."""
+behind each panel says how far the family is from the best. Vertical marks where the curves
+are expected to bend (the cache sizes, the kernel's clearing batches) have labels that never
+overlap: each in x order goes at the top of the panel and steps down until its box (the
+renderer's own) is clear of those placed; marks at one x (a 32MB LLC and Linux 7.0's 32MB
+batch) share one. Also the rate of several CPUs clearing one region, against the ideal.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pagezero.figures.common import (
-    RATE_AXIS,
-    add_footer,
-    closes_on_error,
-    interval,
-    legend,
-    missing_glyphs_drawn,
-    pages_of,
-    printable,
-    pyplot,
-    save,
-    statistic_words,
-)
-from pagezero.figures.families import group_by_family
-from pagezero.figures.labels import mark_lines, threshold_marks
-from pagezero.figures.palette import kernel_colour, kernel_marker, registry_names
+from pagezero.figures import common
+from pagezero.figures.palette import group_by_family, kernel_colour, kernel_marker, registry_names
 from pagezero.results.points import summarize_points
-from pagezero.units import GBPS, format_size
+from pagezero.system.machine import cache_bytes, llc_bytes
+from pagezero.units import GBPS, format_size, gbps
 
 ENVELOPE_LABEL = "fastest of all kernels"
+# The batch of folio_zero_user() in "mm: folio_zero_user: clear contiguous pages"
+# v6-v8 (2025), and as merged in Linux 7.0.
+BATCHES = {"8MB batch": 8 << 20, "32MB batch": 32 << 20}
+_STEP = 0.075  # axes fraction a label steps down per try
 
 
 def extent_of(result: Any) -> int:
@@ -36,34 +32,16 @@ def extent_of(result: Any) -> int:
     return int(result.params.get("chunk") or result.params["size"])
 
 
-def _series(rs: Any, x: Callable[[Any], int]) -> tuple[dict[str, list[tuple[int, dict]]], list]:
+def _series(rs: Any, x: Callable[[Any], int]) -> dict[str, list[tuple[int, dict]]]:
+    """Each function's rate points as (x, point_summary()), in x order."""
     series: dict[str, list[tuple[int, dict]]] = {}
-    drawn = []
     for first, s in summarize_points(rs).values():
-        if first.unit != "bytes/sec":
-            continue
-        series.setdefault(first.function, []).append((x(first), s))
-        drawn.append(s)
-    for pts in series.values():
-        pts.sort(key=lambda p: p[0])
-    return series, drawn
+        if first.unit == "bytes/sec":
+            series.setdefault(first.function, []).append((x(first), s))
+    return {name: sorted(pts, key=lambda p: p[0]) for name, pts in series.items()}
 
 
-def _ordered(names: Sequence[str]) -> list[str]:
-    order = registry_names()
-    return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
-
-
-def _envelope(series: dict[str, list[tuple[int, dict]]]) -> tuple[list[int], list[float]]:
-    best: dict[int, float] = {}
-    for pts in series.values():
-        for x, s in pts:
-            best[x] = max(best.get(x, 0.0), s["median"])
-    xs = sorted(best)
-    return xs, [best[x] / GBPS for x in xs]
-
-
-@closes_on_error
+@common.closes_on_error
 def rates_figure(
     rs: Any,
     x: Callable[[Any], int] = extent_of,
@@ -72,12 +50,13 @@ def rates_figure(
     cache_bytes: int | None = None,
 ) -> Any:
     """The figure of plot_rates(), not saved; ValueError without a rate (bytes/sec) in `rs`."""
-    series, drawn = _series(rs, x)
+    series = _series(rs, x)
     if not series:
         raise ValueError("no rates (bytes/sec) to plot in this result set")
-    groups = group_by_family(_ordered(list(series)))
-    plt = pyplot()
-    fig, axes = plt.subplots(
+    order = registry_names()
+    ordered = sorted(series, key=lambda n: (order.index(n) if n in order else len(order), n))
+    groups = group_by_family(ordered)
+    fig, axes = common.pyplot().subplots(
         len(groups),
         1,
         sharex=True,
@@ -86,44 +65,34 @@ def rates_figure(
         squeeze=False,
         layout="constrained",
     )
-    env_x, env_y = _envelope(series)
+    best: dict[int, float] = {}
+    for pts in series.values():
+        for e, s in pts:
+            best[e] = max(best.get(e, 0.0), s["median"])
+    env_x = sorted(best)
+    env_y = [best[e] / GBPS for e in env_x]
     for ax, (family, names) in zip(axes[:, 0], groups.items()):
         if len(series) > 1:
-            ax.plot(
-                env_x,
-                env_y,
-                color="#BBBBBB",
-                linewidth=5,
-                solid_capstyle="round",
-                zorder=1,
-                label=ENVELOPE_LABEL,
-            )
+            envelope = {"color": "#BBBBBB", "linewidth": 5, "solid_capstyle": "round"}
+            ax.plot(env_x, env_y, **envelope, zorder=1, label=ENVELOPE_LABEL)
         for name in names:
-            pts = series[name]
-            xs = [p[0] for p in pts]
-            lows, highs = zip(*(interval(p[1]) for p in pts))
+            xs = [p[0] for p in series[name]]
+            lows, highs = zip(*(common.interval(p[1]) for p in series[name]))
             colour = kernel_colour(name)
-            ax.fill_between(
-                xs,
-                [max(0.0, v) / GBPS for v in lows],
-                [v / GBPS for v in highs],
-                color=colour,
-                alpha=0.25,
-                linewidth=0,
-                zorder=2,
-            )
+            band = ([max(0.0, v) / GBPS for v in lows], [v / GBPS for v in highs])
+            ax.fill_between(xs, *band, color=colour, alpha=0.25, linewidth=0, zorder=2)
             ax.plot(
                 xs,
-                [p[1]["median"] / GBPS for p in pts],
+                [p[1]["median"] / GBPS for p in series[name]],
                 color=colour,
                 marker=kernel_marker(name),
                 markersize=3.5,
                 linewidth=1.6,
                 zorder=3,
-                label=printable(name),
+                label=common.printable(name),
             )
         ax.set_title(family, fontsize=9, loc="left", fontweight="bold")
-        legend(ax)
+        common.legend(ax)
         ax.grid(True, alpha=0.3)
     # Headroom above the highest line for the marks' labels (the axes are shared).
     top = max(env_y)
@@ -132,16 +101,17 @@ def rates_figure(
     bottom = axes[-1, 0]
     bottom.set_xscale("log", base=2)
     ticks = sorted({p[0] for pts in series.values() for p in pts})
-    step = max(1, len(ticks) // 12)
-    bottom.set_xticks(ticks[::step])
-    bottom.set_xticklabels([format_size(t) for t in ticks[::step]], rotation=45, ha="right")
+    ticks = ticks[:: max(1, len(ticks) // 12)]
+    bottom.set_xticks(ticks)
+    bottom.set_xticklabels([format_size(t) for t in ticks], rotation=45, ha="right")
     bottom.set_xlabel(f"{xlabel} (bytes, log2 scale)")
-    fig.supylabel(f"{RATE_AXIS}\n{statistic_words(drawn)}", fontsize=9)
+    drawn = [s for pts in series.values() for _, s in pts]
+    fig.supylabel(f"{common.RATE_AXIS}\n{common.statistic_words(drawn)}", fontsize=9)
     fig.suptitle(title, fontsize=11)
-    add_footer(fig, rs.machine, pages_of(rs.results))
+    common.add_footer(fig, rs.machine, common.pages_of(rs.results))
     # The labels are laid out on the final geometry: lay the figure out once, then
     # keep it, so that the boxes measured are the boxes drawn.
-    with missing_glyphs_drawn():
+    with common.missing_glyphs_drawn():
         fig.canvas.draw()
         fig.set_layout_engine("none")
         marks = threshold_marks(rs.machine, cache_bytes)
@@ -169,4 +139,101 @@ def plot_rates(
     `cache_bytes`, the cache a run was measured to have where it differs from sysfs's LLC
     (pagezero.analysis.cache), is marked beside it.
     """
-    return save(rates_figure(rs, x, xlabel, title, cache_bytes), stem)
+    return common.save(rates_figure(rs, x, xlabel, title, cache_bytes), stem)
+
+
+def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> dict[str, int]:
+    """The machine's cache sizes it reports, the cache measured where given (it differs from
+    sysfs's LLC, as on a VM shown the socket's L3) and the clearing batch sizes: name to bytes."""
+    marks = {
+        "L1d": cache_bytes(machine, 1, "Data"),
+        "L2": cache_bytes(machine, 2),
+        "LLC" if measured is None else "LLC (sysfs)": llc_bytes(machine),
+        **({"cache (measured)": measured} if measured else {}),
+        **BATCHES,
+    }
+    return {n: x for n, x in marks.items() if x}
+
+
+def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[Any]:
+    """Draw each mark inside the x range (bytes) as a vertical line; with `label` (the first of
+    small multiples), its label too, kept apart from the others; returns the labels drawn."""
+    lo, hi = ax.get_xlim()
+    by_x: dict[int, list[str]] = {}
+    for name, x in sorted(marks.items(), key=lambda m: m[1]):
+        if lo <= x <= hi:
+            by_x.setdefault(x, []).append(name)
+    for x, names in by_x.items():
+        style = ":" if all("batch" in n for n in names) else "--"
+        ax.axvline(x, color="grey", linestyle=style, linewidth=0.8, zorder=0)
+    if not label:
+        return []
+    renderer = ax.figure.canvas.get_renderer()
+    texts: list[Any] = []
+    to_axes = ax.transAxes.inverted()
+    box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1}
+    for x, names in by_x.items():
+        # Right of its line, or left of it near the right edge, to stay inside.
+        where = to_axes.transform(ax.transData.transform((x, 1)))[0]
+        # "LLC 32MB = 32MB batch": a batch's name already says its size.
+        words = " = ".join(n if "batch" in n else f"{n} {format_size(x)}" for n in names)
+        text = ax.text(
+            x,
+            0.97,
+            words,
+            transform=ax.get_xaxis_transform(),
+            ha="left" if where < 0.75 else "right",
+            va="top",
+            fontsize=7,
+            color="dimgrey",
+            bbox=box,
+        )
+        y = 0.97
+        while y > 0.1 and any(
+            text.get_window_extent(renderer).overlaps(t.get_window_extent(renderer)) for t in texts
+        ):
+            y -= _STEP
+            text.set_y(y)
+        texts.append(text)
+    return texts
+
+
+def overlapping(texts: Sequence[Any], renderer: Any) -> list[tuple[str, str]]:
+    """The strings of the pairs of visible texts whose boxes overlap (for the tests, and checks)."""
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible()]
+    return [
+        (a, b)
+        for i, (a, box_a) in enumerate(boxes)
+        for b, box_b in boxes[i + 1 :]
+        if box_a.overlaps(box_b)
+    ]
+
+
+@common.closes_on_error
+def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
+    """The figure of plot_scaling(), not saved; ValueError for an empty result set."""
+    from pagezero.measure.mem import thread_spread
+
+    points = sorted(((r.params.get("threads", 1), r) for r in rs), key=lambda p: p[0])
+    if not points:
+        raise ValueError("nothing to plot in this result set")
+    xs = [n for n, _ in points]
+    agg = [gbps(r.bytes_per_sec) for _, r in points]
+    per = [gbps(thread_spread(r)[0] or r.bytes_per_sec) for _, r in points]
+    colour = kernel_colour(points[0][1].function)
+    fig, ax = common.pyplot().subplots(figsize=(7, 4.5), layout="constrained")
+    ax.plot(xs, agg, marker="o", color=colour, label="aggregate (first start to last end)")
+    ax.plot(xs, per, marker="s", linestyle="--", color=colour, alpha=0.6, label="per thread (mean)")
+    ideal = [agg[0] * n / xs[0] for n in xs]
+    ax.plot(xs, ideal, color="grey", linestyle=":", label="ideal (one thread's rate x threads)")
+    ax.set_xlabel("threads (each pinned to its own CPU)")
+    ax.set_xticks(xs)
+    # mem.scaling measures in one process: there is no between-run interval to draw.
+    ax.set_ylabel(f"{common.RATE_AXIS}\none run: total bytes over total time", fontsize=9)
+    return common.finish(fig, ax, title, rs.machine, common.pages_of(rs.results), grid="both")
+
+
+def plot_scaling(rs: Any, stem: str, title: str = "Clearing with several CPUs") -> list[str]:
+    """Aggregate rate against thread count (pagezero.measure.mem.scaling, one run) with the
+    ideal, one thread's rate times the count, written to `stem`.png and .svg; the paths."""
+    return common.save(scaling_figure(rs, title), stem)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
 from pagezero.results.points import point_key, point_summary, variant_key
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
 
+_T = TypeVar("_T")
 # MemTotal moves by a few MB between kernels of one machine (what each reserves for itself);
 # more than this is another machine, or mem=.
 _MEMORY_TOLERANCE = 0.02
@@ -134,7 +135,9 @@ def point_rows(
     """compare()'s rows from each side's points ({key: (first, {process: loops}, sources)});
     `label` names a row (default Result.label); a row's study is its points' one source."""
 
-    def change(first: Result, by_run: Mapping[int, Sequence[float]], other: _Point) -> dict:
+    def change(
+        first: Result, by_run: Mapping[int, Sequence[float]], other: _Point
+    ) -> dict[str, Any]:
         c = compare_runs(by_run.values(), other[1].values(), first.unit, threshold, alpha)
         side = _side(other[0], other[1])
         return c | {k: side[k] for k in ("n", "mean", "center", "spread_pct")} | {"method": METHOD}
@@ -205,13 +208,11 @@ def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     return [span(row["base"]["runs"] for row in rows), *map(span, others)]
 
 
-def _groups(
-    rows: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]
-) -> dict[Any, list[Mapping[str, Any]]]:
-    """Rows by key(row), the keys in first-seen order."""
-    groups: dict[Any, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(key(row), []).append(row)
+def _groups(items: Iterable[_T], key: Callable[[_T], Hashable]) -> dict[Any, list[_T]]:
+    """Items by key(item), the keys in first-seen order."""
+    groups: dict[Any, list[_T]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
     return groups
 
 
@@ -273,6 +274,10 @@ def _spread(pct: float, of_loops: bool) -> str:
     return f"+-{pct:.1f}%" + ("*" if of_loops else "")
 
 
+def _base_head(unit: str) -> str:
+    return f"{'GB/s' if unit == 'bytes/sec' else unit:>6} {'spread':>7}"
+
+
 def _text_cells(row: Mapping[str, Any]) -> list[str]:
     """A row's figures as format_text() shows them: the base's centre and spread, then per
     other side its change, marker and spread ("*": a spread of one run's loops)."""
@@ -302,10 +307,9 @@ def format_text(
     is shown as [j] (the base [0]), a line above naming it; legend and notes are wrapped.
     """
     cells = [_text_cells(row) for row in rows]
-    units = {"GB/s" if row["unit"] == "bytes/sec" else row["unit"] for row in rows}
-    base_w = max(len(f"{u:>6} spread") + 1 for u in units | {"GB/s"})
-    base_w = max(base_w, *(len(c[0]) for c in cells))
-    side_w = max(len(_SIDE_HEAD), *(len(x) for c in cells for x in c[1:]))
+    heads = [_base_head(row["unit"]) for row in rows]
+    base_w = max(len(x) for x in [_base_head("bytes/sec"), *heads, *(c[0] for c in cells)])
+    side_w = max([len(_SIDE_HEAD)] + [len(x) for c in cells for x in c[1:]])
     shown = [n if len(n) <= (side_w if j else base_w) else f"[{j}]" for j, n in enumerate(names)]
     out = wrap(
         [_TEXT_FIGURES, *(f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s)],
@@ -322,11 +326,10 @@ def format_text(
         heading = f"[{study or 'in several files'}] " if several else ""
         out += ["", *wrap([f"{heading}{' '.join(common) or 'points'}:"], width)]
         lw = min(label_w, max(len("point"), *(len(label) for label in labels)))
-        unit_head = f"{'GB/s' if unit == 'bytes/sec' else unit:>6} {'spread':>7}"
         for first in range(1, len(names), per_table):
             sides = range(first, min(first + per_table, len(names)))
             table = [["", shown[0], *(shown[j] for j in sides)]]
-            table.append(["point", unit_head, *[_SIDE_HEAD] * len(sides)])
+            table.append(["point", _base_head(unit), *[_SIDE_HEAD] * len(sides)])
             for (_, c), label in zip(group, labels):
                 parts = textwrap.wrap(label, lw, break_on_hyphens=False)
                 table += [[parts[0], c[0], *(c[j] for j in sides)], *([p] for p in parts[1:])]

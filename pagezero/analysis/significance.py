@@ -90,38 +90,27 @@ def compare_runs(
         raise ValueError("both sides need at least one run")
     b, n = statistics.median(base_medians), statistics.median(new_medians)
     change = (n - b) / b if b else math.inf
-    out: dict[str, Any] = {
-        "change_pct": 100.0 * change,
-        "runs": [len(base_medians), len(new_medians)],
-        "p_value": None,
-        "ci_pct": None,
-        "marker": "",
-        "note": None,
-    }
+    runs = [len(base_medians), len(new_medians)]
+    out: dict[str, Any] = dict(change_pct=100.0 * change, runs=runs, p_value=None, ci_pct=None)
+    out |= {"marker": "", "note": None}
     beyond = abs(change) > threshold
     if min(out["runs"]) < MIN_RUNS:
         out["note"] = (
             f"{out['runs'][0]} vs {out['runs'][1]} runs: the variation between runs "
             f"is unknown; measure with --runs {MIN_RUNS} or more on each side"
         )
-        out["marker"] = UNKNOWN if beyond else ""
-        return out
-    medians = base_medians + new_medians
-    if not all(math.isfinite(m) and m > 0 for m in medians):
+    elif not all(math.isfinite(m) and m > 0 for m in base_medians + new_medians):
         out["note"] = "a run's median is not a positive finite number: no test"
-        out["marker"] = UNKNOWN if beyond else ""
-        return out
+    if out["note"]:
+        return dict(out, marker=UNKNOWN if beyond else "")
     p, low, high = _welch(
         [math.log(m) for m in base_medians], [math.log(m) for m in new_medians], alpha
     )
     out["p_value"] = p
     out["ci_pct"] = [100.0 * math.expm1(low), 100.0 * math.expm1(high)]
     if beyond:
-        if p < alpha:
-            better = (change > 0) == higher_is_better(unit)
-            out["marker"] = IMPROVEMENT if better else REGRESSION
-        else:
-            out["marker"] = NOT_SIGNIFICANT
+        better = (change > 0) == higher_is_better(unit)
+        out["marker"] = NOT_SIGNIFICANT if p >= alpha else IMPROVEMENT if better else REGRESSION
     return out
 
 

@@ -107,7 +107,9 @@ def cmd_sweep(args):
 
 
 def _by_file(args, loaded, files):
-    """compare --by file: each file (or folder) a side, against the first."""
+    """compare --by file: each file (or folder) a side, against the first. As _by_function:
+    (names, rows, runs per file, JSON head, lines above the method, lines under the table,
+    left_out, legend)."""
     sets = [rs for rs, _ in loaded]
     threshold = args.threshold / 100
     rows = comparison.compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])

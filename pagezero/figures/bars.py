@@ -29,14 +29,9 @@ def bars_figure(
     fig, ax = common.pyplot().subplots(figsize=size, layout="constrained")
     for i, (first, s) in enumerate(points):
         lo, hi = common.interval(s)
-        ax.bar(
-            i,
-            s["median"] / scale,
-            color=kernel_colour(first.function),
-            yerr=[[(s["median"] - lo) / scale], [(hi - s["median"]) / scale]],
-            capsize=3,
-            label=common.printable(first.function),
-        )
+        err = [[(s["median"] - lo) / scale], [(hi - s["median"]) / scale]]
+        colour, name = kernel_colour(first.function), common.printable(first.function)
+        ax.bar(i, s["median"] / scale, color=colour, yerr=err, capsize=3, label=name)
     ax.set_xticks(range(len(points)))
     names = [common.printable(label(first)) for first, _ in points]
     ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
@@ -87,9 +82,8 @@ def rows_figure(
         sides = [row["base"] if j == 0 else row["changes"][j - 1] for row in rows]
         centers = [s["center"] / scale if s else 0.0 for s in sides]
         errs = [s["center"] * s["spread_pct"] / 100 / scale if s else 0.0 for s in sides]
-        # A base gives its runs, a change both sides' runs.
-        runs = [n for s in sides if s for n in (s["runs"] if j else [s["runs"]])]
-        one_run = one_run or min(runs, default=2) < 2
+        runs = [s.get("runs", 2) for s in sides if s]  # a change gives both sides' runs
+        one_run = one_run or any(min(r if isinstance(r, list) else [r]) < 2 for r in runs)
         xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(rows))]
         # Sides are result sets, not kernels: Okabe-Ito's colours in order.
         colour = PALETTE[j % len(PALETTE)]

@@ -56,15 +56,8 @@ def rates_figure(
     order = registry_names()
     ordered = sorted(series, key=lambda n: (order.index(n) if n in order else len(order), n))
     groups = group_by_family(ordered)
-    fig, axes = common.pyplot().subplots(
-        len(groups),
-        1,
-        sharex=True,
-        sharey=True,
-        figsize=(9, 1.4 + 2.4 * len(groups)),
-        squeeze=False,
-        layout="constrained",
-    )
+    shape = {"figsize": (9, 1.4 + 2.4 * len(groups)), "squeeze": False, "layout": "constrained"}
+    fig, axes = common.pyplot().subplots(len(groups), 1, sharex=True, sharey=True, **shape)
     best: dict[int, float] = {}
     for pts in series.values():
         for e, s in pts:
@@ -81,16 +74,9 @@ def rates_figure(
             colour = kernel_colour(name)
             band = ([max(0.0, v) / GBPS for v in lows], [v / GBPS for v in highs])
             ax.fill_between(xs, *band, color=colour, alpha=0.25, linewidth=0, zorder=2)
-            ax.plot(
-                xs,
-                [p[1]["median"] / GBPS for p in series[name]],
-                color=colour,
-                marker=kernel_marker(name),
-                markersize=3.5,
-                linewidth=1.6,
-                zorder=3,
-                label=common.printable(name),
-            )
+            medians = [p[1]["median"] / GBPS for p in series[name]]
+            style = {"marker": kernel_marker(name), "markersize": 3.5, "linewidth": 1.6}
+            ax.plot(xs, medians, color=colour, **style, zorder=3, label=common.printable(name))
         ax.set_title(family, fontsize=9, loc="left", fontweight="bold")
         common.legend(ax)
         ax.grid(True, alpha=0.3)
@@ -164,30 +150,22 @@ def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[An
         if lo <= x <= hi:
             by_x.setdefault(x, []).append(name)
     for x, names in by_x.items():
-        style = ":" if all("batch" in n for n in names) else "--"
-        ax.axvline(x, color="grey", linestyle=style, linewidth=0.8, zorder=0)
+        dotted = ":" if all("batch" in n for n in names) else "--"
+        ax.axvline(x, color="grey", linestyle=dotted, linewidth=0.8, zorder=0)
     if not label:
         return []
     renderer = ax.figure.canvas.get_renderer()
     texts: list[Any] = []
     to_axes = ax.transAxes.inverted()
     box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1}
+    style: dict[str, Any] = {"va": "top", "fontsize": 7, "color": "dimgrey", "bbox": box}
     for x, names in by_x.items():
         # Right of its line, or left of it near the right edge, to stay inside.
         where = to_axes.transform(ax.transData.transform((x, 1)))[0]
         # "LLC 32MB = 32MB batch": a batch's name already says its size.
         words = " = ".join(n if "batch" in n else f"{n} {format_size(x)}" for n in names)
-        text = ax.text(
-            x,
-            0.97,
-            words,
-            transform=ax.get_xaxis_transform(),
-            ha="left" if where < 0.75 else "right",
-            va="top",
-            fontsize=7,
-            color="dimgrey",
-            bbox=box,
-        )
+        side = "left" if where < 0.75 else "right"
+        text = ax.text(x, 0.97, words, transform=ax.get_xaxis_transform(), ha=side, **style)
         y = 0.97
         while y > 0.1 and any(
             text.get_window_extent(renderer).overlaps(t.get_window_extent(renderer)) for t in texts

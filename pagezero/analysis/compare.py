@@ -247,11 +247,11 @@ def format_table(
         if len(groups) > 1:
             body.append([f"[{study or 'in several files'}]"])
         for row in group:
-            b = row["base"]
+            b, unit = row["base"], row["unit"]
+            value = format_gbps(b["center"], 2) if unit == "bytes/sec" else None
+            value = value or f"{b['center']:.4g} {unit}"
             of = "" if b["spread_of"] == "runs" else " (loops)"
-            value = format_gbps(b["center"], 2) if row["unit"] == "bytes/sec" else None
-            base = f"{value or format(b['center'], '.4g') + ' ' + row['unit']} +-"
-            cells = [row["label"], row["unit"], f"{base}{b['spread_pct']:.1f}%{of}"]
+            cells = [row["label"], unit, f"{value} +-{b['spread_pct']:.1f}%{of}"]
             body.append(cells + [_change(c) if c else "-" for c in row["changes"]])
     full = [header] + [r for r in body if len(r) > 1]
     widths = [max(len(r[i]) for r in full) for i in range(len(header))]

@@ -1,13 +1,6 @@
-"""The cache a run really has, measured from the temporal kernels' rates over extents.
-
-sysfs can show a VM the whole socket's L3 (480 MiB on an Intel Xeon VM whose run gets
-64-128MB of it: every temporal kernel falls from ~29 GB/s to ~10.7 GB/s between 64MB and
-128MB there), so the studies do not take "in cache" from sysfs alone. A temporal store
-writes through the caches: while the extent fits, it runs at cache speed; once it does not,
-at the memory plateau. Non-temporal stores skip the caches and show no such fall, and some
-temporal ones (rep stosb on AMD Zen, which stops allocating cache lines beyond the LLC)
-rise instead of falling: only kernels whose rate falls to a plateau say where the cache ends.
-"""
+"""The cache a run really has, from the temporal kernels' rates over extents (sysfs can show a
+VM the whole socket's L3: docs/studies/extents.rst). Only a rate that falls to a plateau says
+where the cache ends: non-temporal stores show no fall, rep stosb on AMD Zen rises beyond it."""
 
 from __future__ import annotations
 
@@ -30,10 +23,8 @@ PLATEAU_MIN_EXTENTS = 2
 # The cache level is read over the extents from plateau / CACHE_WINDOW up to the plateau:
 # wide enough for the L3's level, narrow enough to leave the L2's faster one out.
 CACHE_WINDOW = 8
-# At least this share of the temporal kernels measured must show the fall: on a loaded
-# machine one kernel's noise can look like a fall (a 2-vCPU Zen 4 VM at load 9: one of
-# six kernels "fell" at 128MB), while on both CPUs here most temporal kernels fall alike
-# (all of them on an Intel Xeon VM; on AMD Zen 4 rep stosb rises beyond the LLC instead).
+# At least this share of the temporal kernels must show the fall: on a loaded machine one
+# kernel's noise can look like one (a 2-vCPU Zen 4 VM at load 9: one of six "fell" at 128MB).
 MIN_SHARE = 0.5
 # Sizes closer than this ratio are the same cache: extents are a ladder of powers of two,
 # so where a fall ends is known only within a factor of two.
@@ -47,21 +38,12 @@ class KernelCache:
     kernel: str
     cache_bytes: int
     plateau_bytes: int
-    cache_rate: float
-    memory_rate: float
-
-
-# KernelCache's fields as MeasuredCache.to_json() names them.
-_KERNEL_JSON = {"cache_rate": "cache_bytes_per_sec", "memory_rate": "memory_bytes_per_sec"}
+    cache_bytes_per_sec: float
+    memory_bytes_per_sec: float
 
 
 def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | None:
-    """Where one temporal kernel's rate falls from a cache level to the memory plateau, or None.
-
-    The plateau: the largest extents (PLATEAU_MIN_EXTENTS or more) within PLATEAU_TOLERANCE
-    of the largest's rate; the level: the median of the rates CACHE_STEP above it within
-    CACHE_WINDOW below it; the cache ends at the largest extent still near that level.
-    """
+    """Where one temporal kernel's rate falls from a cache level to the memory plateau, or None."""
     pts = sorted((e, r) for e, r in by_extent.items() if r > 0)
     if len(pts) < PLATEAU_MIN_EXTENTS + 1:
         return None
@@ -99,19 +81,17 @@ class MeasuredCache:
     Attributes
     ----------
     cache_bytes : int or None
-        The largest extent, in bytes, at which the temporal kernels still clear at
-        cache speed (the lower median over the kernels that show a fall); None where
-        fewer than MIN_SHARE of the temporal kernels show one.
+        The largest extent still at cache speed; None where too few kernels show a fall.
     plateau_bytes : int or None
-        The first extent, in bytes, at the memory plateau; None where not reached.
+        The first extent on the memory plateau; None where not reached.
     llc_bytes : int or None
-        sysfs's LLC size, in bytes (None when unknown).
+        sysfs's LLC size (None when unknown).
     llc_source : str or None
         Where sysfs's size was read (a sysfs file, or sysconf).
     kernels : tuple of KernelCache
         The kernels that showed a fall (kept where too few of them for a cache).
     extents : tuple of int
-        The extents the rates were measured at, in bytes.
+        The extents measured. Sizes are in bytes.
     """
 
     cache_bytes: int | None
@@ -163,25 +143,17 @@ class MeasuredCache:
 
     def to_json(self) -> dict[str, Any]:
         """As JSON: the fields, and effective_bytes, source and differs; sizes in bytes."""
-        doc = asdict(self)
-        doc["kernels"] = [{_KERNEL_JSON.get(f, f): v for f, v in k.items()} for k in doc["kernels"]]
+        doc = dict(asdict(self), kernels=[asdict(k) for k in self.kernels])
         derived = {"effective_bytes": self.effective_bytes, "source": self.source}
         return dict(doc, extents=list(self.extents), **derived, differs=self.differs)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> MeasuredCache:
         """The inverse of to_json()."""
-        names = {v: f for f, v in _KERNEL_JSON.items()}
-        kernels = (
-            KernelCache(**{names.get(k, k): v for k, v in d.items()})
-            for d in doc.get("kernels", ())
-        )
+        kernels = tuple(KernelCache(**k) for k in doc.get("kernels", ()))
         keep = ("cache_bytes", "plateau_bytes", "llc_bytes", "llc_source")
-        return cls(
-            **{k: doc.get(k) for k in keep},
-            kernels=tuple(kernels),
-            extents=tuple(doc.get("extents", ())),
-        )
+        extents = tuple(doc.get("extents", ()))
+        return cls(**{k: doc.get(k) for k in keep}, kernels=kernels, extents=extents)
 
 
 def measured_cache(
@@ -195,23 +167,19 @@ def measured_cache(
     Parameters
     ----------
     temporal_rates : mapping of str to mapping of int to float
-        {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only (a
-        non-temporal one shows no fall and is left out where it is given).
+        {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only.
     llc_bytes : int or None
         sysfs's LLC size, to report beside it.
     llc_source : str or None
         Where llc_bytes was read.
     above_bytes : int
-        Only extents larger than this are read (sysfs's L2, per core: the fall from the
-        L2 to the L3 is not the cache's end, and a ladder that stops inside the L3
-        would show it as one).
+        Only extents larger than this are read (sysfs's L2: its fall to the L3 is no end).
 
     Returns
     -------
     MeasuredCache
-        cache_bytes and plateau_bytes: the lower median over the kernels that show a
-        fall (kernel_cache()) where it ends within SAME_CACHE_RATIO of theirs, each an
-        extent measured; None where fewer than MIN_SHARE of the kernels show such a fall.
+        The lower medians of the falls that end near their median; None where fewer than
+        MIN_SHARE of the kernels show one.
     """
     above = {
         k: {e: r for e, r in by.items() if e > above_bytes} for k, by in temporal_rates.items()
@@ -234,10 +202,8 @@ def extents_to_add(
     above_bytes: int = 0,
     most: int = 3,
 ) -> list[int]:
-    """Larger extents to measure so that the ladder reaches the plateau and twice the cache:
-    the largest doubled (at most `most` times, to a quarter of `memory_bytes`) up to twice the
-    cache measured, or PLATEAU_MIN_EXTENTS more where a rate still falls at the largest; []
-    otherwise (a ladder still in the cache, or flat, says nothing of where the cache ends)."""
+    """The largest extent doubled (at most `most` times, to memory_bytes / 4) to twice the cache,
+    or PLATEAU_MIN_EXTENTS times where a rate still falls at the top; [] otherwise."""
     extents = sorted({e for by in temporal_rates.values() for e in by})
     if not extents or not memory_bytes:
         return []
@@ -267,8 +233,7 @@ def _falling_at_the_top(by_extent: Mapping[int, float], above_bytes: int) -> boo
     return bool(near) and last * CACHE_STEP <= max(near)
 
 
-# Where a report's studies find the measured cache: the extents study, which measures it,
-# sets it in the machine() dict every study is given.
+# The machine() dict's key for the measured cache, set by the extents study for later ones.
 INFO_KEY = "measured_cache"
 
 

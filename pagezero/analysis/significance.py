@@ -1,29 +1,5 @@
-"""Whether a change between two sets of runs is real: the run is the unit.
-
-Loops inside one process share one physical placement of the buffers, so their spread says
-nothing about the next process; on the EPYC VMs here most of the variation at 256MB is
-between processes (3-5%), and a test taking the loops as independent samples flagged 6 of
-28 pairs of identical runs at alpha 0.01. So, as in Kalibera and Jones, "Rigorous
-Benchmarking in Reasonable Time" (2013), a run's loops are reduced to its median and the
-test is done on the runs. Which test (simulated: per-run offsets of 3-5%, 1% loop noise, 10
-loops a run; tests/test_compare_runs.py keeps the A/A part):
-
-- Mann-Whitney U on the per-run medians cannot reach p < 0.01 below 5 runs a side (3 vs 3:
-  the smallest p is 0.1, 4 vs 4: 0.029).
-- The two-level bootstrap of the ratio is too narrow with 3 runs a side (3 values have 10
-  distinct resamples): its 99% interval excluded 1 in 7-11% of A/A pairs, not 1%.
-- Welch's t-test on the logs of the per-run medians held its level (0.7-1.5% of A/A pairs
-  at alpha 0.01 with 3 or 5 runs a side; 2.4% at worst, 3 noisy runs against 8) and finds a
-  10% change against a 3% spread between runs in about 9 of 10 comparisons at 5 runs a
-  side. Logs make the interval one of the ratio new/base and treat rates and costs alike;
-  Welch's, not Student's, since a patch or a busy neighbour can change the spread too
-  (Student's flagged 12% of A/A pairs at 3 noisy runs against 8).
-
-No test on 3 runs sees a placement of two kinds that all three runs of a side happen to
-share: more runs are the only cure. alpha is 0.01: a report folder compares about a hundred
-points, and 0.05 would flag about five between two identical boots. Below MIN_RUNS runs a
-side the spread between runs is unknown: the change is shown with "?", no verdict.
-"""
+"""Whether a change between two sets of runs is real: Welch's t-test on the logs of per-run
+medians, the run the unit (why: docs/compare.rst)."""
 
 from __future__ import annotations
 

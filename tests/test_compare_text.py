@@ -7,8 +7,13 @@ import re
 
 import pytest
 
-from pagezero.analysis.compare import compare, format_text, header_lines
-from pagezero.analysis.variants import VARIANT_LEGEND, compare_variants
+from pagezero.analysis.compare import (
+    VARIANT_LEGEND,
+    compare,
+    compare_variants,
+    format_text,
+    header_lines,
+)
 from pagezero.cli import main
 from pagezero.results.resultset import Result, ResultSet
 

@@ -1,10 +1,5 @@
-"""Comparing result sets point by point, as the arm64 thread's tables do ("arm64:
-clear_page[s] using memset" (2026)): a row per point, the base value, a % change column per
-other set, marked as analysis.significance decides on the runs; above it, what each side
-booted (release, command line, preemption, THP may differ between boots) and a warning where
-the machine differs (CPU model, caches, memory): the change is then not the patch's alone.
-format_table() gives the wide table, format_text() the same rows in 80 columns for a mail.
-"""
+"""Result sets, or the functions of one, compared point by point, the run the unit: the rows,
+the header of what each side booted, the wide table and 80 columns for a mail (docs/compare.rst)."""
 
 from __future__ import annotations
 
@@ -13,13 +8,24 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
+from pagezero.analysis.significance import (
+    IMPROVEMENT,
+    MARKERS,
+    METHOD,
+    MIN_RUNS,
+    NOT_SIGNIFICANT,
+    REGRESSION,
+    compare_runs,
+)
+from pagezero.measure.fault import WORKLOADS
 from pagezero.results.points import point_key, point_summary, variant_key
+from pagezero.results.resultset import ResultSet
 from pagezero.results.summary import summarize
-from pagezero.units import GBPS, format_gbps, format_size
+from pagezero.system.kernels import KINDS, kernels
+from pagezero.units import GBPS, format_size
 
 if TYPE_CHECKING:
-    from pagezero.results.resultset import Result, ResultSet
+    from pagezero.results.resultset import Result
 
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
@@ -48,8 +54,7 @@ def side_points(
     sources: Sequence[str | None] | None = None,
     key: Callable[[Result], Hashable] = point_key,
 ) -> dict[Hashable, _Point]:
-    """{key(result): (first Result, {process: [loop values]}, {sources})}, in first-seen order:
-    a run is a process (ResultSet.runs); repetitions inside one process pool their loops."""
+    """{key(result): (first Result, {process: [loop values]}, {sources})}: a process is a run."""
     points: dict[Hashable, _Point] = {}
     sources = sources or [None] * len(rs.results)
     for result, run, source in zip(rs.results, rs.runs, sources):
@@ -93,21 +98,16 @@ def compare(
     Returns
     -------
     list of dict
-        Rows for every point of `base`: its label, unit, study, "base" (its
-        side's figures: summarize() of the loops plus center, the median of
-        per-run medians, runs, spread_pct and spread_of) and "changes": per other
-        result set (None where it lacks the point), change_pct (of the centre),
-        runs ([base, other]), p_value and ci_pct (None below 3 runs a side),
-        marker ("(R)" regression or "(I)" improvement: beyond the threshold and
-        significant; "~" beyond but not significant; "?" beyond with too few runs;
-        "" within), note, the other's n, mean, center and spread_pct, and the
-        method. Values in the row's unit (bytes/sec or cycles/byte).
+        A row per point of `base`: label, unit, study, "base" (summarize() of its loops
+        with center, the median of per-run medians, runs, spread_pct and spread_of) and
+        "changes": per other set, None where it lacks the point, else compare_runs()'s
+        dict with the other's n, mean, center, spread_pct and the method. Values are in
+        the row's unit.
 
     Raises
     ------
     ValueError
-        No other set, a set sharing no point with the base (e.g. results of
-        different benchmarks), or a bad threshold or alpha.
+        No other set, one sharing no point with the base, or a bad threshold or alpha.
     """
     if not others:
         raise ValueError("compare needs a base and at least one other result set")
@@ -132,8 +132,7 @@ def point_rows(
     alpha: float,
     label: Callable[[Result], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """compare()'s rows from each side's points ({key: (first, {process: loops}, sources)});
-    `label` names a row (default Result.label); a row's study is its points' one source."""
+    """compare()'s rows from each side's side_points(), a row named by `label` (Result.label)."""
 
     def change(
         first: Result, by_run: Mapping[int, Sequence[float]], other: _Point
@@ -154,13 +153,7 @@ def point_rows(
 def shared_rows(
     rows: Sequence[Mapping[str, Any]], base: ResultSet, *others: ResultSet
 ) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
-    """compare()'s rows that at least one other side shares, and what was left out.
-
-    Returns (rows, left_out): left_out["base_only"] counts the base's points no other side
-    measured, by study ("by_study", None for a point of several files), and
-    left_out["without_base"] each other's points the base lacks, in the others' order; a
-    full report against a quick one shares the quick one's scale.
-    """
+    """(compare()'s rows another side shares, left_out: "base_only", "by_study", "without_base")."""
     kept = [row for row in rows if any(c is not None for c in row["changes"])]
     by_study = Counter(row["study"] for row in rows if all(c is None for c in row["changes"]))
     base_keys = set(side_points(base))
@@ -179,9 +172,7 @@ def left_out_line(
     without_base: Mapping[str, int],
     by_study: Mapping[Any, int] | None = None,
 ) -> str | None:
-    """One line on the points a comparison passed over, None for none: `base_only` points
-    only the base side has (by study where they are of several), and per other side the
-    points the base lacks."""
+    """One line on the points a comparison passed over ("left out: ..."), None for none."""
     parts = []
     if base_only:
         studies = by_study if by_study and len(by_study) > 1 else {}
@@ -221,8 +212,7 @@ def _change(c: Mapping[str, Any]) -> str:
 
 
 def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list[str]:
-    """Under a table: the legend of each marker shown ((R) and (I) share one), the note on
-    too few runs, and the changes' own notes."""
+    """Under a table: the legend of each marker shown, the note on too few runs, the notes."""
     changes = [c for row in rows for c in row["changes"] if c]
     shown = {c["marker"] for c in changes}
     lines = list(dict.fromkeys(words for marker, words in legend.items() if marker in shown))
@@ -237,9 +227,8 @@ def format_table(
     names: Sequence[str],
     legend: Mapping[str, str] = MARKERS,
 ) -> str:
-    """compare()'s rows as a text table (grouped under "[study]" where rows are of several),
-    with a legend line per marker shown (its words from `legend`, by marker) and its notes;
-    `names`: the base's and each other's."""
+    """compare()'s rows as a wide text table (under "[study]" where of several), a line of
+    `legend` per marker shown and the notes; `names`: the base's and each other's."""
     header = ["benchmark", "result class", *names]
     groups = _groups(rows, lambda row: row["study"])
     body: list[list[str]] = []
@@ -248,10 +237,9 @@ def format_table(
             body.append([f"[{study or 'in several files'}]"])
         for row in group:
             b, unit = row["base"], row["unit"]
-            value = format_gbps(b["center"], 2) if unit == "bytes/sec" else None
-            value = value or f"{b['center']:.4g} {unit}"
             of = "" if b["spread_of"] == "runs" else " (loops)"
-            cells = [row["label"], unit, f"{value} +-{b['spread_pct']:.1f}%{of}"]
+            value = f"{_center(row)} {_unit(unit)} +-{b['spread_pct']:.1f}%{of}"
+            cells = [row["label"], unit, value]
             body.append(cells + [_change(c) if c else "-" for c in row["changes"]])
     full = [header] + [r for r in body if len(r) > 1]
     widths = [max(len(r[i]) for r in full) for i in range(len(header))]
@@ -274,16 +262,24 @@ def _spread(pct: float, of_loops: bool) -> str:
     return f"+-{pct:.1f}%" + ("*" if of_loops else "")
 
 
+def _unit(unit: str) -> str:
+    return "GB/s" if unit == "bytes/sec" else unit
+
+
+def _center(row: Mapping[str, Any]) -> str:
+    """The base's median of per-run medians: in GB/s for a rate, else in the row's unit."""
+    center = row["base"]["center"]
+    return f"{center / GBPS:.2f}" if row["unit"] == "bytes/sec" else f"{center:.4g}"
+
+
 def _base_head(unit: str) -> str:
-    return f"{'GB/s' if unit == 'bytes/sec' else unit:>6} {'spread':>7}"
+    return f"{_unit(unit):>6} {'spread':>7}"
 
 
 def _text_cells(row: Mapping[str, Any]) -> list[str]:
-    """A row's figures as format_text() shows them: the base's centre and spread, then per
-    other side its change, marker and spread ("*": a spread of one run's loops)."""
+    """A row's cells in format_text(): the base's centre and spread, each other's change."""
     b = row["base"]
-    value = f"{b['center'] / GBPS:.2f}" if row["unit"] == "bytes/sec" else f"{b['center']:.4g}"
-    cells = [f"{value:>6} {_spread(b['spread_pct'], b['spread_of'] != 'runs'):>7}"]
+    cells = [f"{_center(row):>6} {_spread(b['spread_pct'], b['spread_of'] != 'runs'):>7}"]
     for c in row["changes"]:
         change, marker = (f"{c['change_pct']:+.1f}%", c["marker"]) if c else ("-", "")
         spread = _spread(c["spread_pct"], c["runs"][1] < 2) if c else ""
@@ -297,15 +293,8 @@ def format_text(
     legend: Mapping[str, str] = MARKERS,
     width: int = 80,
 ) -> str:
-    """compare()'s rows as plain text of at most `width` columns, to paste in a mail.
-
-    Per study and unit, what every point shares is said once above its table, and a row's
-    first column is the rest of its label (wrapped where long); then the base's centre (the
-    median of per-run medians, in GB/s for rates, else in the row's unit) with its spread,
-    and per other side its change in %, its marker and its spread: as many sides a table as
-    the width holds, the base repeated in each. A side whose name is wider than its column
-    is shown as [j] (the base [0]), a line above naming it; legend and notes are wrapped.
-    """
+    """compare()'s rows as plain text of at most `width` columns, to paste in a mail: a table
+    per study and unit, as many sides a table as the width holds (docs/compare.rst)."""
     cells = [_text_cells(row) for row in rows]
     heads = [_base_head(row["unit"]) for row in rows]
     base_w = max(len(x) for x in [_base_head("bytes/sec"), *heads, *(c[0] for c in cells)])
@@ -365,8 +354,7 @@ def _caches(machine: Mapping[str, Any]) -> str | None:
 
 
 def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """What says two machine() dicts are not one machine (CPU model, caches, memory), each as
-    "what (a vs b)"; facts only one side records are passed over."""
+    """How two machine() dicts are not one machine (CPU model, caches, memory): "what (a vs b)"."""
     found: list[str] = []
     if a.get("cpu_model") and b.get("cpu_model") and a["cpu_model"] != b["cpu_model"]:
         found.append(f"CPU model ({a['cpu_model']} vs {b['cpu_model']})")
@@ -394,10 +382,8 @@ def header_lines(
     method: str,
     width: int | None = None,
 ) -> list[str]:
-    """The lines above a comparison's table: a row per side (kernel, preemption, THP, runs per
-    point, and the command line where the sides' differ), a warning per side measured on
-    another machine than the base, and the method. With `width` (format_text()'s), a line
-    per side without THP and command line, said to differ where they do, all wrapped."""
+    """The lines above a comparison's table: a row per side, a warning per side measured on
+    another machine than the base, and the method; with `width`, format_text()'s, wrapped."""
     facts = [side_facts(m) for m in machines]
     cmdlines = {f["kernel_cmdline"] for f in facts}
     warnings = [
@@ -433,3 +419,95 @@ def header_json(
     """header_lines()' facts for --format json: the sides, and the machine warnings."""
     sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
     return sides, [{"side": n, "differences": d} for n, d in _foreign(machines, names)]
+
+
+BY = ("function",)  # what a variant can be told by
+
+# format_table()'s legend for variants: against the base function, not an older boot.
+_MARKED = "(R) worse and (I) better than the base function: beyond the threshold and significant"
+VARIANT_LEGEND = MARKERS | {REGRESSION: _MARKED, IMPROVEMENT: _MARKED}
+VARIANT_LEGEND[NOT_SIGNIFICANT] += ": a tie within the noise"
+TIE_NOTE = "a change without a marker is within the threshold: a tie with the base"
+
+
+def _variant_label(result: Result) -> str:
+    """The point without its function: "memset chunk=0 page=4KB size=1GB value=0"."""
+    benchmark, _function, *rest = result.label().split(" ", 2)
+    return " ".join([benchmark, *rest])
+
+
+def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
+    """The values of `by` in `rs`: in the registry's order (clear, copy kernels, workloads),
+    then those it does not know, as first seen."""
+    if by not in BY:
+        raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
+    known = [k.name for kind in KINDS for k in kernels(kind)] + list(WORKLOADS)
+    order = {name: i for i, name in reversed(list(enumerate(known)))}
+    seen = list(dict.fromkeys(getattr(r, by) for r in rs.results))
+    return sorted(seen, key=lambda n: (order.get(n, len(order)), seen.index(n)))
+
+
+def compare_variants(
+    rs: ResultSet,
+    base: str | None = None,
+    by: str = "function",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+    sources: Sequence[str | None] | None = None,
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """The functions of `rs` side by side at each point, against the `base` function.
+
+    Parameters
+    ----------
+    rs : ResultSet
+        The results, of one file or several (merged, their processes numbered apart).
+    base : str, optional
+        The base function; default, the first of variants_of(rs), the registry's order.
+    by : str
+        What tells variants apart: ``"function"`` (kernels of memset, workloads of mmap).
+    threshold, alpha : float
+        As in compare().
+    sources : sequence of str, optional
+        One name per Result (its study), for the rows' "study".
+
+    Returns
+    -------
+    tuple
+        (names, rows, left_out): the functions, the base first; compare()'s rows, labels
+        without the function, of the points the base shares with another; the points
+        passed over, as left_out_line() takes them ("base_only", "without_base").
+
+    Raises
+    ------
+    ValueError
+        `base` not among the functions, fewer than two functions, no point that the base
+        shares with another, or a bad threshold or alpha.
+    """
+    names = variants_of(rs, by)
+    if base is None and names:
+        base = names[0]
+    if base not in names:
+        raise ValueError(
+            f"--base {base!r} is not a {by} of these results (they hold {', '.join(names)})"
+        )
+    if len(names) < 2:
+        raise ValueError(
+            f"nothing to compare: every result is of the {by} {base!r}; "
+            f"--by {by} needs results of at least two"
+        )
+    names = [base, *(n for n in names if n != base)]
+    sources = list(sources) if sources else [None] * len(rs.results)
+    sides = []
+    for name in names:
+        keep = [i for i, r in enumerate(rs.results) if getattr(r, by) == name]
+        side = ResultSet([rs.results[i] for i in keep], [rs.runs[i] for i in keep], rs.machine)
+        sides.append(side_points(side, [sources[i] for i in keep], key=variant_key))
+    base_points, others = sides[0], sides[1:]
+    shared = {k: v for k, v in base_points.items() if any(k in o for o in others)}
+    if not shared:
+        raise ValueError(
+            f"nothing to compare: no point where {base!r} and another {by} were both measured"
+        )
+    rows = point_rows(shared, others, threshold, alpha, label=_variant_label)
+    lacking = {n: sum(k not in base_points for k in o) for n, o in zip(names[1:], others)}
+    return names, rows, {"base_only": len(base_points) - len(shared), "without_base": lacking}

@@ -7,8 +7,8 @@ import os
 import sys
 
 from pagezero.analysis import compare as comparison
+from pagezero.analysis.compare import TIE_NOTE, VARIANT_LEGEND, compare_variants
 from pagezero.analysis.significance import MARKERS, METHOD
-from pagezero.analysis.variants import TIE_NOTE, VARIANT_LEGEND, compare_variants
 from pagezero.cli.options import UsageError, check_output
 from pagezero.cli.render import interrupted_line, print_json, stopped
 from pagezero.figures import plot_bars, plot_comparison, plot_rates, plot_variants

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pagezero.analysis.compare import compare, shared_rows
-from pagezero.analysis.variants import compare_variants
+from pagezero.analysis.compare import compare, compare_variants, shared_rows
 from pagezero.figures import common
 from pagezero.figures.palette import PALETTE, kernel_colour
 from pagezero.results.points import summarize_points

@@ -1,6 +1,5 @@
-"""Bars: one per point, the median of its per-run medians with the between-run interval,
-exactly the numbers of the report's tables (the same point_summary); and grouped bars of
-result sets (or functions) side by side, the figure of `pagezero compare`."""
+"""Bars: one per point, as the report's tables give it; and grouped bars of result sets (or
+functions) side by side, the figure of `pagezero compare`."""
 
 from __future__ import annotations
 
@@ -41,9 +40,8 @@ def bars_figure(
 def plot_bars(
     rs: Any, stem: str, label: Callable[[Any], str] = lambda r: r.label(), title: str = "Rates"
 ) -> list[str]:
-    """One bar per point of `rs` (labelled by label(its first result)), its error bar the
-    spread between runs (between loops for one run, as the axis label then says), in its
-    function's colour, written to `stem`.png and .svg; returns the paths."""
+    """One bar per point of `rs`, named by label(its first result), in its function's colour,
+    written to `stem`.png and .svg; returns the paths."""
     return common.save(bars_figure(rs, label, title), stem)
 
 
@@ -69,8 +67,7 @@ def rows_figure(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> Any:
-    """Grouped bars of compare()'s (or compare_variants()') `rows`, a bar per side in `names`;
-    the machine and pages in the footer are the `reference` ResultSet's."""
+    """Grouped bars of compare()'s rows, a bar per side; the footer's is the `reference` set's."""
     width = 0.8 / len(names)
     size = (max(6, 1.2 * len(rows) + 2), 5)
     fig, ax = common.pyplot().subplots(figsize=size, layout="constrained")
@@ -111,10 +108,8 @@ def plot_comparison(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars, a group per point of the base (`sets[0]`), a bar per set named in
-    `names`: the median of per-run medians with the spread between runs, and compare()'s
-    markers at the same `threshold` and `alpha` as the table above them; written to
-    `stem`.png and .svg, returns the paths."""
+    """Grouped bars of compare(), a group per point of `sets[0]` and a bar per set named in
+    `names`, with its markers; written to `stem`.png and .svg, returns the paths."""
     return common.save(comparison_figure(sets, names, title, threshold, alpha), stem)
 
 
@@ -126,8 +121,7 @@ def plot_variants(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars of compare_variants(): a group per point, a bar per function of `rs`, the
-    `base` function's first, with its markers at `threshold` and `alpha`; written to
-    `stem`.png and .svg, returns the paths."""
+    """Grouped bars of compare_variants(), a bar per function of `rs` (`base` first), with its
+    markers; written to `stem`.png and .svg, returns the paths."""
     names, rows, _ = compare_variants(rs, base, threshold=threshold, alpha=alpha)
     return common.save(rows_figure(rows, names, rs, title, threshold, alpha), stem)

@@ -1,7 +1,5 @@
 """What every figure shares: the backend, the files, the footer naming the machine, and the
-words for the one statistic drawn, point_summary's (as the report's tables and `pagezero
-compare` give it): the median of per-run medians, its interval the spread of the runs'
-medians; a figure of one run says so and draws the spread of its loops instead."""
+words for the one statistic drawn, point_summary()'s (docs/figures.rst)."""
 
 from __future__ import annotations
 
@@ -12,6 +10,8 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
+
+from pagezero.analysis.compare import span
 
 STATISTIC = "median of per-run medians"
 RATE_AXIS = "rate (GB/s, 10^9 bytes/s)"
@@ -74,8 +74,7 @@ def closes_on_error(build: _Builder) -> _Builder:
 
 @contextlib.contextmanager
 def missing_glyphs_drawn() -> Any:
-    """Draw a character the font lacks as its box, without matplotlib's warning: a results
-    file's names are drawn as given, in any script."""
+    """Draw a character the font lacks as its box, unwarned: a file's names are in any script."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph .* missing from font")
         yield
@@ -130,8 +129,7 @@ def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:
     """Two lines saying what the drawn points' values and intervals are (their point_summary())."""
     runs = [s["runs"] for s in summaries]
     if runs and min(runs) > 1:
-        n = f"{min(runs)}" if min(runs) == max(runs) else f"{min(runs)}-{max(runs)}"
-        return f"{STATISTIC} of {n} runs;\ninterval: spread between runs"
+        return f"{STATISTIC} of {span(runs)} runs;\ninterval: spread between runs"
     return "one run: its median; interval: its loops' spread\n(the spread between runs is unknown)"
 
 

@@ -1,22 +1,5 @@
-"""How a kernel is drawn, the same in every figure: its colour, its marker and its family.
-
-Colours: Okabe and Ito's eight ("Color Universal Design", 2008), then Paul Tol's "muted"
-scheme (SRON, "Colour schemes", 2021) beyond eight, safe for colour-blind readers. A
-kernel's colour is its place in the registry (the order of ``arch/*/kernels.def``), so
-x86-64-stosb has one colour in every figure of a machine; a name the registry does not know
-(a fault workload, another architecture's kernel read from a file) gets one from a stable
-hash of its name.
-
-Families, from the registry's facts, never from names, decide a clearing kernel's shape
-over extents:
-
-- whole-line: stores that only write zeros, a line or block per instruction (clzero, DC ZVA);
-- non-temporal: streaming stores (the 2012 clear_page_nocache's movnti, arm64's stnp), slow
-  while the buffer would fit in a cache and fast beyond the LLC;
-- temporal string ops: temporal kernels that take any alignment: string instructions (rep
-  stosb/stosq, FEAT_MOPS SET*) and libc's memset, the microcode deciding per length;
-- temporal vector: the other temporal kernels, loops of aligned register stores.
-"""
+"""How a kernel is drawn, the same in every figure: its colour, its marker and its family
+(docs/figures.rst)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Rates against extents, one panel per kernel family sharing both axes: eleven kernels in
-one panel cross and hide each other, while a family's two to four lines differ for a reason
-(string ops, vector stores, non-temporal stores), and the envelope of the fastest drawn
-behind each panel says how far the family is from the best. Vertical marks where the curves
-are expected to bend (the cache sizes, the kernel's clearing batches) have labels that never
-overlap: each in x order goes at the top of the panel and steps down until its box (the
-renderer's own) is clear of those placed; marks at one x (a 32MB LLC and Linux 7.0's 32MB
-batch) share one. Also the rate of several CPUs clearing one region, against the ideal.
-"""
+"""Rates against extents, one panel per kernel family, with marks where the curves should bend
+whose labels never overlap; and the rate of several CPUs clearing one region (docs/figures.rst)."""
 
 from __future__ import annotations
 
@@ -86,8 +79,7 @@ def rates_figure(
         axes[0, 0].set_ylim(0, 1.2 * top)
     bottom = axes[-1, 0]
     bottom.set_xscale("log", base=2)
-    ticks = sorted({p[0] for pts in series.values() for p in pts})
-    ticks = ticks[:: max(1, len(ticks) // 12)]
+    ticks = env_x[:: max(1, len(env_x) // 12)]
     bottom.set_xticks(ticks)
     bottom.set_xticklabels([format_size(t) for t in ticks], rotation=45, ha="right")
     bottom.set_xlabel(f"{xlabel} (bytes, log2 scale)")
@@ -114,17 +106,9 @@ def plot_rates(
     title: str = "Clearing rate",
     cache_bytes: int | None = None,
 ) -> list[str]:
-    """Rates against x(result) in bytes, one panel per kernel family, written to `stem`.png and
-    .svg; returns the paths.
-
-    Each kernel is a line of its points' medians of per-run medians (GB/s) with the
-    between-run interval as a band (a run's loops for one run, as the axis label then says),
-    in its fixed colour; the fastest of all kernels is the broad light line behind every
-    panel; the machine's cache sizes and the clearing batch sizes are marked, their labels
-    kept apart; the machine, kernel release, pages and date are in the footer.
-    `cache_bytes`, the cache a run was measured to have where it differs from sysfs's LLC
-    (pagezero.analysis.cache), is marked beside it.
-    """
+    """Rates against x(result) in bytes, one panel per kernel family (docs/figures.rst),
+    written to `stem`.png and .svg; returns the paths. `cache_bytes`, the cache measured
+    where it differs from sysfs's LLC (pagezero.analysis.cache), is marked beside it."""
     return common.save(rates_figure(rs, x, xlabel, title, cache_bytes), stem)
 
 
@@ -212,6 +196,6 @@ def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
 
 
 def plot_scaling(rs: Any, stem: str, title: str = "Clearing with several CPUs") -> list[str]:
-    """Aggregate rate against thread count (pagezero.measure.mem.scaling, one run) with the
-    ideal, one thread's rate times the count, written to `stem`.png and .svg; the paths."""
+    """Aggregate rate against threads (measure.mem.scaling, one run) with the ideal, one
+    thread's rate times the count, written to `stem`.png and .svg; returns the paths."""
     return common.save(scaling_figure(rs, title), stem)

@@ -26,13 +26,11 @@ def bars_figure(
     size = (max(6, 0.6 * len(points) + 2), 5)
     fig, ax = common.pyplot().subplots(figsize=size, layout="constrained")
     for i, (first, s) in enumerate(points):
-        lo, hi = common.interval(s)
-        err = [[(s["median"] - lo) / scale], [(hi - s["median"]) / scale]]
+        err = s["median"] * s["spread_pct"] / 100 / scale
         colour, name = kernel_colour(first.function), common.printable(first.function)
         ax.bar(i, s["median"] / scale, color=colour, yerr=err, capsize=3, label=name)
-    ax.set_xticks(range(len(points)))
     names = [common.printable(label(first)) for first, _ in points]
-    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(range(len(points)), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(f"{what}\n{common.statistic_words(s for _, s in points)}", fontsize=9)
     return common.finish(fig, ax, title, rs.machine, common.pages_of(p[0] for p in points))
 
@@ -72,31 +70,25 @@ def rows_figure(
     size = (max(6, 1.2 * len(rows) + 2), 5)
     fig, ax = common.pyplot().subplots(figsize=size, layout="constrained")
     unit = rows[0]["unit"] if rows else "bytes/sec"
-    scale = GBPS if unit == "bytes/sec" else 1.0
-    one_run = False
+    scale, axis = (GBPS, common.RATE_AXIS) if unit == "bytes/sec" else (1.0, unit)
     for j, name in enumerate(names):
         sides = [row["base"] if j == 0 else row["changes"][j - 1] for row in rows]
         centers = [s["center"] / scale if s else 0.0 for s in sides]
         errs = [s["center"] * s["spread_pct"] / 100 / scale if s else 0.0 for s in sides]
-        runs = [s.get("runs", 2) for s in sides if s]  # a change gives both sides' runs
-        one_run = one_run or any(min(r if isinstance(r, list) else [r]) < 2 for r in runs)
         xs = [i + (j - (len(names) - 1) / 2) * width for i in range(len(rows))]
         # Sides are result sets, not kernels: Okabe-Ito's colours in order.
         colour = PALETTE[j % len(PALETTE)]
-        label = common.printable(name)
-        ax.bar(xs, centers, width, yerr=errs, capsize=2, label=label, color=colour)
+        ax.bar(xs, centers, width, yerr=errs, capsize=2, label=common.printable(name), color=colour)
         for x_, m, s in zip(xs, centers, sides):
             if j and s and s["marker"]:
                 ax.text(x_, m, s["marker"], ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(rows)))
     labels = [common.printable(r["label"]) for r in rows]
-    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
-    interval_words = "spread of one run's loops" if one_run else "spread between runs"
-    what = (
-        f"{common.STATISTIC}, interval: {interval_words};\nmarkers beyond "
-        f"{100 * threshold:g}% at alpha {alpha:g}"
-    )
-    ax.set_ylabel(f"{common.RATE_AXIS if unit == 'bytes/sec' else unit}\n{what}", fontsize=9)
+    ax.set_xticks(range(len(rows)), labels, rotation=30, ha="right", fontsize=8)
+    runs = [r["base"]["runs"] for r in rows]
+    runs += [c["runs"][1] for r in rows for c in r["changes"] if c]
+    spread = "spread of one run's loops" if min(runs, default=2) < 2 else "spread between runs"
+    markers = f"markers beyond {100 * threshold:g}% at alpha {alpha:g}"
+    ax.set_ylabel(f"{axis}\n{common.STATISTIC}, interval: {spread};\n{markers}", fontsize=9)
     return common.finish(fig, ax, title, reference.machine, common.pages_of(reference.results))
 
 

@@ -36,19 +36,17 @@ def save(fig: Any, stem: str) -> list[str]:
     import matplotlib
 
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
-    paths = []
+    paths = [f"{stem}.png", f"{stem}.svg"]
+    # svg.hashsalt: the SVG's element ids are the same on every drawing, so a page holding
+    # several figures never depends on chance to keep them apart.
+    salt = matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)})
     try:
-        for ext in ("png", "svg"):
-            path = f"{stem}.{ext}"
-            # svg.hashsalt: the SVG's element ids are the same on every drawing, so a page
-            # holding several figures never depends on chance to keep them apart.
-            with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
-                with missing_glyphs_drawn(), warnings.catch_warnings():
-                    # Labels too long for the figure (a results file may name its kernel
-                    # anything) leave the layout as it was: the figure is still written.
-                    warnings.filterwarnings("ignore", "constrained_layout not applied")
-                    fig.savefig(path, dpi=110, bbox_inches="tight")
-            paths.append(path)
+        with salt, missing_glyphs_drawn(), warnings.catch_warnings():
+            # Labels too long for the figure (a results file may name its kernel anything)
+            # leave the layout as it was: the figure is still written.
+            warnings.filterwarnings("ignore", "constrained_layout not applied")
+            for path in paths:
+                fig.savefig(path, dpi=110, bbox_inches="tight")
     finally:
         pyplot().close(fig)
     return paths
@@ -118,11 +116,9 @@ def legend(ax: Any) -> None:
         ax.legend(unique.values(), unique.keys(), **_LEGEND)
 
 
-def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> Any:
-    """Write footer_text() under the figure; returns the text artist."""
-    # Below the figure's box, which constrained layout keeps every axis label inside.
-    text = footer_text(machine, pages)
-    return fig.text(0.01, -0.005, text, fontsize=7, color="dimgrey", va="top")
+def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> None:
+    """Write footer_text() below the figure's box, which constrained layout keeps labels inside."""
+    fig.text(0.01, -0.005, footer_text(machine, pages), fontsize=7, color="dimgrey", va="top")
 
 
 def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:

@@ -8,23 +8,11 @@ from collections.abc import Iterable
 
 from pagezero.system.kernels import KINDS, Kernel, kernels
 
-PALETTE = (
-    "#E69F00",  # orange
-    "#56B4E9",  # sky blue
-    "#009E73",  # bluish green
-    "#0072B2",  # blue
-    "#D55E00",  # vermillion
-    "#CC79A7",  # reddish purple
-    "#000000",  # black
-    "#F0E442",  # yellow: last of Okabe-Ito's, the hardest to see on white
-    "#332288",  # Tol muted: indigo
-    "#117733",  # green
-    "#882255",  # wine
-    "#999933",  # olive
-    "#44AA99",  # teal
-    "#AA4499",  # purple
-    "#DDCC77",  # sand
-)
+# Okabe-Ito's orange, sky blue, bluish green, blue, vermillion, reddish purple, black and
+# yellow (last: the hardest to see on white); then Tol's muted indigo, green, wine, olive,
+# teal, purple and sand.
+_OKABE_ITO = "#E69F00 #56B4E9 #009E73 #0072B2 #D55E00 #CC79A7 #000000 #F0E442"
+PALETTE = tuple(f"{_OKABE_ITO} #332288 #117733 #882255 #999933 #44AA99 #AA4499 #DDCC77".split())
 # A second cue beside the colour, for readers (and printers) without it.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "8", "H")
 FAMILIES = ("temporal string ops", "temporal vector", "non-temporal", "whole-line")

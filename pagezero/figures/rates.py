@@ -3,6 +3,7 @@ whose labels never overlap; and the rate of several CPUs clearing one region (do
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -14,8 +15,7 @@ from pagezero.system.machine import cache_bytes, llc_bytes
 from pagezero.units import GBPS, format_size, gbps
 
 ENVELOPE_LABEL = "fastest of all kernels"
-# The batch of folio_zero_user() in "mm: folio_zero_user: clear contiguous pages"
-# v6-v8 (2025), and as merged in Linux 7.0.
+# folio_zero_user()'s batches, in the patch's v6-v8 and Linux 7.0 (docs/figures.rst).
 BATCHES = {"8MB batch": 8 << 20, "32MB batch": 32 << 20}
 _STEP = 0.075  # axes fraction a label steps down per try
 
@@ -80,8 +80,7 @@ def rates_figure(
     bottom = axes[-1, 0]
     bottom.set_xscale("log", base=2)
     ticks = env_x[:: max(1, len(env_x) // 12)]
-    bottom.set_xticks(ticks)
-    bottom.set_xticklabels([format_size(t) for t in ticks], rotation=45, ha="right")
+    bottom.set_xticks(ticks, [format_size(t) for t in ticks], rotation=45, ha="right")
     bottom.set_xlabel(f"{xlabel} (bytes, log2 scale)")
     drawn = [s for pts in series.values() for _, s in pts]
     fig.supylabel(f"{common.RATE_AXIS}\n{common.statistic_words(drawn)}", fontsize=9)
@@ -163,12 +162,7 @@ def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[An
 def overlapping(texts: Sequence[Any], renderer: Any) -> list[tuple[str, str]]:
     """The strings of the pairs of visible texts whose boxes overlap (for the tests, and checks)."""
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts if t.get_visible()]
-    return [
-        (a, b)
-        for i, (a, box_a) in enumerate(boxes)
-        for b, box_b in boxes[i + 1 :]
-        if box_a.overlaps(box_b)
-    ]
+    return [(a, b) for (a, p), (b, q) in itertools.combinations(boxes, 2) if p.overlaps(q)]
 
 
 @common.closes_on_error

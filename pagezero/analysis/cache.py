@@ -49,7 +49,7 @@ def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | N
         return None
     last = pts[-1][1]
     start = len(pts) - 1
-    while start > 0 and _near(pts[start - 1][1], last):
+    while start > 0 and _within(pts[start - 1][1], last, 1 + PLATEAU_TOLERANCE):
         start -= 1
     if len(pts) - start < PLATEAU_MIN_EXTENTS or start == 0:
         return None
@@ -59,19 +59,14 @@ def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | N
     if not window:
         return None
     level = statistics.median(window)
+    # Not empty: the window's rates from its median up are at speed.
     at_speed = [e for e, r in pts[:start] if r * (1 + PLATEAU_TOLERANCE) >= level]
-    if not at_speed:
-        return None
     return KernelCache(kernel, max(at_speed), plateau, level, memory)
 
 
-def _same_cache(a: int, b: int) -> bool:
-    """Whether two sizes are one cache, within SAME_CACHE_RATIO."""
-    return max(a, b) <= SAME_CACHE_RATIO * min(a, b)
-
-
-def _near(rate: float, plateau: float) -> bool:
-    return plateau / (1 + PLATEAU_TOLERANCE) <= rate <= plateau * (1 + PLATEAU_TOLERANCE)
+def _within(value: float, of: float, ratio: float) -> bool:
+    """Whether `value` is within a factor `ratio` of `of`."""
+    return of / ratio <= value <= of * ratio
 
 
 @dataclass(frozen=True)
@@ -189,7 +184,7 @@ def measured_cache(
     measured = [by for by in above.values() if by]
     # Falls that end far apart are noise, not one cache: only those near their median count.
     middle = statistics.median_low(c.cache_bytes for c in found) if found else 0
-    agreeing = [c for c in found if _same_cache(c.cache_bytes, middle)]
+    agreeing = [c for c in found if _within(c.cache_bytes, middle, SAME_CACHE_RATIO)]
     enough = agreeing and len(agreeing) >= MIN_SHARE * len(measured)
     cache = statistics.median_low(c.cache_bytes for c in agreeing) if enough else None
     plateau = statistics.median_low(c.plateau_bytes for c in agreeing) if enough else None
@@ -212,13 +207,10 @@ def extents_to_add(
         _falling_at_the_top(by, above_bytes) for by in temporal_rates.values()
     ):
         return []
+    wanted = most if cache is not None else min(most, PLATEAU_MIN_EXTENTS)
     top, out = extents[-1], list[int]()
-    while len(out) < most:
-        if (top >= 2 * cache) if cache is not None else len(out) >= PLATEAU_MIN_EXTENTS:
-            break
+    while len(out) < wanted and (cache is None or top < 2 * cache) and 2 * top <= memory_bytes // 4:
         top *= 2
-        if top > memory_bytes // 4:
-            break
         out.append(top)
     return out
 

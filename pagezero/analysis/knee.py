@@ -13,8 +13,7 @@ from typing import Any
 KNEE_MIN_EXTENT = 64 << 10
 # A step smaller than this is no knee, in words or JSON (it still is the largest step).
 KNEE_CLEAR_STEP = 1.3
-# A kernel within this of the fastest keeps the range it already holds, so
-# noise between near-equals does not split the table.
+# A kernel within this of the fastest keeps its range: noise does not split the table.
 TIE = 0.05
 
 
@@ -34,13 +33,8 @@ def _spread(logs: Sequence[float]) -> float:
 
 
 def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
-    """(first extent of the upper level, ratio of the two levels' medians) of (extent, rate) pairs.
-
-    Over extents of KNEE_MIN_EXTENT and up, one step in log rate is fitted at every split,
-    and the rising split whose levels fit best is kept (least absolute deviation from each
-    side's median, so one noisy point costs what it is off by and no more); the smallest
-    extent on a tie. ValueError with fewer than two such extents.
-    """
+    """(first extent of the upper level, ratio of the levels' medians): the rising split of
+    (extent, rate) pairs fitting best by least absolute deviation (docs/policies.rst)."""
     pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
     if len(pts) < 2:
         raise ValueError("finding a knee needs rates at two extents of 64KB or more")
@@ -56,9 +50,8 @@ def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
 def best_kernels(
     rates: Mapping[str, Mapping[int, float]], extents: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}:
-    a kernel within TIE of the fastest keeps its range, a new one goes to the near-fastest
-    that stays so the longest (near-equals beyond the LLC do not split the table)."""
+    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}; a
+    new range goes to the near-fastest that stays so the longest."""
 
     def near_best(k: str, e: int) -> bool:
         here = [r[e] for r in rates.values() if e in r]

@@ -68,29 +68,22 @@ def compare_runs(
     change = (n - b) / b if b else math.inf
     runs = [len(base_medians), len(new_medians)]
     out: dict[str, Any] = dict(change_pct=100.0 * change, runs=runs, p_value=None, ci_pct=None)
-    out |= {"marker": "", "note": None}
     beyond = abs(change) > threshold
-    if min(out["runs"]) < MIN_RUNS:
-        out["note"] = (
-            f"{out['runs'][0]} vs {out['runs'][1]} runs: the variation between runs "
-            f"is unknown; measure with --runs {MIN_RUNS} or more on each side"
-        )
+    if min(runs) < MIN_RUNS:
+        note = f"{runs[0]} vs {runs[1]} runs: the variation between runs is unknown; "
+        note += f"measure with --runs {MIN_RUNS} or more on each side"
     elif not all(math.isfinite(m) and m > 0 for m in base_medians + new_medians):
-        out["note"] = "a run's median is not a positive finite number: no test"
-    if out["note"]:
-        return dict(out, marker=UNKNOWN if beyond else "")
-    p, low, high = _welch(
-        [math.log(m) for m in base_medians], [math.log(m) for m in new_medians], alpha
-    )
-    out["p_value"] = p
-    out["ci_pct"] = [100.0 * math.expm1(low), 100.0 * math.expm1(high)]
-    if beyond:
+        note = "a run's median is not a positive finite number: no test"
+    else:
+        logs = [[math.log(m) for m in side] for side in (base_medians, new_medians)]
+        p, low, high = _welch(*logs, alpha)
+        out |= {"p_value": p, "ci_pct": [100.0 * math.expm1(low), 100.0 * math.expm1(high)]}
         better = (change > 0) == higher_is_better(unit)
-        out["marker"] = NOT_SIGNIFICANT if p >= alpha else IMPROVEMENT if better else REGRESSION
-    return out
+        marker = NOT_SIGNIFICANT if p >= alpha else IMPROVEMENT if better else REGRESSION
+        return dict(out, marker=marker if beyond else "", note=None)
+    return dict(out, marker=UNKNOWN if beyond else "", note=note)
 
 
 def higher_is_better(unit: str | None) -> bool:
-    """Whether a larger value in `unit` is better (bytes/sec) rather than a cost (cycles/byte,
-    ns/line, seconds)."""
+    """Whether a larger value in `unit` is better (bytes/sec), not a cost (cycles/byte, ns...)."""
     return unit == "bytes/sec"

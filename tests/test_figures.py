@@ -18,7 +18,7 @@ from pagezero.figures.palette import (
     kernel_family,
     registry_names,
 )
-from pagezero.figures.rates import ENVELOPE_LABEL, mark_lines, overlapping
+from pagezero.figures.plots import ENVELOPE_LABEL, mark_lines, overlapping
 from pagezero.results.points import summarize_points
 from pagezero.system.kernels import kernels
 from pagezero.units import GBPS

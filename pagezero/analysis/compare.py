@@ -92,8 +92,7 @@ def compare(
     alpha : float
         The significance level, in (0, 1).
     sources : sequence of str, optional
-        One name per Result of `base` (the study file it came from,
-        folders.load_sources); a row's study is its points' one source, else None.
+        One name per Result of `base`, its study (folders.load_sources), for the rows' "study".
 
     Returns
     -------
@@ -241,13 +240,19 @@ def format_table(
             value = f"{_center(row)} {_unit(unit)} +-{b['spread_pct']:.1f}%{of}"
             cells = [row["label"], unit, value]
             body.append(cells + [_change(c) if c else "-" for c in row["changes"]])
-    full = [header] + [r for r in body if len(r) > 1]
-    widths = [max(len(r[i]) for r in full) for i in range(len(header))]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
-    lines.append("-+-".join("-" * w for w in widths))
-    for r in body:
-        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0])
-    return "\n".join(lines + _notes(rows, legend))
+    return "\n".join(_aligned([header, *body], " | ", rule="-+-") + _notes(rows, legend))
+
+
+def _aligned(rows: Sequence[Sequence[str]], sep: str, rule: str = "") -> list[str]:
+    """Rows as lines, each column as wide as its widest cell, a row of one cell as it is; with
+    `rule`, a line of dashes joined by it under the first."""
+    widths = [max(map(len, column)) for column in zip(*(r for r in rows if r[1:]))]
+    lines = [
+        sep.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0] for r in rows
+    ]
+    if rule:
+        lines.insert(1, rule.join("-" * w for w in widths))
+    return lines
 
 
 def wrap(lines: Iterable[str], width: int = 80) -> list[str]:
@@ -406,8 +411,7 @@ def header_lines(
     ]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
+    lines = _aligned(rows, "  ")
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
     return [*lines, *warnings, f"method: {method}"]
@@ -462,26 +466,20 @@ def compare_variants(
     rs : ResultSet
         The results, of one file or several (merged, their processes numbered apart).
     base : str, optional
-        The base function; default, the first of variants_of(rs), the registry's order.
-    by : str
-        What tells variants apart: ``"function"`` (kernels of memset, workloads of mmap).
-    threshold, alpha : float
-        As in compare().
-    sources : sequence of str, optional
-        One name per Result (its study), for the rows' "study".
+        The base function; default, the first of variants_of(rs, by).
+    by, threshold, alpha, sources
+        As in variants_of() and compare().
 
     Returns
     -------
     tuple
-        (names, rows, left_out): the functions, the base first; compare()'s rows, labels
-        without the function, of the points the base shares with another; the points
-        passed over, as left_out_line() takes them ("base_only", "without_base").
+        (names, rows, left_out): the functions, the base first; compare()'s rows of the
+        points the base shares with another; the "base_only" and "without_base" counts.
 
     Raises
     ------
     ValueError
-        `base` not among the functions, fewer than two functions, no point that the base
-        shares with another, or a bad threshold or alpha.
+        An unknown `base`, fewer than two functions, no point shared, a bad threshold or alpha.
     """
     names = variants_of(rs, by)
     if base is None and names:

@@ -75,8 +75,8 @@ def compare_runs(
     elif not all(math.isfinite(m) and m > 0 for m in base_medians + new_medians):
         note = "a run's median is not a positive finite number: no test"
     else:
-        logs = [[math.log(m) for m in side] for side in (base_medians, new_medians)]
-        p, low, high = _welch(*logs, alpha)
+        base_logs, new_logs = ([math.log(m) for m in side] for side in (base_medians, new_medians))
+        p, low, high = _welch(base_logs, new_logs, alpha)
         out |= {"p_value": p, "ci_pct": [100.0 * math.expm1(low), 100.0 * math.expm1(high)]}
         better = (change > 0) == higher_is_better(unit)
         marker = NOT_SIGNIFICANT if p >= alpha else IMPROVEMENT if better else REGRESSION

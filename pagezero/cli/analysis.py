@@ -1,6 +1,7 @@
 """pagezero sweep | compare | plot: a benchmark over a grid of parameters, and what
 is drawn from results files."""
 
+import contextlib
 import json
 import math
 import os
@@ -23,12 +24,10 @@ _WORDS = {"true": True, "false": False, "none": None}
 
 def _grid_value(text):
     """ints and true/false/none as such; anything else (4KB, kernel names) a string."""
-    if text.strip().lower() in _WORDS:
-        return _WORDS[text.strip().lower()]
-    try:
+    text = text.strip()
+    with contextlib.suppress(ValueError):
         return int(text)
-    except ValueError:
-        return text.strip()
+    return _WORDS.get(text.lower(), text)
 
 
 def _grid_file(path):
@@ -107,9 +106,8 @@ def cmd_sweep(args):
 
 
 def _by_file(args, loaded, files):
-    """compare --by file: each file (or folder) a side, against the first. As _by_function:
-    (names, rows, runs per file, JSON head, lines above the method, lines under the table,
-    left_out, legend)."""
+    """compare --by file: (names, rows, runs per side, JSON head, lines above the method and
+    under the table, left_out, legend) of each file (or folder) against the first."""
     sets = [rs for rs, _ in loaded]
     threshold = args.threshold / 100
     rows = comparison.compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
@@ -150,9 +148,7 @@ def _by_function(args, loaded, files):
 
 def cmd_compare(args):
     """pagezero compare: result sets against the first (--by file), or their functions
-    against one of them (--by function); the run is the unit (analysis.compare, .variants).
-    Text (default, or 80 columns with --format text): the header, the table and the lines
-    under it; json: the same as a document; simple: the numbers."""
+    against one of them (--by function), as text (80 columns: text), JSON or numbers."""
     if args.base is not None and args.by != "function":
         raise UsageError("--base names the base function: use it with --by function")
     check_output(args.plot)  # before the table: a mistake is one line, nothing else
@@ -173,15 +169,13 @@ def cmd_compare(args):
             print(" ".join(f"{x:f}" for x in [row["base"]["center"], *changes]))
     else:
         text = args.format == "text"
+        fit = comparison.wrap if text else list  # --format text: 80 columns
         method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
         lines = comparison.header_lines(machines, files, runs, method, 80 if text else None)
-        lines[-1:-1] = comparison.wrap(above) if text else above  # before the method
-        if text:
-            lines += ["", comparison.format_text(rows, names, legend)]
-        else:
-            lines.append(comparison.format_table(rows, names, legend))
-        under = [line for line in under if line]
-        print("\n".join(lines + (comparison.wrap(under) if text else under)))
+        lines[-1:-1] = fit(above)  # before the method
+        table = comparison.format_text if text else comparison.format_table
+        lines += [*([""] if text else []), table(rows, names, legend)]
+        print("\n".join(lines + fit(line for line in under if line)))
     return 0
 
 

@@ -68,8 +68,10 @@ def family_of(name: str) -> str:
 
 
 def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
-    """Names by family, in FAMILIES order (then OTHER), each in the order given; none empty."""
+    """Names by family, in FAMILIES order (then OTHER), each in the registry's order (then the
+    names it does not know, sorted); none empty."""
     groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
-    for n in names:
+    order = registry_names()
+    for n in sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n)):
         groups[family_of(n)].append(n)
     return {f: ns for f, ns in groups.items() if ns}

@@ -240,19 +240,12 @@ def format_table(
             value = f"{_center(row)} {_unit(unit)} +-{b['spread_pct']:.1f}%{of}"
             cells = [row["label"], unit, value]
             body.append(cells + [_change(c) if c else "-" for c in row["changes"]])
-    return "\n".join(_aligned([header, *body], " | ", rule="-+-") + _notes(rows, legend))
-
-
-def _aligned(rows: Sequence[Sequence[str]], sep: str, rule: str = "") -> list[str]:
-    """Rows as lines, each column as wide as its widest cell, a row of one cell as it is; with
-    `rule`, a line of dashes joined by it under the first."""
-    widths = [max(map(len, column)) for column in zip(*(r for r in rows if r[1:]))]
-    lines = [
-        sep.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0] for r in rows
-    ]
-    if rule:
-        lines.insert(1, rule.join("-" * w for w in widths))
-    return lines
+    widths = [max(map(len, column)) for column in zip(header, *(r for r in body if r[1:]))]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines.append("-+-".join("-" * w for w in widths))
+    for r in body:
+        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0])
+    return "\n".join(lines + _notes(rows, legend))
 
 
 def wrap(lines: Iterable[str], width: int = 80) -> list[str]:
@@ -411,7 +404,8 @@ def header_lines(
     ]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
-    lines = _aligned(rows, "  ")
+    widths = [max(map(len, column)) for column in zip(*rows)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
     return [*lines, *warnings, f"method: {method}"]

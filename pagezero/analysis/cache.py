@@ -12,11 +12,9 @@ from typing import Any
 from pagezero.system.machine import llc_bytes as sysfs_llc_bytes
 from pagezero.units import format_size
 
-# Rates within this of the memory plateau's are on it (a run's placement alone moves a
-# rate beyond the cache by 3-5% on these VMs).
+# Rates within this of the plateau's are on it (placement alone moves one by 3-5% here).
 PLATEAU_TOLERANCE = 0.15
-# A cache level at least this much faster than the plateau is a cache in the data; a
-# smaller fall is not told from noise and a machine's memory (the knee's clear step).
+# A level this much faster than the plateau is a cache (the knee's clear step); less, noise.
 CACHE_STEP = 1.3
 # The plateau needs this many extents: one point alone is not a level.
 PLATEAU_MIN_EXTENTS = 2
@@ -26,8 +24,7 @@ CACHE_WINDOW = 8
 # At least this share of the temporal kernels must show the fall: on a loaded machine one
 # kernel's noise can look like one (a 2-vCPU Zen 4 VM at load 9: one of six "fell" at 128MB).
 MIN_SHARE = 0.5
-# Sizes closer than this ratio are the same cache: extents are a ladder of powers of two,
-# so where a fall ends is known only within a factor of two.
+# Sizes within this ratio are one cache: a ladder of powers of two places a fall within 2x.
 SAME_CACHE_RATIO = 2.0
 
 
@@ -47,8 +44,7 @@ def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | N
     pts = sorted((e, r) for e, r in by_extent.items() if r > 0)
     if len(pts) < PLATEAU_MIN_EXTENTS + 1:
         return None
-    last = pts[-1][1]
-    start = len(pts) - 1
+    last, start = pts[-1][1], len(pts) - 1
     while start > 0 and _within(pts[start - 1][1], last, 1 + PLATEAU_TOLERANCE):
         start -= 1
     if len(pts) - start < PLATEAU_MIN_EXTENTS or start == 0:
@@ -75,14 +71,10 @@ class MeasuredCache:
 
     Attributes
     ----------
-    cache_bytes : int or None
-        The largest extent still at cache speed; None where too few kernels show a fall.
-    plateau_bytes : int or None
-        The first extent on the memory plateau; None where not reached.
-    llc_bytes : int or None
-        sysfs's LLC size (None when unknown).
-    llc_source : str or None
-        Where sysfs's size was read (a sysfs file, or sysconf).
+    cache_bytes, plateau_bytes : int or None
+        The largest extent still at cache speed and the first on the plateau; None if unseen.
+    llc_bytes, llc_source : int or None, str or None
+        sysfs's LLC size and where it was read (a sysfs file, or sysconf); None when unknown.
     kernels : tuple of KernelCache
         The kernels that showed a fall (kept where too few of them for a cache).
     extents : tuple of int
@@ -98,11 +90,9 @@ class MeasuredCache:
 
     @property
     def differs(self) -> bool:
-        """Whether sysfs's LLC is not the cache measured: outside the fall, from the cache's
-        end (less SAME_CACHE_RATIO) to the plateau's start."""
-        # The fall is gradual where the L3 is shared (a Zen 4 VM's 32 MiB: at full speed to
-        # 8-16MB, on the plateau from 32-64MB), and a ladder of powers of two places both
-        # ends only within a factor of two: an LLC inside the fall is the one measured.
+        """Whether sysfs's LLC is outside the fall measured: not the cache measured."""
+        # The fall is gradual where the L3 is shared (a Zen 4 VM's 32 MiB: 8-16MB to 32-64MB)
+        # and known within a factor of two: an LLC inside the fall is the one measured.
         if self.cache_bytes is None or self.plateau_bytes is None or not self.llc_bytes:
             return False
         return not self.cache_bytes / SAME_CACHE_RATIO <= self.llc_bytes <= self.plateau_bytes
@@ -163,10 +153,8 @@ def measured_cache(
     ----------
     temporal_rates : mapping of str to mapping of int to float
         {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only.
-    llc_bytes : int or None
-        sysfs's LLC size, to report beside it.
-    llc_source : str or None
-        Where llc_bytes was read.
+    llc_bytes, llc_source : int or None, str or None
+        sysfs's LLC size, to report beside it, and where it was read.
     above_bytes : int
         Only extents larger than this are read (sysfs's L2: its fall to the L3 is no end).
 
@@ -197,8 +185,7 @@ def extents_to_add(
     above_bytes: int = 0,
     most: int = 3,
 ) -> list[int]:
-    """The largest extent doubled (at most `most` times, to memory_bytes / 4) to twice the cache,
-    or PLATEAU_MIN_EXTENTS times where a rate still falls at the top; [] otherwise."""
+    """Extents doubling the largest (to memory_bytes / 4) to twice the cache, or a few more."""
     extents = sorted({e for by in temporal_rates.values() for e in by})
     if not extents or not memory_bytes:
         return []

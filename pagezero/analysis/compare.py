@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.significance import (
     IMPROVEMENT,
@@ -30,9 +30,7 @@ if TYPE_CHECKING:
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
 
-_T = TypeVar("_T")
-# MemTotal moves by a few MB between kernels of one machine (what each reserves for itself);
-# more than this is another machine, or mem=.
+# MemTotal moves by a few MB between one machine's kernels; more is another machine, or mem=.
 _MEMORY_TOLERANCE = 0.02
 # What format_text() leaves out of a side's line, said where the sides differ in it.
 _DIFFERING = {"thp": "THP settings", "kernel_cmdline": "kernel command lines"}
@@ -83,14 +81,10 @@ def compare(
 
     Parameters
     ----------
-    base : ResultSet
-        The base side.
-    *others : ResultSet
-        One or more other sides.
-    threshold : float
-        The smallest relative change marked, as a fraction (0.02 is 2%).
-    alpha : float
-        The significance level, in (0, 1).
+    base, *others : ResultSet
+        The base side, and one or more other sides.
+    threshold, alpha : float
+        The smallest relative change marked (0.02 is 2%), and the significance level, in (0, 1).
     sources : sequence of str, optional
         One name per Result of `base`, its study (folders.load_sources), for the rows' "study".
 
@@ -192,22 +186,16 @@ def span(counts: Iterable[int]) -> str:
 
 def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     """Per side (base first), its runs per point over the points it has: "N", "N-M" or "-"."""
-    others = [
-        [r["changes"][j]["runs"][1] for r in rows if r["changes"][j]] for j in range(sides - 1)
-    ]
+    others = ([c["runs"][1] for r in rows if (c := r["changes"][j])] for j in range(sides - 1))
     return [span(row["base"]["runs"] for row in rows), *map(span, others)]
 
 
-def _groups(items: Iterable[_T], key: Callable[[_T], Hashable]) -> dict[Any, list[_T]]:
+def _groups(items: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Any, list[Any]]:
     """Items by key(item), the keys in first-seen order."""
-    groups: dict[Any, list[_T]] = {}
+    groups: dict[Any, list[Any]] = {}
     for item in items:
         groups.setdefault(key(item), []).append(item)
     return groups
-
-
-def _change(c: Mapping[str, Any]) -> str:
-    return f"{c['change_pct']:+.1f}% {c['marker']}".rstrip()
 
 
 def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list[str]:
@@ -226,8 +214,7 @@ def format_table(
     names: Sequence[str],
     legend: Mapping[str, str] = MARKERS,
 ) -> str:
-    """compare()'s rows as a wide text table (under "[study]" where of several), a line of
-    `legend` per marker shown and the notes; `names`: the base's and each other's."""
+    """compare()'s rows as a wide text table, `names` the sides', with `legend` and notes."""
     header = ["benchmark", "result class", *names]
     groups = _groups(rows, lambda row: row["study"])
     body: list[list[str]] = []
@@ -239,7 +226,9 @@ def format_table(
             of = "" if b["spread_of"] == "runs" else " (loops)"
             value = f"{_center(row)} {_unit(unit)} +-{b['spread_pct']:.1f}%{of}"
             cells = [row["label"], unit, value]
-            body.append(cells + [_change(c) if c else "-" for c in row["changes"]])
+            for c in row["changes"]:
+                cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip() if c else "-")
+            body.append(cells)
     widths = [max(map(len, column)) for column in zip(header, *(r for r in body if r[1:]))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines.append("-+-".join("-" * w for w in widths))
@@ -291,17 +280,14 @@ def format_text(
     legend: Mapping[str, str] = MARKERS,
     width: int = 80,
 ) -> str:
-    """compare()'s rows as plain text of at most `width` columns, to paste in a mail: a table
-    per study and unit, as many sides a table as the width holds (docs/compare.rst)."""
+    """compare()'s rows in at most `width` columns, for a mail (docs/compare.rst)."""
     cells = [_text_cells(row) for row in rows]
     heads = [_base_head(row["unit"]) for row in rows]
     base_w = max(len(x) for x in [_base_head("bytes/sec"), *heads, *(c[0] for c in cells)])
     side_w = max([len(_SIDE_HEAD)] + [len(x) for c in cells for x in c[1:]])
     shown = [n if len(n) <= (side_w if j else base_w) else f"[{j}]" for j, n in enumerate(names)]
-    out = wrap(
-        [_TEXT_FIGURES, *(f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s)],
-        width,
-    )
+    named = [f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s]
+    out = wrap([_TEXT_FIGURES, *named], width)
     per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 1)))
     label_w = width - base_w - 3 - per_table * (side_w + 1)
     groups = _groups(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
@@ -334,12 +320,11 @@ def format_text(
 def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:
     """A side's kernel_release, kernel_cmdline, preemption and thp, "unknown" where not recorded."""
     thp = machine.get("thp") or {}
-    preemption = machine.get("preemption") or {}
     return {
         "kernel_release": machine.get("kernel_release") or machine.get("kernel") or "unknown",
         "kernel_cmdline": machine.get("kernel_cmdline") or "unknown",
-        "preemption": preemption.get("model") or "unknown",
-        "thp": (f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp else "unknown"),
+        "preemption": (machine.get("preemption") or {}).get("model") or "unknown",
+        "thp": f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp else "unknown",
     }
 
 
@@ -369,8 +354,8 @@ def _foreign(
     machines: Sequence[Mapping[str, Any]], names: Sequence[str]
 ) -> list[tuple[str, list[str]]]:
     """Per other side measured on another machine than the base: (name, machine_differences())."""
-    found = [(n, machine_differences(machines[0], m)) for n, m in zip(names[1:], machines[1:])]
-    return [(n, diff) for n, diff in found if diff]
+    others = zip(names[1:], machines[1:])
+    return [(n, d) for n, m in others if (d := machine_differences(machines[0], m))]
 
 
 def header_lines(
@@ -380,8 +365,7 @@ def header_lines(
     method: str,
     width: int | None = None,
 ) -> list[str]:
-    """The lines above a comparison's table: a row per side, a warning per side measured on
-    another machine than the base, and the method; with `width`, format_text()'s, wrapped."""
+    """The lines above a comparison's table: the sides, the machine warnings and the method."""
     facts = [side_facts(m) for m in machines]
     cmdlines = {f["kernel_cmdline"] for f in facts}
     warnings = [
@@ -435,8 +419,7 @@ def _variant_label(result: Result) -> str:
 
 
 def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
-    """The values of `by` in `rs`: in the registry's order (clear, copy kernels, workloads),
-    then those it does not know, as first seen."""
+    """The values of `by` in `rs`, in the registry's order, then those it lacks as first seen."""
     if by not in BY:
         raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
     known = [k.name for kind in KINDS for k in kernels(kind)] + list(WORKLOADS)
@@ -453,28 +436,10 @@ def compare_variants(
     alpha: float = 0.01,
     sources: Sequence[str | None] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
-    """The functions of `rs` side by side at each point, against the `base` function.
-
-    Parameters
-    ----------
-    rs : ResultSet
-        The results, of one file or several (merged, their processes numbered apart).
-    base : str, optional
-        The base function; default, the first of variants_of(rs, by).
-    by, threshold, alpha, sources
-        As in variants_of() and compare().
-
-    Returns
-    -------
-    tuple
-        (names, rows, left_out): the functions, the base first; compare()'s rows of the
-        points the base shares with another; the "base_only" and "without_base" counts.
-
-    Raises
-    ------
-    ValueError
-        An unknown `base`, fewer than two functions, no point shared, a bad threshold or alpha.
-    """
+    """The functions of `rs` (one file or several, merged) side by side at each point against
+    `base` (default: the first of variants_of()), as compare(): (names, the base first; rows of
+    the points the base shares with another; left_out: "base_only", "without_base" counts).
+    ValueError for an unknown base, fewer than two functions or no point shared."""
     names = variants_of(rs, by)
     if base is None and names:
         base = names[0]

@@ -33,8 +33,7 @@ def _spread(logs: Sequence[float]) -> float:
 
 
 def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
-    """(first extent of the upper level, ratio of the levels' medians): the rising split of
-    (extent, rate) pairs fitting best by least absolute deviation (docs/policies.rst)."""
+    """(extent, rate) pairs' knee (docs/policies.rst): (its extent, the levels' ratio)."""
     pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
     if len(pts) < 2:
         raise ValueError("finding a knee needs rates at two extents of 64KB or more")
@@ -50,8 +49,7 @@ def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
 def best_kernels(
     rates: Mapping[str, Mapping[int, float]], extents: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}; a
-    new range goes to the near-fastest that stays so the longest."""
+    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}."""
 
     def near_best(k: str, e: int) -> bool:
         here = [r[e] for r in rates.values() if e in r]

@@ -52,12 +52,8 @@ def compare_runs(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> dict[str, Any]:
-    """One point of two sets of runs (each run its loops' values), as compare()'s "changes" give it.
-
-    change_pct (of the median of per-run medians), runs, p_value and ci_pct (None below
-    MIN_RUNS), marker ("(R)"/"(I)", "~", "?" or "") and note. ValueError for alpha outside
-    (0, 1), a negative threshold, or a side without a run.
-    """
+    """One point of two sets of runs (each run its loops' values): change_pct, runs, p_value and
+    ci_pct (None below MIN_RUNS), marker ("(R)", "(I)", "~", "?" or "") and note."""
     if not 0 < alpha < 1 or not threshold >= 0:
         raise ValueError("alpha must be in (0, 1) and threshold non-negative")
     base_medians = [statistics.median(v) for v in base_runs if len(v)]

@@ -106,8 +106,7 @@ def cmd_sweep(args):
 
 
 def _by_file(args, loaded, files):
-    """compare --by file: (names, rows, runs per side, JSON head, lines above the method and
-    under the table, left_out, legend) of each file (or folder) against the first."""
+    """compare --by file, each file (or folder) against the first: cmd_compare()'s 8 parts."""
     sets = [rs for rs, _ in loaded]
     threshold = args.threshold / 100
     rows = comparison.compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
@@ -147,8 +146,7 @@ def _by_function(args, loaded, files):
 
 
 def cmd_compare(args):
-    """pagezero compare: result sets against the first (--by file), or their functions
-    against one of them (--by function), as text (80 columns: text), JSON or numbers."""
+    """pagezero compare: result sets against the first, or their functions against one."""
     if args.base is not None and args.by != "function":
         raise UsageError("--base names the base function: use it with --by function")
     check_output(args.plot)  # before the table: a mistake is one line, nothing else

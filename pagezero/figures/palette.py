@@ -16,8 +16,7 @@ PALETTE = tuple(f"{_OKABE_ITO} #332288 #117733 #882255 #999933 #44AA99 #AA4499 #
 # A second cue beside the colour, for readers (and printers) without it.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "8", "H")
 FAMILIES = ("temporal string ops", "temporal vector", "non-temporal", "whole-line")
-# Names this machine's registry does not know (another architecture's, read from a file),
-# or series that are no kernel at all.
+# The family of names the registry does not know: another architecture's, or no kernel.
 OTHER = "other"
 
 
@@ -68,8 +67,7 @@ def family_of(name: str) -> str:
 
 
 def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
-    """Names by family, in FAMILIES order (then OTHER), each in the registry's order (then the
-    names it does not know, sorted); none empty."""
+    """Names by family in FAMILIES order (then OTHER), each in the registry's order; none empty."""
     groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
     order = registry_names()
     for n in sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n)):

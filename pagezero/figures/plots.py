@@ -50,12 +50,9 @@ def rates_figure(
     groups = group_by_family(series)
     shape = {"figsize": (9, 1.4 + 2.4 * len(groups)), "squeeze": False, "layout": "constrained"}
     fig, axes = common.pyplot().subplots(len(groups), 1, sharex=True, sharey=True, **shape)
-    best: dict[int, float] = {}
-    for pts in series.values():
-        for e, s in pts:
-            best[e] = max(best.get(e, 0.0), s["median"])
-    env_x = sorted(best)
-    env_y = [best[e] / GBPS for e in env_x]
+    drawn = [p for pts in series.values() for p in pts]
+    env_x = sorted({e for e, _ in drawn})
+    env_y = [max(s["median"] for at, s in drawn if at == e) / GBPS for e in env_x]
     for ax, (family, names) in zip(axes[:, 0], groups.items()):
         if len(series) > 1:
             envelope = {"color": "#BBBBBB", "linewidth": 5, "solid_capstyle": "round"}
@@ -81,8 +78,8 @@ def rates_figure(
     ticks = env_x[:: max(1, len(env_x) // 12)]
     bottom.set_xticks(ticks, [format_size(t) for t in ticks], rotation=45, ha="right")
     bottom.set_xlabel(f"{xlabel} (bytes, log2 scale)")
-    drawn = [s for pts in series.values() for _, s in pts]
-    fig.supylabel(f"{common.RATE_AXIS}\n{common.statistic_words(drawn)}", fontsize=9)
+    words = common.statistic_words(s for _, s in drawn)
+    fig.supylabel(f"{common.RATE_AXIS}\n{words}", fontsize=9)
     fig.suptitle(title, fontsize=11)
     common.add_footer(fig, rs.machine, common.pages_of(rs.results))
     # The labels are laid out on the final geometry: lay the figure out once, then
@@ -142,11 +139,10 @@ def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[An
     box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1}
     style: dict[str, Any] = {"va": "top", "fontsize": 7, "color": "dimgrey", "bbox": box}
     for x, names in by_x.items():
-        # Right of its line, or left of it near the right edge, to stay inside.
-        where = to_axes.transform(ax.transData.transform((x, 1)))[0]
         # "LLC 32MB = 32MB batch": a batch's name already says its size.
         words = " = ".join(n if "batch" in n else f"{n} {format_size(x)}" for n in names)
-        side = "left" if where < 0.75 else "right"
+        # Right of its line, or left of it near the right edge, to stay inside.
+        side = "left" if to_axes.transform(ax.transData.transform((x, 1)))[0] < 0.75 else "right"
         text = ax.text(x, 0.97, words, transform=ax.get_xaxis_transform(), ha=side, **style)
         y = 0.97
         while y > 0.1 and any(

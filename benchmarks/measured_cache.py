@@ -55,7 +55,8 @@ def c_cache(exe, extents, info):
 
 def falls(cache):
     return ", ".join(
-        f"{k.kernel} {k.cache_rate / 1e9:.1f}->{k.memory_rate / 1e9:.1f}" for k in cache.kernels
+        f"{k.kernel} {k.cache_bytes_per_sec / 1e9:.1f}->{k.memory_bytes_per_sec / 1e9:.1f}"
+        for k in cache.kernels
     )
 
 

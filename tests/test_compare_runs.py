@@ -332,7 +332,7 @@ def test_old_files_compare_under_the_same_rule(name, tmp_path, capsys):
 
 
 def test_plot_marks_with_the_threshold_given(tmp_path, monkeypatch):
-    import pagezero.figures.compare as plot
+    import pagezero.figures.plots as plot
 
     seen = []
     real = plot.compare

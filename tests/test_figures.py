@@ -8,21 +8,17 @@ import datetime
 import pytest
 from figure_data import KB, MACHINE, MB, extents_set, names, point, result_set
 
-from pagezero.figures import (
-    ENVELOPE_LABEL,
+from pagezero.figures import bars_figure, comparison_figure, rates_figure
+from pagezero.figures.common import STATISTIC
+from pagezero.figures.palette import (
     FAMILIES,
     PALETTE,
-    STATISTIC,
-    bars_figure,
-    comparison_figure,
     family_of,
     kernel_colour,
-    overlapping,
-    rates_figure,
+    kernel_family,
+    registry_names,
 )
-from pagezero.figures.families import kernel_family
-from pagezero.figures.labels import mark_lines
-from pagezero.figures.palette import registry_names
+from pagezero.figures.plots import ENVELOPE_LABEL, mark_lines, overlapping
 from pagezero.results.points import summarize_points
 from pagezero.system.kernels import kernels
 from pagezero.units import GBPS

@@ -58,7 +58,7 @@ def test_intel_shaped_rates_give_the_share_the_run_has_not_sysfs():
     assert cache.effective_bytes == 64 * MB
     assert cache.words() == "64MB (measured; sysfs's LLC: 480MB)"
     k = cache.kernels[0]
-    assert (k.cache_rate, k.memory_rate) == (29e9, 10.7e9)
+    assert (k.cache_bytes_per_sec, k.memory_bytes_per_sec) == (29e9, 10.7e9)
 
 
 def test_amd_shaped_rates_agree_with_sysfs_and_a_rising_kernel_is_left_out():

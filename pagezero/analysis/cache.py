@@ -1,42 +1,30 @@
-"""The cache a run really has, measured from the temporal kernels' rates over extents.
-
-sysfs can show a VM the whole socket's L3 (480 MiB on an Intel Xeon VM whose run gets
-64-128MB of it: every temporal kernel falls from ~29 GB/s to ~10.7 GB/s between 64MB and
-128MB there), so the studies do not take "in cache" from sysfs alone. A temporal store
-writes through the caches: while the extent fits, it runs at cache speed; once it does not,
-at the memory plateau. Non-temporal stores skip the caches and show no such fall, and some
-temporal ones (rep stosb on AMD Zen, which stops allocating cache lines beyond the LLC)
-rise instead of falling: only kernels whose rate falls to a plateau say where the cache ends.
-"""
+"""The cache a run really has, from the temporal kernels' rates over extents (sysfs can show a
+VM the whole socket's L3: docs/studies/extents.rst). Only a rate that falls to a plateau says
+where the cache ends: non-temporal stores show no fall, rep stosb on AMD Zen rises beyond it."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pagezero.system.machine import llc_bytes as sysfs_llc_bytes
 from pagezero.units import format_size
 
-# Rates within this of the memory plateau's are on it (a run's placement alone moves a
-# rate beyond the cache by 3-5% on these VMs).
+# Rates within this of the plateau's are on it (placement alone moves one by 3-5% here).
 PLATEAU_TOLERANCE = 0.15
-# A cache level at least this much faster than the plateau is a cache in the data; a
-# smaller fall is not told from noise and a machine's memory (the knee's clear step).
+# A level this much faster than the plateau is a cache (the knee's clear step); less, noise.
 CACHE_STEP = 1.3
 # The plateau needs this many extents: one point alone is not a level.
 PLATEAU_MIN_EXTENTS = 2
 # The cache level is read over the extents from plateau / CACHE_WINDOW up to the plateau:
 # wide enough for the L3's level, narrow enough to leave the L2's faster one out.
 CACHE_WINDOW = 8
-# At least this share of the temporal kernels measured must show the fall: on a loaded
-# machine one kernel's noise can look like a fall (a 2-vCPU Zen 4 VM at load 9: one of
-# six kernels "fell" at 128MB), while on both CPUs here most temporal kernels fall alike
-# (all of them on an Intel Xeon VM; on AMD Zen 4 rep stosb rises beyond the LLC instead).
+# At least this share of the temporal kernels must show the fall: on a loaded machine one
+# kernel's noise can look like one (a 2-vCPU Zen 4 VM at load 9: one of six "fell" at 128MB).
 MIN_SHARE = 0.5
-# Sizes closer than this ratio are the same cache: extents are a ladder of powers of two,
-# so where a fall ends is known only within a factor of two.
+# Sizes within this ratio are one cache: a ladder of powers of two places a fall within 2x.
 SAME_CACHE_RATIO = 2.0
 
 
@@ -47,26 +35,17 @@ class KernelCache:
     kernel: str
     cache_bytes: int
     plateau_bytes: int
-    cache_rate: float
-    memory_rate: float
+    cache_bytes_per_sec: float
+    memory_bytes_per_sec: float
 
 
 def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | None:
-    """Where one temporal kernel's rate falls from a cache level to the memory plateau, or None.
-
-    The plateau is the longest run of the largest extents (PLATEAU_MIN_EXTENTS or more)
-    whose rates lie within PLATEAU_TOLERANCE of the largest extent's; the cache level is
-    the median of the rates below the plateau, over its CACHE_WINDOW, that are CACHE_STEP
-    or more above the plateau's median; the cache ends at the largest extent below the
-    plateau still within PLATEAU_TOLERANCE of that level. None where the rates do not show
-    both (no fall, a rise, or a plateau the largest extents do not reach).
-    """
+    """Where one temporal kernel's rate falls from a cache level to the memory plateau, or None."""
     pts = sorted((e, r) for e, r in by_extent.items() if r > 0)
     if len(pts) < PLATEAU_MIN_EXTENTS + 1:
         return None
-    last = pts[-1][1]
-    start = len(pts) - 1
-    while start > 0 and _near(pts[start - 1][1], last):
+    last, start = pts[-1][1], len(pts) - 1
+    while start > 0 and _within(pts[start - 1][1], last, 1 + PLATEAU_TOLERANCE):
         start -= 1
     if len(pts) - start < PLATEAU_MIN_EXTENTS or start == 0:
         return None
@@ -76,20 +55,14 @@ def kernel_cache(kernel: str, by_extent: Mapping[int, float]) -> KernelCache | N
     if not window:
         return None
     level = statistics.median(window)
+    # Not empty: the window's rates from its median up are at speed.
     at_speed = [e for e, r in pts[:start] if r * (1 + PLATEAU_TOLERANCE) >= level]
-    if not at_speed:
-        return None
     return KernelCache(kernel, max(at_speed), plateau, level, memory)
 
 
-def _same_cache(a: int, b: int) -> bool:
-    """Whether two sizes are one cache, within SAME_CACHE_RATIO."""
-    low, high = sorted((a, b))
-    return high <= SAME_CACHE_RATIO * low
-
-
-def _near(rate: float, plateau: float) -> bool:
-    return plateau / (1 + PLATEAU_TOLERANCE) <= rate <= plateau * (1 + PLATEAU_TOLERANCE)
+def _within(value: float, of: float, ratio: float) -> bool:
+    """Whether `value` is within a factor `ratio` of `of`."""
+    return of / ratio <= value <= of * ratio
 
 
 @dataclass(frozen=True)
@@ -98,20 +71,14 @@ class MeasuredCache:
 
     Attributes
     ----------
-    cache_bytes : int or None
-        The largest extent, in bytes, at which the temporal kernels still clear at
-        cache speed (the lower median over the kernels that show a fall); None where
-        fewer than MIN_SHARE of the temporal kernels show one.
-    plateau_bytes : int or None
-        The first extent, in bytes, at the memory plateau; None where not reached.
-    llc_bytes : int or None
-        sysfs's LLC size, in bytes (None when unknown).
-    llc_source : str or None
-        Where sysfs's size was read (a sysfs file, or sysconf).
+    cache_bytes, plateau_bytes : int or None
+        The largest extent still at cache speed and the first on the plateau; None if unseen.
+    llc_bytes, llc_source : int or None, str or None
+        sysfs's LLC size and where it was read (a sysfs file, or sysconf); None when unknown.
     kernels : tuple of KernelCache
         The kernels that showed a fall (kept where too few of them for a cache).
     extents : tuple of int
-        The extents the rates were measured at, in bytes.
+        The extents measured. Sizes are in bytes.
     """
 
     cache_bytes: int | None
@@ -123,11 +90,9 @@ class MeasuredCache:
 
     @property
     def differs(self) -> bool:
-        """Whether sysfs's LLC is not the cache measured: outside the fall, from the cache's
-        end (less SAME_CACHE_RATIO) to the plateau's start."""
-        # The fall is gradual where the L3 is shared (a Zen 4 VM's 32 MiB: at full speed to
-        # 8-16MB, on the plateau from 32-64MB), and a ladder of powers of two places both
-        # ends only within a factor of two: an LLC inside the fall is the one measured.
+        """Whether sysfs's LLC is outside the fall measured: not the cache measured."""
+        # The fall is gradual where the L3 is shared (a Zen 4 VM's 32 MiB: 8-16MB to 32-64MB)
+        # and known within a factor of two: an LLC inside the fall is the one measured.
         if self.cache_bytes is None or self.plateau_bytes is None or not self.llc_bytes:
             return False
         return not self.cache_bytes / SAME_CACHE_RATIO <= self.llc_bytes <= self.plateau_bytes
@@ -163,48 +128,17 @@ class MeasuredCache:
 
     def to_json(self) -> dict[str, Any]:
         """As JSON: the fields, and effective_bytes, source and differs; sizes in bytes."""
-        return {
-            "cache_bytes": self.cache_bytes,
-            "plateau_bytes": self.plateau_bytes,
-            "llc_bytes": self.llc_bytes,
-            "llc_source": self.llc_source,
-            "effective_bytes": self.effective_bytes,
-            "source": self.source,
-            "differs": self.differs,
-            "kernels": [
-                {
-                    "kernel": k.kernel,
-                    "cache_bytes": k.cache_bytes,
-                    "plateau_bytes": k.plateau_bytes,
-                    "cache_bytes_per_sec": k.cache_rate,
-                    "memory_bytes_per_sec": k.memory_rate,
-                }
-                for k in self.kernels
-            ],
-            "extents": list(self.extents),
-        }
+        doc = dict(asdict(self), kernels=[asdict(k) for k in self.kernels])
+        derived = {"effective_bytes": self.effective_bytes, "source": self.source}
+        return dict(doc, extents=list(self.extents), **derived, differs=self.differs)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> MeasuredCache:
         """The inverse of to_json()."""
-        kernels = tuple(
-            KernelCache(
-                k["kernel"],
-                k["cache_bytes"],
-                k["plateau_bytes"],
-                k["cache_bytes_per_sec"],
-                k["memory_bytes_per_sec"],
-            )
-            for k in doc.get("kernels", ())
-        )
-        return cls(
-            doc.get("cache_bytes"),
-            doc.get("plateau_bytes"),
-            doc.get("llc_bytes"),
-            doc.get("llc_source"),
-            kernels,
-            tuple(doc.get("extents", ())),
-        )
+        kernels = tuple(KernelCache(**k) for k in doc.get("kernels", ()))
+        keep = ("cache_bytes", "plateau_bytes", "llc_bytes", "llc_source")
+        extents = tuple(doc.get("extents", ()))
+        return cls(**{k: doc.get(k) for k in keep}, kernels=kernels, extents=extents)
 
 
 def measured_cache(
@@ -218,23 +152,17 @@ def measured_cache(
     Parameters
     ----------
     temporal_rates : mapping of str to mapping of int to float
-        {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only (a
-        non-temporal one shows no fall and is left out where it is given).
-    llc_bytes : int or None
-        sysfs's LLC size, to report beside it.
-    llc_source : str or None
-        Where llc_bytes was read.
+        {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only.
+    llc_bytes, llc_source : int or None, str or None
+        sysfs's LLC size, to report beside it, and where it was read.
     above_bytes : int
-        Only extents larger than this are read (sysfs's L2, per core: the fall from the
-        L2 to the L3 is not the cache's end, and a ladder that stops inside the L3
-        would show it as one).
+        Only extents larger than this are read (sysfs's L2: its fall to the L3 is no end).
 
     Returns
     -------
     MeasuredCache
-        cache_bytes and plateau_bytes: the lower median over the kernels that show a
-        fall (kernel_cache()) where it ends within SAME_CACHE_RATIO of theirs, each an
-        extent measured; None where fewer than MIN_SHARE of the kernels show such a fall.
+        The lower medians of the falls that end near their median; None where fewer than
+        MIN_SHARE of the kernels show one.
     """
     above = {
         k: {e: r for e, r in by.items() if e > above_bytes} for k, by in temporal_rates.items()
@@ -244,17 +172,11 @@ def measured_cache(
     measured = [by for by in above.values() if by]
     # Falls that end far apart are noise, not one cache: only those near their median count.
     middle = statistics.median_low(c.cache_bytes for c in found) if found else 0
-    agreeing = [c for c in found if _same_cache(c.cache_bytes, middle)]
-    if not agreeing or len(agreeing) < MIN_SHARE * len(measured):
-        return MeasuredCache(None, None, llc_bytes, llc_source, tuple(found), extents)
-    return MeasuredCache(
-        statistics.median_low(c.cache_bytes for c in agreeing),
-        statistics.median_low(c.plateau_bytes for c in agreeing),
-        llc_bytes,
-        llc_source,
-        tuple(found),
-        extents,
-    )
+    agreeing = [c for c in found if _within(c.cache_bytes, middle, SAME_CACHE_RATIO)]
+    enough = agreeing and len(agreeing) >= MIN_SHARE * len(measured)
+    cache = statistics.median_low(c.cache_bytes for c in agreeing) if enough else None
+    plateau = statistics.median_low(c.plateau_bytes for c in agreeing) if enough else None
+    return MeasuredCache(cache, plateau, llc_bytes, llc_source, tuple(found), extents)
 
 
 def extents_to_add(
@@ -263,14 +185,7 @@ def extents_to_add(
     above_bytes: int = 0,
     most: int = 3,
 ) -> list[int]:
-    """Larger extents to measure so that the ladder reaches the plateau and twice the cache.
-
-    The largest extent doubled, at most `most` times and never beyond a quarter of
-    `memory_bytes` (the memory available; nothing when unknown): up to twice the
-    measured cache where the rates show one, or PLATEAU_MIN_EXTENTS more where a kernel's
-    rate is still falling at the largest extent (its plateau not reached); [] otherwise
-    (a ladder still in the cache, or flat, says nothing of where the cache ends).
-    """
+    """Extents doubling the largest (to memory_bytes / 4) to twice the cache, or a few more."""
     extents = sorted({e for by in temporal_rates.values() for e in by})
     if not extents or not memory_bytes:
         return []
@@ -279,13 +194,10 @@ def extents_to_add(
         _falling_at_the_top(by, above_bytes) for by in temporal_rates.values()
     ):
         return []
+    wanted = most if cache is not None else min(most, PLATEAU_MIN_EXTENTS)
     top, out = extents[-1], list[int]()
-    while len(out) < most:
-        if (top >= 2 * cache) if cache is not None else len(out) >= PLATEAU_MIN_EXTENTS:
-            break
+    while len(out) < wanted and (cache is None or top < 2 * cache) and 2 * top <= memory_bytes // 4:
         top *= 2
-        if top > memory_bytes // 4:
-            break
         out.append(top)
     return out
 
@@ -300,8 +212,7 @@ def _falling_at_the_top(by_extent: Mapping[int, float], above_bytes: int) -> boo
     return bool(near) and last * CACHE_STEP <= max(near)
 
 
-# Where a report's studies find the measured cache: the extents study, which measures it,
-# sets it in the machine() dict every study is given.
+# The machine() dict's key for the measured cache, set by the extents study for later ones.
 INFO_KEY = "measured_cache"
 
 
@@ -314,6 +225,5 @@ def llc_source(info: Mapping[str, Any]) -> str | None:
 def run_cache(info: Mapping[str, Any]) -> MeasuredCache:
     """The cache of a machine() dict: the measured one where a study set it, else sysfs's."""
     doc = info.get(INFO_KEY)
-    if doc:
-        return MeasuredCache.from_json(doc)
-    return MeasuredCache(None, None, sysfs_llc_bytes(info), llc_source(info))
+    sysfs = MeasuredCache(None, None, sysfs_llc_bytes(info), llc_source(info))
+    return MeasuredCache.from_json(doc) if doc else sysfs

@@ -1,29 +1,50 @@
-"""Comparing result sets point by point, as the arm64 thread's tables do ("arm64:
-clear_page[s] using memset" (2026)): a row per point, the base value, a % change column per
-other set, marked as analysis.significance decides on the runs; above it, what each side
-booted (release, command line, preemption, THP may differ between boots) and a warning where
-the machine differs (CPU model, caches, memory): the change is then not the patch's alone.
-"""
+"""Result sets, or the functions of one, compared point by point, the run the unit: the rows,
+the header of what each side booted, the wide table and 80 columns for a mail (docs/compare.rst)."""
 
 from __future__ import annotations
 
+import textwrap
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pagezero.analysis.significance import MARKERS, METHOD, MIN_RUNS, compare_runs
+from pagezero.analysis.significance import (
+    IMPROVEMENT,
+    MARKERS,
+    METHOD,
+    MIN_RUNS,
+    NOT_SIGNIFICANT,
+    REGRESSION,
+    compare_runs,
+)
+from pagezero.measure.fault import WORKLOADS
 from pagezero.results.points import point_key, point_summary, variant_key
+from pagezero.results.resultset import ResultSet
 from pagezero.results.summary import summarize
-from pagezero.units import format_gbps, format_size
+from pagezero.system.kernels import KINDS, kernels
+from pagezero.units import GBPS, format_size
 
 if TYPE_CHECKING:
-    from pagezero.results.resultset import Result, ResultSet
+    from pagezero.results.resultset import Result
 
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
 
-# MemTotal moves by a few MB between kernels of one machine (what each reserves for itself);
-# more than this is another machine, or mem=.
+# MemTotal moves by a few MB between one machine's kernels; more is another machine, or mem=.
 _MEMORY_TOLERANCE = 0.02
+# What format_text() leaves out of a side's line, said where the sides differ in it.
+_DIFFERING = {"thp": "THP settings", "kernel_cmdline": "kernel command lines"}
+# format_text()'s words for its figures, and the heading of an other side's column.
+_TEXT_FIGURES = (
+    "figures: the base's median of per-run medians (GB/s: 10^9 bytes/s), each other's "
+    "change of it in %, and the spread of the runs' medians in +-%"
+)
+_SIDE_HEAD = f"{'change':>7} {'':3} {'spread':>7}"
+FEW_RUNS_NOTE = (
+    f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation between runs "
+    f"is unknown there, so no change is called significant; measure with --runs {MIN_RUNS} "
+    f"or more (or sweep --processes {MIN_RUNS}) on each side"
+)
 
 
 def side_points(
@@ -31,8 +52,7 @@ def side_points(
     sources: Sequence[str | None] | None = None,
     key: Callable[[Result], Hashable] = point_key,
 ) -> dict[Hashable, _Point]:
-    """{key(result): (first Result, {process: [loop values]}, {sources})}, in first-seen order:
-    a run is a process (ResultSet.runs); repetitions inside one process pool their loops."""
+    """{key(result): (first Result, {process: [loop values]}, {sources})}: a process is a run."""
     points: dict[Hashable, _Point] = {}
     sources = sources or [None] * len(rs.results)
     for result, run, source in zip(rs.results, rs.runs, sources):
@@ -44,15 +64,10 @@ def side_points(
 
 def _side(first: Result, by_run: Mapping[int, Sequence[float]]) -> dict[str, Any]:
     """One side of a point: summarize() of all its loops, and the centre and spread of its runs."""
-    values = [v for loops in by_run.values() for v in loops]
     s = point_summary(by_run.values(), first.unit)
-    return dict(
-        summarize(values, unit=first.unit),
-        center=s["median"],
-        runs=s["runs"],
-        spread_pct=s["spread_pct"],
-        spread_of=s["spread_of"],
-    )
+    loops = [v for values in by_run.values() for v in values]
+    keep = ("runs", "spread_pct", "spread_of")
+    return dict(summarize(loops, unit=first.unit), center=s["median"], **{k: s[k] for k in keep})
 
 
 def compare(
@@ -66,36 +81,26 @@ def compare(
 
     Parameters
     ----------
-    base : ResultSet
-        The base side.
-    *others : ResultSet
-        One or more other sides.
-    threshold : float
-        The smallest relative change marked, as a fraction (0.02 is 2%).
-    alpha : float
-        The significance level, in (0, 1).
+    base, *others : ResultSet
+        The base side, and one or more other sides.
+    threshold, alpha : float
+        The smallest relative change marked (0.02 is 2%), and the significance level, in (0, 1).
     sources : sequence of str, optional
-        One name per Result of `base` (the study file it came from,
-        folders.load_sources); a row's study is its points' one source, else None.
+        One name per Result of `base`, its study (folders.load_sources), for the rows' "study".
 
     Returns
     -------
     list of dict
-        Rows for every point of `base`: its label, unit, study, "base" (its
-        side's figures: summarize() of the loops plus center, the median of
-        per-run medians, runs, spread_pct and spread_of) and "changes": per other
-        result set (None where it lacks the point), change_pct (of the centre),
-        runs ([base, other]), p_value and ci_pct (None below 3 runs a side),
-        marker ("(R)" regression or "(I)" improvement: beyond the threshold and
-        significant; "~" beyond but not significant; "?" beyond with too few runs;
-        "" within), note, the other's n, mean, center and spread_pct, and the
-        method. Values in the row's unit (bytes/sec or cycles/byte).
+        A row per point of `base`: label, unit, study, "base" (summarize() of its loops
+        with center, the median of per-run medians, runs, spread_pct and spread_of) and
+        "changes": per other set, None where it lacks the point, else compare_runs()'s
+        dict with the other's n, mean, center, spread_pct and the method. Values are in
+        the row's unit.
 
     Raises
     ------
     ValueError
-        No other set, a set sharing no point with the base (e.g. results of
-        different benchmarks), or a bad threshold or alpha.
+        No other set, one sharing no point with the base, or a bad threshold or alpha.
     """
     if not others:
         raise ValueError("compare needs a base and at least one other result set")
@@ -103,19 +108,14 @@ def compare(
     other_points = [side_points(o) for o in others]
     for o, points in zip(others, other_points):
         if not set(points) & set(base_points):
+            shared = {variant_key(r) for r in base} & {variant_key(r) for r in o}
+            hint = "; to put their functions side by side, compare with --by function"
             raise ValueError(
                 f"nothing to compare: the base measured {', '.join(base.benchmarks) or 'nothing'}, "
                 f"the other {', '.join(o.benchmarks) or 'nothing'}, with no point in common"
-                f"{_by_function_hint(base, o)}"
+                f"{hint if shared else ''}"
             )
     return point_rows(base_points, other_points, threshold, alpha)
-
-
-def _by_function_hint(base: ResultSet, other: ResultSet) -> str:
-    """ "; ... --by function" where the two share points but for their functions."""
-    if {variant_key(r) for r in base} & {variant_key(r) for r in other}:
-        return "; to put their functions side by side, compare with --by function"
-    return ""
 
 
 def point_rows(
@@ -125,59 +125,33 @@ def point_rows(
     alpha: float,
     label: Callable[[Result], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """compare()'s rows from each side's points ({key: (first, {process: loops}, sources)});
-    `label` names a row (default Result.label); a row's study is its points' one source."""
+    """compare()'s rows from each side's side_points(), a row named by `label` (Result.label)."""
+
+    def change(
+        first: Result, by_run: Mapping[int, Sequence[float]], other: _Point
+    ) -> dict[str, Any]:
+        c = compare_runs(by_run.values(), other[1].values(), first.unit, threshold, alpha)
+        side = _side(other[0], other[1])
+        return c | {k: side[k] for k in ("n", "mean", "center", "spread_pct")} | {"method": METHOD}
+
     rows: list[dict[str, Any]] = []
     for key, (first, by_run, names) in base_points.items():
-        changes: list[dict[str, Any] | None] = []
-        for points in other_points:
-            if key not in points:
-                changes.append(None)
-                continue
-            other_first, other_runs, _ = points[key]
-            c = compare_runs(
-                list(by_run.values()), list(other_runs.values()), first.unit, threshold, alpha
-            )
-            side = _side(other_first, other_runs)
-            c.update(
-                n=side["n"],
-                mean=side["mean"],
-                center=side["center"],
-                spread_pct=side["spread_pct"],
-                method=METHOD,
-            )
-            changes.append(c)
+        changes = [change(first, by_run, p[key]) if key in p else None for p in other_points]
         study = next(iter(names)) if len(names) == 1 else None
-        rows.append(
-            {
-                "label": label(first) if label else first.label(),
-                "unit": first.unit,
-                "study": study,
-                "base": _side(first, by_run),
-                "changes": changes,
-            }
-        )
+        row = {"label": label(first) if label else first.label(), "unit": first.unit}
+        rows.append(row | {"study": study, "base": _side(first, by_run), "changes": changes})
     return rows
 
 
 def shared_rows(
     rows: Sequence[Mapping[str, Any]], base: ResultSet, *others: ResultSet
 ) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
-    """compare()'s rows that at least one other side shares, and what was left out.
-
-    Returns (rows, left_out): left_out["base_only"] counts the base's points no other side
-    measured, by study ("by_study", None for a point of several files), and
-    left_out["without_base"] each other's points the base lacks, in the others' order; a
-    full report against a quick one shares the quick one's scale.
-    """
+    """(compare()'s rows another side shares, left_out: "base_only", "by_study", "without_base")."""
     kept = [row for row in rows if any(c is not None for c in row["changes"])]
-    by_study: dict[str | None, int] = {}
-    for row in rows:
-        if all(c is None for c in row["changes"]):
-            by_study[row["study"]] = by_study.get(row["study"], 0) + 1
+    by_study = Counter(row["study"] for row in rows if all(c is None for c in row["changes"]))
     base_keys = set(side_points(base))
     lacking = [sum(k not in base_keys for k in side_points(o)) for o in others]
-    left_out = {"base_only": len(rows) - len(kept), "by_study": by_study}
+    left_out = {"base_only": len(rows) - len(kept), "by_study": dict(by_study)}
     return kept, dict(left_out, without_base=lacking)
 
 
@@ -191,9 +165,7 @@ def left_out_line(
     without_base: Mapping[str, int],
     by_study: Mapping[Any, int] | None = None,
 ) -> str | None:
-    """One line on the points a comparison passed over, None for none: `base_only` points
-    only the base side has (by study where they are of several), and per other side the
-    points the base lacks."""
+    """One line on the points a comparison passed over ("left out: ..."), None for none."""
     parts = []
     if base_only:
         studies = by_study if by_study and len(by_study) > 1 else {}
@@ -206,34 +178,35 @@ def left_out_line(
     return f"left out: {'; '.join(parts)}" if parts else None
 
 
+def span(counts: Iterable[int]) -> str:
+    """Counts as "N", "N-M" (the fewest to the most) or "-" for none."""
+    c = sorted(set(counts))
+    return "-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}"
+
+
 def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     """Per side (base first), its runs per point over the points it has: "N", "N-M" or "-"."""
-    counts = [sorted({row["base"]["runs"] for row in rows})]
-    for j in range(sides - 1):
-        counts.append(
-            sorted({row["changes"][j]["runs"][1] for row in rows if row["changes"][j] is not None})
-        )
-    return [("-" if not c else str(c[0]) if len(c) == 1 else f"{c[0]}-{c[-1]}") for c in counts]
+    others = ([c["runs"][1] for r in rows if (c := r["changes"][j])] for j in range(sides - 1))
+    return [span(row["base"]["runs"] for row in rows), *map(span, others)]
 
 
-def _value(x: float, unit: str) -> str:
-    if unit == "bytes/sec":
-        return format_gbps(x, 2)
-    return f"{x:.4g} {unit}"
+def _groups(items: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Any, list[Any]]:
+    """Items by key(item), the keys in first-seen order."""
+    groups: dict[Any, list[Any]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
 
 
-def _base_cell(b: Mapping[str, Any], unit: str) -> str:
-    of = "" if b["spread_of"] == "runs" else " (loops)"
-    return f"{_value(b['center'], unit)} +-{b['spread_pct']:.1f}%{of}"
-
-
-def _legend(markers: Iterable[str], legend: Mapping[str, str]) -> list[str]:
-    """One line per marker that appears, (R) and (I) sharing theirs."""
-    lines: list[str] = []
-    for marker in legend:
-        if marker in markers and legend[marker] not in lines:
-            lines.append(legend[marker])
-    return lines
+def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list[str]:
+    """Under a table: the legend of each marker shown, the note on too few runs, the notes."""
+    changes = [c for row in rows for c in row["changes"] if c]
+    shown = {c["marker"] for c in changes}
+    lines = list(dict.fromkeys(words for marker, words in legend.items() if marker in shown))
+    if any(min(c["runs"]) < MIN_RUNS for c in changes):
+        lines.append(FEW_RUNS_NOTE)
+    notes = {c["note"] for c in changes if c["note"] and min(c["runs"]) >= MIN_RUNS}
+    return lines + [f"note: {n}" for n in sorted(notes)]
 
 
 def format_table(
@@ -241,66 +214,117 @@ def format_table(
     names: Sequence[str],
     legend: Mapping[str, str] = MARKERS,
 ) -> str:
-    """compare()'s rows as a text table (grouped under "[study]" where rows are of several),
-    with a legend line per marker shown (its words from `legend`, by marker) and its notes;
-    `names`: the base's and each other's."""
-    header = ["benchmark", "result class", names[0], *names[1:]]
-    studies = {row["study"] for row in rows}
-    grouped = len(studies) > 1
-    if grouped:
-        order = {s: i for i, s in enumerate(dict.fromkeys(row["study"] for row in rows))}
-        rows = sorted(rows, key=lambda row: order[row["study"]])
+    """compare()'s rows as a wide text table, `names` the sides', with `legend` and notes."""
+    header = ["benchmark", "result class", *names]
+    groups = _groups(rows, lambda row: row["study"])
     body: list[list[str]] = []
-    markers: set[str] = set()
-    notes: set[str] = set()
-    few_runs = False
-    study: object = object()
-    for row in rows:
-        if grouped and row["study"] != study:
-            study = row["study"]
+    for study, group in groups.items():
+        if len(groups) > 1:
             body.append([f"[{study or 'in several files'}]"])
-        cells = [row["label"], row["unit"], _base_cell(row["base"], row["unit"])]
-        for c in row["changes"]:
-            if c is None:
-                cells.append("-")
-                continue
-            cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip())
-            markers.add(c["marker"])
-            few_runs |= min(c["runs"]) < MIN_RUNS
-            if c["note"] and min(c["runs"]) >= MIN_RUNS:
-                notes.add(c["note"])
-        body.append(cells)
-    full = [r for r in body if len(r) == len(header)]
-    widths = [max(len(r[i]) for r in [header] + full) for i in range(len(header))]
-    lines = [
-        " | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
-        "-+-".join("-" * w for w in widths),
-    ]
-    lines += [
-        " | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if len(r) > 1 else r[0]
-        for r in body
-    ]
-    lines += _legend(markers, legend)
-    if few_runs:
-        lines.append(
-            f"note: fewer than {MIN_RUNS} runs on a side for some points: the variation "
-            f"between runs is unknown there, so no change is called significant; "
-            f"measure with --runs {MIN_RUNS} or more (or sweep --processes "
-            f"{MIN_RUNS}) on each side"
-        )
-    lines += [f"note: {n}" for n in sorted(notes)]
-    return "\n".join(lines)
+        for row in group:
+            b, unit = row["base"], row["unit"]
+            of = "" if b["spread_of"] == "runs" else " (loops)"
+            value = f"{_center(row)} {_unit(unit)} +-{b['spread_pct']:.1f}%{of}"
+            cells = [row["label"], unit, value]
+            for c in row["changes"]:
+                cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip() if c else "-")
+            body.append(cells)
+    widths = [max(map(len, column)) for column in zip(header, *(r for r in body if r[1:]))]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines.append("-+-".join("-" * w for w in widths))
+    for r in body:
+        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0])
+    return "\n".join(lines + _notes(rows, legend))
+
+
+def wrap(lines: Iterable[str], width: int = 80) -> list[str]:
+    """Each line wrapped at `width` columns, its continuation indented by two; "" kept."""
+    out = []
+    for line in lines:
+        out += textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    return out
+
+
+def _spread(pct: float, of_loops: bool) -> str:
+    return f"+-{pct:.1f}%" + ("*" if of_loops else "")
+
+
+def _unit(unit: str) -> str:
+    return "GB/s" if unit == "bytes/sec" else unit
+
+
+def _center(row: Mapping[str, Any]) -> str:
+    """The base's median of per-run medians: in GB/s for a rate, else in the row's unit."""
+    center = row["base"]["center"]
+    return f"{center / GBPS:.2f}" if row["unit"] == "bytes/sec" else f"{center:.4g}"
+
+
+def _base_head(unit: str) -> str:
+    return f"{_unit(unit):>6} {'spread':>7}"
+
+
+def _text_cells(row: Mapping[str, Any]) -> list[str]:
+    """A row's cells in format_text(): the base's centre and spread, each other's change."""
+    b = row["base"]
+    cells = [f"{_center(row):>6} {_spread(b['spread_pct'], b['spread_of'] != 'runs'):>7}"]
+    for c in row["changes"]:
+        change, marker = (f"{c['change_pct']:+.1f}%", c["marker"]) if c else ("-", "")
+        spread = _spread(c["spread_pct"], c["runs"][1] < 2) if c else ""
+        cells.append(f"{change:>7} {marker:<3} {spread:>7}")
+    return cells
+
+
+def format_text(
+    rows: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    legend: Mapping[str, str] = MARKERS,
+    width: int = 80,
+) -> str:
+    """compare()'s rows in at most `width` columns, for a mail (docs/compare.rst)."""
+    cells = [_text_cells(row) for row in rows]
+    heads = [_base_head(row["unit"]) for row in rows]
+    base_w = max(len(x) for x in [_base_head("bytes/sec"), *heads, *(c[0] for c in cells)])
+    side_w = max([len(_SIDE_HEAD)] + [len(x) for c in cells for x in c[1:]])
+    shown = [n if len(n) <= (side_w if j else base_w) else f"[{j}]" for j, n in enumerate(names)]
+    named = [f"[{j}] {n}" for j, (n, s) in enumerate(zip(names, shown)) if n != s]
+    out = wrap([_TEXT_FIGURES, *named], width)
+    per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 1)))
+    label_w = width - base_w - 3 - per_table * (side_w + 1)
+    groups = _groups(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
+    several = len({study for study, _ in groups}) > 1
+    for (study, unit), group in groups.items():
+        words = [row["label"].split() for row, _ in group]
+        common = [w for w in words[0] if all(w in ws for ws in words[1:])]
+        labels = [" ".join(w for w in ws if w not in common) or "(one point)" for ws in words]
+        heading = f"[{study or 'in several files'}] " if several else ""
+        out += ["", *wrap([f"{heading}{' '.join(common) or 'points'}:"], width)]
+        lw = min(label_w, max(len("point"), *(len(label) for label in labels)))
+        for first in range(1, len(names), per_table):
+            sides = range(first, min(first + per_table, len(names)))
+            table = [["", shown[0], *(shown[j] for j in sides)]]
+            table.append(["point", _base_head(unit), *[_SIDE_HEAD] * len(sides)])
+            for (_, c), label in zip(group, labels):
+                parts = textwrap.wrap(label, lw, break_on_hyphens=False)
+                table += [[parts[0], c[0], *(c[j] for j in sides)], *([p] for p in parts[1:])]
+            widths = [base_w, *[side_w] * len(sides)]
+            out += [""] if first > 1 else []
+            for r in table:
+                right = [x.rjust(w) for x, w in zip(r[1:], widths)]
+                out.append(f"{r[0]:<{lw}}  {' '.join(right)}".rstrip())
+    if any("*" in x for c in cells for x in c):
+        out += ["* one run on that side: the spread is of its loops, not of runs"]
+    notes = wrap(_notes(rows, legend), width)
+    return "\n".join([*out, *([""] + notes if notes else [])])
 
 
 def side_facts(machine: Mapping[str, Any]) -> dict[str, str]:
     """A side's kernel_release, kernel_cmdline, preemption and thp, "unknown" where not recorded."""
     thp = machine.get("thp") or {}
-    preemption = machine.get("preemption") or {}
     return {
         "kernel_release": machine.get("kernel_release") or machine.get("kernel") or "unknown",
         "kernel_cmdline": machine.get("kernel_cmdline") or "unknown",
-        "preemption": preemption.get("model") or "unknown",
-        "thp": (f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp else "unknown"),
+        "preemption": (machine.get("preemption") or {}).get("model") or "unknown",
+        "thp": f"enabled={thp.get('enabled')} defrag={thp.get('defrag')}" if thp else "unknown",
     }
 
 
@@ -313,8 +337,7 @@ def _caches(machine: Mapping[str, Any]) -> str | None:
 
 
 def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """What says two machine() dicts are not one machine (CPU model, caches, memory), each as
-    "what (a vs b)"; facts only one side records are passed over."""
+    """How two machine() dicts are not one machine (CPU model, caches, memory): "what (a vs b)"."""
     found: list[str] = []
     if a.get("cpu_model") and b.get("cpu_model") and a["cpu_model"] != b["cpu_model"]:
         found.append(f"CPU model ({a['cpu_model']} vs {b['cpu_model']})")
@@ -327,14 +350,37 @@ def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]
     return found
 
 
+def _foreign(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> list[tuple[str, list[str]]]:
+    """Per other side measured on another machine than the base: (name, machine_differences())."""
+    others = zip(names[1:], machines[1:])
+    return [(n, d) for n, m in others if (d := machine_differences(machines[0], m))]
+
+
 def header_lines(
-    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str], method: str
+    machines: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    runs: Sequence[str],
+    method: str,
+    width: int | None = None,
 ) -> list[str]:
-    """The lines above a comparison's table: a row per side (kernel, preemption, THP, runs per
-    point, and the command line where the sides' differ), a warning per side measured on
-    another machine than the base, and the method."""
+    """The lines above a comparison's table: the sides, the machine warnings and the method."""
     facts = [side_facts(m) for m in machines]
     cmdlines = {f["kernel_cmdline"] for f in facts}
+    warnings = [
+        f"warning: {names[0]} and {name} were not measured on the same machine: {'; '.join(d)}"
+        for name, d in _foreign(machines, names)
+    ]
+    if width:
+        lines = [
+            f"{n}: Linux {f['kernel_release']}, preemption {f['preemption']}, {r} runs per point"
+            for n, f, r in zip(names, facts, runs)
+        ]
+        differ = [w for k, w in _DIFFERING.items() if len({f[k] for f in facts}) > 1]
+        if differ:
+            lines.append(f"the sides' {' and '.join(differ)} differ: --format default shows them")
+        return wrap([*lines, *warnings, f"method: {method}"], width)
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
     rows += [
         [name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
@@ -342,19 +388,11 @@ def header_lines(
     ]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]).rstrip() for r in rows]
+    widths = [max(map(len, column)) for column in zip(*rows)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
-    for name, m in zip(names[1:], machines[1:]):
-        diff = machine_differences(machines[0], m)
-        if diff:
-            lines.append(
-                f"warning: {names[0]} and {name} were not measured on the same machine: "
-                f"{'; '.join(diff)}"
-            )
-    lines.append(f"method: {method}")
-    return lines
+    return [*lines, *warnings, f"method: {method}"]
 
 
 def header_json(
@@ -362,9 +400,71 @@ def header_json(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """header_lines()' facts for --format json: the sides, and the machine warnings."""
     sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
-    warnings = [
-        {"side": n, "differences": machine_differences(machines[0], m)}
-        for n, m in zip(names[1:], machines[1:])
-        if machine_differences(machines[0], m)
-    ]
-    return sides, warnings
+    return sides, [{"side": n, "differences": d} for n, d in _foreign(machines, names)]
+
+
+BY = ("function",)  # what a variant can be told by
+
+# format_table()'s legend for variants: against the base function, not an older boot.
+_MARKED = "(R) worse and (I) better than the base function: beyond the threshold and significant"
+VARIANT_LEGEND = MARKERS | {REGRESSION: _MARKED, IMPROVEMENT: _MARKED}
+VARIANT_LEGEND[NOT_SIGNIFICANT] += ": a tie within the noise"
+TIE_NOTE = "a change without a marker is within the threshold: a tie with the base"
+
+
+def _variant_label(result: Result) -> str:
+    """The point without its function: "memset chunk=0 page=4KB size=1GB value=0"."""
+    benchmark, _function, *rest = result.label().split(" ", 2)
+    return " ".join([benchmark, *rest])
+
+
+def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
+    """The values of `by` in `rs`, in the registry's order, then those it lacks as first seen."""
+    if by not in BY:
+        raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
+    known = [k.name for kind in KINDS for k in kernels(kind)] + list(WORKLOADS)
+    order = {name: i for i, name in reversed(list(enumerate(known)))}
+    seen = list(dict.fromkeys(getattr(r, by) for r in rs.results))
+    return sorted(seen, key=lambda n: (order.get(n, len(order)), seen.index(n)))
+
+
+def compare_variants(
+    rs: ResultSet,
+    base: str | None = None,
+    by: str = "function",
+    threshold: float = 0.02,
+    alpha: float = 0.01,
+    sources: Sequence[str | None] | None = None,
+) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """The functions of `rs` (one file or several, merged) side by side at each point against
+    `base` (default: the first of variants_of()), as compare(): (names, the base first; rows of
+    the points the base shares with another; left_out: "base_only", "without_base" counts).
+    ValueError for an unknown base, fewer than two functions or no point shared."""
+    names = variants_of(rs, by)
+    if base is None and names:
+        base = names[0]
+    if base not in names:
+        raise ValueError(
+            f"--base {base!r} is not a {by} of these results (they hold {', '.join(names)})"
+        )
+    if len(names) < 2:
+        raise ValueError(
+            f"nothing to compare: every result is of the {by} {base!r}; "
+            f"--by {by} needs results of at least two"
+        )
+    names = [base, *(n for n in names if n != base)]
+    sources = list(sources) if sources else [None] * len(rs.results)
+    sides = []
+    for name in names:
+        keep = [i for i, r in enumerate(rs.results) if getattr(r, by) == name]
+        side = ResultSet([rs.results[i] for i in keep], [rs.runs[i] for i in keep], rs.machine)
+        sides.append(side_points(side, [sources[i] for i in keep], key=variant_key))
+    base_points, others = sides[0], sides[1:]
+    shared = {k: v for k, v in base_points.items() if any(k in o for o in others)}
+    if not shared:
+        raise ValueError(
+            f"nothing to compare: no point where {base!r} and another {by} were both measured"
+        )
+    rows = point_rows(shared, others, threshold, alpha, label=_variant_label)
+    lacking = {n: sum(k not in base_points for k in o) for n, o in zip(names[1:], others)}
+    return names, rows, {"base_only": len(base_points) - len(shared), "without_base": lacking}

@@ -3,6 +3,7 @@ fastest where: the report's extents and chunks pages and advise read their rates
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -12,17 +13,12 @@ from typing import Any
 KNEE_MIN_EXTENT = 64 << 10
 # A step smaller than this is no knee, in words or JSON (it still is the largest step).
 KNEE_CLEAR_STEP = 1.3
-# A kernel within this of the fastest keeps the range it already holds, so
-# noise between near-equals does not split the table.
+# A kernel within this of the fastest keeps its range: noise does not split the table.
 TIE = 0.05
 
 
 def is_clear_step(step: float) -> bool:
-    """Whether a step (upper level / lower level) is a knee: KNEE_CLEAR_STEP or more.
-
-    The one definition of a knee, for text and JSON alike: below it, the best split is
-    still the largest step, but not a knee, and no knee is reported.
-    """
+    """Whether a step (upper level / lower level) is a knee, for text and JSON alike."""
     return step >= KNEE_CLEAR_STEP
 
 
@@ -37,13 +33,7 @@ def _spread(logs: Sequence[float]) -> float:
 
 
 def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
-    """(first extent of the upper level, ratio of the two levels' medians) of (extent, rate) pairs.
-
-    Over extents of KNEE_MIN_EXTENT and up, one step in log rate is fitted at every split,
-    and the rising split whose levels fit best is kept (least absolute deviation from each
-    side's median, so one noisy point costs what it is off by and no more); the smallest
-    extent on a tie. ValueError with fewer than two such extents.
-    """
+    """(extent, rate) pairs' knee (docs/policies.rst): (its extent, the levels' ratio)."""
     pts = sorted((e, r) for e, r in points if e >= KNEE_MIN_EXTENT and r > 0)
     if len(pts) < 2:
         raise ValueError("finding a knee needs rates at two extents of 64KB or more")
@@ -59,22 +49,14 @@ def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
 def best_kernels(
     rates: Mapping[str, Mapping[int, float]], extents: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}.
-
-    A kernel within TIE of the fastest keeps the range it holds; a new range goes to the
-    near-fastest kernel that stays so the longest, so that near-equals (the streaming
-    kernels beyond the LLC) do not split the table into one range per extent.
-    """
+    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}."""
 
     def near_best(k: str, e: int) -> bool:
         here = [r[e] for r in rates.values() if e in r]
         return e in rates[k] and rates[k][e] >= (1 - TIE) * max(here)
 
     def run_length(k: str, i: int) -> int:
-        n = 0
-        while i + n < len(extents) and near_best(k, extents[i + n]):
-            n += 1
-        return n
+        return len(list(itertools.takewhile(lambda e: near_best(k, e), extents[i:])))
 
     ranges: list[dict[str, Any]] = []
     for i, e in enumerate(extents):
@@ -92,9 +74,5 @@ def range_row(
     kernel: str, extents: Sequence[int], rate: Callable[[str, int], float]
 ) -> dict[str, Any]:
     """A kernels-by-extent row: min_bytes, max_bytes, kernel, and its median rate over them."""
-    return {
-        "min_bytes": extents[0],
-        "max_bytes": extents[-1],
-        "kernel": kernel,
-        "bytes_per_sec": float(statistics.median(rate(kernel, e) for e in extents)),
-    }
+    median = float(statistics.median(rate(kernel, e) for e in extents))
+    return dict(min_bytes=extents[0], max_bytes=extents[-1], kernel=kernel, bytes_per_sec=median)

@@ -1,29 +1,5 @@
-"""Whether a change between two sets of runs is real: the run is the unit.
-
-Loops inside one process share one physical placement of the buffers, so their spread says
-nothing about the next process; on the EPYC VMs here most of the variation at 256MB is
-between processes (3-5%), and a test taking the loops as independent samples flagged 6 of
-28 pairs of identical runs at alpha 0.01. So, as in Kalibera and Jones, "Rigorous
-Benchmarking in Reasonable Time" (2013), a run's loops are reduced to its median and the
-test is done on the runs. Which test (simulated: per-run offsets of 3-5%, 1% loop noise, 10
-loops a run; tests/test_compare_runs.py keeps the A/A part):
-
-- Mann-Whitney U on the per-run medians cannot reach p < 0.01 below 5 runs a side (3 vs 3:
-  the smallest p is 0.1, 4 vs 4: 0.029).
-- The two-level bootstrap of the ratio is too narrow with 3 runs a side (3 values have 10
-  distinct resamples): its 99% interval excluded 1 in 7-11% of A/A pairs, not 1%.
-- Welch's t-test on the logs of the per-run medians held its level (0.7-1.5% of A/A pairs
-  at alpha 0.01 with 3 or 5 runs a side; 2.4% at worst, 3 noisy runs against 8) and finds a
-  10% change against a 3% spread between runs in about 9 of 10 comparisons at 5 runs a
-  side. Logs make the interval one of the ratio new/base and treat rates and costs alike;
-  Welch's, not Student's, since a patch or a busy neighbour can change the spread too
-  (Student's flagged 12% of A/A pairs at 3 noisy runs against 8).
-
-No test on 3 runs sees a placement of two kinds that all three runs of a side happen to
-share: more runs are the only cure. alpha is 0.01: a report folder compares about a hundred
-points, and 0.05 would flag about five between two identical boots. Below MIN_RUNS runs a
-side the spread between runs is unknown: the change is shown with "?", no verdict.
-"""
+"""Whether a change between two sets of runs is real: Welch's t-test on the logs of per-run
+medians, the run the unit (why: docs/compare.rst)."""
 
 from __future__ import annotations
 
@@ -76,12 +52,8 @@ def compare_runs(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> dict[str, Any]:
-    """One point of two sets of runs (each run its loops' values), as compare()'s "changes" give it.
-
-    change_pct (of the median of per-run medians), runs, p_value and ci_pct (None below
-    MIN_RUNS), marker ("(R)"/"(I)", "~", "?" or "") and note. ValueError for alpha outside
-    (0, 1), a negative threshold, or a side without a run.
-    """
+    """One point of two sets of runs (each run its loops' values): change_pct, runs, p_value and
+    ci_pct (None below MIN_RUNS), marker ("(R)", "(I)", "~", "?" or "") and note."""
     if not 0 < alpha < 1 or not threshold >= 0:
         raise ValueError("alpha must be in (0, 1) and threshold non-negative")
     base_medians = [statistics.median(v) for v in base_runs if len(v)]
@@ -90,42 +62,24 @@ def compare_runs(
         raise ValueError("both sides need at least one run")
     b, n = statistics.median(base_medians), statistics.median(new_medians)
     change = (n - b) / b if b else math.inf
-    out: dict[str, Any] = {
-        "change_pct": 100.0 * change,
-        "runs": [len(base_medians), len(new_medians)],
-        "p_value": None,
-        "ci_pct": None,
-        "marker": "",
-        "note": None,
-    }
+    runs = [len(base_medians), len(new_medians)]
+    out: dict[str, Any] = dict(change_pct=100.0 * change, runs=runs, p_value=None, ci_pct=None)
     beyond = abs(change) > threshold
-    if min(out["runs"]) < MIN_RUNS:
-        out["note"] = (
-            f"{out['runs'][0]} vs {out['runs'][1]} runs: the variation between runs "
-            f"is unknown; measure with --runs {MIN_RUNS} or more on each side"
-        )
-        out["marker"] = UNKNOWN if beyond else ""
-        return out
-    medians = base_medians + new_medians
-    if not all(math.isfinite(m) and m > 0 for m in medians):
-        out["note"] = "a run's median is not a positive finite number: no test"
-        out["marker"] = UNKNOWN if beyond else ""
-        return out
-    p, low, high = _welch(
-        [math.log(m) for m in base_medians], [math.log(m) for m in new_medians], alpha
-    )
-    out["p_value"] = p
-    out["ci_pct"] = [100.0 * math.expm1(low), 100.0 * math.expm1(high)]
-    if beyond:
-        if p < alpha:
-            better = (change > 0) == higher_is_better(unit)
-            out["marker"] = IMPROVEMENT if better else REGRESSION
-        else:
-            out["marker"] = NOT_SIGNIFICANT
-    return out
+    if min(runs) < MIN_RUNS:
+        note = f"{runs[0]} vs {runs[1]} runs: the variation between runs is unknown; "
+        note += f"measure with --runs {MIN_RUNS} or more on each side"
+    elif not all(math.isfinite(m) and m > 0 for m in base_medians + new_medians):
+        note = "a run's median is not a positive finite number: no test"
+    else:
+        base_logs, new_logs = ([math.log(m) for m in side] for side in (base_medians, new_medians))
+        p, low, high = _welch(base_logs, new_logs, alpha)
+        out |= {"p_value": p, "ci_pct": [100.0 * math.expm1(low), 100.0 * math.expm1(high)]}
+        better = (change > 0) == higher_is_better(unit)
+        marker = NOT_SIGNIFICANT if p >= alpha else IMPROVEMENT if better else REGRESSION
+        return dict(out, marker=marker if beyond else "", note=None)
+    return dict(out, marker=UNKNOWN if beyond else "", note=note)
 
 
 def higher_is_better(unit: str | None) -> bool:
-    """Whether a larger value in `unit` is better (bytes/sec) rather than a cost (cycles/byte,
-    ns/line, seconds)."""
+    """Whether a larger value in `unit` is better (bytes/sec), not a cost (cycles/byte, ns...)."""
     return unit == "bytes/sec"

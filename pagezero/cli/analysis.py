@@ -1,22 +1,15 @@
 """pagezero sweep | compare | plot: a benchmark over a grid of parameters, and what
 is drawn from results files."""
 
+import contextlib
 import json
 import math
 import os
 import sys
 
-from pagezero.analysis.compare import (
-    compare,
-    format_table,
-    header_json,
-    header_lines,
-    left_out_line,
-    runs_per_side,
-    shared_rows,
-)
-from pagezero.analysis.significance import METHOD
-from pagezero.analysis.variants import TIE_NOTE, VARIANT_LEGEND, compare_variants
+from pagezero.analysis import compare as comparison
+from pagezero.analysis.compare import TIE_NOTE, VARIANT_LEGEND, compare_variants
+from pagezero.analysis.significance import MARKERS, METHOD
 from pagezero.cli.options import UsageError, check_output
 from pagezero.cli.render import interrupted_line, print_json, stopped
 from pagezero.figures import plot_bars, plot_comparison, plot_rates, plot_variants
@@ -26,18 +19,15 @@ from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet, merged
 from pagezero.runs.sweeps import lost_lines, sweep
 
+_WORDS = {"true": True, "false": False, "none": None}
+
 
 def _grid_value(text):
     """ints and true/false/none as such; anything else (4KB, kernel names) a string."""
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    try:
+    text = text.strip()
+    with contextlib.suppress(ValueError):
         return int(text)
-    except ValueError:
-        return text.strip()
+    return _WORDS.get(text.lower(), text)
 
 
 def _grid_file(path):
@@ -66,12 +56,9 @@ def _print_stats(rs):
     # The median's interval from order statistics: a mean's interval can exclude it.
     for row in rs.stats():
         scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
-        if row["n"] > 1:
-            interval = (
-                f"{row['median_ci_level'] * 100:.0f}% CI of the median "
-                f"{row['median_ci_low'] / scale:.2f}..{row['median_ci_high'] / scale:.2f}"
-            )
-        else:
+        low, high = row["median_ci_low"] / scale, row["median_ci_high"] / scale
+        interval = f"{row['median_ci_level'] * 100:.0f}% CI of the median {low:.2f}..{high:.2f}"
+        if row["n"] < 2:
             interval = "one loop: no interval"
         print(
             f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
@@ -118,93 +105,75 @@ def cmd_sweep(args):
     return stop.exit_status
 
 
-def _runs_of(rs):
-    """A file's runs per point: "N", or "N-M" where its points differ."""
-    counts = sorted({s["runs"] for _, s in summarize_points(rs).values()})
-    if len(counts) < 2:
-        return str(counts[0]) if counts else "-"
-    return f"{counts[0]}-{counts[-1]}"
+def _by_file(args, loaded, files):
+    """compare --by file, each file (or folder) against the first: cmd_compare()'s 8 parts."""
+    sets = [rs for rs, _ in loaded]
+    threshold = args.threshold / 100
+    rows = comparison.compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
+    rows, left = comparison.shared_rows(rows, *sets)
+    lacking = dict(zip(files[1:], left["without_base"]))
+    line = comparison.left_out_line(files[0], left["base_only"], lacking, left["by_study"])
+    left_out = {"base_only": left["base_only"], "without_base": lacking}
+    if args.plot:
+        plot_comparison(sets, files, args.plot, threshold=threshold, alpha=args.alpha)
+    runs = comparison.runs_per_side(rows, len(sets))
+    return files, rows, runs, {}, [], [line], left_out, MARKERS
 
 
-def _print_rows(args, rows, head, table, extra):
-    """rows as --format asks: the JSON document head + rows + extra, the numbers, or the
-    text (head's lines, the table, extra's lines)."""
+def _by_function(args, loaded, files):
+    """compare --by function: the functions of every file side by side, against --base."""
+    rs = merged([rs for rs, _ in loaded])
+    sources = [s for _, studies in loaded for s in studies]
+    threshold = args.threshold / 100
+    names, rows, left = compare_variants(
+        rs, args.base, threshold=threshold, alpha=args.alpha, sources=sources
+    )
+    chosen = "" if args.base else " (the first in the kernel table; --base chooses another)"
+    lines = [f"functions: {', '.join(names)}, each against {names[0]}{chosen}"]
+    pooled = {}  # the files that hold a function, when several: its runs are theirs
+    for name in names:
+        holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
+        if len(holding) > 1:
+            pooled.setdefault(", ".join(holding), []).append(name)
+    lines += [f"runs pooled across {held} for {', '.join(fs)}" for held, fs in pooled.items()]
+    line = comparison.left_out_line(names[0], left["base_only"], left["without_base"])
+    if args.plot:
+        plot_variants(rs, args.plot, names[0], threshold=threshold, alpha=args.alpha)
+    head = {"by": "function", "base": names[0], "names": names, "files": files}
+    per_file = [summarize_points(one).values() for one, _ in loaded]  # its runs per point
+    runs = [comparison.span(s["runs"] for _, s in points) for points in per_file]
+    return names, rows, runs, head, lines, [f"note: {TIE_NOTE}", line], left, VARIANT_LEGEND
+
+
+def cmd_compare(args):
+    """pagezero compare: result sets against the first, or their functions against one."""
+    if args.base is not None and args.by != "function":
+        raise UsageError("--base names the base function: use it with --by function")
+    check_output(args.plot)  # before the table: a mistake is one line, nothing else
+    loaded = [load_sources(p) for p in args.results]
+    files = [os.path.basename(os.path.normpath(p)) or p for p in args.results]
+    by = _by_function if args.by == "function" else _by_file
+    names, rows, runs, head, above, under, left_out, legend = by(args, loaded, files)
+    machines = [dict(rs.machine) for rs, _ in loaded]
     if args.format == "json":
-        print_json(dict(head, rows=rows, **extra))
+        sides, warnings = comparison.header_json(machines, files, runs)
+        head = dict(head or {"names": names}, method=METHOD, alpha=args.alpha)
+        head |= {"threshold_pct": args.threshold, "sides": sides, "machine_warnings": warnings}
+        print_json(dict(head, rows=rows, left_out=left_out))
     elif args.format == "simple":
         # The base's centre (median of per-run medians), each other's change of it in %.
         for row in rows:
             changes = [c["change_pct"] if c else math.nan for c in row["changes"]]
             print(" ".join(f"{x:f}" for x in [row["base"]["center"], *changes]))
     else:
-        print("\n".join(table))
-
-
-def _compare_files(args, loaded, files):
-    """compare --by file: each file (or folder) a side, against the first."""
-    sets = [rs for rs, _ in loaded]
-    threshold = args.threshold / 100.0
-    rows = compare(*sets, threshold=threshold, alpha=args.alpha, sources=loaded[0][1])
-    rows, left = shared_rows(rows, *sets)
-    machines = [dict(rs.machine) for rs in sets]
-    runs = runs_per_side(rows, len(sets))
-    sides, warnings = header_json(machines, files, runs)
-    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-    lacking = dict(zip(files[1:], left["without_base"]))
-    line = left_out_line(files[0], left["base_only"], lacking, left["by_study"])
-    head = {"names": files, "method": METHOD, "alpha": args.alpha}
-    head |= {"threshold_pct": args.threshold, "sides": sides, "machine_warnings": warnings}
-    left_out = {"base_only": left["base_only"], "without_base": lacking}
-    table = [*header_lines(machines, files, runs, method), format_table(rows, files)]
-    _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left_out})
-    if args.plot:
-        plot_comparison(sets, files, args.plot, threshold=threshold, alpha=args.alpha)
-
-
-def _compare_functions(args, loaded, files):
-    """compare --by function: the functions of every file side by side, against --base."""
-    rs = merged([rs for rs, _ in loaded])
-    sources = [s for _, studies in loaded for s in studies]
-    threshold = args.threshold / 100.0
-    names, rows, left = compare_variants(
-        rs, args.base, threshold=threshold, alpha=args.alpha, sources=sources
-    )
-    machines = [dict(rs.machine) for rs, _ in loaded]
-    runs = [_runs_of(rs) for rs, _ in loaded]
-    sides, warnings = header_json(machines, files, runs)
-    method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
-    chosen = "" if args.base else " (the first in the kernel table; --base chooses another)"
-    head = {"by": "function", "base": names[0], "names": names, "files": files}
-    head |= {"method": METHOD, "alpha": args.alpha, "threshold_pct": args.threshold}
-    head |= {"sides": sides, "machine_warnings": warnings}
-    lines = header_lines(machines, files, runs, method)
-    lines.insert(-1, f"functions: {', '.join(names)}, each against {names[0]}{chosen}")
-    pooled = {}  # the files that hold a function, when several: its runs are theirs
-    for name in names:
-        holding = [f for f, (one, _) in zip(files, loaded) if any(r.function == name for r in one)]
-        if len(holding) > 1:
-            pooled.setdefault(", ".join(holding), []).append(name)
-    for holding, which in pooled.items():
-        lines.insert(-1, f"runs pooled across {holding} for {', '.join(which)}")
-    line = left_out_line(names[0], left["base_only"], left["without_base"])
-    table = [*lines, format_table(rows, names, VARIANT_LEGEND), f"note: {TIE_NOTE}"]
-    _print_rows(args, rows, head, table + ([line] if line else []), {"left_out": left})
-    if args.plot:
-        plot_variants(rs, args.plot, names[0], threshold=threshold, alpha=args.alpha)
-
-
-def cmd_compare(args):
-    """pagezero compare: result sets against the first (--by file), or their functions
-    against one of them (--by function); the run is the unit (analysis.compare, .variants)."""
-    if args.base is not None and args.by != "function":
-        raise UsageError("--base names the base function: use it with --by function")
-    check_output(args.plot)  # before the table: a mistake is one line, nothing else
-    loaded = [load_sources(p) for p in args.results]
-    files = [os.path.basename(os.path.normpath(p)) or p for p in args.results]
-    if args.by == "function":
-        _compare_functions(args, loaded, files)
-    else:
-        _compare_files(args, loaded, files)
+        text = args.format == "text"
+        fit = comparison.wrap if text else list  # --format text: 80 columns
+        method = f"{METHOD}, alpha {args.alpha:g}, threshold {args.threshold:g}%"
+        lines = comparison.header_lines(machines, files, runs, method, 80 if text else None)
+        lines[-1:-1] = fit(above)  # before the method
+        table = comparison.format_text if text else comparison.format_table
+        lines += [*([""] if text else []), table(rows, names, legend)]
+        print("\n".join(lines + fit(line for line in under if line)))
     return 0
 
 
@@ -233,7 +202,6 @@ def cmd_plot(args):
     if args.x == "size":
         paths = plot_rates(rs, stem, x=lambda r: r.params["size"], xlabel="region size")
     else:
-        x = lambda r: r.params.get("chunk") or r.params["size"]  # noqa: E731
-        paths = plot_rates(rs, stem, x=x, xlabel=f"{args.x} per call")
+        paths = plot_rates(rs, stem, xlabel=f"{args.x} per call")  # x: the extent, as a chunk
     print("\n".join(paths))
     return 0

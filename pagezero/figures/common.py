@@ -1,7 +1,5 @@
 """What every figure shares: the backend, the files, the footer naming the machine, and the
-words for the one statistic drawn, point_summary's (as the report's tables and `pagezero
-compare` give it): the median of per-run medians, its interval the spread of the runs'
-medians; a figure of one run says so and draws the spread of its loops instead."""
+words for the one statistic drawn, point_summary()'s (docs/figures.rst)."""
 
 from __future__ import annotations
 
@@ -12,6 +10,8 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
+
+from pagezero.analysis.compare import span
 
 STATISTIC = "median of per-run medians"
 RATE_AXIS = "rate (GB/s, 10^9 bytes/s)"
@@ -36,19 +36,17 @@ def save(fig: Any, stem: str) -> list[str]:
     import matplotlib
 
     os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
-    paths = []
+    paths = [f"{stem}.png", f"{stem}.svg"]
+    # svg.hashsalt: the SVG's element ids are the same on every drawing, so a page holding
+    # several figures never depends on chance to keep them apart.
+    salt = matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)})
     try:
-        for ext in ("png", "svg"):
-            path = f"{stem}.{ext}"
-            # svg.hashsalt: the SVG's element ids are the same on every drawing, so a page
-            # holding several figures never depends on chance to keep them apart.
-            with matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)}):
-                with missing_glyphs_drawn(), warnings.catch_warnings():
-                    # Labels too long for the figure (a results file may name its kernel
-                    # anything) leave the layout as it was: the figure is still written.
-                    warnings.filterwarnings("ignore", "constrained_layout not applied")
-                    fig.savefig(path, dpi=110, bbox_inches="tight")
-            paths.append(path)
+        with salt, missing_glyphs_drawn(), warnings.catch_warnings():
+            # Labels too long for the figure (a results file may name its kernel anything)
+            # leave the layout as it was: the figure is still written.
+            warnings.filterwarnings("ignore", "constrained_layout not applied")
+            for path in paths:
+                fig.savefig(path, dpi=110, bbox_inches="tight")
     finally:
         pyplot().close(fig)
     return paths
@@ -74,8 +72,7 @@ def closes_on_error(build: _Builder) -> _Builder:
 
 @contextlib.contextmanager
 def missing_glyphs_drawn() -> Any:
-    """Draw a character the font lacks as its box, without matplotlib's warning: a results
-    file's names are drawn as given, in any script."""
+    """Draw a character the font lacks as its box, unwarned: a file's names are in any script."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph .* missing from font")
         yield
@@ -88,23 +85,16 @@ def printable(text: object) -> str:
 
 def pages_of(results: Iterable[Any]) -> str:
     """The pages the results' buffers were on, in words ("2MB", "4KB + THP"); "4KB" by default."""
-    seen: list[str] = []
-    for r in results:
-        label = str(r.params.get("page") or "4KB") + (" + THP" if r.params.get("thp") else "")
-        if label not in seen:
-            seen.append(label)
-    return ", ".join(seen) or "4KB"
+    thp = {True: " + THP", False: ""}
+    seen = (str(r.params.get("page") or "4KB") + thp[bool(r.params.get("thp"))] for r in results)
+    return ", ".join(dict.fromkeys(seen)) or "4KB"
 
 
 def footer_text(machine: Mapping[str, Any], pages: str) -> str:
     """The footer of a figure: the machine, the kernel, the pages and the date drawn."""
-    cpu = machine.get("cpu_model") or "unknown CPU"
-    host = machine.get("hostname") or "?"
-    release = machine.get("kernel_release") or "?"
-    return printable(
-        f"{cpu} ({host}), Linux {release}, pages: {pages}, "
-        f"drawn {datetime.date.today().isoformat()}"
-    )
+    cpu, host = machine.get("cpu_model") or "unknown CPU", machine.get("hostname") or "?"
+    release, today = machine.get("kernel_release") or "?", datetime.date.today().isoformat()
+    return printable(f"{cpu} ({host}), Linux {release}, pages: {pages}, drawn {today}")
 
 
 def finish(
@@ -126,20 +116,16 @@ def legend(ax: Any) -> None:
         ax.legend(unique.values(), unique.keys(), **_LEGEND)
 
 
-def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> Any:
-    """Write footer_text() under the figure; returns the text artist."""
-    # Below the figure's box, which constrained layout keeps every axis label inside.
-    return fig.text(
-        0.01, -0.005, footer_text(machine, pages), fontsize=7, color="dimgrey", va="top"
-    )
+def add_footer(fig: Any, machine: Mapping[str, Any], pages: str) -> None:
+    """Write footer_text() below the figure's box, which constrained layout keeps labels inside."""
+    fig.text(0.01, -0.005, footer_text(machine, pages), fontsize=7, color="dimgrey", va="top")
 
 
 def statistic_words(summaries: Iterable[Mapping[str, Any]]) -> str:
     """Two lines saying what the drawn points' values and intervals are (their point_summary())."""
     runs = [s["runs"] for s in summaries]
     if runs and min(runs) > 1:
-        n = f"{min(runs)}" if min(runs) == max(runs) else f"{min(runs)}-{max(runs)}"
-        return f"{STATISTIC} of {n} runs;\ninterval: spread between runs"
+        return f"{STATISTIC} of {span(runs)} runs;\ninterval: spread between runs"
     return "one run: its median; interval: its loops' spread\n(the spread between runs is unknown)"
 
 

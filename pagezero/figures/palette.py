@@ -1,45 +1,37 @@
-"""One colour per kernel, the same in every figure, safe for colour-blind readers.
-
-Okabe and Ito's eight colours ("Color Universal Design", 2008), then Paul Tol's "muted"
-scheme (SRON, "Colour schemes", 2021) beyond eight. A kernel's colour is its place in the
-registry (the order of ``arch/*/kernels.def``), so x86-64-stosb has one colour in every
-figure of a machine; a name the registry does not know (a fault workload, another
-architecture's kernel read from a file) gets one from a stable hash of its name.
-"""
+"""How a kernel is drawn, the same in every figure: its colour, its marker and its family
+(docs/figures.rst)."""
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 
-from pagezero.system.kernels import KINDS, kernels
+from pagezero.system.kernels import KINDS, Kernel, kernels
 
-PALETTE = (
-    "#E69F00",  # orange
-    "#56B4E9",  # sky blue
-    "#009E73",  # bluish green
-    "#0072B2",  # blue
-    "#D55E00",  # vermillion
-    "#CC79A7",  # reddish purple
-    "#000000",  # black
-    "#F0E442",  # yellow: last of Okabe-Ito's, the hardest to see on white
-    "#332288",  # Tol muted: indigo
-    "#117733",  # green
-    "#882255",  # wine
-    "#999933",  # olive
-    "#44AA99",  # teal
-    "#AA4499",  # purple
-    "#DDCC77",  # sand
-)
+# Okabe-Ito's orange, sky blue, bluish green, blue, vermillion, reddish purple, black and
+# yellow (last: the hardest to see on white); then Tol's muted indigo, green, wine, olive,
+# teal, purple and sand.
+_OKABE_ITO = "#E69F00 #56B4E9 #009E73 #0072B2 #D55E00 #CC79A7 #000000 #F0E442"
+PALETTE = tuple(f"{_OKABE_ITO} #332288 #117733 #882255 #999933 #44AA99 #AA4499 #DDCC77".split())
 # A second cue beside the colour, for readers (and printers) without it.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d", "8", "H")
+FAMILIES = ("temporal string ops", "temporal vector", "non-temporal", "whole-line")
+# The family of names the registry does not know: another architecture's, or no kernel.
+OTHER = "other"
+
+
+def _registry() -> dict[str, Kernel]:
+    """Every registered kernel by name, clearing ones first, each once."""
+    found: dict[str, Kernel] = {}
+    for kind in KINDS:
+        for k in kernels(kind):
+            found.setdefault(k.name, k)
+    return found
 
 
 def registry_names() -> tuple[str, ...]:
     """Every registered kernel's name, clearing ones first, each once: the colours' order."""
-    names: list[str] = []
-    for kind in KINDS:
-        names += [k.name for k in kernels(kind) if k.name not in names]
-    return tuple(names)
+    return tuple(_registry())
 
 
 def _index(name: str) -> int:
@@ -57,3 +49,27 @@ def kernel_colour(name: str) -> str:
 def kernel_marker(name: str) -> str:
     """The marker of a kernel in every figure, its second cue."""
     return MARKERS[_index(name) % len(MARKERS)]
+
+
+def kernel_family(kernel: Kernel) -> str:
+    """The family of a registry row."""
+    if kernel.zero_only:
+        return "whole-line"
+    if not kernel.temporal:
+        return "non-temporal"
+    return "temporal string ops" if kernel.align == 1 else "temporal vector"
+
+
+def family_of(name: str) -> str:
+    """The family of a kernel by name, OTHER for a name not in the registry."""
+    known = _registry().get(name)
+    return kernel_family(known) if known else OTHER
+
+
+def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
+    """Names by family in FAMILIES order (then OTHER), each in the registry's order; none empty."""
+    groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
+    order = registry_names()
+    for n in sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n)):
+        groups[family_of(n)].append(n)
+    return {f: ns for f, ns in groups.items() if ns}

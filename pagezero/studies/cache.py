@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from pagezero.analysis.cache import MeasuredCache, extents_to_add, llc_source, measured_cache
-from pagezero.figures.rates import extent_of
+from pagezero.figures.plots import extent_of
 from pagezero.measure.mem import SETTLE_MIN_LOOPS, SETTLE_TOLERANCE_PCT
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import merged

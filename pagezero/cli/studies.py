@@ -85,10 +85,9 @@ def cmd_report(args):
     run = run_report(
         args.output, scale=scale, progress=progress, reserve=args.reserve, runs=args.runs
     )
-    print(f"report written to {run.out_dir}/report.md")
-    with open(os.path.join(run.out_dir, "report.md")) as f:
-        # The summary, its Answers and Also found (### headings) included.
-        print(f.read().split("## Summary", 1)[-1].split("\n## ", 1)[0].strip())
+    print(f"report written to {run.out_dir}/report.md; its answers, from summary.txt:\n")
+    with open(os.path.join(run.out_dir, "summary.txt")) as f:
+        print(f.read(), end="")
     for section in run.failed:
         print(f'pagezero: study "{section.title}" failed: {section.failed}', file=sys.stderr)
     if run.interrupted:  # the report caught the signal to write what was measured

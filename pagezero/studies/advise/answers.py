@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pagezero.studies.advise.choices import batch_for_budget
-from pagezero.studies.advise.ties import CHECKED_AGAINST, Cells, fits_budget, tied
+from pagezero.studies.advise.ties import CHECKED_AGAINST, TIE_FLOOR_PCT, Cells, fits_budget, tied
 from pagezero.units import format_gbps, format_size
 
 Row = Mapping[str, Any]  # a "batch" row of the JSON (choices.batch_for_budget)
@@ -28,6 +28,19 @@ def own_kernel_batches(
     if not mine:
         return []
     return [batch_for_budget(mine, b, [clear_pages], clear_pages) for b in budgets_ms]
+
+
+def ties_rule(cells: Cells, clear_pages: str) -> str:
+    """How ties are judged and chosen among, said once for every answer ("Ties: ...")."""
+    noise = next((c.get("noise_pct") for c in cells.values()), None)
+    noise_text = "unknown with one run" if noise is None else f"{noise:.1f}%"
+    return (
+        "Ties: candidates within the noise between runs are tied (the larger of twice the "
+        f"sweep's noise, {noise_text}, and {TIE_FLOOR_PCT:g}%); among tied kernels, "
+        f"clear_pages()'s ({clear_pages}) if tied, else the first in the kernel table; among "
+        "tied batches for a budget, the largest (fewest resched points), then the kernel rule "
+        "among the kernels tied at that batch."
+    )
 
 
 def fastest_candidate(row: Row) -> Row:

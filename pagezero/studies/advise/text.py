@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, clear_knee, is_clear_step
-from pagezero.studies.advise.answers import budget_line, own_kernel_batches, own_kernel_line
+from pagezero.studies.advise.answers import (
+    budget_line,
+    own_kernel_batches,
+    own_kernel_line,
+    ties_rule,
+)
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.studies.advise.vector import vector_context_line
 from pagezero.units import format_gbps, format_size
@@ -127,10 +132,6 @@ class Advice:
             doc["interrupted"] = self.interrupted
         return doc
 
-    def _noise_text(self) -> str:
-        noise = next((c.get("noise_pct") for c in self.cells.values()), None)
-        return "unknown with one run" if noise is None else f"{noise:.1f}%"
-
     def describe(self, explain: bool = False) -> list[str]:
         """The advice in plain words: the answers first, then how they were found.
 
@@ -218,11 +219,7 @@ class Advice:
     def _method_lines(self) -> list[str]:
         lines = [
             "",
-            "Ties: candidates within the noise between runs are tied (the larger of twice "
-            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); among tied "
-            f"kernels, clear_pages()'s ({self.knee_kernel}) if tied, else the first in the "
-            "kernel table; among tied batches for a budget, the largest (fewest resched "
-            "points), then the kernel rule among the kernels tied at that batch.",
+            ties_rule(self.cells, self.knee_kernel),
             "",
             "Budgets: a batch fits when its worst batch of 9 visits in 10 does (p90: per "
             "visit of a cell, the slowest batch position, each position's time the median "

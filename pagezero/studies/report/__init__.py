@@ -52,12 +52,12 @@ __all__ = ["run_report", "ReportRun", "SCALES", "STUDIES"]
 STUDIES = (
     ("extents", "Kernels by extent", study_extents),
     ("chunks", "Chunk study", study_chunks),
-    ("pages", "Page size: 4KB against 2MB", study_pages),
+    ("pages", "Page size", study_pages),
     ("cold", "Cold vs hot", study_cold),
     ("threads", "Several CPUs at once", study_threads),
-    ("faults", "Page faults: the kernel's own clearing", study_faults),
+    ("faults", "Page faults", study_faults),
     ("advice", "Advice", study_advice),
-    ("predict", "What a new clearing policy would gain here", study_predict),
+    ("predict", "Clearing policies", study_predict),
 )
 
 # What stops one study and not the report: the machine cannot do it (no memory for a 1GB
@@ -77,6 +77,7 @@ class ReportRun:
     interrupted: str | None = None
     not_run: tuple = ()
     seconds: dict = field(default_factory=dict)  # each study's, by name, in the order run
+    command: str = "pagezero report"  # the command line that runs it again
 
     @property
     def failed(self):
@@ -158,6 +159,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     if reserve and not root:
         check_root_can_reserve(needs)
     hint = root_hint(needs) if reserve is None and not root else None
+    asked = reserve
     reserve = root if reserve is None else reserve
     if out_dir is None:
         out_dir = "pagezero-report-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -172,7 +174,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         "advice": {"quick": quick},
         "predict": {"reserve": False, "quick": quick},
     }
-    run = ReportRun(out_dir, cfg["runs"], [])
+    run = ReportRun(out_dir, cfg["runs"], [], command=_command(scale, runs, asked))
     names = [name for name, _, _ in STUDIES]
     shown = pace = None
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
@@ -217,6 +219,13 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         # A signal held while report.md was written: every study had finished.
         run.interrupted = run.interrupted or as_interrupted(e).signame
     return run
+
+
+def _command(scale, runs, reserve):
+    """The `pagezero report` command line that runs a report of these options again."""
+    words = ["PAGEZERO_SCALE=tiny pagezero report" if scale == "tiny" else "pagezero report"]
+    words += ["--quick"] * (scale == "quick") + [f"--runs {runs}"] * bool(runs)
+    return " ".join(words + [{True: "--reserve", False: "--no-reserve"}.get(reserve, "")]).strip()
 
 
 def _run_study(title, measure, pools, shown):

@@ -6,11 +6,11 @@ import os
 
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
-from pagezero.studies.advise.answers import verdict
+from pagezero.studies.advise.answers import fastest_candidate, is_fastest, ties_rule
 from pagezero.studies.advise.study import advise
 from pagezero.studies.advise.vector import vector_context_line
 from pagezero.studies.report.cells import Section, save_json
-from pagezero.studies.report.words import rate
+from pagezero.studies.report.words import rate, text_table
 from pagezero.units import format_size
 
 
@@ -43,31 +43,37 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
     return save_json(section, path, advice.to_json(), lambda: _tabulate(section, advice, quick))
 
 
-def _answer(row, fits, own, advice, question):
-    """One budget's answer: its batch, kernel, rate and worst batch, and clear_pages()'s own."""
+def _answer(row, fits, own, advice):
+    """A budget's answer, its rate first: batch, kernel, worst batch, ties; clear_pages()'s own."""
     budget = f"{row['budget_ms']:g} ms"
     batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
     if not fits:
         return (
-            f"For {question}: no batch measured stays within {budget} here; the closest, "
-            f"{batch} batches of {row['kernel']}, takes {worst} ms in 9 visits of 10 "
-            "(advice table)."
+            f"{worst} ms, over a {budget} budget: the closest batch, {batch} of "
+            f"{row['kernel']}, in 9 visits of 10 (advice table)."
         )
-    pooled = [r for r in advice.best_kernel if r.get("pooled")]
-    why = verdict(row, advice.cells, advice.knee_kernel, pooled, gb=lambda r: f"{rate(r)} GB/s")
+    n = len(row["tied"])
+    why = "the fastest that fits"
+    if n:
+        why = f"tied with {n} other{'s' * (n > 1)}"
+        best = fastest_candidate(row)
+        if is_fastest(row):
+            why = f"the fastest, {why}"
+        else:
+            why += f" (the fastest: {format_size(best['batch_bytes'])} {best['kernel']}, "
+            why += f"{rate(best['bytes_per_sec'])} GB/s)"
     mine = ""
     if own is not None and row["kernel"] != advice.knee_kernel:
         own_row, own_fits = own
-        mine = f"; clear_pages()'s own {advice.knee_kernel}: "
+        mine = f"; clear_pages()'s {advice.knee_kernel}: "
         mine += (
-            f"{format_size(own_row['batch_bytes'])} batches, {rate(own_row['bytes_per_sec'])} GB/s"
+            f"{format_size(own_row['batch_bytes'])}, {rate(own_row['bytes_per_sec'])} GB/s"
             if own_fits
-            else "nothing measured fits"
+            else "nothing fits"
         )
     return (
-        f"For {question}, within a {budget} budget: {batch} batches of {row['kernel']}, "
-        f"{rate(row['bytes_per_sec'])} GB/s, worst batch {worst} ms in 9 visits of 10, {why}"
-        f"{mine} (advice tables)."
+        f"{rate(row['bytes_per_sec'])} GB/s within a {budget} budget: {batch} batches of "
+        f"{row['kernel']} (worst batch {worst} ms), {why}{mine} (advice table)."
     )
 
 
@@ -83,7 +89,7 @@ def _tabulate(section, advice, quick):
         "| fastest tied (GB/s) |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    own = advice.clear_pages_batches()
+    own, text = advice.clear_pages_batches(), []
     own_rows = [
         "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |",
         "|---|---|---|---|---|---|---|",
@@ -92,9 +98,16 @@ def _tabulate(section, advice, quick):
         rows.append(_table_row(row, fits) + f" {_fastest_tied(row)} |")
         if i < len(own):
             own_rows.append(_table_row(*own[i]))
-        section.answers.append(
-            _answer(row, fits, own[i] if i < len(own) else None, advice, question)
-        )
+        mine = own[i] if i < len(own) else None
+        section.answers.append(_answer(row, fits, mine, advice))
+        text.append(_text_row(row, fits, mine))
+    section.text = text_table(
+        ["budget", "batch", "kernel", "GB/s", "worst ms", "clear_pages()", "GB/s"], text
+    )
+    section.rules = [
+        f"The advice table: {question}; worst batch: in 9 visits of 10. "
+        + ties_rule(advice.cells, advice.knee_kernel)
+    ]
     advised = [r["kernel"] for r in advice.batch] + [r["kernel"] for r in advice.best_kernel]
     vector = vector_context_line(advised)
     if vector:
@@ -119,3 +132,19 @@ def _table_row(row, fits):
         f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | {rate(row['bytes_per_sec'])} | "
         f"{worst} | {'yes' if fits else 'no'} | {_tied_text(row['tied'])} |"
     )
+
+
+def _text_row(row, fits, own):
+    """A budget's row of summary.txt's table: the batch chosen, clear_pages()'s own beside it."""
+    worst = f"{row[row['checked_against']]:.2f}" + ("" if fits else " (over)")
+    mine = ["-", "-"]
+    if own is not None and own[1]:
+        mine = [format_size(own[0]["batch_bytes"]), rate(own[0]["bytes_per_sec"])]
+    return [
+        f"{row['budget_ms']:g} ms",
+        format_size(row["batch_bytes"]),
+        row["kernel"],
+        rate(row["bytes_per_sec"]),
+        worst,
+        *mine,
+    ]

@@ -21,14 +21,17 @@ from pagezero.runs.sweeps import sweep_points
 class Section:
     """One study's part of the report: lines, answers, summary, stop signal (name or True), failure.
 
-    answers: the sentences a kernel developer acts on, each with its figure and the table it
-    comes from; the report's summary opens with every study's answers, then the rest.
+    answers: the sentences a kernel developer acts on, each its figure first and the table it
+    comes from last ("(advice table)"); rules: what they share, said once under them; text:
+    summary.txt's fixed-width table of them (words.text_table).
     """
 
     title: str
     body: list = field(default_factory=list)
     summary: list = field(default_factory=list)
     answers: list = field(default_factory=list)
+    rules: list = field(default_factory=list)
+    text: list = field(default_factory=list)
     interrupted: object = None
     failed: str | None = None
 

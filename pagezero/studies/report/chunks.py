@@ -103,9 +103,8 @@ def study_chunks(out_dir, cfg, info, functions, progress):
     size = cfg["chunk_size"]
     backing = kernel_backing(size)
     points = chunk_points(cfg, functions, backing)
-    heading = f"Chunk study ({backing.label} pages)"
     title = f"Clearing {format_size(size)} in chunks ({backing.label} pages)"
     tabulate = partial(_tabulate, size=size, backing=backing, info=info)
     plot = partial(plot_rates, cache_bytes=run_cache(info).measured_instead_of_llc)
     figure = dict(plot=plot, x=_chunk_of, xlabel="chunk per call", title=title)
-    return sweep_study(out_dir, "chunks", heading, cfg, progress, points, tabulate, **figure)
+    return sweep_study(out_dir, "chunks", "Chunk study", cfg, progress, points, tabulate, **figure)

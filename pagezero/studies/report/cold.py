@@ -45,7 +45,7 @@ def study_cold(out_dir, cfg, info, functions, progress):
     cfg = dict(cfg, cold_extents=cold_extents(cfg, info))
     points = cold_points(cfg, info, functions)
     tabulate = partial(_tabulate, cfg=cfg, functions=functions)
-    return sweep_study(out_dir, "cold", "Cold vs hot (4KB pages)", cfg, progress, points, tabulate)
+    return sweep_study(out_dir, "cold", "Cold vs hot", cfg, progress, points, tabulate)
 
 
 def _tabulate(section, rs, cfg, functions):
@@ -71,7 +71,7 @@ def _tabulate(section, rs, cfg, functions):
                 )
     methods = sorted({(r.details or {}).get("cold_method") for r in rs.results} - {None})
     section.body = [
-        "Each loop clears one extent in one call. Hot: the same buffer every loop, "
+        "Each loop clears one extent on 4KB pages in one call. Hot: the same buffer every loop, "
         "as perf runs. Cold: the extent flushed from every cache "
         f"({', '.join(methods) or 'flushed'}, outside the timing) before each call, "
         "as a freshly faulted page is. Extents below 64KB take less time than the "

@@ -17,6 +17,7 @@ from pagezero.studies.report.headline import (
     cache_line,
     headline_rows,
     headline_table,
+    headline_text,
     pages_by_extent,
     pages_words,
 )
@@ -36,12 +37,12 @@ def _tabulate(section, rs, backing, info):
     portable = {k.name for k in kernels("clear") if k.arch == "any"}
     rows = headline_rows(table, xs, cache, clear_pages_kernel(), portable)
     section.answers = [answer(r, nontemporal) for r in rows]
+    section.text = headline_text(rows)
     section.summary = [cache_line(cache, xs[-1]), *fastest_lines(table, xs, llc, words)]
-    pages = pages_words(pages_by_extent(rs, backing.label))
-    section.title = f"Kernels by extent ({pages})"
+    pages = pages_by_extent(rs, backing.label)
     section.body = [
-        f"Each kernel clears an extent in one call, repeatedly, on {pages} (the kernel "
-        f"clears through its direct map's huge pages; a buffer under 2MB cannot be on a "
+        f"Each kernel clears an extent in one call, repeatedly, on {pages_words(pages)} (the "
+        f"kernel clears through its direct map's huge pages; a buffer under 2MB cannot be on a "
         f"2MB page); extents under {format_size(SMALL_REGION)} are cleared in extent-sized "
         f"calls over a {format_size(SMALL_REGION)} region so the timing clock does not "
         f"count. Up to the cache, {words}, the buffer is hot; beyond it, each loop streams "
@@ -49,7 +50,7 @@ def _tabulate(section, rs, backing, info):
         "",
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
         *([settled, ""] if (settled := settle_line(rs)) else []),
-        *markdown_table(table, xs, "extent", llc),
+        *markdown_table(table, xs, "extent", llc, pages),
         "",
         "![rate by extent](extents.png)",
     ]
@@ -74,7 +75,7 @@ def study_extents(out_dir, cfg, info, functions, progress):
     rs = sweep_points("memset", points, cfg["runs"], 0, progress, notes)
     if cfg.get("extend_extents"):
         rs = extend(rs, functions, info, cfg["runs"], progress, notes)
-    section = Section(f"Kernels by extent ({backing.label} pages)", interrupted=rs.interrupted)
+    section = Section("Kernels by extent", interrupted=rs.interrupted)
     title = f"Clearing rate by extent (memset, each kernel, {backing.label} pages)"
     tabulate = partial(_tabulate, section, rs, backing=backing, info=info)
     plot = partial(_plot, info=info)

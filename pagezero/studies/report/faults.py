@@ -13,7 +13,7 @@ from pagezero.results.points import summarize_points
 from pagezero.runs.sweeps import sweep_points
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
-from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
+from pagezero.studies.report.words import interval_text, rate, ratio, runs_line, text_table
 from pagezero.units import format_size, parse_size
 
 # The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
@@ -91,20 +91,20 @@ def _inside_table(found):
 
 
 def _answer(page, fault_rate, h, found):
-    """A page size's answer: what sampling saw inside its fault, against the best clear;
-    today's fault-rate headroom where its faults were not sampled."""
+    """A page size's answer, its figure first: the kernel's clearing inside its fault against
+    the best clear; today's fault-rate headroom where its faults were not sampled."""
     seen, clearing = found.get(page, (None, None))
     best = rate(h.best.bytes_per_sec)
     if clearing is None:
         return (
-            f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
-            f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
-            f"headroom for the kernel's fault path (headroom table)."
+            f"{ratio(h.ratio)} headroom: demand faults on {page} pages run at {fault_rate} "
+            f"GB/s, user space clears the same extents at {best} GB/s ({h.best.function}) "
+            f"(faults table)."
         )
     return (
-        f"Inside a {page} demand fault, {seen.share:.0%} of the time is the kernel clearing "
-        f"the page ({seen.routines_text()}): it clears at {rate(clearing)} GB/s there, "
-        f"against {best} GB/s for the best user-space store (headroom table)."
+        f"{rate(clearing)} GB/s: the kernel's clearing inside a {page} demand fault "
+        f"({seen.share:.0%} of its time; {seen.routines_text()}), against {best} GB/s for "
+        f"the best user-space store (faults table)."
     )
 
 
@@ -122,6 +122,7 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
         "the fault GB/s | clearing headroom |",
         "|---|---|---|---|---|---|---|",
     ]
+    text = []  # summary.txt's rows
     for page, thp in FAULT_PAGES:
         if thp or page in skipped:
             continue
@@ -153,6 +154,11 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
             # An answer: the kernel's clearing inside the fault (or its fault rate) at this
             # page size against the fastest clear.
             section.answers.append(_answer(page, fault_rate, h, found))
+            seen = found.get(page, (None, None))[0]
+            share = "-" if seen is None or isinstance(seen, str) else f"{seen.share:.0%}"
+            text.append([page, fault_rate, share, rate(clearing), best, h.best.function])
+            header = ["page", "fault GB/s", "clearing", "inside GB/s", "best GB/s", "best store"]
+            section.text = text_table(header, text)
         if section.interrupted:
             return
 
@@ -167,7 +173,8 @@ def _tabulate(section, rs, found):
             f"{format_size(first.params['size'])} | {rate(s['median'])} | {interval_text(s)} |"
         )
     section.body = [
-        "Each loop maps the region and touches every page (demand) or maps it populated "
+        "The kernel's own clearing: each loop maps the region and touches every page (demand) "
+        "or maps it populated "
         "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
         f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
         *["", *rows, "", "![fault rates](faults.png)"],
@@ -179,14 +186,11 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
     """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)
-    heading, title = (
-        "Page faults: the kernel's own clearing",
-        "Fault rate by page size and workload",
-    )
+    title = "Fault rate by page size and workload"
     # A size whose pages are gone by the time its sweep maps them (another process took them
     # after the check) is named and left out, the other sizes kept (sweep_points).
     rs = sweep_points("mmap", points, cfg["runs"], cfg["warmup"], progress, notes)
-    section = Section(heading, interrupted=rs.interrupted or None)
+    section = Section("Page faults", interrupted=rs.interrupted or None)
     figure = dict(plot=plot_bars, label=_fault_label, title=title)
     found = inside_faults(rs)
     finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs, found), **figure)

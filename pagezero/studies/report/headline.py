@@ -3,12 +3,11 @@ in cache and beyond it against clear_pages()'s own kernel, as ratios, from the
 kernels-by-extent table (nothing here measures; every figure is a cell of that table)."""
 
 from pagezero.analysis.knee import TIE
-from pagezero.studies.report.words import rate, ratio, span
+from pagezero.studies.report.words import rate, ratio, span, text_table
 from pagezero.system.backing import Backing
 from pagezero.units import format_size
 
-TABLE = "kernels-by-extent table"
-HEADLINE = "headline table"
+TABLE = "extents table"
 
 
 def cache_line(cache, largest):
@@ -62,17 +61,16 @@ def headline_rows(table, xs, cache, clear_pages, portable=()):
         for f, by_x in table.items()
         if f not in portable
     }
-    which = "measured" if cache.source == "measured" else "sysfs's LLC"
+    cache_words = f"{format_size(size)}, " + (
+        "measured" if cache.source == "measured" else "sysfs's LLC"
+    )
     # Without a measured fall, sysfs's size alone: the rates start to fall well before it where
     # the L3 is shared (a Zen 4 VM's 32 MiB: at full speed to 8-16MB), so a quarter of it.
     at_speed = cache.cache_bytes if cache.cache_bytes and cache.cache_bytes <= size else size // 4
     inside = [x for x in xs if x <= at_speed]
     beyond = [x for x in xs if x >= 2 * size]
     rows = []
-    for where, group in (
-        (f"In cache (up to {format_size(size)}, {which})", inside),
-        (f"Beyond the cache ({format_size(size)}, {which})", beyond),
-    ):
+    for where, group in (("in cache", inside), ("beyond the cache", beyond)):
         if not group:
             continue
         x = max(group)
@@ -86,6 +84,7 @@ def headline_rows(table, xs, cache, clear_pages, portable=()):
         rows.append(
             dict(
                 where=where,
+                cache=cache_words,
                 extent=x,
                 clear_pages=clear_pages,
                 clear_pages_rate=here[clear_pages],
@@ -98,6 +97,19 @@ def headline_rows(table, xs, cache, clear_pages, portable=()):
     return rows
 
 
+def _cells(r):
+    """A headline row's cells: where, extent, the two kernels and rates, their ratio."""
+    return [
+        r["where"],
+        format_size(r["extent"]),
+        r["clear_pages"],
+        rate(r["clear_pages_rate"]),
+        r["other"],
+        rate(r["other_rate"]),
+        ratio(r["other_rate"] / r["clear_pages_rate"]),
+    ]
+
+
 def headline_table(rows):
     """The headline table (markdown lines) of headline_rows(); [] when none."""
     if not rows:
@@ -108,41 +120,48 @@ def headline_table(rows):
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(
-            f"| {r['where']} | {format_size(r['extent'])} | {r['clear_pages']} | "
-            f"{rate(r['clear_pages_rate'])} | {r['other']} | {rate(r['other_rate'])} | "
-            f"{ratio(r['other_rate'] / r['clear_pages_rate'])} |"
-        )
+        cells = _cells(r)
+        cells[0] += f" ({r['cache']})"
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
+def headline_text(rows):
+    """summary.txt's table of headline_rows(): the same cells, fixed width."""
+    header = ["", "extent", "clear_pages()", "GB/s", "fastest other", "GB/s", "ratio"]
+    return text_table(header, [_cells(r) for r in rows]) if rows else []
+
+
+def _tied(names):
+    """Kernels tied with the fastest: named where one or two, else counted."""
+    if len(names) > 2:
+        return f"tied with {len(names)} others"
+    return f"tied with {' and '.join(names)}" if names else ""
+
+
 def answer(row, nontemporal):
-    """One headline row as the summary's sentence: which store clears fastest, ties as ties."""
+    """One headline row as the summary's answer, its figure first: which store clears fastest."""
     cp, other = row["clear_pages"], row["other"]
     c, o = rate(row["clear_pages_rate"]), rate(row["other_rate"])
     times = ratio(row["other_rate"] / row["clear_pages_rate"])
     at = f"{row['where']}, {format_size(row['extent'])} extents"
-    if row["fastest"] == cp or cp in row["tied"]:
-        lead = f"clear_pages()'s {cp} clears fastest"
-        if cp in row["tied"]:
-            lead = f"clear_pages()'s {cp} ties with the fastest, {row['fastest']}, within {TIE:.0%}"
-        elif row["tied"]:
-            lead += f", tied within {TIE:.0%} with {', '.join(row['tied'])}"
+    kind = _kind(other, nontemporal)
+    if row["fastest"] == cp:
+        ties = f", {_tied(row['tied'])}" if row["tied"] else ""
         return (
-            f"{at}: {lead} ({c} GB/s); the fastest other store, {other} "
-            f"({_kind(other, nontemporal)}), clears {times} as fast ({o} GB/s; {HEADLINE})."
+            f"{c} GB/s {at}: clear_pages()'s {cp} clears fastest{ties}; the fastest other "
+            f"store, {kind} {other}, {o} GB/s ({times}) ({TABLE})."
         )
-    ties = f", tied within {TIE:.0%} with {', '.join(row['tied'])}" if row["tied"] else ""
+    if cp in row["tied"]:
+        return (
+            f"{c} GB/s {at}: clear_pages()'s {cp} ties with the fastest, {kind} {other} "
+            f"({o} GB/s, {times}) ({TABLE})."
+        )
+    ties = f" ({_tied(row['tied'])})" if row["tied"] else ""
     return (
-        f"{at}: {_kind(other, nontemporal)} stores ({other}{ties}) clear {times} as fast as "
-        f"clear_pages()'s {cp} here ({o} vs {c} GB/s; {HEADLINE})."
+        f"{times} {at}: {kind} {other}{ties} clears at {o} GB/s, clear_pages()'s {cp} at "
+        f"{c} GB/s ({TABLE})."
     )
-
-
-def headline_answers(table, xs, cache, clear_pages, nontemporal, portable=()):
-    """The answers: the fastest store in cache and beyond it against clear_pages()'s kernel."""
-    rows = headline_rows(table, xs, cache, clear_pages, portable)
-    return [answer(r, nontemporal) for r in rows]
 
 
 def pages_by_extent(rs, backing_label):

@@ -1,13 +1,16 @@
 """report.md: the header, the summary (the studies' answers first), the machine, each
-study's section, the studies that failed or were not run, and the files; and report.html,
-the same lines as one self-contained page (html.py)."""
+study's section, the studies that failed or were not run, and the files; report.html, the
+same lines as one self-contained page (html.py); summary.txt, the answers to paste
+(plaintext.py)."""
 
 import datetime
 import os
+import re
 
 from pagezero.files import atomic_write
 from pagezero.interrupt import deferred
 from pagezero.studies.report.html import anchor, write_html
+from pagezero.studies.report.plaintext import write_summary
 from pagezero.system.machine import summary
 
 
@@ -35,23 +38,27 @@ def _status_lines(run):
     return [x for line in lines for x in ("", line)]
 
 
+# An answer's closing citation, "(advice table).", linked to its section.
+_CITATION = re.compile(r"\((\w[\w ]* table)\)\.$")
+
+
 def _linked(answer, title):
-    """The answer with its section linked, inside its closing "(... table)" where it has one."""
-    link = f"[{title}](#{anchor(title)})"
-    if answer.endswith(")."):
-        return f"{answer[:-2]}, in {link})."
-    return f"{answer.rstrip('.')} ({link})."
+    """The answer with its closing "(... table)" linked to its section, or the section added."""
+    link = f"#{anchor(title)}"
+    cited = _CITATION.sub(lambda m: f"([{m[1]}]({link})).", answer)
+    return cited if cited != answer else f"{answer.rstrip('.')} ([{title}]({link}))."
 
 
 def summary_lines(sections):
-    """The summary's lines: every study's answers first, each linked to its section, then
-    the rest of what the studies found."""
+    """The summary's lines: every study's answers first, each linked to its section, the
+    rules they share said once under them, then the rest of what the studies found."""
     answers = [f"- {_linked(answer, s.title)}" for s in sections for answer in s.answers]
+    rules = [x for s in sections if s.answers for rule in s.rules for x in ("", rule)]
     rest = [f"- {line}" for s in sections for line in s.summary]
     if not answers:
         return ["", *rest]
     also = ["", "### Also found", "", *rest] if rest else []
-    return ["", "### Answers", "", *answers, *also]
+    return ["", "### Answers", "", *answers, *rules, *also]
 
 
 def write_markdown(run, info, scale, elapsed, load):
@@ -75,7 +82,11 @@ def _write(run, info, scale, elapsed, load):
         if s.body or s.failed:
             md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
     md += ["", "## Files", ""]
-    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {"report.html"}
+    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {
+        "report.html",
+        "summary.txt",
+    }
     md += [f"- `{name}`" for name in sorted(names)]
     atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))
     write_html(run.out_dir, md)
+    write_summary(run, info, f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale {scale}")

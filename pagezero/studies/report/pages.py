@@ -69,10 +69,9 @@ def study_pages(out_dir, cfg, info, functions, progress):
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":
         return Section(
-            "Page size: 4KB against 2MB",
+            "Page size",
             [f"Not measured: this machine gives no 2MB pages now ({huge.note})."],
         )
     points = page_points(cfg, functions, huge)
-    heading = f"Page size: {format_size(size)} on 4KB and on {huge.label} pages"
     tabulate = partial(_tabulate, size=size, small=small, huge=huge, info=info)
-    return sweep_study(out_dir, "pages", heading, cfg, progress, points, tabulate)
+    return sweep_study(out_dir, "pages", "Page size", cfg, progress, points, tabulate)

@@ -12,9 +12,9 @@ from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
 from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import PREEMPT_MODES, PROPOSAL_2012
 from pagezero.studies.report.cells import Section, failure_text, save_json
-from pagezero.studies.report.words import rate
+from pagezero.studies.report.words import rate, text_table
 
-TITLE = "What a new clearing policy would gain here"
+TITLE = "Clearing policies"
 
 # AMD Milan, preempt=full, demand faults before -> after, as measured in "mm:
 # folio_zero_user: clear contiguous pages" (2025): perf's "GB/sec", 2^30 bytes/s (perf
@@ -70,6 +70,7 @@ def _tabulate(section, found, notes):
         "| page | policy | stores | kernel | preempt | projected GB/s | low..high | vs today |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    text = []  # summary.txt's rows
     for p in found:
         if p.explained is None:
             continue
@@ -86,15 +87,21 @@ def _tabulate(section, found, notes):
             f"| {p.fault_pages.split(' (')[0]} |"
         )
         for g in group_projections(p.projections):
-            x = g.projected
-            modes = "all four" if len(g.modes) == len(PREEMPT_MODES) else ", ".join(g.modes)
+            x, gain = g.projected, _gain(p.fault_bytes_per_sec, g.projected.bytes_per_sec)
+            alike = len(g.modes) == len(PREEMPT_MODES)
             proj.append(
                 f"| {p.page} | {_policy(x.replay)} | {_stores(x.replay)} | {x.replay.kernel} | "
-                f"{modes} | {rate(x.bytes_per_sec)} | {rate(x.low)}..{rate(x.high)} | "
-                f"{_gain(p.fault_bytes_per_sec, x.bytes_per_sec)} |"
+                f"{'all four' if alike else ', '.join(g.modes)} | {rate(x.bytes_per_sec)} | "
+                f"{rate(x.low)}..{rate(x.high)} | {gain} |"
             )
+            modes = "all" if alike else "|".join(g.modes)
+            text.append([p.page, x.replay.policy, x.replay.kernel, modes, rate(x.bytes_per_sec)])
+            text[-1].append(gain)
         section.answers.append(_answer(p))
         section.summary += _rest(p)
+    if text:
+        header = ["page", "policy", "kernel", "preempt", "GB/s", "vs today"]
+        section.text = text_table(header, text)
     if any(p.projections for p in found):
         section.summary.append(
             "For scale, another machine (AMD Milan, in the seeds' \"mm: folio_zero_user: clear "
@@ -153,34 +160,32 @@ def _policy(replay):
 
 
 def _answer(p):
-    """predict's answer for one page size: today's fault rate, 7.0 with both kernels."""
-    today = f"{p.page} demand faults run at {rate(p.fault_bytes_per_sec)} GB/s here"
+    """predict's answer for one page size, its projected rates first: the 7.0 policy with both
+    kernels, against today's fault rate."""
+    today = f"{rate(p.fault_bytes_per_sec)} GB/s today"
     if p.observed and p.inside:
-        today += f", {p.inside.share:.0%} of it the kernel clearing (sampled)"
+        today += f", {p.inside.share:.0%} of it clearing"
     if not p.projections:
-        return f"{today}; {_no_fit(p)}"
+        return f"{today}: {p.page} demand faults; {_no_fit(p)}"
     by_modes = {}  # the preemption models that clear alike -> their projections
     for g in group_projections(p.projections):
         if g.projected.replay.policy == "7.0":
             by_modes.setdefault(g.modes, []).append(g.projected)
     clauses = []
     for modes, projected in by_modes.items():
-        kernels = [
-            f"{rate(x.bytes_per_sec)} GB/s with {_stores(x.replay)} {x.replay.kernel} "
-            f"({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
-            for x in projected
-        ]
+        kernels = _and(
+            [
+                f"{rate(x.bytes_per_sec)} GB/s ({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
+                f" with {_stores(x.replay)} {x.replay.kernel}"
+                for x in projected
+            ]
+        )
         alike = len(modes) == len(PREEMPT_MODES)
-        clauses.append(
-            ("at " if alike else f"under preempt={'|'.join(modes)}, at ") + _and(kernels)
-        )
-    alike = len(by_modes) == 1 and len(next(iter(by_modes))) == len(PREEMPT_MODES)
-    if alike:
-        alike_words = "all four preemption models alike"
-        return (
-            f"{today}; the 7.0 policy would fault {clauses[0]}, {alike_words} (projection table)."
-        )
-    return f"{today}; the 7.0 policy would fault, {'; '.join(clauses)} (projection table)."
+        clauses.append(kernels + ("" if alike else f" under preempt={'|'.join(modes)}"))
+    return (
+        f"{'; '.join(clauses)}: {p.page} demand faults under the 7.0 policy, from {today} "
+        f"(projection table)."
+    )
 
 
 def _rest(p):

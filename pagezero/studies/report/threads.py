@@ -14,7 +14,7 @@ def study_threads(out_dir, cfg, info, functions, progress):
     """1 to N threads clearing one region, against one thread's rate."""
     # One run (one process): the report's runs do not apply.
     f, size = condition_kernels(functions)[0], cfg["thread_size"]
-    title = "Several CPUs at once (4KB pages)"
+    title = "Several CPUs at once"
     try:
         rs = scaling(size, function=f, loops=3)
     except KeyboardInterrupt:
@@ -41,9 +41,9 @@ def _tabulate(section, rs, f, size):
         )
     section.body = [
         f"Threads pinned to distinct CPUs, started behind a barrier, clear disjoint parts of "
-        f"one {format_size(size)} region with {f}: the way a parallel gigantic-page clear or "
-        f"a pre-zeroing daemon would. One run (one process): total bytes over total time of "
-        f"its loops.",
+        f"one {format_size(size)} region on 4KB pages with {f}: the way a parallel "
+        f"gigantic-page clear or a pre-zeroing daemon would. One run (one process): total "
+        f"bytes over total time of its loops.",
         "",
         *rows,
         "",

@@ -62,16 +62,30 @@ def interval_text(cell):
     return f"+-{cell['spread_pct']:.1f}% (loops, 1 run)"
 
 
-def markdown_table(table, xs, x_label, llc):
-    """A table of cells(): a row per x, a column per function, the footnote where marked."""
+def markdown_table(table, xs, x_label, llc, pages=None):
+    """A table of cells(): a row per x, a column per function (after the pages of each x,
+    where given), the footnote where marked."""
     functions = sorted(table)
-    lines = [f"| {x_label} | " + " | ".join(functions) + " |", "|---|" + "---|" * len(functions)]
+    head = [x_label] + ["pages"] * bool(pages) + functions
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * (len(head) - 1)]
     for x in xs:
-        row = [format_size(x)] + [cell_text(table[f].get(x), llc) for f in functions]
+        row = [format_size(x)] + ([pages.get(x, "-")] if pages else [])
+        row += [cell_text(table[f].get(x), llc) for f in functions]
         lines.append("| " + " | ".join(row) + " |")
     if any(marked(c, llc) for by_x in table.values() for c in by_x.values()):
         lines += ["", spread_footnote()]
     return lines
+
+
+def text_table(header, rows):
+    """summary.txt's fixed-width table: columns of figures right-aligned, of words left."""
+    columns = list(zip(header, *rows))
+    widths = [max(map(len, c)) for c in columns]
+    figures = [all(x[:1] in "0123456789+-" for x in c[1:]) for c in columns]
+    return [
+        "  ".join(x.rjust(w) if f else x.ljust(w) for x, w, f in zip(row, widths, figures)).rstrip()
+        for row in (header, *rows)
+    ]
 
 
 def spread_footnote():

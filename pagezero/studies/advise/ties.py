@@ -1,28 +1,14 @@
-"""Ties in the advice: candidates whose difference is within the measured noise.
+"""Ties in the advice: candidates whose rates differ by no more than the measured noise.
 
-A sweep that names the fastest of near-equals presents a coin toss as a recommendation:
-measured again, another of them wins. So two candidates are tied when their rates differ by
-no more than the noise between runs, and a fixed rule chooses among tied candidates
-(pagezero.studies.advise.choices applies them):
-
-- a kernel: the one the Linux clear_pages() uses on this CPU when it is among the tied (rep
-  stosb with ERMS, else rep stosq, on x86-64: arch/x86/include/asm/page_64.h), else the
-  first of them in the kernel table, the architecture's rows before the portable ones
-  (glibc's memset(), the C loop), which a kernel cannot call;
-- a batch for a latency budget: the largest batch among the tied (fewest resched points),
-  then the kernel rule among the kernels tied at that batch;
-- the knee: of the best one-step fit and a neighbouring split tied with it, the smaller
-  extent;
-- beyond the LLC: one range, judged as choices.judge_range says, and a budget's batch there
-  takes that range's kernel.
-
-A cell's noise is the sweep's: the median over its cells (sweep_noise) of the spread between
-runs (the standard deviation of the per-run medians in % of their mean, each run first
-divided by its load factor, run_spreads: another task that slows a whole run alike cannot
-change which candidate is faster within it), or of the loops with one run. Two rates are
-tied when they differ by less than twice the larger noise, or TIE_FLOOR_PCT, whichever is
-larger: two medians each off by up to one spread can differ by two, and three runs know a
-spread only roughly.
+Naming the fastest of near-equals presents a coin toss as a recommendation, so a fixed rule
+chooses among tied candidates (choices applies it; answers.ties_rule says it): a kernel,
+clear_pages()'s on this CPU when tied (arch/x86/include/asm/page_64.h), else the first in the
+kernel table, the portable rows last; a budget's batch, the largest tied (fewest resched
+points), then the kernel rule; the knee, the smaller of tied neighbouring splits; beyond the
+LLC, one range (choices.judge_range). A cell's noise is the sweep's median spread between runs
+(each run over its load factor: run_spreads), or of the loops with one run; two rates tie
+within twice the larger noise, or TIE_FLOOR_PCT: two medians each off by one spread can
+differ by two, and three runs know a spread only roughly.
 """
 
 from __future__ import annotations

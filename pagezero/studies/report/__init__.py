@@ -1,14 +1,9 @@
-"""`pagezero report`: the default study of this machine, as a folder.
-
-One module per study (STUDIES, in the order run). The extents and chunk studies stand for
-the kernel's own clearing, through its direct map's huge pages: their buffers are on 2MB
-pages when this machine gives them (system.backing.kernel_backing); each heading says which.
-
-The folder holds each study's results (JSON, loadable with pagezero.ResultSet.load), PNG and
-SVG plots, report.md with the tables, the pictures and a summary in plain words whose every
-figure is a cell of one of its tables (markdown.py), and report.html, the same as one
-self-contained page (html.py). Sizes: SCALES.
-"""
+"""`pagezero report`: the default study of this machine, as a folder: one module per study
+(STUDIES, in the order run; sizes: SCALES), each study's results (JSON), PNG and SVG plots,
+report.md whose summary quotes only cells of its tables (markdown.py), report.html
+(html.py) and summary.txt (plaintext.py). The extents and chunk studies stand for the
+kernel's own clearing through its direct map's huge pages: on 2MB pages where this machine
+gives them (system.backing.kernel_backing)."""
 
 from __future__ import annotations
 
@@ -68,8 +63,7 @@ STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 @dataclass
 class ReportRun:
-    """What run_report() did: its folder, sections, stop signal's name, studies not run,
-    and each study's seconds."""
+    """What run_report() did: folder, sections, stop signal, studies not run, seconds."""
 
     out_dir: str
     runs: int
@@ -99,7 +93,6 @@ def _check(scale, runs, reserve):
 
 
 def _estimates(names, cfg, info, functions, pace, quick):
-    """{study: seconds} expected here for studies `names` (estimate.study_seconds)."""
     return {n: study_seconds(n, cfg, info, functions, pace, quick) for n in names}
 
 
@@ -113,7 +106,7 @@ def _opening(scale, cfg, out_dir, seconds):
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=None, runs=None):
-    """Run the default study into `out_dir` (not one holding a report) and write report.md.
+    """Run the default study into `out_dir` (not one holding a report): report.md, summary.txt.
 
     Parameters
     ----------
@@ -208,7 +201,11 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
                 # extents study measured among them), never scaled by this one's overrun.
                 left = _estimates(names[i + 1 :], cfg, info, functions, pace, quick)
                 shown.reestimate(run.seconds[name] + sum(left.values()))
-                shown.step(_step_text(i, name, section, run.seconds[name]), run.seconds[name])
+                how = "failed" if section.failed else "stopped" if section.interrupted else "done"
+                step = (
+                    f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(run.seconds[name])}"
+                )
+                shown.step(step, run.seconds[name])
             if section.interrupted:
                 run.interrupted = _signal_name(section.interrupted)
                 run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
@@ -245,13 +242,6 @@ def _run_study(title, measure, pools, shown):
     return section
 
 
-def _step_text(i, name, section, seconds):
-    how = "failed" if section.failed else "stopped" if section.interrupted else "done"
-    return f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(seconds)}"
-
-
 def _signal_name(mark):
     """A section's interrupted mark as a signal's name (True: the one last received)."""
-    if isinstance(mark, str):
-        return mark
-    return signal.Signals(received() or signal.SIGINT).name
+    return mark if isinstance(mark, str) else signal.Signals(received() or signal.SIGINT).name

@@ -14,17 +14,6 @@ from pagezero.studies.report.words import rate, text_table
 from pagezero.units import format_size
 
 
-def _tied_text(tied):
-    """A row's tied alternatives in words ("-" when none)."""
-    return ", ".join(f"{format_size(t['batch_bytes'])} {t['kernel']}" for t in tied) or "-"
-
-
-def _fastest_tied(row):
-    """The rate of the fastest candidate tied with a row, when it is not the row ("-")."""
-    faster = [t for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]]
-    return rate(max(t["bytes_per_sec"] for t in faster)) if faster else "-"
-
-
 def study_advice(out_dir, cfg, info, functions, progress, quick):
     """pagezero.advise() as advice.json and a table per latency budget."""
     interrupted = None
@@ -84,18 +73,14 @@ def _tabulate(section, advice, quick):
     if cache and advice.region_bytes > cache:
         beyond = " (larger than the cache, as the kernel clears fresh pages)"
     question = f"clearing a {region} region{beyond} in batches between resched points"
-    rows = [
-        "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with "
-        "| fastest tied (GB/s) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    own, text = advice.clear_pages_batches(), []
-    own_rows = [
-        "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    head = "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |"
+    rows = [head + " fastest tied (GB/s) |", "|---|" + "---|" * 7]
+    own_rows, own, text = [head, "|---|" + "---|" * 6], advice.clear_pages_batches(), []
     for i, (row, fits) in enumerate(zip(advice.batch, advice.batch_fits)):
-        rows.append(_table_row(row, fits) + f" {_fastest_tied(row)} |")
+        faster = [
+            t["bytes_per_sec"] for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]
+        ]
+        rows.append(_table_row(row, fits) + f" {rate(max(faster)) if faster else '-'} |")
         if i < len(own):
             own_rows.append(_table_row(*own[i]))
         mine = own[i] if i < len(own) else None
@@ -126,11 +111,12 @@ def _tabulate(section, advice, quick):
 
 
 def _table_row(row, fits):
-    """A budget's row of the advice tables, up to its tied column."""
+    """A budget's row of the advice tables, up to its tied column ("-": none tied)."""
     batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
+    tied = ", ".join(f"{format_size(t['batch_bytes'])} {t['kernel']}" for t in row["tied"])
     return (
         f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | {rate(row['bytes_per_sec'])} | "
-        f"{worst} | {'yes' if fits else 'no'} | {_tied_text(row['tied'])} |"
+        f"{worst} | {'yes' if fits else 'no'} | {tied or '-'} |"
     )
 
 

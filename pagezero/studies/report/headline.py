@@ -167,26 +167,21 @@ def answer(row, nontemporal):
 def pages_by_extent(rs, backing_label):
     """{extent: the pages it was on, in words}: "4KB" where smaps saw no huge page of it;
     `backing_label` where a result's params do not say (a sweep fell back: they do)."""
-    shares, labels = {}, {}
+    labels, shares = {}, {}
     for r in rs.results:
+        extent = int(r.params.get("chunk") or r.params["size"])
         if "page" in r.params:
-            extent = int(r.params.get("chunk") or r.params["size"])
             labels[extent] = Backing.of(r.params["page"], r.params.get("thp")).label
-    for r in rs.results:
-        extent = int(r.params.get("chunk") or r.params["size"])
-        share = (r.details or {}).get("huge_share")
-        if share is not None:
-            shares.setdefault(extent, []).append(share)
+        seen = shares.setdefault(extent, [])
+        if (r.details or {}).get("huge_share") is not None:
+            seen.append(r.details["huge_share"])
     out = {}
-    for r in rs.results:
-        extent = int(r.params.get("chunk") or r.params["size"])
+    for extent, seen in shares.items():
         label = labels.get(extent, backing_label)
-        if extent not in shares or min(shares[extent]) >= 0.99:
+        if not seen or min(seen) >= 0.99:
             out[extent] = label
-        elif max(shares[extent]) == 0:
-            out[extent] = "4KB"
         else:
-            out[extent] = f"{label} for {min(shares[extent]):.0%} of the buffer"
+            out[extent] = "4KB" if max(seen) == 0 else f"{label} for {min(seen):.0%} of the buffer"
     return out
 
 

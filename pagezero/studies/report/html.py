@@ -1,14 +1,8 @@
-"""report.html: report.md as one self-contained page.
-
-The page is made from report.md's own lines, so that its sections, tables and sentences are
-those of report.md, word for word. Each figure is the study's SVG, inlined (the PNG is for
-mail), and stands next to the table before it. Nothing is fetched: no external stylesheet,
-script, font or image; the few lines of script that sort a table when its header is clicked
-are inline.
-
-Only the markdown report.md is written in is read: headings, paragraphs, "- " lists, fenced
-code, pipe tables, images, `code`, **bold** and links to the page's own headings.
-"""
+"""report.html: report.md's own lines, word for word, as one self-contained page (nothing
+fetched; the script sorting a table by its clicked header inline), each figure the study's
+SVG inlined beside the table before it. Only the markdown report.md is written in is read:
+headings, paragraphs, "- " lists, fenced code, pipe tables, images, `code`, **bold** and
+links to the page's own headings."""
 
 from __future__ import annotations
 
@@ -71,8 +65,7 @@ _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
 
 
 def anchor(heading: str) -> str:
-    """A heading's anchor as markdown viewers make it: lower case, punctuation dropped, "-"
-    for each space."""
+    """A heading's anchor as markdown viewers make it: lower case, no punctuation, "-" for " "."""
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 

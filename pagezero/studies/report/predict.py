@@ -1,7 +1,6 @@
-"""`pagezero predict` in the report: how much of a huge-page fault is the running kernel's
-clearing (sampled; the replay's share by subtraction beside it as the cross-check), and what
-each policy would make of it with clear_pages()'s stores and with the fastest non-temporal
-kernel; the gains measured on AMD Milan only for scale, as another machine's."""
+"""`pagezero predict` in the report: the running kernel's clearing share of a huge-page fault
+(sampled; by subtraction beside it), and what each policy would make of it with
+clear_pages()'s stores and the fastest non-temporal kernel; AMD Milan's gains for scale."""
 
 import os
 
@@ -152,11 +151,8 @@ def _stores(replay):
 
 
 def _policy(replay):
-    return (
-        "pre-7.0, the 2012 proposal"
-        if replay.nontemporal and replay.policy == "pre-7.0"
-        else replay.policy
-    )
+    proposal = replay.nontemporal and replay.policy == "pre-7.0"
+    return "pre-7.0, the 2012 proposal" if proposal else replay.policy
 
 
 def _answer(p):
@@ -173,12 +169,10 @@ def _answer(p):
             by_modes.setdefault(g.modes, []).append(g.projected)
     clauses = []
     for modes, projected in by_modes.items():
-        kernels = _and(
-            [
-                f"{rate(x.bytes_per_sec)} GB/s ({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
-                f" with {_stores(x.replay)} {x.replay.kernel}"
-                for x in projected
-            ]
+        kernels = " and ".join(
+            f"{rate(x.bytes_per_sec)} GB/s ({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
+            f" with {_stores(x.replay)} {x.replay.kernel}"
+            for x in projected
         )
         alike = len(modes) == len(PREEMPT_MODES)
         clauses.append(kernels + ("" if alike else f" under preempt={'|'.join(modes)}"))
@@ -204,17 +198,12 @@ def _rest(p):
 
 
 def _no_fit(p):
+    why = f"the replay explains {p.explained:.0%}"
     if p.explained < FIT_LOW:
-        why = f"the replay explains {p.explained:.0%}, under {FIT_LOW:.0%}"
+        why += f", under {FIT_LOW:.0%}"
     elif p.explained > FIT_HIGH:
-        why = f"the replay explains {p.explained:.0%}, over {FIT_HIGH:.0%}"
+        why += f", over {FIT_HIGH:.0%}"
     else:
-        why = (
-            f"the replay explains {p.explained:.0%}, but the remainder is below zero across "
-            "the runs (the replay clears slower than the kernel faults)"
-        )
+        why += ", but the remainder is below zero across the runs (the replay clears slower "
+        why += "than the kernel faults)"
     return f"{why}: {_NO_FIT}"
-
-
-def _and(clauses):
-    return clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + " and " + clauses[-1]

@@ -78,10 +78,11 @@ def markdown_table(table, xs, x_label, llc, pages=None):
 
 
 def text_table(header, rows):
-    """summary.txt's fixed-width table: columns of figures right-aligned, of words left."""
+    """summary.txt's fixed-width table: the first column and those of words left-aligned,
+    those of figures right."""
     columns = list(zip(header, *rows))
     widths = [max(map(len, c)) for c in columns]
-    figures = [all(x[:1] in "0123456789+-" for x in c[1:]) for c in columns]
+    figures = [i and all(x[:1] in "0123456789+-" for x in c[1:]) for i, c in enumerate(columns)]
     return [
         "  ".join(x.rjust(w) if f else x.ljust(w) for x, w, f in zip(row, widths, figures)).rstrip()
         for row in (header, *rows)

@@ -13,8 +13,7 @@ from pagezero.studies.report import SCALES, run_report
 
 
 def _progress(args, what, runs):
-    """A line on stderr per run of the command (`runs` of them) with the time left, the
-    runs and sweeps inside saying when each ends; none with --quiet."""
+    """A line on stderr per run (`runs` of them) with the time left; none with --quiet."""
     if args.quiet:
         return contextlib.nullcontext()
     return Progress(what, runs, counts_runs=True)

@@ -1,12 +1,6 @@
 """advise's answers, one line each: per latency budget the batch, kernel, rate and worst
-batch, whether it is the fastest or which rule chose it among the tied; and the batch for
-clear_pages()'s own kernel, which a kernel patch would tune first.
-
-The rule is read back from the cells as pagezero.studies.advise.choices applied it: the
-largest of the batches tied with the fastest, then among the kernels tied at that batch
-clear_pages()'s, or the first in the kernel table, or in a range judged as one, that
-range's kernel.
-"""
+batch, the fastest or the rule that chose it among the tied (read back from the cells as
+choices applied it), and the batch for clear_pages()'s own kernel."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The report's figures and the shape every study shares: measure, table, figure, sentence.
-
-The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time", 2013):
-a fresh process lands on one physical placement of its buffers, which its loops cannot see
-vary. So a study's sweeps run `runs` repetitions in fresh processes, and every cell is
-point_summary's median of the runs' medians.
-"""
+"""The shape every study shares: measure, table, figure, sentence. The run is the unit
+(Kalibera and Jones, 2013): a fresh process lands on one physical placement of its buffers,
+which its loops cannot see vary, so every cell is the median of `runs` fresh processes'."""
 
 import contextlib
 import json
@@ -55,8 +51,7 @@ def draw(section, plot, *args, **kwargs):
 
 
 def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_args):
-    """A study's tail: `rs` saved as name.json, tabulated, drawn as name.png/.svg; `notes`
-    (sweep_points' lines on the pages a sweep could not have) listed after the table."""
+    """A study's tail: `rs` saved as name.json, tabulated, `notes` listed, drawn."""
     # Nothing tabulated or drawn when `rs` is empty.
     with holding(section):
         rs.save(os.path.join(out_dir, f"{name}.json"))

@@ -1,8 +1,6 @@
 """The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of 4KB up
-to the whole region, on the kernel's own mappings: where the rate steps (on AMD Zen, where
-rep stosb stops allocating cache lines: the LLC knee of "mm: folio_zero_user: clear
-contiguous pages", 2025), compared with the cache the run has (measured where it differs
-from sysfs's LLC)."""
+to all of it: where the rate steps (on AMD Zen, where rep stosb stops allocating cache
+lines: the LLC knee of "mm: folio_zero_user: clear contiguous pages"), against the cache."""
 
 from functools import partial
 
@@ -28,8 +26,7 @@ def _chunk_of(r):
 
 
 def allocation_evidence(kernel, knees, temporal):
-    """Whether a kernel's clear step speaks of cache-line allocation: a temporal store's step
-    that every non-temporal store measured beside it lacks (at least one measured)."""
+    """Whether a temporal store's clear step is absent from every non-temporal one measured."""
     streaming = [k for name, k in knees.items() if name not in temporal]
     return (
         kernel in temporal

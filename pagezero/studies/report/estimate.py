@@ -39,8 +39,7 @@ VISIT_S = 0.03
 
 @dataclass(frozen=True)
 class Pace:
-    """This machine's rates (bytes/s) of a clear, a point's mapping and demand faults on 4KB
-    and 2MB pages, and the seconds a fresh process takes to start."""
+    """This machine's rates (bytes/s): clear, mapping and faults; a process's start (s)."""
 
     clear: float
     map_small: float
@@ -62,8 +61,7 @@ def _mapping_rate(nbytes, thp):
 
 
 def measure_pace(nbytes, times=3):
-    """Pace measured now over `nbytes`, each rate the median of `times` (on a shared VM one
-    can be half or twice the next)."""
+    """Pace over `nbytes`, each rate the median of `times` (on a VM one can be twice the next)."""
     # Memory this process has not touched yet may be new to the host as well, which then
     # faults it in first, five to ten times slower (measure.warmup): once untimed.
     mem.memset(nbytes, loops=1, thp=True)

@@ -1,9 +1,7 @@
-"""The extents study: every available clear kernel over extents from 4KB to beyond the cache,
-dense around the cache sizes (which kernel wins where), on the kernel's own mappings (2MB
-pages when this machine gives them). From the temporal kernels' fall it measures the cache
-the run has (pagezero.analysis.cache), extends the extents until they reach the memory
-plateau and twice that cache, and sets it in the machine() dict the later studies are
-given (analysis.cache.run_cache reads it there)."""
+"""The extents study: every clear kernel from 4KB to beyond the cache, on the kernel's own
+mappings. From the temporal kernels' fall it measures the cache the run has, extends the
+extents to the memory plateau and twice that cache, and sets it in the machine() dict the
+later studies are given (analysis.cache.run_cache)."""
 
 from functools import partial
 
@@ -83,6 +81,5 @@ def study_extents(out_dir, cfg, info, functions, progress):
 
 
 def _plot(rs, stem, info, **figure):
-    """plot_rates() with the measured cache marked where it differs from sysfs's LLC (known
-    once the table is made, which is before the figure is drawn)."""
+    """plot_rates() with the measured cache marked where it differs from sysfs's LLC."""
     return plot_rates(rs, stem, cache_bytes=run_cache(info).measured_instead_of_llc, **figure)

@@ -1,7 +1,6 @@
-"""`pagezero mem mmap` per page size: demand and populate faults, the kernel's own clearing,
-what sampling saw inside the demand faults, and the headroom between them and user space's
-best clear of the same extents: the fault rate's, and the kernel's clearing rate inside the
-fault (bytes / (clearing share x fault time)) against the same clears, like with like."""
+"""`pagezero mem mmap` per page size: demand and populate faults, what sampling saw inside the
+demand faults, and the headroom to user space's best clear of the same extents, of the fault
+rate and of the kernel's clearing inside the fault (bytes / (share x fault time))."""
 
 import statistics
 
@@ -48,9 +47,8 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page ("2MB", "4KB + THP"), what sampling saw inside its demand faults: (Inside,
-    the kernel's clearing rate inside the fault: each run's fault rate over its share, the
-    median), or (the line why not, None)."""
+    """Per page ("4KB + THP"): (Inside, the median of each run's fault rate over its share),
+    or (the line why not, None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":
@@ -66,8 +64,7 @@ def inside_faults(rs):
 
 
 def _inside_table(found):
-    """The "Inside the fault" table: per page the clearing share, the routines, the
-    kernel's clearing rate there, each group's share and the samples; lines why not."""
+    """The "Inside the fault" table per page size, and lines why not."""
     sampled = {page: x for page, x in found.items() if not isinstance(x[0], str)}
     whys = dict.fromkeys(why for why, _ in found.values() if isinstance(why, str))
     lines = ["", "Inside the fault: where the CPU was during the demand faults, sampled:", ""]
@@ -91,8 +88,7 @@ def _inside_table(found):
 
 
 def _answer(page, fault_rate, h, found):
-    """A page size's answer, its figure first: the kernel's clearing inside its fault against
-    the best clear; today's fault-rate headroom where its faults were not sampled."""
+    """A page size's answer: its clearing inside the fault, else its fault rate, vs the best."""
     seen, clearing = found.get(page, (None, None))
     best = rate(h.best.bytes_per_sec)
     if clearing is None:

@@ -43,16 +43,9 @@ def _kind(kernel, nontemporal):
 
 
 def headline_rows(table, xs, cache, clear_pages, portable=()):
-    """The headline table's rows: in cache and beyond it, clear_pages()'s kernel's rate against
-    the fastest other store's, and the kernels tied with the fastest (within TIE).
-
-    In cache: at the largest extent measured at cache speed (cache.cache_bytes, within the
-    cache the studies use, cache.effective_bytes), else at a quarter of that cache; beyond
-    it: at the largest extent measured, from twice that cache. The `portable` kernels
-    (glibc's memset(), the C loop: no kernel can call them) are left out. None where the
-    table does not reach there, clear_pages()'s kernel or another is missing, or no cache
-    is known.
-    """
+    """The headline rows, in cache and beyond it: clear_pages()'s kernel against the fastest
+    other store (the `portable` ones, no kernel can call, left out), the kernels tied with
+    the fastest; where the table reaches there and a cache is known."""
     size = cache.effective_bytes
     if not size or not xs:
         return []
@@ -186,7 +179,7 @@ def pages_by_extent(rs, backing_label):
 
 
 def pages_words(pages):
-    """pages_by_extent() as a heading's words: "4KB pages for 4KB to 1MB, 2MB THP from 2MB"."""
+    """pages_by_extent() in words: "4KB pages for 4KB to 1MB, 2MB THP pages for 2MB"."""
     runs = []
     for x in sorted(pages):
         if runs and runs[-1][0] == pages[x]:

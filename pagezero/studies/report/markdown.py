@@ -1,7 +1,5 @@
-"""report.md: the header, the summary (the studies' answers first), the machine, each
-study's section, the studies that failed or were not run, and the files; report.html, the
-same lines as one self-contained page (html.py); summary.txt, the answers to paste
-(plaintext.py)."""
+"""report.md: the header, the summary (the answers first), the machine, each study's section,
+what failed or was not run, the files; and report.html and summary.txt beside it."""
 
 import datetime
 import os
@@ -50,8 +48,7 @@ def _linked(answer, title):
 
 
 def summary_lines(sections):
-    """The summary's lines: every study's answers first, each linked to its section, the
-    rules they share said once under them, then the rest of what the studies found."""
+    """The summary: the answers, linked to their sections, their rules once, then the rest."""
     answers = [f"- {_linked(answer, s.title)}" for s in sections for answer in s.answers]
     rules = [x for s in sections if s.answers for rule in s.rules for x in ("", rule)]
     rest = [f"- {line}" for s in sections for line in s.summary]

@@ -27,8 +27,7 @@ def _wrap(text, indent=""):
 
 
 def machine_line(info):
-    """The machine in one line: CPU, kernel release, preemption model, sysfs's and the
-    measured cache."""
+    """The machine in one line: CPU, kernel release, preemption model, the two caches."""
     cache = run_cache(info)
     measured = format_size(cache.cache_bytes) if cache.cache_bytes else "none"
     sysfs = format_size(cache.llc_bytes) if cache.llc_bytes else "none"

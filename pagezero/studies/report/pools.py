@@ -1,9 +1,6 @@
-"""The report's hugepages: the 2MB and 1GB pages its fault and predict studies map,
-reserved for each of those studies (root) and given back when it ends, also on a failure
-or a stop signal (system.hugepages.reserve), or one line saying what root would run.
-
-Without them the report measures no 2MB or 1GB demand fault and no 1GB prediction: the
-sizes "mm: folio_zero_user: clear contiguous pages" (2025) reports."""
+"""The 2MB and 1GB hugepages the fault and predict studies map (the sizes "mm: folio_zero_user:
+clear contiguous pages" reports), reserved around each (root) and given back when it ends,
+also on a failure or a signal; or one line saying what root would run."""
 
 import contextlib
 
@@ -48,8 +45,7 @@ def _shortage(needs):
 
 
 def root_hint(needs):
-    """The line for a user who is not root: the sizes skipped and what root would run;
-    None when the pools already have the pages."""
+    """For a user who is not root: the sizes skipped and what root would run (or None)."""
     found = _shortage(needs)
     if found is None:
         return None
@@ -61,8 +57,7 @@ def root_hint(needs):
 
 
 def check_root_can_reserve(needs):
-    """PagezeroError, saying what root would run, when the pools lack pages of `needs`
-    (reserving them needs root)."""
+    """PagezeroError, saying what root would run, where the pools lack pages of `needs`."""
     found = _shortage(needs)
     if found is not None:
         sizes, commands = found
@@ -96,9 +91,8 @@ def reservation_line(study, reservations):
 
 @contextlib.contextmanager
 def pools_for(name, cfg, quick, reserve):
-    """Around study `name`: with `reserve`, the hugepages it lacks reserved, warmed (the
-    pages added faulted in once, untimed) and given back when it ends; yields the line
-    saying so (None when nothing was reserved)."""
+    """Around study `name`, with `reserve`: the hugepages it lacks reserved, warmed, given
+    back; yields the line saying so (None when nothing was reserved)."""
     needs = study_needs(name, cfg, quick)
     short = hugepages.lacking(needs)
     if not reserve or not short:

@@ -156,8 +156,7 @@ def _policy(replay):
 
 
 def _answer(p):
-    """predict's answer for one page size, its projected rates first: the 7.0 policy with both
-    kernels, against today's fault rate."""
+    """predict's answer for one page size: the 7.0 policy's rates with both kernels first."""
     today = f"{rate(p.fault_bytes_per_sec)} GB/s today"
     if p.observed and p.inside:
         today += f", {p.inside.share:.0%} of it clearing"

@@ -1,6 +1,5 @@
-"""The report's sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
-2-core machine) and "tiny" (seconds; for tests and CI), the last two picked by --quick or
-the PAGEZERO_SCALE environment variable."""
+"""The report's sizes: "full" (minutes; 3 runs), "quick" (--quick) and "tiny" (seconds; for
+tests and CI; PAGEZERO_SCALE picks either)."""
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 

@@ -1,6 +1,5 @@
-"""Several CPUs clearing one region together: 1..N threads, each pinned to its own CPU and
-started behind a barrier, clearing disjoint parts of it (measure.mem.scaling): where memory
-bandwidth rather than the instruction becomes the limit."""
+"""Several CPUs clearing one region together (measure.mem.scaling): where memory bandwidth
+rather than the instruction becomes the limit."""
 
 from pagezero.figures import plot_scaling
 from pagezero.measure.mem import scaling

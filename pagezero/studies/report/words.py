@@ -1,8 +1,6 @@
-"""The report's numbers in words: table cells, "fastest" sentences and the chunk study's step,
-from tables already measured (nothing here runs a benchmark, so every sentence can be
-tested, and mutated, on tables made by hand). One function per kind of figure serves tables
-and summary alike: a number the summary quotes is the very string of a table cell.
-"""
+"""The report's numbers in words, from tables already measured (testable on tables made by
+hand): one function per kind of figure serves tables and summary alike, so a number the
+summary quotes is the very string of a table cell."""
 
 import statistics
 
@@ -129,11 +127,8 @@ def stream_question(cache_words):
 
 
 def fastest_lines(table, xs, llc, cache_words=None):
-    """The summary's "fastest" sentences: per range of extents its kernel, at both ends.
-
-    llc: the cache that splits hot from streaming extents; cache_words: which cache it is,
-    in words, said in the questions (sysfs's LLC, unnamed, when None).
-    """
+    """The "fastest" sentences: per range of extents its kernel, at both ends; `llc` splits
+    hot from streaming extents, `cache_words` names it (None: sysfs's LLC, unnamed)."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     questions = (HOT_QUESTION, STREAM_QUESTION)
@@ -178,12 +173,8 @@ def knee_row(kernel, k):
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label, evidence=False, cache_words=None):
-    """The chunk study's sentence of one kernel: no clear step, a step near the cache, or else.
-
-    Cache-line allocation is spoken of only with `evidence` (a temporal store's step that
-    the non-temporal stores measured beside it do not show); a rate alone says only where
-    it steps. cache_words: the cache compared with, in words ("LLC: 32MB" by default).
-    """
+    """The chunk study's sentence of one kernel: no clear step, a step near the cache, or else;
+    cache-line allocation said only with `evidence` (allocation_evidence)."""
     xs = sorted(by_chunk)
     if not is_clear_step(k["step"]):
         return (

@@ -87,9 +87,8 @@ def _inside_table(found):
     return lines + [f"\n{page}: {why}." for page, (why, _) in found.items() if page not in sampled]
 
 
-def _answer(page, fault_rate, h, found):
+def _answer(page, fault_rate, h, seen, clearing):
     """A page size's answer: its clearing inside the fault, else its fault rate, vs the best."""
-    seen, clearing = found.get(page, (None, None))
     best = rate(h.best.bytes_per_sec)
     if clearing is None:
         return (
@@ -136,22 +135,17 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - | - | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
-        clearing, best_rate = found.get(page, (None, None))[1], h.best.bytes_per_sec
+        seen, clearing = found.get(page, (None, None))
         inner = (
-            f"{rate(clearing)} | {ratio(best_rate / clearing)}"
-            if clearing and best_rate
-            else "- | -"
+            f"{rate(clearing)} | {ratio(h.best.bytes_per_sec / clearing)}" if clearing else "- | -"
         )
         with holding(section):
             section.body.append(
                 f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} "
                 f"| {inner} |"
             )
-            # An answer: the kernel's clearing inside the fault (or its fault rate) at this
-            # page size against the fastest clear.
-            section.answers.append(_answer(page, fault_rate, h, found))
-            seen = found.get(page, (None, None))[0]
-            share = "-" if seen is None or isinstance(seen, str) else f"{seen.share:.0%}"
+            section.answers.append(_answer(page, fault_rate, h, seen, clearing))
+            share = f"{seen.share:.0%}" if clearing else "-"
             text.append([page, fault_rate, share, rate(clearing), best, h.best.function])
             header = ["page", "fault GB/s", "clearing", "inside GB/s", "best GB/s", "best store"]
             section.text = text_table(header, text)

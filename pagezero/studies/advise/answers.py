@@ -37,15 +37,23 @@ def ties_rule(cells: Cells, clear_pages: str) -> str:
     )
 
 
-def fastest_candidate(row: Row) -> Row:
-    """Of a row and the candidates tied with it, the fastest (the row itself on equal rates)."""
-    return max([row, *row["tied"]], key=lambda r: r["bytes_per_sec"])
-
-
 def is_fastest(row: Row) -> bool:
     """Whether the row's batch and kernel are the fastest of the candidates it was chosen from."""
-    best = fastest_candidate(row)
+    best = max([row, *row["tied"]], key=lambda r: r["bytes_per_sec"])  # the row, on equal rates
     return (best["batch_bytes"], best["kernel"]) == (row["batch_bytes"], row["kernel"])
+
+
+def tie_words(row: Row, gb: Callable[[float], str] = format_gbps, noise: bool = True) -> str:
+    """A fitting row the fastest, or tied with others ("within the noise" with `noise`)."""
+    n = len(row["tied"])
+    if not n:
+        return "the fastest that fits"
+    others = f"tied with {n} other{'s' if n > 1 else ''}" + " within the noise" * noise
+    if is_fastest(row):
+        return f"the fastest, {others}"
+    best = max(row["tied"], key=lambda r: r["bytes_per_sec"])
+    fastest = f"{format_size(best['batch_bytes'])} {best['kernel']}, {gb(best['bytes_per_sec'])}"
+    return f"{others} (the fastest: {fastest})"
 
 
 def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str | None:
@@ -88,27 +96,12 @@ def _what(row: Row, kernel: bool = True) -> str:
     )
 
 
-def verdict(
-    row: Row,
-    cells: Cells,
-    clear_pages: str,
-    pooled: Sequence[Row] = (),
-    gb: Callable[[float], str] = format_gbps,
-) -> str:
-    """Whether a fitting row is the fastest, or which rule chose it among the tied, in words.
-
-    `gb` spells a rate (the report's tables spell them without the unit).
-    """
-    n = len(row["tied"])
-    if not n:
-        return "the fastest that fits"
-    others = f"tied with {n} other{'s' if n > 1 else ''} within the noise"
+def verdict(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str:
+    """Whether a fitting row is the fastest, or which rule chose it among the tied, in words."""
+    if not row["tied"]:
+        return tie_words(row)
     rule = chosen_by(row, cells, clear_pages, pooled)
-    if is_fastest(row):
-        return f"the fastest, {others}; chosen by {rule}"
-    best = fastest_candidate(row)
-    fastest = f"{format_size(best['batch_bytes'])} {best['kernel']}, {gb(best['bytes_per_sec'])}"
-    return f"{others} (the fastest: {fastest}), chosen by {rule}"
+    return f"{tie_words(row)}{';' if is_fastest(row) else ','} chosen by {rule}"
 
 
 def budget_line(

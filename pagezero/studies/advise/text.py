@@ -174,15 +174,12 @@ class Advice:
         own = self.clear_pages_batches()
         for i, (row, fits) in enumerate(zip(self.batch, self.batch_fits)):
             lines.append("  " + budget_line(row, fits, self.cells, self.knee_kernel, pooled))
-            if i < len(own) and (own[i][0]["batch_bytes"], own[i][0]["kernel"]) != (
-                row["batch_bytes"],
-                row["kernel"],
-            ):
+            mine = own[i][0] if i < len(own) else row  # said where it is not the row's
+            if (mine["batch_bytes"], mine["kernel"]) != (row["batch_bytes"], row["kernel"]):
                 lines.append("      " + own_kernel_line(*own[i], self.knee_kernel))
         return lines
 
     def _kernel_lines(self) -> list[str]:
-        gb = format_gbps
         heading = (
             "Kernel by extent (the fastest; among kernels tied within the noise, "
             "clear_pages()'s if tied, else the first in the kernel table):"
@@ -198,7 +195,9 @@ class Advice:
             span = lo if lo == hi else f"{lo} to {hi}"
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
             pooled = "  (judged as one range, paired within runs)" if r.get("pooled") else ""
-            lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}{pooled}")
+            lines.append(
+                f"  {span:<16} {r['kernel']:<20} {format_gbps(r['bytes_per_sec'])}{tied}{pooled}"
+            )
         return lines
 
     def _sweep_line(self, explain: bool) -> str:
@@ -242,13 +241,11 @@ class Advice:
         return lines
 
     def _knee_line(self) -> str:
-        gb = format_gbps
         llc, tied, where = "the LLC size is unknown (sysfs gives none)", "", ""
         if self.llc_bytes:
             llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs)"
-        measured = (self.cache or {}).get("cache_bytes")
-        if (self.cache or {}).get("source") != "measured":
-            measured = None
+        cache = self.cache or {}
+        measured = cache.get("cache_bytes") if cache.get("source") == "measured" else None
         if measured:
             # No knee is placed against sysfs's LLC where the run has another cache.
             llc += f"; the cache this run has is {format_size(measured)} (measured)"
@@ -271,7 +268,8 @@ class Advice:
         return (
             f"Knee: {self.knee_kernel} (clear_pages() here) clears "
             f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
-            f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
+            f"({format_gbps(statistics.median(below))} below, "
+            f"{format_gbps(statistics.median(above))} "
             f"from there); {llc}{where}{tied}."
         )
 

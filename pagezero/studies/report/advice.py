@@ -6,7 +6,7 @@ import os
 
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
-from pagezero.studies.advise.answers import fastest_candidate, is_fastest, ties_rule
+from pagezero.studies.advise.answers import tie_words, ties_rule
 from pagezero.studies.advise.study import advise
 from pagezero.studies.advise.vector import vector_context_line
 from pagezero.studies.report.cells import Section, save_json
@@ -41,16 +41,7 @@ def _answer(row, fits, own, advice):
             f"{worst} ms, over {budget}: the closest batch, {batch} of "
             f"{row['kernel']}, in 9 visits of 10 (advice table)."
         )
-    n = len(row["tied"])
-    why = "the fastest that fits"
-    if n:
-        why = f"tied with {n} other{'s' * (n > 1)}"
-        best = fastest_candidate(row)
-        if is_fastest(row):
-            why = f"the fastest, {why}"
-        else:
-            why += f" (the fastest: {format_size(best['batch_bytes'])} {best['kernel']}, "
-            why += f"{rate(best['bytes_per_sec'])} GB/s)"
+    why = tie_words(row, gb=lambda r: f"{rate(r)} GB/s", noise=False)
     mine = ""
     if own is not None and row["kernel"] != advice.knee_kernel:
         own_row, own_fits = own

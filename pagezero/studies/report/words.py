@@ -113,27 +113,18 @@ def runs_line(rs):
     )
 
 
-def hot_question(cache_words):
-    """HOT_QUESTION, naming the cache it means ("64MB (measured; sysfs's LLC: 480MB)")."""
-    return f"reusing a buffer while it is hot, in a cache of {cache_words}"
-
-
-def stream_question(cache_words):
-    """STREAM_QUESTION, naming the cache it means."""
-    return (
-        f"streaming through a region larger than the cache, {cache_words}, "
-        "as the kernel clears fresh pages"
-    )
-
-
 def fastest_lines(table, xs, llc, cache_words=None):
     """The "fastest" sentences: per range of extents its kernel, at both ends; `llc` splits
     hot from streaming extents, `cache_words` names it (None: sysfs's LLC, unnamed)."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     questions = (HOT_QUESTION, STREAM_QUESTION)
-    if cache_words:
-        questions = (hot_question(cache_words), stream_question(cache_words))
+    if cache_words:  # the questions naming the cache they mean
+        questions = (
+            f"reusing a buffer while it is hot, in a cache of {cache_words}",
+            f"streaming through a region larger than the cache, {cache_words}, as the kernel "
+            "clears fresh pages",
+        )
     lines = []
     for question, group in zip(questions, (hot, stream)):
         for r in best_kernels(rates, group) if group else ():

@@ -42,14 +42,6 @@ def holding(section):
         section.interrupted = section.interrupted or as_interrupted(e).signame
 
 
-def draw(section, plot, *args, **kwargs):
-    """Draw a study's plot; a stop signal marks the section interrupted and keeps its tables."""
-    try:
-        plot(*args, **kwargs)
-    except KeyboardInterrupt as e:
-        section.interrupted = as_interrupted(e).signame
-
-
 def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_args):
     """A study's tail: `rs` saved as name.json, tabulated, `notes` listed, drawn."""
     # Nothing tabulated or drawn when `rs` is empty.
@@ -59,8 +51,11 @@ def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_arg
             tabulate()
         if notes:
             section.body += [""] + [f"- {n}" for n in notes]
-    if plot is not None and len(rs):
-        draw(section, plot, rs, os.path.join(out_dir, name), **plot_args)
+    try:  # a stop signal while drawing marks the section interrupted and keeps its tables
+        if plot is not None and len(rs):
+            plot(rs, os.path.join(out_dir, name), **plot_args)
+    except KeyboardInterrupt as e:
+        section.interrupted = as_interrupted(e).signame
     return section
 
 

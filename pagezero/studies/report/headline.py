@@ -3,7 +3,7 @@ in cache and beyond it against clear_pages()'s own kernel, as ratios, from the
 kernels-by-extent table (nothing here measures; every figure is a cell of that table)."""
 
 from pagezero.analysis.knee import TIE
-from pagezero.studies.report.words import rate, ratio, span, text_table
+from pagezero.studies.report.words import md_table, rate, ratio, span, text_table
 from pagezero.system.backing import Backing
 from pagezero.units import format_size
 
@@ -105,18 +105,9 @@ def _cells(r):
 
 def headline_table(rows):
     """The headline table (markdown lines) of headline_rows(); [] when none."""
-    if not rows:
-        return []
-    lines = [
-        "| where | extent | clear_pages()'s kernel | GB/s | fastest other store | GB/s | "
-        "other / clear_pages() |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        cells = _cells(r)
-        cells[0] += f" ({r['cache']})"
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+    header = ["where", "extent", "clear_pages()'s kernel", "GB/s", "fastest other store"]
+    cells = [[f"{r['where']} ({r['cache']})", *_cells(r)[1:]] for r in rows]
+    return md_table([*header, "GB/s", "other / clear_pages()"], cells) if rows else []
 
 
 def headline_text(rows):

@@ -5,7 +5,7 @@ from pagezero.figures import plot_scaling
 from pagezero.measure.mem import scaling
 from pagezero.studies.report.cells import Section, finish
 from pagezero.studies.report.cold import condition_kernels
-from pagezero.studies.report.words import rate, ratio
+from pagezero.studies.report.words import md_table, rate, ratio
 from pagezero.units import format_size
 
 
@@ -32,19 +32,17 @@ def study_threads(out_dir, cfg, info, functions, progress):
 
 def _tabulate(section, rs, f, size):
     one = rs.results[0].bytes_per_sec
-    rows = ["| threads | aggregate GB/s | vs one thread |", "|---|---|---|"]
-    for r in rs.results:
-        rows.append(
-            f"| {r.params.get('threads', 1)} | {rate(r.bytes_per_sec)} | "
-            f"{ratio(r.bytes_per_sec / one)} |"
-        )
+    rows = [
+        [str(r.params.get("threads", 1)), rate(r.bytes_per_sec), ratio(r.bytes_per_sec / one)]
+        for r in rs.results
+    ]
     section.body = [
         f"Threads pinned to distinct CPUs, started behind a barrier, clear disjoint parts of "
         f"one {format_size(size)} region on 4KB pages with {f}: the way a parallel "
         f"gigantic-page clear or a pre-zeroing daemon would. One run (one process): total "
         f"bytes over total time of its loops.",
         "",
-        *rows,
+        *md_table(["threads", "aggregate GB/s", "vs one thread"], rows),
         "",
         "![scaling](threads.png)",
     ]

@@ -64,15 +64,21 @@ def markdown_table(table, xs, x_label, llc, pages=None):
     """A table of cells(): a row per x, a column per function (after the pages of each x,
     where given), the footnote where marked."""
     functions = sorted(table)
-    head = [x_label] + ["pages"] * bool(pages) + functions
-    lines = ["| " + " | ".join(head) + " |", "|---|" + "---|" * (len(head) - 1)]
-    for x in xs:
-        row = [format_size(x)] + ([pages.get(x, "-")] if pages else [])
-        row += [cell_text(table[f].get(x), llc) for f in functions]
-        lines.append("| " + " | ".join(row) + " |")
+    rows = [
+        [format_size(x), *([pages.get(x, "-")] if pages else [])]
+        + [cell_text(table[f].get(x), llc) for f in functions]
+        for x in xs
+    ]
+    lines = md_table([x_label] + ["pages"] * bool(pages) + functions, rows)
     if any(marked(c, llc) for by_x in table.values() for c in by_x.values()):
         lines += ["", spread_footnote()]
     return lines
+
+
+def md_table(header, rows):
+    """A markdown table of cells already in words."""
+    lines = ["| " + " | ".join(r) + " |" for r in (header, *rows)]
+    return [lines[0], "|" + "---|" * len(header), *lines[1:]]
 
 
 def text_table(header, rows):

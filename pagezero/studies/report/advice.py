@@ -38,7 +38,7 @@ def _answer(row, fits, own, advice):
     batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
     if not fits:
         return (
-            f"{worst} ms, over {budget}: the closest batch, {batch} of "
+            f"{worst} ms, over a {budget} budget: the closest batch, {batch} of "
             f"{row['kernel']}, in 9 visits of 10 (advice table)."
         )
     why = tie_words(row, gb=lambda r: f"{rate(r)} GB/s", noise=False)
@@ -52,7 +52,7 @@ def _answer(row, fits, own, advice):
             else "nothing fits"
         )
     return (
-        f"{rate(row['bytes_per_sec'])} GB/s within {budget}: {batch} batches of "
+        f"{rate(row['bytes_per_sec'])} GB/s within a {budget} budget: {batch} batches of "
         f"{row['kernel']} (worst {worst} ms), {why}{mine} (advice table)."
     )
 

@@ -8,7 +8,7 @@ from pagezero.results.points import summarize_points
 from pagezero.studies.report.cells import sweep_study
 from pagezero.studies.report.chunks import by_role
 from pagezero.studies.report.scales import KB, MB
-from pagezero.studies.report.words import rate, ratio, runs_line
+from pagezero.studies.report.words import md_table, rate, ratio, runs_line
 from pagezero.units import format_size
 
 
@@ -53,16 +53,14 @@ def _tabulate(section, rs, cfg, functions):
         (first.function, first.params["size"], first.params.get("cache", "hot")): s["median"]
         for first, s in summarize_points(rs).values()
     }
-    rows = ["| kernel | extent | hot GB/s | cold GB/s | hot/cold |", "|---|---|---|---|---|"]
+    rows = []
     quoted = max((x for x in cfg["cold_extents"] if x <= 2 * MB), default=None)
     for f in condition_kernels(functions):
         for e in cfg["cold_extents"]:
             hot, cold = med.get((f, e, "hot")), med.get((f, e, "cold"))
             if not (hot and cold):
                 continue
-            rows.append(
-                f"| {f} | {format_size(e)} | {rate(hot)} | {rate(cold)} | {ratio(hot / cold)} |"
-            )
+            rows.append([f, format_size(e), rate(hot), rate(cold), ratio(hot / cold)])
             if e == quoted:
                 section.summary.append(
                     f"{f} clears a cache-cold {format_size(e)} extent at {rate(cold)} GB/s, a "
@@ -77,4 +75,5 @@ def _tabulate(section, rs, cfg, functions):
         "as a freshly faulted page is. Extents below 64KB take less time than the "
         f"clock reads around them and are left out. {runs_line(rs)}",
         "",
-    ] + rows
+        *md_table(["kernel", "extent", "hot GB/s", "cold GB/s", "hot/cold"], rows),
+    ]

@@ -1,6 +1,5 @@
-"""advise's answers, one line each: per latency budget the batch, kernel, rate and worst
-batch, the fastest or the rule that chose it among the tied (read back from the cells as
-choices applied it), and the batch for clear_pages()'s own kernel."""
+"""advise's answers, one line each: per budget the batch, the rule that chose it among the
+tied, and the batch for clear_pages()'s own kernel."""
 
 from __future__ import annotations
 

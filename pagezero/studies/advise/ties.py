@@ -1,15 +1,5 @@
-"""Ties in the advice: candidates whose rates differ by no more than the measured noise.
-
-Naming the fastest of near-equals presents a coin toss as a recommendation, so a fixed rule
-chooses among tied candidates (choices applies it; answers.ties_rule says it): a kernel,
-clear_pages()'s on this CPU when tied (arch/x86/include/asm/page_64.h), else the first in the
-kernel table, the portable rows last; a budget's batch, the largest tied (fewest resched
-points), then the kernel rule; the knee, the smaller of tied neighbouring splits; beyond the
-LLC, one range (choices.judge_range). A cell's noise is the sweep's median spread between runs
-(each run over its load factor: run_spreads), or of the loops with one run; two rates tie
-within twice the larger noise, or TIE_FLOOR_PCT: two medians each off by one spread can
-differ by two, and three runs know a spread only roughly.
-"""
+"""Ties in the advice: candidates whose rates differ by no more than the measured noise, and
+the rule that chooses among them (docs/studies/advise.rst)."""
 
 from __future__ import annotations
 

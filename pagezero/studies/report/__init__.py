@@ -1,9 +1,6 @@
-"""`pagezero report`: the default study of this machine, as a folder: one module per study
-(STUDIES, in the order run; sizes: SCALES), each study's results (JSON), PNG and SVG plots,
-report.md whose summary quotes only cells of its tables (markdown.py), report.html
-(html.py) and summary.txt (plaintext.py). The extents and chunk studies stand for the
-kernel's own clearing through its direct map's huge pages: on 2MB pages where this machine
-gives them (system.backing.kernel_backing)."""
+"""`pagezero report`: the default study of this machine, as a folder (docs/studies/index.rst):
+one module per study (STUDIES, in the order run; sizes: SCALES), report.md, report.html
+and summary.txt."""
 
 from __future__ import annotations
 

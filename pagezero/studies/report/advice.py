@@ -1,6 +1,5 @@
-"""`pagezero advise` in the report: the batch size for clear_pages() per latency budget, with
-the kernel to use and clear_pages()'s own kernel beside it, as tables whose answers open
-the summary."""
+"""`pagezero advise` in the report: the batch per latency budget, as tables whose answers
+open the summary."""
 
 import os
 

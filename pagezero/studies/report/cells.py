@@ -1,6 +1,5 @@
-"""The shape every study shares: measure, table, figure, sentence. The run is the unit
-(Kalibera and Jones, 2013): a fresh process lands on one physical placement of its buffers,
-which its loops cannot see vary, so every cell is the median of `runs` fresh processes'."""
+"""The shape every study shares: measure, save, table, figure; a cell is the median of
+fresh processes' medians (docs/measuring.rst)."""
 
 import contextlib
 import json

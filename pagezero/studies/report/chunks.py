@@ -1,6 +1,5 @@
-"""The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of 4KB up
-to all of it: where the rate steps (on AMD Zen, where rep stosb stops allocating cache
-lines: the LLC knee of "mm: folio_zero_user: clear contiguous pages"), against the cache."""
+"""The chunk study (docs/studies/chunks.rst): one large region cleared in chunks of 4KB up to
+all of it, and where the rate steps."""
 
 from functools import partial
 

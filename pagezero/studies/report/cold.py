@@ -1,5 +1,4 @@
-"""Hot against cache-cold clears of one extent per call: the cache state a page fault sees is
-cold, the state perf's repeated loops measure is hot."""
+"""Hot against cache-cold clears of one extent per call (docs/studies/cold.rst)."""
 
 from functools import partial
 

@@ -1,9 +1,5 @@
-"""The report's time left: each study's seconds from what it will measure (its points'
-extents, loops, bytes, fresh processes) at rates measured here as the report starts (Pace),
-never from how long another study took: the extents study's size follows sysfs's LLC (past
-480 MiB on an Intel Xeon VM), and an overrun of it moves no other study's. The studies after
-it are estimated again with the cache it measured. Only an estimate: a loaded machine runs
-slower than it measured itself."""
+"""The report's time left: each study's seconds from what it will measure at rates measured
+here as the report starts (Pace), never from how long another study took."""
 
 import os
 import statistics

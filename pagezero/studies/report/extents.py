@@ -1,7 +1,5 @@
-"""The extents study: every clear kernel from 4KB to beyond the cache, on the kernel's own
-mappings. From the temporal kernels' fall it measures the cache the run has, extends the
-extents to the memory plateau and twice that cache, and sets it in the machine() dict the
-later studies are given (analysis.cache.run_cache)."""
+"""The extents study (docs/studies/extents.rst): every clear kernel from 4KB to beyond the
+cache; it sets the cache the run has in the machine() dict the later studies get."""
 
 from functools import partial
 

@@ -1,6 +1,5 @@
-"""`pagezero mem mmap` per page size: demand and populate faults, what sampling saw inside the
-demand faults, and the headroom to user space's best clear of the same extents, of the fault
-rate and of the kernel's clearing inside the fault (bytes / (share x fault time))."""
+"""Demand and populate faults per page size, what sampling saw inside them, and the headroom
+to user space's best clear (docs/studies/faults.rst)."""
 
 import statistics
 

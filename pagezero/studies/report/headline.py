@@ -1,6 +1,5 @@
-"""The extents study's findings first: the cache the run has, and which store clears fastest
-in cache and beyond it against clear_pages()'s own kernel, as ratios, from the
-kernels-by-extent table (nothing here measures; every figure is a cell of that table)."""
+"""The extents study's findings first: the cache the run has and the fastest store against
+clear_pages()'s kernel, every figure a cell of the extents table."""
 
 from pagezero.analysis.knee import TIE
 from pagezero.studies.report.words import md_table, rate, ratio, span, text_table

@@ -1,8 +1,6 @@
-"""report.html: report.md's own lines, word for word, as one self-contained page (nothing
-fetched; the script sorting a table by its clicked header inline), each figure the study's
-SVG inlined beside the table before it. Only the markdown report.md is written in is read:
-headings, paragraphs, "- " lists, fenced code, pipe tables, images, `code`, **bold** and
-links to the page's own headings."""
+"""report.html: report.md's own lines as one self-contained page (nothing fetched; the
+sorting script inline), each figure the study's SVG inlined beside the table before it
+(docs/figures.rst)."""
 
 from __future__ import annotations
 

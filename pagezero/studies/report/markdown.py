@@ -1,5 +1,5 @@
 """report.md: the header, the summary (the answers first), the machine, each study's section,
-what failed or was not run, the files; and report.html and summary.txt beside it."""
+what failed or was not run, the files; report.html and summary.txt beside it."""
 
 import datetime
 import os

@@ -1,7 +1,5 @@
-"""The TLB's share: the kernels clearing one large region on 4KB pages (THP refused) and on
-2MB pages, side by side. clear_pages() clears through the direct map's 2MB and 1GB pages,
-paying almost none of the TLB misses of 4KB pages (a Zen 4 VM, 1GB: rep stosb 53-62 GB/s
-on 4KB pages, 76 GB/s on THP)."""
+"""The TLB's share: the kernels clearing one large region on 4KB and on 2MB pages
+(docs/studies/pages.rst)."""
 
 from functools import partial
 

@@ -1,6 +1,5 @@
-"""summary.txt: the report's answers to paste into a cover letter or a review reply, plain text
-of at most WIDTH columns: the machine in one line, each study's answers with their figures
-and a fixed-width table, the rules they share, and the command that measures it again."""
+"""summary.txt: the report's answers to paste into a patch mail, plain text of at most WIDTH
+columns."""
 
 import os
 import textwrap

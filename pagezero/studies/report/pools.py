@@ -1,6 +1,5 @@
-"""The 2MB and 1GB hugepages the fault and predict studies map (the sizes "mm: folio_zero_user:
-clear contiguous pages" reports), reserved around each (root) and given back when it ends,
-also on a failure or a signal; or one line saying what root would run."""
+"""The 2MB and 1GB hugepages the fault and predict studies map, reserved around each (root)
+and given back, or one line saying what root would run."""
 
 import contextlib
 

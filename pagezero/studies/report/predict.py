@@ -1,6 +1,5 @@
-"""`pagezero predict` in the report: the running kernel's clearing share of a huge-page fault
-(sampled; by subtraction beside it), and what each policy would make of it with
-clear_pages()'s stores and the fastest non-temporal kernel; AMD Milan's gains for scale."""
+"""`pagezero predict` in the report: the clearing share of a huge-page fault and each policy's
+projection (docs/predict.rst)."""
 
 import os
 

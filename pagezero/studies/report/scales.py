@@ -1,5 +1,4 @@
-"""The report's sizes: "full" (minutes; 3 runs), "quick" (--quick) and "tiny" (seconds; for
-tests and CI; PAGEZERO_SCALE picks either)."""
+"""The report's sizes: "full" (minutes), "quick" (--quick) and "tiny" (seconds; tests, CI)."""
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 

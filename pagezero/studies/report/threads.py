@@ -1,5 +1,4 @@
-"""Several CPUs clearing one region together (measure.mem.scaling): where memory bandwidth
-rather than the instruction becomes the limit."""
+"""Several CPUs clearing one region together (docs/studies/threads.rst)."""
 
 from pagezero.figures import plot_scaling
 from pagezero.measure.mem import scaling

@@ -1,6 +1,5 @@
-"""The report's numbers in words, from tables already measured (testable on tables made by
-hand): one function per kind of figure serves tables and summary alike, so a number the
-summary quotes is the very string of a table cell."""
+"""The report's numbers in words, from tables already measured: a number the summary quotes
+is the very string of a table cell."""
 
 import statistics
 

@@ -1,11 +1,11 @@
-"""The extents study's answers and cache sentence (pagezero.studies.report.headline), and the
+"""The extents study's answers and cache sentence (pagezero.studies.report.extents), and the
 chunk study's evidence for cache-line allocation, from tables made by hand: every sentence
 in full, its figures worked beside it. No benchmark runs; no CPU is assumed."""
 
 from pagezero.analysis.cache import MeasuredCache
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.studies.report.chunks import allocation_evidence
-from pagezero.studies.report.headline import (
+from pagezero.studies.report.extents import (
     answer,
     cache_line,
     headline_rows,

@@ -26,10 +26,8 @@ class Advice:
     Attributes
     ----------
     knee_bytes : int or None
-        The best one-step split of clear_pages()'s kernel's rate over the extents,
-        in bytes (None where too few extents were measured): a knee only where
-        knee_step is a clear step (pagezero.analysis.knee.is_clear_step); to_json()
-        gives null otherwise.
+        clear_pages()'s kernel's best one-step split (bytes), a knee only where knee_step
+        is a clear step (analysis.knee.is_clear_step; to_json() gives null otherwise).
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
@@ -63,8 +61,7 @@ class Advice:
     rounds : int
         The shuffled visits of every cell per run, that the passes were spread over.
     cache : dict or None
-        The cache the run has (pagezero.analysis.cache.MeasuredCache.to_json()),
-        beside sysfs's LLC; None where not known.
+        The cache the run has (analysis.cache.MeasuredCache.to_json()); None if unknown.
     """
 
     knee_bytes: int | None
@@ -92,8 +89,7 @@ class Advice:
         Returns
         -------
         list of (dict, bool)
-            Rows of the "batch" shape, chosen among that kernel's cells by the same rules
-            (the largest batch tied with its fastest that fits), in the budgets' order.
+            Rows of the "batch" shape, chosen by the same rules, in the budgets' order.
         """
         budgets = [row["budget_ms"] for row in self.batch]
         return own_kernel_batches(self.cells, budgets, self.knee_kernel)
@@ -104,14 +100,9 @@ class Advice:
         Returns
         -------
         dict
-            Today's keys, and "tied", "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
-            "checked_against" per row, "knee_tied", "runs", "backing" and
-            "clear_pages_batch" (per budget, the batch for clear_pages()'s own kernel,
-            rows of the "batch" shape); "knee_bytes" null where the step is not a clear
-            one, with "knee_step" (the largest step), "knee_split_bytes" (where it is) and
-            "knee_extents" (the extents tried); "cache" (the cache the run has, beside
-            sysfs's LLC, or null); "interrupted" (the signal's name) when a signal cut the
-            sweep short. Sizes in bytes, rates in bytes/sec, latencies in ms.
+            The shape docs/policies.rst documents (``pagezero advise --format json``), with
+            "interrupted" (the signal's name) when a signal cut the sweep short. Sizes in
+            bytes, rates in bytes/sec, latencies in ms.
         """
         split = None if self.knee_bytes is None else int(self.knee_bytes)
         doc: dict[str, Any] = {
@@ -138,8 +129,7 @@ class Advice:
         Parameters
         ----------
         explain : bool
-            Also give the method: how ties are judged and chosen among, and what a
-            budget is checked against (``pagezero advise --explain``).
+            Also give the method: ties and budgets (``pagezero advise --explain``).
 
         Returns
         -------

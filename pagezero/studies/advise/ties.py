@@ -14,11 +14,8 @@ from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
 # clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of the buffer).
 TIE_FLOOR_PCT = 5.0
 
-# What a budget is checked against: the 90th percentile over the visits of a cell (every
-# round of every run) of the visit's slowest batch position, each position's time the median
-# over the visit's passes. The median over runs is exceeded in about half the visits (a
-# 128MB batch here, 2.8 ms typical against a 3 ms budget, went over it in a quarter of
-# them); the slowest ever seen lets one visit another task interrupted decide.
+# What a budget is checked against: the p90 over a cell's visits of its slowest batch; the
+# median over runs is exceeded in half the visits (docs/studies/advise.rst, Latencies).
 CHECKED_AGAINST = "p90_worst_ms"
 
 # A cell: "bytes_per_sec", "spread_pct", "noise_pct" (None with one run),
@@ -50,8 +47,7 @@ def run_spreads(
 
 def sweep_noise(spreads: Iterable[float | None]) -> float | None:
     """The median of the cells' spreads (None when none has one)."""
-    # A spread from three runs is known only roughly, so a cell's own would decide its ties
-    # by chance; the cells of one sweep are measured alike, and their median is far better known.
+    # Three runs know a cell's spread only roughly; the median of a sweep's is far better known.
     known = [s for s in spreads if s is not None]
     return statistics.median(known) if known else None
 
@@ -85,8 +81,7 @@ def sort_by_table(names: Iterable[str], order: Sequence[str]) -> list[str]:
 
 def fits_budget(cell: Cell, budget_ms: float) -> bool:
     """Whether the cell's p90 worst batch, with TIE_FLOOR_PCT added, is within the budget."""
-    # The p90 holds the variation between visits and runs already; within the floor a latency
-    # is not told from the budget.
+    # Within the floor a latency is not told from the budget.
     return bool(cell[CHECKED_AGAINST] * (1.0 + TIE_FLOOR_PCT / 100.0) <= budget_ms)
 
 
@@ -102,10 +97,8 @@ def _fit_cost(logs: Sequence[float], k: int) -> float:
 
 def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
     """One kernel's knee (bytes), its step (upper / lower level) and the extents tied with it."""
-    # knee.find_knee's best one-step fit of log rate over the extents of KNEE_MIN_EXTENT and
-    # up; a split one extent lower or higher ties when its fit is worse by no more than the
-    # noise of the extent that changes side, and the knee is the smaller. Only neighbours tie:
-    # a split further away is another knee. The step: the ratio of the two sides' medians.
+    # A split one extent away ties when its fit is worse by no more than the noise of the
+    # extent that changes side; only neighbours tie: a split further away is another knee.
     pts = sorted(
         (e, c) for e, c in by_extent.items() if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0
     )

@@ -20,7 +20,7 @@ from pagezero.runs.progress import Progress, format_duration
 from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
-from pagezero.studies.report.cold import study_cold
+from pagezero.studies.report.cold import study_cold, study_threads
 from pagezero.studies.report.estimate import measure_pace, study_seconds
 from pagezero.studies.report.extents import study_extents
 from pagezero.studies.report.faults import study_faults
@@ -34,7 +34,6 @@ from pagezero.studies.report.pools import (
 )
 from pagezero.studies.report.predict import study_predict
 from pagezero.studies.report.scales import SCALES
-from pagezero.studies.report.threads import study_threads
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine, measured_cache_scope, set_measured_cache
 

@@ -9,7 +9,7 @@ from pagezero.studies.advise.answers import tie_words, ties_rule
 from pagezero.studies.advise.study import advise
 from pagezero.studies.advise.vector import vector_context_line
 from pagezero.studies.report.cells import Section, save_json
-from pagezero.studies.report.words import rate, text_table
+from pagezero.studies.report.words import md_table, rate, text_table
 from pagezero.units import format_size
 
 
@@ -63,17 +63,16 @@ def _tabulate(section, advice, quick):
     if cache and advice.region_bytes > cache:
         beyond = " (larger than the cache, as the kernel clears fresh pages)"
     question = f"clearing a {region} region{beyond} in batches between resched points"
-    head = "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |"
-    rows = [head + " fastest tied (GB/s) |", "|---|" + "---|" * 7]
-    own_rows, own, text = [head, "|---|" + "---|" * 6], advice.clear_pages_batches(), []
+    header = ["budget (ms)", "batch", "kernel", "GB/s", "worst batch, 9 in 10 (ms)", "fits"]
+    header.append("tied with")
+    rows, own_rows, text, own = [], [], [], advice.clear_pages_batches()
     for i, (row, fits) in enumerate(zip(advice.batch, advice.batch_fits)):
         faster = [
             t["bytes_per_sec"] for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]
         ]
-        rows.append(_table_row(row, fits) + f" {rate(max(faster)) if faster else '-'} |")
-        if i < len(own):
-            own_rows.append(_table_row(*own[i]))
+        rows.append([*_table_row(row, fits), rate(max(faster)) if faster else "-"])
         mine = own[i] if i < len(own) else None
+        own_rows += [_table_row(*mine)] if mine else []
         section.answers.append(_answer(row, fits, mine, advice))
         text.append(_text_row(row, fits, mine))
     section.text = text_table(
@@ -91,36 +90,28 @@ def _tabulate(section, advice, quick):
     section.body = [
         f"From `pagezero advise`{sweep}: {question}, per latency budget (GB/s = 10^9 bytes/s):",
         "",
-        *rows,
+        *md_table([*header, "fastest tied (GB/s)"], rows),
         "",
         f"With clear_pages()'s own kernel ({advice.knee_kernel}) alone, by the same rules:",
         "",
-        *own_rows,
+        *md_table(header, own_rows),
         *["", "Its own account:", "", "```", *advice.describe(explain=True), "```"],
     ]
 
 
 def _table_row(row, fits):
-    """A budget's row of the advice tables, up to its tied column ("-": none tied)."""
-    batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
+    """A budget's cells in the advice tables, up to its tied column ("-": none tied)."""
     tied = ", ".join(f"{format_size(t['batch_bytes'])} {t['kernel']}" for t in row["tied"])
-    return (
-        f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | {rate(row['bytes_per_sec'])} | "
-        f"{worst} | {'yes' if fits else 'no'} | {tied or '-'} |"
-    )
+    worst = f"{row[row['checked_against']]:.2f}"
+    batch, gb = format_size(row["batch_bytes"]), rate(row["bytes_per_sec"])
+    fit = "yes" if fits else "no"
+    return [f"{row['budget_ms']:g}", batch, row["kernel"], gb, worst, fit, tied or "-"]
 
 
 def _text_row(row, fits, own):
     """A budget's row of summary.txt's table: the batch chosen, clear_pages()'s own beside it."""
-    worst = f"{row[row['checked_against']]:.2f}" + ("" if fits else " (over)")
+    budget, batch, kernel, gb, worst = _table_row(row, fits)[:5]
     mine = ["-", "-"]
     if own is not None and own[1]:
         mine = [format_size(own[0]["batch_bytes"]), rate(own[0]["bytes_per_sec"])]
-    return [
-        f"{row['budget_ms']:g} ms",
-        format_size(row["batch_bytes"]),
-        row["kernel"],
-        rate(row["bytes_per_sec"]),
-        worst,
-        *mine,
-    ]
+    return [f"{budget} ms", batch, kernel, gb, worst + ("" if fits else " (over)"), *mine]

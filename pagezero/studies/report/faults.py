@@ -11,7 +11,14 @@ from pagezero.results.points import summarize_points
 from pagezero.runs.sweeps import sweep_points
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
-from pagezero.studies.report.words import interval_text, rate, ratio, runs_line, text_table
+from pagezero.studies.report.words import (
+    interval_text,
+    md_table,
+    rate,
+    ratio,
+    runs_line,
+    text_table,
+)
 from pagezero.units import format_size, parse_size
 
 # The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
@@ -70,19 +77,14 @@ def _inside_table(found):
     if not sampled:
         return lines[:1] + [f"Inside the fault: {'; '.join(whys) or 'no demand faults'}."]
     groups = list(dict.fromkeys(g for seen, _ in sampled.values() for g in seen.groups))
-    lines += [
-        "| page | clearing share | routine | kernel clears at GB/s | "
-        + " | ".join(groups)
-        + " | samples |",
-        "|---|---|---|---|" + "---|" * len(groups) + "---|",
+    header = ["page", "clearing share", "routine", "kernel clears at GB/s", *groups, "samples"]
+    rows = [
+        [page, seen.share_text(), seen.routines_text(), rate(clearing)]
+        + [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
+        + [str(seen.samples)]
+        for page, (seen, clearing) in sampled.items()
     ]
-    for page, (seen, clearing) in sampled.items():
-        shares = [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
-        lines.append(
-            f"| {page} | {seen.share_text()} | {seen.routines_text()} | {rate(clearing)} | "
-            + " | ".join(shares)
-            + f" | {seen.samples} |"
-        )
+    lines += md_table(header, rows)
     return lines + [f"\n{page}: {why}." for page, (why, _) in found.items() if page not in sampled]
 
 
@@ -155,18 +157,18 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
 def _tabulate(section, rs, found):
     # The figure's statistic and interval (faults.png draws this very summary): the median
     # of per-run medians, and the spread between runs, or one run's loops.
-    rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
-    for first, s in summarize_points(rs).values():
-        rows.append(
-            f"| {_fault_page(first)} | {first.function} | "
-            f"{format_size(first.params['size'])} | {rate(s['median'])} | {interval_text(s)} |"
-        )
+    rows = [
+        [_fault_page(first), first.function, format_size(first.params["size"])]
+        + [rate(s["median"]), interval_text(s)]
+        for first, s in summarize_points(rs).values()
+    ]
     section.body = [
         "The kernel's own clearing: each loop maps the region and touches every page (demand) "
         "or maps it populated "
         "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
         f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
-        *["", *rows, "", "![fault rates](faults.png)"],
+        *["", *md_table(["page", "workload", "region", "GB/s", "interval"], rows)],
+        *["", "![fault rates](faults.png)"],
         *_inside_table(found),
     ]
 

@@ -10,7 +10,7 @@ from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
 from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import PREEMPT_MODES, PROPOSAL_2012
 from pagezero.studies.report.cells import Section, failure_text, save_json
-from pagezero.studies.report.words import rate, text_table
+from pagezero.studies.report.words import md_table, rate, text_table
 
 TITLE = "Clearing policies"
 
@@ -23,6 +23,11 @@ MILAN = {page: tuple(round(v * 2**30 / 1e9, 2) for v in ab) for page, ab in MILA
 # Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms plus the flush of
 # the whole folio before it).
 QUICK_REPLAY_LOOPS = {"2MB": 5, "1GB": 2}
+PREDICT_HEADER = (
+    "page, model, clearing share (sampled), kernel clear (us/fault), remainder (us/fault), "
+    "fault GB/s, replayed policy, replay GB/s, explained by the replay, remainder by "
+    "subtraction (us/fault), runs kept, faults on"
+).split(", ")
 _NO_FIT = "the model does not fit this machine and nothing is projected (prediction table)."
 
 
@@ -58,40 +63,27 @@ def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
 
 
 def _tabulate(section, found, notes):
-    rows = [
-        "| page | model | clearing share (sampled) | kernel clear (us/fault) | remainder "
-        "(us/fault) | fault GB/s | replayed policy | replay GB/s | explained by the replay "
-        "| remainder by subtraction (us/fault) | runs kept | faults on |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    proj = [
-        "| page | policy | stores | kernel | preempt | projected GB/s | low..high | vs today |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    text = []  # summary.txt's rows
+    rows, proj, text = [], [], []  # the tables' rows, summary.txt's
     for p in found:
         if p.explained is None:
             continue
         r, o = p.replay, p.observed
-        seen = (
-            f"{p.inside.share_text()} | {o.clear_s * 1e6:.1f} | {o.remainder_s * 1e6:.1f}"
-            if o and p.inside
-            else "- | - | -"
-        )
+        seen = ["-"] * 3
+        if o and p.inside:
+            seen = [p.inside.share_text(), f"{o.clear_s * 1e6:.1f}", f"{o.remainder_s * 1e6:.1f}"]
         rows.append(
-            f"| {p.page} | {p.model} | {seen} | {rate(p.fault_bytes_per_sec)} | {r.policy} "
-            f"({r.strategy}, {r.source}) | {rate(p.replay_bytes_per_sec)} | {p.explained:.0%} "
-            f"| {p.remainder_us:.1f} | {p.runs - p.discarded_runs} of {p.runs} "
-            f"| {p.fault_pages.split(' (')[0]} |"
+            [p.page, p.model, *seen]
+            + [rate(p.fault_bytes_per_sec), f"{r.policy} ({r.strategy}, {r.source})"]
+            + [rate(p.replay_bytes_per_sec), f"{p.explained:.0%}", f"{p.remainder_us:.1f}"]
+            + [f"{p.runs - p.discarded_runs} of {p.runs}", p.fault_pages.split(" (")[0]]
         )
         for g in group_projections(p.projections):
             x, gain = g.projected, _gain(p.fault_bytes_per_sec, g.projected.bytes_per_sec)
             alike = len(g.modes) == len(PREEMPT_MODES)
-            proj.append(
-                f"| {p.page} | {_policy(x.replay)} | {_stores(x.replay)} | {x.replay.kernel} | "
-                f"{'all four' if alike else ', '.join(g.modes)} | {rate(x.bytes_per_sec)} | "
-                f"{rate(x.low)}..{rate(x.high)} | {gain} |"
-            )
+            modes = "all four" if alike else ", ".join(g.modes)
+            low_high = f"{rate(x.low)}..{rate(x.high)}"
+            proj.append([p.page, _policy(x.replay), _stores(x.replay), x.replay.kernel, modes])
+            proj[-1] += [rate(x.bytes_per_sec), low_high, gain]
             modes = "all" if alike else "|".join(g.modes)
             text.append([p.page, x.replay.policy, x.replay.kernel, modes, rate(x.bytes_per_sec)])
             text[-1].append(gain)
@@ -118,9 +110,13 @@ def _tabulate(section, found, notes):
         "non-temporal kernel (low..high from the runs' spread; preemption models that clear "
         "alike in one row):",
         "",
-        *proj,
+        *md_table(
+            ["page", "policy", "stores", "kernel", "preempt", "projected GB/s", "low..high"]
+            + ["vs today"],
+            proj,
+        ),
     ]
-    if len(proj) == 2:
+    if not proj:
         projected = []
     section.body = [
         "From `pagezero predict`: demand faults on huge pages, sampled. The kernel's clear "
@@ -133,7 +129,7 @@ def _tabulate(section, found, notes):
         f'each non-temporal kernel ("{PROPOSAL_2012}", 2012), the fastest projected. '
         "GB/s = 10^9 bytes/s.",
         "",
-        *rows,
+        *md_table(PREDICT_HEADER, rows),
         *projected,
         "",
         'For scale only, another machine: AMD Milan with preempt=full in "mm: folio_zero_user: '

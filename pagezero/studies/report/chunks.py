@@ -7,10 +7,20 @@ from pagezero.analysis.cache import run_cache
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, is_clear_step
 from pagezero.figures import plot_rates
 from pagezero.studies.report.cells import cells, sweep_study
-from pagezero.studies.report.words import knee_line, knee_of, knee_row, markdown_table, runs_line
+from pagezero.studies.report.words import (
+    knee_line,
+    knee_of,
+    knee_row,
+    markdown_table,
+    md_table,
+    runs_line,
+)
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernel_roles, kernels
 from pagezero.units import format_size
+
+KNEE_HEADER = ["kernel", "chunks below the knee", "median GB/s", "chunks from the knee"]
+KNEE_HEADER += ["median GB/s", "step"]
 
 
 def by_role(roles, functions):
@@ -38,11 +48,7 @@ def _tabulate(section, rs, size, backing, info):
     cache = run_cache(info)
     llc = cache.effective_bytes
     table = cells(rs, _chunk_of)
-    knees = [
-        "| kernel | chunks below the knee | median GB/s | chunks from the knee | "
-        "median GB/s | step |",
-        "|---|---|---|---|---|---|",
-    ]
+    knees = []
     by_kernel = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     found = {f: knee_of(by_chunk) for f, by_chunk in by_kernel.items()}
     temporal = {k.name for k in kernels("clear") if k.temporal}
@@ -50,18 +56,11 @@ def _tabulate(section, rs, size, backing, info):
         if k:
             knees.append(knee_row(kernel, k))
             evidence = allocation_evidence(kernel, found, temporal)
-            section.summary.append(
-                knee_line(
-                    kernel,
-                    k,
-                    by_kernel[kernel],
-                    llc,
-                    size,
-                    backing.label,
-                    evidence=evidence,
-                    cache_words=f"cache: {cache.words()}",
-                )
+            words = f"cache: {cache.words()}"
+            line = knee_line(
+                kernel, k, by_kernel[kernel], llc, size, backing.label, evidence, words
             )
+            section.summary.append(line)
     xs = sorted({x for by_x in table.values() for x in by_x})
     section.body = [
         f"One {format_size(size)} region on {backing.label} pages cleared per loop "
@@ -71,14 +70,14 @@ def _tabulate(section, rs, size, backing, info):
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
         *markdown_table(table, xs, "chunk", llc),
     ]
-    if len(knees) > 2:
+    if knees:
         section.body += [
             "",
             f"The step in rate (chunks of {format_size(KNEE_MIN_EXTENT)} and "
             "up, split where one step fits best; each side's median rate, and "
             "their ratio):",
             "",
-        ] + knees
+        ] + md_table(KNEE_HEADER, knees)
     section.body += ["", "![rate by chunk](chunks.png)"]
 
 

@@ -160,12 +160,9 @@ def knee_of(by_chunk):
 
 
 def knee_row(kernel, k):
-    """The chunk study's knee table row of one kernel (knee_of()'s figures)."""
-    return (
-        f"| {kernel} | {span(k['below'][0], k['below'][-1])} | {rate(k['below_rate'])} | "
-        f"{span(k['above'][0], k['above'][-1])} | {rate(k['above_rate'])} | "
-        f"{ratio(k['step'])} |"
-    )
+    """The chunk study's knee table cells of one kernel (knee_of()'s figures)."""
+    below, above = span(k["below"][0], k["below"][-1]), span(k["above"][0], k["above"][-1])
+    return [kernel, below, rate(k["below_rate"]), above, rate(k["above_rate"]), ratio(k["step"])]
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label, evidence=False, cache_words=None):

@@ -56,10 +56,7 @@ def tie_words(row: Row, gb: Callable[[float], str] = format_gbps, noise: bool = 
 
 
 def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str | None:
-    """The rule that chose `row` among its ties, in words; None when nothing was tied.
-
-    `pooled`: the best_kernel rows judged as one range ("pooled": true).
-    """
+    """The rule that chose `row` among its ties (`pooled`: rows judged as one range), or None."""
     if not row["tied"]:
         return None
     extent = row["batch_bytes"]

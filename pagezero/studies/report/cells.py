@@ -14,12 +14,8 @@ from pagezero.runs.sweeps import sweep_points
 
 @dataclass
 class Section:
-    """One study's part of the report: lines, answers, summary, stop signal (name or True), failure.
-
-    answers: the sentences a kernel developer acts on, each its figure first and the table it
-    comes from last ("(advice table)"); rules: what they share, said once under them; text:
-    summary.txt's fixed-width table of them (words.text_table).
-    """
+    """One study's part of the report: body, answers (their figure first, their table last),
+    rules said once under them, summary.txt's `text` table, stop signal, failure."""
 
     title: str
     body: list = field(default_factory=list)

@@ -121,8 +121,7 @@ def _kind(kernel, nontemporal):
 
 def headline_rows(table, xs, cache, clear_pages, portable=()):
     """The headline rows, in cache and beyond it: clear_pages()'s kernel against the fastest
-    other store (the `portable` ones, no kernel can call, left out), the kernels tied with
-    the fastest; where the table reaches there and a cache is known."""
+    other store but the `portable` ones (no kernel can call them), and the fastest's ties."""
     size = cache.effective_bytes
     if not size or not xs:
         return []
@@ -227,8 +226,8 @@ def answer(row, nontemporal):
 
 
 def pages_by_extent(rs, backing_label):
-    """{extent: the pages it was on, in words}: "4KB" where smaps saw no huge page of it;
-    `backing_label` where a result's params do not say (a sweep fell back: they do)."""
+    """{extent: its pages in words}: "4KB" where smaps saw no huge page; `backing_label`
+    where a result's params do not say (a sweep fell back: they do)."""
     labels, shares = {}, {}
     for r in rs.results:
         extent = int(r.params.get("chunk") or r.params["size"])

@@ -53,8 +53,7 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page ("4KB + THP"): (Inside, the median of each run's fault rate over its share),
-    or (the line why not, None)."""
+    """Per page: (Inside, the median of its runs' fault rates over their shares), or (why, None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":

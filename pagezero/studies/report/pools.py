@@ -90,8 +90,7 @@ def reservation_line(study, reservations):
 
 @contextlib.contextmanager
 def pools_for(name, cfg, quick, reserve):
-    """Around study `name`, with `reserve`: the hugepages it lacks reserved, warmed, given
-    back; yields the line saying so (None when nothing was reserved)."""
+    """Around study `name`: the hugepages it lacks reserved, warmed, given back; yields a line."""
     needs = study_needs(name, cfg, quick)
     short = hugepages.lacking(needs)
     if not reserve or not short:

@@ -60,8 +60,7 @@ def interval_text(cell):
 
 
 def markdown_table(table, xs, x_label, llc, pages=None):
-    """A table of cells(): a row per x, a column per function (after the pages of each x,
-    where given), the footnote where marked."""
+    """A table of cells(): a row per x (its pages, where given), a column per function."""
     functions = sorted(table)
     rows = [
         [format_size(x), *([pages.get(x, "-")] if pages else [])]
@@ -81,8 +80,7 @@ def md_table(header, rows):
 
 
 def text_table(header, rows):
-    """summary.txt's fixed-width table: the first column and those of words left-aligned,
-    those of figures right."""
+    """summary.txt's fixed-width table: figures right-aligned, words and the first column left."""
     columns = list(zip(header, *rows))
     widths = [max(map(len, c)) for c in columns]
     figures = [i and all(x[:1] in "0123456789+-" for x in c[1:]) for i, c in enumerate(columns)]
@@ -119,8 +117,7 @@ def runs_line(rs):
 
 
 def fastest_lines(table, xs, llc, cache_words=None):
-    """The "fastest" sentences: per range of extents its kernel, at both ends; `llc` splits
-    hot from streaming extents, `cache_words` names it (None: sysfs's LLC, unnamed)."""
+    """The "fastest" sentences per range of extents; `llc` splits hot from streaming extents."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     questions = (HOT_QUESTION, STREAM_QUESTION)
@@ -166,8 +163,7 @@ def knee_row(kernel, k):
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label, evidence=False, cache_words=None):
-    """The chunk study's sentence of one kernel: no clear step, a step near the cache, or else;
-    cache-line allocation said only with `evidence` (allocation_evidence)."""
+    """The chunk study's sentence of one kernel; cache-line allocation only with `evidence`."""
     xs = sorted(by_chunk)
     if not is_clear_step(k["step"]):
         return (

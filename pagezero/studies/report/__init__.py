@@ -51,9 +51,8 @@ STUDIES = (
     ("predict", "Clearing policies", study_predict),
 )
 
-# What stops one study and not the report: the machine cannot do it (no memory for a 1GB
-# region, a kernel the CPU lacks, hugepages missing), a point it refuses, a sweep worker
-# that died.
+# What stops one study and not the report: no memory, a kernel the CPU lacks, no hugepages,
+# a point refused, a sweep worker that died.
 STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 
@@ -137,8 +136,6 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     pagezero.PagezeroError
         With ``reserve=True`` when the pools lack pages and this process is not root.
     """
-    # A study that fails is named with its reason and the others are kept; a stop signal ends
-    # the study it lands in, and the report is written from what was measured.
     _check(scale, runs, reserve)
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
@@ -193,8 +190,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
             if info.get(INFO_KEY):  # the later studies' eviction buffers exceed the cache measured
                 set_measured_cache(run_cache(info).measured_instead_of_llc)
             if shown is not None:
-                # The studies left, estimated again from their own sizes (the cache the
-                # extents study measured among them), never scaled by this one's overrun.
+                # The studies left, estimated again from their own sizes (docs/studies).
                 left = _estimates(names[i + 1 :], cfg, info, functions, pace, quick)
                 shown.reestimate(run.seconds[name] + sum(left.values()))
                 how = "failed" if section.failed else "stopped" if section.interrupted else "done"

@@ -25,9 +25,8 @@ from pagezero.system.kernels import kernels
 from pagezero.system.machine import llc_bytes
 from pagezero.units import parse_size
 
-# Seconds each study spends around its measuring (its tables, figures and files), each
-# batch advise records and each of its cells' visits beyond its bytes (a batch() call reads
-# smaps twice): as measured on an AMD EPYC VM (the rest is bytes and processes).
+# Seconds each study spends around its measuring, each batch advise records and each visit
+# of its cells beyond its bytes (a batch() call reads smaps twice): on an AMD EPYC VM.
 STUDY_S = 1.0
 BATCH_S = 2e-7
 VISIT_S = 0.03

@@ -130,8 +130,7 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
             section.interrupted = as_interrupted(e).signame
             return
         except (PagezeroError, OSError) as e:
-            # Too little memory for the clears beside the faults: the fault table stands
-            # without this row.
+            # Too little memory for the clears beside the faults: the row says so.
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - | - | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
@@ -154,8 +153,7 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
 
 
 def _tabulate(section, rs, found):
-    # The figure's statistic and interval (faults.png draws this very summary): the median
-    # of per-run medians, and the spread between runs, or one run's loops.
+    # The figure's statistic and interval: faults.png draws this very summary.
     rows = [
         [_fault_page(first), first.function, format_size(first.params["size"])]
         + [rate(s["median"]), interval_text(s)]
@@ -177,8 +175,7 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
     notes = []
     points, sizes = _points(cfg, reserve, notes)
     title = "Fault rate by page size and workload"
-    # A size whose pages are gone by the time its sweep maps them (another process took them
-    # after the check) is named and left out, the other sizes kept (sweep_points).
+    # A size whose pages another process took after the check is named and left out.
     rs = sweep_points("mmap", points, cfg["runs"], cfg["warmup"], progress, notes)
     section = Section("Page faults", interrupted=rs.interrupted or None)
     figure = dict(plot=plot_bars, label=_fault_label, title=title)

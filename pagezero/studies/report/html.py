@@ -28,10 +28,9 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 code { background: #f3f3f3; padding: 0 2px; }
 """
 
-# Click a header: sort the table's rows by that column, again to reverse. A cell that is a
-# number with at most a unit or mark after it ("12.3*", "1.25x", "4KB", "#3 (report)",
-# "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other (a date, a name)
-# as text.
+# Click a header: sort by that column, again to reverse. A number with at most a unit or
+# mark after it ("12.3*", "1.25x", "4KB", "#3 (report)") sorts as its number (sizes in
+# bytes), any other cell as text.
 SORT_SCRIPT = """
 (function () {
   var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};

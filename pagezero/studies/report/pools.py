@@ -14,9 +14,8 @@ _HUGETLB = tuple(dict.fromkeys(page for page, _ in FAULT_PAGES if page != "4KB")
 
 def study_needs(name, cfg, quick):
     """{page: pages} study `name` maps at once at `cfg`'s sizes; {} for the others."""
-    # As the studies size them: a fault run maps max(fault_size, one page) per loop (its
-    # headroom clears as large a region after it); predict faults as much, 1GB only at
-    # the full scale (study_predict), and replays one folio once the faults are unmapped.
+    # As the studies size them: max(fault_size, one page) per loop; predict 1GB only at the
+    # full scale, its replays one folio once the faults are unmapped.
     if name == "faults":
         pages = _HUGETLB
     elif name == "predict":
@@ -100,9 +99,8 @@ def pools_for(name, cfg, quick, reserve):
     with hugepages.reserve_where_possible(asked) as done:
         for r in done:
             if r.added:
-                # Faulted in once, untimed, as --reserve does: on a VM the host faults guest
-                # memory in on its first touch, which the study would otherwise time. Pages
-                # another process took meanwhile: the study's own check says so.
+                # Faulted in once, untimed, as --reserve does: a VM's host faults guest memory
+                # in on its first touch. Pages taken meanwhile: the study's check says so.
                 with contextlib.suppress(MappingError):
                     fault.warm(fault.plan(r.needed * parse_size(r.page), r.page, 1))
         yield reservation_line(name, done)

@@ -14,9 +14,8 @@ from pagezero.studies.report.words import md_table, rate, text_table
 
 TITLE = "Clearing policies"
 
-# AMD Milan, preempt=full, demand faults before -> after, as measured in "mm:
-# folio_zero_user: clear contiguous pages" (2025): perf's "GB/sec", 2^30 bytes/s (perf
-# divides by 1024 three times), shown here in the report's 10^9 bytes/s.
+# AMD Milan, preempt=full, demand faults before -> after (docs/predict.rst): perf's "GB/sec"
+# (2^30 bytes/s), shown in the report's 10^9 bytes/s.
 MILAN_PERF_GIB = {"2MB": (11.82, 16.48), "1GB": (17.51, 43.23)}
 MILAN = {page: tuple(round(v * 2**30 / 1e9, 2) for v in ab) for page, ab in MILAN_PERF_GIB.items()}
 

@@ -8,8 +8,7 @@ from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
 
 # Beyond the LLC, placement decides more than anything inside one process (3-5% between
-# processes at 256MB on a Zen 4 VM): a cell whose runs spread wider than this is marked, so
-# a reader does not build on it.
+# processes at 256MB on a Zen 4 VM): a cell spread wider is marked.
 SPREAD_LIMIT_PCT = 5.0
 SPREAD_MARK = "*"
 
@@ -143,8 +142,7 @@ def fastest_lines(table, xs, llc, cache_words=None):
 
 def knee_of(by_chunk):
     """The step in rate with chunk size: the knee, each side's chunks and median, their ratio."""
-    # None with fewer than two chunks. The step is the ratio of the two medians quoted beside
-    # it, so a reader can redo the division.
+    # The step is the ratio of the two medians quoted beside it: a reader can redo it.
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:

@@ -26,19 +26,27 @@ QUESTION = (
 def test_the_answers_are_one_sentence_per_budget_with_its_figures():
     section = tabulated(advice())
     assert section.answers == [
-        f"For {QUESTION}, within a 1 ms budget: 16MB batches of movnti, 24.6 GB/s, worst "
-        "batch 0.68 ms in 9 visits of 10, tied with 4 others within the noise (the fastest: "
-        "1MB avx, 25.8 GB/s), chosen by the largest batch (fewest resched points), then the "
-        "first tied kernel in the kernel table; clear_pages()'s own stosb: 4MB batches, "
-        "11.0 GB/s (advice tables).",
-        f"For {QUESTION}, within a 0.1 ms budget: 1MB batches of avx, 25.8 GB/s, worst batch "
-        "0.04 ms in 9 visits of 10, the fastest that fits; clear_pages()'s own stosb: 64KB "
-        "batches, 10.0 GB/s (advice tables).",
-        f"For {QUESTION}: no batch measured stays within 0.005 ms here; the closest, 64KB "
-        "batches of avx, takes 0.01 ms in 9 visits of 10 (advice table).",
+        "24.6 GB/s within a 1 ms budget: 16MB batches of movnti (worst 0.68 ms), tied with 4 "
+        "others (the fastest: 1MB avx, 25.8 GB/s); clear_pages()'s stosb: 4MB, 11.0 GB/s "
+        "(advice table).",
+        "25.8 GB/s within a 0.1 ms budget: 1MB batches of avx (worst 0.04 ms), the fastest "
+        "that fits; clear_pages()'s stosb: 64KB, 10.0 GB/s (advice table).",
+        "0.01 ms, over a 0.005 ms budget: the closest batch, 64KB of avx, in 9 visits of 10 "
+        "(advice table).",
     ]
+    # The question and the tie rule, said once under the answers rather than in each.
+    (rule,) = section.rules
+    assert rule.startswith(f"The advice table: {QUESTION}; worst batch: in 9 visits of 10. Ties: ")
+    assert rule.endswith("then the kernel rule among the kernels tied at that batch.")
+    assert not any("Ties" in a or "chosen by" in a for a in section.answers)
     # The answers are the section's: nothing of them repeated in the rest of its summary.
     assert not any("budget" in line for line in section.summary)
+    assert section.text == [
+        "budget    batch  kernel  GB/s     worst ms  clear_pages()  GB/s",
+        "1 ms       16MB  movnti  24.6         0.68            4MB  11.0",
+        "0.1 ms      1MB  avx     25.8         0.04           64KB  10.0",
+        "0.005 ms   64KB  avx     11.0  0.01 (over)              -     -",
+    ]
 
 
 def test_every_figure_of_the_answers_is_a_cell_of_the_tables():
@@ -71,5 +79,5 @@ def test_clear_pages_own_kernel_chosen_is_not_named_twice():
     own_first = (dict(OWN[0], budget_ms=1.0),)
     section = tabulated(advice(batch=own_first, batch_fits=(True,)))
     [answer] = section.answers
-    assert "4MB batches of stosb" in answer and "clear_pages()'s own stosb" not in answer
+    assert "4MB batches of stosb" in answer and "clear_pages()'s stosb" not in answer
     assert BATCH[0]["kernel"] != "stosb"  # the main case does name it (above)

@@ -1,4 +1,4 @@
-"""The report's "What a new clearing policy would gain here" section, from
+"""The report's "Clearing policies" section, from
 synthetic predictions: its answer (7.0 with clear_pages()'s kernel and the
 fastest non-temporal one), the explained share first, Milan's figures only as
 another machine's, summary figures that are table cells, a fit refused, and a
@@ -43,7 +43,7 @@ def study(tmp_path, monkeypatch, answers, quick=False):
 
 def test_the_study_is_in_the_report(tmp_path, monkeypatch):
     section, _ = study(tmp_path, monkeypatch, {"2MB": synthetic_prediction()}, quick=True)
-    assert section.title == "What a new clearing policy would gain here"
+    assert section.title == "Clearing policies"
     assert ("predict", section.title) in [(n, t) for n, t, _ in STUDIES]
 
 
@@ -66,10 +66,17 @@ def test_section_explained_first_beside_milan(tmp_path, monkeypatch):
     assert not section.failed and not section.interrupted
     # The answer: today's rate, 7.0 with clear_pages()'s kernel and the fastest non-temporal.
     (answer,) = section.answers
-    assert answer.startswith("2MB demand faults run at 10.0 GB/s here; the 7.0 policy would ")
-    assert f"11.0 GB/s with clear_pages()'s {clear_pages_kernel()} (+10%)" in answer
-    assert f"15.0 GB/s with non-temporal {NT} (+50%)" in answer
-    assert "all four preemption models alike" in answer and "preempt=full" not in answer
+    assert answer == (
+        f"11.0 GB/s (+10%) with clear_pages()'s {clear_pages_kernel()} and 15.0 GB/s (+50%) "
+        f"with non-temporal {NT}: 2MB demand faults under the 7.0 policy, from 10.0 GB/s "
+        "today (projection table)."
+    )
+    assert section.text[0].split() == ["page", "policy", "kernel", "preempt", "GB/s", "vs", "today"]
+    assert section.text[1:] == [
+        f"2MB   pre-7.0  {NT}  any      13.0      +30%",
+        f"2MB   7.0      {clear_pages_kernel()}   all      11.0      +10%",
+        f"2MB   7.0      {NT}  all      15.0      +50%",
+    ]
     proposal, milan = section.summary
     assert proposal.startswith("2MB: the 2012 proposal") and "13.0 GB/s (+30%" in proposal
     # Milan only as another machine's figure, for scale.
@@ -114,9 +121,12 @@ def test_1gb_names_the_preemption_models_where_they_differ(tmp_path, monkeypatch
     answers = {"2MB": synthetic_prediction(), "1GB": synthetic_prediction(page="1GB")}
     section, _ = study(tmp_path, monkeypatch, answers)
     small, large = section.answers
-    assert "all four preemption models alike" in small
-    assert "under preempt=none|voluntary, at 10.5 GB/s" in large
-    assert "under preempt=full|lazy, at 11.0 GB/s" in large and "alike" not in large
+    assert "preempt" not in small
+    assert f"{NT} under preempt=none|voluntary; 11.0 GB/s (" in large
+    assert large.endswith(
+        f"{NT} under preempt=full|lazy: 1GB demand faults under the 7.0 policy, "
+        "from 10.0 GB/s today (projection table)."
+    )
     rows = [line for line in section.body if line.startswith("| 1GB | 7.0 |")]
     assert [r.split("|")[5].strip() for r in rows] == ["none, voluntary", "full, lazy"] * 2
 
@@ -151,10 +161,7 @@ def test_a_sampled_prediction_shows_the_observed_model_and_the_cross_check(tmp_p
     )
     assert "does not fit this machine" not in body and "projected by subtraction" not in body
     (answer,) = section.answers
-    assert answer.startswith(
-        "2MB demand faults run at 10.0 GB/s here, 96% of it the kernel clearing (sampled); "
-        "the 7.0 policy would fault at "
-    )
+    assert answer.endswith("from 10.0 GB/s today, 96% of it clearing (projection table).")
     saved = json.loads((tmp_path / "predict.json").read_text())
     assert saved[0]["model"] == "observed" and saved[0]["clearing_share"] == 0.96
 

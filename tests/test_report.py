@@ -68,7 +68,18 @@ def test_report_tiny(tiny_report_run):
     assert "## Summary" in md and "## Machine" in md
     summary = summary_of(md)
     assert summary.strip().startswith("### Answers\n\n- ")  # the answers first
-    assert "### Answers" in out and "### Also found" in out  # as the command prints it
+    # The command prints summary.txt, the answers to paste, not report.md's markdown.
+    text = (d / "summary.txt").read_text()
+    assert out.endswith(text) and "### Answers" not in out
+    assert max(map(len, text.splitlines())) <= 72
+    assert text.endswith("Measured with:\n  PAGEZERO_SCALE=tiny pagezero report --no-reserve\n")
+    # Each answer in report.md: one or two lines of a screen, its figure first, its table
+    # last by a short name linked to a short anchor.
+    answers = [x for x in summary.split("### Also found")[0].splitlines() if x.startswith("- ")]
+    assert answers
+    for answer in answers:
+        assert answer[2].isdigit() and len(answer) <= 260, answer
+        assert re.search(r" \(\[\w+ table\]\(#[a-z-]{,20}\)\)\.$", answer), answer
     for name in (
         "extents.json",
         "chunks.json",
@@ -82,7 +93,7 @@ def test_report_tiny(tiny_report_run):
     for stem in ("extents", "chunks", "threads", "faults"):
         check_plot(d / stem)
         assert f"{stem}.png" in md
-    assert "## Page faults" in md and "headroom" in summary
+    assert "## Page faults" in md and "faults table" in summary
     assert "## Cold vs hot" in md and "cache-cold" in summary
     assert "## Several CPUs at once" in md
     assert "## Advice" in md and "budget" in summary
@@ -111,10 +122,14 @@ def test_the_tables_say_which_pages(tiny_report_run):
     ok(proc)
     md = (d / "report.md").read_text()
     headings = [h for h in md.splitlines() if h.startswith("## ")]
-    labels = ("4KB", "2MB THP", "2MB hugetlb")
+    labels = ("4KB", "2MB THP", "2MB hugetlb", "2MB")  # 2MB: "gives no 2MB pages now"
+    # Titles of a few words; the pages in the section's body, and per extent in its table.
     for title in ("## Kernels by extent", "## Chunk study", "## Page size"):
-        (heading,) = [h for h in headings if h.startswith(title)]
-        assert any(label in heading for label in labels), heading
+        assert title in headings
+        body = md.split(f"{title}\n", 1)[1].split("\n## ", 1)[0]
+        assert any(f"{label} pages" in body for label in labels), (title, body)
+    assert len(max(headings, key=len)) < 30
+    assert "| extent | pages |" in md and re.search(r"\n\| 4KB \| (4KB|2MB[^|]*) \|", md), md
     pages = ResultSet.load(str(d / "pages.json"))
     assert {r.params["thp"] for r in pages if r.params["page"] == "4KB"} >= {False}
     assert "| kernel | 4KB GB/s |" in md
@@ -125,7 +140,7 @@ def test_fastest_sentences_name_their_question(tiny_report_run):
     ok(proc)
     for line in summary_of((d / "report.md").read_text()).splitlines():
         if "fastest" in line:
-            questions = ("hot", "larger than the", "In cache", "Beyond the cache", "budget")
+            questions = ("hot", "larger than the", "in cache", "beyond the cache", "budget")
             assert any(q in line for q in questions), line
 
 

@@ -1,15 +1,16 @@
-"""The extents study's answers and cache sentence (pagezero.studies.report.headline), and the
+"""The extents study's answers and cache sentence (pagezero.studies.report.extents), and the
 chunk study's evidence for cache-line allocation, from tables made by hand: every sentence
 in full, its figures worked beside it. No benchmark runs; no CPU is assumed."""
 
 from pagezero.analysis.cache import MeasuredCache
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.studies.report.chunks import allocation_evidence
-from pagezero.studies.report.headline import (
+from pagezero.studies.report.extents import (
+    answer,
     cache_line,
-    headline_answers,
     headline_rows,
     headline_table,
+    headline_text,
     pages_by_extent,
     pages_words,
 )
@@ -35,24 +36,36 @@ INTEL = _table(
 INTEL_CACHE = MeasuredCache(64 * MB, 128 * MB, 480 * MB, "/sys/.../index3/size")
 
 
+def headline_answers(table, xs, cache, clear_pages, nontemporal):
+    return [answer(r, nontemporal) for r in headline_rows(table, xs, cache, clear_pages)]
+
+
 def test_beyond_the_cache_non_temporal_stores_against_clear_pages_as_a_ratio():
     answers = headline_answers(INTEL, [64 * MB, 1 * GB], INTEL_CACHE, "stosb", NT)
     # In cache: stosb 29.0 is the fastest, avx512 28.0 within 5% (a tie): 28 / 29 = 0.97.
     # Beyond: 26.0 / 10.7 = 2.43; avx-nt 25.5 is within 5% of 26.0: tied.
     assert answers == [
-        "In cache (up to 64MB, measured), 64MB extents: clear_pages()'s stosb clears fastest, "
-        "tied within 5% with avx512 (29.0 GB/s); the fastest other store, avx512 "
-        "(temporal), clears 0.97x as fast (28.0 GB/s; headline table).",
-        "Beyond the cache (64MB, measured), 1GB extents: non-temporal stores (avx512-nt, "
-        "tied within 5% with avx-nt) clear 2.43x as fast as clear_pages()'s stosb here "
-        "(26.0 vs 10.7 GB/s; headline table).",
+        "29.0 GB/s in cache, 64MB extents: clear_pages()'s stosb clears fastest, tied with "
+        "avx512; the fastest other store, temporal avx512, 28.0 GB/s (0.97x) (extents table).",
+        "2.43x beyond the cache, 1GB extents: non-temporal avx512-nt (tied with avx-nt) "
+        "clears at 26.0 GB/s, clear_pages()'s stosb at 10.7 GB/s (extents table).",
     ]
-    # Every figure of the sentences is a cell of the headline table.
-    rows = headline_table(headline_rows(INTEL, [64 * MB, 1 * GB], INTEL_CACHE, "stosb"))
-    assert rows[2:] == [
-        "| In cache (up to 64MB, measured) | 64MB | stosb | 29.0 | avx512 | 28.0 | 0.97x |",
-        "| Beyond the cache (64MB, measured) | 1GB | stosb | 10.7 | avx512-nt | 26.0 | 2.43x |",
+    # Every figure of the sentences is a cell of the headline table, and of summary.txt's.
+    rows = headline_rows(INTEL, [64 * MB, 1 * GB], INTEL_CACHE, "stosb")
+    assert headline_table(rows)[2:] == [
+        "| in cache (64MB, measured) | 64MB | stosb | 29.0 | avx512 | 28.0 | 0.97x |",
+        "| beyond the cache (64MB, measured) | 1GB | stosb | 10.7 | avx512-nt | 26.0 | 2.43x |",
     ]
+    assert headline_text(rows) == [
+        "          extent  clear_pages()  GB/s  fastest other  GB/s  ratio",
+        "in cache    64MB  stosb          29.0  avx512         28.0  0.97x",
+        "beyond       1GB  stosb          10.7  avx512-nt      26.0  2.43x",
+    ]
+
+
+def test_each_answer_is_its_figure_first_and_its_table_last_in_under_200_characters():
+    for a in headline_answers(INTEL, [64 * MB, 1 * GB], INTEL_CACHE, "stosb", NT):
+        assert a[0].isdigit() and a.endswith(" (extents table).") and len(a) < 200, a
 
 
 def test_clear_pages_tied_with_the_fastest_is_said_as_a_tie():
@@ -61,16 +74,20 @@ def test_clear_pages_tied_with_the_fastest_is_said_as_a_tie():
     cache = MeasuredCache(32 * MB, 64 * MB, 32 * MB, "sysfs")
     (answer,) = headline_answers(amd, [256 * MB], cache, "stosb", NT)
     assert answer == (
-        "Beyond the cache (32MB, sysfs's LLC), 256MB extents: clear_pages()'s stosb ties "
-        "with the fastest, avx512-nt, within 5% (66.0 GB/s); the fastest other store, "
-        "avx512-nt (non-temporal), clears 1.03x as fast (68.0 GB/s; headline table)."
+        "66.0 GB/s beyond the cache, 256MB extents: clear_pages()'s stosb ties with the "
+        "fastest, non-temporal avx512-nt (68.0 GB/s, 1.03x) (extents table)."
     )
+    # Three or more kernels tied are counted, not named.
+    rates = {k: {256 * MB: 68e9 - i} for i, k in enumerate(("a", "b", "c", "d"))}
+    many = _table(dict(rates, stosb={256 * MB: 10e9}))
+    (answer,) = headline_answers(many, [256 * MB], cache, "stosb", NT)
+    assert answer.startswith("6.80x beyond the cache, 256MB extents: temporal a (tied with 3 ")
 
 
 def test_no_answer_where_the_table_does_not_reach_or_the_cache_is_unknown():
     cache = MeasuredCache(64 * MB, 128 * MB, 480 * MB)
-    assert headline_answers(INTEL, [64 * MB], cache, "stosb", NT)[0].startswith("In cache")
-    assert len(headline_answers(INTEL, [64 * MB], cache, "stosb", NT)) == 1
+    (only,) = headline_answers(INTEL, [64 * MB], cache, "stosb", NT)
+    assert only.startswith("29.0 GB/s in cache")
     assert headline_answers(INTEL, [64 * MB, 1 * GB], MeasuredCache(None, None), "stosb", NT) == []
     assert headline_answers(INTEL, [1 * GB], INTEL_CACHE, "missing", NT) == []
 
@@ -79,19 +96,19 @@ def test_the_cache_sentence_says_which_cache_and_where_it_was_read():
     assert cache_line(INTEL_CACHE, 4 * GB) == (
         "The cache this run has is 64MB, measured, not sysfs's LLC (480MB, "
         "/sys/.../index3/size): the temporal kernels clear at cache speed up to 64MB and at "
-        'the memory plateau from 128MB (kernels-by-extent table); "in cache" and "beyond '
+        'the memory plateau from 128MB (extents table); "in cache" and "beyond '
         'the cache" here mean the measured 64MB.'
     )
     agree = MeasuredCache(32 * MB, 64 * MB, 32 * MB)
     assert cache_line(agree, 256 * MB) == (
         "The cache this run has agrees with sysfs's LLC (32MB): the temporal kernels clear at "
-        "cache speed up to 32MB and at the memory plateau from 64MB (kernels-by-extent table)."
+        "cache speed up to 32MB and at the memory plateau from 64MB (extents table)."
     )
     none = MeasuredCache(None, None, 32 * MB)
     assert cache_line(none, 1 * MB) == (
         "The temporal kernels' rates show no cache (fewer than half of them fall from a cache "
         'level to a memory plateau over the extents measured, up to 1MB): "in cache" here '
-        "means up to sysfs's LLC (32MB) (kernels-by-extent table)."
+        "means up to sysfs's LLC (32MB) (extents table)."
     )
 
 

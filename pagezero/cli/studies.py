@@ -13,8 +13,7 @@ from pagezero.studies.report import SCALES, run_report
 
 
 def _progress(args, what, runs):
-    """A line on stderr per run of the command (`runs` of them) with the time left, the
-    runs and sweeps inside saying when each ends; none with --quiet."""
+    """A line on stderr per run (`runs` of them) with the time left; none with --quiet."""
     if args.quiet:
         return contextlib.nullcontext()
     return Progress(what, runs, counts_runs=True)
@@ -85,10 +84,9 @@ def cmd_report(args):
     run = run_report(
         args.output, scale=scale, progress=progress, reserve=args.reserve, runs=args.runs
     )
-    print(f"report written to {run.out_dir}/report.md")
-    with open(os.path.join(run.out_dir, "report.md")) as f:
-        # The summary, its Answers and Also found (### headings) included.
-        print(f.read().split("## Summary", 1)[-1].split("\n## ", 1)[0].strip())
+    print(f"report written to {run.out_dir}/report.md; its answers, from summary.txt:\n")
+    with open(os.path.join(run.out_dir, "summary.txt")) as f:
+        print(f.read(), end="")
     for section in run.failed:
         print(f'pagezero: study "{section.title}" failed: {section.failed}', file=sys.stderr)
     if run.interrupted:  # the report caught the signal to write what was measured

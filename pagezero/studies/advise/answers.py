@@ -1,12 +1,5 @@
-"""advise's answers, one line each: per latency budget the batch, kernel, rate and worst
-batch, whether it is the fastest or which rule chose it among the tied; and the batch for
-clear_pages()'s own kernel, which a kernel patch would tune first.
-
-The rule is read back from the cells as pagezero.studies.advise.choices applied it: the
-largest of the batches tied with the fastest, then among the kernels tied at that batch
-clear_pages()'s, or the first in the kernel table, or in a range judged as one, that
-range's kernel.
-"""
+"""advise's answers, one line each: per budget the batch, the rule that chose it among the
+tied, and the batch for clear_pages()'s own kernel."""
 
 from __future__ import annotations
 
@@ -14,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pagezero.studies.advise.choices import batch_for_budget
-from pagezero.studies.advise.ties import CHECKED_AGAINST, Cells, fits_budget, tied
+from pagezero.studies.advise.ties import CHECKED_AGAINST, TIE_FLOOR_PCT, Cells, fits_budget, tied
 from pagezero.units import format_gbps, format_size
 
 Row = Mapping[str, Any]  # a "batch" row of the JSON (choices.batch_for_budget)
@@ -30,22 +23,40 @@ def own_kernel_batches(
     return [batch_for_budget(mine, b, [clear_pages], clear_pages) for b in budgets_ms]
 
 
-def fastest_candidate(row: Row) -> Row:
-    """Of a row and the candidates tied with it, the fastest (the row itself on equal rates)."""
-    return max([row, *row["tied"]], key=lambda r: r["bytes_per_sec"])
+def ties_rule(cells: Cells, clear_pages: str) -> str:
+    """How ties are judged and chosen among, said once for every answer ("Ties: ...")."""
+    noise = next((c.get("noise_pct") for c in cells.values()), None)
+    noise_text = "unknown with one run" if noise is None else f"{noise:.1f}%"
+    return (
+        "Ties: candidates within the noise between runs are tied (the larger of twice the "
+        f"sweep's noise, {noise_text}, and {TIE_FLOOR_PCT:g}%); among tied kernels, "
+        f"clear_pages()'s ({clear_pages}) if tied, else the first in the kernel table; among "
+        "tied batches for a budget, the largest (fewest resched points), then the kernel rule "
+        "among the kernels tied at that batch."
+    )
 
 
 def is_fastest(row: Row) -> bool:
     """Whether the row's batch and kernel are the fastest of the candidates it was chosen from."""
-    best = fastest_candidate(row)
+    best = max([row, *row["tied"]], key=lambda r: r["bytes_per_sec"])  # the row, on equal rates
     return (best["batch_bytes"], best["kernel"]) == (row["batch_bytes"], row["kernel"])
 
 
-def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str | None:
-    """The rule that chose `row` among its ties, in words; None when nothing was tied.
+def tie_words(row: Row, gb: Callable[[float], str] = format_gbps, noise: bool = True) -> str:
+    """A fitting row the fastest, or tied with others ("within the noise" with `noise`)."""
+    n = len(row["tied"])
+    if not n:
+        return "the fastest that fits"
+    others = f"tied with {n} other{'s' if n > 1 else ''}" + " within the noise" * noise
+    if is_fastest(row):
+        return f"the fastest, {others}"
+    best = max(row["tied"], key=lambda r: r["bytes_per_sec"])
+    fastest = f"{format_size(best['batch_bytes'])} {best['kernel']}, {gb(best['bytes_per_sec'])}"
+    return f"{others} (the fastest: {fastest})"
 
-    `pooled`: the best_kernel rows judged as one range ("pooled": true).
-    """
+
+def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str | None:
+    """The rule that chose `row` among its ties (`pooled`: rows judged as one range), or None."""
     if not row["tied"]:
         return None
     extent = row["batch_bytes"]
@@ -81,27 +92,12 @@ def _what(row: Row, kernel: bool = True) -> str:
     )
 
 
-def verdict(
-    row: Row,
-    cells: Cells,
-    clear_pages: str,
-    pooled: Sequence[Row] = (),
-    gb: Callable[[float], str] = format_gbps,
-) -> str:
-    """Whether a fitting row is the fastest, or which rule chose it among the tied, in words.
-
-    `gb` spells a rate (the report's tables spell them without the unit).
-    """
-    n = len(row["tied"])
-    if not n:
-        return "the fastest that fits"
-    others = f"tied with {n} other{'s' if n > 1 else ''} within the noise"
+def verdict(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str:
+    """Whether a fitting row is the fastest, or which rule chose it among the tied, in words."""
+    if not row["tied"]:
+        return tie_words(row)
     rule = chosen_by(row, cells, clear_pages, pooled)
-    if is_fastest(row):
-        return f"the fastest, {others}; chosen by {rule}"
-    best = fastest_candidate(row)
-    fastest = f"{format_size(best['batch_bytes'])} {best['kernel']}, {gb(best['bytes_per_sec'])}"
-    return f"{others} (the fastest: {fastest}), chosen by {rule}"
+    return f"{tie_words(row)}{';' if is_fastest(row) else ','} chosen by {rule}"
 
 
 def budget_line(

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, clear_knee, is_clear_step
-from pagezero.studies.advise.answers import budget_line, own_kernel_batches, own_kernel_line
+from pagezero.studies.advise.answers import (
+    budget_line,
+    own_kernel_batches,
+    own_kernel_line,
+    ties_rule,
+)
 from pagezero.studies.advise.ties import TIE_FLOOR_PCT
 from pagezero.studies.advise.vector import vector_context_line
 from pagezero.units import format_gbps, format_size
@@ -21,10 +26,8 @@ class Advice:
     Attributes
     ----------
     knee_bytes : int or None
-        The best one-step split of clear_pages()'s kernel's rate over the extents,
-        in bytes (None where too few extents were measured): a knee only where
-        knee_step is a clear step (pagezero.analysis.knee.is_clear_step); to_json()
-        gives null otherwise.
+        clear_pages()'s kernel's best one-step split (bytes), a knee only where knee_step
+        is a clear step (analysis.knee.is_clear_step; to_json() gives null otherwise).
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
@@ -58,8 +61,7 @@ class Advice:
     rounds : int
         The shuffled visits of every cell per run, that the passes were spread over.
     cache : dict or None
-        The cache the run has (pagezero.analysis.cache.MeasuredCache.to_json()),
-        beside sysfs's LLC; None where not known.
+        The cache the run has (analysis.cache.MeasuredCache.to_json()); None if unknown.
     """
 
     knee_bytes: int | None
@@ -87,8 +89,7 @@ class Advice:
         Returns
         -------
         list of (dict, bool)
-            Rows of the "batch" shape, chosen among that kernel's cells by the same rules
-            (the largest batch tied with its fastest that fits), in the budgets' order.
+            Rows of the "batch" shape, chosen by the same rules, in the budgets' order.
         """
         budgets = [row["budget_ms"] for row in self.batch]
         return own_kernel_batches(self.cells, budgets, self.knee_kernel)
@@ -99,14 +100,9 @@ class Advice:
         Returns
         -------
         dict
-            Today's keys, and "tied", "typical_worst_ms", "p90_worst_ms", "max_worst_ms",
-            "checked_against" per row, "knee_tied", "runs", "backing" and
-            "clear_pages_batch" (per budget, the batch for clear_pages()'s own kernel,
-            rows of the "batch" shape); "knee_bytes" null where the step is not a clear
-            one, with "knee_step" (the largest step), "knee_split_bytes" (where it is) and
-            "knee_extents" (the extents tried); "cache" (the cache the run has, beside
-            sysfs's LLC, or null); "interrupted" (the signal's name) when a signal cut the
-            sweep short. Sizes in bytes, rates in bytes/sec, latencies in ms.
+            The shape docs/policies.rst documents (``pagezero advise --format json``), with
+            "interrupted" (the signal's name) when a signal cut the sweep short. Sizes in
+            bytes, rates in bytes/sec, latencies in ms.
         """
         split = None if self.knee_bytes is None else int(self.knee_bytes)
         doc: dict[str, Any] = {
@@ -127,18 +123,13 @@ class Advice:
             doc["interrupted"] = self.interrupted
         return doc
 
-    def _noise_text(self) -> str:
-        noise = next((c.get("noise_pct") for c in self.cells.values()), None)
-        return "unknown with one run" if noise is None else f"{noise:.1f}%"
-
     def describe(self, explain: bool = False) -> list[str]:
         """The advice in plain words: the answers first, then how they were found.
 
         Parameters
         ----------
         explain : bool
-            Also give the method: how ties are judged and chosen among, and what a
-            budget is checked against (``pagezero advise --explain``).
+            Also give the method: ties and budgets (``pagezero advise --explain``).
 
         Returns
         -------
@@ -173,15 +164,12 @@ class Advice:
         own = self.clear_pages_batches()
         for i, (row, fits) in enumerate(zip(self.batch, self.batch_fits)):
             lines.append("  " + budget_line(row, fits, self.cells, self.knee_kernel, pooled))
-            if i < len(own) and (own[i][0]["batch_bytes"], own[i][0]["kernel"]) != (
-                row["batch_bytes"],
-                row["kernel"],
-            ):
+            mine = own[i][0] if i < len(own) else row  # said where it is not the row's
+            if (mine["batch_bytes"], mine["kernel"]) != (row["batch_bytes"], row["kernel"]):
                 lines.append("      " + own_kernel_line(*own[i], self.knee_kernel))
         return lines
 
     def _kernel_lines(self) -> list[str]:
-        gb = format_gbps
         heading = (
             "Kernel by extent (the fastest; among kernels tied within the noise, "
             "clear_pages()'s if tied, else the first in the kernel table):"
@@ -197,7 +185,9 @@ class Advice:
             span = lo if lo == hi else f"{lo} to {hi}"
             tied = f"  (tied: {', '.join(r['tied'])})" if r.get("tied") else ""
             pooled = "  (judged as one range, paired within runs)" if r.get("pooled") else ""
-            lines.append(f"  {span:<16} {r['kernel']:<20} {gb(r['bytes_per_sec'])}{tied}{pooled}")
+            lines.append(
+                f"  {span:<16} {r['kernel']:<20} {format_gbps(r['bytes_per_sec'])}{tied}{pooled}"
+            )
         return lines
 
     def _sweep_line(self, explain: bool) -> str:
@@ -218,11 +208,7 @@ class Advice:
     def _method_lines(self) -> list[str]:
         lines = [
             "",
-            "Ties: candidates within the noise between runs are tied (the larger of twice "
-            f"the sweep's noise, {self._noise_text()}, and {TIE_FLOOR_PCT:g}%); among tied "
-            f"kernels, clear_pages()'s ({self.knee_kernel}) if tied, else the first in the "
-            "kernel table; among tied batches for a budget, the largest (fewest resched "
-            "points), then the kernel rule among the kernels tied at that batch.",
+            ties_rule(self.cells, self.knee_kernel),
             "",
             "Budgets: a batch fits when its worst batch of 9 visits in 10 does (p90: per "
             "visit of a cell, the slowest batch position, each position's time the median "
@@ -245,13 +231,11 @@ class Advice:
         return lines
 
     def _knee_line(self) -> str:
-        gb = format_gbps
         llc, tied, where = "the LLC size is unknown (sysfs gives none)", "", ""
         if self.llc_bytes:
             llc = f"the LLC is {format_size(self.llc_bytes)} (sysfs)"
-        measured = (self.cache or {}).get("cache_bytes")
-        if (self.cache or {}).get("source") != "measured":
-            measured = None
+        cache = self.cache or {}
+        measured = cache.get("cache_bytes") if cache.get("source") == "measured" else None
         if measured:
             # No knee is placed against sysfs's LLC where the run has another cache.
             llc += f"; the cache this run has is {format_size(measured)} (measured)"
@@ -274,7 +258,8 @@ class Advice:
         return (
             f"Knee: {self.knee_kernel} (clear_pages() here) clears "
             f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
-            f"({gb(statistics.median(below))} below, {gb(statistics.median(above))} "
+            f"({format_gbps(statistics.median(below))} below, "
+            f"{format_gbps(statistics.median(above))} "
             f"from there); {llc}{where}{tied}."
         )
 

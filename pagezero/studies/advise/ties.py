@@ -1,29 +1,5 @@
-"""Ties in the advice: candidates whose difference is within the measured noise.
-
-A sweep that names the fastest of near-equals presents a coin toss as a recommendation:
-measured again, another of them wins. So two candidates are tied when their rates differ by
-no more than the noise between runs, and a fixed rule chooses among tied candidates
-(pagezero.studies.advise.choices applies them):
-
-- a kernel: the one the Linux clear_pages() uses on this CPU when it is among the tied (rep
-  stosb with ERMS, else rep stosq, on x86-64: arch/x86/include/asm/page_64.h), else the
-  first of them in the kernel table, the architecture's rows before the portable ones
-  (glibc's memset(), the C loop), which a kernel cannot call;
-- a batch for a latency budget: the largest batch among the tied (fewest resched points),
-  then the kernel rule among the kernels tied at that batch;
-- the knee: of the best one-step fit and a neighbouring split tied with it, the smaller
-  extent;
-- beyond the LLC: one range, judged as choices.judge_range says, and a budget's batch there
-  takes that range's kernel.
-
-A cell's noise is the sweep's: the median over its cells (sweep_noise) of the spread between
-runs (the standard deviation of the per-run medians in % of their mean, each run first
-divided by its load factor, run_spreads: another task that slows a whole run alike cannot
-change which candidate is faster within it), or of the loops with one run. Two rates are
-tied when they differ by less than twice the larger noise, or TIE_FLOOR_PCT, whichever is
-larger: two medians each off by up to one spread can differ by two, and three runs know a
-spread only roughly.
-"""
+"""Ties in the advice: candidates whose rates differ by no more than the measured noise, and
+the rule that chooses among them (docs/studies/advise.rst)."""
 
 from __future__ import annotations
 
@@ -38,11 +14,8 @@ from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
 # clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of the buffer).
 TIE_FLOOR_PCT = 5.0
 
-# What a budget is checked against: the 90th percentile over the visits of a cell (every
-# round of every run) of the visit's slowest batch position, each position's time the median
-# over the visit's passes. The median over runs is exceeded in about half the visits (a
-# 128MB batch here, 2.8 ms typical against a 3 ms budget, went over it in a quarter of
-# them); the slowest ever seen lets one visit another task interrupted decide.
+# What a budget is checked against: the p90 over a cell's visits of its slowest batch; the
+# median over runs is exceeded in half the visits (docs/studies/advise.rst, Latencies).
 CHECKED_AGAINST = "p90_worst_ms"
 
 # A cell: "bytes_per_sec", "spread_pct", "noise_pct" (None with one run),
@@ -74,8 +47,7 @@ def run_spreads(
 
 def sweep_noise(spreads: Iterable[float | None]) -> float | None:
     """The median of the cells' spreads (None when none has one)."""
-    # A spread from three runs is known only roughly, so a cell's own would decide its ties
-    # by chance; the cells of one sweep are measured alike, and their median is far better known.
+    # Three runs know a cell's spread only roughly; the median of a sweep's is far better known.
     known = [s for s in spreads if s is not None]
     return statistics.median(known) if known else None
 
@@ -109,8 +81,7 @@ def sort_by_table(names: Iterable[str], order: Sequence[str]) -> list[str]:
 
 def fits_budget(cell: Cell, budget_ms: float) -> bool:
     """Whether the cell's p90 worst batch, with TIE_FLOOR_PCT added, is within the budget."""
-    # The p90 holds the variation between visits and runs already; within the floor a latency
-    # is not told from the budget.
+    # Within the floor a latency is not told from the budget.
     return bool(cell[CHECKED_AGAINST] * (1.0 + TIE_FLOOR_PCT / 100.0) <= budget_ms)
 
 
@@ -126,10 +97,8 @@ def _fit_cost(logs: Sequence[float], k: int) -> float:
 
 def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
     """One kernel's knee (bytes), its step (upper / lower level) and the extents tied with it."""
-    # knee.find_knee's best one-step fit of log rate over the extents of KNEE_MIN_EXTENT and
-    # up; a split one extent lower or higher ties when its fit is worse by no more than the
-    # noise of the extent that changes side, and the knee is the smaller. Only neighbours tie:
-    # a split further away is another knee. The step: the ratio of the two sides' medians.
+    # A split one extent away ties when its fit is worse by no more than the noise of the
+    # extent that changes side; only neighbours tie: a split further away is another knee.
     pts = sorted(
         (e, c) for e, c in by_extent.items() if e >= KNEE_MIN_EXTENT and c["bytes_per_sec"] > 0
     )

@@ -1,14 +1,6 @@
-"""`pagezero report`: the default study of this machine, as a folder.
-
-One module per study (STUDIES, in the order run). The extents and chunk studies stand for
-the kernel's own clearing, through its direct map's huge pages: their buffers are on 2MB
-pages when this machine gives them (system.backing.kernel_backing); each heading says which.
-
-The folder holds each study's results (JSON, loadable with pagezero.ResultSet.load), PNG and
-SVG plots, report.md with the tables, the pictures and a summary in plain words whose every
-figure is a cell of one of its tables (markdown.py), and report.html, the same as one
-self-contained page (html.py). Sizes: SCALES.
-"""
+"""`pagezero report`: the default study of this machine, as a folder (docs/studies/index.rst):
+one module per study (STUDIES, in the order run; sizes: SCALES), report.md, report.html
+and summary.txt."""
 
 from __future__ import annotations
 
@@ -28,7 +20,7 @@ from pagezero.runs.progress import Progress, format_duration
 from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
-from pagezero.studies.report.cold import study_cold
+from pagezero.studies.report.cold import study_cold, study_threads
 from pagezero.studies.report.estimate import measure_pace, study_seconds
 from pagezero.studies.report.extents import study_extents
 from pagezero.studies.report.faults import study_faults
@@ -42,7 +34,6 @@ from pagezero.studies.report.pools import (
 )
 from pagezero.studies.report.predict import study_predict
 from pagezero.studies.report.scales import SCALES
-from pagezero.studies.report.threads import study_threads
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import machine, measured_cache_scope, set_measured_cache
 
@@ -52,24 +43,22 @@ __all__ = ["run_report", "ReportRun", "SCALES", "STUDIES"]
 STUDIES = (
     ("extents", "Kernels by extent", study_extents),
     ("chunks", "Chunk study", study_chunks),
-    ("pages", "Page size: 4KB against 2MB", study_pages),
+    ("pages", "Page size", study_pages),
     ("cold", "Cold vs hot", study_cold),
     ("threads", "Several CPUs at once", study_threads),
-    ("faults", "Page faults: the kernel's own clearing", study_faults),
+    ("faults", "Page faults", study_faults),
     ("advice", "Advice", study_advice),
-    ("predict", "What a new clearing policy would gain here", study_predict),
+    ("predict", "Clearing policies", study_predict),
 )
 
-# What stops one study and not the report: the machine cannot do it (no memory for a 1GB
-# region, a kernel the CPU lacks, hugepages missing), a point it refuses, a sweep worker
-# that died.
+# What stops one study and not the report: no memory, a kernel the CPU lacks, no hugepages,
+# a point refused, a sweep worker that died.
 STUDY_FAILURES = (PagezeroError, OSError, ValueError, RuntimeError)
 
 
 @dataclass
 class ReportRun:
-    """What run_report() did: its folder, sections, stop signal's name, studies not run,
-    and each study's seconds."""
+    """What run_report() did: folder, sections, stop signal, studies not run, seconds."""
 
     out_dir: str
     runs: int
@@ -77,6 +66,7 @@ class ReportRun:
     interrupted: str | None = None
     not_run: tuple = ()
     seconds: dict = field(default_factory=dict)  # each study's, by name, in the order run
+    command: str = "pagezero report"  # the command line that runs it again
 
     @property
     def failed(self):
@@ -98,7 +88,6 @@ def _check(scale, runs, reserve):
 
 
 def _estimates(names, cfg, info, functions, pace, quick):
-    """{study: seconds} expected here for studies `names` (estimate.study_seconds)."""
     return {n: study_seconds(n, cfg, info, functions, pace, quick) for n in names}
 
 
@@ -112,7 +101,7 @@ def _opening(scale, cfg, out_dir, seconds):
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=None, runs=None):
-    """Run the default study into `out_dir` (not one holding a report) and write report.md.
+    """Run the default study into `out_dir` (not one holding a report): report.md, summary.txt.
 
     Parameters
     ----------
@@ -147,8 +136,6 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     pagezero.PagezeroError
         With ``reserve=True`` when the pools lack pages and this process is not root.
     """
-    # A study that fails is named with its reason and the others are kept; a stop signal ends
-    # the study it lands in, and the report is written from what was measured.
     _check(scale, runs, reserve)
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
@@ -158,6 +145,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     if reserve and not root:
         check_root_can_reserve(needs)
     hint = root_hint(needs) if reserve is None and not root else None
+    asked = reserve
     reserve = root if reserve is None else reserve
     if out_dir is None:
         out_dir = "pagezero-report-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -172,7 +160,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         "advice": {"quick": quick},
         "predict": {"reserve": False, "quick": quick},
     }
-    run = ReportRun(out_dir, cfg["runs"], [])
+    run = ReportRun(out_dir, cfg["runs"], [], command=_command(scale, runs, asked))
     names = [name for name, _, _ in STUDIES]
     shown = pace = None
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
@@ -202,11 +190,14 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
             if info.get(INFO_KEY):  # the later studies' eviction buffers exceed the cache measured
                 set_measured_cache(run_cache(info).measured_instead_of_llc)
             if shown is not None:
-                # The studies left, estimated again from their own sizes (the cache the
-                # extents study measured among them), never scaled by this one's overrun.
+                # The studies left, estimated again from their own sizes (docs/studies).
                 left = _estimates(names[i + 1 :], cfg, info, functions, pace, quick)
                 shown.reestimate(run.seconds[name] + sum(left.values()))
-                shown.step(_step_text(i, name, section, run.seconds[name]), run.seconds[name])
+                how = "failed" if section.failed else "stopped" if section.interrupted else "done"
+                step = (
+                    f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(run.seconds[name])}"
+                )
+                shown.step(step, run.seconds[name])
             if section.interrupted:
                 run.interrupted = _signal_name(section.interrupted)
                 run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
@@ -217,6 +208,13 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         # A signal held while report.md was written: every study had finished.
         run.interrupted = run.interrupted or as_interrupted(e).signame
     return run
+
+
+def _command(scale, runs, reserve):
+    """The `pagezero report` command line that runs a report of these options again."""
+    words = ["PAGEZERO_SCALE=tiny pagezero report" if scale == "tiny" else "pagezero report"]
+    words += ["--quick"] * (scale == "quick") + [f"--runs {runs}"] * bool(runs)
+    return " ".join(words + [{True: "--reserve", False: "--no-reserve"}.get(reserve, "")]).strip()
 
 
 def _run_study(title, measure, pools, shown):
@@ -236,13 +234,6 @@ def _run_study(title, measure, pools, shown):
     return section
 
 
-def _step_text(i, name, section, seconds):
-    how = "failed" if section.failed else "stopped" if section.interrupted else "done"
-    return f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(seconds)}"
-
-
 def _signal_name(mark):
     """A section's interrupted mark as a signal's name (True: the one last received)."""
-    if isinstance(mark, str):
-        return mark
-    return signal.Signals(received() or signal.SIGINT).name
+    return mark if isinstance(mark, str) else signal.Signals(received() or signal.SIGINT).name

@@ -1,28 +1,16 @@
-"""`pagezero advise` in the report: the batch size for clear_pages() per latency budget, with
-the kernel to use and clear_pages()'s own kernel beside it, as tables whose answers open
-the summary."""
+"""`pagezero advise` in the report: the batch per latency budget, as tables whose answers
+open the summary."""
 
 import os
 
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
-from pagezero.studies.advise.answers import verdict
+from pagezero.studies.advise.answers import tie_words, ties_rule
 from pagezero.studies.advise.study import advise
 from pagezero.studies.advise.vector import vector_context_line
 from pagezero.studies.report.cells import Section, save_json
-from pagezero.studies.report.words import rate
+from pagezero.studies.report.words import md_table, rate, text_table
 from pagezero.units import format_size
-
-
-def _tied_text(tied):
-    """A row's tied alternatives in words ("-" when none)."""
-    return ", ".join(f"{format_size(t['batch_bytes'])} {t['kernel']}" for t in tied) or "-"
-
-
-def _fastest_tied(row):
-    """The rate of the fastest candidate tied with a row, when it is not the row ("-")."""
-    faster = [t for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]]
-    return rate(max(t["bytes_per_sec"] for t in faster)) if faster else "-"
 
 
 def study_advice(out_dir, cfg, info, functions, progress, quick):
@@ -43,31 +31,28 @@ def study_advice(out_dir, cfg, info, functions, progress, quick):
     return save_json(section, path, advice.to_json(), lambda: _tabulate(section, advice, quick))
 
 
-def _answer(row, fits, own, advice, question):
-    """One budget's answer: its batch, kernel, rate and worst batch, and clear_pages()'s own."""
+def _answer(row, fits, own, advice):
+    """A budget's answer, its rate first: batch, kernel, worst batch, ties; clear_pages()'s own."""
     budget = f"{row['budget_ms']:g} ms"
     batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
     if not fits:
         return (
-            f"For {question}: no batch measured stays within {budget} here; the closest, "
-            f"{batch} batches of {row['kernel']}, takes {worst} ms in 9 visits of 10 "
-            "(advice table)."
+            f"{worst} ms, over a {budget} budget: the closest batch, {batch} of "
+            f"{row['kernel']}, in 9 visits of 10 (advice table)."
         )
-    pooled = [r for r in advice.best_kernel if r.get("pooled")]
-    why = verdict(row, advice.cells, advice.knee_kernel, pooled, gb=lambda r: f"{rate(r)} GB/s")
+    why = tie_words(row, gb=lambda r: f"{rate(r)} GB/s", noise=False)
     mine = ""
     if own is not None and row["kernel"] != advice.knee_kernel:
         own_row, own_fits = own
-        mine = f"; clear_pages()'s own {advice.knee_kernel}: "
+        mine = f"; clear_pages()'s {advice.knee_kernel}: "
         mine += (
-            f"{format_size(own_row['batch_bytes'])} batches, {rate(own_row['bytes_per_sec'])} GB/s"
+            f"{format_size(own_row['batch_bytes'])}, {rate(own_row['bytes_per_sec'])} GB/s"
             if own_fits
-            else "nothing measured fits"
+            else "nothing fits"
         )
     return (
-        f"For {question}, within a {budget} budget: {batch} batches of {row['kernel']}, "
-        f"{rate(row['bytes_per_sec'])} GB/s, worst batch {worst} ms in 9 visits of 10, {why}"
-        f"{mine} (advice tables)."
+        f"{rate(row['bytes_per_sec'])} GB/s within a {budget} budget: {batch} batches of "
+        f"{row['kernel']} (worst {worst} ms), {why}{mine} (advice table)."
     )
 
 
@@ -78,23 +63,25 @@ def _tabulate(section, advice, quick):
     if cache and advice.region_bytes > cache:
         beyond = " (larger than the cache, as the kernel clears fresh pages)"
     question = f"clearing a {region} region{beyond} in batches between resched points"
-    rows = [
-        "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with "
-        "| fastest tied (GB/s) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    own = advice.clear_pages_batches()
-    own_rows = [
-        "| budget (ms) | batch | kernel | GB/s | worst batch, 9 in 10 (ms) | fits | tied with |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    header = ["budget (ms)", "batch", "kernel", "GB/s", "worst batch, 9 in 10 (ms)", "fits"]
+    header.append("tied with")
+    rows, own_rows, text, own = [], [], [], advice.clear_pages_batches()
     for i, (row, fits) in enumerate(zip(advice.batch, advice.batch_fits)):
-        rows.append(_table_row(row, fits) + f" {_fastest_tied(row)} |")
-        if i < len(own):
-            own_rows.append(_table_row(*own[i]))
-        section.answers.append(
-            _answer(row, fits, own[i] if i < len(own) else None, advice, question)
-        )
+        faster = [
+            t["bytes_per_sec"] for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]
+        ]
+        rows.append([*_table_row(row, fits), rate(max(faster)) if faster else "-"])
+        mine = own[i] if i < len(own) else None
+        own_rows += [_table_row(*mine)] if mine else []
+        section.answers.append(_answer(row, fits, mine, advice))
+        text.append(_text_row(row, fits, mine))
+    section.text = text_table(
+        ["budget", "batch", "kernel", "GB/s", "worst ms", "clear_pages()", "GB/s"], text
+    )
+    section.rules = [
+        f"The advice table: {question}; worst batch: in 9 visits of 10. "
+        + ties_rule(advice.cells, advice.knee_kernel)
+    ]
     advised = [r["kernel"] for r in advice.batch] + [r["kernel"] for r in advice.best_kernel]
     vector = vector_context_line(advised)
     if vector:
@@ -103,19 +90,28 @@ def _tabulate(section, advice, quick):
     section.body = [
         f"From `pagezero advise`{sweep}: {question}, per latency budget (GB/s = 10^9 bytes/s):",
         "",
-        *rows,
+        *md_table([*header, "fastest tied (GB/s)"], rows),
         "",
         f"With clear_pages()'s own kernel ({advice.knee_kernel}) alone, by the same rules:",
         "",
-        *own_rows,
+        *md_table(header, own_rows),
         *["", "Its own account:", "", "```", *advice.describe(explain=True), "```"],
     ]
 
 
 def _table_row(row, fits):
-    """A budget's row of the advice tables, up to its tied column."""
-    batch, worst = format_size(row["batch_bytes"]), f"{row[row['checked_against']]:.2f}"
-    return (
-        f"| {row['budget_ms']:g} | {batch} | {row['kernel']} | {rate(row['bytes_per_sec'])} | "
-        f"{worst} | {'yes' if fits else 'no'} | {_tied_text(row['tied'])} |"
-    )
+    """A budget's cells in the advice tables, up to its tied column ("-": none tied)."""
+    tied = ", ".join(f"{format_size(t['batch_bytes'])} {t['kernel']}" for t in row["tied"])
+    worst = f"{row[row['checked_against']]:.2f}"
+    batch, gb = format_size(row["batch_bytes"]), rate(row["bytes_per_sec"])
+    fit = "yes" if fits else "no"
+    return [f"{row['budget_ms']:g}", batch, row["kernel"], gb, worst, fit, tied or "-"]
+
+
+def _text_row(row, fits, own):
+    """A budget's row of summary.txt's table: the batch chosen, clear_pages()'s own beside it."""
+    budget, batch, kernel, gb, worst = _table_row(row, fits)[:5]
+    mine = ["-", "-"]
+    if own is not None and own[1]:
+        mine = [format_size(own[0]["batch_bytes"]), rate(own[0]["bytes_per_sec"])]
+    return [f"{budget} ms", batch, kernel, gb, worst + ("" if fits else " (over)"), *mine]

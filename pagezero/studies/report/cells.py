@@ -1,10 +1,5 @@
-"""The report's figures and the shape every study shares: measure, table, figure, sentence.
-
-The run is the unit (Kalibera and Jones, "Rigorous Benchmarking in Reasonable Time", 2013):
-a fresh process lands on one physical placement of its buffers, which its loops cannot see
-vary. So a study's sweeps run `runs` repetitions in fresh processes, and every cell is
-point_summary's median of the runs' medians.
-"""
+"""The shape every study shares: measure, save, table, figure; a cell is the median of
+fresh processes' medians (docs/measuring.rst)."""
 
 import contextlib
 import json
@@ -19,16 +14,15 @@ from pagezero.runs.sweeps import sweep_points
 
 @dataclass
 class Section:
-    """One study's part of the report: lines, answers, summary, stop signal (name or True), failure.
-
-    answers: the sentences a kernel developer acts on, each with its figure and the table it
-    comes from; the report's summary opens with every study's answers, then the rest.
-    """
+    """One study's part of the report: body, answers (their figure first, their table last),
+    rules said once under them, summary.txt's `text` table, stop signal, failure."""
 
     title: str
     body: list = field(default_factory=list)
     summary: list = field(default_factory=list)
     answers: list = field(default_factory=list)
+    rules: list = field(default_factory=list)
+    text: list = field(default_factory=list)
     interrupted: object = None
     failed: str | None = None
 
@@ -43,17 +37,8 @@ def holding(section):
         section.interrupted = section.interrupted or as_interrupted(e).signame
 
 
-def draw(section, plot, *args, **kwargs):
-    """Draw a study's plot; a stop signal marks the section interrupted and keeps its tables."""
-    try:
-        plot(*args, **kwargs)
-    except KeyboardInterrupt as e:
-        section.interrupted = as_interrupted(e).signame
-
-
 def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_args):
-    """A study's tail: `rs` saved as name.json, tabulated, drawn as name.png/.svg; `notes`
-    (sweep_points' lines on the pages a sweep could not have) listed after the table."""
+    """A study's tail: `rs` saved as name.json, tabulated, `notes` listed, drawn."""
     # Nothing tabulated or drawn when `rs` is empty.
     with holding(section):
         rs.save(os.path.join(out_dir, f"{name}.json"))
@@ -61,8 +46,11 @@ def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_arg
             tabulate()
         if notes:
             section.body += [""] + [f"- {n}" for n in notes]
-    if plot is not None and len(rs):
-        draw(section, plot, rs, os.path.join(out_dir, name), **plot_args)
+    try:  # a stop signal while drawing marks the section interrupted and keeps its tables
+        if plot is not None and len(rs):
+            plot(rs, os.path.join(out_dir, name), **plot_args)
+    except KeyboardInterrupt as e:
+        section.interrupted = as_interrupted(e).signame
     return section
 
 

@@ -1,8 +1,5 @@
-"""The chunk study of `perf bench mem memset -k`: one large region cleared in chunks of 4KB up
-to the whole region, on the kernel's own mappings: where the rate steps (on AMD Zen, where
-rep stosb stops allocating cache lines: the LLC knee of "mm: folio_zero_user: clear
-contiguous pages", 2025), compared with the cache the run has (measured where it differs
-from sysfs's LLC)."""
+"""The chunk study (docs/studies/chunks.rst): one large region cleared in chunks of 4KB up to
+all of it, and where the rate steps."""
 
 from functools import partial
 
@@ -10,10 +7,20 @@ from pagezero.analysis.cache import run_cache
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, is_clear_step
 from pagezero.figures import plot_rates
 from pagezero.studies.report.cells import cells, sweep_study
-from pagezero.studies.report.words import knee_line, knee_of, knee_row, markdown_table, runs_line
+from pagezero.studies.report.words import (
+    knee_line,
+    knee_of,
+    knee_row,
+    markdown_table,
+    md_table,
+    runs_line,
+)
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernel_roles, kernels
 from pagezero.units import format_size
+
+KNEE_HEADER = ["kernel", "chunks below the knee", "median GB/s", "chunks from the knee"]
+KNEE_HEADER += ["median GB/s", "step"]
 
 
 def by_role(roles, functions):
@@ -28,8 +35,7 @@ def _chunk_of(r):
 
 
 def allocation_evidence(kernel, knees, temporal):
-    """Whether a kernel's clear step speaks of cache-line allocation: a temporal store's step
-    that every non-temporal store measured beside it lacks (at least one measured)."""
+    """Whether a temporal store's clear step is absent from every non-temporal one measured."""
     streaming = [k for name, k in knees.items() if name not in temporal]
     return (
         kernel in temporal
@@ -42,11 +48,7 @@ def _tabulate(section, rs, size, backing, info):
     cache = run_cache(info)
     llc = cache.effective_bytes
     table = cells(rs, _chunk_of)
-    knees = [
-        "| kernel | chunks below the knee | median GB/s | chunks from the knee | "
-        "median GB/s | step |",
-        "|---|---|---|---|---|---|",
-    ]
+    knees = []
     by_kernel = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     found = {f: knee_of(by_chunk) for f, by_chunk in by_kernel.items()}
     temporal = {k.name for k in kernels("clear") if k.temporal}
@@ -54,18 +56,11 @@ def _tabulate(section, rs, size, backing, info):
         if k:
             knees.append(knee_row(kernel, k))
             evidence = allocation_evidence(kernel, found, temporal)
-            section.summary.append(
-                knee_line(
-                    kernel,
-                    k,
-                    by_kernel[kernel],
-                    llc,
-                    size,
-                    backing.label,
-                    evidence=evidence,
-                    cache_words=f"cache: {cache.words()}",
-                )
+            words = f"cache: {cache.words()}"
+            line = knee_line(
+                kernel, k, by_kernel[kernel], llc, size, backing.label, evidence, words
             )
+            section.summary.append(line)
     xs = sorted({x for by_x in table.values() for x in by_x})
     section.body = [
         f"One {format_size(size)} region on {backing.label} pages cleared per loop "
@@ -75,14 +70,14 @@ def _tabulate(section, rs, size, backing, info):
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
         *markdown_table(table, xs, "chunk", llc),
     ]
-    if len(knees) > 2:
+    if knees:
         section.body += [
             "",
             f"The step in rate (chunks of {format_size(KNEE_MIN_EXTENT)} and "
             "up, split where one step fits best; each side's median rate, and "
             "their ratio):",
             "",
-        ] + knees
+        ] + md_table(KNEE_HEADER, knees)
     section.body += ["", "![rate by chunk](chunks.png)"]
 
 
@@ -103,9 +98,8 @@ def study_chunks(out_dir, cfg, info, functions, progress):
     size = cfg["chunk_size"]
     backing = kernel_backing(size)
     points = chunk_points(cfg, functions, backing)
-    heading = f"Chunk study ({backing.label} pages)"
     title = f"Clearing {format_size(size)} in chunks ({backing.label} pages)"
     tabulate = partial(_tabulate, size=size, backing=backing, info=info)
     plot = partial(plot_rates, cache_bytes=run_cache(info).measured_instead_of_llc)
     figure = dict(plot=plot, x=_chunk_of, xlabel="chunk per call", title=title)
-    return sweep_study(out_dir, "chunks", heading, cfg, progress, points, tabulate, **figure)
+    return sweep_study(out_dir, "chunks", "Chunk study", cfg, progress, points, tabulate, **figure)

@@ -1,15 +1,5 @@
-"""The report's time left: each study's seconds from what it will measure on this machine (its
-points: extents, loops, bytes, fresh processes) at rates measured here as the report starts,
-never from how long another study took. The extents study is the one whose size follows
-sysfs's LLC (past 480 MiB on an Intel Xeon VM): its own estimate grows with it, and an
-overrun of it moves no other study's.
-
-The rates are this machine's: one clear of a buffer beyond the cache, demand faults on 4KB
-and on 2MB pages, and the start of a fresh process (a sweep's worker), measured before the
-opening line (under a second). Each study's seconds are then its bytes at those rates plus
-its processes' starts; the studies after the extents study are estimated again with the cache
-it measured (the cold study's extents, advise's). Only an estimate: a loaded machine runs
-slower than it measured itself."""
+"""The report's time left: each study's seconds from what it will measure at rates measured
+here as the report starts (Pace), never from how long another study took."""
 
 import os
 import statistics
@@ -35,9 +25,8 @@ from pagezero.system.kernels import kernels
 from pagezero.system.machine import llc_bytes
 from pagezero.units import parse_size
 
-# Seconds each study spends around its measuring (its tables, figures and files), each
-# batch advise records and each of its cells' visits beyond its bytes (a batch() call reads
-# smaps twice): as measured on an AMD EPYC VM (the rest is bytes and processes).
+# Seconds each study spends around its measuring, each batch advise records and each visit
+# of its cells beyond its bytes (a batch() call reads smaps twice): on an AMD EPYC VM.
 STUDY_S = 1.0
 BATCH_S = 2e-7
 VISIT_S = 0.03
@@ -45,9 +34,7 @@ VISIT_S = 0.03
 
 @dataclass(frozen=True)
 class Pace:
-    """This machine's rates (bytes/s): a clear beyond the cache, a memset point's own mapping
-    (faulted in, unmapped) on 4KB and on 2MB pages, 4KB and 2MB demand faults; and the
-    seconds a fresh process takes to start."""
+    """This machine's rates (bytes/s): clear, mapping and faults; a process's start (s)."""
 
     clear: float
     map_small: float
@@ -69,8 +56,7 @@ def _mapping_rate(nbytes, thp):
 
 
 def measure_pace(nbytes, times=3):
-    """Pace measured now: memset and faults over `nbytes` (beyond the cache), each rate the
-    median of `times` (on a shared VM one can be half or twice the next), a fresh process."""
+    """Pace over `nbytes`, each rate the median of `times` (on a VM one can be twice the next)."""
     # Memory this process has not touched yet may be new to the host as well, which then
     # faults it in first, five to ten times slower (measure.warmup): once untimed.
     mem.memset(nbytes, loops=1, thp=True)
@@ -92,14 +78,12 @@ def _huge(point):
 
 
 def _cleared_loops(point):
-    """The loops a point clears: its timed ones, and those settling its buffer first (as many
-    as a climb usually needs, SETTLE_MIN_LOOPS and a few more, within its bound)."""
+    """The loops a point clears: its timed ones and those settling its buffer (a usual climb)."""
     return point.get("loops", 1) + min(point.get("settle", 0), SETTLE_MIN_LOOPS + 2)
 
 
 def sweep_seconds(points, runs, warmup, pace):
-    """A study's points swept as sweep_points() does: every point mapped and cleared its
-    loops per pass, warmup + 1 passes in each of `runs` processes (one shape a sweep)."""
+    """A study's points swept as sweep_points() does: mapped and cleared in each pass."""
     per_pass = sum(
         pace.mapping(p["size"], _huge(p)) + p["size"] * _cleared_loops(p) / pace.clear
         for p in points
@@ -109,7 +93,7 @@ def sweep_seconds(points, runs, warmup, pace):
     return runs * (warmup + 1) * per_pass + starts * pace.start
 
 
-def _extents(cfg, info, functions, pace):
+def _extents(cfg, info, functions, pace, quick):
     extents = list(cfg["extents"] or default_sizes(info))
     if cfg.get("extend_extents"):
         # Two doublings, as a VM's fall to its plateau usually needs (studies.cache.extend),
@@ -120,12 +104,12 @@ def _extents(cfg, info, functions, pace):
     return sweep_seconds(points, cfg["runs"], 0, pace)  # no warm-up pass: each point settles
 
 
-def _threads(cfg, info, functions, pace):
+def _threads(cfg, info, functions, pace, quick):
     size, cpus = cfg["thread_size"], len(os.sched_getaffinity(0))
     return cpus * (pace.mapping(size, False) + 3 * size / pace.clear)
 
 
-def _faults(cfg, info, functions, pace):
+def _faults(cfg, info, functions, pace, quick):
     # Each page size's demand and populate runs (one sweep), then its headroom's faults and
     # clears; the hugetlb sizes as reserved (root) or found.
     seconds, runs = 0.0, cfg["runs"]
@@ -166,30 +150,25 @@ def _predict(cfg, info, functions, pace, quick):
     return seconds
 
 
+# The studies whose estimate is their own function's.
+OWN_ESTIMATE = dict(
+    extents=_extents, threads=_threads, faults=_faults, advice=_advice, predict=_predict
+)
+
+
 def study_seconds(name, cfg, info, functions, pace, quick):
     """The seconds study `name` should take here: its points at `pace`."""
-    return STUDY_S + _measuring(name, cfg, info, functions, pace, quick)
-
-
-def _measuring(name, cfg, info, functions, pace, quick):
     runs, warmup = cfg["runs"], cfg["warmup"]
-    if name == "extents":
-        return _extents(cfg, info, functions, pace)
-    if name == "chunks":
-        return sweep_seconds(chunk_points(cfg, functions, Backing("hugetlb")), runs, warmup, pace)
-    if name == "pages":
-        return sweep_seconds(page_points(cfg, functions, Backing("hugetlb")), runs, warmup, pace)
+    if name in ("chunks", "pages"):
+        points = (chunk_points if name == "chunks" else page_points)(
+            cfg, functions, Backing("hugetlb")
+        )
+        return STUDY_S + sweep_seconds(points, runs, warmup, pace)
     if name == "cold":
         # A cold loop flushes its extent first: about a fault's worth of time per byte.
         points = cold_points(cfg, info, functions)
         cold = sum(p["size"] * p["loops"] for p in points if p["cache"] == "cold")
-        return sweep_seconds(points, runs, warmup, pace) + runs * cold / pace.fault
-    if name == "threads":
-        return _threads(cfg, info, functions, pace)
-    if name == "faults":
-        return _faults(cfg, info, functions, pace)
-    if name == "advice":
-        return _advice(cfg, info, functions, pace, quick)
-    if name == "predict":
-        return _predict(cfg, info, functions, pace, quick)
-    return 0.0  # a study it does not know (a program's own): its tables and files only
+        return STUDY_S + sweep_seconds(points, runs, warmup, pace) + runs * cold / pace.fault
+    # A study not there (a program's own): its tables and files only.
+    measure = OWN_ESTIMATE.get(name)
+    return STUDY_S + (measure(cfg, info, functions, pace, quick) if measure else 0.0)

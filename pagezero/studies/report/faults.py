@@ -1,7 +1,5 @@
-"""`pagezero mem mmap` per page size: demand and populate faults, the kernel's own clearing,
-what sampling saw inside the demand faults, and the headroom between them and user space's
-best clear of the same extents: the fault rate's, and the kernel's clearing rate inside the
-fault (bytes / (clearing share x fault time)) against the same clears, like with like."""
+"""Demand and populate faults per page size, what sampling saw inside them, and the headroom
+to user space's best clear (docs/studies/faults.rst)."""
 
 import statistics
 
@@ -13,7 +11,14 @@ from pagezero.results.points import summarize_points
 from pagezero.runs.sweeps import sweep_points
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
-from pagezero.studies.report.words import interval_text, rate, ratio, runs_line
+from pagezero.studies.report.words import (
+    interval_text,
+    md_table,
+    rate,
+    ratio,
+    runs_line,
+    text_table,
+)
 from pagezero.units import format_size, parse_size
 
 # The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
@@ -48,9 +53,7 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page ("2MB", "4KB + THP"), what sampling saw inside its demand faults: (Inside,
-    the kernel's clearing rate inside the fault: each run's fault rate over its share, the
-    median), or (the line why not, None)."""
+    """Per page: (Inside, the median of its runs' fault rates over their shares), or (why, None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":
@@ -66,45 +69,37 @@ def inside_faults(rs):
 
 
 def _inside_table(found):
-    """The "Inside the fault" table: per page the clearing share, the routines, the
-    kernel's clearing rate there, each group's share and the samples; lines why not."""
+    """The "Inside the fault" table per page size, and lines why not."""
     sampled = {page: x for page, x in found.items() if not isinstance(x[0], str)}
     whys = dict.fromkeys(why for why, _ in found.values() if isinstance(why, str))
     lines = ["", "Inside the fault: where the CPU was during the demand faults, sampled:", ""]
     if not sampled:
         return lines[:1] + [f"Inside the fault: {'; '.join(whys) or 'no demand faults'}."]
     groups = list(dict.fromkeys(g for seen, _ in sampled.values() for g in seen.groups))
-    lines += [
-        "| page | clearing share | routine | kernel clears at GB/s | "
-        + " | ".join(groups)
-        + " | samples |",
-        "|---|---|---|---|" + "---|" * len(groups) + "---|",
+    header = ["page", "clearing share", "routine", "kernel clears at GB/s", *groups, "samples"]
+    rows = [
+        [page, seen.share_text(), seen.routines_text(), rate(clearing)]
+        + [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
+        + [str(seen.samples)]
+        for page, (seen, clearing) in sampled.items()
     ]
-    for page, (seen, clearing) in sampled.items():
-        shares = [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
-        lines.append(
-            f"| {page} | {seen.share_text()} | {seen.routines_text()} | {rate(clearing)} | "
-            + " | ".join(shares)
-            + f" | {seen.samples} |"
-        )
+    lines += md_table(header, rows)
     return lines + [f"\n{page}: {why}." for page, (why, _) in found.items() if page not in sampled]
 
 
-def _answer(page, fault_rate, h, found):
-    """A page size's answer: what sampling saw inside its fault, against the best clear;
-    today's fault-rate headroom where its faults were not sampled."""
-    seen, clearing = found.get(page, (None, None))
+def _answer(page, fault_rate, h, seen, clearing):
+    """A page size's answer: its clearing inside the fault, else its fault rate, vs the best."""
     best = rate(h.best.bytes_per_sec)
     if clearing is None:
         return (
-            f"Demand faults on {page} pages run at {fault_rate} GB/s; user space clears "
-            f"the same extents at {best} GB/s ({h.best.function}): {ratio(h.ratio)} "
-            f"headroom for the kernel's fault path (headroom table)."
+            f"{ratio(h.ratio)} headroom: demand faults on {page} pages run at {fault_rate} "
+            f"GB/s, user space clears the same extents at {best} GB/s ({h.best.function}) "
+            f"(faults table)."
         )
     return (
-        f"Inside a {page} demand fault, {seen.share:.0%} of the time is the kernel clearing "
-        f"the page ({seen.routines_text()}): it clears at {rate(clearing)} GB/s there, "
-        f"against {best} GB/s for the best user-space store (headroom table)."
+        f"{rate(clearing)} GB/s: the kernel's clearing inside a {page} demand fault "
+        f"({seen.share:.0%} of its time; {seen.routines_text()}), against {best} GB/s for "
+        f"the best user-space store (faults table)."
     )
 
 
@@ -122,6 +117,7 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
         "the fault GB/s | clearing headroom |",
         "|---|---|---|---|---|---|---|",
     ]
+    text = []  # summary.txt's rows
     for page, thp in FAULT_PAGES:
         if thp or page in skipped:
             continue
@@ -134,43 +130,42 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
             section.interrupted = as_interrupted(e).signame
             return
         except (PagezeroError, OSError) as e:
-            # Too little memory for the clears beside the faults: the fault table stands
-            # without this row.
+            # Too little memory for the clears beside the faults: the row says so.
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - | - | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
-        clearing, best_rate = found.get(page, (None, None))[1], h.best.bytes_per_sec
+        seen, clearing = found.get(page, (None, None))
         inner = (
-            f"{rate(clearing)} | {ratio(best_rate / clearing)}"
-            if clearing and best_rate
-            else "- | -"
+            f"{rate(clearing)} | {ratio(h.best.bytes_per_sec / clearing)}" if clearing else "- | -"
         )
         with holding(section):
             section.body.append(
                 f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} "
                 f"| {inner} |"
             )
-            # An answer: the kernel's clearing inside the fault (or its fault rate) at this
-            # page size against the fastest clear.
-            section.answers.append(_answer(page, fault_rate, h, found))
+            section.answers.append(_answer(page, fault_rate, h, seen, clearing))
+            share = f"{seen.share:.0%}" if clearing else "-"
+            text.append([page, fault_rate, share, rate(clearing), best, h.best.function])
+            header = ["page", "fault GB/s", "clearing", "inside GB/s", "best GB/s", "best store"]
+            section.text = text_table(header, text)
         if section.interrupted:
             return
 
 
 def _tabulate(section, rs, found):
-    # The figure's statistic and interval (faults.png draws this very summary): the median
-    # of per-run medians, and the spread between runs, or one run's loops.
-    rows = ["| page | workload | region | GB/s | interval |", "|---|---|---|---|---|"]
-    for first, s in summarize_points(rs).values():
-        rows.append(
-            f"| {_fault_page(first)} | {first.function} | "
-            f"{format_size(first.params['size'])} | {rate(s['median'])} | {interval_text(s)} |"
-        )
+    # The figure's statistic and interval: faults.png draws this very summary.
+    rows = [
+        [_fault_page(first), first.function, format_size(first.params["size"])]
+        + [rate(s["median"]), interval_text(s)]
+        for first, s in summarize_points(rs).values()
+    ]
     section.body = [
-        "Each loop maps the region and touches every page (demand) or maps it populated "
+        "The kernel's own clearing: each loop maps the region and touches every page (demand) "
+        "or maps it populated "
         "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
         f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
-        *["", *rows, "", "![fault rates](faults.png)"],
+        *["", *md_table(["page", "workload", "region", "GB/s", "interval"], rows)],
+        *["", "![fault rates](faults.png)"],
         *_inside_table(found),
     ]
 
@@ -179,14 +174,10 @@ def study_faults(out_dir, cfg, info, functions, progress, reserve):
     """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)
-    heading, title = (
-        "Page faults: the kernel's own clearing",
-        "Fault rate by page size and workload",
-    )
-    # A size whose pages are gone by the time its sweep maps them (another process took them
-    # after the check) is named and left out, the other sizes kept (sweep_points).
+    title = "Fault rate by page size and workload"
+    # A size whose pages another process took after the check is named and left out.
     rs = sweep_points("mmap", points, cfg["runs"], cfg["warmup"], progress, notes)
-    section = Section(heading, interrupted=rs.interrupted or None)
+    section = Section("Page faults", interrupted=rs.interrupted or None)
     figure = dict(plot=plot_bars, label=_fault_label, title=title)
     found = inside_faults(rs)
     finish(section, out_dir, "faults", rs, lambda: _tabulate(section, rs, found), **figure)

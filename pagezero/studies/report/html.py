@@ -1,21 +1,14 @@
-"""report.html: report.md as one self-contained page.
-
-The page is made from report.md's own lines, so that its sections, tables and sentences are
-those of report.md, word for word. Each figure is the study's SVG, inlined (the PNG is for
-mail), and stands next to the table before it. Nothing is fetched: no external stylesheet,
-script, font or image; the few lines of script that sort a table when its header is clicked
-are inline.
-
-Only the markdown report.md is written in is read: headings, paragraphs, "- " lists, fenced
-code, pipe tables, images, `code`, **bold** and links to the page's own headings.
-"""
+"""report.html: report.md's own lines as one self-contained page (nothing fetched; the
+sorting script inline), each figure the study's SVG inlined beside the table before it
+(docs/figures.rst)."""
 
 from __future__ import annotations
 
 import html
+import itertools
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from pagezero.files import atomic_write
 
@@ -35,10 +28,9 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 code { background: #f3f3f3; padding: 0 2px; }
 """
 
-# Click a header: sort the table's rows by that column, again to reverse. A cell that is a
-# number with at most a unit or mark after it ("12.3*", "1.25x", "4KB", "#3 (report)",
-# "46.06 GB/s") sorts as its number, sizes in bytes (KB = 1024); any other (a date, a name)
-# as text.
+# Click a header: sort by that column, again to reverse. A number with at most a unit or
+# mark after it ("12.3*", "1.25x", "4KB", "#3 (report)") sorts as its number (sizes in
+# bytes), any other cell as text.
 SORT_SCRIPT = """
 (function () {
   var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};
@@ -71,8 +63,7 @@ _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
 
 
 def anchor(heading: str) -> str:
-    """A heading's anchor as markdown viewers make it: lower case, punctuation dropped, "-"
-    for each space."""
+    """A heading's anchor as markdown viewers make it: lower case, no punctuation, "-" for " "."""
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
@@ -84,15 +75,9 @@ def _inline(text: str) -> str:
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", out)
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def _table(lines: Sequence[str]) -> str:
-    return html_table(
-        [_inline(c) for c in _cells(lines[0])],
-        [[_inline(c) for c in _cells(line)] for line in lines[2:]],
-    )
+    rows = [[_inline(c.strip()) for c in line.strip().strip("|").split("|")] for line in lines]
+    return html_table(rows[0], rows[2:])
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -118,49 +103,42 @@ def inline_svg(folder: str, image: str, alt: str) -> str:
     return f'<figure class="figure">{svg}<figcaption>{html.escape(alt)}</figcaption></figure>'
 
 
+def _kind(line: str) -> str:
+    """The block a line of report.md belongs to."""
+    if not line.strip():
+        return "blank"
+    if _IMAGE.match(line.strip()):
+        return "figure"
+    starts = {"#": "h", "|": "table", "- ": "ul"}
+    return next((kind for start, kind in starts.items() if line.startswith(start)), "p")
+
+
 def markdown_to_html(lines: Sequence[str], folder: str) -> str:
     """report.md's lines as the body's HTML, each figure in a pair with the table before it."""
+    kinds, fenced = [], False
+    for line in lines:
+        fence = line.startswith("```")
+        kinds.append("pre" if fenced or fence else _kind(line))
+        fenced ^= fence
     blocks: list[tuple[str, str]] = []  # (kind, html)
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            j = i + 1
-        elif line.startswith("```"):
-            end = _until(lines, i + 1, lambda x: not x.startswith("```"))
-            blocks.append(("pre", f"<pre>{html.escape(chr(10).join(lines[i + 1 : end]))}</pre>"))
-            j = end + 1
-        elif line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            text = line[level:].strip()
-            blocks.append(("h", f'<h{level} id="{anchor(text)}">{_inline(text)}</h{level}>'))
-            j = i + 1
-        elif line.startswith("|"):
-            j = _until(lines, i, lambda x: x.startswith("|"))
-            blocks.append(("table", _table(lines[i:j])))
-        elif image := _IMAGE.match(line.strip()):
-            _pair(blocks, inline_svg(folder, image.group(2), image.group(1)))
-            j = i + 1
-        elif line.startswith("- "):
-            j = _until(lines, i, lambda x: x.startswith("- "))
-            items = "".join(f"<li>{_inline(x[2:])}</li>" for x in lines[i:j])
-            blocks.append(("ul", f"<ul>{items}</ul>"))
-        else:
-            j = _until(lines, i, lambda x: bool(x.strip()) and not _block_start(x))
-            blocks.append(("p", f"<p>{_inline(' '.join(lines[i:j]))}</p>"))
-        i = j
+    for kind, group in itertools.groupby(zip(kinds, lines), key=lambda x: x[0]):
+        run = [line for _, line in group]
+        if kind == "pre":
+            code = "\n".join(x for x in run if not x.startswith("```"))
+            blocks.append((kind, f"<pre>{html.escape(code)}</pre>"))
+        elif kind == "table":
+            blocks.append((kind, _table(run)))
+        elif kind == "ul":
+            blocks.append((kind, f"<ul>{''.join(f'<li>{_inline(x[2:])}</li>' for x in run)}</ul>"))
+        elif kind == "p":
+            blocks.append((kind, f"<p>{_inline(' '.join(run))}</p>"))
+        for line in run if kind == "h" else ():
+            level, text = len(line) - len(line.lstrip("#")), line.lstrip("#").strip()
+            blocks.append((kind, f'<h{level} id="{anchor(text)}">{_inline(text)}</h{level}>'))
+        for image in run if kind == "figure" else ():
+            [(alt, src)] = _IMAGE.findall(image.strip())
+            _pair(blocks, inline_svg(folder, src, alt))
     return "\n".join(b for _, b in blocks)
-
-
-def _until(lines: Sequence[str], i: int, keep: Callable[[str], bool]) -> int:
-    """The index after the run of lines from i that keep() accepts."""
-    while i < len(lines) and keep(lines[i]):
-        i += 1
-    return i
-
-
-def _block_start(line: str) -> bool:
-    return line.startswith(("#", "|", "- ", "```")) or bool(_IMAGE.match(line.strip()))
 
 
 def _pair(blocks: list[tuple[str, str]], figure: str) -> None:

@@ -1,14 +1,18 @@
-"""report.md: the header, the summary (the studies' answers first), the machine, each
-study's section, the studies that failed or were not run, and the files; and report.html,
-the same lines as one self-contained page (html.py)."""
+"""report.md: the header, the summary (the answers first), the machine, each study's section,
+what failed or was not run, the files; report.html beside it, and summary.txt: the answers
+to paste into a patch mail, plain text of at most WIDTH columns."""
 
 import datetime
 import os
+import re
+import textwrap
 
+from pagezero.analysis.cache import run_cache
 from pagezero.files import atomic_write
 from pagezero.interrupt import deferred
 from pagezero.studies.report.html import anchor, write_html
 from pagezero.system.machine import summary
+from pagezero.units import format_size
 
 
 def _runs_words(runs, scale):
@@ -35,23 +39,26 @@ def _status_lines(run):
     return [x for line in lines for x in ("", line)]
 
 
+# An answer's closing citation, "(advice table).", linked to its section.
+_CITATION = re.compile(r"\((\w[\w ]* table)\)\.$")
+
+
 def _linked(answer, title):
-    """The answer with its section linked, inside its closing "(... table)" where it has one."""
-    link = f"[{title}](#{anchor(title)})"
-    if answer.endswith(")."):
-        return f"{answer[:-2]}, in {link})."
-    return f"{answer.rstrip('.')} ({link})."
+    """The answer with its closing "(... table)" linked to its section, or the section added."""
+    link = f"#{anchor(title)}"
+    cited = _CITATION.sub(lambda m: f"([{m[1]}]({link})).", answer)
+    return cited if cited != answer else f"{answer.rstrip('.')} ([{title}]({link}))."
 
 
 def summary_lines(sections):
-    """The summary's lines: every study's answers first, each linked to its section, then
-    the rest of what the studies found."""
+    """The summary: the answers, linked to their sections, their rules once, then the rest."""
     answers = [f"- {_linked(answer, s.title)}" for s in sections for answer in s.answers]
+    rules = [x for s in sections if s.answers for rule in s.rules for x in ("", rule)]
     rest = [f"- {line}" for s in sections for line in s.summary]
     if not answers:
         return ["", *rest]
     also = ["", "### Also found", "", *rest] if rest else []
-    return ["", "### Answers", "", *answers, *also]
+    return ["", "### Answers", "", *answers, *rules, *also]
 
 
 def write_markdown(run, info, scale, elapsed, load):
@@ -75,7 +82,65 @@ def _write(run, info, scale, elapsed, load):
         if s.body or s.failed:
             md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
     md += ["", "## Files", ""]
-    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {"report.html"}
+    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {
+        "report.html",
+        "summary.txt",
+    }
     md += [f"- `{name}`" for name in sorted(names)]
     atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))
     write_html(run.out_dir, md)
+    write_summary(run, info, f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale {scale}")
+
+
+# A patch mail's width: the seeds' threads quote their results in 72 to 80 columns.
+WIDTH = 72
+
+
+def _wrap(text, indent=""):
+    # A figure stays with its unit, a kernel's name (x86-64-sse2-nt) whole.
+    kept = text.replace(" GB/s", "\0GB/s").replace(" ms", "\0ms")
+    lines = textwrap.wrap(
+        kept,
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=" " * len(indent),
+        break_on_hyphens=False,
+    )
+    return [line.replace("\0", " ") for line in lines]
+
+
+def machine_line(info):
+    """The machine in one line: CPU, kernel release, preemption model, the two caches."""
+    cache = run_cache(info)
+    measured = format_size(cache.cache_bytes) if cache.cache_bytes else "none"
+    sysfs = format_size(cache.llc_bytes) if cache.llc_bytes else "none"
+    return (
+        f"{info['cpu_model']}, {info['kernel_release']}, preempt={info['preemption']['model']}, "
+        f"LLC {sysfs} sysfs, {measured} measured"
+    )
+
+
+def summary_text(run, info, when):
+    """summary.txt's lines (none over WIDTH): `when` is the report's date and scale."""
+    lines = [*_wrap(machine_line(info)), *_wrap(f"pagezero report, {when}; GB/s = 10^9 bytes/s.")]
+    for s in run.sections:
+        if s.failed:
+            lines += ["", *_wrap(f"{s.title}: failed: {s.failed}.")]
+        if not s.answers:
+            continue
+        lines += ["", s.title]
+        lines += [x for a in s.answers for x in _wrap(a, "- ")]
+        if s.text:
+            # A table a name made too wide is left to report.md, never wrapped into a mess.
+            fits = max(map(len, s.text)) <= WIDTH
+            lines += ["", *(s.text if fits else ["(its table: in report.md)"])]
+        lines += [x for rule in s.rules for x in ["", *_wrap(rule)]]
+    if run.interrupted:
+        lines += ["", *_wrap(f"Interrupted by {run.interrupted}: only what was measured.")]
+    return [*lines, "", "Measured with:", f"  {run.command}"]
+
+
+def write_summary(run, info, when):
+    """Write run.out_dir/summary.txt."""
+    text = "\n".join(summary_text(run, info, when)) + "\n"
+    atomic_write(os.path.join(run.out_dir, "summary.txt"), lambda f: f.write(text))

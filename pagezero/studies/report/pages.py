@@ -1,11 +1,5 @@
-"""The TLB's share: the same kernels clearing one large region on 4KB pages (THP refused) and
-on 2MB pages, side by side.
-
-The kernel clears through its direct map, mapped with 2MB and 1GB pages, so clear_pages()
-pays almost none of the TLB misses a user-space buffer on 4KB pages pays once it outgrows
-the L2 TLB's reach (measured on a Zen 4 VM, clearing 1GB: rep stosb 53-62 GB/s on 4KB pages
-against 76 GB/s on THP).
-"""
+"""The TLB's share: the kernels clearing one large region on 4KB and on 2MB pages
+(docs/studies/pages.rst)."""
 
 from functools import partial
 
@@ -69,10 +63,9 @@ def study_pages(out_dir, cfg, info, functions, progress):
     small, huge = Backing("4KB"), kernel_backing(size)
     if huge.how == "4KB":
         return Section(
-            "Page size: 4KB against 2MB",
+            "Page size",
             [f"Not measured: this machine gives no 2MB pages now ({huge.note})."],
         )
     points = page_points(cfg, functions, huge)
-    heading = f"Page size: {format_size(size)} on 4KB and on {huge.label} pages"
     tabulate = partial(_tabulate, size=size, small=small, huge=huge, info=info)
-    return sweep_study(out_dir, "pages", heading, cfg, progress, points, tabulate)
+    return sweep_study(out_dir, "pages", "Page size", cfg, progress, points, tabulate)

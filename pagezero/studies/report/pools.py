@@ -1,9 +1,5 @@
-"""The report's hugepages: the 2MB and 1GB pages its fault and predict studies map,
-reserved for each of those studies (root) and given back when it ends, also on a failure
-or a stop signal (system.hugepages.reserve), or one line saying what root would run.
-
-Without them the report measures no 2MB or 1GB demand fault and no 1GB prediction: the
-sizes "mm: folio_zero_user: clear contiguous pages" (2025) reports."""
+"""The 2MB and 1GB hugepages the fault and predict studies map, reserved around each (root)
+and given back, or one line saying what root would run."""
 
 import contextlib
 
@@ -18,9 +14,8 @@ _HUGETLB = tuple(dict.fromkeys(page for page, _ in FAULT_PAGES if page != "4KB")
 
 def study_needs(name, cfg, quick):
     """{page: pages} study `name` maps at once at `cfg`'s sizes; {} for the others."""
-    # As the studies size them: a fault run maps max(fault_size, one page) per loop (its
-    # headroom clears as large a region after it); predict faults as much, 1GB only at
-    # the full scale (study_predict), and replays one folio once the faults are unmapped.
+    # As the studies size them: max(fault_size, one page) per loop; predict 1GB only at the
+    # full scale, its replays one folio once the faults are unmapped.
     if name == "faults":
         pages = _HUGETLB
     elif name == "predict":
@@ -48,8 +43,7 @@ def _shortage(needs):
 
 
 def root_hint(needs):
-    """The line for a user who is not root: the sizes skipped and what root would run;
-    None when the pools already have the pages."""
+    """For a user who is not root: the sizes skipped and what root would run (or None)."""
     found = _shortage(needs)
     if found is None:
         return None
@@ -61,8 +55,7 @@ def root_hint(needs):
 
 
 def check_root_can_reserve(needs):
-    """PagezeroError, saying what root would run, when the pools lack pages of `needs`
-    (reserving them needs root)."""
+    """PagezeroError, saying what root would run, where the pools lack pages of `needs`."""
     found = _shortage(needs)
     if found is not None:
         sizes, commands = found
@@ -96,9 +89,7 @@ def reservation_line(study, reservations):
 
 @contextlib.contextmanager
 def pools_for(name, cfg, quick, reserve):
-    """Around study `name`: with `reserve`, the hugepages it lacks reserved, warmed (the
-    pages added faulted in once, untimed) and given back when it ends; yields the line
-    saying so (None when nothing was reserved)."""
+    """Around study `name`: the hugepages it lacks reserved, warmed, given back; yields a line."""
     needs = study_needs(name, cfg, quick)
     short = hugepages.lacking(needs)
     if not reserve or not short:
@@ -108,9 +99,8 @@ def pools_for(name, cfg, quick, reserve):
     with hugepages.reserve_where_possible(asked) as done:
         for r in done:
             if r.added:
-                # Faulted in once, untimed, as --reserve does: on a VM the host faults guest
-                # memory in on its first touch, which the study would otherwise time. Pages
-                # another process took meanwhile: the study's own check says so.
+                # Faulted in once, untimed, as --reserve does: a VM's host faults guest memory
+                # in on its first touch. Pages taken meanwhile: the study's check says so.
                 with contextlib.suppress(MappingError):
                     fault.warm(fault.plan(r.needed * parse_size(r.page), r.page, 1))
         yield reservation_line(name, done)

@@ -1,7 +1,5 @@
-"""`pagezero predict` in the report: how much of a huge-page fault is the running kernel's
-clearing (sampled; the replay's share by subtraction beside it as the cross-check), and what
-each policy would make of it with clear_pages()'s stores and with the fastest non-temporal
-kernel; the gains measured on AMD Milan only for scale, as another machine's."""
+"""`pagezero predict` in the report: the clearing share of a huge-page fault and each policy's
+projection (docs/predict.rst)."""
 
 import os
 
@@ -12,19 +10,23 @@ from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
 from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import PREEMPT_MODES, PROPOSAL_2012
 from pagezero.studies.report.cells import Section, failure_text, save_json
-from pagezero.studies.report.words import rate
+from pagezero.studies.report.words import md_table, rate, text_table
 
-TITLE = "What a new clearing policy would gain here"
+TITLE = "Clearing policies"
 
-# AMD Milan, preempt=full, demand faults before -> after, as measured in "mm:
-# folio_zero_user: clear contiguous pages" (2025): perf's "GB/sec", 2^30 bytes/s (perf
-# divides by 1024 three times), shown here in the report's 10^9 bytes/s.
+# AMD Milan, preempt=full, demand faults before -> after (docs/predict.rst): perf's "GB/sec"
+# (2^30 bytes/s), shown in the report's 10^9 bytes/s.
 MILAN_PERF_GIB = {"2MB": (11.82, 16.48), "1GB": (17.51, 43.23)}
 MILAN = {page: tuple(round(v * 2**30 / 1e9, 2) for v in ab) for page, ab in MILAN_PERF_GIB.items()}
 
 # Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms plus the flush of
 # the whole folio before it).
 QUICK_REPLAY_LOOPS = {"2MB": 5, "1GB": 2}
+PREDICT_HEADER = (
+    "page, model, clearing share (sampled), kernel clear (us/fault), remainder (us/fault), "
+    "fault GB/s, replayed policy, replay GB/s, explained by the replay, remainder by "
+    "subtraction (us/fault), runs kept, faults on"
+).split(", ")
 _NO_FIT = "the model does not fit this machine and nothing is projected (prediction table)."
 
 
@@ -60,41 +62,35 @@ def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
 
 
 def _tabulate(section, found, notes):
-    rows = [
-        "| page | model | clearing share (sampled) | kernel clear (us/fault) | remainder "
-        "(us/fault) | fault GB/s | replayed policy | replay GB/s | explained by the replay "
-        "| remainder by subtraction (us/fault) | runs kept | faults on |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    proj = [
-        "| page | policy | stores | kernel | preempt | projected GB/s | low..high | vs today |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    rows, proj, text = [], [], []  # the tables' rows, summary.txt's
     for p in found:
         if p.explained is None:
             continue
         r, o = p.replay, p.observed
-        seen = (
-            f"{p.inside.share_text()} | {o.clear_s * 1e6:.1f} | {o.remainder_s * 1e6:.1f}"
-            if o and p.inside
-            else "- | - | -"
-        )
+        seen = ["-"] * 3
+        if o and p.inside:
+            seen = [p.inside.share_text(), f"{o.clear_s * 1e6:.1f}", f"{o.remainder_s * 1e6:.1f}"]
         rows.append(
-            f"| {p.page} | {p.model} | {seen} | {rate(p.fault_bytes_per_sec)} | {r.policy} "
-            f"({r.strategy}, {r.source}) | {rate(p.replay_bytes_per_sec)} | {p.explained:.0%} "
-            f"| {p.remainder_us:.1f} | {p.runs - p.discarded_runs} of {p.runs} "
-            f"| {p.fault_pages.split(' (')[0]} |"
+            [p.page, p.model, *seen]
+            + [rate(p.fault_bytes_per_sec), f"{r.policy} ({r.strategy}, {r.source})"]
+            + [rate(p.replay_bytes_per_sec), f"{p.explained:.0%}", f"{p.remainder_us:.1f}"]
+            + [f"{p.runs - p.discarded_runs} of {p.runs}", p.fault_pages.split(" (")[0]]
         )
         for g in group_projections(p.projections):
-            x = g.projected
-            modes = "all four" if len(g.modes) == len(PREEMPT_MODES) else ", ".join(g.modes)
-            proj.append(
-                f"| {p.page} | {_policy(x.replay)} | {_stores(x.replay)} | {x.replay.kernel} | "
-                f"{modes} | {rate(x.bytes_per_sec)} | {rate(x.low)}..{rate(x.high)} | "
-                f"{_gain(p.fault_bytes_per_sec, x.bytes_per_sec)} |"
-            )
+            x, gain = g.projected, _gain(p.fault_bytes_per_sec, g.projected.bytes_per_sec)
+            alike = len(g.modes) == len(PREEMPT_MODES)
+            modes = "all four" if alike else ", ".join(g.modes)
+            low_high = f"{rate(x.low)}..{rate(x.high)}"
+            proj.append([p.page, _policy(x.replay), _stores(x.replay), x.replay.kernel, modes])
+            proj[-1] += [rate(x.bytes_per_sec), low_high, gain]
+            modes = "all" if alike else "|".join(g.modes)
+            text.append([p.page, x.replay.policy, x.replay.kernel, modes, rate(x.bytes_per_sec)])
+            text[-1].append(gain)
         section.answers.append(_answer(p))
         section.summary += _rest(p)
+    if text:
+        header = ["page", "policy", "kernel", "preempt", "GB/s", "vs today"]
+        section.text = text_table(header, text)
     if any(p.projections for p in found):
         section.summary.append(
             "For scale, another machine (AMD Milan, in the seeds' \"mm: folio_zero_user: clear "
@@ -113,9 +109,13 @@ def _tabulate(section, found, notes):
         "non-temporal kernel (low..high from the runs' spread; preemption models that clear "
         "alike in one row):",
         "",
-        *proj,
+        *md_table(
+            ["page", "policy", "stores", "kernel", "preempt", "projected GB/s", "low..high"]
+            + ["vs today"],
+            proj,
+        ),
     ]
-    if len(proj) == 2:
+    if not proj:
         projected = []
     section.body = [
         "From `pagezero predict`: demand faults on huge pages, sampled. The kernel's clear "
@@ -128,7 +128,7 @@ def _tabulate(section, found, notes):
         f'each non-temporal kernel ("{PROPOSAL_2012}", 2012), the fastest projected. '
         "GB/s = 10^9 bytes/s.",
         "",
-        *rows,
+        *md_table(PREDICT_HEADER, rows),
         *projected,
         "",
         'For scale only, another machine: AMD Milan with preempt=full in "mm: folio_zero_user: '
@@ -145,42 +145,34 @@ def _stores(replay):
 
 
 def _policy(replay):
-    return (
-        "pre-7.0, the 2012 proposal"
-        if replay.nontemporal and replay.policy == "pre-7.0"
-        else replay.policy
-    )
+    proposal = replay.nontemporal and replay.policy == "pre-7.0"
+    return "pre-7.0, the 2012 proposal" if proposal else replay.policy
 
 
 def _answer(p):
-    """predict's answer for one page size: today's fault rate, 7.0 with both kernels."""
-    today = f"{p.page} demand faults run at {rate(p.fault_bytes_per_sec)} GB/s here"
+    """predict's answer for one page size: the 7.0 policy's rates with both kernels first."""
+    today = f"{rate(p.fault_bytes_per_sec)} GB/s today"
     if p.observed and p.inside:
-        today += f", {p.inside.share:.0%} of it the kernel clearing (sampled)"
+        today += f", {p.inside.share:.0%} of it clearing"
     if not p.projections:
-        return f"{today}; {_no_fit(p)}"
+        return f"{today}: {p.page} demand faults; {_no_fit(p)}"
     by_modes = {}  # the preemption models that clear alike -> their projections
     for g in group_projections(p.projections):
         if g.projected.replay.policy == "7.0":
             by_modes.setdefault(g.modes, []).append(g.projected)
     clauses = []
     for modes, projected in by_modes.items():
-        kernels = [
-            f"{rate(x.bytes_per_sec)} GB/s with {_stores(x.replay)} {x.replay.kernel} "
-            f"({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
+        kernels = " and ".join(
+            f"{rate(x.bytes_per_sec)} GB/s ({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
+            f" with {_stores(x.replay)} {x.replay.kernel}"
             for x in projected
-        ]
+        )
         alike = len(modes) == len(PREEMPT_MODES)
-        clauses.append(
-            ("at " if alike else f"under preempt={'|'.join(modes)}, at ") + _and(kernels)
-        )
-    alike = len(by_modes) == 1 and len(next(iter(by_modes))) == len(PREEMPT_MODES)
-    if alike:
-        alike_words = "all four preemption models alike"
-        return (
-            f"{today}; the 7.0 policy would fault {clauses[0]}, {alike_words} (projection table)."
-        )
-    return f"{today}; the 7.0 policy would fault, {'; '.join(clauses)} (projection table)."
+        clauses.append(kernels + ("" if alike else f" under preempt={'|'.join(modes)}"))
+    return (
+        f"{'; '.join(clauses)}: {p.page} demand faults under the 7.0 policy, from {today} "
+        f"(projection table)."
+    )
 
 
 def _rest(p):
@@ -199,17 +191,12 @@ def _rest(p):
 
 
 def _no_fit(p):
+    why = f"the replay explains {p.explained:.0%}"
     if p.explained < FIT_LOW:
-        why = f"the replay explains {p.explained:.0%}, under {FIT_LOW:.0%}"
+        why += f", under {FIT_LOW:.0%}"
     elif p.explained > FIT_HIGH:
-        why = f"the replay explains {p.explained:.0%}, over {FIT_HIGH:.0%}"
+        why += f", over {FIT_HIGH:.0%}"
     else:
-        why = (
-            f"the replay explains {p.explained:.0%}, but the remainder is below zero across "
-            "the runs (the replay clears slower than the kernel faults)"
-        )
+        why += ", but the remainder is below zero across the runs (the replay clears slower "
+        why += "than the kernel faults)"
     return f"{why}: {_NO_FIT}"
-
-
-def _and(clauses):
-    return clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + " and " + clauses[-1]

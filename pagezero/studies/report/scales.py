@@ -1,15 +1,11 @@
-"""The report's sizes: "full" (the default, minutes; 3 runs), "quick" (a few minutes on a
-2-core machine) and "tiny" (seconds; for tests and CI), the last two picked by --quick or
-the PAGEZERO_SCALE environment variable."""
+"""The report's sizes: "full" (minutes), "quick" (--quick) and "tiny" (seconds; tests, CI)."""
 
 KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
 
 
-# extend_extents: the extents study doubles its largest extent until the temporal kernels
-# reach the memory plateau and twice the cache they fall from (never in tiny: seconds).
-# runs: fresh processes per point (pagezero report --runs overrides it). page_size: the
-# region of the 4KB-against-2MB table. cold_loop_div: fewer loops for the cold study (tiny:
-# seconds, not a measurement).
+# extend_extents: double the largest extent to the memory plateau and twice the cache.
+# runs: fresh processes per point (--runs overrides it). page_size: the region of the
+# 4KB-against-2MB table. cold_loop_div: fewer loops for the cold study (tiny: seconds).
 FULL = dict(
     runs=3,
     extents=None,

@@ -1,8 +1,5 @@
-"""The report's numbers in words: table cells, "fastest" sentences and the chunk study's step,
-from tables already measured (nothing here runs a benchmark, so every sentence can be
-tested, and mutated, on tables made by hand). One function per kind of figure serves tables
-and summary alike: a number the summary quotes is the very string of a table cell.
-"""
+"""The report's numbers in words, from tables already measured: a number the summary quotes
+is the very string of a table cell."""
 
 import statistics
 
@@ -11,8 +8,7 @@ from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
 
 # Beyond the LLC, placement decides more than anything inside one process (3-5% between
-# processes at 256MB on a Zen 4 VM): a cell whose runs spread wider than this is marked, so
-# a reader does not build on it.
+# processes at 256MB on a Zen 4 VM): a cell spread wider is marked.
 SPREAD_LIMIT_PCT = 5.0
 SPREAD_MARK = "*"
 
@@ -62,16 +58,35 @@ def interval_text(cell):
     return f"+-{cell['spread_pct']:.1f}% (loops, 1 run)"
 
 
-def markdown_table(table, xs, x_label, llc):
-    """A table of cells(): a row per x, a column per function, the footnote where marked."""
+def markdown_table(table, xs, x_label, llc, pages=None):
+    """A table of cells(): a row per x (its pages, where given), a column per function."""
     functions = sorted(table)
-    lines = [f"| {x_label} | " + " | ".join(functions) + " |", "|---|" + "---|" * len(functions)]
-    for x in xs:
-        row = [format_size(x)] + [cell_text(table[f].get(x), llc) for f in functions]
-        lines.append("| " + " | ".join(row) + " |")
+    rows = [
+        [format_size(x), *([pages.get(x, "-")] if pages else [])]
+        + [cell_text(table[f].get(x), llc) for f in functions]
+        for x in xs
+    ]
+    lines = md_table([x_label] + ["pages"] * bool(pages) + functions, rows)
     if any(marked(c, llc) for by_x in table.values() for c in by_x.values()):
         lines += ["", spread_footnote()]
     return lines
+
+
+def md_table(header, rows):
+    """A markdown table of cells already in words."""
+    lines = ["| " + " | ".join(r) + " |" for r in (header, *rows)]
+    return [lines[0], "|" + "---|" * len(header), *lines[1:]]
+
+
+def text_table(header, rows):
+    """summary.txt's fixed-width table: figures right-aligned, words and the first column left."""
+    columns = list(zip(header, *rows))
+    widths = [max(map(len, c)) for c in columns]
+    figures = [i and all(x[:1] in "0123456789+-" for x in c[1:]) for i, c in enumerate(columns)]
+    return [
+        "  ".join(x.rjust(w) if f else x.ljust(w) for x, w, f in zip(row, widths, figures)).rstrip()
+        for row in (header, *rows)
+    ]
 
 
 def spread_footnote():
@@ -100,30 +115,17 @@ def runs_line(rs):
     )
 
 
-def hot_question(cache_words):
-    """HOT_QUESTION, naming the cache it means ("64MB (measured; sysfs's LLC: 480MB)")."""
-    return f"reusing a buffer while it is hot, in a cache of {cache_words}"
-
-
-def stream_question(cache_words):
-    """STREAM_QUESTION, naming the cache it means."""
-    return (
-        f"streaming through a region larger than the cache, {cache_words}, "
-        "as the kernel clears fresh pages"
-    )
-
-
 def fastest_lines(table, xs, llc, cache_words=None):
-    """The summary's "fastest" sentences: per range of extents its kernel, at both ends.
-
-    llc: the cache that splits hot from streaming extents; cache_words: which cache it is,
-    in words, said in the questions (sysfs's LLC, unnamed, when None).
-    """
+    """The "fastest" sentences per range of extents; `llc` splits hot from streaming extents."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     questions = (HOT_QUESTION, STREAM_QUESTION)
-    if cache_words:
-        questions = (hot_question(cache_words), stream_question(cache_words))
+    if cache_words:  # the questions naming the cache they mean
+        questions = (
+            f"reusing a buffer while it is hot, in a cache of {cache_words}",
+            f"streaming through a region larger than the cache, {cache_words}, as the kernel "
+            "clears fresh pages",
+        )
     lines = []
     for question, group in zip(questions, (hot, stream)):
         for r in best_kernels(rates, group) if group else ():
@@ -140,8 +142,7 @@ def fastest_lines(table, xs, llc, cache_words=None):
 
 def knee_of(by_chunk):
     """The step in rate with chunk size: the knee, each side's chunks and median, their ratio."""
-    # None with fewer than two chunks. The step is the ratio of the two medians quoted beside
-    # it, so a reader can redo the division.
+    # The step is the ratio of the two medians quoted beside it: a reader can redo it.
     try:
         knee, _ = find_knee(by_chunk.items())
     except ValueError:
@@ -154,21 +155,13 @@ def knee_of(by_chunk):
 
 
 def knee_row(kernel, k):
-    """The chunk study's knee table row of one kernel (knee_of()'s figures)."""
-    return (
-        f"| {kernel} | {span(k['below'][0], k['below'][-1])} | {rate(k['below_rate'])} | "
-        f"{span(k['above'][0], k['above'][-1])} | {rate(k['above_rate'])} | "
-        f"{ratio(k['step'])} |"
-    )
+    """The chunk study's knee table cells of one kernel (knee_of()'s figures)."""
+    below, above = span(k["below"][0], k["below"][-1]), span(k["above"][0], k["above"][-1])
+    return [kernel, below, rate(k["below_rate"]), above, rate(k["above_rate"]), ratio(k["step"])]
 
 
 def knee_line(kernel, k, by_chunk, llc, region, label, evidence=False, cache_words=None):
-    """The chunk study's sentence of one kernel: no clear step, a step near the cache, or else.
-
-    Cache-line allocation is spoken of only with `evidence` (a temporal store's step that
-    the non-temporal stores measured beside it do not show); a rate alone says only where
-    it steps. cache_words: the cache compared with, in words ("LLC: 32MB" by default).
-    """
+    """The chunk study's sentence of one kernel; cache-line allocation only with `evidence`."""
     xs = sorted(by_chunk)
     if not is_clear_step(k["step"]):
         return (

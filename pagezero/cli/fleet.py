@@ -15,12 +15,16 @@ import shlex
 import sys
 import time
 
-from pagezero.cli.fleet_values import check_values
+from pagezero._core import PagezeroError
+from pagezero.cli.mem import plan_mem, plan_mmap
 from pagezero.cli.options import UsageError, add_format, check_output, integer, number, positive
+from pagezero.cli.policy import plan_batches, plan_folios
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
+from pagezero.measure import fault as faults
+from pagezero.runs.processes import check_runs
 
-__all__ = ["COMMANDS", "add_parsers", "check_command"]
+__all__ = ["add_parsers", "check_command"]
 
 
 # What each command imports of the fleet extra (pyproject.toml's optional `fleet`).
@@ -72,12 +76,59 @@ def _parse(commands, argv):
         raise ValueError(f"'{shlex.join(argv)}' prints help and measures nothing") from None
 
 
+# The values of a fleet's command are checked here as a local run checks them, by the plans
+# that mem memset|memcpy|mmap, batch and folio make of their arguments, so that a value every
+# machine would refuse (-l -5, a chunk larger than the size) is one line and exit 2 before
+# anything is sent. What depends on the machine that runs it is left to that machine: the
+# CPUs for that many threads (checked here up to this machine's), the NUMA nodes, the
+# kernels named (an arm64 machine has others), memory and hugepages; a check this machine
+# cannot make (its own memory too small, a kernel it lacks) stops the checks here. sweep's
+# grid points are each machine's to check; report's --runs is checked here.
+
+
+def _mmap(args):
+    _, job = plan_mmap(args)
+    if args.function not in ("all", "help"):
+        faults.check_latency(job, faults.check_workload(args.function))
+
+
+def _report(args):
+    if args.runs is not None:
+        check_runs(args.runs)  # as the report checks it first (studies/report)
+
+
+_CHECKS = {
+    "memset": plan_mem,
+    "memcpy": plan_mem,
+    "mmap": _mmap,
+    "batch": plan_batches,
+    "folio": plan_folios,
+    "report": _report,
+}
+
+
+def _any_machine(args):
+    """A copy of `args` with what only the running machine can judge taken out."""
+    args = argparse.Namespace(**vars(args))
+    threads, cpus = getattr(args, "threads", None), len(os.sched_getaffinity(0))
+    if isinstance(threads, int) and threads > cpus:
+        # As many as this machine has CPUs for: more is the running machine's to judge.
+        args.threads = cpus
+    for name in ("node", "cpu_node"):
+        node = getattr(args, name, None)
+        if node is not None:
+            if node < 0:
+                raise ValueError(f"{name} must be a NUMA node's number (0 or more), not {node}")
+            setattr(args, name, None)
+    for name in ("kernel", "nt_kernel"):
+        if hasattr(args, name):
+            setattr(args, name, None)  # this machine's default kernel stands in
+    return args
+
+
 def check_command(commands, argv):
-    """The command a fleet is asked to run, checked as pagezero would parse it and its
-    values as a local run would check them, what depends on the running machine left to
-    it (cli/fleet_values.py): ``(argv, "file" or "folder")``
-    (:func:`pagezero.fleet.run.command_argv`), or ValueError for one pagezero refuses or
-    one that writes no results."""
+    """A fleet's command checked as pagezero parses it and a local run checks its values:
+    ``(argv, "file" or "folder")`` (:func:`pagezero.fleet.run.command_argv`), or ValueError."""
     argv, kind = command_argv(argv)
     try:
         args = _parse(commands, argv)
@@ -91,8 +142,11 @@ def check_command(commands, argv):
             f"mem memset|memcpy|mmap, batch, folio, sweep or report"
         )
     try:
-        check_values(args)
-    except ValueError as e:
+        if args.command in _CHECKS:
+            _CHECKS[args.command](_any_machine(args))
+    except (PagezeroError, OSError):
+        pass  # this machine's memory, hugepages or kernels: each machine checks its own
+    except (UsageError, ValueError) as e:
         raise ValueError(f"pagezero would refuse '{shlex.join(argv)}': {e}") from None
     return argv, kind
 
@@ -202,15 +256,11 @@ def cmd_fleet_table(args):
     return 0
 
 
-COMMANDS = {"fleet-up": cmd_fleet_up, "fleet-run": cmd_fleet_run, "fleet-table": cmd_fleet_table}
-
-
 def add_parsers(sub):
     """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions to `sub`,
     the subparsers of the ``pagezero`` parser."""
     fleet = sub.add_parser("fleet", help="run a study on every machine of a Dask cluster")
-    fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION")
-    fleet_sub.required = True
+    fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION", required=True)
 
     text = "start a scheduler and one worker per host over SSH, print the scheduler address"
     p = fleet_sub.add_parser("up", help=text, description=text)
@@ -223,7 +273,7 @@ def add_parsers(sub):
     p.add_argument("--ssh-key", metavar="FILE", help="SSH private key")
     text = "the Python with pagezero on the hosts (default: this one's path)"
     p.add_argument("--remote-python", metavar="PATH", help=text)
-    p.set_defaults(command="fleet-up")
+    p.set_defaults(command="fleet-up", run=cmd_fleet_up)
 
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
     usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
@@ -246,7 +296,7 @@ def add_parsers(sub):
     text = "the pagezero command, without -o"
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
     # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
-    p.set_defaults(command="fleet-run", commands=sub)
+    p.set_defaults(command="fleet-run", run=cmd_fleet_run, commands=sub)
 
     text = "one row per measured point, one column per machine: median and spread"
     p = fleet_sub.add_parser("table", help=text, description=text)
@@ -257,4 +307,4 @@ def add_parsers(sub):
     p.add_argument("--match", metavar="WORDS", help=text)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add_format(p, ("default", "json"))
-    p.set_defaults(command="fleet-table")
+    p.set_defaults(command="fleet-table", run=cmd_fleet_table)

@@ -3,18 +3,9 @@ resched points and folio_zero_user() orders."""
 
 import sys
 
+from pagezero.cli import render
 from pagezero.cli.options import check_output, pick
-from pagezero.cli.render import (
-    Measured,
-    backing_heading,
-    backing_lines,
-    backing_row,
-    condition_lines,
-    condition_row,
-    emit,
-    gbs,
-)
-from pagezero.cli.runs import between_runs_line, measure_runs, pooled, runs_row
+from pagezero.cli.runs import between_runs_line, each_point, pooled, runs_row
 from pagezero.measure.policy import (
     PRESETS,
     STRATEGIES,
@@ -27,6 +18,11 @@ from pagezero.measure.policy import (
 )
 from pagezero.units import format_size, parse_size
 
+# batch's figures in its --format json rows, as its results name them.
+_BATCH_FIGURES = (
+    "batches_per_loop loops bytes_per_sec worst_ms p99_ms typical_worst_ms median_ms".split()
+)
+
 _COLD_WORDS = {
     "clflush": "clflush of those lines",
     "evict": "reading twice the cache to evict them",
@@ -34,34 +30,22 @@ _COLD_WORDS = {
 
 
 def _measure(args, common, key, names, here):
-    """Per name (a value of `key`), its Results: from --runs N processes, or here(measured)."""
-    with Measured(args.output, args.runs * len(names) * args.nr_loops).saving() as measured:
-        if args.runs > 1:
-            points = [dict(common, **{key: n}) for n in names]
-            return measure_runs(
-                measured,
-                args.command,
-                points,
-                args.runs,
-                lambda r: r.params[key],
-                names,
-                not args.quiet,
-            )
-        here(measured)
-    return [[r] for r in measured.results]
+    """Per name (a value of `key`), its Results of every run, and those pooled."""
+    with render.Measured(args.output, args.runs * len(names) * args.nr_loops).saving() as measured:
+        per_name = list(each_point(args, measured, common, key, names, here))
+    return per_name, [pooled(rs) for rs in per_name]
 
 
-def _table(args, lines, rows, per_row, label, simple_keys, runs_words):
+def _table(args, lines, rows, per_row, results, label, simple_keys, runs_words):
     """Print the table with what lies below it: conditions, pages, runs."""
-    results = [pooled(rs) for rs in per_row]
-    lines += condition_lines(results, "batch's range" if args.command == "batch" else "folio")
-    for line in backing_lines(results, lambda r: f"{label} '{r.params[label]}'"):
+    lines += render.condition_lines(results, "batch's range" if label == "batch" else "folio")
+    for line in render.backing_lines(results, lambda r: f"{label} '{r.params[label]}'"):
         print(line, file=sys.stderr)
     if args.runs > 1:
         lines.append(f"# {args.runs} runs: {runs_words}")
         what = "batch " if label == "batch" else ""
         lines += [between_runs_line(rs, f" ({what}{row[label]})") for rs, row in zip(per_row, rows)]
-    emit(args, rows, lines, simple_keys)
+    render.emit(args, rows, lines, simple_keys)
     return 0
 
 
@@ -78,8 +62,7 @@ def plan_batches(args):
                 notes.append(
                     f"# batch '{name}' skipped: larger than the {format_size(nbytes)} region"
                 )
-    common = pick(args, "size", "kernel", "yield_between", "cache", "threads", "node", "counters")
-    common["backing"] = args.backing
+    common = pick(args, "size kernel yield_between cache threads node counters backing")
     return batches, notes, common, [plan_batch(batch=b, **common) for b in batches]
 
 
@@ -90,35 +73,19 @@ def cmd_batch(args):
     # Only once every argument passed: a mistake is one line, never notes and then an error.
     for note in notes:
         print(note, file=sys.stderr)
-
-    def here(measured):
-        for job in jobs:
-            measured.results.append(run_batch(job))
-
-    per_batch = _measure(args, common, "batch", batches, here)
-    results = [pooled(rs) for rs in per_batch]
+    per_batch, results = _measure(args, common, "batch", batches, (run_batch(j) for j in jobs))
     rows = [
-        {
-            "batch": str(j.batch),
-            "batch_bytes": r.batch_bytes,
-            "kernel": r.function,
-            "batches_per_loop": r.batches_per_loop,
-            "loops": r.loops,
-            "bytes_per_sec": r.bytes_per_sec,
-            "worst_ms": r.worst_ms,
-            "p99_ms": r.p99_ms,
-            "typical_worst_ms": r.typical_worst_ms,
-            "median_ms": r.median_ms,
-            **backing_row(r),
-            **condition_row(r),
-            **runs_row(rs),
-        }
+        {"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function}
+        | {name: getattr(r, name) for name in _BATCH_FIGURES}
+        | render.backing_row(r)
+        | render.condition_row(r)
+        | runs_row(rs)
         for j, r, rs in zip(jobs, results, per_batch)
     ]
     head = jobs[0]
     lines = [
         f"# Running 'policy/batch': clearing {format_size(head.nbytes)} of "
-        f"{backing_heading(results)} in batches with {head.kernel}, {args.nr_loops} loops, "
+        f"{render.backing_heading(results)} in batches with {head.kernel}, {args.nr_loops} loops, "
         f"{'sched_yield() after each batch' if args.yield_between else 'no yield'}",
         "# GB/s = 10^9 bytes/s over whole loops; latencies over every batch of every "
         "loop; typ.worst: the slowest batch position, median over loops",
@@ -128,7 +95,7 @@ def cmd_batch(args):
     for row in rows:
         lines.append(
             f"{row['batch']:>8} {format_size(row['batch_bytes']):>8} "
-            f"{row['batches_per_loop']:>8} {gbs(row['bytes_per_sec']):>8} "
+            f"{row['batches_per_loop']:>8} {render.gbs(row['bytes_per_sec']):>8} "
             f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
             f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}"
         )
@@ -136,9 +103,8 @@ def cmd_batch(args):
         "GB/s over every loop of every run, worst ms the worst of all runs, "
         "the other latencies the median of the runs'"
     )
-    return _table(
-        args, lines, rows, per_batch, "batch", ("bytes_per_sec", "worst_ms", "p99_ms"), words
-    )
+    simple = ("bytes_per_sec", "worst_ms", "p99_ms")
+    return _table(args, lines, rows, per_batch, results, "batch", simple, words)
 
 
 def plan_folios(args):
@@ -149,8 +115,9 @@ def plan_folios(args):
     if skip_nt:
         # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
         names.remove("nocache-except-target")
-    common = pick(args, "fault_index", "kernel", "nt_kernel", "batch", "backing", "cold", "cache")
-    common |= pick(args, "node", "counters", size="page")
+    common = pick(
+        args, "fault_index kernel nt_kernel batch backing cold cache node counters", size="page"
+    )
     return names, skip_nt, common, [plan_folio(strategy=name, **common) for name in names]
 
 
@@ -165,19 +132,18 @@ def cmd_folio(args):
         )
     page_label = []
 
-    def here(measured):
+    def here():
         # One folio (and scrub buffer) for every strategy: they differ in order only.
         # With --runs, each run's process maps its own for each strategy.
         memory = FolioMemory(jobs[0].nbytes, jobs[0].backing, jobs[0].node)
         page_label.append(memory.page_label)
         try:
             for job in jobs:
-                measured.results.append(run_folio(job, memory))
+                yield run_folio(job, memory)
         finally:
             memory.close()
 
-    per_strategy = _measure(args, common, "strategy", names, here)
-    results = [pooled(rs) for rs in per_strategy]
+    per_strategy, results = _measure(args, common, "strategy", names, here())
     rows = [
         {
             "strategy": r.params["strategy"],
@@ -185,14 +151,14 @@ def cmd_folio(args):
             "nt_kernel": r.params["nt_kernel"],
             "folio_bytes": r.bytes_per_loop,
             "fault_index": args.fault_index,
-            **backing_row(r),
+            **render.backing_row(r),
             "loops": r.loops,
             "bytes_per_sec": r.clear_bytes_per_sec,
             "touch_ns_per_line": r.touch_ns_per_line,
             "cold_ns_per_line": r.cold_ns_per_line,
             "touch_lines": r.touch_lines,
             "cold_method": r.cold_method,
-            **condition_row(r),
+            **render.condition_row(r),
             **runs_row(rs),
         }
         for r, rs in zip(results, per_strategy)
@@ -202,7 +168,7 @@ def cmd_folio(args):
     if page_label and "huge_share" not in r0.details:
         backing = page_label[0]
     else:
-        backing = backing_heading(results)
+        backing = render.backing_heading(results)
     nt = {j.nt_kernel for j in jobs} - {None}
     lines = [
         f"# Running 'policy/folio': {format_size(r0.bytes_per_loop)} folio ({backing}), "
@@ -217,10 +183,10 @@ def cmd_folio(args):
     ]
     for row in rows:
         lines.append(
-            f"{row['strategy']:<22} {gbs(row['bytes_per_sec']):>8} "
+            f"{row['strategy']:<22} {render.gbs(row['bytes_per_sec']):>8} "
             f"{row['touch_ns_per_line']:14.2f} {row['cold_ns_per_line']:13.2f} "
             f"{row['touch_ns_per_line'] / row['cold_ns_per_line']:10.2f}"
         )
     words = "medians over every loop of every run; the spread between runs is the clearing rate's"
     simple = ("bytes_per_sec", "touch_ns_per_line", "cold_ns_per_line")
-    return _table(args, lines, rows, per_strategy, "strategy", simple, words)
+    return _table(args, lines, rows, per_strategy, results, "strategy", simple, words)

@@ -22,13 +22,8 @@ def print_json(doc):
 
 def write_json(path, doc):
     """Write doc to path as results are written: renamed into place, signals held meanwhile."""
-
-    def write(f):
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-
     with deferred():
-        atomic_write(path, write)
+        atomic_write(path, lambda f: f.write(json.dumps(doc, indent=1) + "\n"))
 
 
 def emit(args, rows, text_lines, simple_keys):
@@ -128,11 +123,8 @@ def backing_row(result):
 
 def backing_lines(results, name):
     """For stderr: why the pages are not hugetlb, and a warning per THP buffer short of them."""
-    lines = []
-    for r in results:
-        note = r.details.get("backing_note")
-        if note and f"# pages: {note}" not in lines:
-            lines.append(f"# pages: {note}")
+    notes = (r.details.get("backing_note") for r in results)
+    lines = list(dict.fromkeys(f"# pages: {note}" for note in notes if note))
     for r in results:
         if "huge_share" in r.details:
             warning = thp_warning(r.details["huge_share"], r.details["buffer_bytes"])
@@ -166,8 +158,7 @@ def on_stop(keep):
 
 
 def loops_run(result):
-    """The loops `result` measured: those its rate counts and the leading ones a fault
-    run's warm-up rule left out (measure.warmup, details["warmup"]), as loops were asked."""
+    """The loops `result` measured, those a fault run's warm-up rule left out included."""
     details = getattr(result, "details", None) or {}
     return result.loops + details.get("warmup", {}).get("loops", 0)
 
@@ -239,10 +230,8 @@ class Measured:
         try:
             with on_stop(self._keep):
                 yield self
-        except KeyboardInterrupt:
+        except BaseException as e:
+            if not isinstance(e, KeyboardInterrupt):  # a stop signal: on_stop saved it
+                self._save()  # a failure part-way still keeps what was measured
             raise
-        except BaseException:
-            self._save()  # a failure part-way still keeps what was measured
-            raise
-        else:
-            self._save()
+        self._save()

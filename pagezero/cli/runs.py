@@ -1,12 +1,9 @@
-"""--runs N on the measuring commands: N fresh processes, one after the other
-(pagezero.runs.processes), and what they print: per point, the loops of every run
-pooled (a rate is total bytes over total time of all runs' loops, as perf's line
-is for one run), and the spread between the runs' medians.
-
-With several points (-f all, every batch or strategy) each run's process measures
-every point, in a shuffled order, rather than N processes per point: drift and a
-process's luck then fall on every point alike, as in a sweep's repetition. Each
-point still maps its own buffers, so points never share a physical placement.
+"""--runs N on the measuring commands: N fresh processes, one after the other, and what
+they print: per point, the loops of every run pooled (a rate is total bytes over total
+time, as perf's line is for one run), and the spread between the runs' medians. Each
+run's process measures every point (-f all, every batch or strategy) in a shuffled order,
+so that drift and a process's luck fall on every point alike, as in a sweep's repetition;
+each point still maps its own buffers, so points never share a physical placement.
 """
 
 import dataclasses
@@ -19,21 +16,29 @@ from pagezero.runs.processes import across_processes
 from pagezero.runs.sweeps import lost_lines
 
 
-def measure_runs(measured, benchmark, points, runs, key_of, keys, progress=True):
-    """Measure points in `runs` fresh processes into `measured`: per key, its Results;
-    with `progress`, a line per run on stderr with the time left."""
+def each_point(args, measured, common, key, names, here):
+    """Per name (a value of `key`), its Results, kept in `measured` as they come."""
+    # With --runs N from N fresh processes (a line per run on stderr but with --quiet), all
+    # at the end; else one each as the iterable `here` yields them here (None: skipped).
+    if args.runs == 1:
+        for result in here:
+            if result is not None:
+                measured.results.append(result)
+                yield [result]
+        return
+    points = [dict(common, **{key: n}) for n in names]
     try:
-        rs = across_processes(benchmark, points, runs, progress=progress)
+        rs = across_processes(args.command, points, args.runs, progress=not args.quiet)
     except Interrupted as e:
         if e.partial is not None:  # the runs measured, and the cut run's loops, are kept
             _keep(measured, e.partial)
             e.partial = None
         raise
     _keep(measured, rs)
-    by_key = {key: [] for key in keys}
-    for result in rs.results:
-        by_key.setdefault(key_of(result), []).append(result)
-    return [by_key[key] for key in keys]
+    by_name = {name: [] for name in names}
+    for r in rs.results:
+        by_name.setdefault(r.function if key == "function" else r.params[key], []).append(r)
+    yield from (by_name[name] for name in names)
 
 
 def _keep(measured, rs):

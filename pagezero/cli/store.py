@@ -14,7 +14,7 @@ from pagezero.store import Store, default_path, read_records
 from pagezero.store.history import format_history, plot_history
 from pagezero.store.publish import publish
 
-__all__ = ["COMMANDS", "add_parsers"]
+__all__ = ["add_parsers"]
 
 
 def cmd_store_add(args):
@@ -94,37 +94,28 @@ def cmd_store_publish(args):
     return 0
 
 
-COMMANDS = {
-    "store-add": cmd_store_add,
-    "store-list": cmd_store_list,
-    "store-history": cmd_store_history,
-    "store-export": cmd_store_export,
-    "store-publish": cmd_store_publish,
-}
-
-
 def add_parsers(sub):
     """Add the ``store`` command and its actions to `sub`, the subparsers of ``pagezero``."""
     where = f"the store file (default: {default_path().replace(os.path.expanduser('~'), '~')})"
     store = sub.add_parser("store", help="keep every result set in a SQLite store, with history")
-    store_sub = store.add_subparsers(dest="store_command", metavar="ACTION")
-    store_sub.required = True
+    actions = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
 
-    def action(name, help):
-        p = store_sub.add_parser(name, help=help)
-        p.set_defaults(command=f"store-{name}")
+    def action(name, help, run):
+        p = actions.add_parser(name, help=help)
+        p.set_defaults(command=f"store-{name}", run=run)
         return p
 
     text = "add results files, or every results file under folders; each result set is kept once"
-    p = action("add", text)
+    p = action("add", text, cmd_store_add)
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
     p.add_argument("--store", metavar="PATH", help=where)
 
-    p = action("list", "one line per stored result set")
+    p = action("list", "one line per stored result set", cmd_store_list)
     p.add_argument("--store", metavar="PATH", help=where)
     add_format(p, ("default", "json"))
 
-    p = action("history", "a point's median per result set, in time order, with its spread")
+    text = "a point's median per result set, in time order, with its spread"
+    p = action("history", text, cmd_store_history)
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
     p.add_argument("--kernel", help="kernel release, as uname -r says")
     p.add_argument("--benchmark", help="memset, memcpy, mmap, batch, folio, ...")
@@ -135,12 +126,14 @@ def add_parsers(sub):
     add_format(p, ("default", "json"))
     p.add_argument("--store", metavar="PATH", help=where)
 
-    p = action("export", "every stored point as CSV, or every result set's document as JSON")
+    text = "every stored point as CSV, or every result set's document as JSON"
+    p = action("export", text, cmd_store_export)
     p.add_argument("--format", default="csv", choices=["csv", "json"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--store", metavar="PATH", help=where)
 
-    p = action("publish", "the store as a static site: machines, points' histories, comparisons")
+    text = "the store as a static site: machines, points' histories, comparisons"
+    p = action("publish", text, cmd_store_publish)
     p.add_argument(
         "-o", "--output", metavar="SITE", required=True, help="the site's folder (replaced whole)"
     )

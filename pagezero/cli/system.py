@@ -24,16 +24,10 @@ def cmd_kernels(args):
     kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
     found = [k for kind in kinds for k in kernels(kind)]
     if args.format == "json":
-        fields = ("kind", "name", "available", "reason", "temporal", "zero_only")
+        fields = "kind name available reason temporal zero_only features description".split()
+        # The features as a list, in their place.
         print_json(
-            [
-                {
-                    **{f: getattr(k, f) for f in fields},
-                    "features": list(k.features),
-                    "description": k.description,
-                }
-                for k in found
-            ]
+            [{f: getattr(k, f) for f in fields} | {"features": list(k.features)} for k in found]
         )
     elif args.format == "simple":  # what -f and --kernel accept here, one name a line
         print("\n".join(k.name for k in found if k.available))

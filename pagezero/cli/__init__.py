@@ -28,43 +28,12 @@ from pagezero.interrupt import as_interrupted, signals_interrupt
 __all__ = ["main", "build_parser", "UsageError"]
 
 
-def _command(sub, name, text, run=None):
-    """A command's parser; main() runs run(args) for it."""
+def _command(sub, name, text, run=None, options=""):
+    """A command's parser with `options` (cli/options.py); main() runs run(args) for it."""
     p = sub.add_parser(name, help=text, description=text)
     p.set_defaults(command=name, run=run)
+    add(p, options)
     return p
-
-
-def _analysis_parsers(sub):
-    p = _command(sub, "sweep", "run a benchmark over a grid of parameters", analysis.cmd_sweep)
-    add(p, "benchmark param grid repeat warmup processes output csv quiet")
-
-    text = (
-        "compare result sets (files or report folders): base, then one or more others, "
-        "or with --by function their functions side by side; the run is the unit"
-    )
-    p = _command(sub, "compare", text, analysis.cmd_compare)
-    p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
-    threshold = "smallest change worth flagging, in percent (default 2)"
-    p.add_argument("--threshold", type=number, default=2.0, help=threshold)
-    alpha = "significance level of the test on the runs' medians (default 0.01)"
-    p.add_argument("--alpha", type=number, default=0.01, help=alpha)
-    simple = (
-        "simple: per point, the base's median of per-run medians and each other's "
-        "change of it in percent"
-    )
-    add_format(p, ("default", "simple", "json"), help=simple)
-    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    by = (
-        "file: each file or folder a side, against the first (default); function: the "
-        "functions (kernels, workloads) of all of them side by side, against --base"
-    )
-    p.add_argument("--by", default="file", choices=["file", "function"], help=by)
-    base = "with --by function: the base function (default: the first in the kernel table)"
-    p.add_argument("--base", metavar="FUNCTION", help=base)
-
-    text = "plot a results file as PNG and SVG"
-    add(_command(sub, "plot", text, analysis.cmd_plot), "results output x")
 
 
 def build_parser():
@@ -97,9 +66,9 @@ def build_parser():
     add(p, "size page function nr_loops cycles clock randomize threads thp touch latency")
     add(p, "headroom profile reserve runs quiet format output")
     text = "what this machine is: CPU, caches, hugepages, THP, preemption"
-    add(_command(sub, "info", text, system.cmd_info), "format measure")
+    _command(sub, "info", text, system.cmd_info, "format measure")
     text = "list the clearing and copying kernels"
-    add(_command(sub, "kernels", text, system.cmd_kernels), "kind format")
+    _command(sub, "kernels", text, system.cmd_kernels, "kind format")
     text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
     p = _command(sub, "folio", text, policy.cmd_folio)
     add(p, "page strategy fault_index kernel nt_kernel batch nr_loops backing cold cache node")
@@ -109,25 +78,46 @@ def build_parser():
     add(p, "size batch kernel nr_loops yield_between backing cache threads node counters runs")
     add(p, "quiet format output")
     text = "sweep this machine and advise kernels, the cache knee and batch sizes"
-    add(
-        _command(sub, "advise", text, studies.cmd_advise),
-        "quick quiet budget explain format output",
-    )
+    _command(sub, "advise", text, studies.cmd_advise, "quick quiet budget explain format output")
     text = (
         "measure demand faults on huge pages, replay the running kernel's clearing "
         "policy, and project what every policy would give with clear_pages()'s kernel "
         "and with the fastest non-temporal one"
     )
-    add(
-        _command(sub, "predict", text, studies.cmd_predict),
-        "page runs reserve size nr_loops quiet format output",
+    options = "page runs reserve size nr_loops quiet format output"
+    _command(sub, "predict", text, studies.cmd_predict, options)
+    text = "run a benchmark over a grid of parameters"
+    options = "benchmark param grid repeat warmup processes output csv quiet"
+    _command(sub, "sweep", text, analysis.cmd_sweep, options)
+
+    text = (
+        "compare result sets (files or report folders): base, then one or more others, "
+        "or with --by function their functions side by side; the run is the unit"
     )
-    _analysis_parsers(sub)
+    p = _command(sub, "compare", text, analysis.cmd_compare)
+    p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
+    threshold = "smallest change worth flagging, in percent (default 2)"
+    p.add_argument("--threshold", type=number, default=2.0, help=threshold)
+    alpha = "significance level of the test on the runs' medians (default 0.01)"
+    p.add_argument("--alpha", type=number, default=0.01, help=alpha)
+    simple = (
+        "simple: per point, the base's median of per-run medians and each other's "
+        "change of it in percent"
+    )
+    add_format(p, ("default", "simple", "json"), help=simple)
+    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
+    by = (
+        "file: each file or folder a side, against the first (default); function: the "
+        "functions (kernels, workloads) of all of them side by side, against --base"
+    )
+    p.add_argument("--by", default="file", choices=["file", "function"], help=by)
+    base = "with --by function: the base function (default: the first in the kernel table)"
+    p.add_argument("--base", metavar="FUNCTION", help=base)
+
+    text = "plot a results file as PNG and SVG"
+    _command(sub, "plot", text, analysis.cmd_plot, "results output x")
     text = "the default study of this machine, as a folder"
-    add(
-        _command(sub, "report", text, studies.cmd_report),
-        "output quick runs reserve no_reserve quiet",
-    )
+    _command(sub, "report", text, studies.cmd_report, "output quick runs reserve no_reserve quiet")
     fleet.add_parsers(sub)
     store.add_parsers(sub)
     return parser

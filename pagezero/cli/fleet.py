@@ -32,8 +32,7 @@ _EXTRA = {"fleet-up": ("distributed", "asyncssh"), "fleet-run": ("distributed",)
 
 
 def _require_extra(command):
-    """UsageError, one line naming the extra to install, when a module that `command`
-    needs cannot be imported (pagezero installed without its fleet extra)."""
+    """UsageError naming the extra to install when a module `command` needs cannot be imported."""
     missing = []
     for name in _EXTRA[command]:
         try:
@@ -152,8 +151,7 @@ def check_command(commands, argv):
 
 
 def cmd_fleet_up(args):
-    """Start a scheduler and a worker per host over SSH, print how to use them, and hold
-    the fleet up until a stop signal, which closes it (exit 0)."""
+    """Start a scheduler and a worker per host over SSH, held up until a stop signal."""
     _require_extra("fleet-up")
     from pagezero.fleet.cluster import start_fleet
 
@@ -178,9 +176,7 @@ def cmd_fleet_up(args):
 
 
 def cmd_fleet_run(args):
-    """Run the command on every machine, each machine's results in its folder under -o
-    (``--store``: added to the store too); one line per machine, FleetError for those
-    that did not finish."""
+    """Run the command on every machine into -o (and --store); FleetError for unfinished ones."""
     _require_extra("fleet-run")
     from pagezero.fleet.run import run_fleet
 
@@ -199,14 +195,12 @@ def cmd_fleet_run(args):
             args.scheduler, argv, args.output, machines, args.runs, progress, args.timeout
         )
     except KeyboardInterrupt as e:
-        if store is not None:
-            _store_results(store, args.output)
+        _store_results(store, args.output)
         stop = as_interrupted(e)
         where = os.path.join(args.output, "fleet.json")
         print(f"pagezero: {stop}; what finished is in {args.output} (see {where})", file=sys.stderr)
         return stop.exit_status
-    if store is not None:
-        _store_results(store, args.output)
+    _store_results(store, args.output)
     for m in log.machines:
         ok = sum(1 for r in m["runs"] if r["status"] == "ok")
         line = f"{m['name']}: {m['status']}, {ok}/{args.runs} runs ok"
@@ -223,6 +217,8 @@ def cmd_fleet_run(args):
 
 
 def _store_results(store, out_dir):
+    if store is None:
+        return
     with store:
         try:
             outcomes = store.add([out_dir])
@@ -233,8 +229,7 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
-    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing
-    them (ValueError with fewer than two machines)."""
+    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing them."""
     from pagezero.fleet.table import format_table, machine_sets, only_matching, table_rows
 
     check_output(args.plot)
@@ -257,11 +252,9 @@ def cmd_fleet_table(args):
 
 
 def add_parsers(sub):
-    """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions to `sub`,
-    the subparsers of the ``pagezero`` parser."""
+    """Add ``fleet up|run|table`` to `sub`, the subparsers of the ``pagezero`` parser."""
     fleet = sub.add_parser("fleet", help="run a study on every machine of a Dask cluster")
     fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION", required=True)
-
     text = "start a scheduler and one worker per host over SSH, print the scheduler address"
     p = fleet_sub.add_parser("up", help=text, description=text)
     text = "the machines, one worker each, named after the host"
@@ -274,7 +267,6 @@ def add_parsers(sub):
     text = "the Python with pagezero on the hosts (default: this one's path)"
     p.add_argument("--remote-python", metavar="PATH", help=text)
     p.set_defaults(command="fleet-up", run=cmd_fleet_up)
-
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
     usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
     usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
@@ -297,7 +289,6 @@ def add_parsers(sub):
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
     # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
     p.set_defaults(command="fleet-run", run=cmd_fleet_run, commands=sub)
-
     text = "one row per measured point, one column per machine: median and spread"
     p = fleet_sub.add_parser("table", help=text, description=text)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")

@@ -14,6 +14,10 @@ from pagezero.measure.mem import plan, run, thread_spread
 from pagezero.system.kernels import find_kernel, kernels
 from pagezero.units import format_gbps, format_rate, format_size, parse_page
 
+_POPULATE_THP = (
+    " (MAP_POPULATE faults the pages in before madvise(MADV_HUGEPAGE) can ask for THP: use "
+    "populate-write)"
+)
 TOUCH_LINES = {
     "perf": "as perf, each page's byte read then written (mmap_page_touch), after every workload",
     "write": "one byte written per page (demand), as the studies of the kernel's clearing",
@@ -37,10 +41,9 @@ def _list(rows):
 
 def _all(candidates):
     """-f all: the names whose reason to skip is empty; one line on stderr for the others."""
-    # perf's -f all runs every function it was built with and says nothing more; here the
-    # registry also lists what this CPU (or --value) rules out. Once per command, on stderr
-    # (stdout stays perf's): one line names them all, so that two machines' -f all are told
-    # apart without a note per kernel on every run.
+    # perf's -f all runs every function it was built with; the registry also lists what this
+    # CPU (or --value) rules out: one line on stderr (stdout stays perf's) names them all, so
+    # that two machines' -f all are told apart without a note per kernel on every run.
     skipped = [f"{name} ({reason})" for name, reason in candidates if reason]
     if skipped:
         print(f"# -f all skips {', '.join(skipped)}", file=sys.stderr)
@@ -112,8 +115,7 @@ def _unfit(kernel, value):
 
 
 def plan_mem(args):
-    """``(point, plan)`` of mem memset | memcpy's arguments, every one checked but the
-    kernel's name and the output (also by ``fleet run``, before sending the command)."""
+    """``(point, plan)`` of memset | memcpy's arguments, checked but -f and -o (fleet run too)."""
     resolve_clock(args)
     point = pick(
         args, "size page chunk clock thp cache threads threads_mode node cpu_node counters offset"
@@ -215,15 +217,9 @@ def _print_fault(args, job, result, first, results):
 
 def _warn_pages(result):
     pages = faults.page_report(result)
-    if not pages["fallback"]:
-        return
-    why = ""
-    if result.function == "populate" and result.params["thp"]:
-        why = (
-            " (MAP_POPULATE faults the pages in before madvise(MADV_HUGEPAGE) can ask "
-            "for THP: use populate-write)"
-        )
-    print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
+    if pages["fallback"]:
+        why = _POPULATE_THP if result.function == "populate" and result.params["thp"] else ""
+        print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
 
 
 def _headroom(args, measured):
@@ -251,8 +247,7 @@ def _headroom(args, measured):
 
 
 def plan_mmap(args):
-    """``(point, plan)`` of mem mmap's arguments, every one checked but the workload's name
-    and the output (also by ``fleet run``, before sending the command)."""
+    """``(point, plan)`` of mem mmap's arguments, all checked but -f and -o (fleet run too)."""
     resolve_clock(args)
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")

@@ -155,8 +155,8 @@ _SAMPLE = "one sample each (default: 10)"
 _SIMPLE = "default: perf's text; simple: only the number"
 _PRESETS = ", ".join(PRESETS)
 
-# Their help, once; by (name, command) where the option means something of its own there.
-HELP = {
+# Their help, once (none for some); by (name, command) where it is of its own there.
+HELP: dict[str | tuple[str, str], str | None] = {
     "size": f"bytes per loop; {_UNITS}",
     ("size", "mmap"): f"bytes each thread maps and faults per loop; {_UNITS}",
     ("size", "batch"): "region size, a whole number of 4KB pages (default: 1GB)",
@@ -241,16 +241,12 @@ HELP = {
     "checked against",
     "measure": "also measure the cache a run has (temporal kernels over extents in 3 runs, "
     "about half a minute), beside sysfs's LLC",
-    "kind": None,
-    "benchmark": None,
     "param": "a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB",
     "grid": "grid from a JSON or TOML file: name = [values]",
     "repeat": "repetitions (default 3)",
     "warmup": "warm-up passes thrown away (default 1)",
     "processes": "spread repetitions over this many fresh processes (default 1)",
     "csv": "also write the tidy table as CSV",
-    "results": None,
-    "x": None,
     ("reserve", "mmap"): "grow the hugepage pool by what the run lacks, as root, and restore "
     "it afterwards",
     ("reserve", "predict"): "grow the hugepage pool by what the faults lack (root), giving it "
@@ -274,7 +270,6 @@ HELP = {
     ("output", "sweep"): None,
     ("output", "plot"): "default: the results file's name",
     ("output", "report"): "folder to write (default: pagezero-report-DATE-TIME)",
-    "format": None,
     **{("format", c): _SIMPLE for c in ("memset", "memcpy", "mmap")},
     ("format", "kernels"): "simple: the names of the kernels this machine can run, one a line",
     ("format", "folio"): "simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy",
@@ -288,7 +283,7 @@ def add(p, names):
     for name in names.split():
         flags, settings = OPTIONS[name]
         own = (name, command)
-        help = HELP[own] if own in HELP else HELP[name]
+        help = HELP[own] if own in HELP else HELP.get(name)
         p.add_argument(*flags.split(), **{**settings, **SETTINGS.get(own, {})}, help=help)
 
 

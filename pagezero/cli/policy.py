@@ -50,8 +50,7 @@ def _table(args, lines, rows, per_row, results, label, simple_keys, runs_words):
 
 
 def plan_batches(args):
-    """``(batches, notes, common, plans)`` of batch's arguments, every one checked but the
-    output (also by ``fleet run``, before sending the command)."""
+    """``(batches, notes, common, plans)`` of batch's arguments, checked but -o (fleet run too)."""
     batches, notes = args.batch or list(PRESETS), []
     if not args.batch:
         # Every preset by default; those larger than the region step aside.
@@ -108,8 +107,7 @@ def cmd_batch(args):
 
 
 def plan_folios(args):
-    """``(strategies, whether nocache-except-target is skipped, common, plans)`` of folio's
-    arguments, every one checked but the output (also by ``fleet run``)."""
+    """``(strategies, nocache-except-target skipped, common, plans)`` of folio's arguments."""
     names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
     skip_nt = args.strategy == "all" and args.nt_kernel is None and default_nt_kernel() is None
     if skip_nt:

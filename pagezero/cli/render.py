@@ -103,14 +103,11 @@ def huge_share(result):
 
 def backing_heading(results):
     """The pages the results cleared, e.g. "2MB THP pages, 100% on huge pages per smaps"."""
-    parts = []  # several when runs got different pages
+    parts = []
     for r in results:
-        text = f"{Backing(r.params.get('backing', '4KB')).label} pages"
-        if "huge_share" in r.details:
-            text += f", {huge_share(r)} on huge pages per smaps"
-        if text not in parts:
-            parts.append(text)
-    return "; ".join(parts)
+        share = f", {huge_share(r)} on huge pages per smaps" if "huge_share" in r.details else ""
+        parts.append(f"{Backing(r.params.get('backing', '4KB')).label} pages{share}")
+    return "; ".join(dict.fromkeys(parts))  # several when runs got different pages
 
 
 def backing_row(result):

@@ -49,8 +49,7 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
-    """The matching points over time as a table (or JSON), ``--plot`` drawing them;
-    ValueError when none matches."""
+    """The matching points over time as a table (or JSON), ``--plot`` drawing them."""
     check_output(args.plot)
     filters = ("machine", "kernel", "benchmark", "function", "size", "page")
     with Store(args.store) as store:
@@ -108,12 +107,8 @@ def add_parsers(sub):
     text = "add results files, or every results file under folders; each result set is kept once"
     p = action("add", text, cmd_store_add)
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
-    p.add_argument("--store", metavar="PATH", help=where)
-
     p = action("list", "one line per stored result set", cmd_store_list)
-    p.add_argument("--store", metavar="PATH", help=where)
     add_format(p, ("default", "json"))
-
     text = "a point's median per result set, in time order, with its spread"
     p = action("history", text, cmd_store_history)
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
@@ -124,17 +119,13 @@ def add_parsers(sub):
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add_format(p, ("default", "json"))
-    p.add_argument("--store", metavar="PATH", help=where)
-
     text = "every stored point as CSV, or every result set's document as JSON"
     p = action("export", text, cmd_store_export)
     p.add_argument("--format", default="csv", choices=["csv", "json"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-    p.add_argument("--store", metavar="PATH", help=where)
-
     text = "the store as a static site: machines, points' histories, comparisons"
     p = action("publish", text, cmd_store_publish)
-    p.add_argument(
-        "-o", "--output", metavar="SITE", required=True, help="the site's folder (replaced whole)"
-    )
-    p.add_argument("--store", metavar="PATH", help=where)
+    site = "the site's folder (replaced whole)"
+    p.add_argument("-o", "--output", metavar="SITE", required=True, help=site)
+    for p in actions.choices.values():  # each action's last option
+        p.add_argument("--store", metavar="PATH", help=where)

@@ -17,7 +17,7 @@ import time
 
 from pagezero._core import PagezeroError
 from pagezero.cli.mem import plan_mem, plan_mmap
-from pagezero.cli.options import UsageError, add_format, check_output, integer, number, positive
+from pagezero.cli.options import UsageError, add, check_output, integer, number, positive
 from pagezero.cli.policy import plan_batches, plan_folios
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
@@ -291,11 +291,10 @@ def add_parsers(sub):
     p.set_defaults(command="fleet-run", run=cmd_fleet_run, commands=sub)
     text = "one row per measured point, one column per machine: median and spread"
     p = fleet_sub.add_parser("table", help=text, description=text)
+    p.set_defaults(command="fleet-table", run=cmd_fleet_table)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
-    text = (
-        "only the points with every one of these words in their label, e.g. 'x86-64-stosb chunk=0'"
-    )
+    text = "only the points with every one of these words in their label, "
+    text += "e.g. 'x86-64-stosb chunk=0'"
     p.add_argument("--match", metavar="WORDS", help=text)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add_format(p, ("default", "json"))
-    p.set_defaults(command="fleet-table", run=cmd_fleet_table)
+    add(p, "format")

@@ -67,8 +67,11 @@ def _perf_lines(args, result, description, first, heading=()):
     print(f"# function '{result.function}' ({description})")
     print(f"# Copying {args.size} bytes ...")
     print("".join(f"{line}\n" for line in heading))  # then a blank line, as perf
-    rate = format_rate(result.bytes_per_sec)
-    print(f" {result.cycles_per_byte:14f} cycles/byte" if cycles else rate)
+    print(
+        f" {result.cycles_per_byte:14f} cycles/byte"
+        if cycles
+        else format_rate(result.bytes_per_sec)
+    )
     return True
 
 

@@ -37,7 +37,7 @@ def _measure(args, common, key, names, here):
 
 
 def _table(args, lines, rows, per_row, results, label, simple_keys, runs_words):
-    """Print the table with what lies below it: conditions, pages, runs."""
+    """Print rows as --format asks: the table with conditions, pages and runs below, or JSON."""
     lines += render.condition_lines(results, "batch's range" if label == "batch" else "folio")
     for line in render.backing_lines(results, lambda r: f"{label} '{r.params[label]}'"):
         print(line, file=sys.stderr)
@@ -45,7 +45,13 @@ def _table(args, lines, rows, per_row, results, label, simple_keys, runs_words):
         lines.append(f"# {args.runs} runs: {runs_words}")
         what = "batch " if label == "batch" else ""
         lines += [between_runs_line(rs, f" ({what}{row[label]})") for rs, row in zip(per_row, rows)]
-    render.emit(args, rows, lines, simple_keys)
+    if args.format == "json":
+        render.print_json(rows)
+    elif args.format == "simple":  # a line of numbers per row
+        for row in rows:
+            print(" ".join(f"{row[k]:f}" for k in simple_keys))
+    else:
+        print("\n".join(lines))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Output the commands share: tables in the --format asked, the lines on measured
-conditions and pages, JSON documents, and what a stop signal keeps."""
+"""Output the commands share: figures, the lines on measured conditions and pages, JSON
+documents, and what a stop signal keeps."""
 
 import contextlib
 import dataclasses
@@ -24,17 +24,6 @@ def write_json(path, doc):
     """Write doc to path as results are written: renamed into place, signals held meanwhile."""
     with deferred():
         atomic_write(path, lambda f: f.write(json.dumps(doc, indent=1) + "\n"))
-
-
-def emit(args, rows, text_lines, simple_keys):
-    """Print rows as --format asks: the text table, a line of numbers per row, or JSON."""
-    if args.format == "json":
-        print_json(rows)
-    elif args.format == "simple":
-        for row in rows:
-            print(" ".join(f"{row[k]:f}" for k in simple_keys))
-    else:
-        print("\n".join(text_lines))
 
 
 def gbs(rate):

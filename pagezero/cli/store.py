@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from pagezero.cli.options import add_format, check_output
+from pagezero.cli.options import add, check_output
 from pagezero.results.resultset import atomic_write
 from pagezero.store import Store, default_path, read_records
 from pagezero.store.history import format_history, plot_history
@@ -108,7 +108,7 @@ def add_parsers(sub):
     p = action("add", text, cmd_store_add)
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
     p = action("list", "one line per stored result set", cmd_store_list)
-    add_format(p, ("default", "json"))
+    add(p, "format")
     text = "a point's median per result set, in time order, with its spread"
     p = action("history", text, cmd_store_history)
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
@@ -118,7 +118,7 @@ def add_parsers(sub):
     p.add_argument("--size", help="region size, e.g. 1GB")
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add_format(p, ("default", "json"))
+    add(p, "format")
     text = "every stored point as CSV, or every result set's document as JSON"
     p = action("export", text, cmd_store_export)
     p.add_argument("--format", default="csv", choices=["csv", "json"])

@@ -1,5 +1,5 @@
-"""What the commands share on their command lines: the parser that fails in one line,
-the number parsers, and every shared option, declared once with its help."""
+"""The command lines' parts: the parser that fails in one line, the number parsers, and
+every option, declared once with its help (per command where it differs), added by name."""
 
 import argparse
 import os
@@ -295,10 +295,9 @@ def pick(args, names, loops="nr_loops", **renamed):
 
 
 def add_format(p, formats, help=None):
-    """--format with these choices (see OPTIONS)."""
-    p.add_argument(
-        "--format", default="default", type=_format_word, choices=list(formats), help=help
-    )
+    """--format with these choices (see OPTIONS); 'text' is a format of its own where listed."""
+    word = None if "text" in formats else _format_word
+    p.add_argument("--format", default="default", type=word, choices=list(formats), help=help)
 
 
 def check_output(path):

@@ -1,20 +1,5 @@
-"""The pagezero command line.
-
-    pagezero mem memset|memcpy|mmap [perf bench mem options]
-    pagezero kernels | info
-    pagezero folio | batch | advise       (clearing policies)
-    pagezero predict                      (what a new clearing policy would gain)
-    pagezero sweep | compare | plot | report
-    pagezero fleet up|run|table | store add|list|history|export   (many machines, history)
-
-build_parser() declares every command (each option once, with its help, in
-cli/options.py); main() runs the cmd_<name> each declares. User errors
-print one line, "pagezero: error: ...", and exit 2; a machine that cannot do what
-was asked (no hugepages, no cycle counter, a kernel the CPU lacks) exits 1 with a
-line that names the cause and the fix. SIGINT, SIGTERM and SIGHUP stop a run: what
-was measured is saved to -o, marked interrupted, one line says so, and the exit
-status is the shell's for that signal (130, 143, 129). Never a traceback.
-"""
+"""The pagezero command line: build_parser() declares every command (options in
+cli/options.py), main() runs it (exit statuses: docs/cli.rst)."""
 
 import os
 import sys

@@ -1,8 +1,4 @@
-"""``pagezero fleet up|run|table``: many machines, one Dask cluster, on the command line.
-A command, folder or machine name that cannot be used is a user error (exit 2, before
-anything is sent); an unusable cluster and machines that did not finish exit 1
-(FleetError), after writing what the others measured.
-"""
+"""``pagezero fleet up|run|table``: many machines, one Dask cluster, on the command line."""
 
 import argparse
 import contextlib
@@ -75,14 +71,8 @@ def _parse(commands, argv):
         raise ValueError(f"'{shlex.join(argv)}' prints help and measures nothing") from None
 
 
-# The values of a fleet's command are checked here as a local run checks them, by the plans
-# that mem memset|memcpy|mmap, batch and folio make of their arguments, so that a value every
-# machine would refuse (-l -5, a chunk larger than the size) is one line and exit 2 before
-# anything is sent. What depends on the machine that runs it is left to that machine: the
-# CPUs for that many threads (checked here up to this machine's), the NUMA nodes, the
-# kernels named (an arm64 machine has others), memory and hugepages; a check this machine
-# cannot make (its own memory too small, a kernel it lacks) stops the checks here. sweep's
-# grid points are each machine's to check; report's --runs is checked here.
+# A fleet's values are checked as a local run checks them (docs/cli.rst, "Fleet commands");
+# what only the running machine can judge is left to it.
 
 
 def _mmap(args):

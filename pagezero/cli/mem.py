@@ -4,9 +4,8 @@ conditions (cold cache, threads, NUMA node, counters, pages got) added."""
 import sys
 
 from pagezero import _core
+from pagezero.cli import render
 from pagezero.cli.options import UsageError, check_output, pick
-from pagezero.cli.render import Measured, backing_lines, counters_per_loop, format_ns, huge_share
-from pagezero.cli.runs import between_runs_line, each_point, pooled
 from pagezero.interrupt import Interrupted
 from pagezero.measure import fault as faults
 from pagezero.measure import profile as inside
@@ -52,8 +51,8 @@ def _all(candidates):
 
 def _measure(args, measured, point, names, here, show):
     """show(result, first, its results of every run) for each of names, as measured."""
-    for i, results in enumerate(each_point(args, measured, point, "function", names, here)):
-        show(pooled(results), i == 0, results)
+    for i, results in enumerate(render.each_point(args, measured, point, "function", names, here)):
+        show(render.pooled(results), i == 0, results)
 
 
 def _perf_lines(args, result, description, first, heading=()):
@@ -88,8 +87,8 @@ def _print_conditions(result):
         print(f"# settle: {d['settle_loops']} untimed loops before timing ({how})")
     if "huge_share" in d:
         # As mem mmap's "# pages:" line: what the kernel gave, not what was asked.
-        print(f"# THP: {huge_share(result)} of the buffer on huge pages (smaps)")
-        for line in backing_lines([result], lambda r: f"'{r.function}'"):
+        print(f"# THP: {render.huge_share(result)} of the buffer on huge pages (smaps)")
+        for line in render.backing_lines([result], lambda r: f"'{r.function}'"):
             print(line, file=sys.stderr)
     if "cold_method" in d:
         print(
@@ -106,7 +105,7 @@ def _print_conditions(result):
         if mean is not None:
             print(_per_thread_line(mean, spread))
     if "counters" in d:
-        for name, per_loop in counters_per_loop(result).items():
+        for name, per_loop in render.counters_per_loop(result).items():
             print(f"# {name}: {per_loop:.0f} per loop")
 
 
@@ -150,11 +149,11 @@ def cmd_mem(args):
         if _perf_lines(args, result, find_kernel(result.function, kind).description, first):
             _print_conditions(result)
             if args.runs > 1:
-                print(between_runs_line(results))
+                print(render.between_runs_line(results))
         sys.stdout.flush()
 
     planned = args.runs * len(names) * args.nr_loops
-    with Measured(args.output, planned, names, args.runs).saving() as measured:
+    with render.Measured(args.output, planned, names, args.runs).saving() as measured:
         _measure(args, measured, point, names, (run(job, name) for name in names), show)
     return 0
 
@@ -169,10 +168,8 @@ def _latency_line(result, run=""):
         what = f"{format_size(unit)} THP fault"
     else:
         what = f"{format_size(unit)} ({unit // page} faults of {format_size(page)})"
-    return (
-        f"# {run}latency per {what}: p50 {format_ns(lat['p50_ns'])}, "
-        f"p99 {format_ns(lat['p99_ns'])}, max {format_ns(lat['max_ns'])} ({lat['n']} samples)"
-    )
+    p50, p99, top = (render.format_ns(lat[k]) for k in ("p50_ns", "p99_ns", "max_ns"))
+    return f"# {run}latency per {what}: p50 {p50}, p99 {p99}, max {top} ({lat['n']} samples)"
 
 
 def _warmup_lines(results):
@@ -295,11 +292,11 @@ def cmd_mmap(args):
             if args.latency:
                 for i, r in enumerate(results):
                     print(_latency_line(r, f"run {i}: "))
-            print(between_runs_line(results))
+            print(render.between_runs_line(results))
 
     # The pool is given back (inner block) before the results are saved (outer).
     planned = args.runs * len(names) * args.nr_loops
-    with Measured(args.output, planned, names, args.runs).saving() as measured:
+    with render.Measured(args.output, planned, names, args.runs).saving() as measured:
         if args.runs > 1:  # each run's process reserves its pool itself
             _measure(args, measured, dict(point, reserve=args.reserve), names, (), show)
             return 0

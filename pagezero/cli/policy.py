@@ -5,7 +5,7 @@ import sys
 
 from pagezero.cli import render
 from pagezero.cli.options import check_output, pick
-from pagezero.cli.runs import between_runs_line, each_point, pooled, runs_row
+from pagezero.cli.render import between_runs_line, each_point, pooled, runs_row
 from pagezero.measure.policy import (
     PRESETS,
     STRATEGIES,

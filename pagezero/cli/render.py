@@ -1,17 +1,21 @@
-"""Output the commands share: figures, the lines on measured conditions and pages, JSON
-documents, and what a stop signal keeps."""
+"""What the measuring commands share: figures, the lines on conditions and pages, JSON,
+--runs N's fresh processes pooled, and what a stop signal keeps."""
 
 import contextlib
 import dataclasses
 import json
 import math
 import signal
+import statistics
 import sys
 
 from pagezero.files import atomic_write
 from pagezero.interrupt import Interrupted, as_interrupted, deferred, received
 from pagezero.measure.mem import thread_rates, thread_spread
+from pagezero.results.points import point_summary
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.processes import across_processes
+from pagezero.runs.sweeps import lost_lines
 from pagezero.system.backing import Backing, thp_warning
 from pagezero.units import gbps
 
@@ -221,3 +225,90 @@ class Measured:
                 self._save()  # a failure part-way still keeps what was measured
             raise
         self._save()
+
+
+def each_point(args, measured, common, key, names, here):
+    """Per name (a value of `key`), its Results, kept in `measured` as they come."""
+    # --runs N: from N fresh processes, all at the end; else as `here` yields them (None: skipped).
+    if args.runs == 1:
+        for result in here:
+            if result is not None:
+                measured.results.append(result)
+                yield [result]
+        return
+    points = [dict(common, **{key: n}) for n in names]
+    try:
+        rs = across_processes(args.command, points, args.runs, progress=not args.quiet)
+    except Interrupted as e:
+        if e.partial is not None:  # the runs measured, and the cut run's loops, are kept
+            _keep(measured, e.partial)
+            e.partial = None
+        raise
+    _keep(measured, rs)
+    by_name = {name: [] for name in names}
+    for r in rs.results:
+        by_name.setdefault(r.function if key == "function" else r.params[key], []).append(r)
+    yield from (by_name[name] for name in names)
+
+
+def _keep(measured, rs):
+    measured.results += rs.results
+    measured.runs += rs.runs
+    measured.lost += rs.lost
+    for line in lost_lines(rs):
+        print(line, file=sys.stderr)
+
+
+# The per-loop fields of Result and its subclasses (pagezero.measure.policy.results).
+_PER_LOOP = ("samples", "pass_worst_ns", "touch_ns", "cold_ns")
+
+
+def pooled(results):
+    """One point's Results of several runs as one, holding the loops of every run (docs/cli.rst)."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+    changes = {
+        name: tuple(v for r in results for v in getattr(r, name))
+        for name in _PER_LOOP
+        if hasattr(first, name)
+    }
+    if getattr(first, "batch_ns", None):
+        changes["batch_ns"] = {
+            k: (max if k == "max" else statistics.median)(r.batch_ns[k] for r in results)
+            for k in first.batch_ns
+        }
+    details = dict(first.details)
+    if "thread_samples" in details:
+        details["thread_samples"] = [
+            [s for r in results for s in r.details["thread_samples"][t]]
+            for t in range(len(details["thread_samples"]))
+        ]
+    if "counters" in details:
+        details["counters"] = {
+            name: [v for r in results for v in r.details["counters"][name]]
+            for name in details["counters"]
+        }
+    if "pages" in details:
+        details["pages"] = [p for r in results for p in r.details["pages"]]
+    return dataclasses.replace(first, **changes, details=details)
+
+
+def _summary(results):
+    return point_summary([r.values() for r in results], results[0].unit)
+
+
+def runs_row(results):
+    """--format json's runs and between_runs_pct; empty for fewer than 2 results."""
+    if len(results) < 2:
+        return {}
+    s = _summary(results)
+    return {"runs": s["runs"], "between_runs_pct": s["spread_pct"]}
+
+
+def between_runs_line(results, what=""):
+    """`# N runs: between runs +- X.X%`, the spread of one point's runs' medians."""
+    s = _summary(results)
+    if s["runs"] < 2:
+        return f"# 1 run{what}: no spread between runs (the others were lost or not run)"
+    return f"# {s['runs']} runs{what}: between runs +- {s['spread_pct']:.1f}%"

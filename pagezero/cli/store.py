@@ -1,7 +1,4 @@
-"""``pagezero store add|list|history|export|publish``: the results store on the command
-line. A path that is no results file or folder exits 2; a store that cannot be used
-(StoreError) exits 1.
-"""
+"""``pagezero store add|list|history|export|publish``: the results store on the command line."""
 
 import csv
 import json

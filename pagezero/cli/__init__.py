@@ -5,12 +5,53 @@ import os
 import sys
 
 from pagezero import __version__, _core
-from pagezero.cli import analysis, fleet, mem, policy, store, studies, system
+from pagezero.analysis.cache import INFO_KEY
+from pagezero.cli import analysis, fleet, mem, policy, render, store, studies
 from pagezero.cli.options import Parser, UsageError, add, add_format, number
-from pagezero.cli.render import interrupted_line
 from pagezero.interrupt import as_interrupted, signals_interrupt
+from pagezero.studies.cache import measure_cache
+from pagezero.system.kernels import kernels
+from pagezero.system.machine import machine, summary
 
 __all__ = ["main", "build_parser", "UsageError"]
+
+
+def cmd_info(args):
+    """pagezero info: CPU, caches, hugepages, THP, preemption; --measure: the cache a run has."""
+    info = machine()
+    if args.measure:
+        info[INFO_KEY] = measure_cache(info).to_json()
+    if args.format == "json":
+        render.print_json(info)
+    else:
+        print("\n".join(summary(info)))
+    return 0
+
+
+def cmd_kernels(args):
+    """pagezero kernels: each kernel's availability on this CPU, stores and features."""
+    kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
+    found = [k for kind in kinds for k in kernels(kind)]
+    if args.format == "json":
+        fields = "kind name available reason temporal zero_only features description".split()
+        # The features as a list, in their place.
+        render.print_json(
+            [{f: getattr(k, f) for f in fields} | {"features": list(k.features)} for k in found]
+        )
+    elif args.format == "simple":  # what -f and --kernel accept here, one name a line
+        print("\n".join(k.name for k in found if k.available))
+    else:
+        rows = [("KIND", "NAME", "AVAILABLE", "STORES", "NEEDS", "DESCRIPTION")]
+        for k in found:
+            available = "yes" if k.available else f"no: {k.reason}"
+            stores = "temporal" if k.temporal else "non-temporal"
+            rows.append(
+                (k.kind, k.name, available, stores, ",".join(k.features) or "-", k.description)
+            )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+        for r in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+    return 0
 
 
 def _command(sub, name, text, run=None, options=""):
@@ -27,8 +68,7 @@ def build_parser():
     Returns
     -------
     argparse.ArgumentParser
-        Its ``error()`` raises ``UsageError`` instead of exiting, so that :func:`main`
-        prints one line and returns 2. The reference docs render it (sphinx-argparse).
+        Its ``error()`` raises ``UsageError``, which :func:`main` prints in one line.
     """
     parser = Parser(prog="pagezero", description="A laboratory for clearing memory pages.")
     parser.add_argument(
@@ -51,9 +91,9 @@ def build_parser():
     add(p, "size page function nr_loops cycles clock randomize threads thp touch latency")
     add(p, "headroom profile reserve runs quiet format output")
     text = "what this machine is: CPU, caches, hugepages, THP, preemption"
-    _command(sub, "info", text, system.cmd_info, "format measure")
+    _command(sub, "info", text, cmd_info, "format measure")
     text = "list the clearing and copying kernels"
-    _command(sub, "kernels", text, system.cmd_kernels, "kind format")
+    _command(sub, "kernels", text, cmd_kernels, "kind format")
     text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
     p = _command(sub, "folio", text, policy.cmd_folio)
     add(p, "page strategy fault_index kernel nt_kernel batch nr_loops backing cold cache node")
@@ -114,9 +154,7 @@ def _fail(message, status):
 
 
 def _interrupted(exc):
-    """The exit status after a signal, its line on stderr printed once."""
-    # A second signal can land while the first is handled: the first decides, and a
-    # line already printed for either is not printed again.
+    """The exit status after a signal (the first, if a second landed), its line printed once."""
     chain = [exc]
     while isinstance(chain[-1].__context__, KeyboardInterrupt):
         chain.append(chain[-1].__context__)
@@ -124,7 +162,7 @@ def _interrupted(exc):
     try:
         if not any(getattr(e, "reported", False) for e in chain):
             # Stopped where no result was being kept: before, between or after runs.
-            print(interrupted_line(stop, "; nothing saved"), file=sys.stderr)
+            print(render.interrupted_line(stop, "; nothing saved"), file=sys.stderr)
     except KeyboardInterrupt:
         pass  # yet another signal: the status is all that is left to give
     return stop.exit_status
@@ -141,9 +179,7 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit status: 0; 2 for a usage error (one line, ``pagezero: error: ...``);
-        1 for a machine that cannot do what was asked; 130, 143 or 129 after SIGINT,
-        SIGTERM or SIGHUP. ``--help`` and ``--version`` exit 0 through
+        The exit status (docs/cli.rst); ``--help`` and ``--version`` exit 0 through
         :class:`SystemExit`.
     """
     try:

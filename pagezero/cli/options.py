@@ -59,13 +59,6 @@ def fill_value(text):
     return text if text == "loop" else integer(text)
 
 
-def _cold(text):
-    return (
-        f"hot: the same memory every loop, as perf (default); cold: {text} "
-        "(clflushopt/clflush, elsewhere evict)"
-    )
-
-
 def _format_word(text):
     if text == "text":  # the analysis commands' old name for default
         print(
@@ -154,6 +147,9 @@ _UNITS = "units B, KB, MB, GB, TB, powers of 1024 (default: 1GB)"
 _SAMPLE = "one sample each (default: 10)"
 _SIMPLE = "default: perf's text; simple: only the number"
 _PRESETS = ", ".join(PRESETS)
+_HOT = "hot: the same memory every loop, as perf (default); cold: "
+_FLUSH = ", untimed (clflushopt/clflush, elsewhere evict)"
+_THP = "THP (MADV_HUGEPAGE, checked in smaps) or 4KB (THP refused)"
 
 # Their help, once (none for some); by (name, command) where it is of its own there.
 HELP: dict[str | tuple[str, str], str | None] = {
@@ -163,8 +159,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     ("size", "predict"): "bytes faulted per loop, a whole number of pages (default: 1GB)",
     "page": "page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)",
     ("page", "mmap"): "page size: 4KB, or 2MB / 1GB hugetlb (default: 4KB)",
-    ("page", "folio"): "folio size: 2MB, 1GB or any power-of-two number of 4KB pages "
-    "(default: 2MB)",
+    ("page", "folio"): "folio size: 2MB, 1GB or a power of two of 4KB pages (default: 2MB)",
     ("page", "predict"): "the huge page size (default 2MB)",
     "chunk": "bytes per kernel call; 0 means the whole extent (default: 0)",
     "function": "kernel to run, 'all' (default) or 'help' to list them",
@@ -177,8 +172,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "cycles": "count CPU cycles with perf_event_open, as perf's -c (needs a PMU)",
     "clock": "ns (CLOCK_MONOTONIC_RAW, default), timeval, cycles or tsc",
     "value": "fill byte 0..255 (default 0), or 'loop' to write the loop index as perf does",
-    "settle": "up to N untimed loops in the buffer before timing, until two in a row agree "
-    "within 5%% (default 0: perf's loops, as they are)",
+    "settle": "up to N untimed loops first, until two in a row agree within 5%% (default 0)",
     "thp": "ask for transparent huge pages on 4KB mappings (default: refuse them)",
     "offset": "start the buffers BYTES past a page boundary (default 0, as perf since it "
     "mmap()s them; 16 reproduces perf 6.1's malloc()ed buffers)",
@@ -186,31 +180,22 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "srand(SEED + thread) (default: 0, byte 0 of each page)",
     "threads": "threads, each pinned to its own CPU, started together (default: 1)",
     ("threads", "mmap"): "threads faulting their own regions at once (default: 1)",
-    ("threads", "batch"): "threads, each pinned to its own CPU and clearing its own region of "
-    "--size in batches, every pass started together (default: 1)",
-    "touch": "perf: touch each page as perf does, its byte read then written (after every "
-    "workload, populated ones too); write: demand writes one byte per page, the studies' "
-    "write fault (default: perf)",
+    ("threads", "batch"): "threads, each on its own CPU clearing a --size region (default: 1)",
+    "touch": "perf: each page's byte read then written, as perf, after every workload "
+    "(default); write: demand writes one byte per page, the studies' write fault",
     "latency": "also time each fault (groups of 16 for 4KB pages): p50, p99, max",
     "headroom": "then clear the same extents with every clear kernel and print how much "
     "faster the best one is than the faults",
-    "profile": "sample where the CPU is during the timed faults (perf events, kernel symbols "
-    "from /proc/kallsyms) and print the kernel's clearing share, its routine and the rest of "
-    "the fault by group",
-    "cache": _cold("flush each chunk from the caches before its timed call, timing each chunk"),
-    ("cache", "folio"): _cold(
-        "flush the whole folio from the caches before each clear (after the scrub read), "
-        "outside the timing"
-    ),
-    ("cache", "batch"): _cold(
-        "flush each batch's range from the caches before it, outside the timing"
-    ),
+    "profile": "sample the timed faults (perf events, /proc/kallsyms) and print the kernel's "
+    "clearing share, its routine and the rest of the fault by group",
+    "cache": f"{_HOT}flush each chunk before its timed call{_FLUSH}",
+    ("cache", "folio"): f"{_HOT}flush the folio before each clear (after the scrub read){_FLUSH}",
+    ("cache", "batch"): f"{_HOT}flush each batch's range before it{_FLUSH}",
     "node": "bind the memory to this NUMA node (mbind) before its first touch",
     "cpu_node": "run the threads on this NUMA node's CPUs",
     "counters": "read L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and "
     "instructions around each timed pass (needs a PMU)",
-    "threads_mode": "shared: disjoint parts of one region (default); private: a region of "
-    "--size each",
+    "threads_mode": "shared: disjoint parts of one region (default); private: --size each",
     "runs": "measure in N fresh processes, one after the other, each with its own buffers "
     "and loops; prints the spread between runs (default: 1, this process)",
     ("runs", "predict"): "fresh processes for the faults and for the replays (default 3)",
@@ -222,44 +207,34 @@ HELP: dict[str | tuple[str, str], str | None] = {
     ("kernel", "folio"): "clear kernel for cached stores (default: clear_pages()'s)",
     "nt_kernel": "non-temporal kernel for nocache-except-target (default: the first available)",
     "batch": f"most clear_pages() clears at once: a size or a preset ({_PRESETS}) (default: 32MB)",
-    ("batch", "batch"): f"batch: a size or a preset ({_PRESETS}); repeat for several "
-    "(default: every preset)",
+    ("batch", "batch"): f"a size or a preset ({_PRESETS}); repeatable (default: every preset)",
     "yield_between": "sched_yield() after each batch, as cond_resched()",
-    ("backing", "folio"): "a hugetlb page of the folio's size, THP (asked with MADV_HUGEPAGE, "
-    "checked in smaps) or 4KB pages (THP refused); auto (default): a hugetlb page when one "
-    "is free, else 2MB hugetlb pages, else THP, else 4KB pages with a line saying so",
-    ("backing", "batch"): "the region's pages, standing for the kernel's direct map: 2MB "
-    "hugetlb, THP (asked with MADV_HUGEPAGE, checked in smaps) or 4KB (THP refused); auto "
-    "(default): hugetlb when enough 2MB pages are available, else THP, else 4KB with a "
-    "line saying so",
-    "cold": "how the cold baseline evicts the neighbourhood (default: clflush where the CPU "
-    "has it)",
+    ("backing", "folio"): f"a hugetlb page of the folio's size, {_THP}; auto (default): "
+    "such a page if free, else 2MB hugetlb, else THP, else 4KB, with a line",
+    ("backing", "batch"): f"the pages standing for the kernel's direct map: 2MB hugetlb, {_THP}; "
+    "auto (default): hugetlb if enough 2MB pages are free, else THP, else 4KB, with a line",
+    "cold": "how the cold baseline evicts the neighbourhood (default: clflush if the CPU has it)",
     "budget": "latency budget in ms for the worst batch in 9 visits of 10 (per visit the "
     "slowest batch position, median over its passes); repeat for several (default: "
     f"{' and '.join(f'{b:g}' for b in DEFAULT_BUDGETS_MS)})",
-    "explain": "after the answers, say how ties were judged and chosen and what a budget is "
-    "checked against",
-    "measure": "also measure the cache a run has (temporal kernels over extents in 3 runs, "
-    "about half a minute), beside sysfs's LLC",
+    "explain": "after the answers, say how ties were judged and chosen and budgets checked",
+    "measure": "also measure the cache a run has (3 runs, about 30 s), beside sysfs's LLC",
     "param": "a grid axis, e.g. -g function=x86-64-stosb,default -g chunk=4KB,2MB",
     "grid": "grid from a JSON or TOML file: name = [values]",
     "repeat": "repetitions (default 3)",
     "warmup": "warm-up passes thrown away (default 1)",
     "processes": "spread repetitions over this many fresh processes (default 1)",
     "csv": "also write the tidy table as CSV",
-    ("reserve", "mmap"): "grow the hugepage pool by what the run lacks, as root, and restore "
-    "it afterwards",
-    ("reserve", "predict"): "grow the hugepage pool by what the faults lack (root), giving it "
-    "back afterwards",
+    ("reserve", "mmap"): "grow the hugepage pool by what the run lacks (root), restored after",
+    ("reserve", "predict"): "grow the hugepage pool by what the faults lack (root), restored after",
     ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault and predict studies "
     "lack, around each, giving them back when it ends (also on a failure or a signal); the "
     "default as root; not root, a line says what root would run",
-    "no_reserve": "keep the hugepage pools as they are: the fault and predict sizes lacking "
-    "pages are skipped",
+    "no_reserve": "keep the hugepage pools: fault and predict sizes lacking pages are skipped",
     "quiet": "no progress lines on stderr (by default a line per run or step with the time "
     "left, a bar on a terminal)",
-    ("quiet", "report"): "no progress or hugepage lines on stderr (by default a line per "
-    "study with the time left, a bar on a terminal; report.md still says what was reserved)",
+    ("quiet", "report"): "no progress or hugepage lines on stderr (report.md still says what "
+    "was reserved)",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
     f"the full sweep makes {ADVISE_SWEEPS['default']['runs']} runs, fresh processes)",
     ("quick", "report"): "a smaller study, one run per point: 30-90 s on a 2-core VM, the "

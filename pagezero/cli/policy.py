@@ -18,10 +18,9 @@ from pagezero.measure.policy import (
 )
 from pagezero.units import format_size, parse_size
 
-# batch's figures in its --format json rows, as its results name them.
-_BATCH_FIGURES = (
-    "batches_per_loop loops bytes_per_sec worst_ms p99_ms typical_worst_ms median_ms".split()
-)
+# batch's and folio's figures in their --format json rows, as their results name them.
+_BATCH_FIGURES = "batches_per_loop loops bytes_per_sec worst_ms p99_ms typical_worst_ms median_ms"
+_FOLIO_FIGURES = "touch_ns_per_line cold_ns_per_line touch_lines cold_method"
 
 _COLD_WORDS = {
     "clflush": "clflush of those lines",
@@ -81,7 +80,7 @@ def cmd_batch(args):
     per_batch, results = _measure(args, common, "batch", batches, (run_batch(j) for j in jobs))
     rows = [
         {"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function}
-        | {name: getattr(r, name) for name in _BATCH_FIGURES}
+        | {name: getattr(r, name) for name in _BATCH_FIGURES.split()}
         | render.backing_row(r)
         | render.condition_row(r)
         | runs_row(rs)
@@ -149,22 +148,13 @@ def cmd_folio(args):
 
     per_strategy, results = _measure(args, common, "strategy", names, here())
     rows = [
-        {
-            "strategy": r.params["strategy"],
-            "kernel": r.function,
-            "nt_kernel": r.params["nt_kernel"],
-            "folio_bytes": r.bytes_per_loop,
-            "fault_index": args.fault_index,
-            **render.backing_row(r),
-            "loops": r.loops,
-            "bytes_per_sec": r.clear_bytes_per_sec,
-            "touch_ns_per_line": r.touch_ns_per_line,
-            "cold_ns_per_line": r.cold_ns_per_line,
-            "touch_lines": r.touch_lines,
-            "cold_method": r.cold_method,
-            **render.condition_row(r),
-            **runs_row(rs),
-        }
+        {"strategy": r.params["strategy"], "kernel": r.function, "nt_kernel": r.params["nt_kernel"]}
+        | {"folio_bytes": r.bytes_per_loop, "fault_index": args.fault_index}
+        | render.backing_row(r)
+        | {"loops": r.loops, "bytes_per_sec": r.clear_bytes_per_sec}
+        | {name: getattr(r, name) for name in _FOLIO_FIGURES.split()}
+        | render.condition_row(r)
+        | runs_row(rs)
         for r, rs in zip(results, per_strategy)
     ]
     r0 = results[0]

@@ -23,22 +23,17 @@ from pagezero.runs.processes import check_runs
 __all__ = ["add_parsers", "check_command"]
 
 
-# What each command imports of the fleet extra (pyproject.toml's optional `fleet`).
-_EXTRA = {"fleet-up": ("distributed", "asyncssh"), "fleet-run": ("distributed",)}
-
-
-def _require_extra(command):
-    """UsageError naming the extra to install when a module `command` needs cannot be imported."""
+def _require_extra(command, *modules):
+    """UsageError naming the extra (pyproject.toml's `fleet`) if one of `modules` is missing."""
     missing = []
-    for name in _EXTRA[command]:
+    for name in modules:
         try:
             importlib.import_module(name)
         except ImportError:
             missing.append(name)
     if missing:
-        what = command.replace("-", " ")
         raise UsageError(
-            f"pagezero {what} needs {' and '.join(missing)}, not installed here: "
+            f"pagezero {command} needs {' and '.join(missing)}, not installed here: "
             "pip install 'pagezero[fleet]'"
         )
 
@@ -142,7 +137,7 @@ def check_command(commands, argv):
 
 def cmd_fleet_up(args):
     """Start a scheduler and a worker per host over SSH, held up until a stop signal."""
-    _require_extra("fleet-up")
+    _require_extra("fleet up", "distributed", "asyncssh")
     from pagezero.fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
@@ -167,7 +162,7 @@ def cmd_fleet_up(args):
 
 def cmd_fleet_run(args):
     """Run the command on every machine into -o (and --store); FleetError for unfinished ones."""
-    _require_extra("fleet-run")
+    _require_extra("fleet run", "distributed")
     from pagezero.fleet.run import run_fleet
 
     argv, _ = check_command(args.commands, args.fleet_command)
@@ -272,8 +267,7 @@ def add_parsers(sub):
     p.add_argument("--store", nargs="?", const="", metavar="PATH", help=text)
     text = "seconds to wait for the scheduler to answer (default 10)"
     p.add_argument("--timeout", type=number, default=10, help=text)
-    text = "no progress lines on stderr (by default a line per run started and ended, with the "
-    text += "time left)"
+    text = "no progress lines on stderr (by default a line per run started and ended, time left)"
     p.add_argument("-q", "--quiet", action="store_true", help=text)
     text = "the pagezero command, without -o"
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
@@ -283,8 +277,7 @@ def add_parsers(sub):
     p = fleet_sub.add_parser("table", help=text, description=text)
     p.set_defaults(command="fleet-table", run=cmd_fleet_table)
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
-    text = "only the points with every one of these words in their label, "
-    text += "e.g. 'x86-64-stosb chunk=0'"
+    text = "only the points with all these words in their label, e.g. 'x86-64-stosb chunk=0'"
     p.add_argument("--match", metavar="WORDS", help=text)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add(p, "format")

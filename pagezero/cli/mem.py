@@ -40,9 +40,7 @@ def _list(rows):
 
 def _all(candidates):
     """-f all: the names whose reason to skip is empty; one line on stderr for the others."""
-    # perf's -f all runs every function it was built with; the registry also lists what this
-    # CPU (or --value) rules out: one line on stderr (stdout stays perf's) names them all, so
-    # that two machines' -f all are told apart without a note per kernel on every run.
+    # One line for all on stderr (stdout stays perf's): two machines' -f all are told apart.
     skipped = [f"{name} ({reason})" for name, reason in candidates if reason]
     if skipped:
         print(f"# -f all skips {', '.join(skipped)}", file=sys.stderr)
@@ -137,8 +135,7 @@ def cmd_mem(args):
         )
         return 0
     check_output(args.output)
-    # Every argument checked before anything runs: a mistake never follows part of a
-    # run, nor the notes on kernels that -f all skips.
+    # Every argument checked first: a mistake never follows part of a run or -f all's notes.
     point, job = plan_mem(args)
     if args.function != "all":
         names = [find_kernel(args.function, kind).name]
@@ -224,8 +221,7 @@ def _warn_pages(result):
 
 def _headroom(args, measured):
     """--headroom: clear the faults' extents, then a line per fault."""
-    # The clears are extras: saved with the faults, also those a signal stops, but not
-    # counted among the loops planned.
+    # The clears are extras: saved with the faults (a signal's too), not among the loops planned.
     try:
         clears = measured.extra = list(faults.measure_headroom(measured.results[0]))
     except Interrupted as e:

@@ -160,13 +160,10 @@ def _marked(result, signame):
 
 
 class Measured:
-    """The results a command measures, saved to -o on the way out whatever happens."""
+    """A command's results, saved to -o on the way out (marked interrupted after a signal)."""
 
-    # Complete, after an error, or after a signal: then with the partial run it cut
-    # short, the file marked interrupted.
     def __init__(self, output, planned, names=None, runs=1):
-        # planned: the loops meant in all, "after N of M loops"; names: the functions measured
-        # one after another (-f all), each planned / runs / len(names) loops a run.
+        # planned: the loops meant in all; names: -f all's functions, each planned/runs/n a run.
         self.output, self.planned = output, planned
         self.names, self.runs_meant = list(names or ()), runs
         self.results = []  # counted in "N of M"

@@ -92,8 +92,7 @@ def build_parser():
     add(p, "headroom profile reserve runs quiet format output")
     text = "what this machine is: CPU, caches, hugepages, THP, preemption"
     _command(sub, "info", text, cmd_info, "format measure")
-    text = "list the clearing and copying kernels"
-    _command(sub, "kernels", text, cmd_kernels, "kind format")
+    _command(sub, "kernels", "list the clearing and copying kernels", cmd_kernels, "kind format")
     text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
     p = _command(sub, "folio", text, policy.cmd_folio)
     add(p, "page strategy fault_index kernel nt_kernel batch nr_loops backing cold cache node")

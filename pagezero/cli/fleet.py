@@ -115,11 +115,9 @@ def check_command(commands, argv):
     ``(argv, "file" or "folder")`` (:func:`pagezero.fleet.run.command_argv`), or ValueError."""
     argv, kind = command_argv(argv)
     try:
-        args = _parse(commands, argv)
-    except ValueError:  # e.g. sweep, whose -o is required
-        args = None
-    if args is None or args.command in FILE_COMMANDS + FOLDER_COMMANDS:
         args = _parse(commands, argv + ["-o", "/nonexistent"])  # as the fleet will give it
+    except ValueError:
+        args = _parse(commands, argv)  # a command without -o (said below), or the mistake
     if args.command not in FILE_COMMANDS + FOLDER_COMMANDS:
         raise ValueError(
             f"'{shlex.join(argv)}' writes no results; a fleet runs "

@@ -184,8 +184,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "touch": "perf: each page's byte read then written, as perf, after every workload "
     "(default); write: demand writes one byte per page, the studies' write fault",
     "latency": "also time each fault (groups of 16 for 4KB pages): p50, p99, max",
-    "headroom": "then clear the same extents with every clear kernel and print how much "
-    "faster the best one is than the faults",
+    "headroom": "then clear the same extents with every clear kernel: how much faster the best is",
     "profile": "sample the timed faults (perf events, /proc/kallsyms) and print the kernel's "
     "clearing share, its routine and the rest of the fault by group",
     "cache": f"{_HOT}flush each chunk before its timed call{_FLUSH}",
@@ -227,12 +226,10 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "csv": "also write the tidy table as CSV",
     ("reserve", "mmap"): "grow the hugepage pool by what the run lacks (root), restored after",
     ("reserve", "predict"): "grow the hugepage pool by what the faults lack (root), restored after",
-    ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault and predict studies "
-    "lack, around each, giving them back when it ends (also on a failure or a signal); the "
-    "default as root; not root, a line says what root would run",
+    ("reserve", "report"): "reserve the 2MB and 1GB hugepages the fault and predict studies lack, "
+    "given back after each (a failure or signal too); default as root, else a line says how",
     "no_reserve": "keep the hugepage pools: fault and predict sizes lacking pages are skipped",
-    "quiet": "no progress lines on stderr (by default a line per run or step with the time "
-    "left, a bar on a terminal)",
+    "quiet": "no progress lines on stderr (a line per run or step, time left, a bar on a tty)",
     ("quiet", "report"): "no progress or hugepage lines on stderr (report.md still says what "
     "was reserved)",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "

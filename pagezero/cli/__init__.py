@@ -7,7 +7,7 @@ import sys
 from pagezero import __version__, _core
 from pagezero.analysis.cache import INFO_KEY
 from pagezero.cli import analysis, fleet, mem, policy, render, store, studies
-from pagezero.cli.options import Parser, UsageError, add, add_format, number
+from pagezero.cli.options import Parser, UsageError, add, add_format, command, number
 from pagezero.interrupt import as_interrupted, signals_interrupt
 from pagezero.studies.cache import measure_cache
 from pagezero.system.kernels import kernels
@@ -54,14 +54,6 @@ def cmd_kernels(args):
     return 0
 
 
-def _command(sub, name, text, run=None, options=""):
-    """A command's parser with `options` (cli/options.py); main() runs run(args) for it."""
-    p = sub.add_parser(name, help=text, description=text)
-    p.set_defaults(command=name, run=run)
-    add(p, options)
-    return p
-
-
 def build_parser():
     """The parser of the ``pagezero`` command line, every command's options included.
 
@@ -78,47 +70,47 @@ def build_parser():
         help="print pagezero's version and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    mem_sub = _command(sub, "mem", "perf bench mem workloads").add_subparsers(
+    mem_sub = command(sub, "mem", "perf bench mem workloads").add_subparsers(
         dest="benchmark", metavar="BENCHMARK", required=True
     )
     for benchmark, what, own in (("memset", "clearing", "value settle"), ("memcpy", "copying", "")):
         text = f"time {what} a region, as perf bench mem {benchmark}"
-        p = _command(mem_sub, benchmark, text, mem.cmd_mem)
+        p = command(mem_sub, benchmark, text, mem.cmd_mem)
         add(p, f"size page chunk function nr_loops cycles clock {own} thp offset cache threads")
         add(p, "node cpu_node counters threads_mode runs quiet format output")
     text = "time mapping a region and faulting every page in, as perf bench mem mmap"
-    p = _command(mem_sub, "mmap", text, mem.cmd_mmap)
+    p = command(mem_sub, "mmap", text, mem.cmd_mmap)
     add(p, "size page function nr_loops cycles clock randomize threads thp touch latency")
     add(p, "headroom profile reserve runs quiet format output")
     text = "what this machine is: CPU, caches, hugepages, THP, preemption"
-    _command(sub, "info", text, cmd_info, "format measure")
-    _command(sub, "kernels", "list the clearing and copying kernels", cmd_kernels, "kind format")
+    command(sub, "info", text, cmd_info, "format measure")
+    command(sub, "kernels", "list the clearing and copying kernels", cmd_kernels, "kind format")
     text = "clear a folio in a folio_zero_user() strategy's order and time the fault neighbourhood"
-    p = _command(sub, "folio", text, policy.cmd_folio)
+    p = command(sub, "folio", text, policy.cmd_folio)
     add(p, "page strategy fault_index kernel nt_kernel batch nr_loops backing cold cache node")
     add(p, "counters runs quiet format output")
     text = "clear a region in clear_pages() batches and time every batch"
-    p = _command(sub, "batch", text, policy.cmd_batch)
+    p = command(sub, "batch", text, policy.cmd_batch)
     add(p, "size batch kernel nr_loops yield_between backing cache threads node counters runs")
     add(p, "quiet format output")
     text = "sweep this machine and advise kernels, the cache knee and batch sizes"
-    _command(sub, "advise", text, studies.cmd_advise, "quick quiet budget explain format output")
+    command(sub, "advise", text, studies.cmd_advise, "quick quiet budget explain format output")
     text = (
         "measure demand faults on huge pages, replay the running kernel's clearing "
         "policy, and project what every policy would give with clear_pages()'s kernel "
         "and with the fastest non-temporal one"
     )
     options = "page runs reserve size nr_loops quiet format output"
-    _command(sub, "predict", text, studies.cmd_predict, options)
+    command(sub, "predict", text, studies.cmd_predict, options)
     text = "run a benchmark over a grid of parameters"
     options = "benchmark param grid repeat warmup processes output csv quiet"
-    _command(sub, "sweep", text, analysis.cmd_sweep, options)
+    command(sub, "sweep", text, analysis.cmd_sweep, options)
 
     text = (
         "compare result sets (files or report folders): base, then one or more others, "
         "or with --by function their functions side by side; the run is the unit"
     )
-    p = _command(sub, "compare", text, analysis.cmd_compare)
+    p = command(sub, "compare", text, analysis.cmd_compare)
     p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
     threshold = "smallest change worth flagging, in percent (default 2)"
     p.add_argument("--threshold", type=number, default=2.0, help=threshold)
@@ -139,9 +131,9 @@ def build_parser():
     p.add_argument("--base", metavar="FUNCTION", help=base)
 
     text = "plot a results file as PNG and SVG"
-    _command(sub, "plot", text, analysis.cmd_plot, "results output x")
+    command(sub, "plot", text, analysis.cmd_plot, "results output x")
     text = "the default study of this machine, as a folder"
-    _command(sub, "report", text, studies.cmd_report, "output quick runs reserve no_reserve quiet")
+    command(sub, "report", text, studies.cmd_report, "output quick runs reserve no_reserve quiet")
     fleet.add_parsers(sub)
     store.add_parsers(sub)
     return parser

@@ -13,7 +13,7 @@ import time
 
 from pagezero._core import PagezeroError
 from pagezero.cli.mem import plan_mem, plan_mmap
-from pagezero.cli.options import UsageError, add, check_output, integer, number, positive
+from pagezero.cli.options import UsageError, add, check_output, command, integer, number
 from pagezero.cli.policy import plan_batches, plan_folios
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
@@ -239,7 +239,7 @@ def add_parsers(sub):
     fleet = sub.add_parser("fleet", help="run a study on every machine of a Dask cluster")
     fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION", required=True)
     text = "start a scheduler and one worker per host over SSH, print the scheduler address"
-    p = fleet_sub.add_parser("up", help=text, description=text)
+    p = command(fleet_sub, "up", text, cmd_fleet_up, command="fleet-up")
     text = "the machines, one worker each, named after the host"
     p.add_argument("--hosts", required=True, metavar="A,B,C", help=text)
     p.add_argument("--scheduler-host", help="where the scheduler runs (default: the first host)")
@@ -249,31 +249,27 @@ def add_parsers(sub):
     p.add_argument("--ssh-key", metavar="FILE", help="SSH private key")
     text = "the Python with pagezero on the hosts (default: this one's path)"
     p.add_argument("--remote-python", metavar="PATH", help=text)
-    p.set_defaults(command="fleet-up", run=cmd_fleet_up)
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
     usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
     usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
-    p = fleet_sub.add_parser("run", help=text, description=text, usage=usage)
+    # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
+    p = command(fleet_sub, "run", text, cmd_fleet_run, command="fleet-run", commands=sub)
+    p.usage = usage
     text = "the Dask scheduler, e.g. tcp://host:8786"
     p.add_argument("--scheduler", required=True, metavar="ADDRESS", help=text)
     text = "folder for DIR/<machine>/ and DIR/fleet.json (new, or without fleet.json)"
     p.add_argument("-o", "--output", required=True, metavar="DIR", help=text)
     p.add_argument("--machines", metavar="A,B", help="worker names (default: every worker)")
-    text = "fresh processes per machine, one after the other (default 1)"
-    p.add_argument("--runs", type=positive, default=1, help=text)
+    add(p, "runs")
     text = "also add the results to the store (default store without PATH)"
     p.add_argument("--store", nargs="?", const="", metavar="PATH", help=text)
     text = "seconds to wait for the scheduler to answer (default 10)"
     p.add_argument("--timeout", type=number, default=10, help=text)
-    text = "no progress lines on stderr (by default a line per run started and ended, time left)"
-    p.add_argument("-q", "--quiet", action="store_true", help=text)
+    add(p, "quiet")
     text = "the pagezero command, without -o"
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
-    # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
-    p.set_defaults(command="fleet-run", run=cmd_fleet_run, commands=sub)
     text = "one row per measured point, one column per machine: median and spread"
-    p = fleet_sub.add_parser("table", help=text, description=text)
-    p.set_defaults(command="fleet-table", run=cmd_fleet_table)
+    p = command(fleet_sub, "table", text, cmd_fleet_table, command="fleet-table")
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
     text = "only the points with all these words in their label, e.g. 'x86-64-stosb chunk=0'"
     p.add_argument("--match", metavar="WORDS", help=text)

@@ -12,7 +12,8 @@ from pagezero.studies.advise.study import SWEEPS as ADVISE_SWEEPS
 from pagezero.studies.predict.study import FAULT_LOOPS, PAGES
 from pagezero.system.backing import BACKINGS
 
-__all__ = ["UsageError", "Parser", "integer", "number", "add", "add_format", "check_output", "pick"]
+__all__ = ["UsageError", "Parser", "integer", "number", "add", "command", "add_format"]
+__all__ += ["check_output", "pick"]
 
 
 class UsageError(Exception):
@@ -197,6 +198,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "threads_mode": "shared: disjoint parts of one region (default); private: --size each",
     "runs": "measure in N fresh processes, one after the other, each with its own buffers "
     "and loops; prints the spread between runs (default: 1, this process)",
+    ("runs", "fleet-run"): "fresh processes per machine, one after the other (default 1)",
     ("runs", "predict"): "fresh processes for the faults and for the replays (default 3)",
     ("runs", "report"): "fresh processes per point, each cell the median of their medians "
     "(default 3; 1 with --quick)",
@@ -230,6 +232,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "given back after each (a failure or signal too); default as root, else a line says how",
     "no_reserve": "keep the hugepage pools: fault and predict sizes lacking pages are skipped",
     "quiet": "no progress lines on stderr (a line per run or step, time left, a bar on a tty)",
+    ("quiet", "fleet-run"): "no progress lines on stderr (a line per run begun or done, time left)",
     ("quiet", "report"): "no progress or hugepage lines on stderr (report.md still says what "
     "was reserved)",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
@@ -257,6 +260,14 @@ def add(p, names):
         own = (name, command)
         help = HELP[own] if own in HELP else HELP.get(name)
         p.add_argument(*flags.split(), **{**settings, **SETTINGS.get(own, {})}, help=help)
+
+
+def command(sub, name, text, run=None, options="", **defaults):
+    """A command's parser with `options` (by name); main() runs run(args) for it."""
+    p = sub.add_parser(name, help=text, description=text)
+    p.set_defaults(**{"command": name, "run": run} | defaults)
+    add(p, options)
+    return p
 
 
 def pick(args, names, loops="nr_loops", **renamed):

@@ -5,7 +5,7 @@ import json
 import os
 import sys
 
-from pagezero.cli.options import add, check_output
+from pagezero.cli.options import add, check_output, command
 from pagezero.results.resultset import atomic_write
 from pagezero.store import Store, default_path, read_records
 from pagezero.store.history import format_history, plot_history
@@ -95,19 +95,14 @@ def add_parsers(sub):
     where = f"the store file (default: {default_path().replace(os.path.expanduser('~'), '~')})"
     store = sub.add_parser("store", help="keep every result set in a SQLite store, with history")
     actions = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
-
-    def action(name, help, run):
-        p = actions.add_parser(name, help=help)
-        p.set_defaults(command=f"store-{name}", run=run)
-        return p
-
     text = "add results files, or every results file under folders; each result set is kept once"
-    p = action("add", text, cmd_store_add)
+    p = command(actions, "add", text, cmd_store_add, command="store-add")
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
-    p = action("list", "one line per stored result set", cmd_store_list)
+    text = "one line per stored result set"
+    p = command(actions, "list", text, cmd_store_list, command="store-list")
     add(p, "format")
     text = "a point's median per result set, in time order, with its spread"
-    p = action("history", text, cmd_store_history)
+    p = command(actions, "history", text, cmd_store_history, command="store-history")
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
     p.add_argument("--kernel", help="kernel release, as uname -r says")
     p.add_argument("--benchmark", help="memset, memcpy, mmap, batch, folio, ...")
@@ -117,11 +112,11 @@ def add_parsers(sub):
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     add(p, "format")
     text = "every stored point as CSV, or every result set's document as JSON"
-    p = action("export", text, cmd_store_export)
+    p = command(actions, "export", text, cmd_store_export, command="store-export")
     p.add_argument("--format", default="csv", choices=["csv", "json"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     text = "the store as a static site: machines, points' histories, comparisons"
-    p = action("publish", text, cmd_store_publish)
+    p = command(actions, "publish", text, cmd_store_publish, command="store-publish")
     site = "the site's folder (replaced whole)"
     p.add_argument("-o", "--output", metavar="SITE", required=True, help=site)
     for p in actions.choices.values():  # each action's last option

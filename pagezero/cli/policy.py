@@ -22,14 +22,17 @@ from pagezero.units import format_size, parse_size
 _BATCH_FIGURES = "batches_per_loop loops bytes_per_sec worst_ms p99_ms typical_worst_ms median_ms"
 _FOLIO_FIGURES = "touch_ns_per_line cold_ns_per_line touch_lines cold_method"
 
+_NO_NT = "# strategy 'nocache-except-target' skipped: no non-temporal kernel available here"
 _COLD_WORDS = {
     "clflush": "clflush of those lines",
     "evict": "reading twice the cache to evict them",
 }
 
 
-def _measure(args, common, key, names, here):
-    """Per name (a value of `key`), its Results of every run, and those pooled."""
+def _measure(args, notes, common, key, names, here):
+    """Per name (a value of `key`), its Results of every run, and those pooled; notes first."""
+    for note in notes:  # once every argument passed: never notes and then an error
+        print(note, file=sys.stderr)
     with render.Measured(args.output, args.runs * len(names) * args.nr_loops).saving() as measured:
         per_name = list(each_point(args, measured, common, key, names, here))
     return per_name, [pooled(rs) for rs in per_name]
@@ -74,10 +77,8 @@ def cmd_batch(args):
     """pagezero batch: clear a region in batches and time every batch."""
     check_output(args.output)
     batches, notes, common, jobs = plan_batches(args)
-    # Only once every argument passed: a mistake is one line, never notes and then an error.
-    for note in notes:
-        print(note, file=sys.stderr)
-    per_batch, results = _measure(args, common, "batch", batches, (run_batch(j) for j in jobs))
+    here = (run_batch(j) for j in jobs)
+    per_batch, results = _measure(args, notes, common, "batch", batches, here)
     rows = [
         {"batch": str(j.batch), "batch_bytes": r.batch_bytes, "kernel": r.function}
         | {name: getattr(r, name) for name in _BATCH_FIGURES.split()}
@@ -112,27 +113,22 @@ def cmd_batch(args):
 
 
 def plan_folios(args):
-    """``(strategies, nocache-except-target skipped, common, plans)`` of folio's arguments."""
-    names = list(STRATEGIES) if args.strategy == "all" else [args.strategy]
-    skip_nt = args.strategy == "all" and args.nt_kernel is None and default_nt_kernel() is None
-    if skip_nt:
+    """``(strategies, notes, common, plans)`` of folio's arguments, checked but -o (fleet too)."""
+    names, notes = list(STRATEGIES) if args.strategy == "all" else [args.strategy], []
+    if args.strategy == "all" and args.nt_kernel is None and default_nt_kernel() is None:
         # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
         names.remove("nocache-except-target")
+        notes.append(_NO_NT)
     common = pick(
         args, "fault_index kernel nt_kernel batch backing cold cache node counters", size="page"
     )
-    return names, skip_nt, common, [plan_folio(strategy=name, **common) for name in names]
+    return names, notes, common, [plan_folio(strategy=name, **common) for name in names]
 
 
 def cmd_folio(args):
     """pagezero folio: clear a folio in a strategy's order, then touch the fault's neighbourhood."""
     check_output(args.output)
-    names, skip_nt, common, jobs = plan_folios(args)
-    if skip_nt:
-        print(
-            "# strategy 'nocache-except-target' skipped: no non-temporal kernel available here",
-            file=sys.stderr,
-        )
+    names, notes, common, jobs = plan_folios(args)
     page_label = []
 
     def here():
@@ -146,7 +142,7 @@ def cmd_folio(args):
         finally:
             memory.close()
 
-    per_strategy, results = _measure(args, common, "strategy", names, here())
+    per_strategy, results = _measure(args, notes, common, "strategy", names, here())
     rows = [
         {"strategy": r.params["strategy"], "kernel": r.function, "nt_kernel": r.params["nt_kernel"]}
         | {"folio_bytes": r.bytes_per_loop, "fault_index": args.fault_index}

@@ -63,12 +63,8 @@ def build_parser():
         Its ``error()`` raises ``UsageError``, which :func:`main` prints in one line.
     """
     parser = Parser(prog="pagezero", description="A laboratory for clearing memory pages.")
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"pagezero {__version__}",
-        help="print pagezero's version and exit",
-    )
+    text = "print pagezero's version and exit"
+    parser.add_argument("--version", action="version", version=f"pagezero {__version__}", help=text)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     mem_sub = command(sub, "mem", "perf bench mem workloads").add_subparsers(
         dest="benchmark", metavar="BENCHMARK", required=True

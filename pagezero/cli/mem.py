@@ -1,5 +1,4 @@
-"""pagezero mem memset | memcpy | mmap: perf bench mem's workloads, with the measured
-conditions (cold cache, threads, NUMA node, counters, pages got) added."""
+"""pagezero mem memset | memcpy | mmap: perf bench mem's workloads, and their conditions."""
 
 import sys
 
@@ -56,19 +55,16 @@ def _measure(args, measured, point, names, here, show):
 def _perf_lines(args, result, description, first, heading=()):
     """perf's lines for one function, False after --format simple's one number."""
     cycles = args.clock == "cycles"
+    rate = result.cycles_per_byte if cycles else result.bytes_per_sec
     if args.format == "simple":
-        print(f"{result.cycles_per_byte if cycles else result.bytes_per_sec:f}")
+        print(f"{rate:f}")
         return False
     if first:
         print(f"# Running 'mem/{args.benchmark}' benchmark:")
     print(f"# function '{result.function}' ({description})")
     print(f"# Copying {args.size} bytes ...")
     print("".join(f"{line}\n" for line in heading))  # then a blank line, as perf
-    print(
-        f" {result.cycles_per_byte:14f} cycles/byte"
-        if cycles
-        else format_rate(result.bytes_per_sec)
-    )
+    print(f" {rate:14f} cycles/byte" if cycles else format_rate(rate))
     return True
 
 
@@ -89,10 +85,8 @@ def _print_conditions(result):
         for line in render.backing_lines([result], lambda r: f"'{r.function}'"):
             print(line, file=sys.stderr)
     if "cold_method" in d:
-        print(
-            f"# cache cold: every chunk flushed with {d['cold_method']} before its "
-            f"timed call (the flushes are not timed)"
-        )
+        flushed = f"every chunk flushed with {d['cold_method']} before its timed call"
+        print(f"# cache cold: {flushed} (the flushes are not timed)")
     if len(d.get("thread_samples", ())) > 1:
         mean, spread = thread_spread(result)
         shared = result.params.get("threads_mode", "shared") == "shared"

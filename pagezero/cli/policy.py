@@ -1,5 +1,4 @@
-"""pagezero batch | folio: the clearing policies, clear_pages() batch sizes between
-resched points and folio_zero_user() orders."""
+"""pagezero batch | folio: clear_pages() batch sizes and folio_zero_user() orders."""
 
 import sys
 
@@ -23,10 +22,7 @@ _BATCH_FIGURES = "batches_per_loop loops bytes_per_sec worst_ms p99_ms typical_w
 _FOLIO_FIGURES = "touch_ns_per_line cold_ns_per_line touch_lines cold_method"
 
 _NO_NT = "# strategy 'nocache-except-target' skipped: no non-temporal kernel available here"
-_COLD_WORDS = {
-    "clflush": "clflush of those lines",
-    "evict": "reading twice the cache to evict them",
-}
+_COLD_WORDS = dict(clflush="clflush of those lines", evict="reading twice the cache to evict them")
 
 
 def _measure(args, notes, common, key, names, here):

@@ -66,10 +66,8 @@ def condition_lines(results, what):
     """Lines below a batch or folio table: cold mode, node, threads, counters."""
     r0, lines = results[0], []  # every row ran under the same conditions
     if "cold_method" in r0.details:
-        lines.append(
-            f"# cache cold: each {what} flushed with {r0.details['cold_method']} before its "
-            f"timed clear (the flushes are not timed)"
-        )
+        flushed = f"each {what} flushed with {r0.details['cold_method']} before its timed clear"
+        lines.append(f"# cache cold: {flushed} (the flushes are not timed)")
     if "node" in r0.params:
         lines.append(f"# memory bound to NUMA node {r0.params['node']}")
     for r in results:

@@ -34,20 +34,16 @@ def cmd_kernels(args):
     found = [k for kind in kinds for k in kernels(kind)]
     if args.format == "json":
         fields = "kind name available reason temporal zero_only features description".split()
-        # The features as a list, in their place.
-        render.print_json(
-            [{f: getattr(k, f) for f in fields} | {"features": list(k.features)} for k in found]
-        )
+        rows = [{f: getattr(k, f) for f in fields} | {"features": list(k.features)} for k in found]
+        render.print_json(rows)  # the features as a list, in their place
     elif args.format == "simple":  # what -f and --kernel accept here, one name a line
         print("\n".join(k.name for k in found if k.available))
     else:
         rows = [("KIND", "NAME", "AVAILABLE", "STORES", "NEEDS", "DESCRIPTION")]
         for k in found:
             available = "yes" if k.available else f"no: {k.reason}"
-            stores = "temporal" if k.temporal else "non-temporal"
-            rows.append(
-                (k.kind, k.name, available, stores, ",".join(k.features) or "-", k.description)
-            )
+            stores, needs = "temporal" if k.temporal else "non-temporal", ",".join(k.features)
+            rows.append((k.kind, k.name, available, stores, needs or "-", k.description))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])

@@ -69,6 +69,7 @@ def _format_word(text):
     return text
 
 
+_FORMATS = ["default", "simple", "json"]
 _JSON_ONLY = ("info", "advise", "store-list", "store-history", "fleet-table")
 
 # Every option by its name (its dest, but for the formats): its flags and settings.
@@ -123,10 +124,7 @@ OPTIONS = {
     "no_reserve": ("--no-reserve", dict(action="store_false", dest="reserve")),
     "output": ("-o --output", dict(metavar="FILE.json")),
     # --format: default (the text for people), simple (numbers only, a line a row), json.
-    "format": (
-        "--format",
-        dict(default="default", type=_format_word, choices=["default", "simple", "json"]),
-    ),
+    "format": ("--format", dict(default="default", type=_format_word, choices=_FORMATS)),
 }
 
 # Settings of a command's own, by (name, command).

@@ -111,8 +111,7 @@ def _any_machine(args):
 
 
 def check_command(commands, argv):
-    """A fleet's command checked as pagezero parses it and a local run checks its values:
-    ``(argv, "file" or "folder")`` (:func:`pagezero.fleet.run.command_argv`), or ValueError."""
+    """A fleet's command checked as a local run: (argv, "file" or "folder") or ValueError."""
     argv, kind = command_argv(argv)
     try:
         args = _parse(commands, argv + ["-o", "/nonexistent"])  # as the fleet will give it

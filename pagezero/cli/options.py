@@ -200,8 +200,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "and loops; prints the spread between runs (default: 1, this process)",
     ("runs", "fleet-run"): "fresh processes per machine, one after the other (default 1)",
     ("runs", "predict"): "fresh processes for the faults and for the replays (default 3)",
-    ("runs", "report"): "fresh processes per point, each cell the median of their medians "
-    "(default 3; 1 with --quick)",
+    ("runs", "report"): "processes per point; a cell their medians' median (default 3; --quick 1)",
     "strategy": "clearing order (default: all)",
     "fault_index": "the faulting page, 0-based (default: 0, the common case)",
     "kernel": "clear kernel (default: clear_pages()'s)",
@@ -233,8 +232,7 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "no_reserve": "keep the hugepage pools: fault and predict sizes lacking pages are skipped",
     "quiet": "no progress lines on stderr (a line per run or step, time left, a bar on a tty)",
     ("quiet", "fleet-run"): "no progress lines on stderr (a line per run begun or done, time left)",
-    ("quiet", "report"): "no progress or hugepage lines on stderr (report.md still says what "
-    "was reserved)",
+    ("quiet", "report"): "no progress or hugepage lines on stderr (report.md says what's reserved)",
     ("quick", "advise"): "a sweep of a few seconds in 1 run (smoke test, not a measurement; "
     f"the full sweep makes {ADVISE_SWEEPS['default']['runs']} runs, fresh processes)",
     ("quick", "report"): "a smaller study, one run per point: 30-90 s on a 2-core VM, the "

@@ -98,15 +98,12 @@ def _any_machine(args):
     if isinstance(threads, int) and threads > cpus:
         # As many as this machine has CPUs for: more is the running machine's to judge.
         args.threads = cpus
-    for name in ("node", "cpu_node"):
-        node = getattr(args, name, None)
-        if node is not None:
-            if node < 0:
-                raise ValueError(f"{name} must be a NUMA node's number (0 or more), not {node}")
+    for name in ("node", "cpu_node", "kernel", "nt_kernel"):  # this machine's defaults stand in
+        value = getattr(args, name, None)
+        if name.endswith("node") and value is not None and value < 0:
+            raise ValueError(f"{name} must be a NUMA node's number (0 or more), not {value}")
+        if value is not None:
             setattr(args, name, None)
-    for name in ("kernel", "nt_kernel"):
-        if hasattr(args, name):
-            setattr(args, name, None)  # this machine's default kernel stands in
     return args
 
 

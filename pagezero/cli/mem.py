@@ -177,8 +177,7 @@ def _warmup_lines(results):
         total = kept + sum(w["loops"] for _, w in dropped)
         where = "" if len(results) == 1 else "run {} "
         slow = ", ".join(
-            f"{where.format(i)}loop{'s' * (w['loops'] > 1)} 1"
-            f"{'-' + str(w['loops']) if w['loops'] > 1 else ''}"
+            where.format(i) + ("loop 1" if w["loops"] == 1 else f"loops 1-{w['loops']}")
             for i, w in dropped
         )
         rule = dropped[0][1]["rule"]

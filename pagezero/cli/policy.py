@@ -100,10 +100,8 @@ def cmd_batch(args):
             f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
             f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}"
         )
-    words = (
-        "GB/s over every loop of every run, worst ms the worst of all runs, "
-        "the other latencies the median of the runs'"
-    )
+    words = "GB/s over every loop of every run, worst ms the worst of all runs, the other "
+    words += "latencies the median of the runs'"
     simple = ("bytes_per_sec", "worst_ms", "p99_ms")
     return _table(args, lines, rows, per_batch, results, "batch", simple, words)
 

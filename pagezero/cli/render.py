@@ -254,20 +254,13 @@ def _keep(measured, rs):
         print(line, file=sys.stderr)
 
 
-# The per-loop fields of Result and its subclasses (pagezero.measure.policy.results).
-_PER_LOOP = ("samples", "pass_worst_ns", "touch_ns", "cold_ns")
-
-
 def pooled(results):
     """One point's Results of several runs as one, holding the loops of every run (docs/cli.rst)."""
     first = results[0]
     if len(results) == 1:
         return first
-    changes = {
-        name: tuple(v for r in results for v in getattr(r, name))
-        for name in _PER_LOOP
-        if hasattr(first, name)
-    }
+    per_loop = [n for n in ("samples", "pass_worst_ns", "touch_ns", "cold_ns") if hasattr(first, n)]
+    changes = {n: tuple(v for r in results for v in getattr(r, n)) for n in per_loop}
     if getattr(first, "batch_ns", None):
         changes["batch_ns"] = {
             k: (max if k == "max" else statistics.median)(r.batch_ns[k] for r in results)

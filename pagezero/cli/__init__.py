@@ -87,11 +87,8 @@ def build_parser():
     add(p, "quiet format output")
     text = "sweep this machine and advise kernels, the cache knee and batch sizes"
     command(sub, "advise", text, studies.cmd_advise, "quick quiet budget explain format output")
-    text = (
-        "measure demand faults on huge pages, replay the running kernel's clearing "
-        "policy, and project what every policy would give with clear_pages()'s kernel "
-        "and with the fastest non-temporal one"
-    )
+    text = "measure demand faults on huge pages, replay the running kernel's clearing policy, "
+    text += "project every policy with clear_pages()'s kernel and the fastest non-temporal one"
     options = "page runs reserve size nr_loops quiet format output"
     command(sub, "predict", text, studies.cmd_predict, options)
     text = "run a benchmark over a grid of parameters"

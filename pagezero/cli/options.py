@@ -29,8 +29,7 @@ class Parser(argparse.ArgumentParser):
 
 def integer(text):
     """Every integer option's parser: decimal (leading zeros allowed) or 0x/0o/0b."""
-    # Only the spelling: the range (loops >= 1, a node that exists) is the API's to
-    # check, so that Python callers get the same rules.
+    # Only the spelling: ranges (loops >= 1, a node that exists) are the API's, as for callers.
     for base in (10, 0):
         try:
             return int(text, base)
@@ -62,9 +61,8 @@ def fill_value(text):
 
 def _format_word(text):
     if text == "text":  # the analysis commands' old name for default
-        print(
-            "pagezero: warning: --format text is deprecated: use --format default", file=sys.stderr
-        )
+        warning = "pagezero: warning: --format text is deprecated: use --format default"
+        print(warning, file=sys.stderr)
         return "default"
     return text
 

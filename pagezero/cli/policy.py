@@ -149,10 +149,8 @@ def cmd_folio(args):
     ]
     r0 = results[0]
     first, count = r0.neighbourhood
-    if page_label and "huge_share" not in r0.details:
-        backing = page_label[0]
-    else:
-        backing = render.backing_heading(results)
+    own = page_label and "huge_share" not in r0.details  # the folio's pages, as mapped here
+    backing = page_label[0] if own else render.backing_heading(results)
     nt = {j.nt_kernel for j in jobs} - {None}
     lines = [
         f"# Running 'policy/folio': {format_size(r0.bytes_per_loop)} folio ({backing}), "

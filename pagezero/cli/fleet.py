@@ -76,18 +76,13 @@ def _mmap(args):
         faults.check_latency(job, faults.check_workload(args.function))
 
 
-def _report(args):
-    if args.runs is not None:
-        check_runs(args.runs)  # as the report checks it first (studies/report)
-
-
 _CHECKS = {
     "memset": plan_mem,
     "memcpy": plan_mem,
     "mmap": _mmap,
     "batch": plan_batches,
     "folio": plan_folios,
-    "report": _report,
+    "report": lambda args: None if args.runs is None else check_runs(args.runs),  # as it does first
 }
 
 

@@ -111,9 +111,8 @@ def _unfit(kernel, value):
 def plan_mem(args):
     """``(point, plan)`` of memset | memcpy's arguments, checked but -f and -o (fleet run too)."""
     resolve_clock(args)
-    point = pick(
-        args, "size page chunk clock thp cache threads threads_mode node cpu_node counters offset"
-    )
+    fields = "size page chunk clock thp cache threads threads_mode node cpu_node counters offset"
+    point = pick(args, fields)
     if args.benchmark == "memset":
         point |= {"value": getattr(args, "value", 0), "settle": getattr(args, "settle", 0)}
     return point, plan(args.benchmark, **point)

@@ -113,9 +113,8 @@ def plan_folios(args):
         # As -f all skips kernels the CPU lacks: only when nothing was asked for by name.
         names.remove("nocache-except-target")
         notes.append(_NO_NT)
-    common = pick(
-        args, "fault_index kernel nt_kernel batch backing cold cache node counters", size="page"
-    )
+    fields = "fault_index kernel nt_kernel batch backing cold cache node counters"
+    common = pick(args, fields, size="page")
     return names, notes, common, [plan_folio(strategy=name, **common) for name in names]
 
 

@@ -1,6 +1,7 @@
 """The pagezero command line: build_parser() declares every command (options in
 cli/options.py), main() runs it (exit statuses: docs/cli.rst)."""
 
+import contextlib
 import os
 import sys
 
@@ -139,12 +140,10 @@ def _interrupted(exc):
     while isinstance(chain[-1].__context__, KeyboardInterrupt):
         chain.append(chain[-1].__context__)
     stop = as_interrupted(chain[-1])
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # yet another: the status is all that is left
         if not any(getattr(e, "reported", False) for e in chain):
             # Stopped where no result was being kept: before, between or after runs.
             print(render.interrupted_line(stop, "; nothing saved"), file=sys.stderr)
-    except KeyboardInterrupt:
-        pass  # yet another signal: the status is all that is left to give
     return stop.exit_status
 
 
@@ -170,8 +169,7 @@ def main(argv=None):
         return _interrupted(e)
     except (UsageError, ValueError) as e:
         return _fail(e, 2)
-    except BrokenPipeError:
-        # The reader went away (`| head`): not an error worth a message.
+    except BrokenPipeError:  # the reader went away (`| head`): not an error worth a message
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except _core.MappingError as e:

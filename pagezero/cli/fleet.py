@@ -39,8 +39,7 @@ def _require_extra(command, *modules):
 
 
 def _quiet_dask(level=logging.CRITICAL):
-    # distributed logs connection trouble on stderr, tracebacks included; pagezero
-    # says it in one line. Some of its loggers have levels of their own: set each.
+    # Its connection trouble (tracebacks too) is one line here; some loggers have levels: set each.
     import distributed  # noqa: F401  (configures its loggers on import)
 
     for name in ["distributed", *logging.root.manager.loggerDict]:
@@ -131,9 +130,8 @@ def cmd_fleet_up(args):
 
     _quiet_dask(logging.ERROR)
     options = {"username": args.ssh_username, "port": args.ssh_port}
+    options["client_keys"] = [args.ssh_key] if args.ssh_key else None
     options = {k: v for k, v in options.items() if v is not None}
-    if args.ssh_key:
-        options["client_keys"] = [args.ssh_key]
     hosts = _names(args.hosts)
     cluster = start_fleet(hosts, args.scheduler_host, args.port, options, args.remote_python)
     try:
@@ -241,11 +239,10 @@ def add_parsers(sub):
     text = "the Python with pagezero on the hosts (default: this one's path)"
     p.add_argument("--remote-python", metavar="PATH", help=text)
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
-    usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
-    usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
     # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
     p = command(fleet_sub, "run", text, cmd_fleet_run, command="fleet-run", commands=sub)
-    p.usage = usage
+    p.usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
+    p.usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
     text = "the Dask scheduler, e.g. tcp://host:8786"
     p.add_argument("--scheduler", required=True, metavar="ADDRESS", help=text)
     text = "folder for DIR/<machine>/ and DIR/fleet.json (new, or without fleet.json)"

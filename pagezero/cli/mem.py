@@ -188,10 +188,9 @@ def _warmup_lines(results):
 
 def _print_fault(args, job, result, first, results):
     """perf's lines for one workload and pagezero's below them: pages, latency, warm-up."""
-    threads = (
-        [f"# {job.threads} threads, each faulting its own {args.size}"] if job.threads > 1 else []
-    )
-    if not _perf_lines(args, result, faults.describe(result.function), first, threads):
+    threads = f"# {job.threads} threads, each faulting its own {args.size}"
+    heading = [threads] if job.threads > 1 else []
+    if not _perf_lines(args, result, faults.describe(result.function), first, heading):
         return
     if args.clock != "cycles" and job.threads > 1:
         # The standard deviation across threads, as perf's "( +- x% )" is across runs.
@@ -202,13 +201,6 @@ def _print_fault(args, job, result, first, results):
     print(f"# touch: {TOUCH_LINES[result.details.get('touch', 'write')]}")
     for line in _warmup_lines(results) + (inside.lines(results) if job.profile else []):
         print(line)
-
-
-def _warn_pages(result):
-    pages = faults.page_report(result)
-    if pages["fallback"]:
-        why = _POPULATE_THP if result.function == "populate" and result.params["thp"] else ""
-        print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
 
 
 def _headroom(args, measured):
@@ -275,7 +267,10 @@ def cmd_mmap(args):
     def show(result, first, results):
         _print_fault(args, job, result, first, results)
         sys.stdout.flush()
-        _warn_pages(result)
+        pages = faults.page_report(result)
+        if pages["fallback"]:
+            why = _POPULATE_THP if result.function == "populate" and result.params["thp"] else ""
+            print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
         if args.runs > 1 and args.format != "simple":
             if args.latency:
                 for i, r in enumerate(results):

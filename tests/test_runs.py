@@ -9,7 +9,7 @@ import pytest
 from conftest import check_rate_line, check_usage_error, ok, pagezero_cli, pagezero_main
 
 import pagezero
-from pagezero.cli.runs import pooled
+from pagezero.cli.render import pooled
 
 BETWEEN_RUNS = re.compile(r"^# (\d+) runs: between runs \+- \d+\.\d%$")
 

@@ -1,8 +1,4 @@
-"""``pagezero fleet up|run|table``: many machines, one Dask cluster, on the command line.
-A command, folder or machine name that cannot be used is a user error (exit 2, before
-anything is sent); an unusable cluster and machines that did not finish exit 1
-(FleetError), after writing what the others measured.
-"""
+"""``pagezero fleet up|run|table``: many machines, one Dask cluster, on the command line."""
 
 import argparse
 import contextlib
@@ -15,38 +11,35 @@ import shlex
 import sys
 import time
 
-from pagezero.cli.fleet_values import check_values
-from pagezero.cli.options import UsageError, add_format, check_output, integer, number, positive
+from pagezero._core import PagezeroError
+from pagezero.cli.mem import plan_mem, plan_mmap
+from pagezero.cli.options import UsageError, add, check_output, command, integer, number
+from pagezero.cli.policy import plan_batches, plan_folios
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
+from pagezero.measure import fault as faults
+from pagezero.runs.processes import check_runs
 
-__all__ = ["COMMANDS", "add_parsers", "check_command"]
-
-
-# What each command imports of the fleet extra (pyproject.toml's optional `fleet`).
-_EXTRA = {"fleet-up": ("distributed", "asyncssh"), "fleet-run": ("distributed",)}
+__all__ = ["add_parsers", "check_command"]
 
 
-def _require_extra(command):
-    """UsageError, one line naming the extra to install, when a module that `command`
-    needs cannot be imported (pagezero installed without its fleet extra)."""
+def _require_extra(command, *modules):
+    """UsageError naming the extra (pyproject.toml's `fleet`) if one of `modules` is missing."""
     missing = []
-    for name in _EXTRA[command]:
+    for name in modules:
         try:
             importlib.import_module(name)
         except ImportError:
             missing.append(name)
     if missing:
-        what = command.replace("-", " ")
         raise UsageError(
-            f"pagezero {what} needs {' and '.join(missing)}, not installed here: "
+            f"pagezero {command} needs {' and '.join(missing)}, not installed here: "
             "pip install 'pagezero[fleet]'"
         )
 
 
 def _quiet_dask(level=logging.CRITICAL):
-    # distributed logs connection trouble on stderr, tracebacks included; pagezero
-    # says it in one line. Some of its loggers have levels of their own: set each.
+    # Its connection trouble (tracebacks too) is one line here; some loggers have levels: set each.
     import distributed  # noqa: F401  (configures its loggers on import)
 
     for name in ["distributed", *logging.root.manager.loggerDict]:
@@ -72,42 +65,73 @@ def _parse(commands, argv):
         raise ValueError(f"'{shlex.join(argv)}' prints help and measures nothing") from None
 
 
+# A fleet's values are checked as a local run checks them (docs/cli.rst, "Fleet commands");
+# what only the running machine can judge is left to it.
+
+
+def _mmap(args):
+    _, job = plan_mmap(args)
+    if args.function not in ("all", "help"):
+        faults.check_latency(job, faults.check_workload(args.function))
+
+
+_CHECKS = {
+    "memset": plan_mem,
+    "memcpy": plan_mem,
+    "mmap": _mmap,
+    "batch": plan_batches,
+    "folio": plan_folios,
+    "report": lambda args: None if args.runs is None else check_runs(args.runs),  # as it does first
+}
+
+
+def _any_machine(args):
+    """A copy of `args` with what only the running machine can judge taken out."""
+    args = argparse.Namespace(**vars(args))
+    threads, cpus = getattr(args, "threads", None), len(os.sched_getaffinity(0))
+    if isinstance(threads, int) and threads > cpus:
+        # As many as this machine has CPUs for: more is the running machine's to judge.
+        args.threads = cpus
+    for name in ("node", "cpu_node", "kernel", "nt_kernel"):  # this machine's defaults stand in
+        value = getattr(args, name, None)
+        if name.endswith("node") and value is not None and value < 0:
+            raise ValueError(f"{name} must be a NUMA node's number (0 or more), not {value}")
+        if value is not None:
+            setattr(args, name, None)
+    return args
+
+
 def check_command(commands, argv):
-    """The command a fleet is asked to run, checked as pagezero would parse it and its
-    values as a local run would check them, what depends on the running machine left to
-    it (cli/fleet_values.py): ``(argv, "file" or "folder")``
-    (:func:`pagezero.fleet.run.command_argv`), or ValueError for one pagezero refuses or
-    one that writes no results."""
+    """A fleet's command checked as a local run: (argv, "file" or "folder") or ValueError."""
     argv, kind = command_argv(argv)
     try:
-        args = _parse(commands, argv)
-    except ValueError:  # e.g. sweep, whose -o is required
-        args = None
-    if args is None or args.command in FILE_COMMANDS + FOLDER_COMMANDS:
         args = _parse(commands, argv + ["-o", "/nonexistent"])  # as the fleet will give it
+    except ValueError:
+        args = _parse(commands, argv)  # a command without -o (said below), or the mistake
     if args.command not in FILE_COMMANDS + FOLDER_COMMANDS:
         raise ValueError(
             f"'{shlex.join(argv)}' writes no results; a fleet runs "
             f"mem memset|memcpy|mmap, batch, folio, sweep or report"
         )
     try:
-        check_values(args)
-    except ValueError as e:
+        if args.command in _CHECKS:
+            _CHECKS[args.command](_any_machine(args))
+    except (PagezeroError, OSError):
+        pass  # this machine's memory, hugepages or kernels: each machine checks its own
+    except (UsageError, ValueError) as e:
         raise ValueError(f"pagezero would refuse '{shlex.join(argv)}': {e}") from None
     return argv, kind
 
 
 def cmd_fleet_up(args):
-    """Start a scheduler and a worker per host over SSH, print how to use them, and hold
-    the fleet up until a stop signal, which closes it (exit 0)."""
-    _require_extra("fleet-up")
+    """Start a scheduler and a worker per host over SSH, held up until a stop signal."""
+    _require_extra("fleet up", "distributed", "asyncssh")
     from pagezero.fleet.cluster import start_fleet
 
     _quiet_dask(logging.ERROR)
     options = {"username": args.ssh_username, "port": args.ssh_port}
+    options["client_keys"] = [args.ssh_key] if args.ssh_key else None
     options = {k: v for k, v in options.items() if v is not None}
-    if args.ssh_key:
-        options["client_keys"] = [args.ssh_key]
     hosts = _names(args.hosts)
     cluster = start_fleet(hosts, args.scheduler_host, args.port, options, args.remote_python)
     try:
@@ -124,10 +148,8 @@ def cmd_fleet_up(args):
 
 
 def cmd_fleet_run(args):
-    """Run the command on every machine, each machine's results in its folder under -o
-    (``--store``: added to the store too); one line per machine, FleetError for those
-    that did not finish."""
-    _require_extra("fleet-run")
+    """Run the command on every machine into -o (and --store); FleetError for unfinished ones."""
+    _require_extra("fleet run", "distributed")
     from pagezero.fleet.run import run_fleet
 
     argv, _ = check_command(args.commands, args.fleet_command)
@@ -145,14 +167,12 @@ def cmd_fleet_run(args):
             args.scheduler, argv, args.output, machines, args.runs, progress, args.timeout
         )
     except KeyboardInterrupt as e:
-        if store is not None:
-            _store_results(store, args.output)
+        _store_results(store, args.output)
         stop = as_interrupted(e)
         where = os.path.join(args.output, "fleet.json")
         print(f"pagezero: {stop}; what finished is in {args.output} (see {where})", file=sys.stderr)
         return stop.exit_status
-    if store is not None:
-        _store_results(store, args.output)
+    _store_results(store, args.output)
     for m in log.machines:
         ok = sum(1 for r in m["runs"] if r["status"] == "ok")
         line = f"{m['name']}: {m['status']}, {ok}/{args.runs} runs ok"
@@ -169,6 +189,8 @@ def cmd_fleet_run(args):
 
 
 def _store_results(store, out_dir):
+    if store is None:
+        return
     with store:
         try:
             outcomes = store.add([out_dir])
@@ -179,8 +201,7 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
-    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing
-    them (ValueError with fewer than two machines)."""
+    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing them."""
     from pagezero.fleet.table import format_table, machine_sets, only_matching, table_rows
 
     check_output(args.plot)
@@ -202,18 +223,12 @@ def cmd_fleet_table(args):
     return 0
 
 
-COMMANDS = {"fleet-up": cmd_fleet_up, "fleet-run": cmd_fleet_run, "fleet-table": cmd_fleet_table}
-
-
 def add_parsers(sub):
-    """Add the ``fleet`` command and its ``up``, ``run`` and ``table`` actions to `sub`,
-    the subparsers of the ``pagezero`` parser."""
+    """Add ``fleet up|run|table`` to `sub`, the subparsers of the ``pagezero`` parser."""
     fleet = sub.add_parser("fleet", help="run a study on every machine of a Dask cluster")
-    fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION")
-    fleet_sub.required = True
-
+    fleet_sub = fleet.add_subparsers(dest="fleet_action", metavar="ACTION", required=True)
     text = "start a scheduler and one worker per host over SSH, print the scheduler address"
-    p = fleet_sub.add_parser("up", help=text, description=text)
+    p = command(fleet_sub, "up", text, cmd_fleet_up, command="fleet-up")
     text = "the machines, one worker each, named after the host"
     p.add_argument("--hosts", required=True, metavar="A,B,C", help=text)
     p.add_argument("--scheduler-host", help="where the scheduler runs (default: the first host)")
@@ -223,38 +238,28 @@ def add_parsers(sub):
     p.add_argument("--ssh-key", metavar="FILE", help="SSH private key")
     text = "the Python with pagezero on the hosts (default: this one's path)"
     p.add_argument("--remote-python", metavar="PATH", help=text)
-    p.set_defaults(command="fleet-up")
-
     text = "run a pagezero command on every machine of the cluster, one at a time per machine"
-    usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
-    usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
-    p = fleet_sub.add_parser("run", help=text, description=text, usage=usage)
+    # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
+    p = command(fleet_sub, "run", text, cmd_fleet_run, command="fleet-run", commands=sub)
+    p.usage = "pagezero fleet run --scheduler ADDRESS -o DIR [--machines A,B] [--runs N] "
+    p.usage += "[--store [PATH]] -- COMMAND [OPTIONS]"
     text = "the Dask scheduler, e.g. tcp://host:8786"
     p.add_argument("--scheduler", required=True, metavar="ADDRESS", help=text)
     text = "folder for DIR/<machine>/ and DIR/fleet.json (new, or without fleet.json)"
     p.add_argument("-o", "--output", required=True, metavar="DIR", help=text)
     p.add_argument("--machines", metavar="A,B", help="worker names (default: every worker)")
-    text = "fresh processes per machine, one after the other (default 1)"
-    p.add_argument("--runs", type=positive, default=1, help=text)
+    add(p, "runs")
     text = "also add the results to the store (default store without PATH)"
     p.add_argument("--store", nargs="?", const="", metavar="PATH", help=text)
     text = "seconds to wait for the scheduler to answer (default 10)"
     p.add_argument("--timeout", type=number, default=10, help=text)
-    text = "no progress lines on stderr (by default a line per run started and ended, with the "
-    text += "time left)"
-    p.add_argument("-q", "--quiet", action="store_true", help=text)
+    add(p, "quiet")
     text = "the pagezero command, without -o"
     p.add_argument("fleet_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help=text)
-    # The command is checked by pagezero's own parser: its COMMAND choices, `sub`.
-    p.set_defaults(command="fleet-run", commands=sub)
-
     text = "one row per measured point, one column per machine: median and spread"
-    p = fleet_sub.add_parser("table", help=text, description=text)
+    p = command(fleet_sub, "table", text, cmd_fleet_table, command="fleet-table")
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
-    text = (
-        "only the points with every one of these words in their label, e.g. 'x86-64-stosb chunk=0'"
-    )
+    text = "only the points with all these words in their label, e.g. 'x86-64-stosb chunk=0'"
     p.add_argument("--match", metavar="WORDS", help=text)
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add_format(p, ("default", "json"))
-    p.set_defaults(command="fleet-table")
+    add(p, "format")

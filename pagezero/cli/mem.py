@@ -1,18 +1,25 @@
-"""pagezero mem memset | memcpy | mmap: perf bench mem's workloads, with the measured
-conditions (cold cache, threads, NUMA node, counters, pages got) added."""
+"""pagezero mem memset | memcpy | mmap: perf bench mem's workloads, and their conditions."""
 
 import sys
 
 from pagezero import _core
+from pagezero.cli import render
 from pagezero.cli.options import UsageError, check_output, pick
-from pagezero.cli.render import Measured, backing_lines, counters_per_loop, format_ns, huge_share
-from pagezero.cli.runs import between_runs_line, measure_runs, pooled
 from pagezero.interrupt import Interrupted
 from pagezero.measure import fault as faults
 from pagezero.measure import profile as inside
 from pagezero.measure.mem import plan, run, thread_spread
 from pagezero.system.kernels import find_kernel, kernels
 from pagezero.units import format_gbps, format_rate, format_size, parse_page
+
+_POPULATE_THP = (
+    " (MAP_POPULATE faults the pages in before madvise(MADV_HUGEPAGE) can ask for THP: use "
+    "populate-write)"
+)
+TOUCH_LINES = {
+    "perf": "as perf, each page's byte read then written (mmap_page_touch), after every workload",
+    "write": "one byte written per page (demand), as the studies of the kernel's clearing",
+}
 
 
 def resolve_clock(args):
@@ -30,63 +37,34 @@ def _list(rows):
         print(f"\t{name} ... {description}")
 
 
-def _skipped(name, reason):
-    print(f"# function '{name}' skipped: {reason}", file=sys.stderr)
-
-
 def _all(candidates):
     """-f all: the names whose reason to skip is empty; one line on stderr for the others."""
-    # perf's -f all runs every function it was built with and says nothing more; here the
-    # registry also lists what this CPU (or --value) rules out. Once per command, on stderr
-    # (stdout stays perf's): one line names them all, so that two machines' -f all are told
-    # apart without a note per kernel on every run.
-    chosen, skipped = [], []
-    for name, reason in candidates:
-        if reason:
-            skipped.append(f"{name} ({reason})")
-        else:
-            chosen.append(name)
+    # One line for all on stderr (stdout stays perf's): two machines' -f all are told apart.
+    skipped = [f"{name} ({reason})" for name, reason in candidates if reason]
     if skipped:
         print(f"# -f all skips {', '.join(skipped)}", file=sys.stderr)
-    return chosen
+    return [name for name, reason in candidates if not reason]
 
 
 def _measure(args, measured, point, names, here, show):
-    """Measure each of names and show(result, first, its results of every run)."""
-    # With --runs N in N fresh processes; else here(name) in this one, None for a skip.
-    if args.runs > 1:
-        points = [dict(point, function=n) for n in names]
-        per_name = measure_runs(
-            measured, args.benchmark, points, args.runs, lambda r: r.function, names, not args.quiet
-        )
-        for i, results in enumerate(per_name):
-            show(pooled(results), i == 0, results)
-        return
-    for name in names:
-        result = here(name)
-        if result is not None:
-            measured.results.append(result)
-            show(result, len(measured.results) == 1, [result])
+    """show(result, first, its results of every run) for each of names, as measured."""
+    for i, results in enumerate(render.each_point(args, measured, point, "function", names, here)):
+        show(render.pooled(results), i == 0, results)
 
 
 def _perf_lines(args, result, description, first, heading=()):
     """perf's lines for one function, False after --format simple's one number."""
     cycles = args.clock == "cycles"
+    rate = result.cycles_per_byte if cycles else result.bytes_per_sec
     if args.format == "simple":
-        print(f"{result.cycles_per_byte if cycles else result.bytes_per_sec:f}")
+        print(f"{rate:f}")
         return False
     if first:
         print(f"# Running 'mem/{args.benchmark}' benchmark:")
     print(f"# function '{result.function}' ({description})")
     print(f"# Copying {args.size} bytes ...")
-    for line in heading:
-        print(line)
-    print()
-    print(
-        f" {result.cycles_per_byte:14f} cycles/byte"
-        if cycles
-        else format_rate(result.bytes_per_sec)
-    )
+    print("".join(f"{line}\n" for line in heading))  # then a blank line, as perf
+    print(f" {rate:14f} cycles/byte" if cycles else format_rate(rate))
     return True
 
 
@@ -103,14 +81,12 @@ def _print_conditions(result):
         print(f"# settle: {d['settle_loops']} untimed loops before timing ({how})")
     if "huge_share" in d:
         # As mem mmap's "# pages:" line: what the kernel gave, not what was asked.
-        print(f"# THP: {huge_share(result)} of the buffer on huge pages (smaps)")
-        for line in backing_lines([result], lambda r: f"'{r.function}'"):
+        print(f"# THP: {render.huge_share(result)} of the buffer on huge pages (smaps)")
+        for line in render.backing_lines([result], lambda r: f"'{r.function}'"):
             print(line, file=sys.stderr)
     if "cold_method" in d:
-        print(
-            f"# cache cold: every chunk flushed with {d['cold_method']} before its "
-            f"timed call (the flushes are not timed)"
-        )
+        flushed = f"every chunk flushed with {d['cold_method']} before its timed call"
+        print(f"# cache cold: {flushed} (the flushes are not timed)")
     if len(d.get("thread_samples", ())) > 1:
         mean, spread = thread_spread(result)
         shared = result.params.get("threads_mode", "shared") == "shared"
@@ -121,7 +97,7 @@ def _print_conditions(result):
         if mean is not None:
             print(_per_thread_line(mean, spread))
     if "counters" in d:
-        for name, per_loop in counters_per_loop(result).items():
+        for name, per_loop in render.counters_per_loop(result).items():
             print(f"# {name}: {per_loop:.0f} per loop")
 
 
@@ -133,14 +109,12 @@ def _unfit(kernel, value):
 
 
 def plan_mem(args):
-    """``(point, plan)`` of mem memset | memcpy's arguments, every one checked but the
-    kernel's name and the output (also by ``fleet run``, before sending the command)."""
+    """``(point, plan)`` of memset | memcpy's arguments, checked but -f and -o (fleet run too)."""
     resolve_clock(args)
-    point = pick(args, "size", "page", "chunk", "clock", "thp", "cache", "threads", "threads_mode")
-    point |= pick(args, "node", "cpu_node", "counters", "offset")
+    fields = "size page chunk clock thp cache threads threads_mode node cpu_node counters offset"
+    point = pick(args, fields)
     if args.benchmark == "memset":
-        point["value"] = getattr(args, "value", 0)
-        point["settle"] = getattr(args, "settle", 0)
+        point |= {"value": getattr(args, "value", 0), "settle": getattr(args, "settle", 0)}
     return point, plan(args.benchmark, **point)
 
 
@@ -154,29 +128,28 @@ def cmd_mem(args):
         )
         return 0
     check_output(args.output)
-    # Every argument checked before anything runs: a mistake never follows part of a
-    # run, nor the notes on kernels that -f all skips.
+    # Every argument checked first: a mistake never follows part of a run or -f all's notes.
     point, job = plan_mem(args)
-    value = point.get("value", 0)
     if args.function != "all":
         names = [find_kernel(args.function, kind).name]
     else:
-        names = _all((k.name, _unfit(k, value)) for k in kernels(kind))
+        names = _all([(k.name, _unfit(k, point.get("value", 0))) for k in kernels(kind)])
 
     def show(result, first, results):
         if _perf_lines(args, result, find_kernel(result.function, kind).description, first):
             _print_conditions(result)
             if args.runs > 1:
-                print(between_runs_line(results))
+                print(render.between_runs_line(results))
         sys.stdout.flush()
 
     planned = args.runs * len(names) * args.nr_loops
-    with Measured(args.output, planned, names, args.runs).saving() as measured:
-        _measure(args, measured, point, names, lambda name: run(job, name), show)
+    with render.Measured(args.output, planned, names, args.runs).saving() as measured:
+        _measure(args, measured, point, names, (run(job, name) for name in names), show)
     return 0
 
 
-def _latency_line(result):
+def _latency_line(result, run=""):
+    """The latency line of one result (`run`: which of several runs, "run 2: ")."""
     lat = result.details["latency"]
     unit, page = lat["unit_bytes"], 1 << parse_page(result.params["page"])
     if unit == page:
@@ -185,16 +158,8 @@ def _latency_line(result):
         what = f"{format_size(unit)} THP fault"
     else:
         what = f"{format_size(unit)} ({unit // page} faults of {format_size(page)})"
-    return (
-        f"# latency per {what}: p50 {format_ns(lat['p50_ns'])}, "
-        f"p99 {format_ns(lat['p99_ns'])}, max {format_ns(lat['max_ns'])} ({lat['n']} samples)"
-    )
-
-
-TOUCH_LINES = {
-    "perf": "as perf, each page's byte read then written (mmap_page_touch), after every workload",
-    "write": "one byte written per page (demand), as the studies of the kernel's clearing",
-}
+    p50, p99, top = (render.format_ns(lat[k]) for k in ("p50_ns", "p99_ns", "max_ns"))
+    return f"# {run}latency per {what}: p50 {p50}, p99 {p99}, max {top} ({lat['n']} samples)"
 
 
 def _warmup_lines(results):
@@ -211,8 +176,7 @@ def _warmup_lines(results):
         total = kept + sum(w["loops"] for _, w in dropped)
         where = "" if len(results) == 1 else "run {} "
         slow = ", ".join(
-            f"{where.format(i)}loop{'s' * (w['loops'] > 1)} 1"
-            f"{'-' + str(w['loops']) if w['loops'] > 1 else ''}"
+            where.format(i) + ("loop 1" if w["loops"] == 1 else f"loops 1-{w['loops']}")
             for i, w in dropped
         )
         rule = dropped[0][1]["rule"]
@@ -222,43 +186,26 @@ def _warmup_lines(results):
     return lines
 
 
-def _print_fault(args, job, result, first, latency, results=None):
-    threads = (
-        [f"# {job.threads} threads, each faulting its own {args.size}"] if job.threads > 1 else []
-    )
-    if not _perf_lines(args, result, faults.describe(result.function), first, threads):
+def _print_fault(args, job, result, first, results):
+    """perf's lines for one workload and pagezero's below them: pages, latency, warm-up."""
+    threads = f"# {job.threads} threads, each faulting its own {args.size}"
+    heading = [threads] if job.threads > 1 else []
+    if not _perf_lines(args, result, faults.describe(result.function), first, heading):
         return
     if args.clock != "cycles" and job.threads > 1:
         # The standard deviation across threads, as perf's "( +- x% )" is across runs.
         print(_per_thread_line(*faults.thread_spread(result)))
     print(f"# pages: {faults.page_report(result)['text']}")
-    if latency:
+    if args.runs == 1 and result.details["latency"]:  # with --runs, below the pooled lines
         print(_latency_line(result))
     print(f"# touch: {TOUCH_LINES[result.details.get('touch', 'write')]}")
-    for line in _warmup_lines(results or [result]):
+    for line in _warmup_lines(results) + (inside.lines(results) if job.profile else []):
         print(line)
-    if job.profile:
-        for line in inside.lines(results or [result]):
-            print(line)
-
-
-def _warn_pages(result):
-    pages = faults.page_report(result)
-    if not pages["fallback"]:
-        return
-    why = ""
-    if result.function == "populate" and result.params["thp"]:
-        why = (
-            " (MAP_POPULATE faults the pages in before madvise(MADV_HUGEPAGE) can ask "
-            "for THP: use populate-write)"
-        )
-    print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
 
 
 def _headroom(args, measured):
     """--headroom: clear the faults' extents, then a line per fault."""
-    # The clears are extras: saved with the faults, also those a signal stops, but not
-    # counted among the loops planned.
+    # The clears are extras: saved with the faults (a signal's too), not among the loops planned.
     try:
         clears = measured.extra = list(faults.measure_headroom(measured.results[0]))
     except Interrupted as e:
@@ -280,23 +227,11 @@ def _headroom(args, measured):
 
 
 def plan_mmap(args):
-    """``(point, plan)`` of mem mmap's arguments, every one checked but the workload's name
-    and the output (also by ``fleet run``, before sending the command)."""
+    """``(point, plan)`` of mem mmap's arguments, all checked but -f and -o (fleet run too)."""
     resolve_clock(args)
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
-    point = pick(
-        args,
-        "size",
-        "page",
-        "threads",
-        "thp",
-        "clock",
-        "latency",
-        "touch",
-        "profile",
-        seed="randomize",
-    )
+    point = pick(args, "size page threads thp clock latency touch profile", seed="randomize")
     return point, faults.plan(**point)
 
 
@@ -314,41 +249,42 @@ def cmd_mmap(args):
     else:
         why = "MAP_POPULATE faults every page inside mmap(), so no fault can be timed on its own"
         skip = {"populate": why} if args.latency else {}
-        names = _all((n, skip.get(n)) for n in faults.WORKLOADS)
+        names = _all([(n, skip.get(n)) for n in faults.WORKLOADS])
     if args.runs > 1 and args.headroom:
         raise UsageError(
             "--headroom sets faults beside clears of the same process: use it without --runs"
         )
 
-    def here(name, warmed):
-        try:
-            return faults.run(job, name, warmed)
-        except _core.UnavailableError as e:
-            if args.function != "all":
-                raise
-            _skipped(name, e)
+    def here(warmed):
+        for name in names:
+            try:
+                yield faults.run(job, name, warmed)
+            except _core.UnavailableError as e:
+                if args.function != "all":
+                    raise
+                print(f"# function '{name}' skipped: {e}", file=sys.stderr)
 
     def show(result, first, results):
-        # With --runs, each run's latencies below the pooled lines.
-        latency = None if args.runs > 1 else result.details["latency"]
-        _print_fault(args, job, result, first, latency, results)
+        _print_fault(args, job, result, first, results)
         sys.stdout.flush()
-        _warn_pages(result)
+        pages = faults.page_report(result)
+        if pages["fallback"]:
+            why = _POPULATE_THP if result.function == "populate" and result.params["thp"] else ""
+            print(f"pagezero: warning: '{result.function}': {pages['text']}{why}", file=sys.stderr)
         if args.runs > 1 and args.format != "simple":
             if args.latency:
                 for i, r in enumerate(results):
-                    print(_latency_line(r).replace("# latency", f"# run {i}: latency", 1))
-            print(between_runs_line(results))
+                    print(_latency_line(r, f"run {i}: "))
+            print(render.between_runs_line(results))
 
     # The pool is given back (inner block) before the results are saved (outer).
     planned = args.runs * len(names) * args.nr_loops
-    with Measured(args.output, planned, names, args.runs).saving() as measured:
-        if args.runs > 1:
-            # Each run's process reserves its pool itself.
-            _measure(args, measured, dict(point, reserve=args.reserve), names, None, show)
+    with render.Measured(args.output, planned, names, args.runs).saving() as measured:
+        if args.runs > 1:  # each run's process reserves its pool itself
+            _measure(args, measured, dict(point, reserve=args.reserve), names, (), show)
             return 0
         with faults.reserved(job, args.reserve) as warmed:
-            _measure(args, measured, point, names, lambda name: here(name, warmed), show)
+            _measure(args, measured, point, names, here(warmed), show)
             if args.headroom and measured.results:
                 _headroom(args, measured)
     return 0

@@ -1,17 +1,21 @@
-"""Output the commands share: tables in the --format asked, the lines on measured
-conditions and pages, JSON documents, and what a stop signal keeps."""
+"""What the measuring commands share: figures, the lines on conditions and pages, JSON,
+--runs N's fresh processes pooled, and what a stop signal keeps."""
 
 import contextlib
 import dataclasses
 import json
 import math
 import signal
+import statistics
 import sys
 
 from pagezero.files import atomic_write
 from pagezero.interrupt import Interrupted, as_interrupted, deferred, received
 from pagezero.measure.mem import thread_rates, thread_spread
+from pagezero.results.points import point_summary
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.processes import across_processes
+from pagezero.runs.sweeps import lost_lines
 from pagezero.system.backing import Backing, thp_warning
 from pagezero.units import gbps
 
@@ -22,24 +26,8 @@ def print_json(doc):
 
 def write_json(path, doc):
     """Write doc to path as results are written: renamed into place, signals held meanwhile."""
-
-    def write(f):
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-
     with deferred():
-        atomic_write(path, write)
-
-
-def emit(args, rows, text_lines, simple_keys):
-    """Print rows as --format asks: the text table, a line of numbers per row, or JSON."""
-    if args.format == "json":
-        print_json(rows)
-    elif args.format == "simple":
-        for row in rows:
-            print(" ".join(f"{row[k]:f}" for k in simple_keys))
-    else:
-        print("\n".join(text_lines))
+        atomic_write(path, lambda f: f.write(json.dumps(doc, indent=1) + "\n"))
 
 
 def gbs(rate):
@@ -78,10 +66,8 @@ def condition_lines(results, what):
     """Lines below a batch or folio table: cold mode, node, threads, counters."""
     r0, lines = results[0], []  # every row ran under the same conditions
     if "cold_method" in r0.details:
-        lines.append(
-            f"# cache cold: each {what} flushed with {r0.details['cold_method']} before its "
-            f"timed clear (the flushes are not timed)"
-        )
+        flushed = f"each {what} flushed with {r0.details['cold_method']} before its timed clear"
+        lines.append(f"# cache cold: {flushed} (the flushes are not timed)")
     if "node" in r0.params:
         lines.append(f"# memory bound to NUMA node {r0.params['node']}")
     for r in results:
@@ -108,14 +94,11 @@ def huge_share(result):
 
 def backing_heading(results):
     """The pages the results cleared, e.g. "2MB THP pages, 100% on huge pages per smaps"."""
-    parts = []  # several when runs got different pages
+    parts = []
     for r in results:
-        text = f"{Backing(r.params.get('backing', '4KB')).label} pages"
-        if "huge_share" in r.details:
-            text += f", {huge_share(r)} on huge pages per smaps"
-        if text not in parts:
-            parts.append(text)
-    return "; ".join(parts)
+        share = f", {huge_share(r)} on huge pages per smaps" if "huge_share" in r.details else ""
+        parts.append(f"{Backing(r.params.get('backing', '4KB')).label} pages{share}")
+    return "; ".join(dict.fromkeys(parts))  # several when runs got different pages
 
 
 def backing_row(result):
@@ -128,11 +111,8 @@ def backing_row(result):
 
 def backing_lines(results, name):
     """For stderr: why the pages are not hugetlb, and a warning per THP buffer short of them."""
-    lines = []
-    for r in results:
-        note = r.details.get("backing_note")
-        if note and f"# pages: {note}" not in lines:
-            lines.append(f"# pages: {note}")
+    notes = (r.details.get("backing_note") for r in results)
+    lines = list(dict.fromkeys(f"# pages: {note}" for note in notes if note))
     for r in results:
         if "huge_share" in r.details:
             warning = thp_warning(r.details["huge_share"], r.details["buffer_bytes"])
@@ -166,8 +146,7 @@ def on_stop(keep):
 
 
 def loops_run(result):
-    """The loops `result` measured: those its rate counts and the leading ones a fault
-    run's warm-up rule left out (measure.warmup, details["warmup"]), as loops were asked."""
+    """The loops `result` measured, those a fault run's warm-up rule left out included."""
     details = getattr(result, "details", None) or {}
     return result.loops + details.get("warmup", {}).get("loops", 0)
 
@@ -179,13 +158,10 @@ def _marked(result, signame):
 
 
 class Measured:
-    """The results a command measures, saved to -o on the way out whatever happens."""
+    """A command's results, saved to -o on the way out (marked interrupted after a signal)."""
 
-    # Complete, after an error, or after a signal: then with the partial run it cut
-    # short, the file marked interrupted.
     def __init__(self, output, planned, names=None, runs=1):
-        # planned: the loops meant in all, "after N of M loops"; names: the functions measured
-        # one after another (-f all), each planned / runs / len(names) loops a run.
+        # planned: the loops meant in all; names: -f all's functions, each planned/runs/n a run.
         self.output, self.planned = output, planned
         self.names, self.runs_meant = list(names or ()), runs
         self.results = []  # counted in "N of M"
@@ -239,10 +215,88 @@ class Measured:
         try:
             with on_stop(self._keep):
                 yield self
-        except KeyboardInterrupt:
+        except BaseException as e:
+            if not isinstance(e, KeyboardInterrupt):  # a stop signal: on_stop saved it
+                self._save()  # a failure part-way still keeps what was measured
             raise
-        except BaseException:
-            self._save()  # a failure part-way still keeps what was measured
-            raise
-        else:
-            self._save()
+        self._save()
+
+
+def each_point(args, measured, common, key, names, here):
+    """Per name (a value of `key`), its Results, kept in `measured` as they come."""
+    # --runs N: from N fresh processes, all at the end; else as `here` yields them (None: skipped).
+    if args.runs == 1:
+        for result in here:
+            if result is not None:
+                measured.results.append(result)
+                yield [result]
+        return
+    points = [dict(common, **{key: n}) for n in names]
+    try:
+        rs = across_processes(args.command, points, args.runs, progress=not args.quiet)
+    except Interrupted as e:
+        if e.partial is not None:  # the runs measured, and the cut run's loops, are kept
+            _keep(measured, e.partial)
+            e.partial = None
+        raise
+    _keep(measured, rs)
+    by_name = {name: [] for name in names}
+    for r in rs.results:
+        by_name.setdefault(r.function if key == "function" else r.params[key], []).append(r)
+    yield from (by_name[name] for name in names)
+
+
+def _keep(measured, rs):
+    measured.results += rs.results
+    measured.runs += rs.runs
+    measured.lost += rs.lost
+    for line in lost_lines(rs):
+        print(line, file=sys.stderr)
+
+
+def pooled(results):
+    """One point's Results of several runs as one, holding the loops of every run (docs/cli.rst)."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+    per_loop = [n for n in ("samples", "pass_worst_ns", "touch_ns", "cold_ns") if hasattr(first, n)]
+    changes = {n: tuple(v for r in results for v in getattr(r, n)) for n in per_loop}
+    if getattr(first, "batch_ns", None):
+        changes["batch_ns"] = {
+            k: (max if k == "max" else statistics.median)(r.batch_ns[k] for r in results)
+            for k in first.batch_ns
+        }
+    details = dict(first.details)
+    if "thread_samples" in details:
+        details["thread_samples"] = [
+            [s for r in results for s in r.details["thread_samples"][t]]
+            for t in range(len(details["thread_samples"]))
+        ]
+    if "counters" in details:
+        details["counters"] = {
+            name: [v for r in results for v in r.details["counters"][name]]
+            for name in details["counters"]
+        }
+    if "pages" in details:
+        details["pages"] = [p for r in results for p in r.details["pages"]]
+    return dataclasses.replace(first, **changes, details=details)
+
+
+def _summary(results):
+    return point_summary([r.values() for r in results], results[0].unit)
+
+
+def runs_row(results):
+    """--format json's runs and between_runs_pct; empty for fewer than 2 results."""
+    if len(results) < 2:
+        return {}
+    s = _summary(results)
+    return {"runs": s["runs"], "between_runs_pct": s["spread_pct"]}
+
+
+def between_runs_line(results, what=""):
+    """`# N runs: between runs +- X.X%`, the spread of one point's runs' medians."""
+    s = _summary(results)
+    if s["runs"] < 2:
+        return f"# 1 run{what}: no spread between runs (the others were lost or not run)"
+    return f"# {s['runs']} runs{what}: between runs +- {s['spread_pct']:.1f}%"

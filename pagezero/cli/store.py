@@ -1,20 +1,17 @@
-"""``pagezero store add|list|history|export|publish``: the results store on the command
-line. A path that is no results file or folder exits 2; a store that cannot be used
-(StoreError) exits 1.
-"""
+"""``pagezero store add|list|history|export|publish``: the results store on the command line."""
 
 import csv
 import json
 import os
 import sys
 
-from pagezero.cli.options import add_format, check_output
+from pagezero.cli.options import add, check_output, command
 from pagezero.results.resultset import atomic_write
 from pagezero.store import Store, default_path, read_records
 from pagezero.store.history import format_history, plot_history
 from pagezero.store.publish import publish
 
-__all__ = ["COMMANDS", "add_parsers"]
+__all__ = ["add_parsers"]
 
 
 def cmd_store_add(args):
@@ -49,8 +46,7 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
-    """The matching points over time as a table (or JSON), ``--plot`` drawing them;
-    ValueError when none matches."""
+    """The matching points over time as a table (or JSON), ``--plot`` drawing them."""
     check_output(args.plot)
     filters = ("machine", "kernel", "benchmark", "function", "size", "page")
     with Store(args.store) as store:
@@ -94,37 +90,19 @@ def cmd_store_publish(args):
     return 0
 
 
-COMMANDS = {
-    "store-add": cmd_store_add,
-    "store-list": cmd_store_list,
-    "store-history": cmd_store_history,
-    "store-export": cmd_store_export,
-    "store-publish": cmd_store_publish,
-}
-
-
 def add_parsers(sub):
     """Add the ``store`` command and its actions to `sub`, the subparsers of ``pagezero``."""
     where = f"the store file (default: {default_path().replace(os.path.expanduser('~'), '~')})"
     store = sub.add_parser("store", help="keep every result set in a SQLite store, with history")
-    store_sub = store.add_subparsers(dest="store_command", metavar="ACTION")
-    store_sub.required = True
-
-    def action(name, help):
-        p = store_sub.add_parser(name, help=help)
-        p.set_defaults(command=f"store-{name}")
-        return p
-
+    actions = store.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     text = "add results files, or every results file under folders; each result set is kept once"
-    p = action("add", text)
+    p = command(actions, "add", text, cmd_store_add, command="store-add")
     p.add_argument("paths", nargs="+", metavar="FILE|DIR")
-    p.add_argument("--store", metavar="PATH", help=where)
-
-    p = action("list", "one line per stored result set")
-    p.add_argument("--store", metavar="PATH", help=where)
-    add_format(p, ("default", "json"))
-
-    p = action("history", "a point's median per result set, in time order, with its spread")
+    text = "one line per stored result set"
+    p = command(actions, "list", text, cmd_store_list, command="store-list")
+    add(p, "format")
+    text = "a point's median per result set, in time order, with its spread"
+    p = command(actions, "history", text, cmd_store_history, command="store-history")
     p.add_argument("--machine", help="machine name in a fleet, or hostname")
     p.add_argument("--kernel", help="kernel release, as uname -r says")
     p.add_argument("--benchmark", help="memset, memcpy, mmap, batch, folio, ...")
@@ -132,16 +110,14 @@ def add_parsers(sub):
     p.add_argument("--size", help="region size, e.g. 1GB")
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add_format(p, ("default", "json"))
-    p.add_argument("--store", metavar="PATH", help=where)
-
-    p = action("export", "every stored point as CSV, or every result set's document as JSON")
+    add(p, "format")
+    text = "every stored point as CSV, or every result set's document as JSON"
+    p = command(actions, "export", text, cmd_store_export, command="store-export")
     p.add_argument("--format", default="csv", choices=["csv", "json"])
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
-    p.add_argument("--store", metavar="PATH", help=where)
-
-    p = action("publish", "the store as a static site: machines, points' histories, comparisons")
-    p.add_argument(
-        "-o", "--output", metavar="SITE", required=True, help="the site's folder (replaced whole)"
-    )
-    p.add_argument("--store", metavar="PATH", help=where)
+    text = "the store as a static site: machines, points' histories, comparisons"
+    p = command(actions, "publish", text, cmd_store_publish, command="store-publish")
+    site = "the site's folder (replaced whole)"
+    p.add_argument("-o", "--output", metavar="SITE", required=True, help=site)
+    for p in actions.choices.values():  # each action's last option
+        p.add_argument("--store", metavar="PATH", help=where)

@@ -121,6 +121,9 @@ def bench_mem(
     counters: bool = False,
     settle: int = 0,
 ) -> dict[str, Any]: ...
+def split_region(
+    size: int, threads: int, page_shift: int = 12, thp: int = 0
+) -> tuple[int, tuple[int, ...]]: ...
 def run_threads_on(
     buffer: _Writable,
     kernel: str,

@@ -47,8 +47,9 @@ def arguments(
     kwargs: Mapping[str, Any],
     without: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The arguments `function`, less its parameters `without`, would get from (args, kwargs),
-    defaults filled in: a plan takes its measuring function's parameters, stated once there."""
+    """The arguments `function`, less its parameters `without` and `runs`, would get from
+    (args, kwargs), defaults filled in: a plan takes its measuring function's parameters,
+    stated once there. Its `runs` (typed there for the public call's sake) must be 1."""
     signature = inspect.signature(function)
     skip = set(without)
     signature = signature.replace(
@@ -56,7 +57,14 @@ def arguments(
     )
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
-    return dict(bound.arguments)
+    a = dict(bound.arguments)
+    runs = a.pop("runs", 1)
+    if runs != 1 or isinstance(runs, bool):
+        raise ValueError(
+            f"runs={runs!r} here: pagezero.measure measures one run in this process; "
+            f"pagezero.{function.__name__}(..., runs=N) measures in N fresh processes"
+        )
+    return a
 
 
 def check_int(name: str, value: object, low: int, high: int) -> int:

@@ -24,7 +24,7 @@ from pagezero.system import hugepages
 from pagezero.system.backing import huge_details
 from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
-from pagezero.system.memory import SMALL_PAGE, THP_PAGE, check_page, thp_mode
+from pagezero.system.memory import check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 CLOCKS: tuple[str, ...] = _core.clocks()
@@ -32,18 +32,6 @@ CLOCKS: tuple[str, ...] = _core.clocks()
 # SETTLE_TOLERANCE_PCT (csrc/mem_bench.h says why).
 SETTLE_MIN_LOOPS: int = _core.SETTLE_MIN_LOOPS
 SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
-
-
-def part_align(shift: int, thp: bool | None) -> int:
-    """Where the parts of a shared region start (csrc/mem_bench.c): on the mapping's pages.
-
-    The hugetlb page, THP's 2MB with thp=True, else 4KB: no two threads share a page, whose
-    first touch (each thread prefaults its own part) allocates and places all of it. (The
-    plans refuse 4KB pages and THP where the kernel's differ: system.memory.check_page.)
-    """
-    if shift != 12:
-        return 1 << shift
-    return THP_PAGE if thp is True else SMALL_PAGE
 
 
 def check_clock(clock: str, threads: int = 1) -> str:
@@ -103,18 +91,6 @@ class Plan:
         """Bytes one loop clears over all threads."""
         return self.nbytes * (self.threads if self.private else 1)
 
-    def thread_bytes(self) -> tuple[int, ...]:
-        """Bytes each thread clears per loop: the C core's split of a shared region.
-
-        Whole pages (part_align) to every thread but the last, which takes the rest.
-        """
-        threads = self.threads
-        if self.private or threads == 1:
-            return (self.nbytes,) * threads
-        align = part_align(self.shift, self.thp)
-        part = self.nbytes // threads // align * align
-        return (part,) * (threads - 1) + (self.nbytes - part * (threads - 1),)
-
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params (conditions only where they differ from the defaults)."""
         p = dict(size=self.nbytes, page=format_page(self.shift), chunk=self.chunk)
@@ -152,8 +128,8 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
     )
     check_clock(a["clock"], c.threads)
-    align = part_align(shift, thp)
-    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < align:
+    align, parts = _core.split_region(nbytes, c.threads, shift, thp_mode(thp, shift))
+    if c.threads_mode == "shared" and not parts[0]:
         raise ValueError(
             f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
             f"each needs at least {format_size(align)} of it, a whole page"
@@ -230,21 +206,14 @@ def run(p: Plan, function: str) -> Result | None:
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
             details={
-                **c.details(raw, timing, p.thread_bytes(), cpus),
+                **c.details(raw, timing, raw["thread_bytes"], cpus),
                 **huge_details(raw.get("huge_pages")),
-                **settle_details(p, raw),
+                **({k: raw[k] for k in ("settle_loops", "settled")} if p.settle else {}),
             },
             interrupted=raw["interrupted"],
         )
 
     return interrupt.finish(raw, result)
-
-
-def settle_details(p: Plan, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A settled run's untimed loops and whether the last two agreed (else it hit the bound)."""
-    if not p.settle:
-        return {}
-    return {"settle_loops": raw["settle_loops"], "settled": raw["settled"]}
 
 
 def _measure(benchmark: str, arguments: Mapping[str, Any]) -> Result | None:
@@ -270,6 +239,7 @@ def memset(
     counters: bool = False,
     offset: int = 0,
     settle: int = 0,
+    runs: int = 1,
 ) -> Result | None:
     """Time `loops` passes of clearing `size` bytes (mapped and prefaulted first), as
     perf bench mem memset.
@@ -357,6 +327,7 @@ def memcpy(
     cpu_node: int | None = None,
     counters: bool = False,
     offset: int = 0,
+    runs: int = 1,
 ) -> Result | None:
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
 

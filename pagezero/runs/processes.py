@@ -14,7 +14,7 @@ import inspect
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ParamSpec
 
 from pagezero.interrupt import Interrupted, received
 from pagezero.measure import fault, mem, policy
@@ -93,21 +93,17 @@ _RUNS_DOC = """    runs : int
 
 """
 
+P = ParamSpec("P")
+
 
 def with_runs(
-    benchmark: str, measure: Callable[..., Result | None], kind: str = "Result", more: str = ""
-) -> Callable[..., ResultSet]:
-    """`measure` as the public API has it: with runs=, returning a ResultSet; its docstring
-    `measure`'s (Parameters, Raises) with runs and the Returns (`kind`, `more`) added."""
-    own = inspect.signature(measure)
-    runs = inspect.Parameter(
-        "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1, annotation="int"
-    )
-    signature = own.replace(
-        parameters=[*own.parameters.values(), runs], return_annotation="ResultSet"
-    )
+    benchmark: str, measure: Callable[P, Result | None], kind: str = "Result", more: str = ""
+) -> Callable[P, ResultSet]:
+    """`measure` as the public API has it: its parameters (its `runs` carried out here),
+    returning a ResultSet; its docstring with runs and the Returns (`kind`, `more`) added."""
+    signature = inspect.signature(measure).replace(return_annotation="ResultSet")
 
-    def public(*args: Any, **kwargs: Any) -> ResultSet:
+    def public(*args: P.args, **kwargs: P.kwargs) -> ResultSet:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)

@@ -44,7 +44,7 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise ValueError("the grid is empty: give at least one parameter with its values")
     known = list(inspect.signature(b.run).parameters)
     for name, values in grid.items():
-        if name == "runs" and name not in known:
+        if name == "runs":
             raise ValueError(
                 "runs is not a grid parameter: a sweep's fresh processes are its processes"
             )

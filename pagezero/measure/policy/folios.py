@@ -278,6 +278,7 @@ def folio(
     cache: str = "hot",
     node: int | None = None,
     counters: bool = False,
+    runs: int = 1,
 ) -> FolioResult | None:
     """Clear a folio in `strategy`'s order and measure the fault neighbourhood.
 

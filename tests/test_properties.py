@@ -7,12 +7,12 @@ cheap, and the suite's time matters more than the hundredth example."""
 import math
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pagezero import _core
 from pagezero.analysis.compare import compare
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
-from pagezero import _core
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.units import format_size, parse_size
 

@@ -37,13 +37,8 @@ def across_processes(
     runs: int,
     progress: Progress | bool | None = None,
 ) -> ResultSet:
-    """Each point of `benchmark` (checked first) in each of `runs` fresh processes, one
-    after the other, in a shuffled order within each (a sweep's repetition).
-
-    ``rs.runs[i]["process"]`` says which process; Interrupted carries what was measured.
-    progress: True, a line per run on stderr with the time left (a bar on a terminal); a
-    Progress, a step of it per run; None, a run of the ambient Progress if any; False, none.
-    """
+    """Each point (checked first) in each of `runs` fresh processes, as a sweep's repetitions
+    (progress as sweep()'s, None: runs of the ambient Progress); Interrupted with the part."""
     check_runs(runs)
     for point in points:
         BENCHMARKS[benchmark].check(**point)
@@ -60,24 +55,6 @@ def across_processes(
             getattr(signal, rs.interrupted, None) or received() or signal.SIGINT, partial=rs
         )
     return rs
-
-
-def in_this_process(
-    measure: Callable[..., Result | None], arguments: Mapping[str, Any]
-) -> ResultSet:
-    """One run of `measure` here, as a ResultSet of its Result (none when a program's own
-    handler took a stop signal before a loop completed); Interrupted's partial too."""
-    run = [{"process": 0, "pid": os.getpid()}]
-    try:
-        r = measure(**arguments)
-    except Interrupted as e:
-        if isinstance(e.partial, Result):
-            e.partial = ResultSet([e.partial], run, interrupted=e.signame)
-        raise
-    run_finished(f"{getattr(measure, '__name__', 'measure')} run done (this process)")
-    if r is None:
-        return ResultSet([], interrupted=True)
-    return ResultSet([r], run, interrupted=r.interrupted)
 
 
 _RUNS_DOC = """    runs : int
@@ -99,9 +76,9 @@ P = ParamSpec("P")
 def with_runs(
     benchmark: str, measure: Callable[P, Result | None], kind: str = "Result", more: str = ""
 ) -> Callable[P, ResultSet]:
-    """`measure` as the public API has it: its parameters (its `runs` carried out here),
-    returning a ResultSet; its docstring with runs and the Returns (`kind`, `more`) added."""
+    """`measure` with its runs carried out, one here or N in fresh processes, as a ResultSet."""
     signature = inspect.signature(measure).replace(return_annotation="ResultSet")
+    call: Callable[..., Result | None] = measure  # with the arguments bound below
 
     def public(*args: P.args, **kwargs: P.kwargs) -> ResultSet:
         bound = signature.bind(*args, **kwargs)
@@ -110,7 +87,17 @@ def with_runs(
         n = check_runs(arguments.pop("runs"))
         if n > 1:
             return across_processes(benchmark, [arguments], n)
-        return in_this_process(measure, arguments)
+        run = [{"process": 0, "pid": os.getpid()}]
+        try:
+            r = call(**arguments)
+        except Interrupted as e:
+            if isinstance(e.partial, Result):
+                e.partial = ResultSet([e.partial], run, interrupted=e.signame)
+            raise
+        run_finished(f"{measure.__name__} run done (this process)")
+        if r is None:  # a program's own handler took a stop signal before a loop completed
+            return ResultSet([], interrupted=True)
+        return ResultSet([r], run, interrupted=r.interrupted)
 
     head, raises = (measure.__doc__ or "").split("\n    Raises\n")
     more = f"\n        {more}" if more else ""

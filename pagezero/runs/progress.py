@@ -1,17 +1,13 @@
 """Progress of a long run on stderr: one line per step with the time left, an estimate.
 
-A tqdm bar where the stream is a terminal (the lines are written above it), plain lines
-where it is not (a log, a CI job, a test capturing stderr): a run that takes minutes is
-never silent. The time left is the pace so far (seconds per unit of work done) times the
-work still to do, less the time already spent on the step under way; before any step is
-done it is the caller's prior or unknown. A caller that knows the work left better than
-the pace so far says so (reestimate(): the report, whose studies are estimated from their
-own sizes).
+A tqdm bar on a terminal (the lines written above it), plain lines elsewhere (a log, CI):
+a run that takes minutes is never silent. The time left is the pace so far times the work
+still to do, less the time the step under way has had; before a step is done, the caller's
+prior or unknown; reestimate() where the caller knows better (the report's studies).
 
-A Progress in a `with` block is the ambient one: the runs and sweeps started inside it
-(runs/processes.py, runs/sweeps.py, runs/workers.py) say on it when each run ends, without
-every layer between passing it on. One that counts runs advances a step per run; one that
-counts its own steps (the report's studies) shows them as notes inside the current step.
+A Progress in a `with` block is the ambient one: the runs and sweeps started inside it say
+on it when each run ends, without every layer between passing it on: a step per run, or
+(one that counts its own steps, the report's studies) a note inside the current step.
 """
 
 from __future__ import annotations
@@ -38,18 +34,6 @@ def format_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
-
-
-def _bar(what: str, total: float, stream: IO[str], unit: str) -> Any:  # a tqdm bar
-    from tqdm import tqdm
-
-    class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
-        # No monitor thread: tqdm starts one even for a disabled bar, and leaves it
-        # running in the caller's process after the run.
-        monitor_interval = 0
-
-    fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
-    return Bar(total=total, desc=what, file=stream, unit=unit, leave=False, bar_format=fmt)
 
 
 class Progress:
@@ -118,10 +102,8 @@ class Progress:
         return time.monotonic() - self._start
 
     def left(self) -> tuple[float, bool] | None:
-        """(seconds still to go, whether the step under way is past its share), an
-        estimate; None before there is a pace to go by. The step under way (the next
-        unit, when none was begun) counts its share less the time it has had; past
-        its share, 0, and then only the rest is known."""
+        """(seconds to go, whether the step under way, or else the next unit, is past its
+        share: then it counts 0), an estimate; None before there is a pace to go by."""
         now = time.monotonic()
         pace = (self._last_step - self._start) / self.done if self.done > 0 else self._prior
         if pace is None:
@@ -150,8 +132,7 @@ class Progress:
         self.under_way, self._step_units = name, min(units, self.total - self.done)
 
     def reestimate(self, left: float) -> None:
-        """The work still to do is `left` units from now on: a caller that knows its steps'
-        sizes better than the pace so far would say (the report's studies)."""
+        """The work still to do is `left` units from now on (a caller that knows better)."""
         self.total = self.done + left
         if self._bar is not None:
             self._bar.total = self.total
@@ -183,10 +164,18 @@ class Progress:
         self._bar, self._terminal = None, False
 
     def _drawn(self) -> Any:
-        """The bar, drawn now if it is due and not yet shown (None: plain lines)."""
+        """The tqdm bar, drawn now if it is due and not yet shown (None: plain lines)."""
         if self._terminal and self._bar is None:
-            self._bar = _bar(self.what, self.total, self.stream, "unit")
-            self._bar.n = self.done
+            from tqdm import tqdm
+
+            class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
+                # No monitor thread: tqdm starts one even for a disabled bar, and leaves it
+                # running in the caller's process after the run.
+                monitor_interval = 0
+
+            fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
+            where = dict(desc=self.what, file=self.stream, leave=False, bar_format=fmt)
+            self._bar = Bar(total=self.total, initial=self.done, **where)
         return self._bar
 
     def _advance(self, units: float) -> None:
@@ -220,8 +209,7 @@ def current() -> Progress | None:
 
 
 def run_finished(text: str) -> None:
-    """A run ended (a fresh process, or a pass here): a step of an ambient Progress that
-    counts runs, a note of one that counts its own steps; nothing without one."""
+    """A run ended: a step of an ambient Progress that counts runs, else a note of one."""
     p = current()
     if p is None:
         return

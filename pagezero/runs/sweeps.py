@@ -66,9 +66,7 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
-    """The Progress a sweep or a set of runs advances itself: `progress` when one is given;
-    True: a new one on stderr; None: a bar when stderr is a terminal and no ambient
-    Progress takes the notes; False: none."""
+    """The Progress a sweep advances itself, from its `progress` (as sweep() takes it)."""
     if isinstance(progress, Progress):
         return progress
     if progress is None:
@@ -222,9 +220,8 @@ def sweep(
 def default_sizes(
     info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
 ) -> list[int]:
-    """Extents in bytes from `low` to `high` (default: 8 x the LLC, at least 256MB),
-    powers of two with 0.5, 0.75, 1, 1.5 and 2 x each cache size added, as pmbw
-    does, so the steps at L1, L2 and the LLC are resolved."""
+    """Extents from `low` to `high` (default: 8 x the LLC, 256MB at least): powers of two and
+    0.5 to 2 x each cache size, as pmbw's, so the steps at L1, L2 and the LLC are resolved."""
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)
@@ -264,8 +261,10 @@ def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
 def _swept(
     benchmark: str, grid: dict[str, Any], runs: int, warmup: int, progress: Any, notes: list[str]
 ) -> ResultSet | None:
-    """One shape's sweep on the pages it asks for; where they are gone at the mapping, again on
-    kernel_backing()'s next choice (THP, else 4KB), or (no other choice) None; `notes` says so."""
+    """One shape's sweep on the pages it asks for. Its 2MB hugetlb pages (kernel_backing()'s,
+    chosen up front) gone when it maps them, it runs again on kernel_backing()'s choice now
+    (THP, else 4KB); pages with no other choice (a fault run's hugetlb size): None. `notes`
+    says which sweep, what it asked for, what it got instead, why."""
     region = benchmark in _REGION_BENCHMARKS
     left_out = ("function", "thp", "loops", "reserve", "page" if region else "")
     shape = ", ".join(
@@ -310,14 +309,8 @@ def sweep_points(
     progress: Any = None,
     notes: list[str] | None = None,
 ) -> ResultSet:
-    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes.
-
-    A sweep whose 2MB hugetlb pages (kernel_backing()'s choice, made up front) are gone when
-    it maps them, another process having taken them, runs again on THP, else 4KB pages, as
-    kernel_backing() would choose now; a sweep whose pages have no other choice (a fault
-    run's hugetlb size) is left out. Each adds a line to `notes`: which sweep, what it
-    asked for, what it got instead, why. MappingError when nothing could be measured.
-    """
+    """Points that are not a grid: a sweep per point shape (_swept: pages gone, a line in
+    `notes`), merged, in `runs` processes; MappingError when nothing could be measured."""
     results: list[Result] = []
     run_rows: list[Mapping[str, Any]] = []
     interrupted, skipped = None, 0

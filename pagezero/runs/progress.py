@@ -174,8 +174,8 @@ class Progress:
                 monitor_interval = 0
 
             fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
-            where = dict(desc=self.what, file=self.stream, leave=False, bar_format=fmt)
-            self._bar = Bar(total=self.total, initial=self.done, **where)
+            self._bar = Bar(total=self.total, desc=self.what, file=self.stream, bar_format=fmt)
+            self._bar.leave, self._bar.n = False, self.done
         return self._bar
 
     def _advance(self, units: float) -> None:

@@ -77,20 +77,6 @@ class Plan:
         """The kernel kind it runs: "clear" or "copy"."""
         return KERNEL_KIND[self.benchmark]
 
-    @property
-    def threads(self) -> int:
-        return self.conditions.threads
-
-    @property
-    def private(self) -> bool:
-        """Each thread has a region of its own (else they share one)."""
-        return self.conditions.threads_mode == "private"
-
-    @property
-    def total_bytes(self) -> int:
-        """Bytes one loop clears over all threads."""
-        return self.nbytes * (self.threads if self.private else 1)
-
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params (conditions only where they differ from the defaults)."""
         p = dict(size=self.nbytes, page=format_page(self.shift), chunk=self.chunk)
@@ -98,10 +84,7 @@ class Plan:
         if self.kind == "clear":
             p["value"] = self.value
         p.update(self.conditions.params())
-        if self.offset:
-            p["offset"] = self.offset
-        if self.settle:
-            p["settle"] = self.settle
+        p.update({k: v for k, v in (("offset", self.offset), ("settle", self.settle)) if v})
         return p
 
 
@@ -157,11 +140,12 @@ def check_hugepages(p: Plan) -> None:
     if p.shift == 12:
         return
     page = format_page(p.shift)
-    buffers = (p.threads if p.private else 1) * (2 if p.kind == "copy" else 1)
+    c = p.conditions
+    buffers = (c.threads if c.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
     needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
     hugepages.check_available(page, needed)
-    if p.conditions.node is not None:
-        hugepages.check_node_available(page, needed, p.conditions.node)
+    if c.node is not None:
+        hugepages.check_node_available(page, needed, c.node)
 
 
 def run(p: Plan, function: str) -> Result | None:
@@ -187,7 +171,7 @@ def run(p: Plan, function: str) -> Result | None:
         cold=c.cold,
         evict_bytes=evict_bytes() if c.cold else 0,
         threads=c.threads,
-        mode="private" if p.private else "shared",
+        mode=c.threads_mode or "shared",  # plan() refuses None
         cpus=cpus,
         node=-1 if c.node is None else c.node,
         counters=c.counters,
@@ -200,7 +184,7 @@ def run(p: Plan, function: str) -> Result | None:
             benchmark=p.benchmark,
             function=function,
             params=p.params(),
-            bytes_per_loop=p.total_bytes,
+            bytes_per_loop=sum(raw["thread_bytes"]),
             clock=p.clock,
             samples=raw["samples"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
@@ -276,9 +260,9 @@ def memset(
     threads_mode : {"shared", "private"}
         "shared" splits one region of `size` into disjoint parts that start on
         its pages (the hugetlb page; 2MB with thp=True; else 4KB): whole pages
-        to each thread but the last, which takes the rest, and at least one
-        page each (ValueError otherwise); "private" gives each thread its own
-        region of `size`.
+        to each thread but the last, which takes the rest (the C core's parts:
+        details["thread_bytes"]), at least one page each (ValueError otherwise);
+        "private" gives each thread its own region of `size`.
     node : int or None
         Bind the buffers to this NUMA node (mbind).
     cpu_node : int or None

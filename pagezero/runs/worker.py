@@ -10,9 +10,9 @@ spec's error file, and the status is 1.
 from __future__ import annotations
 
 import ctypes
-import importlib
 import json
 import os
+import pkgutil
 import shutil
 import signal
 import sys
@@ -28,9 +28,7 @@ def _benchmark(spec: dict[str, Any]) -> None:
     if where["path"] and where["path"] not in sys.path:
         # After the installed packages: pagezero itself still comes from them.
         sys.path.append(where["path"])
-    target: Any = importlib.import_module(where["module"])  # then the function in it
-    for part in where["qualname"].split("."):
-        target = getattr(target, part)
+    target = pkgutil.resolve_name(f"{where['module']}:{where['qualname']}")
     if spec["benchmark"] not in BENCHMARKS or BENCHMARKS[spec["benchmark"]].run is not target:
         register(spec["benchmark"], target)
 
@@ -60,24 +58,14 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _end_with_parent(spec: dict[str, Any]) -> None:
-    """Stop, as a stop signal would, when the sweep that started this worker ends.
-
-    A sweep killed outright (SIGKILL, the OOM killer) cannot pass a signal on to
-    a worker in its own session, which would clear memory for nobody. SIGTERM
-    arrives once the stop signals are unblocked; a parent that ended before
-    prctl() took effect is caught by its pid.
-    """
-    if spec.get("parent") is None:
-        return
+    """Stop, as a stop signal would, when the sweep that started this worker ends: one killed
+    outright (SIGKILL, the OOM killer) cannot pass a signal on, and the worker would clear
+    memory for nobody. SIGTERM arrives once the stop signals are unblocked; a parent that
+    ended before prctl() took effect is caught by its pid."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-    if _orphaned(spec):
+    if os.getppid() != spec["parent"]:
         os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _orphaned(spec: dict[str, Any]) -> bool:
-    parent = spec.get("parent")
-    return parent is not None and os.getppid() != parent
 
 
 def main() -> int:
@@ -86,7 +74,7 @@ def main() -> int:
         spec = json.load(f)
     _end_with_parent(spec)
     status = _run(spec)
-    if _orphaned(spec):
+    if os.getppid() != spec["parent"]:
         # Nobody will read the results: the folder is the dead sweep's, and is removed
         # as the sweep would have removed it.
         shutil.rmtree(os.path.dirname(os.path.abspath(spec["output"])), ignore_errors=True)

@@ -27,8 +27,8 @@ WORKER_STOP_S = 60
 
 
 def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """Pass a stop signal on to a worker and wait, signals held, until it has saved what
-    it measured (a second Ctrl-C does not skip the wait)."""
+    """Pass a stop signal on to a worker, wait, signals held, until it saved (a second Ctrl-C
+    does not skip the wait)."""
     sent = done = False
     while not done:
         try:
@@ -145,16 +145,6 @@ def _run_worker(
     return part, stopped, None
 
 
-def _worker_done(
-    progress: Progress | bool | None, benchmark: str, proc: int, processes: int, units: int
-) -> None:
-    text = f"{benchmark} run {proc + 1} of {processes} done"
-    if isinstance(progress, Progress):
-        progress.step(text, units)
-    elif progress is None:
-        run_finished(text)
-
-
 def run_workers(
     benchmark: str,
     points: Sequence[Mapping[str, Any]],
@@ -165,11 +155,8 @@ def run_workers(
     progress: Progress | bool | None,
 ) -> ResultSet:
     """The repetitions over `processes` fresh interpreters, one at a time (process i runs
-    repetitions i, i + processes, ...). A worker that dies loses its own only (``rs.lost``
-    says which and why); RuntimeError when all died and nothing was measured.
-
-    Each worker's end is a step of `progress` (a unit per point it ran), or with None a run
-    of the ambient Progress (runs.progress.run_finished); the workers show none."""
+    repetitions i, i + processes, ...), each end a step of `progress` (None: a run of the
+    ambient one). A worker that dies loses its own only (``rs.lost``); RuntimeError if all."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []
@@ -180,24 +167,16 @@ def run_workers(
             reps = list(range(proc, repeat, processes))
             if not reps:
                 continue
-            spec = {
-                "benchmark": benchmark,
-                "import": where,
-                "points": points,
-                "repetitions": reps,
-                "warmup": warmup,
-                "seed": seed,
-                "process": proc,
-                "output": os.path.join(tmp, f"worker{proc}.json"),
-                "error": os.path.join(tmp, f"worker{proc}.error"),
-                "progress": False,
-                "parent": os.getpid(),
-            }
+            spec = dict(benchmark=benchmark, points=points, repetitions=reps, warmup=warmup)
+            spec.update(seed=seed, process=proc, progress=False, parent=os.getpid())
+            spec.update(output=f"{tmp}/worker{proc}.json", error=f"{tmp}/worker{proc}.error")
+            spec["import"] = where
             part, interrupted, reason = _run_worker(spec, tmp)
-            if not interrupted:
-                _worker_done(
-                    progress, benchmark, proc, processes, len(points) * (warmup + len(reps))
-                )
+            done = f"{benchmark} run {proc + 1} of {processes} done"
+            if not interrupted and isinstance(progress, Progress):
+                progress.step(done, len(points) * (warmup + len(reps)))
+            elif not interrupted and progress is None:
+                run_finished(done)
             if reason is not None:
                 lost.append({"process": proc, "repetitions": reps, "reason": reason})
             if part is not None:

@@ -120,32 +120,14 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
-    settle = check_settle(a.get("settle", 0), c)
-    return Plan(
-        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset, settle
-    )
-
-
-def check_settle(settle: int, c: Conditions) -> int:
-    """`settle`, checked: 0, or at least 2 untimed loops, for one thread clearing hot."""
+    settle = a.get("settle", 0)  # memset's only
     if isinstance(settle, bool) or not isinstance(settle, int) or settle == 1 or settle < 0:
         raise ValueError(f"settle must be 0 or an int of at least 2 (loops), not {settle!r}")
     if settle and (c.cold or c.threads != 1):
         raise ValueError("settle is for one thread clearing a hot buffer (not cold, not threads)")
-    return settle
-
-
-def check_hugepages(p: Plan) -> None:
-    """MappingError before anything is mapped unless the run's hugepages are free (on its node)."""
-    if p.shift == 12:
-        return
-    page = format_page(p.shift)
-    c = p.conditions
-    buffers = (c.threads if c.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
-    needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
-    hugepages.check_available(page, needed)
-    if c.node is not None:
-        hugepages.check_node_available(page, needed, c.node)
+    return Plan(
+        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset, settle
+    )
 
 
 def run(p: Plan, function: str) -> Result | None:
@@ -154,8 +136,14 @@ def run(p: Plan, function: str) -> Result | None:
     fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
         raise ValueError(f"kernel {function!r} can only write zeros (value must be 0)")
-    check_hugepages(p)
     c = p.conditions
+    if p.shift != 12:  # MappingError before anything is mapped unless the hugepages are free
+        page = format_page(p.shift)
+        buffers = (c.threads if c.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
+        needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
+        hugepages.check_available(page, needed)
+        if c.node is not None:
+            hugepages.check_node_available(page, needed, c.node)
     cpus = c.cpus()
     raw = _core.bench_mem(
         p.kind,

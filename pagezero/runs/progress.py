@@ -151,11 +151,16 @@ class Progress:
     def tick(self, text: str, units: float = 1.0) -> None:
         """A small part ended (a sweep's point): its line when one is due."""
         self._advance(units)
-        self._note(text)
+        self.note(text)
 
     def note(self, text: str) -> None:
         """Something inside the current step ended (a run of a study): a line when due."""
-        self._note(text)
+        if self.under_way:
+            text = f"{self.under_way}: {text}"
+        if self._drawn() is not None:
+            self._bar.set_postfix_str(text)
+        elif time.monotonic() - self._last_line >= NOTE_INTERVAL_S or self.done >= self.total:
+            self._show(self.line(text))
 
     def close(self) -> None:
         """Take the bar off the terminal (plain lines stay as printed)."""
@@ -185,15 +190,6 @@ class Progress:
             self._bar.n = self.done
             self._bar.refresh()
 
-    def _note(self, text: str) -> None:
-        if self.under_way:
-            text = f"{self.under_way}: {text}"
-        if self._drawn() is not None:
-            self._bar.set_postfix_str(text)
-            return
-        if time.monotonic() - self._last_line >= NOTE_INTERVAL_S or self.done >= self.total:
-            self._show(self.line(text))
-
     def _show(self, line: str) -> None:
         self.lines.append(line)
         self._last_line = time.monotonic()
@@ -211,12 +207,8 @@ def current() -> Progress | None:
 def run_finished(text: str) -> None:
     """A run ended: a step of an ambient Progress that counts runs, else a note of one."""
     p = current()
-    if p is None:
-        return
-    if p.counts_runs:
-        p.step(text)
-    else:
-        p.note(text)
+    if p is not None:
+        (p.step if p.counts_runs else p.note)(text)
 
 
 def point_finished(text: str) -> None:

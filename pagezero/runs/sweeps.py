@@ -226,14 +226,10 @@ def default_sizes(
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)
     hi = parse_size(high) if high is not None else max(8 * llc, 256 << 20)
-    sizes = {1 << s for s in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 1 << s <= hi}
-    for cache in (cache_bytes(info, 1, "Data"), cache_bytes(info, 2), llc):
-        if cache:
-            for f in (0.5, 0.75, 1.0, 1.5, 2.0):
-                s = int(cache * f) // 4096 * 4096
-                if lo <= s <= hi:
-                    sizes.add(s)
-    return sorted(sizes)
+    powers = {1 << s for s in range(lo.bit_length() - 1, hi.bit_length())}
+    caches = (cache_bytes(info, 1, "Data"), cache_bytes(info, 2), llc)
+    near = {int(c * f) // 4096 * 4096 for c in caches if c for f in (0.5, 0.75, 1.0, 1.5, 2.0)}
+    return sorted(s for s in powers | near if lo <= s <= hi)
 
 
 # The pages a study chose up front for the kernel's direct map (system.backing.kernel_backing):

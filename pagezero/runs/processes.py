@@ -100,7 +100,10 @@ def with_runs(
         return ResultSet([r], run, interrupted=r.interrupted)
 
     head, raises = (measure.__doc__ or "").split("\n    Raises\n")
-    more = f"\n        {more}" if more else ""
+    # A measure's own Returns (faults') says what each run's Result holds: kept, under ResultSet.
+    head, _, own = head.partition("\n    Returns\n    -------\n")
+    lines = ([f"        {more}"] if more else []) + own.rstrip().splitlines()[1:]
+    more = "".join(f"\n{line}" for line in lines)
     public.__doc__ = (
         f"{head.rstrip()}\n{_RUNS_DOC.format(kind=kind, more=more)}    Raises\n{raises}"
     )

@@ -97,8 +97,7 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 			       : Py_BuildValue("");
 	if (agg && per && ctr && why && huge && parts)
 		d = Py_BuildValue("{sOsOsOsOsssIsOsOsIsO}", "samples", agg, "thread_samples", per,
-				  "thread_bytes", parts,
-				  "counters", ctr, "cold_method",
+				  "thread_bytes", parts, "counters", ctr, "cold_method",
 				  p->cold ? pz_name(&pz_flush_names, p->flush.method) : "",
 				  "loops_done", done, "interrupted", why, "huge_pages", huge,
 				  "settle_loops", o->settle_loops, "settled",
@@ -183,8 +182,9 @@ PyDoc_STRVAR(
 	"the most untimed passes (2 or more; hot, one thread) run before timing\n"
 	"until two in a row agree within 5%, after 8 at least.\n"
 	"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
-	"unit), thread_samples, thread_bytes (each thread's part, bytes), counters (name -> per-loop deltas summed over\n"
-	"threads, or None), cold_method, loops_done, interrupted (None, or the\n"
+	"unit), thread_samples, thread_bytes (each thread's part of the buffer,\n"
+	"in bytes), counters (name -> per-loop deltas summed over threads, or\n"
+	"None), cold_method, loops_done, interrupted (None, or the\n"
 	"signal that stopped the run: the arrays then hold the completed loops)\n"
 	"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
 	"buffers) from /proc/self/smaps once the run ends, else None; settle_loops\n"
@@ -412,9 +412,9 @@ static PyObject *core_split_region(PyObject *self, PyObject *args, PyObject *kw)
 	return parts ? Py_BuildValue("(nN)", (Py_ssize_t)pz_part_align(&p), parts) : NULL;
 }
 
-PyMethodDef pzpy_mem_methods[] = { PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
-				   PZPY_KW_METHOD("split_region", core_split_region,
-						  split_region__doc__),
-				   PZPY_KW_METHOD("run_threads_on", core_run_threads_on,
-						  run_threads_on__doc__),
-				   { NULL, NULL, 0, NULL } };
+PyMethodDef pzpy_mem_methods[] = {
+	PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
+	PZPY_KW_METHOD("split_region", core_split_region, split_region__doc__),
+	PZPY_KW_METHOD("run_threads_on", core_run_threads_on, run_threads_on__doc__),
+	{ NULL, NULL, 0, NULL }
+};

@@ -400,14 +400,16 @@ static PyObject *core_split_region(PyObject *self, PyObject *args, PyObject *kw)
 {
 	struct pz_run_params p = { .mode = PZ_THREADS_SHARED, .page_shift = PZ_PAGE_SHIFT_4KB };
 	Py_ssize_t size = 0;
+	int thp = PZ_THP_SYSTEM;
 	PyObject *parts;
 	static char *kwlist[] = { "size", "threads", "page_shift", "thp", NULL };
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|O&O&:split_region", kwlist, pzpy_size,
 					 &size, pzpy_threads, &p.threads, pzpy_page_shift,
-					 &p.page_shift, pzpy_thp, &p.thp))
+					 &p.page_shift, pzpy_thp, &thp))
 		return NULL;
 	p.size = (size_t)size;
+	p.thp = (enum pz_thp)thp;
 	parts = thread_bytes(&p);
 	return parts ? Py_BuildValue("(nN)", (Py_ssize_t)pz_part_align(&p), parts) : NULL;
 }

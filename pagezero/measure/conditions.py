@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from pagezero.results.result import Result
 
 
-# hot: the same buffer again and again, as perf (the default, for parity);
-# cold: every chunk flushed from the caches before its timed call.
+# hot: the same buffer again and again, as perf (the default, for parity); cold: every chunk
+# flushed from the caches before its timed call.
 CACHE_STATES = ("hot", "cold")
 # shared: one region split into parts; private: a region per thread.
 THREADS_MODES = ("shared", "private")
@@ -30,9 +30,8 @@ THREADS_MODES = ("shared", "private")
 MAX_LOOPS = dict(
     memset=10_000_000, memcpy=10_000_000, mmap=10_000_000, batch=100_000, folio=100_000
 )
-# mmap's threads are not pinned (the others pin one per CPU), but like them at
-# most one per CPU this process may run on (check_threads); and at most the C
-# core's team (PZ_MAX_THREADS) on a machine with more CPUs.
+# mmap's threads are not pinned (the others pin one per CPU), but like them at most one per CPU
+# this process may run on (check_threads), and at most the C core's team (PZ_MAX_THREADS).
 MAX_FAULT_THREADS = 1024
 
 

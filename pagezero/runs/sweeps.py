@@ -42,7 +42,7 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     b = BENCHMARKS[benchmark]
     if not isinstance(grid, dict) or not grid:
         raise ValueError("the grid is empty: give at least one parameter with its values")
-    known = list(inspect.signature(b.run).parameters)
+    known = [name for name in inspect.signature(b.run).parameters if name != "runs"]
     for name, values in grid.items():
         if name == "runs":
             raise ValueError(

@@ -75,8 +75,7 @@ def main() -> int:
     _end_with_parent(spec)
     status = _run(spec)
     if os.getppid() != spec["parent"]:
-        # Nobody will read the results: the folder is the dead sweep's, and is removed
-        # as the sweep would have removed it.
+        # Nobody will read the results: the dead sweep's folder goes, as the sweep would remove it.
         shutil.rmtree(os.path.dirname(os.path.abspath(spec["output"])), ignore_errors=True)
     return status
 

@@ -21,8 +21,7 @@ from pagezero.runs.progress import Progress, run_finished
 from pagezero.runs.registry import BENCHMARKS
 from pagezero.system.machine import machine
 
-# How long a stopped worker may take to save what it measured: it stops within
-# one loop, so this is only reached by a worker that hangs.
+# How long a stopped worker may take to save: it stops within a loop, so only one that hangs.
 WORKER_STOP_S = 60
 
 
@@ -81,9 +80,8 @@ def _importable(benchmark: str) -> dict[str, str | None]:
             f"function {why}; define it at the top level of an importable "
             f"module, or use processes=1"
         )
-    # The folder the module's top-level package sits in, for a module found only
-    # through this interpreter's sys.path (a script's own folder).
-    # A package's own module is its __init__.py, one folder further down.
+    # The folder the module's top-level package sits in, for a module found only through this
+    # interpreter's sys.path (a script's own); a package's module is its __init__.py, deeper.
     path = getattr(sys.modules[module], "__file__", None)
     if path:
         levels = module.count(".") + (os.path.basename(path) == "__init__.py")
@@ -114,10 +112,9 @@ def _run_worker(
         json.dump(spec, f)
     proc, stopped = None, None
     try:
-        # Started with the stop signals held, which it inherits: one sent to it
-        # while its interpreter starts waits until its handlers are in place
-        # (_sweep_worker.main), instead of ending it with a traceback; and this
-        # process cannot be stopped between starting it and waiting for it.
+        # Started with the stop signals held, which it inherits: one sent to it while its
+        # interpreter starts waits until its handlers are in place (worker._run) instead of
+        # ending it with a traceback; and this process cannot stop between Popen and wait.
         with deferred():
             # -m from a directory that is not the source tree (see tests/conftest.py).
             proc = subprocess.Popen(
@@ -133,14 +130,12 @@ def _run_worker(
             raise
         _stop_worker(proc, stop.signum)
     part = ResultSet.load(out) if os.path.exists(out) else None
-    # A worker a stop signal ended saved what it measured (if anything) and
-    # exited with the shell's status for the signal, 128 + signum.
+    # A worker a stop signal ended saved what it measured (if anything) and exited 128 + signum.
     by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
     if proc.returncode in by_signal:
         stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
     elif part is None and not stopped:
-        # (A worker the sweep's own stop reached before it could save has
-        # nothing to give: not lost, stopped.)
+        # (One the sweep's own stop reached before it could save: not lost, stopped.)
         return None, None, _lost_reason(proc.returncode, spec["error"])
     return part, stopped, None
 

@@ -49,8 +49,7 @@ def check_clock(clock: str, threads: int = 1) -> str:
 def check_fill_value(value: int | str) -> int:
     """The fill byte for the C core: 0..255, or its VALUE_LOOP for "loop" (perf's loop index)."""
     if value == "loop":
-        loop: int = _core.VALUE_LOOP
-        return loop
+        return _core.VALUE_LOOP
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
         raise ValueError(f"fill value must be an int in 0..255 or 'loop', not {value!r}")
     return value

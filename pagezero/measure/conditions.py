@@ -1,7 +1,5 @@
-"""The conditions every benchmark clears under, checked once and recorded once: a
-cache state, threads and how they share the memory, NUMA nodes, hardware counters.
-Conditions() is perf's plain run. The limits on loops and threads live here too.
-"""
+"""The conditions a benchmark clears under (a cache state, threads, NUMA nodes, counters),
+checked and recorded once, and the limits on loops and threads."""
 
 from __future__ import annotations
 
@@ -20,10 +18,7 @@ if TYPE_CHECKING:
     from pagezero.results.result import Result
 
 
-# hot: the same buffer again and again, as perf (the default, for parity); cold: every chunk
-# flushed from the caches before its timed call.
-CACHE_STATES = ("hot", "cold")
-# shared: one region split into parts; private: a region per thread.
+CACHE_STATES = ("hot", "cold")  # Conditions' fields say what each means
 THREADS_MODES = ("shared", "private")
 
 # The most loops a run may ask for: batch and folio record every batch / touch of every loop.

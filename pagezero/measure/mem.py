@@ -1,6 +1,5 @@
-"""The perf bench mem workloads, memset and memcpy: a plan checks every argument
-before anything is mapped, run() makes the one C call (mapping, prefault, loops).
-"""
+"""perf bench mem's memset and memcpy: plan() checks every argument before anything is
+mapped, run() makes the one C call."""
 
 from __future__ import annotations
 
@@ -213,14 +212,12 @@ def memset(
     runs: int = 1,
 ) -> Result | None:
     """Time `loops` passes of clearing `size` bytes (mapped and prefaulted first), as
-    perf bench mem memset.
+    perf bench mem memset; docs/measuring.rst says how, and how it differs from perf.
 
     Parameters
     ----------
     size, chunk : int or str
-        Bytes, or strings such as "4KB", "1GB" (powers of 1024); chunk 0
-        clears the whole extent in one call, otherwise each pass clears the
-        region in chunk-sized calls.
+        Bytes, or strings such as "4KB", "1GB" (powers of 1024); chunk 0: the whole extent.
     page : {"4KB", "2MB", "1GB"}
         The page size; 2MB and 1GB are hugetlb pages (needs reserved hugepages).
     function : str
@@ -228,46 +225,30 @@ def memset(
     loops : int
         The timed passes, one sample each.
     clock : {"ns", "timeval", "cycles", "tsc"}
-        "ns" (CLOCK_MONOTONIC_RAW), "timeval", "cycles" (needs a PMU) or "tsc".
+        "ns" is CLOCK_MONOTONIC_RAW; "cycles" needs a PMU.
     value : int or "loop"
-        The fill byte (0: the subject is zeroing), or "loop" to write the
-        loop index as perf does, for side-by-side parity.
+        The fill byte, or "loop": the loop index, as perf writes.
     thp : bool or None
-        For 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
-        True asks for them, None leaves the system's policy.
+        For 4KB pages: False refuses transparent huge pages, True asks for them, None
+        leaves the system's policy.
     cache : {"hot", "cold"}
-        "hot" (perf's: the same buffer every loop, timed from a cache it fits)
-        or "cold": every chunk flushed (clflushopt, clflush, or evicted by
-        reading twice the cache: details["cold_method"]) outside the clock read
-        around it, as a page fault finds a page it has not touched lately.
+        "hot": perf's, the same buffer every loop; "cold": every chunk flushed first,
+        outside the clock (details["cold_method"]).
     threads : int
-        That many threads, each pinned to its own CPU, started behind a
-        barrier every loop; a sample is the first start to the last end (cold:
-        the slowest thread's sum), thread_rates() reads each thread's.
+        That many threads, each pinned to its own CPU (thread_rates() reads each one's).
     threads_mode : {"shared", "private"}
-        "shared" splits one region of `size` into disjoint parts that start on
-        its pages (the hugetlb page; 2MB with thp=True; else 4KB): whole pages
-        to each thread but the last, which takes the rest (the C core's parts:
-        details["thread_bytes"]), at least one page each (ValueError otherwise);
-        "private" gives each thread its own region of `size`.
-    node : int or None
-        Bind the buffers to this NUMA node (mbind).
-    cpu_node : int or None
-        Run the threads on that node's CPUs.
+        "shared" splits one region into parts on its pages (details["thread_bytes"]),
+        at least a page each; "private" gives each thread a region of `size`.
+    node, cpu_node : int or None
+        The NUMA node to bind the buffers to (mbind); the node whose CPUs run the threads.
     counters : bool
-        L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and
-        instructions per loop (summed over threads) in details["counters"].
+        Hardware counters per loop, summed over threads, in details["counters"].
     offset : int
-        Start every buffer this many bytes (0..4095) past a page boundary: perf
-        before "perf bench mem: Switch from zalloc() to mmap()" (2025), Debian's
-        6.1 among them, clears 16 bytes in, where rep stosq runs a few % slower.
+        Start every buffer this many bytes (0..4095) past a page boundary.
     settle : int
-        0 (perf's loops, as they are), or the most untimed loops (2 or more; hot, one
-        thread) run in the buffer before timing, until two in a row agree within
-        SETTLE_TOLERANCE_PCT (5%), after SETTLE_MIN_LOOPS (8) at least: a fresh
-        buffer climbs to its rate over its first loops.
-        details["settle_loops"] says how many ran, details["settled"] whether the
-        last two agreed (False: the bound ended them).
+        0, or the most untimed loops (2 or more; hot, one thread) before timing, until
+        two in a row agree within SETTLE_TOLERANCE_PCT (details["settle_loops"],
+        details["settled"]).
 
     Raises
     ------

@@ -1,12 +1,5 @@
-"""Runs: a measurement in N fresh processes, one after the other, and runs=N for the
-public API (pagezero.memset, memcpy, faults, batch, folio).
-
-Loops in one process share one physical placement of the buffers, so their
-spread hides the variation between processes, often the larger (3-5% at 256MB
-on a small VM). As pyperf's workers and Kalibera and Jones ("Rigorous
-Benchmarking in Reasonable Time", 2013), runs are the unit of comparison: each
-is a fresh interpreter that maps, prefaults and warms its own buffers.
-"""
+"""runs=N for the public API (pagezero.memset, memcpy, faults, batch, folio): a measurement
+in N fresh processes, one after the other (docs/measuring.rst, "Runs")."""
 
 from __future__ import annotations
 
@@ -58,15 +51,13 @@ def across_processes(
 
 
 _RUNS_DOC = """    runs : int
-        1 (default) measures in this process; N > 1 in N fresh processes, one
-        after the other, each with its own mapping, prefault and loops.
+        1 (default) measures in this process; N > 1 in N fresh processes, one after another.
 
     Returns
     -------
     ResultSet
-        One {kind} per run: ``rs[i]``, ``rs.runs[i]["process"] == i``.
-        ``rs.bytes_per_sec`` is the median of the per-run medians, the figure
-        the tables and ``compare`` use.{more}
+        One {kind} per run: ``rs[i]``, ``rs.runs[i]["process"] == i``; ``rs.bytes_per_sec``
+        is the median of the per-run medians, the figure the tables and ``compare`` use.{more}
 
 """
 

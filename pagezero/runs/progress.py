@@ -1,14 +1,5 @@
-"""Progress of a long run on stderr: one line per step with the time left, an estimate.
-
-A tqdm bar on a terminal (the lines written above it), plain lines elsewhere (a log, CI):
-a run that takes minutes is never silent. The time left is the pace so far times the work
-still to do, less the time the step under way has had; before a step is done, the caller's
-prior or unknown; reestimate() where the caller knows better (the report's studies).
-
-A Progress in a `with` block is the ambient one: the runs and sweeps started inside it say
-on it when each run ends, without every layer between passing it on: a step per run, or
-(one that counts its own steps, the report's studies) a note inside the current step.
-"""
+"""Progress of a long run on stderr: a line per step with the time left, an estimate; a
+tqdm bar on a terminal (docs/measuring.rst, "Progress")."""
 
 from __future__ import annotations
 
@@ -37,26 +28,23 @@ def format_duration(seconds: float) -> str:
 
 
 class Progress:
-    """Where a long run stands, on a stream: a line per step with the time left.
+    """Where a long run stands, on a stream: a line per step with the time left. In a
+    ``with`` block it is the ambient one, told of the runs and sweeps started inside.
 
     Parameters
     ----------
     what : str
         What runs, the head of every line: ``"pagezero report"``.
     total : float
-        The work to do, in the caller's units: steps, runs, points, or (the report)
-        the seconds each study took on a reference machine.
+        The work to do, in the caller's units: steps, runs, points, reference seconds.
     stream : file, optional
         Where the lines go (default: ``sys.stderr``).
     counts_runs : bool
-        Each run that ends inside the block (run_finished()) is a step of one unit;
-        else runs are notes inside the caller's current step.
+        Each run ending in the block (run_finished()) is a step of one unit; else a note.
     seconds_per_unit : float or None
-        The pace assumed before the first step ends (None: the time left is unknown
-        until then).
+        The pace assumed before the first step ends (None: time left unknown till then).
     terminal : bool or None
-        A tqdm bar (True) or plain lines (False); None: a bar where `stream` is a
-        terminal.
+        A tqdm bar (True) or plain lines (False); None: a bar where `stream` is a terminal.
     """
 
     def __init__(

@@ -1,12 +1,5 @@
-"""Sweeps: a benchmark (pagezero.runs.registry) over a grid of its parameters.
-
-Every repetition visits every point once, in an order shuffled anew, so that
-slow drift of the machine (thermal, a noisy neighbour) spreads over all
-points; warm-up passes are thrown away. Repetitions can be spread over fresh
-worker processes, one after the other: one process can land on a lucky or
-unlucky physical placement of its buffers (pyperf's workers). A stop signal
-ends a sweep within one loop: what was measured comes back marked with it.
-"""
+"""Sweeps: a registered benchmark over a grid of its parameters, each repetition in a shuffled
+order (docs/measuring.rst, "Sweeps")."""
 
 from __future__ import annotations
 
@@ -165,37 +158,31 @@ def sweep(
     benchmark : str
         A registered benchmark: "memset", "memcpy", "mmap", "batch", "folio", ...
     grid : dict
-        {parameter: [values]} (a single value stands for a list of one), e.g.
+        {parameter: [values]}, a single value standing for a list of one, e.g.
         ``{"function": ["default", "generic"], "chunk": ["4KB", "2MB"], "loops": [3]}``.
     repeat : int
-        Repetitions of the whole grid, each in an order shuffled by
-        random.Random(seed + repetition).
+        Repetitions of the grid, each in an order shuffled by random.Random(seed + repetition).
     warmup : int
         Passes thrown away first.
     processes : int
         Spread the repetitions over this many fresh processes, one after the other.
     progress : bool, Progress or None
-        True: progress on stderr, a tqdm bar where it is a terminal, else a line
-        per repetition or worker process (at most one per 10 s for the points)
-        with the time left; a pagezero.runs.progress.Progress: advanced by one
-        unit per point; None (default): notes on the ambient Progress
-        (``with Progress(...)``) if any, else a bar when stderr is a terminal;
-        False: none.
+        True: on stderr (docs/measuring.rst, "Progress"); a Progress: one unit per point;
+        None: notes on the ambient Progress, else a bar where stderr is a terminal; False: none.
     seed : int
         The shuffles' base seed.
 
     Returns
     -------
     ResultSet
-        Each run naming its repetition, process and pid; after a stop signal,
-        the part measured, marked with it. A worker that dies loses its
-        repetitions only: ``rs.lost`` lists them, lost_lines() words them.
+        Each run naming its repetition, process and pid; after a stop signal, the part
+        measured, marked. A worker that dies loses its repetitions only (``rs.lost``).
 
     Raises
     ------
     ValueError
-        For an unknown benchmark, a bad point (the first), repeat, warmup or
-        processes, or (processes > 1) a run function a worker cannot import.
+        For an unknown benchmark, a bad point (the first), repeat, warmup or processes, or
+        (processes > 1) a run function a worker cannot import.
     RuntimeError
         When every worker process died and nothing was measured.
     """
@@ -257,10 +244,8 @@ def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
 def _swept(
     benchmark: str, grid: dict[str, Any], runs: int, warmup: int, progress: Any, notes: list[str]
 ) -> ResultSet | None:
-    """One shape's sweep on the pages it asks for. Its 2MB hugetlb pages (kernel_backing()'s,
-    chosen up front) gone when it maps them, it runs again on kernel_backing()'s choice now
-    (THP, else 4KB); pages with no other choice (a fault run's hugetlb size): None. `notes`
-    says which sweep, what it asked for, what it got instead, why."""
+    """One shape's sweep; its 2MB hugetlb pages gone, again on kernel_backing()'s choice now,
+    None for pages with no other choice; a line in `notes` says which, what instead, why."""
     region = benchmark in _REGION_BENCHMARKS
     left_out = ("function", "thp", "loops", "reserve", "page" if region else "")
     shape = ", ".join(

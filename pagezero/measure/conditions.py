@@ -7,16 +7,13 @@ import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pagezero import _core
+from pagezero.results.result import Result
 from pagezero.results.summary import spread
 from pagezero.system.machine import eviction_cache
 from pagezero.system.numa import check_node, node_cpus
-
-if TYPE_CHECKING:
-    from pagezero.results.result import Result
-
 
 CACHE_STATES = ("hot", "cold")  # Conditions' fields say what each means
 THREADS_MODES = ("shared", "private")

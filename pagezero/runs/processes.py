@@ -13,8 +13,7 @@ from pagezero.interrupt import Interrupted, received
 from pagezero.measure import fault, mem, policy
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.progress import Progress, run_finished
-from pagezero.runs.registry import BENCHMARKS
-from pagezero.runs.workers import run_workers
+from pagezero.runs.workers import BENCHMARKS, run_workers
 
 
 def check_runs(runs: object) -> int:

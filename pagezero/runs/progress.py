@@ -192,6 +192,17 @@ def current() -> Progress | None:
     return _ambient[-1] if _ambient else None
 
 
+def shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
+    """The Progress a sweep advances itself, from its `progress` (as sweep() takes it)."""
+    if isinstance(progress, Progress):
+        return progress
+    if progress is None:
+        if current() is not None or not sys.stderr.isatty():
+            return None
+        return Progress(what, total, terminal=True)
+    return Progress(what, total) if progress else None
+
+
 def run_finished(text: str) -> None:
     """A run ended: a step of an ambient Progress that counts runs, else a note of one."""
     p = current()

@@ -6,20 +6,16 @@ from __future__ import annotations
 import errno
 import inspect
 import itertools
-import os
-import random
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pagezero._core import MappingError
-from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.runs.progress import Progress, current, point_finished, run_finished
-from pagezero.runs.registry import BENCHMARKS as BENCHMARKS
-from pagezero.runs.registry import register as register
-from pagezero.runs.workers import run_workers
+from pagezero.runs.progress import Progress, shown
+from pagezero.runs.workers import BENCHMARKS as BENCHMARKS
+from pagezero.runs.workers import register as register
+from pagezero.runs.workers import run_here, run_workers
 from pagezero.system import hugepages
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
@@ -56,81 +52,6 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
         except ValueError as e:
             raise ValueError(f"grid point {p}: {e}") from None
     return points
-
-
-def _shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
-    """The Progress a sweep advances itself, from its `progress` (as sweep() takes it)."""
-    if isinstance(progress, Progress):
-        return progress
-    if progress is None:
-        if current() is not None or not sys.stderr.isatty():
-            return None
-        return Progress(what, total, terminal=True)
-    return Progress(what, total) if progress else None
-
-
-def _partial(stop: Interrupted) -> list[Result]:
-    """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
-    if isinstance(stop.partial, Result):
-        return [stop.partial]
-    if isinstance(stop.partial, ResultSet):
-        return list(stop.partial.results)
-    return []
-
-
-def run_here(
-    benchmark: str,
-    points: Sequence[Mapping[str, Any]],
-    repetitions: Sequence[int],
-    warmup: int,
-    seed: int,
-    process: int,
-    progress: Progress | bool | None,
-) -> ResultSet:
-    """Warm up, then each repetition's shuffled pass over the points, here; a stop signal
-    ends the passes, the ResultSet marked with it (the point cut short included)."""
-    b = BENCHMARKS[benchmark]
-    results: list[Result] = []
-    runs: list[dict[str, Any]] = []
-    total = len(points) * (warmup + len(repetitions))
-    own = _shown(progress, f"pagezero sweep {benchmark}", total)
-    ambient = own is None and progress is None  # the points and passes are its notes
-
-    def point_done(i: int, what: str) -> None:
-        text = f"{benchmark} {what} point {i + 1} of {len(points)}"
-        if own is not None:
-            own.tick(text)
-        elif ambient:
-            point_finished(text)
-
-    measuring: dict[str, Any] | None = None  # the run description of the point being measured
-    try:
-        for _ in range(warmup):
-            for i, p in enumerate(points):
-                b.run(**p)
-                point_done(i, "warm-up")
-        for n, rep in enumerate(repetitions):
-            order = list(points)
-            random.Random(seed + rep).shuffle(order)
-            for i, p in enumerate(order):
-                measuring = {"repetition": rep, "process": process, "pid": os.getpid()}
-                results.append(b.run(**p))
-                runs.append(measuring)
-                measuring = None
-                point_done(i, f"pass {n + 1} of {len(repetitions)},")
-            if ambient:
-                run_finished(f"{benchmark} pass {n + 1} of {len(repetitions)} done")
-    except KeyboardInterrupt as e:
-        stop = as_interrupted(e)
-        if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
-            cut = _partial(stop)
-            results += cut
-            runs += [measuring] * len(cut)
-        return ResultSet(results, runs, machine(), interrupted=stop.signame)
-    finally:
-        if own is not None and own is not progress:
-            own.close()
-    return ResultSet(results, runs, machine())
 
 
 def lost_lines(rs: ResultSet) -> list[str]:
@@ -194,7 +115,7 @@ def sweep(
         raise ValueError(f"warmup must be a non-negative int, not {warmup!r}")
     if processes == 1:
         return run_here(benchmark, points, list(range(repeat)), warmup, seed, 0, progress)
-    own = _shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
+    own = shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
     try:
         # None and no bar: each worker's end is a run of the ambient Progress, if any.
         shows = own if own is not None else (None if progress is None else False)

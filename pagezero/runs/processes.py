@@ -64,10 +64,12 @@ P = ParamSpec("P")
 
 
 def with_runs(
-    benchmark: str, measure: Callable[P, Result | None], kind: str = "Result", more: str = ""
+    benchmark: str, measure: Callable[P, Result | None], more: str = ""
 ) -> Callable[P, ResultSet]:
     """`measure` with its runs carried out, one here or N in fresh processes, as a ResultSet."""
-    signature = inspect.signature(measure).replace(return_annotation="ResultSet")
+    signature = inspect.signature(measure)
+    kind = str(signature.return_annotation).split(" |")[0]  # of "BatchResult | None"
+    signature = signature.replace(return_annotation="ResultSet")
     call: Callable[..., Result | None] = measure  # with the arguments bound below
 
     def public(*args: P.args, **kwargs: P.kwargs) -> ResultSet:
@@ -105,21 +107,11 @@ def with_runs(
 memset = with_runs("memset", mem.memset)
 memcpy = with_runs("memcpy", mem.memcpy)
 faults = with_runs(
-    "mmap",
-    fault.faults,
-    'Result (benchmark "mmap")',
-    "pagezero.measure.fault.page_report(rs[i]) says which pages the kernel gave.",
+    "mmap", fault.faults, "pagezero.measure.fault.page_report(rs[i]) says which pages it had."
 )
 batch = with_runs(
-    "batch",
-    policy.batch,
-    "BatchResult",
-    "rs[i].worst_ms, p99_ms, median_ms and typical_worst_ms are over every batch.",
+    "batch", policy.batch, "rs[i].worst_ms, p99_ms, median_ms and typical_worst_ms: every batch's."
 )
 folio = with_runs(
-    "folio",
-    policy.folio,
-    "FolioResult",
-    "rs[i].touch_ns_per_line and cold_ns_per_line: the neighbourhood (fault +-2\n"
-    "        pages, clamped) touched right after the clear, and cold.",
+    "folio", policy.folio, "rs[i].touch_ns_per_line, cold_ns_per_line: after the clear, cold."
 )

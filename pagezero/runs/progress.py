@@ -8,7 +8,7 @@ import sys
 import time
 from typing import IO, Any
 
-__all__ = ["Progress", "current", "format_duration", "run_finished", "point_finished"]
+__all__ = ["Progress", "current", "format_duration", "run_finished"]
 
 # Notes and points (a sweep's cells) print at most one line per NOTE_INTERVAL_S seconds: a
 # sweep of a thousand 10 ms points is a line every few seconds, not a thousand lines.
@@ -208,10 +208,3 @@ def run_finished(text: str) -> None:
     p = current()
     if p is not None:
         (p.step if p.counts_runs else p.note)(text)
-
-
-def point_finished(text: str) -> None:
-    """A sweep's point ended in this process: a note of the ambient Progress, if any."""
-    p = current()
-    if p is not None:
-        p.note(text)

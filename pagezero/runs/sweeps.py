@@ -211,8 +211,7 @@ def sweep_points(
     progress: Any = None,
     notes: list[str] | None = None,
 ) -> ResultSet:
-    """Points that are not a grid: a sweep per point shape (_swept: pages gone, a line in
-    `notes`), merged, in `runs` processes; MappingError when nothing could be measured."""
+    """Points not on a grid: a sweep per shape (_swept), merged; MappingError if none measured."""
     results: list[Result] = []
     run_rows: list[Mapping[str, Any]] = []
     interrupted, skipped = None, 0

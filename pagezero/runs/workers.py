@@ -28,15 +28,14 @@ from pagezero.interrupt import (
 )
 from pagezero.measure import fault, mem, policy
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.runs.progress import Progress, point_finished, run_finished, shown
+from pagezero.runs.progress import Progress, current, run_finished, shown
 from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
 
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A sweepable benchmark: ``run(**params)`` measures one point and returns a Result;
-    ``check(**params)`` raises ValueError (or UnavailableError) on a bad point first."""
+    """A sweepable benchmark: ``run(**params)``, a Result; ``check(**params)``, raising first."""
 
     name: str
     run: Callable[..., Any]
@@ -47,9 +46,8 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 
 def register(name: str, run: Callable[..., Any], check: Callable[..., Any] | None = None) -> None:
-    """Make `run(**params) -> Result` sweepable as `name`, `check(**params)` raising on a
-    bad point first. For processes > 1 each worker imports `run` by its module and
-    name: a top-level function of an importable module (not of ``__main__``)."""
+    """Make `run(**params) -> Result` sweepable as `name`, `check(**params)` raising on a bad
+    point first; a worker imports `run` by module and name (docs/measuring.rst, "Sweeps")."""
     BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
 
 
@@ -92,21 +90,21 @@ def run_here(
     process: int,
     progress: Progress | bool | None,
 ) -> ResultSet:
-    """Warm up, then each repetition's shuffled pass over the points, here; a stop signal
-    ends the passes, the ResultSet marked with it (the point cut short included)."""
+    """Warm up, then each repetition's shuffled pass over the points, here; stopped: the part."""
     b = BENCHMARKS[benchmark]
     results: list[Result] = []
     runs: list[dict[str, Any]] = []
     total = len(points) * (warmup + len(repetitions))
     own = shown(progress, f"pagezero sweep {benchmark}", total)
-    ambient = own is None and progress is None  # the points and passes are its notes
+    # None and no bar: the points and passes are notes of the ambient Progress, if any.
+    ambient = current() if own is None and progress is None else None
 
     def point_done(i: int, what: str) -> None:
         text = f"{benchmark} {what} point {i + 1} of {len(points)}"
         if own is not None:
             own.tick(text)
-        elif ambient:
-            point_finished(text)
+        elif ambient is not None:
+            ambient.note(text)
 
     measuring: dict[str, Any] | None = None  # the run description of the point being measured
     try:
@@ -123,7 +121,7 @@ def run_here(
                 runs.append(measuring)
                 measuring = None
                 point_done(i, f"pass {n + 1} of {len(repetitions)},")
-            if ambient:
+            if ambient is not None:
                 run_finished(f"{benchmark} pass {n + 1} of {len(repetitions)} done")
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
@@ -174,10 +172,8 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _end_with_parent(spec: dict[str, Any]) -> None:
-    """Stop, as a stop signal would, when the sweep that started this worker ends: one killed
-    outright (SIGKILL, the OOM killer) cannot pass a signal on, and the worker would clear
-    memory for nobody. SIGTERM arrives once the stop signals are unblocked; a parent that
-    ended before prctl() took effect is caught by its pid."""
+    """SIGTERM when the sweep that started this worker ends, even killed outright (SIGKILL, the
+    OOM killer), or ended before prctl() took effect: it would clear memory for nobody."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
     if os.getppid() != spec["parent"]:
@@ -222,8 +218,7 @@ WORKER_STOP_S = 60
 
 
 def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """Pass a stop signal on to a worker, wait, signals held, until it saved (a second Ctrl-C
-    does not skip the wait)."""
+    """Pass a stop signal on to a worker, wait, signals held, until it saved (a second too)."""
     sent = done = False
     while not done:
         try:
@@ -242,17 +237,14 @@ def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for a worker to end: not Popen.wait() alone, which on KeyboardInterrupt waits
-    0.25 s more for a child it assumes the Ctrl-C reached too (bpo-25942); WNOWAIT
-    leaves the worker for Popen.wait() to reap."""
+    """Wait for a worker to end; not Popen.wait() alone, which on KeyboardInterrupt waits 0.25 s
+    more (bpo-25942); WNOWAIT leaves the worker for Popen.wait() to reap."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     return proc.wait()
 
 
 def _importable(benchmark: str) -> dict[str, str | None]:
-    """What a worker imports to run `benchmark`: {"module", "qualname", "path"};
-    ValueError when a fresh interpreter cannot import its run function (one
-    defined in __main__, a lambda, a function inside a function)."""
+    """What a worker imports to run `benchmark` ({"module", "qualname", "path"}), or ValueError."""
     run = BENCHMARKS[benchmark].run
     # Any callable may be registered: its attributes are whatever it has.
     module: Any = getattr(run, "__module__", None)

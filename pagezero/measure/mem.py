@@ -4,7 +4,6 @@ mapped, run() makes the one C call."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,10 +86,10 @@ class Plan:
 
 
 def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
-    """memset's or memcpy's arguments but the kernel, checked before anything is mapped."""
+    """memset's or memcpy's arguments but the kernel's name, checked before anything is mapped."""
     if benchmark not in ("memset", "memcpy"):
         raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
-    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs, ["function"])
+    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs)  # function: any
     size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
     nbytes = parse_size(size)
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
@@ -186,12 +185,6 @@ def run(p: Plan, function: str) -> Result | None:
     return interrupt.finish(raw, result)
 
 
-def _measure(benchmark: str, arguments: Mapping[str, Any]) -> Result | None:
-    args = dict(arguments)
-    function = args.pop("function")
-    return run(plan(benchmark, **args), function)
-
-
 def memset(
     size: int | str = "1GB",
     page: str = "4KB",
@@ -229,16 +222,13 @@ def memset(
     value : int or "loop"
         The fill byte, or "loop": the loop index, as perf writes.
     thp : bool or None
-        For 4KB pages: False refuses transparent huge pages, True asks for them, None
-        leaves the system's policy.
+        4KB pages: False refuses transparent huge pages, True asks, None: the system's policy.
     cache : {"hot", "cold"}
-        "hot": perf's, the same buffer every loop; "cold": every chunk flushed first,
-        outside the clock (details["cold_method"]).
+        "hot": the same buffer every loop (perf's); "cold": each chunk flushed, untimed, first.
     threads : int
         That many threads, each pinned to its own CPU (thread_rates() reads each one's).
     threads_mode : {"shared", "private"}
-        "shared" splits one region into parts on its pages (details["thread_bytes"]),
-        at least a page each; "private" gives each thread a region of `size`.
+        "shared": one region split into whole pages; "private": a region of `size` each.
     node, cpu_node : int or None
         The NUMA node to bind the buffers to (mbind); the node whose CPUs run the threads.
     counters : bool
@@ -261,7 +251,7 @@ def memset(
     Interrupted
         When a stop signal cuts the run short.
     """
-    return _measure("memset", locals())
+    return run(plan("memset", **locals()), function)
 
 
 def memcpy(
@@ -298,7 +288,7 @@ def memcpy(
     ValueError, UnavailableError, MappingError, Interrupted
         As memset().
     """
-    return _measure("memcpy", locals())
+    return run(plan("memcpy", **locals()), function)
 
 
 def scaling(

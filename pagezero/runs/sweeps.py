@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pagezero._core import MappingError
-from pagezero.results.resultset import Result, ResultSet
+from pagezero.results.resultset import ResultSet
 from pagezero.runs.progress import Progress, shown
 from pagezero.runs.workers import BENCHMARKS as BENCHMARKS
 from pagezero.runs.workers import register as register
@@ -43,9 +43,8 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
             )
         if isinstance(values, (list, tuple)) and not values:
             raise ValueError(f"grid parameter {name!r} has no values")
-    names = list(grid)
     axes = [v if isinstance(v, (list, tuple)) else [v] for v in grid.values()]
-    points = [dict(zip(names, combo)) for combo in itertools.product(*axes)]
+    points = [dict(zip(grid, combo)) for combo in itertools.product(*axes)]
     for p in points:
         try:
             b.check(**p)
@@ -152,7 +151,7 @@ def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
     if isinstance(error, MappingError):
         why = str(error.strerror or error)
     else:
-        # A worker's reason is its error's type and message (runs.worker); all lost: RuntimeError.
+        # A worker's reason: its error's type and message (workers._worker); all lost: RuntimeError.
         reasons = [x["reason"] for x in rs.lost] if rs is not None else [str(error)]
         found = [r.partition("MappingError: ")[2] for r in reasons if "MappingError: " in r]
         if not found:
@@ -212,9 +211,7 @@ def sweep_points(
     notes: list[str] | None = None,
 ) -> ResultSet:
     """Points not on a grid: a sweep per shape (_swept), merged; MappingError if none measured."""
-    results: list[Result] = []
-    run_rows: list[Mapping[str, Any]] = []
-    interrupted, skipped = None, 0
+    measured: list[ResultSet] = []  # the last one alone may be interrupted: it ends them
     notes = notes if notes is not None else []
     shapes: dict[tuple[Any, ...], list[str]] = {}
     for p in points:
@@ -224,14 +221,12 @@ def sweep_points(
         grid = {k: [v] for k, v in key}
         grid["function"] = functions
         rs = _swept(benchmark, grid, runs, warmup, progress, notes)
-        if rs is None:
-            skipped += 1
-            continue
-        results += rs.results
-        run_rows += rs.runs
-        if rs.interrupted:
-            interrupted = rs.interrupted  # the signal's name
-            break
-    if skipped and skipped == len(shapes):
+        if rs is not None:
+            measured.append(rs)
+            if rs.interrupted:
+                break
+    if shapes and not measured:
         raise MappingError(errno.ENOMEM, f"nothing measured: {notes[-1]}")
-    return ResultSet(results, run_rows, machine(), interrupted)
+    results = [r for rs in measured for r in rs.results]
+    run_rows = [run for rs in measured for run in rs.runs]
+    return ResultSet(results, run_rows, machine(), measured[-1].interrupted if measured else None)

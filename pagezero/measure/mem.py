@@ -236,9 +236,8 @@ def memset(
     offset : int
         Start every buffer this many bytes (0..4095) past a page boundary.
     settle : int
-        0, or the most untimed loops (2 or more; hot, one thread) before timing, until
-        two in a row agree within SETTLE_TOLERANCE_PCT (details["settle_loops"],
-        details["settled"]).
+        0, or the most untimed loops (2+; hot, one thread) first, until two in a row agree
+        within SETTLE_TOLERANCE_PCT: details["settle_loops"] ran, details["settled"].
 
     Raises
     ------

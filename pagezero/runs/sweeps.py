@@ -127,8 +127,8 @@ def sweep(
 def default_sizes(
     info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
 ) -> list[int]:
-    """Extents from `low` to `high` (default: 8 x the LLC, 256MB at least): powers of two and
-    0.5 to 2 x each cache size, as pmbw's, so the steps at L1, L2 and the LLC are resolved."""
+    """Extents from `low` to `high` (default: 8 x the LLC, 256MB at least): powers of two and,
+    as pmbw's, 0.5 to 2 x each cache size, resolving the steps at L1, L2 and the LLC."""
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)
@@ -139,9 +139,8 @@ def default_sizes(
     return sorted(s for s in powers | near if lo <= s <= hi)
 
 
-# The pages a study chose up front for the kernel's direct map (system.backing.kernel_backing):
-# 2MB hugetlb pages asked as memset's and memcpy's page and thp, the pool another process may
-# empty before a sweep maps them.
+# kernel_backing()'s first choice for memset's and memcpy's page and thp, chosen up front: a
+# pool another process may empty before a sweep maps them.
 _HUGETLB = Backing("hugetlb")
 _REGION_BENCHMARKS = ("memset", "memcpy")
 

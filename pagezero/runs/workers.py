@@ -148,14 +148,14 @@ def _import_benchmark(spec: dict[str, Any]) -> None:
 
 
 def _measure(spec: dict[str, Any]) -> int:
+    """run_here() the spec, its ResultSet saved; the exit status (_worker's signals_interrupt)."""
     rs, late = None, None
     try:
-        with signals_interrupt():
-            keys = ("benchmark", "points", "repetitions", "warmup", "seed", "process", "progress")
-            rs = run_here(*(spec[k] for k in keys))
-            # Held signals: a second one cannot leave the file half written.
-            with deferred():
-                rs.save(spec["output"])
+        keys = ("benchmark", "points", "repetitions", "warmup", "seed", "process", "progress")
+        rs = run_here(*(spec[k] for k in keys))
+        # Held signals: a second one cannot leave the file half written.
+        with deferred():
+            rs.save(spec["output"])
     except KeyboardInterrupt as e:
         # A signal that came as run_here returned, or was held during the save.
         late = as_interrupted(e)

@@ -68,7 +68,7 @@ def with_runs(
 ) -> Callable[P, ResultSet]:
     """`measure` with its runs carried out, one here or N in fresh processes, as a ResultSet."""
     signature = inspect.signature(measure)
-    kind = str(signature.return_annotation).split(" |")[0]  # of "BatchResult | None"
+    kind = str(signature.return_annotation).split(" |")[0]  # "BatchResult | None": BatchResult
     signature = signature.replace(return_annotation="ResultSet")
     call: Callable[..., Result | None] = measure  # with the arguments bound below
 

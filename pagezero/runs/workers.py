@@ -308,6 +308,7 @@ def _run_worker(
             proc = subprocess.Popen(
                 [sys.executable, "-c", _WORKER_MAIN, spec_file],
                 cwd=tmp,
+                # A session of its own: a stop signal reaches it once, passed on by the sweep.
                 start_new_session=True,
             )
         _wait(proc)

@@ -388,7 +388,7 @@ static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardo
  * each thread prefaults its own part, so a part starting inside a huge page
  * would let thread t fault in the memory thread t + 1 clears.
  */
-static size_t part_align(const struct pz_run_params *p)
+size_t pz_part_align(const struct pz_run_params *p)
 {
 	if (p->page_shift == PZ_PAGE_SHIFT_2MB || p->page_shift == PZ_PAGE_SHIFT_1GB)
 		return (size_t)1 << p->page_shift;
@@ -400,13 +400,13 @@ static size_t part_align(const struct pz_run_params *p)
  * need not be a multiple of threads pages): size / threads rounded down to
  * the page, and at least one page each (pz_bench_mem_check).
  */
-static size_t part_len(const struct pz_run_params *p, unsigned t)
+size_t pz_part_len(const struct pz_run_params *p, unsigned t)
 {
 	size_t part;
 
 	if (p->mode == PZ_THREADS_PRIVATE || p->threads == 1)
 		return p->size;
-	part = p->size / p->threads & ~(part_align(p) - 1);
+	part = p->size / p->threads & ~(pz_part_align(p) - 1);
 	return t + 1 < p->threads ? part : p->size - part * (p->threads - 1);
 }
 
@@ -435,7 +435,7 @@ int pz_bench_mem_check(const struct pz_run_params *p, enum pz_clock_id clock)
 	    (p->cold && p->flush.method == PZ_FLUSH_EVICT && !p->flush.evict &&
 	     !p->flush.evict_len) ||
 	    (p->mode == PZ_THREADS_SHARED && p->threads > 1 &&
-	     p->size / p->threads < part_align(p)))
+	     p->size / p->threads < pz_part_align(p)))
 		return -EINVAL;
 	/*
 	 * Settling is one thread's, hot: threads would settle apart, and a cold
@@ -501,14 +501,14 @@ static int run_team(const struct pz_run_params *p, const struct pz_clock *clock,
 	}
 	for (t = 0; t < p->threads; t++) {
 		struct pz_worker *w = &run.w[t];
-		size_t off = p->mode == PZ_THREADS_SHARED ? part_len(p, 0) * t : 0;
+		size_t off = p->mode == PZ_THREADS_SHARED ? pz_part_len(p, 0) * t : 0;
 		unsigned b = p->mode == PZ_THREADS_SHARED ? 0 : t;
 
 		w->run = &run;
 		w->t = t;
 		w->dst = dst[b] + off;
 		w->src = src ? src[b] + off : NULL;
-		w->len = part_len(p, t);
+		w->len = pz_part_len(p, t);
 	}
 	ret = pz_team_run(&team);
 	if (ret) {

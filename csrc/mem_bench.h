@@ -135,6 +135,15 @@ struct pz_run_out {
 };
 
 /*
+ * Where SHARED parts start (the mapping's page: hugetlb's, THP's 2MB with
+ * PZ_THP_ON, else the base page), and thread t's bytes of @p->size: every
+ * part but the last whole pages, the last the rest (@p->size for PRIVATE or
+ * one thread). Only @p->size, threads, mode, page_shift and thp are read.
+ */
+size_t pz_part_align(const struct pz_run_params *p);
+size_t pz_part_len(const struct pz_run_params *p, unsigned t);
+
+/*
  * 0, or -EINVAL for parameters the run refuses (the fields' comments above
  * say what each takes; a cycles clock times one thread only; each thread's
  * fill byte is 0..255, or 0 for a zeros-only kernel). The runs check them

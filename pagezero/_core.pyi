@@ -1,34 +1,23 @@
-"""Types of pagezero's C core (csrc/py/*.c), for mypy and editors.
-
-Written from the method tables and the docstring signatures (``inspect.signature``
-reads the same ones); tests/test_typing.py checks that every name the built module
-has is here. Every parameter the C parser takes positionally may also be given by
-keyword (PyArg_ParseTupleAndKeywords). Sizes and addresses are bytes, clock samples
-are in the clock's unit (ns unless a clock is named), ``*_ns`` values nanoseconds.
-The benchmarks' dicts are open (``dict[str, Any]``): their keys are listed in each
-function's docstring.
-"""
+"""Types of pagezero's C core (csrc/py/*.c), from its docstring signatures (held to the
+built module by tests/test_typing.py). Sizes are bytes, clock samples in the clock's unit,
+``*_ns`` nanoseconds; the benchmarks' dicts are open, their keys in each docstring."""
 
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 from _typeshed import ReadableBuffer, WriteableBuffer
 from numpy.typing import NDArray
 from typing_extensions import Self
 
-# The buffers the functions take: any object with the buffer protocol (bytearray,
-# memoryview, mmap, Region), numpy arrays named too: numpy's stubs give ndarray the
-# protocol's __buffer__ (PEP 688) from Python 3.12 on only, and pagezero is checked
-# for 3.10. pagezero.system.kernels annotates its wrappers with these as well.
+# Any object with the buffer protocol, numpy arrays named too: numpy's stubs give ndarray
+# __buffer__ (PEP 688) from Python 3.12 on only, and pagezero is checked for 3.10.
 _Writable = WriteableBuffer | NDArray[Any]
 _Readable = ReadableBuffer | NDArray[Any]
 
 # The architecture whose kernels this build has: "x86-64", "arm64" or "generic".
 ARCH: str
-# {"compiler": str, "flags": str, "test_switches": bool}: how the extension was built
-# (results record it); test_switches: a test build, which reads the PAGEZERO_* test
-# switches (csrc/switches.h) at import. A release build has none.
+# {"compiler", "flags", "test_switches"}: how it was built (results record it); a test
+# build reads the PAGEZERO_* switches (csrc/switches.h) at import, a release build none.
 BUILD: dict[str, str | bool]
 # Region(thp=...) and bench_mem/bench_fault(thp=...): leave THP to the system, ask, refuse.
 THP_SYSTEM: int
@@ -36,8 +25,7 @@ THP_ON: int
 THP_OFF: int
 # bench_mem(value=VALUE_LOOP): fill with the loop index, as perf's memset(dst, i, size).
 VALUE_LOOP: int
-# bench_mem(settle=N): the untimed loops run at least (N permitting), and how close two in a
-# row must agree, in percent, for the buffer to count as settled (csrc/mem_bench.h).
+# bench_mem(settle=N): the fewest untimed loops, how close (%) two must agree (mem_bench.h).
 SETTLE_MIN_LOOPS: int
 SETTLE_TOLERANCE_PCT: int
 
@@ -75,14 +63,8 @@ class Region:
         """True once unmapped."""
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-    # The buffer protocol (tp_as_buffer): memoryview(region), and a ReadableBuffer
-    # / WriteableBuffer wherever the functions below take one.
+    def __exit__(self, *exc: object) -> None: ...
+    # The buffer protocol: memoryview(region), and a buffer wherever the functions take one.
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 
@@ -121,6 +103,9 @@ def bench_mem(
     counters: bool = False,
     settle: int = 0,
 ) -> dict[str, Any]: ...
+def split_region(
+    size: int, threads: int, page_shift: int = 12, thp: int = 0
+) -> tuple[int, tuple[int, ...]]: ...
 def run_threads_on(
     buffer: _Writable,
     kernel: str,

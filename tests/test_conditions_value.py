@@ -83,6 +83,7 @@ def fake_core(monkeypatch):
         return {
             "samples": (100,) * loops,
             "thread_samples": ((100,) * loops,),
+            "thread_bytes": (args[2],),
             "cold_method": "clflush" if kwargs["cold"] else "",
             "counters": None,
             "loops_done": loops,

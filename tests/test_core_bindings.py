@@ -65,6 +65,7 @@ def test_one_entry_answers_for_every_condition():
         == {
             "samples",
             "thread_samples",
+            "thread_bytes",
             "counters",
             "cold_method",
             "loops_done",
@@ -76,6 +77,7 @@ def test_one_entry_answers_for_every_condition():
     )
     assert plain["interrupted"] is None and plain["counters"] is None
     assert (plain["settle_loops"], plain["settled"]) == (0, False)  # settle=0: none
+    assert plain["thread_bytes"] == (1 << 16,)  # one thread: the whole size
     # Read from smaps only when THP was asked for (mem --thp).
     assert plain["huge_pages"] is None
     assert plain["cold_method"] == "" and cold["cold_method"] in (

@@ -7,12 +7,12 @@ cheap, and the suite's time matters more than the hundredth example."""
 import math
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pagezero import _core
 from pagezero.analysis.compare import compare
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
-from pagezero.measure.mem import plan
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.units import format_size, parse_size
 
@@ -95,20 +95,25 @@ def test_compare_does_not_depend_on_the_units_scale(a, b, scale):
 
 
 @SETTINGS
-@given(size=st.integers(4096, 1 << 40), threads=st.integers(1, 64))
-def test_the_thread_split_covers_any_size_exactly_with_disjoint_parts(size, threads):
-    assume(size >= threads * 4096)
-    try:
-        p = plan("memset", size=size, threads=threads)
-    except ValueError as e:  # parts below what plan() allows: said so, never a bad split
-        assert "thread" in str(e)
-        return
-    parts = p.thread_bytes()
+@given(
+    threads=st.integers(1, 64),
+    page=st.sampled_from([(12, _core.THP_OFF), (12, _core.THP_ON), (21, 0), (30, 0)]),
+    pages=st.integers(1, 64),
+    rest=st.floats(0, 1, exclude_max=True),
+)
+def test_the_thread_split_covers_any_size_exactly_with_disjoint_parts(threads, page, pages, rest):
+    # The C core's own split (csrc/mem_bench.c pz_part_len), as bench_mem reports it: at
+    # least a page per thread (less is refused: tests/test_thread_parts.py), and a rest.
+    align = {(12, _core.THP_ON): 2 << 20}.get(page, 1 << page[0])
+    size = threads * align * pages + int(rest * threads * align)
+    assert _core.split_region(size, threads, *page)[0] == align
+    parts = _core.split_region(size, threads, *page)[1]
     assert len(parts) == threads and all(part > 0 for part in parts)
+    assert all(part % align == 0 for part in parts[:-1])  # whole pages but the last
+    assert parts[-1] >= parts[0]  # the last takes the rest
     starts = [sum(parts[:i]) for i in range(threads)]
     # Consecutive [start, start + part) ranges from 0 to size: disjoint, no gap.
     assert starts[0] == 0 and starts[-1] + parts[-1] == size
-    assert all(s % 4096 == 0 for s in starts)  # each thread starts on a page
 
 
 # Sizes ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """runs=N / --runs N: the same measurement in N fresh processes, one after the
 other, each Result recording its run (process) and the pid that measured it."""
 
+import inspect
 import json
 import os
 import re
@@ -10,6 +11,7 @@ from conftest import check_rate_line, check_usage_error, ok, pagezero_cli, pagez
 
 import pagezero
 from pagezero.cli.render import pooled
+from pagezero.measure import fault, mem, policy
 
 BETWEEN_RUNS = re.compile(r"^# (\d+) runs: between runs \+- \d+\.\d%$")
 
@@ -48,6 +50,20 @@ def test_every_measuring_function_takes_runs(call):
 def test_a_bad_runs_is_a_value_error(function, runs):
     with pytest.raises(ValueError, match=r"^runs must be a positive int, not "):
         getattr(pagezero, function)(runs=runs)
+
+
+@pytest.mark.parametrize(
+    "measure", [mem.memset, mem.memcpy, fault.faults, policy.batch, policy.folio]
+)
+def test_the_measure_layer_has_runs_for_the_types_but_measures_one(measure):
+    # pagezero.measure's functions carry runs (the public calls' signatures are theirs:
+    # runs.processes.with_runs) and refuse N > 1, which only the runs layer carries out.
+    function = measure.__name__
+    assert list(inspect.signature(measure).parameters)[-1] == "runs"
+    with pytest.raises(
+        ValueError, match=rf"^runs=2 here: .*pagezero\.{function}\(\.\.\., runs=N\)"
+    ):
+        measure(runs=2)
 
 
 def test_a_bad_argument_is_refused_before_any_process_starts():

@@ -95,3 +95,29 @@ def test_stub_exceptions_have_the_extensions_bases(stub):
         assert [ast.unparse(b) for b in node.bases] == [
             b.__name__ for b in runtime.__bases__ if b is not object
         ], name
+
+
+# A call with a misspelled keyword, one with a wrong type, and a correct one with runs.
+_CALLS = """\
+import pagezero
+pagezero.memset("1MB", loop=3)
+pagezero.memset(size=[1])
+rs: pagezero.ResultSet = pagezero.memset("1MB", loops=3, runs=3)
+"""
+
+
+def test_mypy_checks_the_public_calls_arguments(tmp_path, monkeypatch):
+    """pagezero.memset and the other runs= calls keep their real parameters for mypy
+    (runs.processes.with_runs is ParamSpec-typed), not Callable[..., ResultSet]."""
+    from mypy import api
+
+    (tmp_path / "calls.py").write_text(_CALLS)
+    # The pagezero these tests import, wherever it is (installed or this checkout).
+    monkeypatch.setenv("MYPYPATH", os.path.dirname(PACKAGE_DIR))
+    out, _, status = api.run([str(tmp_path / "calls.py"), "--cache-dir", str(tmp_path / "c")])
+    lines = out.splitlines()
+    assert status == 1, out
+    assert any(':2: error: Unexpected keyword argument "loop"' in x for x in lines), out
+    assert any(':3: error: Argument "size" has incompatible type' in x for x in lines), out
+    assert not any(":4:" in x for x in lines), out
+    assert "Found 2 errors in 1 file" in out

@@ -51,13 +51,31 @@ static void failure_from(struct pzpy_failure *f, const struct pz_run_out *o)
 /*
  * The answer of a run that completed, or that a signal stopped after
  * o->loops_done loops (every array then holds those loops only): samples
- * (one per loop for the whole team), thread_samples, counters (summed over
- * the threads, or None), cold_method, loops_done, interrupted, huge_pages.
+ * (one per loop for the whole team), thread_samples, thread_bytes, counters
+ * (summed over the threads, or None), cold_method, loops_done, interrupted, huge_pages.
  */
+/* Each thread's bytes of the run (pz_part_len): the parts the C core gave them. */
+static PyObject *thread_bytes(const struct pz_run_params *p)
+{
+	PyObject *t = PyTuple_New(p->threads);
+	unsigned i;
+
+	for (i = 0; t && i < p->threads; i++) {
+		PyObject *n = PyLong_FromSize_t(pz_part_len(p, i));
+
+		if (!n)
+			Py_CLEAR(t);
+		else
+			PyTuple_SET_ITEM(t, i, n);
+	}
+	return t;
+}
+
 static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_out *o, int sig)
 {
 	const unsigned T = p->threads, L = p->loops, done = o->loops_done;
 	PyObject *agg = NULL, *per = NULL, *ctr = NULL, *why = NULL, *d = NULL, *huge = NULL;
+	PyObject *parts = thread_bytes(p);
 	uint64_t *loop = PyMem_Calloc(L, sizeof(*loop)), *sums = NULL;
 
 	if (o->counters)
@@ -77,14 +95,15 @@ static PyObject *mem_result(const struct pz_run_params *p, const struct pz_run_o
 	huge = o->buffer_bytes ? Py_BuildValue("(KK)", (unsigned long long)o->huge_bytes,
 					       (unsigned long long)o->buffer_bytes)
 			       : Py_BuildValue("");
-	if (agg && per && ctr && why && huge)
-		d = Py_BuildValue("{sOsOsOsssIsOsOsIsO}", "samples", agg, "thread_samples", per,
-				  "counters", ctr, "cold_method",
+	if (agg && per && ctr && why && huge && parts)
+		d = Py_BuildValue("{sOsOsOsOsssIsOsOsIsO}", "samples", agg, "thread_samples", per,
+				  "thread_bytes", parts, "counters", ctr, "cold_method",
 				  p->cold ? pz_name(&pz_flush_names, p->flush.method) : "",
 				  "loops_done", done, "interrupted", why, "huge_pages", huge,
 				  "settle_loops", o->settle_loops, "settled",
 				  o->settled ? Py_True : Py_False);
 out:
+	Py_XDECREF(parts);
 	Py_XDECREF(huge);
 	Py_XDECREF(agg);
 	Py_XDECREF(per);
@@ -163,8 +182,9 @@ PyDoc_STRVAR(
 	"the most untimed passes (2 or more; hot, one thread) run before timing\n"
 	"until two in a row agree within 5%, after 8 at least.\n"
 	"Returns a dict: samples (one per loop for the whole run, in the clock's\n"
-	"unit), thread_samples, counters (name -> per-loop deltas summed over\n"
-	"threads, or None), cold_method, loops_done, interrupted (None, or the\n"
+	"unit), thread_samples, thread_bytes (each thread's part of the buffer,\n"
+	"in bytes), counters (name -> per-loop deltas summed over threads, or\n"
+	"None), cold_method, loops_done, interrupted (None, or the\n"
 	"signal that stopped the run: the arrays then hold the completed loops)\n"
 	"and huge_pages: with thp=1 (asked), (bytes on huge pages, bytes of the\n"
 	"buffers) from /proc/self/smaps once the run ends, else None; settle_loops\n"
@@ -369,7 +389,34 @@ out_view:
 	return result;
 }
 
-PyMethodDef pzpy_mem_methods[] = { PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
-				   PZPY_KW_METHOD("run_threads_on", core_run_threads_on,
-						  run_threads_on__doc__),
-				   { NULL, NULL, 0, NULL } };
+PyDoc_STRVAR(split_region__doc__,
+	     "split_region(size, threads, page_shift=12, thp=0)\n--\n\n"
+	     "How bench_mem splits a shared region of `size` bytes among `threads`:\n"
+	     "(the page every part starts on, each thread's bytes). The parts are whole\n"
+	     "pages but the last, which takes the rest; a first part of 0 bytes means\n"
+	     "less than a page per thread, which bench_mem refuses.");
+
+static PyObject *core_split_region(PyObject *self, PyObject *args, PyObject *kw)
+{
+	struct pz_run_params p = { .mode = PZ_THREADS_SHARED, .page_shift = PZ_PAGE_SHIFT_4KB };
+	Py_ssize_t size = 0;
+	int thp = PZ_THP_SYSTEM;
+	PyObject *parts;
+	static char *kwlist[] = { "size", "threads", "page_shift", "thp", NULL };
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|O&O&:split_region", kwlist, pzpy_size,
+					 &size, pzpy_threads, &p.threads, pzpy_page_shift,
+					 &p.page_shift, pzpy_thp, &thp))
+		return NULL;
+	p.size = (size_t)size;
+	p.thp = (enum pz_thp)thp;
+	parts = thread_bytes(&p);
+	return parts ? Py_BuildValue("(nN)", (Py_ssize_t)pz_part_align(&p), parts) : NULL;
+}
+
+PyMethodDef pzpy_mem_methods[] = {
+	PZPY_KW_METHOD("bench_mem", core_bench_mem, bench_mem__doc__),
+	PZPY_KW_METHOD("split_region", core_split_region, split_region__doc__),
+	PZPY_KW_METHOD("run_threads_on", core_run_threads_on, run_threads_on__doc__),
+	{ NULL, NULL, 0, NULL }
+};

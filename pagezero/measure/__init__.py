@@ -1,3 +1,2 @@
-"""One C call, one Result: memset and memcpy, the fault workloads, the clearing policies, and
-the conditions they run under; the rule for loops and runs still warming up. No runs= here:
-runs/ adds it."""
+"""One C call, one Result: memset and memcpy, the fault workloads, the clearing policies, the
+conditions they run under. Each takes `runs` (for type checkers) but measures one: runs/ does N."""

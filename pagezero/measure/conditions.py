@@ -1,43 +1,29 @@
-"""The conditions every benchmark clears under, checked once and recorded once: a
-cache state, threads and how they share the memory, NUMA nodes, hardware counters.
-Conditions() is perf's plain run. The limits on loops and threads live here too.
-"""
+"""The conditions a benchmark clears under (a cache state, threads, NUMA nodes, counters),
+checked and recorded once, and the limits on loops and threads."""
 
 from __future__ import annotations
 
 import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, fields
+from typing import Any
 
 from pagezero import _core
+from pagezero.results.result import Result
 from pagezero.results.summary import spread
 from pagezero.system.machine import eviction_cache
 from pagezero.system.numa import check_node, node_cpus
 
-if TYPE_CHECKING:
-    from pagezero.results.result import Result
-
-
-# hot: the same buffer again and again, as perf (the default, for parity);
-# cold: every chunk flushed from the caches before its timed call.
-CACHE_STATES = ("hot", "cold")
-# shared: one region split into parts; private: a region per thread.
+CACHE_STATES = ("hot", "cold")  # Conditions' fields say what each means
 THREADS_MODES = ("shared", "private")
 
-# The most loops a run may ask for. batch and folio record every batch / touch
-# of every loop, so they are bounded lower.
-MAX_LOOPS = {
-    "memset": 10_000_000,
-    "memcpy": 10_000_000,
-    "mmap": 10_000_000,
-    "batch": 100_000,
-    "folio": 100_000,
-}
-# mmap's threads are not pinned (the others pin one per CPU), but like them at
-# most one per CPU this process may run on (check_threads); and at most the C
-# core's team (PZ_MAX_THREADS) on a machine with more CPUs.
+# The most loops a run may ask for: batch and folio record every batch / touch of every loop.
+MAX_LOOPS = dict(
+    memset=10_000_000, memcpy=10_000_000, mmap=10_000_000, batch=100_000, folio=100_000
+)
+# mmap's threads are not pinned (the others pin one per CPU), but like them at most one per CPU
+# this process may run on (check_threads), and at most the C core's team (PZ_MAX_THREADS).
 MAX_FAULT_THREADS = 1024
 
 
@@ -47,16 +33,19 @@ def arguments(
     kwargs: Mapping[str, Any],
     without: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The arguments `function`, less its parameters `without`, would get from (args, kwargs),
-    defaults filled in: a plan takes its measuring function's parameters, stated once there."""
+    """What `function`'s parameters but `without` and runs (1 here) get from (args, kwargs)."""
     signature = inspect.signature(function)
-    skip = set(without)
-    signature = signature.replace(
-        parameters=[p for p in signature.parameters.values() if p.name not in skip]
-    )
-    bound = signature.bind(*args, **kwargs)
+    params = [p for p in signature.parameters.values() if p.name not in without]
+    bound = signature.replace(parameters=params).bind(*args, **kwargs)
     bound.apply_defaults()
-    return dict(bound.arguments)
+    a = dict(bound.arguments)
+    runs = a.pop("runs", 1)
+    if runs != 1 or isinstance(runs, bool):
+        raise ValueError(
+            f"runs={runs!r} here: pagezero.measure measures one run in this process; "
+            f"pagezero.{function.__name__}(..., runs=N) measures in N fresh processes"
+        )
+    return a
 
 
 def check_int(name: str, value: object, low: int, high: int) -> int:
@@ -104,14 +93,12 @@ def check_threads(threads: object) -> int:
 
 
 def evict_bytes() -> int:
-    """Bytes read to evict the caches without a flush by address: twice the cache the run has
-    (machine.eviction_cache(): measured where it was, else sysfs's LLC; 32MB assumed)."""
+    """Bytes read to evict the caches without a flush: twice machine.eviction_cache() (or 32MB)."""
     return 2 * (eviction_cache()["bytes"] or (32 << 20))
 
 
 def thread_rates(result: Result) -> tuple[float, ...] | None:
-    """Each thread's rate over all its loops, bytes/sec (inf for samples summing to 0);
-    None for the cycles clock or a run without per-thread samples."""
+    """Each thread's bytes/sec over its loops (inf for 0 time); None for cycles or no threads."""
     samples = result.details.get("thread_samples")
     if result.clock_hz is None or samples is None:
         return None
@@ -124,21 +111,17 @@ def thread_rates(result: Result) -> tuple[float, ...] | None:
 
 
 def thread_spread(result: Result) -> tuple[float, float] | tuple[None, None]:
-    """The threads' mean rate and their standard deviation in % of it, as perf's
-    "/thread ( +- x% )"; (None, None) without per-thread rates."""
+    """The threads' mean rate and its %stdev, perf's "/thread ( +- x% )"; else (None, None)."""
     return spread(thread_rates(result) or ())
 
 
 @dataclass(frozen=True)
 class Conditions:
-    """How a run is measured besides its size; ``Conditions()`` is perf's plain run.
-
-    threads_mode is None where the mode is fixed (batch: a region per thread).
-    """
+    """How a run is measured besides its size; ``Conditions()`` is perf's plain run."""
 
     cache: str = "hot"  # hot: the same buffer every loop; cold: each chunk flushed first
     threads: int = 1  # each pinned to its own CPU when more than one
-    threads_mode: str | None = "shared"  # shared: one region split; private: one per thread
+    threads_mode: str | None = "shared"  # shared: one region split; private; None: fixed
     node: int | None = None  # NUMA node for the memory (mbind), or None
     cpu_node: int | None = None  # NUMA node whose CPUs run the threads, or None
     counters: bool = False  # hardware counters (perf_event_open) around each loop
@@ -177,21 +160,13 @@ class Conditions:
         return ()
 
     def params(self) -> dict[str, Any]:
-        """A Result's params: what differs from the defaults, under the keys results always had."""
-        p: dict[str, Any] = {}
-        if self.cache != "hot":
-            p["cache"] = self.cache
-        if self.threads != 1:
-            p["threads"] = self.threads
-            if self.threads_mode is not None:
-                p["threads_mode"] = self.threads_mode
-        if self.node is not None:
-            p["node"] = self.node
-        if self.cpu_node is not None:
-            p["cpu_node"] = self.cpu_node
-        if self.counters:
-            p["counters"] = True
-        return p
+        """A Result's params: what differs from the defaults (a mode only with threads)."""
+        with_mode = self.threads != 1 and self.threads_mode is not None
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if (with_mode if f.name == "threads_mode" else getattr(self, f.name) != f.default)
+        }
 
     def details(
         self,
@@ -200,8 +175,7 @@ class Conditions:
         thread_bytes: Sequence[int],
         cpus: tuple[int, ...] = (),
     ) -> dict[str, Any]:
-        """What the conditions add to a Result's details from the C core's answer: per-thread
-        samples (several or pinned threads), how and what cold timed, the counters."""
+        """What the conditions add to a Result's details from the C core's answer `raw`."""
         d: dict[str, Any] = {}
         if self.threads > 1 or cpus:
             d.update(

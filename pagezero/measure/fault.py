@@ -248,6 +248,7 @@ def faults(
     touch: str = "write",
     profile: bool = False,
     reserve: bool = False,
+    runs: int = 1,
 ) -> Result | None:
     """Time `loops` rounds of mapping `size` bytes and faulting every page in, as perf bench
     mem mmap (docs/measuring.rst, "Fault workloads").
@@ -294,7 +295,7 @@ def faults(
     Interrupted
         When a stop signal cuts the run short.
     """
-    p = plan(size, page, loops, threads, seed, thp, clock, latency, touch, profile)
+    p = plan(size, page, loops, threads, seed, thp, clock, latency, touch, profile, runs=runs)
     check_latency(p, function)
     with reserved(p, reserve) as warmed:
         return run(p, function, warmed)

@@ -1,11 +1,9 @@
-"""The perf bench mem workloads, memset and memcpy: a plan checks every argument
-before anything is mapped, run() makes the one C call (mapping, prefault, loops).
-"""
+"""perf bench mem's memset and memcpy: plan() checks every argument before anything is
+mapped, run() makes the one C call."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +22,7 @@ from pagezero.system import hugepages
 from pagezero.system.backing import huge_details
 from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
-from pagezero.system.memory import SMALL_PAGE, THP_PAGE, check_page, thp_mode
+from pagezero.system.memory import check_page, thp_mode
 from pagezero.units import format_page, format_size, parse_page, parse_size
 
 CLOCKS: tuple[str, ...] = _core.clocks()
@@ -32,18 +30,6 @@ CLOCKS: tuple[str, ...] = _core.clocks()
 # SETTLE_TOLERANCE_PCT (csrc/mem_bench.h says why).
 SETTLE_MIN_LOOPS: int = _core.SETTLE_MIN_LOOPS
 SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
-
-
-def part_align(shift: int, thp: bool | None) -> int:
-    """Where the parts of a shared region start (csrc/mem_bench.c): on the mapping's pages.
-
-    The hugetlb page, THP's 2MB with thp=True, else 4KB: no two threads share a page, whose
-    first touch (each thread prefaults its own part) allocates and places all of it. (The
-    plans refuse 4KB pages and THP where the kernel's differ: system.memory.check_page.)
-    """
-    if shift != 12:
-        return 1 << shift
-    return THP_PAGE if thp is True else SMALL_PAGE
 
 
 def check_clock(clock: str, threads: int = 1) -> str:
@@ -61,8 +47,7 @@ def check_clock(clock: str, threads: int = 1) -> str:
 def check_fill_value(value: int | str) -> int:
     """The fill byte for the C core: 0..255, or its VALUE_LOOP for "loop" (perf's loop index)."""
     if value == "loop":
-        loop: int = _core.VALUE_LOOP
-        return loop
+        return _core.VALUE_LOOP
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
         raise ValueError(f"fill value must be an int in 0..255 or 'loop', not {value!r}")
     return value
@@ -89,32 +74,6 @@ class Plan:
         """The kernel kind it runs: "clear" or "copy"."""
         return KERNEL_KIND[self.benchmark]
 
-    @property
-    def threads(self) -> int:
-        return self.conditions.threads
-
-    @property
-    def private(self) -> bool:
-        """Each thread has a region of its own (else they share one)."""
-        return self.conditions.threads_mode == "private"
-
-    @property
-    def total_bytes(self) -> int:
-        """Bytes one loop clears over all threads."""
-        return self.nbytes * (self.threads if self.private else 1)
-
-    def thread_bytes(self) -> tuple[int, ...]:
-        """Bytes each thread clears per loop: the C core's split of a shared region.
-
-        Whole pages (part_align) to every thread but the last, which takes the rest.
-        """
-        threads = self.threads
-        if self.private or threads == 1:
-            return (self.nbytes,) * threads
-        align = part_align(self.shift, self.thp)
-        part = self.nbytes // threads // align * align
-        return (part,) * (threads - 1) + (self.nbytes - part * (threads - 1),)
-
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params (conditions only where they differ from the defaults)."""
         p = dict(size=self.nbytes, page=format_page(self.shift), chunk=self.chunk)
@@ -122,18 +81,15 @@ class Plan:
         if self.kind == "clear":
             p["value"] = self.value
         p.update(self.conditions.params())
-        if self.offset:
-            p["offset"] = self.offset
-        if self.settle:
-            p["settle"] = self.settle
+        p.update({k: v for k, v in (("offset", self.offset), ("settle", self.settle)) if v})
         return p
 
 
 def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
-    """memset's or memcpy's arguments but the kernel, checked before anything is mapped."""
+    """memset's or memcpy's arguments but the kernel's name, checked before anything is mapped."""
     if benchmark not in ("memset", "memcpy"):
         raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
-    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs, ["function"])
+    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs)  # function: any
     size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
     nbytes = parse_size(size)
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
@@ -152,8 +108,8 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
     )
     check_clock(a["clock"], c.threads)
-    align = part_align(shift, thp)
-    if c.threads > 1 and c.threads_mode == "shared" and nbytes // c.threads < align:
+    align, parts = _core.split_region(nbytes, c.threads, shift, thp_mode(thp, shift))
+    if c.threads_mode == "shared" and not parts[0]:
         raise ValueError(
             f"size ({format_size(nbytes)}) is too small for {c.threads} threads: "
             f"each needs at least {format_size(align)} of it, a whole page"
@@ -161,31 +117,14 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         )
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
         raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
-    settle = check_settle(a.get("settle", 0), c)
-    return Plan(
-        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset, settle
-    )
-
-
-def check_settle(settle: int, c: Conditions) -> int:
-    """`settle`, checked: 0, or at least 2 untimed loops, for one thread clearing hot."""
+    settle = a.get("settle", 0)  # memset's only
     if isinstance(settle, bool) or not isinstance(settle, int) or settle == 1 or settle < 0:
         raise ValueError(f"settle must be 0 or an int of at least 2 (loops), not {settle!r}")
     if settle and (c.cold or c.threads != 1):
         raise ValueError("settle is for one thread clearing a hot buffer (not cold, not threads)")
-    return settle
-
-
-def check_hugepages(p: Plan) -> None:
-    """MappingError before anything is mapped unless the run's hugepages are free (on its node)."""
-    if p.shift == 12:
-        return
-    page = format_page(p.shift)
-    buffers = (p.threads if p.private else 1) * (2 if p.kind == "copy" else 1)
-    needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
-    hugepages.check_available(page, needed)
-    if p.conditions.node is not None:
-        hugepages.check_node_available(page, needed, p.conditions.node)
+    return Plan(
+        benchmark, nbytes, chunk_bytes, shift, thp, a["loops"], a["clock"], value, c, offset, settle
+    )
 
 
 def run(p: Plan, function: str) -> Result | None:
@@ -194,8 +133,14 @@ def run(p: Plan, function: str) -> Result | None:
     fill_value = check_fill_value(p.value) if p.kind == "clear" else 0
     if kernel.zero_only and fill_value != 0:
         raise ValueError(f"kernel {function!r} can only write zeros (value must be 0)")
-    check_hugepages(p)
     c = p.conditions
+    if p.shift != 12:  # MappingError before anything is mapped unless the hugepages are free
+        page = format_page(p.shift)
+        buffers = (c.threads if c.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
+        needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
+        hugepages.check_available(page, needed)
+        if c.node is not None:
+            hugepages.check_node_available(page, needed, c.node)
     cpus = c.cpus()
     raw = _core.bench_mem(
         p.kind,
@@ -211,7 +156,7 @@ def run(p: Plan, function: str) -> Result | None:
         cold=c.cold,
         evict_bytes=evict_bytes() if c.cold else 0,
         threads=c.threads,
-        mode="private" if p.private else "shared",
+        mode=c.threads_mode or "shared",  # plan() refuses None
         cpus=cpus,
         node=-1 if c.node is None else c.node,
         counters=c.counters,
@@ -224,33 +169,20 @@ def run(p: Plan, function: str) -> Result | None:
             benchmark=p.benchmark,
             function=function,
             params=p.params(),
-            bytes_per_loop=p.total_bytes,
+            bytes_per_loop=sum(raw["thread_bytes"]),
             clock=p.clock,
             samples=raw["samples"],
             clock_hz=_core.tsc_hz() if p.clock == "tsc" else None,
             machine=machine(),
             details={
-                **c.details(raw, timing, p.thread_bytes(), cpus),
+                **c.details(raw, timing, raw["thread_bytes"], cpus),
                 **huge_details(raw.get("huge_pages")),
-                **settle_details(p, raw),
+                **({k: raw[k] for k in ("settle_loops", "settled")} if p.settle else {}),
             },
             interrupted=raw["interrupted"],
         )
 
     return interrupt.finish(raw, result)
-
-
-def settle_details(p: Plan, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A settled run's untimed loops and whether the last two agreed (else it hit the bound)."""
-    if not p.settle:
-        return {}
-    return {"settle_loops": raw["settle_loops"], "settled": raw["settled"]}
-
-
-def _measure(benchmark: str, arguments: Mapping[str, Any]) -> Result | None:
-    args = dict(arguments)
-    function = args.pop("function")
-    return run(plan(benchmark, **args), function)
 
 
 def memset(
@@ -270,16 +202,15 @@ def memset(
     counters: bool = False,
     offset: int = 0,
     settle: int = 0,
+    runs: int = 1,
 ) -> Result | None:
     """Time `loops` passes of clearing `size` bytes (mapped and prefaulted first), as
-    perf bench mem memset.
+    perf bench mem memset; docs/measuring.rst says how, and how it differs from perf.
 
     Parameters
     ----------
     size, chunk : int or str
-        Bytes, or strings such as "4KB", "1GB" (powers of 1024); chunk 0
-        clears the whole extent in one call, otherwise each pass clears the
-        region in chunk-sized calls.
+        Bytes, or strings such as "4KB", "1GB" (powers of 1024); chunk 0: the whole extent.
     page : {"4KB", "2MB", "1GB"}
         The page size; 2MB and 1GB are hugetlb pages (needs reserved hugepages).
     function : str
@@ -287,46 +218,26 @@ def memset(
     loops : int
         The timed passes, one sample each.
     clock : {"ns", "timeval", "cycles", "tsc"}
-        "ns" (CLOCK_MONOTONIC_RAW), "timeval", "cycles" (needs a PMU) or "tsc".
+        "ns" is CLOCK_MONOTONIC_RAW; "cycles" needs a PMU.
     value : int or "loop"
-        The fill byte (0: the subject is zeroing), or "loop" to write the
-        loop index as perf does, for side-by-side parity.
+        The fill byte, or "loop": the loop index, as perf writes.
     thp : bool or None
-        For 4KB pages, False refuses transparent huge pages (MADV_NOHUGEPAGE),
-        True asks for them, None leaves the system's policy.
+        4KB pages: False refuses transparent huge pages, True asks, None: the system's policy.
     cache : {"hot", "cold"}
-        "hot" (perf's: the same buffer every loop, timed from a cache it fits)
-        or "cold": every chunk flushed (clflushopt, clflush, or evicted by
-        reading twice the cache: details["cold_method"]) outside the clock read
-        around it, as a page fault finds a page it has not touched lately.
+        "hot": the same buffer every loop (perf's); "cold": each chunk flushed, untimed, first.
     threads : int
-        That many threads, each pinned to its own CPU, started behind a
-        barrier every loop; a sample is the first start to the last end (cold:
-        the slowest thread's sum), thread_rates() reads each thread's.
+        That many threads, each pinned to its own CPU (thread_rates() reads each one's).
     threads_mode : {"shared", "private"}
-        "shared" splits one region of `size` into disjoint parts that start on
-        its pages (the hugetlb page; 2MB with thp=True; else 4KB): whole pages
-        to each thread but the last, which takes the rest, and at least one
-        page each (ValueError otherwise); "private" gives each thread its own
-        region of `size`.
-    node : int or None
-        Bind the buffers to this NUMA node (mbind).
-    cpu_node : int or None
-        Run the threads on that node's CPUs.
+        "shared": one region split into whole pages; "private": a region of `size` each.
+    node, cpu_node : int or None
+        The NUMA node to bind the buffers to (mbind); the node whose CPUs run the threads.
     counters : bool
-        L1-dcache-loads, L1-dcache-load-misses, LLC-load-misses, cycles and
-        instructions per loop (summed over threads) in details["counters"].
+        Hardware counters per loop, summed over threads, in details["counters"].
     offset : int
-        Start every buffer this many bytes (0..4095) past a page boundary: perf
-        before "perf bench mem: Switch from zalloc() to mmap()" (2025), Debian's
-        6.1 among them, clears 16 bytes in, where rep stosq runs a few % slower.
+        Start every buffer this many bytes (0..4095) past a page boundary.
     settle : int
-        0 (perf's loops, as they are), or the most untimed loops (2 or more; hot, one
-        thread) run in the buffer before timing, until two in a row agree within
-        SETTLE_TOLERANCE_PCT (5%), after SETTLE_MIN_LOOPS (8) at least: a fresh
-        buffer climbs to its rate over its first loops.
-        details["settle_loops"] says how many ran, details["settled"] whether the
-        last two agreed (False: the bound ended them).
+        0, or the most untimed loops (2+; hot, one thread) first, until two in a row agree
+        within SETTLE_TOLERANCE_PCT: details["settle_loops"] ran, details["settled"].
 
     Raises
     ------
@@ -339,7 +250,7 @@ def memset(
     Interrupted
         When a stop signal cuts the run short.
     """
-    return _measure("memset", locals())
+    return run(plan("memset", **locals()), function)
 
 
 def memcpy(
@@ -357,6 +268,7 @@ def memcpy(
     cpu_node: int | None = None,
     counters: bool = False,
     offset: int = 0,
+    runs: int = 1,
 ) -> Result | None:
     """Time `loops` passes of copying `size` bytes, as perf bench mem memcpy.
 
@@ -375,7 +287,7 @@ def memcpy(
     ValueError, UnavailableError, MappingError, Interrupted
         As memset().
     """
-    return _measure("memcpy", locals())
+    return run(plan("memcpy", **locals()), function)
 
 
 def scaling(

@@ -1,17 +1,5 @@
-"""Runs or loops still warming up: leading ones much slower than those after them.
-
-On a VM the first touch of guest memory since boot also faults on the host, so demand faults
-over freshly reserved hugepages run five to ten times slower the first time (1.9 against
-10.8 GB/s for 2MB pages on a Zen 4 VM; `mem mmap -s 1GB -p 2MB -l 5` loops of 2264 against
-116 ms); a run or loop that lands on pages nobody touched yet pays for it. It measures the
-host, not the guest's fault path, and would drag the fault rate (and predict's remainder)
-down. The fault runs (measure.fault) drop such loops, predict such runs.
-
-The rule: the first is warming up when its rate is below WARM_FRACTION of the median rate
-of those after it; then the same for the next one, as long as at least MIN_KEPT would
-remain. Only leading ones are dropped: a slow one in the middle is the machine's spread,
-kept and shown in the interval.
-"""
+"""Runs or loops still warming up: leading ones much slower than those after them (a VM
+host's first touch of guest memory: docs/measuring.rst, "Warm first")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Runs: a measurement in N fresh processes, one after the other, and runs=N for the
-public API (pagezero.memset, memcpy, faults, batch, folio).
-
-Loops in one process share one physical placement of the buffers, so their
-spread hides the variation between processes, often the larger (3-5% at 256MB
-on a small VM). As pyperf's workers and Kalibera and Jones ("Rigorous
-Benchmarking in Reasonable Time", 2013), runs are the unit of comparison: each
-is a fresh interpreter that maps, prefaults and warms its own buffers.
-"""
+"""runs=N for the public API (pagezero.memset, memcpy, faults, batch, folio): a measurement
+in N fresh processes, one after the other (docs/measuring.rst, "Runs")."""
 
 from __future__ import annotations
 
@@ -14,14 +7,13 @@ import inspect
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ParamSpec
 
 from pagezero.interrupt import Interrupted, received
 from pagezero.measure import fault, mem, policy
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.progress import Progress, run_finished
-from pagezero.runs.registry import BENCHMARKS
-from pagezero.runs.workers import run_workers
+from pagezero.runs.workers import BENCHMARKS, run_workers
 
 
 def check_runs(runs: object) -> int:
@@ -37,13 +29,8 @@ def across_processes(
     runs: int,
     progress: Progress | bool | None = None,
 ) -> ResultSet:
-    """Each point of `benchmark` (checked first) in each of `runs` fresh processes, one
-    after the other, in a shuffled order within each (a sweep's repetition).
-
-    ``rs.runs[i]["process"]`` says which process; Interrupted carries what was measured.
-    progress: True, a line per run on stderr with the time left (a bar on a terminal); a
-    Progress, a step of it per run; None, a run of the ambient Progress if any; False, none.
-    """
+    """Each point (checked first) in each of `runs` fresh processes, as a sweep's repetitions
+    (progress as sweep()'s, None: runs of the ambient Progress); Interrupted with the part."""
     check_runs(runs)
     for point in points:
         BENCHMARKS[benchmark].check(**point)
@@ -62,62 +49,53 @@ def across_processes(
     return rs
 
 
-def in_this_process(
-    measure: Callable[..., Result | None], arguments: Mapping[str, Any]
-) -> ResultSet:
-    """One run of `measure` here, as a ResultSet of its Result (none when a program's own
-    handler took a stop signal before a loop completed); Interrupted's partial too."""
-    run = [{"process": 0, "pid": os.getpid()}]
-    try:
-        r = measure(**arguments)
-    except Interrupted as e:
-        if isinstance(e.partial, Result):
-            e.partial = ResultSet([e.partial], run, interrupted=e.signame)
-        raise
-    run_finished(f"{getattr(measure, '__name__', 'measure')} run done (this process)")
-    if r is None:
-        return ResultSet([], interrupted=True)
-    return ResultSet([r], run, interrupted=r.interrupted)
-
-
 _RUNS_DOC = """    runs : int
-        1 (default) measures in this process; N > 1 in N fresh processes, one
-        after the other, each with its own mapping, prefault and loops.
+        1 (default) measures in this process; N > 1 in N fresh processes, one after another.
 
     Returns
     -------
     ResultSet
-        One {kind} per run: ``rs[i]``, ``rs.runs[i]["process"] == i``.
-        ``rs.bytes_per_sec`` is the median of the per-run medians, the figure
-        the tables and ``compare`` use.{more}
+        One {kind} per run: ``rs[i]``, ``rs.runs[i]["process"] == i``; ``rs.bytes_per_sec``
+        is the median of the per-run medians, the figure the tables and ``compare`` use.{more}
 
 """
 
+P = ParamSpec("P")
+
 
 def with_runs(
-    benchmark: str, measure: Callable[..., Result | None], kind: str = "Result", more: str = ""
-) -> Callable[..., ResultSet]:
-    """`measure` as the public API has it: with runs=, returning a ResultSet; its docstring
-    `measure`'s (Parameters, Raises) with runs and the Returns (`kind`, `more`) added."""
-    own = inspect.signature(measure)
-    runs = inspect.Parameter(
-        "runs", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=1, annotation="int"
-    )
-    signature = own.replace(
-        parameters=[*own.parameters.values(), runs], return_annotation="ResultSet"
-    )
+    benchmark: str, measure: Callable[P, Result | None], more: str = ""
+) -> Callable[P, ResultSet]:
+    """`measure` with its runs carried out, one here or N in fresh processes, as a ResultSet."""
+    signature = inspect.signature(measure)
+    kind = str(signature.return_annotation).split(" |")[0]  # "BatchResult | None": BatchResult
+    signature = signature.replace(return_annotation="ResultSet")
+    call: Callable[..., Result | None] = measure  # with the arguments bound below
 
-    def public(*args: Any, **kwargs: Any) -> ResultSet:
+    def public(*args: P.args, **kwargs: P.kwargs) -> ResultSet:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         arguments = dict(bound.arguments)
         n = check_runs(arguments.pop("runs"))
         if n > 1:
             return across_processes(benchmark, [arguments], n)
-        return in_this_process(measure, arguments)
+        run = [{"process": 0, "pid": os.getpid()}]
+        try:
+            r = call(**arguments)
+        except Interrupted as e:
+            if isinstance(e.partial, Result):
+                e.partial = ResultSet([e.partial], run, interrupted=e.signame)
+            raise
+        run_finished(f"{measure.__name__} run done (this process)")
+        if r is None:  # a program's own handler took a stop signal before a loop completed
+            return ResultSet([], interrupted=True)
+        return ResultSet([r], run, interrupted=r.interrupted)
 
     head, raises = (measure.__doc__ or "").split("\n    Raises\n")
-    more = f"\n        {more}" if more else ""
+    # A measure's own Returns (faults') says what each run's Result holds: kept, under ResultSet.
+    head, _, own = head.partition("\n    Returns\n    -------\n")
+    lines = ([f"        {more}"] if more else []) + own.rstrip().splitlines()[1:]
+    more = "".join(f"\n{line}" for line in lines)
     public.__doc__ = (
         f"{head.rstrip()}\n{_RUNS_DOC.format(kind=kind, more=more)}    Raises\n{raises}"
     )
@@ -129,21 +107,11 @@ def with_runs(
 memset = with_runs("memset", mem.memset)
 memcpy = with_runs("memcpy", mem.memcpy)
 faults = with_runs(
-    "mmap",
-    fault.faults,
-    'Result (benchmark "mmap")',
-    "pagezero.measure.fault.page_report(rs[i]) says which pages the kernel gave.",
+    "mmap", fault.faults, "pagezero.measure.fault.page_report(rs[i]) says which pages it had."
 )
 batch = with_runs(
-    "batch",
-    policy.batch,
-    "BatchResult",
-    "rs[i].worst_ms, p99_ms, median_ms and typical_worst_ms are over every batch.",
+    "batch", policy.batch, "rs[i].worst_ms, p99_ms, median_ms and typical_worst_ms: every batch's."
 )
 folio = with_runs(
-    "folio",
-    policy.folio,
-    "FolioResult",
-    "rs[i].touch_ns_per_line and cold_ns_per_line: the neighbourhood (fault +-2\n"
-    "        pages, clamped) touched right after the clear, and cold.",
+    "folio", policy.folio, "rs[i].touch_ns_per_line, cold_ns_per_line: after the clear, cold."
 )

@@ -1,18 +1,5 @@
-"""Progress of a long run on stderr: one line per step with the time left, an estimate.
-
-A tqdm bar where the stream is a terminal (the lines are written above it), plain lines
-where it is not (a log, a CI job, a test capturing stderr): a run that takes minutes is
-never silent. The time left is the pace so far (seconds per unit of work done) times the
-work still to do, less the time already spent on the step under way; before any step is
-done it is the caller's prior or unknown. A caller that knows the work left better than
-the pace so far says so (reestimate(): the report, whose studies are estimated from their
-own sizes).
-
-A Progress in a `with` block is the ambient one: the runs and sweeps started inside it
-(runs/processes.py, runs/sweeps.py, runs/workers.py) say on it when each run ends, without
-every layer between passing it on. One that counts runs advances a step per run; one that
-counts its own steps (the report's studies) shows them as notes inside the current step.
-"""
+"""Progress of a long run on stderr: a line per step with the time left, an estimate; a
+tqdm bar on a terminal (docs/measuring.rst, "Progress")."""
 
 from __future__ import annotations
 
@@ -21,7 +8,7 @@ import sys
 import time
 from typing import IO, Any
 
-__all__ = ["Progress", "current", "format_duration", "run_finished", "point_finished"]
+__all__ = ["Progress", "current", "format_duration", "run_finished"]
 
 # Notes and points (a sweep's cells) print at most one line per NOTE_INTERVAL_S seconds: a
 # sweep of a thousand 10 ms points is a line every few seconds, not a thousand lines.
@@ -40,39 +27,24 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-def _bar(what: str, total: float, stream: IO[str], unit: str) -> Any:  # a tqdm bar
-    from tqdm import tqdm
-
-    class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
-        # No monitor thread: tqdm starts one even for a disabled bar, and leaves it
-        # running in the caller's process after the run.
-        monitor_interval = 0
-
-    fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
-    return Bar(total=total, desc=what, file=stream, unit=unit, leave=False, bar_format=fmt)
-
-
 class Progress:
-    """Where a long run stands, on a stream: a line per step with the time left.
+    """Where a long run stands, on a stream: a line per step with the time left. In a
+    ``with`` block it is the ambient one, told of the runs and sweeps started inside.
 
     Parameters
     ----------
     what : str
         What runs, the head of every line: ``"pagezero report"``.
     total : float
-        The work to do, in the caller's units: steps, runs, points, or (the report)
-        the seconds each study took on a reference machine.
+        The work to do, in the caller's units: steps, runs, points, reference seconds.
     stream : file, optional
         Where the lines go (default: ``sys.stderr``).
     counts_runs : bool
-        Each run that ends inside the block (run_finished()) is a step of one unit;
-        else runs are notes inside the caller's current step.
+        Each run ending in the block (run_finished()) is a step of one unit; else a note.
     seconds_per_unit : float or None
-        The pace assumed before the first step ends (None: the time left is unknown
-        until then).
+        The pace assumed before the first step ends (None: time left unknown till then).
     terminal : bool or None
-        A tqdm bar (True) or plain lines (False); None: a bar where `stream` is a
-        terminal.
+        A tqdm bar (True) or plain lines (False); None: a bar where `stream` is a terminal.
     """
 
     def __init__(
@@ -118,10 +90,8 @@ class Progress:
         return time.monotonic() - self._start
 
     def left(self) -> tuple[float, bool] | None:
-        """(seconds still to go, whether the step under way is past its share), an
-        estimate; None before there is a pace to go by. The step under way (the next
-        unit, when none was begun) counts its share less the time it has had; past
-        its share, 0, and then only the rest is known."""
+        """(seconds to go, whether the step under way, or else the next unit, is past its
+        share: then it counts 0), an estimate; None before there is a pace to go by."""
         now = time.monotonic()
         pace = (self._last_step - self._start) / self.done if self.done > 0 else self._prior
         if pace is None:
@@ -150,8 +120,7 @@ class Progress:
         self.under_way, self._step_units = name, min(units, self.total - self.done)
 
     def reestimate(self, left: float) -> None:
-        """The work still to do is `left` units from now on: a caller that knows its steps'
-        sizes better than the pace so far would say (the report's studies)."""
+        """The work still to do is `left` units from now on (a caller that knows better)."""
         self.total = self.done + left
         if self._bar is not None:
             self._bar.total = self.total
@@ -170,11 +139,16 @@ class Progress:
     def tick(self, text: str, units: float = 1.0) -> None:
         """A small part ended (a sweep's point): its line when one is due."""
         self._advance(units)
-        self._note(text)
+        self.note(text)
 
     def note(self, text: str) -> None:
         """Something inside the current step ended (a run of a study): a line when due."""
-        self._note(text)
+        if self.under_way:
+            text = f"{self.under_way}: {text}"
+        if self._drawn() is not None:
+            self._bar.set_postfix_str(text)
+        elif time.monotonic() - self._last_line >= NOTE_INTERVAL_S or self.done >= self.total:
+            self._show(self.line(text))
 
     def close(self) -> None:
         """Take the bar off the terminal (plain lines stay as printed)."""
@@ -183,10 +157,18 @@ class Progress:
         self._bar, self._terminal = None, False
 
     def _drawn(self) -> Any:
-        """The bar, drawn now if it is due and not yet shown (None: plain lines)."""
+        """The tqdm bar, drawn now if it is due and not yet shown (None: plain lines)."""
         if self._terminal and self._bar is None:
-            self._bar = _bar(self.what, self.total, self.stream, "unit")
-            self._bar.n = self.done
+            from tqdm import tqdm
+
+            class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
+                # No monitor thread: tqdm starts one even for a disabled bar, and leaves it
+                # running in the caller's process after the run.
+                monitor_interval = 0
+
+            fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"
+            self._bar = Bar(total=self.total, desc=self.what, file=self.stream, bar_format=fmt)
+            self._bar.leave, self._bar.n = False, self.done
         return self._bar
 
     def _advance(self, units: float) -> None:
@@ -195,15 +177,6 @@ class Progress:
         if self._drawn() is not None:
             self._bar.n = self.done
             self._bar.refresh()
-
-    def _note(self, text: str) -> None:
-        if self.under_way:
-            text = f"{self.under_way}: {text}"
-        if self._drawn() is not None:
-            self._bar.set_postfix_str(text)
-            return
-        if time.monotonic() - self._last_line >= NOTE_INTERVAL_S or self.done >= self.total:
-            self._show(self.line(text))
 
     def _show(self, line: str) -> None:
         self.lines.append(line)
@@ -219,20 +192,19 @@ def current() -> Progress | None:
     return _ambient[-1] if _ambient else None
 
 
+def shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
+    """The Progress a sweep advances itself, from its `progress` (as sweep() takes it)."""
+    if isinstance(progress, Progress):
+        return progress
+    if progress is None:
+        if current() is not None or not sys.stderr.isatty():
+            return None
+        return Progress(what, total, terminal=True)
+    return Progress(what, total) if progress else None
+
+
 def run_finished(text: str) -> None:
-    """A run ended (a fresh process, or a pass here): a step of an ambient Progress that
-    counts runs, a note of one that counts its own steps; nothing without one."""
-    p = current()
-    if p is None:
-        return
-    if p.counts_runs:
-        p.step(text)
-    else:
-        p.note(text)
-
-
-def point_finished(text: str) -> None:
-    """A sweep's point ended in this process: a note of the ambient Progress, if any."""
+    """A run ended: a step of an ambient Progress that counts runs, else a note of one."""
     p = current()
     if p is not None:
-        p.note(text)
+        (p.step if p.counts_runs else p.note)(text)

@@ -1,32 +1,21 @@
-"""Sweeps: a benchmark (pagezero.runs.registry) over a grid of its parameters.
-
-Every repetition visits every point once, in an order shuffled anew, so that
-slow drift of the machine (thermal, a noisy neighbour) spreads over all
-points; warm-up passes are thrown away. Repetitions can be spread over fresh
-worker processes, one after the other: one process can land on a lucky or
-unlucky physical placement of its buffers (pyperf's workers). A stop signal
-ends a sweep within one loop: what was measured comes back marked with it.
-"""
+"""Sweeps: a registered benchmark over a grid of its parameters, each repetition in a shuffled
+order (docs/measuring.rst, "Sweeps")."""
 
 from __future__ import annotations
 
 import errno
 import inspect
 import itertools
-import os
-import random
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pagezero._core import MappingError
-from pagezero.interrupt import Interrupted, as_interrupted
-from pagezero.results.resultset import Result, ResultSet
-from pagezero.runs.progress import Progress, current, point_finished, run_finished
-from pagezero.runs.registry import BENCHMARKS as BENCHMARKS
-from pagezero.runs.registry import register as register
-from pagezero.runs.workers import run_workers
+from pagezero.results.resultset import ResultSet
+from pagezero.runs.progress import Progress, shown
+from pagezero.runs.workers import BENCHMARKS as BENCHMARKS
+from pagezero.runs.workers import register as register
+from pagezero.runs.workers import run_here, run_workers
 from pagezero.system import hugepages
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
@@ -42,9 +31,9 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
     b = BENCHMARKS[benchmark]
     if not isinstance(grid, dict) or not grid:
         raise ValueError("the grid is empty: give at least one parameter with its values")
-    known = list(inspect.signature(b.run).parameters)
+    known = [name for name in inspect.signature(b.run).parameters if name != "runs"]
     for name, values in grid.items():
-        if name == "runs" and name not in known:
+        if name == "runs":
             raise ValueError(
                 "runs is not a grid parameter: a sweep's fresh processes are its processes"
             )
@@ -54,92 +43,14 @@ def _points(benchmark: str, grid: Mapping[str, Any]) -> list[dict[str, Any]]:
             )
         if isinstance(values, (list, tuple)) and not values:
             raise ValueError(f"grid parameter {name!r} has no values")
-    names = list(grid)
     axes = [v if isinstance(v, (list, tuple)) else [v] for v in grid.values()]
-    points = [dict(zip(names, combo)) for combo in itertools.product(*axes)]
+    points = [dict(zip(grid, combo)) for combo in itertools.product(*axes)]
     for p in points:
         try:
             b.check(**p)
         except ValueError as e:
             raise ValueError(f"grid point {p}: {e}") from None
     return points
-
-
-def _shown(progress: Progress | bool | None, what: str, total: float) -> Progress | None:
-    """The Progress a sweep or a set of runs advances itself: `progress` when one is given;
-    True: a new one on stderr; None: a bar when stderr is a terminal and no ambient
-    Progress takes the notes; False: none."""
-    if isinstance(progress, Progress):
-        return progress
-    if progress is None:
-        if current() is not None or not sys.stderr.isatty():
-            return None
-        return Progress(what, total, terminal=True)
-    return Progress(what, total) if progress else None
-
-
-def _partial(stop: Interrupted) -> list[Result]:
-    """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
-    if isinstance(stop.partial, Result):
-        return [stop.partial]
-    if isinstance(stop.partial, ResultSet):
-        return list(stop.partial.results)
-    return []
-
-
-def run_here(
-    benchmark: str,
-    points: Sequence[Mapping[str, Any]],
-    repetitions: Sequence[int],
-    warmup: int,
-    seed: int,
-    process: int,
-    progress: Progress | bool | None,
-) -> ResultSet:
-    """Warm up, then each repetition's shuffled pass over the points, here; a stop signal
-    ends the passes, the ResultSet marked with it (the point cut short included)."""
-    b = BENCHMARKS[benchmark]
-    results: list[Result] = []
-    runs: list[dict[str, Any]] = []
-    total = len(points) * (warmup + len(repetitions))
-    own = _shown(progress, f"pagezero sweep {benchmark}", total)
-    ambient = own is None and progress is None  # the points and passes are its notes
-
-    def point_done(i: int, what: str) -> None:
-        text = f"{benchmark} {what} point {i + 1} of {len(points)}"
-        if own is not None:
-            own.tick(text)
-        elif ambient:
-            point_finished(text)
-
-    measuring: dict[str, Any] | None = None  # the run description of the point being measured
-    try:
-        for _ in range(warmup):
-            for i, p in enumerate(points):
-                b.run(**p)
-                point_done(i, "warm-up")
-        for n, rep in enumerate(repetitions):
-            order = list(points)
-            random.Random(seed + rep).shuffle(order)
-            for i, p in enumerate(order):
-                measuring = {"repetition": rep, "process": process, "pid": os.getpid()}
-                results.append(b.run(**p))
-                runs.append(measuring)
-                measuring = None
-                point_done(i, f"pass {n + 1} of {len(repetitions)},")
-            if ambient:
-                run_finished(f"{benchmark} pass {n + 1} of {len(repetitions)} done")
-    except KeyboardInterrupt as e:
-        stop = as_interrupted(e)
-        if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
-            cut = _partial(stop)
-            results += cut
-            runs += [measuring] * len(cut)
-        return ResultSet(results, runs, machine(), interrupted=stop.signame)
-    finally:
-        if own is not None and own is not progress:
-            own.close()
-    return ResultSet(results, runs, machine())
 
 
 def lost_lines(rs: ResultSet) -> list[str]:
@@ -167,37 +78,31 @@ def sweep(
     benchmark : str
         A registered benchmark: "memset", "memcpy", "mmap", "batch", "folio", ...
     grid : dict
-        {parameter: [values]} (a single value stands for a list of one), e.g.
+        {parameter: [values]}, a single value standing for a list of one, e.g.
         ``{"function": ["default", "generic"], "chunk": ["4KB", "2MB"], "loops": [3]}``.
     repeat : int
-        Repetitions of the whole grid, each in an order shuffled by
-        random.Random(seed + repetition).
+        Repetitions of the grid, each in an order shuffled by random.Random(seed + repetition).
     warmup : int
         Passes thrown away first.
     processes : int
         Spread the repetitions over this many fresh processes, one after the other.
     progress : bool, Progress or None
-        True: progress on stderr, a tqdm bar where it is a terminal, else a line
-        per repetition or worker process (at most one per 10 s for the points)
-        with the time left; a pagezero.runs.progress.Progress: advanced by one
-        unit per point; None (default): notes on the ambient Progress
-        (``with Progress(...)``) if any, else a bar when stderr is a terminal;
-        False: none.
+        True: on stderr (docs/measuring.rst, "Progress"); a Progress: one unit per point;
+        None: notes on the ambient Progress, else a bar where stderr is a terminal; False: none.
     seed : int
         The shuffles' base seed.
 
     Returns
     -------
     ResultSet
-        Each run naming its repetition, process and pid; after a stop signal,
-        the part measured, marked with it. A worker that dies loses its
-        repetitions only: ``rs.lost`` lists them, lost_lines() words them.
+        Each run naming its repetition, process and pid; after a stop signal, the part
+        measured, marked. A worker that dies loses its repetitions only (``rs.lost``).
 
     Raises
     ------
     ValueError
-        For an unknown benchmark, a bad point (the first), repeat, warmup or
-        processes, or (processes > 1) a run function a worker cannot import.
+        For an unknown benchmark, a bad point (the first), repeat, warmup or processes, or
+        (processes > 1) a run function a worker cannot import.
     RuntimeError
         When every worker process died and nothing was measured.
     """
@@ -209,7 +114,7 @@ def sweep(
         raise ValueError(f"warmup must be a non-negative int, not {warmup!r}")
     if processes == 1:
         return run_here(benchmark, points, list(range(repeat)), warmup, seed, 0, progress)
-    own = _shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
+    own = shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + repeat))
     try:
         # None and no bar: each worker's end is a run of the ambient Progress, if any.
         shows = own if own is not None else (None if progress is None else False)
@@ -222,26 +127,20 @@ def sweep(
 def default_sizes(
     info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
 ) -> list[int]:
-    """Extents in bytes from `low` to `high` (default: 8 x the LLC, at least 256MB),
-    powers of two with 0.5, 0.75, 1, 1.5 and 2 x each cache size added, as pmbw
-    does, so the steps at L1, L2 and the LLC are resolved."""
+    """Extents from `low` to `high` (default: 8 x the LLC, 256MB at least): powers of two and,
+    as pmbw's, 0.5 to 2 x each cache size, resolving the steps at L1, L2 and the LLC."""
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)
     hi = parse_size(high) if high is not None else max(8 * llc, 256 << 20)
-    sizes = {1 << s for s in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 1 << s <= hi}
-    for cache in (cache_bytes(info, 1, "Data"), cache_bytes(info, 2), llc):
-        if cache:
-            for f in (0.5, 0.75, 1.0, 1.5, 2.0):
-                s = int(cache * f) // 4096 * 4096
-                if lo <= s <= hi:
-                    sizes.add(s)
-    return sorted(sizes)
+    powers = {1 << s for s in range(lo.bit_length() - 1, hi.bit_length())}
+    caches = (cache_bytes(info, 1, "Data"), cache_bytes(info, 2), llc)
+    near = {int(c * f) // 4096 * 4096 for c in caches if c for f in (0.5, 0.75, 1.0, 1.5, 2.0)}
+    return sorted(s for s in powers | near if lo <= s <= hi)
 
 
-# The pages a study chose up front for the kernel's direct map (system.backing.kernel_backing):
-# 2MB hugetlb pages asked as memset's and memcpy's page and thp, the pool another process may
-# empty before a sweep maps them.
+# kernel_backing()'s first choice for memset's and memcpy's page and thp, chosen up front: a
+# pool another process may empty before a sweep maps them.
 _HUGETLB = Backing("hugetlb")
 _REGION_BENCHMARKS = ("memset", "memcpy")
 
@@ -251,7 +150,7 @@ def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
     if isinstance(error, MappingError):
         why = str(error.strerror or error)
     else:
-        # A worker's reason is its error's type and message (runs.worker); all lost: RuntimeError.
+        # A worker's reason: its error's type and message (workers._worker); all lost: RuntimeError.
         reasons = [x["reason"] for x in rs.lost] if rs is not None else [str(error)]
         found = [r.partition("MappingError: ")[2] for r in reasons if "MappingError: " in r]
         if not found:
@@ -264,8 +163,8 @@ def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
 def _swept(
     benchmark: str, grid: dict[str, Any], runs: int, warmup: int, progress: Any, notes: list[str]
 ) -> ResultSet | None:
-    """One shape's sweep on the pages it asks for; where they are gone at the mapping, again on
-    kernel_backing()'s next choice (THP, else 4KB), or (no other choice) None; `notes` says so."""
+    """One shape's sweep; its 2MB hugetlb pages gone, again on kernel_backing()'s choice now,
+    None for pages with no other choice; a line in `notes` says which, what instead, why."""
     region = benchmark in _REGION_BENCHMARKS
     left_out = ("function", "thp", "loops", "reserve", "page" if region else "")
     shape = ", ".join(
@@ -310,17 +209,8 @@ def sweep_points(
     progress: Any = None,
     notes: list[str] | None = None,
 ) -> ResultSet:
-    """Points that are not a grid: one sweep per point shape, merged, in `runs` processes.
-
-    A sweep whose 2MB hugetlb pages (kernel_backing()'s choice, made up front) are gone when
-    it maps them, another process having taken them, runs again on THP, else 4KB pages, as
-    kernel_backing() would choose now; a sweep whose pages have no other choice (a fault
-    run's hugetlb size) is left out. Each adds a line to `notes`: which sweep, what it
-    asked for, what it got instead, why. MappingError when nothing could be measured.
-    """
-    results: list[Result] = []
-    run_rows: list[Mapping[str, Any]] = []
-    interrupted, skipped = None, 0
+    """Points not on a grid: a sweep per shape (_swept), merged; MappingError if none measured."""
+    measured: list[ResultSet] = []  # the last one alone may be interrupted: it ends them
     notes = notes if notes is not None else []
     shapes: dict[tuple[Any, ...], list[str]] = {}
     for p in points:
@@ -330,14 +220,12 @@ def sweep_points(
         grid = {k: [v] for k, v in key}
         grid["function"] = functions
         rs = _swept(benchmark, grid, runs, warmup, progress, notes)
-        if rs is None:
-            skipped += 1
-            continue
-        results += rs.results
-        run_rows += rs.runs
-        if rs.interrupted:
-            interrupted = rs.interrupted  # the signal's name
-            break
-    if skipped and skipped == len(shapes):
+        if rs is not None:
+            measured.append(rs)
+            if rs.interrupted:
+                break
+    if shapes and not measured:
         raise MappingError(errno.ENOMEM, f"nothing measured: {notes[-1]}")
-    return ResultSet(results, run_rows, machine(), interrupted)
+    results = [r for rs in measured for r in rs.results]
+    run_rows = [run for rs in measured for run in rs.runs]
+    return ResultSet(results, run_rows, machine(), measured[-1].interrupted if measured else None)

@@ -1,34 +1,224 @@
-"""A sweep's worker processes: fresh interpreters (pagezero.runs.worker), one after
-the other, each given a JSON spec (benchmark, points, its repetitions) and saving
-a ResultSet the sweep reads back. Each runs in a session of its own, so a stop
-signal reaches it once, from the sweep, which passes it on and waits for the save.
-"""
+"""Where a sweep's and runs=N's points run: the benchmarks by name (register()), a pass over
+them here (run_here()), and fresh worker processes, each given a JSON spec and saving a
+ResultSet the sweep reads back."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import pkgutil
+import random
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pagezero.interrupt import STOP_SIGNALS, as_interrupted, deferred
-from pagezero.results.resultset import ResultSet
-from pagezero.runs.progress import Progress, run_finished
-from pagezero.runs.registry import BENCHMARKS
+from pagezero._core import UnavailableError
+from pagezero.interrupt import (
+    STOP_SIGNALS,
+    Interrupted,
+    as_interrupted,
+    deferred,
+    signals_interrupt,
+)
+from pagezero.measure import fault, mem, policy
+from pagezero.results.resultset import Result, ResultSet
+from pagezero.runs.progress import Progress, current, run_finished, shown
+from pagezero.system.kernels import KERNEL_KIND, find_kernel
 from pagezero.system.machine import machine
 
-# How long a stopped worker may take to save what it measured: it stops within
-# one loop, so this is only reached by a worker that hangs.
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A sweepable benchmark: ``run(**params)``, a Result; ``check(**params)``, raising first."""
+
+    name: str
+    run: Callable[..., Any]
+    check: Callable[..., Any]
+
+
+BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def register(name: str, run: Callable[..., Any], check: Callable[..., Any] | None = None) -> None:
+    """Make `run(**params) -> Result` sweepable as `name`, `check(**params)` raising on a bad
+    point first; a worker imports `run` by module and name (docs/measuring.rst, "Sweeps")."""
+    BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
+
+
+def _check_mem(benchmark: str) -> Callable[..., None]:
+    def check(function: str = "default", **params: Any) -> None:
+        mem.plan(benchmark, **params)
+        kernel = find_kernel(function, KERNEL_KIND[benchmark])
+        if not kernel.available:
+            raise UnavailableError(f"kernel '{function}' is not available: {kernel.reason}")
+
+    return check
+
+
+def _check_mmap(function: str = "demand", reserve: bool = False, **params: Any) -> None:
+    fault.check_latency(fault.plan(**params), fault.check_workload(function))
+
+
+register("memset", mem.memset, _check_mem("memset"))
+register("memcpy", mem.memcpy, _check_mem("memcpy"))
+register("mmap", fault.faults, _check_mmap)
+register("batch", policy.batch, policy.plan_batch)
+register("folio", policy.folio, policy.plan_folio)
+
+
+def _partial(stop: Interrupted) -> list[Result]:
+    """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
+    if isinstance(stop.partial, Result):
+        return [stop.partial]
+    if isinstance(stop.partial, ResultSet):
+        return list(stop.partial.results)
+    return []
+
+
+def run_here(
+    benchmark: str,
+    points: Sequence[Mapping[str, Any]],
+    repetitions: Sequence[int],
+    warmup: int,
+    seed: int,
+    process: int,
+    progress: Progress | bool | None,
+) -> ResultSet:
+    """Warm up, then each repetition's shuffled pass over the points, here; stopped: the part."""
+    b = BENCHMARKS[benchmark]
+    results: list[Result] = []
+    runs: list[dict[str, Any]] = []
+    total = len(points) * (warmup + len(repetitions))
+    own = shown(progress, f"pagezero sweep {benchmark}", total)
+    # None and no bar: the points and passes are notes of the ambient Progress, if any.
+    ambient = current() if own is None and progress is None else None
+
+    def point_done(i: int, what: str) -> None:
+        text = f"{benchmark} {what} point {i + 1} of {len(points)}"
+        if own is not None:
+            own.tick(text)
+        elif ambient is not None:
+            ambient.note(text)
+
+    measuring: dict[str, Any] | None = None  # the run description of the point being measured
+    try:
+        for _ in range(warmup):
+            for i, p in enumerate(points):
+                b.run(**p)
+                point_done(i, "warm-up")
+        for n, rep in enumerate(repetitions):
+            order = list(points)
+            random.Random(seed + rep).shuffle(order)
+            for i, p in enumerate(order):
+                measuring = {"repetition": rep, "process": process, "pid": os.getpid()}
+                results.append(b.run(**p))
+                runs.append(measuring)
+                measuring = None
+                point_done(i, f"pass {n + 1} of {len(repetitions)},")
+            if ambient is not None:
+                run_finished(f"{benchmark} pass {n + 1} of {len(repetitions)} done")
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
+            cut = _partial(stop)
+            results += cut
+            runs += [measuring] * len(cut)
+        return ResultSet(results, runs, machine(), interrupted=stop.signame)
+    finally:
+        if own is not None and own is not progress:
+            own.close()
+    return ResultSet(results, runs, machine())
+
+
+def _import_benchmark(spec: dict[str, Any]) -> None:
+    """Register the spec's benchmark here, by importing its run function."""
+    where = spec["import"]
+    if where["path"] and where["path"] not in sys.path:
+        # After the installed packages: pagezero itself still comes from them.
+        sys.path.append(where["path"])
+    target = pkgutil.resolve_name(f"{where['module']}:{where['qualname']}")
+    if spec["benchmark"] not in BENCHMARKS or BENCHMARKS[spec["benchmark"]].run is not target:
+        register(spec["benchmark"], target)
+
+
+def _measure(spec: dict[str, Any]) -> int:
+    """run_here() the spec, its ResultSet saved; the exit status (_worker's signals_interrupt)."""
+    rs, late = None, None
+    try:
+        keys = ("benchmark", "points", "repetitions", "warmup", "seed", "process", "progress")
+        rs = run_here(*(spec[k] for k in keys))
+        # Held signals: a second one cannot leave the file half written.
+        with deferred():
+            rs.save(spec["output"])
+    except KeyboardInterrupt as e:
+        # A signal that came as run_here returned, or was held during the save.
+        late = as_interrupted(e)
+        if rs is not None:
+            with deferred():
+                rs.save(spec["output"])
+    if rs is not None and rs.interrupted:
+        return 128 + getattr(signal, rs.interrupted, signal.SIGINT)
+    return late.exit_status if late else 0
+
+
+# prctl(2): have the kernel send this process a signal when its parent ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(spec: dict[str, Any]) -> None:
+    """SIGTERM when the sweep that started this worker ends, even killed outright (SIGKILL, the
+    OOM killer), or ended before prctl() took effect: it would clear memory for nobody."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != spec["parent"]:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def worker_main() -> int:
+    """A worker process: measure the spec named by ``sys.argv[1]``, save its ResultSet; the exit
+    status (0, 128 + signum after a stop signal, or 1: an error, in one line in the error file)."""
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    _end_with_parent(spec)
+    status = _worker(spec)
+    if os.getppid() != spec["parent"]:
+        # Nobody will read the results: the dead sweep's folder goes, as the sweep would remove it.
+        shutil.rmtree(os.path.dirname(os.path.abspath(spec["output"])), ignore_errors=True)
+    return status
+
+
+def _worker(spec: dict[str, Any]) -> int:
+    try:
+        with signals_interrupt():
+            # The sweep starts this process with the stop signals held (_run_worker):
+            # one sent meanwhile arrives now, as an Interrupted.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            _import_benchmark(spec)
+            return _measure(spec)
+    except KeyboardInterrupt as e:
+        return as_interrupted(e).exit_status  # before anything was measured
+    except Exception as e:
+        reason = f"{type(e).__name__}: {e}".splitlines()[0]
+        with open(spec["error"], "w") as f:
+            f.write(reason + "\n")
+        print(f"pagezero: error: worker process {spec['process']}: {reason}", file=sys.stderr)
+        return 1
+
+
+# A worker's command: -c, since importing pagezero loads this module before -m could run it.
+_WORKER_MAIN = "import sys; from pagezero.runs.workers import worker_main; sys.exit(worker_main())"
+# How long a stopped worker may take to save: it stops within a loop, so only one that hangs.
 WORKER_STOP_S = 60
 
 
 def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """Pass a stop signal on to a worker and wait, signals held, until it has saved what
-    it measured (a second Ctrl-C does not skip the wait)."""
+    """Pass a stop signal on to a worker, wait, signals held, until it saved (a second too)."""
     sent = done = False
     while not done:
         try:
@@ -47,17 +237,14 @@ def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for a worker to end: not Popen.wait() alone, which on KeyboardInterrupt waits
-    0.25 s more for a child it assumes the Ctrl-C reached too (bpo-25942); WNOWAIT
-    leaves the worker for Popen.wait() to reap."""
+    """Wait for a worker to end; not Popen.wait() alone, which on KeyboardInterrupt waits 0.25 s
+    more (bpo-25942); WNOWAIT leaves the worker for Popen.wait() to reap."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     return proc.wait()
 
 
 def _importable(benchmark: str) -> dict[str, str | None]:
-    """What a worker imports to run `benchmark`: {"module", "qualname", "path"};
-    ValueError when a fresh interpreter cannot import its run function (one
-    defined in __main__, a lambda, a function inside a function)."""
+    """What a worker imports to run `benchmark` ({"module", "qualname", "path"}), or ValueError."""
     run = BENCHMARKS[benchmark].run
     # Any callable may be registered: its attributes are whatever it has.
     module: Any = getattr(run, "__module__", None)
@@ -81,9 +268,8 @@ def _importable(benchmark: str) -> dict[str, str | None]:
             f"function {why}; define it at the top level of an importable "
             f"module, or use processes=1"
         )
-    # The folder the module's top-level package sits in, for a module found only
-    # through this interpreter's sys.path (a script's own folder).
-    # A package's own module is its __init__.py, one folder further down.
+    # The folder the module's top-level package sits in, for a module found only through this
+    # interpreter's sys.path (a script's own); a package's module is its __init__.py, deeper.
     path = getattr(sys.modules[module], "__file__", None)
     if path:
         levels = module.count(".") + (os.path.basename(path) == "__init__.py")
@@ -114,15 +300,15 @@ def _run_worker(
         json.dump(spec, f)
     proc, stopped = None, None
     try:
-        # Started with the stop signals held, which it inherits: one sent to it
-        # while its interpreter starts waits until its handlers are in place
-        # (_sweep_worker.main), instead of ending it with a traceback; and this
-        # process cannot be stopped between starting it and waiting for it.
+        # Started with the stop signals held, which it inherits: one sent to it while its
+        # interpreter starts waits until its handlers are in place (_worker) instead of
+        # ending it with a traceback; and this process cannot stop between Popen and wait.
         with deferred():
-            # -m from a directory that is not the source tree (see tests/conftest.py).
+            # From a directory that is not the source tree (see tests/conftest.py).
             proc = subprocess.Popen(
-                [sys.executable, "-m", "pagezero.runs.worker", spec_file],
+                [sys.executable, "-c", _WORKER_MAIN, spec_file],
                 cwd=tmp,
+                # A session of its own: a stop signal reaches it once, passed on by the sweep.
                 start_new_session=True,
             )
         _wait(proc)
@@ -133,26 +319,14 @@ def _run_worker(
             raise
         _stop_worker(proc, stop.signum)
     part = ResultSet.load(out) if os.path.exists(out) else None
-    # A worker a stop signal ended saved what it measured (if anything) and
-    # exited with the shell's status for the signal, 128 + signum.
+    # A worker a stop signal ended saved what it measured (if anything) and exited 128 + signum.
     by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
     if proc.returncode in by_signal:
         stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
     elif part is None and not stopped:
-        # (A worker the sweep's own stop reached before it could save has
-        # nothing to give: not lost, stopped.)
+        # (One the sweep's own stop reached before it could save: not lost, stopped.)
         return None, None, _lost_reason(proc.returncode, spec["error"])
     return part, stopped, None
-
-
-def _worker_done(
-    progress: Progress | bool | None, benchmark: str, proc: int, processes: int, units: int
-) -> None:
-    text = f"{benchmark} run {proc + 1} of {processes} done"
-    if isinstance(progress, Progress):
-        progress.step(text, units)
-    elif progress is None:
-        run_finished(text)
 
 
 def run_workers(
@@ -165,11 +339,8 @@ def run_workers(
     progress: Progress | bool | None,
 ) -> ResultSet:
     """The repetitions over `processes` fresh interpreters, one at a time (process i runs
-    repetitions i, i + processes, ...). A worker that dies loses its own only (``rs.lost``
-    says which and why); RuntimeError when all died and nothing was measured.
-
-    Each worker's end is a step of `progress` (a unit per point it ran), or with None a run
-    of the ambient Progress (runs.progress.run_finished); the workers show none."""
+    repetitions i, i + processes, ...), each end a step of `progress` (None: a run of the
+    ambient one). A worker that dies loses its own only (``rs.lost``); RuntimeError if all."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []
@@ -180,24 +351,16 @@ def run_workers(
             reps = list(range(proc, repeat, processes))
             if not reps:
                 continue
-            spec = {
-                "benchmark": benchmark,
-                "import": where,
-                "points": points,
-                "repetitions": reps,
-                "warmup": warmup,
-                "seed": seed,
-                "process": proc,
-                "output": os.path.join(tmp, f"worker{proc}.json"),
-                "error": os.path.join(tmp, f"worker{proc}.error"),
-                "progress": False,
-                "parent": os.getpid(),
-            }
+            spec = dict(benchmark=benchmark, points=points, repetitions=reps, warmup=warmup)
+            spec.update(seed=seed, process=proc, progress=False, parent=os.getpid())
+            spec.update(output=f"{tmp}/worker{proc}.json", error=f"{tmp}/worker{proc}.error")
+            spec["import"] = where
             part, interrupted, reason = _run_worker(spec, tmp)
-            if not interrupted:
-                _worker_done(
-                    progress, benchmark, proc, processes, len(points) * (warmup + len(reps))
-                )
+            done = f"{benchmark} run {proc + 1} of {processes} done"
+            if not interrupted and isinstance(progress, Progress):
+                progress.step(done, len(points) * (warmup + len(reps)))
+            elif not interrupted and progress is None:
+                run_finished(done)
             if reason is not None:
                 lost.append({"process": proc, "repetitions": reps, "reason": reason})
             if part is not None:

@@ -49,6 +49,26 @@ static void hook(void *ctx, unsigned t, enum pz_run_event ev, const void *p, siz
 	(void)p;
 }
 
+/* What bench_mem reports as thread_bytes: the parts, read from the parameters alone. */
+static void test_part_lengths(void)
+{
+	struct pz_run_params p = { .size = (size_t)3 << 30,
+				   .threads = 2,
+				   .page_shift = PZ_PAGE_SHIFT_1GB };
+
+	CHECK(pz_part_align(&p) == (size_t)1 << 30);
+	CHECK(pz_part_len(&p, 0) == (size_t)1 << 30 && pz_part_len(&p, 1) == (size_t)2 << 30);
+	p.mode = PZ_THREADS_PRIVATE;
+	CHECK(pz_part_len(&p, 0) == p.size && pz_part_len(&p, 1) == p.size);
+	p.mode = PZ_THREADS_SHARED;
+	p.page_shift = PZ_PAGE_SHIFT_4KB;
+	p.thp = PZ_THP_ON;
+	p.size = (size_t)6 << 20;
+	CHECK(pz_part_align(&p) == pz_thp_bytes());
+	CHECK(pz_part_len(&p, 0) % pz_thp_bytes() == 0);
+	CHECK(pz_part_len(&p, 0) + pz_part_len(&p, 1) == p.size);
+}
+
 static void test_parts(void)
 {
 	const unsigned threads = 3;
@@ -92,6 +112,8 @@ static void test_parts(void)
 	}
 	CHECK(l.starts == threads && l.start_arrived_min == threads);
 	CHECK(l.flushes == 0);
+	/* The parts it reports are the parts the bytes show. */
+	CHECK(pz_part_len(&p, 0) == part && pz_part_len(&p, 2) == size - 2 * part);
 
 	/* Cold, one thread: a flush before every call. */
 	memset(&l, 0, sizeof(l));
@@ -996,6 +1018,7 @@ int main(void)
 	test_prefault_stops();
 	test_hugetlb_prefault();
 	test_parts();
+	test_part_lengths();
 	test_value_step();
 	test_bench_private_evict_counters();
 	test_numa();

@@ -16,7 +16,7 @@ import os
 
 from pagezero.measure import fault, mem
 from pagezero.runs import workers
-from pagezero.runs.registry import BENCHMARKS, register
+from pagezero.runs.workers import BENCHMARKS, register
 
 # The child: `python -c ANNOUNCING [--later-runs-loops N] ARGS` (run from tests/, whose
 # helpers/ it imports; tests/conftest.py start_python).

@@ -248,6 +248,7 @@ def batch(
     node: int | None = None,
     counters: bool = False,
     backing: str = "auto",
+    runs: int = 1,
 ) -> BatchResult | None:
     """Clear `size` bytes in batches, timing every batch (docs/policies.rst, "Batches").
 

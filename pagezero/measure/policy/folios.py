@@ -305,6 +305,7 @@ def folio(
     cache: str = "hot",
     node: int | None = None,
     counters: bool = False,
+    runs: int = 1,
 ) -> FolioResult | None:
     """Clear a folio in `strategy`'s order and time the fault neighbourhood's touch right after
     (docs/policies.rst, "Folio orders").

@@ -110,14 +110,8 @@ def build_parser():
         "simple: per point, the base's median of per-run medians and each other's "
         "change of it in percent"
     )
-    # Not add_format(): "text" there is the other commands' old name for default.
     paste = "text: the table in 80 columns, to paste in a patch mail or review reply"
-    p.add_argument(
-        "--format",
-        default="default",
-        choices=["default", "text", "simple", "json"],
-        help=f"{simple}; {paste}",
-    )
+    add_format(p, ("default", "text", "simple", "json"), help=f"{simple}; {paste}")
     p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
     by = (
         "file: each file or folder a side, against the first (default); function: the "

@@ -2,8 +2,8 @@
 
 import sys
 
+import pagezero.cli.render as render
 from pagezero import _core
-from pagezero.cli import render
 from pagezero.cli.options import UsageError, check_output, pick
 from pagezero.interrupt import Interrupted
 from pagezero.measure import fault as faults

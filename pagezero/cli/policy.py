@@ -2,7 +2,7 @@
 
 import sys
 
-from pagezero.cli import render
+import pagezero.cli.render as render
 from pagezero.cli.options import check_output, pick
 from pagezero.cli.render import between_runs_line, each_point, pooled, runs_row
 from pagezero.measure.policy import (

@@ -8,8 +8,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pagezero.figures.common as common
 from pagezero.analysis.compare import compare, compare_variants, shared_rows
-from pagezero.figures import common
 from pagezero.figures.palette import PALETTE, group_by_family, kernel_colour, kernel_marker
 from pagezero.results.points import summarize_points
 from pagezero.system.machine import cache_bytes, llc_bytes

@@ -14,13 +14,10 @@ import pytest
 
 if TYPE_CHECKING:
     from pagezero.results.result import Result
-    from pagezero.runs import processes
     from pagezero.results.resultset import ResultSet
+    from pagezero.runs import processes
 
 __all__ = ["pagezero_bench"]
-
-# The parameter a recorded result carries its test's node id in.
-TEST_PARAM = "test"
 
 
 def fail_percent(text: str) -> float:
@@ -80,6 +77,7 @@ class PluginState:
 
     def record(self, nodeid: str, answer: Result | ResultSet | None) -> None:
         """Add a measuring call's answer, its runs new processes: a later call adds runs."""
+        from pagezero.pytest_plugin.baseline import TEST_PARAM
         from pagezero.results.resultset import ResultSet
 
         if answer is None:

@@ -1,21 +1,28 @@
 """Saving a session's results, and comparing a session with a saved one as ``pagezero
 compare`` does, deciding which tests fail (docs/ci.rst)."""
 
+from __future__ import annotations
+
 import contextlib
 import datetime
 import glob
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pagezero.analysis import compare as comparison
 from pagezero.analysis.significance import METHOD, REGRESSION
-from pagezero.pytest_plugin import TEST_PARAM, PluginState
 from pagezero.results.points import point_key
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
+
+if TYPE_CHECKING:
+    from pagezero.pytest_plugin import PluginState
+
+# The parameter a recorded result carries its test's node id in.
+TEST_PARAM = "test"
 
 __all__ = ["load_baseline", "save_session", "judge", "summary_lines", "PATTERN"]
 

@@ -53,38 +53,40 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page: (Inside, the median of its runs' fault rates over their shares), or (why, None)."""
+    """Per page: (Inside, then from the runs with a share the median of their fault rates over
+    their shares and of their fault rates), or (why, None, None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":
             continue
-        seen = inside(results)
-        clearing = None
+        seen, clearing, faults = inside(results), None, None
         if not isinstance(seen, str):
-            shares = [r.details["profile"]["clearing_share"] for r in results]
-            rates = [r.bytes_per_sec / s for r, s in zip(results, shares) if s and r.bytes_per_sec]
-            clearing = statistics.median(rates) if rates else None
-        found[_fault_page(first)] = (seen, clearing)
+            runs = [(r.bytes_per_sec, r.details["profile"]["clearing_share"]) for r in results]
+            runs = [(b, s) for b, s in runs if b and s]
+            if runs:
+                clearing = statistics.median(b / s for b, s in runs)
+                faults = statistics.median(b for b, _ in runs)
+        found[_fault_page(first)] = (seen, clearing, faults)
     return found
 
 
 def _inside_table(found):
     """The "Inside the fault" table per page size, and lines why not."""
     sampled = {page: x for page, x in found.items() if not isinstance(x[0], str)}
-    whys = dict.fromkeys(why for why, _ in found.values() if isinstance(why, str))
+    whys = dict.fromkeys(why for why, *_ in found.values() if isinstance(why, str))
     lines = ["", "Inside the fault: where the CPU was during the demand faults, sampled:", ""]
     if not sampled:
         return lines[:1] + [f"Inside the fault: {'; '.join(whys) or 'no demand faults'}."]
-    groups = list(dict.fromkeys(g for seen, _ in sampled.values() for g in seen.groups))
+    groups = list(dict.fromkeys(g for seen, *_ in sampled.values() for g in seen.groups))
     header = ["page", "clearing share", "routine", "kernel clears at GB/s", *groups, "samples"]
     rows = [
         [page, seen.share_text(), seen.routines_text(), rate(clearing)]
         + [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
         + [str(seen.samples)]
-        for page, (seen, clearing) in sampled.items()
+        for page, (seen, clearing, _) in sampled.items()
     ]
     lines += md_table(header, rows)
-    return lines + [f"\n{page}: {why}." for page, (why, _) in found.items() if page not in sampled]
+    return lines + [f"\n{page}: {why}." for page, (why, *_) in found.items() if page not in sampled]
 
 
 def _answer(page, fault_rate, h, seen, clearing):
@@ -134,7 +136,7 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - | - | - |")
             continue
         fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
-        seen, clearing = found.get(page, (None, None))
+        seen, clearing, sampled = found.get(page, (None, None, None))
         inner = (
             f"{rate(clearing)} | {ratio(h.best.bytes_per_sec / clearing)}" if clearing else "- | -"
         )
@@ -144,8 +146,13 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
                 f"| {inner} |"
             )
             section.answers.append(_answer(page, fault_rate, h, seen, clearing))
-            share = f"{seen.share:.0%}" if clearing else "-"
-            text.append([page, fault_rate, share, rate(clearing), best, h.best.function])
+            # Beside a share, the fault rate of the very runs sampled (the headroom run's is
+            # another measurement, on a loaded machine even a slower one than "inside").
+            if clearing:
+                row = [page, rate(sampled), f"{seen.share:.0%}", rate(clearing)]
+            else:
+                row = [page, fault_rate, "-", "-"]
+            text.append([*row, best, h.best.function])
             header = ["page", "fault GB/s", "clearing", "inside GB/s", "best GB/s", "best store"]
             section.text = text_table(header, text)
         if section.interrupted:

@@ -143,9 +143,7 @@ class Advice:
                 "cells measured before it, partly with fewer runs."
             )
         lines += self._budget_lines()
-        # Once, under the answers: what using an advised vector kernel takes.
-        advised = [r["kernel"] for r in self.batch] + [r["kernel"] for r in self.best_kernel]
-        vector = vector_context_line(advised)
+        vector = self.vector_line()
         if vector:
             lines += ["", vector]
         lines += ["", *self._kernel_lines(), "", self._knee_line()]
@@ -153,6 +151,10 @@ class Advice:
         if explain:
             lines += self._method_lines()
         return lines
+
+    def vector_line(self) -> str | None:
+        """What using an advised vector kernel takes, said once under the answers (or None)."""
+        return vector_context_line([r["kernel"] for r in (*self.batch, *self.best_kernel)])
 
     def _budget_lines(self) -> list[str]:
         pooled = [r for r in self.best_kernel if r.get("pooled")]

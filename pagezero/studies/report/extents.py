@@ -106,10 +106,6 @@ def cache_line(cache, largest):
     return f"The cache this run has agrees with {where}: {fall} ({TABLE})."
 
 
-def _kind(kernel, nontemporal):
-    return "non-temporal" if kernel in nontemporal else "temporal"
-
-
 def headline_rows(table, xs, cache, clear_pages, portable=()):
     """The headline rows, in cache and beyond it: clear_pages()'s kernel against the fastest
     other store but the `portable` ones (no kernel can call them), and the fastest's ties."""
@@ -180,7 +176,7 @@ def answer(row, nontemporal):
     c, o = words.rate(row["clear_pages_rate"]), words.rate(row["other_rate"])
     times = words.ratio(row["other_rate"] / row["clear_pages_rate"])
     at = f"{row['where']}, {format_size(row['extent'])} extents"
-    kind = _kind(other, nontemporal)
+    kind = "non-temporal" if other in nontemporal else "temporal"
     if row["fastest"] == cp:
         ties = f", {_tied(row['tied'])}" if row["tied"] else ""
         return (

@@ -65,11 +65,6 @@ def check_root_can_reserve(needs):
         )
 
 
-def _pages(reservations):
-    counts = " and ".join(f"{r.needed} {r.page}" for r in reservations)
-    return f"{counts} hugepage{'s' * (sum(r.needed for r in reservations) != 1)}"
-
-
 def reservation_line(study, reservations):
     """What was reserved for `study`, in one line; None when nothing was asked."""
     if not reservations:
@@ -79,8 +74,10 @@ def reservation_line(study, reservations):
     parts = []
     if had:
         added = sum(r.added for r in had)
+        counts = " and ".join(f"{r.needed} {r.page}" for r in had)
+        plural = "s" * (sum(r.needed for r in had) != 1)
         parts.append(
-            f"{_pages(had)} made available for the {study} study "
+            f"{counts} hugepage{plural} made available for the {study} study "
             f"({added} added to the pools, given back when it ends)"
         )
     parts += [f"{r.page} pages not reserved: {r.failed}" for r in failed]

@@ -77,27 +77,9 @@ class ReportRun:
 PACE_BYTES = {"full": 256 << 20, "quick": 256 << 20, "tiny": 16 << 20}
 
 
-def _check(scale, runs, reserve):
-    if scale not in SCALES:
-        raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
-    if runs is not None:
-        check_runs(runs)
-    if reserve not in (None, True, False):
-        raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
-
-
 def _estimates(names, cfg, info, functions, pace, quick):
     """Each study's seconds at `pace` (0 without one: no progress is shown)."""
     return {n: study_seconds(n, cfg, info, functions, pace, quick) if pace else 0.0 for n in names}
-
-
-def _opening(scale, cfg, out_dir, seconds):
-    runs = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
-    return (
-        f"{len(STUDIES)} studies at the {scale} scale, {runs}, into {out_dir}; about "
-        f"{format_duration(seconds)} here (an estimate from their sizes and this machine's "
-        f"rates)"
-    )
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=None, runs=None):
@@ -136,7 +118,12 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     pagezero.PagezeroError
         With ``reserve=True`` when the pools lack pages and this process is not root.
     """
-    _check(scale, runs, reserve)
+    if scale not in SCALES:
+        raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
+    if runs is not None:
+        check_runs(runs)
+    if reserve not in (None, True, False):
+        raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
     quick = scale != "full"
@@ -170,7 +157,12 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         shown = Progress("pagezero report", sum(left.values()), progress, seconds_per_unit=1.0)
     start = time.monotonic()
     with shown, measured_cache_scope():
-        shown.say(_opening(scale, cfg, out_dir, sum(left.values())))
+        runs_words = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
+        shown.say(
+            f"{len(STUDIES)} studies at the {scale} scale, {runs_words}, into {out_dir}; about "
+            f"{format_duration(sum(left.values()))} here (an estimate from their sizes and this "
+            "machine's rates)"
+        )
         if hint:
             shown.say(hint)
         # The sweeps' own progress: notes on the report's lines, or none.

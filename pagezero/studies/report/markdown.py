@@ -15,16 +15,6 @@ from pagezero.system.machine import summary
 from pagezero.units import format_size
 
 
-def _runs_words(runs, scale):
-    if runs > 1:
-        cell = "a cell is the median of the runs' medians"
-        return f"{runs} runs per point, each a fresh process; {cell}"
-    return (
-        f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
-        f"`pagezero report --runs 3` measures it"
-    )
-
-
 def _status_lines(run):
     lines = [
         f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**'
@@ -64,12 +54,19 @@ def summary_lines(sections):
 def write_markdown(run, info, scale, elapsed, load):
     """Write run.out_dir/report.md, report.html and summary.txt, stop signals held till done."""
     now = f"{datetime.datetime.now():%Y-%m-%d %H:%M}"
+    runs = (
+        f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
+        "`pagezero report --runs 3` measures it"
+    )
+    if run.runs > 1:
+        runs = f"{run.runs} runs per point, each a fresh process; a cell is the median of the "
+        runs += "runs' medians"
     with deferred():
         md = [f"# pagezero report: {info['cpu_model']}", ""]
         md.append(
             f"{now}, scale `{scale}`, "
             f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
-            f"(on {info['cpus_online']} CPUs); {_runs_words(run.runs, scale)}. "
+            f"(on {info['cpus_online']} CPUs); {runs}. "
             f"Rates in GB/s (10^9 bytes/s)."
         )
         md += _status_lines(run)

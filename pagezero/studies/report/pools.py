@@ -16,12 +16,7 @@ def study_needs(name, cfg, quick):
     """{page: pages} study `name` maps at once at `cfg`'s sizes; {} for the others."""
     # As the studies size them: max(fault_size, one page) per loop; predict 1GB only at the
     # full scale, its replays one folio once the faults are unmapped.
-    if name == "faults":
-        pages = _HUGETLB
-    elif name == "predict":
-        pages = ("2MB",) if quick else ("2MB", "1GB")
-    else:
-        return {}
+    pages = {"faults": _HUGETLB, "predict": ("2MB",) if quick else ("2MB", "1GB")}.get(name, ())
     return {p: hugepages.pages_needed(max(cfg["fault_size"], parse_size(p)), p) for p in pages}
 
 

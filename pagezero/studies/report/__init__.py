@@ -126,7 +126,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
-    quick = scale != "full"
+    quick = cfg["quick"]
     root = os.geteuid() == 0
     needs = report_needs(cfg, quick, [name for name, _, _ in STUDIES])
     if reserve and not root:
@@ -142,11 +142,6 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
 
     info = machine()
     functions = list(functions) if functions else [k.name for k in kernels("clear") if k.available]
-    extra = {
-        "faults": {"reserve": False},  # the pools are grown here, around the study
-        "advice": {"quick": quick},
-        "predict": {"reserve": False, "quick": quick},
-    }
     run = ReportRun(out_dir, cfg["runs"], [], command=_command(scale, runs, asked))
     names = [name for name, _, _ in STUDIES]
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
@@ -169,9 +164,9 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
         inner = False if isinstance(shown, NoProgress) else None
         for i, (name, title, study) in enumerate(STUDIES):
             began = time.monotonic()
-            kwargs = extra.get(name, {})
-            measure = functools.partial(study, out_dir, cfg, info, functions, inner, **kwargs)
-            # Entered around the study only: its hugepages are had and given back there.
+            measure = functools.partial(study, out_dir, cfg, info, functions, inner)
+            # Entered around the study only: its hugepages are had and given back there (the
+            # studies that map them reserve none themselves).
             pools = pools_for(name, cfg, quick, reserve)
             shown.begin(f"[{i + 1}/{len(STUDIES)}] {name}", left[name])
             section = _run_study(title, measure, pools, shown)

@@ -12,8 +12,9 @@ from pagezero.studies.report.words import md_table, rate, text_table
 from pagezero.units import format_size
 
 
-def study_advice(out_dir, cfg, info, functions, progress, quick):
-    """pagezero.advise() as advice.json and a table per latency budget."""
+def study_advice(out_dir, cfg, info, functions, progress):
+    """pagezero.advise() (its quick sweep with cfg's "quick") as advice.json and tables."""
+    quick = cfg["quick"]
     interrupted = None
     try:
         # The extents study's measured cache, where it ran: advise need not measure it again.

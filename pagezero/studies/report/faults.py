@@ -170,7 +170,7 @@ def _tabulate(section, rs, found):
     ]
 
 
-def study_faults(out_dir, cfg, info, functions, progress, reserve):
+def study_faults(out_dir, cfg, info, functions, progress, reserve=False):
     """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)

@@ -54,10 +54,10 @@ def _measure(pages, cfg, reserve, quick):
     return found, notes, stop
 
 
-def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
-    """pagezero.predict() for 2MB pages (and 1GB unless `quick`): its answers, its tables."""
-    pages = ("2MB",) if quick else ("2MB", "1GB")
-    found, notes, stop = _measure(pages, cfg, reserve, quick)
+def study_predict(out_dir, cfg, info, functions, progress, reserve=False):
+    """pagezero.predict() for 2MB pages (and 1GB unless cfg's "quick"): answers and tables."""
+    pages = ("2MB",) if cfg["quick"] else ("2MB", "1GB")
+    found, notes, stop = _measure(pages, cfg, reserve, cfg["quick"])
     section = Section(TITLE, interrupted=stop.signame if stop else None)
     path, doc = os.path.join(out_dir, "predict.json"), [p.to_json() for p in found]
     return save_json(section, path, doc, lambda: _tabulate(section, found, notes))

@@ -172,12 +172,12 @@ class Advice:
         return lines
 
     def _kernel_lines(self) -> list[str]:
-        pooled = any(r.get("pooled") for r in self.best_kernel)
+        any_pooled = any(r.get("pooled") for r in self.best_kernel)
         lines = [
             "Kernel by extent (the fastest; among kernels tied within the noise, "
             "clear_pages()'s if tied, else the first in the kernel table"
             + "; from the cache's size on, one question judged over all its extents: which "
-            "stores stream fastest to memory" * pooled + "):"
+            "stores stream fastest to memory" * any_pooled + "):"
         ]
         for r in self.best_kernel:
             lo, hi = format_size(r["min_bytes"]), format_size(r["max_bytes"])
@@ -244,7 +244,8 @@ class Advice:
                 f"Knee: none for {self.knee_kernel} (clear_pages() here): its largest step "
                 f"is only {self.knee_step:.2f}x{at}; {llc}."
             )
-        below, above = [], []  # clear_pages()'s kernel's rates each side of the knee
+        below: list[float] = []  # clear_pages()'s kernel's rates each side of the knee
+        above: list[float] = []
         for (k, e), c in self.cells.items():
             if k == self.knee_kernel and e >= KNEE_MIN_EXTENT:
                 (above if e >= self.knee_bytes else below).append(c["bytes_per_sec"])

@@ -1,6 +1,4 @@
-"""`pagezero report`: the default study of this machine, as a folder (docs/studies/index.rst):
-one module per study (STUDIES, in the order run; sizes: SCALES), report.md, report.html
-and summary.txt."""
+"""`pagezero report`: the studies (STUDIES; sizes: SCALES) into a folder (docs/studies)."""
 
 from __future__ import annotations
 

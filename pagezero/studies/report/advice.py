@@ -1,5 +1,4 @@
-"""`pagezero advise` in the report: the batch per latency budget, as tables whose answers
-open the summary."""
+"""`pagezero advise` in the report: a batch per latency budget, answers opening the summary."""
 
 import os
 

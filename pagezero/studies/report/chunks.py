@@ -1,5 +1,4 @@
-"""The chunk study (docs/studies/chunks.rst): one large region cleared in chunks of 4KB up to
-all of it, and where the rate steps."""
+"""The chunk study: a region cleared in chunks, where the rate steps (docs/studies/chunks.rst)."""
 
 from functools import partial
 

@@ -1,5 +1,4 @@
-"""The report's time left: each study's seconds from what it will measure at rates measured
-here as the report starts (Pace), never from how long another study took."""
+"""The report's time left: each study's seconds from its sizes at rates measured here (Pace)."""
 
 import os
 import statistics

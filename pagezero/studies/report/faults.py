@@ -1,5 +1,4 @@
-"""Demand and populate faults per page size, what sampling saw inside them, and the headroom
-to user space's best clear (docs/studies/faults.rst)."""
+"""Faults per page size, sampled inside, and their headroom (docs/studies/faults.rst)."""
 
 import statistics
 

@@ -1,6 +1,4 @@
-"""report.md: the header, the summary (the answers first), the machine, each study's section,
-what failed or was not run, the files; report.html beside it, and summary.txt: the answers
-to paste into a patch mail, plain text of at most WIDTH columns."""
+"""report.md (answers first, then each study), report.html, and summary.txt for a patch mail."""
 
 import datetime
 import os

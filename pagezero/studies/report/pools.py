@@ -1,5 +1,4 @@
-"""The 2MB and 1GB hugepages the fault and predict studies map, reserved around each (root)
-and given back, or one line saying what root would run."""
+"""The hugepages the fault and predict studies map: reserved around each (root), or a hint."""
 
 import contextlib
 

@@ -1,5 +1,4 @@
-"""`pagezero predict` in the report: the clearing share of a huge-page fault and each policy's
-projection (docs/predict.rst)."""
+"""`pagezero predict` in the report: huge-page faults, each policy projected (docs/predict.rst)."""
 
 import os
 

@@ -37,7 +37,7 @@ def study(tmp_path, monkeypatch, answers, quick=False):
         return answer
 
     monkeypatch.setattr(report_predict, "predict", fake_predict)
-    section = report_predict.study_predict(str(tmp_path), CFG, {}, [], None, False, quick)
+    section = report_predict.study_predict(str(tmp_path), dict(CFG, quick=quick), {}, [], None)
     return section, asked
 
 

@@ -208,3 +208,16 @@ def run_finished(text: str) -> None:
     p = current()
     if p is not None:
         (p.step if p.counts_runs else p.note)(text)
+
+
+class NoProgress(Progress):
+    """A Progress that shows nothing and is no ambient one: for a caller asked for no lines."""
+
+    def __init__(self) -> None:
+        super().__init__("", 0, terminal=False)
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def _show(self, line: str) -> None:
+        pass

@@ -1,5 +1,4 @@
-"""advise's answers, one line each: per budget the batch, the rule that chose it among the
-tied, and the batch for clear_pages()'s own kernel."""
+"""advise's answers, one line each: per budget the batch, its tie rule, clear_pages()'s own."""
 
 from __future__ import annotations
 

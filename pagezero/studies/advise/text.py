@@ -143,9 +143,7 @@ class Advice:
                 "cells measured before it, partly with fewer runs."
             )
         lines += self._budget_lines()
-        # Once, under the answers: what using an advised vector kernel takes.
-        advised = [r["kernel"] for r in self.batch] + [r["kernel"] for r in self.best_kernel]
-        vector = vector_context_line(advised)
+        vector = self.vector_line()
         if vector:
             lines += ["", vector]
         lines += ["", *self._kernel_lines(), "", self._knee_line()]
@@ -153,6 +151,10 @@ class Advice:
         if explain:
             lines += self._method_lines()
         return lines
+
+    def vector_line(self) -> str | None:
+        """What using an advised vector kernel takes, said once under the answers (or None)."""
+        return vector_context_line([r["kernel"] for r in (*self.batch, *self.best_kernel)])
 
     def _budget_lines(self) -> list[str]:
         pooled = [r for r in self.best_kernel if r.get("pooled")]
@@ -170,16 +172,13 @@ class Advice:
         return lines
 
     def _kernel_lines(self) -> list[str]:
-        heading = (
+        any_pooled = any(r.get("pooled") for r in self.best_kernel)
+        lines = [
             "Kernel by extent (the fastest; among kernels tied within the noise, "
-            "clear_pages()'s if tied, else the first in the kernel table):"
-        )
-        if any(r.get("pooled") for r in self.best_kernel):
-            heading = heading[:-2] + (
-                "; from the cache's size on, one question judged over all its extents: which "
-                "stores stream fastest to memory):"
-            )
-        lines = [heading]
+            "clear_pages()'s if tied, else the first in the kernel table"
+            + "; from the cache's size on, one question judged over all its extents: which "
+            "stores stream fastest to memory" * any_pooled + "):"
+        ]
         for r in self.best_kernel:
             lo, hi = format_size(r["min_bytes"]), format_size(r["max_bytes"])
             span = lo if lo == hi else f"{lo} to {hi}"
@@ -245,22 +244,21 @@ class Advice:
                 f"Knee: none for {self.knee_kernel} (clear_pages() here): its largest step "
                 f"is only {self.knee_step:.2f}x{at}; {llc}."
             )
-        knee_rates = {
-            e: c["bytes_per_sec"] for (k, e), c in self.cells.items() if k == self.knee_kernel
-        }
-        below = [r for e, r in knee_rates.items() if KNEE_MIN_EXTENT <= e < self.knee_bytes]
-        above = [r for e, r in knee_rates.items() if e >= self.knee_bytes]
+        below: list[float] = []  # clear_pages()'s kernel's rates each side of the knee
+        above: list[float] = []
+        for (k, e), c in self.cells.items():
+            if k == self.knee_kernel and e >= KNEE_MIN_EXTENT:
+                (above if e >= self.knee_bytes else below).append(c["bytes_per_sec"])
         if self.llc_bytes and not measured:
             where = f", so the knee sits at {self.knee_bytes / self.llc_bytes:.2g}x the LLC"
         if self.knee_tied:
             tied = f"; tied within noise: {', '.join(format_size(e) for e in self.knee_tied)} "
             tied += "(the smallest is taken)"
+        below_rate, above_rate = (format_gbps(statistics.median(x)) for x in (below, above))
         return (
-            f"Knee: {self.knee_kernel} (clear_pages() here) clears "
-            f"{self.knee_step:.1f}x faster from {format_size(self.knee_bytes)} on "
-            f"({format_gbps(statistics.median(below))} below, "
-            f"{format_gbps(statistics.median(above))} "
-            f"from there); {llc}{where}{tied}."
+            f"Knee: {self.knee_kernel} (clear_pages() here) clears {self.knee_step:.1f}x faster "
+            f"from {format_size(self.knee_bytes)} on ({below_rate} below, {above_rate} from "
+            f"there); {llc}{where}{tied}."
         )
 
 

@@ -1,5 +1,4 @@
-"""Ties in the advice: candidates whose rates differ by no more than the measured noise, and
-the rule that chooses among them (docs/studies/advise.rst)."""
+"""Ties in the advice: rates within the noise, the rule among them (docs/studies/advise.rst)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""`pagezero report`: the default study of this machine, as a folder (docs/studies/index.rst):
-one module per study (STUDIES, in the order run; sizes: SCALES), report.md, report.html
-and summary.txt."""
+"""`pagezero report`: the studies (STUDIES; sizes: SCALES) into a folder (docs/studies)."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
 import os
@@ -16,7 +13,7 @@ from pagezero._core import PagezeroError
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted, received
 from pagezero.runs.processes import check_runs
-from pagezero.runs.progress import Progress, format_duration
+from pagezero.runs.progress import NoProgress, Progress, format_duration
 from pagezero.studies.report.advice import study_advice
 from pagezero.studies.report.cells import Section, failure_text
 from pagezero.studies.report.chunks import study_chunks
@@ -78,26 +75,9 @@ class ReportRun:
 PACE_BYTES = {"full": 256 << 20, "quick": 256 << 20, "tiny": 16 << 20}
 
 
-def _check(scale, runs, reserve):
-    if scale not in SCALES:
-        raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
-    if runs is not None:
-        check_runs(runs)
-    if reserve not in (None, True, False):
-        raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
-
-
 def _estimates(names, cfg, info, functions, pace, quick):
-    return {n: study_seconds(n, cfg, info, functions, pace, quick) for n in names}
-
-
-def _opening(scale, cfg, out_dir, seconds):
-    runs = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
-    return (
-        f"{len(STUDIES)} studies at the {scale} scale, {runs}, into {out_dir}; about "
-        f"{format_duration(seconds)} here (an estimate from their sizes and this machine's "
-        f"rates)"
-    )
+    """Each study's seconds at `pace` (0 without one: no progress is shown)."""
+    return {n: study_seconds(n, cfg, info, functions, pace, quick) if pace else 0.0 for n in names}
 
 
 def run_report(out_dir=None, scale="full", functions=None, progress=None, reserve=None, runs=None):
@@ -136,10 +116,15 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     pagezero.PagezeroError
         With ``reserve=True`` when the pools lack pages and this process is not root.
     """
-    _check(scale, runs, reserve)
+    if scale not in SCALES:
+        raise ValueError(f"unknown report scale {scale!r} (expected {', '.join(SCALES)})")
+    if runs is not None:
+        check_runs(runs)
+    if reserve not in (None, True, False):
+        raise ValueError(f"reserve must be True, False or None, not {reserve!r}")
     cfg = dict(SCALES[scale])
     cfg["runs"] = runs or cfg["runs"]
-    quick = scale != "full"
+    quick = cfg["quick"]
     root = os.geteuid() == 0
     needs = report_needs(cfg, quick, [name for name, _, _ in STUDIES])
     if reserve and not root:
@@ -155,49 +140,44 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
 
     info = machine()
     functions = list(functions) if functions else [k.name for k in kernels("clear") if k.available]
-    extra = {
-        "faults": {"reserve": False},  # the pools are grown here, around the study
-        "advice": {"quick": quick},
-        "predict": {"reserve": False, "quick": quick},
-    }
     run = ReportRun(out_dir, cfg["runs"], [], command=_command(scale, runs, asked))
     names = [name for name, _, _ in STUDIES]
-    shown = pace = None
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
+    pace = measure_pace(PACE_BYTES[scale]) if progress is not None else None
+    left = _estimates(names, cfg, info, functions, pace, quick)
+    shown = NoProgress()
     if progress is not None:
-        pace = measure_pace(PACE_BYTES[scale])
-        left = _estimates(names, cfg, info, functions, pace, quick)
         shown = Progress("pagezero report", sum(left.values()), progress, seconds_per_unit=1.0)
     start = time.monotonic()
-    with shown if shown is not None else contextlib.nullcontext(), measured_cache_scope():
-        if shown is not None:
-            shown.say(_opening(scale, cfg, out_dir, sum(left.values())))
-            if hint:
-                shown.say(hint)
+    with shown, measured_cache_scope():
+        runs_words = f"{cfg['runs']} run{'s' * (cfg['runs'] != 1)} per point"
+        shown.say(
+            f"{len(STUDIES)} studies at the {scale} scale, {runs_words}, into {out_dir}; about "
+            f"{format_duration(sum(left.values()))} here (an estimate from their sizes and this "
+            "machine's rates)"
+        )
+        if hint:
+            shown.say(hint)
         # The sweeps' own progress: notes on the report's lines, or none.
-        inner = None if shown is not None else False
+        inner = False if isinstance(shown, NoProgress) else None
         for i, (name, title, study) in enumerate(STUDIES):
             began = time.monotonic()
-            kwargs = extra.get(name, {})
-            measure = functools.partial(study, out_dir, cfg, info, functions, inner, **kwargs)
-            # Entered around the study only: its hugepages are had and given back there.
+            measure = functools.partial(study, out_dir, cfg, info, functions, inner)
+            # Entered around the study only: its hugepages are had and given back there (the
+            # studies that map them reserve none themselves).
             pools = pools_for(name, cfg, quick, reserve)
-            if shown is not None:
-                shown.begin(f"[{i + 1}/{len(STUDIES)}] {name}", left[name])
+            shown.begin(f"[{i + 1}/{len(STUDIES)}] {name}", left[name])
             section = _run_study(title, measure, pools, shown)
             run.sections.append(section)
             run.seconds[name] = time.monotonic() - began
             if info.get(INFO_KEY):  # the later studies' eviction buffers exceed the cache measured
                 set_measured_cache(run_cache(info).measured_instead_of_llc)
-            if shown is not None:
-                # The studies left, estimated again from their own sizes (docs/studies).
-                left = _estimates(names[i + 1 :], cfg, info, functions, pace, quick)
-                shown.reestimate(run.seconds[name] + sum(left.values()))
-                how = "failed" if section.failed else "stopped" if section.interrupted else "done"
-                step = (
-                    f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(run.seconds[name])}"
-                )
-                shown.step(step, run.seconds[name])
+            # The studies left, estimated again from their own sizes (docs/studies).
+            left = _estimates(names[i + 1 :], cfg, info, functions, pace, quick)
+            shown.reestimate(run.seconds[name] + sum(left.values()))
+            how = "failed" if section.failed else "stopped" if section.interrupted else "done"
+            step = f"[{i + 1}/{len(STUDIES)}] {name} {how} in {format_duration(run.seconds[name])}"
+            shown.step(step, run.seconds[name])
             if section.interrupted:
                 run.interrupted = _signal_name(section.interrupted)
                 run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
@@ -222,7 +202,7 @@ def _run_study(title, measure, pools, shown):
     line = None
     try:
         with pools as line:
-            if line and shown is not None:
+            if line:
                 shown.say(line)
             section = measure()
     except KeyboardInterrupt as e:

@@ -1,5 +1,4 @@
-"""`pagezero advise` in the report: the batch per latency budget, as tables whose answers
-open the summary."""
+"""`pagezero advise` in the report: a batch per latency budget, answers opening the summary."""
 
 import os
 
@@ -7,14 +6,14 @@ from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
 from pagezero.studies.advise.answers import tie_words, ties_rule
 from pagezero.studies.advise.study import advise
-from pagezero.studies.advise.vector import vector_context_line
 from pagezero.studies.report.cells import Section, save_json
 from pagezero.studies.report.words import md_table, rate, text_table
 from pagezero.units import format_size
 
 
-def study_advice(out_dir, cfg, info, functions, progress, quick):
-    """pagezero.advise() as advice.json and a table per latency budget."""
+def study_advice(out_dir, cfg, info, functions, progress):
+    """pagezero.advise() (its quick sweep with cfg's "quick") as advice.json and tables."""
+    quick = cfg["quick"]
     interrupted = None
     try:
         # The extents study's measured cache, where it ran: advise need not measure it again.
@@ -82,8 +81,7 @@ def _tabulate(section, advice, quick):
         f"The advice table: {question}; worst batch: in 9 visits of 10. "
         + ties_rule(advice.cells, advice.knee_kernel)
     ]
-    advised = [r["kernel"] for r in advice.batch] + [r["kernel"] for r in advice.best_kernel]
-    vector = vector_context_line(advised)
+    vector = advice.vector_line()
     if vector:
         section.summary.append(vector)
     sweep = " (its quick sweep)" if quick else ""

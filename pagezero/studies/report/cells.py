@@ -1,5 +1,4 @@
-"""The shape every study shares: measure, save, table, figure; a cell is the median of
-fresh processes' medians (docs/measuring.rst)."""
+"""The shape every study shares: measure, save, table, figure (docs/measuring.rst)."""
 
 import contextlib
 import json

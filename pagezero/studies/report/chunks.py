@@ -1,20 +1,12 @@
-"""The chunk study (docs/studies/chunks.rst): one large region cleared in chunks of 4KB up to
-all of it, and where the rate steps."""
+"""The chunk study: a region cleared in chunks, where the rate steps (docs/studies/chunks.rst)."""
 
 from functools import partial
 
+import pagezero.studies.report.words as words
 from pagezero.analysis.cache import run_cache
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, is_clear_step
 from pagezero.figures import plot_rates
 from pagezero.studies.report.cells import cells, sweep_study
-from pagezero.studies.report.words import (
-    knee_line,
-    knee_of,
-    knee_row,
-    markdown_table,
-    md_table,
-    runs_line,
-)
 from pagezero.system.backing import kernel_backing
 from pagezero.system.kernels import kernel_roles, kernels
 from pagezero.units import format_size
@@ -50,25 +42,25 @@ def _tabulate(section, rs, size, backing, info):
     table = cells(rs, _chunk_of)
     knees = []
     by_kernel = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
-    found = {f: knee_of(by_chunk) for f, by_chunk in by_kernel.items()}
+    found = {f: words.knee_of(by_chunk) for f, by_chunk in by_kernel.items()}
     temporal = {k.name for k in kernels("clear") if k.temporal}
     for kernel, k in sorted(found.items()):
         if k:
-            knees.append(knee_row(kernel, k))
+            knees.append(words.knee_row(kernel, k))
             evidence = allocation_evidence(kernel, found, temporal)
-            words = f"cache: {cache.words()}"
-            line = knee_line(
-                kernel, k, by_kernel[kernel], llc, size, backing.label, evidence, words
+            cache_text = f"cache: {cache.words()}"
+            line = words.knee_line(
+                kernel, k, by_kernel[kernel], llc, size, backing.label, evidence, cache_text
             )
             section.summary.append(line)
     xs = sorted({x for by_x in table.values() for x in by_x})
     section.body = [
         f"One {format_size(size)} region on {backing.label} pages cleared per loop "
         f"in chunk-sized calls, as `perf bench mem memset -k CHUNK`. "
-        f"{runs_line(rs)} GB/s:",
+        f"{words.runs_line(rs)} GB/s:",
         "",
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
-        *markdown_table(table, xs, "chunk", llc),
+        *words.markdown_table(table, xs, "chunk", llc),
     ]
     if knees:
         section.body += [
@@ -77,7 +69,7 @@ def _tabulate(section, rs, size, backing, info):
             "up, split where one step fits best; each side's median rate, and "
             "their ratio):",
             "",
-        ] + md_table(KNEE_HEADER, knees)
+        ] + words.md_table(KNEE_HEADER, knees)
     section.body += ["", "![rate by chunk](chunks.png)"]
 
 

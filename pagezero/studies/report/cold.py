@@ -1,5 +1,4 @@
-"""Hot against cache-cold clears of one extent per call, and several CPUs clearing one region
-together: the cold and threads studies (docs/studies/cold.rst, threads.rst)."""
+"""The cold and threads studies: hot against cache-cold clears; several CPUs on one region."""
 
 from functools import partial
 

@@ -1,5 +1,4 @@
-"""The report's time left: each study's seconds from what it will measure at rates measured
-here as the report starts (Pace), never from how long another study took."""
+"""The report's time left: each study's seconds from its sizes at rates measured here (Pace)."""
 
 import os
 import statistics
@@ -73,21 +72,14 @@ def measure_pace(nbytes, times=3):
     return Pace(clear, small, map_huge, small, huge, time.monotonic() - began)
 
 
-def _huge(point):
-    return point.get("page") == "2MB" or bool(point.get("thp"))
-
-
-def _cleared_loops(point):
-    """The loops a point clears: its timed ones and those settling its buffer (a usual climb)."""
-    return point.get("loops", 1) + min(point.get("settle", 0), SETTLE_MIN_LOOPS + 2)
-
-
 def sweep_seconds(points, runs, warmup, pace):
     """A study's points swept as sweep_points() does: mapped and cleared in each pass."""
-    per_pass = sum(
-        pace.mapping(p["size"], _huge(p)) + p["size"] * _cleared_loops(p) / pace.clear
-        for p in points
-    )
+    per_pass = 0.0
+    for p in points:
+        huge = p.get("page") == "2MB" or bool(p.get("thp"))
+        # Its timed loops and those settling its buffer (a usual climb).
+        loops = p.get("loops", 1) + min(p.get("settle", 0), SETTLE_MIN_LOOPS + 2)
+        per_pass += pace.mapping(p["size"], huge) + p["size"] * loops / pace.clear
     shapes = len({tuple(sorted((k, v) for k, v in p.items() if k != "function")) for p in points})
     starts = shapes * runs if runs > 1 else 0
     return runs * (warmup + 1) * per_pass + starts * pace.start
@@ -150,7 +142,9 @@ def _predict(cfg, info, functions, pace, quick):
     return seconds
 
 
-# The studies whose estimate is their own function's.
+# The studies whose estimate is their points' (made as the study makes them), and those whose
+# estimate is their own function's.
+SWEPT = dict(chunks=chunk_points, pages=page_points)
 OWN_ESTIMATE = dict(
     extents=_extents, threads=_threads, faults=_faults, advice=_advice, predict=_predict
 )
@@ -159,10 +153,8 @@ OWN_ESTIMATE = dict(
 def study_seconds(name, cfg, info, functions, pace, quick):
     """The seconds study `name` should take here: its points at `pace`."""
     runs, warmup = cfg["runs"], cfg["warmup"]
-    if name in ("chunks", "pages"):
-        points = (chunk_points if name == "chunks" else page_points)(
-            cfg, functions, Backing("hugetlb")
-        )
+    if name in SWEPT:
+        points = SWEPT[name](cfg, functions, Backing("hugetlb"))
         return STUDY_S + sweep_seconds(points, runs, warmup, pace)
     if name == "cold":
         # A cold loop flushes its extent first: about a fault's worth of time per byte.

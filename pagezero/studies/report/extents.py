@@ -3,22 +3,13 @@ cache; it sets the cache the run has in the machine() dict the later studies get
 
 from functools import partial
 
+import pagezero.studies.report.words as words
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.analysis.knee import TIE
 from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes, sweep_points
 from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points, settle_line
 from pagezero.studies.report.cells import Section, cells, finish
-from pagezero.studies.report.words import (
-    fastest_lines,
-    markdown_table,
-    md_table,
-    rate,
-    ratio,
-    runs_line,
-    span,
-    text_table,
-)
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import format_size
@@ -29,25 +20,25 @@ def _tabulate(section, rs, backing, info):
     xs = sorted({x for by_x in table.values() for x in by_x})
     cache = cache_of({f: {x: c["median"] for x, c in by.items()} for f, by in table.items()}, info)
     info[INFO_KEY] = cache.to_json()  # for the studies after this one
-    llc, words = cache.effective_bytes, cache.words()
+    llc, cache_text = cache.effective_bytes, cache.words()
     nontemporal = {k.name for k in kernels("clear") if not k.temporal}
     portable = {k.name for k in kernels("clear") if k.arch == "any"}
     rows = headline_rows(table, xs, cache, clear_pages_kernel(), portable)
     section.answers = [answer(r, nontemporal) for r in rows]
     section.text = headline_text(rows)
-    section.summary = [cache_line(cache, xs[-1]), *fastest_lines(table, xs, llc, words)]
+    section.summary = [cache_line(cache, xs[-1]), *words.fastest_lines(table, xs, llc, cache_text)]
     pages = pages_by_extent(rs, backing.label)
     section.body = [
         f"Each kernel clears an extent in one call, repeatedly, on {pages_words(pages)} (the "
         f"kernel clears through its direct map's huge pages; a buffer under 2MB cannot be on a "
         f"2MB page); extents under {format_size(SMALL_REGION)} are cleared in extent-sized "
         f"calls over a {format_size(SMALL_REGION)} region so the timing clock does not "
-        f"count. Up to the cache, {words}, the buffer is hot; beyond it, each loop streams "
-        f"through memory. {runs_line(rs)} GB/s:",
+        f"count. Up to the cache, {cache_text}, the buffer is hot; beyond it, each loop streams "
+        f"through memory. {words.runs_line(rs)} GB/s:",
         "",
         *([f"Pages: {backing.note}.", ""] if backing.note else []),
         *([settled, ""] if (settled := settle_line(rs)) else []),
-        *markdown_table(table, xs, "extent", llc, pages),
+        *words.markdown_table(table, xs, "extent", llc, pages),
         "",
         "![rate by extent](extents.png)",
     ]
@@ -115,10 +106,6 @@ def cache_line(cache, largest):
     return f"The cache this run has agrees with {where}: {fall} ({TABLE})."
 
 
-def _kind(kernel, nontemporal):
-    return "non-temporal" if kernel in nontemporal else "temporal"
-
-
 def headline_rows(table, xs, cache, clear_pages, portable=()):
     """The headline rows, in cache and beyond it: clear_pages()'s kernel against the fastest
     other store but the `portable` ones (no kernel can call them), and the fastest's ties."""
@@ -130,9 +117,8 @@ def headline_rows(table, xs, cache, clear_pages, portable=()):
         for f, by_x in table.items()
         if f not in portable
     }
-    cache_words = f"{format_size(size)}, " + (
-        "measured" if cache.source == "measured" else "sysfs's LLC"
-    )
+    source = "measured" if cache.source == "measured" else "sysfs's LLC"
+    cache_words = f"{format_size(size)}, {source}"
     # Without a measured fall, sysfs's size alone: the rates start to fall well before it where
     # the L3 is shared (a Zen 4 VM's 32 MiB: at full speed to 8-16MB), so a quarter of it.
     at_speed = cache.cache_bytes if cache.cache_bytes and cache.cache_bytes <= size else size // 4
@@ -150,47 +136,31 @@ def headline_rows(table, xs, cache, clear_pages, portable=()):
         fastest = max(here, key=here.get)
         other = max(others, key=others.get)
         tied = sorted(k for k in here if k != fastest and here[k] >= (1 - TIE) * here[fastest])
-        rows.append(
-            dict(
-                where=where,
-                cache=cache_words,
-                extent=x,
-                clear_pages=clear_pages,
-                clear_pages_rate=here[clear_pages],
-                other=other,
-                other_rate=here[other],
-                fastest=fastest,
-                tied=tied,
-            )
-        )
+        row = dict(where=where, cache=cache_words, extent=x, clear_pages=clear_pages)
+        row |= dict(clear_pages_rate=here[clear_pages], other=other, other_rate=here[other])
+        rows.append(row | dict(fastest=fastest, tied=tied))
     return rows
 
 
 def _cells(r):
     """A headline row's cells: where, extent, the two kernels and rates, their ratio."""
-    return [
-        r["where"],
-        format_size(r["extent"]),
-        r["clear_pages"],
-        rate(r["clear_pages_rate"]),
-        r["other"],
-        rate(r["other_rate"]),
-        ratio(r["other_rate"] / r["clear_pages_rate"]),
-    ]
+    mine, other = r["clear_pages_rate"], r["other_rate"]
+    cells = [r["where"], format_size(r["extent"]), r["clear_pages"], words.rate(mine)]
+    return cells + [r["other"], words.rate(other), words.ratio(other / mine)]
 
 
 def headline_table(rows):
     """The headline table (markdown lines) of headline_rows(); [] when none."""
     header = ["where", "extent", "clear_pages()'s kernel", "GB/s", "fastest other store"]
     cells = [[f"{r['where']} ({r['cache']})", *_cells(r)[1:]] for r in rows]
-    return md_table([*header, "GB/s", "other / clear_pages()"], cells) if rows else []
+    return words.md_table([*header, "GB/s", "other / clear_pages()"], cells) if rows else []
 
 
 def headline_text(rows):
     """summary.txt's table of headline_rows(): the same cells, narrow enough for a mail."""
     header = ["", "extent", "clear_pages()", "GB/s", "fastest other", "GB/s", "ratio"]
     cells = [[r["where"].replace(" the cache", ""), *_cells(r)[1:]] for r in rows]
-    return text_table(header, cells) if rows else []
+    return words.text_table(header, cells) if rows else []
 
 
 def _tied(names):
@@ -203,10 +173,10 @@ def _tied(names):
 def answer(row, nontemporal):
     """One headline row as the summary's answer, its figure first: which store clears fastest."""
     cp, other = row["clear_pages"], row["other"]
-    c, o = rate(row["clear_pages_rate"]), rate(row["other_rate"])
-    times = ratio(row["other_rate"] / row["clear_pages_rate"])
+    c, o = words.rate(row["clear_pages_rate"]), words.rate(row["other_rate"])
+    times = words.ratio(row["other_rate"] / row["clear_pages_rate"])
     at = f"{row['where']}, {format_size(row['extent'])} extents"
-    kind = _kind(other, nontemporal)
+    kind = "non-temporal" if other in nontemporal else "temporal"
     if row["fastest"] == cp:
         ties = f", {_tied(row['tied'])}" if row["tied"] else ""
         return (
@@ -256,4 +226,4 @@ def pages_words(pages):
             runs.append([pages[x], x, x])
     if len(runs) == 1:
         return f"{runs[0][0]} pages"
-    return ", ".join(f"{label} pages for {span(lo, hi)}" for label, lo, hi in runs)
+    return ", ".join(f"{label} pages for {words.span(lo, hi)}" for label, lo, hi in runs)

@@ -1,8 +1,8 @@
-"""Demand and populate faults per page size, what sampling saw inside them, and the headroom
-to user space's best clear (docs/studies/faults.rst)."""
+"""Faults per page size, sampled inside, and their headroom (docs/studies/faults.rst)."""
 
 import statistics
 
+import pagezero.studies.report.words as words
 from pagezero._core import MappingError, PagezeroError
 from pagezero.figures import plot_bars
 from pagezero.interrupt import as_interrupted
@@ -11,14 +11,6 @@ from pagezero.results.points import summarize_points
 from pagezero.runs.sweeps import sweep_points
 from pagezero.studies.predict.inside import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
-from pagezero.studies.report.words import (
-    interval_text,
-    md_table,
-    rate,
-    ratio,
-    runs_line,
-    text_table,
-)
 from pagezero.units import format_size, parse_size
 
 # The fault workloads per page size: 4KB with THP refused and asked for, then the hugetlb
@@ -53,51 +45,53 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page: (Inside, the median of its runs' fault rates over their shares), or (why, None)."""
+    """Per page: (Inside, then from the runs with a share the median of their fault rates over
+    their shares and of their fault rates), or (why, None, None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":
             continue
-        seen = inside(results)
-        clearing = None
+        seen, clearing, faults = inside(results), None, None
         if not isinstance(seen, str):
-            shares = [r.details["profile"]["clearing_share"] for r in results]
-            rates = [r.bytes_per_sec / s for r, s in zip(results, shares) if s and r.bytes_per_sec]
-            clearing = statistics.median(rates) if rates else None
-        found[_fault_page(first)] = (seen, clearing)
+            runs = [(r.bytes_per_sec, r.details["profile"]["clearing_share"]) for r in results]
+            runs = [(b, s) for b, s in runs if b and s]
+            if runs:
+                clearing = statistics.median(b / s for b, s in runs)
+                faults = statistics.median(b for b, _ in runs)
+        found[_fault_page(first)] = (seen, clearing, faults)
     return found
 
 
 def _inside_table(found):
     """The "Inside the fault" table per page size, and lines why not."""
     sampled = {page: x for page, x in found.items() if not isinstance(x[0], str)}
-    whys = dict.fromkeys(why for why, _ in found.values() if isinstance(why, str))
+    whys = dict.fromkeys(why for why, *_ in found.values() if isinstance(why, str))
     lines = ["", "Inside the fault: where the CPU was during the demand faults, sampled:", ""]
     if not sampled:
         return lines[:1] + [f"Inside the fault: {'; '.join(whys) or 'no demand faults'}."]
-    groups = list(dict.fromkeys(g for seen, _ in sampled.values() for g in seen.groups))
+    groups = list(dict.fromkeys(g for seen, *_ in sampled.values() for g in seen.groups))
     header = ["page", "clearing share", "routine", "kernel clears at GB/s", *groups, "samples"]
     rows = [
-        [page, seen.share_text(), seen.routines_text(), rate(clearing)]
+        [page, seen.share_text(), seen.routines_text(), words.rate(clearing)]
         + [f"{seen.groups.get(g, 0.0):.0%}" for g in groups]
         + [str(seen.samples)]
-        for page, (seen, clearing) in sampled.items()
+        for page, (seen, clearing, _) in sampled.items()
     ]
-    lines += md_table(header, rows)
-    return lines + [f"\n{page}: {why}." for page, (why, _) in found.items() if page not in sampled]
+    lines += words.md_table(header, rows)
+    return lines + [f"\n{page}: {why}." for page, (why, *_) in found.items() if page not in sampled]
 
 
 def _answer(page, fault_rate, h, seen, clearing):
     """A page size's answer: its clearing inside the fault, else its fault rate, vs the best."""
-    best = rate(h.best.bytes_per_sec)
+    best = words.rate(h.best.bytes_per_sec)
     if clearing is None:
         return (
-            f"{ratio(h.ratio)} headroom: demand faults on {page} pages run at {fault_rate} "
+            f"{words.ratio(h.ratio)} headroom: demand faults on {page} pages run at {fault_rate} "
             f"GB/s, user space clears the same extents at {best} GB/s ({h.best.function}) "
             f"(faults table)."
         )
     return (
-        f"{rate(clearing)} GB/s: the kernel's clearing inside a {page} demand fault "
+        f"{words.rate(clearing)} GB/s: the kernel's clearing inside a {page} demand fault "
         f"({seen.share:.0%} of its time; {seen.routines_text()}), against {best} GB/s for "
         f"the best user-space store (faults table)."
     )
@@ -133,21 +127,26 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
             # Too little memory for the clears beside the faults: the row says so.
             section.body.append(f"| {page} | - | - | not measured: {failure_text(e)} | - | - | - |")
             continue
-        fault_rate, best = rate(h.fault_rate), rate(h.best.bytes_per_sec)
-        seen, clearing = found.get(page, (None, None))
-        inner = (
-            f"{rate(clearing)} | {ratio(h.best.bytes_per_sec / clearing)}" if clearing else "- | -"
-        )
+        fault_rate, best = words.rate(h.fault_rate), words.rate(h.best.bytes_per_sec)
+        seen, clearing, sampled = found.get(page, (None, None, None))
+        inner = "- | -"
+        if clearing:
+            inner = f"{words.rate(clearing)} | {words.ratio(h.best.bytes_per_sec / clearing)}"
         with holding(section):
             section.body.append(
-                f"| {page} | {fault_rate} | {best} | {h.best.function} | {ratio(h.ratio)} "
+                f"| {page} | {fault_rate} | {best} | {h.best.function} | {words.ratio(h.ratio)} "
                 f"| {inner} |"
             )
             section.answers.append(_answer(page, fault_rate, h, seen, clearing))
-            share = f"{seen.share:.0%}" if clearing else "-"
-            text.append([page, fault_rate, share, rate(clearing), best, h.best.function])
+            # Beside a share, the fault rate of the very runs sampled (the headroom run's is
+            # another measurement, on a loaded machine even a slower one than "inside").
+            if clearing:
+                row = [page, words.rate(sampled), f"{seen.share:.0%}", words.rate(clearing)]
+            else:
+                row = [page, fault_rate, "-", "-"]
+            text.append([*row, best, h.best.function])
             header = ["page", "fault GB/s", "clearing", "inside GB/s", "best GB/s", "best store"]
-            section.text = text_table(header, text)
+            section.text = words.text_table(header, text)
         if section.interrupted:
             return
 
@@ -156,21 +155,21 @@ def _tabulate(section, rs, found):
     # The figure's statistic and interval: faults.png draws this very summary.
     rows = [
         [_fault_page(first), first.function, format_size(first.params["size"])]
-        + [rate(s["median"]), interval_text(s)]
+        + [words.rate(s["median"]), words.interval_text(s)]
         for first, s in summarize_points(rs).values()
     ]
     section.body = [
         "The kernel's own clearing: each loop maps the region and touches every page (demand) "
         "or maps it populated "
         "(populate): the kernel zeroes every page it hands out, so this is its clearing rate "
-        f"plus the fault path's cost, as `perf bench mem mmap`. {runs_line(rs)}",
-        *["", *md_table(["page", "workload", "region", "GB/s", "interval"], rows)],
+        f"plus the fault path's cost, as `perf bench mem mmap`. {words.runs_line(rs)}",
+        *["", *words.md_table(["page", "workload", "region", "GB/s", "interval"], rows)],
         *["", "![fault rates](faults.png)"],
         *_inside_table(found),
     ]
 
 
-def study_faults(out_dir, cfg, info, functions, progress, reserve):
+def study_faults(out_dir, cfg, info, functions, progress, reserve=False):
     """Demand and populate faults per page size, then the headroom to user space's best."""
     notes = []
     points, sizes = _points(cfg, reserve, notes)

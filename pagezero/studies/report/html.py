@@ -1,6 +1,4 @@
-"""report.html: report.md's own lines as one self-contained page (nothing fetched; the
-sorting script inline), each figure the study's SVG inlined beside the table before it
-(docs/figures.rst)."""
+"""report.html: report.md's lines as one self-contained page, its figures inlined."""
 
 from __future__ import annotations
 

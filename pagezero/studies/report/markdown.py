@@ -1,6 +1,4 @@
-"""report.md: the header, the summary (the answers first), the machine, each study's section,
-what failed or was not run, the files; report.html beside it, and summary.txt: the answers
-to paste into a patch mail, plain text of at most WIDTH columns."""
+"""report.md (answers first, then each study), report.html, and summary.txt for a patch mail."""
 
 import datetime
 import os
@@ -13,16 +11,6 @@ from pagezero.interrupt import deferred
 from pagezero.studies.report.html import anchor, write_html
 from pagezero.system.machine import summary
 from pagezero.units import format_size
-
-
-def _runs_words(runs, scale):
-    if runs > 1:
-        cell = "a cell is the median of the runs' medians"
-        return f"{runs} runs per point, each a fresh process; {cell}"
-    return (
-        f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
-        f"`pagezero report --runs 3` measures it"
-    )
 
 
 def _status_lines(run):
@@ -62,34 +50,38 @@ def summary_lines(sections):
 
 
 def write_markdown(run, info, scale, elapsed, load):
-    """Write run.out_dir/report.md and report.html, stop signals held until both are."""
-    with deferred():
-        _write(run, info, scale, elapsed, load)
-
-
-def _write(run, info, scale, elapsed, load):
-    md = [f"# pagezero report: {info['cpu_model']}", ""]
-    md.append(
-        f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale `{scale}`, "
-        f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
-        f"(on {info['cpus_online']} CPUs); {_runs_words(run.runs, scale)}. "
-        f"Rates in GB/s (10^9 bytes/s)."
+    """Write run.out_dir/report.md, report.html and summary.txt, stop signals held till done."""
+    now = f"{datetime.datetime.now():%Y-%m-%d %H:%M}"
+    runs = (
+        f"1 run per point (scale `{scale}`): the spread between runs is unknown; "
+        "`pagezero report --runs 3` measures it"
     )
-    md += _status_lines(run)
-    md += ["", "## Summary"] + summary_lines(run.sections)
-    md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
-    for s in run.sections:
-        if s.body or s.failed:
-            md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
-    md += ["", "## Files", ""]
-    names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")} | {
-        "report.html",
-        "summary.txt",
-    }
-    md += [f"- `{name}`" for name in sorted(names)]
-    atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write("\n".join(md) + "\n"))
-    write_html(run.out_dir, md)
-    write_summary(run, info, f"{datetime.datetime.now():%Y-%m-%d %H:%M}, scale {scale}")
+    if run.runs > 1:
+        runs = f"{run.runs} runs per point, each a fresh process; a cell is the median of the "
+        runs += "runs' medians"
+    with deferred():
+        md = [f"# pagezero report: {info['cpu_model']}", ""]
+        md.append(
+            f"{now}, scale `{scale}`, "
+            f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
+            f"(on {info['cpus_online']} CPUs); {runs}. "
+            f"Rates in GB/s (10^9 bytes/s)."
+        )
+        md += _status_lines(run)
+        md += ["", "## Summary"] + summary_lines(run.sections)
+        md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
+        for s in run.sections:
+            if s.body or s.failed:
+                md += ["", f"## {s.title}", ""] + (s.body or [f"Failed: {s.failed}."])
+        md += ["", "## Files", ""]
+        names = {n for n in os.listdir(run.out_dir) if not n.startswith(".")}
+        names |= {"report.html", "summary.txt"}
+        md += [f"- `{name}`" for name in sorted(names)]
+        md_text = "\n".join(md) + "\n"
+        atomic_write(os.path.join(run.out_dir, "report.md"), lambda f: f.write(md_text))
+        write_html(run.out_dir, md)
+        text = "\n".join(summary_text(run, info, f"{now}, scale {scale}")) + "\n"
+        atomic_write(os.path.join(run.out_dir, "summary.txt"), lambda f: f.write(text))
 
 
 # A patch mail's width: the seeds' threads quote their results in 72 to 80 columns.
@@ -138,9 +130,3 @@ def summary_text(run, info, when):
     if run.interrupted:
         lines += ["", *_wrap(f"Interrupted by {run.interrupted}: only what was measured.")]
     return [*lines, "", "Measured with:", f"  {run.command}"]
-
-
-def write_summary(run, info, when):
-    """Write run.out_dir/summary.txt."""
-    text = "\n".join(summary_text(run, info, when)) + "\n"
-    atomic_write(os.path.join(run.out_dir, "summary.txt"), lambda f: f.write(text))

@@ -1,5 +1,4 @@
-"""The TLB's share: the kernels clearing one large region on 4KB and on 2MB pages
-(docs/studies/pages.rst)."""
+"""The TLB's share: one region cleared on 4KB and on 2MB pages (docs/studies/pages.rst)."""
 
 from functools import partial
 

@@ -1,5 +1,4 @@
-"""The 2MB and 1GB hugepages the fault and predict studies map, reserved around each (root)
-and given back, or one line saying what root would run."""
+"""The hugepages the fault and predict studies map: reserved around each (root), or a hint."""
 
 import contextlib
 
@@ -16,12 +15,7 @@ def study_needs(name, cfg, quick):
     """{page: pages} study `name` maps at once at `cfg`'s sizes; {} for the others."""
     # As the studies size them: max(fault_size, one page) per loop; predict 1GB only at the
     # full scale, its replays one folio once the faults are unmapped.
-    if name == "faults":
-        pages = _HUGETLB
-    elif name == "predict":
-        pages = ("2MB",) if quick else ("2MB", "1GB")
-    else:
-        return {}
+    pages = {"faults": _HUGETLB, "predict": ("2MB",) if quick else ("2MB", "1GB")}.get(name, ())
     return {p: hugepages.pages_needed(max(cfg["fault_size"], parse_size(p)), p) for p in pages}
 
 
@@ -65,11 +59,6 @@ def check_root_can_reserve(needs):
         )
 
 
-def _pages(reservations):
-    counts = " and ".join(f"{r.needed} {r.page}" for r in reservations)
-    return f"{counts} hugepage{'s' * (sum(r.needed for r in reservations) != 1)}"
-
-
 def reservation_line(study, reservations):
     """What was reserved for `study`, in one line; None when nothing was asked."""
     if not reservations:
@@ -79,8 +68,10 @@ def reservation_line(study, reservations):
     parts = []
     if had:
         added = sum(r.added for r in had)
+        counts = " and ".join(f"{r.needed} {r.page}" for r in had)
+        plural = "s" * (sum(r.needed for r in had) != 1)
         parts.append(
-            f"{_pages(had)} made available for the {study} study "
+            f"{counts} hugepage{plural} made available for the {study} study "
             f"({added} added to the pools, given back when it ends)"
         )
     parts += [f"{r.page} pages not reserved: {r.failed}" for r in failed]

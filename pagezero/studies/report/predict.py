@@ -1,5 +1,4 @@
-"""`pagezero predict` in the report: the clearing share of a huge-page fault and each policy's
-projection (docs/predict.rst)."""
+"""`pagezero predict` in the report: huge-page faults, each policy projected (docs/predict.rst)."""
 
 import os
 
@@ -27,6 +26,8 @@ PREDICT_HEADER = (
     "fault GB/s, replayed policy, replay GB/s, explained by the replay, remainder by "
     "subtraction (us/fault), runs kept, faults on"
 ).split(", ")
+PROJECTION_HEADER = ["page", "policy", "stores", "kernel", "preempt", "projected GB/s"]
+PROJECTION_HEADER += ["low..high", "vs today"]
 _NO_FIT = "the model does not fit this machine and nothing is projected (prediction table)."
 
 
@@ -52,10 +53,10 @@ def _measure(pages, cfg, reserve, quick):
     return found, notes, stop
 
 
-def study_predict(out_dir, cfg, info, functions, progress, reserve, quick):
-    """pagezero.predict() for 2MB pages (and 1GB unless `quick`): its answers, its tables."""
-    pages = ("2MB",) if quick else ("2MB", "1GB")
-    found, notes, stop = _measure(pages, cfg, reserve, quick)
+def study_predict(out_dir, cfg, info, functions, progress, reserve=False):
+    """pagezero.predict() for 2MB pages (and 1GB unless cfg's "quick"): answers and tables."""
+    pages = ("2MB",) if cfg["quick"] else ("2MB", "1GB")
+    found, notes, stop = _measure(pages, cfg, reserve, cfg["quick"])
     section = Section(TITLE, interrupted=stop.signame if stop else None)
     path, doc = os.path.join(out_dir, "predict.json"), [p.to_json() for p in found]
     return save_json(section, path, doc, lambda: _tabulate(section, found, notes))
@@ -81,7 +82,9 @@ def _tabulate(section, found, notes):
             alike = len(g.modes) == len(PREEMPT_MODES)
             modes = "all four" if alike else ", ".join(g.modes)
             low_high = f"{rate(x.low)}..{rate(x.high)}"
-            proj.append([p.page, _policy(x.replay), _stores(x.replay), x.replay.kernel, modes])
+            proposal = x.replay.nontemporal and x.replay.policy == "pre-7.0"
+            policy = "pre-7.0, the 2012 proposal" if proposal else x.replay.policy
+            proj.append([p.page, policy, _stores(x.replay), x.replay.kernel, modes])
             proj[-1] += [rate(x.bytes_per_sec), low_high, gain]
             modes = "all" if alike else "|".join(g.modes)
             text.append([p.page, x.replay.policy, x.replay.kernel, modes, rate(x.bytes_per_sec)])
@@ -109,14 +112,8 @@ def _tabulate(section, found, notes):
         "non-temporal kernel (low..high from the runs' spread; preemption models that clear "
         "alike in one row):",
         "",
-        *md_table(
-            ["page", "policy", "stores", "kernel", "preempt", "projected GB/s", "low..high"]
-            + ["vs today"],
-            proj,
-        ),
+        *md_table(PROJECTION_HEADER, proj),
     ]
-    if not proj:
-        projected = []
     section.body = [
         "From `pagezero predict`: demand faults on huge pages, sampled. The kernel's clear "
         "per fault is the sampled clearing share of the fault time (model: observed), the "
@@ -129,7 +126,7 @@ def _tabulate(section, found, notes):
         "GB/s = 10^9 bytes/s.",
         "",
         *md_table(PREDICT_HEADER, rows),
-        *projected,
+        *(projected if proj else []),
         "",
         'For scale only, another machine: AMD Milan with preempt=full in "mm: folio_zero_user: '
         f'clear contiguous pages" (2025), measured before and after: {milan}.',
@@ -142,11 +139,6 @@ def _tabulate(section, found, notes):
 
 def _stores(replay):
     return "non-temporal" if replay.nontemporal else "clear_pages()'s"
-
-
-def _policy(replay):
-    proposal = replay.nontemporal and replay.policy == "pre-7.0"
-    return "pre-7.0, the 2012 proposal" if proposal else replay.policy
 
 
 def _answer(p):

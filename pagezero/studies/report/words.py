@@ -53,9 +53,8 @@ def cell_text(cell, llc):
 
 def interval_text(cell):
     """A point's interval with what it spans: "+-1.2% (3 runs)", "+-0.4% (loops, 1 run)"."""
-    if cell["spread_of"] == "runs":
-        return f"+-{cell['spread_pct']:.1f}% ({cell['runs']} runs)"
-    return f"+-{cell['spread_pct']:.1f}% (loops, 1 run)"
+    of = f"{cell['runs']} runs" if cell["spread_of"] == "runs" else "loops, 1 run"
+    return f"+-{cell['spread_pct']:.1f}% ({of})"
 
 
 def markdown_table(table, xs, x_label, llc, pages=None):

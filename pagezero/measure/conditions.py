@@ -48,6 +48,20 @@ def arguments(
     return a
 
 
+def check_choice(what: str, value: Any, choices: Sequence[Any]) -> Any:
+    """`value`, checked to be one of `choices`; the message names `what` and lists them."""
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r} (expected one of: {', '.join(choices)})")
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    """`value`, checked to be True or False."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
 def check_int(name: str, value: object, low: int, high: int) -> int:
     """`value`, checked to be an int (not a bool) in low..high; the message names `name`."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -130,19 +144,15 @@ class Conditions:
     def check(cls, *args: Any, **kwargs: Any) -> Conditions:
         """Checked conditions, the only place they are checked (ValueError on the first bad one)."""
         c = cls(*args, **kwargs)
-        if c.cache not in CACHE_STATES:
-            raise ValueError(f"unknown cache state {c.cache!r} (expected hot or cold)")
+        check_choice("cache state", c.cache, CACHE_STATES)
         check_threads(c.threads)
-        if c.threads_mode is not None and c.threads_mode not in THREADS_MODES:
-            raise ValueError(
-                f"unknown threads mode {c.threads_mode!r} (expected shared or private)"
-            )
+        if c.threads_mode is not None:
+            check_choice("threads mode", c.threads_mode, THREADS_MODES)
         if c.node is not None:
             check_node(c.node, "node")
         if c.cpu_node is not None:
             choose_cpus(c.threads, c.cpu_node)
-        if not isinstance(c.counters, bool):
-            raise ValueError(f"counters must be True or False, not {c.counters!r}")
+        check_bool("counters", c.counters)
         return c
 
     @property

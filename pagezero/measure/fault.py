@@ -14,6 +14,8 @@ from pagezero.measure import profile as inside
 from pagezero.measure.conditions import (
     MAX_FAULT_THREADS,
     arguments,
+    check_bool,
+    check_choice,
     check_int,
     check_loops,
     check_threads,
@@ -42,9 +44,7 @@ _THP_ASKED = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (syst
 
 def check_workload(function: str) -> str:
     """`function`, checked to be one of WORKLOADS."""
-    if function not in WORKLOADS:
-        raise ValueError(f"unknown workload {function!r} (expected one of: {', '.join(WORKLOADS)})")
-    return function
+    return check_choice("workload", function, WORKLOADS)
 
 
 def describe(function: str) -> str:
@@ -103,8 +103,7 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     size, page, loops, threads, seed, thp, clock, latency, touch, profile = arguments(
         faults, args, kwargs, ["function", "reserve"]
     ).values()
-    if touch not in TOUCHES:
-        raise ValueError(f"unknown touch {touch!r} (expected one of: {', '.join(TOUCHES)})")
+    check_choice("touch", touch, TOUCHES)
     nbytes = parse_size(size)
     shift = check_page(parse_page(page), thp)
     if nbytes % (1 << shift):
@@ -120,9 +119,8 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     check_int("threads", threads, 1, MAX_FAULT_THREADS)
     check_int("seed", seed, 0, MAX_SEED)
     check_clock(clock, threads)
-    for name, flag in (("latency", latency), ("profile", profile)):
-        if not isinstance(flag, bool):
-            raise ValueError(f"{name} must be True or False, not {flag!r}")
+    check_bool("latency", latency)
+    check_bool("profile", profile)
     if shift == 12:
         # Overcommit would accept the regions and the OOM killer answer half-way through.
         avail = _core.mem_available()

@@ -9,8 +9,11 @@ from typing import Any
 
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import (
+    THREADS_MODES,
     Conditions,
     arguments,
+    check_choice,
+    check_int,
     check_loops,
     check_threads,
     evict_bytes,
@@ -34,8 +37,7 @@ SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
 
 def check_clock(clock: str, threads: int = 1) -> str:
     """`clock`, checked to be one of CLOCKS that `threads` threads can read."""
-    if clock not in CLOCKS:
-        raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
+    check_choice("clock", clock, CLOCKS)
     if threads > 1 and clock == "cycles":
         raise ValueError(
             "the cycles clock counts the thread that opened it only: "
@@ -87,8 +89,7 @@ class Plan:
 
 def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
     """memset's or memcpy's arguments but the kernel's name, checked before anything is mapped."""
-    if benchmark not in ("memset", "memcpy"):
-        raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
+    check_choice("benchmark", benchmark, ("memset", "memcpy"))
     a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs)  # function: any
     size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
     nbytes = parse_size(size)
@@ -101,9 +102,8 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
     value = a.get("value", 0)
     if KERNEL_KIND[benchmark] == "clear":
         check_fill_value(value)
-    if a["threads_mode"] is None:
-        # Conditions take None for benchmarks whose mode is fixed; memset and memcpy need one.
-        raise ValueError("unknown threads mode None (expected shared or private)")
+    # Conditions take None for benchmarks whose mode is fixed; memset and memcpy need one.
+    check_choice("threads mode", a["threads_mode"], THREADS_MODES)
     c = Conditions.check(
         a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
     )
@@ -115,8 +115,7 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
             f"each needs at least {format_size(align)} of it, a whole page"
             + (" (thp=True: parts start on 2MB pages)" if thp is True else "")
         )
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
-        raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
+    check_int("offset", offset, 0, 4095)
     settle = a.get("settle", 0)  # memset's only
     if isinstance(settle, bool) or not isinstance(settle, int) or settle == 1 or settle < 0:
         raise ValueError(f"settle must be 0 or an int of at least 2 (loops), not {settle!r}")

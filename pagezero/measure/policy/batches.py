@@ -11,12 +11,7 @@ from types import MappingProxyType
 from typing import Any, Literal, overload
 
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import Conditions, arguments, check_loops
-from pagezero.measure.policy.orders import NEIGHBOURHOOD_RADIUS as NEIGHBOURHOOD_RADIUS
-from pagezero.measure.policy.orders import PAGE_SIZE as PAGE_SIZE
-from pagezero.measure.policy.orders import PRESETS as PRESETS
-from pagezero.measure.policy.orders import STRATEGIES as STRATEGIES
-from pagezero.measure.policy.orders import Step as Step
+from pagezero.measure.conditions import Conditions, arguments, check_bool, check_loops
 from pagezero.measure.policy.orders import (
     backed_region,
     batch_bytes,
@@ -24,11 +19,6 @@ from pagezero.measure.policy.orders import (
     check_kernel,
     pages,
 )
-from pagezero.measure.policy.orders import clear_folio as clear_folio
-from pagezero.measure.policy.orders import clear_order as clear_order
-from pagezero.measure.policy.orders import default_kernel as default_kernel
-from pagezero.measure.policy.orders import default_nt_kernel as default_nt_kernel
-from pagezero.measure.policy.orders import needs_nontemporal as needs_nontemporal
 from pagezero.results.resultset import Result, result_type
 from pagezero.system.backing import (
     Backing,
@@ -145,8 +135,7 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     loops, threads, yield_between = a["loops"], a["threads"], a["yield_between"]
     check_loops(loops, "batch")
     check_backing(a["backing"])
-    if not isinstance(yield_between, bool):
-        raise ValueError(f"yield_between must be True or False, not {yield_between!r}")
+    check_bool("yield_between", yield_between)
     # Each thread clears its own region: there is no threads mode to choose.
     c = Conditions.check(a["cache"], threads, None, a["node"], None, a["counters"])
     kernel = check_kernel(a["kernel"] or default_kernel()).name

@@ -9,11 +9,6 @@ from typing import Any
 
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_loops
-from pagezero.measure.policy.orders import NEIGHBOURHOOD_RADIUS as NEIGHBOURHOOD_RADIUS
-from pagezero.measure.policy.orders import PAGE_SIZE as PAGE_SIZE
-from pagezero.measure.policy.orders import PRESETS as PRESETS
-from pagezero.measure.policy.orders import STRATEGIES as STRATEGIES
-from pagezero.measure.policy.orders import Step as Step
 from pagezero.measure.policy.orders import (
     backed_region,
     batch_bytes,
@@ -25,11 +20,6 @@ from pagezero.measure.policy.orders import (
     nt_kernel_for,
     pages,
 )
-from pagezero.measure.policy.orders import clear_folio as clear_folio
-from pagezero.measure.policy.orders import clear_order as clear_order
-from pagezero.measure.policy.orders import default_kernel as default_kernel
-from pagezero.measure.policy.orders import default_nt_kernel as default_nt_kernel
-from pagezero.measure.policy.orders import needs_nontemporal as needs_nontemporal
 from pagezero.results.resultset import Result, result_type
 from pagezero.system import hugepages
 from pagezero.system.backing import (

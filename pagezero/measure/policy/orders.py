@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core
+from pagezero.measure.conditions import check_choice
 from pagezero.system.backing import Backing
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
 from pagezero.system.memory import base_page, region
@@ -46,9 +47,7 @@ def check_kernel(name: str, what: str = "kernel") -> Kernel:
 
 def check_strategy(name: str) -> str:
     """`name`, checked to be one of STRATEGIES."""
-    if name not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
-    return name
+    return check_choice("strategy", name, STRATEGIES)
 
 
 def pages(nbytes: int, what: str) -> int:

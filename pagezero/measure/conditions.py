@@ -22,8 +22,8 @@ THREADS_MODES = ("shared", "private")
 MAX_LOOPS = dict(
     memset=10_000_000, memcpy=10_000_000, mmap=10_000_000, batch=100_000, folio=100_000
 )
-# mmap's threads are not pinned (the others pin one per CPU), but like them at most one per CPU
-# this process may run on (check_threads), and at most the C core's team (PZ_MAX_THREADS).
+# mmap's threads are not pinned, but as the others at most one per CPU this process may run on
+# (a thread waiting for a CPU would time the scheduler), and the C core's team (PZ_MAX_THREADS).
 MAX_FAULT_THREADS = 1024
 
 

@@ -19,9 +19,8 @@ from pagezero.measure.conditions import (
     check_int,
     check_loops,
     check_threads,
+    thread_spread,
 )
-from pagezero.measure.conditions import thread_rates as thread_rates
-from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.measure.mem import check_clock, memset
 from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
 from pagezero.results.resultset import Result, ResultSet
@@ -113,8 +112,6 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
         )
     thp_mode(thp, shift)
     check_loops(loops, "mmap")
-    # Not pinned, but as memset's threads at most one per CPU this process may run on: a
-    # thread waiting for a CPU would time the scheduler, not its faults (one check for both).
     check_threads(threads)
     check_int("threads", threads, 1, MAX_FAULT_THREADS)
     check_int("seed", seed, 0, MAX_SEED)
@@ -301,8 +298,7 @@ def faults(
 
 def page_report(result: Result) -> dict[str, Any]:
     """Which pages the kernel gave a faults() Result, by smaps after each loop (the fewest huge
-    pages count): "asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
-    "hugetlb_bytes", "fallback" (not the pages asked for) and "text", one line saying it."""
+    pages count); "fallback": not the pages asked for, "text": one line saying it."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop

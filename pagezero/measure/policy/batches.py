@@ -13,6 +13,8 @@ from typing import Any, Literal, overload
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_bool, check_loops
 from pagezero.measure.policy.orders import (
+    PAGE_SIZE,
+    Step,
     backed_region,
     batch_bytes,
     bind,
@@ -34,6 +36,11 @@ from pagezero.units import format_size, parse_size
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
 _BATCH_COLD_TIMING = "per batch: flush, clock, clear, clock; a pass leaves the flushes out"
+
+
+def _ms(stat: str, doc: str) -> property:
+    """A BatchResult's batch_ns[stat] in ms."""
+    return property(lambda self: self.batch_ns[stat] / 1e6, doc=doc)
 
 
 @result_type("batch")
@@ -72,25 +79,13 @@ class BatchResult(Result):
         if len(self.pass_worst_ns) != len(self.samples):
             raise ValueError("pass_worst_ns needs one value per pass")
 
-    @property
-    def worst_ms(self) -> float:
-        """The slowest batch of all passes, in ms."""
-        return self.batch_ns["max"] / 1e6
-
-    @property
-    def p99_ms(self) -> float:
-        """The 99th percentile of every batch of every pass, in ms."""
-        return self.batch_ns["p99"] / 1e6
-
-    @property
-    def median_ms(self) -> float:
-        """The median of every batch of every pass, in ms."""
-        return self.batch_ns["median"] / 1e6
-
-    @property
-    def typical_worst_ms(self) -> float:
-        """The slowest batch position, median over passes: a batch no other task interrupts."""
-        return self.batch_ns["typical_worst"] / 1e6
+    worst_ms = _ms("max", "The slowest batch of all passes, in ms.")
+    p99_ms = _ms("p99", "The 99th percentile of every batch of every pass, in ms.")
+    median_ms = _ms("median", "The median of every batch of every pass, in ms.")
+    typical_worst_ms = _ms(
+        "typical_worst",
+        "The slowest batch position, median over passes, in ms: a batch no other task interrupts.",
+    )
 
 
 @dataclass(frozen=True)
@@ -138,7 +133,7 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     check_bool("yield_between", yield_between)
     # Each thread clears its own region: there is no threads mode to choose.
     c = Conditions.check(a["cache"], threads, None, a["node"], None, a["counters"])
-    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    kernel = check_kernel(a["kernel"]).name
     p = BatchPlan(nbytes, a["batch"], b_bytes, kernel, loops, yield_between, c, a["backing"])
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(

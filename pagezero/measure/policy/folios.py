@@ -10,6 +10,7 @@ from typing import Any
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_loops
 from pagezero.measure.policy.orders import (
+    PAGE_SIZE,
     backed_region,
     batch_bytes,
     bind,
@@ -144,7 +145,7 @@ def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
         )
     # One folio, one thread.
     c = Conditions.check(a["cache"], 1, None, a["node"], None, a["counters"])
-    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    kernel = check_kernel(a["kernel"]).name
     nt = nt_kernel_for(strategy, a["nt_kernel"])
     fault, batch, loops = a["fault_index"], a["batch"], a["loops"]
     return FolioPlan(nbytes, strategy, fault, kernel, nt, batch, b_bytes, loops, backing, cold, c)

@@ -35,8 +35,9 @@ default_kernel = clear_pages_kernel
 default_nt_kernel = nontemporal_kernel
 
 
-def check_kernel(name: str, what: str = "kernel") -> Kernel:
-    """The clear kernel `name` (`what` names the argument), checked to run here."""
+def check_kernel(name: str | None, what: str = "kernel") -> Kernel:
+    """The clear kernel `name` (None: default_kernel()), checked to run here; `what` names it."""
+    name = name or default_kernel()
     if not isinstance(name, str):
         raise ValueError(f"{what} must be a name (str), not {name!r}")
     k = find_kernel(name, "clear")
@@ -205,7 +206,7 @@ def clear_folio(
         For a kernel this machine cannot run, or no non-temporal one where the strategy needs it.
     """
     check_strategy(strategy)
-    kernel = check_kernel(kernel or default_kernel()).name
+    kernel = check_kernel(kernel).name
     nt = nt_kernel_for(strategy, nt_kernel)
     nbytes = memoryview(buffer).nbytes
     if nbytes >= PAGE_SIZE:  # a partial page is the C core's to refuse, by its rule

@@ -48,7 +48,7 @@ def arguments(
     return a
 
 
-def check_choice(what: str, value: Any, choices: Sequence[Any]) -> Any:
+def check_choice(what: str, value: str, choices: Sequence[str]) -> str:
     """`value`, checked to be one of `choices`; the message names `what` and lists them."""
     if value not in choices:
         raise ValueError(f"unknown {what} {value!r} (expected one of: {', '.join(choices)})")

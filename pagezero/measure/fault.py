@@ -9,18 +9,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pagezero.measure.conditions as conditions
 from pagezero import _core, interrupt
 from pagezero.measure import profile as inside
-from pagezero.measure.conditions import (
-    MAX_FAULT_THREADS,
-    arguments,
-    check_bool,
-    check_choice,
-    check_int,
-    check_loops,
-    check_threads,
-    thread_spread,
-)
 from pagezero.measure.mem import check_clock, memset
 from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
 from pagezero.results.resultset import Result, ResultSet
@@ -43,7 +34,7 @@ _THP_ASKED = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (syst
 
 def check_workload(function: str) -> str:
     """`function`, checked to be one of WORKLOADS."""
-    return check_choice("workload", function, WORKLOADS)
+    return conditions.check_choice("workload", function, WORKLOADS)
 
 
 def describe(function: str) -> str:
@@ -99,10 +90,10 @@ class FaultPlan:
 
 def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
-    size, page, loops, threads, seed, thp, clock, latency, touch, profile = arguments(
+    size, page, loops, threads, seed, thp, clock, latency, touch, profile = conditions.arguments(
         faults, args, kwargs, ["function", "reserve"]
     ).values()
-    check_choice("touch", touch, TOUCHES)
+    conditions.check_choice("touch", touch, TOUCHES)
     nbytes = parse_size(size)
     shift = check_page(parse_page(page), thp)
     if nbytes % (1 << shift):
@@ -111,13 +102,13 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
             f"pages (each page is mapped and faulted whole)"
         )
     thp_mode(thp, shift)
-    check_loops(loops, "mmap")
-    check_threads(threads)
-    check_int("threads", threads, 1, MAX_FAULT_THREADS)
-    check_int("seed", seed, 0, MAX_SEED)
+    conditions.check_loops(loops, "mmap")
+    conditions.check_threads(threads)
+    conditions.check_int("threads", threads, 1, conditions.MAX_FAULT_THREADS)
+    conditions.check_int("seed", seed, 0, MAX_SEED)
     check_clock(clock, threads)
-    check_bool("latency", latency)
-    check_bool("profile", profile)
+    conditions.check_bool("latency", latency)
+    conditions.check_bool("profile", profile)
     if shift == 12:
         # Overcommit would accept the regions and the OOM killer answer half-way through.
         avail = _core.mem_available()
@@ -353,7 +344,7 @@ class Headroom:
     def fault_rate(self) -> float | None:
         """Bytes/sec one thread faulted in (the per-thread mean with threads); None for cycles."""
         if self.fault.params["threads"] > 1:
-            return thread_spread(self.fault)[0]
+            return conditions.thread_spread(self.fault)[0]
         return self.fault.bytes_per_sec
 
     @property

@@ -10,17 +10,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, overload
 
+import pagezero.measure.policy.orders as orders
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_bool, check_loops
-from pagezero.measure.policy.orders import (
-    PAGE_SIZE,
-    Step,
-    backed_region,
-    batch_bytes,
-    bind,
-    check_kernel,
-    pages,
-)
 from pagezero.results.resultset import Result, result_type
 from pagezero.system.backing import (
     Backing,
@@ -120,9 +112,9 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     """batch()'s arguments, checked (ValueError on the first bad one)."""
     a = arguments(batch, args, kwargs)
     nbytes = parse_size(a["size"])
-    pages(nbytes, "size")
-    b_bytes = batch_bytes(a["batch"], nbytes)
-    pages(b_bytes, "batch")
+    orders.pages(nbytes, "size")
+    b_bytes = orders.batch_bytes(a["batch"], nbytes)
+    orders.pages(b_bytes, "batch")
     if b_bytes > nbytes:
         raise ValueError(
             f"invalid batch {a['batch']!r}: larger than the region ({format_size(nbytes)})"
@@ -133,7 +125,7 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     check_bool("yield_between", yield_between)
     # Each thread clears its own region: there is no threads mode to choose.
     c = Conditions.check(a["cache"], threads, None, a["node"], None, a["counters"])
-    kernel = check_kernel(a["kernel"]).name
+    kernel = orders.check_kernel(a["kernel"]).name
     p = BatchPlan(nbytes, a["batch"], b_bytes, kernel, loops, yield_between, c, a["backing"])
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(
@@ -151,7 +143,7 @@ def _buffers(
     bound = None
     if buffers is None:
         # Not populated when bound to a node: bind() comes first, the C core faults them in.
-        fresh = functools.partial(backed_region, p.nbytes, populate=p.node is None)
+        fresh = functools.partial(orders.backed_region, p.nbytes, populate=p.node is None)
 
         def mapper(used: Backing) -> list[Any]:
             return [stack.enter_context(fresh(used)) for _ in range(p.threads)]
@@ -168,7 +160,7 @@ def _buffers(
     views = [stack.enter_context(memoryview(b)[: p.nbytes]) for b in buffers]
     if p.node is not None:
         for b in bound if bound is not None else views:
-            bind(b, p.node)
+            orders.bind(b, p.node)
     return views, used
 
 
@@ -181,21 +173,21 @@ def run_batch(
 @overload
 def run_batch(
     p: BatchPlan, buffer: Any = None, *, record: Literal[True]
-) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
+) -> tuple[BatchResult | None, tuple[orders.Step, ...]]: ...
 
 
 def run_batch(
     p: BatchPlan, buffer: Any = None, record: bool = False
-) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
+) -> BatchResult | None | tuple[BatchResult | None, tuple[orders.Step, ...]]:
     """Plan `p` on `buffer` (one per thread) or fresh mappings; with `record`, thread 0's steps."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
         cpus = c.cpus()
         walk = dict(yield_between=p.yield_between, record=record, cpus=cpus, **c.cold_args())
-        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops, **walk)
+        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // orders.PAGE_SIZE, p.loops, **walk)
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
-        pages = backing_details(used, views)
+        got = backing_details(used, views)
 
     def make_result(d: dict[str, Any]) -> BatchResult:
         return BatchResult(
@@ -206,7 +198,7 @@ def run_batch(
             clock="ns",
             samples=d["samples"],
             machine=machine(),
-            details={**c.details(d, _BATCH_COLD_TIMING, (p.nbytes,) * p.threads, cpus), **pages},
+            details={**c.details(d, _BATCH_COLD_TIMING, (p.nbytes,) * p.threads, cpus), **got},
             batch_bytes=p.batch_bytes,
             batches_per_loop=d["batches"],
             pass_worst_ns=d["pass_worst"],
@@ -217,7 +209,7 @@ def run_batch(
     # A signal raises Interrupted here, carrying the passes completed before it.
     r: BatchResult | None = interrupt.finish(raw, make_result)
     if record:
-        return r, tuple(Step(*s) for s in raw["steps"])
+        return r, tuple(orders.Step(*s) for s in raw["steps"])
     return r
 
 

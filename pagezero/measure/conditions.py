@@ -1,5 +1,4 @@
-"""The conditions a benchmark clears under (a cache state, threads, NUMA nodes, counters),
-checked and recorded once, and the limits on loops and threads."""
+"""The conditions a benchmark clears under, checked and recorded once, and the limits."""
 
 from __future__ import annotations
 

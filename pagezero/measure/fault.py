@@ -1,5 +1,4 @@
-"""Fault runs as perf bench mem mmap (csrc/fault.c): the plan, the C call, its Result, and
-headroom() beside user space's best clear. See docs/measuring.rst, "Fault workloads"."""
+"""Fault runs as perf bench mem mmap, and headroom(): docs/measuring.rst, "Fault workloads"."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""perf bench mem's memset and memcpy: plan() checks every argument before anything is
-mapped, run() makes the one C call."""
+"""perf bench mem's memset and memcpy: plan() checks every argument, run() makes the C call."""
 
 from __future__ import annotations
 

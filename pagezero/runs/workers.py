@@ -1,5 +1,4 @@
-"""Where a sweep's and runs=N's points run: the benchmarks by name, a pass here (run_here()),
-and fresh worker processes, each given a JSON spec and saving a ResultSet read back."""
+"""Where a sweep's and runs=N's points run: here (run_here()) or in fresh worker processes."""
 
 from __future__ import annotations
 

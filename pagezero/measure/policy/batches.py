@@ -1,5 +1,4 @@
-"""clear_pages() replayed in user space: a region cleared in batches between resched points
-(batch()). See docs/policies.rst."""
+"""clear_pages() replayed in user space: batches between resched points. See docs/policies.rst."""
 
 from __future__ import annotations
 

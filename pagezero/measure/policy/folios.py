@@ -1,5 +1,4 @@
-"""folio_zero_user() replayed in user space: a folio cleared in an order around the faulting
-page, then its neighbourhood touched (folio()). See docs/policies.rst."""
+"""folio_zero_user() replayed in user space (folio()). See docs/policies.rst."""
 
 from __future__ import annotations
 

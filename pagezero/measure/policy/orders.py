@@ -1,5 +1,4 @@
-"""Clearing orders: the C core's strategies (csrc/policy.c, folio_zero_user()'s orders), their
-steps, their kernels, and the regions the policies clear."""
+"""Clearing orders: the C core's strategies (csrc/policy.c), their steps, kernels and regions."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, overload
+from typing import Any
 
 import pagezero.measure.policy.orders as orders
 from pagezero import _core, interrupt
@@ -163,27 +163,17 @@ def _buffers(
     return views, used
 
 
-@overload
 def run_batch(
-    p: BatchPlan, buffer: Any = None, record: Literal[False] = False
-) -> BatchResult | None: ...
-
-
-@overload
-def run_batch(
-    p: BatchPlan, buffer: Any = None, *, record: Literal[True]
-) -> tuple[BatchResult | None, tuple[orders.Step, ...]]: ...
-
-
-def run_batch(
-    p: BatchPlan, buffer: Any = None, record: bool = False
-) -> BatchResult | None | tuple[BatchResult | None, tuple[orders.Step, ...]]:
-    """Plan `p` on `buffer` (one per thread) or fresh mappings; with `record`, thread 0's steps."""
+    p: BatchPlan, buffer: Any = None, steps: list[orders.Step] | None = None
+) -> BatchResult | None:
+    """Plan `p` on `buffer` (one per thread) or fresh mappings; thread 0's steps into `steps`."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
         cpus = c.cpus()
-        walk = dict(yield_between=p.yield_between, record=record, cpus=cpus, **c.cold_args())
+        walk = dict(
+            yield_between=p.yield_between, record=steps is not None, cpus=cpus, **c.cold_args()
+        )
         raw = _core.bench_batch(views, p.kernel, p.batch_bytes // orders.PAGE_SIZE, p.loops, **walk)
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
         got = backing_details(used, views)
@@ -206,10 +196,9 @@ def run_batch(
         )
 
     # A signal raises Interrupted here, carrying the passes completed before it.
-    r: BatchResult | None = interrupt.finish(raw, make_result)
-    if record:
-        return r, tuple(orders.Step(*s) for s in raw["steps"])
-    return r
+    if steps is not None:
+        steps += (orders.Step(*s) for s in raw["steps"])
+    return interrupt.finish(raw, make_result)
 
 
 def batch(

@@ -154,9 +154,7 @@ class Conditions:
         check_bool("counters", c.counters)
         return c
 
-    @property
-    def cold(self) -> bool:
-        return self.cache == "cold"
+    cold = property(lambda self: self.cache == "cold")
 
     def cold_args(self) -> dict[str, Any]:
         """The C core's keywords for the cache state and counters (batch's and folio's)."""

@@ -359,9 +359,13 @@ class Headroom:
 
 
 def measure_headroom(
-    fault: Result, kernel_names: Iterable[str] | None = None, reserve: bool = False
+    fault: Result,
+    kernel_names: Iterable[str] | None = None,
+    reserve: bool = False,
+    measured: tuple[Result, ...] = (),
 ) -> tuple[Result, ...]:
-    """Each clear kernel (default: all available) over the fault's extent, a page at a time."""
+    """Each clear kernel (default: all available) over the fault's extent, a page at a time;
+    stopped, Interrupted's partial holds `measured` (those before) and the clears done."""
     p = fault.params
     same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clear_plan = plan(**same)
@@ -375,7 +379,7 @@ def measure_headroom(
     except KeyboardInterrupt as e:
         stop = interrupt.as_interrupted(e)
         # The clear the signal cut short keeps its completed loops too.
-        done = clears + ([stop.partial] if isinstance(stop.partial, Result) else [])
+        done = [*measured, *clears, *([stop.partial] if isinstance(stop.partial, Result) else [])]
         stop.partial = ResultSet(done, interrupted=stop.signame) if done else None
         raise stop from None
     return tuple(clears)
@@ -418,9 +422,4 @@ def headroom(
         fault = run(p, function, warmed)
         if fault is None:
             return None
-        try:
-            return Headroom(fault, measure_headroom(fault, clear_kernels))
-        except interrupt.Interrupted as e:
-            clears = e.partial.results if e.partial is not None else ()
-            e.partial = ResultSet((fault, *clears), interrupted=e.signame)
-            raise
+        return Headroom(fault, measure_headroom(fault, clear_kernels, measured=(fault,)))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pagezero.measure.conditions as conditions
+from pagezero.measure.conditions import thread_spread  # cli.mem reads it here too
 from pagezero import _core, interrupt
 from pagezero.measure import profile as inside
 from pagezero.measure.mem import check_clock, memset
@@ -343,7 +344,7 @@ class Headroom:
     def fault_rate(self) -> float | None:
         """Bytes/sec one thread faulted in (the per-thread mean with threads); None for cycles."""
         if self.fault.params["threads"] > 1:
-            return conditions.thread_spread(self.fault)[0]
+            return thread_spread(self.fault)[0]
         return self.fault.bytes_per_sec
 
     @property

@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pagezero.measure.conditions as conditions
-from pagezero.measure.conditions import thread_spread  # cli.mem reads it here too
 from pagezero import _core, interrupt
 from pagezero.measure import profile as inside
+from pagezero.measure.conditions import thread_spread  # cli.mem reads it here too
 from pagezero.measure.mem import check_clock, memset
 from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
 from pagezero.results.resultset import Result, ResultSet

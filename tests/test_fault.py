@@ -22,7 +22,7 @@ from helpers.faults import cut_short_memset, fault_pass, loops_run
 import pagezero
 from pagezero import _core
 from pagezero.interrupt import STOP_SIGNALS, Interrupted, signals_interrupt
-from pagezero.measure import fault
+from pagezero.measure import conditions, fault
 
 MB = 1 << 20
 SIZE = 8 * MB
@@ -172,9 +172,9 @@ def test_threads_fault_their_own_regions():
     for loop, wall in enumerate(r.samples):
         assert all(s[loop] <= wall for s in samples)
     assert all(pg["rss"] == 2 * SIZE for pg in r.details["pages"])
-    rates = fault.thread_rates(r)
+    rates = conditions.thread_rates(r)
     assert len(rates) == 2 and min(rates) > 0
-    mean, pct = fault.thread_spread(r)
+    mean, pct = conditions.thread_spread(r)
     assert mean > 0 and pct >= 0
 
 
@@ -223,7 +223,7 @@ def test_results_with_details_survive_json(tmp_path):
     pagezero.save_results(path, [r])
     (back,) = pagezero.load_results(path)
     assert back.to_dict() == r.to_dict()
-    assert fault.thread_rates(back) == fault.thread_rates(r)
+    assert conditions.thread_rates(back) == conditions.thread_rates(r)
     with pytest.raises(TypeError):
         r.details["latency"]["n"] = 0  # a value: frozen all the way down
 

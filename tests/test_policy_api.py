@@ -36,7 +36,8 @@ MB = 1 << 20
 def test_batch_boundaries_cover_the_region_exactly(batch, batch_bytes, batches):
     size = {"8MB": 16 * MB, "32MB": 64 * MB}.get(batch, MB)
     p = policy.plan_batch(size=size, batch=batch, loops=2)
-    r, steps = policy.run_batch(p, record=True)
+    steps: list = []
+    r = policy.run_batch(p, steps=steps)
     nr = size // PAGE_SIZE
     per_pass = r.batches_per_loop
     assert per_pass == -(-size // batch_bytes)

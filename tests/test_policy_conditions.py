@@ -140,7 +140,8 @@ def test_batch_threads_result():
 
 @needs_2_cpus
 def test_batch_threads_record_thread_0_steps():
-    r, steps = run_batch(plan_batch("64KB", "16KB", loops=2, threads=2), record=True)
+    steps: list = []
+    run_batch(plan_batch("64KB", "16KB", loops=2, threads=2), steps=steps)
     assert [(s.first, s.count) for s in steps] == [(0, 4), (4, 4), (8, 4), (12, 4)] * 2
 
 

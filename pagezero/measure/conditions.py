@@ -1,5 +1,4 @@
-"""The conditions a benchmark clears under (a cache state, threads, NUMA nodes, counters),
-checked and recorded once, and the limits on loops and threads."""
+"""The conditions a benchmark clears under, checked and recorded once, and the limits."""
 
 from __future__ import annotations
 
@@ -22,8 +21,8 @@ THREADS_MODES = ("shared", "private")
 MAX_LOOPS = dict(
     memset=10_000_000, memcpy=10_000_000, mmap=10_000_000, batch=100_000, folio=100_000
 )
-# mmap's threads are not pinned (the others pin one per CPU), but like them at most one per CPU
-# this process may run on (check_threads), and at most the C core's team (PZ_MAX_THREADS).
+# mmap's threads are not pinned, but as the others at most one per CPU this process may run on
+# (a thread waiting for a CPU would time the scheduler), and the C core's team (PZ_MAX_THREADS).
 MAX_FAULT_THREADS = 1024
 
 
@@ -46,6 +45,20 @@ def arguments(
             f"pagezero.{function.__name__}(..., runs=N) measures in N fresh processes"
         )
     return a
+
+
+def check_choice(what: str, value: str, choices: Sequence[str]) -> str:
+    """`value`, checked to be one of `choices`; the message names `what` and lists them."""
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r} (expected one of: {', '.join(choices)})")
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    """`value`, checked to be True or False."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, not {value!r}")
+    return value
 
 
 def check_int(name: str, value: object, low: int, high: int) -> int:
@@ -130,24 +143,18 @@ class Conditions:
     def check(cls, *args: Any, **kwargs: Any) -> Conditions:
         """Checked conditions, the only place they are checked (ValueError on the first bad one)."""
         c = cls(*args, **kwargs)
-        if c.cache not in CACHE_STATES:
-            raise ValueError(f"unknown cache state {c.cache!r} (expected hot or cold)")
+        check_choice("cache state", c.cache, CACHE_STATES)
         check_threads(c.threads)
-        if c.threads_mode is not None and c.threads_mode not in THREADS_MODES:
-            raise ValueError(
-                f"unknown threads mode {c.threads_mode!r} (expected shared or private)"
-            )
+        if c.threads_mode is not None:
+            check_choice("threads mode", c.threads_mode, THREADS_MODES)
         if c.node is not None:
             check_node(c.node, "node")
         if c.cpu_node is not None:
             choose_cpus(c.threads, c.cpu_node)
-        if not isinstance(c.counters, bool):
-            raise ValueError(f"counters must be True or False, not {c.counters!r}")
+        check_bool("counters", c.counters)
         return c
 
-    @property
-    def cold(self) -> bool:
-        return self.cache == "cold"
+    cold = property(lambda self: self.cache == "cold")
 
     def cold_args(self) -> dict[str, Any]:
         """The C core's keywords for the cache state and counters (batch's and folio's)."""

@@ -1,5 +1,4 @@
-"""Fault runs as perf bench mem mmap (csrc/fault.c): the plan, the C call, its Result, and
-headroom() beside user space's best clear. See docs/measuring.rst, "Fault workloads"."""
+"""Fault runs as perf bench mem mmap, and headroom(): docs/measuring.rst, "Fault workloads"."""
 
 from __future__ import annotations
 
@@ -9,17 +8,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pagezero.measure.conditions as conditions
 from pagezero import _core, interrupt
 from pagezero.measure import profile as inside
-from pagezero.measure.conditions import (
-    MAX_FAULT_THREADS,
-    arguments,
-    check_int,
-    check_loops,
-    check_threads,
-)
-from pagezero.measure.conditions import thread_rates as thread_rates
-from pagezero.measure.conditions import thread_spread as thread_spread
+from pagezero.measure.conditions import thread_spread  # cli.mem reads it here too
 from pagezero.measure.mem import check_clock, memset
 from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
 from pagezero.results.resultset import Result, ResultSet
@@ -42,9 +34,7 @@ _THP_ASKED = {True: "4KB with THP", False: "4KB (THP refused)", None: "4KB (syst
 
 def check_workload(function: str) -> str:
     """`function`, checked to be one of WORKLOADS."""
-    if function not in WORKLOADS:
-        raise ValueError(f"unknown workload {function!r} (expected one of: {', '.join(WORKLOADS)})")
-    return function
+    return conditions.check_choice("workload", function, WORKLOADS)
 
 
 def describe(function: str) -> str:
@@ -100,11 +90,10 @@ class FaultPlan:
 
 def plan(*args: Any, **kwargs: Any) -> FaultPlan:
     """faults()'s arguments but the workload and reserve, checked before anything is mapped."""
-    size, page, loops, threads, seed, thp, clock, latency, touch, profile = arguments(
+    size, page, loops, threads, seed, thp, clock, latency, touch, profile = conditions.arguments(
         faults, args, kwargs, ["function", "reserve"]
     ).values()
-    if touch not in TOUCHES:
-        raise ValueError(f"unknown touch {touch!r} (expected one of: {', '.join(TOUCHES)})")
+    conditions.check_choice("touch", touch, TOUCHES)
     nbytes = parse_size(size)
     shift = check_page(parse_page(page), thp)
     if nbytes % (1 << shift):
@@ -113,16 +102,13 @@ def plan(*args: Any, **kwargs: Any) -> FaultPlan:
             f"pages (each page is mapped and faulted whole)"
         )
     thp_mode(thp, shift)
-    check_loops(loops, "mmap")
-    # Not pinned, but as memset's threads at most one per CPU this process may run on: a
-    # thread waiting for a CPU would time the scheduler, not its faults (one check for both).
-    check_threads(threads)
-    check_int("threads", threads, 1, MAX_FAULT_THREADS)
-    check_int("seed", seed, 0, MAX_SEED)
+    conditions.check_loops(loops, "mmap")
+    conditions.check_threads(threads)
+    conditions.check_int("threads", threads, 1, conditions.MAX_FAULT_THREADS)
+    conditions.check_int("seed", seed, 0, MAX_SEED)
     check_clock(clock, threads)
-    for name, flag in (("latency", latency), ("profile", profile)):
-        if not isinstance(flag, bool):
-            raise ValueError(f"{name} must be True or False, not {flag!r}")
+    conditions.check_bool("latency", latency)
+    conditions.check_bool("profile", profile)
     if shift == 12:
         # Overcommit would accept the regions and the OOM killer answer half-way through.
         avail = _core.mem_available()
@@ -303,8 +289,7 @@ def faults(
 
 def page_report(result: Result) -> dict[str, Any]:
     """Which pages the kernel gave a faults() Result, by smaps after each loop (the fewest huge
-    pages count): "asked", "got", "expected_bytes", "resident_bytes", "thp_bytes",
-    "hugetlb_bytes", "fallback" (not the pages asked for) and "text", one line saying it."""
+    pages count); "fallback": not the pages asked for, "text": one line saying it."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop
@@ -375,9 +360,13 @@ class Headroom:
 
 
 def measure_headroom(
-    fault: Result, kernel_names: Iterable[str] | None = None, reserve: bool = False
+    fault: Result,
+    kernel_names: Iterable[str] | None = None,
+    reserve: bool = False,
+    measured: tuple[Result, ...] = (),
 ) -> tuple[Result, ...]:
-    """Each clear kernel (default: all available) over the fault's extent, a page at a time."""
+    """Each clear kernel (default: all available) over the fault's extent, a page at a time;
+    stopped, Interrupted's partial holds `measured` (those before) and the clears done."""
     p = fault.params
     same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clear_plan = plan(**same)
@@ -391,7 +380,7 @@ def measure_headroom(
     except KeyboardInterrupt as e:
         stop = interrupt.as_interrupted(e)
         # The clear the signal cut short keeps its completed loops too.
-        done = clears + ([stop.partial] if isinstance(stop.partial, Result) else [])
+        done = [*measured, *clears, *([stop.partial] if isinstance(stop.partial, Result) else [])]
         stop.partial = ResultSet(done, interrupted=stop.signame) if done else None
         raise stop from None
     return tuple(clears)
@@ -434,9 +423,4 @@ def headroom(
         fault = run(p, function, warmed)
         if fault is None:
             return None
-        try:
-            return Headroom(fault, measure_headroom(fault, clear_kernels))
-        except interrupt.Interrupted as e:
-            clears = e.partial.results if e.partial is not None else ()
-            e.partial = ResultSet((fault, *clears), interrupted=e.signame)
-            raise
+        return Headroom(fault, measure_headroom(fault, clear_kernels, measured=(fault,)))

@@ -1,5 +1,4 @@
-"""perf bench mem's memset and memcpy: plan() checks every argument before anything is
-mapped, run() makes the one C call."""
+"""perf bench mem's memset and memcpy: plan() checks every argument, run() makes the C call."""
 
 from __future__ import annotations
 
@@ -7,14 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import pagezero.measure.conditions as conditions
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import (
-    Conditions,
-    arguments,
-    check_loops,
-    check_threads,
-    evict_bytes,
-)
+from pagezero.measure.conditions import THREADS_MODES, Conditions, evict_bytes
 from pagezero.measure.conditions import thread_rates as thread_rates
 from pagezero.measure.conditions import thread_spread as thread_spread
 from pagezero.results.resultset import Result, ResultSet
@@ -34,8 +28,7 @@ SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
 
 def check_clock(clock: str, threads: int = 1) -> str:
     """`clock`, checked to be one of CLOCKS that `threads` threads can read."""
-    if clock not in CLOCKS:
-        raise ValueError(f"unknown clock {clock!r} (expected one of: {', '.join(CLOCKS)})")
+    conditions.check_choice("clock", clock, CLOCKS)
     if threads > 1 and clock == "cycles":
         raise ValueError(
             "the cycles clock counts the thread that opened it only: "
@@ -87,9 +80,10 @@ class Plan:
 
 def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
     """memset's or memcpy's arguments but the kernel's name, checked before anything is mapped."""
-    if benchmark not in ("memset", "memcpy"):
-        raise ValueError(f"unknown benchmark {benchmark!r} (expected memset or memcpy)")
-    a = arguments(memset if benchmark == "memset" else memcpy, args, kwargs)  # function: any
+    conditions.check_choice("benchmark", benchmark, ("memset", "memcpy"))
+    a = conditions.arguments(
+        memset if benchmark == "memset" else memcpy, args, kwargs
+    )  # function: any
     size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
     nbytes = parse_size(size)
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)
@@ -97,13 +91,12 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
         raise ValueError(f"invalid chunk {chunk!r}: larger than the size ({format_size(nbytes)})")
     shift = check_page(parse_page(a["page"]), thp)
     thp_mode(thp, shift)
-    check_loops(a["loops"], benchmark)
+    conditions.check_loops(a["loops"], benchmark)
     value = a.get("value", 0)
     if KERNEL_KIND[benchmark] == "clear":
         check_fill_value(value)
-    if a["threads_mode"] is None:
-        # Conditions take None for benchmarks whose mode is fixed; memset and memcpy need one.
-        raise ValueError("unknown threads mode None (expected shared or private)")
+    # Conditions take None for benchmarks whose mode is fixed; memset and memcpy need one.
+    conditions.check_choice("threads mode", a["threads_mode"], THREADS_MODES)
     c = Conditions.check(
         a["cache"], threads, a["threads_mode"], a["node"], a["cpu_node"], a["counters"]
     )
@@ -115,8 +108,7 @@ def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
             f"each needs at least {format_size(align)} of it, a whole page"
             + (" (thp=True: parts start on 2MB pages)" if thp is True else "")
         )
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset < 4096:
-        raise ValueError(f"offset must be an int in 0..4095 (bytes), not {offset!r}")
+    conditions.check_int("offset", offset, 0, 4095)
     settle = a.get("settle", 0)  # memset's only
     if isinstance(settle, bool) or not isinstance(settle, int) or settle == 1 or settle < 0:
         raise ValueError(f"settle must be 0 or an int of at least 2 (loops), not {settle!r}")
@@ -300,7 +292,7 @@ def scaling(
 ) -> ResultSet:
     """memset with 1, 2, ... max_threads threads (default: every allowed CPU), one Result each."""
     max_threads = max_threads or len(os.sched_getaffinity(0))
-    check_threads(max_threads)
+    conditions.check_threads(max_threads)
     measured: list[Any] = [  # None too, as run() says: kept as they come
         memset(size, function=function, loops=loops, threads=n, threads_mode=threads_mode, **kwargs)
         for n in range(1, max_threads + 1)

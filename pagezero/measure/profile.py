@@ -1,5 +1,4 @@
-"""Inside the fault: where a faults() run's CPU was, its samples (csrc/sample.c) named from
-/proc/kallsyms and sorted into clearing routines and groups. See docs/measuring.rst."""
+"""Inside the fault: a faults() run's samples named and grouped. See docs/measuring.rst."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Runs or loops still warming up: leading ones much slower than those after them (a VM
-host's first touch of guest memory: docs/measuring.rst, "Warm first")."""
+"""Runs or loops still warming up (a VM host's first touch): docs/measuring.rst, "Warm first"."""
 
 from __future__ import annotations
 

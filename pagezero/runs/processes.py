@@ -1,5 +1,4 @@
-"""runs=N for the public API (pagezero.memset, memcpy, faults, batch, folio): a measurement
-in N fresh processes, one after the other (docs/measuring.rst, "Runs")."""
+"""runs=N for the public API: N fresh processes (docs/measuring.rst, "Runs")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Sweeps: a registered benchmark over a grid of its parameters, each repetition in a shuffled
-order (docs/measuring.rst, "Sweeps")."""
+"""Sweeps: a benchmark over a grid of its parameters (docs/measuring.rst, "Sweeps")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Where a sweep's and runs=N's points run: the benchmarks by name (register()), a pass over
-them here (run_here()), and fresh worker processes, each given a JSON spec and saving a
-ResultSet the sweep reads back."""
+"""Where a sweep's and runs=N's points run: here (run_here()) or in fresh worker processes."""
 
 from __future__ import annotations
 
@@ -46,8 +44,7 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 
 def register(name: str, run: Callable[..., Any], check: Callable[..., Any] | None = None) -> None:
-    """Make `run(**params) -> Result` sweepable as `name`, `check(**params)` raising on a bad
-    point first; a worker imports `run` by module and name (docs/measuring.rst, "Sweeps")."""
+    """Make `run(**params) -> Result` sweepable as `name` (docs/measuring.rst, "Sweeps")."""
     BENCHMARKS[name] = Benchmark(name, run, check or (lambda **params: None))
 
 
@@ -76,9 +73,7 @@ def _partial(stop: Interrupted) -> list[Result]:
     """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
     if isinstance(stop.partial, Result):
         return [stop.partial]
-    if isinstance(stop.partial, ResultSet):
-        return list(stop.partial.results)
-    return []
+    return list(stop.partial.results) if isinstance(stop.partial, ResultSet) else []
 
 
 def run_here(
@@ -172,8 +167,7 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _end_with_parent(spec: dict[str, Any]) -> None:
-    """SIGTERM when the sweep that started this worker ends, even killed outright (SIGKILL, the
-    OOM killer), or ended before prctl() took effect: it would clear memory for nobody."""
+    """SIGTERM when the sweep that started this worker ends (even killed), or has ended already."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
     if os.getppid() != spec["parent"]:
@@ -181,8 +175,7 @@ def _end_with_parent(spec: dict[str, Any]) -> None:
 
 
 def worker_main() -> int:
-    """A worker process: measure the spec named by ``sys.argv[1]``, save its ResultSet; the exit
-    status (0, 128 + signum after a stop signal, or 1: an error, in one line in the error file)."""
+    """A worker: measure the spec ``sys.argv[1]`` names, save its ResultSet; the exit status."""
     with open(sys.argv[1]) as f:
         spec = json.load(f)
     _end_with_parent(spec)
@@ -237,8 +230,7 @@ def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for a worker to end; not Popen.wait() alone, which on KeyboardInterrupt waits 0.25 s
-    more (bpo-25942); WNOWAIT leaves the worker for Popen.wait() to reap."""
+    """Wait for a worker: Popen.wait() alone waits 0.25 s more on KeyboardInterrupt (bpo-25942)."""
     os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
     return proc.wait()
 
@@ -339,8 +331,7 @@ def run_workers(
     progress: Progress | bool | None,
 ) -> ResultSet:
     """The repetitions over `processes` fresh interpreters, one at a time (process i runs
-    repetitions i, i + processes, ...), each end a step of `progress` (None: a run of the
-    ambient one). A worker that dies loses its own only (``rs.lost``); RuntimeError if all."""
+    repetitions i, i + processes, ...); a worker that dies loses its own only (``rs.lost``)."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []

@@ -1,5 +1,4 @@
-"""Clearing policies replayed in user space: clear_pages() batches (batches.batch()) and
-folio_zero_user() orders (folios.folio(); their walks in orders). See docs/policies.rst."""
+"""Clearing policies replayed in user space: batches, folio orders. See docs/policies.rst."""
 
 from pagezero.measure.policy.batches import BatchResult, batch, plan_batch, run_batch
 from pagezero.measure.policy.folios import FolioMemory, FolioResult, folio, plan_folio, run_folio

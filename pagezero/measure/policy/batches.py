@@ -1,5 +1,4 @@
-"""clear_pages() replayed in user space: a region cleared in batches between resched points
-(batch()). See docs/policies.rst."""
+"""clear_pages() replayed in user space: batches between resched points. See docs/policies.rst."""
 
 from __future__ import annotations
 
@@ -8,27 +7,11 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, overload
+from typing import Any
 
+import pagezero.measure.policy.orders as orders
 from pagezero import _core, interrupt
-from pagezero.measure.conditions import Conditions, arguments, check_loops
-from pagezero.measure.policy.orders import NEIGHBOURHOOD_RADIUS as NEIGHBOURHOOD_RADIUS
-from pagezero.measure.policy.orders import PAGE_SIZE as PAGE_SIZE
-from pagezero.measure.policy.orders import PRESETS as PRESETS
-from pagezero.measure.policy.orders import STRATEGIES as STRATEGIES
-from pagezero.measure.policy.orders import Step as Step
-from pagezero.measure.policy.orders import (
-    backed_region,
-    batch_bytes,
-    bind,
-    check_kernel,
-    pages,
-)
-from pagezero.measure.policy.orders import clear_folio as clear_folio
-from pagezero.measure.policy.orders import clear_order as clear_order
-from pagezero.measure.policy.orders import default_kernel as default_kernel
-from pagezero.measure.policy.orders import default_nt_kernel as default_nt_kernel
-from pagezero.measure.policy.orders import needs_nontemporal as needs_nontemporal
+from pagezero.measure.conditions import Conditions, arguments, check_bool, check_loops
 from pagezero.results.resultset import Result, result_type
 from pagezero.system.backing import (
     Backing,
@@ -44,6 +27,11 @@ from pagezero.units import format_size, parse_size
 MAX_BATCH_RECORDS = 1 << 25
 _BATCH_STATS = ("max", "p99", "median", "mean", "typical_worst")
 _BATCH_COLD_TIMING = "per batch: flush, clock, clear, clock; a pass leaves the flushes out"
+
+
+def _ms(stat: str, doc: str) -> property:
+    """A BatchResult's batch_ns[stat] in ms."""
+    return property(lambda self: self.batch_ns[stat] / 1e6, doc=doc)
 
 
 @result_type("batch")
@@ -82,25 +70,13 @@ class BatchResult(Result):
         if len(self.pass_worst_ns) != len(self.samples):
             raise ValueError("pass_worst_ns needs one value per pass")
 
-    @property
-    def worst_ms(self) -> float:
-        """The slowest batch of all passes, in ms."""
-        return self.batch_ns["max"] / 1e6
-
-    @property
-    def p99_ms(self) -> float:
-        """The 99th percentile of every batch of every pass, in ms."""
-        return self.batch_ns["p99"] / 1e6
-
-    @property
-    def median_ms(self) -> float:
-        """The median of every batch of every pass, in ms."""
-        return self.batch_ns["median"] / 1e6
-
-    @property
-    def typical_worst_ms(self) -> float:
-        """The slowest batch position, median over passes: a batch no other task interrupts."""
-        return self.batch_ns["typical_worst"] / 1e6
+    worst_ms = _ms("max", "The slowest batch of all passes, in ms.")
+    p99_ms = _ms("p99", "The 99th percentile of every batch of every pass, in ms.")
+    median_ms = _ms("median", "The median of every batch of every pass, in ms.")
+    typical_worst_ms = _ms(
+        "typical_worst",
+        "The slowest batch position, median over passes, in ms: a batch no other task interrupts.",
+    )
 
 
 @dataclass(frozen=True)
@@ -135,9 +111,9 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     """batch()'s arguments, checked (ValueError on the first bad one)."""
     a = arguments(batch, args, kwargs)
     nbytes = parse_size(a["size"])
-    pages(nbytes, "size")
-    b_bytes = batch_bytes(a["batch"], nbytes)
-    pages(b_bytes, "batch")
+    orders.pages(nbytes, "size")
+    b_bytes = orders.batch_bytes(a["batch"], nbytes)
+    orders.pages(b_bytes, "batch")
     if b_bytes > nbytes:
         raise ValueError(
             f"invalid batch {a['batch']!r}: larger than the region ({format_size(nbytes)})"
@@ -145,11 +121,10 @@ def plan_batch(*args: Any, **kwargs: Any) -> BatchPlan:
     loops, threads, yield_between = a["loops"], a["threads"], a["yield_between"]
     check_loops(loops, "batch")
     check_backing(a["backing"])
-    if not isinstance(yield_between, bool):
-        raise ValueError(f"yield_between must be True or False, not {yield_between!r}")
+    check_bool("yield_between", yield_between)
     # Each thread clears its own region: there is no threads mode to choose.
     c = Conditions.check(a["cache"], threads, None, a["node"], None, a["counters"])
-    kernel = check_kernel(a["kernel"] or default_kernel()).name
+    kernel = orders.check_kernel(a["kernel"]).name
     p = BatchPlan(nbytes, a["batch"], b_bytes, kernel, loops, yield_between, c, a["backing"])
     if p.batches_per_loop * loops * threads > MAX_BATCH_RECORDS:
         raise ValueError(
@@ -167,7 +142,7 @@ def _buffers(
     bound = None
     if buffers is None:
         # Not populated when bound to a node: bind() comes first, the C core faults them in.
-        fresh = functools.partial(backed_region, p.nbytes, populate=p.node is None)
+        fresh = functools.partial(orders.backed_region, p.nbytes, populate=p.node is None)
 
         def mapper(used: Backing) -> list[Any]:
             return [stack.enter_context(fresh(used)) for _ in range(p.threads)]
@@ -184,34 +159,24 @@ def _buffers(
     views = [stack.enter_context(memoryview(b)[: p.nbytes]) for b in buffers]
     if p.node is not None:
         for b in bound if bound is not None else views:
-            bind(b, p.node)
+            orders.bind(b, p.node)
     return views, used
 
 
-@overload
 def run_batch(
-    p: BatchPlan, buffer: Any = None, record: Literal[False] = False
-) -> BatchResult | None: ...
-
-
-@overload
-def run_batch(
-    p: BatchPlan, buffer: Any = None, *, record: Literal[True]
-) -> tuple[BatchResult | None, tuple[Step, ...]]: ...
-
-
-def run_batch(
-    p: BatchPlan, buffer: Any = None, record: bool = False
-) -> BatchResult | None | tuple[BatchResult | None, tuple[Step, ...]]:
-    """Plan `p` on `buffer` (one per thread) or fresh mappings; with `record`, thread 0's steps."""
+    p: BatchPlan, buffer: Any = None, steps: list[orders.Step] | None = None
+) -> BatchResult | None:
+    """Plan `p` on `buffer` (one per thread) or fresh mappings; thread 0's steps into `steps`."""
     c = p.conditions
     with contextlib.ExitStack() as stack:
         views, used = _buffers(p, buffer, stack)
         cpus = c.cpus()
-        walk = dict(yield_between=p.yield_between, record=record, cpus=cpus, **c.cold_args())
-        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops, **walk)
+        walk = dict(
+            yield_between=p.yield_between, record=steps is not None, cpus=cpus, **c.cold_args()
+        )
+        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // orders.PAGE_SIZE, p.loops, **walk)
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
-        pages = backing_details(used, views)
+        got = backing_details(used, views)
 
     def make_result(d: dict[str, Any]) -> BatchResult:
         return BatchResult(
@@ -222,7 +187,7 @@ def run_batch(
             clock="ns",
             samples=d["samples"],
             machine=machine(),
-            details={**c.details(d, _BATCH_COLD_TIMING, (p.nbytes,) * p.threads, cpus), **pages},
+            details={**c.details(d, _BATCH_COLD_TIMING, (p.nbytes,) * p.threads, cpus), **got},
             batch_bytes=p.batch_bytes,
             batches_per_loop=d["batches"],
             pass_worst_ns=d["pass_worst"],
@@ -231,10 +196,9 @@ def run_batch(
         )
 
     # A signal raises Interrupted here, carrying the passes completed before it.
-    r: BatchResult | None = interrupt.finish(raw, make_result)
-    if record:
-        return r, tuple(Step(*s) for s in raw["steps"])
-    return r
+    if steps is not None:
+        steps += (orders.Step(*s) for s in raw["steps"])
+    return interrupt.finish(raw, make_result)
 
 
 def batch(

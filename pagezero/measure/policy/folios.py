@@ -1,5 +1,4 @@
-"""folio_zero_user() replayed in user space: a folio cleared in an order around the faulting
-page, then its neighbourhood touched (folio()). See docs/policies.rst."""
+"""folio_zero_user() replayed in user space (folio()). See docs/policies.rst."""
 
 from __future__ import annotations
 
@@ -7,29 +6,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+import pagezero.measure.policy.orders as orders
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_loops
-from pagezero.measure.policy.orders import NEIGHBOURHOOD_RADIUS as NEIGHBOURHOOD_RADIUS
-from pagezero.measure.policy.orders import PAGE_SIZE as PAGE_SIZE
-from pagezero.measure.policy.orders import PRESETS as PRESETS
-from pagezero.measure.policy.orders import STRATEGIES as STRATEGIES
-from pagezero.measure.policy.orders import Step as Step
-from pagezero.measure.policy.orders import (
-    backed_region,
-    batch_bytes,
-    bind,
-    check_base_page,
-    check_fault,
-    check_kernel,
-    check_strategy,
-    nt_kernel_for,
-    pages,
-)
-from pagezero.measure.policy.orders import clear_folio as clear_folio
-from pagezero.measure.policy.orders import clear_order as clear_order
-from pagezero.measure.policy.orders import default_kernel as default_kernel
-from pagezero.measure.policy.orders import default_nt_kernel as default_nt_kernel
-from pagezero.measure.policy.orders import needs_nontemporal as needs_nontemporal
 from pagezero.results.resultset import Result, result_type
 from pagezero.system import hugepages
 from pagezero.system.backing import (
@@ -130,19 +109,19 @@ class FolioPlan:
 def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
     """folio()'s arguments, checked (ValueError on the first bad one)."""
     a = arguments(folio, args, kwargs)
-    check_base_page("folio()")
+    orders.check_base_page("folio()")
     nbytes = parse_size(a["size"], what="folio size")
-    nr = pages(nbytes, "folio size")
+    nr = orders.pages(nbytes, "folio size")
     if nr & (nr - 1):
         raise ValueError(
             f"invalid folio size {a['size']!r}: not a power-of-two number of "
-            f"{format_size(PAGE_SIZE)} pages"
+            f"{format_size(orders.PAGE_SIZE)} pages"
         )
-    strategy, backing, cold = check_strategy(a["strategy"]), a["backing"], a["cold"]
-    check_fault(a["fault_index"], nr)
+    strategy, backing, cold = orders.check_strategy(a["strategy"]), a["backing"], a["cold"]
+    orders.check_fault(a["fault_index"], nr)
     check_loops(a["loops"], "folio")
-    b_bytes = batch_bytes(a["batch"], nbytes)
-    pages(b_bytes, "batch")
+    b_bytes = orders.batch_bytes(a["batch"], nbytes)
+    orders.pages(b_bytes, "batch")
     if check_backing(backing) == "hugetlb" and nbytes not in _OWN_PAGES:
         raise ValueError(f"hugetlb backing needs a 2MB or 1GB folio, not {format_size(nbytes)}")
     methods = _core.cold_methods()
@@ -154,8 +133,8 @@ def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
         )
     # One folio, one thread.
     c = Conditions.check(a["cache"], 1, None, a["node"], None, a["counters"])
-    kernel = check_kernel(a["kernel"] or default_kernel()).name
-    nt = nt_kernel_for(strategy, a["nt_kernel"])
+    kernel = orders.check_kernel(a["kernel"]).name
+    nt = orders.nt_kernel_for(strategy, a["nt_kernel"])
     fault, batch, loops = a["fault_index"], a["batch"], a["loops"]
     return FolioPlan(nbytes, strategy, fault, kernel, nt, batch, b_bytes, loops, backing, cold, c)
 
@@ -233,14 +212,14 @@ class FolioMemory:
             off = (-reg.address) % align
             self.page_label = "4KB pages, THP refused"
         else:
-            reg, off = backed_region(nbytes, used, populate), 0
+            reg, off = orders.backed_region(nbytes, used, populate), 0
             self.page_label = "2MB hugetlb pages" if used.how == "hugetlb" else "2MB THP"
         self.regions.append(reg)
         self.folio = memoryview(reg)[off : off + nbytes]
 
     def bind(self, node: int) -> None:
         """mbind the folio to `node`: its range on 4KB pages, else all (whole hugetlb pages)."""
-        bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
+        orders.bind(self.regions[0] if self.backing != "4KB" else self.folio, node)
         self.node = node
 
     def close(self) -> None:
@@ -259,12 +238,13 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
     if p.node is not None and mem.node != p.node:
         mem.bind(p.node)
     try:
-        walk = (p.strategy, p.fault_index, max(1, p.batch_bytes // PAGE_SIZE), p.kernel, p.loops)
+        batch_pages = max(1, p.batch_bytes // orders.PAGE_SIZE)
+        walk = (p.strategy, p.fault_index, batch_pages, p.kernel, p.loops)
         raw = _core.bench_folio(
             mem.folio, mem.scrub, *walk, p.cold, nt_kernel=p.nt_kernel, **c.cold_args()
         )
         # After the first touch: what THP gave.
-        pages = backing_details(Backing(mem.backing, mem.note), [mem.folio])
+        got = backing_details(Backing(mem.backing, mem.note), [mem.folio])
     finally:
         if memory is None:
             mem.close()
@@ -278,7 +258,7 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
             clock="ns",
             samples=d["clear"],
             machine=machine(),
-            details={**c.details(d, _FOLIO_COLD_TIMING, (p.nbytes,)), **pages},
+            details={**c.details(d, _FOLIO_COLD_TIMING, (p.nbytes,)), **got},
             touch_ns=d["touch"],
             cold_ns=d["cold"],
             touch_lines=d["touch_lines"],

@@ -1,5 +1,4 @@
-"""Clearing orders: the C core's strategies (csrc/policy.c, folio_zero_user()'s orders), their
-steps, their kernels, and the regions the policies clear."""
+"""Clearing orders: the C core's strategies (csrc/policy.c), their steps, kernels and regions."""
 
 from __future__ import annotations
 
@@ -8,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero import _core
+from pagezero.measure.conditions import check_choice
 from pagezero.system.backing import Backing
 from pagezero.system.kernels import Kernel, clear_pages_kernel, find_kernel, nontemporal_kernel
 from pagezero.system.memory import base_page, region
@@ -34,8 +34,9 @@ default_kernel = clear_pages_kernel
 default_nt_kernel = nontemporal_kernel
 
 
-def check_kernel(name: str, what: str = "kernel") -> Kernel:
-    """The clear kernel `name` (`what` names the argument), checked to run here."""
+def check_kernel(name: str | None, what: str = "kernel") -> Kernel:
+    """The clear kernel `name` (None: default_kernel()), checked to run here; `what` names it."""
+    name = name or default_kernel()
     if not isinstance(name, str):
         raise ValueError(f"{what} must be a name (str), not {name!r}")
     k = find_kernel(name, "clear")
@@ -46,9 +47,7 @@ def check_kernel(name: str, what: str = "kernel") -> Kernel:
 
 def check_strategy(name: str) -> str:
     """`name`, checked to be one of STRATEGIES."""
-    if name not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r} (known: {', '.join(STRATEGIES)})")
-    return name
+    return check_choice("strategy", name, STRATEGIES)
 
 
 def pages(nbytes: int, what: str) -> int:
@@ -206,7 +205,7 @@ def clear_folio(
         For a kernel this machine cannot run, or no non-temporal one where the strategy needs it.
     """
     check_strategy(strategy)
-    kernel = check_kernel(kernel or default_kernel()).name
+    kernel = check_kernel(kernel).name
     nt = nt_kernel_for(strategy, nt_kernel)
     nbytes = memoryview(buffer).nbytes
     if nbytes >= PAGE_SIZE:  # a partial page is the C core's to refuse, by its rule

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
-from pagezero.results.points import describe, format_figure, title
+from pagezero.results.points import describe, format_figure, summarize, title
 from pagezero.results.schema import check_result
-from pagezero.results.summary import summarize
 
 __all__ = ["Result", "result_type", "signal_name", "frozen", "deep_frozen", "thawed"]
 

@@ -11,10 +11,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
 from pagezero.files import atomic_write
-from pagezero.results.points import format_figure, point_key, point_names, summarize_points, title
+from pagezero.results.points import (
+    format_figure,
+    point_key,
+    point_names,
+    summarize,
+    summarize_points,
+    title,
+)
 from pagezero.results.result import Result, deep_frozen, frozen, result_type, signal_name, thawed
 from pagezero.results.schema import check_document, check_result, check_run, is_int, read_json
-from pagezero.results.summary import summarize
 from pagezero.system.machine import build_info
 
 if TYPE_CHECKING:

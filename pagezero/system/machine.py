@@ -17,10 +17,10 @@ from typing import Any
 
 from pagezero import _core
 from pagezero.files import entries, read_text
-from pagezero.system import hugepages, numa
+from pagezero.system import hugepages
 from pagezero.system.backing import sysfs_choice
 from pagezero.system.kernels import kernels
-from pagezero.system.memory import base_page, thp_pmd_size
+from pagezero.system.memory import base_page, listed_nodes, thp_pmd_size
 
 _CACHE_DIR = "sys/devices/system/cpu/cpu0/cache"
 _HUGEPAGE_DIR = "sys/kernel/mm/hugepages"
@@ -280,7 +280,7 @@ def _static(root: str) -> dict[str, Any]:
         "init_on_free": init_on("free", root),
         "non_preempt_batch": non_preempt_batch(),
         "numa_nodes": [
-            {"node": n, "cpus": read_text(f"{nodes}/node{n}/cpulist")} for n in numa.listed(nodes)
+            {"node": n, "cpus": read_text(f"{nodes}/node{n}/cpulist")} for n in listed_nodes(nodes)
         ],
     }
 

@@ -47,10 +47,8 @@ class ResultSet:
         The results, in the order they were measured.
     runs : sequence of Mapping, optional
         Per result: its "repetition", worker "process" (default 0) and, when known, "pid".
-    machine : Mapping, optional
-        The machine it ran on; default, the first result's.
-    interrupted : str or bool, optional
-        The signal that stopped it, if one did (True: an unknown one).
+    machine, interrupted : optional
+        The machine (default: the first result's); the signal that stopped it (True: unknown).
     build : Mapping, optional
         A file's "pagezero" version and "build"; None for results made here.
     lost : sequence of Mapping, optional
@@ -292,14 +290,12 @@ def merged(sets: Sequence[ResultSet]) -> ResultSet:
 
 
 def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> None:
-    """Write results to `path` as JSON, atomically, each as one run (:meth:`ResultSet.save`).
+    """Write results to the file `path`, each as one run (:meth:`ResultSet.save`, its OSError).
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The results file; OSError when it cannot be written.
-    results : iterable of Result
-        The results (a ResultSet's runs are not kept).
+    path, results : str or os.PathLike, iterable of Result
+        The results file; the results (a ResultSet's runs are not kept).
     """
     ResultSet(results).save(path)
 

@@ -1,5 +1,5 @@
 """Rates aggregate as time does; loops shorter than a clock tick; the median's
-own interval in `sweep`'s lines (results/summary.py, results/points.py, cli/analysis.py)."""
+own interval in `sweep`'s lines (results/points.py, cli/analysis.py)."""
 
 import re
 import statistics

@@ -15,11 +15,6 @@ if TYPE_CHECKING:
     from pagezero.results.result import Result
     from pagezero.results.resultset import ResultSet
 
-__all__ = ["summarize", "median_interval", "relative_spread", "is_rate", "spread"]
-__all__ += ["point_key", "params_key", "identity_params", "point_summary", "summarize_points"]
-__all__ += ["describe", "title", "point_names", "format_figure", "NOT_IDENTITY", "SIZE_PARAMS"]
-__all__ += ["variant_key"]
-
 
 def is_rate(unit: str | None) -> bool:
     """Whether values in `unit` are amounts per time (bytes/sec), averaged over their times."""

@@ -11,8 +11,6 @@ from typing import Any, ClassVar, TypeVar
 from pagezero.results.points import describe, format_figure, summarize, title
 from pagezero.results.schema import check_result
 
-__all__ = ["Result", "result_type", "signal_name", "frozen", "deep_frozen", "thawed"]
-
 _R = TypeVar("_R", bound="Result")
 _V = TypeVar("_V")
 

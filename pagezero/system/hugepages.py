@@ -177,10 +177,8 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
 
     Parameters
     ----------
-    page : str or int
-        ``"2MB"`` or ``"1GB"``.
-    needed : int
-        Pages a new mapping must be able to have.
+    page, needed : str or int, int
+        ``"2MB"`` or ``"1GB"``; pages a new mapping must be able to have.
 
     Yields
     ------
@@ -205,8 +203,7 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
             f"{before.path}); run as root, or ask root to: "
             f"echo {before.total + missing} > {before.path}"
         )
-    taken: frozenset[int]
-    added, unwinding, taken = 0, True, frozenset()
+    added, unwinding, taken = 0, True, frozenset[int]()
     try:
         # SIGTERM and SIGHUP unwind the stack (finally blocks run), as under the CLI's.
         with signals_interrupt((signal.SIGTERM, signal.SIGHUP)) as taken:

@@ -141,10 +141,8 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     ----------
     buffer : writable buffer
         Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region).
-    value : int
-        The byte, 0 to 255.
-    kernel : str
-        A clear kernel's name (:func:`kernels`).
+    value, kernel : int, str
+        The byte, 0 to 255; a clear kernel's name (:func:`kernels`).
 
     Raises
     ------

@@ -71,10 +71,8 @@ def region(
         The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
     thp : bool or None
         4KB pages: True asks for transparent huge pages, False refuses them, None: the system's.
-    populate : bool
-        Map it populated (``MAP_POPULATE``), not faulted on first touch.
-    guard : bool
-        4KB pages: ``PROT_NONE`` pages on both sides, so a write past either end faults.
+    populate, guard : bool
+        Map it populated (``MAP_POPULATE``); 4KB pages: ``PROT_NONE`` pages on both sides.
 
     Returns
     -------

@@ -133,7 +133,7 @@ def measure(steps, cpu):
 
 def load(folder):
     """({name: ResultSet} quiet, {name: ResultSet} hog) from q*.json and h*.json."""
-    from pagezero.results.folders import load_path
+    from pagezero.results.resultset import load_path
 
     def kind(prefix):
         paths = sorted(

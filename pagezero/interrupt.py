@@ -31,18 +31,15 @@ class Interrupted(KeyboardInterrupt):
     ----------
     signum : int
         The signal: ``SIGINT``, ``SIGTERM`` or ``SIGHUP``.
-    partial : Result, ResultSet or None
-        The completed loops, marked ``interrupted``, or None when no loop completed.
+    partial : Result, ResultSet, Advice or None
+        What the stopped call returns, its completed loops marked ``interrupted``; None for none.
 
     Attributes
     ----------
-    signame : str
-        The signal's name: ``"SIGINT"``, ``"SIGTERM"`` or ``"SIGHUP"``.
-    exit_status : int
-        What a shell reports for a process killed by this signal: 128 + signum.
+    signame, exit_status : str, int
+        The signal's name (``"SIGTERM"``); a shell's status for a process it killed: 128 + signum.
     """
 
-    # partial is whatever the stopped call returns (advise raises it with its partial Advice).
     def __init__(self, signum: int, partial: Any = None) -> None:
         super().__init__(signum)
         self.signum = int(signum)

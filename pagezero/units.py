@@ -20,15 +20,12 @@ def parse_size(value: int | str, what: str = "size", allow_zero: bool = False) -
     ----------
     value : int or str
         Bytes, or a whole number with an optional unit: ``"4KB"``, ``"1gb"`` (docs/measuring.rst).
-    what : str
-        What the size is, for the error message (``"size"``, ``"chunk"``).
-    allow_zero : bool
-        Accept 0 (a chunk of 0 means "the whole extent").
+    what, allow_zero : str, bool
+        What the size is, for the error message (``"chunk"``); accept 0 (a chunk: the whole extent).
 
     Returns
     -------
     int
-        The size in bytes.
 
     Raises
     ------

@@ -20,8 +20,7 @@ from pagezero.analysis.compare import (
 )
 from pagezero.analysis.significance import compare_runs
 from pagezero.cli import main
-from pagezero.results.folders import load_sources
-from pagezero.results.resultset import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet, load_sources
 
 MB = 1 << 20
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -16,7 +16,7 @@ import pagezero
 from pagezero import _core
 from pagezero.measure.conditions import choose_cpus, thread_rates, thread_spread
 from pagezero.measure.mem import scaling
-from pagezero.system.numa import numa_nodes
+from pagezero.system.memory import numa_nodes
 
 FILL = "generic"  # any fill byte, on every architecture
 METHODS = [m for m, ok in _core.cache_methods() if ok]

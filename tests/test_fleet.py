@@ -24,8 +24,7 @@ from helpers.endless import worker_env
 
 from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
 from pagezero.fleet.table import format_table, machine_sets
-from pagezero.results.folders import load_folder
-from pagezero.results.resultset import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet, load_folder
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
 # A run that an endless worker (helpers/endless.py) makes last until it is stopped: 4KB

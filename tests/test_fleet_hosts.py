@@ -30,7 +30,7 @@ from helpers.endless import SITECUSTOMIZE
 from helpers.netns_hosts import NamespaceHosts, missing_tools
 
 from pagezero.fleet.run import FLEET_FILE
-from pagezero.results.folders import load_folder
+from pagezero.results.resultset import load_folder
 
 HOSTS = ("host-a", "host-b", "host-c")
 # The command, on one kernel (-f all's eleven would take most of a minute here).

@@ -19,9 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pagezero.cli import main
-from pagezero.results.folders import load_path
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import Result, ResultSet
+from pagezero.results.resultset import Result, ResultSet, load_path
 
 DATA = pathlib.Path(__file__).parent / "data"
 

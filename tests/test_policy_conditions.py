@@ -16,7 +16,7 @@ import pagezero
 from pagezero import _core
 from pagezero.measure.conditions import thread_rates
 from pagezero.measure.policy import FolioMemory, plan_batch, plan_folio, run_batch, run_folio
-from pagezero.system.numa import numa_nodes
+from pagezero.system.memory import numa_nodes
 
 PAGE = 4096
 METHODS = [m for m, ok in _core.cache_methods() if ok]

@@ -1,5 +1,5 @@
 """Rates aggregate as time does; loops shorter than a clock tick; the median's
-own interval in `sweep`'s lines (results/summary.py, results/points.py, cli/analysis.py)."""
+own interval in `sweep`'s lines (results/points.py, cli/analysis.py)."""
 
 import re
 import statistics
@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pagezero.cli.analysis import _print_stats
-from pagezero.results.points import point_summary
+from pagezero.results.points import median_interval, point_summary, relative_spread, summarize
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.results.summary import median_interval, relative_spread, summarize
 
 SIZE = 1 << 20
 

@@ -6,7 +6,7 @@ import statistics
 import pytest
 
 from pagezero.analysis.significance import higher_is_better
-from pagezero.results.summary import is_rate, median_interval, relative_spread, spread, summarize
+from pagezero.results.points import is_rate, median_interval, relative_spread, spread, summarize
 
 # summarize --------------------------------------------------------------------
 

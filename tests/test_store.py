@@ -287,8 +287,8 @@ def test_cli_faults_are_one_line(tmp_path):
 
 
 def test_a_run_is_a_process_not_a_repetition(tmp_path):
-    from pagezero.results.folders import load_folder
     from pagezero.results.points import summarize_points
+    from pagezero.results.resultset import load_folder
 
     machine = {"hostname": "box"}
     params = {"size": 4096, "page": "4KB", "chunk": 0}

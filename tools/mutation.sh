@@ -35,7 +35,7 @@ copy_checkout() { # copy_checkout <dir>: this checkout's tracked files, as commi
 }
 
 # The modules that decide numbers; MUTATE="pagezero/units.py ..." picks some of them.
-MODULES="pagezero/units.py pagezero/results/summary.py pagezero/analysis/compare.py pagezero/analysis/significance.py
+MODULES="pagezero/units.py pagezero/analysis/compare.py pagezero/analysis/significance.py
 pagezero/results/resultset.py pagezero/results/result.py pagezero/studies/advise/ties.py pagezero/studies/advise/choices.py
 pagezero/studies/advise/text.py pagezero/studies/report/words.py"
 

@@ -18,9 +18,8 @@ from pagezero.analysis.significance import (
     compare_runs,
 )
 from pagezero.measure.fault import WORKLOADS
-from pagezero.results.points import point_key, point_summary, variant_key
+from pagezero.results.points import point_key, point_summary, summarize, variant_key
 from pagezero.results.resultset import ResultSet
-from pagezero.results.summary import summarize
 from pagezero.system.kernels import KINDS, kernels
 from pagezero.units import GBPS, format_size
 

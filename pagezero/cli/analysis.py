@@ -14,9 +14,8 @@ from pagezero.cli.options import UsageError, check_output
 from pagezero.cli.render import interrupted_line, print_json, stopped
 from pagezero.figures import plot_bars, plot_comparison, plot_rates, plot_variants
 from pagezero.interrupt import deferred
-from pagezero.results.folders import load_path, load_sources
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet, merged
+from pagezero.results.resultset import ResultSet, load_path, load_sources, merged
 from pagezero.runs.sweeps import lost_lines, sweep
 
 _WORDS = {"true": True, "false": False, "none": None}

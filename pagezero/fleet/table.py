@@ -3,9 +3,8 @@
 import os
 
 from pagezero.fleet.run import FLEET_FILE
-from pagezero.results.folders import load_folder
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet
+from pagezero.results.resultset import ResultSet, load_folder
 from pagezero.results.schema import read_json
 from pagezero.store.history import format_value
 

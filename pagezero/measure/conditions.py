@@ -9,10 +9,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from pagezero import _core
+from pagezero.results.points import spread
 from pagezero.results.result import Result
-from pagezero.results.summary import spread
 from pagezero.system.machine import eviction_cache
-from pagezero.system.numa import check_node, node_cpus
+from pagezero.system.memory import check_node, node_cpus
 
 CACHE_STATES = ("hot", "cold")  # Conditions' fields say what each means
 THREADS_MODES = ("shared", "private")

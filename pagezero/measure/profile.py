@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pagezero.results.points import median_interval
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.results.summary import median_interval
 from pagezero.system.kernels import clear_pages_kernel, kernels
 
 

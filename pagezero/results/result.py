@@ -8,11 +8,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
-from pagezero.results.points import describe, format_figure, title
+from pagezero.results.points import describe, format_figure, summarize, title
 from pagezero.results.schema import check_result
-from pagezero.results.summary import summarize
-
-__all__ = ["Result", "result_type", "signal_name", "frozen", "deep_frozen", "thawed"]
 
 _R = TypeVar("_R", bound="Result")
 _V = TypeVar("_V")
@@ -75,24 +72,18 @@ class Result:
 
     Parameters
     ----------
-    benchmark : str
-        "memset", "memcpy", "mmap" (faults), or a registered subclass's ("batch", "folio").
-    function : str
-        The kernel's name (mmap: the workload).
+    benchmark, function : str
+        "memset", "memcpy", "mmap", "batch", "folio"; the kernel's name (mmap: the workload).
     params : Mapping
         The parameters as given: size, page, chunk, loops, value, ...
     bytes_per_loop : int
         Bytes each timed loop cleared or copied.
-    clock : str
-        "ns", "timeval", "tsc" or "cycles".
-    samples : sequence of int
-        One duration per loop, in the clock's ticks.
+    clock, samples : str, sequence of int
+        "ns", "timeval", "tsc" or "cycles"; one duration per loop, in its ticks.
     clock_hz : float or None
         Ticks per second: 1e9 for ns and timeval, measured for tsc, None for cycles.
-    machine : Mapping
-        The machine it ran on (:func:`pagezero.machine`).
-    details : Mapping
-        The run's conditions and what it measured beside the samples (docs/measuring.rst).
+    machine, details : Mapping
+        The machine (:func:`pagezero.machine`); the run's conditions (docs/measuring.rst).
     interrupted : str or None
         The signal that stopped the run ("SIGINT"), if one did.
 

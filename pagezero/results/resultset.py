@@ -1,4 +1,5 @@
-"""ResultSet, the one result type a user holds: a measurement's runs, saved as versioned JSON."""
+"""ResultSet, the one result type a user holds: a measurement's runs, saved as versioned JSON, and
+results folders (a fleet's DIR/<machine>/, a report's) loaded as one."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
 from pagezero.files import atomic_write
-from pagezero.results.points import format_figure, point_key, point_names, summarize_points, title
+from pagezero.results.points import (
+    format_figure,
+    point_key,
+    point_names,
+    summarize,
+    summarize_points,
+    title,
+)
 from pagezero.results.result import Result, deep_frozen, frozen, result_type, signal_name, thawed
 from pagezero.results.schema import check_document, check_result, check_run, is_int, read_json
-from pagezero.results.summary import summarize
 from pagezero.system.machine import build_info
 
 if TYPE_CHECKING:
@@ -22,7 +29,8 @@ if TYPE_CHECKING:
 
 # Result, result_type and atomic_write: where their callers import them from.
 __all__ = ["ResultSet", "merged", "save_results", "load_results", "SCHEMA", "SCHEMA_VERSION"]
-__all__ += ["Result", "result_type", "atomic_write"]
+__all__ += ["Result", "result_type", "atomic_write", "results_files", "is_results_file"]
+__all__ += ["load_folder", "load_path", "load_sources"]
 
 SCHEMA = "pagezero.results"
 SCHEMA_VERSION = 3  # the versions' differences: docs/measuring.rst
@@ -41,10 +49,8 @@ class ResultSet:
         The results, in the order they were measured.
     runs : sequence of Mapping, optional
         Per result: its "repetition", worker "process" (default 0) and, when known, "pid".
-    machine : Mapping, optional
-        The machine it ran on; default, the first result's.
-    interrupted : str or bool, optional
-        The signal that stopped it, if one did (True: an unknown one).
+    machine, interrupted : optional
+        The machine (default: the first result's); the signal that stopped it (True: unknown).
     build : Mapping, optional
         A file's "pagezero" version and "build"; None for results made here.
     lost : sequence of Mapping, optional
@@ -286,14 +292,12 @@ def merged(sets: Sequence[ResultSet]) -> ResultSet:
 
 
 def save_results(path: str | os.PathLike[str], results: Iterable[Result]) -> None:
-    """Write results to `path` as JSON, atomically, each as one run (:meth:`ResultSet.save`).
+    """Write results to the file `path`, each as one run (:meth:`ResultSet.save`, its OSError).
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The results file; OSError when it cannot be written.
-    results : iterable of Result
-        The results (a ResultSet's runs are not kept).
+    path, results : str or os.PathLike, iterable of Result
+        The results file; the results (a ResultSet's runs are not kept).
     """
     ResultSet(results).save(path)
 
@@ -307,3 +311,69 @@ def load_results(path: str | os.PathLike[str]) -> list[Result]:
         The results file: OSError or ValueError as :meth:`ResultSet.load` raises them.
     """
     return list(ResultSet.load(path).results)
+
+
+def is_results_file(path: str) -> bool:
+    """Whether `path` is JSON with pagezero's results schema (read, not validated)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == SCHEMA
+
+
+def results_files(folder: str) -> list[str]:
+    """The results files under `folder`, sorted depth first; ValueError for none or no folder."""
+    if not os.path.isdir(folder):
+        raise ValueError(f"{folder}: no such folder")
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        names = [n for n in sorted(files) if n.endswith(".json") and not n.startswith(".")]
+        found += [p for p in (os.path.join(root, n) for n in names) if is_results_file(p)]
+    if not found:
+        raise ValueError(f"{folder}: no pagezero results files under it")
+    return found
+
+
+def _study(path: str) -> str:
+    """The study a file holds, by its name: "extents" for .../run-2/extents.json."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _merged(folder: str) -> tuple[ResultSet, list[str]]:
+    """Every results file under one machine's `folder` as one set, and each result's study."""
+    paths = results_files(folder)
+    sets = [ResultSet.load(p) for p in paths]
+    names = sorted(
+        {s.machine.get("fleet_name") or s.machine.get("hostname") or "unknown" for s in sets}
+    )
+    if len(names) > 1:
+        raise ValueError(
+            f"{folder}: holds results of several machines ({', '.join(names)}); "
+            f"name one machine's folder, e.g. {os.path.join(folder, names[0])}"
+        )
+    studies = [_study(p) for p, s in zip(paths, sets) for _ in s.results]
+    return merged(sets), studies
+
+
+def load_folder(folder: str) -> ResultSet:
+    """Every results file under one machine's `folder` (a fleet's DIR/<machine>/, a report's) as
+    one ResultSet (merged()); other JSON files there (fleet.json, advice) are passed over."""
+    return _merged(folder)[0]
+
+
+def load_sources(path: str) -> tuple[ResultSet, list[str]]:
+    """(load_path(path), each result's study: its file's name, "extents" in a report folder)."""
+    if os.path.isdir(path):
+        return _merged(path)
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file")
+    rs = ResultSet.load(path)
+    return rs, [_study(path)] * len(rs.results)
+
+
+def load_path(path: str) -> ResultSet:
+    """A results file, or a folder of them (load_folder); ValueError for no such file."""
+    return load_sources(path)[0]

@@ -11,9 +11,8 @@ import sqlite3
 import tempfile
 
 from pagezero._core import PagezeroError
-from pagezero.results.folders import results_files
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import ResultSet
+from pagezero.results.resultset import ResultSet, results_files
 from pagezero.units import parse_size
 
 __all__ = ["Store", "StoreError", "default_path", "read_records", "SCHEMA_VERSION"]

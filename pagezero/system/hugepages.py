@@ -28,18 +28,11 @@ class Pool:
 
     Attributes
     ----------
-    page : str
-        ``"2MB"`` or ``"1GB"``.
-    page_bytes : int
-        The page size in bytes.
-    total : int
-        ``nr_hugepages``: the pool's size, in pages.
-    free : int
-        ``free_hugepages``: pages not faulted in by anyone.
-    reserved : int
-        ``resv_hugepages``: free pages promised to existing mappings.
-    surplus : int
-        ``surplus_hugepages``: pages overcommitted beyond ``nr_hugepages``.
+    page, page_bytes : str, int
+        The page size: ``"2MB"`` or ``"1GB"``, and in bytes.
+    total, free, reserved, surplus : int
+        Pages: ``nr_hugepages``, ``free_hugepages`` (not faulted in), ``resv_hugepages`` (free
+        but promised to existing mappings), ``surplus_hugepages`` (beyond ``nr_hugepages``).
     path : str
         The file to write to change the pool's size.
     available : int
@@ -184,10 +177,8 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
 
     Parameters
     ----------
-    page : str or int
-        ``"2MB"`` or ``"1GB"``.
-    needed : int
-        Pages a new mapping must be able to have.
+    page, needed : str or int, int
+        ``"2MB"`` or ``"1GB"``; pages a new mapping must be able to have.
 
     Yields
     ------
@@ -212,8 +203,7 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
             f"{before.path}); run as root, or ask root to: "
             f"echo {before.total + missing} > {before.path}"
         )
-    taken: frozenset[int]
-    added, unwinding, taken = 0, True, frozenset()
+    added, unwinding, taken = 0, True, frozenset[int]()
     try:
         # SIGTERM and SIGHUP unwind the stack (finally blocks run), as under the CLI's.
         with signals_interrupt((signal.SIGTERM, signal.SIGHUP)) as taken:
@@ -263,19 +253,8 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
 
 @dataclass(frozen=True)
 class Reservation:
-    """What reserve_where_possible() did for one pool.
-
-    Attributes
-    ----------
-    page : str
-        ``"2MB"`` or ``"1GB"``.
-    needed : int
-        Pages asked to be available.
-    added : int
-        Pages the pool grew by (0 when enough were free); given back afterwards.
-    failed : str or None
-        Why the pages could not be had, in one sentence; None when they are available.
-    """
+    """What reserve_where_possible() did for one pool: pages `needed`, `added` (given back after),
+    and why the pages could not be had (`failed`, one sentence) or None."""
 
     page: str
     needed: int
@@ -285,23 +264,8 @@ class Reservation:
 
 @contextlib.contextmanager
 def reserve_where_possible(needs: dict[str, int]) -> Iterator[list[Reservation]]:
-    """reserve() for each pool of `needs` where memory allows; a pool that cannot grow says why.
-
-    Parameters
-    ----------
-    needs : dict of str to int
-        Pages each new mapping must be able to have, by page size.
-
-    Yields
-    ------
-    list of Reservation
-        One per page size, in the order of `needs`.
-
-    Raises
-    ------
-    pagezero.PagezeroError
-        When a pool must grow and this process is not root (reserve()).
-    """
+    """reserve() for each pool of `needs` ({page: pages}) where memory allows, yielding a
+    Reservation per page in their order; a pool that cannot grow says why (not root: raises)."""
     with contextlib.ExitStack() as held:
         done = []
         for page, needed in needs.items():

@@ -23,28 +23,18 @@ class Kernel:
 
     Attributes
     ----------
-    kind : str
-        ``"clear"`` (memset) or ``"copy"`` (memcpy).
-    name : str
-        The name every API and command takes, e.g. ``x86-64-stosb``.
-    description : str
-        What it is, in one line.
+    kind, name, description : str
+        ``"clear"`` or ``"copy"``; the name every call takes (``x86-64-stosb``); one line.
     arch : str
         ``"x86-64"``, ``"arm64"``, or ``"any"`` for the portable ones.
-    temporal : bool
-        False for non-temporal (streaming) stores.
-    zero_only : bool
-        It can only write zeros (``clzero``, ``DC ZVA``).
+    temporal, zero_only : bool
+        False for non-temporal stores; True when it writes only zeros (``clzero``, ``DC ZVA``).
     features : tuple of str
         The CPU features it needs, as /proc/cpuinfo names them.
-    available : bool
-        This CPU (and OS) can run it.
-    reason : str or None
-        Why not, when it is not available.
-    unit : int
-        Bytes per iteration of its loop.
-    align : int
-        Bytes of alignment its loop needs (it takes any pointer: docs/kernels.rst).
+    available, reason : bool, str or None
+        Whether this CPU (and OS) can run it, and why not.
+    unit, align : int
+        Bytes per iteration of its loop, and of alignment it needs (docs/kernels.rst).
     clear_pages : bool
         Linux's ``clear_page()`` / ``clear_pages()`` uses it on this CPU (docs/kernels.rst).
     """
@@ -94,19 +84,16 @@ def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
 
 
 def find_kernel(name: str, kind: str = "clear") -> Kernel:
-    """The kernel called `name`.
+    """The kernel called `name`, available on this CPU or not.
 
     Parameters
     ----------
-    name : str
-        A kernel's name, as :func:`kernels` lists it.
-    kind : {"clear", "copy"}
-        Which table to look in.
+    name, kind : str
+        A kernel's name and kind, as :func:`kernels` lists them.
 
     Returns
     -------
     Kernel
-        The row, available on this CPU or not.
 
     Raises
     ------
@@ -154,10 +141,8 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
     ----------
     buffer : writable buffer
         Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region).
-    value : int
-        The byte, 0 to 255.
-    kernel : str
-        A clear kernel's name (:func:`kernels`).
+    value, kernel : int, str
+        The byte, 0 to 255; a clear kernel's name (:func:`kernels`).
 
     Raises
     ------
@@ -178,15 +163,8 @@ def clear(buffer: _Writable, kernel: str = "default") -> None:
 
     Parameters
     ----------
-    buffer : writable buffer
-        As :func:`fill` takes it.
-    kernel : str
-        A clear kernel's name (:func:`kernels`).
-
-    Raises
-    ------
-    ValueError, pagezero.UnavailableError
-        As :func:`fill` raises them.
+    buffer, kernel
+        As :func:`fill` takes them; it raises as :func:`fill` does.
     """
     fill(buffer, 0, kernel)
 
@@ -196,10 +174,8 @@ def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
 
     Parameters
     ----------
-    dst : writable buffer
-        Any writable C-contiguous buffer.
-    src : buffer
-        A C-contiguous buffer of the same length.
+    dst, src : buffer
+        C-contiguous buffers of one length, `dst` writable.
     kernel : str
         A copy kernel's name (``kernels("copy")``).
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from pagezero import _core
 from pagezero.files import entries, read_text
-from pagezero.system import hugepages, numa
+from pagezero.system import hugepages
 from pagezero.system.backing import sysfs_choice
 from pagezero.system.kernels import kernels
-from pagezero.system.memory import base_page, thp_pmd_size
+from pagezero.system.memory import base_page, listed_nodes, thp_pmd_size
 
 _CACHE_DIR = "sys/devices/system/cpu/cpu0/cache"
 _HUGEPAGE_DIR = "sys/kernel/mm/hugepages"
@@ -135,14 +135,14 @@ def eviction_cache(info: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
 
 def _hugepages(root: str) -> dict[str, dict[str, Any]]:
-    """The pools keyed as sysfs names them ("2048kB")."""
-    found: dict[str, dict[str, Any]] = {}
-    for p in hugepages.pools(os.path.join(root, _HUGEPAGE_DIR)).values():
-        key = f"{p.page_bytes // 1024}kB"
-        facts = {n: getattr(p, n) for n in ("total", "free", "reserved", "surplus", "available")}
-        source = os.path.join("/", _HUGEPAGE_DIR, f"hugepages-{key}", "nr_hugepages")
-        found[key] = dict(facts, page_bytes=p.page_bytes, source=source)
-    return found
+    """The pools keyed as sysfs names them ("2048kB"), each with its nr_hugepages as source."""
+    facts = ("total", "free", "reserved", "surplus", "available", "page_bytes")
+    return {
+        f"{p.page_bytes // 1024}kB": dict(
+            {n: getattr(p, n) for n in facts}, source="/" + os.path.relpath(p.path, root)
+        )
+        for p in hugepages.pools(os.path.join(root, _HUGEPAGE_DIR)).values()
+    }
 
 
 def boot_params(cmdline: str | None) -> dict[str, str]:
@@ -280,7 +280,7 @@ def _static(root: str) -> dict[str, Any]:
         "init_on_free": init_on("free", root),
         "non_preempt_batch": non_preempt_batch(),
         "numa_nodes": [
-            {"node": n, "cpus": read_text(f"{nodes}/node{n}/cpulist")} for n in numa.listed(nodes)
+            {"node": n, "cpus": read_text(f"{nodes}/node{n}/cpulist")} for n in listed_nodes(nodes)
         ],
     }
 

@@ -1,11 +1,12 @@
-"""Memory regions with a chosen page size, as buffers, and the kernel's own page sizes."""
+"""Memory regions with a chosen page size, as buffers; the kernel's own page sizes; NUMA nodes as
+sysfs lists them (Documentation/ABI/stable/sysfs-devices-node), one node, 0, without it."""
 
 from __future__ import annotations
 
 import os
 
 from pagezero import _core
-from pagezero.files import read_int
+from pagezero.files import entries, read_int, read_text
 from pagezero.units import format_size, parse_page, parse_size
 
 _THP: dict[bool | None, int] = {None: _core.THP_SYSTEM, True: _core.THP_ON, False: _core.THP_OFF}
@@ -14,6 +15,7 @@ THP_PMD_SYSFS = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
 # pagezero's "4KB" and THP pages, the C core's mappings and parts are laid out on (csrc/region.h).
 SMALL_PAGE = 4 << 10
 THP_PAGE = 2 << 20
+NODE_DIR = "/sys/devices/system/node"
 
 
 def base_page() -> int:
@@ -69,10 +71,8 @@ def region(
         The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
     thp : bool or None
         4KB pages: True asks for transparent huge pages, False refuses them, None: the system's.
-    populate : bool
-        Map it populated (``MAP_POPULATE``), not faulted on first touch.
-    guard : bool
-        4KB pages: ``PROT_NONE`` pages on both sides, so a write past either end faults.
+    populate, guard : bool
+        Map it populated (``MAP_POPULATE``); 4KB pages: ``PROT_NONE`` pages on both sides.
 
     Returns
     -------
@@ -88,3 +88,41 @@ def region(
     """
     shift = check_page(parse_page(page), thp)
     return _core.Region(parse_size(size), shift, thp_mode(thp, shift), bool(populate), bool(guard))
+
+
+def listed_nodes(root: str = NODE_DIR) -> list[int]:
+    """The nodes sysfs lists, ascending; [] without the directory."""
+    return sorted(int(m[1]) for m in entries(root, r"node(\d+)"))
+
+
+def numa_nodes(root: str = NODE_DIR) -> list[int]:
+    """The machine's NUMA nodes, ascending; [0] without the sysfs directory."""
+    return listed_nodes(root) or [0]
+
+
+def node_cpus(node: int, root: str = NODE_DIR) -> set[int]:
+    """The CPUs of a NUMA node, from its cpulist; ValueError for a node that does not exist."""
+    check_node(node, "node", root)
+    text = read_text(os.path.join(root, f"node{node}", "cpulist"))
+    if text is None:
+        # No sysfs node directory at all: a single-node machine, every CPU is node 0's.
+        return set(range(os.cpu_count() or 1))
+    ranges = (part.partition("-") for part in text.split(",") if part)  # "0-3,8-11"
+    return {cpu for lo, _, hi in ranges for cpu in range(int(lo), int(hi or lo) + 1)}
+
+
+def check_node(node: object, what: str = "node", root: str = NODE_DIR) -> int:
+    """`node`, if this machine has it; else ValueError naming `what` and listing the nodes."""
+    if isinstance(node, bool) or not isinstance(node, int):
+        raise ValueError(f"{what} must be an int, not {node!r}")
+    nodes = numa_nodes(root)
+    if node not in nodes:
+        if nodes == [0]:
+            raise ValueError(
+                f"{what} {node} does not exist: this machine has only node 0 (one NUMA node; "
+                f"{root} lists no other), so only {what} 0 can be asked for"
+            )
+        raise ValueError(
+            f"{what} {node} does not exist: this machine's nodes are {', '.join(map(str, nodes))}"
+        )
+    return node

@@ -12,7 +12,15 @@ from collections.abc import Callable
 from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
 from pagezero.analysis.significance import METHOD
 from pagezero.results.resultset import ResultSet
-from pagezero.store import history, stored_result_set
+from pagezero.store import (
+    HEADER,
+    MAX_SERIES,
+    by_point,
+    format_value,
+    history_cells,
+    plot_history,
+    stored_result_set,
+)
 from pagezero.studies.report.html import html_table, inline_svg, page
 
 __all__ = ["publish", "MARKER", "MAX_ALL_PAIRS"]
@@ -98,7 +106,7 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
     by_id = {s["id"]: s for s in sets}
     documents = dict(store.documents())
     load = functools.cache(lambda set_id: stored_result_set(documents[set_id]))
-    points = history.by_point(store.history())
+    points = by_point(store.history())
     pages = {
         f"point-{n}.html": _point_page(folder, n, label, rows, by_id)
         for n, (label, rows) in enumerate(points, 1)
@@ -162,7 +170,7 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
     ]
     point_rows = [
         [f'<a href="point-{n}.html">{_e(label)}</a>', str(len({r["machine_name"] for r in rows}))]
-        + [str(len(rows)), _e(history.format_value(rows[-1]["median"], rows[-1]["unit"]))]
+        + [str(len(rows)), _e(format_value(rows[-1]["median"], rows[-1]["unit"]))]
         for n, (label, rows) in enumerate(points, 1)
     ]
     options = "".join(
@@ -198,11 +206,11 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
 
 def _point_page(folder: str, n: int, label: str, rows: list[dict], by_id: dict) -> str:
     figure = "<p>One result set holds this point: no history to draw yet.</p>"
-    if len(rows) > 1 and len({r["machine_name"] for r in rows}) <= history.MAX_SERIES:
-        history.plot_history(rows, os.path.join(folder, f"point-{n}"))
+    if len(rows) > 1 and len({r["machine_name"] for r in rows}) <= MAX_SERIES:
+        plot_history(rows, os.path.join(folder, f"point-{n}"))
         figure = inline_svg(folder, f"point-{n}.png", f"history of {label}")
-    cells = [[*map(_e, history.history_cells(r)), _set_cell(by_id[r["set_id"]])] for r in rows]
-    table = html_table(history.HEADER, cells)
+    cells = [[*map(_e, history_cells(r)), _set_cell(by_id[r["set_id"]])] for r in rows]
+    table = html_table(HEADER, cells)
     body = (
         f'<p><a href="index.html">all results</a></p><h1>{_e(label)}</h1>'
         "<p>The point's median of per-run medians per result set; error bars and the "

@@ -105,8 +105,8 @@ def _probe(address, timeout):
 
 
 def connect(address, timeout=10):
-    """A Dask client of the scheduler at `address`; ValueError for an address that is no
-    ``tcp://HOST:PORT``, FleetError when no scheduler answers there."""
+    """A Dask client of the scheduler at `address` (``tcp://HOST:PORT``, else ValueError), or
+    FleetError when no scheduler answers there."""
     from distributed import Client
 
     _probe(address, timeout)
@@ -119,6 +119,7 @@ def connect(address, timeout=10):
 
 
 def first_line(e):
+    """An exception's first line, else its type's name."""
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
@@ -486,8 +487,7 @@ class FleetLog:
             )
 
 
-# pagezero fleet up
-
+# pagezero fleet up: a Dask cluster over SSH.
 DEFAULT_PORT = 8786
 # Without distributed's nanny (docs/fleet.rst): it starts in half the time, and a restart
 # would serve nothing, the run being lost all the same.
@@ -521,8 +521,7 @@ def start_fleet(
     ValueError
         For an empty host list, a host named twice, or a bad port.
     FleetError
-        When asyncssh is missing, SSH or a process fails, or the workers do not all join
-        within 60 s.
+        When asyncssh is missing, SSH or a process fails, or a worker does not join in 60 s.
     """
     hosts = [h.strip() for h in hosts if h and h.strip()]
     if not hosts:
@@ -546,7 +545,7 @@ def start_fleet(
         h: spec(Worker, h, worker_class=WORKER_CLASS, kwargs=dict(worker, name=h)) for h in hosts
     }
     try:
-        with deferred():  # its threads keep the stop signals for the main thread (run.connect)
+        with deferred():  # its threads keep the stop signals for the main thread (as connect)
             cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")
     except ImportError as e:
         raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") from None
@@ -565,9 +564,7 @@ def start_fleet(
     return cluster
 
 
-# pagezero fleet table
-
-
+# pagezero fleet table: the machines side by side, point by point.
 def _fleet_entries(path):
     """{name: (folder, status, error)} of each machine fleet.json lists."""
     doc = read_json(path)

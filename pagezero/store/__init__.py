@@ -102,8 +102,7 @@ def default_path():
 
 
 class Store(contextlib.AbstractContextManager):
-    """An open results store (older schemas migrated forward); a context manager that
-    closes it.
+    """An open results store (older schemas migrated forward), a context manager that closes it.
 
     Parameters
     ----------
@@ -429,7 +428,7 @@ def format_value(value, unit):
     return f"{value:.4g} {unit}"
 
 
-# The columns of a point's history, one row a result set (here and in store publish).
+# The columns of a point's history, one row a result set (store history and publish).
 HEADER = ["measured (UTC)", "machine", "kernel", "pagezero", "median", "spread", "set"]
 
 
@@ -612,8 +611,8 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
 
 
 def report_of(source: str | None) -> str | None:
-    """The file:// address of report.html (else report.md) beside `source`, the file a
-    stored result set was added from, when still there; else None."""
+    """The file:// address of report.html (else report.md) beside `source`, the file a set
+    was added from, when still there; else None."""
     if not source:
         return None
     for name in ("report.html", "report.md"):

@@ -22,8 +22,14 @@ from helpers.children import DEADLINE_S, finish, give_up
 from helpers.cli import run_cli as cli
 from helpers.endless import worker_env
 
-from pagezero.fleet.run import FleetError, connect, run_fleet, version_verdicts
-from pagezero.fleet.table import format_table, machine_sets
+from pagezero.fleet.run import (
+    FleetError,
+    connect,
+    format_table,
+    machine_sets,
+    run_fleet,
+    version_verdicts,
+)
 from pagezero.results.resultset import Result, ResultSet, load_folder
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]

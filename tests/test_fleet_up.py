@@ -14,8 +14,7 @@ import types
 import pytest
 from conftest import TESTS_DIR
 
-from pagezero.fleet.cluster import start_fleet
-from pagezero.fleet.run import FleetError, connect, run_fleet
+from pagezero.fleet.run import FleetError, connect, run_fleet, start_fleet
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
 

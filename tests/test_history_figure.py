@@ -6,7 +6,7 @@ import datetime
 
 from pagezero.figures import common
 from pagezero.figures.palette import PALETTE
-from pagezero.store.history import history_footer, plot_history
+from pagezero.store import history_footer, plot_history
 
 
 def _row(machine, release, when, median):

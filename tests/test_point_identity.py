@@ -3,7 +3,7 @@ does not, and a size is a size however it is spelled (pagezero/points.py)."""
 
 import pytest
 
-from pagezero.fleet.table import table_rows
+from pagezero.fleet.run import table_rows
 from pagezero.results.points import params_key, point_key, summarize_points
 from pagezero.results.resultset import Result, ResultSet
 

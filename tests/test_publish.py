@@ -9,11 +9,10 @@ import pytest
 from figure_data import make_store
 from html_pages import Page, external
 
+import pagezero.store as publish_module
 from pagezero.analysis.compare import compare, format_table
 from pagezero.cli import main
-from pagezero.store import Store
-from pagezero.store import publish as publish_module
-from pagezero.store.publish import MARKER, publish
+from pagezero.store import MARKER, Store, publish
 
 
 @pytest.fixture(scope="module")

@@ -126,7 +126,7 @@ def check_command(commands, argv):
 def cmd_fleet_up(args):
     """Start a scheduler and a worker per host over SSH, held up until a stop signal."""
     _require_extra("fleet up", "distributed", "asyncssh")
-    from pagezero.fleet.cluster import start_fleet
+    from pagezero.fleet.run import start_fleet
 
     _quiet_dask(logging.ERROR)
     options = {"username": args.ssh_username, "port": args.ssh_port}
@@ -202,7 +202,7 @@ def _store_results(store, out_dir):
 
 def cmd_fleet_table(args):
     """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing them."""
-    from pagezero.fleet.table import format_table, machine_sets, only_matching, table_rows
+    from pagezero.fleet.run import format_table, machine_sets, only_matching, table_rows
 
     check_output(args.plot)
     sets, notes = machine_sets(args.dir)

@@ -7,9 +7,7 @@ import sys
 
 from pagezero.cli.options import add, check_output, command
 from pagezero.results.resultset import atomic_write
-from pagezero.store import Store, default_path, read_records
-from pagezero.store.history import format_history, plot_history
-from pagezero.store.publish import publish
+from pagezero.store import Store, default_path, format_history, plot_history, publish, read_records
 
 __all__ = ["add_parsers"]
 

@@ -1,13 +1,15 @@
-"""``pagezero fleet run`` (docs/fleet.rst): one pagezero command on every chosen machine of
-a Dask cluster, and its record, DIR/fleet.json, rewritten atomically after every change.
-"""
+"""``pagezero fleet up|run|table`` (docs/fleet.rst): a Dask cluster over SSH, one pagezero
+command on every chosen machine of it, recorded in DIR/fleet.json (rewritten atomically after
+every change), and the machines' results side by side."""
 
 import datetime
 import json
 import os
 import queue
 import re
+import shlex
 import socket
+import sys
 import time
 import uuid
 
@@ -15,12 +17,16 @@ from pagezero._core import PagezeroError
 from pagezero.fleet.tether import EVENT_TOPIC, now, run_command, stop_runs
 from pagezero.fleet.worker import installed_version
 from pagezero.interrupt import deferred
-from pagezero.results.resultset import SCHEMA, atomic_write
+from pagezero.results.points import summarize_points
+from pagezero.results.resultset import SCHEMA, ResultSet, atomic_write, load_folder
+from pagezero.results.schema import read_json
 from pagezero.runs.progress import Progress
+from pagezero.store import format_value
 
 __all__ = ["run_fleet", "command_argv", "connect", "benchmark_workers", "version_verdicts"]
-__all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS"]
+__all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS", "start_fleet"]
 __all__ += ["FleetLog", "FLEET_FILE", "folder_name"]
+__all__ += ["machine_sets", "table_rows", "format_table", "only_matching"]
 
 RESOURCE = {"benchmark": 1}
 # The commands whose -o is a results file, and those whose -o is a folder of them.
@@ -98,8 +104,8 @@ def _probe(address, timeout):
 
 
 def connect(address, timeout=10):
-    """A Dask client of the scheduler at `address`; ValueError for an address that is no
-    ``tcp://HOST:PORT``, FleetError when no scheduler answers there."""
+    """A Dask client of the scheduler at `address` (``tcp://HOST:PORT``, else ValueError), or
+    FleetError when no scheduler answers there."""
     from distributed import Client
 
     _probe(address, timeout)
@@ -112,6 +118,7 @@ def connect(address, timeout=10):
 
 
 def first_line(e):
+    """An exception's first line, else its type's name."""
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
@@ -477,3 +484,187 @@ class FleetLog:
                 os.path.join(self.out_dir, FLEET_FILE),
                 lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")),
             )
+
+
+# pagezero fleet up: a Dask cluster over SSH.
+DEFAULT_PORT = 8786
+# Without distributed's nanny (docs/fleet.rst): it starts in half the time, and a restart
+# would serve nothing, the run being lost all the same.
+WORKER_CLASS = "distributed.Worker"
+REGISTER_TIMEOUT_S = 60
+
+
+def start_fleet(
+    hosts, scheduler_host=None, port=DEFAULT_PORT, connect_options=None, remote_python=None
+):
+    """Start a fleet over SSH: the scheduler on one host, a worker on every host.
+
+    Parameters
+    ----------
+    hosts : list of str
+        The machines, one worker each, named after the host.
+    scheduler_host : str, optional
+        Where the scheduler runs; by default the first host.
+    port : int
+        The scheduler's port, 0 to 65535.
+    connect_options, remote_python : dict, str, optional
+        asyncssh's connection options; the Python on the hosts.
+
+    Returns
+    -------
+    distributed.deploy.spec.SpecCluster
+        The running cluster, every worker registered; ``close()`` stops it.
+
+    Raises
+    ------
+    ValueError
+        For an empty host list, a host named twice, or a bad port.
+    FleetError
+        When asyncssh is missing, SSH or a process fails, or a worker does not join in 60 s.
+    """
+    hosts = [h.strip() for h in hosts if h and h.strip()]
+    if not hosts:
+        raise ValueError("--hosts needs at least one host name")
+    if len(set(hosts)) != len(hosts):
+        raise ValueError(f"a host is named twice in --hosts: {','.join(hosts)}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"invalid --port {port}: expected 0..65535")
+    from distributed.deploy.spec import SpecCluster
+    from distributed.deploy.ssh import Scheduler, Worker
+
+    tether = f"{shlex.quote(remote_python or sys.executable)} -m pagezero.fleet.tether --session --"
+    ssh = {"connect_options": connect_options or {}, "remote_python": tether}
+
+    def spec(cls, host, **options):
+        return {"cls": cls, "options": dict(ssh, address=host, **options)}
+
+    scheduler = spec(Scheduler, scheduler_host or hosts[0], kwargs=dict(port=port, dashboard=False))
+    worker = dict(nthreads=1, resources=dict(RESOURCE))
+    workers = {
+        h: spec(Worker, h, worker_class=WORKER_CLASS, kwargs=dict(worker, name=h)) for h in hosts
+    }
+    try:
+        with deferred():  # its threads keep the stop signals for the main thread (as connect)
+            cluster = SpecCluster(workers, scheduler, name="pagezero-fleet")
+    except ImportError as e:
+        raise FleetError(f"fleet up needs asyncssh: pip install 'pagezero[fleet]' ({e})") from None
+    except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
+        raise FleetError(f"cannot start the fleet over SSH: {first_line(e)}") from None
+    try:
+        # A worker has started before the scheduler knows it: the address printed is
+        # ready for a run once every machine is there.
+        cluster.wait_for_workers(len(hosts), timeout=REGISTER_TIMEOUT_S)
+    except (TimeoutError, OSError) as e:
+        cluster.close()
+        raise FleetError(
+            f"the workers started but did not all join the scheduler within "
+            f"{REGISTER_TIMEOUT_S} s: {e}"
+        ) from None
+    return cluster
+
+
+# pagezero fleet table: the machines side by side, point by point.
+def _fleet_entries(path):
+    """{name: (folder, status, error)} of each machine fleet.json lists."""
+    doc = read_json(path)
+    machines = doc.get("machines", []) if isinstance(doc, dict) else None
+    if not isinstance(machines, list):
+        raise ValueError(f"{path}: not a fleet run's record (no list of machines)")
+    entries = {}
+    for m in machines:
+        if not (isinstance(m, dict) and all(isinstance(m.get(k), str) for k in ("name", "folder"))):
+            raise ValueError(f"{path}: a machine without a name and a folder")
+        folder = m["folder"]
+        if not folder or folder in (".", "..") or "/" in folder or "\0" in folder:
+            where = os.path.dirname(path) or "."
+            raise ValueError(
+                f"{path}: machine {m['name']!r}'s folder must be a name in {where}, not {folder!r}"
+            )
+        if m["name"] in entries:
+            raise ValueError(f"{path}: machine {m['name']!r} is listed twice")
+        # A hand-edited status or error as text (None stays None).
+        status, error = (None if m.get(k) is None else str(m[k]) for k in ("status", "error"))
+        entries[m["name"]] = (folder, status, error)
+    return entries
+
+
+def machine_sets(fleet_dir):
+    """``([(machine name, ResultSet)], a line per machine without results)`` of a fleet run's
+    folder (or any folder of machine folders), in ``fleet.json``'s order, else by name;
+    ValueError for a missing folder, a bad ``fleet.json`` or no results."""
+    path = os.path.join(fleet_dir, FLEET_FILE)
+    if os.path.exists(path):
+        entries = _fleet_entries(path)
+    elif os.path.isdir(fleet_dir):
+        names = [n for n in os.listdir(fleet_dir) if os.path.isdir(os.path.join(fleet_dir, n))]
+        entries = {name: (name, None, None) for name in sorted(names)}
+    else:
+        raise ValueError(f"{fleet_dir}: no such folder")
+    sets, notes = [], []
+    for name, (folder, status, error) in entries.items():
+        try:
+            sets.append((name, load_folder(os.path.join(fleet_dir, folder))))
+        except ValueError as e:
+            why = str(e)  # why its folder holds no results, unless its run went wrong
+            if status and status != "ok":
+                why = status + (f": {error}" if error else "")
+            notes.append(f"{name}: no results ({why})")
+    if not sets:
+        raise ValueError(
+            f"{fleet_dir}: no machine's results under it"
+            + (f" ({'; '.join(notes)})" if notes else "")
+        )
+    return sets, notes
+
+
+def only_matching(sets, words):
+    """`sets` with only the results whose label has all of `words`; ValueError for none."""
+    words = set(words.split())
+    kept = []
+    for name, rs in sets:
+        pairs = [(r, run) for r, run in zip(rs.results, rs.runs) if words <= set(r.label().split())]
+        if pairs:
+            results, runs = zip(*pairs)
+            kept.append((name, ResultSet(results, [dict(run) for run in runs], dict(rs.machine))))
+    if not kept:
+        raise ValueError(f"no measured point has all of {' '.join(sorted(words))!r} in its label")
+    return kept
+
+
+def table_rows(sets):
+    """Per point of (machine name, ResultSet) pairs a dict of ``label``, ``unit`` and
+    ``machines``: name to its :func:`pagezero.results.points.point_summary`, or None."""
+    rows, names = {}, [name for name, _ in sets]
+    for name, rs in sets:
+        for key, (first, summary) in summarize_points(rs).items():
+            empty = {"label": first.label(), "unit": first.unit, "machines": dict.fromkeys(names)}
+            rows.setdefault(key, empty)["machines"][name] = summary
+    return list(rows.values())
+
+
+def _cell(summary):
+    if summary is None:
+        return "-"
+    mark = "" if summary["spread_of"] == "runs" else "*"
+    return (
+        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%{mark}"
+    )
+
+
+def format_table(sets, notes=()):
+    """The table of :func:`table_rows` as lines, the machines above it, `notes` below."""
+    names = [name for name, _ in sets]
+    machines = [
+        f"{n}: {rs.machine.get('cpu_model', '?')}, {rs.machine.get('kernel_release', '?')}"
+        for n, rs in sets
+    ]
+    header = ["point", *names]
+    body = [[row["label"], *(_cell(row["machines"][n]) for n in names)] for row in table_rows(sets)]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    text = [" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + body]
+    rule = "-+-".join("-" * w for w in widths)
+    legend = (
+        "median rate over runs (GB/s = 10^9 bytes/s), +- the stdev of the runs' "
+        "medians; * one run: the stdev of its loops instead"
+    )
+    return [*machines, "", text[0], rule, *text[1:], "", legend, *notes]

@@ -1,7 +1,7 @@
-"""What runs on a fleet's machines (docs/fleet.rst): a worker's runs, each a fresh process
-under the tether (``python -m pagezero.fleet.tether``), which ends with what started it.
-"""
+"""What runs on a fleet's machines (docs/fleet.rst, "How a run ends with its worker"): each
+run a fresh process under the tether, which ends with what started it."""
 
+import contextlib
 import ctypes
 import datetime
 import os
@@ -28,16 +28,16 @@ _stopped: set[str] = set()
 
 
 def now():
-    """The time as fleet.json writes it: ISO 8601, UTC, to the millisecond."""
+    """fleet.json's time: ISO 8601, UTC, to the millisecond."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _collect(path):
-    """The files the command wrote at `path` (a file, or a folder's tree), as bytes."""
+    """The files the command wrote at `path` (a file, or a folder's tree, but an atomic
+    write's leftover dot files), as bytes."""
     root = pathlib.Path(path)
     if root.is_file():
         return {root.name: root.read_bytes()}
-    # Dot files are left out: an atomic write's leftover temporary files.
     found = [p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")]
     return {str(p.relative_to(root)): p.read_bytes() for p in found}
 
@@ -48,12 +48,10 @@ def run_command(argv, output_kind, machine, run, key):
     returncode, error, start and end (ISO 8601), hostname, stdout, stderr and files."""
     start = now()
     started = dict(what="started", machine=machine, run=run, key=key, at=start)
-    try:  # progress for the client's display; a run outside a worker has no one to tell
+    with contextlib.suppress(ImportError, ValueError):  # outside a worker: no one to tell
         from distributed import get_worker
 
         get_worker().log_event(EVENT_TOPIC, started)
-    except (ImportError, ValueError):
-        pass
     with tempfile.TemporaryDirectory(prefix="pagezero-fleet-") as tmp:
         out = os.path.join(tmp, "out.json" if output_kind == "file" else "out")
         # Through the tether: the command ends with this worker, however it ends.
@@ -68,12 +66,11 @@ def run_command(argv, output_kind, machine, run, key):
         end = now()
         files = _collect(out) if os.path.exists(out) else {}
     status = "ok" if proc.returncode == 0 else "failed"
+    if key in _stopped or proc.returncode in _STOPPED:
+        status = "interrupted"
     if key in _stopped:
         _stopped.discard(key)
-        status = "interrupted"
         stderr += "pagezero: error: stopped by Ctrl-C on the fleet's client\n"
-    elif proc.returncode in _STOPPED:
-        status = "interrupted"
     error = None
     if status != "ok":  # the last error line, else the last line, else the status
         lines = [line for line in stderr.splitlines() if line.strip()]

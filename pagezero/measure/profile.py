@@ -238,7 +238,7 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
     -------
     (median, low, high) or None
         One run's share and Wilson interval, or the median of several and its sign test's
-        interval (results.summary.median_interval); None when no run was sampled.
+        interval (results.points.median_interval); None when no run was sampled.
     """
     shares = [p for p in _profiles(x) if "refused" not in p]
     if not shares:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from pagezero.analysis.cache import MeasuredCache, llc_source
+from pagezero.analysis.cache import MeasuredCache, run_cache
 from pagezero.analysis.knee import clear_knee
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
@@ -23,7 +23,7 @@ from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
 from pagezero.studies.cache import measure_cache
 from pagezero.system.backing import Backing, map_backed
 from pagezero.system.kernels import Kernel, kernels
-from pagezero.system.machine import llc_bytes, machine
+from pagezero.system.machine import machine
 from pagezero.system.memory import region
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def advise(
         # Fewer give no usable spread between runs, and ties then rest on the floor alone.
         raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
     if cache is None and quick:
-        cache = MeasuredCache(None, None, llc_bytes(), llc_source(machine()))  # sysfs's LLC
+        cache = run_cache(machine())  # sysfs's LLC: a fresh machine() has no measured cache
     elif cache is None:
         if progress:
             print("pagezero advise: measuring the cache this run has", file=progress, flush=True)
@@ -239,14 +239,13 @@ def _analyse(
         raise ValueError(f"nothing measured with {knee_kernel}")
     extents = sorted({e for _, e in cells})
     knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items() if k == knee_kernel})
-    llc = llc_bytes() or 0
-    cache = cfg.get("cache") or MeasuredCache(None, None, llc or None)
+    cache = cfg["cache"]
     # The measured cache where it differs from sysfs's LLC (which a VM may show whole).
     streaming = _streaming_from(cache.effective_bytes, knee_bytes, step)
     rows = [batch_for_budget(cells, b, order, knee_kernel, streaming) for b in budgets]
     return Advice(
         knee_bytes=knee_bytes,
-        llc_bytes=llc,
+        llc_bytes=cache.llc_bytes or 0,
         best_kernel=tuple(best_kernels(cells, extents, order, knee_kernel, streaming)),
         batch=tuple(r for r, _ in rows),
         knee_kernel=knee_kernel,

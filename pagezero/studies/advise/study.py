@@ -37,10 +37,7 @@ DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 KB, MB = 1 << 10, 1 << 20
 
 # The region is several times the LLC and the largest extent: every extent is cleared from
-# cold memory. Each run (a fresh process; quick's is this one) maps one region and visits
-# every (kernel, extent) cell `rounds` times in an order shuffled anew, `passes` timed passes
-# per visit after batch()'s untimed one: on a shared VM eight passes in a row can all fall in
-# one slow stretch that the neighbours miss (benchmarks/advise_stability.py). About 80 s.
+# cold memory. Runs, rounds and passes: docs/policies.rst, "Runs". About 80 s.
 _EXTENTS = (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB)
 _QUICK_EXTENTS = (64 * KB, 1 * MB, 8 * MB, 32 * MB)
 SWEEPS: dict[str, dict[str, Any]] = {
@@ -59,10 +56,8 @@ def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(b) for b in out)
 
 
-# One region per process, shared by its cells: the kernels at one extent are compared on the
-# same physical pages, and a run's placement (3-5% at 256MB here) moves every cell of the
-# run alike, which run_spreads' load factor takes out. A fresh mapping per cell gave each
-# its own placement, and ties as wide as that noise.
+# One region per process, shared by its cells (docs/policies.rst, "Runs"): a run's placement
+# moves every cell alike, which run_spreads' load factor takes out.
 _REGIONS: dict[int, Any] = {}
 
 
@@ -165,12 +160,8 @@ def cells_from_results(
     results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """{(kernel, extent): cell} from the sweep's results and runs (runs[i]["process"])."""
-    # A cell: bytes_per_sec, the median of per-run medians; spread_pct, spread_of: between
-    # runs each divided by its load factor (run_spreads), or the passes' with one run;
-    # noise_pct (sweep_noise); runs; typical_worst_ms: per run the median over passes of the
-    # slowest batch position, then the median over runs (worst_ms, its old name);
-    # p90_worst_ms: its 90th percentile over every visit (what a budget is checked against);
-    # max_worst_ms: the slowest batch of all; run_medians. Rates bytes/sec, spreads %, ms.
+    # The figures of docs/policies.rst ("Ties", "Latencies"); spread_pct the passes' with one
+    # run. Rates in bytes/sec, spreads in %, times in ms.
     by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):
         cell = by_cell.setdefault((r.function, r.batch_bytes), {})
@@ -266,6 +257,5 @@ def _analyse(
 
 
 def kernel_order(rows: Iterable[Kernel]) -> list[str]:
-    """The kernel rule's table order: the architecture's rows, then the portable ones (glibc's
-    memset(), the C loop), which a kernel cannot use: advised only when nothing else ties."""
+    """The table order, the portable rows (memset(), the C loop: no kernel's) last."""
     return [k.name for k in rows if k.arch != "any"] + [k.name for k in rows if k.arch == "any"]

@@ -28,9 +28,8 @@ OBSERVED_ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio); the
-    remainder's bounds over the runs' spread (the fastest fault less the slowest clear, and
-    the reverse) may be below zero."""
+    """The measured fault against the replayed clear, in seconds per fault (one folio), and
+    the remainder's bounds over the runs' spread (they may be below zero)."""
 
     folio_bytes: int
     fault_s: float
@@ -50,8 +49,7 @@ class Fit:
 
     @property
     def fits(self) -> bool:
-        """True when FIT_LOW <= explained <= FIT_HIGH and the remainder is not below zero
-        across the runs' whole spread."""
+        """FIT_LOW <= explained <= FIT_HIGH, and the remainder not below zero across the runs."""
         return FIT_LOW <= self.explained <= FIT_HIGH and self.remainder_high >= 0
 
     def remainder_text(self) -> str:
@@ -138,8 +136,8 @@ def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy
 
 @dataclass(frozen=True)
 class Observed:
-    """The fault as sampling saw it, in seconds per fault (one folio): the fault time and
-    the kernel's clearing share, each a median with its bounds over the runs."""
+    """The fault as sampling saw it (seconds per fault of one folio): the fault time and the
+    kernel's clearing share, each a median with its bounds over the runs."""
 
     folio_bytes: int
     fault_s: float
@@ -160,8 +158,7 @@ class Observed:
         return self.fault_s - self.clear_s
 
     def bounds_us(self) -> tuple[float, ...]:
-        """The clear's low and high per fault in us (the least share of the fastest fault, the
-        greatest of the slowest), then the remainder's (the reverse)."""
+        """The clear's low and high per fault in us over the bounds, then the remainder's."""
         low, high = self.fault_low * 1e6, self.fault_high * 1e6
         s, t = self.share_low, self.share_high
         return s * low, t * high, (1 - t) * low, (1 - s) * high
@@ -169,8 +166,7 @@ class Observed:
     def project(
         self, replay: Replay, ratios: Sequence[float], clear_s: Sequence[float]
     ) -> ProjectedPolicy:
-        """The fault rate under `replay`, whose clear took `ratios` (per run) times the
-        running policy's replay and `clear_s` seconds: folio / (remainder + clear x ratio)."""
+        """The fault rate under `replay` (per run `ratios` x the running replay, `clear_s`)."""
         _check_times("a projection's ratio", ratios)
         _check_times("a projection", clear_s)
         # t = fault (1 - share + share ratio) rises with the fault time and the ratio, and
@@ -191,8 +187,7 @@ class Observed:
 def observed(
     folio_bytes: int, fault_s: Sequence[float], share: float, low: float, high: float
 ) -> Observed:
-    """The observed model from per-run seconds per fault and the clearing share's median
-    and bounds (pagezero.studies.predict.inside)."""
+    """The observed model from per-run seconds per fault and the clearing share's bounds."""
     _check_times("the fault", fault_s)
     if not 0 <= low <= share <= high <= 1:
         raise ValueError(f"a share needs 0 <= low <= share <= high <= 1, not {low, share, high}")

@@ -47,8 +47,8 @@ class ProjectionGroup:
 
 
 def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGroup]:
-    """`projections` with the preemption models that give the same figure in one group each:
-    pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order."""
+    """One group per figure, its preemption models in order: pre-7.0 first, then 7.0, each
+    clear_pages()'s stores before non-temporal ones."""
     order = ("any", *PREEMPT_MODES)
     groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
     for x in sorted(projections, key=lambda x: order.index(x.replay.preempt)):
@@ -126,11 +126,6 @@ class Prediction:
     def runs(self) -> int:
         """The fault runs measured, the discarded ones included."""
         return len(self.run_rates)
-
-    @property
-    def fits(self) -> bool:
-        """True when the model fit and projections were made."""
-        return bool(self.projections)
 
     @property
     def model(self) -> str:

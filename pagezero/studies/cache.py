@@ -128,9 +128,7 @@ def measure_cache(
     functions = temporal_kernels()
     if not functions:
         return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
-    rs = sweep_extents(
-        list(extents) if extents else default_ladder(info), functions, runs, progress
-    )
+    rs = sweep_extents(extents or default_ladder(info), functions, runs, progress)
     rs = extend(rs, functions, info, runs, progress)
     return cache_of(rates_of(rs, functions), info)
 

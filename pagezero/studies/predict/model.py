@@ -52,14 +52,11 @@ class Fit:
         """FIT_LOW <= explained <= FIT_HIGH, and the remainder not below zero across the runs."""
         return FIT_LOW <= self.explained <= FIT_HIGH and self.remainder_high >= 0
 
-    def remainder_text(self) -> str:
-        """The remainder and its interval in microseconds per fault."""
-        lo, mid, hi = (x * 1e6 for x in (self.remainder_low, self.remainder_s, self.remainder_high))
-        return f"remainder {mid:.1f} us per fault ({lo:.1f}..{hi:.1f} across the runs)"
-
     def verdict(self) -> str:
         """Why the model fits or not, in words, with the figures."""
         share = f"the replay explains {self.explained:.0%} of the fault time"
+        lo, mid, hi = (x * 1e6 for x in (self.remainder_low, self.remainder_s, self.remainder_high))
+        remainder = f"remainder {mid:.1f} us per fault ({lo:.1f}..{hi:.1f} across the runs)"
         unfit, within = "the model does not fit this machine", f"{FIT_LOW:.0%}..{FIT_HIGH:.0%}"
         if self.explained < FIT_LOW:
             why = f"under {FIT_LOW:.0%}: {unfit} (the fault path spends most of its time elsewhere)"
@@ -67,12 +64,12 @@ class Fit:
             why = f"over {FIT_HIGH:.0%}: {unfit} (user space clears slower than the kernel faults)"
         elif self.remainder_high < 0:
             why = (
-                f"{self.remainder_text()}: below zero across the runs, the replay clears "
+                f"{remainder}: below zero across the runs, the replay clears "
                 f"slower than the kernel faults, so {unfit}"
             )
         elif self.remainder_s < 0:
             return (
-                f"{share}, within {within}, {self.remainder_text()}: zero within the runs' "
+                f"{share}, within {within}, {remainder}: zero within the runs' "
                 f"spread, so projected with none; the model fits"
             )
         else:

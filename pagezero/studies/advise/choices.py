@@ -1,5 +1,4 @@
-"""advise's choices by advise.ties' rules: the kernel per extent (beyond the cache one range,
-judge_range) and the batch for a latency budget."""
+"""advise's choices by advise.ties' rules: the kernel per extent range, the batch per budget."""
 
 from __future__ import annotations
 
@@ -56,7 +55,6 @@ def batch_for_budget(
         "batch_bytes": extent,
         "kernel": kernel,
         "bytes_per_sec": float(c["bytes_per_sec"]),
-        # The typical worst under its old name, for readers of earlier files.
         "worst_ms": float(c["typical_worst_ms"]),
         **{k: float(c[k]) for k in ("typical_worst_ms", "p90_worst_ms", "max_worst_ms")},
         "checked_against": CHECKED_AGAINST,
@@ -76,8 +74,8 @@ def _everywhere(cells: Cells, extents: Iterable[int]) -> set[str]:
 
 
 def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float, float]] | None:
-    """Each kernel's % gap to the fastest over a range and its standard error, paired in runs
-    (docs/policies.rst, "Beyond the LLC"); None without the medians of three common runs."""
+    """Each kernel's % gap to the fastest over a range, paired in runs, and its standard error."""
+    # docs/policies.rst, "Beyond the LLC"; None without the medians of three common runs.
     medians = {
         k: [cells[(k, e)].get("run_medians") or {} for e in extents]
         for k in sorted(_everywhere(cells, extents))

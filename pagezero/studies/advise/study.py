@@ -1,5 +1,4 @@
-"""pagezero advise (docs/policies.rst, "Advice"): one sweep of every clear kernel x extents
-in fresh processes gives the kernel per extent range, the knee and the batch per budget."""
+"""pagezero advise: one sweep of clear kernels x extents, analysed (docs/policies.rst)."""
 
 from __future__ import annotations
 
@@ -44,6 +43,9 @@ SWEEPS: dict[str, dict[str, Any]] = {
     "default": dict(region=256 * MB, runs=5, rounds=4, passes=2, extents=_EXTENTS),
     "quick": dict(region=64 * MB, runs=1, rounds=1, passes=2, extents=_QUICK_EXTENTS),
 }
+# One region per process, shared by its cells (docs/policies.rst, "Runs"): a run's placement
+# moves every cell alike, which run_spreads' load factor takes out.
+_REGIONS: dict[int, Any] = {}
 
 
 def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
@@ -54,11 +56,6 @@ def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
     if not out:
         raise ValueError("at least one latency budget is needed")
     return tuple(float(b) for b in out)
-
-
-# One region per process, shared by its cells (docs/policies.rst, "Runs"): a run's placement
-# moves every cell alike, which run_spreads' load factor takes out.
-_REGIONS: dict[int, Any] = {}
 
 
 def _shared_region(nbytes: int) -> Any:

@@ -1,5 +1,4 @@
-"""What the Linux kernel must do around a kernel row that stores from vector registers
-(docs/policies.rst, "Advice")."""
+"""What the Linux kernel must do around a kernel row that stores from vector registers."""
 
 from __future__ import annotations
 

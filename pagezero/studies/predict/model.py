@@ -1,6 +1,5 @@
-"""The models of docs/predict.rst, each projecting with an interval from the runs' spread:
-observed (the sampled share's clear + remainder) and subtraction (replayed clear + remainder,
-the cross-check, fitting within FIT_LOW..FIT_HIGH)."""
+"""The models of docs/predict.rst, projecting with intervals from the runs' spread: observed
+(sampled share's clear + remainder) and subtraction (replayed clear + remainder, the check)."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ OBSERVED_ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio), and
-    the remainder's bounds over the runs' spread (they may be below zero)."""
+    """Fault against replayed clear (s per folio); the remainder's bounds may be below zero."""
 
     folio_bytes: int
     fault_s: float
@@ -133,8 +131,7 @@ def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy
 
 @dataclass(frozen=True)
 class Observed:
-    """The fault as sampling saw it (seconds per fault of one folio): the fault time and the
-    kernel's clearing share, each a median with its bounds over the runs."""
+    """The sampled fault (s per folio): fault time and clearing share, medians and bounds."""
 
     folio_bytes: int
     fault_s: float

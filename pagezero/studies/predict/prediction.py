@@ -47,8 +47,7 @@ class ProjectionGroup:
 
 
 def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGroup]:
-    """One group per figure, its preemption models in order: pre-7.0 first, then 7.0, each
-    clear_pages()'s stores before non-temporal ones."""
+    """One group per figure (models alike): pre-7.0 first, clear_pages()'s stores first."""
     order = ("any", *PREEMPT_MODES)
     groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
     for x in sorted(projections, key=lambda x: order.index(x.replay.preempt)):

@@ -18,10 +18,15 @@ from pagezero.system.machine import non_preempt_batch
 # largest block, 2^10 4KB pages on x86-64 and arm64 with 4KB pages; beyond it, gigantic.
 MAX_ORDER_BYTES = (1 << 10) * 4096
 
-# kernel/Kconfig.preempt's models (lazy since 6.13); the cooperative ones clear in batches.
+# kernel/Kconfig.preempt's models (lazy since 6.13), `choice "Preemption Model" default
+# PREEMPT_NONE`; the cooperative ones clear in batches.
 PREEMPT_MODES = ("none", "voluntary", "full", "lazy")
 COOPERATIVE = ("none", "voluntary")
+KERNEL_DEFAULT_PREEMPT = "none"
 FIRST_RELEASE = (7, 0)  # the first with clear_contig_highpages()
+# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13).
+INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
+# The 2012 proposal, pagezero's nocache-except-target walk (docs/predict.rst).
 PROPOSAL_2012 = "Avoid cache trashing on clearing huge/gigantic page"
 NOCACHE_STRATEGY = "nocache-except-target"
 
@@ -103,10 +108,6 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
     return Replay("7.0", preempt, strategy, batch, kernel, "7.0 and later", source, nt)
 
 
-# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13).
-INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
-
-
 def nontemporal_kernels() -> list[str]:
     """Every non-temporal clear kernel this CPU runs but clear_pages()'s own (clzero too)."""
     own = clear_pages_kernel()
@@ -123,10 +124,6 @@ def every_policy(folio_bytes: int, nt_kernel: str | None = None) -> list[Replay]
 def nontemporal_policies(folio_bytes: int) -> list[Replay]:
     """every_policy()'s policies with each non-temporal kernel: the candidates for the fastest."""
     return [r for nt in nontemporal_kernels() for r in every_policy(folio_bytes, nt)]
-
-
-# kernel/Kconfig.preempt: `choice "Preemption Model" default PREEMPT_NONE`.
-KERNEL_DEFAULT_PREEMPT = "none"
 
 
 def release_tuple(release: str) -> tuple[int, int] | None:

@@ -1,5 +1,4 @@
-"""pagezero.predict(): the faults (pagezero.faults()) and the replays (pagezero.folio()), each
-in fresh processes, fitted and projected."""
+"""pagezero.predict(): faults() and folio() replays in fresh processes, fitted and projected."""
 
 from __future__ import annotations
 

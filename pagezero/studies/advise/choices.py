@@ -118,8 +118,7 @@ def judge_range(
     cells: Cells, extents: Sequence[int], order: Sequence[str], clear_pages: str
 ) -> tuple[str, list[str]]:
     """The kernel for a range of extents judged as one, and the kernels tied there."""
-    # The range's own error, not one cell's spread, is what a paired gap must exceed. Without
-    # per-run medians: the geometric means, tied as cells are.
+    # docs/policies.rst, "Beyond the LLC"; without per-run medians, geometric means tied as cells.
     gaps = _paired_gaps(cells, extents)
     if gaps is None:
         return _judge(_geometric_means(cells, extents), order, clear_pages)

@@ -10,8 +10,7 @@ from typing import Any
 from pagezero.measure import profile
 from pagezero.results.result import Result
 
-# The keywords that make faults() sample its fault loops: predict's faults and the report's
-# demand faults take them from here, the one place that switches sampling on.
+# faults()' keywords to sample its loops: the one place predict and the report switch it on.
 SAMPLED: dict[str, Any] = {"profile": True}
 
 

@@ -34,8 +34,7 @@ FAULT_SIZE = 1 << 30  # 512 faults of 2MB, or one of 1GB, per loop
 FAULT_LOOPS = 5
 # A 2MB clear lasts about 150 us, a 1GB one about 70 ms: a steady median, not minutes.
 REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
-# For 2MB faults when the pool lacks pages: a THP fault (do_huge_pmd_anonymous_page()) clears
-# with the same folio_zero_user() as a hugetlb fault.
+# 2MB faults on THP where the pool lacks pages: the same folio_zero_user() (docs/predict.rst).
 THP_PAGES = (
     "2MB THP (no free 2MB hugetlb pages; a THP fault clears with the same "
     "folio_zero_user(); --reserve for hugetlb)"

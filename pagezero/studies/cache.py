@@ -21,18 +21,15 @@ from pagezero.units import format_size
 KB, MB = 1 << 10, 1 << 20
 
 # Below this extent, a loop clears the extent repeatedly over a region of this size (chunk =
-# extent): the region stays in L2, and each timed loop is long enough that the clock reads
-# around it do not count.
+# extent), long enough that the clock reads around it do not count.
 SMALL_REGION = 256 * KB
 
 # How many times the ladder may be doubled past its top to reach the plateau.
 MOST_EXTENSIONS = 3
 
-# Every point stands for a hot buffer, so each is timed once its own buffer has settled
-# (measure.mem.memset's settle: untimed loops until two in a row agree): at most
-# SETTLE_LOOPS loops and SETTLE_BYTES of clearing (2 loops at least). Climbs measured: 8-14
-# loops on an Intel Xeon VM (16-64MB), 8-20 on an AMD EPYC VM (1-8MB); 1GB bounds a point
-# beyond the cache (an Intel VM's cache can reach 80MB: 8 loops at 128MB) to about 0.1 s.
+# Each point is timed once its hot buffer has settled (memset's settle), in at most
+# SETTLE_LOOPS loops and SETTLE_BYTES of clearing: climbs took 8-14 loops on an Intel Xeon VM
+# (16-64MB), 8-20 on an AMD EPYC VM (1-8MB); 1GB bounds one beyond the cache to about 0.1 s.
 SETTLE_LOOPS = 64
 SETTLE_BYTES = 1 << 30
 # Settled loops agree, so three give a median that one disturbed loop does not move.
@@ -80,15 +77,16 @@ def extend(
         add = extents_to_add(rates_of(rs, temporal), memory, above, most=1)
         if not add:
             break
-        rs = merged([rs, _sweep(add, functions, runs, progress, notes)])
+        rs = merged([rs, sweep_extents(add, functions, runs, progress, notes)])
     return rs
 
 
-def _sweep(
+def sweep_extents(
     extents: Sequence[int], functions: Sequence[str], runs: int, progress: Any, notes: Any = None
 ) -> Any:
-    """The memset sweep of extent_points(), on the pages the largest extent gets."""
-    points = extent_points(extents, functions, kernel_backing(max(extents)).region_args())
+    """extent_points()' memset sweep on the largest region's pages (report.extents' sweep too)."""
+    backing = kernel_backing(max(*extents, SMALL_REGION))
+    points = extent_points(extents, functions, backing.region_args())
     return sweep_points("memset", points, runs, 0, progress, notes)
 
 
@@ -130,7 +128,7 @@ def measure_cache(
     functions = temporal_kernels()
     if not functions:
         return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
-    rs = _sweep(list(extents) if extents else default_ladder(info), functions, runs, progress)
+    rs = sweep_extents(extents or default_ladder(info), functions, runs, progress)
     rs = extend(rs, functions, info, runs, progress)
     return cache_of(rates_of(rs, functions), info)
 

@@ -1,5 +1,4 @@
-"""advise's choices by advise.ties' rules: the kernel per extent (beyond the cache one range,
-judge_range) and the batch for a latency budget."""
+"""advise's choices by advise.ties' rules: the kernel per extent range, the batch per budget."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ def batch_for_budget(
         fastest = max(fitting.values(), key=lambda v: v["bytes_per_sec"])
         ties = {c: v for c, v in fitting.items() if tied(fastest, v)}
         extent = max(e for _, e in ties)
-        # Among those tied with the fastest at that batch: those tied with the fastest
-        # overall are often one or two there, and which changes between measurements.
+        # The kernel rule among those tied at that batch (those tied overall change by run).
         here = {k: v for (k, e), v in fitting.items() if e == extent}
         kernel, _ = _judge(here, order, clear_pages)
         pool = _streaming_range(cells, sorted({e for _, e in cells}), pooled_from)
@@ -57,7 +55,6 @@ def batch_for_budget(
         "batch_bytes": extent,
         "kernel": kernel,
         "bytes_per_sec": float(c["bytes_per_sec"]),
-        # The typical worst under its old name, for readers of earlier files.
         "worst_ms": float(c["typical_worst_ms"]),
         **{k: float(c[k]) for k in ("typical_worst_ms", "p90_worst_ms", "max_worst_ms")},
         "checked_against": CHECKED_AGAINST,
@@ -77,11 +74,8 @@ def _everywhere(cells: Cells, extents: Iterable[int]) -> set[str]:
 
 
 def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float, float]] | None:
-    """Each kernel's % gap to the fastest over a range and its standard error, paired in runs."""
-    # Per run, a kernel's log rate is the mean over the extents of the log of that run's
-    # median; its difference from the fastest's in the same run is paired (one region, one
-    # stretch of the machine), so what moves a whole run cancels. None without the medians
-    # of three common runs.
+    """Each kernel's % gap to the fastest over a range, paired in runs, and its standard error."""
+    # docs/policies.rst, "Beyond the LLC"; None without the medians of three common runs.
     medians = {
         k: [cells[(k, e)].get("run_medians") or {} for e in extents]
         for k in sorted(_everywhere(cells, extents))
@@ -124,9 +118,7 @@ def judge_range(
     cells: Cells, extents: Sequence[int], order: Sequence[str], clear_pages: str
 ) -> tuple[str, list[str]]:
     """The kernel for a range of extents judged as one, and the kernels tied there."""
-    # A paired gap ties within TIE_FLOOR_PCT or twice its standard error: the range's estimate
-    # pairs every run and averages every extent, so its own error, not one cell's spread, is
-    # what a gap must exceed. Without per-run medians: the geometric means, tied as cells are.
+    # docs/policies.rst, "Beyond the LLC"; without per-run medians, geometric means tied as cells.
     gaps = _paired_gaps(cells, extents)
     if gaps is None:
         return _judge(_geometric_means(cells, extents), order, clear_pages)

@@ -1,5 +1,4 @@
-"""pagezero advise (docs/policies.rst, "Advice"): one sweep of every clear kernel x extents
-in fresh processes gives the kernel per extent range, the knee and the batch per budget."""
+"""pagezero advise: one sweep of clear kernels x extents, analysed (docs/policies.rst)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from pagezero.analysis.cache import MeasuredCache, llc_source
+from pagezero.analysis.cache import MeasuredCache, run_cache
 from pagezero.analysis.knee import clear_knee
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel, plan_batch, run_batch
@@ -23,7 +22,7 @@ from pagezero.studies.advise.ties import knee, run_spreads, sweep_noise
 from pagezero.studies.cache import measure_cache
 from pagezero.system.backing import Backing, map_backed
 from pagezero.system.kernels import Kernel, kernels
-from pagezero.system.machine import llc_bytes, machine
+from pagezero.system.machine import machine
 from pagezero.system.memory import region
 
 if TYPE_CHECKING:
@@ -37,16 +36,16 @@ DEFAULT_BUDGETS_MS: tuple[float, ...] = (1.0, 3.0)
 KB, MB = 1 << 10, 1 << 20
 
 # The region is several times the LLC and the largest extent: every extent is cleared from
-# cold memory. Each run (a fresh process; quick's is this one) maps one region and visits
-# every (kernel, extent) cell `rounds` times in an order shuffled anew, `passes` timed passes
-# per visit after batch()'s untimed one: on a shared VM eight passes in a row can all fall in
-# one slow stretch that the neighbours miss (benchmarks/advise_stability.py). About 80 s.
+# cold memory. Runs, rounds and passes: docs/policies.rst, "Runs". About 80 s.
 _EXTENTS = (4 * KB, 64 * KB, 1 * MB, 4 * MB, 8 * MB, 16 * MB, 32 * MB, 64 * MB, 128 * MB)
 _QUICK_EXTENTS = (64 * KB, 1 * MB, 8 * MB, 32 * MB)
 SWEEPS: dict[str, dict[str, Any]] = {
     "default": dict(region=256 * MB, runs=5, rounds=4, passes=2, extents=_EXTENTS),
     "quick": dict(region=64 * MB, runs=1, rounds=1, passes=2, extents=_QUICK_EXTENTS),
 }
+# One region per process, shared by its cells (docs/policies.rst, "Runs"): a run's placement
+# moves every cell alike, which run_spreads' load factor takes out.
+_REGIONS: dict[int, Any] = {}
 
 
 def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
@@ -57,13 +56,6 @@ def _check_budgets(budgets_ms: Iterable[float]) -> tuple[float, ...]:
     if not out:
         raise ValueError("at least one latency budget is needed")
     return tuple(float(b) for b in out)
-
-
-# One region per process, shared by its cells: the kernels at one extent are compared on the
-# same physical pages, and a run's placement (3-5% at 256MB here) moves every cell of the
-# run alike, which run_spreads' load factor takes out. A fresh mapping per cell gave each
-# its own placement, and ties as wide as that noise.
-_REGIONS: dict[int, Any] = {}
 
 
 def _shared_region(nbytes: int) -> Any:
@@ -129,7 +121,7 @@ def advise(
         # Fewer give no usable spread between runs, and ties then rest on the floor alone.
         raise ValueError(f"advise needs at least 3 runs (not {runs}); --quick may use fewer")
     if cache is None and quick:
-        cache = MeasuredCache(None, None, llc_bytes(), llc_source(machine()))  # sysfs's LLC
+        cache = run_cache(machine())  # sysfs's LLC: a fresh machine() has no measured cache
     elif cache is None:
         if progress:
             print("pagezero advise: measuring the cache this run has", file=progress, flush=True)
@@ -165,12 +157,8 @@ def cells_from_results(
     results: Sequence[BatchResult], runs: Sequence[Mapping[str, Any]]
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """{(kernel, extent): cell} from the sweep's results and runs (runs[i]["process"])."""
-    # A cell: bytes_per_sec, the median of per-run medians; spread_pct, spread_of: between
-    # runs each divided by its load factor (run_spreads), or the passes' with one run;
-    # noise_pct (sweep_noise); runs; typical_worst_ms: per run the median over passes of the
-    # slowest batch position, then the median over runs (worst_ms, its old name);
-    # p90_worst_ms: its 90th percentile over every visit (what a budget is checked against);
-    # max_worst_ms: the slowest batch of all; run_medians. Rates bytes/sec, spreads %, ms.
+    # The figures of docs/policies.rst ("Ties", "Latencies"); spread_pct the passes' with one
+    # run. Rates in bytes/sec, spreads in %, times in ms.
     by_cell: dict[tuple[str, int], dict[Any, dict[str, list[float]]]] = {}
     for r, run in zip(results, runs):
         cell = by_cell.setdefault((r.function, r.batch_bytes), {})
@@ -239,14 +227,13 @@ def _analyse(
         raise ValueError(f"nothing measured with {knee_kernel}")
     extents = sorted({e for _, e in cells})
     knee_bytes, step, knee_tied = knee({e: c for (k, e), c in cells.items() if k == knee_kernel})
-    llc = llc_bytes() or 0
-    cache = cfg.get("cache") or MeasuredCache(None, None, llc or None)
+    cache = cfg["cache"]
     # The measured cache where it differs from sysfs's LLC (which a VM may show whole).
     streaming = _streaming_from(cache.effective_bytes, knee_bytes, step)
     rows = [batch_for_budget(cells, b, order, knee_kernel, streaming) for b in budgets]
     return Advice(
         knee_bytes=knee_bytes,
-        llc_bytes=llc,
+        llc_bytes=cache.llc_bytes or 0,
         best_kernel=tuple(best_kernels(cells, extents, order, knee_kernel, streaming)),
         batch=tuple(r for r, _ in rows),
         knee_kernel=knee_kernel,
@@ -267,6 +254,5 @@ def _analyse(
 
 
 def kernel_order(rows: Iterable[Kernel]) -> list[str]:
-    """The kernel rule's table order: the architecture's rows, then the portable ones (glibc's
-    memset(), the C loop), which a kernel cannot use: advised only when nothing else ties."""
+    """The table order, the portable rows (memset(), the C loop: no kernel's) last."""
     return [k.name for k in rows if k.arch != "any"] + [k.name for k in rows if k.arch == "any"]

@@ -1,9 +1,4 @@
-"""What the Linux kernel must do around a kernel row that stores from vector registers.
-
-The registry does not mark register use, so it is read from a row's features and alignment:
-a SIMD set with stores aligned to 16 bytes or more (movnti needs SSE2 but stores 8 bytes
-from a general register; clzero needs 64-byte alignment but no SIMD set).
-"""
+"""What the Linux kernel must do around a kernel row that stores from vector registers."""
 
 from __future__ import annotations
 
@@ -33,6 +28,8 @@ _VECTOR = {
 
 def uses_vector_registers(kernel: Kernel) -> bool:
     """Whether `kernel` stores from vector registers (the FPU context the kernel must save)."""
+    # A SIMD set and 16-byte stores: movnti needs SSE2 but stores from a general register,
+    # clzero needs 64-byte alignment but no SIMD set.
     simd = _VECTOR[kernel.arch][0] if kernel.arch in _VECTOR else frozenset()
     return bool(simd & set(kernel.features)) and kernel.align >= 16
 

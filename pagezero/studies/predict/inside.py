@@ -1,5 +1,4 @@
-"""Inside the fault: what sampling the fault loops (faults(..., profile=True)) saw over the
-runs of one workload: the clearing share, the routines that cleared, the rest by group."""
+"""Inside the fault: what sampling the fault loops saw over the runs of one workload."""
 
 from __future__ import annotations
 
@@ -11,15 +10,13 @@ from typing import Any
 from pagezero.measure import profile
 from pagezero.results.result import Result
 
-# The keywords that make faults() sample its fault loops: predict's faults and the report's
-# demand faults take them from here, the one place that switches sampling on.
+# faults()' keywords to sample its loops: the one place predict and the report switch it on.
 SAMPLED: dict[str, Any] = {"profile": True}
 
 
 @dataclass(frozen=True)
 class Inside:
-    """The clearing share of the fault time (median, low, high: over the runs, or the samples
-    of one run), the routines seen clearing, each group's median share, the samples in all."""
+    """The clearing share (median, low, high), the routines seen, groups' shares, samples."""
 
     share: float
     low: float
@@ -58,8 +55,7 @@ class Inside:
 
 
 def inside(results: Sequence[Result]) -> Inside | str:
-    """The runs' profiles as one Inside, or the one line why there is none (not sampled,
-    sampling refused and why, no samples, no clearing seen)."""
+    """The runs' profiles as one Inside, or the one line why there is none."""
     profiles: list[Mapping[str, Any]] = [r.details.get("profile") or {} for r in results]
     if not profiles or any(not p for p in profiles):
         return "the faults were not sampled"

@@ -1,6 +1,5 @@
-"""The models of docs/predict.rst, each projecting with an interval from the runs' spread:
-observed (the sampled share's clear + remainder) and subtraction (replayed clear + remainder,
-the cross-check, fitting within FIT_LOW..FIT_HIGH)."""
+"""The models of docs/predict.rst, projecting with intervals from the runs' spread: observed
+(sampled share's clear + remainder) and subtraction (replayed clear + remainder, the check)."""
 
 from __future__ import annotations
 
@@ -28,9 +27,7 @@ OBSERVED_ASSUMPTIONS = (
 
 @dataclass(frozen=True)
 class Fit:
-    """The measured fault against the replayed clear, in seconds per fault (one folio); the
-    remainder's bounds over the runs' spread (the fastest fault less the slowest clear, and
-    the reverse) may be below zero."""
+    """Fault against replayed clear (s per folio); the remainder's bounds may be below zero."""
 
     folio_bytes: int
     fault_s: float
@@ -50,18 +47,14 @@ class Fit:
 
     @property
     def fits(self) -> bool:
-        """True when FIT_LOW <= explained <= FIT_HIGH and the remainder is not below zero
-        across the runs' whole spread."""
+        """FIT_LOW <= explained <= FIT_HIGH, and the remainder not below zero across the runs."""
         return FIT_LOW <= self.explained <= FIT_HIGH and self.remainder_high >= 0
-
-    def remainder_text(self) -> str:
-        """The remainder and its interval in microseconds per fault."""
-        lo, mid, hi = (x * 1e6 for x in (self.remainder_low, self.remainder_s, self.remainder_high))
-        return f"remainder {mid:.1f} us per fault ({lo:.1f}..{hi:.1f} across the runs)"
 
     def verdict(self) -> str:
         """Why the model fits or not, in words, with the figures."""
         share = f"the replay explains {self.explained:.0%} of the fault time"
+        lo, mid, hi = (x * 1e6 for x in (self.remainder_low, self.remainder_s, self.remainder_high))
+        remainder = f"remainder {mid:.1f} us per fault ({lo:.1f}..{hi:.1f} across the runs)"
         unfit, within = "the model does not fit this machine", f"{FIT_LOW:.0%}..{FIT_HIGH:.0%}"
         if self.explained < FIT_LOW:
             why = f"under {FIT_LOW:.0%}: {unfit} (the fault path spends most of its time elsewhere)"
@@ -69,12 +62,12 @@ class Fit:
             why = f"over {FIT_HIGH:.0%}: {unfit} (user space clears slower than the kernel faults)"
         elif self.remainder_high < 0:
             why = (
-                f"{self.remainder_text()}: below zero across the runs, the replay clears "
+                f"{remainder}: below zero across the runs, the replay clears "
                 f"slower than the kernel faults, so {unfit}"
             )
         elif self.remainder_s < 0:
             return (
-                f"{share}, within {within}, {self.remainder_text()}: zero within the runs' "
+                f"{share}, within {within}, {remainder}: zero within the runs' "
                 f"spread, so projected with none; the model fits"
             )
         else:
@@ -138,8 +131,7 @@ def project(f: Fit, replay: Replay, clear_s: Sequence[float]) -> ProjectedPolicy
 
 @dataclass(frozen=True)
 class Observed:
-    """The fault as sampling saw it, in seconds per fault (one folio): the fault time and
-    the kernel's clearing share, each a median with its bounds over the runs."""
+    """The sampled fault (s per folio): fault time and clearing share, medians and bounds."""
 
     folio_bytes: int
     fault_s: float
@@ -160,8 +152,7 @@ class Observed:
         return self.fault_s - self.clear_s
 
     def bounds_us(self) -> tuple[float, ...]:
-        """The clear's low and high per fault in us (the least share of the fastest fault, the
-        greatest of the slowest), then the remainder's (the reverse)."""
+        """The clear's low and high per fault in us over the bounds, then the remainder's."""
         low, high = self.fault_low * 1e6, self.fault_high * 1e6
         s, t = self.share_low, self.share_high
         return s * low, t * high, (1 - t) * low, (1 - s) * high
@@ -169,8 +160,7 @@ class Observed:
     def project(
         self, replay: Replay, ratios: Sequence[float], clear_s: Sequence[float]
     ) -> ProjectedPolicy:
-        """The fault rate under `replay`, whose clear took `ratios` (per run) times the
-        running policy's replay and `clear_s` seconds: folio / (remainder + clear x ratio)."""
+        """The fault rate under `replay` (per run `ratios` x the running replay, `clear_s`)."""
         _check_times("a projection's ratio", ratios)
         _check_times("a projection", clear_s)
         # t = fault (1 - share + share ratio) rises with the fault time and the ratio, and
@@ -191,8 +181,7 @@ class Observed:
 def observed(
     folio_bytes: int, fault_s: Sequence[float], share: float, low: float, high: float
 ) -> Observed:
-    """The observed model from per-run seconds per fault and the clearing share's median
-    and bounds (pagezero.studies.predict.inside)."""
+    """The observed model from per-run seconds per fault and the clearing share's bounds."""
     _check_times("the fault", fault_s)
     if not 0 <= low <= share <= high <= 1:
         raise ValueError(f"a share needs 0 <= low <= share <= high <= 1, not {low, share, high}")

@@ -47,8 +47,7 @@ class ProjectionGroup:
 
 
 def group_projections(projections: list[ProjectedPolicy]) -> list[ProjectionGroup]:
-    """`projections` with the preemption models that give the same figure in one group each:
-    pre-7.0 before 7.0, clear_pages()'s stores before non-temporal ones, models in order."""
+    """One group per figure (models alike): pre-7.0 first, clear_pages()'s stores first."""
     order = ("any", *PREEMPT_MODES)
     groups: dict[tuple[Any, ...], list[ProjectedPolicy]] = {}
     for x in sorted(projections, key=lambda x: order.index(x.replay.preempt)):
@@ -67,32 +66,25 @@ class Prediction:
 
     Attributes
     ----------
-    page : str
-        "2MB" or "1GB".
-    kernel_release, preempt : str
-        The running kernel, and the preemption model its policy was chosen by.
-    preempt_note : str or None
-        Why that model was assumed, when it was not read.
-    fault_pages : str
-        What backed the faults ("2MB hugetlb", "2MB THP", "1GB hugetlb").
-    fault_size, fault_loops : int
-        Bytes per fault loop, and loops per run.
-    warm_up : str
-        How the pool was warmed before the runs.
+    page, kernel_release, preempt : str
+        "2MB" or "1GB"; the running kernel; the preemption model its policy was chosen by.
+    preempt_note, fault_pages, warm_up : str or None, str, str
+        Why that model was assumed (None when read); what backed the faults ("2MB THP");
+        how the pool was warmed before the runs.
+    fault_size, fault_loops, discarded_runs, lost_runs : int
+        Bytes per fault loop; loops per run; leading runs dropped as still warming up; runs
+        whose worker process died.
     run_rates : list of float
         Each fault run's rate (its median fault), in run order, discarded ones too.
-    discarded_runs, lost_runs : int
-        Leading runs dropped as still warming up; runs whose worker process died.
     fault_bytes_per_sec, loop_bytes_per_sec : float or None
         The folio over the kept runs' median fault (what the models use); mem mmap's loop rate.
     replay, replay_backing, replay_bytes_per_sec : Replay, str, float or None
         The running kernel's policy, the pages its replays were on, its replay's rate.
     explained, remainder_us, remainder_interval_us, verdict
         The subtraction model: the share the replay explains, the remainder, its bounds, fit.
-    inside, observed : Inside, Observed or None
-        What sampling saw inside the kept runs' faults, and the observed model from it.
-    sampling : str or None
-        Why the observed model was not used, one line; None when it was.
+    inside, observed, sampling : Inside, Observed, str or None
+        What sampling saw inside the kept runs' faults, the observed model from it; why it
+        was not used, one line (None when it was).
     projections, cross_check : list of ProjectedPolicy
         The answering model's projections; the subtraction's beside them, where it fits.
     nontemporal_kernels : list of str
@@ -135,11 +127,6 @@ class Prediction:
         return len(self.run_rates)
 
     @property
-    def fits(self) -> bool:
-        """True when the model fit and projections were made."""
-        return bool(self.projections)
-
-    @property
     def model(self) -> str:
         """The model the projections are from: "observed" or "subtraction"."""
         return "observed" if self.observed else "subtraction"
@@ -163,12 +150,7 @@ class Prediction:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The prediction as a JSON document: its key figures first, then the details.
-
-        Returns
-        -------
-        dict
-        """
+        """The prediction as a JSON document (dict): its key figures first, then the details."""
         o, r, interval = self.observed, self.replay, self.remainder_interval_us
         return {
             **self._fields("page", "kernel_release", "preempt", "fault_bytes_per_sec", "model"),
@@ -199,13 +181,7 @@ class Prediction:
         return {n: getattr(self, n) for n in names}
 
     def answers(self) -> list[str]:
-        """What predict found, one line per answer: today's fault rate, then each policy's
-        projected rate against it (or why nothing is projected).
-
-        Returns
-        -------
-        list of str
-        """
+        """Today's fault rate, then each policy's projected rate against it (or why none)."""
         if self.fault_bytes_per_sec is None:
             return []
         today = _gbs(self.fault_bytes_per_sec)
@@ -251,12 +227,7 @@ class Prediction:
         )
 
     def describe(self) -> list[str]:
-        """The answers first, then how they were found, one line each (GB/s = 10^9 bytes/s).
-
-        Returns
-        -------
-        list of str
-        """
+        """The answers first, then how they were found, one line each (GB/s = 10^9 bytes/s)."""
         lines = self.answers()
         how = (
             "demand faults measured and sampled, the kernel's clear = clearing share x fault "

@@ -1,5 +1,5 @@
 """The kernel's clearing policies as replays in user space (pagezero.folio()), each with its
-source (docs/predict.rst, "The policies"), and the one the running kernel clears with."""
+source, and the one the running kernel clears with (docs/predict.rst, "The policies")."""
 
 from __future__ import annotations
 
@@ -14,21 +14,19 @@ from pagezero.measure.policy.orders import batch_bytes
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.system.machine import non_preempt_batch
 
-# MAX_ORDER (MAX_PAGE_ORDER since 6.8) is 10 on x86-64 and on arm64 with 4KB pages
-# (include/linux/mmzone.h, arch Kconfig ARCH_FORCE_MAX_ORDER): the buddy allocator's largest
-# block, 2^10 4KB pages = 4MB. 2MB folios are within it, 1GB folios beyond it (gigantic).
+# MAX_ORDER (MAX_PAGE_ORDER since 6.8, include/linux/mmzone.h): the buddy allocator's
+# largest block, 2^10 4KB pages on x86-64 and arm64 with 4KB pages; beyond it, gigantic.
 MAX_ORDER_BYTES = (1 << 10) * 4096
 
-# The preemption models the 7.0 policy depends on (kernel/Kconfig.preempt, with PREEMPT_LAZY
-# since 6.13): the cooperative ones clear in 32MB units.
+# kernel/Kconfig.preempt's models (lazy since 6.13), `choice "Preemption Model" default
+# PREEMPT_NONE`; the cooperative ones clear in batches.
 PREEMPT_MODES = ("none", "voluntary", "full", "lazy")
 COOPERATIVE = ("none", "voluntary")
-
-# The 7.0 release series: the first with clear_contig_highpages().
-FIRST_RELEASE = (7, 0)
-
-# The 2012 proposal: clear_huge_page() with clear_page_nocache() for every page but the
-# faulting one, pagezero's "nocache-except-target" walk.
+KERNEL_DEFAULT_PREEMPT = "none"
+FIRST_RELEASE = (7, 0)  # the first with clear_contig_highpages()
+# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13).
+INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
+# The 2012 proposal, pagezero's nocache-except-target walk (docs/predict.rst).
 PROPOSAL_2012 = "Avoid cache trashing on clearing huge/gigantic page"
 NOCACHE_STRATEGY = "nocache-except-target"
 
@@ -40,9 +38,8 @@ def gigantic(folio_bytes: int) -> bool:
 
 @dataclass(frozen=True)
 class Replay:
-    """One kernel policy for one folio size, as pagezero.folio() replays it, with its source:
-    policy "pre-7.0", "7.0" or "init_on_alloc"; preempt "any" where the model does not matter;
-    strategy and batch folio()'s; kernel the bulk's stores, clear_pages()'s or non-temporal."""
+    """One kernel policy ("pre-7.0", "7.0", "init_on_alloc") for one folio size, as folio()
+    replays it, with its source; preempt "any" where the model does not matter."""
 
     policy: str
     preempt: str
@@ -89,12 +86,8 @@ _WALKS = {
 
 
 def pre_7_0(folio_bytes: int, nt_kernel: str | None = None) -> Replay:
-    """Before 7.0: process_huge_page() up to MAX_ORDER, clear_gigantic_page() beyond; with
-    `nt_kernel`, the 2012 proposal's clear_huge_page() instead."""
-    # The preemption model plays no part: a cond_resched() between pages.
+    """Before 7.0 (any preemption model); with `nt_kernel`, the 2012 proposal instead."""
     if nt_kernel is not None:
-        # The 2012 proposal: page by page, the faulting page cached, the rest with
-        # clear_page_nocache(), for 2MB and gigantic alike.
         return Replay(
             "pre-7.0", "any", NOCACHE_STRATEGY, "extent", nt_kernel, "proposed in 2012",
             f'"{PROPOSAL_2012}" (2012) clear_huge_page()', True,
@@ -115,14 +108,8 @@ def from_7_0(folio_bytes: int, preempt: str, nt_kernel: str | None = None) -> Re
     return Replay("7.0", preempt, strategy, batch, kernel, "7.0 and later", source, nt)
 
 
-# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13): from it on a THP
-# fault leaves the clear to an allocator that zeroes (user_alloc_needs_zeroing()).
-INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
-
-
 def nontemporal_kernels() -> list[str]:
-    """Every non-temporal clear kernel this CPU runs but clear_pages()'s own, from the registry."""
-    # Zero-only ones (clzero) included: a page is cleared to zeros.
+    """Every non-temporal clear kernel this CPU runs but clear_pages()'s own (clzero too)."""
     own = clear_pages_kernel()
     return [k.name for k in kernels("clear") if k.available and not k.temporal and k.name != own]
 
@@ -137,10 +124,6 @@ def every_policy(folio_bytes: int, nt_kernel: str | None = None) -> list[Replay]
 def nontemporal_policies(folio_bytes: int) -> list[Replay]:
     """every_policy()'s policies with each non-temporal kernel: the candidates for the fastest."""
     return [r for nt in nontemporal_kernels() for r in every_policy(folio_bytes, nt)]
-
-
-# kernel/Kconfig.preempt: `choice "Preemption Model" default PREEMPT_NONE`.
-KERNEL_DEFAULT_PREEMPT = "none"
 
 
 def release_tuple(release: str) -> tuple[int, int] | None:
@@ -190,18 +173,15 @@ def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
 
 
 def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Replay:
-    """The policy `kernel` clears a folio with (a THP one with `thp`): 7.0's from 7.0 on, else
-    pre-7.0's; with init_on_alloc on THP, the page allocator's."""
+    """The policy `kernel` clears a folio with (a THP one with `thp`: maybe the allocator's)."""
     if thp and kernel.init_on_alloc and kernel.since(INIT_ON_ALLOC_SKIPS_FROM):
         if kernel.init_on_free:
-            # mm/page_alloc.c post_alloc_hook(): init_on_free cleared the pages when they were
-            # freed, so the allocator does not, and the fault does not either.
+            # mm/page_alloc.c post_alloc_hook(): init_on_free zeroed them, so neither clears.
             raise PagezeroError(
                 "with init_on_alloc=1 and init_on_free=1 a THP fault clears nothing (its "
                 "pages were zeroed when freed): no clear to predict; reserve 2MB hugetlb pages "
                 "(pagezero predict --reserve), whose faults clear with folio_zero_user()"
             )
-        # The allocator clears the folio page by page, front to back.
         source = (
             "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
             "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"

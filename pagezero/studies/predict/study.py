@@ -1,5 +1,4 @@
-"""pagezero.predict(): the faults (pagezero.faults()) and the replays (pagezero.folio()), each
-in fresh processes, fitted and projected."""
+"""pagezero.predict(): faults() and folio() replays in fresh processes, fitted and projected."""
 
 from __future__ import annotations
 
@@ -33,12 +32,9 @@ from pagezero.units import format_size, parse_size
 PAGES = ("2MB", "1GB")
 FAULT_SIZE = 1 << 30  # 512 faults of 2MB, or one of 1GB, per loop
 FAULT_LOOPS = 5
-# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: as many loops as a steady median
-# needs without minutes of 1GB clears.
+# A 2MB clear lasts about 150 us, a 1GB one about 70 ms: a steady median, not minutes.
 REPLAY_LOOPS = {"2MB": 20, "1GB": 3}
-# Accepted for 2MB faults when the 2MB pool lacks pages: a THP demand fault
-# (mm/huge_memory.c do_huge_pmd_anonymous_page()) clears its folio with the same
-# folio_zero_user() as a hugetlb fault (mm/hugetlb.c), and the output says so.
+# 2MB faults on THP where the pool lacks pages: the same folio_zero_user() (docs/predict.rst).
 THP_PAGES = (
     "2MB THP (no free 2MB hugetlb pages; a THP fault clears with the same "
     "folio_zero_user(); --reserve for hugetlb)"
@@ -57,8 +53,6 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
 
 def _median_fault_rate(r: Result, folio: int) -> float:
     """A fault run's rate from the median of its kept loops' median faults (measure.warmup)."""
-    # Like the replay's median clear, a fault during which another process ran counts no more
-    # than any other; a loop's rate takes every such pause in.
     latency = r.details["latency"]
     if latency["unit_bytes"] != folio or not all(latency["loop_p50_ns"] or (0,)):
         raise PagezeroError(
@@ -69,8 +63,7 @@ def _median_fault_rate(r: Result, folio: int) -> float:
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
-    """One pass over the pool first (on a VM a first touch also faults on the host)."""
-    # On THP, it also checks that the faults got 2MB pages.
+    """One pass over the pool first (a VM's first touch faults on the host), checking THP's."""
     warm = list(faults(**{**args, "loops": 1}))
     if thp and warm and page_report(warm[0])["fallback"]:
         raise PagezeroError(
@@ -89,8 +82,7 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     p.run_rates = [_median_fault_rate(r, folio) for r in measured]
     p.discarded_runs = warming_runs(p.run_rates)
     fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
-    # From the median of the kept runs' times per fault, the figure the fit uses: explained
-    # is then the fault rate over the replay's rate.
+    # The median of the kept runs' times per fault, as the fit uses it.
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
     seen = inside(kept)
@@ -131,9 +123,8 @@ def predict(
 ) -> Prediction:
     """Predict what another clearing policy would make of this machine's faults.
 
-    Measures and samples demand faults on `page` pages, replays every clearing
-    policy on a cold folio, and projects each with clear_pages()'s kernel and
-    the fastest non-temporal one (docs/predict.rst says how).
+    Measures and samples demand faults, replays every clearing policy on a cold folio and
+    projects each (docs/predict.rst).
 
     Parameters
     ----------
@@ -188,7 +179,6 @@ def predict(
     k, nbytes = kernel, fault_plan.nbytes
     p = Prediction(page, k.release, k.preempt, k.preempt_note, pages, nbytes, loops, warm_up)
     try:
-        # The pages of the faults and the replays, reserved and given back with `reserve`.
         with hugepages.reserve(page, needed) if reserve else contextlib.nullcontext():
             _warm(args, thp)
             fault_s = _measure_faults(p, args, runs)
@@ -227,8 +217,7 @@ def _replay_and_fit(
             p.projections.append(o.project(replay, ratios, times[walk]))
 
     for policy in policies:
-        # The running walk projects today's clear: not projected (7.0's other models too,
-        # where they clear alike).
+        # The running walk is today's clear (7.0's other models too, where they clear alike).
         if policy.same_walk(folio) != running.same_walk(folio):
             each(policy)
         same = [c for c in candidates if (c.policy, c.preempt) == (policy.policy, policy.preempt)]

@@ -19,13 +19,12 @@ from pagezero.analysis.significance import (
 )
 from pagezero.measure.fault import WORKLOADS
 from pagezero.results.points import point_key, point_summary, variant_key
-from pagezero.results.resultset import ResultSet
 from pagezero.results.summary import summarize
-from pagezero.system.kernels import KINDS, kernels
+from pagezero.system.kernels import KINDS, Kernel, kernels
 from pagezero.units import GBPS, format_size
 
 if TYPE_CHECKING:
-    from pagezero.results.resultset import Result
+    from pagezero.results.resultset import Result, ResultSet
 
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
@@ -209,6 +208,13 @@ def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list
     return lines + [f"note: {n}" for n in sorted(notes)]
 
 
+def _aligned(rows: Sequence[Sequence[str]], sep: str) -> tuple[list[str], list[int]]:
+    """(rows as left-aligned columns joined by `sep`, a one-cell row as it is; the widths)."""
+    widths = [max(map(len, column)) for column in zip(*(r for r in rows if r[1:]))]
+    lines = [sep.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return [line if r[1:] else r[0] for line, r in zip(lines, rows)], widths
+
+
 def format_table(
     rows: Sequence[Mapping[str, Any]],
     names: Sequence[str],
@@ -229,11 +235,8 @@ def format_table(
             for c in row["changes"]:
                 cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip() if c else "-")
             body.append(cells)
-    widths = [max(map(len, column)) for column in zip(header, *(r for r in body if r[1:]))]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
-    lines.append("-+-".join("-" * w for w in widths))
-    for r in body:
-        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0])
+    lines, widths = _aligned([header, *body], " | ")
+    lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines + _notes(rows, legend))
 
 
@@ -388,8 +391,7 @@ def header_lines(
     ]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
-    widths = [max(map(len, column)) for column in zip(*rows)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = _aligned(rows, "  ")[0]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
     return [*lines, *warnings, f"method: {method}"]
@@ -418,14 +420,22 @@ def _variant_label(result: Result) -> str:
     return " ".join([benchmark, *rest])
 
 
+def kernel_registry() -> dict[str, Kernel]:
+    """Every registered kernel by name, clearing ones first, each once: the kernel table's order."""
+    found: dict[str, Kernel] = {}
+    for kind in KINDS:
+        for k in kernels(kind):
+            found.setdefault(k.name, k)
+    return found
+
+
 def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
     """The values of `by` in `rs`, in the registry's order, then those it lacks as first seen."""
     if by not in BY:
         raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
-    known = [k.name for kind in KINDS for k in kernels(kind)] + list(WORKLOADS)
-    order = {name: i for i, name in reversed(list(enumerate(known)))}
-    seen = list(dict.fromkeys(getattr(r, by) for r in rs.results))
-    return sorted(seen, key=lambda n: (order.get(n, len(order)), seen.index(n)))
+    known = list(dict.fromkeys([*kernel_registry(), *WORKLOADS]))
+    seen = dict.fromkeys(getattr(r, by) for r in rs.results)
+    return sorted(seen, key=lambda n: known.index(n) if n in known else len(known))
 
 
 def compare_variants(
@@ -453,12 +463,8 @@ def compare_variants(
             f"--by {by} needs results of at least two"
         )
     names = [base, *(n for n in names if n != base)]
-    sources = list(sources) if sources else [None] * len(rs.results)
-    sides = []
-    for name in names:
-        keep = [i for i, r in enumerate(rs.results) if getattr(r, by) == name]
-        side = ResultSet([rs.results[i] for i in keep], [rs.runs[i] for i in keep], rs.machine)
-        sides.append(side_points(side, [sources[i] for i in keep], key=variant_key))
+    points = side_points(rs, sources, key=lambda r: (getattr(r, by), variant_key(r)))
+    sides = [{k: p for (n, k), p in points.items() if n == name} for name in names]
     base_points, others = sides[0], sides[1:]
     shared = {k: v for k, v in base_points.items() if any(k in o for o in others)}
     if not shared:

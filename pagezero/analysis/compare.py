@@ -90,11 +90,8 @@ def compare(
     Returns
     -------
     list of dict
-        A row per point of `base`: label, unit, study, "base" (summarize() of its loops
-        with center, the median of per-run medians, runs, spread_pct and spread_of) and
-        "changes": per other set, None where it lacks the point, else compare_runs()'s
-        dict with the other's n, mean, center, spread_pct and the method. Values are in
-        the row's unit.
+        A row per point of `base`: label, unit, study, "base" and "changes" (per other set,
+        None where it lacks the point); every key: docs/compare.rst, "The rows".
 
     Raises
     ------
@@ -353,12 +350,14 @@ def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]
     return found
 
 
-def _foreign(
-    machines: Sequence[Mapping[str, Any]], names: Sequence[str]
-) -> list[tuple[str, list[str]]]:
-    """Per other side measured on another machine than the base: (name, machine_differences())."""
+def header_json(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sides' facts (side_facts(), name and runs), and a warning per other machine."""
+    sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
     others = zip(names[1:], machines[1:])
-    return [(n, d) for n, m in others if (d := machine_differences(machines[0], m))]
+    found = [(n, d) for n, m in others if (d := machine_differences(machines[0], m))]
+    return sides, [{"side": n, "differences": d} for n, d in found]
 
 
 def header_lines(
@@ -369,40 +368,32 @@ def header_lines(
     width: int | None = None,
 ) -> list[str]:
     """The lines above a comparison's table: the sides, the machine warnings and the method."""
-    facts = [side_facts(m) for m in machines]
-    cmdlines = {f["kernel_cmdline"] for f in facts}
+    sides, foreign = header_json(machines, names, runs)
+    cmdlines = {s["kernel_cmdline"] for s in sides}
     warnings = [
-        f"warning: {names[0]} and {name} were not measured on the same machine: {'; '.join(d)}"
-        for name, d in _foreign(machines, names)
+        f"warning: {names[0]} and {w['side']} were not measured on the same machine: "
+        f"{'; '.join(w['differences'])}"
+        for w in foreign
     ]
     if width:
         lines = [
-            f"{n}: Linux {f['kernel_release']}, preemption {f['preemption']}, {r} runs per point"
-            for n, f, r in zip(names, facts, runs)
+            f"{s['name']}: Linux {s['kernel_release']}, preemption {s['preemption']}, "
+            f"{s['runs']} runs per point"
+            for s in sides
         ]
-        differ = [w for k, w in _DIFFERING.items() if len({f[k] for f in facts}) > 1]
+        differ = [w for k, w in _DIFFERING.items() if len({s[k] for s in sides}) > 1]
         if differ:
             lines.append(f"the sides' {' and '.join(differ)} differ: --format default shows them")
         return wrap([*lines, *warnings, f"method: {method}"], width)
+    keys = ["name", "kernel_release", "preemption", "thp", "runs", "kernel_cmdline"]
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
-    rows += [
-        [name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
-        for name, f, r in zip(names, facts, runs)
-    ]
+    rows += [[s[k] for k in keys] for s in sides]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
     lines = _aligned(rows, "  ")[0]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
     return [*lines, *warnings, f"method: {method}"]
-
-
-def header_json(
-    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """header_lines()' facts for --format json: the sides, and the machine warnings."""
-    sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
-    return sides, [{"side": n, "differences": d} for n, d in _foreign(machines, names)]
 
 
 BY = ("function",)  # what a variant can be told by
@@ -451,8 +442,7 @@ def compare_variants(
     the points the base shares with another; left_out: "base_only", "without_base" counts).
     ValueError for an unknown base, fewer than two functions or no point shared."""
     names = variants_of(rs, by)
-    if base is None and names:
-        base = names[0]
+    base = names[0] if base is None and names else base
     if base not in names:
         raise ValueError(
             f"--base {base!r} is not a {by} of these results (they hold {', '.join(names)})"

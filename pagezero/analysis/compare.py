@@ -49,10 +49,10 @@ FEW_RUNS_NOTE = (
 def side_points(
     rs: ResultSet,
     sources: Sequence[str | None] | None = None,
-    key: Callable[[Result], Hashable] = point_key,
-) -> dict[Hashable, _Point]:
+    key: Callable[[Result], Any] = point_key,
+) -> dict[Any, _Point]:
     """{key(result): (first Result, {process: [loop values]}, {sources})}: a process is a run."""
-    points: dict[Hashable, _Point] = {}
+    points: dict[Any, _Point] = {}
     sources = sources or [None] * len(rs.results)
     for result, run, source in zip(rs.results, rs.runs, sources):
         first, by_run, names = points.setdefault(key(result), (result, {}, set()))

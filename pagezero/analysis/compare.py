@@ -19,12 +19,11 @@ from pagezero.analysis.significance import (
 )
 from pagezero.measure.fault import WORKLOADS
 from pagezero.results.points import point_key, point_summary, summarize, variant_key
-from pagezero.results.resultset import ResultSet
-from pagezero.system.kernels import KINDS, kernels
+from pagezero.system.kernels import KINDS, Kernel, kernels
 from pagezero.units import GBPS, format_size
 
 if TYPE_CHECKING:
-    from pagezero.results.resultset import Result
+    from pagezero.results.resultset import Result, ResultSet
 
     # One point of one side: its first Result, its loop values by process, its sources.
     _Point = tuple[Result, dict[int, list[float]], set[str | None]]
@@ -49,10 +48,10 @@ FEW_RUNS_NOTE = (
 def side_points(
     rs: ResultSet,
     sources: Sequence[str | None] | None = None,
-    key: Callable[[Result], Hashable] = point_key,
-) -> dict[Hashable, _Point]:
+    key: Callable[[Result], Any] = point_key,
+) -> dict[Any, _Point]:
     """{key(result): (first Result, {process: [loop values]}, {sources})}: a process is a run."""
-    points: dict[Hashable, _Point] = {}
+    points: dict[Any, _Point] = {}
     sources = sources or [None] * len(rs.results)
     for result, run, source in zip(rs.results, rs.runs, sources):
         first, by_run, names = points.setdefault(key(result), (result, {}, set()))
@@ -90,11 +89,8 @@ def compare(
     Returns
     -------
     list of dict
-        A row per point of `base`: label, unit, study, "base" (summarize() of its loops
-        with center, the median of per-run medians, runs, spread_pct and spread_of) and
-        "changes": per other set, None where it lacks the point, else compare_runs()'s
-        dict with the other's n, mean, center, spread_pct and the method. Values are in
-        the row's unit.
+        A row per point of `base`: label, unit, study, "base" and "changes" (per other set,
+        None where it lacks the point); every key: docs/compare.rst, "The rows".
 
     Raises
     ------
@@ -208,6 +204,13 @@ def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list
     return lines + [f"note: {n}" for n in sorted(notes)]
 
 
+def _aligned(rows: Sequence[Sequence[str]], sep: str) -> tuple[list[str], list[int]]:
+    """(rows as left-aligned columns joined by `sep`, a one-cell row as it is; the widths)."""
+    widths = [max(map(len, column)) for column in zip(*(r for r in rows if r[1:]))]
+    lines = [sep.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return [line if r[1:] else r[0] for line, r in zip(lines, rows)], widths
+
+
 def format_table(
     rows: Sequence[Mapping[str, Any]],
     names: Sequence[str],
@@ -228,11 +231,8 @@ def format_table(
             for c in row["changes"]:
                 cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip() if c else "-")
             body.append(cells)
-    widths = [max(map(len, column)) for column in zip(header, *(r for r in body if r[1:]))]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip()]
-    lines.append("-+-".join("-" * w for w in widths))
-    for r in body:
-        lines.append(" | ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() if r[1:] else r[0])
+    lines, widths = _aligned([header, *body], " | ")
+    lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines + _notes(rows, legend))
 
 
@@ -349,12 +349,14 @@ def machine_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]
     return found
 
 
-def _foreign(
-    machines: Sequence[Mapping[str, Any]], names: Sequence[str]
-) -> list[tuple[str, list[str]]]:
-    """Per other side measured on another machine than the base: (name, machine_differences())."""
+def header_json(
+    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sides' facts (side_facts(), name and runs), and a warning per other machine."""
+    sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
     others = zip(names[1:], machines[1:])
-    return [(n, d) for n, m in others if (d := machine_differences(machines[0], m))]
+    found = [(n, d) for n, m in others if (d := machine_differences(machines[0], m))]
+    return sides, [{"side": n, "differences": d} for n, d in found]
 
 
 def header_lines(
@@ -365,41 +367,32 @@ def header_lines(
     width: int | None = None,
 ) -> list[str]:
     """The lines above a comparison's table: the sides, the machine warnings and the method."""
-    facts = [side_facts(m) for m in machines]
-    cmdlines = {f["kernel_cmdline"] for f in facts}
+    sides, foreign = header_json(machines, names, runs)
+    cmdlines = {s["kernel_cmdline"] for s in sides}
     warnings = [
-        f"warning: {names[0]} and {name} were not measured on the same machine: {'; '.join(d)}"
-        for name, d in _foreign(machines, names)
+        f"warning: {names[0]} and {w['side']} were not measured on the same machine: "
+        f"{'; '.join(w['differences'])}"
+        for w in foreign
     ]
     if width:
         lines = [
-            f"{n}: Linux {f['kernel_release']}, preemption {f['preemption']}, {r} runs per point"
-            for n, f, r in zip(names, facts, runs)
+            f"{s['name']}: Linux {s['kernel_release']}, preemption {s['preemption']}, "
+            f"{s['runs']} runs per point"
+            for s in sides
         ]
-        differ = [w for k, w in _DIFFERING.items() if len({f[k] for f in facts}) > 1]
+        differ = [w for k, w in _DIFFERING.items() if len({s[k] for s in sides}) > 1]
         if differ:
             lines.append(f"the sides' {' and '.join(differ)} differ: --format default shows them")
         return wrap([*lines, *warnings, f"method: {method}"], width)
+    keys = ["name", "kernel_release", "preemption", "thp", "runs", "kernel_cmdline"]
     rows = [["side", "kernel", "preemption", "THP", "runs", "command line"]]
-    rows += [
-        [name, f["kernel_release"], f["preemption"], f["thp"], r, f["kernel_cmdline"]]
-        for name, f, r in zip(names, facts, runs)
-    ]
+    rows += [[s[k] for k in keys] for s in sides]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
-    widths = [max(map(len, column)) for column in zip(*rows)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = _aligned(rows, "  ")[0]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
     return [*lines, *warnings, f"method: {method}"]
-
-
-def header_json(
-    machines: Sequence[Mapping[str, Any]], names: Sequence[str], runs: Sequence[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """header_lines()' facts for --format json: the sides, and the machine warnings."""
-    sides = [dict(side_facts(m), name=n, runs=r) for m, n, r in zip(machines, names, runs)]
-    return sides, [{"side": n, "differences": d} for n, d in _foreign(machines, names)]
 
 
 BY = ("function",)  # what a variant can be told by
@@ -417,14 +410,22 @@ def _variant_label(result: Result) -> str:
     return " ".join([benchmark, *rest])
 
 
+def kernel_registry() -> dict[str, Kernel]:
+    """Every registered kernel by name, clearing ones first, each once: the kernel table's order."""
+    found: dict[str, Kernel] = {}
+    for kind in KINDS:
+        for k in kernels(kind):
+            found.setdefault(k.name, k)
+    return found
+
+
 def variants_of(rs: ResultSet, by: str = "function") -> list[str]:
     """The values of `by` in `rs`, in the registry's order, then those it lacks as first seen."""
     if by not in BY:
         raise ValueError(f"cannot tell variants by {by!r}: only by {', '.join(BY)}")
-    known = [k.name for kind in KINDS for k in kernels(kind)] + list(WORKLOADS)
-    order = {name: i for i, name in reversed(list(enumerate(known)))}
-    seen = list(dict.fromkeys(getattr(r, by) for r in rs.results))
-    return sorted(seen, key=lambda n: (order.get(n, len(order)), seen.index(n)))
+    known = list(dict.fromkeys([*kernel_registry(), *WORKLOADS]))
+    seen = dict.fromkeys(getattr(r, by) for r in rs.results)
+    return sorted(seen, key=lambda n: known.index(n) if n in known else len(known))
 
 
 def compare_variants(
@@ -440,8 +441,7 @@ def compare_variants(
     the points the base shares with another; left_out: "base_only", "without_base" counts).
     ValueError for an unknown base, fewer than two functions or no point shared."""
     names = variants_of(rs, by)
-    if base is None and names:
-        base = names[0]
+    base = names[0] if base is None and names else base
     if base not in names:
         raise ValueError(
             f"--base {base!r} is not a {by} of these results (they hold {', '.join(names)})"
@@ -452,12 +452,8 @@ def compare_variants(
             f"--by {by} needs results of at least two"
         )
     names = [base, *(n for n in names if n != base)]
-    sources = list(sources) if sources else [None] * len(rs.results)
-    sides = []
-    for name in names:
-        keep = [i for i, r in enumerate(rs.results) if getattr(r, by) == name]
-        side = ResultSet([rs.results[i] for i in keep], [rs.runs[i] for i in keep], rs.machine)
-        sides.append(side_points(side, [sources[i] for i in keep], key=variant_key))
+    points = side_points(rs, sources, key=lambda r: (getattr(r, by), variant_key(r)))
+    sides = [{k: p for (n, k), p in points.items() if n == name} for name in names]
     base_points, others = sides[0], sides[1:]
     shared = {k: v for k, v in base_points.items() if any(k in o for o in others)}
     if not shared:

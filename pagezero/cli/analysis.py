@@ -57,8 +57,7 @@ def _print_stats(rs):
         scale, unit = (1e9, "GB/s") if row["unit"] == "bytes/sec" else (1.0, row["unit"])
         low, high = row["median_ci_low"] / scale, row["median_ci_high"] / scale
         interval = f"{row['median_ci_level'] * 100:.0f}% CI of the median {low:.2f}..{high:.2f}"
-        if row["n"] < 2:
-            interval = "one loop: no interval"
+        interval = "one loop: no interval" if row["n"] < 2 else interval
         print(
             f"{row['label']}: median {row['median'] / scale:.2f} {unit} "
             f"+-{row['stdev_pct']:.1f}% (n={row['n']}, {interval})"

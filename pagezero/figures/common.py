@@ -53,8 +53,7 @@ def save(fig: Any, stem: str) -> list[str]:
 
 
 def closes_on_error(build: _Builder) -> _Builder:
-    """A figure builder that closes the figures it opened when it fails half way: pyplot keeps
-    every figure until closed, and a long process meeting data it cannot draw piles them up."""
+    """A figure builder that closes the figures it opened if it fails: pyplot keeps them open."""
 
     @functools.wraps(build)
     def building(*args: Any, **kwargs: Any) -> Any:

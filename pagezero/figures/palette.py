@@ -6,7 +6,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable
 
-from pagezero.system.kernels import KINDS, Kernel, kernels
+from pagezero.analysis.compare import kernel_registry
+from pagezero.system.kernels import Kernel
 
 # Okabe-Ito's orange, sky blue, bluish green, blue, vermillion, reddish purple, black and
 # yellow (last: the hardest to see on white); then Tol's muted indigo, green, wine, olive,
@@ -20,18 +21,9 @@ FAMILIES = ("temporal string ops", "temporal vector", "non-temporal", "whole-lin
 OTHER = "other"
 
 
-def _registry() -> dict[str, Kernel]:
-    """Every registered kernel by name, clearing ones first, each once."""
-    found: dict[str, Kernel] = {}
-    for kind in KINDS:
-        for k in kernels(kind):
-            found.setdefault(k.name, k)
-    return found
-
-
 def registry_names() -> tuple[str, ...]:
     """Every registered kernel's name, clearing ones first, each once: the colours' order."""
-    return tuple(_registry())
+    return tuple(kernel_registry())
 
 
 def _index(name: str) -> int:
@@ -62,7 +54,7 @@ def kernel_family(kernel: Kernel) -> str:
 
 def family_of(name: str) -> str:
     """The family of a kernel by name, OTHER for a name not in the registry."""
-    known = _registry().get(name)
+    known = kernel_registry().get(name)
     return kernel_family(known) if known else OTHER
 
 

@@ -114,7 +114,7 @@ def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> 
         "L1d": cache_bytes(machine, 1, "Data"),
         "L2": cache_bytes(machine, 2),
         "LLC" if measured is None else "LLC (sysfs)": llc_bytes(machine),
-        **({"cache (measured)": measured} if measured else {}),
+        "cache (measured)": measured,
         **BATCHES,
     }
     return {n: x for n, x in marks.items() if x}

@@ -18,7 +18,6 @@ __all__ = ["main", "build_parser", "UsageError"]
 
 
 def cmd_info(args):
-    """pagezero info: CPU, caches, hugepages, THP, preemption; --measure: the cache a run has."""
     info = machine()
     if args.measure:
         info[INFO_KEY] = measure_cache(info).to_json()
@@ -30,7 +29,6 @@ def cmd_info(args):
 
 
 def cmd_kernels(args):
-    """pagezero kernels: each kernel's availability on this CPU, stores and features."""
     kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
     found = [k for kind in kinds for k in kernels(kind)]
     if args.format == "json":

@@ -96,8 +96,7 @@ def _any_machine(args):
         value = getattr(args, name, None)
         if name.endswith("node") and value is not None and value < 0:
             raise ValueError(f"{name} must be a NUMA node's number (0 or more), not {value}")
-        if value is not None:
-            setattr(args, name, None)
+        setattr(args, name, None)
     return args
 
 
@@ -124,7 +123,6 @@ def check_command(commands, argv):
 
 
 def cmd_fleet_up(args):
-    """Start a scheduler and a worker per host over SSH, held up until a stop signal."""
     _require_extra("fleet up", "distributed", "asyncssh")
     from pagezero.fleet.cluster import start_fleet
 
@@ -148,7 +146,6 @@ def cmd_fleet_up(args):
 
 
 def cmd_fleet_run(args):
-    """Run the command on every machine into -o (and --store); FleetError for unfinished ones."""
     _require_extra("fleet run", "distributed")
     from pagezero.fleet.run import run_fleet
 
@@ -201,7 +198,6 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
-    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing them."""
     from pagezero.fleet.table import format_table, machine_sets, only_matching, table_rows
 
     check_output(args.plot)

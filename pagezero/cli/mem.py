@@ -101,13 +101,6 @@ def _print_conditions(result):
             print(f"# {name}: {per_loop:.0f} per loop")
 
 
-def _unfit(kernel, value):
-    if not kernel.available:
-        return kernel.reason
-    if kernel.zero_only and value != 0:
-        return "it can only write zeros"
-
-
 def plan_mem(args):
     """``(point, plan)`` of memset | memcpy's arguments, checked but -f and -o (fleet run too)."""
     resolve_clock(args)
@@ -119,7 +112,6 @@ def plan_mem(args):
 
 
 def cmd_mem(args):
-    """pagezero mem memset | memcpy: time clearing or copying a buffer, as perf bench mem."""
     kind = "clear" if args.benchmark == "memset" else "copy"
     if args.function == "help":
         _list(
@@ -133,7 +125,9 @@ def cmd_mem(args):
     if args.function != "all":
         names = [find_kernel(args.function, kind).name]
     else:
-        names = _all([(k.name, _unfit(k, point.get("value", 0))) for k in kernels(kind)])
+        zeros = "it can only write zeros" if point.get("value", 0) != 0 else None
+        why = [(k.name, k.reason or (zeros if k.zero_only else None)) for k in kernels(kind)]
+        names = _all(why)
 
     def show(result, first, results):
         if _perf_lines(args, result, find_kernel(result.function, kind).description, first):
@@ -236,7 +230,6 @@ def plan_mmap(args):
 
 
 def cmd_mmap(args):
-    """pagezero mem mmap: time mapping a region and faulting every page in."""
     if args.function == "help":
         _list((name, faults.describe(name)) for name in faults.WORKLOADS)
         return 0

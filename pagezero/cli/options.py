@@ -12,9 +12,6 @@ from pagezero.studies.advise.study import SWEEPS as ADVISE_SWEEPS
 from pagezero.studies.predict.study import FAULT_LOOPS, PAGES
 from pagezero.system.backing import BACKINGS
 
-__all__ = ["UsageError", "Parser", "integer", "number", "add", "command", "add_format"]
-__all__ += ["check_output", "pick"]
-
 
 class UsageError(Exception):
     """A command-line mistake: exit status 2."""

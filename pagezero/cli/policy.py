@@ -70,7 +70,6 @@ def plan_batches(args):
 
 
 def cmd_batch(args):
-    """pagezero batch: clear a region in batches and time every batch."""
     check_output(args.output)
     batches, notes, common, jobs = plan_batches(args)
     here = (run_batch(j) for j in jobs)
@@ -119,7 +118,6 @@ def plan_folios(args):
 
 
 def cmd_folio(args):
-    """pagezero folio: clear a folio in a strategy's order, then touch the fault's neighbourhood."""
     check_output(args.output)
     names, notes, common, jobs = plan_folios(args)
     page_label = []

@@ -8,6 +8,8 @@ import math
 import signal
 import statistics
 import sys
+from collections import Counter
+from itertools import chain
 
 from pagezero.files import atomic_write
 from pagezero.interrupt import Interrupted, as_interrupted, deferred, received
@@ -196,15 +198,13 @@ class Measured:
             return f"{done} of {self.planned} loops"
         n = len(self.names)
         each = self.planned // (n * self.runs_meant)  # one function's loops in one run
-        if self.runs_meant > 1:
-            by_run = {}
-            for r, run in zip(self.results, self.runs):
-                by_run.setdefault(run.get("process"), []).append(loops_run(r) == each)
-            whole = sum(len(v) == n and all(v) for v in by_run.values())
-            return f"{whole} of {self.runs_meant} runs of {n} functions, {each} loops each"
-        whole = [r for r in self.results if loops_run(r) == each]
+        if self.runs_meant > 1:  # a run is whole when its n functions all ran their loops
+            runs = zip(self.results, self.runs)
+            whole = Counter(run.get("process") for r, run in runs if loops_run(r) == each)
+            done_runs = sum(count == n for count in whole.values())
+            return f"{done_runs} of {self.runs_meant} runs of {n} functions, {each} loops each"
         cut = [r for r in self.results if loops_run(r) != each]
-        line = f"{len(whole)} of {n} functions, {each} loops each"
+        line = f"{len(self.results) - len(cut)} of {n} functions, {each} loops each"
         if cut:
             line += f", and {loops_run(cut[-1])} loops of {cut[-1].function}"
         return line
@@ -267,18 +267,15 @@ def pooled(results):
             for k in first.batch_ns
         }
     details = dict(first.details)
+    every = [r.details for r in results]
     if "thread_samples" in details:
-        details["thread_samples"] = [
-            [s for r in results for s in r.details["thread_samples"][t]]
-            for t in range(len(details["thread_samples"]))
-        ]
+        by_thread = zip(*(d["thread_samples"] for d in every))
+        details["thread_samples"] = [list(chain(*samples)) for samples in by_thread]
     if "counters" in details:
-        details["counters"] = {
-            name: [v for r in results for v in r.details["counters"][name]]
-            for name in details["counters"]
-        }
+        counters = details["counters"]
+        details["counters"] = {k: list(chain(*(d["counters"][k] for d in every))) for k in counters}
     if "pages" in details:
-        details["pages"] = [p for r in results for p in r.details["pages"]]
+        details["pages"] = list(chain(*(d["pages"] for d in every)))
     return dataclasses.replace(first, **changes, details=details)
 
 

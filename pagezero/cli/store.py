@@ -15,7 +15,6 @@ __all__ = ["add_parsers"]
 
 
 def cmd_store_add(args):
-    """Add results files and folders; one line per file and the totals."""
     records = read_records(args.paths)  # a bad file is refused before a store is made
     with Store(args.store, create=True) as store:
         outcomes = store.add_records(records)
@@ -27,7 +26,6 @@ def cmd_store_add(args):
 
 
 def cmd_store_list(args):
-    """The stored result sets, one line each (or as JSON)."""
     with Store(args.store) as store:
         rows = store.list()
     if args.format == "json":
@@ -46,7 +44,6 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
-    """The matching points over time as a table (or JSON), ``--plot`` drawing them."""
     check_output(args.plot)
     filters = ("machine", "kernel", "benchmark", "function", "size", "page")
     with Store(args.store) as store:
@@ -60,7 +57,6 @@ def cmd_store_history(args):
 
 
 def cmd_store_export(args):
-    """Every stored point as CSV, or every result set's document as JSON, to -o or stdout."""
     check_output(args.output)
     with Store(args.store) as store:
         if args.format == "json":
@@ -83,7 +79,6 @@ def cmd_store_export(args):
 
 
 def cmd_store_publish(args):
-    """The store as a static site (:func:`pagezero.store.publish.publish`)."""
     with Store(args.store) as store:
         pages = publish(store, args.output)
     print(f"{len(pages)} pages in {args.output}; open {pages[0]}")

@@ -221,12 +221,15 @@ def _headroom(args, measured):
 
 
 def plan_mmap(args):
-    """``(point, plan)`` of mem mmap's arguments, all checked but -f and -o (fleet run too)."""
+    """``(point, plan)`` of mem mmap's arguments, all checked but -o (fleet run too)."""
     resolve_clock(args)
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     point = pick(args, "size page threads thp clock latency touch profile", seed="randomize")
-    return point, faults.plan(**point)
+    job = faults.plan(**point)
+    if args.function not in ("all", "help"):
+        faults.check_latency(job, faults.check_workload(args.function))
+    return point, job
 
 
 def cmd_mmap(args):
@@ -237,8 +240,7 @@ def cmd_mmap(args):
     # Every argument is checked before anything runs or any pool changes.
     point, job = plan_mmap(args)
     if args.function != "all":
-        names = [faults.check_workload(args.function)]
-        faults.check_latency(job, names[0])
+        names = [args.function]
     else:
         why = "MAP_POPULATE faults every page inside mmap(), so no fault can be timed on its own"
         skip = {"populate": why} if args.latency else {}

@@ -104,8 +104,7 @@ def add_parsers(sub):
     p.add_argument("--function", help="kernel or workload, e.g. x86-64-stosb")
     p.add_argument("--size", help="region size, e.g. 1GB")
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
-    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add(p, "format")
+    add(p, "plot format")
     text = "every stored point as CSV, or every result set's document as JSON"
     p = command(actions, "export", text, cmd_store_export, command="store-export")
     p.add_argument("--format", default="csv", choices=["csv", "json"])

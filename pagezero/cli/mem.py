@@ -35,6 +35,7 @@ def _list(rows):
     print("Available functions:")  # as perf's -f help
     for name, description in rows:
         print(f"\t{name} ... {description}")
+    return 0
 
 
 def _all(candidates):
@@ -114,11 +115,10 @@ def plan_mem(args):
 def cmd_mem(args):
     kind = "clear" if args.benchmark == "memset" else "copy"
     if args.function == "help":
-        _list(
+        return _list(
             (k.name, k.description + ("" if k.available else f"  [unavailable: {k.reason}]"))
             for k in kernels(kind)
         )
-        return 0
     check_output(args.output)
     # Every argument checked first: a mistake never follows part of a run or -f all's notes.
     point, job = plan_mem(args)
@@ -234,8 +234,7 @@ def plan_mmap(args):
 
 def cmd_mmap(args):
     if args.function == "help":
-        _list((name, faults.describe(name)) for name in faults.WORKLOADS)
-        return 0
+        return _list((name, faults.describe(name)) for name in faults.WORKLOADS)
     check_output(args.output)
     # Every argument is checked before anything runs or any pool changes.
     point, job = plan_mmap(args)

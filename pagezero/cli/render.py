@@ -19,7 +19,7 @@ from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.processes import across_processes
 from pagezero.runs.sweeps import lost_lines
 from pagezero.system.backing import Backing, thp_warning
-from pagezero.units import gbps
+from pagezero.units import format_gbps
 
 
 def print_json(doc):
@@ -30,11 +30,6 @@ def write_json(path, doc):
     """Write doc to path as results are written: renamed into place, signals held meanwhile."""
     with deferred():
         atomic_write(path, lambda f: f.write(json.dumps(doc, indent=1) + "\n"))
-
-
-def gbs(rate):
-    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB)."""
-    return f"{gbps(rate):.2f}"
 
 
 def format_ns(ns):
@@ -79,7 +74,7 @@ def condition_lines(results, what):
             lines.append(
                 f"# {r.params.get('batch', '')}: {len(d['thread_samples'])} threads on CPUs "
                 f"{', '.join(map(str, d['cpus']))}, each clearing its own region: "
-                f"{gbs(r.bytes_per_sec)} GB/s aggregate, {gbs(mean)} GB/s/thread "
+                f"{format_gbps(r.bytes_per_sec, 2)} aggregate, {format_gbps(mean, 2)}/thread "
                 f"( +- {spread:.2f}% )"
             )
         if "counters" in d:

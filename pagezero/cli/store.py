@@ -1,6 +1,7 @@
 """``pagezero store add|list|history|export|publish``: the results store on the command line."""
 
 import csv
+import io
 import json
 import os
 import sys
@@ -60,21 +61,18 @@ def cmd_store_export(args):
     check_output(args.output)
     with Store(args.store) as store:
         if args.format == "json":
-            doc = [{"set": set_id, **json.loads(text)} for set_id, text in store.documents()]
+            docs = [{"set": set_id, **json.loads(doc)} for set_id, doc in store.documents()]
+            text = json.dumps(docs, indent=1) + "\n"
         else:
-            rows = store.export()
-
-    def write(f):
-        if args.format == "json":
-            return f.write(json.dumps(doc, indent=1) + "\n")
-        w = csv.writer(f)
-        w.writerow(rows[0].keys() if rows else ["set_id"])
-        w.writerows(r.values() for r in rows)
-
+            rows, out = store.export(), io.StringIO()
+            w = csv.writer(out)
+            w.writerow(rows[0].keys() if rows else ["set_id"])
+            w.writerows(r.values() for r in rows)
+            text = out.getvalue()
     if args.output:
-        atomic_write(args.output, write)
+        atomic_write(args.output, lambda f: f.write(text))
     else:
-        write(sys.stdout)
+        sys.stdout.write(text)
     return 0
 
 

@@ -8,7 +8,7 @@ import sys
 from pagezero import __version__, _core
 from pagezero.analysis.cache import INFO_KEY
 from pagezero.cli import analysis, fleet, mem, policy, render, store, studies
-from pagezero.cli.options import Parser, UsageError, add, add_format, command, number
+from pagezero.cli.options import Parser, UsageError, add, command
 from pagezero.interrupt import as_interrupted, signals_interrupt
 from pagezero.studies.cache import measure_cache
 from pagezero.system.kernels import kernels
@@ -18,7 +18,6 @@ __all__ = ["main", "build_parser", "UsageError"]
 
 
 def cmd_info(args):
-    """pagezero info: CPU, caches, hugepages, THP, preemption; --measure: the cache a run has."""
     info = machine()
     if args.measure:
         info[INFO_KEY] = measure_cache(info).to_json()
@@ -30,7 +29,6 @@ def cmd_info(args):
 
 
 def cmd_kernels(args):
-    """pagezero kernels: each kernel's availability on this CPU, stores and features."""
     kinds = ("clear", "copy") if args.kind == "all" else (args.kind,)
     found = [k for kind in kinds for k in kernels(kind)]
     if args.format == "json":
@@ -100,26 +98,8 @@ def build_parser():
         "compare result sets (files or report folders): base, then one or more others, "
         "or with --by function their functions side by side; the run is the unit"
     )
-    p = command(sub, "compare", text, analysis.cmd_compare)
-    p.add_argument("results", nargs="+", metavar="RESULTS.json|DIR")
-    threshold = "smallest change worth flagging, in percent (default 2)"
-    p.add_argument("--threshold", type=number, default=2.0, help=threshold)
-    alpha = "significance level of the test on the runs' medians (default 0.01)"
-    p.add_argument("--alpha", type=number, default=0.01, help=alpha)
-    simple = (
-        "simple: per point, the base's median of per-run medians and each other's "
-        "change of it in percent"
-    )
-    paste = "text: the table in 80 columns, to paste in a patch mail or review reply"
-    add_format(p, ("default", "text", "simple", "json"), help=f"{simple}; {paste}")
-    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    by = (
-        "file: each file or folder a side, against the first (default); function: the "
-        "functions (kernels, workloads) of all of them side by side, against --base"
-    )
-    p.add_argument("--by", default="file", choices=["file", "function"], help=by)
-    base = "with --by function: the base function (default: the first in the kernel table)"
-    p.add_argument("--base", metavar="FUNCTION", help=base)
+    options = "results threshold alpha format plot by base"
+    command(sub, "compare", text, analysis.cmd_compare, options)
 
     text = "plot a results file as PNG and SVG"
     command(sub, "plot", text, analysis.cmd_plot, "results output x")

@@ -17,7 +17,6 @@ from pagezero.cli.options import UsageError, add, check_output, command, integer
 from pagezero.cli.policy import plan_batches, plan_folios
 from pagezero.fleet.run import FILE_COMMANDS, FOLDER_COMMANDS, FleetError, command_argv
 from pagezero.interrupt import as_interrupted
-from pagezero.measure import fault as faults
 from pagezero.runs.processes import check_runs
 
 __all__ = ["add_parsers", "check_command"]
@@ -67,18 +66,10 @@ def _parse(commands, argv):
 
 # A fleet's values are checked as a local run checks them (docs/cli.rst, "Fleet commands");
 # what only the running machine can judge is left to it.
-
-
-def _mmap(args):
-    _, job = plan_mmap(args)
-    if args.function not in ("all", "help"):
-        faults.check_latency(job, faults.check_workload(args.function))
-
-
 _CHECKS = {
     "memset": plan_mem,
     "memcpy": plan_mem,
-    "mmap": _mmap,
+    "mmap": plan_mmap,
     "batch": plan_batches,
     "folio": plan_folios,
     "report": lambda args: None if args.runs is None else check_runs(args.runs),  # as it does first
@@ -96,8 +87,7 @@ def _any_machine(args):
         value = getattr(args, name, None)
         if name.endswith("node") and value is not None and value < 0:
             raise ValueError(f"{name} must be a NUMA node's number (0 or more), not {value}")
-        if value is not None:
-            setattr(args, name, None)
+        setattr(args, name, None)
     return args
 
 
@@ -114,8 +104,7 @@ def check_command(commands, argv):
             f"mem memset|memcpy|mmap, batch, folio, sweep or report"
         )
     try:
-        if args.command in _CHECKS:
-            _CHECKS[args.command](_any_machine(args))
+        _CHECKS.get(args.command, lambda args: None)(_any_machine(args))
     except (PagezeroError, OSError):
         pass  # this machine's memory, hugepages or kernels: each machine checks its own
     except (UsageError, ValueError) as e:
@@ -124,7 +113,6 @@ def check_command(commands, argv):
 
 
 def cmd_fleet_up(args):
-    """Start a scheduler and a worker per host over SSH, held up until a stop signal."""
     _require_extra("fleet up", "distributed", "asyncssh")
     from pagezero.fleet.run import start_fleet
 
@@ -148,7 +136,6 @@ def cmd_fleet_up(args):
 
 
 def cmd_fleet_run(args):
-    """Run the command on every machine into -o (and --store); FleetError for unfinished ones."""
     _require_extra("fleet run", "distributed")
     from pagezero.fleet.run import run_fleet
 
@@ -201,7 +188,6 @@ def _store_results(store, out_dir):
 
 
 def cmd_fleet_table(args):
-    """Print the machines of a fleet run side by side (or as JSON), ``--plot`` drawing them."""
     from pagezero.fleet.run import format_table, machine_sets, only_matching, table_rows
 
     check_output(args.plot)
@@ -261,5 +247,4 @@ def add_parsers(sub):
     p.add_argument("dir", metavar="DIR", help="a fleet run's folder")
     text = "only the points with all these words in their label, e.g. 'x86-64-stosb chunk=0'"
     p.add_argument("--match", metavar="WORDS", help=text)
-    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add(p, "format")
+    add(p, "plot format")

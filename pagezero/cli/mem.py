@@ -35,6 +35,7 @@ def _list(rows):
     print("Available functions:")  # as perf's -f help
     for name, description in rows:
         print(f"\t{name} ... {description}")
+    return 0
 
 
 def _all(candidates):
@@ -101,13 +102,6 @@ def _print_conditions(result):
             print(f"# {name}: {per_loop:.0f} per loop")
 
 
-def _unfit(kernel, value):
-    if not kernel.available:
-        return kernel.reason
-    if kernel.zero_only and value != 0:
-        return "it can only write zeros"
-
-
 def plan_mem(args):
     """``(point, plan)`` of memset | memcpy's arguments, checked but -f and -o (fleet run too)."""
     resolve_clock(args)
@@ -119,21 +113,21 @@ def plan_mem(args):
 
 
 def cmd_mem(args):
-    """pagezero mem memset | memcpy: time clearing or copying a buffer, as perf bench mem."""
     kind = "clear" if args.benchmark == "memset" else "copy"
     if args.function == "help":
-        _list(
+        return _list(
             (k.name, k.description + ("" if k.available else f"  [unavailable: {k.reason}]"))
             for k in kernels(kind)
         )
-        return 0
     check_output(args.output)
     # Every argument checked first: a mistake never follows part of a run or -f all's notes.
     point, job = plan_mem(args)
     if args.function != "all":
         names = [find_kernel(args.function, kind).name]
     else:
-        names = _all([(k.name, _unfit(k, point.get("value", 0))) for k in kernels(kind)])
+        zeros = "it can only write zeros" if point.get("value", 0) != 0 else None
+        why = [(k.name, k.reason or (zeros if k.zero_only else None)) for k in kernels(kind)]
+        names = _all(why)
 
     def show(result, first, results):
         if _perf_lines(args, result, find_kernel(result.function, kind).description, first):
@@ -227,25 +221,25 @@ def _headroom(args, measured):
 
 
 def plan_mmap(args):
-    """``(point, plan)`` of mem mmap's arguments, all checked but -f and -o (fleet run too)."""
+    """``(point, plan)`` of mem mmap's arguments, all checked but -o (fleet run too)."""
     resolve_clock(args)
     if args.headroom and args.clock == "cycles":
         raise UsageError("--headroom compares rates, which the cycles clock does not give")
     point = pick(args, "size page threads thp clock latency touch profile", seed="randomize")
-    return point, faults.plan(**point)
+    job = faults.plan(**point)
+    if args.function not in ("all", "help"):
+        faults.check_latency(job, faults.check_workload(args.function))
+    return point, job
 
 
 def cmd_mmap(args):
-    """pagezero mem mmap: time mapping a region and faulting every page in."""
     if args.function == "help":
-        _list((name, faults.describe(name)) for name in faults.WORKLOADS)
-        return 0
+        return _list((name, faults.describe(name)) for name in faults.WORKLOADS)
     check_output(args.output)
     # Every argument is checked before anything runs or any pool changes.
     point, job = plan_mmap(args)
     if args.function != "all":
-        names = [faults.check_workload(args.function)]
-        faults.check_latency(job, names[0])
+        names = [args.function]
     else:
         why = "MAP_POPULATE faults every page inside mmap(), so no fault can be timed on its own"
         skip = {"populate": why} if args.latency else {}

@@ -12,9 +12,6 @@ from pagezero.studies.advise.study import SWEEPS as ADVISE_SWEEPS
 from pagezero.studies.predict.study import FAULT_LOOPS, PAGES
 from pagezero.system.backing import BACKINGS
 
-__all__ = ["UsageError", "Parser", "integer", "number", "add", "command", "add_format"]
-__all__ += ["check_output", "pick"]
-
 
 class UsageError(Exception):
     """A command-line mistake: exit status 2."""
@@ -121,6 +118,11 @@ OPTIONS = {
     "quiet": ("-q --quiet", dict(action="store_true")),
     "no_reserve": ("--no-reserve", dict(action="store_false", dest="reserve")),
     "output": ("-o --output", dict(metavar="FILE.json")),
+    "threshold": ("--threshold", dict(type=number, default=2.0)),
+    "alpha": ("--alpha", dict(type=number, default=0.01)),
+    "plot": ("--plot", dict(metavar="STEM")),
+    "by": ("--by", dict(default="file", choices=["file", "function"])),
+    "base": ("--base", dict(metavar="FUNCTION")),
     # --format: default (the text for people), simple (numbers only, a line a row), json.
     "format": ("--format", dict(default="default", type=_format_word, choices=_FORMATS)),
 }
@@ -138,6 +140,9 @@ SETTINGS = {
     ("output", "sweep"): dict(required=True),
     ("output", "plot"): dict(metavar="STEM"),
     ("output", "report"): dict(metavar="DIR"),
+    ("results", "compare"): dict(nargs="+", metavar="RESULTS.json|DIR"),
+    # compare's --format text is a format of its own, not the deprecated name of default.
+    ("format", "compare"): dict(type=None, choices=["default", "text", "simple", "json"]),
     **{("format", c): dict(choices=["default", "simple"]) for c in ("memset", "memcpy", "mmap")},
     **{("format", c): dict(choices=["default", "json"]) for c in _JSON_ONLY},
 }
@@ -245,6 +250,15 @@ HELP: dict[str | tuple[str, str], str | None] = {
     ("format", "kernels"): "simple: the names of the kernels this machine can run, one a line",
     ("format", "folio"): "simple: 'rate touch_ns_per_line cold_ns_per_line' per strategy",
     ("format", "batch"): "simple: 'rate worst_ms p99_ms' per batch",
+    ("format", "compare"): "simple: per point, the base's median of per-run medians and each "
+    "other's change of it in percent; text: the table in 80 columns, to paste in a patch mail "
+    "or review reply",
+    "threshold": "smallest change worth flagging, in percent (default 2)",
+    "alpha": "significance level of the test on the runs' medians (default 0.01)",
+    "plot": "also draw STEM.png and STEM.svg",
+    "by": "file: each file or folder a side, against the first (default); function: the "
+    "functions (kernels, workloads) of all of them side by side, against --base",
+    "base": "with --by function: the base function (default: the first in the kernel table)",
 }
 
 
@@ -271,12 +285,6 @@ def pick(args, names, loops="nr_loops", **renamed):
     renamed["loops"] = loops
     picked = {n: getattr(args, n) for n in names.split()}
     return picked | {k: getattr(args, d) for k, d in renamed.items()}
-
-
-def add_format(p, formats, help=None):
-    """--format with these choices (see OPTIONS); 'text' is a format of its own where listed."""
-    word = None if "text" in formats else _format_word
-    p.add_argument("--format", default="default", type=word, choices=list(formats), help=help)
 
 
 def check_output(path):

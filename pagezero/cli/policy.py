@@ -15,7 +15,7 @@ from pagezero.measure.policy import (
     run_batch,
     run_folio,
 )
-from pagezero.units import format_size, parse_size
+from pagezero.units import format_size, gbps, parse_size
 
 # batch's and folio's figures in their --format json rows, as their results name them.
 _BATCH_FIGURES = "batches_per_loop loops bytes_per_sec worst_ms p99_ms typical_worst_ms median_ms"
@@ -70,7 +70,6 @@ def plan_batches(args):
 
 
 def cmd_batch(args):
-    """pagezero batch: clear a region in batches and time every batch."""
     check_output(args.output)
     batches, notes, common, jobs = plan_batches(args)
     here = (run_batch(j) for j in jobs)
@@ -96,7 +95,7 @@ def cmd_batch(args):
     for row in rows:
         lines.append(
             f"{row['batch']:>8} {format_size(row['batch_bytes']):>8} "
-            f"{row['batches_per_loop']:>8} {render.gbs(row['bytes_per_sec']):>8} "
+            f"{row['batches_per_loop']:>8} {gbps(row['bytes_per_sec']):8.2f} "
             f"{row['worst_ms']:9.3g} {row['p99_ms']:9.3g} "
             f"{row['typical_worst_ms']:9.3g} {row['median_ms']:9.3g}"
         )
@@ -119,7 +118,6 @@ def plan_folios(args):
 
 
 def cmd_folio(args):
-    """pagezero folio: clear a folio in a strategy's order, then touch the fault's neighbourhood."""
     check_output(args.output)
     names, notes, common, jobs = plan_folios(args)
     page_label = []
@@ -164,7 +162,7 @@ def cmd_folio(args):
     ]
     for row in rows:
         lines.append(
-            f"{row['strategy']:<22} {render.gbs(row['bytes_per_sec']):>8} "
+            f"{row['strategy']:<22} {gbps(row['bytes_per_sec']):8.2f} "
             f"{row['touch_ns_per_line']:14.2f} {row['cold_ns_per_line']:13.2f} "
             f"{row['touch_ns_per_line'] / row['cold_ns_per_line']:10.2f}"
         )

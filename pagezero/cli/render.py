@@ -8,6 +8,8 @@ import math
 import signal
 import statistics
 import sys
+from collections import Counter
+from itertools import chain
 
 from pagezero.files import atomic_write
 from pagezero.interrupt import Interrupted, as_interrupted, deferred, received
@@ -17,7 +19,7 @@ from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.processes import across_processes
 from pagezero.runs.sweeps import lost_lines
 from pagezero.system.backing import Backing, thp_warning
-from pagezero.units import gbps
+from pagezero.units import format_gbps
 
 
 def print_json(doc):
@@ -28,11 +30,6 @@ def write_json(path, doc):
     """Write doc to path as results are written: renamed into place, signals held meanwhile."""
     with deferred():
         atomic_write(path, lambda f: f.write(json.dumps(doc, indent=1) + "\n"))
-
-
-def gbs(rate):
-    """A rate in GB/s, 10^9 bytes per second (pagezero.units says which GB)."""
-    return f"{gbps(rate):.2f}"
 
 
 def format_ns(ns):
@@ -77,7 +74,7 @@ def condition_lines(results, what):
             lines.append(
                 f"# {r.params.get('batch', '')}: {len(d['thread_samples'])} threads on CPUs "
                 f"{', '.join(map(str, d['cpus']))}, each clearing its own region: "
-                f"{gbs(r.bytes_per_sec)} GB/s aggregate, {gbs(mean)} GB/s/thread "
+                f"{format_gbps(r.bytes_per_sec, 2)} aggregate, {format_gbps(mean, 2)}/thread "
                 f"( +- {spread:.2f}% )"
             )
         if "counters" in d:
@@ -196,15 +193,13 @@ class Measured:
             return f"{done} of {self.planned} loops"
         n = len(self.names)
         each = self.planned // (n * self.runs_meant)  # one function's loops in one run
-        if self.runs_meant > 1:
-            by_run = {}
-            for r, run in zip(self.results, self.runs):
-                by_run.setdefault(run.get("process"), []).append(loops_run(r) == each)
-            whole = sum(len(v) == n and all(v) for v in by_run.values())
-            return f"{whole} of {self.runs_meant} runs of {n} functions, {each} loops each"
-        whole = [r for r in self.results if loops_run(r) == each]
+        if self.runs_meant > 1:  # a run is whole when its n functions all ran their loops
+            runs = zip(self.results, self.runs)
+            whole = Counter(run.get("process") for r, run in runs if loops_run(r) == each)
+            done_runs = sum(count == n for count in whole.values())
+            return f"{done_runs} of {self.runs_meant} runs of {n} functions, {each} loops each"
         cut = [r for r in self.results if loops_run(r) != each]
-        line = f"{len(whole)} of {n} functions, {each} loops each"
+        line = f"{len(self.results) - len(cut)} of {n} functions, {each} loops each"
         if cut:
             line += f", and {loops_run(cut[-1])} loops of {cut[-1].function}"
         return line
@@ -267,18 +262,15 @@ def pooled(results):
             for k in first.batch_ns
         }
     details = dict(first.details)
+    every = [r.details for r in results]
     if "thread_samples" in details:
-        details["thread_samples"] = [
-            [s for r in results for s in r.details["thread_samples"][t]]
-            for t in range(len(details["thread_samples"]))
-        ]
+        by_thread = zip(*(d["thread_samples"] for d in every))
+        details["thread_samples"] = [list(chain(*samples)) for samples in by_thread]
     if "counters" in details:
-        details["counters"] = {
-            name: [v for r in results for v in r.details["counters"][name]]
-            for name in details["counters"]
-        }
+        counters = details["counters"]
+        details["counters"] = {k: list(chain(*(d["counters"][k] for d in every))) for k in counters}
     if "pages" in details:
-        details["pages"] = [p for r in results for p in r.details["pages"]]
+        details["pages"] = list(chain(*(d["pages"] for d in every)))
     return dataclasses.replace(first, **changes, details=details)
 
 

@@ -1,6 +1,7 @@
 """``pagezero store add|list|history|export|publish``: the results store on the command line."""
 
 import csv
+import io
 import json
 import os
 import sys
@@ -13,7 +14,6 @@ __all__ = ["add_parsers"]
 
 
 def cmd_store_add(args):
-    """Add results files and folders; one line per file and the totals."""
     records = read_records(args.paths)  # a bad file is refused before a store is made
     with Store(args.store, create=True) as store:
         outcomes = store.add_records(records)
@@ -25,7 +25,6 @@ def cmd_store_add(args):
 
 
 def cmd_store_list(args):
-    """The stored result sets, one line each (or as JSON)."""
     with Store(args.store) as store:
         rows = store.list()
     if args.format == "json":
@@ -44,7 +43,6 @@ def cmd_store_list(args):
 
 
 def cmd_store_history(args):
-    """The matching points over time as a table (or JSON), ``--plot`` drawing them."""
     check_output(args.plot)
     filters = ("machine", "kernel", "benchmark", "function", "size", "page")
     with Store(args.store) as store:
@@ -58,30 +56,25 @@ def cmd_store_history(args):
 
 
 def cmd_store_export(args):
-    """Every stored point as CSV, or every result set's document as JSON, to -o or stdout."""
     check_output(args.output)
     with Store(args.store) as store:
         if args.format == "json":
-            doc = [{"set": set_id, **json.loads(text)} for set_id, text in store.documents()]
+            docs = [{"set": set_id, **json.loads(doc)} for set_id, doc in store.documents()]
+            text = json.dumps(docs, indent=1) + "\n"
         else:
-            rows = store.export()
-
-    def write(f):
-        if args.format == "json":
-            return f.write(json.dumps(doc, indent=1) + "\n")
-        w = csv.writer(f)
-        w.writerow(rows[0].keys() if rows else ["set_id"])
-        w.writerows(r.values() for r in rows)
-
+            rows, out = store.export(), io.StringIO()
+            w = csv.writer(out)
+            w.writerow(rows[0].keys() if rows else ["set_id"])
+            w.writerows(r.values() for r in rows)
+            text = out.getvalue()
     if args.output:
-        atomic_write(args.output, write)
+        atomic_write(args.output, lambda f: f.write(text))
     else:
-        write(sys.stdout)
+        sys.stdout.write(text)
     return 0
 
 
 def cmd_store_publish(args):
-    """The store as a static site (:func:`pagezero.store.publish.publish`)."""
     with Store(args.store) as store:
         pages = publish(store, args.output)
     print(f"{len(pages)} pages in {args.output}; open {pages[0]}")
@@ -107,8 +100,7 @@ def add_parsers(sub):
     p.add_argument("--function", help="kernel or workload, e.g. x86-64-stosb")
     p.add_argument("--size", help="region size, e.g. 1GB")
     p.add_argument("--page", help="page size: 4KB, 2MB or 1GB")
-    p.add_argument("--plot", metavar="STEM", help="also draw STEM.png and STEM.svg")
-    add(p, "format")
+    add(p, "plot format")
     text = "every stored point as CSV, or every result set's document as JSON"
     p = command(actions, "export", text, cmd_store_export, command="store-export")
     p.add_argument("--format", default="csv", choices=["csv", "json"])

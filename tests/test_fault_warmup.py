@@ -11,7 +11,8 @@ import pytest
 from conftest import check_rate_line, ok
 
 import pagezero
-from pagezero.measure import fault, warmup
+from pagezero.measure import fault
+from pagezero.measure import mem as warmup
 from pagezero.studies.predict import study as predict_study
 
 MS = 1_000_000

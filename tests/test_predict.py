@@ -9,8 +9,8 @@ import math
 import pytest
 
 import pagezero
+from pagezero.measure.mem import warming_runs
 from pagezero.measure.policy import PAGE_SIZE, Step, clear_order
-from pagezero.measure.warmup import warming_runs
 from pagezero.studies.predict import Prediction
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW, ProjectedPolicy, fit, project
 from pagezero.studies.predict.prediction import group_projections

@@ -12,8 +12,7 @@ import pagezero.measure.conditions as conditions
 from pagezero import _core, interrupt
 from pagezero.measure import profile as inside
 from pagezero.measure.conditions import thread_spread  # cli.mem reads it here too
-from pagezero.measure.mem import check_clock, memset
-from pagezero.measure.warmup import WARM_LOOP_FRACTION, warming_runs
+from pagezero.measure.mem import WARM_LOOP_FRACTION, check_clock, memset, warming_runs
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.system import hugepages
 from pagezero.system.kernels import kernels
@@ -161,7 +160,7 @@ def warm(p: FaultPlan) -> None:
 
 
 def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """raw less its leading loops still warming up (measure.warmup), and those, or None."""
+    """raw less its leading loops still warming up (mem.warming_runs), and those, or None."""
     wall = raw["wall"]
     n = warming_runs([1 / s for s in wall], WARM_LOOP_FRACTION) if wall and all(wall) else 0
     if not n:

@@ -10,7 +10,7 @@ from typing import Any
 from pagezero._core import PagezeroError
 from pagezero.interrupt import Interrupted, as_interrupted
 from pagezero.measure.fault import page_report, plan
-from pagezero.measure.warmup import warming_runs
+from pagezero.measure.mem import warming_runs
 from pagezero.results.result import Result
 from pagezero.runs.processes import across_processes, check_runs, faults
 from pagezero.studies.predict.inside import SAMPLED, inside

@@ -312,16 +312,9 @@ def page_report(result: Result) -> dict[str, Any]:
     text = f"asked {asked}, got {got}"
     if resident < expected:
         text += f"; only {format_size(resident)} of {format_size(expected)} resident"
-    return {
-        "asked": asked,
-        "got": got,
-        "expected_bytes": expected,
-        "resident_bytes": resident,
-        "thp_bytes": thp_bytes,
-        "hugetlb_bytes": worst["hugetlb"],
-        "fallback": fallback,
-        "text": text,
-    }
+    sizes = dict(expected_bytes=expected, resident_bytes=resident, thp_bytes=thp_bytes)
+    sizes["hugetlb_bytes"] = worst["hugetlb"]
+    return {"asked": asked, "got": got, **sizes, "fallback": fallback, "text": text}
 
 
 @dataclass(frozen=True)
@@ -364,8 +357,7 @@ def measure_headroom(
     reserve: bool = False,
     measured: tuple[Result, ...] = (),
 ) -> tuple[Result, ...]:
-    """Each clear kernel (default: all available) over the fault's extent, a page at a time;
-    stopped, Interrupted's partial holds `measured` (those before) and the clears done."""
+    """Each clear kernel (default: all) on the fault's extent, a page a call; partial: +measured."""
     p = fault.params
     same = dict(size=p["size"], page=p["page"], loops=p["loops"], thp=p["thp"], clock=fault.clock)
     clear_plan = plan(**same)
@@ -394,8 +386,7 @@ def headroom(
     clear_kernels: Iterable[str] | None = None,
     reserve: bool = False,
 ) -> Headroom | None:
-    """Measure faults() and, right after, each clear kernel in page-sized calls over a region of
-    the same size and page size.
+    """Measure faults() and, right after, each clear kernel in page-sized calls on the same extent.
 
     Parameters
     ----------

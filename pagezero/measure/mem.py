@@ -27,9 +27,8 @@ CLOCKS: tuple[str, ...] = _core.clocks()
 SETTLE_MIN_LOOPS: int = _core.SETTLE_MIN_LOOPS
 SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
 
-# Warm-up (a VM host's first touch): docs/measuring.rst, "Warm first".
-# Half the rate of the rest: far beyond the 3-5% between runs of a warm machine, and well
-# above the five-to-tenfold of a host's first touch.
+# Warm-up (docs/measuring.rst, "Warm first"): half the rate of the rest, far beyond the 3-5%
+# between runs of a warm machine, and well above the five-to-tenfold of a host's first touch.
 WARM_FRACTION = 0.5
 # Loops within one process vary more than runs (a first loop in a fresh process on a loaded
 # machine can take twice as long: its page tables, the allocator's lists): a loop is warming
@@ -107,9 +106,7 @@ class Plan:
 def plan(benchmark: str, *args: Any, **kwargs: Any) -> Plan:
     """memset's or memcpy's arguments but the kernel's name, checked before anything is mapped."""
     conditions.check_choice("benchmark", benchmark, ("memset", "memcpy"))
-    a = conditions.arguments(
-        memset if benchmark == "memset" else memcpy, args, kwargs
-    )  # function: any
+    a = conditions.arguments(memset if benchmark == "memset" else memcpy, args, kwargs)
     size, chunk, thp, offset, threads = a["size"], a["chunk"], a["thp"], a["offset"], a["threads"]
     nbytes = parse_size(size)
     chunk_bytes = parse_size(chunk, what="chunk", allow_zero=True)

@@ -28,8 +28,7 @@ def across_processes(
     runs: int,
     progress: Progress | bool | None = None,
 ) -> ResultSet:
-    """Each point (checked first) in each of `runs` fresh processes, as a sweep's repetitions
-    (progress as sweep()'s, None: runs of the ambient Progress); Interrupted with the part."""
+    """Each point (checked first) in each of `runs` fresh processes; Interrupted with the part."""
     check_runs(runs)
     for point in points:
         BENCHMARKS[benchmark].check(**point)

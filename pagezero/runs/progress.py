@@ -1,5 +1,4 @@
-"""Progress of a long run on stderr: a line per step with the time left, an estimate; a
-tqdm bar on a terminal (docs/measuring.rst, "Progress")."""
+"""Progress of a long run on stderr, lines or a tqdm bar (docs/measuring.rst, "Progress")."""
 
 from __future__ import annotations
 
@@ -90,8 +89,7 @@ class Progress:
         return time.monotonic() - self._start
 
     def left(self) -> tuple[float, bool] | None:
-        """(seconds to go, whether the step under way, or else the next unit, is past its
-        share: then it counts 0), an estimate; None before there is a pace to go by."""
+        """(seconds to go, whether the step under way is past its share), or None without a pace."""
         now = time.monotonic()
         pace = (self._last_step - self._start) / self.done if self.done > 0 else self._prior
         if pace is None:

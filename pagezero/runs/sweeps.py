@@ -162,8 +162,7 @@ def _pages_gone(rs: ResultSet | None, error: Exception | None) -> str | None:
 def _swept(
     benchmark: str, grid: dict[str, Any], runs: int, warmup: int, progress: Any, notes: list[str]
 ) -> ResultSet | None:
-    """One shape's sweep; its 2MB hugetlb pages gone, again on kernel_backing()'s choice now,
-    None for pages with no other choice; a line in `notes` says which, what instead, why."""
+    """One shape's sweep, on kernel_backing()'s choice if its hugetlb pages are gone (see notes)."""
     region = benchmark in _REGION_BENCHMARKS
     left_out = ("function", "thp", "loops", "reserve", "page" if region else "")
     shape = ", ".join(

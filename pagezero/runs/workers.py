@@ -330,8 +330,7 @@ def run_workers(
     seed: int,
     progress: Progress | bool | None,
 ) -> ResultSet:
-    """The repetitions over `processes` fresh interpreters, one at a time (process i runs
-    repetitions i, i + processes, ...); a worker that dies loses its own only (``rs.lost``)."""
+    """The repetitions over `processes` fresh interpreters in turn; a dead one's go to rs.lost."""
     where = _importable(benchmark)
     collected: list[Any] = []  # the workers' Results
     runs: list[Mapping[str, Any]] = []

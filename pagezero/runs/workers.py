@@ -16,14 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pagezero import interrupt
 from pagezero._core import UnavailableError
-from pagezero.interrupt import (
-    STOP_SIGNALS,
-    Interrupted,
-    as_interrupted,
-    deferred,
-    signals_interrupt,
-)
 from pagezero.measure import fault, mem, policy
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.runs.progress import Progress, current, run_finished, shown
@@ -69,7 +63,7 @@ register("batch", policy.batch, policy.plan_batch)
 register("folio", policy.folio, policy.plan_folio)
 
 
-def _partial(stop: Interrupted) -> list[Result]:
+def _partial(stop: interrupt.Interrupted) -> list[Result]:
     """The Results a stop signal's Interrupted carries (the loops of the run it cut short)."""
     if isinstance(stop.partial, Result):
         return [stop.partial]
@@ -119,7 +113,7 @@ def run_here(
             if ambient is not None:
                 run_finished(f"{benchmark} pass {n + 1} of {len(repetitions)} done")
     except KeyboardInterrupt as e:
-        stop = as_interrupted(e)
+        stop = interrupt.as_interrupted(e)
         if measuring is not None:  # a warm-up's loops are thrown away, stopped or not
             cut = _partial(stop)
             results += cut
@@ -149,13 +143,13 @@ def _measure(spec: dict[str, Any]) -> int:
         keys = ("benchmark", "points", "repetitions", "warmup", "seed", "process", "progress")
         rs = run_here(*(spec[k] for k in keys))
         # Held signals: a second one cannot leave the file half written.
-        with deferred():
+        with interrupt.deferred():
             rs.save(spec["output"])
     except KeyboardInterrupt as e:
         # A signal that came as run_here returned, or was held during the save.
-        late = as_interrupted(e)
+        late = interrupt.as_interrupted(e)
         if rs is not None:
-            with deferred():
+            with interrupt.deferred():
                 rs.save(spec["output"])
     if rs is not None and rs.interrupted:
         return 128 + getattr(signal, rs.interrupted, signal.SIGINT)
@@ -188,14 +182,14 @@ def worker_main() -> int:
 
 def _worker(spec: dict[str, Any]) -> int:
     try:
-        with signals_interrupt():
+        with interrupt.signals_interrupt():
             # The sweep starts this process with the stop signals held (_run_worker):
             # one sent meanwhile arrives now, as an Interrupted.
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt.STOP_SIGNALS)
             _import_benchmark(spec)
             return _measure(spec)
     except KeyboardInterrupt as e:
-        return as_interrupted(e).exit_status  # before anything was measured
+        return interrupt.as_interrupted(e).exit_status  # before anything was measured
     except Exception as e:
         reason = f"{type(e).__name__}: {e}".splitlines()[0]
         with open(spec["error"], "w") as f:
@@ -215,7 +209,7 @@ def _stop_worker(proc: subprocess.Popen[bytes], signum: int) -> None:
     sent = done = False
     while not done:
         try:
-            with deferred():
+            with interrupt.deferred():
                 if not sent:
                     proc.send_signal(signum)
                     sent = True
@@ -295,7 +289,7 @@ def _run_worker(
         # Started with the stop signals held, which it inherits: one sent to it while its
         # interpreter starts waits until its handlers are in place (_worker) instead of
         # ending it with a traceback; and this process cannot stop between Popen and wait.
-        with deferred():
+        with interrupt.deferred():
             # From a directory that is not the source tree (see tests/conftest.py).
             proc = subprocess.Popen(
                 [sys.executable, "-c", _WORKER_MAIN, spec_file],
@@ -305,14 +299,14 @@ def _run_worker(
             )
         _wait(proc)
     except KeyboardInterrupt as e:
-        stop = as_interrupted(e)
+        stop = interrupt.as_interrupted(e)
         stopped = stop.signame
         if proc is None:
             raise
         _stop_worker(proc, stop.signum)
     part = ResultSet.load(out) if os.path.exists(out) else None
     # A worker a stop signal ended saved what it measured (if anything) and exited 128 + signum.
-    by_signal = {128 + s: signal.Signals(s).name for s in STOP_SIGNALS}
+    by_signal = {128 + s: signal.Signals(s).name for s in interrupt.STOP_SIGNALS}
     if proc.returncode in by_signal:
         stopped = stopped or (part.interrupted if part else None) or by_signal[proc.returncode]
     elif part is None and not stopped:

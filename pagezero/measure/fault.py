@@ -192,12 +192,8 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
 
     def result(raw: dict[str, Any]) -> Result:
         raw, warmup = _without_warmup(raw)
-        details = {
-            "thread_samples": raw["threads"],
-            "pages": raw["pages"],
-            "latency": raw["latency"],
-            "touch": p.touch,
-        }
+        details = dict(thread_samples=raw["threads"], pages=raw["pages"], latency=raw["latency"])
+        details["touch"] = p.touch
         if warmup:
             details["warmup"] = warmup
         if warmed:

@@ -27,8 +27,7 @@ def format_duration(seconds: float) -> str:
 
 
 class Progress:
-    """Where a long run stands, on a stream: a line per step with the time left. In a
-    ``with`` block it is the ambient one, told of the runs and sweeps started inside.
+    """Where a long run stands, a line per step; in a ``with`` block, the ambient one (for runs).
 
     Parameters
     ----------

@@ -126,8 +126,7 @@ def sweep(
 def default_sizes(
     info: Mapping[str, Any] | None = None, low: int | str = "4KB", high: int | str | None = None
 ) -> list[int]:
-    """Extents from `low` to `high` (default: 8 x the LLC, 256MB at least): powers of two and,
-    as pmbw's, 0.5 to 2 x each cache size, resolving the steps at L1, L2 and the LLC."""
+    """Powers of two from `low` to `high` (default: 8 x LLC, >= 256MB), and 0.5-2 x each cache."""
     info = info if info is not None else machine()
     llc = llc_bytes(info) or 32 << 20
     lo = parse_size(low)

@@ -87,10 +87,7 @@ class Plan:
     offset: int = 0  # buffers start this far past a page boundary
     settle: int = 0  # the most untimed loops to settle the buffer first (0: none)
 
-    @property
-    def kind(self) -> str:
-        """The kernel kind it runs: "clear" or "copy"."""
-        return KERNEL_KIND[self.benchmark]
+    kind = property(lambda self: KERNEL_KIND[self.benchmark])  # the kernel kind: clear or copy
 
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params (conditions only where they differ from the defaults)."""

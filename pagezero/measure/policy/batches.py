@@ -95,10 +95,8 @@ class BatchPlan:
     threads = property(lambda self: self.conditions.threads)
     node = property(lambda self: self.conditions.node)
 
-    @property
-    def batches_per_loop(self) -> int:
-        """The batches of one pass (per thread), the last one maybe partial."""
-        return -(-self.nbytes // self.batch_bytes)
+    # The batches of one pass (per thread), the last one maybe partial.
+    batches_per_loop = property(lambda self: -(-self.nbytes // self.batch_bytes))
 
     def params(self, backing: str | None = None) -> dict[str, Any]:
         """The result's params, with the backing used (default: as asked)."""

@@ -185,12 +185,10 @@ class Conditions:
         """What the conditions add to a Result's details from the C core's answer `raw`."""
         d: dict[str, Any] = {}
         if self.threads > 1 or cpus:
-            d.update(
-                thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes), cpus=cpus
-            )
+            d.update(thread_samples=raw["thread_samples"], thread_bytes=tuple(thread_bytes))
+            d["cpus"] = cpus
         if self.cold:
-            d["cold_method"] = raw["cold_method"]
-            d["cold_timing"] = cold_timing
+            d.update(cold_method=raw["cold_method"], cold_timing=cold_timing)
         if raw.get("counters") is not None:
             d["counters"] = raw["counters"]
             if "PAGEZERO_FAKE_COUNTERS" in _core.switches():

@@ -73,10 +73,7 @@ class BatchResult(Result):
     worst_ms = _ms("max", "The slowest batch of all passes, in ms.")
     p99_ms = _ms("p99", "The 99th percentile of every batch of every pass, in ms.")
     median_ms = _ms("median", "The median of every batch of every pass, in ms.")
-    typical_worst_ms = _ms(
-        "typical_worst",
-        "The slowest batch position, median over passes, in ms: a batch no other task interrupts.",
-    )
+    typical_worst_ms = _ms("typical_worst", "The typical worst (docs/glossary.rst), in ms.")
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,8 @@ SETTLE_TOLERANCE_PCT: int = _core.SETTLE_TOLERANCE_PCT
 # Warm-up (docs/measuring.rst, "Warm first"): half the rate of the rest, far beyond the 3-5%
 # between runs of a warm machine, and well above the five-to-tenfold of a host's first touch.
 WARM_FRACTION = 0.5
-# Loops within one process vary more than runs (a first loop in a fresh process on a loaded
-# machine can take twice as long: its page tables, the allocator's lists): a loop is warming
-# up below a quarter of the rest's rate, still well above a host's first touch.
+# A loop is warming up below a quarter of the rest's rate, still well above a host's first
+# touch: a fresh process's first loop on a loaded machine can take twice (page tables, lists).
 WARM_LOOP_FRACTION = 0.25
 MIN_KEPT = 1
 

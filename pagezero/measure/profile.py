@@ -27,8 +27,7 @@ class Routine:
     arch: str  # platform.machine() it is for, or "any"
     since: tuple[int, int] | None  # the release it clears from (7.0's inlined clear_pages())
     instruction: str
-    # Words of the registry's description of the clear kernel doing the same, where the
-    # symbol says which (the registry names its kernels; Python does not).
+    # Words of the registry's description of the same clear kernel, where the symbol says which.
     registry: str | None
     source: str
 

@@ -159,8 +159,7 @@ class Progress:
             from tqdm import tqdm
 
             class Bar(tqdm):  # type: ignore[type-arg]  # generic in its stub only: tqdm[Any] fails at runtime
-                # No monitor thread: tqdm starts one even for a disabled bar, and leaves it
-                # running in the caller's process after the run.
+                # No monitor thread: tqdm starts one even for a disabled bar and leaves it running.
                 monitor_interval = 0
 
             fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"

@@ -286,9 +286,8 @@ def _run_worker(
         json.dump(spec, f)
     proc, stopped = None, None
     try:
-        # Started with the stop signals held, which it inherits: one sent to it while its
-        # interpreter starts waits until its handlers are in place (_worker) instead of
-        # ending it with a traceback; and this process cannot stop between Popen and wait.
+        # Started with the stop signals held (inherited): one sent as it starts waits for its
+        # handlers (_worker), not a traceback; and this one cannot stop between Popen and wait.
         with interrupt.deferred():
             # From a directory that is not the source tree (see tests/conftest.py).
             proc = subprocess.Popen(

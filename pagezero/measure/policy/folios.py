@@ -131,7 +131,6 @@ def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
         raise ValueError(
             f"unknown or unavailable cold method {cold!r} (here: auto, {', '.join(methods)})"
         )
-    # One folio, one thread.
     c = Conditions.check(a["cache"], 1, None, a["node"], None, a["counters"])
     kernel = orders.check_kernel(a["kernel"]).name
     nt = orders.nt_kernel_for(strategy, a["nt_kernel"])

@@ -288,8 +288,7 @@ def memcpy(
     size, page, chunk, loops, clock, thp
         As memset() takes them.
     cache, threads, threads_mode, node, cpu_node, counters, offset
-        As memset() takes them (cold flushes source and destination chunks;
-        an offset moves both buffers).
+        As memset() takes them (cold flushes both buffers' chunks; an offset moves both).
     function : str
         A copy kernel's name (pagezero.kernels()).
 

@@ -76,8 +76,7 @@ def batch_bytes(value: int | str | None, extent: int) -> int:
     if value == "page":
         check_base_page("the batch preset 'page'")
     if isinstance(value, str) and value in PRESETS:
-        b = PRESETS[value]
-        return extent if b is None else b
+        value = PRESETS[value]
     if value is None:
         return extent
     try:

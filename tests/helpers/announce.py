@@ -43,7 +43,7 @@ def _announce():
 
 # Set in the environment (any value), every fault run's first loop takes 100 times as
 # long as it did: what a VM's host does to a first touch of guest memory since boot, on
-# any machine, for the tests of what the warm-up rule (measure/warmup.py) leaves out.
+# any machine, for the tests of what the warm-up rule (measure/mem.py, warming_runs) leaves out.
 SLOW_FIRST_LOOP = "ANNOUNCE_SLOW_FIRST_LOOP"
 
 

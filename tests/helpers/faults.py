@@ -29,7 +29,7 @@ def cut_short_memset(monkeypatch, at):
 
 def loops_run(result):
     """The loops a fault run measured: those its rate counts plus the leading ones the
-    warm-up rule left out (measure/warmup.py; details["warmup"]). A freshly booted VM's
+    warm-up rule left out (measure/mem.py, warming_runs; details["warmup"]). A freshly booted VM's
     first loop is often left out, so a test that counts loops counts these."""
     return result.loops + result.details.get("warmup", {}).get("loops", 0)
 

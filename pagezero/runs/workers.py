@@ -83,8 +83,7 @@ def run_here(
     b = BENCHMARKS[benchmark]
     results: list[Result] = []
     runs: list[dict[str, Any]] = []
-    total = len(points) * (warmup + len(repetitions))
-    own = shown(progress, f"pagezero sweep {benchmark}", total)
+    own = shown(progress, f"pagezero sweep {benchmark}", len(points) * (warmup + len(repetitions)))
     # None and no bar: the points and passes are notes of the ambient Progress, if any.
     ambient = current() if own is None and progress is None else None
 

@@ -26,8 +26,7 @@ class Advice:
     Attributes
     ----------
     knee_bytes : int or None
-        clear_pages()'s kernel's best one-step split (bytes), a knee only where knee_step
-        is a clear step (analysis.knee.is_clear_step; to_json() gives null otherwise).
+        clear_pages()'s kernel's best one-step split (bytes); to_json() says null unless clear.
     llc_bytes : int
         The LLC size in bytes from sysfs (0 when unknown).
     best_kernel : tuple of dict
@@ -100,9 +99,7 @@ class Advice:
         Returns
         -------
         dict
-            The shape docs/policies.rst documents (``pagezero advise --format json``), with
-            "interrupted" (the signal's name) when a signal cut the sweep short. Sizes in
-            bytes, rates in bytes/sec, latencies in ms.
+            The shape docs/policies.rst documents (``pagezero advise --format json``).
         """
         split = None if self.knee_bytes is None else int(self.knee_bytes)
         doc: dict[str, Any] = {

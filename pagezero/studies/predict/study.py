@@ -121,10 +121,7 @@ def predict(
     loops: int = FAULT_LOOPS,
     replay_loops: int | None = None,
 ) -> Prediction:
-    """Predict what another clearing policy would make of this machine's faults.
-
-    Measures and samples demand faults, replays every clearing policy on a cold folio and
-    projects each (docs/predict.rst).
+    """Predict what another clearing policy would make of this machine's faults (docs/predict.rst).
 
     Parameters
     ----------

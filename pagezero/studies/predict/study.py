@@ -131,10 +131,8 @@ def predict(
         Fresh processes for the faults and for the replays.
     reserve : bool
         Grow the hugepage pool by what the faults lack (root), given back afterwards.
-    size : int or str
-        Bytes faulted per loop (a whole number of pages).
-    loops : int
-        Fault loops per run.
+    size, loops : int or str, int
+        Bytes faulted per loop (a whole number of pages); fault loops per run.
     replay_loops : int or None
         Clears per replay run (default: 20 for 2MB, 3 for 1GB).
 

@@ -98,8 +98,7 @@ def advise(
     runs : int or None
         Runs (fresh processes) to measure over: default SWEEPS' (3 at least), 1 with quick.
     cache : MeasuredCache or None
-        The cache the run has; None measures it first (studies.cache.measure_cache), or
-        with quick takes sysfs's LLC.
+        The cache the run has; None: measure_cache() (with quick: sysfs's LLC).
 
     Returns
     -------
@@ -111,8 +110,7 @@ def advise(
     ValueError
         For a bad budget or run count.
     Interrupted
-        When a signal (see pagezero.interrupt) cuts the sweep short; its partial is the
-        Advice from the cells measured before it (None when too few for a knee).
+        On a stop signal; its partial is the Advice so far (None when too few for a knee).
     """
     budgets = _check_budgets(budgets_ms)
     cfg = dict(SWEEPS["quick" if quick else "default"])

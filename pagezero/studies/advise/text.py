@@ -25,43 +25,25 @@ class Advice:
 
     Attributes
     ----------
-    knee_bytes : int or None
-        clear_pages()'s kernel's best one-step split (bytes), a knee only where knee_step
-        is a clear step (analysis.knee.is_clear_step; to_json() gives null otherwise).
-    llc_bytes : int
-        The LLC size in bytes from sysfs (0 when unknown).
-    best_kernel : tuple of dict
-        The fastest kernel by extent range, the JSON rows (with "tied").
-    batch : tuple of dict
-        Per latency budget, the batch chosen, the JSON rows (with "tied").
-    knee_kernel : str
-        The kernel whose knee is given (clear_pages()'s).
-    knee_step : float
-        Upper level / lower level around the knee.
-    batch_fits : tuple of bool
-        Per batch row, whether anything met the budget.
-    extents : tuple of int
-        The extents swept, in bytes.
-    region_bytes : int
-        The region cleared, in bytes.
-    runs : int
-        The runs (processes) that measured the cells.
-    passes : int
-        The timed passes per cell and run, over all its rounds.
-    seconds : float
-        The sweep's wall time, in seconds.
+    knee_bytes, knee_step : int or None, float
+        clear_pages()'s kernel's best one-step split (bytes; to_json() says null unless a
+        clear step), and the upper level / the lower level around it.
+    knee_kernel, knee_tied : str, tuple of int
+        The kernel whose knee is given (clear_pages()'s); other extents tied within noise.
+    llc_bytes, cache : int, dict or None
+        sysfs's LLC (0 when unknown); the cache the run has (MeasuredCache.to_json()) or None.
+    best_kernel, batch, batch_fits : tuple of dict, tuple of dict, tuple of bool
+        The JSON rows (with "tied") of the fastest kernel by extent range and of the batch
+        per latency budget; per batch row, whether anything met the budget.
+    extents, region_bytes, backing : tuple of int, int, str
+        The extents swept and the region cleared, in bytes; the region's pages, in words.
+    runs, rounds, passes, seconds : int, int, int, float
+        The runs (processes); the shuffled visits of every cell per run; the timed passes
+        per cell and run over all its rounds; the sweep's wall time (s).
     cells : dict of (str, int) to dict
         {(kernel, extent): cell}, see cells_from_results().
-    knee_tied : tuple of int
-        Other extents (bytes) whose knee fit is within noise.
-    backing : str
-        The pages the region was on, in words.
     interrupted : str or None
         None, or the signal that cut the sweep short ("SIGINT").
-    rounds : int
-        The shuffled visits of every cell per run, that the passes were spread over.
-    cache : dict or None
-        The cache the run has (analysis.cache.MeasuredCache.to_json()); None if unknown.
     """
 
     knee_bytes: int | None
@@ -100,9 +82,7 @@ class Advice:
         Returns
         -------
         dict
-            The shape docs/policies.rst documents (``pagezero advise --format json``), with
-            "interrupted" (the signal's name) when a signal cut the sweep short. Sizes in
-            bytes, rates in bytes/sec, latencies in ms.
+            The shape docs/policies.rst documents (``pagezero advise --format json``).
         """
         split = None if self.knee_bytes is None else int(self.knee_bytes)
         doc: dict[str, Any] = {

@@ -121,10 +121,7 @@ def predict(
     loops: int = FAULT_LOOPS,
     replay_loops: int | None = None,
 ) -> Prediction:
-    """Predict what another clearing policy would make of this machine's faults.
-
-    Measures and samples demand faults, replays every clearing policy on a cold folio and
-    projects each (docs/predict.rst).
+    """Predict what another clearing policy would make of this machine's faults (docs/predict.rst).
 
     Parameters
     ----------
@@ -134,10 +131,8 @@ def predict(
         Fresh processes for the faults and for the replays.
     reserve : bool
         Grow the hugepage pool by what the faults lack (root), given back afterwards.
-    size : int or str
-        Bytes faulted per loop (a whole number of pages).
-    loops : int
-        Fault loops per run.
+    size, loops : int or str, int
+        Bytes faulted per loop (a whole number of pages); fault loops per run.
     replay_loops : int or None
         Clears per replay run (default: 20 for 2MB, 3 for 1GB).
 

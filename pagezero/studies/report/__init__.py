@@ -92,15 +92,10 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     functions : list of str, optional
         The clear kernels (default: every one this CPU can run).
     progress : file, optional
-        Where a line goes as each study ends, with the time left (an estimate from each
-        study's sizes at the rates measured here as it starts: studies.report.estimate), and
-        the hugepage lines (e.g. ``sys.stderr``; a tqdm bar when it is a terminal); None:
-        none (report.md still says what was reserved).
+        Where each study's line, the time left and the hugepage lines go, or None (docs/studies).
     reserve : bool or None
-        Reserve the 2MB and 1GB hugepages the fault and predict studies lack, around
-        each, and give them back when it ends (on a failure or a stop signal too);
-        None (default): when root, else a line says what root would run; False:
-        the pools as they are (the sizes lacking pages are skipped).
+        Reserve the hugepages the studies lack, around each (docs/studies); None: when root,
+        False: the pools as they are.
     runs : int, optional
         Fresh processes per point (default: the scale's).
 

@@ -13,8 +13,7 @@ from pagezero.runs.sweeps import sweep_points
 
 @dataclass
 class Section:
-    """One study's part of the report: body, answers (their figure first, their table last),
-    rules said once under them, summary.txt's `text` table, stop signal, failure."""
+    """One study's part of the report: body, answers, rules, summary.txt's table, stop, failure."""
 
     title: str
     body: list = field(default_factory=list)

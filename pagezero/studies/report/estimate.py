@@ -47,13 +47,6 @@ class Pace:
         return nbytes / (self.map_huge if huge else self.map_small)
 
 
-def _mapping_rate(nbytes, thp):
-    """Bytes/s of a memset point's clear and of its mapping (its wall time less its loop)."""
-    began = time.monotonic()  # a point's whole cost, for the estimate only: not a measurement
-    r = mem.memset(nbytes, loops=1, thp=thp)
-    return r.bytes_per_sec, nbytes / max(time.monotonic() - began - nbytes / r.bytes_per_sec, 1e-6)
-
-
 def measure_pace(nbytes, times=3):
     """Pace over `nbytes`, each rate the median of `times` (on a VM one can be twice the next)."""
     # Memory this process has not touched yet may be new to the host as well, which then
@@ -65,7 +58,11 @@ def measure_pace(nbytes, times=3):
         small, huge = (
             fault.faults(nbytes // 2, loops=1, thp=thp).bytes_per_sec for thp in (False, True)
         )
-        rates.append((*_mapping_rate(nbytes, True), small, huge))
+        # A memset point's mapping: its wall time less its loop, for the estimate only.
+        began = time.monotonic()
+        r = mem.memset(nbytes, loops=1, thp=True)
+        mapping = nbytes / max(time.monotonic() - began - nbytes / r.bytes_per_sec, 1e-6)
+        rates.append((r.bytes_per_sec, mapping, small, huge))
     began = time.monotonic()
     subprocess.run([sys.executable, "-c", "import pagezero"], check=True, cwd=os.sep)
     clear, map_huge, small, huge = map(statistics.median, zip(*rates))

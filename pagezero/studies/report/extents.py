@@ -107,8 +107,7 @@ def cache_line(cache, largest):
 
 
 def headline_rows(table, xs, cache, clear_pages, portable=()):
-    """The headline rows, in cache and beyond it: clear_pages()'s kernel against the fastest
-    other store but the `portable` ones (no kernel can call them), and the fastest's ties."""
+    """In cache and beyond: clear_pages()'s kernel against the fastest non-`portable` store."""
     size = cache.effective_bytes
     if not size or not xs:
         return []
@@ -196,8 +195,7 @@ def answer(row, nontemporal):
 
 
 def pages_by_extent(rs, backing_label):
-    """{extent: its pages in words}: "4KB" where smaps saw no huge page; `backing_label`
-    where a result's params do not say (a sweep fell back: they do)."""
+    """{extent: its pages in words}; `backing_label` where a result's params do not say."""
     labels, shares = {}, {}
     for r in rs.results:
         extent = int(r.params.get("chunk") or r.params["size"])

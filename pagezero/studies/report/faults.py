@@ -45,8 +45,7 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page: (Inside, then from the runs with a share the median of their fault rates over
-    their shares and of their fault rates), or (why, None, None)."""
+    """Per page: (Inside, median fault rate over share, median fault rate), or (why, None, None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":

@@ -60,13 +60,12 @@ def write_markdown(run, info, scale, elapsed, load):
         runs = f"{run.runs} runs per point, each a fresh process; a cell is the median of the "
         runs += "runs' medians"
     with deferred():
-        md = [f"# pagezero report: {info['cpu_model']}", ""]
-        md.append(
-            f"{now}, scale `{scale}`, "
-            f"{elapsed:.0f} s of measuring, load average {load:.2f} at the start "
-            f"(on {info['cpus_online']} CPUs); {runs}. "
-            f"Rates in GB/s (10^9 bytes/s)."
-        )
+        md = [
+            f"# pagezero report: {info['cpu_model']}",
+            "",
+            f"{now}, scale `{scale}`, {elapsed:.0f} s of measuring, load average {load:.2f} at "
+            f"the start (on {info['cpus_online']} CPUs); {runs}. Rates in GB/s (10^9 bytes/s).",
+        ]
         md += _status_lines(run)
         md += ["", "## Summary"] + summary_lines(run.sections)
         md += ["", "## Machine", "", "```"] + summary(info) + ["```"]
@@ -91,13 +90,8 @@ WIDTH = 72
 def _wrap(text, indent=""):
     # A figure stays with its unit, a kernel's name (x86-64-sse2-nt) whole.
     kept = text.replace(" GB/s", "\0GB/s").replace(" ms", "\0ms")
-    lines = textwrap.wrap(
-        kept,
-        WIDTH,
-        initial_indent=indent,
-        subsequent_indent=" " * len(indent),
-        break_on_hyphens=False,
-    )
+    indents = dict(initial_indent=indent, subsequent_indent=" " * len(indent))
+    lines = textwrap.wrap(kept, WIDTH, break_on_hyphens=False, **indents)
     return [line.replace("\0", " ") for line in lines]
 
 

@@ -1,5 +1,4 @@
-"""The report's numbers in words, from tables already measured: a number the summary quotes
-is the very string of a table cell."""
+"""The report's numbers in words: a figure the summary quotes is the very string of a table cell."""
 
 import statistics
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pagezero.system.machine import llc_bytes as sysfs_llc_bytes
+from pagezero.system.machine import llc, llc_bytes
 from pagezero.units import format_size
 
 # Rates within this of the plateau's are on it (placement alone moves one by 3-5% here).
@@ -218,12 +218,12 @@ INFO_KEY = "measured_cache"
 
 def llc_source(info: Mapping[str, Any]) -> str | None:
     """Where a machine() dict's LLC size was read (its highest data cache level's source)."""
-    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
-    return max(levels, key=lambda c: c["level"]).get("source") if levels else None
+    found = llc(info)
+    return found.get("source") if found else None
 
 
 def run_cache(info: Mapping[str, Any]) -> MeasuredCache:
     """The cache of a machine() dict: the measured one where a study set it, else sysfs's."""
     doc = info.get(INFO_KEY)
-    sysfs = MeasuredCache(None, None, sysfs_llc_bytes(info), llc_source(info))
+    sysfs = MeasuredCache(None, None, llc_bytes(info), llc_source(info))
     return MeasuredCache.from_json(doc) if doc else sysfs

@@ -29,10 +29,9 @@ class Interrupted(KeyboardInterrupt):
 
     Parameters
     ----------
-    signum : int
-        The signal: ``SIGINT``, ``SIGTERM`` or ``SIGHUP``.
-    partial : Result, ResultSet, Advice or None
-        What the stopped call returns, its completed loops marked ``interrupted``; None for none.
+    signum, partial : int, Result or ResultSet or Advice or None
+        ``SIGINT``, ``SIGTERM`` or ``SIGHUP``; what the stopped call returns (its loops so far,
+        marked ``interrupted``), or None.
 
     Attributes
     ----------

@@ -75,10 +75,8 @@ class MeasuredCache:
         The largest extent still at cache speed and the first on the plateau; None if unseen.
     llc_bytes, llc_source : int or None, str or None
         sysfs's LLC size and where it was read (a sysfs file, or sysconf); None when unknown.
-    kernels : tuple of KernelCache
-        The kernels that showed a fall (kept where too few of them for a cache).
-    extents : tuple of int
-        The extents measured. Sizes are in bytes.
+    kernels, extents : tuple of KernelCache, tuple of int
+        The kernels that showed a fall (kept where too few for a cache); the extents measured.
     """
 
     cache_bytes: int | None
@@ -153,16 +151,14 @@ def measured_cache(
     ----------
     temporal_rates : mapping of str to mapping of int to float
         {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only.
-    llc_bytes, llc_source : int or None, str or None
-        sysfs's LLC size, to report beside it, and where it was read.
-    above_bytes : int
-        Only extents larger than this are read (sysfs's L2: its fall to the L3 is no end).
+    llc_bytes, llc_source, above_bytes : int or None, str or None, int
+        sysfs's LLC size, to report beside it, and where it was read; only extents larger than
+        `above_bytes` are read (sysfs's L2: its fall to the L3 is no end).
 
     Returns
     -------
     MeasuredCache
-        The lower medians of the falls that end near their median; None where fewer than
-        MIN_SHARE of the kernels show one.
+        The lower medians of the falls ending near their median; None under MIN_SHARE of kernels.
     """
     above = {
         k: {e: r for e, r in by.items() if e > above_bytes} for k, by in temporal_rates.items()

@@ -33,10 +33,8 @@ class Pool:
     total, free, reserved, surplus : int
         Pages: ``nr_hugepages``, ``free_hugepages`` (not faulted in), ``resv_hugepages`` (free
         but promised to existing mappings), ``surplus_hugepages`` (beyond ``nr_hugepages``).
-    path : str
-        The file to write to change the pool's size.
-    available : int
-        Pages a new mapping can have now (a mapping reserves its pages): free less reserved.
+    path, available : str, int
+        The file to write to resize the pool; pages a new mapping can have now: free less reserved.
     """
 
     page: str

@@ -23,16 +23,12 @@ class Kernel:
 
     Attributes
     ----------
-    kind, name, description : str
-        ``"clear"`` or ``"copy"``; the name every call takes (``x86-64-stosb``); one line.
-    arch : str
-        ``"x86-64"``, ``"arm64"``, or ``"any"`` for the portable ones.
+    kind, name, description, arch : str
+        ``"clear"`` or ``"copy"``; its name (``x86-64-stosb``); one line; ``"x86-64"``/``"any"``.
     temporal, zero_only : bool
         False for non-temporal stores; True when it writes only zeros (``clzero``, ``DC ZVA``).
-    features : tuple of str
-        The CPU features it needs, as /proc/cpuinfo names them.
-    available, reason : bool, str or None
-        Whether this CPU (and OS) can run it, and why not.
+    features, available, reason : tuple of str, bool, str or None
+        The CPU features it needs (/proc/cpuinfo's names); whether this CPU can run it; why not.
     unit, align : int
         Bytes per iteration of its loop, and of alignment it needs (docs/kernels.rst).
     clear_pages : bool
@@ -67,12 +63,12 @@ def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
     Returns
     -------
     tuple of Kernel
-        This architecture's and the portable ones, those this CPU cannot run included.
+        This architecture's and the portable ones, unavailable ones included.
 
     Raises
     ------
     ValueError
-        For any other `kind`.
+        For another `kind`.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown kernel kind {kind!r} (expected 'clear' or 'copy')")
@@ -174,10 +170,8 @@ def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
 
     Parameters
     ----------
-    dst, src : buffer
-        C-contiguous buffers of one length, `dst` writable.
-    kernel : str
-        A copy kernel's name (``kernels("copy")``).
+    dst, src, kernel : buffer, buffer, str
+        C-contiguous buffers of one length, `dst` writable; a copy kernel (``kernels("copy")``).
 
     Raises
     ------

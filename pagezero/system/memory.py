@@ -65,10 +65,8 @@ def region(
 
     Parameters
     ----------
-    size : int or str
-        Bytes, or a size such as ``"8MB"``; a whole number of pages.
-    page : {"4KB", "2MB", "1GB"}
-        The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
+    size, page : int or str, {"4KB", "2MB", "1GB"}
+        Bytes or ``"8MB"``, a whole number of pages; the page size (2MB, 1GB: hugetlb pools).
     thp : bool or None
         4KB pages: True asks for transparent huge pages, False refuses them, None: the system's.
     populate, guard : bool

@@ -1,5 +1,4 @@
-"""Reading the small files of sysfs and procfs, and writing files so that a crash, a signal or a
-power loss leaves the old file or the new one, whole."""
+"""Reading sysfs's and procfs's small files; writing files a crash leaves old or new, whole."""
 
 from __future__ import annotations
 

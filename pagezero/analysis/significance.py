@@ -1,5 +1,4 @@
-"""Whether a change between two sets of runs is real: Welch's t-test on the logs of per-run
-medians, the run the unit (why: docs/compare.rst)."""
+"""Whether a change between two sets of runs is real: Welch's t-test (docs/compare.rst)."""
 
 from __future__ import annotations
 

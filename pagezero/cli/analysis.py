@@ -1,5 +1,4 @@
-"""pagezero sweep | compare | plot: a benchmark over a grid of parameters, and what
-is drawn from results files."""
+"""pagezero sweep | compare | plot: a benchmark over a grid, and what results files show."""
 
 import contextlib
 import json

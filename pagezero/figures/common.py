@@ -1,5 +1,4 @@
-"""What every figure shares: the backend, the files, the footer naming the machine, and the
-words for the one statistic drawn, point_summary()'s (docs/figures.rst)."""
+"""What every figure shares: backend, files, the machine's footer, the statistic's words."""
 
 from __future__ import annotations
 

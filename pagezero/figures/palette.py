@@ -1,5 +1,4 @@
-"""How a kernel is drawn, the same in every figure: its colour, its marker and its family
-(docs/figures.rst)."""
+"""How a kernel is drawn in every figure: its colour, marker and family (docs/figures.rst)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""One run as a value: its raw samples in clock ticks, the clock's rate and the machine; all else
-is derived, so a saved file can be re-analysed without re-running."""
+"""One run as a value: raw clock ticks, the clock's rate, the machine; all else is derived."""
 
 from __future__ import annotations
 

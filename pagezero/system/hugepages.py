@@ -1,5 +1,4 @@
-"""Hugepage pools (/sys/kernel/mm/hugepages/hugepages-<size>kB/): what is free and reserved, and
-reserving more for one run (docs/measuring.rst, "Hugepage pools")."""
+"""Hugepage pools: free and reserved, and reserving more for one run (docs/measuring.rst)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The kernel registry, as the C core declares it (``arch/*/kernels.def``): there is no list
-of kernels in Python, only the rows the extension returns, and the kernels for direct use."""
+"""The kernel registry as the C core declares it (``arch/*/kernels.def``), and its kernels."""
 
 from __future__ import annotations
 

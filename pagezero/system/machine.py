@@ -1,5 +1,4 @@
-"""The machine a result was measured on, every fact with its source (docs/measuring.rst,
-"Machine metadata"); each reader takes a `root` that tests point at a fixture tree."""
+"""The machine a result was measured on, each fact with its source; `root`: a fixture tree."""
 
 from __future__ import annotations
 

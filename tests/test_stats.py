@@ -5,7 +5,6 @@ import statistics
 
 import pytest
 
-from pagezero.analysis.significance import higher_is_better
 from pagezero.results.points import is_rate, median_interval, relative_spread, spread, summarize
 
 # summarize --------------------------------------------------------------------
@@ -134,9 +133,9 @@ def test_relative_spread(values, unit, pct):
 
 
 def test_only_bytes_per_sec_is_a_rate_and_better_higher():
-    assert is_rate("bytes/sec") and higher_is_better("bytes/sec")
+    assert is_rate("bytes/sec")
     for unit in ("cycles/byte", "ns/line", None):
-        assert not is_rate(unit) and not higher_is_better(unit)
+        assert not is_rate(unit)
 
 
 def test_messages_in_full():

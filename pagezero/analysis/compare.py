@@ -18,7 +18,7 @@ from pagezero.analysis.significance import (
     compare_runs,
 )
 from pagezero.measure.fault import WORKLOADS
-from pagezero.results.points import point_key, point_summary, summarize, variant_key
+from pagezero.results.points import grouped, point_key, point_summary, summarize, variant_key
 from pagezero.system.kernels import KINDS, Kernel, kernels
 from pagezero.units import GBPS, format_size
 
@@ -185,14 +185,6 @@ def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     return [span(row["base"]["runs"] for row in rows), *map(span, others)]
 
 
-def _groups(items: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Any, list[Any]]:
-    """Items by key(item), the keys in first-seen order."""
-    groups: dict[Any, list[Any]] = {}
-    for item in items:
-        groups.setdefault(key(item), []).append(item)
-    return groups
-
-
 def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list[str]:
     """Under a table: the legend of each marker shown, the note on too few runs, the notes."""
     changes = [c for row in rows for c in row["changes"] if c]
@@ -218,7 +210,7 @@ def format_table(
 ) -> str:
     """compare()'s rows as a wide text table, `names` the sides', with `legend` and notes."""
     header = ["benchmark", "result class", *names]
-    groups = _groups(rows, lambda row: row["study"])
+    groups = grouped(rows, lambda row: row["study"])
     body: list[list[str]] = []
     for study, group in groups.items():
         if len(groups) > 1:
@@ -289,7 +281,7 @@ def format_text(
     out = wrap([_TEXT_FIGURES, *named], width)
     per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 1)))
     label_w = width - base_w - 3 - per_table * (side_w + 1)
-    groups = _groups(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
+    groups = grouped(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
     several = len({study for study, _ in groups}) > 1
     for (study, unit), group in groups.items():
         words = [row["label"].split() for row, _ in group]

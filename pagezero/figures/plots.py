@@ -11,7 +11,7 @@ from typing import Any
 import pagezero.figures.common as common
 from pagezero.analysis.compare import compare, compare_variants, shared_rows
 from pagezero.figures.palette import PALETTE, group_by_family, kernel_colour, kernel_marker
-from pagezero.results.points import summarize_points
+from pagezero.results.points import grouped, summarize_points
 from pagezero.system.machine import cache_bytes, llc_bytes
 from pagezero.units import GBPS, format_size, gbps
 
@@ -124,10 +124,8 @@ def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[An
     """Draw each mark inside the x range (bytes) as a vertical line; with `label` (the first of
     small multiples), its label too, kept apart from the others; returns the labels drawn."""
     lo, hi = ax.get_xlim()
-    by_x: dict[int, list[str]] = {}
-    for name, x in sorted(marks.items(), key=lambda m: m[1]):
-        if lo <= x <= hi:
-            by_x.setdefault(x, []).append(name)
+    inside = {name: x for name, x in marks.items() if lo <= x <= hi}
+    by_x = grouped(sorted(inside, key=inside.__getitem__), inside.__getitem__)
     for x, names in by_x.items():
         dotted = ":" if all("batch" in n for n in names) else "--"
         ax.axvline(x, color="grey", linestyle=dotted, linewidth=0.8, zorder=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.units import format_gbps, format_size, parse_size
@@ -14,6 +14,14 @@ from pagezero.units import format_gbps, format_size, parse_size
 if TYPE_CHECKING:
     from pagezero.results.result import Result
     from pagezero.results.resultset import ResultSet
+
+
+def grouped(items: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Any, list[Any]]:
+    """Items by key(item), the keys in first-seen order."""
+    groups: dict[Any, list[Any]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
 
 
 def is_rate(unit: str | None) -> bool:
@@ -206,9 +214,8 @@ def title(result: Result) -> str:
 
 def point_names(results: Sequence[Result]) -> list[str]:
     """describe() of each Result: size, page, and what tells the point from its benchmark's rest."""
-    known: dict[str, list[dict[str, Any]]] = {}
-    for r in results:
-        known.setdefault(r.benchmark, []).append(identity_params(r.params))
+    by_benchmark = grouped(results, lambda r: r.benchmark)
+    known = {b: [identity_params(r.params) for r in rs] for b, rs in by_benchmark.items()}
     told = {
         b: {k for p in ps for k in p if any(q.get(k) != p[k] for q in ps)}
         for b, ps in known.items()

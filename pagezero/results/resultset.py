@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, overload
 from pagezero.files import atomic_write
 from pagezero.results.points import (
     format_figure,
+    grouped,
     point_key,
     point_names,
     summarize,
@@ -154,10 +155,7 @@ class ResultSet:
 
     def points(self) -> list[tuple[Result, list[Result]]]:
         """Grid points in first-seen order: (the Result of its first run, all its Results)."""
-        groups: dict[Any, list[Result]] = {}
-        for r in self.results:
-            groups.setdefault(point_key(r), []).append(r)
-        return [(rs[0], rs) for rs in groups.values()]
+        return [(rs[0], rs) for rs in grouped(self.results, point_key).values()]
 
     def stats(self) -> list[dict[str, Any]]:
         """One dict per grid point: benchmark, function, params, label, stats of all its loops."""

@@ -1,5 +1,4 @@
-"""Signals as exceptions: under signals_interrupt() SIGTERM and SIGHUP unwind the stack as
-Ctrl-C does (pools given back, results saved), raising Interrupted (docs/measuring.rst)."""
+"""Signals as exceptions: under signals_interrupt(), SIGTERM and SIGHUP unwind as Ctrl-C does."""
 
 from __future__ import annotations
 

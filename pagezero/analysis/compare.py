@@ -1,5 +1,4 @@
-"""Result sets, or the functions of one, compared point by point, the run the unit: the rows,
-the header of what each side booted, the wide table and 80 columns for a mail (docs/compare.rst)."""
+"""Result sets, or one's functions, compared point by point, the run the unit (docs/compare.rst)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The figures: rates against extents (a panel per kernel family, marks whose labels never
-overlap), against threads, bars per point and grouped bars of a comparison (docs/figures.rst)."""
+"""Rates against extents or threads; bars of points and of comparisons (docs/figures.rst)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Statistics of samples (rates averaged as the times they stand for: docs/measuring.rst,
-"Statistics"), what a measured point is (every grouping goes by point_key()), and its figure."""
+"""Statistics of samples (docs/measuring.rst), what a point is (point_key()), and its figure."""
 
 from __future__ import annotations
 

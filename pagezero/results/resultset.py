@@ -1,5 +1,4 @@
-"""ResultSet, the one result type a user holds: a measurement's runs, saved as versioned JSON, and
-results folders (a fleet's DIR/<machine>/, a report's) loaded as one."""
+"""ResultSet, a measurement's runs, saved as versioned JSON; results folders loaded as one."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The shape of a results document, checked before anything reads it: a file of any origin (another
-version, a hand edit, a truncated copy) of the wrong shape is a ValueError naming what is wrong."""
+"""A results document's shape, checked before it is read: a wrong one is a ValueError saying why."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Memory regions with a chosen page size, as buffers; the kernel's own page sizes; NUMA nodes as
-sysfs lists them (Documentation/ABI/stable/sysfs-devices-node), one node, 0, without it."""
+"""Memory regions of a chosen page size, as buffers; the kernel's page sizes; sysfs's NUMA nodes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The cache a run really has, from the temporal kernels' rates over extents (sysfs can show a
-VM the whole socket's L3: docs/studies/extents.rst). Only a rate that falls to a plateau says
-where the cache ends: non-temporal stores show no fall, rep stosb on AMD Zen rises beyond it."""
+"""The cache a run really has, from the temporal kernels' rates (docs/studies/extents.rst)."""
 
 from __future__ import annotations
 

@@ -107,8 +107,7 @@ def plot_rates(
 
 
 def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> dict[str, int]:
-    """The machine's cache sizes it reports, the cache measured where given (it differs from
-    sysfs's LLC, as on a VM shown the socket's L3) and the clearing batch sizes: name to bytes."""
+    """{name: bytes}: the machine's caches, the cache `measured` if given, the clearing batches."""
     marks = {
         "L1d": cache_bytes(machine, 1, "Data"),
         "L2": cache_bytes(machine, 2),
@@ -182,8 +181,7 @@ def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
 
 
 def plot_scaling(rs: Any, stem: str, title: str = "Clearing with several CPUs") -> list[str]:
-    """Aggregate rate against threads (measure.mem.scaling, one run) with the ideal, one
-    thread's rate times the count, written to `stem`.png and .svg; returns the paths."""
+    """Aggregate rate against threads, and one thread's times the count: `stem`.png, .svg paths."""
     return common.save(scaling_figure(rs, title), stem)
 
 
@@ -212,8 +210,7 @@ def bars_figure(
 def plot_bars(
     rs: Any, stem: str, label: Callable[[Any], str] = lambda r: r.label(), title: str = "Rates"
 ) -> list[str]:
-    """One bar per point of `rs`, named by label(its first result), in its function's colour,
-    written to `stem`.png and .svg; returns the paths."""
+    """A bar per point, named by label(its first result), in its function's colour: the paths."""
     return common.save(bars_figure(rs, label, title), stem)
 
 

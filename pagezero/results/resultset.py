@@ -356,8 +356,7 @@ def _merged(folder: str) -> tuple[ResultSet, list[str]]:
 
 
 def load_folder(folder: str) -> ResultSet:
-    """Every results file under one machine's `folder` (a fleet's DIR/<machine>/, a report's) as
-    one ResultSet (merged()); other JSON files there (fleet.json, advice) are passed over."""
+    """Every results file under one machine's `folder` as one ResultSet; other JSON passed over."""
     return _merged(folder)[0]
 
 

@@ -154,8 +154,7 @@ def _write(path: str, value: int) -> None:
 
 
 def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | None:
-    """Shrink the pool by what reserve() added, signals held; a signal landing before they are
-    (a second Ctrl-C) gets the give-back tried again, and is returned for the caller to raise."""
+    """Shrink the pool by what reserve() added, retried past a signal, returned to be raised."""
     late, done = None, False
     while not done:
         try:

@@ -88,8 +88,7 @@ def compare(
     Returns
     -------
     list of dict
-        A row per point of `base`: label, unit, study, "base" and "changes" (per other set,
-        None where it lacks the point); every key: docs/compare.rst, "The rows".
+        A row per point of `base`, its "changes" None where a set lacks it (docs/compare.rst).
 
     Raises
     ------

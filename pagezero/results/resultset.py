@@ -51,10 +51,9 @@ class ResultSet:
         Per result: its "repetition", worker "process" (default 0) and, when known, "pid".
     machine, interrupted : optional
         The machine (default: the first result's); the signal that stopped it (True: unknown).
-    build : Mapping, optional
-        A file's "pagezero" version and "build"; None for results made here.
-    lost : sequence of Mapping, optional
-        Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
+    build, lost : Mapping, sequence of Mapping, optional
+        A file's "pagezero" version and "build" (None: made here); the worker processes that
+        died unsaved (sweeps): {"process", "repetitions", "reason"}.
 
     Raises
     ------

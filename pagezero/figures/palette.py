@@ -6,6 +6,7 @@ import zlib
 from collections.abc import Iterable
 
 from pagezero.analysis.compare import kernel_registry
+from pagezero.results.points import grouped
 from pagezero.system.kernels import Kernel
 
 # Okabe-Ito's orange, sky blue, bluish green, blue, vermillion, reddish purple, black and
@@ -59,8 +60,7 @@ def family_of(name: str) -> str:
 
 def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
     """Names by family in FAMILIES order (then OTHER), each in the registry's order; none empty."""
-    groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
     order = registry_names()
-    for n in sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n)):
-        groups[family_of(n)].append(n)
-    return {f: ns for f, ns in groups.items() if ns}
+    ranked = sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
+    found = grouped(ranked, family_of)
+    return {f: found[f] for f in (*FAMILIES, OTHER) if f in found}

@@ -28,10 +28,9 @@ class Kernel:
         False for non-temporal stores; True when it writes only zeros (``clzero``, ``DC ZVA``).
     features, available, reason : tuple of str, bool, str or None
         The CPU features it needs (/proc/cpuinfo's names); whether this CPU can run it; why not.
-    unit, align : int
-        Bytes per iteration of its loop, and of alignment it needs (docs/kernels.rst).
-    clear_pages : bool
-        Linux's ``clear_page()`` / ``clear_pages()`` uses it on this CPU (docs/kernels.rst).
+    unit, align, clear_pages : int, int, bool
+        Bytes per iteration of its loop, and of alignment it needs; Linux's ``clear_page()`` /
+        ``clear_pages()`` uses it on this CPU (docs/kernels.rst).
     """
 
     kind: str

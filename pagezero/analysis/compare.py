@@ -426,10 +426,9 @@ def compare_variants(
     alpha: float = 0.01,
     sources: Sequence[str | None] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
-    """The functions of `rs` (one file or several, merged) side by side at each point against
-    `base` (default: the first of variants_of()), as compare(): (names, the base first; rows of
-    the points the base shares with another; left_out: "base_only", "without_base" counts).
-    ValueError for an unknown base, fewer than two functions or no point shared."""
+    """The functions of `rs` side by side against `base` (default: variants_of()'s first), as
+    compare(): (names, base first; rows of points shared; left_out: "base_only", "without_base"
+    counts). ValueError for an unknown base, fewer than two functions or no point shared."""
     names = variants_of(rs, by)
     base = names[0] if base is None and names else base
     if base not in names:

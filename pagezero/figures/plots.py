@@ -100,9 +100,8 @@ def plot_rates(
     title: str = "Clearing rate",
     cache_bytes: int | None = None,
 ) -> list[str]:
-    """Rates against x(result) in bytes, one panel per kernel family (docs/figures.rst),
-    written to `stem`.png and .svg; returns the paths. `cache_bytes`, the cache measured
-    where it differs from sysfs's LLC (pagezero.analysis.cache), is marked beside it."""
+    """Rates against x(result) in bytes, a panel per kernel family, as `stem`.png and .svg: the
+    paths. `cache_bytes`, the cache measured where it is not sysfs's LLC, is marked beside it."""
     return common.save(rates_figure(rs, x, xlabel, title, cache_bytes), stem)
 
 
@@ -119,8 +118,7 @@ def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> 
 
 
 def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[Any]:
-    """Draw each mark inside the x range (bytes) as a vertical line; with `label` (the first of
-    small multiples), its label too, kept apart from the others; returns the labels drawn."""
+    """Marks in the x range as vertical lines, with `label` their labels kept apart: the labels."""
     lo, hi = ax.get_xlim()
     inside = {name: x for name, x in marks.items() if lo <= x <= hi}
     by_x = grouped(sorted(inside, key=inside.__getitem__), inside.__getitem__)
@@ -271,8 +269,7 @@ def plot_comparison(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars of compare(), a group per point of `sets[0]` and a bar per set named in
-    `names`, with its markers; written to `stem`.png and .svg, returns the paths."""
+    """Grouped bars of compare(): a group per point, a bar per set (`names`), marked; the paths."""
     return common.save(comparison_figure(sets, names, title, threshold, alpha), stem)
 
 
@@ -284,7 +281,6 @@ def plot_variants(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars of compare_variants(), a bar per function of `rs` (`base` first), with its
-    markers; written to `stem`.png and .svg, returns the paths."""
+    """Grouped bars of compare_variants(): a bar per function (`base` first), marked; the paths."""
     names, rows, _ = compare_variants(rs, base, threshold=threshold, alpha=alpha)
     return common.save(rows_figure(rows, names, rs, title, threshold, alpha), stem)

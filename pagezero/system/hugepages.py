@@ -249,8 +249,7 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
 
 @dataclass(frozen=True)
 class Reservation:
-    """What reserve_where_possible() did for one pool: pages `needed`, `added` (given back after),
-    and why the pages could not be had (`failed`, one sentence) or None."""
+    """What reserve_where_possible() did for a pool: pages `needed`, `added`, why it `failed`."""
 
     page: str
     needed: int

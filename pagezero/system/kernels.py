@@ -106,8 +106,7 @@ def clear_pages_kernel() -> str:
 
 
 def nontemporal_kernel(widest: bool = False) -> str | None:
-    """An available non-temporal any-value clear kernel, or None: the first in registry order
-    (x86-64's movnti, 2012's clear_page_nocache), or with `widest` the widest (last on a tie)."""
+    """An available non-temporal any-value clear kernel (the first, or the `widest`), or None."""
     table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
     if not table:
         return None

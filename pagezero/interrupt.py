@@ -42,14 +42,8 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signum)
         self.signum = int(signum)
         self.partial = partial
-
-    @property
-    def signame(self) -> str:
-        return signal.Signals(self.signum).name
-
-    @property
-    def exit_status(self) -> int:
-        return 128 + self.signum
+        self.signame = signal.Signals(self.signum).name
+        self.exit_status = 128 + self.signum  # as a shell reports a process a signal killed
 
     def __str__(self) -> str:
         return f"interrupted by {self.signame}"

@@ -50,8 +50,7 @@ def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
 def median_interval(
     values: Iterable[float], confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """(low, high, level): the sign test's interval of the median, x(j)..x(n+1-j) at `level` >=
-    `confidence`, else min..max and its level."""
+    """(low, high, level): the sign test's median interval, at `confidence` or else min..max."""
     import numpy as np
     from scipy import stats as sps
 

@@ -132,10 +132,9 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
 
     Parameters
     ----------
-    buffer : writable buffer
-        Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region).
-    value, kernel : int, str
-        The byte, 0 to 255; a clear kernel's name (:func:`kernels`).
+    buffer, value, kernel : writable buffer, int, str
+        Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region); the byte, 0
+        to 255; a clear kernel's name (:func:`kernels`).
 
     Raises
     ------

@@ -69,10 +69,9 @@ class MeasuredCache:
 
     Attributes
     ----------
-    cache_bytes, plateau_bytes : int or None
-        The largest extent still at cache speed and the first on the plateau; None if unseen.
-    llc_bytes, llc_source : int or None, str or None
-        sysfs's LLC size and where it was read (a sysfs file, or sysconf); None when unknown.
+    cache_bytes, plateau_bytes, llc_bytes, llc_source : int or None, str or None
+        The largest extent still at cache speed and the first on the plateau (None if unseen);
+        sysfs's LLC size and where it was read (a sysfs file, or sysconf), None when unknown.
     kernels, extents : tuple of KernelCache, tuple of int
         The kernels that showed a fall (kept where too few for a cache); the extents measured.
     """

@@ -66,10 +66,9 @@ def region(
     ----------
     size, page : int or str, {"4KB", "2MB", "1GB"}
         Bytes or ``"8MB"``, a whole number of pages; the page size (2MB, 1GB: hugetlb pools).
-    thp : bool or None
-        4KB pages: True asks for transparent huge pages, False refuses them, None: the system's.
-    populate, guard : bool
-        Map it populated (``MAP_POPULATE``); 4KB pages: ``PROT_NONE`` pages on both sides.
+    thp, populate, guard : bool or None, bool, bool
+        4KB pages: True asks for transparent huge pages, False refuses them, None: the system's;
+        map it populated (``MAP_POPULATE``); 4KB pages: ``PROT_NONE`` pages on both sides.
 
     Returns
     -------

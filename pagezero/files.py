@@ -59,8 +59,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], Any]) 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    # The folder synced too, where it can be opened and synced (some network file systems say
-    # EINVAL): either way the rename stands.
+    # The folder synced too where it can be (some network file systems: EINVAL); the rename stands.
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:

@@ -9,9 +9,7 @@ from pagezero.analysis.compare import kernel_registry
 from pagezero.results.points import grouped
 from pagezero.system.kernels import Kernel
 
-# Okabe-Ito's orange, sky blue, bluish green, blue, vermillion, reddish purple, black and
-# yellow (last: the hardest to see on white); then Tol's muted indigo, green, wine, olive,
-# teal, purple and sand.
+# Okabe-Ito's eight (yellow last: the hardest to see on white), then Tol's muted seven.
 _OKABE_ITO = "#E69F00 #56B4E9 #009E73 #0072B2 #D55E00 #CC79A7 #000000 #F0E442"
 PALETTE = tuple(f"{_OKABE_ITO} #332288 #117733 #882255 #999933 #44AA99 #AA4499 #DDCC77".split())
 # A second cue beside the colour, for readers (and printers) without it.

@@ -81,8 +81,7 @@ def rates_figure(
     fig.supylabel(f"{common.RATE_AXIS}\n{words}", fontsize=9)
     fig.suptitle(title, fontsize=11)
     common.add_footer(fig, rs.machine, common.pages_of(rs.results))
-    # The labels are laid out on the final geometry: lay the figure out once, then
-    # keep it, so that the boxes measured are the boxes drawn.
+    # Labels laid out on the final geometry, kept: the boxes measured are the boxes drawn.
     with common.missing_glyphs_drawn():
         fig.canvas.draw()
         fig.set_layout_engine("none")

@@ -85,8 +85,7 @@ def summarize(
     low, high = mean - half, mean + half
     stdev_pct = 100.0 * stdev / mean if mean else 0.0
     if is_rate(unit):
-        # Back to rates: the mean time's interval, inverted (its ends swap);
-        # an interval reaching zero time has no upper rate.
+        # Back to rates: the mean time's interval inverted (ends swap; zero time: no upper rate).
         mean = 1.0 / mean
         stdev = mean * stdev_pct / 100.0  # the times' relative spread, as a rate's
         low, high = 1.0 / high, (1.0 / low if low > 0 else math.inf)

@@ -132,7 +132,7 @@ def test_relative_spread(values, unit, pct):
     assert relative_spread(values, unit) == pytest.approx(pct, abs=1e-3)
 
 
-def test_only_bytes_per_sec_is_a_rate_and_better_higher():
+def test_only_bytes_per_sec_is_a_rate():
     assert is_rate("bytes/sec")
     for unit in ("cycles/byte", "ns/line", None):
         assert not is_rate(unit)

@@ -1,5 +1,4 @@
-"""Reading the small files of sysfs and procfs, and writing files so that a crash, a signal or a
-power loss leaves the old file or the new one, whole."""
+"""Reading sysfs's and procfs's small files; writing files a crash leaves old or new, whole."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[str]], Any]) 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    # The folder synced too, where it can be opened and synced (some network file systems say
-    # EINVAL): either way the rename stands.
+    # The folder synced too where it can be (some network file systems: EINVAL); the rename stands.
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:

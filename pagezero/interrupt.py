@@ -1,5 +1,4 @@
-"""Signals as exceptions: under signals_interrupt() SIGTERM and SIGHUP unwind the stack as
-Ctrl-C does (pools given back, results saved), raising Interrupted (docs/measuring.rst)."""
+"""Signals as exceptions: under signals_interrupt(), SIGTERM and SIGHUP unwind as Ctrl-C does."""
 
 from __future__ import annotations
 
@@ -29,10 +28,9 @@ class Interrupted(KeyboardInterrupt):
 
     Parameters
     ----------
-    signum : int
-        The signal: ``SIGINT``, ``SIGTERM`` or ``SIGHUP``.
-    partial : Result, ResultSet, Advice or None
-        What the stopped call returns, its completed loops marked ``interrupted``; None for none.
+    signum, partial : int, Result or ResultSet or Advice or None
+        ``SIGINT``, ``SIGTERM`` or ``SIGHUP``; what the stopped call returns (its loops so far,
+        marked ``interrupted``), or None.
 
     Attributes
     ----------
@@ -44,14 +42,8 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(signum)
         self.signum = int(signum)
         self.partial = partial
-
-    @property
-    def signame(self) -> str:
-        return signal.Signals(self.signum).name
-
-    @property
-    def exit_status(self) -> int:
-        return 128 + self.signum
+        self.signame = signal.Signals(self.signum).name
+        self.exit_status = 128 + self.signum  # as a shell reports a process a signal killed
 
     def __str__(self) -> str:
         return f"interrupted by {self.signame}"

@@ -1,5 +1,4 @@
-"""Sizes as perf bench mem takes them (powers of 1024), and rates: pagezero's GB/s (10**9 bytes
-per second) and perf's GB/sec (2**30) for the lines that reproduce perf's (docs/glossary.rst)."""
+"""Sizes as perf bench mem takes them (powers of 1024); GB/s and GB/sec (docs/glossary.rst)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ import statistics
 
 import pytest
 
-from pagezero.analysis.significance import higher_is_better
 from pagezero.results.points import is_rate, median_interval, relative_spread, spread, summarize
 
 # summarize --------------------------------------------------------------------
@@ -133,10 +132,10 @@ def test_relative_spread(values, unit, pct):
     assert relative_spread(values, unit) == pytest.approx(pct, abs=1e-3)
 
 
-def test_only_bytes_per_sec_is_a_rate_and_better_higher():
-    assert is_rate("bytes/sec") and higher_is_better("bytes/sec")
+def test_only_bytes_per_sec_is_a_rate():
+    assert is_rate("bytes/sec")
     for unit in ("cycles/byte", "ns/line", None):
-        assert not is_rate(unit) and not higher_is_better(unit)
+        assert not is_rate(unit)
 
 
 def test_messages_in_full():

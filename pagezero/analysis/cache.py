@@ -1,6 +1,4 @@
-"""The cache a run really has, from the temporal kernels' rates over extents (sysfs can show a
-VM the whole socket's L3: docs/studies/extents.rst). Only a rate that falls to a plateau says
-where the cache ends: non-temporal stores show no fall, rep stosb on AMD Zen rises beyond it."""
+"""The cache a run really has, from the temporal kernels' rates (docs/studies/extents.rst)."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pagezero.system.machine import llc_bytes as sysfs_llc_bytes
+from pagezero.system.machine import llc, llc_bytes
 from pagezero.units import format_size
 
 # Rates within this of the plateau's are on it (placement alone moves one by 3-5% here).
@@ -71,14 +69,11 @@ class MeasuredCache:
 
     Attributes
     ----------
-    cache_bytes, plateau_bytes : int or None
-        The largest extent still at cache speed and the first on the plateau; None if unseen.
-    llc_bytes, llc_source : int or None, str or None
-        sysfs's LLC size and where it was read (a sysfs file, or sysconf); None when unknown.
-    kernels : tuple of KernelCache
-        The kernels that showed a fall (kept where too few of them for a cache).
-    extents : tuple of int
-        The extents measured. Sizes are in bytes.
+    cache_bytes, plateau_bytes, llc_bytes, llc_source : int or None, str or None
+        The largest extent still at cache speed and the first on the plateau (None if unseen);
+        sysfs's LLC size and where it was read (a sysfs file, or sysconf), None when unknown.
+    kernels, extents : tuple of KernelCache, tuple of int
+        The kernels that showed a fall (kept where too few for a cache); the extents measured.
     """
 
     cache_bytes: int | None
@@ -153,16 +148,14 @@ def measured_cache(
     ----------
     temporal_rates : mapping of str to mapping of int to float
         {kernel: {extent in bytes: rate in bytes/sec}}, temporal kernels only.
-    llc_bytes, llc_source : int or None, str or None
-        sysfs's LLC size, to report beside it, and where it was read.
-    above_bytes : int
-        Only extents larger than this are read (sysfs's L2: its fall to the L3 is no end).
+    llc_bytes, llc_source, above_bytes : int or None, str or None, int
+        sysfs's LLC size, to report beside it, and where it was read; only extents larger than
+        `above_bytes` are read (sysfs's L2: its fall to the L3 is no end).
 
     Returns
     -------
     MeasuredCache
-        The lower medians of the falls that end near their median; None where fewer than
-        MIN_SHARE of the kernels show one.
+        The lower medians of the falls ending near their median; None under MIN_SHARE of kernels.
     """
     above = {
         k: {e: r for e, r in by.items() if e > above_bytes} for k, by in temporal_rates.items()
@@ -218,12 +211,12 @@ INFO_KEY = "measured_cache"
 
 def llc_source(info: Mapping[str, Any]) -> str | None:
     """Where a machine() dict's LLC size was read (its highest data cache level's source)."""
-    levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
-    return max(levels, key=lambda c: c["level"]).get("source") if levels else None
+    found = llc(info)
+    return found.get("source") if found else None
 
 
 def run_cache(info: Mapping[str, Any]) -> MeasuredCache:
     """The cache of a machine() dict: the measured one where a study set it, else sysfs's."""
     doc = info.get(INFO_KEY)
-    sysfs = MeasuredCache(None, None, sysfs_llc_bytes(info), llc_source(info))
+    sysfs = MeasuredCache(None, None, llc_bytes(info), llc_source(info))
     return MeasuredCache.from_json(doc) if doc else sysfs

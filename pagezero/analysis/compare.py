@@ -1,5 +1,4 @@
-"""Result sets, or the functions of one, compared point by point, the run the unit: the rows,
-the header of what each side booted, the wide table and 80 columns for a mail (docs/compare.rst)."""
+"""Result sets, or one's functions, compared point by point, the run the unit (docs/compare.rst)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from pagezero.analysis.significance import (
     compare_runs,
 )
 from pagezero.measure.fault import WORKLOADS
-from pagezero.results.points import point_key, point_summary, summarize, variant_key
+from pagezero.results.points import grouped, point_key, point_summary, summarize, variant_key
 from pagezero.system.kernels import KINDS, Kernel, kernels
 from pagezero.units import GBPS, format_size
 
@@ -89,8 +88,7 @@ def compare(
     Returns
     -------
     list of dict
-        A row per point of `base`: label, unit, study, "base" and "changes" (per other set,
-        None where it lacks the point); every key: docs/compare.rst, "The rows".
+        A row per point of `base`, its "changes" None where a set lacks it (docs/compare.rst).
 
     Raises
     ------
@@ -185,14 +183,6 @@ def runs_per_side(rows: Sequence[Mapping[str, Any]], sides: int) -> list[str]:
     return [span(row["base"]["runs"] for row in rows), *map(span, others)]
 
 
-def _groups(items: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Any, list[Any]]:
-    """Items by key(item), the keys in first-seen order."""
-    groups: dict[Any, list[Any]] = {}
-    for item in items:
-        groups.setdefault(key(item), []).append(item)
-    return groups
-
-
 def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list[str]:
     """Under a table: the legend of each marker shown, the note on too few runs, the notes."""
     changes = [c for row in rows for c in row["changes"] if c]
@@ -218,7 +208,7 @@ def format_table(
 ) -> str:
     """compare()'s rows as a wide text table, `names` the sides', with `legend` and notes."""
     header = ["benchmark", "result class", *names]
-    groups = _groups(rows, lambda row: row["study"])
+    groups = grouped(rows, lambda row: row["study"])
     body: list[list[str]] = []
     for study, group in groups.items():
         if len(groups) > 1:
@@ -289,7 +279,7 @@ def format_text(
     out = wrap([_TEXT_FIGURES, *named], width)
     per_table = max(1, min(len(names) - 1, (width - 12 - base_w) // (side_w + 1)))
     label_w = width - base_w - 3 - per_table * (side_w + 1)
-    groups = _groups(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
+    groups = grouped(zip(rows, cells), lambda rc: (rc[0]["study"], rc[0]["unit"]))
     several = len({study for study, _ in groups}) > 1
     for (study, unit), group in groups.items():
         words = [row["label"].split() for row, _ in group]
@@ -436,10 +426,9 @@ def compare_variants(
     alpha: float = 0.01,
     sources: Sequence[str | None] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
-    """The functions of `rs` (one file or several, merged) side by side at each point against
-    `base` (default: the first of variants_of()), as compare(): (names, the base first; rows of
-    the points the base shares with another; left_out: "base_only", "without_base" counts).
-    ValueError for an unknown base, fewer than two functions or no point shared."""
+    """The functions of `rs` side by side against `base` (default: variants_of()'s first), as
+    compare(): (names, base first; rows of points shared; left_out: "base_only", "without_base"
+    counts). ValueError for an unknown base, fewer than two functions or no point shared."""
     names = variants_of(rs, by)
     base = names[0] if base is None and names else base
     if base not in names:

@@ -1,5 +1,4 @@
-"""Where a kernel's rate steps over extents (bytes cleared per call), and which kernel is
-fastest where: the report's extents and chunks pages and advise read their rates with these."""
+"""Where a kernel's rate steps over extents (bytes per call), and which kernel is fastest where."""
 
 from __future__ import annotations
 

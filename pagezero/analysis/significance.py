@@ -1,5 +1,4 @@
-"""Whether a change between two sets of runs is real: Welch's t-test on the logs of per-run
-medians, the run the unit (why: docs/compare.rst)."""
+"""Whether a change between two sets of runs is real: Welch's t-test (docs/compare.rst)."""
 
 from __future__ import annotations
 
@@ -7,6 +6,8 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from pagezero.results.points import is_rate
 
 MIN_RUNS = 3
 METHOD = "Welch's t-test on the logs of per-run medians"
@@ -74,12 +75,7 @@ def compare_runs(
         base_logs, new_logs = ([math.log(m) for m in side] for side in (base_medians, new_medians))
         p, low, high = _welch(base_logs, new_logs, alpha)
         out |= {"p_value": p, "ci_pct": [100.0 * math.expm1(low), 100.0 * math.expm1(high)]}
-        better = (change > 0) == higher_is_better(unit)
+        better = (change > 0) == is_rate(unit)  # a rate: higher is better; a cost: lower
         marker = NOT_SIGNIFICANT if p >= alpha else IMPROVEMENT if better else REGRESSION
         return dict(out, marker=marker if beyond else "", note=None)
     return dict(out, marker=UNKNOWN if beyond else "", note=note)
-
-
-def higher_is_better(unit: str | None) -> bool:
-    """Whether a larger value in `unit` is better (bytes/sec), not a cost (cycles/byte, ns...)."""
-    return unit == "bytes/sec"

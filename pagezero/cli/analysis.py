@@ -1,5 +1,4 @@
-"""pagezero sweep | compare | plot: a benchmark over a grid of parameters, and what
-is drawn from results files."""
+"""pagezero sweep | compare | plot: a benchmark over a grid, and what results files show."""
 
 import contextlib
 import json
@@ -16,6 +15,7 @@ from pagezero.figures import plot_bars, plot_comparison, plot_rates, plot_varian
 from pagezero.interrupt import deferred
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import ResultSet, load_path, load_sources, merged
+from pagezero.results.schema import is_count
 from pagezero.runs.sweeps import lost_lines, sweep
 
 _WORDS = {"true": True, "false": False, "none": None}
@@ -175,10 +175,6 @@ def cmd_compare(args):
     return 0
 
 
-def _is_count(value):
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
 def cmd_plot(args):
     """pagezero plot: a results file drawn as STEM.png and STEM.svg."""
     rs = load_path(args.results)  # a results file, or a folder of them (a fleet's)
@@ -192,7 +188,7 @@ def cmd_plot(args):
     # Rates against the extent, the chunk or the region size.
     for r in rs.results:  # a file written by hand (or damaged) may lack them
         size, chunk = r.params.get("size"), r.params.get("chunk", 0)
-        if not _is_count(size) or not (chunk is None or _is_count(chunk)):
+        if not is_count(size) or not (chunk is None or is_count(chunk)):
             raise ValueError(
                 f"{args.results}: a {r.benchmark} result without a size and chunk in "
                 f"bytes ({r.label()}) cannot be drawn against {args.x}"

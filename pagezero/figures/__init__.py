@@ -1,5 +1,4 @@
-"""The figures of pagezero, as PNG (for mail) and SVG (for report.html), each drawing the median
-of per-run medians with the between-run interval, as the tables do (docs/figures.rst)."""
+"""The figures, PNG for mail and SVG for report.html, drawn as the tables are (docs/figures.rst)."""
 
 from pagezero.figures.plots import (
     bars_figure,

@@ -1,5 +1,4 @@
-"""What every figure shares: the backend, the files, the footer naming the machine, and the
-words for the one statistic drawn, point_summary()'s (docs/figures.rst)."""
+"""What every figure shares: backend, files, the machine's footer, the statistic's words."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ def save(fig: Any, stem: str) -> list[str]:
     salt = matplotlib.rc_context({"svg.hashsalt": os.path.basename(stem)})
     try:
         with salt, missing_glyphs_drawn(), warnings.catch_warnings():
-            # Labels too long for the figure (a results file may name its kernel anything)
-            # leave the layout as it was: the figure is still written.
+            # Labels too long for the figure (a file's kernel names) leave the layout: still saved.
             warnings.filterwarnings("ignore", "constrained_layout not applied")
             for path in paths:
                 fig.savefig(path, dpi=110, bbox_inches="tight")

@@ -1,5 +1,4 @@
-"""How a kernel is drawn, the same in every figure: its colour, its marker and its family
-(docs/figures.rst)."""
+"""How a kernel is drawn in every figure: its colour, marker and family (docs/figures.rst)."""
 
 from __future__ import annotations
 
@@ -7,11 +6,10 @@ import zlib
 from collections.abc import Iterable
 
 from pagezero.analysis.compare import kernel_registry
+from pagezero.results.points import grouped
 from pagezero.system.kernels import Kernel
 
-# Okabe-Ito's orange, sky blue, bluish green, blue, vermillion, reddish purple, black and
-# yellow (last: the hardest to see on white); then Tol's muted indigo, green, wine, olive,
-# teal, purple and sand.
+# Okabe-Ito's eight (yellow last: the hardest to see on white), then Tol's muted seven.
 _OKABE_ITO = "#E69F00 #56B4E9 #009E73 #0072B2 #D55E00 #CC79A7 #000000 #F0E442"
 PALETTE = tuple(f"{_OKABE_ITO} #332288 #117733 #882255 #999933 #44AA99 #AA4499 #DDCC77".split())
 # A second cue beside the colour, for readers (and printers) without it.
@@ -60,8 +58,7 @@ def family_of(name: str) -> str:
 
 def group_by_family(names: Iterable[str]) -> dict[str, list[str]]:
     """Names by family in FAMILIES order (then OTHER), each in the registry's order; none empty."""
-    groups: dict[str, list[str]] = {f: [] for f in (*FAMILIES, OTHER)}
     order = registry_names()
-    for n in sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n)):
-        groups[family_of(n)].append(n)
-    return {f: ns for f, ns in groups.items() if ns}
+    ranked = sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
+    found = grouped(ranked, family_of)
+    return {f: found[f] for f in (*FAMILIES, OTHER) if f in found}

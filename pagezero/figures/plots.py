@@ -1,5 +1,4 @@
-"""The figures: rates against extents (a panel per kernel family, marks whose labels never
-overlap), against threads, bars per point and grouped bars of a comparison (docs/figures.rst)."""
+"""Rates against extents or threads; bars of points and of comparisons (docs/figures.rst)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Any
 import pagezero.figures.common as common
 from pagezero.analysis.compare import compare, compare_variants, shared_rows
 from pagezero.figures.palette import PALETTE, group_by_family, kernel_colour, kernel_marker
-from pagezero.results.points import summarize_points
+from pagezero.results.points import grouped, summarize_points
 from pagezero.system.machine import cache_bytes, llc_bytes
 from pagezero.units import GBPS, format_size, gbps
 
@@ -82,8 +81,7 @@ def rates_figure(
     fig.supylabel(f"{common.RATE_AXIS}\n{words}", fontsize=9)
     fig.suptitle(title, fontsize=11)
     common.add_footer(fig, rs.machine, common.pages_of(rs.results))
-    # The labels are laid out on the final geometry: lay the figure out once, then
-    # keep it, so that the boxes measured are the boxes drawn.
+    # Labels laid out on the final geometry, kept: the boxes measured are the boxes drawn.
     with common.missing_glyphs_drawn():
         fig.canvas.draw()
         fig.set_layout_engine("none")
@@ -101,15 +99,13 @@ def plot_rates(
     title: str = "Clearing rate",
     cache_bytes: int | None = None,
 ) -> list[str]:
-    """Rates against x(result) in bytes, one panel per kernel family (docs/figures.rst),
-    written to `stem`.png and .svg; returns the paths. `cache_bytes`, the cache measured
-    where it differs from sysfs's LLC (pagezero.analysis.cache), is marked beside it."""
+    """Rates against x(result) in bytes, a panel per kernel family, as `stem`.png and .svg: the
+    paths. `cache_bytes`, the cache measured where it is not sysfs's LLC, is marked beside it."""
     return common.save(rates_figure(rs, x, xlabel, title, cache_bytes), stem)
 
 
 def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> dict[str, int]:
-    """The machine's cache sizes it reports, the cache measured where given (it differs from
-    sysfs's LLC, as on a VM shown the socket's L3) and the clearing batch sizes: name to bytes."""
+    """{name: bytes}: the machine's caches, the cache `measured` if given, the clearing batches."""
     marks = {
         "L1d": cache_bytes(machine, 1, "Data"),
         "L2": cache_bytes(machine, 2),
@@ -121,13 +117,10 @@ def threshold_marks(machine: Mapping[str, Any], measured: int | None = None) -> 
 
 
 def mark_lines(ax: Any, marks: Mapping[str, int], label: bool = True) -> list[Any]:
-    """Draw each mark inside the x range (bytes) as a vertical line; with `label` (the first of
-    small multiples), its label too, kept apart from the others; returns the labels drawn."""
+    """Marks in the x range as vertical lines, with `label` their labels kept apart: the labels."""
     lo, hi = ax.get_xlim()
-    by_x: dict[int, list[str]] = {}
-    for name, x in sorted(marks.items(), key=lambda m: m[1]):
-        if lo <= x <= hi:
-            by_x.setdefault(x, []).append(name)
+    inside = {name: x for name, x in marks.items() if lo <= x <= hi}
+    by_x = grouped(sorted(inside, key=inside.__getitem__), inside.__getitem__)
     for x, names in by_x.items():
         dotted = ":" if all("batch" in n for n in names) else "--"
         ax.axvline(x, color="grey", linestyle=dotted, linewidth=0.8, zorder=0)
@@ -185,8 +178,7 @@ def scaling_figure(rs: Any, title: str = "Clearing with several CPUs") -> Any:
 
 
 def plot_scaling(rs: Any, stem: str, title: str = "Clearing with several CPUs") -> list[str]:
-    """Aggregate rate against threads (measure.mem.scaling, one run) with the ideal, one
-    thread's rate times the count, written to `stem`.png and .svg; returns the paths."""
+    """Aggregate rate against threads, and one thread's times the count: `stem`.png, .svg paths."""
     return common.save(scaling_figure(rs, title), stem)
 
 
@@ -215,8 +207,7 @@ def bars_figure(
 def plot_bars(
     rs: Any, stem: str, label: Callable[[Any], str] = lambda r: r.label(), title: str = "Rates"
 ) -> list[str]:
-    """One bar per point of `rs`, named by label(its first result), in its function's colour,
-    written to `stem`.png and .svg; returns the paths."""
+    """A bar per point, named by label(its first result), in its function's colour: the paths."""
     return common.save(bars_figure(rs, label, title), stem)
 
 
@@ -277,8 +268,7 @@ def plot_comparison(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars of compare(), a group per point of `sets[0]` and a bar per set named in
-    `names`, with its markers; written to `stem`.png and .svg, returns the paths."""
+    """Grouped bars of compare(): a group per point, a bar per set (`names`), marked; the paths."""
     return common.save(comparison_figure(sets, names, title, threshold, alpha), stem)
 
 
@@ -290,7 +280,6 @@ def plot_variants(
     threshold: float = 0.02,
     alpha: float = 0.01,
 ) -> list[str]:
-    """Grouped bars of compare_variants(), a bar per function of `rs` (`base` first), with its
-    markers; written to `stem`.png and .svg, returns the paths."""
+    """Grouped bars of compare_variants(): a bar per function (`base` first), marked; the paths."""
     names, rows, _ = compare_variants(rs, base, threshold=threshold, alpha=alpha)
     return common.save(rows_figure(rows, names, rs, title, threshold, alpha), stem)

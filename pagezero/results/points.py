@@ -1,12 +1,11 @@
-"""Statistics of samples (rates averaged as the times they stand for: docs/measuring.rst,
-"Statistics"), what a measured point is (every grouping goes by point_key()), and its figure."""
+"""Statistics of samples (docs/measuring.rst), what a point is (point_key()), and its figure."""
 
 from __future__ import annotations
 
 import json
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.units import format_gbps, format_size, parse_size
@@ -14,6 +13,14 @@ from pagezero.units import format_gbps, format_size, parse_size
 if TYPE_CHECKING:
     from pagezero.results.result import Result
     from pagezero.results.resultset import ResultSet
+
+
+def grouped(items: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Any, list[Any]]:
+    """Items by key(item), the keys in first-seen order."""
+    groups: dict[Any, list[Any]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
 
 
 def is_rate(unit: str | None) -> bool:
@@ -43,8 +50,7 @@ def relative_spread(values: Iterable[float], unit: str | None = None) -> float:
 def median_interval(
     values: Iterable[float], confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """(low, high, level): the sign test's interval of the median, x(j)..x(n+1-j) at `level` >=
-    `confidence`, else min..max and its level."""
+    """(low, high, level): the sign test's median interval, at `confidence` or else min..max."""
     import numpy as np
     from scipy import stats as sps
 
@@ -79,8 +85,7 @@ def summarize(
     low, high = mean - half, mean + half
     stdev_pct = 100.0 * stdev / mean if mean else 0.0
     if is_rate(unit):
-        # Back to rates: the mean time's interval, inverted (its ends swap);
-        # an interval reaching zero time has no upper rate.
+        # Back to rates: the mean time's interval inverted (ends swap; zero time: no upper rate).
         mean = 1.0 / mean
         stdev = mean * stdev_pct / 100.0  # the times' relative spread, as a rate's
         low, high = 1.0 / high, (1.0 / low if low > 0 else math.inf)
@@ -206,9 +211,8 @@ def title(result: Result) -> str:
 
 def point_names(results: Sequence[Result]) -> list[str]:
     """describe() of each Result: size, page, and what tells the point from its benchmark's rest."""
-    known: dict[str, list[dict[str, Any]]] = {}
-    for r in results:
-        known.setdefault(r.benchmark, []).append(identity_params(r.params))
+    by_benchmark = grouped(results, lambda r: r.benchmark)
+    known = {b: [identity_params(r.params) for r in rs] for b, rs in by_benchmark.items()}
     told = {
         b: {k for p in ps for k in p if any(q.get(k) != p[k] for q in ps)}
         for b, ps in known.items()

@@ -1,5 +1,4 @@
-"""One run as a value: its raw samples in clock ticks, the clock's rate and the machine; all else
-is derived, so a saved file can be re-analysed without re-running."""
+"""One run as a value: raw clock ticks, the clock's rate, the machine; all else is derived."""
 
 from __future__ import annotations
 
@@ -74,18 +73,15 @@ class Result:
     ----------
     benchmark, function : str
         "memset", "memcpy", "mmap", "batch", "folio"; the kernel's name (mmap: the workload).
-    params : Mapping
-        The parameters as given: size, page, chunk, loops, value, ...
-    bytes_per_loop : int
-        Bytes each timed loop cleared or copied.
+    params, bytes_per_loop : Mapping, int
+        The parameters as given (size, page, chunk, loops, ...); bytes each timed loop cleared.
     clock, samples : str, sequence of int
         "ns", "timeval", "tsc" or "cycles"; one duration per loop, in its ticks.
     clock_hz : float or None
         Ticks per second: 1e9 for ns and timeval, measured for tsc, None for cycles.
-    machine, details : Mapping
-        The machine (:func:`pagezero.machine`); the run's conditions (docs/measuring.rst).
-    interrupted : str or None
-        The signal that stopped the run ("SIGINT"), if one did.
+    machine, details, interrupted : Mapping, Mapping, str or None
+        The machine (:func:`pagezero.machine`); the run's conditions (docs/measuring.rst); the
+        signal that stopped the run ("SIGINT"), if one did.
 
     Raises
     ------

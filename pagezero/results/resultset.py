@@ -1,5 +1,4 @@
-"""ResultSet, the one result type a user holds: a measurement's runs, saved as versioned JSON, and
-results folders (a fleet's DIR/<machine>/, a report's) loaded as one."""
+"""ResultSet, a measurement's runs, saved as versioned JSON; results folders loaded as one."""
 
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, overload
 from pagezero.files import atomic_write
 from pagezero.results.points import (
     format_figure,
+    grouped,
     point_key,
     point_names,
     summarize,
@@ -51,10 +51,9 @@ class ResultSet:
         Per result: its "repetition", worker "process" (default 0) and, when known, "pid".
     machine, interrupted : optional
         The machine (default: the first result's); the signal that stopped it (True: unknown).
-    build : Mapping, optional
-        A file's "pagezero" version and "build"; None for results made here.
-    lost : sequence of Mapping, optional
-        Worker processes that died unsaved (sweeps): {"process", "repetitions", "reason"}.
+    build, lost : Mapping, sequence of Mapping, optional
+        A file's "pagezero" version and "build" (None: made here); the worker processes that
+        died unsaved (sweeps): {"process", "repetitions", "reason"}.
 
     Raises
     ------
@@ -154,10 +153,7 @@ class ResultSet:
 
     def points(self) -> list[tuple[Result, list[Result]]]:
         """Grid points in first-seen order: (the Result of its first run, all its Results)."""
-        groups: dict[Any, list[Result]] = {}
-        for r in self.results:
-            groups.setdefault(point_key(r), []).append(r)
-        return [(rs[0], rs) for rs in groups.values()]
+        return [(rs[0], rs) for rs in grouped(self.results, point_key).values()]
 
     def stats(self) -> list[dict[str, Any]]:
         """One dict per grid point: benchmark, function, params, label, stats of all its loops."""
@@ -359,8 +355,7 @@ def _merged(folder: str) -> tuple[ResultSet, list[str]]:
 
 
 def load_folder(folder: str) -> ResultSet:
-    """Every results file under one machine's `folder` (a fleet's DIR/<machine>/, a report's) as
-    one ResultSet (merged()); other JSON files there (fleet.json, advice) are passed over."""
+    """Every results file under one machine's `folder` as one ResultSet; other JSON passed over."""
     return _merged(folder)[0]
 
 

@@ -1,5 +1,4 @@
-"""The shape of a results document, checked before anything reads it: a file of any origin (another
-version, a hand edit, a truncated copy) of the wrong shape is a ValueError naming what is wrong."""
+"""A results document's shape, checked before it is read: a wrong one is a ValueError saying why."""
 
 from __future__ import annotations
 
@@ -64,7 +63,8 @@ def is_int(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_count(x: object) -> bool:
+def is_count(x: object) -> bool:
+    """A non-negative int a results file may hold (at most LIMIT), not a bool."""
     return is_int(x) and 0 <= x <= LIMIT
 
 
@@ -111,10 +111,10 @@ def check_result(d: Any) -> None:
     _need(isinstance(params, dict), "params is not an object")
     for name in ("size", "chunk", "batch_bytes", "offset"):
         v = params.get(name)
-        _need(v is None or _is_count(v), f"params.{name} is not a number of bytes")
+        _need(v is None or is_count(v), f"params.{name} is not a number of bytes")
     for name in ("page", "batch"):
         v = params.get(name)
-        _need(v is None or isinstance(v, str) or _is_count(v), f"params.{name} is not a size")
+        _need(v is None or isinstance(v, str) or is_count(v), f"params.{name} is not a size")
     _need(is_int(params.get("loops", 0)), "params.loops is not an integer")
     _need(is_int(d["bytes_per_loop"]), "bytes_per_loop is not an integer")
     _need(_ints(d["samples"]), "samples is not a list of integers (clock ticks)")
@@ -126,7 +126,7 @@ def check_result(d: Any) -> None:
     details = d.get("details", {})
     _need(isinstance(details, dict), "details is not an object")
     threads = details.get("thread_samples", [])
-    ok = isinstance(threads, list) and all(_ints(t, _is_count) for t in threads)
+    ok = isinstance(threads, list) and all(_ints(t, is_count) for t in threads)
     _need(ok, "details.thread_samples is not a list of lists of clock ticks")
     ok = _ints(details.get("thread_bytes", []))
     _need(ok, "details.thread_bytes is not a list of byte counts")
@@ -137,7 +137,7 @@ def check_run(run: Any) -> None:
     """ValueError unless `run` is ``{"repetition": int >= 0, "process": int >= 0}``."""
     _need(isinstance(run, dict), "a result's run is not an object")
     for name in ("repetition", "process"):
-        _need(_is_count(run.get(name, 0)), f"run.{name} is not a non-negative integer")
+        _need(is_count(run.get(name, 0)), f"run.{name} is not a non-negative integer")
 
 
 def check_document(doc: dict[str, Any]) -> None:

@@ -1,5 +1,4 @@
-"""The pages under buffers that stand for the kernel's direct map (docs/glossary.rst, "backing"),
-and what smaps shows of them."""
+"""The pages under buffers standing for the kernel's direct map (glossary: "backing"), in smaps."""
 
 from __future__ import annotations
 

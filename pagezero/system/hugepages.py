@@ -1,5 +1,4 @@
-"""Hugepage pools (/sys/kernel/mm/hugepages/hugepages-<size>kB/): what is free and reserved, and
-reserving more for one run (docs/measuring.rst, "Hugepage pools")."""
+"""Hugepage pools: free and reserved, and reserving more for one run (docs/measuring.rst)."""
 
 from __future__ import annotations
 
@@ -33,10 +32,8 @@ class Pool:
     total, free, reserved, surplus : int
         Pages: ``nr_hugepages``, ``free_hugepages`` (not faulted in), ``resv_hugepages`` (free
         but promised to existing mappings), ``surplus_hugepages`` (beyond ``nr_hugepages``).
-    path : str
-        The file to write to change the pool's size.
-    available : int
-        Pages a new mapping can have now (a mapping reserves its pages): free less reserved.
+    path, available : str, int
+        The file to write to resize the pool; pages a new mapping can have now: free less reserved.
     """
 
     page: str
@@ -157,8 +154,7 @@ def _write(path: str, value: int) -> None:
 
 
 def _give_back(path: str, page: str | int, added: int) -> KeyboardInterrupt | None:
-    """Shrink the pool by what reserve() added, signals held; a signal landing before they are
-    (a second Ctrl-C) gets the give-back tried again, and is returned for the caller to raise."""
+    """Shrink the pool by what reserve() added, retried past a signal, returned to be raised."""
     late, done = None, False
     while not done:
         try:
@@ -253,8 +249,7 @@ def reserve(page: str | int, needed: int) -> Iterator[Pool]:
 
 @dataclass(frozen=True)
 class Reservation:
-    """What reserve_where_possible() did for one pool: pages `needed`, `added` (given back after),
-    and why the pages could not be had (`failed`, one sentence) or None."""
+    """What reserve_where_possible() did for a pool: pages `needed`, `added`, why it `failed`."""
 
     page: str
     needed: int

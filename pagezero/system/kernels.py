@@ -1,5 +1,4 @@
-"""The kernel registry, as the C core declares it (``arch/*/kernels.def``): there is no list
-of kernels in Python, only the rows the extension returns, and the kernels for direct use."""
+"""The kernel registry as the C core declares it (``arch/*/kernels.def``), and its kernels."""
 
 from __future__ import annotations
 
@@ -23,20 +22,15 @@ class Kernel:
 
     Attributes
     ----------
-    kind, name, description : str
-        ``"clear"`` or ``"copy"``; the name every call takes (``x86-64-stosb``); one line.
-    arch : str
-        ``"x86-64"``, ``"arm64"``, or ``"any"`` for the portable ones.
+    kind, name, description, arch : str
+        ``"clear"`` or ``"copy"``; its name (``x86-64-stosb``); one line; ``"x86-64"``/``"any"``.
     temporal, zero_only : bool
         False for non-temporal stores; True when it writes only zeros (``clzero``, ``DC ZVA``).
-    features : tuple of str
-        The CPU features it needs, as /proc/cpuinfo names them.
-    available, reason : bool, str or None
-        Whether this CPU (and OS) can run it, and why not.
-    unit, align : int
-        Bytes per iteration of its loop, and of alignment it needs (docs/kernels.rst).
-    clear_pages : bool
-        Linux's ``clear_page()`` / ``clear_pages()`` uses it on this CPU (docs/kernels.rst).
+    features, available, reason : tuple of str, bool, str or None
+        The CPU features it needs (/proc/cpuinfo's names); whether this CPU can run it; why not.
+    unit, align, clear_pages : int, int, bool
+        Bytes per iteration of its loop, and of alignment it needs; Linux's ``clear_page()`` /
+        ``clear_pages()`` uses it on this CPU (docs/kernels.rst).
     """
 
     kind: str
@@ -67,12 +61,12 @@ def kernels(kind: str = "clear") -> tuple[Kernel, ...]:
     Returns
     -------
     tuple of Kernel
-        This architecture's and the portable ones, those this CPU cannot run included.
+        This architecture's and the portable ones, unavailable ones included.
 
     Raises
     ------
     ValueError
-        For any other `kind`.
+        For another `kind`.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown kernel kind {kind!r} (expected 'clear' or 'copy')")
@@ -112,8 +106,7 @@ def clear_pages_kernel() -> str:
 
 
 def nontemporal_kernel(widest: bool = False) -> str | None:
-    """An available non-temporal any-value clear kernel, or None: the first in registry order
-    (x86-64's movnti, 2012's clear_page_nocache), or with `widest` the widest (last on a tie)."""
+    """An available non-temporal any-value clear kernel (the first, or the `widest`), or None."""
     table = [k for k in kernels("clear") if k.available and not k.temporal and not k.zero_only]
     if not table:
         return None
@@ -139,10 +132,9 @@ def fill(buffer: _Writable, value: int, kernel: str = "default") -> None:
 
     Parameters
     ----------
-    buffer : writable buffer
-        Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region).
-    value, kernel : int, str
-        The byte, 0 to 255; a clear kernel's name (:func:`kernels`).
+    buffer, value, kernel : writable buffer, int, str
+        Any writable C-contiguous buffer (bytearray, mmap, numpy array, Region); the byte, 0
+        to 255; a clear kernel's name (:func:`kernels`).
 
     Raises
     ------
@@ -174,10 +166,8 @@ def copy(dst: _Writable, src: _Readable, kernel: str = "default") -> None:
 
     Parameters
     ----------
-    dst, src : buffer
-        C-contiguous buffers of one length, `dst` writable.
-    kernel : str
-        A copy kernel's name (``kernels("copy")``).
+    dst, src, kernel : buffer, buffer, str
+        C-contiguous buffers of one length, `dst` writable; a copy kernel (``kernels("copy")``).
 
     Raises
     ------

@@ -1,5 +1,4 @@
-"""The machine a result was measured on, every fact with its source (docs/measuring.rst,
-"Machine metadata"); each reader takes a `root` that tests point at a fixture tree."""
+"""The machine a result was measured on, each fact with its source; `root`: a fixture tree."""
 
 from __future__ import annotations
 
@@ -90,11 +89,11 @@ def cache_bytes(info: Mapping[str, Any], level: int, kind: str = "Unified") -> i
 
 def llc_bytes(info: Mapping[str, Any] | None = None) -> int | None:
     """The highest data or unified cache level's size in a machine() dict (this one's), or None."""
-    llc = _llc(info if info is not None else machine())
-    return int(llc["size_bytes"]) if llc else None
+    found = llc(info if info is not None else machine())
+    return int(found["size_bytes"]) if found else None
 
 
-def _llc(info: Mapping[str, Any]) -> dict[str, Any] | None:
+def llc(info: Mapping[str, Any]) -> dict[str, Any] | None:
     """The highest data or unified cache level of a machine() dict, or None."""
     levels = [c for c in info.get("caches", ()) if c["type"] != "Instruction"]
     return max(levels, key=lambda c: c["level"]) if levels else None
@@ -128,10 +127,10 @@ def eviction_cache(info: Mapping[str, Any] | None = None) -> dict[str, Any]:
     measured = os.environ.get(MEASURED_CACHE_ENV, "")
     if measured.isdigit() and int(measured) > 0:
         return {"bytes": int(measured), "source": f"measured ({MEASURED_CACHE_ENV})"}
-    llc = _llc(info if info is not None else _static("/"))
-    if llc is None:
+    found = llc(info if info is not None else _static("/"))
+    if found is None:
         return {"bytes": None, "source": None}
-    return {"bytes": llc["size_bytes"], "source": f"sysfs's LLC ({llc['source']})"}
+    return {"bytes": found["size_bytes"], "source": f"sysfs's LLC ({found['source']})"}
 
 
 def _hugepages(root: str) -> dict[str, dict[str, Any]]:
@@ -368,19 +367,19 @@ def summary(info: Mapping[str, Any]) -> list[str]:
 
 def _measured_words(m: Mapping[str, Any]) -> str:
     """The measured cache of a machine() dict (analysis.cache.MeasuredCache.to_json()) in words."""
-    llc = _mib(m["llc_bytes"]) if m.get("llc_bytes") else "unknown"
+    sysfs = _mib(m["llc_bytes"]) if m.get("llc_bytes") else "unknown"
     if m.get("cache_bytes") is None:
         return (
             "fewer than half the temporal kernels fall to a memory plateau over the extents "
-            f"measured; the studies use sysfs's LLC ({llc})"
+            f"measured; the studies use sysfs's LLC ({sysfs})"
         )
     fall = (
         f"cache {_mib(m['cache_bytes'])} (temporal kernels at cache speed up to it, "
         f"memory plateau from {_mib(m['plateau_bytes'])})"
     )
     if m.get("source") == "measured":
-        return f"{fall}; sysfs's LLC: {llc}; the studies use the measured cache"
-    return f"{fall}; sysfs's LLC: {llc}, which it agrees with"
+        return f"{fall}; sysfs's LLC: {sysfs}; the studies use the measured cache"
+    return f"{fall}; sysfs's LLC: {sysfs}, which it agrees with"
 
 
 def build_info() -> dict[str, Any]:

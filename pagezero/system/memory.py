@@ -1,5 +1,4 @@
-"""Memory regions with a chosen page size, as buffers; the kernel's own page sizes; NUMA nodes as
-sysfs lists them (Documentation/ABI/stable/sysfs-devices-node), one node, 0, without it."""
+"""Memory regions of a chosen page size, as buffers; the kernel's page sizes; sysfs's NUMA nodes."""
 
 from __future__ import annotations
 
@@ -65,14 +64,11 @@ def region(
 
     Parameters
     ----------
-    size : int or str
-        Bytes, or a size such as ``"8MB"``; a whole number of pages.
-    page : {"4KB", "2MB", "1GB"}
-        The page size; 2MB and 1GB are hugetlb pages from the reserved pools.
-    thp : bool or None
-        4KB pages: True asks for transparent huge pages, False refuses them, None: the system's.
-    populate, guard : bool
-        Map it populated (``MAP_POPULATE``); 4KB pages: ``PROT_NONE`` pages on both sides.
+    size, page : int or str, {"4KB", "2MB", "1GB"}
+        Bytes or ``"8MB"``, a whole number of pages; the page size (2MB, 1GB: hugetlb pools).
+    thp, populate, guard : bool or None, bool, bool
+        4KB pages: True asks for transparent huge pages, False refuses them, None: the system's;
+        map it populated (``MAP_POPULATE``); 4KB pages: ``PROT_NONE`` pages on both sides.
 
     Returns
     -------

@@ -139,8 +139,7 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit status (docs/cli.rst); ``--help`` and ``--version`` exit 0 through
-        :class:`SystemExit`.
+        The exit status (docs/cli.rst); ``--help`` and ``--version`` raise ``SystemExit(0)``.
     """
     try:
         with signals_interrupt():

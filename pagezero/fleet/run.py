@@ -1,6 +1,5 @@
-"""``pagezero fleet up|run|table`` (docs/fleet.rst): a Dask cluster over SSH, one pagezero
-command on every chosen machine of it, recorded in DIR/fleet.json (rewritten atomically after
-every change), and the machines' results side by side."""
+"""``pagezero fleet up|run|table`` (docs/fleet.rst): a Dask cluster over SSH, a pagezero command
+on its chosen machines, recorded in DIR/fleet.json, and the machines' results side by side."""
 
 import datetime
 import json
@@ -75,8 +74,7 @@ def _probe(address, timeout):
         raise ValueError(f"{expected} ({e})") from None
     if scheme not in ("tcp", "tls") or not host or not 0 < port < 65536:
         raise ValueError(expected)
-    # A plain connection first: refused, or a name that does not resolve, is said at once
-    # (distributed's connect would retry until the timeout).
+    # A plain connection first: refused or unresolved is said at once (distributed's retries).
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
@@ -486,7 +484,6 @@ class FleetLog:
             )
 
 
-# pagezero fleet up: a Dask cluster over SSH.
 DEFAULT_PORT = 8786
 # Without distributed's nanny (docs/fleet.rst): it starts in half the time, and a restart
 # would serve nothing, the run being lost all the same.
@@ -563,7 +560,6 @@ def start_fleet(
     return cluster
 
 
-# pagezero fleet table: the machines side by side, point by point.
 def _fleet_entries(path):
     """{name: (folder, status, error)} of each machine fleet.json lists."""
     doc = read_json(path)
@@ -646,9 +642,8 @@ def _cell(summary):
     if summary is None:
         return "-"
     mark = "" if summary["spread_of"] == "runs" else "*"
-    return (
-        f"{format_value(summary['median'], summary['unit'])} +-{summary['spread_pct']:.1f}%{mark}"
-    )
+    value = format_value(summary["median"], summary["unit"])
+    return f"{value} +-{summary['spread_pct']:.1f}%{mark}"
 
 
 def format_table(sets, notes=()):

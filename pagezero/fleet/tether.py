@@ -33,8 +33,7 @@ def now():
 
 
 def _collect(path):
-    """The files the command wrote at `path` (a file, or a folder's tree, but an atomic
-    write's leftover dot files), as bytes."""
+    """The files written at `path` (a file, or a tree but atomic writes' dot files), as bytes."""
     root = pathlib.Path(path)
     if root.is_file():
         return {root.name: root.read_bytes()}

@@ -222,8 +222,7 @@ class _BeforeFixtures:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    # A marked test's reservations live from its setup to past its teardown, given back
-    # also when it fails, errors, or a KeyboardInterrupt unwinds through here.
+    # A marked test's reservations live past its teardown, given back however it ends.
     with contextlib.ExitStack() as stack:
         item.stash[_RESERVED] = stack
         yield

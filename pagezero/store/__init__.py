@@ -1,6 +1,5 @@
-"""The results store (docs/store.rst): every result set ever added, once by the hash of its
-content, in one SQLite file whose schema is versioned and migrated forward; a point's history
-as text and as a plot of medians over time; the store as a static site (``store publish``)."""
+"""The results store (docs/store.rst): result sets kept once by content in a versioned SQLite
+file; a point's history as text and as a plot; the store as a static site (``store publish``)."""
 
 import contextlib
 import datetime
@@ -131,8 +130,7 @@ class Store(contextlib.AbstractContextManager):
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         except OSError as e:
             raise StoreError(f"{self.path}: cannot create the store: {e.strerror}") from None
-        # Root may write through a file without write bits; a store made
-        # read-only with chmod a-w is read-only for root too.
+        # Root may write through a file without write bits: chmod a-w makes it read-only for all.
         writable = exists and os.access(self.path, os.W_OK) and os.stat(self.path).st_mode & 0o222
         self.read_only = exists and not writable
         try:
@@ -354,8 +352,7 @@ def _insert_points(db, set_id, rows):
 
 
 class Record:
-    """A results file read and checked for the store (docs/store.rst), or ValueError; its
-    `measured_at` is its mtime, `content_hash` the SHA-256 of its canonical JSON."""
+    """A results file read and checked for the store (docs/store.rst), or ValueError."""
 
     def __init__(self, path):
         self.result_set = ResultSet.load(path)  # validates; ValueError with the path otherwise
@@ -507,8 +504,7 @@ def history_footer(rows):
 
 # The file that marks a folder as a published site, safe to replace.
 MARKER = ".pagezero-site"
-# Up to this many result sets every pair that shares a point gets a comparison
-# page (300 at most); beyond, each set is compared with the one before it.
+# Up to this many sets every pair sharing a point gets a comparison page; beyond, neighbours.
 MAX_ALL_PAIRS = 25
 
 # Opens compare-A-B.html for the two sets chosen, the older first, where it exists.

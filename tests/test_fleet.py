@@ -491,7 +491,10 @@ NOWHERE = ["fleet", "run", "--scheduler", "tcp://127.0.0.1:9", "--timeout", "1"]
     [
         (["mem", "memset", "-s", "4KB", "-l", "-5"], "loops must be between 1 and"),
         (["mem", "memset", "-s", "4KB", "-k", "8KB"], "invalid chunk '8KB': larger than the size"),
-        (["mem", "memset", "-s", "4KB", "--offset", "5000"], "offset must be an int in 0..4095"),
+        (
+            ["mem", "memset", "-s", "4KB", "--offset", "5000"],
+            "offset must be between 0 and 4095, not 5000",
+        ),
         (["mem", "memset", "-s", "4KB", "-t", "0"], "threads must be at least 1, not 0"),
         (["mem", "memcpy", "-c", "--clock", "tsc"], "-c/--cycles and --clock tsc contradict"),
         (["mem", "mmap", "-s", "5KB"], "not a whole number of 4KB pages"),

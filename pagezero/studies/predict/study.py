@@ -52,7 +52,7 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
 
 
 def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from the median of its kept loops' median faults (measure.warmup)."""
+    """A fault run's rate from the median of its kept loops' median faults (mem.warming_runs)."""
     latency = r.details["latency"]
     if latency["unit_bytes"] != folio or not all(latency["loop_p50_ns"] or (0,)):
         raise PagezeroError(

@@ -50,7 +50,7 @@ class Pace:
 def measure_pace(nbytes, times=3):
     """Pace over `nbytes`, each rate the median of `times` (on a VM one can be twice the next)."""
     # Memory this process has not touched yet may be new to the host as well, which then
-    # faults it in first, five to ten times slower (measure.warmup): once untimed.
+    # faults it in first, five to ten times slower (measure.mem.warming_runs): once untimed.
     mem.memset(nbytes, loops=1, thp=True)
     rates = []
     for _ in range(times):

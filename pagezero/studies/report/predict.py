@@ -89,7 +89,7 @@ def _tabulate(section, found, notes):
             modes = "all" if alike else "|".join(g.modes)
             text.append([p.page, x.replay.policy, x.replay.kernel, modes, rate(x.bytes_per_sec)])
             text[-1].append(gain)
-        section.answers.append(_answer(p))
+        section.answers += _answer(p)
         section.summary += _rest(p)
     if text:
         header = ["page", "policy", "kernel", "preempt", "GB/s", "vs today"]
@@ -142,29 +142,30 @@ def _stores(replay):
 
 
 def _answer(p):
-    """predict's answer for one page size: the 7.0 policy's rates with both kernels first."""
+    """predict's answers for one page size: the 7.0 policy's rates with both kernels first, one
+    answer a group of preemption models that clear alike."""
     today = f"{rate(p.fault_bytes_per_sec)} GB/s today"
     if p.observed and p.inside:
         today += f", {p.inside.share:.0%} of it clearing"
     if not p.projections:
-        return f"{today}: {p.page} demand faults; {_no_fit(p)}"
+        return [f"{today}: {p.page} demand faults; {_no_fit(p)}"]
     by_modes = {}  # the preemption models that clear alike -> their projections
     for g in group_projections(p.projections):
         if g.projected.replay.policy == "7.0":
             by_modes.setdefault(g.modes, []).append(g.projected)
-    clauses = []
+    answers = []  # one a group of preemption models that clear alike: each one or two lines
     for modes, projected in by_modes.items():
         kernels = " and ".join(
             f"{rate(x.bytes_per_sec)} GB/s ({_gain(p.fault_bytes_per_sec, x.bytes_per_sec)})"
             f" with {_stores(x.replay)} {x.replay.kernel}"
             for x in projected
         )
-        alike = len(modes) == len(PREEMPT_MODES)
-        clauses.append(kernels + ("" if alike else f" under preempt={'|'.join(modes)}"))
-    return (
-        f"{'; '.join(clauses)}: {p.page} demand faults under the 7.0 policy, from {today} "
-        f"(projection table)."
-    )
+        under = "" if len(modes) == len(PREEMPT_MODES) else f" and preempt={'|'.join(modes)}"
+        answers.append(
+            f"{kernels}: {p.page} demand faults under the 7.0 policy{under}, from {today} "
+            f"(projection table)."
+        )
+    return answers
 
 
 def _rest(p):

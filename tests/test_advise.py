@@ -247,7 +247,7 @@ def test_knee_lies_within_the_measured_extents(quick):
 def test_llc_comes_from_sysinfo_and_is_printed(monkeypatch, planted, words):
     # A planted size, not the same llc_bytes() call advise makes: the advice
     # must carry what sysinfo reports (0 when it knows none) and say it.
-    monkeypatch.setattr(analysis_cache, "sysfs_llc_bytes", lambda info=None: planted)
+    monkeypatch.setattr(analysis_cache, "llc_bytes", lambda info=None: planted)
     advice = pagezero.advise(quick=True, budgets_ms=(1,))
     assert advice.llc_bytes == (planted or 0) and advice.to_json()["llc_bytes"] == (planted or 0)
     text = "\n".join(advice.describe())

@@ -29,6 +29,7 @@ from pagezero.fleet.run import (
     machine_sets,
     run_fleet,
     version_verdicts,
+    workers_now,
 )
 from pagezero.results.resultset import Result, ResultSet, load_folder
 
@@ -103,7 +104,7 @@ def start_workers(address, *names, threads=None, env=None):
     client = connect(address)
     try:
         deadline = time.monotonic() + STARTUP_S
-        while not set(names) <= {w["name"] for w in client.scheduler_info()["workers"].values()}:
+        while not set(names) <= {w["name"] for w in workers_now(client).values()}:
             assert all(p.poll() is None for p in procs) and time.monotonic() < deadline, (
                 f"{names} did not start"
             )
@@ -183,6 +184,20 @@ def test_runs_on_one_machine_never_overlap(fleet, tmp_path):
     assert len(spans) == 4 and all(status == "ok" for status, _ in ends), ends
     for (_, end), (next_start, _) in zip(spans, spans[1:]):
         assert end <= next_start, spans
+
+
+def test_live_workers_are_asked_not_read_from_a_cache_the_client_refreshes(fleet):
+    # distributed's client refreshes scheduler_info()'s cache without the workers on a
+    # timer; at 1 ms that timer overwrites a fresh answer often. Every ask must see both.
+    import dask
+
+    with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}):
+        client = connect(fleet[0])
+    try:
+        for _ in range(300):
+            assert {"host-a", "host-b"} <= {w["name"] for w in workers_now(client).values()}
+    finally:
+        client.close()
 
 
 def test_a_machine_with_another_pagezero_is_refused(fleet, tmp_path):

@@ -14,7 +14,7 @@ import types
 import pytest
 from conftest import TESTS_DIR
 
-from pagezero.fleet.run import FleetError, connect, run_fleet, start_fleet
+from pagezero.fleet.run import FleetError, connect, run_fleet, start_fleet, workers_now
 
 TINY = ["mem", "memset", "-s", "4KB", "-l", "2", "-f", "default"]
 
@@ -95,7 +95,7 @@ def test_fleet_up_starts_one_named_worker_per_host(fake_ssh, tmp_path):
         assert all(options == {"username": "bench"} for _, options in fake_ssh.connected)
         client = connect(cluster.scheduler_address)
         try:
-            workers = client.scheduler_info()["workers"].values()
+            workers = workers_now(client).values()
             assert sorted(
                 (w["name"], w["resources"]["benchmark"], w["nthreads"]) for w in workers
             ) == [("lab-a", 1, 1), ("lab-b", 1, 1)]

@@ -120,9 +120,16 @@ def first_line(e):
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
+def workers_now(client):
+    """{address: info} of the scheduler's workers, asked now."""
+    # Not scheduler_info(): its cache is also refreshed, without the workers, every 2 s by
+    # the client's own loop, which can overwrite a fresh answer before it is returned.
+    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+
+
 def benchmark_workers(client, address):
     """``({name: address} of the workers offering benchmark=1, all names)``, or FleetError."""
-    workers, hint = client.scheduler_info()["workers"], WORKER_HINT.format(address)
+    workers, hint = workers_now(client), WORKER_HINT.format(address)
     if not workers:
         raise FleetError(f"the cluster at {address} has no workers; on each machine run: {hint}")
     usable = {
@@ -319,7 +326,7 @@ class _Watch:
                 break
             # A task tied to a worker that left would wait for it forever.
             try:
-                alive = set(self.client.scheduler_info()["workers"])
+                alive = set(workers_now(self.client))
             except (OSError, TimeoutError) as e:  # the scheduler itself went away
                 for future in list(self.pending):
                     self._give_up(future, "died", f"lost the scheduler: {e}")

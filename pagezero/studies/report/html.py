@@ -7,55 +7,15 @@ import itertools
 import os
 import re
 from collections.abc import Sequence
+from importlib import resources
 
 from pagezero.files import atomic_write
 
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; max-width: 1500px; margin: 1em auto;
-       padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
-table { border-collapse: collapse; font-size: 13px; margin: 0.5em 0; }
-th, td { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
-th { background: #f0f0f0; cursor: pointer; user-select: none; }
-th:first-child, td:first-child { text-align: left; }
-th.asc::after { content: " \\25B2"; } th.desc::after { content: " \\25BC"; }
-.pair { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
-.pair > figure, figure { margin: 0; max-width: 100%; }
-figure svg { max-width: 100%; height: auto; }
-pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 12px; }
-code { background: #f3f3f3; padding: 0 2px; }
-"""
 
-# Click a header: sort by that column, again to reverse. A number with at most a unit or
-# mark after it ("12.3*", "1.25x", "4KB", "#3 (report)") sorts as its number (sizes in
-# bytes), any other cell as text.
-SORT_SCRIPT = """
-(function () {
-  var units = {KB: 1024, MB: 1048576, GB: 1073741824, TB: 1099511627776};
-  function key(text) {
-    var m = /^\\s*#?([-+]?[0-9.]+)\\s*([KMGT]B)?(.*)$/.exec(text);
-    if (!m || /[0-9]/.test(m[3])) { return null; }
-    return parseFloat(m[1]) * (units[m[2]] || 1);
-  }
-  document.querySelectorAll("table.sortable").forEach(function (table) {
-    table.querySelectorAll("th").forEach(function (th, col) {
-      th.addEventListener("click", function () {
-        var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-        var up = !th.classList.contains("asc");
-        table.querySelectorAll("th").forEach(function (h) { h.classList.remove("asc", "desc"); });
-        th.classList.add(up ? "asc" : "desc");
-        rows.sort(function (a, b) {
-          var x = a.cells[col].textContent, y = b.cells[col].textContent;
-          var kx = key(x), ky = key(y), d;
-          if (kx !== null && ky !== null) { d = kx - ky; } else { d = x.localeCompare(y); }
-          return up ? d : -d;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      });
-    });
-  });
-})();
-"""
+def _asset(name: str) -> str:
+    """A file shipped beside this module (its style sheet, its sorting script)."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
 
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)]+)\)$")
 
@@ -79,7 +39,7 @@ def _table(lines: Sequence[str]) -> str:
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A sortable table (SORT_SCRIPT sorts it) of header and body cells already in HTML."""
+    """A sortable table (sort.js sorts it) of header and body cells already in HTML."""
     head = "".join(f"<th>{c}</th>" for c in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
@@ -153,10 +113,11 @@ def _pair(blocks: list[tuple[str, str]], figure: str) -> None:
 
 def page(title: str, body: str) -> str:
     """A whole HTML page: the style and the sorting script inline, nothing fetched."""
+    style, script = _asset("report.css"), _asset("sort.js")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
-        f"<body>\n{body}\n<script>{SORT_SCRIPT}</script></body></html>\n"
+        f"<title>{html.escape(title)}</title><style>{style}</style></head>"
+        f"<body>\n{body}\n<script>{script}</script></body></html>\n"
     )
 
 

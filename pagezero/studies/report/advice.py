@@ -4,8 +4,8 @@ import os
 
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
-from pagezero.studies.advise.answers import tie_words, ties_rule
 from pagezero.studies.advise.study import advise
+from pagezero.studies.advise.text import tie_words, ties_rule
 from pagezero.studies.report.cells import Section, save_json
 from pagezero.studies.report.words import md_table, rate, text_table
 from pagezero.units import format_size

@@ -7,10 +7,10 @@ import pagezero.studies.report.words as words
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.analysis.knee import TIE
 from pagezero.figures import extent_of, plot_rates
-from pagezero.runs.sweeps import default_sizes, sweep_points
-from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points, settle_line
+from pagezero.runs.sweeps import default_sizes
+from pagezero.studies.cache import SMALL_REGION, cache_of, extend, settle_line, sweep_extents
 from pagezero.studies.report.cells import Section, cells, finish
-from pagezero.system.backing import Backing, kernel_backing
+from pagezero.system.backing import Backing
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import format_size
 
@@ -54,13 +54,9 @@ def _tabulate(section, rs, backing, info):
 
 def study_extents(out_dir, cfg, info, functions, progress):
     """Which kernel clears fastest where: rates per kernel and extent, and the sentences."""
-    extents = cfg["extents"] or default_sizes(info)
-    backing = kernel_backing(max(max(extents), SMALL_REGION))
-    points = extent_points(extents, functions, backing.region_args())
     notes = []
-    # No warm-up pass: it would map and unmap buffers of its own, warming nothing a timed
-    # point uses; each point settles its own buffer instead (extent_points).
-    rs = sweep_points("memset", points, cfg["runs"], 0, progress, notes)
+    extents = cfg["extents"] or default_sizes(info)
+    rs, backing = sweep_extents(extents, functions, cfg["runs"], progress, notes)
     if cfg.get("extend_extents"):
         rs = extend(rs, functions, info, cfg["runs"], progress, notes)
     section = Section("Kernels by extent", interrupted=rs.interrupted)

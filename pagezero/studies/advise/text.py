@@ -17,16 +17,6 @@ from pagezero.units import format_gbps, format_size
 Row = Mapping[str, Any]  # a "batch" row of the JSON (choices.batch_for_budget)
 
 
-def own_kernel_batches(
-    cells: Cells, budgets_ms: Sequence[float], clear_pages: str
-) -> list[tuple[dict[str, Any], bool]]:
-    """Per budget, the batch for clear_pages()'s kernel alone (the row and whether it fits)."""
-    mine = {c: v for c, v in cells.items() if c[0] == clear_pages}
-    if not mine:
-        return []
-    return [batch_for_budget(mine, b, [clear_pages], clear_pages) for b in budgets_ms]
-
-
 def ties_rule(cells: Cells, clear_pages: str) -> str:
     """How ties are judged and chosen among, said once for every answer ("Ties: ...")."""
     noise = next((c.get("noise_pct") for c in cells.values()), None)
@@ -223,8 +213,11 @@ class Advice:
         list of (dict, bool)
             Rows of the "batch" shape, chosen by the same rules, in the budgets' order.
         """
-        budgets = [row["budget_ms"] for row in self.batch]
-        return own_kernel_batches(self.cells, budgets, self.knee_kernel)
+        own = self.knee_kernel
+        mine = {c: v for c, v in self.cells.items() if c[0] == own}
+        if not mine:
+            return []
+        return [batch_for_budget(mine, r["budget_ms"], [own], own) for r in self.batch]
 
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
@@ -273,8 +266,7 @@ class Advice:
                 "cells measured before it, partly with fewer runs."
             )
         lines += self._budget_lines()
-        vector = self.vector_line()
-        if vector:
+        if vector := self.vector_line():
             lines += ["", vector]
         lines += ["", *self._kernel_lines(), "", self._knee_line()]
         lines += ["", self._sweep_line(explain)]

@@ -81,8 +81,7 @@ def _tabulate(section, advice, quick):
         f"The advice table: {question}; worst batch: in 9 visits of 10. "
         + ties_rule(advice.cells, advice.knee_kernel)
     ]
-    vector = advice.vector_line()
-    if vector:
+    if vector := advice.vector_line():
         section.summary.append(vector)
     sweep = " (its quick sweep)" if quick else ""
     section.body = [

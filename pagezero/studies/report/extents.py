@@ -1,6 +1,7 @@
 """The extents study (docs/studies/extents.rst): every clear kernel from 4KB to beyond the
 cache; it sets the cache the run has in the machine() dict the later studies get."""
 
+import itertools
 from functools import partial
 
 import pagezero.studies.report.words as words
@@ -212,12 +213,7 @@ def pages_by_extent(rs, backing_label):
 
 def pages_words(pages):
     """pages_by_extent() in words: "4KB pages for 4KB to 1MB, 2MB THP pages for 2MB"."""
-    runs = []
-    for x in sorted(pages):
-        if runs and runs[-1][0] == pages[x]:
-            runs[-1][2] = x
-        else:
-            runs.append([pages[x], x, x])
+    runs = [(label, list(xs)) for label, xs in itertools.groupby(sorted(pages), key=pages.get)]
     if len(runs) == 1:
         return f"{runs[0][0]} pages"
-    return ", ".join(f"{label} pages for {words.span(lo, hi)}" for label, lo, hi in runs)
+    return ", ".join(f"{label} pages for {words.span(xs[0], xs[-1])}" for label, xs in runs)

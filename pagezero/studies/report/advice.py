@@ -66,10 +66,9 @@ def _tabulate(section, advice, quick):
     header.append("tied with")
     rows, own_rows, text, own = [], [], [], advice.clear_pages_batches()
     for i, (row, fits) in enumerate(zip(advice.batch, advice.batch_fits)):
-        faster = [
-            t["bytes_per_sec"] for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]
-        ]
-        rows.append([*_table_row(row, fits), rate(max(faster)) if faster else "-"])
+        fastest = max((t["bytes_per_sec"] for t in row["tied"]), default=0.0)
+        faster = rate(fastest) if fastest > row["bytes_per_sec"] else "-"
+        rows.append([*_table_row(row, fits), faster])
         mine = own[i] if i < len(own) else None
         own_rows += [_table_row(*mine)] if mine else []
         section.answers.append(_answer(row, fits, mine, advice))

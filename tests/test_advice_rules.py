@@ -1,4 +1,4 @@
-"""The advice as words and JSON (pagezero/studies/advise/text.py and answers.py), from an
+"""The advice as words and JSON (pagezero/studies/advise/text.py), from an
 Advice made by hand, and advise's tie rules (ties.py, choices.py) on cells whose answer is
 worked out here.
 
@@ -15,8 +15,9 @@ import pytest
 from conftest import run_python
 from helpers.advice import BATCH, BEST, CELLS, GB, KB, MB, OWN, TABLE, advice, cell, row
 
-from pagezero.studies.advise import vector
+from pagezero.studies.advise import text
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
+from pagezero.studies.advise.text import uses_vector_registers, vector_context_line
 from pagezero.studies.advise.ties import (
     choose_kernel,
     fits_budget,
@@ -26,7 +27,6 @@ from pagezero.studies.advise.ties import (
     tied,
     tolerance_pct,
 )
-from pagezero.studies.advise.vector import uses_vector_registers, vector_context_line
 from pagezero.system.kernels import Kernel, kernels
 
 EXPECTED = [
@@ -268,7 +268,7 @@ def test_the_json_shape():
     assert advice(interrupted="SIGTERM").to_json()["interrupted"] == "SIGTERM"
 
 
-# What a kernel needs around a vector kernel (pagezero/studies/advise/vector.py) ----------
+# What a kernel needs around a vector kernel (pagezero/studies/advise/text.py) ------------
 
 
 def kernel_row(name, arch="x86-64", features=(), align=8, temporal=False):
@@ -306,7 +306,7 @@ def test_the_registrys_vector_rows():
 
 
 def test_the_vector_line_names_the_advised_vector_kernels_once(monkeypatch):
-    monkeypatch.setattr(vector, "kernels", lambda kind: HAND_TABLE)
+    monkeypatch.setattr(text, "kernels", lambda kind: HAND_TABLE)
     lines = advice().describe()
     wrapped = [x for x in lines if "kernel_fpu_begin()" in x]
     assert wrapped == [
@@ -326,7 +326,7 @@ def test_the_vector_line_names_the_advised_vector_kernels_once(monkeypatch):
 
 
 def test_arm64_vector_kernels_name_kernel_neon_begin(monkeypatch):
-    monkeypatch.setattr(vector, "kernels", lambda kind: HAND_TABLE)
+    monkeypatch.setattr(text, "kernels", lambda kind: HAND_TABLE)
     assert vector_context_line(["neon", "stnp"]) == (
         "neon stores from vector registers: a kernel patch must wrap each batch in "
         "kernel_neon_begin()/kernel_neon_end() (arch/arm64/include/asm/neon.h), which save "

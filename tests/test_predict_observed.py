@@ -20,8 +20,7 @@ from pagezero.measure.profile import wilson
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.studies.predict import study as measure_module
-from pagezero.studies.predict.inside import Inside, inside
-from pagezero.studies.predict.model import observed
+from pagezero.studies.predict.model import Inside, inside, observed
 from pagezero.studies.predict.replays import from_7_0, nontemporal_kernels, pre_7_0
 
 MB2 = 2 << 20

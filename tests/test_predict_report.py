@@ -12,8 +12,7 @@ from test_predict import NT, synthetic_prediction
 
 from pagezero import MappingError
 from pagezero.interrupt import Interrupted
-from pagezero.studies.predict.inside import Inside
-from pagezero.studies.predict.model import observed
+from pagezero.studies.predict.model import Inside, observed
 from pagezero.studies.report import STUDIES
 from pagezero.studies.report import predict as report_predict
 from pagezero.system.kernels import clear_pages_kernel

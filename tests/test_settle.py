@@ -90,7 +90,6 @@ def _capture(seen):
 def test_the_cache_measurement_and_the_extents_study_time_settled_points(monkeypatch):
     seen = []
     monkeypatch.setattr(cache_study, "sweep_points", _capture(seen))
-    monkeypatch.setattr(extents_study, "sweep_points", _capture(seen))
     info = {"caches": [], "memory": {"available_bytes": 64 * GB}}
     with pytest.raises(Swept):
         cache_study.measure_cache(info, runs=1, extents=[1 * MB, 2 * MB])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pagezero.analysis.significance import (
@@ -194,10 +194,13 @@ def _notes(rows: Iterable[Mapping[str, Any]], legend: Mapping[str, str]) -> list
     return lines + [f"note: {n}" for n in sorted(notes)]
 
 
-def _aligned(rows: Sequence[Sequence[str]], sep: str) -> tuple[list[str], list[int]]:
-    """(rows as left-aligned columns joined by `sep`, a one-cell row as it is; the widths)."""
+def aligned(
+    rows: Sequence[Sequence[str]], sep: str, right: Container[int] = ()
+) -> tuple[list[str], list[int]]:
+    """(rows as columns joined by `sep`, left-aligned but `right`'s, one-cell rows kept; widths)."""
     widths = [max(map(len, column)) for column in zip(*(r for r in rows if r[1:]))]
-    lines = [sep.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    pads = [str.rjust if i in right else str.ljust for i in range(len(widths))]
+    lines = [sep.join(pad(c, w) for c, w, pad in zip(r, widths, pads)).rstrip() for r in rows]
     return [line if r[1:] else r[0] for line, r in zip(lines, rows)], widths
 
 
@@ -221,7 +224,7 @@ def format_table(
             for c in row["changes"]:
                 cells.append(f"{c['change_pct']:+.1f}% {c['marker']}".rstrip() if c else "-")
             body.append(cells)
-    lines, widths = _aligned([header, *body], " | ")
+    lines, widths = aligned([header, *body], " | ")
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines + _notes(rows, legend))
 
@@ -379,7 +382,7 @@ def header_lines(
     rows += [[s[k] for k in keys] for s in sides]
     if len(cmdlines) == 1:
         rows = [r[:-1] for r in rows]
-    lines = _aligned(rows, "  ")[0]
+    lines = aligned(rows, "  ")[0]
     if len(cmdlines) == 1:
         lines.append(f"command line (every side): {cmdlines.pop()}")
     return [*lines, *warnings, f"method: {method}"]

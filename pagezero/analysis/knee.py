@@ -26,9 +26,10 @@ def clear_knee(knee_bytes: int, step: float) -> int | None:
     return int(knee_bytes) if is_clear_step(step) else None
 
 
-def _spread(logs: Sequence[float]) -> float:
-    m = statistics.median(logs)
-    return sum(abs(x - m) for x in logs)
+def fit_cost(logs: Sequence[float], k: int) -> float:
+    """Least absolute deviation of a one-step fit of `logs` split before index k."""
+    sides = [(side, statistics.median(side)) for side in (logs[:k], logs[k:])]
+    return sum(sum(abs(x - m) for x in side) for side, m in sides)
 
 
 def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
@@ -40,7 +41,7 @@ def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
     fits = []
     for k in range(1, len(pts)):
         rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
-        fits.append((rise <= 0, _spread(logs[:k]) + _spread(logs[k:]), k, rise))
+        fits.append((rise <= 0, fit_cost(logs, k), k, rise))
     _, _, k, rise = min(fits)
     return pts[k][0], math.exp(rise)
 

@@ -13,7 +13,7 @@ from pagezero.measure.mem import SETTLE_MIN_LOOPS, SETTLE_TOLERANCE_PCT
 from pagezero.results.points import summarize_points
 from pagezero.results.resultset import merged
 from pagezero.runs.sweeps import sweep_points
-from pagezero.system.backing import kernel_backing
+from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import cache_bytes, llc_bytes, machine
 from pagezero.units import format_size
@@ -77,17 +77,19 @@ def extend(
         add = extents_to_add(rates_of(rs, temporal), memory, above, most=1)
         if not add:
             break
-        rs = merged([rs, sweep_extents(add, functions, runs, progress, notes)])
+        rs = merged([rs, sweep_extents(add, functions, runs, progress, notes)[0]])
     return rs
 
 
 def sweep_extents(
     extents: Sequence[int], functions: Sequence[str], runs: int, progress: Any, notes: Any = None
-) -> Any:
-    """extent_points()' memset sweep on the largest region's pages (report.extents' sweep too)."""
+) -> tuple[Any, Backing]:
+    """(extent_points()' memset sweep on the largest region's pages, its Backing)."""
     backing = kernel_backing(max(*extents, SMALL_REGION))
     points = extent_points(extents, functions, backing.region_args())
-    return sweep_points("memset", points, runs, 0, progress, notes)
+    # No warm-up pass: it would map and unmap buffers of its own, warming nothing a timed
+    # point uses; each point settles its own buffer instead (extent_points).
+    return sweep_points("memset", points, runs, 0, progress, notes), backing
 
 
 def default_ladder(info: Mapping[str, Any]) -> list[int]:
@@ -128,7 +130,7 @@ def measure_cache(
     functions = temporal_kernels()
     if not functions:
         return MeasuredCache(None, None, llc_bytes(info), llc_source(info))
-    rs = sweep_extents(extents or default_ladder(info), functions, runs, progress)
+    rs, _ = sweep_extents(extents or default_ladder(info), functions, runs, progress)
     rs = extend(rs, functions, info, runs, progress)
     return cache_of(rates_of(rs, functions), info)
 

@@ -1,22 +1,162 @@
-"""The advice of pagezero advise as a value (Advice): its JSON and its text."""
+"""The advice of pagezero advise as a value (Advice): its JSON, its text and its answers,
+one line each; what using an advised vector kernel takes."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, clear_knee, is_clear_step
-from pagezero.studies.advise.answers import (
-    budget_line,
-    own_kernel_batches,
-    own_kernel_line,
-    ties_rule,
-)
-from pagezero.studies.advise.ties import TIE_FLOOR_PCT
-from pagezero.studies.advise.vector import vector_context_line
+from pagezero.studies.advise.choices import batch_for_budget
+from pagezero.studies.advise.ties import CHECKED_AGAINST, TIE_FLOOR_PCT, Cells, fits_budget, tied
+from pagezero.system.kernels import Kernel, kernels
 from pagezero.units import format_gbps, format_size
+
+Row = Mapping[str, Any]  # a "batch" row of the JSON (choices.batch_for_budget)
+
+
+def ties_rule(cells: Cells, clear_pages: str) -> str:
+    """How ties are judged and chosen among, said once for every answer ("Ties: ...")."""
+    noise = next((c.get("noise_pct") for c in cells.values()), None)
+    noise_text = "unknown with one run" if noise is None else f"{noise:.1f}%"
+    return (
+        "Ties: candidates within the noise between runs are tied (the larger of twice the "
+        f"sweep's noise, {noise_text}, and {TIE_FLOOR_PCT:g}%); among tied kernels, "
+        f"clear_pages()'s ({clear_pages}) if tied, else the first in the kernel table; among "
+        "tied batches for a budget, the largest (fewest resched points), then the kernel rule "
+        "among the kernels tied at that batch."
+    )
+
+
+def is_fastest(row: Row) -> bool:
+    """Whether the row's batch and kernel are the fastest of the candidates it was chosen from."""
+    best = max([row, *row["tied"]], key=lambda r: r["bytes_per_sec"])  # the row, on equal rates
+    return (best["batch_bytes"], best["kernel"]) == (row["batch_bytes"], row["kernel"])
+
+
+def tie_words(row: Row, gb: Callable[[float], str] = format_gbps, noise: bool = True) -> str:
+    """A fitting row the fastest, or tied with others ("within the noise" with `noise`)."""
+    n = len(row["tied"])
+    if not n:
+        return "the fastest that fits"
+    others = f"tied with {n} other{'s' if n > 1 else ''}" + " within the noise" * noise
+    if is_fastest(row):
+        return f"the fastest, {others}"
+    best = max(row["tied"], key=lambda r: r["bytes_per_sec"])
+    fastest = f"{format_size(best['batch_bytes'])} {best['kernel']}, {gb(best['bytes_per_sec'])}"
+    return f"{others} (the fastest: {fastest})"
+
+
+def chosen_by(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str | None:
+    """The rule that chose `row` among its ties (`pooled`: rows judged as one range), or None."""
+    if not row["tied"]:
+        return None
+    extent = row["batch_bytes"]
+    rules = []
+    if any(t["batch_bytes"] != extent for t in row["tied"]):
+        rules.append("the largest batch (fewest resched points)")
+    here = {k: c for (k, e), c in cells.items() if e == extent and fits_budget(c, row["budget_ms"])}
+    top = max(here.values(), key=lambda c: c["bytes_per_sec"]) if here else None
+    tied_here = [k for k, c in here.items() if top is not None and tied(top, c)]
+    in_range = next((r for r in pooled if r["min_bytes"] <= extent <= r["max_bytes"]), None)
+    if in_range is not None and len(here) > 1:
+        lo, hi = format_size(in_range["min_bytes"]), format_size(in_range["max_bytes"])
+        rules.append(
+            f"the kernel of {lo} to {hi}, judged as one range"
+            if row["kernel"] == in_range["kernel"]
+            else f"the first of the kernels tied over {lo} to {hi} (judged as one range) that fits"
+        )
+    elif len(tied_here) > 1 and row["kernel"] in tied_here:
+        rules.append(
+            "clear_pages()'s own kernel"
+            if row["kernel"] == clear_pages
+            else "the first tied kernel in the kernel table"
+        )
+    return ", then ".join(rules) or "the tie rules"
+
+
+def _what(row: Row, kernel: bool = True) -> str:
+    """A row's batch, kernel, rate and worst batch: "8MB batches of K, 25.8 GB/s, worst ..."."""
+    of = f" of {row['kernel']}" if kernel else ""
+    return (
+        f"{format_size(row['batch_bytes'])} batches{of}, {format_gbps(row['bytes_per_sec'])}, "
+        f"worst batch {row[CHECKED_AGAINST]:.2f} ms"
+    )
+
+
+def verdict(row: Row, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()) -> str:
+    """Whether a fitting row is the fastest, or which rule chose it among the tied, in words."""
+    if not row["tied"]:
+        return tie_words(row)
+    rule = chosen_by(row, cells, clear_pages, pooled)
+    return f"{tie_words(row)}{';' if is_fastest(row) else ','} chosen by {rule}"
+
+
+def budget_line(
+    row: Row, fits: bool, cells: Cells, clear_pages: str, pooled: Sequence[Row] = ()
+) -> str:
+    """One budget's answer: "1 ms -> 8MB batches of K, 25.8 GB/s, worst batch 0.36 ms: ..."."""
+    head = f"{row['budget_ms']:g} ms -> "
+    if not fits:
+        return f"{head}nothing measured fits; closest: {_what(row)}"
+    return f"{head}{_what(row)}: {verdict(row, cells, clear_pages, pooled)}"
+
+
+def own_kernel_line(row: Row, fits: bool, clear_pages: str) -> str:
+    """The batch for clear_pages()'s kernel alone, under its budget's answer."""
+    head = f"with clear_pages()'s own {clear_pages}: "
+    if not fits:
+        return f"{head}nothing measured fits; closest: {_what(row, kernel=False)}"
+    n = len(row["tied"])
+    tail = ""
+    if n:
+        tail = f"; tied with {n} other batch{'es' if n > 1 else ''}, chosen by the largest"
+    return f"{head}{_what(row, kernel=False)}{tail}"
+
+
+# Per architecture: the instruction sets whose registers are the FPU context (as /proc/cpuinfo
+# names them), the pair that wraps their use and what it costs, the rows that need neither.
+_VECTOR = {
+    "x86-64": (
+        frozenset({"sse", "sse2", "sse4_1", "avx", "avx2", "avx512f"}),
+        "kernel_fpu_begin()/kernel_fpu_end() (arch/x86/include/asm/fpu/api.h), which turn "
+        "preemption off (each batch is then non-preemptible for as long as its worst batch "
+        "above) and save the task's user FPU state once per kernel entry (XSAVE, not in "
+        "these figures)",
+        "rep stos, movnti and clzero",
+    ),
+    "arm64": (
+        frozenset({"asimd", "sve", "sve2"}),
+        "kernel_neon_begin()/kernel_neon_end() (arch/arm64/include/asm/neon.h), which save "
+        "the task's FP/SIMD registers first (not in these figures)",
+        "stp, stnp, DC ZVA and MOPS",
+    ),
+}
+
+
+def uses_vector_registers(kernel: Kernel) -> bool:
+    """Whether `kernel` stores from vector registers (the FPU context the kernel must save)."""
+    # A SIMD set and 16-byte stores: movnti needs SSE2 but stores from a general register,
+    # clzero needs 64-byte alignment but no SIMD set.
+    simd = _VECTOR[kernel.arch][0] if kernel.arch in _VECTOR else frozenset()
+    return bool(simd & set(kernel.features)) and kernel.align >= 16
+
+
+def vector_context_line(advised: Iterable[str]) -> str | None:
+    """One line on what a kernel needs to use the advised vector kernels, or None if none is."""
+    wanted = set(advised)
+    vector = [k for k in kernels("clear") if k.name in wanted and uses_vector_registers(k)]
+    if not vector:
+        return None
+    _, wrapper, plain = _VECTOR[vector[0].arch]
+    names = ", ".join(k.name for k in vector)
+    store = "stores" if len(vector) == 1 else "store"
+    return (
+        f"{names} {store} from vector registers: a kernel patch must wrap each batch in "
+        f"{wrapper}; {plain} need none of it."
+    )
 
 
 @dataclass(frozen=True)
@@ -73,8 +213,11 @@ class Advice:
         list of (dict, bool)
             Rows of the "batch" shape, chosen by the same rules, in the budgets' order.
         """
-        budgets = [row["budget_ms"] for row in self.batch]
-        return own_kernel_batches(self.cells, budgets, self.knee_kernel)
+        own = self.knee_kernel
+        mine = {c: v for c, v in self.cells.items() if c[0] == own}
+        if not mine:
+            return []
+        return [batch_for_budget(mine, r["budget_ms"], [own], own) for r in self.batch]
 
     def to_json(self) -> dict[str, Any]:
         """The advice as the documented JSON shape.
@@ -123,8 +266,7 @@ class Advice:
                 "cells measured before it, partly with fewer runs."
             )
         lines += self._budget_lines()
-        vector = self.vector_line()
-        if vector:
+        if vector := self.vector_line():
             lines += ["", vector]
         lines += ["", *self._kernel_lines(), "", self._knee_line()]
         lines += ["", self._sweep_line(explain)]

@@ -7,7 +7,7 @@ import statistics
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee, fit_cost
 
 # Differences smaller than this are never told apart: the between-run spread of a 256MB
 # clear is 3-5% on a quiet 2-core Zen 4 VM (physical placement of the buffer).
@@ -84,16 +84,6 @@ def fits_budget(cell: Cell, budget_ms: float) -> bool:
     return bool(cell[CHECKED_AGAINST] * (1.0 + TIE_FLOOR_PCT / 100.0) <= budget_ms)
 
 
-def _fit_cost(logs: Sequence[float], k: int) -> float:
-    """Least absolute deviation of a one-step fit split before index k."""
-
-    def dev(xs: Sequence[float]) -> float:
-        m = statistics.median(xs)
-        return sum(abs(x - m) for x in xs)
-
-    return dev(logs[:k]) + dev(logs[k:])
-
-
 def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
     """One kernel's knee (bytes), its step (upper / lower level) and the extents tied with it."""
     # A split one extent away ties when its fit is worse by no more than the noise of the
@@ -107,7 +97,7 @@ def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
     extents = [e for e, _ in pts]
     logs = [math.log(c["bytes_per_sec"]) for _, c in pts]
     kb = extents.index(best)
-    best_cost = _fit_cost(logs, kb)
+    best_cost = fit_cost(logs, kb)
     ties: list[int] = []
     for k in (kb - 1, kb + 1):
         if not 1 <= k < len(pts):
@@ -115,7 +105,7 @@ def knee(by_extent: Mapping[int, Cell]) -> tuple[int, float, list[int]]:
         rise = statistics.median(logs[k:]) - statistics.median(logs[:k])
         moved = pts[min(k, kb)][1]
         noise = math.log1p(max(TIE_FLOOR_PCT, 2.0 * _noise(moved)) / 100.0)
-        if rise > 0 and _fit_cost(logs, k) - best_cost <= noise:
+        if rise > 0 and fit_cost(logs, k) - best_cost <= noise:
             ties.append(k)
     k = min([kb] + ties)
     step = math.exp(statistics.median(logs[k:]) - statistics.median(logs[:k]))

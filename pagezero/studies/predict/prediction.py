@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pagezero.studies.predict.inside import Inside
 from pagezero.studies.predict.model import (
     ASSUMPTIONS,
     OBSERVED_ASSUMPTIONS,
+    Inside,
     Observed,
     ProjectedPolicy,
 )

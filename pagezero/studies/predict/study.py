@@ -13,8 +13,7 @@ from pagezero.measure.fault import page_report, plan
 from pagezero.measure.mem import warming_runs
 from pagezero.results.result import Result
 from pagezero.runs.processes import across_processes, check_runs, faults
-from pagezero.studies.predict.inside import SAMPLED, inside
-from pagezero.studies.predict.model import fit, observed, project
+from pagezero.studies.predict.model import SAMPLED, fit, inside, observed, project
 from pagezero.studies.predict.prediction import Prediction
 from pagezero.studies.predict.replays import (
     Replay,
@@ -82,7 +81,6 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     p.run_rates = [_median_fault_rate(r, folio) for r in measured]
     p.discarded_runs = warming_runs(p.run_rates)
     fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
-    # The median of the kept runs' times per fault, as the fit uses it.
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
     seen = inside(kept)

@@ -121,7 +121,8 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     cfg["runs"] = runs or cfg["runs"]
     quick = cfg["quick"]
     root = os.geteuid() == 0
-    needs = report_needs(cfg, quick, [name for name, _, _ in STUDIES])
+    names = [name for name, _, _ in STUDIES]
+    needs = report_needs(cfg, quick, names)
     if reserve and not root:
         check_root_can_reserve(needs)
     hint = root_hint(needs) if reserve is None and not root else None
@@ -136,7 +137,6 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
     info = machine()
     functions = list(functions) if functions else [k.name for k in kernels("clear") if k.available]
     run = ReportRun(out_dir, cfg["runs"], [], command=_command(scale, runs, asked))
-    names = [name for name, _, _ in STUDIES]
     load = os.getloadavg()[0]  # other work on the machine skews every figure, threads most
     pace = measure_pace(PACE_BYTES[scale]) if progress is not None else None
     left = _estimates(names, cfg, info, functions, pace, quick)
@@ -175,7 +175,7 @@ def run_report(out_dir=None, scale="full", functions=None, progress=None, reserv
             shown.step(step, run.seconds[name])
             if section.interrupted:
                 run.interrupted = _signal_name(section.interrupted)
-                run.not_run = tuple(n for n, _, _ in STUDIES[i + 1 :])
+                run.not_run = tuple(names[i + 1 :])
                 break
     try:
         write_markdown(run, info, scale, time.monotonic() - start, load)

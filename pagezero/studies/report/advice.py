@@ -4,8 +4,8 @@ import os
 
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.interrupt import as_interrupted
-from pagezero.studies.advise.answers import tie_words, ties_rule
 from pagezero.studies.advise.study import advise
+from pagezero.studies.advise.text import tie_words, ties_rule
 from pagezero.studies.report.cells import Section, save_json
 from pagezero.studies.report.words import md_table, rate, text_table
 from pagezero.units import format_size
@@ -66,10 +66,9 @@ def _tabulate(section, advice, quick):
     header.append("tied with")
     rows, own_rows, text, own = [], [], [], advice.clear_pages_batches()
     for i, (row, fits) in enumerate(zip(advice.batch, advice.batch_fits)):
-        faster = [
-            t["bytes_per_sec"] for t in row["tied"] if t["bytes_per_sec"] > row["bytes_per_sec"]
-        ]
-        rows.append([*_table_row(row, fits), rate(max(faster)) if faster else "-"])
+        fastest = max((t["bytes_per_sec"] for t in row["tied"]), default=0.0)
+        faster = rate(fastest) if fastest > row["bytes_per_sec"] else "-"
+        rows.append([*_table_row(row, fits), faster])
         mine = own[i] if i < len(own) else None
         own_rows += [_table_row(*mine)] if mine else []
         section.answers.append(_answer(row, fits, mine, advice))
@@ -81,8 +80,7 @@ def _tabulate(section, advice, quick):
         f"The advice table: {question}; worst batch: in 9 visits of 10. "
         + ties_rule(advice.cells, advice.knee_kernel)
     ]
-    vector = advice.vector_line()
-    if vector:
+    if vector := advice.vector_line():
         section.summary.append(vector)
     sweep = " (its quick sweep)" if quick else ""
     section.body = [

@@ -37,7 +37,6 @@ def holding(section):
 
 def finish(section, out_dir, name, rs, tabulate, plot=None, notes=(), **plot_args):
     """A study's tail: `rs` saved as name.json, tabulated, `notes` listed, drawn."""
-    # Nothing tabulated or drawn when `rs` is empty.
     with holding(section):
         rs.save(os.path.join(out_dir, f"{name}.json"))
         if len(rs):

@@ -139,8 +139,7 @@ def _predict(cfg, info, functions, pace, quick):
     return seconds
 
 
-# The studies whose estimate is their points' (made as the study makes them), and those whose
-# estimate is their own function's.
+# The studies estimated from their points (made as the study makes them), and by a function.
 SWEPT = dict(chunks=chunk_points, pages=page_points)
 OWN_ESTIMATE = dict(
     extents=_extents, threads=_threads, faults=_faults, advice=_advice, predict=_predict

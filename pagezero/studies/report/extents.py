@@ -1,16 +1,17 @@
 """The extents study (docs/studies/extents.rst): every clear kernel from 4KB to beyond the
 cache; it sets the cache the run has in the machine() dict the later studies get."""
 
+import itertools
 from functools import partial
 
 import pagezero.studies.report.words as words
 from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.analysis.knee import TIE
 from pagezero.figures import extent_of, plot_rates
-from pagezero.runs.sweeps import default_sizes, sweep_points
-from pagezero.studies.cache import SMALL_REGION, cache_of, extend, extent_points, settle_line
+from pagezero.runs.sweeps import default_sizes
+from pagezero.studies.cache import SMALL_REGION, cache_of, extend, settle_line, sweep_extents
 from pagezero.studies.report.cells import Section, cells, finish
-from pagezero.system.backing import Backing, kernel_backing
+from pagezero.system.backing import Backing
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import format_size
 
@@ -54,13 +55,9 @@ def _tabulate(section, rs, backing, info):
 
 def study_extents(out_dir, cfg, info, functions, progress):
     """Which kernel clears fastest where: rates per kernel and extent, and the sentences."""
-    extents = cfg["extents"] or default_sizes(info)
-    backing = kernel_backing(max(max(extents), SMALL_REGION))
-    points = extent_points(extents, functions, backing.region_args())
     notes = []
-    # No warm-up pass: it would map and unmap buffers of its own, warming nothing a timed
-    # point uses; each point settles its own buffer instead (extent_points).
-    rs = sweep_points("memset", points, cfg["runs"], 0, progress, notes)
+    extents = cfg["extents"] or default_sizes(info)
+    rs, backing = sweep_extents(extents, functions, cfg["runs"], progress, notes)
     if cfg.get("extend_extents"):
         rs = extend(rs, functions, info, cfg["runs"], progress, notes)
     section = Section("Kernels by extent", interrupted=rs.interrupted)
@@ -216,12 +213,7 @@ def pages_by_extent(rs, backing_label):
 
 def pages_words(pages):
     """pages_by_extent() in words: "4KB pages for 4KB to 1MB, 2MB THP pages for 2MB"."""
-    runs = []
-    for x in sorted(pages):
-        if runs and runs[-1][0] == pages[x]:
-            runs[-1][2] = x
-        else:
-            runs.append([pages[x], x, x])
+    runs = [(label, list(xs)) for label, xs in itertools.groupby(sorted(pages), key=pages.get)]
     if len(runs) == 1:
         return f"{runs[0][0]} pages"
-    return ", ".join(f"{label} pages for {words.span(lo, hi)}" for label, lo, hi in runs)
+    return ", ".join(f"{label} pages for {words.span(xs[0], xs[-1])}" for label, xs in runs)

@@ -9,7 +9,7 @@ from pagezero.interrupt import as_interrupted
 from pagezero.measure import fault
 from pagezero.results.points import summarize_points
 from pagezero.runs.sweeps import sweep_points
-from pagezero.studies.predict.inside import SAMPLED, inside
+from pagezero.studies.predict.model import SAMPLED, inside
 from pagezero.studies.report.cells import Section, failure_text, finish, holding
 from pagezero.units import format_size, parse_size
 

@@ -14,11 +14,8 @@ from pagezero.units import format_size
 
 
 def _status_lines(run):
-    lines = [
-        f'**The study "{s.title}" failed: {s.failed}. The other studies are kept.**'
-        for s in run.sections
-        if s.failed
-    ]
+    kept = "The other studies are kept."
+    lines = [f'**The study "{s.title}" failed: {s.failed}. {kept}**' for s in run.failed]
     if run.interrupted:
         what = "this report covers only what was measured before it"
         lines.append(f"**Interrupted by {run.interrupted}: {what}.**")

@@ -2,9 +2,9 @@
 
 from functools import partial
 
+import pagezero.studies.report.words as words
 from pagezero.analysis.cache import run_cache
 from pagezero.studies.report.cells import Section, cells, sweep_study
-from pagezero.studies.report.words import cell_text, marked, rate, ratio, runs_line, spread_footnote
 from pagezero.system.backing import Backing, kernel_backing
 from pagezero.system.kernels import clear_pages_kernel
 from pagezero.units import format_size
@@ -15,34 +15,33 @@ def _tabulate(section, rs, size, small, huge, info):
     table = cells(rs, lambda r: label_of.get((r.params["page"], r.params.get("thp"))))
     llc = run_cache(info).effective_bytes  # the measured cache where it differs from sysfs
     small_l, huge_l = small.label, huge.label
-    rows = [
-        f"| kernel | {small_l} GB/s | {huge_l} GB/s | {huge_l} / {small_l} |",
-        "|---|---|---|---|",
-    ]
+    rows = []
     for f in sorted(table):
         a, b = table[f].get(small_l), table[f].get(huge_l)
-        change = ratio(b["median"] / a["median"]) if a and b else "-"
-        rows.append(f"| {f} | {cell_text(a, llc)} | {cell_text(b, llc)} | {change} |")
-    if any(marked(c, llc) for by in table.values() for c in by.values()):
-        rows += ["", spread_footnote()]
+        change = words.ratio(b["median"] / a["median"]) if a and b else "-"
+        rows.append([f, words.cell_text(a, llc), words.cell_text(b, llc), change])
+    header = ["kernel", f"{small_l} GB/s", f"{huge_l} GB/s", f"{huge_l} / {small_l}"]
+    lines = words.md_table(header, rows)
+    if any(words.marked(c, llc) for by in table.values() for c in by.values()):
+        lines += ["", words.spread_footnote()]
     section.body = [
         f"Each kernel clears one {format_size(size)} region per loop in one call, "
         f"on 4KB pages (THP refused) and on {huge_l} pages, alternated in one "
         f"sweep: the difference is the TLB misses of 4KB pages, which "
         f"clear_pages() does not pay through the kernel's direct map. "
-        f"{runs_line(rs)}",
+        f"{words.runs_line(rs)}",
         "",
         *([f"Pages: {huge.note}.", ""] if huge.note else []),
-        *rows,
+        *lines,
     ]
     kernel = clear_pages_kernel()
     a, b = table.get(kernel, {}).get(small_l), table.get(kernel, {}).get(huge_l)
     if a and b:
         section.summary.append(
             f"{kernel} (clear_pages() here) clears a {format_size(size)} region at "
-            f"{rate(a['median'])} GB/s on 4KB pages and {rate(b['median'])} GB/s on {huge_l} "
-            f"pages ({ratio(b['median'] / a['median'])}): the share of TLB misses the kernel's "
-            f"direct map does not pay."
+            f"{words.rate(a['median'])} GB/s on 4KB pages and {words.rate(b['median'])} GB/s "
+            f"on {huge_l} pages ({words.ratio(b['median'] / a['median'])}): the share of TLB "
+            f"misses the kernel's direct map does not pay."
         )
 
 

@@ -64,7 +64,6 @@ def reservation_line(study, reservations):
     if not reservations:
         return None
     had = [r for r in reservations if not r.failed]
-    failed = [r for r in reservations if r.failed]
     parts = []
     if had:
         added = sum(r.added for r in had)
@@ -74,7 +73,7 @@ def reservation_line(study, reservations):
             f"{counts} hugepage{plural} made available for the {study} study "
             f"({added} added to the pools, given back when it ends)"
         )
-    parts += [f"{r.page} pages not reserved: {r.failed}" for r in failed]
+    parts += [f"{r.page} pages not reserved: {r.failed}" for r in reservations if r.failed]
     return "; ".join(parts)
 
 

@@ -2,6 +2,7 @@
 
 import statistics
 
+from pagezero.analysis.compare import aligned
 from pagezero.analysis.knee import KNEE_MIN_EXTENT, TIE, best_kernels, find_knee, is_clear_step
 from pagezero.results.points import summarize_points
 from pagezero.units import format_size, gbps
@@ -78,13 +79,9 @@ def md_table(header, rows):
 
 def text_table(header, rows):
     """summary.txt's fixed-width table: figures right-aligned, words and the first column left."""
-    columns = list(zip(header, *rows))
-    widths = [max(map(len, c)) for c in columns]
-    figures = [i and all(x[:1] in "0123456789+-" for x in c[1:]) for i, c in enumerate(columns)]
-    return [
-        "  ".join(x.rjust(w) if f else x.ljust(w) for x, w, f in zip(row, widths, figures)).rstrip()
-        for row in (header, *rows)
-    ]
+    columns = enumerate(zip(header, *rows))
+    figures = {i for i, c in columns if i and all(x[:1] in "0123456789+-" for x in c[1:])}
+    return aligned([header, *rows], "  ", figures)[0]
 
 
 def spread_footnote():

@@ -27,7 +27,7 @@ needs_thp = pytest.mark.skipif(
 
 def no_hugetlb(monkeypatch, thp="madvise"):
     """No 2MB hugepage available, and THP as `thp` says."""
-    monkeypatch.setattr(mappings, "_hugetlb_available", lambda node: 0)
+    monkeypatch.setattr(mappings.hugepages, "available_pages", lambda page, node=None: 0)
     monkeypatch.setattr(mappings, "thp_mode", lambda *paths: thp)
 
 
@@ -66,7 +66,7 @@ def test_batch_auto_without_hugetlb_or_thp_takes_4kb_with_a_line(monkeypatch):
 
 def test_batch_auto_falls_back_when_the_hugetlb_mapping_fails(monkeypatch):
     # The pool looked big enough, then someone else took the pages.
-    monkeypatch.setattr(mappings, "_hugetlb_available", lambda node: 1 << 20)
+    monkeypatch.setattr(mappings.hugepages, "available_pages", lambda page, node=None: 1 << 20)
     monkeypatch.setattr(mappings, "thp_mode", lambda *paths: "never")
     real = policy.orders.region  # backed_region() maps through it
 
@@ -142,7 +142,6 @@ def test_folio_on_thp(size):
 
 @needs_thp
 def test_folio_auto_without_a_free_page_asks_thp(monkeypatch):
-    monkeypatch.setattr(policy.folios, "_free_hugepages", lambda nbytes, node=None: 0)
     no_hugetlb(monkeypatch)
     r = pagezero.folio("2MB", strategy="sequential", loops=1)[0]
     assert r.backing == "thp" and "huge_share" in r.details

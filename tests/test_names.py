@@ -59,7 +59,7 @@ def test_nontemporal_kernels_are_the_registrys():
 
 
 def test_strategies_needing_a_nontemporal_kernel_come_from_the_c_walk():
-    needing = [s for s in policy.STRATEGIES if policy.needs_nontemporal(s)]
+    needing = [s for s in policy.STRATEGIES if policy.orders.needs_nontemporal(s)]
     assert needing == ["nocache-except-target"]
 
 

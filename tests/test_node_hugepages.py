@@ -65,6 +65,23 @@ def test_check_node_available_names_node_and_file(sysfs):
     assert hugepages.check_node_available("2MB", 2, 0) == 2
 
 
+def test_available_pages_are_the_pools_less_the_nodes_shortfall(sysfs):
+    assert hugepages.available_pages("2MB") == 8
+    assert hugepages.available_pages("2MB", 0) == 0  # the pool has them, node 0 none
+    write(sysfs / "free_hugepages", 3)
+    assert hugepages.available_pages("2MB", 0) == 3
+    assert hugepages.available_pages("2MB", 7) == 8  # no per-node count: the pool's
+    assert hugepages.available_pages("1GB") == 0  # no such pool
+
+
+def test_check_mappable_checks_the_pool_then_the_node(sysfs):
+    hugepages.check_mappable(8 << 20, "2MB")  # 4 pages of the pool's 8
+    with pytest.raises(pagezero.MappingError, match="9 needed, 8 available"):
+        hugepages.check_mappable(6 << 20, "2MB", buffers=3)
+    with pytest.raises(pagezero.MappingError, match="on node 0: 1 needed, 0 free there"):
+        hugepages.check_mappable(1 << 20, "2MB", node=0)
+
+
 def test_memset_on_a_node_without_free_hugepages_fails_before_mapping(sysfs, nothing_maps):
     with pytest.raises(pagezero.MappingError, match="on node 0"):
         pagezero.memset(size="4MB", page="2MB", node=0, loops=1)

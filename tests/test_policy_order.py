@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 
 import pagezero
 from pagezero import _core
-from pagezero.measure.policy import NEIGHBOURHOOD_RADIUS, PAGE_SIZE, STRATEGIES, Step, clear_order
+from pagezero.measure.policy.orders import (
+    NEIGHBOURHOOD_RADIUS,
+    PAGE_SIZE,
+    STRATEGIES,
+    Step,
+    clear_order,
+)
 
 CANARY = 0x5C
 

@@ -25,7 +25,6 @@ from pagezero.studies.predict.replays import (
     nontemporal_kernels,
     nontemporal_policies,
     pre_7_0,
-    release_tuple,
     replay_for,
     running_kernel,
 )
@@ -221,7 +220,7 @@ def test_an_assumed_preemption_model_says_so(tmp_path):
     "release, version", [("6.18.44-fc", (6, 18)), ("7.0", (7, 0)), ("", None), ("x.y", None)]
 )
 def test_release_tuple(release, version):
-    assert release_tuple(release) == version
+    assert sysinfo.release_tuple(release) == version
 
 
 def test_an_unreadable_release_is_taken_as_pre_7_0():

@@ -142,7 +142,7 @@ class _Pool:
 
 def _pool_looks_full(monkeypatch):
     # The look (kernel_backing) finds the pages; the mapping finds them gone.
-    monkeypatch.setattr(backing, "_hugetlb_available", lambda node: 1 << 20)
+    monkeypatch.setattr(hugepages, "available_pages", lambda page, node=None: 1 << 20)
     monkeypatch.setattr(backing, "thp_mode", lambda *paths: "madvise")
 
 
@@ -158,13 +158,14 @@ def test_advise_maps_its_region_on_thp_when_the_hugepages_go_before_the_mapping(
 
 
 def test_a_folio_is_mapped_on_thp_when_the_hugepages_go_before_the_mapping(monkeypatch):
-    from pagezero.measure.policy import folios, orders
+    from pagezero.measure import policy
+    from pagezero.measure.policy import orders
 
     _pool_looks_full(monkeypatch)
     pool = _Pool()
-    monkeypatch.setattr(folios, "region", pool)
+    monkeypatch.setattr(policy, "region", pool)
     monkeypatch.setattr(orders, "region", pool)  # backed_region()'s
-    memory = folios.FolioMemory(4 << 20, "auto")
+    memory = policy.FolioMemory(4 << 20, "auto")
     assert (memory.backing, memory.page_label) == ("thp", "2MB THP")
     assert "the hugetlb mapping failed" in memory.note
     assert pool.asked[:2] == [("2MB", None), ("4KB", True)]

@@ -283,8 +283,7 @@ def faults(
 
 
 def page_report(result: Result) -> dict[str, Any]:
-    """Which pages the kernel gave a faults() Result, by smaps after each loop (the fewest huge
-    pages count); "fallback": not the pages asked for, "text": one line saying it."""
+    """The pages a faults() Result asked and got (smaps; the loop with the fewest huge ones)."""
     params = result.params
     shift = parse_page(params["page"])
     expected = result.bytes_per_loop

@@ -86,7 +86,9 @@ class Plan:
     offset: int = 0  # buffers start this far past a page boundary
     settle: int = 0  # the most untimed loops to settle the buffer first (0: none)
 
-    kind = property(lambda self: KERNEL_KIND[self.benchmark])  # the kernel kind: clear or copy
+    @property
+    def kind(self) -> str:  # the kernel kind: clear or copy
+        return KERNEL_KIND[self.benchmark]
 
     def params(self) -> dict[str, Any]:
         """The plan as a Result's params (conditions only where they differ from the defaults)."""
@@ -146,12 +148,8 @@ def run(p: Plan, function: str) -> Result | None:
         raise ValueError(f"kernel {function!r} can only write zeros (value must be 0)")
     c = p.conditions
     if p.shift != 12:  # MappingError before anything is mapped unless the hugepages are free
-        page = format_page(p.shift)
         buffers = (c.threads if c.threads_mode == "private" else 1) * (2 if p.kind == "copy" else 1)
-        needed = hugepages.pages_needed(p.nbytes + p.offset, page, buffers)
-        hugepages.check_available(page, needed)
-        if c.node is not None:
-            hugepages.check_node_available(page, needed, c.node)
+        hugepages.check_mappable(p.nbytes + p.offset, format_page(p.shift), buffers, c.node)
     cpus = c.cpus()
     raw = _core.bench_mem(
         p.kind,

@@ -14,9 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pagezero.files import read_int
 from pagezero.results.points import median_interval
 from pagezero.results.resultset import Result, ResultSet
 from pagezero.system.kernels import clear_pages_kernel, kernels
+from pagezero.system.machine import release_tuple
 
 
 @dataclass(frozen=True)
@@ -78,16 +80,13 @@ USER_GROUP = "user space"
 OTHER_GROUP = "other"
 GROUP_NAMES = (CLEARING_GROUP, *GROUPS, USER_GROUP, OTHER_GROUP)
 _GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS.items())
-_UNNAMED = "(not in kallsyms)"
 _ELSEWHERE = "(hypervisor or guest)"
 
 
 def clearing_routines(arch: str | None = None, release: tuple[int, int] | None = None) -> dict:
     """{symbol: Routine} of CLEARING clearing on `arch` and `release` (default: this machine's)."""
     arch = arch or platform.machine()
-    if release is None:
-        m = re.match(r"(\d+)\.(\d+)", platform.release())
-        release = (int(m[1]), int(m[2])) if m else (0, 0)
+    release = release or release_tuple(platform.release()) or (0, 0)
     return {
         r.symbol: r
         for r in CLEARING
@@ -121,16 +120,7 @@ def symbol_of(ip: int) -> str:
     """The kernel text symbol at or below `ip`."""
     addresses, names = _kallsyms()
     i = bisect.bisect_right(addresses, ip) - 1
-    return names[i] if i >= 0 else _UNNAMED
-
-
-def _read_int(path: str) -> int | None:
-    """The int in a /proc file, or None."""
-    try:
-        with open(path) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
+    return names[i] if i >= 0 else "(not in kallsyms)"
 
 
 def refusal() -> str | None:
@@ -142,7 +132,7 @@ def refusal() -> str | None:
         return (
             f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside a container"
         )
-    kptr = _read_int("/proc/sys/kernel/kptr_restrict")
+    kptr = read_int("/proc/sys/kernel/kptr_restrict")
     return (
         f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}): run as root, "
         "or sysctl kernel.kptr_restrict=0"
@@ -151,7 +141,7 @@ def refusal() -> str | None:
 
 def refused_why(err: int) -> str:
     """One line: why perf_event_open(2) refused with errno `err`, and what would allow it."""
-    paranoid = _read_int("/proc/sys/kernel/perf_event_paranoid")
+    paranoid = read_int("/proc/sys/kernel/perf_event_paranoid")
     if err in (errno.EACCES, errno.EPERM):
         if os.geteuid() != 0 and paranoid is not None and paranoid > 1:
             return (

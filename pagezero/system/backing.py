@@ -74,16 +74,6 @@ def thp_mode(thp_path: str = THP_SYSFS, size_path: str = THP_2MB_SYSFS) -> str |
     return own if own not in (None, "inherit") else sysfs_choice(thp_path)
 
 
-def _hugetlb_available(node: int | None) -> int:
-    """2MB hugepages a new mapping can have now, on `node` no more than the node has free."""
-    try:
-        available: int = hugepages.pool("2MB").available
-    except MappingError:
-        return 0
-    on_node = None if node is None else hugepages.node_free("2MB", node)
-    return available if on_node is None else min(available, on_node)
-
-
 def kernel_backing(
     nbytes: int,
     buffers: int = 1,
@@ -95,7 +85,7 @@ def kernel_backing(
     """The best backing for `buffers` of `nbytes` on `node` now; `refused` says why not hugetlb."""
     if refused is None:
         needed = hugepages.pages_needed(nbytes, "2MB", buffers)
-        available = _hugetlb_available(node)
+        available = hugepages.available_pages("2MB", node)
         if available >= needed:
             return Backing("hugetlb")
         where = "" if node is None else f" on node {node}"
@@ -116,10 +106,7 @@ def chosen_backing(backing: str, nbytes: int, buffers: int = 1, node: int | None
     if backing == "auto":
         return kernel_backing(nbytes, buffers, node)
     if backing == "hugetlb":
-        needed = hugepages.pages_needed(nbytes, "2MB", buffers)
-        hugepages.check_available("2MB", needed)
-        if node is not None:
-            hugepages.check_node_available("2MB", needed, node)
+        hugepages.check_mappable(nbytes, "2MB", buffers, node)
     elif backing == "thp" and thp_mode() not in ("always", "madvise"):
         raise UnavailableError(
             f"transparent huge pages are {thp_mode() or 'not available'} "

@@ -130,6 +130,24 @@ def node_free(page: str | int, node: int, root: str | None = None) -> int | None
     return read_int(os.path.join(_node_pool_dir(page, node, root), "free_hugepages"))
 
 
+def check_mappable(nbytes: int, page: str | int, buffers: int = 1, node: int | None = None) -> None:
+    """MappingError unless `buffers` mappings of `nbytes` can have their pages now (on `node`)."""
+    needed = pages_needed(nbytes, page, buffers)
+    check_available(page, needed)
+    if node is not None:
+        check_node_available(page, needed, node)
+
+
+def available_pages(page: str | int, node: int | None = None) -> int:
+    """Hugepages of `page` a mapping can have now (0 without its pool), at most `node`'s free."""
+    try:
+        available = pool(page).available
+    except MappingError:
+        return 0
+    on_node = None if node is None else node_free(page, node)
+    return available if on_node is None else min(available, on_node)
+
+
 def check_node_available(
     page: str | int, needed: int, node: int, root: str | None = None
 ) -> int | None:

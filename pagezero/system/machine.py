@@ -144,6 +144,12 @@ def _hugepages(root: str) -> dict[str, dict[str, Any]]:
     }
 
 
+def release_tuple(release: str) -> tuple[int, int] | None:
+    """(major, minor) of a kernel release such as "6.18.44-fc", or None without two numbers."""
+    m = re.match(r"(\d+)\.(\d+)", release or "")
+    return (int(m[1]), int(m[2])) if m else None
+
+
 def boot_params(cmdline: str | None) -> dict[str, str]:
     """A /proc/cmdline's kernel parameters (not init's, after " -- "), a name's last winning."""
     words = (cmdline or "").split(" -- ")[0].split()
@@ -329,11 +335,9 @@ def summary(info: Mapping[str, Any]) -> list[str]:
             lines.append(f"{name}: {value} (from {fact['source'] or 'nowhere'})")
     if (info.get("init_on_alloc") or {}).get("value"):
         # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
-        who = (
-            "pages are zeroed when freed"
-            if (info.get("init_on_free") or {}).get("value")
-            else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
-        )
+        who = "the page allocator zeroes THP folios front to back (post_alloc_hook())"
+        if (info.get("init_on_free") or {}).get("value"):
+            who = "pages are zeroed when freed"
         lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
     if batch := info.get("non_preempt_batch"):
         lines.append(

@@ -97,19 +97,11 @@ def check_fault(fault_index: int, nr_pages: int) -> None:
 
 @dataclass(frozen=True)
 class Step:
-    """One clear a strategy decides on: pages [first, first + count), 4KB pages of the folio.
-
-    Attributes
-    ----------
-    first, count : int
-        The first page cleared and how many the one call clears.
-    nontemporal : bool
-        Whether it clears with the non-temporal kernel.
-    """
+    """One clear a strategy decides on: 4KB pages [first, first + count) of the folio, one call."""
 
     first: int
     count: int
-    nontemporal: bool
+    nontemporal: bool  # with the non-temporal kernel
 
 
 def clear_order(

@@ -4,7 +4,6 @@ source, and the one the running kernel clears with (docs/predict.rst, "The polic
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from pagezero._core import PagezeroError
 from pagezero.measure.policy.orders import batch_bytes
 from pagezero.system.kernels import clear_pages_kernel, kernels
-from pagezero.system.machine import non_preempt_batch
+from pagezero.system.machine import non_preempt_batch, release_tuple
 
 # MAX_ORDER (MAX_PAGE_ORDER since 6.8, include/linux/mmzone.h): the buddy allocator's
 # largest block, 2^10 4KB pages on x86-64 and arm64 with 4KB pages; beyond it, gigantic.
@@ -124,12 +123,6 @@ def every_policy(folio_bytes: int, nt_kernel: str | None = None) -> list[Replay]
 def nontemporal_policies(folio_bytes: int) -> list[Replay]:
     """every_policy()'s policies with each non-temporal kernel: the candidates for the fastest."""
     return [r for nt in nontemporal_kernels() for r in every_policy(folio_bytes, nt)]
-
-
-def release_tuple(release: str) -> tuple[int, int] | None:
-    """(major, minor) of a release such as "6.18.44-fc-v595", or None without two numbers."""
-    m = re.match(r"(\d+)\.(\d+)", release or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ import pytest
 from helpers.fake_sysfs import FakeBoot
 
 from pagezero import _core
-from pagezero.measure import conditions, policy
+from pagezero.measure import conditions
+from pagezero.measure.policy import folios
 from pagezero.studies.predict import replays
 from pagezero.studies.predict.replays import replay_for, running_kernel
 from pagezero.system import machine as sysinfo
@@ -209,7 +210,7 @@ def test_eviction_cache_is_the_measured_one_where_the_run_has_one(monkeypatch):
         assert got["bytes"] == 64 << 20 and got["source"].startswith("measured")
         # measure's buffers: twice the cache, read before every cold clear.
         assert conditions.evict_bytes() == 128 << 20
-        assert policy._scrub_bytes() == 128 << 20
+        assert folios._scrub_bytes() == 128 << 20
         assert sysinfo.machine()["eviction_cache"]["bytes"] == 64 << 20
     assert sysinfo.MEASURED_CACHE_ENV not in __import__("os").environ
     assert sysinfo.eviction_cache({"caches": []}) == {"bytes": None, "source": None}

@@ -204,7 +204,7 @@ def test_folio_on_a_2mb_hugetlb_page():
 def refused_hugetlb(monkeypatch):
     """Make every hugetlb mapping fail as a pool without free pages does (a real
     pool is shared with whoever else reserves pages on this machine)."""
-    real = policy.region
+    real = policy.folios.region
 
     def region(size, page="4KB", **kw):
         if page != "4KB":
@@ -213,9 +213,9 @@ def refused_hugetlb(monkeypatch):
             )
         return real(size, page=page, **kw)
 
-    monkeypatch.setattr(policy, "region", region)
+    monkeypatch.setattr(policy.folios, "region", region)
     monkeypatch.setattr(policy.orders, "region", region)  # backed_region()'s
-    monkeypatch.setattr(policy.hugepages, "available_pages", lambda page, node=None: 1)
+    monkeypatch.setattr(policy.folios.hugepages, "available_pages", lambda page, node=None: 1)
 
 
 def test_folio_hugetlb_refused_fails_clearly(monkeypatch):
@@ -233,7 +233,7 @@ def test_folio_auto_falls_back_to_4kb_pages_and_says_so(monkeypatch):
 
 
 def test_folio_auto_without_free_hugepages_takes_4kb_pages_without_thp(monkeypatch):
-    monkeypatch.setattr(policy.hugepages, "available_pages", lambda page, node=None: 0)
+    monkeypatch.setattr(policy.folios.hugepages, "available_pages", lambda page, node=None: 0)
     monkeypatch.setattr(pagezero.system.backing, "thp_mode", lambda *paths: "never")
     r = pagezero.folio(size="2MB", strategy="sequential", loops=1)[0]
     assert r.backing == "4KB"

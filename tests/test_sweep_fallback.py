@@ -158,14 +158,13 @@ def test_advise_maps_its_region_on_thp_when_the_hugepages_go_before_the_mapping(
 
 
 def test_a_folio_is_mapped_on_thp_when_the_hugepages_go_before_the_mapping(monkeypatch):
-    from pagezero.measure import policy
-    from pagezero.measure.policy import orders
+    from pagezero.measure.policy import folios, orders
 
     _pool_looks_full(monkeypatch)
     pool = _Pool()
-    monkeypatch.setattr(policy, "region", pool)
+    monkeypatch.setattr(folios, "region", pool)
     monkeypatch.setattr(orders, "region", pool)  # backed_region()'s
-    memory = policy.FolioMemory(4 << 20, "auto")
+    memory = folios.FolioMemory(4 << 20, "auto")
     assert (memory.backing, memory.page_label) == ("thp", "2MB THP")
     assert "the hugetlb mapping failed" in memory.note
     assert pool.asked[:2] == [("2MB", None), ("4KB", True)]

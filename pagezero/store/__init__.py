@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable
+from importlib import resources
 
 from pagezero._core import PagezeroError
 from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
@@ -496,19 +497,6 @@ MARKER = ".pagezero-site"
 # Up to this many sets every pair sharing a point gets a comparison page; beyond, neighbours.
 MAX_ALL_PAIRS = 25
 
-# Opens compare-A-B.html for the two sets chosen, the older first, where it exists.
-_COMPARE_SCRIPT = """
-function openComparison() {
-  var a = +document.getElementById("base").value, b = +document.getElementById("other").value;
-  var name = "compare-" + Math.min(a, b) + "-" + Math.max(a, b) + ".html";
-  var message = document.getElementById("compare-message");
-  if (a === b) { message.textContent = "choose two different result sets"; return false; }
-  if (PAIRS.indexOf(name) < 0) { message.textContent = "no page for this pair"; return false; }
-  window.location.href = name;
-  return false;
-}
-"""
-
 
 def writable_parent(folder: str, verb: str) -> str:
     """The parent to write `folder` in, whole; ValueError ("cannot VERB FOLDER: why") if none."""
@@ -635,6 +623,7 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
         for s in sets
     )
     names = json.dumps([f"compare-{a}-{b}.html" for a, b in pairs])
+    script = resources.files("pagezero.store").joinpath("compare.js").read_text(encoding="utf-8")
     body = [
         "<h1>pagezero results</h1>",
         f"<p>{len(sets)} result sets of {len(machines)} machines, {len(points)} points. "
@@ -651,7 +640,7 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
         f'<form onsubmit="return openComparison()"><select id="base">{options}</select> '
         f'against <select id="other">{options}</select> <button type="submit">compare</button> '
         '<span id="compare-message"></span></form>',
-        f"<script>var PAIRS = {names};{_COMPARE_SCRIPT}</script>",
+        f"<script>var PAIRS = {names};\n{script}</script>",
         "<p>"
         + ", ".join(f'<a href="compare-{a}-{b}.html">#{b} against #{a}</a>' for a, b in pairs[:50])
         + "</p>",

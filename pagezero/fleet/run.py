@@ -437,9 +437,8 @@ class FleetLog:
             rel = os.path.normpath(rel)
             if rel.startswith("..") or os.path.isabs(rel):
                 continue
-            path = os.path.join(
-                base, f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
-            )
+            file = f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
+            path = os.path.join(base, file)
             if path.endswith(".json"):
                 data = _annotated(data, name)
             _write_bytes(path, data, mtime)

@@ -378,10 +378,7 @@ def _annotated(data, machine):
 
 def _write_bytes(path, data, mtime):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: f.buffer.write(data))  # bytes, beneath its text layer
     os.utime(path, (mtime, mtime))
 
 

@@ -1,6 +1,7 @@
 """``pagezero fleet up|run|table`` (docs/fleet.rst): a Dask cluster over SSH, a pagezero command
 on its chosen machines, recorded in DIR/fleet.json, and the machines' results side by side."""
 
+import contextlib
 import datetime
 import json
 import os
@@ -20,7 +21,7 @@ from pagezero.results.points import summarize_points
 from pagezero.results.resultset import SCHEMA, ResultSet, atomic_write, load_folder
 from pagezero.results.schema import read_json
 from pagezero.runs.progress import Progress
-from pagezero.store import format_value
+from pagezero.store import format_value, writable_parent
 
 __all__ = ["run_fleet", "command_argv", "connect", "benchmark_workers", "version_verdicts"]
 __all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS", "start_fleet"]
@@ -41,8 +42,7 @@ WORKER_HINT = "dask worker {} --nworkers 1 --nthreads 1 --resources benchmark=1 
 
 
 class FleetError(PagezeroError):
-    """A cluster that cannot run the fleet: unreachable, without workers offering the
-    ``benchmark`` resource, or machines that did not finish (the CLI exits 1)."""
+    """A cluster unreachable or without benchmark=1 workers, or machines unfinished (exit 1)."""
 
 
 def command_argv(argv):
@@ -102,8 +102,7 @@ def _probe(address, timeout):
 
 
 def connect(address, timeout=10):
-    """A Dask client of the scheduler at `address` (``tcp://HOST:PORT``, else ValueError), or
-    FleetError when no scheduler answers there."""
+    """A Dask client of the scheduler at `address` (``tcp://HOST:PORT``), else FleetError."""
     from distributed import Client
 
     _probe(address, timeout)
@@ -147,16 +146,13 @@ def benchmark_workers(client, address):
 
 def choose(usable, names, machines):
     """The workers asked for (all usable ones without `machines`), name to address."""
-    for name in machines or ():
-        if name in names and name not in usable:
+    for name in [m for m in machines or () if m not in usable]:
+        if name in names:
             raise ValueError(
                 f"worker {name!r} offers no benchmark resource (start it with "
                 f"--resources benchmark=1)"
             )
-        if name not in usable:
-            raise ValueError(
-                f"no worker named {name!r} in the cluster (workers: {', '.join(names)})"
-            )
+        raise ValueError(f"no worker named {name!r} in the cluster (workers: {', '.join(names)})")
     return {name: usable[name] for name in machines or sorted(usable)}
 
 
@@ -171,16 +167,6 @@ def version_verdicts(mine, theirs):
                 f"pagezero {version} there, {mine} here: install the same pagezero on every machine"
             )
     return verdicts
-
-
-def _check_out_dir(out_dir):
-    parent = os.path.dirname(os.path.abspath(out_dir))
-    if not os.path.isdir(parent):
-        raise ValueError(f"cannot write {out_dir!r}: no directory {parent!r}")
-    if os.path.exists(os.path.join(out_dir, FLEET_FILE)):
-        raise ValueError(f"{out_dir} already holds a fleet run; choose another folder")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ValueError(f"{out_dir} is a file, not a folder")
 
 
 def _progress(stream, runs, total):
@@ -235,7 +221,9 @@ def run_fleet(
     argv, kind = command_argv(command)
     if runs < 1:
         raise ValueError(f"--runs must be at least 1, not {runs}")
-    _check_out_dir(out_dir)
+    writable_parent(out_dir, "write")
+    if os.path.exists(os.path.join(out_dir, FLEET_FILE)):
+        raise ValueError(f"{out_dir} already holds a fleet run; choose another folder")
     client = connect(scheduler, timeout)
     try:
         events = queue.Queue()
@@ -309,10 +297,8 @@ class _Watch:
         self._end(future, result["status"], result["error"], result["start"], result["end"], files)
 
     def _give_up(self, future, status, error):
-        try:
+        with contextlib.suppress(OSError, TimeoutError):  # nothing left to cancel it on
             future.cancel()
-        except (OSError, TimeoutError):
-            pass  # nothing left to cancel it on
         self._end(future, status, error)
 
     def until_done(self, poll_s):
@@ -339,12 +325,9 @@ class _Watch:
         """Give up the runs of machine `name`, whose worker left: the error names them."""
         lost = sorted((self.futures[f][1], f) for f in self.pending if self.futures[f][0] == name)
         runs = [run for run, _ in lost]
-        if len(runs) == 1:
-            what = f"run {runs[0]}"
-        elif runs == list(range(runs[0], runs[-1] + 1)):
-            what = f"runs {runs[0]}-{runs[-1]}"
-        else:
-            what = "runs " + ", ".join(map(str, runs))
+        what = "runs " + ", ".join(map(str, runs))
+        if runs == list(range(runs[0], runs[-1] + 1)):  # one run, or consecutive ones
+            what = f"run {runs[0]}" if len(runs) == 1 else f"runs {runs[0]}-{runs[-1]}"
         why = f"lost {what} of {self.log.doc['runs']}: the worker {name} at {self.chosen[name]}"
         for _, future in lost:
             self._give_up(future, "died", why + " left the cluster (machine down or worker killed)")
@@ -357,7 +340,8 @@ class _Watch:
         running = [f for f in self.pending if f.key in self.started]
         for future in [f for f in self.pending if f.key not in self.started]:
             self._give_up(future, "cancelled", "cancelled by Ctrl-C before it started")
-        try:
+        # A second Ctrl-C, or a worker gone: keep what came back.
+        with contextlib.suppress(KeyboardInterrupt, OSError):
             if running:
                 addresses = sorted({self.chosen[self.futures[f][0]] for f in running})
                 keys = [f.key for f in running]
@@ -365,8 +349,6 @@ class _Watch:
                 deadline = time.monotonic() + GRACE_S
                 while time.monotonic() < deadline and not all(f.done() for f in running):
                     _wait_any(running, 0.5)
-        except (KeyboardInterrupt, OSError):
-            pass  # a second Ctrl-C, or a worker gone: keep what came back
         for future in running:
             if future.done():
                 self._collect(future)
@@ -396,16 +378,12 @@ def _annotated(data, machine):
 
 def _write_bytes(path, data, mtime):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: f.buffer.write(data))  # bytes, beneath its text layer
     os.utime(path, (mtime, mtime))
 
 
 class FleetLog:
-    """A fleet run's ``fleet.json``, saved afresh on every change; ``machines``: the
-    machines' entries (name, address, folder, status, error, runs) in order."""
+    """A fleet run's ``fleet.json``, saved on every change; ``machines``: its entries in order."""
 
     def __init__(self, out_dir, scheduler, argv, runs, version):
         self.out_dir = out_dir
@@ -456,9 +434,8 @@ class FleetLog:
             rel = os.path.normpath(rel)
             if rel.startswith("..") or os.path.isabs(rel):
                 continue
-            path = os.path.join(
-                base, f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
-            )
+            file = f"run-{run}.json" if result["kind"] == "file" else f"run-{run}/{rel}"
+            path = os.path.join(base, file)
             if path.endswith(".json"):
                 data = _annotated(data, name)
             _write_bytes(path, data, mtime)
@@ -484,16 +461,13 @@ class FleetLog:
             self.doc["ended"] = now()
         if interrupted is not None:
             self.doc["interrupted"] = interrupted
+        path = os.path.join(self.out_dir, FLEET_FILE)
         with deferred():  # a Ctrl-C meanwhile comes after the file is whole and in place
-            atomic_write(
-                os.path.join(self.out_dir, FLEET_FILE),
-                lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")),
-            )
+            atomic_write(path, lambda f: (json.dump(self.doc, f, indent=1), f.write("\n")))
 
 
 DEFAULT_PORT = 8786
-# Without distributed's nanny (docs/fleet.rst): it starts in half the time, and a restart
-# would serve nothing, the run being lost all the same.
+# Without distributed's nanny: why in docs/fleet.rst.
 WORKER_CLASS = "distributed.Worker"
 REGISTER_TIMEOUT_S = 60
 
@@ -555,8 +529,7 @@ def start_fleet(
     except Exception as e:  # asyncssh's errors, OSError, "Worker failed to start"
         raise FleetError(f"cannot start the fleet over SSH: {first_line(e)}") from None
     try:
-        # A worker has started before the scheduler knows it: the address printed is
-        # ready for a run once every machine is there.
+        # A worker starts before the scheduler knows it: ready for a run once all have joined.
         cluster.wait_for_workers(len(hosts), timeout=REGISTER_TIMEOUT_S)
     except (TimeoutError, OSError) as e:
         cluster.close()
@@ -593,8 +566,7 @@ def _fleet_entries(path):
 
 def machine_sets(fleet_dir):
     """``([(machine name, ResultSet)], a line per machine without results)`` of a fleet run's
-    folder (or any folder of machine folders), in ``fleet.json``'s order, else by name;
-    ValueError for a missing folder, a bad ``fleet.json`` or no results."""
+    folder (or any of machine folders), in ``fleet.json``'s order, else by name, or ValueError."""
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
         entries = _fleet_entries(path)

@@ -6,20 +6,23 @@ import datetime
 import functools
 import hashlib
 import html
+import itertools
 import json
 import os
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable
+from importlib import resources
 
 from pagezero._core import PagezeroError
 from pagezero.analysis.compare import compare, format_table, header_lines, runs_per_side
 from pagezero.analysis.significance import METHOD
 from pagezero.figures.common import closes_on_error, printable
 from pagezero.figures.palette import MARKERS, PALETTE
-from pagezero.results.points import summarize_points
+from pagezero.results.points import grouped, summarize_points
 from pagezero.results.resultset import ResultSet, results_files
+from pagezero.results.schema import is_int
 from pagezero.studies.report.html import html_table, inline_svg
 from pagezero.studies.report.html import page as html_page
 from pagezero.units import parse_size
@@ -30,8 +33,7 @@ __all__ += ["publish", "MARKER", "MAX_ALL_PAIRS"]
 
 # Long enough for another pagezero's add (a few hundred rows) to finish.
 BUSY_TIMEOUT_S = 30
-# The schema's version, in a table of its own: a SQLite file made by anything else is
-# foreign, and a store of a newer pagezero refused rather than misread (docs/store.rst).
+# The schema's version, in a table of its own: a file without it is foreign (docs/store.rst).
 VERSION_TABLE = "pagezero_store"
 SCHEMA_VERSION = 3
 
@@ -70,8 +72,7 @@ CREATE TABLE points (
 CREATE INDEX points_by_point ON points (benchmark, function, size, page);
 CREATE INDEX sets_by_time ON result_sets (measured_at);
 """
-# MIGRATIONS[n]: the statements from version n to n + 1, in the caller's transaction;
-# after them every set's points are recomputed from its document.
+# MIGRATIONS[n]: version n to n + 1, in the caller's transaction; then every set's points anew.
 MIGRATIONS = {
     1: (
         "ALTER TABLE result_sets ADD COLUMN pagezero_version TEXT",
@@ -91,8 +92,7 @@ class StoreError(PagezeroError):
 
 
 def default_path():
-    """``$XDG_DATA_HOME/pagezero/results.sqlite``, with ``~/.local/share`` when
-    ``XDG_DATA_HOME`` is unset or relative (the XDG Base Directory Specification)."""
+    """``$XDG_DATA_HOME/pagezero/results.sqlite``; ``~/.local/share`` for an unset or relative."""
     base = os.environ.get("XDG_DATA_HOME", "")
     if not os.path.isabs(base):  # the specification says to ignore a relative one
         base = os.path.join(os.path.expanduser("~"), ".local", "share")
@@ -332,12 +332,9 @@ def read_records(paths):
     """The Records of results files and of those under folders; ValueError for others."""
     records = []
     for path in paths:
-        if os.path.isdir(path):
-            records += [Record(p) for p in results_files(path)]
-        elif not os.path.exists(path):
+        if not os.path.exists(path):
             raise ValueError(f"{path}: no such file")
-        else:
-            records.append(Record(path))
+        records += map(Record, results_files(path) if os.path.isdir(path) else [path])
     return records
 
 
@@ -385,11 +382,9 @@ class Record:
 def _size(params):
     size = params.get("size")
     if isinstance(size, str):
-        try:
+        with contextlib.suppress(ValueError):  # one that does not read: None
             return parse_size(size)
-        except ValueError:
-            return None
-    return size if isinstance(size, int) and not isinstance(size, bool) else None
+    return size if is_int(size) else None
 
 
 def point_rows(result_set):
@@ -439,15 +434,12 @@ def history_cells(r):
 
 def by_point(rows):
     """History rows as ``[(label, rows)]``, a pair per point, in the rows' order."""
-    points = {}
-    for row in rows:
-        points.setdefault((row["label"], row["unit"]), []).append(row)
+    points = grouped(rows, lambda row: (row["label"], row["unit"]))
     return [(label, group) for (label, _), group in points.items()]
 
 
 def format_history(rows):
-    """:meth:`pagezero.store.Store.history` rows as lines: per point its label, then a
-    line per result set."""
+    """:meth:`Store.history` rows as lines: per point its label, then a line per result set."""
     lines = []
     for label, group in by_point(rows):
         lines += ([""] if lines else []) + [label]
@@ -463,9 +455,7 @@ def plot_history(rows, stem):
     per point and machine; the files written. ValueError beyond MAX_SERIES lines."""
     from pagezero.figures.common import pyplot, save
 
-    series = {}
-    for row in rows:
-        series.setdefault((row["label"], row["machine_name"]), []).append(row)
+    series = grouped(rows, lambda row: (row["label"], row["machine_name"]))
     if len(series) > MAX_SERIES:
         raise ValueError(
             f"{len(series)} points and machines match; a plot shows at most "
@@ -507,34 +497,16 @@ MARKER = ".pagezero-site"
 # Up to this many sets every pair sharing a point gets a comparison page; beyond, neighbours.
 MAX_ALL_PAIRS = 25
 
-# Opens compare-A-B.html for the two sets chosen, the older first, where it exists.
-_COMPARE_SCRIPT = """
-function openComparison() {
-  var a = +document.getElementById("base").value, b = +document.getElementById("other").value;
-  var name = "compare-" + Math.min(a, b) + "-" + Math.max(a, b) + ".html";
-  var message = document.getElementById("compare-message");
-  if (a === b) { message.textContent = "choose two different result sets"; return false; }
-  if (PAIRS.indexOf(name) < 0) { message.textContent = "no page for this pair"; return false; }
-  window.location.href = name;
-  return false;
-}
-"""
 
-
-def _check_site(site: str) -> str:
-    """The folder to write `site` in; ValueError for a site that cannot be published."""
-    parent = os.path.dirname(os.path.abspath(site))
+def writable_parent(folder: str, verb: str) -> str:
+    """The parent to write `folder` in, whole; ValueError ("cannot VERB FOLDER: why") if none."""
+    parent = os.path.dirname(os.path.abspath(folder))
     if not os.path.isdir(parent):
-        raise ValueError(f"cannot publish to {site!r}: no directory {parent!r}")
-    if os.path.exists(site) and not os.path.isdir(site):
-        raise ValueError(f"cannot publish to {site!r}: it is a file, not a folder")
-    if os.path.isdir(site) and os.listdir(site) and not os.path.exists(os.path.join(site, MARKER)):
-        raise ValueError(
-            f"cannot publish to {site!r}: it holds files that are no published site; "
-            f"choose an empty or new folder"
-        )
+        raise ValueError(f"cannot {verb} {folder!r}: no directory {parent!r}")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"cannot {verb} {folder!r}: it is a file, not a folder")
     if not os.access(parent, os.W_OK):
-        raise ValueError(f"cannot publish to {site!r}: directory {parent!r} is not writable")
+        raise ValueError(f"cannot {verb} {folder!r}: directory {parent!r} is not writable")
     return parent
 
 
@@ -558,7 +530,12 @@ def publish(store, site: str) -> list[str]:
     ValueError
         A bad `site` (missing parent, a file, a folder of other files) or an empty store.
     """
-    parent, sets = _check_site(site), store.list()
+    parent, sets = writable_parent(site, "publish to"), store.list()
+    if os.path.isdir(site) and os.listdir(site) and not os.path.exists(os.path.join(site, MARKER)):
+        raise ValueError(
+            f"cannot publish to {site!r}: it holds files that are no published site; "
+            f"choose an empty or new folder"
+        )
     if not sets:
         raise ValueError(f"{store.path}: the store holds no result sets to publish")
     tmp = tempfile.mkdtemp(prefix=".publish-", dir=parent)
@@ -588,9 +565,7 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
         for n, (label, rows) in enumerate(points, 1)
     }
     ids = [s["id"] for s in sets]  # oldest first
-    candidates = list(zip(ids, ids[1:]))
-    if len(ids) <= MAX_ALL_PAIRS:
-        candidates = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    candidates = itertools.combinations(ids, 2) if len(ids) <= MAX_ALL_PAIRS else zip(ids, ids[1:])
     pairs = []
     for a, b in candidates:
         text = _compare_page(by_id[a], by_id[b], load)
@@ -606,15 +581,11 @@ def _write_site(folder: str, store, sets: list[dict]) -> list[str]:
 
 
 def report_of(source: str | None) -> str | None:
-    """The file:// address of report.html (else report.md) beside `source`, the file a set
-    was added from, when still there; else None."""
+    """The file:// address of report.html (else report.md) beside a set's `source`, else None."""
     if not source:
         return None
-    for name in ("report.html", "report.md"):
-        path = os.path.join(os.path.dirname(source), name)
-        if os.path.isfile(path):
-            return "file://" + path
-    return None
+    paths = [os.path.join(os.path.dirname(source), name) for name in ("report.html", "report.md")]
+    return next(("file://" + path for path in paths if os.path.isfile(path)), None)
 
 
 def _e(text: object) -> str:
@@ -632,9 +603,7 @@ def _set_cell(s: dict) -> str:
 
 
 def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) -> str:
-    machines: dict[str, list[dict]] = {}
-    for s in sets:
-        machines.setdefault(s["machine_name"], []).append(s)
+    machines = grouped(sets, lambda s: s["machine_name"])
     machine_rows = []
     for name, group in machines.items():
         kernels = _e(", ".join(sorted({g["kernel_release"] or "?" for g in group})))
@@ -654,6 +623,7 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
         for s in sets
     )
     names = json.dumps([f"compare-{a}-{b}.html" for a, b in pairs])
+    script = resources.files("pagezero.store").joinpath("compare.js").read_text(encoding="utf-8")
     body = [
         "<h1>pagezero results</h1>",
         f"<p>{len(sets)} result sets of {len(machines)} machines, {len(points)} points. "
@@ -670,7 +640,7 @@ def _index_page(sets: list[dict], points: list, pairs: list[tuple[int, int]]) ->
         f'<form onsubmit="return openComparison()"><select id="base">{options}</select> '
         f'against <select id="other">{options}</select> <button type="submit">compare</button> '
         '<span id="compare-message"></span></form>',
-        f"<script>var PAIRS = {names};{_COMPARE_SCRIPT}</script>",
+        f"<script>var PAIRS = {names};\n{script}</script>",
         "<p>"
         + ", ".join(f'<a href="compare-{a}-{b}.html">#{b} against #{a}</a>' for a, b in pairs[:50])
         + "</p>",

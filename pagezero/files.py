@@ -25,6 +25,21 @@ def read_int(path: str) -> int | None:
     return int(text) if text.lstrip("-").isdigit() else None
 
 
+def writable_parent(path: str, verb: str = "write", folder: bool = False) -> str:
+    """The directory to write `path` (a file, or a `folder`) in; ValueError, "cannot VERB
+    PATH: why", where there is none or it cannot be written."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"cannot {verb} {path!r}: no directory {parent!r}")
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"cannot {verb} {path!r}: it is a file, not a folder")
+    if not folder and os.path.isdir(path):
+        raise ValueError(f"cannot {verb} {path!r}: it is a directory (name a file in it)")
+    if not os.access(parent, os.W_OK):
+        raise ValueError(f"cannot {verb} {path!r}: directory {parent!r} is not writable")
+    return parent
+
+
 def entries(folder: str, pattern: str) -> list[re.Match[str]]:
     """The entries of `folder` that `pattern` matches whole, as matches sorted by name."""
     try:

@@ -82,3 +82,17 @@ def test_a_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         files.atomic_write(str(tmp_path / "r.json"), broken)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_place_to_write_is_checked_before_anything_is_written(tmp_path):
+    # One check for every output: a file (-o), a folder (fleet run, publish).
+    (tmp_path / "f").write_text("x")
+    assert files.writable_parent(str(tmp_path / "new.json")) == str(tmp_path)
+    assert files.writable_parent(str(tmp_path / "site"), "publish to", folder=True) == str(tmp_path)
+    with pytest.raises(ValueError, match=r"cannot write '.*missing/x': no directory"):
+        files.writable_parent(str(tmp_path / "missing" / "x"))
+    with pytest.raises(ValueError, match=r"cannot publish to '.*f': it is a file, not a folder"):
+        files.writable_parent(str(tmp_path / "f"), "publish to", folder=True)
+    with pytest.raises(ValueError, match=r"it is a directory \(name a file in it\)"):
+        files.writable_parent(str(tmp_path))
+    assert list(tmp_path.iterdir()) == [tmp_path / "f"]  # nothing made

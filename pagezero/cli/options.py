@@ -2,9 +2,9 @@
 every option, declared once with its help (per command where it differs), added by name."""
 
 import argparse
-import os
 import sys
 
+from pagezero.files import writable_parent
 from pagezero.measure.policy import PRESETS, STRATEGIES
 from pagezero.runs.sweeps import BENCHMARKS
 from pagezero.studies.advise.study import DEFAULT_BUDGETS_MS
@@ -291,10 +291,4 @@ def check_output(path):
     """Refuse an unwritable output up front, not after minutes of measuring."""
     if path is None:
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path!r}: no directory {directory!r}")
-    if os.path.isdir(path):
-        raise UsageError(f"cannot write {path!r}: it is a directory (name a file in it)")
-    if not os.access(directory, os.W_OK):
-        raise UsageError(f"cannot write {path!r}: directory {directory!r} is not writable")
+    writable_parent(path)

@@ -14,14 +14,15 @@ import time
 import uuid
 
 from pagezero._core import PagezeroError
+from pagezero.files import atomic_write, writable_parent
 from pagezero.fleet.tether import EVENT_TOPIC, now, run_command, stop_runs
 from pagezero.fleet.worker import installed_version
 from pagezero.interrupt import deferred
 from pagezero.results.points import summarize_points
-from pagezero.results.resultset import SCHEMA, ResultSet, atomic_write, load_folder
+from pagezero.results.resultset import SCHEMA, ResultSet, load_folder
 from pagezero.results.schema import read_json
 from pagezero.runs.progress import Progress
-from pagezero.store import format_value, writable_parent
+from pagezero.store import format_value
 
 __all__ = ["run_fleet", "command_argv", "connect", "benchmark_workers", "version_verdicts"]
 __all__ += ["FleetError", "RESOURCE", "FILE_COMMANDS", "FOLDER_COMMANDS", "start_fleet"]
@@ -221,7 +222,7 @@ def run_fleet(
     argv, kind = command_argv(command)
     if runs < 1:
         raise ValueError(f"--runs must be at least 1, not {runs}")
-    writable_parent(out_dir, "write")
+    writable_parent(out_dir, folder=True)
     if os.path.exists(os.path.join(out_dir, FLEET_FILE)):
         raise ValueError(f"{out_dir} already holds a fleet run; choose another folder")
     client = connect(scheduler, timeout)

@@ -20,6 +20,7 @@ from pagezero.analysis.compare import compare, format_table, header_lines, runs_
 from pagezero.analysis.significance import METHOD
 from pagezero.figures.common import closes_on_error, printable
 from pagezero.figures.palette import MARKERS, PALETTE
+from pagezero.files import writable_parent
 from pagezero.results.points import grouped, summarize_points
 from pagezero.results.resultset import ResultSet, results_files
 from pagezero.results.schema import is_int
@@ -498,18 +499,6 @@ MARKER = ".pagezero-site"
 MAX_ALL_PAIRS = 25
 
 
-def writable_parent(folder: str, verb: str) -> str:
-    """The parent to write `folder` in, whole; ValueError ("cannot VERB FOLDER: why") if none."""
-    parent = os.path.dirname(os.path.abspath(folder))
-    if not os.path.isdir(parent):
-        raise ValueError(f"cannot {verb} {folder!r}: no directory {parent!r}")
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise ValueError(f"cannot {verb} {folder!r}: it is a file, not a folder")
-    if not os.access(parent, os.W_OK):
-        raise ValueError(f"cannot {verb} {folder!r}: directory {parent!r} is not writable")
-    return parent
-
-
 def publish(store, site: str) -> list[str]:
     """Write the store as a static site in `site`, replacing a site published before.
 
@@ -530,7 +519,7 @@ def publish(store, site: str) -> list[str]:
     ValueError
         A bad `site` (missing parent, a file, a folder of other files) or an empty store.
     """
-    parent, sets = writable_parent(site, "publish to"), store.list()
+    parent, sets = writable_parent(site, "publish to", folder=True), store.list()
     if os.path.isdir(site) and os.listdir(site) and not os.path.exists(os.path.join(site, MARKER)):
         raise ValueError(
             f"cannot publish to {site!r}: it holds files that are no published site; "

@@ -567,7 +567,8 @@ def _fleet_entries(path):
 
 def machine_sets(fleet_dir):
     """``([(machine name, ResultSet)], a line per machine without results)`` of a fleet run's
-    folder (or any of machine folders), in ``fleet.json``'s order, else by name, or ValueError."""
+    folder (or any folder of machine folders), in fleet.json's order, else by name; or
+    ValueError."""
     path = os.path.join(fleet_dir, FLEET_FILE)
     if os.path.exists(path):
         entries = _fleet_entries(path)

@@ -1,5 +1,4 @@
-"""Clearing policies replayed in user space: clear_pages()'s batches between resched points
-(batch()), folio_zero_user()'s orders (folio()). See docs/policies.rst."""
+"""Clearing policies replayed in user space: batches, folio orders. See docs/policies.rst."""
 
 from pagezero.measure.policy.batches import BatchResult, batch, plan_batch, run_batch
 from pagezero.measure.policy.folios import FolioMemory, FolioResult, folio, plan_folio, run_folio

@@ -1,4 +1,4 @@
-"""clear_pages()'s batches between resched points replayed in user space (batch())."""
+"""clear_pages() replayed in user space: batches between resched points. See docs/policies.rst."""
 
 from __future__ import annotations
 
@@ -12,10 +12,6 @@ from typing import Any
 import pagezero.measure.policy.orders as orders
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_bool, check_loops
-from pagezero.measure.policy.orders import (
-    PAGE_SIZE,
-    Step,
-)
 from pagezero.results.resultset import Result, result_type
 from pagezero.system.backing import (
     Backing,
@@ -166,7 +162,7 @@ def _buffers(
 
 
 def run_batch(
-    p: BatchPlan, buffer: Any = None, steps: list[Step] | None = None
+    p: BatchPlan, buffer: Any = None, steps: list[orders.Step] | None = None
 ) -> BatchResult | None:
     """Plan `p` on `buffer` (one per thread) or fresh mappings; thread 0's steps into `steps`."""
     c = p.conditions
@@ -176,7 +172,7 @@ def run_batch(
         walk = dict(
             yield_between=p.yield_between, record=steps is not None, cpus=cpus, **c.cold_args()
         )
-        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // PAGE_SIZE, p.loops, **walk)
+        raw = _core.bench_batch(views, p.kernel, p.batch_bytes // orders.PAGE_SIZE, p.loops, **walk)
         # After the prefault (the C core's, for regions bound to a node): what THP gave.
         got = backing_details(used, views)
 
@@ -199,7 +195,7 @@ def run_batch(
 
     # A signal raises Interrupted here, carrying the passes completed before it.
     if steps is not None:
-        steps += (Step(*s) for s in raw["steps"])
+        steps += (orders.Step(*s) for s in raw["steps"])
     return interrupt.finish(raw, make_result)
 
 

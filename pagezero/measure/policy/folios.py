@@ -1,4 +1,4 @@
-"""folio_zero_user()'s orders replayed in user space (folio())."""
+"""folio_zero_user() replayed in user space (folio()). See docs/policies.rst."""
 
 from __future__ import annotations
 
@@ -9,9 +9,6 @@ from typing import Any
 import pagezero.measure.policy.orders as orders
 from pagezero import _core, interrupt
 from pagezero.measure.conditions import Conditions, arguments, check_loops
-from pagezero.measure.policy.orders import (
-    PAGE_SIZE,
-)
 from pagezero.results.resultset import Result, result_type
 from pagezero.system import hugepages
 from pagezero.system.backing import (
@@ -118,7 +115,7 @@ def plan_folio(*args: Any, **kwargs: Any) -> FolioPlan:
     if nr & (nr - 1):
         raise ValueError(
             f"invalid folio size {a['size']!r}: not a power-of-two number of "
-            f"{format_size(PAGE_SIZE)} pages"
+            f"{format_size(orders.PAGE_SIZE)} pages"
         )
     strategy, backing, cold = orders.check_strategy(a["strategy"]), a["backing"], a["cold"]
     orders.check_fault(a["fault_index"], nr)
@@ -233,7 +230,7 @@ def run_folio(p: FolioPlan, memory: FolioMemory | None = None) -> FolioResult | 
     if p.node is not None and mem.node != p.node:
         mem.bind(p.node)
     try:
-        batch_pages = max(1, p.batch_bytes // PAGE_SIZE)
+        batch_pages = max(1, p.batch_bytes // orders.PAGE_SIZE)
         walk = (p.strategy, p.fault_index, batch_pages, p.kernel, p.loops)
         raw = _core.bench_folio(
             mem.folio, mem.scrub, *walk, p.cold, nt_kernel=p.nt_kernel, **c.cold_args()

@@ -111,7 +111,7 @@ def runs_line(rs):
 
 
 def fastest_lines(table, xs, llc, cache_words=None):
-    """The "fastest" sentences per range of extents; `llc` splits hot from streaming extents."""
+    """A sentence per question (hot, streaming: split at `llc`): its kernel per range of extents."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     questions = (HOT_QUESTION, STREAM_QUESTION)
@@ -123,14 +123,17 @@ def fastest_lines(table, xs, llc, cache_words=None):
         )
     lines = []
     for question, group in zip(questions, (hot, stream)):
+        ranges = []  # the question said once, then each range of extents and its kernel
         for r in best_kernels(rates, group) if group else ():
             lo, hi, k = r["min_bytes"], r["max_bytes"], r["kernel"]
             ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
             if hi != lo:
                 ends += f", {rate(rates[k][hi])} GB/s at {format_size(hi)}"
+            ranges.append(f"{span(lo, hi)}: {k} ({ends})")
+        if ranges:
             lines.append(
-                f"{question[0].upper()}{question[1:]}, extents of {span(lo, hi)}: "
-                f"{k} clears fastest, or within {TIE:.0%} of the fastest ({ends})."
+                f"{question[0].upper()}{question[1:]}, the kernel that clears fastest, or "
+                f"within {TIE:.0%} of the fastest, by extent: {'; '.join(ranges)}."
             )
     return lines
 

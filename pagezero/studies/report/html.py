@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import os
@@ -12,6 +13,7 @@ from importlib import resources
 from pagezero.files import atomic_write
 
 
+@functools.cache  # read once: publish writes a page per point and per pair of sets
 def _asset(name: str) -> str:
     """A file shipped beside this module (its style sheet, its sorting script)."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")

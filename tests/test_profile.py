@@ -119,7 +119,7 @@ _SYMBOLS = ((0x1000, "clear_page_rep"), (0x2000, "exc_page_fault"), (0x3000, "_r
 def x86_kernel(monkeypatch):
     """A kernel of three symbols on x86-64 before 7.0, whose registry assumes rep stosb."""
     addresses, names = zip(*_SYMBOLS)
-    monkeypatch.setattr(inside, "_kallsyms", lambda: (addresses, names))
+    monkeypatch.setattr(inside.kallsyms, "table", lambda *_: (addresses, names))
     monkeypatch.setattr(inside.platform, "machine", lambda: "x86_64")
     monkeypatch.setattr(inside.platform, "release", lambda: "6.18.0")
     monkeypatch.setattr(inside, "clear_pages_kernel", lambda: "x86-64-stosb")
@@ -169,7 +169,7 @@ def test_the_share_across_runs_is_a_median_with_an_interval(x86_kernel):
 
 
 def test_hidden_kernel_addresses_are_a_refusal(monkeypatch):
-    monkeypatch.setattr(inside, "_kallsyms", lambda: ((), ()))
+    monkeypatch.setattr(inside.kallsyms, "table", lambda *_: ((), ()))
     why = inside.refusal()
     assert "kptr_restrict" in why and "sysctl kernel.kptr_restrict=0" in why
     rs = pagezero.faults("4MB", loops=1, profile=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
 import errno
-import functools
 import os
 import platform
 import re
@@ -17,6 +15,7 @@ from typing import Any
 from pagezero.files import read_int
 from pagezero.results.points import median_interval
 from pagezero.results.resultset import Result, ResultSet
+from pagezero.system import kallsyms
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.system.machine import release_tuple
 
@@ -103,30 +102,10 @@ def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
     return next((g for g, pattern in _GROUP_RES if pattern.search(symbol)), OTHER_GROUP)
 
 
-@functools.lru_cache(maxsize=1)
-def _kallsyms(path: str = "/proc/kallsyms") -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The kernel's text symbols: (sorted addresses, names), empty if kptr_restrict hides them."""
-    table = []
-    with open(path, encoding="ascii", errors="replace") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 3 and parts[1] in "tTwW" and int(parts[0], 16):
-                table.append((int(parts[0], 16), parts[2]))
-    table.sort()
-    return tuple(a for a, _ in table), tuple(n for _, n in table)
-
-
-def symbol_of(ip: int) -> str:
-    """The kernel text symbol at or below `ip`."""
-    addresses, names = _kallsyms()
-    i = bisect.bisect_right(addresses, ip) - 1
-    return names[i] if i >= 0 else "(not in kallsyms)"
-
-
 def refusal() -> str | None:
     """Why kernel addresses cannot be named here (kptr_restrict, no /proc/kallsyms), or None."""
     try:
-        if _kallsyms()[0]:
+        if kallsyms.table()[0]:
             return None
     except OSError as e:
         return (
@@ -174,7 +153,7 @@ def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
         return {"refused": refused_why(raw["refused"])}
     counts: Counter[str] = Counter()
     for ip, n in Counter(raw["kernel_ips"]).items():  # each address looked up once
-        counts[symbol_of(ip)] += n
+        counts[kallsyms.symbol_of(ip)] += n
     counts += Counter({USER_GROUP: raw["user"], _ELSEWHERE: raw["other"]})  # those not 0
     total = sum(counts.values())
     if not total:

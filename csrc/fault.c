@@ -92,12 +92,17 @@ static inline int rng_next(struct rng *g, unsigned *v)
 
 /* One pass ---------------------------------------------------------------- */
 
-static uint64_t now_ns(void)
+static uint64_t ns_of(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return ns_of(CLOCK_MONOTONIC_RAW);
 }
 
 /*
@@ -255,7 +260,8 @@ struct worker {
 	struct rng rng;
 	void *addr; /* this loop's region, NULL when none */
 	uint64_t t0, t1;
-	int err; /* this loop's pass: 0 or -errno */
+	uint64_t cpu0, cpu1; /* this thread's CPU time (ns) just outside t0 .. t1 */
+	int err;             /* this loop's pass: 0 or -errno */
 	struct pz_sampler sampler;
 	int sampling;   /* the sampler is open */
 	int sample_err; /* 0, or why this thread samples nothing */
@@ -296,9 +302,12 @@ static void timed_pass(struct run *run, unsigned t, unsigned loop)
 	/* Sampling starts and stops outside the timed span: the ioctl is no fault's time. */
 	if (w->sampling && !w->sample_err)
 		w->sample_err = pz_sampler_enable(&w->sampler, 1);
+	/* The CPU time around the timed span: the on-CPU time of its faults, without sampling's. */
+	w->cpu0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
 	w->t0 = pz_clock_read(&w->clock);
 	w->err = fault_pass(p, &w->addr, &w->rng, lat);
 	w->t1 = pz_clock_read(&w->clock);
+	w->cpu1 = ns_of(CLOCK_THREAD_CPUTIME_ID);
 	if (w->sampling && !w->sample_err)
 		w->sample_err = pz_sampler_enable(&w->sampler, 0);
 }
@@ -329,6 +338,8 @@ static int finish_loop(struct run *run, unsigned loop)
 		first = PZ_MIN(first, w->t0);
 		last = w->t1 > last ? w->t1 : last;
 		run->out->thread[(size_t)loop * p->threads + i] = w->t1 - w->t0;
+		if (run->out->thread_cpu)
+			run->out->thread_cpu[(size_t)loop * p->threads + i] = w->cpu1 - w->cpu0;
 		if (s && w->addr) {
 			s[n].start = (uintptr_t)w->addr;
 			s[n++].end = (uintptr_t)w->addr + p->size;
@@ -358,7 +369,7 @@ static int worker_setup(void *ctx, unsigned t)
 	w->have_clock = !ret;
 	/* A sampler refused is no reason not to run: the run says why it has no profile. */
 	if (!ret && run->p->profile) {
-		w->sample_err = pz_sampler_open(&w->sampler);
+		w->sample_err = pz_sampler_open(&w->sampler, run->p->threads);
 		w->sampling = !w->sample_err;
 	}
 	return ret;
@@ -395,7 +406,7 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 		timed_pass(run, t, loop);
 		pz_team_sync(st); /* every pass is over: the regions can be read */
 		if (run->w[t].sampling && !run->w[t].sample_err)
-			run->w[t].sample_err = pz_sampler_drain(&run->w[t].sampler);
+			run->w[t].sample_err = pz_sampler_drain(&run->w[t].sampler, loop);
 		if (t != 0)
 			continue;
 		run->err = finish_loop(run, loop);
@@ -408,40 +419,83 @@ static void worker_body(void *ctx, unsigned t, struct pz_team_state *st)
 
 static const struct pz_team_ops ops = { worker_setup, worker_body, worker_teardown };
 
-/*
- * Every thread's samples into @prof, or none with the first thread's error:
- * a profile of some threads only would be no profile of the run.
- */
-static int gather_profile(const struct run *run, struct pz_fault_profile *prof)
+static void add_counts(struct pz_sample_loop *sum, const struct pz_sample_loop *c)
 {
-	unsigned i;
-	size_t n = 0;
+	sum->kernel += c->kernel;
+	sum->user += c->user;
+	sum->user_period += c->user_period;
+	sum->other += c->other;
+	sum->other_period += c->other_period;
+	sum->lost += c->lost;
+}
+
+/*
+ * Every thread's samples of the @done completed loops into @prof, loop by
+ * loop, or none with the first thread's error: a profile of some threads
+ * only would be no profile of the run.
+ */
+static int gather_profile(const struct run *run, unsigned done, struct pz_fault_profile *prof)
+{
+	const unsigned threads = run->p->threads;
+	size_t n = 0, *next = NULL;
+	unsigned i, loop;
 
 	memset(prof, 0, sizeof(*prof));
 	prof->event = run->w[0].sampler.event;
-	for (i = 0; i < run->p->threads; i++) {
-		const struct worker *w = &run->w[i];
+	prof->format_lost = run->w[0].sampler.format_lost;
+	for (i = 0; i < threads; i++) {
+		const struct pz_sampler *s = &run->w[i].sampler;
 
-		if (w->sample_err && !prof->err)
-			prof->err = w->sample_err;
-		n += w->sampler.n;
+		if (run->w[i].sample_err && !prof->err) {
+			prof->err = run->w[i].sample_err;
+			prof->stage = s->stage;
+		}
+		for (loop = 0; loop < done && loop < s->nloops; loop++)
+			n += s->loops[loop].kernel;
 	}
 	if (prof->err)
 		return 0;
 	prof->ips = malloc((n ? n : 1) * sizeof(*prof->ips));
-	if (!prof->ips)
+	prof->periods = malloc((n ? n : 1) * sizeof(*prof->periods));
+	prof->loops = calloc(done ? done : 1, sizeof(*prof->loops));
+	next = calloc(threads, sizeof(*next)); /* each thread's first sample not yet copied */
+	if (!prof->ips || !prof->periods || !prof->loops || !next) {
+		free(next);
+		pz_fault_profile_free(prof);
 		return -ENOMEM;
-	for (i = 0; i < run->p->threads; i++) {
-		const struct pz_sampler *s = &run->w[i].sampler;
-
-		if (s->n)
-			memcpy(prof->ips + prof->n, s->ips, s->n * sizeof(*s->ips));
-		prof->n += s->n;
-		prof->user += s->user;
-		prof->other += s->other;
-		prof->lost += s->lost;
 	}
+	for (loop = 0; loop < done; loop++) {
+		for (i = 0; i < threads; i++) {
+			const struct pz_sampler *s = &run->w[i].sampler;
+			const struct pz_sample_loop *c;
+
+			if (loop >= s->nloops)
+				continue;
+			c = &s->loops[loop];
+			if (c->kernel) { /* memcpy from NULL is undefined, even of 0 bytes */
+				memcpy(prof->ips + prof->n, s->ips + next[i],
+				       c->kernel * sizeof(*s->ips));
+				memcpy(prof->periods + prof->n, s->periods + next[i],
+				       c->kernel * sizeof(*s->periods));
+			}
+			prof->n += c->kernel;
+			next[i] += c->kernel;
+			add_counts(&prof->loops[loop], c);
+		}
+		add_counts(&prof->total, &prof->loops[loop]);
+	}
+	free(next);
 	return 0;
+}
+
+void pz_fault_profile_free(struct pz_fault_profile *prof)
+{
+	free(prof->ips);
+	free(prof->periods);
+	free(prof->loops);
+	prof->ips = prof->periods = NULL;
+	prof->loops = NULL;
+	prof->n = 0;
 }
 
 int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock)
@@ -501,7 +555,7 @@ int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 	if (!ret && out->loops_done < p->loops)
 		ret = -EINTR;
 	if (p->profile && (!ret || ret == -EINTR)) {
-		int err = gather_profile(&run, &out->profile);
+		int err = gather_profile(&run, out->loops_done, &out->profile);
 
 		ret = ret ? ret : err;
 	}

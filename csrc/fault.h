@@ -76,24 +76,37 @@ struct pz_fault_params {
 	int profile;      /* sample where each thread's CPU is in its timed passes (sample.h) */
 };
 
-/* What sampling the timed passes found (pz_fault_params.profile). */
+/*
+ * What sampling the timed passes of the completed loops found
+ * (pz_fault_params.profile): a loop a stop request cut short, or one that
+ * failed, contributes nothing.
+ */
 struct pz_fault_profile {
-	int err; /* 0, or the first thread's pz_sampler_open error: nothing sampled */
+	int err; /* 0, or the first thread's sampler error: nothing sampled */
+	enum pz_sample_stage stage; /* with err: what was refused */
 	enum pz_sample_event event;
-	uint64_t *ips; /* [n] kernel instruction pointers, every thread's; free() them */
+	int format_lost;         /* losses counted by read() (PERF_FORMAT_LOST), not records */
+	uint64_t *ips, *periods; /* [n] kernel samples, loop-major: loop 0's (thread 0's,
+				    thread 1's, ...), then loop 1's, ... */
 	size_t n;
-	uint64_t user, other, lost; /* as struct pz_sampler counts them, summed over the threads */
+	struct pz_sample_loop *loops; /* [loops_done]: every thread's counts summed */
+	struct pz_sample_loop total;  /* the loops' counts summed */
 };
 
 struct pz_fault_out {
 	uint64_t *wall;                  /* [loops]: first thread's start to last thread's end */
 	uint64_t *thread;                /* [loops * threads]: each thread's map + fault time */
+	uint64_t *thread_cpu;            /* NULL, or [loops * threads]: that thread's CPU time
+					   (ns, CLOCK_THREAD_CPUTIME_ID) around the same span */
 	struct pz_smaps_pages *pages;    /* [loops]: the threads' regions' smaps entries (region.h),
 					   read after the timed pass and before munmap */
 	uint64_t *lat;                   /* NULL, or [loops * threads * (size / lat_unit)] in ns */
 	unsigned loops_done;             /* loops completed: the valid entries (see pz_fault_run) */
 	struct pz_fault_profile profile; /* filled with p->profile; a refusal is no error */
 };
+
+/* Free a profile's arrays (pz_fault_run allocates them, also for a refusal: none then). */
+void pz_fault_profile_free(struct pz_fault_profile *prof);
 
 /* Latency samples one run records (0 without lat_unit; SIZE_MAX when that overflows). */
 size_t pz_fault_lat_count(const struct pz_fault_params *p);
@@ -121,7 +134,7 @@ int pz_fault_check(const struct pz_fault_params *p, enum pz_clock_id clock);
  * Nothing stays mapped. With @p->profile, each thread samples its timed
  * passes only (the ring is read after every loop, untimed): the run goes on
  * where sampling is refused, @out->profile.err saying why; its samples are
- * the caller's to free() either way.
+ * the caller's to free (pz_fault_profile_free) either way.
  */
 int pz_fault_run(const struct pz_fault_params *p, const struct pz_clock *clock,
 		 struct pz_fault_out *out);

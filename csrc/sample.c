@@ -4,10 +4,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <linux/capability.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,19 +24,36 @@ static const char *const event_names[PZ_SAMPLE_EVENT_COUNT] = {
 
 const struct pz_names pz_sample_event_names = { event_names, PZ_SAMPLE_EVENT_COUNT };
 
+static const char *const stage_names[PZ_SAMPLE_STAGE_COUNT] = {
+	[PZ_SAMPLE_STAGE_OPEN] = "open",
+	[PZ_SAMPLE_STAGE_MMAP] = "mmap",
+};
+
+const struct pz_names pz_sample_stage_names = { stage_names, PZ_SAMPLE_STAGE_COUNT };
+
+/* Linux 6.0's read_format bit; older headers lack it. */
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1u << 4)
+#endif
+
 /*
  * Data pages of the ring, a power of two (perf_event_open(2)): 1MB with 4KB
- * pages holds about 43,000 samples of 24 bytes, 10 s of one thread at 4 kHz,
- * drained after every loop. Halved down to MIN_RING_PAGES where the locked
- * memory an unprivileged user may map (perf_event_mlock_kb) is smaller.
+ * pages holds about 32,000 samples of 32 bytes, 8 s of one thread at 4 kHz,
+ * drained after every loop. Fewer where the locked memory an unprivileged
+ * user may map (perf_event_mlock_kb) is shared by many threads.
  */
 #define RING_PAGES 256u
 #define MIN_RING_PAGES 8u
 
-/* A sample as PERF_SAMPLE_IP | PERF_SAMPLE_TID lays it out after its header. */
+/*
+ * A sample as PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD lays it
+ * out after its header: perf_event_open(2) orders the fields ip, pid and tid,
+ * time, addr, id, stream_id, cpu, period, whatever order the bits are named in.
+ */
 struct sample_body {
 	uint64_t ip;
 	uint32_t pid, tid;
+	uint64_t period;
 };
 
 /* PERF_RECORD_LOST's body. */
@@ -41,7 +61,7 @@ struct lost_body {
 	uint64_t id, lost;
 };
 
-static int open_event(enum pz_sample_event ev)
+static int open_event(enum pz_sample_event ev, int format_lost)
 {
 	struct perf_event_attr attr;
 	long fd;
@@ -60,7 +80,12 @@ static int open_event(enum pz_sample_event ev)
 		attr.config = PERF_COUNT_SW_CPU_CLOCK;
 		attr.sample_period = 1000000000ull / PZ_SAMPLE_HZ; /* ns of this thread's CPU */
 	}
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	if (format_lost) {
+		if (pz_switch(PZ_SW_REFUSE_FORMAT_LOST))
+			return -EINVAL; /* as a kernel before 6.0 refuses the bit */
+		attr.read_format = PERF_FORMAT_LOST;
+	}
 	attr.disabled = 1;
 	/* Kernel and user: the fault's time is the kernel's. */
 	attr.exclude_kernel = 0;
@@ -69,15 +94,101 @@ static int open_event(enum pz_sample_event ev)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* The ring of @fd, as large as the locked-memory limit allows. */
-static int map_ring(struct pz_sampler *s)
+/* An integer sysctl, or @otherwise where it cannot be read. */
+static long read_sysctl(const char *path, long otherwise)
+{
+	FILE *f = fopen(path, "re");
+	long v = otherwise;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = otherwise;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Whether the calling thread's effective capabilities hold CAP_IPC_LOCK. */
+static int has_ipc_lock(void)
+{
+	struct __user_cap_header_struct head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &head, data))
+		return 0;
+	return !!(data[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK));
+}
+
+/*
+ * The pages (metadata included) the rings of one user may lock, as
+ * kernel/events/core.c perf_mmap() charges them: perf_event_mlock_kb per
+ * online CPU against the user's locked_vm, then RLIMIT_MEMLOCK against the
+ * process's pinned_vm; UINT64_MAX where neither applies (CAP_IPC_LOCK,
+ * perf_event_paranoid -1, an unlimited RLIMIT_MEMLOCK).
+ */
+static uint64_t lock_budget(size_t page)
+{
+	const uint64_t fake_kb = pz_switch(PZ_SW_FAKE_MLOCK_KB);
+	long kb, cpus;
+	struct rlimit rl;
+
+	if (fake_kb)
+		return fake_kb * 1024 / page;
+	if (has_ipc_lock() || read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2) < 0)
+		return UINT64_MAX;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	kb = read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516); /* the kernel's default */
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return (uint64_t)(kb > 0 ? kb : 0) * 1024 / page * (uint64_t)(cpus > 0 ? cpus : 1) +
+	       rl.rlim_cur / page;
+}
+
+unsigned pz_sample_ring_pages(unsigned sharers)
+{
+	const uint64_t budget = lock_budget((size_t)sysconf(_SC_PAGESIZE));
+	const uint64_t each = budget / (sharers ? sharers : 1);
+	unsigned pages = RING_PAGES;
+
+	/* Each ring locks its data pages and one metadata page. */
+	while (pages > MIN_RING_PAGES && pages + 1 > each)
+		pages /= 2;
+	return pages;
+}
+
+/* Pages the rings hold against PAGEZERO_FAKE_MLOCK_KB, over every thread. */
+static uint64_t fake_locked;
+
+/* mmap(2) of @s's ring, or MAP_FAILED with errno EPERM past the fake budget. */
+static void *mmap_ring(struct pz_sampler *s, size_t page)
+{
+	const uint64_t pages = s->ring_bytes / page;
+	void *ring;
+
+	if (pz_switch(PZ_SW_FAKE_MLOCK_KB) &&
+	    __atomic_add_fetch(&fake_locked, pages, __ATOMIC_RELAXED) > lock_budget(page)) {
+		__atomic_sub_fetch(&fake_locked, pages, __ATOMIC_RELAXED);
+		errno = EPERM;
+		return MAP_FAILED;
+	}
+	ring = mmap(NULL, s->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	if (ring == MAP_FAILED && pz_switch(PZ_SW_FAKE_MLOCK_KB))
+		__atomic_sub_fetch(&fake_locked, pages, __ATOMIC_RELAXED);
+	return ring;
+}
+
+/*
+ * The ring of @fd: this thread's share of the locked memory, halved further
+ * where other rings of this user (another process's) hold some of it.
+ */
+static int map_ring(struct pz_sampler *s, unsigned sharers)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	unsigned pages;
 
-	for (pages = RING_PAGES; pages >= MIN_RING_PAGES; pages /= 2) {
+	for (pages = pz_sample_ring_pages(sharers); pages >= MIN_RING_PAGES; pages /= 2) {
 		s->ring_bytes = (pages + 1) * page;
-		s->ring = mmap(NULL, s->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+		s->ring = mmap_ring(s, page);
 		if (s->ring != MAP_FAILED)
 			return 0;
 		if (errno != EPERM && errno != ENOMEM)
@@ -87,7 +198,18 @@ static int map_ring(struct pz_sampler *s)
 	return -errno;
 }
 
-int pz_sampler_open(struct pz_sampler *s)
+/* @ev opened with PERF_FORMAT_LOST, or without it where the kernel refuses the bit. */
+static int open_counting_lost(struct pz_sampler *s, enum pz_sample_event ev)
+{
+	int fd = open_event(ev, 1);
+
+	s->format_lost = fd >= 0;
+	if (fd == -EINVAL)
+		fd = open_event(ev, 0);
+	return fd;
+}
+
+int pz_sampler_open(struct pz_sampler *s, unsigned sharers)
 {
 	int fd = -ENOENT, ret;
 
@@ -96,18 +218,20 @@ int pz_sampler_open(struct pz_sampler *s)
 	if (pz_switch(PZ_SW_REFUSE_PROFILE))
 		return -EACCES; /* as perf_event_paranoid 2 for an unprivileged user */
 	s->event = PZ_SAMPLE_CYCLES;
-	fd = open_event(s->event);
+	fd = open_counting_lost(s, s->event);
 	/* No PMU (a VM): the event or the sampling on it is not supported. */
 	if (fd == -ENOENT || fd == -ENODEV || fd == -EOPNOTSUPP || fd == -EINVAL) {
 		s->event = PZ_SAMPLE_CPU_CLOCK;
-		fd = open_event(s->event);
+		fd = open_counting_lost(s, s->event);
 	}
 	if (fd < 0)
 		return fd;
 	s->fd = fd;
-	ret = map_ring(s);
-	if (ret)
+	ret = map_ring(s, sharers);
+	if (ret) {
+		s->stage = PZ_SAMPLE_STAGE_MMAP;
 		pz_sampler_close(s);
+	}
 	return ret;
 }
 
@@ -116,18 +240,52 @@ int pz_sampler_enable(struct pz_sampler *s, int on)
 	return ioctl(s->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) ? -errno : 0;
 }
 
-static int keep_ip(struct pz_sampler *s, uint64_t ip)
+/* Append a kernel sample. */
+static int keep_kernel(struct pz_sampler *s, uint64_t ip, uint64_t period)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 4096;
-		uint64_t *ips = realloc(s->ips, cap * sizeof(*ips));
+		uint64_t *ips = realloc(s->ips, cap * sizeof(*ips)), *periods;
 
 		if (!ips)
 			return -ENOMEM;
 		s->ips = ips;
+		periods = realloc(s->periods, cap * sizeof(*periods));
+		if (!periods)
+			return -ENOMEM;
+		s->periods = periods;
 		s->cap = cap;
 	}
-	s->ips[s->n++] = ip;
+	s->ips[s->n] = ip;
+	s->periods[s->n++] = period;
+	return 0;
+}
+
+/* Loop @loop's counts, zeroed when new; NULL without memory. */
+static struct pz_sample_loop *loop_counts(struct pz_sampler *s, unsigned loop)
+{
+	if (loop >= s->nloops) {
+		struct pz_sample_loop *loops = realloc(s->loops, (loop + 1) * sizeof(*loops));
+
+		if (!loops)
+			return NULL;
+		memset(loops + s->nloops, 0, (loop + 1 - s->nloops) * sizeof(*loops));
+		s->loops = loops;
+		s->nloops = loop + 1;
+	}
+	return &s->loops[loop];
+}
+
+/* The growth of the event's lost count since the last read (PERF_FORMAT_LOST). */
+static int read_lost(struct pz_sampler *s, uint64_t *lost)
+{
+	uint64_t v[2]; /* read_format PERF_FORMAT_LOST alone: value, lost */
+	ssize_t got = read(s->fd, v, sizeof(v));
+
+	if (got != (ssize_t)sizeof(v))
+		return got < 0 ? -errno : -EIO;
+	*lost = v[1] - s->lost_read;
+	s->lost_read = v[1];
 	return 0;
 }
 
@@ -140,15 +298,20 @@ static void ring_copy(const char *data, size_t size, uint64_t at, void *dst, siz
 	memcpy((char *)dst + first, data, len - first);
 }
 
-int pz_sampler_drain(struct pz_sampler *s)
+int pz_sampler_drain(struct pz_sampler *s, unsigned loop)
 {
+	struct pz_sample_loop *counts = loop_counts(s, loop);
 	struct perf_event_mmap_page *meta = s->ring;
 	const char *data = (const char *)s->ring + meta->data_offset;
 	const size_t size = (size_t)meta->data_size;
 	/* Acquire: the records up to data_head are written before it moved. */
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE), tail = meta->data_tail;
-	int ret = 0;
+	uint64_t lost = 0;
+	int ret = counts ? 0 : -ENOMEM;
 
+	/* The count after the loop's disable: also samples a full ring lost with no record yet. */
+	if (!ret && s->format_lost && !(ret = read_lost(s, &lost)))
+		counts->lost += lost;
 	while (tail < head && !ret) {
 		struct perf_event_header h;
 		union {
@@ -163,17 +326,22 @@ int pz_sampler_drain(struct pz_sampler *s)
 		ring_copy(data, size, tail + sizeof(h), &body,
 			  PZ_MIN(sizeof(body), (size_t)h.size - sizeof(h)));
 		if (h.type == PERF_RECORD_LOST) {
-			s->lost += body.lost.lost;
+			/* With PERF_FORMAT_LOST read() has counted these already. */
+			if (!s->format_lost)
+				counts->lost += body.lost.lost;
 		} else if (h.type == PERF_RECORD_SAMPLE) {
 			switch (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) {
 			case PERF_RECORD_MISC_KERNEL:
-				ret = keep_ip(s, body.sample.ip);
+				ret = keep_kernel(s, body.sample.ip, body.sample.period);
+				counts->kernel += !ret;
 				break;
 			case PERF_RECORD_MISC_USER:
-				s->user++;
+				counts->user++;
+				counts->user_period += body.sample.period;
 				break;
 			default:
-				s->other++;
+				counts->other++;
+				counts->other_period += body.sample.period;
 			}
 		}
 		tail += h.size;
@@ -185,8 +353,12 @@ int pz_sampler_drain(struct pz_sampler *s)
 
 void pz_sampler_close(struct pz_sampler *s)
 {
-	if (s->ring)
+	if (s->ring) {
 		munmap(s->ring, s->ring_bytes);
+		if (pz_switch(PZ_SW_FAKE_MLOCK_KB))
+			__atomic_sub_fetch(&fake_locked, s->ring_bytes / (size_t)sysconf(_SC_PAGESIZE),
+					   __ATOMIC_RELAXED);
+	}
 	s->ring = NULL;
 	if (s->fd >= 0)
 		close(s->fd);
@@ -196,6 +368,9 @@ void pz_sampler_close(struct pz_sampler *s)
 void pz_sampler_free(struct pz_sampler *s)
 {
 	free(s->ips);
-	s->ips = NULL;
-	s->n = s->cap = 0;
+	free(s->periods);
+	free(s->loops);
+	s->ips = s->periods = NULL;
+	s->loops = NULL;
+	s->n = s->cap = s->nloops = 0;
 }

@@ -34,6 +34,8 @@ enum pz_switch {
 	PZ_SW_LOOP_DONE_FD,      /* N: a byte to fd N once a policy run's first loop is done */
 	PZ_SW_FAKE_UNSETTLED, /* N: settle loops before the Nth read 2x, 3x, 2x... (mem_bench.c) */
 	PZ_SW_REFUSE_PROFILE, /* sampling refused, as perf_event_paranoid would (sample.h) */
+	PZ_SW_FAKE_MLOCK_KB,  /* N: the sample rings may lock N KB in all (sample.h) */
+	PZ_SW_REFUSE_FORMAT_LOST, /* PERF_FORMAT_LOST refused, as before Linux 6.0 (sample.h) */
 	PZ_SW_COUNT
 };
 

@@ -94,51 +94,95 @@ out:
 	return res;
 }
 
+static PyObject *loop_counts(const struct pz_sample_loop *c, int with_kernel)
+{
+	PyObject *d = Py_BuildValue(
+		"{s:K,s:K,s:K,s:K,s:K}", "user", (unsigned long long)c->user, "user_period",
+		(unsigned long long)c->user_period, "other", (unsigned long long)c->other,
+		"other_period", (unsigned long long)c->other_period, "lost",
+		(unsigned long long)c->lost);
+	PyObject *k;
+
+	if (!d || !with_kernel)
+		return d;
+	k = PyLong_FromUnsignedLongLong(c->kernel);
+	if (!k || PyDict_SetItemString(d, "kernel", k)) {
+		Py_XDECREF(k);
+		Py_DECREF(d);
+		return NULL;
+	}
+	Py_DECREF(k);
+	return d;
+}
+
+static PyObject *profile_loop(size_t i, const void *loops)
+{
+	return loop_counts((const struct pz_sample_loop *)loops + i, 1);
+}
+
 /*
- * None without sampling; {"refused": errno} where it was refused; else
- * {"event": "cycles" | "cpu-clock", "kernel_ips": (...), "user": n, "other": n, "lost": n}.
+ * None without sampling; {"refused": errno, "stage": "open" | "mmap"} where it
+ * was refused; else the completed loops' samples (bench_fault's docstring).
  */
 static PyObject *profile_dict(const struct pz_fault_params *p, const struct pz_fault_out *out)
 {
 	const struct pz_fault_profile *prof = &out->profile;
-	PyObject *ips;
+	PyObject *ips, *periods, *loops, *res = NULL;
 
 	if (!p->profile)
 		Py_RETURN_NONE;
 	if (prof->err)
-		return Py_BuildValue("{s:i}", "refused", -prof->err);
+		return Py_BuildValue("{s:i,s:s}", "refused", -prof->err, "stage",
+				     pz_name(&pz_sample_stage_names, (int)prof->stage));
 	ips = pzpy_u64_tuple(prof->ips, prof->n, 1);
-	if (!ips)
-		return NULL;
-	return Py_BuildValue(
-		"{s:s,s:N,s:K,s:K,s:K}", "event", pz_name(&pz_sample_event_names, (int)prof->event),
-		"kernel_ips", ips, "user", (unsigned long long)prof->user, "other",
-		(unsigned long long)prof->other, "lost", (unsigned long long)prof->lost);
+	periods = pzpy_u64_tuple(prof->periods, prof->n, 1);
+	loops = pzpy_tuple_of(out->loops_done, profile_loop, prof->loops);
+	res = loop_counts(&prof->total, 0);
+	if (ips && periods && loops && res) {
+		PyObject *more = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O}", "event",
+					       pz_name(&pz_sample_event_names, (int)prof->event),
+					       "kernel_ips", ips, "kernel_periods", periods, "loops",
+					       loops, "format_lost", prof->format_lost ? Py_True : Py_False);
+
+		if (!more || PyDict_Update(res, more))
+			Py_CLEAR(res);
+		Py_XDECREF(more);
+	} else {
+		Py_CLEAR(res);
+	}
+	Py_XDECREF(ips);
+	Py_XDECREF(periods);
+	Py_XDECREF(loops);
+	return res;
 }
 
 /*
- * {"wall": (per loop), "threads": ((per loop) per thread), "pages": ({...} per
- * loop), "latency": {...} or None, "loops_done": n, "interrupted": None or the
- * signal's name, "profile": profile_dict()}, every per-loop value cut to the @out->loops_done loops that
+ * {"wall": (per loop), "threads": ((per loop) per thread), "thread_cpu": the
+ * same of CPU ns, "pages": ({...} per loop), "latency": {...} or None,
+ * "loops_done": n, "interrupted": None or the signal's name, "profile":
+ * profile_dict()}, every per-loop value cut to the @out->loops_done loops that
  * completed (all of them unless a signal stopped the run).
  */
 static PyObject *fault_result(const struct pz_fault_params *p, const struct pz_fault_out *out,
 			      size_t nlat, int sig)
 {
 	const unsigned done = out->loops_done;
-	PyObject *wall, *threads, *pages, *lat, *prof, *res = NULL;
+	PyObject *wall, *threads, *cpu, *pages, *lat, *prof, *res = NULL;
 
 	wall = pzpy_u64_tuple(out->wall, done, 1);
 	threads = pzpy_u64_rows(out->thread, p->threads, 1, done, p->threads);
+	cpu = pzpy_u64_rows(out->thread_cpu, p->threads, 1, done, p->threads);
 	pages = pzpy_tuple_of(done, loop_pages, out->pages);
 	/* @nlat covers every loop, loop-major: the completed loops' samples come first. */
 	lat = latency_dict(out->lat, done, nlat / p->loops, p->lat_unit);
 	prof = profile_dict(p, out);
-	if (wall && threads && pages && lat && prof)
-		res = Py_BuildValue("{s:O,s:O,s:O,s:O,s:I,s:N,s:O}", "wall", wall, "threads",
-				    threads, "pages", pages, "latency", lat, "loops_done", done,
-				    "interrupted", pzpy_interrupted(sig), "profile", prof);
+	if (wall && threads && cpu && pages && lat && prof)
+		res = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:I,s:N,s:O}", "wall", wall, "threads",
+				    threads, "thread_cpu", cpu, "pages", pages, "latency", lat,
+				    "loops_done", done, "interrupted", pzpy_interrupted(sig),
+				    "profile", prof);
 	Py_XDECREF(prof);
+	Py_XDECREF(cpu);
 	Py_XDECREF(wall);
 	Py_XDECREF(threads);
 	Py_XDECREF(pages);
@@ -173,7 +217,9 @@ PyDoc_STRVAR(bench_fault__doc__,
 	     "page as perf's mmap_page_touch, byte += page index (a read, then a write),\n"
 	     "after every workload, as perf does.\n"
 	     "Returns {'wall': per-loop durations from the first start to the last end,\n"
-	     "'threads': per thread, its per-loop durations (clock units), 'pages': per\n"
+	     "'threads': per thread, its per-loop durations (clock units), 'thread_cpu':\n"
+	     "per thread, its per-loop CPU time (ns, CLOCK_THREAD_CPUTIME_ID read just\n"
+	     "outside the timed span), 'pages': per\n"
 	     "loop, {'rss', 'anon_huge', 'hugetlb', 'kernel_page'} in bytes, 'latency':\n"
 	     "None or {'n', 'unit_bytes', 'min_ns', 'p50_ns', 'p90_ns', 'p99_ns',\n"
 	     "'p999_ns', 'max_ns', 'mean_ns'} over every loop, with 'loop_p50_ns': each\n"
@@ -181,9 +227,15 @@ PyDoc_STRVAR(bench_fault__doc__,
 	     "'interrupted': None, or the signal (SIGINT, SIGTERM, SIGHUP) that stopped\n"
 	     "the run within a loop: every per-loop value then covers the completed\n"
 	     "loops only, 'profile': None, or with profile=True where sampling was\n"
-	     "refused {'refused': errno}, else {'event': 'cycles' or 'cpu-clock',\n"
-	     "'kernel_ips': the kernel instruction pointers sampled in the timed passes,\n"
-	     "'user', 'other': samples elsewhere, 'lost': records the kernel lost}}.");
+	     "refused {'refused': errno, 'stage': 'open' (perf_event_open) or 'mmap'\n"
+	     "(the sample ring)}, else the completed loops' samples: {'event': 'cycles'\n"
+	     "or 'cpu-clock', 'kernel_ips': the kernel instruction pointers sampled in\n"
+	     "the timed passes, loop-major (loop 0's: thread 0's, thread 1's...; then\n"
+	     "loop 1's...), 'kernel_periods': each one's sample period (cycles, or ns of\n"
+	     "CPU), 'loops': per loop {'kernel', 'user', 'user_period', 'other',\n"
+	     "'other_period', 'lost'} summed over the threads, 'user', 'user_period',\n"
+	     "'other', 'other_period', 'lost': their totals, 'format_lost': whether\n"
+	     "the losses were read with PERF_FORMAT_LOST (Linux 6.0+)}}.");
 
 static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -225,9 +277,10 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 
 	out.wall = PyMem_Calloc(p.loops, sizeof(*out.wall));
 	out.thread = PyMem_Calloc((size_t)p.loops * p.threads, sizeof(*out.thread));
+	out.thread_cpu = PyMem_Calloc((size_t)p.loops * p.threads, sizeof(*out.thread_cpu));
 	out.pages = PyMem_Calloc(p.loops, sizeof(*out.pages));
 	out.lat = nlat ? PyMem_Calloc(nlat, sizeof(*out.lat)) : NULL;
-	if (!out.wall || !out.thread || !out.pages || (nlat && !out.lat)) {
+	if (!out.wall || !out.thread || !out.thread_cpu || !out.pages || (nlat && !out.lat)) {
 		PyErr_NoMemory();
 		goto out;
 	}
@@ -240,9 +293,10 @@ static PyObject *core_bench_fault(PyObject *self, PyObject *args, PyObject *kw)
 out:
 	PyMem_Free(out.wall);
 	PyMem_Free(out.thread);
+	PyMem_Free(out.thread_cpu);
 	PyMem_Free(out.pages);
 	PyMem_Free(out.lat);
-	free(out.profile.ips); /* the C core's malloc() */
+	pz_fault_profile_free(&out.profile); /* the C core's malloc() */
 	return result;
 }
 

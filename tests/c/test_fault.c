@@ -228,49 +228,149 @@ static void test_runs(void)
 }
 
 /*
- * Sampled runs (sample.h): the samples of every thread, freed by the caller, or a
- * refusal that leaves the run measured; PAGEZERO_REFUSE_PROFILE forces the refusal.
- * Under ASan the ring, the growing sample arrays and their gathering are checked.
+ * A gathered profile's counts: each loop's summed to the totals, its kernel
+ * samples' ips and (positive) periods in the arrays, loop by loop.
+ */
+static void check_profile_counts(const struct pz_fault_profile *prof, unsigned loops_done,
+				 const char *what)
+{
+	struct pz_sample_loop sum = { 0 };
+
+	for (unsigned l = 0; l < loops_done; l++) {
+		sum.kernel += prof->loops[l].kernel;
+		sum.user += prof->loops[l].user;
+		sum.user_period += prof->loops[l].user_period;
+		sum.other += prof->loops[l].other;
+		sum.lost += prof->loops[l].lost;
+	}
+	CHECK(sum.kernel == prof->n && sum.user == prof->total.user &&
+		      sum.user_period == prof->total.user_period &&
+		      sum.other == prof->total.other && sum.lost == prof->total.lost,
+	      "%s: the loops' counts (%llu kernel, %llu user) are not the totals (%zu, %llu)",
+	      what, (unsigned long long)sum.kernel, (unsigned long long)sum.user, prof->n,
+	      (unsigned long long)prof->total.user);
+	for (size_t i = 0; i < prof->n; i++)
+		if (!prof->periods[i] || !prof->ips[i]) {
+			CHECK(0, "%s: kernel sample %zu: ip %llx, period %llu", what, i,
+			      (unsigned long long)prof->ips[i],
+			      (unsigned long long)prof->periods[i]);
+			break;
+		}
+	CHECK(!prof->total.user || prof->total.user_period >= prof->total.user,
+	      "%s: %llu user samples with periods summing to %llu", what,
+	      (unsigned long long)prof->total.user, (unsigned long long)prof->total.user_period);
+}
+
+/* One profiled demand run of @threads x 32MB, 2 loops, into @prof; the run's status. */
+static int profiled_run(unsigned threads, uint64_t *thread_cpu, struct pz_fault_out *out)
+{
+	struct pz_fault_params p = params(PZ_FAULT_DEMAND, 32 * MB, threads, 2, 0, 0);
+	static uint64_t wall[2], thread[2 * 8];
+	static struct pz_smaps_pages pages[2];
+	struct pz_clock clock;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->wall = wall;
+	out->thread = thread;
+	out->thread_cpu = thread_cpu;
+	out->pages = pages;
+	p.profile = 1;
+	pz_clock_open(&clock, PZ_CLOCK_NS);
+	ret = pz_fault_run(&p, &clock, out);
+	pz_clock_close(&clock);
+	return ret;
+}
+
+/*
+ * Sampled runs (sample.h): the samples of every thread, loop by loop, freed by
+ * the caller, or a refusal that leaves the run measured; PAGEZERO_REFUSE_PROFILE
+ * forces the refusal, PAGEZERO_REFUSE_FORMAT_LOST a kernel before 6.0 (losses
+ * counted from PERF_RECORD_LOST). Under ASan the ring, the growing sample arrays
+ * and their gathering are checked.
  */
 static void test_profile(void)
 {
-	struct pz_clock clock;
+	static const char *const modes[] = { NULL, "PAGEZERO_REFUSE_PROFILE",
+					     "PAGEZERO_REFUSE_FORMAT_LOST" };
 
-	pz_clock_open(&clock, PZ_CLOCK_NS);
-	for (int refuse = 0; refuse <= 1; refuse++) {
-		if (refuse)
-			setenv("PAGEZERO_REFUSE_PROFILE", "1", 1);
+	for (unsigned m = 0; m < PZ_ARRAY_SIZE(modes); m++) {
+		if (modes[m])
+			setenv(modes[m], "1", 1);
 		pz_switches_load();
 		for (unsigned threads = 1; threads <= 2; threads++) {
-			struct pz_fault_params p =
-				params(PZ_FAULT_DEMAND, 32 * MB, threads, 2, 0, 0);
-			uint64_t wall[2], thread[2 * 2];
-			struct pz_smaps_pages pages[2];
-			struct pz_fault_out out = { .wall = wall,
-						    .thread = thread,
-						    .pages = pages };
+			struct pz_fault_out out;
 			const struct pz_fault_profile *prof = &out.profile;
-			int ret;
+			uint64_t cpu[2 * 2] = { 0 };
+			int ret = profiled_run(threads, cpu, &out);
 
-			p.profile = 1;
-			ret = pz_fault_run(&p, &clock, &out);
 			CHECK(ret == 0 && out.loops_done == 2, "profiled x%u: %d", threads, ret);
-			if (refuse)
-				CHECK(prof->err == -EACCES && prof->n == 0 && !prof->ips,
+			for (unsigned i = 0; i < 2 * threads; i++)
+				CHECK(cpu[i] > 0 && cpu[i] < UINT64_MAX / 2,
+				      "x%u: thread CPU time %u: %llu ns", threads, i,
+				      (unsigned long long)cpu[i]);
+			if (m == 1)
+				CHECK(prof->err == -EACCES && prof->stage == PZ_SAMPLE_STAGE_OPEN &&
+					      prof->n == 0 && !prof->ips && !prof->loops,
 				      "refused: err %d, %zu samples", prof->err, prof->n);
 			else if (prof->err)
 				printf("# sampling refused here (%s): the refusal path only\n",
 				       strerror(-prof->err));
-			else
-				CHECK(prof->n + prof->user + prof->other > 0 && prof->ips,
+			else {
+				CHECK(prof->n + prof->total.user + prof->total.other > 0 &&
+					      prof->ips && prof->loops,
 				      "x%u: no sample in %llu ns", threads,
-				      (unsigned long long)(wall[0] + wall[1]));
-			free(prof->ips);
+				      (unsigned long long)(out.wall[0] + out.wall[1]));
+				CHECK(prof->format_lost == (m != 2), "x%u, %s: format_lost %d",
+				      threads, modes[m] ? modes[m] : "-", prof->format_lost);
+				check_profile_counts(prof, out.loops_done, "profiled");
+			}
+			pz_fault_profile_free(&out.profile);
 		}
-		unsetenv("PAGEZERO_REFUSE_PROFILE");
+		if (modes[m])
+			unsetenv(modes[m]);
 		pz_switches_load();
 	}
-	pz_clock_close(&clock);
+}
+
+/*
+ * The rings share the locked memory: with a budget that 8 rings of 32 data
+ * pages fill, every thread samples (halving from 256 pages each, the first
+ * rings took it all and the second could not map even 8 pages: no profile);
+ * with less than 8 of the smallest rings, the refusal says mmap.
+ */
+static void test_profile_budget(void)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char kb[32];
+
+	for (int tight = 0; tight <= 1; tight++) {
+		struct pz_fault_out out;
+		int ret;
+
+		/* 33 pages each (32 data + the metadata page), or one short of 8 x 9. */
+		snprintf(kb, sizeof(kb), "%zu", (tight ? 8 * 9 - 1 : 8 * 33) * page / 1024);
+		setenv("PAGEZERO_FAKE_MLOCK_KB", kb, 1);
+		pz_switches_load();
+		CHECK(pz_sample_ring_pages(8) == (tight ? 8u : 32u), "budget %s KB: %u pages", kb,
+		      pz_sample_ring_pages(8));
+		ret = profiled_run(8, NULL, &out);
+		CHECK(ret == 0 && out.loops_done == 2, "8 threads: %d", ret);
+		if (out.profile.err && out.profile.stage == PZ_SAMPLE_STAGE_OPEN)
+			printf("# sampling refused here (%s): no ring to budget\n",
+			       strerror(-out.profile.err));
+		else if (tight)
+			CHECK(out.profile.err == -EPERM && out.profile.stage == PZ_SAMPLE_STAGE_MMAP,
+			      "a budget short of 8 rings: err %d, stage %d", out.profile.err,
+			      (int)out.profile.stage);
+		else
+			CHECK(out.profile.err == 0 && out.profile.loops,
+			      "8 threads sharing %s KB: err %d, stage %d", kb, out.profile.err,
+			      (int)out.profile.stage);
+		pz_fault_profile_free(&out.profile);
+	}
+	unsetenv("PAGEZERO_FAKE_MLOCK_KB");
+	pz_switches_load();
 }
 
 static int overcommit_mode(void)
@@ -434,11 +534,13 @@ static void test_stop(void)
 		int ret;
 
 		pz_clock_open(&clock, PZ_CLOCK_NS);
+		p.profile = 1; /* the loop a stop cuts short contributes no sample */
 		pz_stop_request(SIGINT);
 		ret = pz_fault_run(&p, &clock, &out);
 		CHECK(ret == -EINTR && out.loops_done == 0,
 		      "threads %u: a stop before the run: %d, %u loops", threads, ret,
 		      out.loops_done);
+		pz_fault_profile_free(&out.profile);
 		pz_stop_clear();
 
 		CHECK(pthread_create(&tid, NULL, stop_later, NULL) == 0, "stop thread");
@@ -447,6 +549,9 @@ static void test_stop(void)
 		CHECK(ret == -EINTR && out.loops_done < p.loops,
 		      "threads %u: a stop during the run: %d, %u loops", threads, ret,
 		      out.loops_done);
+		if (!out.profile.err)
+			check_profile_counts(&out.profile, out.loops_done, "stopped");
+		pz_fault_profile_free(&out.profile);
 		CHECK(pz_stop_requested() == SIGTERM, "the request keeps its signal");
 		pz_stop_request(SIGHUP);
 		CHECK(pz_stop_requested() == SIGTERM,
@@ -473,6 +578,7 @@ int main(void)
 	test_thp_bytes();
 	test_runs();
 	test_profile();
+	test_profile_budget();
 	test_errors();
 	test_thread_clock();
 	test_stop();

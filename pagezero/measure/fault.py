@@ -159,6 +159,21 @@ def warm(p: FaultPlan) -> None:
     interrupt.finish(_core.bench_fault("demand", *once.c_args()), lambda raw: None)
 
 
+def _profile_after(profile: dict[str, Any] | None, first: int) -> dict[str, Any] | None:
+    """bench_fault's raw profile less its `first` loops (None and refusals as they are)."""
+    if not profile or "refused" in profile or not first:
+        return profile
+    kept, skip = profile["loops"][first:], sum(loop["kernel"] for loop in profile["loops"][:first])
+    totals = ("user", "user_period", "other", "other_period", "lost")
+    return dict(
+        profile,
+        kernel_ips=profile["kernel_ips"][skip:],
+        kernel_periods=profile["kernel_periods"][skip:],
+        loops=kept,
+        **{k: sum(loop[k] for loop in kept) for k in totals},
+    )
+
+
 def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """raw less its leading loops still warming up (mem.warming_runs), and those, or None."""
     wall = raw["wall"]
@@ -174,12 +189,24 @@ def _without_warmup(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
         pages=raw["pages"][n:],
         latency=lat and dict(lat, loop_p50_ns=lat["loop_p50_ns"][n:]),
         loops_done=raw["loops_done"] - n,
+        profile=_profile_after(raw.get("profile"), n),
     )
+    if "thread_cpu" in raw:
+        kept["thread_cpu"] = tuple(t[n:] for t in raw["thread_cpu"])
     rule = (
         f"leading loops below {WARM_LOOP_FRACTION:g}x the median rate of the loops "
         "after them (a first touch the host also faults in, on a VM)"
     )
     return kept, {"loops": n, "samples": wall[:n], "rule": rule}
+
+
+def _profile_details(every: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """details["profile"]: the kept loops' summary, with every loop's share where some were not."""
+    summary = inside.summarize(kept["profile"])
+    if every is not kept and "refused" not in summary:
+        share = inside.summarize(every["profile"])["clearing_share"]
+        summary["all_loops"] = {"clearing_share": share, "loops": every["loops_done"]}
+    return summary
 
 
 def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
@@ -190,16 +217,18 @@ def run(p: FaultPlan, function: str, warmed: bool = False) -> Result | None:
     hidden = inside.refusal() if p.profile else None
     raw = _core.bench_fault(function, *p.c_args(), profile=p.profile and not hidden)
 
-    def result(raw: dict[str, Any]) -> Result:
-        raw, warmup = _without_warmup(raw)
+    def result(every: dict[str, Any]) -> Result:
+        raw, warmup = _without_warmup(every)
         details = dict(thread_samples=raw["threads"], pages=raw["pages"], latency=raw["latency"])
+        if "thread_cpu" in raw:  # the mean on-CPU time of a fault, without sampling's
+            details["thread_cpu_ns"] = raw["thread_cpu"]
         details["touch"] = p.touch
         if warmup:
             details["warmup"] = warmup
         if warmed:
             details["pool_warmed"] = True
         if p.profile:
-            details["profile"] = {"refused": hidden} if hidden else inside.summarize(raw["profile"])
+            details["profile"] = {"refused": hidden} if hidden else _profile_details(every, raw)
         return Result(
             benchmark="mmap",
             function=function,

@@ -82,7 +82,7 @@ struct pz_fault_params {
  * failed, contributes nothing.
  */
 struct pz_fault_profile {
-	int err; /* 0, or the first thread's sampler error: nothing sampled */
+	int err;                    /* 0, or the first thread's sampler error: nothing sampled */
 	enum pz_sample_stage stage; /* with err: what was refused */
 	enum pz_sample_event event;
 	int format_lost;         /* losses counted by read() (PERF_FORMAT_LOST), not records */

@@ -356,7 +356,8 @@ void pz_sampler_close(struct pz_sampler *s)
 	if (s->ring) {
 		munmap(s->ring, s->ring_bytes);
 		if (pz_switch(PZ_SW_FAKE_MLOCK_KB))
-			__atomic_sub_fetch(&fake_locked, s->ring_bytes / (size_t)sysconf(_SC_PAGESIZE),
+			__atomic_sub_fetch(&fake_locked,
+					   s->ring_bytes / (size_t)sysconf(_SC_PAGESIZE),
 					   __ATOMIC_RELAXED);
 	}
 	s->ring = NULL;

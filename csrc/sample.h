@@ -61,10 +61,10 @@ extern const struct pz_names pz_sample_stage_names;
 
 /* One loop's samples of one thread (all threads', summed, in struct pz_fault_profile). */
 struct pz_sample_loop {
-	uint64_t kernel;                    /* kernel samples: their ips are the sampler's next */
-	uint64_t user, user_period;         /* samples in user space, their periods summed */
-	uint64_t other, other_period;       /* in neither (a hypervisor's, a guest's) */
-	uint64_t lost;                      /* samples the kernel lost */
+	uint64_t kernel;              /* kernel samples: their ips are the sampler's next */
+	uint64_t user, user_period;   /* samples in user space, their periods summed */
+	uint64_t other, other_period; /* in neither (a hypervisor's, a guest's) */
+	uint64_t lost;                /* samples the kernel lost */
 };
 
 struct pz_sampler {

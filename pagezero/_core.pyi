@@ -121,6 +121,12 @@ def run_threads_on(
 
 # csrc/py/fault.c
 def fault_workloads() -> tuple[tuple[str, str], ...]: ...
+
+# Its dict: wall, threads, thread_cpu (per thread, per loop: CPU ns), pages, latency,
+# loops_done, interrupted, profile: None; {"refused": errno, "stage": "open" | "mmap"}; or
+# {event, kernel_ips, kernel_periods (loop-major), loops ({kernel, user, user_period, other,
+# other_period, lost} per completed loop), user, user_period, other, other_period, lost,
+# format_lost}: the completed loops only.
 def bench_fault(
     workload: str,
     size: int,

@@ -30,7 +30,9 @@ TOTALS = ("user", "user_period", "other", "other_period", "lost")
 def can_sample():
     raw = _core.bench_fault("demand", 4 * MB, 12, _core.THP_OFF, 1, 1, 0, "ns", 0, profile=True)
     if "refused" in raw["profile"]:
-        pytest.skip(f"perf events cannot sample here: {inside.refused_why(raw['profile']['refused'])}")
+        pytest.skip(
+            f"perf events cannot sample here: {inside.refused_why(raw['profile']['refused'])}"
+        )
 
 
 def check_loops(prof, loops_done):

@@ -96,11 +96,11 @@ out:
 
 static PyObject *loop_counts(const struct pz_sample_loop *c, int with_kernel)
 {
-	PyObject *d = Py_BuildValue(
-		"{s:K,s:K,s:K,s:K,s:K}", "user", (unsigned long long)c->user, "user_period",
-		(unsigned long long)c->user_period, "other", (unsigned long long)c->other,
-		"other_period", (unsigned long long)c->other_period, "lost",
-		(unsigned long long)c->lost);
+	PyObject *d = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "user", (unsigned long long)c->user,
+				    "user_period", (unsigned long long)c->user_period, "other",
+				    (unsigned long long)c->other, "other_period",
+				    (unsigned long long)c->other_period, "lost",
+				    (unsigned long long)c->lost);
 	PyObject *k;
 
 	if (!d || !with_kernel)
@@ -141,8 +141,9 @@ static PyObject *profile_dict(const struct pz_fault_params *p, const struct pz_f
 	if (ips && periods && loops && res) {
 		PyObject *more = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O}", "event",
 					       pz_name(&pz_sample_event_names, (int)prof->event),
-					       "kernel_ips", ips, "kernel_periods", periods, "loops",
-					       loops, "format_lost", prof->format_lost ? Py_True : Py_False);
+					       "kernel_ips", ips, "kernel_periods", periods,
+					       "loops", loops, "format_lost",
+					       prof->format_lost ? Py_True : Py_False);
 
 		if (!more || PyDict_Update(res, more))
 			Py_CLEAR(res);

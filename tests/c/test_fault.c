@@ -246,8 +246,8 @@ static void check_profile_counts(const struct pz_fault_profile *prof, unsigned l
 	CHECK(sum.kernel == prof->n && sum.user == prof->total.user &&
 		      sum.user_period == prof->total.user_period &&
 		      sum.other == prof->total.other && sum.lost == prof->total.lost,
-	      "%s: the loops' counts (%llu kernel, %llu user) are not the totals (%zu, %llu)",
-	      what, (unsigned long long)sum.kernel, (unsigned long long)sum.user, prof->n,
+	      "%s: the loops' counts (%llu kernel, %llu user) are not the totals (%zu, %llu)", what,
+	      (unsigned long long)sum.kernel, (unsigned long long)sum.user, prof->n,
 	      (unsigned long long)prof->total.user);
 	for (size_t i = 0; i < prof->n; i++)
 		if (!prof->periods[i] || !prof->ips[i]) {
@@ -360,7 +360,8 @@ static void test_profile_budget(void)
 			printf("# sampling refused here (%s): no ring to budget\n",
 			       strerror(-out.profile.err));
 		else if (tight)
-			CHECK(out.profile.err == -EPERM && out.profile.stage == PZ_SAMPLE_STAGE_MMAP,
+			CHECK(out.profile.err == -EPERM &&
+				      out.profile.stage == PZ_SAMPLE_STAGE_MMAP,
 			      "a budget short of 8 rings: err %d, stage %d", out.profile.err,
 			      (int)out.profile.stage);
 		else

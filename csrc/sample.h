@@ -98,8 +98,8 @@ int pz_sampler_open(struct pz_sampler *s, unsigned sharers);
  * Data pages of a ring when @sharers rings share the locked memory
  * perf_mmap() lets this user map (perf_event_mlock_kb per online CPU, then
  * RLIMIT_MEMLOCK; unlimited with CAP_IPC_LOCK or perf_event_paranoid -1): a
- * power of two from MIN_RING_PAGES to RING_PAGES (sample.c), or 0 when not
- * even the smallest ring fits each.
+ * power of two from MIN_RING_PAGES to RING_PAGES (sample.c): the smallest where
+ * even that does not fit each, for mmap(2) to refuse or not.
  */
 unsigned pz_sample_ring_pages(unsigned sharers);
 

@@ -49,10 +49,9 @@ _ELSEWHERE = "(hypervisor or guest)"
 def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
     """The group a sampled symbol belongs to (GROUP_NAMES); a function the clear is inlined
     into counts by its own work (summarize() moves its samples at a rep stos to clearing)."""
-    routine = (routines if routines is not None else clearing_routines(era=clear_era()[0])).get(
-        symbol
-    )
-    if routine is not None and not routine.inlined:
+    if routines is None:
+        routines = clearing_routines(era=clear_era()[0])
+    if symbol in routines and not routines[symbol].inlined:
         return CLEARING_GROUP
     if symbol == USER_GROUP:
         return USER_GROUP
@@ -75,7 +74,7 @@ def refusal() -> str | None:
     kptr = read_int("/proc/sys/kernel/kptr_restrict")
     paranoid = read_int(_PARANOID)
     hidden = f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}"
-    if kptr is None or kptr >= 2:
+    if kptr is not None and kptr >= 2:
         return (
             f"{hidden} hides them even from root): sysctl kernel.kptr_restrict=1 and run as "
             "root, or sysctl kernel.kptr_restrict=0"
@@ -100,10 +99,11 @@ def refused_why(err: int, stage: str = "open") -> str:
         if err != errno.EPERM:
             return f"mmap(2) of the sample ring failed: {os.strerror(err)}"
         mlock_kb = read_int("/proc/sys/kernel/perf_event_mlock_kb")
-        memlock = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+        limit = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+        memlock = "unlimited" if limit == resource.RLIM_INFINITY else f"{limit} bytes"
         return (
             f"mmap(2) of the sample ring was refused: the rings lock more than "
-            f"perf_event_mlock_kb ({mlock_kb} KiB) and RLIMIT_MEMLOCK ({memlock} bytes) allow a "
+            f"perf_event_mlock_kb ({mlock_kb} KiB) and RLIMIT_MEMLOCK ({memlock}) allow a "
             "user without CAP_IPC_LOCK: sysctl kernel.perf_event_mlock_kb=<more KiB>, raise "
             "ulimit -l, or run as root"
         )

@@ -49,11 +49,11 @@ def test_rep_stos_is_told_from_its_bytes(code, instruction):
 
 def test_kcore_maps_kernel_addresses_through_its_load_segments(tmp_path):
     path = kcore_file(tmp_path / "kcore", {0x4000: b"abcdef", 0x9000: b"xyz"})
-    code = kcore.read_text([0x4002, 0x9001, 0x4006, 0x100], length=3, path=path)
+    code = kcore.instruction_bytes([0x4002, 0x9001, 0x4006, 0x100], length=3, path=path)
     assert code == {0x4002: b"cde", 0x9001: b"yz"}  # cut at the segment's end; none outside
     (tmp_path / "text").write_bytes(b"not an ELF file" * 8)
     with pytest.raises(OSError, match="not a little-endian ELF64 core file"):
-        kcore.read_text([0x4000], path=str(tmp_path / "text"))
+        kcore.instruction_bytes([0x4000], path=str(tmp_path / "text"))
 
 
 def test_the_era_comes_from_the_symbols_not_the_release(monkeypatch):

@@ -158,7 +158,7 @@ def summarize(raw: Mapping[str, Any], kcore_path: str = kcore.KCORE) -> dict[str
     symbol_of = {ip: kallsyms.symbol_of(ip) for ip in counts}  # each address looked up once
     inlined = [ip for ip, s in symbol_of.items() if s in routines and routines[s].inlined]
     try:
-        code = kcore.read_text(inlined, path=kcore_path) if inlined else {}
+        code = kcore.instruction_bytes(inlined, path=kcore_path) if inlined else {}
     except OSError as e:
         return {
             "refused": f"the kernel's clear is inlined into its callers ({era_why}) "

@@ -30,7 +30,9 @@ def _segments(fd: int, path: str) -> list[tuple[int, int, int]]:
     return [(vaddr, size, offset) for kind, _, offset, vaddr, _, size in rows if kind == _PT_LOAD]
 
 
-def read_text(addresses: Iterable[int], length: int = 15, path: str = KCORE) -> dict[int, bytes]:
+def instruction_bytes(
+    addresses: Iterable[int], length: int = 15, path: str = KCORE
+) -> dict[int, bytes]:
     """{address: the `length` bytes there} for each kernel address some PT_LOAD segment holds.
 
     15 bytes hold any one x86 instruction. Raises OSError where `path` cannot be read (not

@@ -3,6 +3,7 @@
 (pagezero.measure.profile); where sampling is refused the run goes on and says why
 (PAGEZERO_REFUSE_PROFILE makes the C core refuse as perf_event_paranoid would)."""
 
+import errno
 import json
 import math
 import os
@@ -10,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import ok, pagezero_cli, require_hugepages
+from helpers.profiles import fake_kernel, made_up
 
 import pagezero
 from pagezero.measure import profile as inside
@@ -49,6 +51,8 @@ def check_profile(p):
     assert math.isclose(
         sum(r["share"] for r in p["clearing_routines"]), p["clearing_share"], rel_tol=1e-9
     )
+    # How the clear was found: the era kallsyms shows (or that it is unknown), not the release.
+    assert p["clearing_found"].startswith("clearing found by ")
     json.dumps(thawed(p))  # JSON for scripts
 
 
@@ -118,15 +122,7 @@ _SYMBOLS = ((0x1000, "clear_page_rep"), (0x2000, "exc_page_fault"), (0x3000, "_r
 @pytest.fixture
 def x86_kernel(monkeypatch):
     """A kernel of three symbols on x86-64 before 7.0, whose registry assumes rep stosb."""
-    addresses, names = zip(*_SYMBOLS)
-    monkeypatch.setattr(inside.kallsyms, "table", lambda *_: (addresses, names))
-    monkeypatch.setattr(inside.platform, "machine", lambda: "x86_64")
-    monkeypatch.setattr(inside.platform, "release", lambda: "6.18.0")
-    monkeypatch.setattr(inside, "clear_pages_kernel", lambda: "x86-64-stosb")
-
-
-def made_up(ips, user=0, other=0):
-    return {"event": "cpu-clock", "kernel_ips": ips, "user": user, "other": other, "lost": 3}
+    fake_kernel(monkeypatch, _SYMBOLS)
 
 
 def test_samples_are_named_and_grouped(x86_kernel):
@@ -174,3 +170,82 @@ def test_hidden_kernel_addresses_are_a_refusal(monkeypatch):
     assert "kptr_restrict" in why and "sysctl kernel.kptr_restrict=0" in why
     rs = pagezero.faults("4MB", loops=1, profile=True)
     assert rs[0].details["profile"] == {"refused": why}
+
+
+def test_samples_weigh_their_period(x86_kernel):
+    # cycles at freq=1 gives each sample its own period: three times the cycles count three
+    # times; the interval stays one of 6 samples, wide.
+    raw = made_up([0x1000] * 2 + [0x2000] * 2, user=2, kernel_periods=(3000, 3000, 1000, 1000))
+    p = inside.summarize(dict(raw, user_period=2000, other_period=0))
+    assert p["samples"] == 6
+    assert p["clearing_share"] == pytest.approx(0.6)
+    assert p["groups"]["user space"] == pytest.approx(0.2)
+    low, high = p["clearing_interval"]
+    assert (low, high) == pytest.approx(inside.wilson(0.6 * 6, 6)) and high - low > 0.5
+
+
+@pytest.mark.parametrize("k, n", [(0, 7), (3, 10), (10, 10), (512, 2000)])
+def test_the_wilson_interval_is_scipys(k, n):
+    from scipy import stats as sps
+
+    ci = sps.binomtest(k, n).proportion_ci(0.95, method="wilson")
+    assert inside.wilson(k, n) == pytest.approx((ci.low, ci.high))
+
+
+def test_a_failed_sample_ring_mmap_names_the_mlock_limit():
+    why = inside.summarize({"refused": errno.EPERM, "stage": "mmap"})["refused"]
+    assert "perf_event_mlock_kb" in why and "ulimit -l" in why and "seccomp" not in why
+    assert "\n" not in why
+    assert "mmap" not in inside.summarize({"refused": errno.EPERM})["refused"]  # open, as before
+
+
+@pytest.mark.parametrize(
+    "kptr, paranoid, uid, says",
+    [
+        (2, 1, 0, "even from root): sysctl kernel.kptr_restrict=1 and run as root"),
+        (1, 1, 1000, "run as root"),
+        (0, 2, 1000, "kernel.perf_event_paranoid=1"),
+        (0, 1, 0, "a security module"),
+    ],
+)
+def test_hidden_kernel_addresses_say_what_shows_them(monkeypatch, kptr, paranoid, uid, says):
+    # kernel/kallsyms.c kallsyms_show_value(): 2 hides from root too, 1 shows root only, 0 shows
+    # others only where perf_event_paranoid <= 1.
+    monkeypatch.setattr(inside.kallsyms, "table", lambda *_: ((), ()))
+    sysctl = {"kptr_restrict": kptr, "perf_event_paranoid": paranoid}
+    monkeypatch.setattr(inside, "read_int", lambda path: sysctl[os.path.basename(path)])
+    monkeypatch.setattr(inside.os, "geteuid", lambda: uid)
+    why = inside.refusal()
+    assert says in why and "\n" not in why
+    assert ("even from root" in why) == (kptr == 2)
+
+
+def _runs(*ks, samples=10, **profile):
+    """Runs whose profiles put k of `samples` samples in clear_page_rep."""
+    return [
+        SimpleNamespace(
+            details={
+                "profile": dict(
+                    inside.summarize(made_up([0x1000] * k + [0x2000] * (samples - k))), **profile
+                )
+            }
+        )
+        for k in ks
+    ]
+
+
+def test_the_interval_prints_its_real_level(x86_kernel):
+    # min..max of 3 runs covers the median 75% of the time, not 95%.
+    three = _runs(4, 5, 6)
+    assert inside.clearing_estimate(three)[3] == pytest.approx(0.75)
+    first = inside.lines(three)[0]
+    assert "median of 3 runs, 75% interval 40%-60%" in first, first
+    assert "95% interval" in inside.lines(three[:1])[0]
+    assert inside.clearing_share(three) == inside.clearing_estimate(three)[:3]
+
+
+def test_lines_say_the_lost_samples_and_the_share_with_the_warmup(x86_kernel):
+    out = inside.lines(_runs(5, 6, 7, all_loops={"clearing_share": 0.3, "loops": 5}))
+    assert "; 30% with the warm-up loops" in out[0]
+    assert any("(cpu-clock, 9 lost)" in line for line in out)
+    assert "with the warm-up" not in inside.lines(_runs(5))[0]

@@ -3,62 +3,26 @@
 from __future__ import annotations
 
 import errno
+import math
 import os
-import platform
 import re
+import resource
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pagezero.files import read_int
+from pagezero.measure.routines import REGISTRY_WORDS, Routine, clearing_routines, rep_stos
 from pagezero.results.points import median_interval
 from pagezero.results.resultset import Result, ResultSet
-from pagezero.system import kallsyms
+from pagezero.system import kallsyms, kcore
+from pagezero.system.kallsyms import clear_era
 from pagezero.system.kernels import clear_pages_kernel, kernels
-from pagezero.system.machine import release_tuple
 
+_PARANOID = "/proc/sys/kernel/perf_event_paranoid"
+_WILSON_LEVEL = 0.95  # of one run's interval
 
-@dataclass(frozen=True)
-class Routine:
-    """A kernel routine whose samples are the page's clearing."""
-
-    symbol: str
-    arch: str  # platform.machine() it is for, or "any"
-    since: tuple[int, int] | None  # the release it clears from (7.0's inlined clear_pages())
-    instruction: str
-    # Words of the registry's description of the same clear kernel, where the symbol says which.
-    registry: str | None
-    source: str
-
-
-_PAGE_64 = "arch/x86/lib/clear_page_64.S"
-_X86_INLINE = "arch/x86/include/asm/page_64.h"
-_HIGHMEM = f"include/linux/highmem.h, clear_pages() inlined from {_X86_INLINE}"
-_ARM_CLEAR, _ARM_MEMSET = "arch/arm64/lib/clear_page.S", "arch/arm64/lib/memset.S"
-_ARM_WAYS = "MOPS, dc zva or stnp"  # chosen inside clear_page: the symbol does not say
-_INLINED = "inlined clear_pages()"
-_INIT_ON_ALLOC = "clear_highpage() per page (init_on_alloc)"
-_R = Routine
-CLEARING: tuple[Routine, ...] = (
-    # Before 7.0, x86-64's clear_page() is an ALTERNATIVE_2 call of one of these three.
-    _R("clear_page_erms", "x86_64", None, "rep stosb", "rep stosb,", _PAGE_64),
-    _R("clear_page_rep", "x86_64", None, "rep stosq", "rep stosq,", _PAGE_64),
-    _R("clear_page_orig", "x86_64", None, "unrolled movq", "aligned_unrolled", _PAGE_64),
-    # From 7.0 the instructions are inlined: the samples land in the function calling them.
-    _R("folio_zero_user", "x86_64", (7, 0), _INLINED, None, f"mm/memory.c, from {_X86_INLINE}"),
-    _R("clear_pages", "x86_64", (7, 0), "rep stosb or rep stosq", None, _X86_INLINE),
-    _R("clear_user_highpages", "x86_64", (7, 0), _INLINED, None, _HIGHMEM),
-    _R("clear_user_highpage", "x86_64", (7, 0), _INLINED, None, _HIGHMEM),
-    _R("clear_page", "aarch64", None, _ARM_WAYS, None, _ARM_CLEAR),
-    _R("__pi_clear_page", "aarch64", None, _ARM_WAYS, None, _ARM_CLEAR),
-    _R("memset", "aarch64", None, "memset", None, _ARM_MEMSET),
-    _R("__pi_memset", "aarch64", None, "memset", None, _ARM_MEMSET),
-    _R("__memset", "aarch64", None, "memset", None, _ARM_MEMSET),
-    # init_on_alloc: the allocator zeroes the folio (post_alloc_hook) and the fault does not.
-    _R("kernel_init_pages", "any", None, _INIT_ON_ALLOC, None, "mm/page_alloc.c"),
-)
 
 # The rest of the fault path, by what it is: the first group whose pattern matches the
 # symbol (re.search), so the more specific come first.
@@ -68,7 +32,7 @@ GROUPS: dict[str, str] = {
     r"|queued_spin|tlb",
     "page allocation": r"alloc_pages|alloc_frozen_pages|alloc_folio|get_page_from_freelist|rmqueue"
     r"|prep_new|post_alloc_hook|free_pages|free_unref|hugetlb_folio|dequeue_hugetlb|alloc_hugetlb"
-    r"|buddy|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc",
+    r"|buddy|__rmqueue|zone_|pcp|alloc_anon_folio|folio_prealloc|kernel_init_pages",
     "fault entry and return": r"page_fault|do_user_addr_fault|handle_mm_fault|do_anonymous_page"
     r"|hugetlb_fault|hugetlb_no_page|do_huge_pmd|irqentry|error_entry|error_return|asm_exc"
     r"|lock_vma|vma_start_read|vma_end_read|mas_walk|find_vma|get_user_pages|follow_page"
@@ -82,20 +46,12 @@ _GROUP_RES = tuple((g, re.compile(p)) for g, p in GROUPS.items())
 _ELSEWHERE = "(hypervisor or guest)"
 
 
-def clearing_routines(arch: str | None = None, release: tuple[int, int] | None = None) -> dict:
-    """{symbol: Routine} of CLEARING clearing on `arch` and `release` (default: this machine's)."""
-    arch = arch or platform.machine()
-    release = release or release_tuple(platform.release()) or (0, 0)
-    return {
-        r.symbol: r
-        for r in CLEARING
-        if r.arch in (arch, "any") and (r.since is None or release >= r.since)
-    }
-
-
 def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
-    """The group a sampled symbol belongs to (GROUP_NAMES)."""
-    if symbol in (routines if routines is not None else clearing_routines()):
+    """The group a sampled symbol belongs to (GROUP_NAMES); a function the clear is inlined
+    into counts by its own work (summarize() moves its samples at a rep stos to clearing)."""
+    if routines is None:
+        routines = clearing_routines(era=clear_era()[0])
+    if symbol in routines and not routines[symbol].inlined:
         return CLEARING_GROUP
     if symbol == USER_GROUP:
         return USER_GROUP
@@ -103,7 +59,11 @@ def group_of(symbol: str, routines: Mapping[str, Routine] | None = None) -> str:
 
 
 def refusal() -> str | None:
-    """Why kernel addresses cannot be named here (kptr_restrict, no /proc/kallsyms), or None."""
+    """Why kernel addresses cannot be named here (kptr_restrict, no /proc/kallsyms), or None.
+
+    kernel/kallsyms.c kallsyms_show_value(): kptr_restrict 2 hides them from everyone, 1 shows
+    them to CAP_SYSLOG (root) only, 0 also to others where perf_event_paranoid is at most 1.
+    """
     try:
         if kallsyms.table()[0]:
             return None
@@ -112,15 +72,41 @@ def refusal() -> str | None:
             f"/proc/kallsyms cannot be read ({e.strerror}): mount /proc, or run outside a container"
         )
     kptr = read_int("/proc/sys/kernel/kptr_restrict")
+    paranoid = read_int(_PARANOID)
+    hidden = f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}"
+    if kptr is not None and kptr >= 2:
+        return (
+            f"{hidden} hides them even from root): sysctl kernel.kptr_restrict=1 and run as "
+            "root, or sysctl kernel.kptr_restrict=0"
+        )
+    if os.geteuid() != 0 and (kptr == 1 or paranoid is None or paranoid > 1):
+        return (
+            f"{hidden}, perf_event_paranoid {paranoid}: a user without CAP_SYSLOG sees them "
+            "only with kptr_restrict 0 and perf_event_paranoid at most 1): run as root, or "
+            "sysctl kernel.kptr_restrict=0 kernel.perf_event_paranoid=1"
+        )
     return (
-        f"/proc/kallsyms hides kernel addresses (kptr_restrict {kptr}): run as root, "
-        "or sysctl kernel.kptr_restrict=0"
+        f"{hidden}, which would show them to this user: a security module or a container's "
+        "/proc hides them): run outside it, or check sysctl kernel.kptr_restrict=0"
     )
 
 
-def refused_why(err: int) -> str:
-    """One line: why perf_event_open(2) refused with errno `err`, and what would allow it."""
-    paranoid = read_int("/proc/sys/kernel/perf_event_paranoid")
+def refused_why(err: int, stage: str = "open") -> str:
+    """One line: why sampling was refused with errno `err` at `stage` ("open":
+    perf_event_open(2), "mmap": the sample ring's mmap(2)), and what would allow it."""
+    paranoid = read_int(_PARANOID)
+    if stage == "mmap":
+        if err != errno.EPERM:
+            return f"mmap(2) of the sample ring failed: {os.strerror(err)}"
+        mlock_kb = read_int("/proc/sys/kernel/perf_event_mlock_kb")
+        limit = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+        memlock = "unlimited" if limit == resource.RLIM_INFINITY else f"{limit} bytes"
+        return (
+            f"mmap(2) of the sample ring was refused: the rings lock more than "
+            f"perf_event_mlock_kb ({mlock_kb} KiB) and RLIMIT_MEMLOCK ({memlock}) allow a "
+            "user without CAP_IPC_LOCK: sysctl kernel.perf_event_mlock_kb=<more KiB>, raise "
+            "ulimit -l, or run as root"
+        )
     if err in (errno.EACCES, errno.EPERM):
         if os.geteuid() != 0 and paranoid is not None and paranoid > 1:
             return (
@@ -139,43 +125,94 @@ def refused_why(err: int) -> str:
     return f"perf_event_open(2) failed: {os.strerror(err)}"
 
 
-def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson interval of a share k/n (scipy's binomtest)."""
+def wilson(k: float, n: int, confidence: float = _WILSON_LEVEL) -> tuple[float, float]:
+    """The Wilson interval of a share k/n of n samples (scipy binomtest's, without continuity
+    correction); k may be fractional: a period-weighted share times the number of samples."""
     from scipy import stats as sps
 
-    ci = sps.binomtest(k, n).proportion_ci(confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    p, zz = k / n, z * z / n
+    centre, half = (p + zz / 2) / (1 + zz), z / (1 + zz) * math.sqrt(p * (1 - p) / n + zz / (4 * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def summarize(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A run's details["profile"] from bench_fault's "profile" (its keys: docs/measuring.rst)."""
+def summarize(raw: Mapping[str, Any], kcore_path: str = kcore.KCORE) -> dict[str, Any]:
+    """A run's details["profile"] from bench_fault's "profile" (its keys: docs/measuring.rst).
+
+    Each sample weighs its period (cycles, or ns of CPU for cpu-clock: "kernel_periods",
+    "user_period", "other_period"; 1 a sample where the raw has none), so every share is a
+    period-weighted mean; the clearing share's Wilson interval is over the number of samples.
+    Samples in a function the clear is inlined into (7.0) are clearing where the instruction
+    read at their address from `kcore_path` is a rep stos; where it cannot be read, the profile
+    is refused with the reason.
+    """
     if "refused" in raw:
-        return {"refused": refused_why(raw["refused"])}
-    counts: Counter[str] = Counter()
-    for ip, n in Counter(raw["kernel_ips"]).items():  # each address looked up once
-        counts[kallsyms.symbol_of(ip)] += n
-    counts += Counter({USER_GROUP: raw["user"], _ELSEWHERE: raw["other"]})  # those not 0
-    total = sum(counts.values())
-    if not total:
+        return {"refused": refused_why(raw["refused"], raw.get("stage", "open"))}
+    ips = raw["kernel_ips"]
+    counts: Counter[int] = Counter(ips)
+    weights: Counter[int] = Counter()
+    for ip, period in zip(ips, raw.get("kernel_periods") or [1] * len(ips)):
+        weights[ip] += period
+    era, era_why = clear_era()
+    routines = clearing_routines(era=era)
+    symbol_of = {ip: kallsyms.symbol_of(ip) for ip in counts}  # each address looked up once
+    inlined = [ip for ip, s in symbol_of.items() if s in routines and routines[s].inlined]
+    try:
+        code = kcore.instruction_bytes(inlined, path=kcore_path) if inlined else {}
+    except OSError as e:
+        return {
+            "refused": f"the kernel's clear is inlined into its callers ({era_why}) "
+            f"and {kcore_path} cannot be read ({e.strerror or e}) to tell its rep stos from "
+            "their own work: run as root, on a kernel with CONFIG_PROC_KCORE"
+        }
+    rows: dict[tuple[str, str], list[float]] = {}  # (symbol, group): [samples, weight]
+    stos: dict[str, set[str]] = {}  # the rep stos seen in each function it is inlined into
+    for ip, n in counts.items():
+        symbol, group = symbol_of[ip], group_of(symbol_of[ip], routines)
+        found = ip in code and rep_stos(code[ip])
+        if found:
+            group = CLEARING_GROUP
+            stos.setdefault(symbol, set()).add(found)
+        row = rows.setdefault((symbol, group), [0, 0])
+        row[0], row[1] = row[0] + n, row[1] + weights[ip]
+    for name, key in ((USER_GROUP, "user"), (_ELSEWHERE, "other")):
+        if raw[key]:
+            rows[(name, group_of(name, routines))] = [raw[key], raw.get(f"{key}_period", raw[key])]
+    samples = int(sum(n for n, _ in rows.values()))
+    total = sum(w for _, w in rows.values())
+    if not samples or not total:
         return {"refused": "no samples were taken (the timed loops were shorter than a sample)"}
-    routines = clearing_routines()
     symbols: list[dict[str, Any]] = [
-        {"symbol": s, "share": n / total, "group": group_of(s, routines)}
-        for s, n in counts.most_common()
+        {"symbol": s, "share": w / total, "group": g}
+        for (s, g), (_, w) in sorted(rows.items(), key=lambda row: -row[1][1])
     ]
     groups = dict.fromkeys(GROUP_NAMES, 0.0)
     for s in symbols:
         groups[s["group"]] += s["share"]
-    seen = [(s, routines[s["symbol"]]) for s in symbols if s["group"] == CLEARING_GROUP]
-    clearing = sum(counts[s["symbol"]] for s, _ in seen)
+    share = groups[CLEARING_GROUP]
+    found = f"a {era} kernel's routines ({era_why})" if era else "every era's routines"
+    found += "" if era else f": the kernel's clear_page() era is unknown ({era_why})"
+    if inlined:
+        found += (
+            f"; {sum(bool(rep_stos(c)) for c in code.values())} of {len(inlined)} sampled "
+            f"addresses in functions the clear is inlined into are rep stos, read from {kcore_path}"
+        )
     return {
-        "clearing_share": clearing / total,
-        "clearing_interval": list(wilson(clearing, total)),
+        "clearing_share": share,
+        "clearing_interval": list(wilson(share * samples, samples)),
         "clearing_routines": [
-            dict(symbol=s["symbol"], share=s["share"], instruction=r.instruction, source=r.source)
-            for s, r in seen
+            dict(
+                symbol=s["symbol"],
+                share=s["share"],
+                instruction=", ".join(sorted(stos.get(s["symbol"], ())))
+                or routines[s["symbol"]].instruction,
+                source=routines[s["symbol"]].source,
+            )
+            for s in symbols
+            if s["group"] == CLEARING_GROUP
         ],
-        "samples": total,
+        "clearing_found": f"clearing found by {found}",
+        "samples": samples,
         "groups": groups,
         "symbols": symbols,
         "event": raw["event"],
@@ -194,8 +231,22 @@ def _profiles(x: Profiled) -> list[Mapping[str, Any]]:
     return [r.details["profile"] for r in results if "profile" in r.details]
 
 
+def clearing_estimate(x: Profiled) -> tuple[float, float, float, float] | None:
+    """clearing_share()'s (median, low, high) and the interval's level: 0.95 for one run's
+    Wilson interval; for several, the sign test's coverage (0.75 for min..max of 3 runs)."""
+    shares = [p for p in _profiles(x) if "refused" not in p]
+    if not shares:
+        return None
+    if len(shares) == 1:
+        low, high = shares[0]["clearing_interval"]
+        return shares[0]["clearing_share"], low, high, _WILSON_LEVEL
+    values = [p["clearing_share"] for p in shares]
+    low, high, level = median_interval(values)
+    return statistics.median(values), low, high, level
+
+
 def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
-    """The kernel's clearing share of the fault time, with its 95% interval.
+    """The kernel's clearing share of the fault time, with its interval.
 
     Parameters
     ----------
@@ -205,18 +256,12 @@ def clearing_share(x: Profiled) -> tuple[float, float, float] | None:
     Returns
     -------
     (median, low, high) or None
-        One run's share and Wilson interval, or the median of several and its sign test's
-        interval (results.points.median_interval); None when no run was sampled.
+        One run's share and 95% Wilson interval, or the median of several and its sign test's
+        interval (results.points.median_interval: its level is clearing_estimate()'s, 75% for
+        min..max of 3 runs); None when no run was sampled.
     """
-    shares = [p for p in _profiles(x) if "refused" not in p]
-    if not shares:
-        return None
-    if len(shares) == 1:
-        low, high = shares[0]["clearing_interval"]
-        return shares[0]["clearing_share"], low, high
-    values = [p["clearing_share"] for p in shares]
-    low, high, _ = median_interval(values)
-    return statistics.median(values), low, high
+    estimate = clearing_estimate(x)
+    return estimate and estimate[:3]
 
 
 def main_routine(x: Profiled) -> dict[str, Any] | None:
@@ -252,8 +297,7 @@ def routine_check(x: Profiled) -> tuple[bool | None, str]:
     if seen is None:
         why = f"sampling was refused: {refused}" if refused else "no clearing routine was sampled"
         return None, f"the kernel's clearing routine was not observed ({why}); assumed {assumed}"
-    routine = clearing_routines().get(seen["symbol"])
-    words = routine and routine.registry  # the registry's description of the same kernel
+    words = REGISTRY_WORDS.get(seen["instruction"])  # the registry's words for the same kernel
     kernel = next((k.name for k in kernels("clear") if words and words in k.description), None)
     named = f"{seen['symbol']} ({seen['instruction']})"
     if kernel is None:
@@ -278,7 +322,7 @@ def lines(x: Profiled, top: int = 3) -> list[str]:
     if not kept:
         why = profiles[0]["refused"] if profiles else "no run was sampled"
         return [f"# inside the fault: not sampled: {why}; the run went on without a profile"]
-    median, low, high = clearing_share(x)  # type: ignore[misc]
+    median, low, high, level = clearing_estimate(x)  # type: ignore[misc]
     routines = (
         ", ".join(f"{r['symbol']}, {r['instruction']}" for r in kept[0]["clearing_routines"])
         or "no clearing routine seen"
@@ -286,20 +330,28 @@ def lines(x: Profiled, top: int = 3) -> list[str]:
     across = f"median of {len(kept)} runs, " if len(kept) > 1 else ""
     out = [
         f"# inside the fault: {median:.0%} clearing ({routines}); "
-        f"{across}95% interval {low:.0%}-{high:.0%}"
+        f"{across}{level:.0%} interval {low:.0%}-{high:.0%}{_with_warmup(kept)}"
     ]
     groups: Counter[str] = Counter()
-    symbols: Counter[str] = Counter()
+    symbols: Counter[tuple[str, str]] = Counter()
     for p in kept:  # averaged over the runs
         groups.update({g: v / len(kept) for g, v in p["groups"].items()})
-        symbols.update({s["symbol"]: s["share"] / len(kept) for s in p["symbols"]})
+        symbols.update({(s["symbol"], s["group"]): s["share"] / len(kept) for s in p["symbols"]})
     for group, share in groups.most_common():
         if group == CLEARING_GROUP or share < 0.005:
             continue
-        syms = [(s, v) for s, v in symbols.most_common() if group_of(s) == group][:top]
+        syms = [(s, v) for (s, g), v in symbols.most_common() if g == group][:top]
         names = ", ".join(f"{s} {v:.0%}" for s, v in syms)
         out.append(f"#   {group}: {share:.0%} ({names})")
     samples = sum(p["samples"] for p in kept)
     lost = sum(p["lost"] for p in kept)
     out.append(f"# samples: {samples} ({kept[0]['event']}, {lost} lost); {routine_check(x)[1]}")
+    if "clearing_found" in kept[0]:
+        out.append(f"# {kept[0]['clearing_found']}")
     return out
+
+
+def _with_warmup(kept: Sequence[Mapping[str, Any]]) -> str:
+    """The share over every loop, warm-up included, where fault.py dropped some ("all_loops")."""
+    shares = [p["all_loops"]["clearing_share"] for p in kept if "all_loops" in p]
+    return f"; {statistics.median(shares):.0%} with the warm-up loops" if shares else ""

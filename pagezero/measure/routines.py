@@ -43,6 +43,8 @@ CLEARING: tuple[Routine, ...] = (
     # From 7.0 rep stos is inlined into clear_pages()'s callers; only the unrolled loop (for
     # CPUs with neither ERMS nor REP_GOOD) stays a routine.
     _R("__clear_pages_unrolled", "x86_64", "7.0", "unrolled movq", _PAGE_64),
+    # The same loop's name in the series as posted (seeds/000, "x86/clear_page: ...").
+    _R("memzero_page_aligned_unrolled", "x86_64", "7.0", "unrolled movq", _PAGE_64),
     _R("folio_zero_user", "x86_64", "7.0", _INLINED, _MEMORY, True),
     _R("clear_contig_highpages", "x86_64", "7.0", _INLINED, _MEMORY, True),  # gigantic folios
     _R("clear_user_highpages", "x86_64", "7.0", _INLINED, _HIGHMEM, True),

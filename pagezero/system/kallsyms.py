@@ -16,7 +16,8 @@ import platform
 KALLSYMS = "/proc/kallsyms"
 # Which clear_page() era a kernel is in, by the symbols only one era has.
 ERA_SYMBOLS = {
-    "7.0": ("__clear_pages_unrolled", "clear_contig_highpages"),
+    # 7.0's unrolled loop, under its merged name and its name in the posted series.
+    "7.0": ("__clear_pages_unrolled", "memzero_page_aligned_unrolled", "clear_contig_highpages"),
     "pre-7.0": ("clear_page_erms", "clear_page_rep", "clear_page_orig"),
 }
 

@@ -175,7 +175,8 @@ def test_fastest_sentences_split_at_the_llc_and_quote_both_ends():
         "table): 4KB to 32MB: a (50.0 GB/s at 4KB, 30.0 GB/s at 32MB).",
         "Streaming through a region larger than the LLC, as the kernel clears fresh pages, "
         "the kernel that clears fastest by extent (of kernels tied within the noise, "
-        "clear_pages()'s, else the first in the kernel table): 64MB to 128MB: b (20.0 GB/s at 64MB, 21.0 GB/s at 128MB).",
+        "clear_pages()'s, else the first in the kernel table): 64MB to 128MB: b (20.0 GB/s at "
+        "64MB, 21.0 GB/s at 128MB).",
     ]
     # Each sentence opens with its question, capitalised.
     for line, question in zip(fastest_lines(table, xs, LLC), (HOT_QUESTION, STREAM_QUESTION)):
@@ -197,7 +198,8 @@ def test_extents_all_beyond_the_llc_are_the_streaming_question_alone():
     assert fastest_lines(table, xs, LLC) == [
         "Streaming through a region larger than the LLC, as the kernel clears fresh pages, "
         "the kernel that clears fastest by extent (of kernels tied within the noise, "
-        "clear_pages()'s, else the first in the kernel table): 64MB to 128MB: a (10.0 GB/s at 64MB, 10.2 GB/s at 128MB)."
+        "clear_pages()'s, else the first in the kernel table): 64MB to 128MB: a (10.0 GB/s at "
+        "64MB, 10.2 GB/s at 128MB)."
     ]
 
 

@@ -69,7 +69,8 @@ def test_section_explained_first_beside_milan(tmp_path, monkeypatch):
         "| 19.37 | +5% | 17.14 -> 18.04 |",
         "| AMD Zen 5, v6.17-rc6 | 2MB | - | base | clear_pages | 22.18 | 37.65 | +70% | "
         "20.66 -> 35.06 |",
-        "| AMD Zen 5, v6.17-rc6 | 2MB | - | base | movnt | 22.18 | 55.39 | +150% | 20.66 -> 51.59 |",
+        "| AMD Zen 5, v6.17-rc6 | 2MB | - | base | movnt | 22.18 | 55.39 | +150% | "
+        "20.66 -> 51.59 |",
         "| AMD Zen 5, v6.17-rc6 | 2MB | - | base | clzero | 22.18 | 71.89 | +224% | "
         "20.66 -> 66.95 |",
     ]

@@ -56,8 +56,10 @@ def for_scale_line():
     """summary.txt's one sentence on other machines' published figures (for-scale table)."""
     milan = [r for r in FOR_SCALE_PERF_GIB if r[0] == MILAN]
     zen5 = [r for r in FOR_SCALE_PERF_GIB if r[0] == ZEN5]
-    (_, _, _, _, _, a2, b2), *gb1 = milan
-    at_1gb = " and ".join(f"{_gain(a, b)} under preempt={'|'.join(m)}" for _, _, m, *_, a, b in gb1)
+    (*_, a2, b2), *at_1gb_rows = milan
+    at_1gb = " and ".join(
+        f"{_gain(a, b)} under preempt={'|'.join(modes)}" for _, _, modes, *_, a, b in at_1gb_rows
+    )
     *rates, last = [f"{_gb(b)} with {after}" for *_, after, _, b in zen5]
     return (
         f"For scale, other machines, not this CPU: 64GB of demand faults on an {MILAN} gained "
@@ -161,7 +163,7 @@ def _tabulate(section, found, notes):
         "",
         "For scale only, other machines' published figures, not this CPU's (the for-scale "
         f'table): {MILAN}, 64GB of demand faults with "mm: folio_zero_user: clear contiguous '
-        'pages" as posted in v8 (2025; merged in 7.0 with a 32MB batch for its 8MB) against '
+        'pages" as posted in v8 (2025; merged in 7.0 with a 32MB batch where v8 had 8MB) against '
         f"clearing page by page; {ZEN5}, 2MB pages against its base. GB/s = 10^9 bytes/s:",
         "",
         *_for_scale_table(),

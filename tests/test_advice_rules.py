@@ -61,7 +61,8 @@ EXPECTED = [
 METHOD = [
     "",
     "Ties: candidates within the noise between runs are tied (the larger of twice the "
-    "sweep's noise, 2.0%, and 5%); among tied kernels, clear_pages()'s (stosb) if tied, "
+    "sweep's noise, 2.0%, twice the standard error of the pair's gap over runs, and 5%); "
+    "among tied kernels, clear_pages()'s (stosb) if tied, "
     "else the first in the kernel table; among tied batches for a budget, the largest "
     "(fewest resched points), then the kernel rule among the kernels tied at that batch.",
     "",
@@ -600,7 +601,7 @@ def test_several_knee_ties_and_several_tied_kernels_are_listed():
 
 def test_no_cells_means_no_noise_known():
     adv = advice(cells={}, knee_step=1.0)
-    assert "the sweep's noise, unknown with one run, and 5%" in line_of(adv, "Ties: ", True)
+    assert "the sweep's noise, unknown with one run, twice" in line_of(adv, "Ties: ", True)
 
 
 def test_no_clear_step_is_no_knee_in_json_either():

@@ -1,5 +1,7 @@
 """advise's tie rules on made-up cells: what counts as tied, and what is chosen among ties."""
 
+import statistics
+
 import pytest
 
 from pagezero.studies.advise.choices import batch_for_budget, best_kernels
@@ -296,3 +298,36 @@ def test_budget_kernel_is_chosen_among_those_tied_at_its_batch():
         (8 * MB, "x86-64-avx-nt"),
         (32 * MB, "x86-64-avx-nt"),
     ]
+
+
+def test_a_pair_whose_order_changes_between_runs_is_tied_whichever_sweep_it_is():
+    # A Zen 5 VM: advise's 4KB kernel was x86-64-avx512 in 2 sweeps of 5, x86-64-unrolled in 3.
+    # The sweep's noise (1%) ties within 5%; these two swap places from run to run, so their
+    # gap's standard error (3-4%) widens their tie. Both sweeps: the first in the table, tied.
+    order = ["x86-64-unrolled", "x86-64-stosq", CLEAR_PAGES, "x86-64-avx512"]
+
+    def at_4kb(kernel, runs):
+        c = dict(cell(statistics.median(runs)), noise_pct=1.0)
+        return (kernel, 4 * KB), dict(c, run_medians={r: v * GBPS for r, v in enumerate(runs)})
+
+    sweeps = [
+        # avx512 7% ahead by the medians: beyond the floor, but 10.1 to 12.0 against 10.0.
+        {"x86-64-unrolled": [10.0] * 5, "x86-64-avx512": [10.2, 11.6, 10.7, 12.0, 10.1]},
+        # unrolled 3% ahead.
+        {"x86-64-unrolled": [10.3, 10.0, 10.6, 10.3, 10.1], "x86-64-avx512": [10.0] * 5},
+    ]
+    for sweep in sweeps:
+        cells = dict(at_4kb(k, runs) for k, runs in sweep.items())
+        cells.update([at_4kb(CLEAR_PAGES, [8.0] * 5)])  # 20% behind: not tied
+        [row] = best_kernels(cells, [4 * KB], order, CLEAR_PAGES)
+        assert (row["kernel"], row["tied"]) == ("x86-64-unrolled", ["x86-64-avx512"])
+
+
+def test_a_pair_that_keeps_its_order_in_every_run_is_not_widened():
+    # avx512 7% ahead in each run alike: its gap's standard error is 0, the floor decides.
+    a = dict(cell(10.7), run_medians={r: 10.7 * GBPS for r in range(5)})
+    b = dict(cell(10.0), run_medians={r: 10.0 * GBPS for r in range(5)})
+    assert tolerance_pct(a, b) == TIE_FLOOR_PCT and not tied(a, b)
+    # Fewer than three common runs know no error: the floor again.
+    c = dict(cell(10.0), run_medians={0: 9.0 * GBPS, 1: 11.0 * GBPS})
+    assert tolerance_pct(a, c) == TIE_FLOOR_PCT

@@ -15,6 +15,7 @@ from pagezero.studies.advise.ties import (
     Cells,
     choose_kernel,
     fits_budget,
+    gap_and_error,
     sort_by_table,
     tied,
 )
@@ -90,14 +91,10 @@ def _paired_gaps(cells: Cells, extents: Sequence[int]) -> dict[str, tuple[float,
         k: [statistics.fmean(math.log(ms[r]) for ms in m) for r in runs] for k, m in medians.items()
     }
     fastest = max(log_rate, key=lambda k: statistics.fmean(log_rate[k]))
-    gaps: dict[str, tuple[float, float]] = {}
-    for k, lr in log_rate.items():
-        d = [a - b for a, b in zip(lr, log_rate[fastest])]
-        gaps[k] = (
-            100.0 * (1.0 - math.exp(statistics.fmean(d))),
-            100.0 * statistics.stdev(d) / math.sqrt(len(d)),
-        )
-    return gaps
+    return {
+        k: gap_and_error([a - b for a, b in zip(lr, log_rate[fastest])])
+        for k, lr in log_rate.items()
+    }
 
 
 def _geometric_means(cells: Cells, extents: Sequence[int]) -> dict[str, dict[str, Any]]:

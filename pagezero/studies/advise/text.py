@@ -23,7 +23,8 @@ def ties_rule(cells: Cells, clear_pages: str) -> str:
     noise_text = "unknown with one run" if noise is None else f"{noise:.1f}%"
     return (
         "Ties: candidates within the noise between runs are tied (the larger of twice the "
-        f"sweep's noise, {noise_text}, and {TIE_FLOOR_PCT:g}%); among tied kernels, "
+        f"sweep's noise, {noise_text}, twice the standard error of the pair's gap over runs, "
+        f"and {TIE_FLOOR_PCT:g}%); among tied kernels, "
         f"clear_pages()'s ({clear_pages}) if tied, else the first in the kernel table; among "
         "tied batches for a budget, the largest (fewest resched points), then the kernel rule "
         "among the kernels tied at that batch."

@@ -56,9 +56,29 @@ def _noise(cell: Cell) -> float:
     return float(cell.get("spread_pct", 0.0)) if noise is None else float(noise)
 
 
+def gap_and_error(log_gaps: Sequence[float]) -> tuple[float, float]:
+    """Per-run log-rate gaps to the fastest as (mean gap in %, its standard error in %)."""
+    return (
+        100.0 * (1.0 - math.exp(statistics.fmean(log_gaps))),
+        100.0 * statistics.stdev(log_gaps) / math.sqrt(len(log_gaps)),
+    )
+
+
+def paired_error_pct(a: Cell, b: Cell) -> float:
+    """The standard error of b's gap to a, paired in their common runs (0 with fewer than 3)."""
+    ma, mb = a.get("run_medians") or {}, b.get("run_medians") or {}
+    runs = sorted(r for r in ma if r in mb and ma[r] > 0 and mb[r] > 0)
+    if len(runs) < 3:
+        return 0.0
+    return gap_and_error([math.log(mb[r] / ma[r]) for r in runs])[1]
+
+
 def tolerance_pct(a: Cell, b: Cell) -> float:
-    """How far apart two cells may be and still tie: twice the larger noise, or TIE_FLOOR_PCT."""
-    return max(TIE_FLOOR_PCT, 2.0 * max(_noise(a), _noise(b)))
+    """How far apart two cells may be and still tie: twice the larger noise, twice the
+    standard error of their paired gap, or TIE_FLOOR_PCT."""
+    # The sweep's noise is the median cell's: a pair whose order changes from run to run can
+    # be noisier than that, and judged by the median alone its answer follows the draw.
+    return max(TIE_FLOOR_PCT, 2.0 * max(_noise(a), _noise(b)), 2.0 * paired_error_pct(a, b))
 
 
 def tied(best: Cell, other: Cell) -> bool:

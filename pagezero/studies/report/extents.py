@@ -9,6 +9,7 @@ from pagezero.analysis.cache import INFO_KEY, run_cache
 from pagezero.analysis.knee import TIE
 from pagezero.figures import extent_of, plot_rates
 from pagezero.runs.sweeps import default_sizes
+from pagezero.studies.advise.study import kernel_order
 from pagezero.studies.cache import SMALL_REGION, cache_of, extend, settle_line, sweep_extents
 from pagezero.studies.report.cells import Section, cells, finish
 from pagezero.system.backing import Backing
@@ -27,7 +28,9 @@ def _tabulate(section, rs, backing, info):
     rows = headline_rows(table, xs, cache, clear_pages_kernel(), portable)
     section.answers = [answer(r, nontemporal) for r in rows]
     section.text = headline_text(rows)
-    section.summary = [cache_line(cache, xs[-1]), *words.fastest_lines(table, xs, llc, cache_text)]
+    order = kernel_order(kernels("clear"))
+    fastest = words.fastest_lines(table, xs, llc, cache_text, order, clear_pages_kernel())
+    section.summary = [cache_line(cache, xs[-1]), *fastest]
     pages = pages_by_extent(rs, backing.label)
     section.body = [
         f"Each kernel clears an extent in one call, repeatedly, on {pages_words(pages)} (the "
@@ -159,13 +162,6 @@ def headline_text(rows):
     return words.text_table(header, cells) if rows else []
 
 
-def _tied(names):
-    """Kernels tied with the fastest: named where one or two, else counted."""
-    if len(names) > 2:
-        return f"tied with {len(names)} others"
-    return f"tied with {' and '.join(names)}" if names else ""
-
-
 def answer(row, nontemporal):
     """One headline row as the summary's answer, its figure first: which store clears fastest."""
     cp, other = row["clear_pages"], row["other"]
@@ -174,7 +170,7 @@ def answer(row, nontemporal):
     at = f"{row['where']}, {format_size(row['extent'])} extents"
     kind = "non-temporal" if other in nontemporal else "temporal"
     if row["fastest"] == cp:
-        ties = f", {_tied(row['tied'])}" if row["tied"] else ""
+        ties = f", {words.tied_with(row['tied'])}" if row["tied"] else ""
         return (
             f"{c} GB/s {at}: clear_pages()'s {cp} clears fastest{ties}; the fastest other "
             f"store, {kind} {other}, {o} GB/s ({times}) ({TABLE})."
@@ -184,7 +180,7 @@ def answer(row, nontemporal):
             f"{c} GB/s {at}: clear_pages()'s {cp} ties with the fastest, {kind} {other} "
             f"({o} GB/s, {times}) ({TABLE})."
         )
-    ties = f" ({_tied(row['tied'])})" if row["tied"] else ""
+    ties = f" ({words.tied_with(row['tied'])})" if row["tied"] else ""
     return (
         f"{times} {at}: {kind} {other}{ties} clears at {o} GB/s, clear_pages()'s {cp} at "
         f"{c} GB/s ({TABLE})."

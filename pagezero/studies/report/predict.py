@@ -13,10 +13,22 @@ from pagezero.studies.report.words import md_table, rate, text_table
 
 TITLE = "Clearing policies"
 
-# AMD Milan, preempt=full, demand faults before -> after (docs/predict.rst): perf's "GB/sec"
-# (2^30 bytes/s), shown in the report's 10^9 bytes/s.
-MILAN_PERF_GIB = {"2MB": (11.82, 16.48), "1GB": (17.51, 43.23)}
-MILAN = {page: tuple(round(v * 2**30 / 1e9, 2) for v in ab) for page, ab in MILAN_PERF_GIB.items()}
+# Other machines' published figures, for scale: (machine, pages, preemption models, the clear
+# before and after, perf's "GB/sec" before and after: 2^30 bytes/s, shown in the report's 10^9).
+# Milan's: the series merged in 7.0 as posted in v8 (Oct 2025; its batch 8MB, 7.0's 32MB).
+MILAN = "AMD EPYC Milan 7J13"
+ZEN5 = "AMD Zen 5, v6.17-rc6"
+_SERIES = ("page by page", "contiguous (v8)")
+FOR_SCALE_PERF_GIB = (
+    (MILAN, "2MB", ("all",), *_SERIES, 12.92, 17.03),
+    (MILAN, "1GB", ("full", "lazy"), *_SERIES, 17.26, 42.17),
+    (MILAN, "1GB", ("none", "voluntary"), *_SERIES, 17.14, 18.04),
+    (ZEN5, "2MB", ("-",), "base", "clear_pages", 20.66, 35.06),
+    (ZEN5, "2MB", ("-",), "base", "movnt", 20.66, 51.59),
+    (ZEN5, "2MB", ("-",), "base", "clzero", 20.66, 66.95),
+)
+FOR_SCALE_HEADER = ["machine", "pages", "preempt", "before", "after", "before GB/s"]
+FOR_SCALE_HEADER += ["after GB/s", "change", "perf's GB/sec (2^30)"]
 
 # Replays per run: a handful at the quick scales (each 1GB clear is ~70 ms plus the flush of
 # the whole folio before it).
@@ -33,6 +45,37 @@ _NO_FIT = "the model does not fit this machine and nothing is projected (predict
 
 def _gain(before, after):
     return f"{(after / before - 1):+.0%}"
+
+
+def _gb(gib):
+    """perf's "GB/sec" (2^30 bytes/s) as the for-scale table's 10^9 bytes/s."""
+    return f"{gib * 2**30 / 1e9:.2f}"
+
+
+def for_scale_line():
+    """summary.txt's one sentence on other machines' published figures (for-scale table)."""
+    milan = [r for r in FOR_SCALE_PERF_GIB if r[0] == MILAN]
+    zen5 = [r for r in FOR_SCALE_PERF_GIB if r[0] == ZEN5]
+    (*_, a2, b2), *at_1gb_rows = milan
+    at_1gb = " and ".join(
+        f"{_gain(a, b)} under preempt={'|'.join(modes)}" for _, _, modes, *_, a, b in at_1gb_rows
+    )
+    *rates, last = [f"{_gb(b)} with {after}" for *_, after, _, b in zen5]
+    return (
+        f"For scale, other machines, not this CPU: 64GB of demand faults on an {MILAN} gained "
+        f"{_gain(a2, b2)} at 2MB and, at 1GB, {at_1gb} (the series merged in 7.0, as posted in "
+        f"v8); an {ZEN5.replace(',', ' on')} cleared 2MB pages at {_gb(zen5[0][5])} GB/s in "
+        f"its base, {', '.join(rates)} and {last} (for-scale table)."
+    )
+
+
+def _for_scale_table():
+    """The for-scale table's markdown lines, a row per published figure."""
+    rows = [
+        [m, page, ", ".join(modes), before, after, _gb(a), _gb(b), _gain(a, b), f"{a} -> {b}"]
+        for m, page, modes, before, after, a, b in FOR_SCALE_PERF_GIB
+    ]
+    return md_table(FOR_SCALE_HEADER, rows)
 
 
 def _measure(pages, cfg, reserve, quick):
@@ -95,17 +138,7 @@ def _tabulate(section, found, notes):
         header = ["page", "policy", "kernel", "preempt", "GB/s", "vs today"]
         section.text = text_table(header, text)
     if any(p.projections for p in found):
-        section.summary.append(
-            "For scale, another machine (AMD Milan, in the seeds' \"mm: folio_zero_user: clear "
-            'contiguous pages", preempt=full) measured the 7.0 policy at '
-            + ", ".join(f"{_gain(a, b)} for {page}" for page, (a, b) in MILAN.items())
-            + "; not this CPU."
-        )
-    milan = ", ".join(
-        f"{page} demand faults {a:.2f} -> {b:.2f} GB/s ({_gain(a, b)}; perf's "
-        f"{MILAN_PERF_GIB[page][0]} -> {MILAN_PERF_GIB[page][1]} GB/sec, 2^30)"
-        for page, (a, b) in MILAN.items()
-    )
+        section.summary.append(for_scale_line())
     projected = [
         "",
         "Projected fault rates, each policy with clear_pages()'s stores and with the fastest "
@@ -128,8 +161,12 @@ def _tabulate(section, found, notes):
         *md_table(PREDICT_HEADER, rows),
         *(projected if proj else []),
         "",
-        'For scale only, another machine: AMD Milan with preempt=full in "mm: folio_zero_user: '
-        f'clear contiguous pages" (2025), measured before and after: {milan}.',
+        "For scale only, other machines' published figures, not this CPU's (the for-scale "
+        f'table): {MILAN}, 64GB of demand faults with "mm: folio_zero_user: clear contiguous '
+        'pages" as posted in v8 (2025; merged in 7.0 with a 32MB batch where v8 had 8MB) against '
+        f"clearing page by page; {ZEN5}, 2MB pages against its base. GB/s = 10^9 bytes/s:",
+        "",
+        *_for_scale_table(),
         *[f"\n{p.page}: {p.sampling}; projected by subtraction." for p in found if p.sampling],
         *[f"\n{p.page} {p.cross_check_line()}." for p in found if p.cross_check_line()],
         *[f"\n{p.page}: {p.verdict}." for p in found if p.verdict and not p.projections],

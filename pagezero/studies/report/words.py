@@ -3,8 +3,10 @@
 import statistics
 
 from pagezero.analysis.compare import aligned
-from pagezero.analysis.knee import KNEE_MIN_EXTENT, TIE, best_kernels, find_knee, is_clear_step
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee, is_clear_step
 from pagezero.results.points import summarize_points
+from pagezero.studies.advise.choices import best_kernels
+from pagezero.studies.advise.ties import sweep_noise
 from pagezero.units import format_size, gbps
 
 # Beyond the LLC, placement decides more than anything inside one process (3-5% between
@@ -110,9 +112,29 @@ def runs_line(rs):
     )
 
 
-def fastest_lines(table, xs, llc, cache_words=None):
-    """A sentence per question (hot, streaming: split at `llc`): its kernel per range of extents."""
+def tied_with(names):
+    """Kernels tied with the one named: named where one or two, else counted."""
+    if len(names) > 2:
+        return f"tied with {len(names)} others"
+    return f"tied with {' and '.join(names)}" if names else ""
+
+
+def fastest_lines(table, xs, llc, cache_words=None, order=(), clear_pages=""):
+    """A sentence per question (hot, streaming: split at `llc`): its kernel per range of extents,
+    chosen among the kernels tied within the noise by advise's rule (`order`, `clear_pages`)."""
     rates = {f: {x: c["median"] for x, c in by_x.items()} for f, by_x in table.items()}
+    # advise's cells: judged by the sweep's noise, as advise judges its own.
+    noise = sweep_noise(
+        c["spread_pct"]
+        for by_x in table.values()
+        for c in by_x.values()
+        if c["spread_of"] == "runs"
+    )
+    judged = {
+        (f, x): {"bytes_per_sec": c["median"], "spread_pct": c["spread_pct"], "noise_pct": noise}
+        for f, by_x in table.items()
+        for x, c in by_x.items()
+    }
     hot, stream = [x for x in xs if not llc or x <= llc], [x for x in xs if llc and x > llc]
     questions = (HOT_QUESTION, STREAM_QUESTION)
     if cache_words:  # the questions naming the cache they mean
@@ -124,16 +146,18 @@ def fastest_lines(table, xs, llc, cache_words=None):
     lines = []
     for question, group in zip(questions, (hot, stream)):
         ranges = []  # the question said once, then each range of extents and its kernel
-        for r in best_kernels(rates, group) if group else ():
+        for r in best_kernels(judged, group, order, clear_pages) if group else ():
             lo, hi, k = r["min_bytes"], r["max_bytes"], r["kernel"]
             ends = f"{rate(rates[k][lo])} GB/s at {format_size(lo)}"
             if hi != lo:
                 ends += f", {rate(rates[k][hi])} GB/s at {format_size(hi)}"
-            ranges.append(f"{span(lo, hi)}: {k} ({ends})")
+            ties = f", {tied_with(r['tied'])}" if r["tied"] else ""
+            ranges.append(f"{span(lo, hi)}: {k}{ties} ({ends})")
         if ranges:
             lines.append(
-                f"{question[0].upper()}{question[1:]}, the kernel that clears fastest, or "
-                f"within {TIE:.0%} of the fastest, by extent: {'; '.join(ranges)}."
+                f"{question[0].upper()}{question[1:]}, the kernel that clears fastest by "
+                f"extent (of kernels tied within the noise, clear_pages()'s, else the first in "
+                f"the kernel table): {'; '.join(ranges)}."
             )
     return lines
 

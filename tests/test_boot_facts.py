@@ -142,6 +142,24 @@ def test_init_on_alloc(tmp_path, cmdline, options, value, source):
     assert got == {"value": value, "source": source}
 
 
+@pytest.mark.parametrize(
+    "word, value",
+    [("1", True), ("y", True), ("Yes", True), ("t", True), ("true", True), ("T", True),
+     ("on", True), ("ON", True), ("0", False), ("n", False), ("f", False), ("false", False),
+     ("F", False), ("off", False), ("of", False), ("o", None), ("ok", None), ("", None),
+     ("2", None), ("maybe", None), ("-1", None)],
+)  # fmt: skip
+def test_boot_words_read_as_kstrtobool(tmp_path, word, value):
+    # lib/kstrtox.c kstrtobool(): a word it refuses leaves CONFIG_INIT_ON_ALLOC_DEFAULT_ON.
+    FakeBoot(tmp_path).cmdline(f"ro init_on_alloc={word}").config("INIT_ON_ALLOC_DEFAULT_ON")
+    got = sysinfo.init_on("alloc", root=str(tmp_path), release=REL)
+    if value is None:
+        assert got["value"] is True and got["source"].startswith(CFG + "=y")
+        assert f"init_on_alloc={word} refused by kstrtobool()" in got["source"]
+    else:
+        assert got == {"value": value, "source": CMD}
+
+
 def test_init_on_free_is_its_own_fact(tmp_path):
     FakeBoot(tmp_path).cmdline("ro init_on_alloc=1").config("INIT_ON_FREE_DEFAULT_ON", gz=False)
     free = sysinfo.init_on("free", root=str(tmp_path), release=REL)
@@ -168,6 +186,57 @@ def test_machine_and_info_show_each_fact_with_its_source(tmp_path):
     assert "the page allocator zeroes" not in text
 
 
+@pytest.mark.parametrize(
+    "release, free, words",
+    [
+        ("6.13.0", False, "THP faults do not clear (user_alloc_needs_zeroing(), 6.13"),
+        ("7.0.1", True, "pages are zeroed when freed; THP faults do not clear"),
+        ("6.12.9", False, "(post_alloc_hook()); THP faults clear them again: twice"),
+        ("6.1.0", True, "pages are zeroed when freed; THP faults clear them again (folio_zero"),
+        ("", False, "THP faults clear them again: twice"),
+    ],
+)
+def test_thp_faults_skip_the_clear_only_from_6_13(release, free, words):
+    info = {"kernel_release": release, "init_on_free": {"value": free}}
+    assert words in sysinfo.thp_fault_clearing(info)
+
+
+# The linear map's pages ------------------------------------------------------
+
+MEMINFO = "MemTotal: 100 kB\nDirectMap4k: {}  kB\nDirectMap2M: {} kB\nDirectMap1G: 0 kB\n"
+
+
+@pytest.mark.parametrize(
+    "arch, meminfo, cmdline, config, pages, source",
+    [
+        ("x86_64", MEMINFO.format(26624, 2070528), "ro", (), "huge", "/proc/meminfo DirectMap4k 26"),
+        ("x86_64", MEMINFO.format(2070528, 4096), "ro", (), "4KB", "/proc/meminfo DirectMap4k 2022"),
+        ("aarch64", "", "ro", ("RODATA_FULL_DEFAULT_ENABLED",), "4KB", "rodata=full, arm64's"),
+        ("aarch64", "", "ro", ("!RODATA_FULL_DEFAULT_ENABLED",), "huge", "/proc/config.gz CONFIG_"),
+        ("aarch64", "", "ro rodata=off", (), "huge", "/proc/cmdline rodata=off"),
+        ("aarch64", "", "ro rodata=noalias", ("RODATA_FULL_DEFAULT_ENABLED",), "huge", "/proc/"),
+        ("aarch64", "", "debug_pagealloc=on rodata=off", (), "4KB", "/proc/cmdline debug_page"),
+        ("aarch64", "", "rodata=off", ("KFENCE",), "4KB", "/proc/config.gz CONFIG_KFENCE=y"),
+        ("aarch64", "", "rodata=off kfence.sample_interval=0", ("KFENCE",), "huge", "/proc/cmd"),
+        ("riscv64", "", "ro", (), None, "not read on riscv64"),
+    ],
+    ids=["x86-2M", "x86-4k", "arm64-rodata-full", "arm64-config-off", "arm64-rodata-off",
+         "arm64-noalias", "debug-pagealloc", "kfence", "kfence-off", "other-arch"],
+)  # fmt: skip
+def test_the_linear_map_pages_with_their_source(tmp_path, arch, meminfo, cmdline, config, pages, source):
+    boot = FakeBoot(tmp_path).cmdline(cmdline).config(*config)
+    boot._write("proc/meminfo", meminfo)
+    got = sysinfo.linear_map(str(tmp_path), arch)
+    assert got["pages"] == pages and got["source"].startswith(source)
+    if pages == "4KB" and "rodata" in got["source"]:
+        assert "assumed: the CPU lacks BBML2" in got["source"]
+
+
+def test_the_live_linear_map_is_in_machine_and_info():
+    info = sysinfo.machine()
+    assert info["linear_map"]["pages"] in ("4KB", "huge", None) and info["linear_map"]["source"]
+
+
 def test_live_machine_has_them():
     info = sysinfo.machine()
     for name in ("init_on_alloc", "init_on_free"):
@@ -185,7 +254,9 @@ def test_live_machine_has_them():
 def test_the_batch_is_32mb_only_with_an_arch_clear_pages(arch, preset):
     got = sysinfo.non_preempt_batch(arch)
     assert got["preset"] == preset
-    assert ("__HAVE_ARCH_CLEAR_PAGES" in got["source"]) == (preset == "32MB")
+    # 7.0's include/linux/mm.h: `#ifdef clear_pages`, not __HAVE_ARCH_CLEAR_PAGES.
+    assert ("#ifdef clear_pages" in got["source"]) == (preset == "32MB")
+    assert "__HAVE_ARCH_CLEAR_PAGES" not in got["source"]
     assert sysinfo.non_preempt_batch() == sysinfo.non_preempt_batch(_core.ARCH)
 
 

@@ -158,7 +158,8 @@ def sampled_prediction():
 def test_a_sampled_prediction_shows_the_observed_model_and_the_cross_check(tmp_path, monkeypatch):
     section, _ = study(tmp_path, monkeypatch, {"2MB": sampled_prediction()}, quick=True)
     body = "\n".join(section.body)
-    assert "| 2MB | observed | 96% (95..97%, 3 runs) | 192.0 | 8.0 | 10.0 |" in body
+    # min..max of 3 runs: the sign test's 75% interval, and the table says so.
+    assert "| 2MB | observed | 96% (95..97%, 75% interval, 3 runs) | 192.0 | 8.0 | 10.0 |" in body
     assert "| 105% | 30.0 |" in body  # the subtraction's, beside it
     assert (
         "2MB cross-check: the replay alone would explain 105% of the fault time, against 96% "

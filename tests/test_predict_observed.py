@@ -15,7 +15,6 @@ from helpers.profiles import sampled
 from test_predict import check_json_shape, synthetic_prediction
 
 import pagezero
-from pagezero.measure import fault
 from pagezero.measure.profile import wilson
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
@@ -87,7 +86,9 @@ def measured(monkeypatch, fake):
             # The sampled runs: sampling's cost inside the fault slows them, which the fault
             # time must not see.
             profiles = [{"refused": REFUSED} if refused else profile(s) for _, s in shape["faults"]]
-            return ResultSet([fault_run(3 * us, p) for (us, _), p in zip(shape["faults"], profiles)])
+            return ResultSet(
+                [fault_run(3 * us, p) for (us, _), p in zip(shape["faults"], profiles)]
+            )
 
         def across_processes(benchmark, points, runs):
             own, seven, nt = shape["replays"]
@@ -181,7 +182,10 @@ def test_amd_2mb_projects_with_both_models_side_by_side(measured):
     text = "\n".join(p.describe())
     assert "# every projection, observed model, GB/s" in text
     assert "# every projection by subtraction, the cross-check, GB/s" in text
-    assert "  clearing share           90% of the fault, sampled (89%..91%, 75% interval, 3 runs" in text
+    assert (
+        "  clearing share           90% of the fault, sampled (89%..91%, 75% interval, 3 runs"
+        in text
+    )
     assert text.count("# assumed:") == 2 and "as the replays' clears do" in text
 
 

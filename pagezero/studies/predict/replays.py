@@ -9,8 +9,8 @@ from typing import Any
 
 from pagezero._core import PagezeroError
 from pagezero.measure.policy.orders import batch_bytes
-from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.system import kallsyms
+from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.system.machine import INIT_ON_ALLOC_SKIPS_FROM, non_preempt_batch, release_tuple
 
 # MAX_ORDER (MAX_PAGE_ORDER since 6.8, include/linux/mmzone.h): the buddy allocator's

@@ -83,12 +83,13 @@ def minimum_fault_size(page: str, info: Mapping[str, Any]) -> int | None:
 
 
 def _check_footprint(nbytes: int, page: str, info: Mapping[str, Any]) -> None:
-    least = minimum_fault_size(page, info)
+    """ValueError where `nbytes` is under minimum_fault_size(), naming the least."""
+    least, llc = minimum_fault_size(page, info), llc_bytes(info) or 0
     if least and nbytes < least:
         raise ValueError(
-            f"size {format_size(nbytes)} is under twice the LLC ({format_size(llc_bytes(info))}, "
-            f"sysfs): the faults would clear cached folios, the replays cold ones; use at "
-            f"least {format_size(least)}"
+            f"size {format_size(nbytes)} is under twice the LLC ({format_size(llc)}, sysfs): "
+            f"the faults would clear cached folios, the replays cold ones; use at least "
+            f"{format_size(least)}"
         )
 
 

@@ -19,13 +19,13 @@ FIT_HIGH = 1.10
 
 ASSUMPTIONS = (
     "the remainder (the fault path's own cost) does not change with the clearing policy",
-    "user space clears as fast as the kernel's direct map would, hence huge pages for the replays",
+    "user space clears as fast as the kernel's direct map would, hence its pages for the replays",
 )
 # The observed model's: the replays give only the ratios between policies.
 OBSERVED_ASSUMPTIONS = (
     ASSUMPTIONS[0],
-    "the kernel's clear changes between policies as the replays' clears do (on huge pages, "
-    "as the kernel's direct map)",
+    "the kernel's clear changes between policies as the replays' clears do (on the pages of "
+    "the kernel's direct map)",
 )
 
 

@@ -76,9 +76,11 @@ class Prediction:
         Bytes per fault loop; loops per run; leading runs dropped as still warming up; runs
         whose worker process died.
     run_rates : list of float
-        Each fault run's rate (its median fault), in run order, discarded ones too.
+        Each unsampled fault run's rate (the folio over its fault time), in run order,
+        discarded ones too.
     fault_bytes_per_sec, loop_bytes_per_sec : float or None
-        The folio over the kept runs' median fault (what the models use); mem mmap's loop rate.
+        The folio over the kept runs' median fault time (what the models use); mem mmap's
+        loop rate.
     fault_estimator : str
         How a run's fault time was estimated (without sampling; the share from runs with it).
     policy_era : str

@@ -15,7 +15,6 @@ from pagezero.measure.policy import folios
 from pagezero.studies.predict import replays
 from pagezero.studies.predict.replays import replay_for, running_kernel
 from pagezero.system import machine as sysinfo
-from pagezero.system.kernels import clear_pages_kernel
 
 REL = FakeBoot.RELEASE
 DYNAMIC = "#1 SMP PREEMPT_DYNAMIC Fri Oct 10 10:10:10 UTC 2025"
@@ -142,6 +141,24 @@ def test_init_on_alloc(tmp_path, cmdline, options, value, source):
     assert got == {"value": value, "source": source}
 
 
+@pytest.mark.parametrize(
+    "word, value",
+    [("1", True), ("y", True), ("Yes", True), ("t", True), ("true", True), ("T", True),
+     ("on", True), ("ON", True), ("0", False), ("n", False), ("f", False), ("false", False),
+     ("F", False), ("off", False), ("of", False), ("o", None), ("ok", None), ("", None),
+     ("2", None), ("maybe", None), ("-1", None)],
+)  # fmt: skip
+def test_boot_words_read_as_kstrtobool(tmp_path, word, value):
+    # lib/kstrtox.c kstrtobool(): a word it refuses leaves CONFIG_INIT_ON_ALLOC_DEFAULT_ON.
+    FakeBoot(tmp_path).cmdline(f"ro init_on_alloc={word}").config("INIT_ON_ALLOC_DEFAULT_ON")
+    got = sysinfo.init_on("alloc", root=str(tmp_path), release=REL)
+    if value is None:
+        assert got["value"] is True and got["source"].startswith(CFG + "=y")
+        assert f"init_on_alloc={word} refused by kstrtobool()" in got["source"]
+    else:
+        assert got == {"value": value, "source": CMD}
+
+
 def test_init_on_free_is_its_own_fact(tmp_path):
     FakeBoot(tmp_path).cmdline("ro init_on_alloc=1").config("INIT_ON_FREE_DEFAULT_ON", gz=False)
     free = sysinfo.init_on("free", root=str(tmp_path), release=REL)
@@ -168,6 +185,59 @@ def test_machine_and_info_show_each_fact_with_its_source(tmp_path):
     assert "the page allocator zeroes" not in text
 
 
+@pytest.mark.parametrize(
+    "release, free, words",
+    [
+        ("6.13.0", False, "THP faults do not clear (user_alloc_needs_zeroing(), 6.13"),
+        ("7.0.1", True, "pages are zeroed when freed; THP faults do not clear"),
+        ("6.12.9", False, "(post_alloc_hook()); THP faults clear them again: twice"),
+        ("6.1.0", True, "pages are zeroed when freed; THP faults clear them again (folio_zero"),
+        ("", False, "THP faults clear them again: twice"),
+    ],
+)
+def test_thp_faults_skip_the_clear_only_from_6_13(release, free, words):
+    info = {"kernel_release": release, "init_on_free": {"value": free}}
+    assert words in sysinfo.thp_fault_clearing(info)
+
+
+# The linear map's pages ------------------------------------------------------
+
+MEMINFO = "MemTotal: 100 kB\nDirectMap4k: {}  kB\nDirectMap2M: {} kB\nDirectMap1G: 0 kB\n"
+
+
+@pytest.mark.parametrize(
+    "arch, meminfo, cmdline, config, pages, source",
+    [
+        ("x86_64", MEMINFO.format(26624, 2070528), "ro", (), "huge", "/proc/meminfo DirectMap"),
+        ("x86_64", MEMINFO.format(2070528, 4096), "ro", (), "4KB", "/proc/meminfo DirectMap4k 20"),
+        ("aarch64", "", "ro", ("RODATA_FULL_DEFAULT_ENABLED",), "4KB", "rodata=full, arm64's"),
+        ("aarch64", "", "ro", ("!RODATA_FULL_DEFAULT_ENABLED",), "huge", "/proc/config.gz CONFIG_"),
+        ("aarch64", "", "ro rodata=off", (), "huge", "/proc/cmdline rodata=off"),
+        ("aarch64", "", "ro rodata=noalias", ("RODATA_FULL_DEFAULT_ENABLED",), "huge", "/proc/"),
+        ("aarch64", "", "debug_pagealloc=on rodata=off", (), "4KB", "/proc/cmdline debug_page"),
+        ("aarch64", "", "rodata=off", ("KFENCE",), "4KB", "/proc/config.gz CONFIG_KFENCE=y"),
+        ("aarch64", "", "rodata=off kfence.sample_interval=0", ("KFENCE",), "huge", "/proc/cmd"),
+        ("riscv64", "", "ro", (), None, "not read on riscv64"),
+    ],
+    ids=["x86-2M", "x86-4k", "arm64-rodata-full", "arm64-config-off", "arm64-rodata-off",
+         "arm64-noalias", "debug-pagealloc", "kfence", "kfence-off", "other-arch"],
+)  # fmt: skip
+def test_the_linear_map_pages_with_their_source(
+    tmp_path, arch, meminfo, cmdline, config, pages, source
+):
+    boot = FakeBoot(tmp_path).cmdline(cmdline).config(*config)
+    boot._write("proc/meminfo", meminfo)
+    got = sysinfo.linear_map(str(tmp_path), arch)
+    assert got["pages"] == pages and got["source"].startswith(source)
+    if pages == "4KB" and "rodata" in got["source"]:
+        assert "assumed: the CPU lacks BBML2" in got["source"]
+
+
+def test_the_live_linear_map_is_in_machine_and_info():
+    info = sysinfo.machine()
+    assert info["linear_map"]["pages"] in ("4KB", "huge", None) and info["linear_map"]["source"]
+
+
 def test_live_machine_has_them():
     info = sysinfo.machine()
     for name in ("init_on_alloc", "init_on_free"):
@@ -185,7 +255,9 @@ def test_live_machine_has_them():
 def test_the_batch_is_32mb_only_with_an_arch_clear_pages(arch, preset):
     got = sysinfo.non_preempt_batch(arch)
     assert got["preset"] == preset
-    assert ("__HAVE_ARCH_CLEAR_PAGES" in got["source"]) == (preset == "32MB")
+    # 7.0's include/linux/mm.h: `#ifdef clear_pages`, not __HAVE_ARCH_CLEAR_PAGES.
+    assert ("#ifdef clear_pages" in got["source"]) == (preset == "32MB")
+    assert "__HAVE_ARCH_CLEAR_PAGES" not in got["source"]
     assert sysinfo.non_preempt_batch() == sysinfo.non_preempt_batch(_core.ARCH)
 
 
@@ -226,31 +298,35 @@ def kernel(release="6.18.44", alloc=None, free=None, preempt="none"):
         "init_on_alloc": {"value": alloc, "source": "x"},
         "init_on_free": {"value": free, "source": "x"},
     }
-    return running_kernel(info)
+    return running_kernel(info, era=(None, "kallsyms hidden"))  # the release decides
 
 
-def test_init_on_alloc_thp_faults_replay_the_allocators_walk():
-    r = replay_for(kernel(alloc=True), 2 << 20, thp=True)
-    assert (r.policy, r.strategy, r.batch) == ("init_on_alloc", "front-to-back", "extent")
-    assert r.kernel == clear_pages_kernel()
-    assert "post_alloc_hook()" in r.source and "user_alloc_needs_zeroing()" in r.source
-    assert r.folio_args() == {"strategy": "front-to-back", "batch": "extent", "kernel": r.kernel}
+@pytest.mark.parametrize(
+    "release, free, message",
+    [
+        ("6.18.44", False, "6.13 and later\\) never calls folio_zero_user\\(\\)"),
+        ("7.0.1", False, "no folio policy applies and none is projected"),
+        ("6.13.0", True, "init_on_free=1 a THP fault clears nothing"),
+        ("6.12.5", False, "before 6.13 \\(kernel 6.12.5\\) clears its folio twice"),
+        ("", False, "clears its folio twice, the page allocator's kernel_init_pages"),
+    ],
+)
+def test_init_on_alloc_thp_faults_are_refused_naming_hugetlb(release, free, message):
+    with pytest.raises(_core.PagezeroError, match=message) as e:
+        replay_for(kernel(release, alloc=True, free=free), 2 << 20, thp=True)
+    assert "pagezero predict --reserve" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_before_6_13_init_on_free_leaves_the_fault_one_clear():
+    # post_alloc_hook(): init_on_free zeroed the pages, so the allocator does not; the fault does.
+    r = replay_for(kernel("6.12.5", alloc=True, free=True), 2 << 20, thp=True)
+    assert r.strategy == "page-at-a-time"
 
 
 def test_hugetlb_and_init_on_alloc_off_keep_folio_zero_user():
     assert replay_for(kernel(alloc=True), 2 << 20).strategy == "page-at-a-time"
     assert replay_for(kernel(alloc=False), 2 << 20, thp=True).strategy == "page-at-a-time"
     assert replay_for(kernel("7.0.1", alloc=True), 2 << 20).strategy == "neighbourhood-last"
-
-
-def test_before_6_13_the_fault_cleared_again():
-    r = replay_for(kernel("6.12.5", alloc=True), 2 << 20, thp=True)
-    assert r.strategy == "page-at-a-time" and "also cleared it before" in r.source
-
-
-def test_init_on_free_too_leaves_nothing_to_predict():
-    with pytest.raises(_core.PagezeroError, match="init_on_free=1 a THP fault clears nothing"):
-        replay_for(kernel(alloc=True, free=True), 2 << 20, thp=True)
 
 
 def test_a_dynamic_kernels_config_choice_is_not_assumed():

@@ -28,6 +28,7 @@ from pagezero.studies.predict.replays import (
     replay_for,
     running_kernel,
 )
+from pagezero.system import kallsyms as sysinfo_kallsyms
 from pagezero.system import machine as sysinfo
 from pagezero.system.kernels import clear_pages_kernel, kernels
 from pagezero.units import parse_size
@@ -198,7 +199,8 @@ DEBUGFS = "sys/kernel/debug/sched/preempt"
     ],
 )
 def test_policy_per_release_and_preemption(tmp_path, release, files, uname, policy, preempt, batch):
-    kernel = running_kernel(machine_from(tmp_path, release, files, uname))
+    # Symbols that cannot say: the release decides.
+    kernel = running_kernel(machine_from(tmp_path, release, files, uname), era=(None, "hidden"))
     r = replay_for(kernel, MB2)
     assert (r.policy, kernel.preempt) == (policy, preempt)
     if policy == "7.0":
@@ -206,6 +208,26 @@ def test_policy_per_release_and_preemption(tmp_path, release, files, uname, poli
     assert replay_for(kernel, GB1).strategy == (
         "sequential" if policy == "7.0" else "front-to-back"
     )
+
+
+@pytest.mark.parametrize(
+    "release, symbol, policy, how",
+    [
+        ("6.12.0-backport", "__clear_pages_unrolled", "7.0", "from the kernel's symbols"),
+        ("7.0.1", "clear_page_erms", "pre-7.0", "from the kernel's symbols"),
+        ("7.0.1", "memset", "7.0", "from the release 7.0.1"),
+        ("6.18.44", "memset", "pre-7.0", "from the release 6.18.44"),
+    ],
+)
+def test_the_policy_era_is_the_symbols_before_the_release(tmp_path, release, symbol, policy, how):
+    # A distribution backports the clear_pages() series: the release does not say, kallsyms does.
+    kallsyms = tmp_path / "kallsyms"
+    kallsyms.write_text(f"ffffffff81000000 T {symbol}\nffffffff81000100 T next_one\n")
+    era = sysinfo_kallsyms.clear_era(str(kallsyms), arch="x86_64")
+    kernel = running_kernel({"kernel_release": release, "preemption": {"model": "full"}}, era)
+    assert replay_for(kernel, MB2).policy == policy
+    assert kernel.era_words.startswith(f"{policy} policy {how}")
+    assert f"kallsyms has {symbol}" in kernel.era_words or "has none of" in kernel.era_words
 
 
 def test_an_assumed_preemption_model_says_so(tmp_path):
@@ -224,7 +246,8 @@ def test_release_tuple(release, version):
 
 
 def test_an_unreadable_release_is_taken_as_pre_7_0():
-    kernel = running_kernel({"kernel_release": "custom", "preemption": {"model": "full"}})
+    info = {"kernel_release": "custom", "preemption": {"model": "full"}}
+    kernel = running_kernel(info, era=(None, "no telling symbol"))
     assert replay_for(kernel, MB2).policy == "pre-7.0"
 
 

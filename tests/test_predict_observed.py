@@ -15,13 +15,12 @@ from helpers.profiles import sampled
 from test_predict import check_json_shape, synthetic_prediction
 
 import pagezero
-from pagezero.measure import fault
 from pagezero.measure.profile import wilson
 from pagezero.results.result import Result
 from pagezero.results.resultset import ResultSet
 from pagezero.studies.predict import study as measure_module
 from pagezero.studies.predict.model import Inside, inside, observed
-from pagezero.studies.predict.replays import from_7_0, nontemporal_kernels, pre_7_0
+from pagezero.studies.predict.replays import from_7_0, nontemporal_kernels, pre_7_0, running_kernel
 
 MB2 = 2 << 20
 NTS = nontemporal_kernels()
@@ -36,10 +35,10 @@ def profile(share, samples=2000):
 
 
 def fault_run(fault_us, prof):
-    """One fault run of two 2MB faults per loop, each lasting `fault_us`, sampled as `prof`."""
+    """One fault run of two 2MB faults per loop, each taking `fault_us` of CPU time
+    (details["thread_cpu_ns"]), sampled as `prof` (None: not sampled)."""
     ns = int(fault_us * 1000)
-    latency = {"unit_bytes": MB2, "p50_ns": ns, "n": 4, "loop_p50_ns": (ns, ns)}
-    details = {"latency": latency, "profile": prof}
+    details = {"thread_cpu_ns": ((2 * ns,) * 2,), "profile": prof}
     return Result("mmap", "demand", {"page": "2MB"}, 4 << 20, "ns", [2 * ns] * 2, details=details)
 
 
@@ -69,6 +68,8 @@ def measured(monkeypatch, fake):
     fake.set(total=4, free=4)
     asked = {}
     monkeypatch.setattr(measure_module, "SAMPLED", {"profile": True})
+    era = (None, "kallsyms hidden")  # the release decides, whatever kernel runs the tests
+    monkeypatch.setattr(measure_module, "running_kernel", lambda info: running_kernel(info, era))
     monkeypatch.setattr(
         measure_module,
         "machine",
@@ -79,9 +80,15 @@ def measured(monkeypatch, fake):
         def faults(runs=1, **args):
             if runs == 1:  # the warm-up pass, not sampled
                 return ResultSet([fault_run(1000.0, None)])
-            asked.update(args)
+            asked.setdefault("runs", []).append(args)
+            if not args.get("profile"):  # the fault time's runs
+                return ResultSet([fault_run(us, None) for us, _ in shape["faults"]])
+            # The sampled runs: sampling's cost inside the fault slows them, which the fault
+            # time must not see.
             profiles = [{"refused": REFUSED} if refused else profile(s) for _, s in shape["faults"]]
-            return ResultSet([fault_run(us, p) for (us, _), p in zip(shape["faults"], profiles)])
+            return ResultSet(
+                [fault_run(3 * us, p) for (us, _), p in zip(shape["faults"], profiles)]
+            )
 
         def across_processes(benchmark, points, runs):
             own, seven, nt = shape["replays"]
@@ -108,7 +115,10 @@ def seven_with_clear_pages(p):
 def test_intel_2mb_projects_where_subtraction_does_not_fit(measured):
     run, asked = measured
     p = run(INTEL)
-    assert asked["profile"] is True and asked["latency"] is True
+    # The fault time from runs without sampling, the share from runs with it, none timing
+    # each fault on its own.
+    assert [a.get("profile", False) for a in asked["runs"]] == [False, True]
+    assert not any(a.get("latency") for a in asked["runs"])
     # Subtraction: the replay explains 105%, the remainder below zero in every run.
     # (run i's replays take 1 + 0.2% i as long: the median run is the second)
     assert p.explained == pytest.approx(247 * 1.002 / 236) and p.cross_check == []
@@ -130,7 +140,8 @@ def test_intel_2mb_projects_where_subtraction_does_not_fit(measured):
         assert nt.bytes_per_sec / p.fault_bytes_per_sec > 1.9  # the non-temporal stores' 2x
     answers = p.answers()
     assert answers[1] == (
-        "2MB: the kernel clears for 96% (95..97%, 3 runs) of the fault (clear_page_erms, rep "
+        "2MB: the kernel clears for 96% (95..97%, 75% interval, 3 runs) of the fault "
+        "(clear_page_erms, rep "
         "stosb): 226.6 of 236.0 us, the rest 9.4 us"
     )
     assert any(line.startswith("7.0 with ") and "->" in line for line in answers)
@@ -145,6 +156,12 @@ def test_intel_2mb_projects_where_subtraction_does_not_fit(measured):
     assert doc["observed_remainder_us"] == pytest.approx(9.44)
     assert doc["observed"]["clearing_routines"] == ["clear_page_erms, rep stosb"]
     assert doc["observed"]["low"] == 0.95 and doc["observed"]["spread_of"] == "runs"
+    # min..max of 3 runs is the sign test's 75% interval, not 95%: the level is said.
+    assert doc["observed"]["level"] == 0.75
+    share = doc["estimators"]["clearing_share"]
+    assert share["per_run"] == [0.96, 0.97, 0.95] and share["runs"] == 3
+    assert share["level"] == 0.75 and "separate runs with sampling" in share["estimator"]
+    assert doc["estimators"]["fault_time"]["per_run_us"] == pytest.approx([235.0, 236.0, 237.0])
     assert doc["explained"] > 1.04 and doc["cross_check"] == [] and doc["projections"]
 
 
@@ -165,7 +182,10 @@ def test_amd_2mb_projects_with_both_models_side_by_side(measured):
     text = "\n".join(p.describe())
     assert "# every projection, observed model, GB/s" in text
     assert "# every projection by subtraction, the cross-check, GB/s" in text
-    assert "  clearing share           90% of the fault, sampled (89%..91% over the runs" in text
+    assert (
+        "  clearing share           90% of the fault, sampled (89%..91%, 75% interval, 3 runs"
+        in text
+    )
     assert text.count("# assumed:") == 2 and "as the replays' clears do" in text
 
 
@@ -193,26 +213,17 @@ def test_a_refused_profile_on_intel_projects_nothing_and_says_both(measured):
 # A run's fault time: the loops its rate kept --------------------------------------
 
 
-def test_a_runs_fault_time_is_from_the_loops_its_rate_kept(monkeypatch, fake):
-    # A THP run on a Zen 4 VM: loop 1 took 12 ms per 2MB fault (first touch), loop 2
-    # 0.34 ms; the median over both loops' faults is 0.41 ms, 20% slow.
-    fake.set(total=4, free=4)
-    latency = {"n": 8, "unit_bytes": MB2, "p50_ns": 408066, "loop_p50_ns": (12054262, 339407)}
-
-    def bench_fault(workload, size, shift, thp, loops, threads, *rest, profile=False):
-        pages = {"rss": 0, "anon_huge": 0, "hugetlb": size, "kernel_page": MB2}
-        wall = (48_300_000, 1_400_000)
-        return dict(wall=wall, threads=(wall,), pages=(pages,) * 2, latency=latency, profile=None)
-
-    monkeypatch.setattr(
-        fault._core,
-        "bench_fault",
-        lambda *a, **k: dict(bench_fault(*a, **k), loops_done=2, interrupted=None),
-    )
-    [r] = pagezero.faults("8MB", page="2MB", loops=2, latency=True)
-    assert r.details["warmup"]["loops"] == 1
-    assert r.details["latency"]["loop_p50_ns"] == (339407,)
-    assert measure_module._median_fault_rate(r, MB2) == pytest.approx(MB2 / 339407e-9)
+def test_a_runs_fault_time_is_its_mean_cpu_time_per_fault_over_the_kept_loops():
+    # Two threads, two kept loops of 8MB each (four 2MB faults a thread a loop): 16 faults
+    # in 3.2 ms of CPU time; the loops' wall time, 10 ms each, is not the fault's.
+    details = {"thread_cpu_ns": ((700_000, 900_000), (800_000, 800_000))}
+    r = Result("mmap", "demand", {"page": "2MB"}, 16 << 20, "ns", [10**7] * 2, details=details)
+    seconds, how = measure_module._seconds_per_fault(r, MB2)
+    assert seconds == pytest.approx(3.2e-3 / 16) and how == measure_module.FAULT_ESTIMATOR
+    # A core without thread CPU time: the loops' wall time, and the estimator says so.
+    r = Result("mmap", "demand", {"page": "2MB"}, 16 << 20, "ns", [10**7] * 2, details={})
+    seconds, how = measure_module._seconds_per_fault(r, MB2)
+    assert seconds == pytest.approx(2e-2 / 16) and how == measure_module.WALL_ESTIMATOR
 
 
 def test_the_core_gives_each_loops_median_fault():
@@ -232,7 +243,8 @@ def test_inside_over_runs_is_the_median_and_the_spread():
     assert (seen.share, seen.low, seen.high) == (0.4, 0.3, 0.5) and seen.spread_of == "runs"
     assert seen.samples == 6000 and seen.routines == ("clear_page_erms, rep stosb",)
     assert seen.groups["page tables"] == pytest.approx(0.1)
-    assert seen.share_text() == "40% (30..50%, 3 runs)"
+    assert seen.share_text() == "40% (30..50%, 75% interval, 3 runs)" and seen.level == 0.75
+    assert seen.per_run == (0.5, 0.3, 0.4)
 
 
 def test_inside_one_run_is_an_interval_over_its_samples():
@@ -240,7 +252,7 @@ def test_inside_one_run_is_an_interval_over_its_samples():
     lo, hi = wilson(384, 400)
     assert (seen.low, seen.high) == (lo, hi) and lo < 0.96 < hi < 1
     assert 0.93 < lo and hi < 0.98 and seen.spread_of == "samples"
-    assert seen.share_text() == "96% (94..98%, 400 samples, 1 run)"
+    assert seen.share_text() == "96% (94..98%, 95% interval, 400 samples, 1 run)"
 
 
 @pytest.mark.parametrize(

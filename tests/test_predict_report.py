@@ -174,7 +174,8 @@ def sampled_prediction():
 def test_a_sampled_prediction_shows_the_observed_model_and_the_cross_check(tmp_path, monkeypatch):
     section, _ = study(tmp_path, monkeypatch, {"2MB": sampled_prediction()}, quick=True)
     body = "\n".join(section.body)
-    assert "| 2MB | observed | 96% (95..97%, 3 runs) | 192.0 | 8.0 | 10.0 |" in body
+    # min..max of 3 runs: the sign test's 75% interval, and the table says so.
+    assert "| 2MB | observed | 96% (95..97%, 75% interval, 3 runs) | 192.0 | 8.0 | 10.0 |" in body
     assert "| 105% | 30.0 |" in body  # the subtraction's, beside it
     assert (
         "2MB cross-check: the replay alone would explain 105% of the fault time, against 96% "
@@ -194,3 +195,15 @@ def test_a_refused_sampling_is_said_in_one_line(tmp_path, monkeypatch):
     lines = [line for line in section.body if "sampling refused" in line]
     assert lines == ["\n2MB: sampling refused: perf_event_paranoid is 3; projected by subtraction."]
     assert "| 2MB | subtraction | - | - | - |" in "\n".join(section.body)
+
+
+def test_the_faults_are_at_least_twice_the_llc(tmp_path, monkeypatch):
+    # The tiny scale's 16MB is under predict's least on a 32MB LLC: the study asks for 64MB.
+    asked = []
+    monkeypatch.setattr(report_predict, "predict", lambda page, **kw: asked.append(kw["size"]))
+    l3 = {"level": 3, "type": "Unified", "size_bytes": 32 << 20, "source": "s"}
+    report_predict._measure(("2MB", "1GB"), CFG, {"caches": [l3]}, False, False)
+    assert asked == [64 << 20, 1 << 30]
+    asked.clear()
+    report_predict._measure(("2MB",), CFG, {"caches": []}, False, False)
+    assert asked == [16 << 20]

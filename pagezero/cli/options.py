@@ -160,7 +160,8 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "size": f"bytes per loop; {_UNITS}",
     ("size", "mmap"): f"bytes each thread maps and faults per loop; {_UNITS}",
     ("size", "batch"): "region size, a whole number of 4KB pages (default: 1GB)",
-    ("size", "predict"): "bytes faulted per loop, a whole number of pages (default: 1GB)",
+    ("size", "predict"): "bytes faulted per loop, a whole number of pages, at least twice the "
+    "LLC (default: 1GB)",
     "page": "page size of the buffers: 4KB, 2MB or 1GB (default: 4KB)",
     ("page", "mmap"): "page size: 4KB, or 2MB / 1GB hugetlb (default: 4KB)",
     ("page", "folio"): "folio size: 2MB, 1GB or a power of two of 4KB pages (default: 2MB)",
@@ -202,7 +203,8 @@ HELP: dict[str | tuple[str, str], str | None] = {
     "runs": "measure in N fresh processes, one after the other, each with its own buffers "
     "and loops; prints the spread between runs (default: 1, this process)",
     ("runs", "fleet-run"): "fresh processes per machine, one after the other (default 1)",
-    ("runs", "predict"): "fresh processes for the faults and for the replays (default 3)",
+    ("runs", "predict"): "fresh processes for the faults, for the sampled faults and for the "
+    "replays (default 3)",
     ("runs", "report"): "processes per point; a cell their medians' median (default 3; --quick 1)",
     "strategy": "clearing order (default: all)",
     "fault_index": "the faulting page, 0-based (default: 0, the common case)",

@@ -144,6 +144,11 @@ def _hugepages(root: str) -> dict[str, dict[str, Any]]:
     }
 
 
+# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13): from it a THP fault
+# leaves the clear to the allocator (user_alloc_needs_zeroing()).
+INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
+
+
 def release_tuple(release: str) -> tuple[int, int] | None:
     """(major, minor) of a kernel release such as "6.18.44-fc", or None without two numbers."""
     m = re.match(r"(\d+)\.(\d+)", release or "")
@@ -204,12 +209,13 @@ def preemption(
     return {"model": "unknown", "source": None}
 
 
-def _boot_bool(value: str) -> bool | None:
-    """A boolean boot parameter as the kernel's kstrtobool() reads it (1/y/on, 0/n/off)."""
-    v = value.lower()
-    if v[:1] in ("1", "y") or v[:2] == "on":
+def _boot_bool(value: str | None) -> bool | None:
+    """A boolean boot parameter as the kernel's kstrtobool() reads it: its first character
+    (y Y t T 1 true, n N f F 0 false), or "o" then n/N (on) or f/F (off); else None (refused)."""
+    v = (value or "").lower()
+    if v[:1] in ("y", "t", "1") or v[:2] == "on":
         return True
-    return False if v[:1] in ("0", "n") or v[:3] == "off" else None
+    return False if v[:1] in ("n", "f", "0") or v[:2] == "of" else None
 
 
 def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str, Any]:
@@ -219,17 +225,19 @@ def init_on(which: str, root: str = "/", release: str | None = None) -> dict[str
     config, where = kernel_config(root, release)
     # mm/mm_init.c mem_debugging_and_hardening_init(): page poisoning, if built in, goes first.
     poison = where is None or _config_set(config, "CONFIG_PAGE_POISONING")
-    if poison and _boot_bool(params.get("page_poison", "")):
+    if poison and _boot_bool(params.get("page_poison")):
         return {"value": False, "source": "/proc/cmdline page_poison= (takes precedence)"}
     name = f"init_on_{which}"
-    value = _boot_bool(params.get(name, ""))
+    value = _boot_bool(params.get(name))
     if value is not None:
         return {"value": value, "source": f"/proc/cmdline {name}="}
+    # kstrtobool() refused the word: the kernel keeps its config's default, and so do we.
+    refused = f" ({name}={params[name]} refused by kstrtobool())" if name in params else ""
     if where is None:
         return {"value": None, "source": None}
     option = f"CONFIG_INIT_ON_{which.upper()}_DEFAULT_ON"
     on = _config_set(config, option)
-    return {"value": on, "source": f"{where} {option}{'=y' if on else ' not set'}"}
+    return {"value": on, "source": f"{where} {option}{'=y' if on else ' not set'}{refused}"}
 
 
 # Architectures with their own clear_pages(), whose 7.0 batch is 32MB (docs/glossary.rst).
@@ -240,9 +248,42 @@ def non_preempt_batch(arch: str | None = None) -> dict[str, str]:
     """The batch preset a 7.0 kernel on `arch` clears between resched points, and its source."""
     arch = arch if arch is not None else _core.ARCH
     where = _OWN_CLEAR_PAGES.get(arch)
-    why = f"__HAVE_ARCH_CLEAR_PAGES, {where}" if where else f"no clear_pages() of {arch}'s own"
+    # 7.0's include/linux/mm.h tests `#ifdef clear_pages`: the architecture defines the macro.
+    why = f"#ifdef clear_pages, {where}" if where else f"no clear_pages() of {arch}'s own"
     source = f"include/linux/mm.h PROCESS_PAGES_NON_PREEMPT_BATCH ({why})"
     return {"preset": "32MB" if where else "page", "source": source}
+
+
+_DIRECT_MAP = re.compile(r"^DirectMap(4k|2M|4M|1G):\s+(\d+)\s+kB", re.M)
+
+
+def linear_map(root: str = "/", arch: str | None = None) -> dict[str, Any]:
+    """The pages of the kernel's linear map, which the kernel clears through: {"pages": "4KB",
+    "huge" or None (not known), "source"}; x86 from /proc/meminfo, arm64 from boot and config."""
+    arch = arch if arch is not None else os.uname().machine
+    mapped = {k: int(n) for k, n in _DIRECT_MAP.findall(_read(root, "proc/meminfo") or "")}
+    if mapped:  # x86 counts the direct map's pages of each size: it says so directly
+        small = 2 * mapped.get("4k", 0) > sum(mapped.values())
+        sizes = ", ".join(f"DirectMap{k} {_mib(n * 1024)}" for k, n in mapped.items())
+        return {"pages": "4KB" if small else "huge", "source": f"/proc/meminfo {sizes}"}
+    if arch not in ("aarch64", "arm64"):
+        return {"pages": None, "source": f"not read on {arch} (no DirectMap in /proc/meminfo)"}
+    params = boot_params(_read(root, "proc/cmdline"))
+    config, where = kernel_config(root)
+    # arch/arm64/mm/mmu.c can_set_direct_map(): each forces the linear map to 4KB pages.
+    if _boot_bool(params.get("debug_pagealloc")):
+        return {"pages": "4KB", "source": "/proc/cmdline debug_pagealloc="}
+    kfence = where and _config_set(config, "CONFIG_KFENCE")
+    if kfence and params.get("kfence.sample_interval", "") != "0":
+        return {"pages": "4KB", "source": f"{where} CONFIG_KFENCE=y (kfence enabled)"}
+    rodata = params.get("rodata")
+    bbml2 = "assumed: the CPU lacks BBML2, which would keep block mappings"
+    if rodata == "noalias" or _boot_bool(rodata) is False:
+        return {"pages": "huge", "source": f"/proc/cmdline rodata={rodata}"}
+    if rodata is not None or not where or _config_set(config, "CONFIG_RODATA_FULL_DEFAULT_ENABLED"):
+        why = f"/proc/cmdline rodata={rodata}" if rodata else "rodata=full, arm64's default"
+        return {"pages": "4KB", "source": f"{why} ({bbml2})"}
+    return {"pages": "huge", "source": f"{where} CONFIG_RODATA_FULL_DEFAULT_ENABLED not set"}
 
 
 @functools.cache
@@ -309,9 +350,27 @@ def machine(root: str = "/") -> dict[str, Any]:
     found = {name: re.search(rf"^{key}:\s+(\d+) kB", meminfo, re.M) for key, name in _MEMINFO}
     info["memory"] = {name: int(m[1]) * 1024 for name, m in found.items() if m}
     info["eviction_cache"] = eviction_cache(info)
+    info["linear_map"] = linear_map(root)
     if switches := _core.switches():  # a test build's PAGEZERO_* in effect: what was faked
         info["test_switches"] = switches
     return info
+
+
+def thp_fault_clearing(info: Mapping[str, Any]) -> str:
+    """Who clears a THP folio with init_on_alloc on, for a machine() dict's release, in words."""
+    # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
+    free = (info.get("init_on_free") or {}).get("value")
+    who = (
+        "pages are zeroed when freed"
+        if free
+        else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
+    )
+    release = release_tuple(str(info.get("kernel_release") or ""))
+    if release is not None and release >= INIT_ON_ALLOC_SKIPS_FROM:
+        return f"{who}; THP faults do not clear (user_alloc_needs_zeroing(), 6.13 and later)"
+    if free:  # before 6.13 the allocator skips them and the fault clears them once
+        return f"{who}; THP faults clear them again (folio_zero_user(), before 6.13)"
+    return f"{who}; THP faults clear them again: twice (folio_zero_user(), before 6.13)"
 
 
 def _mib(n: float) -> str:
@@ -334,11 +393,7 @@ def summary(info: Mapping[str, Any]) -> list[str]:
             value = {True: "on", False: "off", None: "unknown"}[fact["value"]]
             lines.append(f"{name}: {value} (from {fact['source'] or 'nowhere'})")
     if (info.get("init_on_alloc") or {}).get("value"):
-        # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
-        who = "the page allocator zeroes THP folios front to back (post_alloc_hook())"
-        if (info.get("init_on_free") or {}).get("value"):
-            who = "pages are zeroed when freed"
-        lines.append(f"             {who}; THP faults do not clear (user_alloc_needs_zeroing())")
+        lines.append(f"             {thp_fault_clearing(info)}")
     if batch := info.get("non_preempt_batch"):
         lines.append(
             f"7.0 batch:   {batch['preset']} under preempt=none|voluntary ({batch['source']})"
@@ -346,6 +401,8 @@ def summary(info: Mapping[str, Any]) -> list[str]:
     if (ev := info.get("eviction_cache")) and ev["bytes"]:
         lines.append(f"evictions:   twice {_mib(ev['bytes'])} read, the cache: {ev['source']}")
     lines.append(f"thp:         enabled={info['thp']['enabled']} defrag={info['thp']['defrag']}")
+    if (linear := info.get("linear_map")) and linear["pages"]:
+        lines.append(f"linear map:  {linear['pages']} pages ({linear['source']})")
     if mem := info.get("memory", {}):
         lines.append(
             f"memory:      {_mib(mem.get('total_bytes', 0))} total, "

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero.measure import profile
+from pagezero.results.points import median_interval
 from pagezero.results.result import Result
 from pagezero.studies.predict.replays import Replay
 
@@ -18,13 +19,13 @@ FIT_HIGH = 1.10
 
 ASSUMPTIONS = (
     "the remainder (the fault path's own cost) does not change with the clearing policy",
-    "user space clears as fast as the kernel's direct map would, hence huge pages for the replays",
+    "user space clears as fast as the kernel's direct map would, hence its pages for the replays",
 )
 # The observed model's: the replays give only the ratios between policies.
 OBSERVED_ASSUMPTIONS = (
     ASSUMPTIONS[0],
-    "the kernel's clear changes between policies as the replays' clears do (on huge pages, "
-    "as the kernel's direct map)",
+    "the kernel's clear changes between policies as the replays' clears do (on the pages of "
+    "the kernel's direct map)",
 )
 
 
@@ -198,7 +199,8 @@ SAMPLED: dict[str, Any] = {"profile": True}
 
 @dataclass(frozen=True)
 class Inside:
-    """The clearing share (median, low, high), the routines seen, groups' shares, samples."""
+    """The clearing share (median, low, high; the interval's level), the routines seen, groups'
+    shares, samples, runs, and each run's share."""
 
     share: float
     low: float
@@ -207,32 +209,47 @@ class Inside:
     groups: dict[str, float]
     samples: int
     runs: int
+    per_run: tuple[float, ...] = ()
+
+    @property
+    def level(self) -> float:
+        """The interval's real level: the sign test's over runs, which their number fixes
+        (min..max of 3 runs is 75%), or one run's 95% Wilson interval over its samples."""
+        return median_interval(range(self.runs))[2] if self.runs > 1 else 0.95
 
     @property
     def spread_of(self) -> str:
         """What the interval spans: "runs", or "samples" for one run."""
         return "runs" if self.runs > 1 else "samples"
 
-    def share_text(self) -> str:
-        """The share with its interval: "96% (95..97%, 3 runs)"."""
+    @property
+    def interval_words(self) -> str:
+        """The interval's real level and what it spans: "75% interval, 3 runs"."""
         spread = f"{self.runs} runs" if self.runs > 1 else f"{self.samples} samples, 1 run"
-        return f"{self.share:.0%} ({self.low * 100:.0f}..{self.high:.0%}, {spread})"
+        return f"{self.level:.0%} interval, {spread}"
+
+    def share_text(self) -> str:
+        """The share with its interval: "96% (95..97%, 75% interval, 3 runs)"."""
+        return f"{self.share:.0%} ({self.low * 100:.0f}..{self.high:.0%}, {self.interval_words})"
 
     def routines_text(self) -> str:
         """The routines with their instructions ("clear_page_erms, rep stosb"), "; "-separated."""
         return "; ".join(self.routines) or "none seen"
 
     def to_json(self) -> dict[str, Any]:
-        """clearing_share, low, high, spread_of, clearing_routines, groups, samples, runs."""
+        """clearing_share, low, high, level, spread_of, clearing_routines, groups, samples,
+        runs, per_run."""
         return {
             "clearing_share": self.share,
             "low": self.low,
             "high": self.high,
+            "level": self.level,
             "spread_of": self.spread_of,
             "clearing_routines": list(self.routines),
             "groups": dict(self.groups),
             "samples": self.samples,
             "runs": self.runs,
+            "per_run": list(self.per_run),
         }
 
 
@@ -262,4 +279,5 @@ def inside(results: Sequence[Result]) -> Inside | str:
         (r for p in profiles for r in p.get("clearing_routines", ())), key=lambda r: -r["share"]
     )
     routines = dict.fromkeys(f"{r['symbol']}, {r['instruction']}" for r in seen)
-    return Inside(share, low, high, tuple(routines), groups, samples, len(profiles))
+    per_run = tuple(float(p["clearing_share"]) for p in profiles)
+    return Inside(share, low, high, tuple(routines), groups, samples, len(profiles), per_run)

@@ -13,6 +13,7 @@ from pagezero.studies.predict.model import (
     ProjectedPolicy,
 )
 from pagezero.studies.predict.replays import PREEMPT_MODES, Replay
+from pagezero.units import parse_size
 
 
 def _gbs(rate: float | None) -> str:
@@ -75,11 +76,20 @@ class Prediction:
         Bytes per fault loop; loops per run; leading runs dropped as still warming up; runs
         whose worker process died.
     run_rates : list of float
-        Each fault run's rate (its median fault), in run order, discarded ones too.
+        Each unsampled fault run's rate (the folio over its fault time), in run order,
+        discarded ones too.
     fault_bytes_per_sec, loop_bytes_per_sec : float or None
-        The folio over the kept runs' median fault (what the models use); mem mmap's loop rate.
+        The folio over the kept runs' median fault time (what the models use); mem mmap's
+        loop rate.
+    fault_estimator : str
+        How a run's fault time was estimated (without sampling; the share from runs with it).
+    policy_era : str
+        Which policy (7.0 or pre-7.0) the kernel runs, and whether its symbols or its release
+        said so.
     replay, replay_backing, replay_bytes_per_sec : Replay, str, float or None
         The running kernel's policy, the pages its replays were on, its replay's rate.
+    replay_pages : str
+        Which pages the replays were asked for, and why (the kernel's linear map).
     explained, remainder_us, remainder_interval_us, verdict
         The subtraction model: the share the replay explains, the remainder, its bounds, fit.
     inside, observed, sampling : Inside, Observed, str or None
@@ -106,7 +116,10 @@ class Prediction:
     lost_runs: int = 0
     fault_bytes_per_sec: float | None = None
     loop_bytes_per_sec: float | None = None
+    fault_estimator: str = ""
+    policy_era: str = ""
     replay: Replay | None = None
+    replay_pages: str = ""
     replay_backing: str | None = None
     replay_bytes_per_sec: float | None = None
     explained: float | None = None
@@ -164,8 +177,11 @@ class Prediction:
             **self._fields("preempt_note", "fault_pages", "fault_size", "fault_loops"),
             "run_bytes_per_sec": list(self.run_rates),
             **self._fields("lost_runs", "loop_bytes_per_sec", "warm_up"),
+            "estimators": self.estimators(),
+            "policy_era": self.policy_era,
             "replay": asdict(r) if r else None,
             "replay_backing": self.replay_backing,
+            "replay_pages": self.replay_pages,
             "remainder_interval_us": list(interval) if interval else None,
             "nontemporal_kernels": list(self.nontemporal_kernels),
             "observed": self._observed_json(),
@@ -175,6 +191,27 @@ class Prediction:
             "assumptions": list(self.assumptions),
             "interrupted": self.interrupted,
         }
+
+    def estimators(self) -> dict[str, Any]:
+        """The observed model's two figures, each with its estimator and the runs it is from."""
+        kept = self.run_rates[self.discarded_runs :]
+        folio = parse_size(self.page)
+        fault = {
+            "estimator": self.fault_estimator,
+            "us": folio / self.fault_bytes_per_sec * 1e6 if self.fault_bytes_per_sec else None,
+            "per_run_us": [folio / r * 1e6 for r in kept],
+            "runs": len(kept),
+        }
+        seen = self.inside
+        share = {
+            "estimator": "the period-weighted share of the samples in the kernel's clearing "
+            "routines over a run's kept loops, in separate runs with sampling; the median of "
+            "the runs",
+            **{k: getattr(seen, k) if seen else None for k in ("share", "low", "high", "level")},
+            "per_run": list(seen.per_run) if seen else [],
+            "runs": seen.runs if seen else 0,
+        }
+        return {"fault_time": fault, "clearing_share": share}
 
     def _fields(self, *names: str) -> dict[str, Any]:
         """The named attributes as JSON keys of the same names."""
@@ -230,7 +267,8 @@ class Prediction:
         """The answers first, then how they were found, one line each (GB/s = 10^9 bytes/s)."""
         lines = self.answers()
         how = (
-            "demand faults measured and sampled, the kernel's clear = clearing share x fault "
+            "demand faults measured without sampling (the fault time) and, in other runs, "
+            "sampled (the clearing share), the kernel's clear = clearing share x fault "
             "time, the rest the remainder; a policy's fault = remainder + that clear x its "
             "replay / the running policy's (replays on a cold folio)"
             if self.observed
@@ -240,9 +278,14 @@ class Prediction:
         lines += [
             f"# how: {how}",
             f"# kernel {self.kernel_release}, preempt={self.preempt}"
-            + (f" ({self.preempt_note})" if self.preempt_note else ""),
+            + (f" ({self.preempt_note})" if self.preempt_note else "")
+            + (f"; {self.policy_era}" if self.policy_era else ""),
             f"# {self.warm_up}",
         ]
+        if self.fault_estimator:
+            lines.append(f"# fault time: {self.fault_estimator}")
+        if self.replay_pages:
+            lines.append(f"# replays on {self.replay_pages}")
         if self.run_rates:
             kept = self.runs - self.discarded_runs
             head = f"# demand faults on {self.fault_pages}: {kept} of {self.runs} runs kept"
@@ -252,8 +295,9 @@ class Prediction:
             lost = f"; {self.lost_runs} lost (worker died)" if self.lost_runs else ""
             lines += [
                 head + lost,
-                f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/s (the median "
-                f"fault; whole loops as mem mmap: {_gbs(self.loop_bytes_per_sec)})",
+                f"  fault rate          {_gbs(self.fault_bytes_per_sec):>8} GB/s (the folio over "
+                f"the median run's fault time; whole loops as mem mmap: "
+                f"{_gbs(self.loop_bytes_per_sec)})",
             ]
         r = self.replay
         if r is not None and self.replay_bytes_per_sec is not None:
@@ -268,7 +312,7 @@ class Prediction:
             groups = ", ".join(f"{g} {x:.0%}" for g, x in seen.groups.items())
             lines += [
                 f"  clearing share      {seen.share:>8.0%} of the fault, sampled "
-                f"({seen.low:.0%}..{seen.high:.0%} over the {seen.spread_of}; "
+                f"({seen.low:.0%}..{seen.high:.0%}, {seen.interval_words}; "
                 f"{seen.routines_text()}; {seen.samples} samples)",
                 f"  kernel clear        {o.clear_s * 1e6:>8.1f} us per fault ({clear})",
                 f"  remainder           {o.remainder_s * 1e6:>8.1f} us per fault ({rest})",

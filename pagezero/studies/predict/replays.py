@@ -3,15 +3,15 @@ source, and the one the running kernel clears with (docs/predict.rst, "The polic
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pagezero._core import PagezeroError
 from pagezero.measure.policy.orders import batch_bytes
+from pagezero.system import kallsyms
 from pagezero.system.kernels import clear_pages_kernel, kernels
-from pagezero.system.machine import non_preempt_batch, release_tuple
+from pagezero.system.machine import INIT_ON_ALLOC_SKIPS_FROM, non_preempt_batch, release_tuple
 
 # MAX_ORDER (MAX_PAGE_ORDER since 6.8, include/linux/mmzone.h): the buddy allocator's
 # largest block, 2^10 4KB pages on x86-64 and arm64 with 4KB pages; beyond it, gigantic.
@@ -23,8 +23,6 @@ PREEMPT_MODES = ("none", "voluntary", "full", "lazy")
 COOPERATIVE = ("none", "voluntary")
 KERNEL_DEFAULT_PREEMPT = "none"
 FIRST_RELEASE = (7, 0)  # the first with clear_contig_highpages()
-# "mm: avoid zeroing user movable page twice with init_on_alloc=1" (6.13).
-INIT_ON_ALLOC_SKIPS_FROM = (6, 13)
 # The 2012 proposal, pagezero's nocache-except-target walk (docs/predict.rst).
 PROPOSAL_2012 = "Avoid cache trashing on clearing huge/gigantic page"
 NOCACHE_STRATEGY = "nocache-except-target"
@@ -37,7 +35,7 @@ def gigantic(folio_bytes: int) -> bool:
 
 @dataclass(frozen=True)
 class Replay:
-    """One kernel policy ("pre-7.0", "7.0", "init_on_alloc") for one folio size, as folio()
+    """One kernel policy ("pre-7.0" or "7.0") for one folio size, as folio()
     replays it, with its source; preempt "any" where the model does not matter."""
 
     policy: str
@@ -127,7 +125,8 @@ def nontemporal_policies(folio_bytes: int) -> list[Replay]:
 
 @dataclass(frozen=True)
 class RunningKernel:
-    """The running kernel's release and preemption model (assumed, read, why they differ)."""
+    """The running kernel's release and preemption model (assumed, read, why they differ), and
+    its clear_page() era ("7.0", "pre-7.0" or None) from its symbols, with why."""
 
     release: str
     preempt: str
@@ -135,25 +134,45 @@ class RunningKernel:
     preempt_note: str | None = None
     init_on_alloc: bool | None = None
     init_on_free: bool | None = None
+    era: str | None = None
+    era_why: str = ""
 
     def since(self, version: tuple[int, int]) -> bool:
         """True when the release is `version` or later (False when it cannot be read)."""
         release = release_tuple(self.release)
         return release is not None and release >= version
 
+    @property
+    def seven(self) -> bool:
+        """True for a 7.0 policy: from the symbols, else the release (pre-7.0 unreadable)."""
+        return self.era == "7.0" if self.era else self.since(FIRST_RELEASE)
 
-def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
-    """The running kernel's release and preemption model, from a machine() dict."""
+    @property
+    def era_words(self) -> str:
+        """Which policy the kernel runs and how that was told, in words."""
+        policy = "7.0" if self.seven else "pre-7.0"
+        if self.era:
+            return f"{policy} policy from the kernel's symbols ({self.era_why})"
+        # A distribution backports series: the release is the fallback, not the rule.
+        return f"{policy} policy from the release {self.release or '(unknown)'} ({self.era_why})"
+
+
+def running_kernel(
+    info: Mapping[str, Any], era: tuple[str | None, str] | None = None
+) -> RunningKernel:
+    """The running kernel from a machine() dict, its era from kallsyms.clear_era() (or `era`)."""
     release = str(info.get("kernel_release") or "")
-    zeroing = {
+    era_of, era_why = era if era is not None else kallsyms.clear_era()
+    facts: dict[str, Any] = {
         f"init_on_{w}": (info.get(f"init_on_{w}") or {}).get("value") for w in ("alloc", "free")
     }
+    facts.update(era=era_of, era_why=era_why)
     pre = info.get("preemption") or {}
     read, source = str(pre.get("model") or "unknown"), pre.get("source")
     if read in PREEMPT_MODES:
-        return RunningKernel(release, read, read, **zeroing)
+        return RunningKernel(release, read, read, **facts)
     if read == "rt":
-        return RunningKernel(release, "full", read, "PREEMPT_RT clears as preempt=full", **zeroing)
+        return RunningKernel(release, "full", read, "PREEMPT_RT clears as preempt=full", **facts)
     why = (
         "the model of this PREEMPT_DYNAMIC kernel needs debugfs "
         "(/sys/kernel/debug/sched/preempt), a preempt= boot parameter or the kernel config "
@@ -162,30 +181,42 @@ def running_kernel(info: Mapping[str, Any]) -> RunningKernel:
         else f"no preemption model found ({source or 'debugfs, cmdline, uname -v, config'})"
     )
     note = f"assumed: {why}; none is kernel/Kconfig.preempt's default"
-    return RunningKernel(release, KERNEL_DEFAULT_PREEMPT, read, note, **zeroing)
+    return RunningKernel(release, KERNEL_DEFAULT_PREEMPT, read, note, **facts)
 
 
-def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Replay:
-    """The policy `kernel` clears a folio with (a THP one with `thp`: maybe the allocator's)."""
-    if thp and kernel.init_on_alloc and kernel.since(INIT_ON_ALLOC_SKIPS_FROM):
+# Where the faults can be on hugetlb instead: its pool's folios fault with folio_zero_user().
+_HUGETLB = (
+    "reserve 2MB hugetlb pages (pagezero predict --reserve), whose faults clear once, "
+    "with folio_zero_user()"
+)
+
+
+def check_thp_clears_once(kernel: RunningKernel) -> None:
+    """PagezeroError where `kernel`'s THP faults do not clear with one folio_zero_user()."""
+    if not kernel.init_on_alloc:
+        return
+    if kernel.since(INIT_ON_ALLOC_SKIPS_FROM):
         if kernel.init_on_free:
             # mm/page_alloc.c post_alloc_hook(): init_on_free zeroed them, so neither clears.
             raise PagezeroError(
                 "with init_on_alloc=1 and init_on_free=1 a THP fault clears nothing (its "
-                "pages were zeroed when freed): no clear to predict; reserve 2MB hugetlb pages "
-                "(pagezero predict --reserve), whose faults clear with folio_zero_user()"
+                f"pages were zeroed when freed): no clear to predict; {_HUGETLB}"
             )
-        source = (
-            "mm/page_alloc.c post_alloc_hook() kernel_init_pages(), init_on_alloc=1: "
-            "the THP fault skips folio_zero_user() (user_alloc_needs_zeroing())"
+        raise PagezeroError(
+            "with init_on_alloc=1 a THP fault (6.13 and later) never calls folio_zero_user(): "
+            "the page allocator clears the folio (post_alloc_hook() kernel_init_pages()), so "
+            f"no folio policy applies and none is projected; {_HUGETLB}"
         )
-        own, release = clear_pages_kernel(), "6.13 and later"
-        return Replay("init_on_alloc", "any", "front-to-back", "extent", own, release, source)
-    # A release that cannot be read is taken as pre-7.0: every one before 2026.
-    seven = kernel.since(FIRST_RELEASE)
-    replay = from_7_0(folio_bytes, kernel.preempt) if seven else pre_7_0(folio_bytes)
-    if thp and kernel.init_on_alloc:
-        # Before 6.13 the allocator zeroed the THP folio and the fault cleared it again.
-        note = "; init_on_alloc=1: the page allocator also cleared it before (not replayed)"
-        return dataclasses.replace(replay, source=replay.source + note)
-    return replay
+    if not kernel.init_on_free:  # with it the allocator leaves the clear to the fault
+        raise PagezeroError(
+            f"with init_on_alloc=1 a THP fault before 6.13 (kernel {kernel.release or '?'}) "
+            "clears its folio twice, the page allocator's kernel_init_pages() then "
+            f"folio_zero_user(): the fault is no one policy's clear; {_HUGETLB}"
+        )
+
+
+def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Replay:
+    """The policy `kernel` clears a folio with (a THP one with `thp`: check_thp_clears_once())."""
+    if thp:
+        check_thp_clears_once(kernel)
+    return from_7_0(folio_bytes, kernel.preempt) if kernel.seven else pre_7_0(folio_bytes)

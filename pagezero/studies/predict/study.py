@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pagezero._core import PagezeroError
@@ -25,7 +25,7 @@ from pagezero.studies.predict.replays import (
     walk_key,
 )
 from pagezero.system import hugepages
-from pagezero.system.machine import machine
+from pagezero.system.machine import llc_bytes, machine
 from pagezero.units import format_size, parse_size
 
 PAGES = ("2MB", "1GB")
@@ -50,15 +50,58 @@ def _fault_pages(page: str, needed: int, reserve: bool, info: dict[str, Any]) ->
     return f"{page} hugetlb"
 
 
-def _median_fault_rate(r: Result, folio: int) -> float:
-    """A fault run's rate from the median of its kept loops' median faults (mem.warming_runs)."""
-    latency = r.details["latency"]
-    if latency["unit_bytes"] != folio or not all(latency["loop_p50_ns"] or (0,)):
-        raise PagezeroError(
-            f"the fault run timed {format_size(latency['unit_bytes'])} per latency sample, "
-            f"not one {format_size(folio)} fault"
+# The one estimator of a run's fault time: runs without sampling (it costs time inside the
+# fault), as a CPU-time mean like the share's, which comes from separate runs with sampling.
+FAULT_ESTIMATOR = (
+    "mean on-CPU time per fault: the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) over a run's "
+    "kept loops / the faults in them, in runs without sampling; the median of the runs"
+)
+# A core built before thread_cpu_ns (spec B): the loops' wall time stands in, saying so.
+WALL_ESTIMATOR = "mean wall time per fault over a run's kept loops (no thread CPU time recorded)"
+
+
+def _seconds_per_fault(r: Result, folio: int) -> tuple[float, str]:
+    """A run's mean on-CPU seconds per fault over its kept loops, and the estimator's words."""
+    cpu = r.details.get("thread_cpu_ns")
+    # Every thread faults its own bytes_per_loop / threads; thread_cpu_ns is per thread.
+    if cpu:
+        loops, seconds, how = len(cpu[0]), sum(map(sum, cpu)) * 1e-9, FAULT_ESTIMATOR
+    else:
+        loops, seconds, how = r.loops, sum(r.seconds or ()), WALL_ESTIMATOR
+    faults = loops * r.bytes_per_loop // folio
+    if not faults or not seconds > 0:
+        raise PagezeroError(f"the fault run measured no {format_size(folio)} fault")
+    return seconds / faults, how
+
+
+def minimum_fault_size(page: str, info: Mapping[str, Any]) -> int | None:
+    """Twice the largest LLC sysfs claims, in whole `page` folios: below it the faults clear
+    folios still in the cache, the replays cold ones; None where no cache is known."""
+    llc = llc_bytes(info)
+    folio = parse_size(page)
+    return -(-2 * llc // folio) * folio if llc else None
+
+
+def _check_footprint(nbytes: int, page: str, info: Mapping[str, Any]) -> None:
+    """ValueError where `nbytes` is under minimum_fault_size(), naming the least."""
+    least, llc = minimum_fault_size(page, info), llc_bytes(info) or 0
+    if least and nbytes < least:
+        raise ValueError(
+            f"size {format_size(nbytes)} is under twice the LLC ({format_size(llc)}, sysfs): "
+            f"the faults would clear cached folios, the replays cold ones; use at least "
+            f"{format_size(least)}"
         )
-    return folio / (statistics.median(latency["loop_p50_ns"]) * 1e-9)
+
+
+def _replay_pages(info: Mapping[str, Any]) -> tuple[str, str]:
+    """folio()'s backing for the replays and why: 4KB where the kernel's linear map is 4KB."""
+    linear = info.get("linear_map") or {}
+    source = linear.get("source") or "not read"
+    if linear.get("pages") == "4KB":
+        return "4KB", f"4KB pages, as the kernel's linear map it clears through ({source})"
+    if linear.get("pages") == "huge":
+        return "auto", f"huge pages, as the kernel's linear map it clears through ({source})"
+    return "auto", f"huge pages (the kernel's linear map not known: {source})"
 
 
 def _warm(args: dict[str, Any], thp: bool) -> None:
@@ -72,30 +115,41 @@ def _warm(args: dict[str, Any], thp: bool) -> None:
         )
 
 
-def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
-    """The kept fault runs' seconds per fault; sampling's in p.inside (or why not: p.sampling)."""
-    measured = list(faults(**args, **SAMPLED, runs=runs))
+def _kept_runs(p: Prediction, measured: list[Result], runs: int) -> list[Result]:
+    """The runs after those still warming up (mem.warming_runs), counting the lost ones."""
     # A worker process that died (its reason printed by the workers) is a run lost.
+    p.lost_runs += runs - len(measured)
+    rates = [r.bytes_per_sec or 0.0 for r in measured]
+    return measured[warming_runs(rates) if all(rates) else 0 :]
+
+
+def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[float]:
+    """The kept unsampled runs' seconds per fault; the sampled runs' share in p.inside (or
+    why not: p.sampling)."""
+    measured = list(faults(**args, runs=runs))
     p.lost_runs = runs - len(measured)
     folio = parse_size(p.page)
-    p.run_rates = [_median_fault_rate(r, folio) for r in measured]
+    per_run = [_seconds_per_fault(r, folio) for r in measured]
+    p.fault_estimator = per_run[0][1] if per_run else FAULT_ESTIMATOR
+    p.run_rates = [folio / s for s, _ in per_run]
     p.discarded_runs = warming_runs(p.run_rates)
-    fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
+    fault_s = [s for s, _ in per_run[p.discarded_runs :]]
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
-    seen = inside(kept)
-    p.inside, p.sampling = (None, seen) if isinstance(seen, str) else (seen, None)
     seconds = sum(sum(r.seconds or ()) for r in kept)
     p.loop_bytes_per_sec = sum(r.total_bytes for r in kept) / seconds
+    seen = inside(_kept_runs(p, list(faults(**args, **SAMPLED, runs=runs)), runs))
+    p.inside, p.sampling = (None, seen) if isinstance(seen, str) else (seen, None)
     return fault_s
 
 
 def _replay_times(
-    walks: Sequence[Replay], folio: str, loops: int, runs: int
+    walks: Sequence[Replay], folio: str, loops: int, runs: int, pages: str
 ) -> tuple[dict[tuple[str, int, str], list[float]], str]:
-    """Each walk's seconds per clear, one per run (run i of every walk in one process)."""
+    """Each walk's seconds per clear on `pages`, one per run (run i of every walk in one
+    process)."""
     points = [
-        dict(size=folio, fault_index=0, loops=loops, backing="auto", cache="cold", **w.folio_args())
+        dict(size=folio, fault_index=0, loops=loops, backing=pages, cache="cold", **w.folio_args())
         for w in walks
     ]
     rs = across_processes("folio", points, runs)
@@ -130,7 +184,8 @@ def predict(
     reserve : bool
         Grow the hugepage pool by what the faults lack (root), given back afterwards.
     size, loops : int or str, int
-        Bytes faulted per loop (a whole number of pages); fault loops per run.
+        Bytes faulted per loop (a whole number of pages, at least twice the LLC: the faults
+        clear cold folios, as the replays do); fault loops per run.
     replay_loops : int or None
         Clears per replay run (default: 20 for 2MB, 3 for 1GB).
 
@@ -142,11 +197,12 @@ def predict(
     Raises
     ------
     ValueError
-        For a bad argument.
+        For a bad argument, or a size under twice the LLC (naming the least).
     MappingError
         When the pool lacks the hugepages (naming the fix).
     PagezeroError
-        When reserving needs root, or THP did not give 2MB pages.
+        When reserving needs root, THP did not give 2MB pages, or init_on_alloc leaves a THP
+        fault no one policy's clear (before measuring; naming --reserve).
     Interrupted
         On a stop signal; its partial is the Prediction so far.
     """
@@ -158,12 +214,14 @@ def predict(
     replay_loops = REPLAY_LOOPS[page] if replay_loops is None else replay_loops
     plan(folio, page, replay_loops)  # the same loop bounds for the replays
     info = machine()
+    _check_footprint(fault_plan.nbytes, page, info)
     kernel = running_kernel(info)
     needed = fault_plan.nbytes // folio
     pages = _fault_pages(page, needed, reserve, info)
     thp = pages == THP_PAGES
+    running = replay_for(kernel, folio, thp)  # refuses a THP fault that is no one clear, first
     pages_args = dict(page="4KB", thp=True) if thp else dict(page=page)
-    args = dict(size=fault_plan.nbytes, function="demand", loops=loops, latency=True, **pages_args)
+    args = dict(size=fault_plan.nbytes, function="demand", loops=loops, **pages_args)
     warm_up = (
         f"warmed the pool first: one pass of {needed} demand fault{'s' * (needed != 1)} over "
         f"{format_size(fault_plan.nbytes)}, not counted (on a VM a first touch also "
@@ -171,11 +229,13 @@ def predict(
     )
     k, nbytes = kernel, fault_plan.nbytes
     p = Prediction(page, k.release, k.preempt, k.preempt_note, pages, nbytes, loops, warm_up)
+    p.policy_era = k.era_words
+    replay_backing, p.replay_pages = _replay_pages(info)
     try:
         with hugepages.reserve(page, needed) if reserve else contextlib.nullcontext():
             _warm(args, thp)
             fault_s = _measure_faults(p, args, runs)
-            _replay_and_fit(p, replay_for(kernel, folio, thp), fault_s, replay_loops, runs)
+            _replay_and_fit(p, running, fault_s, replay_loops, runs, replay_backing)
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
         p.interrupted = stop.signame
@@ -184,13 +244,13 @@ def predict(
 
 
 def _replay_and_fit(
-    p: Prediction, running: Replay, fault_s: list[float], loops: int, runs: int
+    p: Prediction, running: Replay, fault_s: list[float], loops: int, runs: int, pages: str
 ) -> None:
     folio = parse_size(p.page)
     policies, candidates = every_policy(folio), nontemporal_policies(folio)
     everything = [running, *policies, *candidates]
     walks = list({w.same_walk(folio): w for w in everything}.values())
-    times, p.replay_backing = _replay_times(walks, p.page, loops, runs)
+    times, p.replay_backing = _replay_times(walks, p.page, loops, runs, pages)
     p.replay, p.nontemporal_kernels = running, nontemporal_kernels()
     clear_s = times[running.same_walk(folio)]
     p.replay_bytes_per_sec = folio / statistics.median(clear_s)

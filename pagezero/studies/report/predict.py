@@ -8,8 +8,10 @@ from pagezero.studies.predict import predict
 from pagezero.studies.predict.model import FIT_HIGH, FIT_LOW
 from pagezero.studies.predict.prediction import group_projections
 from pagezero.studies.predict.replays import PREEMPT_MODES, PROPOSAL_2012
+from pagezero.studies.predict.study import minimum_fault_size
 from pagezero.studies.report.cells import Section, failure_text, save_json
 from pagezero.studies.report.words import md_table, rate, text_table
+from pagezero.units import parse_size
 
 TITLE = "Clearing policies"
 
@@ -78,11 +80,13 @@ def _for_scale_table():
     return md_table(FOR_SCALE_HEADER, rows)
 
 
-def _measure(pages, cfg, reserve, quick):
+def _measure(pages, cfg, info, reserve, quick):
     found, notes, stop = [], [], None
     args = dict(runs=cfg["runs"], reserve=reserve, loops=cfg["fault_loops"])
     for page in pages:
-        size = max(cfg["fault_size"], 1 << 30 if page == "1GB" else 2 << 20)
+        # At least one page, and twice the LLC (predict's least: the faults clear cold folios).
+        least = minimum_fault_size(page, info) or 0
+        size = max(cfg["fault_size"], parse_size(page), least)
         try:
             replays = QUICK_REPLAY_LOOPS[page] if quick else None
             found.append(predict(page, size=size, replay_loops=replays, **args))
@@ -99,7 +103,7 @@ def _measure(pages, cfg, reserve, quick):
 def study_predict(out_dir, cfg, info, functions, progress, reserve=False):
     """pagezero.predict() for 2MB pages (and 1GB unless cfg's "quick"): answers and tables."""
     pages = ("2MB",) if cfg["quick"] else ("2MB", "1GB")
-    found, notes, stop = _measure(pages, cfg, reserve, cfg["quick"])
+    found, notes, stop = _measure(pages, cfg, info, reserve, cfg["quick"])
     section = Section(TITLE, interrupted=stop.signame if stop else None)
     path, doc = os.path.join(out_dir, "predict.json"), [p.to_json() for p in found]
     return save_json(section, path, doc, lambda: _tabulate(section, found, notes))

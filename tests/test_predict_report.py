@@ -165,7 +165,7 @@ def sampled_prediction():
     clear_page_erms, the replay alone explaining 105% (subtraction does not fit)."""
     p = synthetic_prediction()
     groups = {"page allocation": 0.01, "page tables": 0.01, "other": 0.02}
-    p.inside = Inside(0.96, 0.95, 0.97, ("clear_page_erms",), groups, 6000, 3)
+    p.inside = Inside(0.96, 0.95, 0.97, ("clear_page_erms",), groups, 6000, 3, level=0.75)
     p.observed = observed(2 << 20, [200e-6], 0.96, 0.95, 0.97)
     p.explained = 1.05
     return p

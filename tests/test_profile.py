@@ -192,6 +192,12 @@ def test_the_wilson_interval_is_scipys(k, n):
     assert inside.wilson(k, n) == pytest.approx((ci.low, ci.high))
 
 
+@pytest.mark.parametrize("n", [1, 3, 7, 10, 99, 4093])
+def test_the_wilson_interval_holds_a_share_of_none_or_all(n):
+    # A period-weighted share of 1.0 once came out above its interval's high end by rounding.
+    assert inside.wilson(n, n)[1] >= 1.0 and inside.wilson(0, n)[0] <= 0.0
+
+
 def test_a_failed_sample_ring_mmap_names_the_mlock_limit():
     why = inside.summarize({"refused": errno.EPERM, "stage": "mmap"})["refused"]
     assert "perf_event_mlock_kb" in why and "ulimit -l" in why and "seccomp" not in why

@@ -133,7 +133,8 @@ def wilson(k: float, n: int, confidence: float = _WILSON_LEVEL) -> tuple[float, 
     z = float(sps.norm.ppf(0.5 + confidence / 2))
     p, zz = k / n, z * z / n
     centre, half = (p + zz / 2) / (1 + zz), z / (1 + zz) * math.sqrt(p * (1 - p) / n + zz / (4 * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval holds p; min/max keep a share of exactly 0 or 1 inside it despite rounding.
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 def summarize(raw: Mapping[str, Any], kcore_path: str = kcore.KCORE) -> dict[str, Any]:

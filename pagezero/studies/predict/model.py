@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagezero.measure import profile
-from pagezero.results.points import median_interval
 from pagezero.results.result import Result
 from pagezero.studies.predict.replays import Replay
 
@@ -210,12 +209,8 @@ class Inside:
     samples: int
     runs: int
     per_run: tuple[float, ...] = ()
-
-    @property
-    def level(self) -> float:
-        """The interval's real level: the sign test's over runs, which their number fixes
-        (min..max of 3 runs is 75%), or one run's 95% Wilson interval over its samples."""
-        return median_interval(range(self.runs))[2] if self.runs > 1 else 0.95
+    # The interval's real level (profile.clearing_estimate()): 75% for min..max of 3 runs.
+    level: float = 0.95
 
     @property
     def spread_of(self) -> str:
@@ -263,7 +258,7 @@ def inside(results: Sequence[Result]) -> Inside | str:
         return f"sampling refused: {refused}"
     if any(not p.get("samples") for p in profiles):
         return "sampling took no samples in the faults"
-    share, low, high = profile.clearing_share(results) or (0.0, 0.0, 0.0)
+    share, low, high, level = profile.clearing_estimate(results) or (0.0, 0.0, 0.0, 0.0)
     if not share:
         return "sampling saw no clearing routine in the faults"
     samples = sum(int(p["samples"]) for p in profiles)
@@ -280,4 +275,5 @@ def inside(results: Sequence[Result]) -> Inside | str:
     )
     routines = dict.fromkeys(f"{r['symbol']}, {r['instruction']}" for r in seen)
     per_run = tuple(float(p["clearing_share"]) for p in profiles)
-    return Inside(share, low, high, tuple(routines), groups, samples, len(profiles), per_run)
+    runs = len(profiles)
+    return Inside(share, low, high, tuple(routines), groups, samples, runs, per_run, level)

@@ -56,22 +56,17 @@ FAULT_ESTIMATOR = (
     "mean on-CPU time per fault: the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) over a run's "
     "kept loops / the faults in them, in runs without sampling; the median of the runs"
 )
-# A core built before thread_cpu_ns (spec B): the loops' wall time stands in, saying so.
-WALL_ESTIMATOR = "mean wall time per fault over a run's kept loops (no thread CPU time recorded)"
 
 
-def _seconds_per_fault(r: Result, folio: int) -> tuple[float, str]:
-    """A run's mean on-CPU seconds per fault over its kept loops, and the estimator's words."""
-    cpu = r.details.get("thread_cpu_ns")
-    # Every thread faults its own bytes_per_loop / threads; thread_cpu_ns is per thread.
-    if cpu:
-        loops, seconds, how = len(cpu[0]), sum(map(sum, cpu)) * 1e-9, FAULT_ESTIMATOR
-    else:
-        loops, seconds, how = r.loops, sum(r.seconds or ()), WALL_ESTIMATOR
-    faults = loops * r.bytes_per_loop // folio
+def _seconds_per_fault(r: Result, folio: int) -> float:
+    """A run's mean on-CPU seconds per fault over its kept loops (FAULT_ESTIMATOR)."""
+    cpu = r.details["thread_cpu_ns"]  # per thread, per kept loop
+    # Every thread faults its own bytes_per_loop / threads.
+    faults = len(cpu[0]) * r.bytes_per_loop // folio
+    seconds = sum(map(sum, cpu)) * 1e-9
     if not faults or not seconds > 0:
         raise PagezeroError(f"the fault run measured no {format_size(folio)} fault")
-    return seconds / faults, how
+    return seconds / faults
 
 
 def minimum_fault_size(page: str, info: Mapping[str, Any]) -> int | None:
@@ -129,11 +124,10 @@ def _measure_faults(p: Prediction, args: dict[str, Any], runs: int) -> list[floa
     measured = list(faults(**args, runs=runs))
     p.lost_runs = runs - len(measured)
     folio = parse_size(p.page)
-    per_run = [_seconds_per_fault(r, folio) for r in measured]
-    p.fault_estimator = per_run[0][1] if per_run else FAULT_ESTIMATOR
-    p.run_rates = [folio / s for s, _ in per_run]
+    p.fault_estimator = FAULT_ESTIMATOR
+    p.run_rates = [folio / _seconds_per_fault(r, folio) for r in measured]
     p.discarded_runs = warming_runs(p.run_rates)
-    fault_s = [s for s, _ in per_run[p.discarded_runs :]]
+    fault_s = [folio / rate for rate in p.run_rates[p.discarded_runs :]]
     p.fault_bytes_per_sec = folio / statistics.median(fault_s)
     kept = measured[p.discarded_runs :]
     seconds = sum(sum(r.seconds or ()) for r in kept)

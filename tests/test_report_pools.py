@@ -28,9 +28,14 @@ from pagezero.units import format_page
 
 TINY = SCALES["tiny"]
 # What the tiny scale's studies map at once: 16MB of 2MB pages, one 1GB page; predict's
-# quick scale, 2MB only.
+# quick scale, 2MB only, at least twice the LLC: the fixture's machine has 8MB of it.
 FAULTS_NEED = {"2MB": 8, "1GB": 1}
 PREDICT_NEED = {"2MB": 8}
+
+
+def with_llc(nbytes):
+    """A machine() dict with an LLC of `nbytes`, as sysfs shows it."""
+    return {"caches": [{"level": 3, "type": "Unified", "size_bytes": nbytes}]}
 
 
 @pytest.fixture
@@ -45,6 +50,7 @@ def kernels(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(hugepages.os, "geteuid", lambda: 0)
     monkeypatch.setattr(report_pkg.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(pools, "machine", lambda: with_llc(8 << 20))  # predict: 16MB or more
     for k in found.values():
         k.warmed = []  # the bytes of each warm-up pass over its pages (fault.warm)
     monkeypatch.setattr(
@@ -76,10 +82,17 @@ def fake_studies(monkeypatch, seen, faults=None):
 
 def test_the_needs_follow_the_scale():
     assert pools.study_needs("faults", TINY, True) == FAULTS_NEED
-    assert pools.study_needs("predict", TINY, True) == PREDICT_NEED
+    assert pools.study_needs("predict", TINY, True, with_llc(8 << 20)) == PREDICT_NEED
     full = SCALES["full"]
     assert pools.study_needs("faults", full, False) == {"2MB": 512, "1GB": 1}
-    assert pools.study_needs("predict", full, False) == {"2MB": 512, "1GB": 1}
+    assert pools.study_needs("predict", full, False, with_llc(32 << 20)) == {"2MB": 512, "1GB": 1}
+
+
+def test_predict_needs_twice_the_llc_at_every_scale():
+    # predict faults at least twice the LLC (it refuses less): the pools must hold that much.
+    assert pools.study_needs("predict", TINY, True, with_llc(32 << 20)) == {"2MB": 32}
+    big = with_llc(480 << 20)  # an Intel Xeon VM's sysfs
+    assert pools.study_needs("predict", SCALES["quick"], True, big) == {"2MB": 480}
     assert pools.study_needs("extents", full, False) == {}
 
 

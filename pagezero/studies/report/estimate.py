@@ -18,7 +18,7 @@ from pagezero.studies.report.chunks import chunk_points
 from pagezero.studies.report.cold import cold_points
 from pagezero.studies.report.pages import page_points
 from pagezero.studies.report.pools import study_needs
-from pagezero.studies.report.predict import QUICK_REPLAY_LOOPS
+from pagezero.studies.report.predict import QUICK_REPLAY_LOOPS, fault_size
 from pagezero.system.backing import Backing
 from pagezero.system.kernels import kernels
 from pagezero.system.machine import llc_bytes
@@ -124,18 +124,19 @@ def _advice(cfg, info, functions, pace, quick):
 
 
 def _predict(cfg, info, functions, pace, quick):
-    # Per page: warm-up and fault runs, then every walk replayed on a cold folio, the scrub
-    # buffer (twice sysfs's LLC, measure.policy.folios) read before each clear.
+    # Per page: a warm-up, then fault runs without sampling and as many with, then every walk
+    # replayed on a cold folio, the scrub buffer (twice sysfs's LLC, measure.policy.folios)
+    # read before each clear.
     scrub = max(2 * (llc_bytes(info) or 32 << 20), 16 << 20)
     seconds = 0.0
     for page in ("2MB",) if quick else ("2MB", "1GB"):
         folio = 2 << 20 if page == "2MB" else 1 << 30
-        size = max(cfg["fault_size"], folio)
-        seconds += (cfg["runs"] * cfg["fault_loops"] + 1) * size / pace.huge_fault
+        size = fault_size(page, cfg, info)
+        seconds += (2 * cfg["runs"] * cfg["fault_loops"] + 1) * size / pace.huge_fault
         walks = len(every_policy(folio)) + len(nontemporal_policies(folio)) + 1
         loops = (QUICK_REPLAY_LOOPS if quick else REPLAY_LOOPS)[page]
         seconds += walks * cfg["runs"] * loops * (scrub + folio) / pace.clear
-        seconds += 2 * cfg["runs"] * pace.start
+        seconds += 3 * cfg["runs"] * pace.start
     return seconds
 
 

@@ -4,18 +4,25 @@ import contextlib
 
 from pagezero._core import MappingError, PagezeroError
 from pagezero.measure import fault
+from pagezero.studies.report import predict
 from pagezero.studies.report.faults import FAULT_PAGES
 from pagezero.system import hugepages
+from pagezero.system.machine import machine
 from pagezero.units import parse_size
 
 _HUGETLB = tuple(dict.fromkeys(page for page, _ in FAULT_PAGES if page != "4KB"))
 
 
-def study_needs(name, cfg, quick):
-    """{page: pages} study `name` maps at once at `cfg`'s sizes; {} for the others."""
-    # As the studies size them: max(fault_size, one page) per loop; predict 1GB only at the
-    # full scale, its replays one folio once the faults are unmapped.
-    pages = {"faults": _HUGETLB, "predict": ("2MB",) if quick else ("2MB", "1GB")}.get(name, ())
+def study_needs(name, cfg, quick, info=None):
+    """{page: pages} study `name` maps at once at `cfg`'s sizes on machine() `info` (default:
+    this one); {} for the others."""
+    # As the studies size them: max(fault_size, one page) per loop, predict's at least twice
+    # the LLC and 1GB only at the full scale, its replays one folio once the faults are unmapped.
+    if name == "predict":
+        info = machine() if info is None else info
+        pages = ("2MB",) if quick else ("2MB", "1GB")
+        return {p: hugepages.pages_needed(predict.fault_size(p, cfg, info), p) for p in pages}
+    pages = _HUGETLB if name == "faults" else ()
     return {p: hugepages.pages_needed(max(cfg["fault_size"], parse_size(p)), p) for p in pages}
 
 

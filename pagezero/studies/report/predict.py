@@ -80,13 +80,17 @@ def _for_scale_table():
     return md_table(FOR_SCALE_HEADER, rows)
 
 
+def fault_size(page, cfg, info):
+    """The bytes the study faults per loop: the scale's, at least one page and twice the LLC
+    (predict's least: the faults clear cold folios, as the replays)."""
+    return max(cfg["fault_size"], parse_size(page), minimum_fault_size(page, info) or 0)
+
+
 def _measure(pages, cfg, info, reserve, quick):
     found, notes, stop = [], [], None
     args = dict(runs=cfg["runs"], reserve=reserve, loops=cfg["fault_loops"])
     for page in pages:
-        # At least one page, and twice the LLC (predict's least: the faults clear cold folios).
-        least = minimum_fault_size(page, info) or 0
-        size = max(cfg["fault_size"], parse_size(page), least)
+        size = fault_size(page, cfg, info)
         try:
             replays = QUICK_REPLAY_LOOPS[page] if quick else None
             found.append(predict(page, size=size, replay_loops=replays, **args))

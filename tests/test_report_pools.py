@@ -86,6 +86,7 @@ def test_the_needs_follow_the_scale():
     full = SCALES["full"]
     assert pools.study_needs("faults", full, False) == {"2MB": 512, "1GB": 1}
     assert pools.study_needs("predict", full, False, with_llc(32 << 20)) == {"2MB": 512, "1GB": 1}
+    assert pools.study_needs("extents", full, False) == {}
 
 
 def test_predict_needs_twice_the_llc_at_every_scale():
@@ -93,7 +94,6 @@ def test_predict_needs_twice_the_llc_at_every_scale():
     assert pools.study_needs("predict", TINY, True, with_llc(32 << 20)) == {"2MB": 32}
     big = with_llc(480 << 20)  # an Intel Xeon VM's sysfs
     assert pools.study_needs("predict", SCALES["quick"], True, big) == {"2MB": 480}
-    assert pools.study_needs("extents", full, False) == {}
 
 
 def test_root_reserves_around_each_study_and_gives_back(kernels, monkeypatch, tmp_path):

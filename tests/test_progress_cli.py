@@ -11,6 +11,8 @@ import pytest
 from conftest import ok, pagezero_cli
 
 from pagezero.results.resultset import ResultSet
+from pagezero.studies.predict.study import minimum_fault_size
+from pagezero.system.machine import machine
 
 # "...; 3 s so far, about 5 s left", or the last step's "finishing", or a step that ran
 # past its share of the estimate.
@@ -104,14 +106,17 @@ def test_advise_lines_and_json_unchanged(tmp_path):
 
 
 def test_predict_a_line_per_run(tmp_path):
-    args = ["predict", "--size", "2MB", "-l", "1", "--runs", "1", "--format", "json"]
+    # The least size predict takes here: twice the LLC.
+    least = minimum_fault_size("2MB", machine()) or 2 << 20
+    args = ["predict", "--size", str(least), "-l", "1", "--runs", "1", "--format", "json"]
     loud = pagezero_cli(*args)
     if loud.returncode == 1 and ("hugepages" in loud.stderr or "THP" in loud.stderr):
         pytest.skip(f"no 2MB pages for predict here: {loud.stderr.strip()}")
     doc = json.loads(ok(loud))
     lines = progress_lines(loud.stderr, "pagezero predict")
-    # The warming pass, the fault run, the replay run: a line each.
+    # The warming pass, the fault runs without and with sampling, the replay run: a line each.
     assert [line.split(";")[0] for line in lines] == [
+        "pagezero predict: faults run done (this process)",
         "pagezero predict: faults run done (this process)",
         "pagezero predict: faults run done (this process)",
         "pagezero predict: folio run 1 of 1 done",

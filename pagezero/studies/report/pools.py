@@ -4,8 +4,8 @@ import contextlib
 
 from pagezero._core import MappingError, PagezeroError
 from pagezero.measure import fault
-from pagezero.studies.report import predict
 from pagezero.studies.report.faults import FAULT_PAGES
+from pagezero.studies.report.predict import fault_size
 from pagezero.system import hugepages
 from pagezero.system.machine import machine
 from pagezero.units import parse_size
@@ -21,7 +21,7 @@ def study_needs(name, cfg, quick, info=None):
     if name == "predict":
         info = machine() if info is None else info
         pages = ("2MB",) if quick else ("2MB", "1GB")
-        return {p: hugepages.pages_needed(predict.fault_size(p, cfg, info), p) for p in pages}
+        return {p: hugepages.pages_needed(fault_size(p, cfg, info), p) for p in pages}
     pages = _HUGETLB if name == "faults" else ()
     return {p: hugepages.pages_needed(max(cfg["fault_size"], parse_size(p)), p) for p in pages}
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pagezero._core import PagezeroError
 from pagezero.interrupt import Interrupted, as_interrupted
-from pagezero.measure.fault import page_report, plan
+from pagezero.measure.fault import on_cpu_rate, page_report, plan
 from pagezero.measure.mem import warming_runs
 from pagezero.results.result import Result
 from pagezero.runs.processes import across_processes, check_runs, faults
@@ -60,13 +60,10 @@ FAULT_ESTIMATOR = (
 
 def _seconds_per_fault(r: Result, folio: int) -> float:
     """A run's mean on-CPU seconds per fault over its kept loops (FAULT_ESTIMATOR)."""
-    cpu = r.details["thread_cpu_ns"]  # per thread, per kept loop
-    # Every thread faults its own bytes_per_loop / threads.
-    faults = len(cpu[0]) * r.bytes_per_loop // folio
-    seconds = sum(map(sum, cpu)) * 1e-9
-    if not faults or not seconds > 0:
+    rate = on_cpu_rate(r)
+    if not rate:
         raise PagezeroError(f"the fault run measured no {format_size(folio)} fault")
-    return seconds / faults
+    return folio / rate
 
 
 def minimum_fault_size(page: str, info: Mapping[str, Any]) -> int | None:

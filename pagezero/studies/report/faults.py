@@ -45,18 +45,21 @@ def _points(cfg, reserve, notes):
 
 
 def inside_faults(rs):
-    """Per page: (Inside, median fault rate over share, median fault rate), or (why, None, None)."""
+    """Per page: (Inside, median on-CPU fault rate over share, median fault rate), or (why, None,
+    None)."""
     found = {}
     for first, results in rs.points():
         if first.function != "demand":
             continue
         seen, clearing, faults = inside(results), None, None
         if not isinstance(seen, str):
-            runs = [(r.bytes_per_sec, r.details["profile"]["clearing_share"]) for r in results]
-            runs = [(b, s) for b, s in runs if b and s]
+            # The share is of the run's CPU time: the clear's rate is the on-CPU rate over it.
+            share = [r.details["profile"]["clearing_share"] for r in results]
+            runs = [(r.bytes_per_sec, fault.on_cpu_rate(r), s) for r, s in zip(results, share)]
+            runs = [(b, c, s) for b, c, s in runs if b and c and s]
             if runs:
-                clearing = statistics.median(b / s for b, s in runs)
-                faults = statistics.median(b for b, _ in runs)
+                clearing = statistics.median(c / s for _, c, s in runs)
+                faults = statistics.median(b for b, _, _ in runs)
         found[_fault_page(first)] = (seen, clearing, faults)
     return found
 
@@ -103,7 +106,7 @@ def _headroom(section, sizes, cfg, functions, reserve, skipped, found):
         "Headroom: demand faults beside the fastest user-space clear of the "
         "same extents (page-sized calls over a region of the same page size), "
         "measured right after, one run; where the faults were sampled, also the kernel's "
-        "clearing inside the fault (the fault rate over the clearing share, from the table "
+        "clearing inside the fault (the on-CPU fault rate over the clearing share, from the table "
         "above) against the same clear, like with like:",
         "",
         "| page | faults GB/s | best clear GB/s | kernel | headroom | kernel clears inside "

@@ -315,8 +315,8 @@ def on_cpu_rate(result: Result) -> float | None:
     """Bytes a faults() Result faulted per second of its threads' CPU time over its kept loops
     (details["thread_cpu_ns"]): the rate a sampled share of the fault's CPU time divides; None
     where the run has no CPU times (results saved before them)."""
-    cpu = result.details.get("thread_cpu_ns")
-    seconds = sum(map(sum, cpu)) * 1e-9 if cpu else 0.0
+    cpu = result.details.get("thread_cpu_ns") or ((),)
+    seconds = sum(map(sum, cpu)) * 1e-9
     return result.bytes_per_loop * len(cpu[0]) / seconds if seconds else None
 
 

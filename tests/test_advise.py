@@ -11,7 +11,7 @@ from helpers.cli import run_cli
 
 import pagezero
 import pagezero.analysis.cache as analysis_cache
-from pagezero.analysis.knee import KNEE_MIN_EXTENT, best_kernels, find_knee, is_clear_step
+from pagezero.analysis.knee import KNEE_MIN_EXTENT, find_knee, is_clear_step
 from pagezero.cli import main
 from pagezero.interrupt import Interrupted
 from pagezero.measure.policy import default_kernel
@@ -89,25 +89,6 @@ def test_a_flat_curve_has_a_step_of_about_one():
 def test_knee_needs_two_extents():
     with pytest.raises(ValueError, match="two extents"):
         find_knee([(4 * KB, 10), (MB, 10)])
-
-
-# best_kernels ------------------------------------------------------------------
-
-
-def test_best_kernels_merges_ranges_and_keeps_near_ties():
-    rates = {
-        "a": {4 * KB: 10, 1 * MB: 50, 8 * MB: 50, 64 * MB: 40},
-        "b": {4 * KB: 20, 1 * MB: 40, 8 * MB: 51, 64 * MB: 90},
-    }
-    extents = [4 * KB, 1 * MB, 8 * MB, 64 * MB]
-    rows = best_kernels(rates, extents)
-    # b at 8MB is within 5% of a, which holds the range: a keeps it.
-    assert [(r["min_bytes"], r["max_bytes"], r["kernel"]) for r in rows] == [
-        (4 * KB, 4 * KB, "b"),
-        (1 * MB, 8 * MB, "a"),
-        (64 * MB, 64 * MB, "b"),
-    ]
-    assert rows[1]["bytes_per_sec"] == 50.0
 
 
 # cells_from_results -----------------------------------------------------------------

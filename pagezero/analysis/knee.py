@@ -1,18 +1,17 @@
-"""Where a kernel's rate steps over extents (bytes per call), and which kernel is fastest where."""
+"""Where a kernel's rate steps over extents (bytes per call), and a kernels-by-extent row."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 # Below this, the cost of each call, not the cache, sets the rate: no knee there.
 KNEE_MIN_EXTENT = 64 << 10
 # A step smaller than this is no knee, in words or JSON (it still is the largest step).
 KNEE_CLEAR_STEP = 1.3
-# A kernel within this of the fastest keeps its range: noise does not split the table.
+# A kernel within this of the fastest is named as tied with it (the extents answers).
 TIE = 0.05
 
 
@@ -44,30 +43,6 @@ def find_knee(points: Iterable[tuple[int, float]]) -> tuple[int, float]:
         fits.append((rise <= 0, fit_cost(logs, k), k, rise))
     _, _, k, rise = min(fits)
     return pts[k][0], math.exp(rise)
-
-
-def best_kernels(
-    rates: Mapping[str, Mapping[int, float]], extents: Sequence[int]
-) -> list[dict[str, Any]]:
-    """Ranges of `extents` (ascending) with their fastest kernel of {kernel: {extent: rate}}."""
-
-    def near_best(k: str, e: int) -> bool:
-        here = [r[e] for r in rates.values() if e in r]
-        return e in rates[k] and rates[k][e] >= (1 - TIE) * max(here)
-
-    def run_length(k: str, i: int) -> int:
-        return len(list(itertools.takewhile(lambda e: near_best(k, e), extents[i:])))
-
-    ranges: list[dict[str, Any]] = []
-    for i, e in enumerate(extents):
-        if ranges and near_best(ranges[-1]["kernel"], e):
-            ranges[-1]["extents"].append(e)
-            continue
-        winner = max(
-            (k for k in rates if near_best(k, e)), key=lambda k: (run_length(k, i), rates[k][e])
-        )
-        ranges.append({"kernel": winner, "extents": [e]})
-    return [range_row(rg["kernel"], rg["extents"], lambda k, e: rates[k][e]) for rg in ranges]
 
 
 def range_row(

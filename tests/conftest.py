@@ -170,7 +170,8 @@ def _maps():
 
 def mapping_count():
     """Mappings of this process. Python's allocator maps and unmaps arenas
-    too, so compare counts only around calls that map nothing on success."""
+    too, so compare counts only around calls that map nothing on success, and
+    take a count that fell (an arena given back) for nothing left behind."""
     return sum(1 for _ in _maps())
 
 

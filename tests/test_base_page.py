@@ -54,7 +54,7 @@ def test_4kb_pages_are_refused_on_a_kernel_with_larger_base_pages(pages, base, c
     before = mapping_count()
     with pytest.raises(ValueError, match=f"this kernel's base page is {base // KB}KB"):
         call()
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
 
 
 @pytest.mark.parametrize("bench", ["mmap", "memset"])

@@ -149,7 +149,7 @@ def test_a_run_has_one_sample_per_loop_and_unmaps(function):
     pagezero.faults(SIZE, function=function, loops=1)
     before = mapping_count()
     r = pagezero.faults(SIZE, function=function, loops=3)[0]
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
     assert r.benchmark == "mmap" and r.function == function
     # A loaded machine's first loop can be left out as warming up (test_warm_up_loops_...).
     assert loops_run(r) == 3
@@ -427,7 +427,7 @@ def test_bad_arguments_are_value_errors(kwargs, match):
     before = mapping_count()
     with pytest.raises(ValueError, match=match):
         pagezero.faults(loops=kwargs.pop("loops", 1), **kwargs)
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
 
 
 def test_more_threads_than_memory_allows():
@@ -438,7 +438,7 @@ def test_more_threads_than_memory_allows():
     with pytest.raises(pagezero.MappingError, match=f"too large for {CPUS} thread") as info:
         pagezero.faults(size, threads=CPUS, loops=1)
     assert info.value.errno == 12
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
 
 
 @pytest.mark.owns_hugepage_pools
@@ -448,7 +448,7 @@ def test_hugepage_shortage_names_the_sysfs_file_and_changes_nothing(page):
     before = mapping_count()
     with pytest.raises(pagezero.MappingError, match=f"not enough {page} hugepages.*nr_hugepages"):
         pagezero.faults(never_available(page), page=page, loops=1)
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
     assert pagezero.hugepage_pools()[page].total == pools_before[page].total
 
 

@@ -62,7 +62,7 @@ def test_more_than_the_memory_available_is_refused_before_mapping():
     with pytest.raises(pagezero.MappingError, match="too large") as info:
         pagezero.region("64TB")
     assert info.value.errno == 12
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
 
 
 def test_2mb_hugetlb_region():
@@ -81,7 +81,7 @@ def test_hugepage_shortage_names_the_fix(page):
     before = mapping_count()
     with pytest.raises(pagezero.MappingError, match="insufficient hugepages.*nr_hugepages"):
         pagezero.region(hugepage_shortage(page), page=page)
-    assert mapping_count() == before
+    assert mapping_count() <= before  # none added (an arena Python unmapped is no leak)
 
 
 def test_thp_can_be_asked_for():

@@ -356,21 +356,33 @@ def machine(root: str = "/") -> dict[str, Any]:
     return info
 
 
+def thp_clear(release: str, init_on_free: bool | None) -> str:
+    """Who clears a THP folio with init_on_alloc on, by the release (before 6.13 where it cannot
+    be read): "both" (the allocator, then the fault), "fault" (init_on_free zeroed it, only the
+    fault clears), "allocator" (6.13: not the fault) or "freed" (6.13, init_on_free: no one)."""
+    # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
+    if (release_tuple(release) or (0, 0)) >= INIT_ON_ALLOC_SKIPS_FROM:
+        return "freed" if init_on_free else "allocator"
+    return "fault" if init_on_free else "both"
+
+
+_THP_CLEAR_WORDS = {
+    "both": "THP faults clear them again: twice (folio_zero_user(), before 6.13)",
+    "fault": "THP faults clear them again (folio_zero_user(), before 6.13)",
+    "allocator": "THP faults do not clear (user_alloc_needs_zeroing(), 6.13 and later)",
+}
+_THP_CLEAR_WORDS["freed"] = _THP_CLEAR_WORDS["allocator"]
+
+
 def thp_fault_clearing(info: Mapping[str, Any]) -> str:
     """Who clears a THP folio with init_on_alloc on, for a machine() dict's release, in words."""
-    # mm/page_alloc.c post_alloc_hook(): with init_on_free the pages were zeroed when freed.
     free = (info.get("init_on_free") or {}).get("value")
     who = (
         "pages are zeroed when freed"
         if free
         else "the page allocator zeroes THP folios front to back (post_alloc_hook())"
     )
-    release = release_tuple(str(info.get("kernel_release") or ""))
-    if release is not None and release >= INIT_ON_ALLOC_SKIPS_FROM:
-        return f"{who}; THP faults do not clear (user_alloc_needs_zeroing(), 6.13 and later)"
-    if free:  # before 6.13 the allocator skips them and the fault clears them once
-        return f"{who}; THP faults clear them again (folio_zero_user(), before 6.13)"
-    return f"{who}; THP faults clear them again: twice (folio_zero_user(), before 6.13)"
+    return f"{who}; {_THP_CLEAR_WORDS[thp_clear(str(info.get('kernel_release') or ''), free)]}"
 
 
 def _mib(n: float) -> str:

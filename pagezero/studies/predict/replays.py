@@ -11,7 +11,7 @@ from pagezero._core import PagezeroError
 from pagezero.measure.policy.orders import batch_bytes
 from pagezero.system import kallsyms
 from pagezero.system.kernels import clear_pages_kernel, kernels
-from pagezero.system.machine import INIT_ON_ALLOC_SKIPS_FROM, non_preempt_batch, release_tuple
+from pagezero.system.machine import non_preempt_batch, release_tuple, thp_clear
 
 # MAX_ORDER (MAX_PAGE_ORDER since 6.8, include/linux/mmzone.h): the buddy allocator's
 # largest block, 2^10 4KB pages on x86-64 and arm64 with 4KB pages; beyond it, gigantic.
@@ -195,24 +195,18 @@ def check_thp_clears_once(kernel: RunningKernel) -> None:
     """PagezeroError where `kernel`'s THP faults do not clear with one folio_zero_user()."""
     if not kernel.init_on_alloc:
         return
-    if kernel.since(INIT_ON_ALLOC_SKIPS_FROM):
-        if kernel.init_on_free:
-            # mm/page_alloc.c post_alloc_hook(): init_on_free zeroed them, so neither clears.
-            raise PagezeroError(
-                "with init_on_alloc=1 and init_on_free=1 a THP fault clears nothing (its "
-                f"pages were zeroed when freed): no clear to predict; {_HUGETLB}"
-            )
-        raise PagezeroError(
-            "with init_on_alloc=1 a THP fault (6.13 and later) never calls folio_zero_user(): "
-            "the page allocator clears the folio (post_alloc_hook() kernel_init_pages()), so "
-            f"no folio policy applies and none is projected; {_HUGETLB}"
-        )
-    if not kernel.init_on_free:  # with it the allocator leaves the clear to the fault
-        raise PagezeroError(
-            f"with init_on_alloc=1 a THP fault before 6.13 (kernel {kernel.release or '?'}) "
-            "clears its folio twice, the page allocator's kernel_init_pages() then "
-            f"folio_zero_user(): the fault is no one policy's clear; {_HUGETLB}"
-        )
+    why = {
+        "freed": "with init_on_alloc=1 and init_on_free=1 a THP fault clears nothing (its "
+        "pages were zeroed when freed): no clear to predict",
+        "allocator": "with init_on_alloc=1 a THP fault (6.13 and later) never calls "
+        "folio_zero_user(): the page allocator clears the folio (post_alloc_hook() "
+        "kernel_init_pages()), so no folio policy applies and none is projected",
+        "both": f"with init_on_alloc=1 a THP fault before 6.13 (kernel {kernel.release or '?'}) "
+        "clears its folio twice, the page allocator's kernel_init_pages() then "
+        "folio_zero_user(): the fault is no one policy's clear",
+    }.get(thp_clear(kernel.release, kernel.init_on_free))
+    if why:  # "fault": init_on_free zeroed the pages, the fault clears once
+        raise PagezeroError(f"{why}; {_HUGETLB}")
 
 
 def replay_for(kernel: RunningKernel, folio_bytes: int, thp: bool = False) -> Replay:
